@@ -1,0 +1,96 @@
+#include "cli/args.h"
+
+#include <cstdlib>
+
+namespace idem::cli {
+
+Args::Args(std::vector<std::string> argv, std::set<std::string> valueOptions, std::set<std::string> flags)
+{
+    bool onlyPositional = false;
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+        const std::string& a = argv[i];
+        if (onlyPositional || a.size() < 2 || a.rfind("--", 0) != 0) {
+            if (!onlyPositional && a.size() > 1 && a[0] == '-')
+                throw UsageError("unknown option " + a);
+            m_positional.push_back(a);
+            continue;
+        }
+        if (a == "--") {
+            onlyPositional = true;
+            continue;
+        }
+        std::string name = a.substr(2);
+        std::optional<std::string> inlineValue;
+        if (auto eq = name.find('='); eq != std::string::npos) {
+            inlineValue = name.substr(eq + 1);
+            name = name.substr(0, eq);
+        }
+        if (valueOptions.count(name)) {
+            if (inlineValue) {
+                m_values.emplace(name, *inlineValue);
+            } else {
+                if (i + 1 >= argv.size())
+                    throw UsageError("option --" + name + " needs a value");
+                m_values.emplace(name, argv[++i]);
+            }
+        } else if (flags.count(name)) {
+            if (inlineValue)
+                throw UsageError("option --" + name + " takes no value");
+            m_flags.insert(name);
+        } else {
+            throw UsageError("unknown option --" + name);
+        }
+    }
+}
+
+std::optional<std::string> Args::value(const std::string& name) const
+{
+    auto range = m_values.equal_range(name);
+    if (range.first == range.second)
+        return std::nullopt;
+    return std::prev(range.second)->second; // the last one given wins, as with most tools
+}
+
+std::vector<std::string> Args::values(const std::string& name) const
+{
+    std::vector<std::string> out;
+    auto range = m_values.equal_range(name);
+    for (auto it = range.first; it != range.second; ++it)
+        out.push_back(it->second);
+    return out;
+}
+
+std::string Args::valueOr(const std::string& name, const std::string& fallback) const
+{
+    return value(name).value_or(fallback);
+}
+
+long long Args::intValue(const std::string& name, long long fallback, long long min, long long max) const
+{
+    auto v = value(name);
+    if (!v)
+        return fallback;
+    std::size_t used = 0;
+    long long n = 0;
+    try {
+        n = std::stoll(*v, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used == 0 || used != v->size())
+        throw UsageError("--" + name + " takes a whole number, not '" + *v + "'");
+    if (n < min || n > max)
+        throw UsageError("--" + name + " must be between " + std::to_string(min) + " and " + std::to_string(max));
+    return n;
+}
+
+std::string dsnFrom(const Args& args)
+{
+    if (auto v = args.value("dsn"))
+        return *v;
+    if (const char* env = std::getenv("IDEM_DSN"))
+        return env;
+    return {};
+}
+
+} // namespace idem::cli

@@ -1,0 +1,17 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace idem::cli {
+
+// One function per subcommand: arguments after the subcommand's name; returns an ExitCode.
+struct Command {
+    const char* name;
+    const char* summary;
+    int (*run)(const std::vector<std::string>& args);
+};
+
+int runMigrate(const std::vector<std::string>& args);
+
+} // namespace idem::cli

@@ -1,0 +1,72 @@
+#include <cstring>
+#include <iostream>
+#include <pqxx/pqxx>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "core/connection.h"
+
+namespace {
+
+using idem::cli::Command;
+
+const Command commands[] = {
+    { "migrate", "create or upgrade the Idem schema, roles and grants", &idem::cli::runMigrate },
+};
+
+void printUsage(std::ostream& out)
+{
+    out << "Usage: idemctl COMMAND [OPTIONS]\n\nCommands:\n";
+    for (const auto& c : commands)
+        out << "  " << c.name << std::string(12 - std::min<std::size_t>(11, std::strlen(c.name)), ' ') << c.summary
+            << '\n';
+    out << "\n`idemctl COMMAND --help` describes each command.\n"
+           "Exit codes: 0 ok, 1 failure, 2 usage error, 3 refused by the database (nothing changed).\n";
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    using namespace idem::cli;
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+        printUsage(args.empty() ? std::cerr : std::cout);
+        return args.empty() ? ExitUsage : ExitOk;
+    }
+    if (args[0] == "--version") {
+        std::cout << "idemctl " << IDEM_VERSION << '\n';
+        return ExitOk;
+    }
+    const std::string name = args[0];
+    for (const auto& c : commands) {
+        if (name != c.name)
+            continue;
+        try {
+            return c.run(std::vector<std::string>(args.begin() + 1, args.end()));
+        } catch (const UsageError& e) {
+            std::cerr << "idemctl " << name << ": " << e.what() << "\n(see idemctl " << name << " --help)\n";
+            return ExitUsage;
+        } catch (const std::invalid_argument& e) {
+            std::cerr << "idemctl " << name << ": " << e.what() << '\n';
+            return ExitUsage;
+        } catch (const idem::ConnectError& e) {
+            std::cerr << "idemctl " << name << ": cannot connect (" << idem::connectErrorKindName(e.kind())
+                      << "): " << e.what() << '\n';
+            return ExitFailure;
+        } catch (const pqxx::insufficient_privilege& e) {
+            std::cerr << "idemctl " << name << ": refused by the database (SQLSTATE " << e.sqlstate()
+                      << "): " << e.what();
+            return ExitRefused;
+        } catch (const pqxx::sql_error& e) {
+            std::cerr << "idemctl " << name << ": database error (SQLSTATE " << e.sqlstate() << "): " << e.what();
+            return ExitFailure;
+        } catch (const std::exception& e) {
+            std::cerr << "idemctl " << name << ": " << e.what() << '\n';
+            return ExitFailure;
+        }
+    }
+    std::cerr << "idemctl: unknown command '" << name << "'\n\n";
+    printUsage(std::cerr);
+    return ExitUsage;
+}

@@ -1,0 +1,119 @@
+#include "core/connection.h"
+
+#include <cstdlib>
+#include <pqxx/pqxx>
+
+#include <libpq-fe.h>
+
+namespace idem {
+
+const char* connectErrorKindName(ConnectErrorKind kind)
+{
+    switch (kind) {
+    case ConnectErrorKind::BadConninfo:
+        return "invalid connection string";
+    case ConnectErrorKind::Refused:
+        return "server not reachable";
+    case ConnectErrorKind::Authentication:
+        return "authentication failed";
+    case ConnectErrorKind::Tls:
+        return "TLS failure";
+    case ConnectErrorKind::Timeout:
+        return "connection timed out";
+    case ConnectErrorKind::Other:
+        break;
+    }
+    return "connection failed";
+}
+
+ConnectError::ConnectError(ConnectErrorKind kind, const std::string& message)
+    : std::runtime_error(message)
+    , m_kind(kind)
+{
+}
+
+std::map<std::string, std::string> parseConninfo(const std::string& conninfo)
+{
+    char* err = nullptr;
+    PQconninfoOption* opts = PQconninfoParse(conninfo.c_str(), &err);
+    if (!opts) {
+        std::string reason = err ? err : "out of memory";
+        PQfreemem(err);
+        while (!reason.empty() && (reason.back() == '\n' || reason.back() == ' '))
+            reason.pop_back();
+        throw ConnectError(ConnectErrorKind::BadConninfo, reason);
+    }
+    std::map<std::string, std::string> out;
+    for (PQconninfoOption* o = opts; o->keyword; ++o) {
+        if (o->val)
+            out.emplace(o->keyword, o->val);
+    }
+    PQconninfoFree(opts);
+    return out;
+}
+
+std::string formatConninfo(const std::map<std::string, std::string>& options)
+{
+    std::string out;
+    for (const auto& [key, value] : options) {
+        if (!out.empty())
+            out += ' ';
+        out += key;
+        out += "='";
+        for (char c : value) {
+            if (c == '\'' || c == '\\')
+                out += '\\';
+            out += c;
+        }
+        out += '\'';
+    }
+    return out;
+}
+
+std::string redactConninfo(const std::string& conninfo)
+{
+    auto options = parseConninfo(conninfo);
+    options.erase("password");
+    return formatConninfo(options);
+}
+
+ConnectErrorKind classifyConnectFailure(const std::string& m)
+{
+    const auto has = [&m](const char* s) { return m.find(s) != std::string::npos; };
+    if (has("invalid connection option") || has("missing \"=\"") || has("invalid URI")
+        || has("unterminated quoted string") || has("invalid sslmode") || has("definition of service")
+        || has("invalid integer value") || has("invalid port number"))
+        return ConnectErrorKind::BadConninfo;
+    if (has("certificate") || has("SSL") || has("ssl") || has("TLS"))
+        return ConnectErrorKind::Tls;
+    if (has("password authentication failed") || has("no password supplied") || has("pg_hba.conf")
+        || has("authentication failed") || (has("does not exist") && has("role")))
+        return ConnectErrorKind::Authentication;
+    if (has("timeout expired") || has("timed out"))
+        return ConnectErrorKind::Timeout;
+    if (has("Connection refused") || has("could not translate host name") || has("No route to host")
+        || has("Network is unreachable") || has("No such file or directory"))
+        return ConnectErrorKind::Refused;
+    return ConnectErrorKind::Other;
+}
+
+std::unique_ptr<pqxx::connection> connect(const std::string& conninfo, const ConnectOptions& options)
+{
+    // Parsing first rejects a malformed string with libpq's own reason before any I/O, and
+    // lets us add defaults without caring whether the user wrote a URI or key=value pairs.
+    auto parsed = parseConninfo(conninfo);
+    if (!parsed.count("connect_timeout") && !std::getenv("PGCONNECT_TIMEOUT") && options.connectTimeoutSeconds > 0)
+        parsed["connect_timeout"] = std::to_string(options.connectTimeoutSeconds);
+    if (!parsed.count("application_name") && !parsed.count("fallback_application_name"))
+        parsed["fallback_application_name"] = options.applicationName;
+    try {
+        return std::make_unique<pqxx::connection>(formatConninfo(parsed));
+    } catch (const pqxx::broken_connection& e) {
+        std::string message = e.what();
+        while (!message.empty() && (message.back() == '\n' || message.back() == ' '))
+            message.pop_back();
+        throw ConnectError(classifyConnectFailure(message), message);
+    }
+}
+
+} // namespace idem

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs, from Debian 12's archive, whatever of Idem's build and run dependencies is missing.
+# Usage: scripts/deps.sh [run|test]   (test adds what the test suite needs)
+set -euo pipefail
+
+packages=(
+    cmake ninja-build g++ pkg-config ccache
+    libpqxx-dev libpq-dev libssl-dev nlohmann-json3-dev
+    qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools
+    qt6-qpa-plugins libgl-dev
+    postgresql postgresql-client openssl
+)
+if [ "${1:-run}" = test ]; then
+    packages+=(xvfb xauth)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$p")
+    fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "deps: installing ${missing[*]}"
+sudo=""
+if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null || { echo "deps: missing packages and not root: apt-get install ${missing[*]}" >&2; exit 1; }
+    sudo=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+# The package lists of a fresh machine are empty or stale: refresh them before the first install.
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

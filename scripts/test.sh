@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, builds with warnings as errors, starts a
+# throwaway PostgreSQL cluster, runs every test with ctest, stops and removes the cluster.
+# Exits non-zero on any failure. .ci/run calls exactly this.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$here"
+
+scripts/deps.sh test
+scripts/build.sh ci
+
+export IDEM_DB_DIR=$here/.idem-db-test
+export IDEM_DB_FAST=1
+scripts/idem-db destroy >/dev/null 2>&1 || true
+cleanup() { scripts/idem-db destroy >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+scripts/idem-db start
+export IDEM_TEST_DSN
+IDEM_TEST_DSN=$(IDEM_DB_NAME=postgres scripts/idem-db dsn)
+export IDEM_TEST_TLS_DIR=$IDEM_DB_DIR/tls
+
+ctest --test-dir build/ci --output-on-failure --timeout 600 -j 2 "$@"

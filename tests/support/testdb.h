@@ -1,0 +1,51 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <QString>
+
+#include <pqxx/connection>
+
+namespace idem::test {
+
+// The cluster scripts/test.sh starts. Empty when the variable is unset.
+std::string adminDsn();
+
+// Why there is no usable test database, or empty when there is one. Tests call
+// IDEM_REQUIRE_DATABASE() in initTestCase so that a missing database fails the run loudly.
+QString databaseProblem();
+
+// The admin DSN with some options replaced (dbname, user, password, sslmode, ...).
+std::string dsnWith(const std::string& base, std::initializer_list<std::pair<std::string, std::string>> overrides);
+
+// A fresh database for one test, dropped (forcibly) when this goes out of scope.
+class ScratchDatabase {
+public:
+    explicit ScratchDatabase(const std::string& tag);
+    ~ScratchDatabase();
+    ScratchDatabase(const ScratchDatabase&) = delete;
+    ScratchDatabase& operator=(const ScratchDatabase&) = delete;
+
+    const std::string& name() const { return m_name; }
+    // Superuser DSN for this database.
+    const std::string& dsn() const { return m_dsn; }
+    std::unique_ptr<pqxx::connection> connect() const;
+
+private:
+    std::string m_name;
+    std::string m_dsn;
+};
+
+// Creates (or resets) a login role with a password and the given Idem role granted; the
+// role is cluster-wide, so names should be unique per test program.
+void createLoginRole(const std::string& name, const std::string& password, const std::string& grantedRole);
+
+} // namespace idem::test
+
+#define IDEM_REQUIRE_DATABASE()                                                                                        \
+    do {                                                                                                               \
+        const QString problem_ = idem::test::databaseProblem();                                                        \
+        if (!problem_.isEmpty())                                                                                       \
+            QFAIL(qPrintable(problem_));                                                                               \
+    } while (false)
