@@ -12,13 +12,19 @@ using idem::cli::Command;
 
 const Command commands[] = {
     { "migrate", "create or upgrade the Idem schema, roles and grants", &idem::cli::runMigrate },
+    { "digest", "print the request digest (or RFC 8785 canonical form) of a JSON request", &idem::cli::runDigest },
+    { "verify", "run the verification scenarios against a database, in a scratch schema", &idem::cli::runVerify },
+    { "demo", "run a live workload with injected faults, then check for duplicate effects", &idem::cli::runDemo },
+    // Internal: the worker process that `verify` starts and kills. Not listed.
+    { "scenario-worker", nullptr, &idem::cli::runScenarioWorker },
 };
 
 void printUsage(std::ostream& out)
 {
     out << "Usage: idemctl COMMAND [OPTIONS]\n\nCommands:\n";
     for (const auto& c : commands)
-        out << "  " << c.name << std::string(12 - std::min<std::size_t>(11, std::strlen(c.name)), ' ') << c.summary
+        if (c.summary)
+            out << "  " << c.name << std::string(12 - std::min<std::size_t>(11, std::strlen(c.name)), ' ') << c.summary
             << '\n';
     out << "\n`idemctl COMMAND --help` describes each command.\n"
            "Exit codes: 0 ok, 1 failure, 2 usage error, 3 refused by the database (nothing changed).\n";

@@ -12,7 +12,11 @@ public:
 
     // Throws std::invalid_argument with a readable reason for anything but a plain lowercase
     // identifier of at most 63 bytes.
-    explicit SchemaName(std::string name = defaultName);
+    explicit SchemaName(std::string name);
+    SchemaName()
+        : SchemaName(defaultName)
+    {
+    }
 
     const std::string& name() const { return m_name; }
     // "name", ready to splice in front of a table or function: "idem".task_idempotency

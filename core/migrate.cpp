@@ -155,8 +155,11 @@ MigrateReport migrate(pqxx::connection& conn, const MigrateOptions& options)
         bool done = false;
         for (const auto& a : applied)
             done = done || a.version == m.version;
-        if (done)
+        if (done) {
+            // Possibly applied by a concurrent migrator since `before` was read.
+            report.toVersion = std::max(report.toVersion, m.version);
             continue;
+        }
         if (m.version == 1 && before.articleTableExists)
             report.adoptedExistingTable = true;
         useSchema(w, schema);

@@ -14,10 +14,13 @@ BEGIN
     IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'idem_worker') THEN
         CREATE ROLE idem_worker NOLOGIN;
     END IF;
+    -- Only when missing: granting a membership needs CREATEROLE (or ADMIN OPTION) even when it
+    -- exists already, and a database owner re-running migrate against existing roles has neither.
+    IF NOT pg_has_role('idem_operator', 'idem_reader', 'MEMBER') THEN
+        GRANT idem_reader TO idem_operator;
+    END IF;
 END
 $roles$;
-
-GRANT idem_reader TO idem_operator;
 
 DO $grants$
 DECLARE
@@ -41,3 +44,16 @@ BEGIN
                    ' FROM idem_reader, idem_operator', s, s);
 END
 $grants$;
+
+-- The protocol functions (schema v2) run with the caller's rights: a worker needs them and
+-- its table grants above, nothing more.
+DO $protocol$
+DECLARE
+    s text := current_schema();
+BEGIN
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.claim(text, text, uuid, bigint, integer, bigint),'
+                   ' %1$I.fence(text, uuid), %1$I.complete(text, uuid, jsonb, integer),'
+                   ' %1$I.heartbeat(text, uuid, bigint), %1$I.fail(text, uuid, text, text, bigint, bigint)'
+                   ' TO idem_worker', s);
+END
+$protocol$;

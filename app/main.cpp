@@ -1,0 +1,114 @@
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QTimer>
+
+#include <cstdio>
+#include <memory>
+
+#include "app/mainwindow.h"
+#include "models/consolesession.h"
+#include "models/profilestore.h"
+
+using namespace idem::console;
+
+namespace {
+
+// --screenshot: once the first attempt has settled (connected and counted, or failed), save
+// what a person would see and quit. Screenshot scripts and reviews use it under Xvfb or
+// QT_QPA_PLATFORM=offscreen.
+void arrangeScreenshot(MainWindow* window, ConsoleSession* session, const QString& file)
+{
+    auto* settle = new QTimer(window);
+    settle->setSingleShot(true);
+    settle->setInterval(400);
+    auto countsSeen = std::make_shared<bool>(false);
+    const auto restart = [settle] { settle->start(); };
+    QObject::connect(session, &ConsoleSession::stateChanged, settle, restart);
+    QObject::connect(session, &ConsoleSession::failed, settle, restart);
+    QObject::connect(session, &ConsoleSession::serverInfoChanged, settle, restart);
+    QObject::connect(session, &ConsoleSession::countsChanged, settle, [settle, countsSeen] {
+        *countsSeen = true;
+        settle->start();
+    });
+    QObject::connect(settle, &QTimer::timeout, window, [window, session, settle, countsSeen, file] {
+        const bool busy = session->state() == ConsoleSession::State::Connecting || session->migrating()
+            || (session->canPoll() && !*countsSeen);
+        if (busy) {
+            settle->start();
+            return;
+        }
+        const bool saved = window->frontWindow()->grab().save(file);
+        std::fprintf(stderr, "idem-console: %s %s\n", saved ? "saved" : "could not save", qPrintable(file));
+        QApplication::exit(saved ? 0 : 1);
+    });
+    settle->start(1500);
+    // Never hang a script: a connect timeout is 10 s, so 60 s means something is wrong.
+    QTimer::singleShot(60000, window, [] {
+        std::fprintf(stderr, "idem-console: --screenshot gave up waiting\n");
+        QApplication::exit(1);
+    });
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    QCommandLineParser parser;
+    parser.setApplicationDescription(
+        QStringLiteral("Operator console for Idem task idempotency on PostgreSQL.\n"
+                       "Without --dsn it opens the connection dialog. PG* environment variables, "
+                       "pg_service.conf and ~/.pgpass apply as in psql."));
+    const QCommandLineOption helpOption = parser.addHelpOption();
+    const QCommandLineOption versionOption = parser.addVersionOption();
+    const QCommandLineOption dsnOption(QStringLiteral("dsn"),
+                                       QStringLiteral("Connect at start to DSN (libpq conninfo, postgresql:// URI or "
+                                                      "service name), without the dialog."),
+                                       QStringLiteral("DSN"));
+    const QCommandLineOption schemaOption(QStringLiteral("schema"), QStringLiteral("Schema holding the Idem tables (default: idem)."),
+                                          QStringLiteral("NAME"), QStringLiteral("idem"));
+    const QCommandLineOption screenshotOption(
+        QStringLiteral("screenshot"),
+        QStringLiteral("Once connected (or failed), save the front window as an image to FILE and exit."),
+        QStringLiteral("FILE"));
+    parser.addOptions({ dsnOption, schemaOption, screenshotOption });
+
+    // --help and --version answer before QApplication exists, so they work over ssh
+    // without a display; everything else is parsed again once Qt has taken its own options.
+    QStringList rawArgs;
+    for (int i = 0; i < argc; ++i)
+        rawArgs << QString::fromLocal8Bit(argv[i]);
+    if (parser.parse(rawArgs) && (parser.isSet(helpOption) || parser.isSet(versionOption))) {
+        QCoreApplication::setApplicationName(QStringLiteral("idem-console"));
+        QCoreApplication::setApplicationVersion(QStringLiteral(IDEM_VERSION));
+        if (parser.isSet(versionOption))
+            std::printf("idem-console %s\n", IDEM_VERSION);
+        else
+            std::printf("%s", qPrintable(parser.helpText().replace(QStringLiteral("<executable_name>"),
+                                                                   QStringLiteral("idem-console"))));
+        return 0;
+    }
+
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("Idem"));
+    QApplication::setApplicationName(QStringLiteral("idem-console"));
+    QApplication::setApplicationVersion(QStringLiteral(IDEM_VERSION));
+    QApplication::setApplicationDisplayName(QStringLiteral("Idem console"));
+    parser.process(app);
+
+    ConsoleSession session;
+    ProfileStore profiles;
+    MainWindow window(&session, &profiles);
+    window.show();
+
+    if (parser.isSet(dsnOption)) {
+        ConnectionSettings settings;
+        settings.conninfo = parser.value(dsnOption);
+        settings.schema = parser.value(schemaOption);
+        session.connectTo(settings);
+    } else {
+        window.openConnectionDialog();
+    }
+    if (parser.isSet(screenshotOption))
+        arrangeScreenshot(&window, &session, parser.value(screenshotOption));
+    return QApplication::exec();
+}

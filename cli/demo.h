@@ -1,0 +1,168 @@
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/counters.h"
+#include "core/identifier.h"
+#include "core/key.h"
+#include "core/runner.h"
+
+// The pieces of `idemctl demo` that its worker threads share: what to generate, what came of
+// it, and the client-side retry queue. The workers are in demoworker.h, the end-of-run check
+// in demoreport.h, the command itself in cmd_demo.cpp.
+namespace idem::cli::demo {
+
+struct Options {
+    std::string dsn;
+    SchemaName schema;
+    int workers = 4;
+    int tenants = 3;
+    std::vector<std::string> operations { "charge", "refund", "ship" };
+    long long keys = 0; // distinct business ids per tenant and operation; 0: every fresh request is new
+    double duplicateRate = 0.15;
+    double conflictRate = 0.02;
+    double slowRate = 0.02;
+    std::chrono::milliseconds slow { 1500 };
+    double transientRate = 0.05;
+    double permanentRate = 0.01;
+    double unknownRate = 0.02;
+    double dieRate = 0.01;
+    double staleRate = 0.01;
+    std::chrono::milliseconds lease { 5000 };
+    double durationSeconds = 0; // 0: until SIGINT / SIGTERM
+    double rate = 50; // requests per second over all workers; 0: as fast as possible
+    std::uint64_t seed = 0;
+    bool quiet = false;
+    bool json = false;
+    std::string runId; // part of every business id, so each run's keys are its own
+
+    // "order-<run>-": the business id prefix of this run's keys.
+    std::string businessIdPrefix() const { return "order-" + runId + "-"; }
+};
+
+// What the demo counts. The first eight are runTask's outcome kinds, in its order; the rest
+// are the demo's own events.
+enum class Tally : std::size_t {
+    Succeeded,
+    Replayed,
+    InProgress,
+    Conflict,
+    RetryLater,
+    Failed,
+    WillRetry,
+    LostOwnership,
+    Requests, // requests sent, retries included
+    Died, // executors that claimed and vanished, leaving the lease to expire
+    StaleAttempts, // executors that tried to commit after losing their lease
+    DownstreamPaid, // the payment service took a new payment
+    DownstreamDeduped, // the payment service recognised the key and did nothing
+    RetriesAbandoned, // a client gave up (too many tries, or its retry queue was full)
+    DatabaseErrors, // connection lost; the worker reconnects
+    Errors, // anything else unexpected
+    Count
+};
+
+inline constexpr std::size_t tallyCount = static_cast<std::size_t>(Tally::Count);
+const char* tallyName(Tally t);
+Tally tallyOf(RunOutcome::Kind kind);
+
+class Stats {
+public:
+    using Snapshot = std::array<long long, tallyCount>;
+    void add(Tally t, long long n = 1) { m_values[static_cast<std::size_t>(t)].fetch_add(n, std::memory_order_relaxed); }
+    Snapshot snapshot() const;
+
+private:
+    std::array<std::atomic<long long>, tallyCount> m_values {};
+};
+
+inline long long at(const Stats::Snapshot& s, Tally t) { return s[static_cast<std::size_t>(t)]; }
+
+// One client request: a key and the body sent with it. A retry sends the same pair again.
+struct Request {
+    TaskKey key;
+    nlohmann::json body;
+    int tries = 0; // sends so far
+};
+
+// Fields the digest ignores: per-send metadata, not part of the business intent.
+const std::vector<std::string>& ignoredFields();
+
+// Recently sent requests, which duplicates and conflicting requests reuse.
+class RecentRequests {
+public:
+    void remember(const Request& r);
+    std::optional<Request> pick(std::mt19937_64& rng) const;
+
+private:
+    static constexpr std::size_t capacity = 256;
+    mutable std::mutex m_mutex;
+    std::vector<Request> m_ring;
+    std::size_t m_next = 0;
+};
+
+// Requests waiting to be sent again (in progress elsewhere, in backoff, no answer), shared by
+// all workers: a retry is often taken by another worker than the one that sent it first.
+class RetryQueue {
+public:
+    using Clock = std::chrono::steady_clock;
+    static constexpr std::size_t capacity = 10'000;
+
+    bool push(Request r, Clock::time_point due); // false when full
+    std::optional<Request> takeDue(Clock::time_point now);
+    std::size_t size() const;
+
+private:
+    mutable std::mutex m_mutex;
+    std::multimap<Clock::time_point, Request> m_queue;
+};
+
+// Spaces requests over all workers to the requested rate.
+class RateLimiter {
+public:
+    explicit RateLimiter(double perSecond);
+    // Waits for this caller's slot; false when `stop` was set while waiting.
+    bool acquire(const std::atomic<bool>& stop);
+
+private:
+    std::mutex m_mutex;
+    std::chrono::steady_clock::duration m_interval {};
+    std::chrono::steady_clock::time_point m_next;
+};
+
+struct Shared {
+    explicit Shared(const Options& o)
+        : options(o)
+        , limiter(o.rate)
+    {
+    }
+    const Options& options;
+    Stats stats;
+    RecentRequests recent;
+    RetryQueue retries;
+    RateLimiter limiter;
+    OutcomeCounters counters;
+    std::atomic<bool> stop { false };
+    std::atomic<long long> nextBusinessId { 0 };
+
+    // Prints an unexpected error to stderr, the first few only so a database outage does not
+    // flood the terminal.
+    void reportError(const std::string& message);
+
+private:
+    std::mutex m_errorMutex;
+    int m_errorsShown = 0;
+};
+
+} // namespace idem::cli::demo

@@ -1,0 +1,193 @@
+#include "cli/demoreport.h"
+
+#include <iomanip>
+#include <ostream>
+#include <pqxx/pqxx>
+
+namespace idem::cli::demo {
+
+namespace {
+    constexpr int listed = 20; // offenders printed per check
+
+    // This run's keys: their business id starts with the run's prefix (letters, digits and '-'
+    // only, so nothing in it is a LIKE wildcard).
+    std::string runKeyPattern(const Options& o) { return o.businessIdPrefix() + "%"; }
+
+    const Tally outcomeTallies[] = { Tally::Succeeded, Tally::Replayed,   Tally::InProgress, Tally::Conflict,
+                                     Tally::RetryLater, Tally::Failed,    Tally::WillRetry,  Tally::LostOwnership };
+    const Tally eventTallies[] = { Tally::Died,           Tally::StaleAttempts,    Tally::DownstreamPaid,
+                                   Tally::DownstreamDeduped, Tally::RetriesAbandoned, Tally::DatabaseErrors,
+                                   Tally::Errors };
+} // namespace
+
+void createDemoTables(pqxx::connection& conn, const SchemaName& schema)
+{
+    pqxx::work w(conn);
+    // Two demos starting together would race on CREATE TABLE IF NOT EXISTS (a unique violation
+    // in pg_type); the lock makes the second wait and then find the tables.
+    w.exec("SELECT pg_advisory_xact_lock(hashtext('idemctl demo tables'))");
+    // The payment service's own dedup: one payment per idempotency key, whatever the caller does.
+    w.exec("CREATE TABLE IF NOT EXISTS " + schema.qualify("demo_payments")
+           + " (idempotency_key text PRIMARY KEY, amount_cents bigint NOT NULL, currency text NOT NULL,"
+             "  target text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())");
+    // The business effect, written in the business transaction. No unique constraint on
+    // purpose: a double execution must be able to show here.
+    w.exec("CREATE TABLE IF NOT EXISTS " + schema.qualify("demo_orders_effects")
+           + " (id bigserial PRIMARY KEY, idempotency_key text NOT NULL, run_id text NOT NULL,"
+             "  worker integer NOT NULL, attempt integer NOT NULL, amount_cents bigint NOT NULL,"
+             "  currency text NOT NULL, target text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())");
+    w.exec("CREATE INDEX IF NOT EXISTS demo_orders_effects_key ON " + schema.qualify("demo_orders_effects")
+           + " (idempotency_key)");
+    w.exec("CREATE INDEX IF NOT EXISTS demo_orders_effects_run ON " + schema.qualify("demo_orders_effects")
+           + " (run_id)");
+    w.commit();
+}
+
+std::pair<long long, long long> processingCounts(pqxx::connection& conn, const SchemaName& schema)
+{
+    pqxx::read_transaction t(conn);
+    const auto r = t.exec("SELECT count(*), count(*) FILTER (WHERE lease_until <= now()) FROM "
+                          + schema.qualify("task_idempotency") + " WHERE status = 'processing'");
+    return { r[0][0].as<long long>(), r[0][1].as<long long>() };
+}
+
+Verification verify(pqxx::connection& conn, const Options& options)
+{
+    const auto& s = options.schema;
+    const std::string tasks = s.qualify("task_idempotency");
+    const std::string effects = s.qualify("demo_orders_effects");
+    const std::string payments = s.qualify("demo_payments");
+    const std::string pattern = runKeyPattern(options);
+    const std::string limit = " LIMIT " + std::to_string(listed);
+    Verification v;
+    pqxx::read_transaction t(conn);
+
+    // Over the whole table, not only this run: a double effect is a bug whenever it happened.
+    for (const auto& row : t.exec("SELECT idempotency_key, n, count(*) OVER () FROM (SELECT idempotency_key, count(*) n"
+                                  " FROM " + effects + " GROUP BY 1 HAVING count(*) > 1) d ORDER BY n DESC, 1" + limit)) {
+        v.duplicateEffects.emplace_back(row[0].as<std::string>(), row[1].as<long long>());
+        v.duplicateKeys = row[2].as<long long>();
+    }
+
+    for (const auto& row : t.exec_params("SELECT t.idempotency_key, count(e.id) FROM " + tasks + " t LEFT JOIN "
+                                             + effects + " e ON e.idempotency_key = t.idempotency_key"
+                                               " WHERE t.status = 'succeeded' AND split_part(t.idempotency_key, ':', 3) LIKE $1"
+                                               " GROUP BY 1 HAVING count(e.id) <> 1 ORDER BY 1" + limit,
+                                         pattern))
+        v.violations.push_back("succeeded record " + row[0].as<std::string>() + " has " + row[1].as<std::string>()
+                               + " effect rows, not 1");
+
+    for (const auto& row : t.exec_params("SELECT e.idempotency_key, coalesce(t.status, 'no record') FROM " + effects
+                                             + " e LEFT JOIN " + tasks + " t ON t.idempotency_key = e.idempotency_key"
+                                               " WHERE e.run_id = $1 AND t.status IS DISTINCT FROM 'succeeded'"
+                                               " ORDER BY 1" + limit,
+                                         options.runId))
+        v.violations.push_back("effect row for " + row[0].as<std::string>() + " whose record is "
+                               + row[1].as<std::string>() + ", not succeeded");
+
+    // Every successful execution called the payment service before its business write.
+    for (const auto& row : t.exec_params("SELECT t.idempotency_key FROM " + tasks + " t LEFT JOIN " + payments
+                                             + " p ON p.idempotency_key = t.idempotency_key"
+                                               " WHERE t.status = 'succeeded' AND split_part(t.idempotency_key, ':', 3) LIKE $1"
+                                               "   AND p.idempotency_key IS NULL ORDER BY 1" + limit,
+                                         pattern))
+        v.violations.push_back("succeeded record " + row[0].as<std::string>() + " has no payment");
+
+    for (const auto& row : t.exec_params("SELECT status, count(*), count(*) FILTER (WHERE status = 'processing'"
+                                         " AND lease_until <= now()) FROM " + tasks
+                                             + " WHERE split_part(idempotency_key, ':', 3) LIKE $1 GROUP BY 1 ORDER BY 1",
+                                         pattern)) {
+        v.states.emplace_back(row[0].as<std::string>(), row[1].as<long long>());
+        v.expiredLeases += row[2].as<long long>();
+    }
+    v.payments = t.exec_params("SELECT count(*) FROM " + payments
+                                   + " WHERE split_part(idempotency_key, ':', 3) LIKE $1",
+                               pattern)[0][0]
+                     .as<long long>();
+    v.effects = t.exec_params("SELECT count(*) FROM " + effects + " WHERE run_id = $1", options.runId)[0][0]
+                    .as<long long>();
+    return v;
+}
+
+void printSummary(std::ostream& out, const RunSummary& s)
+{
+    const auto& o = s.options;
+    const auto& v = s.verification;
+    const long long requests = at(s.totals, Tally::Requests);
+    out << "\nrun " << o.runId << " (seed " << o.seed << "): " << std::fixed << std::setprecision(1) << s.seconds
+        << " s, " << o.workers << " workers, " << requests << " requests ("
+        << (s.seconds > 0 ? static_cast<double>(requests) / s.seconds : 0.0) << "/s)\n";
+    out << "outcomes:";
+    for (const auto t : outcomeTallies)
+        out << ' ' << tallyName(t) << ' ' << at(s.totals, t);
+    out << "\nevents:  ";
+    for (const auto t : eventTallies)
+        out << ' ' << tallyName(t) << ' ' << at(s.totals, t);
+    out << "\nrecords of this run:";
+    if (v.states.empty())
+        out << " none";
+    for (const auto& [status, n] : v.states)
+        out << ' ' << status << ' ' << n;
+    if (v.expiredLeases > 0)
+        out << " (" << v.expiredLeases << " processing with an expired lease)";
+    out << "\nretries still queued at exit: " << s.pendingRetries;
+    out << "\ndownstream: " << v.payments << " payments, one per key (demo_payments' primary key); "
+        << v.effects << " business effect rows\n";
+    if (!s.countersFlushed)
+        out << "warning: some outcome counters could not be written to idem_counters\n";
+
+    if (v.duplicateEffects.empty()) {
+        out << "check: no duplicate effects in demo_orders_effects\n";
+    } else {
+        out << "check: DUPLICATE EFFECTS for " << v.duplicateKeys << " keys in demo_orders_effects:\n";
+        for (const auto& [key, n] : v.duplicateEffects)
+            out << "  " << key << ": " << n << " rows\n";
+    }
+    if (v.violations.empty()) {
+        out << "check: every succeeded record has exactly one effect row and a payment; every effect row's record "
+               "succeeded\n";
+    } else {
+        for (const auto& line : v.violations)
+            out << "check: VIOLATION: " << line << '\n';
+    }
+    out << (v.clean() ? "clean: the business table shows exactly one effect per succeeded key\n"
+                      : "NOT CLEAN: see the violations above\n");
+}
+
+nlohmann::json summaryJson(const RunSummary& s)
+{
+    const auto& v = s.verification;
+    nlohmann::json outcomes = nlohmann::json::object();
+    for (const auto t : outcomeTallies)
+        outcomes[tallyName(t)] = at(s.totals, t);
+    nlohmann::json events = nlohmann::json::object();
+    for (const auto t : eventTallies)
+        events[tallyName(t)] = at(s.totals, t);
+    nlohmann::json states = nlohmann::json::object();
+    for (const auto& [status, n] : v.states)
+        states[status] = n;
+    nlohmann::json duplicates = nlohmann::json::array();
+    for (const auto& [key, n] : v.duplicateEffects)
+        duplicates.push_back({ { "key", key }, { "rows", n } });
+    return {
+        { "run", s.options.runId },
+        { "seed", s.options.seed },
+        { "seconds", s.seconds },
+        { "workers", s.options.workers },
+        { "requests", at(s.totals, Tally::Requests) },
+        { "outcomes", outcomes },
+        { "events", events },
+        { "states", states },
+        { "expired_leases", v.expiredLeases },
+        { "pending_retries", s.pendingRetries },
+        { "payments", v.payments },
+        { "effects", v.effects },
+        { "counters_flushed", s.countersFlushed },
+        { "duplicate_effects", duplicates },
+        { "duplicate_keys", v.duplicateKeys },
+        { "violations", v.violations },
+        { "clean", v.clean() },
+    };
+}
+
+} // namespace idem::cli::demo

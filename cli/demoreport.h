@@ -1,0 +1,48 @@
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <pqxx/connection>
+
+#include "cli/demo.h"
+
+namespace idem::cli::demo {
+
+// Creates the demo's downstream and business tables in the Idem schema when missing.
+void createDemoTables(pqxx::connection& conn, const SchemaName& schema);
+
+// Processing rows in the whole table right now, and how many of them have an expired lease.
+std::pair<long long, long long> processingCounts(pqxx::connection& conn, const SchemaName& schema);
+
+// What the database says about a finished run, read independently of the demo's own counts.
+struct Verification {
+    std::vector<std::pair<std::string, long long>> duplicateEffects; // key, effect rows (> 1)
+    long long duplicateKeys = 0; // all of them, duplicateEffects holds the first few
+    std::vector<std::string> violations; // other broken invariants, one line each
+    std::vector<std::pair<std::string, long long>> states; // status of this run's records
+    long long expiredLeases = 0; // processing records of this run whose lease has run out
+    long long payments = 0; // this run's rows in demo_payments
+    long long effects = 0; // this run's rows in demo_orders_effects
+
+    bool clean() const { return duplicateEffects.empty() && violations.empty(); }
+};
+
+Verification verify(pqxx::connection& conn, const Options& options);
+
+struct RunSummary {
+    const Options& options;
+    Stats::Snapshot totals;
+    double seconds = 0;
+    std::size_t pendingRetries = 0;
+    bool countersFlushed = true;
+    const Verification& verification;
+};
+
+void printSummary(std::ostream& out, const RunSummary& s);
+nlohmann::json summaryJson(const RunSummary& s);
+
+} // namespace idem::cli::demo

@@ -1,0 +1,424 @@
+#include "cli/demoworker.h"
+
+#include <memory>
+#include <pqxx/pqxx>
+#include <thread>
+
+#include "cli/demo.h"
+#include "core/connection.h"
+#include "core/digest.h"
+#include "core/runner.h"
+#include "core/taskstore.h"
+
+namespace idem::cli::demo {
+
+namespace {
+
+    using Clock = std::chrono::steady_clock;
+    using std::chrono::milliseconds;
+
+    // A client that has sent the same request this often stops asking.
+    constexpr int maxClientTries = 30;
+    // The lease of a stale executor: short enough that it lapses while the executor stalls.
+    constexpr milliseconds staleLease { 40 };
+
+    std::uint64_t fnv1a(const std::string& s)
+    {
+        std::uint64_t h = 14695981039346656037ULL;
+        for (unsigned char c : s) {
+            h ^= c;
+            h *= 1099511628211ULL;
+        }
+        return h;
+    }
+
+    // The business content of a key is a function of the key, so that a key drawn again from a
+    // bounded key space is the same intent, not a conflict.
+    nlohmann::json bodyFor(const TaskKey& key)
+    {
+        static const char* const currencies[] = { "EUR", "USD", "GBP", "CHF" };
+        const std::uint64_t h = fnv1a(key.str());
+        return { { "amount_cents", static_cast<long long>(100 + h % 99'900) },
+                 { "currency", currencies[(h >> 20) % 4] },
+                 { "target", "acct-" + std::to_string((h >> 32) % 10'000) } };
+    }
+
+    void sleepUnlessStopped(const std::atomic<bool>& stop, milliseconds total)
+    {
+        const auto until = Clock::now() + total;
+        while (!stop.load() && Clock::now() < until)
+            std::this_thread::sleep_for(std::min<Clock::duration>(until - Clock::now(), milliseconds(50)));
+    }
+
+    class Worker {
+    public:
+        Worker(Shared& shared, int index)
+            : m_shared(shared)
+            , m_options(shared.options)
+            , m_index(index)
+            , m_rng(shared.options.seed + 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(index + 1))
+        {
+        }
+
+        void run();
+
+    private:
+        enum class Fault { None, Transient, Permanent, Unknown };
+        struct Plan {
+            bool slow = false;
+            Fault fault = Fault::None;
+        };
+
+        bool ensureConnected();
+        void disconnect();
+        Request nextRequest();
+        void send(Request& req);
+        void execute(Request& req, const std::string& digest);
+        void die(Request& req, const std::string& digest);
+        void stale(Request& req, const std::string& digest);
+        void settle(const Request& req, const RunOutcome& out);
+        void settleClaim(const Request& req, const ClaimResult& claim);
+        void retryLater(const Request& req, milliseconds after);
+        void pay(const std::string& key, const nlohmann::json& body);
+        void writeEffect(pqxx::work& tx, const std::string& key, const nlohmann::json& body, int attempt);
+        std::string result(const std::string& key, const nlohmann::json& body, int attempt, bool recovered) const;
+
+        bool chance(double p) { return p > 0 && std::uniform_real_distribution<double>(0, 1)(m_rng) < p; }
+        long long below(long long n) { return std::uniform_int_distribution<long long>(0, n - 1)(m_rng); }
+
+        Shared& m_shared;
+        const Options& m_options;
+        int m_index;
+        std::mt19937_64 m_rng;
+        // Declared before the stores, which hold a reference to it.
+        std::unique_ptr<pqxx::connection> m_conn;
+        std::unique_ptr<pqxx::connection> m_downstream;
+        std::unique_ptr<TaskStore> m_store;
+        std::unique_ptr<TaskStore> m_staleStore;
+    };
+
+    void Worker::run()
+    {
+        while (!m_shared.stop.load()) {
+            if (!ensureConnected()) {
+                sleepUnlessStopped(m_shared.stop, milliseconds(1000));
+                continue;
+            }
+            if (!m_shared.limiter.acquire(m_shared.stop))
+                break;
+            Request req = nextRequest();
+            try {
+                send(req);
+            } catch (const DatabaseUnavailable& e) {
+                m_shared.stats.add(Tally::DatabaseErrors);
+                m_shared.reportError(std::string("worker ") + std::to_string(m_index) + ": " + e.what());
+                disconnect();
+                retryLater(req, milliseconds(500));
+            } catch (const pqxx::broken_connection& e) {
+                m_shared.stats.add(Tally::DatabaseErrors);
+                m_shared.reportError(std::string("worker ") + std::to_string(m_index) + ": connection lost: " + e.what());
+                disconnect();
+                retryLater(req, milliseconds(500));
+            } catch (const pqxx::sql_error& e) {
+                m_shared.stats.add(Tally::Errors);
+                m_shared.reportError("worker " + std::to_string(m_index) + ": SQLSTATE " + e.sqlstate() + ": " + e.what());
+            } catch (const std::exception& e) {
+                m_shared.stats.add(Tally::Errors);
+                m_shared.reportError("worker " + std::to_string(m_index) + ": " + e.what());
+            }
+        }
+    }
+
+    bool Worker::ensureConnected()
+    {
+        if (m_conn && m_conn->is_open())
+            return true;
+        disconnect();
+        try {
+            m_conn = connect(m_options.dsn, { "idemctl demo worker " + std::to_string(m_index) });
+            StoreOptions options;
+            options.schema = m_options.schema;
+            options.lease = m_options.lease;
+            // Backoffs long enough to be seen in the console, short enough to come back while
+            // someone is watching.
+            options.retry.baseDelay = milliseconds(500);
+            options.retry.maxDelay = std::chrono::seconds(5);
+            m_store = std::make_unique<TaskStore>(*m_conn, options, &m_shared.counters);
+            options.lease = staleLease;
+            m_staleStore = std::make_unique<TaskStore>(*m_conn, options, &m_shared.counters);
+            return true;
+        } catch (const std::exception& e) {
+            m_shared.stats.add(Tally::DatabaseErrors);
+            m_shared.reportError("worker " + std::to_string(m_index) + ": cannot connect: " + e.what());
+            disconnect();
+            return false;
+        }
+    }
+
+    void Worker::disconnect()
+    {
+        m_store.reset();
+        m_staleStore.reset();
+        m_conn.reset();
+        m_downstream.reset();
+    }
+
+    Request Worker::nextRequest()
+    {
+        if (auto due = m_shared.retries.takeDue(Clock::now()))
+            return std::move(*due);
+        const double u = std::uniform_real_distribution<double>(0, 1)(m_rng);
+        if (u < m_options.conflictRate + m_options.duplicateRate) {
+            if (auto recent = m_shared.recent.pick(m_rng)) {
+                recent->tries = 0;
+                // Same key, another amount: a client bug the protocol must refuse, not execute.
+                if (u < m_options.conflictRate)
+                    recent->body["amount_cents"] = recent->body["amount_cents"].get<long long>() + 1 + below(500);
+                return std::move(*recent);
+            }
+        }
+        const auto& ops = m_options.operations;
+        const long long n = m_options.keys > 0 ? below(m_options.keys) : m_shared.nextBusinessId.fetch_add(1);
+        TaskKey key("tenant-" + std::to_string(1 + below(m_options.tenants)),
+                    ops[static_cast<std::size_t>(below(static_cast<long long>(ops.size())))],
+                    m_options.businessIdPrefix() + std::to_string(n));
+        Request req { key, bodyFor(key), 0 };
+        m_shared.recent.remember(req);
+        return req;
+    }
+
+    void Worker::send(Request& req)
+    {
+        ++req.tries;
+        m_shared.stats.add(Tally::Requests);
+        // Metadata that differs on every send; the digest ignores it, so a retry is the same request.
+        nlohmann::json sent = req.body;
+        sent["meta"] = { { "trace_id", std::to_string(m_rng()) },
+                         { "sent_at", std::chrono::duration_cast<milliseconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count() } };
+        const std::string digest = requestDigest(sent, ignoredFields());
+        const double u = std::uniform_real_distribution<double>(0, 1)(m_rng);
+        if (u < m_options.dieRate)
+            die(req, digest);
+        else if (u < m_options.dieRate + m_options.staleRate)
+            stale(req, digest);
+        else
+            execute(req, digest);
+    }
+
+    void Worker::execute(Request& req, const std::string& digest)
+    {
+        Plan plan;
+        plan.slow = chance(m_options.slowRate);
+        const double u = std::uniform_real_distribution<double>(0, 1)(m_rng);
+        if (u < m_options.transientRate)
+            plan.fault = Fault::Transient;
+        else if (u < m_options.transientRate + m_options.permanentRate)
+            plan.fault = Fault::Permanent;
+        else if (u < m_options.transientRate + m_options.permanentRate + m_options.unknownRate)
+            plan.fault = Fault::Unknown;
+
+        const nlohmann::json& body = req.body;
+        const TaskFunction task = [&](pqxx::work& tx, const TaskContext& ctx) {
+            if (plan.slow)
+                std::this_thread::sleep_for(m_options.slow);
+            if (plan.fault == Fault::Transient)
+                throw TaskFailure(FailureClass::Retryable, "injected: payment service answered 503, nothing taken");
+            if (plan.fault == Fault::Permanent)
+                throw TaskFailure(FailureClass::Permanent, "injected: card declined");
+            pay(ctx.idempotencyKey, body);
+            if (plan.fault == Fault::Unknown)
+                throw TaskFailure(FailureClass::Unknown, "injected: payment service timed out after the request left");
+            writeEffect(tx, ctx.idempotencyKey, body, ctx.attempt);
+            return result(ctx.idempotencyKey, body, ctx.attempt, ctx.previousOutcomeUnknown);
+        };
+        settle(req, runTask(*m_store, req.key, digest, task));
+    }
+
+    // An executor that claims and vanishes mid-task (the process is killed): no completion, no
+    // failure recorded. Its lease runs out and the client's retry reclaims the key.
+    void Worker::die(Request& req, const std::string& digest)
+    {
+        const ClaimResult claim = m_store->claim(req.key, digest);
+        if (!claim.mayExecute()) {
+            settleClaim(req, claim);
+            return;
+        }
+        const std::string key = req.key.str();
+        // Sometimes the payment already left when it died; the retry's payment must not repeat it.
+        if (chance(0.5)) {
+            try {
+                pay(key, req.body);
+            } catch (const TaskFailure&) {
+            }
+        }
+        {
+            pqxx::work tx(*m_conn);
+            m_store->fence(tx, req.key, claim.token);
+            writeEffect(tx, key, req.body, claim.attempts);
+            // Dies here: the transaction is never committed, as when the server sees the
+            // connection drop.
+        }
+        m_shared.stats.add(Tally::Died);
+        retryLater(req, m_options.lease + milliseconds(below(m_options.lease.count() + 1)));
+    }
+
+    // An executor that stalls past its lease (a long GC pause, a frozen VM), is taken over, and
+    // then wakes up and tries to finish. Its token must no longer commit anything.
+    void Worker::stale(Request& req, const std::string& digest)
+    {
+        const ClaimResult claim = m_staleStore->claim(req.key, digest);
+        if (!claim.mayExecute()) {
+            settleClaim(req, claim);
+            return;
+        }
+        m_shared.stats.add(Tally::StaleAttempts);
+        std::this_thread::sleep_for(staleLease + milliseconds(40));
+        // Meanwhile the client's retry reaches an executor that takes the expired lease over.
+        execute(req, digest);
+
+        const std::string key = req.key.str();
+        try {
+            pay(key, req.body);
+        } catch (const TaskFailure&) {
+        }
+        try {
+            pqxx::work tx(*m_conn);
+            // Half of them follow the protocol and fence first; the other half write before
+            // completing, which complete's own token check must still roll back.
+            const bool fenceFirst = chance(0.5);
+            if (fenceFirst)
+                m_staleStore->fence(tx, req.key, claim.token);
+            writeEffect(tx, key, req.body, claim.attempts);
+            m_staleStore->complete(tx, req.key, claim.token, result(key, req.body, claim.attempts, false));
+            tx.commit();
+            // Still the owner after all (the takeover found the lease live): a plain success.
+            m_shared.stats.add(Tally::Succeeded);
+        } catch (const LostOwnership&) {
+            m_shared.stats.add(Tally::LostOwnership);
+        }
+    }
+
+    void Worker::settle(const Request& req, const RunOutcome& out)
+    {
+        m_shared.stats.add(tallyOf(out.kind));
+        switch (out.kind) {
+        case RunOutcome::Kind::InProgress:
+        case RunOutcome::Kind::RetryLater:
+            retryLater(req, out.claim.retryAfter);
+            break;
+        case RunOutcome::Kind::WillRetry:
+            retryLater(req, out.failure.retryDelay);
+            break;
+        case RunOutcome::Kind::LostOwnership:
+            retryLater(req, milliseconds(100));
+            break;
+        case RunOutcome::Kind::Succeeded:
+        case RunOutcome::Kind::Replayed:
+        case RunOutcome::Kind::Conflict:
+        case RunOutcome::Kind::Failed:
+            break;
+        }
+    }
+
+    void Worker::settleClaim(const Request& req, const ClaimResult& claim)
+    {
+        RunOutcome out;
+        out.claim = claim;
+        switch (claim.decision) {
+        case Decision::Replay:
+            out.kind = RunOutcome::Kind::Replayed;
+            break;
+        case Decision::InProgress:
+            out.kind = RunOutcome::Kind::InProgress;
+            break;
+        case Decision::Conflict:
+            out.kind = RunOutcome::Kind::Conflict;
+            break;
+        case Decision::RetryLater:
+            out.kind = RunOutcome::Kind::RetryLater;
+            break;
+        case Decision::Failed:
+            out.kind = RunOutcome::Kind::Failed;
+            break;
+        case Decision::Acquired:
+        case Decision::Reacquired:
+            return; // not called for these
+        }
+        settle(req, out);
+    }
+
+    void Worker::retryLater(const Request& req, milliseconds after)
+    {
+        if (req.tries >= maxClientTries) {
+            m_shared.stats.add(Tally::RetriesAbandoned);
+            return;
+        }
+        // A little jitter so that clients told the same time do not return together.
+        const auto due = Clock::now() + std::max(after, milliseconds(10)) + milliseconds(below(50));
+        if (!m_shared.retries.push(req, due))
+            m_shared.stats.add(Tally::RetriesAbandoned);
+    }
+
+    // The downstream payment service: idempotent by the key it is given, on its own connection
+    // and committed at once, like any external side effect.
+    void Worker::pay(const std::string& key, const nlohmann::json& body)
+    {
+        try {
+            if (!m_downstream || !m_downstream->is_open())
+                m_downstream = connect(m_options.dsn, { "idemctl demo payment service" });
+        } catch (const std::exception& e) {
+            throw TaskFailure(FailureClass::Retryable, std::string("payment service unreachable: ") + e.what());
+        }
+        try {
+            pqxx::work w(*m_downstream);
+            const auto r = w.exec_params("INSERT INTO " + m_options.schema.qualify("demo_payments")
+                                             + " (idempotency_key, amount_cents, currency, target)"
+                                               " VALUES ($1, $2, $3, $4) ON CONFLICT (idempotency_key) DO NOTHING",
+                                         key, body.at("amount_cents").get<long long>(),
+                                         body.at("currency").get<std::string>(), body.at("target").get<std::string>());
+            w.commit();
+            m_shared.stats.add(r.affected_rows() == 1 ? Tally::DownstreamPaid : Tally::DownstreamDeduped);
+        } catch (const pqxx::broken_connection& e) {
+            m_downstream.reset();
+            throw TaskFailure(FailureClass::Unknown, std::string("payment service connection lost: ") + e.what());
+        } catch (const pqxx::in_doubt_error& e) {
+            m_downstream.reset();
+            throw TaskFailure(FailureClass::Unknown, std::string("payment service commit in doubt: ") + e.what());
+        } catch (const pqxx::sql_error& e) {
+            throw TaskFailure(FailureClass::Unknown, std::string("payment service error: ") + e.what());
+        }
+    }
+
+    void Worker::writeEffect(pqxx::work& tx, const std::string& key, const nlohmann::json& body, int attempt)
+    {
+        tx.exec_params("INSERT INTO " + m_options.schema.qualify("demo_orders_effects")
+                           + " (idempotency_key, run_id, worker, attempt, amount_cents, currency, target)"
+                             " VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                       key, m_options.runId, m_index, attempt, body.at("amount_cents").get<long long>(),
+                       body.at("currency").get<std::string>(), body.at("target").get<std::string>());
+    }
+
+    std::string Worker::result(const std::string& key, const nlohmann::json& body, int attempt, bool recovered) const
+    {
+        nlohmann::json r = { { "payment", key }, { "amount_cents", body.at("amount_cents") },
+                             { "currency", body.at("currency") }, { "worker", m_index }, { "attempt", attempt } };
+        if (recovered)
+            r["after_unknown_outcome"] = true;
+        return r.dump();
+    }
+
+} // namespace
+
+void runWorker(Shared& shared, int index)
+{
+    try {
+        Worker(shared, index).run();
+    } catch (const std::exception& e) {
+        shared.stats.add(Tally::Errors);
+        shared.reportError("worker " + std::to_string(index) + " stopped: " + e.what());
+    }
+}
+
+} // namespace idem::cli::demo

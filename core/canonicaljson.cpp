@@ -1,0 +1,376 @@
+#include "core/canonicaljson.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <vector>
+
+#include "core/utf8.h"
+
+namespace idem {
+
+using nlohmann::json;
+
+namespace {
+    // Error messages locate values with a JSON Pointer (RFC 6901), which needs no quoting rules
+    // of our own and which jq and most JSON tools understand.
+    void appendPointerSegment(std::string& out, std::string_view segment)
+    {
+        out.push_back('/');
+        for (char c : segment) {
+            if (c == '~')
+                out += "~0";
+            else if (c == '/')
+                out += "~1";
+            else
+                out.push_back(c);
+        }
+    }
+
+    std::string describeLocation(const std::string& pointer)
+    {
+        return pointer.empty() ? std::string("the top level") : "'" + quoteForMessage(pointer, 200) + "'";
+    }
+
+    // Builds the DOM from nlohmann's SAX events so that a duplicate key is seen (nlohmann's own
+    // DOM parser silently keeps the last one) and deep nesting is refused before it is built.
+    class StrictBuilder {
+    public:
+        json result;
+
+        bool null() { return add(json(nullptr)); }
+        bool boolean(bool v) { return add(json(v)); }
+        bool number_integer(json::number_integer_t v) { return add(json(v)); }
+        bool number_unsigned(json::number_unsigned_t v) { return add(json(v)); }
+        bool number_float(json::number_float_t v, const json::string_t& /*text*/) { return add(json(v)); }
+        bool string(json::string_t& v) { return add(json(std::move(v))); }
+        bool binary(json::binary_t& /*v*/) { throw JsonError("binary values have no JSON text form"); }
+        bool start_object(std::size_t /*elements*/) { return open(json::object()); }
+        bool start_array(std::size_t /*elements*/) { return open(json::array()); }
+        bool end_object() { return close(); }
+        bool end_array() { return close(); }
+
+        bool key(json::string_t& name)
+        {
+            if (m_stack.back().container->contains(name))
+                throw JsonError("invalid JSON: duplicate key \"" + quoteForMessage(name) + "\" in the object at "
+                    + describeLocation(currentPointer())
+                    + " (RFC 8785 requires unique keys; parsers disagree on which one wins)");
+            m_pendingKey = std::move(name);
+            return true;
+        }
+
+        bool parse_error(std::size_t position, const std::string& /*lastToken*/, const json::exception& e)
+        {
+            // nlohmann prefixes "[json.exception.parse_error.101] "; the rest already says
+            // where (line and column) for syntax errors, but not for number overflow.
+            std::string reason = e.what();
+            if (const auto end = reason.find("] ");
+                reason.rfind("[json.exception.", 0) == 0 && end != std::string::npos)
+                reason.erase(0, end + 2);
+            if (reason.find(" line ") == std::string::npos)
+                reason += " (at byte " + std::to_string(position) + ")";
+            // The reason quotes the offending input ("last read: ..."), which may be any bytes.
+            throw JsonError("invalid JSON: " + quoteForMessage(reason, 400));
+        }
+
+    private:
+        struct Level {
+            json* container;
+            std::string segment; // how the parent reaches it, for error messages
+        };
+        std::vector<Level> m_stack;
+        std::string m_pendingKey;
+
+        // Pointers stay valid: only the innermost open container grows, and every pointer on
+        // the stack refers to an ancestor's element or to the container itself.
+        json* place(json&& v, std::string* segment)
+        {
+            if (m_stack.empty()) {
+                result = std::move(v);
+                return &result;
+            }
+            json& parent = *m_stack.back().container;
+            if (parent.is_array()) {
+                if (segment)
+                    *segment = std::to_string(parent.size());
+                parent.push_back(std::move(v));
+                return &parent.back();
+            }
+            if (segment)
+                *segment = m_pendingKey;
+            auto& members = parent.get_ref<json::object_t&>();
+            return &members.emplace(std::move(m_pendingKey), std::move(v)).first->second;
+        }
+
+        bool add(json&& v)
+        {
+            place(std::move(v), nullptr);
+            return true;
+        }
+
+        bool open(json&& container)
+        {
+            if (m_stack.size() >= maxJsonDepth)
+                throw JsonError("invalid JSON: nested deeper than " + std::to_string(maxJsonDepth) + " levels at "
+                    + describeLocation(currentPointer()));
+            std::string segment;
+            json* p = place(std::move(container), &segment);
+            m_stack.push_back({ p, std::move(segment) });
+            return true;
+        }
+
+        bool close()
+        {
+            m_stack.pop_back();
+            return true;
+        }
+
+        std::string currentPointer() const
+        {
+            std::string out;
+            for (std::size_t i = 1; i < m_stack.size(); ++i)
+                appendPointerSegment(out, m_stack[i].segment);
+            return out;
+        }
+    };
+
+    // A chain through the caller's stack frames; rendered only when something goes wrong, so
+    // the common path builds no strings for it.
+    struct PathStep {
+        const PathStep* parent;
+        const std::string* key; // null for an array element
+        std::size_t index;
+    };
+
+    std::string pointerOf(const PathStep* step)
+    {
+        std::vector<const PathStep*> steps;
+        for (; step; step = step->parent)
+            steps.push_back(step);
+        std::string out;
+        for (auto it = steps.rbegin(); it != steps.rend(); ++it)
+            appendPointerSegment(out, (*it)->key ? *(*it)->key : std::to_string((*it)->index));
+        return out;
+    }
+
+    class CanonicalWriter {
+    public:
+        std::string out;
+
+        void value(const json& v, const PathStep* at, std::size_t depth)
+        {
+            switch (v.type()) {
+            case json::value_t::null:
+                out += "null";
+                return;
+            case json::value_t::boolean:
+                out += v.get<bool>() ? "true" : "false";
+                return;
+            // JCS knows only IEEE-754 doubles: integers are converted (rounding past 2^53)
+            // before they are written, exactly as a JavaScript peer would see them.
+            case json::value_t::number_integer:
+                out += esNumberToString(static_cast<double>(v.get<json::number_integer_t>()));
+                return;
+            case json::value_t::number_unsigned:
+                out += esNumberToString(static_cast<double>(v.get<json::number_unsigned_t>()));
+                return;
+            case json::value_t::number_float: {
+                const double d = v.get<double>();
+                if (!std::isfinite(d))
+                    throw JsonError("NaN and Infinity have no JSON form (RFC 8785 section 3.2.2.3), at "
+                        + describeLocation(pointerOf(at)));
+                out += esNumberToString(d);
+                return;
+            }
+            case json::value_t::string:
+                string(v.get_ref<const std::string&>(), at, "string");
+                return;
+            case json::value_t::array:
+                checkDepth(at, depth);
+                out.push_back('[');
+                for (std::size_t i = 0; i < v.size(); ++i) {
+                    if (i)
+                        out.push_back(',');
+                    const PathStep step { at, nullptr, i };
+                    value(v[i], &step, depth + 1);
+                }
+                out.push_back(']');
+                return;
+            case json::value_t::object:
+                checkDepth(at, depth);
+                object(v, at, depth);
+                return;
+            case json::value_t::binary:
+                throw JsonError("binary values have no JSON form, at " + describeLocation(pointerOf(at)));
+            case json::value_t::discarded:
+                break;
+            }
+            throw JsonError("a discarded value has no JSON form, at " + describeLocation(pointerOf(at)));
+        }
+
+    private:
+        struct Member {
+            std::u16string sortKey;
+            const std::string* name;
+            const json* value;
+        };
+
+        // RFC 8785 section 3.2.3 orders names by UTF-16 code units, not by UTF-8 bytes or code
+        // points: they differ when U+10000 and above (surrogates D800-DFFF) meet U+E000-U+FFFF.
+        void object(const json& v, const PathStep* at, std::size_t depth)
+        {
+            std::vector<Member> members;
+            members.reserve(v.size());
+            for (const auto& [name, member] : v.get_ref<const json::object_t&>()) {
+                if (const auto problem = utf8Problem(name)) {
+                    const PathStep step { at, &name, 0 };
+                    throw JsonError(
+                        "member name is not valid UTF-8 (" + *problem + "), at " + describeLocation(pointerOf(&step)));
+                }
+                members.push_back({ utf8ToUtf16(name), &name, &member });
+            }
+            std::sort(
+                members.begin(), members.end(), [](const Member& a, const Member& b) { return a.sortKey < b.sortKey; });
+            out.push_back('{');
+            bool first = true;
+            for (const auto& m : members) {
+                if (!first)
+                    out.push_back(',');
+                first = false;
+                const PathStep step { at, m.name, 0 };
+                string(*m.name, &step, "member name");
+                out.push_back(':');
+                value(*m.value, &step, depth + 1);
+            }
+            out.push_back('}');
+        }
+
+        // JSON.stringify's escaping: the two mandatory escapes, the five short forms, \u00xx
+        // (lowercase) for the remaining C0 controls, and every other character verbatim.
+        void string(const std::string& s, const PathStep* at, const char* what)
+        {
+            if (const auto problem = utf8Problem(s))
+                throw JsonError(std::string(what) + " is not valid UTF-8 (" + *problem + "), at "
+                    + describeLocation(pointerOf(at)));
+            static constexpr char hex[] = "0123456789abcdef";
+            out.push_back('"');
+            for (char ch : s) {
+                const auto c = static_cast<unsigned char>(ch);
+                switch (c) {
+                case '"':
+                    out += "\\\"";
+                    break;
+                case '\\':
+                    out += "\\\\";
+                    break;
+                case '\b':
+                    out += "\\b";
+                    break;
+                case '\f':
+                    out += "\\f";
+                    break;
+                case '\n':
+                    out += "\\n";
+                    break;
+                case '\r':
+                    out += "\\r";
+                    break;
+                case '\t':
+                    out += "\\t";
+                    break;
+                default:
+                    if (c < 0x20) {
+                        out += "\\u00";
+                        out.push_back(hex[c >> 4]);
+                        out.push_back(hex[c & 0x0F]);
+                    } else {
+                        out.push_back(ch);
+                    }
+                }
+            }
+            out.push_back('"');
+        }
+
+        static void checkDepth(const PathStep* at, std::size_t depth)
+        {
+            if (depth >= maxJsonDepth)
+                throw JsonError("nested deeper than " + std::to_string(maxJsonDepth) + " levels at "
+                    + describeLocation(pointerOf(at)));
+        }
+    };
+} // namespace
+
+json parseJsonStrict(const std::string& text)
+{
+    StrictBuilder builder;
+    json::sax_parse(text, &builder, json::input_format_t::json, /*strict=*/true, /*ignore_comments=*/false);
+    return std::move(builder.result);
+}
+
+std::string canonicalJson(const json& value)
+{
+    CanonicalWriter writer;
+    writer.value(value, nullptr, 0);
+    return std::move(writer.out);
+}
+
+std::string canonicalJsonFromText(const std::string& text) { return canonicalJson(parseJsonStrict(text)); }
+
+std::string esNumberToString(double x)
+{
+    if (!std::isfinite(x))
+        throw JsonError("NaN and Infinity have no JSON form (RFC 8785 section 3.2.2.3)");
+    if (x == 0)
+        return "0"; // -0 too
+    std::string out;
+    if (x < 0) {
+        out.push_back('-');
+        x = -x;
+    }
+    // to_chars without a precision gives the shortest digits that read back as the same double,
+    // ties going to the closest and then to even: the digit string s of ECMA-262's
+    // Number::toString. Scientific format hands us s and the exponent without any guessing.
+    char buf[32];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::scientific);
+    if (ec != std::errc())
+        throw JsonError("cannot format number");
+    const std::string_view sci(buf, static_cast<std::size_t>(end - buf)); // d[.ddd]e(+|-)XX
+    const auto e = sci.find('e');
+    std::string digits(1, sci[0]);
+    if (e > 1)
+        digits.append(sci.substr(2, e - 2));
+    std::string_view expText = sci.substr(e + 1);
+    if (!expText.empty() && expText.front() == '+')
+        expText.remove_prefix(1);
+    int exponent = 0;
+    std::from_chars(expText.data(), expText.data() + expText.size(), exponent);
+
+    // ECMA-262 Number::toString with k digits and the decimal point after n of them.
+    const int k = static_cast<int>(digits.size());
+    const int n = exponent + 1;
+    if (k <= n && n <= 21) {
+        out += digits;
+        out.append(static_cast<std::size_t>(n - k), '0');
+    } else if (0 < n && n <= 21) {
+        out.append(digits, 0, static_cast<std::size_t>(n));
+        out.push_back('.');
+        out.append(digits, static_cast<std::size_t>(n));
+    } else if (-6 < n && n <= 0) {
+        out += "0.";
+        out.append(static_cast<std::size_t>(-n), '0');
+        out += digits;
+    } else {
+        out.push_back(digits[0]);
+        if (k > 1) {
+            out.push_back('.');
+            out.append(digits, 1);
+        }
+        out.push_back('e');
+        out.push_back(n - 1 >= 0 ? '+' : '-');
+        out += std::to_string(std::abs(n - 1));
+    }
+    return out;
+}
+
+} // namespace idem

@@ -1,0 +1,111 @@
+#include "core/counters.h"
+
+#include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
+
+#include "core/connection.h"
+
+namespace idem {
+
+void OutcomeCounters::add(const std::string& tenant, const std::string& operation, const char* outcome, long long n)
+{
+    using namespace std::chrono;
+    const auto minute = duration_cast<minutes>(system_clock::now().time_since_epoch()).count();
+    std::lock_guard lock(m_mutex);
+    m_pending[Key { minute, tenant, operation, outcome }] += n;
+}
+
+std::size_t OutcomeCounters::pendingRows() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_pending.size();
+}
+
+std::size_t OutcomeCounters::flush(pqxx::connection& conn, const SchemaName& schema)
+{
+    std::map<Key, long long> batch;
+    {
+        std::lock_guard lock(m_mutex);
+        batch.swap(m_pending);
+    }
+    if (batch.empty())
+        return 0;
+    // One JSON parameter carries the whole batch; the map's order is the key order, so two
+    // flushers lock counter rows in the same order and cannot deadlock each other.
+    auto rows = nlohmann::json::array();
+    for (const auto& [key, n] : batch) {
+        const auto& [minute, tenant, operation, what] = key;
+        rows.push_back({ { "m", minute * 60 }, { "t", tenant }, { "o", operation }, { "w", what }, { "n", n } });
+    }
+    try {
+        pqxx::work w(conn);
+        w.exec_params("INSERT INTO " + schema.qualify("idem_counters")
+                          + " AS c (bucket, tenant, operation, outcome, n)"
+                            " SELECT to_timestamp(r.m), r.t, r.o, r.w, r.n"
+                            "   FROM jsonb_to_recordset($1::jsonb) AS r(m bigint, t text, o text, w text, n bigint)"
+                            "  ORDER BY 1, 2, 3, 4"
+                            " ON CONFLICT (bucket, tenant, operation, outcome) DO UPDATE SET n = c.n + EXCLUDED.n",
+                      rows.dump());
+        w.commit();
+    } catch (...) {
+        std::lock_guard lock(m_mutex);
+        for (const auto& [key, n] : batch)
+            m_pending[key] += n;
+        throw;
+    }
+    return batch.size();
+}
+
+CounterFlusher::CounterFlusher(std::string conninfo, SchemaName schema, OutcomeCounters& counters,
+                               std::chrono::milliseconds interval)
+    : m_conninfo(std::move(conninfo))
+    , m_schema(std::move(schema))
+    , m_counters(counters)
+    , m_interval(interval)
+    , m_thread([this] { loop(); })
+{
+}
+
+CounterFlusher::~CounterFlusher()
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_stop = true;
+    }
+    m_wake.notify_all();
+    m_thread.join();
+    flushOnce();
+}
+
+bool CounterFlusher::flushOnce()
+{
+    try {
+        if (!m_conn || !m_conn->is_open())
+            m_conn = connect(m_conninfo, { "idem counters" });
+        m_counters.flush(*m_conn, m_schema);
+        return true;
+    } catch (const std::exception&) {
+        // The counts stay pending; a dashboard gap is better than a worker that stops.
+        m_conn.reset();
+        return false;
+    }
+}
+
+bool CounterFlusher::flushNow()
+{
+    std::lock_guard lock(m_mutex);
+    return flushOnce();
+}
+
+void CounterFlusher::loop()
+{
+    std::unique_lock lock(m_mutex);
+    while (!m_stop) {
+        m_wake.wait_for(lock, m_interval, [this] { return m_stop; });
+        if (m_stop)
+            break;
+        flushOnce();
+    }
+}
+
+} // namespace idem

@@ -1,0 +1,81 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <tuple>
+
+#include <pqxx/connection>
+
+#include "core/identifier.h"
+
+namespace idem {
+
+// Outcome names as stored in idem_counters.outcome (see resources/sql/0001_initial.sql).
+namespace outcome {
+    inline constexpr const char* Acquired = "acquired";
+    inline constexpr const char* ReacquiredLease = "reacquired_lease";
+    inline constexpr const char* ReacquiredRetry = "reacquired_retry";
+    inline constexpr const char* Replayed = "replayed";
+    inline constexpr const char* InProgress = "in_progress";
+    inline constexpr const char* Conflict = "conflict";
+    inline constexpr const char* RetryLater = "retry_later";
+    inline constexpr const char* RejectedFailed = "rejected_failed";
+    inline constexpr const char* StaleToken = "stale_token";
+    inline constexpr const char* Succeeded = "succeeded";
+    inline constexpr const char* FailedRetryable = "failed_retryable";
+    inline constexpr const char* FailedPermanent = "failed_permanent";
+    inline constexpr const char* FailedUnknown = "failed_unknown";
+    inline constexpr const char* Exhausted = "exhausted";
+}
+
+// Per-minute outcome counts, aggregated in memory and written in one statement per flush.
+// Counting on the claim path would make every claim of an operation update the same counter
+// row, serialising them on its lock; here a claim only takes a mutex for a map increment.
+class OutcomeCounters {
+public:
+    void add(const std::string& tenant, const std::string& operation, const char* outcome, long long n = 1);
+    // Writes and clears what has accumulated. On failure the counts are kept for the next try.
+    // Returns the number of counter rows written.
+    std::size_t flush(pqxx::connection& conn, const SchemaName& schema);
+    std::size_t pendingRows() const;
+
+private:
+    using Key = std::tuple<std::int64_t /*minute*/, std::string, std::string, std::string>;
+    mutable std::mutex m_mutex;
+    std::map<Key, long long> m_pending;
+};
+
+// Flushes an OutcomeCounters on its own connection and thread every interval, and once more
+// when destroyed. A failed flush (database away) is retried at the next interval.
+class CounterFlusher {
+public:
+    CounterFlusher(std::string conninfo, SchemaName schema, OutcomeCounters& counters,
+                   std::chrono::milliseconds interval = std::chrono::seconds(1));
+    ~CounterFlusher();
+    CounterFlusher(const CounterFlusher&) = delete;
+    CounterFlusher& operator=(const CounterFlusher&) = delete;
+
+    // Flushes now and waits for it; true when everything pending was written.
+    bool flushNow();
+
+private:
+    void loop();
+    bool flushOnce();
+
+    std::string m_conninfo;
+    SchemaName m_schema;
+    OutcomeCounters& m_counters;
+    std::chrono::milliseconds m_interval;
+    std::unique_ptr<pqxx::connection> m_conn;
+    std::mutex m_mutex;
+    std::condition_variable m_wake;
+    bool m_stop = false;
+    std::thread m_thread;
+};
+
+} // namespace idem

@@ -1,0 +1,121 @@
+#include "core/runner.h"
+
+#include <pqxx/pqxx>
+
+namespace idem {
+
+const char* runOutcomeName(RunOutcome::Kind kind)
+{
+    using K = RunOutcome::Kind;
+    switch (kind) {
+    case K::Succeeded:
+        return "succeeded";
+    case K::Replayed:
+        return "replayed";
+    case K::InProgress:
+        return "in_progress";
+    case K::Conflict:
+        return "conflict";
+    case K::RetryLater:
+        return "retry_later";
+    case K::Failed:
+        return "failed";
+    case K::WillRetry:
+        return "will_retry";
+    case K::LostOwnership:
+        return "lost_ownership";
+    }
+    return "unknown";
+}
+
+namespace {
+
+    RunOutcome fromClaim(const ClaimResult& c)
+    {
+        RunOutcome out;
+        out.claim = c;
+        switch (c.decision) {
+        case Decision::Replay:
+            out.kind = RunOutcome::Kind::Replayed;
+            out.resultJson = c.resultJson;
+            break;
+        case Decision::InProgress:
+            out.kind = RunOutcome::Kind::InProgress;
+            break;
+        case Decision::Conflict:
+            out.kind = RunOutcome::Kind::Conflict;
+            out.error = "key already used with request digest " + c.storedDigest;
+            break;
+        case Decision::RetryLater:
+            out.kind = RunOutcome::Kind::RetryLater;
+            out.error = c.errorMessage;
+            break;
+        case Decision::Failed:
+            out.kind = RunOutcome::Kind::Failed;
+            out.error = c.errorMessage;
+            break;
+        case Decision::Acquired:
+        case Decision::Reacquired:
+            break;
+        }
+        return out;
+    }
+
+} // namespace
+
+RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requestDigest, const TaskFunction& task)
+{
+    const ClaimResult claim = store.claim(key, requestDigest);
+    if (!claim.mayExecute())
+        return fromClaim(claim);
+
+    RunOutcome out;
+    out.claim = claim;
+    const TaskContext ctx { key, key.str(), claim.token, claim.attempts, claim.errorClass == "unknown" };
+
+    FailureClass cls = FailureClass::Retryable;
+    std::string message;
+    try {
+        pqxx::work tx(store.connection());
+        store.fence(tx, key, claim.token);
+        std::string result = task(tx, ctx);
+        store.complete(tx, key, claim.token, result);
+        tx.commit();
+        out.kind = RunOutcome::Kind::Succeeded;
+        out.resultJson = std::move(result);
+        return out;
+    } catch (const LostOwnership& e) {
+        out.kind = RunOutcome::Kind::LostOwnership;
+        out.error = e.what();
+        return out;
+    } catch (const DatabaseUnavailable&) {
+        throw;
+    } catch (const pqxx::in_doubt_error& e) {
+        throw DatabaseUnavailable(std::string("connection lost during commit, outcome unknown: ") + e.what());
+    } catch (const pqxx::broken_connection& e) {
+        throw DatabaseUnavailable(std::string("database connection lost: ") + e.what());
+    } catch (const TaskFailure& e) {
+        cls = e.failureClass();
+        message = e.what();
+    } catch (const std::invalid_argument& e) {
+        // Bad output (an oversize result) will be just as bad next time.
+        cls = FailureClass::Permanent;
+        message = e.what();
+    } catch (const std::exception& e) {
+        message = e.what();
+    }
+
+    // The business transaction is gone (rolled back) by now; record the failure on its own.
+    out.error = message;
+    try {
+        out.failure = store.fail(key, claim.token, claim.attempts, cls, message);
+    } catch (const LostOwnership& e) {
+        out.kind = RunOutcome::Kind::LostOwnership;
+        out.error = message + "; and the lease was lost before the failure was recorded: " + e.what();
+        return out;
+    }
+    out.kind = out.failure.status == "failed" ? RunOutcome::Kind::Failed : RunOutcome::Kind::WillRetry;
+    return out;
+}
+
+} // namespace idem

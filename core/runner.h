@@ -1,0 +1,66 @@
+#pragma once
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+#include <pqxx/transaction>
+
+#include "core/taskstore.h"
+
+namespace idem {
+
+// What a task throws to say how it failed. Anything else it throws counts as retryable.
+class TaskFailure : public std::runtime_error {
+public:
+    TaskFailure(FailureClass cls, const std::string& message)
+        : std::runtime_error(message)
+        , m_class(cls)
+    {
+    }
+    FailureClass failureClass() const { return m_class; }
+
+private:
+    FailureClass m_class;
+};
+
+struct TaskContext {
+    const TaskKey& key;
+    // Pass this downstream as the request's idempotency key: a retry after an unknown outcome
+    // must reach the downstream with the same key so that its own dedup keeps one effect.
+    std::string idempotencyKey;
+    std::string token;
+    int attempt = 1;
+    bool previousOutcomeUnknown = false; // the last attempt ended with class unknown
+};
+
+// The task body. It runs inside the business transaction, after the fence: its writes commit
+// together with the success record or not at all. It returns the result as JSON text.
+using TaskFunction = std::function<std::string(pqxx::work& tx, const TaskContext& ctx)>;
+
+struct RunOutcome {
+    enum class Kind {
+        Succeeded, // this call executed the task and committed it
+        Replayed, // an earlier execution succeeded; resultJson is its stored result
+        InProgress, // someone else is executing it; retry after claim.retryAfter
+        Conflict, // the key was used with another request
+        RetryLater, // in backoff; retry after claim.retryAfter
+        Failed, // permanent or exhausted (now or earlier)
+        WillRetry, // this attempt failed and was recorded as retryable
+        LostOwnership, // the lease was lost before commit: the business writes were rolled back
+    };
+    Kind kind = Kind::InProgress;
+    ClaimResult claim;
+    std::string resultJson;
+    std::string error;
+    FailResult failure; // for WillRetry and a Failed that this call recorded
+};
+
+const char* runOutcomeName(RunOutcome::Kind kind);
+
+// Claim, execute in a fenced transaction, complete or classify the failure: the whole
+// sequence, so a worker does not hand-roll it. Throws DatabaseUnavailable when the connection
+// breaks (the outcome is then decided by the next claim after the lease).
+RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requestDigest, const TaskFunction& task);
+
+} // namespace idem

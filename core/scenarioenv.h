@@ -1,0 +1,63 @@
+#pragma once
+
+// Shared plumbing of the verification scenarios (core/scenarios*.cpp); not a public API.
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
+
+#include "core/connection.h"
+#include "core/identifier.h"
+#include "core/key.h"
+#include "core/taskstore.h"
+
+namespace idem::verify {
+
+class ScenarioFailed : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+inline void expect(bool condition, const std::string& what)
+{
+    if (!condition)
+        throw ScenarioFailed(what);
+}
+
+// One scratch schema with the Idem tables and the two business tables the scenarios count:
+// verify_effects (inside the business transaction, deliberately without a unique key so a
+// double effect shows as two rows) and verify_downstream (an external service that is itself
+// idempotent by key and counts the calls it received).
+struct ScenarioEnv {
+    std::string conninfo;
+    SchemaName schema;
+    std::string workerExecutable;
+
+    std::unique_ptr<pqxx::connection> connect() const { return idem::connect(conninfo, { "idemctl verify" }); }
+    StoreOptions storeOptions() const
+    {
+        StoreOptions o;
+        o.schema = schema;
+        return o;
+    }
+    std::string table(const char* name) const { return schema.qualify(name); }
+
+    long long effects(pqxx::connection& c, const TaskKey& key) const;
+    std::string rowJson(pqxx::connection& c, const TaskKey& key) const; // the whole record, or "" when absent
+    void insertEffect(pqxx::work& tx, const TaskKey& key, const std::string& note) const;
+    // The external call: committed on its own connection the moment it is made.
+    void callDownstream(pqxx::connection& c, const TaskKey& key) const;
+};
+
+std::string scenario1(const ScenarioEnv& env, int threads, int rounds);
+std::string scenario2(const ScenarioEnv& env);
+std::string scenario3(const ScenarioEnv& env);
+std::string scenario4(const ScenarioEnv& env);
+std::string scenario5(const ScenarioEnv& env);
+std::string scenario6(const ScenarioEnv& env);
+std::string scenarioImmutable(const ScenarioEnv& env);
+
+} // namespace idem::verify

@@ -1,0 +1,332 @@
+#include "core/scenarios.h"
+
+#include <algorithm>
+#include <atomic>
+#include <latch>
+#include <random>
+#include <thread>
+
+#include "core/migrate.h"
+#include "core/runner.h"
+#include "core/scenarioenv.h"
+#include "core/sha256.h"
+
+namespace idem::verify {
+
+long long ScenarioEnv::effects(pqxx::connection& c, const TaskKey& key) const
+{
+    pqxx::read_transaction t(c);
+    return t.exec_params("SELECT count(*) FROM " + table("verify_effects") + " WHERE idempotency_key = $1", key.str())[0][0]
+        .as<long long>();
+}
+
+std::string ScenarioEnv::rowJson(pqxx::connection& c, const TaskKey& key) const
+{
+    pqxx::read_transaction t(c);
+    const auto r = t.exec_params(
+        "SELECT row_to_json(t)::text FROM " + table("task_idempotency") + " t WHERE idempotency_key = $1", key.str());
+    return r.empty() ? std::string() : r[0][0].as<std::string>();
+}
+
+void ScenarioEnv::insertEffect(pqxx::work& tx, const TaskKey& key, const std::string& note) const
+{
+    tx.exec_params("INSERT INTO " + table("verify_effects") + " (idempotency_key, note) VALUES ($1, $2)", key.str(),
+                   note);
+}
+
+void ScenarioEnv::callDownstream(pqxx::connection& c, const TaskKey& key) const
+{
+    pqxx::work w(c);
+    w.exec_params("INSERT INTO " + table("verify_downstream") + " AS d (idempotency_key, calls) VALUES ($1, 1)"
+                      " ON CONFLICT (idempotency_key) DO UPDATE SET calls = d.calls + 1",
+                  key.str());
+    w.commit();
+}
+
+namespace {
+
+    std::string digestOf(const std::string& request) { return "v1:" + sha256Hex(request); }
+
+} // namespace
+
+// 1. Concurrent duplicates with the same digest, released together: one executor, one effect.
+std::string scenario1(const ScenarioEnv& env, int threads, int rounds)
+{
+    std::vector<std::unique_ptr<pqxx::connection>> conns;
+    std::vector<std::unique_ptr<TaskStore>> stores;
+    for (int i = 0; i < threads; ++i) {
+        conns.push_back(env.connect());
+        stores.push_back(std::make_unique<TaskStore>(*conns.back(), env.storeOptions()));
+    }
+    auto check = env.connect();
+    int inProgress = 0, replayed = 0;
+    for (int round = 0; round < rounds; ++round) {
+        const TaskKey key("verify", "s1", "order-" + std::to_string(round));
+        const std::string digest = digestOf("s1:" + std::to_string(round));
+        std::vector<RunOutcome> outcomes(static_cast<std::size_t>(threads));
+        std::vector<std::string> errors(static_cast<std::size_t>(threads));
+        std::latch start(threads);
+        std::vector<std::thread> pool;
+        for (int i = 0; i < threads; ++i) {
+            pool.emplace_back([&, i] {
+                const auto idx = static_cast<std::size_t>(i);
+                start.arrive_and_wait();
+                try {
+                    outcomes[idx] = runTask(*stores[idx], key, digest, [&](pqxx::work& tx, const TaskContext&) {
+                        env.insertEffect(tx, key, "s1");
+                        // Hold the task open long enough for every other thread to see it running.
+                        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                        return R"({"charged":)" + std::to_string(round) + "}";
+                    });
+                } catch (const std::exception& e) {
+                    errors[idx] = e.what();
+                }
+            });
+        }
+        for (auto& t : pool)
+            t.join();
+        int executed = 0;
+        std::string winnerResult;
+        for (std::size_t i = 0; i < outcomes.size(); ++i) {
+            expect(errors[i].empty(), "round " + std::to_string(round) + ": a claimer threw: " + errors[i]);
+            if (outcomes[i].kind == RunOutcome::Kind::Succeeded) {
+                ++executed;
+                winnerResult = outcomes[i].resultJson;
+            }
+        }
+        expect(executed == 1, "round " + std::to_string(round) + ": " + std::to_string(executed) + " executors, not 1");
+        for (const auto& o : outcomes) {
+            if (o.kind == RunOutcome::Kind::Replayed) {
+                ++replayed;
+                expect(nlohmann::json::parse(o.resultJson) == nlohmann::json::parse(winnerResult),
+                       "a replay returned " + o.resultJson + " instead of " + winnerResult);
+            } else if (o.kind == RunOutcome::Kind::InProgress) {
+                ++inProgress;
+            } else {
+                expect(o.kind == RunOutcome::Kind::Succeeded,
+                       std::string("unexpected outcome ") + runOutcomeName(o.kind) + ": " + o.error);
+            }
+        }
+        expect(env.effects(*check, key) == 1, "round " + std::to_string(round) + ": business effects != 1");
+        const auto row = nlohmann::json::parse(env.rowJson(*check, key));
+        expect(row["status"] == "succeeded" && row["attempts"] == 1,
+               "round " + std::to_string(round) + ": record is " + row.dump());
+    }
+    return std::to_string(threads) + " threads x " + std::to_string(rounds) + " rounds: 1 executor and 1 effect per key; "
+        + std::to_string(inProgress) + " saw in_progress, " + std::to_string(replayed) + " replayed the same result";
+}
+
+// 2. Concurrent requests with one key and different digests: conflict, the first stays.
+std::string scenario2(const ScenarioEnv& env)
+{
+    constexpr int threads = 16;
+    std::vector<std::unique_ptr<pqxx::connection>> conns;
+    std::vector<std::unique_ptr<TaskStore>> stores;
+    for (int i = 0; i < threads; ++i) {
+        conns.push_back(env.connect());
+        stores.push_back(std::make_unique<TaskStore>(*conns.back(), env.storeOptions()));
+    }
+    auto check = env.connect();
+    int conflicts = 0;
+    for (int round = 0; round < 10; ++round) {
+        const TaskKey key("verify", "s2", "order-" + std::to_string(round));
+        std::vector<RunOutcome> outcomes(threads);
+        std::latch start(threads);
+        std::vector<std::thread> pool;
+        for (int i = 0; i < threads; ++i) {
+            pool.emplace_back([&, i] {
+                start.arrive_and_wait();
+                const std::string amount = std::to_string(100 + i);
+                outcomes[static_cast<std::size_t>(i)] = runTask(*stores[static_cast<std::size_t>(i)], key,
+                                                                digestOf("s2:" + amount),
+                                                                [&](pqxx::work& tx, const TaskContext&) {
+                                                                    env.insertEffect(tx, key, amount);
+                                                                    return R"({"amount":)" + amount + "}";
+                                                                });
+            });
+        }
+        for (auto& t : pool)
+            t.join();
+        int winner = -1;
+        for (int i = 0; i < threads; ++i) {
+            const auto& o = outcomes[static_cast<std::size_t>(i)];
+            if (o.kind == RunOutcome::Kind::Succeeded) {
+                expect(winner < 0, "two requests with different digests both executed");
+                winner = i;
+            } else {
+                expect(o.kind == RunOutcome::Kind::Conflict,
+                       std::string("a different digest got ") + runOutcomeName(o.kind) + ", not conflict");
+                ++conflicts;
+            }
+        }
+        expect(winner >= 0, "nobody executed");
+        const std::string winnerDigest = digestOf("s2:" + std::to_string(100 + winner));
+        for (const auto& o : outcomes)
+            if (o.kind == RunOutcome::Kind::Conflict)
+                expect(o.claim.storedDigest == winnerDigest, "a conflict reported a digest other than the stored one");
+        const std::string before = env.rowJson(*check, key);
+        const auto row = nlohmann::json::parse(before);
+        expect(row["request_hash"] == winnerDigest, "stored digest is not the executor's");
+        // Another conflicting request after the fact changes nothing either.
+        const auto late = runTask(*stores[0], key, digestOf("s2:late"), [&](pqxx::work& tx, const TaskContext&) {
+            env.insertEffect(tx, key, "late");
+            return std::string("{}");
+        });
+        expect(late.kind == RunOutcome::Kind::Conflict, "a late different digest was not a conflict");
+        expect(env.rowJson(*check, key) == before, "a conflict changed the stored record");
+        expect(env.effects(*check, key) == 1, "business effects != 1 after conflicts");
+    }
+    return "10 rounds x 16 digests: one executed, " + std::to_string(conflicts)
+        + " conflicts; stored digest, result and updated_at unchanged; 1 effect per key";
+}
+
+// 3. Repeating a succeeded request replays the stored result and writes nothing.
+std::string scenario3(const ScenarioEnv& env)
+{
+    auto conn = env.connect();
+    TaskStore store(*conn, env.storeOptions());
+    const TaskKey key("verify", "s3", "order-1");
+    const std::string digest = digestOf("s3");
+    int calls = 0;
+    const auto task = [&](pqxx::work& tx, const TaskContext&) {
+        ++calls;
+        env.insertEffect(tx, key, "s3");
+        return std::string(R"({"receipt":"r-1","amount":{"value":"12.50","currency":"EUR"}})");
+    };
+    const auto first = runTask(store, key, digest, task);
+    expect(first.kind == RunOutcome::Kind::Succeeded, std::string("first run: ") + runOutcomeName(first.kind));
+    const std::string before = env.rowJson(*conn, key);
+    for (int i = 0; i < 10; ++i) {
+        const auto again = runTask(store, key, digest, task);
+        expect(again.kind == RunOutcome::Kind::Replayed, std::string("repeat: ") + runOutcomeName(again.kind));
+        expect(nlohmann::json::parse(again.resultJson) == nlohmann::json::parse(first.resultJson),
+               "replayed result differs: " + again.resultJson);
+    }
+    expect(calls == 1, "the task body ran " + std::to_string(calls) + " times");
+    expect(env.effects(*conn, key) == 1, "business effects != 1");
+    expect(env.rowJson(*conn, key) == before, "a replay changed the record");
+    return "10 repeats replayed the stored result; task body ran once; 1 effect; record unchanged";
+}
+
+// A succeeded row never changes: not by a claim, a fail, a heartbeat or a fence.
+std::string scenarioImmutable(const ScenarioEnv& env)
+{
+    auto conn = env.connect();
+    TaskStore store(*conn, env.storeOptions());
+    const TaskKey key("verify", "immutable", "order-1");
+    const auto claimed = store.claim(key, digestOf("imm"));
+    expect(claimed.decision == Decision::Acquired, "first claim did not acquire");
+    {
+        pqxx::work tx(*conn);
+        store.fence(tx, key, claimed.token);
+        env.insertEffect(tx, key, "imm");
+        store.complete(tx, key, claimed.token, R"({"ok":true})");
+        tx.commit();
+    }
+    const std::string before = env.rowJson(*conn, key);
+    expect(store.claim(key, digestOf("imm")).decision == Decision::Replay, "same digest did not replay");
+    expect(store.claim(key, digestOf("other")).decision == Decision::Conflict, "other digest did not conflict");
+    int refused = 0;
+    try {
+        store.fail(key, claimed.token, 1, FailureClass::Permanent, "late failure");
+    } catch (const LostOwnership&) {
+        ++refused;
+    }
+    try {
+        store.heartbeat(key, claimed.token);
+    } catch (const LostOwnership&) {
+        ++refused;
+    }
+    try {
+        pqxx::work tx(*conn);
+        store.fence(tx, key, claimed.token);
+    } catch (const LostOwnership&) {
+        ++refused;
+    }
+    expect(refused == 3, "a fail, heartbeat or fence on a succeeded row was not refused");
+    expect(env.rowJson(*conn, key) == before, "the succeeded record changed");
+    expect(env.effects(*conn, key) == 1, "business effects != 1");
+    return "claim (same and other digest), fail, heartbeat and fence left the succeeded row byte-identical";
+}
+
+const std::vector<std::string>& scenarioNames()
+{
+    static const std::vector<std::string> names = {
+        "concurrent duplicates, same digest",
+        "concurrent duplicates, different digests",
+        "repeat after success",
+        "worker killed after claiming",
+        "worker killed before commit; unknown outcome",
+        "backoff, permanent errors, exhaustion",
+        "succeeded rows never change",
+    };
+    return names;
+}
+
+std::vector<ScenarioResult> runVerification(const VerifyOptions& options, const std::vector<int>& only)
+{
+    std::random_device rd;
+    ScenarioEnv env { options.conninfo,
+                      SchemaName(!options.schema.empty()
+                                     ? options.schema
+                                     : "idem_verify_" + std::to_string(std::uniform_int_distribution<int>(100000, 999999)(rd))),
+                      options.workerExecutable };
+    auto admin = env.connect();
+    migrate(*admin, { env.schema, false });
+    {
+        pqxx::work w(*admin);
+        w.exec("CREATE TABLE " + env.table("verify_effects")
+               + " (id bigserial PRIMARY KEY, idempotency_key text NOT NULL, note text, at timestamptz DEFAULT now())");
+        w.exec("CREATE TABLE " + env.table("verify_downstream")
+               + " (idempotency_key text PRIMARY KEY, calls integer NOT NULL)");
+        w.commit();
+    }
+
+    std::vector<ScenarioResult> results;
+    const auto& names = scenarioNames();
+    for (int n = 1; n <= static_cast<int>(names.size()); ++n) {
+        if (!only.empty() && std::find(only.begin(), only.end(), n) == only.end())
+            continue;
+        ScenarioResult r { n, names[static_cast<std::size_t>(n - 1)] };
+        const auto started = std::chrono::steady_clock::now();
+        try {
+            switch (n) {
+            case 1:
+                r.detail = scenario1(env, options.threads, options.rounds);
+                break;
+            case 2:
+                r.detail = scenario2(env);
+                break;
+            case 3:
+                r.detail = scenario3(env);
+                break;
+            case 4:
+                r.detail = scenario4(env);
+                break;
+            case 5:
+                r.detail = scenario5(env);
+                break;
+            case 6:
+                r.detail = scenario6(env);
+                break;
+            default:
+                r.detail = scenarioImmutable(env);
+                break;
+            }
+            r.passed = true;
+        } catch (const std::exception& e) {
+            r.detail = e.what();
+        }
+        r.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+        results.push_back(std::move(r));
+    }
+
+    if (!options.keepSchema) {
+        pqxx::work w(*admin);
+        w.exec("DROP SCHEMA " + env.schema.quoted() + " CASCADE");
+        w.commit();
+    }
+    return results;
+}
+
+} // namespace idem::verify

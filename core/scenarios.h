@@ -1,0 +1,43 @@
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "core/identifier.h"
+
+namespace idem::verify {
+
+struct ScenarioResult {
+    int number = 0;
+    std::string name;
+    bool passed = false;
+    std::string detail; // what was checked, or what went wrong
+    std::chrono::milliseconds elapsed { 0 };
+};
+
+struct VerifyOptions {
+    std::string conninfo;
+    // The idemctl binary: scenarios 4 and 5 start it as a real worker process and SIGKILL it.
+    std::string workerExecutable;
+    int threads = 32; // scenario 1
+    int rounds = 50; // scenario 1
+    bool keepSchema = false; // leave the scratch schema for inspection
+    std::string schema; // the scratch schema's name; empty picks idem_verify_<random>
+};
+
+// The article's six verification scenarios plus the immutability of succeeded rows, each
+// checking the idempotency records and the business tables' row counts. Runs in a scratch
+// schema it creates (migrated, without roles) and drops. `only` picks scenario numbers.
+std::vector<ScenarioResult> runVerification(const VerifyOptions& options, const std::vector<int>& only = {});
+
+// The scenario names, by number (1-based), for tables and help.
+const std::vector<std::string>& scenarioNames();
+
+// The worker process that scenarios 4 and 5 kill: claims the key, optionally writes the
+// business row inside the fenced transaction, says so on stdout, then waits to be killed.
+// mode: "claim" or "write".
+int scenarioWorkerMain(const std::string& conninfo, const SchemaName& schema, const std::string& key,
+                       const std::string& digest, long long leaseMs, const std::string& mode);
+
+} // namespace idem::verify

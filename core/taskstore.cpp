@@ -1,0 +1,273 @@
+#include "core/taskstore.h"
+
+#include <array>
+#include <pqxx/pqxx>
+#include <thread>
+
+#include <openssl/rand.h>
+
+#include "core/counters.h"
+
+namespace idem {
+
+namespace {
+
+    const char* classOutcome(FailureClass c)
+    {
+        switch (c) {
+        case FailureClass::Retryable:
+            return outcome::FailedRetryable;
+        case FailureClass::Permanent:
+            return outcome::FailedPermanent;
+        case FailureClass::Unknown:
+            return outcome::FailedUnknown;
+        }
+        return outcome::FailedRetryable;
+    }
+
+    [[noreturn]] void rethrowProtocolError(const pqxx::sql_error& e)
+    {
+        const std::string state = e.sqlstate();
+        if (state == sqlstate::LostOwnership || state == sqlstate::NoRecord)
+            throw LostOwnership(e.what());
+        if (state == sqlstate::InvalidArgument)
+            throw std::invalid_argument(e.what());
+        throw;
+    }
+
+} // namespace
+
+const char* decisionName(Decision d)
+{
+    switch (d) {
+    case Decision::Acquired:
+        return "acquired";
+    case Decision::Reacquired:
+        return "reacquired";
+    case Decision::Replay:
+        return "replay";
+    case Decision::InProgress:
+        return "in_progress";
+    case Decision::Conflict:
+        return "conflict";
+    case Decision::RetryLater:
+        return "retry_later";
+    case Decision::Failed:
+        return "failed";
+    }
+    return "unknown";
+}
+
+const char* failureClassName(FailureClass c)
+{
+    switch (c) {
+    case FailureClass::Retryable:
+        return "retryable";
+    case FailureClass::Permanent:
+        return "permanent";
+    case FailureClass::Unknown:
+        return "unknown";
+    }
+    return "retryable";
+}
+
+TaskStore::TaskStore(pqxx::connection& conn, StoreOptions options, OutcomeCounters* counters)
+    : m_conn(conn)
+    , m_options(std::move(options))
+    , m_counters(counters)
+    , m_rng(std::random_device {}())
+{
+    m_options.retry.validate();
+    if (m_options.lease.count() <= 0)
+        throw std::invalid_argument("lease must be positive");
+}
+
+std::string TaskStore::newToken()
+{
+    std::array<unsigned char, 16> b {};
+    if (RAND_bytes(b.data(), static_cast<int>(b.size())) != 1)
+        throw std::runtime_error("OpenSSL RAND_bytes failed");
+    b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40); // version 4
+    b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80); // RFC 4122 variant
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    for (std::size_t i = 0; i < b.size(); ++i) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            out.push_back('-');
+        out.push_back(hex[b[i] >> 4]);
+        out.push_back(hex[b[i] & 0x0f]);
+    }
+    return out;
+}
+
+template <typename Fn>
+auto TaskStore::withRetry(Fn&& fn)
+{
+    for (int attempt = 0;; ++attempt) {
+        try {
+            return fn();
+        } catch (const pqxx::broken_connection& e) {
+            throw DatabaseUnavailable(std::string("database connection lost: ") + e.what());
+        } catch (const pqxx::serialization_failure&) {
+            // libpqxx 6 reports 40001 and 40P01 as these, which are not sql_errors there.
+            if (attempt >= m_options.maxSerializationRetries)
+                throw;
+        } catch (const pqxx::deadlock_detected&) {
+            if (attempt >= m_options.maxSerializationRetries)
+                throw;
+        } catch (const pqxx::sql_error& e) {
+            const std::string state = e.sqlstate();
+            const bool transient = state == "40001" || state == "40P01";
+            if (!transient || attempt >= m_options.maxSerializationRetries)
+                rethrowProtocolError(e);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1 << std::min(attempt, 6)));
+    }
+}
+
+void TaskStore::count(const TaskKey& key, const char* what)
+{
+    if (m_counters)
+        m_counters->add(key.tenant(), key.operation(), what);
+}
+
+ClaimResult TaskStore::claim(const TaskKey& key, const std::string& requestDigest)
+{
+    const std::string token = newToken();
+    const auto maxAge = m_options.retry.maxAge.count();
+    const pqxx::result r = withRetry([&] {
+        pqxx::work w(m_conn);
+        auto res = w.exec_params("SELECT decision, detail, owner_token, attempts, max_attempts, retry_after_ms,"
+                                 "       result_json, request_hash, error_class, error_message FROM "
+                                     + m_options.schema.qualify("claim") + "($1, $2, $3::uuid, $4, $5, $6)",
+                                 key.str(), requestDigest, token, static_cast<long long>(m_options.lease.count()),
+                                 m_options.retry.maxAttempts,
+                                 maxAge > 0 ? std::to_string(maxAge).c_str() : static_cast<const char*>(nullptr));
+        w.commit();
+        return res;
+    });
+    const auto row = r[0];
+    ClaimResult c;
+    const std::string decision = row[0].as<std::string>();
+    c.detail = row[1].is_null() ? std::string() : row[1].as<std::string>();
+    c.attempts = row[3].as<int>();
+    c.maxAttempts = row[4].as<int>();
+    c.retryAfter = std::chrono::milliseconds(row[5].as<long long>());
+    if (!row[8].is_null())
+        c.errorClass = row[8].as<std::string>();
+    if (!row[9].is_null())
+        c.errorMessage = row[9].as<std::string>();
+    if (decision == "acquired") {
+        c.decision = Decision::Acquired;
+        c.token = row[2].as<std::string>();
+        count(key, outcome::Acquired);
+    } else if (decision == "reacquired") {
+        c.decision = Decision::Reacquired;
+        c.token = row[2].as<std::string>();
+        count(key, c.detail == "lease_expired" ? outcome::ReacquiredLease : outcome::ReacquiredRetry);
+    } else if (decision == "replay") {
+        c.decision = Decision::Replay;
+        c.resultJson = row[6].is_null() ? "null" : row[6].as<std::string>();
+        count(key, outcome::Replayed);
+    } else if (decision == "in_progress") {
+        c.decision = Decision::InProgress;
+        count(key, outcome::InProgress);
+    } else if (decision == "conflict") {
+        c.decision = Decision::Conflict;
+        c.storedDigest = row[7].as<std::string>();
+        count(key, outcome::Conflict);
+    } else if (decision == "retry_later") {
+        c.decision = Decision::RetryLater;
+        count(key, outcome::RetryLater);
+    } else if (decision == "failed") {
+        c.decision = Decision::Failed;
+        count(key, c.detail == "exhausted" ? outcome::Exhausted : outcome::RejectedFailed);
+    } else {
+        throw std::runtime_error("claim returned an unknown decision '" + decision + "'; is the schema newer?");
+    }
+    return c;
+}
+
+void TaskStore::fence(pqxx::work& tx, const TaskKey& key, const std::string& token)
+{
+    try {
+        tx.exec_params("SELECT 1 FROM " + m_options.schema.qualify("fence") + "($1, $2::uuid)", key.str(), token);
+    } catch (const pqxx::broken_connection& e) {
+        throw DatabaseUnavailable(std::string("database connection lost: ") + e.what());
+    } catch (const pqxx::sql_error& e) {
+        if (e.sqlstate() == sqlstate::LostOwnership || e.sqlstate() == sqlstate::NoRecord)
+            count(key, outcome::StaleToken);
+        rethrowProtocolError(e);
+    }
+}
+
+void TaskStore::complete(pqxx::work& tx, const TaskKey& key, const std::string& token, const std::string& resultJson)
+{
+    if (resultJson.size() > m_options.maxResultBytes)
+        throw std::invalid_argument("result is " + std::to_string(resultJson.size()) + " bytes, more than the "
+                                    + std::to_string(m_options.maxResultBytes) + " allowed");
+    try {
+        tx.exec_params("SELECT " + m_options.schema.qualify("complete") + "($1, $2::uuid, $3::jsonb, $4)", key.str(),
+                       token, resultJson, static_cast<long long>(m_options.maxResultBytes));
+    } catch (const pqxx::broken_connection& e) {
+        throw DatabaseUnavailable(std::string("database connection lost: ") + e.what());
+    } catch (const pqxx::sql_error& e) {
+        if (e.sqlstate() == sqlstate::LostOwnership)
+            count(key, outcome::StaleToken);
+        rethrowProtocolError(e);
+    }
+    // Counted now; if the caller's commit then fails, the claim that follows will tell.
+    count(key, outcome::Succeeded);
+}
+
+std::chrono::system_clock::time_point TaskStore::heartbeat(const TaskKey& key, const std::string& token)
+{
+    try {
+        const auto r = withRetry([&] {
+            pqxx::work w(m_conn);
+            auto res = w.exec_params("SELECT extract(epoch FROM " + m_options.schema.qualify("heartbeat")
+                                         + "($1, $2::uuid, $3))::float8",
+                                     key.str(), token, static_cast<long long>(m_options.lease.count()));
+            w.commit();
+            return res;
+        });
+        const auto seconds = r[0][0].as<double>();
+        return std::chrono::system_clock::time_point(
+            std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(seconds)));
+    } catch (const LostOwnership&) {
+        count(key, outcome::StaleToken);
+        throw;
+    }
+}
+
+FailResult TaskStore::fail(const TaskKey& key, const std::string& token, int attempt, FailureClass cls,
+                           const std::string& message)
+{
+    FailResult out;
+    out.retryDelay = m_options.retry.delayAfter(attempt, m_rng);
+    const auto maxAge = m_options.retry.maxAge.count();
+    try {
+        const auto r = withRetry([&] {
+            pqxx::work w(m_conn);
+            auto res = w.exec_params("SELECT status, attempts, exhausted FROM " + m_options.schema.qualify("fail")
+                                         + "($1, $2::uuid, $3, $4, $5, $6)",
+                                     key.str(), token, failureClassName(cls), message,
+                                     static_cast<long long>(out.retryDelay.count()),
+                                     maxAge > 0 ? std::to_string(maxAge).c_str() : static_cast<const char*>(nullptr));
+            w.commit();
+            return res;
+        });
+    out.status = r[0][0].as<std::string>();
+        out.attempts = r[0][1].as<int>();
+        out.exhausted = r[0][2].as<bool>();
+    } catch (const LostOwnership&) {
+        count(key, outcome::StaleToken);
+        throw;
+    }
+    count(key, classOutcome(cls));
+    if (out.exhausted)
+        count(key, outcome::Exhausted);
+    return out;
+}
+
+} // namespace idem

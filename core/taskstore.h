@@ -1,0 +1,133 @@
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <string>
+
+#include <pqxx/connection>
+#include <pqxx/transaction>
+
+#include "core/identifier.h"
+#include "core/key.h"
+#include "core/retrypolicy.h"
+
+namespace idem {
+
+class OutcomeCounters;
+
+// SQLSTATEs the protocol functions raise (resources/sql/0002_protocol.sql).
+namespace sqlstate {
+    inline constexpr const char* LostOwnership = "ID001";
+    inline constexpr const char* NoRecord = "ID002";
+    inline constexpr const char* InvalidArgument = "ID003";
+}
+
+// The token no longer owns the row: its lease was taken over or released, or the row already
+// finished. Whatever the caller did in the same transaction must not commit (it cannot: the
+// transaction is aborted).
+class LostOwnership : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// The connection broke. Whether the last statement took effect is unknown; the lease will
+// expire and a later claim decides from the stored state.
+class DatabaseUnavailable : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+enum class Decision {
+    Acquired, // new key: this caller executes
+    Reacquired, // lease expired or retry due: this caller executes, attempts + 1, new token
+    Replay, // succeeded before: the stored result is the answer
+    InProgress, // someone else holds a live lease: ask again after retryAfter
+    Conflict, // same key, different request digest: nothing stored changed
+    RetryLater, // a retryable failure whose backoff has not elapsed
+    Failed, // permanent or exhausted: only an operator can reopen it
+};
+
+const char* decisionName(Decision d);
+
+enum class FailureClass {
+    Retryable, // definitely failed, safe to retry
+    Permanent, // will never succeed: stop
+    Unknown, // the request left and the answer was lost: retry with the same key only
+};
+
+const char* failureClassName(FailureClass c);
+
+struct ClaimResult {
+    Decision decision = Decision::InProgress;
+    std::string detail; // new, lease_expired, retry_due, lease_live, locked, exhausted, ...
+    std::string token; // set when this caller may execute
+    int attempts = 0;
+    int maxAttempts = 0;
+    std::chrono::milliseconds retryAfter { 0 };
+    std::string resultJson; // Replay: the stored result as JSON text ("null" when none)
+    std::string storedDigest; // Conflict: the digest the key was first used with
+    std::string errorClass; // Failed / RetryLater
+    std::string errorMessage;
+
+    bool mayExecute() const { return decision == Decision::Acquired || decision == Decision::Reacquired; }
+};
+
+struct FailResult {
+    std::string status; // retryable_failed or failed
+    int attempts = 0;
+    bool exhausted = false;
+    std::chrono::milliseconds retryDelay { 0 };
+};
+
+struct StoreOptions {
+    SchemaName schema;
+    std::chrono::milliseconds lease { 30'000 };
+    RetryPolicy retry;
+    std::size_t maxResultBytes = 1 << 20;
+    int maxSerializationRetries = 5; // SQLSTATE 40001 / 40P01
+};
+
+// The protocol on one connection (a connection belongs to one thread; use one store per
+// worker thread). Every call is one round trip to one SQL function.
+class TaskStore {
+public:
+    TaskStore(pqxx::connection& conn, StoreOptions options = {}, OutcomeCounters* counters = nullptr);
+
+    const StoreOptions& options() const { return m_options; }
+    pqxx::connection& connection() { return m_conn; }
+
+    // Decides, from the stored state, what this caller does with the key (DESIGN section 3).
+    ClaimResult claim(const TaskKey& key, const std::string& requestDigest);
+
+    // In the caller's business transaction, before its writes: lock the row, check the token.
+    // Throws LostOwnership.
+    void fence(pqxx::work& tx, const TaskKey& key, const std::string& token);
+    // In the same transaction, after the business writes: mark succeeded with the result.
+    // Throws LostOwnership (the transaction is then aborted) or std::invalid_argument for a
+    // result larger than maxResultBytes, before any I/O.
+    void complete(pqxx::work& tx, const TaskKey& key, const std::string& token, const std::string& resultJson);
+    // Extends the lease. Throws LostOwnership.
+    std::chrono::system_clock::time_point heartbeat(const TaskKey& key, const std::string& token);
+    // Records a failed attempt (`attempt` as the claim returned it); the retry delay is drawn
+    // from the policy's jitter window for that attempt. Throws LostOwnership.
+    FailResult fail(const TaskKey& key, const std::string& token, int attempt, FailureClass cls,
+                    const std::string& message);
+
+    // Tokens are made here, not by the database, so the statement that claims can be retried
+    // and distributed without a volatile default.
+    static std::string newToken();
+
+private:
+    template <typename Fn>
+    auto withRetry(Fn&& fn);
+    void count(const TaskKey& key, const char* outcome);
+
+    pqxx::connection& m_conn;
+    StoreOptions m_options;
+    OutcomeCounters* m_counters;
+    std::mt19937_64 m_rng;
+};
+
+} // namespace idem

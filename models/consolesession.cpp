@@ -1,0 +1,207 @@
+#include "models/consolesession.h"
+
+#include "models/databaseworker.h"
+
+#include <algorithm>
+
+namespace idem::console {
+
+namespace {
+    constexpr int maxReconnectDelaySeconds = 60;
+    // A poll may use this share of the interval; a slower one stretches the interval, so a
+    // struggling server gets less load from the console rather than more (DESIGN section 6).
+    constexpr int pollBudgetDivisor = 20;
+    constexpr std::chrono::milliseconds maxPollInterval { 5 * 60 * 1000 };
+}
+
+ConsoleSession::ConsoleSession(QObject* parent)
+    : QObject(parent)
+    , m_worker(new DatabaseWorker)
+{
+    m_thread.setObjectName(QStringLiteral("idem-db-worker"));
+    m_worker->moveToThread(&m_thread);
+    connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+    connect(m_worker, &DatabaseWorker::opened, this, &ConsoleSession::onOpened);
+    connect(m_worker, &DatabaseWorker::countsRead, this, &ConsoleSession::onCountsRead);
+    connect(m_worker, &DatabaseWorker::migrated, this, &ConsoleSession::onMigrated);
+    connect(m_worker, &DatabaseWorker::failed, this, &ConsoleSession::onFailed);
+    m_pollTimer.setSingleShot(true);
+    connect(&m_pollTimer, &QTimer::timeout, this, &ConsoleSession::refresh);
+    m_reconnectTimer.setSingleShot(true);
+    connect(&m_reconnectTimer, &QTimer::timeout, this, &ConsoleSession::startConnect);
+    m_thread.start();
+}
+
+ConsoleSession::~ConsoleSession()
+{
+    // Closing the window while a connect or a migration runs waits for it here, bounded by
+    // the connect timeout and the statement timeout; the worker's deleteLater then closes the
+    // connection on its own thread.
+    m_thread.quit();
+    m_thread.wait();
+}
+
+bool ConsoleSession::canPoll() const
+{
+    return m_state == State::Connected && m_info.tableExists && m_info.isReader && m_info.schemaError.isEmpty();
+}
+
+void ConsoleSession::connectTo(const ConnectionSettings& settings)
+{
+    m_settings = settings;
+    m_lastFailure.reset();
+    m_autoReconnect = false;
+    m_reconnectDelaySeconds = 0;
+    startConnect();
+}
+
+void ConsoleSession::startConnect()
+{
+    m_reconnectTimer.stop();
+    m_pollTimer.stop();
+    m_pendingPoll = 0;
+    if (m_pendingMigrate) {
+        m_pendingMigrate = 0;
+        Q_EMIT migratingChanged(false);
+    }
+    const quint64 id = m_nextId++;
+    m_pendingConnect = id;
+    setState(State::Connecting);
+    QMetaObject::invokeMethod(
+        m_worker, [w = m_worker, id, s = m_settings] { w->open(id, s); }, Qt::QueuedConnection);
+}
+
+void ConsoleSession::disconnectFromServer()
+{
+    m_reconnectTimer.stop();
+    m_pollTimer.stop();
+    m_autoReconnect = false;
+    m_pendingConnect = m_pendingPoll = 0;
+    if (m_pendingMigrate) {
+        m_pendingMigrate = 0;
+        Q_EMIT migratingChanged(false);
+    }
+    QMetaObject::invokeMethod(m_worker, [w = m_worker] { w->close(); }, Qt::QueuedConnection);
+    setState(State::Disconnected);
+}
+
+void ConsoleSession::refresh()
+{
+    // One poll in flight at a time: the next is armed only when this one has answered.
+    if (!canPoll() || m_pendingPoll)
+        return;
+    m_pollTimer.stop();
+    const quint64 id = m_nextId++;
+    m_pendingPoll = id;
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, id] { w->readCounts(id); }, Qt::QueuedConnection);
+}
+
+void ConsoleSession::migrateSchema()
+{
+    if (m_state != State::Connected || m_pendingMigrate)
+        return;
+    m_pollTimer.stop();
+    m_pendingPoll = 0;
+    const quint64 id = m_nextId++;
+    m_pendingMigrate = id;
+    Q_EMIT migratingChanged(true);
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, id] { w->migrateSchema(id); }, Qt::QueuedConnection);
+}
+
+void ConsoleSession::onOpened(const ServerInfo& info)
+{
+    if (info.requestId != m_pendingConnect)
+        return;
+    m_pendingConnect = 0;
+    m_autoReconnect = false;
+    m_reconnectDelaySeconds = 0;
+    m_lastFailure.reset();
+    setInfo(info);
+    setState(State::Connected);
+    refresh();
+}
+
+void ConsoleSession::onCountsRead(const StatusCounts& counts)
+{
+    if (counts.requestId != m_pendingPoll)
+        return;
+    m_pendingPoll = 0;
+    schedulePoll(std::max(m_pollInterval, std::chrono::milliseconds(counts.elapsedMs * pollBudgetDivisor)));
+    Q_EMIT countsChanged(counts);
+}
+
+void ConsoleSession::onMigrated(const MigrationOutcome& outcome)
+{
+    if (outcome.requestId != m_pendingMigrate)
+        return;
+    m_pendingMigrate = 0;
+    Q_EMIT migratingChanged(false);
+    Q_EMIT migrationFinished(outcome);
+    setInfo(outcome.after);
+    refresh();
+}
+
+void ConsoleSession::onFailed(const Failure& incoming)
+{
+    const quint64 id = incoming.requestId;
+    if (id == 0 || (id != m_pendingConnect && id != m_pendingPoll && id != m_pendingMigrate))
+        return;
+    Failure failure = incoming;
+    const bool wasConnect = id == m_pendingConnect;
+    const bool wasPoll = id == m_pendingPoll;
+    if (wasConnect)
+        m_pendingConnect = 0;
+    if (wasPoll)
+        m_pendingPoll = 0;
+    const bool wasMigrate = id == m_pendingMigrate;
+    if (wasMigrate) {
+        m_pendingMigrate = 0;
+        Q_EMIT migratingChanged(false);
+    }
+    failure.request = wasConnect ? Failure::Request::Connect
+        : wasPoll                ? Failure::Request::Poll
+                                 : Failure::Request::Migrate;
+
+    if (failure.kind == FailureKind::ConnectionLost)
+        m_autoReconnect = true;
+    if (m_autoReconnect) {
+        // A server that was there a moment ago is probably restarting: keep trying, slower
+        // each time, until the user connects elsewhere or disconnects.
+        m_reconnectDelaySeconds = std::clamp(m_reconnectDelaySeconds * 2, 1, maxReconnectDelaySeconds);
+        failure.retryInSeconds = m_reconnectDelaySeconds;
+        m_reconnectTimer.start(std::chrono::seconds(m_reconnectDelaySeconds));
+    }
+    // Recorded before the state changes, so that whoever reacts to the state sees why.
+    m_lastFailure = failure;
+    if (m_autoReconnect || wasConnect)
+        setState(State::Failed);
+    else if (wasPoll)
+        // A failed poll (a timeout, a revoked grant) is worth a message, not a disconnect.
+        schedulePoll(std::min(maxPollInterval, m_pollInterval * 4));
+    else if (wasMigrate)
+        schedulePoll(m_pollInterval); // the migration had paused polling
+    Q_EMIT failed(failure);
+}
+
+void ConsoleSession::setState(State state)
+{
+    if (state == m_state)
+        return;
+    m_state = state;
+    Q_EMIT stateChanged(state);
+}
+
+void ConsoleSession::setInfo(const ServerInfo& info)
+{
+    m_info = info;
+    Q_EMIT serverInfoChanged(m_info);
+}
+
+void ConsoleSession::schedulePoll(std::chrono::milliseconds after)
+{
+    m_nextPoll = std::min(after, maxPollInterval);
+    if (canPoll())
+        m_pollTimer.start(m_nextPoll);
+}
+
+} // namespace idem::console

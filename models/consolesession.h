@@ -1,0 +1,90 @@
+#pragma once
+
+#include <QObject>
+#include <QThread>
+#include <QTimer>
+
+#include <chrono>
+#include <optional>
+
+#include "models/connectionsettings.h"
+#include "models/snapshots.h"
+
+namespace idem::console {
+
+class DatabaseWorker;
+
+// The UI thread's side of one database connection: it starts the worker thread, numbers
+// every request, drops answers nobody waits for any more (a connect superseded by another,
+// a poll from before a reconnect), polls the table summary, and reconnects with backoff
+// after a lost connection. Nothing here blocks.
+class ConsoleSession : public QObject {
+    Q_OBJECT
+public:
+    enum class State { Disconnected, Connecting, Connected, Failed };
+    Q_ENUM(State)
+
+    explicit ConsoleSession(QObject* parent = nullptr);
+    ~ConsoleSession() override;
+
+    State state() const { return m_state; }
+    // Valid once connected; kept (as a last known picture) while reconnecting.
+    const ServerInfo& serverInfo() const { return m_info; }
+    const std::optional<Failure>& lastFailure() const { return m_lastFailure; }
+    // The settings of the current or last connection, password included, in memory only.
+    const ConnectionSettings& settings() const { return m_settings; }
+    bool migrating() const { return m_pendingMigrate != 0; }
+    // A schema newer than this console knows: look, but change nothing.
+    bool readOnly() const { return m_info.schemaNewer() || !m_info.schemaProblems.isEmpty(); }
+    bool canPoll() const;
+
+    void setPollInterval(std::chrono::milliseconds interval) { m_pollInterval = interval; }
+    std::chrono::milliseconds nextPollIn() const { return m_nextPoll; }
+
+public Q_SLOTS:
+    void connectTo(const idem::console::ConnectionSettings& settings);
+    void disconnectFromServer();
+    void refresh();
+    void migrateSchema();
+
+Q_SIGNALS:
+    void stateChanged(idem::console::ConsoleSession::State state);
+    void serverInfoChanged(const idem::console::ServerInfo& info);
+    void countsChanged(const idem::console::StatusCounts& counts);
+    // Any failure still relevant: a connect attempt, a poll, a migration.
+    void failed(const idem::console::Failure& failure);
+    void migratingChanged(bool migrating);
+    void migrationFinished(const idem::console::MigrationOutcome& outcome);
+
+private:
+    void onOpened(const ServerInfo& info);
+    void onCountsRead(const StatusCounts& counts);
+    void onMigrated(const MigrationOutcome& outcome);
+    void onFailed(const Failure& failure);
+    void setState(State state);
+    void setInfo(const ServerInfo& info);
+    void startConnect();
+    void schedulePoll(std::chrono::milliseconds after);
+
+    QThread m_thread;
+    DatabaseWorker* m_worker = nullptr; // lives on m_thread, deleted there
+    State m_state = State::Disconnected;
+    ConnectionSettings m_settings;
+    ServerInfo m_info;
+    std::optional<Failure> m_lastFailure;
+
+    quint64 m_nextId = 1;
+    // The one request of each kind whose answer is still wanted; 0 when none.
+    quint64 m_pendingConnect = 0;
+    quint64 m_pendingPoll = 0;
+    quint64 m_pendingMigrate = 0;
+
+    QTimer m_pollTimer;
+    std::chrono::milliseconds m_pollInterval { 5000 };
+    std::chrono::milliseconds m_nextPoll { 0 };
+    QTimer m_reconnectTimer;
+    bool m_autoReconnect = false;
+    int m_reconnectDelaySeconds = 0;
+};
+
+} // namespace idem::console

@@ -1,0 +1,233 @@
+#include "models/databaseworker.h"
+
+#include <QElapsedTimer>
+
+#include <optional>
+
+#include <pqxx/pqxx>
+
+#include "core/connection.h"
+#include "core/migrate.h"
+
+namespace idem::console {
+
+namespace {
+
+    // Every read the console makes is bounded, so a slow server stretches a poll instead of
+    // piling them up; the value is a constant, not user input.
+    constexpr const char* readTimeoutSql = "SET LOCAL statement_timeout = '5s'";
+
+    const QStringList protocolStatuses = { QStringLiteral("processing"), QStringLiteral("retryable_failed"),
+                                           QStringLiteral("failed"), QStringLiteral("succeeded") };
+
+    QString q(const std::string& s) { return QString::fromStdString(s); }
+    QString q(const char* s) { return s ? QString::fromUtf8(s) : QString(); }
+
+    QDateTime fromEpochMs(const pqxx::field& f) { return QDateTime::fromMSecsSinceEpoch(f.as<qint64>()); }
+
+    FailureKind kindOf(idem::ConnectErrorKind kind)
+    {
+        switch (kind) {
+        case idem::ConnectErrorKind::BadConninfo:
+            return FailureKind::BadConninfo;
+        case idem::ConnectErrorKind::Refused:
+            return FailureKind::Refused;
+        case idem::ConnectErrorKind::Authentication:
+            return FailureKind::Authentication;
+        case idem::ConnectErrorKind::Tls:
+            return FailureKind::Tls;
+        case idem::ConnectErrorKind::Timeout:
+            return FailureKind::Timeout;
+        case idem::ConnectErrorKind::Other:
+            break;
+        }
+        return FailureKind::Other;
+    }
+
+    QString trimmed(const char* what) { return QString::fromUtf8(what).trimmed(); }
+
+} // namespace
+
+struct DatabaseWorker::Connection {
+    std::unique_ptr<pqxx::connection> conn;
+    idem::SchemaName schema;
+    QString displayConninfo;
+};
+
+DatabaseWorker::DatabaseWorker() = default;
+DatabaseWorker::~DatabaseWorker() = default;
+
+template<typename F>
+void DatabaseWorker::guarded(quint64 requestId, F&& body)
+{
+    Failure failure;
+    failure.requestId = requestId;
+    try {
+        body();
+        return;
+    } catch (const idem::ConnectError& e) {
+        failure.kind = kindOf(e.kind());
+        failure.message = trimmed(e.what());
+    } catch (const pqxx::broken_connection& e) {
+        // The server went away mid-request; the session decides when to reconnect.
+        m_db.reset();
+        failure.kind = FailureKind::ConnectionLost;
+        failure.message = trimmed(e.what());
+    } catch (const pqxx::sql_error& e) {
+        failure.kind = FailureKind::Query;
+        failure.sqlstate = q(e.sqlstate());
+        failure.message = trimmed(e.what());
+    } catch (const idem::MigrationRefused& e) {
+        failure.kind = FailureKind::MigrationRefused;
+        failure.message = trimmed(e.what());
+    } catch (const std::exception& e) {
+        failure.kind = FailureKind::Other;
+        failure.message = trimmed(e.what());
+    }
+    Q_EMIT failed(failure);
+}
+
+void DatabaseWorker::open(quint64 requestId, const ConnectionSettings& settings)
+{
+    m_db.reset();
+    std::optional<idem::SchemaName> schema;
+    try {
+        schema.emplace(settings.schema.trimmed().toStdString());
+    } catch (const std::invalid_argument& e) {
+        Failure f { requestId, FailureKind::BadSchemaName, trimmed(e.what()), {}, 0 };
+        Q_EMIT failed(f);
+        return;
+    }
+    guarded(requestId, [&] {
+        auto db = std::make_unique<Connection>(Connection { nullptr, *schema, {} });
+        db->displayConninfo = q(storableConninfo(settings));
+        db->conn = idem::connect(effectiveConninfo(settings), { "idem-console" });
+        m_db = std::move(db);
+        Q_EMIT opened(inspect(requestId));
+    });
+}
+
+void DatabaseWorker::close() { m_db.reset(); }
+
+ServerInfo DatabaseWorker::inspect(quint64 requestId)
+{
+    auto& conn = *m_db->conn;
+    const auto& schema = m_db->schema;
+    ServerInfo info;
+    info.requestId = requestId;
+    info.schema = q(schema.name());
+    info.displayConninfo = m_db->displayConninfo;
+    info.host = q(conn.hostname());
+    info.port = q(conn.port());
+    info.database = q(conn.dbname());
+    {
+        pqxx::read_transaction t(conn);
+        t.exec(readTimeoutSql);
+        // pg_has_role errors on a role that does not exist (a cluster never migrated), and
+        // to_regclass on a schema without USAGE; CASE keeps each check ahead of what it guards.
+        const auto r = t.exec_params(
+            "SELECT current_setting('server_version'), current_user, session_user,"
+            "       (SELECT rolsuper FROM pg_roles WHERE rolname = current_user),"
+            "       CASE WHEN EXISTS (SELECT FROM pg_roles WHERE rolname = 'idem_operator')"
+            "            THEN pg_has_role(current_user, 'idem_operator', 'USAGE') ELSE false END,"
+            "       CASE WHEN NOT EXISTS (SELECT FROM pg_namespace WHERE nspname = $2) THEN false"
+            "            WHEN NOT has_schema_privilege($2, 'USAGE') THEN false"
+            "            WHEN to_regclass($1) IS NULL THEN false"
+            "            ELSE has_table_privilege($1, 'SELECT') END,"
+            "       coalesce((SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()), false),"
+            "       (SELECT version FROM pg_stat_ssl WHERE pid = pg_backend_pid()),"
+            "       (SELECT cipher FROM pg_stat_ssl WHERE pid = pg_backend_pid()),"
+            "       (extract(epoch FROM now()) * 1000)::bigint",
+            schema.qualify("task_idempotency"), schema.name());
+        const auto row = r[0];
+        info.serverVersion = q(row[0].as<std::string>());
+        info.role = q(row[1].as<std::string>());
+        info.sessionRole = q(row[2].as<std::string>());
+        info.superuser = row[3].as<bool>();
+        info.isOperator = info.superuser || row[4].as<bool>();
+        info.isReader = info.superuser || row[5].as<bool>();
+        info.tls = row[6].as<bool>();
+        info.tlsVersion = row[7].is_null() ? QString() : q(row[7].as<std::string>());
+        info.tlsCipher = row[8].is_null() ? QString() : q(row[8].as<std::string>());
+        info.asOf = fromEpochMs(row[9]);
+    }
+    try {
+        const auto state = idem::inspectSchema(conn, schema);
+        info.schemaExists = state.schemaExists;
+        info.tableExists = state.articleTableExists;
+        info.schemaVersion = state.version;
+        info.schemaLatest = state.latest;
+        for (const auto& p : state.problems)
+            info.schemaProblems << q(p);
+    } catch (const pqxx::broken_connection&) {
+        throw;
+    } catch (const pqxx::sql_error& e) {
+        // Connected but not allowed to look (no USAGE on the schema, say): the connection is
+        // still worth showing, with the reason in place of a version.
+        info.schemaLatest = idem::latestSchemaVersion();
+        info.schemaError = trimmed(e.what());
+    }
+    return info;
+}
+
+void DatabaseWorker::readCounts(quint64 requestId)
+{
+    if (!m_db) {
+        Q_EMIT failed({ requestId, FailureKind::ConnectionLost, QStringLiteral("not connected"), {}, 0 });
+        return;
+    }
+    guarded(requestId, [&] {
+        QElapsedTimer clock;
+        clock.start();
+        StatusCounts counts;
+        counts.requestId = requestId;
+        for (const auto& s : protocolStatuses)
+            counts.counts.append({ s, 0 });
+        pqxx::read_transaction t(*m_db->conn);
+        // A full count: acceptable for this summary, which the dashboard's indexed reads
+        // replace (DESIGN section 6); the statement timeout bounds it on a large table. The
+        // row without a status carries the server's clock, so one statement answers both.
+        const auto r = t.exec(std::string(readTimeoutSql) + "; SELECT NULL::text, (extract(epoch FROM now()) * 1000)::bigint"
+                              " UNION ALL SELECT status, count(*) FROM " + m_db->schema.qualify("task_idempotency")
+                              + " GROUP BY status");
+        for (const auto& row : r) {
+            if (row[0].is_null()) {
+                counts.asOf = fromEpochMs(row[1]);
+                continue;
+            }
+            const QString status = q(row[0].as<std::string>());
+            const qint64 n = row[1].as<qint64>();
+            counts.total += n;
+            const auto known = protocolStatuses.indexOf(status);
+            if (known >= 0)
+                counts.counts[known].rows = n;
+            else
+                counts.counts.append({ status, n });
+        }
+        counts.elapsedMs = clock.elapsed();
+        Q_EMIT countsRead(counts);
+    });
+}
+
+void DatabaseWorker::migrateSchema(quint64 requestId)
+{
+    if (!m_db) {
+        Q_EMIT failed({ requestId, FailureKind::ConnectionLost, QStringLiteral("not connected"), {}, 0 });
+        return;
+    }
+    guarded(requestId, [&] {
+        const auto report = idem::migrate(*m_db->conn, { m_db->schema, true });
+        MigrationOutcome outcome;
+        outcome.requestId = requestId;
+        outcome.fromVersion = report.fromVersion;
+        outcome.toVersion = report.toVersion;
+        for (const auto& a : report.applied)
+            outcome.applied << q(a);
+        outcome.rolesApplied = report.rolesApplied;
+        outcome.adoptedExistingTable = report.adoptedExistingTable;
+        outcome.after = inspect(requestId);
+        Q_EMIT migrated(outcome);
+    });
+}
+
+} // namespace idem::console

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <QObject>
+
+#include <memory>
+
+#include "models/connectionsettings.h"
+#include "models/snapshots.h"
+
+namespace idem::console {
+
+// Owns one database connection and everything that touches it. It lives on its own
+// QThread (a libpq connection belongs to one thread); ConsoleSession calls the request
+// functions there by queued invocation and receives the answers by queued signal, so the
+// UI thread never waits on the database.
+class DatabaseWorker : public QObject {
+    Q_OBJECT
+public:
+    DatabaseWorker();
+    ~DatabaseWorker() override;
+
+    // Each of these runs on the worker thread and answers with exactly one signal.
+    void open(quint64 requestId, const idem::console::ConnectionSettings& settings);
+    void close();
+    void readCounts(quint64 requestId);
+    void migrateSchema(quint64 requestId);
+
+Q_SIGNALS:
+    void opened(const idem::console::ServerInfo& info);
+    void countsRead(const idem::console::StatusCounts& counts);
+    void migrated(const idem::console::MigrationOutcome& outcome);
+    void failed(const idem::console::Failure& failure);
+
+private:
+    ServerInfo inspect(quint64 requestId);
+    // Runs a request body, turning every way a database call can fail into one Failure.
+    template<typename F>
+    void guarded(quint64 requestId, F&& body);
+
+    struct Connection;
+    std::unique_ptr<Connection> m_db;
+};
+
+} // namespace idem::console

@@ -1,0 +1,99 @@
+#pragma once
+
+#include <QDateTime>
+#include <QList>
+#include <QMetaType>
+#include <QString>
+#include <QStringList>
+
+// Immutable values the database worker hands to the UI thread by queued signal. Each
+// carries the id of the request it answers, so that the session can drop stale answers.
+namespace idem::console {
+
+struct ServerInfo {
+    quint64 requestId = 0;
+    QString serverVersion; // server_version, e.g. "16.2 (Debian 16.2-1)"
+    QString host;
+    QString port;
+    QString database;
+    QString role; // current_user
+    QString sessionRole; // session_user: differs after SET ROLE
+    QString displayConninfo; // without password
+    bool superuser = false;
+    bool isOperator = false; // member of idem_operator (USAGE), or superuser
+    bool isReader = false; // may SELECT the schema's task_idempotency
+    bool tls = false;
+    QString tlsVersion;
+    QString tlsCipher;
+    QString schema;
+    bool schemaExists = false;
+    bool tableExists = false; // task_idempotency, perhaps an article-shaped table to adopt
+    int schemaVersion = 0;
+    int schemaLatest = 0; // what this console ships
+    QStringList schemaProblems; // checksum mismatches, unknown versions
+    QString schemaError; // the schema could not be inspected at all (e.g. no privilege)
+    QDateTime asOf; // server clock
+
+    bool schemaMissing() const { return schemaError.isEmpty() && schemaVersion == 0; }
+    bool schemaNewer() const { return schemaVersion > schemaLatest; }
+    bool schemaOlder() const { return schemaVersion > 0 && schemaVersion < schemaLatest; }
+    QString privilegeText() const;
+};
+
+struct StatusCount {
+    QString status;
+    qint64 rows = 0;
+};
+
+struct StatusCounts {
+    quint64 requestId = 0;
+    QList<StatusCount> counts; // the four protocol statuses first, always present
+    qint64 total = 0;
+    QDateTime asOf; // server clock
+    qint64 elapsedMs = 0; // what this poll cost, end to end
+};
+
+enum class FailureKind {
+    BadConninfo,
+    Refused,
+    Authentication,
+    Tls,
+    Timeout,
+    BadSchemaName,
+    ConnectionLost,
+    Query, // a statement failed; sqlstate says why
+    MigrationRefused,
+    Other,
+};
+
+struct Failure {
+    enum class Request { Connect, Poll, Migrate };
+
+    quint64 requestId = 0;
+    FailureKind kind = FailureKind::Other;
+    QString message; // libpq's or the server's words
+    QString sqlstate;
+    int retryInSeconds = 0; // set by the session when it will reconnect by itself
+    Request request = Request::Connect; // set by the session: what failed
+
+    bool isConnectFailure() const;
+    // One or two sentences for a person: what happened and what to check.
+    QString text() const;
+};
+
+struct MigrationOutcome {
+    quint64 requestId = 0;
+    int fromVersion = 0;
+    int toVersion = 0;
+    QStringList applied;
+    bool rolesApplied = false;
+    bool adoptedExistingTable = false;
+    ServerInfo after; // re-inspected once the migration committed
+};
+
+} // namespace idem::console
+
+Q_DECLARE_METATYPE(idem::console::ServerInfo)
+Q_DECLARE_METATYPE(idem::console::StatusCounts)
+Q_DECLARE_METATYPE(idem::console::Failure)
+Q_DECLARE_METATYPE(idem::console::MigrationOutcome)

@@ -1,0 +1,168 @@
+#include <QtTest>
+
+#include <cstdlib>
+#include <pqxx/pqxx>
+
+#include "core/migrate.h"
+#include "tests/console/consolefixture.h"
+#include "tests/support/testdb.h"
+
+using idem::test::ConsoleFixture;
+using idem::test::consoleTimeoutMs;
+using State = idem::console::ConsoleSession::State;
+
+// The connection dialog driven with keyboard and mouse against the real test cluster: what a
+// person sees for a good connection and for each way a connection fails.
+class TestConnectionDialog : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+    void goodDsnShowsRoleAndSchema_data();
+    void goodDsnShowsRoleAndSchema();
+    void wrongPasswordShowsAuthenticationError();
+    void verifyFullWithTheRightRootCert();
+    void verifyFullWithAWrongRootCertFails();
+    void malformedConninfoIsRejectedInPlace();
+    void refusedConnectionIsReported();
+
+private:
+    QString tlsFile(const char* name) const;
+
+    std::unique_ptr<idem::test::ScratchDatabase> m_db;
+    const std::string m_reader = "idem_t_console_dialog_reader";
+    const std::string m_operator = "idem_t_console_dialog_operator";
+    const std::string m_password = "correct horse 'battery'";
+};
+
+void TestConnectionDialog::initTestCase()
+{
+    IDEM_REQUIRE_DATABASE();
+    QVERIFY2(std::getenv("IDEM_TEST_TLS_DIR"), "IDEM_TEST_TLS_DIR must name the test cluster's tls directory");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("console_dialog");
+    auto c = m_db->connect();
+    idem::migrate(*c, { idem::SchemaName() });
+    idem::test::createLoginRole(m_reader, m_password, "idem_reader");
+    idem::test::createLoginRole(m_operator, m_password, "idem_operator");
+}
+
+void TestConnectionDialog::cleanupTestCase() { m_db.reset(); }
+
+QString TestConnectionDialog::tlsFile(const char* name) const
+{
+    return QDir(QString::fromLocal8Bit(std::getenv("IDEM_TEST_TLS_DIR"))).filePath(QString::fromLatin1(name));
+}
+
+void TestConnectionDialog::goodDsnShowsRoleAndSchema_data()
+{
+    QTest::addColumn<QString>("role");
+    QTest::addColumn<bool>("typePassword");
+    QTest::addColumn<QString>("privilege");
+    QTest::addRow("superuser via passfile") << QStringLiteral("postgres") << false << QStringLiteral("operator (superuser)");
+    QTest::addRow("operator") << QString::fromStdString(m_operator) << true << QStringLiteral("operator");
+    QTest::addRow("reader") << QString::fromStdString(m_reader) << true << QStringLiteral("reader");
+}
+
+void TestConnectionDialog::goodDsnShowsRoleAndSchema()
+{
+    QFETCH(QString, role);
+    QFETCH(bool, typePassword);
+    QFETCH(QString, privilege);
+    ConsoleFixture f;
+    idem::test::typeInto(f.child("conninfoEdit"), idem::test::dsnWith(m_db->dsn(), { { "user", role.toStdString() } }));
+    if (typePassword)
+        idem::test::typeInto(f.child("passwordEdit"), m_password);
+    idem::test::click(f.child<QPushButton>("connectButton"));
+
+    QTRY_COMPARE_WITH_TIMEOUT(f.session.state(), State::Connected, consoleTimeoutMs);
+    QTRY_VERIFY(!f.dialog.isVisible());
+    const auto* panel = f.window.statusPanel();
+    QCOMPARE(panel->roleText(), role);
+    QCOMPARE(panel->privilegeText(), privilege);
+    QVERIFY2(panel->schemaText().contains(QStringLiteral("version %1 (current)").arg(idem::latestSchemaVersion())),
+             qPrintable(panel->schemaText()));
+    QVERIFY2(panel->serverText().startsWith(QStringLiteral("PostgreSQL ")), qPrintable(panel->serverText()));
+    QVERIFY2(f.window.banner()->isHidden(), qPrintable(f.window.banner()->text()));
+    // The reader may read, so the table summary arrives too.
+    QTRY_COMPARE_WITH_TIMEOUT(f.window.countModel()->rowCount(), 4, consoleTimeoutMs);
+}
+
+void TestConnectionDialog::wrongPasswordShowsAuthenticationError()
+{
+    ConsoleFixture f;
+    idem::test::typeInto(f.child("conninfoEdit"), idem::test::dsnWith(m_db->dsn(), { { "user", m_reader } }));
+    idem::test::typeInto(f.child("passwordEdit"), QStringLiteral("not the password"));
+    idem::test::click(f.child<QPushButton>("connectButton"));
+
+    QTRY_VERIFY_WITH_TIMEOUT(!idem::test::dialogError(f).isEmpty(), consoleTimeoutMs);
+    const QString error = idem::test::dialogError(f);
+    QVERIFY2(error.contains(QStringLiteral("authentication"), Qt::CaseInsensitive), qPrintable(error));
+    QVERIFY2(!error.contains(QStringLiteral("not the password")), "the password leaked into the message");
+    QVERIFY(f.dialog.isVisible());
+    QVERIFY(f.child<QPushButton>("connectButton")->isEnabled());
+    QCOMPARE(f.session.state(), State::Failed);
+
+    // Fixing the password in place then works.
+    idem::test::typeInto(f.child("passwordEdit"), m_password);
+    idem::test::click(f.child<QPushButton>("connectButton"));
+    QTRY_COMPARE_WITH_TIMEOUT(f.session.state(), State::Connected, consoleTimeoutMs);
+    QTRY_VERIFY(!f.dialog.isVisible());
+}
+
+void TestConnectionDialog::verifyFullWithTheRightRootCert()
+{
+    ConsoleFixture f;
+    // The TLS fields override whatever the string says, so take those out of it first.
+    const auto dsn = idem::test::dsnWith(m_db->dsn(), { { "sslmode", "" }, { "sslrootcert", "" } });
+    idem::test::typeInto(f.child("conninfoEdit"), dsn);
+    idem::test::chooseSslMode(f.child<QComboBox>("sslModeCombo"), QStringLiteral("verify-full"));
+    idem::test::typeInto(f.child("sslRootCertEdit"), tlsFile("ca.crt"));
+    idem::test::click(f.child<QPushButton>("connectButton"));
+
+    QTRY_COMPARE_WITH_TIMEOUT(f.session.state(), State::Connected, consoleTimeoutMs);
+    const QString tls = f.window.statusPanel()->tlsText();
+    QVERIFY2(tls.startsWith(QStringLiteral("yes (TLS")), qPrintable(tls));
+}
+
+void TestConnectionDialog::verifyFullWithAWrongRootCertFails()
+{
+    ConsoleFixture f;
+    idem::test::typeInto(f.child("conninfoEdit"), m_db->dsn()); // sslmode=verify-full, the right sslrootcert
+    idem::test::chooseSslMode(f.child<QComboBox>("sslModeCombo"), QStringLiteral("verify-full"));
+    idem::test::typeInto(f.child("sslRootCertEdit"), tlsFile("other-ca.crt")); // overrides the string's
+    idem::test::click(f.child<QPushButton>("connectButton"));
+
+    QTRY_VERIFY_WITH_TIMEOUT(!idem::test::dialogError(f).isEmpty(), consoleTimeoutMs);
+    const QString error = idem::test::dialogError(f);
+    QVERIFY2(error.startsWith(QStringLiteral("TLS failure")), qPrintable(error));
+    QVERIFY2(error.contains(QStringLiteral("certificate")), qPrintable(error));
+    QCOMPARE(f.session.lastFailure()->kind, idem::console::FailureKind::Tls);
+    QVERIFY(f.dialog.isVisible());
+}
+
+void TestConnectionDialog::malformedConninfoIsRejectedInPlace()
+{
+    ConsoleFixture f;
+    idem::test::typeInto(f.child("conninfoEdit"), QStringLiteral("host=localhost nosuchoption=1"));
+    idem::test::click(f.child<QPushButton>("connectButton"));
+    // Rejected before any I/O: no waiting.
+    const QString error = idem::test::dialogError(f);
+    QVERIFY2(error.contains(QStringLiteral("not valid")) && error.contains(QStringLiteral("nosuchoption")),
+             qPrintable(error));
+    QCOMPARE(f.session.state(), State::Disconnected);
+}
+
+void TestConnectionDialog::refusedConnectionIsReported()
+{
+    ConsoleFixture f;
+    // Port 1 on loopback: nothing listens, so the refusal is immediate.
+    idem::test::typeInto(f.child("conninfoEdit"), QStringLiteral("host=127.0.0.1 port=1 dbname=x user=x"));
+    idem::test::click(f.child<QPushButton>("connectButton"));
+    QTRY_VERIFY_WITH_TIMEOUT(!idem::test::dialogError(f).isEmpty(), consoleTimeoutMs);
+    const QString error = idem::test::dialogError(f);
+    QVERIFY2(error.startsWith(QStringLiteral("The server could not be reached")), qPrintable(error));
+    QCOMPARE(f.session.lastFailure()->kind, idem::console::FailureKind::Refused);
+}
+
+QTEST_MAIN(TestConnectionDialog)
+#include "tst_connectiondialog.moc"

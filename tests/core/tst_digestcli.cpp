@@ -1,0 +1,137 @@
+#include <QtTest>
+
+#include <QProcess>
+#include <QTemporaryDir>
+
+// Runs the built idemctl as a user would: exact output bytes and exit codes.
+class TestDigestCli : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void run_data();
+    void run();
+
+private:
+    QTemporaryDir m_dir;
+    QString m_request; // a request file
+    QString m_otherTrace; // the same request with another trace id, in another key order
+    QString m_bad; // not JSON
+};
+
+namespace {
+const QByteArray requestText = "{\n  \"target\": \"acct-1\",\n  \"amount\": 100.0,\n  \"currency\": \"EUR\",\n"
+                               "  \"meta\": {\"trace_id\": \"t-1\", \"source\": \"api\"}\n}\n";
+const QByteArray otherTraceText
+    = R"({"meta":{"source":"api","trace_id":"t-2"},"currency":"EUR","amount":1e2,"target":"acct-1"})";
+const QByteArray canonicalText
+    = R"({"amount":100,"currency":"EUR","meta":{"source":"api","trace_id":"t-1"},"target":"acct-1"})";
+const QByteArray canonicalWithoutTrace = R"({"amount":100,"currency":"EUR","meta":{"source":"api"},"target":"acct-1"})";
+// SHA-256 of canonicalWithoutTrace and of {"amount":100,"currency":"EUR","target":"acct-1"},
+// computed with sha256sum, not with our code.
+const QByteArray digestWithoutTrace = "v1:f75ea0e041273218facb0130488ff98159ce34a100319593e226359df64cb20c\n";
+const QByteArray digestWithoutMeta = "v1:71c4903e7f7fe8d0e71020b0d8908da570aa02d6917aef672bca0dbeeee2541a\n";
+
+bool writeFile(const QString& path, const QByteArray& bytes)
+{
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size();
+}
+} // namespace
+
+void TestDigestCli::initTestCase()
+{
+    QVERIFY(QFileInfo(QStringLiteral(IDEMCTL_PATH)).isExecutable());
+    QVERIFY(m_dir.isValid());
+    m_request = m_dir.filePath(QStringLiteral("request.json"));
+    m_otherTrace = m_dir.filePath(QStringLiteral("other trace.json")); // a space in the name on purpose
+    m_bad = m_dir.filePath(QStringLiteral("bad.json"));
+    QVERIFY(writeFile(m_request, requestText));
+    QVERIFY(writeFile(m_otherTrace, otherTraceText));
+    QVERIFY(writeFile(m_bad, "{\"amount\": 100,"));
+}
+
+void TestDigestCli::run_data()
+{
+    QTest::addColumn<QStringList>("args"); // @REQ, @OTHER and @BAD stand for the files
+    QTest::addColumn<QByteArray>("input");
+    QTest::addColumn<int>("exitCode");
+    QTest::addColumn<QByteArray>("out");
+    QTest::addColumn<QByteArray>("errContains");
+    const auto args = [](std::initializer_list<const char*> list) {
+        QStringList out;
+        for (const char* a : list)
+            out << QString::fromUtf8(a);
+        return out;
+    };
+    // --canonical prints the canonical bytes and nothing else: no trailing newline.
+    QTest::addRow("canonical file") << args({ "--canonical", "@REQ" }) << QByteArray() << 0 << canonicalText
+                                    << QByteArray();
+    QTest::addRow("canonical stdin") << args({ "--canonical" }) << requestText << 0 << canonicalText << QByteArray();
+    QTest::addRow("canonical dash") << args({ "--canonical", "-" }) << requestText << 0 << canonicalText
+                                    << QByteArray();
+    QTest::addRow("canonical ignore") << args({ "--canonical", "--ignore", "meta.trace_id", "@REQ" }) << QByteArray()
+                                      << 0 << canonicalWithoutTrace << QByteArray();
+    QTest::addRow("digest ignore file") << args({ "--ignore", "meta.trace_id", "@REQ" }) << QByteArray() << 0
+                                        << digestWithoutTrace << QByteArray();
+    QTest::addRow("digest ignore other trace")
+        << args({ "@OTHER", "--ignore=meta.trace_id" }) << QByteArray() << 0 << digestWithoutTrace << QByteArray();
+    QTest::addRow("digest ignore stdin") << args({ "--ignore", "meta.trace_id" }) << otherTraceText << 0
+                                         << digestWithoutTrace << QByteArray();
+    QTest::addRow("digest ignore twice") << args({ "--ignore", "meta", "--ignore", "nope", "@REQ" }) << QByteArray()
+                                         << 0 << digestWithoutMeta << QByteArray();
+    QTest::addRow("bad JSON file") << args({ "@BAD" }) << QByteArray() << 1 << QByteArray()
+                                   << QByteArray("idemctl digest: invalid JSON: parse error at line 1, column 16");
+    QTest::addRow("bad JSON stdin") << args({ "--canonical" }) << QByteArray("[1,]") << 1 << QByteArray()
+                                    << QByteArray("invalid JSON");
+    QTest::addRow("duplicate key") << args({}) << QByteArray(R"({"a":1,"a":2})") << 1 << QByteArray()
+                                   << QByteArray("duplicate key \"a\"");
+    QTest::addRow("empty stdin") << args({}) << QByteArray() << 1 << QByteArray() << QByteArray("invalid JSON");
+    QTest::addRow("missing file") << args({ "/nonexistent/idem.json" }) << QByteArray() << 1 << QByteArray()
+                                  << QByteArray("cannot open /nonexistent/idem.json");
+    QTest::addRow("unknown option") << args({ "--bogus", "@REQ" }) << QByteArray() << 2 << QByteArray()
+                                    << QByteArray("unknown option --bogus");
+    QTest::addRow("ignore without value")
+        << args({ "@REQ", "--ignore" }) << QByteArray() << 2 << QByteArray() << QByteArray("--ignore needs a value");
+    QTest::addRow("bad ignore path") << args({ "--ignore", "meta..x", "@REQ" }) << QByteArray() << 2 << QByteArray()
+                                     << QByteArray("empty path segment");
+    QTest::addRow("bad ignore beats bad JSON") << args({ "--ignore", "", "@BAD" }) << QByteArray() << 2 << QByteArray()
+                                               << QByteArray("ignored field name is empty");
+    QTest::addRow("two files") << args({ "@REQ", "@OTHER" }) << QByteArray() << 2 << QByteArray()
+                               << QByteArray("at most one FILE");
+}
+
+void TestDigestCli::run()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QByteArray, input);
+    QFETCH(int, exitCode);
+    QFETCH(QByteArray, out);
+    QFETCH(QByteArray, errContains);
+    for (auto& a : args) {
+        if (a == QLatin1String("@REQ"))
+            a = m_request;
+        else if (a == QLatin1String("@OTHER"))
+            a = m_otherTrace;
+        else if (a == QLatin1String("@BAD"))
+            a = m_bad;
+    }
+    args.prepend(QStringLiteral("digest"));
+
+    QProcess p;
+    p.start(QStringLiteral(IDEMCTL_PATH), args);
+    QVERIFY2(p.waitForStarted(), qPrintable(p.errorString()));
+    p.write(input);
+    p.closeWriteChannel();
+    QVERIFY(p.waitForFinished(30000));
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+    const QByteArray err = p.readAllStandardError();
+    QCOMPARE(p.readAllStandardOutput(), out);
+    QVERIFY2(p.exitCode() == exitCode, err.constData());
+    if (errContains.isEmpty())
+        QVERIFY2(err.isEmpty(), err.constData());
+    else
+        QVERIFY2(err.contains(errContains), err.constData());
+}
+
+QTEST_GUILESS_MAIN(TestDigestCli)
+#include "tst_digestcli.moc"

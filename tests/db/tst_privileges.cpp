@@ -1,0 +1,305 @@
+#include <QtTest>
+
+#include <QUuid>
+
+#include <optional>
+#include <pqxx/pqxx>
+
+#include "core/connection.h"
+#include "core/migrate.h"
+#include "tests/support/testdb.h"
+
+namespace {
+
+// Login roles for this program (roles are cluster-wide, hence the distinct names).
+struct LoginRole {
+    const char* idemRole;
+    const char* login;
+};
+const LoginRole loginRoles[] = {
+    { "idem_operator", "idem_t_priv_op" },
+    { "idem_reader", "idem_t_priv_rd" },
+    { "idem_worker", "idem_t_priv_wk" },
+};
+
+// One attempted statement and how to see, as the owner, whether it took effect: `check`
+// returns `after` once the statement has run, and something else before.
+struct Probe {
+    std::string sql;
+    std::optional<std::string> param;
+    std::string check;
+    std::string after;
+};
+
+// SELECT probes return their own check value: the reader must see what the owner sees.
+std::optional<Probe> probeFor(const QString& table, const QString& op)
+{
+    const std::string t = "idem." + table.toStdString();
+    const std::string o = op.toStdString();
+    if (o == "SELECT")
+        return Probe { "SELECT count(*)::text FROM " + t, std::nullopt, "SELECT count(*)::text FROM " + t, "" };
+    if (o == "TRUNCATE")
+        return Probe { "TRUNCATE " + t, std::nullopt, "SELECT count(*)::text FROM " + t, "0" };
+    if (table == QLatin1String("task_idempotency")) {
+        const std::string seeded = "SELECT count(*)::text FROM " + t + " WHERE idempotency_key = 'seed'";
+        if (o == "INSERT")
+            return Probe { "INSERT INTO " + t + " (idempotency_key, request_hash, status) VALUES ($1, 'h', 'processing')",
+                           "probe", "SELECT count(*)::text FROM " + t + " WHERE idempotency_key = 'probe'", "1" };
+        if (o == "UPDATE")
+            return Probe { "UPDATE " + t + " SET attempts = attempts + 1 WHERE idempotency_key = $1", "seed",
+                           "SELECT attempts::text FROM " + t + " WHERE idempotency_key = 'seed'", "2" };
+        if (o == "DELETE")
+            return Probe { "DELETE FROM " + t + " WHERE idempotency_key = $1", "seed", seeded, "0" };
+    }
+    if (table == QLatin1String("idem_counters")) {
+        if (o == "INSERT")
+            return Probe { "INSERT INTO " + t
+                               + " (bucket, tenant, operation, outcome, n)"
+                                 " VALUES (date_trunc('minute', now()), $1, 'charge', 'replayed', 1)",
+                           "probe", "SELECT count(*)::text FROM " + t + " WHERE tenant = 'probe'", "1" };
+        if (o == "UPDATE")
+            return Probe { "UPDATE " + t + " SET n = n + 1 WHERE tenant = $1", "t1",
+                           "SELECT sum(n)::text FROM " + t + " WHERE tenant = 't1'", "2" };
+        if (o == "DELETE")
+            return Probe { "DELETE FROM " + t + " WHERE tenant = $1", "t1",
+                           "SELECT count(*)::text FROM " + t + " WHERE tenant = 't1'", "0" };
+    }
+    if (table == QLatin1String("task_idempotency_audit")) {
+        if (o == "INSERT")
+            return Probe { "INSERT INTO " + t
+                               + " (idempotency_key, action, reason, db_role, os_user, client_host, before_image,"
+                                 " after_image, prev_hash, entry_hash)"
+                                 " VALUES ($1, 'requeue', 'forged', current_user, 'u', 'h', '{}', '{}', 'e1', 'e2')",
+                           "probe", "SELECT count(*)::text FROM " + t + " WHERE idempotency_key = 'probe'", "1" };
+        if (o == "UPDATE")
+            return Probe { "UPDATE " + t + " SET reason = 'tampered' WHERE idempotency_key = $1", "seed",
+                           "SELECT reason FROM " + t + " WHERE idempotency_key = 'seed'", "tampered" };
+        if (o == "DELETE")
+            return Probe { "DELETE FROM " + t + " WHERE idempotency_key = $1", "seed",
+                           "SELECT count(*)::text FROM " + t + " WHERE idempotency_key = 'seed'", "0" };
+    }
+    if (table == QLatin1String("idem_schema_version")) {
+        if (o == "UPDATE")
+            return Probe { "UPDATE " + t + " SET checksum = $1 WHERE version = 1", "tampered",
+                           "SELECT checksum FROM " + t + " WHERE version = 1", "tampered" };
+        if (o == "DELETE")
+            return Probe { "DELETE FROM " + t + " WHERE version = $1::int", "1",
+                           "SELECT count(*)::text FROM " + t + " WHERE version = 1", "0" };
+    }
+    return std::nullopt;
+}
+
+std::string value(pqxx::connection& c, const std::string& sql)
+{
+    pqxx::read_transaction t(c);
+    const auto r = t.exec(sql);
+    return r[0][0].is_null() ? std::string("<null>") : r[0][0].as<std::string>();
+}
+
+// Every Idem table back to one known row each, the version table as migrate left it.
+void reseed(pqxx::connection& c)
+{
+    pqxx::work w(c);
+    w.exec("TRUNCATE idem.task_idempotency, idem.idem_counters, idem.task_idempotency_audit");
+    w.exec_params("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, attempts)"
+                  " VALUES ($1, 'h', 'processing', 1)",
+                  "seed");
+    w.exec_params("INSERT INTO idem.idem_counters (bucket, tenant, operation, outcome, n)"
+                  " VALUES (date_trunc('minute', now()), $1, 'charge', 'acquired', 1)",
+                  "t1");
+    w.exec_params("INSERT INTO idem.task_idempotency_audit (idempotency_key, action, reason, db_role, os_user,"
+                  " client_host, before_image, after_image, prev_hash, entry_hash)"
+                  " VALUES ($1, 'requeue', 'stuck lease', 'postgres', 'alice', 'host1', '{}', '{}', '', 'e0')",
+                  "seed");
+    w.exec("DELETE FROM idem.idem_schema_version");
+    w.exec("INSERT INTO idem.idem_schema_version SELECT * FROM public.version_copy");
+    w.commit();
+}
+
+} // namespace
+
+class TestPrivileges : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+    void matrix_data();
+    void matrix();
+    void ownerCanChangeAudit();
+    void publicSchemaGrantsOnlyIdemObjects();
+
+private:
+    std::string loginDsn(const std::string& base, const std::string& login) const;
+
+    std::string m_password;
+    std::unique_ptr<idem::test::ScratchDatabase> m_matrixDb; // matrix()'s own, reseeded per row
+};
+
+void TestPrivileges::initTestCase()
+{
+    IDEM_REQUIRE_DATABASE();
+    // Migrating creates the cluster-wide idem_* roles if this is the first run on the cluster.
+    m_matrixDb = std::make_unique<idem::test::ScratchDatabase>("priv_matrix");
+    auto c = m_matrixDb->connect();
+    idem::migrate(*c, { idem::SchemaName() });
+    {
+        pqxx::work w(*c);
+        w.exec("CREATE TABLE public.version_copy AS SELECT * FROM idem.idem_schema_version");
+        w.commit();
+    }
+    m_password = QUuid::createUuid().toString(QUuid::WithoutBraces).toStdString();
+    for (const auto& r : loginRoles)
+        idem::test::createLoginRole(r.login, m_password, r.idemRole);
+}
+
+void TestPrivileges::cleanupTestCase()
+{
+    m_matrixDb.reset();
+}
+
+std::string TestPrivileges::loginDsn(const std::string& base, const std::string& login) const
+{
+    return idem::test::dsnWith(base, { { "user", login }, { "password", m_password }, { "passfile", "" } });
+}
+
+void TestPrivileges::matrix_data()
+{
+    QTest::addColumn<QString>("login");
+    QTest::addColumn<QString>("table");
+    QTest::addColumn<QString>("op");
+    QTest::addColumn<bool>("allowed");
+
+    const std::pair<const char*, QStringList> tables[] = {
+        { "task_idempotency",
+          { QStringLiteral("SELECT"), QStringLiteral("INSERT"), QStringLiteral("UPDATE"), QStringLiteral("DELETE"),
+            QStringLiteral("TRUNCATE") } },
+        { "idem_counters",
+          { QStringLiteral("SELECT"), QStringLiteral("INSERT"), QStringLiteral("UPDATE"), QStringLiteral("DELETE"),
+            QStringLiteral("TRUNCATE") } },
+        { "task_idempotency_audit",
+          { QStringLiteral("SELECT"), QStringLiteral("INSERT"), QStringLiteral("UPDATE"), QStringLiteral("DELETE"),
+            QStringLiteral("TRUNCATE") } },
+        { "idem_schema_version", { QStringLiteral("SELECT"), QStringLiteral("UPDATE"), QStringLiteral("DELETE") } },
+    };
+    // DESIGN section 2: readers and operators change no table; workers run the protocol on
+    // their rows and the counters and never see or touch the audit.
+    const QStringList workerMay {
+        QStringLiteral("task_idempotency SELECT"), QStringLiteral("task_idempotency INSERT"),
+        QStringLiteral("task_idempotency UPDATE"), QStringLiteral("idem_counters SELECT"),
+        QStringLiteral("idem_counters INSERT"),    QStringLiteral("idem_counters UPDATE"),
+        QStringLiteral("idem_schema_version SELECT"),
+    };
+    for (const auto& r : loginRoles) {
+        const QString role = QString::fromLatin1(r.idemRole);
+        for (const auto& [table, ops] : tables) {
+            for (const auto& op : ops) {
+                const QString key = QString::fromLatin1(table) + QLatin1Char(' ') + op;
+                const bool allowed = role == QLatin1String("idem_worker") ? workerMay.contains(key) : op == QLatin1String("SELECT");
+                QTest::addRow("%s %s %s", r.idemRole, qPrintable(op), table)
+                    << QString::fromLatin1(r.login) << QString::fromLatin1(table) << op << allowed;
+            }
+        }
+    }
+}
+
+void TestPrivileges::matrix()
+{
+    QFETCH(QString, login);
+    QFETCH(QString, table);
+    QFETCH(QString, op);
+    QFETCH(bool, allowed);
+    const auto probe = probeFor(table, op);
+    QVERIFY2(probe, "no probe for this row");
+    QVERIFY(m_matrixDb);
+    auto owner = m_matrixDb->connect();
+    reseed(*owner);
+    const std::string before = value(*owner, probe->check);
+    const bool isSelect = op == QLatin1String("SELECT");
+    if (!isSelect)
+        QVERIFY2(before != probe->after, before.c_str()); // the check can tell the difference
+
+    auto as = idem::connect(loginDsn(m_matrixDb->dsn(), login.toStdString()));
+    QCOMPARE(value(*as, "SELECT current_user"), login.toStdString());
+    std::optional<std::string> denied;
+    std::string selected;
+    try {
+        pqxx::work w(*as);
+        const auto r = probe->param ? w.exec_params(probe->sql, *probe->param) : w.exec(probe->sql);
+        if (isSelect)
+            selected = r[0][0].as<std::string>();
+        w.commit();
+    } catch (const pqxx::insufficient_privilege& e) {
+        denied = e.sqlstate();
+    } catch (const pqxx::sql_error& e) {
+        QFAIL(qPrintable(QStringLiteral("unexpected SQLSTATE %1: %2")
+                             .arg(QString::fromStdString(e.sqlstate()), QString::fromUtf8(e.what()))));
+    }
+
+    const std::string now = value(*owner, probe->check);
+    if (allowed) {
+        QVERIFY2(!denied, "refused with 42501");
+        QCOMPARE(isSelect ? selected : now, isSelect ? before : probe->after);
+    } else {
+        QVERIFY2(denied, "the statement went through");
+        QCOMPARE(QString::fromStdString(*denied), QStringLiteral("42501"));
+        QCOMPARE(now, before);
+    }
+}
+
+// Only the owner (here the superuser that migrated) may rewrite history; the hash chain,
+// not the grants, is what catches that.
+void TestPrivileges::ownerCanChangeAudit()
+{
+    idem::test::ScratchDatabase db("priv_owner");
+    auto c = db.connect();
+    idem::migrate(*c, { idem::SchemaName() });
+    {
+        pqxx::work w(*c);
+        w.exec("CREATE TABLE public.version_copy AS SELECT * FROM idem.idem_schema_version");
+        w.commit();
+    }
+    reseed(*c);
+    {
+        pqxx::work w(*c);
+        const auto r = w.exec_params("UPDATE idem.task_idempotency_audit SET reason = $1 WHERE idempotency_key = $2",
+                                     "rewritten by the owner", "seed");
+        QCOMPARE(r.affected_rows(), pqxx::result::size_type(1));
+        w.commit();
+    }
+    QCOMPARE(value(*c, "SELECT reason FROM idem.task_idempotency_audit WHERE idempotency_key = 'seed'"),
+             std::string("rewritten by the owner"));
+}
+
+// Adopting a table in public grants on the Idem objects by name, never on the schema's
+// other tables.
+void TestPrivileges::publicSchemaGrantsOnlyIdemObjects()
+{
+    idem::test::ScratchDatabase db("priv_public");
+    auto c = db.connect();
+    {
+        pqxx::work w(*c);
+        w.exec("CREATE TABLE public.payroll (employee text, salary numeric)");
+        w.exec_params("INSERT INTO public.payroll VALUES ($1, 100)", "alice");
+        w.commit();
+    }
+    idem::migrate(*c, { idem::SchemaName("public") });
+    QCOMPARE(value(*c,
+                   "SELECT has_table_privilege('idem_reader', 'public.task_idempotency', 'SELECT')"
+                   "   AND has_table_privilege('idem_worker', 'public.task_idempotency', 'INSERT')"),
+             std::string("t"));
+    QCOMPARE(value(*c,
+                   "SELECT has_table_privilege('idem_reader', 'public.payroll', 'SELECT')"
+                   "    OR has_table_privilege('idem_operator', 'public.payroll', 'SELECT')"
+                   "    OR has_table_privilege('idem_worker', 'public.payroll', 'SELECT, INSERT, UPDATE')"),
+             std::string("f"));
+
+    for (const auto& r : loginRoles) {
+        auto as = idem::connect(loginDsn(db.dsn(), r.login));
+        QCOMPARE(value(*as, "SELECT count(*) FROM public.task_idempotency"), std::string("0"));
+        pqxx::read_transaction t(*as);
+        QVERIFY_THROWS_EXCEPTION(pqxx::insufficient_privilege, t.exec("SELECT * FROM public.payroll"));
+    }
+}
+
+QTEST_GUILESS_MAIN(TestPrivileges)
+#include "tst_privileges.moc"

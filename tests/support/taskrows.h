@@ -1,0 +1,110 @@
+#pragma once
+
+// Helpers shared by the protocol tests: read what landed in task_idempotency, byte for byte,
+// through bound parameters only.
+
+#include <QByteArray>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <pqxx/pqxx>
+#include <string>
+#include <thread>
+
+#include "core/key.h"
+#include "core/migrate.h"
+#include "core/taskstore.h"
+#include "tests/support/testdb.h"
+
+namespace idem::test {
+
+inline QByteArray operator""_b(const char* s, std::size_t n)
+{
+    return QByteArray(s, static_cast<qsizetype>(n));
+}
+
+inline QByteArray bytes(const std::string& s)
+{
+    return QByteArray::fromStdString(s);
+}
+
+// First field of the first row as text: "<null>" for NULL, "<no row>" for an empty result.
+template <typename... Params>
+QByteArray scalar(pqxx::connection& c, const std::string& sql, Params&&... params)
+{
+    pqxx::read_transaction t(c);
+    const pqxx::result r = t.exec_params(sql, std::forward<Params>(params)...);
+    if (r.empty())
+        return "<no row>"_b;
+    return r[0][0].is_null() ? "<null>"_b : bytes(r[0][0].as<std::string>());
+}
+
+// An expression over the key's task_idempotency row (alias t), as text. The expression is test
+// code, never data.
+inline QByteArray field(pqxx::connection& c, const TaskKey& key, const std::string& expr)
+{
+    return scalar(c, "SELECT (" + expr + ")::text FROM idem.task_idempotency t WHERE t.idempotency_key = $1",
+                  key.str());
+}
+
+// The whole row, to show that something did not change it.
+inline QByteArray rowJson(pqxx::connection& c, const TaskKey& key)
+{
+    return field(c, key, "row_to_json(t)");
+}
+
+// A well-formed digest that differs per letter.
+inline std::string digestOf(char c)
+{
+    return "v1:" + std::string(64, c);
+}
+
+inline StoreOptions storeOptions(std::chrono::milliseconds lease, int maxAttempts = 5,
+                                 std::chrono::milliseconds baseDelay = std::chrono::milliseconds(0),
+                                 std::chrono::milliseconds maxDelay = std::chrono::milliseconds(0),
+                                 std::chrono::milliseconds maxAge = std::chrono::milliseconds(0))
+{
+    StoreOptions o;
+    o.lease = lease;
+    o.retry.maxAttempts = maxAttempts;
+    o.retry.baseDelay = baseDelay;
+    o.retry.maxDelay = maxDelay;
+    o.retry.maxAge = maxAge;
+    return o;
+}
+
+// A scratch database with the Idem schema (no cluster-wide roles: the tests connect as superuser,
+// and concurrent test programs would race creating them).
+inline std::unique_ptr<ScratchDatabase> migratedDatabase(const std::string& tag)
+{
+    auto db = std::make_unique<ScratchDatabase>(tag);
+    auto c = db->connect();
+    migrate(*c, { SchemaName(), false });
+    return db;
+}
+
+// Polls until `done` or the timeout; returns whether it got there.
+inline bool waitUntil(const std::function<bool()>& done,
+                      std::chrono::milliseconds timeout = std::chrono::milliseconds(5000))
+{
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > until)
+            return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+}
+
+// Terminates the connection's backend from another connection, as a failover or an operator
+// would, and waits until it is gone.
+inline bool terminateBackend(pqxx::connection& admin, int pid)
+{
+    scalar(admin, "SELECT pg_terminate_backend($1)::text", pid);
+    return waitUntil([&] {
+        return scalar(admin, "SELECT count(*)::text FROM pg_stat_activity WHERE pid = $1", pid) == "0"_b;
+    });
+}
+
+} // namespace idem::test

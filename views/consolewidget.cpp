@@ -1,0 +1,198 @@
+#include "views/consolewidget.h"
+
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLocale>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "models/consolesession.h"
+#include "models/statuscountmodel.h"
+#include "views/noticebanner.h"
+#include "views/statuspanel.h"
+
+namespace idem::console {
+
+ConsoleWidget::ConsoleWidget(ConsoleSession* session, QWidget* parent)
+    : QWidget(parent)
+    , m_session(session)
+{
+    m_banner = new NoticeBanner;
+    m_status = new StatusPanel(session);
+    m_model = new StatusCountModel(this);
+    m_view = new QTableView;
+    m_view->setObjectName(QStringLiteral("statusCountView"));
+    m_view->setModel(m_model);
+    m_view->verticalHeader()->hide();
+    m_view->horizontalHeader()->setSectionResizeMode(StatusCountModel::StatusColumn, QHeaderView::Stretch);
+    m_view->horizontalHeader()->setSectionResizeMode(StatusCountModel::RowsColumn, QHeaderView::ResizeToContents);
+    m_view->horizontalHeader()->setSectionResizeMode(StatusCountModel::ShareColumn, QHeaderView::ResizeToContents);
+    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_view->setAlternatingRowColors(true);
+    m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_countsTitle = new QLabel;
+    m_total = new QLabel;
+    m_total->setObjectName(QStringLiteral("totalValue"));
+
+    auto* statusBox = new QGroupBox(QStringLiteral("Connection"));
+    auto* statusLayout = new QVBoxLayout(statusBox);
+    statusLayout->addWidget(m_status);
+    statusLayout->addStretch();
+
+    auto* countsBox = new QGroupBox(QStringLiteral("Tasks by status"));
+    auto* countsLayout = new QVBoxLayout(countsBox);
+    countsLayout->addWidget(m_countsTitle);
+    countsLayout->addWidget(m_view, 1);
+    countsLayout->addWidget(m_total);
+
+    auto* columns = new QHBoxLayout;
+    columns->addWidget(statusBox, 3);
+    columns->addWidget(countsBox, 2);
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(m_banner);
+    layout->addLayout(columns, 1);
+
+    connect(session, &ConsoleSession::countsChanged, this, &ConsoleWidget::onCounts);
+    connect(session, &ConsoleSession::failed, this, &ConsoleWidget::onFailed);
+    connect(session, &ConsoleSession::serverInfoChanged, this, [this] {
+        m_failure.reset();
+        updateNotice();
+    });
+    connect(session, &ConsoleSession::stateChanged, this, [this](ConsoleSession::State state) {
+        if (state == ConsoleSession::State::Connecting || state == ConsoleSession::State::Disconnected) {
+            m_failure.reset();
+            m_model->clear();
+        }
+        updateNotice();
+    });
+    connect(session, &ConsoleSession::migratingChanged, this, &ConsoleWidget::updateNotice);
+    connect(m_banner, &NoticeBanner::actionTriggered, this, &ConsoleWidget::onBannerAction);
+    updateNotice();
+}
+
+ConsoleWidget::~ConsoleWidget() = default;
+
+void ConsoleWidget::onFailed(const Failure& failure)
+{
+    m_failure = failure;
+    updateNotice();
+}
+
+void ConsoleWidget::onCounts(const StatusCounts& counts)
+{
+    m_model->setCounts(counts);
+    m_total->setText(QStringLiteral("Total: %1 rows").arg(QLocale().toString(counts.total)));
+    if (m_failure && m_failure->request == Failure::Request::Poll) {
+        m_failure.reset();
+        updateNotice();
+    }
+}
+
+void ConsoleWidget::notice(NoticeLevel level, const QString& text, Action action, const QString& actionText)
+{
+    m_action = action;
+    m_banner->showNotice(level, text, action == Action::None ? QString() : actionText);
+}
+
+void ConsoleWidget::updateNotice()
+{
+    using State = ConsoleSession::State;
+    constexpr auto info = NoticeLevel::Info;
+    constexpr auto warning = NoticeLevel::Warning;
+    constexpr auto error = NoticeLevel::Error;
+    const ServerInfo& si = m_session->serverInfo();
+    const QString table = si.schema + QStringLiteral(".task_idempotency");
+    m_countsTitle->setText(QStringLiteral("Rows in %1, counted on every refresh.").arg(si.schema.isEmpty() ? QStringLiteral("task_idempotency") : table));
+    if (!m_session->canPoll())
+        m_total->setText(QStringLiteral("–"));
+
+    if (m_session->migrating())
+        return notice(info,
+                      QStringLiteral("Migrating schema %1 to version %2 (the bundled migrations, as idemctl migrate "
+                                     "runs them)…")
+                          .arg(si.schema)
+                          .arg(si.schemaLatest));
+    switch (m_session->state()) {
+    case State::Disconnected:
+        return notice(info, QStringLiteral("Not connected."), Action::Connect, QStringLiteral("Connect…"));
+    case State::Connecting:
+        return notice(info, QStringLiteral("Connecting…"));
+    case State::Failed:
+        if (m_failure && m_failure->retryInSeconds > 0)
+            return notice(error,
+                          m_failure->text() + QStringLiteral("\nReconnecting in %1 s.").arg(m_failure->retryInSeconds),
+                          Action::Reconnect, QStringLiteral("Reconnect now"));
+        return notice(error, m_failure ? m_failure->text() : QStringLiteral("Not connected."), Action::Connect,
+                      QStringLiteral("Connect…"));
+    case State::Connected:
+        break;
+    }
+
+    if (m_failure && m_failure->request == Failure::Request::Migrate)
+        return notice(error,
+                      m_failure->text()
+                          + QStringLiteral("\nA role that owns the schema (or a superuser) can run: idemctl migrate --schema %1")
+                                .arg(si.schema));
+    if (m_failure)
+        return notice(warning, QStringLiteral("Could not read the task counts. ") + m_failure->text());
+    if (!si.schemaError.isEmpty() && !si.isReader)
+        return notice(error,
+                      QStringLiteral("Role %1 cannot read schema %2 (%3). Grant it idem_reader: GRANT idem_reader TO %1;")
+                          .arg(si.role, si.schema, si.schemaError));
+    if (!si.schemaError.isEmpty())
+        return notice(error, QStringLiteral("Schema %1 cannot be inspected: %2").arg(si.schema, si.schemaError));
+    if (!si.schemaProblems.isEmpty())
+        return notice(error,
+                      QStringLiteral("Schema %1 does not match this console: %2. The console is read-only.")
+                          .arg(si.schema, si.schemaProblems.join(QStringLiteral("; "))));
+    if (si.schemaNewer())
+        return notice(warning,
+                      QStringLiteral("Schema %1 has version %2, newer than this console knows (%3). The console is "
+                                     "read-only until Idem is upgraded.")
+                          .arg(si.schema)
+                          .arg(si.schemaVersion)
+                          .arg(si.schemaLatest));
+    if (si.schemaMissing()) {
+        const QString adopt = si.tableExists
+            ? QStringLiteral(" The existing %1 table will be adopted in place, its rows kept.").arg(table)
+            : QString();
+        return notice(warning,
+                      QStringLiteral("This database has no Idem schema %1 yet.%2").arg(si.schema, adopt),
+                      Action::Migrate, QStringLiteral("Create schema"));
+    }
+    if (si.schemaOlder())
+        return notice(warning,
+                      QStringLiteral("Schema %1 has version %2; this console ships version %3.")
+                          .arg(si.schema)
+                          .arg(si.schemaVersion)
+                          .arg(si.schemaLatest),
+                      Action::Migrate, QStringLiteral("Upgrade schema"));
+    if (!si.isReader)
+        return notice(warning,
+                      QStringLiteral("Role %1 cannot read %2. Grant it idem_reader: GRANT idem_reader TO %1;")
+                          .arg(si.role, table));
+    m_action = Action::None;
+    m_banner->clear();
+}
+
+void ConsoleWidget::onBannerAction()
+{
+    switch (m_action) {
+    case Action::None:
+        break;
+    case Action::Connect:
+        Q_EMIT connectRequested();
+        break;
+    case Action::Reconnect:
+        m_session->connectTo(m_session->settings());
+        break;
+    case Action::Migrate:
+        m_banner->setActionEnabled(false);
+        m_session->migrateSchema();
+        break;
+    }
+}
+
+} // namespace idem::console

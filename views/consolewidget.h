@@ -1,0 +1,57 @@
+#pragma once
+
+#include <QWidget>
+
+#include <optional>
+
+#include "models/snapshots.h"
+
+class QLabel;
+class QTableView;
+
+namespace idem::console {
+
+class ConsoleSession;
+class NoticeBanner;
+enum class NoticeLevel;
+class StatusCountModel;
+class StatusPanel;
+
+// The console's main content: what needs attention (banner), where we are connected
+// (status panel) and what the table holds (rows per status).
+class ConsoleWidget : public QWidget {
+    Q_OBJECT
+public:
+    explicit ConsoleWidget(ConsoleSession* session, QWidget* parent = nullptr);
+    ~ConsoleWidget() override;
+
+    NoticeBanner* banner() const { return m_banner; }
+    StatusPanel* statusPanel() const { return m_status; }
+    StatusCountModel* countModel() const { return m_model; }
+    QTableView* countView() const { return m_view; }
+
+Q_SIGNALS:
+    // The user wants the connection dialog (not connected, or the connection failed).
+    void connectRequested();
+
+private:
+    enum class Action { None, Connect, Reconnect, Migrate };
+
+    void updateNotice();
+    void onFailed(const Failure& failure);
+    void onCounts(const StatusCounts& counts);
+    void onBannerAction();
+    void notice(NoticeLevel level, const QString& text, Action action = Action::None, const QString& actionText = {});
+
+    ConsoleSession* m_session;
+    NoticeBanner* m_banner;
+    StatusPanel* m_status;
+    StatusCountModel* m_model;
+    QTableView* m_view;
+    QLabel* m_countsTitle;
+    QLabel* m_total;
+    std::optional<Failure> m_failure; // shown until something newer supersedes it
+    Action m_action = Action::None;
+};
+
+} // namespace idem::console

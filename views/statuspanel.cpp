@@ -1,0 +1,121 @@
+#include "views/statuspanel.h"
+
+#include <QFormLayout>
+#include <QLabel>
+#include <QLocale>
+
+#include "models/consolesession.h"
+
+namespace idem::console {
+
+namespace {
+    QString serverClock(const QDateTime& t)
+    {
+        return QLocale().toString(t.toLocalTime(), QStringLiteral("yyyy-MM-dd HH:mm:ss")) + QStringLiteral(" (server clock)");
+    }
+}
+
+StatusPanel::StatusPanel(ConsoleSession* session, QWidget* parent)
+    : QWidget(parent)
+    , m_session(session)
+{
+    setObjectName(QStringLiteral("statusPanel"));
+    auto* form = new QFormLayout(this);
+    form->setContentsMargins(0, 0, 0, 0);
+    form->setLabelAlignment(Qt::AlignRight);
+    setLayout(form);
+    m_state = addRow(QStringLiteral("State:"), QStringLiteral("stateValue"));
+    m_server = addRow(QStringLiteral("Server:"), QStringLiteral("serverValue"));
+    m_database = addRow(QStringLiteral("Database:"), QStringLiteral("databaseValue"));
+    m_role = addRow(QStringLiteral("Role:"), QStringLiteral("roleValue"));
+    m_privilege = addRow(QStringLiteral("Privilege:"), QStringLiteral("privilegeValue"));
+    m_schema = addRow(QStringLiteral("Schema:"), QStringLiteral("schemaValue"));
+    m_tls = addRow(QStringLiteral("TLS:"), QStringLiteral("tlsValue"));
+    m_asOf = addRow(QStringLiteral("As of:"), QStringLiteral("asOfValue"));
+    m_cost = addRow(QStringLiteral("Console load:"), QStringLiteral("costValue"));
+
+    connect(session, &ConsoleSession::serverInfoChanged, this, &StatusPanel::showInfo);
+    connect(session, &ConsoleSession::countsChanged, this, &StatusPanel::showCounts);
+    connect(session, &ConsoleSession::stateChanged, this, &StatusPanel::showState);
+    showState();
+}
+
+QLabel* StatusPanel::addRow(const QString& title, const QString& objectName)
+{
+    auto* value = new QLabel(QStringLiteral("–"));
+    value->setObjectName(objectName);
+    value->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    value->setWordWrap(true);
+    static_cast<QFormLayout*>(layout())->addRow(title, value);
+    return value;
+}
+
+QString StatusPanel::serverText() const { return m_server->text(); }
+QString StatusPanel::roleText() const { return m_role->text(); }
+QString StatusPanel::privilegeText() const { return m_privilege->text(); }
+QString StatusPanel::schemaText() const { return m_schema->text(); }
+QString StatusPanel::tlsText() const { return m_tls->text(); }
+
+void StatusPanel::showState()
+{
+    switch (m_session->state()) {
+    case ConsoleSession::State::Disconnected:
+        m_state->setText(QStringLiteral("not connected"));
+        break;
+    case ConsoleSession::State::Connecting:
+        m_state->setText(QStringLiteral("connecting…"));
+        break;
+    case ConsoleSession::State::Connected:
+        m_state->setText(QStringLiteral("connected"));
+        break;
+    case ConsoleSession::State::Failed:
+        // What is below is the last thing known, kept so a short outage does not blank it.
+        m_state->setText(m_session->serverInfo().requestId ? QStringLiteral("disconnected (showing the last known state)")
+                                                           : QStringLiteral("not connected"));
+        break;
+    }
+}
+
+void StatusPanel::showInfo(const ServerInfo& info)
+{
+    m_server->setText(QStringLiteral("PostgreSQL %1 at %2:%3").arg(info.serverVersion, info.host, info.port));
+    m_database->setText(info.database);
+    m_role->setText(info.role == info.sessionRole ? info.role
+                                                  : QStringLiteral("%1 (logged in as %2)").arg(info.role, info.sessionRole));
+    m_privilege->setText(info.privilegeText());
+
+    QString schema;
+    if (!info.schemaError.isEmpty())
+        schema = QStringLiteral("%1: cannot be read (%2)").arg(info.schema, info.schemaError);
+    else if (info.schemaMissing())
+        schema = QStringLiteral("%1: not created yet (this console ships version %2)").arg(info.schema).arg(info.schemaLatest);
+    else if (info.schemaNewer())
+        schema = QStringLiteral("%1, version %2: newer than this console (%3), read-only")
+                     .arg(info.schema)
+                     .arg(info.schemaVersion)
+                     .arg(info.schemaLatest);
+    else if (info.schemaOlder())
+        schema = QStringLiteral("%1, version %2: older than this console (%3)")
+                     .arg(info.schema)
+                     .arg(info.schemaVersion)
+                     .arg(info.schemaLatest);
+    else
+        schema = QStringLiteral("%1, version %2 (current)").arg(info.schema).arg(info.schemaVersion);
+    if (!info.schemaProblems.isEmpty())
+        schema += QStringLiteral("; problems: ") + info.schemaProblems.join(QStringLiteral("; "));
+    m_schema->setText(schema);
+
+    m_tls->setText(info.tls ? QStringLiteral("yes (%1, %2)").arg(info.tlsVersion, info.tlsCipher)
+                            : QStringLiteral("no: traffic and password travel in clear text"));
+    m_asOf->setText(serverClock(info.asOf));
+    m_cost->setText(QStringLiteral("–"));
+}
+
+void StatusPanel::showCounts(const StatusCounts& counts)
+{
+    m_asOf->setText(serverClock(counts.asOf));
+    const auto next = std::chrono::duration_cast<std::chrono::seconds>(m_session->nextPollIn()).count();
+    m_cost->setText(QStringLiteral("%1 ms per refresh, every %2 s").arg(counts.elapsedMs).arg(next));
+}
+
+} // namespace idem::console

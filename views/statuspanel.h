@@ -1,0 +1,44 @@
+#pragma once
+
+#include <QWidget>
+
+class QLabel;
+
+namespace idem::console {
+
+class ConsoleSession;
+struct ServerInfo;
+struct StatusCounts;
+
+// Where the console is connected and what it may do there: server, role, privilege,
+// schema version, TLS, and how fresh and how costly the last read was.
+class StatusPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit StatusPanel(ConsoleSession* session, QWidget* parent = nullptr);
+
+    QString serverText() const;
+    QString roleText() const;
+    QString privilegeText() const;
+    QString schemaText() const;
+    QString tlsText() const;
+
+private:
+    void showInfo(const ServerInfo& info);
+    void showCounts(const StatusCounts& counts);
+    void showState();
+    QLabel* addRow(const QString& title, const QString& objectName);
+
+    ConsoleSession* m_session;
+    QLabel* m_state;
+    QLabel* m_server;
+    QLabel* m_database;
+    QLabel* m_role;
+    QLabel* m_privilege;
+    QLabel* m_schema;
+    QLabel* m_tls;
+    QLabel* m_asOf;
+    QLabel* m_cost;
+};
+
+} // namespace idem::console
