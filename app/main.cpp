@@ -61,13 +61,13 @@ int main(int argc, char** argv)
     const QCommandLineOption helpOption = parser.addHelpOption();
     const QCommandLineOption versionOption = parser.addVersionOption();
     const QCommandLineOption dsnOption(QStringLiteral("dsn"),
-                                       QStringLiteral("Connect at start to DSN (libpq conninfo, postgresql:// URI or "
-                                                      "service name), without the dialog."),
-                                       QStringLiteral("DSN"));
-    const QCommandLineOption schemaOption(QStringLiteral("schema"), QStringLiteral("Schema holding the Idem tables (default: idem)."),
-                                          QStringLiteral("NAME"), QStringLiteral("idem"));
-    const QCommandLineOption screenshotOption(
-        QStringLiteral("screenshot"),
+        QStringLiteral("Connect at start to DSN (libpq conninfo, postgresql:// URI or "
+                       "service name), without the dialog."),
+        QStringLiteral("DSN"));
+    const QCommandLineOption schemaOption(QStringLiteral("schema"),
+        QStringLiteral("Schema holding the Idem tables (default: idem)."), QStringLiteral("NAME"),
+        QStringLiteral("idem"));
+    const QCommandLineOption screenshotOption(QStringLiteral("screenshot"),
         QStringLiteral("Once connected (or failed), save the front window as an image to FILE and exit."),
         QStringLiteral("FILE"));
     parser.addOptions({ dsnOption, schemaOption, screenshotOption });
@@ -83,8 +83,9 @@ int main(int argc, char** argv)
         if (parser.isSet(versionOption))
             std::printf("idem-console %s\n", IDEM_VERSION);
         else
-            std::printf("%s", qPrintable(parser.helpText().replace(QStringLiteral("<executable_name>"),
-                                                                   QStringLiteral("idem-console"))));
+            std::printf("%s",
+                qPrintable(
+                    parser.helpText().replace(QStringLiteral("<executable_name>"), QStringLiteral("idem-console"))));
         return 0;
     }
 

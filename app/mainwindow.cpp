@@ -18,19 +18,23 @@ MainWindow::MainWindow(ConsoleSession* session, ProfileStore* profiles, QWidget*
     , m_console(new ConsoleWidget(session))
 {
     setCentralWidget(m_console);
-    resize(980, 520);
+    // Room for a two-line banner above the panels; wrapped labels do not push the window
+    // taller by themselves once it is shown.
+    resize(940, 440);
 
     auto* connection = menuBar()->addMenu(QStringLiteral("&Connection"));
     connection->addAction(QStringLiteral("&Connect…"), QKeySequence::Open, this, [this] { openConnectionDialog(); });
-    auto* refresh = connection->addAction(QStringLiteral("&Refresh"), QKeySequence::Refresh, session, &ConsoleSession::refresh);
-    auto* disconnect = connection->addAction(QStringLiteral("&Disconnect"), session, &ConsoleSession::disconnectFromServer);
+    auto* refresh
+        = connection->addAction(QStringLiteral("&Refresh"), QKeySequence::Refresh, session, &ConsoleSession::refresh);
+    auto* disconnect
+        = connection->addAction(QStringLiteral("&Disconnect"), session, &ConsoleSession::disconnectFromServer);
     connection->addSeparator();
     connection->addAction(QStringLiteral("&Quit"), QKeySequence::Quit, qApp, &QApplication::closeAllWindows);
     auto* help = menuBar()->addMenu(QStringLiteral("&Help"));
     help->addAction(QStringLiteral("&About Idem console"), this, [this] {
         QMessageBox::about(this, QStringLiteral("About Idem console"),
-                           QStringLiteral("Idem console %1\nSafe repeated task execution on PostgreSQL.")
-                               .arg(QApplication::applicationVersion()));
+            QStringLiteral("Idem console %1\nSafe repeated task execution on PostgreSQL.")
+                .arg(QApplication::applicationVersion()));
     });
 
     const auto updateActions = [this, refresh, disconnect] {
@@ -41,7 +45,8 @@ MainWindow::MainWindow(ConsoleSession* session, ProfileStore* profiles, QWidget*
     connect(session, &ConsoleSession::stateChanged, this, updateActions);
     connect(session, &ConsoleSession::serverInfoChanged, this, updateActions);
     connect(session, &ConsoleSession::failed, this, &MainWindow::onFailed);
-    connect(m_console, &ConsoleWidget::connectRequested, this, [this] { openConnectionDialog(m_session->lastFailure()); });
+    connect(
+        m_console, &ConsoleWidget::connectRequested, this, [this] { openConnectionDialog(m_session->lastFailure()); });
     updateActions();
 }
 
@@ -80,7 +85,8 @@ void MainWindow::updateTitle()
 {
     const auto& info = m_session->serverInfo();
     if (m_session->state() == ConsoleSession::State::Connected)
-        setWindowTitle(QStringLiteral("%1@%2:%3/%4 – Idem console").arg(info.role, info.host, info.port, info.database));
+        setWindowTitle(
+            QStringLiteral("%1@%2:%3/%4 – Idem console").arg(info.role, info.host, info.port, info.database));
     else
         setWindowTitle(QStringLiteral("Idem console"));
 }

@@ -129,9 +129,9 @@ payment, and every effect row's record succeeded. Exit 0 when clean, 1 otherwise
     std::string makeRunId()
     {
         static constexpr char digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
-        auto n = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(
-                                                std::chrono::system_clock::now().time_since_epoch())
-                                                .count());
+        auto n = static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+                .count());
         n = n * 1296 + std::random_device {}() % 1296; // two more base-36 digits: runs in the same second differ
         std::string out;
         for (; n > 0; n /= 36)
@@ -142,10 +142,10 @@ payment, and every effect row's record succeeded. Exit 0 when clean, 1 otherwise
     demo::Options parseOptions(const std::vector<std::string>& argv, bool& help)
     {
         Args args(argv,
-                  { "dsn", "schema", "workers", "tenants", "operations", "keys", "rate", "duration", "duplicate-rate",
-                    "conflict-rate", "slow-rate", "slow-ms", "transient-rate", "permanent-rate", "unknown-rate",
-                    "die-rate", "stale-rate", "lease-ms", "seed" },
-                  { "quiet", "json", "help" });
+            { "dsn", "schema", "workers", "tenants", "operations", "keys", "rate", "duration", "duplicate-rate",
+                "conflict-rate", "slow-rate", "slow-ms", "transient-rate", "permanent-rate", "unknown-rate", "die-rate",
+                "stale-rate", "lease-ms", "seed" },
+            { "quiet", "json", "help" });
         help = args.flag("help");
         demo::Options o;
         if (help)
@@ -207,14 +207,14 @@ payment, and every effect row's record succeeded. Exit 0 when clean, 1 otherwise
     }
 
     void printProgress(std::ostream& out, double elapsed, const demo::Stats::Snapshot& now,
-                       const demo::Stats::Snapshot& before, std::size_t queued, const std::string& processing)
+        const demo::Stats::Snapshot& before, std::size_t queued, const std::string& processing)
     {
         using demo::Tally;
         const auto delta = [&](Tally t) { return demo::at(now, t) - demo::at(before, t); };
-        out << '[' << std::setw(5) << static_cast<long long>(elapsed) << "s] " << std::setw(4)
-            << delta(Tally::Requests) << " req/s |";
+        out << '[' << std::setw(5) << static_cast<long long>(elapsed) << "s] " << std::setw(4) << delta(Tally::Requests)
+            << " req/s |";
         for (const auto t : { Tally::Succeeded, Tally::Replayed, Tally::InProgress, Tally::Conflict, Tally::RetryLater,
-                              Tally::Failed, Tally::WillRetry, Tally::LostOwnership })
+                 Tally::Failed, Tally::WillRetry, Tally::LostOwnership })
             out << ' ' << demo::tallyName(t) << ' ' << delta(t);
         out << " | died " << delta(Tally::Died) << " stale " << delta(Tally::StaleAttempts) << " | queued " << queued
             << " | processing " << processing << std::endl;
@@ -247,11 +247,13 @@ int runDemo(const std::vector<std::string>& argv)
     demo::createDemoTables(*conn, options.schema);
 
     if (!options.quiet)
-        progress << "idemctl demo: run " << options.runId << ", " << options.workers << " workers, "
-                 << options.tenants << " tenants, " << options.operations.size() << " operations, "
-                 << (options.rate > 0 ? std::to_string(static_cast<long long>(options.rate)) + " requests/s" : "no rate cap")
+        progress << "idemctl demo: run " << options.runId << ", " << options.workers << " workers, " << options.tenants
+                 << " tenants, " << options.operations.size() << " operations, "
+                 << (options.rate > 0 ? std::to_string(static_cast<long long>(options.rate)) + " requests/s"
+                                      : "no rate cap")
                  << ", "
-                 << (options.durationSeconds > 0 ? "for " + seconds(options.durationSeconds) : std::string("until SIGINT/SIGTERM"))
+                 << (options.durationSeconds > 0 ? "for " + seconds(options.durationSeconds)
+                                                 : std::string("until SIGINT/SIGTERM"))
                  << std::endl;
 
     using Clock = std::chrono::steady_clock;
@@ -259,6 +261,7 @@ int runDemo(const std::vector<std::string>& argv)
     const StopSignals signals;
     const auto start = Clock::now();
     bool countersFlushed = true;
+    Clock::time_point stopAt;
     {
         CounterFlusher flusher(options.dsn, options.schema, shared.counters);
         std::vector<std::thread> threads;
@@ -288,27 +291,30 @@ int runDemo(const std::vector<std::string>& argv)
                         conn.reset(); // the workers report the outage; try again next second
                     }
                     printProgress(progress, std::chrono::duration<double>(now - start).count(), snap, last,
-                                  shared.retries.size(), processing);
+                        shared.retries.size(), processing);
                 }
                 last = snap;
             }
-            std::this_thread::sleep_for(std::min<Clock::duration>(nextTick - Clock::now(), std::chrono::milliseconds(50)));
+            std::this_thread::sleep_for(
+                std::min<Clock::duration>(nextTick - Clock::now(), std::chrono::milliseconds(50)));
         }
         if (g_stopSignal != 0 && !options.quiet)
             progress << "idemctl demo: stopping on signal " << static_cast<int>(g_stopSignal)
                      << ", letting running tasks finish" << std::endl;
         shared.stop = true;
+        stopAt = Clock::now();
         for (auto& t : threads)
             t.join();
         countersFlushed = flusher.flushNow();
     }
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    const double elapsed = std::chrono::duration<double>(stopAt - start).count();
+    const double drained = std::chrono::duration<double>(Clock::now() - stopAt).count();
 
     if (!conn || !conn->is_open())
         conn = connect(options.dsn, { "idemctl demo" });
     const demo::Verification verification = demo::verify(*conn, options);
-    const demo::RunSummary summary { options, shared.stats.snapshot(), elapsed, shared.retries.size(), countersFlushed,
-                                     verification };
+    const demo::RunSummary summary { options, shared.stats.snapshot(), elapsed, drained, shared.retries.size(),
+        countersFlushed, verification };
     if (options.json)
         std::cout << demo::summaryJson(summary).dump(2) << std::endl;
     else

@@ -78,6 +78,26 @@ Stats::Snapshot Stats::snapshot() const
     return s;
 }
 
+namespace {
+    std::uint64_t fnv1a(const std::string& s)
+    {
+        std::uint64_t h = 14695981039346656037ULL;
+        for (unsigned char c : s) {
+            h ^= c;
+            h *= 1099511628211ULL;
+        }
+        return h;
+    }
+} // namespace
+
+nlohmann::json bodyFor(const TaskKey& key)
+{
+    static const char* const currencies[] = { "EUR", "USD", "GBP", "CHF" };
+    const std::uint64_t h = fnv1a(key.str());
+    return { { "amount_cents", static_cast<long long>(100 + h % 99'900) }, { "currency", currencies[(h >> 20) % 4] },
+        { "target", "acct-" + std::to_string((h >> 32) % 10'000) } };
+}
+
 const std::vector<std::string>& ignoredFields()
 {
     static const std::vector<std::string> fields { "meta.trace_id", "meta.sent_at" };

@@ -80,7 +80,10 @@ Tally tallyOf(RunOutcome::Kind kind);
 class Stats {
 public:
     using Snapshot = std::array<long long, tallyCount>;
-    void add(Tally t, long long n = 1) { m_values[static_cast<std::size_t>(t)].fetch_add(n, std::memory_order_relaxed); }
+    void add(Tally t, long long n = 1)
+    {
+        m_values[static_cast<std::size_t>(t)].fetch_add(n, std::memory_order_relaxed);
+    }
     Snapshot snapshot() const;
 
 private:
@@ -95,6 +98,10 @@ struct Request {
     nlohmann::json body;
     int tries = 0; // sends so far
 };
+
+// The business content of a key (amount, currency, target) is a function of the key, so that
+// a key drawn again from a bounded key space is the same intent, not a conflict.
+nlohmann::json bodyFor(const TaskKey& key);
 
 // Fields the digest ignores: per-send metadata, not part of the business intent.
 const std::vector<std::string>& ignoredFields();

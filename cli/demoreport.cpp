@@ -13,11 +13,10 @@ namespace {
     // only, so nothing in it is a LIKE wildcard).
     std::string runKeyPattern(const Options& o) { return o.businessIdPrefix() + "%"; }
 
-    const Tally outcomeTallies[] = { Tally::Succeeded, Tally::Replayed,   Tally::InProgress, Tally::Conflict,
-                                     Tally::RetryLater, Tally::Failed,    Tally::WillRetry,  Tally::LostOwnership };
-    const Tally eventTallies[] = { Tally::Died,           Tally::StaleAttempts,    Tally::DownstreamPaid,
-                                   Tally::DownstreamDeduped, Tally::RetriesAbandoned, Tally::DatabaseErrors,
-                                   Tally::Errors };
+    const Tally outcomeTallies[] = { Tally::Succeeded, Tally::Replayed, Tally::InProgress, Tally::Conflict,
+        Tally::RetryLater, Tally::Failed, Tally::WillRetry, Tally::LostOwnership };
+    const Tally eventTallies[] = { Tally::Died, Tally::StaleAttempts, Tally::DownstreamPaid, Tally::DownstreamDeduped,
+        Tally::RetriesAbandoned, Tally::DatabaseErrors, Tally::Errors };
 } // namespace
 
 void createDemoTables(pqxx::connection& conn, const SchemaName& schema)
@@ -28,18 +27,18 @@ void createDemoTables(pqxx::connection& conn, const SchemaName& schema)
     w.exec("SELECT pg_advisory_xact_lock(hashtext('idemctl demo tables'))");
     // The payment service's own dedup: one payment per idempotency key, whatever the caller does.
     w.exec("CREATE TABLE IF NOT EXISTS " + schema.qualify("demo_payments")
-           + " (idempotency_key text PRIMARY KEY, amount_cents bigint NOT NULL, currency text NOT NULL,"
-             "  target text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())");
+        + " (idempotency_key text PRIMARY KEY, amount_cents bigint NOT NULL, currency text NOT NULL,"
+          "  target text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())");
     // The business effect, written in the business transaction. No unique constraint on
     // purpose: a double execution must be able to show here.
     w.exec("CREATE TABLE IF NOT EXISTS " + schema.qualify("demo_orders_effects")
-           + " (id bigserial PRIMARY KEY, idempotency_key text NOT NULL, run_id text NOT NULL,"
-             "  worker integer NOT NULL, attempt integer NOT NULL, amount_cents bigint NOT NULL,"
-             "  currency text NOT NULL, target text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())");
+        + " (id bigserial PRIMARY KEY, idempotency_key text NOT NULL, run_id text NOT NULL,"
+          "  worker integer NOT NULL, attempt integer NOT NULL, amount_cents bigint NOT NULL,"
+          "  currency text NOT NULL, target text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())");
     w.exec("CREATE INDEX IF NOT EXISTS demo_orders_effects_key ON " + schema.qualify("demo_orders_effects")
-           + " (idempotency_key)");
-    w.exec("CREATE INDEX IF NOT EXISTS demo_orders_effects_run ON " + schema.qualify("demo_orders_effects")
-           + " (run_id)");
+        + " (idempotency_key)");
+    w.exec(
+        "CREATE INDEX IF NOT EXISTS demo_orders_effects_run ON " + schema.qualify("demo_orders_effects") + " (run_id)");
     w.commit();
 }
 
@@ -47,7 +46,7 @@ std::pair<long long, long long> processingCounts(pqxx::connection& conn, const S
 {
     pqxx::read_transaction t(conn);
     const auto r = t.exec("SELECT count(*), count(*) FILTER (WHERE lease_until <= now()) FROM "
-                          + schema.qualify("task_idempotency") + " WHERE status = 'processing'");
+        + schema.qualify("task_idempotency") + " WHERE status = 'processing'");
     return { r[0][0].as<long long>(), r[0][1].as<long long>() };
 }
 
@@ -64,48 +63,54 @@ Verification verify(pqxx::connection& conn, const Options& options)
 
     // Over the whole table, not only this run: a double effect is a bug whenever it happened.
     for (const auto& row : t.exec("SELECT idempotency_key, n, count(*) OVER () FROM (SELECT idempotency_key, count(*) n"
-                                  " FROM " + effects + " GROUP BY 1 HAVING count(*) > 1) d ORDER BY n DESC, 1" + limit)) {
+                                  " FROM "
+             + effects + " GROUP BY 1 HAVING count(*) > 1) d ORDER BY n DESC, 1" + limit)) {
         v.duplicateEffects.emplace_back(row[0].as<std::string>(), row[1].as<long long>());
         v.duplicateKeys = row[2].as<long long>();
     }
 
-    for (const auto& row : t.exec_params("SELECT t.idempotency_key, count(e.id) FROM " + tasks + " t LEFT JOIN "
-                                             + effects + " e ON e.idempotency_key = t.idempotency_key"
-                                               " WHERE t.status = 'succeeded' AND split_part(t.idempotency_key, ':', 3) LIKE $1"
-                                               " GROUP BY 1 HAVING count(e.id) <> 1 ORDER BY 1" + limit,
-                                         pattern))
+    for (const auto& row :
+        t.exec_params("SELECT t.idempotency_key, count(e.id) FROM " + tasks + " t LEFT JOIN " + effects
+                + " e ON e.idempotency_key = t.idempotency_key"
+                  " WHERE t.status = 'succeeded' AND split_part(t.idempotency_key, ':', 3) LIKE $1"
+                  " GROUP BY 1 HAVING count(e.id) <> 1 ORDER BY 1"
+                + limit,
+            pattern))
         v.violations.push_back("succeeded record " + row[0].as<std::string>() + " has " + row[1].as<std::string>()
-                               + " effect rows, not 1");
+            + " effect rows, not 1");
 
     for (const auto& row : t.exec_params("SELECT e.idempotency_key, coalesce(t.status, 'no record') FROM " + effects
-                                             + " e LEFT JOIN " + tasks + " t ON t.idempotency_key = e.idempotency_key"
-                                               " WHERE e.run_id = $1 AND t.status IS DISTINCT FROM 'succeeded'"
-                                               " ORDER BY 1" + limit,
-                                         options.runId))
+                 + " e LEFT JOIN " + tasks
+                 + " t ON t.idempotency_key = e.idempotency_key"
+                   " WHERE e.run_id = $1 AND t.status IS DISTINCT FROM 'succeeded'"
+                   " ORDER BY 1"
+                 + limit,
+             options.runId))
         v.violations.push_back("effect row for " + row[0].as<std::string>() + " whose record is "
-                               + row[1].as<std::string>() + ", not succeeded");
+            + row[1].as<std::string>() + ", not succeeded");
 
     // Every successful execution called the payment service before its business write.
     for (const auto& row : t.exec_params("SELECT t.idempotency_key FROM " + tasks + " t LEFT JOIN " + payments
-                                             + " p ON p.idempotency_key = t.idempotency_key"
-                                               " WHERE t.status = 'succeeded' AND split_part(t.idempotency_key, ':', 3) LIKE $1"
-                                               "   AND p.idempotency_key IS NULL ORDER BY 1" + limit,
-                                         pattern))
+                 + " p ON p.idempotency_key = t.idempotency_key"
+                   " WHERE t.status = 'succeeded' AND split_part(t.idempotency_key, ':', 3) LIKE $1"
+                   "   AND p.idempotency_key IS NULL ORDER BY 1"
+                 + limit,
+             pattern))
         v.violations.push_back("succeeded record " + row[0].as<std::string>() + " has no payment");
 
     for (const auto& row : t.exec_params("SELECT status, count(*), count(*) FILTER (WHERE status = 'processing'"
-                                         " AND lease_until <= now()) FROM " + tasks
-                                             + " WHERE split_part(idempotency_key, ':', 3) LIKE $1 GROUP BY 1 ORDER BY 1",
-                                         pattern)) {
+                                         " AND lease_until <= now()) FROM "
+                 + tasks + " WHERE split_part(idempotency_key, ':', 3) LIKE $1 GROUP BY 1 ORDER BY 1",
+             pattern)) {
         v.states.emplace_back(row[0].as<std::string>(), row[1].as<long long>());
         v.expiredLeases += row[2].as<long long>();
     }
-    v.payments = t.exec_params("SELECT count(*) FROM " + payments
-                                   + " WHERE split_part(idempotency_key, ':', 3) LIKE $1",
-                               pattern)[0][0]
-                     .as<long long>();
-    v.effects = t.exec_params("SELECT count(*) FROM " + effects + " WHERE run_id = $1", options.runId)[0][0]
-                    .as<long long>();
+    v.payments
+        = t.exec_params(
+               "SELECT count(*) FROM " + payments + " WHERE split_part(idempotency_key, ':', 3) LIKE $1", pattern)[0][0]
+              .as<long long>();
+    v.effects
+        = t.exec_params("SELECT count(*) FROM " + effects + " WHERE run_id = $1", options.runId)[0][0].as<long long>();
     return v;
 }
 
@@ -115,8 +120,8 @@ void printSummary(std::ostream& out, const RunSummary& s)
     const auto& v = s.verification;
     const long long requests = at(s.totals, Tally::Requests);
     out << "\nrun " << o.runId << " (seed " << o.seed << "): " << std::fixed << std::setprecision(1) << s.seconds
-        << " s, " << o.workers << " workers, " << requests << " requests ("
-        << (s.seconds > 0 ? static_cast<double>(requests) / s.seconds : 0.0) << "/s)\n";
+        << " s (+" << s.drainSeconds << " s letting running tasks finish), " << o.workers << " workers, " << requests
+        << " requests (" << (s.seconds > 0 ? static_cast<double>(requests) / s.seconds : 0.0) << "/s)\n";
     out << "outcomes:";
     for (const auto t : outcomeTallies)
         out << ' ' << tallyName(t) << ' ' << at(s.totals, t);
@@ -131,8 +136,8 @@ void printSummary(std::ostream& out, const RunSummary& s)
     if (v.expiredLeases > 0)
         out << " (" << v.expiredLeases << " processing with an expired lease)";
     out << "\nretries still queued at exit: " << s.pendingRetries;
-    out << "\ndownstream: " << v.payments << " payments, one per key (demo_payments' primary key); "
-        << v.effects << " business effect rows\n";
+    out << "\ndownstream: " << v.payments << " payments, one per key (demo_payments' primary key); " << v.effects
+        << " business effect rows\n";
     if (!s.countersFlushed)
         out << "warning: some outcome counters could not be written to idem_counters\n";
 
@@ -173,6 +178,7 @@ nlohmann::json summaryJson(const RunSummary& s)
         { "run", s.options.runId },
         { "seed", s.options.seed },
         { "seconds", s.seconds },
+        { "drain_seconds", s.drainSeconds },
         { "workers", s.options.workers },
         { "requests", at(s.totals, Tally::Requests) },
         { "outcomes", outcomes },

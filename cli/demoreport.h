@@ -36,7 +36,8 @@ Verification verify(pqxx::connection& conn, const Options& options);
 struct RunSummary {
     const Options& options;
     Stats::Snapshot totals;
-    double seconds = 0;
+    double seconds = 0; // from start to the stop request
+    double drainSeconds = 0; // then waiting for running tasks to finish
     std::size_t pendingRetries = 0;
     bool countersFlushed = true;
     const Verification& verification;

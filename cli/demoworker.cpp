@@ -22,27 +22,6 @@ namespace {
     // The lease of a stale executor: short enough that it lapses while the executor stalls.
     constexpr milliseconds staleLease { 40 };
 
-    std::uint64_t fnv1a(const std::string& s)
-    {
-        std::uint64_t h = 14695981039346656037ULL;
-        for (unsigned char c : s) {
-            h ^= c;
-            h *= 1099511628211ULL;
-        }
-        return h;
-    }
-
-    // The business content of a key is a function of the key, so that a key drawn again from a
-    // bounded key space is the same intent, not a conflict.
-    nlohmann::json bodyFor(const TaskKey& key)
-    {
-        static const char* const currencies[] = { "EUR", "USD", "GBP", "CHF" };
-        const std::uint64_t h = fnv1a(key.str());
-        return { { "amount_cents", static_cast<long long>(100 + h % 99'900) },
-                 { "currency", currencies[(h >> 20) % 4] },
-                 { "target", "acct-" + std::to_string((h >> 32) % 10'000) } };
-    }
-
     void sleepUnlessStopped(const std::atomic<bool>& stop, milliseconds total)
     {
         const auto until = Clock::now() + total;
@@ -116,12 +95,14 @@ namespace {
                 retryLater(req, milliseconds(500));
             } catch (const pqxx::broken_connection& e) {
                 m_shared.stats.add(Tally::DatabaseErrors);
-                m_shared.reportError(std::string("worker ") + std::to_string(m_index) + ": connection lost: " + e.what());
+                m_shared.reportError(
+                    std::string("worker ") + std::to_string(m_index) + ": connection lost: " + e.what());
                 disconnect();
                 retryLater(req, milliseconds(500));
             } catch (const pqxx::sql_error& e) {
                 m_shared.stats.add(Tally::Errors);
-                m_shared.reportError("worker " + std::to_string(m_index) + ": SQLSTATE " + e.sqlstate() + ": " + e.what());
+                m_shared.reportError(
+                    "worker " + std::to_string(m_index) + ": SQLSTATE " + e.sqlstate() + ": " + e.what());
             } catch (const std::exception& e) {
                 m_shared.stats.add(Tally::Errors);
                 m_shared.reportError("worker " + std::to_string(m_index) + ": " + e.what());
@@ -180,8 +161,8 @@ namespace {
         const auto& ops = m_options.operations;
         const long long n = m_options.keys > 0 ? below(m_options.keys) : m_shared.nextBusinessId.fetch_add(1);
         TaskKey key("tenant-" + std::to_string(1 + below(m_options.tenants)),
-                    ops[static_cast<std::size_t>(below(static_cast<long long>(ops.size())))],
-                    m_options.businessIdPrefix() + std::to_string(n));
+            ops[static_cast<std::size_t>(below(static_cast<long long>(ops.size())))],
+            m_options.businessIdPrefix() + std::to_string(n));
         Request req { key, bodyFor(key), 0 };
         m_shared.recent.remember(req);
         return req;
@@ -193,10 +174,11 @@ namespace {
         m_shared.stats.add(Tally::Requests);
         // Metadata that differs on every send; the digest ignores it, so a retry is the same request.
         nlohmann::json sent = req.body;
-        sent["meta"] = { { "trace_id", std::to_string(m_rng()) },
-                         { "sent_at", std::chrono::duration_cast<milliseconds>(
-                                          std::chrono::system_clock::now().time_since_epoch())
-                                          .count() } };
+        sent["meta"] = {
+            { "trace_id", std::to_string(m_rng()) },
+            { "sent_at",
+                std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count() }
+        };
         const std::string digest = requestDigest(sent, ignoredFields());
         const double u = std::uniform_real_distribution<double>(0, 1)(m_rng);
         if (u < m_options.dieRate)
@@ -374,10 +356,10 @@ namespace {
         try {
             pqxx::work w(*m_downstream);
             const auto r = w.exec_params("INSERT INTO " + m_options.schema.qualify("demo_payments")
-                                             + " (idempotency_key, amount_cents, currency, target)"
-                                               " VALUES ($1, $2, $3, $4) ON CONFLICT (idempotency_key) DO NOTHING",
-                                         key, body.at("amount_cents").get<long long>(),
-                                         body.at("currency").get<std::string>(), body.at("target").get<std::string>());
+                    + " (idempotency_key, amount_cents, currency, target)"
+                      " VALUES ($1, $2, $3, $4) ON CONFLICT (idempotency_key) DO NOTHING",
+                key, body.at("amount_cents").get<long long>(), body.at("currency").get<std::string>(),
+                body.at("target").get<std::string>());
             w.commit();
             m_shared.stats.add(r.affected_rows() == 1 ? Tally::DownstreamPaid : Tally::DownstreamDeduped);
         } catch (const pqxx::broken_connection& e) {
@@ -394,16 +376,16 @@ namespace {
     void Worker::writeEffect(pqxx::work& tx, const std::string& key, const nlohmann::json& body, int attempt)
     {
         tx.exec_params("INSERT INTO " + m_options.schema.qualify("demo_orders_effects")
-                           + " (idempotency_key, run_id, worker, attempt, amount_cents, currency, target)"
-                             " VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                       key, m_options.runId, m_index, attempt, body.at("amount_cents").get<long long>(),
-                       body.at("currency").get<std::string>(), body.at("target").get<std::string>());
+                + " (idempotency_key, run_id, worker, attempt, amount_cents, currency, target)"
+                  " VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            key, m_options.runId, m_index, attempt, body.at("amount_cents").get<long long>(),
+            body.at("currency").get<std::string>(), body.at("target").get<std::string>());
     }
 
     std::string Worker::result(const std::string& key, const nlohmann::json& body, int attempt, bool recovered) const
     {
         nlohmann::json r = { { "payment", key }, { "amount_cents", body.at("amount_cents") },
-                             { "currency", body.at("currency") }, { "worker", m_index }, { "attempt", attempt } };
+            { "currency", body.at("currency") }, { "worker", m_index }, { "attempt", attempt } };
         if (recovered)
             r["after_unknown_outcome"] = true;
         return r.dump();

@@ -61,8 +61,9 @@ int main(int argc, char** argv)
                       << "): " << e.what() << '\n';
             return ExitFailure;
         } catch (const pqxx::insufficient_privilege& e) {
-            std::cerr << "idemctl " << name << ": refused by the database (SQLSTATE " << e.sqlstate()
-                      << "): " << e.what();
+            // libpqxx 6.4 leaves sqlstate() empty on this class; it is only ever 42501.
+            std::cerr << "idemctl " << name << ": refused by the database (SQLSTATE "
+                      << (e.sqlstate().empty() ? std::string("42501") : e.sqlstate()) << "): " << e.what();
             return ExitRefused;
         } catch (const pqxx::sql_error& e) {
             std::cerr << "idemctl " << name << ": database error (SQLSTATE " << e.sqlstate() << "): " << e.what();

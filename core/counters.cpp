@@ -1,18 +1,32 @@
 #include "core/counters.h"
 
 #include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
+#include <string_view>
 #include <pqxx/pqxx>
 
 #include "core/connection.h"
 
 namespace idem {
 
-void OutcomeCounters::add(const std::string& tenant, const std::string& operation, const char* outcome, long long n)
+void OutcomeCounters::add(const std::string& tenant, const std::string& operation, const char* what, long long n)
 {
+    // A name the table's CHECK rejects would make every later flush fail with it: refuse it here.
+    static const std::set<std::string_view> known = {
+        outcome::Acquired, outcome::ReacquiredLease, outcome::ReacquiredRetry, outcome::Replayed,
+        outcome::InProgress, outcome::Conflict, outcome::RetryLater, outcome::RejectedFailed,
+        outcome::StaleToken, outcome::Succeeded, outcome::FailedRetryable, outcome::FailedPermanent,
+        outcome::FailedUnknown, outcome::Exhausted,
+    };
+    if (!what || !known.count(what))
+        throw std::invalid_argument(std::string("unknown outcome counter '") + (what ? what : "") + "'");
+    if (n < 0)
+        throw std::invalid_argument("outcome counts cannot be negative");
     using namespace std::chrono;
     const auto minute = duration_cast<minutes>(system_clock::now().time_since_epoch()).count();
     std::lock_guard lock(m_mutex);
-    m_pending[Key { minute, tenant, operation, outcome }] += n;
+    m_pending[Key { minute, tenant, operation, what }] += n;
 }
 
 std::size_t OutcomeCounters::pendingRows() const

@@ -71,7 +71,10 @@ RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requ
 
     RunOutcome out;
     out.claim = claim;
-    const TaskContext ctx { key, key.str(), claim.token, claim.attempts, claim.errorClass == "unknown" };
+    // An executor whose lease ran out recorded nothing: its request may have left, just as
+    // with a recorded unknown (the SQL classes such an attempt unknown when it exhausts).
+    const bool previousUnknown = claim.errorClass == "unknown" || claim.detail == "lease_expired";
+    const TaskContext ctx { key, key.str(), claim.token, claim.attempts, previousUnknown };
 
     FailureClass cls = FailureClass::Retryable;
     std::string message;
@@ -81,6 +84,7 @@ RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requ
         std::string result = task(tx, ctx);
         store.complete(tx, key, claim.token, result);
         tx.commit();
+        store.countSucceeded(key);
         out.kind = RunOutcome::Kind::Succeeded;
         out.resultJson = std::move(result);
         return out;

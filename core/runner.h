@@ -31,7 +31,9 @@ struct TaskContext {
     std::string idempotencyKey;
     std::string token;
     int attempt = 1;
-    bool previousOutcomeUnknown = false; // the last attempt ended with class unknown
+    // The last attempt's outcome is unknown (recorded as such, or its lease expired): the
+    // downstream may already have acted on idempotencyKey.
+    bool previousOutcomeUnknown = false;
 };
 
 // The task body. It runs inside the business transaction, after the fence: its writes commit

@@ -1,12 +1,14 @@
 #include "core/taskstore.h"
 
 #include <array>
+#include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 #include <thread>
 
 #include <openssl/rand.h>
 
 #include "core/counters.h"
+#include "core/utf8.h"
 
 namespace idem {
 
@@ -136,15 +138,15 @@ ClaimResult TaskStore::claim(const TaskKey& key, const std::string& requestDiges
     const std::string token = newToken();
     const auto maxAge = m_options.retry.maxAge.count();
     const pqxx::result r = withRetry([&] {
-        pqxx::work w(m_conn);
-        auto res = w.exec_params("SELECT decision, detail, owner_token, attempts, max_attempts, retry_after_ms,"
-                                 "       result_json, request_hash, error_class, error_message FROM "
-                                     + m_options.schema.qualify("claim") + "($1, $2, $3::uuid, $4, $5, $6)",
-                                 key.str(), requestDigest, token, static_cast<long long>(m_options.lease.count()),
-                                 m_options.retry.maxAttempts,
-                                 maxAge > 0 ? std::to_string(maxAge).c_str() : static_cast<const char*>(nullptr));
-        w.commit();
-        return res;
+        // One statement is its own transaction: no BEGIN and COMMIT round trips around it
+        // (pqxx::work would send both, tripling a replay's round trips).
+        pqxx::nontransaction w(m_conn);
+        return w.exec_params("SELECT decision, detail, owner_token, attempts, max_attempts, retry_after_ms,"
+                             "       result_json, request_hash, error_class, error_message FROM "
+                + m_options.schema.qualify("claim") + "($1, $2, $3::uuid, $4, $5, $6)",
+            key.str(), requestDigest, token, static_cast<long long>(m_options.lease.count()),
+            m_options.retry.maxAttempts,
+            maxAge > 0 ? std::to_string(maxAge).c_str() : static_cast<const char*>(nullptr));
     });
     const auto row = r[0];
     ClaimResult c;
@@ -206,6 +208,8 @@ void TaskStore::complete(pqxx::work& tx, const TaskKey& key, const std::string& 
     if (resultJson.size() > m_options.maxResultBytes)
         throw std::invalid_argument("result is " + std::to_string(resultJson.size()) + " bytes, more than the "
                                     + std::to_string(m_options.maxResultBytes) + " allowed");
+    if (!nlohmann::json::accept(resultJson))
+        throw std::invalid_argument("result is not valid JSON");
     try {
         tx.exec_params("SELECT " + m_options.schema.qualify("complete") + "($1, $2::uuid, $3::jsonb, $4)", key.str(),
                        token, resultJson, static_cast<long long>(m_options.maxResultBytes));
@@ -216,7 +220,10 @@ void TaskStore::complete(pqxx::work& tx, const TaskKey& key, const std::string& 
             count(key, outcome::StaleToken);
         rethrowProtocolError(e);
     }
-    // Counted now; if the caller's commit then fails, the claim that follows will tell.
+}
+
+void TaskStore::countSucceeded(const TaskKey& key)
+{
     count(key, outcome::Succeeded);
 }
 
@@ -243,6 +250,10 @@ std::chrono::system_clock::time_point TaskStore::heartbeat(const TaskKey& key, c
 FailResult TaskStore::fail(const TaskKey& key, const std::string& token, int attempt, FailureClass cls,
                            const std::string& message)
 {
+    // PostgreSQL text holds neither NUL nor ill-formed UTF-8, and a task's exception text may
+    // carry any bytes: escape such a message rather than lose the failure it describes.
+    const bool storable = message.find('\0') == std::string::npos && !utf8Problem(message);
+    const std::string text = storable ? message : quoteForMessage(message, 8192);
     FailResult out;
     out.retryDelay = m_options.retry.delayAfter(attempt, m_rng);
     const auto maxAge = m_options.retry.maxAge.count();
@@ -251,13 +262,13 @@ FailResult TaskStore::fail(const TaskKey& key, const std::string& token, int att
             pqxx::work w(m_conn);
             auto res = w.exec_params("SELECT status, attempts, exhausted FROM " + m_options.schema.qualify("fail")
                                          + "($1, $2::uuid, $3, $4, $5, $6)",
-                                     key.str(), token, failureClassName(cls), message,
+                                     key.str(), token, failureClassName(cls), text,
                                      static_cast<long long>(out.retryDelay.count()),
                                      maxAge > 0 ? std::to_string(maxAge).c_str() : static_cast<const char*>(nullptr));
             w.commit();
             return res;
         });
-    out.status = r[0][0].as<std::string>();
+        out.status = r[0][0].as<std::string>();
         out.attempts = r[0][1].as<int>();
         out.exhausted = r[0][2].as<bool>();
     } catch (const LostOwnership&) {

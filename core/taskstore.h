@@ -106,8 +106,11 @@ public:
     void fence(pqxx::work& tx, const TaskKey& key, const std::string& token);
     // In the same transaction, after the business writes: mark succeeded with the result.
     // Throws LostOwnership (the transaction is then aborted) or std::invalid_argument for a
-    // result larger than maxResultBytes, before any I/O.
+    // result that is not JSON or is larger than maxResultBytes, before any I/O.
     void complete(pqxx::work& tx, const TaskKey& key, const std::string& token, const std::string& resultJson);
+    // Counts a success once the caller's transaction has committed (runTask does this; callers
+    // driving complete() themselves call it after their commit, so a failed commit never counts).
+    void countSucceeded(const TaskKey& key);
     // Extends the lease. Throws LostOwnership.
     std::chrono::system_clock::time_point heartbeat(const TaskKey& key, const std::string& token);
     // Records a failed attempt (`attempt` as the claim returned it); the retry delay is drawn

@@ -9,7 +9,8 @@ namespace {
     std::string normalised(const QString& input)
     {
         const QString text = input.trimmed();
-        const bool uri = text.startsWith(QStringLiteral("postgresql://")) || text.startsWith(QStringLiteral("postgres://"));
+        const bool uri
+            = text.startsWith(QStringLiteral("postgresql://")) || text.startsWith(QStringLiteral("postgres://"));
         if (!text.isEmpty() && !uri && !text.contains(QLatin1Char('=')))
             return idem::formatConninfo({ { "service", text.toStdString() } });
         return text.toStdString();

@@ -81,7 +81,8 @@ void ConsoleSession::disconnectFromServer()
         m_pendingMigrate = 0;
         Q_EMIT migratingChanged(false);
     }
-    QMetaObject::invokeMethod(m_worker, [w = m_worker] { w->close(); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        m_worker, [w = m_worker] { w->close(); }, Qt::QueuedConnection);
     setState(State::Disconnected);
 }
 
@@ -93,7 +94,8 @@ void ConsoleSession::refresh()
     m_pollTimer.stop();
     const quint64 id = m_nextId++;
     m_pendingPoll = id;
-    QMetaObject::invokeMethod(m_worker, [w = m_worker, id] { w->readCounts(id); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        m_worker, [w = m_worker, id] { w->readCounts(id); }, Qt::QueuedConnection);
 }
 
 void ConsoleSession::migrateSchema()
@@ -105,7 +107,8 @@ void ConsoleSession::migrateSchema()
     const quint64 id = m_nextId++;
     m_pendingMigrate = id;
     Q_EMIT migratingChanged(true);
-    QMetaObject::invokeMethod(m_worker, [w = m_worker, id] { w->migrateSchema(id); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        m_worker, [w = m_worker, id] { w->migrateSchema(id); }, Qt::QueuedConnection);
 }
 
 void ConsoleSession::onOpened(const ServerInfo& info)

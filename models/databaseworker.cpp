@@ -18,7 +18,7 @@ namespace {
     constexpr const char* readTimeoutSql = "SET LOCAL statement_timeout = '5s'";
 
     const QStringList protocolStatuses = { QStringLiteral("processing"), QStringLiteral("retryable_failed"),
-                                           QStringLiteral("failed"), QStringLiteral("succeeded") };
+        QStringLiteral("failed"), QStringLiteral("succeeded") };
 
     QString q(const std::string& s) { return QString::fromStdString(s); }
     QString q(const char* s) { return s ? QString::fromUtf8(s) : QString(); }
@@ -44,7 +44,40 @@ namespace {
         return FailureKind::Other;
     }
 
-    QString trimmed(const char* what) { return QString::fromUtf8(what).trimmed(); }
+    // libpq's text is padded for a terminal (tabs, doubled spaces, a trailing newline); keep
+    // its line breaks, lose the rest.
+    QString trimmed(const char* what)
+    {
+        QStringList lines;
+        const auto raw = QString::fromUtf8(what).split(QLatin1Char('\n'));
+        for (const auto& line : raw) {
+            if (!line.trimmed().isEmpty())
+                lines << line.simplified();
+        }
+        return lines.join(QLatin1Char('\n'));
+    }
+
+    // libpq prefixes the server's text with its severity; the banner says "failed" already.
+    QString serverMessage(const char* what)
+    {
+        QString text = trimmed(what);
+        if (text.startsWith(QStringLiteral("ERROR:")))
+            text = text.mid(6).trimmed();
+        return text;
+    }
+
+    // libpqxx 6.4 sometimes throws the right exception class with an empty sqlstate(); the
+    // class still tells the code for the cases an operator meets in the console.
+    QString sqlstateOf(const pqxx::sql_error& e)
+    {
+        if (!e.sqlstate().empty())
+            return QString::fromStdString(e.sqlstate());
+        if (dynamic_cast<const pqxx::insufficient_privilege*>(&e))
+            return QStringLiteral("42501");
+        if (dynamic_cast<const pqxx::undefined_table*>(&e))
+            return QStringLiteral("42P01");
+        return {};
+    }
 
 } // namespace
 
@@ -57,8 +90,7 @@ struct DatabaseWorker::Connection {
 DatabaseWorker::DatabaseWorker() = default;
 DatabaseWorker::~DatabaseWorker() = default;
 
-template<typename F>
-void DatabaseWorker::guarded(quint64 requestId, F&& body)
+template <typename F> void DatabaseWorker::guarded(quint64 requestId, F&& body)
 {
     Failure failure;
     failure.requestId = requestId;
@@ -75,8 +107,8 @@ void DatabaseWorker::guarded(quint64 requestId, F&& body)
         failure.message = trimmed(e.what());
     } catch (const pqxx::sql_error& e) {
         failure.kind = FailureKind::Query;
-        failure.sqlstate = q(e.sqlstate());
-        failure.message = trimmed(e.what());
+        failure.sqlstate = sqlstateOf(e);
+        failure.message = serverMessage(e.what());
     } catch (const idem::MigrationRefused& e) {
         failure.kind = FailureKind::MigrationRefused;
         failure.message = trimmed(e.what());
@@ -125,20 +157,20 @@ ServerInfo DatabaseWorker::inspect(quint64 requestId)
         t.exec(readTimeoutSql);
         // pg_has_role errors on a role that does not exist (a cluster never migrated), and
         // to_regclass on a schema without USAGE; CASE keeps each check ahead of what it guards.
-        const auto r = t.exec_params(
-            "SELECT current_setting('server_version'), current_user, session_user,"
-            "       (SELECT rolsuper FROM pg_roles WHERE rolname = current_user),"
-            "       CASE WHEN EXISTS (SELECT FROM pg_roles WHERE rolname = 'idem_operator')"
-            "            THEN pg_has_role(current_user, 'idem_operator', 'USAGE') ELSE false END,"
-            "       CASE WHEN NOT EXISTS (SELECT FROM pg_namespace WHERE nspname = $2) THEN false"
-            "            WHEN NOT has_schema_privilege($2, 'USAGE') THEN false"
-            "            WHEN to_regclass($1) IS NULL THEN false"
-            "            ELSE has_table_privilege($1, 'SELECT') END,"
-            "       coalesce((SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()), false),"
-            "       (SELECT version FROM pg_stat_ssl WHERE pid = pg_backend_pid()),"
-            "       (SELECT cipher FROM pg_stat_ssl WHERE pid = pg_backend_pid()),"
-            "       (extract(epoch FROM now()) * 1000)::bigint",
-            schema.qualify("task_idempotency"), schema.name());
+        const auto r
+            = t.exec_params("SELECT current_setting('server_version'), current_user, session_user,"
+                            "       (SELECT rolsuper FROM pg_roles WHERE rolname = current_user),"
+                            "       CASE WHEN EXISTS (SELECT FROM pg_roles WHERE rolname = 'idem_operator')"
+                            "            THEN pg_has_role(current_user, 'idem_operator', 'USAGE') ELSE false END,"
+                            "       CASE WHEN NOT EXISTS (SELECT FROM pg_namespace WHERE nspname = $2) THEN false"
+                            "            WHEN NOT has_schema_privilege($2, 'USAGE') THEN false"
+                            "            WHEN to_regclass($1) IS NULL THEN false"
+                            "            ELSE has_table_privilege($1, 'SELECT') END,"
+                            "       coalesce((SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()), false),"
+                            "       (SELECT version FROM pg_stat_ssl WHERE pid = pg_backend_pid()),"
+                            "       (SELECT cipher FROM pg_stat_ssl WHERE pid = pg_backend_pid()),"
+                            "       (extract(epoch FROM now()) * 1000)::bigint",
+                schema.qualify("task_idempotency"), schema.name());
         const auto row = r[0];
         info.serverVersion = q(row[0].as<std::string>());
         info.role = q(row[1].as<std::string>());
@@ -165,7 +197,7 @@ ServerInfo DatabaseWorker::inspect(quint64 requestId)
         // Connected but not allowed to look (no USAGE on the schema, say): the connection is
         // still worth showing, with the reason in place of a version.
         info.schemaLatest = idem::latestSchemaVersion();
-        info.schemaError = trimmed(e.what());
+        info.schemaError = serverMessage(e.what());
     }
     return info;
 }
@@ -187,9 +219,10 @@ void DatabaseWorker::readCounts(quint64 requestId)
         // A full count: acceptable for this summary, which the dashboard's indexed reads
         // replace (DESIGN section 6); the statement timeout bounds it on a large table. The
         // row without a status carries the server's clock, so one statement answers both.
-        const auto r = t.exec(std::string(readTimeoutSql) + "; SELECT NULL::text, (extract(epoch FROM now()) * 1000)::bigint"
-                              " UNION ALL SELECT status, count(*) FROM " + m_db->schema.qualify("task_idempotency")
-                              + " GROUP BY status");
+        const auto r = t.exec(std::string(readTimeoutSql)
+            + "; SELECT NULL::text, (extract(epoch FROM now()) * 1000)::bigint"
+              " UNION ALL SELECT status, count(*) FROM "
+            + m_db->schema.qualify("task_idempotency") + " GROUP BY status");
         for (const auto& row : r) {
             if (row[0].is_null()) {
                 counts.asOf = fromEpochMs(row[1]);

@@ -34,8 +34,7 @@ Q_SIGNALS:
 private:
     ServerInfo inspect(quint64 requestId);
     // Runs a request body, turning every way a database call can fail into one Failure.
-    template<typename F>
-    void guarded(quint64 requestId, F&& body);
+    template <typename F> void guarded(quint64 requestId, F&& body);
 
     struct Connection;
     std::unique_ptr<Connection> m_db;

@@ -15,8 +15,8 @@ namespace {
 }
 
 ProfileStore::ProfileStore()
-    : ProfileStore(std::make_unique<QSettings>(QSettings::IniFormat, QSettings::UserScope, QStringLiteral("Idem"),
-                                               QStringLiteral("idem-console")))
+    : ProfileStore(std::make_unique<QSettings>(
+        QSettings::IniFormat, QSettings::UserScope, QStringLiteral("Idem"), QStringLiteral("idem-console")))
 {
 }
 

@@ -69,8 +69,8 @@ void StatusCountModel::setCounts(const StatusCounts& counts)
 
     // Statuses that vanished go first, from the back so indexes stay valid.
     for (int i = int(m_rows.size()) - 1; i >= 0; --i) {
-        const bool kept = std::any_of(incoming.begin(), incoming.end(),
-                                      [&](const StatusCount& c) { return c.status == m_rows.at(i).status; });
+        const bool kept = std::any_of(
+            incoming.begin(), incoming.end(), [&](const StatusCount& c) { return c.status == m_rows.at(i).status; });
         if (!kept) {
             beginRemoveRows({}, i, i);
             m_rows.removeAt(i);
@@ -78,8 +78,8 @@ void StatusCountModel::setCounts(const StatusCounts& counts)
         }
     }
     for (const auto& c : incoming) {
-        const auto it = std::find_if(m_rows.begin(), m_rows.end(),
-                                     [&](const StatusCount& r) { return r.status == c.status; });
+        const auto it
+            = std::find_if(m_rows.begin(), m_rows.end(), [&](const StatusCount& r) { return r.status == c.status; });
         if (it == m_rows.end()) {
             const int at = int(m_rows.size());
             beginInsertRows({}, at, at);

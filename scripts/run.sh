@@ -1,24 +1,52 @@
 #!/usr/bin/env bash
 # The run command: installs what is missing, builds, starts the private PostgreSQL cluster
-# (TLS, loopback, its own port), migrates it, and opens the console on it.
-# Usage: scripts/run.sh [--no-console]
+# (TLS, loopback, its own port), migrates it, starts the demo workload in the background so
+# there is live traffic with faults, and opens the console on it.
+#
+#   scripts/run.sh                the whole thing
+#   scripts/run.sh --no-console   database and demo only; prints how to open the console
+#   scripts/run.sh --stop         stop the demo and the database
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$here"
+state=${IDEM_DB_DIR:-$here/.idem-db}
+idemctl=build/dev/cli/idemctl
+console=build/dev/app/idem-console
+
+stop_demo() {
+    if [ -f "$state/demo.pid" ] && kill -0 "$(cat "$state/demo.pid")" 2>/dev/null; then
+        kill -TERM "$(cat "$state/demo.pid")"
+        echo "run: demo stopped (summary in $state/demo.log)"
+    fi
+    rm -f "$state/demo.pid"
+}
+
+if [ "${1:-}" = --stop ]; then
+    stop_demo
+    scripts/idem-db stop
+    exit 0
+fi
 
 scripts/deps.sh run
 scripts/build.sh dev
 scripts/idem-db start
 dsn=$(scripts/idem-db dsn)
-build/dev/cli/idemctl migrate --dsn "$dsn"
+"$idemctl" migrate --dsn "$dsn"
+
+# One demo at a time: a restart replaces the previous one.
+stop_demo
+IDEM_DSN=$dsn nohup "$idemctl" demo --workers 4 --duration 0 >"$state/demo.log" 2>&1 &
+echo $! >"$state/demo.pid"
+echo "run: demo workload running in the background (pid $(cat "$state/demo.pid"), log $state/demo.log)"
 
 if [ "${1:-}" = --no-console ]; then
-    echo "run: database ready; connect with: build/dev/app/idem-console --dsn \"$dsn\""
+    echo "run: open the console with: $console --dsn \"$dsn\""
     exit 0
 fi
 if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ] && [ -z "${QT_QPA_PLATFORM:-}" ]; then
-    echo "run: no display (DISPLAY/WAYLAND_DISPLAY unset). The database is up; start the console from a desktop:" >&2
-    echo "  build/dev/app/idem-console --dsn \"$dsn\"" >&2
+    echo "run: no display (DISPLAY and WAYLAND_DISPLAY are unset). Database and demo are up; from a desktop run:" >&2
+    echo "  $console --dsn \"$dsn\"" >&2
     exit 1
 fi
-exec build/dev/app/idem-console --dsn "$dsn"
+"$console" --dsn "$dsn"
+echo "run: console closed; the demo and the database keep running (scripts/run.sh --stop ends them)"

@@ -21,9 +21,9 @@ namespace idem::console {
 
 namespace {
     // The first entry leaves sslmode to the connection string, PGSSLMODE or libpq's default.
-    const QStringList sslModes = { QString(), QStringLiteral("disable"), QStringLiteral("allow"),
-                                   QStringLiteral("prefer"), QStringLiteral("require"), QStringLiteral("verify-ca"),
-                                   QStringLiteral("verify-full") };
+    const QStringList sslModes
+        = { QString(), QStringLiteral("disable"), QStringLiteral("allow"), QStringLiteral("prefer"),
+              QStringLiteral("require"), QStringLiteral("verify-ca"), QStringLiteral("verify-full") };
 }
 
 ConnectionDialog::ConnectionDialog(ConsoleSession* session, ProfileStore* profiles, QWidget* parent)
@@ -46,16 +46,20 @@ ConnectionDialog::ConnectionDialog(ConsoleSession* session, ProfileStore* profil
     m_deleteProfileButton = new QPushButton(QStringLiteral("Delete"));
     m_deleteProfileButton->setObjectName(QStringLiteral("deleteProfileButton"));
     m_deleteProfileButton->setAutoDefault(false);
-    auto* profileRow = new QHBoxLayout;
-    profileRow->setContentsMargins(0, 0, 0, 0);
-    profileRow->addWidget(m_profileCombo, 1);
-    profileRow->addWidget(m_saveProfileButton);
-    profileRow->addWidget(m_deleteProfileButton);
+    // A widget, not a layout, so that the form's label gets it as its buddy (and the
+    // mnemonic renders as one instead of a literal '&').
+    auto* profileRow = new QWidget;
+    auto* profileLayout = new QHBoxLayout(profileRow);
+    profileLayout->setContentsMargins(0, 0, 0, 0);
+    profileLayout->addWidget(m_profileCombo, 1);
+    profileLayout->addWidget(m_saveProfileButton);
+    profileLayout->addWidget(m_deleteProfileButton);
 
     m_conninfoEdit = new QLineEdit;
     m_conninfoEdit->setObjectName(QStringLiteral("conninfoEdit"));
-    m_conninfoEdit->setPlaceholderText(QStringLiteral("host=db.example.com dbname=app user=alice, postgresql://…, or a service name"));
-    m_conninfoEdit->setMinimumWidth(460);
+    m_conninfoEdit->setPlaceholderText(
+        QStringLiteral("host=db.example.com dbname=app user=alice, postgresql://…, or a service name"));
+    m_conninfoEdit->setMinimumWidth(600);
     m_passwordEdit = new QLineEdit;
     m_passwordEdit->setObjectName(QStringLiteral("passwordEdit"));
     m_passwordEdit->setEchoMode(QLineEdit::Password);
@@ -63,9 +67,8 @@ ConnectionDialog::ConnectionDialog(ConsoleSession* session, ProfileStore* profil
     m_schemaEdit = new QLineEdit(QString::fromLatin1(idem::SchemaName::defaultName));
     m_schemaEdit->setObjectName(QStringLiteral("schemaEdit"));
 
-    auto* hint = new QLabel(QStringLiteral("Anything left out comes from the PG* environment variables, "
-                                           "pg_service.conf and ~/.pgpass, as in psql."));
-    hint->setWordWrap(true);
+    auto* hint = new QLabel(QStringLiteral("Anything left out comes from PG* variables, pg_service.conf and "
+                                           "~/.pgpass, as in psql."));
     hint->setForegroundRole(QPalette::PlaceholderText);
 
     auto* form = new QFormLayout;
@@ -86,12 +89,12 @@ ConnectionDialog::ConnectionDialog(ConsoleSession* session, ProfileStore* profil
     auto* tlsForm = new QFormLayout;
     tlsForm->addRow(QStringLiteral("SSL &mode:"), m_sslModeCombo);
     tlsForm->addRow(QStringLiteral("&Root certificate:"),
-                    fileRow(m_rootCertEdit, QStringLiteral("sslRootCertEdit"), QStringLiteral("Root certificate"), certFilter));
+        fileRow(m_rootCertEdit, QStringLiteral("sslRootCertEdit"), QStringLiteral("Root certificate"), certFilter));
     tlsForm->addRow(QStringLiteral("Client &certificate:"),
-                    fileRow(m_certEdit, QStringLiteral("sslCertEdit"), QStringLiteral("Client certificate"), certFilter));
+        fileRow(m_certEdit, QStringLiteral("sslCertEdit"), QStringLiteral("Client certificate"), certFilter));
     tlsForm->addRow(QStringLiteral("Client &key:"),
-                    fileRow(m_keyEdit, QStringLiteral("sslKeyEdit"), QStringLiteral("Client key"),
-                            QStringLiteral("Keys (*.key *.pem);;All files (*)")));
+        fileRow(m_keyEdit, QStringLiteral("sslKeyEdit"), QStringLiteral("Client key"),
+            QStringLiteral("Keys (*.key *.pem);;All files (*)")));
     auto* tlsBox = new QGroupBox(QStringLiteral("TLS"));
     tlsBox->setLayout(tlsForm);
 
@@ -99,8 +102,9 @@ ConnectionDialog::ConnectionDialog(ConsoleSession* session, ProfileStore* profil
     m_errorLabel->setObjectName(QStringLiteral("errorLabel"));
     m_errorLabel->setWordWrap(true);
     m_errorLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_errorLabel->setStyleSheet(QStringLiteral("QLabel { background: #fdecea; color: #611a15; border: 1px solid #f5c2c0;"
-                                               " border-radius: 3px; padding: 6px; }"));
+    m_errorLabel->setStyleSheet(
+        QStringLiteral("QLabel { background: #fdecea; color: #611a15; border: 1px solid #f5c2c0;"
+                       " border-radius: 3px; padding: 6px; }"));
     m_errorLabel->hide();
     m_progressLabel = new QLabel;
     m_progressLabel->setObjectName(QStringLiteral("progressLabel"));
@@ -134,11 +138,17 @@ ConnectionDialog::ConnectionDialog(ConsoleSession* session, ProfileStore* profil
     refreshProfiles(last);
     if (!last.isEmpty())
         loadProfile(last);
+    // A saved profile usually needs only its password; a first start needs a server.
+    if (m_profiles->profile(last))
+        m_passwordEdit->setFocus();
+    else
+        m_conninfoEdit->setFocus();
 }
 
 ConnectionDialog::~ConnectionDialog() = default;
 
-QWidget* ConnectionDialog::fileRow(QLineEdit* edit, const QString& objectName, const QString& title, const QString& filter)
+QWidget* ConnectionDialog::fileRow(
+    QLineEdit* edit, const QString& objectName, const QString& title, const QString& filter)
 {
     edit->setObjectName(objectName);
     edit->setPlaceholderText(QStringLiteral("(as in the connection)"));
@@ -182,6 +192,7 @@ void ConnectionDialog::setSettings(const ConnectionSettings& incoming)
 {
     const ConnectionSettings s = withPasswordSeparated(incoming);
     m_conninfoEdit->setText(s.conninfo);
+    m_conninfoEdit->setCursorPosition(0); // the host comes first: show it, not the tail
     m_passwordEdit->setText(s.password);
     const int mode = m_sslModeCombo->findData(s.sslmode);
     m_sslModeCombo->setCurrentIndex(mode < 0 ? 0 : mode);
@@ -198,8 +209,17 @@ void ConnectionDialog::showFailure(const Failure& failure)
         m_passwordEdit->setFocus();
     else if (failure.kind == FailureKind::BadSchemaName)
         m_schemaEdit->setFocus();
+    else if (failure.kind == FailureKind::Tls)
+        m_rootCertEdit->setFocus();
     else
         m_conninfoEdit->setFocus();
+}
+
+void ConnectionDialog::reject()
+{
+    if (m_waiting)
+        m_session->disconnectFromServer();
+    QDialog::reject();
 }
 
 QString ConnectionDialog::errorText() const { return m_errorLabel->isHidden() ? QString() : m_errorLabel->text(); }
@@ -248,7 +268,8 @@ void ConnectionDialog::setBusy(bool busy)
         try {
             const auto options = idem::parseConninfo(effectiveConninfo(settings()));
             const auto host = options.find("host");
-            where = host == options.end() ? QString() : QStringLiteral(" to %1").arg(QString::fromStdString(host->second));
+            where = host == options.end() ? QString()
+                                          : QStringLiteral(" to %1").arg(QString::fromStdString(host->second));
         } catch (const idem::ConnectError&) {
         }
         m_progressLabel->setText(QStringLiteral("Connecting%1…").arg(where));

@@ -30,6 +30,9 @@ public:
     void showFailure(const Failure& failure);
     QString errorText() const;
 
+    // Cancel while connecting abandons the attempt rather than letting it land later.
+    void reject() override;
+
 private:
     void connectClicked();
     void onSessionFailed(const Failure& failure);

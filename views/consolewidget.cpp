@@ -32,6 +32,10 @@ ConsoleWidget::ConsoleWidget(ConsoleSession* session, QWidget* parent)
     m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_view->setAlternatingRowColors(true);
     m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    // As tall as its rows, so four statuses do not sit in a mostly empty box.
+    m_view->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
+    m_view->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_view->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     m_countsTitle = new QLabel;
     m_total = new QLabel;
     m_total->setObjectName(QStringLiteral("totalValue"));
@@ -39,20 +43,21 @@ ConsoleWidget::ConsoleWidget(ConsoleSession* session, QWidget* parent)
     auto* statusBox = new QGroupBox(QStringLiteral("Connection"));
     auto* statusLayout = new QVBoxLayout(statusBox);
     statusLayout->addWidget(m_status);
-    statusLayout->addStretch();
 
     auto* countsBox = new QGroupBox(QStringLiteral("Tasks by status"));
     auto* countsLayout = new QVBoxLayout(countsBox);
     countsLayout->addWidget(m_countsTitle);
-    countsLayout->addWidget(m_view, 1);
+    countsLayout->addWidget(m_view);
     countsLayout->addWidget(m_total);
+    countsLayout->addStretch();
 
     auto* columns = new QHBoxLayout;
     columns->addWidget(statusBox, 3);
     columns->addWidget(countsBox, 2);
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(m_banner);
-    layout->addLayout(columns, 1);
+    layout->addLayout(columns);
+    layout->addStretch(1);
 
     connect(session, &ConsoleSession::countsChanged, this, &ConsoleWidget::onCounts);
     connect(session, &ConsoleSession::failed, this, &ConsoleWidget::onFailed);
@@ -104,16 +109,23 @@ void ConsoleWidget::updateNotice()
     constexpr auto error = NoticeLevel::Error;
     const ServerInfo& si = m_session->serverInfo();
     const QString table = si.schema + QStringLiteral(".task_idempotency");
-    m_countsTitle->setText(QStringLiteral("Rows in %1, counted on every refresh.").arg(si.schema.isEmpty() ? QStringLiteral("task_idempotency") : table));
-    if (!m_session->canPoll())
-        m_total->setText(QStringLiteral("–"));
+    m_countsTitle->setText(QStringLiteral("Rows in %1, counted on every refresh.")
+                               .arg(si.schema.isEmpty() ? QStringLiteral("task_idempotency") : table));
+    if (!m_session->canPoll()) {
+        QString why = QStringLiteral("–");
+        if (m_session->state() == ConsoleSession::State::Connected && si.schemaMissing() && !si.tableExists)
+            why = QStringLiteral("Nothing to count until the schema exists.");
+        else if (m_session->state() == ConsoleSession::State::Connected && !si.isReader)
+            why = QStringLiteral("Role %1 may not read this table.").arg(si.role);
+        m_total->setText(why);
+    }
 
     if (m_session->migrating())
         return notice(info,
-                      QStringLiteral("Migrating schema %1 to version %2 (the bundled migrations, as idemctl migrate "
-                                     "runs them)…")
-                          .arg(si.schema)
-                          .arg(si.schemaLatest));
+            QStringLiteral("Migrating schema %1 to version %2 (the bundled migrations, as idemctl migrate "
+                           "runs them)…")
+                .arg(si.schema)
+                .arg(si.schemaLatest));
     switch (m_session->state()) {
     case State::Disconnected:
         return notice(info, QStringLiteral("Not connected."), Action::Connect, QStringLiteral("Connect…"));
@@ -122,57 +134,60 @@ void ConsoleWidget::updateNotice()
     case State::Failed:
         if (m_failure && m_failure->retryInSeconds > 0)
             return notice(error,
-                          m_failure->text() + QStringLiteral("\nReconnecting in %1 s.").arg(m_failure->retryInSeconds),
-                          Action::Reconnect, QStringLiteral("Reconnect now"));
+                m_failure->text() + QStringLiteral("\nReconnecting in %1 s.").arg(m_failure->retryInSeconds),
+                Action::Reconnect, QStringLiteral("Reconnect now"));
         return notice(error, m_failure ? m_failure->text() : QStringLiteral("Not connected."), Action::Connect,
-                      QStringLiteral("Connect…"));
+            QStringLiteral("Connect…"));
     case State::Connected:
         break;
     }
 
     if (m_failure && m_failure->request == Failure::Request::Migrate)
         return notice(error,
-                      m_failure->text()
-                          + QStringLiteral("\nA role that owns the schema (or a superuser) can run: idemctl migrate --schema %1")
-                                .arg(si.schema));
+            m_failure->text()
+                + QStringLiteral("\nA role that owns the schema (or a superuser) can run: idemctl migrate --schema %1")
+                      .arg(si.schema));
     if (m_failure)
         return notice(warning, QStringLiteral("Could not read the task counts. ") + m_failure->text());
     if (!si.schemaError.isEmpty() && !si.isReader)
         return notice(error,
-                      QStringLiteral("Role %1 cannot read schema %2 (%3). Grant it idem_reader: GRANT idem_reader TO %1;")
-                          .arg(si.role, si.schema, si.schemaError));
+            QStringLiteral("Role %1 cannot read schema %2 (%3). Grant it idem_reader: GRANT idem_reader TO %1;")
+                .arg(si.role, si.schema, si.schemaError));
     if (!si.schemaError.isEmpty())
         return notice(error, QStringLiteral("Schema %1 cannot be inspected: %2").arg(si.schema, si.schemaError));
     if (!si.schemaProblems.isEmpty())
         return notice(error,
-                      QStringLiteral("Schema %1 does not match this console: %2. The console is read-only.")
-                          .arg(si.schema, si.schemaProblems.join(QStringLiteral("; "))));
+            QStringLiteral("Schema %1 does not match this console: %2. The console is read-only.")
+                .arg(si.schema, si.schemaProblems.join(QStringLiteral("; "))));
     if (si.schemaNewer())
         return notice(warning,
-                      QStringLiteral("Schema %1 has version %2, newer than this console knows (%3). The console is "
-                                     "read-only until Idem is upgraded.")
-                          .arg(si.schema)
-                          .arg(si.schemaVersion)
-                          .arg(si.schemaLatest));
+            QStringLiteral("Schema %1 has version %2, newer than this console knows (%3). The console is "
+                           "read-only until Idem is upgraded.")
+                .arg(si.schema)
+                .arg(si.schemaVersion)
+                .arg(si.schemaLatest));
     if (si.schemaMissing()) {
         const QString adopt = si.tableExists
             ? QStringLiteral(" The existing %1 table will be adopted in place, its rows kept.").arg(table)
             : QString();
         return notice(warning,
-                      QStringLiteral("This database has no Idem schema %1 yet.%2").arg(si.schema, adopt),
-                      Action::Migrate, QStringLiteral("Create schema"));
+            QStringLiteral("This database has no Idem schema %1 yet.%2\nCreate schema runs the migrations "
+                           "this console ships (as idemctl migrate does) and sets up the idem_reader, "
+                           "idem_operator and idem_worker roles.")
+                .arg(si.schema, adopt),
+            Action::Migrate, QStringLiteral("Create schema"));
     }
     if (si.schemaOlder())
         return notice(warning,
-                      QStringLiteral("Schema %1 has version %2; this console ships version %3.")
-                          .arg(si.schema)
-                          .arg(si.schemaVersion)
-                          .arg(si.schemaLatest),
-                      Action::Migrate, QStringLiteral("Upgrade schema"));
+            QStringLiteral("Schema %1 has version %2; this console ships version %3.")
+                .arg(si.schema)
+                .arg(si.schemaVersion)
+                .arg(si.schemaLatest),
+            Action::Migrate, QStringLiteral("Upgrade schema"));
     if (!si.isReader)
         return notice(warning,
-                      QStringLiteral("Role %1 cannot read %2. Grant it idem_reader: GRANT idem_reader TO %1;")
-                          .arg(si.role, table));
+            QStringLiteral("Role %1 cannot read %2. Grant it idem_reader: GRANT idem_reader TO %1;")
+                .arg(si.role, table));
     m_action = Action::None;
     m_banner->clear();
 }

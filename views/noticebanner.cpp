@@ -40,7 +40,8 @@ void NoticeBanner::showNotice(NoticeLevel level, const QString& text, const QStr
         colours = QStringLiteral("background: #fdecea; color: #611a15; border: 1px solid #f5c2c0;");
         break;
     }
-    setStyleSheet(QStringLiteral("QFrame#noticeBanner { %1 border-radius: 4px; } QLabel { color: inherit; }").arg(colours));
+    setStyleSheet(
+        QStringLiteral("QFrame#noticeBanner { %1 border-radius: 4px; } QLabel { color: inherit; }").arg(colours));
     m_text->setStyleSheet(QStringLiteral("QLabel { %1 border: none; }").arg(colours));
     m_text->setText(text);
     m_action->setText(actionText);

@@ -11,7 +11,8 @@ namespace idem::console {
 namespace {
     QString serverClock(const QDateTime& t)
     {
-        return QLocale().toString(t.toLocalTime(), QStringLiteral("yyyy-MM-dd HH:mm:ss")) + QStringLiteral(" (server clock)");
+        return QLocale().toString(t.toLocalTime(), QStringLiteral("yyyy-MM-dd HH:mm:ss"))
+            + QStringLiteral(" (server clock)");
     }
 }
 
@@ -61,6 +62,8 @@ void StatusPanel::showState()
     switch (m_session->state()) {
     case ConsoleSession::State::Disconnected:
         m_state->setText(QStringLiteral("not connected"));
+        for (auto* value : { m_server, m_database, m_role, m_privilege, m_schema, m_tls, m_asOf, m_cost })
+            value->setText(QStringLiteral("–"));
         break;
     case ConsoleSession::State::Connecting:
         m_state->setText(QStringLiteral("connecting…"));
@@ -70,8 +73,9 @@ void StatusPanel::showState()
         break;
     case ConsoleSession::State::Failed:
         // What is below is the last thing known, kept so a short outage does not blank it.
-        m_state->setText(m_session->serverInfo().requestId ? QStringLiteral("disconnected (showing the last known state)")
-                                                           : QStringLiteral("not connected"));
+        m_state->setText(m_session->serverInfo().requestId
+                ? QStringLiteral("disconnected (showing the last known state)")
+                : QStringLiteral("not connected"));
         break;
     }
 }
@@ -80,15 +84,18 @@ void StatusPanel::showInfo(const ServerInfo& info)
 {
     m_server->setText(QStringLiteral("PostgreSQL %1 at %2:%3").arg(info.serverVersion, info.host, info.port));
     m_database->setText(info.database);
-    m_role->setText(info.role == info.sessionRole ? info.role
-                                                  : QStringLiteral("%1 (logged in as %2)").arg(info.role, info.sessionRole));
+    m_role->setText(info.role == info.sessionRole
+            ? info.role
+            : QStringLiteral("%1 (logged in as %2)").arg(info.role, info.sessionRole));
     m_privilege->setText(info.privilegeText());
 
     QString schema;
     if (!info.schemaError.isEmpty())
         schema = QStringLiteral("%1: cannot be read (%2)").arg(info.schema, info.schemaError);
     else if (info.schemaMissing())
-        schema = QStringLiteral("%1: not created yet (this console ships version %2)").arg(info.schema).arg(info.schemaLatest);
+        schema = QStringLiteral("%1: not created yet (this console ships version %2)")
+                     .arg(info.schema)
+                     .arg(info.schemaLatest);
     else if (info.schemaNewer())
         schema = QStringLiteral("%1, version %2: newer than this console (%3), read-only")
                      .arg(info.schema)

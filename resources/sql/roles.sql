@@ -4,20 +4,28 @@
 -- Grants name each Idem object, so adopting a table in a shared schema such as public
 -- never widens access to anything else there.
 DO $roles$
+DECLARE
+    r text;
 BEGIN
-    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'idem_reader') THEN
-        CREATE ROLE idem_reader NOLOGIN;
-    END IF;
-    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'idem_operator') THEN
-        CREATE ROLE idem_operator NOLOGIN;
-    END IF;
-    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'idem_worker') THEN
-        CREATE ROLE idem_worker NOLOGIN;
-    END IF;
+    -- migrate's lock is per database but roles are per cluster: a migrate of another database
+    -- may create the same role at the same moment, which surfaces here as a duplicate.
+    FOREACH r IN ARRAY ARRAY['idem_reader', 'idem_operator', 'idem_worker'] LOOP
+        IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = r) THEN
+            BEGIN
+                EXECUTE format('CREATE ROLE %I NOLOGIN', r);
+            EXCEPTION WHEN duplicate_object OR unique_violation THEN
+                NULL;
+            END;
+        END IF;
+    END LOOP;
     -- Only when missing: granting a membership needs CREATEROLE (or ADMIN OPTION) even when it
     -- exists already, and a database owner re-running migrate against existing roles has neither.
     IF NOT pg_has_role('idem_operator', 'idem_reader', 'MEMBER') THEN
-        GRANT idem_reader TO idem_operator;
+        BEGIN
+            GRANT idem_reader TO idem_operator;
+        EXCEPTION WHEN unique_violation THEN
+            NULL;
+        END;
     END IF;
 END
 $roles$;

@@ -30,8 +30,8 @@ constexpr int consoleTimeoutMs = 20000;
 struct ConsoleFixture {
     QTemporaryDir dir;
     console::ConsoleSession session;
-    console::ProfileStore profiles { std::make_unique<QSettings>(dir.filePath(QStringLiteral("idem-console.conf")),
-                                                                 QSettings::IniFormat) };
+    console::ProfileStore profiles { std::make_unique<QSettings>(
+        dir.filePath(QStringLiteral("idem-console.conf")), QSettings::IniFormat) };
     console::ConsoleWidget window { &session };
     console::ConnectionDialog dialog { &session, &profiles };
 
@@ -41,8 +41,7 @@ struct ConsoleFixture {
         dialog.show();
     }
 
-    template<typename T = QLineEdit>
-    T* child(const char* name)
+    template <typename T = QLineEdit> T* child(const char* name)
     {
         return dialog.findChild<T*>(QString::fromLatin1(name));
     }

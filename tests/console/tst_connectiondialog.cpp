@@ -1,7 +1,13 @@
 #include <QtTest>
 
+#include <QElapsedTimer>
+
+#include <arpa/inet.h>
 #include <cstdlib>
+#include <netinet/in.h>
 #include <pqxx/pqxx>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "core/migrate.h"
 #include "tests/console/consolefixture.h"
@@ -10,6 +16,42 @@
 using idem::test::ConsoleFixture;
 using idem::test::consoleTimeoutMs;
 using State = idem::console::ConsoleSession::State;
+
+namespace {
+// A TCP port that completes the handshake (the kernel does that for a listening socket)
+// but never says a word: a client waits on it until its own timeout, as on a hung server.
+class SilentServer {
+public:
+    SilentServer()
+    {
+        m_fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in addr {};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof addr;
+        if (m_fd < 0 || ::bind(m_fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 || ::listen(m_fd, 8) != 0
+            || ::getsockname(m_fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
+            return;
+        m_port = ntohs(addr.sin_port);
+    }
+    ~SilentServer()
+    {
+        if (m_fd >= 0)
+            ::close(m_fd);
+    }
+    SilentServer(const SilentServer&) = delete;
+    SilentServer& operator=(const SilentServer&) = delete;
+    int port() const { return m_port; }
+    QString dsn() const
+    {
+        return QStringLiteral("host=127.0.0.1 port=%1 dbname=x user=x connect_timeout=2").arg(m_port);
+    }
+
+private:
+    int m_fd = -1;
+    int m_port = 0;
+};
+}
 
 // The connection dialog driven with keyboard and mouse against the real test cluster: what a
 // person sees for a good connection and for each way a connection fails.
@@ -25,6 +67,8 @@ private Q_SLOTS:
     void verifyFullWithAWrongRootCertFails();
     void malformedConninfoIsRejectedInPlace();
     void refusedConnectionIsReported();
+    void hungServerDoesNotFreezeTheDialog();
+    void cancelAbandonsTheAttempt();
 
 private:
     QString tlsFile(const char* name) const;
@@ -58,7 +102,8 @@ void TestConnectionDialog::goodDsnShowsRoleAndSchema_data()
     QTest::addColumn<QString>("role");
     QTest::addColumn<bool>("typePassword");
     QTest::addColumn<QString>("privilege");
-    QTest::addRow("superuser via passfile") << QStringLiteral("postgres") << false << QStringLiteral("operator (superuser)");
+    QTest::addRow("superuser via passfile")
+        << QStringLiteral("postgres") << false << QStringLiteral("operator (superuser)");
     QTest::addRow("operator") << QString::fromStdString(m_operator) << true << QStringLiteral("operator");
     QTest::addRow("reader") << QString::fromStdString(m_reader) << true << QStringLiteral("reader");
 }
@@ -80,7 +125,7 @@ void TestConnectionDialog::goodDsnShowsRoleAndSchema()
     QCOMPARE(panel->roleText(), role);
     QCOMPARE(panel->privilegeText(), privilege);
     QVERIFY2(panel->schemaText().contains(QStringLiteral("version %1 (current)").arg(idem::latestSchemaVersion())),
-             qPrintable(panel->schemaText()));
+        qPrintable(panel->schemaText()));
     QVERIFY2(panel->serverText().startsWith(QStringLiteral("PostgreSQL ")), qPrintable(panel->serverText()));
     QVERIFY2(f.window.banner()->isHidden(), qPrintable(f.window.banner()->text()));
     // The reader may read, so the table summary arrives too.
@@ -148,7 +193,7 @@ void TestConnectionDialog::malformedConninfoIsRejectedInPlace()
     // Rejected before any I/O: no waiting.
     const QString error = idem::test::dialogError(f);
     QVERIFY2(error.contains(QStringLiteral("not valid")) && error.contains(QStringLiteral("nosuchoption")),
-             qPrintable(error));
+        qPrintable(error));
     QCOMPARE(f.session.state(), State::Disconnected);
 }
 
@@ -162,6 +207,50 @@ void TestConnectionDialog::refusedConnectionIsReported()
     const QString error = idem::test::dialogError(f);
     QVERIFY2(error.startsWith(QStringLiteral("The server could not be reached")), qPrintable(error));
     QCOMPARE(f.session.lastFailure()->kind, idem::console::FailureKind::Refused);
+}
+
+void TestConnectionDialog::hungServerDoesNotFreezeTheDialog()
+{
+    SilentServer server;
+    QVERIFY(server.port() > 0);
+    ConsoleFixture f;
+    idem::test::typeInto(f.child("conninfoEdit"), server.dsn());
+    idem::test::click(f.child<QPushButton>("connectButton"));
+
+    // While the worker waits on the server, the UI thread keeps running its event loop.
+    QCOMPARE(f.session.state(), State::Connecting);
+    QVERIFY(!f.child<QPushButton>("connectButton")->isEnabled());
+    QVERIFY(f.child<QLabel>("progressLabel")->isVisible());
+    QElapsedTimer clock;
+    clock.start();
+    bool ticked = false;
+    QTimer::singleShot(50, this, [&ticked] { ticked = true; });
+    QTRY_VERIFY_WITH_TIMEOUT(ticked, 1000);
+    QVERIFY2(clock.elapsed() < 500, "the event loop stalled while connecting");
+
+    QTRY_VERIFY_WITH_TIMEOUT(!idem::test::dialogError(f).isEmpty(), consoleTimeoutMs);
+    const QString error = idem::test::dialogError(f);
+    QVERIFY2(error.startsWith(QStringLiteral("The connection timed out")), qPrintable(error));
+    QVERIFY(f.child<QPushButton>("connectButton")->isEnabled());
+}
+
+void TestConnectionDialog::cancelAbandonsTheAttempt()
+{
+    SilentServer server;
+    QVERIFY(server.port() > 0);
+    ConsoleFixture f;
+    QSignalSpy failures(&f.session, &idem::console::ConsoleSession::failed);
+    idem::test::typeInto(f.child("conninfoEdit"), server.dsn());
+    idem::test::click(f.child<QPushButton>("connectButton"));
+    QCOMPARE(f.session.state(), State::Connecting);
+    QTest::keyClick(&f.dialog, Qt::Key_Escape);
+    QVERIFY(!f.dialog.isVisible());
+    QCOMPARE(f.session.state(), State::Disconnected);
+    // The abandoned attempt times out in the worker; nobody hears about it.
+    QTest::qWait(3000);
+    QCOMPARE(failures.count(), 0);
+    QCOMPARE(f.session.state(), State::Disconnected);
+    QVERIFY(f.window.banner()->text().startsWith(QStringLiteral("Not connected")));
 }
 
 QTEST_MAIN(TestConnectionDialog)

@@ -3,6 +3,7 @@
 #include <QElapsedTimer>
 #include <pqxx/pqxx>
 
+#include "core/connection.h"
 #include "core/migrate.h"
 #include "models/consolesession.h"
 #include "tests/support/testdb.h"
@@ -69,7 +70,8 @@ void TestConsoleSession::supersededConnectIsDropped()
     ConsoleSession session;
     QSignalSpy failures(&session, &ConsoleSession::failed);
     QSignalSpy infos(&session, &ConsoleSession::serverInfoChanged);
-    session.connectTo(settingsFor(idem::test::dsnWith(m_db->dsn(), { { "password", "wrong" }, { "user", "nobody_here" } })));
+    session.connectTo(
+        settingsFor(idem::test::dsnWith(m_db->dsn(), { { "password", "wrong" }, { "user", "nobody_here" } })));
     session.connectTo(settingsFor(m_db->dsn()));
     QTRY_COMPARE_WITH_TIMEOUT(session.state(), State::Connected, 20000);
     // Give the worker time to have answered everything queued.
@@ -91,9 +93,10 @@ void TestConsoleSession::lostConnectionReconnects()
     {
         auto admin = idem::connect(idem::test::adminDsn());
         pqxx::nontransaction n(*admin);
-        n.exec_params("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = "
-                      "'idem-console'",
-                      m_db->name());
+        n.exec_params(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = "
+            "'idem-console'",
+            m_db->name());
     }
     QTRY_VERIFY_WITH_TIMEOUT(!failures.isEmpty(), 20000);
     const auto failure = failures.first().first().value<Failure>();

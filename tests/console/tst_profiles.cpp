@@ -39,8 +39,8 @@ void TestProfiles::savedProfileHoldsNoPassword()
     const QString keySecret = QStringLiteral("s3cret-key-passphrase");
     idem::test::typeInto(f.child<QComboBox>("profileCombo")->lineEdit(), QStringLiteral("prod / eu"));
     idem::test::typeInto(f.child("conninfoEdit"),
-                         QStringLiteral("host=db.example.com port=5433 dbname=app user=alice password=%1 sslpassword=%2")
-                             .arg(inlineSecret, keySecret));
+        QStringLiteral("host=db.example.com port=5433 dbname=app user=alice password=%1 sslpassword=%2")
+            .arg(inlineSecret, keySecret));
     idem::test::typeInto(f.child("passwordEdit"), fieldSecret);
     idem::test::chooseSslMode(f.child<QComboBox>("sslModeCombo"), QStringLiteral("verify-full"));
     idem::test::typeInto(f.child("sslRootCertEdit"), QStringLiteral("/etc/idem/root.crt"));
@@ -59,7 +59,7 @@ void TestProfiles::savedProfileHoldsNoPassword()
     QVERIFY2(!text.contains("password"), text.constData());
     // What is needed to connect again is all there.
     for (const char* expected : { "db.example.com", "5433", "alice", "verify-full", "/etc/idem/root.crt",
-                                  "/etc/idem/alice.crt", "/etc/idem/alice.key", "idem_eu" })
+             "/etc/idem/alice.crt", "/etc/idem/alice.key", "idem_eu" })
         QVERIFY2(text.contains(expected), expected);
     QCOMPARE(f.profiles.names(), QStringList { QStringLiteral("prod / eu") });
 }
@@ -122,7 +122,8 @@ void TestProfiles::unparseableConninfoIsNotSaved()
     idem::test::typeInto(f.child<QComboBox>("profileCombo")->lineEdit(), QStringLiteral("broken"));
     idem::test::typeInto(f.child("conninfoEdit"), QStringLiteral("host=x password='unterminated"));
     idem::test::click(f.child<QPushButton>("saveProfileButton"));
-    QVERIFY2(idem::test::dialogError(f).startsWith(QStringLiteral("Not saved")), qPrintable(idem::test::dialogError(f)));
+    QVERIFY2(
+        idem::test::dialogError(f).startsWith(QStringLiteral("Not saved")), qPrintable(idem::test::dialogError(f)));
     QVERIFY(f.profiles.names().isEmpty());
     QVERIFY(!settingsFile(f).contains("unterminated"));
 }

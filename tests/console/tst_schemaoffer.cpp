@@ -44,7 +44,7 @@ void TestSchemaOffer::missingSchemaIsOfferedAndMigrated()
     QTRY_VERIFY(banner->isVisible());
     QVERIFY2(banner->text().contains(QStringLiteral("no Idem schema idem")), qPrintable(banner->text()));
     QVERIFY2(f.window.statusPanel()->schemaText().contains(QStringLiteral("not created yet")),
-             qPrintable(f.window.statusPanel()->schemaText()));
+        qPrintable(f.window.statusPanel()->schemaText()));
     QCOMPARE(banner->actionButton()->text(), QStringLiteral("Create schema"));
 
     QSignalSpy finished(&f.session, &idem::console::ConsoleSession::migrationFinished);
@@ -57,7 +57,7 @@ void TestSchemaOffer::missingSchemaIsOfferedAndMigrated()
     pqxx::read_transaction t(*c);
     QCOMPARE(t.exec("SELECT max(version) FROM idem.idem_schema_version")[0][0].as<int>(), idem::latestSchemaVersion());
     QVERIFY2(f.window.statusPanel()->schemaText().contains(QStringLiteral("(current)")),
-             qPrintable(f.window.statusPanel()->schemaText()));
+        qPrintable(f.window.statusPanel()->schemaText()));
     QTRY_VERIFY(banner->isHidden());
     QTRY_COMPARE_WITH_TIMEOUT(f.window.countModel()->rowCount(), 4, consoleTimeoutMs);
 }
@@ -94,7 +94,7 @@ void TestSchemaOffer::newerSchemaIsReadOnly()
         idem::migrate(*c, { idem::SchemaName() });
         pqxx::work w(*c);
         w.exec_params("INSERT INTO idem.idem_schema_version (version, name, checksum) VALUES ($1, $2, $3)",
-                      idem::latestSchemaVersion() + 1, "9999_from_the_future.sql", "0");
+            idem::latestSchemaVersion() + 1, "9999_from_the_future.sql", "0");
         w.commit();
     }
     ConsoleFixture f;
@@ -105,7 +105,7 @@ void TestSchemaOffer::newerSchemaIsReadOnly()
     QVERIFY(banner->actionButton()->isHidden()); // no migrate offer for a newer schema
     QVERIFY(f.session.readOnly());
     QVERIFY2(f.window.statusPanel()->schemaText().contains(QStringLiteral("newer than this console")),
-             qPrintable(f.window.statusPanel()->schemaText()));
+        qPrintable(f.window.statusPanel()->schemaText()));
 }
 
 void TestSchemaOffer::readerWithoutGrantIsTold()
@@ -123,7 +123,7 @@ void TestSchemaOffer::readerWithoutGrantIsTold()
     QTRY_VERIFY(banner->isVisible());
     QVERIFY2(banner->text().contains(QStringLiteral("idem_reader")), qPrintable(banner->text()));
     QVERIFY2(f.window.statusPanel()->privilegeText().startsWith(QStringLiteral("none")),
-             qPrintable(f.window.statusPanel()->privilegeText()));
+        qPrintable(f.window.statusPanel()->privilegeText()));
     QCOMPARE(f.window.countModel()->rowCount(), 0);
 }
 

@@ -47,11 +47,12 @@ void TestStatusCountModel::mergesInPlace()
     QCOMPARE(model.rowCount(), 2);
     QCOMPARE(inserted.count(), 2);
     QCOMPARE(model.index(0, StatusCountModel::RowsColumn).data(StatusCountModel::RowsRole).toLongLong(), 3);
-    QCOMPARE(model.index(0, StatusCountModel::ShareColumn).data().toString(), QLocale().toString(75.0, 'f', 1) + QStringLiteral(" %"));
+    QCOMPARE(model.index(0, StatusCountModel::ShareColumn).data().toString(),
+        QLocale().toString(75.0, 'f', 1) + QStringLiteral(" %"));
 
     changed.clear();
-    model.setCounts(snapshot({ { QStringLiteral("processing"), 2 }, { QStringLiteral("succeeded"), 1 },
-                               { QStringLiteral("failed"), 1 } }));
+    model.setCounts(snapshot(
+        { { QStringLiteral("processing"), 2 }, { QStringLiteral("succeeded"), 1 }, { QStringLiteral("failed"), 1 } }));
     QCOMPARE(model.rowCount(), 3);
     QCOMPARE(inserted.count(), 3);
     QVERIFY(!changed.isEmpty());
@@ -61,7 +62,8 @@ void TestStatusCountModel::mergesInPlace()
     QCOMPARE(model.rowCount(), 1);
     QCOMPARE(removed.count(), 2);
     QCOMPARE(resets.count(), 0);
-    QCOMPARE(model.index(0, StatusCountModel::ShareColumn).data().toString(), QLocale().toString(100.0, 'f', 1) + QStringLiteral(" %"));
+    QCOMPARE(model.index(0, StatusCountModel::ShareColumn).data().toString(),
+        QLocale().toString(100.0, 'f', 1) + QStringLiteral(" %"));
 
     model.clear();
     QCOMPARE(model.rowCount(), 0);
@@ -74,9 +76,10 @@ void TestStatusCountModel::countsComeFromTheTable()
         auto c = db.connect();
         idem::migrate(*c, { idem::SchemaName() });
         pqxx::work w(*c);
-        w.exec("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status)"
-               " SELECT 'k' || g, 'h', CASE WHEN g <= 3 THEN 'processing' WHEN g <= 5 THEN 'failed' ELSE 'succeeded' END"
-               " FROM generate_series(1, 10) g");
+        w.exec(
+            "INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status)"
+            " SELECT 'k' || g, 'h', CASE WHEN g <= 3 THEN 'processing' WHEN g <= 5 THEN 'failed' ELSE 'succeeded' END"
+            " FROM generate_series(1, 10) g");
         w.commit();
     }
     StatusCountModel model;

@@ -88,7 +88,7 @@ void TestRetryPolicy::ceilingNeverShrinks()
     for (int attempt = 1; attempt <= 300; ++attempt) {
         const auto ceiling = p.ceilingAfter(attempt).count();
         QVERIFY2(ceiling >= previous && ceiling <= cap,
-                 qPrintable(QStringLiteral("attempt %1: %2 after %3").arg(attempt).arg(ceiling).arg(previous)));
+            qPrintable(QStringLiteral("attempt %1: %2 after %3").arg(attempt).arg(ceiling).arg(previous)));
         previous = ceiling;
     }
     QCOMPARE(static_cast<qint64>(previous), cap);
@@ -130,7 +130,7 @@ void TestRetryPolicy::delaysFillTheWindow()
     QVERIFY2(hi >= ceiling - ceiling / 100, qPrintable(QString::number(hi)));
     const double mean = sum / draws;
     QVERIFY2(std::abs(mean - static_cast<double>(ceiling) / 2) <= 0.02 * static_cast<double>(ceiling) + 0.01,
-             qPrintable(QString::number(mean)));
+        qPrintable(QString::number(mean)));
 }
 
 void TestRetryPolicy::meanGrowsWithAttempt()
@@ -143,7 +143,8 @@ void TestRetryPolicy::meanGrowsWithAttempt()
         for (int i = 0; i < 5000; ++i)
             sum += static_cast<double>(p.delayAfter(attempt, rng).count());
         const double mean = sum / 5000;
-        QVERIFY2(mean > previous * 1.7, qPrintable(QStringLiteral("attempt %1: %2 after %3").arg(attempt).arg(mean).arg(previous)));
+        QVERIFY2(mean > previous * 1.7,
+            qPrintable(QStringLiteral("attempt %1: %2 after %3").arg(attempt).arg(mean).arg(previous)));
         previous = mean;
     }
 }

@@ -100,17 +100,14 @@ void TestDemo::cleanupTestCase()
 void TestDemo::faultyWorkloadLeavesOneEffectPerKey()
 {
     const CliRun run = idemctl({ QStringLiteral("demo"), QStringLiteral("--dsn"), dsn(), QStringLiteral("--json"),
-                                 QStringLiteral("--quiet"), QStringLiteral("--seed"), QStringLiteral("7"),
-                                 QStringLiteral("--duration"), QStringLiteral("5"), QStringLiteral("--workers"),
-                                 QStringLiteral("6"), QStringLiteral("--tenants"), QStringLiteral("2"),
-                                 QStringLiteral("--rate"), QStringLiteral("200"), QStringLiteral("--duplicate-rate"),
-                                 QStringLiteral("0.2"), QStringLiteral("--conflict-rate"), QStringLiteral("0.05"),
-                                 QStringLiteral("--slow-rate"), QStringLiteral("0.03"), QStringLiteral("--slow-ms"),
-                                 QStringLiteral("200"), QStringLiteral("--transient-rate"), QStringLiteral("0.15"),
-                                 QStringLiteral("--permanent-rate"), QStringLiteral("0.08"),
-                                 QStringLiteral("--unknown-rate"), QStringLiteral("0.1"), QStringLiteral("--die-rate"),
-                                 QStringLiteral("0.05"), QStringLiteral("--stale-rate"), QStringLiteral("0.05"),
-                                 QStringLiteral("--lease-ms"), QStringLiteral("400") });
+        QStringLiteral("--quiet"), QStringLiteral("--seed"), QStringLiteral("7"), QStringLiteral("--duration"),
+        QStringLiteral("5"), QStringLiteral("--workers"), QStringLiteral("6"), QStringLiteral("--tenants"),
+        QStringLiteral("2"), QStringLiteral("--rate"), QStringLiteral("200"), QStringLiteral("--duplicate-rate"),
+        QStringLiteral("0.2"), QStringLiteral("--conflict-rate"), QStringLiteral("0.05"), QStringLiteral("--slow-rate"),
+        QStringLiteral("0.03"), QStringLiteral("--slow-ms"), QStringLiteral("200"), QStringLiteral("--transient-rate"),
+        QStringLiteral("0.15"), QStringLiteral("--permanent-rate"), QStringLiteral("0.08"),
+        QStringLiteral("--unknown-rate"), QStringLiteral("0.1"), QStringLiteral("--die-rate"), QStringLiteral("0.05"),
+        QStringLiteral("--stale-rate"), QStringLiteral("0.05"), QStringLiteral("--lease-ms"), QStringLiteral("400") });
     QVERIFY2(run.exitCode == 0, qPrintable(describe(run)));
 
     QJsonParseError parseError;
@@ -130,37 +127,37 @@ void TestDemo::faultyWorkloadLeavesOneEffectPerKey()
 
     // The database, read independently of what the demo reported.
     QCOMPARE(count(*m_conn,
-                   "SELECT count(*) FROM (SELECT idempotency_key FROM idem.demo_orders_effects"
-                   " GROUP BY 1 HAVING count(*) > 1) d"),
-             0LL);
+                 "SELECT count(*) FROM (SELECT idempotency_key FROM idem.demo_orders_effects"
+                 " GROUP BY 1 HAVING count(*) > 1) d"),
+        0LL);
     QCOMPARE(count(*m_conn,
-                   "SELECT count(*) FROM idem.task_idempotency t WHERE t.status = 'succeeded' AND"
-                   " (SELECT count(*) FROM idem.demo_orders_effects e WHERE e.idempotency_key = t.idempotency_key) <> 1"),
-             0LL);
+                 "SELECT count(*) FROM idem.task_idempotency t WHERE t.status = 'succeeded' AND"
+                 " (SELECT count(*) FROM idem.demo_orders_effects e WHERE e.idempotency_key = t.idempotency_key) <> 1"),
+        0LL);
     QCOMPARE(count(*m_conn,
-                   "SELECT count(*) FROM idem.demo_orders_effects e LEFT JOIN idem.task_idempotency t"
-                   " USING (idempotency_key) WHERE t.status IS DISTINCT FROM 'succeeded'"),
-             0LL);
+                 "SELECT count(*) FROM idem.demo_orders_effects e LEFT JOIN idem.task_idempotency t"
+                 " USING (idempotency_key) WHERE t.status IS DISTINCT FROM 'succeeded'"),
+        0LL);
     QVERIFY(count(*m_conn, "SELECT count(*) FROM idem.demo_orders_effects") > 0);
     QVERIFY(count(*m_conn, "SELECT count(*) FROM idem.task_idempotency WHERE status = 'succeeded'") > 0);
     QVERIFY(count(*m_conn, "SELECT count(*) FROM idem.task_idempotency WHERE status = 'failed'") > 0);
-    QVERIFY(count(*m_conn,
-                  "SELECT count(*) FROM idem.task_idempotency WHERE status IN ('retryable_failed', 'processing')")
-            > 0);
+    QVERIFY(
+        count(*m_conn, "SELECT count(*) FROM idem.task_idempotency WHERE status IN ('retryable_failed', 'processing')")
+        > 0);
     // Several kinds of outcome reached the counters, the takeovers and stale tokens included.
     QVERIFY(count(*m_conn, "SELECT count(DISTINCT outcome) FROM idem.idem_counters") >= 6);
     for (const char* outcome : { "acquired", "succeeded", "replayed", "failed_permanent", "failed_unknown",
-                                 "reacquired_lease", "stale_token" })
-        QVERIFY2(count(*m_conn,
-                       std::string("SELECT count(*) FROM idem.idem_counters WHERE outcome = '") + outcome + "'")
-                     > 0,
-                 outcome);
+             "reacquired_lease", "stale_token" })
+        QVERIFY2(
+            count(*m_conn, std::string("SELECT count(*) FROM idem.idem_counters WHERE outcome = '") + outcome + "'")
+                > 0,
+            outcome);
     // The payment service kept one payment per key, and every business effect was paid.
     QCOMPARE(count(*m_conn, "SELECT count(*) - count(DISTINCT idempotency_key) FROM idem.demo_payments"), 0LL);
     QCOMPARE(count(*m_conn,
-                   "SELECT count(*) FROM idem.demo_orders_effects e LEFT JOIN idem.demo_payments p"
-                   " USING (idempotency_key) WHERE p.idempotency_key IS NULL"),
-             0LL);
+                 "SELECT count(*) FROM idem.demo_orders_effects e LEFT JOIN idem.demo_payments p"
+                 " USING (idempotency_key) WHERE p.idempotency_key IS NULL"),
+        0LL);
 }
 
 void TestDemo::stopsCleanlyOnSigterm()
@@ -168,8 +165,8 @@ void TestDemo::stopsCleanlyOnSigterm()
     QProcess p;
     p.setProcessEnvironment(cleanEnvironment());
     p.start(QStringLiteral(IDEMCTL_PATH),
-            { QStringLiteral("demo"), QStringLiteral("--dsn"), dsn(), QStringLiteral("--duration"), QStringLiteral("0"),
-              QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--slow-ms"), QStringLiteral("200") });
+        { QStringLiteral("demo"), QStringLiteral("--dsn"), dsn(), QStringLiteral("--duration"), QStringLiteral("0"),
+            QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--slow-ms"), QStringLiteral("200") });
     QVERIFY(p.waitForStarted());
     // Long enough for a few progress lines.
     QTest::qWait(2500);
@@ -192,7 +189,7 @@ void TestDemo::reportsPlantedDuplicates()
         w.commit();
     }
     const CliRun run = idemctl({ QStringLiteral("demo"), QStringLiteral("--dsn"), dsn(), QStringLiteral("--quiet"),
-                                 QStringLiteral("--duration"), QStringLiteral("1") });
+        QStringLiteral("--duration"), QStringLiteral("1") });
     QVERIFY2(run.exitCode == 1, qPrintable(describe(run)));
     QVERIFY2(run.out.contains(QStringLiteral("DUPLICATE EFFECTS")), qPrintable(describe(run)));
     QVERIFY2(run.out.contains(QStringLiteral("tenant-9:charge:planted-double: 2 rows")), qPrintable(describe(run)));
@@ -200,8 +197,8 @@ void TestDemo::reportsPlantedDuplicates()
 
 void TestDemo::refusesBadRates()
 {
-    const CliRun run
-        = idemctl({ QStringLiteral("demo"), QStringLiteral("--dsn"), dsn(), QStringLiteral("--die-rate"), QStringLiteral("1.5") });
+    const CliRun run = idemctl({ QStringLiteral("demo"), QStringLiteral("--dsn"), dsn(), QStringLiteral("--die-rate"),
+        QStringLiteral("1.5") });
     QCOMPARE(run.exitCode, 2);
     QVERIFY2(run.err.contains(QStringLiteral("--die-rate")), qPrintable(describe(run)));
 }

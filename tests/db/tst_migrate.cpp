@@ -14,22 +14,17 @@
 
 namespace {
 
-QString qs(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
+QString qs(const std::string& s) { return QString::fromStdString(s); }
 
 // First field of the first row as text ("<null>" for NULL), with bound parameters.
-template <typename... Params>
-std::string value(pqxx::connection& c, const std::string& sql, Params&&... params)
+template <typename... Params> QString value(pqxx::connection& c, const std::string& sql, Params&&... params)
 {
     pqxx::read_transaction t(c);
     const pqxx::result r = t.exec_params(sql, std::forward<Params>(params)...);
-    return r[0][0].is_null() ? std::string("<null>") : r[0][0].as<std::string>();
+    return r[0][0].is_null() ? QStringLiteral("<null>") : QString::fromStdString(r[0][0].as<std::string>());
 }
 
-template <typename... Params>
-QStringList lines(pqxx::transaction_base& t, const std::string& sql, Params&&... params)
+template <typename... Params> QStringList lines(pqxx::transaction_base& t, const std::string& sql, Params&&... params)
 {
     QStringList out;
     const pqxx::result r = t.exec_params(sql, std::forward<Params>(params)...);
@@ -61,41 +56,42 @@ QStringList catalogFingerprint(pqxx::connection& c, const std::string& schema)
     pqxx::read_transaction t(c);
     QStringList out;
     out << lines(t,
-                 "SELECT 'schema ' || nspname || ' owner ' || pg_get_userbyid(nspowner) || ' acl '"
-                 "       || coalesce(nspacl::text, '-') FROM pg_namespace WHERE nspname = $1",
-                 schema);
+        "SELECT 'schema ' || nspname || ' owner ' || pg_get_userbyid(nspowner) || ' acl '"
+        "       || coalesce(nspacl::text, '-') FROM pg_namespace WHERE nspname = $1",
+        schema);
     out << lines(t,
-                 "SELECT 'relations ' || count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
-                 " WHERE n.nspname = $1",
-                 schema);
+        "SELECT 'relations ' || count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+        " WHERE n.nspname = $1",
+        schema);
     out << lines(t,
-                 "SELECT 'relation ' || c.relname || ' ' || c.relkind::text || ' owner ' || pg_get_userbyid(c.relowner)"
-                 "       || ' acl ' || coalesce(c.relacl::text, '-')"
-                 "  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1"
-                 " ORDER BY c.relname",
-                 schema);
+        "SELECT 'relation ' || c.relname || ' ' || c.relkind::text || ' owner ' || pg_get_userbyid(c.relowner)"
+        "       || ' acl ' || coalesce(c.relacl::text, '-')"
+        "  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1"
+        " ORDER BY c.relname",
+        schema);
     out << lines(t,
-                 "SELECT 'column ' || table_name || '.' || column_name || ' ' || data_type || ' ' || is_nullable"
-                 "       || ' ' || coalesce(column_default, '-')"
-                 "  FROM information_schema.columns WHERE table_schema = $1 ORDER BY table_name, ordinal_position",
-                 schema);
+        "SELECT 'column ' || table_name || '.' || column_name || ' ' || data_type || ' ' || is_nullable"
+        "       || ' ' || coalesce(column_default, '-')"
+        "  FROM information_schema.columns WHERE table_schema = $1 ORDER BY table_name, ordinal_position",
+        schema);
     out << lines(t,
-                 "SELECT 'constraint ' || conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(c.oid)"
-                 "  FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace WHERE n.nspname = $1"
-                 " ORDER BY 1",
-                 schema);
+        "SELECT 'constraint ' || conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(c.oid)"
+        "  FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace WHERE n.nspname = $1"
+        " ORDER BY 1",
+        schema);
     out << lines(t,
-                 "SELECT 'function ' || p.oid::regprocedure || ' acl ' || coalesce(p.proacl::text, '-')"
-                 "  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 ORDER BY 1",
-                 schema);
+        "SELECT 'function ' || p.oid::regprocedure || ' acl ' || coalesce(p.proacl::text, '-')"
+        "  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 ORDER BY 1",
+        schema);
     const auto exists = t.exec_params("SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL",
-                                      '"' + schema + "\".idem_schema_version", '"' + schema + "\".task_idempotency");
+        '"' + schema + "\".idem_schema_version", '"' + schema + "\".task_idempotency");
     if (exists[0][0].as<bool>())
         out << lines(t, "SELECT 'version ' || v::text FROM \"" + schema + "\".idem_schema_version v ORDER BY version");
     if (exists[0][1].as<bool>())
-        out << lines(t, "SELECT 'rows ' || count(*) || ' ' || coalesce(md5(string_agg(t::text, ',' ORDER BY"
-                        " idempotency_key)), '-') FROM \""
-                            + schema + "\".task_idempotency t");
+        out << lines(t,
+            "SELECT 'rows ' || count(*) || ' ' || coalesce(md5(string_agg(t::text, ',' ORDER BY"
+            " idempotency_key)), '-') FROM \""
+                + schema + "\".task_idempotency t");
     return out;
 }
 
@@ -185,10 +181,10 @@ void TestMigrate::emptyDatabase()
     // Later migrations may append columns; these come first, in this order.
     const auto columnsOf = [&t](const char* table) {
         return lines(t,
-                     "SELECT column_name || ' ' || data_type || ' ' || is_nullable || ' ' || coalesce(column_default, '-')"
-                     "  FROM information_schema.columns WHERE table_schema = 'idem' AND table_name = $1"
-                     " ORDER BY ordinal_position",
-                     std::string(table));
+            "SELECT column_name || ' ' || data_type || ' ' || is_nullable || ' ' || coalesce(column_default, '-')"
+            "  FROM information_schema.columns WHERE table_schema = 'idem' AND table_name = $1"
+            " ORDER BY ordinal_position",
+            std::string(table));
     };
     const QStringList taskColumns {
         QStringLiteral("idempotency_key text NO -"),
@@ -208,27 +204,29 @@ void TestMigrate::emptyDatabase()
     };
     QCOMPARE(columnsOf("task_idempotency").mid(0, taskColumns.size()), taskColumns);
     const QStringList counterColumns {
-        QStringLiteral("bucket timestamp with time zone NO -"), QStringLiteral("tenant text NO -"),
-        QStringLiteral("operation text NO -"),                   QStringLiteral("outcome text NO -"),
+        QStringLiteral("bucket timestamp with time zone NO -"),
+        QStringLiteral("tenant text NO -"),
+        QStringLiteral("operation text NO -"),
+        QStringLiteral("outcome text NO -"),
         QStringLiteral("n bigint NO -"),
     };
     QCOMPARE(columnsOf("idem_counters").mid(0, counterColumns.size()), counterColumns);
     QStringList auditNames;
     for (const auto& line : columnsOf("task_idempotency_audit"))
         auditNames << line.section(QLatin1Char(' '), 0, 0);
-    const QStringList auditColumns { QStringLiteral("id"),          QStringLiteral("at"),
-                                     QStringLiteral("idempotency_key"), QStringLiteral("action"),
-                                     QStringLiteral("reason"),      QStringLiteral("db_role"),
-                                     QStringLiteral("os_user"),     QStringLiteral("client_host"),
-                                     QStringLiteral("before_image"), QStringLiteral("after_image"),
-                                     QStringLiteral("prev_hash"),   QStringLiteral("entry_hash") };
+    const QStringList auditColumns { QStringLiteral("id"), QStringLiteral("at"), QStringLiteral("idempotency_key"),
+        QStringLiteral("action"), QStringLiteral("reason"), QStringLiteral("db_role"), QStringLiteral("os_user"),
+        QStringLiteral("client_host"), QStringLiteral("before_image"), QStringLiteral("after_image"),
+        QStringLiteral("prev_hash"), QStringLiteral("entry_hash") };
     QCOMPARE(auditNames.mid(0, auditColumns.size()), auditColumns);
-    QCOMPARE(lines(t, "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'p'",
-                   std::string("idem.task_idempotency")),
-             QStringList { QStringLiteral("PRIMARY KEY (idempotency_key)") });
-    QCOMPARE(lines(t, "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'p'",
-                   std::string("idem.idem_counters")),
-             QStringList { QStringLiteral("PRIMARY KEY (bucket, tenant, operation, outcome)") });
+    QCOMPARE(
+        lines(t, "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'p'",
+            std::string("idem.task_idempotency")),
+        QStringList { QStringLiteral("PRIMARY KEY (idempotency_key)") });
+    QCOMPARE(
+        lines(t, "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'p'",
+            std::string("idem.idem_counters")),
+        QStringList { QStringLiteral("PRIMARY KEY (bucket, tenant, operation, outcome)") });
 
     // The console's polls: each partial index, with its column and predicate.
     const std::pair<const char*, const char*> partial[] = {
@@ -239,17 +237,17 @@ void TestMigrate::emptyDatabase()
     };
     for (const auto& [name, tail] : partial) {
         const QStringList defs = lines(t,
-                                       "SELECT indexdef FROM pg_indexes WHERE schemaname = 'idem'"
-                                       " AND tablename = 'task_idempotency' AND indexname = $1",
-                                       std::string(name));
+            "SELECT indexdef FROM pg_indexes WHERE schemaname = 'idem'"
+            " AND tablename = 'task_idempotency' AND indexname = $1",
+            std::string(name));
         QVERIFY2(defs.size() == 1, name);
         QVERIFY2(defs[0].endsWith(QString::fromLatin1(tail)), qPrintable(defs[0]));
     }
 
     QCOMPARE(lines(t, "SELECT to_regclass('idem.task_idempotency_audit')::text"),
-             QStringList { QStringLiteral("idem.task_idempotency_audit") });
+        QStringList { QStringLiteral("idem.task_idempotency_audit") });
     QCOMPARE(lines(t, "SELECT to_regclass('idem.idem_counters')::text"),
-             QStringList { QStringLiteral("idem.idem_counters") });
+        QStringList { QStringLiteral("idem.idem_counters") });
 
     // Version 1, recorded with the SHA-256 of exactly the SQL this binary ran, which is the file.
     const auto& first = idem::bundledMigrations()[0];
@@ -258,42 +256,42 @@ void TestMigrate::emptyDatabase()
     QVERIFY2(file.open(QIODevice::ReadOnly), qPrintable(file.fileName()));
     QCOMPARE(file.readAll().toStdString(), first.sql);
     QCOMPARE(lines(t, "SELECT encode(sha256(convert_to($1, 'UTF8')), 'hex')", first.sql),
-             QStringList { qs(first.checksum) });
+        QStringList { qs(first.checksum) });
     QCOMPARE(lines(t,
-                   "SELECT version || ' ' || name || ' ' || checksum || ' ' || applied_by"
-                   "       || ' ' || (applied_at <= now()) FROM idem.idem_schema_version WHERE version = 1"),
-             QStringList { QStringLiteral("1 0001_initial.sql ") + qs(first.checksum) + QStringLiteral(" postgres true") });
+                 "SELECT version || ' ' || name || ' ' || checksum || ' ' || applied_by"
+                 "       || ' ' || (applied_at <= now()) FROM idem.idem_schema_version WHERE version = 1"),
+        QStringList { QStringLiteral("1 0001_initial.sql ") + qs(first.checksum) + QStringLiteral(" postgres true") });
     QCOMPARE(lines(t, "SELECT count(*)::text FROM idem.idem_schema_version"),
-             QStringList { QString::number(idem::bundledMigrations().size()) });
+        QStringList { QString::number(idem::bundledMigrations().size()) });
     t.commit();
 
     // The CHECK constraints reject what the state machine does not know; a plain row gets the defaults.
     {
         pqxx::work w(*c);
         QVERIFY_THROWS_EXCEPTION(pqxx::check_violation,
-                                 w.exec_params("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status)"
-                                               " VALUES ($1, $2, $3)",
-                                               "k-bogus", "h", "bogus"));
+            w.exec_params("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status)"
+                          " VALUES ($1, $2, $3)",
+                "k-bogus", "h", "bogus"));
     }
     {
         pqxx::work w(*c);
         QVERIFY_THROWS_EXCEPTION(pqxx::check_violation,
-                                 w.exec_params("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status,"
-                                               " error_class) VALUES ($1, $2, $3, $4)",
-                                               "k-class", "h", "failed", "bogus"));
+            w.exec_params("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status,"
+                          " error_class) VALUES ($1, $2, $3, $4)",
+                "k-class", "h", "failed", "bogus"));
     }
     {
         pqxx::work w(*c);
         w.exec_params("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status) VALUES ($1, $2, $3)",
-                      "k-plain", "h", "processing");
+            "k-plain", "h", "processing");
         w.commit();
     }
     QCOMPARE(value(*c,
-                   "SELECT attempts || ' ' || max_attempts || ' ' || errors::text || ' ' || (created_at = updated_at)"
-                   "  FROM idem.task_idempotency WHERE idempotency_key = $1",
-                   "k-plain"),
-             std::string("0 5 [] true"));
-    QCOMPARE(value(*c, "SELECT count(*) FROM idem.task_idempotency"), std::string("1"));
+                 "SELECT attempts || ' ' || max_attempts || ' ' || errors::text || ' ' || (created_at = updated_at)"
+                 "  FROM idem.task_idempotency WHERE idempotency_key = $1",
+                 "k-plain"),
+        QStringLiteral("0 5 [] true"));
+    QCOMPARE(value(*c, "SELECT count(*) FROM idem.task_idempotency"), QStringLiteral("1"));
 }
 
 void TestMigrate::rerunIsNoOp()
@@ -306,11 +304,11 @@ void TestMigrate::rerunIsNoOp()
         w.exec_params("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, error_message,"
                       " attempts, updated_at, created_at) VALUES ($1, $2, 'retryable_failed', $3, 2,"
                       " timestamptz '2024-01-02 03:04:05+00', timestamptz '2024-01-01 00:00:00+00')",
-                      "between-runs", "hash-1", "timeout");
+            "between-runs", "hash-1", "timeout");
         w.commit();
     }
-    const auto rowBefore = value(*c, "SELECT t::text FROM idem.task_idempotency t WHERE idempotency_key = $1",
-                                 "between-runs");
+    const auto rowBefore
+        = value(*c, "SELECT t::text FROM idem.task_idempotency t WHERE idempotency_key = $1", "between-runs");
     const QStringList before = catalogFingerprint(*c, "idem");
     QVERIFY(!before.contains(QStringLiteral("relations 0")));
 
@@ -321,8 +319,8 @@ void TestMigrate::rerunIsNoOp()
     QVERIFY(!report.adoptedExistingTable);
     // applied_at included: version rows are compared whole.
     QCOMPARE(catalogFingerprint(*c, "idem"), before);
-    QCOMPARE(value(*c, "SELECT t::text FROM idem.task_idempotency t WHERE idempotency_key = $1", "between-runs"),
-             rowBefore);
+    QCOMPARE(
+        value(*c, "SELECT t::text FROM idem.task_idempotency t WHERE idempotency_key = $1", "between-runs"), rowBefore);
 
     const auto state = idem::inspectSchema(*c, idem::SchemaName());
     QVERIFY(state.upToDate());
@@ -348,18 +346,19 @@ void TestMigrate::adoptsArticleTable()
             w.exec("CREATE SCHEMA " + name.quoted());
         w.exec_params("SELECT set_config('search_path', $1, true)", name.quoted());
         w.exec(articleDdl);
-        w.exec_params("INSERT INTO task_idempotency (idempotency_key, request_hash, status, result_json, error_message,"
-                      "                              owner_token, lease_until, attempts, updated_at)"
-                      " SELECT format('tenant-%s:charge:order-%s', i % 7, i), md5('request-' || i),"
-                      "        (ARRAY['processing', 'succeeded', 'retryable_failed', 'failed'])[1 + i % 4],"
-                      "        CASE WHEN i % 4 = 1 THEN jsonb_build_object('charged', i) END,"
-                      "        CASE WHEN i % 4 >= 2 THEN 'gateway refused order ' || i END,"
-                      "        CASE WHEN i % 4 = 0 THEN md5(i::text)::uuid END,"
-                      "        CASE WHEN i % 4 = 0 THEN timestamptz '2024-05-01 12:00+00' + i * interval '1 second' END,"
-                      "        1 + i % 3,"
-                      "        timestamptz '2024-05-01 00:00+00' + i * interval '1 second'"
-                      "   FROM generate_series(1, $1::int) AS i",
-                      rows);
+        w.exec_params(
+            "INSERT INTO task_idempotency (idempotency_key, request_hash, status, result_json, error_message,"
+            "                              owner_token, lease_until, attempts, updated_at)"
+            " SELECT format('tenant-%s:charge:order-%s', i % 7, i), md5('request-' || i),"
+            "        (ARRAY['processing', 'succeeded', 'retryable_failed', 'failed'])[1 + i % 4],"
+            "        CASE WHEN i % 4 = 1 THEN jsonb_build_object('charged', i) END,"
+            "        CASE WHEN i % 4 >= 2 THEN 'gateway refused order ' || i END,"
+            "        CASE WHEN i % 4 = 0 THEN md5(i::text)::uuid END,"
+            "        CASE WHEN i % 4 = 0 THEN timestamptz '2024-05-01 12:00+00' + i * interval '1 second' END,"
+            "        1 + i % 3,"
+            "        timestamptz '2024-05-01 00:00+00' + i * interval '1 second'"
+            "   FROM generate_series(1, $1::int) AS i",
+            rows);
         w.commit();
     }
     const std::string table = name.qualify("task_idempotency");
@@ -372,9 +371,8 @@ void TestMigrate::adoptsArticleTable()
           " || ' ' || md5(string_agg(ROW(idempotency_key, request_hash, status, result_json, error_message,"
           "     owner_token, lease_until, attempts, updated_at)::text, ',' ORDER BY idempotency_key)) FROM "
         + table;
-    const std::string before = value(*c, summarySql);
-    QVERIFY2(QString::fromStdString(before).startsWith(QStringLiteral("10000 p=2500 s=2500 r=2500 f=2500 ")),
-             before.c_str());
+    const QString before = value(*c, summarySql);
+    QVERIFY2(before.startsWith(QStringLiteral("10000 p=2500 s=2500 r=2500 f=2500 ")), qPrintable(before));
 
     const auto report = idem::migrate(*c, { name });
     QVERIFY(report.adoptedExistingTable);
@@ -383,41 +381,41 @@ void TestMigrate::adoptsArticleTable()
     QCOMPARE(value(*c, summarySql), before);
 
     // What the adoption filled in, per row; each name counts the rows that break it.
-    const std::string violations = value(*c,
-                                         "SELECT concat_ws(' ',"
-                                         " 'created_at', count(*) FILTER (WHERE created_at IS DISTINCT FROM updated_at),"
-                                         " 'failed_class', count(*) FILTER (WHERE status = 'failed'"
-                                         "     AND error_class IS DISTINCT FROM 'permanent'),"
-                                         " 'retryable_class', count(*) FILTER (WHERE status = 'retryable_failed'"
-                                         "     AND error_class IS DISTINCT FROM 'retryable'),"
-                                         " 'other_class', count(*) FILTER (WHERE status IN ('processing', 'succeeded')"
-                                         "     AND error_class IS NOT NULL),"
-                                         " 'errors_kept', count(*) FILTER (WHERE error_message IS NOT NULL"
-                                         "     AND (jsonb_array_length(errors) <> 1"
-                                         "          OR errors->0->>'message' IS DISTINCT FROM error_message)),"
-                                         " 'errors_empty', count(*) FILTER (WHERE error_message IS NULL"
-                                         "     AND errors <> '[]'::jsonb),"
-                                         " 'retry_due', count(*) FILTER (WHERE status = 'retryable_failed'"
-                                         "     AND next_attempt_at IS NULL),"
-                                         " 'no_retry', count(*) FILTER (WHERE status <> 'retryable_failed'"
-                                         "     AND next_attempt_at IS NOT NULL),"
-                                         " 'max_attempts', count(*) FILTER (WHERE max_attempts IS NULL"
-                                         "     OR max_attempts < attempts),"
-                                         " 'with_errors', count(*) FILTER (WHERE jsonb_array_length(errors) = 1))"
-                                         " FROM "
-                                             + table);
+    const QString violations = value(*c,
+        "SELECT concat_ws(' ',"
+        " 'created_at', count(*) FILTER (WHERE created_at IS DISTINCT FROM updated_at),"
+        " 'failed_class', count(*) FILTER (WHERE status = 'failed'"
+        "     AND error_class IS DISTINCT FROM 'permanent'),"
+        " 'retryable_class', count(*) FILTER (WHERE status = 'retryable_failed'"
+        "     AND error_class IS DISTINCT FROM 'retryable'),"
+        " 'other_class', count(*) FILTER (WHERE status IN ('processing', 'succeeded')"
+        "     AND error_class IS NOT NULL),"
+        " 'errors_kept', count(*) FILTER (WHERE error_message IS NOT NULL"
+        "     AND (jsonb_array_length(errors) <> 1"
+        "          OR errors->0->>'message' IS DISTINCT FROM error_message)),"
+        " 'errors_empty', count(*) FILTER (WHERE error_message IS NULL"
+        "     AND errors <> '[]'::jsonb),"
+        " 'retry_due', count(*) FILTER (WHERE status = 'retryable_failed'"
+        "     AND next_attempt_at IS NULL),"
+        " 'no_retry', count(*) FILTER (WHERE status <> 'retryable_failed'"
+        "     AND next_attempt_at IS NOT NULL),"
+        " 'max_attempts', count(*) FILTER (WHERE max_attempts IS NULL"
+        "     OR max_attempts < attempts),"
+        " 'with_errors', count(*) FILTER (WHERE jsonb_array_length(errors) = 1))"
+        " FROM "
+            + table);
     QCOMPARE(violations,
-             std::string("created_at 0 failed_class 0 retryable_class 0 other_class 0 errors_kept 0 errors_empty 0"
-                         " retry_due 0 no_retry 0 max_attempts 0 with_errors 5000"));
+        QStringLiteral("created_at 0 failed_class 0 retryable_class 0 other_class 0 errors_kept 0 errors_empty 0"
+                       " retry_due 0 no_retry 0 max_attempts 0 with_errors 5000"));
 
     // Everything landed in the target schema and nothing in the default one.
-    QCOMPARE(value(*c, "SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AND to_regclass($3) IS NOT NULL",
-                   name.qualify("idem_counters"), name.qualify("task_idempotency_audit"),
-                   name.qualify("idem_schema_version")),
-             std::string("t"));
-    QCOMPARE(value(*c, "SELECT count(*) FROM pg_namespace WHERE nspname = 'idem'"), std::string("0"));
+    QCOMPARE(
+        value(*c, "SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AND to_regclass($3) IS NOT NULL",
+            name.qualify("idem_counters"), name.qualify("task_idempotency_audit"), name.qualify("idem_schema_version")),
+        QStringLiteral("t"));
+    QCOMPARE(value(*c, "SELECT count(*) FROM pg_namespace WHERE nspname = 'idem'"), QStringLiteral("0"));
     QCOMPARE(value(*c, "SELECT checksum FROM " + name.qualify("idem_schema_version") + " WHERE version = 1"),
-             idem::bundledMigrations()[0].checksum);
+        qs(idem::bundledMigrations()[0].checksum));
 
     // A second run finds nothing left to adopt.
     const auto again = idem::migrate(*c, { name });
@@ -432,11 +430,14 @@ void TestMigrate::refuses_data()
     QTest::addColumn<QString>("tamperValue");
     QTest::addColumn<QStringList>("mustMention");
     QTest::addRow("newer schema version")
-        << QStringLiteral("INSERT INTO idem.idem_schema_version (version, name, checksum) VALUES (999, '0999_future.sql', $1)")
+        << QStringLiteral(
+               "INSERT INTO idem.idem_schema_version (version, name, checksum) VALUES (999, '0999_future.sql', $1)")
         << QString(64, QLatin1Char('f')) << QStringList { QStringLiteral("newer"), QStringLiteral("999") };
-    QTest::addRow("checksum mismatch")
-        << QStringLiteral("UPDATE idem.idem_schema_version SET checksum = $1 WHERE version = 1")
-        << QString(64, QLatin1Char('0')) << QStringList { QStringLiteral("0001_initial.sql"), QStringLiteral("checksum") };
+    QTest::addRow("checksum mismatch") << QStringLiteral(
+        "UPDATE idem.idem_schema_version SET checksum = $1 WHERE version = 1")
+                                       << QString(64, QLatin1Char('0'))
+                                       << QStringList { QStringLiteral("0001_initial.sql"),
+                                              QStringLiteral("checksum") };
 }
 
 // Migrated without roles first: a run that did not refuse would at least add the grants,
@@ -466,8 +467,8 @@ void TestMigrate::refuses()
     for (const auto& word : mustMention)
         QVERIFY2(message.contains(word), qPrintable(message));
     QCOMPARE(catalogFingerprint(*c, "idem"), before);
-    QCOMPARE(value(*c, "SELECT has_table_privilege('idem_reader', 'idem.task_idempotency', 'SELECT')"),
-             std::string("f"));
+    QCOMPARE(
+        value(*c, "SELECT has_table_privilege('idem_reader', 'idem.task_idempotency', 'SELECT')"), QStringLiteral("f"));
 
     const auto state = idem::inspectSchema(*c, idem::SchemaName());
     QVERIFY(!state.upToDate());
@@ -481,11 +482,11 @@ void TestMigrate::refusesThroughIdemctl()
     QFETCH(QStringList, mustMention);
     idem::test::ScratchDatabase db("migrate_refuse_cli");
     auto c = db.connect();
-    const auto first = idemctl({ QStringLiteral("migrate"), QStringLiteral("--no-roles"), QStringLiteral("--dsn"),
-                                 qs(db.dsn()) });
+    const auto first
+        = idemctl({ QStringLiteral("migrate"), QStringLiteral("--no-roles"), QStringLiteral("--dsn"), qs(db.dsn()) });
     QVERIFY2(first.exitCode == 0, qPrintable(describe(first)));
     QCOMPARE(value(*c, "SELECT string_agg(name, ',' ORDER BY version) FROM idem.idem_schema_version"),
-             bundledNames().join(QLatin1Char(',')).toStdString());
+        bundledNames().join(QLatin1Char(',')));
     {
         pqxx::work w(*c);
         w.exec_params(tamperSql.toStdString(), tamperValue.toStdString());
@@ -500,8 +501,8 @@ void TestMigrate::refusesThroughIdemctl()
         QVERIFY2(run.err.contains(word), qPrintable(describe(run)));
     QCOMPARE(catalogFingerprint(*c, "idem"), before);
 
-    const auto status = idemctl({ QStringLiteral("migrate"), QStringLiteral("--status"), QStringLiteral("--dsn"),
-                                  qs(db.dsn()) });
+    const auto status
+        = idemctl({ QStringLiteral("migrate"), QStringLiteral("--status"), QStringLiteral("--dsn"), qs(db.dsn()) });
     QVERIFY2(status.exitCode == 3 && status.out.contains(QStringLiteral("problem: ")), qPrintable(describe(status)));
     QCOMPARE(catalogFingerprint(*c, "idem"), before);
 }
@@ -524,42 +525,44 @@ void TestMigrate::noRolesAsDatabaseOwner()
         w.commit();
     }
     auto c = db.connect();
-    QCOMPARE(value(*c, "SELECT rolcreaterole OR rolsuper FROM pg_roles WHERE rolname = $1", owner),
-             std::string("f"));
-    const std::string ownerDsn = idem::test::dsnWith(db.dsn(), { { "user", owner }, { "password", password }, { "passfile", "" } });
+    QCOMPARE(
+        value(*c, "SELECT rolcreaterole OR rolsuper FROM pg_roles WHERE rolname = $1", owner), QStringLiteral("f"));
+    const std::string ownerDsn
+        = idem::test::dsnWith(db.dsn(), { { "user", owner }, { "password", password }, { "passfile", "" } });
 
-    const auto noRoles = idemctl({ QStringLiteral("migrate"), QStringLiteral("--no-roles"), QStringLiteral("--dsn"),
-                                   qs(ownerDsn) });
+    const auto noRoles
+        = idemctl({ QStringLiteral("migrate"), QStringLiteral("--no-roles"), QStringLiteral("--dsn"), qs(ownerDsn) });
     QVERIFY2(noRoles.exitCode == 0, qPrintable(describe(noRoles)));
     for (const auto& word : { "Roles and grants were not applied", "CREATEROLE", "roles.sql", "--print-roles" })
         QVERIFY2(noRoles.out.contains(QString::fromLatin1(word)), qPrintable(describe(noRoles)));
     QCOMPARE(value(*c, "SELECT string_agg(name, ',' ORDER BY version) FROM idem.idem_schema_version"),
-             bundledNames().join(QLatin1Char(',')).toStdString());
-    QCOMPARE(value(*c, "SELECT string_agg(DISTINCT tableowner, ',') FROM pg_tables WHERE schemaname = 'idem'"), owner);
-    QCOMPARE(value(*c, "SELECT has_table_privilege('idem_reader', 'idem.task_idempotency', 'SELECT')"),
-             std::string("f"));
+        bundledNames().join(QLatin1Char(',')));
+    QCOMPARE(
+        value(*c, "SELECT string_agg(DISTINCT tableowner, ',') FROM pg_tables WHERE schemaname = 'idem'"), qs(owner));
+    QCOMPARE(
+        value(*c, "SELECT has_table_privilege('idem_reader', 'idem.task_idempotency', 'SELECT')"), QStringLiteral("f"));
 
     const bool rolesReady = value(*c,
-                                  "SELECT count(*) = 3 AND pg_has_role('idem_operator', 'idem_reader', 'MEMBER')"
-                                  "  FROM pg_roles WHERE rolname IN ('idem_reader', 'idem_operator', 'idem_worker')")
-        == "t";
+                                "SELECT count(*) = 3 AND pg_has_role('idem_operator', 'idem_reader', 'MEMBER')"
+                                "  FROM pg_roles WHERE rolname IN ('idem_reader', 'idem_operator', 'idem_worker')")
+        == QLatin1String("t");
     const auto withRoles = idemctl({ QStringLiteral("migrate"), QStringLiteral("--dsn"), qs(ownerDsn) });
     if (rolesReady) {
         // Nothing to create: the owner grants on its own objects.
         QVERIFY2(withRoles.exitCode == 0, qPrintable(describe(withRoles)));
         QVERIFY2(withRoles.out.contains(QStringLiteral("grants are in place")), qPrintable(describe(withRoles)));
         QCOMPARE(value(*c,
-                       "SELECT has_table_privilege('idem_reader', 'idem.task_idempotency', 'SELECT')"
-                       "   AND has_table_privilege('idem_worker', 'idem.task_idempotency', 'INSERT')"
-                       "   AND NOT has_table_privilege('idem_operator', 'idem.task_idempotency', 'UPDATE')"),
-                 std::string("t"));
+                     "SELECT has_table_privilege('idem_reader', 'idem.task_idempotency', 'SELECT')"
+                     "   AND has_table_privilege('idem_worker', 'idem.task_idempotency', 'INSERT')"
+                     "   AND NOT has_table_privilege('idem_operator', 'idem.task_idempotency', 'UPDATE')"),
+            QStringLiteral("t"));
     } else {
         QVERIFY2(withRoles.exitCode == 1, qPrintable(describe(withRoles)));
         QVERIFY2(withRoles.err.contains(QStringLiteral("--no-roles"))
-                     && withRoles.err.contains(QStringLiteral("CREATEROLE")),
-                 qPrintable(describe(withRoles)));
+                && withRoles.err.contains(QStringLiteral("CREATEROLE")),
+            qPrintable(describe(withRoles)));
         QCOMPARE(value(*c, "SELECT has_table_privilege('idem_reader', 'idem.task_idempotency', 'SELECT')"),
-                 std::string("f"));
+            QStringLiteral("f"));
     }
 }
 
@@ -606,13 +609,13 @@ void TestMigrate::idemctlBadInput_data()
                                        << QStringList { QStringLiteral("cannot connect") };
     QTest::addRow("wrong password") << QStringLiteral("wrongPassword") << QStringList() << 1
                                     << QStringList { QStringLiteral("cannot connect"),
-                                                     QStringLiteral("authentication failed") };
+                                           QStringLiteral("authentication failed") };
     QTest::addRow("unknown user") << QStringLiteral("unknownUser") << QStringList() << 1
                                   << QStringList { QStringLiteral("cannot connect"),
-                                                   QStringLiteral("authentication failed") };
+                                         QStringLiteral("authentication failed") };
     QTest::addRow("malformed dsn") << QStringLiteral("malformed") << QStringList() << 1
                                    << QStringList { QStringLiteral("cannot connect"),
-                                                    QStringLiteral("invalid connection string") };
+                                          QStringLiteral("invalid connection string") };
     // Rejected before connecting: the unreachable server is never asked.
     QTest::addRow("bad schema, unreachable server")
         << QStringLiteral("port1") << QStringList { QStringLiteral("--schema"), QStringLiteral("x\"; drop") } << 2
@@ -647,12 +650,13 @@ void TestMigrate::idemctlBadInput()
 
     auto c = db.connect();
     QCOMPARE(value(*c,
-                   "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
-                   " WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')"),
-             std::string("0"));
-    QCOMPARE(value(*c, "SELECT count(*) FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' AND nspname NOT IN"
-                       " ('public', 'information_schema')"),
-             std::string("0"));
+                 "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+                 " WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')"),
+        QStringLiteral("0"));
+    QCOMPARE(value(*c,
+                 "SELECT count(*) FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' AND nspname NOT IN"
+                 " ('public', 'information_schema')"),
+        QStringLiteral("0"));
 }
 
 void TestMigrate::concurrentMigrate_data()
@@ -705,11 +709,12 @@ void TestMigrate::concurrentMigrate()
         std::string versions;
         for (const auto& m : idem::bundledMigrations())
             versions += (versions.empty() ? "" : ",") + std::to_string(m.version);
-        QCOMPARE(value(*c, "SELECT count(*) || ' ' || string_agg(version::text, ',' ORDER BY version) FROM "
-                               + name.qualify("idem_schema_version")),
-                 std::to_string(idem::bundledMigrations().size()) + " " + versions);
+        QCOMPARE(value(*c,
+                     "SELECT count(*) || ' ' || string_agg(version::text, ',' ORDER BY version) FROM "
+                         + name.qualify("idem_schema_version")),
+            qs(std::to_string(idem::bundledMigrations().size()) + " " + versions));
         QCOMPARE(value(*c, "SELECT count(*) FROM " + name.qualify("idem_schema_version") + " WHERE version = 1"),
-                 std::string("1"));
+            QStringLiteral("1"));
         QVERIFY(idem::inspectSchema(*c, name).upToDate());
     }
 }

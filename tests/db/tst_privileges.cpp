@@ -43,57 +43,58 @@ std::optional<Probe> probeFor(const QString& table, const QString& op)
     if (table == QLatin1String("task_idempotency")) {
         const std::string seeded = "SELECT count(*)::text FROM " + t + " WHERE idempotency_key = 'seed'";
         if (o == "INSERT")
-            return Probe { "INSERT INTO " + t + " (idempotency_key, request_hash, status) VALUES ($1, 'h', 'processing')",
-                           "probe", "SELECT count(*)::text FROM " + t + " WHERE idempotency_key = 'probe'", "1" };
+            return Probe { "INSERT INTO " + t
+                    + " (idempotency_key, request_hash, status) VALUES ($1, 'h', 'processing')",
+                "probe", "SELECT count(*)::text FROM " + t + " WHERE idempotency_key = 'probe'", "1" };
         if (o == "UPDATE")
             return Probe { "UPDATE " + t + " SET attempts = attempts + 1 WHERE idempotency_key = $1", "seed",
-                           "SELECT attempts::text FROM " + t + " WHERE idempotency_key = 'seed'", "2" };
+                "SELECT attempts::text FROM " + t + " WHERE idempotency_key = 'seed'", "2" };
         if (o == "DELETE")
             return Probe { "DELETE FROM " + t + " WHERE idempotency_key = $1", "seed", seeded, "0" };
     }
     if (table == QLatin1String("idem_counters")) {
         if (o == "INSERT")
             return Probe { "INSERT INTO " + t
-                               + " (bucket, tenant, operation, outcome, n)"
-                                 " VALUES (date_trunc('minute', now()), $1, 'charge', 'replayed', 1)",
-                           "probe", "SELECT count(*)::text FROM " + t + " WHERE tenant = 'probe'", "1" };
+                    + " (bucket, tenant, operation, outcome, n)"
+                      " VALUES (date_trunc('minute', now()), $1, 'charge', 'replayed', 1)",
+                "probe", "SELECT count(*)::text FROM " + t + " WHERE tenant = 'probe'", "1" };
         if (o == "UPDATE")
             return Probe { "UPDATE " + t + " SET n = n + 1 WHERE tenant = $1", "t1",
-                           "SELECT sum(n)::text FROM " + t + " WHERE tenant = 't1'", "2" };
+                "SELECT sum(n)::text FROM " + t + " WHERE tenant = 't1'", "2" };
         if (o == "DELETE")
             return Probe { "DELETE FROM " + t + " WHERE tenant = $1", "t1",
-                           "SELECT count(*)::text FROM " + t + " WHERE tenant = 't1'", "0" };
+                "SELECT count(*)::text FROM " + t + " WHERE tenant = 't1'", "0" };
     }
     if (table == QLatin1String("task_idempotency_audit")) {
         if (o == "INSERT")
             return Probe { "INSERT INTO " + t
-                               + " (idempotency_key, action, reason, db_role, os_user, client_host, before_image,"
-                                 " after_image, prev_hash, entry_hash)"
-                                 " VALUES ($1, 'requeue', 'forged', current_user, 'u', 'h', '{}', '{}', 'e1', 'e2')",
-                           "probe", "SELECT count(*)::text FROM " + t + " WHERE idempotency_key = 'probe'", "1" };
+                    + " (idempotency_key, action, reason, db_role, os_user, client_host, before_image,"
+                      " after_image, prev_hash, entry_hash)"
+                      " VALUES ($1, 'requeue', 'forged', current_user, 'u', 'h', '{}', '{}', 'e1', 'e2')",
+                "probe", "SELECT count(*)::text FROM " + t + " WHERE idempotency_key = 'probe'", "1" };
         if (o == "UPDATE")
             return Probe { "UPDATE " + t + " SET reason = 'tampered' WHERE idempotency_key = $1", "seed",
-                           "SELECT reason FROM " + t + " WHERE idempotency_key = 'seed'", "tampered" };
+                "SELECT reason FROM " + t + " WHERE idempotency_key = 'seed'", "tampered" };
         if (o == "DELETE")
             return Probe { "DELETE FROM " + t + " WHERE idempotency_key = $1", "seed",
-                           "SELECT count(*)::text FROM " + t + " WHERE idempotency_key = 'seed'", "0" };
+                "SELECT count(*)::text FROM " + t + " WHERE idempotency_key = 'seed'", "0" };
     }
     if (table == QLatin1String("idem_schema_version")) {
         if (o == "UPDATE")
             return Probe { "UPDATE " + t + " SET checksum = $1 WHERE version = 1", "tampered",
-                           "SELECT checksum FROM " + t + " WHERE version = 1", "tampered" };
+                "SELECT checksum FROM " + t + " WHERE version = 1", "tampered" };
         if (o == "DELETE")
             return Probe { "DELETE FROM " + t + " WHERE version = $1::int", "1",
-                           "SELECT count(*)::text FROM " + t + " WHERE version = 1", "0" };
+                "SELECT count(*)::text FROM " + t + " WHERE version = 1", "0" };
     }
     return std::nullopt;
 }
 
-std::string value(pqxx::connection& c, const std::string& sql)
+QString value(pqxx::connection& c, const std::string& sql)
 {
     pqxx::read_transaction t(c);
     const auto r = t.exec(sql);
-    return r[0][0].is_null() ? std::string("<null>") : r[0][0].as<std::string>();
+    return r[0][0].is_null() ? QStringLiteral("<null>") : QString::fromStdString(r[0][0].as<std::string>());
 }
 
 // Every Idem table back to one known row each, the version table as migrate left it.
@@ -103,14 +104,14 @@ void reseed(pqxx::connection& c)
     w.exec("TRUNCATE idem.task_idempotency, idem.idem_counters, idem.task_idempotency_audit");
     w.exec_params("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, attempts)"
                   " VALUES ($1, 'h', 'processing', 1)",
-                  "seed");
+        "seed");
     w.exec_params("INSERT INTO idem.idem_counters (bucket, tenant, operation, outcome, n)"
                   " VALUES (date_trunc('minute', now()), $1, 'charge', 'acquired', 1)",
-                  "t1");
+        "t1");
     w.exec_params("INSERT INTO idem.task_idempotency_audit (idempotency_key, action, reason, db_role, os_user,"
                   " client_host, before_image, after_image, prev_hash, entry_hash)"
                   " VALUES ($1, 'requeue', 'stuck lease', 'postgres', 'alice', 'host1', '{}', '{}', '', 'e0')",
-                  "seed");
+        "seed");
     w.exec("DELETE FROM idem.idem_schema_version");
     w.exec("INSERT INTO idem.idem_schema_version SELECT * FROM public.version_copy");
     w.commit();
@@ -152,10 +153,7 @@ void TestPrivileges::initTestCase()
         idem::test::createLoginRole(r.login, m_password, r.idemRole);
 }
 
-void TestPrivileges::cleanupTestCase()
-{
-    m_matrixDb.reset();
-}
+void TestPrivileges::cleanupTestCase() { m_matrixDb.reset(); }
 
 std::string TestPrivileges::loginDsn(const std::string& base, const std::string& login) const
 {
@@ -171,22 +169,25 @@ void TestPrivileges::matrix_data()
 
     const std::pair<const char*, QStringList> tables[] = {
         { "task_idempotency",
-          { QStringLiteral("SELECT"), QStringLiteral("INSERT"), QStringLiteral("UPDATE"), QStringLiteral("DELETE"),
-            QStringLiteral("TRUNCATE") } },
+            { QStringLiteral("SELECT"), QStringLiteral("INSERT"), QStringLiteral("UPDATE"), QStringLiteral("DELETE"),
+                QStringLiteral("TRUNCATE") } },
         { "idem_counters",
-          { QStringLiteral("SELECT"), QStringLiteral("INSERT"), QStringLiteral("UPDATE"), QStringLiteral("DELETE"),
-            QStringLiteral("TRUNCATE") } },
+            { QStringLiteral("SELECT"), QStringLiteral("INSERT"), QStringLiteral("UPDATE"), QStringLiteral("DELETE"),
+                QStringLiteral("TRUNCATE") } },
         { "task_idempotency_audit",
-          { QStringLiteral("SELECT"), QStringLiteral("INSERT"), QStringLiteral("UPDATE"), QStringLiteral("DELETE"),
-            QStringLiteral("TRUNCATE") } },
+            { QStringLiteral("SELECT"), QStringLiteral("INSERT"), QStringLiteral("UPDATE"), QStringLiteral("DELETE"),
+                QStringLiteral("TRUNCATE") } },
         { "idem_schema_version", { QStringLiteral("SELECT"), QStringLiteral("UPDATE"), QStringLiteral("DELETE") } },
     };
     // DESIGN section 2: readers and operators change no table; workers run the protocol on
     // their rows and the counters and never see or touch the audit.
     const QStringList workerMay {
-        QStringLiteral("task_idempotency SELECT"), QStringLiteral("task_idempotency INSERT"),
-        QStringLiteral("task_idempotency UPDATE"), QStringLiteral("idem_counters SELECT"),
-        QStringLiteral("idem_counters INSERT"),    QStringLiteral("idem_counters UPDATE"),
+        QStringLiteral("task_idempotency SELECT"),
+        QStringLiteral("task_idempotency INSERT"),
+        QStringLiteral("task_idempotency UPDATE"),
+        QStringLiteral("idem_counters SELECT"),
+        QStringLiteral("idem_counters INSERT"),
+        QStringLiteral("idem_counters UPDATE"),
         QStringLiteral("idem_schema_version SELECT"),
     };
     for (const auto& r : loginRoles) {
@@ -194,7 +195,8 @@ void TestPrivileges::matrix_data()
         for (const auto& [table, ops] : tables) {
             for (const auto& op : ops) {
                 const QString key = QString::fromLatin1(table) + QLatin1Char(' ') + op;
-                const bool allowed = role == QLatin1String("idem_worker") ? workerMay.contains(key) : op == QLatin1String("SELECT");
+                const bool allowed
+                    = role == QLatin1String("idem_worker") ? workerMay.contains(key) : op == QLatin1String("SELECT");
                 QTest::addRow("%s %s %s", r.idemRole, qPrintable(op), table)
                     << QString::fromLatin1(r.login) << QString::fromLatin1(table) << op << allowed;
             }
@@ -213,20 +215,21 @@ void TestPrivileges::matrix()
     QVERIFY(m_matrixDb);
     auto owner = m_matrixDb->connect();
     reseed(*owner);
-    const std::string before = value(*owner, probe->check);
+    const QString before = value(*owner, probe->check);
     const bool isSelect = op == QLatin1String("SELECT");
     if (!isSelect)
-        QVERIFY2(before != probe->after, before.c_str()); // the check can tell the difference
+        QVERIFY2(
+            before != QString::fromStdString(probe->after), qPrintable(before)); // the check can tell the difference
 
     auto as = idem::connect(loginDsn(m_matrixDb->dsn(), login.toStdString()));
-    QCOMPARE(value(*as, "SELECT current_user"), login.toStdString());
+    QCOMPARE(value(*as, "SELECT current_user"), login);
     std::optional<std::string> denied;
-    std::string selected;
+    QString selected;
     try {
         pqxx::work w(*as);
         const auto r = probe->param ? w.exec_params(probe->sql, *probe->param) : w.exec(probe->sql);
         if (isSelect)
-            selected = r[0][0].as<std::string>();
+            selected = QString::fromStdString(r[0][0].as<std::string>());
         w.commit();
     } catch (const pqxx::insufficient_privilege& e) {
         denied = e.sqlstate();
@@ -235,13 +238,15 @@ void TestPrivileges::matrix()
                              .arg(QString::fromStdString(e.sqlstate()), QString::fromUtf8(e.what()))));
     }
 
-    const std::string now = value(*owner, probe->check);
+    const QString now = value(*owner, probe->check);
     if (allowed) {
         QVERIFY2(!denied, "refused with 42501");
-        QCOMPARE(isSelect ? selected : now, isSelect ? before : probe->after);
+        QCOMPARE(isSelect ? selected : now, isSelect ? before : QString::fromStdString(probe->after));
     } else {
         QVERIFY2(denied, "the statement went through");
-        QCOMPARE(QString::fromStdString(*denied), QStringLiteral("42501"));
+        // libpqxx 6.4 throws insufficient_privilege for exactly SQLSTATE 42501 but leaves
+        // sqlstate() empty for it; a later libpqxx fills it in.
+        QVERIFY2(denied->empty() || *denied == "42501", denied->c_str());
         QCOMPARE(now, before);
     }
 }
@@ -262,12 +267,12 @@ void TestPrivileges::ownerCanChangeAudit()
     {
         pqxx::work w(*c);
         const auto r = w.exec_params("UPDATE idem.task_idempotency_audit SET reason = $1 WHERE idempotency_key = $2",
-                                     "rewritten by the owner", "seed");
+            "rewritten by the owner", "seed");
         QCOMPARE(r.affected_rows(), pqxx::result::size_type(1));
         w.commit();
     }
     QCOMPARE(value(*c, "SELECT reason FROM idem.task_idempotency_audit WHERE idempotency_key = 'seed'"),
-             std::string("rewritten by the owner"));
+        QStringLiteral("rewritten by the owner"));
 }
 
 // Adopting a table in public grants on the Idem objects by name, never on the schema's
@@ -284,18 +289,18 @@ void TestPrivileges::publicSchemaGrantsOnlyIdemObjects()
     }
     idem::migrate(*c, { idem::SchemaName("public") });
     QCOMPARE(value(*c,
-                   "SELECT has_table_privilege('idem_reader', 'public.task_idempotency', 'SELECT')"
-                   "   AND has_table_privilege('idem_worker', 'public.task_idempotency', 'INSERT')"),
-             std::string("t"));
+                 "SELECT has_table_privilege('idem_reader', 'public.task_idempotency', 'SELECT')"
+                 "   AND has_table_privilege('idem_worker', 'public.task_idempotency', 'INSERT')"),
+        QStringLiteral("t"));
     QCOMPARE(value(*c,
-                   "SELECT has_table_privilege('idem_reader', 'public.payroll', 'SELECT')"
-                   "    OR has_table_privilege('idem_operator', 'public.payroll', 'SELECT')"
-                   "    OR has_table_privilege('idem_worker', 'public.payroll', 'SELECT, INSERT, UPDATE')"),
-             std::string("f"));
+                 "SELECT has_table_privilege('idem_reader', 'public.payroll', 'SELECT')"
+                 "    OR has_table_privilege('idem_operator', 'public.payroll', 'SELECT')"
+                 "    OR has_table_privilege('idem_worker', 'public.payroll', 'SELECT, INSERT, UPDATE')"),
+        QStringLiteral("f"));
 
     for (const auto& r : loginRoles) {
         auto as = idem::connect(loginDsn(db.dsn(), r.login));
-        QCOMPARE(value(*as, "SELECT count(*) FROM public.task_idempotency"), std::string("0"));
+        QCOMPARE(value(*as, "SELECT count(*) FROM public.task_idempotency"), QStringLiteral("0"));
         pqxx::read_transaction t(*as);
         QVERIFY_THROWS_EXCEPTION(pqxx::insufficient_privilege, t.exec("SELECT * FROM public.payroll"));
     }

@@ -31,22 +31,20 @@ private Q_SLOTS:
 
     void kinds_data();
     void kinds();
-    void oversizeResult_data();
-    void oversizeResult();
+    void badResult_data();
+    void badResult();
     void unknownOutcomeRetriedWithSameKey();
     void expiredLeaseCountsAsUnknownOutcome();
     void fenceHoldsPastTheLease();
+    void undecodableMessageStillRecorded_data();
+    void undecodableMessageStillRecorded();
 
 private:
-    idem::TaskKey nextKey();
-    int businessRows(const idem::TaskKey& key);
-    QByteArray f(const idem::TaskKey& key, const std::string& expr) { return field(*m_admin, key, expr); }
+    idem::TaskKey nextKey() { return m_fx.nextKey("runner"); }
+    int businessRows(const idem::TaskKey& key) { return m_fx.businessRows(key); }
+    QByteArray f(const idem::TaskKey& key, const std::string& expr) { return field(*m_fx.admin, key, expr); }
 
-    std::unique_ptr<idem::test::ScratchDatabase> m_db;
-    std::unique_ptr<pqxx::connection> m_conn;
-    std::unique_ptr<pqxx::connection> m_other;
-    std::unique_ptr<pqxx::connection> m_admin;
-    int m_keys = 0;
+    idem::test::ProtocolFixture m_fx;
 };
 
 namespace {
@@ -92,40 +90,17 @@ private:
 
 } // namespace
 
-idem::TaskKey TestRunner::nextKey()
-{
-    std::string id = QTest::currentTestFunction();
-    if (const char* tag = QTest::currentDataTag())
-        id += std::string("/") + tag;
-    return idem::TaskKey("runner", "charge", id + "#" + std::to_string(++m_keys));
-}
-
-int TestRunner::businessRows(const idem::TaskKey& key)
-{
-    return scalar(*m_admin, "SELECT count(*)::text FROM payments WHERE idempotency_key = $1", key.str()).toInt();
-}
-
 void TestRunner::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = idem::test::migratedDatabase("runner");
-    m_conn = m_db->connect();
-    m_other = m_db->connect();
-    m_admin = m_db->connect();
-    pqxx::work w(*m_admin);
-    w.exec("CREATE TABLE payments (idempotency_key text NOT NULL, amount integer NOT NULL)");
+    m_fx.open("runner");
     // The downstream payment service: idempotent by the key it is sent, as a real one is.
+    pqxx::work w(*m_fx.admin);
     w.exec("CREATE TABLE downstream_charges (idempotency_key text PRIMARY KEY, amount integer NOT NULL)");
     w.commit();
 }
 
-void TestRunner::cleanupTestCase()
-{
-    m_conn.reset();
-    m_other.reset();
-    m_admin.reset();
-    m_db.reset();
-}
+void TestRunner::cleanupTestCase() { m_fx.close(); }
 
 void TestRunner::kinds_data()
 {
@@ -135,11 +110,11 @@ void TestRunner::kinds_data()
     QTest::addColumn<QByteArray>("errorClass");
     QTest::addColumn<int>("rows"); // business rows committed, in all
     QTest::addColumn<int>("calls"); // of the task, in the run under test
-    const auto add = [](const char* name, Scenario s, Kind k, const char* status, const char* cls, int rows,
-                        int calls) {
-        QTest::addRow("%s", name) << static_cast<int>(s) << static_cast<int>(k) << QByteArray(status)
-                                  << QByteArray(cls) << rows << calls;
-    };
+    const auto add
+        = [](const char* name, Scenario s, Kind k, const char* status, const char* cls, int rows, int calls) {
+              QTest::addRow("%s", name) << static_cast<int>(s) << static_cast<int>(k) << QByteArray(status)
+                                        << QByteArray(cls) << rows << calls;
+          };
     add("succeeded", Scenario::Succeed, Kind::Succeeded, "succeeded", "<null>", 1, 1);
     add("replayed", Scenario::Replay, Kind::Replayed, "succeeded", "<null>", 1, 0);
     add("in progress", Scenario::InProgress, Kind::InProgress, "processing", "<null>", 0, 0);
@@ -165,8 +140,8 @@ void TestRunner::kinds()
     QFETCH(int, calls);
     const auto s = static_cast<Scenario>(scenario);
     const auto lease = s == Scenario::LostWhileFailing ? 300ms : 2000ms;
-    idem::TaskStore store(*m_conn, storeOptions(lease, s == Scenario::Exhausted ? 1 : 5));
-    idem::TaskStore other(*m_other, storeOptions(lease));
+    idem::TaskStore store(*m_fx.conn, storeOptions(lease, s == Scenario::Exhausted ? 1 : 5));
+    idem::TaskStore other(*m_fx.other, storeOptions(lease));
     const auto key = nextKey();
     const std::string result = R"({"charged": 1250})";
 
@@ -174,7 +149,7 @@ void TestRunner::kinds()
     std::optional<idem::ClaimResult> takeover;
     const idem::TaskFunction task = [&](pqxx::work& tx, const idem::TaskContext& ctx) -> std::string {
         ++taskCalls;
-        tx.exec_params("INSERT INTO payments VALUES ($1, 1250)", ctx.idempotencyKey);
+        tx.exec_params("INSERT INTO payments (idempotency_key, amount) VALUES ($1, 1250)", ctx.idempotencyKey);
         switch (s) {
         case Scenario::TaskFailureRetryable:
         case Scenario::Exhausted:
@@ -201,7 +176,7 @@ void TestRunner::kinds()
         break;
     case Scenario::RetryLater: {
         const auto c = other.claim(key, digestOf('a'));
-        pqxx::work w(*m_other);
+        pqxx::work w(*m_fx.other);
         w.exec_params("SELECT * FROM idem.fail($1, $2::uuid, 'retryable', 'bank timeout', 60000)", key.str(), c.token);
         w.commit();
         break;
@@ -261,7 +236,7 @@ void TestRunner::kinds()
     }
 }
 
-void TestRunner::oversizeResult_data()
+void TestRunner::badResult_data()
 {
     QTest::addColumn<int>("maxResultBytes");
     QTest::addColumn<QByteArray>("result");
@@ -272,21 +247,23 @@ void TestRunner::oversizeResult_data()
     // 63 bytes as sent, 93 as jsonb prints it: refused by the SQL function (ID003).
     QTest::addRow("jsonb larger than the text, SQL check")
         << 64 << QByteArray("[" + "1,"_b.repeated(30) + "1]") << "result is 93 bytes, more than the 64 allowed"_b;
+    QTest::addRow("not JSON") << (1 << 20) << R"({"charged": 12)"_b
+                              << "result is not valid JSON"_b;
 }
 
-void TestRunner::oversizeResult()
+void TestRunner::badResult()
 {
     QFETCH(int, maxResultBytes);
     QFETCH(QByteArray, result);
     QFETCH(QByteArray, expected);
     auto options = storeOptions(2000ms);
     options.maxResultBytes = static_cast<std::size_t>(maxResultBytes);
-    idem::TaskStore store(*m_conn, options);
+    idem::TaskStore store(*m_fx.conn, options);
     const auto key = nextKey();
     const std::string text = result.toStdString();
 
     const auto out = idem::runTask(store, key, digestOf('a'), [&](pqxx::work& tx, const idem::TaskContext& ctx) {
-        tx.exec_params("INSERT INTO payments VALUES ($1, 1250)", ctx.idempotencyKey);
+        tx.exec_params("INSERT INTO payments (idempotency_key, amount) VALUES ($1, 1250)", ctx.idempotencyKey);
         return text;
     });
     // The same output would be refused every time: permanent, not retried.
@@ -302,8 +279,8 @@ void TestRunner::oversizeResult()
 
 void TestRunner::unknownOutcomeRetriedWithSameKey()
 {
-    idem::TaskStore store(*m_conn, storeOptions(2000ms)); // no backoff
-    auto downstream = m_db->connect();
+    idem::TaskStore store(*m_fx.conn, storeOptions(2000ms)); // no backoff
+    auto downstream = m_fx.db->connect();
     const auto key = nextKey();
     std::vector<std::tuple<std::string, int, bool>> seen; // idempotencyKey, attempt, previousOutcomeUnknown
 
@@ -312,11 +289,11 @@ void TestRunner::unknownOutcomeRetriedWithSameKey()
         // The external call commits on the other side whatever happens here.
         pqxx::work remote(*downstream);
         remote.exec_params("INSERT INTO downstream_charges VALUES ($1, 1250) ON CONFLICT (idempotency_key) DO NOTHING",
-                           ctx.idempotencyKey);
+            ctx.idempotencyKey);
         remote.commit();
         if (ctx.attempt == 1)
             throw idem::TaskFailure(idem::FailureClass::Unknown, "timeout after the charge request was sent");
-        tx.exec_params("INSERT INTO payments VALUES ($1, 1250)", ctx.idempotencyKey);
+        tx.exec_params("INSERT INTO payments (idempotency_key, amount) VALUES ($1, 1250)", ctx.idempotencyKey);
         return R"({"charged": 1250})";
     };
 
@@ -338,8 +315,8 @@ void TestRunner::unknownOutcomeRetriedWithSameKey()
     QCOMPARE(std::get<1>(seen[1]), 2);
     QVERIFY(!std::get<2>(seen[0]));
     QVERIFY(std::get<2>(seen[1]));
-    QCOMPARE(scalar(*m_admin, "SELECT count(*)::text FROM downstream_charges WHERE idempotency_key = $1", key.str()),
-             "1"_b);
+    QCOMPARE(scalar(*m_fx.admin, "SELECT count(*)::text FROM downstream_charges WHERE idempotency_key = $1", key.str()),
+        "1"_b);
     QCOMPARE(businessRows(key), 1);
     QCOMPARE(f(key, "status"), "succeeded"_b);
 }
@@ -348,7 +325,7 @@ void TestRunner::expiredLeaseCountsAsUnknownOutcome()
 {
     // An executor that died mid-task may have sent its request: the next one must be told so,
     // even when the attempt before it had failed definitely.
-    idem::TaskStore store(*m_conn, storeOptions(300ms));
+    idem::TaskStore store(*m_fx.conn, storeOptions(300ms));
     const auto key = nextKey();
     const auto c = store.claim(key, digestOf('a'));
     store.fail(key, c.token, c.attempts, idem::FailureClass::Retryable, "503");
@@ -371,12 +348,12 @@ void TestRunner::fenceHoldsPastTheLease()
 {
     // The fence locks the row for the whole business transaction, so a lease that runs out
     // meanwhile cannot be taken over: the others see in_progress, and the executor commits.
-    idem::TaskStore store(*m_conn, storeOptions(300ms));
-    idem::TaskStore other(*m_other, storeOptions(300ms));
+    idem::TaskStore store(*m_fx.conn, storeOptions(300ms));
+    idem::TaskStore other(*m_fx.other, storeOptions(300ms));
     const auto key = nextKey();
     std::optional<idem::ClaimResult> during;
     const auto out = idem::runTask(store, key, digestOf('a'), [&](pqxx::work& tx, const idem::TaskContext& ctx) {
-        tx.exec_params("INSERT INTO payments VALUES ($1, 1250)", ctx.idempotencyKey);
+        tx.exec_params("INSERT INTO payments (idempotency_key, amount) VALUES ($1, 1250)", ctx.idempotencyKey);
         std::this_thread::sleep_for(400ms);
         during = other.claim(key, digestOf('a'));
         return std::string(R"({"slow": true})");
@@ -388,6 +365,48 @@ void TestRunner::fenceHoldsPastTheLease()
     QCOMPARE(businessRows(key), 1);
     QCOMPARE(f(key, "attempts"), "1"_b);
     QCOMPARE(other.claim(key, digestOf('a')).decision, idem::Decision::Replay);
+}
+
+void TestRunner::undecodableMessageStillRecorded_data()
+{
+    QTest::addColumn<QByteArray>("message");
+    QTest::addColumn<QByteArray>("stored");
+    // A task's exception text can carry any bytes (a Latin-1 strerror, a downstream's body);
+    // PostgreSQL text cannot. The failure must still be recorded, the bytes escaped.
+    QTest::addRow("Latin-1") << "Bankverbindung ung\xfcltig"_b
+                             << "Bankverbindung ung\\xfcltig"_b;
+    QTest::addRow("truncated sequence") << "caf\xc3"_b
+                                        << "caf\\xc3"_b;
+    QTest::addRow("NUL byte") << QByteArray("before\0after", 12) << "before\\x00after"_b;
+    QTest::addRow("valid UTF-8 is kept") << "caf\xc3\xa9"_b
+                                         << "caf\xc3\xa9"_b;
+}
+
+void TestRunner::undecodableMessageStillRecorded()
+{
+    QFETCH(QByteArray, message);
+    QFETCH(QByteArray, stored);
+    idem::TaskStore store(*m_fx.conn, storeOptions(2000ms));
+    const auto key = nextKey();
+    std::optional<idem::RunOutcome> out;
+    try {
+        out = idem::runTask(store, key, digestOf('a'), [&](pqxx::work&, const idem::TaskContext&) -> std::string {
+            throw idem::TaskFailure(idem::FailureClass::Retryable, message.toStdString());
+        });
+    } catch (const std::exception& e) {
+        QFAIL(qPrintable(
+            QStringLiteral("runTask threw instead of recording the failure: ") + QString::fromUtf8(e.what())));
+    }
+    // what() ends at a NUL, so runTask sees only the part before it; the store itself gets all.
+    if (!message.contains('\0')) {
+        QCOMPARE(QByteArray(idem::runOutcomeName(out->kind)), "will_retry"_b);
+        QCOMPARE(f(key, "error_message"), stored);
+        QCOMPARE(f(key, "errors->0->>'message'"), stored);
+    }
+    const auto direct = nextKey();
+    const auto c = store.claim(direct, digestOf('a'));
+    store.fail(direct, c.token, c.attempts, idem::FailureClass::Retryable, message.toStdString());
+    QCOMPARE(f(direct, "error_message"), stored);
 }
 
 QTEST_GUILESS_MAIN(TestRunner)

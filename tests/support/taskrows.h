@@ -4,6 +4,7 @@
 // through bound parameters only.
 
 #include <QByteArray>
+#include <QTest>
 
 #include <chrono>
 #include <functional>
@@ -19,19 +20,12 @@
 
 namespace idem::test {
 
-inline QByteArray operator""_b(const char* s, std::size_t n)
-{
-    return QByteArray(s, static_cast<qsizetype>(n));
-}
+inline QByteArray operator""_b(const char* s, std::size_t n) { return QByteArray(s, static_cast<qsizetype>(n)); }
 
-inline QByteArray bytes(const std::string& s)
-{
-    return QByteArray::fromStdString(s);
-}
+inline QByteArray bytes(const std::string& s) { return QByteArray::fromStdString(s); }
 
 // First field of the first row as text: "<null>" for NULL, "<no row>" for an empty result.
-template <typename... Params>
-QByteArray scalar(pqxx::connection& c, const std::string& sql, Params&&... params)
+template <typename... Params> QByteArray scalar(pqxx::connection& c, const std::string& sql, Params&&... params)
 {
     pqxx::read_transaction t(c);
     const pqxx::result r = t.exec_params(sql, std::forward<Params>(params)...);
@@ -44,26 +38,20 @@ QByteArray scalar(pqxx::connection& c, const std::string& sql, Params&&... param
 // code, never data.
 inline QByteArray field(pqxx::connection& c, const TaskKey& key, const std::string& expr)
 {
-    return scalar(c, "SELECT (" + expr + ")::text FROM idem.task_idempotency t WHERE t.idempotency_key = $1",
-                  key.str());
+    return scalar(
+        c, "SELECT (" + expr + ")::text FROM idem.task_idempotency t WHERE t.idempotency_key = $1", key.str());
 }
 
 // The whole row, to show that something did not change it.
-inline QByteArray rowJson(pqxx::connection& c, const TaskKey& key)
-{
-    return field(c, key, "row_to_json(t)");
-}
+inline QByteArray rowJson(pqxx::connection& c, const TaskKey& key) { return field(c, key, "row_to_json(t)"); }
 
 // A well-formed digest that differs per letter.
-inline std::string digestOf(char c)
-{
-    return "v1:" + std::string(64, c);
-}
+inline std::string digestOf(char c) { return "v1:" + std::string(64, c); }
 
 inline StoreOptions storeOptions(std::chrono::milliseconds lease, int maxAttempts = 5,
-                                 std::chrono::milliseconds baseDelay = std::chrono::milliseconds(0),
-                                 std::chrono::milliseconds maxDelay = std::chrono::milliseconds(0),
-                                 std::chrono::milliseconds maxAge = std::chrono::milliseconds(0))
+    std::chrono::milliseconds baseDelay = std::chrono::milliseconds(0),
+    std::chrono::milliseconds maxDelay = std::chrono::milliseconds(0),
+    std::chrono::milliseconds maxAge = std::chrono::milliseconds(0))
 {
     StoreOptions o;
     o.lease = lease;
@@ -85,8 +73,8 @@ inline std::unique_ptr<ScratchDatabase> migratedDatabase(const std::string& tag)
 }
 
 // Polls until `done` or the timeout; returns whether it got there.
-inline bool waitUntil(const std::function<bool()>& done,
-                      std::chrono::milliseconds timeout = std::chrono::milliseconds(5000))
+inline bool waitUntil(
+    const std::function<bool()>& done, std::chrono::milliseconds timeout = std::chrono::milliseconds(5000))
 {
     const auto until = std::chrono::steady_clock::now() + timeout;
     while (!done()) {
@@ -102,9 +90,52 @@ inline bool waitUntil(const std::function<bool()>& done,
 inline bool terminateBackend(pqxx::connection& admin, int pid)
 {
     scalar(admin, "SELECT pg_terminate_backend($1)::text", pid);
-    return waitUntil([&] {
-        return scalar(admin, "SELECT count(*)::text FROM pg_stat_activity WHERE pid = $1", pid) == "0"_b;
-    });
+    return waitUntil(
+        [&] { return scalar(admin, "SELECT count(*)::text FROM pg_stat_activity WHERE pid = $1", pid) == "0"_b; });
 }
+
+// What a protocol test program shares: a migrated scratch database holding the caller's
+// business table `payments` (no unique key, so a double effect shows as two rows), two worker
+// connections and one for reads and setup.
+struct ProtocolFixture {
+    std::unique_ptr<ScratchDatabase> db;
+    std::unique_ptr<pqxx::connection> conn; // worker A
+    std::unique_ptr<pqxx::connection> other; // worker B
+    std::unique_ptr<pqxx::connection> admin; // reads and setup
+    int keys = 0;
+
+    void open(const std::string& tag)
+    {
+        db = migratedDatabase(tag);
+        conn = db->connect();
+        other = db->connect();
+        admin = db->connect();
+        pqxx::work w(*admin);
+        w.exec("CREATE TABLE payments (idempotency_key text NOT NULL, amount integer NOT NULL, by_token uuid)");
+        w.commit();
+    }
+
+    void close()
+    {
+        conn.reset();
+        other.reset();
+        admin.reset();
+        db.reset();
+    }
+
+    // A key of its own for every test function, data row and call.
+    TaskKey nextKey(const std::string& tenant)
+    {
+        std::string id = QTest::currentTestFunction();
+        if (const char* tag = QTest::currentDataTag())
+            id += std::string("/") + tag;
+        return TaskKey(tenant, "charge", id + "#" + std::to_string(++keys));
+    }
+
+    int businessRows(const TaskKey& key)
+    {
+        return scalar(*admin, "SELECT count(*)::text FROM payments WHERE idempotency_key = $1", key.str()).toInt();
+    }
+};
 
 } // namespace idem::test

@@ -1,0 +1,301 @@
+// idem-bench-claim: claim+complete throughput of idem_core against the article's protocol sent
+// by hand and against the bare SQL functions, on the same database, in one interleaved run.
+// See bench/README.md for what each section measures.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+#include <pqxx/pqxx>
+
+#include "bench/bench.h"
+#include "core/connection.h"
+#include "core/digest.h"
+#include "core/migrate.h"
+
+using namespace idem;
+using namespace idem::bench;
+
+namespace {
+
+struct Options {
+    std::string dsn;
+    int seconds = 5;
+    int repeat = 2;
+    std::vector<int> connections { 1, 4, 16 };
+    int hotConnections = 16;
+    int hotKeys = 100;
+    int warmup = 20;
+    double replayShare = 0.9;
+    bool fresh = true, dup = true, hot = true;
+    std::string schema;
+    bool keepSchema = false;
+};
+
+[[noreturn]] void usage(int code)
+{
+    std::fprintf(code ? stderr : stdout,
+        "usage: idem-bench-claim --dsn DSN [--seconds N] [--repeat N] [--connections 1,4,16]\n"
+        "                        [--only fresh,dup,hot] [--hot-connections N] [--hot-keys N]\n"
+        "                        [--replay-share 0.9] [--warmup N] [--schema NAME] [--keep-schema]\n"
+        "Creates a scratch schema (and NAME_lk), migrates it, runs, drops it.\n");
+    std::exit(code);
+}
+
+std::vector<int> parseInts(const std::string& s)
+{
+    std::vector<int> out;
+    std::stringstream in(s);
+    for (std::string item; std::getline(in, item, ',');)
+        out.push_back(std::stoi(item));
+    return out;
+}
+
+Options parseArgs(int argc, char** argv)
+{
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc)
+                usage(2);
+            return argv[++i];
+        };
+        if (a == "--dsn")
+            o.dsn = value();
+        else if (a == "--seconds")
+            o.seconds = std::stoi(value());
+        else if (a == "--repeat")
+            o.repeat = std::stoi(value());
+        else if (a == "--connections")
+            o.connections = parseInts(value());
+        else if (a == "--hot-connections")
+            o.hotConnections = std::stoi(value());
+        else if (a == "--hot-keys")
+            o.hotKeys = std::stoi(value());
+        else if (a == "--warmup")
+            o.warmup = std::stoi(value());
+        else if (a == "--replay-share")
+            o.replayShare = std::stod(value());
+        else if (a == "--schema")
+            o.schema = value();
+        else if (a == "--keep-schema")
+            o.keepSchema = true;
+        else if (a == "--only") {
+            const std::string v = value();
+            o.fresh = v.find("fresh") != std::string::npos;
+            o.dup = v.find("dup") != std::string::npos;
+            o.hot = v.find("hot") != std::string::npos;
+        } else if (a == "--help" || a == "-h")
+            usage(0);
+        else
+            usage(2);
+    }
+    if (o.dsn.empty() || o.seconds < 1 || o.repeat < 1 || o.connections.empty() || o.hotKeys < 1 || o.warmup < 0)
+        usage(2);
+    if (o.schema.empty())
+        o.schema = std::string("idem_bench_").append(std::to_string(getpid()));
+    return o;
+}
+
+std::string loadAverage()
+{
+    std::ifstream in("/proc/loadavg");
+    std::string one, five;
+    in >> one >> five;
+    return one + " (1 min), " + five + " (5 min)";
+}
+
+// The scratch schemas exist exactly as long as this does.
+class ScratchSchemas {
+public:
+    ScratchSchemas(pqxx::connection& conn, std::vector<SchemaName> names, bool keep)
+        : m_conn(conn)
+        , m_names(std::move(names))
+        , m_keep(keep)
+    {
+        for (const auto& s : m_names) {
+            migrate(conn, MigrateOptions { s, false });
+            createBenchTable(conn, s);
+        }
+    }
+    ~ScratchSchemas()
+    {
+        if (m_keep)
+            return;
+        try {
+            pqxx::work w(m_conn);
+            for (const auto& s : m_names)
+                w.exec("DROP SCHEMA IF EXISTS " + s.quoted() + " CASCADE");
+            w.commit();
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "could not drop the scratch schemas: %s\n", e.what());
+        }
+    }
+    ScratchSchemas(const ScratchSchemas&) = delete;
+    ScratchSchemas& operator=(const ScratchSchemas&) = delete;
+
+private:
+    pqxx::connection& m_conn;
+    std::vector<SchemaName> m_names;
+    bool m_keep;
+};
+
+Row& rowFor(std::vector<Row>& rows, const std::string& section, const std::string& label, int connections)
+{
+    for (auto& r : rows)
+        if (r.section == section && r.label == label && r.connections == connections)
+            return r;
+    rows.push_back({ section, label, connections, {} });
+    return rows.back();
+}
+
+struct Variant {
+    std::string label;
+    Mode mode;
+    const SchemaName* schema;
+};
+
+void runSection(pqxx::connection& admin, const Options& o, RunSpec base, const std::string& section,
+    const std::vector<Variant>& variants, const std::vector<int>& connections, std::vector<Row>& rows)
+{
+    // Rotation: every repeat starts one variant later, so none always runs first or last. The
+    // table rows are created by the first repeat, which runs the variants in their own order.
+    for (int rep = 0; rep < o.repeat; ++rep) {
+        for (int conns : connections) {
+            for (std::size_t i = 0; i < variants.size(); ++i) {
+                const Variant& v = variants[(i + static_cast<std::size_t>(rep)) % variants.size()];
+                RunSpec spec = base;
+                spec.mode = v.mode;
+                spec.schema = *v.schema;
+                spec.connections = conns;
+                const RunResult r = runOnce(admin, spec);
+                std::fprintf(stderr, "[%s %d/%d] %-34s @%2d: %8.0f/s p50 %.2f ms p99 %.2f ms%s%s\n", section.c_str(),
+                    rep + 1, o.repeat, v.label.c_str(), conns, r.perSecond, r.p50ms, r.p99ms,
+                    r.problem.empty() ? "" : "  ! ", r.problem.c_str());
+                rowFor(rows, section, v.label, conns).runs.push_back(r);
+            }
+        }
+    }
+}
+
+void printTargets(const std::vector<Row>& rows, const std::string& section, const std::vector<int>& connections)
+{
+    const std::string a = modeLabel(Mode::Article), b = modeLabel(Mode::Bare), c = modeLabel(Mode::Library),
+                      d = modeLabel(Mode::LibraryNoCounters);
+    for (int n : connections) {
+        const bool target = n == 16;
+        std::printf(" at %d connection%s:\n", n, n == 1 ? "" : "s");
+        printRatio("library (counters on) / (b) bare functions", rateOf(rows, section, c, n),
+            rateOf(rows, section, b, n), target ? "target >= 0.90" : "");
+        printRatio("library (counters on) / (a) article by hand", rateOf(rows, section, c, n),
+            rateOf(rows, section, a, n), target ? "target >= 1.30" : "");
+        printRatio("library (counters off) / (b) bare functions", rateOf(rows, section, d, n),
+            rateOf(rows, section, b, n), "");
+        printRatio("library (counters off) / (a) article by hand", rateOf(rows, section, d, n),
+            rateOf(rows, section, a, n), "");
+        printRatio("counters on / counters off", rateOf(rows, section, c, n), rateOf(rows, section, d, n),
+            target ? "target 0.95 .. 1.05" : "");
+    }
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    const Options o = parseArgs(argc, argv);
+    try {
+        auto admin = connect(o.dsn, { "idem-bench admin" });
+        {
+            pqxx::read_transaction t(*admin);
+            const auto r = t.exec("SELECT current_setting('server_version'), current_setting('fsync'),"
+                                  " current_setting('synchronous_commit'), current_setting('full_page_writes'),"
+                                  " current_setting('shared_buffers')");
+            std::printf("idem-bench-claim: PostgreSQL %s, fsync=%s, synchronous_commit=%s, full_page_writes=%s,"
+                        " shared_buffers=%s\n",
+                r[0][0].c_str(), r[0][1].c_str(), r[0][2].c_str(), r[0][3].c_str(), r[0][4].c_str());
+        }
+        std::printf("client: %u hardware threads, load average at start %s\n", std::thread::hardware_concurrency(),
+            loadAverage().c_str());
+        std::printf("%d s per run, %d repeat(s), modes interleaved; figures are medians over the repeats\n", o.seconds,
+            o.repeat);
+        std::fflush(stdout);
+
+        const SchemaName schema(o.schema), locking(o.schema + "_lk");
+        ScratchSchemas scratch(*admin, { schema, locking }, o.keepSchema);
+        installLockingClaim(*admin, locking);
+
+        RunSpec base;
+        base.dsn = o.dsn;
+        base.digest = requestDigestFromText(R"({"order":"bench-1","amount":100,"currency":"EUR"})");
+        base.duration = std::chrono::seconds(o.seconds);
+        base.warmup = o.warmup;
+        base.replayShare = o.replayShare;
+        base.hotKeys = o.hotKeys;
+
+        const std::vector<Variant> four {
+            { modeLabel(Mode::Article), Mode::Article, &schema },
+            { modeLabel(Mode::Bare), Mode::Bare, &schema },
+            { modeLabel(Mode::Library), Mode::Library, &schema },
+            { modeLabel(Mode::LibraryNoCounters), Mode::LibraryNoCounters, &schema },
+        };
+        std::vector<Row> rows;
+        if (o.fresh) {
+            base.workload = Workload::Fresh;
+            runSection(*admin, o, base, "fresh", four, o.connections, rows);
+        }
+        if (o.dup) {
+            base.workload = Workload::Duplicates;
+            runSection(*admin, o, base, "dup", four, o.connections, rows);
+        }
+        if (o.hot) {
+            base.workload = Workload::Hot;
+            const std::vector<Variant> hot {
+                { "library, lock-free replay (shipped)", Mode::LibraryNoCounters, &schema },
+                { "library, replay under FOR UPDATE", Mode::LibraryNoCounters, &locking },
+                { "bare claim(), lock-free (shipped)", Mode::Bare, &schema },
+                { "bare claim(), under FOR UPDATE", Mode::Bare, &locking },
+                { "(a) article, by hand (FOR UPDATE)", Mode::Article, &schema },
+            };
+            runSection(*admin, o, base, "hot", hot, { o.hotConnections }, rows);
+        }
+
+        std::printf("\nload average at end %s\n", loadAverage().c_str());
+        if (o.fresh) {
+            printSection(rows, "fresh",
+                "== claim + fenced business insert + complete, every request a new key (tasks/s) ==", "tasks/s");
+            printTargets(rows, "fresh", o.connections);
+        }
+        if (o.dup) {
+            char title[160];
+            std::snprintf(title, sizeof title,
+                "== duplicate-heavy: %.0f%% of requests replay a key this thread completed (requests/s) ==",
+                o.replayShare * 100);
+            printSection(rows, "dup", title, "req/s");
+            printTargets(rows, "dup", o.connections);
+        }
+        if (o.hot) {
+            char title[160];
+            std::snprintf(title, sizeof title,
+                "== replays of %d hot succeeded keys, %d connections (replays/s) ==", o.hotKeys, o.hotConnections);
+            printSection(rows, "hot", title, "req/s");
+            const int n = o.hotConnections;
+            printRatio("library: locking / lock-free replay",
+                rateOf(rows, "hot", "library, replay under FOR UPDATE", n),
+                rateOf(rows, "hot", "library, lock-free replay (shipped)", n), "");
+            printRatio("bare claim(): locking / lock-free replay",
+                rateOf(rows, "hot", "bare claim(), under FOR UPDATE", n),
+                rateOf(rows, "hot", "bare claim(), lock-free (shipped)", n), "");
+        }
+        std::fflush(stdout);
+        bool problems = false;
+        for (const auto& r : rows)
+            problems = problems || !median(r.runs).problem.empty();
+        return problems ? 1 : 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "idem-bench-claim: %s\n", e.what());
+        return 1;
+    }
+}
