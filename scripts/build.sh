@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Configures and builds one CMake preset (default: dev). Usage: scripts/build.sh [PRESET]
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$here"
 preset=${1:-dev}
-export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+# ccache keys on relative paths, so a fresh clone in another folder (as CI makes) still hits.
+export CCACHE_BASEDIR=$here
+export CCACHE_NOHASHDIR=true
+export CCACHE_DIR=${CCACHE_DIR:-${HOME:-/root}/.cache/ccache}
 cmake --preset "$preset" >/dev/null
 cmake --build --preset "$preset" -j "$(nproc)"
