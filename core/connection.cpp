@@ -74,6 +74,7 @@ std::string redactConninfo(const std::string& conninfo)
 {
     auto options = parseConninfo(conninfo);
     options.erase("password");
+    options.erase("sslpassword");
     return formatConninfo(options);
 }
 
