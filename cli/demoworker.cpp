@@ -306,29 +306,9 @@ namespace {
 
     void Worker::settleClaim(const Request& req, const ClaimResult& claim)
     {
-        RunOutcome out;
-        out.claim = claim;
-        switch (claim.decision) {
-        case Decision::Replay:
-            out.kind = RunOutcome::Kind::Replayed;
-            break;
-        case Decision::InProgress:
-            out.kind = RunOutcome::Kind::InProgress;
-            break;
-        case Decision::Conflict:
-            out.kind = RunOutcome::Kind::Conflict;
-            break;
-        case Decision::RetryLater:
-            out.kind = RunOutcome::Kind::RetryLater;
-            break;
-        case Decision::Failed:
-            out.kind = RunOutcome::Kind::Failed;
-            break;
-        case Decision::Acquired:
-        case Decision::Reacquired:
+        if (claim.mayExecute())
             return; // not called for these
-        }
-        settle(req, out);
+        settle(req, outcomeOfClaim(claim));
     }
 
     void Worker::retryLater(const Request& req, milliseconds after)

@@ -28,46 +28,42 @@ const char* runOutcomeName(RunOutcome::Kind kind)
     return "unknown";
 }
 
-namespace {
-
-    RunOutcome fromClaim(const ClaimResult& c)
-    {
-        RunOutcome out;
-        out.claim = c;
-        switch (c.decision) {
-        case Decision::Replay:
-            out.kind = RunOutcome::Kind::Replayed;
-            out.resultJson = c.resultJson;
-            break;
-        case Decision::InProgress:
-            out.kind = RunOutcome::Kind::InProgress;
-            break;
-        case Decision::Conflict:
-            out.kind = RunOutcome::Kind::Conflict;
-            out.error = "key already used with request digest " + c.storedDigest;
-            break;
-        case Decision::RetryLater:
-            out.kind = RunOutcome::Kind::RetryLater;
-            out.error = c.errorMessage;
-            break;
-        case Decision::Failed:
-            out.kind = RunOutcome::Kind::Failed;
-            out.error = c.errorMessage;
-            break;
-        case Decision::Acquired:
-        case Decision::Reacquired:
-            break;
-        }
-        return out;
+RunOutcome outcomeOfClaim(const ClaimResult& c)
+{
+    RunOutcome out;
+    out.claim = c;
+    switch (c.decision) {
+    case Decision::Replay:
+        out.kind = RunOutcome::Kind::Replayed;
+        out.resultJson = c.resultJson;
+        break;
+    case Decision::InProgress:
+        out.kind = RunOutcome::Kind::InProgress;
+        break;
+    case Decision::Conflict:
+        out.kind = RunOutcome::Kind::Conflict;
+        out.error = "key already used with request digest " + c.storedDigest;
+        break;
+    case Decision::RetryLater:
+        out.kind = RunOutcome::Kind::RetryLater;
+        out.error = c.errorMessage;
+        break;
+    case Decision::Failed:
+        out.kind = RunOutcome::Kind::Failed;
+        out.error = c.errorMessage;
+        break;
+    case Decision::Acquired:
+    case Decision::Reacquired:
+        break;
     }
-
-} // namespace
+    return out;
+}
 
 RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requestDigest, const TaskFunction& task)
 {
     const ClaimResult claim = store.claim(key, requestDigest);
     if (!claim.mayExecute())
-        return fromClaim(claim);
+        return outcomeOfClaim(claim);
 
     RunOutcome out;
     out.claim = claim;

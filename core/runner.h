@@ -60,6 +60,9 @@ struct RunOutcome {
 
 const char* runOutcomeName(RunOutcome::Kind kind);
 
+// The outcome a claim that may not execute amounts to (replay, in progress, conflict, ...).
+RunOutcome outcomeOfClaim(const ClaimResult& claim);
+
 // Claim, execute in a fenced transaction, complete or classify the failure: the whole
 // sequence, so a worker does not hand-roll it. Throws DatabaseUnavailable when the connection
 // breaks (the outcome is then decided by the next claim after the lease).

@@ -252,7 +252,11 @@ void TestMigrate::emptyDatabase()
     // Version 1, recorded with the SHA-256 of exactly the SQL this binary ran, which is the file.
     const auto& first = idem::bundledMigrations()[0];
     QCOMPARE(first.version, 1);
-    QFile file(QFINDTESTDATA("../../resources/sql/0001_initial.sql"));
+    // ctest names the source tree: ccache builds with relative paths, so __FILE__ (and with it
+    // QFINDTESTDATA) cannot locate it.
+    const QString sourceDir = qEnvironmentVariable("IDEM_SOURCE_DIR");
+    QVERIFY2(!sourceDir.isEmpty(), "IDEM_SOURCE_DIR is not set (run the test through ctest)");
+    QFile file(sourceDir + QStringLiteral("/resources/sql/0001_initial.sql"));
     QVERIFY2(file.open(QIODevice::ReadOnly), qPrintable(file.fileName()));
     QCOMPARE(file.readAll().toStdString(), first.sql);
     QCOMPARE(lines(t, "SELECT encode(sha256(convert_to($1, 'UTF8')), 'hex')", first.sql),
