@@ -25,7 +25,7 @@ struct Options {
     int seconds = 5;
     int repeat = 2;
     std::vector<int> connections { 1, 4, 16 };
-    int hotConnections = 16;
+    std::vector<int> hotConnections { 16 };
     int hotKeys = 100;
     int warmup = 20;
     double replayShare = 0.9;
@@ -38,7 +38,7 @@ struct Options {
 {
     std::fprintf(code ? stderr : stdout,
         "usage: idem-bench-claim --dsn DSN [--seconds N] [--repeat N] [--connections 1,4,16]\n"
-        "                        [--only fresh,dup,hot] [--hot-connections N] [--hot-keys N]\n"
+        "                        [--only fresh,dup,hot] [--hot-connections 16] [--hot-keys N]\n"
         "                        [--replay-share 0.9] [--warmup N] [--schema NAME] [--keep-schema]\n"
         "Creates a scratch schema (and NAME_lk), migrates it, runs, drops it.\n");
     std::exit(code);
@@ -72,7 +72,7 @@ Options parseArgs(int argc, char** argv)
         else if (a == "--connections")
             o.connections = parseInts(value());
         else if (a == "--hot-connections")
-            o.hotConnections = std::stoi(value());
+            o.hotConnections = parseInts(value());
         else if (a == "--hot-keys")
             o.hotKeys = std::stoi(value());
         else if (a == "--warmup")
@@ -93,7 +93,8 @@ Options parseArgs(int argc, char** argv)
         else
             usage(2);
     }
-    if (o.dsn.empty() || o.seconds < 1 || o.repeat < 1 || o.connections.empty() || o.hotKeys < 1 || o.warmup < 0)
+    if (o.dsn.empty() || o.seconds < 1 || o.repeat < 1 || o.connections.empty() || o.hotConnections.empty()
+        || o.hotKeys < 1 || o.warmup < 0)
         usage(2);
     if (o.schema.empty())
         o.schema = std::string("idem_bench_").append(std::to_string(getpid()));
@@ -259,7 +260,7 @@ int main(int argc, char** argv)
                 { "bare claim(), under FOR UPDATE", Mode::Bare, &locking },
                 { "(a) article, by hand (FOR UPDATE)", Mode::Article, &schema },
             };
-            runSection(*admin, o, base, "hot", hot, { o.hotConnections }, rows);
+            runSection(*admin, o, base, "hot", hot, o.hotConnections, rows);
         }
 
         std::printf("\nload average at end %s\n", loadAverage().c_str());
@@ -278,16 +279,17 @@ int main(int argc, char** argv)
         }
         if (o.hot) {
             char title[160];
-            std::snprintf(title, sizeof title,
-                "== replays of %d hot succeeded keys, %d connections (replays/s) ==", o.hotKeys, o.hotConnections);
+            std::snprintf(title, sizeof title, "== replays of %d hot succeeded keys (replays/s) ==", o.hotKeys);
             printSection(rows, "hot", title, "req/s");
-            const int n = o.hotConnections;
-            printRatio("library: locking / lock-free replay",
-                rateOf(rows, "hot", "library, replay under FOR UPDATE", n),
-                rateOf(rows, "hot", "library, lock-free replay (shipped)", n), "");
-            printRatio("bare claim(): locking / lock-free replay",
-                rateOf(rows, "hot", "bare claim(), under FOR UPDATE", n),
-                rateOf(rows, "hot", "bare claim(), lock-free (shipped)", n), "");
+            for (int n : o.hotConnections) {
+                std::printf(" at %d connection%s:\n", n, n == 1 ? "" : "s");
+                printRatio("library: locking / lock-free replay",
+                    rateOf(rows, "hot", "library, replay under FOR UPDATE", n),
+                    rateOf(rows, "hot", "library, lock-free replay (shipped)", n), "");
+                printRatio("bare claim(): locking / lock-free replay",
+                    rateOf(rows, "hot", "bare claim(), under FOR UPDATE", n),
+                    rateOf(rows, "hot", "bare claim(), lock-free (shipped)", n), "");
+            }
         }
         std::fflush(stdout);
         bool problems = false;

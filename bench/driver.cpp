@@ -143,9 +143,10 @@ RunResult runOnce(pqxx::connection& admin, const RunSpec& spec)
     if (spec.workload == Workload::Hot) {
         // Every hot key succeeded once before the clock starts.
         auto conn = connect(spec.dsn, { "idem-bench seed" });
-        OutcomeCounters seedCounters;
-        setup.counters = &seedCounters;
-        auto client = makeClient(*conn, setup);
+        OutcomeCounters seedCounters; // not flushed: the seeding is not part of the run
+        ClientSetup seedSetup = setup;
+        seedSetup.counters = &seedCounters;
+        auto client = makeClient(*conn, seedSetup);
         for (int i = 0; i < spec.hotKeys; ++i)
             if (client->request(hotId(i)) == Outcome::Executed)
                 ++seeded;

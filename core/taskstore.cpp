@@ -231,11 +231,10 @@ std::chrono::system_clock::time_point TaskStore::heartbeat(const TaskKey& key, c
 {
     try {
         const auto r = withRetry([&] {
-            pqxx::work w(m_conn);
+            pqxx::nontransaction w(m_conn); // one statement: no BEGIN/COMMIT round trips
             auto res = w.exec_params("SELECT extract(epoch FROM " + m_options.schema.qualify("heartbeat")
                                          + "($1, $2::uuid, $3))::float8",
                                      key.str(), token, static_cast<long long>(m_options.lease.count()));
-            w.commit();
             return res;
         });
         const auto seconds = r[0][0].as<double>();
@@ -259,13 +258,12 @@ FailResult TaskStore::fail(const TaskKey& key, const std::string& token, int att
     const auto maxAge = m_options.retry.maxAge.count();
     try {
         const auto r = withRetry([&] {
-            pqxx::work w(m_conn);
+            pqxx::nontransaction w(m_conn); // one statement: no BEGIN/COMMIT round trips
             auto res = w.exec_params("SELECT status, attempts, exhausted FROM " + m_options.schema.qualify("fail")
                                          + "($1, $2::uuid, $3, $4, $5, $6)",
                                      key.str(), token, failureClassName(cls), text,
                                      static_cast<long long>(out.retryDelay.count()),
                                      maxAge > 0 ? std::to_string(maxAge).c_str() : static_cast<const char*>(nullptr));
-            w.commit();
             return res;
         });
         out.status = r[0][0].as<std::string>();
