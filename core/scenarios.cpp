@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <latch>
 #include <random>
 #include <thread>
@@ -282,6 +283,15 @@ std::vector<ScenarioResult> runVerification(const VerifyOptions& options, const 
         w.commit();
     }
 
+    const std::vector<std::function<std::string()>> scenarios = {
+        [&] { return scenario1(env, options.threads, options.rounds); },
+        [&] { return scenario2(env); },
+        [&] { return scenario3(env); },
+        [&] { return scenario4(env); },
+        [&] { return scenario5(env); },
+        [&] { return scenario6(env); },
+        [&] { return scenarioImmutable(env); },
+    };
     std::vector<ScenarioResult> results;
     const auto& names = scenarioNames();
     for (int n = 1; n <= static_cast<int>(names.size()); ++n) {
@@ -290,29 +300,7 @@ std::vector<ScenarioResult> runVerification(const VerifyOptions& options, const 
         ScenarioResult r { n, names[static_cast<std::size_t>(n - 1)] };
         const auto started = std::chrono::steady_clock::now();
         try {
-            switch (n) {
-            case 1:
-                r.detail = scenario1(env, options.threads, options.rounds);
-                break;
-            case 2:
-                r.detail = scenario2(env);
-                break;
-            case 3:
-                r.detail = scenario3(env);
-                break;
-            case 4:
-                r.detail = scenario4(env);
-                break;
-            case 5:
-                r.detail = scenario5(env);
-                break;
-            case 6:
-                r.detail = scenario6(env);
-                break;
-            default:
-                r.detail = scenarioImmutable(env);
-                break;
-            }
+            r.detail = scenarios[static_cast<std::size_t>(n - 1)]();
             r.passed = true;
         } catch (const std::exception& e) {
             r.detail = e.what();

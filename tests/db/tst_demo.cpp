@@ -9,51 +9,17 @@
 #include <pqxx/pqxx>
 
 #include "core/migrate.h"
+#include "tests/support/cliprocess.h"
 #include "tests/support/testdb.h"
 
 namespace {
 
-struct CliRun {
-    int exitCode = -1;
-    QString out;
-    QString err;
-};
-
-QString describe(const CliRun& r)
-{
-    return QStringLiteral("exit %1\nstdout:\n%2\nstderr:\n%3").arg(r.exitCode).arg(r.out, r.err);
-}
-
-QProcessEnvironment cleanEnvironment()
-{
-    auto env = QProcessEnvironment::systemEnvironment();
-    // Only what the test passes may decide where idemctl connects.
-    for (const auto& name : { "IDEM_DSN", "PGPASSWORD", "PGSERVICE", "PGHOST", "PGPORT", "PGUSER", "PGDATABASE" })
-        env.remove(QString::fromLatin1(name));
-    return env;
-}
-
-CliRun finish(QProcess& p, int timeoutMs)
-{
-    CliRun run;
-    if (!p.waitForFinished(timeoutMs)) {
-        p.kill();
-        p.waitForFinished();
-        run.err = QStringLiteral("idemctl did not finish: ") + p.errorString();
-        return run;
-    }
-    run.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    run.out = QString::fromUtf8(p.readAllStandardOutput());
-    run.err = QString::fromUtf8(p.readAllStandardError());
-    return run;
-}
+using idem::test::CliRun;
+using idem::test::describe;
 
 CliRun idemctl(const QStringList& args, int timeoutMs = 60000)
 {
-    QProcess p;
-    p.setProcessEnvironment(cleanEnvironment());
-    p.start(QStringLiteral(IDEMCTL_PATH), args);
-    return finish(p, timeoutMs);
+    return idem::test::runProgram(QStringLiteral(IDEMCTL_PATH), args, timeoutMs);
 }
 
 long long count(pqxx::connection& c, const std::string& sql)
@@ -163,7 +129,7 @@ void TestDemo::faultyWorkloadLeavesOneEffectPerKey()
 void TestDemo::stopsCleanlyOnSigterm()
 {
     QProcess p;
-    p.setProcessEnvironment(cleanEnvironment());
+    p.setProcessEnvironment(idem::test::cleanEnvironment());
     p.start(QStringLiteral(IDEMCTL_PATH),
         { QStringLiteral("demo"), QStringLiteral("--dsn"), dsn(), QStringLiteral("--duration"), QStringLiteral("0"),
             QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--slow-ms"), QStringLiteral("200") });
@@ -171,7 +137,7 @@ void TestDemo::stopsCleanlyOnSigterm()
     // Long enough for a few progress lines.
     QTest::qWait(2500);
     p.terminate();
-    const CliRun run = finish(p, 30000);
+    const CliRun run = idem::test::finishProcess(p, 30000);
     QVERIFY2(run.exitCode == 0, qPrintable(describe(run)));
     QVERIFY2(run.out.contains(QStringLiteral(" req/s |")), qPrintable(describe(run)));
     QVERIFY2(run.out.contains(QStringLiteral("stopping on signal")), qPrintable(describe(run)));

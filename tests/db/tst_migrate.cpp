@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "core/migrate.h"
+#include "tests/support/cliprocess.h"
 #include "tests/support/testdb.h"
 
 namespace {
@@ -95,37 +96,12 @@ QStringList catalogFingerprint(pqxx::connection& c, const std::string& schema)
     return out;
 }
 
-struct CliRun {
-    int exitCode = -1;
-    QString out;
-    QString err;
-};
+using idem::test::CliRun;
+using idem::test::describe;
 
 CliRun idemctl(const QStringList& args)
 {
-    QProcess p;
-    auto env = QProcessEnvironment::systemEnvironment();
-    // Only what the test passes may decide where idemctl connects.
-    for (const auto& name : { "IDEM_DSN", "PGPASSWORD", "PGSERVICE", "PGHOST", "PGPORT", "PGUSER", "PGDATABASE" })
-        env.remove(QString::fromLatin1(name));
-    p.setProcessEnvironment(env);
-    p.start(QStringLiteral(IDEMCTL_PATH), args);
-    CliRun run;
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        p.waitForFinished();
-        run.err = QStringLiteral("idemctl did not finish: ") + p.errorString();
-        return run;
-    }
-    run.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    run.out = QString::fromUtf8(p.readAllStandardOutput());
-    run.err = QString::fromUtf8(p.readAllStandardError());
-    return run;
-}
-
-QString describe(const CliRun& r)
-{
-    return QStringLiteral("exit %1\nstdout: %2\nstderr: %3").arg(r.exitCode).arg(r.out, r.err);
+    return idem::test::runProgram(QStringLiteral(IDEMCTL_PATH), args, 120000);
 }
 
 // The article's table, verbatim (idempotent-task-execution, "用持久化状态处理重复请求").
