@@ -15,6 +15,7 @@ struct Command {
 int runMigrate(const std::vector<std::string>& args);
 int runDigest(const std::vector<std::string>& args);
 int runVerify(const std::vector<std::string>& args);
+int runStats(const std::vector<std::string>& args);
 int runDemo(const std::vector<std::string>& args);
 int runScenarioWorker(const std::vector<std::string>& args);
 

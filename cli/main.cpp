@@ -14,6 +14,7 @@ const Command commands[] = {
     { "migrate", "create or upgrade the Idem schema, roles and grants", &idem::cli::runMigrate },
     { "digest", "print the request digest (or RFC 8785 canonical form) of a JSON request", &idem::cli::runDigest },
     { "verify", "run the verification scenarios against a database, in a scratch schema", &idem::cli::runVerify },
+    { "stats", "print the dashboard figures as a table, JSON or Prometheus text", &idem::cli::runStats },
     { "demo", "run a live workload with injected faults, then check for duplicate effects", &idem::cli::runDemo },
     // Internal: the worker process that `verify` starts and kills. Not listed.
     { "scenario-worker", nullptr, &idem::cli::runScenarioWorker },

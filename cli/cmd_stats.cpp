@@ -1,0 +1,204 @@
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "core/connection.h"
+#include "core/stats.h"
+
+namespace idem::cli {
+
+namespace {
+    constexpr const char* statsHelp = R"(Usage: idemctl stats [--dsn DSN] [--schema S] [--window MIN] [--long-after MIN]
+                     [--tenant T] [--operation O] [--timeout-ms MS] [--json | --prometheus]
+
+Prints one consistent snapshot of the idempotency table and its outcome counters, the same
+figures the console's dashboard shows. It reads only unfinished rows (partial indexes), the
+per-minute counters and the planner's row estimate: it never scans succeeded rows.
+
+  --dsn DSN         libpq conninfo, URI or service=NAME (default: $IDEM_DSN, then PG* variables);
+                    a standby works (replication lag is shown)
+  --schema S        schema holding the Idem tables (default: idem)
+  --window MIN      minutes of counters for the duplicate ratio and the sums (default: 15)
+  --long-after MIN  an unfinished task first seen this long ago is long-unfinished (default: 60)
+  --tenant T        only keys of this tenant
+  --operation O     only keys of this operation
+  --timeout-ms MS   statement timeout (default: 5000)
+  --json            one JSON object, a field per figure
+  --prometheus      Prometheus text exposition format
+)";
+
+    struct Metric {
+        const char* name;
+        const char* type;
+        const char* help;
+        std::optional<double> value;
+    };
+
+    std::vector<Metric> metrics(const StatsSnapshot& s)
+    {
+        const auto d = [](std::int64_t v) { return std::optional<double>(static_cast<double>(v)); };
+        std::optional<double> total;
+        if (s.totalRowsEstimate)
+            total = static_cast<double>(*s.totalRowsEstimate);
+        return {
+            { "idem_processing", "gauge", "Rows processing under a live lease.", d(s.processing) },
+            { "idem_expired_leases", "gauge", "Rows processing whose lease ran out.", d(s.expiredLeases) },
+            { "idem_oldest_processing_age_seconds", "gauge", "Age since first seen of the oldest processing row.",
+                s.oldestProcessingAgeSeconds },
+            { "idem_retryable_failed", "gauge", "Rows waiting to be retried.", d(s.retryableFailed) },
+            { "idem_uncertain", "gauge", "Retryable rows whose last outcome is unknown.", d(s.uncertain) },
+            { "idem_failed_permanent", "gauge", "Rows failed with a permanent error.", d(s.failedPermanent) },
+            { "idem_failed_exhausted", "gauge", "Rows failed after running out of attempts or age.",
+                d(s.failedExhausted) },
+            { "idem_long_unfinished", "gauge", "Unfinished rows first seen longer ago than the threshold.",
+                d(s.longUnfinished) },
+            { "idem_duplicate_ratio", "gauge", "Duplicate claims over all claims in the window.", s.duplicateRatio },
+            { "idem_claims", "gauge", "Claims counted in the window (the duplicate ratio's denominator).",
+                d(s.claims) },
+            { "idem_retries", "gauge", "Takeovers of expired leases or due retries in the window.", d(s.retries) },
+            { "idem_failed_retries", "gauge", "Retryable, unknown and exhausted failures in the window.",
+                d(s.failedRetries) },
+            { "idem_digest_conflicts", "gauge", "Claims with a different request digest in the window.",
+                d(s.digestConflicts) },
+            { "idem_stale_token_rejections", "gauge", "Calls by a token that lost its row in the window.",
+                d(s.staleTokenRejections) },
+            { "idem_total_rows_estimate", "gauge", "Planner estimate of all rows (not a count).", total },
+            { "idem_in_recovery", "gauge", "1 when the server is a standby.", d(s.inRecovery ? 1 : 0) },
+            { "idem_replication_lag_seconds", "gauge", "Age of the last replayed transaction on a standby.",
+                s.replicationLagSeconds },
+        };
+    }
+
+    std::string number(double v)
+    {
+        std::ostringstream out;
+        out.precision(12);
+        out << v;
+        return out.str();
+    }
+
+    std::string labelValue(const std::string& v)
+    {
+        std::string out;
+        for (char c : v) {
+            if (c == '\\' || c == '"')
+                out += '\\';
+            if (c == '\n') {
+                out += "\\n";
+                continue;
+            }
+            out += c;
+        }
+        return out;
+    }
+} // namespace
+
+int runStats(const std::vector<std::string>& argv)
+{
+    Args args(argv, { "dsn", "schema", "window", "long-after", "tenant", "operation", "timeout-ms" },
+        { "json", "prometheus", "help" });
+    if (args.flag("help")) {
+        std::cout << statsHelp;
+        return ExitOk;
+    }
+    if (args.flag("json") && args.flag("prometheus"))
+        throw UsageError("--json and --prometheus exclude each other");
+    const SchemaName schema(args.valueOr("schema", SchemaName::defaultName));
+    StatsOptions options;
+    options.windowMinutes = static_cast<int>(args.intValue("window", 15, 1, 7 * 24 * 60));
+    options.longUnfinishedAfterMinutes = static_cast<int>(args.intValue("long-after", 60, 1, 365 * 24 * 60));
+    options.statementTimeoutMs = static_cast<int>(args.intValue("timeout-ms", 5000, 1, 3'600'000));
+    options.tenant = args.value("tenant");
+    options.operation = args.value("operation");
+
+    auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl stats" });
+    const auto s = readStats(*conn, schema, options);
+
+    if (args.flag("json")) {
+        nlohmann::json j = nlohmann::json::object();
+        j["schema"] = schema.name();
+        j["window_minutes"] = options.windowMinutes;
+        j["long_unfinished_after_minutes"] = options.longUnfinishedAfterMinutes;
+        j["tenant"] = options.tenant ? nlohmann::json(*options.tenant) : nlohmann::json(nullptr);
+        j["operation"] = options.operation ? nlohmann::json(*options.operation) : nlohmann::json(nullptr);
+        const auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+        j["processing"] = s.processing;
+        j["expired_leases"] = s.expiredLeases;
+        j["oldest_processing_age_seconds"] = opt(s.oldestProcessingAgeSeconds);
+        j["retryable_failed"] = s.retryableFailed;
+        j["uncertain"] = s.uncertain;
+        j["failed_permanent"] = s.failedPermanent;
+        j["failed_exhausted"] = s.failedExhausted;
+        j["long_unfinished"] = s.longUnfinished;
+        j["duplicate_ratio"] = opt(s.duplicateRatio);
+        j["claims"] = s.claims;
+        j["retries"] = s.retries;
+        j["failed_retries"] = s.failedRetries;
+        j["digest_conflicts"] = s.digestConflicts;
+        j["stale_token_rejections"] = s.staleTokenRejections;
+        j["total_rows_estimate"] = opt(s.totalRowsEstimate);
+        j["as_of"] = s.asOf;
+        j["in_recovery"] = s.inRecovery;
+        j["replication_lag_seconds"] = opt(s.replicationLagSeconds);
+        std::cout << j.dump(2) << '\n';
+        return ExitOk;
+    }
+
+    if (args.flag("prometheus")) {
+        std::string labels = "schema=\"" + labelValue(schema.name()) + '"';
+        if (options.tenant)
+            labels += ",tenant=\"" + labelValue(*options.tenant) + '"';
+        if (options.operation)
+            labels += ",operation=\"" + labelValue(*options.operation) + '"';
+        for (const auto& m : metrics(s)) {
+            if (!m.value)
+                continue; // absent, not zero: Prometheus has no null
+            std::cout << "# HELP " << m.name << ' ' << m.help << "\n# TYPE " << m.name << ' ' << m.type << '\n'
+                      << m.name << '{' << labels << "} " << number(*m.value) << '\n';
+        }
+        return ExitOk;
+    }
+
+    std::printf("Idem stats for schema %s as of %s%s\n", schema.name().c_str(), s.asOf.c_str(),
+        s.inRecovery ? " (standby)" : "");
+    if (options.tenant || options.operation)
+        std::printf("filter: tenant %s, operation %s\n", options.tenant ? options.tenant->c_str() : "(all)",
+            options.operation ? options.operation->c_str() : "(all)");
+    std::printf(
+        "window %d min, long-unfinished after %d min\n\n", options.windowMinutes, options.longUnfinishedAfterMinutes);
+    const auto line
+        = [](const char* label, const std::string& value) { std::printf("  %-34s %s\n", label, value.c_str()); };
+    const auto count = [](std::int64_t v) { return std::to_string(v); };
+    // People read the table: one decimal is enough; --json and --prometheus keep full precision.
+    const auto fixed1 = [](double v) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.1f", v);
+        return std::string(buf);
+    };
+    const auto optional = [&](const std::optional<double>& v, const char* unit) {
+        return v ? fixed1(*v) + unit : std::string("-");
+    };
+    line("processing (live leases)", count(s.processing));
+    line("expired leases", count(s.expiredLeases));
+    line("oldest processing age", optional(s.oldestProcessingAgeSeconds, " s"));
+    line("retryable failed", count(s.retryableFailed));
+    line("uncertain outcomes", count(s.uncertain));
+    line("failed, permanent", count(s.failedPermanent));
+    line("failed, exhausted", count(s.failedExhausted));
+    line("long-unfinished", count(s.longUnfinished));
+    line("duplicate ratio (window)",
+        s.duplicateRatio ? fixed1(*s.duplicateRatio * 100) + " % of " + count(s.claims) + " claims" : std::string("-"));
+    line("retries (window)", count(s.retries));
+    line("failed retries (window)", count(s.failedRetries));
+    line("digest conflicts (window)", count(s.digestConflicts));
+    line("stale-token rejections (window)", count(s.staleTokenRejections));
+    line("total rows (estimate)", s.totalRowsEstimate ? count(*s.totalRowsEstimate) : std::string("unknown"));
+    if (s.inRecovery)
+        line("replication lag", optional(s.replicationLagSeconds, " s"));
+    return ExitOk;
+}
+
+} // namespace idem::cli

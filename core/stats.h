@@ -1,0 +1,59 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <pqxx/connection>
+
+#include "core/identifier.h"
+
+namespace idem {
+
+// What the dashboard tiles, `idemctl stats` and its JSON / Prometheus output show. Every figure
+// is defined once, in statsSql() (see stats.cpp); this struct only carries the numbers.
+struct StatsOptions {
+    int windowMinutes = 15; // duplicate ratio and every counter sum: this many minute buckets, current one included
+    int longUnfinishedAfterMinutes = 60;
+    std::optional<std::string> tenant; // unset: all tenants
+    std::optional<std::string> operation; // unset: all operations
+    int statementTimeoutMs = 5000;
+};
+
+struct StatsSnapshot {
+    // Live rows (task_idempotency), read through the partial indexes only.
+    std::int64_t processing = 0;
+    std::int64_t expiredLeases = 0;
+    std::optional<double> oldestProcessingAgeSeconds; // unset when nothing is processing
+    std::int64_t retryableFailed = 0;
+    std::int64_t uncertain = 0;
+    std::int64_t failedPermanent = 0;
+    std::int64_t failedExhausted = 0;
+    std::int64_t longUnfinished = 0;
+
+    // Over the window, from idem_counters.
+    std::optional<double> duplicateRatio; // unset when no claim was counted
+    std::int64_t claims = 0; // the ratio's denominator
+    std::int64_t retries = 0;
+    std::int64_t failedRetries = 0;
+    std::int64_t digestConflicts = 0;
+    std::int64_t staleTokenRejections = 0;
+
+    // Table-wide, from the planner's statistics: an estimate, unset before the first ANALYZE.
+    std::optional<std::int64_t> totalRowsEstimate;
+
+    std::string asOf; // server now(), ISO 8601 with offset
+    bool inRecovery = false;
+    std::optional<double> replicationLagSeconds; // only on a standby with replayed transactions
+};
+
+// The snapshot's SQL: $1 tenant, $2 operation (text, NULL = all), $3 window minutes,
+// $4 long-unfinished minutes. Exposed so tests can EXPLAIN it.
+std::string statsSql(const SchemaName& schema);
+
+// One consistent snapshot: a read-only REPEATABLE READ transaction holding two statements
+// (set_config of the statement timeout, then statsSql()). The timeout cannot ride inside the
+// snapshot statement itself: PostgreSQL arms it before the statement runs.
+StatsSnapshot readStats(pqxx::connection& conn, const SchemaName& schema, const StatsOptions& options);
+
+} // namespace idem
