@@ -15,7 +15,15 @@ console=build/dev/app/idem-console
 
 stop_demo() {
     if [ -f "$state/demo.pid" ] && kill -0 "$(cat "$state/demo.pid")" 2>/dev/null; then
-        kill -TERM "$(cat "$state/demo.pid")"
+        local pid i
+        pid=$(cat "$state/demo.pid")
+        kill -TERM "$pid"
+        # It finishes its running tasks and checks the business table: let it, before the
+        # database goes away under it.
+        for i in $(seq 1 60); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.5
+        done
         echo "run: demo stopped (summary in $state/demo.log)"
     fi
     rm -f "$state/demo.pid"
