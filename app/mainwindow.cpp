@@ -18,6 +18,9 @@ MainWindow::MainWindow(ConsoleSession* session, ProfileStore* profiles, QWidget*
     , m_console(new ConsoleWidget(session))
 {
     setCentralWidget(m_console);
+    // Pages, in tab order. Each page takes the session it reads through (the monitor
+    // connection) and, for recovery actions, the admin connection.
+    // (dashboard, tasks, audit: added here as they land)
     // Room for a two-line banner above the panels; wrapped labels do not push the window
     // taller by themselves once it is shown.
     resize(940, 440);

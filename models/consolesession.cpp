@@ -25,6 +25,7 @@ ConsoleSession::ConsoleSession(QObject* parent)
     connect(m_worker, &DatabaseWorker::countsRead, this, &ConsoleSession::onCountsRead);
     connect(m_worker, &DatabaseWorker::migrated, this, &ConsoleSession::onMigrated);
     connect(m_worker, &DatabaseWorker::failed, this, &ConsoleSession::onFailed);
+    connect(m_worker, &DatabaseWorker::jobDone, this, &ConsoleSession::onJobDone);
     m_pollTimer.setSingleShot(true);
     connect(&m_pollTimer, &QTimer::timeout, this, &ConsoleSession::refresh);
     m_reconnectTimer.setSingleShot(true);
@@ -64,6 +65,7 @@ void ConsoleSession::startConnect()
         m_pendingMigrate = 0;
         Q_EMIT migratingChanged(false);
     }
+    failPendingJobs(QStringLiteral("the connection is being re-established"));
     const quint64 id = m_nextId++;
     m_pendingConnect = id;
     setState(State::Connecting);
@@ -81,6 +83,7 @@ void ConsoleSession::disconnectFromServer()
         m_pendingMigrate = 0;
         Q_EMIT migratingChanged(false);
     }
+    failPendingJobs(QStringLiteral("disconnected"));
     QMetaObject::invokeMethod(
         m_worker, [w = m_worker] { w->close(); }, Qt::QueuedConnection);
     setState(State::Disconnected);
@@ -144,8 +147,97 @@ void ConsoleSession::onMigrated(const MigrationOutcome& outcome)
     refresh();
 }
 
+quint64 ConsoleSession::submit(DatabaseJob job, QObject* context, JobDone done, JobFailed failed)
+{
+    if (m_state != State::Connected) {
+        if (failed) {
+            Failure f { 0, FailureKind::ConnectionLost, QStringLiteral("not connected"), {}, 0 };
+            f.request = Failure::Request::Job;
+            QMetaObject::invokeMethod(
+                context, [failed, f] { failed(f); }, Qt::QueuedConnection);
+        }
+        return 0;
+    }
+    const quint64 id = m_nextId++;
+    auto cancelled = std::make_shared<std::atomic_bool>(false);
+    m_jobs[id] = PendingJob { context, std::move(done), std::move(failed), cancelled };
+    QMetaObject::invokeMethod(
+        m_worker, [w = m_worker, id, job = std::move(job), cancelled] { w->runJob(id, job, cancelled); },
+        Qt::QueuedConnection);
+    return id;
+}
+
+void ConsoleSession::cancel(quint64 requestId)
+{
+    const auto it = m_jobs.find(requestId);
+    if (it == m_jobs.end())
+        return;
+    it->second.cancelled->store(true);
+    m_jobs.erase(it);
+}
+
+void ConsoleSession::onJobDone(quint64 requestId, const QVariant& answer)
+{
+    const auto it = m_jobs.find(requestId);
+    if (it == m_jobs.end())
+        return;
+    const PendingJob job = std::move(it->second);
+    m_jobs.erase(it);
+    if (job.context && job.done)
+        job.done(answer);
+}
+
+void ConsoleSession::onJobFailed(const Failure& incoming)
+{
+    const auto it = m_jobs.find(incoming.requestId);
+    if (it == m_jobs.end())
+        return;
+    const PendingJob job = std::move(it->second);
+    m_jobs.erase(it);
+    Failure failure = incoming;
+    failure.request = Failure::Request::Job;
+    if (job.context && job.failed)
+        job.failed(failure);
+}
+
+void ConsoleSession::failPendingJobs(const QString& why)
+{
+    auto jobs = std::move(m_jobs);
+    m_jobs.clear();
+    for (auto& [id, job] : jobs) {
+        job.cancelled->store(true);
+        if (!job.context || !job.failed)
+            continue;
+        Failure f { id, FailureKind::ConnectionLost, why, {}, 0 };
+        f.request = Failure::Request::Job;
+        QMetaObject::invokeMethod(
+            job.context, [failed = job.failed, f] { failed(f); }, Qt::QueuedConnection);
+    }
+}
+
 void ConsoleSession::onFailed(const Failure& incoming)
 {
+    if (m_jobs.count(incoming.requestId)) {
+        const bool lost = incoming.kind == FailureKind::ConnectionLost;
+        onJobFailed(incoming);
+        if (!lost || m_autoReconnect || m_state != State::Connected)
+            return;
+        // The job found the connection gone: the session reconnects exactly as after a
+        // failed poll, and everything else still queued fails with it.
+        Failure failure = incoming;
+        failure.request = Failure::Request::Poll;
+        m_autoReconnect = true;
+        m_reconnectDelaySeconds = 1;
+        failure.retryInSeconds = m_reconnectDelaySeconds;
+        m_pollTimer.stop();
+        m_pendingPoll = 0;
+        failPendingJobs(QStringLiteral("the connection was lost"));
+        m_reconnectTimer.start(std::chrono::seconds(m_reconnectDelaySeconds));
+        m_lastFailure = failure;
+        setState(State::Failed);
+        Q_EMIT failed(failure);
+        return;
+    }
     const quint64 id = incoming.requestId;
     if (id == 0 || (id != m_pendingConnect && id != m_pendingPoll && id != m_pendingMigrate))
         return;
@@ -165,8 +257,10 @@ void ConsoleSession::onFailed(const Failure& incoming)
         : wasPoll                ? Failure::Request::Poll
                                  : Failure::Request::Migrate;
 
-    if (failure.kind == FailureKind::ConnectionLost)
+    if (failure.kind == FailureKind::ConnectionLost) {
         m_autoReconnect = true;
+        failPendingJobs(QStringLiteral("the connection was lost"));
+    }
     if (m_autoReconnect) {
         // A server that was there a moment ago is probably restarting: keep trying, slower
         // each time, until the user connects elsewhere or disconnects.

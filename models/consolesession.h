@@ -4,15 +4,18 @@
 #include <QThread>
 #include <QTimer>
 
+#include <QPointer>
+
 #include <chrono>
+#include <functional>
+#include <map>
 #include <optional>
 
 #include "models/connectionsettings.h"
+#include "models/databaseworker.h"
 #include "models/snapshots.h"
 
 namespace idem::console {
-
-class DatabaseWorker;
 
 // The UI thread's side of one database connection: it starts the worker thread, numbers
 // every request, drops answers nobody waits for any more (a connect superseded by another,
@@ -41,6 +44,19 @@ public:
     void setPollInterval(std::chrono::milliseconds interval) { m_pollInterval = interval; }
     std::chrono::milliseconds nextPollIn() const { return m_nextPoll; }
 
+    using JobDone = std::function<void(const QVariant& answer)>;
+    using JobFailed = std::function<void(const idem::console::Failure& failure)>;
+    // Runs job on this connection's worker thread, after whatever is queued there already.
+    // Later, on this thread and only while context lives, exactly one of done or failed is
+    // called, unless the job is cancelled first. When the connection is lost, replaced or
+    // closed, every pending job fails with ConnectionLost (a lost connection also starts the
+    // reconnect, as a failed poll does); other failures go to the job's failed callback only.
+    // Not connected: failed is called (queued) and 0 is returned.
+    quint64 submit(DatabaseJob job, QObject* context, JobDone done, JobFailed failed = {});
+    // Drops the answer, and skips the job if the worker has not started it yet.
+    void cancel(quint64 requestId);
+    int pendingJobs() const { return static_cast<int>(m_jobs.size()); }
+
 public Q_SLOTS:
     void connectTo(const idem::console::ConnectionSettings& settings);
     void disconnectFromServer();
@@ -61,6 +77,10 @@ private:
     void onCountsRead(const StatusCounts& counts);
     void onMigrated(const MigrationOutcome& outcome);
     void onFailed(const Failure& failure);
+    void onJobDone(quint64 requestId, const QVariant& answer);
+    void onJobFailed(const Failure& failure);
+    // Fails every pending job (queued, so no callback runs inside the caller).
+    void failPendingJobs(const QString& why);
     void setState(State state);
     void setInfo(const ServerInfo& info);
     void startConnect();
@@ -78,6 +98,13 @@ private:
     quint64 m_pendingConnect = 0;
     quint64 m_pendingPoll = 0;
     quint64 m_pendingMigrate = 0;
+    struct PendingJob {
+        QPointer<QObject> context;
+        JobDone done;
+        JobFailed failed;
+        std::shared_ptr<std::atomic_bool> cancelled;
+    };
+    std::map<quint64, PendingJob> m_jobs;
 
     QTimer m_pollTimer;
     std::chrono::milliseconds m_pollInterval { 5000 };

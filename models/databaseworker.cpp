@@ -242,6 +242,21 @@ void DatabaseWorker::readCounts(quint64 requestId)
     });
 }
 
+void DatabaseWorker::runJob(
+    quint64 requestId, const DatabaseJob& job, const std::shared_ptr<std::atomic_bool>& cancelled)
+{
+    if (cancelled && cancelled->load())
+        return;
+    if (!m_db) {
+        Q_EMIT failed({ requestId, FailureKind::ConnectionLost, QStringLiteral("not connected"), {}, 0 });
+        return;
+    }
+    guarded(requestId, [&] {
+        QVariant answer = job(*m_db->conn, m_db->schema);
+        Q_EMIT jobDone(requestId, answer);
+    });
+}
+
 void DatabaseWorker::migrateSchema(quint64 requestId)
 {
     if (!m_db) {

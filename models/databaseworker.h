@@ -1,13 +1,26 @@
 #pragma once
 
 #include <QObject>
+#include <QVariant>
 
+#include <atomic>
+#include <functional>
 #include <memory>
+
+#include <pqxx/connection>
+
+#include "core/identifier.h"
 
 #include "models/connectionsettings.h"
 #include "models/snapshots.h"
 
 namespace idem::console {
+
+// A unit of work for a connection's worker thread: it gets the open connection and the
+// schema, runs there, and returns its answer as a QVariant holding a registered value type.
+// Throwing (pqxx errors, idem::ConnectError, std::exception) reports a Failure instead. A job
+// must bound its own statements (SET LOCAL statement_timeout) and never touch widgets.
+using DatabaseJob = std::function<QVariant(pqxx::connection& conn, const idem::SchemaName& schema)>;
 
 // Owns one database connection and everything that touches it. It lives on its own
 // QThread (a libpq connection belongs to one thread); ConsoleSession calls the request
@@ -24,12 +37,17 @@ public:
     void close();
     void readCounts(quint64 requestId);
     void migrateSchema(quint64 requestId);
+    // Runs job unless *cancelled is set by the time it comes up; answers jobDone or failed
+    // (a cancelled job answers nothing).
+    void runJob(quint64 requestId, const idem::console::DatabaseJob& job,
+        const std::shared_ptr<std::atomic_bool>& cancelled);
 
 Q_SIGNALS:
     void opened(const idem::console::ServerInfo& info);
     void countsRead(const idem::console::StatusCounts& counts);
     void migrated(const idem::console::MigrationOutcome& outcome);
     void failed(const idem::console::Failure& failure);
+    void jobDone(quint64 requestId, const QVariant& answer);
 
 private:
     ServerInfo inspect(quint64 requestId);

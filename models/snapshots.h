@@ -67,7 +67,7 @@ enum class FailureKind {
 };
 
 struct Failure {
-    enum class Request { Connect, Poll, Migrate };
+    enum class Request { Connect, Poll, Migrate, Job };
 
     quint64 requestId = 0;
     FailureKind kind = FailureKind::Other;

@@ -5,6 +5,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLocale>
+#include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
 
@@ -51,13 +52,21 @@ ConsoleWidget::ConsoleWidget(ConsoleSession* session, QWidget* parent)
     countsLayout->addWidget(m_total);
     countsLayout->addStretch();
 
+    auto* connectionPage = new QWidget;
+    connectionPage->setObjectName(QStringLiteral("connectionPage"));
     auto* columns = new QHBoxLayout;
     columns->addWidget(statusBox, 3);
     columns->addWidget(countsBox, 2);
+    auto* pageLayout = new QVBoxLayout(connectionPage);
+    pageLayout->addLayout(columns);
+    pageLayout->addStretch(1);
+    m_pages = new QTabWidget;
+    m_pages->setObjectName(QStringLiteral("consolePages"));
+    m_pages->setDocumentMode(true);
+    m_pages->addTab(connectionPage, QStringLiteral("Connection"));
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(m_banner);
-    layout->addLayout(columns);
-    layout->addStretch(1);
+    layout->addWidget(m_pages, 1);
 
     connect(session, &ConsoleSession::countsChanged, this, &ConsoleWidget::onCounts);
     connect(session, &ConsoleSession::failed, this, &ConsoleWidget::onFailed);
@@ -78,6 +87,11 @@ ConsoleWidget::ConsoleWidget(ConsoleSession* session, QWidget* parent)
 }
 
 ConsoleWidget::~ConsoleWidget() = default;
+
+void ConsoleWidget::addPage(QWidget* page, const QString& title, int index)
+{
+    m_pages->insertTab(index, page, title);
+}
 
 void ConsoleWidget::onFailed(const Failure& failure)
 {

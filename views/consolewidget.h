@@ -7,6 +7,7 @@
 #include "models/snapshots.h"
 
 class QLabel;
+class QTabWidget;
 class QTableView;
 
 namespace idem::console {
@@ -17,8 +18,8 @@ enum class NoticeLevel;
 class StatusCountModel;
 class StatusPanel;
 
-// The console's main content: what needs attention (banner), where we are connected
-// (status panel) and what the table holds (rows per status).
+// The console's main content: what needs attention (banner) above the pages; the
+// connection page says where we are connected (status panel) and what the table holds.
 class ConsoleWidget : public QWidget {
     Q_OBJECT
 public:
@@ -29,6 +30,10 @@ public:
     StatusPanel* statusPanel() const { return m_status; }
     StatusCountModel* countModel() const { return m_model; }
     QTableView* countView() const { return m_view; }
+    // The pages under the banner (dashboard, tasks, audit, connection): whoever builds the
+    // window adds them; the connection page is there from the start.
+    QTabWidget* pages() const { return m_pages; }
+    void addPage(QWidget* page, const QString& title, int index = -1);
 
 Q_SIGNALS:
     // The user wants the connection dialog (not connected, or the connection failed).
@@ -50,6 +55,7 @@ private:
     QTableView* m_view;
     QLabel* m_countsTitle;
     QLabel* m_total;
+    QTabWidget* m_pages;
     std::optional<Failure> m_failure; // shown until something newer supersedes it
     Action m_action = Action::None;
 };

@@ -25,6 +25,10 @@ private Q_SLOTS:
     void supersededConnectIsDropped();
     void lostConnectionReconnects();
     void badSchemaNameIsReported();
+    void jobsAnswerInOrder();
+    void jobErrorKeepsConnection();
+    void cancelledJobNeverRuns();
+    void lostConnectionFailsPendingJobs();
 
 private:
     static ConnectionSettings settingsFor(const std::string& dsn);
@@ -120,6 +124,145 @@ void TestConsoleSession::badSchemaNameIsReported()
     QVERIFY(failures.wait(20000));
     QCOMPARE(failures.first().first().value<Failure>().kind, FailureKind::BadSchemaName);
     QCOMPARE(session.state(), State::Failed);
+}
+
+
+namespace {
+// Runs a job against the session and waits for its answer, on the UI thread's event loop.
+struct JobOutcome {
+    bool done = false;
+    bool failed = false;
+    QVariant answer;
+    Failure failure;
+};
+} // namespace
+
+void TestConsoleSession::jobsAnswerInOrder()
+{
+    ConsoleSession session;
+    session.connectTo(settingsFor(m_db->dsn()));
+    QTRY_COMPARE_WITH_TIMEOUT(session.state(), State::Connected, 20000);
+    QStringList answers;
+    QObject context;
+    for (int i = 0; i < 5; ++i) {
+        const auto id = session.submit(
+            [i](pqxx::connection& c, const idem::SchemaName& schema) {
+                pqxx::read_transaction t(c);
+                const auto r = t.exec_params("SELECT $1::int * 10, $2::text", i, schema.name());
+                return QVariant(QStringLiteral("%1 %2").arg(r[0][0].as<int>()).arg(
+                    QString::fromStdString(r[0][1].as<std::string>())));
+            },
+            &context, [&answers](const QVariant& v) { answers << v.toString(); });
+        QVERIFY(id != 0);
+    }
+    QCOMPARE(session.pendingJobs(), 5);
+    QTRY_COMPARE_WITH_TIMEOUT(answers.size(), 5, 20000);
+    QCOMPARE(answers,
+        QStringList({ QStringLiteral("0 idem"), QStringLiteral("10 idem"), QStringLiteral("20 idem"),
+            QStringLiteral("30 idem"), QStringLiteral("40 idem") }));
+    QCOMPARE(session.pendingJobs(), 0);
+}
+
+void TestConsoleSession::jobErrorKeepsConnection()
+{
+    ConsoleSession session;
+    QSignalSpy sessionFailures(&session, &ConsoleSession::failed);
+    session.connectTo(settingsFor(m_db->dsn()));
+    QTRY_COMPARE_WITH_TIMEOUT(session.state(), State::Connected, 20000);
+    QObject context;
+    JobOutcome out;
+    session.submit(
+        [](pqxx::connection& c, const idem::SchemaName&) {
+            pqxx::read_transaction t(c);
+            t.exec("SELECT * FROM no_such_table_here");
+            return QVariant();
+        },
+        &context, [&out](const QVariant&) { out.done = true; },
+        [&out](const Failure& f) {
+            out.failed = true;
+            out.failure = f;
+        });
+    QTRY_VERIFY_WITH_TIMEOUT(out.failed, 20000);
+    QVERIFY(!out.done);
+    QCOMPARE(out.failure.kind, FailureKind::Query);
+    QCOMPARE(out.failure.sqlstate, QStringLiteral("42P01"));
+    QCOMPARE(out.failure.request, Failure::Request::Job);
+    // A statement error belongs to whoever asked; the connection stays up and says nothing.
+    QCOMPARE(session.state(), State::Connected);
+    QCOMPARE(sessionFailures.count(), 0);
+    JobOutcome next;
+    session.submit([](pqxx::connection&, const idem::SchemaName&) { return QVariant(7); }, &context,
+        [&next](const QVariant& v) { next.answer = v; next.done = true; });
+    QTRY_VERIFY_WITH_TIMEOUT(next.done, 20000);
+    QCOMPARE(next.answer.toInt(), 7);
+}
+
+void TestConsoleSession::cancelledJobNeverRuns()
+{
+    ConsoleSession session;
+    session.connectTo(settingsFor(m_db->dsn()));
+    QTRY_COMPARE_WITH_TIMEOUT(session.state(), State::Connected, 20000);
+    QObject context;
+    auto ran = std::make_shared<std::atomic_int>(0);
+    bool slowDone = false;
+    bool answered = false;
+    // The first job holds the worker, so the second is still queued when it is cancelled.
+    session.submit(
+        [](pqxx::connection& c, const idem::SchemaName&) {
+            pqxx::nontransaction n(c);
+            n.exec("SELECT pg_sleep(0.5)");
+            return QVariant();
+        },
+        &context, [&slowDone](const QVariant&) { slowDone = true; });
+    const auto id = session.submit(
+        [ran](pqxx::connection&, const idem::SchemaName&) {
+            ++*ran;
+            return QVariant();
+        },
+        &context, [&answered](const QVariant&) { answered = true; }, [&answered](const Failure&) { answered = true; });
+    session.cancel(id);
+    QTRY_VERIFY_WITH_TIMEOUT(slowDone, 20000);
+    QTest::qWait(200);
+    QCOMPARE(ran->load(), 0);
+    QVERIFY(!answered);
+    QCOMPARE(session.pendingJobs(), 0);
+}
+
+void TestConsoleSession::lostConnectionFailsPendingJobs()
+{
+    ConsoleSession session;
+    session.connectTo(settingsFor(m_db->dsn()));
+    QTRY_COMPARE_WITH_TIMEOUT(session.state(), State::Connected, 20000);
+    QObject context;
+    QList<Failure> failures;
+    const auto onFailed = [&failures](const Failure& f) { failures << f; };
+    // The first job's backend is terminated under it; the second waits behind it.
+    session.submit(
+        [](pqxx::connection& c, const idem::SchemaName&) {
+            pqxx::nontransaction n(c);
+            n.exec("SELECT pg_sleep(30)");
+            return QVariant();
+        },
+        &context, {}, onFailed);
+    session.submit([](pqxx::connection&, const idem::SchemaName&) { return QVariant(1); }, &context, {}, onFailed);
+    QTest::qWait(300);
+    {
+        auto admin = idem::connect(idem::test::adminDsn());
+        pqxx::nontransaction n(*admin);
+        n.exec_params("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND "
+                      "application_name = 'idem-console'",
+            m_db->name());
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(failures.size(), 2, 20000);
+    for (const auto& f : failures)
+        QCOMPARE(f.kind, FailureKind::ConnectionLost);
+    QCOMPARE(session.pendingJobs(), 0);
+    // The session noticed through the job and comes back by itself.
+    QTRY_COMPARE_WITH_TIMEOUT(session.state(), State::Connected, 20000);
+    bool done = false;
+    session.submit([](pqxx::connection&, const idem::SchemaName&) { return QVariant(2); }, &context,
+        [&done](const QVariant&) { done = true; });
+    QTRY_VERIFY_WITH_TIMEOUT(done, 20000);
 }
 
 QTEST_MAIN(TestConsoleSession)
