@@ -23,8 +23,14 @@ namespace {
 
 // Every figure is defined here, once. The row part reads only rows with status <> 'succeeded'
 // (the predicate of task_idempotency_unfinished_idx, which holds every other partial index's
-// rows too), so its cost follows the unfinished set and not the table. The counter part reads
-// idem_counters by its bucket-leading primary key. Tenant and operation are the first two
+// rows too), so its cost follows the unfinished set and not the table. Since 0004 that index
+// includes every column the row part reads, so it is an index-only scan that visits no heap page
+// once the table is vacuumed: a figure that reads another column brings back one heap fetch per
+// unfinished row (tst_statsindex checks). The statement is planned with its parameters bound,
+// so with no tenant / operation set the `$1 IS NULL OR ...` filters fold away and split_part()
+// runs only for a filtered view. (Grouping the rows first and summing the groups, or mapping the
+// status to an integer once per row, measured no cheaper: bench/README.md.) The counter part
+// reads idem_counters by its bucket-leading primary key. Tenant and operation are the first two
 // fields of the key (tenant:operation:business_id) on rows, and columns on counters.
 std::string statsSql(const SchemaName& schema)
 {
@@ -106,13 +112,27 @@ FROM live, counted
 StatsSnapshot readStats(pqxx::connection& conn, const SchemaName& schema, const StatsOptions& options)
 {
     pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(conn);
-    // SET LOCAL, as a bound value: it ends with this transaction.
-    tx.exec_params("SELECT set_config('statement_timeout', $1, true)", std::to_string(options.statementTimeoutMs));
+    // SET LOCAL, as a bound value: it ends with this transaction. No parallel workers: a poll that
+    // fans out into three processes costs the database more CPU for a handful of milliseconds less
+    // wall time, and 20 consoles multiply it (bench/README.md measured serial as cheaper and, up to
+    // tens of thousands of unfinished rows, also faster on a loaded machine).
+    tx.exec_params("SELECT set_config('statement_timeout', $1, true),"
+                   " set_config('max_parallel_workers_per_gather', '0', true)",
+        std::to_string(options.statementTimeoutMs));
+    StatsSnapshot s = readStats(tx, schema, options);
+    tx.commit();
+    return s;
+}
+
+StatsSnapshot readStats(pqxx::transaction_base& tx, const SchemaName& schema, const StatsOptions& options)
+{
     const pqxx::result r = tx.exec_params(statsSql(schema), orNull(options.tenant), orNull(options.operation),
         options.windowMinutes, options.longUnfinishedAfterMinutes);
-    tx.commit();
-    const auto row = r.at(0);
+    return statsFromRow(r.at(0));
+}
 
+StatsSnapshot statsFromRow(const pqxx::row& row)
+{
     StatsSnapshot s;
     s.processing = row["processing"].as<std::int64_t>();
     s.expiredLeases = row["expired_leases"].as<std::int64_t>();

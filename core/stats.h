@@ -5,6 +5,8 @@
 #include <string>
 
 #include <pqxx/connection>
+#include <pqxx/row>
+#include <pqxx/transaction_base>
 
 #include "core/identifier.h"
 
@@ -55,5 +57,13 @@ std::string statsSql(const SchemaName& schema);
 // (set_config of the statement timeout, then statsSql()). The timeout cannot ride inside the
 // snapshot statement itself: PostgreSQL arms it before the statement runs.
 StatsSnapshot readStats(pqxx::connection& conn, const SchemaName& schema, const StatsOptions& options);
+
+// The same figures inside a transaction the caller opened (an incident snapshot reads them in its
+// own REPEATABLE READ transaction, beside the rows they count). Sets no statement timeout.
+StatsSnapshot readStats(pqxx::transaction_base& tx, const SchemaName& schema, const StatsOptions& options);
+
+// The figures from a row that carries statsSql()'s columns by name (the dashboard's tick selects
+// them beside its chart data, in the same statement).
+StatsSnapshot statsFromRow(const pqxx::row& row);
 
 } // namespace idem

@@ -1,0 +1,329 @@
+#include "core/snapshot.h"
+
+#include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
+
+#include "core/connection.h"
+#include "core/migrate.h"
+#include "core/sha256.h"
+
+namespace idem {
+
+namespace {
+    const char* orNull(const std::optional<std::string>& v)
+    {
+        return v ? v->c_str() : static_cast<const char*>(nullptr);
+    }
+
+    std::optional<std::string> optText(const pqxx::field& f)
+    {
+        return f.is_null() ? std::nullopt : std::optional<std::string>(f.as<std::string>());
+    }
+
+    // Timestamps leave the server as UTC ISO 8601, whatever the session's TimeZone.
+    std::string ts(const std::string& expr)
+    {
+        return "to_char(" + expr + " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')";
+    }
+
+    // The key filter of statsSql(): tenant and operation are the key's first two fields.
+    constexpr const char* keyFilter = "($1::text IS NULL OR split_part(t.idempotency_key, ':', 1) = $1::text)"
+                                      " AND ($2::text IS NULL OR split_part(t.idempotency_key, ':', 2) = $2::text)";
+
+    struct RowSetSpec {
+        const char* name;
+        const char* description;
+        const char* predicate; // over alias t; always ANDed with status <> 'succeeded' and keyFilter
+        const char* orderSql;
+        const char* order;
+    };
+
+    // Each predicate is the one statsSql() counts, so a set's total equals its figure(s).
+    const RowSetSpec rowSetSpecs[] = {
+        { "expired_leases", "processing rows whose lease ran out (figure: expired_leases)",
+            "t.status = 'processing' AND (t.lease_until IS NULL OR t.lease_until <= now())",
+            "t.lease_until NULLS FIRST, t.idempotency_key", "lease_until ascending (longest expired first)" },
+        { "longest_running", "all processing rows, live or expired (figures: processing + expired_leases)",
+            "t.status = 'processing'", "t.created_at, t.idempotency_key", "created_at ascending (oldest first)" },
+        { "failed", "failed rows, permanent and exhausted (figures: failed_permanent + failed_exhausted)",
+            "t.status = 'failed'", "t.updated_at DESC, t.idempotency_key", "updated_at descending (newest first)" },
+        { "uncertain", "retryable rows whose last outcome is unknown (figure: uncertain)",
+            "t.status = 'retryable_failed' AND t.error_class = 'unknown'", "t.updated_at DESC, t.idempotency_key",
+            "updated_at descending (newest first)" },
+    };
+
+    void redactErrors(nlohmann::json& errors)
+    {
+        if (!errors.is_array())
+            return;
+        for (auto& e : errors)
+            if (e.is_object() && e.contains("message") && e["message"].is_string())
+                e["message"] = redactedText(e["message"].get<std::string>());
+    }
+
+    std::string redactErrorsText(const std::string& text)
+    {
+        auto j = nlohmann::json::parse(text, nullptr, false);
+        if (j.is_discarded())
+            return redactedText(text);
+        redactErrors(j);
+        return j.dump();
+    }
+
+    // An audit image is a row image: the same fields are redacted inside it.
+    std::string redactImage(const std::string& text)
+    {
+        auto j = nlohmann::json::parse(text, nullptr, false);
+        if (j.is_discarded())
+            return redactedText(text);
+        if (j.is_object()) {
+            if (j.contains("result_json") && !j["result_json"].is_null())
+                j["result_json"] = redactedText(j["result_json"].dump());
+            if (j.contains("error_message") && j["error_message"].is_string())
+                j["error_message"] = redactedText(j["error_message"].get<std::string>());
+            if (j.contains("errors"))
+                redactErrors(j["errors"]);
+        }
+        return j.dump();
+    }
+
+    SnapshotTaskRow taskRow(const pqxx::row& r, bool redact)
+    {
+        SnapshotTaskRow t;
+        t.key = r["idempotency_key"].as<std::string>();
+        t.status = r["status"].as<std::string>();
+        t.requestHash = r["request_hash"].as<std::string>();
+        t.resultJson = optText(r["result_json"]);
+        t.errorMessage = optText(r["error_message"]);
+        t.errorClass = optText(r["error_class"]);
+        t.ownerToken = optText(r["owner_token"]);
+        t.leaseUntil = optText(r["lease_until"]);
+        t.nextAttemptAt = optText(r["next_attempt_at"]);
+        t.attempts = r["attempts"].as<int>();
+        t.maxAttempts = r["max_attempts"].as<int>();
+        t.createdAt = r["created_at"].as<std::string>();
+        t.updatedAt = r["updated_at"].as<std::string>();
+        t.errorsJson = r["errors"].as<std::string>();
+        if (redact) {
+            if (t.resultJson)
+                t.resultJson = redactedText(*t.resultJson);
+            if (t.errorMessage)
+                t.errorMessage = redactedText(*t.errorMessage);
+            t.errorsJson = redactErrorsText(t.errorsJson);
+        }
+        return t;
+    }
+
+    SnapshotCounterSet readCounters(pqxx::transaction_base& tx, const SchemaName& schema, const char* name,
+        const char* description, const char* outcome, int minutes, int limit, const StatsOptions& filter,
+        bool newestFirst)
+    {
+        // Same window arithmetic as statsSql(): the last N minute buckets, the current one included.
+        const std::string where = " FROM " + schema.qualify("idem_counters")
+            + " c WHERE c.bucket >= date_trunc('minute', now()) - ($3::int - 1) * interval '1 minute'"
+              " AND ($1::text IS NULL OR c.tenant = $1::text) AND ($2::text IS NULL OR c.operation = $2::text)"
+              " AND ($4::text IS NULL OR c.outcome = $4::text)";
+        SnapshotCounterSet set;
+        set.name = name;
+        set.description = description;
+        set.limit = limit;
+        set.total = tx.exec_params(
+                          "SELECT count(*)" + where, orNull(filter.tenant), orNull(filter.operation), minutes, outcome)
+                        .at(0)
+                        .at(0)
+                        .as<std::int64_t>();
+        set.truncated = set.total > limit;
+        const auto r = tx.exec_params("SELECT " + ts("c.bucket") + " AS bucket, c.tenant, c.operation, c.outcome, c.n"
+                + where + " ORDER BY c.bucket " + (newestFirst ? "DESC" : "ASC")
+                + ", c.tenant, c.operation, c.outcome LIMIT $5",
+            orNull(filter.tenant), orNull(filter.operation), minutes, outcome, limit);
+        set.rows.reserve(r.size());
+        for (const auto& row : r)
+            set.rows.push_back({ row["bucket"].as<std::string>(), row["tenant"].as<std::string>(),
+                row["operation"].as<std::string>(), row["outcome"].as<std::string>(), row["n"].as<std::int64_t>() });
+        return set;
+    }
+
+    SnapshotAudit readAudit(pqxx::transaction_base& tx, const SchemaName& schema, int limit, bool redact)
+    {
+        const auto table = schema.qualify("task_idempotency_audit");
+        SnapshotAudit a;
+        a.limit = limit;
+        a.total = tx.exec("SELECT count(*) FROM " + table).at(0).at(0).as<std::int64_t>();
+        a.truncated = a.total > limit;
+        const auto r = tx.exec_params("SELECT id, " + ts("at")
+                + " AS at, idempotency_key, action, reason, db_role, os_user, client_host,"
+                  " before_image::text AS before_image, after_image::text AS after_image, prev_hash, entry_hash,"
+                  // application came with schema v3; through to_jsonb an older audit simply has none
+                  " to_jsonb(a) ->> 'application' AS application FROM "
+                + table + " a ORDER BY id DESC LIMIT $1",
+            limit);
+        for (const auto& row : r) {
+            SnapshotAuditEntry e;
+            e.id = row["id"].as<std::int64_t>();
+            e.at = row["at"].as<std::string>();
+            e.key = row["idempotency_key"].as<std::string>();
+            e.action = row["action"].as<std::string>();
+            e.reason = row["reason"].as<std::string>();
+            e.dbRole = row["db_role"].as<std::string>();
+            e.osUser = row["os_user"].as<std::string>();
+            e.clientHost = row["client_host"].as<std::string>();
+            e.beforeImage = row["before_image"].as<std::string>();
+            e.afterImage = row["after_image"].as<std::string>();
+            e.prevHash = row["prev_hash"].as<std::string>();
+            e.entryHash = row["entry_hash"].as<std::string>();
+            e.application = optText(row["application"]);
+            if (redact) {
+                e.beforeImage = redactImage(e.beforeImage);
+                e.afterImage = redactImage(e.afterImage);
+            }
+            a.tail.push_back(std::move(e));
+        }
+        // The tail is newest first, so its first entry is the head (the limit is at least 1).
+        if (!a.tail.empty()) {
+            a.headId = a.tail.front().id;
+            a.headHash = a.tail.front().entryHash;
+        }
+        return a;
+    }
+
+    void readServer(pqxx::transaction_base& tx, const SchemaName& schema, SnapshotData& d)
+    {
+        // pg_has_role errors on a role that does not exist (a cluster never given the roles).
+        const auto r = tx.exec("SELECT current_setting('server_version'), current_setting('server_version_num')::int,"
+                               " current_database(), current_user, session_user,"
+                               " (SELECT rolsuper FROM pg_roles WHERE rolname = current_user),"
+                               " CASE WHEN EXISTS (SELECT FROM pg_roles WHERE rolname = 'idem_reader')"
+                               "      THEN pg_has_role(current_user, 'idem_reader', 'USAGE') ELSE false END,"
+                               " CASE WHEN EXISTS (SELECT FROM pg_roles WHERE rolname = 'idem_operator')"
+                               "      THEN pg_has_role(current_user, 'idem_operator', 'USAGE') ELSE false END")
+                           .at(0);
+        d.serverVersion = r[0].as<std::string>();
+        d.serverVersionNum = r[1].as<int>();
+        d.database = r[2].as<std::string>();
+        d.currentRole = r[3].as<std::string>();
+        d.sessionRole = r[4].as<std::string>();
+        d.superuser = !r[5].is_null() && r[5].as<bool>();
+        d.memberReader = d.superuser || r[6].as<bool>();
+        d.memberOperator = d.superuser || r[7].as<bool>();
+        const auto v = tx.exec("SELECT coalesce(max(version), 0) FROM " + schema.qualify("idem_schema_version"));
+        d.schemaVersion = v.at(0).at(0).as<int>();
+        d.schemaLatestKnown = latestSchemaVersion();
+    }
+} // namespace
+
+const SnapshotRowSet* SnapshotData::rowSet(std::string_view name) const
+{
+    for (const auto& s : rowSets)
+        if (s.name == name)
+            return &s;
+    return nullptr;
+}
+
+void SnapshotProgress::report(std::string_view stage, double fraction) const
+{
+    if (progress)
+        progress(stage, fraction);
+}
+
+void SnapshotProgress::checkCancel() const
+{
+    if (cancel && cancel->load())
+        throw SnapshotCancelled();
+}
+
+std::string redactedText(std::string_view text)
+{
+    return "redacted:sha256:" + sha256Hex(text) + ":" + std::to_string(text.size());
+}
+
+SnapshotData readSnapshot(pqxx::connection& conn, const SnapshotOptions& options, const SnapshotContext& context,
+    const SnapshotProgress& progress)
+{
+    if (options.rowLimit < 1 || options.counterLimit < 1 || options.auditLimit < 1)
+        throw std::invalid_argument("snapshot bounds must be at least 1 row");
+    if (options.historyMinutes < 1 || options.stats.windowMinutes < 1)
+        throw std::invalid_argument("snapshot windows must be at least 1 minute");
+
+    SnapshotData d;
+    d.producer = context.producer;
+    d.conninfo = redactConninfo(context.conninfo);
+    if (context.adminConninfo)
+        d.adminConninfo = redactConninfo(*context.adminConninfo);
+    d.adminRole = context.adminRole;
+    d.thresholds = context.thresholds;
+    d.poll = context.poll;
+    d.schema = options.schema.name();
+    d.tenant = options.stats.tenant;
+    d.operation = options.stats.operation;
+    d.windowMinutes = options.stats.windowMinutes;
+    d.longUnfinishedAfterMinutes = options.stats.longUnfinishedAfterMinutes;
+    d.historyMinutes = options.historyMinutes;
+    d.redacted = options.redact;
+
+    progress.checkCancel();
+    progress.report("opening the snapshot transaction", 0.0);
+    // One snapshot for everything: every figure and the rows it counts see the same instant
+    // (now() is the transaction's start), and nothing here can write.
+    pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(conn);
+    tx.exec_params(
+        "SELECT set_config('statement_timeout', $1, true)", std::to_string(options.stats.statementTimeoutMs));
+
+    readServer(tx, options.schema, d);
+    progress.report("reading the figures", 0.1);
+    d.figures = readStats(tx, options.schema, options.stats);
+    d.takenAt = d.figures.asOf;
+    d.inRecovery = d.figures.inRecovery;
+
+    const auto tasks = options.schema.qualify("task_idempotency");
+    const std::string columns = "t.idempotency_key, t.status, t.request_hash, t.result_json::text AS result_json,"
+                                " t.error_message, t.error_class, t.owner_token::text AS owner_token, "
+        + ts("t.lease_until") + " AS lease_until, " + ts("t.next_attempt_at") + " AS next_attempt_at,"
+        + " t.attempts, t.max_attempts, " + ts("t.created_at") + " AS created_at, " + ts("t.updated_at")
+        + " AS updated_at, t.errors::text AS errors";
+    const double step = 0.6 / static_cast<double>(std::size(rowSetSpecs));
+    double at = 0.2;
+    for (const auto& spec : rowSetSpecs) {
+        progress.checkCancel();
+        progress.report(std::string("reading rows: ") + spec.name, at);
+        at += step;
+        const std::string where
+            = " FROM " + tasks + " t WHERE t.status <> 'succeeded' AND " + keyFilter + " AND (" + spec.predicate + ")";
+        SnapshotRowSet set;
+        set.name = spec.name;
+        set.description = spec.description;
+        set.order = spec.order;
+        set.limit = options.rowLimit;
+        set.total
+            = tx.exec_params("SELECT count(*)" + where, orNull(options.stats.tenant), orNull(options.stats.operation))
+                  .at(0)
+                  .at(0)
+                  .as<std::int64_t>();
+        set.truncated = set.total > options.rowLimit;
+        const auto r = tx.exec_params("SELECT " + columns + where + " ORDER BY " + spec.orderSql + " LIMIT $3",
+            orNull(options.stats.tenant), orNull(options.stats.operation), options.rowLimit);
+        set.rows.reserve(r.size());
+        for (const auto& row : r)
+            set.rows.push_back(taskRow(row, options.redact));
+        d.rowSets.push_back(std::move(set));
+    }
+
+    progress.checkCancel();
+    progress.report("reading the counters history", 0.8);
+    d.history = readCounters(tx, options.schema, "counters_history",
+        "every idem_counters row of the history window (per minute, tenant, operation, outcome)", nullptr,
+        options.historyMinutes, options.counterLimit, options.stats, false);
+    d.conflicts = readCounters(tx, options.schema, "recent_conflicts",
+        "digest conflicts of the figures' window, per minute, tenant and operation (a conflict changes no row, so "
+        "the counters are its only trace; figure: digest_conflicts)",
+        "conflict", options.stats.windowMinutes, options.counterLimit, options.stats, true);
+
+    progress.checkCancel();
+    progress.report("reading the audit tail", 0.9);
+    d.audit = readAudit(tx, options.schema, options.auditLimit, options.redact);
+    tx.commit();
+    progress.report("read", 1.0);
+    return d;
+}
+
+} // namespace idem

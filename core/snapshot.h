@@ -1,0 +1,201 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <pqxx/connection>
+
+#include "core/identifier.h"
+#include "core/stats.h"
+
+namespace idem {
+
+// An incident snapshot as plain values: what `idemctl snapshot export` and the console read
+// from the database in one read-only REPEATABLE READ transaction, what snapshot.json holds
+// (docs/snapshot-format.md) and what loadSnapshotJson() gives back. Timestamps are ISO 8601
+// UTC text as the server rendered them; optional fields are NULL in the database.
+
+// One task_idempotency row. With redaction, resultJson, errorMessage and the messages inside
+// errorsJson are replaced by "redacted:sha256:<hex>:<bytes>" of the original text.
+struct SnapshotTaskRow {
+    std::string key;
+    std::string status;
+    std::string requestHash;
+    std::optional<std::string> resultJson; // jsonb as text
+    std::optional<std::string> errorMessage;
+    std::optional<std::string> errorClass;
+    std::optional<std::string> ownerToken;
+    std::optional<std::string> leaseUntil;
+    std::optional<std::string> nextAttemptAt;
+    int attempts = 0;
+    int maxAttempts = 0;
+    std::string createdAt;
+    std::string updatedAt;
+    std::string errorsJson; // jsonb array as text
+};
+
+// A bounded set of rows: at most `limit` in `rows`, `total` of them in the database at the
+// snapshot's instant, `truncated` when total > limit.
+struct SnapshotRowSet {
+    std::string name; // expired_leases, longest_running, failed, uncertain
+    std::string description; // the predicate, in words
+    std::string order; // the ORDER BY, in words
+    int limit = 0;
+    std::int64_t total = 0;
+    bool truncated = false;
+    std::vector<SnapshotTaskRow> rows;
+};
+
+// One idem_counters row (per minute, tenant, operation, outcome).
+struct SnapshotCounter {
+    std::string bucket;
+    std::string tenant;
+    std::string operation;
+    std::string outcome;
+    std::int64_t n = 0;
+};
+
+struct SnapshotCounterSet {
+    std::string name; // counters_history, recent_conflicts
+    std::string description;
+    int limit = 0;
+    std::int64_t total = 0; // rows in the database
+    bool truncated = false;
+    std::vector<SnapshotCounter> rows;
+};
+
+struct SnapshotAuditEntry {
+    std::int64_t id = 0;
+    std::string at;
+    std::string key;
+    std::string action;
+    std::string reason;
+    std::string dbRole;
+    std::string osUser;
+    std::string clientHost;
+    std::string beforeImage; // jsonb as text (redacted like rows when asked)
+    std::string afterImage;
+    std::string prevHash;
+    std::string entryHash;
+    std::optional<std::string> application; // application_name of the acting client (schema v3 on)
+};
+
+struct SnapshotAudit {
+    int limit = 0;
+    std::int64_t total = 0;
+    bool truncated = false;
+    std::optional<std::int64_t> headId; // newest entry; unset when the audit is empty
+    std::optional<std::string> headHash; // its entry_hash: the chain head
+    std::vector<SnapshotAuditEntry> tail; // newest first
+};
+
+struct SnapshotThreshold {
+    std::string metric; // a figure's JSON name, e.g. expired_leases
+    std::optional<double> warning;
+    std::optional<double> critical;
+};
+
+struct SnapshotPollSettings {
+    int intervalMs = 0;
+    int statementTimeoutMs = 0;
+    int wideRefreshMs = 0; // the slower refresh of wide aggregates; 0 when not used
+};
+
+// What the exporting program knows and the database does not. The console fills in its
+// thresholds, poll settings and the admin connection it uses; idemctl leaves them empty.
+struct SnapshotContext {
+    std::string producer; // e.g. "idemctl 0.1.0"
+    std::string conninfo; // stored only through redactConninfo()
+    std::optional<std::string> adminConninfo; // the console's admin connection, if separate
+    std::optional<std::string> adminRole; // its role, if the console knows it
+    std::vector<SnapshotThreshold> thresholds;
+    std::optional<SnapshotPollSettings> poll;
+};
+
+struct SnapshotOptions {
+    SchemaName schema;
+    StatsOptions stats; // window, long-unfinished threshold, tenant/operation filter, statement timeout
+    int historyMinutes = 60; // counters history for the charts (the window is StatsOptions::windowMinutes)
+    int rowLimit = 1000; // per task row set
+    int counterLimit = 100000; // counter rows (history, conflicts)
+    int auditLimit = 200;
+    bool redact = false;
+};
+
+struct SnapshotData {
+    int formatVersion = 0; // of the snapshot.json it came from (or will be written as)
+    std::string producer;
+    std::string takenAt; // server now() of the snapshot transaction
+    std::string schema;
+    std::optional<std::string> tenant;
+    std::optional<std::string> operation;
+    int windowMinutes = 0;
+    int longUnfinishedAfterMinutes = 0;
+    int historyMinutes = 0;
+    bool redacted = false;
+
+    // Server and connection.
+    std::string conninfo; // redacted
+    std::optional<std::string> adminConninfo; // redacted
+    std::string serverVersion;
+    int serverVersionNum = 0;
+    std::string database;
+    std::string currentRole; // the monitor role: the connection that read the snapshot
+    std::string sessionRole;
+    bool superuser = false;
+    bool memberReader = false; // idem_reader privileges (or superuser)
+    bool memberOperator = false;
+    std::optional<std::string> adminRole;
+    bool inRecovery = false;
+    int schemaVersion = 0; // highest applied migration
+    int schemaLatestKnown = 0; // what the exporting binary ships
+
+    std::vector<SnapshotThreshold> thresholds;
+    std::optional<SnapshotPollSettings> poll;
+
+    StatsSnapshot figures;
+    SnapshotCounterSet history;
+    SnapshotCounterSet conflicts;
+    std::vector<SnapshotRowSet> rowSets;
+    SnapshotAudit audit;
+
+    // Set by the bundle writer when it signs: the fingerprint of the key it will sign with.
+    std::optional<std::string> signingKeyFingerprint;
+
+    const SnapshotRowSet* rowSet(std::string_view name) const;
+};
+
+// Progress and cancellation for a worker thread: progress(stage, 0..1) is called from the
+// thread doing the work; a set cancel flag stops it at the next step with SnapshotCancelled.
+struct SnapshotProgress {
+    std::function<void(std::string_view stage, double fraction)> progress;
+    const std::atomic<bool>* cancel = nullptr;
+
+    void report(std::string_view stage, double fraction) const;
+    void checkCancel() const; // throws SnapshotCancelled
+};
+
+class SnapshotCancelled : public std::runtime_error {
+public:
+    SnapshotCancelled()
+        : std::runtime_error("snapshot export cancelled")
+    {
+    }
+};
+
+// Replaces text by "redacted:sha256:<hex>:<bytes>".
+std::string redactedText(std::string_view text);
+
+// Reads everything in one read-only REPEATABLE READ transaction on conn (never scanning
+// succeeded rows: every set is bounded and served by the partial indexes). Throws
+// std::invalid_argument for bad options, pqxx errors from the database.
+SnapshotData readSnapshot(pqxx::connection& conn, const SnapshotOptions& options, const SnapshotContext& context,
+    const SnapshotProgress& progress = {});
+
+} // namespace idem

@@ -1,0 +1,383 @@
+#include "core/snapshotjson.h"
+
+#include <nlohmann/json.hpp>
+
+namespace idem {
+
+namespace {
+    using OJson = nlohmann::ordered_json;
+    using Json = nlohmann::json;
+
+    template <typename T> OJson opt(const std::optional<T>& v) { return v ? OJson(*v) : OJson(nullptr); }
+
+    OJson taskRowJson(const SnapshotTaskRow& r)
+    {
+        return OJson { { "idempotency_key", r.key }, { "status", r.status }, { "request_hash", r.requestHash },
+            { "result_json", opt(r.resultJson) }, { "error_message", opt(r.errorMessage) },
+            { "error_class", opt(r.errorClass) }, { "owner_token", opt(r.ownerToken) },
+            { "lease_until", opt(r.leaseUntil) }, { "next_attempt_at", opt(r.nextAttemptAt) },
+            { "attempts", r.attempts }, { "max_attempts", r.maxAttempts }, { "created_at", r.createdAt },
+            { "updated_at", r.updatedAt }, { "errors", r.errorsJson } };
+    }
+
+    OJson counterSetJson(const SnapshotCounterSet& s)
+    {
+        OJson rows = OJson::array();
+        for (const auto& c : s.rows)
+            rows.push_back(OJson { { "bucket", c.bucket }, { "tenant", c.tenant }, { "operation", c.operation },
+                { "outcome", c.outcome }, { "n", c.n } });
+        return OJson { { "description", s.description }, { "limit", s.limit }, { "total", s.total },
+            { "truncated", s.truncated }, { "csv", s.name + ".csv" }, { "rows", rows } };
+    }
+
+    OJson figuresJson(const StatsSnapshot& s)
+    {
+        // The names of `idemctl stats --json`.
+        return OJson { { "processing", s.processing }, { "expired_leases", s.expiredLeases },
+            { "oldest_processing_age_seconds", opt(s.oldestProcessingAgeSeconds) },
+            { "retryable_failed", s.retryableFailed }, { "uncertain", s.uncertain },
+            { "failed_permanent", s.failedPermanent }, { "failed_exhausted", s.failedExhausted },
+            { "long_unfinished", s.longUnfinished }, { "duplicate_ratio", opt(s.duplicateRatio) },
+            { "claims", s.claims }, { "retries", s.retries }, { "failed_retries", s.failedRetries },
+            { "digest_conflicts", s.digestConflicts }, { "stale_token_rejections", s.staleTokenRejections },
+            { "total_rows_estimate", opt(s.totalRowsEstimate) }, { "as_of", s.asOf }, { "in_recovery", s.inRecovery },
+            { "replication_lag_seconds", opt(s.replicationLagSeconds) } };
+    }
+
+    // Reading: every access names its JSON pointer in the error.
+    class Reader {
+    public:
+        Reader(const Json& j, std::string path)
+            : m_j(j)
+            , m_path(std::move(path))
+        {
+        }
+
+        [[noreturn]] void fail(const std::string& key, const std::string& what) const
+        {
+            throw SnapshotFormatError("snapshot.json: " + m_path + "/" + key + ": " + what);
+        }
+
+        const Json& at(const std::string& key) const
+        {
+            const auto it = m_j.find(key);
+            if (it == m_j.end())
+                fail(key, "missing");
+            return *it;
+        }
+
+        Reader object(const std::string& key) const
+        {
+            const auto& v = at(key);
+            if (!v.is_object())
+                fail(key, "expected an object");
+            return Reader(v, m_path + "/" + key);
+        }
+
+        std::string str(const std::string& key) const
+        {
+            const auto& v = at(key);
+            if (!v.is_string())
+                fail(key, "expected a string");
+            return v.get<std::string>();
+        }
+
+        std::optional<std::string> optStr(const std::string& key) const
+        {
+            return at(key).is_null() ? std::nullopt : std::optional<std::string>(str(key));
+        }
+
+        std::int64_t integer(const std::string& key) const
+        {
+            const auto& v = at(key);
+            if (!v.is_number_integer())
+                fail(key, "expected an integer");
+            return v.get<std::int64_t>();
+        }
+
+        int int32(const std::string& key) const
+        {
+            const auto v = integer(key);
+            if (v < INT32_MIN || v > INT32_MAX)
+                fail(key, "out of range");
+            return static_cast<int>(v);
+        }
+
+        std::optional<std::int64_t> optInteger(const std::string& key) const
+        {
+            return at(key).is_null() ? std::nullopt : std::optional<std::int64_t>(integer(key));
+        }
+
+        std::optional<double> optNumber(const std::string& key) const
+        {
+            const auto& v = at(key);
+            if (v.is_null())
+                return std::nullopt;
+            if (!v.is_number())
+                fail(key, "expected a number");
+            return v.get<double>();
+        }
+
+        bool boolean(const std::string& key) const
+        {
+            const auto& v = at(key);
+            if (!v.is_boolean())
+                fail(key, "expected true or false");
+            return v.get<bool>();
+        }
+
+        template <typename F> void each(const std::string& key, F&& f) const
+        {
+            const auto& v = at(key);
+            if (!v.is_array())
+                fail(key, "expected an array");
+            for (std::size_t i = 0; i < v.size(); ++i) {
+                const std::string path = m_path + "/" + key + "/" + std::to_string(i);
+                if (!v[i].is_object())
+                    throw SnapshotFormatError("snapshot.json: " + path + ": expected an object");
+                f(Reader(v[i], path));
+            }
+        }
+
+        bool has(const std::string& key) const { return m_j.contains(key); }
+        const Json& json() const { return m_j; }
+        const std::string& path() const { return m_path; }
+
+    private:
+        const Json& m_j;
+        std::string m_path;
+    };
+
+    SnapshotCounterSet counterSetFrom(const Reader& r, const std::string& name)
+    {
+        SnapshotCounterSet s;
+        s.name = name;
+        s.description = r.str("description");
+        s.limit = r.int32("limit");
+        s.total = r.integer("total");
+        s.truncated = r.boolean("truncated");
+        r.each("rows", [&](const Reader& c) {
+            s.rows.push_back(
+                { c.str("bucket"), c.str("tenant"), c.str("operation"), c.str("outcome"), c.integer("n") });
+        });
+        return s;
+    }
+
+    SnapshotTaskRow taskRowFrom(const Reader& r)
+    {
+        SnapshotTaskRow t;
+        t.key = r.str("idempotency_key");
+        t.status = r.str("status");
+        t.requestHash = r.str("request_hash");
+        t.resultJson = r.optStr("result_json");
+        t.errorMessage = r.optStr("error_message");
+        t.errorClass = r.optStr("error_class");
+        t.ownerToken = r.optStr("owner_token");
+        t.leaseUntil = r.optStr("lease_until");
+        t.nextAttemptAt = r.optStr("next_attempt_at");
+        t.attempts = r.int32("attempts");
+        t.maxAttempts = r.int32("max_attempts");
+        t.createdAt = r.str("created_at");
+        t.updatedAt = r.str("updated_at");
+        t.errorsJson = r.str("errors");
+        return t;
+    }
+
+    StatsSnapshot figuresFrom(const Reader& r)
+    {
+        StatsSnapshot s;
+        s.processing = r.integer("processing");
+        s.expiredLeases = r.integer("expired_leases");
+        s.oldestProcessingAgeSeconds = r.optNumber("oldest_processing_age_seconds");
+        s.retryableFailed = r.integer("retryable_failed");
+        s.uncertain = r.integer("uncertain");
+        s.failedPermanent = r.integer("failed_permanent");
+        s.failedExhausted = r.integer("failed_exhausted");
+        s.longUnfinished = r.integer("long_unfinished");
+        s.duplicateRatio = r.optNumber("duplicate_ratio");
+        s.claims = r.integer("claims");
+        s.retries = r.integer("retries");
+        s.failedRetries = r.integer("failed_retries");
+        s.digestConflicts = r.integer("digest_conflicts");
+        s.staleTokenRejections = r.integer("stale_token_rejections");
+        s.totalRowsEstimate = r.optInteger("total_rows_estimate");
+        s.asOf = r.str("as_of");
+        s.inRecovery = r.boolean("in_recovery");
+        s.replicationLagSeconds = r.optNumber("replication_lag_seconds");
+        return s;
+    }
+} // namespace
+
+std::string snapshotToJson(const SnapshotData& d)
+{
+    OJson thresholds = OJson::array();
+    for (const auto& t : d.thresholds)
+        thresholds.push_back(
+            OJson { { "metric", t.metric }, { "warning", opt(t.warning) }, { "critical", opt(t.critical) } });
+    OJson poll = nullptr;
+    if (d.poll)
+        poll = OJson { { "interval_ms", d.poll->intervalMs }, { "statement_timeout_ms", d.poll->statementTimeoutMs },
+            { "wide_refresh_ms", d.poll->wideRefreshMs } };
+
+    OJson rowSets = OJson::array();
+    for (const auto& s : d.rowSets) {
+        OJson rows = OJson::array();
+        for (const auto& r : s.rows)
+            rows.push_back(taskRowJson(r));
+        rowSets.push_back(OJson { { "name", s.name }, { "description", s.description }, { "order", s.order },
+            { "limit", s.limit }, { "total", s.total }, { "truncated", s.truncated },
+            { "csv", "rows/" + s.name + ".csv" }, { "rows", rows } });
+    }
+
+    OJson tail = OJson::array();
+    for (const auto& e : d.audit.tail)
+        tail.push_back(OJson { { "id", e.id }, { "at", e.at }, { "idempotency_key", e.key }, { "action", e.action },
+            { "reason", e.reason }, { "db_role", e.dbRole }, { "os_user", e.osUser }, { "client_host", e.clientHost },
+            { "application", opt(e.application) }, { "before_image", e.beforeImage }, { "after_image", e.afterImage },
+            { "prev_hash", e.prevHash }, { "entry_hash", e.entryHash } });
+
+    OJson admin = nullptr;
+    if (d.adminConninfo || d.adminRole)
+        admin = OJson { { "conninfo", opt(d.adminConninfo) }, { "role", opt(d.adminRole) } };
+    OJson signing = nullptr;
+    if (d.signingKeyFingerprint)
+        signing = OJson { { "algorithm", "Ed25519" }, { "public_key_sha256", *d.signingKeyFingerprint },
+            { "public_key_file", "signing-key.pub.pem" }, { "signature_file", "MANIFEST.sig" } };
+
+    const OJson j {
+        { "format", snapshotFormatName },
+        { "format_version", snapshotFormatVersion },
+        { "producer", d.producer },
+        { "taken_at", d.takenAt },
+        { "scope",
+            { { "schema", d.schema }, { "tenant", opt(d.tenant) }, { "operation", opt(d.operation) },
+                { "window_minutes", d.windowMinutes },
+                { "long_unfinished_after_minutes", d.longUnfinishedAfterMinutes },
+                { "history_minutes", d.historyMinutes } } },
+        { "redaction",
+            { { "enabled", d.redacted },
+                { "form", "redacted:sha256:<hex of the original text>:<its length in bytes>" } } },
+        { "server",
+            { { "conninfo", d.conninfo }, { "version", d.serverVersion }, { "version_num", d.serverVersionNum },
+                { "database", d.database }, { "in_recovery", d.inRecovery }, { "schema_version", d.schemaVersion },
+                { "schema_latest_known", d.schemaLatestKnown } } },
+        { "roles",
+            { { "monitor",
+                  { { "current_user", d.currentRole }, { "session_user", d.sessionRole }, { "superuser", d.superuser },
+                      { "idem_reader", d.memberReader }, { "idem_operator", d.memberOperator } } },
+                { "admin", admin } } },
+        { "settings", { { "thresholds", thresholds }, { "poll", poll } } },
+        { "figures", figuresJson(d.figures) },
+        { "counters_history", counterSetJson(d.history) },
+        { "recent_conflicts", counterSetJson(d.conflicts) },
+        { "row_sets", rowSets },
+        { "audit",
+            { { "limit", d.audit.limit }, { "total", d.audit.total }, { "truncated", d.audit.truncated },
+                { "head_id", opt(d.audit.headId) }, { "head_hash", opt(d.audit.headHash) }, { "tail", tail } } },
+        { "signing", signing },
+    };
+    return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+SnapshotData snapshotFromJson(std::string_view text)
+{
+    Json j;
+    try {
+        j = Json::parse(text);
+    } catch (const Json::parse_error& e) {
+        throw SnapshotFormatError("snapshot.json is not valid JSON (byte " + std::to_string(e.byte) + "): " + e.what());
+    }
+    if (!j.is_object())
+        throw SnapshotFormatError("snapshot.json: the top level is not a JSON object");
+    const Reader root(j, "");
+    if (!root.has("format") || !j["format"].is_string() || j["format"] != snapshotFormatName)
+        throw SnapshotFormatError("snapshot.json is not an Idem snapshot (no \"format\": \"idem-snapshot\")");
+    const auto version = root.integer("format_version");
+    if (version > snapshotFormatVersion)
+        throw SnapshotFormatError("snapshot.json has format version " + std::to_string(version)
+            + ", newer than this Idem reads (up to " + std::to_string(snapshotFormatVersion)
+            + "); open it with a newer Idem");
+    if (version < 1)
+        throw SnapshotFormatError("snapshot.json has format version " + std::to_string(version)
+            + ", which no Idem release wrote (this Idem reads version 1 to " + std::to_string(snapshotFormatVersion)
+            + ")");
+
+    SnapshotData d;
+    d.formatVersion = static_cast<int>(version);
+    d.producer = root.str("producer");
+    d.takenAt = root.str("taken_at");
+    const auto scope = root.object("scope");
+    d.schema = scope.str("schema");
+    d.tenant = scope.optStr("tenant");
+    d.operation = scope.optStr("operation");
+    d.windowMinutes = scope.int32("window_minutes");
+    d.longUnfinishedAfterMinutes = scope.int32("long_unfinished_after_minutes");
+    d.historyMinutes = scope.int32("history_minutes");
+    d.redacted = root.object("redaction").boolean("enabled");
+
+    const auto server = root.object("server");
+    d.conninfo = server.str("conninfo");
+    d.serverVersion = server.str("version");
+    d.serverVersionNum = server.int32("version_num");
+    d.database = server.str("database");
+    d.inRecovery = server.boolean("in_recovery");
+    d.schemaVersion = server.int32("schema_version");
+    d.schemaLatestKnown = server.int32("schema_latest_known");
+
+    const auto roles = root.object("roles");
+    const auto monitor = roles.object("monitor");
+    d.currentRole = monitor.str("current_user");
+    d.sessionRole = monitor.str("session_user");
+    d.superuser = monitor.boolean("superuser");
+    d.memberReader = monitor.boolean("idem_reader");
+    d.memberOperator = monitor.boolean("idem_operator");
+    if (!roles.at("admin").is_null()) {
+        const auto admin = roles.object("admin");
+        d.adminConninfo = admin.optStr("conninfo");
+        d.adminRole = admin.optStr("role");
+    }
+
+    const auto settings = root.object("settings");
+    settings.each("thresholds", [&](const Reader& t) {
+        d.thresholds.push_back({ t.str("metric"), t.optNumber("warning"), t.optNumber("critical") });
+    });
+    if (!settings.at("poll").is_null()) {
+        const auto poll = settings.object("poll");
+        d.poll = SnapshotPollSettings { poll.int32("interval_ms"), poll.int32("statement_timeout_ms"),
+            poll.int32("wide_refresh_ms") };
+    }
+
+    d.figures = figuresFrom(root.object("figures"));
+    d.history = counterSetFrom(root.object("counters_history"), "counters_history");
+    d.conflicts = counterSetFrom(root.object("recent_conflicts"), "recent_conflicts");
+
+    root.each("row_sets", [&](const Reader& s) {
+        SnapshotRowSet set;
+        set.name = s.str("name");
+        set.description = s.str("description");
+        set.order = s.str("order");
+        set.limit = s.int32("limit");
+        set.total = s.integer("total");
+        set.truncated = s.boolean("truncated");
+        s.each("rows", [&](const Reader& r) { set.rows.push_back(taskRowFrom(r)); });
+        d.rowSets.push_back(std::move(set));
+    });
+
+    const auto audit = root.object("audit");
+    d.audit.limit = audit.int32("limit");
+    d.audit.total = audit.integer("total");
+    d.audit.truncated = audit.boolean("truncated");
+    d.audit.headId = audit.optInteger("head_id");
+    d.audit.headHash = audit.optStr("head_hash");
+    audit.each("tail", [&](const Reader& e) {
+        d.audit.tail.push_back({ e.integer("id"), e.str("at"), e.str("idempotency_key"), e.str("action"),
+            e.str("reason"), e.str("db_role"), e.str("os_user"), e.str("client_host"), e.str("before_image"),
+            e.str("after_image"), e.str("prev_hash"), e.str("entry_hash"), e.optStr("application") });
+    });
+
+    if (!root.at("signing").is_null())
+        d.signingKeyFingerprint = root.object("signing").str("public_key_sha256");
+    return d;
+}
+
+} // namespace idem

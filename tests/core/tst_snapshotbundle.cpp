@@ -1,0 +1,477 @@
+#include <QtTest>
+
+#include <QCryptographicHash>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <nlohmann/json.hpp>
+
+#include "core/csv.h"
+#include "core/signing.h"
+#include "core/snapshotbundle.h"
+#include "core/snapshotjson.h"
+
+// The bundle without a database: what is written, that MANIFEST and the signature catch every
+// edited, added or removed file by name, that a failed write leaves nothing, and that
+// snapshot.json of another version or corrupted is refused with a clear reason.
+class TestSnapshotBundle : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void writesEveryFileAndAManifestSha256sumAccepts();
+    void flippedByteIsNamed_data();
+    void flippedByteIsNamed();
+    void deletedFileIsNamed_data();
+    void deletedFileIsNamed();
+    void addedFileIsNamed();
+    void unsignedAndTrustedKeys();
+    void strippedSignatureIsCaught();
+    void hostileManifestPathsRejected();
+    void failedOrCancelledWriteLeavesNothing();
+    void existingTargetRefusedUnlessPreviousBundle();
+    void jsonRoundTrip();
+    void jsonVersionsAndCorruption();
+    void csvRoundTrip();
+
+private:
+    QString bundle(bool sign); // a fresh bundle directory
+    idem::BundleVerification verify(const QString& dir, bool trusted = false);
+
+    idem::SnapshotData m_data;
+    std::optional<idem::SigningKey> m_key;
+    QTemporaryDir m_tmp;
+    int m_n = 0;
+};
+
+namespace {
+idem::SnapshotTaskRow row(const std::string& key, const std::string& status)
+{
+    idem::SnapshotTaskRow r;
+    r.key = key;
+    r.status = status;
+    r.requestHash = "v1:" + std::string(64, 'a');
+    r.errorMessage = "gateway said \"no\", twice\nsecond line";
+    r.errorClass = "unknown";
+    r.attempts = 2;
+    r.maxAttempts = 5;
+    r.createdAt = "2024-05-01T12:00:00.000000Z";
+    r.updatedAt = "2024-05-01T12:01:00.000000Z";
+    r.errorsJson = R"([{"at": "x", "class": "unknown", "attempt": 1, "message": "m"}])";
+    return r;
+}
+
+QByteArray readAll(const QString& path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+QString joined(const std::vector<std::string>& lines)
+{
+    QStringList out;
+    for (const auto& l : lines)
+        out << QString::fromStdString(l);
+    return out.join(QLatin1Char('\n'));
+}
+} // namespace
+
+void TestSnapshotBundle::initTestCase()
+{
+    QVERIFY(m_tmp.isValid());
+    m_key = idem::SigningKey::generate();
+    auto& d = m_data;
+    d.producer = "test";
+    d.takenAt = "2024-05-01T12:30:15.123456Z";
+    d.schema = "idem";
+    d.windowMinutes = 15;
+    d.longUnfinishedAfterMinutes = 60;
+    d.historyMinutes = 30;
+    d.conninfo = "host=db dbname=app user=reader";
+    d.serverVersion = "16.2";
+    d.serverVersionNum = 160002;
+    d.database = "app";
+    d.currentRole = d.sessionRole = "reader";
+    d.memberReader = true;
+    d.schemaVersion = d.schemaLatestKnown = 2;
+    d.thresholds = { { "expired_leases", 1.0, 10.0 } };
+    d.poll = idem::SnapshotPollSettings { 1000, 2000, 10000 };
+    d.figures.expiredLeases = 1;
+    d.figures.asOf = d.takenAt;
+    d.figures.duplicateRatio = 0.25;
+    idem::SnapshotRowSet set;
+    set.name = "expired_leases";
+    set.description = "d";
+    set.order = "o";
+    set.limit = 10;
+    set.total = 1;
+    set.rows = { row("t:charge:a,b", "processing") };
+    set.rows[0].resultJson = R"({"receipt": "r-1"})";
+    d.rowSets.push_back(set);
+    set.name = "failed";
+    set.rows = {};
+    set.total = 0;
+    d.rowSets.push_back(set);
+    d.history = { "counters_history", "h", 100, 2, false,
+        { { "2024-05-01T12:29:00.000000Z", "t", "charge", "acquired", 7 },
+            { "2024-05-01T12:30:00.000000Z", "t", "charge", "conflict", 1 } } };
+    d.conflicts = { "recent_conflicts", "c", 100, 1, false, { d.history.rows[1] } };
+    d.audit = { 10, 1, false, 1, std::string(64, 'e'),
+        { { 1, "2024-05-01T12:10:00.000000Z", "t:charge:a,b", "requeue", "stuck", "op", "alice", "host", "{}", "{}",
+            std::string(64, '0'), std::string(64, 'e') } } };
+}
+
+QString TestSnapshotBundle::bundle(bool sign)
+{
+    const QString dir = m_tmp.filePath(QStringLiteral("b%1").arg(++m_n));
+    idem::writeSnapshotBundle(dir.toStdString(), m_data, false, sign ? &*m_key : nullptr);
+    return dir;
+}
+
+idem::BundleVerification TestSnapshotBundle::verify(const QString& dir, bool trusted)
+{
+    return idem::verifyBundle(dir.toStdString(), trusted ? std::optional(m_key->publicPem()) : std::nullopt);
+}
+
+void TestSnapshotBundle::writesEveryFileAndAManifestSha256sumAccepts()
+{
+    const QString dir = bundle(true);
+    QStringList files;
+    QDirIterator it(dir, QDir::Files, QDirIterator::Subdirectories);
+    while (it.hasNext())
+        files << QDir(dir).relativeFilePath(it.next());
+    files.sort();
+    QCOMPARE(files,
+        QString::fromLatin1("MANIFEST MANIFEST.sig audit_tail.csv charts/claims.svg charts/completions.svg "
+                            "charts/retries.svg counters_history.csv figures.csv recent_conflicts.csv report.html "
+                            "rows/expired_leases.csv rows/failed.csv signing-key.pub.pem snapshot.json")
+            .split(QLatin1Char(' ')));
+
+    // MANIFEST: every other file, sorted, with its SHA-256 computed here independently.
+    const auto lines = QString::fromUtf8(readAll(dir + QStringLiteral("/MANIFEST"))).split(QLatin1Char('\n'));
+    QCOMPARE(lines.last(), QString());
+    QCOMPARE(lines.size() - 1, files.size() - 2);
+    QStringList listed;
+    for (int i = 0; i + 1 < lines.size(); ++i) {
+        const QString path = lines[i].mid(66);
+        listed << path;
+        QCOMPARE(lines[i].left(64),
+            QString::fromLatin1(
+                QCryptographicHash::hash(readAll(dir + QLatin1Char('/') + path), QCryptographicHash::Sha256).toHex()));
+    }
+    QStringList sorted = listed;
+    sorted.sort();
+    QCOMPARE(listed, sorted);
+
+    // sha256sum, the tool an operator without Idem has, accepts it as is.
+    QProcess p;
+    p.setWorkingDirectory(dir);
+    p.start(QStringLiteral("sha256sum"),
+        { QStringLiteral("--check"), QStringLiteral("--strict"), QStringLiteral("MANIFEST") });
+    QVERIFY(p.waitForFinished(10000));
+    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+
+    const auto v = verify(dir, true);
+    QVERIFY2(v.ok(), qPrintable(joined(v.report())));
+    QCOMPARE(v.signature, idem::SignatureState::Valid);
+    QVERIFY(v.trustedKeyMatches);
+    QCOMPARE(v.filesChecked, std::size_t(12));
+    const auto loaded = idem::openSnapshotBundle(dir.toStdString(), std::nullopt);
+    QCOMPARE(loaded.data.signingKeyFingerprint.value_or(""), idem::publicKeyFingerprint(m_key->publicPem()));
+    QVERIFY(joined(loaded.verification.report()).contains(QStringLiteral("only self-consistent")));
+    QVERIFY(readAll(dir + QStringLiteral("/report.html")).contains("t:charge:a,b"));
+}
+
+void TestSnapshotBundle::flippedByteIsNamed_data()
+{
+    QTest::addColumn<QString>("file");
+    for (const char* f : { "snapshot.json", "report.html", "charts/claims.svg", "rows/expired_leases.csv",
+             "rows/failed.csv", "audit_tail.csv", "figures.csv", "counters_history.csv", "recent_conflicts.csv",
+             "signing-key.pub.pem", "MANIFEST", "MANIFEST.sig" })
+        QTest::addRow("%s", f) << QString::fromLatin1(f);
+}
+
+void TestSnapshotBundle::flippedByteIsNamed()
+{
+    QFETCH(QString, file);
+    const QString dir = bundle(true);
+    QFile f(dir + QLatin1Char('/') + file);
+    QVERIFY(f.open(QIODevice::ReadWrite));
+    QByteArray bytes = f.readAll();
+    QVERIFY(!bytes.isEmpty());
+    const qsizetype at = file == QStringLiteral("MANIFEST.sig") ? 3 : bytes.size() / 2;
+    bytes[at] = static_cast<char>(bytes[at] ^ 0x04);
+    f.seek(0);
+    f.write(bytes);
+    f.close();
+
+    const auto v = verify(dir);
+    const QString report = joined(v.report());
+    QVERIFY2(!v.ok(), qPrintable(report));
+    if (file == QStringLiteral("MANIFEST") || file == QStringLiteral("MANIFEST.sig")) {
+        QCOMPARE(v.signature, idem::SignatureState::Invalid);
+        QVERIFY2(report.contains(QStringLiteral("MANIFEST")), qPrintable(report));
+    } else {
+        QCOMPARE(v.modified, std::vector<std::string> { file.toStdString() });
+        QVERIFY2(report.contains(QStringLiteral("MODIFIED  ") + file), qPrintable(report));
+    }
+}
+
+void TestSnapshotBundle::deletedFileIsNamed_data()
+{
+    QTest::addColumn<QString>("file");
+    for (const char* f :
+        { "snapshot.json", "rows/failed.csv", "charts/retries.svg", "signing-key.pub.pem", "MANIFEST", "MANIFEST.sig" })
+        QTest::addRow("%s", f) << QString::fromLatin1(f);
+}
+
+void TestSnapshotBundle::deletedFileIsNamed()
+{
+    QFETCH(QString, file);
+    const QString dir = bundle(true);
+    QVERIFY(QFile::remove(dir + QLatin1Char('/') + file));
+    const auto v = verify(dir);
+    const QString report = joined(v.report());
+    QVERIFY2(!v.ok(), qPrintable(report));
+    QVERIFY2(report.contains(file), qPrintable(report));
+    if (file != QStringLiteral("MANIFEST") && file != QStringLiteral("MANIFEST.sig"))
+        QVERIFY(std::find(v.missing.begin(), v.missing.end(), file.toStdString()) != v.missing.end());
+}
+
+void TestSnapshotBundle::addedFileIsNamed()
+{
+    const QString dir = bundle(true);
+    QFile f(dir + QStringLiteral("/rows/planted.csv"));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("key\nx\n");
+    f.close();
+    const auto v = verify(dir);
+    QVERIFY(!v.ok());
+    QCOMPARE(v.added, std::vector<std::string> { "rows/planted.csv" });
+    QVERIFY(joined(v.report()).contains(QStringLiteral("ADDED     rows/planted.csv")));
+    QCOMPARE(v.signature, idem::SignatureState::Valid); // the listed files are untouched
+}
+
+void TestSnapshotBundle::unsignedAndTrustedKeys()
+{
+    const QString dir = bundle(false);
+    auto v = verify(dir);
+    QVERIFY2(v.ok(), qPrintable(joined(v.report())));
+    QCOMPARE(v.signature, idem::SignatureState::Unsigned);
+    QVERIFY(!QFile::exists(dir + QStringLiteral("/MANIFEST.sig")));
+    // A trusted key demands a signature.
+    v = verify(dir, true);
+    QVERIFY(!v.ok());
+    QVERIFY(joined(v.report()).contains(QStringLiteral("not signed")));
+    // A bundle signed by another key fails against the trusted one, naming both keys' roles.
+    const auto other = idem::SigningKey::generate();
+    const QString otherDir = m_tmp.filePath(QStringLiteral("other"));
+    idem::writeSnapshotBundle(otherDir.toStdString(), m_data, false, &other);
+    QVERIFY(verify(otherDir).ok());
+    v = verify(otherDir, true);
+    QVERIFY(!v.ok());
+    QVERIFY(!v.trustedKeyMatches);
+    QVERIFY(joined(v.report()).contains(QStringLiteral("not the one given with --pubkey")));
+}
+
+void TestSnapshotBundle::strippedSignatureIsCaught()
+{
+    // Removing the signature and the key, and re-listing the MANIFEST without the key, is
+    // caught by snapshot.json's own statement that the bundle was signed.
+    const QString dir = bundle(true);
+    QVERIFY(QFile::remove(dir + QStringLiteral("/MANIFEST.sig")));
+    QVERIFY(QFile::remove(dir + QStringLiteral("/signing-key.pub.pem")));
+    QFile m(dir + QStringLiteral("/MANIFEST"));
+    QVERIFY(m.open(QIODevice::ReadOnly));
+    QByteArray kept;
+    for (const auto& line : m.readAll().split('\n'))
+        if (!line.isEmpty() && !line.endsWith("signing-key.pub.pem"))
+            kept += line + '\n';
+    m.close();
+    QVERIFY(m.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    m.write(kept);
+    m.close();
+    const auto v = verify(dir);
+    QVERIFY(!v.ok());
+    QCOMPARE(v.signature, idem::SignatureState::Incomplete);
+    QVERIFY(joined(v.report()).contains(QStringLiteral("says the bundle was signed")));
+}
+
+void TestSnapshotBundle::hostileManifestPathsRejected()
+{
+    const QString dir = bundle(false);
+    QFile m(dir + QStringLiteral("/MANIFEST"));
+    QVERIFY(m.open(QIODevice::Append));
+    const QByteArray hash(64, 'a');
+    m.write(hash + "  ../outside\n" + hash + "  /etc/passwd\n" + hash + "  rows/../../x\n" + hash + "  rows//x\n");
+    m.close();
+    const auto v = verify(dir);
+    QVERIFY(!v.ok());
+    const QString report = joined(v.report());
+    QCOMPARE(v.problems.size(), std::size_t(4));
+    QVERIFY2(
+        report.contains(QStringLiteral("'../outside'")) && report.contains(QStringLiteral("'/etc/passwd' is absolute")),
+        qPrintable(report));
+    QVERIFY(v.missing.empty()); // rejected paths are never looked up
+    QVERIFY_THROWS_EXCEPTION(idem::BundleError, idem::checkBundlePath("a/./b"));
+    QVERIFY_THROWS_EXCEPTION(idem::BundleError, idem::checkBundlePath("a\\b"));
+    idem::checkBundlePath("charts/claims.png");
+}
+
+void TestSnapshotBundle::failedOrCancelledWriteLeavesNothing()
+{
+    const QString parent = m_tmp.filePath(QStringLiteral("atomic"));
+    QVERIFY(QDir().mkpath(parent));
+    const std::string target = QString(parent + QStringLiteral("/bundle")).toStdString();
+    {
+        idem::BundleWriter w(target, false);
+        w.add("a.txt", "x");
+        QVERIFY(QDir(QString::fromStdString(w.temporaryDirectory().string())).exists());
+        QVERIFY_THROWS_EXCEPTION(idem::BundleError, w.add("a.txt", "again"));
+        QVERIFY_THROWS_EXCEPTION(idem::BundleError, w.add("../escape", "x"));
+        QVERIFY_THROWS_EXCEPTION(idem::BundleError, w.add("MANIFEST", "x"));
+    } // an exception unwinding out of an export ends here too
+    QCOMPARE(QDir(parent).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot), QStringList());
+
+    std::atomic<bool> cancel { false };
+    idem::SnapshotProgress progress;
+    progress.cancel = &cancel;
+    QStringList stages;
+    progress.progress = [&](std::string_view stage, double) {
+        stages << QString::fromUtf8(stage.data(), static_cast<int>(stage.size()));
+        if (stages.size() == 3)
+            cancel = true;
+    };
+    QVERIFY_THROWS_EXCEPTION(
+        idem::SnapshotCancelled, idem::writeSnapshotBundle(target, m_data, false, nullptr, progress));
+    QCOMPARE(stages.size(), 3);
+    QCOMPARE(QDir(parent).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot), QStringList());
+
+    // Uncancelled, the stages run to the end and the bundle appears under its name only.
+    cancel = false;
+    progress.progress = [&](std::string_view stage, double) {
+        stages << QString::fromUtf8(stage.data(), static_cast<int>(stage.size()));
+    };
+    idem::writeSnapshotBundle(target, m_data, false, nullptr, progress);
+    QCOMPARE(stages.last(), QStringLiteral("done"));
+    QCOMPARE(QDir(parent).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot),
+        QStringList { QStringLiteral("bundle") });
+}
+
+void TestSnapshotBundle::existingTargetRefusedUnlessPreviousBundle()
+{
+    const QString dir = bundle(false);
+    try {
+        idem::writeSnapshotBundle(dir.toStdString(), m_data, false, nullptr);
+        QFAIL("an existing bundle was replaced without --force");
+    } catch (const idem::BundleError& e) {
+        QVERIFY2(QString::fromUtf8(e.what()).contains(QStringLiteral("--force")), e.what());
+    }
+    const QByteArray before = readAll(dir + QStringLiteral("/MANIFEST"));
+    auto changed = m_data;
+    changed.producer = "second";
+    idem::writeSnapshotBundle(dir.toStdString(), changed, true, &*m_key);
+    QVERIFY(readAll(dir + QStringLiteral("/MANIFEST")) != before);
+    QVERIFY(verify(dir, true).ok());
+    QCOMPARE(QDir(m_tmp.path())
+                 .entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot)
+                 .filter(QStringLiteral("partial")),
+        QStringList());
+
+    // A directory that is not a bundle is never replaced, even with --force; nor is a file.
+    const QString plain = m_tmp.filePath(QStringLiteral("precious"));
+    QVERIFY(QDir().mkpath(plain + QStringLiteral("/sub")));
+    QVERIFY_THROWS_EXCEPTION(idem::BundleError, idem::writeSnapshotBundle(plain.toStdString(), m_data, true, nullptr));
+    QVERIFY(QDir(plain + QStringLiteral("/sub")).exists());
+    QVERIFY_THROWS_EXCEPTION(
+        idem::BundleError, idem::writeSnapshotBundle("/nonexistent-dir/x", m_data, false, nullptr));
+}
+
+void TestSnapshotBundle::jsonRoundTrip()
+{
+    const auto text = idem::snapshotToJson(m_data);
+    const auto back = idem::snapshotFromJson(text);
+    QCOMPARE(back.formatVersion, idem::snapshotFormatVersion);
+    QCOMPARE(idem::snapshotToJson(back), text);
+    QCOMPARE(back.rowSets.size(), std::size_t(2));
+    QCOMPARE(back.rowSets[0].rows[0].errorMessage, m_data.rowSets[0].rows[0].errorMessage);
+    QVERIFY(!back.rowSets[0].rows[0].ownerToken);
+    QCOMPARE(*back.figures.duplicateRatio, 0.25);
+    QVERIFY(!back.figures.oldestProcessingAgeSeconds);
+    QCOMPARE(back.poll->wideRefreshMs, 10000);
+    QCOMPARE(*back.thresholds[0].critical, 10.0);
+}
+
+void TestSnapshotBundle::jsonVersionsAndCorruption()
+{
+    auto j = nlohmann::json::parse(idem::snapshotToJson(m_data));
+    const auto reason = [](const std::string& text) {
+        try {
+            idem::snapshotFromJson(text);
+        } catch (const idem::SnapshotFormatError& e) {
+            return QString::fromUtf8(e.what());
+        }
+        return QString();
+    };
+    auto newer = j;
+    newer["format_version"] = 2;
+    QVERIFY(reason(newer.dump()).contains(QStringLiteral("format version 2, newer than this Idem reads")));
+    auto older = j;
+    older["format_version"] = 0;
+    QVERIFY(reason(older.dump()).contains(QStringLiteral("format version 0")));
+    // Fields a later minor addition brings are ignored.
+    auto extended = j;
+    extended["figures"]["some_future_figure"] = 3;
+    extended["future_section"] = { { "x", 1 } };
+    QCOMPARE(reason(extended.dump()), QString());
+    auto wrongType = j;
+    wrongType["figures"]["processing"] = "many";
+    QCOMPARE(reason(wrongType.dump()), QStringLiteral("snapshot.json: /figures/processing: expected an integer"));
+    auto missing = j;
+    missing["row_sets"][0].erase("total");
+    QCOMPARE(reason(missing.dump()), QStringLiteral("snapshot.json: /row_sets/0/total: missing"));
+    auto other = j;
+    other["format"] = "something-else";
+    QVERIFY(reason(other.dump()).contains(QStringLiteral("not an Idem snapshot")));
+    const auto text = idem::snapshotToJson(m_data);
+    QVERIFY(reason(text.substr(0, text.size() / 2)).contains(QStringLiteral("not valid JSON")));
+    QVERIFY(reason("[1,2]").contains(QStringLiteral("not a JSON object")));
+    QVERIFY(reason("").contains(QStringLiteral("not valid JSON")));
+
+    // A corrupted snapshot.json in a bundle: a clear error from opening it, and verify names it.
+    const QString dir = bundle(false);
+    QFile f(dir + QStringLiteral("/snapshot.json"));
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    f.write(QByteArray::fromStdString(text.substr(0, 100)));
+    f.close();
+    QVERIFY_THROWS_EXCEPTION(idem::SnapshotFormatError, idem::openSnapshotBundle(dir.toStdString(), std::nullopt));
+    QCOMPARE(verify(dir).modified, std::vector<std::string> { "snapshot.json" });
+}
+
+void TestSnapshotBundle::csvRoundTrip()
+{
+    const std::vector<std::optional<std::string>> fields
+        = { "plain", std::nullopt, std::string(), "a,b", "say \"hi\"", "two\nlines", "cr\rx", "tail" };
+    const auto line = idem::csvLine(fields);
+    QCOMPARE(QString::fromStdString(line),
+        QStringLiteral("plain,,\"\",\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\",\"cr\rx\",tail\n"));
+    const auto parsed = idem::parseCsv(line + idem::csvLine({ "x", std::nullopt }));
+    QCOMPARE(parsed.size(), std::size_t(2));
+    QVERIFY(parsed[0] == fields);
+    QVERIFY(!parsed[1][1]);
+
+    // The snapshot's row CSV: the header and one row per exported row, NULLs kept.
+    const auto files = idem::snapshotCsvFiles(m_data);
+    const auto it
+        = std::find_if(files.begin(), files.end(), [](const auto& f) { return f.first == "rows/expired_leases.csv"; });
+    QVERIFY(it != files.end());
+    const auto rows = idem::parseCsv(it->second);
+    QCOMPARE(rows.size(), std::size_t(2));
+    QCOMPARE(rows[0][0].value_or(""), std::string("idempotency_key"));
+    QCOMPARE(rows[1][0].value_or(""), std::string("t:charge:a,b"));
+    QCOMPARE(rows[1][4], m_data.rowSets[0].rows[0].errorMessage);
+    QVERIFY(!rows[1][6]); // owner_token NULL
+    QCOMPARE(QString::fromStdString(idem::redactedText("abc")),
+        QStringLiteral("redacted:sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad:3"));
+}
+
+QTEST_GUILESS_MAIN(TestSnapshotBundle)
+#include "tst_snapshotbundle.moc"

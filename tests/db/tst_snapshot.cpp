@@ -1,0 +1,447 @@
+#include <QtTest>
+
+#include <QDirIterator>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
+
+#include "core/connection.h"
+#include "core/migrate.h"
+#include "core/signing.h"
+#include "core/snapshot.h"
+#include "core/snapshotbundle.h"
+#include "core/snapshotjson.h"
+#include "core/stats.h"
+#include "tests/support/cliprocess.h"
+#include "tests/support/testdb.h"
+
+// An incident snapshot of a database in a known state: exactly the planted figures and rows
+// (each row set equal to an independent query, succeeded rows nowhere), the audit head, the
+// bounds stated; through idemctl with a password DSN that no file of the bundle contains;
+// verify naming what was edited; redaction leaving no secret behind.
+class TestSnapshot : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+
+    void figuresAndRowsAreExactlyTheKnownState();
+    void boundsAreStatedAndHit();
+    void tenantFilterAppliesToEverySet();
+    void cliExportWithPasswordLeavesItNowhere();
+    void cliVerifyNamesEditedFiles();
+    void redactionLeavesNoSecret();
+    void cliRefusesBadInputWritingNothing();
+
+private:
+    std::vector<std::string> keys(const std::string& sql, const char* tenant = nullptr);
+    idem::SnapshotData snapshot(int limit, const char* tenant = nullptr, bool redact = false);
+    idem::test::CliRun idemctl(const QStringList& args);
+
+    std::unique_ptr<idem::test::ScratchDatabase> m_db;
+    std::unique_ptr<pqxx::connection> m_conn;
+    QTemporaryDir m_tmp;
+    const std::string m_password = "pw-Snap-7Kq2-unique";
+    const std::string m_role = "idem_snapshot_reader_t";
+};
+
+namespace {
+QStringList bundleFiles(const QString& dir)
+{
+    QStringList out;
+    QDirIterator it(dir, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
+    while (it.hasNext())
+        out << it.next();
+    return out;
+}
+
+// Every file of the bundle that contains needle, by relative path.
+QStringList filesContaining(const QString& dir, const QByteArray& needle)
+{
+    QStringList out;
+    for (const auto& path : bundleFiles(dir)) {
+        QFile f(path);
+        if (f.open(QIODevice::ReadOnly) && f.readAll().contains(needle))
+            out << QDir(dir).relativeFilePath(path);
+    }
+    return out;
+}
+
+std::vector<std::string> keysOf(const idem::SnapshotRowSet* set)
+{
+    std::vector<std::string> out;
+    if (set)
+        for (const auto& r : set->rows)
+            out.push_back(r.key);
+    return out;
+}
+} // namespace
+
+std::vector<std::string> TestSnapshot::keys(const std::string& where, const char* tenant)
+{
+    // Independent of core/snapshot.cpp: a plain query over the whole table (the test may scan).
+    pqxx::read_transaction t(*m_conn);
+    std::vector<std::string> out;
+    for (const auto& r : t.exec_params("SELECT idempotency_key FROM idem.task_idempotency WHERE ($1::text IS NULL OR "
+                                       "idempotency_key LIKE $1::text || ':%') AND "
+                 + where,
+             tenant))
+        out.push_back(r[0].as<std::string>());
+    return out;
+}
+
+idem::SnapshotData TestSnapshot::snapshot(int limit, const char* tenant, bool redact)
+{
+    idem::SnapshotOptions o;
+    o.rowLimit = limit;
+    o.redact = redact;
+    if (tenant)
+        o.stats.tenant = tenant;
+    idem::SnapshotContext c;
+    c.producer = "tst_snapshot";
+    c.conninfo = m_db->dsn();
+    return idem::readSnapshot(*m_conn, o, c);
+}
+
+idem::test::CliRun TestSnapshot::idemctl(const QStringList& args)
+{
+    return idem::test::runProgram(QStringLiteral(IDEMCTL_PATH), args, 60000);
+}
+
+void TestSnapshot::initTestCase()
+{
+    IDEM_REQUIRE_DATABASE();
+    QVERIFY(m_tmp.isValid());
+    m_db = std::make_unique<idem::test::ScratchDatabase>("snapshot");
+    m_conn = m_db->connect();
+    idem::migrate(*m_conn, { idem::SchemaName() }); // with roles: the CLI test logs in as an idem_reader
+    idem::test::createLoginRole(m_role, m_password, "idem_reader");
+
+    pqxx::work w(*m_conn);
+    w.exec(R"(
+        INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, owner_token, lease_until, attempts,
+                                           error_class, error_message, result_json, next_attempt_at, created_at,
+                                           updated_at, errors)
+        SELECT k, 'v1:' || repeat('a', 64), st,
+               CASE WHEN st = 'processing' THEN gen_random_uuid() END,
+               CASE WHEN st = 'processing' AND lease IS NOT NULL THEN now() + lease END,
+               att, ec, msg, res::jsonb,
+               CASE WHEN st = 'retryable_failed' THEN now() + interval '1 minute' END,
+               now() - age, now() - age + interval '1 second',
+               CASE WHEN msg IS NULL THEN '[]'::jsonb
+                    ELSE jsonb_build_array(jsonb_build_object('attempt', att, 'class', ec, 'message', msg)) END
+        FROM (VALUES
+            ('ta:charge:p1', 'processing', interval '10 minutes', 1, NULL, NULL, NULL, interval '1 minute'),
+            ('ta:charge:p2', 'processing', interval '10 minutes', 1, NULL, NULL, NULL, interval '3 hours'),
+            ('tb:refund:p3', 'processing', interval '10 minutes', 2, NULL, NULL, NULL, interval '5 minutes'),
+            ('ta:charge:e1', 'processing', interval '-1 minute', 1, NULL, NULL, NULL, interval '2 minutes'),
+            ('tb:refund:e2', 'processing', interval '-5 minutes', 3, NULL, NULL, NULL, interval '2 hours'),
+            ('ta:ship:e3',   'processing', NULL, 1, NULL, NULL, NULL, interval '4 minutes'),
+            ('ta:charge:r1', 'retryable_failed', NULL, 1, 'retryable', 'timeout', NULL, interval '1 minute'),
+            ('tb:charge:u1', 'retryable_failed', NULL, 2, 'unknown', 'ERRMSG-SECRET answer lost', NULL,
+                interval '6 minutes'),
+            ('ta:charge:u2', 'retryable_failed', NULL, 1, 'unknown', 'lost, "quoted"', NULL, interval '7 minutes'),
+            ('ta:charge:f1', 'failed', NULL, 1, 'permanent', 'card declined', '{"partial": "RESULT-SECRET"}',
+                interval '8 minutes'),
+            ('tb:refund:f2', 'failed', NULL, 5, 'retryable', 'gave up', NULL, interval '9 minutes'),
+            ('ta:ship:f3',   'failed', NULL, 5, 'unknown', 'gave up, unknown', NULL, interval '10 minutes')
+        ) AS v(k, st, lease, att, ec, msg, res, age)
+    )");
+    w.exec(R"(
+        INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, result_json, attempts, created_at,
+                                           updated_at)
+        SELECT 'ta:charge:s' || i, 'v1:' || repeat('b', 64), 'succeeded', '{"receipt": "SUCCEEDED-ONLY"}', 1,
+               now() - interval '3 hours', now()
+        FROM generate_series(1, 200) i
+    )");
+    w.exec(R"(
+        INSERT INTO idem.idem_counters (bucket, tenant, operation, outcome, n)
+        SELECT date_trunc('minute', now()) - back, t, o, oc, n
+        FROM (VALUES
+            (interval '0', 'ta', 'charge', 'acquired', 10), (interval '0', 'ta', 'charge', 'conflict', 2),
+            (interval '2 minutes', 'tb', 'refund', 'conflict', 3), (interval '2 minutes', 'tb', 'refund', 'replayed', 4),
+            (interval '30 minutes', 'ta', 'charge', 'conflict', 50), (interval '30 minutes', 'ta', 'charge', 'succeeded', 9),
+            (interval '3 hours', 'ta', 'charge', 'acquired', 100)
+        ) AS v(back, t, o, oc, n)
+    )");
+    // Audit entries as the owner would append them; the images carry what redaction must hide.
+    w.exec(R"(
+        INSERT INTO idem.task_idempotency_audit (at, idempotency_key, action, reason, db_role, os_user, client_host,
+                                                 before_image, after_image, prev_hash, entry_hash)
+        VALUES (now() - interval '3 minutes', 'ta:charge:f1', 'fail', 'stop it', 'op', 'alice', 'h1',
+                '{"status": "retryable_failed", "error_message": "ERRMSG-SECRET in image"}', '{"status": "failed"}',
+                repeat('0', 64), repeat('1', 64)),
+               (now() - interval '2 minutes', 'tb:refund:f2', 'requeue', 'retry after fix', 'op', 'bob', 'h2',
+                '{"status": "failed", "errors": [{"message": "ERRMSG-SECRET listed"}]}', '{"status": "retryable_failed"}',
+                repeat('1', 64), repeat('2', 64)),
+               (now() - interval '1 minute', 'ta:charge:e1', 'release', 'stuck worker', 'op', 'carol', 'h3',
+                '{"status": "processing"}', '{"status": "processing"}', repeat('2', 64), repeat('3', 64))
+    )");
+    w.commit();
+}
+
+void TestSnapshot::cleanupTestCase()
+{
+    m_conn.reset();
+    m_db.reset();
+}
+
+void TestSnapshot::figuresAndRowsAreExactlyTheKnownState()
+{
+    const auto d = snapshot(1000);
+    // The figures are statsSql()'s: the same as a stats read of the unchanged database.
+    const auto s = idem::readStats(*m_conn, idem::SchemaName(), {});
+    QCOMPARE(d.figures.processing, 3);
+    QCOMPARE(d.figures.expiredLeases, 3);
+    QCOMPARE(d.figures.uncertain, 2);
+    QCOMPARE(d.figures.failedPermanent, 1);
+    QCOMPARE(d.figures.failedExhausted, 2);
+    QCOMPARE(d.figures.digestConflicts, 5);
+    QCOMPARE(d.figures.expiredLeases, s.expiredLeases);
+    QCOMPARE(d.figures.retryableFailed, s.retryableFailed);
+    QCOMPARE(d.figures.longUnfinished, s.longUnfinished);
+    QCOMPARE(d.figures.claims, s.claims);
+
+    // Each set equals an independent query, in its stated order, and holds no succeeded row.
+    QCOMPARE(keysOf(d.rowSet("expired_leases")),
+        keys("status = 'processing' AND (lease_until IS NULL OR lease_until <= now())"
+             " ORDER BY lease_until NULLS FIRST, idempotency_key"));
+    QCOMPARE(keysOf(d.rowSet("expired_leases")),
+        (std::vector<std::string> { "ta:ship:e3", "tb:refund:e2", "ta:charge:e1" }));
+    QCOMPARE(keysOf(d.rowSet("longest_running")), keys("status = 'processing' ORDER BY created_at, idempotency_key"));
+    QCOMPARE(keysOf(d.rowSet("failed")), keys("status = 'failed' ORDER BY updated_at DESC, idempotency_key"));
+    QCOMPARE(keysOf(d.rowSet("uncertain")),
+        keys("status = 'retryable_failed' AND error_class = 'unknown' ORDER BY updated_at DESC, idempotency_key"));
+    QCOMPARE(d.rowSets.size(), std::size_t(4));
+    for (const auto& set : d.rowSets) {
+        QCOMPARE(set.total, static_cast<std::int64_t>(set.rows.size()));
+        QVERIFY(!set.truncated);
+        QCOMPARE(set.limit, 1000);
+        for (const auto& r : set.rows)
+            QVERIFY2(r.status != "succeeded" && r.key.rfind("ta:charge:s", 0) == std::string::npos, r.key.c_str());
+    }
+    // A row's fields as stored.
+    const auto& u1 = d.rowSet("uncertain")->rows.front(); // newest first
+    QCOMPARE(u1.key, std::string("tb:charge:u1"));
+    QCOMPARE(u1.errorMessage.value_or(""), std::string("ERRMSG-SECRET answer lost"));
+    QCOMPARE(u1.attempts, 2);
+    QVERIFY(!u1.ownerToken && !u1.leaseUntil && u1.nextAttemptAt);
+    QCOMPARE(nlohmann::json::parse(u1.errorsJson)[0]["message"], "ERRMSG-SECRET answer lost");
+
+    // Conflicts: only the window's (15 min), summing to the figure; the history: 60 min.
+    std::int64_t conflicts = 0;
+    for (const auto& c : d.conflicts.rows)
+        conflicts += c.n;
+    QCOMPARE(conflicts, d.figures.digestConflicts);
+    QCOMPARE(d.conflicts.rows.size(), std::size_t(2));
+    QCOMPARE(d.history.rows.size(), std::size_t(6)); // all but the 3-hour-old bucket
+    QCOMPARE(d.history.total, 6);
+
+    // The audit: newest first, the head is the last appended entry.
+    QCOMPARE(d.audit.total, 3);
+    QCOMPARE(d.audit.tail.size(), std::size_t(3));
+    QCOMPARE(d.audit.headHash.value_or(""), std::string(64, '3'));
+    QCOMPARE(d.audit.tail.front().action, std::string("release"));
+    QCOMPARE(d.audit.tail.back().prevHash, std::string(64, '0'));
+
+    // Server facts from the same connection.
+    pqxx::read_transaction t(*m_conn);
+    QCOMPARE(d.serverVersion, t.exec("SHOW server_version")[0][0].as<std::string>());
+    QCOMPARE(d.schemaVersion, t.exec("SELECT max(version) FROM idem.idem_schema_version")[0][0].as<int>());
+    QCOMPARE(d.schemaLatestKnown, idem::latestSchemaVersion());
+    QCOMPARE(d.currentRole, t.exec("SELECT current_user")[0][0].as<std::string>());
+    QVERIFY(d.superuser && d.memberReader && d.memberOperator);
+    QCOMPARE(d.takenAt, d.figures.asOf);
+}
+
+void TestSnapshot::boundsAreStatedAndHit()
+{
+    const auto d = snapshot(2);
+    const auto* expired = d.rowSet("expired_leases");
+    QCOMPARE(expired->limit, 2);
+    QCOMPARE(expired->total, 3);
+    QVERIFY(expired->truncated);
+    QCOMPARE(keysOf(expired), (std::vector<std::string> { "ta:ship:e3", "tb:refund:e2" })); // the first two, in order
+    QVERIFY(!d.rowSet("uncertain")->truncated);
+    // The bound is written down where a reader of the bundle looks.
+    const auto j = nlohmann::json::parse(idem::snapshotToJson(d));
+    QCOMPARE(j["row_sets"][0]["name"], "expired_leases");
+    QCOMPARE(j["row_sets"][0]["limit"], 2);
+    QCOMPARE(j["row_sets"][0]["total"], 3);
+    QCOMPARE(j["row_sets"][0]["truncated"], true);
+    QCOMPARE(j["row_sets"][0]["rows"].size(), std::size_t(2));
+}
+
+void TestSnapshot::tenantFilterAppliesToEverySet()
+{
+    const auto d = snapshot(1000, "tb");
+    QCOMPARE(keysOf(d.rowSet("expired_leases")), std::vector<std::string> { "tb:refund:e2" });
+    QCOMPARE(keysOf(d.rowSet("longest_running")), keys("status = 'processing' ORDER BY created_at", "tb"));
+    QCOMPARE(keysOf(d.rowSet("failed")), std::vector<std::string> { "tb:refund:f2" });
+    QCOMPARE(d.figures.expiredLeases, 1);
+    for (const auto& c : d.history.rows)
+        QCOMPARE(c.tenant, std::string("tb"));
+    QCOMPARE(d.figures.digestConflicts, 3);
+    QCOMPARE(d.tenant.value_or(""), std::string("tb"));
+}
+
+void TestSnapshot::cliExportWithPasswordLeavesItNowhere()
+{
+    const auto keyFile = m_tmp.filePath(QStringLiteral("sign.key"));
+    auto run = idemctl({ QStringLiteral("snapshot"), QStringLiteral("keygen"), QStringLiteral("--key"), keyFile });
+    QVERIFY2(run.exitCode == 0, qPrintable(describe(run)));
+    QVERIFY(run.out.contains(QStringLiteral("-----BEGIN PUBLIC KEY-----")));
+
+    // The password travels in the DSN itself, as a key=value pair and inside a URI.
+    const auto kv
+        = idem::test::dsnWith(m_db->dsn(), { { "user", m_role }, { "password", m_password }, { "passfile", "" } });
+    const QString dir = m_tmp.filePath(QStringLiteral("pw-bundle"));
+    run = idemctl({ QStringLiteral("snapshot"), QStringLiteral("export"), QStringLiteral("--dsn"),
+        QString::fromStdString(kv), QStringLiteral("--out"), dir, QStringLiteral("--key"), keyFile });
+    QVERIFY2(run.exitCode == 0, qPrintable(describe(run)));
+    QVERIFY(run.out.contains(QStringLiteral("signed with Ed25519 key")));
+    const QByteArray pw = QByteArray::fromStdString(m_password);
+    QVERIFY(!run.out.toUtf8().contains(pw) && !run.err.toUtf8().contains(pw));
+    QVERIFY(bundleFiles(dir).size() >= 14);
+    QCOMPARE(filesContaining(dir, pw), QStringList());
+    QCOMPARE(filesContaining(dir, "password"), QStringList());
+    // It did connect as that role, and says so.
+    const auto loaded = idem::openSnapshotBundle(dir.toStdString(), std::nullopt);
+    QVERIFY(loaded.verification.ok());
+    QCOMPARE(loaded.data.currentRole, m_role);
+    QVERIFY(loaded.data.memberReader && !loaded.data.memberOperator && !loaded.data.superuser);
+    QVERIFY(QString::fromStdString(loaded.data.conninfo).contains(QString::fromStdString("user='" + m_role + "'")));
+    QCOMPARE(loaded.data.figures.expiredLeases, 3);
+
+    const auto options = idem::parseConninfo(m_db->dsn());
+    const std::string uri = "postgresql://" + m_role + ":" + m_password + "@" + options.at("host") + ":"
+        + options.at("port") + "/" + options.at("dbname") + "?sslmode=" + options.at("sslmode")
+        + "&sslrootcert=" + options.at("sslrootcert");
+    const QString uriDir = m_tmp.filePath(QStringLiteral("uri-bundle"));
+    run = idemctl({ QStringLiteral("snapshot"), QStringLiteral("export"), QStringLiteral("--dsn"),
+        QString::fromStdString(uri), QStringLiteral("--out"), uriDir, QStringLiteral("--quiet") });
+    QVERIFY2(run.exitCode == 0, qPrintable(describe(run)));
+    QCOMPARE(filesContaining(uriDir, pw), QStringList());
+    QVERIFY(!run.out.toUtf8().contains(pw) && !run.err.toUtf8().contains(pw));
+}
+
+void TestSnapshot::cliVerifyNamesEditedFiles()
+{
+    const auto keyFile = m_tmp.filePath(QStringLiteral("v.key"));
+    const auto pubFile = m_tmp.filePath(QStringLiteral("v.pub.pem"));
+    QCOMPARE(
+        idemctl({ QStringLiteral("snapshot"), QStringLiteral("keygen"), QStringLiteral("--key"), keyFile }).exitCode,
+        0);
+    auto run = idemctl({ QStringLiteral("snapshot"), QStringLiteral("pubkey"), QStringLiteral("--key"), keyFile });
+    QCOMPARE(run.exitCode, 0);
+    QFile pub(pubFile);
+    QVERIFY(pub.open(QIODevice::WriteOnly));
+    pub.write(run.out.toUtf8());
+    pub.close();
+
+    const QString dir = m_tmp.filePath(QStringLiteral("v-bundle"));
+    run = idemctl({ QStringLiteral("snapshot"), QStringLiteral("export"), QStringLiteral("--dsn"),
+        QString::fromStdString(m_db->dsn()), QStringLiteral("--out"), dir, QStringLiteral("--sign"),
+        QStringLiteral("--key"), keyFile, QStringLiteral("--quiet") });
+    QVERIFY2(run.exitCode == 0, qPrintable(describe(run)));
+    const QStringList verifyArgs { QStringLiteral("snapshot"), QStringLiteral("verify"), dir,
+        QStringLiteral("--pubkey"), pubFile };
+    run = idemctl(verifyArgs);
+    QVERIFY2(run.exitCode == 0, qPrintable(describe(run)));
+    QVERIFY(run.out.contains(QStringLiteral("valid, by the trusted key")));
+    run = idemctl({ QStringLiteral("snapshot"), QStringLiteral("verify"), dir });
+    QCOMPARE(run.exitCode, 0);
+    QVERIFY(run.out.contains(QStringLiteral("only self-consistent")));
+
+    // Edit a row, remove a chart, add a file: each named, exit 1.
+    QFile csv(dir + QStringLiteral("/rows/failed.csv"));
+    QVERIFY(csv.open(QIODevice::ReadWrite));
+    QByteArray bytes = csv.readAll();
+    bytes.replace("card declined", "card accepted");
+    csv.seek(0);
+    csv.write(bytes);
+    csv.close();
+    QVERIFY(QFile::remove(dir + QStringLiteral("/charts/claims.svg")));
+    QFile extra(dir + QStringLiteral("/notes.txt"));
+    QVERIFY(extra.open(QIODevice::WriteOnly));
+    extra.close();
+    run = idemctl(verifyArgs);
+    QCOMPARE(run.exitCode, 1);
+    QVERIFY2(run.out.contains(QStringLiteral("MODIFIED  rows/failed.csv")), qPrintable(run.out));
+    QVERIFY(run.out.contains(QStringLiteral("MISSING   charts/claims.svg")));
+    QVERIFY(run.out.contains(QStringLiteral("ADDED     notes.txt")));
+    QVERIFY(run.out.contains(QStringLiteral("FAILED")));
+    run = idemctl({ QStringLiteral("snapshot"), QStringLiteral("show"), dir });
+    QCOMPARE(run.exitCode, 1);
+    QVERIFY(run.out.contains(QStringLiteral("NOT VERIFIED")));
+    QVERIFY(run.out.contains(QStringLiteral("expired_leases: 3 of 3")));
+
+    run = idemctl({ QStringLiteral("snapshot"), QStringLiteral("verify"), m_tmp.filePath(QStringLiteral("nothing")) });
+    QCOMPARE(run.exitCode, 1);
+    QVERIFY(run.err.contains(QStringLiteral("is not a directory")));
+}
+
+void TestSnapshot::redactionLeavesNoSecret()
+{
+    const QString plainDir = m_tmp.filePath(QStringLiteral("plain"));
+    const QString redDir = m_tmp.filePath(QStringLiteral("redacted"));
+    idem::writeSnapshotBundle(plainDir.toStdString(), snapshot(1000), false, nullptr);
+    idem::writeSnapshotBundle(redDir.toStdString(), snapshot(1000, nullptr, true), false, nullptr);
+    // Without redaction the secrets are there (so the search below can find them).
+    QVERIFY(filesContaining(plainDir, "ERRMSG-SECRET").contains(QStringLiteral("audit_tail.csv")));
+    QVERIFY(filesContaining(plainDir, "RESULT-SECRET").contains(QStringLiteral("rows/failed.csv")));
+    QCOMPARE(filesContaining(redDir, "ERRMSG-SECRET"), QStringList());
+    QCOMPARE(filesContaining(redDir, "RESULT-SECRET"), QStringList());
+    QCOMPARE(filesContaining(plainDir, "SUCCEEDED-ONLY"), QStringList()); // never exported at all
+
+    // In their place: the SHA-256 and length of the original text.
+    const auto loaded = idem::openSnapshotBundle(redDir.toStdString(), std::nullopt);
+    QVERIFY(loaded.data.redacted);
+    const auto& f1 = loaded.data.rowSet("failed")->rows.front(); // newest first
+    QCOMPARE(f1.key, std::string("ta:charge:f1"));
+    QCOMPARE(f1.errorMessage.value_or(""), idem::redactedText("card declined"));
+    pqxx::read_transaction t(*m_conn);
+    const auto original
+        = t.exec("SELECT result_json::text FROM idem.task_idempotency WHERE idempotency_key = 'ta:charge:f1'")[0][0]
+              .as<std::string>();
+    QCOMPARE(f1.resultJson.value_or(""), idem::redactedText(original));
+    QVERIFY(
+        QString::fromStdString(f1.errorsJson).contains(QString::fromStdString(idem::redactedText("card declined"))));
+    // Keys, statuses and reasons stay readable.
+    QCOMPARE(loaded.data.audit.tail.back().reason, std::string("stop it"));
+}
+
+void TestSnapshot::cliRefusesBadInputWritingNothing()
+{
+    const QString dir = m_tmp.filePath(QStringLiteral("refused"));
+    const QString dsn = QString::fromStdString(m_db->dsn());
+    auto run = idemctl({ QStringLiteral("snapshot"), QStringLiteral("export"), QStringLiteral("--dsn"), dsn,
+        QStringLiteral("--out"), dir, QStringLiteral("--limit"), QStringLiteral("0") });
+    QCOMPARE(run.exitCode, 2);
+    run = idemctl(
+        { QStringLiteral("snapshot"), QStringLiteral("export"), QStringLiteral("--dsn"), dsn, QStringLiteral("--out"),
+            dir, QStringLiteral("--schema"), QStringLiteral("nosuchschema"), QStringLiteral("--quiet") });
+    QCOMPARE(run.exitCode, 1);
+    QVERIFY2(run.err.contains(QStringLiteral("nosuchschema")), qPrintable(describe(run)));
+    run = idemctl({ QStringLiteral("snapshot"), QStringLiteral("export"), QStringLiteral("--dsn"), dsn,
+        QStringLiteral("--out"), dir, QStringLiteral("--key"), m_tmp.filePath(QStringLiteral("absent.key")) });
+    QCOMPARE(run.exitCode, 1);
+    QVERIFY(run.err.contains(QStringLiteral("keygen")));
+    // Nothing at all under the target name or beside it.
+    QCOMPARE(QDir(m_tmp.path())
+                 .entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot)
+                 .filter(QStringLiteral("refused")),
+        QStringList());
+
+    // An existing target is refused without --force and replaced with it.
+    QVERIFY(QDir().mkpath(dir));
+    run = idemctl({ QStringLiteral("snapshot"), QStringLiteral("export"), QStringLiteral("--dsn"), dsn,
+        QStringLiteral("--out"), dir, QStringLiteral("--quiet") });
+    QCOMPARE(run.exitCode, 1);
+    QVERIFY(run.err.contains(QStringLiteral("exists")));
+    QVERIFY(QDir(dir).isEmpty());
+}
+
+QTEST_GUILESS_MAIN(TestSnapshot)
+#include "tst_snapshot.moc"
