@@ -1,0 +1,193 @@
+// The consoles' load: N pollers beside one run of the claim benchmark (runOnce, unchanged).
+#include "bench/stats_bench.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <time.h>
+
+#include <pqxx/pqxx>
+
+#include "core/connection.h"
+#include "core/dashboardquery.h"
+#include "core/stats.h"
+
+namespace idem::bench::stats {
+
+namespace {
+
+    using Clock = std::chrono::steady_clock;
+
+    struct PollerTally {
+        std::vector<std::uint32_t> latencyUs;
+        long long timeouts = 0;
+        long long late = 0;
+        double cpuUs = -1;
+        double clientCpuUs = 0;
+    };
+
+    double threadCpuUs()
+    {
+        timespec ts {};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
+    }
+
+    bool isTimeout(const pqxx::sql_error& e) { return e.sqlstate() == "57014"; } // query_canceled
+
+    // One poll as the naive console runs it: two plain statements under the same timeout.
+    void naivePoll(pqxx::connection& conn, const SchemaName& schema, int timeoutMs)
+    {
+        pqxx::read_transaction t(conn);
+        t.exec_params("SELECT set_config('statement_timeout', $1, true)", std::to_string(timeoutMs));
+        t.exec(naiveCountSql(schema));
+        t.exec(histogramSql(schema));
+        t.commit();
+    }
+
+    double percentileMs(std::vector<std::uint32_t>& v, double p)
+    {
+        if (v.empty())
+            return 0;
+        const auto k = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1));
+        std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+        return static_cast<double>(v[k]) / 1000.0;
+    }
+
+} // namespace
+
+const char* consoleLabel(Console console)
+{
+    switch (console) {
+    case Console::None:
+        return "no consoles";
+    case Console::Snapshot:
+        return "consoles: readStats";
+    case Console::Dashboard:
+        return "consoles: dashboard tick";
+    case Console::Naive:
+        return "consoles: naive count + histogram";
+    }
+    return "?";
+}
+
+LoadResult runWithConsoles(pqxx::connection& admin, const LoadSpec& spec)
+{
+    LoadResult out;
+    if (spec.console == Console::None || spec.pollers <= 0) {
+        out.claim = runOnce(admin, spec.claim);
+        return out;
+    }
+
+    std::vector<PollerTally> tallies(static_cast<std::size_t>(spec.pollers));
+    std::atomic<bool> stop { false };
+    std::atomic<int> connected { 0 };
+    std::mutex errorMutex;
+    std::exception_ptr error;
+    StatsOptions options;
+    options.statementTimeoutMs = spec.statementTimeoutMs;
+    DashboardOptions dashboard;
+    dashboard.stats = options;
+
+    const auto begin = Clock::now();
+    std::vector<std::thread> threads;
+    for (int p = 0; p < spec.pollers; ++p) {
+        threads.emplace_back([&, p] {
+            auto& tally = tallies[static_cast<std::size_t>(p)];
+            try {
+                auto conn = connect(spec.dsn, { "idem-bench console" });
+                const int pid = backendPid(*conn);
+                if (spec.console == Console::Dashboard) // as the console's worker does, once
+                    prepareDashboardConnection(*conn, spec.statementTimeoutMs, true);
+                // Consoles are not synchronised: each ticks on a phase of its own.
+                std::mt19937 rng(0x5eedu + static_cast<unsigned>(p));
+                const auto phase = std::chrono::microseconds(std::uniform_int_distribution<long long>(
+                    0, std::chrono::duration_cast<std::chrono::microseconds>(spec.interval).count() - 1)(rng));
+                ++connected;
+                const double cpu0 = backendCpuUs(pid);
+                const double client0 = threadCpuUs();
+                auto next = Clock::now() + phase;
+                while (!stop.load()) {
+                    std::this_thread::sleep_until(next);
+                    if (stop.load())
+                        break;
+                    const auto t0 = Clock::now();
+                    try {
+                        if (spec.console == Console::Snapshot)
+                            readStats(*conn, spec.polled, options);
+                        else if (spec.console == Console::Dashboard)
+                            readDashboard(*conn, spec.polled, dashboard);
+                        else
+                            naivePoll(*conn, spec.polled, spec.statementTimeoutMs);
+                        tally.latencyUs.push_back(static_cast<std::uint32_t>(
+                            std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count()));
+                    } catch (const pqxx::sql_error& e) {
+                        if (!isTimeout(e))
+                            throw;
+                        ++tally.timeouts;
+                    }
+                    // The console arms its next tick when the poll is done: an overrun stretches it.
+                    next += spec.interval;
+                    const auto now = Clock::now();
+                    if (next < now) {
+                        ++tally.late;
+                        next = now;
+                    }
+                }
+                tally.clientCpuUs = threadCpuUs() - client0;
+                const double cpu1 = backendCpuUs(pid);
+                if (cpu0 >= 0 && cpu1 >= 0)
+                    tally.cpuUs = cpu1 - cpu0;
+            } catch (...) {
+                std::lock_guard lock(errorMutex);
+                if (!error)
+                    error = std::current_exception();
+                stop = true;
+            }
+        });
+    }
+    while (connected.load() < spec.pollers && !stop.load())
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+
+    std::exception_ptr claimError;
+    try {
+        if (!stop.load())
+            out.claim = runOnce(admin, spec.claim);
+    } catch (...) {
+        claimError = std::current_exception();
+    }
+    stop = true;
+    for (auto& t : threads)
+        t.join();
+    out.seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+    if (claimError)
+        std::rethrow_exception(claimError);
+    if (error)
+        std::rethrow_exception(error);
+
+    std::vector<std::uint32_t> all;
+    double cpu = 0, clientCpu = 0;
+    bool cpuKnown = true;
+    for (auto& t : tallies) {
+        all.insert(all.end(), t.latencyUs.begin(), t.latencyUs.end());
+        out.timeouts += t.timeouts;
+        out.late += t.late;
+        cpu += t.cpuUs;
+        clientCpu += t.clientCpuUs;
+        cpuKnown = cpuKnown && t.cpuUs >= 0;
+    }
+    out.polls = static_cast<long long>(all.size());
+    out.pollP50ms = percentileMs(all, 0.50);
+    out.pollP95ms = percentileMs(all, 0.95);
+    if (cpuKnown && out.polls + out.timeouts > 0)
+        out.pollCpuMs = cpu / 1000.0 / static_cast<double>(out.polls + out.timeouts);
+    if (out.polls + out.timeouts > 0)
+        out.pollClientCpuMs = clientCpu / 1000.0 / static_cast<double>(out.polls + out.timeouts);
+    return out;
+}
+
+} // namespace idem::bench::stats
