@@ -65,3 +65,28 @@ BEGIN
                    ' TO idem_worker', s);
 END
 $protocol$;
+
+-- The audited recovery actions (schema v3) are SECURITY DEFINER: operators run them without any
+-- write grant on the tables, and readers cannot run them at all.
+DO $actions$
+DECLARE
+    s text := current_schema();
+BEGIN
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_requeue(text, text, bigint, integer, text, text),'
+                   ' %1$I.idem_release(text, text, bigint, text, text), %1$I.idem_fail(text, text, bigint, text, text)'
+                   ' TO idem_operator', s);
+    EXECUTE format('REVOKE INSERT ON %I.task_idempotency_audit FROM PUBLIC, idem_reader, idem_operator, idem_worker', s);
+END
+$actions$;
+
+-- Digest conflicts per key (schema v5): claim() records them with the worker's rights, the
+-- console reads them.
+DO $conflicts$
+DECLARE
+    s text := current_schema();
+BEGIN
+    EXECUTE format('GRANT SELECT ON %I.task_idempotency_conflicts TO idem_reader', s);
+    EXECUTE format('GRANT SELECT, INSERT, UPDATE ON %I.task_idempotency_conflicts TO idem_worker', s);
+    EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %I.task_idempotency_conflicts FROM idem_reader, idem_operator', s);
+END
+$conflicts$;

@@ -1,0 +1,191 @@
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/printable.h"
+#include "core/actions.h"
+#include "core/audit.h"
+#include "core/connection.h"
+
+namespace idem::cli {
+
+namespace {
+
+    constexpr const char* auditHelp = R"(Usage: idemctl audit list [--key K] [--actor A] [--action requeue|release|fail]
+                          [--since TIME] [--until TIME] [--limit N] [--before ID | --after ID]
+                          [--oldest-first] [--images] [--json]
+       idemctl audit verify [--expect-head ID:HASH] [--json]
+
+The audit trail of recovery actions (task_idempotency_audit): one entry per applied requeue,
+release or fail, with actor, reason and the row before and after.
+
+list     newest first, one page (--limit, default 50); --before ID continues with older entries
+         (the smallest id shown), --oldest-first with --after ID pages forward. TIME is anything
+         PostgreSQL reads as timestamptz ('2024-05-01 10:00+02', 'yesterday').
+         --actor matches the database role or the OS user exactly. --images prints the before
+         and after images in the text output (--json always has them).
+verify   recomputes every entry's SHA-256 and its link to the previous entry here, with OpenSSL,
+         from the raw column values, independently of the database's own functions; names the
+         first broken entry (edited, deleted, reordered). The newest entries' removal cannot be
+         seen from inside a hash chain: record the head it prints and pass it back later with
+         --expect-head ID:HASH.
+
+  --dsn DSN      libpq conninfo, URI or service=NAME (default: $IDEM_DSN, then PG*); idem_reader suffices
+  --schema S     schema holding the Idem tables (default: idem)
+
+Exit codes: 0 ok, 1 failure or (verify) a broken chain, 2 usage error.
+)";
+
+    std::optional<std::int64_t> timeArg(pqxx::connection& conn, const Args& args, const std::string& name)
+    {
+        const auto v = args.value(name);
+        if (!v)
+            return std::nullopt;
+        pqxx::read_transaction t(conn);
+        try {
+            const auto r = t.exec_params("SELECT " + updatedAtMicrosSql("$1::timestamptz"), *v);
+            return r[0][0].as<std::int64_t>();
+        } catch (const pqxx::data_exception&) {
+            throw UsageError("--" + name + " '" + *v + "' is not a time PostgreSQL understands");
+        }
+    }
+
+    nlohmann::json entryJson(const AuditEntry& e)
+    {
+        return { { "id", e.id }, { "at", formatMicros(e.atUs) }, { "at_us", e.atUs }, { "key", e.key },
+            { "action", e.action }, { "reason", e.reason }, { "db_role", e.dbRole }, { "os_user", e.osUser },
+            { "client_host", e.clientHost }, { "application", e.application },
+            { "before", nlohmann::json::parse(e.beforeImage) }, { "after", nlohmann::json::parse(e.afterImage) },
+            { "prev_hash", e.prevHash }, { "entry_hash", e.entryHash } };
+    }
+
+    std::string imageStatus(const std::string& image)
+    {
+        const auto j = nlohmann::json::parse(image);
+        return j.contains("status") && j["status"].is_string() ? j["status"].get<std::string>() : "?";
+    }
+
+    int runAuditList(const std::vector<std::string>& argv)
+    {
+        Args args(argv, { "dsn", "schema", "key", "actor", "action", "since", "until", "limit", "before", "after" },
+            { "oldest-first", "images", "json", "help" });
+        if (args.flag("help")) {
+            std::cout << auditHelp;
+            return ExitOk;
+        }
+        if (!args.positional().empty())
+            throw UsageError("unexpected argument '" + args.positional().front() + "'");
+        if (args.value("before") && args.value("after"))
+            throw UsageError("--before and --after exclude each other");
+        const SchemaName schema(args.valueOr("schema", SchemaName::defaultName));
+        AuditFilter f;
+        f.key = args.value("key");
+        f.actor = args.value("actor");
+        f.action = args.value("action");
+        f.limit = static_cast<int>(args.intValue("limit", 50, 1, 10000));
+        f.oldestFirst = args.flag("oldest-first");
+        if (args.value("before"))
+            f.beforeId = args.intValue("before", 0, 1, std::numeric_limits<long long>::max());
+        if (args.value("after"))
+            f.afterId = args.intValue("after", 0, 0, std::numeric_limits<long long>::max());
+        if (f.action && !parseAction(*f.action))
+            throw UsageError("--action must be requeue, release or fail");
+
+        auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl audit" });
+        f.sinceUs = timeArg(*conn, args, "since");
+        f.untilUs = timeArg(*conn, args, "until");
+        const auto entries = listAudit(*conn, schema, f);
+
+        if (args.flag("json")) {
+            nlohmann::json j = { { "schema", schema.name() }, { "entries", nlohmann::json::array() } };
+            for (const auto& e : entries)
+                j["entries"].push_back(entryJson(e));
+            std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+            return ExitOk;
+        }
+        for (const auto& e : entries) {
+            std::cout << '#' << e.id << "  " << formatMicros(e.atUs) << "  " << e.action << "  "
+                      << printable(e.key, 120) << "  " << imageStatus(e.beforeImage) << " -> "
+                      << imageStatus(e.afterImage) << "\n    by " << printable(e.dbRole) << " (" << printable(e.osUser)
+                      << ", " << printable(e.application) << ", from " << printable(e.clientHost)
+                      << ")\n    reason: " << printable(e.reason, 400) << '\n';
+            if (args.flag("images"))
+                std::cout << "    before: " << printable(e.beforeImage, 100000)
+                          << "\n    after:  " << printable(e.afterImage, 100000) << '\n';
+        }
+        if (entries.empty())
+            std::cout << "no audit entries match\n";
+        else if (static_cast<int>(entries.size()) == f.limit)
+            std::cout << "(more: --" << (f.oldestFirst ? "after " : "before ") << entries.back().id << ")\n";
+        return ExitOk;
+    }
+
+    int runAuditVerify(const std::vector<std::string>& argv)
+    {
+        Args args(argv, { "dsn", "schema", "expect-head" }, { "json", "help" });
+        if (args.flag("help")) {
+            std::cout << auditHelp;
+            return ExitOk;
+        }
+        if (!args.positional().empty())
+            throw UsageError("unexpected argument '" + args.positional().front() + "'");
+        std::optional<ChainHead> head;
+        if (auto v = args.value("expect-head")) {
+            const auto colon = v->find(':');
+            std::size_t used = 0;
+            long long id = 0;
+            try {
+                id = colon == std::string::npos ? 0 : std::stoll(v->substr(0, colon), &used);
+            } catch (const std::exception&) {
+                used = 0;
+            }
+            const std::string hash = colon == std::string::npos ? std::string() : v->substr(colon + 1);
+            if (used == 0 || used != colon || id < 1 || hash.size() != 64)
+                throw UsageError("--expect-head takes ID:HASH as verify printed it, not '" + *v + "'");
+            head = ChainHead { id, hash };
+        }
+        const SchemaName schema(args.valueOr("schema", SchemaName::defaultName));
+        auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl audit" });
+        const auto rep = verifyChain(*conn, schema, head);
+
+        if (args.flag("json")) {
+            nlohmann::json j = { { "schema", schema.name() }, { "ok", rep.ok() }, { "checked", rep.checked },
+                { "broken_by", chainBreakName(rep.brokenBy) },
+                { "first_broken_id", rep.firstBrokenId ? nlohmann::json(*rep.firstBrokenId) : nlohmann::json(nullptr) },
+                { "detail", rep.detail },
+                { "head",
+                    rep.head ? nlohmann::json { { "id", rep.head->id }, { "hash", rep.head->hash } }
+                             : nlohmann::json(nullptr) } };
+            std::cout << j.dump(2) << '\n';
+        } else if (rep.ok()) {
+            std::cout << "ok: " << rep.detail << '\n';
+            if (rep.head)
+                std::cout << "head: " << rep.head->id << ':' << rep.head->hash << '\n';
+        } else {
+            std::cout << "BROKEN at entry " << *rep.firstBrokenId << " (" << chainBreakName(rep.brokenBy)
+                      << "): " << rep.detail << "\n(" << rep.checked << " entries before it verified)\n";
+        }
+        return rep.ok() ? ExitOk : ExitFailure;
+    }
+
+} // namespace
+
+int runAudit(const std::vector<std::string>& argv)
+{
+    if (argv.empty())
+        throw UsageError("name a subcommand: list or verify");
+    const std::vector<std::string> rest(argv.begin() + 1, argv.end());
+    if (argv[0] == "list")
+        return runAuditList(rest);
+    if (argv[0] == "verify")
+        return runAuditVerify(rest);
+    if (argv[0] == "--help" || argv[0] == "-h") {
+        std::cout << auditHelp;
+        return ExitOk;
+    }
+    throw UsageError("unknown audit subcommand '" + argv[0] + "' (list or verify)");
+}
+
+} // namespace idem::cli
