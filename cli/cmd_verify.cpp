@@ -28,6 +28,8 @@ a pass/fail table. Scenarios 4 and 5 start this idemctl as a worker process and 
   --dsn DSN     libpq conninfo, URI or service=NAME (default: $IDEM_DSN, then PG* variables);
                 the role needs CREATE on the database
   --only N      run only scenario N (repeatable)
+  --threads N   concurrent claimers in scenario 1 (2..128, default 32)
+  --rounds N    rounds of scenario 1 (1..10000, default 50)
   --keep        keep the scratch schema for inspection
 
 Exit status: 0 when every scenario passed, 1 otherwise.

@@ -11,7 +11,8 @@ packages=(
     postgresql postgresql-client openssl
 )
 if [ "${1:-run}" = test ]; then
-    packages+=(xvfb xauth)
+    # packaging/check-deb.sh: builds (dpkg-shlibdeps), installs and validates the .deb
+    packages+=(xvfb xauth dpkg-dev desktop-file-utils appstream man-db)
 fi
 
 missing=()
