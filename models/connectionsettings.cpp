@@ -49,6 +49,25 @@ std::string storableConninfo(const ConnectionSettings& settings)
     return idem::formatConninfo(options);
 }
 
+ConnectionSettings monitorSettings(const ConnectionSettings& settings)
+{
+    ConnectionSettings out = settings;
+    out.monitorConninfo.clear();
+    if (settings.monitorConninfo.trimmed().isEmpty())
+        return out;
+    out.conninfo = settings.monitorConninfo.trimmed();
+    try {
+        auto options = idem::parseConninfo(normalised(out.conninfo));
+        if (!options.count("target_session_attrs")) {
+            options["target_session_attrs"] = "prefer-standby";
+            out.conninfo = QString::fromStdString(idem::formatConninfo(options));
+        }
+    } catch (const idem::ConnectError&) {
+        // Left as typed: connecting reports what libpq rejected.
+    }
+    return out;
+}
+
 ConnectionSettings withPasswordSeparated(ConnectionSettings settings)
 {
     try {

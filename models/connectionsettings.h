@@ -17,6 +17,9 @@ struct ConnectionSettings {
     QString sslCert;
     QString sslKey;
     QString schema = QStringLiteral("idem");
+    // Where the dashboard and the other pages read (a streaming standby, say); empty: the same
+    // server. The password, TLS fields and schema above apply to it too.
+    QString monitorConninfo;
 };
 
 // The conninfo as libpq should see it: a bare word is a service name (as psql's
@@ -28,6 +31,10 @@ std::string effectiveConninfo(const ConnectionSettings& settings);
 // The same without any secret (password, sslpassword): what profiles, window titles and
 // logs may hold. Throws like effectiveConninfo.
 std::string storableConninfo(const ConnectionSettings& settings);
+
+// The settings of the monitor connection: the monitor conninfo (preferring a standby unless it
+// says otherwise) in place of the connection's own, or the same server when there is none.
+ConnectionSettings monitorSettings(const ConnectionSettings& settings);
 
 // Splits a password written into the conninfo out into the password field, so that a DSN
 // handed over on the command line can be shown in the dialog without echoing the secret.

@@ -8,10 +8,6 @@ namespace idem::console {
 
 namespace {
     constexpr int maxReconnectDelaySeconds = 60;
-    // A poll may use this share of the interval; a slower one stretches the interval, so a
-    // struggling server gets less load from the console rather than more (DESIGN section 6).
-    constexpr int pollBudgetDivisor = 20;
-    constexpr std::chrono::milliseconds maxPollInterval { 5 * 60 * 1000 };
 }
 
 ConsoleSession::ConsoleSession(QObject* parent)
@@ -22,12 +18,9 @@ ConsoleSession::ConsoleSession(QObject* parent)
     m_worker->moveToThread(&m_thread);
     connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
     connect(m_worker, &DatabaseWorker::opened, this, &ConsoleSession::onOpened);
-    connect(m_worker, &DatabaseWorker::countsRead, this, &ConsoleSession::onCountsRead);
     connect(m_worker, &DatabaseWorker::migrated, this, &ConsoleSession::onMigrated);
     connect(m_worker, &DatabaseWorker::failed, this, &ConsoleSession::onFailed);
     connect(m_worker, &DatabaseWorker::jobDone, this, &ConsoleSession::onJobDone);
-    m_pollTimer.setSingleShot(true);
-    connect(&m_pollTimer, &QTimer::timeout, this, &ConsoleSession::refresh);
     m_reconnectTimer.setSingleShot(true);
     connect(&m_reconnectTimer, &QTimer::timeout, this, &ConsoleSession::startConnect);
     m_thread.start();
@@ -59,8 +52,6 @@ void ConsoleSession::connectTo(const ConnectionSettings& settings)
 void ConsoleSession::startConnect()
 {
     m_reconnectTimer.stop();
-    m_pollTimer.stop();
-    m_pendingPoll = 0;
     if (m_pendingMigrate) {
         m_pendingMigrate = 0;
         Q_EMIT migratingChanged(false);
@@ -76,9 +67,8 @@ void ConsoleSession::startConnect()
 void ConsoleSession::disconnectFromServer()
 {
     m_reconnectTimer.stop();
-    m_pollTimer.stop();
     m_autoReconnect = false;
-    m_pendingConnect = m_pendingPoll = 0;
+    m_pendingConnect = 0;
     if (m_pendingMigrate) {
         m_pendingMigrate = 0;
         Q_EMIT migratingChanged(false);
@@ -89,24 +79,10 @@ void ConsoleSession::disconnectFromServer()
     setState(State::Disconnected);
 }
 
-void ConsoleSession::refresh()
-{
-    // One poll in flight at a time: the next is armed only when this one has answered.
-    if (!canPoll() || m_pendingPoll)
-        return;
-    m_pollTimer.stop();
-    const quint64 id = m_nextId++;
-    m_pendingPoll = id;
-    QMetaObject::invokeMethod(
-        m_worker, [w = m_worker, id] { w->readCounts(id); }, Qt::QueuedConnection);
-}
-
 void ConsoleSession::migrateSchema()
 {
     if (m_state != State::Connected || m_pendingMigrate)
         return;
-    m_pollTimer.stop();
-    m_pendingPoll = 0;
     const quint64 id = m_nextId++;
     m_pendingMigrate = id;
     Q_EMIT migratingChanged(true);
@@ -124,16 +100,6 @@ void ConsoleSession::onOpened(const ServerInfo& info)
     m_lastFailure.reset();
     setInfo(info);
     setState(State::Connected);
-    refresh();
-}
-
-void ConsoleSession::onCountsRead(const StatusCounts& counts)
-{
-    if (counts.requestId != m_pendingPoll)
-        return;
-    m_pendingPoll = 0;
-    schedulePoll(std::max(m_pollInterval, std::chrono::milliseconds(counts.elapsedMs * pollBudgetDivisor)));
-    Q_EMIT countsChanged(counts);
 }
 
 void ConsoleSession::onMigrated(const MigrationOutcome& outcome)
@@ -144,7 +110,6 @@ void ConsoleSession::onMigrated(const MigrationOutcome& outcome)
     Q_EMIT migratingChanged(false);
     Q_EMIT migrationFinished(outcome);
     setInfo(outcome.after);
-    refresh();
 }
 
 quint64 ConsoleSession::submit(DatabaseJob job, QObject* context, JobDone done, JobFailed failed)
@@ -222,15 +187,13 @@ void ConsoleSession::onFailed(const Failure& incoming)
         onJobFailed(incoming);
         if (!lost || m_autoReconnect || m_state != State::Connected)
             return;
-        // The job found the connection gone: the session reconnects exactly as after a
-        // failed poll, and everything else still queued fails with it.
+        // The job found the connection gone: the session reconnects, and everything else
+        // still queued fails with it.
         Failure failure = incoming;
         failure.request = Failure::Request::Poll;
         m_autoReconnect = true;
         m_reconnectDelaySeconds = 1;
         failure.retryInSeconds = m_reconnectDelaySeconds;
-        m_pollTimer.stop();
-        m_pendingPoll = 0;
         failPendingJobs(QStringLiteral("the connection was lost"));
         m_reconnectTimer.start(std::chrono::seconds(m_reconnectDelaySeconds));
         m_lastFailure = failure;
@@ -239,23 +202,18 @@ void ConsoleSession::onFailed(const Failure& incoming)
         return;
     }
     const quint64 id = incoming.requestId;
-    if (id == 0 || (id != m_pendingConnect && id != m_pendingPoll && id != m_pendingMigrate))
+    if (id == 0 || (id != m_pendingConnect && id != m_pendingMigrate))
         return;
     Failure failure = incoming;
     const bool wasConnect = id == m_pendingConnect;
-    const bool wasPoll = id == m_pendingPoll;
     if (wasConnect)
         m_pendingConnect = 0;
-    if (wasPoll)
-        m_pendingPoll = 0;
     const bool wasMigrate = id == m_pendingMigrate;
     if (wasMigrate) {
         m_pendingMigrate = 0;
         Q_EMIT migratingChanged(false);
     }
-    failure.request = wasConnect ? Failure::Request::Connect
-        : wasPoll                ? Failure::Request::Poll
-                                 : Failure::Request::Migrate;
+    failure.request = wasConnect ? Failure::Request::Connect : Failure::Request::Migrate;
 
     if (failure.kind == FailureKind::ConnectionLost) {
         m_autoReconnect = true;
@@ -272,11 +230,6 @@ void ConsoleSession::onFailed(const Failure& incoming)
     m_lastFailure = failure;
     if (m_autoReconnect || wasConnect)
         setState(State::Failed);
-    else if (wasPoll)
-        // A failed poll (a timeout, a revoked grant) is worth a message, not a disconnect.
-        schedulePoll(std::min(maxPollInterval, m_pollInterval * 4));
-    else if (wasMigrate)
-        schedulePoll(m_pollInterval); // the migration had paused polling
     Q_EMIT failed(failure);
 }
 
@@ -292,13 +245,6 @@ void ConsoleSession::setInfo(const ServerInfo& info)
 {
     m_info = info;
     Q_EMIT serverInfoChanged(m_info);
-}
-
-void ConsoleSession::schedulePoll(std::chrono::milliseconds after)
-{
-    m_nextPoll = std::min(after, maxPollInterval);
-    if (canPoll())
-        m_pollTimer.start(m_nextPoll);
 }
 
 } // namespace idem::console

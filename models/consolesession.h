@@ -19,8 +19,8 @@ namespace idem::console {
 
 // The UI thread's side of one database connection: it starts the worker thread, numbers
 // every request, drops answers nobody waits for any more (a connect superseded by another,
-// a poll from before a reconnect), polls the table summary, and reconnects with backoff
-// after a lost connection. Nothing here blocks.
+// a job from before a reconnect), runs the pages' jobs (the dashboard's ticks among them),
+// and reconnects with backoff after a lost connection. Nothing here blocks.
 class ConsoleSession : public QObject {
     Q_OBJECT
 public:
@@ -41,8 +41,6 @@ public:
     bool readOnly() const { return m_info.schemaNewer() || !m_info.schemaProblems.isEmpty(); }
     bool canPoll() const;
 
-    void setPollInterval(std::chrono::milliseconds interval) { m_pollInterval = interval; }
-    std::chrono::milliseconds nextPollIn() const { return m_nextPoll; }
 
     using JobDone = std::function<void(const QVariant& answer)>;
     using JobFailed = std::function<void(const idem::console::Failure& failure)>;
@@ -50,7 +48,7 @@ public:
     // Later, on this thread and only while context lives, exactly one of done or failed is
     // called, unless the job is cancelled first. When the connection is lost, replaced or
     // closed, every pending job fails with ConnectionLost (a lost connection also starts the
-    // reconnect, as a failed poll does); other failures go to the job's failed callback only.
+    // reconnect); other failures go to the job's failed callback only.
     // Not connected: failed is called (queued) and 0 is returned.
     quint64 submit(DatabaseJob job, QObject* context, JobDone done, JobFailed failed = {});
     // Drops the answer, and skips the job if the worker has not started it yet.
@@ -60,21 +58,18 @@ public:
 public Q_SLOTS:
     void connectTo(const idem::console::ConnectionSettings& settings);
     void disconnectFromServer();
-    void refresh();
     void migrateSchema();
 
 Q_SIGNALS:
     void stateChanged(idem::console::ConsoleSession::State state);
     void serverInfoChanged(const idem::console::ServerInfo& info);
-    void countsChanged(const idem::console::StatusCounts& counts);
-    // Any failure still relevant: a connect attempt, a poll, a migration.
+    // Any failure still relevant: a connect attempt, a lost connection, a migration.
     void failed(const idem::console::Failure& failure);
     void migratingChanged(bool migrating);
     void migrationFinished(const idem::console::MigrationOutcome& outcome);
 
 private:
     void onOpened(const ServerInfo& info);
-    void onCountsRead(const StatusCounts& counts);
     void onMigrated(const MigrationOutcome& outcome);
     void onFailed(const Failure& failure);
     void onJobDone(quint64 requestId, const QVariant& answer);
@@ -84,7 +79,6 @@ private:
     void setState(State state);
     void setInfo(const ServerInfo& info);
     void startConnect();
-    void schedulePoll(std::chrono::milliseconds after);
 
     QThread m_thread;
     DatabaseWorker* m_worker = nullptr; // lives on m_thread, deleted there
@@ -96,7 +90,6 @@ private:
     quint64 m_nextId = 1;
     // The one request of each kind whose answer is still wanted; 0 when none.
     quint64 m_pendingConnect = 0;
-    quint64 m_pendingPoll = 0;
     quint64 m_pendingMigrate = 0;
     struct PendingJob {
         QPointer<QObject> context;
@@ -106,9 +99,6 @@ private:
     };
     std::map<quint64, PendingJob> m_jobs;
 
-    QTimer m_pollTimer;
-    std::chrono::milliseconds m_pollInterval { 5000 };
-    std::chrono::milliseconds m_nextPoll { 0 };
     QTimer m_reconnectTimer;
     bool m_autoReconnect = false;
     int m_reconnectDelaySeconds = 0;

@@ -1,7 +1,5 @@
 #include "models/databaseworker.h"
 
-#include <QElapsedTimer>
-
 #include <optional>
 
 #include <pqxx/pqxx>
@@ -16,9 +14,6 @@ namespace {
     // Every read the console makes is bounded, so a slow server stretches a poll instead of
     // piling them up; the value is a constant, not user input.
     constexpr const char* readTimeoutSql = "SET LOCAL statement_timeout = '5s'";
-
-    const QStringList protocolStatuses = { QStringLiteral("processing"), QStringLiteral("retryable_failed"),
-        QStringLiteral("failed"), QStringLiteral("succeeded") };
 
     QString q(const std::string& s) { return QString::fromStdString(s); }
     QString q(const char* s) { return s ? QString::fromUtf8(s) : QString(); }
@@ -202,46 +197,6 @@ ServerInfo DatabaseWorker::inspect(quint64 requestId)
     return info;
 }
 
-void DatabaseWorker::readCounts(quint64 requestId)
-{
-    if (!m_db) {
-        Q_EMIT failed({ requestId, FailureKind::ConnectionLost, QStringLiteral("not connected"), {}, 0 });
-        return;
-    }
-    guarded(requestId, [&] {
-        QElapsedTimer clock;
-        clock.start();
-        StatusCounts counts;
-        counts.requestId = requestId;
-        for (const auto& s : protocolStatuses)
-            counts.counts.append({ s, 0 });
-        pqxx::read_transaction t(*m_db->conn);
-        // A full count: acceptable for this summary, which the dashboard's indexed reads
-        // replace (DESIGN section 6); the statement timeout bounds it on a large table. The
-        // row without a status carries the server's clock, so one statement answers both.
-        const auto r = t.exec(std::string(readTimeoutSql)
-            + "; SELECT NULL::text, (extract(epoch FROM now()) * 1000)::bigint"
-              " UNION ALL SELECT status, count(*) FROM "
-            + m_db->schema.qualify("task_idempotency") + " GROUP BY status");
-        for (const auto& row : r) {
-            if (row[0].is_null()) {
-                counts.asOf = fromEpochMs(row[1]);
-                continue;
-            }
-            const QString status = q(row[0].as<std::string>());
-            const qint64 n = row[1].as<qint64>();
-            counts.total += n;
-            const auto known = protocolStatuses.indexOf(status);
-            if (known >= 0)
-                counts.counts[known].rows = n;
-            else
-                counts.counts.append({ status, n });
-        }
-        counts.elapsedMs = clock.elapsed();
-        Q_EMIT countsRead(counts);
-    });
-}
-
 void DatabaseWorker::runJob(
     quint64 requestId, const DatabaseJob& job, const std::shared_ptr<std::atomic_bool>& cancelled)
 {
@@ -264,6 +219,9 @@ void DatabaseWorker::migrateSchema(quint64 requestId)
         return;
     }
     guarded(requestId, [&] {
+        // The dashboard bounds its ticks with a session statement timeout on this connection;
+        // a migration (an adoption rewrites a whole table) must not be cut off by it.
+        pqxx::nontransaction(*m_db->conn).exec("SET statement_timeout = 0");
         const auto report = idem::migrate(*m_db->conn, { m_db->schema, true });
         MigrationOutcome outcome;
         outcome.requestId = requestId;

@@ -35,7 +35,6 @@ public:
     // Each of these runs on the worker thread and answers with exactly one signal.
     void open(quint64 requestId, const idem::console::ConnectionSettings& settings);
     void close();
-    void readCounts(quint64 requestId);
     void migrateSchema(quint64 requestId);
     // Runs job unless *cancelled is set by the time it comes up; answers jobDone or failed
     // (a cancelled job answers nothing).
@@ -44,7 +43,6 @@ public:
 
 Q_SIGNALS:
     void opened(const idem::console::ServerInfo& info);
-    void countsRead(const idem::console::StatusCounts& counts);
     void migrated(const idem::console::MigrationOutcome& outcome);
     void failed(const idem::console::Failure& failure);
     void jobDone(quint64 requestId, const QVariant& answer);

@@ -53,6 +53,7 @@ std::optional<Profile> ProfileStore::profile(const QString& name) const
         s.sslCert = m_settings->value(QStringLiteral("sslcert")).toString();
         s.sslKey = m_settings->value(QStringLiteral("sslkey")).toString();
         s.schema = m_settings->value(QStringLiteral("schema"), s.schema).toString();
+        s.monitorConninfo = m_settings->value(QStringLiteral("monitorConninfo")).toString();
         out = p;
     }
     m_settings->endGroup();
@@ -68,6 +69,11 @@ void ProfileStore::save(const Profile& profile)
     ConnectionSettings bare;
     bare.conninfo = profile.settings.conninfo;
     const QString conninfo = QString::fromStdString(storableConninfo(bare));
+    QString monitor;
+    if (!profile.settings.monitorConninfo.trimmed().isEmpty()) {
+        bare.conninfo = profile.settings.monitorConninfo;
+        monitor = QString::fromStdString(storableConninfo(bare)); // without its password too
+    }
 
     m_settings->beginGroup(profilesGroup + QLatin1Char('/') + groupKey(profile.name.trimmed()));
     m_settings->remove(QString()); // whatever an older version of this profile held
@@ -78,6 +84,7 @@ void ProfileStore::save(const Profile& profile)
     m_settings->setValue(QStringLiteral("sslcert"), profile.settings.sslCert);
     m_settings->setValue(QStringLiteral("sslkey"), profile.settings.sslKey);
     m_settings->setValue(QStringLiteral("schema"), profile.settings.schema);
+    m_settings->setValue(QStringLiteral("monitorConninfo"), monitor);
     m_settings->endGroup();
     m_settings->sync();
 }

@@ -40,19 +40,6 @@ struct ServerInfo {
     QString privilegeText() const;
 };
 
-struct StatusCount {
-    QString status;
-    qint64 rows = 0;
-};
-
-struct StatusCounts {
-    quint64 requestId = 0;
-    QList<StatusCount> counts; // the four protocol statuses first, always present
-    qint64 total = 0;
-    QDateTime asOf; // server clock
-    qint64 elapsedMs = 0; // what this poll cost, end to end
-};
-
 enum class FailureKind {
     BadConninfo,
     Refused,
@@ -94,6 +81,5 @@ struct MigrationOutcome {
 } // namespace idem::console
 
 Q_DECLARE_METATYPE(idem::console::ServerInfo)
-Q_DECLARE_METATYPE(idem::console::StatusCounts)
 Q_DECLARE_METATYPE(idem::console::Failure)
 Q_DECLARE_METATYPE(idem::console::MigrationOutcome)

@@ -66,6 +66,10 @@ ConnectionDialog::ConnectionDialog(ConsoleSession* session, ProfileStore* profil
     m_passwordEdit->setPlaceholderText(QStringLiteral("optional: ~/.pgpass or PGPASSWORD otherwise; never saved"));
     m_schemaEdit = new QLineEdit(QString::fromLatin1(idem::SchemaName::defaultName));
     m_schemaEdit->setObjectName(QStringLiteral("schemaEdit"));
+    m_monitorEdit = new QLineEdit;
+    m_monitorEdit->setObjectName(QStringLiteral("monitorEdit"));
+    m_monitorEdit->setPlaceholderText(
+        QStringLiteral("optional: a standby for the dashboard and task reads (same server if empty)"));
 
     auto* hint = new QLabel(QStringLiteral("Anything left out comes from PG* variables, pg_service.conf and "
                                            "~/.pgpass, as in psql."));
@@ -77,6 +81,7 @@ ConnectionDialog::ConnectionDialog(ConsoleSession* session, ProfileStore* profil
     form->addRow(QString(), hint);
     form->addRow(QStringLiteral("Pass&word:"), m_passwordEdit);
     form->addRow(QStringLiteral("&Schema:"), m_schemaEdit);
+    form->addRow(QStringLiteral("&Monitor:"), m_monitorEdit);
 
     m_sslModeCombo = new QComboBox;
     m_sslModeCombo->setObjectName(QStringLiteral("sslModeCombo"));
@@ -185,6 +190,7 @@ ConnectionSettings ConnectionDialog::settings() const
     s.sslCert = m_certEdit->text().trimmed();
     s.sslKey = m_keyEdit->text().trimmed();
     s.schema = m_schemaEdit->text().trimmed();
+    s.monitorConninfo = m_monitorEdit->text().trimmed();
     return s;
 }
 
@@ -200,6 +206,8 @@ void ConnectionDialog::setSettings(const ConnectionSettings& incoming)
     m_certEdit->setText(s.sslCert);
     m_keyEdit->setText(s.sslKey);
     m_schemaEdit->setText(s.schema);
+    m_monitorEdit->setText(s.monitorConninfo);
+    m_monitorEdit->setCursorPosition(0);
 }
 
 void ConnectionDialog::showFailure(const Failure& failure)

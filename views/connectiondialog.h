@@ -56,6 +56,7 @@ private:
     QLineEdit* m_conninfoEdit;
     QLineEdit* m_passwordEdit;
     QLineEdit* m_schemaEdit;
+    QLineEdit* m_monitorEdit;
     QComboBox* m_sslModeCombo;
     QLineEdit* m_rootCertEdit;
     QLineEdit* m_certEdit;

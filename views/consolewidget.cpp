@@ -1,16 +1,10 @@
 #include "views/consolewidget.h"
 
 #include <QGroupBox>
-#include <QHBoxLayout>
-#include <QHeaderView>
-#include <QLabel>
-#include <QLocale>
 #include <QTabWidget>
-#include <QTableView>
 #include <QVBoxLayout>
 
 #include "models/consolesession.h"
-#include "models/statuscountmodel.h"
 #include "views/noticebanner.h"
 #include "views/statuspanel.h"
 
@@ -22,43 +16,14 @@ ConsoleWidget::ConsoleWidget(ConsoleSession* session, QWidget* parent)
 {
     m_banner = new NoticeBanner;
     m_status = new StatusPanel(session);
-    m_model = new StatusCountModel(this);
-    m_view = new QTableView;
-    m_view->setObjectName(QStringLiteral("statusCountView"));
-    m_view->setModel(m_model);
-    m_view->verticalHeader()->hide();
-    m_view->horizontalHeader()->setSectionResizeMode(StatusCountModel::StatusColumn, QHeaderView::Stretch);
-    m_view->horizontalHeader()->setSectionResizeMode(StatusCountModel::RowsColumn, QHeaderView::ResizeToContents);
-    m_view->horizontalHeader()->setSectionResizeMode(StatusCountModel::ShareColumn, QHeaderView::ResizeToContents);
-    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_view->setAlternatingRowColors(true);
-    m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    // As tall as its rows, so four statuses do not sit in a mostly empty box.
-    m_view->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
-    m_view->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    m_view->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    m_countsTitle = new QLabel;
-    m_total = new QLabel;
-    m_total->setObjectName(QStringLiteral("totalValue"));
-
     auto* statusBox = new QGroupBox(QStringLiteral("Connection"));
     auto* statusLayout = new QVBoxLayout(statusBox);
     statusLayout->addWidget(m_status);
 
-    auto* countsBox = new QGroupBox(QStringLiteral("Tasks by status"));
-    auto* countsLayout = new QVBoxLayout(countsBox);
-    countsLayout->addWidget(m_countsTitle);
-    countsLayout->addWidget(m_view);
-    countsLayout->addWidget(m_total);
-    countsLayout->addStretch();
-
     auto* connectionPage = new QWidget;
     connectionPage->setObjectName(QStringLiteral("connectionPage"));
-    auto* columns = new QHBoxLayout;
-    columns->addWidget(statusBox, 3);
-    columns->addWidget(countsBox, 2);
     auto* pageLayout = new QVBoxLayout(connectionPage);
-    pageLayout->addLayout(columns);
+    pageLayout->addWidget(statusBox);
     pageLayout->addStretch(1);
     m_pages = new QTabWidget;
     m_pages->setObjectName(QStringLiteral("consolePages"));
@@ -68,17 +33,14 @@ ConsoleWidget::ConsoleWidget(ConsoleSession* session, QWidget* parent)
     layout->addWidget(m_banner);
     layout->addWidget(m_pages, 1);
 
-    connect(session, &ConsoleSession::countsChanged, this, &ConsoleWidget::onCounts);
     connect(session, &ConsoleSession::failed, this, &ConsoleWidget::onFailed);
     connect(session, &ConsoleSession::serverInfoChanged, this, [this] {
         m_failure.reset();
         updateNotice();
     });
     connect(session, &ConsoleSession::stateChanged, this, [this](ConsoleSession::State state) {
-        if (state == ConsoleSession::State::Connecting || state == ConsoleSession::State::Disconnected) {
+        if (state == ConsoleSession::State::Connecting || state == ConsoleSession::State::Disconnected)
             m_failure.reset();
-            m_model->clear();
-        }
         updateNotice();
     });
     connect(session, &ConsoleSession::migratingChanged, this, &ConsoleWidget::updateNotice);
@@ -99,16 +61,6 @@ void ConsoleWidget::onFailed(const Failure& failure)
     updateNotice();
 }
 
-void ConsoleWidget::onCounts(const StatusCounts& counts)
-{
-    m_model->setCounts(counts);
-    m_total->setText(QStringLiteral("Total: %1 rows").arg(QLocale().toString(counts.total)));
-    if (m_failure && m_failure->request == Failure::Request::Poll) {
-        m_failure.reset();
-        updateNotice();
-    }
-}
-
 void ConsoleWidget::notice(NoticeLevel level, const QString& text, Action action, const QString& actionText)
 {
     m_action = action;
@@ -123,17 +75,6 @@ void ConsoleWidget::updateNotice()
     constexpr auto error = NoticeLevel::Error;
     const ServerInfo& si = m_session->serverInfo();
     const QString table = si.schema + QStringLiteral(".task_idempotency");
-    m_countsTitle->setText(QStringLiteral("Rows in %1, counted on every refresh.")
-                               .arg(si.schema.isEmpty() ? QStringLiteral("task_idempotency") : table));
-    if (!m_session->canPoll()) {
-        QString why = QStringLiteral("–");
-        if (m_session->state() == ConsoleSession::State::Connected && si.schemaMissing() && !si.tableExists)
-            why = QStringLiteral("Nothing to count until the schema exists.");
-        else if (m_session->state() == ConsoleSession::State::Connected && !si.isReader)
-            why = QStringLiteral("Role %1 may not read this table.").arg(si.role);
-        m_total->setText(why);
-    }
-
     if (m_session->migrating())
         return notice(info,
             QStringLiteral("Migrating schema %1 to version %2 (the bundled migrations, as idemctl migrate "
@@ -162,7 +103,7 @@ void ConsoleWidget::updateNotice()
                 + QStringLiteral("\nA role that owns the schema (or a superuser) can run: idemctl migrate --schema %1")
                       .arg(si.schema));
     if (m_failure)
-        return notice(warning, QStringLiteral("Could not read the task counts. ") + m_failure->text());
+        return notice(warning, m_failure->text());
     if (!si.schemaError.isEmpty() && !si.isReader)
         return notice(error,
             QStringLiteral("Role %1 cannot read schema %2 (%3). Grant it idem_reader: GRANT idem_reader TO %1;")

@@ -6,20 +6,18 @@
 
 #include "models/snapshots.h"
 
-class QLabel;
 class QTabWidget;
-class QTableView;
 
 namespace idem::console {
 
 class ConsoleSession;
 class NoticeBanner;
 enum class NoticeLevel;
-class StatusCountModel;
 class StatusPanel;
 
 // The console's main content: what needs attention (banner) above the pages; the
-// connection page says where we are connected (status panel) and what the table holds.
+// connection page says where we are connected (status panel). The dashboard, tasks and audit
+// pages are added by whoever builds the window.
 class ConsoleWidget : public QWidget {
     Q_OBJECT
 public:
@@ -28,8 +26,6 @@ public:
 
     NoticeBanner* banner() const { return m_banner; }
     StatusPanel* statusPanel() const { return m_status; }
-    StatusCountModel* countModel() const { return m_model; }
-    QTableView* countView() const { return m_view; }
     // The pages under the banner (dashboard, tasks, audit, connection): whoever builds the
     // window adds them; the connection page is there from the start.
     QTabWidget* pages() const { return m_pages; }
@@ -44,17 +40,12 @@ private:
 
     void updateNotice();
     void onFailed(const Failure& failure);
-    void onCounts(const StatusCounts& counts);
     void onBannerAction();
     void notice(NoticeLevel level, const QString& text, Action action = Action::None, const QString& actionText = {});
 
     ConsoleSession* m_session;
     NoticeBanner* m_banner;
     StatusPanel* m_status;
-    StatusCountModel* m_model;
-    QTableView* m_view;
-    QLabel* m_countsTitle;
-    QLabel* m_total;
     QTabWidget* m_pages;
     std::optional<Failure> m_failure; // shown until something newer supersedes it
     Action m_action = Action::None;

@@ -33,10 +33,8 @@ StatusPanel::StatusPanel(ConsoleSession* session, QWidget* parent)
     m_schema = addRow(QStringLiteral("Schema:"), QStringLiteral("schemaValue"));
     m_tls = addRow(QStringLiteral("TLS:"), QStringLiteral("tlsValue"));
     m_asOf = addRow(QStringLiteral("As of:"), QStringLiteral("asOfValue"));
-    m_cost = addRow(QStringLiteral("Console load:"), QStringLiteral("costValue"));
 
     connect(session, &ConsoleSession::serverInfoChanged, this, &StatusPanel::showInfo);
-    connect(session, &ConsoleSession::countsChanged, this, &StatusPanel::showCounts);
     connect(session, &ConsoleSession::stateChanged, this, &StatusPanel::showState);
     showState();
 }
@@ -62,7 +60,7 @@ void StatusPanel::showState()
     switch (m_session->state()) {
     case ConsoleSession::State::Disconnected:
         m_state->setText(QStringLiteral("not connected"));
-        for (auto* value : { m_server, m_database, m_role, m_privilege, m_schema, m_tls, m_asOf, m_cost })
+        for (auto* value : { m_server, m_database, m_role, m_privilege, m_schema, m_tls, m_asOf })
             value->setText(QStringLiteral("–"));
         break;
     case ConsoleSession::State::Connecting:
@@ -115,14 +113,6 @@ void StatusPanel::showInfo(const ServerInfo& info)
     m_tls->setText(info.tls ? QStringLiteral("yes (%1, %2)").arg(info.tlsVersion, info.tlsCipher)
                             : QStringLiteral("no: traffic and password travel in clear text"));
     m_asOf->setText(serverClock(info.asOf));
-    m_cost->setText(QStringLiteral("–"));
-}
-
-void StatusPanel::showCounts(const StatusCounts& counts)
-{
-    m_asOf->setText(serverClock(counts.asOf));
-    const auto next = std::chrono::duration_cast<std::chrono::seconds>(m_session->nextPollIn()).count();
-    m_cost->setText(QStringLiteral("%1 ms per refresh, every %2 s").arg(counts.elapsedMs).arg(next));
 }
 
 } // namespace idem::console

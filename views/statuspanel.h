@@ -8,10 +8,9 @@ namespace idem::console {
 
 class ConsoleSession;
 struct ServerInfo;
-struct StatusCounts;
 
 // Where the console is connected and what it may do there: server, role, privilege,
-// schema version, TLS, and how fresh and how costly the last read was.
+// schema version, TLS, and the server's clock when it was inspected.
 class StatusPanel : public QWidget {
     Q_OBJECT
 public:
@@ -25,7 +24,6 @@ public:
 
 private:
     void showInfo(const ServerInfo& info);
-    void showCounts(const StatusCounts& counts);
     void showState();
     QLabel* addRow(const QString& title, const QString& objectName);
 
@@ -38,7 +36,6 @@ private:
     QLabel* m_schema;
     QLabel* m_tls;
     QLabel* m_asOf;
-    QLabel* m_cost;
 };
 
 } // namespace idem::console

@@ -1,8 +1,8 @@
 #pragma once
 
 // What every console test builds: a session with its worker thread, a profile store in a
-// throwaway settings file, the console's main content and the real connection dialog,
-// plus ways to drive the dialog the way a person would.
+// throwaway settings file, the console's main content with its dashboard page and the real
+// connection dialog, plus ways to drive the dialog the way a person would.
 
 #include <QComboBox>
 #include <QLabel>
@@ -17,9 +17,11 @@
 
 #include "models/consolesession.h"
 #include "models/profilestore.h"
-#include "models/statuscountmodel.h"
+#include "models/dashboardmodel.h"
 #include "views/connectiondialog.h"
 #include "views/consolewidget.h"
+#include "views/dashboardwidget.h"
+#include "views/tilewidget.h"
 #include "views/noticebanner.h"
 #include "views/statuspanel.h"
 
@@ -32,11 +34,14 @@ struct ConsoleFixture {
     console::ConsoleSession session;
     console::ProfileStore profiles { std::make_unique<QSettings>(
         dir.filePath(QStringLiteral("idem-console.conf")), QSettings::IniFormat) };
+    QSettings dashboardSettings { dir.filePath(QStringLiteral("dashboard.conf")), QSettings::IniFormat };
     console::ConsoleWidget window { &session };
     console::ConnectionDialog dialog { &session, &profiles };
+    console::DashboardWidget* dashboard = new console::DashboardWidget(&session, &dashboardSettings); // window owns it
 
     ConsoleFixture()
     {
+        window.addPage(dashboard, QStringLiteral("Dashboard"), 0);
         window.show();
         dialog.show();
     }

@@ -1,0 +1,195 @@
+#include "core/dashboardquery.h"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
+
+namespace idem {
+
+namespace {
+    const char* orNull(const std::optional<std::string>& v)
+    {
+        return v ? v->c_str() : static_cast<const char*>(nullptr);
+    }
+
+    // The outcome names of idem_counters (0001_initial.sql's CHECK) and where each one goes.
+    const std::map<std::string, std::int64_t CounterBucket::*>& outcomeFields()
+    {
+        static const std::map<std::string, std::int64_t CounterBucket::*> fields = {
+            { "acquired", &CounterBucket::acquired },
+            { "reacquired_lease", &CounterBucket::reacquiredLease },
+            { "reacquired_retry", &CounterBucket::reacquiredRetry },
+            { "replayed", &CounterBucket::replayed },
+            { "in_progress", &CounterBucket::inProgress },
+            { "conflict", &CounterBucket::conflict },
+            { "retry_later", &CounterBucket::retryLater },
+            { "rejected_failed", &CounterBucket::rejectedFailed },
+            { "stale_token", &CounterBucket::staleToken },
+            { "succeeded", &CounterBucket::succeeded },
+            { "failed_retryable", &CounterBucket::failedRetryable },
+            { "failed_permanent", &CounterBucket::failedPermanent },
+            { "failed_unknown", &CounterBucket::failedUnknown },
+            { "exhausted", &CounterBucket::exhausted },
+        };
+        return fields;
+    }
+} // namespace
+
+std::optional<double> CounterBucket::duplicateRatio() const
+{
+    const auto claims = acquired + duplicates();
+    if (claims == 0)
+        return std::nullopt;
+    return static_cast<double>(duplicates()) / static_cast<double>(claims);
+}
+
+std::string dashboardSql(const SchemaName& schema)
+{
+    const auto tasks = schema.qualify("task_idempotency");
+    const auto counters = schema.qualify("idem_counters");
+    // The figures are statsSql() verbatim, as a subquery; what is added is chart data only.
+    return "WITH stats AS (" + statsSql(schema) + R"(),
+history AS (
+    -- Per-minute outcome sums for the charts: the last $5 buckets, by the bucket-leading key.
+    SELECT c.bucket, c.outcome, sum(c.n)::bigint AS n
+    FROM )"
+        + counters + R"( c
+    WHERE c.bucket >= date_trunc('minute', now()) - ($5::int - 1) * interval '1 minute'
+      AND ($1::text IS NULL OR c.tenant = $1::text)
+      AND ($2::text IS NULL OR c.operation = $2::text)
+    GROUP BY c.bucket, c.outcome
+)
+SELECT stats.*,
+       (extract(epoch FROM now()) * 1000)::bigint AS server_now_ms,
+       (SELECT coalesce(json_agg(json_build_array(extract(epoch FROM h.bucket)::bigint, h.outcome, h.n)
+                                 ORDER BY h.bucket), '[]'::json)
+          FROM history h) AS buckets,
+       -- The wide aggregate, over every unfinished row (task_idempotency_unfinished_idx): only
+       -- when asked; otherwise $6 folds to false and the subquery never runs.
+       CASE WHEN $6::bool THEN
+           (SELECT coalesce(json_agg(json_build_array(a.bin, a.n) ORDER BY a.bin), '[]'::json)
+              FROM (SELECT least(t.attempts, )"
+        + std::to_string(attemptsHistogramTopBin) + R"() AS bin, count(*) AS n
+                      FROM )"
+        + tasks + R"( t
+                     WHERE $6::bool AND t.status <> 'succeeded'
+                       AND ($1::text IS NULL OR split_part(t.idempotency_key, ':', 1) = $1::text)
+                       AND ($2::text IS NULL OR split_part(t.idempotency_key, ':', 2) = $2::text)
+                     GROUP BY 1) a)
+       END AS attempts_histogram
+FROM stats
+)";
+}
+
+void prepareDashboardConnection(pqxx::connection& conn, int statementTimeoutMs, bool readOnlySession)
+{
+    pqxx::nontransaction n(conn);
+    // Session-wide (is_local false): this connection's later statements, the ticks, are bounded
+    // without a BEGIN / SET LOCAL / COMMIT around each.
+    n.exec_params("SELECT set_config('statement_timeout', $1, false),"
+                  "       CASE WHEN $2::bool THEN set_config('default_transaction_read_only', 'on', false) END",
+        std::to_string(statementTimeoutMs), readOnlySession);
+}
+
+DashboardReading readDashboard(pqxx::connection& conn, const SchemaName& schema, const DashboardOptions& options)
+{
+    // No BEGIN: one statement in autocommit is one snapshot and one round trip.
+    pqxx::nontransaction n(conn);
+    const pqxx::result r = n.exec_params(dashboardSql(schema), orNull(options.stats.tenant),
+        orNull(options.stats.operation), options.stats.windowMinutes, options.stats.longUnfinishedAfterMinutes,
+        std::max(1, options.historyMinutes), options.attemptsHistogram);
+    const auto row = r.at(0);
+
+    DashboardReading out;
+    out.stats = statsFromRow(row);
+    out.serverNowMs = row["server_now_ms"].as<std::int64_t>();
+    const auto& fields = outcomeFields();
+    for (const auto& item : nlohmann::json::parse(row["buckets"].as<std::string>())) {
+        const auto minute = item.at(0).get<std::int64_t>();
+        if (out.buckets.empty() || out.buckets.back().minuteEpoch != minute) {
+            out.buckets.emplace_back();
+            out.buckets.back().minuteEpoch = minute;
+        }
+        const auto field = fields.find(item.at(1).get<std::string>());
+        if (field != fields.end())
+            out.buckets.back().*(field->second) += item.at(2).get<std::int64_t>();
+    }
+    if (!row["attempts_histogram"].is_null()) {
+        std::vector<AttemptsBin> bins;
+        for (const auto& item : nlohmann::json::parse(row["attempts_histogram"].as<std::string>()))
+            bins.push_back({ item.at(0).get<int>(), item.at(1).get<std::int64_t>() });
+        out.attempts = std::move(bins);
+    }
+    return out;
+}
+
+std::vector<TaskSummaryRow> readTopTasks(
+    pqxx::connection& conn, const SchemaName& schema, const TaskFilter& filter, int limit, int statementTimeoutMs)
+{
+    if (filter.digestConflicts)
+        throw std::invalid_argument("digest conflicts are counted per tenant and operation, not recorded per row");
+    if (limit < 1 || limit > 1000)
+        throw std::invalid_argument("limit must be between 1 and 1000");
+    // Fixed fragments for the flags; every value is a parameter.
+    std::string where = " WHERE ($1::text IS NULL OR t.status = ANY (string_to_array($1::text, ',')))"
+                        " AND ($2::text IS NULL OR split_part(t.idempotency_key, ':', 1) = $2::text)"
+                        " AND ($3::text IS NULL OR split_part(t.idempotency_key, ':', 2) = $3::text)"
+                        " AND ($4::text IS NULL OR left(t.idempotency_key, length($4::text)) = $4::text)"
+                        " AND ($5::int IS NULL OR t.attempts >= $5::int)"
+                        " AND ($6::text IS NULL OR t.error_class = $6::text)"
+                        " AND ($7::timestamptz IS NULL OR (t.status = 'failed' AND t.updated_at >= $7::timestamptz))"
+                        " AND ($8::int IS NULL OR (t.status <> 'succeeded'"
+                        "      AND t.created_at < now() - $8::int * interval '1 minute'))";
+    bool unfinished = filter.unfinishedForMinutes.has_value() || filter.failedSince.has_value();
+    if (filter.expiredLease)
+        where += " AND t.status = 'processing' AND (t.lease_until IS NULL OR t.lease_until <= now())";
+    if (filter.liveLease)
+        where += " AND t.status = 'processing' AND t.lease_until > now()";
+    if (filter.uncertain)
+        where += " AND t.status = 'retryable_failed' AND t.error_class = 'unknown'";
+    if (filter.exhausted)
+        where += " AND t.status = 'failed' AND t.error_class IS DISTINCT FROM 'permanent'";
+    unfinished = unfinished || filter.expiredLease || filter.liveLease || filter.uncertain || filter.exhausted;
+    std::string statuses;
+    for (const auto& s : filter.statuses) {
+        if (s.find(',') != std::string::npos)
+            throw std::invalid_argument("unknown status: " + s);
+        statuses += (statuses.empty() ? "" : ",") + s;
+    }
+    if (!filter.statuses.empty()
+        && std::find(filter.statuses.begin(), filter.statuses.end(), "succeeded") == filter.statuses.end())
+        unfinished = true;
+    if (unfinished)
+        where += " AND t.status <> 'succeeded'"; // lets the planner use the unfinished partial index
+    const std::string order
+        = unfinished ? " ORDER BY t.updated_at DESC, t.idempotency_key" : " ORDER BY t.idempotency_key";
+
+    pqxx::read_transaction tx(conn);
+    tx.exec_params("SELECT set_config('statement_timeout', $1, true)", std::to_string(statementTimeoutMs));
+    const auto minAttempts
+        = filter.minAttempts ? std::optional<std::string>(std::to_string(*filter.minAttempts)) : std::nullopt;
+    const auto minutes = filter.unfinishedForMinutes
+        ? std::optional<std::string>(std::to_string(*filter.unfinishedForMinutes))
+        : std::nullopt;
+    const pqxx::result r = tx.exec_params(
+        "SELECT t.idempotency_key, t.status, t.attempts, coalesce(t.error_class, ''),"
+        "       to_char(t.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
+        "       coalesce(to_char(t.lease_until AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), ''),"
+        "       coalesce(left(t.error_message, 300), '')"
+        "  FROM "
+            + schema.qualify("task_idempotency") + " t" + where + order + " LIMIT $9",
+        statuses.empty() ? static_cast<const char*>(nullptr) : statuses.c_str(), orNull(filter.tenant),
+        orNull(filter.operation), orNull(filter.keyPrefix), orNull(minAttempts), orNull(filter.errorClass),
+        orNull(filter.failedSince), orNull(minutes), limit);
+    tx.commit();
+    std::vector<TaskSummaryRow> rows;
+    for (const auto& row : r)
+        rows.push_back({ row[0].as<std::string>(), row[1].as<std::string>(), row[2].as<int>(), row[3].as<std::string>(),
+            row[4].as<std::string>(), row[5].as<std::string>(), row[6].as<std::string>() });
+    return rows;
+}
+
+} // namespace idem

@@ -1,0 +1,94 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <pqxx/connection>
+
+#include "core/identifier.h"
+#include "core/stats.h"
+#include "core/taskfilter.h"
+
+namespace idem {
+
+// The console dashboard's tick: every figure of statsSql() (defined there, once), the newest
+// per-minute counter buckets for the charts and, now and then, the attempts histogram over the
+// unfinished rows, all from ONE statement. A single SELECT in autocommit sees one consistent
+// snapshot, so the tick is one round trip; the connection's statement timeout (and read-only
+// default, on a connection of its own) is set once by prepareDashboardConnection().
+
+struct DashboardOptions {
+    StatsOptions stats; // window, long-unfinished threshold, tenant / operation filter
+    int historyMinutes = 2; // counter buckets returned: this many minutes back, the current one included
+    bool attemptsHistogram = false; // the wide aggregate: ask only now and then
+};
+
+// One minute of idem_counters, summed over the filtered tenants and operations.
+struct CounterBucket {
+    std::int64_t minuteEpoch = 0; // bucket start, seconds since the epoch (UTC)
+    std::int64_t acquired = 0;
+    std::int64_t reacquiredLease = 0;
+    std::int64_t reacquiredRetry = 0;
+    std::int64_t replayed = 0;
+    std::int64_t inProgress = 0;
+    std::int64_t conflict = 0;
+    std::int64_t retryLater = 0;
+    std::int64_t rejectedFailed = 0;
+    std::int64_t staleToken = 0;
+    std::int64_t succeeded = 0;
+    std::int64_t failedRetryable = 0;
+    std::int64_t failedPermanent = 0;
+    std::int64_t failedUnknown = 0;
+    std::int64_t exhausted = 0;
+
+    // The charts' per-minute series, with the same meaning as the tiles' window sums in statsSql().
+    std::int64_t reclaims() const { return reacquiredLease + reacquiredRetry; }
+    std::int64_t duplicates() const { return replayed + inProgress + conflict; }
+    std::int64_t failedRetries() const { return failedRetryable + failedUnknown + exhausted; }
+    std::optional<double> duplicateRatio() const;
+
+    bool operator==(const CounterBucket&) const = default;
+};
+
+// Unfinished rows (status <> 'succeeded') by attempts; the last bin holds that many or more.
+struct AttemptsBin {
+    int attempts = 0;
+    std::int64_t rows = 0;
+    bool operator==(const AttemptsBin&) const = default;
+};
+constexpr int attemptsHistogramTopBin = 10;
+
+struct DashboardReading {
+    StatsSnapshot stats;
+    std::int64_t serverNowMs = 0;
+    std::vector<CounterBucket> buckets; // oldest first; minutes without counts are absent
+    std::optional<std::vector<AttemptsBin>> attempts; // set when asked for
+};
+
+// $1..$4 as statsSql(), $5 history minutes, $6 whether to compute the histogram.
+std::string dashboardSql(const SchemaName& schema);
+
+// Once per connection, before its first tick: a session statement timeout (the tick's bound)
+// and, when the connection serves only reads, default_transaction_read_only. One round trip.
+void prepareDashboardConnection(pqxx::connection& conn, int statementTimeoutMs, bool readOnlySession);
+
+// The tick: exactly one exec_params round trip, no BEGIN/COMMIT. Throws pqxx errors.
+DashboardReading readDashboard(pqxx::connection& conn, const SchemaName& schema, const DashboardOptions& options);
+
+// A tile's rows when no task browser is there to show them: the newest `limit` rows (by
+// updated_at) under the filter. Throws std::invalid_argument for a filter it cannot express.
+struct TaskSummaryRow {
+    std::string key;
+    std::string status;
+    int attempts = 0;
+    std::string errorClass;
+    std::string updatedAt; // ISO 8601 UTC
+    std::string leaseUntil; // empty when NULL
+    std::string errorMessage;
+};
+std::vector<TaskSummaryRow> readTopTasks(
+    pqxx::connection& conn, const SchemaName& schema, const TaskFilter& filter, int limit, int statementTimeoutMs);
+
+} // namespace idem

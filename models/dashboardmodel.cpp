@@ -1,0 +1,453 @@
+#include "models/dashboardmodel.h"
+
+#include <QLocale>
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/consolesession.h"
+
+namespace idem::console {
+
+namespace {
+    // A tick may use a tenth of the interval; a slower one stretches the interval, so a
+    // struggling server gets less load from the console rather than more (DESIGN section 6).
+    constexpr qint64 tickBudgetDivisor = 10;
+    constexpr std::chrono::milliseconds maxDelay { 60000 };
+    // A tick answers in milliseconds; silence this long means the database is not answering.
+    constexpr qint64 overdueAfterMs = 2000;
+    // The attempts histogram reads every unfinished row: at most this often.
+    constexpr qint64 histogramEveryMs = 30000;
+
+    QString count(qint64 n) { return QLocale().toString(n); }
+
+    QString windowText(int minutes)
+    {
+        return minutes % 60 == 0 ? QStringLiteral("last %1 h").arg(minutes / 60)
+                                 : QStringLiteral("last %1 min").arg(minutes);
+    }
+
+    QString durationText(double seconds)
+    {
+        const auto s = static_cast<qint64>(std::floor(seconds));
+        if (s < 60)
+            return QStringLiteral("%1 s").arg(s);
+        if (s < 3600)
+            return QStringLiteral("%1 min %2 s").arg(s / 60).arg(s % 60);
+        return QStringLiteral("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60);
+    }
+} // namespace
+
+DashboardModel::DashboardModel(ConsoleSession* session, QObject* parent)
+    : QObject(parent)
+    , m_session(session)
+{
+    m_timer.setSingleShot(true);
+    connect(&m_timer, &QTimer::timeout, this, [this] {
+        if (!m_settings.paused)
+            tickNow();
+    });
+    m_clock.setInterval(1000);
+    connect(&m_clock, &QTimer::timeout, this, &DashboardModel::onClock);
+    m_clock.start();
+    connect(session, &ConsoleSession::stateChanged, this, &DashboardModel::onSessionState);
+    connect(session, &ConsoleSession::serverInfoChanged, this, &DashboardModel::onSessionState);
+    connect(session, &ConsoleSession::migratingChanged, this, [this] {
+        // A migration runs without the tick's statement timeout (DatabaseWorker): set it again.
+        m_prepared = false;
+        onSessionState();
+    });
+    onSessionState();
+}
+
+DashboardModel::~DashboardModel()
+{
+    if (m_pending && m_session)
+        m_session->cancel(m_pending);
+}
+
+void DashboardModel::setSettings(const DashboardSettings& settings)
+{
+    const bool query = settings.windowMinutes != m_settings.windowMinutes || settings.tenant != m_settings.tenant
+        || settings.operation != m_settings.operation
+        || settings.longUnfinishedMinutes != m_settings.longUnfinishedMinutes;
+    const bool filter = settings.tenant != m_settings.tenant || settings.operation != m_settings.operation;
+    const bool resume = m_settings.paused && !settings.paused;
+    m_settings = settings;
+    m_settings.intervalMs
+        = std::clamp(m_settings.intervalMs, DashboardSettings::minIntervalMs, DashboardSettings::maxIntervalMs);
+    if (query) {
+        ++m_generation;
+        m_historyLoadedMinutes = 0;
+        m_sinceHistogram.invalidate();
+    }
+    if (filter)
+        resetData();
+    if (m_settings.paused)
+        m_timer.stop();
+    Q_EMIT settingsChanged();
+    if (query || resume)
+        tickNow();
+    else if (m_timer.isActive())
+        schedule(std::chrono::milliseconds(m_settings.intervalMs));
+    evaluateLevels();
+    Q_EMIT updated();
+}
+
+void DashboardModel::setInterval(int ms)
+{
+    auto s = m_settings;
+    s.intervalMs = ms;
+    setSettings(s);
+}
+
+void DashboardModel::setPaused(bool paused)
+{
+    auto s = m_settings;
+    s.paused = paused;
+    setSettings(s);
+}
+
+void DashboardModel::setWindowMinutes(int minutes)
+{
+    auto s = m_settings;
+    s.windowMinutes = minutes;
+    setSettings(s);
+}
+
+void DashboardModel::setFilter(const QString& tenant, const QString& operation)
+{
+    auto s = m_settings;
+    s.tenant = tenant.trimmed();
+    s.operation = operation.trimmed();
+    setSettings(s);
+}
+
+void DashboardModel::setThreshold(Tile tile, const Threshold& threshold)
+{
+    auto s = m_settings;
+    s.thresholds[static_cast<std::size_t>(tile)] = threshold;
+    setSettings(s);
+}
+
+void DashboardModel::resetData()
+{
+    m_latest.reset();
+    m_attempts.reset();
+    m_history.clear();
+    m_levels.fill(Level::NoData);
+    m_lastServerMs = 0;
+}
+
+void DashboardModel::onSessionState()
+{
+    using State = ConsoleSession::State;
+    const auto state = m_session->state();
+    if (state != State::Connected) {
+        m_prepared = false;
+        m_timer.stop();
+        if (m_pending)
+            m_session->cancel(m_pending);
+        m_pending = 0;
+        QString why = state == State::Connecting ? QStringLiteral("Connecting…") : QStringLiteral("Not connected.");
+        if (state == State::Failed && m_session->lastFailure())
+            why = m_session->lastFailure()->text();
+        setFreshness(Freshness::Disconnected, why);
+        return;
+    }
+    if (!m_session->canPoll()) {
+        const auto& si = m_session->serverInfo();
+        setFreshness(Freshness::NoData,
+            !si.isReader && !si.schemaMissing() ? QStringLiteral("Role %1 may not read the Idem tables.").arg(si.role)
+                                                : QStringLiteral("No Idem schema %1 to read yet.").arg(si.schema));
+        return;
+    }
+    if (m_freshness == Freshness::Disconnected || m_freshness == Freshness::NoData)
+        setFreshness(m_latest ? Freshness::Waiting : Freshness::NoData,
+            m_latest ? QStringLiteral("Reconnected; reading…") : QStringLiteral("Reading…"));
+    if (!m_pending && !m_session->migrating())
+        tickNow();
+}
+
+void DashboardModel::tickNow()
+{
+    if (m_pending || !m_session->canPoll() || m_session->migrating())
+        return;
+    m_timer.stop();
+    idem::DashboardOptions options;
+    options.stats.windowMinutes = m_settings.windowMinutes;
+    options.stats.longUnfinishedAfterMinutes = m_settings.longUnfinishedMinutes;
+    options.stats.statementTimeoutMs = m_statementTimeoutMs;
+    if (!m_settings.tenant.isEmpty())
+        options.stats.tenant = m_settings.tenant.toStdString();
+    if (!m_settings.operation.isEmpty())
+        options.stats.operation = m_settings.operation.toStdString();
+    // The whole window once (after a connect or a change), then only the newest minutes: the
+    // previous one too, since workers flush the minute that just closed a moment later.
+    if (m_historyLoadedMinutes < m_settings.windowMinutes || !m_lastServerMs)
+        options.historyMinutes = m_settings.windowMinutes;
+    else
+        options.historyMinutes
+            = std::clamp<int>(static_cast<int>((QDateTime::currentMSecsSinceEpoch() - m_lastServerMs) / 60000) + 2, 2,
+                m_settings.windowMinutes);
+    options.attemptsHistogram = !m_attempts || !m_sinceHistogram.isValid()
+        || m_sinceHistogram.elapsed() >= std::max<qint64>(histogramEveryMs, 10LL * m_settings.intervalMs);
+
+    const bool prepare = !m_prepared;
+    const bool readOnly = m_dedicated;
+    const int timeoutMs = m_statementTimeoutMs;
+    const int generation = m_generation;
+    auto job = [options, prepare, readOnly, timeoutMs](pqxx::connection& conn, const idem::SchemaName& schema) {
+        if (prepare)
+            idem::prepareDashboardConnection(conn, timeoutMs, readOnly);
+        QElapsedTimer clock;
+        clock.start();
+        DashboardTick tick;
+        tick.reading = idem::readDashboard(conn, schema, options);
+        tick.elapsedMs = clock.elapsed();
+        tick.historyMinutes = options.historyMinutes;
+        return QVariant::fromValue(tick);
+    };
+    auto id = std::make_shared<quint64>(0);
+    *id = m_session->submit(
+        std::move(job), this,
+        [this, id, generation, prepare](const QVariant& answer) {
+            if (*id != m_pending)
+                return;
+            if (prepare)
+                m_prepared = true;
+            if (generation != m_generation) {
+                m_pending = 0;
+                tickNow(); // asked under a filter or window that has changed since
+                return;
+            }
+            onTickDone(*id, answer);
+        },
+        [this, id](const Failure& failure) { onTickFailed(*id, failure); });
+    m_pending = *id;
+    if (m_pending)
+        m_pendingSince.start();
+}
+
+void DashboardModel::onTickDone(quint64 id, const QVariant& answer)
+{
+    if (id != m_pending)
+        return;
+    m_pending = 0;
+    m_failures = 0;
+    const auto tick = answer.value<DashboardTick>();
+    ingest(tick);
+    const auto budgeted = std::chrono::milliseconds(tick.elapsedMs * tickBudgetDivisor);
+    schedule(std::max(std::chrono::milliseconds(m_settings.intervalMs), budgeted));
+}
+
+void DashboardModel::ingest(const DashboardTick& tick)
+{
+    const auto& r = tick.reading;
+    m_history.addLive({ r.serverNowMs, r.stats.processing, r.stats.expiredLeases, tick.elapsedMs });
+    m_history.mergeBuckets(r.buckets);
+    if (r.attempts) {
+        m_attempts = r.attempts;
+        m_sinceHistogram.start();
+    }
+    m_historyLoadedMinutes = std::max<qint64>(m_historyLoadedMinutes, tick.historyMinutes);
+    m_lastServerMs = r.serverNowMs;
+    m_latest = r;
+    m_lastTickMs = tick.elapsedMs;
+    ++m_ticks;
+    m_lastGoodAt = QDateTime::currentDateTime();
+    setFreshness(Freshness::Live, {});
+    evaluateLevels();
+    Q_EMIT updated();
+}
+
+void DashboardModel::onTickFailed(quint64 id, const Failure& failure)
+{
+    if (id != m_pending || id == 0) {
+        if (id == 0 && m_pending == 0)
+            setFreshness(Freshness::Disconnected, failure.text());
+        return;
+    }
+    m_pending = 0;
+    if (failure.kind == FailureKind::ConnectionLost) {
+        // The session reconnects by itself; its state change says the rest.
+        setFreshness(Freshness::Disconnected, failure.text());
+        return;
+    }
+    ++m_failures;
+    setFreshness(Freshness::Failed, failure.text());
+    const std::chrono::milliseconds backoff(qint64(m_settings.intervalMs) << std::min(m_failures, 5));
+    schedule(std::min(maxDelay, backoff));
+}
+
+void DashboardModel::schedule(std::chrono::milliseconds after)
+{
+    m_nextTick = std::min(after, maxDelay);
+    if (!m_settings.paused && m_session->canPoll())
+        m_timer.start(m_nextTick);
+}
+
+void DashboardModel::onClock()
+{
+    if (m_pending && m_pendingSince.isValid() && m_pendingSince.elapsed() >= overdueAfterMs)
+        setFreshness(Freshness::Waiting,
+            QStringLiteral("No answer from the database for %1 s (a tick gives up after %2 s).")
+                .arg(m_pendingSince.elapsed() / 1000)
+                .arg(m_statementTimeoutMs / 1000.0));
+    else if (m_freshness != Freshness::Live)
+        Q_EMIT freshnessChanged(); // "last good data N s ago" moves on
+}
+
+void DashboardModel::setFreshness(Freshness freshness, const QString& reason)
+{
+    if (freshness == m_freshness && reason == m_reason)
+        return;
+    m_freshness = freshness;
+    m_reason = reason;
+    Q_EMIT freshnessChanged();
+}
+
+void DashboardModel::evaluateLevels()
+{
+    for (int i = 0; i < tileCount; ++i) {
+        const auto t = static_cast<Tile>(i);
+        const TileValue v = tile(t);
+        auto& was = m_levels[static_cast<std::size_t>(i)];
+        if (v.level == Level::Critical && was != Level::Critical && m_latest)
+            Q_EMIT alert(t,
+                QStringLiteral("%1 is %2 (critical from %3)")
+                    .arg(tileSpec(t).title, v.text,
+                        QString::number(*m_settings.thresholds[static_cast<std::size_t>(i)].critical)));
+        was = v.level;
+    }
+}
+
+TileValue DashboardModel::tile(Tile t) const
+{
+    TileValue v;
+    if (!m_latest) {
+        v.text = QStringLiteral("–");
+        return v;
+    }
+    const auto& s = m_latest->stats;
+    const QString window = windowText(m_settings.windowMinutes);
+    const auto counted = [&](qint64 n, const QString& detail) {
+        v.value = static_cast<double>(n);
+        v.text = count(n);
+        v.detail = detail;
+    };
+    switch (t) {
+    case Tile::Processing:
+        counted(s.processing, QStringLiteral("live leases"));
+        break;
+    case Tile::ExpiredLeases:
+        counted(s.expiredLeases, QStringLiteral("processing, lease ran out"));
+        break;
+    case Tile::DuplicateRatio:
+        if (s.duplicateRatio) {
+            v.value = *s.duplicateRatio * 100.0;
+            v.text = QStringLiteral("%1 %").arg(QLocale().toString(*v.value, 'f', 1));
+            v.detail = QStringLiteral("of %1 claims, %2").arg(count(s.claims), window);
+        } else {
+            v.text = QStringLiteral("–");
+            v.detail = QStringLiteral("no claims, %1").arg(window);
+        }
+        break;
+    case Tile::Retries:
+        counted(s.retries, window);
+        break;
+    case Tile::FailedRetries:
+        counted(s.failedRetries, window);
+        break;
+    case Tile::LongUnfinished:
+        counted(s.longUnfinished, QStringLiteral("unfinished after %1 min").arg(m_settings.longUnfinishedMinutes));
+        break;
+    case Tile::Failed:
+        counted(s.failedPermanent + s.failedExhausted,
+            QStringLiteral("%1 permanent · %2 exhausted").arg(count(s.failedPermanent), count(s.failedExhausted)));
+        break;
+    case Tile::DigestConflicts:
+        counted(s.digestConflicts, window);
+        break;
+    case Tile::StaleTokens:
+        counted(s.staleTokenRejections, window);
+        break;
+    case Tile::Uncertain:
+        counted(s.uncertain, QStringLiteral("retryable, effect unknown"));
+        break;
+    case Tile::OldestProcessing:
+        if (s.oldestProcessingAgeSeconds) {
+            v.value = *s.oldestProcessingAgeSeconds;
+            v.text = durationText(*v.value);
+            v.detail = QStringLiteral("since first seen");
+        } else {
+            v.text = QStringLiteral("–");
+            v.detail = QStringLiteral("nothing processing");
+        }
+        break;
+    case Tile::TotalRows:
+        if (s.totalRowsEstimate) {
+            v.value = static_cast<double>(*s.totalRowsEstimate);
+            v.text = QStringLiteral("≈ ") + count(*s.totalRowsEstimate);
+            v.detail = QStringLiteral("estimate (planner statistics)");
+        } else {
+            v.text = QStringLiteral("–");
+            v.detail = QStringLiteral("estimate: not analysed yet");
+        }
+        break;
+    case Tile::COUNT:
+        break;
+    }
+    v.level = v.value ? levelOf(v.value, m_settings.thresholds[static_cast<std::size_t>(t)]) : Level::Normal;
+    return v;
+}
+
+idem::TaskFilter DashboardModel::filterFor(Tile t) const
+{
+    idem::TaskFilter f;
+    if (!m_settings.tenant.isEmpty())
+        f.tenant = m_settings.tenant.toStdString();
+    if (!m_settings.operation.isEmpty())
+        f.operation = m_settings.operation.toStdString();
+    switch (t) {
+    case Tile::Processing:
+        f.statuses = { "processing" };
+        f.liveLease = true;
+        break;
+    case Tile::ExpiredLeases:
+        f.statuses = { "processing" };
+        f.expiredLease = true;
+        break;
+    case Tile::OldestProcessing:
+        f.statuses = { "processing" };
+        break;
+    case Tile::Retries:
+        f.minAttempts = 2;
+        f.statuses = { "processing", "retryable_failed", "failed" };
+        break;
+    case Tile::FailedRetries:
+        f.statuses = { "retryable_failed", "failed" };
+        break;
+    case Tile::LongUnfinished:
+        f.unfinishedForMinutes = m_settings.longUnfinishedMinutes;
+        break;
+    case Tile::Failed:
+        f.statuses = { "failed" };
+        break;
+    case Tile::DigestConflicts:
+        f.digestConflicts = true;
+        break;
+    case Tile::Uncertain:
+        f.statuses = { "retryable_failed" };
+        f.uncertain = true;
+        break;
+    case Tile::DuplicateRatio:
+    case Tile::StaleTokens:
+    case Tile::TotalRows:
+    case Tile::COUNT:
+        break;
+    }
+    return f;
+}
+
+} // namespace idem::console

@@ -1,0 +1,140 @@
+#pragma once
+
+#include <QDateTime>
+#include <QElapsedTimer>
+#include <QObject>
+#include <QPointer>
+#include <QTimer>
+
+#include <array>
+#include <chrono>
+#include <optional>
+
+#include "core/dashboardquery.h"
+#include "core/taskfilter.h"
+#include "models/dashboardhistory.h"
+#include "models/dashboardthresholds.h"
+#include "models/snapshots.h"
+
+namespace idem::console {
+
+class ConsoleSession;
+
+// What one tick brought back to the UI thread.
+struct DashboardTick {
+    idem::DashboardReading reading;
+    qint64 elapsedMs = 0; // the tick's one round trip, measured on the worker thread
+    int historyMinutes = 0;
+};
+
+// What a tile shows.
+struct TileValue {
+    QString text; // the number as a person reads it ("12", "23.5 %", "4 min 12 s", "≈ 1,200")
+    QString detail; // the line under it
+    std::optional<double> value; // in the threshold's unit
+    Level level = Level::NoData;
+};
+
+// The live dashboard's data side: it ticks through a ConsoleSession's worker (one statement per
+// tick, the next armed only when the last answered, stretched when a tick overruns its budget),
+// keeps a bounded history for the charts, colours tiles by threshold and says how fresh its
+// data is. Nothing here waits on the database.
+class DashboardModel : public QObject {
+    Q_OBJECT
+public:
+    enum class Freshness {
+        NoData, // nothing read yet (or the schema cannot be read)
+        Live,
+        Waiting, // a tick is overdue: the database has not answered
+        Failed, // the last tick failed (timeout, privilege); retrying
+        Disconnected,
+    };
+    Q_ENUM(Freshness)
+
+    explicit DashboardModel(ConsoleSession* session, QObject* parent = nullptr);
+    ~DashboardModel() override;
+
+    const DashboardSettings& settings() const { return m_settings; }
+    void setSettings(const DashboardSettings& settings);
+    void setInterval(int ms);
+    void setPaused(bool paused);
+    void setWindowMinutes(int minutes);
+    void setFilter(const QString& tenant, const QString& operation);
+    void setThreshold(Tile tile, const Threshold& threshold);
+    // A connection that serves only the dashboard and other reads: ticks also make it read-only.
+    void setDedicatedConnection(bool dedicated) { m_dedicated = dedicated; }
+    void setStatementTimeoutMs(int ms) { m_statementTimeoutMs = ms; }
+    int statementTimeoutMs() const { return m_statementTimeoutMs; }
+
+    Freshness freshness() const { return m_freshness; }
+    // Why the data is not live (the failure, the disconnect, the silence), empty when live.
+    QString reason() const { return m_reason; }
+    // When the last good tick arrived (local clock); invalid before the first.
+    QDateTime lastGoodAt() const { return m_lastGoodAt; }
+    const std::optional<idem::DashboardReading>& latest() const { return m_latest; }
+    const std::optional<std::vector<idem::AttemptsBin>>& attempts() const { return m_attempts; }
+    const DashboardHistory& history() const { return m_history; }
+    TileValue tile(Tile tile) const;
+    idem::TaskFilter filterFor(Tile tile) const;
+
+    qint64 lastTickMs() const { return m_lastTickMs; }
+    std::chrono::milliseconds nextTickIn() const { return m_nextTick; }
+    bool stretched() const { return m_nextTick.count() > m_settings.intervalMs; }
+    int ticks() const { return m_ticks; }
+    bool tickPending() const { return m_pending != 0; }
+
+    // The ingest path on its own (what a tick's answer does on the UI thread): the benchmark feeds
+    // synthetic ticks through it.
+    void ingest(const DashboardTick& tick);
+
+public Q_SLOTS:
+    void tickNow();
+
+Q_SIGNALS:
+    void updated();
+    void freshnessChanged();
+    void settingsChanged();
+    // A tile crossed into critical (once per crossing, not every tick).
+    void alert(idem::console::Tile tile, const QString& text);
+
+private:
+    void onSessionState();
+    void onTickDone(quint64 id, const QVariant& answer);
+    void onTickFailed(quint64 id, const Failure& failure);
+    void onClock();
+    void schedule(std::chrono::milliseconds after);
+    void setFreshness(Freshness freshness, const QString& reason);
+    void resetData();
+    void evaluateLevels();
+
+    QPointer<ConsoleSession> m_session; // may go first when the window closes
+    DashboardSettings m_settings;
+    bool m_dedicated = false;
+    int m_statementTimeoutMs = 5000;
+    bool m_prepared = false; // the connection's session settings are in place
+
+    quint64 m_pending = 0;
+    int m_generation = 0; // bumped when the filter or window changes: older answers are dropped
+    QElapsedTimer m_pendingSince;
+    QTimer m_timer;
+    QTimer m_clock; // once a second: overdue detection and "N s ago"
+    std::chrono::milliseconds m_nextTick { 0 };
+    int m_failures = 0;
+
+    Freshness m_freshness = Freshness::NoData;
+    QString m_reason;
+    QDateTime m_lastGoodAt;
+    std::optional<idem::DashboardReading> m_latest;
+    std::optional<std::vector<idem::AttemptsBin>> m_attempts;
+    QElapsedTimer m_sinceHistogram;
+    qint64 m_historyLoadedMinutes = 0; // how far back the history holds the current window
+    qint64 m_lastServerMs = 0;
+    DashboardHistory m_history;
+    std::array<Level, tileCount> m_levels {};
+    qint64 m_lastTickMs = 0;
+    int m_ticks = 0;
+};
+
+} // namespace idem::console
+
+Q_DECLARE_METATYPE(idem::console::DashboardTick)

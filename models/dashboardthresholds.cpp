@@ -1,0 +1,138 @@
+#include "models/dashboardthresholds.h"
+
+#include <QSettings>
+
+#include <algorithm>
+
+namespace idem::console {
+
+namespace {
+    const QString group = QStringLiteral("dashboard");
+
+    Threshold at(double warning, double critical) { return { warning, critical }; }
+
+    const std::array<TileSpec, tileCount>& specs()
+    {
+        static const std::array<TileSpec, tileCount> all = { {
+            { Tile::Processing, "processing", QStringLiteral("Processing"),
+                QStringLiteral("Rows in processing whose lease is still running: tasks a worker is on now."), {} },
+            { Tile::ExpiredLeases, "expiredLeases", QStringLiteral("Expired leases"),
+                QStringLiteral("Rows in processing whose lease ran out: the worker died or stalled; the next "
+                               "claim takes them over."),
+                at(1, 10) },
+            { Tile::DuplicateRatio, "duplicateRatio", QStringLiteral("Duplicate ratio"),
+                QStringLiteral("Claims answered from an existing key (replay, in progress, conflict) over all "
+                               "claims in the window, from idem_counters."),
+                at(20, 50) },
+            { Tile::Retries, "retries", QStringLiteral("Retries"),
+                QStringLiteral("Claims that took a row over again (expired lease or elapsed backoff) in the "
+                               "window."),
+                {} },
+            { Tile::FailedRetries, "failedRetries", QStringLiteral("Failed retries"),
+                QStringLiteral("Attempts that ended in a retryable or unknown failure, or exhausted the task, in "
+                               "the window."),
+                at(1, 50) },
+            { Tile::LongUnfinished, "longUnfinished", QStringLiteral("Long-unfinished"),
+                QStringLiteral("Rows not succeeded and first seen longer ago than the long-unfinished limit."),
+                at(1, 20) },
+            { Tile::Failed, "failed", QStringLiteral("Failed"),
+                QStringLiteral("Rows in failed: a permanent error, or attempts / age exhausted. Only an operator "
+                               "can requeue them."),
+                at(1, 20) },
+            { Tile::DigestConflicts, "digestConflicts", QStringLiteral("Digest conflicts"),
+                QStringLiteral("Claims of a key with a different request digest in the window: a client reused "
+                               "a key for another request."),
+                at(1, 10) },
+            { Tile::StaleTokens, "staleTokens", QStringLiteral("Stale-token rejections"),
+                QStringLiteral("complete / fail / heartbeat by a worker that had lost the row (lease taken over) "
+                               "in the window: the fence at work."),
+                at(1, 20) },
+            { Tile::Uncertain, "uncertain", QStringLiteral("Uncertain outcomes"),
+                QStringLiteral("Retryable rows whose last attempt's effect is unknown (timeout after the "
+                               "request left); retried with the same key."),
+                at(1, 10) },
+            { Tile::OldestProcessing, "oldestProcessing", QStringLiteral("Oldest processing"),
+                QStringLiteral("Age of the oldest row in processing, since it was first seen (created_at)."),
+                at(300, 1800) },
+            { Tile::TotalRows, "totalRows", QStringLiteral("Total rows"),
+                QStringLiteral("The planner's estimate of the table's rows (pg_class.reltuples), never a count."), {} },
+        } };
+        return all;
+    }
+
+    QString optionalText(const std::optional<double>& v) { return v ? QString::number(*v) : QString(); }
+
+    std::optional<double> optionalFrom(const QVariant& v)
+    {
+        bool ok = false;
+        const double d = v.toString().toDouble(&ok);
+        return ok && d >= 0 ? std::optional<double>(d) : std::nullopt;
+    }
+} // namespace
+
+const TileSpec& tileSpec(Tile tile) { return specs().at(static_cast<std::size_t>(tile)); }
+
+Level levelOf(std::optional<double> value, const Threshold& threshold)
+{
+    if (!value)
+        return Level::NoData;
+    if (threshold.critical && *value >= *threshold.critical)
+        return Level::Critical;
+    if (threshold.warning && *value >= *threshold.warning)
+        return Level::Warning;
+    return Level::Normal;
+}
+
+DashboardSettings::DashboardSettings()
+{
+    for (int i = 0; i < tileCount; ++i)
+        thresholds[static_cast<std::size_t>(i)] = specs()[static_cast<std::size_t>(i)].defaults;
+}
+
+DashboardSettings DashboardSettings::load(QSettings& settings)
+{
+    DashboardSettings s;
+    settings.beginGroup(group);
+    s.intervalMs
+        = std::clamp(settings.value(QStringLiteral("intervalMs"), s.intervalMs).toInt(), minIntervalMs, maxIntervalMs);
+    s.paused = settings.value(QStringLiteral("paused"), false).toBool();
+    const int window = settings.value(QStringLiteral("windowMinutes"), s.windowMinutes).toInt();
+    if (window == 15 || window == 60 || window == 360 || window == 1440)
+        s.windowMinutes = window;
+    s.longUnfinishedMinutes = std::clamp(
+        settings.value(QStringLiteral("longUnfinishedMinutes"), s.longUnfinishedMinutes).toInt(), 1, 7 * 24 * 60);
+    s.tenant = settings.value(QStringLiteral("tenant")).toString();
+    s.operation = settings.value(QStringLiteral("operation")).toString();
+    for (const auto& spec : specs()) {
+        const QString key = QStringLiteral("thresholds/") + QLatin1String(spec.key);
+        auto& t = s.thresholds[static_cast<std::size_t>(spec.tile)];
+        if (settings.contains(key + QStringLiteral("/warning")))
+            t.warning = optionalFrom(settings.value(key + QStringLiteral("/warning")));
+        if (settings.contains(key + QStringLiteral("/critical")))
+            t.critical = optionalFrom(settings.value(key + QStringLiteral("/critical")));
+    }
+    settings.endGroup();
+    return s;
+}
+
+void DashboardSettings::save(QSettings& settings) const
+{
+    settings.beginGroup(group);
+    settings.setValue(QStringLiteral("intervalMs"), intervalMs);
+    settings.setValue(QStringLiteral("paused"), paused);
+    settings.setValue(QStringLiteral("windowMinutes"), windowMinutes);
+    settings.setValue(QStringLiteral("longUnfinishedMinutes"), longUnfinishedMinutes);
+    settings.setValue(QStringLiteral("tenant"), tenant);
+    settings.setValue(QStringLiteral("operation"), operation);
+    for (const auto& spec : specs()) {
+        // An empty value means "off", distinct from "never set" (the default).
+        const QString key = QStringLiteral("thresholds/") + QLatin1String(spec.key);
+        const auto& t = thresholds[static_cast<std::size_t>(spec.tile)];
+        settings.setValue(key + QStringLiteral("/warning"), optionalText(t.warning));
+        settings.setValue(key + QStringLiteral("/critical"), optionalText(t.critical));
+    }
+    settings.endGroup();
+    settings.sync();
+}
+
+} // namespace idem::console

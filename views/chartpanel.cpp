@@ -1,0 +1,256 @@
+#include "views/chartpanel.h"
+
+#include <QBarCategoryAxis>
+#include <QBarSeries>
+#include <QBarSet>
+#include <QChart>
+#include <QChartView>
+#include <QDateTime>
+#include <QDateTimeAxis>
+#include <QGridLayout>
+#include <QLineSeries>
+#include <QValueAxis>
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/dashboardmodel.h"
+
+namespace idem::console {
+
+namespace {
+    enum ChartIndex { LiveChart, OutcomesChart, RatioChart, FailuresChart, CostChart };
+
+    // Per-minute figures of one bucket, in the order of the chart's series.
+    std::vector<double> outcomeValues(const idem::CounterBucket& b)
+    {
+        return { double(b.acquired), double(b.replayed), double(b.inProgress), double(b.conflict),
+            double(b.reclaims()) };
+    }
+    std::vector<double> failureValues(const idem::CounterBucket& b)
+    {
+        return { double(b.reclaims()), double(b.failedRetries()), double(b.failedPermanent) };
+    }
+} // namespace
+
+ChartPanel::ChartPanel(QWidget* parent)
+    : QWidget(parent)
+{
+    setObjectName(QStringLiteral("chartPanel"));
+    m_charts.push_back(makeChart(QStringLiteral("Processing vs expired leases"),
+        { QStringLiteral("processing"), QStringLiteral("expired") }, QStringLiteral("rows")));
+    m_charts.push_back(makeChart(QStringLiteral("Claim outcomes per minute"),
+        { QStringLiteral("new"), QStringLiteral("replay"), QStringLiteral("in progress"), QStringLiteral("conflict"),
+            QStringLiteral("reclaim") },
+        QStringLiteral("claims")));
+    m_charts.push_back(makeChart(
+        QStringLiteral("Duplicate ratio per minute"), { QStringLiteral("duplicate ratio") }, QStringLiteral("%")));
+    m_charts.push_back(makeChart(QStringLiteral("Retries and failures per minute"),
+        { QStringLiteral("retries"), QStringLiteral("failed retries"), QStringLiteral("permanent") },
+        QStringLiteral("events")));
+    m_charts.push_back(
+        makeChart(QStringLiteral("Console load: ms per tick"), { QStringLiteral("tick ms") }, QStringLiteral("ms")));
+
+    m_histogram = new QChart;
+    m_histogram->setTitle(QStringLiteral("Attempts among unfinished rows"));
+    m_histogram->setAnimationOptions(QChart::NoAnimation);
+    m_histogram->legend()->hide();
+    m_histogram->setMargins(QMargins(4, 4, 4, 4));
+    m_attempts = new QBarSet(QStringLiteral("rows"));
+    m_attempts->setObjectName(QStringLiteral("attempts"));
+    auto* bars = new QBarSeries;
+    bars->append(m_attempts);
+    m_histogram->addSeries(bars);
+    m_attemptsAxis = new QBarCategoryAxis;
+    QStringList categories;
+    for (int i = 1; i < idem::attemptsHistogramTopBin; ++i)
+        categories << QString::number(i);
+    categories << QStringLiteral("%1+").arg(idem::attemptsHistogramTopBin);
+    m_attemptsAxis->append(categories);
+    QFont small = m_attemptsAxis->labelsFont();
+    small.setPointSizeF(small.pointSizeF() * 0.85);
+    m_attemptsAxis->setLabelsFont(small);
+    m_attemptsY = new QValueAxis;
+    m_attemptsY->setLabelFormat(QStringLiteral("%d"));
+    m_histogram->addAxis(m_attemptsAxis, Qt::AlignBottom);
+    m_histogram->addAxis(m_attemptsY, Qt::AlignLeft);
+    bars->attachAxis(m_attemptsAxis);
+    bars->attachAxis(m_attemptsY);
+    m_histogramView = new QChartView(m_histogram);
+    m_histogramView->setRenderHint(QPainter::Antialiasing);
+    m_histogramView->setMinimumSize(260, 190);
+
+    auto* grid = new QGridLayout(this);
+    grid->setContentsMargins(0, 0, 0, 0);
+    grid->setSpacing(4);
+    grid->addWidget(m_charts[LiveChart].view, 0, 0);
+    grid->addWidget(m_charts[OutcomesChart].view, 0, 1);
+    grid->addWidget(m_charts[RatioChart].view, 0, 2);
+    grid->addWidget(m_charts[FailuresChart].view, 1, 0);
+    grid->addWidget(m_histogramView, 1, 1);
+    grid->addWidget(m_charts[CostChart].view, 1, 2);
+}
+
+ChartPanel::~ChartPanel() = default;
+
+ChartPanel::Chart ChartPanel::makeChart(const QString& title, const QStringList& names, const QString& unit)
+{
+    Chart c;
+    c.chart = new QChart;
+    c.chart->setTitle(title);
+    // Animations replay on every bulk replace: off (they would also cost a tick's worth of CPU).
+    c.chart->setAnimationOptions(QChart::NoAnimation);
+    c.chart->setMargins(QMargins(4, 4, 4, 4));
+    c.chart->legend()->setAlignment(Qt::AlignBottom);
+    c.x = new QDateTimeAxis;
+    c.x->setFormat(QStringLiteral("HH:mm"));
+    c.x->setTickCount(5);
+    c.y = new QValueAxis;
+    c.y->setLabelFormat(unit == QStringLiteral("%") ? QStringLiteral("%.0f %%") : QStringLiteral("%.0f"));
+    c.y->setRange(0, 1);
+    c.chart->addAxis(c.x, Qt::AlignBottom);
+    c.chart->addAxis(c.y, Qt::AlignLeft);
+    for (const auto& name : names) {
+        auto* s = new QLineSeries;
+        s->setName(name);
+        QString id = name;
+        id.replace(QLatin1Char(' '), QString());
+        s->setObjectName(id);
+        c.chart->addSeries(s);
+        s->attachAxis(c.x);
+        s->attachAxis(c.y);
+        c.series.push_back(s);
+    }
+    if (names.size() == 1)
+        c.chart->legend()->hide();
+    c.view = new QChartView(c.chart);
+    c.view->setRenderHint(QPainter::Antialiasing);
+    c.view->setMinimumSize(260, 190);
+    return c;
+}
+
+namespace {
+    // A range of four whole, round steps (1, 2, 5 times a power of ten) above `top`, so the five
+    // labels read 0, 5, 10, 15, 20 rather than 0, 1, 1, 2, 2.
+    void niceRange(QValueAxis* axis, double top)
+    {
+        const double raw = std::max(1.0, top * 1.1) / 4.0;
+        const double magnitude = std::pow(10.0, std::floor(std::log10(std::max(1.0, raw))));
+        double step = magnitude;
+        for (const double m : { 1.0, 2.0, 5.0, 10.0 }) {
+            step = m * magnitude;
+            if (step >= raw)
+                break;
+        }
+        axis->setRange(0, 4 * step);
+        axis->setTickCount(5);
+    }
+} // namespace
+
+void ChartPanel::fitY(Chart& c, double floorMax)
+{
+    double top = floorMax;
+    for (auto* s : c.series) {
+        const auto points = s->points();
+        for (const auto& p : points)
+            top = std::max(top, p.y());
+    }
+    niceRange(c.y, top);
+}
+
+void ChartPanel::update(const DashboardModel& model)
+{
+    const auto& latest = model.latest();
+    const auto& history = model.history();
+    const qint64 windowMs = qint64(model.settings().windowMinutes) * 60000;
+    const qint64 now = latest    ? latest->serverNowMs
+        : history.live().empty() ? QDateTime::currentMSecsSinceEpoch()
+                                 : history.live().back().ms;
+    const qint64 from = now - windowMs;
+    for (auto& c : m_charts)
+        c.x->setRange(QDateTime::fromMSecsSinceEpoch(from), QDateTime::fromMSecsSinceEpoch(now));
+
+    Chart& live = m_charts[LiveChart];
+    const int pixels = std::max(50, int(live.chart->plotArea().width()));
+    const auto livePoints = [&](qint64 LiveSample::*field) {
+        return m_downsample ? downsampleMinMax(history.live(), field, from, now, pixels)
+                            : allPoints(history.live(), field, from, now);
+    };
+    live.series[0]->replace(livePoints(&LiveSample::processing));
+    live.series[1]->replace(livePoints(&LiveSample::expired));
+    fitY(live, 1);
+    Chart& cost = m_charts[CostChart];
+    cost.series[0]->replace(livePoints(&LiveSample::tickMs));
+    fitY(cost, 1);
+    // Right after start a line of one or two samples would not show at all: mark them.
+    for (auto* s : live.series)
+        s->setPointsVisible(s->count() < 30);
+    cost.series[0]->setPointsVisible(cost.series[0]->count() < 30);
+
+    // One point per minute of the window, zero where nothing was counted; the current minute is
+    // the last point and grows with every tick.
+    const qint64 firstMinute = (from / 60000 + 1) * 60;
+    const qint64 lastMinute = now / 60000 * 60;
+    const auto& minutes = history.minutes();
+    auto it = std::lower_bound(minutes.begin(), minutes.end(), firstMinute,
+        [](const idem::CounterBucket& b, qint64 m) { return b.minuteEpoch < m; });
+    std::vector<QList<QPointF>> outcomes(5), failures(3);
+    QList<QPointF> ratio;
+    for (qint64 m = firstMinute; m <= lastMinute; m += 60) {
+        idem::CounterBucket b;
+        b.minuteEpoch = m;
+        if (it != minutes.end() && it->minuteEpoch == m)
+            b = *it++;
+        const double x = double(m) * 1000.0;
+        const auto o = outcomeValues(b);
+        for (std::size_t i = 0; i < o.size(); ++i)
+            outcomes[i].append(QPointF(x, o[i]));
+        const auto f = failureValues(b);
+        for (std::size_t i = 0; i < f.size(); ++i)
+            failures[i].append(QPointF(x, f[i]));
+        if (const auto r = b.duplicateRatio())
+            ratio.append(QPointF(x, *r * 100.0));
+    }
+    for (std::size_t i = 0; i < outcomes.size(); ++i)
+        m_charts[OutcomesChart].series[i]->replace(outcomes[i]);
+    for (std::size_t i = 0; i < failures.size(); ++i)
+        m_charts[FailuresChart].series[i]->replace(failures[i]);
+    m_charts[RatioChart].series[0]->replace(ratio);
+    fitY(m_charts[OutcomesChart], 1);
+    fitY(m_charts[FailuresChart], 1);
+    m_charts[RatioChart].y->setRange(0, 100);
+
+    if (const auto& bins = model.attempts()) {
+        QList<qreal> values(idem::attemptsHistogramTopBin, 0);
+        qint64 top = 1;
+        for (const auto& bin : *bins) {
+            const int i = std::clamp(bin.attempts, 1, idem::attemptsHistogramTopBin) - 1;
+            values[i] += double(bin.rows);
+            top = std::max<qint64>(top, qint64(values[i]));
+        }
+        m_attempts->remove(0, m_attempts->count());
+        m_attempts->append(values);
+        niceRange(m_attemptsY, double(top));
+    }
+}
+
+QList<QXYSeries*> ChartPanel::lineSeries() const
+{
+    QList<QXYSeries*> out;
+    for (const auto& c : m_charts)
+        for (auto* s : c.series)
+            out << s;
+    return out;
+}
+
+QXYSeries* ChartPanel::series(const QString& objectName) const
+{
+    for (auto* s : lineSeries())
+        if (s->objectName() == objectName)
+            return s;
+    return nullptr;
+}
+
+QStringList ChartPanel::attemptsCategories() const { return m_attemptsAxis->categories(); }
+
+} // namespace idem::console

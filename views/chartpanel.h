@@ -1,0 +1,61 @@
+#pragma once
+
+#include <QWidget>
+
+#include <vector>
+
+class QBarSet;
+class QBarCategoryAxis;
+class QChart;
+class QChartView;
+class QDateTimeAxis;
+class QLineSeries;
+class QValueAxis;
+class QXYSeries;
+
+namespace idem::console {
+
+class DashboardModel;
+
+// The dashboard's live charts (Qt Charts): processing vs expired leases, claim outcomes per
+// minute, duplicate ratio per minute, retries and failures per minute, and the attempts
+// histogram of the unfinished rows. Each update replaces every series in bulk; the per-tick
+// series is reduced to the plot's pixel width (min and max per pixel) unless told otherwise.
+class ChartPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit ChartPanel(QWidget* parent = nullptr);
+    ~ChartPanel() override;
+
+    void update(const DashboardModel& model);
+    // Off: feed every sample of the window (the benchmark's baseline).
+    void setDownsampling(bool on) { m_downsample = on; }
+
+    // For tests and the benchmark: every line series (object names as the legends say) and the
+    // histogram's bar set.
+    QList<QXYSeries*> lineSeries() const;
+    QXYSeries* series(const QString& objectName) const;
+    QBarSet* attemptsBars() const { return m_attempts; }
+    QStringList attemptsCategories() const;
+
+private:
+    struct Chart {
+        QChart* chart = nullptr;
+        QChartView* view = nullptr;
+        QDateTimeAxis* x = nullptr;
+        QValueAxis* y = nullptr;
+        std::vector<QLineSeries*> series;
+    };
+    Chart makeChart(const QString& title, const QStringList& names, const QString& unit);
+    static void fitY(Chart& c, double floorMax);
+
+    bool m_downsample = true;
+    std::vector<Chart> m_charts;
+    QChart* m_histogram = nullptr;
+    QChartView* m_histogramView = nullptr;
+    QBarSet* m_attempts = nullptr;
+    QBarCategoryAxis* m_attemptsAxis = nullptr;
+    QValueAxis* m_attemptsY = nullptr;
+};
+
+} // namespace idem::console

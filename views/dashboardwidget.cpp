@@ -1,0 +1,291 @@
+#include "views/dashboardwidget.h"
+
+#include <QComboBox>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QLocale>
+#include <QPushButton>
+#include <QSettings>
+#include <QSystemTrayIcon>
+#include <QTime>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "models/consolesession.h"
+#include "models/dashboardmodel.h"
+#include "views/chartpanel.h"
+#include "views/dashboardsettingsdialog.h"
+#include "views/tilewidget.h"
+
+namespace idem::console {
+
+namespace {
+    constexpr int tileColumns = 6;
+
+    QString thresholdText(const Threshold& t, Tile tile)
+    {
+        if (!t.warning && !t.critical)
+            return QStringLiteral("No thresholds set.");
+        const QString unit = tile == Tile::DuplicateRatio ? QStringLiteral(" %")
+            : tile == Tile::OldestProcessing              ? QStringLiteral(" s")
+                                                          : QString();
+        const auto v
+            = [&](const std::optional<double>& x) { return x ? QString::number(*x) + unit : QStringLiteral("off"); };
+        return QStringLiteral("Amber from %1, red from %2.").arg(v(t.warning), v(t.critical));
+    }
+
+    bool clickable(Tile t) { return t != Tile::DuplicateRatio && t != Tile::StaleTokens; }
+} // namespace
+
+DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, QWidget* parent)
+    : QWidget(parent)
+    , m_monitor(monitor)
+{
+    setObjectName(QStringLiteral("dashboardPage"));
+    if (!settings) {
+        m_ownSettings = std::make_unique<QSettings>(
+            QSettings::IniFormat, QSettings::UserScope, QStringLiteral("Idem"), QStringLiteral("idem-console"));
+        settings = m_ownSettings.get();
+    }
+    m_settings = settings;
+    m_model = new DashboardModel(monitor, this);
+    m_model->setSettings(DashboardSettings::load(*m_settings));
+
+    // Controls: how often, what window, which tenant / operation.
+    m_interval = new QComboBox;
+    m_interval->setObjectName(QStringLiteral("intervalCombo"));
+    for (const int s : { 1, 2, 5, 10, 30, 60 })
+        m_interval->addItem(QStringLiteral("every %1 s").arg(s), s * 1000);
+    m_pause = new QToolButton;
+    m_pause->setObjectName(QStringLiteral("pauseButton"));
+    m_pause->setCheckable(true);
+    m_pause->setText(QStringLiteral("Pause"));
+    m_window = new QComboBox;
+    m_window->setObjectName(QStringLiteral("windowCombo"));
+    m_window->addItem(QStringLiteral("15 min"), 15);
+    m_window->addItem(QStringLiteral("1 h"), 60);
+    m_window->addItem(QStringLiteral("6 h"), 360);
+    m_window->addItem(QStringLiteral("24 h"), 1440);
+    m_tenant = new QLineEdit;
+    m_tenant->setObjectName(QStringLiteral("tenantFilter"));
+    m_tenant->setPlaceholderText(QStringLiteral("all tenants"));
+    m_tenant->setClearButtonEnabled(true);
+    m_operation = new QLineEdit;
+    m_operation->setObjectName(QStringLiteral("operationFilter"));
+    m_operation->setPlaceholderText(QStringLiteral("all operations"));
+    m_operation->setClearButtonEnabled(true);
+    auto* refresh = new QToolButton;
+    refresh->setObjectName(QStringLiteral("refreshButton"));
+    refresh->setText(QStringLiteral("Refresh now"));
+    auto* thresholds = new QPushButton(QStringLiteral("Thresholds…"));
+    thresholds->setObjectName(QStringLiteral("thresholdsButton"));
+
+    auto* controls = new QHBoxLayout;
+    controls->addWidget(new QLabel(QStringLiteral("Refresh")));
+    controls->addWidget(m_interval);
+    controls->addWidget(m_pause);
+    controls->addWidget(refresh);
+    controls->addSpacing(12);
+    controls->addWidget(new QLabel(QStringLiteral("Window")));
+    controls->addWidget(m_window);
+    controls->addSpacing(12);
+    controls->addWidget(new QLabel(QStringLiteral("Tenant")));
+    controls->addWidget(m_tenant);
+    controls->addWidget(new QLabel(QStringLiteral("Operation")));
+    controls->addWidget(m_operation);
+    controls->addStretch(1);
+    controls->addWidget(thresholds);
+
+    m_status = new QLabel;
+    m_status->setObjectName(QStringLiteral("dashboardStatus"));
+    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_freshness = new QLabel;
+    m_freshness->setObjectName(QStringLiteral("dashboardFreshness"));
+    m_freshness->setWordWrap(true);
+    // Two lines, always: a reason that wraps must not re-lay out the charts below mid-outage.
+    m_freshness->setFixedHeight(m_freshness->fontMetrics().lineSpacing() * 2 + 2);
+    m_freshness->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+    m_alert = new QLabel;
+    m_alert->setObjectName(QStringLiteral("dashboardAlert"));
+    m_alert->setStyleSheet(QStringLiteral("color: #b71c1c; font-weight: bold;"));
+    m_alert->hide();
+
+    auto* tiles = new QGridLayout;
+    tiles->setSpacing(6);
+    for (int i = 0; i < tileCount; ++i) {
+        const auto t = static_cast<Tile>(i);
+        auto* w = new TileWidget(t, clickable(t));
+        m_tiles[static_cast<std::size_t>(i)] = w;
+        tiles->addWidget(w, i / tileColumns, i % tileColumns);
+        connect(w, &TileWidget::clicked, this,
+            [this](Tile tile) { Q_EMIT openRows(m_model->filterFor(tile), tileSpec(tile).title); });
+    }
+    m_charts = new ChartPanel;
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(controls);
+    layout->addWidget(m_status);
+    layout->addWidget(m_freshness);
+    layout->addWidget(m_alert);
+    layout->addLayout(tiles);
+    layout->addWidget(m_charts, 1);
+
+    if (QSystemTrayIcon::isSystemTrayAvailable()) {
+        m_tray = new QSystemTrayIcon(windowIcon(), this);
+        m_tray->setToolTip(QStringLiteral("Idem console"));
+        m_tray->show();
+    }
+
+    syncControls();
+    connect(
+        m_interval, &QComboBox::activated, this, [this] { m_model->setInterval(m_interval->currentData().toInt()); });
+    connect(m_pause, &QToolButton::toggled, m_model, &DashboardModel::setPaused);
+    connect(refresh, &QToolButton::clicked, m_model, &DashboardModel::tickNow);
+    connect(
+        m_window, &QComboBox::activated, this, [this] { m_model->setWindowMinutes(m_window->currentData().toInt()); });
+    const auto applyFilter = [this] { m_model->setFilter(m_tenant->text(), m_operation->text()); };
+    connect(m_tenant, &QLineEdit::editingFinished, this, applyFilter);
+    connect(m_operation, &QLineEdit::editingFinished, this, applyFilter);
+    connect(thresholds, &QPushButton::clicked, this, &DashboardWidget::editThresholds);
+    connect(m_model, &DashboardModel::updated, this, &DashboardWidget::refreshView);
+    connect(m_model, &DashboardModel::freshnessChanged, this, &DashboardWidget::refreshFreshness);
+    connect(m_model, &DashboardModel::settingsChanged, this, [this] {
+        saveSettings();
+        syncControls();
+    });
+    connect(m_model, &DashboardModel::alert, this, &DashboardWidget::showAlert);
+    refreshView();
+}
+
+DashboardWidget::~DashboardWidget() = default;
+
+void DashboardWidget::syncControls()
+{
+    const auto& s = m_model->settings();
+    const QSignalBlocker b1(m_interval), b2(m_pause), b3(m_window);
+    int i = m_interval->findData(s.intervalMs);
+    if (i < 0) {
+        m_interval->addItem(QStringLiteral("every %1 s").arg(s.intervalMs / 1000.0), s.intervalMs);
+        i = m_interval->count() - 1;
+    }
+    m_interval->setCurrentIndex(i);
+    m_pause->setChecked(s.paused);
+    m_window->setCurrentIndex(std::max(0, m_window->findData(s.windowMinutes)));
+    if (!m_tenant->hasFocus())
+        m_tenant->setText(s.tenant);
+    if (!m_operation->hasFocus())
+        m_operation->setText(s.operation);
+}
+
+void DashboardWidget::saveSettings() { m_model->settings().save(*m_settings); }
+
+void DashboardWidget::editThresholds()
+{
+    auto* dialog = new DashboardSettingsDialog(m_model->settings(), this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &DashboardSettingsDialog::accepted, this, [this, dialog] {
+        auto s = m_model->settings();
+        const auto chosen = dialog->settings();
+        s.thresholds = chosen.thresholds;
+        s.longUnfinishedMinutes = chosen.longUnfinishedMinutes;
+        m_model->setSettings(s);
+    });
+    dialog->open();
+}
+
+void DashboardWidget::refreshView()
+{
+    const bool stale = m_model->freshness() != DashboardModel::Freshness::Live;
+    const auto& s = m_model->settings();
+    for (int i = 0; i < tileCount; ++i) {
+        const auto t = static_cast<Tile>(i);
+        m_tiles[static_cast<std::size_t>(i)]->setValue(
+            m_model->tile(t), stale, thresholdText(s.thresholds[static_cast<std::size_t>(i)], t));
+    }
+    m_charts->update(*m_model);
+
+    QStringList parts;
+    if (const auto& r = m_model->latest()) {
+        const auto asOf = QDateTime::fromMSecsSinceEpoch(r->serverNowMs).toLocalTime();
+        parts << QStringLiteral("As of %1 (server clock)").arg(asOf.toString(QStringLiteral("HH:mm:ss")));
+        if (r->stats.inRecovery)
+            parts << (r->stats.replicationLagSeconds
+                    ? QStringLiteral("standby, replication lag %1 s")
+                          .arg(QLocale().toString(*r->stats.replicationLagSeconds, 'f', 1))
+                    : QStringLiteral("standby, nothing replayed yet"));
+        else
+            parts << QStringLiteral("primary");
+    } else {
+        parts << QStringLiteral("No data yet");
+    }
+    const qint64 every = m_model->nextTickIn().count() ? m_model->nextTickIn().count() : s.intervalMs;
+    QString cost = QStringLiteral("console load: %1 ms per tick, every %2 s")
+                       .arg(m_model->lastTickMs())
+                       .arg(QLocale().toString(every / 1000.0, 'g', 3));
+    if (m_model->stretched())
+        cost += QStringLiteral(" (stretched: ticks over budget)");
+    parts << cost;
+    if (s.paused)
+        parts << QStringLiteral("PAUSED");
+    m_status->setText(parts.join(QStringLiteral(" · ")));
+    refreshFreshness();
+}
+
+void DashboardWidget::refreshFreshness()
+{
+    using F = DashboardModel::Freshness;
+    const auto f = m_model->freshness();
+    const bool stale = f != F::Live;
+    for (auto* t : m_tiles) {
+        if (t->stale() != stale)
+            t->setValue(m_model->tile(t->tile()), stale,
+                thresholdText(m_model->settings().thresholds[static_cast<std::size_t>(t->tile())], t->tile()));
+    }
+    if (!stale) {
+        m_freshness->setText(QStringLiteral("● Live"));
+        m_freshness->setStyleSheet(QStringLiteral("color: #2e7d32;"));
+        return;
+    }
+    QString text;
+    switch (f) {
+    case F::NoData:
+        text = QStringLiteral("No data: ");
+        break;
+    case F::Waiting:
+        text = QStringLiteral("Stale: ");
+        break;
+    case F::Failed:
+        text = QStringLiteral("Stale, the last read failed: ");
+        break;
+    case F::Disconnected:
+        text = QStringLiteral("Disconnected: ");
+        break;
+    case F::Live:
+        break;
+    }
+    text += m_model->reason();
+    const QDateTime last = m_model->lastGoodAt();
+    if (last.isValid())
+        text += QStringLiteral(" Last good data at %1 (%2 s ago).")
+                    .arg(last.toString(QStringLiteral("HH:mm:ss")))
+                    .arg(last.secsTo(QDateTime::currentDateTime()));
+    m_freshness->setText(text);
+    m_freshness->setStyleSheet(QStringLiteral("color: #6d4c00; font-weight: bold;"));
+}
+
+void DashboardWidget::showAlert(Tile tile, const QString& text)
+{
+    const QString line = QStringLiteral("%1 %2").arg(QTime::currentTime().toString(QStringLiteral("HH:mm:ss")), text);
+    m_alert->setText(line);
+    m_alert->show();
+    if (m_tray)
+        m_tray->showMessage(QStringLiteral("Idem: %1").arg(tileSpec(tile).title), text, QSystemTrayIcon::Critical);
+}
+
+QString DashboardWidget::statusText() const { return m_status->text(); }
+QString DashboardWidget::freshnessText() const { return m_freshness->text(); }
+QString DashboardWidget::alertText() const { return m_alert->isHidden() ? QString() : m_alert->text(); }
+
+} // namespace idem::console

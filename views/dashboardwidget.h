@@ -1,0 +1,74 @@
+#pragma once
+
+#include <QWidget>
+
+#include <array>
+#include <memory>
+
+#include "core/taskfilter.h"
+#include "models/dashboardthresholds.h"
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QSettings;
+class QSystemTrayIcon;
+class QToolButton;
+
+namespace idem::console {
+
+class ChartPanel;
+class ConsoleSession;
+class DashboardModel;
+class TileWidget;
+
+// The Dashboard page: poll controls and filters, a status line (as of, replication lag, what
+// the console's own ticks cost, and why the data is not live when it is not), the tiles and the
+// charts. Reads through the monitor session only.
+class DashboardWidget : public QWidget {
+    Q_OBJECT
+public:
+    // `settings` keeps the thresholds and poll settings (nullptr: the console's settings file).
+    DashboardWidget(ConsoleSession* monitor, QSettings* settings = nullptr, QWidget* parent = nullptr);
+    ~DashboardWidget() override;
+
+    DashboardModel* model() const { return m_model; }
+    ChartPanel* charts() const { return m_charts; }
+    TileWidget* tile(Tile tile) const { return m_tiles[static_cast<std::size_t>(tile)]; }
+    QString statusText() const;
+    QString freshnessText() const;
+    QString alertText() const;
+
+    // Opens the thresholds dialog (the toolbar button).
+    void editThresholds();
+
+Q_SIGNALS:
+    // A tile was clicked: the rows behind it.
+    void openRows(const idem::TaskFilter& filter, const QString& title);
+
+private:
+    void refreshView();
+    void refreshFreshness();
+    void showAlert(Tile tile, const QString& text);
+    void saveSettings();
+    void syncControls();
+
+    ConsoleSession* m_monitor;
+    std::unique_ptr<QSettings> m_ownSettings;
+    QSettings* m_settings;
+    DashboardModel* m_model;
+    ChartPanel* m_charts;
+    std::array<TileWidget*, tileCount> m_tiles {};
+    QComboBox* m_interval;
+    QToolButton* m_pause;
+    QComboBox* m_window;
+    QLineEdit* m_tenant;
+    QLineEdit* m_operation;
+    QLabel* m_status;
+    QLabel* m_freshness;
+    QLabel* m_alert;
+    QSystemTrayIcon* m_tray = nullptr;
+};
+
+} // namespace idem::console

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <QFrame>
+
+#include "models/dashboardthresholds.h"
+
+class QLabel;
+
+namespace idem::console {
+
+struct TileValue;
+
+// One headline figure: title, the number, a line of context. Its colour says the threshold
+// level; greyed out it says the number is not live (the reason is in the tooltip and the
+// dashboard's status line). A click asks for the rows behind it.
+class TileWidget : public QFrame {
+    Q_OBJECT
+public:
+    TileWidget(Tile tile, bool clickable, QWidget* parent = nullptr);
+
+    void setValue(const TileValue& value, bool stale, const QString& thresholdText);
+
+    Tile tile() const { return m_tile; }
+    QString titleText() const;
+    QString valueText() const;
+    QString detailText() const;
+    Level level() const { return m_level; }
+    bool stale() const { return m_stale; }
+
+Q_SIGNALS:
+    void clicked(idem::console::Tile tile);
+
+protected:
+    void mouseReleaseEvent(QMouseEvent* event) override;
+
+private:
+    void applyStyle();
+
+    Tile m_tile;
+    bool m_clickable;
+    QLabel* m_title;
+    QLabel* m_value;
+    QLabel* m_detail;
+    Level m_level = Level::NoData;
+    bool m_stale = true;
+};
+
+} // namespace idem::console
