@@ -1,5 +1,6 @@
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QIcon>
 #include <QTimer>
 
 #include <cstdio>
@@ -7,17 +8,22 @@
 
 #include "app/mainwindow.h"
 #include "models/consolesession.h"
+#include "models/dashboardmodel.h"
 #include "models/profilestore.h"
+#include "views/dashboardwidget.h"
 
 using namespace idem::console;
 
 namespace {
 
-// --screenshot: once the first attempt has settled (connected and counted, or failed), save
+// --screenshot: once the first attempt has settled (connected and the dashboard's first tick
+// drawn, or failed), save
 // what a person would see and quit. Screenshot scripts and reviews use it under Xvfb or
 // QT_QPA_PLATFORM=offscreen.
-void arrangeScreenshot(MainWindow* window, ConsoleSession* session, const QString& file)
+void arrangeScreenshot(MainWindow* window, const QString& file)
 {
+    ConsoleSession* session = window->adminSession();
+    ConsoleSession* monitor = window->monitorSession();
     auto* settle = new QTimer(window);
     settle->setSingleShot(true);
     settle->setInterval(400);
@@ -26,13 +32,14 @@ void arrangeScreenshot(MainWindow* window, ConsoleSession* session, const QStrin
     QObject::connect(session, &ConsoleSession::stateChanged, settle, restart);
     QObject::connect(session, &ConsoleSession::failed, settle, restart);
     QObject::connect(session, &ConsoleSession::serverInfoChanged, settle, restart);
-    QObject::connect(session, &ConsoleSession::countsChanged, settle, [settle, countsSeen] {
-        *countsSeen = true;
+    QObject::connect(monitor, &ConsoleSession::stateChanged, settle, restart);
+    QObject::connect(window->dashboard()->model(), &DashboardModel::updated, settle, [window, settle, countsSeen] {
+        *countsSeen = window->dashboard()->model()->ticks() > 0;
         settle->start();
     });
-    QObject::connect(settle, &QTimer::timeout, window, [window, session, settle, countsSeen, file] {
+    QObject::connect(settle, &QTimer::timeout, window, [window, session, monitor, settle, countsSeen, file] {
         const bool busy = session->state() == ConsoleSession::State::Connecting || session->migrating()
-            || (session->canPoll() && !*countsSeen);
+            || monitor->state() == ConsoleSession::State::Connecting || (monitor->canPoll() && !*countsSeen);
         if (busy) {
             settle->start();
             return;
@@ -70,7 +77,11 @@ int main(int argc, char** argv)
     const QCommandLineOption screenshotOption(QStringLiteral("screenshot"),
         QStringLiteral("Once connected (or failed), save the front window as an image to FILE and exit."),
         QStringLiteral("FILE"));
-    parser.addOptions({ dsnOption, schemaOption, screenshotOption });
+    const QCommandLineOption monitorOption(QStringLiteral("monitor-dsn"),
+        QStringLiteral("Read the dashboard and task pages from DSN (e.g. a streaming standby; "
+                       "target_session_attrs=prefer-standby unless it says otherwise). Default: the --dsn server."),
+        QStringLiteral("DSN"));
+    parser.addOptions({ dsnOption, monitorOption, schemaOption, screenshotOption });
 
     // --help and --version answer before QApplication exists, so they work over ssh
     // without a display; everything else is parsed again once Qt has taken its own options.
@@ -94,6 +105,12 @@ int main(int argc, char** argv)
     QApplication::setApplicationName(QStringLiteral("idem-console"));
     QApplication::setApplicationVersion(QStringLiteral(IDEM_VERSION));
     QApplication::setApplicationDisplayName(QStringLiteral("Idem console"));
+    // The installed desktop entry and icons carry this id (packaging/); Wayland matches on it.
+    QGuiApplication::setDesktopFileName(QStringLiteral("io.github.idem.Console"));
+    QIcon icon;
+    for (const int size : { 16, 32, 48, 64, 128, 256 })
+        icon.addFile(QStringLiteral(":/icons/idem-%1.png").arg(size), QSize(size, size));
+    QApplication::setWindowIcon(icon);
     parser.process(app);
 
     ConsoleSession session;
@@ -105,11 +122,12 @@ int main(int argc, char** argv)
         ConnectionSettings settings;
         settings.conninfo = parser.value(dsnOption);
         settings.schema = parser.value(schemaOption);
+        settings.monitorConninfo = parser.value(monitorOption);
         session.connectTo(settings);
     } else {
         window.openConnectionDialog();
     }
     if (parser.isSet(screenshotOption))
-        arrangeScreenshot(&window, &session, parser.value(screenshotOption));
+        arrangeScreenshot(&window, parser.value(screenshotOption));
     return QApplication::exec();
 }

@@ -6,6 +6,9 @@
 # against IDEM_BENCH_DSN when that is set (then nothing is started). The benchmark creates its
 # own scratch schemas and drops them. Progress goes to stderr, the result tables to stdout and
 # to build/bench/results.txt. Example: bench/run.sh --seconds 5 --repeat 2
+# bench/run.sh stats [idem-bench-stats options...] runs idem-bench-stats instead (the dashboard
+# snapshot against the naive scan, and the load of polling consoles; results in
+# build/bench/stats-results.txt). Example: bench/run.sh stats --rows 100000,1000000 --pollers 0
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -19,7 +22,12 @@ else
 fi
 
 cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DIDEM_BUILD_TESTS=OFF >&2
-cmake --build build/bench --target idem-bench-claim >&2
+target=idem-bench-claim results=build/bench/results.txt
+if [ "${1:-}" = stats ]; then
+    shift
+    target=idem-bench-stats results=build/bench/stats-results.txt
+fi
+cmake --build build/bench --target "$target" >&2
 
 echo "machine: $(nproc) cores, $(uname -sr), load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-build/bench/bench/idem-bench-claim --dsn "$dsn" "$@" | tee build/bench/results.txt
+"build/bench/bench/$target" --dsn "$dsn" "$@" | tee "$results"

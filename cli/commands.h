@@ -17,6 +17,12 @@ int runDigest(const std::vector<std::string>& args);
 int runVerify(const std::vector<std::string>& args);
 int runStats(const std::vector<std::string>& args);
 int runDemo(const std::vector<std::string>& args);
+int runSnapshot(const std::vector<std::string>& args);
+int runTasks(const std::vector<std::string>& args);
+int runRequeue(const std::vector<std::string>& args);
+int runRelease(const std::vector<std::string>& args);
+int runFail(const std::vector<std::string>& args);
+int runAudit(const std::vector<std::string>& args);
 int runScenarioWorker(const std::vector<std::string>& args);
 
 } // namespace idem::cli

@@ -16,6 +16,12 @@ const Command commands[] = {
     { "verify", "run the verification scenarios against a database, in a scratch schema", &idem::cli::runVerify },
     { "stats", "print the dashboard figures as a table, JSON or Prometheus text", &idem::cli::runStats },
     { "demo", "run a live workload with injected faults, then check for duplicate effects", &idem::cli::runDemo },
+    { "snapshot", "export, verify or show an incident snapshot bundle; make its signing key", &idem::cli::runSnapshot },
+    { "tasks", "list task records a page at a time, with the exact updated_at actions check", &idem::cli::runTasks },
+    { "requeue", "audited: failed or retryable_failed tasks become due now, N more attempts", &idem::cli::runRequeue },
+    { "release", "audited: expire a processing task's lease and revoke its owner token", &idem::cli::runRelease },
+    { "fail", "audited: mark processing or retryable_failed tasks failed (no more retries)", &idem::cli::runFail },
+    { "audit", "list the recovery actions' audit trail, or verify its hash chain", &idem::cli::runAudit },
     // Internal: the worker process that `verify` starts and kills. Not listed.
     { "scenario-worker", nullptr, &idem::cli::runScenarioWorker },
 };

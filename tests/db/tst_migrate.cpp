@@ -207,7 +207,9 @@ void TestMigrate::emptyDatabase()
     // The console's polls: each partial index, with its column and predicate.
     const std::pair<const char*, const char*> partial[] = {
         { "task_idempotency_processing_idx", "USING btree (lease_until) WHERE (status = 'processing'::text)" },
-        { "task_idempotency_unfinished_idx", "USING btree (updated_at) WHERE (status <> 'succeeded'::text)" },
+        { "task_idempotency_unfinished_idx",
+            "USING btree (updated_at) INCLUDE (status, error_class, lease_until, created_at, attempts, "
+            "idempotency_key) WHERE (status <> 'succeeded'::text)" },
         { "task_idempotency_retry_due_idx", "USING btree (next_attempt_at) WHERE (status = 'retryable_failed'::text)" },
         { "task_idempotency_retried_idx", "USING btree (updated_at) WHERE (attempts > 1)" },
     };

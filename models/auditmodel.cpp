@@ -1,0 +1,224 @@
+#include "models/auditmodel.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QJsonValue>
+
+#include <set>
+
+#include "models/consolesession.h"
+#include "models/taskbrowsermodel.h"
+
+namespace idem::console {
+
+namespace {
+    QString valueText(const QJsonValue& v)
+    {
+        if (v.isUndefined())
+            return {};
+        if (v.isString())
+            return v.toString();
+        if (v.isNull())
+            return QStringLiteral("null");
+        if (v.isBool())
+            return v.toBool() ? QStringLiteral("true") : QStringLiteral("false");
+        if (v.isDouble())
+            return QString::number(v.toDouble(), 'g', 17);
+        return QString::fromUtf8(
+            (v.isArray() ? QJsonDocument(v.toArray()) : QJsonDocument(v.toObject())).toJson(QJsonDocument::Compact));
+    }
+} // namespace
+
+QList<AuditFieldChange> auditDiff(const std::string& beforeImage, const std::string& afterImage)
+{
+    const auto before = QJsonDocument::fromJson(QByteArray::fromStdString(beforeImage));
+    const auto after = QJsonDocument::fromJson(QByteArray::fromStdString(afterImage));
+    QList<AuditFieldChange> out;
+    if (!before.isObject() || !after.isObject()) {
+        const auto b = QString::fromStdString(beforeImage), a = QString::fromStdString(afterImage);
+        out.append({ QStringLiteral("(image)"), b, a, a != b });
+        return out;
+    }
+    const auto bo = before.object(), ao = after.object();
+    std::set<QString> fields;
+    for (auto it = bo.begin(); it != bo.end(); ++it)
+        fields.insert(it.key());
+    for (auto it = ao.begin(); it != ao.end(); ++it)
+        fields.insert(it.key());
+    // What changed first (an operator reads those), then the rest, each by name.
+    QList<AuditFieldChange> same;
+    for (const auto& f : fields) {
+        const auto bv = bo.value(f), av = ao.value(f);
+        (bv != av ? out : same).append({ f, valueText(bv), valueText(av), bv != av });
+    }
+    return out + same;
+}
+
+AuditModel::AuditModel(ConsoleSession* session, QObject* parent)
+    : QAbstractTableModel(parent)
+    , m_session(session)
+{
+    qRegisterMetaType<std::vector<idem::AuditEntry>>();
+    qRegisterMetaType<idem::ChainReport>();
+}
+
+AuditModel::~AuditModel()
+{
+    if (m_session && m_pending)
+        m_session->cancel(m_pending);
+    if (m_session && m_verifyJob)
+        m_session->cancel(m_verifyJob);
+}
+
+int AuditModel::rowCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
+}
+
+int AuditModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : COLUMN_COUNT; }
+
+QVariant AuditModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return {};
+    switch (section) {
+    case IdColumn:
+        return QStringLiteral("#");
+    case AtColumn:
+        return QStringLiteral("At");
+    case KeyColumn:
+        return QStringLiteral("Key");
+    case ActionColumn:
+        return QStringLiteral("Action");
+    case ActorColumn:
+        return QStringLiteral("Actor");
+    case ReasonColumn:
+        return QStringLiteral("Reason");
+    }
+    return {};
+}
+
+QVariant AuditModel::data(const QModelIndex& index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const auto& e = entry(index.row());
+    if (role == IdRole)
+        return QVariant::fromValue<qint64>(e.id);
+    if (role == Qt::ToolTipRole && index.column() == ReasonColumn)
+        return QString::fromStdString(e.reason);
+    if (role != Qt::DisplayRole)
+        return {};
+    switch (index.column()) {
+    case IdColumn:
+        return QVariant::fromValue<qint64>(e.id);
+    case AtColumn:
+        return formatTimeUs(e.atUs);
+    case KeyColumn:
+        return QString::fromStdString(e.key);
+    case ActionColumn:
+        return QString::fromStdString(e.action);
+    case ActorColumn:
+        return QStringLiteral("%1 (%2 from %3)")
+            .arg(QString::fromStdString(e.dbRole), QString::fromStdString(e.osUser),
+                QString::fromStdString(e.clientHost));
+    case ReasonColumn: {
+        auto r = QString::fromStdString(e.reason);
+        r.replace(QLatin1Char('\n'), QChar(0x21b5));
+        return r.left(300);
+    }
+    }
+    return {};
+}
+
+bool AuditModel::canFetchMore(const QModelIndex& parent) const
+{
+    return !parent.isValid() && m_started && m_more && m_pending == 0;
+}
+
+void AuditModel::fetchMore(const QModelIndex& parent)
+{
+    if (canFetchMore(parent))
+        requestPage();
+}
+
+void AuditModel::setFilter(const idem::AuditFilter& filter)
+{
+    if (m_session && m_pending)
+        m_session->cancel(m_pending);
+    m_pending = 0;
+    ++m_generation;
+    beginResetModel();
+    m_rows.clear();
+    m_filter = filter;
+    m_filter.beforeId.reset();
+    m_filter.afterId.reset();
+    m_filter.oldestFirst = false;
+    m_more = false;
+    m_cursor.reset();
+    m_started = true;
+    endResetModel();
+    requestPage();
+}
+
+void AuditModel::requestPage()
+{
+    if (!m_session)
+        return;
+    auto f = m_filter;
+    f.limit = m_pageSize + 1;
+    f.beforeId = m_cursor;
+    const auto generation = m_generation;
+    const int pageSize = m_pageSize;
+    m_pending = m_session->submit(
+        [f](pqxx::connection& c, const idem::SchemaName& schema) {
+            return QVariant::fromValue(idem::listAudit(c, schema, f));
+        },
+        this,
+        [this, generation, pageSize](const QVariant& v) {
+            if (generation != m_generation)
+                return;
+            m_pending = 0;
+            auto rows = v.value<std::vector<idem::AuditEntry>>();
+            m_more = static_cast<int>(rows.size()) > pageSize;
+            if (m_more)
+                rows.resize(static_cast<std::size_t>(pageSize));
+            // The cursor moves first: a view may ask for more from inside the insert.
+            if (!rows.empty())
+                m_cursor = rows.back().id;
+            if (!rows.empty()) {
+                beginInsertRows({}, rowCount(), rowCount() + static_cast<int>(rows.size()) - 1);
+                m_rows.insert(m_rows.end(), rows.begin(), rows.end());
+                endInsertRows();
+            }
+            Q_EMIT pageLoaded(static_cast<int>(rows.size()));
+        },
+        [this, generation](const Failure& fail) {
+            if (generation != m_generation)
+                return;
+            m_pending = 0;
+            Q_EMIT failed(fail.text());
+        });
+}
+
+void AuditModel::verifyChain()
+{
+    if (!m_session || m_verifyJob)
+        return;
+    m_verifyJob = m_session->submit(
+        [](pqxx::connection& c, const idem::SchemaName& schema) {
+            return QVariant::fromValue(idem::verifyChain(c, schema));
+        },
+        this,
+        [this](const QVariant& v) {
+            m_verifyJob = 0;
+            Q_EMIT chainVerified(v.value<idem::ChainReport>());
+        },
+        [this](const Failure& f) {
+            m_verifyJob = 0;
+            Q_EMIT verifyFailed(f.text());
+        });
+}
+
+} // namespace idem::console

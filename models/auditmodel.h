@@ -1,0 +1,84 @@
+#pragma once
+
+#include <QAbstractTableModel>
+#include <QList>
+#include <QMetaType>
+#include <QPointer>
+#include <QString>
+
+#include <optional>
+#include <vector>
+
+#include "core/audit.h"
+
+namespace idem::console {
+
+class ConsoleSession;
+struct Failure;
+
+// One field of a row image in an audit entry's before/after diff.
+struct AuditFieldChange {
+    QString field;
+    QString before; // JSON text of the value; empty when the field is absent
+    QString after;
+    bool changed = false;
+};
+
+// Fields of both images, sorted by name, each marked changed or not. Images that are not JSON
+// objects come back as one pseudo-field "(image)".
+QList<AuditFieldChange> auditDiff(const std::string& beforeImage, const std::string& afterImage);
+
+// The audit trail, newest first, paged by id (keyset) on the session's worker thread; and the
+// chain verification (core/audit verifyChain), also off the UI thread.
+class AuditModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { IdColumn, AtColumn, KeyColumn, ActionColumn, ActorColumn, ReasonColumn, COLUMN_COUNT };
+    enum Role { IdRole = Qt::UserRole };
+
+    explicit AuditModel(ConsoleSession* session, QObject* parent = nullptr);
+    ~AuditModel() override;
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+    bool canFetchMore(const QModelIndex& parent) const override;
+    void fetchMore(const QModelIndex& parent) override;
+
+    // Key, actor, action and time bounds of `filter` apply; paging fields are the model's.
+    void setFilter(const idem::AuditFilter& filter);
+    const idem::AuditFilter& filter() const { return m_filter; }
+    void setPageSize(int n) { m_pageSize = n; }
+    void reload() { setFilter(m_filter); }
+    const idem::AuditEntry& entry(int row) const { return m_rows[static_cast<std::size_t>(row)]; }
+    bool busy() const { return m_pending != 0; }
+
+    void verifyChain();
+    bool verifying() const { return m_verifyJob != 0; }
+
+Q_SIGNALS:
+    void pageLoaded(int rows);
+    void failed(const QString& message);
+    void chainVerified(const idem::ChainReport& report);
+    void verifyFailed(const QString& message);
+
+private:
+    void requestPage();
+
+    QPointer<ConsoleSession> m_session;
+    idem::AuditFilter m_filter;
+    std::vector<idem::AuditEntry> m_rows;
+    bool m_more = false;
+    std::optional<std::int64_t> m_cursor; // smallest id loaded
+    bool m_started = false;
+    quint64 m_pending = 0;
+    quint64 m_generation = 0;
+    quint64 m_verifyJob = 0;
+    int m_pageSize = 200;
+};
+
+} // namespace idem::console
+
+Q_DECLARE_METATYPE(std::vector<idem::AuditEntry>)
+Q_DECLARE_METATYPE(idem::ChainReport)

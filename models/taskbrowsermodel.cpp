@@ -1,0 +1,386 @@
+#include "models/taskbrowsermodel.h"
+
+#include <QBrush>
+#include <QColor>
+#include <QDateTime>
+
+#include <set>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "models/consolesession.h"
+
+namespace idem::console {
+
+namespace {
+    QString text(const std::string& s) { return QString::fromStdString(s); }
+
+    // One line in a table cell: control characters (hostile or not) become visible escapes.
+    QString oneLine(const std::string& s)
+    {
+        QString out = text(s);
+        for (auto& ch : out)
+            if (ch.unicode() < 0x20 || ch.unicode() == 0x7f)
+                ch = QChar(0x2423); // ␣: the cell stays one line; the detail pane shows the bytes
+        return out;
+    }
+} // namespace
+
+QString statusLabel(const std::string& status) { return text(status); }
+
+QString formatTimeUs(std::int64_t us)
+{
+    return QDateTime::fromMSecsSinceEpoch(us / 1000).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz"));
+}
+
+QString formatDurationMs(std::int64_t ms)
+{
+    const bool negative = ms < 0;
+    std::int64_t s = (negative ? -ms : ms) / 1000;
+    QString out;
+    if (s >= 86400)
+        out = QStringLiteral("%1 d %2 h").arg(s / 86400).arg((s % 86400) / 3600);
+    else if (s >= 3600)
+        out = QStringLiteral("%1 h %2 m").arg(s / 3600).arg((s % 3600) / 60);
+    else if (s >= 60)
+        out = QStringLiteral("%1 m %2 s").arg(s / 60).arg(s % 60);
+    else
+        out = QStringLiteral("%1 s").arg(s);
+    return negative ? QStringLiteral("-") + out : out;
+}
+
+TaskBrowserModel::TaskBrowserModel(ConsoleSession* session, QObject* parent)
+    : QAbstractTableModel(parent)
+    , m_session(session)
+{
+    qRegisterMetaType<idem::TaskPage>();
+}
+
+TaskBrowserModel::~TaskBrowserModel()
+{
+    if (m_session && m_pending)
+        m_session->cancel(m_pending);
+}
+
+int TaskBrowserModel::rowCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
+}
+
+int TaskBrowserModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : COLUMN_COUNT; }
+
+QVariant TaskBrowserModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return {};
+    switch (section) {
+    case KeyColumn:
+        return QStringLiteral("Key");
+    case StatusColumn:
+        return QStringLiteral("Status");
+    case AttemptsColumn:
+        return QStringLiteral("Attempts");
+    case UpdatedColumn:
+        return QStringLiteral("Updated");
+    case LeaseColumn:
+        return QStringLiteral("Lease");
+    case NextAttemptColumn:
+        return QStringLiteral("Next attempt");
+    case ErrorColumn:
+        return QStringLiteral("Error");
+    }
+    return {};
+}
+
+QVariant TaskBrowserModel::data(const QModelIndex& index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const auto& t = task(index.row());
+    switch (role) {
+    case KeyRole:
+        return text(t.key);
+    case StatusRole:
+        return text(t.status);
+    case UpdatedAtUsRole:
+        return QVariant::fromValue<qint64>(t.updatedAtUs);
+    case SortValueRole:
+        return m_sort.column == idem::TaskSortColumn::Key ? QVariant(text(t.key))
+                                                          : QVariant::fromValue<qint64>(t.updatedAtUs);
+    case Qt::ToolTipRole:
+        if (index.column() == ErrorColumn && !t.errorMessage.empty())
+            return text(t.errorMessage);
+        if (index.column() == KeyColumn)
+            return text(t.key);
+        return {};
+    case Qt::ForegroundRole:
+        if (index.column() == StatusColumn) {
+            if (t.status == "failed")
+                return QBrush(QColor(0xb0, 0x1c, 0x1c));
+            if (t.status == "retryable_failed")
+                return QBrush(QColor(0xa0, 0x60, 0x00));
+            if (t.status == "succeeded")
+                return QBrush(QColor(0x1d, 0x7a, 0x2e));
+        }
+        if (index.column() == LeaseColumn && t.status == "processing" && t.leaseUntilUs
+            && *t.leaseUntilUs <= m_serverNowUs)
+            return QBrush(QColor(0xb0, 0x1c, 0x1c));
+        return {};
+    case Qt::DisplayRole:
+        break;
+    default:
+        return {};
+    }
+    switch (index.column()) {
+    case KeyColumn:
+        return oneLine(t.key);
+    case StatusColumn:
+        return t.status == "retryable_failed" && t.errorClass == "unknown"
+            ? QStringLiteral("retryable_failed (uncertain)")
+            : text(t.status);
+    case AttemptsColumn:
+        return QStringLiteral("%1 of %2").arg(t.attempts).arg(t.maxAttempts);
+    case UpdatedColumn:
+        return formatTimeUs(t.updatedAtUs);
+    case LeaseColumn:
+        if (t.status != "processing")
+            return {};
+        if (!t.leaseUntilUs)
+            return QStringLiteral("none");
+        return *t.leaseUntilUs <= m_serverNowUs
+            ? QStringLiteral("expired %1 ago").arg(formatDurationMs((m_serverNowUs - *t.leaseUntilUs) / 1000))
+            : QStringLiteral("%1 left").arg(formatDurationMs((*t.leaseUntilUs - m_serverNowUs) / 1000));
+    case NextAttemptColumn:
+        return t.nextAttemptAtUs ? formatTimeUs(*t.nextAttemptAtUs) : QVariant();
+    case ErrorColumn:
+        if (t.errorClass.empty() && t.errorMessage.empty())
+            return {};
+        return QStringLiteral("[%1] %2").arg(text(t.errorClass), oneLine(t.errorMessage));
+    }
+    return {};
+}
+
+int TaskBrowserModel::rowOfKey(const QString& key) const
+{
+    const auto k = key.toStdString();
+    for (std::size_t i = 0; i < m_rows.size(); ++i)
+        if (m_rows[i].key == k)
+            return static_cast<int>(i);
+    return -1;
+}
+
+bool TaskBrowserModel::canFetchMore(const QModelIndex& parent) const
+{
+    return !parent.isValid() && m_started && m_next.has_value() && m_pending == 0;
+}
+
+void TaskBrowserModel::fetchMore(const QModelIndex& parent)
+{
+    if (canFetchMore(parent))
+        requestPage();
+}
+
+void TaskBrowserModel::setPending(quint64 id)
+{
+    const bool was = m_pending != 0;
+    m_pending = id;
+    if (was != (id != 0))
+        Q_EMIT busyChanged(id != 0);
+}
+
+void TaskBrowserModel::setQuery(const idem::TaskFilter& filter, const idem::TaskSort& sort)
+{
+    if (m_session && m_pending)
+        m_session->cancel(m_pending);
+    setPending(0);
+    ++m_generation;
+    beginResetModel();
+    m_rows.clear();
+    m_next.reset();
+    m_filter = filter;
+    m_sort = sort;
+    m_fetches = 0;
+    m_largestFetch = 0;
+    m_refreshAgain = false;
+    m_lastError.clear();
+    m_started = false;
+    endResetModel();
+    try {
+        idem::validateTaskQuery(filter, sort);
+    } catch (const std::invalid_argument& e) {
+        m_lastError = QString::fromStdString(e.what());
+        Q_EMIT failed(m_lastError);
+        return;
+    }
+    m_started = true;
+    requestPage();
+}
+
+void TaskBrowserModel::requestPage()
+{
+    if (!m_session || !m_started)
+        return;
+    const auto generation = m_generation;
+    const auto filter = m_filter;
+    const auto sort = m_sort;
+    const auto after = m_next; // unset for the first page (setQuery clears it)
+    const int limit = m_pageSize;
+    ++m_fetches;
+    m_largestFetch = std::max(m_largestFetch, limit);
+    setPending(m_session->submit(
+        [filter, sort, after, limit](pqxx::connection& c, const idem::SchemaName& schema) {
+            return QVariant::fromValue(idem::listTasks(c, schema, filter, sort, after, limit));
+        },
+        this, [this, generation](const QVariant& v) { onPage(generation, v.value<idem::TaskPage>()); },
+        [this, generation](const Failure& f) { onFailure(generation, f); }));
+}
+
+void TaskBrowserModel::onPage(quint64 generation, const idem::TaskPage& page)
+{
+    if (generation != m_generation)
+        return;
+    setPending(0);
+    m_serverNowUs = page.serverNowUs;
+    m_lastError.clear();
+    // The cursor moves first: a view may ask for more from inside endInsertRows().
+    m_next = page.next;
+    if (!page.rows.empty()) {
+        const int first = static_cast<int>(m_rows.size());
+        beginInsertRows({}, first, first + static_cast<int>(page.rows.size()) - 1);
+        m_rows.insert(m_rows.end(), page.rows.begin(), page.rows.end());
+        endInsertRows();
+    }
+    Q_EMIT pageLoaded(static_cast<int>(page.rows.size()));
+    if (m_refreshAgain) {
+        m_refreshAgain = false;
+        refresh();
+    }
+}
+
+void TaskBrowserModel::onFailure(quint64 generation, const Failure& failure)
+{
+    if (generation != m_generation)
+        return;
+    setPending(0);
+    m_lastError = failure.text();
+    Q_EMIT failed(m_lastError);
+}
+
+void TaskBrowserModel::refresh()
+{
+    if (!m_session || !m_started)
+        return;
+    if (m_pending) {
+        m_refreshAgain = true; // after the page in flight
+        return;
+    }
+    if (m_rows.empty()) {
+        requestPage();
+        return;
+    }
+    // Re-read from the top through the last row we will merge (at most refreshWindow of them),
+    // with room for rows that appeared in between; more than that and we start over.
+    const std::size_t window = std::min<std::size_t>(m_rows.size(), refreshWindow);
+    const auto through = idem::cursorOf(m_rows[window - 1]);
+    const int limit = static_cast<int>(std::min<std::size_t>(window + 1000, idem::TaskReadOptions::maxLimit));
+    const auto generation = m_generation;
+    const auto filter = m_filter;
+    const auto sort = m_sort;
+    ++m_fetches;
+    m_largestFetch = std::max(m_largestFetch, limit);
+    setPending(m_session->submit(
+        [filter, sort, through, limit](pqxx::connection& c, const idem::SchemaName& schema) {
+            return QVariant::fromValue(idem::listTasks(c, schema, filter, sort, std::nullopt, limit, through));
+        },
+        this,
+        [this, generation](const QVariant& v) {
+            const auto page = v.value<idem::TaskPage>();
+            onRefresh(generation, page, page.next.has_value());
+        },
+        [this, generation](const Failure& f) { onFailure(generation, f); }));
+}
+
+void TaskBrowserModel::onRefresh(quint64 generation, const idem::TaskPage& page, bool truncated)
+{
+    if (generation != m_generation)
+        return;
+    setPending(0);
+    m_serverNowUs = page.serverNowUs;
+    if (truncated) {
+        // More new rows inside the range than the slack: a merge would leave a gap.
+        setQuery(m_filter, m_sort);
+        return;
+    }
+    merge(page.rows);
+    // Times shown relative to the server clock (lease countdowns) changed everywhere.
+    if (!m_rows.empty())
+        Q_EMIT dataChanged(index(0, LeaseColumn), index(rowCount() - 1, LeaseColumn), { Qt::DisplayRole });
+    Q_EMIT refreshed();
+}
+
+// `fresh` is the server's current version of the first N rows we hold, N being how many of
+// ours sort at or before the refresh bound. Rows common to both keep their relative order
+// (same sort value, total order), so: drop ours that left (or moved), then walk both lists
+// inserting what is new and updating what changed. Rows past the bound are untouched.
+void TaskBrowserModel::merge(const std::vector<idem::TaskRow>& fresh)
+{
+    std::unordered_map<std::string, const idem::TaskRow*> byKey;
+    for (const auto& r : fresh)
+        byKey.emplace(r.key, &r);
+    const std::size_t window = std::min<std::size_t>(m_rows.size(), refreshWindow);
+    const bool byTime = m_sort.column == idem::TaskSortColumn::UpdatedAt;
+    // A row we hold past the bound that now sorts inside it (updated, newest first) moves up:
+    // drop the old copy so the key is never listed twice.
+    for (std::size_t i = m_rows.size(); i-- > window;) {
+        if (!byKey.count(m_rows[i].key))
+            continue;
+        beginRemoveRows({}, static_cast<int>(i), static_cast<int>(i));
+        m_rows.erase(m_rows.begin() + static_cast<std::ptrdiff_t>(i));
+        endRemoveRows();
+    }
+    // Remove from the end so earlier indexes stay valid; contiguous runs in one call.
+    for (std::size_t i = window; i-- > 0;) {
+        const auto it = byKey.find(m_rows[i].key);
+        const bool gone = it == byKey.end() || (byTime && it->second->updatedAtUs != m_rows[i].updatedAtUs);
+        if (!gone)
+            continue;
+        std::size_t first = i;
+        while (first > 0) {
+            const auto p = byKey.find(m_rows[first - 1].key);
+            if (!(p == byKey.end() || (byTime && p->second->updatedAtUs != m_rows[first - 1].updatedAtUs)))
+                break;
+            --first;
+        }
+        beginRemoveRows({}, static_cast<int>(first), static_cast<int>(i));
+        m_rows.erase(
+            m_rows.begin() + static_cast<std::ptrdiff_t>(first), m_rows.begin() + static_cast<std::ptrdiff_t>(i + 1));
+        endRemoveRows();
+        i = first;
+    }
+    std::size_t j = 0;
+    std::size_t i = 0;
+    while (i < fresh.size()) {
+        if (j < m_rows.size() && m_rows[j].key == fresh[i].key) {
+            if (!(m_rows[j] == fresh[i])) {
+                m_rows[j] = fresh[i];
+                Q_EMIT dataChanged(index(static_cast<int>(j), 0), index(static_cast<int>(j), COLUMN_COUNT - 1));
+            }
+            ++i;
+            ++j;
+            continue;
+        }
+        // A run of rows new to us goes in before row j.
+        std::size_t end = i;
+        const std::string stopAt = j < m_rows.size() ? m_rows[j].key : std::string();
+        while (end < fresh.size() && !(j < m_rows.size() && fresh[end].key == stopAt))
+            ++end;
+        beginInsertRows({}, static_cast<int>(j), static_cast<int>(j + (end - i) - 1));
+        m_rows.insert(m_rows.begin() + static_cast<std::ptrdiff_t>(j), fresh.begin() + static_cast<std::ptrdiff_t>(i),
+            fresh.begin() + static_cast<std::ptrdiff_t>(end));
+        endInsertRows();
+        j += end - i;
+        i = end;
+    }
+}
+
+} // namespace idem::console

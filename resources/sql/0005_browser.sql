@@ -1,0 +1,139 @@
+-- Idem schema v5: a per-key record of digest conflicts, for the task browser's
+-- "digest-conflict keys" filter and the detail pane.
+--
+-- claim() (v2) answers a conflict without writing anything, and idem_counters only counts
+-- conflicts per tenant/operation/minute, so which keys saw one was not recorded. Here claim()
+-- is replaced by the same function plus one upsert on its conflict path: a conflict is an
+-- error path (a client reused a key for a different request), so the claims that matter for
+-- throughput (new, replay, in progress, takeover) run exactly the v2 code. The table is keyed
+-- and distributable by idempotency_key like task_idempotency; no trigger is involved.
+
+CREATE TABLE task_idempotency_conflicts (
+    idempotency_key TEXT PRIMARY KEY,
+    first_at        TIMESTAMPTZ NOT NULL,
+    last_at         TIMESTAMPTZ NOT NULL,
+    n               BIGINT NOT NULL CHECK (n >= 1),
+    last_digest     TEXT NOT NULL  -- the conflicting request's digest (the stored one stays on the task)
+);
+
+CREATE OR REPLACE FUNCTION claim(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint,
+                      p_max_attempts integer DEFAULT 5, p_max_age_ms bigint DEFAULT NULL)
+RETURNS TABLE (decision text, detail text, owner_token uuid, attempts integer, max_attempts integer,
+               lease_until timestamptz, retry_after_ms bigint, result_json jsonb, request_hash text,
+               error_class text, error_message text)
+LANGUAGE plpgsql
+SET search_path FROM CURRENT
+AS $claim$
+DECLARE
+    r task_idempotency%ROWTYPE;
+    v_expired_by_age boolean;
+    v_detail text;
+BEGIN
+    IF p_key IS NULL OR p_key = '' OR octet_length(p_key) > 1024 THEN
+        RAISE EXCEPTION 'idempotency key must be 1 to 1024 bytes' USING ERRCODE = 'ID003';
+    END IF;
+    IF p_request_hash IS NULL OR p_request_hash = '' THEN
+        RAISE EXCEPTION 'request hash is required' USING ERRCODE = 'ID003';
+    END IF;
+    IF p_token IS NULL OR p_lease_ms IS NULL OR p_lease_ms <= 0 OR p_max_attempts IS NULL OR p_max_attempts < 1 THEN
+        RAISE EXCEPTION 'claim needs a token, a positive lease and max_attempts >= 1' USING ERRCODE = 'ID003';
+    END IF;
+
+    INSERT INTO task_idempotency AS t (idempotency_key, request_hash, status, owner_token, lease_until,
+                                       attempts, max_attempts, created_at, updated_at)
+    VALUES (p_key, p_request_hash, 'processing', p_token, now() + p_lease_ms * interval '1 millisecond',
+            1, p_max_attempts, now(), now())
+    ON CONFLICT (idempotency_key) DO NOTHING
+    RETURNING t.* INTO r;
+    IF FOUND THEN
+        RETURN QUERY SELECT 'acquired'::text, 'new'::text, r.owner_token, r.attempts, r.max_attempts,
+                            r.lease_until, 0::bigint, NULL::jsonb, r.request_hash, NULL::text, NULL::text;
+        RETURN;
+    END IF;
+
+    -- First without a lock: a succeeded row and a row's digest never change, and a live lease
+    -- or a pending backoff is an answer in itself. Only a takeover needs the lock.
+    SELECT * INTO r FROM task_idempotency t WHERE t.idempotency_key = p_key;
+    IF NOT FOUND THEN
+        -- Inserted by a transaction that then rolled back, between our insert and our read.
+        RETURN QUERY SELECT 'in_progress'::text, 'contended'::text, NULL::uuid, 0, p_max_attempts,
+                            NULL::timestamptz, 50::bigint, NULL::jsonb, NULL::text, NULL::text, NULL::text;
+        RETURN;
+    END IF;
+
+    FOR i IN 1..2 LOOP
+        IF r.request_hash <> p_request_hash THEN
+            -- The one change from v2: remember which key saw a conflicting digest. Only this
+            -- rare path writes; every other decision runs exactly as before.
+            INSERT INTO task_idempotency_conflicts AS c (idempotency_key, first_at, last_at, n, last_digest)
+            VALUES (p_key, now(), now(), 1, left(p_request_hash, 200))
+            ON CONFLICT (idempotency_key) DO UPDATE
+               SET last_at = now(), n = c.n + 1, last_digest = EXCLUDED.last_digest;
+            RETURN QUERY SELECT 'conflict'::text, r.status, NULL::uuid, r.attempts, r.max_attempts,
+                                NULL::timestamptz, 0::bigint, NULL::jsonb, r.request_hash, NULL::text, NULL::text;
+            RETURN;
+        ELSIF r.status = 'succeeded' THEN
+            RETURN QUERY SELECT 'replay'::text, 'succeeded'::text, NULL::uuid, r.attempts, r.max_attempts,
+                                NULL::timestamptz, 0::bigint, r.result_json, r.request_hash, NULL::text, NULL::text;
+            RETURN;
+        ELSIF r.status = 'failed' THEN
+            RETURN QUERY SELECT 'failed'::text, 'failed'::text, NULL::uuid, r.attempts, r.max_attempts,
+                                NULL::timestamptz, 0::bigint, NULL::jsonb, r.request_hash, r.error_class,
+                                r.error_message;
+            RETURN;
+        ELSIF r.status = 'processing' AND r.lease_until > now() THEN
+            RETURN QUERY SELECT 'in_progress'::text, 'lease_live'::text, NULL::uuid, r.attempts, r.max_attempts,
+                                r.lease_until,
+                                GREATEST(1, ceil(extract(epoch FROM r.lease_until - now()) * 1000))::bigint,
+                                NULL::jsonb, r.request_hash, NULL::text, NULL::text;
+            RETURN;
+        ELSIF r.status = 'retryable_failed' AND r.next_attempt_at > now() THEN
+            RETURN QUERY SELECT 'retry_later'::text, r.error_class, NULL::uuid, r.attempts, r.max_attempts,
+                                r.next_attempt_at,
+                                GREATEST(1, ceil(extract(epoch FROM r.next_attempt_at - now()) * 1000))::bigint,
+                                NULL::jsonb, r.request_hash, r.error_class, r.error_message;
+            RETURN;
+        END IF;
+        EXIT WHEN i = 2;
+        -- A takeover candidate. Lock it, but never wait behind its executor (who holds the
+        -- lock while completing) or another claimer: a locked row is in progress by definition.
+        SELECT * INTO r FROM task_idempotency t WHERE t.idempotency_key = p_key FOR UPDATE SKIP LOCKED;
+        IF NOT FOUND THEN
+            RETURN QUERY SELECT 'in_progress'::text, 'locked'::text, NULL::uuid, 0, p_max_attempts,
+                                NULL::timestamptz, 50::bigint, NULL::jsonb, NULL::text, NULL::text, NULL::text;
+            RETURN;
+        END IF;
+        -- Loop once more: the locked row is the newest version and may have moved on.
+    END LOOP;
+
+    v_expired_by_age := p_max_age_ms IS NOT NULL AND r.created_at + p_max_age_ms * interval '1 millisecond' <= now();
+    IF r.attempts >= r.max_attempts OR v_expired_by_age THEN
+        -- Out of attempts (or too old) with no recorded outcome: stop here, keep the key and
+        -- the last error, and leave reopening it to an operator.
+        UPDATE task_idempotency t
+           SET status = 'failed',
+               error_class = COALESCE(CASE WHEN r.status = 'processing' THEN 'unknown' END, t.error_class, 'unknown'),
+               error_message = CASE WHEN r.status = 'processing'
+                                    THEN 'lease expired with no outcome recorded; '
+                                    ELSE COALESCE(t.error_message || '; ', '') END
+                               || CASE WHEN v_expired_by_age THEN 'maximum age reached' ELSE 'attempts exhausted' END,
+               owner_token = NULL, lease_until = NULL, next_attempt_at = NULL, updated_at = now()
+         WHERE t.idempotency_key = p_key
+        RETURNING t.* INTO r;
+        RETURN QUERY SELECT 'failed'::text, 'exhausted'::text, NULL::uuid, r.attempts, r.max_attempts,
+                            NULL::timestamptz, 0::bigint, NULL::jsonb, r.request_hash, r.error_class, r.error_message;
+        RETURN;
+    END IF;
+
+    v_detail := CASE WHEN r.status = 'processing' THEN 'lease_expired' ELSE 'retry_due' END;
+    UPDATE task_idempotency t
+       SET status = 'processing', owner_token = p_token,
+           lease_until = now() + p_lease_ms * interval '1 millisecond',
+           attempts = t.attempts + 1, next_attempt_at = NULL, updated_at = now()
+     WHERE t.idempotency_key = p_key
+    RETURNING t.* INTO STRICT r;
+    RETURN QUERY SELECT 'reacquired'::text, v_detail, r.owner_token, r.attempts, r.max_attempts, r.lease_until, 0::bigint, NULL::jsonb,
+                        r.request_hash, r.error_class, r.error_message;
+END
+$claim$;
+

@@ -1,0 +1,250 @@
+#include "views/actiondialog.h"
+
+#include <QDialogButtonBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTableView>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+#include <map>
+
+#include "models/bulkaction.h"
+#include "models/consolesession.h"
+#include "models/taskbrowsermodel.h"
+
+namespace idem::console {
+
+namespace {
+    constexpr int keysListedPerStatus = 50;
+
+    QString html(const std::string& s)
+    {
+        QString out = QString::fromStdString(s).toHtmlEscaped();
+        for (auto& ch : out)
+            if (ch.unicode() < 0x20 || ch.unicode() == 0x7f)
+                ch = QChar(0x2423);
+        return out;
+    }
+} // namespace
+
+QString actionTitle(idem::RecoveryAction action)
+{
+    switch (action) {
+    case idem::RecoveryAction::Requeue:
+        return QStringLiteral("Requeue");
+    case idem::RecoveryAction::Release:
+        return QStringLiteral("Release lease");
+    case idem::RecoveryAction::Fail:
+        return QStringLiteral("Mark failed");
+    }
+    return {};
+}
+
+QString actionEffect(idem::RecoveryAction action, int extraAttempts)
+{
+    switch (action) {
+    case idem::RecoveryAction::Requeue:
+        return QStringLiteral("becomes retryable_failed and due now, with %1 more attempt(s) than it has used "
+                              "(max_attempts = attempts + %1); an uncertain outcome stays flagged.")
+            .arg(extraAttempts);
+    case idem::RecoveryAction::Release:
+        return QStringLiteral("keeps status processing with its lease expired now; the owner token is revoked, so "
+                              "the old executor can no longer commit, and the next claim takes over (attempts + 1).");
+    case idem::RecoveryAction::Fail:
+        return QStringLiteral("becomes failed (class permanent) with no further retries; the token is revoked. "
+                              "Only a requeue reopens it.");
+    }
+    return {};
+}
+
+ActionDialog::ActionDialog(
+    ConsoleSession* admin, idem::RecoveryAction action, const std::vector<idem::TaskRow>& rows, QWidget* parent)
+    : QDialog(parent)
+    , m_admin(admin)
+    , m_action(action)
+    , m_plan(new QTextBrowser)
+    , m_reason(new QPlainTextEdit)
+    , m_reasonHint(new QLabel(QStringLiteral("A reason is required; it is kept in the audit trail with your role, "
+                                             "user and host.")))
+    , m_progress(new QProgressBar)
+    , m_resultView(new QTableView)
+    , m_summary(new QLabel)
+    , m_run(new QPushButton)
+    , m_stop(new QPushButton(QStringLiteral("Stop")))
+    , m_close(new QPushButton(QStringLiteral("Cancel")))
+    , m_results(new BulkActionModel(this))
+{
+    setWindowTitle(actionTitle(action) + QStringLiteral(" – Idem console"));
+    setObjectName(QStringLiteral("actionDialog"));
+    // Per status, in the order the operator saw them; what the action does not apply to is left out.
+    std::map<std::string, std::vector<idem::TaskRow>> byStatus; // copies: the plan is rebuilt later
+    std::vector<idem::TaskRow> excluded;
+    for (const auto& r : rows) {
+        if (idem::actionAppliesTo(action, r.status)) {
+            byStatus[r.status].push_back(r);
+            m_targets.push_back(idem::RowVersion { r.key, r.status, r.updatedAtUs });
+        } else {
+            excluded.push_back(r);
+        }
+    }
+    m_leftOut = static_cast<int>(excluded.size());
+    const auto listRows = [](const std::vector<idem::TaskRow>& list) -> QString {
+        QString out = QStringLiteral("<ul style='margin-top:0'>");
+        for (std::size_t i = 0; i < list.size() && i < keysListedPerStatus; ++i)
+            out += QStringLiteral("<li><tt>%1</tt> – attempts %2 of %3, updated %4</li>")
+                       .arg(html(list[i].key))
+                       .arg(list[i].attempts)
+                       .arg(list[i].maxAttempts)
+                       .arg(formatTimeUs(list[i].updatedAtUs));
+        if (list.size() > keysListedPerStatus)
+            out += QStringLiteral("<li>… and %1 more</li>").arg(list.size() - keysListedPerStatus);
+        return out + QStringLiteral("</ul>");
+    };
+    auto* extraRow = new QWidget;
+    auto* extraLayout = new QHBoxLayout(extraRow);
+    extraLayout->setContentsMargins(0, 0, 0, 0);
+    if (action == idem::RecoveryAction::Requeue) {
+        m_extra = new QSpinBox;
+        m_extra->setObjectName(QStringLiteral("extraAttempts"));
+        m_extra->setRange(1, idem::ActionOptions::maxExtraAttempts);
+        m_extra->setValue(1);
+        extraLayout->addWidget(new QLabel(QStringLiteral("More attempts to grant:")));
+        extraLayout->addWidget(m_extra);
+        extraLayout->addStretch();
+    } else {
+        extraRow->hide();
+    }
+    const auto buildPlan = [this, byStatus, excluded, listRows] {
+        QString p = QStringLiteral("<p><b>%1 %2 record(s).</b> Each %3</p>")
+                        .arg(actionTitle(m_action))
+                        .arg(m_targets.size())
+                        .arg(actionEffect(m_action, m_extra ? m_extra->value() : 1).toHtmlEscaped());
+        for (const auto& [status, list] : byStatus)
+            p += QStringLiteral("<p style='margin-bottom:0'><b>%1</b>: %2 record(s)</p>")
+                     .arg(html(status))
+                     .arg(list.size())
+                + listRows(list);
+        if (!excluded.empty())
+            p += QStringLiteral("<p style='margin-bottom:0;color:#a06000'><b>Left out</b> (%1 does not apply to "
+                                "their status; nothing is sent for them): %2</p>")
+                     .arg(actionTitle(m_action).toLower())
+                     .arg(excluded.size())
+                + listRows(excluded);
+        p += QStringLiteral("<p style='color:#555'>Each record is changed only if it still has the status and "
+                            "update time listed here; otherwise it is refused and left as it is.</p>");
+        m_plan->setHtml(p);
+    };
+    buildPlan();
+    if (m_extra)
+        connect(m_extra, &QSpinBox::valueChanged, this, buildPlan);
+
+    m_plan->setObjectName(QStringLiteral("actionPlan"));
+    m_plan->setOpenLinks(false);
+    m_reason->setObjectName(QStringLiteral("reasonEdit"));
+    m_reason->setPlaceholderText(QStringLiteral("Why (ticket, incident, what you checked)…"));
+    m_reason->setMaximumHeight(70);
+    m_reasonHint->setWordWrap(true);
+    m_progress->setObjectName(QStringLiteral("actionProgress"));
+    m_progress->setRange(0, std::max<int>(1, static_cast<int>(m_targets.size())));
+    m_progress->setValue(0);
+    m_progress->hide();
+    m_resultView->setObjectName(QStringLiteral("actionResults"));
+    m_resultView->setModel(m_results);
+    m_resultView->horizontalHeader()->setStretchLastSection(true);
+    m_resultView->verticalHeader()->setVisible(false);
+    m_resultView->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_resultView->setWordWrap(false);
+    m_resultView->verticalHeader()->setDefaultSectionSize(m_resultView->fontMetrics().height() + 6);
+    m_resultView->setColumnWidth(BulkActionModel::KeyColumn, 230);
+    m_resultView->setColumnWidth(BulkActionModel::OutcomeColumn, 110);
+    m_resultView->setColumnWidth(BulkActionModel::StatusColumn, 120);
+    m_resultView->setColumnWidth(BulkActionModel::UpdatedColumn, 170);
+    m_resultView->hide();
+    m_summary->setObjectName(QStringLiteral("actionSummary"));
+    m_summary->setWordWrap(true);
+    m_run->setObjectName(QStringLiteral("runButton"));
+    m_run->setText(QStringLiteral("%1 %2 record(s)").arg(actionTitle(action)).arg(m_targets.size()));
+    m_run->setDefault(true);
+    m_stop->setObjectName(QStringLiteral("stopButton"));
+    m_stop->hide();
+    m_close->setObjectName(QStringLiteral("closeButton"));
+
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(m_progress, 1);
+    buttons->addStretch();
+    buttons->addWidget(m_stop);
+    buttons->addWidget(m_close);
+    buttons->addWidget(m_run);
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(m_plan, 2);
+    layout->addWidget(extraRow);
+    layout->addWidget(new QLabel(QStringLiteral("Reason:")));
+    layout->addWidget(m_reason);
+    layout->addWidget(m_reasonHint);
+    layout->addWidget(m_resultView, 3);
+    layout->addWidget(m_summary);
+    layout->addLayout(buttons);
+    resize(860, 560);
+
+    connect(m_reason, &QPlainTextEdit::textChanged, this, &ActionDialog::updateRun);
+    connect(m_run, &QPushButton::clicked, this, &ActionDialog::run);
+    connect(m_close, &QPushButton::clicked, this, [this] {
+        if (m_results->running())
+            return;
+        m_finished ? accept() : reject();
+    });
+    connect(m_stop, &QPushButton::clicked, m_results, &BulkActionModel::cancel);
+    connect(m_results, &BulkActionModel::progress, this, [this](int done, int) {
+        m_progress->setValue(done);
+        m_summary->setText(m_results->summary());
+    });
+    connect(m_results, &BulkActionModel::finished, this, [this] {
+        m_finished = true;
+        m_stop->hide();
+        m_close->setEnabled(true);
+        m_close->setText(QStringLiteral("Close"));
+        m_summary->setText(m_results->summary());
+        Q_EMIT runFinished();
+    });
+    updateRun();
+}
+
+ActionDialog::~ActionDialog() = default;
+
+void ActionDialog::updateRun()
+{
+    const bool blank = m_reason->toPlainText().trimmed().isEmpty();
+    const bool operatorRole = m_admin && m_admin->serverInfo().isOperator;
+    m_run->setEnabled(!blank && !m_targets.empty() && !m_results->running() && !m_finished && operatorRole);
+    m_reasonHint->setStyleSheet(blank ? QStringLiteral("color:#a06000") : QString());
+}
+
+void ActionDialog::run()
+{
+    if (!m_run->isEnabled())
+        return;
+    idem::ActionOptions options;
+    options.reason = m_reason->toPlainText().toStdString();
+    options.extraAttempts = m_extra ? m_extra->value() : 1;
+    m_reason->setReadOnly(true);
+    if (m_extra)
+        m_extra->setEnabled(false);
+    m_run->setEnabled(false);
+    m_run->hide();
+    m_close->setEnabled(false);
+    m_stop->show();
+    m_progress->show();
+    m_resultView->show();
+    m_reasonHint->hide();
+    m_plan->setMaximumHeight(m_plan->height() / 2); // the results need the room now
+    m_results->start(m_admin, m_action, m_targets, options);
+}
+
+} // namespace idem::console

@@ -1,0 +1,238 @@
+#include "views/auditwidget.h"
+
+#include <QComboBox>
+#include <QFont>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTableView>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include "core/tasklist.h"
+#include "models/auditmodel.h"
+#include "models/consolesession.h"
+#include "models/taskbrowsermodel.h"
+
+namespace idem::console {
+
+AuditWidget::AuditWidget(ConsoleSession* session, QWidget* parent)
+    : QWidget(parent)
+    , m_session(session)
+    , m_model(new AuditModel(session, this))
+    , m_key(new QLineEdit)
+    , m_actor(new QLineEdit)
+    , m_action(new QComboBox)
+    , m_since(new QLineEdit)
+    , m_until(new QLineEdit)
+    , m_apply(new QPushButton(QStringLiteral("Apply")))
+    , m_error(new QLabel)
+    , m_view(new QTableView)
+    , m_entryTitle(new QLabel(QStringLiteral("Select an entry to see what it changed.")))
+    , m_reason(new QPlainTextEdit)
+    , m_diff(new QTableWidget(0, 3))
+    , m_verify(new QPushButton(QStringLiteral("Verify chain")))
+    , m_chain(new QLabel)
+{
+    setObjectName(QStringLiteral("auditPage"));
+    m_key->setObjectName(QStringLiteral("auditKeyFilter"));
+    m_key->setPlaceholderText(QStringLiteral("key (exact)"));
+    m_actor->setObjectName(QStringLiteral("auditActorFilter"));
+    m_actor->setPlaceholderText(QStringLiteral("actor (role or OS user)"));
+    m_action->setObjectName(QStringLiteral("auditActionFilter"));
+    m_action->addItem(QStringLiteral("Any action"), QString());
+    for (const char* a : { "requeue", "release", "fail" })
+        m_action->addItem(QString::fromLatin1(a), QString::fromLatin1(a));
+    m_since->setObjectName(QStringLiteral("auditSinceFilter"));
+    m_since->setPlaceholderText(QStringLiteral("since (ISO time)"));
+    m_until->setObjectName(QStringLiteral("auditUntilFilter"));
+    m_until->setPlaceholderText(QStringLiteral("until (ISO time)"));
+    m_apply->setObjectName(QStringLiteral("auditApply"));
+    m_error->setObjectName(QStringLiteral("auditError"));
+    m_error->setStyleSheet(QStringLiteral("color:#b01c1c"));
+    m_error->setWordWrap(true);
+    m_error->hide();
+    m_view->setObjectName(QStringLiteral("auditTable"));
+    m_view->setModel(m_model);
+    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_view->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_view->verticalHeader()->setVisible(false);
+    m_view->horizontalHeader()->setStretchLastSection(true);
+    m_view->setWordWrap(false);
+    m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 6);
+    m_view->setColumnWidth(AuditModel::IdColumn, 50);
+    m_view->setColumnWidth(AuditModel::AtColumn, 160);
+    m_view->setColumnWidth(AuditModel::KeyColumn, 200);
+    m_view->setColumnWidth(AuditModel::ActionColumn, 70);
+    m_view->setColumnWidth(AuditModel::ActorColumn, 200);
+    m_entryTitle->setObjectName(QStringLiteral("auditEntryTitle"));
+    m_entryTitle->setWordWrap(true);
+    m_entryTitle->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_reason->setObjectName(QStringLiteral("auditReason"));
+    m_reason->setReadOnly(true);
+    m_reason->setMaximumHeight(60);
+    m_diff->setObjectName(QStringLiteral("auditDiff"));
+    m_diff->setHorizontalHeaderLabels({ QStringLiteral("Field"), QStringLiteral("Before"), QStringLiteral("After") });
+    m_diff->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    m_diff->verticalHeader()->setVisible(false);
+    m_diff->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_diff->setWordWrap(false);
+    m_diff->verticalHeader()->setDefaultSectionSize(m_diff->fontMetrics().height() + 6);
+    m_verify->setObjectName(QStringLiteral("verifyChainButton"));
+    m_chain->setObjectName(QStringLiteral("chainResult"));
+    m_chain->setWordWrap(true);
+
+    auto* filters = new QHBoxLayout;
+    filters->addWidget(m_key, 2);
+    filters->addWidget(m_actor, 1);
+    filters->addWidget(m_action);
+    filters->addWidget(m_since, 1);
+    filters->addWidget(m_until, 1);
+    filters->addWidget(m_apply);
+
+    auto* entry = new QWidget;
+    auto* el = new QVBoxLayout(entry);
+    el->setContentsMargins(0, 0, 0, 0);
+    el->addWidget(m_entryTitle);
+    el->addWidget(m_reason);
+    el->addWidget(m_diff, 1);
+    auto* split = new QSplitter(Qt::Vertical);
+    split->addWidget(m_view);
+    split->addWidget(entry);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
+
+    auto* chainRow = new QHBoxLayout;
+    chainRow->addWidget(m_chain, 1);
+    chainRow->addWidget(m_verify);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(filters);
+    layout->addWidget(m_error);
+    layout->addWidget(split, 1);
+    layout->addLayout(chainRow);
+
+    connect(m_apply, &QPushButton::clicked, this, &AuditWidget::reload);
+    for (auto* e : { m_key, m_actor, m_since, m_until })
+        connect(e, &QLineEdit::returnPressed, this, &AuditWidget::reload);
+    connect(m_action, &QComboBox::activated, this, &AuditWidget::reload);
+    connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this, &AuditWidget::onSelection);
+    connect(m_model, &AuditModel::failed, this, [this](const QString& message) {
+        m_error->setText(message);
+        m_error->show();
+    });
+    connect(m_model, &AuditModel::pageLoaded, m_error, &QWidget::hide);
+    connect(m_verify, &QPushButton::clicked, this, [this] {
+        m_verify->setEnabled(false);
+        m_chain->setText(QStringLiteral("Verifying every entry's hash and link…"));
+        m_model->verifyChain();
+    });
+    connect(m_model, &AuditModel::chainVerified, this, &AuditWidget::onChain);
+    connect(m_model, &AuditModel::verifyFailed, this, [this](const QString& message) {
+        m_verify->setEnabled(true);
+        m_chain->setText(QStringLiteral("Could not verify: ") + message);
+    });
+    connect(session, &ConsoleSession::stateChanged, this, [this](ConsoleSession::State s) {
+        if (s == ConsoleSession::State::Connected && m_model->rowCount() == 0 && !m_model->busy())
+            reload();
+    });
+    if (session->state() == ConsoleSession::State::Connected)
+        reload();
+}
+
+AuditWidget::~AuditWidget() = default;
+
+void AuditWidget::showKey(const QString& key)
+{
+    m_key->setText(key);
+    reload();
+}
+
+void AuditWidget::reload()
+{
+    idem::AuditFilter f;
+    const auto text = [](const QLineEdit* e) {
+        return e->text().isEmpty() ? std::nullopt : std::optional<std::string>(e->text().toStdString());
+    };
+    f.key = text(m_key);
+    f.actor = text(m_actor);
+    const auto action = m_action->currentData().toString();
+    if (!action.isEmpty())
+        f.action = action.toStdString();
+    for (auto [edit, target] : { std::pair { m_since, &f.sinceUs }, std::pair { m_until, &f.untilUs } }) {
+        if (edit->text().isEmpty())
+            continue;
+        *target = idem::parseIsoMicros(edit->text().trimmed().toStdString());
+        if (!*target) {
+            m_error->setText(QStringLiteral("“%1” is not an ISO 8601 time such as 2024-05-01 or 2024-05-01T10:00:00Z")
+                                 .arg(edit->text()));
+            m_error->show();
+            return;
+        }
+    }
+    m_error->hide();
+    m_diff->setRowCount(0);
+    m_reason->clear();
+    m_entryTitle->setText(QStringLiteral("Select an entry to see what it changed."));
+    m_model->setFilter(f);
+}
+
+void AuditWidget::onSelection()
+{
+    const auto rows = m_view->selectionModel()->selectedRows();
+    if (rows.isEmpty())
+        return;
+    const auto& e = m_model->entry(rows.first().row());
+    m_entryTitle->setText(
+        QStringLiteral("<b>#%1 %2</b> on <tt>%3</tt> at %4 by %5 (OS user %6, host %7, %8)")
+            .arg(e.id)
+            .arg(QString::fromStdString(e.action), QString::fromStdString(e.key).toHtmlEscaped(), formatTimeUs(e.atUs),
+                QString::fromStdString(e.dbRole).toHtmlEscaped(), QString::fromStdString(e.osUser).toHtmlEscaped(),
+                QString::fromStdString(e.clientHost).toHtmlEscaped(),
+                QString::fromStdString(e.application).toHtmlEscaped()));
+    m_reason->setPlainText(QString::fromStdString(e.reason));
+    const auto diff = auditDiff(e.beforeImage, e.afterImage);
+    m_diff->setRowCount(static_cast<int>(diff.size()));
+    QFont bold = m_diff->font();
+    bold.setBold(true);
+    for (int i = 0; i < diff.size(); ++i) {
+        const auto& d = diff[i];
+        QTableWidgetItem* items[]
+            = { new QTableWidgetItem(d.field), new QTableWidgetItem(d.before), new QTableWidgetItem(d.after) };
+        for (int c = 0; c < 3; ++c) {
+            items[c]->setToolTip(items[c]->text());
+            if (d.changed) {
+                items[c]->setBackground(QColor(0xff, 0xf0, 0xb3));
+                items[c]->setFont(bold);
+            }
+            items[c]->setData(Qt::UserRole, d.changed);
+            m_diff->setItem(i, c, items[c]);
+        }
+    }
+}
+
+void AuditWidget::onChain(const idem::ChainReport& r)
+{
+    m_verify->setEnabled(true);
+    if (r.ok()) {
+        m_chain->setText(QStringLiteral("<span style='color:#1d7a2e'>Chain intact:</span> %1 entries verified%2.")
+                             .arg(r.checked)
+                             .arg(r.head ? QStringLiteral(", head #%1 %2")
+                                               .arg(r.head->id)
+                                               .arg(QString::fromStdString(r.head->hash).left(16) + QStringLiteral("…"))
+                                         : QString()));
+        return;
+    }
+    m_chain->setText(QStringLiteral("<span style='color:#b01c1c'><b>Chain broken at entry #%1</b> (%2):</span> %3 "
+                                    "(%4 entries verified before it)")
+                         .arg(r.firstBrokenId ? QString::number(*r.firstBrokenId) : QStringLiteral("?"))
+                         .arg(QString::fromLatin1(idem::chainBreakName(r.brokenBy)),
+                             QString::fromStdString(r.detail).toHtmlEscaped())
+                         .arg(r.checked));
+}
+
+} // namespace idem::console

@@ -1,0 +1,61 @@
+#pragma once
+
+#include <QWidget>
+
+#include "core/audit.h"
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QPushButton;
+class QTableView;
+class QTableWidget;
+
+namespace idem::console {
+
+class AuditModel;
+class ConsoleSession;
+
+// The Audit page: the recovery actions' trail filtered by key, actor, action and time, newest
+// first and paged; the selected entry's reason and before/after diff (changed fields
+// highlighted); "Verify chain" recomputes every hash off the UI thread and names the first
+// broken entry.
+class AuditWidget : public QWidget {
+    Q_OBJECT
+public:
+    explicit AuditWidget(ConsoleSession* session, QWidget* parent = nullptr);
+    ~AuditWidget() override;
+
+    AuditModel* model() const { return m_model; }
+    QTableView* view() const { return m_view; }
+    QTableWidget* diffTable() const { return m_diff; }
+    QLabel* chainLabel() const { return m_chain; }
+    QPushButton* verifyButton() const { return m_verify; }
+    QPlainTextEdit* reasonView() const { return m_reason; }
+    // Shows one key's entries (what the task detail's audit link does).
+    void showKey(const QString& key);
+    void reload();
+
+private:
+    void onSelection();
+    void onChain(const idem::ChainReport& report);
+
+    ConsoleSession* m_session;
+    AuditModel* m_model;
+    QLineEdit* m_key;
+    QLineEdit* m_actor;
+    QComboBox* m_action;
+    QLineEdit* m_since;
+    QLineEdit* m_until;
+    QPushButton* m_apply;
+    QLabel* m_error;
+    QTableView* m_view;
+    QLabel* m_entryTitle;
+    QPlainTextEdit* m_reason;
+    QTableWidget* m_diff;
+    QPushButton* m_verify;
+    QLabel* m_chain;
+};
+
+} // namespace idem::console

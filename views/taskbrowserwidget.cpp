@@ -1,0 +1,424 @@
+#include "views/taskbrowserwidget.h"
+
+#include <QApplication>
+#include <QCheckBox>
+#include <QClipboard>
+#include <QComboBox>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTableView>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include "models/consolesession.h"
+#include "models/taskbrowserdetail.h"
+#include "models/taskbrowsermodel.h"
+#include "views/actiondialog.h"
+#include "views/taskdetailpane.h"
+
+namespace idem::console {
+
+namespace {
+    // Status presets: the combo's data is the status list, joined by commas.
+    const char* const statusPresets[][2] = {
+        { "Any status", "" },
+        { "Unfinished", "processing,retryable_failed,failed" },
+        { "processing", "processing" },
+        { "retryable_failed", "retryable_failed" },
+        { "failed", "failed" },
+        { "succeeded", "succeeded" },
+    };
+
+    QString joined(const std::vector<std::string>& v)
+    {
+        QStringList l;
+        for (const auto& s : v)
+            l << QString::fromStdString(s);
+        return l.join(QLatin1Char(','));
+    }
+
+    std::optional<std::string> optText(const QLineEdit* e)
+    {
+        const auto t = e->text();
+        return t.isEmpty() ? std::nullopt : std::optional<std::string>(t.toStdString());
+    }
+
+    QJsonValue usOrNull(const std::optional<std::int64_t>& us)
+    {
+        return us ? QJsonValue(QString::fromStdString(idem::formatMicros(*us))) : QJsonValue();
+    }
+} // namespace
+
+TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* admin, QWidget* parent)
+    : QWidget(parent)
+    , m_monitor(monitor)
+    , m_admin(admin ? admin : monitor)
+    , m_model(new TaskBrowserModel(monitor, this))
+    , m_view(new QTableView)
+    , m_detail(new TaskDetailPane(new TaskDetailLoader(monitor, this)))
+    , m_split(new QSplitter(Qt::Horizontal))
+    , m_status(new QComboBox)
+    , m_tenant(new QLineEdit)
+    , m_operation(new QLineEdit)
+    , m_prefix(new QLineEdit)
+    , m_minAttempts(new QSpinBox)
+    , m_expired(new QCheckBox(QStringLiteral("Expired lease")))
+    , m_uncertain(new QCheckBox(QStringLiteral("Uncertain outcome")))
+    , m_conflicts(new QCheckBox(QStringLiteral("Digest conflicts")))
+    , m_failedSince(new QLineEdit)
+    , m_sort(new QComboBox)
+    , m_apply(new QPushButton(QStringLiteral("Apply")))
+    , m_countLabel(new QLabel)
+    , m_error(new QLabel)
+    , m_requeue(new QPushButton(QStringLiteral("Requeue…")))
+    , m_release(new QPushButton(QStringLiteral("Release lease…")))
+    , m_fail(new QPushButton(QStringLiteral("Mark failed…")))
+    , m_copyKey(new QPushButton(QStringLiteral("Copy key")))
+    , m_copyJson(new QPushButton(QStringLiteral("Copy as JSON")))
+    , m_refreshTimer(new QTimer(this))
+{
+    setObjectName(QStringLiteral("taskBrowser"));
+    for (const auto& p : statusPresets)
+        m_status->addItem(QString::fromLatin1(p[0]), QString::fromLatin1(p[1]));
+    m_status->setObjectName(QStringLiteral("statusFilter"));
+    m_tenant->setObjectName(QStringLiteral("tenantFilter"));
+    m_tenant->setPlaceholderText(QStringLiteral("tenant"));
+    m_operation->setObjectName(QStringLiteral("operationFilter"));
+    m_operation->setPlaceholderText(QStringLiteral("operation"));
+    m_prefix->setObjectName(QStringLiteral("prefixFilter"));
+    m_prefix->setPlaceholderText(QStringLiteral("key prefix"));
+    m_minAttempts->setObjectName(QStringLiteral("minAttemptsFilter"));
+    m_minAttempts->setRange(0, 1000000);
+    m_minAttempts->setSpecialValueText(QStringLiteral("any"));
+    m_minAttempts->setPrefix(QStringLiteral("attempts ≥ "));
+    m_expired->setObjectName(QStringLiteral("expiredFilter"));
+    m_uncertain->setObjectName(QStringLiteral("uncertainFilter"));
+    m_conflicts->setObjectName(QStringLiteral("conflictFilter"));
+    m_failedSince->setObjectName(QStringLiteral("failedSinceFilter"));
+    m_failedSince->setPlaceholderText(QStringLiteral("failed since (2024-05-01T10:00Z)"));
+    m_sort->setObjectName(QStringLiteral("sortOrder"));
+    m_sort->addItem(QStringLiteral("Key A→Z"));
+    m_sort->addItem(QStringLiteral("Key Z→A"));
+    m_sort->addItem(QStringLiteral("Oldest update first (unfinished)"));
+    m_sort->addItem(QStringLiteral("Newest update first (unfinished)"));
+    m_apply->setObjectName(QStringLiteral("applyFilter"));
+    m_countLabel->setObjectName(QStringLiteral("matchCount"));
+    m_error->setObjectName(QStringLiteral("browserError"));
+    m_error->setStyleSheet(QStringLiteral("color:#b01c1c"));
+    m_error->setWordWrap(true);
+    m_error->hide();
+    m_requeue->setObjectName(QStringLiteral("requeueButton"));
+    m_release->setObjectName(QStringLiteral("releaseButton"));
+    m_fail->setObjectName(QStringLiteral("failButton"));
+    m_copyKey->setObjectName(QStringLiteral("copyKeyButton"));
+    m_copyJson->setObjectName(QStringLiteral("copyJsonButton"));
+
+    auto* filters = new QGridLayout;
+    filters->setContentsMargins(0, 0, 0, 0);
+    filters->addWidget(m_status, 0, 0);
+    filters->addWidget(m_tenant, 0, 1);
+    filters->addWidget(m_operation, 0, 2);
+    filters->addWidget(m_prefix, 0, 3);
+    filters->addWidget(m_minAttempts, 0, 4);
+    filters->addWidget(m_sort, 0, 5);
+    filters->addWidget(m_expired, 1, 0);
+    filters->addWidget(m_uncertain, 1, 1);
+    filters->addWidget(m_conflicts, 1, 2);
+    filters->addWidget(m_failedSince, 1, 3);
+    filters->addWidget(m_apply, 1, 5);
+    filters->setColumnStretch(3, 1);
+
+    m_view->setObjectName(QStringLiteral("taskTable"));
+    m_view->setModel(m_model);
+    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    m_view->verticalHeader()->setVisible(false);
+    m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 6);
+    m_view->horizontalHeader()->setStretchLastSection(true);
+    m_view->setWordWrap(false);
+    m_view->setColumnWidth(TaskBrowserModel::KeyColumn, 215);
+    m_view->setColumnWidth(TaskBrowserModel::StatusColumn, 185);
+    m_view->setColumnWidth(TaskBrowserModel::AttemptsColumn, 64);
+    m_view->setColumnWidth(TaskBrowserModel::UpdatedColumn, 175);
+    m_view->setColumnWidth(TaskBrowserModel::LeaseColumn, 110);
+    m_view->setColumnWidth(TaskBrowserModel::NextAttemptColumn, 175);
+    m_split->addWidget(m_view);
+    m_split->addWidget(m_detail);
+    m_split->setStretchFactor(0, 3);
+    m_split->setStretchFactor(1, 2);
+    m_split->setSizes({ 700, 460 });
+
+    auto* actions = new QHBoxLayout;
+    actions->addWidget(m_countLabel, 1);
+    actions->addWidget(m_copyKey);
+    actions->addWidget(m_copyJson);
+    actions->addSpacing(12);
+    actions->addWidget(m_requeue);
+    actions->addWidget(m_release);
+    actions->addWidget(m_fail);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(filters);
+    layout->addWidget(m_error);
+    layout->addWidget(m_split, 1);
+    layout->addLayout(actions);
+
+    connect(m_apply, &QPushButton::clicked, this, &TaskBrowserWidget::reload);
+    for (auto* e : { m_tenant, m_operation, m_prefix, m_failedSince })
+        connect(e, &QLineEdit::returnPressed, this, &TaskBrowserWidget::reload);
+    connect(m_status, &QComboBox::activated, this, &TaskBrowserWidget::reload);
+    connect(m_sort, &QComboBox::activated, this, &TaskBrowserWidget::reload);
+    for (auto* c : { m_expired, m_uncertain, m_conflicts })
+        connect(c, &QCheckBox::toggled, this, &TaskBrowserWidget::reload);
+    connect(
+        m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this, &TaskBrowserWidget::onSelectionChanged);
+    connect(m_model, &TaskBrowserModel::failed, this, [this](const QString& message) {
+        m_error->setText(message);
+        m_error->show();
+    });
+    connect(m_model, &TaskBrowserModel::pageLoaded, this, [this] {
+        m_error->hide();
+        updateActions();
+    });
+    connect(m_model, &TaskBrowserModel::refreshed, this, [this] {
+        m_error->hide();
+        onSelectionChanged(); // the selected record may have changed: re-read its detail
+    });
+    connect(m_requeue, &QPushButton::clicked, this, [this] { startAction(idem::RecoveryAction::Requeue); });
+    connect(m_release, &QPushButton::clicked, this, [this] { startAction(idem::RecoveryAction::Release); });
+    connect(m_fail, &QPushButton::clicked, this, [this] { startAction(idem::RecoveryAction::Fail); });
+    connect(m_copyKey, &QPushButton::clicked, this, &TaskBrowserWidget::copyKeys);
+    connect(m_copyJson, &QPushButton::clicked, this, &TaskBrowserWidget::copyJson);
+    for (auto* s : { m_monitor, m_admin }) {
+        connect(s, &ConsoleSession::serverInfoChanged, this, &TaskBrowserWidget::updateActions);
+        connect(s, &ConsoleSession::stateChanged, this, &TaskBrowserWidget::updateActions);
+    }
+    // A first connection loads the table; afterwards the timer keeps it fresh while shown.
+    connect(m_monitor, &ConsoleSession::stateChanged, this, [this](ConsoleSession::State state) {
+        if (state == ConsoleSession::State::Connected && m_model->rowCount() == 0 && !m_model->busy())
+            reload();
+    });
+    m_refreshTimer->setInterval(5000);
+    connect(m_refreshTimer, &QTimer::timeout, this, [this] {
+        if (isVisible() && m_monitor->state() == ConsoleSession::State::Connected)
+            refresh();
+    });
+    m_refreshTimer->start();
+    if (m_monitor->state() == ConsoleSession::State::Connected)
+        reload();
+    updateActions();
+}
+
+TaskBrowserWidget::~TaskBrowserWidget() = default;
+
+idem::TaskFilter TaskBrowserWidget::filterFromControls() const
+{
+    idem::TaskFilter f = m_extra; // fields without a control of their own
+    const auto statuses = m_status->currentData().toString();
+    f.statuses.clear();
+    if (!statuses.isEmpty())
+        for (const auto& s : statuses.split(QLatin1Char(',')))
+            f.statuses.push_back(s.toStdString());
+    f.tenant = optText(m_tenant);
+    f.operation = optText(m_operation);
+    f.keyPrefix = optText(m_prefix);
+    f.minAttempts = m_minAttempts->value() > 0 ? std::optional<int>(m_minAttempts->value()) : std::nullopt;
+    f.expiredLease = m_expired->isChecked();
+    f.uncertain = m_uncertain->isChecked();
+    f.digestConflicts = m_conflicts->isChecked();
+    f.failedSince = optText(m_failedSince);
+    return f;
+}
+
+idem::TaskFilter TaskBrowserWidget::filter() const { return m_model->filter(); }
+
+void TaskBrowserWidget::applyFilter(const idem::TaskFilter& filter)
+{
+    m_extra = idem::TaskFilter {};
+    m_extra.liveLease = filter.liveLease;
+    m_extra.errorClass = filter.errorClass;
+    m_extra.exhausted = filter.exhausted;
+    m_extra.unfinishedForMinutes = filter.unfinishedForMinutes;
+    const auto statuses = joined(filter.statuses);
+    int index = m_status->findData(statuses);
+    if (index < 0) {
+        m_status->addItem(statuses, statuses); // a tile's own set of statuses
+        index = m_status->count() - 1;
+    }
+    const QSignalBlocker b1(m_expired), b2(m_uncertain), b3(m_conflicts);
+    m_status->setCurrentIndex(index);
+    m_tenant->setText(filter.tenant ? QString::fromStdString(*filter.tenant) : QString());
+    m_operation->setText(filter.operation ? QString::fromStdString(*filter.operation) : QString());
+    m_prefix->setText(filter.keyPrefix ? QString::fromStdString(*filter.keyPrefix) : QString());
+    m_minAttempts->setValue(filter.minAttempts.value_or(0));
+    m_expired->setChecked(filter.expiredLease);
+    m_uncertain->setChecked(filter.uncertain);
+    m_conflicts->setChecked(filter.digestConflicts);
+    m_failedSince->setText(filter.failedSince ? QString::fromStdString(*filter.failedSince) : QString());
+    // Sorting by update time needs an unfinished set; a tile over everything sorts by key.
+    if (m_sort->currentIndex() >= 2) {
+        try {
+            idem::validateTaskQuery(filter, { idem::TaskSortColumn::UpdatedAt, false });
+        } catch (const std::invalid_argument&) {
+            m_sort->setCurrentIndex(0);
+        }
+    }
+    reload();
+}
+
+void TaskBrowserWidget::setSort(const idem::TaskSort& sort)
+{
+    m_sort->setCurrentIndex((sort.column == idem::TaskSortColumn::UpdatedAt ? 2 : 0) + (sort.descending ? 1 : 0));
+    reload();
+}
+
+void TaskBrowserWidget::reload()
+{
+    const int s = m_sort->currentIndex();
+    const idem::TaskSort sort { s >= 2 ? idem::TaskSortColumn::UpdatedAt : idem::TaskSortColumn::Key, s % 2 == 1 };
+    m_detail->clearDetail();
+    m_error->hide();
+    m_model->setQuery(filterFromControls(), sort);
+    updateCount();
+    updateActions();
+}
+
+void TaskBrowserWidget::refresh() { m_model->refresh(); }
+
+void TaskBrowserWidget::updateCount()
+{
+    if (m_countJob)
+        m_monitor->cancel(m_countJob);
+    m_countJob = 0;
+    m_countLabel->setText(QStringLiteral("Counting…"));
+    const auto filter = m_model->filter();
+    try {
+        idem::validateTaskQuery(filter, {});
+    } catch (const std::invalid_argument&) {
+        m_countLabel->clear();
+        return;
+    }
+    m_countJob = m_monitor->submit(
+        [filter](pqxx::connection& c, const idem::SchemaName& schema) {
+            const auto n = idem::countTasks(c, schema, filter);
+            return QVariant(QList<QVariant> { QVariant::fromValue<qint64>(n.n), n.exact });
+        },
+        this,
+        [this](const QVariant& v) {
+            m_countJob = 0;
+            const auto l = v.toList();
+            const auto n = l.value(0).toLongLong();
+            m_countLabel->setText(l.value(1).toBool()
+                    ? QStringLiteral("%L1 record(s) match").arg(n)
+                    : QStringLiteral("about %L1 records match (planner estimate)").arg(n));
+        },
+        [this](const Failure&) {
+            m_countJob = 0;
+            m_countLabel->clear();
+        });
+}
+
+void TaskBrowserWidget::onSelectionChanged()
+{
+    const auto rows = m_view->selectionModel()->selectedRows();
+    if (rows.size() == 1)
+        m_detail->showKey(m_model->data(rows.first(), TaskBrowserModel::KeyRole).toString());
+    else
+        m_detail->clearDetail();
+    updateActions();
+}
+
+void TaskBrowserWidget::updateActions()
+{
+    const auto rows = m_view->selectionModel()->selectedRows();
+    const bool connected = m_admin->state() == ConsoleSession::State::Connected;
+    const bool mayAct = connected && m_admin->serverInfo().isOperator && !m_admin->readOnly();
+    const auto any = [&](idem::RecoveryAction a) {
+        for (const auto& i : rows)
+            if (idem::actionAppliesTo(a, m_model->task(i.row()).status))
+                return true;
+        return false;
+    };
+    QString why;
+    if (!connected)
+        why = QStringLiteral("Not connected.");
+    else if (!m_admin->serverInfo().isOperator)
+        why = QStringLiteral("Role %1 is not idem_operator: recovery actions are disabled (the database refuses them "
+                             "too).")
+                  .arg(m_admin->serverInfo().sessionRole);
+    else if (m_admin->readOnly())
+        why = QStringLiteral("The schema is newer than this console, or its migrations do not match: look, change "
+                             "nothing.");
+    const std::pair<QPushButton*, idem::RecoveryAction> buttons[] = { { m_requeue, idem::RecoveryAction::Requeue },
+        { m_release, idem::RecoveryAction::Release }, { m_fail, idem::RecoveryAction::Fail } };
+    for (const auto& [button, action] : buttons) {
+        button->setEnabled(mayAct && any(action));
+        button->setToolTip(why.isEmpty() ? actionEffect(action, 1) : why);
+    }
+    m_copyKey->setEnabled(!rows.isEmpty());
+    m_copyJson->setEnabled(!rows.isEmpty());
+}
+
+void TaskBrowserWidget::startAction(idem::RecoveryAction action)
+{
+    std::vector<idem::TaskRow> rows;
+    auto selected = m_view->selectionModel()->selectedRows();
+    std::sort(selected.begin(), selected.end());
+    for (const auto& i : selected)
+        rows.push_back(m_model->task(i.row()));
+    if (rows.empty())
+        return;
+    auto* dialog = new ActionDialog(m_admin, action, rows, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &ActionDialog::runFinished, this, [this] {
+        refresh();
+        Q_EMIT actionFinished();
+    });
+    dialog->open();
+}
+
+void TaskBrowserWidget::copyKeys()
+{
+    QStringList keys;
+    auto selected = m_view->selectionModel()->selectedRows();
+    std::sort(selected.begin(), selected.end());
+    for (const auto& i : selected)
+        keys << QString::fromStdString(m_model->task(i.row()).key);
+    QApplication::clipboard()->setText(keys.join(QLatin1Char('\n')));
+}
+
+void TaskBrowserWidget::copyJson()
+{
+    QJsonArray out;
+    auto selected = m_view->selectionModel()->selectedRows();
+    std::sort(selected.begin(), selected.end());
+    for (const auto& i : selected) {
+        const auto& t = m_model->task(i.row());
+        out.append(QJsonObject {
+            { QStringLiteral("idempotency_key"), QString::fromStdString(t.key) },
+            { QStringLiteral("status"), QString::fromStdString(t.status) },
+            { QStringLiteral("attempts"), t.attempts },
+            { QStringLiteral("max_attempts"), t.maxAttempts },
+            { QStringLiteral("request_hash"), QString::fromStdString(t.requestHash) },
+            { QStringLiteral("created_at"), usOrNull(t.createdAtUs) },
+            { QStringLiteral("updated_at"), usOrNull(t.updatedAtUs) },
+            { QStringLiteral("lease_until"), usOrNull(t.leaseUntilUs) },
+            { QStringLiteral("next_attempt_at"), usOrNull(t.nextAttemptAtUs) },
+            { QStringLiteral("error_class"),
+                t.errorClass.empty() ? QJsonValue() : QJsonValue(QString::fromStdString(t.errorClass)) },
+            { QStringLiteral("error_message"), QString::fromStdString(t.errorMessage) },
+        });
+    }
+    QApplication::clipboard()->setText(QString::fromUtf8(QJsonDocument(out).toJson(QJsonDocument::Indented)));
+}
+
+} // namespace idem::console

@@ -1,0 +1,92 @@
+#pragma once
+
+#include <QWidget>
+
+#include "core/actions.h"
+#include "core/taskfilter.h"
+#include "core/tasklist.h"
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QSpinBox;
+class QSplitter;
+class QTableView;
+class QTimer;
+
+namespace idem::console {
+
+class ConsoleSession;
+class TaskBrowserModel;
+class TaskDetailPane;
+
+// The Tasks page: server-side filters and sort over task_idempotency, a keyset-paged table
+// (TaskBrowserModel), the selected record's detail (TaskDetailPane), and the audited recovery
+// actions on the selection. Reads go through the monitor session, actions through the admin
+// session (the same one when there is no separate monitor connection).
+class TaskBrowserWidget : public QWidget {
+    Q_OBJECT
+public:
+    TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* admin, QWidget* parent = nullptr);
+    ~TaskBrowserWidget() override;
+
+    // Shows exactly the records `filter` means (a dashboard tile's click): the filter controls
+    // take its values, the table reloads from the first page.
+    void applyFilter(const idem::TaskFilter& filter);
+    idem::TaskFilter filter() const;
+    void setSort(const idem::TaskSort& sort);
+
+    TaskBrowserModel* model() const { return m_model; }
+    QTableView* view() const { return m_view; }
+    TaskDetailPane* detail() const { return m_detail; }
+    // Opens the action dialog for the selected rows (what the toolbar buttons do).
+    void startAction(idem::RecoveryAction action);
+    // Re-reads what the table holds, merging in place.
+    void refresh();
+
+Q_SIGNALS:
+    // The action dialog finished a run (applied or not); the table has been asked to refresh.
+    void actionFinished();
+
+private:
+    void reload();
+    void onSelectionChanged();
+    void updateActions();
+    void updateCount();
+    void copyKeys();
+    void copyJson();
+    idem::TaskFilter filterFromControls() const;
+
+    ConsoleSession* m_monitor;
+    ConsoleSession* m_admin;
+    TaskBrowserModel* m_model;
+    QTableView* m_view;
+    TaskDetailPane* m_detail;
+    QSplitter* m_split;
+
+    QComboBox* m_status;
+    QLineEdit* m_tenant;
+    QLineEdit* m_operation;
+    QLineEdit* m_prefix;
+    QSpinBox* m_minAttempts;
+    QCheckBox* m_expired;
+    QCheckBox* m_uncertain;
+    QCheckBox* m_conflicts;
+    QLineEdit* m_failedSince;
+    QComboBox* m_sort;
+    QPushButton* m_apply;
+    QLabel* m_countLabel;
+    QLabel* m_error;
+    QPushButton* m_requeue;
+    QPushButton* m_release;
+    QPushButton* m_fail;
+    QPushButton* m_copyKey;
+    QPushButton* m_copyJson;
+    QTimer* m_refreshTimer;
+    idem::TaskFilter m_extra; // filter fields without a control (kept from applyFilter)
+    quint64 m_countJob = 0;
+};
+
+} // namespace idem::console
