@@ -17,32 +17,10 @@
 
 namespace idem::test {
 
-struct ActionsFixture {
-    std::unique_ptr<ScratchDatabase> db;
-    std::unique_ptr<pqxx::connection> conn; // the operator
-    std::unique_ptr<pqxx::connection> other; // a worker, or a second operator
-    std::unique_ptr<pqxx::connection> admin; // planting and reading
-    int keys = 0;
-
-    void open(const std::string& tag)
-    {
-        db = migratedDatabase(tag);
-        conn = db->connect();
-        other = db->connect();
-        admin = db->connect();
-        pqxx::work w(*admin);
-        w.exec("CREATE TABLE payments (idempotency_key text NOT NULL, amount integer NOT NULL, by_token uuid)");
-        w.commit();
-    }
-
-    void close()
-    {
-        conn.reset();
-        other.reset();
-        admin.reset();
-        db.reset();
-    }
-
+// The protocol fixture's database, business table and connections; here `conn` is the
+// operator, `other` a worker or a second operator, `admin` plants and reads.
+struct ActionsFixture : ProtocolFixture {
+    // Keys as plain strings: actions take any stored key, not only well-formed TaskKeys.
     std::string nextKey(const std::string& tenant)
     {
         std::string id = QTest::currentTestFunction();
