@@ -74,7 +74,14 @@ std::string dashboardSql(const SchemaName& schema);
 // and, when the connection serves only reads, default_transaction_read_only. One round trip.
 void prepareDashboardConnection(pqxx::connection& conn, int statementTimeoutMs, bool readOnlySession);
 
-// The tick: exactly one exec_params round trip, no BEGIN/COMMIT. Throws pqxx errors.
+// The unfiltered tick as a statement of its own: dashboardSql() with $1 and $2 bound to NULL in
+// the text (so even a generic plan folds the filtered form away) and $3..$6 renumbered $1..$4.
+// readDashboard() prepares it once per connection and the server reuses its plan.
+std::string unfilteredDashboardSql(const SchemaName& schema);
+
+// The tick: exactly one round trip, no BEGIN/COMMIT: unfiltered, the prepared statement above
+// (parsed and planned once per connection); filtered, dashboardSql() planned with its values.
+// Throws pqxx errors.
 DashboardReading readDashboard(pqxx::connection& conn, const SchemaName& schema, const DashboardOptions& options);
 
 // A tile's rows when no task browser is there to show them: the newest `limit` rows (by

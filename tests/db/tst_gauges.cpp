@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
+#include "core/dashboardquery.h"
 #include "core/migrate.h"
 #include "core/stats.h"
 #include "tests/support/cliprocess.h"
@@ -29,6 +30,7 @@ private Q_SLOTS:
     void figuresEqualTheCountedForm();
     void checkFindsAndRecountRepairs();
     void rolesNeedNoGrantOnTheGauges();
+    void unfilteredTickIsPlannedOnce();
 
 private:
     // Fails the test naming every gauge that differs from the rows.
@@ -325,6 +327,37 @@ void TestGauges::rolesNeedNoGrantOnTheGauges()
         pqxx::nontransaction(c).exec("SELECT idem.idem_gauges_recount()");
     }
     expectExact("operator's recount");
+}
+
+void TestGauges::unfilteredTickIsPlannedOnce()
+{
+    exec(insertHead + row("t:op:1", "processing", "", 90) + "," + row("t:op:2", "failed", "permanent", 5) + ","
+        + row("t:op:3", "retryable_failed", "unknown", 120));
+    idem::DashboardOptions options;
+    options.historyMinutes = 30;
+    options.attemptsHistogram = true;
+    idem::prepareDashboardConnection(*m_conn, 5000, true);
+    for (int i = 0; i < 8; ++i) {
+        const auto tick = idem::readDashboard(*m_conn, idem::SchemaName(), options);
+        // The rewritten statement answers what the filtered form and readStats answer.
+        QCOMPARE(tick.stats.expiredLeases, 1);
+        QCOMPARE(tick.stats.failedPermanent, 1);
+        QCOMPARE(tick.stats.uncertain, 1);
+        QCOMPARE(tick.stats.longUnfinished, 2);
+        QVERIFY(tick.attempts.has_value());
+    }
+    options.stats.tenant = "t";
+    const auto filtered = idem::readDashboard(*m_conn, idem::SchemaName(), options);
+    QCOMPARE(filtered.stats.longUnfinished, 2);
+    QCOMPARE(filtered.stats.uncertain, 1);
+    // One statement on the connection, planned generically once the server chose to (after
+    // five custom plans at most) and reused since.
+    pqxx::nontransaction n(*m_conn);
+    const auto r = n.exec("SELECT count(*), max(generic_plans), max(custom_plans) FROM pg_prepared_statements"
+                          " WHERE name LIKE 'idem_tick_%'");
+    QCOMPARE(r.at(0)[0].as<int>(), 1);
+    QVERIFY2(r.at(0)[1].as<int>() >= 3, r.at(0)[1].c_str());
+    QVERIFY2(r.at(0)[2].as<int>() <= 5, r.at(0)[2].c_str());
 }
 
 QTEST_GUILESS_MAIN(TestGauges)
