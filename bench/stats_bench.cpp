@@ -336,9 +336,8 @@ void runGaugePairs(pqxx::connection& admin, const Options& o)
     const RunSpec spec = claimSpec(o, claim.name());
     const auto setTriggers = [&](bool on) {
         pqxx::work w(admin);
-        for (const char* t : { "task_idempotency_gauges_insert", "task_idempotency_gauges_update" })
-            w.exec("ALTER TABLE " + claim.name().qualify("task_idempotency") + (on ? " ENABLE" : " DISABLE")
-                + " TRIGGER " + t);
+        w.exec("ALTER TABLE " + claim.name().qualify("task_idempotency") + (on ? " ENABLE" : " DISABLE")
+            + " TRIGGER USER");
         w.commit();
     };
     std::vector<double> with, without, pairs, cpuWith, cpuWithout;

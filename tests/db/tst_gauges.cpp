@@ -125,6 +125,19 @@ void TestGauges::everyKindOfWriteIsCounted()
     exec("UPDATE idem.task_idempotency SET updated_at = now(), lease_until = now() + interval '1 minute'");
     expectExact("updates of other columns");
 
+    // Many single-row changes in one transaction: summed, written once at commit.
+    {
+        pqxx::work w(*m_conn);
+        for (int i = 0; i < 300; ++i)
+            w.exec_params(insertHead + "($1, 'v1:' || repeat('e', 64), 'processing', NULL, now())",
+                "t:many:" + std::to_string(i));
+        w.exec("UPDATE idem.task_idempotency SET status = 'succeeded' WHERE idempotency_key LIKE 't:many:%'"
+               " AND right(idempotency_key, 1) IN ('0', '5')");
+        w.commit();
+    }
+    expectExact("300 changes in one transaction");
+    QCOMPARE(value("SELECT sum(processing) FROM idem.task_idempotency_gauges"), std::string("241"));
+
     // Many rows in one statement, deletes, COPY.
     exec("UPDATE idem.task_idempotency SET status = 'failed', error_class = 'unknown' WHERE status <> 'succeeded'");
     expectExact("bulk update");
@@ -173,6 +186,34 @@ void TestGauges::rolledBackChangesLeaveNoTrace()
     expectExact("after rollbacks");
     QCOMPARE(value("SELECT sum(processing) FROM idem.task_idempotency_gauges"), std::string("1"));
     QCOMPARE(value("SELECT sum(failed_permanent) FROM idem.task_idempotency_gauges"), std::string("0"));
+
+    // A savepoint rolled back takes its changes' notes with it; what stays is written at commit.
+    {
+        pqxx::work w(*m_conn);
+        w.exec(insertHead + row("t:op:4", "retryable_failed", "unknown"));
+        w.exec("SAVEPOINT s");
+        w.exec(insertHead + row("t:op:5", "failed", "permanent"));
+        w.exec("UPDATE idem.task_idempotency SET status = 'succeeded' WHERE idempotency_key = 't:op:1'");
+        w.exec("ROLLBACK TO SAVEPOINT s");
+        w.exec(insertHead + row("t:op:6", "failed", ""));
+        w.commit();
+    }
+    expectExact("after a rolled-back savepoint");
+    QCOMPARE(value("SELECT sum(processing) || '/' || sum(uncertain) || '/' || sum(failed_permanent) || '/' ||"
+                   " sum(failed_other) FROM idem.task_idempotency_gauges"),
+        std::string("1/1/0/1"));
+
+    // Flushed per statement when the session asks for immediate constraints: the same sums.
+    {
+        pqxx::work w(*m_conn);
+        w.exec("SET CONSTRAINTS ALL IMMEDIATE");
+        w.exec(insertHead + row("t:op:7", "processing", ""));
+        w.exec("UPDATE idem.task_idempotency SET status = 'failed', error_class = 'permanent'"
+               " WHERE idempotency_key = 't:op:7'");
+        w.commit();
+    }
+    expectExact("with immediate constraints");
+    QCOMPARE(value("SELECT sum(failed_permanent) FROM idem.task_idempotency_gauges"), std::string("1"));
 }
 
 void TestGauges::concurrentWritersStayExact()
