@@ -49,7 +49,6 @@ struct Options {
     int loadRepeat = 3;
     int claimConnections = 4;
     int indexPairs = 0; // claim runs with 0001's index against the migrated one
-    int gaugePairs = 0; // claim runs with the status gauges' triggers disabled against enabled
 };
 
 [[noreturn]] void usage(int code)
@@ -60,7 +59,7 @@ struct Options {
         "           [--reps 15] [--batch 1000000] [--schema-prefix P] [--keep] [--json FILE]\n"
         "           [--compare-v1-index] [--pollers 20] [--load-rows N] [--load-on claim,prop,flat]\n"
         "           [--no-naive-console]\n"
-        "           [--load-seconds 20] [--load-repeat 3] [--claim-connections 4] [--index-pairs N] [--gauge-pairs N]\n"
+        "           [--load-seconds 20] [--load-repeat 3] [--claim-connections 4] [--index-pairs N]\n"
         "Scratch schemas P_<rows> are generated once and reused while they hold the same table;\n"
         "without --keep they are dropped at the end. --pollers 0 skips the load part. --load-on claim:\n"
         "the consoles read the claim benchmark's own tables (the issue's setting); prop / flat: they\n"
@@ -134,8 +133,6 @@ Options parseArgs(int argc, char** argv)
             o.claimConnections = std::stoi(value());
         else if (a == "--index-pairs")
             o.indexPairs = std::stoi(value());
-        else if (a == "--gauge-pairs")
-            o.gaugePairs = std::stoi(value());
         else if (a == "--help" || a == "-h")
             usage(0);
         else
@@ -328,50 +325,6 @@ void runIndexPairs(pqxx::connection& admin, const Options& o)
     std::fflush(stdout);
 }
 
-// What the status gauges (0006) cost the claim path: the claim benchmark alone with their
-// triggers enabled and disabled, alternating (AB, BA, ...), no consoles.
-void runGaugePairs(pqxx::connection& admin, const Options& o)
-{
-    ClaimSchema claim(admin, SchemaName(o.prefix + "_claimgauge_" + std::to_string(getpid())));
-    const RunSpec spec = claimSpec(o, claim.name());
-    const auto setTriggers = [&](bool on) {
-        pqxx::work w(admin);
-        w.exec("ALTER TABLE " + claim.name().qualify("task_idempotency") + (on ? " ENABLE" : " DISABLE")
-            + " TRIGGER USER");
-        w.commit();
-    };
-    std::vector<double> with, without, pairs, cpuWith, cpuWithout;
-    std::string each;
-    for (int pair = 0; pair < o.gaugePairs; ++pair) {
-        double rate[2] = { 0, 0 };
-        for (int k = 0; k < 2; ++k) {
-            const bool off = (k + pair) % 2 == 1;
-            setTriggers(!off);
-            const RunResult r = runOnce(admin, spec);
-            if (!r.problem.empty())
-                throw std::runtime_error("claim run failed its checks: " + r.problem);
-            rate[off ? 1 : 0] = r.perSecond;
-            (off ? cpuWithout : cpuWith).push_back(r.serverCpuUs);
-            progress(std::string("[gauge pair ") + std::to_string(pair + 1) + "] gauges " + (off ? "off" : "on") + ": "
-                + std::to_string(static_cast<long long>(r.perSecond)) + " tasks/s");
-        }
-        setTriggers(true);
-        with.push_back(rate[0]);
-        without.push_back(rate[1]);
-        pairs.push_back(rate[0] / rate[1]);
-        char b[64];
-        std::snprintf(b, sizeof b, "%s%.0f/%.0f=%.3f", each.empty() ? "" : " ", rate[0], rate[1], pairs.back());
-        each += b;
-    }
-    std::printf("\n== claim benchmark alone (library, counters on, fresh keys, %d connections, %d s): status gauges"
-                " (0006 triggers) on vs off ==\n"
-                "median %.0f vs %.0f tasks/s: %.3fx; per pair (on/off) %s, median %.3f;\n"
-                "server CPU per task (median): %.0f vs %.0f us\n",
-        o.claimConnections, o.loadSeconds, medianOf(with), medianOf(without), medianOf(with) / medianOf(without),
-        each.c_str(), medianOf(pairs), medianOf(cpuWith), medianOf(cpuWithout));
-    std::fflush(stdout);
-}
-
 std::string loadAverage()
 {
     std::ifstream in("/proc/loadavg");
@@ -405,8 +358,6 @@ int main(int argc, char** argv)
         std::vector<SchemaName> made;
         if (o.indexPairs > 0)
             runIndexPairs(*admin, o);
-        if (o.gaugePairs > 0)
-            runGaugePairs(*admin, o);
         // The setting first: the consoles watch the database the claim benchmark writes.
         if (o.pollers > 0 && o.loadClaim)
             runLoad(*admin, o, std::nullopt, Population {}, loads);

@@ -156,8 +156,6 @@ SELECT 'tenant-' || (i % 8) || ':' || (ARRAY['charge', 'refund', 'ship'])[i % 3 
                 else
                     w.exec("DROP INDEX " + schema.qualify(w.quote_name(ix.name)));
             }
-            // The status gauges (0006) are counted once at the end, not by a trigger per row.
-            w.exec("ALTER TABLE " + schema.qualify("task_idempotency") + " DISABLE TRIGGER USER");
             w.commit();
         }
 
@@ -180,11 +178,9 @@ SELECT 'tenant-' || (i % 8) || ':' || (ARRAY['charge', 'refund', 'ship'])[i % 3 
             else
                 w.exec(ix.definition);
         }
-        w.exec("ALTER TABLE " + schema.qualify("task_idempotency") + " ENABLE TRIGGER USER");
-        w.exec("SELECT " + schema.qualify("idem_gauges_recount") + "()");
         writeMeta(w, schema, pop, multiplier);
         w.commit();
-        progress("  indexes rebuilt: " + std::to_string(indexes.size()) + ", gauges counted");
+        progress("  indexes rebuilt: " + std::to_string(indexes.size()));
     }
 
     // Completes the unfinished rows ranked at or past pop.unfinished, found through the

@@ -13,17 +13,10 @@ namespace idem::cli {
 namespace {
     constexpr const char* statsHelp = R"(Usage: idemctl stats [--dsn DSN] [--schema S] [--window MIN] [--long-after MIN]
                      [--tenant T] [--operation O] [--timeout-ms MS] [--json | --prometheus]
-       idemctl stats --check [--dsn DSN] [--schema S] [--timeout-ms MS] [--json]
 
 Prints one consistent snapshot of the idempotency table and its outcome counters, the same
-figures the console's dashboard shows. Unfiltered, the status counts come from the status
-gauges (kept by triggers in the same transaction as each row change) and only the small sets
-that move with time are read (live leases, rows created within --long-after); with --tenant or
---operation the unfinished rows are read (partial indexes). Succeeded rows are never scanned.
-
---check compares each status gauge with a count of the unfinished rows in one snapshot and
-exits 1 if any differs (a trigger was disabled, or the gauges were edited by hand); an operator
-repairs them with SELECT idem.idem_gauges_recount(), which holds writers back for one count.
+figures the console's dashboard shows. It reads only unfinished rows (partial indexes), the
+per-minute counters and the planner's row estimate: it never scans succeeded rows.
 
   --dsn DSN         libpq conninfo, URI or service=NAME (default: $IDEM_DSN, then PG* variables);
                     a standby works (replication lag is shown)
@@ -35,7 +28,6 @@ repairs them with SELECT idem.idem_gauges_recount(), which holds writers back fo
   --timeout-ms MS   statement timeout (default: 5000)
   --json            one JSON object, a field per figure
   --prometheus      Prometheus text exposition format
-  --check           compare the status gauges with a count of the rows (reads every unfinished row)
 )";
 
     struct Metric {
@@ -107,7 +99,7 @@ repairs them with SELECT idem.idem_gauges_recount(), which holds writers back fo
 int runStats(const std::vector<std::string>& argv)
 {
     Args args(argv, { "dsn", "schema", "window", "long-after", "tenant", "operation", "timeout-ms" },
-        { "json", "prometheus", "check", "help" });
+        { "json", "prometheus", "help" });
     if (args.flag("help")) {
         std::cout << statsHelp;
         return ExitOk;
@@ -123,29 +115,6 @@ int runStats(const std::vector<std::string>& argv)
     options.operation = args.value("operation");
 
     auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl stats" });
-    if (args.flag("check")) {
-        if (args.flag("prometheus") || options.tenant || options.operation)
-            throw UsageError("--check takes no --prometheus, --tenant or --operation: the gauges are table-wide");
-        const auto checks = checkGauges(*conn, schema, options.statementTimeoutMs);
-        bool ok = true;
-        nlohmann::json j = nlohmann::json::object();
-        for (const auto& c : checks) {
-            ok = ok && c.ok();
-            j[c.name] = { { "gauge", c.gauge }, { "counted", c.counted }, { "ok", c.ok() } };
-        }
-        if (args.flag("json")) {
-            j["ok"] = ok;
-            std::cout << j.dump(2) << '\n';
-        } else {
-            std::printf("%-18s %12s %12s\n", "gauge", "value", "counted");
-            for (const auto& c : checks)
-                std::printf("%-18s %12lld %12lld%s\n", c.name.c_str(), static_cast<long long>(c.gauge),
-                    static_cast<long long>(c.counted), c.ok() ? "" : "  MISMATCH");
-            std::printf(ok ? "gauges match the rows\n"
-                           : "gauges differ from the rows: SELECT idem_gauges_recount() in the schema repairs them\n");
-        }
-        return ok ? ExitOk : ExitFailure;
-    }
     const auto s = readStats(*conn, schema, options);
 
     if (args.flag("json")) {
@@ -209,8 +178,9 @@ int runStats(const std::vector<std::string>& argv)
         std::snprintf(buf, sizeof buf, "%.1f", v);
         return std::string(buf);
     };
-    const auto optional
-        = [&](const std::optional<double>& v, const char* unit) { return v ? fixed1(*v) + unit : std::string("-"); };
+    const auto optional = [&](const std::optional<double>& v, const char* unit) {
+        return v ? fixed1(*v) + unit : std::string("-");
+    };
     line("processing (live leases)", count(s.processing));
     line("expired leases", count(s.expiredLeases));
     line("oldest processing age", optional(s.oldestProcessingAgeSeconds, " s"));

@@ -21,84 +21,49 @@ namespace {
     }
 } // namespace
 
-// Every figure is defined here, once, in two equal forms; the parameters pick one and the other
-// is never executed (each branch carries its condition as WHERE and HAVING: with the parameters
-// bound the planner turns them into a one-time filter, and the HAVING drops the branch's row).
-//
-// Unfiltered (the headline view, $1 and $2 NULL): the status counts come from
-// task_idempotency_gauges (schema v6), kept by triggers in the same transaction as every row
-// change, so they are exact in this snapshot; the figures that move with time count their small
-// side through an index: live leases (bounded by the running workers; expired = processing -
-// live), rows created within the long-unfinished threshold (long-unfinished = unfinished -
-// those), the first processing row by created_at. Nothing here grows with the rows that piled up.
-//
-// Filtered by tenant or operation: the gauges are not per tenant, so the row part reads every
-// unfinished row (task_idempotency_unfinished_idx, which includes every column read here since
-// v4: an index-only scan; split_part() on the included key). Its cost follows the unfinished
-// set and not the table.
-//
-// The counter part reads idem_counters by its bucket-leading primary key. Tenant and operation
-// are the first two fields of the key (tenant:operation:business_id) on rows, and columns on
-// counters.
+// Every figure is defined here, once. The row part reads only rows with status <> 'succeeded'
+// (the predicate of task_idempotency_unfinished_idx, which holds every other partial index's
+// rows too), so its cost follows the unfinished set and not the table. Since 0004 that index
+// includes every column the row part reads, so it is an index-only scan that visits no heap page
+// once the table is vacuumed: a figure that reads another column brings back one heap fetch per
+// unfinished row (tst_statsindex checks). The statement is planned with its parameters bound,
+// so with no tenant / operation set the `$1 IS NULL OR ...` filters fold away and split_part()
+// runs only for a filtered view. (Grouping the rows first and summing the groups, or mapping the
+// status to an integer once per row, measured no cheaper: bench/README.md.) The counter part
+// reads idem_counters by its bucket-leading primary key. Tenant and operation are the first two
+// fields of the key (tenant:operation:business_id) on rows, and columns on counters.
 std::string statsSql(const SchemaName& schema)
 {
     const auto tasks = schema.qualify("task_idempotency");
-    const auto gauges = schema.qualify("task_idempotency_gauges");
     const auto counters = schema.qualify("idem_counters");
     return R"(
 WITH live AS (
     SELECT
         -- processing: a lease that has not run out, i.e. a worker presumably still on it
-        lv.n AS processing,
-        -- expired leases: processing rows whose lease ran out (or was released); the next claim
-        -- takes them over
-        g.processing - lv.n AS expired_leases,
+        count(*) FILTER (WHERE t.status = 'processing' AND t.lease_until > now()) AS processing,
+        -- expired leases: processing rows whose lease ran out; the next claim takes them over
+        count(*) FILTER (WHERE t.status = 'processing' AND (t.lease_until IS NULL OR t.lease_until <= now()))
+            AS expired_leases,
         -- oldest processing age: seconds since the oldest processing row was first seen
         -- (created_at; updated_at moves with every heartbeat)
-        extract(epoch FROM now() - op.oldest)::float8 AS oldest_processing_age_s,
+        extract(epoch FROM now() - min(t.created_at) FILTER (WHERE t.status = 'processing'))::float8
+            AS oldest_processing_age_s,
         -- retryable: failed with a retryable or unknown outcome, waiting for its backoff or a claim
-        g.retryable_failed,
+        count(*) FILTER (WHERE t.status = 'retryable_failed') AS retryable_failed,
         -- uncertain outcomes: retryable rows whose last attempt's effect is unknown
-        g.uncertain,
+        count(*) FILTER (WHERE t.status = 'retryable_failed' AND t.error_class = 'unknown') AS uncertain,
         -- failed, permanent: the task itself said it cannot succeed
-        g.failed_permanent,
+        count(*) FILTER (WHERE t.status = 'failed' AND t.error_class = 'permanent') AS failed_permanent,
         -- failed, exhausted: out of attempts or too old (any other class, NULL included)
-        g.failed_other AS failed_exhausted,
+        count(*) FILTER (WHERE t.status = 'failed' AND t.error_class IS DISTINCT FROM 'permanent')
+            AS failed_exhausted,
         -- long-unfinished: not succeeded (any other status) and first seen more than $4 minutes ago
-        g.processing + g.retryable_failed + g.failed_permanent + g.failed_other - rc.n AS long_unfinished
-    FROM (SELECT coalesce(sum(x.processing), 0)::bigint AS processing,
-                 coalesce(sum(x.retryable_failed), 0)::bigint AS retryable_failed,
-                 coalesce(sum(x.uncertain), 0)::bigint AS uncertain,
-                 coalesce(sum(x.failed_permanent), 0)::bigint AS failed_permanent,
-                 coalesce(sum(x.failed_other), 0)::bigint AS failed_other
-            FROM )"
-        + gauges + R"( x) g,
-         (SELECT count(*) AS n FROM )"
-        + tasks + R"( t WHERE t.status = 'processing' AND t.lease_until > now()) lv,
-         (SELECT min(t.created_at) AS oldest FROM )"
-        + tasks + R"( t WHERE t.status = 'processing') op,
-         (SELECT count(*) AS n FROM )"
-        + tasks + R"( t
-           WHERE t.status IN ('processing', 'retryable_failed', 'failed')
-             AND t.created_at >= now() - $4::int * interval '1 minute') rc
-    WHERE $1::text IS NULL AND $2::text IS NULL
-    UNION ALL
-    SELECT
-        count(*) FILTER (WHERE t.status = 'processing' AND t.lease_until > now()),
-        count(*) FILTER (WHERE t.status = 'processing' AND (t.lease_until IS NULL OR t.lease_until <= now())),
-        extract(epoch FROM now() - min(t.created_at) FILTER (WHERE t.status = 'processing'))::float8,
-        count(*) FILTER (WHERE t.status = 'retryable_failed'),
-        count(*) FILTER (WHERE t.status = 'retryable_failed' AND t.error_class = 'unknown'),
-        count(*) FILTER (WHERE t.status = 'failed' AND t.error_class = 'permanent'),
-        count(*) FILTER (WHERE t.status = 'failed' AND t.error_class IS DISTINCT FROM 'permanent'),
-        count(*) FILTER (WHERE t.created_at < now() - $4::int * interval '1 minute')
+        count(*) FILTER (WHERE t.created_at < now() - $4::int * interval '1 minute') AS long_unfinished
     FROM )"
         + tasks + R"( t
     WHERE t.status <> 'succeeded'
-      AND ($1::text IS NOT NULL OR $2::text IS NOT NULL)
       AND ($1::text IS NULL OR split_part(t.idempotency_key, ':', 1) = $1::text)
       AND ($2::text IS NULL OR split_part(t.idempotency_key, ':', 2) = $2::text)
-    HAVING $1::text IS NOT NULL OR $2::text IS NOT NULL
 ),
 counted AS (
     -- The window: the last $3 minute buckets, the current (partial) one included.
@@ -164,34 +129,6 @@ StatsSnapshot readStats(pqxx::transaction_base& tx, const SchemaName& schema, co
     const pqxx::result r = tx.exec_params(statsSql(schema), orNull(options.tenant), orNull(options.operation),
         options.windowMinutes, options.longUnfinishedAfterMinutes);
     return statsFromRow(r.at(0));
-}
-
-std::vector<GaugeCheck> checkGauges(pqxx::connection& conn, const SchemaName& schema, int statementTimeoutMs)
-{
-    pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(conn);
-    tx.exec_params("SELECT set_config('statement_timeout', $1, true)", std::to_string(statementTimeoutMs));
-    // The count is the one the gauges were first filled with (0006_gauges.sql, idem_gauges_recount).
-    const pqxx::row r
-        = tx.exec("SELECT g.*, c.* FROM (SELECT coalesce(sum(processing), 0)::bigint,"
-                  " coalesce(sum(retryable_failed), 0)::bigint, coalesce(sum(uncertain), 0)::bigint,"
-                  " coalesce(sum(failed_permanent), 0)::bigint, coalesce(sum(failed_other), 0)::bigint"
-                  " FROM "
-                + schema.qualify("task_idempotency_gauges")
-                + ") g, (SELECT count(*) FILTER (WHERE t.status = 'processing'),"
-                  " count(*) FILTER (WHERE t.status = 'retryable_failed'),"
-                  " count(*) FILTER (WHERE t.status = 'retryable_failed' AND t.error_class = 'unknown'),"
-                  " count(*) FILTER (WHERE t.status = 'failed' AND t.error_class = 'permanent'),"
-                  " count(*) FILTER (WHERE t.status = 'failed' AND t.error_class IS DISTINCT FROM 'permanent')"
-                  " FROM "
-                + schema.qualify("task_idempotency") + " t WHERE t.status <> 'succeeded') c")
-              .at(0);
-    tx.commit();
-    static const char* const names[]
-        = { "processing", "retryable_failed", "uncertain", "failed_permanent", "failed_other" };
-    std::vector<GaugeCheck> out;
-    for (int i = 0; i < 5; ++i)
-        out.push_back({ names[i], r[i].as<std::int64_t>(), r[i + 5].as<std::int64_t>() });
-    return out;
 }
 
 StatsSnapshot statsFromRow(const pqxx::row& row)

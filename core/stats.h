@@ -3,7 +3,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include <pqxx/connection>
 #include <pqxx/row>
@@ -62,17 +61,6 @@ StatsSnapshot readStats(pqxx::connection& conn, const SchemaName& schema, const 
 // The same figures inside a transaction the caller opened (an incident snapshot reads them in its
 // own REPEATABLE READ transaction, beside the rows they count). Sets no statement timeout.
 StatsSnapshot readStats(pqxx::transaction_base& tx, const SchemaName& schema, const StatsOptions& options);
-
-// The status gauges (schema v6, kept by triggers) next to a count of the rows they stand for, in
-// one REPEATABLE READ snapshot: `idemctl stats --check`. They differ only if a trigger was
-// disabled or the gauges were written by hand; idem_gauges_recount() (operators) repairs them.
-struct GaugeCheck {
-    std::string name; // processing, retryable_failed, uncertain, failed_permanent, failed_other
-    std::int64_t gauge = 0;
-    std::int64_t counted = 0;
-    bool ok() const { return gauge == counted; }
-};
-std::vector<GaugeCheck> checkGauges(pqxx::connection& conn, const SchemaName& schema, int statementTimeoutMs);
 
 // The figures from a row that carries statsSql()'s columns by name (the dashboard's tick selects
 // them beside its chart data, in the same statement).

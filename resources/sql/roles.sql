@@ -90,16 +90,3 @@ BEGIN
     EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %I.task_idempotency_conflicts FROM idem_reader, idem_operator', s);
 END
 $conflicts$;
-
--- Status gauges (schema v6): kept by SECURITY DEFINER triggers, read by the console. The
--- recount takes a lock that holds workers back: operators only.
-DO $gauges$
-DECLARE
-    s text := current_schema();
-BEGIN
-    EXECUTE format('GRANT SELECT ON %I.task_idempotency_gauges TO idem_reader', s);
-    EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %I.task_idempotency_gauges'
-                   ' FROM PUBLIC, idem_reader, idem_operator, idem_worker', s);
-    EXECUTE format('GRANT EXECUTE ON FUNCTION %I.idem_gauges_recount() TO idem_operator', s);
-END
-$gauges$;

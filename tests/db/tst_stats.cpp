@@ -294,9 +294,6 @@ namespace {
 void collectScans(const nlohmann::json& plan, std::vector<std::string>& out)
 {
     if (plan.is_object()) {
-        // A node the executor never started (a one-time filter above it was false) is not read.
-        if (plan.contains("Actual Loops") && plan["Actual Loops"].get<double>() == 0)
-            return;
         if (plan.contains("Node Type")) {
             std::string s = plan["Node Type"].get<std::string>();
             if (plan.contains("Relation Name"))
@@ -328,26 +325,16 @@ void TestStats::planNeverScansSucceededRows()
 
     for (const char* tenant : { static_cast<const char*>(nullptr), "ta" }) {
         pqxx::read_transaction t(*m_conn);
-        // ANALYZE: only what ran counts (the other form of the figures is in the plan, never executed).
-        const auto r = t.exec_params("EXPLAIN (ANALYZE, FORMAT JSON) " + idem::statsSql(m_schema), tenant,
-            static_cast<const char*>(nullptr), 15, 60);
+        const auto r = t.exec_params(
+            "EXPLAIN (FORMAT JSON) " + idem::statsSql(m_schema), tenant, static_cast<const char*>(nullptr), 15, 60);
         std::vector<std::string> nodes;
         collectScans(nlohmann::json::parse(r.at(0).at(0).as<std::string>()), nodes);
         std::string all;
         for (const auto& n : nodes)
             all += n + "; ";
         for (const auto& n : nodes)
-            QVERIFY2(n.find("Seq Scan on task_idempotency ") == std::string::npos, all.c_str());
-        if (tenant) {
-            // Filtered: every unfinished row of the table, through the unfinished index.
-            QVERIFY2(all.find("using task_idempotency_unfinished_idx") != std::string::npos, all.c_str());
-            QVERIFY2(all.find("task_idempotency_gauges") == std::string::npos, all.c_str());
-        } else {
-            // Unfiltered: the status counts from the gauges. (Which index serves the small
-            // time-dependent sets is the planner's choice on a table this small; tst_statsindex
-            // checks what each reads.)
-            QVERIFY2(all.find("on task_idempotency_gauges") != std::string::npos, all.c_str());
-        }
+            QVERIFY2(n.find("Seq Scan on task_idempotency") == std::string::npos, all.c_str());
+        QVERIFY2(all.find("using task_idempotency_unfinished_idx") != std::string::npos, all.c_str());
     }
 
     // The figures did not move: 20k more succeeded rows are invisible to every figure but the estimate.
