@@ -1,6 +1,9 @@
+#include <QAbstractItemView>
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QIcon>
+#include <QSettings>
+#include <QTabWidget>
 #include <QTimer>
 
 #include <cstdio>
@@ -11,6 +14,9 @@
 #include "models/dashboardmodel.h"
 #include "models/profilestore.h"
 #include "views/dashboardwidget.h"
+#include "views/language.h"
+#include "views/snapshotwindow.h"
+#include "views/theme.h"
 
 using namespace idem::console;
 
@@ -37,6 +43,15 @@ void arrangeScreenshot(MainWindow* window, const QString& file)
         *countsSeen = window->dashboard()->model()->ticks() > 0;
         settle->start();
     });
+    // The pages load their tables on their own (tasks, audit): the picture waits for them too.
+    const auto views = window->findChildren<QAbstractItemView*>();
+    for (QAbstractItemView* view : views) {
+        if (QAbstractItemModel* model = view->model()) {
+            QObject::connect(model, &QAbstractItemModel::modelReset, settle, restart);
+            QObject::connect(model, &QAbstractItemModel::rowsInserted, settle, restart);
+            QObject::connect(model, &QAbstractItemModel::layoutChanged, settle, restart);
+        }
+    }
     QObject::connect(settle, &QTimer::timeout, window, [window, session, monitor, settle, countsSeen, file] {
         const bool busy = session->state() == ConsoleSession::State::Connecting || session->migrating()
             || monitor->state() == ConsoleSession::State::Connecting || (monitor->canPoll() && !*countsSeen);
@@ -54,6 +69,34 @@ void arrangeScreenshot(MainWindow* window, const QString& file)
         std::fprintf(stderr, "idem-console: --screenshot gave up waiting\n");
         QApplication::exit(1);
     });
+}
+
+// --snapshot: once the window is there, show the --page asked for; with --screenshot, save it and
+// quit (1 when the bundle could not be opened, saying why).
+void arrangeSnapshot(SnapshotOpener* opener, const QString& page, const QString& file)
+{
+    QObject::connect(opener, &SnapshotOpener::opened, qApp, [page, file] {
+        SnapshotWindow* window = nullptr;
+        for (QWidget* w : QApplication::topLevelWidgets())
+            if (auto* s = qobject_cast<SnapshotWindow*>(w))
+                window = s;
+        if (!window)
+            return;
+        const int index = page == QLatin1String("tasks") ? 1 : page == QLatin1String("audit") ? 2 : 0;
+        window->pages()->setCurrentIndex(index);
+        if (file.isEmpty())
+            return;
+        QTimer::singleShot(600, window, [window, file] {
+            const bool saved = window->grab().save(file);
+            std::fprintf(stderr, "idem-console: %s %s\n", saved ? "saved" : "could not save", qPrintable(file));
+            QApplication::exit(saved ? 0 : 1);
+        });
+    });
+    if (!file.isEmpty())
+        QObject::connect(opener, &SnapshotOpener::failed, qApp, [](const QString&, const QString& message) {
+            std::fprintf(stderr, "idem-console: %s\n", qPrintable(message));
+            QApplication::exit(1);
+        });
 }
 
 } // namespace
@@ -81,7 +124,20 @@ int main(int argc, char** argv)
         QStringLiteral("Read the dashboard and task pages from DSN (e.g. a streaming standby; "
                        "target_session_attrs=prefer-standby unless it says otherwise). Default: the --dsn server."),
         QStringLiteral("DSN"));
+    const QCommandLineOption languageOption(QStringLiteral("language"),
+        QStringLiteral("User interface language: en or zh_CN (default: View > Language, else the system "
+                       "locale)."),
+        QStringLiteral("LANG"));
+    const QCommandLineOption pageOption(QStringLiteral("page"),
+        QStringLiteral("Page to show first: dashboard, tasks, audit or connection."), QStringLiteral("PAGE"),
+        QStringLiteral("dashboard"));
     parser.addOptions({ dsnOption, monitorOption, schemaOption, screenshotOption });
+    parser.addOptions({ languageOption, pageOption });
+    const QCommandLineOption snapshotOption(QStringLiteral("snapshot"),
+        QStringLiteral("Open the incident snapshot bundle DIR read-only (no connection dialog). With --screenshot, "
+                       "save the snapshot window (its --page) and exit."),
+        QStringLiteral("DIR"));
+    parser.addOption(snapshotOption);
 
     // --help and --version answer before QApplication exists, so they work over ssh
     // without a display; everything else is parsed again once Qt has taken its own options.
@@ -112,10 +168,30 @@ int main(int argc, char** argv)
         icon.addFile(QStringLiteral(":/icons/idem-%1.png").arg(size), QSize(size, size));
     QApplication::setWindowIcon(icon);
     parser.process(app);
+    if (parser.isSet(languageOption) && !language::available().contains(parser.value(languageOption))) {
+        std::fprintf(stderr, "idem-console: --language must be one of: %s\n",
+            qPrintable(language::available().join(QStringLiteral(", "))));
+        return 2;
+    }
+    const QStringList pages = { QStringLiteral("dashboard"), QStringLiteral("tasks"), QStringLiteral("audit"),
+        QStringLiteral("connection") };
+    if (!pages.contains(parser.value(pageOption))) {
+        std::fprintf(stderr, "idem-console: --page must be one of: %s\n", qPrintable(pages.join(QStringLiteral(", "))));
+        return 2;
+    }
+    {
+        // Theme and language before the first widget exists; --language wins over the saved choice
+        // for this run only.
+        QSettings settings(
+            QSettings::IniFormat, QSettings::UserScope, QStringLiteral("Idem"), QStringLiteral("idem-console"));
+        theme::apply(theme::load(settings));
+        language::apply(parser.isSet(languageOption) ? parser.value(languageOption) : language::loadChoice(settings));
+    }
 
     ConsoleSession session;
     ProfileStore profiles;
     MainWindow window(&session, &profiles);
+    window.showPage(parser.value(pageOption));
     window.show();
 
     if (parser.isSet(dsnOption)) {
@@ -124,10 +200,13 @@ int main(int argc, char** argv)
         settings.schema = parser.value(schemaOption);
         settings.monitorConninfo = parser.value(monitorOption);
         session.connectTo(settings);
-    } else {
+    } else if (!parser.isSet(snapshotOption)) {
         window.openConnectionDialog();
     }
-    if (parser.isSet(screenshotOption))
+    if (parser.isSet(snapshotOption))
+        arrangeSnapshot(openSnapshotWindow(parser.value(snapshotOption), &window), parser.value(pageOption),
+            parser.value(screenshotOption));
+    else if (parser.isSet(screenshotOption))
         arrangeScreenshot(&window, parser.value(screenshotOption));
     return QApplication::exec();
 }

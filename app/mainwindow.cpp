@@ -1,19 +1,30 @@
 #include "app/mainwindow.h"
 
+#include <QActionGroup>
 #include <QApplication>
+#include <QEvent>
+#include <QFileDialog>
 #include <QKeySequence>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QSettings>
+#include <QStatusBar>
 #include <QTabWidget>
 
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
-#include "views/connectiondialog.h"
 #include "views/auditwidget.h"
+#include "views/connectiondialog.h"
 #include "views/consolewidget.h"
 #include "views/dashboardrowsdialog.h"
 #include "views/dashboardwidget.h"
+#include "views/exportdialog.h"
+#include "views/language.h"
+#include "views/shortcutsdialog.h"
+#include "views/snapshotwindow.h"
 #include "views/taskbrowserwidget.h"
+#include "views/theme.h"
 
 namespace idem::console {
 
@@ -31,9 +42,9 @@ MainWindow::MainWindow(ConsoleSession* session, ProfileStore* profiles, QWidget*
     // Pages, in tab order. Each page takes the session it reads through (the monitor
     // connection) and, for recovery actions, the admin connection.
     m_dashboard->model()->setDedicatedConnection(true);
-    m_console->addPage(m_dashboard, QStringLiteral("Dashboard"), 0);
-    m_console->addPage(new TaskBrowserWidget(m_monitor, m_session), QStringLiteral("Tasks"), 1);
-    m_console->addPage(new AuditWidget(m_monitor), QStringLiteral("Audit"), 2);
+    m_console->addPage(m_dashboard, tr("Dashboard"), 0);
+    m_console->addPage(new TaskBrowserWidget(m_monitor, m_session), tr("Tasks"), 1);
+    m_console->addPage(new AuditWidget(m_monitor), tr("Audit"), 2);
     m_console->pages()->setCurrentWidget(m_dashboard);
     connect(m_dashboard, &DashboardWidget::openRows, this, &MainWindow::openRows);
     connect(session, &ConsoleSession::stateChanged, this, &MainWindow::followAdmin);
@@ -46,20 +57,52 @@ MainWindow::MainWindow(ConsoleSession* session, ProfileStore* profiles, QWidget*
     // themselves once it is shown.
     resize(1280, 900);
 
-    auto* connection = menuBar()->addMenu(QStringLiteral("&Connection"));
-    connection->addAction(QStringLiteral("&Connect…"), QKeySequence::Open, this, [this] { openConnectionDialog(); });
-    auto* refresh = connection->addAction(
-        QStringLiteral("&Refresh"), QKeySequence::Refresh, m_dashboard->model(), &DashboardModel::tickNow);
-    auto* disconnect
-        = connection->addAction(QStringLiteral("&Disconnect"), session, &ConsoleSession::disconnectFromServer);
-    connection->addSeparator();
-    connection->addAction(QStringLiteral("&Quit"), QKeySequence::Quit, qApp, &QApplication::closeAllWindows);
-    auto* help = menuBar()->addMenu(QStringLiteral("&Help"));
-    help->addAction(QStringLiteral("&About Idem console"), this, [this] {
-        QMessageBox::about(this, QStringLiteral("About Idem console"),
-            QStringLiteral("Idem console %1\nSafe repeated task execution on PostgreSQL.")
-                .arg(QApplication::applicationVersion()));
-    });
+    // File: snapshots (export, open) above Quit.
+    auto* file = track(menuBar()->addMenu(QString()), QT_TR_NOOP("&File"));
+    m_fileMenu = file;
+    auto* exportSnapshot = track(file->addAction(QString()), QT_TR_NOOP("&Export snapshot…"));
+    exportSnapshot->setObjectName(QStringLiteral("exportSnapshotAction"));
+    exportSnapshot->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    (new SnapshotExportFlow(m_monitor, session, m_dashboard, nullptr, this))->setAction(exportSnapshot);
+    // A bundle is a directory; it opens off the UI thread in a read-only window of its own.
+    auto* openSnapshot = track(file->addAction(QString(), this,
+                                   [this] {
+                                       const QString dir = QFileDialog::getExistingDirectory(
+                                           this, tr("Open snapshot"), QString(), QFileDialog::ShowDirsOnly);
+                                       if (!dir.isEmpty())
+                                           openSnapshotWindow(dir, this);
+                                   }),
+        QT_TR_NOOP("&Open snapshot…"));
+    openSnapshot->setObjectName(QStringLiteral("openSnapshotAction"));
+    openSnapshot->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+    file->addSeparator();
+    auto* quit = track(file->addAction(QString(), qApp, &QApplication::closeAllWindows), QT_TR_NOOP("&Quit"));
+    quit->setObjectName(QStringLiteral("quitAction"));
+    quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
+
+    auto* connection = track(menuBar()->addMenu(QString()), QT_TR_NOOP("&Connection"));
+    track(connection->addAction(QString(), QKeySequence::Open, this, [this] { openConnectionDialog(); }),
+        QT_TR_NOOP("&Connect…"));
+    // F5 on every platform (QKeySequence::Refresh is not F5 under every Linux desktop): the
+    // page in front reads again.
+    auto* refresh = track(connection->addAction(QString(), this, &MainWindow::refreshPage), QT_TR_NOOP("&Refresh"));
+    refresh->setObjectName(QStringLiteral("refreshAction"));
+    refresh->setShortcut(QKeySequence(Qt::Key_F5));
+    auto* disconnect = track(
+        connection->addAction(QString(), session, &ConsoleSession::disconnectFromServer), QT_TR_NOOP("&Disconnect"));
+    createViewMenu();
+    auto* help = track(menuBar()->addMenu(QString()), QT_TR_NOOP("&Help"));
+    auto* shortcuts
+        = track(help->addAction(QString(), this, &MainWindow::showShortcuts), QT_TR_NOOP("&Keyboard shortcuts"));
+    shortcuts->setObjectName(QStringLiteral("shortcutsAction"));
+    shortcuts->setShortcuts({ QKeySequence(Qt::Key_F1), QKeySequence(Qt::CTRL | Qt::Key_Question) });
+    track(help->addAction(QString(), this,
+              [this] {
+                  QMessageBox::about(this, tr("About Idem console"),
+                      tr("Idem console %1\nSafe repeated task execution on PostgreSQL.")
+                          .arg(QApplication::applicationVersion()));
+              }),
+        QT_TR_NOOP("&About Idem console"));
 
     const auto updateActions = [this, refresh, disconnect] {
         refresh->setEnabled(m_monitor->canPoll());
@@ -69,6 +112,8 @@ MainWindow::MainWindow(ConsoleSession* session, ProfileStore* profiles, QWidget*
     connect(session, &ConsoleSession::stateChanged, this, updateActions);
     connect(session, &ConsoleSession::serverInfoChanged, this, updateActions);
     connect(m_monitor, &ConsoleSession::serverInfoChanged, this, updateActions);
+    // The monitor's info arrives before it counts as connected: look again when it is.
+    connect(m_monitor, &ConsoleSession::stateChanged, this, updateActions);
     connect(session, &ConsoleSession::failed, this, &MainWindow::onFailed);
     connect(
         m_console, &ConsoleWidget::connectRequested, this, [this] { openConnectionDialog(m_session->lastFailure()); });
@@ -152,10 +197,193 @@ void MainWindow::updateTitle()
 {
     const auto& info = m_session->serverInfo();
     if (m_session->state() == ConsoleSession::State::Connected)
-        setWindowTitle(
-            QStringLiteral("%1@%2:%3/%4 – Idem console").arg(info.role, info.host, info.port, info.database));
+        setWindowTitle(tr("%1@%2:%3/%4 – Idem console").arg(info.role, info.host, info.port, info.database));
     else
-        setWindowTitle(QStringLiteral("Idem console"));
+        setWindowTitle(tr("Idem console"));
+}
+
+QAction* MainWindow::track(QAction* action, const char* source)
+{
+    m_translatable.emplace_back(action, source);
+    action->setText(tr(source));
+    return action;
+}
+
+QMenu* MainWindow::track(QMenu* menu, const char* source)
+{
+    m_translatable.emplace_back(menu, source);
+    menu->setTitle(tr(source));
+    return menu;
+}
+
+void MainWindow::createViewMenu()
+{
+    auto* view = track(menuBar()->addMenu(QString()), QT_TR_NOOP("&View"));
+    // Ctrl+1..4: the pages in tab order.
+    const std::pair<const char*, const char*> pages[] = {
+        { "dashboard", QT_TR_NOOP("&Dashboard") },
+        { "tasks", QT_TR_NOOP("&Tasks") },
+        { "audit", QT_TR_NOOP("&Audit") },
+        { "connection", QT_TR_NOOP("C&onnection") },
+    };
+    int n = 0;
+    for (const auto& [name, text] : pages) {
+        const QString page = QLatin1String(name);
+        auto* a = track(view->addAction(QString(), this, [this, page] { showPage(page); }), text);
+        a->setObjectName(page + QStringLiteral("PageAction"));
+        a->setShortcut(QKeySequence(Qt::CTRL | (Qt::Key_1 + n++)));
+    }
+    auto* next = track(view->addAction(QString(), this, [this] { stepPage(1); }), QT_TR_NOOP("&Next page"));
+    next->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_PageDown));
+    auto* previous = track(view->addAction(QString(), this, [this] { stepPage(-1); }), QT_TR_NOOP("&Previous page"));
+    previous->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_PageUp));
+    view->addSeparator();
+    auto* find = track(view->addAction(QString(), this, &MainWindow::findTasks), QT_TR_NOOP("&Find tasks…"));
+    find->setObjectName(QStringLiteral("findAction"));
+    find->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_F));
+    view->addSeparator();
+
+    QSettings settings(
+        QSettings::IniFormat, QSettings::UserScope, QStringLiteral("Idem"), QStringLiteral("idem-console"));
+    auto* themeMenu = track(view->addMenu(QString()), QT_TR_NOOP("T&heme"));
+    themeMenu->setObjectName(QStringLiteral("themeMenu"));
+    auto* themes = new QActionGroup(this);
+    const std::pair<Theme, const char*> themeChoices[] = {
+        { Theme::System, QT_TR_NOOP("&System") },
+        { Theme::Light, QT_TR_NOOP("&Light") },
+        { Theme::Dark, QT_TR_NOOP("&Dark") },
+    };
+    for (const auto& [t, text] : themeChoices) {
+        const Theme chosen = t;
+        auto* a = track(themeMenu->addAction(QString(), this,
+                            [chosen] {
+                                theme::apply(chosen);
+                                QSettings s(QSettings::IniFormat, QSettings::UserScope, QStringLiteral("Idem"),
+                                    QStringLiteral("idem-console"));
+                                theme::save(s, chosen);
+                            }),
+            text);
+        a->setCheckable(true);
+        a->setObjectName(QStringLiteral("theme_")
+            + QLatin1String(chosen == Theme::Dark ? "dark"
+                    : chosen == Theme::Light      ? "light"
+                                                  : "system"));
+        a->setChecked(theme::current() == chosen);
+        a->setData(static_cast<int>(chosen));
+        themes->addAction(a);
+    }
+
+    auto* languageMenu = track(view->addMenu(QString()), QT_TR_NOOP("&Language"));
+    languageMenu->setObjectName(QStringLiteral("languageMenu"));
+    auto* languages = new QActionGroup(this);
+    const QString saved = language::loadChoice(settings);
+    const auto addLanguage = [this, languageMenu, languages](const QString& code, QAction* a) {
+        a->setCheckable(true);
+        a->setData(code);
+        a->setObjectName(QStringLiteral("language_") + (code.isEmpty() ? QStringLiteral("system") : code));
+        languages->addAction(a);
+        connect(a, &QAction::triggered, this, [this, code] {
+            language::apply(code);
+            QSettings s(
+                QSettings::IniFormat, QSettings::UserScope, QStringLiteral("Idem"), QStringLiteral("idem-console"));
+            language::saveChoice(s, code);
+            statusBar()->showMessage(tr("Menus, tabs and the dashboard switch now; the task, audit and connection "
+                                        "pages switch when the console is started again."),
+                15000);
+        });
+        languageMenu->addAction(a);
+    };
+    addLanguage(QString(), track(new QAction(this), QT_TR_NOOP("&System")));
+    // Language names in their own language, as every language menu shows them.
+    addLanguage(QStringLiteral("en"), new QAction(QStringLiteral("English"), this));
+    addLanguage(QStringLiteral("zh_CN"), new QAction(QStringLiteral("简体中文"), this));
+    // What runs now: the saved choice, unless --language overrode it for this run.
+    const QString running = language::current();
+    const QString checked = saved.isEmpty() && language::resolve(QString()) == running ? QString() : running;
+    for (QAction* a : languages->actions())
+        a->setChecked(a->data().toString() == checked);
+}
+
+void MainWindow::retranslateUi()
+{
+    for (const auto& [object, source] : m_translatable) {
+        if (auto* a = qobject_cast<QAction*>(object.data()))
+            a->setText(tr(source));
+        else if (auto* m = qobject_cast<QMenu*>(object.data()))
+            m->setTitle(tr(source));
+    }
+    auto* pages = m_console->pages();
+    for (int i = 0; i < pages->count(); ++i) {
+        QWidget* page = pages->widget(i);
+        if (page == m_dashboard)
+            pages->setTabText(i, tr("Dashboard"));
+        else if (qobject_cast<TaskBrowserWidget*>(page))
+            pages->setTabText(i, tr("Tasks"));
+        else if (qobject_cast<AuditWidget*>(page))
+            pages->setTabText(i, tr("Audit"));
+    }
+    updateTitle();
+}
+
+void MainWindow::changeEvent(QEvent* event)
+{
+    if (event->type() == QEvent::LanguageChange)
+        retranslateUi();
+    QMainWindow::changeEvent(event);
+}
+
+bool MainWindow::showPage(const QString& name)
+{
+    QWidget* page = nullptr;
+    if (name == QLatin1String("dashboard"))
+        page = m_dashboard;
+    else if (name == QLatin1String("tasks"))
+        page = m_console->findChild<TaskBrowserWidget*>();
+    else if (name == QLatin1String("audit"))
+        page = m_console->findChild<AuditWidget*>();
+    else if (name == QLatin1String("connection"))
+        page = m_console->findChild<QWidget*>(QStringLiteral("connectionPage"));
+    if (!page || m_console->pages()->indexOf(page) < 0)
+        return false;
+    m_console->pages()->setCurrentWidget(page);
+    return true;
+}
+
+void MainWindow::stepPage(int delta)
+{
+    auto* pages = m_console->pages();
+    if (pages->count() > 0)
+        pages->setCurrentIndex((pages->currentIndex() + delta + pages->count()) % pages->count());
+}
+
+void MainWindow::refreshPage()
+{
+    QWidget* page = m_console->pages()->currentWidget();
+    if (auto* tasks = qobject_cast<TaskBrowserWidget*>(page))
+        tasks->refresh();
+    else if (auto* audit = qobject_cast<AuditWidget*>(page))
+        audit->reload();
+    else
+        m_dashboard->model()->tickNow();
+}
+
+void MainWindow::findTasks()
+{
+    auto* tasks = m_console->findChild<TaskBrowserWidget*>();
+    if (!tasks || !showPage(QStringLiteral("tasks")))
+        return;
+    // The key prefix is the task search: the field an operator types a key into.
+    if (auto* field = tasks->findChild<QLineEdit*>(QStringLiteral("prefixFilter"))) {
+        field->setFocus(Qt::ShortcutFocusReason);
+        field->selectAll();
+    }
+}
+
+void MainWindow::showShortcuts()
+{
+    auto* dialog = new ShortcutsDialog(this, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->open();
 }
 
 } // namespace idem::console

@@ -1,8 +1,12 @@
 #pragma once
 
 #include <QMainWindow>
+#include <QMenu>
+#include <QPointer>
 
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "core/taskfilter.h"
 #include "models/connectionsettings.h"
@@ -34,9 +38,25 @@ public:
     DashboardWidget* dashboard() const { return m_dashboard; }
     // A dashboard tile's rows: the Tasks page with that filter, or a list of the newest rows.
     void openRows(const idem::TaskFilter& filter, const QString& title);
+    // Brings a page to the front: "dashboard", "tasks", "audit" or "connection" (--page, Ctrl+1..4).
+    bool showPage(const QString& name);
+    // Help > Keyboard shortcuts: the table built from the window's actions.
+    void showShortcuts();
+
+protected:
+    void changeEvent(QEvent* event) override;
 
 private:
     void onFailed(const Failure& failure);
+    // Menu and action texts are kept as their English source and translated again when the
+    // language changes (View > Language switches live).
+    QAction* track(QAction* action, const char* source);
+    QMenu* track(QMenu* menu, const char* source);
+    void retranslateUi();
+    void createViewMenu();
+    void refreshPage();
+    void findTasks();
+    void stepPage(int delta);
     void updateTitle();
     void followAdmin();
 
@@ -47,6 +67,8 @@ private:
     DashboardWidget* m_dashboard;
     std::optional<ConnectionSettings> m_monitorFollows; // the admin settings the monitor was opened for
     ConnectionDialog* m_dialog = nullptr;
+    QMenu* m_fileMenu = nullptr; // snapshot actions go above its separator and Quit
+    std::vector<std::pair<QPointer<QObject>, const char*>> m_translatable;
 };
 
 } // namespace idem::console

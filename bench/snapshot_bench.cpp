@@ -1,13 +1,15 @@
-// idem-bench-snapshot: the incident snapshot export (read + signed bundle) at growing table
-// sizes with the same unfinished set, against a full count(*) of the same table as the
-// scaling reference measured in the same run. Each export runs in a child process (this
-// binary re-executed), so its peak RSS is its own. See README.md.
+// idem-bench-snapshot: the incident snapshot export (read + signed bundle; idemctl's and the
+// console's, which adds report.pdf) at growing table sizes with the same unfinished set (the
+// stats benchmark's generator), against a full count(*) of the same table as the scaling
+// reference measured in the same run. Each export runs in a child process (this binary
+// re-executed), so its peak RSS (wait4's ru_maxrss) is its own. See README.md.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <sys/resource.h>
@@ -15,21 +17,29 @@
 #include <unistd.h>
 #include <vector>
 
+#include <QGuiApplication>
+
 #include <pqxx/pqxx>
 
+#include "bench/stats_bench.h"
 #include "core/connection.h"
 #include "core/migrate.h"
 #include "core/signing.h"
 #include "core/snapshot.h"
 #include "core/snapshotbundle.h"
+#include "models/snapshotexport.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 double msSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
-// The child: one export, timings on stdout as "read_ms write_ms bundle_bytes".
-int childExport(const std::string& dsn, const std::string& schema, const std::string& out)
+// The child: one export, timings on stdout as "read_ms write_ms bundle_bytes". "core" is
+// idemctl's export (readSnapshot + writeSnapshotBundle: JSON, CSV, SVG, HTML, signed); "console"
+// is the console's worker job (runSnapshotExport: the same plus report.pdf drawn by QTextDocument
+// onto QPdfWriter), chart PNGs left out (they are drawn on the UI thread before the job).
+int childExport(int argc, char** argv, const std::string& mode, const std::string& dsn, const std::string& schema,
+    const std::string& out)
 {
     const auto t0 = Clock::now();
     auto conn = idem::connect(dsn);
@@ -38,13 +48,37 @@ int childExport(const std::string& dsn, const std::string& schema, const std::st
     idem::SnapshotContext context;
     context.producer = "idem-bench-snapshot";
     context.conninfo = dsn;
-    auto data = idem::readSnapshot(*conn, options, context);
-    conn.reset();
-    const double readMs = msSince(t0);
-    const auto t1 = Clock::now();
     const auto key = idem::SigningKey::generate();
-    idem::writeSnapshotBundle(out, data, false, &key);
-    const double writeMs = msSince(t1);
+    double readMs = 0, writeMs = 0;
+    if (mode == "console") {
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+        QGuiApplication app(argc, argv); // fonts for the PDF
+        const std::string keyFile = out + ".key";
+        key.save(keyFile, true);
+        idem::console::SnapshotExportRequest request;
+        request.target = QString::fromStdString(out);
+        request.options = options;
+        request.context = context;
+        request.signingKeyPath = QString::fromStdString(keyFile);
+        request.pdf = true;
+        Clock::time_point readDone;
+        idem::SnapshotProgress progress;
+        progress.progress = [&](std::string_view stage, double) {
+            if (stage == "writing the chart images")
+                readDone = Clock::now();
+        };
+        idem::console::runSnapshotExport(*conn, options.schema, request, progress);
+        readMs = std::chrono::duration<double, std::milli>(readDone - t0).count();
+        writeMs = msSince(readDone);
+        std::filesystem::remove(keyFile);
+    } else {
+        auto data = idem::readSnapshot(*conn, options, context);
+        conn.reset();
+        readMs = msSince(t0);
+        const auto t1 = Clock::now();
+        idem::writeSnapshotBundle(out, data, false, &key);
+        writeMs = msSince(t1);
+    }
     std::uintmax_t bytes = 0;
     for (const auto& e : std::filesystem::recursive_directory_iterator(out))
         if (e.is_regular_file())
@@ -72,7 +106,8 @@ long long seqScans(pqxx::connection& c, const std::string& schema)
         .as<long long>();
 }
 
-Export runChild(pqxx::connection& admin, const std::string& dsn, const std::string& schema, const std::string& out)
+Export runChild(pqxx::connection& admin, const std::string& mode, const std::string& dsn, const std::string& schema,
+    const std::string& out)
 {
     Export e;
     const long long before = seqScans(admin, schema);
@@ -85,8 +120,8 @@ Export runChild(pqxx::connection& admin, const std::string& dsn, const std::stri
         ::dup2(fds[1], 1);
         ::close(fds[0]);
         ::close(fds[1]);
-        ::execl("/proc/self/exe", "idem-bench-snapshot", "--child-export", dsn.c_str(), schema.c_str(), out.c_str(),
-            static_cast<char*>(nullptr));
+        ::execl("/proc/self/exe", "idem-bench-snapshot", "--child-export", mode.c_str(), dsn.c_str(), schema.c_str(),
+            out.c_str(), static_cast<char*>(nullptr));
         ::_exit(127);
     }
     ::close(fds[1]);
@@ -109,67 +144,13 @@ Export runChild(pqxx::connection& admin, const std::string& dsn, const std::stri
     return e;
 }
 
-// Succeeded rows [from, to), written with the indexes dropped and rebuilt afterwards.
-void addSucceeded(pqxx::connection& c, const idem::SchemaName& s, long long from, long long to)
-{
-    const auto table = s.qualify("task_idempotency");
-    const std::vector<std::string> indexes = { "task_idempotency_processing_idx", "task_idempotency_unfinished_idx",
-        "task_idempotency_retry_due_idx", "task_idempotency_retried_idx" };
-    std::vector<std::string> defs;
-    {
-        pqxx::work w(c);
-        for (const auto& i : indexes) {
-            const auto r = w.exec_params("SELECT pg_get_indexdef(to_regclass($1))", s.name() + "." + i);
-            defs.push_back(r.at(0).at(0).as<std::string>());
-            w.exec("DROP INDEX " + s.qualify(i));
-        }
-        w.commit();
-    }
-    const long long batch = 1'000'000;
-    for (long long a = from; a < to; a += batch) {
-        pqxx::work w(c);
-        w.exec_params("INSERT INTO " + table
-                + " (idempotency_key, request_hash, status, result_json, attempts, created_at, updated_at)"
-                  " SELECT 'tenant-' || (i % 8) || ':' || (ARRAY['charge','refund','ship'])[i % 3 + 1] || ':order-' || "
-                  "i,"
-                  " 'v1:' || md5(i::text) || md5((i + 1)::text), 'succeeded',"
-                  " jsonb_build_object('charged', 100, 'currency', 'EUR', 'order', i), 1 + (i % 10 = 0)::int,"
-                  " now() - interval '2 days' + i * interval '1 millisecond',"
-                  " now() - interval '2 days' + i * interval '1 millisecond' + interval '2 seconds'"
-                  " FROM generate_series($1::bigint, $2::bigint - 1) AS i",
-            a, std::min(a + batch, to));
-        w.commit();
-        std::cerr << "  rows " << std::min(a + batch, to) << '\n';
-    }
-    {
-        pqxx::work w(c);
-        for (const auto& d : defs)
-            w.exec(d);
-        w.commit();
-    }
-    pqxx::nontransaction(c).exec("VACUUM ANALYZE " + table);
-}
-
-// The unfinished set, once: a fifth each expired, live, failed, uncertain, retryable; plus an
-// hour of counters and an audit tail.
-void addUnfinished(pqxx::connection& c, const idem::SchemaName& s, long long n)
+// The counters and audit tail beside the population's rows (stats' ensurePopulation makes the
+// task table): an hour of counters for 8 tenants and 3 operations, 500 audit entries.
+void addCountersAndAudit(pqxx::connection& c, const idem::SchemaName& s)
 {
     pqxx::work w(c);
-    w.exec_params("INSERT INTO " + s.qualify("task_idempotency")
-            + " (idempotency_key, request_hash, status, owner_token, lease_until, attempts, error_class,"
-              " error_message, next_attempt_at, created_at, updated_at, errors)"
-              " SELECT 'tenant-' || (i % 8) || ':charge:open-' || i, 'v1:' || md5(i::text) || md5(i::text),"
-              " (ARRAY['processing','processing','failed','retryable_failed','retryable_failed'])[i % 5 + 1],"
-              " CASE WHEN i % 5 < 2 THEN md5(i::text)::uuid END,"
-              " CASE i % 5 WHEN 0 THEN now() - interval '5 minutes' WHEN 1 THEN now() + interval '1 day' END,"
-              " 1 + i % 3, CASE i % 5 WHEN 2 THEN 'permanent' WHEN 3 THEN 'unknown' WHEN 4 THEN 'retryable' END,"
-              " CASE WHEN i % 5 >= 2 THEN 'upstream answered 503 for order ' || i END,"
-              " CASE WHEN i % 5 >= 3 THEN now() + interval '1 minute' END,"
-              " now() - interval '3 hours' + i * interval '1 second', now() - interval '1 hour' + i * interval '10 ms',"
-              " CASE WHEN i % 5 >= 2 THEN jsonb_build_array(jsonb_build_object('attempt', 1, 'class', 'retryable',"
-              "      'message', 'upstream answered 503')) ELSE '[]'::jsonb END"
-              " FROM generate_series(0, $1::bigint - 1) AS i",
-        n);
+    w.exec("DELETE FROM " + s.qualify("idem_counters"));
+    w.exec("DELETE FROM " + s.qualify("task_idempotency_audit"));
     w.exec("INSERT INTO " + s.qualify("idem_counters")
         + " (bucket, tenant, operation, outcome, n)"
           " SELECT date_trunc('minute', now()) - m * interval '1 minute', 'tenant-' || t, op, oc, 1 + (m * t) % 50"
@@ -178,7 +159,7 @@ void addUnfinished(pqxx::connection& c, const idem::SchemaName& s, long long n)
     w.exec("INSERT INTO " + s.qualify("task_idempotency_audit")
         + " (at, idempotency_key, action, reason, db_role, os_user, client_host, before_image, after_image,"
           " prev_hash, entry_hash)"
-          " SELECT now() - (500 - i) * interval '1 minute', 'tenant-1:charge:open-' || i, 'requeue', 'bench', 'op',"
+          " SELECT now() - (500 - i) * interval '1 minute', 'tenant-1:charge:order-' || i, 'requeue', 'bench', 'op',"
           " 'bench', 'host', '{\"status\": \"failed\"}', '{\"status\": \"retryable_failed\"}',"
           " md5((i - 1)::text) || md5((i - 1)::text), md5(i::text) || md5(i::text) FROM generate_series(1, 500) i");
     w.commit();
@@ -204,13 +185,14 @@ std::vector<long long> parseList(const std::string& s)
 int main(int argc, char** argv)
 {
     std::vector<std::string> args(argv + 1, argv + argc);
-    if (args.size() == 4 && args[0] == "--child-export")
-        return childExport(args[1], args[2], args[3]);
+    if (args.size() == 5 && args[0] == "--child-export")
+        return childExport(argc, argv, args[1], args[2], args[3], args[4]);
     std::string dsn;
     std::vector<long long> sizes = { 1'000'000, 10'000'000 };
-    long long unfinished = 5000;
+    long long unfinished = 10'000;
+    long long batch = 1'000'000;
     int repeat = 3;
-    std::string schemaName = "idem_snapbench";
+    std::string prefix = "idem_snapbench";
     bool keep = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const auto next = [&] { return i + 1 < args.size() ? args[++i] : throw std::invalid_argument(args[i]); };
@@ -222,66 +204,81 @@ int main(int argc, char** argv)
             unfinished = std::stoll(next());
         else if (args[i] == "--repeat")
             repeat = std::stoi(next());
-        else if (args[i] == "--schema")
-            schemaName = next();
-        else if (args[i] == "--keep-schema")
+        else if (args[i] == "--batch")
+            batch = std::stoll(next());
+        else if (args[i] == "--schema-prefix")
+            prefix = next();
+        else if (args[i] == "--keep")
             keep = true;
         else {
             std::cerr << "usage: idem-bench-snapshot [--dsn DSN] [--rows N,N...] [--unfinished N] [--repeat N]"
-                         " [--schema S] [--keep-schema]\n";
+                         " [--batch N] [--schema-prefix P] [--keep]\n";
             return 2;
         }
     }
     std::sort(sizes.begin(), sizes.end());
-    const idem::SchemaName schema(schemaName);
     auto admin = idem::connect(dsn);
-    pqxx::nontransaction(*admin).exec("DROP SCHEMA IF EXISTS " + schema.quoted() + " CASCADE");
-    idem::migrate(*admin, { schema, false });
-    addUnfinished(*admin, schema, unfinished);
 
-    std::printf("| rows | unfinished | export ms (median) | each run | read ms | write ms | peak RSS MB | bundle kB |"
-                " seq scans | count(*) ms |\n|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
-    long long have = unfinished;
-    std::vector<double> exportMedians, countMedians;
+    std::printf("| rows | unfinished | export | ms (median) | each run | read ms | write ms | peak RSS MB | bundle kB |"
+                " seq scans | count(*) ms |\n|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|\n");
+    std::map<std::string, std::vector<double>> exportMedians;
+    std::vector<double> countMedians;
     for (const long long size : sizes) {
-        std::cerr << "growing to " << size << " rows\n";
-        const auto tg = Clock::now();
-        addSucceeded(*admin, schema, have, size);
-        std::cerr << "  took " << msSince(tg) / 1000 << " s\n";
-        have = size;
-        std::vector<Export> runs;
+        // The stats benchmark's table generator: the same unfinished set (scattered over the heap,
+        // the pessimistic layout) at every size; only succeeded rows grow.
+        const idem::SchemaName schema(prefix + "_" + std::to_string(size));
+        idem::bench::stats::Population pop;
+        pop.rows = size;
+        pop.unfinished = unfinished;
+        pop.layout = idem::bench::stats::Layout::Scattered;
+        std::cerr << "population " << size << " rows, " << unfinished << " unfinished\n";
+        const auto populated = idem::bench::stats::ensurePopulation(
+            *admin, schema, pop, batch, [](const std::string& line) { std::cerr << line << '\n'; });
+        std::cerr << "  " << (populated.reused ? "reused" : "generated") << " in " << populated.seconds << " s, table "
+                  << populated.tableSize << '\n';
+        addCountersAndAudit(*admin, schema);
+        // The baseline first: its (parallel) sequential scans must have reached the statistics
+        // before the exports' own are counted.
         std::vector<double> counts;
         for (int r = 0; r < repeat; ++r) {
-            runs.push_back(
-                runChild(*admin, dsn, schema.name(), "/tmp/idem-bench-snapshot-" + std::to_string(::getpid())));
             const auto tc = Clock::now();
             pqxx::read_transaction t(*admin);
             t.exec("SELECT count(*) FROM " + schema.qualify("task_idempotency"));
             counts.push_back(msSince(tc));
         }
-        std::vector<double> total, read, write;
-        std::vector<long> rss;
-        std::string each;
-        long long scans = 0;
-        for (const auto& e : runs) {
-            total.push_back(e.totalMs);
-            read.push_back(e.readMs);
-            write.push_back(e.writeMs);
-            rss.push_back(e.maxRssKb);
-            scans += e.seqScans;
-            each += (each.empty() ? "" : " ") + std::to_string(static_cast<long>(e.totalMs));
+        ::usleep(1'200'000);
+        for (const std::string mode : { "core", "console" }) {
+            std::vector<Export> runs;
+            for (int r = 0; r < repeat; ++r)
+                runs.push_back(runChild(
+                    *admin, mode, dsn, schema.name(), "/tmp/idem-bench-snapshot-" + std::to_string(::getpid())));
+            std::vector<double> total, read, write;
+            std::vector<long> rss;
+            std::string each;
+            long long scans = 0;
+            for (const auto& e : runs) {
+                total.push_back(e.totalMs);
+                read.push_back(e.readMs);
+                write.push_back(e.writeMs);
+                rss.push_back(e.maxRssKb);
+                scans += e.seqScans;
+                each += (each.empty() ? "" : " ") + std::to_string(static_cast<long>(e.totalMs));
+            }
+            exportMedians[mode].push_back(median(total));
+            std::printf("| %lld | %lld | %s | %.0f | %s | %.0f | %.0f | %.1f | %ju | %lld | %.0f |\n", size, unfinished,
+                mode.c_str(), median(total), each.c_str(), median(read), median(write),
+                static_cast<double>(median(rss)) / 1024.0, runs.front().bytes / 1024, scans, median(counts));
+            std::fflush(stdout);
         }
-        exportMedians.push_back(median(total));
         countMedians.push_back(median(counts));
-        std::printf("| %lld | %lld | %.0f | %s | %.0f | %.0f | %.1f | %ju | %lld | %.0f |\n", size, unfinished,
-            median(total), each.c_str(), median(read), median(write), static_cast<double>(median(rss)) / 1024.0,
-            runs.front().bytes / 1024, scans, median(counts));
-        std::fflush(stdout);
+        if (!keep)
+            pqxx::nontransaction(*admin).exec("DROP SCHEMA " + schema.quoted() + " CASCADE");
     }
-    if (sizes.size() > 1)
-        std::printf("\nexport %lld / %lld rows: %.2fx; full count(*): %.2fx\n", sizes.back(), sizes.front(),
-            exportMedians.back() / exportMedians.front(), countMedians.back() / countMedians.front());
-    if (!keep)
-        pqxx::nontransaction(*admin).exec("DROP SCHEMA " + schema.quoted() + " CASCADE");
+    if (sizes.size() > 1) {
+        std::printf("\n%lld / %lld rows:", sizes.back(), sizes.front());
+        for (const auto& [mode, m] : exportMedians)
+            std::printf(" %s export %.2fx;", mode.c_str(), m.back() / m.front());
+        std::printf(" full count(*) %.2fx\n", countMedians.back() / countMedians.front());
+    }
     return 0;
 }

@@ -1,5 +1,6 @@
 #include "models/auditmodel.h"
 
+#include <QCoreApplication>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -86,15 +87,15 @@ QVariant AuditModel::headerData(int section, Qt::Orientation orientation, int ro
     case IdColumn:
         return QStringLiteral("#");
     case AtColumn:
-        return QStringLiteral("At");
+        return QCoreApplication::translate("idem::console::AuditModel", "At");
     case KeyColumn:
-        return QStringLiteral("Key");
+        return QCoreApplication::translate("idem::console::AuditModel", "Key");
     case ActionColumn:
-        return QStringLiteral("Action");
+        return QCoreApplication::translate("idem::console::AuditModel", "Action");
     case ActorColumn:
-        return QStringLiteral("Actor");
+        return QCoreApplication::translate("idem::console::AuditModel", "Actor");
     case ReasonColumn:
-        return QStringLiteral("Reason");
+        return QCoreApplication::translate("idem::console::AuditModel", "Reason");
     }
     return {};
 }
@@ -120,7 +121,7 @@ QVariant AuditModel::data(const QModelIndex& index, int role) const
     case ActionColumn:
         return QString::fromStdString(e.action);
     case ActorColumn:
-        return QStringLiteral("%1 (%2 from %3)")
+        return QCoreApplication::translate("idem::console::AuditModel", "%1 (%2 from %3)")
             .arg(QString::fromStdString(e.dbRole), QString::fromStdString(e.osUser),
                 QString::fromStdString(e.clientHost));
     case ReasonColumn: {

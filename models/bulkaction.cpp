@@ -2,6 +2,7 @@
 
 #include <QBrush>
 #include <QColor>
+#include <QCoreApplication>
 
 #include <stdexcept>
 
@@ -59,15 +60,15 @@ QVariant BulkActionModel::headerData(int section, Qt::Orientation orientation, i
         return {};
     switch (section) {
     case KeyColumn:
-        return QStringLiteral("Key");
+        return QCoreApplication::translate("idem::console::BulkActionModel", "Key");
     case OutcomeColumn:
-        return QStringLiteral("Result");
+        return QCoreApplication::translate("idem::console::BulkActionModel", "Result");
     case StatusColumn:
-        return QStringLiteral("Status now");
+        return QCoreApplication::translate("idem::console::BulkActionModel", "Status now");
     case UpdatedColumn:
-        return QStringLiteral("Updated now");
+        return QCoreApplication::translate("idem::console::BulkActionModel", "Updated now");
     case MessageColumn:
-        return QStringLiteral("Details");
+        return QCoreApplication::translate("idem::console::BulkActionModel", "Details");
     }
     return {};
 }
@@ -97,7 +98,8 @@ QVariant BulkActionModel::data(const QModelIndex& index, int role) const
     case KeyColumn:
         return QString::fromStdString(item.expected.key);
     case OutcomeColumn:
-        return item.done ? outcomeLabel(r.outcome) : QStringLiteral("pending");
+        return item.done ? outcomeLabel(r.outcome)
+                         : QCoreApplication::translate("idem::console::BulkActionModel", "pending");
     case StatusColumn:
         return item.done ? QString::fromStdString(r.status) : QString();
     case UpdatedColumn:
@@ -116,10 +118,9 @@ QString BulkActionModel::summary() const
              idem::ActionOutcome::Skipped })
         if (count(o) > 0)
             parts << QStringLiteral("%1 %2").arg(count(o)).arg(outcomeLabel(o));
-    return QStringLiteral("%1 of %2 done%3")
-        .arg(m_done)
-        .arg(total())
-        .arg(parts.isEmpty() ? QString() : QStringLiteral(": ") + parts.join(QStringLiteral(", ")));
+    const QString done
+        = QCoreApplication::translate("idem::console::BulkActionModel", "%1 of %2 done").arg(m_done).arg(total());
+    return parts.isEmpty() ? done : done + QStringLiteral(": ") + parts.join(QStringLiteral(", "));
 }
 
 void BulkActionModel::start(
@@ -171,8 +172,9 @@ void BulkActionModel::submitNext()
         },
         this, [this, first](const QVariant& v) { onChunk(first, v.value<std::vector<idem::ActionResult>>()); },
         [this](const Failure& f) {
-            finishRemaining(
-                f.text() + QStringLiteral(" (a key that was in progress may have been applied: the Audit page says)"));
+            finishRemaining(QCoreApplication::translate("idem::console::BulkActionModel",
+                "%1 (a key that was in progress may have been applied: the Audit page says)")
+                                .arg(f.text()));
         });
     if (id)
         m_inFlight.push_back(id);
@@ -202,7 +204,7 @@ void BulkActionModel::onChunk(std::size_t first, const std::vector<idem::ActionR
             index(static_cast<int>(first), 0), index(static_cast<int>(first + results.size() - 1), COLUMN_COUNT - 1));
     Q_EMIT progress(m_done, total());
     if (*m_stop) {
-        finishRemaining(QStringLiteral("cancelled before this key"));
+        finishRemaining(QCoreApplication::translate("idem::console::BulkActionModel", "cancelled before this key"));
         return;
     }
     submitNext();
@@ -222,7 +224,7 @@ void BulkActionModel::cancel()
         m_inFlight.resize(1);
     }
     if (m_inFlight.empty())
-        finishRemaining(QStringLiteral("cancelled before this key"));
+        finishRemaining(QCoreApplication::translate("idem::console::BulkActionModel", "cancelled before this key"));
 }
 
 void BulkActionModel::finishRemaining(const QString& why)

@@ -1,5 +1,7 @@
 #include "models/consolesession.h"
 
+#include <QCoreApplication>
+
 #include "models/databaseworker.h"
 
 #include <algorithm>
@@ -56,7 +58,8 @@ void ConsoleSession::startConnect()
         m_pendingMigrate = 0;
         Q_EMIT migratingChanged(false);
     }
-    failPendingJobs(QStringLiteral("the connection is being re-established"));
+    failPendingJobs(
+        QCoreApplication::translate("idem::console::ConsoleSession", "the connection is being re-established"));
     const quint64 id = m_nextId++;
     m_pendingConnect = id;
     setState(State::Connecting);
@@ -73,7 +76,7 @@ void ConsoleSession::disconnectFromServer()
         m_pendingMigrate = 0;
         Q_EMIT migratingChanged(false);
     }
-    failPendingJobs(QStringLiteral("disconnected"));
+    failPendingJobs(QCoreApplication::translate("idem::console::ConsoleSession", "disconnected"));
     QMetaObject::invokeMethod(
         m_worker, [w = m_worker] { w->close(); }, Qt::QueuedConnection);
     setState(State::Disconnected);
@@ -116,7 +119,8 @@ quint64 ConsoleSession::submit(DatabaseJob job, QObject* context, JobDone done, 
 {
     if (m_state != State::Connected) {
         if (failed) {
-            Failure f { 0, FailureKind::ConnectionLost, QStringLiteral("not connected"), {}, 0 };
+            Failure f { 0, FailureKind::ConnectionLost,
+                QCoreApplication::translate("idem::console::ConsoleSession", "not connected"), {}, 0 };
             f.request = Failure::Request::Job;
             QMetaObject::invokeMethod(
                 context, [failed, f] { failed(f); }, Qt::QueuedConnection);
@@ -194,7 +198,7 @@ void ConsoleSession::onFailed(const Failure& incoming)
         m_autoReconnect = true;
         m_reconnectDelaySeconds = 1;
         failure.retryInSeconds = m_reconnectDelaySeconds;
-        failPendingJobs(QStringLiteral("the connection was lost"));
+        failPendingJobs(QCoreApplication::translate("idem::console::ConsoleSession", "the connection was lost"));
         m_reconnectTimer.start(std::chrono::seconds(m_reconnectDelaySeconds));
         m_lastFailure = failure;
         setState(State::Failed);
@@ -217,7 +221,7 @@ void ConsoleSession::onFailed(const Failure& incoming)
 
     if (failure.kind == FailureKind::ConnectionLost) {
         m_autoReconnect = true;
-        failPendingJobs(QStringLiteral("the connection was lost"));
+        failPendingJobs(QCoreApplication::translate("idem::console::ConsoleSession", "the connection was lost"));
     }
     if (m_autoReconnect) {
         // A server that was there a moment ago is probably restarting: keep trying, slower

@@ -1,5 +1,6 @@
 #include "models/dashboardmodel.h"
 
+#include <QCoreApplication>
 #include <QLocale>
 
 #include <algorithm>
@@ -23,18 +24,21 @@ namespace {
 
     QString windowText(int minutes)
     {
-        return minutes % 60 == 0 ? QStringLiteral("last %1 h").arg(minutes / 60)
-                                 : QStringLiteral("last %1 min").arg(minutes);
+        return minutes % 60 == 0
+            ? QCoreApplication::translate("idem::console::DashboardModel", "last %1 h").arg(minutes / 60)
+            : QCoreApplication::translate("idem::console::DashboardModel", "last %1 min").arg(minutes);
     }
 
     QString durationText(double seconds)
     {
         const auto s = static_cast<qint64>(std::floor(seconds));
         if (s < 60)
-            return QStringLiteral("%1 s").arg(s);
+            return QCoreApplication::translate("idem::console::DashboardModel", "%1 s").arg(s);
         if (s < 3600)
-            return QStringLiteral("%1 min %2 s").arg(s / 60).arg(s % 60);
-        return QStringLiteral("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60);
+            return QCoreApplication::translate("idem::console::DashboardModel", "%1 min %2 s").arg(s / 60).arg(s % 60);
+        return QCoreApplication::translate("idem::console::DashboardModel", "%1 h %2 min")
+            .arg(s / 3600)
+            .arg((s % 3600) / 60);
     }
 } // namespace
 
@@ -58,6 +62,24 @@ DashboardModel::DashboardModel(ConsoleSession* session, QObject* parent)
         onSessionState();
     });
     onSessionState();
+}
+
+DashboardModel::DashboardModel(QObject* parent)
+    : QObject(parent)
+    , m_static(true)
+{
+}
+
+void DashboardModel::showStatic(
+    const DashboardSettings& settings, const idem::DashboardReading& reading, int figuresWindowMinutes)
+{
+    if (!m_static)
+        return;
+    m_settings = settings;
+    m_figuresWindowMinutes = figuresWindowMinutes;
+    resetData();
+    ingest({ reading, 0, settings.windowMinutes });
+    Q_EMIT settingsChanged();
 }
 
 DashboardModel::~DashboardModel()
@@ -149,7 +171,9 @@ void DashboardModel::onSessionState()
         if (m_pending)
             m_session->cancel(m_pending);
         m_pending = 0;
-        QString why = state == State::Connecting ? QStringLiteral("Connecting…") : QStringLiteral("Not connected.");
+        QString why = state == State::Connecting
+            ? QCoreApplication::translate("idem::console::DashboardModel", "Connecting…")
+            : QCoreApplication::translate("idem::console::DashboardModel", "Not connected.");
         if (state == State::Failed && m_session->lastFailure())
             why = m_session->lastFailure()->text();
         setFreshness(Freshness::Disconnected, why);
@@ -158,19 +182,25 @@ void DashboardModel::onSessionState()
     if (!m_session->canPoll()) {
         const auto& si = m_session->serverInfo();
         setFreshness(Freshness::NoData,
-            !si.isReader && !si.schemaMissing() ? QStringLiteral("Role %1 may not read the Idem tables.").arg(si.role)
-                                                : QStringLiteral("No Idem schema %1 to read yet.").arg(si.schema));
+            !si.isReader && !si.schemaMissing()
+                ? QCoreApplication::translate("idem::console::DashboardModel", "Role %1 may not read the Idem tables.")
+                      .arg(si.role)
+                : QCoreApplication::translate("idem::console::DashboardModel", "No Idem schema %1 to read yet.")
+                      .arg(si.schema));
         return;
     }
     if (m_freshness == Freshness::Disconnected || m_freshness == Freshness::NoData)
         setFreshness(m_latest ? Freshness::Waiting : Freshness::NoData,
-            m_latest ? QStringLiteral("Reconnected; reading…") : QStringLiteral("Reading…"));
+            m_latest ? QCoreApplication::translate("idem::console::DashboardModel", "Reconnected; reading…")
+                     : QCoreApplication::translate("idem::console::DashboardModel", "Reading…"));
     if (!m_pending && !m_session->migrating())
         tickNow();
 }
 
 void DashboardModel::tickNow()
 {
+    if (m_static)
+        return;
     if (m_pending || !m_session->canPoll() || m_session->migrating())
         return;
     m_timer.stop();
@@ -255,7 +285,7 @@ void DashboardModel::ingest(const DashboardTick& tick)
     m_latest = r;
     m_lastTickMs = tick.elapsedMs;
     ++m_ticks;
-    m_lastGoodAt = QDateTime::currentDateTime();
+    m_lastGoodAt = m_static ? QDateTime::fromMSecsSinceEpoch(r.serverNowMs) : QDateTime::currentDateTime();
     setFreshness(Freshness::Live, {});
     evaluateLevels();
     Q_EMIT updated();
@@ -291,7 +321,8 @@ void DashboardModel::onClock()
 {
     if (m_pending && m_pendingSince.isValid() && m_pendingSince.elapsed() >= overdueAfterMs)
         setFreshness(Freshness::Waiting,
-            QStringLiteral("No answer from the database for %1 s (a tick gives up after %2 s).")
+            QCoreApplication::translate(
+                "idem::console::DashboardModel", "No answer from the database for %1 s (a tick gives up after %2 s).")
                 .arg(m_pendingSince.elapsed() / 1000)
                 .arg(m_statementTimeoutMs / 1000.0));
     else if (m_freshness != Freshness::Live)
@@ -313,10 +344,10 @@ void DashboardModel::evaluateLevels()
         const auto t = static_cast<Tile>(i);
         const TileValue v = tile(t);
         auto& was = m_levels[static_cast<std::size_t>(i)];
-        if (v.level == Level::Critical && was != Level::Critical && m_latest)
+        if (v.level == Level::Critical && was != Level::Critical && m_latest && !m_static)
             Q_EMIT alert(t,
-                QStringLiteral("%1 is %2 (critical from %3)")
-                    .arg(tileSpec(t).title, v.text,
+                QCoreApplication::translate("idem::console::DashboardModel", "%1 is %2 (critical from %3)")
+                    .arg(tileTitle(t), v.text,
                         QString::number(*m_settings.thresholds[static_cast<std::size_t>(i)].critical)));
         was = v.level;
     }
@@ -330,7 +361,7 @@ TileValue DashboardModel::tile(Tile t) const
         return v;
     }
     const auto& s = m_latest->stats;
-    const QString window = windowText(m_settings.windowMinutes);
+    const QString window = windowText(m_figuresWindowMinutes.value_or(m_settings.windowMinutes));
     const auto counted = [&](qint64 n, const QString& detail) {
         v.value = static_cast<double>(n);
         v.text = count(n);
@@ -338,19 +369,21 @@ TileValue DashboardModel::tile(Tile t) const
     };
     switch (t) {
     case Tile::Processing:
-        counted(s.processing, QStringLiteral("live leases"));
+        counted(s.processing, QCoreApplication::translate("idem::console::DashboardModel", "live leases"));
         break;
     case Tile::ExpiredLeases:
-        counted(s.expiredLeases, QStringLiteral("processing, lease ran out"));
+        counted(
+            s.expiredLeases, QCoreApplication::translate("idem::console::DashboardModel", "processing, lease ran out"));
         break;
     case Tile::DuplicateRatio:
         if (s.duplicateRatio) {
             v.value = *s.duplicateRatio * 100.0;
             v.text = QStringLiteral("%1 %").arg(QLocale().toString(*v.value, 'f', 1));
-            v.detail = QStringLiteral("of %1 claims, %2").arg(count(s.claims), window);
+            v.detail = QCoreApplication::translate("idem::console::DashboardModel", "of %1 claims, %2")
+                           .arg(count(s.claims), window);
         } else {
             v.text = QStringLiteral("–");
-            v.detail = QStringLiteral("no claims, %1").arg(window);
+            v.detail = QCoreApplication::translate("idem::console::DashboardModel", "no claims, %1").arg(window);
         }
         break;
     case Tile::Retries:
@@ -360,11 +393,14 @@ TileValue DashboardModel::tile(Tile t) const
         counted(s.failedRetries, window);
         break;
     case Tile::LongUnfinished:
-        counted(s.longUnfinished, QStringLiteral("unfinished after %1 min").arg(m_settings.longUnfinishedMinutes));
+        counted(s.longUnfinished,
+            QCoreApplication::translate("idem::console::DashboardModel", "unfinished after %1 min")
+                .arg(m_settings.longUnfinishedMinutes));
         break;
     case Tile::Failed:
         counted(s.failedPermanent + s.failedExhausted,
-            QStringLiteral("%1 permanent · %2 exhausted").arg(count(s.failedPermanent), count(s.failedExhausted)));
+            QCoreApplication::translate("idem::console::DashboardModel", "%1 permanent · %2 exhausted")
+                .arg(count(s.failedPermanent), count(s.failedExhausted)));
         break;
     case Tile::DigestConflicts:
         counted(s.digestConflicts, window);
@@ -373,26 +409,26 @@ TileValue DashboardModel::tile(Tile t) const
         counted(s.staleTokenRejections, window);
         break;
     case Tile::Uncertain:
-        counted(s.uncertain, QStringLiteral("retryable, effect unknown"));
+        counted(s.uncertain, QCoreApplication::translate("idem::console::DashboardModel", "retryable, effect unknown"));
         break;
     case Tile::OldestProcessing:
         if (s.oldestProcessingAgeSeconds) {
             v.value = *s.oldestProcessingAgeSeconds;
             v.text = durationText(*v.value);
-            v.detail = QStringLiteral("since first seen");
+            v.detail = QCoreApplication::translate("idem::console::DashboardModel", "since first seen");
         } else {
             v.text = QStringLiteral("–");
-            v.detail = QStringLiteral("nothing processing");
+            v.detail = QCoreApplication::translate("idem::console::DashboardModel", "nothing processing");
         }
         break;
     case Tile::TotalRows:
         if (s.totalRowsEstimate) {
             v.value = static_cast<double>(*s.totalRowsEstimate);
             v.text = QStringLiteral("≈ ") + count(*s.totalRowsEstimate);
-            v.detail = QStringLiteral("estimate (planner statistics)");
+            v.detail = QCoreApplication::translate("idem::console::DashboardModel", "estimate (planner statistics)");
         } else {
             v.text = QStringLiteral("–");
-            v.detail = QStringLiteral("estimate: not analysed yet");
+            v.detail = QCoreApplication::translate("idem::console::DashboardModel", "estimate: not analysed yet");
         }
         break;
     case Tile::COUNT:

@@ -52,7 +52,16 @@ public:
     Q_ENUM(Freshness)
 
     explicit DashboardModel(ConsoleSession* session, QObject* parent = nullptr);
+    // A static dashboard (an incident snapshot's): no session, never polls; showStatic() sets
+    // what the tiles and charts show.
+    explicit DashboardModel(QObject* parent = nullptr);
     ~DashboardModel() override;
+
+    bool isStatic() const { return m_static; }
+    int figuresWindowMinutes() const { return m_figuresWindowMinutes.value_or(m_settings.windowMinutes); }
+    // Static mode only: the settings (thresholds, chart window) and one reading. The tiles'
+    // window captions say figuresWindowMinutes, which may differ from the charts' window.
+    void showStatic(const DashboardSettings& settings, const idem::DashboardReading& reading, int figuresWindowMinutes);
 
     const DashboardSettings& settings() const { return m_settings; }
     void setSettings(const DashboardSettings& settings);
@@ -108,6 +117,8 @@ private:
     void evaluateLevels();
 
     QPointer<ConsoleSession> m_session; // may go first when the window closes
+    bool m_static = false;
+    std::optional<int> m_figuresWindowMinutes; // static mode: the tiles' window, when not the charts'
     DashboardSettings m_settings;
     bool m_dedicated = false;
     int m_statementTimeoutMs = 5000;

@@ -1,5 +1,6 @@
 #include "models/dashboardthresholds.h"
 
+#include <QCoreApplication>
 #include <QSettings>
 
 #include <algorithm>
@@ -14,48 +15,62 @@ namespace {
     const std::array<TileSpec, tileCount>& specs()
     {
         static const std::array<TileSpec, tileCount> all = { {
-            { Tile::Processing, "processing", QStringLiteral("Processing"),
-                QStringLiteral("Rows in processing whose lease is still running: tasks a worker is on now."), {} },
-            { Tile::ExpiredLeases, "expiredLeases", QStringLiteral("Expired leases"),
-                QStringLiteral("Rows in processing whose lease ran out: the worker died or stalled; the next "
-                               "claim takes them over."),
-                at(1, 10) },
-            { Tile::DuplicateRatio, "duplicateRatio", QStringLiteral("Duplicate ratio"),
-                QStringLiteral("Claims answered from an existing key (replay, in progress, conflict) over all "
-                               "claims in the window, from idem_counters."),
-                at(20, 50) },
-            { Tile::Retries, "retries", QStringLiteral("Retries"),
-                QStringLiteral("Claims that took a row over again (expired lease or elapsed backoff) in the "
-                               "window."),
+            { Tile::Processing, "processing", QT_TRANSLATE_NOOP("idem::console::Tile", "Processing"),
+                QT_TRANSLATE_NOOP("idem::console::Tile",
+                    "Rows in processing whose lease is still running: tasks a worker is on now."),
                 {} },
-            { Tile::FailedRetries, "failedRetries", QStringLiteral("Failed retries"),
-                QStringLiteral("Attempts that ended in a retryable or unknown failure, or exhausted the task, in "
-                               "the window."),
+            { Tile::ExpiredLeases, "expiredLeases", QT_TRANSLATE_NOOP("idem::console::Tile", "Expired leases"),
+                QT_TRANSLATE_NOOP("idem::console::Tile",
+                    "Rows in processing whose lease ran out: the worker died or stalled; the next "
+                    "claim takes them over."),
+                at(1, 10) },
+            { Tile::DuplicateRatio, "duplicateRatio", QT_TRANSLATE_NOOP("idem::console::Tile", "Duplicate ratio"),
+                QT_TRANSLATE_NOOP("idem::console::Tile",
+                    "Claims answered from an existing key (replay, in progress, conflict) over all "
+                    "claims in the window, from idem_counters."),
+                at(20, 50) },
+            { Tile::Retries, "retries", QT_TRANSLATE_NOOP("idem::console::Tile", "Retries"),
+                QT_TRANSLATE_NOOP("idem::console::Tile",
+                    "Claims that took a row over again (expired lease or elapsed backoff) in the "
+                    "window."),
+                {} },
+            { Tile::FailedRetries, "failedRetries", QT_TRANSLATE_NOOP("idem::console::Tile", "Failed retries"),
+                QT_TRANSLATE_NOOP("idem::console::Tile",
+                    "Attempts that ended in a retryable or unknown failure, or exhausted the task, in "
+                    "the window."),
                 at(1, 50) },
-            { Tile::LongUnfinished, "longUnfinished", QStringLiteral("Long-unfinished"),
-                QStringLiteral("Rows not succeeded and first seen longer ago than the long-unfinished limit."),
+            { Tile::LongUnfinished, "longUnfinished", QT_TRANSLATE_NOOP("idem::console::Tile", "Long-unfinished"),
+                QT_TRANSLATE_NOOP("idem::console::Tile",
+                    "Rows not succeeded and first seen longer ago than the long-unfinished limit."),
                 at(1, 20) },
-            { Tile::Failed, "failed", QStringLiteral("Failed"),
-                QStringLiteral("Rows in failed: a permanent error, or attempts / age exhausted. Only an operator "
-                               "can requeue them."),
+            { Tile::Failed, "failed", QT_TRANSLATE_NOOP("idem::console::Tile", "Failed"),
+                QT_TRANSLATE_NOOP("idem::console::Tile",
+                    "Rows in failed: a permanent error, or attempts / age exhausted. Only an operator "
+                    "can requeue them."),
                 at(1, 20) },
-            { Tile::DigestConflicts, "digestConflicts", QStringLiteral("Digest conflicts"),
-                QStringLiteral("Claims of a key with a different request digest in the window: a client reused "
-                               "a key for another request."),
+            { Tile::DigestConflicts, "digestConflicts", QT_TRANSLATE_NOOP("idem::console::Tile", "Digest conflicts"),
+                QT_TRANSLATE_NOOP("idem::console::Tile",
+                    "Claims of a key with a different request digest in the window: a client reused "
+                    "a key for another request."),
                 at(1, 10) },
-            { Tile::StaleTokens, "staleTokens", QStringLiteral("Stale-token rejections"),
-                QStringLiteral("complete / fail / heartbeat by a worker that had lost the row (lease taken over) "
-                               "in the window: the fence at work."),
+            { Tile::StaleTokens, "staleTokens", QT_TRANSLATE_NOOP("idem::console::Tile", "Stale-token rejections"),
+                QT_TRANSLATE_NOOP("idem::console::Tile",
+                    "complete / fail / heartbeat by a worker that had lost the row (lease taken over) "
+                    "in the window: the fence at work."),
                 at(1, 20) },
-            { Tile::Uncertain, "uncertain", QStringLiteral("Uncertain outcomes"),
-                QStringLiteral("Retryable rows whose last attempt's effect is unknown (timeout after the "
-                               "request left); retried with the same key."),
+            { Tile::Uncertain, "uncertain", QT_TRANSLATE_NOOP("idem::console::Tile", "Uncertain outcomes"),
+                QT_TRANSLATE_NOOP("idem::console::Tile",
+                    "Retryable rows whose last attempt's effect is unknown (timeout after the "
+                    "request left); retried with the same key."),
                 at(1, 10) },
-            { Tile::OldestProcessing, "oldestProcessing", QStringLiteral("Oldest processing"),
-                QStringLiteral("Age of the oldest row in processing, since it was first seen (created_at)."),
+            { Tile::OldestProcessing, "oldestProcessing", QT_TRANSLATE_NOOP("idem::console::Tile", "Oldest processing"),
+                QT_TRANSLATE_NOOP("idem::console::Tile",
+                    "Age of the oldest row in processing, since it was first seen (created_at)."),
                 at(300, 1800) },
-            { Tile::TotalRows, "totalRows", QStringLiteral("Total rows"),
-                QStringLiteral("The planner's estimate of the table's rows (pg_class.reltuples), never a count."), {} },
+            { Tile::TotalRows, "totalRows", QT_TRANSLATE_NOOP("idem::console::Tile", "Total rows"),
+                QT_TRANSLATE_NOOP("idem::console::Tile",
+                    "The planner's estimate of the table's rows (pg_class.reltuples), never a count."),
+                {} },
         } };
         return all;
     }
@@ -71,6 +86,13 @@ namespace {
 } // namespace
 
 const TileSpec& tileSpec(Tile tile) { return specs().at(static_cast<std::size_t>(tile)); }
+
+QString tileTitle(Tile tile) { return QCoreApplication::translate("idem::console::Tile", tileSpec(tile).title); }
+
+QString tileDefinition(Tile tile)
+{
+    return QCoreApplication::translate("idem::console::Tile", tileSpec(tile).definition);
+}
 
 Level levelOf(std::optional<double> value, const Threshold& threshold)
 {

@@ -40,12 +40,15 @@ struct Threshold {
 struct TileSpec {
     Tile tile;
     const char* key; // settings key and object name suffix
-    QString title;
-    QString definition; // the tooltip: what the number counts
+    const char* title; // English source: tileTitle() translates it
+    const char* definition; // the tooltip: what the number counts (tileDefinition())
     Threshold defaults;
 };
 
 const TileSpec& tileSpec(Tile tile);
+// The tile's caption and tooltip in the current UI language.
+QString tileTitle(Tile tile);
+QString tileDefinition(Tile tile);
 Level levelOf(std::optional<double> value, const Threshold& threshold);
 
 // What an operator sets once and expects back next time (QSettings group "dashboard"); never a

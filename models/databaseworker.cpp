@@ -1,5 +1,7 @@
 #include "models/databaseworker.h"
 
+#include <QCoreApplication>
+
 #include <optional>
 
 #include <pqxx/pqxx>
@@ -203,7 +205,8 @@ void DatabaseWorker::runJob(
     if (cancelled && cancelled->load())
         return;
     if (!m_db) {
-        Q_EMIT failed({ requestId, FailureKind::ConnectionLost, QStringLiteral("not connected"), {}, 0 });
+        Q_EMIT failed({ requestId, FailureKind::ConnectionLost,
+            QCoreApplication::translate("idem::console::ConsoleSession", "not connected"), {}, 0 });
         return;
     }
     guarded(requestId, [&] {
@@ -215,7 +218,8 @@ void DatabaseWorker::runJob(
 void DatabaseWorker::migrateSchema(quint64 requestId)
 {
     if (!m_db) {
-        Q_EMIT failed({ requestId, FailureKind::ConnectionLost, QStringLiteral("not connected"), {}, 0 });
+        Q_EMIT failed({ requestId, FailureKind::ConnectionLost,
+            QCoreApplication::translate("idem::console::ConsoleSession", "not connected"), {}, 0 });
         return;
     }
     guarded(requestId, [&] {

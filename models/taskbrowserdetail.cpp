@@ -1,5 +1,6 @@
 #include "models/taskbrowserdetail.h"
 
+#include <QCoreApplication>
 #include <QFile>
 
 #include <cstdio>
@@ -115,13 +116,17 @@ void TaskDetailLoader::saveResult(const QString& key, const QString& path)
             const qint64 total = m_save ? m_save->total.load() : 0;
             Q_EMIT saveProgress(total, total);
             Q_EMIT saveFinished(v.toBool(),
-                v.toBool() ? QStringLiteral("Saved %1 bytes to %2").arg(total).arg(path)
-                           : QStringLiteral("Save cancelled; nothing written"));
+                v.toBool() ? QCoreApplication::translate("idem::console::TaskDetailLoader", "Saved %1 bytes to %2")
+                                 .arg(total)
+                                 .arg(path)
+                           : QCoreApplication::translate(
+                               "idem::console::TaskDetailLoader", "Save cancelled; nothing written"));
         },
         [this](const Failure& f) {
             m_saveJob = 0;
             m_progressTimer.stop();
-            Q_EMIT saveFinished(false, QStringLiteral("Save failed: %1").arg(f.text()));
+            Q_EMIT saveFinished(
+                false, QCoreApplication::translate("idem::console::TaskDetailLoader", "Save failed: %1").arg(f.text()));
         });
     if (m_saveJob)
         m_progressTimer.start();

@@ -2,6 +2,7 @@
 
 #include <QBrush>
 #include <QColor>
+#include <QCoreApplication>
 #include <QDateTime>
 
 #include <set>
@@ -39,13 +40,17 @@ QString formatDurationMs(std::int64_t ms)
     std::int64_t s = (negative ? -ms : ms) / 1000;
     QString out;
     if (s >= 86400)
-        out = QStringLiteral("%1 d %2 h").arg(s / 86400).arg((s % 86400) / 3600);
+        out = QCoreApplication::translate("idem::console::TaskBrowserModel", "%1 d %2 h")
+                  .arg(s / 86400)
+                  .arg((s % 86400) / 3600);
     else if (s >= 3600)
-        out = QStringLiteral("%1 h %2 m").arg(s / 3600).arg((s % 3600) / 60);
+        out = QCoreApplication::translate("idem::console::TaskBrowserModel", "%1 h %2 m")
+                  .arg(s / 3600)
+                  .arg((s % 3600) / 60);
     else if (s >= 60)
-        out = QStringLiteral("%1 m %2 s").arg(s / 60).arg(s % 60);
+        out = QCoreApplication::translate("idem::console::TaskBrowserModel", "%1 m %2 s").arg(s / 60).arg(s % 60);
     else
-        out = QStringLiteral("%1 s").arg(s);
+        out = QCoreApplication::translate("idem::console::TaskBrowserModel", "%1 s").arg(s);
     return negative ? QStringLiteral("-") + out : out;
 }
 
@@ -75,19 +80,19 @@ QVariant TaskBrowserModel::headerData(int section, Qt::Orientation orientation, 
         return {};
     switch (section) {
     case KeyColumn:
-        return QStringLiteral("Key");
+        return QCoreApplication::translate("idem::console::TaskBrowserModel", "Key");
     case StatusColumn:
-        return QStringLiteral("Status");
+        return QCoreApplication::translate("idem::console::TaskBrowserModel", "Status");
     case AttemptsColumn:
-        return QStringLiteral("Attempts");
+        return QCoreApplication::translate("idem::console::TaskBrowserModel", "Attempts");
     case UpdatedColumn:
-        return QStringLiteral("Updated");
+        return QCoreApplication::translate("idem::console::TaskBrowserModel", "Updated");
     case LeaseColumn:
-        return QStringLiteral("Lease");
+        return QCoreApplication::translate("idem::console::TaskBrowserModel", "Lease");
     case NextAttemptColumn:
-        return QStringLiteral("Next attempt");
+        return QCoreApplication::translate("idem::console::TaskBrowserModel", "Next attempt");
     case ErrorColumn:
-        return QStringLiteral("Error");
+        return QCoreApplication::translate("idem::console::TaskBrowserModel", "Error");
     }
     return {};
 }
@@ -136,20 +141,24 @@ QVariant TaskBrowserModel::data(const QModelIndex& index, int role) const
         return oneLine(t.key);
     case StatusColumn:
         return t.status == "retryable_failed" && t.errorClass == "unknown"
-            ? QStringLiteral("retryable_failed (uncertain)")
+            ? QCoreApplication::translate("idem::console::TaskBrowserModel", "retryable_failed (uncertain)")
             : text(t.status);
     case AttemptsColumn:
-        return QStringLiteral("%1 of %2").arg(t.attempts).arg(t.maxAttempts);
+        return QCoreApplication::translate("idem::console::TaskBrowserModel", "%1 of %2")
+            .arg(t.attempts)
+            .arg(t.maxAttempts);
     case UpdatedColumn:
         return formatTimeUs(t.updatedAtUs);
     case LeaseColumn:
         if (t.status != "processing")
             return {};
         if (!t.leaseUntilUs)
-            return QStringLiteral("none");
+            return QCoreApplication::translate("idem::console::TaskBrowserModel", "none");
         return *t.leaseUntilUs <= m_serverNowUs
-            ? QStringLiteral("expired %1 ago").arg(formatDurationMs((m_serverNowUs - *t.leaseUntilUs) / 1000))
-            : QStringLiteral("%1 left").arg(formatDurationMs((*t.leaseUntilUs - m_serverNowUs) / 1000));
+            ? QCoreApplication::translate("idem::console::TaskBrowserModel", "expired %1 ago")
+                  .arg(formatDurationMs((m_serverNowUs - *t.leaseUntilUs) / 1000))
+            : QCoreApplication::translate("idem::console::TaskBrowserModel", "%1 left")
+                  .arg(formatDurationMs((*t.leaseUntilUs - m_serverNowUs) / 1000));
     case NextAttemptColumn:
         return t.nextAttemptAtUs ? formatTimeUs(*t.nextAttemptAtUs) : QVariant();
     case ErrorColumn:

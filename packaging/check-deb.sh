@@ -53,7 +53,7 @@ for d in qt6-qpa-plugins libpq5 libpqxx-6.4 libqt6widgets6 libqt6charts6 libssl3
     [[ ",$depends," == *"$d"* ]] && pass "Depends names $d" || fail "Depends lacks $d: $depends"
 done
 recommends=$(field Recommends)
-for r in fonts-noto-cjk postgresql-client; do
+for r in fonts-noto-cjk postgresql-client qt6-translations-l10n; do
     [[ "$recommends" == *"$r"* ]] && pass "Recommends names $r" || fail "Recommends lacks $r: $recommends"
 done
 contents=$(dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|')

@@ -13,6 +13,8 @@ packages=(
 if [ "${1:-run}" = test ]; then
     # packaging/check-deb.sh: builds (dpkg-shlibdeps), installs and validates the .deb
     packages+=(xvfb xauth dpkg-dev desktop-file-utils appstream man-db)
+    # tst_consoleexport renders report.pdf to look at it; CJK text in reports needs the Noto CJK fonts
+    packages+=(poppler-utils fonts-noto-cjk)
 fi
 
 missing=()

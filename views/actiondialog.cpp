@@ -1,5 +1,6 @@
 #include "views/actiondialog.h"
 
+#include <QCoreApplication>
 #include <QDialogButtonBox>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -38,11 +39,11 @@ QString actionTitle(idem::RecoveryAction action)
 {
     switch (action) {
     case idem::RecoveryAction::Requeue:
-        return QStringLiteral("Requeue");
+        return QCoreApplication::translate("idem::console::ActionDialog", "Requeue");
     case idem::RecoveryAction::Release:
-        return QStringLiteral("Release lease");
+        return QCoreApplication::translate("idem::console::ActionDialog", "Release lease");
     case idem::RecoveryAction::Fail:
-        return QStringLiteral("Mark failed");
+        return QCoreApplication::translate("idem::console::ActionDialog", "Mark failed");
     }
     return {};
 }
@@ -51,15 +52,18 @@ QString actionEffect(idem::RecoveryAction action, int extraAttempts)
 {
     switch (action) {
     case idem::RecoveryAction::Requeue:
-        return QStringLiteral("becomes retryable_failed and due now, with %1 more attempt(s) than it has used "
-                              "(max_attempts = attempts + %1); an uncertain outcome stays flagged.")
+        return QCoreApplication::translate("idem::console::ActionDialog",
+            "becomes retryable_failed and due now, with %1 more attempt(s) than it has used "
+            "(max_attempts = attempts + %1); an uncertain outcome stays flagged.")
             .arg(extraAttempts);
     case idem::RecoveryAction::Release:
-        return QStringLiteral("keeps status processing with its lease expired now; the owner token is revoked, so "
-                              "the old executor can no longer commit, and the next claim takes over (attempts + 1).");
+        return QCoreApplication::translate("idem::console::ActionDialog",
+            "keeps status processing with its lease expired now; the owner token is revoked, so "
+            "the old executor can no longer commit, and the next claim takes over (attempts + 1).");
     case idem::RecoveryAction::Fail:
-        return QStringLiteral("becomes failed (class permanent) with no further retries; the token is revoked. "
-                              "Only a requeue reopens it.");
+        return QCoreApplication::translate("idem::console::ActionDialog",
+            "becomes failed (class permanent) with no further retries; the token is revoked. "
+            "Only a requeue reopens it.");
     }
     return {};
 }
@@ -71,17 +75,17 @@ ActionDialog::ActionDialog(
     , m_action(action)
     , m_plan(new QTextBrowser)
     , m_reason(new QPlainTextEdit)
-    , m_reasonHint(new QLabel(QStringLiteral("A reason is required; it is kept in the audit trail with your role, "
-                                             "user and host.")))
+    , m_reasonHint(new QLabel(tr("A reason is required; it is kept in the audit trail with your role, "
+                                 "user and host.")))
     , m_progress(new QProgressBar)
     , m_resultView(new QTableView)
     , m_summary(new QLabel)
     , m_run(new QPushButton)
-    , m_stop(new QPushButton(QStringLiteral("Stop")))
-    , m_close(new QPushButton(QStringLiteral("Cancel")))
+    , m_stop(new QPushButton(tr("Stop")))
+    , m_close(new QPushButton(tr("Cancel")))
     , m_results(new BulkActionModel(this))
 {
-    setWindowTitle(actionTitle(action) + QStringLiteral(" – Idem console"));
+    setWindowTitle(tr("%1 – Idem console").arg(actionTitle(action)));
     setObjectName(QStringLiteral("actionDialog"));
     // Per status, in the order the operator saw them; what the action does not apply to is left out.
     std::map<std::string, std::vector<idem::TaskRow>> byStatus; // copies: the plan is rebuilt later
@@ -98,13 +102,13 @@ ActionDialog::ActionDialog(
     const auto listRows = [](const std::vector<idem::TaskRow>& list) -> QString {
         QString out = QStringLiteral("<ul style='margin-top:0'>");
         for (std::size_t i = 0; i < list.size() && i < keysListedPerStatus; ++i)
-            out += QStringLiteral("<li><tt>%1</tt> – attempts %2 of %3, updated %4</li>")
+            out += tr("<li><tt>%1</tt> – attempts %2 of %3, updated %4</li>")
                        .arg(html(list[i].key))
                        .arg(list[i].attempts)
                        .arg(list[i].maxAttempts)
                        .arg(formatTimeUs(list[i].updatedAtUs));
         if (list.size() > keysListedPerStatus)
-            out += QStringLiteral("<li>… and %1 more</li>").arg(list.size() - keysListedPerStatus);
+            out += tr("<li>… and %1 more</li>").arg(list.size() - keysListedPerStatus);
         return out + QStringLiteral("</ul>");
     };
     auto* extraRow = new QWidget;
@@ -115,30 +119,28 @@ ActionDialog::ActionDialog(
         m_extra->setObjectName(QStringLiteral("extraAttempts"));
         m_extra->setRange(1, idem::ActionOptions::maxExtraAttempts);
         m_extra->setValue(1);
-        extraLayout->addWidget(new QLabel(QStringLiteral("More attempts to grant:")));
+        extraLayout->addWidget(new QLabel(tr("More attempts to grant:")));
         extraLayout->addWidget(m_extra);
         extraLayout->addStretch();
     } else {
         extraRow->hide();
     }
     const auto buildPlan = [this, byStatus, excluded, listRows] {
-        QString p = QStringLiteral("<p><b>%1 %2 record(s).</b> Each %3</p>")
+        QString p = tr("<p><b>%1 %n record(s).</b> Each %2</p>", nullptr, int(m_targets.size()))
                         .arg(actionTitle(m_action))
-                        .arg(m_targets.size())
                         .arg(actionEffect(m_action, m_extra ? m_extra->value() : 1).toHtmlEscaped());
         for (const auto& [status, list] : byStatus)
-            p += QStringLiteral("<p style='margin-bottom:0'><b>%1</b>: %2 record(s)</p>")
+            p += tr("<p style='margin-bottom:0'><b>%1</b>: %n record(s)</p>", nullptr, int(list.size()))
                      .arg(html(status))
-                     .arg(list.size())
                 + listRows(list);
         if (!excluded.empty())
-            p += QStringLiteral("<p style='margin-bottom:0;color:#a06000'><b>Left out</b> (%1 does not apply to "
-                                "their status; nothing is sent for them): %2</p>")
+            p += tr("<p style='margin-bottom:0;color:#a06000'><b>Left out</b> (%1 does not apply to "
+                    "their status; nothing is sent for them): %2</p>")
                      .arg(actionTitle(m_action).toLower())
                      .arg(excluded.size())
                 + listRows(excluded);
-        p += QStringLiteral("<p style='color:#555'>Each record is changed only if it still has the status and "
-                            "update time listed here; otherwise it is refused and left as it is.</p>");
+        p += tr("<p style='color:#555'>Each record is changed only if it still has the status and "
+                "update time listed here; otherwise it is refused and left as it is.</p>");
         m_plan->setHtml(p);
     };
     buildPlan();
@@ -148,7 +150,7 @@ ActionDialog::ActionDialog(
     m_plan->setObjectName(QStringLiteral("actionPlan"));
     m_plan->setOpenLinks(false);
     m_reason->setObjectName(QStringLiteral("reasonEdit"));
-    m_reason->setPlaceholderText(QStringLiteral("Why (ticket, incident, what you checked)…"));
+    m_reason->setPlaceholderText(tr("Why (ticket, incident, what you checked)…"));
     m_reason->setMaximumHeight(70);
     m_reasonHint->setWordWrap(true);
     m_progress->setObjectName(QStringLiteral("actionProgress"));
@@ -170,7 +172,7 @@ ActionDialog::ActionDialog(
     m_summary->setObjectName(QStringLiteral("actionSummary"));
     m_summary->setWordWrap(true);
     m_run->setObjectName(QStringLiteral("runButton"));
-    m_run->setText(QStringLiteral("%1 %2 record(s)").arg(actionTitle(action)).arg(m_targets.size()));
+    m_run->setText(tr("%1 %n record(s)", nullptr, int(m_targets.size())).arg(actionTitle(action)));
     m_run->setDefault(true);
     m_stop->setObjectName(QStringLiteral("stopButton"));
     m_stop->hide();
@@ -185,7 +187,7 @@ ActionDialog::ActionDialog(
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(m_plan, 2);
     layout->addWidget(extraRow);
-    layout->addWidget(new QLabel(QStringLiteral("Reason:")));
+    layout->addWidget(new QLabel(tr("Reason:")));
     layout->addWidget(m_reason);
     layout->addWidget(m_reasonHint);
     layout->addWidget(m_resultView, 3);
@@ -209,7 +211,7 @@ ActionDialog::ActionDialog(
         m_finished = true;
         m_stop->hide();
         m_close->setEnabled(true);
-        m_close->setText(QStringLiteral("Close"));
+        m_close->setText(tr("Close"));
         m_summary->setText(m_results->summary());
         Q_EMIT runFinished();
     });

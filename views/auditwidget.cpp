@@ -29,28 +29,28 @@ AuditWidget::AuditWidget(ConsoleSession* session, QWidget* parent)
     , m_action(new QComboBox)
     , m_since(new QLineEdit)
     , m_until(new QLineEdit)
-    , m_apply(new QPushButton(QStringLiteral("Apply")))
+    , m_apply(new QPushButton(tr("Apply")))
     , m_error(new QLabel)
     , m_view(new QTableView)
-    , m_entryTitle(new QLabel(QStringLiteral("Select an entry to see what it changed.")))
+    , m_entryTitle(new QLabel(tr("Select an entry to see what it changed.")))
     , m_reason(new QPlainTextEdit)
     , m_diff(new QTableWidget(0, 3))
-    , m_verify(new QPushButton(QStringLiteral("Verify chain")))
+    , m_verify(new QPushButton(tr("Verify chain")))
     , m_chain(new QLabel)
 {
     setObjectName(QStringLiteral("auditPage"));
     m_key->setObjectName(QStringLiteral("auditKeyFilter"));
-    m_key->setPlaceholderText(QStringLiteral("key (exact)"));
+    m_key->setPlaceholderText(tr("key (exact)"));
     m_actor->setObjectName(QStringLiteral("auditActorFilter"));
-    m_actor->setPlaceholderText(QStringLiteral("actor (role or OS user)"));
+    m_actor->setPlaceholderText(tr("actor (role or OS user)"));
     m_action->setObjectName(QStringLiteral("auditActionFilter"));
-    m_action->addItem(QStringLiteral("Any action"), QString());
+    m_action->addItem(tr("Any action"), QString());
     for (const char* a : { "requeue", "release", "fail" })
         m_action->addItem(QString::fromLatin1(a), QString::fromLatin1(a));
     m_since->setObjectName(QStringLiteral("auditSinceFilter"));
-    m_since->setPlaceholderText(QStringLiteral("since (ISO time)"));
+    m_since->setPlaceholderText(tr("since (ISO time)"));
     m_until->setObjectName(QStringLiteral("auditUntilFilter"));
-    m_until->setPlaceholderText(QStringLiteral("until (ISO time)"));
+    m_until->setPlaceholderText(tr("until (ISO time)"));
     m_apply->setObjectName(QStringLiteral("auditApply"));
     m_error->setObjectName(QStringLiteral("auditError"));
     m_error->setStyleSheet(QStringLiteral("color:#b01c1c"));
@@ -76,7 +76,7 @@ AuditWidget::AuditWidget(ConsoleSession* session, QWidget* parent)
     m_reason->setReadOnly(true);
     m_reason->setMaximumHeight(60);
     m_diff->setObjectName(QStringLiteral("auditDiff"));
-    m_diff->setHorizontalHeaderLabels({ QStringLiteral("Field"), QStringLiteral("Before"), QStringLiteral("After") });
+    m_diff->setHorizontalHeaderLabels({ tr("Field"), tr("Before"), tr("After") });
     m_diff->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     m_diff->verticalHeader()->setVisible(false);
     m_diff->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -128,13 +128,13 @@ AuditWidget::AuditWidget(ConsoleSession* session, QWidget* parent)
     connect(m_model, &AuditModel::pageLoaded, m_error, &QWidget::hide);
     connect(m_verify, &QPushButton::clicked, this, [this] {
         m_verify->setEnabled(false);
-        m_chain->setText(QStringLiteral("Verifying every entry's hash and link…"));
+        m_chain->setText(tr("Verifying every entry's hash and link…"));
         m_model->verifyChain();
     });
     connect(m_model, &AuditModel::chainVerified, this, &AuditWidget::onChain);
     connect(m_model, &AuditModel::verifyFailed, this, [this](const QString& message) {
         m_verify->setEnabled(true);
-        m_chain->setText(QStringLiteral("Could not verify: ") + message);
+        m_chain->setText(tr("Could not verify: %1").arg(message));
     });
     connect(session, &ConsoleSession::stateChanged, this, [this](ConsoleSession::State s) {
         if (s == ConsoleSession::State::Connected && m_model->rowCount() == 0 && !m_model->busy())
@@ -168,8 +168,8 @@ void AuditWidget::reload()
             continue;
         *target = idem::parseIsoMicros(edit->text().trimmed().toStdString());
         if (!*target) {
-            m_error->setText(QStringLiteral("“%1” is not an ISO 8601 time such as 2024-05-01 or 2024-05-01T10:00:00Z")
-                                 .arg(edit->text()));
+            m_error->setText(
+                tr("“%1” is not an ISO 8601 time such as 2024-05-01 or 2024-05-01T10:00:00Z").arg(edit->text()));
             m_error->show();
             return;
         }
@@ -177,7 +177,7 @@ void AuditWidget::reload()
     m_error->hide();
     m_diff->setRowCount(0);
     m_reason->clear();
-    m_entryTitle->setText(QStringLiteral("Select an entry to see what it changed."));
+    m_entryTitle->setText(tr("Select an entry to see what it changed."));
     m_model->setFilter(f);
 }
 
@@ -188,7 +188,7 @@ void AuditWidget::onSelection()
         return;
     const auto& e = m_model->entry(rows.first().row());
     m_entryTitle->setText(
-        QStringLiteral("<b>#%1 %2</b> on <tt>%3</tt> at %4 by %5 (OS user %6, host %7, %8)")
+        tr("<b>#%1 %2</b> on <tt>%3</tt> at %4 by %5 (OS user %6, host %7, %8)")
             .arg(e.id)
             .arg(QString::fromStdString(e.action), QString::fromStdString(e.key).toHtmlEscaped(), formatTimeUs(e.atUs),
                 QString::fromStdString(e.dbRole).toHtmlEscaped(), QString::fromStdString(e.osUser).toHtmlEscaped(),
@@ -219,16 +219,16 @@ void AuditWidget::onChain(const idem::ChainReport& r)
 {
     m_verify->setEnabled(true);
     if (r.ok()) {
-        m_chain->setText(QStringLiteral("<span style='color:#1d7a2e'>Chain intact:</span> %1 entries verified%2.")
+        m_chain->setText(tr("<span style='color:#1d7a2e'>Chain intact:</span> %1 entries verified%2.")
                              .arg(r.checked)
-                             .arg(r.head ? QStringLiteral(", head #%1 %2")
+                             .arg(r.head ? tr(", head #%1 %2")
                                                .arg(r.head->id)
                                                .arg(QString::fromStdString(r.head->hash).left(16) + QStringLiteral("…"))
                                          : QString()));
         return;
     }
-    m_chain->setText(QStringLiteral("<span style='color:#b01c1c'><b>Chain broken at entry #%1</b> (%2):</span> %3 "
-                                    "(%4 entries verified before it)")
+    m_chain->setText(tr("<span style='color:#b01c1c'><b>Chain broken at entry #%1</b> (%2):</span> %3 "
+                        "(%4 entries verified before it)")
                          .arg(r.firstBrokenId ? QString::number(*r.firstBrokenId) : QStringLiteral("?"))
                          .arg(QString::fromLatin1(idem::chainBreakName(r.brokenBy)),
                              QString::fromStdString(r.detail).toHtmlEscaped())

@@ -1,20 +1,28 @@
 #include "views/chartpanel.h"
 
+#include <QApplication>
 #include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
+#include <QBuffer>
 #include <QChart>
 #include <QChartView>
 #include <QDateTime>
 #include <QDateTimeAxis>
+#include <QGraphicsLayout>
+#include <QGraphicsScene>
 #include <QGridLayout>
+#include <QImage>
 #include <QLineSeries>
+#include <QPainter>
 #include <QValueAxis>
 
 #include <algorithm>
 #include <cmath>
 
 #include "models/dashboardmodel.h"
+#include "models/snapshotexport.h"
+#include "views/theme.h"
 
 namespace idem::console {
 
@@ -37,26 +45,28 @@ ChartPanel::ChartPanel(QWidget* parent)
     : QWidget(parent)
 {
     setObjectName(QStringLiteral("chartPanel"));
-    m_charts.push_back(makeChart(QStringLiteral("Processing vs expired leases"),
-        { QStringLiteral("processing"), QStringLiteral("expired") }, QStringLiteral("rows")));
-    m_charts.push_back(makeChart(QStringLiteral("Claim outcomes per minute"),
-        { QStringLiteral("new"), QStringLiteral("replay"), QStringLiteral("in progress"), QStringLiteral("conflict"),
-            QStringLiteral("reclaim") },
+    m_charts.push_back(makeChart(tr("Processing vs expired leases"),
+        { QStringLiteral(QT_TR_NOOP("processing")), QStringLiteral(QT_TR_NOOP("expired")) }, QStringLiteral("rows")));
+    m_charts.push_back(makeChart(tr("Claim outcomes per minute"),
+        { QStringLiteral(QT_TR_NOOP("new")), QStringLiteral(QT_TR_NOOP("replay")),
+            QStringLiteral(QT_TR_NOOP("in progress")), QStringLiteral(QT_TR_NOOP("conflict")),
+            QStringLiteral(QT_TR_NOOP("reclaim")) },
         QStringLiteral("claims")));
     m_charts.push_back(makeChart(
-        QStringLiteral("Duplicate ratio per minute"), { QStringLiteral("duplicate ratio") }, QStringLiteral("%")));
-    m_charts.push_back(makeChart(QStringLiteral("Retries and failures per minute"),
-        { QStringLiteral("retries"), QStringLiteral("failed retries"), QStringLiteral("permanent") },
+        tr("Duplicate ratio per minute"), { QStringLiteral(QT_TR_NOOP("duplicate ratio")) }, QStringLiteral("%")));
+    m_charts.push_back(makeChart(tr("Retries and failures per minute"),
+        { QStringLiteral(QT_TR_NOOP("retries")), QStringLiteral(QT_TR_NOOP("failed retries")),
+            QStringLiteral(QT_TR_NOOP("permanent")) },
         QStringLiteral("events")));
     m_charts.push_back(
-        makeChart(QStringLiteral("Console load: ms per tick"), { QStringLiteral("tick ms") }, QStringLiteral("ms")));
+        makeChart(tr("Console load: ms per tick"), { QStringLiteral(QT_TR_NOOP("tick ms")) }, QStringLiteral("ms")));
 
     m_histogram = new QChart;
-    m_histogram->setTitle(QStringLiteral("Attempts among unfinished rows"));
+    m_histogram->setTitle(tr("Attempts among unfinished rows"));
     m_histogram->setAnimationOptions(QChart::NoAnimation);
     m_histogram->legend()->hide();
     m_histogram->setMargins(QMargins(4, 4, 4, 4));
-    m_attempts = new QBarSet(QStringLiteral("rows"));
+    m_attempts = new QBarSet(tr("rows"));
     m_attempts->setObjectName(QStringLiteral("attempts"));
     auto* bars = new QBarSeries;
     bars->append(m_attempts);
@@ -89,6 +99,34 @@ ChartPanel::ChartPanel(QWidget* parent)
     grid->addWidget(m_charts[FailuresChart].view, 1, 0);
     grid->addWidget(m_histogramView, 1, 1);
     grid->addWidget(m_charts[CostChart].view, 1, 2);
+    applyTheme();
+}
+
+void ChartPanel::applyTheme()
+{
+    // Qt Charts draws with its own theme, not the widget palette: follow light / dark by hand.
+    const bool dark = theme::isDark();
+    const auto chartTheme = dark ? QChart::ChartThemeDark : QChart::ChartThemeLight;
+    QList<QChart*> charts;
+    for (const auto& c : m_charts)
+        charts << c.chart;
+    charts << m_histogram;
+    const QColor background = QApplication::palette().color(QPalette::Base);
+    for (QChart* chart : charts) {
+        // setTheme() resets series colours and fonts: only when light / dark actually changed.
+        if (chart->theme() != chartTheme)
+            chart->setTheme(chartTheme);
+        chart->setBackgroundBrush(background);
+    }
+}
+
+bool ChartPanel::event(QEvent* event)
+{
+    const auto type = event->type();
+    const bool result = QWidget::event(event);
+    if (type == QEvent::ApplicationPaletteChange || type == QEvent::PaletteChange)
+        applyTheme();
+    return result;
 }
 
 ChartPanel::~ChartPanel() = default;
@@ -112,7 +150,9 @@ ChartPanel::Chart ChartPanel::makeChart(const QString& title, const QStringList&
     c.chart->addAxis(c.y, Qt::AlignLeft);
     for (const auto& name : names) {
         auto* s = new QLineSeries;
-        s->setName(name);
+        // `names` are the English sources (QT_TR_NOOP): the legend translates, the object name
+        // (what tests and the benchmark look series up by) does not.
+        s->setName(tr(name.toUtf8().constData()));
         QString id = name;
         id.replace(QLatin1Char(' '), QString());
         s->setObjectName(id);
@@ -252,5 +292,47 @@ QXYSeries* ChartPanel::series(const QString& objectName) const
 }
 
 QStringList ChartPanel::attemptsCategories() const { return m_attemptsAxis->categories(); }
+
+namespace {
+    QByteArray renderChart(QChart* chart, QSize size, qreal dpr)
+    {
+        QImage image(size * dpr, QImage::Format_ARGB32_Premultiplied);
+        image.setDevicePixelRatio(dpr);
+        image.fill(Qt::white);
+        const QSizeF shown = chart->size();
+        // Laid out at the picture's size now, not when the (perhaps hidden) view next resizes.
+        chart->resize(size);
+        if (chart->layout())
+            chart->layout()->activate();
+        {
+            QPainter painter(&image);
+            painter.setRenderHint(QPainter::Antialiasing);
+            chart->scene()->render(&painter, QRectF(QPointF(0, 0), size), QRectF(chart->pos(), QSizeF(size)));
+        }
+        chart->resize(shown);
+        if (chart->layout())
+            chart->layout()->activate();
+        QByteArray png;
+        QBuffer buffer(&png);
+        buffer.open(QIODevice::WriteOnly);
+        image.save(&buffer, "PNG");
+        return png;
+    }
+} // namespace
+
+std::vector<ChartImage> ChartPanel::renderImages(QSize size, qreal devicePixelRatio) const
+{
+    // File stems in display order (charts/<name>.png in the bundle).
+    static const char* const names[]
+        = { "processing", "claim-outcomes", "duplicate-ratio", "failures", "console-load" };
+    std::vector<ChartImage> out;
+    for (std::size_t i = 0; i < m_charts.size() && i < std::size(names); ++i) {
+        QChart* chart = m_charts[i].chart;
+        out.push_back({ QString::fromLatin1(names[i]), chart->title(), renderChart(chart, size, devicePixelRatio) });
+    }
+    out.push_back(
+        { QStringLiteral("attempts"), m_histogram->title(), renderChart(m_histogram, size, devicePixelRatio) });
+    return out;
+}
 
 } // namespace idem::console

@@ -16,6 +16,7 @@ class QXYSeries;
 namespace idem::console {
 
 class DashboardModel;
+struct ChartImage;
 
 // The dashboard's live charts (Qt Charts): processing vs expired leases, claim outcomes per
 // minute, duplicate ratio per minute, retries and failures per minute, and the attempts
@@ -38,7 +39,17 @@ public:
     QBarSet* attemptsBars() const { return m_attempts; }
     QStringList attemptsCategories() const;
 
+    // Every chart as a PNG of `size` device-independent pixels drawn at `devicePixelRatio`, for an
+    // incident snapshot: the same at any window size, and whether or not the page is on screen
+    // (each chart is laid out at that size for the picture and put back). UI thread only.
+    std::vector<ChartImage> renderImages(QSize size = QSize(720, 360), qreal devicePixelRatio = 2.0) const;
+
+protected:
+    bool event(QEvent* event) override;
+
 private:
+    void applyTheme();
+
     struct Chart {
         QChart* chart = nullptr;
         QChartView* view = nullptr;

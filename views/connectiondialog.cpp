@@ -31,19 +31,19 @@ ConnectionDialog::ConnectionDialog(ConsoleSession* session, ProfileStore* profil
     , m_session(session)
     , m_profiles(profiles)
 {
-    setWindowTitle(QStringLiteral("Connect to PostgreSQL"));
+    setWindowTitle(tr("Connect to PostgreSQL"));
     setObjectName(QStringLiteral("connectionDialog"));
 
     m_profileCombo = new QComboBox;
     m_profileCombo->setObjectName(QStringLiteral("profileCombo"));
     m_profileCombo->setEditable(true);
     m_profileCombo->setInsertPolicy(QComboBox::NoInsert);
-    m_profileCombo->lineEdit()->setPlaceholderText(QStringLiteral("name this connection to save it"));
-    m_saveProfileButton = new QPushButton(QStringLiteral("Save"));
+    m_profileCombo->lineEdit()->setPlaceholderText(tr("name this connection to save it"));
+    m_saveProfileButton = new QPushButton(tr("Save"));
     m_saveProfileButton->setObjectName(QStringLiteral("saveProfileButton"));
     m_saveProfileButton->setAutoDefault(false);
-    m_saveProfileButton->setToolTip(QStringLiteral("Save these fields as a profile. The password is never saved."));
-    m_deleteProfileButton = new QPushButton(QStringLiteral("Delete"));
+    m_saveProfileButton->setToolTip(tr("Save these fields as a profile. The password is never saved."));
+    m_deleteProfileButton = new QPushButton(tr("Delete"));
     m_deleteProfileButton->setObjectName(QStringLiteral("deleteProfileButton"));
     m_deleteProfileButton->setAutoDefault(false);
     // A widget, not a layout, so that the form's label gets it as its buddy (and the
@@ -58,49 +58,48 @@ ConnectionDialog::ConnectionDialog(ConsoleSession* session, ProfileStore* profil
     m_conninfoEdit = new QLineEdit;
     m_conninfoEdit->setObjectName(QStringLiteral("conninfoEdit"));
     m_conninfoEdit->setPlaceholderText(
-        QStringLiteral("host=db.example.com dbname=app user=alice, postgresql://…, or a service name"));
+        tr("host=db.example.com dbname=app user=alice, postgresql://…, or a service name"));
     m_conninfoEdit->setMinimumWidth(600);
     m_passwordEdit = new QLineEdit;
     m_passwordEdit->setObjectName(QStringLiteral("passwordEdit"));
     m_passwordEdit->setEchoMode(QLineEdit::Password);
-    m_passwordEdit->setPlaceholderText(QStringLiteral("optional: ~/.pgpass or PGPASSWORD otherwise; never saved"));
+    m_passwordEdit->setPlaceholderText(tr("optional: ~/.pgpass or PGPASSWORD otherwise; never saved"));
     m_schemaEdit = new QLineEdit(QString::fromLatin1(idem::SchemaName::defaultName));
     m_schemaEdit->setObjectName(QStringLiteral("schemaEdit"));
     m_monitorEdit = new QLineEdit;
     m_monitorEdit->setObjectName(QStringLiteral("monitorEdit"));
     m_monitorEdit->setPlaceholderText(
-        QStringLiteral("optional: a standby for the dashboard and task reads (same server if empty)"));
+        tr("optional: a standby for the dashboard and task reads (same server if empty)"));
 
-    auto* hint = new QLabel(QStringLiteral("Anything left out comes from PG* variables, pg_service.conf and "
-                                           "~/.pgpass, as in psql."));
+    auto* hint = new QLabel(tr("Anything left out comes from PG* variables, pg_service.conf and "
+                               "~/.pgpass, as in psql."));
     hint->setForegroundRole(QPalette::PlaceholderText);
 
     auto* form = new QFormLayout;
-    form->addRow(QStringLiteral("&Profile:"), profileRow);
-    form->addRow(QStringLiteral("C&onnection:"), m_conninfoEdit);
+    form->addRow(tr("&Profile:"), profileRow);
+    form->addRow(tr("C&onnection:"), m_conninfoEdit);
     form->addRow(QString(), hint);
-    form->addRow(QStringLiteral("Pass&word:"), m_passwordEdit);
-    form->addRow(QStringLiteral("&Schema:"), m_schemaEdit);
-    form->addRow(QStringLiteral("&Monitor:"), m_monitorEdit);
+    form->addRow(tr("Pass&word:"), m_passwordEdit);
+    form->addRow(tr("&Schema:"), m_schemaEdit);
+    form->addRow(tr("&Monitor:"), m_monitorEdit);
 
     m_sslModeCombo = new QComboBox;
     m_sslModeCombo->setObjectName(QStringLiteral("sslModeCombo"));
     for (const auto& mode : sslModes)
-        m_sslModeCombo->addItem(mode.isEmpty() ? QStringLiteral("(as in the connection)") : mode, mode);
+        m_sslModeCombo->addItem(mode.isEmpty() ? tr("(as in the connection)") : mode, mode);
     m_rootCertEdit = new QLineEdit;
     m_certEdit = new QLineEdit;
     m_keyEdit = new QLineEdit;
-    const QString certFilter = QStringLiteral("Certificates (*.crt *.pem *.cer);;All files (*)");
+    const QString certFilter = tr("Certificates (*.crt *.pem *.cer);;All files (*)");
     auto* tlsForm = new QFormLayout;
-    tlsForm->addRow(QStringLiteral("SSL &mode:"), m_sslModeCombo);
-    tlsForm->addRow(QStringLiteral("&Root certificate:"),
-        fileRow(m_rootCertEdit, QStringLiteral("sslRootCertEdit"), QStringLiteral("Root certificate"), certFilter));
-    tlsForm->addRow(QStringLiteral("Client &certificate:"),
-        fileRow(m_certEdit, QStringLiteral("sslCertEdit"), QStringLiteral("Client certificate"), certFilter));
-    tlsForm->addRow(QStringLiteral("Client &key:"),
-        fileRow(m_keyEdit, QStringLiteral("sslKeyEdit"), QStringLiteral("Client key"),
-            QStringLiteral("Keys (*.key *.pem);;All files (*)")));
-    auto* tlsBox = new QGroupBox(QStringLiteral("TLS"));
+    tlsForm->addRow(tr("SSL &mode:"), m_sslModeCombo);
+    tlsForm->addRow(tr("&Root certificate:"),
+        fileRow(m_rootCertEdit, QStringLiteral("sslRootCertEdit"), tr("Root certificate"), certFilter));
+    tlsForm->addRow(tr("Client &certificate:"),
+        fileRow(m_certEdit, QStringLiteral("sslCertEdit"), tr("Client certificate"), certFilter));
+    tlsForm->addRow(tr("Client &key:"),
+        fileRow(m_keyEdit, QStringLiteral("sslKeyEdit"), tr("Client key"), tr("Keys (*.key *.pem);;All files (*)")));
+    auto* tlsBox = new QGroupBox(tr("TLS"));
     tlsBox->setLayout(tlsForm);
 
     m_errorLabel = new QLabel;
@@ -116,7 +115,7 @@ ConnectionDialog::ConnectionDialog(ConsoleSession* session, ProfileStore* profil
     m_progressLabel->hide();
 
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Cancel);
-    m_connectButton = buttons->addButton(QStringLiteral("Connect"), QDialogButtonBox::AcceptRole);
+    m_connectButton = buttons->addButton(tr("Connect"), QDialogButtonBox::AcceptRole);
     m_connectButton->setObjectName(QStringLiteral("connectButton"));
     m_connectButton->setDefault(true);
     // Connect starts an attempt; the dialog accepts only when the session reports success,
@@ -156,10 +155,10 @@ QWidget* ConnectionDialog::fileRow(
     QLineEdit* edit, const QString& objectName, const QString& title, const QString& filter)
 {
     edit->setObjectName(objectName);
-    edit->setPlaceholderText(QStringLiteral("(as in the connection)"));
+    edit->setPlaceholderText(tr("(as in the connection)"));
     auto* browse = new QToolButton;
     browse->setText(QStringLiteral("…"));
-    browse->setToolTip(QStringLiteral("Choose a file"));
+    browse->setToolTip(tr("Choose a file"));
     browse->setObjectName(objectName + QStringLiteral("Browse"));
     connect(browse, &QToolButton::clicked, this, [this, edit, title, filter] { pickFile(edit, title, filter); });
     auto* row = new QWidget;
@@ -276,11 +275,10 @@ void ConnectionDialog::setBusy(bool busy)
         try {
             const auto options = idem::parseConninfo(effectiveConninfo(settings()));
             const auto host = options.find("host");
-            where = host == options.end() ? QString()
-                                          : QStringLiteral(" to %1").arg(QString::fromStdString(host->second));
+            where = host == options.end() ? QString() : QString::fromStdString(host->second);
         } catch (const idem::ConnectError&) {
         }
-        m_progressLabel->setText(QStringLiteral("Connecting%1…").arg(where));
+        m_progressLabel->setText(where.isEmpty() ? tr("Connecting…") : tr("Connecting to %1…").arg(where));
     }
 }
 
@@ -305,14 +303,14 @@ void ConnectionDialog::saveProfile()
 {
     const QString name = m_profileCombo->currentText().trimmed();
     if (name.isEmpty()) {
-        setError(QStringLiteral("Type a name for the profile first."));
+        setError(tr("Type a name for the profile first."));
         m_profileCombo->setFocus();
         return;
     }
     try {
         m_profiles->save({ name, settings() });
     } catch (const idem::ConnectError& e) {
-        setError(QStringLiteral("Not saved: the connection string is not valid: %1").arg(QString::fromUtf8(e.what())));
+        setError(tr("Not saved: the connection string is not valid: %1").arg(QString::fromUtf8(e.what())));
         return;
     }
     m_profiles->setLastUsed(name);

@@ -1,5 +1,6 @@
 #include "views/consolewidget.h"
 
+#include <QEvent>
 #include <QGroupBox>
 #include <QTabWidget>
 #include <QVBoxLayout>
@@ -16,7 +17,8 @@ ConsoleWidget::ConsoleWidget(ConsoleSession* session, QWidget* parent)
 {
     m_banner = new NoticeBanner;
     m_status = new StatusPanel(session);
-    auto* statusBox = new QGroupBox(QStringLiteral("Connection"));
+    auto* statusBox = new QGroupBox(tr("Connection"));
+    statusBox->setObjectName(QStringLiteral("connectionBox"));
     auto* statusLayout = new QVBoxLayout(statusBox);
     statusLayout->addWidget(m_status);
 
@@ -28,7 +30,7 @@ ConsoleWidget::ConsoleWidget(ConsoleSession* session, QWidget* parent)
     m_pages = new QTabWidget;
     m_pages->setObjectName(QStringLiteral("consolePages"));
     m_pages->setDocumentMode(true);
-    m_pages->addTab(connectionPage, QStringLiteral("Connection"));
+    m_pages->addTab(connectionPage, tr("Connection"));
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(m_banner);
     layout->addWidget(m_pages, 1);
@@ -55,6 +57,19 @@ void ConsoleWidget::addPage(QWidget* page, const QString& title, int index)
     m_pages->insertTab(index, page, title);
 }
 
+void ConsoleWidget::changeEvent(QEvent* event)
+{
+    if (event->type() == QEvent::LanguageChange) {
+        if (auto* box = findChild<QGroupBox*>(QStringLiteral("connectionBox")))
+            box->setTitle(tr("Connection"));
+        const int index = m_pages->indexOf(findChild<QWidget*>(QStringLiteral("connectionPage")));
+        if (index >= 0)
+            m_pages->setTabText(index, tr("Connection"));
+        updateNotice();
+    }
+    QWidget::changeEvent(event);
+}
+
 void ConsoleWidget::onFailed(const Failure& failure)
 {
     m_failure = failure;
@@ -77,72 +92,69 @@ void ConsoleWidget::updateNotice()
     const QString table = si.schema + QStringLiteral(".task_idempotency");
     if (m_session->migrating())
         return notice(info,
-            QStringLiteral("Migrating schema %1 to version %2 (the bundled migrations, as idemctl migrate "
-                           "runs them)…")
+            tr("Migrating schema %1 to version %2 (the bundled migrations, as idemctl migrate "
+               "runs them)…")
                 .arg(si.schema)
                 .arg(si.schemaLatest));
     switch (m_session->state()) {
     case State::Disconnected:
-        return notice(info, QStringLiteral("Not connected."), Action::Connect, QStringLiteral("Connect…"));
+        return notice(info, tr("Not connected."), Action::Connect, tr("Connect…"));
     case State::Connecting:
-        return notice(info, QStringLiteral("Connecting…"));
+        return notice(info, tr("Connecting…"));
     case State::Failed:
         if (m_failure && m_failure->retryInSeconds > 0)
             return notice(error,
-                m_failure->text() + QStringLiteral("\nReconnecting in %1 s.").arg(m_failure->retryInSeconds),
-                Action::Reconnect, QStringLiteral("Reconnect now"));
-        return notice(error, m_failure ? m_failure->text() : QStringLiteral("Not connected."), Action::Connect,
-            QStringLiteral("Connect…"));
+                tr("%1\nReconnecting in %2 s.").arg(m_failure->text(), QString::number(m_failure->retryInSeconds)),
+                Action::Reconnect, tr("Reconnect now"));
+        return notice(error, m_failure ? m_failure->text() : tr("Not connected."), Action::Connect, tr("Connect…"));
     case State::Connected:
         break;
     }
 
     if (m_failure && m_failure->request == Failure::Request::Migrate)
         return notice(error,
-            m_failure->text()
-                + QStringLiteral("\nA role that owns the schema (or a superuser) can run: idemctl migrate --schema %1")
-                      .arg(si.schema));
+            tr("%1\nA role that owns the schema (or a superuser) can run: idemctl migrate --schema %2")
+                .arg(m_failure->text(), si.schema));
     if (m_failure)
         return notice(warning, m_failure->text());
     if (!si.schemaError.isEmpty() && !si.isReader)
         return notice(error,
-            QStringLiteral("Role %1 cannot read schema %2 (%3). Grant it idem_reader: GRANT idem_reader TO %1;")
+            tr("Role %1 cannot read schema %2 (%3). Grant it idem_reader: GRANT idem_reader TO %1;")
                 .arg(si.role, si.schema, si.schemaError));
     if (!si.schemaError.isEmpty())
-        return notice(error, QStringLiteral("Schema %1 cannot be inspected: %2").arg(si.schema, si.schemaError));
+        return notice(error, tr("Schema %1 cannot be inspected: %2").arg(si.schema, si.schemaError));
     if (!si.schemaProblems.isEmpty())
         return notice(error,
-            QStringLiteral("Schema %1 does not match this console: %2. The console is read-only.")
+            tr("Schema %1 does not match this console: %2. The console is read-only.")
                 .arg(si.schema, si.schemaProblems.join(QStringLiteral("; "))));
     if (si.schemaNewer())
         return notice(warning,
-            QStringLiteral("Schema %1 has version %2, newer than this console knows (%3). The console is "
-                           "read-only until Idem is upgraded.")
+            tr("Schema %1 has version %2, newer than this console knows (%3). The console is "
+               "read-only until Idem is upgraded.")
                 .arg(si.schema)
                 .arg(si.schemaVersion)
                 .arg(si.schemaLatest));
     if (si.schemaMissing()) {
         const QString adopt = si.tableExists
-            ? QStringLiteral(" The existing %1 table will be adopted in place, its rows kept.").arg(table)
+            ? tr(" The existing %1 table will be adopted in place, its rows kept.").arg(table)
             : QString();
         return notice(warning,
-            QStringLiteral("This database has no Idem schema %1 yet.%2\nCreate schema runs the migrations "
-                           "this console ships (as idemctl migrate does) and sets up the idem_reader, "
-                           "idem_operator and idem_worker roles.")
+            tr("This database has no Idem schema %1 yet.%2\nCreate schema runs the migrations "
+               "this console ships (as idemctl migrate does) and sets up the idem_reader, "
+               "idem_operator and idem_worker roles.")
                 .arg(si.schema, adopt),
-            Action::Migrate, QStringLiteral("Create schema"));
+            Action::Migrate, tr("Create schema"));
     }
     if (si.schemaOlder())
         return notice(warning,
-            QStringLiteral("Schema %1 has version %2; this console ships version %3.")
+            tr("Schema %1 has version %2; this console ships version %3.")
                 .arg(si.schema)
                 .arg(si.schemaVersion)
                 .arg(si.schemaLatest),
-            Action::Migrate, QStringLiteral("Upgrade schema"));
+            Action::Migrate, tr("Upgrade schema"));
     if (!si.isReader)
-        return notice(warning,
-            QStringLiteral("Role %1 cannot read %2. Grant it idem_reader: GRANT idem_reader TO %1;")
-                .arg(si.role, table));
+        return notice(
+            warning, tr("Role %1 cannot read %2. Grant it idem_reader: GRANT idem_reader TO %1;").arg(si.role, table));
     m_action = Action::None;
     m_banner->clear();
 }

@@ -35,6 +35,9 @@ Q_SIGNALS:
     // The user wants the connection dialog (not connected, or the connection failed).
     void connectRequested();
 
+protected:
+    void changeEvent(QEvent* event) override;
+
 private:
     enum class Action { None, Connect, Reconnect, Migrate };
 

@@ -20,15 +20,15 @@ DashboardRowsDialog::DashboardRowsDialog(
     : QDialog(parent)
 {
     setObjectName(QStringLiteral("dashboardRowsDialog"));
-    setWindowTitle(QStringLiteral("%1: newest %2 rows").arg(title).arg(rowLimit));
+    setWindowTitle(tr("%1: newest %2 rows").arg(title).arg(rowLimit));
     resize(900, 480);
-    m_status = new QLabel(QStringLiteral("Reading…"));
+    m_status = new QLabel(tr("Reading…"));
     m_status->setObjectName(QStringLiteral("rowsStatus"));
     m_status->setWordWrap(true);
     m_table = new QTableWidget(0, 6);
     m_table->setObjectName(QStringLiteral("rowsTable"));
-    m_table->setHorizontalHeaderLabels({ QStringLiteral("Key"), QStringLiteral("Status"), QStringLiteral("Attempts"),
-        QStringLiteral("Error class"), QStringLiteral("Updated (UTC)"), QStringLiteral("Lease until (UTC)") });
+    m_table->setHorizontalHeaderLabels(
+        { tr("Key"), tr("Status"), tr("Attempts"), tr("Error class"), tr("Updated (UTC)"), tr("Lease until (UTC)") });
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
@@ -61,13 +61,12 @@ DashboardRowsDialog::DashboardRowsDialog(
                 }
                 ++r;
             }
-            m_status->setText(rows.empty()
-                    ? QStringLiteral("No rows match.")
-                    : QStringLiteral("%1 rows (at most %2, newest first).").arg(rows.size()).arg(rowLimit));
+            m_status->setText(rows.empty() ? tr("No rows match.")
+                                           : tr("%1 rows (at most %2, newest first).").arg(rows.size()).arg(rowLimit));
             Q_EMIT loaded();
         },
         [this](const Failure& failure) {
-            m_status->setText(QStringLiteral("Could not read the rows: ") + failure.text());
+            m_status->setText(tr("Could not read the rows: %1").arg(failure.text()));
             Q_EMIT loaded();
         });
 }

@@ -1,5 +1,6 @@
 #include "views/dashboardsettingsdialog.h"
 
+#include <QCoreApplication>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
 #include <QGridLayout>
@@ -17,7 +18,7 @@ namespace {
         box->setObjectName(objectName);
         box->setRange(-1, 1e12);
         box->setDecimals(1);
-        box->setSpecialValueText(QStringLiteral("off"));
+        box->setSpecialValueText(QCoreApplication::translate("idem::console::DashboardSettingsDialog", "off"));
         box->setValue(value ? *value : -1);
         return box;
     }
@@ -33,11 +34,11 @@ DashboardSettingsDialog::DashboardSettingsDialog(const DashboardSettings& settin
     , m_base(settings)
 {
     setObjectName(QStringLiteral("dashboardSettingsDialog"));
-    setWindowTitle(QStringLiteral("Dashboard thresholds"));
+    setWindowTitle(tr("Dashboard thresholds"));
     auto* grid = new QGridLayout;
-    grid->addWidget(new QLabel(QStringLiteral("<b>Tile</b>")), 0, 0);
-    grid->addWidget(new QLabel(QStringLiteral("<b>Amber from</b>")), 0, 1);
-    grid->addWidget(new QLabel(QStringLiteral("<b>Red from</b>")), 0, 2);
+    grid->addWidget(new QLabel(tr("<b>Tile</b>")), 0, 0);
+    grid->addWidget(new QLabel(tr("<b>Amber from</b>")), 0, 1);
+    grid->addWidget(new QLabel(tr("<b>Red from</b>")), 0, 2);
     for (int i = 0; i < tileCount; ++i) {
         const auto& spec = tileSpec(static_cast<Tile>(i));
         const auto& t = settings.thresholds[static_cast<std::size_t>(i)];
@@ -46,27 +47,27 @@ DashboardSettingsDialog::DashboardSettingsDialog(const DashboardSettings& settin
             unit = QStringLiteral(" (%)");
         else if (spec.tile == Tile::OldestProcessing)
             unit = QStringLiteral(" (s)");
-        grid->addWidget(new QLabel(spec.title + unit), i + 1, 0);
+        grid->addWidget(new QLabel(tileTitle(spec.tile) + unit), i + 1, 0);
         const QString key = QLatin1String(spec.key);
-        m_warning[static_cast<std::size_t>(i)] = thresholdBox(t.warning, key + QStringLiteral("Warning"));
-        m_critical[static_cast<std::size_t>(i)] = thresholdBox(t.critical, key + QStringLiteral("Critical"));
+        m_warning[static_cast<std::size_t>(i)] = thresholdBox(t.warning, key + tr("Warning"));
+        m_critical[static_cast<std::size_t>(i)] = thresholdBox(t.critical, key + tr("Critical"));
         grid->addWidget(m_warning[static_cast<std::size_t>(i)], i + 1, 1);
         grid->addWidget(m_critical[static_cast<std::size_t>(i)], i + 1, 2);
     }
     m_longUnfinished = new QSpinBox;
     m_longUnfinished->setObjectName(QStringLiteral("longUnfinishedMinutes"));
     m_longUnfinished->setRange(1, 7 * 24 * 60);
-    m_longUnfinished->setSuffix(QStringLiteral(" min"));
+    m_longUnfinished->setSuffix(tr(" min"));
     m_longUnfinished->setValue(settings.longUnfinishedMinutes);
-    grid->addWidget(new QLabel(QStringLiteral("Long-unfinished after")), tileCount + 1, 0);
+    grid->addWidget(new QLabel(tr("Long-unfinished after")), tileCount + 1, 0);
     grid->addWidget(m_longUnfinished, tileCount + 1, 1);
 
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     auto* layout = new QVBoxLayout(this);
-    layout->addWidget(new QLabel(QStringLiteral("A tile turns amber, then red, at or above these values. Crossing "
-                                                "into red raises one desktop notification.")));
+    layout->addWidget(new QLabel(tr("A tile turns amber, then red, at or above these values. Crossing "
+                                    "into red raises one desktop notification.")));
     layout->addLayout(grid);
     layout->addWidget(buttons);
 }

@@ -1,6 +1,7 @@
 #include "views/dashboardwidget.h"
 
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -17,6 +18,7 @@
 #include "models/dashboardmodel.h"
 #include "views/chartpanel.h"
 #include "views/dashboardsettingsdialog.h"
+#include "views/theme.h"
 #include "views/tilewidget.h"
 
 namespace idem::console {
@@ -27,16 +29,28 @@ namespace {
     QString thresholdText(const Threshold& t, Tile tile)
     {
         if (!t.warning && !t.critical)
-            return QStringLiteral("No thresholds set.");
+            return QCoreApplication::translate("idem::console::DashboardWidget", "No thresholds set.");
         const QString unit = tile == Tile::DuplicateRatio ? QStringLiteral(" %")
             : tile == Tile::OldestProcessing              ? QStringLiteral(" s")
                                                           : QString();
-        const auto v
-            = [&](const std::optional<double>& x) { return x ? QString::number(*x) + unit : QStringLiteral("off"); };
-        return QStringLiteral("Amber from %1, red from %2.").arg(v(t.warning), v(t.critical));
+        const auto v = [&](const std::optional<double>& x) {
+            return x ? QString::number(*x) + unit
+                     : QCoreApplication::translate("idem::console::DashboardWidget", "off");
+        };
+        return QCoreApplication::translate("idem::console::DashboardWidget", "Amber from %1, red from %2.")
+            .arg(v(t.warning), v(t.critical));
     }
 
     bool clickable(Tile t) { return t != Tile::DuplicateRatio && t != Tile::StaleTokens; }
+
+    // A static dashboard's time: the snapshot's, in UTC and local time.
+    QString snapshotTime(qint64 ms)
+    {
+        const auto at = QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC);
+        return DashboardWidget::tr("%1 UTC (%2 local)")
+            .arg(at.toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")),
+                at.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
+    }
 } // namespace
 
 DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, QWidget* parent)
@@ -44,56 +58,61 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
     , m_monitor(monitor)
 {
     setObjectName(QStringLiteral("dashboardPage"));
-    if (!settings) {
+    if (!settings && monitor) {
         m_ownSettings = std::make_unique<QSettings>(
             QSettings::IniFormat, QSettings::UserScope, QStringLiteral("Idem"), QStringLiteral("idem-console"));
         settings = m_ownSettings.get();
     }
     m_settings = settings;
-    m_model = new DashboardModel(monitor, this);
-    m_model->setSettings(DashboardSettings::load(*m_settings));
+    m_model = monitor ? new DashboardModel(monitor, this) : new DashboardModel(this);
+    if (monitor)
+        m_model->setSettings(DashboardSettings::load(*m_settings));
 
     // Controls: how often, what window, which tenant / operation.
     m_interval = new QComboBox;
     m_interval->setObjectName(QStringLiteral("intervalCombo"));
     for (const int s : { 1, 2, 5, 10, 30, 60 })
-        m_interval->addItem(QStringLiteral("every %1 s").arg(s), s * 1000);
+        m_interval->addItem(tr("every %1 s").arg(s), s * 1000);
     m_pause = new QToolButton;
     m_pause->setObjectName(QStringLiteral("pauseButton"));
     m_pause->setCheckable(true);
-    m_pause->setText(QStringLiteral("Pause"));
+    m_pause->setText(tr("Pause"));
     m_window = new QComboBox;
     m_window->setObjectName(QStringLiteral("windowCombo"));
-    m_window->addItem(QStringLiteral("15 min"), 15);
-    m_window->addItem(QStringLiteral("1 h"), 60);
-    m_window->addItem(QStringLiteral("6 h"), 360);
-    m_window->addItem(QStringLiteral("24 h"), 1440);
+    m_window->addItem(tr("15 min"), 15);
+    m_window->addItem(tr("1 h"), 60);
+    m_window->addItem(tr("6 h"), 360);
+    m_window->addItem(tr("24 h"), 1440);
     m_tenant = new QLineEdit;
     m_tenant->setObjectName(QStringLiteral("tenantFilter"));
-    m_tenant->setPlaceholderText(QStringLiteral("all tenants"));
+    m_tenant->setPlaceholderText(tr("all tenants"));
     m_tenant->setClearButtonEnabled(true);
     m_operation = new QLineEdit;
     m_operation->setObjectName(QStringLiteral("operationFilter"));
-    m_operation->setPlaceholderText(QStringLiteral("all operations"));
+    m_operation->setPlaceholderText(tr("all operations"));
     m_operation->setClearButtonEnabled(true);
     auto* refresh = new QToolButton;
     refresh->setObjectName(QStringLiteral("refreshButton"));
-    refresh->setText(QStringLiteral("Refresh now"));
-    auto* thresholds = new QPushButton(QStringLiteral("Thresholds…"));
+    refresh->setText(tr("Refresh now"));
+    auto* thresholds = new QPushButton(tr("Thresholds…"));
     thresholds->setObjectName(QStringLiteral("thresholdsButton"));
 
-    auto* controls = new QHBoxLayout;
-    controls->addWidget(new QLabel(QStringLiteral("Refresh")));
+    m_controls = new QWidget;
+    m_controls->setObjectName(QStringLiteral("dashboardControls"));
+    m_controls->setVisible(monitor != nullptr);
+    auto* controls = new QHBoxLayout(m_controls);
+    controls->setContentsMargins(0, 0, 0, 0);
+    controls->addWidget(new QLabel(tr("Refresh")));
     controls->addWidget(m_interval);
     controls->addWidget(m_pause);
     controls->addWidget(refresh);
     controls->addSpacing(12);
-    controls->addWidget(new QLabel(QStringLiteral("Window")));
+    controls->addWidget(new QLabel(tr("Window")));
     controls->addWidget(m_window);
     controls->addSpacing(12);
-    controls->addWidget(new QLabel(QStringLiteral("Tenant")));
+    controls->addWidget(new QLabel(tr("Tenant")));
     controls->addWidget(m_tenant);
-    controls->addWidget(new QLabel(QStringLiteral("Operation")));
+    controls->addWidget(new QLabel(tr("Operation")));
     controls->addWidget(m_operation);
     controls->addStretch(1);
     controls->addWidget(thresholds);
@@ -109,7 +128,8 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
     m_freshness->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     m_alert = new QLabel;
     m_alert->setObjectName(QStringLiteral("dashboardAlert"));
-    m_alert->setStyleSheet(QStringLiteral("color: #b71c1c; font-weight: bold;"));
+    m_alert->setStyleSheet(
+        QStringLiteral("color: %1; font-weight: bold;").arg(theme::toneColor(theme::Tone::Bad).name()));
     m_alert->hide();
 
     auto* tiles = new QGridLayout;
@@ -120,21 +140,21 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
         m_tiles[static_cast<std::size_t>(i)] = w;
         tiles->addWidget(w, i / tileColumns, i % tileColumns);
         connect(w, &TileWidget::clicked, this,
-            [this](Tile tile) { Q_EMIT openRows(m_model->filterFor(tile), tileSpec(tile).title); });
+            [this](Tile tile) { Q_EMIT openRows(m_model->filterFor(tile), tileTitle(tile)); });
     }
     m_charts = new ChartPanel;
 
     auto* layout = new QVBoxLayout(this);
-    layout->addLayout(controls);
+    layout->addWidget(m_controls);
     layout->addWidget(m_status);
     layout->addWidget(m_freshness);
     layout->addWidget(m_alert);
     layout->addLayout(tiles);
     layout->addWidget(m_charts, 1);
 
-    if (QSystemTrayIcon::isSystemTrayAvailable()) {
+    if (monitor && QSystemTrayIcon::isSystemTrayAvailable()) {
         m_tray = new QSystemTrayIcon(windowIcon(), this);
-        m_tray->setToolTip(QStringLiteral("Idem console"));
+        m_tray->setToolTip(tr("Idem console"));
         m_tray->show();
     }
 
@@ -167,7 +187,7 @@ void DashboardWidget::syncControls()
     const QSignalBlocker b1(m_interval), b2(m_pause), b3(m_window);
     int i = m_interval->findData(s.intervalMs);
     if (i < 0) {
-        m_interval->addItem(QStringLiteral("every %1 s").arg(s.intervalMs / 1000.0), s.intervalMs);
+        m_interval->addItem(tr("every %1 s").arg(s.intervalMs / 1000.0), s.intervalMs);
         i = m_interval->count() - 1;
     }
     m_interval->setCurrentIndex(i);
@@ -179,7 +199,11 @@ void DashboardWidget::syncControls()
         m_operation->setText(s.operation);
 }
 
-void DashboardWidget::saveSettings() { m_model->settings().save(*m_settings); }
+void DashboardWidget::saveSettings()
+{
+    if (m_settings)
+        m_model->settings().save(*m_settings);
+}
 
 void DashboardWidget::editThresholds()
 {
@@ -199,36 +223,53 @@ void DashboardWidget::refreshView()
 {
     const bool stale = m_model->freshness() != DashboardModel::Freshness::Live;
     const auto& s = m_model->settings();
+    const QString asOfLine = m_model->isStatic() && m_model->latest()
+        ? QStringLiteral("\n") + tr("As of %1 (snapshot).").arg(snapshotTime(m_model->latest()->serverNowMs))
+        : QString();
     for (int i = 0; i < tileCount; ++i) {
         const auto t = static_cast<Tile>(i);
         m_tiles[static_cast<std::size_t>(i)]->setValue(
-            m_model->tile(t), stale, thresholdText(s.thresholds[static_cast<std::size_t>(i)], t));
+            m_model->tile(t), stale, thresholdText(s.thresholds[static_cast<std::size_t>(i)], t) + asOfLine);
     }
     m_charts->update(*m_model);
+    if (m_model->isStatic()) {
+        const auto& r = m_model->latest();
+        QStringList snap;
+        snap << (r ? tr("As of %1, the snapshot's server clock").arg(snapshotTime(r->serverNowMs)) : tr("No data"));
+        if (r && r->stats.inRecovery)
+            snap << tr("read from a standby");
+        snap << tr("figures over the last %1 min, charts over the last %2 min")
+                    .arg(m_model->figuresWindowMinutes())
+                    .arg(s.windowMinutes);
+        m_status->setText(snap.join(QStringLiteral(" · ")));
+        m_freshness->setText(tr("Snapshot: read-only, not live."));
+        m_freshness->setStyleSheet(QStringLiteral("color: #37474f; font-weight: bold;"));
+        return;
+    }
 
     QStringList parts;
     if (const auto& r = m_model->latest()) {
         const auto asOf = QDateTime::fromMSecsSinceEpoch(r->serverNowMs).toLocalTime();
-        parts << QStringLiteral("As of %1 (server clock)").arg(asOf.toString(QStringLiteral("HH:mm:ss")));
+        parts << tr("As of %1 (server clock)").arg(asOf.toString(QStringLiteral("HH:mm:ss")));
         if (r->stats.inRecovery)
             parts << (r->stats.replicationLagSeconds
-                    ? QStringLiteral("standby, replication lag %1 s")
+                    ? tr("standby, replication lag %1 s")
                           .arg(QLocale().toString(*r->stats.replicationLagSeconds, 'f', 1))
-                    : QStringLiteral("standby, nothing replayed yet"));
+                    : tr("standby, nothing replayed yet"));
         else
-            parts << QStringLiteral("primary");
+            parts << tr("primary");
     } else {
-        parts << QStringLiteral("No data yet");
+        parts << tr("No data yet");
     }
     const qint64 every = m_model->nextTickIn().count() ? m_model->nextTickIn().count() : s.intervalMs;
-    QString cost = QStringLiteral("console load: %1 ms per tick, every %2 s")
+    QString cost = tr("console load: %1 ms per tick, every %2 s")
                        .arg(m_model->lastTickMs())
                        .arg(QLocale().toString(every / 1000.0, 'g', 3));
     if (m_model->stretched())
-        cost += QStringLiteral(" (stretched: ticks over budget)");
+        cost = tr("%1 (stretched: ticks over budget)").arg(cost);
     parts << cost;
     if (s.paused)
-        parts << QStringLiteral("PAUSED");
+        parts << tr("PAUSED");
     m_status->setText(parts.join(QStringLiteral(" · ")));
     refreshFreshness();
 }
@@ -238,41 +279,44 @@ void DashboardWidget::refreshFreshness()
     using F = DashboardModel::Freshness;
     const auto f = m_model->freshness();
     const bool stale = f != F::Live;
+    if (m_model->isStatic())
+        return; // refreshView() says what a snapshot's data is
     for (auto* t : m_tiles) {
         if (t->stale() != stale)
             t->setValue(m_model->tile(t->tile()), stale,
                 thresholdText(m_model->settings().thresholds[static_cast<std::size_t>(t->tile())], t->tile()));
     }
     if (!stale) {
-        m_freshness->setText(QStringLiteral("● Live"));
-        m_freshness->setStyleSheet(QStringLiteral("color: #2e7d32;"));
+        m_freshness->setText(tr("● Live"));
+        m_freshness->setStyleSheet(QStringLiteral("color: %1;").arg(theme::toneColor(theme::Tone::Good).name()));
         return;
     }
     QString text;
+    const QString reason = m_model->reason();
     switch (f) {
     case F::NoData:
-        text = QStringLiteral("No data: ");
+        text = tr("No data: %1").arg(reason);
         break;
     case F::Waiting:
-        text = QStringLiteral("Stale: ");
+        text = tr("Stale: %1").arg(reason);
         break;
     case F::Failed:
-        text = QStringLiteral("Stale, the last read failed: ");
+        text = tr("Stale, the last read failed: %1").arg(reason);
         break;
     case F::Disconnected:
-        text = QStringLiteral("Disconnected: ");
+        text = tr("Disconnected: %1").arg(reason);
         break;
     case F::Live:
         break;
     }
-    text += m_model->reason();
     const QDateTime last = m_model->lastGoodAt();
     if (last.isValid())
-        text += QStringLiteral(" Last good data at %1 (%2 s ago).")
-                    .arg(last.toString(QStringLiteral("HH:mm:ss")))
-                    .arg(last.secsTo(QDateTime::currentDateTime()));
+        text = tr("%1 Last good data at %2 (%3 s ago).")
+                   .arg(text, last.toString(QStringLiteral("HH:mm:ss")),
+                       QString::number(last.secsTo(QDateTime::currentDateTime())));
     m_freshness->setText(text);
-    m_freshness->setStyleSheet(QStringLiteral("color: #6d4c00; font-weight: bold;"));
+    m_freshness->setStyleSheet(
+        QStringLiteral("color: %1; font-weight: bold;").arg(theme::toneColor(theme::Tone::Caution).name()));
 }
 
 void DashboardWidget::showAlert(Tile tile, const QString& text)
@@ -281,7 +325,7 @@ void DashboardWidget::showAlert(Tile tile, const QString& text)
     m_alert->setText(line);
     m_alert->show();
     if (m_tray)
-        m_tray->showMessage(QStringLiteral("Idem: %1").arg(tileSpec(tile).title), text, QSystemTrayIcon::Critical);
+        m_tray->showMessage(tr("Idem: %1").arg(tileTitle(tile)), text, QSystemTrayIcon::Critical);
 }
 
 QString DashboardWidget::statusText() const { return m_status->text(); }

@@ -30,6 +30,9 @@ class DashboardWidget : public QWidget {
     Q_OBJECT
 public:
     // `settings` keeps the thresholds and poll settings (nullptr: the console's settings file).
+    // Without a monitor the dashboard is static (an incident snapshot's, fed through
+    // model()->showStatic()): the poll, window, filter and threshold controls are hidden and
+    // nothing is saved.
     DashboardWidget(ConsoleSession* monitor, QSettings* settings = nullptr, QWidget* parent = nullptr);
     ~DashboardWidget() override;
 
@@ -68,6 +71,7 @@ private:
     QLabel* m_status;
     QLabel* m_freshness;
     QLabel* m_alert;
+    QWidget* m_controls;
     QSystemTrayIcon* m_tray = nullptr;
 };
 

@@ -1,5 +1,6 @@
 #include "views/statuspanel.h"
 
+#include <QCoreApplication>
 #include <QFormLayout>
 #include <QLabel>
 #include <QLocale>
@@ -11,8 +12,8 @@ namespace idem::console {
 namespace {
     QString serverClock(const QDateTime& t)
     {
-        return QLocale().toString(t.toLocalTime(), QStringLiteral("yyyy-MM-dd HH:mm:ss"))
-            + QStringLiteral(" (server clock)");
+        return QCoreApplication::translate("idem::console::StatusPanel", "%1 (server clock)")
+            .arg(QLocale().toString(t.toLocalTime(), QStringLiteral("yyyy-MM-dd HH:mm:ss")));
     }
 }
 
@@ -25,14 +26,14 @@ StatusPanel::StatusPanel(ConsoleSession* session, QWidget* parent)
     form->setContentsMargins(0, 0, 0, 0);
     form->setLabelAlignment(Qt::AlignRight);
     setLayout(form);
-    m_state = addRow(QStringLiteral("State:"), QStringLiteral("stateValue"));
-    m_server = addRow(QStringLiteral("Server:"), QStringLiteral("serverValue"));
-    m_database = addRow(QStringLiteral("Database:"), QStringLiteral("databaseValue"));
-    m_role = addRow(QStringLiteral("Role:"), QStringLiteral("roleValue"));
-    m_privilege = addRow(QStringLiteral("Privilege:"), QStringLiteral("privilegeValue"));
-    m_schema = addRow(QStringLiteral("Schema:"), QStringLiteral("schemaValue"));
-    m_tls = addRow(QStringLiteral("TLS:"), QStringLiteral("tlsValue"));
-    m_asOf = addRow(QStringLiteral("As of:"), QStringLiteral("asOfValue"));
+    m_state = addRow(tr("State:"), QStringLiteral("stateValue"));
+    m_server = addRow(tr("Server:"), QStringLiteral("serverValue"));
+    m_database = addRow(tr("Database:"), QStringLiteral("databaseValue"));
+    m_role = addRow(tr("Role:"), QStringLiteral("roleValue"));
+    m_privilege = addRow(tr("Privilege:"), QStringLiteral("privilegeValue"));
+    m_schema = addRow(tr("Schema:"), QStringLiteral("schemaValue"));
+    m_tls = addRow(tr("TLS:"), QStringLiteral("tlsValue"));
+    m_asOf = addRow(tr("As of:"), QStringLiteral("asOfValue"));
 
     connect(session, &ConsoleSession::serverInfoChanged, this, &StatusPanel::showInfo);
     connect(session, &ConsoleSession::stateChanged, this, &StatusPanel::showState);
@@ -59,59 +60,55 @@ void StatusPanel::showState()
 {
     switch (m_session->state()) {
     case ConsoleSession::State::Disconnected:
-        m_state->setText(QStringLiteral("not connected"));
+        m_state->setText(tr("not connected"));
         for (auto* value : { m_server, m_database, m_role, m_privilege, m_schema, m_tls, m_asOf })
             value->setText(QStringLiteral("–"));
         break;
     case ConsoleSession::State::Connecting:
-        m_state->setText(QStringLiteral("connecting…"));
+        m_state->setText(tr("connecting…"));
         break;
     case ConsoleSession::State::Connected:
-        m_state->setText(QStringLiteral("connected"));
+        m_state->setText(tr("connected"));
         break;
     case ConsoleSession::State::Failed:
         // What is below is the last thing known, kept so a short outage does not blank it.
-        m_state->setText(m_session->serverInfo().requestId
-                ? QStringLiteral("disconnected (showing the last known state)")
-                : QStringLiteral("not connected"));
+        m_state->setText(m_session->serverInfo().requestId ? tr("disconnected (showing the last known state)")
+                                                           : tr("not connected"));
         break;
     }
 }
 
 void StatusPanel::showInfo(const ServerInfo& info)
 {
-    m_server->setText(QStringLiteral("PostgreSQL %1 at %2:%3").arg(info.serverVersion, info.host, info.port));
+    m_server->setText(tr("PostgreSQL %1 at %2:%3").arg(info.serverVersion, info.host, info.port));
     m_database->setText(info.database);
-    m_role->setText(info.role == info.sessionRole
-            ? info.role
-            : QStringLiteral("%1 (logged in as %2)").arg(info.role, info.sessionRole));
+    m_role->setText(
+        info.role == info.sessionRole ? info.role : tr("%1 (logged in as %2)").arg(info.role, info.sessionRole));
     m_privilege->setText(info.privilegeText());
 
     QString schema;
     if (!info.schemaError.isEmpty())
-        schema = QStringLiteral("%1: cannot be read (%2)").arg(info.schema, info.schemaError);
+        schema = tr("%1: cannot be read (%2)").arg(info.schema, info.schemaError);
     else if (info.schemaMissing())
-        schema = QStringLiteral("%1: not created yet (this console ships version %2)")
-                     .arg(info.schema)
-                     .arg(info.schemaLatest);
+        schema = tr("%1: not created yet (this console ships version %2)").arg(info.schema).arg(info.schemaLatest);
     else if (info.schemaNewer())
-        schema = QStringLiteral("%1, version %2: newer than this console (%3), read-only")
+        schema = tr("%1, version %2: newer than this console (%3), read-only")
                      .arg(info.schema)
                      .arg(info.schemaVersion)
                      .arg(info.schemaLatest);
     else if (info.schemaOlder())
-        schema = QStringLiteral("%1, version %2: older than this console (%3)")
+        schema = tr("%1, version %2: older than this console (%3)")
                      .arg(info.schema)
                      .arg(info.schemaVersion)
                      .arg(info.schemaLatest);
     else
-        schema = QStringLiteral("%1, version %2 (current)").arg(info.schema).arg(info.schemaVersion);
+        schema = tr("%1, version %2 (current)").arg(info.schema).arg(info.schemaVersion);
     if (!info.schemaProblems.isEmpty())
-        schema += QStringLiteral("; problems: ") + info.schemaProblems.join(QStringLiteral("; "));
+        schema = tr("%1; problems: %2").arg(schema, info.schemaProblems.join(QStringLiteral("; ")));
     m_schema->setText(schema);
 
-    m_tls->setText(info.tls ? QStringLiteral("yes (%1, %2)").arg(info.tlsVersion, info.tlsCipher)
-                            : QStringLiteral("no: traffic and password travel in clear text"));
+    m_tls->setText(info.tls ? tr("yes (%1, %2)").arg(info.tlsVersion, info.tlsCipher)
+                            : tr("no: traffic and password travel in clear text"));
     m_asOf->setText(serverClock(info.asOf));
 }
 

@@ -19,6 +19,9 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <limits>
+
 #include "models/consolesession.h"
 #include "models/taskbrowserdetail.h"
 #include "models/taskbrowsermodel.h"
@@ -30,8 +33,8 @@ namespace idem::console {
 namespace {
     // Status presets: the combo's data is the status list, joined by commas.
     const char* const statusPresets[][2] = {
-        { "Any status", "" },
-        { "Unfinished", "processing,retryable_failed,failed" },
+        { QT_TRANSLATE_NOOP("idem::console::TaskBrowserWidget", "Any status"), "" },
+        { QT_TRANSLATE_NOOP("idem::console::TaskBrowserWidget", "Unfinished"), "processing,retryable_failed,failed" },
         { "processing", "processing" },
         { "retryable_failed", "retryable_failed" },
         { "failed", "failed" },
@@ -71,45 +74,48 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     , m_operation(new QLineEdit)
     , m_prefix(new QLineEdit)
     , m_minAttempts(new QSpinBox)
-    , m_expired(new QCheckBox(QStringLiteral("Expired lease")))
-    , m_uncertain(new QCheckBox(QStringLiteral("Uncertain outcome")))
-    , m_conflicts(new QCheckBox(QStringLiteral("Digest conflicts")))
+    , m_expired(new QCheckBox(tr("Expired lease")))
+    , m_uncertain(new QCheckBox(tr("Uncertain outcome")))
+    , m_conflicts(new QCheckBox(tr("Digest conflicts")))
     , m_failedSince(new QLineEdit)
     , m_sort(new QComboBox)
-    , m_apply(new QPushButton(QStringLiteral("Apply")))
+    , m_apply(new QPushButton(tr("Apply")))
     , m_countLabel(new QLabel)
     , m_error(new QLabel)
-    , m_requeue(new QPushButton(QStringLiteral("Requeue…")))
-    , m_release(new QPushButton(QStringLiteral("Release lease…")))
-    , m_fail(new QPushButton(QStringLiteral("Mark failed…")))
-    , m_copyKey(new QPushButton(QStringLiteral("Copy key")))
-    , m_copyJson(new QPushButton(QStringLiteral("Copy as JSON")))
+    , m_requeue(new QPushButton(tr("Requeue…")))
+    , m_release(new QPushButton(tr("Release lease…")))
+    , m_fail(new QPushButton(tr("Mark failed…")))
+    , m_copyKey(new QPushButton(tr("Copy key")))
+    , m_copyJson(new QPushButton(tr("Copy as JSON")))
     , m_refreshTimer(new QTimer(this))
 {
     setObjectName(QStringLiteral("taskBrowser"));
+    // The two groupings are words; the statuses themselves stay as the database spells them.
     for (const auto& p : statusPresets)
-        m_status->addItem(QString::fromLatin1(p[0]), QString::fromLatin1(p[1]));
+        m_status->addItem(
+            QString::fromLatin1(p[1]).contains(QLatin1Char(',')) || !*p[1] ? tr(p[0]) : QString::fromLatin1(p[0]),
+            QString::fromLatin1(p[1]));
     m_status->setObjectName(QStringLiteral("statusFilter"));
     m_tenant->setObjectName(QStringLiteral("tenantFilter"));
-    m_tenant->setPlaceholderText(QStringLiteral("tenant"));
+    m_tenant->setPlaceholderText(tr("tenant"));
     m_operation->setObjectName(QStringLiteral("operationFilter"));
-    m_operation->setPlaceholderText(QStringLiteral("operation"));
+    m_operation->setPlaceholderText(tr("operation"));
     m_prefix->setObjectName(QStringLiteral("prefixFilter"));
-    m_prefix->setPlaceholderText(QStringLiteral("key prefix"));
+    m_prefix->setPlaceholderText(tr("key prefix"));
     m_minAttempts->setObjectName(QStringLiteral("minAttemptsFilter"));
     m_minAttempts->setRange(0, 1000000);
-    m_minAttempts->setSpecialValueText(QStringLiteral("any"));
-    m_minAttempts->setPrefix(QStringLiteral("attempts ≥ "));
+    m_minAttempts->setSpecialValueText(tr("any"));
+    m_minAttempts->setPrefix(tr("attempts ≥ "));
     m_expired->setObjectName(QStringLiteral("expiredFilter"));
     m_uncertain->setObjectName(QStringLiteral("uncertainFilter"));
     m_conflicts->setObjectName(QStringLiteral("conflictFilter"));
     m_failedSince->setObjectName(QStringLiteral("failedSinceFilter"));
-    m_failedSince->setPlaceholderText(QStringLiteral("failed since (2024-05-01T10:00Z)"));
+    m_failedSince->setPlaceholderText(tr("failed since (2024-05-01T10:00Z)"));
     m_sort->setObjectName(QStringLiteral("sortOrder"));
-    m_sort->addItem(QStringLiteral("Key A→Z"));
-    m_sort->addItem(QStringLiteral("Key Z→A"));
-    m_sort->addItem(QStringLiteral("Oldest update first (unfinished)"));
-    m_sort->addItem(QStringLiteral("Newest update first (unfinished)"));
+    m_sort->addItem(tr("Key A→Z"));
+    m_sort->addItem(tr("Key Z→A"));
+    m_sort->addItem(tr("Oldest update first (unfinished)"));
+    m_sort->addItem(tr("Newest update first (unfinished)"));
     m_apply->setObjectName(QStringLiteral("applyFilter"));
     m_countLabel->setObjectName(QStringLiteral("matchCount"));
     m_error->setObjectName(QStringLiteral("browserError"));
@@ -299,7 +305,7 @@ void TaskBrowserWidget::updateCount()
     if (m_countJob)
         m_monitor->cancel(m_countJob);
     m_countJob = 0;
-    m_countLabel->setText(QStringLiteral("Counting…"));
+    m_countLabel->setText(tr("Counting…"));
     const auto filter = m_model->filter();
     try {
         idem::validateTaskQuery(filter, {});
@@ -318,8 +324,8 @@ void TaskBrowserWidget::updateCount()
             const auto l = v.toList();
             const auto n = l.value(0).toLongLong();
             m_countLabel->setText(l.value(1).toBool()
-                    ? QStringLiteral("%L1 record(s) match").arg(n)
-                    : QStringLiteral("about %L1 records match (planner estimate)").arg(n));
+                    ? tr("%Ln record(s) match", nullptr, int(std::min<qint64>(n, std::numeric_limits<int>::max())))
+                    : tr("about %L1 records match (planner estimate)").arg(n));
         },
         [this](const Failure&) {
             m_countJob = 0;
@@ -350,14 +356,14 @@ void TaskBrowserWidget::updateActions()
     };
     QString why;
     if (!connected)
-        why = QStringLiteral("Not connected.");
+        why = tr("Not connected.");
     else if (!m_admin->serverInfo().isOperator)
-        why = QStringLiteral("Role %1 is not idem_operator: recovery actions are disabled (the database refuses them "
-                             "too).")
+        why = tr("Role %1 is not idem_operator: recovery actions are disabled (the database refuses them "
+                 "too).")
                   .arg(m_admin->serverInfo().sessionRole);
     else if (m_admin->readOnly())
-        why = QStringLiteral("The schema is newer than this console, or its migrations do not match: look, change "
-                             "nothing.");
+        why = tr("The schema is newer than this console, or its migrations do not match: look, change "
+                 "nothing.");
     const std::pair<QPushButton*, idem::RecoveryAction> buttons[] = { { m_requeue, idem::RecoveryAction::Requeue },
         { m_release, idem::RecoveryAction::Release }, { m_fail, idem::RecoveryAction::Fail } };
     for (const auto& [button, action] : buttons) {

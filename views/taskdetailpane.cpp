@@ -1,5 +1,6 @@
 #include "views/taskdetailpane.h"
 
+#include <QCoreApplication>
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -26,10 +27,12 @@ namespace {
     QString sizeText(std::int64_t bytes)
     {
         if (bytes >= 1024 * 1024)
-            return QStringLiteral("%1 MB").arg(static_cast<double>(bytes) / (1024.0 * 1024.0), 0, 'f', 1);
+            return QCoreApplication::translate("idem::console::TaskDetailPane", "%1 MB")
+                .arg(static_cast<double>(bytes) / (1024.0 * 1024.0), 0, 'f', 1);
         if (bytes >= 1024)
-            return QStringLiteral("%1 kB").arg(static_cast<double>(bytes) / 1024.0, 0, 'f', 1);
-        return QStringLiteral("%1 bytes").arg(bytes);
+            return QCoreApplication::translate("idem::console::TaskDetailPane", "%1 kB")
+                .arg(static_cast<double>(bytes) / 1024.0, 0, 'f', 1);
+        return QCoreApplication::translate("idem::console::TaskDetailPane", "%1 bytes").arg(bytes);
     }
 } // namespace
 
@@ -45,7 +48,7 @@ QLineEdit* TaskDetailPane::field(const char* name)
 TaskDetailPane::TaskDetailPane(TaskDetailLoader* loader, QWidget* parent)
     : QWidget(parent)
     , m_loader(loader)
-    , m_title(new QLabel(QStringLiteral("Select a task to see its record.")))
+    , m_title(new QLabel(tr("Select a task to see its record.")))
     , m_key(field("detailKey"))
     , m_tenant(field("detailTenant"))
     , m_operation(field("detailOperation"))
@@ -61,8 +64,8 @@ TaskDetailPane::TaskDetailPane(TaskDetailLoader* loader, QWidget* parent)
     , m_tabs(new QTabWidget)
     , m_result(new QPlainTextEdit)
     , m_resultInfo(new QLabel)
-    , m_save(new QPushButton(QStringLiteral("Save full result…")))
-    , m_cancelSave(new QPushButton(QStringLiteral("Stop")))
+    , m_save(new QPushButton(tr("Save full result…")))
+    , m_cancelSave(new QPushButton(tr("Stop")))
     , m_saveProgress(new QProgressBar)
     , m_errors(new QPlainTextEdit)
     , m_audit(new QTableWidget(0, 4))
@@ -89,8 +92,7 @@ TaskDetailPane::TaskDetailPane(TaskDetailLoader* loader, QWidget* parent)
     m_errors->setObjectName(QStringLiteral("detailErrors"));
     m_errors->setFont(QFont(QStringLiteral("monospace")));
     m_audit->setObjectName(QStringLiteral("detailAudit"));
-    m_audit->setHorizontalHeaderLabels(
-        { QStringLiteral("At"), QStringLiteral("Action"), QStringLiteral("Actor"), QStringLiteral("Reason") });
+    m_audit->setHorizontalHeaderLabels({ tr("At"), tr("Action"), tr("Actor"), tr("Reason") });
     m_audit->horizontalHeader()->setStretchLastSection(true);
     m_audit->verticalHeader()->setVisible(false);
     m_audit->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -100,20 +102,20 @@ TaskDetailPane::TaskDetailPane(TaskDetailLoader* loader, QWidget* parent)
     auto* form = new QFormLayout;
     form->setContentsMargins(0, 0, 0, 0);
     form->setVerticalSpacing(2);
-    form->addRow(QStringLiteral("Key"), m_key);
+    form->addRow(tr("Key"), m_key);
     auto* parts = new QHBoxLayout;
     parts->addWidget(m_tenant);
     parts->addWidget(m_operation);
     parts->addWidget(m_business, 2);
-    form->addRow(QStringLiteral("Tenant / op / id"), parts);
-    form->addRow(QStringLiteral("Digest"), m_digest);
-    form->addRow(QStringLiteral("Status"), m_status);
-    form->addRow(QStringLiteral("Attempts"), m_attempts);
-    form->addRow(QStringLiteral("Lease"), m_lease);
-    form->addRow(QStringLiteral("Owner token"), m_token);
-    form->addRow(QStringLiteral("Next attempt"), m_next);
-    form->addRow(QStringLiteral("Error class"), m_errorClass);
-    form->addRow(QStringLiteral("Error"), m_errorMessage);
+    form->addRow(tr("Tenant / op / id"), parts);
+    form->addRow(tr("Digest"), m_digest);
+    form->addRow(tr("Status"), m_status);
+    form->addRow(tr("Attempts"), m_attempts);
+    form->addRow(tr("Lease"), m_lease);
+    form->addRow(tr("Owner token"), m_token);
+    form->addRow(tr("Next attempt"), m_next);
+    form->addRow(tr("Error class"), m_errorClass);
+    form->addRow(tr("Error"), m_errorMessage);
     form->addRow(m_conflicts);
 
     auto* resultPage = new QWidget;
@@ -126,9 +128,9 @@ TaskDetailPane::TaskDetailPane(TaskDetailLoader* loader, QWidget* parent)
     saveRow->addWidget(m_save);
     rl->addLayout(saveRow);
     rl->addWidget(m_result);
-    m_tabs->addTab(resultPage, QStringLiteral("Result"));
-    m_tabs->addTab(m_errors, QStringLiteral("Error history"));
-    m_tabs->addTab(m_audit, QStringLiteral("Audit"));
+    m_tabs->addTab(resultPage, tr("Result"));
+    m_tabs->addTab(m_errors, tr("Error history"));
+    m_tabs->addTab(m_audit, tr("Audit"));
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 0, 0, 0);
@@ -140,10 +142,10 @@ TaskDetailPane::TaskDetailPane(TaskDetailLoader* loader, QWidget* parent)
     connect(m_tick, &QTimer::timeout, this, &TaskDetailPane::updateLease);
     connect(loader, &TaskDetailLoader::loaded, this, &TaskDetailPane::onLoaded);
     connect(loader, &TaskDetailLoader::failed, this,
-        [this](const QString& message) { m_title->setText(QStringLiteral("Could not read the task: ") + message); });
+        [this](const QString& message) { m_title->setText(tr("Could not read the task: %1").arg(message)); });
     connect(m_save, &QPushButton::clicked, this, [this] {
-        const auto path = QFileDialog::getSaveFileName(this, QStringLiteral("Save full result"),
-            QStringLiteral("result.json"), QStringLiteral("JSON (*.json);;All files (*)"));
+        const auto path = QFileDialog::getSaveFileName(
+            this, tr("Save full result"), QStringLiteral("result.json"), tr("JSON (*.json);;All files (*)"));
         if (!path.isEmpty())
             saveResultTo(path);
     });
@@ -172,7 +174,7 @@ void TaskDetailPane::clearDetail()
 {
     m_pendingKey.clear();
     m_loader->clear();
-    m_title->setText(QStringLiteral("Select a task to see its record."));
+    m_title->setText(tr("Select a task to see its record."));
     for (auto* e :
         { m_key, m_tenant, m_operation, m_business, m_digest, m_status, m_attempts, m_token, m_next, m_errorClass })
         e->clear();
@@ -191,7 +193,7 @@ void TaskDetailPane::clearDetail()
 void TaskDetailPane::showKey(const QString& key)
 {
     m_pendingKey = key;
-    m_title->setText(QStringLiteral("Loading…"));
+    m_title->setText(tr("Loading…"));
     m_loader->load(key);
 }
 
@@ -204,7 +206,7 @@ void TaskDetailPane::saveResultTo(const QString& path)
     m_saveProgress->setVisible(true);
     m_saveProgress->setValue(0);
     m_cancelSave->setVisible(true);
-    m_resultInfo->setText(QStringLiteral("Saving to %1…").arg(path));
+    m_resultInfo->setText(tr("Saving to %1…").arg(path));
     m_loader->saveResult(key, path);
 }
 
@@ -214,12 +216,12 @@ void TaskDetailPane::onLoaded(const TaskDetailAnswer& a)
         return;
     if (!a.detail) {
         clearDetail();
-        m_title->setText(QStringLiteral("The task is no longer in the table."));
+        m_title->setText(tr("The task is no longer in the table."));
         return;
     }
     const auto& d = *a.detail;
     const auto& r = d.row;
-    m_title->setText(QStringLiteral("<b>%1</b> task, updated %2").arg(text(r.status), formatTimeUs(r.updatedAtUs)));
+    m_title->setText(tr("<b>%1</b> task, updated %2").arg(text(r.status), formatTimeUs(r.updatedAtUs)));
     m_key->setText(a.key);
     m_key->setCursorPosition(0);
     const auto parts = a.key.split(QLatin1Char(':'));
@@ -228,10 +230,10 @@ void TaskDetailPane::onLoaded(const TaskDetailAnswer& a)
     m_business->setText(parts.size() > 2 ? a.key.section(QLatin1Char(':'), 2) : QString());
     m_digest->setText(text(r.requestHash));
     m_status->setText(r.status == "retryable_failed" && r.errorClass == "unknown"
-            ? QStringLiteral("retryable_failed (uncertain outcome: retry only with the same key)")
+            ? tr("retryable_failed (uncertain outcome: retry only with the same key)")
             : text(r.status));
-    m_attempts->setText(QStringLiteral("%1 of %2").arg(r.attempts).arg(r.maxAttempts));
-    m_token->setText(d.ownerToken.empty() ? QStringLiteral("(none)") : text(d.ownerToken));
+    m_attempts->setText(tr("%1 of %2").arg(r.attempts).arg(r.maxAttempts));
+    m_token->setText(d.ownerToken.empty() ? tr("(none)") : text(d.ownerToken));
     m_next->setText(r.nextAttemptAtUs ? formatTimeUs(*r.nextAttemptAtUs) : QString());
     m_errorClass->setText(text(r.errorClass));
     m_errorMessage->setPlainText(text(r.errorMessage));
@@ -247,20 +249,20 @@ void TaskDetailPane::onLoaded(const TaskDetailAnswer& a)
         m_tick->stop();
     if (!d.hasResult) {
         m_result->clear();
-        m_resultInfo->setText(QStringLiteral("No result stored."));
+        m_resultInfo->setText(tr("No result stored."));
         m_save->setEnabled(false);
     } else {
         m_result->setPlainText(text(d.resultPreview));
-        m_resultInfo->setText(d.resultTruncated ? QStringLiteral("Result: %1; showing the first %2 characters.")
+        m_resultInfo->setText(d.resultTruncated ? tr("Result: %1; showing the first %2 characters.")
                                                       .arg(sizeText(d.resultBytes))
                                                       .arg(d.resultPreview.size())
-                                                : QStringLiteral("Result: %1.").arg(sizeText(d.resultBytes)));
+                                                : tr("Result: %1.").arg(sizeText(d.resultBytes)));
         m_save->setEnabled(!m_loader->saving());
     }
     const auto errors = QJsonDocument::fromJson(QByteArray::fromStdString(d.errorsJson));
     m_errors->setPlainText(
         errors.isNull() ? text(d.errorsJson) : QString::fromUtf8(errors.toJson(QJsonDocument::Indented)));
-    m_tabs->setTabText(1, QStringLiteral("Error history (%1)").arg(errors.isArray() ? errors.array().size() : 0));
+    m_tabs->setTabText(1, tr("Error history (%1)").arg(errors.isArray() ? errors.array().size() : 0));
     m_audit->setRowCount(static_cast<int>(a.audit.size()));
     for (int i = 0; i < static_cast<int>(a.audit.size()); ++i) {
         const auto& e = a.audit[static_cast<std::size_t>(i)];
@@ -271,11 +273,9 @@ void TaskDetailPane::onLoaded(const TaskDetailAnswer& a)
         reason->setToolTip(text(e.reason));
         m_audit->setItem(i, 3, reason);
     }
-    m_tabs->setTabText(2,
-        a.auditError.isEmpty() ? QStringLiteral("Audit (%1)").arg(a.audit.size())
-                               : QStringLiteral("Audit (unreadable)"));
+    m_tabs->setTabText(2, a.auditError.isEmpty() ? tr("Audit (%1)").arg(a.audit.size()) : tr("Audit (unreadable)"));
     m_conflicts->setText(d.conflicts
-            ? QStringLiteral("<span style='color:#b01c1c'>%1 digest conflict(s)</span>, last %2 with %3")
+            ? tr("<span style='color:#b01c1c'>%1 digest conflict(s)</span>, last %2 with %3")
                   .arg(d.conflicts->count)
                   .arg(formatTimeUs(d.conflicts->lastAtUs), text(d.conflicts->lastDigest).toHtmlEscaped())
             : QString());
@@ -285,14 +285,12 @@ void TaskDetailPane::onLoaded(const TaskDetailAnswer& a)
 void TaskDetailPane::updateLease()
 {
     if (!m_leaseLeftMs) {
-        m_lease->setText(
-            m_status->text().startsWith(QLatin1String("processing")) ? QStringLiteral("none (expired)") : QString());
+        m_lease->setText(m_status->text().startsWith(QLatin1String("processing")) ? tr("none (expired)") : QString());
         return;
     }
     const auto left = *m_leaseLeftMs - m_sinceLoad.elapsed();
-    m_lease->setText(left > 0
-            ? QStringLiteral("%1 left").arg(formatDurationMs(left))
-            : QStringLiteral("<span style='color:#b01c1c'>expired %1 ago</span>").arg(formatDurationMs(-left)));
+    m_lease->setText(left > 0 ? tr("%1 left").arg(formatDurationMs(left))
+                              : tr("<span style='color:#b01c1c'>expired %1 ago</span>").arg(formatDurationMs(-left)));
 }
 
 } // namespace idem::console

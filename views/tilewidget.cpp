@@ -1,10 +1,12 @@
 #include "views/tilewidget.h"
 
+#include <QEvent>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QVBoxLayout>
 
 #include "models/dashboardmodel.h"
+#include "views/theme.h"
 
 namespace idem::console {
 
@@ -13,12 +15,11 @@ TileWidget::TileWidget(Tile tile, bool clickable, QWidget* parent)
     , m_tile(tile)
     , m_clickable(clickable)
 {
-    const auto& spec = tileSpec(tile);
-    setObjectName(QStringLiteral("tile_") + QLatin1String(spec.key));
+    setObjectName(QStringLiteral("tile_") + QLatin1String(tileSpec(tile).key));
     setFrameShape(QFrame::Box);
     setAutoFillBackground(true);
     setMinimumWidth(130);
-    m_title = new QLabel(spec.title);
+    m_title = new QLabel(tileTitle(tile));
     m_title->setObjectName(QStringLiteral("tileTitle"));
     m_value = new QLabel(QStringLiteral("–"));
     m_value->setObjectName(QStringLiteral("tileValue"));
@@ -50,12 +51,8 @@ void TileWidget::setValue(const TileValue& value, bool stale, const QString& thr
 {
     m_value->setText(value.text);
     m_detail->setText(value.detail);
-    QString tip = tileSpec(m_tile).definition;
-    if (!thresholdText.isEmpty())
-        tip += QStringLiteral("\n") + thresholdText;
-    if (m_clickable)
-        tip += QStringLiteral("\nClick to open these rows.");
-    setToolTip(tip);
+    m_thresholdText = thresholdText;
+    updateToolTip();
     if (value.level != m_level || stale != m_stale) {
         m_level = value.level;
         m_stale = stale;
@@ -63,28 +60,63 @@ void TileWidget::setValue(const TileValue& value, bool stale, const QString& thr
     }
 }
 
+void TileWidget::updateToolTip()
+{
+    QString tip = tileDefinition(m_tile);
+    if (!m_thresholdText.isEmpty())
+        tip += QStringLiteral("\n") + m_thresholdText;
+    if (m_clickable)
+        tip += QStringLiteral("\n") + tr("Click to open these rows.");
+    setToolTip(tip);
+}
+
+void TileWidget::changeEvent(QEvent* event)
+{
+    if (event->type() == QEvent::LanguageChange) {
+        m_title->setText(tileTitle(m_tile));
+        updateToolTip();
+    }
+    QFrame::changeEvent(event);
+}
+
+bool TileWidget::event(QEvent* event)
+{
+    // Light / dark switched (View > Theme, or the platform's palette): new tile colours. Our own
+    // setPalette() sends a PaletteChange too: the guard stops that round trip.
+    const auto type = event->type();
+    const bool result = QFrame::event(event);
+    if (!m_styling && (type == QEvent::ApplicationPaletteChange || type == QEvent::PaletteChange))
+        applyStyle();
+    return result;
+}
+
 void TileWidget::applyStyle()
 {
     // A palette, not a style sheet: a dozen tiles change colour at once when the connection
     // drops, and re-polishing style sheets would cost the UI thread far more.
-    // Colours a red-green deficient eye can still tell apart by brightness.
-    QColor background(0xf4, 0xf6, 0xf8);
-    QColor text(0x1f, 0x23, 0x28);
+    // Colours a red-green deficient eye can still tell apart by brightness; on a dark palette
+    // the same levels in darker shades with light text.
+    const bool dark = theme::isDark();
+    QColor background = dark ? QColor(0x33, 0x37, 0x3c) : QColor(0xf4, 0xf6, 0xf8);
+    QColor text = dark ? QColor(0xe6, 0xe7, 0xe9) : QColor(0x1f, 0x23, 0x28);
     if (m_stale) {
-        background = QColor(0xe0, 0xe0, 0xe0);
-        text = QColor(0x8a, 0x8a, 0x8a);
+        background = dark ? QColor(0x3a, 0x3a, 0x3a) : QColor(0xe0, 0xe0, 0xe0);
+        text = dark ? QColor(0x9a, 0x9a, 0x9a) : QColor(0x8a, 0x8a, 0x8a);
     } else if (m_level == Level::Warning) {
-        background = QColor(0xff, 0xe0, 0x82);
+        background = dark ? QColor(0x8a, 0x66, 0x00) : QColor(0xff, 0xe0, 0x82);
+        text = dark ? QColor(0xff, 0xf3, 0xc4) : text;
     } else if (m_level == Level::Critical) {
         background = QColor(0xc6, 0x28, 0x28);
         text = Qt::white;
     } else if (m_level == Level::Normal) {
-        background = QColor(0xe3, 0xf2, 0xe6);
+        background = dark ? QColor(0x1f, 0x4a, 0x2a) : QColor(0xe3, 0xf2, 0xe6);
     }
     QPalette p = palette();
     p.setColor(QPalette::Window, background);
     p.setColor(QPalette::WindowText, text);
+    m_styling = true;
     setPalette(p);
+    m_styling = false;
 }
 
 void TileWidget::mouseReleaseEvent(QMouseEvent* event)

@@ -32,9 +32,12 @@ Q_SIGNALS:
 
 protected:
     void mouseReleaseEvent(QMouseEvent* event) override;
+    void changeEvent(QEvent* event) override;
+    bool event(QEvent* event) override;
 
 private:
     void applyStyle();
+    void updateToolTip();
 
     Tile m_tile;
     bool m_clickable;
@@ -43,6 +46,8 @@ private:
     QLabel* m_detail;
     Level m_level = Level::NoData;
     bool m_stale = true;
+    QString m_thresholdText;
+    bool m_styling = false;
 };
 
 } // namespace idem::console

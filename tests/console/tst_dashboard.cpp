@@ -563,8 +563,40 @@ void TestDashboard::tickNeverScansSucceededRows()
         if (line.find("Seq Scan on task_idempotency ") != std::string::npos)
             QVERIFY2(line.find("never executed") != std::string::npos, line.c_str());
     }
-    QVERIFY2(plan.find("task_idempotency_gauges") != std::string::npos, plan.c_str());
+    QVERIFY2(plan.find("task_idempotency_unfinished_idx") != std::string::npos, plan.c_str());
     QVERIFY2(plan.find("split_part") == std::string::npos, plan.c_str());
+    t.commit();
+
+    // The console's ticks: one prepared statement on the connection, planned generically once the
+    // server chose to (after five custom plans at most) and reused since; its figures are
+    // readStats()'s, and a filtered tick still answers for its tenant only.
+    idem::DashboardOptions options;
+    options.historyMinutes = 30;
+    options.attemptsHistogram = true;
+    idem::prepareDashboardConnection(*m_conn, 5000, false);
+    std::optional<idem::DashboardReading> last;
+    for (int i = 0; i < 8; ++i)
+        last = idem::readDashboard(*m_conn, idem::SchemaName(), options);
+    options.stats.tenant = "ta";
+    const auto filtered = idem::readDashboard(*m_conn, idem::SchemaName(), options);
+    const auto all = idem::readStats(*m_conn, idem::SchemaName(), {});
+    idem::StatsOptions onlyTa;
+    onlyTa.tenant = "ta";
+    const auto ta = idem::readStats(*m_conn, idem::SchemaName(), onlyTa);
+    QCOMPARE(last->stats.processing, all.processing);
+    QCOMPARE(last->stats.expiredLeases, all.expiredLeases);
+    QCOMPARE(last->stats.longUnfinished, all.longUnfinished);
+    QCOMPARE(last->stats.failedPermanent, all.failedPermanent);
+    QCOMPARE(filtered.stats.processing, ta.processing);
+    QCOMPARE(filtered.stats.expiredLeases, ta.expiredLeases);
+    QVERIFY(ta.processing < all.processing);
+    QVERIFY(last->attempts.has_value());
+    pqxx::nontransaction n(*m_conn);
+    const auto prepared = n.exec("SELECT count(*), max(generic_plans), max(custom_plans) FROM pg_prepared_statements"
+                                 " WHERE name LIKE 'idem_tick_%'");
+    QCOMPARE(prepared.at(0)[0].as<int>(), 1);
+    QVERIFY2(prepared.at(0)[1].as<int>() >= 3, prepared.at(0)[1].c_str());
+    QVERIFY2(prepared.at(0)[2].as<int>() <= 5, prepared.at(0)[2].c_str());
 }
 
 QTEST_MAIN(TestDashboard)

@@ -1,0 +1,233 @@
+#include "models/snapshotviewmodel.h"
+
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QThread>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "core/connection.h"
+#include "core/counters.h"
+#include "core/snapshotjson.h"
+#include "core/tasklist.h"
+
+namespace idem::console {
+
+namespace {
+    std::int64_t CounterBucket::*outcomeField(const std::string& name)
+    {
+        using B = idem::CounterBucket;
+        namespace o = idem::outcome;
+        static const std::map<std::string, std::int64_t B::*> fields = {
+            { o::Acquired, &B::acquired },
+            { o::ReacquiredLease, &B::reacquiredLease },
+            { o::ReacquiredRetry, &B::reacquiredRetry },
+            { o::Replayed, &B::replayed },
+            { o::InProgress, &B::inProgress },
+            { o::Conflict, &B::conflict },
+            { o::RetryLater, &B::retryLater },
+            { o::RejectedFailed, &B::rejectedFailed },
+            { o::StaleToken, &B::staleToken },
+            { o::Succeeded, &B::succeeded },
+            { o::FailedRetryable, &B::failedRetryable },
+            { o::FailedPermanent, &B::failedPermanent },
+            { o::FailedUnknown, &B::failedUnknown },
+            { o::Exhausted, &B::exhausted },
+        };
+        const auto it = fields.find(name);
+        return it == fields.end() ? nullptr : it->second;
+    }
+
+    std::optional<qint64> isoMs(const std::string& text)
+    {
+        const auto us = idem::parseIsoMicros(text);
+        if (!us)
+            return std::nullopt;
+        return *us / 1000;
+    }
+} // namespace
+
+const char* snapshotMetricName(Tile tile)
+{
+    switch (tile) {
+    case Tile::Processing:
+        return "processing";
+    case Tile::ExpiredLeases:
+        return "expired_leases";
+    case Tile::DuplicateRatio:
+        return "duplicate_ratio";
+    case Tile::Retries:
+        return "retries";
+    case Tile::FailedRetries:
+        return "failed_retries";
+    case Tile::LongUnfinished:
+        return "long_unfinished";
+    case Tile::Failed:
+        return "failed";
+    case Tile::DigestConflicts:
+        return "digest_conflicts";
+    case Tile::StaleTokens:
+        return "stale_token_rejections";
+    case Tile::Uncertain:
+        return "uncertain";
+    case Tile::OldestProcessing:
+        return "oldest_processing_age_seconds";
+    case Tile::TotalRows:
+        return "total_rows_estimate";
+    case Tile::COUNT:
+        break;
+    }
+    return "";
+}
+
+QDateTime snapshotTakenAt(const idem::SnapshotData& data)
+{
+    const auto ms = isoMs(data.takenAt);
+    return ms ? QDateTime::fromMSecsSinceEpoch(*ms, Qt::UTC) : QDateTime();
+}
+
+QString snapshotTimeText(const QDateTime& at)
+{
+    if (!at.isValid())
+        return SnapshotOpener::tr("at an unknown time");
+    const QString format = QStringLiteral("yyyy-MM-dd HH:mm:ss");
+    return SnapshotOpener::tr("%1 UTC (%2 local)").arg(at.toUTC().toString(format), at.toLocalTime().toString(format));
+}
+
+QString snapshotSource(const idem::SnapshotData& data)
+{
+    QString host;
+    try {
+        const auto options = idem::parseConninfo(data.conninfo);
+        for (const char* key : { "host", "hostaddr" }) {
+            const auto it = options.find(key);
+            if (it != options.end() && !it->second.empty()) {
+                host = QString::fromStdString(it->second);
+                break;
+            }
+        }
+    } catch (const std::exception&) {
+        // A conninfo this libpq cannot parse: the host stays unknown, the rest still shows.
+    }
+    if (host.isEmpty() || host.startsWith(QLatin1Char('/')))
+        host = host.isEmpty() ? SnapshotOpener::tr("default host") : SnapshotOpener::tr("local socket");
+    return QStringLiteral("%1@%2").arg(QString::fromStdString(data.database), host);
+}
+
+idem::DashboardReading snapshotReading(const idem::SnapshotData& data)
+{
+    idem::DashboardReading r;
+    r.stats = data.figures;
+    const QDateTime at = snapshotTakenAt(data);
+    r.serverNowMs = at.isValid() ? at.toMSecsSinceEpoch() : 0;
+    // Rows per (minute, tenant, operation, outcome): summed per minute, as the live tick does.
+    std::map<std::int64_t, idem::CounterBucket> minutes;
+    for (const auto& c : data.history.rows) {
+        const auto ms = isoMs(c.bucket);
+        const auto field = outcomeField(c.outcome);
+        if (!ms || !field)
+            continue;
+        const std::int64_t minute = *ms / 60000 * 60;
+        auto& b = minutes[minute];
+        b.minuteEpoch = minute;
+        b.*field += c.n;
+    }
+    for (const auto& [minute, bucket] : minutes)
+        r.buckets.push_back(bucket);
+    return r;
+}
+
+bool snapshotHasThresholds(const idem::SnapshotData& data) { return !data.thresholds.empty(); }
+
+DashboardSettings snapshotDashboardSettings(const idem::SnapshotData& data)
+{
+    DashboardSettings s;
+    s.paused = true;
+    s.windowMinutes = std::max(1, data.historyMinutes > 0 ? data.historyMinutes : data.windowMinutes);
+    s.longUnfinishedMinutes = data.longUnfinishedAfterMinutes;
+    s.tenant = QString::fromStdString(data.tenant.value_or(std::string()));
+    s.operation = QString::fromStdString(data.operation.value_or(std::string()));
+    if (data.poll)
+        s.intervalMs
+            = std::clamp(data.poll->intervalMs, DashboardSettings::minIntervalMs, DashboardSettings::maxIntervalMs);
+    for (const auto& t : data.thresholds) {
+        for (int i = 0; i < tileCount; ++i) {
+            const auto tile = static_cast<Tile>(i);
+            if (t.metric == snapshotMetricName(tile) || t.metric == tileSpec(tile).key)
+                s.thresholds[static_cast<std::size_t>(i)] = { t.warning, t.critical };
+        }
+    }
+    return s;
+}
+
+SnapshotOpener::SnapshotOpener(QObject* parent)
+    : QObject(parent)
+{
+    qRegisterMetaType<SharedSnapshot>();
+}
+
+SnapshotOpener::~SnapshotOpener() = default;
+
+SharedSnapshot SnapshotOpener::openNow(const QString& dir, QString* error)
+{
+    const std::filesystem::path path(QFile::encodeName(dir).toStdString());
+    try {
+        return std::make_shared<const idem::LoadedSnapshot>(idem::openSnapshotBundle(path, std::nullopt));
+    } catch (const idem::SnapshotFormatError& e) {
+        // The version decides what to say: a newer format is not damage, it needs a newer console.
+        QFile file(QStringLiteral("%1/snapshot.json").arg(dir));
+        const auto doc = file.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(file.readAll()) : QJsonDocument();
+        const auto version = doc.object().value(QStringLiteral("format_version"));
+        const bool ours
+            = doc.object().value(QStringLiteral("format")).toString() == QLatin1String(idem::snapshotFormatName);
+        if (ours && version.isDouble() && version.toInt() > idem::snapshotFormatVersion)
+            *error = SnapshotOpener::tr(
+                "This snapshot was made by a newer Idem (format %1); this console reads up to format %2. "
+                "Open it with a newer Idem console.")
+                         .arg(version.toInt())
+                         .arg(idem::snapshotFormatVersion);
+        else if (ours && version.isDouble() && version.toInt() < 1)
+            *error = SnapshotOpener::tr(
+                "This snapshot says it has format %1, which no Idem release wrote; this console reads "
+                "formats 1 to %2.")
+                         .arg(version.toInt())
+                         .arg(idem::snapshotFormatVersion);
+        else
+            *error
+                = SnapshotOpener::tr("The snapshot in %1 cannot be read: its snapshot.json is damaged or not an Idem "
+                                     "snapshot.\n\n%2")
+                      .arg(dir, QString::fromUtf8(e.what()));
+    } catch (const idem::BundleError& e) {
+        *error = SnapshotOpener::tr("%1 is not a snapshot bundle.\n\n%2").arg(dir, QString::fromUtf8(e.what()));
+    } catch (const std::exception& e) {
+        *error = SnapshotOpener::tr("The snapshot in %1 could not be opened: %2").arg(dir, QString::fromUtf8(e.what()));
+    }
+    return {};
+}
+
+void SnapshotOpener::open(const QString& dir)
+{
+    ++m_pending;
+    struct Result {
+        SharedSnapshot snapshot;
+        QString error;
+    };
+    auto result = std::make_shared<Result>();
+    // Parsing and hashing every file happens here; the thread ends itself and its answer is
+    // queued to this object (dropped if it is gone by then).
+    QThread* thread = QThread::create([dir, result] { result->snapshot = openNow(dir, &result->error); });
+    connect(thread, &QThread::finished, this, [this, dir, result] {
+        --m_pending;
+        if (result->snapshot)
+            Q_EMIT opened(dir, result->snapshot);
+        else
+            Q_EMIT failed(dir, result->error);
+    });
+    connect(thread, &QThread::finished, thread, &QObject::deleteLater);
+    thread->start();
+}
+
+} // namespace idem::console

@@ -1,0 +1,65 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="en" sourcelanguage="en">
+<context>
+    <name>idem::console::ActionDialog</name>
+    <message numerus="yes">
+        <source>&lt;p&gt;&lt;b&gt;%1 %n record(s).&lt;/b&gt; Each %2&lt;/p&gt;</source>
+        <translation>
+            <numerusform>&lt;p&gt;&lt;b&gt;%1 %n record.&lt;/b&gt; Each %2&lt;/p&gt;</numerusform>
+            <numerusform>&lt;p&gt;&lt;b&gt;%1 %n records.&lt;/b&gt; Each %2&lt;/p&gt;</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>&lt;p style=&apos;margin-bottom:0&apos;&gt;&lt;b&gt;%1&lt;/b&gt;: %n record(s)&lt;/p&gt;</source>
+        <translation>
+            <numerusform>&lt;p style=&apos;margin-bottom:0&apos;&gt;&lt;b&gt;%1&lt;/b&gt;: %n record&lt;/p&gt;</numerusform>
+            <numerusform>&lt;p style=&apos;margin-bottom:0&apos;&gt;&lt;b&gt;%1&lt;/b&gt;: %n records&lt;/p&gt;</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%1 %n record(s)</source>
+        <translation>
+            <numerusform>%1 %n record</numerusform>
+            <numerusform>%1 %n records</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::ExportDialog</name>
+    <message numerus="yes">
+        <source>last %n minute(s)</source>
+        <translation>
+            <numerusform>last %n minute</numerusform>
+            <numerusform>last %n minutes</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>last %n hour(s)</source>
+        <translation>
+            <numerusform>last %n hour</numerusform>
+            <numerusform>last %n hours</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::SnapshotExportFlow</name>
+    <message numerus="yes">
+        <source>One consistent read of %1 (%2, %3; figures over the dashboard&apos;s last %n minute(s)), read-only through the monitor connection.</source>
+        <translation>
+            <numerusform>One consistent read of %1 (%2, %3; figures over the dashboard&apos;s last minute), read-only through the monitor connection.</numerusform>
+            <numerusform>One consistent read of %1 (%2, %3; figures over the dashboard&apos;s last %n minutes), read-only through the monitor connection.</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::TaskBrowserWidget</name>
+    <message numerus="yes">
+        <source>%Ln record(s) match</source>
+        <translation>
+            <numerusform>%Ln record matches</numerusform>
+            <numerusform>%Ln records match</numerusform>
+        </translation>
+    </message>
+</context>
+</TS>

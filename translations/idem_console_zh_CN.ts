@@ -1,0 +1,2595 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN" sourcelanguage="en">
+<context>
+    <name>idem::console::ActionDialog</name>
+    <message>
+        <source>Requeue</source>
+        <translation>重新入队</translation>
+    </message>
+    <message>
+        <source>Release lease</source>
+        <translation>释放租约</translation>
+    </message>
+    <message>
+        <source>Mark failed</source>
+        <translation>标记为失败</translation>
+    </message>
+    <message>
+        <source>becomes retryable_failed and due now, with %1 more attempt(s) than it has used (max_attempts = attempts + %1); an uncertain outcome stays flagged.</source>
+        <translation>变为 retryable_failed 并立即到期，比已用次数多 %1 次尝试（max_attempts = attempts + %1）；结果不确定的标记保留。</translation>
+    </message>
+    <message>
+        <source>keeps status processing with its lease expired now; the owner token is revoked, so the old executor can no longer commit, and the next claim takes over (attempts + 1).</source>
+        <translation>保持 processing 状态，租约立即过期；所有者令牌被吊销，原执行者无法再提交，下一次认领将接管（attempts + 1）。</translation>
+    </message>
+    <message>
+        <source>becomes failed (class permanent) with no further retries; the token is revoked. Only a requeue reopens it.</source>
+        <translation>变为 failed（类别 permanent），不再重试；令牌被吊销。只有重新入队才能重新打开。</translation>
+    </message>
+    <message>
+        <source>A reason is required; it is kept in the audit trail with your role, user and host.</source>
+        <translation>必须填写原因；原因会连同你的角色、用户和主机记入审计记录。</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>%1 – Idem console</source>
+        <translation>%1 – Idem 控制台</translation>
+    </message>
+    <message>
+        <source>&lt;li&gt;&lt;tt&gt;%1&lt;/tt&gt; – attempts %2 of %3, updated %4&lt;/li&gt;</source>
+        <translation>&lt;li&gt;&lt;tt&gt;%1&lt;/tt&gt; – 尝试 %2/%3 次，更新于 %4&lt;/li&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;li&gt;… and %1 more&lt;/li&gt;</source>
+        <translation>&lt;li&gt;……另有 %1 条&lt;/li&gt;</translation>
+    </message>
+    <message>
+        <source>More attempts to grant:</source>
+        <translation>追加尝试次数：</translation>
+    </message>
+    <message numerus="yes">
+        <source>&lt;p&gt;&lt;b&gt;%1 %n record(s).&lt;/b&gt; Each %2&lt;/p&gt;</source>
+        <translation>
+            <numerusform>&lt;p&gt;&lt;b&gt;%1 %n 条记录。&lt;/b&gt;每条记录%2&lt;/p&gt;</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>&lt;p style=&apos;margin-bottom:0&apos;&gt;&lt;b&gt;%1&lt;/b&gt;: %n record(s)&lt;/p&gt;</source>
+        <translation>
+            <numerusform>&lt;p style=&apos;margin-bottom:0&apos;&gt;&lt;b&gt;%1&lt;/b&gt;：%n 条记录&lt;/p&gt;</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin-bottom:0;color:#a06000&apos;&gt;&lt;b&gt;Left out&lt;/b&gt; (%1 does not apply to their status; nothing is sent for them): %2&lt;/p&gt;</source>
+        <translation>&lt;p style=&apos;margin-bottom:0;color:#a06000&apos;&gt;&lt;b&gt;已排除&lt;/b&gt;（%1 不适用于其状态，不会为它们发送任何操作）：%2&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;color:#555&apos;&gt;Each record is changed only if it still has the status and update time listed here; otherwise it is refused and left as it is.&lt;/p&gt;</source>
+        <translation>&lt;p style=&apos;color:#555&apos;&gt;只有当记录仍处于此处列出的状态和更新时间时才会被修改；否则操作被拒绝，记录保持原样。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>Why (ticket, incident, what you checked)…</source>
+        <translation>原因（工单、事故、你检查了什么）…</translation>
+    </message>
+    <message numerus="yes">
+        <source>%1 %n record(s)</source>
+        <translation>
+            <numerusform>%1 %n 条记录</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Reason:</source>
+        <translation>原因：</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::AuditModel</name>
+    <message>
+        <source>At</source>
+        <translation>时间</translation>
+    </message>
+    <message>
+        <source>Key</source>
+        <translation>键</translation>
+    </message>
+    <message>
+        <source>Action</source>
+        <translation>动作</translation>
+    </message>
+    <message>
+        <source>Actor</source>
+        <translation>执行者</translation>
+    </message>
+    <message>
+        <source>Reason</source>
+        <translation>原因</translation>
+    </message>
+    <message>
+        <source>%1 (%2 from %3)</source>
+        <translation>%1（%2，来自 %3）</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::AuditWidget</name>
+    <message>
+        <source>Apply</source>
+        <translation>应用</translation>
+    </message>
+    <message>
+        <source>Select an entry to see what it changed.</source>
+        <translation>选择一条记录以查看它所做的更改。</translation>
+    </message>
+    <message>
+        <source>Verify chain</source>
+        <translation>校验哈希链</translation>
+    </message>
+    <message>
+        <source>key (exact)</source>
+        <translation>键（精确匹配）</translation>
+    </message>
+    <message>
+        <source>actor (role or OS user)</source>
+        <translation>执行者（角色或操作系统用户）</translation>
+    </message>
+    <message>
+        <source>Any action</source>
+        <translation>任意动作</translation>
+    </message>
+    <message>
+        <source>since (ISO time)</source>
+        <translation>起始（ISO 时间）</translation>
+    </message>
+    <message>
+        <source>until (ISO time)</source>
+        <translation>截止（ISO 时间）</translation>
+    </message>
+    <message>
+        <source>Field</source>
+        <translation>字段</translation>
+    </message>
+    <message>
+        <source>Before</source>
+        <translation>修改前</translation>
+    </message>
+    <message>
+        <source>After</source>
+        <translation>修改后</translation>
+    </message>
+    <message>
+        <source>Verifying every entry&apos;s hash and link…</source>
+        <translation>正在校验每条记录的哈希和链接…</translation>
+    </message>
+    <message>
+        <source>Could not verify: %1</source>
+        <translation>无法校验：%1</translation>
+    </message>
+    <message>
+        <source>“%1” is not an ISO 8601 time such as 2024-05-01 or 2024-05-01T10:00:00Z</source>
+        <translation>“%1”不是 ISO 8601 时间，例如 2024-05-01 或 2024-05-01T10:00:00Z</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;#%1 %2&lt;/b&gt; on &lt;tt&gt;%3&lt;/tt&gt; at %4 by %5 (OS user %6, host %7, %8)</source>
+        <translation>&lt;b&gt;#%1 %2&lt;/b&gt;，对象 &lt;tt&gt;%3&lt;/tt&gt;，时间 %4，执行者 %5（操作系统用户 %6，主机 %7，%8）</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:#1d7a2e&apos;&gt;Chain intact:&lt;/span&gt; %1 entries verified%2.</source>
+        <translation>&lt;span style=&apos;color:#1d7a2e&apos;&gt;哈希链完整：&lt;/span&gt;已校验 %1 条记录%2。</translation>
+    </message>
+    <message>
+        <source>, head #%1 %2</source>
+        <translation>，链头 #%1 %2</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:#b01c1c&apos;&gt;&lt;b&gt;Chain broken at entry #%1&lt;/b&gt; (%2):&lt;/span&gt; %3 (%4 entries verified before it)</source>
+        <translation>&lt;span style=&apos;color:#b01c1c&apos;&gt;&lt;b&gt;哈希链在第 #%1 条记录处断裂&lt;/b&gt;（%2）：&lt;/span&gt;%3（此前已校验 %4 条记录）</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::BulkActionModel</name>
+    <message>
+        <source>Key</source>
+        <translation>键</translation>
+    </message>
+    <message>
+        <source>Result</source>
+        <translation>结果</translation>
+    </message>
+    <message>
+        <source>Status now</source>
+        <translation>当前状态</translation>
+    </message>
+    <message>
+        <source>Updated now</source>
+        <translation>当前更新时间</translation>
+    </message>
+    <message>
+        <source>Details</source>
+        <translation>详情</translation>
+    </message>
+    <message>
+        <source>pending</source>
+        <translation>等待中</translation>
+    </message>
+    <message>
+        <source>%1 of %2 done</source>
+        <translation>已完成 %1/%2</translation>
+    </message>
+    <message>
+        <source>%1 (a key that was in progress may have been applied: the Audit page says)</source>
+        <translation>%1（进行中的键可能已被应用：请查看审计页）</translation>
+    </message>
+    <message>
+        <source>cancelled before this key</source>
+        <translation>在处理此键之前已取消</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::ChartPanel</name>
+    <message>
+        <source>Processing vs expired leases</source>
+        <translation>处理中与过期租约</translation>
+    </message>
+    <message>
+        <source>processing</source>
+        <translation>处理中</translation>
+    </message>
+    <message>
+        <source>expired</source>
+        <translation>已过期</translation>
+    </message>
+    <message>
+        <source>Claim outcomes per minute</source>
+        <translation>每分钟认领结果</translation>
+    </message>
+    <message>
+        <source>new</source>
+        <translation>新建</translation>
+    </message>
+    <message>
+        <source>replay</source>
+        <translation>重放</translation>
+    </message>
+    <message>
+        <source>in progress</source>
+        <translation>进行中</translation>
+    </message>
+    <message>
+        <source>conflict</source>
+        <translation>冲突</translation>
+    </message>
+    <message>
+        <source>reclaim</source>
+        <translation>重新认领</translation>
+    </message>
+    <message>
+        <source>Duplicate ratio per minute</source>
+        <translation>每分钟重复率</translation>
+    </message>
+    <message>
+        <source>duplicate ratio</source>
+        <translation>重复率</translation>
+    </message>
+    <message>
+        <source>Retries and failures per minute</source>
+        <translation>每分钟重试与失败</translation>
+    </message>
+    <message>
+        <source>retries</source>
+        <translation>重试</translation>
+    </message>
+    <message>
+        <source>failed retries</source>
+        <translation>失败的重试</translation>
+    </message>
+    <message>
+        <source>permanent</source>
+        <translation>永久失败</translation>
+    </message>
+    <message>
+        <source>Console load: ms per tick</source>
+        <translation>控制台负载：每次轮询毫秒数</translation>
+    </message>
+    <message>
+        <source>tick ms</source>
+        <translation>轮询毫秒</translation>
+    </message>
+    <message>
+        <source>Attempts among unfinished rows</source>
+        <translation>未完成行的尝试次数分布</translation>
+    </message>
+    <message>
+        <source>rows</source>
+        <translation>行数</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::ConnectionDialog</name>
+    <message>
+        <source>Connect to PostgreSQL</source>
+        <translation>连接到 PostgreSQL</translation>
+    </message>
+    <message>
+        <source>name this connection to save it</source>
+        <translation>为此连接命名以便保存</translation>
+    </message>
+    <message>
+        <source>Save</source>
+        <translation>保存</translation>
+    </message>
+    <message>
+        <source>Save these fields as a profile. The password is never saved.</source>
+        <translation>将这些字段保存为配置。密码永远不会被保存。</translation>
+    </message>
+    <message>
+        <source>Delete</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <source>host=db.example.com dbname=app user=alice, postgresql://…, or a service name</source>
+        <translation>host=db.example.com dbname=app user=alice、postgresql://… 或服务名</translation>
+    </message>
+    <message>
+        <source>optional: ~/.pgpass or PGPASSWORD otherwise; never saved</source>
+        <translation>可选：否则使用 ~/.pgpass 或 PGPASSWORD；永不保存</translation>
+    </message>
+    <message>
+        <source>optional: a standby for the dashboard and task reads (same server if empty)</source>
+        <translation>可选：供仪表盘和任务读取使用的备库（为空则使用同一服务器）</translation>
+    </message>
+    <message>
+        <source>Anything left out comes from PG* variables, pg_service.conf and ~/.pgpass, as in psql.</source>
+        <translation>未填写的项与 psql 一样取自 PG* 环境变量、pg_service.conf 和 ~/.pgpass。</translation>
+    </message>
+    <message>
+        <source>&amp;Profile:</source>
+        <translation>配置(&amp;P)：</translation>
+    </message>
+    <message>
+        <source>C&amp;onnection:</source>
+        <translation>连接(&amp;O)：</translation>
+    </message>
+    <message>
+        <source>Pass&amp;word:</source>
+        <translation>密码(&amp;W)：</translation>
+    </message>
+    <message>
+        <source>&amp;Schema:</source>
+        <translation>模式(&amp;S)：</translation>
+    </message>
+    <message>
+        <source>&amp;Monitor:</source>
+        <translation>监控连接(&amp;M)：</translation>
+    </message>
+    <message>
+        <source>(as in the connection)</source>
+        <translation>（与连接中的设置相同）</translation>
+    </message>
+    <message>
+        <source>Certificates (*.crt *.pem *.cer);;All files (*)</source>
+        <translation>证书 (*.crt *.pem *.cer);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>SSL &amp;mode:</source>
+        <translation>SSL 模式(&amp;M)：</translation>
+    </message>
+    <message>
+        <source>&amp;Root certificate:</source>
+        <translation>根证书(&amp;R)：</translation>
+    </message>
+    <message>
+        <source>Root certificate</source>
+        <translation>根证书</translation>
+    </message>
+    <message>
+        <source>Client &amp;certificate:</source>
+        <translation>客户端证书(&amp;C)：</translation>
+    </message>
+    <message>
+        <source>Client certificate</source>
+        <translation>客户端证书</translation>
+    </message>
+    <message>
+        <source>Client &amp;key:</source>
+        <translation>客户端密钥(&amp;K)：</translation>
+    </message>
+    <message>
+        <source>Client key</source>
+        <translation>客户端密钥</translation>
+    </message>
+    <message>
+        <source>Keys (*.key *.pem);;All files (*)</source>
+        <translation>密钥 (*.key *.pem);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>TLS</source>
+        <translation>TLS</translation>
+    </message>
+    <message>
+        <source>Connect</source>
+        <translation>连接</translation>
+    </message>
+    <message>
+        <source>Choose a file</source>
+        <translation>选择文件</translation>
+    </message>
+    <message>
+        <source>Connecting…</source>
+        <translation>正在连接…</translation>
+    </message>
+    <message>
+        <source>Connecting to %1…</source>
+        <translation>正在连接到 %1…</translation>
+    </message>
+    <message>
+        <source>Type a name for the profile first.</source>
+        <translation>请先输入配置名称。</translation>
+    </message>
+    <message>
+        <source>Not saved: the connection string is not valid: %1</source>
+        <translation>未保存：连接字符串无效：%1</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::ConsoleSession</name>
+    <message>
+        <source>the connection is being re-established</source>
+        <translation>连接正在重新建立</translation>
+    </message>
+    <message>
+        <source>disconnected</source>
+        <translation>已断开连接</translation>
+    </message>
+    <message>
+        <source>not connected</source>
+        <translation>未连接</translation>
+    </message>
+    <message>
+        <source>the connection was lost</source>
+        <translation>连接已丢失</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::ConsoleWidget</name>
+    <message>
+        <source>Connection</source>
+        <translation>连接</translation>
+    </message>
+    <message>
+        <source>Migrating schema %1 to version %2 (the bundled migrations, as idemctl migrate runs them)…</source>
+        <translation>正在将模式 %1 迁移到版本 %2（使用内置迁移，与 idemctl migrate 相同）…</translation>
+    </message>
+    <message>
+        <source>Not connected.</source>
+        <translation>未连接。</translation>
+    </message>
+    <message>
+        <source>Connect…</source>
+        <translation>连接…</translation>
+    </message>
+    <message>
+        <source>Connecting…</source>
+        <translation>正在连接…</translation>
+    </message>
+    <message>
+        <source>%1
+Reconnecting in %2 s.</source>
+        <translation>%1
+%2 秒后重新连接。</translation>
+    </message>
+    <message>
+        <source>Reconnect now</source>
+        <translation>立即重新连接</translation>
+    </message>
+    <message>
+        <source>%1
+A role that owns the schema (or a superuser) can run: idemctl migrate --schema %2</source>
+        <translation>%1
+拥有该模式的角色（或超级用户）可以运行：idemctl migrate --schema %2</translation>
+    </message>
+    <message>
+        <source>Role %1 cannot read schema %2 (%3). Grant it idem_reader: GRANT idem_reader TO %1;</source>
+        <translation>角色 %1 无法读取模式 %2（%3）。请授予 idem_reader：GRANT idem_reader TO %1;</translation>
+    </message>
+    <message>
+        <source>Schema %1 cannot be inspected: %2</source>
+        <translation>无法检查模式 %1：%2</translation>
+    </message>
+    <message>
+        <source>Schema %1 does not match this console: %2. The console is read-only.</source>
+        <translation>模式 %1 与此控制台不匹配：%2。控制台处于只读状态。</translation>
+    </message>
+    <message>
+        <source>Schema %1 has version %2, newer than this console knows (%3). The console is read-only until Idem is upgraded.</source>
+        <translation>模式 %1 的版本为 %2，比此控制台已知的版本（%3）新。在升级 Idem 之前控制台处于只读状态。</translation>
+    </message>
+    <message>
+        <source> The existing %1 table will be adopted in place, its rows kept.</source>
+        <translation>现有的 %1 表将被原地接管，其中的行保留不变。</translation>
+    </message>
+    <message>
+        <source>This database has no Idem schema %1 yet.%2
+Create schema runs the migrations this console ships (as idemctl migrate does) and sets up the idem_reader, idem_operator and idem_worker roles.</source>
+        <translation>此数据库中还没有 Idem 模式 %1。%2
+“创建模式”会运行此控制台自带的迁移（与 idemctl migrate 相同），并建立 idem_reader、idem_operator 和 idem_worker 角色。</translation>
+    </message>
+    <message>
+        <source>Create schema</source>
+        <translation>创建模式</translation>
+    </message>
+    <message>
+        <source>Schema %1 has version %2; this console ships version %3.</source>
+        <translation>模式 %1 的版本为 %2；此控制台自带版本 %3。</translation>
+    </message>
+    <message>
+        <source>Upgrade schema</source>
+        <translation>升级模式</translation>
+    </message>
+    <message>
+        <source>Role %1 cannot read %2. Grant it idem_reader: GRANT idem_reader TO %1;</source>
+        <translation>角色 %1 无法读取 %2。请授予 idem_reader：GRANT idem_reader TO %1;</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::DashboardModel</name>
+    <message>
+        <source>last %1 h</source>
+        <translation>最近 %1 小时</translation>
+    </message>
+    <message>
+        <source>last %1 min</source>
+        <translation>最近 %1 分钟</translation>
+    </message>
+    <message>
+        <source>%1 s</source>
+        <translation>%1 秒</translation>
+    </message>
+    <message>
+        <source>%1 min %2 s</source>
+        <translation>%1 分 %2 秒</translation>
+    </message>
+    <message>
+        <source>%1 h %2 min</source>
+        <translation>%1 小时 %2 分</translation>
+    </message>
+    <message>
+        <source>Connecting…</source>
+        <translation>正在连接…</translation>
+    </message>
+    <message>
+        <source>Not connected.</source>
+        <translation>未连接。</translation>
+    </message>
+    <message>
+        <source>Role %1 may not read the Idem tables.</source>
+        <translation>角色 %1 无权读取 Idem 表。</translation>
+    </message>
+    <message>
+        <source>No Idem schema %1 to read yet.</source>
+        <translation>还没有可读取的 Idem 模式 %1。</translation>
+    </message>
+    <message>
+        <source>Reconnected; reading…</source>
+        <translation>已重新连接；正在读取…</translation>
+    </message>
+    <message>
+        <source>Reading…</source>
+        <translation>正在读取…</translation>
+    </message>
+    <message>
+        <source>No answer from the database for %1 s (a tick gives up after %2 s).</source>
+        <translation>数据库已 %1 秒无响应（一次轮询在 %2 秒后放弃）。</translation>
+    </message>
+    <message>
+        <source>%1 is %2 (critical from %3)</source>
+        <translation>%1：%2（严重阈值 %3）</translation>
+    </message>
+    <message>
+        <source>live leases</source>
+        <translation>有效租约</translation>
+    </message>
+    <message>
+        <source>processing, lease ran out</source>
+        <translation>处理中，租约已到期</translation>
+    </message>
+    <message>
+        <source>of %1 claims, %2</source>
+        <translation>共 %1 次认领，%2</translation>
+    </message>
+    <message>
+        <source>no claims, %1</source>
+        <translation>无认领，%1</translation>
+    </message>
+    <message>
+        <source>unfinished after %1 min</source>
+        <translation>超过 %1 分钟未完成</translation>
+    </message>
+    <message>
+        <source>%1 permanent · %2 exhausted</source>
+        <translation>%1 永久失败 · %2 次数耗尽</translation>
+    </message>
+    <message>
+        <source>retryable, effect unknown</source>
+        <translation>可重试，效果未知</translation>
+    </message>
+    <message>
+        <source>since first seen</source>
+        <translation>自首次出现起</translation>
+    </message>
+    <message>
+        <source>nothing processing</source>
+        <translation>没有处理中的任务</translation>
+    </message>
+    <message>
+        <source>estimate (planner statistics)</source>
+        <translation>估计值（规划器统计）</translation>
+    </message>
+    <message>
+        <source>estimate: not analysed yet</source>
+        <translation>估计值：尚未 ANALYZE</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::DashboardRowsDialog</name>
+    <message>
+        <source>%1: newest %2 rows</source>
+        <translation>%1：最新 %2 行</translation>
+    </message>
+    <message>
+        <source>Reading…</source>
+        <translation>正在读取…</translation>
+    </message>
+    <message>
+        <source>Key</source>
+        <translation>键</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Attempts</source>
+        <translation>尝试次数</translation>
+    </message>
+    <message>
+        <source>Error class</source>
+        <translation>错误类别</translation>
+    </message>
+    <message>
+        <source>Updated (UTC)</source>
+        <translation>更新时间（UTC）</translation>
+    </message>
+    <message>
+        <source>Lease until (UTC)</source>
+        <translation>租约到期（UTC）</translation>
+    </message>
+    <message>
+        <source>No rows match.</source>
+        <translation>没有匹配的行。</translation>
+    </message>
+    <message>
+        <source>%1 rows (at most %2, newest first).</source>
+        <translation>%1 行（最多 %2 行，最新的在前）。</translation>
+    </message>
+    <message>
+        <source>Could not read the rows: %1</source>
+        <translation>无法读取这些行：%1</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::DashboardSettingsDialog</name>
+    <message>
+        <source>off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Dashboard thresholds</source>
+        <translation>仪表盘阈值</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Tile&lt;/b&gt;</source>
+        <translation>&lt;b&gt;指标卡&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Amber from&lt;/b&gt;</source>
+        <translation>&lt;b&gt;黄色阈值&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Red from&lt;/b&gt;</source>
+        <translation>&lt;b&gt;红色阈值&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <source>Warning</source>
+        <translation>警告</translation>
+    </message>
+    <message>
+        <source>Critical</source>
+        <translation>严重</translation>
+    </message>
+    <message>
+        <source> min</source>
+        <translation> 分钟</translation>
+    </message>
+    <message>
+        <source>Long-unfinished after</source>
+        <translation>长期未完成的判定时长</translation>
+    </message>
+    <message>
+        <source>A tile turns amber, then red, at or above these values. Crossing into red raises one desktop notification.</source>
+        <translation>指标卡的数值达到或超过这些值时先变黄、再变红。变红时发出一条桌面通知。</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::DashboardWidget</name>
+    <message>
+        <source>%1 UTC (%2 local)</source>
+        <translation>%1 UTC（本地时间 %2）</translation>
+    </message>
+    <message>
+        <source>As of %1 (snapshot).</source>
+        <translation>截至 %1（快照）。</translation>
+    </message>
+    <message>
+        <source>As of %1, the snapshot&apos;s server clock</source>
+        <translation>截至 %1，快照的服务器时钟</translation>
+    </message>
+    <message>
+        <source>No data</source>
+        <translation>无数据</translation>
+    </message>
+    <message>
+        <source>read from a standby</source>
+        <translation>读取自备库</translation>
+    </message>
+    <message>
+        <source>figures over the last %1 min, charts over the last %2 min</source>
+        <translation>数字为最近 %1 分钟，图表为最近 %2 分钟</translation>
+    </message>
+    <message>
+        <source>Snapshot: read-only, not live.</source>
+        <translation>快照：只读，非实时。</translation>
+    </message>
+    <message>
+        <source>No thresholds set.</source>
+        <translation>未设置阈值。</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Amber from %1, red from %2.</source>
+        <translation>%1 起变黄，%2 起变红。</translation>
+    </message>
+    <message>
+        <source>every %1 s</source>
+        <translation>每 %1 秒</translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <source>15 min</source>
+        <translation>15 分钟</translation>
+    </message>
+    <message>
+        <source>1 h</source>
+        <translation>1 小时</translation>
+    </message>
+    <message>
+        <source>6 h</source>
+        <translation>6 小时</translation>
+    </message>
+    <message>
+        <source>24 h</source>
+        <translation>24 小时</translation>
+    </message>
+    <message>
+        <source>all tenants</source>
+        <translation>所有租户</translation>
+    </message>
+    <message>
+        <source>all operations</source>
+        <translation>所有操作</translation>
+    </message>
+    <message>
+        <source>Refresh now</source>
+        <translation>立即刷新</translation>
+    </message>
+    <message>
+        <source>Thresholds…</source>
+        <translation>阈值…</translation>
+    </message>
+    <message>
+        <source>Refresh</source>
+        <translation>刷新</translation>
+    </message>
+    <message>
+        <source>Window</source>
+        <translation>时间窗口</translation>
+    </message>
+    <message>
+        <source>Tenant</source>
+        <translation>租户</translation>
+    </message>
+    <message>
+        <source>Operation</source>
+        <translation>操作</translation>
+    </message>
+    <message>
+        <source>Idem console</source>
+        <translation>Idem 控制台</translation>
+    </message>
+    <message>
+        <source>As of %1 (server clock)</source>
+        <translation>截至 %1（服务器时钟）</translation>
+    </message>
+    <message>
+        <source>standby, replication lag %1 s</source>
+        <translation>备库，复制延迟 %1 秒</translation>
+    </message>
+    <message>
+        <source>standby, nothing replayed yet</source>
+        <translation>备库，尚未回放任何数据</translation>
+    </message>
+    <message>
+        <source>primary</source>
+        <translation>主库</translation>
+    </message>
+    <message>
+        <source>No data yet</source>
+        <translation>尚无数据</translation>
+    </message>
+    <message>
+        <source>console load: %1 ms per tick, every %2 s</source>
+        <translation>控制台负载：每次轮询 %1 毫秒，每 %2 秒一次</translation>
+    </message>
+    <message>
+        <source>%1 (stretched: ticks over budget)</source>
+        <translation>%1（已拉长：轮询超出预算）</translation>
+    </message>
+    <message>
+        <source>PAUSED</source>
+        <translation>已暂停</translation>
+    </message>
+    <message>
+        <source>● Live</source>
+        <translation>● 实时</translation>
+    </message>
+    <message>
+        <source>No data: %1</source>
+        <translation>无数据：%1</translation>
+    </message>
+    <message>
+        <source>Stale: %1</source>
+        <translation>数据过时：%1</translation>
+    </message>
+    <message>
+        <source>Stale, the last read failed: %1</source>
+        <translation>数据过时，上次读取失败：%1</translation>
+    </message>
+    <message>
+        <source>Disconnected: %1</source>
+        <translation>已断开连接：%1</translation>
+    </message>
+    <message>
+        <source>%1 Last good data at %2 (%3 s ago).</source>
+        <translation>%1 最后一次有效数据时间为 %2（%3 秒前）。</translation>
+    </message>
+    <message>
+        <source>Idem: %1</source>
+        <translation>Idem：%1</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::ExportDialog</name>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>Replace the previous snapshot in this folder</source>
+        <translation>替换此文件夹中之前的快照</translation>
+    </message>
+    <message>
+        <source>Redact results and error messages (for bundles that leave the team)</source>
+        <translation>隐去结果和错误消息（用于要交给团队以外的快照包）</translation>
+    </message>
+    <message>
+        <source>Sign with my Ed25519 key</source>
+        <translation>用我的 Ed25519 密钥签名</translation>
+    </message>
+    <message>
+        <source>Create signing key</source>
+        <translation>创建签名密钥</translation>
+    </message>
+    <message>
+        <source>Also write report.pdf</source>
+        <translation>同时生成 report.pdf</translation>
+    </message>
+    <message>
+        <source>Export incident snapshot</source>
+        <translation>导出事故快照</translation>
+    </message>
+    <message numerus="yes">
+        <source>last %n minute(s)</source>
+        <translation>
+            <numerusform>最近 %n 分钟</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>last %n hour(s)</source>
+        <translation>
+            <numerusform>最近 %n 小时</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source> rows per set</source>
+        <translation> 行/每组</translation>
+    </message>
+    <message>
+        <source>At most this many rows of each set (expired leases, longest running, failed, uncertain); the snapshot states the total and whether the bound was reached.</source>
+        <translation>每组（过期租约、运行最久、失败、结果不确定）最多包含的行数；快照会注明总数以及是否达到上限。</translation>
+    </message>
+    <message>
+        <source>Folder:</source>
+        <translation>文件夹：</translation>
+    </message>
+    <message>
+        <source>Charts history:</source>
+        <translation>图表历史：</translation>
+    </message>
+    <message>
+        <source>Row bound:</source>
+        <translation>行数上限：</translation>
+    </message>
+    <message>
+        <source>Export</source>
+        <translation>导出</translation>
+    </message>
+    <message>
+        <source>Folder for the snapshot</source>
+        <translation>快照所在文件夹</translation>
+    </message>
+    <message>
+        <source>No signing key yet at %1. Create one to sign (it is used by idemctl too).</source>
+        <translation>%1 处还没有签名密钥。请创建一个用于签名（idemctl 也会使用它）。</translation>
+    </message>
+    <message>
+        <source>Key %1, public key SHA-256 %2…</source>
+        <translation>密钥 %1，公钥 SHA-256 %2…</translation>
+    </message>
+    <message>
+        <source>The signing key cannot be used: %1</source>
+        <translation>签名密钥无法使用：%1</translation>
+    </message>
+    <message>
+        <source>Created a new Ed25519 signing key at %1, readable only by you (mode 0600). Public key SHA-256 %2. Give the public key (idemctl snapshot pubkey) to whoever checks your bundles.</source>
+        <translation>已在 %1 创建新的 Ed25519 签名密钥，仅你本人可读（权限 0600）。公钥 SHA-256 %2。请把公钥（idemctl snapshot pubkey）交给校验你的快照包的人。</translation>
+    </message>
+    <message>
+        <source>The signing key could not be created: %1</source>
+        <translation>无法创建签名密钥：%1</translation>
+    </message>
+    <message>
+        <source>Choose a folder name for the snapshot.</source>
+        <translation>请为快照选择一个文件夹名称。</translation>
+    </message>
+    <message>
+        <source>The folder %1 does not exist.</source>
+        <translation>文件夹 %1 不存在。</translation>
+    </message>
+    <message>
+        <source>You cannot write to %1; choose another folder.</source>
+        <translation>你无法写入 %1；请选择其他文件夹。</translation>
+    </message>
+    <message>
+        <source>%1 exists and is not a snapshot bundle; choose another name.</source>
+        <translation>%1 已存在且不是快照包；请选择其他名称。</translation>
+    </message>
+    <message>
+        <source>A snapshot already exists at %1. Tick &quot;Replace&quot; to overwrite it, or choose another name.</source>
+        <translation>%1 处已有快照。勾选“替换”以覆盖它，或选择其他名称。</translation>
+    </message>
+    <message>
+        <source>There is no signing key yet: create one, or untick &quot;Sign&quot;.</source>
+        <translation>还没有签名密钥：请创建一个，或取消勾选“签名”。</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::Failure</name>
+    <message>
+        <source>The connection string is not valid: %1</source>
+        <translation>连接字符串无效：%1</translation>
+    </message>
+    <message>
+        <source>The server could not be reached: %1</source>
+        <translation>无法连接到服务器：%1</translation>
+    </message>
+    <message>
+        <source>Authentication failed: %1
+Check the user name and the password (or ~/.pgpass, PGPASSWORD).</source>
+        <translation>认证失败：%1
+请检查用户名和密码（或 ~/.pgpass、PGPASSWORD）。</translation>
+    </message>
+    <message>
+        <source>TLS failure: %1
+Check the SSL mode and that the root certificate is the one that signed the server&apos;s certificate.</source>
+        <translation>TLS 失败：%1
+请检查 SSL 模式，并确认根证书正是签发服务器证书的那一个。</translation>
+    </message>
+    <message>
+        <source>The connection timed out: %1</source>
+        <translation>连接超时：%1</translation>
+    </message>
+    <message>
+        <source>The schema name is not valid: %1</source>
+        <translation>模式名称无效：%1</translation>
+    </message>
+    <message>
+        <source>The connection was lost: %1</source>
+        <translation>连接已丢失：%1</translation>
+    </message>
+    <message>
+        <source>A query failed%1: %2</source>
+        <translation>查询失败%1：%2</translation>
+    </message>
+    <message>
+        <source>Migration refused, nothing was changed: %1</source>
+        <translation>迁移被拒绝，未做任何更改：%1</translation>
+    </message>
+    <message>
+        <source>Error%1: %2</source>
+        <translation>错误%1：%2</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::MainWindow</name>
+    <message>
+        <source>Dashboard</source>
+        <translation>仪表盘</translation>
+    </message>
+    <message>
+        <source>Tasks</source>
+        <translation>任务</translation>
+    </message>
+    <message>
+        <source>Audit</source>
+        <translation>审计</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>&amp;Connection</source>
+        <translation>连接(&amp;C)</translation>
+    </message>
+    <message>
+        <source>&amp;Connect…</source>
+        <translation>连接(&amp;C)…</translation>
+    </message>
+    <message>
+        <source>&amp;Refresh</source>
+        <translation>刷新(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Disconnect</source>
+        <translation>断开连接(&amp;D)</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
+    </message>
+    <message>
+        <source>&amp;Keyboard shortcuts</source>
+        <translation>键盘快捷键(&amp;K)</translation>
+    </message>
+    <message>
+        <source>About Idem console</source>
+        <translation>关于 Idem 控制台</translation>
+    </message>
+    <message>
+        <source>Idem console %1
+Safe repeated task execution on PostgreSQL.</source>
+        <translation>Idem 控制台 %1
+在 PostgreSQL 上安全地重复执行任务。</translation>
+    </message>
+    <message>
+        <source>&amp;About Idem console</source>
+        <translation>关于 Idem 控制台(&amp;A)</translation>
+    </message>
+    <message>
+        <source>%1@%2:%3/%4 – Idem console</source>
+        <translation>%1@%2:%3/%4 – Idem 控制台</translation>
+    </message>
+    <message>
+        <source>Idem console</source>
+        <translation>Idem 控制台</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>&amp;Dashboard</source>
+        <translation>仪表盘(&amp;D)</translation>
+    </message>
+    <message>
+        <source>&amp;Tasks</source>
+        <translation>任务(&amp;T)</translation>
+    </message>
+    <message>
+        <source>&amp;Audit</source>
+        <translation>审计(&amp;A)</translation>
+    </message>
+    <message>
+        <source>C&amp;onnection</source>
+        <translation>连接(&amp;O)</translation>
+    </message>
+    <message>
+        <source>&amp;Next page</source>
+        <translation>下一页(&amp;N)</translation>
+    </message>
+    <message>
+        <source>&amp;Previous page</source>
+        <translation>上一页(&amp;P)</translation>
+    </message>
+    <message>
+        <source>&amp;Find tasks…</source>
+        <translation>查找任务(&amp;F)…</translation>
+    </message>
+    <message>
+        <source>T&amp;heme</source>
+        <translation>主题(&amp;H)</translation>
+    </message>
+    <message>
+        <source>&amp;System</source>
+        <translation>跟随系统(&amp;S)</translation>
+    </message>
+    <message>
+        <source>&amp;Light</source>
+        <translation>浅色(&amp;L)</translation>
+    </message>
+    <message>
+        <source>&amp;Dark</source>
+        <translation>深色(&amp;D)</translation>
+    </message>
+    <message>
+        <source>&amp;Language</source>
+        <translation>语言(&amp;L)</translation>
+    </message>
+    <message>
+        <source>Menus, tabs and the dashboard switch now; the task, audit and connection pages switch when the console is started again.</source>
+        <translation>菜单、标签页和仪表盘已立即切换；任务、审计和连接页面将在控制台下次启动时切换。</translation>
+    </message>
+    <message>
+        <source>&amp;Export snapshot…</source>
+        <translation>导出快照(&amp;E)…</translation>
+    </message>
+    <message>
+        <source>Open snapshot</source>
+        <translation>打开快照</translation>
+    </message>
+    <message>
+        <source>&amp;Open snapshot…</source>
+        <translation>打开快照(&amp;O)…</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::ServerInfo</name>
+    <message>
+        <source>operator (superuser)</source>
+        <translation>操作员（超级用户）</translation>
+    </message>
+    <message>
+        <source>operator</source>
+        <translation>操作员</translation>
+    </message>
+    <message>
+        <source>reader</source>
+        <translation>只读者</translation>
+    </message>
+    <message>
+        <source>none: cannot read %1.task_idempotency (grant idem_reader)</source>
+        <translation>无：无法读取 %1.task_idempotency（请授予 idem_reader）</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::ShortcutsDialog</name>
+    <message>
+        <source>Keyboard shortcuts</source>
+        <translation>键盘快捷键</translation>
+    </message>
+    <message>
+        <source>Action</source>
+        <translation>操作</translation>
+    </message>
+    <message>
+        <source>Shortcut</source>
+        <translation>快捷键</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::SnapshotAuditModel</name>
+    <message>
+        <source>%1 (%2)</source>
+        <translation>%1（%2）</translation>
+    </message>
+    <message>
+        <source>#</source>
+        <translation>#</translation>
+    </message>
+    <message>
+        <source>At (UTC)</source>
+        <translation>时间（UTC）</translation>
+    </message>
+    <message>
+        <source>Key</source>
+        <translation>键</translation>
+    </message>
+    <message>
+        <source>Action</source>
+        <translation>动作</translation>
+    </message>
+    <message>
+        <source>Actor (role, OS user)</source>
+        <translation>执行者（角色，操作系统用户）</translation>
+    </message>
+    <message>
+        <source>Reason</source>
+        <translation>原因</translation>
+    </message>
+    <message>
+        <source>The audit was empty when the snapshot was taken.</source>
+        <translation>生成快照时审计记录为空。</translation>
+    </message>
+    <message>
+        <source>Entry #%1 does not hash to its entry_hash: it was edited.</source>
+        <translation>记录 #%1 的哈希与其 entry_hash 不符：它被修改过。</translation>
+    </message>
+    <message>
+        <source>The link from entry #%1 to #%2 is broken.</source>
+        <translation>从记录 #%1 到 #%2 的链接已断裂。</translation>
+    </message>
+    <message>
+        <source>The chain head #%1 is not the newest entry of the tail.</source>
+        <translation>链头 #%1 不是尾部最新的记录。</translation>
+    </message>
+    <message>
+        <source>Tail entries checked offline: %1; every hash and link is correct.</source>
+        <translation>离线校验的尾部记录：%1；所有哈希和链接均正确。</translation>
+    </message>
+    <message>
+        <source>Tail entries checked offline: %1; every link is correct (hashes not rechecked: the images are redacted).</source>
+        <translation>离线校验的尾部记录：%1；所有链接均正确（未重新校验哈希：记录映像已隐去）。</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::SnapshotAuditPage</name>
+    <message>
+        <source>Select an entry to see what it changed.</source>
+        <translation>选择一条记录以查看它所做的更改。</translation>
+    </message>
+    <message>
+        <source>the newest %1 of %2 entries (truncated at the limit of %3)</source>
+        <translation>%2 条记录中最新的 %1 条（在上限 %3 处截断）</translation>
+    </message>
+    <message>
+        <source>all %1 of %2 entries (limit %3)</source>
+        <translation>全部 %1 条，共 %2 条记录（上限 %3）</translation>
+    </message>
+    <message>
+        <source>Audit tail: %1. Chain head at the snapshot: entry #%2, hash &lt;tt&gt;%3&lt;/tt&gt;. Compare it with the live table&apos;s to show that nothing was appended or rewritten since.</source>
+        <translation>审计尾部：%1。快照时的链头：记录 #%2，哈希 &lt;tt&gt;%3&lt;/tt&gt;。将其与实时表中的链头比较，可证明此后没有追加或改写任何记录。</translation>
+    </message>
+    <message>
+        <source>Audit tail: %1. The audit was empty: no chain head.</source>
+        <translation>审计尾部：%1。审计为空：没有链头。</translation>
+    </message>
+    <message>
+        <source>Field</source>
+        <translation>字段</translation>
+    </message>
+    <message>
+        <source>Before</source>
+        <translation>修改前</translation>
+    </message>
+    <message>
+        <source>After</source>
+        <translation>修改后</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;#%1 %2&lt;/b&gt; on &lt;tt&gt;%3&lt;/tt&gt; at %4 UTC by %5 (OS user %6, host %7, %8)</source>
+        <translation>&lt;b&gt;#%1 %2&lt;/b&gt;，对象 &lt;tt&gt;%3&lt;/tt&gt;，时间 %4 UTC，执行者 %5（操作系统用户 %6，主机 %7，%8）</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::SnapshotExportFlow</name>
+    <message>
+        <source>Exporting the snapshot to %1
+%2</source>
+        <translation>正在将快照导出到 %1
+%2</translation>
+    </message>
+    <message>
+        <source>all tenants</source>
+        <translation>所有租户</translation>
+    </message>
+    <message>
+        <source>tenant %1</source>
+        <translation>租户 %1</translation>
+    </message>
+    <message>
+        <source>all operations</source>
+        <translation>所有操作</translation>
+    </message>
+    <message>
+        <source>operation %1</source>
+        <translation>操作 %1</translation>
+    </message>
+    <message numerus="yes">
+        <source>One consistent read of %1 (%2, %3; figures over the dashboard&apos;s last %n minute(s)), read-only through the monitor connection.</source>
+        <translation>
+            <numerusform>对 %1 的一次一致性读取（%2，%3；数字为仪表盘最近 %n 分钟），通过监控连接只读进行。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Export snapshot</source>
+        <translation>导出快照</translation>
+    </message>
+    <message>
+        <source>Connect to a database first: the snapshot is read from the monitor connection.</source>
+        <translation>请先连接数据库：快照通过监控连接读取。</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Exporting the snapshot to %1</source>
+        <translation>正在将快照导出到 %1</translation>
+    </message>
+    <message>
+        <source>Taken at %1 (server clock, UTC).</source>
+        <translation>生成于 %1（服务器时钟，UTC）。</translation>
+    </message>
+    <message>
+        <source>Signed with Ed25519 key %1.</source>
+        <translation>已用 Ed25519 密钥 %1 签名。</translation>
+    </message>
+    <message>
+        <source>Show in folder</source>
+        <translation>在文件夹中显示</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::SnapshotExporter</name>
+    <message>
+        <source>opening the snapshot transaction</source>
+        <translation>正在开启快照事务</translation>
+    </message>
+    <message>
+        <source>reading the figures</source>
+        <translation>正在读取数字</translation>
+    </message>
+    <message>
+        <source>reading rows</source>
+        <translation>正在读取行</translation>
+    </message>
+    <message>
+        <source>reading the counters history</source>
+        <translation>正在读取计数器历史</translation>
+    </message>
+    <message>
+        <source>reading the audit tail</source>
+        <translation>正在读取审计尾部</translation>
+    </message>
+    <message>
+        <source>read</source>
+        <translation>已读取</translation>
+    </message>
+    <message>
+        <source>writing snapshot.json</source>
+        <translation>正在写入 snapshot.json</translation>
+    </message>
+    <message>
+        <source>writing CSV files</source>
+        <translation>正在写入 CSV 文件</translation>
+    </message>
+    <message>
+        <source>drawing charts</source>
+        <translation>正在绘制图表</translation>
+    </message>
+    <message>
+        <source>writing report.html</source>
+        <translation>正在写入 report.html</translation>
+    </message>
+    <message>
+        <source>writing the chart images</source>
+        <translation>正在写入图表图片</translation>
+    </message>
+    <message>
+        <source>writing report.pdf</source>
+        <translation>正在写入 report.pdf</translation>
+    </message>
+    <message>
+        <source>writing MANIFEST</source>
+        <translation>正在写入 MANIFEST</translation>
+    </message>
+    <message>
+        <source>loading the signing key</source>
+        <translation>正在加载签名密钥</translation>
+    </message>
+    <message>
+        <source>done</source>
+        <translation>完成</translation>
+    </message>
+    <message>
+        <source>%1: %2 of %3 rows%4</source>
+        <translation>%1：%2/%3 行%4</translation>
+    </message>
+    <message>
+        <source> (bound %1 reached)</source>
+        <translation>（已达上限 %1）</translation>
+    </message>
+    <message>
+        <source>Idem incident snapshot %1</source>
+        <translation>Idem 事故快照 %1</translation>
+    </message>
+    <message>
+        <source>audit: %1 of %2 entries, chain head %3</source>
+        <translation>审计：%1/%2 条记录，链头 %3</translation>
+    </message>
+    <message>
+        <source>(empty)</source>
+        <translation>（空）</translation>
+    </message>
+    <message>
+        <source>The export was cancelled. Nothing was written to %1.</source>
+        <translation>导出已取消。没有向 %1 写入任何内容。</translation>
+    </message>
+    <message>
+        <source>Snapshot written to %1.</source>
+        <translation>快照已写入 %1。</translation>
+    </message>
+    <message>
+        <source>Nothing was written to %1.</source>
+        <translation>没有向 %1 写入任何内容。</translation>
+    </message>
+    <message>
+        <source>The connection was lost during the export (%1). %2</source>
+        <translation>导出过程中连接丢失（%1）。%2</translation>
+    </message>
+    <message>
+        <source>The database refused a query of the export%1: %2
+%3</source>
+        <translation>数据库拒绝了导出的一条查询%1：%2
+%3</translation>
+    </message>
+    <message>
+        <source>The snapshot could not be written: %1
+%2</source>
+        <translation>无法写入快照：%1
+%2</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::SnapshotOpener</name>
+    <message>
+        <source>at an unknown time</source>
+        <translation>时间未知</translation>
+    </message>
+    <message>
+        <source>%1 UTC (%2 local)</source>
+        <translation>%1 UTC（本地时间 %2）</translation>
+    </message>
+    <message>
+        <source>default host</source>
+        <translation>默认主机</translation>
+    </message>
+    <message>
+        <source>local socket</source>
+        <translation>本地套接字</translation>
+    </message>
+    <message>
+        <source>This snapshot was made by a newer Idem (format %1); this console reads up to format %2. Open it with a newer Idem console.</source>
+        <translation>此快照由更新版本的 Idem 生成（格式 %1）；此控制台最多只能读取格式 %2。请用更新版本的 Idem 控制台打开。</translation>
+    </message>
+    <message>
+        <source>This snapshot says it has format %1, which no Idem release wrote; this console reads formats 1 to %2.</source>
+        <translation>此快照声称其格式为 %1，但没有任何 Idem 版本写过这种格式；此控制台可读取格式 1 到 %2。</translation>
+    </message>
+    <message>
+        <source>The snapshot in %1 cannot be read: its snapshot.json is damaged or not an Idem snapshot.
+
+%2</source>
+        <translation>无法读取 %1 中的快照：其 snapshot.json 已损坏或不是 Idem 快照。
+
+%2</translation>
+    </message>
+    <message>
+        <source>%1 is not a snapshot bundle.
+
+%2</source>
+        <translation>%1 不是快照包。
+
+%2</translation>
+    </message>
+    <message>
+        <source>The snapshot in %1 could not be opened: %2</source>
+        <translation>无法打开 %1 中的快照：%2</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::SnapshotTaskModel</name>
+    <message>
+        <source>none (expired)</source>
+        <translation>无（已过期）</translation>
+    </message>
+    <message>
+        <source>%1 left</source>
+        <translation>剩余 %1</translation>
+    </message>
+    <message>
+        <source>expired %1 before</source>
+        <translation>在此之前 %1 已过期</translation>
+    </message>
+    <message>
+        <source>%1 of %2</source>
+        <translation>%1/%2</translation>
+    </message>
+    <message>
+        <source>Key</source>
+        <translation>键</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Attempts</source>
+        <translation>尝试次数</translation>
+    </message>
+    <message>
+        <source>Lease (at snapshot)</source>
+        <translation>租约（快照时）</translation>
+    </message>
+    <message>
+        <source>Next attempt (UTC)</source>
+        <translation>下次尝试（UTC）</translation>
+    </message>
+    <message>
+        <source>Created (UTC)</source>
+        <translation>创建时间（UTC）</translation>
+    </message>
+    <message>
+        <source>Updated (UTC)</source>
+        <translation>更新时间（UTC）</translation>
+    </message>
+    <message>
+        <source>Error class</source>
+        <translation>错误类别</translation>
+    </message>
+    <message>
+        <source>Error</source>
+        <translation>错误</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::SnapshotTaskPane</name>
+    <message>
+        <source>At (UTC)</source>
+        <translation>时间（UTC）</translation>
+    </message>
+    <message>
+        <source>Action</source>
+        <translation>动作</translation>
+    </message>
+    <message>
+        <source>Actor</source>
+        <translation>执行者</translation>
+    </message>
+    <message>
+        <source>Reason</source>
+        <translation>原因</translation>
+    </message>
+    <message>
+        <source>Key</source>
+        <translation>键</translation>
+    </message>
+    <message>
+        <source>Tenant / op / id</source>
+        <translation>租户 / 操作 / ID</translation>
+    </message>
+    <message>
+        <source>Digest</source>
+        <translation>摘要</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Attempts</source>
+        <translation>尝试次数</translation>
+    </message>
+    <message>
+        <source>Lease</source>
+        <translation>租约</translation>
+    </message>
+    <message>
+        <source>Owner token</source>
+        <translation>所有者令牌</translation>
+    </message>
+    <message>
+        <source>Next attempt</source>
+        <translation>下次尝试</translation>
+    </message>
+    <message>
+        <source>Created / updated</source>
+        <translation>创建 / 更新</translation>
+    </message>
+    <message>
+        <source>Error class</source>
+        <translation>错误类别</translation>
+    </message>
+    <message>
+        <source>Error</source>
+        <translation>错误</translation>
+    </message>
+    <message>
+        <source>Result</source>
+        <translation>结果</translation>
+    </message>
+    <message>
+        <source>Error history</source>
+        <translation>错误历史</translation>
+    </message>
+    <message>
+        <source>Audit</source>
+        <translation>审计</translation>
+    </message>
+    <message>
+        <source>Select a task to see its record as the snapshot holds it.</source>
+        <translation>选择一个任务以查看快照中保存的记录。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;%1&lt;/b&gt; task at the snapshot, updated %2 UTC</source>
+        <translation>快照中的 &lt;b&gt;%1&lt;/b&gt; 任务，更新于 %2 UTC</translation>
+    </message>
+    <message>
+        <source>retryable_failed (uncertain outcome: retry only with the same key)</source>
+        <translation>retryable_failed（结果不确定：只能用同一个键重试）</translation>
+    </message>
+    <message>
+        <source>%1 of %2</source>
+        <translation>%1/%2</translation>
+    </message>
+    <message>
+        <source>%1 (until %2 UTC)</source>
+        <translation>%1（至 %2 UTC）</translation>
+    </message>
+    <message>
+        <source>(none)</source>
+        <translation>（无）</translation>
+    </message>
+    <message>
+        <source>%1 UTC</source>
+        <translation>%1 UTC</translation>
+    </message>
+    <message>
+        <source>%1 / %2 UTC</source>
+        <translation>%1 / %2 UTC</translation>
+    </message>
+    <message>
+        <source>(redacted) %1</source>
+        <translation>（已隐去）%1</translation>
+    </message>
+    <message>
+        <source>No result stored.</source>
+        <translation>未存储结果。</translation>
+    </message>
+    <message>
+        <source>The result was redacted for sharing: its SHA-256 and length stand in for it.</source>
+        <translation>为便于分享，结果已被隐去：以其 SHA-256 和长度代替。</translation>
+    </message>
+    <message>
+        <source>Result: %1 bytes; showing the first %2 characters.</source>
+        <translation>结果：%1 字节；显示前 %2 个字符。</translation>
+    </message>
+    <message>
+        <source>Result: %1 bytes.</source>
+        <translation>结果：%1 字节。</translation>
+    </message>
+    <message>
+        <source>Error history (%1)</source>
+        <translation>错误历史（%1）</translation>
+    </message>
+    <message>
+        <source>Messages were redacted for sharing.</source>
+        <translation>为便于分享，消息已被隐去。</translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation>%1（%2）</translation>
+    </message>
+    <message>
+        <source>Audit in snapshot (%1)</source>
+        <translation>快照中的审计（%1）</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::SnapshotTasksPage</name>
+    <message>
+        <source>%1 of %2 rows</source>
+        <translation>%1/%2 行</translation>
+    </message>
+    <message>
+        <source> (truncated at the limit of %1)</source>
+        <translation>（在上限 %1 处截断）</translation>
+    </message>
+    <message>
+        <source> (limit %1)</source>
+        <translation>（上限 %1）</translation>
+    </message>
+    <message>
+        <source>Expired leases</source>
+        <translation>过期租约</translation>
+    </message>
+    <message>
+        <source>Longest running</source>
+        <translation>运行最久</translation>
+    </message>
+    <message>
+        <source>Failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>Uncertain outcomes</source>
+        <translation>结果不确定</translation>
+    </message>
+    <message>
+        <source>Recent digest conflicts</source>
+        <translation>近期摘要冲突</translation>
+    </message>
+    <message>
+        <source>%1
+%2 of %3%4</source>
+        <translation>%1
+%2/%3%4</translation>
+    </message>
+    <message>
+        <source> (truncated)</source>
+        <translation>（已截断）</translation>
+    </message>
+    <message>
+        <source>%1
+%2 counter rows</source>
+        <translation>%1
+%2 行计数器</translation>
+    </message>
+    <message>
+        <source>filter these rows by key (substring)</source>
+        <translation>按键（子串）筛选这些行</translation>
+    </message>
+    <message>
+        <source>Minute (UTC)</source>
+        <translation>分钟（UTC）</translation>
+    </message>
+    <message>
+        <source>Tenant</source>
+        <translation>租户</translation>
+    </message>
+    <message>
+        <source>Operation</source>
+        <translation>操作</translation>
+    </message>
+    <message>
+        <source>Conflicts</source>
+        <translation>冲突</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;%1&lt;/b&gt;: %2. A conflict changes no row, so these per-minute counters are its only trace: %3 conflicts in %4 counter rows (of %5%6).</source>
+        <translation>&lt;b&gt;%1&lt;/b&gt;：%2。冲突不会修改任何行，因此这些每分钟计数器是它唯一的痕迹：%4 行计数器中共有 %3 次冲突（共 %5%6）。</translation>
+    </message>
+    <message>
+        <source>, truncated</source>
+        <translation>，已截断</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;%1&lt;/b&gt;: %2.&lt;br&gt;Order: %3. %4.</source>
+        <translation>&lt;b&gt;%1&lt;/b&gt;：%2。&lt;br&gt;排序：%3。%4。</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::SnapshotWindow</name>
+    <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>no</source>
+        <translation>否</translation>
+    </message>
+    <message>
+        <source>Console load: not part of a snapshot</source>
+        <translation>控制台负载：不包含在快照中</translation>
+    </message>
+    <message>
+        <source>Attempts histogram: not part of a snapshot</source>
+        <translation>尝试次数分布：不包含在快照中</translation>
+    </message>
+    <message>
+        <source>Dashboard</source>
+        <translation>仪表盘</translation>
+    </message>
+    <message>
+        <source>Tasks</source>
+        <translation>任务</translation>
+    </message>
+    <message>
+        <source>Audit</source>
+        <translation>审计</translation>
+    </message>
+    <message>
+        <source>Details</source>
+        <translation>详情</translation>
+    </message>
+    <message>
+        <source>Read-only snapshot from %1</source>
+        <translation>来自 %1 的只读快照</translation>
+    </message>
+    <message>
+        <source>PostgreSQL %1, standby</source>
+        <translation>PostgreSQL %1，备库</translation>
+    </message>
+    <message>
+        <source>PostgreSQL %1, primary</source>
+        <translation>PostgreSQL %1，主库</translation>
+    </message>
+    <message>
+        <source>producer %1</source>
+        <translation>生成者 %1</translation>
+    </message>
+    <message>
+        <source>schema version %1 (this console knows %2)</source>
+        <translation>模式版本 %1（此控制台已知 %2）</translation>
+    </message>
+    <message>
+        <source>format version %1</source>
+        <translation>格式版本 %1</translation>
+    </message>
+    <message>
+        <source>redacted: %1</source>
+        <translation>已隐去：%1</translation>
+    </message>
+    <message>
+        <source>read as %1</source>
+        <translation>以 %1 身份读取</translation>
+    </message>
+    <message>
+        <source>only tenant %1, operation %2</source>
+        <translation>仅租户 %1，操作 %2</translation>
+    </message>
+    <message>
+        <source>Snapshot of %1 taken %2 — read-only</source>
+        <translation>%1 的快照，生成于 %2 — 只读</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Verification FAILED: this bundle is not as it was written.&lt;/b&gt; The data below may have been altered.&lt;br&gt;%1</source>
+        <translation>&lt;b&gt;校验失败：此快照包与写入时不一致。&lt;/b&gt;以下数据可能已被篡改。&lt;br&gt;%1</translation>
+    </message>
+    <message>
+        <source>Signature valid (Ed25519 key SHA-256 %1…); all %2 files match the MANIFEST. Without a trusted key this shows the bundle is intact, not who signed it: compare the key&apos;s fingerprint.</source>
+        <translation>签名有效（Ed25519 密钥 SHA-256 %1…）；全部 %2 个文件与 MANIFEST 一致。没有可信密钥时，这只能说明快照包完整，而不能说明是谁签的名：请核对密钥指纹。</translation>
+    </message>
+    <message>
+        <source>Unsigned: all %1 files match the MANIFEST, but whoever edited them could have rewritten it too.</source>
+        <translation>未签名：全部 %1 个文件与 MANIFEST 一致，但修改文件的人也可能重写了 MANIFEST。</translation>
+    </message>
+    <message>
+        <source>%1Snapshot %2, %3 (read-only) – Idem console</source>
+        <translation>%1快照 %2，%3（只读）– Idem 控制台</translation>
+    </message>
+    <message>
+        <source>UNVERIFIED </source>
+        <translation>未校验 </translation>
+    </message>
+    <message>
+        <source>Folder</source>
+        <translation>文件夹</translation>
+    </message>
+    <message>
+        <source>Taken at</source>
+        <translation>生成时间</translation>
+    </message>
+    <message>
+        <source>Producer</source>
+        <translation>生成者</translation>
+    </message>
+    <message>
+        <source>Format version</source>
+        <translation>格式版本</translation>
+    </message>
+    <message>
+        <source>%1 (this console reads up to %2)</source>
+        <translation>%1（此控制台最多可读取 %2）</translation>
+    </message>
+    <message>
+        <source>Connection</source>
+        <translation>连接</translation>
+    </message>
+    <message>
+        <source>Admin connection</source>
+        <translation>管理连接</translation>
+    </message>
+    <message>
+        <source>%1 as %2</source>
+        <translation>%1，身份 %2</translation>
+    </message>
+    <message>
+        <source>Server</source>
+        <translation>服务器</translation>
+    </message>
+    <message>
+        <source>PostgreSQL %1 (%2), database %3, %4</source>
+        <translation>PostgreSQL %1（%2），数据库 %3，%4</translation>
+    </message>
+    <message>
+        <source>standby</source>
+        <translation>备库</translation>
+    </message>
+    <message>
+        <source>primary</source>
+        <translation>主库</translation>
+    </message>
+    <message>
+        <source>Monitor role</source>
+        <translation>监控角色</translation>
+    </message>
+    <message>
+        <source>%1 (session %2); superuser %3, idem_reader %4, idem_operator %5</source>
+        <translation>%1（会话 %2）；超级用户 %3，idem_reader %4，idem_operator %5</translation>
+    </message>
+    <message>
+        <source>Schema</source>
+        <translation>模式</translation>
+    </message>
+    <message>
+        <source>%1, version %2 (the exporting Idem knew %3)</source>
+        <translation>%1，版本 %2（导出时的 Idem 已知 %3）</translation>
+    </message>
+    <message>
+        <source>Scope</source>
+        <translation>范围</translation>
+    </message>
+    <message>
+        <source>tenant %1, operation %2; figures over %3 min, long-unfinished after %4 min, history %5 min</source>
+        <translation>租户 %1，操作 %2；数字为 %3 分钟内，超过 %4 分钟算长期未完成，历史 %5 分钟</translation>
+    </message>
+    <message>
+        <source>Thresholds</source>
+        <translation>阈值</translation>
+    </message>
+    <message>
+        <source>%1 set by the exporting console</source>
+        <translation>%1 个由导出的控制台设置</translation>
+    </message>
+    <message>
+        <source>none in the snapshot: the tiles use this console&apos;s defaults</source>
+        <translation>快照中没有：指标卡使用此控制台的默认值</translation>
+    </message>
+    <message>
+        <source>Poll settings</source>
+        <translation>轮询设置</translation>
+    </message>
+    <message>
+        <source>every %1 ms, statement timeout %2 ms, wide refresh %3 ms</source>
+        <translation>每 %1 毫秒，语句超时 %2 毫秒，完整刷新 %3 毫秒</translation>
+    </message>
+    <message>
+        <source>Redacted</source>
+        <translation>已隐去</translation>
+    </message>
+    <message>
+        <source>Verification</source>
+        <translation>校验</translation>
+    </message>
+    <message>
+        <source>This snapshot lists no rows for “%1”: it holds only its row sets (Tasks page).</source>
+        <translation>此快照中没有“%1”的行：它只包含各组行集（任务页）。</translation>
+    </message>
+    <message>
+        <source>Cannot open the snapshot</source>
+        <translation>无法打开快照</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::StatusPanel</name>
+    <message>
+        <source>%1 (server clock)</source>
+        <translation>%1（服务器时钟）</translation>
+    </message>
+    <message>
+        <source>State:</source>
+        <translation>状态：</translation>
+    </message>
+    <message>
+        <source>Server:</source>
+        <translation>服务器：</translation>
+    </message>
+    <message>
+        <source>Database:</source>
+        <translation>数据库：</translation>
+    </message>
+    <message>
+        <source>Role:</source>
+        <translation>角色：</translation>
+    </message>
+    <message>
+        <source>Privilege:</source>
+        <translation>权限：</translation>
+    </message>
+    <message>
+        <source>Schema:</source>
+        <translation>模式：</translation>
+    </message>
+    <message>
+        <source>TLS:</source>
+        <translation>TLS：</translation>
+    </message>
+    <message>
+        <source>As of:</source>
+        <translation>截至：</translation>
+    </message>
+    <message>
+        <source>not connected</source>
+        <translation>未连接</translation>
+    </message>
+    <message>
+        <source>connecting…</source>
+        <translation>正在连接…</translation>
+    </message>
+    <message>
+        <source>connected</source>
+        <translation>已连接</translation>
+    </message>
+    <message>
+        <source>disconnected (showing the last known state)</source>
+        <translation>已断开连接（显示最后已知的状态）</translation>
+    </message>
+    <message>
+        <source>PostgreSQL %1 at %2:%3</source>
+        <translation>位于 %2:%3 的 PostgreSQL %1</translation>
+    </message>
+    <message>
+        <source>%1 (logged in as %2)</source>
+        <translation>%1（登录身份 %2）</translation>
+    </message>
+    <message>
+        <source>%1: cannot be read (%2)</source>
+        <translation>%1：无法读取（%2）</translation>
+    </message>
+    <message>
+        <source>%1: not created yet (this console ships version %2)</source>
+        <translation>%1：尚未创建（此控制台自带版本 %2）</translation>
+    </message>
+    <message>
+        <source>%1, version %2: newer than this console (%3), read-only</source>
+        <translation>%1，版本 %2：比此控制台（%3）新，只读</translation>
+    </message>
+    <message>
+        <source>%1, version %2: older than this console (%3)</source>
+        <translation>%1，版本 %2：比此控制台（%3）旧</translation>
+    </message>
+    <message>
+        <source>%1, version %2 (current)</source>
+        <translation>%1，版本 %2（最新）</translation>
+    </message>
+    <message>
+        <source>%1; problems: %2</source>
+        <translation>%1；问题：%2</translation>
+    </message>
+    <message>
+        <source>yes (%1, %2)</source>
+        <translation>是（%1，%2）</translation>
+    </message>
+    <message>
+        <source>no: traffic and password travel in clear text</source>
+        <translation>否：流量和密码以明文传输</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::TaskBrowserModel</name>
+    <message>
+        <source>%1 d %2 h</source>
+        <translation>%1 天 %2 小时</translation>
+    </message>
+    <message>
+        <source>%1 h %2 m</source>
+        <translation>%1 小时 %2 分</translation>
+    </message>
+    <message>
+        <source>%1 m %2 s</source>
+        <translation>%1 分 %2 秒</translation>
+    </message>
+    <message>
+        <source>%1 s</source>
+        <translation>%1 秒</translation>
+    </message>
+    <message>
+        <source>Key</source>
+        <translation>键</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Attempts</source>
+        <translation>尝试次数</translation>
+    </message>
+    <message>
+        <source>Updated</source>
+        <translation>更新时间</translation>
+    </message>
+    <message>
+        <source>Lease</source>
+        <translation>租约</translation>
+    </message>
+    <message>
+        <source>Next attempt</source>
+        <translation>下次尝试</translation>
+    </message>
+    <message>
+        <source>Error</source>
+        <translation>错误</translation>
+    </message>
+    <message>
+        <source>retryable_failed (uncertain)</source>
+        <translation>retryable_failed（不确定）</translation>
+    </message>
+    <message>
+        <source>%1 of %2</source>
+        <translation>%1/%2</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>expired %1 ago</source>
+        <translation>%1 前已过期</translation>
+    </message>
+    <message>
+        <source>%1 left</source>
+        <translation>剩余 %1</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::TaskBrowserWidget</name>
+    <message>
+        <source>Any status</source>
+        <translation>任意状态</translation>
+    </message>
+    <message>
+        <source>Unfinished</source>
+        <translation>未完成</translation>
+    </message>
+    <message>
+        <source>Expired lease</source>
+        <translation>租约已过期</translation>
+    </message>
+    <message>
+        <source>Uncertain outcome</source>
+        <translation>结果不确定</translation>
+    </message>
+    <message>
+        <source>Digest conflicts</source>
+        <translation>摘要冲突</translation>
+    </message>
+    <message>
+        <source>Apply</source>
+        <translation>应用</translation>
+    </message>
+    <message>
+        <source>Requeue…</source>
+        <translation>重新入队…</translation>
+    </message>
+    <message>
+        <source>Release lease…</source>
+        <translation>释放租约…</translation>
+    </message>
+    <message>
+        <source>Mark failed…</source>
+        <translation>标记为失败…</translation>
+    </message>
+    <message>
+        <source>Copy key</source>
+        <translation>复制键</translation>
+    </message>
+    <message>
+        <source>Copy as JSON</source>
+        <translation>复制为 JSON</translation>
+    </message>
+    <message>
+        <source>tenant</source>
+        <translation>租户</translation>
+    </message>
+    <message>
+        <source>operation</source>
+        <translation>操作</translation>
+    </message>
+    <message>
+        <source>key prefix</source>
+        <translation>键前缀</translation>
+    </message>
+    <message>
+        <source>any</source>
+        <translation>任意</translation>
+    </message>
+    <message>
+        <source>attempts ≥ </source>
+        <translation>尝试次数 ≥ </translation>
+    </message>
+    <message>
+        <source>failed since (2024-05-01T10:00Z)</source>
+        <translation>失败时间晚于（2024-05-01T10:00Z）</translation>
+    </message>
+    <message>
+        <source>Key A→Z</source>
+        <translation>键 A→Z</translation>
+    </message>
+    <message>
+        <source>Key Z→A</source>
+        <translation>键 Z→A</translation>
+    </message>
+    <message>
+        <source>Oldest update first (unfinished)</source>
+        <translation>最早更新的在前（未完成）</translation>
+    </message>
+    <message>
+        <source>Newest update first (unfinished)</source>
+        <translation>最新更新的在前（未完成）</translation>
+    </message>
+    <message>
+        <source>Counting…</source>
+        <translation>正在计数…</translation>
+    </message>
+    <message numerus="yes">
+        <source>%Ln record(s) match</source>
+        <translation>
+            <numerusform>%Ln 条记录匹配</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>about %L1 records match (planner estimate)</source>
+        <translation>约 %L1 条记录匹配（规划器估计）</translation>
+    </message>
+    <message>
+        <source>Not connected.</source>
+        <translation>未连接。</translation>
+    </message>
+    <message>
+        <source>Role %1 is not idem_operator: recovery actions are disabled (the database refuses them too).</source>
+        <translation>角色 %1 不是 idem_operator：恢复操作已禁用（数据库也会拒绝它们）。</translation>
+    </message>
+    <message>
+        <source>The schema is newer than this console, or its migrations do not match: look, change nothing.</source>
+        <translation>模式比此控制台新，或其迁移不匹配：只能查看，不做任何更改。</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::TaskDetailLoader</name>
+    <message>
+        <source>Saved %1 bytes to %2</source>
+        <translation>已将 %1 字节保存到 %2</translation>
+    </message>
+    <message>
+        <source>Save cancelled; nothing written</source>
+        <translation>保存已取消；未写入任何内容</translation>
+    </message>
+    <message>
+        <source>Save failed: %1</source>
+        <translation>保存失败：%1</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::TaskDetailPane</name>
+    <message>
+        <source>%1 MB</source>
+        <translation>%1 MB</translation>
+    </message>
+    <message>
+        <source>%1 kB</source>
+        <translation>%1 kB</translation>
+    </message>
+    <message>
+        <source>%1 bytes</source>
+        <translation>%1 字节</translation>
+    </message>
+    <message>
+        <source>Select a task to see its record.</source>
+        <translation>选择一个任务以查看其记录。</translation>
+    </message>
+    <message>
+        <source>Save full result…</source>
+        <translation>保存完整结果…</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>At</source>
+        <translation>时间</translation>
+    </message>
+    <message>
+        <source>Action</source>
+        <translation>动作</translation>
+    </message>
+    <message>
+        <source>Actor</source>
+        <translation>执行者</translation>
+    </message>
+    <message>
+        <source>Reason</source>
+        <translation>原因</translation>
+    </message>
+    <message>
+        <source>Key</source>
+        <translation>键</translation>
+    </message>
+    <message>
+        <source>Tenant / op / id</source>
+        <translation>租户 / 操作 / ID</translation>
+    </message>
+    <message>
+        <source>Digest</source>
+        <translation>摘要</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Attempts</source>
+        <translation>尝试次数</translation>
+    </message>
+    <message>
+        <source>Lease</source>
+        <translation>租约</translation>
+    </message>
+    <message>
+        <source>Owner token</source>
+        <translation>所有者令牌</translation>
+    </message>
+    <message>
+        <source>Next attempt</source>
+        <translation>下次尝试</translation>
+    </message>
+    <message>
+        <source>Error class</source>
+        <translation>错误类别</translation>
+    </message>
+    <message>
+        <source>Error</source>
+        <translation>错误</translation>
+    </message>
+    <message>
+        <source>Result</source>
+        <translation>结果</translation>
+    </message>
+    <message>
+        <source>Error history</source>
+        <translation>错误历史</translation>
+    </message>
+    <message>
+        <source>Audit</source>
+        <translation>审计</translation>
+    </message>
+    <message>
+        <source>Could not read the task: %1</source>
+        <translation>无法读取该任务：%1</translation>
+    </message>
+    <message>
+        <source>Save full result</source>
+        <translation>保存完整结果</translation>
+    </message>
+    <message>
+        <source>JSON (*.json);;All files (*)</source>
+        <translation>JSON (*.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Loading…</source>
+        <translation>正在加载…</translation>
+    </message>
+    <message>
+        <source>Saving to %1…</source>
+        <translation>正在保存到 %1…</translation>
+    </message>
+    <message>
+        <source>The task is no longer in the table.</source>
+        <translation>该任务已不在表中。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;%1&lt;/b&gt; task, updated %2</source>
+        <translation>&lt;b&gt;%1&lt;/b&gt; 任务，更新于 %2</translation>
+    </message>
+    <message>
+        <source>retryable_failed (uncertain outcome: retry only with the same key)</source>
+        <translation>retryable_failed（结果不确定：只能用同一个键重试）</translation>
+    </message>
+    <message>
+        <source>%1 of %2</source>
+        <translation>%1/%2</translation>
+    </message>
+    <message>
+        <source>(none)</source>
+        <translation>（无）</translation>
+    </message>
+    <message>
+        <source>No result stored.</source>
+        <translation>未存储结果。</translation>
+    </message>
+    <message>
+        <source>Result: %1; showing the first %2 characters.</source>
+        <translation>结果：%1；显示前 %2 个字符。</translation>
+    </message>
+    <message>
+        <source>Result: %1.</source>
+        <translation>结果：%1。</translation>
+    </message>
+    <message>
+        <source>Error history (%1)</source>
+        <translation>错误历史（%1）</translation>
+    </message>
+    <message>
+        <source>Audit (%1)</source>
+        <translation>审计（%1）</translation>
+    </message>
+    <message>
+        <source>Audit (unreadable)</source>
+        <translation>审计（无法读取）</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:#b01c1c&apos;&gt;%1 digest conflict(s)&lt;/span&gt;, last %2 with %3</source>
+        <translation>&lt;span style=&apos;color:#b01c1c&apos;&gt;%1 次摘要冲突&lt;/span&gt;，最近一次于 %2，摘要为 %3</translation>
+    </message>
+    <message>
+        <source>none (expired)</source>
+        <translation>无（已过期）</translation>
+    </message>
+    <message>
+        <source>%1 left</source>
+        <translation>剩余 %1</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:#b01c1c&apos;&gt;expired %1 ago&lt;/span&gt;</source>
+        <translation>&lt;span style=&apos;color:#b01c1c&apos;&gt;%1 前已过期&lt;/span&gt;</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::Tile</name>
+    <message>
+        <source>Processing</source>
+        <translation>处理中</translation>
+    </message>
+    <message>
+        <source>Rows in processing whose lease is still running: tasks a worker is on now.</source>
+        <translation>租约仍有效的 processing 行：工作进程正在执行的任务。</translation>
+    </message>
+    <message>
+        <source>Expired leases</source>
+        <translation>过期租约</translation>
+    </message>
+    <message>
+        <source>Rows in processing whose lease ran out: the worker died or stalled; the next claim takes them over.</source>
+        <translation>租约已到期的 processing 行：工作进程已崩溃或停滞；下一次认领会接管它们。</translation>
+    </message>
+    <message>
+        <source>Duplicate ratio</source>
+        <translation>重复率</translation>
+    </message>
+    <message>
+        <source>Claims answered from an existing key (replay, in progress, conflict) over all claims in the window, from idem_counters.</source>
+        <translation>时间窗口内由已有键应答的认领（重放、进行中、冲突）占全部认领的比例，取自 idem_counters。</translation>
+    </message>
+    <message>
+        <source>Retries</source>
+        <translation>重试</translation>
+    </message>
+    <message>
+        <source>Claims that took a row over again (expired lease or elapsed backoff) in the window.</source>
+        <translation>时间窗口内再次接管某行的认领（租约过期或退避时间已过）。</translation>
+    </message>
+    <message>
+        <source>Failed retries</source>
+        <translation>失败的重试</translation>
+    </message>
+    <message>
+        <source>Attempts that ended in a retryable or unknown failure, or exhausted the task, in the window.</source>
+        <translation>时间窗口内以可重试或未知失败结束、或耗尽了任务次数的尝试。</translation>
+    </message>
+    <message>
+        <source>Long-unfinished</source>
+        <translation>长期未完成</translation>
+    </message>
+    <message>
+        <source>Rows not succeeded and first seen longer ago than the long-unfinished limit.</source>
+        <translation>尚未成功且首次出现时间早于“长期未完成”时限的行。</translation>
+    </message>
+    <message>
+        <source>Failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>Rows in failed: a permanent error, or attempts / age exhausted. Only an operator can requeue them.</source>
+        <translation>failed 状态的行：永久错误，或尝试次数 / 时长已耗尽。只有操作员可以将其重新入队。</translation>
+    </message>
+    <message>
+        <source>Digest conflicts</source>
+        <translation>摘要冲突</translation>
+    </message>
+    <message>
+        <source>Claims of a key with a different request digest in the window: a client reused a key for another request.</source>
+        <translation>时间窗口内以不同请求摘要认领同一个键的次数：有客户端把一个键用在了另一个请求上。</translation>
+    </message>
+    <message>
+        <source>Stale-token rejections</source>
+        <translation>过期令牌拒绝</translation>
+    </message>
+    <message>
+        <source>complete / fail / heartbeat by a worker that had lost the row (lease taken over) in the window: the fence at work.</source>
+        <translation>时间窗口内已失去该行（租约被接管）的工作进程发出的 complete / fail / heartbeat：这是栅栏在起作用。</translation>
+    </message>
+    <message>
+        <source>Uncertain outcomes</source>
+        <translation>结果不确定</translation>
+    </message>
+    <message>
+        <source>Retryable rows whose last attempt&apos;s effect is unknown (timeout after the request left); retried with the same key.</source>
+        <translation>最后一次尝试效果未知（请求发出后超时）的可重试行；将用同一个键重试。</translation>
+    </message>
+    <message>
+        <source>Oldest processing</source>
+        <translation>最早的处理中任务</translation>
+    </message>
+    <message>
+        <source>Age of the oldest row in processing, since it was first seen (created_at).</source>
+        <translation>最早的 processing 行自首次出现（created_at）以来的时长。</translation>
+    </message>
+    <message>
+        <source>Total rows</source>
+        <translation>总行数</translation>
+    </message>
+    <message>
+        <source>The planner&apos;s estimate of the table&apos;s rows (pg_class.reltuples), never a count.</source>
+        <translation>规划器对表行数的估计（pg_class.reltuples），而非实际计数。</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::TileWidget</name>
+    <message>
+        <source>Click to open these rows.</source>
+        <translation>点击以打开这些行。</translation>
+    </message>
+</context>
+</TS>

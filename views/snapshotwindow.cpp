@@ -1,0 +1,250 @@
+#include "views/snapshotwindow.h"
+
+#include <QAbstractSeries>
+#include <QChart>
+#include <QChartView>
+#include <QLabel>
+#include <QMessageBox>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+#include <QXYSeries>
+
+#include "core/snapshotjson.h"
+#include "models/dashboardmodel.h"
+#include "views/chartpanel.h"
+#include "views/dashboardwidget.h"
+#include "views/snapshotauditpage.h"
+#include "views/snapshottaskspage.h"
+#include "views/tilewidget.h"
+
+namespace idem::console {
+
+namespace {
+    QString text(const std::string& s) { return QString::fromStdString(s); }
+    QString yesNo(bool b) { return b ? SnapshotWindow::tr("yes") : SnapshotWindow::tr("no"); }
+} // namespace
+
+SnapshotWindow::SnapshotWindow(SharedSnapshot snapshot, const QString& dir, QWidget* parent)
+    : QMainWindow(parent)
+    , m_snapshot(std::move(snapshot))
+    , m_dir(dir)
+    , m_banner(new QLabel)
+    , m_verification(new QLabel)
+    , m_pages(new QTabWidget)
+    , m_dashboard(new DashboardWidget(nullptr, nullptr))
+    , m_tasks(new SnapshotTasksPage(m_snapshot))
+    , m_audit(new SnapshotAuditPage(m_snapshot))
+    , m_details(new QTextBrowser)
+{
+    setObjectName(QStringLiteral("snapshotWindow"));
+    setAttribute(Qt::WA_DeleteOnClose);
+    const auto& d = m_snapshot->data;
+
+    // The same dashboard as the live console, static: the snapshot's figures, thresholds and
+    // counters history; what a snapshot does not hold is said on the charts that would show it.
+    m_dashboard->model()->showStatic(snapshotDashboardSettings(d), snapshotReading(d), d.windowMinutes);
+    if (auto* cost = m_dashboard->charts()->series(QStringLiteral("tickms"))) {
+        cost->clear();
+        cost->chart()->setTitle(tr("Console load: not part of a snapshot"));
+    }
+    for (auto* view : m_dashboard->charts()->findChildren<QChartView*>()) {
+        const auto series = view->chart()->series();
+        if (!series.isEmpty() && series.first()->type() == QAbstractSeries::SeriesTypeBar)
+            view->chart()->setTitle(tr("Attempts histogram: not part of a snapshot"));
+    }
+    for (int i = 0; i < tileCount; ++i) {
+        const auto t = static_cast<Tile>(i);
+        connect(m_dashboard->tile(t), &TileWidget::clicked, this, [this](Tile tile) { openTile(tile); });
+    }
+
+    buildBanner();
+    buildDetails();
+    m_pages->setObjectName(QStringLiteral("snapshotPages"));
+    m_pages->addTab(m_dashboard, tr("Dashboard"));
+    m_pages->addTab(m_tasks, tr("Tasks"));
+    m_pages->addTab(m_audit, tr("Audit"));
+    m_pages->addTab(m_details, tr("Details"));
+
+    auto* central = new QWidget;
+    auto* layout = new QVBoxLayout(central);
+    layout->setContentsMargins(6, 6, 6, 6);
+    layout->addWidget(m_banner);
+    layout->addWidget(m_verification);
+    layout->addWidget(m_pages, 1);
+    setCentralWidget(central);
+    statusBar()->showMessage(tr("Read-only snapshot from %1").arg(m_dir));
+    resize(1280, 940);
+}
+
+SnapshotWindow::~SnapshotWindow() = default;
+
+void SnapshotWindow::buildBanner()
+{
+    const auto& d = m_snapshot->data;
+    const auto& v = m_snapshot->verification;
+    const QString source = snapshotSource(d);
+    const QString when = snapshotTimeText(snapshotTakenAt(d));
+    const QString server = d.inRecovery ? tr("PostgreSQL %1, standby").arg(text(d.serverVersion))
+                                        : tr("PostgreSQL %1, primary").arg(text(d.serverVersion));
+    QStringList facts;
+    facts << tr("producer %1").arg(text(d.producer).toHtmlEscaped())
+          << tr("schema version %1 (this console knows %2)").arg(d.schemaVersion).arg(d.schemaLatestKnown)
+          << tr("format version %1").arg(d.formatVersion) << tr("redacted: %1").arg(yesNo(d.redacted))
+          << server.toHtmlEscaped() << tr("read as %1").arg(text(d.currentRole).toHtmlEscaped());
+    if (d.tenant || d.operation)
+        facts << tr("only tenant %1, operation %2")
+                     .arg(
+                         text(d.tenant.value_or("*")).toHtmlEscaped(), text(d.operation.value_or("*")).toHtmlEscaped());
+    m_banner->setObjectName(QStringLiteral("snapshotBanner"));
+    m_banner->setWordWrap(true);
+    m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_banner->setText(QStringLiteral("<span style='font-size:14pt; font-weight:bold'>%1</span><br>%2")
+                          .arg(tr("Snapshot of %1 taken %2 — read-only").arg(source.toHtmlEscaped(), when),
+                              facts.join(QStringLiteral(" · "))));
+    m_banner->setStyleSheet(QStringLiteral("QLabel { background:#263238; color:#ffffff; padding:8px; }"));
+
+    // The verification: green when signed and intact, neutral when intact but unsigned, red
+    // with every finding (naming the files) when anything does not match.
+    QString line;
+    QString style;
+    if (!v.ok()) {
+        QStringList findings;
+        for (const auto& f : v.report())
+            findings << text(f).toHtmlEscaped();
+        line = tr("<b>Verification FAILED: this bundle is not as it was written.</b> The data below may have been "
+                  "altered.<br>%1")
+                   .arg(findings.join(QStringLiteral("<br>")));
+        style = QStringLiteral("QLabel { background:#b71c1c; color:#ffffff; padding:6px; }");
+    } else if (v.signature == idem::SignatureState::Valid) {
+        line = tr("Signature valid (Ed25519 key SHA-256 %1…); all %2 files match the MANIFEST. Without a trusted key "
+                  "this shows the bundle is intact, not who signed it: compare the key's fingerprint.")
+                   .arg(text(v.keyFingerprint.value_or("")).left(16))
+                   .arg(v.filesChecked);
+        style = QStringLiteral("QLabel { background:#e3f2e6; color:#1b5e20; padding:6px; }");
+    } else {
+        line = tr("Unsigned: all %1 files match the MANIFEST, but whoever edited them could have rewritten it too.")
+                   .arg(v.filesChecked);
+        style = QStringLiteral("QLabel { background:#eceff1; color:#37474f; padding:6px; }");
+    }
+    m_verification->setObjectName(QStringLiteral("snapshotVerification"));
+    m_verification->setWordWrap(true);
+    m_verification->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_verification->setText(line);
+    m_verification->setStyleSheet(style);
+
+    setWindowTitle(tr("%1Snapshot %2, %3 (read-only) – Idem console")
+                       .arg(v.ok() ? QString() : tr("UNVERIFIED "), source,
+                           snapshotTakenAt(d).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss 'UTC'"))));
+}
+
+void SnapshotWindow::buildDetails()
+{
+    const auto& d = m_snapshot->data;
+    const auto row = [](const QString& k, const QString& value) {
+        return QStringLiteral("<tr><th align=left valign=top>%1</th><td>%2</td></tr>").arg(k, value.toHtmlEscaped());
+    };
+    QString html = QStringLiteral("<table cellspacing=4>");
+    html += row(tr("Folder"), m_dir);
+    html += row(tr("Taken at"), snapshotTimeText(snapshotTakenAt(d)));
+    html += row(tr("Producer"), text(d.producer));
+    html += row(tr("Format version"),
+        tr("%1 (this console reads up to %2)").arg(d.formatVersion).arg(idem::snapshotFormatVersion));
+    html += row(tr("Connection"), text(d.conninfo));
+    if (d.adminConninfo || d.adminRole)
+        html += row(tr("Admin connection"),
+            tr("%1 as %2").arg(text(d.adminConninfo.value_or("")), text(d.adminRole.value_or(""))));
+    html += row(tr("Server"),
+        tr("PostgreSQL %1 (%2), database %3, %4")
+            .arg(text(d.serverVersion))
+            .arg(d.serverVersionNum)
+            .arg(text(d.database), d.inRecovery ? tr("standby") : tr("primary")));
+    html += row(tr("Monitor role"),
+        tr("%1 (session %2); superuser %3, idem_reader %4, idem_operator %5")
+            .arg(text(d.currentRole), text(d.sessionRole), yesNo(d.superuser), yesNo(d.memberReader),
+                yesNo(d.memberOperator)));
+    html += row(tr("Schema"),
+        tr("%1, version %2 (the exporting Idem knew %3)")
+            .arg(text(d.schema))
+            .arg(d.schemaVersion)
+            .arg(d.schemaLatestKnown));
+    html += row(tr("Scope"),
+        tr("tenant %1, operation %2; figures over %3 min, long-unfinished after %4 min, history %5 min")
+            .arg(text(d.tenant.value_or("*")), text(d.operation.value_or("*")))
+            .arg(d.windowMinutes)
+            .arg(d.longUnfinishedAfterMinutes)
+            .arg(d.historyMinutes));
+    html += row(tr("Thresholds"),
+        snapshotHasThresholds(d) ? tr("%1 set by the exporting console").arg(d.thresholds.size())
+                                 : tr("none in the snapshot: the tiles use this console's defaults"));
+    if (d.poll)
+        html += row(tr("Poll settings"),
+            tr("every %1 ms, statement timeout %2 ms, wide refresh %3 ms")
+                .arg(d.poll->intervalMs)
+                .arg(d.poll->statementTimeoutMs)
+                .arg(d.poll->wideRefreshMs));
+    html += row(tr("Redacted"), yesNo(d.redacted));
+    QStringList verification;
+    for (const auto& f : m_snapshot->verification.report())
+        verification << text(f);
+    html += row(tr("Verification"), verification.join(QStringLiteral("\n")));
+    html += QStringLiteral("</table>");
+    m_details->setObjectName(QStringLiteral("snapshotDetails"));
+    m_details->setHtml(html);
+}
+
+QString SnapshotWindow::rowSetForTile(Tile tile)
+{
+    switch (tile) {
+    case Tile::Processing:
+    case Tile::OldestProcessing:
+        return QStringLiteral("longest_running");
+    case Tile::ExpiredLeases:
+        return QStringLiteral("expired_leases");
+    case Tile::Failed:
+        return QStringLiteral("failed");
+    case Tile::Uncertain:
+        return QStringLiteral("uncertain");
+    case Tile::DigestConflicts:
+        return QString::fromLatin1(SnapshotTasksPage::conflictsSet);
+    default:
+        return {};
+    }
+}
+
+void SnapshotWindow::openTile(Tile tile)
+{
+    const QString set = rowSetForTile(tile);
+    if (set.isEmpty() || !m_tasks->selectSet(set)) {
+        statusBar()->showMessage(
+            tr("This snapshot lists no rows for “%1”: it holds only its row sets (Tasks page).").arg(tileTitle(tile)),
+            8000);
+        return;
+    }
+    m_pages->setCurrentWidget(m_tasks);
+}
+
+SnapshotOpener* openSnapshotWindow(const QString& dir, QWidget* errorParent)
+{
+    auto* opener = new SnapshotOpener(errorParent);
+    QObject::connect(opener, &SnapshotOpener::opened, opener, [opener](const QString& where, const SharedSnapshot& s) {
+        auto* window = new SnapshotWindow(s, where);
+        window->show();
+        window->raise();
+        opener->deleteLater();
+    });
+    QObject::connect(
+        opener, &SnapshotOpener::failed, opener, [opener, errorParent](const QString&, const QString& message) {
+            auto* box = new QMessageBox(QMessageBox::Warning, SnapshotWindow::tr("Cannot open the snapshot"), message,
+                QMessageBox::Ok, errorParent);
+            box->setObjectName(QStringLiteral("snapshotOpenError"));
+            box->setAttribute(Qt::WA_DeleteOnClose);
+            box->open();
+            opener->deleteLater();
+        });
+    opener->open(dir);
+    return opener;
+}
+
+} // namespace idem::console
