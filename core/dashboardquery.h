@@ -75,7 +75,7 @@ std::string dashboardSql(const SchemaName& schema);
 void prepareDashboardConnection(pqxx::connection& conn, int statementTimeoutMs, bool readOnlySession);
 
 // The unfiltered tick as a statement of its own: dashboardSql() with $1 and $2 bound to NULL in
-// the text (so even a generic plan folds the filtered form away) and $3..$6 renumbered $1..$4.
+// the text (so a generic plan has no per-row filter to evaluate) and $3..$6 renumbered $1..$4.
 // readDashboard() prepares it once per connection and the server reuses its plan.
 std::string unfilteredDashboardSql(const SchemaName& schema);
 
