@@ -203,7 +203,8 @@ namespace {
         return out + "</tr>\n";
     }
 
-    // A figure's tile colour from the exporting console's thresholds (none from idemctl).
+    // A figure's tile colour from the exporting console's thresholds (none from idemctl): a class
+    // name added to the cell's own (one class attribute; a second one is ignored by browsers).
     std::string level(const SnapshotData& d, const std::string& metric, std::optional<double> value)
     {
         if (!value)
@@ -212,9 +213,9 @@ namespace {
             if (t.metric != metric)
                 continue;
             if (t.critical && *value >= *t.critical)
-                return " class=\"crit\"";
+                return " crit";
             if (t.warning && *value >= *t.warning)
-                return " class=\"warn\"";
+                return " warn";
         }
         return {};
     }
@@ -328,7 +329,7 @@ std::string snapshotReportHtml(const SnapshotData& d, const std::vector<ReportIm
             f.totalRowsEstimate ? n(*f.totalRowsEstimate) : "unknown", std::nullopt },
     };
     for (const auto& [label, metric, text, value] : figures)
-        h += "<tr><td>" + std::string(label) + "</td><td class=\"num\"" + level(d, metric, value).substr(0) + ">" + text
+        h += "<tr><td>" + std::string(label) + "</td><td class=\"num" + level(d, metric, value) + "\">" + text
             + "</td></tr>\n";
     if (f.inRecovery)
         h += row({ "replication lag", dbl(f.replicationLagSeconds, " s") });
