@@ -95,6 +95,25 @@
     </message>
 </context>
 <context>
+    <name>idem::console::AuditEntryView</name>
+    <message>
+        <source>Select an entry to see what it changed.</source>
+        <translation>选择一条记录以查看它所做的更改。</translation>
+    </message>
+    <message>
+        <source>Field</source>
+        <translation>字段</translation>
+    </message>
+    <message>
+        <source>Before</source>
+        <translation>修改前</translation>
+    </message>
+    <message>
+        <source>After</source>
+        <translation>修改后</translation>
+    </message>
+</context>
+<context>
     <name>idem::console::AuditModel</name>
     <message>
         <source>At</source>
@@ -128,10 +147,6 @@
         <translation>应用</translation>
     </message>
     <message>
-        <source>Select an entry to see what it changed.</source>
-        <translation>选择一条记录以查看它所做的更改。</translation>
-    </message>
-    <message>
         <source>Verify chain</source>
         <translation>校验哈希链</translation>
     </message>
@@ -154,18 +169,6 @@
     <message>
         <source>until (ISO time)</source>
         <translation>截止（ISO 时间）</translation>
-    </message>
-    <message>
-        <source>Field</source>
-        <translation>字段</translation>
-    </message>
-    <message>
-        <source>Before</source>
-        <translation>修改前</translation>
-    </message>
-    <message>
-        <source>After</source>
-        <translation>修改后</translation>
     </message>
     <message>
         <source>Verifying every entry&apos;s hash and link…</source>
@@ -1284,10 +1287,6 @@ Safe repeated task execution on PostgreSQL.</source>
 <context>
     <name>idem::console::SnapshotAuditPage</name>
     <message>
-        <source>Select an entry to see what it changed.</source>
-        <translation>选择一条记录以查看它所做的更改。</translation>
-    </message>
-    <message>
         <source>the newest %1 of %2 entries (truncated at the limit of %3)</source>
         <translation>%2 条记录中最新的 %1 条（在上限 %3 处截断）</translation>
     </message>
@@ -1302,18 +1301,6 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>Audit tail: %1. The audit was empty: no chain head.</source>
         <translation>审计尾部：%1。审计为空：没有链头。</translation>
-    </message>
-    <message>
-        <source>Field</source>
-        <translation>字段</translation>
-    </message>
-    <message>
-        <source>Before</source>
-        <translation>修改前</translation>
-    </message>
-    <message>
-        <source>After</source>
-        <translation>修改后</translation>
     </message>
     <message>
         <source>&lt;b&gt;#%1 %2&lt;/b&gt; on &lt;tt&gt;%3&lt;/tt&gt; at %4 UTC by %5 (OS user %6, host %7, %8)</source>
@@ -1599,88 +1586,12 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>时间（UTC）</translation>
     </message>
     <message>
-        <source>Action</source>
-        <translation>动作</translation>
-    </message>
-    <message>
-        <source>Actor</source>
-        <translation>执行者</translation>
-    </message>
-    <message>
-        <source>Reason</source>
-        <translation>原因</translation>
-    </message>
-    <message>
-        <source>Key</source>
-        <translation>键</translation>
-    </message>
-    <message>
-        <source>Tenant / op / id</source>
-        <translation>租户 / 操作 / ID</translation>
-    </message>
-    <message>
-        <source>Digest</source>
-        <translation>摘要</translation>
-    </message>
-    <message>
-        <source>Status</source>
-        <translation>状态</translation>
-    </message>
-    <message>
-        <source>Attempts</source>
-        <translation>尝试次数</translation>
-    </message>
-    <message>
-        <source>Lease</source>
-        <translation>租约</translation>
-    </message>
-    <message>
-        <source>Owner token</source>
-        <translation>所有者令牌</translation>
-    </message>
-    <message>
-        <source>Next attempt</source>
-        <translation>下次尝试</translation>
-    </message>
-    <message>
-        <source>Created / updated</source>
-        <translation>创建 / 更新</translation>
-    </message>
-    <message>
-        <source>Error class</source>
-        <translation>错误类别</translation>
-    </message>
-    <message>
-        <source>Error</source>
-        <translation>错误</translation>
-    </message>
-    <message>
-        <source>Result</source>
-        <translation>结果</translation>
-    </message>
-    <message>
-        <source>Error history</source>
-        <translation>错误历史</translation>
-    </message>
-    <message>
-        <source>Audit</source>
-        <translation>审计</translation>
-    </message>
-    <message>
         <source>Select a task to see its record as the snapshot holds it.</source>
         <translation>选择一个任务以查看快照中保存的记录。</translation>
     </message>
     <message>
         <source>&lt;b&gt;%1&lt;/b&gt; task at the snapshot, updated %2 UTC</source>
         <translation>快照中的 &lt;b&gt;%1&lt;/b&gt; 任务，更新于 %2 UTC</translation>
-    </message>
-    <message>
-        <source>retryable_failed (uncertain outcome: retry only with the same key)</source>
-        <translation>retryable_failed（结果不确定：只能用同一个键重试）</translation>
-    </message>
-    <message>
-        <source>%1 of %2</source>
-        <translation>%1/%2</translation>
     </message>
     <message>
         <source>%1 (until %2 UTC)</source>
@@ -1703,10 +1614,6 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>（已隐去）%1</translation>
     </message>
     <message>
-        <source>No result stored.</source>
-        <translation>未存储结果。</translation>
-    </message>
-    <message>
         <source>The result was redacted for sharing: its SHA-256 and length stand in for it.</source>
         <translation>为便于分享，结果已被隐去：以其 SHA-256 和长度代替。</translation>
     </message>
@@ -1717,10 +1624,6 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>Result: %1 bytes.</source>
         <translation>结果：%1 字节。</translation>
-    </message>
-    <message>
-        <source>Error history (%1)</source>
-        <translation>错误历史（%1）</translation>
     </message>
     <message>
         <source>Messages were redacted for sharing.</source>
@@ -2342,6 +2245,73 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>时间</translation>
     </message>
     <message>
+        <source>Could not read the task: %1</source>
+        <translation>无法读取该任务：%1</translation>
+    </message>
+    <message>
+        <source>Save full result</source>
+        <translation>保存完整结果</translation>
+    </message>
+    <message>
+        <source>JSON (*.json);;All files (*)</source>
+        <translation>JSON (*.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Loading…</source>
+        <translation>正在加载…</translation>
+    </message>
+    <message>
+        <source>Saving to %1…</source>
+        <translation>正在保存到 %1…</translation>
+    </message>
+    <message>
+        <source>The task is no longer in the table.</source>
+        <translation>该任务已不在表中。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;%1&lt;/b&gt; task, updated %2</source>
+        <translation>&lt;b&gt;%1&lt;/b&gt; 任务，更新于 %2</translation>
+    </message>
+    <message>
+        <source>(none)</source>
+        <translation>（无）</translation>
+    </message>
+    <message>
+        <source>Result: %1; showing the first %2 characters.</source>
+        <translation>结果：%1；显示前 %2 个字符。</translation>
+    </message>
+    <message>
+        <source>Result: %1.</source>
+        <translation>结果：%1。</translation>
+    </message>
+    <message>
+        <source>Audit (%1)</source>
+        <translation>审计（%1）</translation>
+    </message>
+    <message>
+        <source>Audit (unreadable)</source>
+        <translation>审计（无法读取）</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:#b01c1c&apos;&gt;%1 digest conflict(s)&lt;/span&gt;, last %2 with %3</source>
+        <translation>&lt;span style=&apos;color:#b01c1c&apos;&gt;%1 次摘要冲突&lt;/span&gt;，最近一次于 %2，摘要为 %3</translation>
+    </message>
+    <message>
+        <source>none (expired)</source>
+        <translation>无（已过期）</translation>
+    </message>
+    <message>
+        <source>%1 left</source>
+        <translation>剩余 %1</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:#b01c1c&apos;&gt;expired %1 ago&lt;/span&gt;</source>
+        <translation>&lt;span style=&apos;color:#b01c1c&apos;&gt;%1 前已过期&lt;/span&gt;</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::TaskRecordView</name>
+    <message>
         <source>Action</source>
         <translation>动作</translation>
     </message>
@@ -2386,6 +2356,10 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>下次尝试</translation>
     </message>
     <message>
+        <source>Created / updated</source>
+        <translation>创建 / 更新</translation>
+    </message>
+    <message>
         <source>Error class</source>
         <translation>错误类别</translation>
     </message>
@@ -2406,34 +2380,6 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>审计</translation>
     </message>
     <message>
-        <source>Could not read the task: %1</source>
-        <translation>无法读取该任务：%1</translation>
-    </message>
-    <message>
-        <source>Save full result</source>
-        <translation>保存完整结果</translation>
-    </message>
-    <message>
-        <source>JSON (*.json);;All files (*)</source>
-        <translation>JSON (*.json);;所有文件 (*)</translation>
-    </message>
-    <message>
-        <source>Loading…</source>
-        <translation>正在加载…</translation>
-    </message>
-    <message>
-        <source>Saving to %1…</source>
-        <translation>正在保存到 %1…</translation>
-    </message>
-    <message>
-        <source>The task is no longer in the table.</source>
-        <translation>该任务已不在表中。</translation>
-    </message>
-    <message>
-        <source>&lt;b&gt;%1&lt;/b&gt; task, updated %2</source>
-        <translation>&lt;b&gt;%1&lt;/b&gt; 任务，更新于 %2</translation>
-    </message>
-    <message>
         <source>retryable_failed (uncertain outcome: retry only with the same key)</source>
         <translation>retryable_failed（结果不确定：只能用同一个键重试）</translation>
     </message>
@@ -2442,48 +2388,12 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>%1/%2</translation>
     </message>
     <message>
-        <source>(none)</source>
-        <translation>（无）</translation>
-    </message>
-    <message>
         <source>No result stored.</source>
         <translation>未存储结果。</translation>
     </message>
     <message>
-        <source>Result: %1; showing the first %2 characters.</source>
-        <translation>结果：%1；显示前 %2 个字符。</translation>
-    </message>
-    <message>
-        <source>Result: %1.</source>
-        <translation>结果：%1。</translation>
-    </message>
-    <message>
         <source>Error history (%1)</source>
         <translation>错误历史（%1）</translation>
-    </message>
-    <message>
-        <source>Audit (%1)</source>
-        <translation>审计（%1）</translation>
-    </message>
-    <message>
-        <source>Audit (unreadable)</source>
-        <translation>审计（无法读取）</translation>
-    </message>
-    <message>
-        <source>&lt;span style=&apos;color:#b01c1c&apos;&gt;%1 digest conflict(s)&lt;/span&gt;, last %2 with %3</source>
-        <translation>&lt;span style=&apos;color:#b01c1c&apos;&gt;%1 次摘要冲突&lt;/span&gt;，最近一次于 %2，摘要为 %3</translation>
-    </message>
-    <message>
-        <source>none (expired)</source>
-        <translation>无（已过期）</translation>
-    </message>
-    <message>
-        <source>%1 left</source>
-        <translation>剩余 %1</translation>
-    </message>
-    <message>
-        <source>&lt;span style=&apos;color:#b01c1c&apos;&gt;expired %1 ago&lt;/span&gt;</source>
-        <translation>&lt;span style=&apos;color:#b01c1c&apos;&gt;%1 前已过期&lt;/span&gt;</translation>
     </message>
 </context>
 <context>

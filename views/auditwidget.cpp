@@ -1,22 +1,19 @@
 #include "views/auditwidget.h"
 
 #include <QComboBox>
-#include <QFont>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
-#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSplitter>
 #include <QTableView>
-#include <QTableWidget>
 #include <QVBoxLayout>
 
 #include "core/tasklist.h"
 #include "models/auditmodel.h"
 #include "models/consolesession.h"
 #include "models/taskbrowsermodel.h"
+#include "views/auditentryview.h"
 
 namespace idem::console {
 
@@ -32,9 +29,7 @@ AuditWidget::AuditWidget(ConsoleSession* session, QWidget* parent)
     , m_apply(new QPushButton(tr("Apply")))
     , m_error(new QLabel)
     , m_view(new QTableView)
-    , m_entryTitle(new QLabel(tr("Select an entry to see what it changed.")))
-    , m_reason(new QPlainTextEdit)
-    , m_diff(new QTableWidget(0, 3))
+    , m_entry(new AuditEntryView(QStringLiteral("audit")))
     , m_verify(new QPushButton(tr("Verify chain")))
     , m_chain(new QLabel)
 {
@@ -57,31 +52,9 @@ AuditWidget::AuditWidget(ConsoleSession* session, QWidget* parent)
     m_error->setWordWrap(true);
     m_error->hide();
     m_view->setObjectName(QStringLiteral("auditTable"));
-    m_view->setModel(m_model);
-    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_view->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_view->verticalHeader()->setVisible(false);
-    m_view->horizontalHeader()->setStretchLastSection(true);
-    m_view->setWordWrap(false);
-    m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 6);
-    m_view->setColumnWidth(AuditModel::IdColumn, 50);
-    m_view->setColumnWidth(AuditModel::AtColumn, 160);
-    m_view->setColumnWidth(AuditModel::KeyColumn, 200);
-    m_view->setColumnWidth(AuditModel::ActionColumn, 70);
-    m_view->setColumnWidth(AuditModel::ActorColumn, 200);
-    m_entryTitle->setObjectName(QStringLiteral("auditEntryTitle"));
-    m_entryTitle->setWordWrap(true);
-    m_entryTitle->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_reason->setObjectName(QStringLiteral("auditReason"));
-    m_reason->setReadOnly(true);
-    m_reason->setMaximumHeight(60);
-    m_diff->setObjectName(QStringLiteral("auditDiff"));
-    m_diff->setHorizontalHeaderLabels({ tr("Field"), tr("Before"), tr("After") });
-    m_diff->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
-    m_diff->verticalHeader()->setVisible(false);
-    m_diff->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_diff->setWordWrap(false);
-    m_diff->verticalHeader()->setDefaultSectionSize(m_diff->fontMetrics().height() + 6);
+    AuditEntryView::setUpTable(m_view, m_model,
+        { { AuditModel::IdColumn, 50 }, { AuditModel::AtColumn, 160 }, { AuditModel::KeyColumn, 200 },
+            { AuditModel::ActionColumn, 70 }, { AuditModel::ActorColumn, 200 } });
     m_verify->setObjectName(QStringLiteral("verifyChainButton"));
     m_chain->setObjectName(QStringLiteral("chainResult"));
     m_chain->setWordWrap(true);
@@ -94,17 +67,7 @@ AuditWidget::AuditWidget(ConsoleSession* session, QWidget* parent)
     filters->addWidget(m_until, 1);
     filters->addWidget(m_apply);
 
-    auto* entry = new QWidget;
-    auto* el = new QVBoxLayout(entry);
-    el->setContentsMargins(0, 0, 0, 0);
-    el->addWidget(m_entryTitle);
-    el->addWidget(m_reason);
-    el->addWidget(m_diff, 1);
-    auto* split = new QSplitter(Qt::Vertical);
-    split->addWidget(m_view);
-    split->addWidget(entry);
-    split->setStretchFactor(0, 1);
-    split->setStretchFactor(1, 1);
+    auto* split = AuditEntryView::split(m_view, m_entry);
 
     auto* chainRow = new QHBoxLayout;
     chainRow->addWidget(m_chain, 1);
@@ -175,9 +138,7 @@ void AuditWidget::reload()
         }
     }
     m_error->hide();
-    m_diff->setRowCount(0);
-    m_reason->clear();
-    m_entryTitle->setText(tr("Select an entry to see what it changed."));
+    m_entry->clearEntry();
     m_model->setFilter(f);
 }
 
@@ -187,32 +148,14 @@ void AuditWidget::onSelection()
     if (rows.isEmpty())
         return;
     const auto& e = m_model->entry(rows.first().row());
-    m_entryTitle->setText(
+    m_entry->showEntry(
         tr("<b>#%1 %2</b> on <tt>%3</tt> at %4 by %5 (OS user %6, host %7, %8)")
             .arg(e.id)
             .arg(QString::fromStdString(e.action), QString::fromStdString(e.key).toHtmlEscaped(), formatTimeUs(e.atUs),
                 QString::fromStdString(e.dbRole).toHtmlEscaped(), QString::fromStdString(e.osUser).toHtmlEscaped(),
                 QString::fromStdString(e.clientHost).toHtmlEscaped(),
-                QString::fromStdString(e.application).toHtmlEscaped()));
-    m_reason->setPlainText(QString::fromStdString(e.reason));
-    const auto diff = auditDiff(e.beforeImage, e.afterImage);
-    m_diff->setRowCount(static_cast<int>(diff.size()));
-    QFont bold = m_diff->font();
-    bold.setBold(true);
-    for (int i = 0; i < diff.size(); ++i) {
-        const auto& d = diff[i];
-        QTableWidgetItem* items[]
-            = { new QTableWidgetItem(d.field), new QTableWidgetItem(d.before), new QTableWidgetItem(d.after) };
-        for (int c = 0; c < 3; ++c) {
-            items[c]->setToolTip(items[c]->text());
-            if (d.changed) {
-                items[c]->setBackground(QColor(0xff, 0xf0, 0xb3));
-                items[c]->setFont(bold);
-            }
-            items[c]->setData(Qt::UserRole, d.changed);
-            m_diff->setItem(i, c, items[c]);
-        }
-    }
+                QString::fromStdString(e.application).toHtmlEscaped()),
+        QString::fromStdString(e.reason), e.beforeImage, e.afterImage);
 }
 
 void AuditWidget::onChain(const idem::ChainReport& r)

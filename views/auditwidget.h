@@ -3,6 +3,7 @@
 #include <QWidget>
 
 #include "core/audit.h"
+#include "views/auditentryview.h"
 
 class QComboBox;
 class QLabel;
@@ -29,10 +30,10 @@ public:
 
     AuditModel* model() const { return m_model; }
     QTableView* view() const { return m_view; }
-    QTableWidget* diffTable() const { return m_diff; }
+    QTableWidget* diffTable() const { return m_entry->diff(); }
     QLabel* chainLabel() const { return m_chain; }
     QPushButton* verifyButton() const { return m_verify; }
-    QPlainTextEdit* reasonView() const { return m_reason; }
+    QPlainTextEdit* reasonView() const { return m_entry->reason(); }
     // Shows one key's entries (what the task detail's audit link does).
     void showKey(const QString& key);
     void reload();
@@ -51,9 +52,7 @@ private:
     QPushButton* m_apply;
     QLabel* m_error;
     QTableView* m_view;
-    QLabel* m_entryTitle;
-    QPlainTextEdit* m_reason;
-    QTableWidget* m_diff;
+    AuditEntryView* m_entry;
     QPushButton* m_verify;
     QLabel* m_chain;
 };

@@ -1,16 +1,13 @@
 #include "views/snapshotauditpage.h"
 
-#include <QHeaderView>
 #include <QLabel>
-#include <QPlainTextEdit>
 #include <QSplitter>
 #include <QTableView>
-#include <QTableWidget>
 #include <QVBoxLayout>
 
-#include "models/auditmodel.h"
 #include "models/snapshotauditmodel.h"
 #include "models/snapshottaskmodel.h"
+#include "views/auditentryview.h"
 
 namespace idem::console {
 
@@ -25,9 +22,7 @@ SnapshotAuditPage::SnapshotAuditPage(SharedSnapshot snapshot, QWidget* parent)
     , m_head(new QLabel)
     , m_check(new QLabel)
     , m_view(new QTableView)
-    , m_entryTitle(new QLabel(tr("Select an entry to see what it changed.")))
-    , m_reason(new QPlainTextEdit)
-    , m_diff(new QTableWidget(0, 3))
+    , m_entry(new AuditEntryView(QStringLiteral("snapshotAudit")))
 {
     setObjectName(QStringLiteral("snapshotAuditPage"));
     const auto& a = m_snapshot->data.audit;
@@ -53,43 +48,11 @@ SnapshotAuditPage::SnapshotAuditPage(SharedSnapshot snapshot, QWidget* parent)
 
     m_model->setSnapshot(m_snapshot);
     m_view->setObjectName(QStringLiteral("snapshotAuditTable"));
-    m_view->setModel(m_model);
-    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_view->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_view->verticalHeader()->setVisible(false);
-    m_view->horizontalHeader()->setStretchLastSection(true);
-    m_view->setWordWrap(false);
-    m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 6);
-    m_view->setColumnWidth(SnapshotAuditModel::IdColumn, 50);
-    m_view->setColumnWidth(SnapshotAuditModel::AtColumn, 150);
-    m_view->setColumnWidth(SnapshotAuditModel::KeyColumn, 220);
-    m_view->setColumnWidth(SnapshotAuditModel::ActionColumn, 70);
-    m_view->setColumnWidth(SnapshotAuditModel::ActorColumn, 200);
-    m_entryTitle->setObjectName(QStringLiteral("snapshotAuditEntryTitle"));
-    m_entryTitle->setWordWrap(true);
-    m_entryTitle->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_reason->setObjectName(QStringLiteral("snapshotAuditReason"));
-    m_reason->setReadOnly(true);
-    m_reason->setMaximumHeight(60);
-    m_diff->setObjectName(QStringLiteral("snapshotAuditDiff"));
-    m_diff->setHorizontalHeaderLabels({ tr("Field"), tr("Before"), tr("After") });
-    m_diff->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
-    m_diff->verticalHeader()->setVisible(false);
-    m_diff->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_diff->setWordWrap(false);
-    m_diff->verticalHeader()->setDefaultSectionSize(m_diff->fontMetrics().height() + 6);
-
-    auto* entry = new QWidget;
-    auto* el = new QVBoxLayout(entry);
-    el->setContentsMargins(0, 0, 0, 0);
-    el->addWidget(m_entryTitle);
-    el->addWidget(m_reason);
-    el->addWidget(m_diff, 1);
-    auto* split = new QSplitter(Qt::Vertical);
-    split->addWidget(m_view);
-    split->addWidget(entry);
-    split->setStretchFactor(0, 1);
-    split->setStretchFactor(1, 1);
+    AuditEntryView::setUpTable(m_view, m_model,
+        { { SnapshotAuditModel::IdColumn, 50 }, { SnapshotAuditModel::AtColumn, 150 },
+            { SnapshotAuditModel::KeyColumn, 220 }, { SnapshotAuditModel::ActionColumn, 70 },
+            { SnapshotAuditModel::ActorColumn, 200 } });
+    auto* split = AuditEntryView::split(m_view, m_entry);
 
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(m_head);
@@ -106,31 +69,13 @@ void SnapshotAuditPage::onSelection()
     if (rows.isEmpty())
         return;
     const auto& e = m_model->entry(rows.first().row());
-    m_entryTitle->setText(
+    m_entry->showEntry(
         tr("<b>#%1 %2</b> on <tt>%3</tt> at %4 UTC by %5 (OS user %6, host %7, %8)")
             .arg(e.id)
             .arg(text(e.action).toHtmlEscaped(), text(e.key).toHtmlEscaped(), snapshotTimeCell(e.at),
                 text(e.dbRole).toHtmlEscaped(), text(e.osUser).toHtmlEscaped(), text(e.clientHost).toHtmlEscaped(),
-                QString::fromStdString(e.application.value_or(std::string())).toHtmlEscaped()));
-    m_reason->setPlainText(text(e.reason));
-    const auto diff = auditDiff(e.beforeImage, e.afterImage);
-    m_diff->setRowCount(static_cast<int>(diff.size()));
-    QFont bold = m_diff->font();
-    bold.setBold(true);
-    for (int i = 0; i < diff.size(); ++i) {
-        const auto& d = diff[i];
-        QTableWidgetItem* items[]
-            = { new QTableWidgetItem(d.field), new QTableWidgetItem(d.before), new QTableWidgetItem(d.after) };
-        for (int c = 0; c < 3; ++c) {
-            items[c]->setToolTip(items[c]->text());
-            if (d.changed) {
-                items[c]->setBackground(QColor(0xff, 0xf0, 0xb3));
-                items[c]->setFont(bold);
-            }
-            items[c]->setData(Qt::UserRole, d.changed);
-            m_diff->setItem(i, c, items[c]);
-        }
-    }
+                QString::fromStdString(e.application.value_or(std::string())).toHtmlEscaped()),
+        text(e.reason), e.beforeImage, e.afterImage);
 }
 
 } // namespace idem::console

@@ -3,6 +3,7 @@
 #include <QWidget>
 
 #include "models/snapshotviewmodel.h"
+#include "views/auditentryview.h"
 
 class QLabel;
 class QPlainTextEdit;
@@ -26,9 +27,9 @@ public:
     QTableView* view() const { return m_view; }
     QLabel* headLabel() const { return m_head; }
     QLabel* tailCheckLabel() const { return m_check; }
-    QLabel* entryTitle() const { return m_entryTitle; }
-    QTableWidget* diffTable() const { return m_diff; }
-    QPlainTextEdit* reasonView() const { return m_reason; }
+    QLabel* entryTitle() const { return m_entry->title(); }
+    QTableWidget* diffTable() const { return m_entry->diff(); }
+    QPlainTextEdit* reasonView() const { return m_entry->reason(); }
 
 private:
     void onSelection();
@@ -38,9 +39,7 @@ private:
     QLabel* m_head;
     QLabel* m_check;
     QTableView* m_view;
-    QLabel* m_entryTitle;
-    QPlainTextEdit* m_reason;
-    QTableWidget* m_diff;
+    AuditEntryView* m_entry;
 };
 
 } // namespace idem::console

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/snapshot.h"
+#include "views/taskrecordview.h"
 
 class QLabel;
 class QLineEdit;
@@ -29,41 +30,21 @@ public:
     void clearDetail();
 
     QString shownKey() const;
-    QLabel* title() const { return m_title; }
-    QLineEdit* keyField() const { return m_key; }
-    QLabel* leaseField() const { return m_lease; }
-    QPlainTextEdit* resultView() const { return m_result; }
-    QLabel* resultInfo() const { return m_resultInfo; }
-    QPlainTextEdit* errorsView() const { return m_errors; }
-    QTableWidget* auditTable() const { return m_audit; }
-    QTabWidget* tabs() const { return m_tabs; }
+    QLabel* title() const { return m_view->title(); }
+    QLineEdit* keyField() const { return m_view->key(); }
+    QLabel* leaseField() const { return m_view->lease(); }
+    QPlainTextEdit* resultView() const { return m_view->result(); }
+    QLabel* resultInfo() const { return m_view->resultInfo(); }
+    QPlainTextEdit* errorsView() const { return m_view->errors(); }
+    QTableWidget* auditTable() const { return m_view->audit(); }
+    QTabWidget* tabs() const { return m_view->tabs(); }
 
     // Results longer than this many characters show their beginning (the full text is in the
     // bundle's snapshot.json and CSV).
     static constexpr int previewChars = 64 * 1024;
 
 private:
-    QLineEdit* field(const char* name);
-
-    QLabel* m_title;
-    QLineEdit* m_key;
-    QLineEdit* m_tenant;
-    QLineEdit* m_operation;
-    QLineEdit* m_business;
-    QLineEdit* m_digest;
-    QLineEdit* m_status;
-    QLineEdit* m_attempts;
-    QLabel* m_lease;
-    QLineEdit* m_token;
-    QLineEdit* m_next;
-    QLineEdit* m_times;
-    QLineEdit* m_errorClass;
-    QPlainTextEdit* m_errorMessage;
-    QTabWidget* m_tabs;
-    QPlainTextEdit* m_result;
-    QLabel* m_resultInfo;
-    QPlainTextEdit* m_errors;
-    QTableWidget* m_audit;
+    TaskRecordView* m_view;
 };
 
 } // namespace idem::console

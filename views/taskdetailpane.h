@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "models/taskbrowserdetail.h"
+#include "views/taskrecordview.h"
 
 class QLabel;
 class QLineEdit;
@@ -34,42 +35,24 @@ public:
     void saveResultTo(const QString& path);
 
     QString shownKey() const;
-    QLineEdit* keyField() const { return m_key; }
-    QPlainTextEdit* resultView() const { return m_result; }
-    QLabel* resultInfo() const { return m_resultInfo; }
-    QLabel* leaseField() const { return m_lease; }
+    QLineEdit* keyField() const { return m_view->key(); }
+    QPlainTextEdit* resultView() const { return m_view->result(); }
+    QLabel* resultInfo() const { return m_view->resultInfo(); }
+    QLabel* leaseField() const { return m_view->lease(); }
     QPushButton* saveButton() const { return m_save; }
-    QTableWidget* auditTable() const { return m_audit; }
-    QPlainTextEdit* errorsView() const { return m_errors; }
-    QTabWidget* tabs() const { return m_tabs; }
+    QTableWidget* auditTable() const { return m_view->audit(); }
+    QPlainTextEdit* errorsView() const { return m_view->errors(); }
+    QTabWidget* tabs() const { return m_view->tabs(); }
 
 private:
     void onLoaded(const TaskDetailAnswer& answer);
     void updateLease();
-    QLineEdit* field(const char* name);
 
     TaskDetailLoader* m_loader;
-    QLabel* m_title;
-    QLineEdit* m_key;
-    QLineEdit* m_tenant;
-    QLineEdit* m_operation;
-    QLineEdit* m_business;
-    QLineEdit* m_digest;
-    QLineEdit* m_status;
-    QLineEdit* m_attempts;
-    QLabel* m_lease;
-    QLineEdit* m_token;
-    QLineEdit* m_next;
-    QLineEdit* m_errorClass;
-    QPlainTextEdit* m_errorMessage;
-    QTabWidget* m_tabs;
-    QPlainTextEdit* m_result;
-    QLabel* m_resultInfo;
+    TaskRecordView* m_view;
     QPushButton* m_save;
     QPushButton* m_cancelSave;
     QProgressBar* m_saveProgress;
-    QPlainTextEdit* m_errors;
-    QTableWidget* m_audit;
     QLabel* m_conflicts;
     QTimer* m_tick;
     QElapsedTimer m_sinceLoad;

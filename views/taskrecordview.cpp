@@ -1,0 +1,183 @@
+#include "views/taskrecordview.h"
+
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+namespace idem::console {
+
+namespace {
+    QLineEdit* field(const char* name)
+    {
+        auto* e = new QLineEdit;
+        e->setReadOnly(true);
+        e->setFrame(false);
+        e->setObjectName(QString::fromLatin1(name));
+        return e;
+    }
+} // namespace
+
+TaskRecordView::TaskRecordView(bool withTimes, const QString& auditAtHeader, QObject* parent)
+    : QObject(parent)
+    , m_title(new QLabel)
+    , m_key(field("detailKey"))
+    , m_tenant(field("detailTenant"))
+    , m_operation(field("detailOperation"))
+    , m_business(field("detailBusinessId"))
+    , m_digest(field("detailDigest"))
+    , m_status(field("detailStatus"))
+    , m_attempts(field("detailAttempts"))
+    , m_lease(new QLabel)
+    , m_token(field("detailToken"))
+    , m_next(field("detailNextAttempt"))
+    , m_times(withTimes ? field("detailTimes") : nullptr)
+    , m_errorClass(field("detailErrorClass"))
+    , m_errorMessage(new QPlainTextEdit)
+    , m_tabs(new QTabWidget)
+    , m_result(new QPlainTextEdit)
+    , m_resultInfo(new QLabel)
+    , m_errors(new QPlainTextEdit)
+    , m_audit(new QTableWidget(0, 4))
+    , m_form(new QFormLayout)
+{
+    m_title->setObjectName(QStringLiteral("detailTitle"));
+    m_title->setWordWrap(true);
+    m_lease->setObjectName(QStringLiteral("detailLease"));
+    m_lease->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_errorMessage->setReadOnly(true);
+    m_errorMessage->setObjectName(QStringLiteral("detailErrorMessage"));
+    m_errorMessage->setMaximumHeight(52);
+    m_result->setReadOnly(true);
+    m_result->setObjectName(QStringLiteral("detailResult"));
+    m_result->setLineWrapMode(QPlainTextEdit::NoWrap);
+    m_result->setFont(QFont(QStringLiteral("monospace")));
+    m_resultInfo->setObjectName(QStringLiteral("detailResultInfo"));
+    m_resultInfo->setWordWrap(true);
+    m_errors->setReadOnly(true);
+    m_errors->setObjectName(QStringLiteral("detailErrors"));
+    m_errors->setFont(QFont(QStringLiteral("monospace")));
+    m_audit->setObjectName(QStringLiteral("detailAudit"));
+    m_audit->setHorizontalHeaderLabels({ auditAtHeader, tr("Action"), tr("Actor"), tr("Reason") });
+    m_audit->horizontalHeader()->setStretchLastSection(true);
+    m_audit->verticalHeader()->setVisible(false);
+    m_audit->setEditTriggers(QAbstractItemView::NoEditTriggers);
+
+    m_form->setContentsMargins(0, 0, 0, 0);
+    m_form->setVerticalSpacing(2);
+    m_form->addRow(tr("Key"), m_key);
+    auto* parts = new QHBoxLayout;
+    parts->addWidget(m_tenant);
+    parts->addWidget(m_operation);
+    parts->addWidget(m_business, 2);
+    m_form->addRow(tr("Tenant / op / id"), parts);
+    m_form->addRow(tr("Digest"), m_digest);
+    m_form->addRow(tr("Status"), m_status);
+    m_form->addRow(tr("Attempts"), m_attempts);
+    m_form->addRow(tr("Lease"), m_lease);
+    m_form->addRow(tr("Owner token"), m_token);
+    m_form->addRow(tr("Next attempt"), m_next);
+    if (m_times)
+        m_form->addRow(tr("Created / updated"), m_times);
+    m_form->addRow(tr("Error class"), m_errorClass);
+    m_form->addRow(tr("Error"), m_errorMessage);
+}
+
+TaskRecordView::~TaskRecordView() = default;
+
+void TaskRecordView::addTabs(QLayout* resultHeader, int resultStretch)
+{
+    auto* resultPage = new QWidget;
+    auto* rl = new QVBoxLayout(resultPage);
+    rl->setContentsMargins(0, 0, 0, 0);
+    if (resultHeader)
+        rl->addLayout(resultHeader);
+    else
+        rl->addWidget(m_resultInfo);
+    rl->addWidget(m_result, resultStretch);
+    m_tabs->addTab(resultPage, tr("Result"));
+    m_tabs->addTab(m_errors, tr("Error history"));
+    m_tabs->addTab(m_audit, tr("Audit"));
+}
+
+void TaskRecordView::install(QWidget* pane)
+{
+    auto* layout = new QVBoxLayout(pane);
+    layout->setContentsMargins(4, 0, 0, 0);
+    layout->addWidget(m_title);
+    layout->addLayout(m_form);
+    layout->addWidget(m_tabs, 1);
+}
+
+void TaskRecordView::clear()
+{
+    for (auto* e :
+        { m_key, m_tenant, m_operation, m_business, m_digest, m_status, m_attempts, m_token, m_next, m_errorClass })
+        e->clear();
+    if (m_times)
+        m_times->clear();
+    m_lease->clear();
+    m_errorMessage->clear();
+    m_result->clear();
+    m_resultInfo->clear();
+    m_errors->clear();
+    m_audit->setRowCount(0);
+}
+
+void TaskRecordView::showKey(const QString& key)
+{
+    m_key->setText(key);
+    m_key->setCursorPosition(0);
+    const auto parts = key.split(QLatin1Char(':'));
+    m_tenant->setText(parts.value(0));
+    m_operation->setText(parts.size() > 1 ? parts.value(1) : QString());
+    m_business->setText(parts.size() > 2 ? key.section(QLatin1Char(':'), 2) : QString());
+}
+
+void TaskRecordView::showStatus(const std::string& status, bool errorClassUnknown)
+{
+    m_status->setText(status == "retryable_failed" && errorClassUnknown
+            ? tr("retryable_failed (uncertain outcome: retry only with the same key)")
+            : QString::fromStdString(status));
+}
+
+void TaskRecordView::showAttempts(qint64 attempts, qint64 maxAttempts)
+{
+    m_attempts->setText(tr("%1 of %2").arg(attempts).arg(maxAttempts));
+}
+
+void TaskRecordView::showNoResult()
+{
+    m_result->clear();
+    m_resultInfo->setText(tr("No result stored."));
+}
+
+void TaskRecordView::showErrorHistory(const std::string& errorsJson)
+{
+    const auto errors = QJsonDocument::fromJson(QByteArray::fromStdString(errorsJson));
+    m_errors->setPlainText(errors.isNull() ? QString::fromStdString(errorsJson)
+                                           : QString::fromUtf8(errors.toJson(QJsonDocument::Indented)));
+    m_tabs->setTabText(1, tr("Error history (%1)").arg(errors.isArray() ? errors.array().size() : 0));
+}
+
+void TaskRecordView::setAuditRowCount(int rows) { m_audit->setRowCount(rows); }
+
+void TaskRecordView::setAuditRow(
+    int row, const QString& at, const QString& action, const QString& actor, const QString& reason)
+{
+    m_audit->setItem(row, 0, new QTableWidgetItem(at));
+    m_audit->setItem(row, 1, new QTableWidgetItem(action));
+    m_audit->setItem(row, 2, new QTableWidgetItem(actor));
+    auto* item = new QTableWidgetItem(reason);
+    item->setToolTip(reason);
+    m_audit->setItem(row, 3, item);
+}
+
+} // namespace idem::console
