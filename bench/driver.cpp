@@ -1,5 +1,6 @@
 // One timed run: N threads, each on its own connection, released together, stopped together.
 #include "bench/bench.h"
+#include "bench/cpuclock.h"
 
 #include <algorithm>
 #include <atomic>
@@ -35,53 +36,6 @@ namespace {
         double clientCpuUs = 0; // this thread, timed window
         double serverCpuUs = -1; // its backend, timed window; -1 when not readable
     };
-
-    double threadCpuUs()
-    {
-        timespec ts {};
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-        return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
-    }
-
-    // A local backend's user + system CPU time, from /proc/PID/stat; -1 when unreadable.
-    double processCpuUs(int pid)
-    {
-        if (pid <= 0)
-            return -1;
-        std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-        std::string stat;
-        if (!std::getline(in, stat))
-            return -1;
-        const auto close = stat.rfind(')'); // the command name may hold spaces
-        if (close == std::string::npos)
-            return -1;
-        std::istringstream fields(stat.substr(close + 2));
-        std::string field;
-        unsigned long long utime = 0, stime = 0;
-        for (int i = 3; fields >> field; ++i) { // field 3 is the state
-            if (i == 14)
-                utime = std::stoull(field);
-            if (i == 15) {
-                stime = std::stoull(field);
-                return static_cast<double>(utime + stime) * 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
-            }
-        }
-        return -1;
-    }
-
-    // The backend's pid when the server runs on this machine (loopback or a local socket).
-    int localBackendPid(pqxx::connection& conn)
-    {
-        pqxx::read_transaction t(conn);
-        const auto r = t.exec("SELECT pg_backend_pid(), inet_server_addr() IS NULL"
-                              " OR host(inet_server_addr()) IN ('127.0.0.1', '::1')");
-        const int pid = r[0][0].as<int>();
-        if (!r[0][1].as<bool>())
-            return 0;
-        std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
-        std::string name;
-        return std::getline(comm, name) && name.starts_with("postgres") ? pid : 0;
-    }
 
     std::string hotId(int i) { return std::string("hot-").append(std::to_string(i)); }
 
@@ -177,7 +131,7 @@ RunResult runOnce(pqxx::connection& admin, const RunSpec& spec)
             bool arrived = false;
             try {
                 auto conn = connect(spec.dsn, { "idem-bench" });
-                const int backend = localBackendPid(*conn);
+                const int backend = backendPid(*conn);
                 auto client = makeClient(*conn, setup);
                 KeySource keys(spec, t);
                 for (int i = 0; i < spec.warmup; ++i) {
@@ -194,7 +148,7 @@ RunResult runOnce(pqxx::connection& admin, const RunSpec& spec)
                 ready.count_down();
                 go.wait(false);
                 const Clock::time_point end { Clock::duration(deadline.load()) };
-                const double cpu0 = threadCpuUs(), server0 = processCpuUs(backend);
+                const double cpu0 = threadCpuUs(), server0 = backendCpuUs(backend);
                 while (Clock::now() < end) {
                     bool fresh = false;
                     const std::string id = keys.next(fresh);
@@ -214,7 +168,7 @@ RunResult runOnce(pqxx::connection& admin, const RunSpec& spec)
                     }
                 }
                 tally.clientCpuUs = threadCpuUs() - cpu0;
-                const double server1 = processCpuUs(backend);
+                const double server1 = backendCpuUs(backend);
                 if (server0 >= 0 && server1 >= 0)
                     tally.serverCpuUs = server1 - server0;
             } catch (...) {

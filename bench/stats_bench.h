@@ -8,6 +8,7 @@
 #include <pqxx/connection>
 
 #include "bench/bench.h"
+#include "bench/cpuclock.h"
 #include "core/identifier.h"
 
 // idem-bench-stats: what the dashboard's snapshot costs on a large table, next to the naive
@@ -64,11 +65,6 @@ std::string unfinishedIndexSize(pqxx::connection& conn, const SchemaName& schema
 // and the attempts histogram over the unfinished rows.
 std::string naiveCountSql(const SchemaName& schema);
 std::string histogramSql(const SchemaName& schema);
-
-// A backend's user + system CPU time in microseconds, from /proc (the server must run on
-// this machine); -1 when unknown. backendPid() answers 0 for a server elsewhere.
-double backendCpuUs(int pid);
-int backendPid(pqxx::connection& conn);
 
 // What one console does each tick.
 enum class Console {

@@ -30,13 +30,6 @@ namespace {
         double clientCpuUs = 0;
     };
 
-    double threadCpuUs()
-    {
-        timespec ts {};
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-        return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
-    }
-
     bool isTimeout(const pqxx::sql_error& e) { return e.sqlstate() == "57014"; } // query_canceled
 
     // One poll as the naive console runs it: two plain statements under the same timeout.
