@@ -32,6 +32,7 @@
 #include "models/dashboardmodel.h"
 #include "models/profilestore.h"
 #include "models/snapshotexport.h"
+#include "tests/support/taskrows.h"
 #include "tests/support/testdb.h"
 #include "views/dashboardwidget.h"
 #include "views/exportdialog.h"
@@ -125,28 +126,16 @@ void TestConsoleExport::initTestCase()
     idem::test::createLoginRole(m_role, m_password, "idem_reader");
 
     pqxx::work w(*m_conn);
-    w.exec(R"(
-        INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, owner_token, lease_until, attempts,
-                                           max_attempts, error_class, error_message, next_attempt_at, created_at,
-                                           updated_at, errors)
-        SELECT k, 'v1:' || repeat('a', 64), st,
-               CASE WHEN st = 'processing' THEN gen_random_uuid() END,
-               CASE WHEN st = 'processing' THEN now() + lease END,
-               att, 5, ec, msg, CASE WHEN st = 'retryable_failed' THEN now() + interval '1 minute' END,
-               now() - age, now() - age + interval '1 second',
-               CASE WHEN msg IS NULL THEN '[]'::jsonb
-                    ELSE jsonb_build_array(jsonb_build_object('attempt', att, 'class', ec, 'message', msg)) END
-        FROM (VALUES
-            ('ta:charge:p1', 'processing', interval '10 minutes', 1, NULL, NULL, interval '1 minute'),
-            ('ta:charge:p2', 'processing', interval '10 minutes', 1, NULL, NULL, interval '2 minutes'),
-            ('ta:charge:e1', 'processing', interval '-1 minute', 1, NULL, NULL, interval '3 minutes'),
-            ('tb:refund:e2', 'processing', interval '-5 minutes', 3, NULL, NULL, interval '4 minutes'),
-            ('ta:charge:r1', 'retryable_failed', NULL, 1, 'retryable', 'timeout', interval '5 minutes'),
-            ('tb:charge:u1', 'retryable_failed', NULL, 2, 'unknown', 'ERRMSG-SECRET answer lost', interval '6 minutes'),
-            ('ta:charge:f1', 'failed', NULL, 1, 'permanent', 'card declined', interval '7 minutes'),
-            ('tb:refund:f2', 'failed', NULL, 5, 'retryable', 'gave up', interval '8 minutes')
-        ) AS v(k, st, lease, att, ec, msg, age)
-    )");
+    w.exec(idem::test::plantTasksSql(R"(
+            ('ta:charge:p1', 'processing', interval '10 minutes', 1, NULL, NULL, NULL, interval '1 minute'),
+            ('ta:charge:p2', 'processing', interval '10 minutes', 1, NULL, NULL, NULL, interval '2 minutes'),
+            ('ta:charge:e1', 'processing', interval '-1 minute', 1, NULL, NULL, NULL, interval '3 minutes'),
+            ('tb:refund:e2', 'processing', interval '-5 minutes', 3, NULL, NULL, NULL, interval '4 minutes'),
+            ('ta:charge:r1', 'retryable_failed', NULL, 1, 'retryable', 'timeout', NULL, interval '5 minutes'),
+            ('tb:charge:u1', 'retryable_failed', NULL, 2, 'unknown', 'ERRMSG-SECRET answer lost', NULL, interval '6 minutes'),
+            ('ta:charge:f1', 'failed', NULL, 1, 'permanent', 'card declined', NULL, interval '7 minutes'),
+            ('tb:refund:f2', 'failed', NULL, 5, 'retryable', 'gave up', NULL, interval '8 minutes')
+    )"));
     w.exec(R"(
         INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, result_json, attempts, created_at,
                                            updated_at)

@@ -28,6 +28,7 @@
 #include "models/dashboardmodel.h"
 #include "models/snapshotauditmodel.h"
 #include "models/snapshottaskmodel.h"
+#include "tests/support/taskrows.h"
 #include "tests/support/testdb.h"
 #include "views/chartpanel.h"
 #include "views/dashboardwidget.h"
@@ -126,17 +127,7 @@ void TestSnapshotViewer::initTestCase()
     idem::migrate(*m_conn, { idem::SchemaName(), false });
     {
         pqxx::work w(*m_conn);
-        w.exec(R"(
-            INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, owner_token, lease_until,
-                attempts, max_attempts, error_class, error_message, result_json, next_attempt_at, created_at,
-                updated_at, errors)
-            SELECT k, 'v1:' || repeat('a', 64), st, CASE WHEN st = 'processing' THEN gen_random_uuid() END,
-                   CASE WHEN st = 'processing' THEN now() + lease END, att, 5, ec, msg, res::jsonb,
-                   CASE WHEN st = 'retryable_failed' THEN now() + interval '1 minute' END,
-                   now() - age, now() - age + interval '1 second',
-                   CASE WHEN msg IS NULL THEN '[]'::jsonb
-                        ELSE jsonb_build_array(jsonb_build_object('attempt', att, 'class', ec, 'message', msg)) END
-            FROM (VALUES
+        w.exec(idem::test::plantTasksSql(R"(
                 ('ta:charge:p1', 'processing', interval '10 minutes', 1, NULL, NULL, NULL, interval '1 minute'),
                 ('tb:refund:p2', 'processing', interval '10 minutes', 2, NULL, NULL, NULL, interval '3 minutes'),
                 ('ta:charge:e1', 'processing', interval '-1 minute', 1, NULL, NULL, NULL, interval '2 minutes'),
@@ -146,8 +137,7 @@ void TestSnapshotViewer::initTestCase()
                     interval '8 minutes'),
                 ('tb:refund:f2', 'failed', NULL, 5, 'retryable', 'gave up', NULL, interval '9 minutes'),
                 ('tc:refund:f3', 'failed', NULL, 1, 'permanent', 'bad account', NULL, interval '12 minutes')
-            ) AS v(k, st, lease, att, ec, msg, res, age)
-        )");
+        )"));
         w.exec(R"(
             INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, result_json, attempts,
                 created_at, updated_at)

@@ -14,6 +14,7 @@
 #include "core/snapshotjson.h"
 #include "core/stats.h"
 #include "tests/support/cliprocess.h"
+#include "tests/support/taskrows.h"
 #include "tests/support/testdb.h"
 
 // An incident snapshot of a database in a known state: exactly the planted figures and rows
@@ -119,19 +120,7 @@ void TestSnapshot::initTestCase()
     idem::test::createLoginRole(m_role, m_password, "idem_reader");
 
     pqxx::work w(*m_conn);
-    w.exec(R"(
-        INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, owner_token, lease_until, attempts,
-                                           error_class, error_message, result_json, next_attempt_at, created_at,
-                                           updated_at, errors)
-        SELECT k, 'v1:' || repeat('a', 64), st,
-               CASE WHEN st = 'processing' THEN gen_random_uuid() END,
-               CASE WHEN st = 'processing' AND lease IS NOT NULL THEN now() + lease END,
-               att, ec, msg, res::jsonb,
-               CASE WHEN st = 'retryable_failed' THEN now() + interval '1 minute' END,
-               now() - age, now() - age + interval '1 second',
-               CASE WHEN msg IS NULL THEN '[]'::jsonb
-                    ELSE jsonb_build_array(jsonb_build_object('attempt', att, 'class', ec, 'message', msg)) END
-        FROM (VALUES
+    w.exec(idem::test::plantTasksSql(R"(
             ('ta:charge:p1', 'processing', interval '10 minutes', 1, NULL, NULL, NULL, interval '1 minute'),
             ('ta:charge:p2', 'processing', interval '10 minutes', 1, NULL, NULL, NULL, interval '3 hours'),
             ('tb:refund:p3', 'processing', interval '10 minutes', 2, NULL, NULL, NULL, interval '5 minutes'),
@@ -146,8 +135,7 @@ void TestSnapshot::initTestCase()
                 interval '8 minutes'),
             ('tb:refund:f2', 'failed', NULL, 5, 'retryable', 'gave up', NULL, interval '9 minutes'),
             ('ta:ship:f3',   'failed', NULL, 5, 'unknown', 'gave up, unknown', NULL, interval '10 minutes')
-        ) AS v(k, st, lease, att, ec, msg, res, age)
-    )");
+    )"));
     w.exec(R"(
         INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, result_json, attempts, created_at,
                                            updated_at)

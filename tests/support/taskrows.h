@@ -46,6 +46,29 @@ inline QByteArray field(pqxx::connection& c, const TaskKey& key, const std::stri
 inline QByteArray rowJson(pqxx::connection& c, const TaskKey& key) { return field(c, key, "row_to_json(t)"); }
 
 // A well-formed digest that differs per letter.
+// INSERT of task rows in every state from a SQL VALUES list of
+// (key, status, lease interval, attempts, error_class, error_message, result json text, age):
+// processing rows get a token and a lease until now() + lease, retryable ones a backoff of a
+// minute, a message becomes the row's one error-history entry; created `age` ago, updated a
+// second later.
+inline std::string plantTasksSql(const std::string& values)
+{
+    return R"(
+        INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, owner_token, lease_until, attempts,
+                                           max_attempts, error_class, error_message, result_json, next_attempt_at,
+                                           created_at, updated_at, errors)
+        SELECT k, 'v1:' || repeat('a', 64), st,
+               CASE WHEN st = 'processing' THEN gen_random_uuid() END,
+               CASE WHEN st = 'processing' THEN now() + lease END,
+               att, 5, ec, msg, res::jsonb,
+               CASE WHEN st = 'retryable_failed' THEN now() + interval '1 minute' END,
+               now() - age, now() - age + interval '1 second',
+               CASE WHEN msg IS NULL THEN '[]'::jsonb
+                    ELSE jsonb_build_array(jsonb_build_object('attempt', att, 'class', ec, 'message', msg)) END
+        FROM (VALUES )"
+        + values + R"() AS v(k, st, lease, att, ec, msg, res, age))";
+}
+
 inline std::string digestOf(char c) { return "v1:" + std::string(64, c); }
 
 inline StoreOptions storeOptions(std::chrono::milliseconds lease, int maxAttempts = 5,
