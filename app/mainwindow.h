@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/taskfilter.h"
+#include "operations/taskfilter.h"
 #include "models/connectionsettings.h"
 #include "models/snapshots.h"
 

@@ -12,8 +12,8 @@
 #include <unistd.h>
 #include <vector>
 
-#include "core/actions.h"
-#include "core/audit.h"
+#include "operations/actions.h"
+#include "operations/audit.h"
 #include "core/connection.h"
 #include "core/migrate.h"
 

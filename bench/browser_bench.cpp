@@ -26,10 +26,10 @@
 #include <string>
 #include <vector>
 
-#include "core/actions.h"
+#include "operations/actions.h"
 #include "core/connection.h"
 #include "core/migrate.h"
-#include "core/tasklist.h"
+#include "operations/tasklist.h"
 #include "embedded_sql.h"
 #include "models/bulkaction.h"
 #include "models/consolesession.h"

@@ -24,9 +24,9 @@
 #include "bench/stats_bench.h"
 #include "core/connection.h"
 #include "core/migrate.h"
-#include "core/signing.h"
-#include "core/snapshot.h"
-#include "core/snapshotbundle.h"
+#include "operations/signing.h"
+#include "operations/snapshot.h"
+#include "operations/snapshotbundle.h"
 #include "models/snapshotexport.h"
 
 namespace {

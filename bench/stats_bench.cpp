@@ -18,7 +18,7 @@
 #include "core/connection.h"
 #include "core/digest.h"
 #include "core/migrate.h"
-#include "core/stats.h"
+#include "operations/stats.h"
 
 using namespace idem;
 using namespace idem::bench;

@@ -13,8 +13,8 @@
 #include <pqxx/pqxx>
 
 #include "core/connection.h"
-#include "core/dashboardquery.h"
-#include "core/stats.h"
+#include "operations/dashboardquery.h"
+#include "operations/stats.h"
 
 namespace idem::bench::stats {
 

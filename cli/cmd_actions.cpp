@@ -7,7 +7,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/printable.h"
-#include "core/actions.h"
+#include "operations/actions.h"
 #include "core/connection.h"
 #include "core/migrate.h"
 

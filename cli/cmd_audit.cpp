@@ -5,8 +5,8 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/printable.h"
-#include "core/actions.h"
-#include "core/audit.h"
+#include "operations/actions.h"
+#include "operations/audit.h"
 #include "core/connection.h"
 
 namespace idem::cli {

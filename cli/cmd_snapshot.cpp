@@ -8,10 +8,10 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "core/connection.h"
-#include "core/signing.h"
-#include "core/snapshot.h"
-#include "core/snapshotbundle.h"
-#include "core/snapshotjson.h"
+#include "operations/signing.h"
+#include "operations/snapshot.h"
+#include "operations/snapshotbundle.h"
+#include "operations/snapshotjson.h"
 
 namespace idem::cli {
 

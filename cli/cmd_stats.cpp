@@ -6,7 +6,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "core/connection.h"
-#include "core/stats.h"
+#include "operations/stats.h"
 
 namespace idem::cli {
 

@@ -5,9 +5,9 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/printable.h"
-#include "core/actions.h"
+#include "operations/actions.h"
 #include "core/connection.h"
-#include "core/tasklist.h"
+#include "operations/tasklist.h"
 
 namespace idem::cli {
 

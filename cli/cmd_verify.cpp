@@ -5,7 +5,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "core/scenarios.h"
+#include "operations/scenarios.h"
 
 namespace idem::cli {
 

@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/audit.h"
+#include "operations/audit.h"
 
 namespace idem::console {
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/actions.h"
+#include "operations/actions.h"
 
 namespace idem::console {
 

@@ -6,7 +6,7 @@
 #include <deque>
 #include <vector>
 
-#include "core/dashboardquery.h"
+#include "operations/dashboardquery.h"
 
 namespace idem::console {
 

@@ -10,8 +10,8 @@
 #include <chrono>
 #include <optional>
 
-#include "core/dashboardquery.h"
-#include "core/taskfilter.h"
+#include "operations/dashboardquery.h"
+#include "operations/taskfilter.h"
 #include "models/dashboardhistory.h"
 #include "models/dashboardthresholds.h"
 #include "models/snapshots.h"

@@ -1,7 +1,7 @@
 #include "models/snapshotauditmodel.h"
 
-#include "core/audit.h"
-#include "core/tasklist.h"
+#include "operations/audit.h"
+#include "operations/tasklist.h"
 #include "models/snapshottaskmodel.h"
 
 namespace idem::console {

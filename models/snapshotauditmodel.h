@@ -2,7 +2,7 @@
 
 #include <QAbstractTableModel>
 
-#include "core/audit.h"
+#include "operations/audit.h"
 #include "models/snapshotviewmodel.h"
 
 namespace idem::console {
@@ -30,7 +30,7 @@ private:
     SharedSnapshot m_snapshot;
 };
 
-// The tail as core/audit.h's AuditEntry (hashable).
+// The tail as operations/audit.h's AuditEntry (hashable).
 idem::AuditEntry toAuditEntry(const idem::SnapshotAuditEntry& e);
 
 struct TailCheck {

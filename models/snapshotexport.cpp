@@ -11,8 +11,8 @@
 
 #include <algorithm>
 
-#include "core/signing.h"
-#include "core/snapshotbundle.h"
+#include "operations/signing.h"
+#include "operations/snapshotbundle.h"
 #include "models/consolesession.h"
 
 namespace idem::console {

@@ -16,7 +16,7 @@
 
 #include <pqxx/connection>
 
-#include "core/snapshot.h"
+#include "operations/snapshot.h"
 #include "models/dashboardthresholds.h"
 
 namespace idem::console {

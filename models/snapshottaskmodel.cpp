@@ -1,6 +1,6 @@
 #include "models/snapshottaskmodel.h"
 
-#include "core/tasklist.h"
+#include "operations/tasklist.h"
 #include "models/taskbrowsermodel.h"
 
 namespace idem::console {

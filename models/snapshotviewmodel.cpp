@@ -11,8 +11,8 @@
 
 #include "core/connection.h"
 #include "core/counters.h"
-#include "core/snapshotjson.h"
-#include "core/tasklist.h"
+#include "operations/snapshotjson.h"
+#include "operations/tasklist.h"
 
 namespace idem::console {
 

@@ -8,8 +8,8 @@
 #include <memory>
 #include <optional>
 
-#include "core/dashboardquery.h"
-#include "core/snapshotbundle.h"
+#include "operations/dashboardquery.h"
+#include "operations/snapshotbundle.h"
 #include "models/dashboardthresholds.h"
 
 namespace idem::console {

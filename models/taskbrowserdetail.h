@@ -11,8 +11,8 @@
 #include <optional>
 #include <vector>
 
-#include "core/audit.h"
-#include "core/tasklist.h"
+#include "operations/audit.h"
+#include "operations/tasklist.h"
 
 namespace idem::console {
 

@@ -7,8 +7,8 @@
 #include <optional>
 #include <vector>
 
-#include "core/taskfilter.h"
-#include "core/tasklist.h"
+#include "operations/taskfilter.h"
+#include "operations/tasklist.h"
 
 namespace idem::console {
 

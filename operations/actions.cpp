@@ -1,4 +1,4 @@
-#include "core/actions.h"
+#include "operations/actions.h"
 
 #include <chrono>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "core/audit.h"
+#include "operations/audit.h"
 
 #include <limits>
 #include <pqxx/pqxx>

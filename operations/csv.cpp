@@ -1,4 +1,4 @@
-#include "core/csv.h"
+#include "operations/csv.h"
 
 #include <cstdio>
 #include <stdexcept>

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/snapshot.h"
+#include "operations/snapshot.h"
 
 namespace idem {
 

@@ -1,4 +1,4 @@
-#include "core/dashboardquery.h"
+#include "operations/dashboardquery.h"
 
 #include <algorithm>
 #include <map>

@@ -8,8 +8,8 @@
 #include <pqxx/connection>
 
 #include "core/identifier.h"
-#include "core/stats.h"
-#include "core/taskfilter.h"
+#include "operations/stats.h"
+#include "operations/taskfilter.h"
 
 namespace idem {
 

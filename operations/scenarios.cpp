@@ -1,4 +1,4 @@
-#include "core/scenarios.h"
+#include "operations/scenarios.h"
 
 #include <algorithm>
 #include <atomic>
@@ -9,7 +9,7 @@
 
 #include "core/migrate.h"
 #include "core/runner.h"
-#include "core/scenarioenv.h"
+#include "operations/scenarioenv.h"
 #include "core/sha256.h"
 
 namespace idem::verify {

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "core/runner.h"
-#include "core/scenarioenv.h"
-#include "core/scenarios.h"
+#include "operations/scenarioenv.h"
+#include "operations/scenarios.h"
 #include "core/sha256.h"
 
 extern char** environ;

@@ -1,4 +1,4 @@
-#include "core/signing.h"
+#include "operations/signing.h"
 
 #include <cerrno>
 #include <cstdlib>

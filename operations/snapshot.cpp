@@ -1,4 +1,4 @@
-#include "core/snapshot.h"
+#include "operations/snapshot.h"
 
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>

@@ -12,7 +12,7 @@
 #include <pqxx/connection>
 
 #include "core/identifier.h"
-#include "core/stats.h"
+#include "operations/stats.h"
 
 namespace idem {
 

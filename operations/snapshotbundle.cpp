@@ -1,4 +1,4 @@
-#include "core/snapshotbundle.h"
+#include "operations/snapshotbundle.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -12,10 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/csv.h"
+#include "operations/csv.h"
 #include "core/sha256.h"
-#include "core/signing.h"
-#include "core/snapshotjson.h"
+#include "operations/signing.h"
+#include "operations/snapshotjson.h"
 
 namespace idem {
 

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/snapshot.h"
-#include "core/snapshotreport.h"
+#include "operations/snapshot.h"
+#include "operations/snapshotreport.h"
 
 namespace idem {
 

@@ -1,4 +1,4 @@
-#include "core/snapshotjson.h"
+#include "operations/snapshotjson.h"
 
 #include <nlohmann/json.hpp>
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/snapshot.h"
+#include "operations/snapshot.h"
 
 namespace idem {
 

@@ -1,4 +1,4 @@
-#include "core/snapshotreport.h"
+#include "operations/snapshotreport.h"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "core/snapshot.h"
+#include "operations/snapshot.h"
 
 namespace idem {
 

@@ -1,4 +1,4 @@
-#include "core/stats.h"
+#include "operations/stats.h"
 
 #include <pqxx/pqxx>
 

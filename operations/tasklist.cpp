@@ -1,4 +1,4 @@
-#include "core/tasklist.h"
+#include "operations/tasklist.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,7 +8,7 @@
 #include <pqxx/pqxx>
 #include <stdexcept>
 
-#include "core/actions.h"
+#include "operations/actions.h"
 #include "core/utf8.h"
 
 namespace idem {

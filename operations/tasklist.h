@@ -10,7 +10,7 @@
 #include <pqxx/connection>
 
 #include "core/identifier.h"
-#include "core/taskfilter.h"
+#include "operations/taskfilter.h"
 
 namespace idem {
 

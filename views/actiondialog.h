@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "core/actions.h"
-#include "core/tasklist.h"
+#include "operations/actions.h"
+#include "operations/tasklist.h"
 
 class QDialogButtonBox;
 class QLabel;

@@ -9,7 +9,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
-#include "core/tasklist.h"
+#include "operations/tasklist.h"
 #include "models/auditmodel.h"
 #include "models/consolesession.h"
 #include "models/taskbrowsermodel.h"

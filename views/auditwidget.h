@@ -2,7 +2,7 @@
 
 #include <QWidget>
 
-#include "core/audit.h"
+#include "operations/audit.h"
 #include "views/auditentryview.h"
 
 class QComboBox;

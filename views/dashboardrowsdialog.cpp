@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "core/dashboardquery.h"
+#include "operations/dashboardquery.h"
 #include "models/consolesession.h"
 
 Q_DECLARE_METATYPE(std::vector<idem::TaskSummaryRow>)

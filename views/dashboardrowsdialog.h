@@ -2,7 +2,7 @@
 
 #include <QDialog>
 
-#include "core/taskfilter.h"
+#include "operations/taskfilter.h"
 
 class QLabel;
 class QTableWidget;

@@ -5,7 +5,7 @@
 #include <array>
 #include <memory>
 
-#include "core/taskfilter.h"
+#include "operations/taskfilter.h"
 #include "models/dashboardthresholds.h"
 
 class QCheckBox;

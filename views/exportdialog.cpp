@@ -25,7 +25,7 @@
 
 #include <algorithm>
 
-#include "core/signing.h"
+#include "operations/signing.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
 #include "views/chartpanel.h"

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "core/snapshot.h"
+#include "operations/snapshot.h"
 #include "views/taskrecordview.h"
 
 class QLabel;

@@ -11,7 +11,7 @@
 #include <QVBoxLayout>
 #include <QXYSeries>
 
-#include "core/snapshotjson.h"
+#include "operations/snapshotjson.h"
 #include "models/dashboardmodel.h"
 #include "views/chartpanel.h"
 #include "views/dashboardwidget.h"

@@ -2,9 +2,9 @@
 
 #include <QWidget>
 
-#include "core/actions.h"
-#include "core/taskfilter.h"
-#include "core/tasklist.h"
+#include "operations/actions.h"
+#include "operations/taskfilter.h"
+#include "operations/tasklist.h"
 
 class QCheckBox;
 class QComboBox;

@@ -9,7 +9,7 @@
 #include <QTableView>
 #include <QTextBrowser>
 
-#include "core/actions.h"
+#include "operations/actions.h"
 #include "core/connection.h"
 #include "models/bulkaction.h"
 #include "models/taskbrowsermodel.h"

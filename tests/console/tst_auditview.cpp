@@ -9,7 +9,7 @@
 #include <QTableView>
 #include <QTableWidget>
 
-#include "core/actions.h"
+#include "operations/actions.h"
 #include "models/auditmodel.h"
 #include "tests/console/tst_taskbrowser_support.h"
 #include "views/auditwidget.h"

@@ -25,9 +25,9 @@
 
 #include "app/mainwindow.h"
 #include "core/migrate.h"
-#include "core/signing.h"
-#include "core/snapshotbundle.h"
-#include "core/snapshotjson.h"
+#include "operations/signing.h"
+#include "operations/snapshotbundle.h"
+#include "operations/snapshotjson.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
 #include "models/profilestore.h"

@@ -13,7 +13,7 @@
 #include <pqxx/pqxx>
 
 #include "core/connection.h"
-#include "core/dashboardquery.h"
+#include "operations/dashboardquery.h"
 #include "core/migrate.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"

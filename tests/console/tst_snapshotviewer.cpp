@@ -16,13 +16,13 @@
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
-#include "core/actions.h"
+#include "operations/actions.h"
 #include "core/migrate.h"
 #include "core/sha256.h"
-#include "core/signing.h"
-#include "core/snapshot.h"
-#include "core/snapshotbundle.h"
-#include "core/snapshotjson.h"
+#include "operations/signing.h"
+#include "operations/snapshot.h"
+#include "operations/snapshotbundle.h"
+#include "operations/snapshotjson.h"
 #include "core/taskstore.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"

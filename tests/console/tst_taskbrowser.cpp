@@ -14,7 +14,7 @@
 
 #include <set>
 
-#include "core/tasklist.h"
+#include "operations/tasklist.h"
 #include "models/taskbrowsermodel.h"
 #include "tests/console/tst_taskbrowser_support.h"
 #include "views/taskbrowserwidget.h"

@@ -10,7 +10,7 @@
 #include <QTableWidget>
 #include <QTextBrowser>
 
-#include "core/actions.h"
+#include "operations/actions.h"
 #include "models/auditmodel.h"
 #include "models/bulkaction.h"
 #include "models/taskbrowsermodel.h"

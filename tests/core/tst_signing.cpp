@@ -3,7 +3,7 @@
 #include <QTemporaryDir>
 #include <sys/stat.h>
 
-#include "core/signing.h"
+#include "operations/signing.h"
 
 // Ed25519 through OpenSSL EVP: what a snapshot signature rests on. The key file is the
 // secret: it must be written 0600 and a key anyone else can read is refused.

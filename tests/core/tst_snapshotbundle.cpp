@@ -5,10 +5,10 @@
 #include <QTemporaryDir>
 #include <nlohmann/json.hpp>
 
-#include "core/csv.h"
-#include "core/signing.h"
-#include "core/snapshotbundle.h"
-#include "core/snapshotjson.h"
+#include "operations/csv.h"
+#include "operations/signing.h"
+#include "operations/snapshotbundle.h"
+#include "operations/snapshotjson.h"
 
 // The bundle without a database: what is written, that MANIFEST and the signature catch every
 // edited, added or removed file by name, that a failed write leaves nothing, and that

@@ -3,8 +3,8 @@
 #include <pqxx/pqxx>
 #include <string>
 
-#include "core/actions.h"
-#include "core/audit.h"
+#include "operations/actions.h"
+#include "operations/audit.h"
 #include "core/runner.h"
 #include "tests/db/tst_actions_fixture.h"
 

@@ -11,8 +11,8 @@
 #include <pqxx/pqxx>
 #include <string>
 
-#include "core/actions.h"
-#include "core/audit.h"
+#include "operations/actions.h"
+#include "operations/audit.h"
 #include "tests/support/taskrows.h"
 
 namespace idem::test {

@@ -7,8 +7,8 @@
 
 #include <pqxx/pqxx>
 
-#include "core/actions.h"
-#include "core/audit.h"
+#include "operations/actions.h"
+#include "operations/audit.h"
 #include "tests/db/tst_actions_fixture.h"
 #include "tests/support/cliprocess.h"
 

@@ -4,8 +4,8 @@
 
 #include <pqxx/pqxx>
 
-#include "core/actions.h"
-#include "core/audit.h"
+#include "operations/actions.h"
+#include "operations/audit.h"
 #include "core/connection.h"
 #include "tests/db/tst_actions_fixture.h"
 

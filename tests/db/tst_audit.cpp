@@ -7,8 +7,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/actions.h"
-#include "core/audit.h"
+#include "operations/actions.h"
+#include "operations/audit.h"
 #include "tests/db/tst_actions_fixture.h"
 
 using idem::test::operator""_b;

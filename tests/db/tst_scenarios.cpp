@@ -4,7 +4,7 @@
 #include <pqxx/pqxx>
 
 #include "core/connection.h"
-#include "core/scenarios.h"
+#include "operations/scenarios.h"
 #include "tests/support/testdb.h"
 
 // The article's verification scenarios, run by the same code as `idemctl verify`, then

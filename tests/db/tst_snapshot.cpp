@@ -8,11 +8,11 @@
 
 #include "core/connection.h"
 #include "core/migrate.h"
-#include "core/signing.h"
-#include "core/snapshot.h"
-#include "core/snapshotbundle.h"
-#include "core/snapshotjson.h"
-#include "core/stats.h"
+#include "operations/signing.h"
+#include "operations/snapshot.h"
+#include "operations/snapshotbundle.h"
+#include "operations/snapshotjson.h"
+#include "operations/stats.h"
 #include "tests/support/cliprocess.h"
 #include "tests/support/taskrows.h"
 #include "tests/support/testdb.h"
@@ -81,7 +81,7 @@ std::vector<std::string> keysOf(const idem::SnapshotRowSet* set)
 
 std::vector<std::string> TestSnapshot::keys(const std::string& where, const char* tenant)
 {
-    // Independent of core/snapshot.cpp: a plain query over the whole table (the test may scan).
+    // Independent of operations/snapshot.cpp: a plain query over the whole table (the test may scan).
     pqxx::read_transaction t(*m_conn);
     std::vector<std::string> out;
     for (const auto& r : t.exec_params("SELECT idempotency_key FROM idem.task_idempotency WHERE ($1::text IS NULL OR "

@@ -5,8 +5,8 @@
 #include <pqxx/pqxx>
 
 #include "core/migrate.h"
-#include "core/snapshot.h"
-#include "core/snapshotbundle.h"
+#include "operations/snapshot.h"
+#include "operations/snapshotbundle.h"
 #include "tests/support/cliprocess.h"
 #include "tests/support/testdb.h"
 

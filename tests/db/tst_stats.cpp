@@ -7,7 +7,7 @@
 #include <pqxx/pqxx>
 
 #include "core/migrate.h"
-#include "core/stats.h"
+#include "operations/stats.h"
 #include "tests/support/cliprocess.h"
 #include "tests/support/testdb.h"
 

@@ -7,7 +7,7 @@
 #include <pqxx/pqxx>
 
 #include "core/migrate.h"
-#include "core/stats.h"
+#include "operations/stats.h"
 #include "tests/support/testdb.h"
 
 // Migration 0004 (the covering unfinished index) on each path an operator can meet: the plain
