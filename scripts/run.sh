@@ -10,8 +10,8 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$here"
 state=${IDEM_DB_DIR:-$here/.idem-db}
-idemctl=build/dev/cli/idemctl
-console=build/dev/app/idem-console
+idemctl=$here/build/dev/cli/idemctl
+console=$here/build/dev/app/idem-console
 
 stop_demo() {
     if [ -f "$state/demo.pid" ] && kill -0 "$(cat "$state/demo.pid")" 2>/dev/null; then
@@ -35,8 +35,16 @@ if [ "${1:-}" = --stop ]; then
     exit 0
 fi
 
+# Tell a newcomer what the silence is about: the first build compiles ~300 files.
+if [ ! -x "$console" ] || [ ! -x "$idemctl" ]; then
+    echo "run: first start: installing missing Debian packages (if any), then building Idem" \
+         "(about 300 files; roughly 5-10 minutes on 2 cores, seconds on later starts)."
+else
+    echo "run: checking packages and rebuilding what changed."
+fi
 scripts/deps.sh run
 scripts/build.sh dev
+echo "run: built. Starting the private PostgreSQL cluster and migrating it."
 scripts/idem-db start
 dsn=$(scripts/idem-db dsn)
 "$idemctl" migrate --dsn "$dsn"
