@@ -94,6 +94,8 @@ QString tileDefinition(Tile tile)
     return QCoreApplication::translate("idem::console::Tile", tileSpec(tile).definition);
 }
 
+double tileUnitsPerFigureUnit(Tile tile) { return tile == Tile::DuplicateRatio ? 100.0 : 1.0; }
+
 Level levelOf(std::optional<double> value, const Threshold& threshold)
 {
     if (!value)

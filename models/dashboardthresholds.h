@@ -50,6 +50,10 @@ const TileSpec& tileSpec(Tile tile);
 QString tileTitle(Tile tile);
 QString tileDefinition(Tile tile);
 Level levelOf(std::optional<double> value, const Threshold& threshold);
+// A tile's unit over the figure's, for thresholds written to or read from a snapshot, whose
+// figures are in their own units: 100 for the duplicate ratio (tile in percent, figure a
+// fraction), 1 for every other tile.
+double tileUnitsPerFigureUnit(Tile tile);
 
 // What an operator sets once and expects back next time (QSettings group "dashboard"); never a
 // connection string or a password.

@@ -158,8 +158,7 @@ std::vector<idem::SnapshotThreshold> snapshotThresholds(const DashboardSettings&
         const Threshold& t = settings.thresholds[static_cast<std::size_t>(i)];
         if (!t.warning && !t.critical)
             continue;
-        // The tile shows the ratio in percent; the figure is a fraction.
-        const double scale = tile == Tile::DuplicateRatio ? 0.01 : 1.0;
+        const double scale = 1.0 / tileUnitsPerFigureUnit(tile);
         idem::SnapshotThreshold s;
         s.metric = thresholdMetric(tile).toStdString();
         if (t.warning)

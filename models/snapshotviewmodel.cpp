@@ -156,8 +156,12 @@ DashboardSettings snapshotDashboardSettings(const idem::SnapshotData& data)
     for (const auto& t : data.thresholds) {
         for (int i = 0; i < tileCount; ++i) {
             const auto tile = static_cast<Tile>(i);
-            if (t.metric == snapshotMetricName(tile) || t.metric == tileSpec(tile).key)
-                s.thresholds[static_cast<std::size_t>(i)] = { t.warning, t.critical };
+            if (t.metric != snapshotMetricName(tile) && t.metric != tileSpec(tile).key)
+                continue;
+            // snapshot.json holds thresholds in the figure's unit (a ratio as a fraction).
+            const double scale = tileUnitsPerFigureUnit(tile);
+            const auto toTile = [scale](std::optional<double> v) { return v ? std::optional(*v * scale) : v; };
+            s.thresholds[static_cast<std::size_t>(i)] = { toTile(t.warning), toTile(t.critical) };
         }
     }
     return s;

@@ -168,7 +168,9 @@ void TestSnapshotViewer::initTestCase()
     idem::SnapshotContext c;
     c.producer = "tst_snapshotviewer";
     c.conninfo = m_db->dsn();
-    c.thresholds = { { "expired_leases", 1.0, 2.0 } }; // the exporting console's: red at 2
+    // The exporting console's: red at 2; the ratio as snapshot.json stores it, a fraction (amber
+    // from 30 %, red from 50 %), while the tile shows percent.
+    c.thresholds = { { "expired_leases", 1.0, 2.0 }, { "duplicate_ratio", 0.3, 0.5 } };
     m_data = idem::readSnapshot(*m_conn, o, c);
     m_bundle = m_tmp.filePath(QStringLiteral("bundle"));
     const auto key = idem::SigningKey::generate();
@@ -275,6 +277,8 @@ void TestSnapshotViewer::opensWhatWasExported()
     QCOMPARE(tileText(w, Tile::DigestConflicts), QStringLiteral("2"));
     QCOMPARE(tileText(w, Tile::DuplicateRatio), QLocale().toString(37.5, 'f', 1) + QStringLiteral(" %"));
     QCOMPARE(w->dashboard()->tile(Tile::ExpiredLeases)->level(), Level::Critical); // the snapshot's threshold, not 10
+    // 37.5 % against amber 30 % / red 50 %: amber, as the exporting console showed it.
+    QCOMPARE(w->dashboard()->tile(Tile::DuplicateRatio)->level(), Level::Warning);
     QVERIFY(!w->dashboard()->tile(Tile::Processing)->stale());
     QVERIFY(w->dashboard()->tile(Tile::Processing)->toolTip().contains(QStringLiteral("As of ")));
     QVERIFY(w->dashboard()->statusText().contains(at.toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"))));
