@@ -288,9 +288,14 @@ void TaskBrowserModel::refresh()
         return;
     }
     // Re-read from the top through the last row we will merge (at most refreshWindow of them),
-    // with room for rows that appeared in between; more than that and we start over.
+    // with room for rows that appeared in between; more than that and we start over. When we
+    // hold the whole result, the read is unbounded, so rows that now sort after our last one
+    // (new keys at the end, a fresh failure in a "failed" view) come in too.
     const std::size_t window = std::min<std::size_t>(m_rows.size(), refreshWindow);
-    const auto through = idem::cursorOf(m_rows[window - 1]);
+    const bool whole = atEnd() && m_rows.size() <= refreshWindow;
+    std::optional<idem::TaskCursor> through;
+    if (!whole)
+        through = idem::cursorOf(m_rows[window - 1]);
     const int limit = static_cast<int>(std::min<std::size_t>(window + 1000, idem::TaskReadOptions::maxLimit));
     const auto generation = m_generation;
     const auto filter = m_filter;
@@ -302,25 +307,24 @@ void TaskBrowserModel::refresh()
             return QVariant::fromValue(idem::listTasks(c, schema, filter, sort, std::nullopt, limit, through));
         },
         this,
-        [this, generation](const QVariant& v) {
-            const auto page = v.value<idem::TaskPage>();
-            onRefresh(generation, page, page.next.has_value());
-        },
+        [this, generation, whole](const QVariant& v) { onRefresh(generation, v.value<idem::TaskPage>(), whole); },
         [this, generation](const Failure& f) { onFailure(generation, f); }));
 }
 
-void TaskBrowserModel::onRefresh(quint64 generation, const idem::TaskPage& page, bool truncated)
+void TaskBrowserModel::onRefresh(quint64 generation, const idem::TaskPage& page, bool whole)
 {
     if (generation != m_generation)
         return;
     setPending(0);
     m_serverNowUs = page.serverNowUs;
-    if (truncated) {
+    if (page.next && !whole) {
         // More new rows inside the range than the slack: a merge would leave a gap.
         setQuery(m_filter, m_sort);
         return;
     }
     merge(page.rows);
+    if (whole)
+        m_next = page.next; // the result outgrew what one refresh reads: scrolling fetches the rest
     // Times shown relative to the server clock (lease countdowns) changed everywhere.
     if (!m_rows.empty())
         Q_EMIT dataChanged(index(0, LeaseColumn), index(rowCount() - 1, LeaseColumn), { Qt::DisplayRole });

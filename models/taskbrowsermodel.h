@@ -78,7 +78,7 @@ Q_SIGNALS:
 private:
     void requestPage();
     void onPage(quint64 generation, const idem::TaskPage& page);
-    void onRefresh(quint64 generation, const idem::TaskPage& page, bool truncated);
+    void onRefresh(quint64 generation, const idem::TaskPage& page, bool whole);
     void onFailure(quint64 generation, const Failure& failure);
     void merge(const std::vector<idem::TaskRow>& fresh);
     void setPending(quint64 id);

@@ -298,14 +298,22 @@ void TaskBrowserWidget::reload()
     updateActions();
 }
 
-void TaskBrowserWidget::refresh() { m_model->refresh(); }
+// The rows merge in and the match count follows them: a count frozen at the query's start
+// would contradict the rows below it after a few refreshes.
+void TaskBrowserWidget::refresh()
+{
+    m_model->refresh();
+    if (!m_countJob) // one count at a time: a slow one is not stacked up by the timer
+        updateCount(CountRefresh::Quiet);
+}
 
-void TaskBrowserWidget::updateCount()
+void TaskBrowserWidget::updateCount(CountRefresh mode)
 {
     if (m_countJob)
         m_monitor->cancel(m_countJob);
     m_countJob = 0;
-    m_countLabel->setText(tr("Counting…"));
+    if (mode == CountRefresh::Announce) // a new query: the old figure is wrong, say it is coming
+        m_countLabel->setText(tr("Counting…"));
     const auto filter = m_model->filter();
     try {
         idem::validateTaskQuery(filter, {});
@@ -327,9 +335,10 @@ void TaskBrowserWidget::updateCount()
                     ? tr("%Ln record(s) match", nullptr, int(std::min<qint64>(n, std::numeric_limits<int>::max())))
                     : tr("about %L1 records match (planner estimate)").arg(n));
         },
-        [this](const Failure&) {
+        [this, mode](const Failure&) {
             m_countJob = 0;
-            m_countLabel->clear();
+            if (mode == CountRefresh::Announce)
+                m_countLabel->clear(); // a refresh that failed leaves the last figure
         });
 }
 

@@ -54,7 +54,8 @@ private:
     void reload();
     void onSelectionChanged();
     void updateActions();
-    void updateCount();
+    enum class CountRefresh { Announce, Quiet };
+    void updateCount(CountRefresh mode = CountRefresh::Announce);
     void copyKeys();
     void copyJson();
     idem::TaskFilter filterFromControls() const;
