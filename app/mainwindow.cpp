@@ -67,8 +67,10 @@ MainWindow::MainWindow(ConsoleSession* session, ProfileStore* profiles, QWidget*
     // A bundle is a directory; it opens off the UI thread in a read-only window of its own.
     auto* openSnapshot = track(file->addAction(QString(), this,
                                    [this] {
-                                       const QString dir = QFileDialog::getExistingDirectory(
-                                           this, tr("Open snapshot"), QString(), QFileDialog::ShowDirsOnly);
+                                       QSettings s(QSettings::IniFormat, QSettings::UserScope,
+                                           QStringLiteral("Idem"), QStringLiteral("idem-console"));
+                                       const QString dir = QFileDialog::getExistingDirectory(this,
+                                           tr("Open snapshot"), ExportDialog::lastFolder(s), QFileDialog::ShowDirsOnly);
                                        if (!dir.isEmpty())
                                            openSnapshotWindow(dir, this);
                                    }),

@@ -1365,6 +1365,10 @@ Safe repeated task execution on PostgreSQL.</source>
         <source>Show in folder</source>
         <translation>在文件夹中显示</translation>
     </message>
+    <message>
+        <source>database %1 on %2:%3 as %4 (schema %5)</source>
+        <translation>%2:%3 上的数据库 %1，角色 %4（模式 %5）</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::SnapshotExporter</name>
@@ -1922,6 +1926,10 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>Cannot open the snapshot</source>
         <translation>无法打开快照</translation>
+    </message>
+    <message>
+        <source>Close snapshot</source>
+        <translation>关闭快照</translation>
     </message>
 </context>
 <context>

@@ -146,6 +146,11 @@ ExportDialog::ExportDialog(QSettings* settings, QWidget* parent)
 
 ExportDialog::~ExportDialog() = default;
 
+QString ExportDialog::lastFolder(QSettings& settings)
+{
+    return settings.value(QStringLiteral("snapshotExport/folder"), defaultFolder()).toString();
+}
+
 QString ExportDialog::defaultFolder()
 {
     const QString docs = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
@@ -346,7 +351,15 @@ QString SnapshotExportFlow::scopeText() const
     const auto& s = m_dashboard->model()->settings();
     const QString tenant = s.tenant.isEmpty() ? tr("all tenants") : tr("tenant %1").arg(s.tenant);
     const QString operation = s.operation.isEmpty() ? tr("all operations") : tr("operation %1").arg(s.operation);
-    const QString where = m_monitor ? m_monitor->serverInfo().displayConninfo : QString();
+    // Named as an operator names a database, not as a conninfo string (which would show the
+    // passfile's path and every TLS option).
+    QString where;
+    if (m_monitor) {
+        const auto& info = m_monitor->serverInfo();
+        where = tr("database %1 on %2:%3 as %4 (schema %5)")
+                    .arg(info.database, info.host.isEmpty() ? QStringLiteral("localhost") : info.host, info.port,
+                        info.role, info.schema);
+    }
     return tr("One consistent read of %1 (%2, %3; figures over the dashboard's last %n minute(s)), read-only through "
               "the monitor connection.",
         nullptr, s.windowMinutes)

@@ -58,6 +58,9 @@ public:
     QString errorText() const;
 
     static QString defaultFolder();
+    // Where the last export went (the default folder before the first): File > Open snapshot
+    // starts there, since that is where the bundles are.
+    static QString lastFolder(QSettings& settings);
     static QString newBundleName(); // idem-snapshot-YYYYMMDD-HHMMSSZ (UTC)
 
     void accept() override;

@@ -1,5 +1,7 @@
 #include "views/snapshotwindow.h"
 
+#include <QAction>
+
 #include <QAbstractSeries>
 #include <QChart>
 #include <QChartView>
@@ -58,6 +60,14 @@ SnapshotWindow::SnapshotWindow(SharedSnapshot snapshot, const QString& dir, QWid
         const auto t = static_cast<Tile>(i);
         connect(m_dashboard->tile(t), &TileWidget::clicked, this, [this](Tile tile) { openTile(tile); });
     }
+
+    // A window opened to look at something closes the way such windows do: Ctrl+W or Esc.
+    auto* close = new QAction(tr("Close snapshot"), this);
+    close->setObjectName(QStringLiteral("closeSnapshotAction"));
+    close->setShortcuts({ QKeySequence(QKeySequence::Close), QKeySequence(Qt::Key_Escape) });
+    close->setShortcutContext(Qt::WindowShortcut);
+    connect(close, &QAction::triggered, this, &QWidget::close);
+    addAction(close);
 
     buildBanner();
     buildDetails();

@@ -531,6 +531,15 @@ void TestConsoleExport::mainWindowFileMenuExports()
     auto* dialog = window.findChild<ExportDialog*>();
     QVERIFY(dialog);
     QVERIFY(dialog->isVisible());
+    // The header names the database as an operator does; no conninfo, no passfile path.
+    QString scope;
+    for (auto* label : dialog->findChildren<QLabel*>())
+        if (label->text().startsWith(QStringLiteral("One consistent read")))
+            scope = label->text();
+    QVERIFY2(scope.contains(QStringLiteral("database %1 on ").arg(QString::fromStdString(m_db->name()))), qPrintable(scope));
+    QVERIFY2(scope.contains(QStringLiteral(" as %1 (schema idem)").arg(QString::fromStdString(m_role))), qPrintable(scope));
+    for (const char* raw : { "passfile", "sslrootcert", "dbname=", "host=" })
+        QVERIFY2(!scope.contains(QLatin1String(raw)), qPrintable(scope));
     dialog->reject();
 }
 

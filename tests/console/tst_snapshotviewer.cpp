@@ -58,6 +58,7 @@ private Q_SLOTS:
     void oldestFormatOpens();
     void largeBundleOpensOffTheUiThread();
     void modelsPassTheTester();
+    void closesWithCtrlWAndEscape();
 
 private:
     void act(const std::string& key, idem::RecoveryAction action, const std::string& reason);
@@ -587,6 +588,19 @@ void TestSnapshotViewer::modelsPassTheTester()
     QCOMPARE(audit.rowCount(), 2);
     audit.setSnapshot(nullptr);
     QCOMPARE(audit.rowCount(), 0);
+}
+
+void TestSnapshotViewer::closesWithCtrlWAndEscape()
+{
+    for (const QKeySequence& keys : { QKeySequence(QKeySequence::Close), QKeySequence(Qt::Key_Escape) }) {
+        QPointer<SnapshotWindow> w = open(m_bundle);
+        QVERIFY(w);
+        w->show();
+        w->activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(w));
+        QTest::keySequence(w, keys);
+        QTRY_VERIFY2(!w, qPrintable(keys.toString())); // closed and deleted (WA_DeleteOnClose)
+    }
 }
 
 QTEST_MAIN(TestSnapshotViewer)
