@@ -1,5 +1,6 @@
 #include "views/dashboardwidget.h"
 
+#include <QAction>
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QGridLayout>
@@ -169,6 +170,15 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
     connect(m_tenant, &QLineEdit::editingFinished, this, applyFilter);
     connect(m_operation, &QLineEdit::editingFinished, this, applyFilter);
     connect(thresholds, &QPushButton::clicked, this, &DashboardWidget::editThresholds);
+    auto* thresholdsKey = new QAction(thresholds->text(), this);
+    thresholdsKey->setObjectName(QStringLiteral("thresholdsAction"));
+    thresholdsKey->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_T));
+    thresholdsKey->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    connect(thresholdsKey, &QAction::triggered, thresholds, [thresholds] {
+        if (thresholds->isVisible()) // a snapshot's static dashboard hides its controls
+            thresholds->click();
+    });
+    addAction(thresholdsKey);
     connect(m_model, &DashboardModel::updated, this, &DashboardWidget::refreshView);
     connect(m_model, &DashboardModel::freshnessChanged, this, &DashboardWidget::refreshFreshness);
     connect(m_model, &DashboardModel::settingsChanged, this, [this] {

@@ -16,6 +16,7 @@
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTableView>
+#include <QAction>
 #include <QTimer>
 #include <QVBoxLayout>
 
@@ -199,6 +200,25 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
         m_error->hide();
         onSelectionChanged(); // the selected record may have changed: re-read its detail
     });
+    // Every action has a key (the shortcuts dialog lists them): on this page only, so a key
+    // pressed on another page never opens an action on rows the operator is not looking at.
+    const std::tuple<QPushButton*, const char*, QKeySequence> keyed[] = {
+        { m_requeue, "requeueAction", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R) },
+        { m_release, "releaseAction", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_L) },
+        { m_fail, "failAction", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F) },
+    };
+    for (const auto& [button, name, keys] : keyed) {
+        auto* a = new QAction(button->text(), this);
+        a->setObjectName(QLatin1String(name));
+        a->setShortcut(keys);
+        a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+        connect(a, &QAction::triggered, button, [b = button] {
+            if (b->isEnabled())
+                b->click();
+        });
+        addAction(a);
+        m_keyedActions.emplace_back(button, a);
+    }
     connect(m_requeue, &QPushButton::clicked, this, [this] { startAction(idem::RecoveryAction::Requeue); });
     connect(m_release, &QPushButton::clicked, this, [this] { startAction(idem::RecoveryAction::Release); });
     connect(m_fail, &QPushButton::clicked, this, [this] { startAction(idem::RecoveryAction::Fail); });
@@ -378,6 +398,11 @@ void TaskBrowserWidget::updateActions()
     for (const auto& [button, action] : buttons) {
         button->setEnabled(mayAct && any(action));
         button->setToolTip(why.isEmpty() ? actionEffect(action, 1) : why);
+    }
+    for (const auto& [button, action] : m_keyedActions) {
+        action->setEnabled(button->isEnabled());
+        button->setToolTip(button->toolTip() + QStringLiteral(" (") + action->shortcut().toString(QKeySequence::NativeText)
+            + QLatin1Char(')'));
     }
     m_copyKey->setEnabled(!rows.isEmpty());
     m_copyJson->setEnabled(!rows.isEmpty());

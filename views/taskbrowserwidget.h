@@ -2,6 +2,9 @@
 
 #include <QWidget>
 
+#include <utility>
+#include <vector>
+
 #include "operations/actions.h"
 #include "operations/taskfilter.h"
 #include "operations/tasklist.h"
@@ -10,6 +13,7 @@ class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
+class QAction;
 class QPushButton;
 class QSpinBox;
 class QSplitter;
@@ -86,6 +90,7 @@ private:
     QPushButton* m_copyKey;
     QPushButton* m_copyJson;
     QTimer* m_refreshTimer;
+    std::vector<std::pair<QPushButton*, QAction*>> m_keyedActions; // button, its keyboard action
     idem::TaskFilter m_extra; // filter fields without a control (kept from applyFilter)
     quint64 m_countJob = 0;
 };

@@ -42,6 +42,7 @@ private Q_SLOTS:
     void hostileReasonsRoundTrip_data();
     void hostileReasonsRoundTrip();
     void readerSeesActionsDisabled();
+    void keysOpenTheActions();
 
 private:
     // Loads the browser on keys with `prefix`, selects `keys` and opens `action`'s dialog.
@@ -386,6 +387,40 @@ void TestActionsUi::readerSeesActionsDisabled()
     QCOMPARE(r.outcome, ActionOutcome::Denied);
     QCOMPARE(taskField(*m_conn, key, "row_to_json(t)"), before);
     QCOMPARE(auditCount(*m_conn, key), 0);
+}
+
+// Ctrl+Shift+R / L / F open the same dialogs as the buttons, for the selected rows, and only
+// when the button would: a key on a row the action does not apply to opens nothing.
+void TestActionsUi::keysOpenTheActions()
+{
+    const std::string key = "keys:charge:k1";
+    plantTask(*m_conn, key, "failed", 5, 5, "permanent");
+    TaskBrowserWidget widget(m_session.get(), m_session.get());
+    widget.resize(1100, 600);
+    widget.show();
+    widget.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&widget));
+    QSignalSpy pages(widget.model(), &TaskBrowserModel::pageLoaded);
+    idem::TaskFilter f;
+    f.keyPrefix = key;
+    widget.applyFilter(f);
+    QVERIFY(QTest::qWaitFor([&] { return !pages.isEmpty() && !widget.model()->busy(); }, browserTimeoutMs));
+    widget.view()->setFocus();
+    widget.view()->selectRow(0);
+    QVERIFY(widget.findChild<QPushButton*>(QStringLiteral("requeueButton"))->toolTip().contains(
+        QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R).toString(QKeySequence::NativeText)));
+
+    // A failed row cannot be released: the key does nothing.
+    QTest::keyClick(widget.view(), Qt::Key_L, Qt::ControlModifier | Qt::ShiftModifier);
+    QTest::qWait(100);
+    QVERIFY(!widget.findChild<ActionDialog*>());
+    // It can be requeued: the key opens the requeue dialog for that row.
+    QTest::keyClick(widget.view(), Qt::Key_R, Qt::ControlModifier | Qt::ShiftModifier);
+    ActionDialog* dialog = nullptr;
+    QTRY_VERIFY((dialog = widget.findChild<ActionDialog*>()) && dialog->isVisible());
+    QCOMPARE(dialog->action(), RecoveryAction::Requeue);
+    QCOMPARE(dialog->targets().size(), std::size_t(1));
+    dialog->reject();
 }
 
 QTEST_MAIN(TestActionsUi)

@@ -374,6 +374,11 @@ void TestDesktop::shortcuts()
     QCOMPARE(listed[native(QKeySequence(Qt::CTRL | Qt::Key_Q))], QStringLiteral("File › Quit"));
     QCOMPARE(listed[native(QKeySequence(Qt::CTRL | Qt::Key_F))], QStringLiteral("View › Find tasks…"));
     QCOMPARE(listed[native(QKeySequence(Qt::CTRL | Qt::Key_2))], QStringLiteral("View › Tasks"));
+    // The recovery actions and the thresholds have keys of their own too.
+    QCOMPARE(listed[native(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R))], QStringLiteral("Requeue…"));
+    QCOMPARE(listed[native(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_L))], QStringLiteral("Release lease…"));
+    QCOMPARE(listed[native(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F))], QStringLiteral("Mark failed…"));
+    QCOMPARE(listed[native(QKeySequence(Qt::CTRL | Qt::Key_T))], QStringLiteral("Thresholds…"));
     QVERIFY2(listed.count(native(QKeySequence(Qt::Key_F1)) + QStringLiteral(", ")
                  + native(QKeySequence(Qt::CTRL | Qt::Key_Question))),
         "F1 / Ctrl+? is listed");
