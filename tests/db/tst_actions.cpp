@@ -7,6 +7,7 @@
 #include "operations/audit.h"
 #include "core/runner.h"
 #include "tests/db/tst_actions_fixture.h"
+#include "tests/support/reasons.h"
 
 using namespace std::chrono_literals;
 using idem::test::operator""_b;
@@ -34,6 +35,8 @@ private Q_SLOTS:
     void invalidInput();
     void sqlRefusesInvalidArguments_data();
     void sqlRefusesInvalidArguments();
+    void invisibleReasons_data();
+    void invisibleReasons();
     void bulkReportsPerKey();
 
 private:
@@ -422,6 +425,65 @@ void TestActions::sqlRefusesInvalidArguments()
     QCOMPARE(state, std::string("ID003"));
     QCOMPARE(m_fx.f(key, "row_to_json(t)"), rowBefore);
     QCOMPARE(m_fx.auditCount(), auditBefore);
+}
+
+void TestActions::invisibleReasons_data()
+{
+    QTest::addColumn<QByteArray>("reason");
+    QTest::addColumn<bool>("refused");
+    for (const auto& c : idem::test::reasonCases())
+        QTest::addRow("%s", c.tag) << bytes(c.utf8) << c.refused;
+}
+
+// Issue #12 item 6: a reason must have a visible character. White space, controls and
+// invisible format characters alone are refused by the C++ check (before any I/O) and by the
+// SQL function (ID003) alike; a reason with something visible is kept verbatim.
+void TestActions::invisibleReasons()
+{
+    QFETCH(QByteArray, reason);
+    QFETCH(bool, refused);
+    const std::string viaLibrary = m_fx.nextKey("reason");
+    const std::string viaSql = m_fx.nextKey("reason");
+    const auto libSeen = m_fx.plant(viaLibrary, "failed", 5, 5, "retryable");
+    const auto sqlSeen = m_fx.plant(viaSql, "failed", 5, 5, "retryable");
+    const auto auditBefore = m_fx.auditCount();
+    auto o = m_fx.options(reason.toStdString());
+
+    bool cppRefused = false;
+    try {
+        idem::validateActionOptions(idem::RecoveryAction::Requeue, o);
+    } catch (const std::invalid_argument& e) {
+        cppRefused = true;
+        QVERIFY2(std::string(e.what()).find("reason") != std::string::npos, e.what());
+    }
+    QCOMPARE(cppRefused, refused);
+    if (refused) {
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+            idem::applyAction(*m_fx.conn, idem::SchemaName(), idem::RecoveryAction::Requeue, libSeen, o));
+    } else {
+        const auto res = idem::applyAction(*m_fx.conn, idem::SchemaName(), idem::RecoveryAction::Requeue, libSeen, o);
+        QVERIFY2(res.outcome == idem::ActionOutcome::Applied, res.message.c_str());
+        QCOMPARE(scalar(*m_fx.admin, "SELECT reason FROM idem.task_idempotency_audit WHERE id = $1",
+                     static_cast<long long>(*res.auditId)),
+            reason);
+    }
+
+    std::string state = "none";
+    try {
+        pqxx::work w(*m_fx.conn);
+        w.exec_params("SELECT * FROM idem.idem_requeue($1, 'failed', $2, 1, $3)", viaSql,
+            static_cast<long long>(sqlSeen.updatedAtUs), reason.toStdString());
+        w.commit();
+    } catch (const pqxx::sql_error& e) {
+        state = e.sqlstate();
+    }
+    QCOMPARE(state, std::string(refused ? "ID003" : "none"));
+    QCOMPARE(m_fx.f(viaSql, "status"), refused ? "failed"_b : "retryable_failed"_b);
+    QCOMPARE(m_fx.auditCount(), auditBefore + (refused ? 0 : 2));
+    if (!refused)
+        QCOMPARE(scalar(*m_fx.admin,
+                     "SELECT reason FROM idem.task_idempotency_audit WHERE idempotency_key = $1", viaSql),
+            reason);
 }
 
 void TestActions::bulkReportsPerKey()
