@@ -37,6 +37,7 @@ private Q_SLOTS:
     void sqlRefusesInvalidArguments();
     void invisibleReasons_data();
     void invisibleReasons();
+    void sqlAndLibraryAgreeOnEveryCodePoint();
     void bulkReportsPerKey();
 
 private:
@@ -484,6 +485,51 @@ void TestActions::invisibleReasons()
         QCOMPARE(scalar(*m_fx.admin,
                      "SELECT reason FROM idem.task_idempotency_audit WHERE idempotency_key = $1", viaSql),
             reason);
+}
+
+// audit_reason_blank's pattern and the library's table are two spellings of one list: compared
+// over every code point as maximal runs of blank ones (surrogates aside, and NUL, which
+// PostgreSQL text cannot hold).
+void TestActions::sqlAndLibraryAgreeOnEveryCodePoint()
+{
+    const QByteArray sql = scalar(*m_fx.conn,
+        "SELECT string_agg(to_hex(lo) || '-' || to_hex(hi), ',' ORDER BY lo) FROM ("
+        " SELECT min(g) AS lo, max(g) AS hi FROM ("
+        "  SELECT g, g - row_number() OVER (ORDER BY g) AS run FROM generate_series(1, 1114111) g"
+        "   WHERE (g < 55296 OR g > 57343) AND idem.audit_reason_blank(chr(g))) blank GROUP BY run) runs");
+    const auto utf8 = [](char32_t cp) {
+        std::string s;
+        if (cp < 0x80) {
+            s += static_cast<char>(cp);
+        } else if (cp < 0x800) {
+            s += static_cast<char>(0xC0 | (cp >> 6));
+            s += static_cast<char>(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+            s += static_cast<char>(0xE0 | (cp >> 12));
+            s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            s += static_cast<char>(0x80 | (cp & 0x3F));
+        } else {
+            s += static_cast<char>(0xF0 | (cp >> 18));
+            s += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+            s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            s += static_cast<char>(0x80 | (cp & 0x3F));
+        }
+        return s;
+    };
+    QByteArray cpp;
+    std::optional<char32_t> runStart;
+    for (char32_t cp = 1; cp <= 0x110000; ++cp) {
+        const bool blank = cp <= 0x10FFFF && (cp < 0xD800 || cp > 0xDFFF) && idem::reasonIsBlank(utf8(cp));
+        if (blank && !runStart) {
+            runStart = cp;
+        } else if (!blank && runStart) {
+            cpp += (cpp.isEmpty() ? "" : ",") + QByteArray::number(*runStart, 16) + "-" + QByteArray::number(cp - 1, 16);
+            runStart.reset();
+        }
+    }
+    QCOMPARE(sql, cpp);
+    QVERIFY(idem::reasonIsBlank(std::string(1, '\0')));
+    QVERIFY(cpp.startsWith("1-20,7f-a0,ad-ad,")); // not vacuous
 }
 
 void TestActions::bulkReportsPerKey()
