@@ -36,13 +36,15 @@ idemctl reads each key's current status and updated_at, then acts on what it rea
 changes in between is refused as stale, not overwritten. Scripts that acted on an earlier read
 pass it with --expect-status and --expect-updated-at (one key).
 
-  --reason TEXT           why (mandatory, up to 16384 characters; recorded in the audit)
+  --reason TEXT           why (mandatory, with a visible character, up to 16384 characters;
+                          recorded in the audit)
   --attempts N            requeue: attempts granted (1..1000, default 1)
   --keys-from FILE        read more keys from FILE, one per line ('-': standard input)
   --expect-status S       the status the row was seen with (needs --expect-updated-at, one key)
   --expect-updated-at US  its updated_at in microseconds since the Unix epoch (idemctl tasks shows it)
   --actor NAME            who is acting, for the audit (default: login@hostname of this process)
-  --lock-timeout-ms MS    how long to wait for a row its executor holds locked (default: 5000)
+  --lock-timeout-ms MS    how long to wait for a row its executor holds locked, and for the
+                          audit trail another action holds until it commits (default: 5000)
   --dsn DSN               libpq conninfo, URI or service=NAME (default: $IDEM_DSN, then PG*);
                           the role needs idem_operator
   --schema S              schema holding the Idem tables (default: idem)

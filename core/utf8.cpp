@@ -90,6 +90,20 @@ std::u16string utf8ToUtf16(std::string_view bytes)
     return out;
 }
 
+std::u32string utf8ToCodePoints(std::string_view bytes)
+{
+    std::u32string out;
+    out.reserve(bytes.size());
+    std::size_t i = 0;
+    while (i < bytes.size()) {
+        const auto cp = decodeNext(bytes, i);
+        if (!cp)
+            throw std::invalid_argument(*utf8Problem(bytes));
+        out.push_back(*cp);
+    }
+    return out;
+}
+
 std::string quoteForMessage(std::string_view bytes, std::size_t maxBytes)
 {
     static constexpr char hex[] = "0123456789abcdef";

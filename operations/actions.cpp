@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <ctime>
 #include <map>
+#include <string_view>
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 #include <pwd.h>
@@ -29,13 +30,28 @@ namespace {
         return n;
     }
 
-    bool blank(const std::string& s)
+    // What audit_reason_blank (resources/sql/0007_audit_hardening.sql) matches, range for range
+    // and in the same order: keep the two identical (tst_actions compares them code point by
+    // code point). Controls and White_Space, then Default_Ignorable_Code_Point and the other
+    // characters that render as nothing.
+    struct CodePointRange {
+        char32_t from;
+        char32_t to;
+    };
+    constexpr CodePointRange invisibleRanges[] = {
+        { 0x0000, 0x0020 }, { 0x007F, 0x00A0 }, { 0x00AD, 0x00AD }, { 0x034F, 0x034F }, { 0x061C, 0x061C },
+        { 0x115F, 0x1160 }, { 0x1680, 0x1680 }, { 0x17B4, 0x17B5 }, { 0x180B, 0x180F }, { 0x2000, 0x200F },
+        { 0x2028, 0x202F }, { 0x205F, 0x206F }, { 0x2800, 0x2800 }, { 0x3000, 0x3000 }, { 0x3164, 0x3164 },
+        { 0xFE00, 0xFE0F }, { 0xFEFF, 0xFEFF }, { 0xFFA0, 0xFFA0 }, { 0xFFF0, 0xFFFB }, { 0x1BCA0, 0x1BCA3 },
+        { 0x1D173, 0x1D17A }, { 0xE0000, 0xE0FFF },
+    };
+
+    bool invisible(char32_t cp)
     {
-        // The SQL's [[:space:]] in a UTF-8 database: ASCII whitespace is what a person types.
-        for (unsigned char c : s)
-            if (!(c == ' ' || (c >= '\t' && c <= '\r')))
-                return false;
-        return true;
+        for (const auto& r : invisibleRanges)
+            if (cp >= r.from && cp <= r.to)
+                return true;
+        return false;
     }
 
     std::string optionalText(const pqxx::field& f) { return f.is_null() ? std::string() : f.as<std::string>(); }
@@ -179,15 +195,26 @@ std::string localActor()
     return user + '@' + host;
 }
 
+bool reasonIsBlank(const std::string& reason)
+{
+    if (utf8Problem(reason))
+        return false;
+    for (const char32_t cp : utf8ToCodePoints(reason))
+        if (!invisible(cp))
+            return false;
+    return true;
+}
+
 void validateActionOptions(RecoveryAction a, const ActionOptions& options)
 {
     const std::string& reason = options.reason;
-    if (blank(reason))
-        throw std::invalid_argument("a reason is required (it goes into the audit trail)");
-    if (reason.find('\0') != std::string::npos)
-        throw std::invalid_argument("the reason contains a NUL byte");
     if (auto problem = utf8Problem(reason))
         throw std::invalid_argument("the reason is not valid UTF-8: " + *problem);
+    if (reasonIsBlank(reason))
+        throw std::invalid_argument("a reason is required (it goes into the audit trail): it needs a visible "
+                                    "character, not only white space or invisible characters");
+    if (reason.find('\0') != std::string::npos)
+        throw std::invalid_argument("the reason contains a NUL byte");
     if (codePoints(reason) > static_cast<std::size_t>(ActionOptions::maxReasonChars))
         throw std::invalid_argument("the reason is " + std::to_string(codePoints(reason))
             + " characters, more than the " + std::to_string(ActionOptions::maxReasonChars) + " allowed");
@@ -286,10 +313,20 @@ ActionResult applyAction(pqxx::connection& conn, const SchemaName& schema, Recov
             if (state == "42883")
                 throw std::runtime_error("schema " + schema.name()
                     + " has no recovery actions (schema version 3); run idemctl migrate first");
-            if (state == "55P03")
+            if (state == "55P03") {
+                // Schema 7 names the lock it timed out on; before, only the row could be meant.
+                const std::string waited = std::to_string(options.lockTimeoutMs) + " ms";
+                if (std::string_view(e.what()).find("audit trail") != std::string_view::npos)
+                    return errorResult(expected.key, ActionOutcome::Error, state,
+                        "the audit trail stayed locked for " + waited
+                            + ": another recovery action has appended to it and its transaction has not ended "
+                              "(an open transaction that called idem_requeue, idem_release or idem_fail?); "
+                              "nothing changed: retry once it has ended");
                 return errorResult(expected.key, ActionOutcome::Error, state,
-                    "the task's row stayed locked (by its executor, completing it right now?); nothing "
-                    "changed: read it again and retry");
+                    "the task's row stayed locked for " + waited
+                        + " (by its executor, completing it right now, or by another action on this key); "
+                          "nothing changed: read it again and retry");
+            }
             if ((state != "40001" && state != "40P01") || attempt >= maxTransientRetries)
                 return errorResult(expected.key, ActionOutcome::Error, state, e.what());
         }

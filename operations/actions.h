@@ -47,19 +47,30 @@ struct ActionOptions {
     static constexpr int maxExtraAttempts = 1000;
     static constexpr int maxActorChars = 256;
 
-    std::string reason; // mandatory: not empty, not only whitespace, no NUL, valid UTF-8
+    std::string reason; // mandatory: a visible character (see reasonIsBlank), no NUL, valid UTF-8
     int extraAttempts = 1; // Requeue: the row may run this many more times (1..maxExtraAttempts)
     // Who is acting, as the client knows it (recorded in the audit's os_user; unverified by the
     // server, which records session_user and the client address itself). Empty: localActor().
     std::string actor;
-    int lockTimeoutMs = 5000; // waiting for a row its executor holds locked (completing right now)
+    // How long to wait, for each lock: the task's row (its executor holds it while completing)
+    // and the audit trail (another action holds it from its append until its transaction ends).
+    int lockTimeoutMs = 5000;
 };
+
+// Whether a reason has no visible character: every code point is White_Space, a control (Cc) or
+// one rendered invisible (Default_Ignorable_Code_Point, e.g. U+00AD, U+180E, U+200B-U+200F,
+// U+2060-U+206F, U+FEFF, variation selectors, plane 14 tags; also U+FFF9-U+FFFB and the braille
+// blank U+2800). The SQL functions refuse the same reasons (audit_reason_blank in
+// resources/sql/0007_audit_hardening.sql holds the same list). One visible character is enough,
+// and the reason is then kept exactly as given. Ill-formed UTF-8 is not blank: validation
+// reports the encoding instead.
+bool reasonIsBlank(const std::string& reason);
 
 // login@hostname of this process (getpwuid / gethostname), for ActionOptions::actor.
 std::string localActor();
 
 // Throws std::invalid_argument with the reason, before any I/O, for options the SQL would refuse
-// (SQLSTATE ID003): blank or oversize reason, NUL bytes, invalid UTF-8, extra attempts out of range.
+// (SQLSTATE ID003): blank (reasonIsBlank) or oversize reason, NUL bytes, invalid UTF-8, extra attempts out of range.
 void validateActionOptions(RecoveryAction a, const ActionOptions& options);
 
 enum class ActionOutcome {

@@ -222,7 +222,9 @@ ActionDialog::~ActionDialog() = default;
 
 void ActionDialog::updateRun()
 {
-    const bool blank = m_reason->toPlainText().trimmed().isEmpty();
+    // The library's rule, which the SQL functions share: white space and invisible characters
+    // (U+00A0, U+200B, ...) alone are no reason.
+    const bool blank = idem::reasonIsBlank(m_reason->toPlainText().toStdString());
     const bool operatorRole = m_admin && m_admin->serverInfo().isOperator;
     m_run->setEnabled(!blank && !m_targets.empty() && !m_results->running() && !m_finished && operatorRole);
     m_reasonHint->setStyleSheet(blank ? QStringLiteral("color:#a06000") : QString());

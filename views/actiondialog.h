@@ -24,8 +24,9 @@ class ConsoleSession;
 // Confirms and runs one recovery action on the rows an operator selected. Before anything
 // runs it says exactly what will happen and to how many records (per status, keys listed;
 // rows the action does not apply to are left out and listed). Run stays disabled until the
-// reason is not blank. Running, it shows a progress bar, Stop, and the per-key results
-// (applied / refused-stale / refused-state / error) with each key's status as it is now.
+// reason has a visible character (idem::reasonIsBlank). Running, it shows a progress bar, Stop,
+// and the per-key results (applied / refused-stale / refused-state / error) with each key's
+// status as it is now.
 class ActionDialog : public QDialog {
     Q_OBJECT
 public:

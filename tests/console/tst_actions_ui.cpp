@@ -14,6 +14,7 @@
 #include "models/bulkaction.h"
 #include "models/taskbrowsermodel.h"
 #include "tests/console/tst_taskbrowser_support.h"
+#include "tests/support/reasons.h"
 #include "views/actiondialog.h"
 #include "views/taskbrowserwidget.h"
 
@@ -43,6 +44,8 @@ private Q_SLOTS:
     void hostileReasonsRoundTrip();
     void readerSeesActionsDisabled();
     void keysOpenTheActions();
+    void invisibleReasonKeepsRunDisabled_data();
+    void invisibleReasonKeepsRunDisabled();
 
 private:
     // Loads the browser on keys with `prefix`, selects `keys` and opens `action`'s dialog.
@@ -421,6 +424,45 @@ void TestActionsUi::keysOpenTheActions()
     QCOMPARE(dialog->action(), RecoveryAction::Requeue);
     QCOMPARE(dialog->targets().size(), std::size_t(1));
     dialog->reject();
+}
+
+void TestActionsUi::invisibleReasonKeepsRunDisabled_data()
+{
+    QTest::addColumn<QString>("reason");
+    QTest::addColumn<bool>("refused");
+    for (const auto& c : reasonCases())
+        QTest::addRow("%s", c.tag) << QString::fromStdString(c.utf8) << c.refused;
+}
+
+// Issue #12 item 6, as the operator meets it: a reason of only invisible characters (U+00A0,
+// U+200B, ...) typed or pasted leaves Run disabled; one visible character enables it. The
+// library and the SQL function refuse the same reasons (tst_actions).
+void TestActionsUi::invisibleReasonKeepsRunDisabled()
+{
+    QFETCH(QString, reason);
+    QFETCH(bool, refused);
+    idem::TaskRow row;
+    row.key = "invisible:charge:k1";
+    row.status = "failed";
+    row.attempts = 3;
+    row.maxAttempts = 3;
+    row.updatedAtUs = 1714557600123456;
+    ActionDialog dialog(m_session.get(), RecoveryAction::Requeue, { row });
+    dialog.show();
+    QVERIFY(!dialog.runButton()->isEnabled());
+    // Typed, one key event per character (QTest::keyClicks knows only ASCII); the edit drops
+    // what a keyboard cannot insert, such as ASCII controls...
+    for (qsizetype i = 0; i < reason.size(); ++i) {
+        const qsizetype n = reason.at(i).isHighSurrogate() && i + 1 < reason.size() ? 2 : 1;
+        QTest::sendKeyEvent(QTest::Click, dialog.reasonEdit(), Qt::Key_unknown, reason.mid(i, n), Qt::NoModifier);
+        i += n - 1;
+    }
+    QCOMPARE(dialog.runButton()->isEnabled(), !refused);
+    dialog.reasonEdit()->clear();
+    QVERIFY(!dialog.runButton()->isEnabled());
+    // ...or pasted, which keeps every character (but U+FEFF, which the document drops).
+    dialog.reasonEdit()->insertPlainText(reason);
+    QCOMPARE(dialog.runButton()->isEnabled(), !refused);
 }
 
 QTEST_MAIN(TestActionsUi)

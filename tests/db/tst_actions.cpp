@@ -7,6 +7,7 @@
 #include "operations/audit.h"
 #include "core/runner.h"
 #include "tests/db/tst_actions_fixture.h"
+#include "tests/support/reasons.h"
 
 using namespace std::chrono_literals;
 using idem::test::operator""_b;
@@ -34,6 +35,9 @@ private Q_SLOTS:
     void invalidInput();
     void sqlRefusesInvalidArguments_data();
     void sqlRefusesInvalidArguments();
+    void invisibleReasons_data();
+    void invisibleReasons();
+    void sqlAndLibraryAgreeOnEveryCodePoint();
     void bulkReportsPerKey();
 
 private:
@@ -422,6 +426,110 @@ void TestActions::sqlRefusesInvalidArguments()
     QCOMPARE(state, std::string("ID003"));
     QCOMPARE(m_fx.f(key, "row_to_json(t)"), rowBefore);
     QCOMPARE(m_fx.auditCount(), auditBefore);
+}
+
+void TestActions::invisibleReasons_data()
+{
+    QTest::addColumn<QByteArray>("reason");
+    QTest::addColumn<bool>("refused");
+    for (const auto& c : idem::test::reasonCases())
+        QTest::addRow("%s", c.tag) << bytes(c.utf8) << c.refused;
+}
+
+// Issue #12 item 6: a reason must have a visible character. White space, controls and
+// invisible format characters alone are refused by the C++ check (before any I/O) and by the
+// SQL function (ID003) alike; a reason with something visible is kept verbatim.
+void TestActions::invisibleReasons()
+{
+    QFETCH(QByteArray, reason);
+    QFETCH(bool, refused);
+    const std::string viaLibrary = m_fx.nextKey("reason");
+    const std::string viaSql = m_fx.nextKey("reason");
+    const auto libSeen = m_fx.plant(viaLibrary, "failed", 5, 5, "retryable");
+    const auto sqlSeen = m_fx.plant(viaSql, "failed", 5, 5, "retryable");
+    const auto auditBefore = m_fx.auditCount();
+    auto o = m_fx.options(reason.toStdString());
+
+    bool cppRefused = false;
+    try {
+        idem::validateActionOptions(idem::RecoveryAction::Requeue, o);
+    } catch (const std::invalid_argument& e) {
+        cppRefused = true;
+        QVERIFY2(std::string(e.what()).find("reason") != std::string::npos, e.what());
+    }
+    QCOMPARE(cppRefused, refused);
+    if (refused) {
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+            idem::applyAction(*m_fx.conn, idem::SchemaName(), idem::RecoveryAction::Requeue, libSeen, o));
+    } else {
+        const auto res = idem::applyAction(*m_fx.conn, idem::SchemaName(), idem::RecoveryAction::Requeue, libSeen, o);
+        QVERIFY2(res.outcome == idem::ActionOutcome::Applied, res.message.c_str());
+        QCOMPARE(scalar(*m_fx.admin, "SELECT reason FROM idem.task_idempotency_audit WHERE id = $1",
+                     static_cast<long long>(*res.auditId)),
+            reason);
+    }
+
+    std::string state = "none";
+    try {
+        pqxx::work w(*m_fx.conn);
+        w.exec_params("SELECT * FROM idem.idem_requeue($1, 'failed', $2, 1, $3)", viaSql,
+            static_cast<long long>(sqlSeen.updatedAtUs), reason.toStdString());
+        w.commit();
+    } catch (const pqxx::sql_error& e) {
+        state = e.sqlstate();
+    }
+    QCOMPARE(state, std::string(refused ? "ID003" : "none"));
+    QCOMPARE(m_fx.f(viaSql, "status"), refused ? "failed"_b : "retryable_failed"_b);
+    QCOMPARE(m_fx.auditCount(), auditBefore + (refused ? 0 : 2));
+    if (!refused)
+        QCOMPARE(scalar(*m_fx.admin,
+                     "SELECT reason FROM idem.task_idempotency_audit WHERE idempotency_key = $1", viaSql),
+            reason);
+}
+
+// audit_reason_blank's pattern and the library's table are two spellings of one list: compared
+// over every code point as maximal runs of blank ones (surrogates aside, and NUL, which
+// PostgreSQL text cannot hold).
+void TestActions::sqlAndLibraryAgreeOnEveryCodePoint()
+{
+    const QByteArray sql = scalar(*m_fx.conn,
+        "SELECT string_agg(to_hex(lo) || '-' || to_hex(hi), ',' ORDER BY lo) FROM ("
+        " SELECT min(g) AS lo, max(g) AS hi FROM ("
+        "  SELECT g, g - row_number() OVER (ORDER BY g) AS run FROM generate_series(1, 1114111) g"
+        "   WHERE (g < 55296 OR g > 57343) AND idem.audit_reason_blank(chr(g))) blank GROUP BY run) runs");
+    const auto utf8 = [](char32_t cp) {
+        std::string s;
+        if (cp < 0x80) {
+            s += static_cast<char>(cp);
+        } else if (cp < 0x800) {
+            s += static_cast<char>(0xC0 | (cp >> 6));
+            s += static_cast<char>(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+            s += static_cast<char>(0xE0 | (cp >> 12));
+            s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            s += static_cast<char>(0x80 | (cp & 0x3F));
+        } else {
+            s += static_cast<char>(0xF0 | (cp >> 18));
+            s += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+            s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            s += static_cast<char>(0x80 | (cp & 0x3F));
+        }
+        return s;
+    };
+    QByteArray cpp;
+    std::optional<char32_t> runStart;
+    for (char32_t cp = 1; cp <= 0x110000; ++cp) {
+        const bool blank = cp <= 0x10FFFF && (cp < 0xD800 || cp > 0xDFFF) && idem::reasonIsBlank(utf8(cp));
+        if (blank && !runStart) {
+            runStart = cp;
+        } else if (!blank && runStart) {
+            cpp += (cpp.isEmpty() ? "" : ",") + QByteArray::number(*runStart, 16) + "-" + QByteArray::number(cp - 1, 16);
+            runStart.reset();
+        }
+    }
+    QCOMPARE(sql, cpp);
+    QVERIFY(idem::reasonIsBlank(std::string(1, '\0')));
+    QVERIFY(cpp.startsWith("1-20,7f-a0,ad-ad,")); // not vacuous
 }
 
 void TestActions::bulkReportsPerKey()
