@@ -129,6 +129,9 @@ void TaskRecordView::clear()
     m_resultInfo->clear();
     m_errors->clear();
     m_audit->setRowCount(0);
+    // The counts belonged to the record that was shown: with none shown, none is right.
+    m_tabs->setTabText(1, tr("Error history"));
+    m_tabs->setTabText(2, tr("Audit"));
 }
 
 void TaskRecordView::showKey(const QString& key)

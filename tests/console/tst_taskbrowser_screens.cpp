@@ -144,6 +144,11 @@ void TestTaskBrowserScreens::tasksPage()
     QVERIFY(widget.findChild<QPushButton*>(QStringLiteral("requeueButton"))->isEnabled());
     QVERIFY(!widget.findChild<QPushButton*>(QStringLiteral("releaseButton"))->isEnabled());
     save(&widget, "console-tasks.png");
+    // With no row selected the tabs carry no count of the record that was shown before.
+    QVERIFY(widget.detail()->tabs()->tabText(1).contains(QLatin1Char('(')));
+    widget.view()->clearSelection();
+    QTRY_COMPARE(widget.detail()->tabs()->tabText(1), QStringLiteral("Error history"));
+    QCOMPARE(widget.detail()->tabs()->tabText(2), QStringLiteral("Audit"));
 }
 
 void TestTaskBrowserScreens::actionDialogAndResults()
