@@ -1967,10 +1967,6 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>TLS：</translation>
     </message>
     <message>
-        <source>As of:</source>
-        <translation>截至：</translation>
-    </message>
-    <message>
         <source>not connected</source>
         <translation>未连接</translation>
     </message>
@@ -2025,6 +2021,10 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>no: traffic and password travel in clear text</source>
         <translation>否：流量和密码以明文传输</translation>
+    </message>
+    <message>
+        <source>Connected at:</source>
+        <translation>连接于：</translation>
     </message>
 </context>
 <context>

@@ -33,7 +33,9 @@ StatusPanel::StatusPanel(ConsoleSession* session, QWidget* parent)
     m_privilege = addRow(tr("Privilege:"), QStringLiteral("privilegeValue"));
     m_schema = addRow(tr("Schema:"), QStringLiteral("schemaValue"));
     m_tls = addRow(tr("TLS:"), QStringLiteral("tlsValue"));
-    m_asOf = addRow(tr("As of:"), QStringLiteral("asOfValue"));
+    // What this panel shows was read when the connection was made; it says so rather than
+    // "as of", which an operator reads as "still true now".
+    m_asOf = addRow(tr("Connected at:"), QStringLiteral("asOfValue"));
 
     connect(session, &ConsoleSession::serverInfoChanged, this, &StatusPanel::showInfo);
     connect(session, &ConsoleSession::stateChanged, this, &StatusPanel::showState);
