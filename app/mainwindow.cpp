@@ -12,6 +12,7 @@
 #include <QStatusBar>
 #include <QTabWidget>
 
+#include "models/auditwitness.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
 #include "views/auditwidget.h"
@@ -37,6 +38,8 @@ MainWindow::MainWindow(ConsoleSession* session, ProfileStore* profiles, QWidget*
     // or a migration on the admin worker, and the connection can be read-only.
     , m_monitor(new ConsoleSession(this))
     , m_dashboard(new DashboardWidget(m_monitor))
+    // On the monitor connection, as the ticks whose audit head it follows.
+    , m_witness(new AuditWitness(m_monitor, this))
 {
     setCentralWidget(m_console);
     // Pages, in tab order. Each page takes the session it reads through (the monitor
@@ -44,7 +47,11 @@ MainWindow::MainWindow(ConsoleSession* session, ProfileStore* profiles, QWidget*
     m_dashboard->model()->setDedicatedConnection(true);
     m_console->addPage(m_dashboard, tr("Dashboard"), 0);
     m_console->addPage(new TaskBrowserWidget(m_monitor, m_session), tr("Tasks"), 1);
-    m_console->addPage(new AuditWidget(m_monitor), tr("Audit"), 2);
+    auto* audit = new AuditWidget(m_monitor);
+    m_console->addPage(audit, tr("Audit"), 2);
+    m_witness->follow(m_dashboard->model());
+    m_console->setAuditWitness(m_witness);
+    audit->setWitness(m_witness);
     m_console->pages()->setCurrentWidget(m_dashboard);
     connect(m_dashboard, &DashboardWidget::openRows, this, &MainWindow::openRows);
     connect(session, &ConsoleSession::stateChanged, this, &MainWindow::followAdmin);

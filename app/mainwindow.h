@@ -14,6 +14,7 @@
 
 namespace idem::console {
 
+class AuditWitness;
 class ConnectionDialog;
 class ConsoleSession;
 class ConsoleWidget;
@@ -36,6 +37,7 @@ public:
     ConsoleSession* adminSession() const { return m_session; }
     ConsoleWidget* console() const { return m_console; }
     DashboardWidget* dashboard() const { return m_dashboard; }
+    AuditWitness* auditWitness() const { return m_witness; }
     // A dashboard tile's rows: the Tasks page with that filter, or a list of the newest rows.
     void openRows(const idem::TaskFilter& filter, const QString& title);
     // Brings a page to the front: "dashboard", "tasks", "audit" or "connection" (--page, Ctrl+1..4).
@@ -65,6 +67,7 @@ private:
     ConsoleWidget* m_console;
     ConsoleSession* m_monitor;
     DashboardWidget* m_dashboard;
+    AuditWitness* m_witness;
     std::optional<ConnectionSettings> m_monitorFollows; // the admin settings the monitor was opened for
     ConnectionDialog* m_dialog = nullptr;
     QMenu* m_fileMenu = nullptr; // snapshot actions go above its separator and Quit

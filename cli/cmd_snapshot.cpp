@@ -75,6 +75,12 @@ pubkey               print the public key of the signing key (give it to whoever
         return s.str();
     }
 
+    // ID:HASH, as `idemctl audit verify --expect-head` takes it.
+    std::string auditHead(const SnapshotAudit& a)
+    {
+        return a.headId && a.headHash ? std::to_string(*a.headId) + ':' + *a.headHash : std::string("(none)");
+    }
+
     std::filesystem::path keyPath(const Args& args)
     {
         if (const auto k = args.value("key"))
@@ -151,7 +157,7 @@ pubkey               print the public key of the signing key (give it to whoever
                 std::cout << "  " << s.name << ": " << s.rows.size() << " of " << s.total << " rows"
                           << (s.truncated ? " (bound " + std::to_string(s.limit) + " reached)" : std::string()) << '\n';
             std::cout << "  audit: " << data.audit.tail.size() << " of " << data.audit.total << " entries, head "
-                      << data.audit.headHash.value_or("(none)") << '\n';
+                      << auditHead(data.audit) << '\n';
             if (key)
                 std::cout << "signed with Ed25519 key " << publicKeyFingerprint(key->publicPem()) << '\n';
             return ExitOk;
@@ -211,7 +217,7 @@ pubkey               print the public key of the signing key (give it to whoever
         for (const auto& s : d.rowSets)
             std::cout << "  rows " << s.name << ": " << s.rows.size() << " of " << s.total
                       << (s.truncated ? " (bound reached)" : "") << '\n';
-        std::cout << "  audit: " << d.audit.total << " entries, head " << d.audit.headHash.value_or("(none)") << '\n';
+        std::cout << "  audit: " << d.audit.total << " entries, head " << auditHead(d.audit) << '\n';
         return loaded.verification.ok() ? ExitOk : ExitFailure;
     }
 

@@ -28,6 +28,11 @@ per-minute counters and the planner's row estimate: it never scans succeeded row
   --timeout-ms MS   statement timeout (default: 5000)
   --json            one JSON object, a field per figure
   --prometheus      Prometheus text exposition format
+
+The audit head (the newest audit entry's id and hash, printed as ID:HASH, the form
+`idemctl audit verify --expect-head` takes) is the whole trail's, whatever the filter. Ids only
+grow: a scraper that alerts when idem_audit_head_id decreases is a witness that nobody removed
+the newest entries, which no hash chain shows from the inside.
 )";
 
     struct Metric {
@@ -69,6 +74,10 @@ per-minute counters and the planner's row estimate: it never scans succeeded row
             { "idem_in_recovery", "gauge", "1 when the server is a standby.", d(s.inRecovery ? 1 : 0) },
             { "idem_replication_lag_seconds", "gauge", "Age of the last replayed transaction on a standby.",
                 s.replicationLagSeconds },
+            // Always present, 0 for an empty trail: a scraper that alerts on a decrease must see the drop.
+            { "idem_audit_head_id", "gauge",
+                "Id of the newest audit entry (0: none); ids only grow, a decrease means removed entries.",
+                d(s.auditHeadId) },
         };
     }
 
@@ -143,6 +152,8 @@ int runStats(const std::vector<std::string>& argv)
         j["as_of"] = s.asOf;
         j["in_recovery"] = s.inRecovery;
         j["replication_lag_seconds"] = opt(s.replicationLagSeconds);
+        j["audit_head_id"] = s.auditHeadId;
+        j["audit_head_hash"] = s.auditHeadHash.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.auditHeadHash);
         std::cout << j.dump(2) << '\n';
         return ExitOk;
     }
@@ -198,6 +209,9 @@ int runStats(const std::vector<std::string>& argv)
     line("total rows (estimate)", s.totalRowsEstimate ? count(*s.totalRowsEstimate) : std::string("unknown"));
     if (s.inRecovery)
         line("replication lag", optional(s.replicationLagSeconds, " s"));
+    // As `idemctl audit verify --expect-head` takes it.
+    line("audit head (whole trail)",
+        s.auditHeadId == 0 ? std::string("none (empty trail)") : count(s.auditHeadId) + ':' + s.auditHeadHash);
     return ExitOk;
 }
 

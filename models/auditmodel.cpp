@@ -203,13 +203,13 @@ void AuditModel::requestPage()
         });
 }
 
-void AuditModel::verifyChain()
+void AuditModel::verifyChain(const std::optional<idem::ChainHead>& expectedHead)
 {
     if (!m_session || m_verifyJob)
         return;
     m_verifyJob = m_session->submit(
-        [](pqxx::connection& c, const idem::SchemaName& schema) {
-            return QVariant::fromValue(idem::verifyChain(c, schema));
+        [expectedHead](pqxx::connection& c, const idem::SchemaName& schema) {
+            return QVariant::fromValue(idem::verifyChain(c, schema, expectedHead));
         },
         this,
         [this](const QVariant& v) {

@@ -54,7 +54,9 @@ public:
     const idem::AuditEntry& entry(int row) const { return m_rows[static_cast<std::size_t>(row)]; }
     bool busy() const { return m_pending != 0; }
 
-    void verifyChain();
+    // expectedHead: a head recorded earlier (the witness's mark), so that removed newest entries
+    // show as a break too.
+    void verifyChain(const std::optional<idem::ChainHead>& expectedHead = std::nullopt);
     bool verifying() const { return m_verifyJob != 0; }
 
 Q_SIGNALS:

@@ -124,75 +124,174 @@ const char* chainBreakName(ChainBreak b)
     return "none";
 }
 
-ChainReport verifyChain(pqxx::connection& conn, const SchemaName& schema, const std::optional<ChainHead>& expectedHead)
-{
-    ChainReport rep;
-    const auto broken = [&](ChainBreak kind, std::int64_t id, std::string detail) {
+namespace {
+
+    void setBreak(ChainReport& rep, ChainBreak kind, std::int64_t id, std::string detail)
+    {
         rep.brokenBy = kind;
         rep.firstBrokenId = id;
         rep.detail = std::move(detail);
-        return rep;
-    };
+    }
 
-    // One snapshot for the whole walk: entries appended meanwhile are simply not part of it.
-    pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> t(conn);
-    const std::string sql = "SELECT " + columns() + " FROM " + schema.qualify("task_idempotency_audit")
-        + " a WHERE a.id > $1 ORDER BY a.id LIMIT $2";
-    std::int64_t expectedId = 1;
-    std::string prevHash = auditGenesisHash;
-    std::optional<std::string> hashAtExpectedHead;
-    for (std::int64_t last = std::numeric_limits<std::int64_t>::min();;) {
-        const pqxx::result r = t.exec_params(sql, static_cast<long long>(last), pageSize);
-        for (const auto& row : r) {
-            const AuditEntry e = entryFrom(row);
-            last = e.id;
-            if (e.id != expectedId) {
-                if (e.id > expectedId)
-                    return broken(ChainBreak::MissingEntry, expectedId,
-                        "entry " + std::to_string(expectedId)
-                            + (e.id - 1 > expectedId ? " to " + std::to_string(e.id - 1) : std::string())
-                            + " missing (deleted): entry " + std::to_string(e.id) + " follows entry "
-                            + std::to_string(expectedId - 1));
-                return broken(ChainBreak::MissingEntry, e.id,
+    // The per-entry checks every walk makes, in this order: the id is the next one (ids are
+    // dense), prev_hash is the hash before it, and the fields hash to entry_hash.
+    bool checkEntry(const AuditEntry& e, std::int64_t expectedId, const std::string& prevHash, ChainReport& rep)
+    {
+        if (e.id != expectedId) {
+            if (e.id > expectedId)
+                setBreak(rep, ChainBreak::MissingEntry, expectedId,
+                    "entry " + std::to_string(expectedId)
+                        + (e.id - 1 > expectedId ? " to " + std::to_string(e.id - 1) : std::string())
+                        + " missing (deleted): entry " + std::to_string(e.id) + " follows entry "
+                        + std::to_string(expectedId - 1));
+            else
+                setBreak(rep, ChainBreak::MissingEntry, e.id,
                     "entry " + std::to_string(e.id) + " is out of sequence (expected " + std::to_string(expectedId)
                         + " first): ids start at 1 and are dense");
-            }
-            if (e.prevHash != prevHash)
-                return broken(ChainBreak::PrevLinkBroken, e.id,
-                    "entry " + std::to_string(e.id) + "'s prev_hash " + e.prevHash + " is not "
-                        + (e.id == 1 ? std::string("the genesis hash")
-                                     : "entry " + std::to_string(e.id - 1) + "'s hash " + prevHash)
-                        + ": entries were reordered or replaced");
-            const std::string computed = auditEntryHash(e);
-            if (computed != e.entryHash)
-                return broken(ChainBreak::HashMismatch, e.id,
-                    "entry " + std::to_string(e.id) + " hashes to " + computed + ", not its entry_hash " + e.entryHash
-                        + ": the entry was changed after it was written");
-            if (expectedHead && e.id == expectedHead->id)
-                hashAtExpectedHead = e.entryHash;
-            ++rep.checked;
-            prevHash = e.entryHash;
-            ++expectedId;
-            rep.head = ChainHead { e.id, e.entryHash };
+            return false;
         }
-        if (r.size() < static_cast<std::size_t>(pageSize))
-            break;
+        if (e.prevHash != prevHash) {
+            setBreak(rep, ChainBreak::PrevLinkBroken, e.id,
+                "entry " + std::to_string(e.id) + "'s prev_hash " + e.prevHash + " is not "
+                    + (e.id == 1 ? std::string("the genesis hash")
+                                 : "entry " + std::to_string(e.id - 1) + "'s hash " + prevHash)
+                    + ": entries were reordered or replaced");
+            return false;
+        }
+        const std::string computed = auditEntryHash(e);
+        if (computed != e.entryHash) {
+            setBreak(rep, ChainBreak::HashMismatch, e.id,
+                "entry " + std::to_string(e.id) + " hashes to " + computed + ", not its entry_hash " + e.entryHash
+                    + ": the entry was changed after it was written");
+            return false;
+        }
+        return true;
     }
-    t.commit();
 
+    // Reads the entries with id > after in id order, in pages, and checks each: the first must
+    // be expectedId and link to prevHash. Counts and records each good entry in rep (checked,
+    // head); false at the first break. `seen` is told of every good entry.
+    template <typename Seen>
+    bool walk(pqxx::transaction_base& t, const SchemaName& schema, std::int64_t after, std::int64_t expectedId,
+        std::string prevHash, ChainReport& rep, Seen&& seen)
+    {
+        const std::string sql = "SELECT " + columns() + " FROM " + schema.qualify("task_idempotency_audit")
+            + " a WHERE a.id > $1 ORDER BY a.id LIMIT $2";
+        for (std::int64_t last = after;;) {
+            const pqxx::result r = t.exec_params(sql, static_cast<long long>(last), pageSize);
+            for (const auto& row : r) {
+                const AuditEntry e = entryFrom(row);
+                last = e.id;
+                if (!checkEntry(e, expectedId, prevHash, rep))
+                    return false;
+                seen(e);
+                ++rep.checked;
+                prevHash = e.entryHash;
+                ++expectedId;
+                rep.head = ChainHead { e.id, e.entryHash };
+            }
+            if (r.size() < static_cast<std::size_t>(pageSize))
+                return true;
+        }
+    }
+
+    // By the primary key: one index probe, however long the trail.
+    std::optional<ChainHead> newestEntry(pqxx::transaction_base& t, const SchemaName& schema)
+    {
+        const pqxx::result r = t.exec("SELECT a.id, a.entry_hash FROM " + schema.qualify("task_idempotency_audit")
+            + " a ORDER BY a.id DESC LIMIT 1");
+        if (r.empty())
+            return std::nullopt;
+        return ChainHead { r[0][0].as<std::int64_t>(), r[0][1].as<std::string>() };
+    }
+
+} // namespace
+
+ChainReport verifyChain(pqxx::connection& conn, const SchemaName& schema, const std::optional<ChainHead>& expectedHead)
+{
+    ChainReport rep;
+    // One snapshot for the whole walk: entries appended meanwhile are simply not part of it.
+    pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> t(conn);
+    std::optional<std::string> hashAtExpectedHead;
+    const bool intact
+        = walk(t, schema, std::numeric_limits<std::int64_t>::min(), 1, auditGenesisHash, rep, [&](const AuditEntry& e) {
+              if (expectedHead && e.id == expectedHead->id)
+                  hashAtExpectedHead = e.entryHash;
+          });
+    t.commit();
+    if (!intact)
+        return rep;
+
+    const std::int64_t lastId = rep.head ? rep.head->id : 0;
     if (expectedHead) {
-        if (!hashAtExpectedHead)
-            return broken(ChainBreak::Truncated, expectedId,
-                "the trail ends at entry " + std::to_string(expectedId - 1) + " but entry "
-                    + std::to_string(expectedHead->id) + " was recorded as its head: the newest entries were removed");
-        if (*hashAtExpectedHead != expectedHead->hash)
-            return broken(ChainBreak::Truncated, expectedHead->id,
+        if (!hashAtExpectedHead) {
+            setBreak(rep, ChainBreak::Truncated, lastId + 1,
+                "the trail ends at entry " + std::to_string(lastId) + " but entry " + std::to_string(expectedHead->id)
+                    + " was recorded as its head: the newest entries were removed");
+            return rep;
+        }
+        if (*hashAtExpectedHead != expectedHead->hash) {
+            setBreak(rep, ChainBreak::Truncated, expectedHead->id,
                 "entry " + std::to_string(expectedHead->id) + " now hashes to " + *hashAtExpectedHead
                     + ", not the recorded head hash " + expectedHead->hash + ": the tail was removed and rewritten");
+            return rep;
+        }
     }
     rep.detail = rep.checked == 0 ? "the audit trail is empty"
                                   : std::to_string(rep.checked) + " entries verified; head is entry "
             + std::to_string(rep.head->id) + " " + rep.head->hash;
+    return rep;
+}
+
+std::optional<ChainHead> readAuditHead(pqxx::connection& conn, const SchemaName& schema)
+{
+    pqxx::read_transaction t(conn);
+    auto head = newestEntry(t, schema);
+    t.commit();
+    return head;
+}
+
+ChainReport verifyChainFrom(pqxx::connection& conn, const SchemaName& schema, const ChainHead& from)
+{
+    ChainReport rep;
+    pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> t(conn);
+    const pqxx::result at = t.exec_params(
+        "SELECT " + columns() + " FROM " + schema.qualify("task_idempotency_audit") + " a WHERE a.id = $1",
+        static_cast<long long>(from.id));
+    if (at.empty()) {
+        rep.head = newestEntry(t, schema);
+        t.commit();
+        const std::string n = std::to_string(from.id);
+        if (rep.head && rep.head->id > from.id)
+            setBreak(rep, ChainBreak::MissingEntry, from.id,
+                "entry " + n + ", verified earlier, is missing (deleted); the trail goes on to entry "
+                    + std::to_string(rep.head->id));
+        else
+            setBreak(rep, ChainBreak::Truncated, from.id,
+                (rep.head ? "the trail ends at entry " + std::to_string(rep.head->id)
+                          : std::string("the trail is empty"))
+                    + " but entry " + n + " was verified earlier: the newest entries were removed");
+        return rep;
+    }
+    const AuditEntry e = entryFrom(at[0]);
+    rep.head = ChainHead { e.id, e.entryHash };
+    // Its own link was verified with it; what is left to check is its fields against its hash.
+    if (!checkEntry(e, e.id, e.prevHash, rep))
+        return rep;
+    if (e.entryHash != from.hash) {
+        setBreak(rep, ChainBreak::Truncated, e.id,
+            "entry " + std::to_string(e.id) + " now has the hash " + e.entryHash + ", not " + from.hash
+                + " as verified earlier: the entry was replaced (the tail removed and written again)");
+        return rep;
+    }
+    const bool intact = walk(t, schema, e.id, e.id + 1, e.entryHash, rep, [](const AuditEntry&) {});
+    t.commit();
+    if (!intact)
+        return rep;
+    rep.detail = (rep.checked == 0
+                         ? "no entries after entry " + std::to_string(e.id)
+                         : std::to_string(rep.checked) + " entries after entry " + std::to_string(e.id) + " verified")
+        + "; head is entry " + std::to_string(rep.head->id) + " " + rep.head->hash;
     return rep;
 }
 

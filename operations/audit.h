@@ -95,4 +95,18 @@ struct ChainReport {
 ChainReport verifyChain(
     pqxx::connection& conn, const SchemaName& schema, const std::optional<ChainHead>& expectedHead = std::nullopt);
 
+// The newest entry (one probe of the primary key), unset for an empty trail.
+std::optional<ChainHead> readAuditHead(pqxx::connection& conn, const SchemaName& schema);
+
+// The incremental check (the console's witness runs it whenever the head moves): `from` is a head
+// verified earlier, by verifyChain or by this. In one read-only REPEATABLE READ snapshot, the entry
+// at from.id must still be there, still hash to its entry_hash, and that must be from.hash; then
+// every later entry must follow on from it with verifyChain's checks, up to the newest. It reads
+// the new entries only, so an edit of an entry before from.id is verifyChain's to find.
+//   Truncated, head unset or before from.id: the trail is shorter (head says where it ends now)
+//   Truncated, head at from.id: that entry was replaced (its hash is not from.hash)
+//   MissingEntry at from.id: it was deleted, later entries are still there
+// `checked` counts the entries after from.id; `head` is the newest entry read.
+ChainReport verifyChainFrom(pqxx::connection& conn, const SchemaName& schema, const ChainHead& from);
+
 } // namespace idem

@@ -59,6 +59,8 @@ namespace {
             { "total_rows_estimate", s.totalRowsEstimate ? num(*s.totalRowsEstimate) : std::nullopt },
             { "in_recovery", std::string(s.inRecovery ? "true" : "false") },
             { "replication_lag_seconds", real(s.replicationLagSeconds) },
+            { "audit_head_id", num(s.auditHeadId) },
+            { "audit_head_hash", s.auditHeadHash.empty() ? std::nullopt : std::optional<std::string>(s.auditHeadHash) },
         };
         std::string out = csvLine({ "figure", "value" });
         for (const auto& [name, value] : figures)

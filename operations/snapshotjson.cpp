@@ -41,7 +41,8 @@ namespace {
             { "claims", s.claims }, { "retries", s.retries }, { "failed_retries", s.failedRetries },
             { "digest_conflicts", s.digestConflicts }, { "stale_token_rejections", s.staleTokenRejections },
             { "total_rows_estimate", opt(s.totalRowsEstimate) }, { "as_of", s.asOf }, { "in_recovery", s.inRecovery },
-            { "replication_lag_seconds", opt(s.replicationLagSeconds) } };
+            { "replication_lag_seconds", opt(s.replicationLagSeconds) }, { "audit_head_id", s.auditHeadId },
+            { "audit_head_hash", s.auditHeadHash.empty() ? OJson(nullptr) : OJson(s.auditHeadHash) } };
     }
 
     // Reading: every access names its JSON pointer in the error.
@@ -204,6 +205,11 @@ namespace {
         s.asOf = r.str("as_of");
         s.inRecovery = r.boolean("in_recovery");
         s.replicationLagSeconds = r.optNumber("replication_lag_seconds");
+        // Added within format 1: a bundle written before has neither (and its audit.head_* says the same).
+        if (r.has("audit_head_id"))
+            s.auditHeadId = r.integer("audit_head_id");
+        if (r.has("audit_head_hash"))
+            s.auditHeadHash = r.optStr("audit_head_hash").value_or(std::string());
         return s;
     }
 } // namespace

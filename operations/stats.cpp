@@ -36,6 +36,7 @@ std::string statsSql(const SchemaName& schema)
 {
     const auto tasks = schema.qualify("task_idempotency");
     const auto counters = schema.qualify("idem_counters");
+    const auto audit = schema.qualify("task_idempotency_audit");
     return R"(
 WITH live AS (
     SELECT
@@ -87,6 +88,12 @@ counted AS (
     WHERE c.bucket >= date_trunc('minute', now()) - ($3::int - 1) * interval '1 minute'
       AND ($1::text IS NULL OR c.tenant = $1::text)
       AND ($2::text IS NULL OR c.operation = $2::text)
+),
+audit_head AS (
+    -- audit head: the newest audit entry by its primary key, one index probe whatever the
+    -- trail's length; the whole trail, whatever the filter (there is one chain)
+    SELECT a.id, a.entry_hash FROM )"
+        + audit + R"( a ORDER BY a.id DESC LIMIT 1
 )
 SELECT live.processing, live.expired_leases, live.oldest_processing_age_s, live.retryable_failed,
        live.uncertain, live.failed_permanent, live.failed_exhausted, live.long_unfinished,
@@ -104,8 +111,9 @@ SELECT live.processing, live.expired_leases, live.oldest_processing_age_s, live.
        pg_is_in_recovery() AS in_recovery,
        -- replication lag: on a standby, how old the last replayed transaction is; NULL on a primary
        CASE WHEN pg_is_in_recovery()
-            THEN extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8 END AS replication_lag_s
-FROM live, counted
+            THEN extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8 END AS replication_lag_s,
+       coalesce(audit_head.id, 0) AS audit_head_id, audit_head.entry_hash AS audit_head_hash
+FROM live, counted LEFT JOIN audit_head ON true
 )";
 }
 
@@ -152,6 +160,8 @@ StatsSnapshot statsFromRow(const pqxx::row& row)
     s.asOf = row["as_of"].as<std::string>();
     s.inRecovery = row["in_recovery"].as<bool>();
     s.replicationLagSeconds = optionalDouble(row["replication_lag_s"]);
+    s.auditHeadId = row["audit_head_id"].as<std::int64_t>();
+    s.auditHeadHash = row["audit_head_hash"].is_null() ? std::string() : row["audit_head_hash"].as<std::string>();
     return s;
 }
 

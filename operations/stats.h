@@ -44,6 +44,12 @@ struct StatsSnapshot {
     // Table-wide, from the planner's statistics: an estimate, unset before the first ANALYZE.
     std::optional<std::int64_t> totalRowsEstimate;
 
+    // The audit trail's head, task_idempotency_audit's newest entry (the whole trail: the tenant
+    // and operation filter does not apply). Ids only grow, so a smaller id later means removed
+    // entries: whoever keeps this figure (the console, Prometheus) is a witness of the trail.
+    std::int64_t auditHeadId = 0; // 0 when the trail is empty
+    std::string auditHeadHash; // its entry_hash, hex; empty when the trail is empty
+
     std::string asOf; // server now(), ISO 8601 with offset
     bool inRecovery = false;
     std::optional<double> replicationLagSeconds; // only on a standby with replayed transactions

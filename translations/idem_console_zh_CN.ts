@@ -198,6 +198,69 @@
         <source>&lt;span style=&apos;color:#b01c1c&apos;&gt;&lt;b&gt;Chain broken at entry #%1&lt;/b&gt; (%2):&lt;/span&gt; %3 (%4 entries verified before it)</source>
         <translation>&lt;span style=&apos;color:#b01c1c&apos;&gt;&lt;b&gt;哈希链在第 #%1 条记录处断裂&lt;/b&gt;（%2）：&lt;/span&gt;%3（此前已校验 %4 条记录）</translation>
     </message>
+    <message>
+        <source>Accept current trail</source>
+        <translation>接受当前审计链</translation>
+    </message>
+    <message>
+        <source>Forget the entry this console verified and remember the current trail&apos;s head instead, once its whole chain verifies. Only this console&apos;s settings change: nothing is written to the database and nothing is audited.</source>
+        <translation>忘记本控制台已验证的条目，在整条链验证通过后改为记住当前审计链的链头。只改变本控制台的设置：不写入数据库，也不记入审计。</translation>
+    </message>
+    <message>
+        <source>Audit trail witness:</source>
+        <translation>审计链见证：</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::AuditWitness</name>
+    <message>
+        <source>at an unknown time</source>
+        <translation>未知时间</translation>
+    </message>
+    <message>
+        <source>The audit trail could not be verified: %1</source>
+        <translation>无法验证审计链：%1</translation>
+    </message>
+    <message>
+        <source>The audit trail is empty; this console remembers its head from the first entry on.</source>
+        <translation>审计链为空；本控制台从第一个条目起记住其链头。</translation>
+    </message>
+    <message>
+        <source>This console verified the audit trail up to entry %1 (hash %2, verified %3); it is intact.</source>
+        <translation>本控制台已验证审计链至条目 %1（哈希 %2，验证于 %3）；审计链完好。</translation>
+    </message>
+    <message>
+        <source>The audit trail is shorter than when this console last verified it: entry %1 (verified %2) is gone; the trail now ends at entry %3. Someone with the owner&apos;s rights removed entries.</source>
+        <translation>审计链比本控制台上次验证时更短：条目 %1（验证于 %2）已不存在；审计链现在止于条目 %3。拥有属主权限的人删除了条目。</translation>
+    </message>
+    <message>
+        <source>The audit trail is shorter than when this console last verified it: entry %1 (verified %2) is gone; the trail is now empty. Someone with the owner&apos;s rights removed entries.</source>
+        <translation>审计链比本控制台上次验证时更短：条目 %1（验证于 %2）已不存在；审计链现在为空。拥有属主权限的人删除了条目。</translation>
+    </message>
+    <message>
+        <source>This server is a standby: if it is still replaying, this clears once it catches up.</source>
+        <translation>此服务器是备库：如果它仍在回放，追上后此提示会消失。</translation>
+    </message>
+    <message>
+        <source>The audit trail was rewritten: entry %1 is not the entry this console verified %2 (hash %3). Someone with the owner&apos;s rights removed entries and wrote others in their place.</source>
+        <translation>审计链被改写：条目 %1 不是本控制台于 %2 验证的那个条目（哈希 %3）。拥有属主权限的人删除了条目，并写入了其他条目取而代之。</translation>
+    </message>
+    <message>
+        <source>the entry was changed after it was written</source>
+        <translation>该条目在写入后被修改</translation>
+    </message>
+    <message>
+        <source>the entry is missing (deleted)</source>
+        <translation>该条目缺失（已删除）</translation>
+    </message>
+    <message>
+        <source>it does not follow on from the entry before it (entries were reordered or replaced)</source>
+        <translation>它没有接续前一个条目（条目被重排或替换）</translation>
+    </message>
+    <message>
+        <source>The audit trail&apos;s hash chain is broken at entry %1: %2. Someone with the owner&apos;s rights changed the trail.</source>
+        <translation>审计链的哈希链在条目 %1 处断开：%2。拥有属主权限的人修改了审计链。</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::BulkActionModel</name>
@@ -542,6 +605,10 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
     <message>
         <source>Role %1 cannot read %2. Grant it idem_reader: GRANT idem_reader TO %1;</source>
         <translation>角色 %1 无法读取 %2。请授予 idem_reader：GRANT idem_reader TO %1;</translation>
+    </message>
+    <message>
+        <source>Acknowledge</source>
+        <translation>知道了</translation>
     </message>
 </context>
 <context>

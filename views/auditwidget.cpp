@@ -11,6 +11,7 @@
 
 #include "operations/tasklist.h"
 #include "models/auditmodel.h"
+#include "models/auditwitness.h"
 #include "models/consolesession.h"
 #include "models/taskbrowsermodel.h"
 #include "views/auditentryview.h"
@@ -32,6 +33,8 @@ AuditWidget::AuditWidget(ConsoleSession* session, QWidget* parent)
     , m_entry(new AuditEntryView(QStringLiteral("audit")))
     , m_verify(new QPushButton(tr("Verify chain")))
     , m_chain(new QLabel)
+    , m_witnessText(new QLabel)
+    , m_acceptTrail(new QPushButton(tr("Accept current trail")))
 {
     setObjectName(QStringLiteral("auditPage"));
     m_key->setObjectName(QStringLiteral("auditKeyFilter"));
@@ -73,11 +76,25 @@ AuditWidget::AuditWidget(ConsoleSession* session, QWidget* parent)
     chainRow->addWidget(m_chain, 1);
     chainRow->addWidget(m_verify);
 
+    m_witnessText->setObjectName(QStringLiteral("witnessText"));
+    m_witnessText->setWordWrap(true);
+    m_witnessText->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_witnessText->hide();
+    m_acceptTrail->setObjectName(QStringLiteral("acceptTrailButton"));
+    m_acceptTrail->setToolTip(tr("Forget the entry this console verified and remember the current trail's head "
+                                 "instead, once its whole chain verifies. Only this console's settings change: "
+                                 "nothing is written to the database and nothing is audited."));
+    m_acceptTrail->hide();
+    auto* witnessRow = new QHBoxLayout;
+    witnessRow->addWidget(m_witnessText, 1);
+    witnessRow->addWidget(m_acceptTrail, 0, Qt::AlignTop);
+
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(filters);
     layout->addWidget(m_error);
     layout->addWidget(split, 1);
     layout->addLayout(chainRow);
+    layout->addLayout(witnessRow);
 
     connect(m_apply, &QPushButton::clicked, this, &AuditWidget::reload);
     for (auto* e : { m_key, m_actor, m_since, m_until })
@@ -92,7 +109,11 @@ AuditWidget::AuditWidget(ConsoleSession* session, QWidget* parent)
     connect(m_verify, &QPushButton::clicked, this, [this] {
         m_verify->setEnabled(false);
         m_chain->setText(tr("Verifying every entry's hash and link…"));
-        m_model->verifyChain();
+        // Against the head the witness remembers: a shorter trail is a break here too.
+        std::optional<idem::ChainHead> head;
+        if (m_witness && m_witness->mark())
+            head = idem::ChainHead { m_witness->mark()->id, m_witness->mark()->hash.toStdString() };
+        m_model->verifyChain(head);
     });
     connect(m_model, &AuditModel::chainVerified, this, &AuditWidget::onChain);
     connect(m_model, &AuditModel::verifyFailed, this, [this](const QString& message) {
@@ -108,6 +129,26 @@ AuditWidget::AuditWidget(ConsoleSession* session, QWidget* parent)
 }
 
 AuditWidget::~AuditWidget() = default;
+
+void AuditWidget::setWitness(AuditWitness* witness)
+{
+    m_witness = witness;
+    connect(witness, &AuditWitness::changed, this, &AuditWidget::onWitness);
+    connect(m_acceptTrail, &QPushButton::clicked, witness, &AuditWitness::acceptCurrentTrail);
+    onWitness();
+}
+
+void AuditWidget::onWitness()
+{
+    const QString text = m_witness->text();
+    m_witnessText->setVisible(!text.isEmpty());
+    m_acceptTrail->setVisible(m_witness->alarm());
+    if (m_witness->alarm())
+        m_witnessText->setText(QStringLiteral("<span style='color:#b01c1c'><b>%1</b></span> %2")
+                                   .arg(tr("Audit trail witness:"), text.toHtmlEscaped()));
+    else
+        m_witnessText->setText(QStringLiteral("<b>%1</b> %2").arg(tr("Audit trail witness:"), text.toHtmlEscaped()));
+}
 
 void AuditWidget::showKey(const QString& key)
 {

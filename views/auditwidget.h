@@ -16,6 +16,7 @@ class QTableWidget;
 namespace idem::console {
 
 class AuditModel;
+class AuditWitness;
 class ConsoleSession;
 
 // The Audit page: the recovery actions' trail filtered by key, actor, action and time, newest
@@ -34,6 +35,10 @@ public:
     QLabel* chainLabel() const { return m_chain; }
     QPushButton* verifyButton() const { return m_verify; }
     QPlainTextEdit* reasonView() const { return m_entry->reason(); }
+    // What the console's witness knows of the trail, and "Accept current trail" when it alarms.
+    void setWitness(AuditWitness* witness);
+    QLabel* witnessLabel() const { return m_witnessText; }
+    QPushButton* acceptTrailButton() const { return m_acceptTrail; }
     // Shows one key's entries (what the task detail's audit link does).
     void showKey(const QString& key);
     void reload();
@@ -41,6 +46,7 @@ public:
 private:
     void onSelection();
     void onChain(const idem::ChainReport& report);
+    void onWitness();
 
     ConsoleSession* m_session;
     AuditModel* m_model;
@@ -55,6 +61,9 @@ private:
     AuditEntryView* m_entry;
     QPushButton* m_verify;
     QLabel* m_chain;
+    AuditWitness* m_witness = nullptr;
+    QLabel* m_witnessText;
+    QPushButton* m_acceptTrail;
 };
 
 } // namespace idem::console

@@ -5,6 +5,7 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 
+#include "models/auditwitness.h"
 #include "models/consolesession.h"
 #include "views/noticebanner.h"
 #include "views/statuspanel.h"
@@ -55,6 +56,13 @@ ConsoleWidget::~ConsoleWidget() = default;
 void ConsoleWidget::addPage(QWidget* page, const QString& title, int index)
 {
     m_pages->insertTab(index, page, title);
+}
+
+void ConsoleWidget::setAuditWitness(AuditWitness* witness)
+{
+    m_witness = witness;
+    connect(witness, &AuditWitness::changed, this, &ConsoleWidget::updateNotice);
+    updateNotice();
 }
 
 void ConsoleWidget::changeEvent(QEvent* event)
@@ -117,6 +125,9 @@ void ConsoleWidget::updateNotice()
                 .arg(m_failure->text(), si.schema));
     if (m_failure)
         return notice(warning, m_failure->text());
+    // Above the schema notices: whatever else is wrong, removed history must not go unseen.
+    if (m_witness && m_witness->alarm() && !m_witness->acknowledged())
+        return notice(error, m_witness->text(), Action::AcknowledgeAudit, tr("Acknowledge"));
     if (!si.schemaError.isEmpty() && !si.isReader)
         return notice(error,
             tr("Role %1 cannot read schema %2 (%3). Grant it idem_reader: GRANT idem_reader TO %1;")
@@ -173,6 +184,11 @@ void ConsoleWidget::onBannerAction()
     case Action::Migrate:
         m_banner->setActionEnabled(false);
         m_session->migrateSchema();
+        break;
+    case Action::AcknowledgeAudit:
+        // The Audit page keeps saying it; a change of situation brings the banner back.
+        if (m_witness)
+            m_witness->acknowledge();
         break;
     }
 }

@@ -10,6 +10,7 @@ class QTabWidget;
 
 namespace idem::console {
 
+class AuditWitness;
 class ConsoleSession;
 class NoticeBanner;
 enum class NoticeLevel;
@@ -30,6 +31,9 @@ public:
     // window adds them; the connection page is there from the start.
     QTabWidget* pages() const { return m_pages; }
     void addPage(QWidget* page, const QString& title, int index = -1);
+    // Its alarms (the audit trail shorter or rewritten since this console verified it) take the
+    // banner, red, until acknowledged or the situation changes.
+    void setAuditWitness(AuditWitness* witness);
 
 Q_SIGNALS:
     // The user wants the connection dialog (not connected, or the connection failed).
@@ -39,7 +43,7 @@ protected:
     void changeEvent(QEvent* event) override;
 
 private:
-    enum class Action { None, Connect, Reconnect, Migrate };
+    enum class Action { None, Connect, Reconnect, Migrate, AcknowledgeAudit };
 
     void updateNotice();
     void onFailed(const Failure& failure);
@@ -47,6 +51,7 @@ private:
     void notice(NoticeLevel level, const QString& text, Action action = Action::None, const QString& actionText = {});
 
     ConsoleSession* m_session;
+    AuditWitness* m_witness = nullptr;
     NoticeBanner* m_banner;
     StatusPanel* m_status;
     QTabWidget* m_pages;

@@ -418,8 +418,8 @@ void TestConsoleExport::cancelMidExportLeavesNothing()
     auto flow = newFlow();
     QSignalSpy finished(flow.get(), &SnapshotExportFlow::finished);
     const QString path = m_tmp.filePath(QStringLiteral("cancelled"));
-    // The audit table locked: the export stops in the middle of its read, its temporary
-    // directory already there.
+    // The audit table locked: the export stops in its read (the figures read the audit head),
+    // its temporary directory already there.
     auto locker = m_db->connect();
     {
         pqxx::work lock(*locker);
@@ -429,7 +429,7 @@ void TestConsoleExport::cancelMidExportLeavesNothing()
         QVERIFY(leftovers(m_tmp.path(), QStringLiteral("cancelled")).size() == 1); // .cancelled.partial-XXXXXX
         auto* progress = flow->progressDialog();
         QVERIFY(progress->isVisible());
-        QTRY_VERIFY_WITH_TIMEOUT(progress->labelText().contains(QStringLiteral("audit")), timeoutMs);
+        QTRY_VERIFY_WITH_TIMEOUT(progress->labelText().contains(QStringLiteral("figures")), timeoutMs);
         QVERIFY(finished.isEmpty());
         auto* cancel = progress->findChild<QPushButton*>();
         QVERIFY(cancel);

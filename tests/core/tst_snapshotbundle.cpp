@@ -97,6 +97,8 @@ void TestSnapshotBundle::initTestCase()
     d.figures.expiredLeases = 1;
     d.figures.asOf = d.takenAt;
     d.figures.duplicateRatio = 0.25;
+    d.figures.auditHeadId = 812;
+    d.figures.auditHeadHash = std::string(64, 'e');
     idem::SnapshotRowSet set;
     set.name = "expired_leases";
     set.description = "d";
@@ -396,6 +398,8 @@ void TestSnapshotBundle::jsonRoundTrip()
     QVERIFY(!back.rowSets[0].rows[0].ownerToken);
     QCOMPARE(*back.figures.duplicateRatio, 0.25);
     QVERIFY(!back.figures.oldestProcessingAgeSeconds);
+    QCOMPARE(back.figures.auditHeadId, std::int64_t(812));
+    QCOMPARE(back.figures.auditHeadHash, std::string(64, 'e'));
     QCOMPARE(back.poll->wideRefreshMs, 10000);
     QCOMPARE(*back.thresholds[0].critical, 10.0);
 }
@@ -422,6 +426,13 @@ void TestSnapshotBundle::jsonVersionsAndCorruption()
     extended["figures"]["some_future_figure"] = 3;
     extended["future_section"] = { { "x", 1 } };
     QCOMPARE(reason(extended.dump()), QString());
+    // Figures added within version 1 (the audit head) are absent from a bundle written before.
+    auto before = j;
+    before["figures"].erase("audit_head_id");
+    before["figures"].erase("audit_head_hash");
+    QCOMPARE(reason(before.dump()), QString());
+    QCOMPARE(idem::snapshotFromJson(before.dump()).figures.auditHeadId, std::int64_t(0));
+    QVERIFY(idem::snapshotFromJson(before.dump()).figures.auditHeadHash.empty());
     auto wrongType = j;
     wrongType["figures"]["processing"] = "many";
     QCOMPARE(reason(wrongType.dump()), QStringLiteral("snapshot.json: /figures/processing: expected an integer"));

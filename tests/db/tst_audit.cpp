@@ -31,6 +31,7 @@ private Q_SLOTS:
     void tamper_data();
     void tamper();
     void removedTailNeedsARecordedHead();
+    void incrementalFromAVerifiedHead();
     void concurrentActionsFormOneChain();
     void listFiltersAndPages();
     void hostileValuesRoundTrip_data();
@@ -243,6 +244,76 @@ void TestAudit::removedTailNeedsARecordedHead()
     QCOMPARE(*rep.firstBrokenId, head.id);
     restoreTrail();
     QVERIFY(idem::verifyChain(*m_fx.conn, idem::SchemaName(), head).ok());
+}
+
+// verifyChainFrom: only what follows a head verified earlier, with verifyChain's checks, and the
+// head itself still there and unchanged.
+void TestAudit::incrementalFromAVerifiedHead()
+{
+    {
+        pqxx::work w(*m_fx.admin);
+        w.exec("TRUNCATE idem.task_idempotency_audit");
+        w.commit();
+    }
+    appendActions(4);
+    const auto full = idem::verifyChain(*m_fx.conn, idem::SchemaName());
+    QVERIFY(full.ok());
+    const idem::ChainHead mark = *full.head;
+    QCOMPARE(mark.id, std::int64_t(4));
+    QCOMPARE(idem::readAuditHead(*m_fx.conn, idem::SchemaName())->hash, mark.hash);
+
+    auto rep = idem::verifyChainFrom(*m_fx.conn, idem::SchemaName(), mark);
+    QVERIFY2(rep.ok(), rep.detail.c_str());
+    QCOMPARE(rep.checked, std::int64_t(0));
+    QCOMPARE(rep.head->id, std::int64_t(4));
+
+    appendActions(3);
+    rep = idem::verifyChainFrom(*m_fx.conn, idem::SchemaName(), mark);
+    QVERIFY2(rep.ok(), rep.detail.c_str());
+    QCOMPARE(rep.checked, std::int64_t(3)); // 5, 6, 7: not the whole trail
+    QCOMPARE(rep.head->id, std::int64_t(7));
+    QCOMPARE(rep.head->hash, idem::readAuditHead(*m_fx.conn, idem::SchemaName())->hash);
+    snapshotTrail();
+
+    const auto owner = [&](const std::string& sql) {
+        restoreTrail();
+        pqxx::work w(*m_fx.admin);
+        w.exec(sql);
+        w.commit();
+        return idem::verifyChainFrom(*m_fx.conn, idem::SchemaName(), mark);
+    };
+    // A later entry edited: broken there, as verifyChain would say.
+    rep = owner("UPDATE idem.task_idempotency_audit SET reason = 'x' WHERE id = 6");
+    QCOMPARE(idem::chainBreakName(rep.brokenBy), "hash_mismatch");
+    QCOMPARE(*rep.firstBrokenId, std::int64_t(6));
+    QCOMPARE(rep.checked, std::int64_t(1));
+    // Everything from the mark on removed: shorter, and the head says where it ends now.
+    rep = owner("DELETE FROM idem.task_idempotency_audit WHERE id >= 4");
+    QCOMPARE(idem::chainBreakName(rep.brokenBy), "truncated");
+    QCOMPARE(*rep.firstBrokenId, std::int64_t(4));
+    QCOMPARE(rep.head->id, std::int64_t(3));
+    QVERIFY2(rep.detail.find("ends at entry 3") != std::string::npos, rep.detail.c_str());
+    rep = owner("DELETE FROM idem.task_idempotency_audit");
+    QCOMPARE(idem::chainBreakName(rep.brokenBy), "truncated");
+    QVERIFY(!rep.head);
+    // The marked entry alone removed: missing, later entries still there.
+    rep = owner("DELETE FROM idem.task_idempotency_audit WHERE id = 4");
+    QCOMPARE(idem::chainBreakName(rep.brokenBy), "missing_entry");
+    QCOMPARE(*rep.firstBrokenId, std::int64_t(4));
+    // The marked entry edited and re-hashed: a valid chain, but not the entry verified.
+    rep = owner("UPDATE idem.task_idempotency_audit SET reason = 'innocent',"
+                " entry_hash = idem.audit_entry_hash(id, (extract(epoch FROM at) * 1000000)::bigint,"
+                " idempotency_key, action, 'innocent', db_role, os_user, client_host, application,"
+                " before_image, after_image, prev_hash) WHERE id = 4");
+    QCOMPARE(idem::chainBreakName(rep.brokenBy), "truncated");
+    QCOMPARE(*rep.firstBrokenId, std::int64_t(4));
+    QCOMPARE(rep.head->id, std::int64_t(4));
+    // The marked entry edited, hash left: it no longer hashes to it.
+    rep = owner("UPDATE idem.task_idempotency_audit SET reason = 'innocent' WHERE id = 4");
+    QCOMPARE(idem::chainBreakName(rep.brokenBy), "hash_mismatch");
+    QCOMPARE(*rep.firstBrokenId, std::int64_t(4));
+    restoreTrail();
+    QVERIFY(idem::verifyChainFrom(*m_fx.conn, idem::SchemaName(), mark).ok());
 }
 
 // Operators acting at the same moment still produce one linear chain with dense ids.

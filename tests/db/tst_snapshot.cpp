@@ -190,6 +190,9 @@ void TestSnapshot::figuresAndRowsAreExactlyTheKnownState()
     QCOMPARE(d.figures.retryableFailed, s.retryableFailed);
     QCOMPARE(d.figures.longUnfinished, s.longUnfinished);
     QCOMPARE(d.figures.claims, s.claims);
+    // The audit head twice, from statsSql() and from the tail, in the same transaction.
+    QCOMPARE(d.figures.auditHeadId, d.audit.headId.value_or(0));
+    QCOMPARE(d.figures.auditHeadHash, d.audit.headHash.value_or(std::string()));
 
     // Each set equals an independent query, in its stated order, and holds no succeeded row.
     QCOMPARE(keysOf(d.rowSet("expired_leases")),
@@ -364,6 +367,9 @@ void TestSnapshot::cliVerifyNamesEditedFiles()
     QCOMPARE(run.exitCode, 1);
     QVERIFY(run.out.contains(QStringLiteral("NOT VERIFIED")));
     QVERIFY(run.out.contains(QStringLiteral("expired_leases: 3 of 3")));
+    // The head as `idemctl audit verify --expect-head` takes it.
+    QVERIFY2(run.out.contains(QStringLiteral("audit: 3 entries, head 3:") + QString(64, QLatin1Char('3'))),
+        qPrintable(run.out));
 
     run = idemctl({ QStringLiteral("snapshot"), QStringLiteral("verify"), m_tmp.filePath(QStringLiteral("nothing")) });
     QCOMPARE(run.exitCode, 1);

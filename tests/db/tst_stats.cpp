@@ -14,6 +14,10 @@
 // The dashboard's figures on a table in a known state: each one equals the number the test
 // planted and an independent plain SQL count, through core and through `idemctl stats`, and
 // the snapshot's plan never scans the table (so never the succeeded rows).
+namespace {
+void collectScans(const nlohmann::json& plan, std::vector<std::string>& out);
+}
+
 class TestStats : public QObject {
     Q_OBJECT
 private Q_SLOTS:
@@ -23,6 +27,7 @@ private Q_SLOTS:
     void figuresMatchKnownState();
     void tenantFilter();
     void operationFilter();
+    void auditHeadByPrimaryKey();
     void cliJson();
     void cliPrometheusAndTable();
     void planNeverScansSucceededRows();
@@ -219,6 +224,50 @@ void TestStats::operationFilter()
     QCOMPARE(s.claims, 0);
 }
 
+// The audit head is the newest entry, whatever the filter, read by one probe of the primary key.
+// Entries are planted by the owner here (the figure does not care whether the chain verifies).
+void TestStats::auditHeadByPrimaryKey()
+{
+    auto s = idem::readStats(*m_conn, m_schema, {});
+    QCOMPARE(s.auditHeadId, std::int64_t(0));
+    QVERIFY(s.auditHeadHash.empty());
+    {
+        pqxx::work w(*m_conn);
+        w.exec("INSERT INTO idem.task_idempotency_audit (idempotency_key, action, reason, db_role, os_user,"
+               " client_host, before_image, after_image, prev_hash, entry_hash)"
+               " SELECT 'ta:charge:f1', 'requeue', 'planted ' || g, 'owner', 'tester', '[local]', '{}', '{}',"
+               "        repeat('0', 64), encode(sha256(('entry ' || g)::bytea), 'hex')"
+               " FROM generate_series(1, 7) g");
+        // A gap below the head (deleted entries) does not change it.
+        w.exec("DELETE FROM idem.task_idempotency_audit WHERE id IN (2, 3)");
+        w.commit();
+    }
+    const auto head = [&](const char* column) {
+        pqxx::read_transaction t(*m_conn);
+        return t.exec(std::string("SELECT ") + column + " FROM idem.task_idempotency_audit ORDER BY id DESC LIMIT 1")
+            .at(0)
+            .at(0)
+            .as<std::string>();
+    };
+    s = idem::readStats(*m_conn, m_schema, {});
+    QCOMPARE(s.auditHeadId, std::int64_t(7));
+    QCOMPARE(s.auditHeadHash, head("entry_hash"));
+    idem::StatsOptions o;
+    o.tenant = "tb"; // no audit entry of tb: the head is the trail's, not the tenant's
+    QCOMPARE(idem::readStats(*m_conn, m_schema, o).auditHeadId, std::int64_t(7));
+
+    pqxx::read_transaction t(*m_conn);
+    const auto r = t.exec_params("EXPLAIN (FORMAT JSON) " + idem::statsSql(m_schema), static_cast<const char*>(nullptr),
+        static_cast<const char*>(nullptr), 15, 60);
+    std::vector<std::string> nodes;
+    collectScans(nlohmann::json::parse(r.at(0).at(0).as<std::string>()), nodes);
+    std::string all;
+    for (const auto& n : nodes)
+        all += n + "; ";
+    QVERIFY2(all.find("Seq Scan on task_idempotency_audit") == std::string::npos, all.c_str());
+    QVERIFY2(all.find("using task_idempotency_audit_pkey") != std::string::npos, all.c_str());
+}
+
 void TestStats::cliJson()
 {
     const auto run = idem::test::runProgram(QStringLiteral(IDEMCTL_PATH),
@@ -248,6 +297,17 @@ void TestStats::cliJson()
     QVERIFY(j.value(QLatin1String("replication_lag_seconds")).isNull());
     QVERIFY(j.value(QLatin1String("oldest_processing_age_seconds")).toDouble() >= 7200);
     QVERIFY(j.value(QLatin1String("as_of")).toString().endsWith(QLatin1Char('Z')));
+    // The head as plain SQL finds it (auditHeadByPrimaryKey planted the entries).
+    {
+        pqxx::read_transaction t(*m_conn);
+        const auto head = t.exec("SELECT max(id), (SELECT entry_hash FROM idem.task_idempotency_audit"
+                                 " WHERE id = (SELECT max(id) FROM idem.task_idempotency_audit))"
+                                 " FROM idem.task_idempotency_audit")[0];
+        QVERIFY2(j.contains(QLatin1String("audit_head_id")), qPrintable(run.out));
+        QCOMPARE(j.value(QLatin1String("audit_head_id")).toInteger(), head[0].as<qint64>());
+        QCOMPARE(
+            j.value(QLatin1String("audit_head_hash")).toString(), QString::fromStdString(head[1].as<std::string>()));
+    }
 
     const auto filtered = idem::test::runProgram(QStringLiteral(IDEMCTL_PATH),
         { QStringLiteral("stats"), QStringLiteral("--dsn"), QString::fromStdString(m_db->dsn()),
@@ -266,11 +326,12 @@ void TestStats::cliPrometheusAndTable()
         { QStringLiteral("stats"), QStringLiteral("--dsn"), dsn, QStringLiteral("--prometheus") });
     QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
     const auto lines = run.out.split(QLatin1Char('\n'));
-    for (const char* expected :
-        { "# HELP idem_processing ", "# TYPE idem_processing gauge", "idem_processing{schema=\"idem\"} 3",
-            "idem_expired_leases{schema=\"idem\"} 2", "idem_uncertain{schema=\"idem\"} 1",
-            "idem_failed_exhausted{schema=\"idem\"} 1", "idem_digest_conflicts{schema=\"idem\"} 3",
-            "idem_stale_token_rejections{schema=\"idem\"} 3", "idem_total_rows_estimate{schema=\"idem\"} 62" }) {
+    for (const char* expected : { "# HELP idem_processing ", "# TYPE idem_processing gauge",
+             "idem_processing{schema=\"idem\"} 3", "idem_expired_leases{schema=\"idem\"} 2",
+             "idem_uncertain{schema=\"idem\"} 1", "idem_failed_exhausted{schema=\"idem\"} 1",
+             "idem_digest_conflicts{schema=\"idem\"} 3", "idem_stale_token_rejections{schema=\"idem\"} 3",
+             "idem_total_rows_estimate{schema=\"idem\"} 62", "# HELP idem_audit_head_id ",
+             "# TYPE idem_audit_head_id gauge", "idem_audit_head_id{schema=\"idem\"} 7" }) {
         const auto e = QString::fromLatin1(expected);
         const bool found = std::any_of(lines.begin(), lines.end(),
             [&](const QString& l) { return e.startsWith(QLatin1Char('#')) ? l.startsWith(e) : l == e; });
@@ -283,6 +344,7 @@ void TestStats::cliPrometheusAndTable()
         QStringLiteral(IDEMCTL_PATH), { QStringLiteral("stats"), QStringLiteral("--dsn"), dsn });
     QVERIFY2(table.exitCode == 0, qPrintable(idem::test::describe(table)));
     QVERIFY2(table.out.contains(QLatin1String("total rows (estimate)")), qPrintable(table.out));
+    QVERIFY2(table.out.contains(QLatin1String("audit head")), qPrintable(table.out));
 
     const auto both = idem::test::runProgram(QStringLiteral(IDEMCTL_PATH),
         { QStringLiteral("stats"), QStringLiteral("--dsn"), dsn, QStringLiteral("--json"),
