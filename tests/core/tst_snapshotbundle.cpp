@@ -435,6 +435,13 @@ void TestSnapshotBundle::jsonVersionsAndCorruption()
     QVERIFY(reason(text.substr(0, text.size() / 2)).contains(QStringLiteral("not valid JSON")));
     QVERIFY(reason("[1,2]").contains(QStringLiteral("not a JSON object")));
     QVERIFY(reason("").contains(QStringLiteral("not valid JSON")));
+    // The JSON reader used to stop at a NUL byte: whatever followed it went unread.
+    const auto afterNul = reason(text + std::string(1, '\0') + "{\"format_version\": 99}");
+    QVERIFY2(afterNul.contains(QStringLiteral("not valid JSON"))
+            && afterNul.contains(
+                QStringLiteral("unexpected byte 0x00 at offset %1 after the JSON document").arg(text.size())),
+        qPrintable(afterNul));
+    QVERIFY(reason(text + "\n]").contains(QStringLiteral("unexpected byte 0x5d (']') at offset %1").arg(text.size() + 1)));
 
     // A corrupted snapshot.json in a bundle: a clear error from opening it, and verify names it.
     const QString dir = bundle(false);
