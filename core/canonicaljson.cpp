@@ -71,6 +71,41 @@ namespace {
 
     bool isJsonWhitespace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
+    // Where the top-level number of text that nlohmann accepted as one ends: the longest match
+    // of RFC 8259's  -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?  after the optional
+    // byte order mark and whitespace the lexer skipped. The lexer matches greedily too.
+    std::size_t numberEnd(std::string_view text)
+    {
+        std::size_t i = text.substr(0, 3) == "\xef\xbb\xbf" ? 3 : 0;
+        const auto digit = [&] { return i < text.size() && text[i] >= '0' && text[i] <= '9'; };
+        const auto digits = [&] {
+            while (digit())
+                ++i;
+        };
+        while (i < text.size() && isJsonWhitespace(text[i]))
+            ++i;
+        if (i < text.size() && text[i] == '-')
+            ++i;
+        if (i < text.size() && text[i] == '0')
+            ++i;
+        else
+            digits();
+        if (i + 1 < text.size() && text[i] == '.' && text[i + 1] >= '0' && text[i + 1] <= '9') {
+            ++i;
+            digits();
+        }
+        if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+            std::size_t j = i + 1;
+            if (j < text.size() && (text[j] == '+' || text[j] == '-'))
+                ++j;
+            if (j < text.size() && text[j] >= '0' && text[j] <= '9') {
+                i = j;
+                digits();
+            }
+        }
+        return i;
+    }
+
     std::string describeByte(char c)
     {
         static constexpr char hex[] = "0123456789abcdef";
@@ -385,11 +420,10 @@ json parseJsonStrict(std::string_view text)
     json::sax_parse(TrackingIterator(begin, &readTo), TrackingIterator(end, &readTo), &builder,
         json::input_format_t::json, /*strict=*/false, /*ignore_comments=*/false);
 
-    auto documentEnd = static_cast<std::size_t>(readTo - begin);
-    // A number ends at the first byte that cannot continue it, which the lexer has read; every
-    // number ends in a digit, so a last byte read that is not one lies after the document.
-    if (builder.topLevelIsNumber && documentEnd > 0 && (text[documentEnd - 1] < '0' || text[documentEnd - 1] > '9'))
-        --documentEnd;
+    // The lexer has read one byte past a number (the one that ended it, perhaps a digit: "02"
+    // is the number 0 followed by "2"), so a top-level number is measured again here.
+    const auto documentEnd
+        = builder.topLevelIsNumber ? numberEnd(text) : static_cast<std::size_t>(readTo - begin);
     for (std::size_t i = documentEnd; i < text.size(); ++i)
         if (!isJsonWhitespace(text[i]))
             throw JsonError("invalid JSON: unexpected " + describeByte(text[i]) + " at offset " + std::to_string(i)

@@ -303,6 +303,11 @@ void TestCanonicalJson::bytesAfterTheDocument_data()
     QTest::addRow("sign after a number") << bytes("1-") << "unexpected byte 0x2d ('-') at offset 1" + after;
     QTest::addRow("form feed is not JSON whitespace")
         << bytes("[]\f") << "unexpected byte 0x0c at offset 2" + after;
+    // Found by fuzz_canonicaljson: after a leading zero the lexer has read one digit more.
+    QTest::addRow("leading zero") << bytes("02") << "unexpected byte 0x32 ('2') at offset 1" + after;
+    QTest::addRow("negative leading zero") << bytes(" -012") << "unexpected byte 0x31 ('1') at offset 3" + after;
+    QTest::addRow("zero then NUL") << bytes("0\0") << "unexpected byte 0x00 at offset 1" + after;
+    QTest::addRow("fraction then digit") << bytes("[0.5]7") << "unexpected byte 0x37 ('7') at offset 5" + after;
     QTest::addRow("high byte") << bytes("null\xff") << "unexpected byte 0xff at offset 4" + after;
 }
 
