@@ -94,6 +94,9 @@ namespace {
             const auto& v = at(key);
             if (!v.is_number_integer())
                 fail(key, "expected an integer");
+            // get<int64_t> would wrap 2^64-1 to -1.
+            if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(INT64_MAX))
+                fail(key, "out of range");
             return v.get<std::int64_t>();
         }
 

@@ -425,6 +425,12 @@ void TestSnapshotBundle::jsonVersionsAndCorruption()
     auto wrongType = j;
     wrongType["figures"]["processing"] = "many";
     QCOMPARE(reason(wrongType.dump()), QStringLiteral("snapshot.json: /figures/processing: expected an integer"));
+    // An integer past int64 used to be read wrapped: 2^64-1 showed as -1 processing tasks.
+    auto huge = j;
+    huge["figures"]["processing"] = std::uint64_t { 18446744073709551615ULL };
+    QCOMPARE(reason(huge.dump()), QStringLiteral("snapshot.json: /figures/processing: out of range"));
+    huge["figures"]["processing"] = std::uint64_t { 9223372036854775807ULL };
+    QCOMPARE(reason(huge.dump()), QString());
     auto missing = j;
     missing["row_sets"][0].erase("total");
     QCOMPARE(reason(missing.dump()), QStringLiteral("snapshot.json: /row_sets/0/total: missing"));
