@@ -1,8 +1,8 @@
+#include <algorithm>
 #include <cerrno>
-#include <fstream>
+#include <cstdio>
 #include <iostream>
-#include <iterator>
-#include <sstream>
+#include <memory>
 #include <system_error>
 
 #include "cli/args.h"
@@ -29,26 +29,51 @@ any value does. Reads FILE, or standard input when FILE is absent or '-'.
                   key spelled exactly FIELD is preferred over the dotted reading
 
 The input must be one JSON value in UTF-8 with no duplicate keys, no lone surrogates
-and no numbers beyond the double range; anything else is refused with the reason.
-Exit codes: 0 ok, 1 unreadable input or invalid JSON, 2 usage error.
+and no numbers beyond the double range, followed by nothing but spaces, tabs and line
+breaks: any other byte after the value (a NUL included) is refused with its offset.
+Input larger than 64 MiB is refused before it is parsed. Anything else is refused with
+the reason.
+Exit codes: 0 ok, 1 unreadable, oversized or invalid input, 2 usage error.
 )";
+
+    // A request is a few kilobytes; the cap keeps `idemctl digest /dev/zero` or a wrong file
+    // from reading until memory runs out. The whole input is needed before hashing (the
+    // canonical form sorts keys), so it cannot be streamed instead.
+    constexpr std::size_t maxInputBytes = std::size_t { 64 } << 20;
+    constexpr const char* maxInputText = "64 MiB";
+
+    // At most maxInputBytes + 1 bytes, so that one byte too many is seen without reading on.
+    std::string readCapped(std::FILE* in, const std::string& name)
+    {
+        std::string text;
+        std::size_t size = 0;
+        while (size <= maxInputBytes) {
+            text.resize(std::min(maxInputBytes + 1, std::max<std::size_t>(size * 2, 64 * 1024)));
+            const auto n = std::fread(text.data() + size, 1, text.size() - size, in);
+            size += n;
+            if (n == 0 || std::feof(in) || std::ferror(in))
+                break;
+        }
+        if (std::ferror(in))
+            throw std::runtime_error("cannot read " + name + ": " + std::generic_category().message(errno));
+        if (size > maxInputBytes)
+            throw std::runtime_error(name + " is larger than " + maxInputText
+                + ", the most idemctl digest reads (a request is normally a few kilobytes)");
+        text.resize(size);
+        return text;
+    }
 
     std::string readAll(const std::string& path)
     {
-        if (path == "-") {
-            std::ostringstream buffer;
-            buffer << std::cin.rdbuf();
-            if (std::cin.bad())
-                throw std::runtime_error("cannot read standard input");
-            return buffer.str();
-        }
-        std::ifstream in(path, std::ios::binary);
+        if (path == "-")
+            return readCapped(stdin, "standard input");
+        struct Close {
+            void operator()(std::FILE* f) const { std::fclose(f); }
+        };
+        const std::unique_ptr<std::FILE, Close> in(std::fopen(path.c_str(), "rb"));
         if (!in)
             throw std::runtime_error("cannot open " + path + ": " + std::generic_category().message(errno));
-        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        if (in.bad())
-            throw std::runtime_error("cannot read " + path + ": " + std::generic_category().message(errno));
-        return text;
+        return readCapped(in.get(), path);
     }
 } // namespace
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <iterator>
 #include <vector>
 
 #include "core/utf8.h"
@@ -32,17 +33,109 @@ namespace {
         return pointer.empty() ? std::string("the top level") : "'" + quoteForMessage(pointer, 200) + "'";
     }
 
+    // Reads like const char* and records how far nlohmann's lexer has read. The lexer takes a
+    // NUL byte for the end of the input (it was written for C strings) and its strict mode
+    // then reports success, so "{}\0anything" parsed as "{}"; the parser instead runs in
+    // non-strict mode, stopping after one value, and the bytes after it are checked here.
+    class TrackingIterator {
+    public:
+        using iterator_category = std::input_iterator_tag;
+        using value_type = char;
+        using difference_type = std::ptrdiff_t;
+        using pointer = const char*;
+        using reference = const char&;
+
+        TrackingIterator(const char* at, const char** readTo)
+            : m_at(at)
+            , m_readTo(readTo)
+        {
+        }
+        reference operator*() const { return *m_at; }
+        TrackingIterator& operator++()
+        {
+            *m_readTo = ++m_at;
+            return *this;
+        }
+        TrackingIterator operator++(int)
+        {
+            auto before = *this;
+            ++*this;
+            return before;
+        }
+        friend bool operator==(const TrackingIterator& a, const TrackingIterator& b) { return a.m_at == b.m_at; }
+
+    private:
+        const char* m_at;
+        const char** m_readTo;
+    };
+
+    bool isJsonWhitespace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+    // Where the top-level number of text that nlohmann accepted as one ends: the longest match
+    // of RFC 8259's  -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?  after the optional
+    // byte order mark and whitespace the lexer skipped. The lexer matches greedily too.
+    std::size_t numberEnd(std::string_view text)
+    {
+        std::size_t i = text.substr(0, 3) == "\xef\xbb\xbf" ? 3 : 0;
+        const auto digit = [&] { return i < text.size() && text[i] >= '0' && text[i] <= '9'; };
+        const auto digits = [&] {
+            while (digit())
+                ++i;
+        };
+        while (i < text.size() && isJsonWhitespace(text[i]))
+            ++i;
+        if (i < text.size() && text[i] == '-')
+            ++i;
+        if (i < text.size() && text[i] == '0')
+            ++i;
+        else
+            digits();
+        if (i + 1 < text.size() && text[i] == '.' && text[i + 1] >= '0' && text[i + 1] <= '9') {
+            ++i;
+            digits();
+        }
+        if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+            std::size_t j = i + 1;
+            if (j < text.size() && (text[j] == '+' || text[j] == '-'))
+                ++j;
+            if (j < text.size() && text[j] >= '0' && text[j] <= '9') {
+                i = j;
+                digits();
+            }
+        }
+        return i;
+    }
+
+    std::string describeByte(char c)
+    {
+        static constexpr char hex[] = "0123456789abcdef";
+        const auto u = static_cast<unsigned char>(c);
+        std::string out = "byte 0x";
+        out.push_back(hex[u >> 4]);
+        out.push_back(hex[u & 0x0F]);
+        if (u > 0x20 && u < 0x7F)
+            out.append(" ('").append(1, c).append("')");
+        return out;
+    }
+
     // Builds the DOM from nlohmann's SAX events so that a duplicate key is seen (nlohmann's own
     // DOM parser silently keeps the last one) and deep nesting is refused before it is built.
     class StrictBuilder {
     public:
+        StrictBuilder(std::string_view text, const char* const& readTo)
+            : m_text(text)
+            , m_readTo(readTo)
+        {
+        }
+
         json result;
+        bool topLevelIsNumber = false; // the lexer reads one byte past a number
 
         bool null() { return add(json(nullptr)); }
         bool boolean(bool v) { return add(json(v)); }
-        bool number_integer(json::number_integer_t v) { return add(json(v)); }
-        bool number_unsigned(json::number_unsigned_t v) { return add(json(v)); }
-        bool number_float(json::number_float_t v, const json::string_t& /*text*/) { return add(json(v)); }
+        bool number_integer(json::number_integer_t v) { return addNumber(json(v)); }
+        bool number_unsigned(json::number_unsigned_t v) { return addNumber(json(v)); }
+        bool number_float(json::number_float_t v, const json::string_t& /*text*/) { return addNumber(json(v)); }
         bool string(json::string_t& v) { return add(json(std::move(v))); }
         bool binary(json::binary_t& /*v*/) { throw JsonError("binary values have no JSON text form"); }
         bool start_object(std::size_t /*elements*/) { return open(json::object()); }
@@ -62,6 +155,14 @@ namespace {
 
         bool parse_error(std::size_t position, const std::string& /*lastToken*/, const json::exception& e)
         {
+            // The lexer stopped at a NUL byte outside a string and called it the end of the
+            // input ("unexpected end of input"): say what is really there. Inside a string
+            // its own message (control character U+0000 must be escaped) is the better one.
+            const auto readBytes = static_cast<std::size_t>(m_readTo - m_text.data());
+            if (readBytes > 0 && m_text[readBytes - 1] == '\0'
+                && std::string_view(e.what()).find("U+0000") == std::string_view::npos)
+                throw JsonError("invalid JSON: unexpected " + describeByte('\0') + " at offset "
+                    + std::to_string(readBytes - 1) + " (JSON text cannot hold a NUL byte outside a string escape)");
             // nlohmann prefixes "[json.exception.parse_error.101] "; the rest already says
             // where (line and column) for syntax errors, but not for number overflow.
             std::string reason = e.what();
@@ -79,6 +180,8 @@ namespace {
             json* container;
             std::string segment; // how the parent reaches it, for error messages
         };
+        std::string_view m_text;
+        const char* const& m_readTo;
         std::vector<Level> m_stack;
         std::string m_pendingKey;
 
@@ -101,6 +204,12 @@ namespace {
                 *segment = m_pendingKey;
             auto& members = parent.get_ref<json::object_t&>();
             return &members.emplace(std::move(m_pendingKey), std::move(v)).first->second;
+        }
+
+        bool addNumber(json&& v)
+        {
+            topLevelIsNumber = m_stack.empty();
+            return add(std::move(v));
         }
 
         bool add(json&& v)
@@ -301,10 +410,24 @@ namespace {
     };
 } // namespace
 
-json parseJsonStrict(const std::string& text)
+json parseJsonStrict(std::string_view text)
 {
-    StrictBuilder builder;
-    json::sax_parse(text, &builder, json::input_format_t::json, /*strict=*/true, /*ignore_comments=*/false);
+    const char* const begin = text.data();
+    const char* const end = begin + text.size();
+    const char* readTo = begin;
+    StrictBuilder builder(text, readTo);
+    // Errors inside the value throw from the builder; non-strict mode stops after the value.
+    json::sax_parse(TrackingIterator(begin, &readTo), TrackingIterator(end, &readTo), &builder,
+        json::input_format_t::json, /*strict=*/false, /*ignore_comments=*/false);
+
+    // The lexer has read one byte past a number (the one that ended it, perhaps a digit: "02"
+    // is the number 0 followed by "2"), so a top-level number is measured again here.
+    const auto documentEnd
+        = builder.topLevelIsNumber ? numberEnd(text) : static_cast<std::size_t>(readTo - begin);
+    for (std::size_t i = documentEnd; i < text.size(); ++i)
+        if (!isJsonWhitespace(text[i]))
+            throw JsonError("invalid JSON: unexpected " + describeByte(text[i]) + " at offset " + std::to_string(i)
+                + " after the JSON document (only spaces, tabs and line breaks may follow it)");
     return std::move(builder.result);
 }
 
@@ -315,7 +438,7 @@ std::string canonicalJson(const json& value)
     return std::move(writer.out);
 }
 
-std::string canonicalJsonFromText(const std::string& text) { return canonicalJson(parseJsonStrict(text)); }
+std::string canonicalJsonFromText(std::string_view text) { return canonicalJson(parseJsonStrict(text)); }
 
 std::string esNumberToString(double x)
 {

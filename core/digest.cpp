@@ -65,7 +65,7 @@ std::string requestDigest(const nlohmann::json& request, const std::vector<std::
     return requestDigestPrefix + sha256Hex(canonical);
 }
 
-std::string requestDigestFromText(const std::string& text, const std::vector<std::string>& ignoreFields)
+std::string requestDigestFromText(std::string_view text, const std::vector<std::string>& ignoreFields)
 {
     // The parsed value is ours, so the fields are dropped in place rather than from a copy.
     return requestDigestPrefix + sha256Hex(canonicalJson(withoutFields(parseJsonStrict(text), ignoreFields)));

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -23,9 +24,10 @@ nlohmann::json withoutFields(nlohmann::json request, const std::vector<std::stri
 // value does. Throws JsonError for what canonicalJson refuses.
 std::string requestDigest(const nlohmann::json& request, const std::vector<std::string>& ignoreFields = {});
 
-// The same from JSON text, parsed strictly (duplicate keys refused). A separate name rather
-// than an overload: nlohmann::json converts implicitly from strings, so requestDigest("...")
-// would be ambiguous, or worse, digest a JSON string value.
-std::string requestDigestFromText(const std::string& text, const std::vector<std::string>& ignoreFields = {});
+// The same from JSON text, parsed strictly (parseJsonStrict: duplicate keys refused, and any
+// byte after the value but JSON whitespace, a NUL included, is a JsonError naming its offset).
+// A separate name rather than an overload: nlohmann::json converts implicitly from strings, so
+// requestDigest("...") would be ambiguous, or worse, digest a JSON string value.
+std::string requestDigestFromText(std::string_view text, const std::vector<std::string>& ignoreFields = {});
 
 } // namespace idem

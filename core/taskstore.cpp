@@ -208,6 +208,11 @@ void TaskStore::complete(pqxx::work& tx, const TaskKey& key, const std::string& 
     if (resultJson.size() > m_options.maxResultBytes)
         throw std::invalid_argument("result is " + std::to_string(resultJson.size()) + " bytes, more than the "
                                     + std::to_string(m_options.maxResultBytes) + " allowed");
+    // libpq sends a text parameter up to its first NUL, so {"a":1}\0... would be stored as
+    // {"a":1}; nlohmann's accept() takes the NUL for the end of the input and says yes.
+    if (const auto nul = resultJson.find('\0'); nul != std::string::npos)
+        throw std::invalid_argument(
+            "result is not valid JSON: unexpected byte 0x00 at offset " + std::to_string(nul));
     if (!nlohmann::json::accept(resultJson))
         throw std::invalid_argument("result is not valid JSON");
     try {

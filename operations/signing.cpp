@@ -267,6 +267,11 @@ std::string base64Decode(std::string_view text)
                 throw SigningError("not base64 (unexpected character at offset " + std::to_string(i + j) + ")");
             v |= static_cast<unsigned>(p - b64);
         }
+        // The bits past the last byte must be zero: otherwise "Zh==" decodes as "Zg==" does,
+        // and one signature would have several spellings.
+        if ((pad == 2 && (v & 0xffff) != 0) || (pad == 1 && (v & 0xff) != 0))
+            throw SigningError("not base64 (non-zero bits after the last byte, at offset " + std::to_string(i + 3 - pad)
+                + ")");
         out += static_cast<char>((v >> 16) & 0xff);
         if (pad < 2)
             out += static_cast<char>((v >> 8) & 0xff);

@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "operations/csv.h"
 #include "core/sha256.h"
+#include "operations/csv.h"
 #include "operations/signing.h"
 #include "operations/snapshotjson.h"
 
@@ -284,6 +284,36 @@ std::vector<std::string> BundleVerification::report() const
     return out;
 }
 
+ManifestListing parseManifest(std::string_view bytes)
+{
+    ManifestListing m;
+    auto& listed = m.listed;
+    std::istringstream in { std::string(bytes) };
+    int lineNo = 0;
+    for (std::string line; std::getline(in, line);) {
+        ++lineNo;
+        const auto where = "MANIFEST line " + std::to_string(lineNo) + ": ";
+        if (line.size() < 67 || !isHex64(std::string_view(line).substr(0, 64)) || line.compare(64, 2, "  ") != 0) {
+            m.problems.push_back(where + "not '<sha256>  <path>'");
+            continue;
+        }
+        const auto path = line.substr(66);
+        try {
+            checkBundlePath(path);
+        } catch (const BundleError& e) {
+            m.problems.push_back(where + e.what() + ", rejected");
+            continue;
+        }
+        if (path == manifestFile || path == signatureFile)
+            m.problems.push_back(where + path + " cannot list itself or the signature");
+        else if (!listed.emplace(path, line.substr(0, 64)).second)
+            m.problems.push_back(where + path + " is listed twice");
+    }
+    if (!bytes.empty() && bytes.back() != '\n')
+        m.problems.push_back("MANIFEST does not end with a newline");
+    return m;
+}
+
 BundleVerification verifyBundle(const fs::path& dir, const std::optional<std::string>& trustedPublicPem)
 {
     std::error_code ec;
@@ -313,29 +343,9 @@ BundleVerification verifyBundle(const fs::path& dir, const std::optional<std::st
     if (!manifest) {
         v.problems.push_back("MANIFEST is missing or unreadable");
     } else {
-        std::istringstream in(*manifest);
-        int lineNo = 0;
-        for (std::string line; std::getline(in, line);) {
-            ++lineNo;
-            const auto where = "MANIFEST line " + std::to_string(lineNo) + ": ";
-            if (line.size() < 67 || !isHex64(std::string_view(line).substr(0, 64)) || line.compare(64, 2, "  ") != 0) {
-                v.problems.push_back(where + "not '<sha256>  <path>'");
-                continue;
-            }
-            const auto path = line.substr(66);
-            try {
-                checkBundlePath(path);
-            } catch (const BundleError& e) {
-                v.problems.push_back(where + e.what() + ", rejected");
-                continue;
-            }
-            if (path == manifestFile || path == signatureFile)
-                v.problems.push_back(where + path + " cannot list itself or the signature");
-            else if (!listed.emplace(path, line.substr(0, 64)).second)
-                v.problems.push_back(where + path + " is listed twice");
-        }
-        if (!manifest->empty() && manifest->back() != '\n')
-            v.problems.push_back("MANIFEST does not end with a newline");
+        auto parsed = parseManifest(*manifest);
+        listed = std::move(parsed.listed);
+        v.problems.insert(v.problems.end(), parsed.problems.begin(), parsed.problems.end());
     }
     for (const auto& [path, hash] : listed) {
         if (!present.count(path)) {
@@ -356,6 +366,8 @@ BundleVerification verifyBundle(const fs::path& dir, const std::optional<std::st
     const bool hasKey = present.count(publicKeyFile) > 0;
     bool declaredSigned = false;
     if (const auto json = readFile(dir / "snapshot.json")) {
+        // Lenient on purpose, unlike snapshotFromJson: this is only a hint that a signature
+        // was removed, and reading more documents as signed errs towards "incomplete".
         const auto j = nlohmann::json::parse(*json, nullptr, false);
         declaredSigned = j.is_object() && j.contains("signing") && !j["signing"].is_null();
     }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -98,6 +99,16 @@ struct BundleVerification {
     // What `idemctl snapshot verify` prints: one line per finding, naming the file.
     std::vector<std::string> report() const;
 };
+
+// MANIFEST as verifyBundle reads it: one "<sha256 in lowercase hex>  <path>\n" per file.
+// listed maps each path to its hash; a line that is not of that form, names a path
+// checkBundlePath refuses, lists MANIFEST or MANIFEST.sig, or repeats a path is left out and
+// described in problems ("MANIFEST line 3: ..."), as is a missing final newline.
+struct ManifestListing {
+    std::map<std::string, std::string> listed;
+    std::vector<std::string> problems;
+};
+ManifestListing parseManifest(std::string_view bytes);
 
 // Checks every file against MANIFEST and the signature. trustedPublicPem: the key the bundle
 // must be signed with (`--pubkey`); without it a valid signature is only self-consistent.

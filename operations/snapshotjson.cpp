@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/canonicaljson.h"
+
 namespace idem {
 
 namespace {
@@ -93,6 +95,9 @@ namespace {
             const auto& v = at(key);
             if (!v.is_number_integer())
                 fail(key, "expected an integer");
+            // get<int64_t> would wrap 2^64-1 to -1.
+            if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(INT64_MAX))
+                fail(key, "out of range");
             return v.get<std::int64_t>();
         }
 
@@ -287,11 +292,13 @@ std::string snapshotToJson(const SnapshotData& d)
 
 SnapshotData snapshotFromJson(std::string_view text)
 {
+    // The strict reader: nlohmann's own stops at a NUL byte and ignores what follows, and a
+    // key given twice would leave it to the parser which value an operator is shown.
     Json j;
     try {
-        j = Json::parse(text);
-    } catch (const Json::parse_error& e) {
-        throw SnapshotFormatError("snapshot.json is not valid JSON (byte " + std::to_string(e.byte) + "): " + e.what());
+        j = parseJsonStrict(text);
+    } catch (const JsonError& e) {
+        throw SnapshotFormatError(std::string("snapshot.json is not valid JSON: ") + e.what());
     }
     if (!j.is_object())
         throw SnapshotFormatError("snapshot.json: the top level is not a JSON object");

@@ -15,6 +15,9 @@ if [ "${1:-run}" = test ]; then
     packages+=(xvfb xauth dpkg-dev desktop-file-utils appstream man-db)
     # tst_consoleexport renders report.pdf to look at it; CJK text in reports needs the Noto CJK fonts
     packages+=(poppler-utils fonts-noto-cjk)
+    # scripts/fuzz.sh: clang with libFuzzer and the sanitizer runtimes (only recommended by
+    # clang, and this script installs without recommends); llvm-symbolizer for readable traces
+    packages+=(clang libclang-rt-14-dev llvm)
 fi
 
 missing=()

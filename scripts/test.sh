@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds with warnings as errors, starts a
-# throwaway PostgreSQL cluster, runs every test with ctest, stops and removes the cluster, then
-# builds the .deb and checks it installs and removes cleanly (packaging/check-deb.sh).
+# throwaway PostgreSQL cluster, runs every test with ctest, runs the fuzz targets for 30 s
+# (scripts/fuzz.sh), stops and removes the cluster, then builds the .deb and checks it installs and removes cleanly (packaging/check-deb.sh).
 # Exits non-zero on any failure. .ci/run calls exactly this.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -21,6 +21,9 @@ IDEM_TEST_DSN=$(IDEM_DB_NAME=postgres scripts/idem-db dsn)
 export IDEM_TEST_TLS_DIR=$IDEM_DB_DIR/tls
 
 ctest --test-dir build/ci --output-on-failure --timeout 600 -j 2 "$@"
+
+# libFuzzer targets under ASan + UBSan, 30 s in all on the seed corpora (scripts/fuzz.sh).
+scripts/fuzz.sh 30
 
 # The Debian package of what was just tested: installed, checked and removed again.
 deb=$(packaging/build-deb.sh build/ci)

@@ -25,6 +25,8 @@ private Q_SLOTS:
     void structure();
     void refusedText_data();
     void refusedText();
+    void bytesAfterTheDocument_data();
+    void bytesAfterTheDocument();
     void refusedValues();
 };
 
@@ -35,6 +37,9 @@ QByteArray canonical(const QByteArray& text)
 }
 
 QByteArray canonical(const nlohmann::json& value) { return QByteArray::fromStdString(idem::canonicalJson(value)); }
+
+// A literal with its embedded NUL bytes: QByteArray(const char*) would stop at the first.
+template <std::size_t N> QByteArray bytes(const char (&text)[N]) { return QByteArray(text, N - 1); }
 
 // The message of the JsonError the call throws, or a marker that it threw nothing.
 template <typename F> QByteArray errorOf(F&& call)
@@ -225,6 +230,8 @@ void TestCanonicalJson::structure_data()
     QTest::addRow("scalar string") << QByteArray(R"("x")") << QByteArray(R"("x")");
     QTest::addRow("prefix keys") << QByteArray(R"({"ab":1,"a":2,"":3})") << QByteArray(R"({"":3,"a":2,"ab":1})");
     QTest::addRow("UTF-8 BOM skipped") << QByteArray("\xef\xbb\xbf[1]") << QByteArray("[1]");
+    QTest::addRow("trailing JSON whitespace") << QByteArray("{\"a\":1} \t\r\n ") << QByteArray(R"({"a":1})");
+    QTest::addRow("number then whitespace") << QByteArray("12\n") << QByteArray("12");
 }
 
 void TestCanonicalJson::structure()
@@ -270,6 +277,49 @@ void TestCanonicalJson::refusedText()
     QFETCH(QByteArray, reason);
     const QByteArray message = errorOf([&] { idem::canonicalJsonFromText(text.toStdString()); });
     QVERIFY2(message.contains(reason), message.constData());
+}
+
+// The issue: nlohmann's reader takes a NUL byte for the end of the input, so
+// {"a":1}\0{"b":2} canonicalised to {"a":1} and shared its digest. Any byte after the
+// document but JSON whitespace is refused, and the message names its offset.
+void TestCanonicalJson::bytesAfterTheDocument_data()
+{
+    QTest::addColumn<QByteArray>("text");
+    QTest::addColumn<QByteArray>("reason");
+    const QByteArray after = " after the JSON document";
+    QTest::addRow("NUL then a second document")
+        << bytes("{\"a\":1}\0{\"b\":2} trailing garbage") << "unexpected byte 0x00 at offset 7" + after;
+    QTest::addRow("NUL at the end") << bytes("[1]\0") << "unexpected byte 0x00 at offset 3" + after;
+    QTest::addRow("NUL after whitespace") << bytes("true \n\0") << "unexpected byte 0x00 at offset 6" + after;
+    QTest::addRow("NUL after a number") << bytes("12\0") << "unexpected byte 0x00 at offset 2" + after;
+    QTest::addRow("NUL after a string") << bytes("\"s\"\0x") << "unexpected byte 0x00 at offset 3" + after;
+    QTest::addRow("NUL alone") << bytes("\0") << QByteArray("unexpected byte 0x00 at offset 0");
+    QTest::addRow("NUL inside an object") << bytes("{\"a\":\0}") << QByteArray("unexpected byte 0x00 at offset 5");
+    QTest::addRow("NUL inside an array") << bytes("[1,\0 2]") << QByteArray("unexpected byte 0x00 at offset 3");
+    QTest::addRow("NUL inside a string") << bytes("\"a\0\"") << QByteArray("U+0000");
+    QTest::addRow("letter after") << bytes("{} x") << "unexpected byte 0x78 ('x') at offset 3" + after;
+    QTest::addRow("number after a number") << bytes("1 2") << "unexpected byte 0x32 ('2') at offset 2" + after;
+    QTest::addRow("second object") << bytes("{}{}") << "unexpected byte 0x7b ('{') at offset 2" + after;
+    QTest::addRow("sign after a number") << bytes("1-") << "unexpected byte 0x2d ('-') at offset 1" + after;
+    QTest::addRow("form feed is not JSON whitespace")
+        << bytes("[]\f") << "unexpected byte 0x0c at offset 2" + after;
+    // Found by fuzz_canonicaljson: after a leading zero the lexer has read one digit more.
+    QTest::addRow("leading zero") << bytes("02") << "unexpected byte 0x32 ('2') at offset 1" + after;
+    QTest::addRow("negative leading zero") << bytes(" -012") << "unexpected byte 0x31 ('1') at offset 3" + after;
+    QTest::addRow("zero then NUL") << bytes("0\0") << "unexpected byte 0x00 at offset 1" + after;
+    QTest::addRow("fraction then digit") << bytes("[0.5]7") << "unexpected byte 0x37 ('7') at offset 5" + after;
+    QTest::addRow("high byte") << bytes("null\xff") << "unexpected byte 0xff at offset 4" + after;
+}
+
+void TestCanonicalJson::bytesAfterTheDocument()
+{
+    QFETCH(QByteArray, text);
+    QFETCH(QByteArray, reason);
+    const std::string input = text.toStdString();
+    QCOMPARE(input.size(), std::size_t(text.size()));
+    const QByteArray message = errorOf([&] { idem::canonicalJsonFromText(input); });
+    QVERIFY2(message.contains(reason), message.constData());
+    QVERIFY2(message.startsWith("invalid JSON: "), message.constData());
 }
 
 void TestCanonicalJson::refusedValues()

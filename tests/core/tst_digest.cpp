@@ -20,6 +20,7 @@ private Q_SLOTS:
     void badIgnoreNames();
     void valueAndTextAgree();
     void badJsonIsJsonError();
+    void bytesAfterTheRequestAreRefused();
 };
 
 namespace {
@@ -178,6 +179,26 @@ void TestDigest::badJsonIsJsonError()
 {
     QVERIFY_THROWS_EXCEPTION(idem::JsonError, idem::requestDigestFromText(R"({"a":1,"a":2})"));
     QVERIFY_THROWS_EXCEPTION(idem::JsonError, idem::requestDigestFromText("{"));
+}
+
+void TestDigest::bytesAfterTheRequestAreRefused()
+{
+    // Two different request bodies must not share a digest: before the fix the NUL ended the
+    // text and both digested as {"a":1}.
+    using namespace std::string_literals;
+    const std::string smuggled = "{\"a\":1}\0{\"b\":2} trailing garbage"s;
+    QCOMPARE(smuggled.size(), std::size_t(32));
+    QByteArray message;
+    try {
+        message = QByteArray::fromStdString(idem::requestDigestFromText(smuggled));
+    } catch (const idem::JsonError& e) {
+        message = e.what();
+    }
+    QVERIFY2(message.contains("unexpected byte 0x00 at offset 7 after the JSON document"), message.constData());
+    QVERIFY_THROWS_EXCEPTION(idem::JsonError, idem::requestDigestFromText("{\"a\":1}\0"s));
+    QVERIFY_THROWS_EXCEPTION(idem::JsonError, idem::requestDigestFromText(R"({"a":1} {"b":2})"));
+    // Trailing JSON whitespace is not a difference.
+    QCOMPARE(digestOf("{\"a\":1}\r\n\t "), digestOf(R"({"a":1})"));
 }
 
 QTEST_GUILESS_MAIN(TestDigest)

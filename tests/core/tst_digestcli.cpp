@@ -10,12 +10,15 @@ private Q_SLOTS:
     void initTestCase();
     void run_data();
     void run();
+    void sizeCap();
+    void endlessInputEndsQuickly();
 
 private:
     QTemporaryDir m_dir;
     QString m_request; // a request file
     QString m_otherTrace; // the same request with another trace id, in another key order
     QString m_bad; // not JSON
+    QString m_nul; // a request, a NUL byte, another request
 };
 
 namespace {
@@ -30,6 +33,33 @@ const QByteArray canonicalWithoutTrace = R"({"amount":100,"currency":"EUR","meta
 // computed with sha256sum, not with our code.
 const QByteArray digestWithoutTrace = "v1:f75ea0e041273218facb0130488ff98159ce34a100319593e226359df64cb20c\n";
 const QByteArray digestWithoutMeta = "v1:71c4903e7f7fe8d0e71020b0d8908da570aa02d6917aef672bca0dbeeee2541a\n";
+// The example: before the fix it digested as {"a":1}.
+const QByteArray nulText("{\"a\":1}\0{\"b\":2} trailing garbage", 32);
+const QByteArray nulReason = "idemctl digest: invalid JSON: unexpected byte 0x00 at offset 7 after the JSON document";
+// The documented input limit of idemctl digest.
+constexpr qint64 capBytes = 64 << 20;
+
+struct Run {
+    int exitCode = -1;
+    QByteArray out;
+    QByteArray err;
+};
+
+Run runIdemctl(const QStringList& args, const QByteArray& input = QByteArray())
+{
+    QProcess p;
+    p.start(QStringLiteral(IDEMCTL_PATH), QStringList { QStringLiteral("digest") } + args);
+    if (!p.waitForStarted())
+        return { -1, {}, p.errorString().toUtf8() };
+    p.write(input);
+    p.closeWriteChannel();
+    if (!p.waitForFinished(30000) || p.exitStatus() != QProcess::NormalExit) {
+        p.kill();
+        p.waitForFinished();
+        return { -1, {}, "idemctl did not finish normally" };
+    }
+    return { p.exitCode(), p.readAllStandardOutput(), p.readAllStandardError() };
+}
 
 bool writeFile(const QString& path, const QByteArray& bytes)
 {
@@ -48,6 +78,8 @@ void TestDigestCli::initTestCase()
     QVERIFY(writeFile(m_request, requestText));
     QVERIFY(writeFile(m_otherTrace, otherTraceText));
     QVERIFY(writeFile(m_bad, "{\"amount\": 100,"));
+    m_nul = m_dir.filePath(QStringLiteral("nul.json"));
+    QVERIFY(writeFile(m_nul, nulText));
 }
 
 void TestDigestCli::run_data()
@@ -96,6 +128,13 @@ void TestDigestCli::run_data()
                                      << QByteArray("empty path segment");
     QTest::addRow("bad ignore beats bad JSON") << args({ "--ignore", "", "@BAD" }) << QByteArray() << 2 << QByteArray()
                                                << QByteArray("ignored field name is empty");
+    QTest::addRow("NUL in a file") << args({ "@NUL" }) << QByteArray() << 1 << QByteArray() << nulReason;
+    QTest::addRow("NUL on stdin") << args({}) << nulText << 1 << QByteArray() << nulReason;
+    QTest::addRow("NUL on stdin, canonical") << args({ "--canonical", "-" }) << nulText << 1 << QByteArray()
+                                             << nulReason;
+    QTest::addRow("garbage after the request")
+        << args({}) << QByteArray("{\"a\":1}\n x") << 1 << QByteArray()
+        << QByteArray("invalid JSON: unexpected byte 0x78 ('x') at offset 9 after the JSON document");
     QTest::addRow("two files") << args({ "@REQ", "@OTHER" }) << QByteArray() << 2 << QByteArray()
                                << QByteArray("at most one FILE");
 }
@@ -114,6 +153,8 @@ void TestDigestCli::run()
             a = m_otherTrace;
         else if (a == QLatin1String("@BAD"))
             a = m_bad;
+        else if (a == QLatin1String("@NUL"))
+            a = m_nul;
     }
     args.prepend(QStringLiteral("digest"));
 
@@ -131,6 +172,46 @@ void TestDigestCli::run()
         QVERIFY2(err.isEmpty(), err.constData());
     else
         QVERIFY2(err.contains(errContains), err.constData());
+}
+
+void TestDigestCli::sizeCap()
+{
+    // Exactly the limit is read; one byte more is refused before parsing, by name.
+    const QString path = m_dir.filePath(QStringLiteral("big.json"));
+    QByteArray text = QByteArray(capBytes, ' ');
+    text[0] = '1';
+    QVERIFY(writeFile(path, text));
+    auto r = runIdemctl({ QStringLiteral("--canonical"), path });
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QCOMPARE(r.out, QByteArray("1"));
+
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::Append));
+    QCOMPARE(f.write(" "), qint64(1));
+    f.close();
+    r = runIdemctl({ path });
+    QCOMPARE(r.exitCode, 1);
+    QCOMPARE(r.out, QByteArray());
+    QVERIFY2(r.err.contains("is larger than 64 MiB"), r.err.constData());
+    QVERIFY2(r.err.contains(path.toUtf8()), r.err.constData());
+
+    r = runIdemctl({}, text + ' ');
+    QCOMPARE(r.exitCode, 1);
+    QCOMPARE(r.out, QByteArray());
+    QVERIFY2(r.err.contains("standard input is larger than 64 MiB"), r.err.constData());
+    QFile::remove(path);
+}
+
+void TestDigestCli::endlessInputEndsQuickly()
+{
+    // Before the cap, /dev/zero was read until memory ran out (bad_alloc under a 2 GB ulimit).
+    QElapsedTimer timer;
+    timer.start();
+    const auto r = runIdemctl({ QStringLiteral("/dev/zero") });
+    QCOMPARE(r.exitCode, 1);
+    QCOMPARE(r.out, QByteArray());
+    QVERIFY2(r.err.startsWith("idemctl digest: /dev/zero is larger than 64 MiB"), r.err.constData());
+    QVERIFY2(timer.elapsed() < 10000, qPrintable(QString::number(timer.elapsed())));
 }
 
 QTEST_GUILESS_MAIN(TestDigestCli)

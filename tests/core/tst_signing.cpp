@@ -169,7 +169,10 @@ void TestSigning::base64RoundTripAndRejects()
     QFETCH(QByteArray, encoded);
     QCOMPARE(QByteArray::fromStdString(idem::base64Encode(raw.toStdString())), encoded);
     QCOMPARE(QByteArray::fromStdString(idem::base64Decode(encoded.toStdString() + "\n")), raw);
-    for (const char* bad : { "Zg=", "Z===", "Zm9*", "=Zm9", "Zg==Zg==" })
+    // "Zh==" and "Zm9=" carry set bits past the last byte: they decode to "f" and "fo" as the
+    // canonical "Zg==" and "Zm8=" do, so one signature would have many spellings (found by
+    // fuzz_bundle with "45==").
+    for (const char* bad : { "Zg=", "Z===", "Zm9*", "=Zm9", "Zg==Zg==", "Zh==", "Zm9=", "45==", "Zm9vYh==" })
         QVERIFY_THROWS_EXCEPTION(idem::SigningError, idem::base64Decode(bad));
 }
 

@@ -436,6 +436,12 @@ void TestSnapshotBundle::jsonVersionsAndCorruption()
     auto wrongType = j;
     wrongType["figures"]["processing"] = "many";
     QCOMPARE(reason(wrongType.dump()), QStringLiteral("snapshot.json: /figures/processing: expected an integer"));
+    // An integer past int64 used to be read wrapped: 2^64-1 showed as -1 processing tasks.
+    auto huge = j;
+    huge["figures"]["processing"] = std::uint64_t { 18446744073709551615ULL };
+    QCOMPARE(reason(huge.dump()), QStringLiteral("snapshot.json: /figures/processing: out of range"));
+    huge["figures"]["processing"] = std::uint64_t { 9223372036854775807ULL };
+    QCOMPARE(reason(huge.dump()), QString());
     auto missing = j;
     missing["row_sets"][0].erase("total");
     QCOMPARE(reason(missing.dump()), QStringLiteral("snapshot.json: /row_sets/0/total: missing"));
@@ -446,6 +452,13 @@ void TestSnapshotBundle::jsonVersionsAndCorruption()
     QVERIFY(reason(text.substr(0, text.size() / 2)).contains(QStringLiteral("not valid JSON")));
     QVERIFY(reason("[1,2]").contains(QStringLiteral("not a JSON object")));
     QVERIFY(reason("").contains(QStringLiteral("not valid JSON")));
+    // The JSON reader used to stop at a NUL byte: whatever followed it went unread.
+    const auto afterNul = reason(text + std::string(1, '\0') + "{\"format_version\": 99}");
+    QVERIFY2(afterNul.contains(QStringLiteral("not valid JSON"))
+            && afterNul.contains(
+                QStringLiteral("unexpected byte 0x00 at offset %1 after the JSON document").arg(text.size())),
+        qPrintable(afterNul));
+    QVERIFY(reason(text + "\n]").contains(QStringLiteral("unexpected byte 0x5d (']') at offset %1").arg(text.size() + 1)));
 
     // A corrupted snapshot.json in a bundle: a clear error from opening it, and verify names it.
     const QString dir = bundle(false);

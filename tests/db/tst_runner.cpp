@@ -249,6 +249,10 @@ void TestRunner::badResult_data()
         << 64 << QByteArray("[" + "1,"_b.repeated(30) + "1]") << "result is 93 bytes, more than the 64 allowed"_b;
     QTest::addRow("not JSON") << (1 << 20) << R"({"charged": 12)"_b
                               << "result is not valid JSON"_b;
+    // libpq sends a parameter up to its first NUL: without the check the row would have
+    // stored {"charged":12} and said succeeded.
+    QTest::addRow("NUL after the JSON") << (1 << 20) << QByteArray("{\"charged\":12}\0{\"charged\":99}", 29)
+                                        << "result is not valid JSON: unexpected byte 0x00 at offset 14"_b;
 }
 
 void TestRunner::badResult()
