@@ -64,6 +64,32 @@ void resetTables(pqxx::connection& conn, const SchemaName& schema);
 // the row lock (as the article's sketch does). Read from the bundled migration text.
 void installLockingClaim(pqxx::connection& conn, const SchemaName& schema);
 
+// The "harden" section (harden_bench.cpp): schema v6's protocol functions against variants of
+// themselves, each installed in a scratch schema migrated to the latest version.
+enum class ProtocolVariant {
+    Shipped, // v6 as migrated: SECURITY DEFINER, claim() reads first
+    Invoker, // v6 with claim/fence/complete altered to SECURITY INVOKER
+    InsertFirst, // v6 (definer, same checks) with claim() trying the insert first, as v5 did
+    Schema5, // claim() of 0005 and fence/complete of 0002: invoker, insert-first, no bounds
+};
+const char* protocolVariantLabel(ProtocolVariant v);
+void installProtocolVariant(pqxx::connection& conn, const SchemaName& schema, ProtocolVariant variant);
+
+// claim() timed inside the backend by a PL/pgSQL loop: wall (clock_timestamp) and backend CPU
+// (from /proc, -1 when the server is elsewhere) per call, for replays of 100 succeeded keys, for
+// new keys, and per whole new task (claim, fence, complete).
+struct LoopCost {
+    double replayWallUs = 0;
+    double replayCpuUs = -1;
+    double newWallUs = 0;
+    double newCpuUs = -1;
+    double taskWallUs = 0;
+    double taskCpuUs = -1;
+};
+LoopCost serverLoop(pqxx::connection& conn, const SchemaName& schema, const std::string& digest, int replays,
+    int newKeys, int round);
+void printLoopTable(const std::vector<std::pair<ProtocolVariant, std::vector<LoopCost>>>& results);
+
 struct RunSpec {
     std::string dsn;
     Mode mode = Mode::Bare;

@@ -29,7 +29,9 @@ struct Options {
     int hotKeys = 100;
     int warmup = 20;
     double replayShare = 0.9;
-    bool fresh = true, dup = true, hot = true;
+    bool fresh = true, dup = true, hot = true, harden = false;
+    std::vector<int> hardenConnections { 4 };
+    int loopCalls = 20000;
     std::string schema;
     bool keepSchema = false;
 };
@@ -40,7 +42,9 @@ struct Options {
         "usage: idem-bench-claim --dsn DSN [--seconds N] [--repeat N] [--connections 1,4,16]\n"
         "                        [--only fresh,dup,hot] [--hot-connections 16] [--hot-keys N]\n"
         "                        [--replay-share 0.9] [--warmup N] [--schema NAME] [--keep-schema]\n"
-        "Creates a scratch schema (and NAME_lk), migrates it, runs, drops it.\n");
+        "                        [--only harden] [--harden-connections 4] [--loop-calls 20000]\n"
+        "Creates a scratch schema (and NAME_lk; with harden NAME_h0..h3), migrates it, runs, drops it.\n"
+        "harden (only when named): schema v6's protocol against SECURITY INVOKER, insert-first and v5.\n");
     std::exit(code);
 }
 
@@ -73,6 +77,10 @@ Options parseArgs(int argc, char** argv)
             o.connections = parseInts(value());
         else if (a == "--hot-connections")
             o.hotConnections = parseInts(value());
+        else if (a == "--harden-connections")
+            o.hardenConnections = parseInts(value());
+        else if (a == "--loop-calls")
+            o.loopCalls = std::stoi(value());
         else if (a == "--hot-keys")
             o.hotKeys = std::stoi(value());
         else if (a == "--warmup")
@@ -88,13 +96,14 @@ Options parseArgs(int argc, char** argv)
             o.fresh = v.find("fresh") != std::string::npos;
             o.dup = v.find("dup") != std::string::npos;
             o.hot = v.find("hot") != std::string::npos;
+            o.harden = v.find("harden") != std::string::npos;
         } else if (a == "--help" || a == "-h")
             usage(0);
         else
             usage(2);
     }
     if (o.dsn.empty() || o.seconds < 1 || o.repeat < 1 || o.connections.empty() || o.hotConnections.empty()
-        || o.hotKeys < 1 || o.warmup < 0)
+        || o.hotKeys < 1 || o.warmup < 0 || o.hardenConnections.empty() || o.loopCalls < 100)
         usage(2);
     if (o.schema.empty())
         o.schema = std::string("idem_bench_").append(std::to_string(getpid()));
@@ -225,8 +234,16 @@ int main(int argc, char** argv)
         std::fflush(stdout);
 
         const SchemaName schema(o.schema), locking(o.schema + "_lk");
-        ScratchSchemas scratch(*admin, { schema, locking }, o.keepSchema);
+        const ProtocolVariant variantsOf[] = { ProtocolVariant::Shipped, ProtocolVariant::Invoker,
+            ProtocolVariant::InsertFirst, ProtocolVariant::Schema5 };
+        std::vector<SchemaName> names { schema, locking }, hardened;
+        if (o.harden)
+            for (int i = 0; i < 4; ++i)
+                names.push_back(hardened.emplace_back(o.schema + "_h" + std::to_string(i)));
+        ScratchSchemas scratch(*admin, names, o.keepSchema);
         installLockingClaim(*admin, locking);
+        for (std::size_t i = 0; i < hardened.size(); ++i)
+            installProtocolVariant(*admin, hardened[i], variantsOf[i]);
 
         RunSpec base;
         base.dsn = o.dsn;
@@ -263,7 +280,49 @@ int main(int argc, char** argv)
             runSection(*admin, o, base, "hot", hot, o.hotConnections, rows);
         }
 
+        std::vector<std::pair<ProtocolVariant, std::vector<LoopCost>>> loops;
+        if (o.harden) {
+            for (const auto v : variantsOf)
+                loops.emplace_back(v, std::vector<LoopCost> {});
+            // In-backend loops first, rotated like the runs: every round starts one variant later.
+            for (int rep = 0; rep < o.repeat; ++rep)
+                for (std::size_t i = 0; i < hardened.size(); ++i) {
+                    const std::size_t k = (i + static_cast<std::size_t>(rep)) % hardened.size();
+                    const auto c = serverLoop(*admin, hardened[k], base.digest, o.loopCalls, o.loopCalls / 2, rep);
+                    std::fprintf(stderr,
+                        "[loop %d/%d] %-34s replay %.1f us (cpu %.1f), new key %.1f (cpu %.1f), task %.1f (cpu %.1f)\n",
+                        rep + 1, o.repeat, protocolVariantLabel(variantsOf[k]), c.replayWallUs, c.replayCpuUs,
+                        c.newWallUs, c.newCpuUs, c.taskWallUs, c.taskCpuUs);
+                    loops[k].second.push_back(c);
+                }
+            std::vector<Variant> end;
+            for (std::size_t i = 0; i < hardened.size(); ++i)
+                end.push_back({ protocolVariantLabel(variantsOf[i]), Mode::LibraryNoCounters, &hardened[i] });
+            base.workload = Workload::Hot;
+            runSection(*admin, o, base, "harden-hot", end, o.hardenConnections, rows);
+            base.workload = Workload::Fresh;
+            runSection(*admin, o, base, "harden-fresh", end, o.hardenConnections, rows);
+        }
+
         std::printf("\nload average at end %s\n", loadAverage().c_str());
+        if (o.harden) {
+            printLoopTable(loops);
+            printSection(rows, "harden-hot",
+                "== library (counters off): replays of hot succeeded keys per protocol variant (replays/s) ==",
+                "req/s");
+            printSection(rows, "harden-fresh",
+                "== library (counters off): claim + fenced insert + complete, new keys, per variant (tasks/s) ==",
+                "tasks/s");
+            for (const char* section : { "harden-hot", "harden-fresh" })
+                for (int n : o.hardenConnections) {
+                    std::printf(" %s at %d connection%s (throughput):\n", section, n, n == 1 ? "" : "s");
+                    const auto rate = [&](ProtocolVariant v) { return rateOf(rows, section, protocolVariantLabel(v), n); };
+                    printRatio("definer / invoker", rate(ProtocolVariant::Shipped), rate(ProtocolVariant::Invoker), "");
+                    printRatio("read-first / insert-first", rate(ProtocolVariant::Shipped),
+                        rate(ProtocolVariant::InsertFirst), "");
+                    printRatio("v6 shipped / v5", rate(ProtocolVariant::Shipped), rate(ProtocolVariant::Schema5), "");
+                }
+        }
         if (o.fresh) {
             printSection(rows, "fresh",
                 "== claim + fenced business insert + complete, every request a new key (tasks/s) ==", "tasks/s");

@@ -255,28 +255,36 @@ void resetTables(pqxx::connection& conn, const SchemaName& schema)
 
 void installLockingClaim(pqxx::connection& conn, const SchemaName& schema)
 {
+    // The newest migration that defines claim() holds the shipped body.
     const Migration* protocol = nullptr;
+    std::string head;
     for (const auto& m : bundledMigrations())
-        if (m.sql.find("CREATE FUNCTION claim(") != std::string::npos)
-            protocol = &m;
+        for (const char* h : { "CREATE FUNCTION claim(", "CREATE OR REPLACE FUNCTION claim(" })
+            if (m.sql.find(h) != std::string::npos) {
+                protocol = &m;
+                head = h;
+            }
     if (!protocol)
         throw std::runtime_error("no bundled migration defines claim()");
     const std::string& sql = protocol->sql;
-    const auto begin = sql.find("CREATE FUNCTION claim(");
+    const auto begin = sql.find(head);
     const std::string endMark = "$claim$;";
     const auto end = sql.find(endMark, begin);
     if (end == std::string::npos)
         throw std::runtime_error("claim() in " + protocol->name + " does not end with " + endMark);
     std::string body = sql.substr(begin, end + endMark.size() - begin);
 
+    // The first read of the row decides every answer an existing row gets (replays included);
+    // a second, identical read only follows an insert that lost a race.
     const std::string lockFree = "SELECT * INTO r FROM task_idempotency t WHERE t.idempotency_key = p_key;";
     const auto at = body.find(lockFree);
-    if (at == std::string::npos || body.find(lockFree, at + 1) != std::string::npos)
+    if (at == std::string::npos)
         throw std::runtime_error(
-            "claim() in " + protocol->name + " no longer has exactly one lock-free read; update installLockingClaim");
+            "claim() in " + protocol->name + " has no lock-free read of the row; update installLockingClaim");
     body.replace(
         at, lockFree.size(), "SELECT * INTO r FROM task_idempotency t WHERE t.idempotency_key = p_key FOR UPDATE;");
-    body.replace(0, std::string("CREATE FUNCTION").size(), "CREATE OR REPLACE FUNCTION");
+    if (head.rfind("CREATE FUNCTION", 0) == 0)
+        body.replace(0, std::string("CREATE FUNCTION").size(), "CREATE OR REPLACE FUNCTION");
 
     pqxx::work w(conn);
     // SET search_path FROM CURRENT in the function captures this.

@@ -4,6 +4,7 @@
 #include <set>
 #include <stdexcept>
 #include <string_view>
+#include <vector>
 #include <pqxx/pqxx>
 
 #include "core/connection.h"
@@ -21,12 +22,23 @@ void OutcomeCounters::add(const std::string& tenant, const std::string& operatio
     };
     if (!what || !known.count(what))
         throw std::invalid_argument(std::string("unknown outcome counter '") + (what ? what : "") + "'");
-    if (n < 0)
-        throw std::invalid_argument("outcome counts cannot be negative");
+    // The bounds add_counters() (schema v6) enforces, refused here rather than at the flush.
+    if (tenant.empty() || tenant.size() > maxNameBytes || operation.empty() || operation.size() > maxNameBytes)
+        throw std::invalid_argument("counter tenant and operation must be 1 to " + std::to_string(maxNameBytes)
+                                    + " bytes");
+    if (n < 0 || n > maxAdd)
+        throw std::invalid_argument("an outcome count must be 0 to " + std::to_string(maxAdd));
     using namespace std::chrono;
     const auto minute = duration_cast<minutes>(system_clock::now().time_since_epoch()).count();
     std::lock_guard lock(m_mutex);
     m_pending[Key { minute, tenant, operation, what }] += n;
+}
+
+void OutcomeCounters::restore(const std::map<Key, long long>& batch)
+{
+    std::lock_guard lock(m_mutex);
+    for (const auto& [key, n] : batch)
+        m_pending[key] += n;
 }
 
 std::size_t OutcomeCounters::pendingRows() const
@@ -44,27 +56,35 @@ std::size_t OutcomeCounters::flush(pqxx::connection& conn, const SchemaName& sch
     }
     if (batch.empty())
         return 0;
-    // One JSON parameter carries the whole batch; the map's order is the key order, so two
-    // flushers lock counter rows in the same order and cannot deadlock each other.
-    auto rows = nlohmann::json::array();
+    // JSON parameters carry the batch, at most maxBatchRows counter rows each, in one
+    // transaction; the map's order is the key order, so two flushers lock counter rows in the
+    // same order and cannot deadlock each other. Rows older than the database keeps accepting
+    // (a flush that failed for a month) are dropped: they would be refused every time.
+    using namespace std::chrono;
+    const auto oldest = duration_cast<minutes>(system_clock::now().time_since_epoch() - maxAgeDays).count();
+    std::vector<nlohmann::json> chunks;
     for (const auto& [key, n] : batch) {
         const auto& [minute, tenant, operation, what] = key;
-        rows.push_back({ { "m", minute * 60 }, { "t", tenant }, { "o", operation }, { "w", what }, { "n", n } });
+        if (minute < oldest)
+            continue;
+        if (chunks.empty() || chunks.back().size() >= maxBatchRows)
+            chunks.push_back(nlohmann::json::array());
+        chunks.back().push_back({ { "m", minute * 60 }, { "t", tenant }, { "o", operation }, { "w", what }, { "n", n } });
     }
     try {
         pqxx::work w(conn);
-        w.exec_params("INSERT INTO " + schema.qualify("idem_counters")
-                          + " AS c (bucket, tenant, operation, outcome, n)"
-                            " SELECT to_timestamp(r.m), r.t, r.o, r.w, r.n"
-                            "   FROM jsonb_to_recordset($1::jsonb) AS r(m bigint, t text, o text, w text, n bigint)"
-                            "  ORDER BY 1, 2, 3, 4"
-                            " ON CONFLICT (bucket, tenant, operation, outcome) DO UPDATE SET n = c.n + EXCLUDED.n",
-                      rows.dump());
+        for (const auto& rows : chunks)
+            w.exec_params("SELECT " + schema.qualify("add_counters") + "($1::jsonb)", rows.dump());
         w.commit();
+    } catch (const pqxx::sql_error& e) {
+        // Refused as out of bounds (a worker clock an hour or more ahead of the server's): it
+        // would be refused again, so it is dropped rather than kept to block every later flush.
+        if (e.sqlstate() == "ID003")
+            throw std::invalid_argument(std::string("counter batch refused, dropped: ") + e.what());
+        restore(batch);
+        throw;
     } catch (...) {
-        std::lock_guard lock(m_mutex);
-        for (const auto& [key, n] : batch)
-            m_pending[key] += n;
+        restore(batch);
         throw;
     }
     return batch.size();

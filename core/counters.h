@@ -36,16 +36,27 @@ namespace outcome {
 // Per-minute outcome counts, aggregated in memory and written in one statement per flush.
 // Counting on the claim path would make every claim of an operation update the same counter
 // row, serialising them on its lock; here a claim only takes a mutex for a map increment.
+// The flush goes through the SECURITY DEFINER add_counters() (schema v6): a worker has no
+// write on idem_counters.
 class OutcomeCounters {
 public:
+    static constexpr std::size_t maxNameBytes = 64; // tenant, operation (as core/key.h)
+    static constexpr long long maxAdd = 1'000'000'000'000; // per add()
+    static constexpr std::size_t maxBatchRows = 10'000; // per add_counters() call
+    static constexpr std::chrono::hours maxAgeDays { 30 * 24 }; // older pending minutes are dropped
+
+    // Throws std::invalid_argument for an unknown outcome, an empty or over-long tenant or
+    // operation, or n outside 0 .. maxAdd.
     void add(const std::string& tenant, const std::string& operation, const char* outcome, long long n = 1);
-    // Writes and clears what has accumulated. On failure the counts are kept for the next try.
-    // Returns the number of counter rows written.
+    // Writes and clears what has accumulated. On failure the counts are kept for the next try,
+    // except a batch the database refuses as out of bounds (std::invalid_argument), which would
+    // be refused every time. Returns the number of counter rows written.
     std::size_t flush(pqxx::connection& conn, const SchemaName& schema);
     std::size_t pendingRows() const;
 
 private:
     using Key = std::tuple<std::int64_t /*minute*/, std::string, std::string, std::string>;
+    void restore(const std::map<Key, long long>& batch);
     mutable std::mutex m_mutex;
     std::map<Key, long long> m_pending;
 };

@@ -27,6 +27,33 @@ namespace {
         return outcome::FailedRetryable;
     }
 
+    // A token as claim() hands it out: a UUID in its 8-4-4-4-12 hex form.
+    void requireToken(const std::string& token)
+    {
+        bool ok = token.size() == 36;
+        for (std::size_t i = 0; ok && i < token.size(); ++i) {
+            const char c = token[i];
+            ok = (i == 8 || i == 13 || i == 18 || i == 23)
+                ? c == '-'
+                : (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+        }
+        if (!ok)
+            throw std::invalid_argument(token.empty()
+                    ? std::string("no owner token: only a claim that acquired the key may fence, complete, "
+                                  "heartbeat or fail it")
+                    : "owner token '" + token.substr(0, 64) + "' is not a UUID");
+    }
+
+    void requireDigest(const std::string& digest)
+    {
+        if (digest.empty() || digest.size() > limits::maxDigestBytes)
+            throw std::invalid_argument("request digest must be 1 to " + std::to_string(limits::maxDigestBytes)
+                                        + " bytes, not " + std::to_string(digest.size()));
+        for (const char c : digest)
+            if (c < '!' || c > '~')
+                throw std::invalid_argument("request digest must be visible ASCII (no spaces)");
+    }
+
     [[noreturn]] void rethrowProtocolError(const pqxx::sql_error& e)
     {
         const std::string state = e.sqlstate();
@@ -80,8 +107,18 @@ TaskStore::TaskStore(pqxx::connection& conn, StoreOptions options, OutcomeCounte
     , m_rng(std::random_device {}())
 {
     m_options.retry.validate();
-    if (m_options.lease.count() <= 0)
-        throw std::invalid_argument("lease must be positive");
+    if (m_options.lease.count() <= 0 || m_options.lease > limits::maxLease)
+        throw std::invalid_argument("lease must be 1 to " + std::to_string(limits::maxLease.count()) + " ms");
+    if (m_options.maxResultBytes < 1 || m_options.maxResultBytes > limits::maxResultBytes)
+        throw std::invalid_argument("maxResultBytes must be 1 to " + std::to_string(limits::maxResultBytes));
+    if (m_options.retry.maxAttempts > limits::maxAttempts)
+        throw std::invalid_argument("retry policy: maxAttempts must be at most " + std::to_string(limits::maxAttempts));
+    if (m_options.retry.maxDelay > limits::maxRetryDelay)
+        throw std::invalid_argument(
+            "retry policy: maxDelay must be at most " + std::to_string(limits::maxRetryDelay.count()) + " ms");
+    if (m_options.retry.maxAge > limits::maxAge)
+        throw std::invalid_argument(
+            "retry policy: maxAge must be at most " + std::to_string(limits::maxAge.count()) + " ms");
 }
 
 std::string TaskStore::newToken()
@@ -135,6 +172,7 @@ void TaskStore::count(const TaskKey& key, const char* what)
 
 ClaimResult TaskStore::claim(const TaskKey& key, const std::string& requestDigest)
 {
+    requireDigest(requestDigest);
     const std::string token = newToken();
     const auto maxAge = m_options.retry.maxAge.count();
     const pqxx::result r = withRetry([&] {
@@ -192,6 +230,7 @@ ClaimResult TaskStore::claim(const TaskKey& key, const std::string& requestDiges
 
 void TaskStore::fence(pqxx::work& tx, const TaskKey& key, const std::string& token)
 {
+    requireToken(token);
     try {
         tx.exec_params("SELECT 1 FROM " + m_options.schema.qualify("fence") + "($1, $2::uuid)", key.str(), token);
     } catch (const pqxx::broken_connection& e) {
@@ -205,6 +244,7 @@ void TaskStore::fence(pqxx::work& tx, const TaskKey& key, const std::string& tok
 
 void TaskStore::complete(pqxx::work& tx, const TaskKey& key, const std::string& token, const std::string& resultJson)
 {
+    requireToken(token);
     if (resultJson.size() > m_options.maxResultBytes)
         throw std::invalid_argument("result is " + std::to_string(resultJson.size()) + " bytes, more than the "
                                     + std::to_string(m_options.maxResultBytes) + " allowed");
@@ -234,6 +274,7 @@ void TaskStore::countSucceeded(const TaskKey& key)
 
 std::chrono::system_clock::time_point TaskStore::heartbeat(const TaskKey& key, const std::string& token)
 {
+    requireToken(token);
     try {
         const auto r = withRetry([&] {
             pqxx::nontransaction w(m_conn); // one statement: no BEGIN/COMMIT round trips
@@ -254,6 +295,7 @@ std::chrono::system_clock::time_point TaskStore::heartbeat(const TaskKey& key, c
 FailResult TaskStore::fail(const TaskKey& key, const std::string& token, int attempt, FailureClass cls,
                            const std::string& message)
 {
+    requireToken(token);
     // PostgreSQL text holds neither NUL nor ill-formed UTF-8, and a task's exception text may
     // carry any bytes: escape such a message rather than lose the failure it describes.
     const bool storable = message.find('\0') == std::string::npos && !utf8Problem(message);

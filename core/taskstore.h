@@ -81,11 +81,23 @@ struct FailResult {
     std::chrono::milliseconds retryDelay { 0 };
 };
 
+// The bounds the SQL functions enforce (resources/sql/0006_protocol_hardening.sql, ID003
+// outside them). The store refuses options outside them when it is made and arguments outside
+// them before any I/O, with std::invalid_argument.
+namespace limits {
+    inline constexpr std::chrono::milliseconds maxLease { 86'400'000 }; // 24 h (claim, heartbeat)
+    inline constexpr std::chrono::milliseconds maxRetryDelay { 604'800'000 }; // 7 days
+    inline constexpr std::chrono::milliseconds maxAge { 31'536'000'000 }; // 365 days
+    inline constexpr int maxAttempts = 1000;
+    inline constexpr std::size_t maxResultBytes = 64 << 20; // 64 MiB
+    inline constexpr std::size_t maxDigestBytes = 256; // visible ASCII; a v1 digest is 67
+}
+
 struct StoreOptions {
     SchemaName schema;
-    std::chrono::milliseconds lease { 30'000 };
-    RetryPolicy retry;
-    std::size_t maxResultBytes = 1 << 20;
+    std::chrono::milliseconds lease { 30'000 }; // 1 ms .. limits::maxLease
+    RetryPolicy retry; // maxAttempts <= limits::maxAttempts, maxDelay <= maxRetryDelay, maxAge <= limits::maxAge
+    std::size_t maxResultBytes = 1 << 20; // 1 .. limits::maxResultBytes
     int maxSerializationRetries = 5; // SQLSTATE 40001 / 40P01
 };
 
@@ -99,7 +111,12 @@ public:
     pqxx::connection& connection() { return m_conn; }
 
     // Decides, from the stored state, what this caller does with the key (DESIGN section 3).
+    // A digest that is not 1 to 256 bytes of visible ASCII is std::invalid_argument.
     ClaimResult claim(const TaskKey& key, const std::string& requestDigest);
+
+    // fence, complete, heartbeat and fail take the token of a claim that may execute; any other
+    // (the empty token of a claim that did not acquire the key) is std::invalid_argument, thrown
+    // before any I/O, so a business transaction stays usable.
 
     // In the caller's business transaction, before its writes: lock the row, check the token.
     // Throws LostOwnership.

@@ -40,9 +40,11 @@ BEGIN
     EXECUTE format('GRANT SELECT ON %I.task_idempotency, %I.idem_counters, %I.task_idempotency_audit,'
                    ' %I.idem_schema_version TO idem_reader', s, s, s, s);
 
-    -- Workers run the protocol: their own rows and the counters, never the audit.
-    EXECUTE format('GRANT SELECT, INSERT, UPDATE ON %I.task_idempotency TO idem_worker', s);
-    EXECUTE format('GRANT SELECT, INSERT, UPDATE ON %I.idem_counters TO idem_worker', s);
+    -- Workers have no privilege on any Idem table (schema v6): the SECURITY DEFINER protocol
+    -- functions below are their only way in, so no worker can rewrite, forge or lock a task.
+    -- They may read the schema version.
+    EXECUTE format('REVOKE ALL ON %I.task_idempotency, %I.idem_counters, %I.task_idempotency_audit FROM idem_worker',
+                   s, s, s);
     EXECUTE format('GRANT SELECT ON %I.idem_schema_version TO idem_worker', s);
 
     -- Nobody but the owner changes or removes history.
@@ -53,16 +55,16 @@ BEGIN
 END
 $grants$;
 
--- The protocol functions (schema v2) run with the caller's rights: a worker needs them and
--- its table grants above, nothing more.
+-- The protocol functions and the counters flush (schema v6) are SECURITY DEFINER with a pinned
+-- path: a worker runs them and nothing else.
 DO $protocol$
 DECLARE
     s text := current_schema();
 BEGIN
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.claim(text, text, uuid, bigint, integer, bigint),'
                    ' %1$I.fence(text, uuid), %1$I.complete(text, uuid, jsonb, integer),'
-                   ' %1$I.heartbeat(text, uuid, bigint), %1$I.fail(text, uuid, text, text, bigint, bigint)'
-                   ' TO idem_worker', s);
+                   ' %1$I.heartbeat(text, uuid, bigint), %1$I.fail(text, uuid, text, text, bigint, bigint),'
+                   ' %1$I.add_counters(jsonb) TO idem_worker', s);
 END
 $protocol$;
 
@@ -79,14 +81,14 @@ BEGIN
 END
 $actions$;
 
--- Digest conflicts per key (schema v5): claim() records them with the worker's rights, the
+-- Digest conflicts per key (schema v5): claim() records them (as a definer since v6), the
 -- console reads them.
 DO $conflicts$
 DECLARE
     s text := current_schema();
 BEGIN
     EXECUTE format('GRANT SELECT ON %I.task_idempotency_conflicts TO idem_reader', s);
-    EXECUTE format('GRANT SELECT, INSERT, UPDATE ON %I.task_idempotency_conflicts TO idem_worker', s);
+    EXECUTE format('REVOKE ALL ON %I.task_idempotency_conflicts FROM idem_worker', s);
     EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %I.task_idempotency_conflicts FROM idem_reader, idem_operator', s);
 END
 $conflicts$;

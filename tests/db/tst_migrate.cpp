@@ -535,7 +535,9 @@ void TestMigrate::noRolesAsDatabaseOwner()
         QVERIFY2(withRoles.out.contains(QStringLiteral("grants are in place")), qPrintable(describe(withRoles)));
         QCOMPARE(value(*c,
                      "SELECT has_table_privilege('idem_reader', 'idem.task_idempotency', 'SELECT')"
-                     "   AND has_table_privilege('idem_worker', 'idem.task_idempotency', 'INSERT')"
+                     "   AND has_function_privilege('idem_worker', 'idem.claim(text, text, uuid, bigint, integer, bigint)',"
+                     "                              'EXECUTE')"
+                     "   AND NOT has_table_privilege('idem_worker', 'idem.task_idempotency', 'INSERT')"
                      "   AND NOT has_table_privilege('idem_operator', 'idem.task_idempotency', 'UPDATE')"),
             QStringLiteral("t"));
     } else {

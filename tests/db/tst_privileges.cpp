@@ -40,6 +40,10 @@ std::optional<Probe> probeFor(const QString& table, const QString& op)
         return Probe { "SELECT count(*)::text FROM " + t, std::nullopt, "SELECT count(*)::text FROM " + t, "" };
     if (o == "TRUNCATE")
         return Probe { "TRUNCATE " + t, std::nullopt, "SELECT count(*)::text FROM " + t, "0" };
+    // A lock ends with its transaction: nothing to see afterwards, the refusal is the result.
+    if (o == "LOCK")
+        return Probe { "LOCK TABLE " + t + " IN ACCESS EXCLUSIVE MODE", std::nullopt, "SELECT 'not locked'",
+            "locked" };
     if (table == QLatin1String("task_idempotency")) {
         const std::string seeded = "SELECT count(*)::text FROM " + t + " WHERE idempotency_key = 'seed'";
         if (o == "INSERT")
@@ -64,6 +68,17 @@ std::optional<Probe> probeFor(const QString& table, const QString& op)
         if (o == "DELETE")
             return Probe { "DELETE FROM " + t + " WHERE tenant = $1", "t1",
                 "SELECT count(*)::text FROM " + t + " WHERE tenant = 't1'", "0" };
+    }
+    if (table == QLatin1String("task_idempotency_conflicts")) {
+        if (o == "INSERT")
+            return Probe { "INSERT INTO " + t + " VALUES ($1, now(), now(), 1, 'v1:x')", "probe",
+                "SELECT count(*)::text FROM " + t + " WHERE idempotency_key = 'probe'", "1" };
+        if (o == "UPDATE")
+            return Probe { "UPDATE " + t + " SET n = n + 1 WHERE idempotency_key = $1", "seed",
+                "SELECT n::text FROM " + t + " WHERE idempotency_key = 'seed'", "2" };
+        if (o == "DELETE")
+            return Probe { "DELETE FROM " + t + " WHERE idempotency_key = $1", "seed",
+                "SELECT count(*)::text FROM " + t + " WHERE idempotency_key = 'seed'", "0" };
     }
     if (table == QLatin1String("task_idempotency_audit")) {
         if (o == "INSERT")
@@ -101,7 +116,9 @@ QString value(pqxx::connection& c, const std::string& sql)
 void reseed(pqxx::connection& c)
 {
     pqxx::work w(c);
-    w.exec("TRUNCATE idem.task_idempotency, idem.idem_counters, idem.task_idempotency_audit");
+    w.exec("TRUNCATE idem.task_idempotency, idem.idem_counters, idem.task_idempotency_audit,"
+           " idem.task_idempotency_conflicts");
+    w.exec_params("INSERT INTO idem.task_idempotency_conflicts VALUES ($1, now(), now(), 1, 'v1:b')", "seed");
     w.exec_params("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, attempts)"
                   " VALUES ($1, 'h', 'processing', 1)",
         "seed");
@@ -167,27 +184,20 @@ void TestPrivileges::matrix_data()
     QTest::addColumn<QString>("op");
     QTest::addColumn<bool>("allowed");
 
+    const QStringList every { QStringLiteral("SELECT"), QStringLiteral("INSERT"), QStringLiteral("UPDATE"),
+        QStringLiteral("DELETE"), QStringLiteral("TRUNCATE"), QStringLiteral("LOCK") };
     const std::pair<const char*, QStringList> tables[] = {
-        { "task_idempotency",
-            { QStringLiteral("SELECT"), QStringLiteral("INSERT"), QStringLiteral("UPDATE"), QStringLiteral("DELETE"),
-                QStringLiteral("TRUNCATE") } },
-        { "idem_counters",
-            { QStringLiteral("SELECT"), QStringLiteral("INSERT"), QStringLiteral("UPDATE"), QStringLiteral("DELETE"),
-                QStringLiteral("TRUNCATE") } },
-        { "task_idempotency_audit",
-            { QStringLiteral("SELECT"), QStringLiteral("INSERT"), QStringLiteral("UPDATE"), QStringLiteral("DELETE"),
-                QStringLiteral("TRUNCATE") } },
-        { "idem_schema_version", { QStringLiteral("SELECT"), QStringLiteral("UPDATE"), QStringLiteral("DELETE") } },
+        { "task_idempotency", every },
+        { "idem_counters", every },
+        { "task_idempotency_conflicts", every },
+        { "task_idempotency_audit", every },
+        { "idem_schema_version",
+            { QStringLiteral("SELECT"), QStringLiteral("UPDATE"), QStringLiteral("DELETE"), QStringLiteral("LOCK") } },
     };
-    // DESIGN section 2: readers and operators change no table; workers run the protocol on
-    // their rows and the counters and never see or touch the audit.
+    // DESIGN section 2: readers and operators change no table; workers (schema v6) touch no
+    // Idem table at all, only the SECURITY DEFINER protocol functions, and may read the schema
+    // version. Nobody but the owner takes a table's ACCESS EXCLUSIVE lock.
     const QStringList workerMay {
-        QStringLiteral("task_idempotency SELECT"),
-        QStringLiteral("task_idempotency INSERT"),
-        QStringLiteral("task_idempotency UPDATE"),
-        QStringLiteral("idem_counters SELECT"),
-        QStringLiteral("idem_counters INSERT"),
-        QStringLiteral("idem_counters UPDATE"),
         QStringLiteral("idem_schema_version SELECT"),
     };
     for (const auto& r : loginRoles) {
@@ -195,8 +205,8 @@ void TestPrivileges::matrix_data()
         for (const auto& [table, ops] : tables) {
             for (const auto& op : ops) {
                 const QString key = QString::fromLatin1(table) + QLatin1Char(' ') + op;
-                const bool allowed
-                    = role == QLatin1String("idem_worker") ? workerMay.contains(key) : op == QLatin1String("SELECT");
+                const bool allowed = role == QLatin1String("idem_worker") ? workerMay.contains(key)
+                                                                          : op == QLatin1String("SELECT");
                 QTest::addRow("%s %s %s", r.idemRole, qPrintable(op), table)
                     << QString::fromLatin1(r.login) << QString::fromLatin1(table) << op << allowed;
             }
@@ -290,7 +300,9 @@ void TestPrivileges::publicSchemaGrantsOnlyIdemObjects()
     idem::migrate(*c, { idem::SchemaName("public") });
     QCOMPARE(value(*c,
                  "SELECT has_table_privilege('idem_reader', 'public.task_idempotency', 'SELECT')"
-                 "   AND has_table_privilege('idem_worker', 'public.task_idempotency', 'INSERT')"),
+                 "   AND has_function_privilege('idem_worker', 'public.claim(text, text, uuid, bigint, integer, bigint)',"
+                 "                              'EXECUTE')"
+                 "   AND NOT has_table_privilege('idem_worker', 'public.task_idempotency', 'SELECT')"),
         QStringLiteral("t"));
     QCOMPARE(value(*c,
                  "SELECT has_table_privilege('idem_reader', 'public.payroll', 'SELECT')"
@@ -300,7 +312,14 @@ void TestPrivileges::publicSchemaGrantsOnlyIdemObjects()
 
     for (const auto& r : loginRoles) {
         auto as = idem::connect(loginDsn(db.dsn(), r.login));
-        QCOMPARE(value(*as, "SELECT count(*) FROM public.task_idempotency"), QStringLiteral("0"));
+        if (r.idemRole == std::string("idem_worker")) {
+            pqxx::work w(*as); // a worker claims, and sees no table
+            QCOMPARE(w.exec("SELECT decision FROM public.claim('shop:charge:1', 'v1:x', gen_random_uuid(), 1000)")[0][0]
+                         .as<std::string>(),
+                std::string("acquired"));
+            w.commit();
+        } else
+            QCOMPARE(value(*as, "SELECT count(*) FROM public.task_idempotency"), QStringLiteral("0"));
         pqxx::read_transaction t(*as);
         QVERIFY_THROWS_EXCEPTION(pqxx::insufficient_privilege, t.exec("SELECT * FROM public.payroll"));
     }

@@ -429,7 +429,7 @@ void TestProtocol::succeededRowNeverChanges_data()
     QTest::addRow("claim, same digest") << static_cast<int>(Poke::ClaimSameDigest);
     QTest::addRow("claim, other digest") << static_cast<int>(Poke::ClaimOtherDigest);
     QTest::addRow("claim, long after the lease") << static_cast<int>(Poke::ClaimAfterLease);
-    QTest::addRow("SQL claim, max_attempts 1 and max age 0") << static_cast<int>(Poke::SqlClaimWouldExhaust);
+    QTest::addRow("SQL claim, max_attempts 1 and max age 1 ms") << static_cast<int>(Poke::SqlClaimWouldExhaust);
     QTest::addRow("fail retryable, old token") << static_cast<int>(Poke::FailRetryable);
     QTest::addRow("fail permanent, old token") << static_cast<int>(Poke::FailPermanent);
     QTest::addRow("fail unknown, old token") << static_cast<int>(Poke::FailUnknown);
@@ -476,7 +476,7 @@ void TestProtocol::succeededRowNeverChanges()
         break;
     case Poke::SqlClaimWouldExhaust: {
         pqxx::work w(*m_fx.other);
-        const auto r = w.exec_params("SELECT decision FROM idem.claim($1, $2, $3::uuid, 1000, 1, 0)", key.str(),
+        const auto r = w.exec_params("SELECT decision FROM idem.claim($1, $2, $3::uuid, 1000, 1, 1)", key.str(),
             digestOf('a'), idem::TaskStore::newToken());
         w.commit();
         QCOMPARE(bytes(r[0][0].as<std::string>()), "replay"_b);
