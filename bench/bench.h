@@ -132,6 +132,8 @@ struct Row {
 };
 
 RunResult median(const std::vector<RunResult>& runs);
+// The median of some runs' figures, 0 for none.
+double medianOf(std::vector<double> v);
 void printSection(const std::vector<Row>& rows, const std::string& section, const std::string& title, const char* unit);
 // Throughput of the row with that label and connection count, median over its runs; 0 if absent.
 double rateOf(const std::vector<Row>& rows, const std::string& section, const std::string& label, int connections);

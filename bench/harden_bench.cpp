@@ -49,14 +49,6 @@ namespace {
         text.replace(at, from.size(), to);
     }
 
-    double medianOf(std::vector<double> v)
-    {
-        if (v.empty())
-            return 0;
-        std::sort(v.begin(), v.end());
-        const std::size_t m = v.size() / 2;
-        return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-    }
 
 } // namespace
 

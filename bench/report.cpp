@@ -6,18 +6,15 @@
 
 namespace idem::bench {
 
-namespace {
-
-    double medianOf(std::vector<double> v)
-    {
-        if (v.empty())
-            return 0;
-        std::sort(v.begin(), v.end());
-        const std::size_t m = v.size() / 2;
-        return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-    }
-
-} // namespace
+// The median of some runs' figures (0 for none); every benchmark's tables use this one.
+double medianOf(std::vector<double> v)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    const std::size_t m = v.size() / 2;
+    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
 
 RunResult median(const std::vector<RunResult>& runs)
 {

@@ -127,7 +127,6 @@ struct LoadRow {
     std::vector<LoadResult> runs;
 };
 
-double medianOf(std::vector<double> v);
 void printSnapshots(const std::vector<SnapshotRow>& rows, int reps);
 void printLoad(const std::vector<LoadRow>& rows, int claimConnections, int loadSeconds, int pollers);
 void writeJson(const std::string& path, const std::vector<SnapshotRow>& snaps, const std::vector<LoadRow>& loads);

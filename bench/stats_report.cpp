@@ -36,15 +36,6 @@ double Timing::pct(double p) const
     return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5)];
 }
 
-double medianOf(std::vector<double> v)
-{
-    if (v.empty())
-        return 0;
-    std::sort(v.begin(), v.end());
-    const std::size_t m = v.size() / 2;
-    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
-
 void printSnapshots(const std::vector<SnapshotRow>& rows, int reps)
 {
     std::printf("\n== dashboard snapshot (readStats) vs naive GROUP BY status; %d runs each, interleaved ==\n", reps);
