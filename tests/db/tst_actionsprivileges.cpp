@@ -58,7 +58,7 @@ void TestActionsPrivileges::cleanupTestCase() { m_fx.close(); }
 std::unique_ptr<pqxx::connection> TestActionsPrivileges::as(const char* login) const
 {
     return idem::connect(
-        idem::test::dsnWith(m_fx.db->dsn(), { { "user", login }, { "password", m_password }, { "passfile", "" } }));
+        idem::test::loginDsn(m_fx.db->dsn(), login, m_password));
 }
 
 void TestActionsPrivileges::operatorActs()

@@ -73,7 +73,7 @@ void TestAuditLock::cleanupTestCase() { m_fx.close(); }
 std::unique_ptr<pqxx::connection> TestAuditLock::as(const char* login) const
 {
     return idem::connect(
-        idem::test::dsnWith(m_fx.db->dsn(), { { "user", login }, { "password", m_password }, { "passfile", "" } }));
+        idem::test::loginDsn(m_fx.db->dsn(), login, m_password));
 }
 
 // Issue #12 item 5: appends used to serialise on an advisory lock any login role could take.

@@ -510,7 +510,7 @@ void TestMigrate::noRolesAsDatabaseOwner()
     QCOMPARE(
         value(*c, "SELECT rolcreaterole OR rolsuper FROM pg_roles WHERE rolname = $1", owner), QStringLiteral("f"));
     const std::string ownerDsn
-        = idem::test::dsnWith(db.dsn(), { { "user", owner }, { "password", password }, { "passfile", "" } });
+        = idem::test::loginDsn(db.dsn(), owner, password);
 
     const auto noRoles
         = idemctl({ QStringLiteral("migrate"), QStringLiteral("--no-roles"), QStringLiteral("--dsn"), qs(ownerDsn) });

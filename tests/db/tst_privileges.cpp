@@ -174,7 +174,7 @@ void TestPrivileges::cleanupTestCase() { m_matrixDb.reset(); }
 
 std::string TestPrivileges::loginDsn(const std::string& base, const std::string& login) const
 {
-    return idem::test::dsnWith(base, { { "user", login }, { "password", m_password }, { "passfile", "" } });
+    return idem::test::loginDsn(base, login, m_password);
 }
 
 void TestPrivileges::matrix_data()

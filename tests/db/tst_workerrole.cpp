@@ -40,8 +40,7 @@ private:
     std::unique_ptr<pqxx::connection> asWorker() const { return idem::connect(workerDsn()); }
     std::string workerDsn() const
     {
-        return idem::test::dsnWith(
-            m_db->dsn(), { { "user", workerLogin }, { "password", m_password }, { "passfile", "" } });
+        return idem::test::loginDsn(m_db->dsn(), workerLogin, m_password);
     }
     // Everything in the Idem tables, as the owner sees it: what a refused statement must leave.
     QByteArray everything() const;

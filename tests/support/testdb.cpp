@@ -90,4 +90,9 @@ void createLoginRole(const std::string& name, const std::string& password, const
     w.commit();
 }
 
+std::string loginDsn(const std::string& base, const std::string& login, const std::string& password)
+{
+    return dsnWith(base, { { "user", login }, { "password", password }, { "passfile", "" } });
+}
+
 } // namespace idem::test

@@ -19,6 +19,10 @@ QString databaseProblem();
 // The admin DSN with some options replaced (dbname, user, password, sslmode, ...).
 std::string dsnWith(const std::string& base, std::initializer_list<std::pair<std::string, std::string>> overrides);
 
+// The DSN of `base` as a login role with its password, ignoring any passfile (so the password
+// given is the one tried), for tests that act as reader, operator, worker or a plain role.
+std::string loginDsn(const std::string& base, const std::string& login, const std::string& password);
+
 // A fresh database for one test, dropped (forcibly) when this goes out of scope.
 class ScratchDatabase {
 public:
