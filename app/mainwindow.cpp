@@ -44,7 +44,6 @@ MainWindow::MainWindow(ConsoleSession* session, ProfileStore* profiles, QWidget*
     setCentralWidget(m_console);
     // Pages, in tab order. Each page takes the session it reads through (the monitor
     // connection) and, for recovery actions, the admin connection.
-    m_dashboard->model()->setDedicatedConnection(true);
     m_console->addPage(m_dashboard, tr("Dashboard"), 0);
     m_console->addPage(new TaskBrowserWidget(m_monitor, m_session), tr("Tasks"), 1);
     auto* audit = new AuditWidget(m_monitor);

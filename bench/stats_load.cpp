@@ -95,7 +95,7 @@ LoadResult runWithConsoles(pqxx::connection& admin, const LoadSpec& spec)
                 auto conn = connect(spec.dsn, { "idem-bench console" });
                 const int pid = backendPid(*conn);
                 if (spec.console == Console::Dashboard) // as the console's worker does, once
-                    prepareDashboardConnection(*conn, spec.statementTimeoutMs, true);
+                    prepareDashboardConnection(*conn, spec.statementTimeoutMs);
                 // Consoles are not synchronised: each ticks on a phase of its own.
                 std::mt19937 rng(0x5eedu + static_cast<unsigned>(p));
                 const auto phase = std::chrono::microseconds(std::uniform_int_distribution<long long>(

@@ -17,8 +17,11 @@ namespace {
     constexpr std::chrono::milliseconds maxDelay { 60000 };
     // A tick answers in milliseconds; silence this long means the database is not answering.
     constexpr qint64 overdueAfterMs = 2000;
-    // The attempts histogram reads every unfinished row: at most this often.
-    constexpr qint64 histogramEveryMs = 30000;
+    // After a failed exact refresh (timeout, privilege), wait this long before this console
+    // asks again; the database's own attempt marker keeps other consoles off it meanwhile.
+    constexpr qint64 exactRetryAfterMs = 60000;
+    // An exact refresh may take much longer than a tick: its own statement timeout.
+    constexpr int exactTimeoutMs = 600000;
 
     QString count(qint64 n) { return QLocale().toString(n); }
 
@@ -101,7 +104,8 @@ void DashboardModel::setSettings(const DashboardSettings& settings)
     if (query) {
         ++m_generation;
         m_historyLoadedMinutes = 0;
-        m_sinceHistogram.invalidate();
+        m_ownExact.reset();
+        m_ownExactAt.invalidate();
     }
     if (filter)
         resetData();
@@ -156,6 +160,8 @@ void DashboardModel::resetData()
 {
     m_latest.reset();
     m_attempts.reset();
+    m_ownExact.reset();
+    m_ownExactAt.invalidate();
     m_history.clear();
     m_levels.fill(Level::NoData);
     m_lastServerMs = 0;
@@ -220,16 +226,13 @@ void DashboardModel::tickNow()
         options.historyMinutes
             = std::clamp<int>(static_cast<int>((QDateTime::currentMSecsSinceEpoch() - m_lastServerMs) / 60000) + 2, 2,
                 m_settings.windowMinutes);
-    options.attemptsHistogram = !m_attempts || !m_sinceHistogram.isValid()
-        || m_sinceHistogram.elapsed() >= std::max<qint64>(histogramEveryMs, 10LL * m_settings.intervalMs);
 
     const bool prepare = !m_prepared;
-    const bool readOnly = m_dedicated;
     const int timeoutMs = m_statementTimeoutMs;
     const int generation = m_generation;
-    auto job = [options, prepare, readOnly, timeoutMs](pqxx::connection& conn, const idem::SchemaName& schema) {
+    auto job = [options, prepare, timeoutMs](pqxx::connection& conn, const idem::SchemaName& schema) {
         if (prepare)
-            idem::prepareDashboardConnection(conn, timeoutMs, readOnly);
+            idem::prepareDashboardConnection(conn, timeoutMs);
         QElapsedTimer clock;
         clock.start();
         DashboardTick tick;
@@ -267,19 +270,27 @@ void DashboardModel::onTickDone(quint64 id, const QVariant& answer)
     m_failures = 0;
     const auto tick = answer.value<DashboardTick>();
     ingest(tick);
+    maybeRefreshExact();
     const auto budgeted = std::chrono::milliseconds(tick.elapsedMs * tickBudgetDivisor);
     schedule(std::max(std::chrono::milliseconds(m_settings.intervalMs), budgeted));
 }
 
 void DashboardModel::ingest(const DashboardTick& tick)
 {
-    const auto& r = tick.reading;
+    auto r = tick.reading;
+    if (m_ownExact && usesOwnExact(r.stats)) {
+        // This console's own exact figures (a standby, a filter), aged to this reading.
+        auto e = *m_ownExact;
+        e.ageSeconds = m_ownExactAt.isValid() ? m_ownExactAt.elapsed() / 1000.0 : 0;
+        if (e.oldestProcessingAgeSeconds)
+            *e.oldestProcessingAgeSeconds += e.ageSeconds;
+        idem::attachExact(r.stats, e);
+        r.attempts = e.attempts;
+    }
     m_history.addLive({ r.serverNowMs, r.stats.processing, r.stats.expiredLeases, tick.elapsedMs });
     m_history.mergeBuckets(r.buckets);
-    if (r.attempts) {
+    if (r.attempts)
         m_attempts = r.attempts;
-        m_sinceHistogram.start();
-    }
     m_historyLoadedMinutes = std::max<qint64>(m_historyLoadedMinutes, tick.historyMinutes);
     m_lastServerMs = r.serverNowMs;
     m_latest = r;
@@ -289,6 +300,62 @@ void DashboardModel::ingest(const DashboardTick& tick)
     setFreshness(Freshness::Live, {});
     evaluateLevels();
     Q_EMIT updated();
+}
+
+bool DashboardModel::usesOwnExact(const idem::StatsSnapshot& s) const
+{
+    if (!m_settings.tenant.isEmpty() || !m_settings.operation.isEmpty())
+        return true;
+    // A standby reads the primary's shared figures while the primary keeps them fresh; when
+    // nobody there does, its consoles count for themselves.
+    return s.inRecovery && (!s.exact || s.exact->ageSeconds > std::max(60.0, 2 * s.exact->periodSeconds));
+}
+
+void DashboardModel::maybeRefreshExact()
+{
+    if (m_static || m_exactPending || !m_latest || !m_session || !m_session->canPoll())
+        return;
+    if (m_exactFailedAt.isValid() && m_exactFailedAt.elapsed() < exactRetryAfterMs)
+        return;
+    const auto& s = m_latest->stats;
+    const bool own = usesOwnExact(s);
+    if (!own && !s.exactDue)
+        return;
+    if (own && m_ownExact && m_ownExactAt.isValid() && m_ownExactAt.elapsed() < m_ownExact->periodSeconds * 1000)
+        return;
+    idem::StatsOptions options;
+    options.longUnfinishedAfterMinutes = m_settings.longUnfinishedMinutes;
+    if (!m_settings.tenant.isEmpty())
+        options.tenant = m_settings.tenant.toStdString();
+    if (!m_settings.operation.isEmpty())
+        options.operation = m_settings.operation.toStdString();
+    const int generation = m_generation;
+    auto job = [options, own](pqxx::connection& conn, const idem::SchemaName& schema) {
+        ExactRefresh out;
+        out.own = own;
+        if (own)
+            out.figures = idem::readOwnExact(conn, schema, options, exactTimeoutMs);
+        else
+            out.refreshed = idem::refreshSharedExact(conn, schema, options.longUnfinishedAfterMinutes, exactTimeoutMs);
+        return QVariant::fromValue(out);
+    };
+    m_exactPending = m_session->submit(
+        std::move(job), this,
+        [this, generation](const QVariant& answer) {
+            m_exactPending = 0;
+            m_exactFailedAt.invalidate();
+            const auto out = answer.value<ExactRefresh>();
+            if (out.refreshed)
+                ++m_sharedRefreshes;
+            if (out.own && generation == m_generation) {
+                m_ownExact = out.figures;
+                m_ownExactAt.start();
+            }
+        },
+        [this](const Failure&) {
+            m_exactPending = 0;
+            m_exactFailedAt.start();
+        });
 }
 
 void DashboardModel::onTickFailed(quint64 id, const Failure& failure)
@@ -367,13 +434,49 @@ TileValue DashboardModel::tile(Tile t) const
         v.text = count(n);
         v.detail = detail;
     };
+    // A lower bound reads "≥ 10,000" with the exact figure of the last refresh, and its age,
+    // on the line below; an exact figure of now needs no words.
+    const auto bounded = [&](std::initializer_list<idem::Figure> figures, bool duration) {
+        bool lower = false;
+        bool haveExact = true;
+        double exact = 0;
+        std::optional<double> age;
+        for (auto f : figures) {
+            const auto& l = s.label(f);
+            if (l.quality != idem::FigureQuality::LowerBound)
+                continue;
+            lower = true;
+            if (!l.exact) {
+                haveExact = false;
+                continue;
+            }
+            exact += *l.exact;
+            age = age ? std::max(*age, l.exactAgeSeconds.value_or(0)) : l.exactAgeSeconds.value_or(0);
+        }
+        if (!lower)
+            return;
+        // Exact for the figures that were not capped, from this tick.
+        if (haveExact && figures.size() > 1)
+            for (auto f : figures)
+                if (s.label(f).quality != idem::FigureQuality::LowerBound)
+                    exact += f == idem::Figure::FailedPermanent ? double(s.failedPermanent) : double(s.failedExhausted);
+        v.text = QStringLiteral("≥ ") + v.text;
+        if (haveExact && age)
+            v.quality = QCoreApplication::translate("idem::console::DashboardModel", "exact %1 as of %2 ago")
+                            .arg(duration ? durationText(exact) : count(static_cast<qint64>(exact)), durationText(*age));
+        else
+            v.quality = QCoreApplication::translate("idem::console::DashboardModel", "counted up to %1; exact count pending")
+                            .arg(count(idem::boundedCountCap));
+    };
     switch (t) {
     case Tile::Processing:
         counted(s.processing, QCoreApplication::translate("idem::console::DashboardModel", "live leases"));
+        bounded({ idem::Figure::Processing }, false);
         break;
     case Tile::ExpiredLeases:
         counted(
             s.expiredLeases, QCoreApplication::translate("idem::console::DashboardModel", "processing, lease ran out"));
+        bounded({ idem::Figure::ExpiredLeases }, false);
         break;
     case Tile::DuplicateRatio:
         if (s.duplicateRatio) {
@@ -394,13 +497,15 @@ TileValue DashboardModel::tile(Tile t) const
         break;
     case Tile::LongUnfinished:
         counted(s.longUnfinished,
-            QCoreApplication::translate("idem::console::DashboardModel", "unfinished after %1 min")
+            QCoreApplication::translate("idem::console::DashboardModel", "in flight after %1 min")
                 .arg(m_settings.longUnfinishedMinutes));
+        bounded({ idem::Figure::LongUnfinished }, false);
         break;
     case Tile::Failed:
         counted(s.failedPermanent + s.failedExhausted,
             QCoreApplication::translate("idem::console::DashboardModel", "%1 permanent · %2 exhausted")
                 .arg(count(s.failedPermanent), count(s.failedExhausted)));
+        bounded({ idem::Figure::FailedPermanent, idem::Figure::FailedExhausted }, false);
         break;
     case Tile::DigestConflicts:
         counted(s.digestConflicts, window);
@@ -410,12 +515,14 @@ TileValue DashboardModel::tile(Tile t) const
         break;
     case Tile::Uncertain:
         counted(s.uncertain, QCoreApplication::translate("idem::console::DashboardModel", "retryable, effect unknown"));
+        bounded({ idem::Figure::Uncertain }, false);
         break;
     case Tile::OldestProcessing:
         if (s.oldestProcessingAgeSeconds) {
             v.value = *s.oldestProcessingAgeSeconds;
             v.text = durationText(*v.value);
             v.detail = QCoreApplication::translate("idem::console::DashboardModel", "since first seen");
+            bounded({ idem::Figure::OldestProcessingAge }, true);
         } else {
             v.text = QStringLiteral("–");
             v.detail = QCoreApplication::translate("idem::console::DashboardModel", "nothing processing");
@@ -465,6 +572,8 @@ idem::TaskFilter DashboardModel::filterFor(Tile t) const
         f.statuses = { "retryable_failed", "failed" };
         break;
     case Tile::LongUnfinished:
+        // What the tile counts: work still in flight (failed rows have their own tile).
+        f.statuses = { "processing", "retryable_failed" };
         f.unfinishedForMinutes = m_settings.longUnfinishedMinutes;
         break;
     case Tile::Failed:

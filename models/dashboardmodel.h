@@ -27,10 +27,21 @@ struct DashboardTick {
     int historyMinutes = 0;
 };
 
+// What one exact refresh job brought back: the shared one (refreshed: this console did it) or
+// this console's own (figures).
+struct ExactRefresh {
+    bool own = false;
+    bool refreshed = false;
+    idem::ExactFigures figures;
+};
+
 // What a tile shows.
 struct TileValue {
-    QString text; // the number as a person reads it ("12", "23.5 %", "4 min 12 s", "≈ 1,200")
+    QString text; // the number as a person reads it ("12", "23.5 %", "4 min 12 s", "≥ 10,000", "≈ 1,200")
     QString detail; // the line under it
+    // What the number is when it is not an exact count of now: "exact 312,457 as of 20 s ago",
+    // "counted up to 10,000; exact count pending". Empty for an exact figure.
+    QString quality;
     std::optional<double> value; // in the threshold's unit
     Level level = Level::NoData;
 };
@@ -70,8 +81,6 @@ public:
     void setWindowMinutes(int minutes);
     void setFilter(const QString& tenant, const QString& operation);
     void setThreshold(Tile tile, const Threshold& threshold);
-    // A connection that serves only the dashboard and other reads: ticks also make it read-only.
-    void setDedicatedConnection(bool dedicated) { m_dedicated = dedicated; }
     void setStatementTimeoutMs(int ms) { m_statementTimeoutMs = ms; }
     int statementTimeoutMs() const { return m_statementTimeoutMs; }
 
@@ -90,6 +99,9 @@ public:
     std::chrono::milliseconds nextTickIn() const { return m_nextTick; }
     bool stretched() const { return m_nextTick.count() > m_settings.intervalMs; }
     int ticks() const { return m_ticks; }
+    // Shared exact refreshes this console ran (it won the database's attempt).
+    int sharedRefreshes() const { return m_sharedRefreshes; }
+    bool exactRefreshPending() const { return m_exactPending != 0; }
     bool tickPending() const { return m_pending != 0; }
 
     // The ingest path on its own (what a tick's answer does on the UI thread): the benchmark feeds
@@ -115,12 +127,13 @@ private:
     void setFreshness(Freshness freshness, const QString& reason);
     void resetData();
     void evaluateLevels();
+    void maybeRefreshExact();
+    bool usesOwnExact(const idem::StatsSnapshot& s) const;
 
     QPointer<ConsoleSession> m_session; // may go first when the window closes
     bool m_static = false;
     std::optional<int> m_figuresWindowMinutes; // static mode: the tiles' window, when not the charts'
     DashboardSettings m_settings;
-    bool m_dedicated = false;
     int m_statementTimeoutMs = 5000;
     bool m_prepared = false; // the connection's session settings are in place
 
@@ -137,7 +150,11 @@ private:
     QDateTime m_lastGoodAt;
     std::optional<idem::DashboardReading> m_latest;
     std::optional<std::vector<idem::AttemptsBin>> m_attempts;
-    QElapsedTimer m_sinceHistogram;
+    quint64 m_exactPending = 0;
+    QElapsedTimer m_exactFailedAt;
+    std::optional<idem::ExactFigures> m_ownExact;
+    QElapsedTimer m_ownExactAt;
+    int m_sharedRefreshes = 0;
     qint64 m_historyLoadedMinutes = 0; // how far back the history holds the current window
     qint64 m_lastServerMs = 0;
     DashboardHistory m_history;
@@ -149,3 +166,4 @@ private:
 } // namespace idem::console
 
 Q_DECLARE_METATYPE(idem::console::DashboardTick)
+Q_DECLARE_METATYPE(idem::console::ExactRefresh)

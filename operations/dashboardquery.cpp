@@ -50,50 +50,39 @@ std::optional<double> CounterBucket::duplicateRatio() const
 
 std::string dashboardSql(const SchemaName& schema)
 {
-    const auto tasks = schema.qualify("task_idempotency");
-    const auto counters = schema.qualify("idem_counters");
-    // The figures are statsSql() verbatim, as a subquery; what is added is chart data only.
+    // The figures are statsSql() verbatim, as a subquery; what is added is chart data only:
+    // per-minute outcome sums for the last $5 buckets, over every tenant and operation from
+    // idem_counters_total (at most $5 x 14 rows), filtered from the detailed idem_counters.
     return "WITH stats AS (" + statsSql(schema) + R"(),
 history AS (
-    -- Per-minute outcome sums for the charts: the last $5 buckets, by the bucket-leading key.
-    SELECT c.bucket, c.outcome, sum(c.n)::bigint AS n
-    FROM )"
-        + counters + R"( c
-    WHERE c.bucket >= date_trunc('minute', now()) - ($5::int - 1) * interval '1 minute'
-      AND ($1::text IS NULL OR c.tenant = $1::text)
-      AND ($2::text IS NULL OR c.operation = $2::text)
-    GROUP BY c.bucket, c.outcome
+    SELECT c.bucket, c.outcome, c.n FROM )"
+        + schema.qualify("idem_counters_total") + R"( c
+     WHERE $1::text IS NULL AND $2::text IS NULL AND c.minutes = 1
+       AND c.bucket >= date_trunc('minute', now()) - ($5::int - 1) * interval '1 minute'
+    UNION ALL
+    SELECT c.bucket, c.outcome, sum(c.n)::bigint FROM )"
+        + schema.qualify("idem_counters") + R"( c
+     WHERE NOT ($1::text IS NULL AND $2::text IS NULL)
+       AND c.bucket >= date_trunc('minute', now()) - ($5::int - 1) * interval '1 minute'
+       AND ($1::text IS NULL OR c.tenant = $1::text)
+       AND ($2::text IS NULL OR c.operation = $2::text)
+     GROUP BY c.bucket, c.outcome
 )
 SELECT stats.*,
        (extract(epoch FROM now()) * 1000)::bigint AS server_now_ms,
        (SELECT coalesce(json_agg(json_build_array(extract(epoch FROM h.bucket)::bigint, h.outcome, h.n)
                                  ORDER BY h.bucket), '[]'::json)
-          FROM history h) AS buckets,
-       -- The wide aggregate, over every unfinished row (task_idempotency_unfinished_idx): only
-       -- when asked; otherwise $6 folds to false and the subquery never runs.
-       CASE WHEN $6::bool THEN
-           (SELECT coalesce(json_agg(json_build_array(a.bin, a.n) ORDER BY a.bin), '[]'::json)
-              FROM (SELECT least(t.attempts, )"
-        + std::to_string(attemptsHistogramTopBin) + R"() AS bin, count(*) AS n
-                      FROM )"
-        + tasks + R"( t
-                     WHERE $6::bool AND t.status <> 'succeeded'
-                       AND ($1::text IS NULL OR split_part(t.idempotency_key, ':', 1) = $1::text)
-                       AND ($2::text IS NULL OR split_part(t.idempotency_key, ':', 2) = $2::text)
-                     GROUP BY 1) a)
-       END AS attempts_histogram
+          FROM history h) AS buckets
 FROM stats
 )";
 }
 
-void prepareDashboardConnection(pqxx::connection& conn, int statementTimeoutMs, bool readOnlySession)
+void prepareDashboardConnection(pqxx::connection& conn, int statementTimeoutMs)
 {
     pqxx::nontransaction n(conn);
     // Session-wide (is_local false): this connection's later statements, the ticks, are bounded
     // without a BEGIN / SET LOCAL / COMMIT around each.
-    n.exec_params("SELECT set_config('statement_timeout', $1, false),"
-                  "       CASE WHEN $2::bool THEN set_config('default_transaction_read_only', 'on', false) END",
-        std::to_string(statementTimeoutMs), readOnlySession);
+    n.exec_params("SELECT set_config('statement_timeout', $1, false)", std::to_string(statementTimeoutMs));
 }
 
 std::string unfilteredDashboardSql(const SchemaName& schema)
@@ -106,7 +95,7 @@ std::string unfilteredDashboardSql(const SchemaName& schema)
     // Every placeholder is written with its cast, which makes the rewrite exact (no $10 exists).
     replaceAll("$1::text", "NULL::text");
     replaceAll("$2::text", "NULL::text");
-    for (int i = 3; i <= 6; ++i)
+    for (int i = 3; i <= 5; ++i)
         replaceAll("$" + std::to_string(i) + "::", "$" + std::to_string(i - 2) + "::");
     return sql;
 }
@@ -123,14 +112,14 @@ DashboardReading readDashboard(pqxx::connection& conn, const SchemaName& schema,
         prepared = "idem_tick_" + sha256Hex(sql).substr(0, 16);
         conn.prepare(prepared, sql);
     }
-    // No BEGIN: one statement in autocommit is one snapshot and one round trip.
+    // No BEGIN: one statement in autocommit is one snapshot and one round trip (and, read-write,
+    // may store the shared bounded figures).
     pqxx::nontransaction n(conn);
     const pqxx::result r = filtered
         ? n.exec_params(dashboardSql(schema), orNull(options.stats.tenant), orNull(options.stats.operation),
-            options.stats.windowMinutes, options.stats.longUnfinishedAfterMinutes, std::max(1, options.historyMinutes),
-            options.attemptsHistogram)
+            options.stats.windowMinutes, options.stats.longUnfinishedAfterMinutes, std::max(1, options.historyMinutes))
         : n.exec_prepared(prepared, options.stats.windowMinutes, options.stats.longUnfinishedAfterMinutes,
-            std::max(1, options.historyMinutes), options.attemptsHistogram);
+            std::max(1, options.historyMinutes));
     const auto row = r.at(0);
 
     DashboardReading out;
@@ -147,12 +136,8 @@ DashboardReading readDashboard(pqxx::connection& conn, const SchemaName& schema,
         if (field != fields.end())
             out.buckets.back().*(field->second) += item.at(2).get<std::int64_t>();
     }
-    if (!row["attempts_histogram"].is_null()) {
-        std::vector<AttemptsBin> bins;
-        for (const auto& item : nlohmann::json::parse(row["attempts_histogram"].as<std::string>()))
-            bins.push_back({ item.at(0).get<int>(), item.at(1).get<std::int64_t>() });
-        out.attempts = std::move(bins);
-    }
+    if (out.stats.exact)
+        out.attempts = out.stats.exact->attempts;
     return out;
 }
 

@@ -13,16 +13,14 @@
 
 namespace idem {
 
-// The console dashboard's tick: every figure of statsSql() (defined there, once), the newest
-// per-minute counter buckets for the charts and, now and then, the attempts histogram over the
-// unfinished rows, all from ONE statement. A single SELECT in autocommit sees one consistent
+// The console dashboard's tick: every figure of statsSql() (defined there, once) and the newest
+// per-minute counter buckets for the charts, all from ONE statement. A single SELECT in autocommit sees one consistent
 // snapshot, so the tick is one round trip; the connection's statement timeout (and read-only
 // default, on a connection of its own) is set once by prepareDashboardConnection().
 
 struct DashboardOptions {
     StatsOptions stats; // window, long-unfinished threshold, tenant / operation filter
     int historyMinutes = 2; // counter buckets returned: this many minutes back, the current one included
-    bool attemptsHistogram = false; // the wide aggregate: ask only now and then
 };
 
 // One minute of idem_counters, summed over the filtered tenants and operations.
@@ -52,30 +50,25 @@ struct CounterBucket {
     bool operator==(const CounterBucket&) const = default;
 };
 
-// Unfinished rows (status <> 'succeeded') by attempts; the last bin holds that many or more.
-struct AttemptsBin {
-    int attempts = 0;
-    std::int64_t rows = 0;
-    bool operator==(const AttemptsBin&) const = default;
-};
-constexpr int attemptsHistogramTopBin = 10;
 
 struct DashboardReading {
     StatsSnapshot stats;
     std::int64_t serverNowMs = 0;
     std::vector<CounterBucket> buckets; // oldest first; minutes without counts are absent
-    std::optional<std::vector<AttemptsBin>> attempts; // set when asked for
+    // Unfinished rows by attempts, from the shared exact refresh (stats.exact): set when one exists.
+    std::optional<std::vector<AttemptsBin>> attempts;
 };
 
-// $1..$4 as statsSql(), $5 history minutes, $6 whether to compute the histogram.
+// $1..$4 as statsSql(), $5 history minutes.
 std::string dashboardSql(const SchemaName& schema);
 
-// Once per connection, before its first tick: a session statement timeout (the tick's bound)
-// and, when the connection serves only reads, default_transaction_read_only. One round trip.
-void prepareDashboardConnection(pqxx::connection& conn, int statementTimeoutMs, bool readOnlySession);
+// Once per connection, before its first tick: a session statement timeout (the tick's bound).
+// The session stays read-write: the tick's idem_live_stats() stores the shared figures when this
+// console is the one to count them (the reader role can write nothing else).
+void prepareDashboardConnection(pqxx::connection& conn, int statementTimeoutMs);
 
 // The unfiltered tick as a statement of its own: dashboardSql() with $1 and $2 bound to NULL in
-// the text (so a generic plan has no per-row filter to evaluate) and $3..$6 renumbered $1..$4.
+// the text (so a generic plan has no per-row filter to evaluate) and $3..$5 renumbered $1..$3.
 // readDashboard() prepares it once per connection and the server reuses its plan.
 std::string unfilteredDashboardSql(const SchemaName& schema);
 

@@ -1,5 +1,9 @@
 #include "operations/stats.h"
 
+#include <algorithm>
+#include <chrono>
+
+#include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
 namespace idem {
@@ -19,52 +23,94 @@ namespace {
     {
         return f.is_null() ? std::nullopt : std::optional<double>(f.as<double>());
     }
+
+    std::string text(const pqxx::field& f) { return f.is_null() ? std::string() : f.as<std::string>(); }
+
+    std::vector<AttemptsBin> bins(const pqxx::field& f)
+    {
+        std::vector<AttemptsBin> out;
+        if (f.is_null())
+            return out;
+        for (const auto& item : nlohmann::json::parse(f.as<std::string>()))
+            out.push_back({ item.at(0).get<int>(), item.at(1).get<std::int64_t>() });
+        return out;
+    }
+
+    // The exact row figures' columns, from idem_exact_stats() (e) or idem_stats_exact (x),
+    // with the ages taken at this statement's now().
+    constexpr const char* utc = R"( AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))";
 } // namespace
 
-// Every figure is defined here, once. The row part reads only rows with status <> 'succeeded'
-// (the predicate of task_idempotency_unfinished_idx, which holds every other partial index's
-// rows too), so its cost follows the unfinished set and not the table. Since 0004 that index
-// includes every column the row part reads, so it is an index-only scan that visits no heap page
-// once the table is vacuumed: a figure that reads another column brings back one heap fetch per
-// unfinished row (tst_statsindex checks). The statement is planned with its parameters bound,
-// so with no tenant / operation set the `$1 IS NULL OR ...` filters fold away and split_part()
-// runs only for a filtered view. (Grouping the rows first and summing the groups, or mapping the
-// status to an integer once per row, measured no cheaper: bench/README.md.) The counter part
-// reads idem_counters by its bucket-leading primary key. Tenant and operation are the first two
-// fields of the key (tenant:operation:business_id) on rows, and columns on counters.
-std::string statsSql(const SchemaName& schema)
+const char* qualityName(FigureQuality quality)
 {
-    const auto tasks = schema.qualify("task_idempotency");
-    const auto counters = schema.qualify("idem_counters");
-    const auto audit = schema.qualify("task_idempotency_audit");
+    switch (quality) {
+    case FigureQuality::Exact:
+        return "exact";
+    case FigureQuality::ExactCached:
+        return "exact_cached";
+    case FigureQuality::LowerBound:
+        return "lower_bound";
+    case FigureQuality::Estimate:
+        return "estimate";
+    }
+    return "exact";
+}
+
+const char* figureKey(Figure figure)
+{
+    static constexpr std::array<const char*, figureCount> keys = { "processing", "expired_leases",
+        "oldest_processing_age_seconds", "retryable_failed", "uncertain", "failed_permanent", "failed_exhausted",
+        "long_unfinished", "duplicate_ratio", "claims", "retries", "failed_retries", "digest_conflicts",
+        "stale_token_rejections", "total_rows_estimate" };
+    return keys[static_cast<std::size_t>(figure)];
+}
+
+bool StatsSnapshot::anyLowerBound() const
+{
+    return std::any_of(
+        labels.begin(), labels.end(), [](const FigureLabel& l) { return l.quality == FigureQuality::LowerBound; });
+}
+
+double exactRefreshPeriodSeconds(double costMs)
+{
+    // As idem_exact_refresh_finish() (0008): 50x the cost, 20 s to 15 min.
+    return std::clamp(costMs / 1000.0 * 50.0, 20.0, 900.0);
+}
+
+// The row figures come from idem_live_stats() (bounded, shared; see 0008_stats_at_scale.sql) or,
+// for exactRows, idem_exact_stats(); both are defined there, once. The counter part sums
+// idem_counters_total (over every tenant and operation, at most $3 x 14 rows) when nothing is
+// filtered, and the detailed idem_counters otherwise: $1 and $2 are bound when the statement is
+// planned, so the branch that does not apply folds away to a one-time filter. The shared exact
+// figures ride along (idem_stats_exact, one row), unfiltered only.
+std::string statsSql(const SchemaName& schema, bool exactRows)
+{
+    const auto q = [&schema](const char* name) { return schema.qualify(name); };
+    const std::string live = exactRows ? R"(
+    SELECT e.processing, false AS processing_capped, e.expired_leases, false AS expired_leases_capped,
+           e.oldest_processing_created_at, false AS oldest_processing_capped, e.retryable_failed,
+           false AS retryable_failed_capped, e.uncertain, false AS uncertain_capped, e.failed_permanent,
+           false AS failed_permanent_capped, e.failed_exhausted, false AS failed_exhausted_capped, e.long_unfinished,
+           false AS long_unfinished_capped, now() AS taken_at, false AS shared, 0::float8 AS cost_ms
+      FROM )" + q("idem_exact_stats")
+            + "($1::text, $2::text, $4::int) e"
+                                       : "    SELECT * FROM " + q("idem_live_stats") + "($1::text, $2::text, $4::int)";
     return R"(
 WITH live AS (
-    SELECT
-        -- processing: a lease that has not run out, i.e. a worker presumably still on it
-        count(*) FILTER (WHERE t.status = 'processing' AND t.lease_until > now()) AS processing,
-        -- expired leases: processing rows whose lease ran out; the next claim takes them over
-        count(*) FILTER (WHERE t.status = 'processing' AND (t.lease_until IS NULL OR t.lease_until <= now()))
-            AS expired_leases,
-        -- oldest processing age: seconds since the oldest processing row was first seen
-        -- (created_at; updated_at moves with every heartbeat)
-        extract(epoch FROM now() - min(t.created_at) FILTER (WHERE t.status = 'processing'))::float8
-            AS oldest_processing_age_s,
-        -- retryable: failed with a retryable or unknown outcome, waiting for its backoff or a claim
-        count(*) FILTER (WHERE t.status = 'retryable_failed') AS retryable_failed,
-        -- uncertain outcomes: retryable rows whose last attempt's effect is unknown
-        count(*) FILTER (WHERE t.status = 'retryable_failed' AND t.error_class = 'unknown') AS uncertain,
-        -- failed, permanent: the task itself said it cannot succeed
-        count(*) FILTER (WHERE t.status = 'failed' AND t.error_class = 'permanent') AS failed_permanent,
-        -- failed, exhausted: out of attempts or too old (any other class, NULL included)
-        count(*) FILTER (WHERE t.status = 'failed' AND t.error_class IS DISTINCT FROM 'permanent')
-            AS failed_exhausted,
-        -- long-unfinished: not succeeded (any other status) and first seen more than $4 minutes ago
-        count(*) FILTER (WHERE t.created_at < now() - $4::int * interval '1 minute') AS long_unfinished
-    FROM )"
-        + tasks + R"( t
-    WHERE t.status <> 'succeeded'
-      AND ($1::text IS NULL OR split_part(t.idempotency_key, ':', 1) = $1::text)
-      AND ($2::text IS NULL OR split_part(t.idempotency_key, ':', 2) = $2::text)
+)" + live + R"(
+),
+counts AS (
+    SELECT c.outcome, c.n FROM )"
+        + q("idem_counters_total") + R"( c
+     WHERE $1::text IS NULL AND $2::text IS NULL AND c.minutes = 1
+       AND c.bucket >= date_trunc('minute', now()) - ($3::int - 1) * interval '1 minute'
+    UNION ALL
+    SELECT c.outcome, c.n FROM )"
+        + q("idem_counters") + R"( c
+     WHERE NOT ($1::text IS NULL AND $2::text IS NULL)
+       AND c.bucket >= date_trunc('minute', now()) - ($3::int - 1) * interval '1 minute'
+       AND ($1::text IS NULL OR c.tenant = $1::text)
+       AND ($2::text IS NULL OR c.operation = $2::text)
 ),
 counted AS (
     -- The window: the last $3 minute buckets, the current (partial) one included.
@@ -83,20 +129,26 @@ counted AS (
            coalesce(sum(c.n) FILTER (WHERE c.outcome = 'conflict'), 0)::bigint AS digest_conflicts,
            -- stale-token rejections: complete/fail/heartbeat by a token that had lost the row
            coalesce(sum(c.n) FILTER (WHERE c.outcome = 'stale_token'), 0)::bigint AS stale_token
-    FROM )"
-        + counters + R"( c
-    WHERE c.bucket >= date_trunc('minute', now()) - ($3::int - 1) * interval '1 minute'
-      AND ($1::text IS NULL OR c.tenant = $1::text)
-      AND ($2::text IS NULL OR c.operation = $2::text)
+    FROM counts c
 ),
 audit_head AS (
     -- audit head: the newest audit entry by its primary key, one index probe whatever the
     -- trail's length; the whole trail, whatever the filter (there is one chain)
     SELECT a.id, a.entry_hash FROM )"
-        + audit + R"( a ORDER BY a.id DESC LIMIT 1
+        + q("task_idempotency_audit") + R"( a ORDER BY a.id DESC LIMIT 1
+),
+ex AS (
+    SELECT x.* FROM )"
+        + q("idem_stats_exact") + R"( x WHERE $1::text IS NULL AND $2::text IS NULL AND x.taken_at > '-infinity'
 )
-SELECT live.processing, live.expired_leases, live.oldest_processing_age_s, live.retryable_failed,
-       live.uncertain, live.failed_permanent, live.failed_exhausted, live.long_unfinished,
+SELECT live.processing, live.processing_capped, live.expired_leases, live.expired_leases_capped,
+       extract(epoch FROM now() - live.oldest_processing_created_at)::float8 AS oldest_processing_age_s,
+       live.oldest_processing_capped, live.retryable_failed, live.retryable_failed_capped,
+       live.uncertain, live.uncertain_capped, live.failed_permanent, live.failed_permanent_capped,
+       live.failed_exhausted, live.failed_exhausted_capped, live.long_unfinished, live.long_unfinished_capped,
+       to_char(live.taken_at)" + utc + R"( AS live_taken_at, live.shared AS live_shared, live.cost_ms AS live_cost_ms,
+       (SELECT l.computations FROM )"
+        + q("idem_stats_live") + R"( l) AS live_computations,
        -- duplicate ratio: claims answered from an existing key (replay, in progress, conflict)
        -- over all first claims of a key plus those; NULL when nothing was claimed
        CASE WHEN counted.acquired + counted.duplicates > 0
@@ -106,63 +158,227 @@ SELECT live.processing, live.expired_leases, live.oldest_processing_age_s, live.
        -- total rows: the planner's estimate (never a count); NULL before the first ANALYZE
        (SELECT CASE WHEN pc.reltuples >= 0 THEN pc.reltuples::bigint END
           FROM pg_class pc WHERE pc.oid = to_regclass(')"
-        + tasks + R"(')) AS total_rows_estimate,
-       to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS as_of,
+        + q("task_idempotency") + R"(')) AS total_rows_estimate,
+       to_char(now())" + utc + R"( AS as_of, $4::int AS long_unfinished_after_minutes,
        pg_is_in_recovery() AS in_recovery,
        -- replication lag: on a standby, how old the last replayed transaction is; NULL on a primary
        CASE WHEN pg_is_in_recovery()
             THEN extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8 END AS replication_lag_s,
-       coalesce(audit_head.id, 0) AS audit_head_id, audit_head.entry_hash AS audit_head_hash
-FROM live, counted LEFT JOIN audit_head ON true
+       coalesce(audit_head.id, 0) AS audit_head_id, audit_head.entry_hash AS audit_head_hash,
+       ex.one IS NOT NULL AS ex_present, to_char(ex.taken_at)" + utc + R"( AS ex_taken_at,
+       extract(epoch FROM now() - ex.taken_at)::float8 AS ex_age_s, ex.cost_ms AS ex_cost_ms,
+       ex.period_s AS ex_period_s, ex.refreshes AS ex_refreshes, ex.taken_by AS ex_taken_by,
+       ex.long_unfinished_after_minutes AS ex_long_after, ex.processing AS ex_processing,
+       ex.expired_leases AS ex_expired_leases,
+       extract(epoch FROM now() - ex.oldest_processing_created_at)::float8 AS ex_oldest_processing_age_s,
+       ex.retryable_failed AS ex_retryable_failed, ex.uncertain AS ex_uncertain,
+       ex.failed_permanent AS ex_failed_permanent, ex.failed_exhausted AS ex_failed_exhausted,
+       ex.long_unfinished AS ex_long_unfinished, ex.attempts_histogram::text AS ex_attempts,
+       -- due: unfiltered, on a primary, past its period and no attempt under way (as
+       -- idem_exact_refresh_begin() decides; it decides again under its lock)
+       ($1::text IS NULL AND $2::text IS NULL AND NOT pg_is_in_recovery()
+        AND EXISTS (SELECT FROM )"
+        + q("idem_stats_exact") + R"( d
+                     WHERE d.taken_at + d.period_s * interval '1 second' < now()
+                       AND (d.attempt_at IS NULL
+                            OR d.attempt_at < now() - greatest(d.period_s, 60) * interval '1 second'))) AS exact_due
+FROM live, counted LEFT JOIN audit_head ON true LEFT JOIN ex ON true
 )";
 }
 
-StatsSnapshot readStats(pqxx::connection& conn, const SchemaName& schema, const StatsOptions& options)
+StatsSnapshot readStats(
+    pqxx::connection& conn, const SchemaName& schema, const StatsOptions& options, const ReadStatsOptions& how)
 {
-    pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(conn);
-    // SET LOCAL, as a bound value: it ends with this transaction. No parallel workers: a poll that
-    // fans out into three processes costs the database more CPU for a handful of milliseconds less
-    // wall time, and 20 consoles multiply it (bench/README.md measured serial as cheaper and, up to
-    // tens of thousands of unfinished rows, also faster on a loaded machine).
-    tx.exec_params("SELECT set_config('statement_timeout', $1, true),"
-                   " set_config('max_parallel_workers_per_gather', '0', true)",
-        std::to_string(options.statementTimeoutMs));
-    StatsSnapshot s = readStats(tx, schema, options);
-    tx.commit();
+    const auto once = [&] {
+        // READ COMMITTED and read-write: idem_live_stats() stores the shared figures when this
+        // reader is the one to count them. SET LOCAL, as bound values: they end with this
+        // transaction, so a pooled server connection keeps nothing of them.
+        pqxx::work tx(conn);
+        tx.exec_params("SELECT set_config('statement_timeout', $1, true),"
+                       " set_config('max_parallel_workers_per_gather', '0', true)",
+            std::to_string(options.statementTimeoutMs));
+        StatsSnapshot s = readStats(tx, schema, options, how.exactRows);
+        tx.commit();
+        return s;
+    };
+    StatsSnapshot s = once();
+    if (how.refreshShared && s.exactDue
+        && refreshSharedExact(conn, schema, options.longUnfinishedAfterMinutes, how.refreshTimeoutMs))
+        s = once();
     return s;
 }
 
-StatsSnapshot readStats(pqxx::transaction_base& tx, const SchemaName& schema, const StatsOptions& options)
+StatsSnapshot readStats(
+    pqxx::transaction_base& tx, const SchemaName& schema, const StatsOptions& options, bool exactRows)
 {
-    const pqxx::result r = tx.exec_params(statsSql(schema), orNull(options.tenant), orNull(options.operation),
-        options.windowMinutes, options.longUnfinishedAfterMinutes);
+    const pqxx::result r = tx.exec_params(statsSql(schema, exactRows), orNull(options.tenant),
+        orNull(options.operation), options.windowMinutes, options.longUnfinishedAfterMinutes);
     return statsFromRow(r.at(0));
 }
 
 StatsSnapshot statsFromRow(const pqxx::row& row)
 {
     StatsSnapshot s;
+    s.asOf = row["as_of"].as<std::string>();
+    s.longUnfinishedAfterMinutes = row["long_unfinished_after_minutes"].as<int>();
+    s.liveTakenAt = text(row["live_taken_at"]);
+    s.liveShared = row["live_shared"].as<bool>();
+    s.liveCostMs = row["live_cost_ms"].as<double>();
+    s.liveComputations = row["live_computations"].is_null() ? 0 : row["live_computations"].as<std::int64_t>();
+    const auto bounded = [&](Figure f, const char* capped) {
+        auto& l = s.label(f);
+        l.quality = row[capped].as<bool>() ? FigureQuality::LowerBound : FigureQuality::Exact;
+        l.observedAt = s.liveTakenAt;
+    };
     s.processing = row["processing"].as<std::int64_t>();
+    bounded(Figure::Processing, "processing_capped");
     s.expiredLeases = row["expired_leases"].as<std::int64_t>();
+    bounded(Figure::ExpiredLeases, "expired_leases_capped");
     s.oldestProcessingAgeSeconds = optionalDouble(row["oldest_processing_age_s"]);
+    bounded(Figure::OldestProcessingAge, "oldest_processing_capped");
     s.retryableFailed = row["retryable_failed"].as<std::int64_t>();
+    bounded(Figure::RetryableFailed, "retryable_failed_capped");
     s.uncertain = row["uncertain"].as<std::int64_t>();
+    bounded(Figure::Uncertain, "uncertain_capped");
     s.failedPermanent = row["failed_permanent"].as<std::int64_t>();
+    bounded(Figure::FailedPermanent, "failed_permanent_capped");
     s.failedExhausted = row["failed_exhausted"].as<std::int64_t>();
+    bounded(Figure::FailedExhausted, "failed_exhausted_capped");
     s.longUnfinished = row["long_unfinished"].as<std::int64_t>();
+    bounded(Figure::LongUnfinished, "long_unfinished_capped");
+
     s.duplicateRatio = optionalDouble(row["duplicate_ratio"]);
     s.claims = row["claims"].as<std::int64_t>();
     s.retries = row["retries"].as<std::int64_t>();
     s.failedRetries = row["failed_retries"].as<std::int64_t>();
     s.digestConflicts = row["digest_conflicts"].as<std::int64_t>();
     s.staleTokenRejections = row["stale_token"].as<std::int64_t>();
+    for (auto f : { Figure::DuplicateRatio, Figure::Claims, Figure::Retries, Figure::FailedRetries,
+             Figure::DigestConflicts, Figure::StaleTokenRejections })
+        s.label(f).observedAt = s.asOf;
+
     s.totalRowsEstimate = optionalInt(row["total_rows_estimate"]);
-    s.asOf = row["as_of"].as<std::string>();
+    auto& total = s.label(Figure::TotalRows);
+    total.quality = FigureQuality::Estimate;
+    total.source = "planner statistics";
+    total.observedAt = s.asOf;
+    if (s.totalRowsEstimate) {
+        // Never below what the row figures prove is there.
+        const auto proven = s.processing + s.expiredLeases + s.retryableFailed + s.failedPermanent + s.failedExhausted;
+        s.totalRowsEstimate = std::max(*s.totalRowsEstimate, proven);
+    }
+
     s.inRecovery = row["in_recovery"].as<bool>();
     s.replicationLagSeconds = optionalDouble(row["replication_lag_s"]);
     s.auditHeadId = row["audit_head_id"].as<std::int64_t>();
-    s.auditHeadHash = row["audit_head_hash"].is_null() ? std::string() : row["audit_head_hash"].as<std::string>();
+    s.auditHeadHash = text(row["audit_head_hash"]);
+    s.exactDue = row["exact_due"].as<bool>();
+
+    if (row["ex_present"].as<bool>()) {
+        ExactFigures e;
+        e.shared = true;
+        e.takenAt = text(row["ex_taken_at"]);
+        e.ageSeconds = std::max(0.0, row["ex_age_s"].as<double>());
+        e.costMs = row["ex_cost_ms"].as<double>();
+        e.periodSeconds = row["ex_period_s"].as<double>();
+        e.refreshes = row["ex_refreshes"].as<std::int64_t>();
+        e.takenBy = text(row["ex_taken_by"]);
+        e.longUnfinishedAfterMinutes = row["ex_long_after"].as<int>();
+        e.processing = row["ex_processing"].as<std::int64_t>(0);
+        e.expiredLeases = row["ex_expired_leases"].as<std::int64_t>(0);
+        e.oldestProcessingAgeSeconds = optionalDouble(row["ex_oldest_processing_age_s"]);
+        e.retryableFailed = row["ex_retryable_failed"].as<std::int64_t>(0);
+        e.uncertain = row["ex_uncertain"].as<std::int64_t>(0);
+        e.failedPermanent = row["ex_failed_permanent"].as<std::int64_t>(0);
+        e.failedExhausted = row["ex_failed_exhausted"].as<std::int64_t>(0);
+        e.longUnfinished = row["ex_long_unfinished"].as<std::int64_t>(0);
+        e.attempts = bins(row["ex_attempts"]);
+        attachExact(s, e);
+    }
     return s;
+}
+
+void attachExact(StatsSnapshot& s, const ExactFigures& e)
+{
+    // The exact figure beside each lower bound. Long-unfinished only when both counted
+    // against the same threshold; the oldest processing age is an age, so it keeps growing
+    // after the refresh: shown as it was then.
+    const auto beside = [&](Figure f, double value) {
+        auto& l = s.label(f);
+        l.exact.reset();
+        l.exactAsOf.clear();
+        l.exactAgeSeconds.reset();
+        if (l.quality != FigureQuality::LowerBound)
+            return;
+        l.exact = value;
+        l.exactAsOf = e.takenAt;
+        l.exactAgeSeconds = e.ageSeconds;
+    };
+    beside(Figure::Processing, static_cast<double>(e.processing));
+    beside(Figure::ExpiredLeases, static_cast<double>(e.expiredLeases));
+    if (e.oldestProcessingAgeSeconds)
+        beside(Figure::OldestProcessingAge, std::max(0.0, *e.oldestProcessingAgeSeconds - e.ageSeconds));
+    beside(Figure::RetryableFailed, static_cast<double>(e.retryableFailed));
+    beside(Figure::Uncertain, static_cast<double>(e.uncertain));
+    beside(Figure::FailedPermanent, static_cast<double>(e.failedPermanent));
+    beside(Figure::FailedExhausted, static_cast<double>(e.failedExhausted));
+    if (e.longUnfinishedAfterMinutes == s.longUnfinishedAfterMinutes)
+        beside(Figure::LongUnfinished, static_cast<double>(e.longUnfinished));
+    s.exact = e;
+}
+
+bool refreshSharedExact(pqxx::connection& conn, const SchemaName& schema, int longUnfinishedAfterMinutes, int timeoutMs)
+{
+    std::string token;
+    {
+        // The attempt is marked in a transaction of its own, committed before the count
+        // starts: a count that dies still took its turn.
+        pqxx::work tx(conn);
+        tx.exec_params("SELECT set_config('statement_timeout', $1, true)", std::to_string(5000));
+        const auto r = tx.exec("SELECT " + schema.qualify("idem_exact_refresh_begin") + "()::text");
+        tx.commit();
+        if (r.at(0)[0].is_null())
+            return false;
+        token = r.at(0)[0].as<std::string>();
+    }
+    pqxx::work tx(conn);
+    tx.exec_params("SELECT set_config('statement_timeout', $1, true)", std::to_string(timeoutMs));
+    const auto r = tx.exec_params(
+        "SELECT " + schema.qualify("idem_exact_refresh_finish") + "($1::uuid, $2::int)", token, longUnfinishedAfterMinutes);
+    tx.commit();
+    return r.at(0)[0].as<bool>();
+}
+
+ExactFigures readOwnExact(pqxx::connection& conn, const SchemaName& schema, const StatsOptions& options, int timeoutMs)
+{
+    pqxx::read_transaction tx(conn);
+    tx.exec_params("SELECT set_config('statement_timeout', $1, true),"
+                   " set_config('max_parallel_workers_per_gather', '0', true)",
+        std::to_string(timeoutMs));
+    const auto started = std::chrono::steady_clock::now();
+    const auto r = tx.exec_params(
+        std::string("SELECT e.*, to_char(now()") + utc + " AS taken_at,"
+            + " extract(epoch FROM now() - e.oldest_processing_created_at)::float8 AS oldest_age_s,"
+              " e.attempts_histogram::text AS attempts_text FROM "
+            + schema.qualify("idem_exact_stats") + "($1::text, $2::text, $3::int) e",
+        orNull(options.tenant), orNull(options.operation), options.longUnfinishedAfterMinutes);
+    tx.commit();
+    const auto row = r.at(0);
+    ExactFigures e;
+    e.costMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    e.periodSeconds = exactRefreshPeriodSeconds(e.costMs);
+    e.takenAt = row["taken_at"].as<std::string>();
+    e.longUnfinishedAfterMinutes = options.longUnfinishedAfterMinutes;
+    e.processing = row["processing"].as<std::int64_t>();
+    e.expiredLeases = row["expired_leases"].as<std::int64_t>();
+    e.oldestProcessingAgeSeconds = optionalDouble(row["oldest_age_s"]);
+    e.retryableFailed = row["retryable_failed"].as<std::int64_t>();
+    e.uncertain = row["uncertain"].as<std::int64_t>();
+    e.failedPermanent = row["failed_permanent"].as<std::int64_t>();
+    e.failedExhausted = row["failed_exhausted"].as<std::int64_t>();
+    e.longUnfinished = row["long_unfinished"].as<std::int64_t>();
+    e.attempts = bins(row["attempts_text"]);
+    return e;
 }
 
 } // namespace idem

@@ -1,8 +1,10 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <pqxx/connection>
 #include <pqxx/row>
@@ -12,8 +14,10 @@
 
 namespace idem {
 
-// What the dashboard tiles, `idemctl stats` and its JSON / Prometheus output show. Every figure
-// is defined once, in statsSql() (see stats.cpp); this struct only carries the numbers.
+// What the dashboard tiles, `idemctl stats` and its JSON / Prometheus output show. The row
+// figures are defined in SQL (0008_stats_at_scale.sql: idem_live_stats, bounded, and
+// idem_exact_stats, exact); the counter figures in statsSql() (stats.cpp); this header only
+// carries the numbers and what each of them is.
 struct StatsOptions {
     int windowMinutes = 15; // duplicate ratio and every counter sum: this many minute buckets, current one included
     int longUnfinishedAfterMinutes = 60;
@@ -22,8 +26,83 @@ struct StatsOptions {
     int statementTimeoutMs = 5000;
 };
 
+// Every row figure is counted up to this many rows per tick (idem_live_stats' c_cap).
+constexpr std::int64_t boundedCountCap = 10000;
+
+// What a shown number is.
+enum class FigureQuality {
+    Exact, // counted now (or summed from the counters now)
+    ExactCached, // counted exactly at observedAt, by the shared refresh: shown with its age
+    LowerBound, // the true figure is at least this (the count stopped at the cap)
+    Estimate, // about this much (source says from what); never below a proven lower bound
+};
+const char* qualityName(FigureQuality quality); // exact, exact_cached, lower_bound, estimate
+
+enum class Figure {
+    Processing,
+    ExpiredLeases,
+    OldestProcessingAge,
+    RetryableFailed,
+    Uncertain,
+    FailedPermanent,
+    FailedExhausted,
+    LongUnfinished,
+    DuplicateRatio,
+    Claims,
+    Retries,
+    FailedRetries,
+    DigestConflicts,
+    StaleTokenRejections,
+    TotalRows,
+};
+constexpr int figureCount = 15;
+// The JSON field / Prometheus suffix of a figure: processing, expired_leases, ...
+const char* figureKey(Figure figure);
+
+struct FigureLabel {
+    FigureQuality quality = FigureQuality::Exact;
+    std::string observedAt; // when the value held: ISO 8601 UTC
+    // A lower bound's exact figure from the shared (or the console's own) refresh, as of
+    // exactAsOf, when one exists for the same definition; unset otherwise.
+    std::optional<double> exact;
+    std::string exactAsOf;
+    std::optional<double> exactAgeSeconds;
+    std::string source; // an estimate's source ("planner statistics")
+};
+
+// Unfinished rows (status <> 'succeeded') by attempts; the last bin holds that many or more.
+struct AttemptsBin {
+    int attempts = 0;
+    std::int64_t rows = 0;
+    bool operator==(const AttemptsBin&) const = default;
+};
+constexpr int attemptsHistogramTopBin = 10;
+
+// The exact row figures of one refresh (idem_stats_exact, or a console's own on a standby or
+// under a filter).
+struct ExactFigures {
+    std::string takenAt; // ISO 8601 UTC
+    double ageSeconds = 0; // at the reading's server time
+    double costMs = 0;
+    double periodSeconds = 0; // the next refresh is due this long after takenAt
+    std::int64_t refreshes = 0; // how many the database has done (shared only)
+    std::string takenBy; // the role that ran it (shared only)
+    bool shared = false; // idem_stats_exact, not a console's own
+    int longUnfinishedAfterMinutes = 60;
+    std::int64_t processing = 0;
+    std::int64_t expiredLeases = 0;
+    std::optional<double> oldestProcessingAgeSeconds; // at the reading's server time
+    std::int64_t retryableFailed = 0;
+    std::int64_t uncertain = 0;
+    std::int64_t failedPermanent = 0;
+    std::int64_t failedExhausted = 0;
+    std::int64_t longUnfinished = 0;
+    std::vector<AttemptsBin> attempts;
+};
+
 struct StatsSnapshot {
-    // Live rows (task_idempotency), read through the partial indexes only.
+    // Live rows (task_idempotency), bounded: each is exact or, when labels say so, the lower
+    // bound boundedCountCap (or, filtered, what the visited rows prove).
     std::int64_t processing = 0;
     std::int64_t expiredLeases = 0;
     std::optional<double> oldestProcessingAgeSeconds; // unset when nothing is processing
@@ -31,9 +110,10 @@ struct StatsSnapshot {
     std::int64_t uncertain = 0;
     std::int64_t failedPermanent = 0;
     std::int64_t failedExhausted = 0;
-    std::int64_t longUnfinished = 0;
+    std::int64_t longUnfinished = 0; // processing or waiting to retry, first seen before the threshold
+    int longUnfinishedAfterMinutes = 60; // that threshold
 
-    // Over the window, from idem_counters.
+    // Over the window, from the counters (idem_counters_total; filtered, idem_counters).
     std::optional<double> duplicateRatio; // unset when no claim was counted
     std::int64_t claims = 0; // the ratio's denominator
     std::int64_t retries = 0;
@@ -41,7 +121,8 @@ struct StatsSnapshot {
     std::int64_t digestConflicts = 0;
     std::int64_t staleTokenRejections = 0;
 
-    // Table-wide, from the planner's statistics: an estimate, unset before the first ANALYZE.
+    // Table-wide, from the planner's statistics (an estimate, raised to what the row figures
+    // prove); unset before the first ANALYZE.
     std::optional<std::int64_t> totalRowsEstimate;
 
     // The audit trail's head, task_idempotency_audit's newest entry (the whole trail: the tenant
@@ -50,26 +131,72 @@ struct StatsSnapshot {
     std::int64_t auditHeadId = 0; // 0 when the trail is empty
     std::string auditHeadHash; // its entry_hash, hex; empty when the trail is empty
 
-    std::string asOf; // server now(), ISO 8601 with offset
+    std::string asOf; // server now(), ISO 8601 UTC
     bool inRecovery = false;
     std::optional<double> replicationLagSeconds; // only on a standby with replayed transactions
+
+    // What each figure is, by Figure.
+    std::array<FigureLabel, figureCount> labels {};
+    const FigureLabel& label(Figure f) const { return labels[static_cast<std::size_t>(f)]; }
+    FigureLabel& label(Figure f) { return labels[static_cast<std::size_t>(f)]; }
+    bool anyLowerBound() const;
+
+    // The row figures' own time and cost: liveShared when another reader counted them (within
+    // the last second or so) and this one only read them.
+    std::string liveTakenAt;
+    bool liveShared = false;
+    double liveCostMs = 0;
+    std::int64_t liveComputations = 0; // how many times the database counted the shared figures
+
+    // The shared exact refresh (unset before the first one, and under a filter); exactDue:
+    // a refresh is due and nobody is running one (a primary, unfiltered).
+    std::optional<ExactFigures> exact;
+    bool exactDue = false;
 };
 
 // The snapshot's SQL: $1 tenant, $2 operation (text, NULL = all), $3 window minutes,
-// $4 long-unfinished minutes. Exposed so tests can EXPLAIN it.
-std::string statsSql(const SchemaName& schema);
+// $4 long-unfinished minutes. exactRows: the row figures from idem_exact_stats (one pass over
+// the unfinished rows, all exact) instead of the bounded idem_live_stats. Exposed so tests can
+// EXPLAIN it.
+std::string statsSql(const SchemaName& schema, bool exactRows = false);
 
-// One consistent snapshot: a read-only REPEATABLE READ transaction holding two statements
-// (set_config of the statement timeout, then statsSql()). The timeout cannot ride inside the
-// snapshot statement itself: PostgreSQL arms it before the statement runs.
-StatsSnapshot readStats(pqxx::connection& conn, const SchemaName& schema, const StatsOptions& options);
+// One reading in its own READ COMMITTED transaction (so that it may store the shared bounded
+// figures when it is the one to count them), with the statement timeout set for it. When
+// refreshShared and the shared exact refresh is due, runs it first (refreshSharedExact) unless
+// another reader is. exactRows: every row figure counted exactly now (idemctl stats --exact).
+struct ReadStatsOptions {
+    bool refreshShared = true;
+    bool exactRows = false;
+    int refreshTimeoutMs = 600000;
+};
+StatsSnapshot readStats(pqxx::connection& conn, const SchemaName& schema, const StatsOptions& options,
+    const ReadStatsOptions& how = {});
 
-// The same figures inside a transaction the caller opened (an incident snapshot reads them in its
-// own REPEATABLE READ transaction, beside the rows they count). Sets no statement timeout.
-StatsSnapshot readStats(pqxx::transaction_base& tx, const SchemaName& schema, const StatsOptions& options);
+// The same figures inside a transaction the caller opened. An incident snapshot reads them in
+// its own REPEATABLE READ transaction beside the rows they count, exactRows true. Sets no
+// statement timeout.
+StatsSnapshot readStats(
+    pqxx::transaction_base& tx, const SchemaName& schema, const StatsOptions& options, bool exactRows = false);
 
 // The figures from a row that carries statsSql()'s columns by name (the dashboard's tick selects
-// them beside its chart data, in the same statement).
+// them beside its chart data, in the same statement). Labels are set.
 StatsSnapshot statsFromRow(const pqxx::row& row);
+
+// The shared exact refresh, if due and nobody else runs it: idem_exact_refresh_begin() in one
+// transaction, idem_exact_refresh_finish() in the next with timeoutMs as its statement timeout.
+// Returns true when this call refreshed. Throws on a database error (the attempt then counts as
+// taken: the next is due after max(period, 60 s)).
+bool refreshSharedExact(pqxx::connection& conn, const SchemaName& schema, int longUnfinishedAfterMinutes, int timeoutMs);
+
+// A reader's own exact refresh (on a standby, or under a filter): idem_exact_stats() in a
+// read-only transaction, timed. periodSeconds follows the same rule as the shared one.
+ExactFigures readOwnExact(pqxx::connection& conn, const SchemaName& schema, const StatsOptions& options, int timeoutMs);
+
+// The period after a refresh that cost costMs: 50x, 20 s to 15 min (~2 % of one core).
+double exactRefreshPeriodSeconds(double costMs);
+
+// Sets s.labels from its bounded flags (already in the labels' quality) and the exact figures
+// e: a lower bound gets e's value beside it when e counts the same thing. Replaces s.exact.
+void attachExact(StatsSnapshot& s, const ExactFigures& e);
 
 } // namespace idem

@@ -32,12 +32,20 @@ TileWidget::TileWidget(Tile tile, bool clickable, QWidget* parent)
     QFont small = m_detail->font();
     small.setPointSizeF(small.pointSizeF() * 0.9);
     m_detail->setFont(small);
+    // What the number is, when it is not an exact count of now (a lower bound, an exact figure
+    // of some seconds ago): a line of its own, hidden for an exact figure.
+    m_quality = new QLabel;
+    m_quality->setObjectName(QStringLiteral("tileQuality"));
+    m_quality->setFont(small);
+    m_quality->setWordWrap(true);
+    m_quality->hide();
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(10, 6, 10, 6);
     layout->setSpacing(1);
     layout->addWidget(m_title);
     layout->addWidget(m_value);
     layout->addWidget(m_detail);
+    layout->addWidget(m_quality);
     if (clickable)
         setCursor(Qt::PointingHandCursor);
     applyStyle();
@@ -46,11 +54,14 @@ TileWidget::TileWidget(Tile tile, bool clickable, QWidget* parent)
 QString TileWidget::titleText() const { return m_title->text(); }
 QString TileWidget::valueText() const { return m_value->text(); }
 QString TileWidget::detailText() const { return m_detail->text(); }
+QString TileWidget::qualityText() const { return m_quality->text(); }
 
 void TileWidget::setValue(const TileValue& value, bool stale, const QString& thresholdText)
 {
     m_value->setText(value.text);
     m_detail->setText(value.detail);
+    m_quality->setText(value.quality);
+    m_quality->setVisible(!value.quality.isEmpty());
     m_thresholdText = thresholdText;
     updateToolTip();
     if (value.level != m_level || stale != m_stale) {

@@ -24,6 +24,7 @@ public:
     QString titleText() const;
     QString valueText() const;
     QString detailText() const;
+    QString qualityText() const; // empty for an exact figure
     Level level() const { return m_level; }
     bool stale() const { return m_stale; }
 
@@ -44,6 +45,7 @@ private:
     QLabel* m_title;
     QLabel* m_value;
     QLabel* m_detail;
+    QLabel* m_quality;
     Level m_level = Level::NoData;
     bool m_stale = true;
     QString m_thresholdText;

@@ -92,3 +92,24 @@ BEGIN
     EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %I.task_idempotency_conflicts FROM idem_reader, idem_operator', s);
 END
 $conflicts$;
+
+-- The shared exact figures and the counter roll-ups (schema v8): readers see them and may run
+-- the refresh (it refreshes only when due, so a reader cannot make it run more often); operators
+-- may also run the counter upkeep (idemctl counters maintain, or a scheduler). Workers: nothing
+-- beyond add_counters, which writes the totals itself.
+DO $scale$
+DECLARE
+    s text := current_schema();
+BEGIN
+    EXECUTE format('GRANT SELECT ON %1$I.idem_stats_exact, %1$I.idem_stats_live, %1$I.idem_counters_total, %1$I.idem_counters_hourly,'
+                   ' %1$I.idem_counters_policy TO idem_reader', s);
+    EXECUTE format('REVOKE ALL ON %1$I.idem_stats_exact, %1$I.idem_stats_live, %1$I.idem_counters_total, %1$I.idem_counters_hourly,'
+                   ' %1$I.idem_counters_policy FROM idem_worker', s);
+    EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_stats_exact, %1$I.idem_stats_live, %1$I.idem_counters_total,'
+                   ' %1$I.idem_counters_hourly, %1$I.idem_counters_policy FROM idem_reader, idem_operator', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_exact_stats(text, text, integer),'
+                   ' %1$I.idem_live_stats(text, text, integer), %1$I.idem_exact_refresh_begin(),'
+                   ' %1$I.idem_exact_refresh_finish(uuid, integer) TO idem_reader', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_counters_maintain(integer) TO idem_operator', s);
+END
+$scale$;

@@ -144,8 +144,8 @@ void TestConsoleExport::initTestCase()
         FROM generate_series(1, 100) i
     )");
     w.exec(R"(
-        INSERT INTO idem.idem_counters (bucket, tenant, operation, outcome, n)
-        SELECT date_trunc('minute', now()) - back, t, 'charge', oc, n
+        SELECT idem.add_counters(jsonb_agg(jsonb_build_object('m', extract(epoch FROM date_trunc('minute', now()) - back)::bigint,
+               't', t, 'o', 'charge', 'w', oc, 'n', n)))
         FROM (VALUES (interval '0', 'ta', 'acquired', 10), (interval '1 minute', 'ta', 'acquired', 30),
                      (interval '1 minute', 'ta', 'replayed', 6), (interval '2 minutes', 'tb', 'conflict', 3),
                      (interval '4 minutes', 'ta', 'acquired', 20)) AS v(back, t, oc, n)

@@ -147,8 +147,9 @@ void TestSnapshotViewer::initTestCase()
             FROM generate_series(1, 20) i
         )");
         w.exec(R"(
-            INSERT INTO idem.idem_counters (bucket, tenant, operation, outcome, n)
-            SELECT date_trunc('minute', now()) - back, t, o, oc, n
+            -- through add_counters(), the workers' flush: it writes the totals the tick reads too
+            SELECT idem.add_counters(jsonb_agg(jsonb_build_object('m', extract(epoch FROM date_trunc('minute', now()) - back)::bigint,
+                   't', t, 'o', o, 'w', oc, 'n', n)))
             FROM (VALUES
                 (interval '0', 'ta', 'charge', 'acquired', 10), (interval '0', 'ta', 'charge', 'conflict', 2),
                 (interval '2 minutes', 'tb', 'refund', 'replayed', 4)

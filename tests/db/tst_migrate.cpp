@@ -206,11 +206,23 @@ void TestMigrate::emptyDatabase()
 
     // The console's polls: each partial index, with its column and predicate.
     const std::pair<const char*, const char*> partial[] = {
-        { "task_idempotency_processing_idx", "USING btree (lease_until) WHERE (status = 'processing'::text)" },
+        { "task_idempotency_processing_idx",
+            "USING btree (lease_until) INCLUDE (created_at, idempotency_key) WHERE (status = 'processing'::text)" },
         { "task_idempotency_unfinished_idx",
             "USING btree (updated_at) INCLUDE (status, error_class, lease_until, created_at, attempts, "
             "idempotency_key) WHERE (status <> 'succeeded'::text)" },
-        { "task_idempotency_retry_due_idx", "USING btree (next_attempt_at) WHERE (status = 'retryable_failed'::text)" },
+        { "task_idempotency_retry_due_idx",
+            "USING btree (next_attempt_at) INCLUDE (created_at, idempotency_key) WHERE (status = 'retryable_failed'::text)" },
+        // The bounded tick's own paths (schema v8)
+        { "task_idempotency_uncertain_idx",
+            "USING btree (next_attempt_at) INCLUDE (idempotency_key) WHERE ((status = 'retryable_failed'::text) AND "
+            "(error_class = 'unknown'::text))" },
+        { "task_idempotency_failed_permanent_idx",
+            "USING btree (updated_at) INCLUDE (idempotency_key) WHERE ((status = 'failed'::text) AND "
+            "(error_class = 'permanent'::text))" },
+        { "task_idempotency_failed_exhausted_idx",
+            "USING btree (updated_at) INCLUDE (idempotency_key) WHERE ((status = 'failed'::text) AND "
+            "(error_class IS DISTINCT FROM 'permanent'::text))" },
         { "task_idempotency_retried_idx", "USING btree (updated_at) WHERE (attempts > 1)" },
     };
     for (const auto& [name, tail] : partial) {

@@ -219,7 +219,7 @@ void TestStatsIndex::snapshotReadsNoHeapPage()
         t.exec("SET LOCAL enable_seqscan = off");
         t.exec("SET LOCAL enable_bitmapscan = off");
         const auto plan = nlohmann::json::parse(
-            t.exec_params("EXPLAIN (ANALYZE, FORMAT JSON) " + idem::statsSql(idem::SchemaName()), tenant,
+            t.exec_params("EXPLAIN (ANALYZE, FORMAT JSON) " + idem::statsSql(idem::SchemaName(), true), tenant,
                  static_cast<const char*>(nullptr), 15, 60)
                 .at(0)
                 .at(0)
