@@ -150,7 +150,7 @@ void TestSnapshotViewer::initTestCase()
             INSERT INTO idem.idem_counters (bucket, tenant, operation, outcome, n)
             SELECT date_trunc('minute', now()) - back, t, o, oc, n
             FROM (VALUES
-                (interval '0', 'ta', 'charge', 'acquired', 10), (interval '0', 'ta', 'charge', 'conflict', 2),
+                (interval '1 minute', 'ta', 'charge', 'acquired', 10), (interval '1 minute', 'ta', 'charge', 'conflict', 2),
                 (interval '2 minutes', 'tb', 'refund', 'replayed', 4)
             ) AS v(back, t, o, oc, n)
         )");
