@@ -23,6 +23,7 @@
 #include "views/exportdialog.h"
 #include "views/language.h"
 #include "views/shortcutsdialog.h"
+#include "views/statuspanel.h"
 #include "views/snapshotwindow.h"
 #include "views/taskbrowserwidget.h"
 #include "views/theme.h"
@@ -46,6 +47,7 @@ MainWindow::MainWindow(ConsoleSession* session, ProfileStore* profiles, QWidget*
     // connection) and, for recovery actions, the admin connection.
     m_console->addPage(m_dashboard, tr("Dashboard"), 0);
     m_console->addPage(new TaskBrowserWidget(m_monitor, m_session), tr("Tasks"), 1);
+    m_console->statusPanel()->watch(m_monitor);
     auto* audit = new AuditWidget(m_monitor);
     m_console->addPage(audit, tr("Audit"), 2);
     m_witness->follow(m_dashboard->model());
@@ -295,8 +297,8 @@ void MainWindow::createViewMenu()
             QSettings s(
                 QSettings::IniFormat, QSettings::UserScope, QStringLiteral("Idem"), QStringLiteral("idem-console"));
             language::saveChoice(s, code);
-            statusBar()->showMessage(tr("Menus, tabs and the dashboard switch now; the task, audit and connection "
-                                        "pages switch when the console is started again."),
+            statusBar()->showMessage(tr("Menus, tabs, the dashboard and the task details switch now; the filters "
+                                        "and labels of the Tasks, Audit and Connection pages on the next start."),
                 15000);
         });
         languageMenu->addAction(a);
@@ -305,11 +307,17 @@ void MainWindow::createViewMenu()
     // Language names in their own language, as every language menu shows them.
     addLanguage(QStringLiteral("en"), new QAction(QStringLiteral("English"), this));
     addLanguage(QStringLiteral("zh_CN"), new QAction(QStringLiteral("简体中文"), this));
-    // What runs now: the saved choice, unless --language overrode it for this run.
-    const QString running = language::current();
-    const QString checked = saved.isEmpty() && language::resolve(QString()) == running ? QString() : running;
+    // What runs now: the choice applied at start (--language, else the saved one), "" for System.
+    Q_UNUSED(saved);
+    const QString checked = language::choice();
     for (QAction* a : languages->actions())
         a->setChecked(a->data().toString() == checked);
+    languageMenu->addSeparator();
+    auto* note = track(new QAction(this),
+        QT_TR_NOOP("Tasks, Audit and Connection page labels switch on the next start"));
+    note->setObjectName(QStringLiteral("languageRestartNote"));
+    note->setEnabled(false);
+    languageMenu->addAction(note);
 }
 
 void MainWindow::retranslateUi()

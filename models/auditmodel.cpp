@@ -203,6 +203,48 @@ void AuditModel::requestPage()
         });
 }
 
+void AuditModel::pollNewer()
+{
+    if (!m_session || !m_started || m_pending)
+        return;
+    auto f = m_filter;
+    f.limit = m_pageSize + 1;
+    f.beforeId.reset();
+    f.afterId = m_rows.empty() ? std::int64_t(0) : m_rows.front().id;
+    const auto generation = m_generation;
+    const int pageSize = m_pageSize;
+    m_pending = m_session->submit(
+        [f](pqxx::connection& c, const idem::SchemaName& schema) {
+            return QVariant::fromValue(idem::listAudit(c, schema, f));
+        },
+        this,
+        [this, generation, pageSize](const QVariant& v) {
+            if (generation != m_generation)
+                return;
+            m_pending = 0;
+            auto rows = v.value<std::vector<idem::AuditEntry>>();
+            if (static_cast<int>(rows.size()) > pageSize) {
+                reload(); // a gap between the new page and what is shown: start over
+                return;
+            }
+            if (!rows.empty()) {
+                const bool wasEmpty = m_rows.empty();
+                beginInsertRows({}, 0, static_cast<int>(rows.size()) - 1);
+                m_rows.insert(m_rows.begin(), rows.begin(), rows.end());
+                endInsertRows();
+                if (wasEmpty)
+                    m_cursor = m_rows.back().id;
+            }
+            Q_EMIT polled(static_cast<int>(rows.size()));
+        },
+        [this, generation](const Failure& fail) {
+            if (generation != m_generation)
+                return;
+            m_pending = 0;
+            Q_EMIT failed(fail.text());
+        });
+}
+
 void AuditModel::verifyChain(const std::optional<idem::ChainHead>& expectedHead)
 {
     if (!m_session || m_verifyJob)

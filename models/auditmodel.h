@@ -53,6 +53,11 @@ public:
     void reload() { setFilter(m_filter); }
     const idem::AuditEntry& entry(int row) const { return m_rows[static_cast<std::size_t>(row)]; }
     bool busy() const { return m_pending != 0; }
+    bool started() const { return m_started; }
+    // Reads the entries newer than the newest shown (one statement on the worker thread; none
+    // while another read of this model is pending) and puts them on top; more than a page of them
+    // reloads from the first page.
+    void pollNewer();
 
     // expectedHead: a head recorded earlier (the witness's mark), so that removed newest entries
     // show as a break too.
@@ -61,6 +66,8 @@ public:
 
 Q_SIGNALS:
     void pageLoaded(int rows);
+    // pollNewer() answered: `added` entries went on top (0: nothing new, still a fresh read).
+    void polled(int added);
     void failed(const QString& message);
     void chainVerified(const idem::ChainReport& report);
     void verifyFailed(const QString& message);

@@ -1,4 +1,5 @@
 #include "models/bulkaction.h"
+#include "models/tones.h"
 
 #include <QBrush>
 #include <QColor>
@@ -85,10 +86,10 @@ QVariant BulkActionModel::data(const QModelIndex& index, int role) const
         return item.done ? QVariant(static_cast<int>(r.outcome)) : QVariant();
     if (role == Qt::ForegroundRole && index.column() == OutcomeColumn && item.done) {
         if (r.outcome == idem::ActionOutcome::Applied)
-            return QBrush(QColor(0x1d, 0x7a, 0x2e));
+            return QBrush(tones::color(Tone::Good));
         if (r.outcome == idem::ActionOutcome::Skipped)
-            return QBrush(QColor(0x70, 0x70, 0x70));
-        return QBrush(QColor(0xb0, 0x1c, 0x1c));
+            return QBrush(tones::color(Tone::Muted));
+        return QBrush(tones::color(Tone::Bad));
     }
     if (role == Qt::ToolTipRole && index.column() == MessageColumn)
         return QString::fromStdString(r.message);

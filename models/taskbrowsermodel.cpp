@@ -1,4 +1,5 @@
 #include "models/taskbrowsermodel.h"
+#include "models/tones.h"
 
 #include <QBrush>
 #include <QColor>
@@ -121,15 +122,15 @@ QVariant TaskBrowserModel::data(const QModelIndex& index, int role) const
     case Qt::ForegroundRole:
         if (index.column() == StatusColumn) {
             if (t.status == "failed")
-                return QBrush(QColor(0xb0, 0x1c, 0x1c));
+                return QBrush(tones::color(Tone::Bad));
             if (t.status == "retryable_failed")
-                return QBrush(QColor(0xa0, 0x60, 0x00));
+                return QBrush(tones::color(Tone::Caution));
             if (t.status == "succeeded")
-                return QBrush(QColor(0x1d, 0x7a, 0x2e));
+                return QBrush(tones::color(Tone::Good));
         }
         if (index.column() == LeaseColumn && t.status == "processing" && t.leaseUntilUs
             && *t.leaseUntilUs <= m_serverNowUs)
-            return QBrush(QColor(0xb0, 0x1c, 0x1c));
+            return QBrush(tones::color(Tone::Bad));
         return {};
     case Qt::DisplayRole:
         break;

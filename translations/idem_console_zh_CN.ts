@@ -68,14 +68,6 @@
         </translation>
     </message>
     <message>
-        <source>&lt;p style=&apos;margin-bottom:0;color:#a06000&apos;&gt;&lt;b&gt;Left out&lt;/b&gt; (%1 does not apply to their status; nothing is sent for them): %2&lt;/p&gt;</source>
-        <translation>&lt;p style=&apos;margin-bottom:0;color:#a06000&apos;&gt;&lt;b&gt;已排除&lt;/b&gt;（%1 不适用于其状态，不会为它们发送任何操作）：%2&lt;/p&gt;</translation>
-    </message>
-    <message>
-        <source>&lt;p style=&apos;color:#555&apos;&gt;Each record is changed only if it still has the status and update time listed here; otherwise it is refused and left as it is.&lt;/p&gt;</source>
-        <translation>&lt;p style=&apos;color:#555&apos;&gt;只有当记录仍处于此处列出的状态和更新时间时才会被修改；否则操作被拒绝，记录保持原样。&lt;/p&gt;</translation>
-    </message>
-    <message>
         <source>Why (ticket, incident, what you checked)…</source>
         <translation>原因（工单、事故、你检查了什么）…</translation>
     </message>
@@ -92,6 +84,18 @@
     <message>
         <source>Close</source>
         <translation>关闭</translation>
+    </message>
+    <message>
+        <source>&lt;li&gt;&lt;tt&gt;%1&lt;/tt&gt; – %5, attempts %2 of %3, updated %4&lt;/li&gt;</source>
+        <translation>&lt;li&gt;&lt;tt&gt;%1&lt;/tt&gt; – %5，尝试 %2/%3 次，更新于 %4&lt;/li&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin-bottom:0;%3&apos;&gt;&lt;b&gt;Left out&lt;/b&gt; (%1 does not apply to their status; nothing is sent for them): %2&lt;/p&gt;</source>
+        <translation>&lt;p style=&apos;margin-bottom:0;%3&apos;&gt;&lt;b&gt;未包含&lt;/b&gt;（%1 不适用于其状态；不会为它们发送任何请求）：%2&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;Each record is changed only if it still has the status and update time listed here; otherwise it is refused and left as it is.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;每条记录只有在仍保持此处列出的状态和更新时间时才会被更改；否则会被拒绝并保持原样。&lt;/p&gt;</translation>
     </message>
 </context>
 <context>
@@ -187,16 +191,8 @@
         <translation>&lt;b&gt;#%1 %2&lt;/b&gt;，对象 &lt;tt&gt;%3&lt;/tt&gt;，时间 %4，执行者 %5（操作系统用户 %6，主机 %7，%8）</translation>
     </message>
     <message>
-        <source>&lt;span style=&apos;color:#1d7a2e&apos;&gt;Chain intact:&lt;/span&gt; %1 entries verified%2.</source>
-        <translation>&lt;span style=&apos;color:#1d7a2e&apos;&gt;哈希链完整：&lt;/span&gt;已校验 %1 条记录%2。</translation>
-    </message>
-    <message>
         <source>, head #%1 %2</source>
         <translation>，链头 #%1 %2</translation>
-    </message>
-    <message>
-        <source>&lt;span style=&apos;color:#b01c1c&apos;&gt;&lt;b&gt;Chain broken at entry #%1&lt;/b&gt; (%2):&lt;/span&gt; %3 (%4 entries verified before it)</source>
-        <translation>&lt;span style=&apos;color:#b01c1c&apos;&gt;&lt;b&gt;哈希链在第 #%1 条记录处断裂&lt;/b&gt;（%2）：&lt;/span&gt;%3（此前已校验 %4 条记录）</translation>
     </message>
     <message>
         <source>Accept current trail</source>
@@ -209,6 +205,18 @@
     <message>
         <source>Audit trail witness:</source>
         <translation>审计链见证：</translation>
+    </message>
+    <message>
+        <source>Recompute every entry&apos;s hash and link (%1)</source>
+        <translation>重新计算每条记录的哈希和链接（%1）</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;%3&apos;&gt;Chain intact:&lt;/span&gt; %1 entries verified%2.</source>
+        <translation>&lt;span style=&apos;%3&apos;&gt;哈希链完好：&lt;/span&gt;已校验 %1 条记录%2。</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;%5&apos;&gt;&lt;b&gt;Chain broken at entry #%1&lt;/b&gt; (%2):&lt;/span&gt; %3 (%4 entries verified before it)</source>
+        <translation>&lt;span style=&apos;%5&apos;&gt;&lt;b&gt;哈希链在记录 #%1 处断开&lt;/b&gt;（%2）：&lt;/span&gt;%3（其前已校验 %4 条记录）</translation>
     </message>
 </context>
 <context>
@@ -378,6 +386,14 @@
     <message>
         <source>rows</source>
         <translation>行数</translation>
+    </message>
+    <message>
+        <source>Complete minutes only: the current minute is still counting and is drawn once it is over.</source>
+        <translation>只显示完整的分钟：当前分钟仍在计数，结束后才会画出。</translation>
+    </message>
+    <message>
+        <source>One point per tick; a gap is a time the console could not read.</source>
+        <translation>每次轮询一个点；空缺表示控制台无法读取的时间。</translation>
     </message>
 </context>
 <context>
@@ -955,12 +971,12 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <translation>已断开连接：%1</translation>
     </message>
     <message>
-        <source>%1 Last good data at %2 (%3 s ago).</source>
-        <translation>%1 最后一次有效数据时间为 %2（%3 秒前）。</translation>
-    </message>
-    <message>
         <source>Idem: %1</source>
         <translation>Idem：%1</translation>
+    </message>
+    <message>
+        <source>Last good data at %1 (%2 s ago).</source>
+        <translation>最后一次有效数据于 %1（%2 秒前）。</translation>
     </message>
 </context>
 <context>
@@ -1246,10 +1262,6 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>语言(&amp;L)</translation>
     </message>
     <message>
-        <source>Menus, tabs and the dashboard switch now; the task, audit and connection pages switch when the console is started again.</source>
-        <translation>菜单、标签页和仪表盘已立即切换；任务、审计和连接页面将在控制台下次启动时切换。</translation>
-    </message>
-    <message>
         <source>&amp;Export snapshot…</source>
         <translation>导出快照(&amp;E)…</translation>
     </message>
@@ -1260,6 +1272,69 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>&amp;Open snapshot…</source>
         <translation>打开快照(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>Menus, tabs, the dashboard and the task details switch now; the filters and labels of the Tasks, Audit and Connection pages on the next start.</source>
+        <translation>菜单、标签页、仪表盘和任务详情立即切换；任务、审计和连接页的筛选条件与标签在下次启动时切换。</translation>
+    </message>
+    <message>
+        <source>Tasks, Audit and Connection page labels switch on the next start</source>
+        <translation>任务、审计和连接页的标签在下次启动时切换</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::PageStatusLine</name>
+    <message>
+        <source>%1 s ago</source>
+        <translation>%1 秒前</translation>
+    </message>
+    <message>
+        <source>%1 min ago</source>
+        <translation>%1 分钟前</translation>
+    </message>
+    <message>
+        <source>%1 h ago</source>
+        <translation>%1 小时前</translation>
+    </message>
+    <message>
+        <source>Not connected</source>
+        <translation>未连接</translation>
+    </message>
+    <message>
+        <source>Connecting…</source>
+        <translation>正在连接…</translation>
+    </message>
+    <message>
+        <source>Connected</source>
+        <translation>已连接</translation>
+    </message>
+    <message>
+        <source>the connection failed</source>
+        <translation>连接失败</translation>
+    </message>
+    <message>
+        <source>Disconnected: %1; reconnecting by itself</source>
+        <translation>已断开：%1；正在自动重连</translation>
+    </message>
+    <message>
+        <source>Disconnected: %1</source>
+        <translation>已断开连接：%1</translation>
+    </message>
+    <message>
+        <source>as of %1 (%2)</source>
+        <translation>截至 %1（%2）</translation>
+    </message>
+    <message>
+        <source>showing what was read as of %1, %2 (stale)</source>
+        <translation>显示截至 %1 读取的内容，%2（已过时）</translation>
+    </message>
+    <message>
+        <source>reading…</source>
+        <translation>正在读取…</translation>
+    </message>
+    <message>
+        <source>the recovery actions&apos; connection is lost, reconnecting by itself</source>
+        <translation>恢复操作所用的连接已断开，正在自动重连</translation>
     </message>
 </context>
 <context>
@@ -2093,6 +2168,26 @@ Safe repeated task execution on PostgreSQL.</source>
         <source>Connected at:</source>
         <translation>连接于：</translation>
     </message>
+    <message>
+        <source>Read:</source>
+        <translation>读取于：</translation>
+    </message>
+    <message>
+        <source>%1, when the connection was made</source>
+        <translation>%1，建立连接时</translation>
+    </message>
+    <message>
+        <source>the connection failed</source>
+        <translation>连接失败</translation>
+    </message>
+    <message>
+        <source>disconnected: %1; reconnecting by itself (showing the last known state)</source>
+        <translation>已断开：%1；正在自动重连（显示最后已知的状态）</translation>
+    </message>
+    <message>
+        <source>disconnected: %1 (showing the last known state)</source>
+        <translation>已断开：%1（显示最后已知的状态）</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::TaskBrowserModel</name>
@@ -2360,18 +2455,6 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>结果：%1。</translation>
     </message>
     <message>
-        <source>Audit (%1)</source>
-        <translation>审计（%1）</translation>
-    </message>
-    <message>
-        <source>Audit (unreadable)</source>
-        <translation>审计（无法读取）</translation>
-    </message>
-    <message>
-        <source>&lt;span style=&apos;color:#b01c1c&apos;&gt;%1 digest conflict(s)&lt;/span&gt;, last %2 with %3</source>
-        <translation>&lt;span style=&apos;color:#b01c1c&apos;&gt;%1 次摘要冲突&lt;/span&gt;，最近一次于 %2，摘要为 %3</translation>
-    </message>
-    <message>
         <source>none (expired)</source>
         <translation>无（已过期）</translation>
     </message>
@@ -2380,8 +2463,12 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>剩余 %1</translation>
     </message>
     <message>
-        <source>&lt;span style=&apos;color:#b01c1c&apos;&gt;expired %1 ago&lt;/span&gt;</source>
-        <translation>&lt;span style=&apos;color:#b01c1c&apos;&gt;%1 前已过期&lt;/span&gt;</translation>
+        <source>&lt;span style=&apos;%4&apos;&gt;%1 digest conflict(s)&lt;/span&gt;, last %2 with %3</source>
+        <translation>&lt;span style=&apos;%4&apos;&gt;%1 次摘要冲突&lt;/span&gt;，最近一次于 %2，摘要 %3</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;%2&apos;&gt;expired %1 ago&lt;/span&gt;</source>
+        <translation>&lt;span style=&apos;%2&apos;&gt;%1 前已过期&lt;/span&gt;</translation>
     </message>
 </context>
 <context>
@@ -2469,6 +2556,14 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>Error history (%1)</source>
         <translation>错误历史（%1）</translation>
+    </message>
+    <message>
+        <source>Audit (unreadable)</source>
+        <translation>审计（无法读取）</translation>
+    </message>
+    <message>
+        <source>Audit (%1)</source>
+        <translation>审计（%1）</translation>
     </message>
 </context>
 <context>

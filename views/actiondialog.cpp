@@ -1,4 +1,5 @@
 #include "views/actiondialog.h"
+#include "views/theme.h"
 
 #include <QCoreApplication>
 #include <QDialogButtonBox>
@@ -99,14 +100,18 @@ ActionDialog::ActionDialog(
         }
     }
     m_leftOut = static_cast<int>(excluded.size());
-    const auto listRows = [](const std::vector<idem::TaskRow>& list) -> QString {
+    // Grouped by status, a row's status is its heading; left out, each row says its own (the
+    // reason it is left out).
+    const auto listRows = [](const std::vector<idem::TaskRow>& list, bool withStatus = false) -> QString {
         QString out = QStringLiteral("<ul style='margin-top:0'>");
         for (std::size_t i = 0; i < list.size() && i < keysListedPerStatus; ++i)
-            out += tr("<li><tt>%1</tt> – attempts %2 of %3, updated %4</li>")
+            out += (withStatus ? tr("<li><tt>%1</tt> – %5, attempts %2 of %3, updated %4</li>")
+                               : tr("<li><tt>%1</tt> – attempts %2 of %3, updated %4</li>"))
                        .arg(html(list[i].key))
                        .arg(list[i].attempts)
                        .arg(list[i].maxAttempts)
-                       .arg(formatTimeUs(list[i].updatedAtUs));
+                       .arg(formatTimeUs(list[i].updatedAtUs))
+                       .arg(withStatus ? html(list[i].status) : QString());
         if (list.size() > keysListedPerStatus)
             out += tr("<li>… and %1 more</li>").arg(list.size() - keysListedPerStatus);
         return out + QStringLiteral("</ul>");
@@ -134,12 +139,13 @@ ActionDialog::ActionDialog(
                      .arg(html(status))
                 + listRows(list);
         if (!excluded.empty())
-            p += tr("<p style='margin-bottom:0;color:#a06000'><b>Left out</b> (%1 does not apply to "
+            p += tr("<p style='margin-bottom:0;%3'><b>Left out</b> (%1 does not apply to "
                     "their status; nothing is sent for them): %2</p>")
                      .arg(actionTitle(m_action).toLower())
                      .arg(excluded.size())
-                + listRows(excluded);
-        p += tr("<p style='color:#555'>Each record is changed only if it still has the status and "
+                     .arg(theme::toneCss(theme::Tone::Caution))
+                + listRows(excluded, true);
+        p += tr("<p>Each record is changed only if it still has the status and "
                 "update time listed here; otherwise it is refused and left as it is.</p>");
         m_plan->setHtml(p);
     };
@@ -213,6 +219,8 @@ ActionDialog::ActionDialog(
         m_close->setEnabled(true);
         m_close->setText(tr("Close"));
         m_summary->setText(m_results->summary());
+        // Details as long as the longest message: the view scrolls sideways rather than cut it.
+        m_resultView->resizeColumnToContents(BulkActionModel::MessageColumn);
         Q_EMIT runFinished();
     });
     updateRun();
@@ -227,7 +235,10 @@ void ActionDialog::updateRun()
     const bool blank = idem::reasonIsBlank(m_reason->toPlainText().toStdString());
     const bool operatorRole = m_admin && m_admin->serverInfo().isOperator;
     m_run->setEnabled(!blank && !m_targets.empty() && !m_results->running() && !m_finished && operatorRole);
-    m_reasonHint->setStyleSheet(blank ? QStringLiteral("color:#a06000") : QString());
+    if (blank)
+        theme::followTone(m_reasonHint, theme::Tone::Caution);
+    else
+        m_reasonHint->setStyleSheet(QString());
 }
 
 void ActionDialog::run()

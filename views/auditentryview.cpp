@@ -10,6 +10,7 @@
 #include <QVBoxLayout>
 
 #include "models/auditmodel.h"
+#include "models/tones.h"
 
 namespace idem::console {
 
@@ -65,7 +66,10 @@ void AuditEntryView::showEntry(
         for (int c = 0; c < 3; ++c) {
             items[c]->setToolTip(items[c]->text());
             if (d.changed) {
-                items[c]->setBackground(QColor(0xff, 0xf0, 0xb3));
+                // Its own text colour too: the palette's light text on light yellow is unreadable.
+                const bool dark = tones::isDark();
+                items[c]->setBackground(dark ? QColor(0x5c, 0x4a, 0x00) : QColor(0xff, 0xf0, 0xb3));
+                items[c]->setForeground(dark ? QColor(0xff, 0xf3, 0xc4) : QColor(0x1f, 0x23, 0x28));
                 items[c]->setFont(bold);
             }
             items[c]->setData(Qt::UserRole, d.changed);

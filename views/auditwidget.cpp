@@ -1,13 +1,18 @@
 #include "views/auditwidget.h"
 
 #include <QComboBox>
+#include <QAction>
+#include <QHeaderView>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSplitter>
+#include <QTimer>
 #include <QTableView>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 #include "operations/tasklist.h"
 #include "models/auditmodel.h"
@@ -15,6 +20,8 @@
 #include "models/consolesession.h"
 #include "models/taskbrowsermodel.h"
 #include "views/auditentryview.h"
+#include "views/pagestatusline.h"
+#include "views/theme.h"
 
 namespace idem::console {
 
@@ -35,6 +42,8 @@ AuditWidget::AuditWidget(ConsoleSession* session, QWidget* parent)
     , m_chain(new QLabel)
     , m_witnessText(new QLabel)
     , m_acceptTrail(new QPushButton(tr("Accept current trail")))
+    , m_statusLine(new PageStatusLine(session, QStringLiteral("auditStatusLine")))
+    , m_follow(new QTimer(this))
 {
     setObjectName(QStringLiteral("auditPage"));
     m_key->setObjectName(QStringLiteral("auditKeyFilter"));
@@ -51,14 +60,27 @@ AuditWidget::AuditWidget(ConsoleSession* session, QWidget* parent)
     m_until->setPlaceholderText(tr("until (ISO time)"));
     m_apply->setObjectName(QStringLiteral("auditApply"));
     m_error->setObjectName(QStringLiteral("auditError"));
-    m_error->setStyleSheet(QStringLiteral("color:#b01c1c"));
+    theme::followTone(m_error, theme::Tone::Bad);
     m_error->setWordWrap(true);
     m_error->hide();
     m_view->setObjectName(QStringLiteral("auditTable"));
     AuditEntryView::setUpTable(m_view, m_model,
         { { AuditModel::IdColumn, 50 }, { AuditModel::AtColumn, 160 }, { AuditModel::KeyColumn, 200 },
             { AuditModel::ActionColumn, 70 }, { AuditModel::ActorColumn, 200 } });
+    // Keys elide in the middle (their ends tell them apart); time and actor are never cut.
+    m_view->setTextElideMode(Qt::ElideMiddle);
     m_verify->setObjectName(QStringLiteral("verifyChainButton"));
+    auto* verifyKey = new QAction(m_verify->text(), this);
+    verifyKey->setObjectName(QStringLiteral("verifyChainAction"));
+    verifyKey->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_V));
+    verifyKey->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    connect(verifyKey, &QAction::triggered, m_verify, [this] {
+        if (m_verify->isEnabled())
+            m_verify->click();
+    });
+    addAction(verifyKey);
+    m_verify->setToolTip(tr("Recompute every entry's hash and link (%1)")
+                             .arg(verifyKey->shortcut().toString(QKeySequence::NativeText)));
     m_chain->setObjectName(QStringLiteral("chainResult"));
     m_chain->setWordWrap(true);
 
@@ -90,6 +112,7 @@ AuditWidget::AuditWidget(ConsoleSession* session, QWidget* parent)
     witnessRow->addWidget(m_acceptTrail, 0, Qt::AlignTop);
 
     auto* layout = new QVBoxLayout(this);
+    layout->addWidget(m_statusLine);
     layout->addLayout(filters);
     layout->addWidget(m_error);
     layout->addWidget(split, 1);
@@ -106,6 +129,32 @@ AuditWidget::AuditWidget(ConsoleSession* session, QWidget* parent)
         m_error->show();
     });
     connect(m_model, &AuditModel::pageLoaded, m_error, &QWidget::hide);
+    const auto fitColumns = [this] {
+        for (int c : { int(AuditModel::AtColumn), int(AuditModel::ActorColumn) }) {
+            const int before = m_view->columnWidth(c);
+            m_view->resizeColumnToContents(c);
+            // A few pixels over the content: another style's cell margins must not elide it.
+            m_view->setColumnWidth(c, std::max(before, m_view->columnWidth(c) + 8));
+        }
+    };
+    connect(m_model, &AuditModel::pageLoaded, this, [this, fitColumns](int) {
+        m_statusLine->markRead();
+        fitColumns();
+    });
+    connect(m_model, &AuditModel::polled, this, [this, fitColumns](int added) {
+        m_error->hide();
+        m_statusLine->markRead();
+        if (added)
+            fitColumns();
+    });
+    // New entries (idemctl, another console) appear by themselves while the page is shown: one
+    // short read on the worker thread every few seconds, never two at once.
+    m_follow->setInterval(3000);
+    connect(m_follow, &QTimer::timeout, this, [this] {
+        if (isVisible() && m_session->state() == ConsoleSession::State::Connected)
+            m_model->pollNewer();
+    });
+    m_follow->start();
     connect(m_verify, &QPushButton::clicked, this, [this] {
         m_verify->setEnabled(false);
         m_chain->setText(tr("Verifying every entry's hash and link…"));
@@ -130,6 +179,18 @@ AuditWidget::AuditWidget(ConsoleSession* session, QWidget* parent)
 
 AuditWidget::~AuditWidget() = default;
 
+void AuditWidget::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    // Shown: what is there now, whether or not a load ran at connect.
+    if (m_session->state() != ConsoleSession::State::Connected)
+        return;
+    if (!m_model->started() || (m_model->rowCount() == 0 && !m_model->busy()))
+        reload();
+    else
+        m_model->pollNewer();
+}
+
 void AuditWidget::setWitness(AuditWitness* witness)
 {
     m_witness = witness;
@@ -144,8 +205,8 @@ void AuditWidget::onWitness()
     m_witnessText->setVisible(!text.isEmpty());
     m_acceptTrail->setVisible(m_witness->alarm());
     if (m_witness->alarm())
-        m_witnessText->setText(QStringLiteral("<span style='color:#b01c1c'><b>%1</b></span> %2")
-                                   .arg(tr("Audit trail witness:"), text.toHtmlEscaped()));
+        m_witnessText->setText(QStringLiteral("<span style='%3'><b>%1</b></span> %2")
+                                   .arg(tr("Audit trail witness:"), text.toHtmlEscaped(), theme::toneCss(theme::Tone::Bad)));
     else
         m_witnessText->setText(QStringLiteral("<b>%1</b> %2").arg(tr("Audit trail witness:"), text.toHtmlEscaped()));
 }
@@ -203,20 +264,22 @@ void AuditWidget::onChain(const idem::ChainReport& r)
 {
     m_verify->setEnabled(true);
     if (r.ok()) {
-        m_chain->setText(tr("<span style='color:#1d7a2e'>Chain intact:</span> %1 entries verified%2.")
+        m_chain->setText(tr("<span style='%3'>Chain intact:</span> %1 entries verified%2.")
                              .arg(r.checked)
                              .arg(r.head ? tr(", head #%1 %2")
                                                .arg(r.head->id)
                                                .arg(QString::fromStdString(r.head->hash).left(16) + QStringLiteral("…"))
-                                         : QString()));
+                                         : QString())
+                             .arg(theme::toneCss(theme::Tone::Good)));
         return;
     }
-    m_chain->setText(tr("<span style='color:#b01c1c'><b>Chain broken at entry #%1</b> (%2):</span> %3 "
+    m_chain->setText(tr("<span style='%5'><b>Chain broken at entry #%1</b> (%2):</span> %3 "
                         "(%4 entries verified before it)")
                          .arg(r.firstBrokenId ? QString::number(*r.firstBrokenId) : QStringLiteral("?"))
                          .arg(QString::fromLatin1(idem::chainBreakName(r.brokenBy)),
                              QString::fromStdString(r.detail).toHtmlEscaped())
-                         .arg(r.checked));
+                         .arg(r.checked)
+                         .arg(theme::toneCss(theme::Tone::Bad)));
 }
 
 } // namespace idem::console

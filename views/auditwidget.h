@@ -12,10 +12,12 @@ class QPlainTextEdit;
 class QPushButton;
 class QTableView;
 class QTableWidget;
+class QTimer;
 
 namespace idem::console {
 
 class AuditModel;
+class PageStatusLine;
 class AuditWitness;
 class ConsoleSession;
 
@@ -42,6 +44,10 @@ public:
     // Shows one key's entries (what the task detail's audit link does).
     void showKey(const QString& key);
     void reload();
+    PageStatusLine* statusLine() const { return m_statusLine; }
+
+protected:
+    void showEvent(QShowEvent* event) override;
 
 private:
     void onSelection();
@@ -64,6 +70,8 @@ private:
     AuditWitness* m_witness = nullptr;
     QLabel* m_witnessText;
     QPushButton* m_acceptTrail;
+    PageStatusLine* m_statusLine;
+    QTimer* m_follow;
 };
 
 } // namespace idem::console

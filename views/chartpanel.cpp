@@ -23,6 +23,9 @@
 #include "models/dashboardmodel.h"
 #include "models/snapshotexport.h"
 #include "views/theme.h"
+#include "models/tones.h"
+#include <QLegendMarker>
+#include <QLegend>
 
 namespace idem::console {
 
@@ -45,28 +48,28 @@ ChartPanel::ChartPanel(QWidget* parent)
     : QWidget(parent)
 {
     setObjectName(QStringLiteral("chartPanel"));
-    m_charts.push_back(makeChart(tr("Processing vs expired leases"),
+    m_charts.push_back(makeChart(QT_TR_NOOP("Processing vs expired leases"),
         { QStringLiteral(QT_TR_NOOP("processing")), QStringLiteral(QT_TR_NOOP("expired")) }, QStringLiteral("rows")));
-    m_charts.push_back(makeChart(tr("Claim outcomes per minute"),
+    m_charts.push_back(makeChart(QT_TR_NOOP("Claim outcomes per minute"),
         { QStringLiteral(QT_TR_NOOP("new")), QStringLiteral(QT_TR_NOOP("replay")),
             QStringLiteral(QT_TR_NOOP("in progress")), QStringLiteral(QT_TR_NOOP("conflict")),
             QStringLiteral(QT_TR_NOOP("reclaim")) },
         QStringLiteral("claims")));
     m_charts.push_back(makeChart(
-        tr("Duplicate ratio per minute"), { QStringLiteral(QT_TR_NOOP("duplicate ratio")) }, QStringLiteral("%")));
-    m_charts.push_back(makeChart(tr("Retries and failures per minute"),
+        QT_TR_NOOP("Duplicate ratio per minute"), { QStringLiteral(QT_TR_NOOP("duplicate ratio")) }, QStringLiteral("%")));
+    m_charts.push_back(makeChart(QT_TR_NOOP("Retries and failures per minute"),
         { QStringLiteral(QT_TR_NOOP("retries")), QStringLiteral(QT_TR_NOOP("failed retries")),
             QStringLiteral(QT_TR_NOOP("permanent")) },
         QStringLiteral("events")));
     m_charts.push_back(
-        makeChart(tr("Console load: ms per tick"), { QStringLiteral(QT_TR_NOOP("tick ms")) }, QStringLiteral("ms")));
+        makeChart(QT_TR_NOOP("Console load: ms per tick"), { QStringLiteral(QT_TR_NOOP("tick ms")) }, QStringLiteral("ms")));
 
     m_histogram = new QChart;
-    m_histogram->setTitle(tr("Attempts among unfinished rows"));
+    m_histogram->setTitle(QString()); // retranslate()
     m_histogram->setAnimationOptions(QChart::NoAnimation);
     m_histogram->legend()->hide();
     m_histogram->setMargins(QMargins(4, 4, 4, 4));
-    m_attempts = new QBarSet(tr("rows"));
+    m_attempts = new QBarSet(QString());
     m_attempts->setObjectName(QStringLiteral("attempts"));
     auto* bars = new QBarSeries;
     bars->append(m_attempts);
@@ -80,6 +83,8 @@ ChartPanel::ChartPanel(QWidget* parent)
     QFont small = m_attemptsAxis->labelsFont();
     small.setPointSizeF(small.pointSizeF() * 0.85);
     m_attemptsAxis->setLabelsFont(small);
+    // Narrow bins would elide "10+" to "1…": the labels are short enough to stand whole.
+    m_attemptsAxis->setTruncateLabels(false);
     m_attemptsY = new QValueAxis;
     m_attemptsY->setLabelFormat(QStringLiteral("%d"));
     m_histogram->addAxis(m_attemptsAxis, Qt::AlignBottom);
@@ -99,7 +104,30 @@ ChartPanel::ChartPanel(QWidget* parent)
     grid->addWidget(m_charts[FailuresChart].view, 1, 0);
     grid->addWidget(m_histogramView, 1, 1);
     grid->addWidget(m_charts[CostChart].view, 1, 2);
+    retranslate();
     applyTheme();
+}
+
+void ChartPanel::retranslate()
+{
+    for (auto& c : m_charts) {
+        c.chart->setTitle(tr(c.title));
+        for (std::size_t i = 0; i < c.series.size(); ++i) {
+            const QString name = tr(c.names.at(int(i)).toUtf8().constData());
+            c.series[i]->setName(name);
+            for (auto* piece : c.older[i])
+                piece->setName(name);
+        }
+    }
+    // The newest minute is still counting: drawn as a full one it would drop every line at the
+    // right edge. It is left out until it closes, and the charts say so.
+    for (const auto index : { OutcomesChart, RatioChart, FailuresChart })
+        m_charts[std::size_t(index)].view->setToolTip(
+            tr("Complete minutes only: the current minute is still counting and is drawn once it is over."));
+    m_charts[LiveChart].view->setToolTip(tr("One point per tick; a gap is a time the console could not read."));
+    m_charts[CostChart].view->setToolTip(m_charts[LiveChart].view->toolTip());
+    m_histogram->setTitle(tr("Attempts among unfinished rows"));
+    m_attempts->setLabel(tr("rows"));
 }
 
 void ChartPanel::applyTheme()
@@ -118,6 +146,16 @@ void ChartPanel::applyTheme()
             chart->setTheme(chartTheme);
         chart->setBackgroundBrush(background);
     }
+    // One colour per meaning in both themes (the chart theme would pick its own per position).
+    for (const auto& c : m_charts) {
+        for (auto* s : c.series)
+            s->setColor(tones::series(s->objectName()));
+        for (const auto& pieces : c.older)
+            for (auto* s : pieces)
+                s->setColor(tones::series(s->objectName()));
+    }
+    m_attempts->setColor(tones::series(QStringLiteral("attempts")));
+    m_attempts->setBorderColor(tones::series(QStringLiteral("attempts")));
 }
 
 bool ChartPanel::event(QEvent* event)
@@ -126,16 +164,20 @@ bool ChartPanel::event(QEvent* event)
     const bool result = QWidget::event(event);
     if (type == QEvent::ApplicationPaletteChange || type == QEvent::PaletteChange)
         applyTheme();
+    if (type == QEvent::LanguageChange)
+        retranslate();
     return result;
 }
 
 ChartPanel::~ChartPanel() = default;
 
-ChartPanel::Chart ChartPanel::makeChart(const QString& title, const QStringList& names, const QString& unit)
+ChartPanel::Chart ChartPanel::makeChart(const char* title, const QStringList& names, const QString& unit)
 {
     Chart c;
     c.chart = new QChart;
-    c.chart->setTitle(title);
+    c.title = title;
+    c.names = names;
+    c.older.resize(std::size_t(names.size()));
     // Animations replay on every bulk replace: off (they would also cost a tick's worth of CPU).
     c.chart->setAnimationOptions(QChart::NoAnimation);
     c.chart->setMargins(QMargins(4, 4, 4, 4));
@@ -152,7 +194,6 @@ ChartPanel::Chart ChartPanel::makeChart(const QString& title, const QStringList&
         auto* s = new QLineSeries;
         // `names` are the English sources (QT_TR_NOOP): the legend translates, the object name
         // (what tests and the benchmark look series up by) does not.
-        s->setName(tr(name.toUtf8().constData()));
         QString id = name;
         id.replace(QLatin1Char(' '), QString());
         s->setObjectName(id);
@@ -212,25 +253,43 @@ void ChartPanel::update(const DashboardModel& model)
 
     Chart& live = m_charts[LiveChart];
     const int pixels = std::max(50, int(live.chart->plotArea().width()));
-    const auto livePoints = [&](qint64 LiveSample::*field) {
-        return m_downsample ? downsampleMinMax(history.live(), field, from, now, pixels)
-                            : allPoints(history.live(), field, from, now);
+    // Samples further apart than a few ticks are an outage (or a pause): the line breaks there
+    // rather than run straight across the time nobody read.
+    const qint64 gapMs = std::max<qint64>(5000, 3LL * model.settings().intervalMs);
+    const auto& ring = history.live();
+    std::vector<std::pair<qint64, qint64>> spans; // [first, last] sample time of each piece
+    for (int i = 0; i < ring.size(); ++i) {
+        const qint64 t = ring.at(i).ms;
+        if (t < from || t > now)
+            continue;
+        if (spans.empty() || t - spans.back().second > gapMs)
+            spans.push_back({ t, t });
+        else
+            spans.back().second = t;
+    }
+    const auto livePieces = [&](qint64 LiveSample::*field) {
+        std::vector<QList<QPointF>> out;
+        for (const auto& [a, b] : spans) {
+            const int px = std::max<int>(1, int(double(pixels) * double(b - a) / double(std::max<qint64>(1, now - from))));
+            out.push_back(m_downsample && b > a ? downsampleMinMax(ring, field, a, b, px) : allPoints(ring, field, a, b));
+        }
+        return out;
     };
-    live.series[0]->replace(livePoints(&LiveSample::processing));
-    live.series[1]->replace(livePoints(&LiveSample::expired));
+    setPieces(live, 0, livePieces(&LiveSample::processing));
+    setPieces(live, 1, livePieces(&LiveSample::expired));
     fitY(live, 1);
     Chart& cost = m_charts[CostChart];
-    cost.series[0]->replace(livePoints(&LiveSample::tickMs));
+    setPieces(cost, 0, livePieces(&LiveSample::tickMs));
     fitY(cost, 1);
     // Right after start a line of one or two samples would not show at all: mark them.
     for (auto* s : live.series)
         s->setPointsVisible(s->count() < 30);
     cost.series[0]->setPointsVisible(cost.series[0]->count() < 30);
 
-    // One point per minute of the window, zero where nothing was counted; the current minute is
-    // the last point and grows with every tick.
+    // One point per complete minute of the window, zero where nothing was counted; the current
+    // minute is left out until it closes (see the charts' tooltip).
     const qint64 firstMinute = (from / 60000 + 1) * 60;
-    const qint64 lastMinute = now / 60000 * 60;
+    const qint64 lastMinute = now / 60000 * 60 - 60;
     const auto& minutes = history.minutes();
     auto it = std::lower_bound(minutes.begin(), minutes.end(), firstMinute,
         [](const idem::CounterBucket& b, qint64 m) { return b.minuteEpoch < m; });
@@ -274,20 +333,53 @@ void ChartPanel::update(const DashboardModel& model)
     }
 }
 
+void ChartPanel::setPieces(Chart& c, std::size_t index, const std::vector<QList<QPointF>>& pieces)
+{
+    QLineSeries* newest = c.series[index];
+    newest->replace(pieces.empty() ? QList<QPointF>() : pieces.back());
+    auto& older = c.older[index];
+    const std::size_t wanted = pieces.empty() ? 0 : pieces.size() - 1;
+    while (older.size() > wanted) {
+        c.chart->removeSeries(older.back());
+        delete older.back();
+        older.pop_back();
+    }
+    while (older.size() < wanted) {
+        auto* s = new QLineSeries;
+        s->setObjectName(newest->objectName());
+        s->setName(newest->name());
+        c.chart->addSeries(s);
+        s->attachAxis(c.x);
+        s->attachAxis(c.y);
+        s->setPen(newest->pen());
+        s->setColor(tones::series(s->objectName()));
+        for (auto* marker : c.chart->legend()->markers(s))
+            marker->setVisible(false);
+        older.push_back(s);
+    }
+    for (std::size_t i = 0; i < wanted; ++i)
+        older[i]->replace(pieces[i]);
+}
+
 QList<QXYSeries*> ChartPanel::lineSeries() const
 {
     QList<QXYSeries*> out;
-    for (const auto& c : m_charts)
+    for (const auto& c : m_charts) {
         for (auto* s : c.series)
             out << s;
+        for (const auto& pieces : c.older)
+            for (auto* s : pieces)
+                out << s;
+    }
     return out;
 }
 
 QXYSeries* ChartPanel::series(const QString& objectName) const
 {
-    for (auto* s : lineSeries())
-        if (s->objectName() == objectName)
-            return s;
+    for (const auto& c : m_charts)
+        for (auto* s : c.series)
+            if (s->objectName() == objectName)
+                return s;
     return nullptr;
 }
 

@@ -49,15 +49,22 @@ protected:
 
 private:
     void applyTheme();
+    void retranslate();
 
     struct Chart {
         QChart* chart = nullptr;
         QChartView* view = nullptr;
         QDateTimeAxis* x = nullptr;
         QValueAxis* y = nullptr;
-        std::vector<QLineSeries*> series;
+        const char* title = nullptr; // English source, translated again on a language change
+        QStringList names; // the series' English sources
+        std::vector<QLineSeries*> series; // per name: the newest piece, with the legend entry
+        // Per name, older pieces of the same line (an outage splits it): no legend entry of their own.
+        std::vector<std::vector<QLineSeries*>> older;
     };
-    Chart makeChart(const QString& title, const QStringList& names, const QString& unit);
+    Chart makeChart(const char* title, const QStringList& names, const QString& unit);
+    // Draws `pieces` (oldest first) as one line of series `index`: the newest in the series itself.
+    void setPieces(Chart& c, std::size_t index, const std::vector<QList<QPointF>>& pieces);
     static void fitY(Chart& c, double floorMax);
 
     bool m_downsample = true;

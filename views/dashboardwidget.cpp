@@ -2,6 +2,7 @@
 
 #include <QAction>
 #include <QComboBox>
+#include <QEvent>
 #include <QCoreApplication>
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -73,29 +74,27 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
     m_interval = new QComboBox;
     m_interval->setObjectName(QStringLiteral("intervalCombo"));
     for (const int s : { 1, 2, 5, 10, 30, 60 })
-        m_interval->addItem(tr("every %1 s").arg(s), s * 1000);
+        m_interval->addItem(QString(), s * 1000);
     m_pause = new QToolButton;
     m_pause->setObjectName(QStringLiteral("pauseButton"));
     m_pause->setCheckable(true);
-    m_pause->setText(tr("Pause"));
     m_window = new QComboBox;
     m_window->setObjectName(QStringLiteral("windowCombo"));
-    m_window->addItem(tr("15 min"), 15);
-    m_window->addItem(tr("1 h"), 60);
-    m_window->addItem(tr("6 h"), 360);
-    m_window->addItem(tr("24 h"), 1440);
+    for (const int minutes : { 15, 60, 360, 1440 })
+        m_window->addItem(QString(), minutes);
     m_tenant = new QLineEdit;
     m_tenant->setObjectName(QStringLiteral("tenantFilter"));
-    m_tenant->setPlaceholderText(tr("all tenants"));
+
     m_tenant->setClearButtonEnabled(true);
     m_operation = new QLineEdit;
     m_operation->setObjectName(QStringLiteral("operationFilter"));
-    m_operation->setPlaceholderText(tr("all operations"));
+
     m_operation->setClearButtonEnabled(true);
     auto* refresh = new QToolButton;
     refresh->setObjectName(QStringLiteral("refreshButton"));
-    refresh->setText(tr("Refresh now"));
-    auto* thresholds = new QPushButton(tr("Thresholds…"));
+    m_refresh = refresh;
+    auto* thresholds = new QPushButton;
+    m_thresholds = thresholds;
     thresholds->setObjectName(QStringLiteral("thresholdsButton"));
 
     m_controls = new QWidget;
@@ -103,17 +102,19 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
     m_controls->setVisible(monitor != nullptr);
     auto* controls = new QHBoxLayout(m_controls);
     controls->setContentsMargins(0, 0, 0, 0);
-    controls->addWidget(new QLabel(tr("Refresh")));
+    for (auto& label : m_controlLabels)
+        label = new QLabel;
+    controls->addWidget(m_controlLabels[0]);
     controls->addWidget(m_interval);
     controls->addWidget(m_pause);
     controls->addWidget(refresh);
     controls->addSpacing(12);
-    controls->addWidget(new QLabel(tr("Window")));
+    controls->addWidget(m_controlLabels[1]);
     controls->addWidget(m_window);
     controls->addSpacing(12);
-    controls->addWidget(new QLabel(tr("Tenant")));
+    controls->addWidget(m_controlLabels[2]);
     controls->addWidget(m_tenant);
-    controls->addWidget(new QLabel(tr("Operation")));
+    controls->addWidget(m_controlLabels[3]);
     controls->addWidget(m_operation);
     controls->addStretch(1);
     controls->addWidget(thresholds);
@@ -123,14 +124,16 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_freshness = new QLabel;
     m_freshness->setObjectName(QStringLiteral("dashboardFreshness"));
-    m_freshness->setWordWrap(true);
-    // Two lines, always: a reason that wraps must not re-lay out the charts below mid-outage.
+    // Two lines, always, each elided to the width (never wrapped: a wrapped third line would be
+    // cut in half at this height and run into the alert line); the whole text is the tooltip. A
+    // reason that grows must not re-lay out the charts below mid-outage.
+    m_freshness->setWordWrap(false);
+    m_freshness->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
     m_freshness->setFixedHeight(m_freshness->fontMetrics().lineSpacing() * 2 + 2);
     m_freshness->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     m_alert = new QLabel;
     m_alert->setObjectName(QStringLiteral("dashboardAlert"));
-    m_alert->setStyleSheet(
-        QStringLiteral("color: %1; font-weight: bold;").arg(theme::toneColor(theme::Tone::Bad).name()));
+    theme::followTone(m_alert, theme::Tone::Bad, true);
     m_alert->hide();
 
     auto* tiles = new QGridLayout;
@@ -170,6 +173,7 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
     connect(m_tenant, &QLineEdit::editingFinished, this, applyFilter);
     connect(m_operation, &QLineEdit::editingFinished, this, applyFilter);
     connect(thresholds, &QPushButton::clicked, this, &DashboardWidget::editThresholds);
+    retranslateControls();
     auto* thresholdsKey = new QAction(thresholds->text(), this);
     thresholdsKey->setObjectName(QStringLiteral("thresholdsAction"));
     thresholdsKey->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_T));
@@ -190,6 +194,56 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
 }
 
 DashboardWidget::~DashboardWidget() = default;
+
+void DashboardWidget::retranslateControls()
+{
+    for (int i = 0; i < m_interval->count(); ++i)
+        m_interval->setItemText(i, tr("every %1 s").arg(m_interval->itemData(i).toInt() / 1000.0));
+    const char* const windows[] = { QT_TR_NOOP("15 min"), QT_TR_NOOP("1 h"), QT_TR_NOOP("6 h"), QT_TR_NOOP("24 h") };
+    for (int i = 0; i < m_window->count() && i < 4; ++i)
+        m_window->setItemText(i, tr(windows[i]));
+    m_pause->setText(tr("Pause"));
+    m_tenant->setPlaceholderText(tr("all tenants"));
+    m_operation->setPlaceholderText(tr("all operations"));
+    m_refresh->setText(tr("Refresh now"));
+    m_thresholds->setText(tr("Thresholds…"));
+    if (auto* key = findChild<QAction*>(QStringLiteral("thresholdsAction")))
+        key->setText(m_thresholds->text());
+    const char* const labels[] = { QT_TR_NOOP("Refresh"), QT_TR_NOOP("Window"), QT_TR_NOOP("Tenant"), QT_TR_NOOP("Operation") };
+    for (std::size_t i = 0; i < m_controlLabels.size(); ++i)
+        m_controlLabels[i]->setText(tr(labels[i]));
+}
+
+void DashboardWidget::changeEvent(QEvent* event)
+{
+    if (event->type() == QEvent::LanguageChange) {
+        retranslateControls();
+        refreshView(); // status, freshness and tile tooltips in the new language
+        if (!m_alert->isHidden())
+            m_alert->setText(m_alert->text()); // an alert keeps its words until the next one
+    }
+    QWidget::changeEvent(event);
+}
+
+void DashboardWidget::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    showFreshness(m_freshnessLines[0], m_freshnessLines[1]);
+}
+
+void DashboardWidget::showFreshness(const QString& first, const QString& second)
+{
+    m_freshnessLines[0] = first;
+    m_freshnessLines[1] = second;
+    m_freshnessFull = second.isEmpty() ? first : first + QLatin1Char(' ') + second;
+    const QFontMetrics fm = m_freshness->fontMetrics();
+    const int width = std::max(80, m_freshness->contentsRect().width());
+    QString shown = fm.elidedText(first, Qt::ElideRight, width);
+    if (!second.isEmpty())
+        shown += QLatin1Char('\n') + fm.elidedText(second, Qt::ElideRight, width);
+    m_freshness->setText(shown);
+    m_freshness->setToolTip(m_freshnessFull);
+}
 
 void DashboardWidget::syncControls()
 {
@@ -252,8 +306,8 @@ void DashboardWidget::refreshView()
                     .arg(m_model->figuresWindowMinutes())
                     .arg(s.windowMinutes);
         m_status->setText(snap.join(QStringLiteral(" · ")));
-        m_freshness->setText(tr("Snapshot: read-only, not live."));
-        m_freshness->setStyleSheet(QStringLiteral("color: #37474f; font-weight: bold;"));
+        showFreshness(tr("Snapshot: read-only, not live."), QString());
+        theme::followTone(m_freshness, theme::Tone::Muted, true);
         return;
     }
 
@@ -297,8 +351,8 @@ void DashboardWidget::refreshFreshness()
                 thresholdText(m_model->settings().thresholds[static_cast<std::size_t>(t->tile())], t->tile()));
     }
     if (!stale) {
-        m_freshness->setText(tr("● Live"));
-        m_freshness->setStyleSheet(QStringLiteral("color: %1;").arg(theme::toneColor(theme::Tone::Good).name()));
+        showFreshness(tr("● Live"), QString());
+        theme::followTone(m_freshness, theme::Tone::Good);
         return;
     }
     QString text;
@@ -319,14 +373,15 @@ void DashboardWidget::refreshFreshness()
     case F::Live:
         break;
     }
+    // The reason on the first line (elided if it must be), when the data was last good on the
+    // second: that line is what an operator needs most and it is never cut.
     const QDateTime last = m_model->lastGoodAt();
-    if (last.isValid())
-        text = tr("%1 Last good data at %2 (%3 s ago).")
-                   .arg(text, last.toString(QStringLiteral("HH:mm:ss")),
-                       QString::number(last.secsTo(QDateTime::currentDateTime())));
-    m_freshness->setText(text);
-    m_freshness->setStyleSheet(
-        QStringLiteral("color: %1; font-weight: bold;").arg(theme::toneColor(theme::Tone::Caution).name()));
+    const QString second = last.isValid() ? tr("Last good data at %1 (%2 s ago).")
+                                                .arg(last.toString(QStringLiteral("HH:mm:ss")),
+                                                    QString::number(last.secsTo(QDateTime::currentDateTime())))
+                                          : QString();
+    showFreshness(text.simplified(), second);
+    theme::followTone(m_freshness, theme::Tone::Caution, true);
 }
 
 void DashboardWidget::showAlert(Tile tile, const QString& text)
@@ -339,7 +394,7 @@ void DashboardWidget::showAlert(Tile tile, const QString& text)
 }
 
 QString DashboardWidget::statusText() const { return m_status->text(); }
-QString DashboardWidget::freshnessText() const { return m_freshness->text(); }
+QString DashboardWidget::freshnessText() const { return m_freshnessFull; }
 QString DashboardWidget::alertText() const { return m_alert->isHidden() ? QString() : m_alert->text(); }
 
 } // namespace idem::console

@@ -12,6 +12,7 @@ class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
+class QPushButton;
 class QSettings;
 class QSystemTrayIcon;
 class QToolButton;
@@ -50,7 +51,13 @@ Q_SIGNALS:
     // A tile was clicked: the rows behind it.
     void openRows(const idem::TaskFilter& filter, const QString& title);
 
+protected:
+    void changeEvent(QEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
+    void retranslateControls();
+    void showFreshness(const QString& first, const QString& second);
     void refreshView();
     void refreshFreshness();
     void showAlert(Tile tile, const QString& text);
@@ -72,6 +79,11 @@ private:
     QLabel* m_freshness;
     QLabel* m_alert;
     QWidget* m_controls;
+    QString m_freshnessFull; // what the two elided lines say, whole
+    QString m_freshnessLines[2];
+    std::array<QLabel*, 4> m_controlLabels {}; // Refresh, Window, Tenant, Operation
+    QToolButton* m_refresh = nullptr;
+    QPushButton* m_thresholds = nullptr;
     QSystemTrayIcon* m_tray = nullptr;
 };
 

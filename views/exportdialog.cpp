@@ -1,4 +1,5 @@
 #include "views/exportdialog.h"
+#include "views/theme.h"
 
 #include <QAction>
 #include <QCheckBox>
@@ -84,7 +85,7 @@ ExportDialog::ExportDialog(QSettings* settings, QWidget* parent)
     m_keyInfo->setWordWrap(true);
     m_keyInfo->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_error->setWordWrap(true);
-    m_error->setStyleSheet(QStringLiteral("color: #b00020;"));
+    theme::followTone(m_error, theme::Tone::Bad);
     m_error->setVisible(false);
     m_replace->setVisible(false);
     for (const int minutes : { 15, 60, 360, 1440 })

@@ -11,6 +11,12 @@ namespace idem::console::language {
 namespace {
     const QString settingsKey = QStringLiteral("ui/language");
 
+    QString& chosen()
+    {
+        static QString code;
+        return code;
+    }
+
     QString& currentCode()
     {
         static QString code = QStringLiteral("en");
@@ -73,10 +79,13 @@ bool apply(const QString& choice)
         : QLocale(code);
     QLocale::setDefault(locale);
     currentCode() = ok ? code : QStringLiteral("en");
+    chosen() = available().contains(choice) ? choice : QString();
     return ok;
 }
 
 QString current() { return currentCode(); }
+
+QString choice() { return chosen(); }
 
 QString loadChoice(QSettings& settings)
 {

@@ -23,6 +23,8 @@ namespace language {
     bool apply(const QString& choice);
     // The language applied last ("en" before any apply).
     QString current();
+    // What was asked for last: "" (the system's), "en" or "zh_CN" (what View > Language ticks).
+    QString choice();
     // The resource holding a language's compiled translation.
     QString resourcePath(const QString& code);
 

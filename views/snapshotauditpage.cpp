@@ -1,4 +1,5 @@
 #include "views/snapshotauditpage.h"
+#include "views/theme.h"
 
 #include <QLabel>
 #include <QSplitter>
@@ -44,7 +45,7 @@ SnapshotAuditPage::SnapshotAuditPage(SharedSnapshot snapshot, QWidget* parent)
     m_check->setWordWrap(true);
     m_check->setText(check.text);
     m_check->setStyleSheet(
-        check.ok ? QStringLiteral("color:#1d7a2e") : QStringLiteral("color:#b01c1c; font-weight:bold"));
+        check.ok ? theme::toneCss(theme::Tone::Good) : theme::toneCss(theme::Tone::Bad) + QStringLiteral("; font-weight:bold"));
 
     m_model->setSnapshot(m_snapshot);
     m_view->setObjectName(QStringLiteral("snapshotAuditTable"));

@@ -4,8 +4,10 @@
 #include <QFormLayout>
 #include <QLabel>
 #include <QLocale>
+#include <QTimer>
 
 #include "models/consolesession.h"
+#include "views/pagestatusline.h"
 
 namespace idem::console {
 
@@ -36,6 +38,11 @@ StatusPanel::StatusPanel(ConsoleSession* session, QWidget* parent)
     // What this panel shows was read when the connection was made; it says so rather than
     // "as of", which an operator reads as "still true now".
     m_asOf = addRow(tr("Connected at:"), QStringLiteral("asOfValue"));
+    m_age = addRow(tr("Read:"), QStringLiteral("connectionAge"));
+    auto* tick = new QTimer(this);
+    tick->setInterval(1000);
+    connect(tick, &QTimer::timeout, this, &StatusPanel::showState);
+    tick->start();
 
     connect(session, &ConsoleSession::serverInfoChanged, this, &StatusPanel::showInfo);
     connect(session, &ConsoleSession::stateChanged, this, &StatusPanel::showState);
@@ -58,13 +65,36 @@ QString StatusPanel::privilegeText() const { return m_privilege->text(); }
 QString StatusPanel::schemaText() const { return m_schema->text(); }
 QString StatusPanel::tlsText() const { return m_tls->text(); }
 
+void StatusPanel::watch(ConsoleSession* monitor)
+{
+    m_monitor = monitor;
+    connect(monitor, &ConsoleSession::stateChanged, this, &StatusPanel::showState);
+    showState();
+}
+
 void StatusPanel::showState()
 {
+    m_age->setText(m_readAt.isValid() ? tr("%1, when the connection was made").arg(ageText(m_readAt))
+                                      : QStringLiteral("–"));
+    // The pages' connection lost while this one idles: the same state as every other page.
+    const ConsoleSession* lost = m_session->state() == ConsoleSession::State::Failed ? m_session
+        : m_monitor && m_monitor->state() == ConsoleSession::State::Failed && m_session->state() == ConsoleSession::State::Connected
+        ? m_monitor
+        : nullptr;
+    if (lost) {
+        const auto& f = lost->lastFailure();
+        const QString reason = f ? f->message.simplified() : tr("the connection failed");
+        m_state->setText(f && f->retryInSeconds > 0
+                ? tr("disconnected: %1; reconnecting by itself (showing the last known state)").arg(reason)
+                : tr("disconnected: %1 (showing the last known state)").arg(reason));
+        return;
+    }
     switch (m_session->state()) {
     case ConsoleSession::State::Disconnected:
         m_state->setText(tr("not connected"));
-        for (auto* value : { m_server, m_database, m_role, m_privilege, m_schema, m_tls, m_asOf })
+        for (auto* value : { m_server, m_database, m_role, m_privilege, m_schema, m_tls, m_asOf, m_age })
             value->setText(QStringLiteral("–"));
+        m_readAt = QDateTime();
         break;
     case ConsoleSession::State::Connecting:
         m_state->setText(tr("connecting…"));
@@ -112,6 +142,8 @@ void StatusPanel::showInfo(const ServerInfo& info)
     m_tls->setText(info.tls ? tr("yes (%1, %2)").arg(info.tlsVersion, info.tlsCipher)
                             : tr("no: traffic and password travel in clear text"));
     m_asOf->setText(serverClock(info.asOf));
+    m_readAt = QDateTime::currentDateTime();
+    showState();
 }
 
 } // namespace idem::console

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QDateTime>
 #include <QWidget>
 
 class QLabel;
@@ -15,6 +16,9 @@ class StatusPanel : public QWidget {
     Q_OBJECT
 public:
     explicit StatusPanel(ConsoleSession* session, QWidget* parent = nullptr);
+    // The connection the pages read through: its loss is this page's state too (the admin
+    // connection, idle between actions, notices nothing by itself).
+    void watch(ConsoleSession* monitor);
 
     QString serverText() const;
     QString roleText() const;
@@ -36,6 +40,9 @@ private:
     QLabel* m_schema;
     QLabel* m_tls;
     QLabel* m_asOf;
+    QLabel* m_age;
+    ConsoleSession* m_monitor = nullptr;
+    QDateTime m_readAt;
 };
 
 } // namespace idem::console

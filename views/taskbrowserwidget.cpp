@@ -27,6 +27,8 @@
 #include "models/taskbrowserdetail.h"
 #include "models/taskbrowsermodel.h"
 #include "views/actiondialog.h"
+#include "views/pagestatusline.h"
+#include "views/theme.h"
 #include "views/taskdetailpane.h"
 
 namespace idem::console {
@@ -89,7 +91,9 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     , m_copyKey(new QPushButton(tr("Copy key")))
     , m_copyJson(new QPushButton(tr("Copy as JSON")))
     , m_refreshTimer(new QTimer(this))
+    , m_statusLine(new PageStatusLine(monitor, QStringLiteral("tasksStatusLine")))
 {
+    m_statusLine->watch(m_admin);
     setObjectName(QStringLiteral("taskBrowser"));
     // The two groupings are words; the statuses themselves stay as the database spells them.
     for (const auto& p : statusPresets)
@@ -120,7 +124,7 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     m_apply->setObjectName(QStringLiteral("applyFilter"));
     m_countLabel->setObjectName(QStringLiteral("matchCount"));
     m_error->setObjectName(QStringLiteral("browserError"));
-    m_error->setStyleSheet(QStringLiteral("color:#b01c1c"));
+    theme::followTone(m_error, theme::Tone::Bad);
     m_error->setWordWrap(true);
     m_error->hide();
     m_requeue->setObjectName(QStringLiteral("requeueButton"));
@@ -152,6 +156,8 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 6);
     m_view->horizontalHeader()->setStretchLastSection(true);
     m_view->setWordWrap(false);
+    // Keys share their beginning (tenant:operation:…) and differ at the end: elide the middle.
+    m_view->setTextElideMode(Qt::ElideMiddle);
     m_view->setColumnWidth(TaskBrowserModel::KeyColumn, 215);
     m_view->setColumnWidth(TaskBrowserModel::StatusColumn, 185);
     m_view->setColumnWidth(TaskBrowserModel::AttemptsColumn, 64);
@@ -174,6 +180,7 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     actions->addWidget(m_fail);
 
     auto* layout = new QVBoxLayout(this);
+    layout->addWidget(m_statusLine);
     layout->addLayout(filters);
     layout->addWidget(m_error);
     layout->addWidget(m_split, 1);
@@ -193,10 +200,12 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
         m_error->show();
     });
     connect(m_model, &TaskBrowserModel::pageLoaded, this, [this] {
+        m_statusLine->markRead();
         m_error->hide();
         updateActions();
     });
     connect(m_model, &TaskBrowserModel::refreshed, this, [this] {
+        m_statusLine->markRead();
         m_error->hide();
         onSelectionChanged(); // the selected record may have changed: re-read its detail
     });
@@ -206,6 +215,8 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
         { m_requeue, "requeueAction", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R) },
         { m_release, "releaseAction", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_L) },
         { m_fail, "failAction", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F) },
+        { m_copyKey, "copyKeyAction", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_K) },
+        { m_copyJson, "copyJsonAction", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_J) },
     };
     for (const auto& [button, name, keys] : keyed) {
         auto* a = new QAction(button->text(), this);
@@ -406,6 +417,9 @@ void TaskBrowserWidget::updateActions()
     }
     m_copyKey->setEnabled(!rows.isEmpty());
     m_copyJson->setEnabled(!rows.isEmpty());
+    for (const auto& [button, action] : m_keyedActions)
+        if (button == m_copyKey || button == m_copyJson)
+            action->setEnabled(button->isEnabled());
 }
 
 void TaskBrowserWidget::startAction(idem::RecoveryAction action)

@@ -25,6 +25,7 @@ namespace idem::console {
 class ConsoleSession;
 class TaskBrowserModel;
 class TaskDetailPane;
+class PageStatusLine;
 
 // The Tasks page: server-side filters and sort over task_idempotency, a keyset-paged table
 // (TaskBrowserModel), the selected record's detail (TaskDetailPane), and the audited recovery
@@ -49,6 +50,7 @@ public:
     void startAction(idem::RecoveryAction action);
     // Re-reads what the table holds, merging in place.
     void refresh();
+    PageStatusLine* statusLine() const { return m_statusLine; }
 
 Q_SIGNALS:
     // The action dialog finished a run (applied or not); the table has been asked to refresh.
@@ -93,6 +95,7 @@ private:
     std::vector<std::pair<QPushButton*, QAction*>> m_keyedActions; // button, its keyboard action
     idem::TaskFilter m_extra; // filter fields without a control (kept from applyFilter)
     quint64 m_countJob = 0;
+    PageStatusLine* m_statusLine;
 };
 
 } // namespace idem::console

@@ -1,4 +1,5 @@
 #include "views/taskdetailpane.h"
+#include "views/theme.h"
 
 #include <QCoreApplication>
 #include <QFileDialog>
@@ -134,6 +135,7 @@ void TaskDetailPane::onLoaded(const TaskDetailAnswer& a)
     m_view->title()->setText(tr("<b>%1</b> task, updated %2").arg(text(r.status), formatTimeUs(r.updatedAtUs)));
     m_view->showKey(a.key);
     m_view->digest()->setText(text(r.requestHash));
+    m_view->digest()->setCursorPosition(0); // the start shows: "v1:" tells the digest's version
     m_view->showStatus(r.status, r.errorClass == "unknown");
     m_view->showAttempts(r.attempts, r.maxAttempts);
     m_view->token()->setText(d.ownerToken.empty() ? tr("(none)") : text(d.ownerToken));
@@ -168,12 +170,12 @@ void TaskDetailPane::onLoaded(const TaskDetailAnswer& a)
         m_view->setAuditRow(i, formatTimeUs(e.atUs), text(e.action),
             QStringLiteral("%1 (%2)").arg(text(e.dbRole), text(e.osUser)), text(e.reason));
     }
-    m_view->tabs()->setTabText(
-        2, a.auditError.isEmpty() ? tr("Audit (%1)").arg(a.audit.size()) : tr("Audit (unreadable)"));
+    m_view->setAuditCount(a.auditError.isEmpty() ? int(a.audit.size()) : TaskRecordView::unreadable);
     m_conflicts->setText(d.conflicts
-            ? tr("<span style='color:#b01c1c'>%1 digest conflict(s)</span>, last %2 with %3")
+            ? tr("<span style='%4'>%1 digest conflict(s)</span>, last %2 with %3")
                   .arg(d.conflicts->count)
-                  .arg(formatTimeUs(d.conflicts->lastAtUs), text(d.conflicts->lastDigest).toHtmlEscaped())
+                  .arg(formatTimeUs(d.conflicts->lastAtUs), text(d.conflicts->lastDigest).toHtmlEscaped(),
+                      theme::toneCss(theme::Tone::Bad))
             : QString());
     m_conflicts->setVisible(d.conflicts.has_value());
 }
@@ -188,7 +190,7 @@ void TaskDetailPane::updateLease()
     const auto left = *m_leaseLeftMs - m_sinceLoad.elapsed();
     m_view->lease()->setText(left > 0
             ? tr("%1 left").arg(formatDurationMs(left))
-            : tr("<span style='color:#b01c1c'>expired %1 ago</span>").arg(formatDurationMs(-left)));
+            : tr("<span style='%2'>expired %1 ago</span>").arg(formatDurationMs(-left), theme::toneCss(theme::Tone::Bad)));
 }
 
 } // namespace idem::console

@@ -1,5 +1,7 @@
 #include "views/taskrecordview.h"
 
+#include <QEvent>
+
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -102,9 +104,37 @@ void TaskRecordView::addTabs(QLayout* resultHeader, int resultStretch)
     else
         rl->addWidget(m_resultInfo);
     rl->addWidget(m_result, resultStretch);
-    m_tabs->addTab(resultPage, tr("Result"));
-    m_tabs->addTab(m_errors, tr("Error history"));
-    m_tabs->addTab(m_audit, tr("Audit"));
+    m_tabs->addTab(resultPage, QString());
+    m_tabs->addTab(m_errors, QString());
+    m_tabs->addTab(m_audit, QString());
+    m_tabs->installEventFilter(this);
+    retranslateTabs();
+}
+
+bool TaskRecordView::eventFilter(QObject* watched, QEvent* event)
+{
+    // The tab texts carry counts: they are rebuilt from the counts, in the language now in force.
+    if (watched == m_tabs && event->type() == QEvent::LanguageChange)
+        retranslateTabs();
+    return QObject::eventFilter(watched, event);
+}
+
+void TaskRecordView::retranslateTabs()
+{
+    if (m_tabs->count() < 3)
+        return;
+    m_tabs->setTabText(0, tr("Result"));
+    m_tabs->setTabText(1, m_errorCount < 0 ? tr("Error history") : tr("Error history (%1)").arg(m_errorCount));
+    m_tabs->setTabText(2,
+        m_auditCount == unreadable ? tr("Audit (unreadable)")
+            : m_auditCount < 0     ? tr("Audit")
+                                   : tr("Audit (%1)").arg(m_auditCount));
+}
+
+void TaskRecordView::setAuditCount(int count)
+{
+    m_auditCount = count;
+    retranslateTabs();
 }
 
 void TaskRecordView::install(QWidget* pane)
@@ -130,8 +160,9 @@ void TaskRecordView::clear()
     m_errors->clear();
     m_audit->setRowCount(0);
     // The counts belonged to the record that was shown: with none shown, none is right.
-    m_tabs->setTabText(1, tr("Error history"));
-    m_tabs->setTabText(2, tr("Audit"));
+    m_errorCount = -1;
+    m_auditCount = -1;
+    retranslateTabs();
 }
 
 void TaskRecordView::showKey(const QString& key)
@@ -167,7 +198,8 @@ void TaskRecordView::showErrorHistory(const std::string& errorsJson)
     const auto errors = QJsonDocument::fromJson(QByteArray::fromStdString(errorsJson));
     m_errors->setPlainText(errors.isNull() ? QString::fromStdString(errorsJson)
                                            : QString::fromUtf8(errors.toJson(QJsonDocument::Indented)));
-    m_tabs->setTabText(1, tr("Error history (%1)").arg(errors.isArray() ? errors.array().size() : 0));
+    m_errorCount = errors.isArray() ? int(errors.array().size()) : 0;
+    retranslateTabs();
 }
 
 void TaskRecordView::setAuditRowCount(int rows) { m_audit->setRowCount(rows); }

@@ -46,6 +46,9 @@ public:
     // The error history JSON, indented, and its entry count in the tab's title.
     void showErrorHistory(const std::string& errorsJson);
     void setAuditRowCount(int rows);
+    // The Audit tab's count: n entries, or unreadable.
+    static constexpr int unreadable = -2;
+    void setAuditCount(int count);
     void setAuditRow(int row, const QString& at, const QString& action, const QString& actor, const QString& reason);
 
     QLabel* title() const { return m_title; }
@@ -64,7 +67,13 @@ public:
     QPlainTextEdit* errors() const { return m_errors; }
     QTableWidget* audit() const { return m_audit; }
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
+    void retranslateTabs();
+    int m_errorCount = -1; // -1: no record shown
+    int m_auditCount = -1;
     QLabel* m_title;
     QLineEdit* m_key;
     QLineEdit* m_tenant;

@@ -1,10 +1,12 @@
 #include "views/theme.h"
 
 #include <QApplication>
+#include <QEvent>
 #include <QPalette>
 #include <QSettings>
 #include <QStyle>
 #include <QStyleFactory>
+#include <QWidget>
 
 namespace idem::console::theme {
 
@@ -107,25 +109,64 @@ void apply(Theme theme)
 
 Theme current() { return platform().current; }
 
-bool isDark(const QPalette& palette)
-{
-    return palette.color(QPalette::Window).lightness() < palette.color(QPalette::WindowText).lightness();
-}
+bool isDark(const QPalette& palette) { return tones::isDark(palette); }
 
 bool isDark() { return isDark(QApplication::palette()); }
 
-QColor toneColor(Tone tone)
+QColor toneColor(Tone tone) { return tones::color(tone, isDark()); }
+
+QString toneCss(Tone tone) { return QStringLiteral("color:%1").arg(toneColor(tone).name()); }
+
+namespace {
+    class ToneFollower : public QObject {
+    public:
+        ToneFollower(QWidget* widget, Tone tone, bool bold)
+            : QObject(widget)
+            , m_tone(tone)
+            , m_bold(bold)
+        {
+            setObjectName(QStringLiteral("idemToneFollower"));
+            widget->installEventFilter(this);
+            restyle(widget);
+        }
+        void setTone(QWidget* widget, Tone tone, bool bold)
+        {
+            if (tone == m_tone && bold == m_bold)
+                return; // a page's status line re-tones every second: no re-polish for nothing
+            m_tone = tone;
+            m_bold = bold;
+            restyle(widget);
+        }
+
+    protected:
+        bool eventFilter(QObject* watched, QEvent* event) override
+        {
+            // Which of these a widget gets depends on its style sheet and on whether it is shown.
+            const auto t = event->type();
+            if (t == QEvent::ApplicationPaletteChange || t == QEvent::PaletteChange || t == QEvent::StyleChange)
+                restyle(static_cast<QWidget*>(watched));
+            return false;
+        }
+
+    private:
+        void restyle(QWidget* w)
+        {
+            const QString css = toneCss(m_tone) + (m_bold ? QStringLiteral("; font-weight:bold") : QString());
+            if (w->styleSheet() != css) // setting it sends the events above again
+                w->setStyleSheet(css);
+        }
+        Tone m_tone;
+        bool m_bold;
+    };
+} // namespace
+
+void followTone(QWidget* label, Tone tone, bool bold)
 {
-    const bool dark = isDark();
-    switch (tone) {
-    case Tone::Good:
-        return dark ? QColor(0x81, 0xc7, 0x84) : QColor(0x2e, 0x7d, 0x32);
-    case Tone::Caution:
-        return dark ? QColor(0xff, 0xd5, 0x4f) : QColor(0x6d, 0x4c, 0x00);
-    case Tone::Bad:
-        return dark ? QColor(0xff, 0x8a, 0x80) : QColor(0xb7, 0x1c, 0x1c);
-    }
-    return {};
+    // Found by name: without Q_OBJECT a qobject_cast would match any child.
+    if (auto* f = label->findChild<QObject*>(QStringLiteral("idemToneFollower"), Qt::FindDirectChildrenOnly))
+        static_cast<ToneFollower*>(f)->setTone(label, tone, bold);
+    else
+        new ToneFollower(label, tone, bold);
 }
 
 Theme load(QSettings& settings)

@@ -2,7 +2,10 @@
 
 #include <QColor>
 
+#include "models/tones.h"
+
 class QPalette;
+class QWidget;
 class QSettings;
 
 namespace idem::console {
@@ -25,10 +28,16 @@ namespace theme {
     bool isDark(const QPalette& palette);
     // Whether the application palette is dark now.
     bool isDark();
-    // A status colour (green for live, amber for stale, red for alerts) that stays readable on
-    // the application's window colour.
-    enum class Tone { Good, Caution, Bad };
+    // A status colour (green for live, amber for stale, red for alerts, grey for what is not
+    // current) that stays readable on the application's window and base colours (models/tones).
+    using Tone = idem::console::Tone;
     QColor toneColor(Tone tone);
+    // "color:#rrggbb" of toneColor(), for style sheets and rich text.
+    QString toneCss(Tone tone);
+
+    // Colours `label`'s text with `tone` now and again whenever the application palette changes
+    // (a style sheet set once would keep the light theme's dark red on a dark window).
+    void followTone(QWidget* label, Tone tone, bool bold = false);
 
     Theme load(QSettings& settings);
     void save(QSettings& settings, Theme theme);

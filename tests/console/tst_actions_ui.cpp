@@ -273,6 +273,8 @@ void TestActionsUi::bulkShowsPlanProgressAndPerKeyResults()
     QVERIFY(plan.contains(QStringLiteral("retryable_failed: 4 record(s)")));
     QVERIFY(plan.contains(QStringLiteral("Left out")));
     QVERIFY(plan.contains(QString::fromStdString(done)));
+    // Each row left out says why: its status.
+    QVERIFY2(plan.contains(QString::fromStdString(done) + QStringLiteral(" – succeeded,")), qPrintable(plan));
     QCOMPARE(dialog->runButton()->text(), QStringLiteral("Requeue 12 record(s)"));
     // One key changes under us before confirming: that one alone is refused.
     execSql(*m_conn, "UPDATE idem.task_idempotency SET updated_at = now() WHERE idempotency_key = $1", keys[4]);
@@ -293,6 +295,14 @@ void TestActionsUi::bulkShowsPlanProgressAndPerKeyResults()
     QCOMPARE(taskField(*m_conn, done, "row_to_json(t)"), doneBefore);
     QCOMPARE(auditCount(*m_conn, done), 0);
     QCOMPARE(auditCount(*m_conn, keys[20]), 0); // not selected, not touched
+    // The Details column shows its whole message (the refused one is the longest).
+    auto* resultView = dialog->findChild<QTableView*>(QStringLiteral("actionResults"));
+    QVERIFY(resultView);
+    const QString details = results->data(results->index(4, BulkActionModel::MessageColumn)).toString();
+    QVERIFY(!details.isEmpty());
+    QVERIFY2(resultView->columnWidth(BulkActionModel::MessageColumn)
+            >= resultView->fontMetrics().horizontalAdvance(details) + 6,
+        qPrintable(QStringLiteral("%1 px for \"%2\"").arg(resultView->columnWidth(BulkActionModel::MessageColumn)).arg(details)));
 
     // Cancel: a run over many keys stops promptly; the rest are reported skipped, not applied.
     BulkActionModel bulk;

@@ -9,6 +9,8 @@
 #include <QChartView>
 #include <QFile>
 #include <QLineEdit>
+#include <QAbstractButton>
+#include <QMenu>
 #include <QMenuBar>
 #include <QRegularExpression>
 #include <QSettings>
@@ -35,6 +37,11 @@
 #include "views/shortcutsdialog.h"
 #include "views/theme.h"
 #include "views/tilewidget.h"
+#include "views/taskbrowserwidget.h"
+#include "views/taskdetailpane.h"
+#include <QLineSeries>
+#include <QToolButton>
+#include <QPushButton>
 
 using namespace idem::console;
 
@@ -138,6 +145,7 @@ private Q_SLOTS:
     void translationsAreEmbedded();
     void everyChineseStringIsTranslated();
     void languageSwitchesLive();
+    void languageMenuTicksTheRunningChoice();
     void shortcuts();
     void themeOverride();
 
@@ -277,6 +285,27 @@ void TestDesktop::languageSwitchesLive()
             { QStringLiteral("仪表盘"), QStringLiteral("任务"), QStringLiteral("审计"), QStringLiteral("连接") }));
     QCOMPARE(tile->titleText(), QStringLiteral("过期租约"));
     QCOMPARE(m_window->windowTitle(), QStringLiteral("Idem 控制台"));
+    // The dashboard's toolbar, chart titles and legends switch too.
+    const auto zh = [](const char* context, const char* source) {
+        return QCoreApplication::translate(context, source);
+    };
+    auto* pause = m_window->dashboard()->findChild<QToolButton*>(QStringLiteral("pauseButton"));
+    QVERIFY(pause);
+    QCOMPARE(pause->text(), zh("idem::console::DashboardWidget", "Pause"));
+    QVERIFY(pause->text() != QStringLiteral("Pause"));
+    QStringList titles;
+    for (auto* v : m_window->dashboard()->charts()->findChildren<QChartView*>())
+        titles << v->chart()->title();
+    QVERIFY2(titles.contains(zh("idem::console::ChartPanel", "Claim outcomes per minute")), qPrintable(titles.join(u',')));
+    QVERIFY(!titles.contains(QStringLiteral("Claim outcomes per minute")));
+    QCOMPARE(m_window->dashboard()->charts()->series(QStringLiteral("new"))->name(), zh("idem::console::ChartPanel", "new"));
+    QVERIFY(m_window->dashboard()->charts()->series(QStringLiteral("new"))->name() != QStringLiteral("new"));
+    // What cannot switch live says so in the menu itself.
+    auto* languageMenu = m_window->findChild<QMenu*>(QStringLiteral("languageMenu"));
+    QVERIFY(languageMenu);
+    auto* restartNote = m_window->findChild<QAction*>(QStringLiteral("languageRestartNote"));
+    QVERIFY2(restartNote && languageMenu->actions().contains(restartNote) && !restartNote->isEnabled(),
+        "the Language menu says what needs a restart");
     QCOMPARE(consoleSettings().value(QStringLiteral("ui/language")).toString(), QStringLiteral("zh_CN"));
     // A dialog opened now speaks Chinese too.
     m_window->showShortcuts();
@@ -300,6 +329,14 @@ void TestDesktop::languageSwitchesLive()
     QCOMPARE(tile->titleText(), QStringLiteral("Expired leases"));
     QCOMPARE(m_window->windowTitle(), QStringLiteral("Idem console"));
     QCOMPARE(consoleSettings().value(QStringLiteral("ui/language")).toString(), QStringLiteral("en"));
+    QCOMPARE(pause->text(), QStringLiteral("Pause"));
+    QCOMPARE(m_window->dashboard()->charts()->series(QStringLiteral("new"))->name(), QStringLiteral("new"));
+    // The task detail's tabs come back to English.
+    auto* detailTabs = m_window->findChild<TaskBrowserWidget*>()->detail()->findChild<QTabWidget*>();
+    QVERIFY(detailTabs);
+    QCOMPARE(detailTabs->tabText(0), QStringLiteral("Result"));
+    QCOMPARE(detailTabs->tabText(1), QStringLiteral("Error history"));
+    QCOMPARE(detailTabs->tabText(2), QStringLiteral("Audit"));
     m_window->showShortcuts();
     dialog = m_window->findChild<ShortcutsDialog*>();
     QVERIFY(dialog);
@@ -311,6 +348,28 @@ void TestDesktop::languageSwitchesLive()
     m_window->findChild<QAction*>(QStringLiteral("language_system"))->trigger();
     QCOMPARE(consoleSettings().value(QStringLiteral("ui/language")).toString(), QString());
     QCOMPARE(language::current(), language::resolve(QString()));
+    language::apply(QStringLiteral("en"));
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::LanguageChange);
+}
+
+void TestDesktop::languageMenuTicksTheRunningChoice()
+{
+    // Started with --language en and nothing saved: English is ticked, not System.
+    {
+        auto s = consoleSettings();
+        s.remove(QStringLiteral("ui/language"));
+    }
+    language::apply(QStringLiteral("en"));
+    openWindow();
+    auto* english = m_window->findChild<QAction*>(QStringLiteral("language_en"));
+    auto* system = m_window->findChild<QAction*>(QStringLiteral("language_system"));
+    QVERIFY(english && system);
+    QVERIFY(english->isChecked());
+    QVERIFY(!system->isChecked());
+    // Started without a choice: System.
+    language::apply(QString());
+    openWindow();
+    QVERIFY(m_window->findChild<QAction*>(QStringLiteral("language_system"))->isChecked());
     language::apply(QStringLiteral("en"));
     QCoreApplication::sendPostedEvents(nullptr, QEvent::LanguageChange);
 }
@@ -379,6 +438,20 @@ void TestDesktop::shortcuts()
     QCOMPARE(listed[native(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_L))], QStringLiteral("Release lease…"));
     QCOMPARE(listed[native(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F))], QStringLiteral("Mark failed…"));
     QCOMPARE(listed[native(QKeySequence(Qt::CTRL | Qt::Key_T))], QStringLiteral("Thresholds…"));
+    // Every button that acts has a key, and F1 lists it under the button's own words.
+    QStringList listedNames;
+    for (const auto& [key, name] : listed)
+        listedNames << name;
+    for (const char* name : { "verifyChainButton", "copyKeyButton", "copyJsonButton", "requeueButton",
+             "releaseButton", "failButton", "thresholdsButton", "refreshButton" }) {
+        auto* button = m_window->findChild<QAbstractButton*>(QLatin1String(name));
+        QVERIFY2(button, name);
+        QString text = button->text();
+        text.remove(QLatin1Char('&'));
+        QVERIFY2(listedNames.contains(text) || (QLatin1String(name) == QLatin1String("refreshButton")
+                     && listed[native(QKeySequence(Qt::Key_F5))] == QStringLiteral("Connection › Refresh")),
+            qPrintable(QStringLiteral("%1 (%2) has no key in F1: %3").arg(text, QLatin1String(name), listedNames.join(u','))));
+    }
     QVERIFY2(listed.count(native(QKeySequence(Qt::Key_F1)) + QStringLiteral(", ")
                  + native(QKeySequence(Qt::CTRL | Qt::Key_Question))),
         "F1 / Ctrl+? is listed");

@@ -151,7 +151,7 @@ void TestSnapshotViewer::initTestCase()
             SELECT idem.add_counters(jsonb_agg(jsonb_build_object('m', extract(epoch FROM date_trunc('minute', now()) - back)::bigint,
                    't', t, 'o', o, 'w', oc, 'n', n)))
             FROM (VALUES
-                (interval '0', 'ta', 'charge', 'acquired', 10), (interval '0', 'ta', 'charge', 'conflict', 2),
+                (interval '1 minute', 'ta', 'charge', 'acquired', 10), (interval '1 minute', 'ta', 'charge', 'conflict', 2),
                 (interval '2 minutes', 'tb', 'refund', 'replayed', 4)
             ) AS v(back, t, o, oc, n)
         )");

@@ -1,0 +1,88 @@
+#include "models/tones.h"
+
+#include <QGuiApplication>
+#include <QPalette>
+#include <QStringList>
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace idem::console::tones {
+
+bool isDark(const QPalette& palette)
+{
+    return palette.color(QPalette::Window).lightness() < palette.color(QPalette::WindowText).lightness();
+}
+
+bool isDark() { return isDark(QGuiApplication::palette()); }
+
+QColor color(Tone tone, bool dark)
+{
+    // Light: dark shades on #eff0f1 / white; dark: light shades on #2b2d31 / #1e1f22. Each pair is
+    // checked against both backgrounds of its theme by tst_contrast.
+    switch (tone) {
+    case Tone::Good:
+        return dark ? QColor(0x81, 0xc7, 0x84) : QColor(0x1b, 0x6e, 0x2a);
+    case Tone::Caution:
+        return dark ? QColor(0xff, 0xd5, 0x4f) : QColor(0x6d, 0x4c, 0x00);
+    case Tone::Bad:
+        return dark ? QColor(0xff, 0x9e, 0x96) : QColor(0xa8, 0x1a, 0x1a);
+    case Tone::Muted:
+        return dark ? QColor(0xa8, 0xac, 0xb2) : QColor(0x5f, 0x64, 0x6a);
+    }
+    return {};
+}
+
+QColor color(Tone tone) { return color(tone, isDark()); }
+
+QString css(Tone tone) { return QStringLiteral("color:%1").arg(color(tone).name()); }
+
+namespace {
+    // Mid-tone colours, readable as lines on white and on the dark base alike.
+    const std::pair<const char*, QRgb> seriesTable[] = {
+        { "processing", 0x3b7dd8 },
+        { "expired", 0xe0742b },
+        { "new", 0x2e9e4f },
+        { "replay", 0x8e6bd6 },
+        { "inprogress", 0x3b7dd8 },
+        { "conflict", 0xd94c6a },
+        { "reclaim", 0xc9a227 },
+        { "duplicateratio", 0x8e6bd6 },
+        { "retries", 0xc9a227 },
+        { "failedretries", 0xe0742b },
+        { "permanent", 0xd94c6a },
+        { "tickms", 0x7f8c99 },
+        { "attempts", 0x3b7dd8 },
+    };
+} // namespace
+
+QColor series(const QString& objectName)
+{
+    for (const auto& [name, rgb] : seriesTable)
+        if (objectName == QLatin1String(name))
+            return QColor::fromRgb(rgb);
+    return QColor(0x7f, 0x8c, 0x99);
+}
+
+QStringList seriesNames()
+{
+    QStringList out;
+    for (const auto& entry : seriesTable)
+        out << QLatin1String(entry.first);
+    return out;
+}
+
+double luminance(const QColor& c)
+{
+    const auto channel = [](double v) { return v <= 0.03928 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * channel(c.redF()) + 0.7152 * channel(c.greenF()) + 0.0722 * channel(c.blueF());
+}
+
+double contrast(const QColor& a, const QColor& b)
+{
+    const double la = luminance(a), lb = luminance(b);
+    return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+}
+
+} // namespace idem::console::tones

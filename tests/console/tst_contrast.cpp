@@ -1,0 +1,181 @@
+// Colours under the light and the dark theme (issue 14, items 8, 10 and 11): a chart series keeps
+// its colour (its meaning) across themes; every text colour the console paints (status tones,
+// tiles at every level, the dashboard's alert and freshness lines, error labels) reaches WCAG AA,
+// 4.5:1, against the background it is drawn on, also when the theme changes after the widget
+// was built; the attempts histogram's "10+" is not cut to "1…". No database needed.
+
+#include <QtTest>
+
+#include <QApplication>
+#include <QBarCategoryAxis>
+#include <QChart>
+#include <QChartView>
+#include <QLabel>
+#include <QLineSeries>
+#include <QRegularExpression>
+#include <map>
+
+#include "models/consolesession.h"
+#include "models/dashboardmodel.h"
+#include "views/auditwidget.h"
+#include "views/chartpanel.h"
+#include "views/dashboardwidget.h"
+#include "views/taskbrowserwidget.h"
+#include "views/theme.h"
+#include "views/tilewidget.h"
+
+using namespace idem::console;
+
+namespace {
+double ratio(const QColor& a, const QColor& b)
+{
+    const auto lum = [](const QColor& c) {
+        const auto ch = [](double v) { return v <= 0.03928 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); };
+        return 0.2126 * ch(c.redF()) + 0.7152 * ch(c.greenF()) + 0.0722 * ch(c.blueF());
+    };
+    const double x = lum(a), y = lum(b);
+    return (std::max(x, y) + 0.05) / (std::min(x, y) + 0.05);
+}
+
+// The text colour a style sheet sets ("color:#b01c1c", "color: #ff8a80; font-weight: bold").
+QColor styleColor(const QWidget* w)
+{
+    static const QRegularExpression re(QStringLiteral("(?:^|[;{\\s])color\\s*:\\s*(#[0-9a-fA-F]{6})"));
+    const auto m = re.match(w->styleSheet());
+    return m.hasMatch() ? QColor(m.captured(1)) : QColor();
+}
+
+const char* themeName(Theme t) { return t == Theme::Dark ? "dark" : "light"; }
+} // namespace
+
+class TestContrast : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void cleanupTestCase() { theme::apply(Theme::System); }
+    void seriesKeepTheirColourAcrossThemes();
+    void textColoursReachAA_data();
+    void textColoursReachAA();
+    void histogramTopBinIsNotCut();
+    void partialMinuteIsSaidInTheTooltip();
+};
+
+void TestContrast::seriesKeepTheirColourAcrossThemes()
+{
+    theme::apply(Theme::Light);
+    ChartPanel charts;
+    charts.show();
+    std::map<QString, QColor> light;
+    for (auto* s : charts.lineSeries())
+        light[s->objectName()] = s->color();
+    QVERIFY(light.size() >= 10);
+    theme::apply(Theme::Dark);
+    QCoreApplication::processEvents();
+    for (auto* s : charts.lineSeries())
+        QVERIFY2(s->color() == light[s->objectName()],
+            qPrintable(QStringLiteral("%1: %2 in light, %3 in dark")
+                           .arg(s->objectName(), light[s->objectName()].name(), s->color().name())));
+    // And no two series of one chart share a colour.
+    const auto views = charts.findChildren<QChartView*>();
+    for (auto* v : views) {
+        QSet<QRgb> seen;
+        for (auto* s : v->chart()->series())
+            if (auto* l = qobject_cast<QLineSeries*>(s); l && l->isVisible() && !seen.contains(l->color().rgb())) {
+                seen.insert(l->color().rgb());
+            } else if (l && l->isVisible()) {
+                // segments of one line (a gap) share its colour and name
+                bool sameName = false;
+                for (auto* o : v->chart()->series())
+                    if (o != s && o->objectName() == s->objectName())
+                        sameName = true;
+                QVERIFY2(sameName, qPrintable(v->chart()->title() + QStringLiteral(": ") + s->objectName()));
+            }
+    }
+}
+
+void TestContrast::textColoursReachAA_data()
+{
+    QTest::addColumn<int>("built");
+    QTest::addColumn<int>("shown");
+    for (const Theme b : { Theme::Light, Theme::Dark })
+        for (const Theme s : { Theme::Light, Theme::Dark })
+            QTest::addRow("built %s, shown %s", themeName(b), themeName(s)) << int(b) << int(s);
+}
+
+void TestContrast::textColoursReachAA()
+{
+    QFETCH(int, built);
+    QFETCH(int, shown);
+    theme::apply(Theme(built));
+    ConsoleSession session; // never connected: the pages show their empty, not-connected state
+    DashboardWidget dashboard(nullptr);
+    TaskBrowserWidget tasks(&session, &session);
+    AuditWidget audit(&session);
+    std::vector<TileWidget*> tiles;
+    for (int i = 0; i < 5; ++i)
+        tiles.push_back(new TileWidget(Tile::Processing, false, &dashboard));
+    theme::apply(Theme(shown));
+    QCoreApplication::processEvents();
+    const QPalette p = QApplication::palette();
+    const QColor window = p.color(QPalette::Window), base = p.color(QPalette::Base);
+    QStringList failures;
+    const auto check = [&](const QString& what, const QColor& text, const QColor& background) {
+        const double r = ratio(text, background);
+        if (r < 4.5)
+            failures << QStringLiteral("%1: %2 on %3 is %4:1").arg(what, text.name(), background.name()).arg(r, 0, 'f', 2);
+    };
+    for (const auto t : { theme::Tone::Good, theme::Tone::Caution, theme::Tone::Bad }) {
+        check(QStringLiteral("tone %1 on window").arg(int(t)), theme::toneColor(t), window);
+        check(QStringLiteral("tone %1 on base").arg(int(t)), theme::toneColor(t), base);
+    }
+    // Labels that colour themselves: what their style sheet says now, on the window colour.
+    for (QWidget* page : std::initializer_list<QWidget*> { &dashboard, &tasks, &audit })
+        for (auto* label : page->findChildren<QLabel*>())
+            if (const QColor c = styleColor(label); c.isValid())
+                check(label->objectName(), c, window);
+    // Tiles at every level, live and stale.
+    const Level levels[] = { Level::NoData, Level::Normal, Level::Warning, Level::Critical };
+    for (int i = 0; i < 4; ++i) {
+        TileValue v;
+        v.text = QStringLiteral("12");
+        v.level = levels[i];
+        for (const bool stale : { false, true }) {
+            tiles[std::size_t(i)]->setValue(v, stale, QString());
+            const QPalette tp = tiles[std::size_t(i)]->palette();
+            check(QStringLiteral("tile level %1%2").arg(i).arg(stale ? QStringLiteral(" stale") : QString()),
+                tp.color(QPalette::WindowText), tp.color(QPalette::Window));
+        }
+    }
+    QVERIFY2(failures.isEmpty(), qPrintable(failures.join(QLatin1Char('\n'))));
+}
+
+void TestContrast::histogramTopBinIsNotCut()
+{
+    ChartPanel charts;
+    charts.resize(900, 500);
+    charts.show();
+    QCOMPARE(charts.attemptsCategories().last(), QStringLiteral("10+"));
+    bool found = false;
+    for (auto* v : charts.findChildren<QChartView*>())
+        for (auto* axis : v->chart()->axes(Qt::Horizontal))
+            if (auto* categories = qobject_cast<QBarCategoryAxis*>(axis)) {
+                found = true;
+                QVERIFY2(!categories->truncateLabels(), "the axis elides \"10+\" to \"1…\" when bins are narrow");
+            }
+    QVERIFY(found);
+}
+
+void TestContrast::partialMinuteIsSaidInTheTooltip()
+{
+    ChartPanel charts;
+    int perMinute = 0;
+    for (auto* v : charts.findChildren<QChartView*>()) {
+        if (!v->chart()->title().contains(QStringLiteral("per minute")))
+            continue;
+        ++perMinute;
+        QVERIFY2(v->toolTip().contains(QStringLiteral("current minute")), qPrintable(v->chart()->title()));
+    }
+    QCOMPARE(perMinute, 3);
+}
+
+QTEST_MAIN(TestContrast)
+#include "tst_contrast.moc"
