@@ -64,8 +64,13 @@ int runExporter(const std::vector<std::string>& argv)
                 throw UsageError("--labels takes tenant, operation or both, not '" + l + "'");
         }
     }
-    if (!options.conninfo.empty())
-        parseConninfo(options.conninfo); // a conninfo that cannot parse is a usage error, not an outage
+    if (!options.conninfo.empty()) {
+        try {
+            parseConninfo(options.conninfo);
+        } catch (const ConnectError& e) { // a conninfo that cannot parse is a usage error, not an outage
+            throw UsageError(std::string("--dsn: ") + e.what());
+        }
+    }
     const std::string listen = args.valueOr("listen", "127.0.0.1:9187");
     if (listen.find(':') == std::string::npos)
         throw UsageError("--listen takes HOST:PORT, not '" + listen + "'");
