@@ -3,6 +3,7 @@
 // three rotated settings: exporter stopped (SIGSTOP), exporter reading but not scraped, exporter
 // reading and scraped at --scrape-rate. Also what the exporter's database reading costs per interval
 // in each setting (its backend's CPU, its reads), which must not follow the scrapes. See README.md.
+#include <algorithm>
 #include <arpa/inet.h>
 #include <atomic>
 #include <cerrno>
@@ -124,9 +125,13 @@ void startExporter(Exporter& e, const Options& o, const SchemaName& schema)
     e.port = std::atoi(line.c_str() + at + 10);
     std::fprintf(stderr, "%s\n", line.c_str());
     e.drain = std::thread([fd = e.stderrFd] {
+        std::string pending;
         char buf[4096];
-        for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;)
-            std::fprintf(stderr, "  [exporter] %.*s", static_cast<int>(n), buf);
+        for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) {
+            pending.append(buf, static_cast<std::size_t>(n));
+            for (std::size_t nl; (nl = pending.find('\n')) != std::string::npos; pending.erase(0, nl + 1))
+                std::fprintf(stderr, "  [exporter] %s\n", pending.substr(0, nl).c_str());
+        }
     });
 }
 
@@ -146,7 +151,9 @@ const char* settingLabel(Setting s)
 
 struct Tally {
     std::vector<double> rate, srvUs;
-    std::vector<double> scrapes, reads, exporterDbMsPerRead, exporterProcMsPerS, scrapeBytes;
+    std::vector<double> scrapes, reads, exporterProcMsPerS, scrapeBytes;
+    // Summed over the repeats: /proc counts CPU in 10 ms ticks, more than one reading costs.
+    double readsSum = 0, dbUsSum = 0;
 };
 
 } // namespace
@@ -270,6 +277,11 @@ int main(int argc, char** argv)
                 tally.srvUs.push_back(r.serverCpuUs);
                 if (s == Setting::Stopped) {
                     kill(exporter.pid, SIGCONT);
+                    // Its catch-up reading happens now, not in the next setting's window.
+                    double r0 = 0, r1 = 0, x = 0;
+                    exporterState(r0, x, x);
+                    for (r1 = r0; r1 == r0; exporterState(r1, x, x))
+                        std::this_thread::sleep_for(std::chrono::milliseconds(20));
                     continue;
                 }
                 double reads1 = 0, db1 = 0, proc1 = 0;
@@ -278,7 +290,10 @@ int main(int argc, char** argv)
                 tally.reads.push_back(reads / wall);
                 tally.scrapes.push_back(static_cast<double>(scrapes.load()) / wall);
                 tally.scrapeBytes.push_back(scrapes ? static_cast<double>(bytes.load()) / static_cast<double>(scrapes.load()) : 0);
-                tally.exporterDbMsPerRead.push_back(db0 >= 0 && reads > 0 ? (db1 - db0) / reads / 1000.0 : -1);
+                if (db0 >= 0 && db1 >= 0) {
+                    tally.readsSum += reads;
+                    tally.dbUsSum += db1 - db0;
+                }
                 tally.exporterProcMsPerS.push_back(proc0 >= 0 ? (proc1 - proc0) / wall / 1000.0 : -1);
             }
         }
@@ -298,14 +313,15 @@ int main(int argc, char** argv)
                     medianOf(t.srvUs), "-", "-", "-", "-", runs.c_str());
             else
                 std::printf("  %-32s %9.0f %8.0f  %9.1f %9.2f %12.3f %12.2f  %s\n", settingLabel(s), medianOf(t.rate),
-                    medianOf(t.srvUs), medianOf(t.scrapes), medianOf(t.reads), medianOf(t.exporterDbMsPerRead),
+                    medianOf(t.srvUs), medianOf(t.scrapes), medianOf(t.reads),
+                    t.readsSum > 0 ? t.dbUsSum / t.readsSum / 1000.0 : -1,
                     medianOf(t.exporterProcMsPerS), runs.c_str());
         }
         const auto& scraped = tallies[static_cast<int>(Setting::Scraped)];
         const auto& idle = tallies[static_cast<int>(Setting::Idle)];
         const auto& stopped = tallies[static_cast<int>(Setting::Stopped)];
-        std::printf("  (a scrape is %.0f bytes; db ms/read: the exporter's backend CPU per reading; exp. ms/s: the "
-                    "exporter process's CPU per second)\n",
+        std::printf("  (a scrape is %.0f bytes; db ms/read: the exporter's backend CPU per reading over all repeats;\n"
+                    "   exp. ms/s: the exporter process's own CPU per second)\n",
             medianOf(scraped.scrapeBytes));
         printRatio("claim rate, scraped / not scraped", medianOf(scraped.rate), medianOf(idle.rate), "(target >= 0.99)");
         printRatio("claim rate, scraped / exporter stopped", medianOf(scraped.rate), medianOf(stopped.rate), "");
@@ -313,8 +329,28 @@ int main(int argc, char** argv)
             "(target <= 1.01)");
         printRatio("exporter readings per second, scraped / not", medianOf(scraped.reads), medianOf(idle.reads),
             "(1.00: scrapes add none)");
-        printRatio("exporter db CPU per reading, scraped / not", medianOf(scraped.exporterDbMsPerRead),
-            medianOf(idle.exporterDbMsPerRead), "");
+        const auto perRead = [](const Tally& t) { return t.readsSum > 0 ? t.dbUsSum / t.readsSum : 0; };
+        printRatio("exporter db CPU per reading, scraped / not", perRead(scraped), perRead(idle),
+            "(1.00: a scrape reads nothing)");
+        // The scrapes' whole cost to the claims is the exporter's own CPU, taken from the machine.
+        // Rates drift with the shared machine's load from one rotation to the next, so each
+        // rotation's scraped run is compared with its own idle run, and the median ratio is shown.
+        std::vector<double> paired;
+        for (std::size_t i = 0; i < scraped.rate.size() && i < idle.rate.size(); ++i)
+            if (idle.rate[i] > 0)
+                paired.push_back(scraped.rate[i] / idle.rate[i]);
+        std::string pairs;
+        for (double v : paired) {
+            char buf[16];
+            std::snprintf(buf, sizeof buf, "%.3f ", v);
+            pairs += buf;
+        }
+        std::printf("  %-52s %6.3fx   per rotation: %s\n", "claim rate, scraped / not scraped, paired median",
+            medianOf(paired), pairs.c_str());
+        const double cores = static_cast<double>(std::max(1u, std::thread::hardware_concurrency()));
+        std::printf("  %-52s %6.2f %%   (%.2f ms of CPU per second on %.0f cores: all the scrapes can take)\n",
+            "exporter CPU when scraped, share of the machine", medianOf(scraped.exporterProcMsPerS) / cores / 10.0,
+            medianOf(scraped.exporterProcMsPerS), cores);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "idem-bench-exporter: %s\n", e.what());
         status = 1;

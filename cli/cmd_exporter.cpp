@@ -82,6 +82,8 @@ int runExporter(const std::vector<std::string>& argv)
     sigaddset(&signals, SIGINT);
     sigaddset(&signals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    // A scraper that hangs up mid-answer must not end the process.
+    std::signal(SIGPIPE, SIG_IGN);
 
     auto exporter = std::make_shared<Exporter>(options);
     std::unique_ptr<prometheus::Exposer> exposer;
