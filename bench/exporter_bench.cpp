@@ -289,7 +289,8 @@ int main(int argc, char** argv)
                 const double reads = reads1 - reads0;
                 tally.reads.push_back(reads / wall);
                 tally.scrapes.push_back(static_cast<double>(scrapes.load()) / wall);
-                tally.scrapeBytes.push_back(scrapes ? static_cast<double>(bytes.load()) / static_cast<double>(scrapes.load()) : 0);
+                tally.scrapeBytes.push_back(
+                    scrapes ? static_cast<double>(bytes.load()) / static_cast<double>(scrapes.load()) : 0);
                 if (db0 >= 0 && db1 >= 0) {
                     tally.readsSum += reads;
                     tally.dbUsSum += db1 - db0;
@@ -301,8 +302,8 @@ int main(int argc, char** argv)
         std::printf("\n== claim benchmark (library, counters on, fresh keys, %d connections, %d s) beside one idemctl "
                     "exporter (--interval %s) reading its schema; %d repeats, rotated\n",
             o.connections, o.seconds, o.interval.c_str(), o.repeat);
-        std::printf("  %-32s %9s %8s  %9s %9s %12s %12s  runs (tasks/s)\n", "setting", "tasks/s", "srv us",
-            "scrapes/s", "reads/s", "db ms/read", "exp. ms/s");
+        std::printf("  %-32s %9s %8s  %9s %9s %12s %12s  runs (tasks/s)\n", "setting", "tasks/s", "srv us", "scrapes/s",
+            "reads/s", "db ms/read", "exp. ms/s");
         for (const Setting s : order) {
             const auto& t = tallies[static_cast<int>(s)];
             std::string runs;
@@ -314,8 +315,8 @@ int main(int argc, char** argv)
             else
                 std::printf("  %-32s %9.0f %8.0f  %9.1f %9.2f %12.3f %12.2f  %s\n", settingLabel(s), medianOf(t.rate),
                     medianOf(t.srvUs), medianOf(t.scrapes), medianOf(t.reads),
-                    t.readsSum > 0 ? t.dbUsSum / t.readsSum / 1000.0 : -1,
-                    medianOf(t.exporterProcMsPerS), runs.c_str());
+                    t.readsSum > 0 ? t.dbUsSum / t.readsSum / 1000.0 : -1, medianOf(t.exporterProcMsPerS),
+                    runs.c_str());
         }
         const auto& scraped = tallies[static_cast<int>(Setting::Scraped)];
         const auto& idle = tallies[static_cast<int>(Setting::Idle)];
@@ -323,7 +324,8 @@ int main(int argc, char** argv)
         std::printf("  (a scrape is %.0f bytes; db ms/read: the exporter's backend CPU per reading over all repeats;\n"
                     "   exp. ms/s: the exporter process's own CPU per second)\n",
             medianOf(scraped.scrapeBytes));
-        printRatio("claim rate, scraped / not scraped", medianOf(scraped.rate), medianOf(idle.rate), "(target >= 0.99)");
+        printRatio(
+            "claim rate, scraped / not scraped", medianOf(scraped.rate), medianOf(idle.rate), "(target >= 0.99)");
         printRatio("claim rate, scraped / exporter stopped", medianOf(scraped.rate), medianOf(stopped.rate), "");
         printRatio("server CPU per task, scraped / not scraped", medianOf(scraped.srvUs), medianOf(idle.srvUs),
             "(target <= 1.01)");

@@ -12,7 +12,8 @@
 namespace idem::cli {
 
 namespace {
-    constexpr const char* exporterHelp = R"(Usage: idemctl exporter [--listen HOST:PORT] [--dsn DSN] [--schema S] [--interval DURATION]
+    constexpr const char* exporterHelp
+        = R"(Usage: idemctl exporter [--listen HOST:PORT] [--dsn DSN] [--schema S] [--interval DURATION]
                         [--labels tenant,operation] [--window MIN] [--long-after MIN] [--timeout-ms MS]
 
 Serves the figures of `idemctl stats`, the outcome counters and its own cost over HTTP at /metrics,
@@ -38,8 +39,8 @@ Metrics and the alert rules that go with them: README, section "Prometheus expor
 
 int runExporter(const std::vector<std::string>& argv)
 {
-    Args args(argv,
-        { "listen", "dsn", "schema", "interval", "labels", "window", "long-after", "timeout-ms" }, { "help" });
+    Args args(
+        argv, { "listen", "dsn", "schema", "interval", "labels", "window", "long-after", "timeout-ms" }, { "help" });
     if (args.flag("help")) {
         std::cout << exporterHelp;
         return ExitOk;
@@ -98,8 +99,8 @@ int runExporter(const std::vector<std::string>& argv)
     const auto ports = exposer->GetListeningPorts();
     const std::string host = listen.substr(0, listen.rfind(':'));
     std::cerr << "idemctl exporter: serving http://" << host << ':' << (ports.empty() ? 0 : ports.front())
-              << "/metrics; reading " << (options.conninfo.empty() ? std::string("(PG* environment)")
-                                                                   : redactConninfo(options.conninfo))
+              << "/metrics; reading "
+              << (options.conninfo.empty() ? std::string("(PG* environment)") : redactConninfo(options.conninfo))
               << ", schema " << options.schema.name() << ", every "
               << std::chrono::duration<double>(options.interval).count() << " s" << std::endl;
 

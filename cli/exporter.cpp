@@ -193,8 +193,7 @@ void Exporter::publish(const StatsSnapshot* stats, double seconds)
         f = statsFamilies(*stats, m_labels);
 
     prometheus::MetricFamily totals { "idem_outcomes_total",
-        "Protocol outcomes (idem_counters) counted since this exporter started, by outcome.", MetricType::Counter,
-        {} };
+        "Protocol outcomes (idem_counters) counted since this exporter started, by outcome.", MetricType::Counter, {} };
     for (const auto& [series, value] : m_totals.totals()) {
         auto labels = m_labels;
         labels.push_back({ "outcome", std::get<0>(series) });
@@ -213,13 +212,13 @@ void Exporter::publish(const StatsSnapshot* stats, double seconds)
     f.push_back(singleFamily("idem_up", "1 when the exporter's last reading of the database succeeded, else 0.",
         MetricType::Gauge, m_labels, stats ? 1 : 0));
     f.push_back(singleFamily("idem_exporter_read_duration_seconds",
-        "Wall time of the exporter's last database reading (connect included), successful or not.",
-        MetricType::Gauge, m_labels, seconds));
+        "Wall time of the exporter's last database reading (connect included), successful or not.", MetricType::Gauge,
+        m_labels, seconds));
     f.push_back(singleFamily("idem_exporter_reads_total",
         "Database readings the exporter attempted (at most one per interval, whatever the scrapes).",
         MetricType::Counter, m_labels, static_cast<double>(m_reads)));
-    f.push_back(singleFamily("idem_exporter_read_errors_total", "Database readings that failed.",
-        MetricType::Counter, m_labels, static_cast<double>(m_errors)));
+    f.push_back(singleFamily("idem_exporter_read_errors_total", "Database readings that failed.", MetricType::Counter,
+        m_labels, static_cast<double>(m_errors)));
     f.push_back(singleFamily("idem_exporter_interval_seconds", "How often the exporter reads the database.",
         MetricType::Gauge, m_labels, std::chrono::duration<double>(m_options.interval).count()));
     if (m_lastSuccess > 0)

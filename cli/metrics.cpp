@@ -25,7 +25,8 @@ namespace {
     // on gauges. The window figures are sums over the last --window minutes of idem_counters:
     // gauges, since they go down as minutes leave the window; the exporter adds true counters.
     const Figure figures[] = {
-        { "idem_processing", "Rows processing under a live lease.", [](const StatsSnapshot& s) { return count(s.processing); } },
+        { "idem_processing", "Rows processing under a live lease.",
+            [](const StatsSnapshot& s) { return count(s.processing); } },
         { "idem_expired_leases", "Rows processing whose lease ran out.",
             [](const StatsSnapshot& s) { return count(s.expiredLeases); } },
         { "idem_oldest_processing_age_seconds", "Age since first seen of the oldest processing row.",
@@ -61,7 +62,8 @@ namespace {
         { "idem_replication_lag_seconds", "Age of the last replayed transaction on a standby.",
             [](const StatsSnapshot& s) { return s.replicationLagSeconds; } },
         // Always present, 0 for an empty trail: a scraper that alerts on a decrease must see the drop.
-        { "idem_audit_head_id", "Id of the newest audit entry (0: none); ids only grow, a decrease means removed entries.",
+        { "idem_audit_head_id",
+            "Id of the newest audit entry (0: none); ids only grow, a decrease means removed entries.",
             [](const StatsSnapshot& s) { return count(s.auditHeadId); } },
     };
 

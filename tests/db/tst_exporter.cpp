@@ -244,7 +244,8 @@ void TestExporter::prometheusScrapesWhatSqlSays()
     QVERIFY2(shipped.open(QIODevice::ReadOnly), qPrintable(shipped.fileName()));
     QString rules = QString::fromUtf8(shipped.readAll());
     rules.replace(QRegularExpression(QStringLiteral("for: \\d+m")), QStringLiteral("for: 1s"));
-    rules.replace(QStringLiteral("[10m]"), QStringLiteral("[3s]")).replace(QStringLiteral("[15m]"), QStringLiteral("[5s]"));
+    rules.replace(QStringLiteral("[10m]"), QStringLiteral("[3s]"))
+        .replace(QStringLiteral("[15m]"), QStringLiteral("[5s]"));
     QFile rulesFile(dir.filePath(QStringLiteral("idem-alerts.yml")));
     QVERIFY(rulesFile.open(QIODevice::WriteOnly));
     rulesFile.write(rules.toUtf8());
@@ -277,7 +278,9 @@ void TestExporter::prometheusScrapesWhatSqlSays()
         QUrlQuery q;
         q.addQueryItem(QStringLiteral("query"), expr);
         const auto r = httpGet(promPort, QStringLiteral("/api/v1/query?") + q.query(QUrl::FullyEncoded));
-        return QJsonDocument::fromJson(r.body).object()[QLatin1String("data")].toObject()[QLatin1String("result")]
+        return QJsonDocument::fromJson(r.body)
+            .object()[QLatin1String("data")]
+            .toObject()[QLatin1String("result")]
             .toArray();
     };
     const auto valueOf = [&](const QString& expr) {
@@ -298,28 +301,37 @@ void TestExporter::prometheusScrapesWhatSqlSays()
 
     QVERIFY2(waitUntil([&] { return httpGet(promPort, QStringLiteral("/-/ready")).status == 200; }), qPrintable(log()));
     // Two scrapes of the exporter, as Prometheus stored them.
-    QVERIFY2(waitUntil([&] { return valueOf(QStringLiteral("count_over_time(idem_up[1m])")) >= 2; }), qPrintable(log()));
+    QVERIFY2(
+        waitUntil([&] { return valueOf(QStringLiteral("count_over_time(idem_up[1m])")) >= 2; }), qPrintable(log()));
     QCOMPARE(valueOf(QStringLiteral("up{job=\"idem\"}")), 1.0);
 
     // Each series against a plain SQL count (polled: the exporter reads every 500 ms).
     const std::pair<const char*, const char*> truths[] = {
-        { "idem_processing", "SELECT count(*) FROM idem.task_idempotency WHERE status = 'processing' AND lease_until > now()" },
-        { "idem_expired_leases", "SELECT count(*) FROM idem.task_idempotency WHERE status = 'processing' AND lease_until <= now()" },
+        { "idem_processing",
+            "SELECT count(*) FROM idem.task_idempotency WHERE status = 'processing' AND lease_until > now()" },
+        { "idem_expired_leases",
+            "SELECT count(*) FROM idem.task_idempotency WHERE status = 'processing' AND lease_until <= now()" },
         { "idem_retryable_failed", "SELECT count(*) FROM idem.task_idempotency WHERE status = 'retryable_failed'" },
-        { "idem_uncertain", "SELECT count(*) FROM idem.task_idempotency WHERE status = 'retryable_failed' AND error_class = 'unknown'" },
-        { "idem_failed_permanent", "SELECT count(*) FROM idem.task_idempotency WHERE status = 'failed' AND error_class = 'permanent'" },
+        { "idem_uncertain",
+            "SELECT count(*) FROM idem.task_idempotency WHERE status = 'retryable_failed' AND error_class = "
+            "'unknown'" },
+        { "idem_failed_permanent",
+            "SELECT count(*) FROM idem.task_idempotency WHERE status = 'failed' AND error_class = 'permanent'" },
         { "idem_audit_head_id", "SELECT max(id) FROM idem.task_idempotency_audit" },
-        { "idem_outcomes_total{outcome=\"stale_token\"}", "SELECT sum(n) FROM idem.idem_counters WHERE outcome = 'stale_token'" },
+        { "idem_outcomes_total{outcome=\"stale_token\"}",
+            "SELECT sum(n) FROM idem.idem_counters WHERE outcome = 'stale_token'" },
         { "idem_in_recovery", "SELECT pg_is_in_recovery()::int" },
     };
     for (const auto& [series, truth] : truths) {
         const double expected = static_cast<double>(sql(truth));
         const QString expr = QString::fromLatin1(series);
         QVERIFY2(waitUntil([&] { return valueOf(expr) == expected; }),
-            qPrintable(QStringLiteral("%1 is %2 in Prometheus, SQL says %3").arg(expr).arg(valueOf(expr)).arg(expected)));
+            qPrintable(
+                QStringLiteral("%1 is %2 in Prometheus, SQL says %3").arg(expr).arg(valueOf(expr)).arg(expected)));
     }
     QCOMPARE(sql("SELECT max(id) FROM idem.task_idempotency_audit"), 4);
-    QVERIFY2(waitUntil([&] { return valueOf(QStringLiteral("idem_outcomes_total{outcome=\"acquired\"}")) == acquiredAdded; }),
+    QVERIFY2(waitUntil(
+                 [&] { return valueOf(QStringLiteral("idem_outcomes_total{outcome=\"acquired\"}")) == acquiredAdded; }),
         "idem_outcomes_total{outcome=\"acquired\"} is not what was added after the exporter started");
     QVERIFY(query(QStringLiteral("idem_replication_lag_seconds")).isEmpty()); // a primary: no sample
     // The types Prometheus learnt from the TYPE lines.
@@ -377,20 +389,24 @@ void TestExporter::prometheusScrapesWhatSqlSays()
 void TestExporter::labelsByTenantAndOperation()
 {
     ExporterProcess exporter;
-    QVERIFY2(exporter.start({ QStringLiteral("--dsn"), QString::fromStdString(readerDsn()),
-                 QStringLiteral("--interval"), QStringLiteral("200ms"), QStringLiteral("--labels"),
-                 QStringLiteral("tenant,operation") }),
+    QVERIFY2(
+        exporter.start({ QStringLiteral("--dsn"), QString::fromStdString(readerDsn()), QStringLiteral("--interval"),
+            QStringLiteral("200ms"), QStringLiteral("--labels"), QStringLiteral("tenant,operation") }),
         qPrintable(exporter.err()));
     QVERIFY2(exporter.waitFor(QStringLiteral("idem_up{schema=\"idem\"}"), 1), qPrintable(exporter.err()));
     addCounter("ta", "charge", "conflict", 3);
     addCounter("tb", "refund", "conflict", 1);
     QVERIFY2(exporter.waitFor(
-                 QStringLiteral("idem_outcomes_total{schema=\"idem\",outcome=\"conflict\",tenant=\"ta\",operation=\"charge\"}"), 3),
+                 QStringLiteral(
+                     "idem_outcomes_total{schema=\"idem\",outcome=\"conflict\",tenant=\"ta\",operation=\"charge\"}"),
+                 3),
         exporter.scrape().constData());
     QVERIFY(exporter.waitFor(
-        QStringLiteral("idem_outcomes_total{schema=\"idem\",outcome=\"conflict\",tenant=\"tb\",operation=\"refund\"}"), 1));
+        QStringLiteral("idem_outcomes_total{schema=\"idem\",outcome=\"conflict\",tenant=\"tb\",operation=\"refund\"}"),
+        1));
     // Without labels a counter is one series per outcome; with them, no unlabelled series.
-    QVERIFY(qIsNaN(sampleIn(exporter.scrape(), QStringLiteral("idem_outcomes_total{schema=\"idem\",outcome=\"conflict\"}"))));
+    QVERIFY(qIsNaN(
+        sampleIn(exporter.scrape(), QStringLiteral("idem_outcomes_total{schema=\"idem\",outcome=\"conflict\"}"))));
 }
 
 void TestExporter::scrapesNeverReachTheDatabase()
