@@ -9,6 +9,8 @@
 # bench/run.sh stats [idem-bench-stats options...] runs idem-bench-stats instead (the dashboard
 # snapshot against the naive scan, and the load of polling consoles; results in
 # build/bench/stats-results.txt). Example: bench/run.sh stats --rows 100000,1000000 --pollers 0
+# bench/run.sh exporter [idem-bench-exporter options...]: the claim benchmark beside one idemctl
+# exporter, not scraped and scraped 20 times a second (build/bench/exporter-results.txt).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -26,6 +28,9 @@ target=idem-bench-claim results=build/bench/results.txt
 if [ "${1:-}" = stats ]; then
     shift
     target=idem-bench-stats results=build/bench/stats-results.txt
+elif [ "${1:-}" = exporter ]; then
+    shift
+    target=idem-bench-exporter results=build/bench/exporter-results.txt
 fi
 cmake --build build/bench --target "$target" >&2
 

@@ -1,10 +1,10 @@
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/metrics.h"
 #include "core/connection.h"
 #include "operations/stats.h"
 
@@ -35,74 +35,6 @@ grow: a scraper that alerts when idem_audit_head_id decreases is a witness that 
 the newest entries, which no hash chain shows from the inside.
 )";
 
-    struct Metric {
-        const char* name;
-        const char* type;
-        const char* help;
-        std::optional<double> value;
-    };
-
-    std::vector<Metric> metrics(const StatsSnapshot& s)
-    {
-        const auto d = [](std::int64_t v) { return std::optional<double>(static_cast<double>(v)); };
-        std::optional<double> total;
-        if (s.totalRowsEstimate)
-            total = static_cast<double>(*s.totalRowsEstimate);
-        return {
-            { "idem_processing", "gauge", "Rows processing under a live lease.", d(s.processing) },
-            { "idem_expired_leases", "gauge", "Rows processing whose lease ran out.", d(s.expiredLeases) },
-            { "idem_oldest_processing_age_seconds", "gauge", "Age since first seen of the oldest processing row.",
-                s.oldestProcessingAgeSeconds },
-            { "idem_retryable_failed", "gauge", "Rows waiting to be retried.", d(s.retryableFailed) },
-            { "idem_uncertain", "gauge", "Retryable rows whose last outcome is unknown.", d(s.uncertain) },
-            { "idem_failed_permanent", "gauge", "Rows failed with a permanent error.", d(s.failedPermanent) },
-            { "idem_failed_exhausted", "gauge", "Rows failed after running out of attempts or age.",
-                d(s.failedExhausted) },
-            { "idem_long_unfinished", "gauge", "Unfinished rows first seen longer ago than the threshold.",
-                d(s.longUnfinished) },
-            { "idem_duplicate_ratio", "gauge", "Duplicate claims over all claims in the window.", s.duplicateRatio },
-            { "idem_claims", "gauge", "Claims counted in the window (the duplicate ratio's denominator).",
-                d(s.claims) },
-            { "idem_retries", "gauge", "Takeovers of expired leases or due retries in the window.", d(s.retries) },
-            { "idem_failed_retries", "gauge", "Retryable, unknown and exhausted failures in the window.",
-                d(s.failedRetries) },
-            { "idem_digest_conflicts", "gauge", "Claims with a different request digest in the window.",
-                d(s.digestConflicts) },
-            { "idem_stale_token_rejections", "gauge", "Calls by a token that lost its row in the window.",
-                d(s.staleTokenRejections) },
-            { "idem_total_rows_estimate", "gauge", "Planner estimate of all rows (not a count).", total },
-            { "idem_in_recovery", "gauge", "1 when the server is a standby.", d(s.inRecovery ? 1 : 0) },
-            { "idem_replication_lag_seconds", "gauge", "Age of the last replayed transaction on a standby.",
-                s.replicationLagSeconds },
-            // Always present, 0 for an empty trail: a scraper that alerts on a decrease must see the drop.
-            { "idem_audit_head_id", "gauge",
-                "Id of the newest audit entry (0: none); ids only grow, a decrease means removed entries.",
-                d(s.auditHeadId) },
-        };
-    }
-
-    std::string number(double v)
-    {
-        std::ostringstream out;
-        out.precision(12);
-        out << v;
-        return out.str();
-    }
-
-    std::string labelValue(const std::string& v)
-    {
-        std::string out;
-        for (char c : v) {
-            if (c == '\\' || c == '"')
-                out += '\\';
-            if (c == '\n') {
-                out += "\\n";
-                continue;
-            }
-            out += c;
-        }
-        return out;
-    }
 } // namespace
 
 int runStats(const std::vector<std::string>& argv)
@@ -159,17 +91,12 @@ int runStats(const std::vector<std::string>& argv)
     }
 
     if (args.flag("prometheus")) {
-        std::string labels = "schema=\"" + labelValue(schema.name()) + '"';
+        MetricLabels labels { { "schema", schema.name() } };
         if (options.tenant)
-            labels += ",tenant=\"" + labelValue(*options.tenant) + '"';
+            labels.push_back({ "tenant", *options.tenant });
         if (options.operation)
-            labels += ",operation=\"" + labelValue(*options.operation) + '"';
-        for (const auto& m : metrics(s)) {
-            if (!m.value)
-                continue; // absent, not zero: Prometheus has no null
-            std::cout << "# HELP " << m.name << ' ' << m.help << "\n# TYPE " << m.name << ' ' << m.type << '\n'
-                      << m.name << '{' << labels << "} " << number(*m.value) << '\n';
-        }
+            labels.push_back({ "operation", *options.operation });
+        std::cout << exposition(statsFamilies(s, labels));
         return ExitOk;
     }
 

@@ -16,6 +16,7 @@ int runMigrate(const std::vector<std::string>& args);
 int runDigest(const std::vector<std::string>& args);
 int runVerify(const std::vector<std::string>& args);
 int runStats(const std::vector<std::string>& args);
+int runExporter(const std::vector<std::string>& args);
 int runDemo(const std::vector<std::string>& args);
 int runSnapshot(const std::vector<std::string>& args);
 int runTasks(const std::vector<std::string>& args);

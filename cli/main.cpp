@@ -15,6 +15,7 @@ const Command commands[] = {
     { "digest", "print the request digest (or RFC 8785 canonical form) of a JSON request", &idem::cli::runDigest },
     { "verify", "run the verification scenarios against a database, in a scratch schema", &idem::cli::runVerify },
     { "stats", "print the dashboard figures as a table, JSON or Prometheus text", &idem::cli::runStats },
+    { "exporter", "serve the stats figures and outcome counters to Prometheus over HTTP", &idem::cli::runExporter },
     { "demo", "run a live workload with injected faults, then check for duplicate effects", &idem::cli::runDemo },
     { "snapshot", "export, verify or show an incident snapshot bundle; make its signing key", &idem::cli::runSnapshot },
     { "tasks", "list task records a page at a time, with the exact updated_at actions check", &idem::cli::runTasks },

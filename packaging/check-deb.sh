@@ -49,7 +49,7 @@ for f in Maintainer Homepage Description Architecture; do
     [ -n "$(field "$f")" ] && pass "$f: $(field "$f" | head -1)" || fail "no $f field"
 done
 depends=$(field Depends)
-for d in qt6-qpa-plugins libpq5 libpqxx-6.4 libqt6widgets6 libqt6charts6 libssl3 libstdc++6; do
+for d in qt6-qpa-plugins libpq5 libpqxx-6.4 libqt6widgets6 libqt6charts6 libssl3 libstdc++6 libprometheus-cpp-pull1.0; do
     [[ ",$depends," == *"$d"* ]] && pass "Depends names $d" || fail "Depends lacks $d: $depends"
 done
 recommends=$(field Recommends)
@@ -62,13 +62,16 @@ expect_files=(
     /usr/share/man/man1/idemctl.1.gz /usr/share/man/man1/idem-console.1.gz
     "/usr/share/applications/$app_id.desktop" "/usr/share/metainfo/$app_id.metainfo.xml"
     "/usr/share/icons/hicolor/scalable/apps/$app_id.svg" /usr/share/idem/sql/roles.sql
+    /usr/lib/systemd/system/idem-exporter.service /usr/lib/sysusers.d/idem-exporter.conf
+    /usr/share/idem/prometheus/idem-alerts.yml /usr/share/idem/exporter/pg_service.conf.example
+    /usr/share/idem/exporter/exporter.pgpass.example /usr/share/idem/exporter/exporter.env.example
 )
 for size in 16 22 24 32 48 64 128 256; do expect_files+=("/usr/share/icons/hicolor/${size}x${size}/apps/$app_id.png"); done
 for sql in "$here"/resources/sql/[0-9][0-9][0-9][0-9]_*.sql; do expect_files+=("/usr/share/idem/sql/$(basename "$sql")"); done
 missing=()
 for f in "${expect_files[@]}"; do grep -qxF "$f" <<<"$contents" || missing+=("$f"); done
 [ ${#missing[@]} -eq 0 ] && pass "holds the ${#expect_files[@]} expected files" || fail "package lacks ${missing[*]}"
-unexpected=$(grep -vE '^/usr/(bin|share/(man/man1|applications|metainfo|icons/hicolor|idem|doc/idem))(/|$)|^/$|^/usr/$|^/usr/share/$|^/usr/share/(icons|man)/$' <<<"$contents" || true)
+unexpected=$(grep -vE '^/usr/(bin|share/(man/man1|applications|metainfo|icons/hicolor|idem|doc/idem)|lib/(systemd/system|sysusers\.d))(/|$)|^/$|^/usr/$|^/usr/(share|lib|lib/systemd)/$|^/usr/share/(icons|man)/$' <<<"$contents" || true)
 [ -z "$unexpected" ] && pass "nothing installed outside its places" || fail "unexpected paths: $unexpected"
 
 # --- Installed -----------------------------------------------------------------------------
@@ -106,6 +109,29 @@ for b in /usr/bin/idemctl /usr/bin/idem-console; do
     grep -qE '\.(symtab|debug_info)' <<<"$sections" && fail "$b is not stripped" || pass "$b is stripped"
 done
 
+# The exporter's unit: the user it runs as exists, systemd-analyze (Debian 12's systemd package;
+# it needs no systemd as PID 1) finds nothing to say about it, and its sandbox stays tight.
+unit=/usr/lib/systemd/system/idem-exporter.service
+check "postinst made the idem-exporter system user" bash -c \
+    'getent passwd idem-exporter | grep -q ":/nonexistent:" && [ "$(id -u idem-exporter)" -lt 1000 ]'
+check "idemctl exporter --help" bash -c '/usr/bin/idemctl exporter --help | grep -q -- "--listen"'
+grep -q -- '--dsn\|password' <(grep '^ExecStart=' "$unit") && fail "the unit's ExecStart carries a connection" \
+    || pass "the unit's ExecStart names no DSN or password"
+if command -v systemd-analyze >/dev/null; then
+    out=$(systemd-analyze verify "$unit" 2>&1) && [ -z "$out" ] && pass "systemd-analyze verify idem-exporter.service" \
+        || fail "systemd-analyze verify idem-exporter.service: $out"
+    check "systemd-analyze security: exposure 2.0 or less" \
+        systemd-analyze security --offline=yes --threshold=20 "$unit"
+else
+    fail "no systemd-analyze (Debian 12's systemd package; scripts/deps.sh test installs it)"
+fi
+if command -v promtool >/dev/null; then
+    check "promtool check rules /usr/share/idem/prometheus/idem-alerts.yml" \
+        promtool check rules /usr/share/idem/prometheus/idem-alerts.yml
+else
+    fail "no promtool (Debian's prometheus; scripts/deps.sh test installs it)"
+fi
+
 check "man -w idemctl finds the page" bash -c '[ "$(man -w idemctl)" = /usr/share/man/man1/idemctl.1.gz ]'
 check "man -w idem-console finds the page" bash -c '[ "$(man -w idem-console)" = /usr/share/man/man1/idem-console.1.gz ]'
 for page in idemctl idem-console; do
@@ -114,7 +140,7 @@ for page in idemctl idem-console; do
     zcat "/usr/share/man/man1/$page.1.gz" | grep -q "@PROJECT_VERSION@" && fail "$page.1 has no version" \
         || pass "$page.1 names the version"
 done
-for cmd in migrate digest verify stats demo tasks requeue release fail "audit list" "audit verify" \
+for cmd in migrate digest verify stats exporter demo tasks requeue release fail "audit list" "audit verify" \
     "snapshot export" "snapshot verify" "snapshot keygen" "snapshot show" "snapshot pubkey"; do
     zcat /usr/share/man/man1/idemctl.1.gz | groff -man -Tascii -P-cbou 2>/dev/null | grep -q "^       $cmd\b" \
         || missing_cmds+=("$cmd")
@@ -139,7 +165,7 @@ if $sudo apt-get remove -y -qq idem >/tmp/check-deb-apt.log 2>&1; then pass "apt
     fail "apt-get remove: $(tail -5 /tmp/check-deb-apt.log)"
 fi
 for f in /usr/bin/idemctl /usr/bin/idem-console "/usr/share/applications/$app_id.desktop" \
-    /usr/share/man/man1/idemctl.1.gz /usr/share/idem; do
+    /usr/share/man/man1/idemctl.1.gz /usr/share/idem /usr/lib/systemd/system/idem-exporter.service; do
     [ ! -e "$f" ] || left+=("$f")
 done
 [ -z "${left[*]:-}" ] && ! installed && pass "removed: /usr/bin/idemctl and the rest are gone" \

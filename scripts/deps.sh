@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
     cmake ninja-build g++ pkg-config ccache
     libpqxx-dev libpq-dev libssl-dev nlohmann-json3-dev
+    prometheus-cpp-dev
     qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools
     qt6-qpa-plugins libgl-dev
     postgresql postgresql-client openssl
@@ -13,6 +14,9 @@ packages=(
 if [ "${1:-run}" = test ]; then
     # packaging/check-deb.sh: builds (dpkg-shlibdeps), installs and validates the .deb
     packages+=(xvfb xauth dpkg-dev desktop-file-utils appstream man-db)
+    # tst_exporter starts a real Prometheus; prometheus_rules runs its promtool. check-deb.sh runs
+    # systemd-analyze verify on the units (Debian 12 ships it in systemd; no systemd as PID 1 needed)
+    packages+=(prometheus systemd)
     # tst_consoleexport renders report.pdf to look at it; CJK text in reports needs the Noto CJK fonts
     packages+=(poppler-utils fonts-noto-cjk)
     # scripts/fuzz.sh: clang with libFuzzer and the sanitizer runtimes (only recommended by

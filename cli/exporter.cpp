@@ -1,0 +1,257 @@
+#include "cli/exporter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+
+#include <pqxx/pqxx>
+
+#include "cli/args.h"
+#include "core/connection.h"
+#include "core/counters.h"
+
+namespace idem::cli {
+
+namespace {
+    using prometheus::MetricType;
+    using Clock = std::chrono::steady_clock;
+
+    const char* const allOutcomes[] = { outcome::Acquired, outcome::ReacquiredLease, outcome::ReacquiredRetry,
+        outcome::Replayed, outcome::InProgress, outcome::Conflict, outcome::RetryLater, outcome::RejectedFailed,
+        outcome::StaleToken, outcome::Succeeded, outcome::FailedRetryable, outcome::FailedPermanent,
+        outcome::FailedUnknown, outcome::Exhausted };
+
+    double unixNow()
+    {
+        using namespace std::chrono;
+        return static_cast<double>(duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count())
+            / 1000.0;
+    }
+
+    // Grouped by what is labelled only, so the rows sent follow the labels chosen; the columns
+    // come from this fixed text, never from input.
+    std::string countersSql(const SchemaName& schema, bool tenant, bool operation)
+    {
+        std::string cols = "extract(epoch FROM c.bucket)::bigint, c.outcome";
+        std::string group = "1, 2";
+        cols += tenant ? ", c.tenant" : ", ''::text";
+        cols += operation ? ", c.operation" : ", ''::text";
+        if (tenant)
+            group += ", c.tenant";
+        if (operation)
+            group += ", c.operation";
+        // The bucket-leading primary key bounds the read to the lookback, whatever the table holds.
+        return "SELECT " + cols + ", sum(c.n)::bigint FROM " + schema.qualify("idem_counters")
+            + " c WHERE c.bucket >= date_trunc('minute', now()) - $1::int * interval '1 minute' GROUP BY " + group;
+    }
+} // namespace
+
+void OutcomeTotals::apply(const std::vector<Row>& rows)
+{
+    std::map<std::pair<std::int64_t, Series>, std::int64_t> seen;
+    for (const auto& r : rows) {
+        Series series { r.outcome, r.tenant, r.operation };
+        auto key = std::make_pair(r.bucket, series);
+        auto& total = m_totals.try_emplace(series, 0.0).first->second;
+        if (auto it = m_seen.find(key); it != m_seen.end()) {
+            if (r.n > it->second) // a bucket only grows; a smaller sum is an expiry, not negative events
+                total += static_cast<double>(r.n - it->second);
+        } else if (m_primed) {
+            total += static_cast<double>(r.n); // a new minute, or a key new in a known minute
+        }
+        seen.emplace(std::move(key), r.n);
+    }
+    m_seen = std::move(seen);
+    m_primed = true;
+}
+
+Exporter::Exporter(ExporterOptions options)
+    : m_options(std::move(options))
+    , m_labels { { "schema", m_options.schema.name() } }
+    , m_countersSql(countersSql(m_options.schema, m_options.tenantLabel, m_options.operationLabel))
+{
+    if (!m_options.tenantLabel && !m_options.operationLabel)
+        for (const char* o : allOutcomes)
+            m_totals.declare({ o, {}, {} });
+    publish(nullptr, 0); // until the first reading: up 0, nothing else
+}
+
+Exporter::~Exporter() { stop(); }
+
+void Exporter::start()
+{
+    m_thread = std::thread([this] { loop(); });
+}
+
+void Exporter::stop()
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_stop = true;
+    }
+    m_wake.notify_all();
+    if (m_thread.joinable())
+        m_thread.join();
+}
+
+std::vector<prometheus::MetricFamily> Exporter::Collect() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_families;
+}
+
+void Exporter::loop()
+{
+    auto next = Clock::now();
+    for (;;) {
+        readOnce();
+        // Fixed rate from the start of each reading; an overrun starts the next at once.
+        next = std::max(next + m_options.interval, Clock::now());
+        std::unique_lock lock(m_mutex);
+        if (m_wake.wait_until(lock, next, [this] { return m_stop; }))
+            return;
+    }
+}
+
+std::vector<OutcomeTotals::Row> Exporter::readCounters(pqxx::transaction_base& tx) const
+{
+    std::vector<OutcomeTotals::Row> rows;
+    for (const auto& r : tx.exec_params(m_countersSql, OutcomeTotals::lookbackMinutes))
+        rows.push_back({ r[0].as<std::int64_t>(), r[1].as<std::string>(), r[2].as<std::string>(),
+            r[3].as<std::string>(), r[4].as<std::int64_t>() });
+    return rows;
+}
+
+void Exporter::readOnce()
+{
+    const auto t0 = Clock::now();
+    const auto seconds = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+    ++m_reads;
+    try {
+        if (!m_conn) {
+            // A connect never waits longer than a few intervals: scrapes keep being served meanwhile.
+            const auto timeout = std::clamp<long long>(
+                std::chrono::duration_cast<std::chrono::seconds>(m_options.interval).count() * 2, 2, 10);
+            m_conn = connect(m_options.conninfo, ConnectOptions { "idemctl exporter", static_cast<int>(timeout) });
+        }
+        pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(*m_conn);
+        tx.exec_params("SELECT set_config('statement_timeout', $1, true),"
+                       " set_config('max_parallel_workers_per_gather', '0', true)",
+            std::to_string(m_options.stats.statementTimeoutMs));
+        const StatsSnapshot s = readStats(tx, m_options.schema, m_options.stats);
+        const auto counters = readCounters(tx);
+        tx.commit();
+        m_totals.apply(counters);
+        m_lastSuccess = unixNow();
+        if (!m_lastProblem.empty()) {
+            std::cerr << "idemctl exporter: reading the database again\n";
+            m_lastProblem.clear();
+        }
+        publish(&s, seconds());
+        return;
+    } catch (const ConnectError& e) {
+        m_conn.reset();
+        failed(std::string("cannot connect (") + connectErrorKindName(e.kind()) + "): " + e.what());
+    } catch (const pqxx::broken_connection& e) {
+        m_conn.reset();
+        failed(std::string("connection lost: ") + e.what());
+    } catch (const pqxx::sql_error& e) {
+        // The server answered, so the connection stays; the reason is the operator's to fix
+        // (no schema yet, a role without SELECT, a statement timeout).
+        failed("database error (SQLSTATE " + e.sqlstate() + "): " + e.what());
+    } catch (const std::exception& e) {
+        m_conn.reset();
+        failed(e.what());
+    }
+    ++m_errors;
+    publish(nullptr, seconds());
+}
+
+void Exporter::failed(const std::string& why)
+{
+    // One line per problem: libpq's messages end in, and sometimes hold, newlines and tabs.
+    std::string line;
+    for (char c : why) {
+        const bool space = c == '\n' || c == '\t' || c == ' ';
+        if (!space)
+            line += c;
+        else if (!line.empty() && line.back() != ' ')
+            line += ' ';
+    }
+    while (!line.empty() && line.back() == ' ')
+        line.pop_back();
+    // libpq's messages name the host, port, role and database, never the password.
+    if (line != m_lastProblem)
+        std::cerr << "idemctl exporter: cannot read the database: " << line << '\n';
+    m_lastProblem = line;
+}
+
+void Exporter::publish(const StatsSnapshot* stats, double seconds)
+{
+    std::vector<prometheus::MetricFamily> f;
+    if (stats)
+        f = statsFamilies(*stats, m_labels);
+
+    prometheus::MetricFamily totals { "idem_outcomes_total",
+        "Protocol outcomes (idem_counters) counted since this exporter started, by outcome.", MetricType::Counter, {} };
+    for (const auto& [series, value] : m_totals.totals()) {
+        auto labels = m_labels;
+        labels.push_back({ "outcome", std::get<0>(series) });
+        if (m_options.tenantLabel)
+            labels.push_back({ "tenant", std::get<1>(series) });
+        if (m_options.operationLabel)
+            labels.push_back({ "operation", std::get<2>(series) });
+        prometheus::ClientMetric m;
+        m.label = std::move(labels);
+        m.counter.value = value;
+        totals.metric.push_back(std::move(m));
+    }
+    if (!totals.metric.empty())
+        f.push_back(std::move(totals));
+
+    f.push_back(singleFamily("idem_up", "1 when the exporter's last reading of the database succeeded, else 0.",
+        MetricType::Gauge, m_labels, stats ? 1 : 0));
+    f.push_back(singleFamily("idem_exporter_read_duration_seconds",
+        "Wall time of the exporter's last database reading (connect included), successful or not.", MetricType::Gauge,
+        m_labels, seconds));
+    f.push_back(singleFamily("idem_exporter_reads_total",
+        "Database readings the exporter attempted (at most one per interval, whatever the scrapes).",
+        MetricType::Counter, m_labels, static_cast<double>(m_reads)));
+    f.push_back(singleFamily("idem_exporter_read_errors_total", "Database readings that failed.", MetricType::Counter,
+        m_labels, static_cast<double>(m_errors)));
+    f.push_back(singleFamily("idem_exporter_interval_seconds", "How often the exporter reads the database.",
+        MetricType::Gauge, m_labels, std::chrono::duration<double>(m_options.interval).count()));
+    if (m_lastSuccess > 0)
+        f.push_back(singleFamily("idem_exporter_last_success_timestamp_seconds",
+            "Unix time of the exporter's last successful reading.", MetricType::Gauge, m_labels, m_lastSuccess));
+
+    std::lock_guard lock(m_mutex);
+    m_families = std::move(f);
+}
+
+std::chrono::milliseconds parseInterval(const std::string& text, const std::string& option)
+{
+    std::size_t used = 0;
+    double v = 0;
+    try {
+        v = std::stod(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    const std::string unit = used ? text.substr(used) : std::string();
+    double factor = 0;
+    if (unit.empty() || unit == "s")
+        factor = 1000;
+    else if (unit == "ms")
+        factor = 1;
+    else if (unit == "m")
+        factor = 60'000;
+    if (used == 0 || factor == 0 || !std::isfinite(v))
+        throw UsageError("--" + option + " takes a duration such as 5s, 500ms or 1m, not '" + text + "'");
+    const double ms = v * factor;
+    if (ms < 100 || ms > 3'600'000)
+        throw UsageError("--" + option + " must be between 100ms and 60m");
+    return std::chrono::milliseconds(static_cast<long long>(ms));
+}
+
+} // namespace idem::cli

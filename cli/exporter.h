@@ -1,0 +1,103 @@
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include <pqxx/connection>
+#include <prometheus/collectable.h>
+#include <prometheus/metric_family.h>
+
+#include "cli/metrics.h"
+#include "core/identifier.h"
+#include "operations/stats.h"
+
+namespace idem::cli {
+
+// The outcome counters of idem_counters as Prometheus counters: they only grow, from 0 when the
+// exporter starts. idem_counters holds per-minute buckets that a worker's flusher adds to and that
+// expire, so a plain sum would fall when old minutes go; the exporter instead reads the last
+// `lookbackMinutes` buckets each time and adds what each bucket grew by since the last reading.
+// The first reading only sets the baseline. A bucket's growth is missed when it happens after the
+// bucket left the lookback (a flush more than that late, or an exporter outage that long).
+class OutcomeTotals {
+public:
+    static constexpr int lookbackMinutes = 10;
+
+    struct Row {
+        std::int64_t bucket = 0; // epoch seconds
+        std::string outcome, tenant, operation; // tenant / operation empty unless labelled
+        std::int64_t n = 0;
+    };
+    using Series = std::tuple<std::string, std::string, std::string>; // outcome, tenant, operation
+
+    // Series that exist before any count, so that rules see 0 rather than nothing.
+    void declare(const Series& series) { m_totals.try_emplace(series, 0.0); }
+    void apply(const std::vector<Row>& rows);
+    const std::map<Series, double>& totals() const { return m_totals; }
+
+private:
+    bool m_primed = false;
+    std::map<std::pair<std::int64_t, Series>, std::int64_t> m_seen;
+    std::map<Series, double> m_totals;
+};
+
+struct ExporterOptions {
+    std::string conninfo; // may be empty: libpq's PG* variables and service file decide
+    SchemaName schema;
+    StatsOptions stats;
+    std::chrono::milliseconds interval { 5000 };
+    bool tenantLabel = false;
+    bool operationLabel = false;
+};
+
+// Reads the database on its own thread, at most once per interval, on one connection it keeps
+// (and reopens after a failure); every scrape gets the families of the last reading, so scrapes
+// never reach the database. A failed reading sets idem_up to 0, drops the database's figures
+// (a stale figure would look current) and says why on stderr, once per change of reason.
+class Exporter : public prometheus::Collectable {
+public:
+    explicit Exporter(ExporterOptions options);
+    ~Exporter() override;
+    Exporter(const Exporter&) = delete;
+    Exporter& operator=(const Exporter&) = delete;
+
+    void start();
+    void stop();
+    std::vector<prometheus::MetricFamily> Collect() const override;
+
+private:
+    void loop();
+    void readOnce();
+    std::vector<OutcomeTotals::Row> readCounters(pqxx::transaction_base& tx) const;
+    void publish(const StatsSnapshot* stats, double seconds);
+    void failed(const std::string& why);
+
+    ExporterOptions m_options;
+    MetricLabels m_labels;
+    std::string m_countersSql;
+    std::unique_ptr<pqxx::connection> m_conn;
+    OutcomeTotals m_totals;
+    std::int64_t m_reads = 0;
+    std::int64_t m_errors = 0;
+    double m_lastSuccess = 0; // unix seconds, 0 before the first
+    std::string m_lastProblem;
+
+    mutable std::mutex m_mutex; // guards m_families and m_stop
+    std::vector<prometheus::MetricFamily> m_families;
+    std::condition_variable m_wake;
+    bool m_stop = false;
+    std::thread m_thread;
+};
+
+// "5s", "500ms", "2m" or a bare number of seconds; throws UsageError.
+std::chrono::milliseconds parseInterval(const std::string& text, const std::string& option);
+
+} // namespace idem::cli
