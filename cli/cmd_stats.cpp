@@ -12,11 +12,17 @@ namespace idem::cli {
 
 namespace {
     constexpr const char* statsHelp = R"(Usage: idemctl stats [--dsn DSN] [--schema S] [--window MIN] [--long-after MIN]
-                     [--tenant T] [--operation O] [--timeout-ms MS] [--json | --prometheus]
+                     [--tenant T] [--operation O] [--timeout-ms MS] [--exact] [--no-refresh]
+                     [--json | --prometheus]
 
-Prints one consistent snapshot of the idempotency table and its outcome counters, the same
-figures the console's dashboard shows. It reads only unfinished rows (partial indexes), the
-per-minute counters and the planner's row estimate: it never scans succeeded rows.
+Prints the figures the console's dashboard shows, each with what it is. Row figures are counted
+up to 10,000 rows each through their own index (a tick's cost does not grow with the table);
+one that reached the cap is a lower bound ("at least 10000"), shown beside the exact count of
+the shared exact refresh and its age. The bounded figures are shared by every reader of the
+database for about a second; the exact refresh runs at most once per period (50x its cost,
+20 s to 15 min) for everyone, and this command runs it when it is due and nobody else is.
+Counter figures are sums of the per-minute counters (over all tenants from their totals);
+total rows is the planner's estimate. Nothing here scans succeeded rows.
 
   --dsn DSN         libpq conninfo, URI or service=NAME (default: $IDEM_DSN, then PG* variables);
                     a standby works (replication lag is shown)
@@ -26,6 +32,9 @@ per-minute counters and the planner's row estimate: it never scans succeeded row
   --tenant T        only keys of this tenant
   --operation O     only keys of this operation
   --timeout-ms MS   statement timeout (default: 5000)
+  --exact           count every row figure exactly now: one pass over the unfinished rows
+                    (what the shared refresh does; at 10M rows with 300k unfinished ~0.5 s)
+  --no-refresh      never run the shared exact refresh, even when it is due
   --json            one JSON object, a field per figure
   --prometheus      Prometheus text exposition format
 
@@ -40,7 +49,7 @@ the newest entries, which no hash chain shows from the inside.
 int runStats(const std::vector<std::string>& argv)
 {
     Args args(argv, { "dsn", "schema", "window", "long-after", "tenant", "operation", "timeout-ms" },
-        { "json", "prometheus", "help" });
+        { "json", "prometheus", "help", "exact", "no-refresh" });
     if (args.flag("help")) {
         std::cout << statsHelp;
         return ExitOk;
@@ -56,7 +65,10 @@ int runStats(const std::vector<std::string>& argv)
     options.operation = args.value("operation");
 
     auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl stats" });
-    const auto s = readStats(*conn, schema, options);
+    ReadStatsOptions how;
+    how.exactRows = args.flag("exact");
+    how.refreshShared = !args.flag("no-refresh") && !how.exactRows;
+    const auto s = readStats(*conn, schema, options, how);
 
     if (args.flag("json")) {
         nlohmann::json j = nlohmann::json::object();
@@ -86,6 +98,33 @@ int runStats(const std::vector<std::string>& argv)
         j["replication_lag_seconds"] = opt(s.replicationLagSeconds);
         j["audit_head_id"] = s.auditHeadId;
         j["audit_head_hash"] = s.auditHeadHash.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.auditHeadHash);
+        // What each number above is: its quality, when it held, and beside a lower bound the
+        // shared refresh's exact count.
+        nlohmann::json figures = nlohmann::json::object();
+        for (int i = 0; i < figureCount; ++i) {
+            const auto f = static_cast<Figure>(i);
+            const auto& l = s.label(f);
+            nlohmann::json o = { { "value", j[figureKey(f)] }, { "quality", qualityName(l.quality) },
+                { "observed_at", l.observedAt } };
+            if (l.exact) {
+                o["exact"] = *l.exact;
+                o["exact_observed_at"] = l.exactAsOf;
+                o["exact_age_seconds"] = opt(l.exactAgeSeconds);
+            }
+            if (!l.source.empty())
+                o["source"] = l.source;
+            figures[figureKey(f)] = std::move(o);
+        }
+        j["figures"] = std::move(figures);
+        j["cap"] = boundedCountCap;
+        j["row_figures"] = { { "observed_at", s.liveTakenAt }, { "shared", s.liveShared },
+            { "cost_ms", s.liveCostMs }, { "computations", s.liveComputations } };
+        if (s.exact)
+            j["exact_refresh"] = { { "taken_at", s.exact->takenAt }, { "age_seconds", s.exact->ageSeconds },
+                { "cost_ms", s.exact->costMs }, { "period_seconds", s.exact->periodSeconds },
+                { "refreshes", s.exact->refreshes }, { "taken_by", s.exact->takenBy } };
+        else
+            j["exact_refresh"] = nullptr;
         std::cout << j.dump(2) << '\n';
         return ExitOk;
     }
@@ -119,14 +158,27 @@ int runStats(const std::vector<std::string>& argv)
     const auto optional = [&](const std::optional<double>& v, const char* unit) {
         return v ? fixed1(*v) + unit : std::string("-");
     };
-    line("processing (live leases)", count(s.processing));
-    line("expired leases", count(s.expiredLeases));
-    line("oldest processing age", optional(s.oldestProcessingAgeSeconds, " s"));
-    line("retryable failed", count(s.retryableFailed));
-    line("uncertain outcomes", count(s.uncertain));
-    line("failed, permanent", count(s.failedPermanent));
-    line("failed, exhausted", count(s.failedExhausted));
-    line("long-unfinished", count(s.longUnfinished));
+    // "12", or "at least 10000 (exact 312457, 20 s ago)" when the count stopped at the cap.
+    const auto figure = [&](Figure f, const std::string& value) {
+        const auto& l = s.label(f);
+        if (l.quality != FigureQuality::LowerBound)
+            return value;
+        std::string out = "at least " + value;
+        if (l.exact)
+            out += " (exact " + (f == Figure::OldestProcessingAge ? fixed1(*l.exact) + " s" : count(std::int64_t(*l.exact)))
+                + ", " + fixed1(l.exactAgeSeconds.value_or(0)) + " s ago)";
+        else
+            out += " (exact count not taken yet)";
+        return out;
+    };
+    line("processing (live leases)", figure(Figure::Processing, count(s.processing)));
+    line("expired leases", figure(Figure::ExpiredLeases, count(s.expiredLeases)));
+    line("oldest processing age", figure(Figure::OldestProcessingAge, optional(s.oldestProcessingAgeSeconds, " s")));
+    line("retryable failed", figure(Figure::RetryableFailed, count(s.retryableFailed)));
+    line("uncertain outcomes", figure(Figure::Uncertain, count(s.uncertain)));
+    line("failed, permanent", figure(Figure::FailedPermanent, count(s.failedPermanent)));
+    line("failed, exhausted", figure(Figure::FailedExhausted, count(s.failedExhausted)));
+    line("long-unfinished (in flight)", figure(Figure::LongUnfinished, count(s.longUnfinished)));
     line("duplicate ratio (window)",
         s.duplicateRatio ? fixed1(*s.duplicateRatio * 100) + " % of " + count(s.claims) + " claims" : std::string("-"));
     line("retries (window)", count(s.retries));
@@ -139,6 +191,14 @@ int runStats(const std::vector<std::string>& argv)
     // As `idemctl audit verify --expect-head` takes it.
     line("audit head (whole trail)",
         s.auditHeadId == 0 ? std::string("none (empty trail)") : count(s.auditHeadId) + ':' + s.auditHeadHash);
+    std::printf("\nrow figures %s, counted %s%s (%.1f ms)\n", s.liveTakenAt.c_str(),
+        s.liveShared ? "by the database's shared count" : "by this command",
+        s.anyLowerBound() ? "; some stopped at the 10000 cap" : "", s.liveCostMs);
+    if (s.exact)
+        std::printf("exact refresh %s (%.0f s ago, cost %.1f ms, every %.0f s; %lld so far)\n", s.exact->takenAt.c_str(),
+            s.exact->ageSeconds, s.exact->costMs, s.exact->periodSeconds, static_cast<long long>(s.exact->refreshes));
+    else if (!options.tenant && !options.operation && !how.exactRows)
+        std::printf("exact refresh: none yet\n");
     return ExitOk;
 }
 

@@ -134,11 +134,12 @@ void Exporter::readOnce()
                 std::chrono::duration_cast<std::chrono::seconds>(m_options.interval).count() * 2, 2, 10);
             m_conn = connect(m_options.conninfo, ConnectOptions { "idemctl exporter", static_cast<int>(timeout) });
         }
-        pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(*m_conn);
-        tx.exec_params("SELECT set_config('statement_timeout', $1, true),"
-                       " set_config('max_parallel_workers_per_gather', '0', true)",
+        // One more reader of the shared figures: it counts the bounded ones only when nobody
+        // has within their period, and runs the exact refresh only when it wins it.
+        const StatsSnapshot s = readStats(*m_conn, m_options.schema, m_options.stats);
+        pqxx::read_transaction tx(*m_conn);
+        tx.exec_params("SELECT set_config('statement_timeout', $1, true)",
             std::to_string(m_options.stats.statementTimeoutMs));
-        const StatsSnapshot s = readStats(tx, m_options.schema, m_options.stats);
         const auto counters = readCounters(tx);
         tx.commit();
         m_totals.apply(counters);

@@ -39,7 +39,7 @@ namespace {
             [](const StatsSnapshot& s) { return count(s.failedPermanent); } },
         { "idem_failed_exhausted", "Rows failed after running out of attempts or age.",
             [](const StatsSnapshot& s) { return count(s.failedExhausted); } },
-        { "idem_long_unfinished", "Unfinished rows first seen longer ago than the threshold.",
+        { "idem_long_unfinished", "Rows processing or waiting to retry, first seen longer ago than the threshold.",
             [](const StatsSnapshot& s) { return count(s.longUnfinished); } },
         { "idem_duplicate_ratio", "Duplicate claims over all claims in the window.",
             [](const StatsSnapshot& s) { return s.duplicateRatio; } },
@@ -66,6 +66,12 @@ namespace {
             "Id of the newest audit entry (0: none); ids only grow, a decrease means removed entries.",
             [](const StatsSnapshot& s) { return count(s.auditHeadId); } },
     };
+
+    MetricLabels with(MetricLabels labels, const char* name, const std::string& value)
+    {
+        labels.push_back({ name, value });
+        return labels;
+    }
 
     prometheus::ClientMetric sample(const MetricLabels& labels, prometheus::MetricType type, double value)
     {
@@ -98,6 +104,40 @@ std::vector<prometheus::MetricFamily> statsFamilies(const StatsSnapshot& s, cons
         if (!m)
             continue;
         out.push_back({ f.name, f.help, prometheus::MetricType::Gauge, { std::move(*m) } });
+    }
+    // What each figure is, as companion gauges rather than a label on the figure itself, so a
+    // figure's series does not change when it crosses the cap: idem_figure_quality{figure,
+    // quality} is 1 for the quality in force (exact, lower_bound, estimate); beside a lower
+    // bound, idem_figure_exact_cached{figure} is the shared refresh's exact count, as old as
+    // idem_exact_refresh_age_seconds.
+    prometheus::MetricFamily quality { "idem_figure_quality",
+        "1 for what each figure is now: exact, lower_bound (counted up to the cap), exact_cached or estimate.",
+        prometheus::MetricType::Gauge, {} };
+    prometheus::MetricFamily cached { "idem_figure_exact_cached",
+        "The exact count of a figure that is a lower bound, from the shared exact refresh.",
+        prometheus::MetricType::Gauge, {} };
+    for (int i = 0; i < figureCount; ++i) {
+        const auto figure = static_cast<idem::Figure>(i);
+        const auto& l = s.label(figure);
+        for (auto q : { FigureQuality::Exact, FigureQuality::LowerBound, FigureQuality::ExactCached,
+                 FigureQuality::Estimate })
+            quality.metric.push_back(sample(with(with(labels, "figure", figureKey(figure)), "quality", qualityName(q)),
+                prometheus::MetricType::Gauge, l.quality == q ? 1 : 0));
+        if (l.exact)
+            cached.metric.push_back(
+                sample(with(labels, "figure", figureKey(figure)), prometheus::MetricType::Gauge, *l.exact));
+    }
+    out.push_back(std::move(quality));
+    if (!cached.metric.empty())
+        out.push_back(std::move(cached));
+    if (s.exact) {
+        out.push_back(singleFamily("idem_exact_refresh_age_seconds", "Age of the shared exact figures.",
+            prometheus::MetricType::Gauge, labels, s.exact->ageSeconds));
+        out.push_back(singleFamily("idem_exact_refresh_cost_seconds",
+            "What the last exact refresh cost the database (wall time of its count).", prometheus::MetricType::Gauge,
+            labels, s.exact->costMs / 1000.0));
+        out.push_back(singleFamily("idem_exact_refreshes_total", "Exact refreshes the database has run.",
+            prometheus::MetricType::Counter, labels, static_cast<double>(s.exact->refreshes)));
     }
     return out;
 }
