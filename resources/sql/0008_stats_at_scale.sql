@@ -185,6 +185,10 @@ LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path FROM CURRENT
 SET max_parallel_workers_per_gather = 0
+-- Every count must stop at the cap: an index scan does, a sequential or bitmap scan reads its
+-- whole input first. On a small or freshly loaded table the planner may price those lower.
+SET enable_seqscan = off
+SET enable_bitmapscan = off
 AS $live$
 DECLARE
     c_cap constant bigint := 10000;
