@@ -134,14 +134,22 @@ void Exporter::readOnce()
                 std::chrono::duration_cast<std::chrono::seconds>(m_options.interval).count() * 2, 2, 10);
             m_conn = connect(m_options.conninfo, ConnectOptions { "idemctl exporter", static_cast<int>(timeout) });
         }
-        // One more reader of the shared figures: it counts the bounded ones only when nobody
-        // has within their period, and runs the exact refresh only when it wins it.
-        const StatsSnapshot s = readStats(*m_conn, m_options.schema, m_options.stats);
-        pqxx::read_transaction tx(*m_conn);
-        tx.exec_params("SELECT set_config('statement_timeout', $1, true)",
+        // One more reader of the shared figures: READ COMMITTED and read-write, so it counts
+        // the bounded ones only when nobody has within their period (and then stores them for
+        // the others), and it runs the exact refresh only when that is due and it wins it.
+        pqxx::work tx(*m_conn);
+        tx.exec_params("SELECT set_config('statement_timeout', $1, true),"
+                       " set_config('max_parallel_workers_per_gather', '0', true)",
             std::to_string(m_options.stats.statementTimeoutMs));
+        StatsSnapshot s = readStats(tx, m_options.schema, m_options.stats);
         const auto counters = readCounters(tx);
         tx.commit();
+        if (s.exactDue
+            && refreshSharedExact(*m_conn, m_options.schema, m_options.stats.longUnfinishedAfterMinutes, 600000)) {
+            pqxx::work again(*m_conn);
+            s = readStats(again, m_options.schema, m_options.stats);
+            again.commit();
+        }
         m_totals.apply(counters);
         m_lastSuccess = unixNow();
         if (!m_lastProblem.empty()) {

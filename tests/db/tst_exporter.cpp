@@ -441,8 +441,9 @@ void TestExporter::scrapesNeverReachTheDatabase()
     qInfo("%d scrapes in %.1f s: %.0f readings, %d round trips", scrapes, seconds, readings, trips);
     QVERIFY2(scrapes > 100, qPrintable(QString::number(scrapes)));
     QVERIFY2(readings >= 1 && readings <= seconds + 1, qPrintable(QString::number(readings)));
-    // One reading is five round trips (begin, timeout, figures, counters, commit), whatever the scrapes.
-    QVERIFY2(trips <= 5 * (readings + 1), qPrintable(QStringLiteral("%1 round trips").arg(trips)));
+    // One reading is five round trips (begin, timeout, figures, counters, commit), whatever the
+    // scrapes; the shared exact refresh, due at most once in 20 s, adds eight at most once here.
+    QVERIFY2(trips <= 5 * (readings + 1) + 8, qPrintable(QStringLiteral("%1 round trips").arg(trips)));
 }
 
 void TestExporter::unreadableDatabaseKeepsServing()
