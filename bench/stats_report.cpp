@@ -38,13 +38,15 @@ double Timing::pct(double p) const
 
 void printSnapshots(const std::vector<SnapshotRow>& rows, int reps)
 {
-    std::printf("\n== dashboard snapshot (readStats) vs naive GROUP BY status; %d runs each, interleaved ==\n", reps);
+    std::printf("\n== the tick (readStats: shared bounded figures) vs naive GROUP BY status vs the bounded count\n"
+                "   forced (idem_live_stats, what one reader pays once per period for all); %d runs each, interleaved ==\n",
+        reps);
     std::printf("first = first run on a new connection; p50/p95 over the other %d; cpu = backend CPU ms per warm run;\n"
                 "index = the unfinished index: 0004 covering (migrated) or 0001 (updated_at only, put back)\n",
         reps - 1);
     std::printf("%10s %10s %-9s %5s %8s | %8s %8s %8s %6s | %8s %8s %8s %6s | %7s %7s %6s | %8s\n", "rows",
         "unfinished", "layout", "index", "idx size", "snap 1st", "p50", "p95", "cpu", "naive1st", "p50", "p95", "cpu",
-        "hist p50", "p95", "cpu", "naive/snap");
+        "countp50", "p95", "cpu", "naive/snap");
     for (const auto& r : rows) {
         std::printf(
             "%10lld %10lld %-9s %5s %8s | %8.2f %8.2f %8.2f %6s | %8.1f %8.1f %8.1f %6s | %7.2f %7.2f %6s | %7.1fx%s\n",
@@ -54,6 +56,12 @@ void printSnapshots(const std::vector<SnapshotRow>& rows, int reps)
             r.histogram.pct(0.95), cpuText(r.histogram.cpuMs).c_str(), r.naive.pct(0.5) / r.snapshot.pct(0.5),
             r.check.empty() ? "" : "  !");
     }
+    for (const auto& r : rows)
+        std::printf("  %lld rows / %lld unfinished: bounded count p50 %.2f ms (cpu %s), naive / count %.1fx;"
+                    " the tick as a reader p50 %.2f ms (cpu %s), naive / tick %.1fx\n",
+            r.pop.rows, r.pop.unfinished, r.histogram.pct(0.5), cpuText(r.histogram.cpuMs).c_str(),
+            r.naive.pct(0.5) / r.histogram.pct(0.5), r.snapshot.pct(0.5), cpuText(r.snapshot.cpuMs).c_str(),
+            r.naive.pct(0.5) / r.snapshot.pct(0.5));
     for (const auto& r : rows)
         if (!r.check.empty())
             std::printf("  ! %lld rows: %s\n", r.pop.rows, r.check.c_str());
