@@ -43,6 +43,16 @@ namespace {
             .arg(s / 3600)
             .arg((s % 3600) / 60);
     }
+    // How old a figure is, as a person says it on a tile's last line: "20 s", "11 min", "3 h".
+    QString ageText(double seconds)
+    {
+        const auto s = static_cast<qint64>(std::floor(std::max(0.0, seconds)));
+        if (s < 60)
+            return QCoreApplication::translate("idem::console::DashboardModel", "%1 s").arg(s);
+        if (s < 3600)
+            return QCoreApplication::translate("idem::console::DashboardModel", "%1 min").arg(s / 60);
+        return QCoreApplication::translate("idem::console::DashboardModel", "%1 h").arg(s / 3600);
+    }
 } // namespace
 
 DashboardModel::DashboardModel(ConsoleSession* session, QObject* parent)
@@ -434,6 +444,9 @@ TileValue DashboardModel::tile(Tile t) const
         v.text = count(n);
         v.detail = detail;
     };
+    const auto atLeast = [&](idem::Figure f, qint64 n) {
+        return s.label(f).quality == idem::FigureQuality::LowerBound ? QStringLiteral("≥ ") + count(n) : count(n);
+    };
     // A lower bound reads "≥ 10,000" with the exact figure of the last refresh, and its age,
     // on the line below; an exact figure of now needs no words.
     const auto bounded = [&](std::initializer_list<idem::Figure> figures, bool duration) {
@@ -462,8 +475,8 @@ TileValue DashboardModel::tile(Tile t) const
                     exact += f == idem::Figure::FailedPermanent ? double(s.failedPermanent) : double(s.failedExhausted);
         v.text = QStringLiteral("≥ ") + v.text;
         if (haveExact && age)
-            v.quality = QCoreApplication::translate("idem::console::DashboardModel", "exact %1 as of %2 ago")
-                            .arg(duration ? durationText(exact) : count(static_cast<qint64>(exact)), durationText(*age));
+            v.quality = QCoreApplication::translate("idem::console::DashboardModel", "exact %1 · %2 ago")
+                            .arg(duration ? durationText(exact) : count(static_cast<qint64>(exact)), ageText(*age));
         else
             v.quality = QCoreApplication::translate("idem::console::DashboardModel", "counted up to %1; exact count pending")
                             .arg(count(idem::boundedCountCap));
@@ -504,7 +517,8 @@ TileValue DashboardModel::tile(Tile t) const
     case Tile::Failed:
         counted(s.failedPermanent + s.failedExhausted,
             QCoreApplication::translate("idem::console::DashboardModel", "%1 permanent · %2 exhausted")
-                .arg(count(s.failedPermanent), count(s.failedExhausted)));
+                .arg(atLeast(idem::Figure::FailedPermanent, s.failedPermanent),
+                    atLeast(idem::Figure::FailedExhausted, s.failedExhausted)));
         bounded({ idem::Figure::FailedPermanent, idem::Figure::FailedExhausted }, false);
         break;
     case Tile::DigestConflicts:

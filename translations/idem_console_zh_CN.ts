@@ -698,10 +698,6 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <translation>无认领，%1</translation>
     </message>
     <message>
-        <source>unfinished after %1 min</source>
-        <translation>超过 %1 分钟未完成</translation>
-    </message>
-    <message>
         <source>%1 permanent · %2 exhausted</source>
         <translation>%1 永久失败 · %2 次数耗尽</translation>
     </message>
@@ -724,6 +720,26 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
     <message>
         <source>estimate: not analysed yet</source>
         <translation>估计值：尚未 ANALYZE</translation>
+    </message>
+    <message>
+        <source>%1 min</source>
+        <translation>%1 分钟</translation>
+    </message>
+    <message>
+        <source>%1 h</source>
+        <translation>%1 小时</translation>
+    </message>
+    <message>
+        <source>exact %1 · %2 ago</source>
+        <translation>精确值 %1 · %2前</translation>
+    </message>
+    <message>
+        <source>counted up to %1; exact count pending</source>
+        <translation>最多计数到 %1；精确计数尚未完成</translation>
+    </message>
+    <message>
+        <source>in flight after %1 min</source>
+        <translation>超过 %1 分钟仍在执行</translation>
     </message>
 </context>
 <context>

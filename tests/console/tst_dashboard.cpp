@@ -108,7 +108,8 @@ private Q_SLOTS:
     void oneRoundTripPerTick();
     void historyIsBoundedAndDownsampled();
     void monitorConnectionSettings();
-    void tickNeverScansSucceededRows(); // last: it adds 20,000 succeeded rows
+    void tickNeverScansSucceededRows(); // it adds 20,000 succeeded rows
+    void cappedFiguresReadAsLowerBounds(); // last: it adds 10,500 failed rows
 
 private:
     std::int64_t sql(const std::string& query, const char* tenant = nullptr);
@@ -620,6 +621,42 @@ void TestDashboard::tickNeverScansSucceededRows()
     QCOMPARE(prepared.at(0)[0].as<int>(), 1);
     QVERIFY2(prepared.at(0)[1].as<int>() >= 3, prepared.at(0)[1].c_str());
     QVERIFY2(prepared.at(0)[2].as<int>() <= 5, prepared.at(0)[2].c_str());
+}
+
+void TestDashboard::cappedFiguresReadAsLowerBounds()
+{
+    // Past the cap, as a person reads it: "≥ 10,000", and under it the exact count the console
+    // had the database refresh (it was due) with its age; uncapped tiles stay plain numbers.
+    const auto count = [this](const char* query) {
+        return pqxx::nontransaction(*m_conn).exec(query).at(0).at(0).as<std::int64_t>();
+    };
+    const auto permanentBefore = count("SELECT count(*) FROM idem.task_idempotency WHERE status = 'failed'"
+                                     " AND error_class = 'permanent'");
+    {
+        pqxx::work w(*m_conn);
+        w.exec("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, attempts, error_class)"
+               " SELECT 'ta:charge:dead-' || i, 'v1:x', 'failed', 3, 'permanent' FROM generate_series(1, 10500) i");
+        w.exec("UPDATE idem.idem_stats_live SET taken_at = '-infinity'");
+        w.exec("UPDATE idem.idem_stats_exact SET taken_at = now() - interval '1 hour', attempt_at = NULL");
+        w.commit();
+    }
+    ConsoleSession session;
+    auto w = dashboard(session);
+    QTRY_VERIFY_WITH_TIMEOUT(w->model()->sharedRefreshes() == 1, timeoutMs);
+    const int ticks = w->model()->ticks();
+    w->model()->tickNow();
+    QTRY_VERIFY_WITH_TIMEOUT(w->model()->ticks() > ticks, timeoutMs);
+    auto* failed = w->tile(Tile::Failed);
+    QVERIFY2(failed->valueText().startsWith(QStringLiteral("≥ 10,")), qPrintable(failed->valueText()));
+    QVERIFY2(failed->detailText().contains(QStringLiteral("≥ 10,000 permanent")), qPrintable(failed->detailText()));
+    const auto exact = QLocale().toString(qlonglong(count("SELECT count(*) FROM idem.task_idempotency WHERE status = 'failed'")));
+    QVERIFY2(failed->qualityText().startsWith(QStringLiteral("exact ") + exact + QStringLiteral(" · ")),
+        qPrintable(failed->qualityText() + QStringLiteral(" / ") + exact));
+    QVERIFY2(failed->qualityText().endsWith(QStringLiteral(" s ago")), qPrintable(failed->qualityText()));
+    QVERIFY(permanentBefore + 10500 > idem::boundedCountCap);
+    // Below the cap: the plain number, no quality line.
+    QCOMPARE(w->tile(Tile::Processing)->qualityText(), QString());
+    QVERIFY(!w->tile(Tile::Processing)->valueText().startsWith(QStringLiteral("≥")));
 }
 
 QTEST_MAIN(TestDashboard)
