@@ -23,6 +23,11 @@ struct DashboardOptions {
     StatsOptions stats; // window, long-unfinished threshold, tenant / operation filter
     int historyMinutes = 2; // counter buckets returned: this many minutes back, the current one included
     bool attemptsHistogram = false; // the wide aggregate: ask only now and then
+    // Behind a transaction pooler (PgBouncer): nothing may stay on the server backend after the
+    // tick, so no prepareDashboardConnection() and no named statement. The tick is then a
+    // read-only transaction bounded by SET LOCAL (stats.statementTimeoutMs), its statement
+    // unnamed: four round trips instead of one, and planned every time.
+    bool noSessionState = false;
 };
 
 // One minute of idem_counters, summed over the filtered tenants and operations.
@@ -70,8 +75,9 @@ struct DashboardReading {
 // $1..$4 as statsSql(), $5 history minutes, $6 whether to compute the histogram.
 std::string dashboardSql(const SchemaName& schema);
 
-// Once per connection, before its first tick: a session statement timeout (the tick's bound)
-// and, when the connection serves only reads, default_transaction_read_only. One round trip.
+// Once per direct connection, before its first tick: a session statement timeout (the tick's
+// bound) and, when the connection serves only reads, default_transaction_read_only. One round
+// trip. Never behind a transaction pooler: these would stay on whichever backend ran them.
 void prepareDashboardConnection(pqxx::connection& conn, int statementTimeoutMs, bool readOnlySession);
 
 // The unfiltered tick as a statement of its own: dashboardSql() with $1 and $2 bound to NULL in
@@ -81,7 +87,7 @@ std::string unfilteredDashboardSql(const SchemaName& schema);
 
 // The tick: exactly one round trip, no BEGIN/COMMIT: unfiltered, the prepared statement above
 // (parsed and planned once per connection); filtered, dashboardSql() planned with its values.
-// Throws pqxx errors.
+// With options.noSessionState, the pooler-safe form described there. Throws pqxx errors.
 DashboardReading readDashboard(pqxx::connection& conn, const SchemaName& schema, const DashboardOptions& options);
 
 // A tile's rows when no task browser is there to show them: the newest `limit` rows (by

@@ -109,9 +109,14 @@ SELECT live.processing, live.expired_leases, live.oldest_processing_age_s, live.
         + tasks + R"(')) AS total_rows_estimate,
        to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS as_of,
        pg_is_in_recovery() AS in_recovery,
-       -- replication lag: on a standby, how old the last replayed transaction is; NULL on a primary
-       CASE WHEN pg_is_in_recovery()
-            THEN extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8 END AS replication_lag_s,
+       -- replication lag (NULL on a primary): 0 on a standby that streams and has replayed all it
+       -- received (an idle primary writes nothing, so the age of the last replayed transaction
+       -- grows without any lag); otherwise that age, never negative (clocks differ)
+       CASE WHEN pg_is_in_recovery() THEN
+            CASE WHEN pg_last_wal_replay_lsn() >= pg_last_wal_receive_lsn() AND EXISTS (SELECT FROM pg_stat_wal_receiver)
+                 THEN 0::float8
+                 ELSE greatest(0, extract(epoch FROM now() - pg_last_xact_replay_timestamp()))::float8 END
+       END AS replication_lag_s,
        coalesce(audit_head.id, 0) AS audit_head_id, audit_head.entry_hash AS audit_head_hash
 FROM live, counted LEFT JOIN audit_head ON true
 )";
