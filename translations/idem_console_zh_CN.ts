@@ -907,10 +907,6 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <translation>截至 %1（服务器时钟）</translation>
     </message>
     <message>
-        <source>standby, replication lag %1 s</source>
-        <translation>备库，复制延迟 %1 秒</translation>
-    </message>
-    <message>
         <source>standby, nothing replayed yet</source>
         <translation>备库，尚未回放任何数据</translation>
     </message>
@@ -961,6 +957,14 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
     <message>
         <source>Idem: %1</source>
         <translation>Idem：%1</translation>
+    </message>
+    <message>
+        <source>standby (figures and lease expiry as of its replay point), replication lag %1 s</source>
+        <translation>备库（数字与租约过期以其回放点为准），复制延迟 %1 秒</translation>
+    </message>
+    <message>
+        <source>● Live from a standby %1 s behind its primary: figures and lease expiry are as of its replay point (amber above %2 s, red above %3 s)</source>
+        <translation>● 实时，但来自落后主库 %1 秒的备库：数字与租约过期以其回放点为准（超过 %2 秒为琥珀色，超过 %3 秒为红色）</translation>
     </message>
 </context>
 <context>

@@ -5,6 +5,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QSettings>
+#include <QTemporaryDir>
 #include <QThread>
 
 #include <csignal>
@@ -12,9 +14,12 @@
 #include <pqxx/pqxx>
 
 #include "core/migrate.h"
+#include "models/consolesession.h"
+#include "models/dashboardmodel.h"
 #include "operations/stats.h"
 #include "tests/support/cliprocess.h"
 #include "tests/support/pgservers.h"
+#include "views/dashboardwidget.h"
 
 using idem::test::CliRun;
 using idem::test::describe;
@@ -107,6 +112,12 @@ QJsonObject TestFailover::failover(bool synchronous, int* exitCode)
     QJsonParseError error;
     const QJsonObject summary = QJsonDocument::fromJson(run.out.toUtf8(), &error).object();
     [&] { QVERIFY2(error.error == QJsonParseError::NoError, qPrintable(describe(run))); }();
+    // Issue 15 item 6: what the workers say when the primary goes away, in words.
+    [&] {
+        QVERIFY2(!run.err.contains(QStringLiteral("client encoding")), qPrintable(run.err));
+        QVERIFY2(run.err.contains(QStringLiteral("the server closed the connection")), qPrintable(run.err));
+        QVERIFY2(run.err.contains(QStringLiteral("reconnecting")), qPrintable(run.err));
+    }();
     qInfo("%s: %s", synchronous ? "synchronous" : "asynchronous",
         QJsonDocument(summary.value(QStringLiteral("ledger")).toObject()).toJson(QJsonDocument::Compact).constData());
     return summary;
@@ -169,6 +180,23 @@ void TestFailover::standbyLagByLsnWhenCaughtUp()
     QVERIFY(idle.replicationLagSeconds.has_value());
     QCOMPARE(*idle.replicationLagSeconds, 0.0);
 
+    // The console on the standby: live, the status line saying what the figures are as of.
+    QTemporaryDir dir;
+    QSettings settings(dir.filePath(QStringLiteral("console.conf")), QSettings::IniFormat);
+    idem::console::ConsoleSession session;
+    idem::console::DashboardWidget dashboard(&session, &settings);
+    dashboard.model()->setInterval(500);
+    dashboard.show();
+    idem::console::ConnectionSettings cs;
+    cs.conninfo = QString::fromStdString(standby->dsn());
+    session.connectTo(cs);
+    QTRY_VERIFY_WITH_TIMEOUT(dashboard.model()->ticks() >= 2, 20000);
+    QCOMPARE(dashboard.freshnessText(), QStringLiteral("● Live"));
+    QVERIFY2(
+        dashboard.statusText().contains(QStringLiteral("as of its replay point")), qPrintable(dashboard.statusText()));
+    QVERIFY2(
+        dashboard.statusText().contains(QStringLiteral("replication lag 0.0 s")), qPrintable(dashboard.statusText()));
+
     // Replay paused with a write outstanding: a real lag, positive and growing.
     pqxx::nontransaction(s).exec("SELECT pg_wal_replay_pause()");
     pqxx::nontransaction(p).exec("UPDATE idem.task_idempotency SET lease_until = now()");
@@ -176,6 +204,9 @@ void TestFailover::standbyLagByLsnWhenCaughtUp()
     const auto behind = idem::readStats(s, idem::SchemaName(), {});
     QVERIFY(behind.replicationLagSeconds.has_value());
     QVERIFY2(*behind.replicationLagSeconds >= 1.0, qPrintable(QString::number(*behind.replicationLagSeconds)));
+    // Past the amber threshold (5 s) the banner says the standby is behind.
+    QTRY_VERIFY2_WITH_TIMEOUT(dashboard.freshnessText().contains(QStringLiteral("behind its primary")),
+        qPrintable(dashboard.freshnessText()), 15000);
     pqxx::nontransaction(s).exec("SELECT pg_wal_replay_resume()");
 }
 
