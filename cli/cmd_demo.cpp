@@ -30,9 +30,14 @@ own connection, committed at once) and writes a business effect inside the prote
 transaction (demo_orders_effects, no unique constraint, so a double effect would show).
 Both tables are created in the Idem schema when missing.
 
-At the end (after --duration, or on SIGINT / SIGTERM) it checks the database: no key has
-two effect rows, every succeeded record of this run has exactly one effect row and a
-payment, and every effect row's record succeeded. Exit 0 when clean, 1 otherwise.
+Each execution calls the payment service with the key and no transaction open, then
+records the effect and the success in a short fenced transaction. At the end (after
+--duration, or on SIGINT / SIGTERM) running tasks get 2 s (or --slow-ms + 1 s) to finish;
+connections still waiting on the database after that are cut. Then it checks the database:
+no key has two effect rows, every succeeded record of this run has exactly one effect row
+and a payment, every effect row's record succeeded, and every success the demo acknowledged
+to its clients (its client-side ledger) is still succeeded with the result they were given;
+a failover to a standby that lagged loses those. Exit 0 when clean, 1 otherwise.
 
   --dsn DSN               libpq conninfo or URI (default: $IDEM_DSN, then PG* variables)
   --schema NAME           schema holding the Idem tables (default: idem)
@@ -335,7 +340,7 @@ int runDemo(const std::vector<std::string>& argv)
         // Running tasks get a grace period (a slow one included); whatever still waits on the
         // database after it is cut, so the run ends even when the database never answers.
         const auto grace = std::max<Clock::duration>(std::chrono::seconds(2), options.slow + std::chrono::seconds(1));
-        while (shared.running.load() > 0 && Clock::now() - stopAt < grace && g_stopSignal == 0)
+        while (shared.running.load() > 0 && Clock::now() - stopAt < grace)
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
         if (shared.running.load() > 0) {
             cut = shared.sockets.interruptAll();
