@@ -1,6 +1,7 @@
 #include <csignal>
 #include <iomanip>
 #include <iostream>
+#include <mutex>
 #include <pqxx/pqxx>
 #include <random>
 #include <sstream>
@@ -29,9 +30,14 @@ own connection, committed at once) and writes a business effect inside the prote
 transaction (demo_orders_effects, no unique constraint, so a double effect would show).
 Both tables are created in the Idem schema when missing.
 
-At the end (after --duration, or on SIGINT / SIGTERM) it checks the database: no key has
-two effect rows, every succeeded record of this run has exactly one effect row and a
-payment, and every effect row's record succeeded. Exit 0 when clean, 1 otherwise.
+Each execution calls the payment service with the key and no transaction open, then
+records the effect and the success in a short fenced transaction. At the end (after
+--duration, or on SIGINT / SIGTERM) running tasks get 2 s (or --slow-ms + 1 s) to finish;
+connections still waiting on the database after that are cut. Then it checks the database:
+no key has two effect rows, every succeeded record of this run has exactly one effect row
+and a payment, every effect row's record succeeded, and every success the demo acknowledged
+to its clients (its client-side ledger) is still succeeded with the result they were given;
+a failover to a standby that lagged loses those. Exit 0 when clean, 1 otherwise.
 
   --dsn DSN               libpq conninfo or URI (default: $IDEM_DSN, then PG* variables)
   --schema NAME           schema holding the Idem tables (default: idem)
@@ -262,11 +268,47 @@ int runDemo(const std::vector<std::string>& argv)
     const auto start = Clock::now();
     bool countersFlushed = true;
     Clock::time_point stopAt;
+    double drained = 0;
+    int cut = 0;
+    conn.reset(); // the monitor has its own, cut at the stop like the workers'
     {
         CounterFlusher flusher(options.dsn, options.schema, shared.counters);
+        shared.running = options.workers;
         std::vector<std::thread> threads;
         for (int i = 0; i < options.workers; ++i)
             threads.emplace_back([&shared, i] { demo::runWorker(shared, i); });
+        // The progress line's processing count, off this thread: a query that waits for the
+        // database (a pool with no free connection) must not keep the loop below from stopping.
+        std::mutex processingMutex;
+        std::string processing = "?";
+        std::thread monitor;
+        if (!options.quiet)
+            monitor = std::thread([&] {
+                constexpr int slot = -1;
+                std::unique_ptr<pqxx::connection> c;
+                while (!shared.stop.load()) {
+                    std::string text = "?";
+                    try {
+                        if (!c || !c->is_open()) {
+                            shared.sockets.set(slot, -1);
+                            c = connect(options.dsn, { "idemctl demo" });
+                            shared.sockets.set(slot, c->sock());
+                        }
+                        const auto [all, expired] = demo::processingCounts(*c, options.schema);
+                        text = std::to_string(all) + " (" + std::to_string(expired) + " expired)";
+                    } catch (const std::exception&) {
+                        shared.sockets.set(slot, -1);
+                        c.reset(); // the workers report the outage; try again next second
+                    }
+                    {
+                        std::lock_guard lock(processingMutex);
+                        processing = text;
+                    }
+                    for (int i = 0; i < 10 && !shared.stop.load(); ++i)
+                        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                }
+                shared.sockets.set(slot, -1);
+            });
 
         auto nextTick = start + std::chrono::seconds(1);
         demo::Stats::Snapshot last {};
@@ -281,15 +323,7 @@ int runDemo(const std::vector<std::string>& argv)
                 nextTick += std::chrono::seconds(1);
                 const auto snap = shared.stats.snapshot();
                 if (!options.quiet) {
-                    std::string processing = "?";
-                    try {
-                        if (!conn || !conn->is_open())
-                            conn = connect(options.dsn, { "idemctl demo" });
-                        const auto [all, expired] = demo::processingCounts(*conn, options.schema);
-                        processing = std::to_string(all) + " (" + std::to_string(expired) + " expired)";
-                    } catch (const std::exception&) {
-                        conn.reset(); // the workers report the outage; try again next second
-                    }
+                    std::lock_guard lock(processingMutex);
                     printProgress(progress, std::chrono::duration<double>(now - start).count(), snap, last,
                         shared.retries.size(), processing);
                 }
@@ -303,16 +337,32 @@ int runDemo(const std::vector<std::string>& argv)
                      << ", letting running tasks finish" << std::endl;
         shared.stop = true;
         stopAt = Clock::now();
+        // Running tasks get a grace period (a slow one included); whatever still waits on the
+        // database after it is cut, so the run ends even when the database never answers.
+        const auto grace = std::max<Clock::duration>(std::chrono::seconds(2), options.slow + std::chrono::seconds(1));
+        while (shared.running.load() > 0 && Clock::now() - stopAt < grace)
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        if (shared.running.load() > 0) {
+            cut = shared.sockets.interruptAll();
+            if (!options.quiet)
+                progress << "idemctl demo: " << shared.running.load() << " workers still waiting on the database after "
+                         << std::chrono::duration<double>(grace).count() << " s; cut " << cut << " connections"
+                         << std::endl;
+        }
         for (auto& t : threads)
             t.join();
+        if (monitor.joinable()) {
+            shared.sockets.interruptAll();
+            monitor.join();
+        }
+        drained = std::chrono::duration<double>(Clock::now() - stopAt).count();
         countersFlushed = flusher.flushNow();
     }
     const double elapsed = std::chrono::duration<double>(stopAt - start).count();
-    const double drained = std::chrono::duration<double>(Clock::now() - stopAt).count();
 
     if (!conn || !conn->is_open())
         conn = connect(options.dsn, { "idemctl demo" });
-    const demo::Verification verification = demo::verify(*conn, options);
+    const demo::Verification verification = demo::verify(*conn, options, shared.ledger);
     const demo::RunSummary summary { options, shared.stats.snapshot(), elapsed, drained, shared.retries.size(),
         countersFlushed, verification };
     if (options.json)

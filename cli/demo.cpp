@@ -1,6 +1,7 @@
 #include "cli/demo.h"
 
 #include <iostream>
+#include <sys/socket.h>
 #include <thread>
 
 namespace idem::cli::demo {
@@ -38,6 +39,8 @@ const char* tallyName(Tally t)
         return "retries_abandoned";
     case Tally::DatabaseErrors:
         return "database_errors";
+    case Tally::CutAtStop:
+        return "cut_at_stop";
     case Tally::Errors:
         return "errors";
     case Tally::Count:
@@ -182,6 +185,48 @@ bool RateLimiter::acquire(const std::atomic<bool>& stop)
         std::this_thread::sleep_for(std::min<Clock::duration>(slot - now, std::chrono::milliseconds(50)));
     }
     return !stop.load();
+}
+
+void Ledger::acknowledge(const std::string& key, const std::string& resultJson)
+{
+    nlohmann::json result = nlohmann::json::parse(resultJson, nullptr, false);
+    std::lock_guard lock(m_mutex);
+    const auto [it, inserted] = m_told.emplace(key, result);
+    if (!inserted && it->second != result)
+        ++m_contradictions;
+}
+
+std::map<std::string, nlohmann::json> Ledger::entries() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_told;
+}
+
+long long Ledger::contradictions() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_contradictions;
+}
+
+void SocketRegistry::set(int slot, int fd)
+{
+    std::lock_guard lock(m_mutex);
+    if (fd < 0) {
+        m_fds.erase(slot);
+        return;
+    }
+    m_fds[slot] = fd;
+    if (m_interrupted)
+        ::shutdown(fd, SHUT_RDWR);
+}
+
+int SocketRegistry::interruptAll()
+{
+    std::lock_guard lock(m_mutex);
+    m_interrupted = true;
+    for (const auto& [slot, fd] : m_fds)
+        ::shutdown(fd, SHUT_RDWR);
+    return static_cast<int>(m_fds.size());
 }
 
 void Shared::reportError(const std::string& message)

@@ -69,6 +69,7 @@ enum class Tally : std::size_t {
     DownstreamDeduped, // the payment service recognised the key and did nothing
     RetriesAbandoned, // a client gave up (too many tries, or its retry queue was full)
     DatabaseErrors, // connection lost; the worker reconnects
+    CutAtStop, // still waiting on the database when the stop's grace ran out: cut, no answer
     Errors, // anything else unexpected
     Count
 };
@@ -148,6 +149,41 @@ private:
     std::chrono::steady_clock::time_point m_next;
 };
 
+// What the demo's clients were told: every key acknowledged as succeeded (a success or a
+// replay) with the result it was given. The end-of-run check holds the database to it: a
+// failover to a standby that had not received the commit forgets an acknowledged success, and
+// the business table alone cannot show that (the effect row vanished with the record).
+class Ledger {
+public:
+    // A second acknowledgement with another result is a contradiction the client saw.
+    void acknowledge(const std::string& key, const std::string& resultJson);
+    std::map<std::string, nlohmann::json> entries() const;
+    long long contradictions() const;
+
+private:
+    mutable std::mutex m_mutex;
+    std::map<std::string, nlohmann::json> m_told;
+    long long m_contradictions = 0;
+};
+
+// The sockets of the connections the workers and the monitor hold, so that a stop can cut them
+// when a call hangs (a server that does not answer, a pool with no free server connection):
+// --duration must end the run whatever the database does. shutdown(2) only: the fd stays its
+// owner's to close, so it cannot be reused under it.
+class SocketRegistry {
+public:
+    // The socket a slot (one per connection a thread holds) uses now; -1 clears it. Called
+    // before the connection is closed, so no fd is cut after its owner let go of it.
+    void set(int slot, int fd);
+    // Shuts down every registered socket and any set later; returns how many it cut.
+    int interruptAll();
+
+private:
+    std::mutex m_mutex;
+    std::map<int, int> m_fds;
+    bool m_interrupted = false;
+};
+
 struct Shared {
     explicit Shared(const Options& o)
         : options(o)
@@ -160,7 +196,10 @@ struct Shared {
     RetryQueue retries;
     RateLimiter limiter;
     OutcomeCounters counters;
+    Ledger ledger;
+    SocketRegistry sockets;
     std::atomic<bool> stop { false };
+    std::atomic<int> running { 0 }; // worker threads not yet returned
     std::atomic<long long> nextBusinessId { 0 };
 
     // Prints an unexpected error to stderr, the first few only so a database outage does not

@@ -16,7 +16,7 @@ namespace {
     const Tally outcomeTallies[] = { Tally::Succeeded, Tally::Replayed, Tally::InProgress, Tally::Conflict,
         Tally::RetryLater, Tally::Failed, Tally::WillRetry, Tally::LostOwnership };
     const Tally eventTallies[] = { Tally::Died, Tally::StaleAttempts, Tally::DownstreamPaid, Tally::DownstreamDeduped,
-        Tally::RetriesAbandoned, Tally::DatabaseErrors, Tally::Errors };
+        Tally::RetriesAbandoned, Tally::DatabaseErrors, Tally::CutAtStop, Tally::Errors };
 } // namespace
 
 void createDemoTables(pqxx::connection& conn, const SchemaName& schema)
@@ -50,7 +50,43 @@ std::pair<long long, long long> processingCounts(pqxx::connection& conn, const S
     return { r[0][0].as<long long>(), r[0][1].as<long long>() };
 }
 
-Verification verify(pqxx::connection& conn, const Options& options)
+void checkLedger(pqxx::connection& conn, const SchemaName& schema, const std::map<std::string, nlohmann::json>& told,
+    Verification& v)
+{
+    v.acknowledged = static_cast<long long>(told.size());
+    const std::string tasks = schema.qualify("task_idempotency");
+    constexpr std::size_t chunk = 5000; // keys per statement, as one JSON array parameter
+    auto it = told.begin();
+    pqxx::read_transaction t(conn);
+    while (it != told.end()) {
+        nlohmann::json keys = nlohmann::json::array();
+        for (std::size_t i = 0; i < chunk && it != told.end(); ++i, ++it)
+            keys.push_back(it->first);
+        const auto rows = t.exec_params(
+            "SELECT k.key, t.status, t.result_json::text FROM jsonb_array_elements_text($1::jsonb) k(key)"
+            " LEFT JOIN "
+                + tasks + " t ON t.idempotency_key = k.key",
+            keys.dump());
+        for (const auto& row : rows) {
+            const std::string key = row[0].as<std::string>();
+            const bool present = !row[1].is_null();
+            const bool succeeded = present && row[1].as<std::string>() == "succeeded";
+            std::string holds;
+            if (!succeeded) {
+                ++v.lostAcknowledged;
+                holds = present ? "now " + row[1].as<std::string>() : "no record";
+            } else if (nlohmann::json::parse(row[2].is_null() ? "null" : row[2].as<std::string>(), nullptr, false)
+                != told.at(key)) {
+                ++v.reexecutedAfterAck;
+                holds = "succeeded again by another execution";
+            }
+            if (!holds.empty() && v.lostKeys.size() < listed)
+                v.lostKeys.push_back(key + " (" + holds + ")");
+        }
+    }
+}
+
+Verification verify(pqxx::connection& conn, const Options& options, const Ledger& ledger)
 {
     const auto& s = options.schema;
     const std::string tasks = s.qualify("task_idempotency");
@@ -111,6 +147,9 @@ Verification verify(pqxx::connection& conn, const Options& options)
               .as<long long>();
     v.effects
         = t.exec_params("SELECT count(*) FROM " + effects + " WHERE run_id = $1", options.runId)[0][0].as<long long>();
+    t.commit();
+    checkLedger(conn, s, ledger.entries(), v);
+    v.contradictions = ledger.contradictions();
     return v;
 }
 
@@ -155,7 +194,19 @@ void printSummary(std::ostream& out, const RunSummary& s)
         for (const auto& line : v.violations)
             out << "check: VIOLATION: " << line << '\n';
     }
-    out << (v.clean() ? "clean: the business table shows exactly one effect per succeeded key\n"
+    if (v.ledgerClean()) {
+        out << "check: all " << v.acknowledged
+            << " successes acknowledged to clients are in the database with the result they were given\n";
+    } else {
+        out << "check: LOST ACKNOWLEDGED SUCCESSES: of " << v.acknowledged << " keys acknowledged as succeeded, "
+            << v.lostAcknowledged << " are no longer succeeded and " << v.reexecutedAfterAck
+            << " succeeded again by another execution (a failover to a standby that had not received them?); "
+            << v.contradictions << " keys were answered with two different results\n";
+        for (const auto& key : v.lostKeys)
+            out << "  " << key << '\n';
+    }
+    out << (v.clean() ? "clean: the business table shows exactly one effect per succeeded key, and every "
+                        "acknowledged success is still there\n"
                       : "NOT CLEAN: see the violations above\n");
 }
 
@@ -192,6 +243,10 @@ nlohmann::json summaryJson(const RunSummary& s)
         { "duplicate_effects", duplicates },
         { "duplicate_keys", v.duplicateKeys },
         { "violations", v.violations },
+        { "ledger",
+            { { "acknowledged", v.acknowledged }, { "lost_acknowledged", v.lostAcknowledged },
+                { "reexecuted_after_ack", v.reexecutedAfterAck }, { "contradictions", v.contradictions },
+                { "lost_keys", v.lostKeys } } },
         { "clean", v.clean() },
     };
 }

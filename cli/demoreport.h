@@ -1,6 +1,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,10 +29,25 @@ struct Verification {
     long long payments = 0; // this run's rows in demo_payments
     long long effects = 0; // this run's rows in demo_orders_effects
 
-    bool clean() const { return duplicateEffects.empty() && violations.empty(); }
+    // The client-side ledger held against the database: keys acknowledged as succeeded whose
+    // record is gone or not succeeded (lost), or succeeded with another execution's result (run
+    // again after being forgotten), and keys a client was told two different results for.
+    long long acknowledged = 0;
+    long long lostAcknowledged = 0;
+    long long reexecutedAfterAck = 0;
+    long long contradictions = 0;
+    std::vector<std::string> lostKeys; // the first few of both kinds, "key (what the database holds)"
+
+    bool ledgerClean() const { return lostAcknowledged == 0 && reexecutedAfterAck == 0 && contradictions == 0; }
+    bool clean() const { return duplicateEffects.empty() && violations.empty() && ledgerClean(); }
 };
 
-Verification verify(pqxx::connection& conn, const Options& options);
+Verification verify(pqxx::connection& conn, const Options& options, const Ledger& ledger);
+
+// Holds what clients were told (key -> result) against the database; fills the ledger fields.
+// Also what `idemctl verify` uses for the answers its scenarios were given.
+void checkLedger(pqxx::connection& conn, const SchemaName& schema, const std::map<std::string, nlohmann::json>& told,
+    Verification& v);
 
 struct RunSummary {
     const Options& options;

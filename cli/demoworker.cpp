@@ -39,6 +39,10 @@ namespace {
         {
         }
 
+        ~Worker() { disconnect(); }
+        Worker(const Worker&) = delete;
+        Worker& operator=(const Worker&) = delete;
+
         void run();
 
     private:
@@ -50,6 +54,8 @@ namespace {
 
         bool ensureConnected();
         void disconnect();
+        void dropDownstream();
+        void lostConnection(const Request& req, const std::string& what);
         Request nextRequest();
         void send(Request& req);
         void execute(Request& req, const std::string& digest);
@@ -60,7 +66,8 @@ namespace {
         void retryLater(const Request& req, milliseconds after);
         void pay(const std::string& key, const nlohmann::json& body);
         void writeEffect(pqxx::work& tx, const std::string& key, const nlohmann::json& body, int attempt);
-        std::string result(const std::string& key, const nlohmann::json& body, int attempt, bool recovered) const;
+        std::string result(const std::string& key, const nlohmann::json& body, int attempt, bool recovered,
+            const std::string& token) const;
 
         bool chance(double p) { return p > 0 && std::uniform_real_distribution<double>(0, 1)(m_rng) < p; }
         long long below(long long n) { return std::uniform_int_distribution<long long>(0, n - 1)(m_rng); }
@@ -89,16 +96,9 @@ namespace {
             try {
                 send(req);
             } catch (const DatabaseUnavailable& e) {
-                m_shared.stats.add(Tally::DatabaseErrors);
-                m_shared.reportError(std::string("worker ") + std::to_string(m_index) + ": " + e.what());
-                disconnect();
-                retryLater(req, milliseconds(500));
+                lostConnection(req, e.what());
             } catch (const pqxx::broken_connection& e) {
-                m_shared.stats.add(Tally::DatabaseErrors);
-                m_shared.reportError(
-                    std::string("worker ") + std::to_string(m_index) + ": connection lost: " + e.what());
-                disconnect();
-                retryLater(req, milliseconds(500));
+                lostConnection(req, describeLostConnection(e.what()));
             } catch (const pqxx::sql_error& e) {
                 m_shared.stats.add(Tally::Errors);
                 m_shared.reportError(
@@ -110,6 +110,19 @@ namespace {
         }
     }
 
+    void Worker::lostConnection(const Request& req, const std::string& what)
+    {
+        disconnect();
+        if (m_shared.stop.load()) {
+            // Cut at the stop (SocketRegistry): the client has no answer, as with a dead executor.
+            m_shared.stats.add(Tally::CutAtStop);
+            return;
+        }
+        m_shared.stats.add(Tally::DatabaseErrors);
+        m_shared.reportError("worker " + std::to_string(m_index) + ": " + what + "; reconnecting");
+        retryLater(req, milliseconds(500));
+    }
+
     bool Worker::ensureConnected()
     {
         if (m_conn && m_conn->is_open())
@@ -117,6 +130,7 @@ namespace {
         disconnect();
         try {
             m_conn = connect(m_options.dsn, { "idemctl demo worker " + std::to_string(m_index) });
+            m_shared.sockets.set(2 * m_index, m_conn->sock());
             StoreOptions options;
             options.schema = m_options.schema;
             options.lease = m_options.lease;
@@ -138,9 +152,17 @@ namespace {
 
     void Worker::disconnect()
     {
+        m_shared.sockets.set(2 * m_index, -1);
+        m_shared.sockets.set(2 * m_index + 1, -1);
         m_store.reset();
         m_staleStore.reset();
         m_conn.reset();
+        m_downstream.reset();
+    }
+
+    void Worker::dropDownstream()
+    {
+        m_shared.sockets.set(2 * m_index + 1, -1);
         m_downstream.reset();
     }
 
@@ -202,7 +224,11 @@ namespace {
             plan.fault = Fault::Unknown;
 
         const nlohmann::json& body = req.body;
-        const TaskFunction task = [&](pqxx::work& tx, const TaskContext& ctx) {
+        // The article's order: the payment service is called with the key and no transaction
+        // open; only then a short fenced transaction writes the effect and the success. (Inside
+        // the business transaction, a call waiting for a pooled connection of its own held one
+        // already: 8 workers deadlocked a pool of 5.)
+        const DownstreamCall call = [&](const TaskContext& ctx) {
             if (plan.slow)
                 std::this_thread::sleep_for(m_options.slow);
             if (plan.fault == Fault::Transient)
@@ -212,10 +238,13 @@ namespace {
             pay(ctx.idempotencyKey, body);
             if (plan.fault == Fault::Unknown)
                 throw TaskFailure(FailureClass::Unknown, "injected: payment service timed out after the request left");
-            writeEffect(tx, ctx.idempotencyKey, body, ctx.attempt);
-            return result(ctx.idempotencyKey, body, ctx.attempt, ctx.previousOutcomeUnknown);
+            return std::string();
         };
-        settle(req, runTask(*m_store, req.key, digest, task));
+        const RecordFunction record = [&](pqxx::work& tx, const TaskContext& ctx, const std::string&) {
+            writeEffect(tx, ctx.idempotencyKey, body, ctx.attempt);
+            return result(ctx.idempotencyKey, body, ctx.attempt, ctx.previousOutcomeUnknown, ctx.token);
+        };
+        settle(req, runTask(*m_store, req.key, digest, call, record));
     }
 
     // An executor that claims and vanishes mid-task (the process is killed): no completion, no
@@ -273,10 +302,12 @@ namespace {
             if (fenceFirst)
                 m_staleStore->fence(tx, req.key, claim.token);
             writeEffect(tx, key, req.body, claim.attempts);
-            m_staleStore->complete(tx, req.key, claim.token, result(key, req.body, claim.attempts, false));
+            const std::string told = result(key, req.body, claim.attempts, false, claim.token);
+            m_staleStore->complete(tx, req.key, claim.token, told);
             tx.commit();
             // Still the owner after all (the takeover found the lease live): a plain success.
             m_shared.stats.add(Tally::Succeeded);
+            m_shared.ledger.acknowledge(key, told);
         } catch (const LostOwnership&) {
             m_shared.stats.add(Tally::LostOwnership);
         }
@@ -285,6 +316,8 @@ namespace {
     void Worker::settle(const Request& req, const RunOutcome& out)
     {
         m_shared.stats.add(tallyOf(out.kind));
+        if (out.kind == RunOutcome::Kind::Succeeded || out.kind == RunOutcome::Kind::Replayed)
+            m_shared.ledger.acknowledge(req.key.str(), out.resultJson);
         switch (out.kind) {
         case RunOutcome::Kind::InProgress:
         case RunOutcome::Kind::RetryLater:
@@ -328,8 +361,11 @@ namespace {
     void Worker::pay(const std::string& key, const nlohmann::json& body)
     {
         try {
-            if (!m_downstream || !m_downstream->is_open())
+            if (!m_downstream || !m_downstream->is_open()) {
+                dropDownstream();
                 m_downstream = connect(m_options.dsn, { "idemctl demo payment service" });
+                m_shared.sockets.set(2 * m_index + 1, m_downstream->sock());
+            }
         } catch (const std::exception& e) {
             throw TaskFailure(FailureClass::Retryable, std::string("payment service unreachable: ") + e.what());
         }
@@ -343,10 +379,10 @@ namespace {
             w.commit();
             m_shared.stats.add(r.affected_rows() == 1 ? Tally::DownstreamPaid : Tally::DownstreamDeduped);
         } catch (const pqxx::broken_connection& e) {
-            m_downstream.reset();
+            dropDownstream();
             throw TaskFailure(FailureClass::Unknown, std::string("payment service connection lost: ") + e.what());
         } catch (const pqxx::in_doubt_error& e) {
-            m_downstream.reset();
+            dropDownstream();
             throw TaskFailure(FailureClass::Unknown, std::string("payment service commit in doubt: ") + e.what());
         } catch (const pqxx::sql_error& e) {
             throw TaskFailure(FailureClass::Unknown, std::string("payment service error: ") + e.what());
@@ -362,10 +398,14 @@ namespace {
             body.at("currency").get<std::string>(), body.at("target").get<std::string>());
     }
 
-    std::string Worker::result(const std::string& key, const nlohmann::json& body, int attempt, bool recovered) const
+    std::string Worker::result(
+        const std::string& key, const nlohmann::json& body, int attempt, bool recovered, const std::string& token) const
     {
-        nlohmann::json r = { { "payment", key }, { "amount_cents", body.at("amount_cents") },
-            { "currency", body.at("currency") }, { "worker", m_index }, { "attempt", attempt } };
+        // The execution (a prefix of its claim token) tells a re-execution after a forgotten
+        // success from the one the client was told about, even at the same worker and attempt.
+        nlohmann::json r
+            = { { "payment", key }, { "amount_cents", body.at("amount_cents") }, { "currency", body.at("currency") },
+                  { "worker", m_index }, { "attempt", attempt }, { "execution", token.substr(0, 12) } };
         if (recovered)
             r["after_unknown_outcome"] = true;
         return r.dump();
@@ -381,6 +421,7 @@ void runWorker(Shared& shared, int index)
         shared.stats.add(Tally::Errors);
         shared.reportError("worker " + std::to_string(index) + " stopped: " + e.what());
     }
+    shared.running.fetch_sub(1);
 }
 
 } // namespace idem::cli::demo

@@ -98,6 +98,28 @@ ConnectErrorKind classifyConnectFailure(const std::string& m)
     return ConnectErrorKind::Other;
 }
 
+std::string describeLostConnection(const std::string& raw)
+{
+    std::string m = raw;
+    while (!m.empty() && (m.back() == '\n' || m.back() == ' ' || m.back() == '.'))
+        m.pop_back();
+    const auto has = [&m](const char* s) { return m.find(s) != std::string::npos; };
+    if (has("terminating connection due to administrator command"))
+        return "the server ended this session (an administrator's pg_terminate_backend, or the server is shutting "
+               "down)";
+    if (has("the database system is shutting down") || has("the database system is starting up")
+        || has("the database system is in recovery mode"))
+        return "the server is restarting";
+    if (has("server closed the connection unexpectedly") || has("not connected")
+        || has("Could not obtain client encoding") || has("no connection to the server") || has("connection not open")
+        || has("Lost connection"))
+        return "the server closed the connection (it may be restarting or stopped)";
+    if (has("Connection reset by peer") || has("Broken pipe") || has("could not receive data")
+        || has("could not send data") || has("Connection timed out") || has("No route to host"))
+        return "the network connection to the server broke (" + m + ")";
+    return "the connection to the server was lost (" + m + ")";
+}
+
 std::unique_ptr<pqxx::connection> connect(const std::string& conninfo, const ConnectOptions& options)
 {
     // Parsing first rejects a malformed string with libpq's own reason before any I/O, and

@@ -54,4 +54,9 @@ std::unique_ptr<pqxx::connection> connect(const std::string& conninfo, const Con
 // Sorts a libpq connection failure message into a kind.
 ConnectErrorKind classifyConnectFailure(const std::string& libpqMessage);
 
+// What happened to a connection that was open, in words, from libpq's or libpqxx's message
+// (after a restart often only "Could not obtain client encoding: not connected."): the server
+// closed it, ended the session, the network broke. The detail is kept when it says more.
+std::string describeLostConnection(const std::string& libpqMessage);
+
 } // namespace idem

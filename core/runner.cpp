@@ -1,5 +1,7 @@
 #include "core/runner.h"
 
+#include "core/connection.h"
+
 #include <pqxx/pqxx>
 
 namespace idem {
@@ -59,63 +61,91 @@ RunOutcome outcomeOfClaim(const ClaimResult& c)
     return out;
 }
 
+namespace {
+
+    RunOutcome runClaimed(TaskStore& store, const TaskKey& key, const ClaimResult& claim, const DownstreamCall* call,
+        const RecordFunction& record)
+    {
+        RunOutcome out;
+        out.claim = claim;
+        // An executor whose lease ran out recorded nothing: its request may have left, just as
+        // with a recorded unknown (the SQL classes such an attempt unknown when it exhausts).
+        const bool previousUnknown = claim.errorClass == "unknown" || claim.detail == "lease_expired";
+        const TaskContext ctx { key, key.str(), claim.token, claim.attempts, previousUnknown };
+
+        FailureClass cls = FailureClass::Retryable;
+        std::string message;
+        try {
+            std::string answer;
+            if (call) {
+                try {
+                    answer = (*call)(ctx);
+                } catch (const pqxx::broken_connection& e) {
+                    // The call's own connection: whether the other side acted is not known.
+                    throw TaskFailure(FailureClass::Unknown, std::string("downstream connection lost: ") + e.what());
+                }
+            }
+            pqxx::work tx(store.connection());
+            store.fence(tx, key, claim.token);
+            std::string result = record(tx, ctx, answer);
+            store.complete(tx, key, claim.token, result);
+            tx.commit();
+            store.countSucceeded(key);
+            out.kind = RunOutcome::Kind::Succeeded;
+            out.resultJson = std::move(result);
+            return out;
+        } catch (const LostOwnership& e) {
+            out.kind = RunOutcome::Kind::LostOwnership;
+            out.error = e.what();
+            return out;
+        } catch (const DatabaseUnavailable&) {
+            throw;
+        } catch (const pqxx::in_doubt_error& e) {
+            throw DatabaseUnavailable(describeLostConnection(e.what()) + " during the commit: its outcome is unknown");
+        } catch (const pqxx::broken_connection& e) {
+            throw DatabaseUnavailable(describeLostConnection(e.what()));
+        } catch (const TaskFailure& e) {
+            cls = e.failureClass();
+            message = e.what();
+        } catch (const std::invalid_argument& e) {
+            // Bad output (an oversize result) will be just as bad next time.
+            cls = FailureClass::Permanent;
+            message = e.what();
+        } catch (const std::exception& e) {
+            message = e.what();
+        }
+
+        // The business transaction is gone (rolled back) by now; record the failure on its own.
+        out.error = message;
+        try {
+            out.failure = store.fail(key, claim.token, claim.attempts, cls, message);
+        } catch (const LostOwnership& e) {
+            out.kind = RunOutcome::Kind::LostOwnership;
+            out.error = message + "; and the lease was lost before the failure was recorded: " + e.what();
+            return out;
+        }
+        out.kind = out.failure.status == "failed" ? RunOutcome::Kind::Failed : RunOutcome::Kind::WillRetry;
+        return out;
+    }
+
+} // namespace
+
 RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requestDigest, const TaskFunction& task)
 {
     const ClaimResult claim = store.claim(key, requestDigest);
     if (!claim.mayExecute())
         return outcomeOfClaim(claim);
+    return runClaimed(store, key, claim, nullptr,
+        [&task](pqxx::work& tx, const TaskContext& ctx, const std::string&) { return task(tx, ctx); });
+}
 
-    RunOutcome out;
-    out.claim = claim;
-    // An executor whose lease ran out recorded nothing: its request may have left, just as
-    // with a recorded unknown (the SQL classes such an attempt unknown when it exhausts).
-    const bool previousUnknown = claim.errorClass == "unknown" || claim.detail == "lease_expired";
-    const TaskContext ctx { key, key.str(), claim.token, claim.attempts, previousUnknown };
-
-    FailureClass cls = FailureClass::Retryable;
-    std::string message;
-    try {
-        pqxx::work tx(store.connection());
-        store.fence(tx, key, claim.token);
-        std::string result = task(tx, ctx);
-        store.complete(tx, key, claim.token, result);
-        tx.commit();
-        store.countSucceeded(key);
-        out.kind = RunOutcome::Kind::Succeeded;
-        out.resultJson = std::move(result);
-        return out;
-    } catch (const LostOwnership& e) {
-        out.kind = RunOutcome::Kind::LostOwnership;
-        out.error = e.what();
-        return out;
-    } catch (const DatabaseUnavailable&) {
-        throw;
-    } catch (const pqxx::in_doubt_error& e) {
-        throw DatabaseUnavailable(std::string("connection lost during commit, outcome unknown: ") + e.what());
-    } catch (const pqxx::broken_connection& e) {
-        throw DatabaseUnavailable(std::string("database connection lost: ") + e.what());
-    } catch (const TaskFailure& e) {
-        cls = e.failureClass();
-        message = e.what();
-    } catch (const std::invalid_argument& e) {
-        // Bad output (an oversize result) will be just as bad next time.
-        cls = FailureClass::Permanent;
-        message = e.what();
-    } catch (const std::exception& e) {
-        message = e.what();
-    }
-
-    // The business transaction is gone (rolled back) by now; record the failure on its own.
-    out.error = message;
-    try {
-        out.failure = store.fail(key, claim.token, claim.attempts, cls, message);
-    } catch (const LostOwnership& e) {
-        out.kind = RunOutcome::Kind::LostOwnership;
-        out.error = message + "; and the lease was lost before the failure was recorded: " + e.what();
-        return out;
-    }
-    out.kind = out.failure.status == "failed" ? RunOutcome::Kind::Failed : RunOutcome::Kind::WillRetry;
-    return out;
+RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requestDigest, const DownstreamCall& call,
+    const RecordFunction& record)
+{
+    const ClaimResult claim = store.claim(key, requestDigest);
+    if (!claim.mayExecute())
+        return outcomeOfClaim(claim);
+    return runClaimed(store, key, claim, &call, record);
 }
 
 } // namespace idem

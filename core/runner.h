@@ -65,7 +65,24 @@ RunOutcome outcomeOfClaim(const ClaimResult& claim);
 
 // Claim, execute in a fenced transaction, complete or classify the failure: the whole
 // sequence, so a worker does not hand-roll it. Throws DatabaseUnavailable when the connection
-// breaks (the outcome is then decided by the next claim after the lease).
+// breaks (the outcome is then decided by the next claim after the lease). For a task that only
+// writes to this database; one that calls another service takes the form below.
 RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requestDigest, const TaskFunction& task);
+
+// A task that calls another service (a payment provider, another team's API), in the order
+// that keeps transactions short: first the call, with NO transaction open, passing
+// ctx.idempotencyKey so the other service dedups a retry; then `record` writes the local
+// effects in a short fenced transaction that also records the success. Holding the business
+// transaction across the call would pin its row lock and, behind a pooler, a server connection
+// for as long as the other service takes; with a small pool that deadlocks. The call returns
+// what the other service answered (passed to record); it throws TaskFailure as the task does
+// (a pqxx::broken_connection from the call's own connection counts as an unknown outcome). If
+// the lease lapsed during the call and another executor took the key over, the fence refuses
+// and the outcome is LostOwnership: the other service saw the same key twice and kept one.
+using DownstreamCall = std::function<std::string(const TaskContext& ctx)>;
+using RecordFunction
+    = std::function<std::string(pqxx::work& tx, const TaskContext& ctx, const std::string& downstreamAnswer)>;
+RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requestDigest, const DownstreamCall& call,
+    const RecordFunction& record);
 
 } // namespace idem

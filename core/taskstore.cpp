@@ -7,6 +7,7 @@
 
 #include <openssl/rand.h>
 
+#include "core/connection.h"
 #include "core/counters.h"
 #include "core/utf8.h"
 
@@ -146,7 +147,7 @@ auto TaskStore::withRetry(Fn&& fn)
         try {
             return fn();
         } catch (const pqxx::broken_connection& e) {
-            throw DatabaseUnavailable(std::string("database connection lost: ") + e.what());
+            throw DatabaseUnavailable(describeLostConnection(e.what()));
         } catch (const pqxx::serialization_failure&) {
             // libpqxx 6 reports 40001 and 40P01 as these, which are not sql_errors there.
             if (attempt >= m_options.maxSerializationRetries)
@@ -234,7 +235,7 @@ void TaskStore::fence(pqxx::work& tx, const TaskKey& key, const std::string& tok
     try {
         tx.exec_params("SELECT 1 FROM " + m_options.schema.qualify("fence") + "($1, $2::uuid)", key.str(), token);
     } catch (const pqxx::broken_connection& e) {
-        throw DatabaseUnavailable(std::string("database connection lost: ") + e.what());
+        throw DatabaseUnavailable(describeLostConnection(e.what()));
     } catch (const pqxx::sql_error& e) {
         if (e.sqlstate() == sqlstate::LostOwnership || e.sqlstate() == sqlstate::NoRecord)
             count(key, outcome::StaleToken);
@@ -259,7 +260,7 @@ void TaskStore::complete(pqxx::work& tx, const TaskKey& key, const std::string& 
         tx.exec_params("SELECT " + m_options.schema.qualify("complete") + "($1, $2::uuid, $3::jsonb, $4)", key.str(),
                        token, resultJson, static_cast<long long>(m_options.maxResultBytes));
     } catch (const pqxx::broken_connection& e) {
-        throw DatabaseUnavailable(std::string("database connection lost: ") + e.what());
+        throw DatabaseUnavailable(describeLostConnection(e.what()));
     } catch (const pqxx::sql_error& e) {
         if (e.sqlstate() == sqlstate::LostOwnership)
             count(key, outcome::StaleToken);

@@ -191,7 +191,7 @@ void DashboardModel::onSessionState()
             ? QCoreApplication::translate("idem::console::DashboardModel", "Connecting…")
             : QCoreApplication::translate("idem::console::DashboardModel", "Not connected.");
         if (state == State::Failed && m_session->lastFailure())
-            why = m_session->lastFailure()->text();
+            why = m_session->lastFailure()->textWithRetry();
         setFreshness(Freshness::Disconnected, why);
         return;
     }
@@ -237,7 +237,9 @@ void DashboardModel::tickNow()
             = std::clamp<int>(static_cast<int>((QDateTime::currentMSecsSinceEpoch() - m_lastServerMs) / 60000) + 2, 2,
                 m_settings.windowMinutes);
 
-    const bool prepare = !m_prepared;
+    // Behind a pooler the tick sets nothing for the session (DashboardOptions::noSessionState).
+    options.noSessionState = m_session->serverInfo().pooler;
+    const bool prepare = !m_prepared && !options.noSessionState;
     const int timeoutMs = m_statementTimeoutMs;
     const int generation = m_generation;
     auto job = [options, prepare, timeoutMs](pqxx::connection& conn, const idem::SchemaName& schema) {
@@ -281,7 +283,12 @@ void DashboardModel::onTickDone(quint64 id, const QVariant& answer)
     const auto tick = answer.value<DashboardTick>();
     ingest(tick);
     maybeRefreshExact();
-    const auto budgeted = std::chrono::milliseconds(tick.elapsedMs * tickBudgetDivisor);
+    // A tick slower than its own statement timeout was not executing all that time (the server
+    // cancels a statement sooner): it waited on a stopped backend or the network. That is no
+    // measure of the load the console puts on the server, so it does not stretch the polling.
+    const bool hung = m_statementTimeoutMs > 0 && tick.elapsedMs > m_statementTimeoutMs;
+    const auto budgeted
+        = hung ? std::chrono::milliseconds(0) : std::chrono::milliseconds(tick.elapsedMs * tickBudgetDivisor);
     schedule(std::max(std::chrono::milliseconds(m_settings.intervalMs), budgeted));
 }
 

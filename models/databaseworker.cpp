@@ -82,6 +82,7 @@ struct DatabaseWorker::Connection {
     std::unique_ptr<pqxx::connection> conn;
     idem::SchemaName schema;
     QString displayConninfo;
+    bool pooler = false; // ServerInfo::pooler: nothing may be set for the session
 };
 
 DatabaseWorker::DatabaseWorker() = default;
@@ -101,7 +102,7 @@ template <typename F> void DatabaseWorker::guarded(quint64 requestId, F&& body)
         // The server went away mid-request; the session decides when to reconnect.
         m_db.reset();
         failure.kind = FailureKind::ConnectionLost;
-        failure.message = trimmed(e.what());
+        failure.message = q(idem::describeLostConnection(e.what()));
     } catch (const pqxx::sql_error& e) {
         failure.kind = FailureKind::Query;
         failure.sqlstate = sqlstateOf(e);
@@ -154,20 +155,22 @@ ServerInfo DatabaseWorker::inspect(quint64 requestId)
         t.exec(readTimeoutSql);
         // pg_has_role errors on a role that does not exist (a cluster never migrated), and
         // to_regclass on a schema without USAGE; CASE keeps each check ahead of what it guards.
-        const auto r
-            = t.exec_params("SELECT current_setting('server_version'), current_user, session_user,"
-                            "       (SELECT rolsuper FROM pg_roles WHERE rolname = current_user),"
-                            "       CASE WHEN EXISTS (SELECT FROM pg_roles WHERE rolname = 'idem_operator')"
-                            "            THEN pg_has_role(current_user, 'idem_operator', 'USAGE') ELSE false END,"
-                            "       CASE WHEN NOT EXISTS (SELECT FROM pg_namespace WHERE nspname = $2) THEN false"
-                            "            WHEN NOT has_schema_privilege($2, 'USAGE') THEN false"
-                            "            WHEN to_regclass($1) IS NULL THEN false"
-                            "            ELSE has_table_privilege($1, 'SELECT') END,"
-                            "       coalesce((SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()), false),"
-                            "       (SELECT version FROM pg_stat_ssl WHERE pid = pg_backend_pid()),"
-                            "       (SELECT cipher FROM pg_stat_ssl WHERE pid = pg_backend_pid()),"
-                            "       (extract(epoch FROM now()) * 1000)::bigint",
-                schema.qualify("task_idempotency"), schema.name());
+        const auto r = t.exec_params(
+            "SELECT current_setting('server_version'), current_user, session_user,"
+            "       (SELECT rolsuper FROM pg_roles WHERE rolname = current_user),"
+            "       CASE WHEN EXISTS (SELECT FROM pg_roles WHERE rolname = 'idem_operator')"
+            "            THEN pg_has_role(current_user, 'idem_operator', 'USAGE') ELSE false END,"
+            "       CASE WHEN NOT EXISTS (SELECT FROM pg_namespace WHERE nspname = $2) THEN false"
+            "            WHEN NOT has_schema_privilege($2, 'USAGE') THEN false"
+            "            WHEN to_regclass($1) IS NULL THEN false"
+            "            ELSE has_table_privilege($1, 'SELECT') END,"
+            "       coalesce((SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()), false),"
+            "       (SELECT version FROM pg_stat_ssl WHERE pid = pg_backend_pid()),"
+            "       (SELECT cipher FROM pg_stat_ssl WHERE pid = pg_backend_pid()),"
+            "       (extract(epoch FROM now()) * 1000)::bigint,"
+            "       pg_backend_pid(), pg_is_in_recovery(),"
+            "       current_setting('synchronous_standby_names'), current_setting('synchronous_commit')",
+            schema.qualify("task_idempotency"), schema.name());
         const auto row = r[0];
         info.serverVersion = q(row[0].as<std::string>());
         info.role = q(row[1].as<std::string>());
@@ -179,6 +182,15 @@ ServerInfo DatabaseWorker::inspect(quint64 requestId)
         info.tlsVersion = row[7].is_null() ? QString() : q(row[7].as<std::string>());
         info.tlsCipher = row[8].is_null() ? QString() : q(row[8].as<std::string>());
         info.asOf = fromEpochMs(row[9]);
+        // PgBouncer hands libpq a cancel key of its own, not the server's: a backend pid that is
+        // not the one the server reports means something pools in between. Under transaction
+        // pooling the next statement may run on another backend, and what this one sets for its
+        // session stays there for other clients: the console then sets nothing for the session.
+        info.pooler = row[10].as<int>() != conn.backendpid();
+        info.inRecovery = row[11].as<bool>();
+        info.synchronousStandbyNames = q(row[12].as<std::string>());
+        info.synchronousCommit = q(row[13].as<std::string>());
+        m_db->pooler = info.pooler;
     }
     try {
         const auto state = idem::inspectSchema(conn, schema);
@@ -223,9 +235,11 @@ void DatabaseWorker::migrateSchema(quint64 requestId)
         return;
     }
     guarded(requestId, [&] {
-        // The dashboard bounds its ticks with a session statement timeout on this connection;
-        // a migration (an adoption rewrites a whole table) must not be cut off by it.
-        pqxx::nontransaction(*m_db->conn).exec("SET statement_timeout = 0");
+        // The dashboard bounds its ticks with a session statement timeout on a direct
+        // connection; a migration (an adoption rewrites a whole table) must not be cut off by
+        // it. Behind a pooler the dashboard sets nothing for the session, and neither may this.
+        if (!m_db->pooler)
+            pqxx::nontransaction(*m_db->conn).exec("SET statement_timeout = 0");
         const auto report = idem::migrate(*m_db->conn, { m_db->schema, true });
         MigrationOutcome outcome;
         outcome.requestId = requestId;

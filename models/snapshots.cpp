@@ -17,6 +17,40 @@ QString ServerInfo::privilegeText() const
         .arg(schema);
 }
 
+QString ServerInfo::replicationText() const
+{
+    if (inRecovery)
+        return QCoreApplication::translate("idem::console::ServerInfo",
+            "this server is a standby: it replays what its primary wrote, figures are as of its replay point");
+    if (synchronousStandbyNames.trimmed().isEmpty())
+        return QCoreApplication::translate("idem::console::ServerInfo",
+            "asynchronous (synchronous_standby_names is empty): a commit does not wait for any standby, so "
+            "after a failover a success already acknowledged to a client can be forgotten and run again");
+    if (synchronousCommit == QLatin1String("on") || synchronousCommit == QLatin1String("remote_apply"))
+        return QCoreApplication::translate("idem::console::ServerInfo",
+            "synchronous to %1 (synchronous_commit = %2): a commit is acknowledged only once a synchronous "
+            "standby has it, so a failover to that standby keeps every acknowledged success")
+            .arg(synchronousStandbyNames, synchronousCommit);
+    if (synchronousCommit == QLatin1String("remote_write"))
+        return QCoreApplication::translate("idem::console::ServerInfo",
+            "synchronous to %1 up to the standby's memory (synchronous_commit = remote_write): losing both "
+            "servers at once can still forget an acknowledged success")
+            .arg(synchronousStandbyNames);
+    return QCoreApplication::translate("idem::console::ServerInfo",
+        "asynchronous for this role's commits (synchronous_commit = %1, although synchronous_standby_names "
+        "is %2): a failover can forget an acknowledged success")
+        .arg(synchronousCommit, synchronousStandbyNames);
+}
+
+QString Failure::textWithRetry() const
+{
+    if (retryInSeconds <= 0)
+        return text();
+    return QCoreApplication::translate("idem::console::Failure", "%1 Reconnecting in %2 s.")
+        .arg(text())
+        .arg(retryInSeconds);
+}
+
 bool Failure::isConnectFailure() const
 {
     switch (kind) {

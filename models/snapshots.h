@@ -33,6 +33,15 @@ struct ServerInfo {
     QStringList schemaProblems; // checksum mismatches, unknown versions
     QString schemaError; // the schema could not be inspected at all (e.g. no privilege)
     QDateTime asOf; // server clock
+    // A connection pooler answers in the server's place (PgBouncer: the backend pid libpq was
+    // given is not the server's). The console then keeps no session state: every setting is
+    // SET LOCAL and every statement unnamed, as transaction pooling needs.
+    bool pooler = false;
+    bool inRecovery = false; // a standby
+    QString synchronousStandbyNames; // empty: commits do not wait for any standby
+    QString synchronousCommit; // on, remote_apply, remote_write, local, off
+    // The replication mode in a sentence an operator can act on.
+    QString replicationText() const;
 
     bool schemaMissing() const { return schemaError.isEmpty() && schemaVersion == 0; }
     bool schemaNewer() const { return schemaVersion > schemaLatest; }
@@ -61,6 +70,8 @@ struct Failure {
     QString message; // libpq's or the server's words
     QString sqlstate;
     int retryInSeconds = 0; // set by the session when it will reconnect by itself
+    // text() and, when the session reconnects by itself, when it tries next.
+    QString textWithRetry() const;
     Request request = Request::Connect; // set by the session: what failed
 
     bool isConnectFailure() const;

@@ -100,12 +100,37 @@ std::string unfilteredDashboardSql(const SchemaName& schema)
     return sql;
 }
 
+namespace {
+    DashboardReading fromDashboardRow(const pqxx::row& row);
+
+    // The tick as a pooler allows it: SET LOCAL ends with the transaction, an unnamed statement
+    // with the next one, so the server backend is left as it was found.
+    pqxx::result readWithoutSessionState(
+        pqxx::connection& conn, const SchemaName& schema, const DashboardOptions& options, bool filtered)
+    {
+        // Read-write (READ COMMITTED): idem_live_stats() may store the shared figures.
+        pqxx::work tx(conn);
+        tx.exec_params(
+            "SELECT set_config('statement_timeout', $1, true)", std::to_string(options.stats.statementTimeoutMs));
+        const auto r = filtered
+            ? tx.exec_params(dashboardSql(schema), orNull(options.stats.tenant), orNull(options.stats.operation),
+                options.stats.windowMinutes, options.stats.longUnfinishedAfterMinutes,
+                std::max(1, options.historyMinutes))
+            : tx.exec_params(unfilteredDashboardSql(schema), options.stats.windowMinutes,
+                options.stats.longUnfinishedAfterMinutes, std::max(1, options.historyMinutes));
+        tx.commit();
+        return r;
+    }
+} // namespace
+
 DashboardReading readDashboard(pqxx::connection& conn, const SchemaName& schema, const DashboardOptions& options)
 {
     // The headline view is polled every second by every console: planning its statement each
     // time was most of a tick's cost (bench/README.md). Named after its text, so another schema
     // on the same connection gets its own.
     const bool filtered = options.stats.tenant || options.stats.operation;
+    if (options.noSessionState)
+        return fromDashboardRow(readWithoutSessionState(conn, schema, options, filtered).at(0));
     std::string prepared;
     if (!filtered) {
         const std::string sql = unfilteredDashboardSql(schema);
@@ -120,26 +145,31 @@ DashboardReading readDashboard(pqxx::connection& conn, const SchemaName& schema,
             options.stats.windowMinutes, options.stats.longUnfinishedAfterMinutes, std::max(1, options.historyMinutes))
         : n.exec_prepared(prepared, options.stats.windowMinutes, options.stats.longUnfinishedAfterMinutes,
             std::max(1, options.historyMinutes));
-    const auto row = r.at(0);
-
-    DashboardReading out;
-    out.stats = statsFromRow(row);
-    out.serverNowMs = row["server_now_ms"].as<std::int64_t>();
-    const auto& fields = outcomeFields();
-    for (const auto& item : nlohmann::json::parse(row["buckets"].as<std::string>())) {
-        const auto minute = item.at(0).get<std::int64_t>();
-        if (out.buckets.empty() || out.buckets.back().minuteEpoch != minute) {
-            out.buckets.emplace_back();
-            out.buckets.back().minuteEpoch = minute;
-        }
-        const auto field = fields.find(item.at(1).get<std::string>());
-        if (field != fields.end())
-            out.buckets.back().*(field->second) += item.at(2).get<std::int64_t>();
-    }
-    if (out.stats.exact)
-        out.attempts = out.stats.exact->attempts;
-    return out;
+    return fromDashboardRow(r.at(0));
 }
+
+namespace {
+    DashboardReading fromDashboardRow(const pqxx::row& row)
+    {
+        DashboardReading out;
+        out.stats = statsFromRow(row);
+        out.serverNowMs = row["server_now_ms"].as<std::int64_t>();
+        const auto& fields = outcomeFields();
+        for (const auto& item : nlohmann::json::parse(row["buckets"].as<std::string>())) {
+            const auto minute = item.at(0).get<std::int64_t>();
+            if (out.buckets.empty() || out.buckets.back().minuteEpoch != minute) {
+                out.buckets.emplace_back();
+                out.buckets.back().minuteEpoch = minute;
+            }
+            const auto field = fields.find(item.at(1).get<std::string>());
+            if (field != fields.end())
+                out.buckets.back().*(field->second) += item.at(2).get<std::int64_t>();
+        }
+        if (out.stats.exact)
+            out.attempts = out.stats.exact->attempts;
+        return out;
+    }
+} // namespace
 
 std::vector<TaskSummaryRow> readTopTasks(
     pqxx::connection& conn, const SchemaName& schema, const TaskFilter& filter, int limit, int statementTimeoutMs)

@@ -14,13 +14,19 @@
 namespace idem {
 
 // The console dashboard's tick: every figure of statsSql() (defined there, once) and the newest
-// per-minute counter buckets for the charts, all from ONE statement. A single SELECT in autocommit sees one consistent
-// snapshot, so the tick is one round trip; the connection's statement timeout (and read-only
-// default, on a connection of its own) is set once by prepareDashboardConnection().
+// per-minute counter buckets for the charts, all from ONE statement. A single SELECT in
+// autocommit sees one consistent snapshot, so the tick is one round trip; the connection's
+// statement timeout (only: no read-only default, the tick may store the shared figures) is set
+// once by prepareDashboardConnection().
 
 struct DashboardOptions {
     StatsOptions stats; // window, long-unfinished threshold, tenant / operation filter
     int historyMinutes = 2; // counter buckets returned: this many minutes back, the current one included
+    // Behind a transaction pooler (PgBouncer): nothing may stay on the server backend after the
+    // tick, so no prepareDashboardConnection() and no named statement. The tick is then a
+    // read-write transaction (it may store the shared figures) bounded by SET LOCAL
+    // (stats.statementTimeoutMs), its statement unnamed: four round trips instead of one.
+    bool noSessionState = false;
 };
 
 // One minute of idem_counters, summed over the filtered tenants and operations.
@@ -62,9 +68,10 @@ struct DashboardReading {
 // $1..$4 as statsSql(), $5 history minutes.
 std::string dashboardSql(const SchemaName& schema);
 
-// Once per connection, before its first tick: a session statement timeout (the tick's bound).
-// The session stays read-write: the tick's idem_live_stats() stores the shared figures when this
-// console is the one to count them (the reader role can write nothing else).
+// Once per direct connection, before its first tick: a session statement timeout (the tick's
+// bound). The session stays read-write: the tick's idem_live_stats() stores the shared figures
+// when this console is the one to count them (the reader role can write nothing else). Never
+// behind a transaction pooler: the setting would stay on whichever backend ran it.
 void prepareDashboardConnection(pqxx::connection& conn, int statementTimeoutMs);
 
 // The unfiltered tick as a statement of its own: dashboardSql() with $1 and $2 bound to NULL in
@@ -74,7 +81,7 @@ std::string unfilteredDashboardSql(const SchemaName& schema);
 
 // The tick: exactly one round trip, no BEGIN/COMMIT: unfiltered, the prepared statement above
 // (parsed and planned once per connection); filtered, dashboardSql() planned with its values.
-// Throws pqxx errors.
+// With options.noSessionState, the pooler-safe form described there. Throws pqxx errors.
 DashboardReading readDashboard(pqxx::connection& conn, const SchemaName& schema, const DashboardOptions& options);
 
 // A tile's rows when no task browser is there to show them: the newest `limit` rows (by

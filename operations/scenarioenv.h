@@ -2,7 +2,9 @@
 
 // Shared plumbing of the verification scenarios (core/scenarios*.cpp); not a public API.
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -12,6 +14,7 @@
 #include "core/connection.h"
 #include "core/identifier.h"
 #include "core/key.h"
+#include "core/runner.h"
 #include "core/taskstore.h"
 
 namespace idem::verify {
@@ -31,10 +34,22 @@ inline void expect(bool condition, const std::string& what)
 // verify_effects (inside the business transaction, deliberately without a unique key so a
 // double effect shows as two rows) and verify_downstream (an external service that is itself
 // idempotent by key and counts the calls it received).
+// What the scenarios' clients were told: every success or replay by key, with the result and
+// the scenario that heard it. runVerification holds the database to it after the last scenario.
+struct AckLedger {
+    std::mutex mutex;
+    std::map<std::string, std::pair<int, nlohmann::json>> told;
+};
+
 struct ScenarioEnv {
     std::string conninfo;
     SchemaName schema;
     std::string workerExecutable;
+    std::shared_ptr<AckLedger> ledger = std::make_shared<AckLedger>();
+    int scenario = 0; // the one running, for the ledger
+
+    // Records a success or a replay as told to the client (other outcomes are ignored).
+    void acknowledge(const TaskKey& key, const RunOutcome& outcome) const;
 
     std::unique_ptr<pqxx::connection> connect() const { return idem::connect(conninfo, { "idemctl verify" }); }
     StoreOptions storeOptions() const

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <functional>
 #include <latch>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -13,6 +14,14 @@
 #include "core/sha256.h"
 
 namespace idem::verify {
+
+void ScenarioEnv::acknowledge(const TaskKey& key, const RunOutcome& outcome) const
+{
+    if (outcome.kind != RunOutcome::Kind::Succeeded && outcome.kind != RunOutcome::Kind::Replayed)
+        return;
+    std::lock_guard lock(ledger->mutex);
+    ledger->told.emplace(key.str(), std::make_pair(scenario, nlohmann::json::parse(outcome.resultJson, nullptr, false)));
+}
 
 long long ScenarioEnv::effects(pqxx::connection& c, const TaskKey& key) const
 {
@@ -97,6 +106,7 @@ std::string scenario1(const ScenarioEnv& env, int threads, int rounds)
         }
         expect(executed == 1, "round " + std::to_string(round) + ": " + std::to_string(executed) + " executors, not 1");
         for (const auto& o : outcomes) {
+            env.acknowledge(key, o);
             if (o.kind == RunOutcome::Kind::Replayed) {
                 ++replayed;
                 expect(nlohmann::json::parse(o.resultJson) == nlohmann::json::parse(winnerResult),
@@ -151,6 +161,7 @@ std::string scenario2(const ScenarioEnv& env)
         int winner = -1;
         for (int i = 0; i < threads; ++i) {
             const auto& o = outcomes[static_cast<std::size_t>(i)];
+            env.acknowledge(key, o);
             if (o.kind == RunOutcome::Kind::Succeeded) {
                 expect(winner < 0, "two requests with different digests both executed");
                 winner = i;
@@ -196,9 +207,11 @@ std::string scenario3(const ScenarioEnv& env)
     };
     const auto first = runTask(store, key, digest, task);
     expect(first.kind == RunOutcome::Kind::Succeeded, std::string("first run: ") + runOutcomeName(first.kind));
+    env.acknowledge(key, first);
     const std::string before = env.rowJson(*conn, key);
     for (int i = 0; i < 10; ++i) {
         const auto again = runTask(store, key, digest, task);
+        env.acknowledge(key, again);
         expect(again.kind == RunOutcome::Kind::Replayed, std::string("repeat: ") + runOutcomeName(again.kind));
         expect(nlohmann::json::parse(again.resultJson) == nlohmann::json::parse(first.resultJson),
                "replayed result differs: " + again.resultJson);
@@ -264,6 +277,56 @@ const std::vector<std::string>& scenarioNames()
     return names;
 }
 
+namespace {
+// The client-side ledger held against the database after the last scenario: every key a client
+// was told had succeeded is still succeeded with the result it was given. Each scenario's result
+// says how many of its acknowledgements it checked, or fails naming the keys.
+void checkLedger(pqxx::connection& conn, const ScenarioEnv& env, std::vector<ScenarioResult>& results)
+{
+    std::map<std::string, std::pair<int, nlohmann::json>> told;
+    {
+        std::lock_guard lock(env.ledger->mutex);
+        told = env.ledger->told;
+    }
+    nlohmann::json keys = nlohmann::json::array();
+    for (const auto& entry : told)
+        keys.push_back(entry.first);
+    std::map<int, int> checked;
+    std::map<int, std::vector<std::string>> lost;
+    pqxx::read_transaction t(conn);
+    const auto rows = t.exec_params("SELECT k.key, t.status, t.result_json::text"
+                                    "  FROM jsonb_array_elements_text($1::jsonb) k(key) LEFT JOIN "
+                                        + env.table("task_idempotency") + " t ON t.idempotency_key = k.key",
+                                    keys.dump());
+    for (const auto& row : rows) {
+        const auto key = row[0].as<std::string>();
+        const auto& [scenario, result] = told.at(key);
+        ++checked[scenario];
+        if (row[1].is_null())
+            lost[scenario].push_back(key + " (no record)");
+        else if (row[1].as<std::string>() != "succeeded")
+            lost[scenario].push_back(key + " (now " + row[1].as<std::string>() + ")");
+        else if (nlohmann::json::parse(row[2].is_null() ? "null" : row[2].as<std::string>(), nullptr, false) != result)
+            lost[scenario].push_back(key + " (another result)");
+    }
+    for (auto& r : results) {
+        if (!checked.count(r.number))
+            continue;
+        if (const auto l = lost.find(r.number); l != lost.end()) {
+            std::string keysText;
+            for (std::size_t i = 0; i < l->second.size() && i < 5; ++i)
+                keysText += (i ? ", " : "") + l->second[i];
+            r.passed = false;
+            r.detail += "; LOST ACKNOWLEDGED SUCCESSES: " + std::to_string(l->second.size()) + " of "
+                + std::to_string(checked[r.number]) + " keys told succeeded are not any more: " + keysText;
+        } else {
+            r.detail += "; ledger: all " + std::to_string(checked[r.number])
+                + " acknowledged successes still recorded with the result given";
+        }
+    }
+}
+} // namespace
+
 std::vector<ScenarioResult> runVerification(const VerifyOptions& options, const std::vector<int>& only)
 {
     std::random_device rd;
@@ -298,6 +361,7 @@ std::vector<ScenarioResult> runVerification(const VerifyOptions& options, const 
         if (!only.empty() && std::find(only.begin(), only.end(), n) == only.end())
             continue;
         ScenarioResult r { n, names[static_cast<std::size_t>(n - 1)] };
+        env.scenario = n;
         const auto started = std::chrono::steady_clock::now();
         try {
             r.detail = scenarios[static_cast<std::size_t>(n - 1)]();
@@ -308,6 +372,9 @@ std::vector<ScenarioResult> runVerification(const VerifyOptions& options, const 
         r.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
         results.push_back(std::move(r));
     }
+    if (options.beforeLedgerCheck)
+        options.beforeLedgerCheck(*admin, env.schema);
+    checkLedger(*admin, env, results);
 
     if (!options.keepSchema) {
         pqxx::work w(*admin);

@@ -1,8 +1,11 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
+
+#include <pqxx/connection>
 
 #include "core/identifier.h"
 
@@ -24,11 +27,16 @@ struct VerifyOptions {
     int rounds = 50; // scenario 1
     bool keepSchema = false; // leave the scratch schema for inspection
     std::string schema; // the scratch schema's name; empty picks idem_verify_<random>
+    // Tests only: runs after the last scenario, before the ledger of acknowledged successes is
+    // held against the database (a test removes a record there to see the loss reported).
+    std::function<void(pqxx::connection&, const SchemaName&)> beforeLedgerCheck;
 };
 
 // The article's six verification scenarios plus the immutability of succeeded rows, each
 // checking the idempotency records and the business tables' row counts. Runs in a scratch
-// schema it creates (migrated, without roles) and drops. `only` picks scenario numbers.
+// schema it creates (migrated, without roles) and drops. `only` picks scenario numbers. After
+// the last one, every success a scenario's clients were told about (its ledger) must still be
+// succeeded with the result they were given, or that scenario fails naming the keys.
 std::vector<ScenarioResult> runVerification(const VerifyOptions& options, const std::vector<int>& only = {});
 
 // The scenario names, by number (1-based), for tables and help.

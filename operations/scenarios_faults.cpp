@@ -257,6 +257,7 @@ std::string scenario5(const ScenarioEnv& env)
         std::this_thread::sleep_for(second.claim.retryAfter + std::chrono::milliseconds(2));
     }
     expect(second.kind == RunOutcome::Kind::Succeeded, std::string("the retry gave ") + runOutcomeName(second.kind));
+    env.acknowledge(payKey, second);
     expect(keysSent.size() == 2 && keysSent[0] == keysSent[1] && keysSent[0] == payKey.str(),
            "the retry did not reach the downstream with the same key");
     pqxx::read_transaction t(*conn);

@@ -161,9 +161,14 @@ SELECT live.processing, live.processing_capped, live.expired_leases, live.expire
         + q("task_idempotency") + R"(')) AS total_rows_estimate,
        to_char(now())" + utc + R"( AS as_of, $4::int AS long_unfinished_after_minutes,
        pg_is_in_recovery() AS in_recovery,
-       -- replication lag: on a standby, how old the last replayed transaction is; NULL on a primary
-       CASE WHEN pg_is_in_recovery()
-            THEN extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8 END AS replication_lag_s,
+       -- replication lag (NULL on a primary): 0 on a standby that streams and has replayed all it
+       -- received (an idle primary writes nothing, so the age of the last replayed transaction
+       -- grows without any lag); otherwise that age, never negative (clocks differ)
+       CASE WHEN pg_is_in_recovery() THEN
+            CASE WHEN pg_last_wal_replay_lsn() >= pg_last_wal_receive_lsn() AND EXISTS (SELECT FROM pg_stat_wal_receiver)
+                 THEN 0::float8
+                 ELSE greatest(0, extract(epoch FROM now() - pg_last_xact_replay_timestamp()))::float8 END
+       END AS replication_lag_s,
        coalesce(audit_head.id, 0) AS audit_head_id, audit_head.entry_hash AS audit_head_hash,
        ex.one IS NOT NULL AS ex_present, to_char(ex.taken_at)" + utc + R"( AS ex_taken_at,
        extract(epoch FROM now() - ex.taken_at)::float8 AS ex_age_s, ex.cost_ms AS ex_cost_ms,

@@ -22,6 +22,9 @@ if [ "${1:-run}" = test ]; then
     # scripts/fuzz.sh: clang with libFuzzer and the sanitizer runtimes (only recommended by
     # clang, and this script installs without recommends); llvm-symbolizer for readable traces
     packages+=(clang libclang-rt-14-dev llvm)
+    # tst_pooler runs a real PgBouncer in transaction mode in front of the test cluster
+    # (tst_failover's primaries and standbys need only initdb / pg_ctl / pg_basebackup, above)
+    packages+=(pgbouncer)
 fi
 
 missing=()

@@ -939,10 +939,6 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <translation>截至 %1（服务器时钟）</translation>
     </message>
     <message>
-        <source>standby, replication lag %1 s</source>
-        <translation>备库，复制延迟 %1 秒</translation>
-    </message>
-    <message>
         <source>standby, nothing replayed yet</source>
         <translation>备库，尚未回放任何数据</translation>
     </message>
@@ -993,6 +989,14 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
     <message>
         <source>Last good data at %1 (%2 s ago).</source>
         <translation>最后一次有效数据于 %1（%2 秒前）。</translation>
+    </message>
+    <message>
+        <source>standby (figures and lease expiry as of its replay point), replication lag %1 s</source>
+        <translation>备库（数字与租约过期以其回放点为准），复制延迟 %1 秒</translation>
+    </message>
+    <message>
+        <source>● Live from a standby %1 s behind its primary: figures and lease expiry are as of its replay point (amber above %2 s, red above %3 s)</source>
+        <translation>● 实时，但来自落后主库 %1 秒的备库：数字与租约过期以其回放点为准（超过 %2 秒为琥珀色，超过 %3 秒为红色）</translation>
     </message>
 </context>
 <context>
@@ -1155,6 +1159,10 @@ Check the SSL mode and that the root certificate is the one that signed the serv
     <message>
         <source>Error%1: %2</source>
         <translation>错误%1：%2</translation>
+    </message>
+    <message>
+        <source>%1 Reconnecting in %2 s.</source>
+        <translation>%1 %2 秒后重新连接。</translation>
     </message>
 </context>
 <context>
@@ -1370,6 +1378,26 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>none: cannot read %1.task_idempotency (grant idem_reader)</source>
         <translation>无：无法读取 %1.task_idempotency（请授予 idem_reader）</translation>
+    </message>
+    <message>
+        <source>this server is a standby: it replays what its primary wrote, figures are as of its replay point</source>
+        <translation>此服务器是备库：它回放主库写入的内容，数字以其回放点为准</translation>
+    </message>
+    <message>
+        <source>asynchronous (synchronous_standby_names is empty): a commit does not wait for any standby, so after a failover a success already acknowledged to a client can be forgotten and run again</source>
+        <translation>异步（synchronous_standby_names 为空）：提交不等待任何备库，因此故障切换后，已向客户端确认的成功可能被遗忘并再次执行</translation>
+    </message>
+    <message>
+        <source>synchronous to %1 (synchronous_commit = %2): a commit is acknowledged only once a synchronous standby has it, so a failover to that standby keeps every acknowledged success</source>
+        <translation>同步到 %1（synchronous_commit = %2）：只有同步备库收到提交后才确认，因此切换到该备库会保留每一个已确认的成功</translation>
+    </message>
+    <message>
+        <source>synchronous to %1 up to the standby&apos;s memory (synchronous_commit = remote_write): losing both servers at once can still forget an acknowledged success</source>
+        <translation>同步到 %1 的内存为止（synchronous_commit = remote_write）：两台服务器同时失效时仍可能遗忘已确认的成功</translation>
+    </message>
+    <message>
+        <source>asynchronous for this role&apos;s commits (synchronous_commit = %1, although synchronous_standby_names is %2): a failover can forget an acknowledged success</source>
+        <translation>此角色的提交为异步（synchronous_commit = %1，尽管 synchronous_standby_names 为 %2）：故障切换可能遗忘已确认的成功</translation>
     </message>
 </context>
 <context>
@@ -2203,6 +2231,22 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>disconnected: %1 (showing the last known state)</source>
         <translation>已断开：%1（显示最后已知的状态）</translation>
+    </message>
+    <message>
+        <source>Pooler:</source>
+        <translation>连接池：</translation>
+    </message>
+    <message>
+        <source>Replication:</source>
+        <translation>复制：</translation>
+    </message>
+    <message>
+        <source>a connection pooler (PgBouncer) answers for the server: the console keeps no session state (settings per transaction, unnamed statements), as transaction pooling needs</source>
+        <translation>由连接池（PgBouncer）代替服务器应答：控制台不保留任何会话状态（按事务设置、未命名语句），以满足事务池模式的要求</translation>
+    </message>
+    <message>
+        <source>none: connected to the server itself</source>
+        <translation>无：直接连接到服务器</translation>
     </message>
 </context>
 <context>

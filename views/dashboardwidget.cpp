@@ -26,6 +26,9 @@
 namespace idem::console {
 
 namespace {
+    // Replication lag of a standby the dashboard reads from, in seconds: amber, then red.
+    constexpr int standbyLagCautionSeconds = 5;
+    constexpr int standbyLagCriticalSeconds = 30;
     constexpr int tileColumns = 6;
 
     QString thresholdText(const Threshold& t, Tile tile)
@@ -317,7 +320,7 @@ void DashboardWidget::refreshView()
         parts << tr("As of %1 (server clock)").arg(asOf.toString(QStringLiteral("HH:mm:ss")));
         if (r->stats.inRecovery)
             parts << (r->stats.replicationLagSeconds
-                    ? tr("standby, replication lag %1 s")
+                    ? tr("standby (figures and lease expiry as of its replay point), replication lag %1 s")
                           .arg(QLocale().toString(*r->stats.replicationLagSeconds, 'f', 1))
                     : tr("standby, nothing replayed yet"));
         else
@@ -351,6 +354,20 @@ void DashboardWidget::refreshFreshness()
                 thresholdText(m_model->settings().thresholds[static_cast<std::size_t>(t->tile())], t->tile()));
     }
     if (!stale) {
+        // Live data from a standby is only as live as its replay: past a few seconds of lag the
+        // banner says so in amber, past half a minute in red (issue 15 item 4).
+        const auto& r = m_model->latest();
+        const std::optional<double> lag = r && r->stats.inRecovery ? r->stats.replicationLagSeconds : std::nullopt;
+        if (lag && *lag > standbyLagCautionSeconds) {
+            showFreshness(tr("● Live from a standby %1 s behind its primary: figures and lease expiry are as of "
+                                    "its replay point (amber above %2 s, red above %3 s)")
+                                     .arg(QLocale().toString(*lag, 'f', 1))
+                                     .arg(standbyLagCautionSeconds)
+                                     .arg(standbyLagCriticalSeconds),
+                QString());
+            theme::followTone(m_freshness, *lag > standbyLagCriticalSeconds ? theme::Tone::Bad : theme::Tone::Caution, true);
+            return;
+        }
         showFreshness(tr("● Live"), QString());
         theme::followTone(m_freshness, theme::Tone::Good);
         return;

@@ -35,6 +35,8 @@ StatusPanel::StatusPanel(ConsoleSession* session, QWidget* parent)
     m_privilege = addRow(tr("Privilege:"), QStringLiteral("privilegeValue"));
     m_schema = addRow(tr("Schema:"), QStringLiteral("schemaValue"));
     m_tls = addRow(tr("TLS:"), QStringLiteral("tlsValue"));
+    m_pooler = addRow(tr("Pooler:"), QStringLiteral("poolerValue"));
+    m_replication = addRow(tr("Replication:"), QStringLiteral("replicationValue"));
     // What this panel shows was read when the connection was made; it says so rather than
     // "as of", which an operator reads as "still true now".
     m_asOf = addRow(tr("Connected at:"), QStringLiteral("asOfValue"));
@@ -92,7 +94,8 @@ void StatusPanel::showState()
     switch (m_session->state()) {
     case ConsoleSession::State::Disconnected:
         m_state->setText(tr("not connected"));
-        for (auto* value : { m_server, m_database, m_role, m_privilege, m_schema, m_tls, m_asOf, m_age })
+        for (auto* value :
+            { m_server, m_database, m_role, m_privilege, m_schema, m_tls, m_pooler, m_replication, m_asOf, m_age })
             value->setText(QStringLiteral("–"));
         m_readAt = QDateTime();
         break;
@@ -141,6 +144,11 @@ void StatusPanel::showInfo(const ServerInfo& info)
 
     m_tls->setText(info.tls ? tr("yes (%1, %2)").arg(info.tlsVersion, info.tlsCipher)
                             : tr("no: traffic and password travel in clear text"));
+    m_pooler->setText(info.pooler
+            ? tr("a connection pooler (PgBouncer) answers for the server: the console keeps no session state "
+                 "(settings per transaction, unnamed statements), as transaction pooling needs")
+            : tr("none: connected to the server itself"));
+    m_replication->setText(info.replicationText());
     m_asOf->setText(serverClock(info.asOf));
     m_readAt = QDateTime::currentDateTime();
     showState();

@@ -11,7 +11,8 @@ class ConsoleSession;
 struct ServerInfo;
 
 // Where the console is connected and what it may do there: server, role, privilege,
-// schema version, TLS, and the server's clock when it was inspected.
+// schema version, TLS, a pooler in between, the replication mode, and the server's clock
+// when it was inspected.
 class StatusPanel : public QWidget {
     Q_OBJECT
 public:
@@ -39,6 +40,8 @@ private:
     QLabel* m_privilege;
     QLabel* m_schema;
     QLabel* m_tls;
+    QLabel* m_pooler;
+    QLabel* m_replication;
     QLabel* m_asOf;
     QLabel* m_age;
     ConsoleSession* m_monitor = nullptr;

@@ -1,0 +1,214 @@
+#include <QtTest>
+
+#include <QElapsedTimer>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QSettings>
+#include <QTemporaryDir>
+#include <QThread>
+
+#include <csignal>
+#include <memory>
+#include <pqxx/pqxx>
+
+#include "core/migrate.h"
+#include "models/consolesession.h"
+#include "models/dashboardmodel.h"
+#include "operations/stats.h"
+#include "tests/support/cliprocess.h"
+#include "tests/support/pgservers.h"
+#include "views/dashboardwidget.h"
+
+using idem::test::CliRun;
+using idem::test::describe;
+using idem::test::LocalCluster;
+
+// Issue 15 item 3: a failover to a streaming standby, with the demo running through it. The
+// demo's clients keep a ledger of every success they were told about and hold the promoted
+// standby to it: under synchronous replication nothing acknowledged may be missing; under
+// asynchronous replication, with the walsender stopped before the primary dies, successes
+// acknowledged in that window are gone and the demo must say so ("clean": false).
+class TestFailover : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void synchronousFailoverLosesNothing();
+    void asynchronousFailoverReportsLostSuccesses();
+    void standbyLagByLsnWhenCaughtUp();
+
+private:
+    // Runs the demo across a failover and returns its JSON summary (and its exit code).
+    QJsonObject failover(bool synchronous, int* exitCode);
+};
+
+void TestFailover::initTestCase()
+{
+    const QString problem = idem::test::postgresServerProblem();
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+}
+
+QJsonObject TestFailover::failover(bool synchronous, int* exitCode)
+{
+    auto primary = LocalCluster::primary();
+    [&] { QVERIFY2(primary->problem().isEmpty(), qPrintable(primary->problem())); }();
+    if (!primary->problem().isEmpty())
+        return {};
+    {
+        pqxx::connection c(primary->dsn());
+        idem::migrate(c, { idem::SchemaName(), false });
+    }
+    auto standby = LocalCluster::standbyOf(*primary, QStringLiteral("idem_standby"));
+    [&] { QVERIFY2(standby->problem().isEmpty(), qPrintable(standby->problem())); }();
+    if (!standby->problem().isEmpty())
+        return {};
+    // Synchronous once the standby is there: before, every commit would wait for it.
+    if (synchronous)
+        primary->reconfigure({ QStringLiteral("synchronous_standby_names = 'idem_standby'"),
+            QStringLiteral("synchronous_commit = on") });
+    // Streaming (and, synchronous, counted as the synchronous standby) before the demo starts.
+    const std::string wanted = synchronous ? "sync" : "async";
+    bool streaming = false;
+    for (int i = 0; i < 100 && !streaming; ++i) {
+        pqxx::connection c(primary->dsn());
+        pqxx::nontransaction n(c);
+        streaming
+            = !n.exec_params("SELECT 1 FROM pg_stat_replication WHERE state = 'streaming' AND sync_state = $1", wanted)
+                   .empty();
+        if (!streaming)
+            QThread::msleep(100);
+    }
+    [&] { QVERIFY2(streaming, "the standby never streamed from the primary"); }();
+
+    // Both servers in one conninfo: after the failover libpq finds the one that takes writes.
+    const QString dsn = QStringLiteral("host=127.0.0.1,127.0.0.1 port=%1,%2 dbname=postgres user=postgres "
+                                       "sslmode=disable connect_timeout=2 target_session_attrs=read-write")
+                            .arg(primary->port())
+                            .arg(standby->port());
+    QProcess demo;
+    demo.setProcessEnvironment(idem::test::cleanEnvironment());
+    demo.start(QStringLiteral(IDEMCTL_PATH),
+        { QStringLiteral("demo"), QStringLiteral("--dsn"), dsn, QStringLiteral("--json"), QStringLiteral("--quiet"),
+            QStringLiteral("--duration"), QStringLiteral("6"), QStringLiteral("--workers"), QStringLiteral("4"),
+            QStringLiteral("--rate"), QStringLiteral("250"), QStringLiteral("--lease-ms"), QStringLiteral("1000"),
+            QStringLiteral("--slow-ms"), QStringLiteral("100") });
+    QThread::msleep(2000);
+    // The walsender stops: the standby receives nothing more. Under synchronous replication the
+    // commits now wait; under asynchronous they are acknowledged and never reach the standby.
+    const auto senders = primary->walSenderPids();
+    [&] { QVERIFY2(!senders.empty(), "no walsender on the primary"); }();
+    for (const long pid : senders)
+        ::kill(static_cast<pid_t>(pid), SIGSTOP);
+    QThread::msleep(1200);
+    // The primary dies (restart_after_crash is off: a killed child takes the server down).
+    for (const long pid : senders)
+        ::kill(static_cast<pid_t>(pid), SIGKILL);
+    primary->crash();
+    [&] { QVERIFY2(standby->promote(), qPrintable(standby->problem())); }();
+
+    const CliRun run = idem::test::finishProcess(demo, 60000);
+    *exitCode = run.exitCode;
+    QJsonParseError error;
+    const QJsonObject summary = QJsonDocument::fromJson(run.out.toUtf8(), &error).object();
+    [&] { QVERIFY2(error.error == QJsonParseError::NoError, qPrintable(describe(run))); }();
+    // Issue 15 item 6: what the workers say when the primary goes away, in words.
+    [&] {
+        QVERIFY2(!run.err.contains(QStringLiteral("client encoding")), qPrintable(run.err));
+        QVERIFY2(run.err.contains(QStringLiteral("the server closed the connection")), qPrintable(run.err));
+        QVERIFY2(run.err.contains(QStringLiteral("reconnecting")), qPrintable(run.err));
+    }();
+    qInfo("%s: %s", synchronous ? "synchronous" : "asynchronous",
+        QJsonDocument(summary.value(QStringLiteral("ledger")).toObject()).toJson(QJsonDocument::Compact).constData());
+    return summary;
+}
+
+void TestFailover::synchronousFailoverLosesNothing()
+{
+    int exitCode = -1;
+    const QJsonObject summary = failover(true, &exitCode);
+    if (QTest::currentTestFailed())
+        return;
+    const QJsonObject ledger = summary.value(QStringLiteral("ledger")).toObject();
+    QVERIFY2(
+        ledger.value(QStringLiteral("acknowledged")).toInteger() > 100, QJsonDocument(summary).toJson().constData());
+    QCOMPARE(ledger.value(QStringLiteral("lost_acknowledged")).toInteger(), 0);
+    QCOMPARE(ledger.value(QStringLiteral("reexecuted_after_ack")).toInteger(), 0);
+    QVERIFY2(summary.value(QStringLiteral("clean")).toBool(), QJsonDocument(summary).toJson().constData());
+    QCOMPARE(exitCode, 0);
+}
+
+void TestFailover::asynchronousFailoverReportsLostSuccesses()
+{
+    int exitCode = -1;
+    const QJsonObject summary = failover(false, &exitCode);
+    if (QTest::currentTestFailed())
+        return;
+    const QJsonObject ledger = summary.value(QStringLiteral("ledger")).toObject();
+    QVERIFY2(
+        ledger.value(QStringLiteral("acknowledged")).toInteger() > 100, QJsonDocument(summary).toJson().constData());
+    // Successes acknowledged while the walsender was stopped: gone from the promoted standby,
+    // or run again there by a client's retry with another result.
+    const auto lost = ledger.value(QStringLiteral("lost_acknowledged")).toInteger()
+        + ledger.value(QStringLiteral("reexecuted_after_ack")).toInteger();
+    QVERIFY2(lost > 0, QJsonDocument(summary).toJson().constData());
+    QVERIFY(!ledger.value(QStringLiteral("lost_keys")).toArray().isEmpty());
+    QVERIFY2(!summary.value(QStringLiteral("clean")).toBool(), QJsonDocument(summary).toJson().constData());
+    QCOMPARE(exitCode, 1);
+}
+
+// Issue 15 item 4: the lag was now() - pg_last_xact_replay_timestamp(), which grows while the
+// primary is idle (49.7 s with nothing outstanding) and could print "-0.0 s".
+void TestFailover::standbyLagByLsnWhenCaughtUp()
+{
+    auto primary = LocalCluster::primary();
+    QVERIFY2(primary->problem().isEmpty(), qPrintable(primary->problem()));
+    pqxx::connection p(primary->dsn());
+    idem::migrate(p, { idem::SchemaName(), false });
+    auto standby = LocalCluster::standbyOf(*primary, QStringLiteral("idem_standby"));
+    QVERIFY2(standby->problem().isEmpty(), qPrintable(standby->problem()));
+    pqxx::nontransaction(p).exec("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status,"
+                                 " owner_token, lease_until) VALUES ('tl:charge:1', 'v1:' || repeat('a', 64),"
+                                 " 'processing', gen_random_uuid(), now() + interval '1 hour')");
+    pqxx::connection s(standby->dsn());
+    QTRY_VERIFY_WITH_TIMEOUT(
+        pqxx::nontransaction(s).exec("SELECT count(*) FROM idem.task_idempotency")[0][0].as<int>() == 1, 10000);
+    // Caught up, the primary idle: no lag, however long it stays idle.
+    QThread::msleep(2500);
+    const auto idle = idem::readStats(s, idem::SchemaName(), {});
+    QVERIFY(idle.inRecovery);
+    QVERIFY(idle.replicationLagSeconds.has_value());
+    QCOMPARE(*idle.replicationLagSeconds, 0.0);
+
+    // The console on the standby: live, the status line saying what the figures are as of.
+    QTemporaryDir dir;
+    QSettings settings(dir.filePath(QStringLiteral("console.conf")), QSettings::IniFormat);
+    idem::console::ConsoleSession session;
+    idem::console::DashboardWidget dashboard(&session, &settings);
+    dashboard.model()->setInterval(500);
+    dashboard.show();
+    idem::console::ConnectionSettings cs;
+    cs.conninfo = QString::fromStdString(standby->dsn());
+    session.connectTo(cs);
+    QTRY_VERIFY_WITH_TIMEOUT(dashboard.model()->ticks() >= 2, 20000);
+    QCOMPARE(dashboard.freshnessText(), QStringLiteral("● Live"));
+    QVERIFY2(
+        dashboard.statusText().contains(QStringLiteral("as of its replay point")), qPrintable(dashboard.statusText()));
+    QVERIFY2(
+        dashboard.statusText().contains(QStringLiteral("replication lag 0.0 s")), qPrintable(dashboard.statusText()));
+
+    // Replay paused with a write outstanding: a real lag, positive and growing.
+    pqxx::nontransaction(s).exec("SELECT pg_wal_replay_pause()");
+    pqxx::nontransaction(p).exec("UPDATE idem.task_idempotency SET lease_until = now()");
+    QThread::msleep(1500);
+    const auto behind = idem::readStats(s, idem::SchemaName(), {});
+    QVERIFY(behind.replicationLagSeconds.has_value());
+    QVERIFY2(*behind.replicationLagSeconds >= 1.0, qPrintable(QString::number(*behind.replicationLagSeconds)));
+    // Past the amber threshold (5 s) the banner says the standby is behind.
+    QTRY_VERIFY2_WITH_TIMEOUT(dashboard.freshnessText().contains(QStringLiteral("behind its primary")),
+        qPrintable(dashboard.freshnessText()), 15000);
+    pqxx::nontransaction(s).exec("SELECT pg_wal_replay_resume()");
+}
+
+QTEST_MAIN(TestFailover)
+#include "tst_failover.moc"
