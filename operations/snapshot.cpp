@@ -271,7 +271,9 @@ SnapshotData readSnapshot(pqxx::connection& conn, const SnapshotOptions& options
 
     readServer(tx, options.schema, d);
     progress.report("reading the figures", 0.1);
-    d.figures = readStats(tx, options.schema, options.stats);
+    // Exact: one pass over the unfinished rows in this snapshot (an export is a one-off; a tick's
+    // bounded counts would leave lower bounds in an incident record).
+    d.figures = readStats(tx, options.schema, options.stats, true);
     d.takenAt = d.figures.asOf;
     d.inRecovery = d.figures.inRecovery;
 

@@ -34,8 +34,12 @@ namespace {
 
     OJson figuresJson(const StatsSnapshot& s)
     {
+        // What each figure is (exact, lower_bound, estimate), by its name (added within format 1).
+        OJson quality = OJson::object();
+        for (int i = 0; i < figureCount; ++i)
+            quality[figureKey(static_cast<Figure>(i))] = qualityName(s.label(static_cast<Figure>(i)).quality);
         // The names of `idemctl stats --json`.
-        return OJson { { "processing", s.processing }, { "expired_leases", s.expiredLeases },
+        return OJson { { "quality", quality }, { "processing", s.processing }, { "expired_leases", s.expiredLeases },
             { "oldest_processing_age_seconds", opt(s.oldestProcessingAgeSeconds) },
             { "retryable_failed", s.retryableFailed }, { "uncertain", s.uncertain },
             { "failed_permanent", s.failedPermanent }, { "failed_exhausted", s.failedExhausted },
@@ -210,6 +214,30 @@ namespace {
         s.asOf = r.str("as_of");
         s.inRecovery = r.boolean("in_recovery");
         s.replicationLagSeconds = r.optNumber("replication_lag_seconds");
+        // Added within format 1: what each figure is; a bundle written before holds exact counts
+        // (and the planner's estimate of the total), as the defaults say.
+        if (r.has("quality")) {
+            const auto q = r.object("quality");
+            for (int i = 0; i < figureCount; ++i) {
+                const auto f = static_cast<Figure>(i);
+                if (!q.has(figureKey(f)))
+                    continue;
+                const auto name = q.str(figureKey(f));
+                auto& l = s.label(f);
+                if (name == "exact")
+                    l.quality = FigureQuality::Exact;
+                else if (name == "lower_bound")
+                    l.quality = FigureQuality::LowerBound;
+                else if (name == "exact_cached")
+                    l.quality = FigureQuality::ExactCached;
+                else if (name == "estimate")
+                    l.quality = FigureQuality::Estimate;
+                else
+                    q.fail(figureKey(f), "unknown quality \"" + name + "\"");
+            }
+        } else {
+            s.label(Figure::TotalRows).quality = FigureQuality::Estimate;
+        }
         // Added within format 1: a bundle written before has neither (and its audit.head_* says the same).
         if (r.has("audit_head_id"))
             s.auditHeadId = r.integer("audit_head_id");

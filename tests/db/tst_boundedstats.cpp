@@ -447,6 +447,20 @@ void TestBoundedStats::cliCarriesTheQuality()
     const auto text = idem::test::runProgram(
         QStringLiteral(IDEMCTL_PATH), { QStringLiteral("stats"), QStringLiteral("--dsn"), dsn });
     QVERIFY2(text.out.contains(QStringLiteral("at least 10000 (exact 10511,")), qPrintable(text.out));
+
+    // An incident snapshot records exact counts, and says so, even past the cap.
+    QTemporaryDir dir;
+    const auto out = dir.filePath(QStringLiteral("bundle"));
+    const auto exported = idem::test::runProgram(QStringLiteral(IDEMCTL_PATH),
+        { QStringLiteral("snapshot"), QStringLiteral("export"), QStringLiteral("--dsn"),
+            QString::fromStdString(m_db->dsn()), QStringLiteral("--out"), out });
+    QVERIFY2(exported.exitCode == 0, qPrintable(idem::test::describe(exported)));
+    QFile file(out + QStringLiteral("/snapshot.json"));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const auto snapshot = nlohmann::json::parse(file.readAll().toStdString());
+    QCOMPARE(snapshot["figures"]["failed_permanent"].get<long long>(), 10511LL);
+    QCOMPARE(snapshot["figures"]["quality"]["failed_permanent"].get<std::string>(), std::string("exact"));
+    QCOMPARE(snapshot["figures"]["quality"]["total_rows_estimate"].get<std::string>(), std::string("estimate"));
 }
 
 QTEST_GUILESS_MAIN(TestBoundedStats)
