@@ -289,7 +289,12 @@ void ChartPanel::update(const DashboardModel& model)
     // One point per complete minute of the window, zero where nothing was counted; the current
     // minute is left out until it closes (see the charts' tooltip).
     const qint64 firstMinute = (from / 60000 + 1) * 60;
-    const qint64 lastMinute = now / 60000 * 60 - 60;
+    qint64 lastMinute = now / 60000 * 60 - 60;
+    // A standby knows the counters only up to what it has replayed: the minutes after its replay
+    // point are unknown, not quiet, so the per-minute lines end there instead of falling to zero.
+    if (latest && latest->stats.inRecovery && latest->stats.replicationLagSeconds)
+        lastMinute = std::min(
+            lastMinute, (now - qint64(*latest->stats.replicationLagSeconds * 1000.0)) / 60000 * 60 - 60);
     const auto& minutes = history.minutes();
     auto it = std::lower_bound(minutes.begin(), minutes.end(), firstMinute,
         [](const idem::CounterBucket& b, qint64 m) { return b.minuteEpoch < m; });
