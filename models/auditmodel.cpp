@@ -163,37 +163,19 @@ void AuditModel::setFilter(const idem::AuditFilter& filter)
     requestPage();
 }
 
-void AuditModel::requestPage()
+void AuditModel::fetch(const idem::AuditFilter& filter, std::function<void(std::vector<idem::AuditEntry>)> rows)
 {
-    if (!m_session)
-        return;
-    auto f = m_filter;
-    f.limit = m_pageSize + 1;
-    f.beforeId = m_cursor;
     const auto generation = m_generation;
-    const int pageSize = m_pageSize;
     m_pending = m_session->submit(
-        [f](pqxx::connection& c, const idem::SchemaName& schema) {
-            return QVariant::fromValue(idem::listAudit(c, schema, f));
+        [filter](pqxx::connection& c, const idem::SchemaName& schema) {
+            return QVariant::fromValue(idem::listAudit(c, schema, filter));
         },
         this,
-        [this, generation, pageSize](const QVariant& v) {
+        [this, generation, rows = std::move(rows)](const QVariant& v) {
             if (generation != m_generation)
                 return;
             m_pending = 0;
-            auto rows = v.value<std::vector<idem::AuditEntry>>();
-            m_more = static_cast<int>(rows.size()) > pageSize;
-            if (m_more)
-                rows.resize(static_cast<std::size_t>(pageSize));
-            // The cursor moves first: a view may ask for more from inside the insert.
-            if (!rows.empty())
-                m_cursor = rows.back().id;
-            if (!rows.empty()) {
-                beginInsertRows({}, rowCount(), rowCount() + static_cast<int>(rows.size()) - 1);
-                m_rows.insert(m_rows.end(), rows.begin(), rows.end());
-                endInsertRows();
-            }
-            Q_EMIT pageLoaded(static_cast<int>(rows.size()));
+            rows(v.value<std::vector<idem::AuditEntry>>());
         },
         [this, generation](const Failure& fail) {
             if (generation != m_generation)
@@ -201,6 +183,30 @@ void AuditModel::requestPage()
             m_pending = 0;
             Q_EMIT failed(fail.text());
         });
+}
+
+void AuditModel::requestPage()
+{
+    if (!m_session)
+        return;
+    auto f = m_filter;
+    f.limit = m_pageSize + 1;
+    f.beforeId = m_cursor;
+    const int pageSize = m_pageSize;
+    fetch(f, [this, pageSize](std::vector<idem::AuditEntry> rows) {
+        m_more = static_cast<int>(rows.size()) > pageSize;
+        if (m_more)
+            rows.resize(static_cast<std::size_t>(pageSize));
+        // The cursor moves first: a view may ask for more from inside the insert.
+        if (!rows.empty())
+            m_cursor = rows.back().id;
+        if (!rows.empty()) {
+            beginInsertRows({}, rowCount(), rowCount() + static_cast<int>(rows.size()) - 1);
+            m_rows.insert(m_rows.end(), rows.begin(), rows.end());
+            endInsertRows();
+        }
+        Q_EMIT pageLoaded(static_cast<int>(rows.size()));
+    });
 }
 
 void AuditModel::pollNewer()
@@ -211,38 +217,22 @@ void AuditModel::pollNewer()
     f.limit = m_pageSize + 1;
     f.beforeId.reset();
     f.afterId = m_rows.empty() ? std::int64_t(0) : m_rows.front().id;
-    const auto generation = m_generation;
     const int pageSize = m_pageSize;
-    m_pending = m_session->submit(
-        [f](pqxx::connection& c, const idem::SchemaName& schema) {
-            return QVariant::fromValue(idem::listAudit(c, schema, f));
-        },
-        this,
-        [this, generation, pageSize](const QVariant& v) {
-            if (generation != m_generation)
-                return;
-            m_pending = 0;
-            auto rows = v.value<std::vector<idem::AuditEntry>>();
-            if (static_cast<int>(rows.size()) > pageSize) {
-                reload(); // a gap between the new page and what is shown: start over
-                return;
-            }
-            if (!rows.empty()) {
-                const bool wasEmpty = m_rows.empty();
-                beginInsertRows({}, 0, static_cast<int>(rows.size()) - 1);
-                m_rows.insert(m_rows.begin(), rows.begin(), rows.end());
-                endInsertRows();
-                if (wasEmpty)
-                    m_cursor = m_rows.back().id;
-            }
-            Q_EMIT polled(static_cast<int>(rows.size()));
-        },
-        [this, generation](const Failure& fail) {
-            if (generation != m_generation)
-                return;
-            m_pending = 0;
-            Q_EMIT failed(fail.text());
-        });
+    fetch(f, [this, pageSize](std::vector<idem::AuditEntry> rows) {
+        if (static_cast<int>(rows.size()) > pageSize) {
+            reload(); // a gap between the new page and what is shown: start over
+            return;
+        }
+        if (!rows.empty()) {
+            const bool wasEmpty = m_rows.empty();
+            beginInsertRows({}, 0, static_cast<int>(rows.size()) - 1);
+            m_rows.insert(m_rows.begin(), rows.begin(), rows.end());
+            endInsertRows();
+            if (wasEmpty)
+                m_cursor = m_rows.back().id;
+        }
+        Q_EMIT polled(static_cast<int>(rows.size()));
+    });
 }
 
 void AuditModel::verifyChain(const std::optional<idem::ChainHead>& expectedHead)

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <functional>
+
 #include <QAbstractTableModel>
 #include <QList>
 #include <QMetaType>
@@ -73,6 +75,8 @@ Q_SIGNALS:
     void verifyFailed(const QString& message);
 
 private:
+    // Lists `filter` on the worker thread; `rows` gets the answer unless the filter changed since.
+    void fetch(const idem::AuditFilter& filter, std::function<void(std::vector<idem::AuditEntry>)> rows);
     void requestPage();
 
     QPointer<ConsoleSession> m_session;

@@ -24,6 +24,16 @@ namespace {
         return f.is_null() ? std::nullopt : std::optional<double>(f.as<double>());
     }
 
+    // SET LOCAL, as bound values: they end with the transaction, so a pooled server connection
+    // keeps nothing of them. No parallel workers: a poll that fans out into three processes costs
+    // the database more CPU for a few milliseconds less wall time, and 20 consoles multiply it.
+    void bound(pqxx::transaction_base& tx, int statementTimeoutMs)
+    {
+        tx.exec_params("SELECT set_config('statement_timeout', $1, true),"
+                       " set_config('max_parallel_workers_per_gather', '0', true)",
+            std::to_string(statementTimeoutMs));
+    }
+
     std::string text(const pqxx::field& f) { return f.is_null() ? std::string() : f.as<std::string>(); }
 
     std::vector<AttemptsBin> bins(const pqxx::field& f)
@@ -196,12 +206,9 @@ StatsSnapshot readStats(
 {
     const auto once = [&] {
         // READ COMMITTED and read-write: idem_live_stats() stores the shared figures when this
-        // reader is the one to count them. SET LOCAL, as bound values: they end with this
-        // transaction, so a pooled server connection keeps nothing of them.
+        // reader is the one to count them.
         pqxx::work tx(conn);
-        tx.exec_params("SELECT set_config('statement_timeout', $1, true),"
-                       " set_config('max_parallel_workers_per_gather', '0', true)",
-            std::to_string(options.statementTimeoutMs));
+        bound(tx, options.statementTimeoutMs);
         StatsSnapshot s = readStats(tx, schema, options, how.exactRows);
         tx.commit();
         return s;
@@ -339,7 +346,7 @@ bool refreshSharedExact(pqxx::connection& conn, const SchemaName& schema, int lo
         // The attempt is marked in a transaction of its own, committed before the count
         // starts: a count that dies still took its turn.
         pqxx::work tx(conn);
-        tx.exec_params("SELECT set_config('statement_timeout', $1, true)", std::to_string(5000));
+        bound(tx, 5000);
         const auto r = tx.exec("SELECT " + schema.qualify("idem_exact_refresh_begin") + "()::text");
         tx.commit();
         if (r.at(0)[0].is_null())
@@ -347,7 +354,7 @@ bool refreshSharedExact(pqxx::connection& conn, const SchemaName& schema, int lo
         token = r.at(0)[0].as<std::string>();
     }
     pqxx::work tx(conn);
-    tx.exec_params("SELECT set_config('statement_timeout', $1, true)", std::to_string(timeoutMs));
+    bound(tx, timeoutMs);
     const auto r = tx.exec_params(
         "SELECT " + schema.qualify("idem_exact_refresh_finish") + "($1::uuid, $2::int)", token, longUnfinishedAfterMinutes);
     tx.commit();
@@ -357,9 +364,7 @@ bool refreshSharedExact(pqxx::connection& conn, const SchemaName& schema, int lo
 ExactFigures readOwnExact(pqxx::connection& conn, const SchemaName& schema, const StatsOptions& options, int timeoutMs)
 {
     pqxx::read_transaction tx(conn);
-    tx.exec_params("SELECT set_config('statement_timeout', $1, true),"
-                   " set_config('max_parallel_workers_per_gather', '0', true)",
-        std::to_string(timeoutMs));
+    bound(tx, timeoutMs);
     const auto started = std::chrono::steady_clock::now();
     const auto r = tx.exec_params(
         std::string("SELECT e.*, to_char(now()") + utc + " AS taken_at,"

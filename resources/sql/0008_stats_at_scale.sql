@@ -197,7 +197,8 @@ DECLARE
     c_cap constant bigint := 10000;
     v idem_stats_live;
     v_all boolean := p_tenant IS NULL AND p_operation IS NULL;
-    v_can_store boolean;
+    v_can_store boolean := false;
+    v_shared boolean := false;
     v_start timestamptz;
     v_cutoff timestamptz;
     v_live bigint; v_expired bigint; v_nolease bigint; v_proc_old bigint; v_oldest timestamptz;
@@ -211,17 +212,12 @@ BEGIN
     END IF;
     IF v_all THEN
         SELECT * INTO v FROM idem_stats_live x;
-        -- Fresh: at most a second old by this server's clock (a standby reads the primary's row;
+        -- Fresh: within its period by this server's clock (a standby reads the primary's row;
         -- one stamped more than 5 s ahead of this clock is not trusted).
-        IF v.long_unfinished_after_minutes = p_long_after_minutes
-           AND v.taken_at BETWEEN clock_timestamp() - v.period_s * interval '1 second' AND clock_timestamp() + interval '5 seconds' THEN
-            RETURN QUERY SELECT v.processing, v.processing_capped, v.expired_leases, v.expired_leases_capped,
-                v.oldest_processing_created_at, v.oldest_processing_capped, v.retryable_failed, v.retryable_failed_capped,
-                v.uncertain, v.uncertain_capped, v.failed_permanent, v.failed_permanent_capped, v.failed_exhausted,
-                v.failed_exhausted_capped, v.long_unfinished, v.long_unfinished_capped, v.taken_at, true, v.cost_ms;
-            RETURN;
-        END IF;
-        v_can_store := NOT pg_is_in_recovery() AND current_setting('transaction_read_only') = 'off'
+        v_shared := v.long_unfinished_after_minutes = p_long_after_minutes
+                    AND v.taken_at BETWEEN clock_timestamp() - v.period_s * interval '1 second'
+                                       AND clock_timestamp() + interval '5 seconds';
+        v_can_store := NOT v_shared AND NOT pg_is_in_recovery() AND current_setting('transaction_read_only') = 'off'
                        AND current_setting('transaction_isolation') = 'read committed';
         IF v_can_store THEN
             SELECT * INTO v FROM idem_stats_live x FOR UPDATE SKIP LOCKED;
@@ -229,25 +225,23 @@ BEGIN
                 -- Someone is counting right now: the figures it replaces, if recent enough.
                 SELECT * INTO v FROM idem_stats_live x;
                 v_can_store := false;
-                IF v.long_unfinished_after_minutes = p_long_after_minutes
-                   AND v.taken_at BETWEEN clock_timestamp() - interval '5 seconds' AND clock_timestamp() + interval '5 seconds' THEN
-                    RETURN QUERY SELECT v.processing, v.processing_capped, v.expired_leases, v.expired_leases_capped,
-                        v.oldest_processing_created_at, v.oldest_processing_capped, v.retryable_failed,
-                        v.retryable_failed_capped, v.uncertain, v.uncertain_capped, v.failed_permanent,
-                        v.failed_permanent_capped, v.failed_exhausted, v.failed_exhausted_capped, v.long_unfinished,
-                        v.long_unfinished_capped, v.taken_at, true, v.cost_ms;
-                    RETURN;
-                END IF;
-            ELSIF v.long_unfinished_after_minutes = p_long_after_minutes
-                  AND v.taken_at BETWEEN clock_timestamp() - v.period_s * interval '1 second' AND clock_timestamp() + interval '5 seconds' THEN
-                -- Stored by another caller between our first look and the lock.
-                RETURN QUERY SELECT v.processing, v.processing_capped, v.expired_leases, v.expired_leases_capped,
-                    v.oldest_processing_created_at, v.oldest_processing_capped, v.retryable_failed,
-                    v.retryable_failed_capped, v.uncertain, v.uncertain_capped, v.failed_permanent,
-                    v.failed_permanent_capped, v.failed_exhausted, v.failed_exhausted_capped, v.long_unfinished,
-                    v.long_unfinished_capped, v.taken_at, true, v.cost_ms;
-                RETURN;
+                v_shared := v.long_unfinished_after_minutes = p_long_after_minutes
+                            AND v.taken_at BETWEEN clock_timestamp() - interval '5 seconds'
+                                               AND clock_timestamp() + interval '5 seconds';
+            ELSE
+                -- Stored by another caller between our first look and the lock?
+                v_shared := v.long_unfinished_after_minutes = p_long_after_minutes
+                            AND v.taken_at BETWEEN clock_timestamp() - v.period_s * interval '1 second'
+                                               AND clock_timestamp() + interval '5 seconds';
+                v_can_store := NOT v_shared;
             END IF;
+        END IF;
+        IF v_shared THEN
+            RETURN QUERY SELECT v.processing, v.processing_capped, v.expired_leases, v.expired_leases_capped,
+                v.oldest_processing_created_at, v.oldest_processing_capped, v.retryable_failed, v.retryable_failed_capped,
+                v.uncertain, v.uncertain_capped, v.failed_permanent, v.failed_permanent_capped, v.failed_exhausted,
+                v.failed_exhausted_capped, v.long_unfinished, v.long_unfinished_capped, v.taken_at, true, v.cost_ms;
+            RETURN;
         END IF;
     END IF;
 
@@ -568,54 +562,23 @@ BEGIN
 END
 $maintain$;
 
--- The counters flush (as in v6), now also adding each batch into idem_counters_total. Detailed
--- rows first, then totals, each in key order: two flushers lock in the same order and cannot
--- deadlock. Same bounds, same errors.
-CREATE OR REPLACE FUNCTION add_counters(p_batch jsonb)
+-- The counters flush: v6's add_counters() keeps its checks and its detailed rows under the name
+-- idem_counters_add_detail(); add_counters() calls it and then adds the batch into
+-- idem_counters_total. Detailed rows first, then totals, each in key order: two flushers lock in
+-- the same order and cannot deadlock. Same bounds, same errors: a batch out of bounds is refused
+-- whole (ID003) before anything is written.
+ALTER FUNCTION add_counters(jsonb) RENAME TO idem_counters_add_detail;
+
+CREATE FUNCTION add_counters(p_batch jsonb)
 RETURNS integer
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path FROM CURRENT
 AS $add_counters$
 DECLARE
-    v_bad jsonb;
-    v_from numeric := extract(epoch FROM now() - interval '31 days');
-    v_to numeric := extract(epoch FROM now() + interval '1 hour');
     v_rows integer;
 BEGIN
-    IF p_batch IS NULL OR jsonb_typeof(p_batch) <> 'array' THEN
-        RAISE EXCEPTION 'the batch must be a JSON array' USING ERRCODE = 'ID003';
-    END IF;
-    IF jsonb_array_length(p_batch) > 10000 THEN
-        RAISE EXCEPTION 'a batch holds at most 10000 rows, not %', jsonb_array_length(p_batch) USING ERRCODE = 'ID003';
-    END IF;
-    SELECT e INTO v_bad
-      FROM jsonb_array_elements(p_batch) AS e
-     WHERE NOT CASE
-               WHEN jsonb_typeof(e) <> 'object' OR jsonb_typeof(e -> 'm') IS DISTINCT FROM 'number'
-                    OR jsonb_typeof(e -> 'n') IS DISTINCT FROM 'number'
-                    OR jsonb_typeof(e -> 't') IS DISTINCT FROM 'string'
-                    OR jsonb_typeof(e -> 'o') IS DISTINCT FROM 'string'
-                    OR jsonb_typeof(e -> 'w') IS DISTINCT FROM 'string'
-                    OR (e ->> 'm') !~ '^[0-9]{1,12}$' OR (e ->> 'n') !~ '^[0-9]{1,15}$' THEN false
-               ELSE (e ->> 'm')::numeric BETWEEN v_from AND v_to AND (e ->> 'm')::numeric % 60 = 0
-                    AND (e ->> 'n')::numeric <= 100000000000000
-                    AND octet_length(e ->> 't') BETWEEN 1 AND 64 AND octet_length(e ->> 'o') BETWEEN 1 AND 64
-                    AND (e ->> 'w') IN ('acquired', 'reacquired_lease', 'reacquired_retry', 'replayed', 'in_progress',
-                                        'conflict', 'retry_later', 'rejected_failed', 'stale_token', 'succeeded',
-                                        'failed_retryable', 'failed_permanent', 'failed_unknown', 'exhausted')
-           END
-     LIMIT 1;
-    IF FOUND THEN
-        RAISE EXCEPTION 'counter row out of bounds: %', left(v_bad::text, 300) USING ERRCODE = 'ID003';
-    END IF;
-    INSERT INTO idem_counters AS c (bucket, tenant, operation, outcome, n)
-    SELECT to_timestamp(r.m), r.t, r.o, r.w, sum(r.n)::bigint
-      FROM jsonb_to_recordset(p_batch) AS r(m bigint, t text, o text, w text, n bigint)
-     GROUP BY 1, 2, 3, 4
-     ORDER BY 1, 2, 3, 4
-    ON CONFLICT (bucket, tenant, operation, outcome) DO UPDATE SET n = c.n + EXCLUDED.n;
-    GET DIAGNOSTICS v_rows = ROW_COUNT;
+    v_rows := idem_counters_add_detail(p_batch);
     INSERT INTO idem_counters_total AS c (minutes, bucket, outcome, n)
     SELECT 1, to_timestamp(r.m), r.w, sum(r.n)::bigint
       FROM jsonb_to_recordset(p_batch) AS r(m bigint, t text, o text, w text, n bigint)
@@ -625,6 +588,16 @@ BEGIN
     RETURN v_rows;
 END
 $add_counters$;
+
+-- Workers reach the detail only through add_counters() (roles.sql grants them that one).
+DO $detail$
+BEGIN
+    REVOKE ALL ON FUNCTION idem_counters_add_detail(jsonb) FROM PUBLIC;
+    IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'idem_worker') THEN
+        REVOKE ALL ON FUNCTION idem_counters_add_detail(jsonb) FROM idem_worker;
+    END IF;
+END
+$detail$;
 
 REVOKE ALL ON FUNCTION add_counters(jsonb), idem_exact_stats(text, text, integer),
     idem_live_stats(text, text, integer), idem_exact_refresh_begin(), idem_exact_refresh_finish(uuid, integer),

@@ -23,73 +23,14 @@
 #include "views/dashboardrowsdialog.h"
 #include "views/dashboardwidget.h"
 #include "views/tilewidget.h"
+#include "tests/support/countingproxy.h"
 
 using namespace idem::console;
+using idem::test::CountingProxy;
 
 namespace {
 constexpr int timeoutMs = 20000;
 
-// A TCP relay in front of PostgreSQL that counts what the client sends: every simple Query ('Q')
-// and every Sync ('S', which ends an extended-protocol exec_params) is one round trip.
-class CountingProxy : public QObject {
-public:
-    CountingProxy(const QString& host, quint16 port)
-        : m_host(host)
-        , m_port(port)
-    {
-        connect(&m_server, &QTcpServer::newConnection, this, &CountingProxy::accept);
-        QVERIFY(m_server.listen(QHostAddress::LocalHost));
-    }
-    quint16 port() const { return m_server.serverPort(); }
-    int roundTrips() const { return m_roundTrips; }
-
-private:
-    void accept()
-    {
-        while (auto* client = m_server.nextPendingConnection()) {
-            auto* upstream = new QTcpSocket(client);
-            auto buffer = std::make_shared<QByteArray>();
-            auto started = std::make_shared<bool>(false);
-            connect(client, &QTcpSocket::readyRead, this, [=, this] {
-                const QByteArray data = client->readAll();
-                buffer->append(data);
-                count(*buffer, *started);
-                upstream->write(data);
-            });
-            connect(upstream, &QTcpSocket::readyRead, client, [=] { client->write(upstream->readAll()); });
-            connect(client, &QTcpSocket::disconnected, upstream, &QTcpSocket::disconnectFromHost);
-            connect(upstream, &QTcpSocket::disconnected, client, &QTcpSocket::disconnectFromHost);
-            upstream->connectToHost(m_host, m_port);
-            upstream->waitForConnected(5000);
-        }
-    }
-    void count(QByteArray& buffer, bool& started)
-    {
-        const auto u32 = [&](int at) {
-            return (quint32(quint8(buffer[at])) << 24) | (quint32(quint8(buffer[at + 1])) << 16)
-                | (quint32(quint8(buffer[at + 2])) << 8) | quint32(quint8(buffer[at + 3]));
-        };
-        for (;;) {
-            if (!started) { // the startup packet has no type byte
-                if (buffer.size() < 4 || buffer.size() < int(u32(0)))
-                    return;
-                buffer.remove(0, int(u32(0)));
-                started = true;
-                continue;
-            }
-            if (buffer.size() < 5 || buffer.size() < 1 + int(u32(1)))
-                return;
-            if (buffer[0] == 'Q' || buffer[0] == 'S')
-                ++m_roundTrips;
-            buffer.remove(0, 1 + int(u32(1)));
-        }
-    }
-
-    QTcpServer m_server;
-    QString m_host;
-    quint16 m_port;
-    int m_roundTrips = 0;
-};
 } // namespace
 
 // The dashboard against a table in a known state: every tile's text and every chart series'
@@ -438,6 +379,7 @@ void TestDashboard::oneRoundTripPerTick()
     }
     const auto options = idem::parseConninfo(m_db->dsn());
     CountingProxy proxy(QString::fromStdString(options.at("host")), quint16(std::stoi(options.at("port"))));
+    QVERIFY(proxy.listening());
     ConsoleSession session;
     m_settings->clear();
     DashboardWidget w(&session, m_settings.get());

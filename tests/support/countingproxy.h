@@ -14,7 +14,7 @@ namespace idem::test {
 // and every Sync ('S', which ends an extended-protocol exec_params) is one round trip. The
 // clients must connect with sslmode=disable (and gssencmode=disable) so the messages are
 // readable. Runs in the test's event loop: process events while the client talks. Needs Qt
-// Network. (tests/console/tst_dashboard.cpp has its own copy of this relay.)
+// Network.
 class CountingProxy : public QObject {
 public:
     CountingProxy(const QString& host, quint16 port)
