@@ -40,7 +40,7 @@ sums() { # table extra-where
 SELECT coalesce(sum(c.n) FILTER (WHERE c.outcome = 'acquired'), 0),
        coalesce(sum(c.n) FILTER (WHERE c.outcome IN ('replayed', 'in_progress', 'conflict')), 0),
        coalesce(sum(c.n) FILTER (WHERE c.outcome IN ('reacquired_lease', 'reacquired_retry')), 0),
-       coalesce(sum(c.n) FILTER (WHERE c.outcome IN ('failed_retryable', 'failed_unknown', 'exhausted')), 0),
+       coalesce(sum(c.n) FILTER (WHERE c.outcome = 'retry_failed'), 0),
        coalesce(sum(c.n) FILTER (WHERE c.outcome = 'conflict'), 0),
        coalesce(sum(c.n) FILTER (WHERE c.outcome = 'stale_token'), 0)
   FROM $1 c WHERE $2 c.bucket >= date_trunc('minute', now()) - 14 * interval '1 minute';

@@ -19,7 +19,7 @@ namespace {
     const char* const allOutcomes[] = { outcome::Acquired, outcome::ReacquiredLease, outcome::ReacquiredRetry,
         outcome::Replayed, outcome::InProgress, outcome::Conflict, outcome::RetryLater, outcome::RejectedFailed,
         outcome::StaleToken, outcome::Succeeded, outcome::FailedRetryable, outcome::FailedPermanent,
-        outcome::FailedUnknown, outcome::Exhausted };
+        outcome::FailedUnknown, outcome::Exhausted, outcome::RetryFailed };
 
     double unixNow()
     {

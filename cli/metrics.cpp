@@ -47,7 +47,7 @@ namespace {
             [](const StatsSnapshot& s) { return count(s.claims); } },
         { "idem_retries", "Takeovers of expired leases or due retries in the window.",
             [](const StatsSnapshot& s) { return count(s.retries); } },
-        { "idem_failed_retries", "Retryable, unknown and exhausted failures in the window.",
+        { "idem_failed_retries", "Failures of attempt 2 or later (failed retries) in the window.",
             [](const StatsSnapshot& s) { return count(s.failedRetries); } },
         { "idem_digest_conflicts", "Claims with a different request digest in the window.",
             [](const StatsSnapshot& s) { return count(s.digestConflicts); } },

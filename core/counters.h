@@ -31,6 +31,9 @@ namespace outcome {
     inline constexpr const char* FailedPermanent = "failed_permanent";
     inline constexpr const char* FailedUnknown = "failed_unknown";
     inline constexpr const char* Exhausted = "exhausted";
+    // A failure of attempt 2 or later (schema v10), counted beside the failure's own outcome:
+    // what "failed retries" counts.
+    inline constexpr const char* RetryFailed = "retry_failed";
 }
 
 // Per-minute outcome counts, aggregated in memory and written in one statement per flush.

@@ -322,6 +322,10 @@ FailResult TaskStore::fail(const TaskKey& key, const std::string& token, int att
         throw;
     }
     count(key, classOutcome(cls));
+    // The row's attempts are this attempt's number (claim counted it): past the first, the
+    // failure is a failed retry.
+    if (out.attempts >= 2)
+        count(key, outcome::RetryFailed);
     if (out.exhausted)
         count(key, outcome::Exhausted);
     return out;

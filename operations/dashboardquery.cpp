@@ -17,7 +17,8 @@ namespace {
         return v ? v->c_str() : static_cast<const char*>(nullptr);
     }
 
-    // The outcome names of idem_counters (0001_initial.sql's CHECK) and where each one goes.
+    // The outcome names of idem_counters (the CHECK of 0001_initial.sql, one more from
+    // 0010_failed_retries.sql) and where each one goes.
     const std::map<std::string, std::int64_t CounterBucket::*>& outcomeFields()
     {
         static const std::map<std::string, std::int64_t CounterBucket::*> fields = {
@@ -35,6 +36,7 @@ namespace {
             { "failed_permanent", &CounterBucket::failedPermanent },
             { "failed_unknown", &CounterBucket::failedUnknown },
             { "exhausted", &CounterBucket::exhausted },
+            { "retry_failed", &CounterBucket::retryFailed },
         };
         return fields;
     }
@@ -52,7 +54,7 @@ std::string dashboardSql(const SchemaName& schema)
 {
     // The figures are statsSql() verbatim, as a subquery; what is added is chart data only:
     // per-minute outcome sums for the last $5 buckets, over every tenant and operation from
-    // idem_counters_total (at most $5 x 14 rows), filtered from the detailed idem_counters.
+    // idem_counters_total (at most $5 x 15 rows), filtered from the detailed idem_counters.
     return "WITH stats AS (" + statsSql(schema) + R"(),
 history AS (
     SELECT c.bucket, c.outcome, c.n FROM )"

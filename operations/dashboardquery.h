@@ -46,11 +46,12 @@ struct CounterBucket {
     std::int64_t failedPermanent = 0;
     std::int64_t failedUnknown = 0;
     std::int64_t exhausted = 0;
+    std::int64_t retryFailed = 0; // failures of attempt 2 or later (schema v10), also in their own outcome
 
     // The charts' per-minute series, with the same meaning as the tiles' window sums in statsSql().
     std::int64_t reclaims() const { return reacquiredLease + reacquiredRetry; }
     std::int64_t duplicates() const { return replayed + inProgress + conflict; }
-    std::int64_t failedRetries() const { return failedRetryable + failedUnknown + exhausted; }
+    std::int64_t failedRetries() const { return retryFailed; }
     std::optional<double> duplicateRatio() const;
 
     bool operator==(const CounterBucket&) const = default;

@@ -63,7 +63,8 @@ namespace {
                     { "failed, retryable", "#ff7f0e", { "failed_retryable" } },
                     { "failed, unknown", "#8c564b", { "failed_unknown" } },
                     { "failed, permanent", "#d62728", { "failed_permanent" } },
-                    { "exhausted", "#7f7f7f", { "exhausted" } }, { "stale tokens", "#e377c2", { "stale_token" } } } },
+                    { "exhausted", "#7f7f7f", { "exhausted" } },
+                    { "failed retries", "#17becf", { "retry_failed" } }, { "stale tokens", "#e377c2", { "stale_token" } } } },
             { "completions", "Completions per minute", { { "succeeded", "#2ca02c", { "succeeded" } } } },
         };
         return specs;
@@ -210,6 +211,17 @@ namespace {
         if (!value)
             return {};
         for (const auto& t : d.thresholds) {
+            // <figure>_per_claim: a count's threshold as a fraction of the window's claims (the
+            // console's event tiles); any event without a claim counts as all of them.
+            if (t.metric == metric + "_per_claim") {
+                const double share = d.figures.claims > 0 ? *value / static_cast<double>(d.figures.claims)
+                                                          : (*value > 0 ? 1.0 : 0.0);
+                if (t.critical && share >= *t.critical)
+                    return " crit";
+                if (t.warning && share >= *t.warning)
+                    return " warn";
+                continue;
+            }
             if (t.metric != metric)
                 continue;
             if (t.critical && *value >= *t.critical)

@@ -89,7 +89,7 @@ double exactRefreshPeriodSeconds(double costMs)
 
 // The row figures come from idem_live_stats() (bounded, shared; see 0008_stats_at_scale.sql) or,
 // for exactRows, idem_exact_stats(); both are defined there, once. The counter part sums
-// idem_counters_total (over every tenant and operation, at most $3 x 14 rows) when nothing is
+// idem_counters_total (over every tenant and operation, at most $3 x 15 rows) when nothing is
 // filtered, and the detailed idem_counters otherwise: $1 and $2 are bound when the statement is
 // planned, so the branch that does not apply folds away to a one-time filter. The shared exact
 // figures ride along (idem_stats_exact, one row), unfiltered only.
@@ -130,11 +130,11 @@ counted AS (
            -- retries: claims that took a row over again (expired lease or elapsed backoff)
            coalesce(sum(c.n) FILTER (WHERE c.outcome IN ('reacquired_lease', 'reacquired_retry')), 0)::bigint
                AS retries,
-           -- failed retries: attempts that ended without success and left the task to retry or
-           -- gave it up (retryable, unknown, exhausted). The counters do not record the attempt
-           -- number, so a first attempt's failure counts here too; a permanent failure does not.
-           coalesce(sum(c.n) FILTER (WHERE c.outcome IN ('failed_retryable', 'failed_unknown', 'exhausted')), 0)::bigint
-               AS failed_retries,
+           -- failed retries: failures of attempt 2 or later, whatever their class (retryable,
+           -- unknown, permanent); the worker counts retry_failed beside the failure's own
+           -- outcome (schema v10; minutes before it have none). A first attempt's failure is
+           -- not a failed retry.
+           coalesce(sum(c.n) FILTER (WHERE c.outcome = 'retry_failed'), 0)::bigint AS failed_retries,
            -- digest conflicts: the same key claimed with a different request digest
            coalesce(sum(c.n) FILTER (WHERE c.outcome = 'conflict'), 0)::bigint AS digest_conflicts,
            -- stale-token rejections: complete/fail/heartbeat by a token that had lost the row

@@ -126,7 +126,8 @@ void TestDashboard::initTestCase()
             (interval '0', 'ta', 'charge', 'reacquired_lease', 2), (interval '0', 'ta', 'charge', 'reacquired_retry', 1),
             (interval '0', 'ta', 'charge', 'failed_retryable', 2), (interval '0', 'ta', 'charge', 'failed_unknown', 1),
             (interval '0', 'ta', 'charge', 'exhausted', 1), (interval '0', 'ta', 'charge', 'failed_permanent', 4),
-            (interval '0', 'ta', 'charge', 'stale_token', 2), (interval '0', 'tb', 'refund', 'acquired', 5),
+            (interval '0', 'ta', 'charge', 'stale_token', 2), (interval '0', 'ta', 'charge', 'retry_failed', 2),
+            (interval '0', 'tb', 'refund', 'acquired', 5), (interval '2 minutes', 'tb', 'refund', 'retry_failed', 1),
             (interval '0', 'tb', 'refund', 'replayed', 5), (interval '0', 'tb', 'refund', 'conflict', 2),
             (interval '0', 'tb', 'refund', 'stale_token', 1),
             (interval '2 minutes', 'ta', 'charge', 'acquired', 7), (interval '2 minutes', 'tb', 'refund', 'conflict', 3),
@@ -176,8 +177,8 @@ void TestDashboard::checkTiles(DashboardWidget& w, const char* tenant)
     QCOMPARE(text(Tile::LongUnfinished),
         number(sql(rows + "status <> 'succeeded' AND created_at < now() - interval '60 minutes'", tenant)));
     QCOMPARE(text(Tile::Retries), number(sql(sums + "outcome LIKE 'reacquired%'", tenant)));
-    QCOMPARE(text(Tile::FailedRetries),
-        number(sql(sums + "outcome IN ('failed_retryable', 'failed_unknown', 'exhausted')", tenant)));
+    // Failures of a retry (attempt 2 or later), not every failure.
+    QCOMPARE(text(Tile::FailedRetries), number(sql(sums + "outcome = 'retry_failed'", tenant)));
     QCOMPARE(text(Tile::DigestConflicts), number(sql(sums + "outcome = 'conflict'", tenant)));
     QCOMPARE(text(Tile::StaleTokens), number(sql(sums + "outcome = 'stale_token'", tenant)));
     const auto dup = sql(sums + "outcome IN ('replayed', 'in_progress', 'conflict')", tenant);
@@ -226,8 +227,7 @@ void TestDashboard::checkTiles(DashboardWidget& w, const char* tenant)
     QCOMPARE(last("conflict").y(), double(sql(bucket + "outcome = 'conflict'", tenant)));
     QCOMPARE(last("reclaim").y(), double(sql(bucket + "outcome LIKE 'reacquired%'", tenant)));
     QCOMPARE(last("retries").y(), double(sql(bucket + "outcome LIKE 'reacquired%'", tenant)));
-    QCOMPARE(last("failedretries").y(),
-        double(sql(bucket + "outcome IN ('failed_retryable', 'failed_unknown', 'exhausted')", tenant)));
+    QCOMPARE(last("failedretries").y(), double(sql(bucket + "outcome = 'retry_failed'", tenant)));
     QCOMPARE(last("permanent").y(), double(sql(bucket + "outcome = 'failed_permanent'", tenant)));
     const auto bDup = sql(bucket + "outcome IN ('replayed', 'in_progress', 'conflict')", tenant);
     const auto bClaims = bDup + sql(bucket + "outcome = 'acquired'", tenant);
@@ -295,7 +295,7 @@ void TestDashboard::criticalAlertsOncePerCrossing()
     QCOMPARE(alerts.count(), 1); // not once per tick
     QCOMPARE(alerts.first().first().value<Tile>(), Tile::ExpiredLeases);
     QCOMPARE(w->tile(Tile::ExpiredLeases)->level(), Level::Critical);
-    QVERIFY2(w->alertText().contains(QStringLiteral("Expired leases is 2")), qPrintable(w->alertText()));
+    QVERIFY2(w->alertText().contains(QStringLiteral("Expired leases 2 (red from 2) since ")), qPrintable(w->alertText()));
     w->model()->setThreshold(Tile::ExpiredLeases, { 1, 50 }); // back to amber
     QCOMPARE(w->tile(Tile::ExpiredLeases)->level(), Level::Warning);
     w->model()->setThreshold(Tile::ExpiredLeases, { 1, 2 }); // crosses again

@@ -204,8 +204,8 @@ void TestCounters::storeCountsEveryOutcome()
     }
     QCOMPARE(store.claim(key(2), digestOf('a')).decision, idem::Decision::RetryLater);
 
-    // 3: acquired, failed_retryable, reacquired_retry, failed_unknown, reacquired_retry,
-    //    failed_permanent, rejected_failed, stale_token
+    // 3: acquired, failed_retryable, reacquired_retry, failed_unknown + retry_failed (attempt 2),
+    //    reacquired_retry, failed_permanent + retry_failed (attempt 3), rejected_failed, stale_token
     auto c3 = store.claim(key(3), digestOf('a'));
     store.fail(key(3), c3.token, c3.attempts, idem::FailureClass::Retryable, "x");
     std::this_thread::sleep_for(2ms);
@@ -228,7 +228,7 @@ void TestCounters::storeCountsEveryOutcome()
         pqxx::work tx(*m_conn);
         QVERIFY_THROWS_EXCEPTION(idem::LostOwnership, shortLease.fence(tx, key(5), c5.token));
     }
-    // 6: acquired, failed_retryable and exhausted in one fail
+    // 6: acquired, failed_retryable and exhausted in one fail (attempt 1: no failed retry)
     const auto c6 = oneAttempt.claim(key(6), digestOf('a'));
     QVERIFY(oneAttempt.fail(key(6), c6.token, c6.attempts, idem::FailureClass::Retryable, "x").exhausted);
 
@@ -236,8 +236,8 @@ void TestCounters::storeCountsEveryOutcome()
     counters.flush(*m_conn, m_schema);
     QCOMPARE(sums("cnt-store"),
         "acquired=6,conflict=1,exhausted=2,failed_permanent=1,failed_retryable=2,failed_unknown=1,"
-        "in_progress=1,reacquired_lease=1,reacquired_retry=2,rejected_failed=1,replayed=1,retry_later=1,"
-        "stale_token=2,succeeded=1"_b);
+        "in_progress=1,reacquired_lease=1,reacquired_retry=2,rejected_failed=1,replayed=1,retry_failed=2,"
+        "retry_later=1,stale_token=2,succeeded=1"_b);
 }
 
 void TestCounters::flusherWritesInBackground()

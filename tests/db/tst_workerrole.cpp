@@ -133,7 +133,7 @@ void TestWorkerRole::protocolWorksAsWorker()
     QCOMPARE(scalar(*m_owner,
                  "SELECT string_agg(outcome || '=' || n, ',' ORDER BY outcome) FROM (SELECT outcome, sum(n) AS n"
                  "  FROM idem.idem_counters WHERE tenant = 'shop' GROUP BY outcome) s"),
-        "acquired=2,conflict=1,failed_permanent=1,failed_retryable=1,reacquired_retry=1,replayed=4,succeeded=2"_b);
+        "acquired=2,conflict=1,failed_permanent=1,failed_retryable=1,reacquired_retry=1,replayed=4,retry_failed=1,succeeded=2"_b);
     QCOMPARE(scalar(*m_owner, "SELECT status || ' ' || attempts FROM idem.task_idempotency WHERE idempotency_key = $1",
                  flaky.str()),
         "failed 2"_b);
