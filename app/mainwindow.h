@@ -39,7 +39,7 @@ public:
     DashboardWidget* dashboard() const { return m_dashboard; }
     AuditWitness* auditWitness() const { return m_witness; }
     // A dashboard tile's rows: the Tasks page with that filter, or a list of the newest rows.
-    void openRows(const idem::TaskFilter& filter, const QString& title);
+    void openRows(const idem::TaskFilter& filter, const QString& title, const QString& what);
     // Brings a page to the front: "dashboard", "tasks", "audit" or "connection" (--page, Ctrl+1..4).
     bool showPage(const QString& name);
     // Help > Keyboard shortcuts: the table built from the window's actions.

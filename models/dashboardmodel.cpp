@@ -174,6 +174,7 @@ void DashboardModel::resetData()
     m_ownExactAt.invalidate();
     m_history.clear();
     m_levels.fill(Level::NoData);
+    m_openAlerts.clear();
     m_lastServerMs = 0;
 }
 
@@ -428,13 +429,31 @@ void DashboardModel::evaluateLevels()
         const auto t = static_cast<Tile>(i);
         const TileValue v = tile(t);
         auto& was = m_levels[static_cast<std::size_t>(i)];
+        const auto open = std::find_if(
+            m_openAlerts.begin(), m_openAlerts.end(), [t](const OpenAlert& a) { return a.tile == t; });
+        if (v.level == Level::Critical && open == m_openAlerts.end() && m_latest && !m_static)
+            m_openAlerts.push_back({ t, QDateTime::currentDateTime() });
+        else if (v.level != Level::Critical && open != m_openAlerts.end())
+            m_openAlerts.erase(open);
         if (v.level == Level::Critical && was != Level::Critical && m_latest && !m_static)
-            Q_EMIT alert(t,
-                QCoreApplication::translate("idem::console::DashboardModel", "%1 is %2 (critical from %3)")
-                    .arg(tileTitle(t), v.text,
-                        QString::number(*m_settings.thresholds[static_cast<std::size_t>(i)].critical)));
+            Q_EMIT alert(t, alertText(t));
         was = v.level;
     }
+}
+
+QString DashboardModel::alertText(Tile t) const
+{
+    const TileValue v = tile(t);
+    const auto& threshold = m_settings.thresholds[static_cast<std::size_t>(t)];
+    const QString red = threshold.critical ? QLocale().toString(*threshold.critical) : QStringLiteral("–");
+    if (tileSpec(t).perClaims && v.value)
+        return QCoreApplication::translate("idem::console::DashboardModel", "%1 %2 (%3 % of claims; red from %4 %)")
+            .arg(tileTitle(t), v.text, QLocale().toString(*v.value, 'f', 1), red);
+    const QString unit = t == Tile::DuplicateRatio ? QStringLiteral(" %")
+        : t == Tile::OldestProcessing              ? QStringLiteral(" s")
+                                                   : QString();
+    return QCoreApplication::translate("idem::console::DashboardModel", "%1 %2 (red from %3)")
+        .arg(tileTitle(t), v.text, red + unit);
 }
 
 TileValue DashboardModel::tile(Tile t) const
@@ -450,6 +469,13 @@ TileValue DashboardModel::tile(Tile t) const
         v.value = static_cast<double>(n);
         v.text = count(n);
         v.detail = detail;
+    };
+    // Events in the window: the count, coloured by its share of the window's claims.
+    const auto perClaims = [&](qint64 n) {
+        v.value = perClaimsPercent(n, s.claims);
+        v.text = count(n);
+        v.detail = QCoreApplication::translate("idem::console::DashboardModel", "%1 % of claims, %2")
+                       .arg(QLocale().toString(*v.value, 'f', 1), window);
     };
     const auto atLeast = [&](idem::Figure f, qint64 n) {
         return s.label(f).quality == idem::FigureQuality::LowerBound ? QStringLiteral("≥ ") + count(n) : count(n);
@@ -509,11 +535,15 @@ TileValue DashboardModel::tile(Tile t) const
             v.detail = QCoreApplication::translate("idem::console::DashboardModel", "no claims, %1").arg(window);
         }
         break;
+    case Tile::WaitingRetry:
+        counted(s.retryableFailed, QCoreApplication::translate("idem::console::DashboardModel", "retryable_failed now"));
+        bounded({ idem::Figure::RetryableFailed }, false);
+        break;
     case Tile::Retries:
-        counted(s.retries, window);
+        perClaims(s.retries);
         break;
     case Tile::FailedRetries:
-        counted(s.failedRetries, window);
+        perClaims(s.failedRetries);
         break;
     case Tile::LongUnfinished:
         counted(s.longUnfinished,
@@ -529,10 +559,10 @@ TileValue DashboardModel::tile(Tile t) const
         bounded({ idem::Figure::FailedPermanent, idem::Figure::FailedExhausted }, false);
         break;
     case Tile::DigestConflicts:
-        counted(s.digestConflicts, window);
+        perClaims(s.digestConflicts);
         break;
     case Tile::StaleTokens:
-        counted(s.staleTokenRejections, window);
+        perClaims(s.staleTokenRejections);
         break;
     case Tile::Uncertain:
         counted(s.uncertain, QCoreApplication::translate("idem::console::DashboardModel", "retryable, effect unknown"));
@@ -563,7 +593,45 @@ TileValue DashboardModel::tile(Tile t) const
         break;
     }
     v.level = v.value ? levelOf(v.value, m_settings.thresholds[static_cast<std::size_t>(t)]) : Level::Normal;
+    v.opens = opensText(t);
     return v;
+}
+
+QString DashboardModel::opensText(Tile t) const
+{
+    const int minutes = m_figuresWindowMinutes.value_or(m_settings.windowMinutes);
+    const QString window = windowText(minutes);
+    const auto tr = [](const char* text) { return QCoreApplication::translate("idem::console::DashboardModel", text); };
+    switch (t) {
+    case Tile::Processing:
+        return tr("rows in processing with a live lease");
+    case Tile::ExpiredLeases:
+        return tr("rows in processing whose lease ran out");
+    case Tile::WaitingRetry:
+        return tr("rows waiting to retry (retryable_failed)");
+    case Tile::Uncertain:
+        return tr("rows waiting to retry whose last outcome is unknown");
+    case Tile::LongUnfinished:
+        return tr("rows processing or waiting to retry, first seen over %1 min ago").arg(m_settings.longUnfinishedMinutes);
+    case Tile::OldestProcessing:
+        return tr("every row in processing");
+    case Tile::Failed:
+        return tr("rows in failed");
+    // The counter tiles count events; what they open are the keys those events left behind.
+    case Tile::Retries:
+        return tr("keys on attempt 2 or later, updated in the %1 (the tile counts takeovers)").arg(window);
+    case Tile::FailedRetries:
+        return tr("keys whose attempt 2 or later failed, updated in the %1 (the tile counts failures)").arg(window);
+    case Tile::DigestConflicts:
+        return tr("keys with a digest conflict in the %1 (the tile counts conflicting claims)").arg(window);
+    case Tile::TotalRows:
+        return tr("every row");
+    case Tile::DuplicateRatio:
+    case Tile::StaleTokens: // a rejected call leaves no mark on any row
+    case Tile::COUNT:
+        break;
+    }
+    return {};
 }
 
 idem::TaskFilter DashboardModel::filterFor(Tile t) const
@@ -585,12 +653,19 @@ idem::TaskFilter DashboardModel::filterFor(Tile t) const
     case Tile::OldestProcessing:
         f.statuses = { "processing" };
         break;
+    case Tile::WaitingRetry:
+        f.statuses = { "retryable_failed" };
+        break;
     case Tile::Retries:
+        // Every status: a retry that succeeded was a retry too (the retried-rows index serves it).
         f.minAttempts = 2;
-        f.statuses = { "processing", "retryable_failed", "failed" };
+        f.updatedWithinMinutes = m_figuresWindowMinutes.value_or(m_settings.windowMinutes);
         break;
     case Tile::FailedRetries:
+        // Failed last, on attempt 2 or later, in the window: where a failed retry leaves its row.
         f.statuses = { "retryable_failed", "failed" };
+        f.minAttempts = 2;
+        f.updatedWithinMinutes = m_figuresWindowMinutes.value_or(m_settings.windowMinutes);
         break;
     case Tile::LongUnfinished:
         // What the tile counts: work still in flight (failed rows have their own tile).
@@ -602,6 +677,7 @@ idem::TaskFilter DashboardModel::filterFor(Tile t) const
         break;
     case Tile::DigestConflicts:
         f.digestConflicts = true;
+        f.conflictWithinMinutes = m_figuresWindowMinutes.value_or(m_settings.windowMinutes);
         break;
     case Tile::Uncertain:
         f.statuses = { "retryable_failed" };

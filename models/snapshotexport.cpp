@@ -116,39 +116,7 @@ QByteArray renderReportPdf(
     return pdf;
 }
 
-QString thresholdMetric(Tile tile)
-{
-    switch (tile) {
-    case Tile::Processing:
-        return QStringLiteral("processing");
-    case Tile::ExpiredLeases:
-        return QStringLiteral("expired_leases");
-    case Tile::DuplicateRatio:
-        return QStringLiteral("duplicate_ratio");
-    case Tile::Retries:
-        return QStringLiteral("retries");
-    case Tile::FailedRetries:
-        return QStringLiteral("failed_retries");
-    case Tile::LongUnfinished:
-        return QStringLiteral("long_unfinished");
-    case Tile::Failed:
-        // The tile counts failed_permanent + failed_exhausted; figures has no single name for it.
-        return QStringLiteral("failed");
-    case Tile::DigestConflicts:
-        return QStringLiteral("digest_conflicts");
-    case Tile::StaleTokens:
-        return QStringLiteral("stale_token_rejections");
-    case Tile::Uncertain:
-        return QStringLiteral("uncertain");
-    case Tile::OldestProcessing:
-        return QStringLiteral("oldest_processing_age_seconds");
-    case Tile::TotalRows:
-        return QStringLiteral("total_rows_estimate");
-    case Tile::COUNT:
-        break;
-    }
-    return {};
-}
+QString thresholdMetric(Tile tile) { return QString::fromLatin1(tileSpec(tile).metric); }
 
 std::vector<idem::SnapshotThreshold> snapshotThresholds(const DashboardSettings& settings)
 {

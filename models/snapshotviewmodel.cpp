@@ -50,38 +50,7 @@ namespace {
     }
 } // namespace
 
-const char* snapshotMetricName(Tile tile)
-{
-    switch (tile) {
-    case Tile::Processing:
-        return "processing";
-    case Tile::ExpiredLeases:
-        return "expired_leases";
-    case Tile::DuplicateRatio:
-        return "duplicate_ratio";
-    case Tile::Retries:
-        return "retries";
-    case Tile::FailedRetries:
-        return "failed_retries";
-    case Tile::LongUnfinished:
-        return "long_unfinished";
-    case Tile::Failed:
-        return "failed";
-    case Tile::DigestConflicts:
-        return "digest_conflicts";
-    case Tile::StaleTokens:
-        return "stale_token_rejections";
-    case Tile::Uncertain:
-        return "uncertain";
-    case Tile::OldestProcessing:
-        return "oldest_processing_age_seconds";
-    case Tile::TotalRows:
-        return "total_rows_estimate";
-    case Tile::COUNT:
-        break;
-    }
-    return "";
-}
+const char* snapshotMetricName(Tile tile) { return tileSpec(tile).metric; }
 
 QDateTime snapshotTakenAt(const idem::SnapshotData& data)
 {

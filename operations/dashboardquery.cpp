@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
@@ -172,71 +171,5 @@ namespace {
         return out;
     }
 } // namespace
-
-std::vector<TaskSummaryRow> readTopTasks(
-    pqxx::connection& conn, const SchemaName& schema, const TaskFilter& filter, int limit, int statementTimeoutMs)
-{
-    if (filter.digestConflicts)
-        throw std::invalid_argument("digest conflicts are counted per tenant and operation, not recorded per row");
-    if (limit < 1 || limit > 1000)
-        throw std::invalid_argument("limit must be between 1 and 1000");
-    // Fixed fragments for the flags; every value is a parameter.
-    std::string where = " WHERE ($1::text IS NULL OR t.status = ANY (string_to_array($1::text, ',')))"
-                        " AND ($2::text IS NULL OR split_part(t.idempotency_key, ':', 1) = $2::text)"
-                        " AND ($3::text IS NULL OR split_part(t.idempotency_key, ':', 2) = $3::text)"
-                        " AND ($4::text IS NULL OR left(t.idempotency_key, length($4::text)) = $4::text)"
-                        " AND ($5::int IS NULL OR t.attempts >= $5::int)"
-                        " AND ($6::text IS NULL OR t.error_class = $6::text)"
-                        " AND ($7::timestamptz IS NULL OR (t.status = 'failed' AND t.updated_at >= $7::timestamptz))"
-                        " AND ($8::int IS NULL OR (t.status <> 'succeeded'"
-                        "      AND t.created_at < now() - $8::int * interval '1 minute'))";
-    bool unfinished = filter.unfinishedForMinutes.has_value() || filter.failedSince.has_value();
-    if (filter.expiredLease)
-        where += " AND t.status = 'processing' AND (t.lease_until IS NULL OR t.lease_until <= now())";
-    if (filter.liveLease)
-        where += " AND t.status = 'processing' AND t.lease_until > now()";
-    if (filter.uncertain)
-        where += " AND t.status = 'retryable_failed' AND t.error_class = 'unknown'";
-    if (filter.exhausted)
-        where += " AND t.status = 'failed' AND t.error_class IS DISTINCT FROM 'permanent'";
-    unfinished = unfinished || filter.expiredLease || filter.liveLease || filter.uncertain || filter.exhausted;
-    std::string statuses;
-    for (const auto& s : filter.statuses) {
-        if (s.find(',') != std::string::npos)
-            throw std::invalid_argument("unknown status: " + s);
-        statuses += (statuses.empty() ? "" : ",") + s;
-    }
-    if (!filter.statuses.empty()
-        && std::find(filter.statuses.begin(), filter.statuses.end(), "succeeded") == filter.statuses.end())
-        unfinished = true;
-    if (unfinished)
-        where += " AND t.status <> 'succeeded'"; // lets the planner use the unfinished partial index
-    const std::string order
-        = unfinished ? " ORDER BY t.updated_at DESC, t.idempotency_key" : " ORDER BY t.idempotency_key";
-
-    pqxx::read_transaction tx(conn);
-    tx.exec_params("SELECT set_config('statement_timeout', $1, true)", std::to_string(statementTimeoutMs));
-    const auto minAttempts
-        = filter.minAttempts ? std::optional<std::string>(std::to_string(*filter.minAttempts)) : std::nullopt;
-    const auto minutes = filter.unfinishedForMinutes
-        ? std::optional<std::string>(std::to_string(*filter.unfinishedForMinutes))
-        : std::nullopt;
-    const pqxx::result r = tx.exec_params(
-        "SELECT t.idempotency_key, t.status, t.attempts, coalesce(t.error_class, ''),"
-        "       to_char(t.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
-        "       coalesce(to_char(t.lease_until AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), ''),"
-        "       coalesce(left(t.error_message, 300), '')"
-        "  FROM "
-            + schema.qualify("task_idempotency") + " t" + where + order + " LIMIT $9",
-        statuses.empty() ? static_cast<const char*>(nullptr) : statuses.c_str(), orNull(filter.tenant),
-        orNull(filter.operation), orNull(filter.keyPrefix), orNull(minAttempts), orNull(filter.errorClass),
-        orNull(filter.failedSince), orNull(minutes), limit);
-    tx.commit();
-    std::vector<TaskSummaryRow> rows;
-    for (const auto& row : r)
-        rows.push_back({ row[0].as<std::string>(), row[1].as<std::string>(), row[2].as<int>(), row[3].as<std::string>(),
-            row[4].as<std::string>(), row[5].as<std::string>(), row[6].as<std::string>() });
-    return rows;
-}
 
 } // namespace idem

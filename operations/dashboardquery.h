@@ -9,7 +9,6 @@
 
 #include "core/identifier.h"
 #include "operations/stats.h"
-#include "operations/taskfilter.h"
 
 namespace idem {
 
@@ -84,19 +83,5 @@ std::string unfilteredDashboardSql(const SchemaName& schema);
 // (parsed and planned once per connection); filtered, dashboardSql() planned with its values.
 // With options.noSessionState, the pooler-safe form described there. Throws pqxx errors.
 DashboardReading readDashboard(pqxx::connection& conn, const SchemaName& schema, const DashboardOptions& options);
-
-// A tile's rows when no task browser is there to show them: the newest `limit` rows (by
-// updated_at) under the filter. Throws std::invalid_argument for a filter it cannot express.
-struct TaskSummaryRow {
-    std::string key;
-    std::string status;
-    int attempts = 0;
-    std::string errorClass;
-    std::string updatedAt; // ISO 8601 UTC
-    std::string leaseUntil; // empty when NULL
-    std::string errorMessage;
-};
-std::vector<TaskSummaryRow> readTopTasks(
-    pqxx::connection& conn, const SchemaName& schema, const TaskFilter& filter, int limit, int statementTimeoutMs);
 
 } // namespace idem

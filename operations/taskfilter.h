@@ -23,6 +23,10 @@ struct TaskFilter {
     std::optional<std::string> failedSince; // ISO 8601: status failed, updated_at at or after it
     std::optional<int> unfinishedForMinutes; // not succeeded, first seen at least this long ago
     bool digestConflicts = false; // keys with a recorded digest conflict
+    // The counters' window (the last N minute buckets, the current one included), for what a
+    // counter tile opens: updated_at in it; a recorded digest conflict whose last one is in it.
+    std::optional<int> updatedWithinMinutes;
+    std::optional<int> conflictWithinMinutes;
 
     bool operator==(const TaskFilter&) const = default;
 };

@@ -97,7 +97,7 @@ namespace {
         return row;
     }
 
-    // The WHERE clause over alias t. Every filter value is a parameter ($1..$13), always bound
+    // The WHERE clause over alias t. Every filter value is a parameter ($1..$15), always bound
     // (NULL when unset) so the arity never changes; the planner folds "$n IS NULL OR ..." away
     // for an unnamed statement, leaving index-usable predicates (LIKE 'prefix%' on the key).
     std::string whereClause(const SchemaName& schema, const TaskFilter& f)
@@ -115,7 +115,15 @@ namespace {
     AND ($10::text IS NULL OR t.error_class = $10::text)
     AND (NOT $11::bool OR (t.status = 'failed' AND t.error_class IS DISTINCT FROM 'permanent'))
     AND ($12::bigint IS NULL OR (t.status = 'failed' AND t.updated_at >= to_timestamp(0) + $12::bigint * interval '1 microsecond'))
-    AND ($13::int IS NULL OR (t.status <> 'succeeded' AND t.created_at < now() - $13::int * interval '1 minute')))";
+    AND ($13::int IS NULL OR (t.status <> 'succeeded' AND t.created_at < now() - $13::int * interval '1 minute'))
+    AND ($14::int IS NULL OR t.updated_at >= date_trunc('minute', now()) - ($14::int - 1) * interval '1 minute'))";
+        // The window as the counters have it: the last $15 minute buckets, the current one included.
+        w += "\n    AND ($15::int IS NULL OR t.idempotency_key IN (SELECT c.idempotency_key FROM "
+            + schema.qualify("task_idempotency_conflicts")
+            + " c WHERE c.last_at >= date_trunc('minute', now()) - ($15::int - 1) * interval '1 minute'))";
+        // Lets the planner use the retried-rows partial index (attempts > 1) for a retry filter.
+        if (f.minAttempts && *f.minAttempts >= 2)
+            w += "\n    AND t.attempts > 1";
         if (f.digestConflicts)
             w += "\n    AND t.idempotency_key IN (SELECT c.idempotency_key FROM "
                 + schema.qualify("task_idempotency_conflicts") + " c)";
@@ -128,7 +136,7 @@ namespace {
 
     struct FilterParams {
         std::optional<std::string> statuses, tenant, tenantLike, prefixLike, operation, errorClass;
-        std::optional<int> minAttempts, unfinished;
+        std::optional<int> minAttempts, unfinished, updatedWithin, conflictWithin;
         std::optional<std::int64_t> failedSinceUs;
     };
 
@@ -146,6 +154,8 @@ namespace {
         p.errorClass = f.errorClass;
         p.minAttempts = f.minAttempts;
         p.unfinished = f.unfinishedForMinutes;
+        p.updatedWithin = f.updatedWithinMinutes;
+        p.conflictWithin = f.conflictWithinMinutes;
         if (f.failedSince)
             p.failedSinceUs = parseIsoMicros(*f.failedSince);
         return p;
@@ -272,6 +282,8 @@ void validateTaskQuery(const TaskFilter& f, const TaskSort& sort)
         throw std::invalid_argument("attempts at least must not be negative");
     if (f.unfinishedForMinutes && *f.unfinishedForMinutes < 0)
         throw std::invalid_argument("unfinished for minutes must not be negative");
+    if ((f.updatedWithinMinutes && *f.updatedWithinMinutes < 1) || (f.conflictWithinMinutes && *f.conflictWithinMinutes < 1))
+        throw std::invalid_argument("a window must be at least 1 minute");
     if (f.failedSince && !parseIsoMicros(*f.failedSince))
         throw std::invalid_argument("failed since " + quoteForMessage(*f.failedSince)
             + " is not an ISO 8601 time such as 2024-05-01 or 2024-05-01T10:00:00Z");
@@ -295,29 +307,29 @@ TaskPage listTasks(pqxx::connection& conn, const SchemaName& schema, const TaskF
     const bool byTime = sort.column == TaskSortColumn::UpdatedAt;
     const char* gt = sort.descending ? "<" : ">";
     const char* le = sort.descending ? ">=" : "<=";
-    const std::string ts14 = "(to_timestamp(0) + $15::bigint * interval '1 microsecond')";
-    const std::string ts17 = "(to_timestamp(0) + $17::bigint * interval '1 microsecond')";
+    const std::string tsAfter = "(to_timestamp(0) + $17::bigint * interval '1 microsecond')";
+    const std::string tsThrough = "(to_timestamp(0) + $19::bigint * interval '1 microsecond')";
     std::string keyset;
     if (byTime) {
-        keyset = "\n    AND ($14::text IS NULL OR (t.updated_at " + std::string(sort.descending ? "<=" : ">=") + " "
-            + ts14 + " AND (t.updated_at " + gt + " " + ts14 + " OR t.idempotency_key " + gt + " $14::text)))"
-            + "\n    AND ($16::text IS NULL OR (t.updated_at " + le + " " + ts17 + " AND (t.updated_at <> " + ts17
-            + " OR t.idempotency_key " + le + " $16::text)))";
+        keyset = "\n    AND ($16::text IS NULL OR (t.updated_at " + std::string(sort.descending ? "<=" : ">=") + " "
+            + tsAfter + " AND (t.updated_at " + gt + " " + tsAfter + " OR t.idempotency_key " + gt + " $16::text)))"
+            + "\n    AND ($18::text IS NULL OR (t.updated_at " + le + " " + tsThrough + " AND (t.updated_at <> " + tsThrough
+            + " OR t.idempotency_key " + le + " $18::text)))";
     } else {
-        keyset = "\n    AND ($14::text IS NULL OR t.idempotency_key " + std::string(gt)
-            + " $14::text)"
-              "\n    AND ($15::bigint IS NULL OR true)"
-              "\n    AND ($16::text IS NULL OR t.idempotency_key "
-            + le + " $16::text)\n    AND ($17::bigint IS NULL OR true)";
+        keyset = "\n    AND ($16::text IS NULL OR t.idempotency_key " + std::string(gt)
+            + " $16::text)"
+              "\n    AND ($17::bigint IS NULL OR true)"
+              "\n    AND ($18::text IS NULL OR t.idempotency_key "
+            + le + " $18::text)\n    AND ($19::bigint IS NULL OR true)";
     }
     const char* dir = sort.descending ? " DESC" : "";
     const std::string order = byTime ? std::string(" ORDER BY t.updated_at") + dir + ", t.idempotency_key" + dir
                                      : std::string(" ORDER BY t.idempotency_key") + dir;
     const std::string sql = "SELECT " + rowColumns() + "left(t.error_message, 300), t.request_hash, "
         + updatedAtMicrosSql("now()") + " FROM " + schema.qualify("task_idempotency") + " t WHERE "
-        + whereClause(schema, f) + keyset + order + " LIMIT $18::int";
+        + whereClause(schema, f) + keyset + order + " LIMIT $20::int";
 
-    std::string h6, h12, h13, h15, h17;
+    std::string h6, h12, h13, h14, h15, h17, h19;
     const std::optional<std::int64_t> afterUs = after ? std::optional<std::int64_t>(after->updatedAtUs) : std::nullopt;
     const std::optional<std::int64_t> throughUs
         = through ? std::optional<std::int64_t>(through->updatedAtUs) : std::nullopt;
@@ -328,8 +340,8 @@ TaskPage listTasks(pqxx::connection& conn, const SchemaName& schema, const TaskF
     const auto r = t.exec_params(sql, nullOr(p.statuses), nullOr(p.tenant), nullOr(p.tenantLike), nullOr(p.prefixLike),
         nullOr(p.operation), intOrNull(p.minAttempts, h6), f.expiredLease, f.liveLease, f.uncertain,
         nullOr(p.errorClass), f.exhausted, bigOrNull(p.failedSinceUs, h12), intOrNull(p.unfinished, h13),
-        after ? after->key.c_str() : nullptr, bigOrNull(afterUs, h15), through ? through->key.c_str() : nullptr,
-        bigOrNull(throughUs, h17), limit + 1);
+        intOrNull(p.updatedWithin, h14), intOrNull(p.conflictWithin, h15), after ? after->key.c_str() : nullptr,
+        bigOrNull(afterUs, h17), through ? through->key.c_str() : nullptr, bigOrNull(throughUs, h19), limit + 1);
     // The server clock comes with the rows (one round trip); an empty page asks separately.
     page.serverNowUs = r.empty() ? t.exec("SELECT " + updatedAtMicrosSql("now()"))[0][0].as<std::int64_t>()
                                  : r[0][11].as<std::int64_t>();
@@ -350,18 +362,19 @@ TaskCount countTasks(pqxx::connection& conn, const SchemaName& schema, const Tas
     validateTaskQuery(f, {});
     const auto p = paramsOf(f);
     const std::string from = " FROM " + schema.qualify("task_idempotency") + " t WHERE " + whereClause(schema, f);
-    std::string h6, h12, h13;
+    std::string h6, h12, h13, h14, h15;
     const auto run = [&](const std::string& sql, auto&&... extra) {
         pqxx::read_transaction t(conn);
         boundTimeout(t, options);
         auto r = t.exec_params(sql, nullOr(p.statuses), nullOr(p.tenant), nullOr(p.tenantLike), nullOr(p.prefixLike),
             nullOr(p.operation), intOrNull(p.minAttempts, h6), f.expiredLease, f.liveLease, f.uncertain,
-            nullOr(p.errorClass), f.exhausted, bigOrNull(p.failedSinceUs, h12), intOrNull(p.unfinished, h13), extra...);
+            nullOr(p.errorClass), f.exhausted, bigOrNull(p.failedSinceUs, h12), intOrNull(p.unfinished, h13),
+            intOrNull(p.updatedWithin, h14), intOrNull(p.conflictWithin, h15), extra...);
         t.commit();
         return r;
     };
     try {
-        const auto r = run("SELECT count(*) FROM (SELECT 1" + from + " LIMIT $14::bigint) s", exactUpTo + 1);
+        const auto r = run("SELECT count(*) FROM (SELECT 1" + from + " LIMIT $16::bigint) s", exactUpTo + 1);
         const auto n = r[0][0].as<std::int64_t>();
         if (n <= exactUpTo)
             return { n, true };

@@ -678,10 +678,6 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <translation>数据库已 %1 秒无响应（一次轮询在 %2 秒后放弃）。</translation>
     </message>
     <message>
-        <source>%1 is %2 (critical from %3)</source>
-        <translation>%1：%2（严重阈值 %3）</translation>
-    </message>
-    <message>
         <source>live leases</source>
         <translation>有效租约</translation>
     </message>
@@ -741,13 +737,69 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <source>in flight after %1 min</source>
         <translation>超过 %1 分钟仍在执行</translation>
     </message>
+    <message>
+        <source>%1 %2 (%3 % of claims; red from %4 %)</source>
+        <translation>%1 %2（占认领的 %3 %；红色阈值 %4 %）</translation>
+    </message>
+    <message>
+        <source>%1 %2 (red from %3)</source>
+        <translation>%1 %2（红色阈值 %3）</translation>
+    </message>
+    <message>
+        <source>%1 % of claims, %2</source>
+        <translation>占认领的 %1 %，%2</translation>
+    </message>
+    <message>
+        <source>retryable_failed now</source>
+        <translation>当前处于 retryable_failed</translation>
+    </message>
+    <message>
+        <source>rows in processing with a live lease</source>
+        <translation>租约仍有效的 processing 行</translation>
+    </message>
+    <message>
+        <source>rows in processing whose lease ran out</source>
+        <translation>租约已到期的 processing 行</translation>
+    </message>
+    <message>
+        <source>rows waiting to retry (retryable_failed)</source>
+        <translation>等待重试的行（retryable_failed）</translation>
+    </message>
+    <message>
+        <source>rows waiting to retry whose last outcome is unknown</source>
+        <translation>最后一次结果未知、等待重试的行</translation>
+    </message>
+    <message>
+        <source>rows processing or waiting to retry, first seen over %1 min ago</source>
+        <translation>首次出现超过 %1 分钟、仍在处理或等待重试的行</translation>
+    </message>
+    <message>
+        <source>every row in processing</source>
+        <translation>所有 processing 行</translation>
+    </message>
+    <message>
+        <source>rows in failed</source>
+        <translation>failed 状态的行</translation>
+    </message>
+    <message>
+        <source>keys on attempt 2 or later, updated in the %1 (the tile counts takeovers)</source>
+        <translation>处于第 2 次或之后尝试、在%1内更新过的键（磁贴统计的是接管次数）</translation>
+    </message>
+    <message>
+        <source>keys whose attempt 2 or later failed, updated in the %1 (the tile counts failures)</source>
+        <translation>第 2 次或之后的尝试失败、在%1内更新过的键（磁贴统计的是失败次数）</translation>
+    </message>
+    <message>
+        <source>keys with a digest conflict in the %1 (the tile counts conflicting claims)</source>
+        <translation>在%1内发生过摘要冲突的键（磁贴统计的是冲突的认领次数）</translation>
+    </message>
+    <message>
+        <source>every row</source>
+        <translation>所有行</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::DashboardRowsDialog</name>
-    <message>
-        <source>%1: newest %2 rows</source>
-        <translation>%1：最新 %2 行</translation>
-    </message>
     <message>
         <source>Reading…</source>
         <translation>正在读取…</translation>
@@ -777,16 +829,32 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <translation>租约到期（UTC）</translation>
     </message>
     <message>
-        <source>No rows match.</source>
-        <translation>没有匹配的行。</translation>
-    </message>
-    <message>
-        <source>%1 rows (at most %2, newest first).</source>
-        <translation>%1 行（最多 %2 行，最新的在前）。</translation>
-    </message>
-    <message>
         <source>Could not read the rows: %1</source>
         <translation>无法读取这些行：%1</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+    <message>
+        <source>%1 rows match</source>
+        <translation>%1 行匹配</translation>
+    </message>
+    <message>
+        <source>about %1 rows match (planner estimate)</source>
+        <translation>约 %1 行匹配（规划器估计）</translation>
+    </message>
+    <message>
+        <source>%1.</source>
+        <translation>%1。</translation>
+    </message>
+    <message>
+        <source>%1; the first %2 are listed.</source>
+        <translation>%1；列出前 %2 行。</translation>
+    </message>
+    <message>
+        <source>%1; all are listed.</source>
+        <translation>%1；已全部列出。</translation>
     </message>
 </context>
 <context>
@@ -997,6 +1065,18 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
     <message>
         <source>● Live from a standby %1 s behind its primary: figures and lease expiry are as of its replay point (amber above %2 s, red above %3 s)</source>
         <translation>● 实时，但来自落后主库 %1 秒的备库：数字与租约过期以其回放点为准（超过 %2 秒为琥珀色，超过 %3 秒为红色）</translation>
+    </message>
+    <message>
+        <source> % of claims</source>
+        <translation> %（占认领）</translation>
+    </message>
+    <message>
+        <source>%1 since %2</source>
+        <translation>%1，自 %2 起</translation>
+    </message>
+    <message>
+        <source>Red now: %1</source>
+        <translation>当前为红色：%1</translation>
     </message>
 </context>
 <context>
@@ -2428,6 +2508,10 @@ Safe repeated task execution on PostgreSQL.</source>
         <source>The schema is newer than this console, or its migrations do not match: look, change nothing.</source>
         <translation>模式比此控制台新，或其迁移不匹配：只能查看，不做任何更改。</translation>
     </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::TaskDetailLoader</name>
@@ -2657,24 +2741,12 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>重试</translation>
     </message>
     <message>
-        <source>Claims that took a row over again (expired lease or elapsed backoff) in the window.</source>
-        <translation>时间窗口内再次接管某行的认领（租约过期或退避时间已过）。</translation>
-    </message>
-    <message>
         <source>Failed retries</source>
         <translation>失败的重试</translation>
     </message>
     <message>
-        <source>Attempts that ended in a retryable or unknown failure, or exhausted the task, in the window.</source>
-        <translation>时间窗口内以可重试或未知失败结束、或耗尽了任务次数的尝试。</translation>
-    </message>
-    <message>
         <source>Long-unfinished</source>
         <translation>长期未完成</translation>
-    </message>
-    <message>
-        <source>Rows not succeeded and first seen longer ago than the long-unfinished limit.</source>
-        <translation>尚未成功且首次出现时间早于“长期未完成”时限的行。</translation>
     </message>
     <message>
         <source>Failed</source>
@@ -2724,12 +2796,32 @@ Safe repeated task execution on PostgreSQL.</source>
         <source>The planner&apos;s estimate of the table&apos;s rows (pg_class.reltuples), never a count.</source>
         <translation>规划器对表行数的估计（pg_class.reltuples），而非实际计数。</translation>
     </message>
+    <message>
+        <source>Waiting to retry</source>
+        <translation>等待重试</translation>
+    </message>
+    <message>
+        <source>Rows in retryable_failed now: an attempt failed and the task waits for its backoff to elapse and the next claim of its key.</source>
+        <translation>当前处于 retryable_failed 的行：一次尝试失败，任务正等待退避时间结束以及其键的下一次认领。</translation>
+    </message>
+    <message>
+        <source>Rows still in flight (processing or waiting to retry) and first seen longer ago than the long-unfinished limit. Failed rows have their own tile.</source>
+        <translation>仍在进行中（处理中或等待重试）且首次出现早于长期未完成阈值的行。失败的行有单独的磁贴。</translation>
+    </message>
+    <message>
+        <source>Claims that took a row over again (expired lease or elapsed backoff) in the window, from idem_counters.</source>
+        <translation>时间窗口内再次接管某行的认领（租约过期或退避已结束），来自 idem_counters。</translation>
+    </message>
+    <message>
+        <source>Attempts after the first (attempt 2 or later) that failed, whatever the error class, in the window, from idem_counters. A first attempt&apos;s failure is not counted.</source>
+        <translation>时间窗口内失败的非首次尝试（第 2 次或之后），不论错误类别，来自 idem_counters。首次尝试的失败不计入。</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::TileWidget</name>
     <message>
-        <source>Click to open these rows.</source>
-        <translation>点击以打开这些行。</translation>
+        <source>Click: opens %1.</source>
+        <translation>点击：打开%1。</translation>
     </message>
 </context>
 </TS>

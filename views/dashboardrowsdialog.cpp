@@ -1,26 +1,48 @@
 #include "views/dashboardrowsdialog.h"
 
+#include <QDateTime>
 #include <QDialogButtonBox>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLocale>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <stdexcept>
 #include <vector>
 
-#include "operations/dashboardquery.h"
+#include "operations/tasklist.h"
 #include "models/consolesession.h"
-
-Q_DECLARE_METATYPE(std::vector<idem::TaskSummaryRow>)
 
 namespace idem::console {
 
-DashboardRowsDialog::DashboardRowsDialog(
-    ConsoleSession* session, const idem::TaskFilter& filter, const QString& title, QWidget* parent)
+namespace {
+    // What one read brings back: the count and the first page, from the same worker job.
+    struct RowsAnswer {
+        idem::TaskCount count;
+        std::vector<idem::TaskRow> rows;
+    };
+
+    QString utc(std::optional<std::int64_t> us)
+    {
+        if (!us)
+            return {};
+        return QDateTime::fromMSecsSinceEpoch(*us / 1000, Qt::UTC).toString(QStringLiteral("yyyy-MM-ddTHH:mm:ssZ"));
+    }
+} // namespace
+
+} // namespace idem::console
+
+Q_DECLARE_METATYPE(idem::console::RowsAnswer)
+
+namespace idem::console {
+
+DashboardRowsDialog::DashboardRowsDialog(ConsoleSession* session, const idem::TaskFilter& filter, const QString& title,
+    const QString& what, QWidget* parent)
     : QDialog(parent)
 {
     setObjectName(QStringLiteral("dashboardRowsDialog"));
-    setWindowTitle(tr("%1: newest %2 rows").arg(title).arg(rowLimit));
+    setWindowTitle(what.isEmpty() ? title : tr("%1: %2").arg(title, what));
     resize(900, 480);
     m_status = new QLabel(tr("Reading…"));
     m_status->setObjectName(QStringLiteral("rowsStatus"));
@@ -32,6 +54,7 @@ DashboardRowsDialog::DashboardRowsDialog(
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    m_table->setTextElideMode(Qt::ElideMiddle);
     m_table->verticalHeader()->hide();
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
@@ -40,19 +63,33 @@ DashboardRowsDialog::DashboardRowsDialog(
     layout->addWidget(m_table, 1);
     layout->addWidget(buttons);
 
+    qRegisterMetaType<RowsAnswer>();
     session->submit(
         [filter](pqxx::connection& conn, const idem::SchemaName& schema) {
-            return QVariant::fromValue(idem::readTopTasks(conn, schema, filter, rowLimit, 5000));
+            // Newest first where the unfinished-rows index serves it, by key otherwise (a set
+            // with succeeded rows): the same reads and the same count as the Tasks page.
+            idem::TaskSort sort { idem::TaskSortColumn::UpdatedAt, true };
+            try {
+                idem::validateTaskQuery(filter, sort);
+            } catch (const std::invalid_argument&) {
+                sort = {};
+            }
+            idem::TaskReadOptions options;
+            options.statementTimeoutMs = 5000;
+            RowsAnswer out;
+            out.count = idem::countTasks(conn, schema, filter, 10000, options);
+            out.rows = idem::listTasks(conn, schema, filter, sort, std::nullopt, rowLimit, std::nullopt, options).rows;
+            return QVariant::fromValue(out);
         },
         this,
-        [this](const QVariant& answer) {
-            const auto rows = answer.value<std::vector<idem::TaskSummaryRow>>();
-            m_table->setRowCount(static_cast<int>(rows.size()));
+        [this, what](const QVariant& answer) {
+            const auto a = answer.value<RowsAnswer>();
+            m_table->setRowCount(static_cast<int>(a.rows.size()));
             int r = 0;
-            for (const auto& row : rows) {
+            for (const auto& row : a.rows) {
                 const QStringList cells = { QString::fromStdString(row.key), QString::fromStdString(row.status),
-                    QString::number(row.attempts), QString::fromStdString(row.errorClass),
-                    QString::fromStdString(row.updatedAt), QString::fromStdString(row.leaseUntil) };
+                    QString::number(row.attempts), QString::fromStdString(row.errorClass), utc(row.updatedAtUs),
+                    utc(row.leaseUntilUs) };
                 for (int c = 0; c < cells.size(); ++c) {
                     auto* item = new QTableWidgetItem(cells.at(c));
                     if (!row.errorMessage.empty())
@@ -61,8 +98,18 @@ DashboardRowsDialog::DashboardRowsDialog(
                 }
                 ++r;
             }
-            m_status->setText(rows.empty() ? tr("No rows match.")
-                                           : tr("%1 rows (at most %2, newest first).").arg(rows.size()).arg(rowLimit));
+            m_matched = a.count.n;
+            const QString n = QLocale().toString(qint64(a.count.n));
+            QString text = a.count.exact ? tr("%1 rows match").arg(n) : tr("about %1 rows match (planner estimate)").arg(n);
+            if (!what.isEmpty())
+                text = tr("%1: %2").arg(text, what);
+            if (a.rows.empty())
+                text = tr("%1.").arg(text);
+            else if (qint64(a.rows.size()) < a.count.n || !a.count.exact)
+                text = tr("%1; the first %2 are listed.").arg(text).arg(a.rows.size());
+            else
+                text = tr("%1; all are listed.").arg(text);
+            m_status->setText(text);
             Q_EMIT loaded();
         },
         [this](const Failure& failure) {

@@ -29,15 +29,23 @@ namespace {
     // Replication lag of a standby the dashboard reads from, in seconds: amber, then red.
     constexpr int standbyLagCautionSeconds = 5;
     constexpr int standbyLagCriticalSeconds = 30;
-    constexpr int tileColumns = 6;
+    // Two rows: the rows of now (seven tiles), then the window's events and the total.
+    constexpr int tileColumns = 7;
+
+    QString thresholdUnit(Tile tile)
+    {
+        if (tileSpec(tile).perClaims)
+            return QCoreApplication::translate("idem::console::DashboardWidget", " % of claims");
+        return tile == Tile::DuplicateRatio ? QStringLiteral(" %")
+            : tile == Tile::OldestProcessing ? QStringLiteral(" s")
+                                             : QString();
+    }
 
     QString thresholdText(const Threshold& t, Tile tile)
     {
         if (!t.warning && !t.critical)
             return QCoreApplication::translate("idem::console::DashboardWidget", "No thresholds set.");
-        const QString unit = tile == Tile::DuplicateRatio ? QStringLiteral(" %")
-            : tile == Tile::OldestProcessing              ? QStringLiteral(" s")
-                                                          : QString();
+        const QString unit = thresholdUnit(tile);
         const auto v = [&](const std::optional<double>& x) {
             return x ? QString::number(*x) + unit
                      : QCoreApplication::translate("idem::console::DashboardWidget", "off");
@@ -47,6 +55,7 @@ namespace {
     }
 
     bool clickable(Tile t) { return t != Tile::DuplicateRatio && t != Tile::StaleTokens; }
+
 
     // A static dashboard's time: the snapshot's, in UTC and local time.
     QString snapshotTime(qint64 ms)
@@ -147,7 +156,7 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
         m_tiles[static_cast<std::size_t>(i)] = w;
         tiles->addWidget(w, i / tileColumns, i % tileColumns);
         connect(w, &TileWidget::clicked, this,
-            [this](Tile tile) { Q_EMIT openRows(m_model->filterFor(tile), tileTitle(tile)); });
+            [this](Tile tile) { Q_EMIT openRows(m_model->filterFor(tile), tileTitle(tile), m_model->opensText(tile)); });
     }
     m_charts = new ChartPanel;
 
@@ -222,8 +231,7 @@ void DashboardWidget::changeEvent(QEvent* event)
     if (event->type() == QEvent::LanguageChange) {
         retranslateControls();
         refreshView(); // status, freshness and tile tooltips in the new language
-        if (!m_alert->isHidden())
-            m_alert->setText(m_alert->text()); // an alert keeps its words until the next one
+        refreshAlerts();
     }
     QWidget::changeEvent(event);
 }
@@ -232,6 +240,7 @@ void DashboardWidget::resizeEvent(QResizeEvent* event)
 {
     QWidget::resizeEvent(event);
     showFreshness(m_freshnessLines[0], m_freshnessLines[1]);
+    refreshAlerts();
 }
 
 void DashboardWidget::showFreshness(const QString& first, const QString& second)
@@ -299,6 +308,7 @@ void DashboardWidget::refreshView()
             m_model->tile(t), stale, thresholdText(s.thresholds[static_cast<std::size_t>(i)], t) + asOfLine);
     }
     m_charts->update(*m_model);
+    refreshAlerts();
     if (m_model->isStatic()) {
         const auto& r = m_model->latest();
         QStringList snap;
@@ -401,17 +411,35 @@ void DashboardWidget::refreshFreshness()
     theme::followTone(m_freshness, theme::Tone::Caution, true);
 }
 
+void DashboardWidget::refreshAlerts()
+{
+    // The tiles red now with their latest values and since when, rewritten every tick: a line
+    // that kept the words of the moment a tile turned red would soon contradict the tile.
+    const auto& open = m_model->openAlerts();
+    if (open.empty()) {
+        m_alert->clear();
+        m_alert->setToolTip(QString());
+        m_alert->hide();
+        return;
+    }
+    QStringList parts;
+    for (const auto& a : open)
+        parts << tr("%1 since %2").arg(m_model->alertText(a.tile), a.since.toString(QStringLiteral("HH:mm:ss")));
+    const QString line = tr("Red now: %1").arg(parts.join(QStringLiteral(" · ")));
+    m_alert->setToolTip(line);
+    m_alert->setText(m_alert->fontMetrics().elidedText(line, Qt::ElideRight, std::max(200, width() - 24)));
+    m_alert->show();
+}
+
 void DashboardWidget::showAlert(Tile tile, const QString& text)
 {
-    const QString line = QStringLiteral("%1 %2").arg(QTime::currentTime().toString(QStringLiteral("HH:mm:ss")), text);
-    m_alert->setText(line);
-    m_alert->show();
+    refreshAlerts();
     if (m_tray)
         m_tray->showMessage(tr("Idem: %1").arg(tileTitle(tile)), text, QSystemTrayIcon::Critical);
 }
 
 QString DashboardWidget::statusText() const { return m_status->text(); }
 QString DashboardWidget::freshnessText() const { return m_freshnessFull; }
-QString DashboardWidget::alertText() const { return m_alert->isHidden() ? QString() : m_alert->text(); }
+QString DashboardWidget::alertText() const { return m_alert->isHidden() ? QString() : m_alert->toolTip(); }
 
 } // namespace idem::console

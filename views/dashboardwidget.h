@@ -48,8 +48,8 @@ public:
     void editThresholds();
 
 Q_SIGNALS:
-    // A tile was clicked: the rows behind it.
-    void openRows(const idem::TaskFilter& filter, const QString& title);
+    // A tile was clicked: the rows behind it, and what they are in words (DashboardModel::opensText).
+    void openRows(const idem::TaskFilter& filter, const QString& title, const QString& what);
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -61,6 +61,7 @@ private:
     void refreshView();
     void refreshFreshness();
     void showAlert(Tile tile, const QString& text);
+    void refreshAlerts();
     void saveSettings();
     void syncControls();
 

@@ -278,13 +278,19 @@ idem::TaskFilter TaskBrowserWidget::filterFromControls() const
 
 idem::TaskFilter TaskBrowserWidget::filter() const { return m_model->filter(); }
 
-void TaskBrowserWidget::applyFilter(const idem::TaskFilter& filter)
+QString TaskBrowserWidget::countText() const { return m_countLabel->text(); }
+
+void TaskBrowserWidget::applyFilter(const idem::TaskFilter& filter, const QString& what)
 {
     m_extra = idem::TaskFilter {};
     m_extra.liveLease = filter.liveLease;
     m_extra.errorClass = filter.errorClass;
     m_extra.exhausted = filter.exhausted;
     m_extra.unfinishedForMinutes = filter.unfinishedForMinutes;
+    m_extra.updatedWithinMinutes = filter.updatedWithinMinutes;
+    m_extra.conflictWithinMinutes = filter.conflictWithinMinutes;
+    m_applied = filter;
+    m_what = what;
     const auto statuses = joined(filter.statuses);
     int index = m_status->findData(statuses);
     if (index < 0) {
@@ -362,9 +368,13 @@ void TaskBrowserWidget::updateCount(CountRefresh mode)
             m_countJob = 0;
             const auto l = v.toList();
             const auto n = l.value(0).toLongLong();
-            m_countLabel->setText(l.value(1).toBool()
-                    ? tr("%Ln record(s) match", nullptr, int(std::min<qint64>(n, std::numeric_limits<int>::max())))
-                    : tr("about %L1 records match (planner estimate)").arg(n));
+            QString text = l.value(1).toBool()
+                ? tr("%Ln record(s) match", nullptr, int(std::min<qint64>(n, std::numeric_limits<int>::max())))
+                : tr("about %L1 records match (planner estimate)").arg(n);
+            // A tile's rows, said in words while the filter is still the tile's.
+            if (!m_what.isEmpty() && m_model->filter() == m_applied)
+                text = tr("%1: %2").arg(text, m_what);
+            m_countLabel->setText(text);
         },
         [this, mode](const Failure&) {
             m_countJob = 0;

@@ -38,8 +38,10 @@ public:
     ~TaskBrowserWidget() override;
 
     // Shows exactly the records `filter` means (a dashboard tile's click): the filter controls
-    // take its values, the table reloads from the first page.
-    void applyFilter(const idem::TaskFilter& filter);
+    // take its values, the table reloads from the first page. `what` says which rows they are in
+    // words; the match count says it while the filter is unchanged.
+    void applyFilter(const idem::TaskFilter& filter, const QString& what = QString());
+    QString countText() const;
     idem::TaskFilter filter() const;
     void setSort(const idem::TaskSort& sort);
 
@@ -94,6 +96,8 @@ private:
     QTimer* m_refreshTimer;
     std::vector<std::pair<QPushButton*, QAction*>> m_keyedActions; // button, its keyboard action
     idem::TaskFilter m_extra; // filter fields without a control (kept from applyFilter)
+    idem::TaskFilter m_applied; // the last applyFilter()'s filter, which m_what describes
+    QString m_what;
     quint64 m_countJob = 0;
     PageStatusLine* m_statusLine;
 };

@@ -32,6 +32,8 @@ TileWidget::TileWidget(Tile tile, bool clickable, QWidget* parent)
     QFont small = m_detail->font();
     small.setPointSizeF(small.pointSizeF() * 0.9);
     m_detail->setFont(small);
+    // Seven tiles a row at 1280 px leave ~170 px: a detail longer than that wraps, not clipped.
+    m_detail->setWordWrap(true);
     // What the number is, when it is not an exact count of now (a lower bound, an exact figure
     // of some seconds ago): a line of its own, hidden for an exact figure.
     m_quality = new QLabel;
@@ -63,6 +65,7 @@ void TileWidget::setValue(const TileValue& value, bool stale, const QString& thr
     m_quality->setText(value.quality);
     m_quality->setVisible(!value.quality.isEmpty());
     m_thresholdText = thresholdText;
+    m_opens = value.opens;
     updateToolTip();
     if (value.level != m_level || stale != m_stale) {
         m_level = value.level;
@@ -76,8 +79,8 @@ void TileWidget::updateToolTip()
     QString tip = tileDefinition(m_tile);
     if (!m_thresholdText.isEmpty())
         tip += QStringLiteral("\n") + m_thresholdText;
-    if (m_clickable)
-        tip += QStringLiteral("\n") + tr("Click to open these rows.");
+    if (m_clickable && !m_opens.isEmpty())
+        tip += QStringLiteral("\n") + tr("Click: opens %1.").arg(m_opens);
     setToolTip(tip);
 }
 

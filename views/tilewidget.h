@@ -25,6 +25,7 @@ public:
     QString valueText() const;
     QString detailText() const;
     QString qualityText() const; // empty for an exact figure
+    QString opensText() const { return m_opens; }
     Level level() const { return m_level; }
     bool stale() const { return m_stale; }
 
@@ -49,6 +50,7 @@ private:
     Level m_level = Level::NoData;
     bool m_stale = true;
     QString m_thresholdText;
+    QString m_opens; // what a click opens, in words
     bool m_styling = false;
 };
 
