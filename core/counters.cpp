@@ -62,20 +62,42 @@ std::size_t OutcomeCounters::flush(pqxx::connection& conn, const SchemaName& sch
     // (a flush that failed for a month) are dropped: they would be refused every time.
     using namespace std::chrono;
     const auto oldest = duration_cast<minutes>(system_clock::now().time_since_epoch() - maxAgeDays).count();
-    std::vector<nlohmann::json> chunks;
-    for (const auto& [key, n] : batch) {
-        const auto& [minute, tenant, operation, what] = key;
-        if (minute < oldest)
-            continue;
-        if (chunks.empty() || chunks.back().size() >= maxBatchRows)
-            chunks.push_back(nlohmann::json::array());
-        chunks.back().push_back({ { "m", minute * 60 }, { "t", tenant }, { "o", operation }, { "w", what }, { "n", n } });
-    }
-    try {
+    bool hasRetryFailed = false;
+    const auto chunksOf = [&](bool withRetryFailed) {
+        std::vector<nlohmann::json> chunks;
+        for (const auto& [key, n] : batch) {
+            const auto& [minute, tenant, operation, what] = key;
+            if (minute < oldest)
+                continue;
+            if (what == outcome::RetryFailed) {
+                hasRetryFailed = true;
+                if (!withRetryFailed)
+                    continue;
+            }
+            if (chunks.empty() || chunks.back().size() >= maxBatchRows)
+                chunks.push_back(nlohmann::json::array());
+            chunks.back().push_back(
+                { { "m", minute * 60 }, { "t", tenant }, { "o", operation }, { "w", what }, { "n", n } });
+        }
+        return chunks;
+    };
+    const auto send = [&](const std::vector<nlohmann::json>& chunks) {
         pqxx::work w(conn);
         for (const auto& rows : chunks)
             w.exec_params("SELECT " + schema.qualify("add_counters") + "($1::jsonb)", rows.dump());
         w.commit();
+    };
+    try {
+        try {
+            send(chunksOf(m_sendRetryFailed.load()));
+        } catch (const pqxx::sql_error& e) {
+            if (e.sqlstate() != "ID003" || !hasRetryFailed || !m_sendRetryFailed.load())
+                throw;
+            // Refused: perhaps only for retry_failed, which schemas before v10 do not know. The
+            // rest goes again; if that lands, the schema is older than this worker.
+            send(chunksOf(false));
+            m_sendRetryFailed = false;
+        }
     } catch (const pqxx::sql_error& e) {
         // Refused as out of bounds (a worker clock an hour or more ahead of the server's): it
         // would be refused again, so it is dropped rather than kept to block every later flush.

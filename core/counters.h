@@ -54,14 +54,19 @@ public:
     // Writes and clears what has accumulated. On failure the counts are kept for the next try,
     // except a batch the database refuses as out of bounds (std::invalid_argument), which would
     // be refused every time. Returns the number of counter rows written.
+    // A schema older than v10 refuses the retry_failed outcome (and with it the whole batch):
+    // the batch is sent again without those rows, and retry_failed is left out of every later
+    // flush of this object (a worker started before the migration counts it after a restart).
     std::size_t flush(pqxx::connection& conn, const SchemaName& schema);
     std::size_t pendingRows() const;
+    bool sendsRetryFailed() const { return m_sendRetryFailed.load(); }
 
 private:
     using Key = std::tuple<std::int64_t /*minute*/, std::string, std::string, std::string>;
     void restore(const std::map<Key, long long>& batch);
     mutable std::mutex m_mutex;
     std::map<Key, long long> m_pending;
+    std::atomic<bool> m_sendRetryFailed { true };
 };
 
 // Flushes an OutcomeCounters on its own connection and thread every interval, and once more

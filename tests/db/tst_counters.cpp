@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/counters.h"
+#include "core/migrate.h"
 #include "core/taskstore.h"
 #include "tests/support/taskrows.h"
 
@@ -29,6 +30,7 @@ private Q_SLOTS:
     void storeCountsEveryOutcome();
     void flusherWritesInBackground();
     void flusherKeepsCountsWhileDatabaseAway();
+    void olderSchemaKeepsEveryOtherCount();
 
 private:
     // outcome=n,... summed over minutes, for one tenant (and operation).
@@ -264,6 +266,49 @@ void TestCounters::flusherKeepsCountsWhileDatabaseAway()
     QCOMPARE(counters.pendingRows(), std::size_t(1)); // the final flush failed too, and kept them
     counters.flush(*m_conn, m_schema);
     QCOMPARE(sums("away"), "succeeded=4"_b);
+}
+
+void TestCounters::olderSchemaKeepsEveryOtherCount()
+{
+    // A worker of this version flushing into a schema of version 9 (before retry_failed): the
+    // migrations applied by hand up to 9, as a database not yet migrated would hold them.
+    const idem::SchemaName old("counters_v9");
+    {
+        pqxx::work w(*m_admin);
+        w.exec("CREATE SCHEMA " + old.quoted());
+        w.exec("SET LOCAL search_path TO " + old.quoted());
+        for (const auto& m : idem::bundledMigrations())
+            if (m.version <= 9)
+                w.exec(m.sql);
+        w.commit();
+    }
+    const auto sumsIn = [&](const std::string& table) {
+        return scalar(*m_admin,
+            "SELECT coalesce(string_agg(outcome || '=' || n, ',' ORDER BY outcome), '') FROM (SELECT outcome, sum(n) AS n"
+            " FROM " + old.qualify(table) + " GROUP BY outcome) s");
+    };
+    using namespace idem::outcome;
+    idem::OutcomeCounters counters;
+    counters.add("old-9", "charge", FailedRetryable, 2);
+    counters.add("old-9", "charge", RetryFailed, 2);
+    counters.add("old-9", "charge", Acquired, 3);
+    QVERIFY(counters.sendsRetryFailed());
+    // Everything the schema knows lands; retry_failed is left out, now and from then on.
+    QVERIFY(counters.flush(*m_conn, old) >= 2);
+    QCOMPARE(sumsIn("idem_counters"), "acquired=3,failed_retryable=2"_b);
+    QCOMPARE(sumsIn("idem_counters_total"), "acquired=3,failed_retryable=2"_b);
+    QVERIFY(!counters.sendsRetryFailed());
+    counters.add("old-9", "charge", RetryFailed);
+    counters.add("old-9", "charge", Succeeded);
+    counters.flush(*m_conn, old);
+    QCOMPARE(sumsIn("idem_counters"), "acquired=3,failed_retryable=2,succeeded=1"_b);
+
+    // The current schema takes it: a fresh counter object sends it there.
+    idem::OutcomeCounters current;
+    current.add("new-10", "charge", RetryFailed, 4);
+    current.flush(*m_conn, m_schema);
+    QVERIFY(current.sendsRetryFailed());
+    QCOMPARE(sums("new-10"), "retry_failed=4"_b);
 }
 
 QTEST_GUILESS_MAIN(TestCounters)
