@@ -41,7 +41,9 @@ namespace {
     void validateChange(const std::string& operation, bool allowDefault, const std::string& reason,
         const std::string& actor)
     {
-        if (!(allowDefault && operation == "*") && !validOperation(operation))
+        if (!allowDefault && operation == "*")
+            throw std::invalid_argument("the '*' default cannot be removed: set it to another horizon instead");
+        if (operation != "*" && !validOperation(operation))
             throw std::invalid_argument(std::string("the operation must be ") + (allowDefault ? "'*' or " : "")
                 + "1 to 64 visible ASCII characters without ':', not '" + operation + "'");
         // The reason and actor rules of the recovery actions (the SQL applies the same).
