@@ -91,6 +91,9 @@ struct PurgeRun {
     std::vector<std::pair<std::string, std::int64_t>> removedByOperation;
 };
 
+// The rows each operation lost, from a run's operations JSON (idem_purge_runs.operations).
+std::vector<std::pair<std::string, std::int64_t>> removedByOperation(const std::string& operationsJson);
+
 // One point of the table size over time (idem_storage_samples), task_idempotency only.
 struct StorageSample {
     std::string takenAt; // ISO 8601 UTC
