@@ -80,13 +80,15 @@ namespace storagetext {
 
     QString horizon(std::int64_t seconds)
     {
-        if (seconds > 0 && seconds % 86400 == 0)
-            return tr("%n day(s)", nullptr, static_cast<int>(seconds / 86400));
-        if (seconds > 0 && seconds % 3600 == 0)
-            return tr("%n hour(s)", nullptr, static_cast<int>(seconds / 3600));
-        if (seconds > 0 && seconds % 60 == 0)
-            return tr("%n minute(s)", nullptr, static_cast<int>(seconds / 60));
-        return tr("%n second(s)", nullptr, static_cast<int>(seconds));
+        // Whole units only, and no "%n (s)" plural: the tests and idemctl read the same English.
+        const auto in = [seconds](std::int64_t unit) { return seconds > 0 && seconds % unit == 0; };
+        if (in(86400))
+            return seconds == 86400 ? tr("1 day") : tr("%1 days").arg(seconds / 86400);
+        if (in(3600))
+            return seconds == 3600 ? tr("1 hour") : tr("%1 hours").arg(seconds / 3600);
+        if (in(60))
+            return seconds == 60 ? tr("1 minute") : tr("%1 minutes").arg(seconds / 60);
+        return seconds == 1 ? tr("1 second") : tr("%1 seconds").arg(seconds);
     }
 
     QString meaning(const std::string& operation, std::int64_t horizonSeconds)

@@ -41,7 +41,7 @@ void TestStoragePage::initTestCase()
     IDEM_REQUIRE_DATABASE();
     m_db = std::make_unique<ScratchDatabase>("storagepage");
     m_conn = m_db->connect();
-    idem::migrate(*m_conn, { idem::SchemaName(), false });
+    idem::migrate(*m_conn, { idem::SchemaName(), true }); // with the roles: a reader logs in below
     const double day = 86400;
     // charge (30 days): 3 due, 2 kept; email (default 7 days): 4 due, 1 kept.
     for (int i = 0; i < 3; ++i)
