@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include <pqxx/transaction>
+
 #include "models/consolesession.h"
 
 namespace idem::console {
@@ -32,7 +34,7 @@ StorageModel::StorageModel(ConsoleSession* session, QObject* parent)
     : QObject(parent)
     , m_session(session)
 {
-    qRegisterMetaType<idem::StorageReport>();
+    qRegisterMetaType<StorageAnswer>();
 }
 
 StorageModel::~StorageModel()
@@ -49,22 +51,26 @@ void StorageModel::reload()
     m_pending = m_session->submit(
         [options](pqxx::connection& c, const idem::SchemaName& schema) {
             auto o = options;
+            StorageAnswer answer;
             // A standby or a read-only role cannot store a size sample; the page reads anyway.
             try {
-                return QVariant::fromValue(idem::readStorage(c, schema, o));
+                answer.report = idem::readStorage(c, schema, o);
             } catch (const pqxx::insufficient_privilege&) {
                 o.takeSample = false;
-            } catch (const pqxx::sql_error& e) {
-                if (e.sqlstate() != "25006") // read_only_sql_transaction
-                    throw;
-                o.takeSample = false;
+                answer.report = idem::readStorage(c, schema, o);
             }
-            return QVariant::fromValue(idem::readStorage(c, schema, o));
+            pqxx::read_transaction tx(c);
+            tx.exec_params("SELECT set_config('statement_timeout', $1, true)", std::to_string(o.statementTimeoutMs));
+            answer.history = idem::readRowsHistory(tx, schema, o.sampleDays);
+            tx.commit();
+            return QVariant::fromValue(answer);
         },
         this,
         [this](const QVariant& v) {
             m_pending = 0;
-            m_report = v.value<idem::StorageReport>();
+            auto answer = v.value<StorageAnswer>();
+            m_report = std::move(answer.report);
+            m_history = std::move(answer.history);
             m_readAt = QDateTime::currentDateTime();
             m_error.clear();
             Q_EMIT updated();

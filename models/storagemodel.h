@@ -11,6 +11,7 @@
 #include <string>
 
 #include "operations/storage.h"
+#include "operations/storagehistory.h"
 
 namespace idem::console {
 
@@ -29,6 +30,8 @@ public:
     void reload();
     void setOptions(const idem::StorageOptions& options) { m_options = options; }
     const std::optional<idem::StorageReport>& report() const { return m_report; }
+    // The task table's rows hour by hour, counted back from the counters (read with the report).
+    const idem::RowsHistory& rowsHistory() const { return m_history; }
     // When the report was read (this machine's clock), invalid before the first answer.
     QDateTime readAt() const { return m_readAt; }
     bool busy() const { return m_pending != 0; }
@@ -42,6 +45,7 @@ private:
     QPointer<ConsoleSession> m_session;
     idem::StorageOptions m_options;
     std::optional<idem::StorageReport> m_report;
+    idem::RowsHistory m_history;
     QDateTime m_readAt;
     QString m_error;
     quint64 m_pending = 0;
@@ -70,4 +74,12 @@ namespace storagetext {
 
 } // namespace idem::console
 
-Q_DECLARE_METATYPE(idem::StorageReport)
+namespace idem::console {
+// One answer of the worker thread: the report and the rows history beside it.
+struct StorageAnswer {
+    idem::StorageReport report;
+    idem::RowsHistory history;
+};
+} // namespace idem::console
+
+Q_DECLARE_METATYPE(idem::console::StorageAnswer)

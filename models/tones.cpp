@@ -56,6 +56,7 @@ namespace {
         { "attempts", 0x3b7dd8 },
         { "tablebytes", 0x3b7dd8 },
         { "indexbytes", 0x8e6bd6 },
+        { "rowsestimate", 0x2e9e4f },
     };
 } // namespace
 

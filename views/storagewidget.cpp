@@ -36,6 +36,8 @@ namespace {
         t->setSelectionBehavior(QAbstractItemView::SelectRows);
         t->setSelectionMode(QAbstractItemView::SingleSelection);
         t->verticalHeader()->hide();
+        // Compact rows: the page shows four tables at once.
+        t->verticalHeader()->setDefaultSectionSize(t->fontMetrics().height() + 8);
         t->setWordWrap(false);
         t->setTextElideMode(Qt::ElideMiddle);
         t->horizontalHeader()->setStretchLastSection(true);
@@ -101,6 +103,8 @@ StorageWidget::StorageWidget(ConsoleSession* session, QWidget* parent)
     , m_chartView(new QChartView(m_chart))
     , m_tableBytes(new QLineSeries)
     , m_indexBytes(new QLineSeries)
+    , m_rows(new QLineSeries)
+    , m_rowsAxis(new QValueAxis)
     , m_x(new QDateTimeAxis)
     , m_y(new QValueAxis)
     , m_timer(new QTimer(this))
@@ -122,11 +126,19 @@ StorageWidget::StorageWidget(ConsoleSession* session, QWidget* parent)
     m_indexBytes->setObjectName(QStringLiteral("indexbytes"));
     m_chart->addSeries(m_tableBytes);
     m_chart->addSeries(m_indexBytes);
+    m_rows->setObjectName(QStringLiteral("rowsestimate"));
+    m_chart->addSeries(m_rows);
     m_chart->addAxis(m_x, Qt::AlignBottom);
     m_chart->addAxis(m_y, Qt::AlignLeft);
+    m_chart->addAxis(m_rowsAxis, Qt::AlignRight);
+    m_rows->attachAxis(m_x);
+    m_rows->attachAxis(m_rowsAxis);
+    m_rowsAxis->setLabelFormat(QStringLiteral("%.0f"));
     for (auto* s : { m_tableBytes, m_indexBytes }) {
         s->attachAxis(m_x);
         s->attachAxis(m_y);
+        // A sample is taken at most every few minutes: each is a point of its own.
+        s->setPointsVisible(true);
     }
     m_chart->legend()->setAlignment(Qt::AlignBottom);
     m_chart->setMargins(QMargins(4, 4, 4, 4));
@@ -221,6 +233,8 @@ void StorageWidget::retranslate()
     m_chart->setTitle(tr("Size of the task table over time"));
     m_tableBytes->setName(tr("table"));
     m_indexBytes->setName(tr("indexes"));
+    m_rows->setName(tr("rows (from the counters)"));
+    m_rowsAxis->setTitleText(tr("rows"));
     m_status->setColumnCount(3);
     m_status->setHorizontalHeaderLabels({ tr("Status"), tr("Rows"), tr("What the number is") });
     m_retention->setColumnCount(5);
@@ -240,7 +254,7 @@ void StorageWidget::applyTheme()
     if (m_chart->theme() != chartTheme)
         m_chart->setTheme(chartTheme);
     m_chart->setBackgroundBrush(QApplication::palette().color(QPalette::Base));
-    for (auto* s : { m_tableBytes, m_indexBytes })
+    for (auto* s : { m_tableBytes, m_indexBytes, m_rows })
         s->setColor(tones::series(s->objectName()));
 }
 
@@ -359,6 +373,22 @@ void StorageWidget::renderChart()
     }
     m_tableBytes->replace(table);
     m_indexBytes->replace(index);
+    QList<QPointF> rows;
+    double topRows = 0;
+    for (const auto& p : m_model->rowsHistory().points) {
+        const QDateTime at = parseIso(p.at);
+        if (!at.isValid())
+            continue;
+        if (!first.isValid() || at < first)
+            first = at;
+        if (!last.isValid() || at > last)
+            last = at;
+        rows << QPointF(static_cast<qreal>(at.toMSecsSinceEpoch()), static_cast<double>(p.rows));
+        topRows = std::max(topRows, static_cast<double>(p.rows));
+    }
+    m_rows->replace(rows);
+    m_rowsAxis->setRange(0, std::max(10.0, topRows * 1.1));
+    m_rowsAxis->applyNiceNumbers();
     if (!first.isValid()) {
         first = QDateTime::currentDateTime().addSecs(-3600);
         last = QDateTime::currentDateTime();
@@ -370,11 +400,12 @@ void StorageWidget::renderChart()
     m_x->setFormat(first.daysTo(last) >= 2 ? QStringLiteral("MM-dd") : QStringLiteral("HH:mm"));
     m_y->setRange(0, std::max(1.0, static_cast<double>(top) / unit * 1.1));
     m_y->setTitleText(unitName);
-    m_chartView->setToolTip(
-        r.samples.empty() ? tr("No size sample yet: one is taken at most every %1 while a console or idemctl reads.")
+    m_chartView->setToolTip(tr("Rows: counted back from now by the keys the claims created and the rows the purges "
+                               "removed, hour by hour (an estimate). ")
+        + (r.samples.empty() ? tr("No size sample yet: one is taken at most every %1 while a console or idemctl reads.")
                                 .arg(storagetext::age(r.samplePeriodSeconds))
                           : tr("%n sample(s), at most one every %1", nullptr, static_cast<int>(r.samples.size()))
-                                .arg(storagetext::age(r.samplePeriodSeconds)));
+                                .arg(storagetext::age(r.samplePeriodSeconds))));
 }
 
 } // namespace idem::console

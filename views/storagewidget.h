@@ -40,6 +40,7 @@ public:
     QLabel* purgeLabel() const { return m_purge; }
     QLineSeries* tableSeries() const { return m_tableBytes; }
     QLineSeries* indexSeries() const { return m_indexBytes; }
+    QLineSeries* rowsSeries() const { return m_rows; }
 
 protected:
     void showEvent(QShowEvent* event) override;
@@ -68,6 +69,8 @@ private:
     QChartView* m_chartView;
     QLineSeries* m_tableBytes;
     QLineSeries* m_indexBytes;
+    QLineSeries* m_rows; // from the counters, on its own axis
+    QValueAxis* m_rowsAxis;
     QDateTimeAxis* m_x;
     QValueAxis* m_y;
     QTimer* m_timer;

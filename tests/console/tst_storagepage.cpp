@@ -6,6 +6,7 @@
 
 #include "models/storagemodel.h"
 #include "operations/purge.h"
+#include "operations/storagehistory.h"
 #include "tests/console/tst_taskbrowser_support.h"
 #include "views/storagewidget.h"
 
@@ -25,6 +26,7 @@ private Q_SLOTS:
     void cleanupTestCase();
     void showsWhatAPurgeWouldRemove();
     void lastRunAfterAPurge();
+    void rowsHistoryCountsBack();
     void readerSeesThePage();
 
 private:
@@ -157,6 +159,54 @@ void TestStoragePage::lastRunAfterAPurge()
     const int charge = rowOf(w->retentionTable(), QStringLiteral("charge"));
     QVERIFY(charge >= 0);
     QCOMPARE(w->retentionTable()->item(charge, 3)->text(), QStringLiteral("0"));
+}
+
+void TestStoragePage::rowsHistoryCountsBack()
+{
+    // 100 rows from before the counters (adopted), 40 keys created 5 hours ago and 25 three days
+    // ago through the workers' flush; the purge of lastRunAfterAPurge removed 7 just now.
+    for (int i = 0; i < 100; ++i)
+        plantTask(*m_conn, "t2:email:adopted" + std::to_string(i), "succeeded", 1, 5, nullptr, 0, 3600);
+    execSql(*m_conn, R"(
+        SELECT idem.add_counters(jsonb_build_array(
+            jsonb_build_object('m', extract(epoch FROM date_trunc('minute', now() - interval '5 hours'))::bigint,
+                               't', 't2', 'o', 'email', 'w', 'acquired', 'n', 40),
+            jsonb_build_object('m', extract(epoch FROM date_trunc('minute', now() - interval '3 days'))::bigint,
+                               't', 't2', 'o', 'email', 'w', 'acquired', 'n', 25)))
+    )");
+    execSql(*m_conn, "ANALYZE idem.task_idempotency");
+    pqxx::read_transaction tx(*m_conn);
+    const auto h = idem::readRowsHistory(tx, idem::SchemaName(), 7);
+    QCOMPARE(h.rowsNow, 105);
+    QVERIFY(!h.points.empty());
+    QCOMPARE(h.points.back().rows, 105);
+    // Counted back: 105 now, 112 before the purge, 72 before the 40, 47 before the 25.
+    QList<qint64> steps;
+    qint64 created = 0;
+    qint64 purged = 0;
+    for (const auto& p : h.points) {
+        if (steps.isEmpty() || steps.back() != p.rows)
+            steps << p.rows;
+        created += p.created;
+        purged += p.purged;
+    }
+    QCOMPARE(steps, (QList<qint64> { 47, 72, 112, 105 }));
+    QCOMPARE(created, 65);
+    QCOMPARE(purged, 7);
+    // Hours before the last two days, ten minutes within them; the first point is just before
+    // the first activity (three days ago), not seven days back.
+    const auto at = [](const std::string& iso) { return QDateTime::fromString(QString::fromStdString(iso), Qt::ISODate); };
+    const auto first = at(h.points.front().at);
+    QVERIFY2(first.secsTo(QDateTime::currentDateTimeUtc()) < 3 * 86400 + 2 * 3600, h.points.front().at.c_str());
+    QCOMPARE(at(h.points[1].at).toSecsSinceEpoch() - first.toSecsSinceEpoch(), 3600);
+    QCOMPARE(at(h.points[h.points.size() - 2].at).toSecsSinceEpoch() % 600, 0);
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, idem::readRowsHistory(tx, idem::SchemaName(), 0));
+
+    // The page draws it: the last point of its rows line is the table's rows now.
+    auto w = loaded(*m_session);
+    QVERIFY(w);
+    QVERIFY(w->rowsSeries()->count() >= 4);
+    QCOMPARE(w->rowsSeries()->at(w->rowsSeries()->count() - 1).y(), 105.0);
 }
 
 void TestStoragePage::readerSeesThePage()
