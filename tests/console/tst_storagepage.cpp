@@ -4,12 +4,14 @@
 #include <QLineSeries>
 #include <QTableWidget>
 
+#include "models/auditmodel.h"
 #include "models/storagemodel.h"
 #include "operations/purge.h"
 #include "operations/storagehistory.h"
 #include "tests/console/tst_taskbrowser_support.h"
 #include "views/storagewidget.h"
 
+using idem::console::AuditModel;
 using idem::console::ConsoleSession;
 using idem::console::StorageModel;
 using idem::console::StorageWidget;
@@ -159,6 +161,18 @@ void TestStoragePage::lastRunAfterAPurge()
     const int charge = rowOf(w->retentionTable(), QStringLiteral("charge"));
     QVERIFY(charge >= 0);
     QCOMPARE(w->retentionTable()->item(charge, 3)->text(), QStringLiteral("0"));
+
+    // The run's one audit entry, on the Audit page's "purge" filter: many keys, so no single one.
+    AuditModel audit(m_session.get());
+    QSignalSpy loadedPage(&audit, &AuditModel::pageLoaded);
+    idem::AuditFilter f;
+    f.action = "purge";
+    audit.setFilter(f);
+    QVERIFY(QTest::qWaitFor([&] { return !loadedPage.isEmpty(); }, browserTimeoutMs));
+    QCOMPARE(audit.rowCount(), 1);
+    QCOMPARE(audit.entry(0).id, result.auditId);
+    QCOMPARE(audit.data(audit.index(0, AuditModel::KeyColumn)).toString(), QStringLiteral("—"));
+    QCOMPARE(audit.data(audit.index(0, AuditModel::ActionColumn)).toString(), QStringLiteral("purge"));
 }
 
 void TestStoragePage::rowsHistoryCountsBack()
