@@ -129,7 +129,7 @@ int main(int argc, char** argv)
                        "locale)."),
         QStringLiteral("LANG"));
     const QCommandLineOption pageOption(QStringLiteral("page"),
-        QStringLiteral("Page to show first: dashboard, tasks, audit or connection."), QStringLiteral("PAGE"),
+        QStringLiteral("Page to show first: dashboard, tasks, audit, storage or connection."), QStringLiteral("PAGE"),
         QStringLiteral("dashboard"));
     parser.addOptions({ dsnOption, monitorOption, schemaOption, screenshotOption });
     parser.addOptions({ languageOption, pageOption });
@@ -174,7 +174,7 @@ int main(int argc, char** argv)
         return 2;
     }
     const QStringList pages = { QStringLiteral("dashboard"), QStringLiteral("tasks"), QStringLiteral("audit"),
-        QStringLiteral("connection") };
+        QStringLiteral("storage"), QStringLiteral("connection") };
     if (!pages.contains(parser.value(pageOption))) {
         std::fprintf(stderr, "idem-console: --page must be one of: %s\n", qPrintable(pages.join(QStringLiteral(", "))));
         return 2;

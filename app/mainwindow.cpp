@@ -24,6 +24,7 @@
 #include "views/language.h"
 #include "views/shortcutsdialog.h"
 #include "views/statuspanel.h"
+#include "views/storagewidget.h"
 #include "views/snapshotwindow.h"
 #include "views/taskbrowserwidget.h"
 #include "views/theme.h"
@@ -50,6 +51,7 @@ MainWindow::MainWindow(ConsoleSession* session, ProfileStore* profiles, QWidget*
     m_console->statusPanel()->watch(m_monitor);
     auto* audit = new AuditWidget(m_monitor);
     m_console->addPage(audit, tr("Audit"), 2);
+    m_console->addPage(new StorageWidget(m_monitor), tr("Storage"), 3);
     m_witness->follow(m_dashboard->model());
     m_console->setAuditWitness(m_witness);
     audit->setWitness(m_witness);
@@ -229,11 +231,12 @@ QMenu* MainWindow::track(QMenu* menu, const char* source)
 void MainWindow::createViewMenu()
 {
     auto* view = track(menuBar()->addMenu(QString()), QT_TR_NOOP("&View"));
-    // Ctrl+1..4: the pages in tab order.
+    // Ctrl+1..5: the pages in tab order.
     const std::pair<const char*, const char*> pages[] = {
         { "dashboard", QT_TR_NOOP("&Dashboard") },
         { "tasks", QT_TR_NOOP("&Tasks") },
         { "audit", QT_TR_NOOP("&Audit") },
+        { "storage", QT_TR_NOOP("&Storage") },
         { "connection", QT_TR_NOOP("C&onnection") },
     };
     int n = 0;
@@ -337,6 +340,8 @@ void MainWindow::retranslateUi()
             pages->setTabText(i, tr("Tasks"));
         else if (qobject_cast<AuditWidget*>(page))
             pages->setTabText(i, tr("Audit"));
+        else if (qobject_cast<StorageWidget*>(page))
+            pages->setTabText(i, tr("Storage"));
     }
     updateTitle();
 }
@@ -357,6 +362,8 @@ bool MainWindow::showPage(const QString& name)
         page = m_console->findChild<TaskBrowserWidget*>();
     else if (name == QLatin1String("audit"))
         page = m_console->findChild<AuditWidget*>();
+    else if (name == QLatin1String("storage"))
+        page = m_console->findChild<StorageWidget*>();
     else if (name == QLatin1String("connection"))
         page = m_console->findChild<QWidget*>(QStringLiteral("connectionPage"));
     if (!page || m_console->pages()->indexOf(page) < 0)
@@ -379,6 +386,8 @@ void MainWindow::refreshPage()
         tasks->refresh();
     else if (auto* audit = qobject_cast<AuditWidget*>(page))
         audit->reload();
+    else if (auto* storage = qobject_cast<StorageWidget*>(page))
+        storage->reload();
     else
         m_dashboard->model()->tickNow();
 }

@@ -40,7 +40,8 @@ public:
     AuditWitness* auditWitness() const { return m_witness; }
     // A dashboard tile's rows: the Tasks page with that filter, or a list of the newest rows.
     void openRows(const idem::TaskFilter& filter, const QString& title, const QString& what);
-    // Brings a page to the front: "dashboard", "tasks", "audit" or "connection" (--page, Ctrl+1..4).
+    // Brings a page to the front: "dashboard", "tasks", "audit", "storage" or
+    // "connection" (--page, Ctrl+1..5).
     bool showPage(const QString& name);
     // Help > Keyboard shortcuts: the table built from the window's actions.
     void showShortcuts();

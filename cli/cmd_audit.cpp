@@ -13,13 +13,15 @@ namespace idem::cli {
 
 namespace {
 
-    constexpr const char* auditHelp = R"(Usage: idemctl audit list [--key K] [--actor A] [--action requeue|release|fail]
+    constexpr const char* auditHelp = R"(Usage: idemctl audit list [--key K] [--actor A] [--action ACTION]
                           [--since TIME] [--until TIME] [--limit N] [--before ID | --after ID]
                           [--oldest-first] [--images] [--json]
        idemctl audit verify [--expect-head ID:HASH] [--json]
 
 The audit trail of recovery actions (task_idempotency_audit): one entry per applied requeue,
-release or fail, with actor, reason and the row before and after.
+release or fail, with actor, reason and the row before and after; one per retention policy
+change (action retention) and one per purge run (action purge), with an empty key. ACTION is
+requeue, release, fail, retention or purge.
 
 list     newest first, one page (--limit, default 50); --before ID continues with older entries
          (the smallest id shown), --oldest-first with --after ID pages forward. TIME is anything
@@ -67,6 +69,24 @@ Exit codes: 0 ok, 1 failure or (verify) a broken chain, 2 usage error.
         return j.contains("status") && j["status"].is_string() ? j["status"].get<std::string>() : "?";
     }
 
+    // A retention change or purge run has no task row: say what it changed instead.
+    std::string changeSummary(const AuditEntry& e)
+    {
+        const auto before = nlohmann::json::parse(e.beforeImage);
+        const auto after = nlohmann::json::parse(e.afterImage);
+        const auto horizon = [](const nlohmann::json& j) {
+            return j.contains("policy") && j["policy"].is_object()
+                ? std::to_string(j["policy"].value("horizon_seconds", std::int64_t(0))) + " s"
+                : std::string("(none)");
+        };
+        if (e.action == "retention")
+            return "operation " + after.value("operation", std::string("?")) + ": " + horizon(before) + " -> "
+                + horizon(after);
+        return "run " + std::to_string(after.value("run", std::int64_t(0))) + " " + after.value("state", std::string("?"))
+            + ": " + std::to_string(after.value("rows_removed", std::int64_t(0))) + " rows removed in "
+            + std::to_string(after.value("batches", std::int64_t(0))) + " batches";
+    }
+
     int runAuditList(const std::vector<std::string>& argv)
     {
         Args args(argv, { "dsn", "schema", "key", "actor", "action", "since", "until", "limit", "before", "after" },
@@ -90,8 +110,8 @@ Exit codes: 0 ok, 1 failure or (verify) a broken chain, 2 usage error.
             f.beforeId = args.intValue("before", 0, 1, std::numeric_limits<long long>::max());
         if (args.value("after"))
             f.afterId = args.intValue("after", 0, 0, std::numeric_limits<long long>::max());
-        if (f.action && !parseAction(*f.action))
-            throw UsageError("--action must be requeue, release or fail");
+        if (f.action && !parseAction(*f.action) && *f.action != "retention" && *f.action != "purge")
+            throw UsageError("--action must be requeue, release, fail, retention or purge");
 
         auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl audit" });
         f.sinceUs = timeArg(*conn, args, "since");
@@ -107,8 +127,10 @@ Exit codes: 0 ok, 1 failure or (verify) a broken chain, 2 usage error.
         }
         for (const auto& e : entries) {
             std::cout << '#' << e.id << "  " << formatMicros(e.atUs) << "  " << e.action << "  "
-                      << printable(e.key, 120) << "  " << imageStatus(e.beforeImage) << " -> "
-                      << imageStatus(e.afterImage) << "\n    by " << printable(e.dbRole) << " (" << printable(e.osUser)
+                      << (e.key.empty() ? changeSummary(e)
+                                        : printable(e.key, 120) + "  " + imageStatus(e.beforeImage) + " -> "
+                                  + imageStatus(e.afterImage))
+                      << "\n    by " << printable(e.dbRole) << " (" << printable(e.osUser)
                       << ", " << printable(e.application) << ", from " << printable(e.clientHost)
                       << ")\n    reason: " << printable(e.reason, 400) << '\n';
             if (args.flag("images"))

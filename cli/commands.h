@@ -24,6 +24,9 @@ int runRequeue(const std::vector<std::string>& args);
 int runRelease(const std::vector<std::string>& args);
 int runFail(const std::vector<std::string>& args);
 int runAudit(const std::vector<std::string>& args);
+int runPurge(const std::vector<std::string>& args);
+int runRetention(const std::vector<std::string>& args);
+int runStorage(const std::vector<std::string>& args);
 int runScenarioWorker(const std::vector<std::string>& args);
 
 } // namespace idem::cli

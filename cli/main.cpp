@@ -23,6 +23,9 @@ const Command commands[] = {
     { "release", "audited: expire a processing task's lease and revoke its owner token", &idem::cli::runRelease },
     { "fail", "audited: mark processing or retryable_failed tasks failed (no more retries)", &idem::cli::runFail },
     { "audit", "list the recovery actions' audit trail, or verify its hash chain", &idem::cli::runAudit },
+    { "purge", "audited: remove succeeded keys past their retention horizon, in small batches", &idem::cli::runPurge },
+    { "retention", "show or change (audited) how long succeeded keys are kept, per operation", &idem::cli::runRetention },
+    { "storage", "table and index sizes, rows by status, rows due for purge, the last purge", &idem::cli::runStorage },
     // Internal: the worker process that `verify` starts and kills. Not listed.
     { "scenario-worker", nullptr, &idem::cli::runScenarioWorker },
 };

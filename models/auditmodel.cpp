@@ -117,7 +117,8 @@ QVariant AuditModel::data(const QModelIndex& index, int role) const
     case AtColumn:
         return formatTimeUs(e.atUs);
     case KeyColumn:
-        return QString::fromStdString(e.key);
+        // A retention change or a purge run is about many keys (or none yet): no single key.
+        return e.key.empty() ? QStringLiteral("—") : QString::fromStdString(e.key);
     case ActionColumn:
         return QString::fromStdString(e.action);
     case ActorColumn:

@@ -54,6 +54,9 @@ namespace {
         { "permanent", 0xd94c6a },
         { "tickms", 0x7f8c99 },
         { "attempts", 0x3b7dd8 },
+        { "tablebytes", 0x3b7dd8 },
+        { "indexbytes", 0x8e6bd6 },
+        { "rowsestimate", 0x2e9e4f },
     };
 } // namespace
 

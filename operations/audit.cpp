@@ -79,8 +79,10 @@ std::vector<AuditEntry> listAudit(pqxx::connection& conn, const SchemaName& sche
 {
     if (f.limit < 1 || f.limit > 10000)
         throw std::invalid_argument("the audit page size must be 1 to 10000");
-    if (f.action && *f.action != "requeue" && *f.action != "release" && *f.action != "fail")
-        throw std::invalid_argument("the action must be requeue, release or fail, not '" + *f.action + "'");
+    if (f.action && *f.action != "requeue" && *f.action != "release" && *f.action != "fail" && *f.action != "retention"
+        && *f.action != "purge")
+        throw std::invalid_argument(
+            "the action must be requeue, release, fail, retention or purge, not '" + *f.action + "'");
     for (const auto* v : { &f.key, &f.actor })
         if (*v && (*v)->find('\0') != std::string::npos)
             throw std::invalid_argument("a filter value contains a NUL byte");

@@ -30,7 +30,7 @@ struct AuditEntry {
     std::int64_t id = 0;
     std::int64_t atUs = 0; // microseconds since the Unix epoch
     std::string key;
-    std::string action; // requeue, release, fail
+    std::string action; // requeue, release, fail; retention, purge (schema v9: key empty, images describe the change)
     std::string reason;
     std::string dbRole; // session_user of the acting connection
     std::string osUser; // as the client reported it (ActionOptions::actor)
@@ -49,7 +49,7 @@ std::string auditEntryHash(const AuditEntry& e);
 struct AuditFilter {
     std::optional<std::string> key; // exact key
     std::optional<std::string> actor; // exact db_role or os_user
-    std::optional<std::string> action; // requeue, release, fail
+    std::optional<std::string> action; // requeue, release, fail, retention, purge
     std::optional<std::int64_t> sinceUs; // at >= since
     std::optional<std::int64_t> untilUs; // at < until
     // Keyset paging by id. Newest first by default: pass the last page's smallest id as beforeId.

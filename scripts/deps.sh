@@ -25,6 +25,8 @@ if [ "${1:-run}" = test ]; then
     # tst_pooler runs a real PgBouncer in transaction mode in front of the test cluster
     # (tst_failover's primaries and standbys need only initdb / pg_ctl / pg_basebackup, above)
     packages+=(pgbouncer)
+    # tst_purgecron starts a cluster of its own with pg_cron preloaded and lets it CALL the purge
+    packages+=(postgresql-15-cron)
 fi
 
 missing=()

@@ -52,7 +52,7 @@ AuditWidget::AuditWidget(ConsoleSession* session, QWidget* parent)
     m_actor->setPlaceholderText(tr("actor (role or OS user)"));
     m_action->setObjectName(QStringLiteral("auditActionFilter"));
     m_action->addItem(tr("Any action"), QString());
-    for (const char* a : { "requeue", "release", "fail" })
+    for (const char* a : { "requeue", "release", "fail", "retention", "purge" })
         m_action->addItem(QString::fromLatin1(a), QString::fromLatin1(a));
     m_since->setObjectName(QStringLiteral("auditSinceFilter"));
     m_since->setPlaceholderText(tr("since (ISO time)"));

@@ -113,3 +113,27 @@ BEGIN
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_counters_maintain(integer) TO idem_operator', s);
 END
 $scale$;
+
+-- Key lifecycle (schema v9): readers see the retention policy, the purge runs, the size samples
+-- and the storage figures, and may take a size sample (at most one per 15 minutes whoever calls);
+-- operators change the policy and run the purge, each audited. Workers: nothing.
+DO $lifecycle$
+DECLARE
+    s text := current_schema();
+BEGIN
+    EXECUTE format('GRANT SELECT ON %1$I.idem_retention_policy, %1$I.idem_purge_runs, %1$I.idem_storage_samples'
+                   ' TO idem_reader', s);
+    EXECUTE format('REVOKE ALL ON %1$I.idem_retention_policy, %1$I.idem_purge_runs, %1$I.idem_storage_samples'
+                   ' FROM idem_worker', s);
+    EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_retention_policy, %1$I.idem_purge_runs,'
+                   ' %1$I.idem_storage_samples FROM idem_reader, idem_operator', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_succeeded_operations(), %1$I.idem_retention_horizon(text),'
+                   ' %1$I.idem_retention_due(bigint), %1$I.idem_storage_tables(), %1$I.idem_storage_sample()'
+                   ' TO idem_reader', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_set_retention(text, bigint, text, text),'
+                   ' %1$I.idem_clear_retention(text, text, text), %1$I.idem_purge_begin(text, text),'
+                   ' %1$I.idem_purge_batch(bigint, integer), %1$I.idem_purge_finish(bigint),'
+                   ' %1$I.idem_purge(integer, integer, text, text) TO idem_operator', s);
+    EXECUTE format('GRANT EXECUTE ON PROCEDURE %1$I.idem_purge_run(integer, integer, text, text) TO idem_operator', s);
+END
+$lifecycle$;

@@ -224,6 +224,9 @@ void TestMigrate::emptyDatabase()
             "USING btree (updated_at) INCLUDE (idempotency_key) WHERE ((status = 'failed'::text) AND "
             "(error_class IS DISTINCT FROM 'permanent'::text))" },
         { "task_idempotency_retried_idx", "USING btree (updated_at) WHERE (attempts > 1)" },
+        // The purge's path (schema v9): succeeded rows by operation and completion time
+        { "task_idempotency_succeeded_idx",
+            "USING btree (split_part(idempotency_key, ':'::text, 2), updated_at) WHERE (status = 'succeeded'::text)" },
     };
     for (const auto& [name, tail] : partial) {
         const QStringList defs = lines(t,

@@ -1,0 +1,371 @@
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "core/connection.h"
+#include "operations/actions.h"
+#include "operations/purge.h"
+#include "operations/storage.h"
+
+namespace idem::cli {
+
+namespace {
+    constexpr const char* purgeHelp = R"(Usage: idemctl purge [--dsn DSN] [--schema S] [--dry-run] [--batch N] [--max-seconds S]
+                     [--pause-ms MS] [--reason R] [--actor A] [--cap N] [--json]
+
+Removes succeeded keys completed longer ago than their operation's retention horizon
+(`idemctl retention show`). Processing, retryable and failed rows are never removed. A request
+that comes again with a purged key executes again: it is a new key.
+
+Runs in small batches, each its own short transaction: rows a claim or anyone else holds are
+skipped, never waited for, and no lock is held longer than 100 ms. Safe to run from two places
+at once. Killed, it leaves every finished batch counted; the next run closes the killed one
+(its audit entry says "abandoned") and goes on. One audit entry per run (action purge: the
+policy, each operation's cutoff, rows removed, the actor). Needs idem_operator. Ctrl-C stops
+after the current batch and finishes the run.
+
+  --dsn DSN          libpq conninfo, URI or service=NAME (default: $IDEM_DSN, then PG* variables);
+                     connect directly, not through a transaction pooler (the run's session lock)
+  --schema S         schema holding the Idem tables (default: idem)
+  --dry-run          say what would be removed per operation (counted up to --cap each); change nothing
+  --batch N          rows per batch, 1..100000 (default: 1000)
+  --max-seconds S    start no batch after S seconds (default: 0, until nothing is due)
+  --pause-ms MS      pause between batches (default: 0)
+  --reason R         for the audit entry (default: "idemctl purge")
+  --actor A          who is acting, for the audit (default: login@hostname of this process)
+  --cap N            --dry-run counts up to N rows per operation (default: 1000000)
+  --json             one JSON object at the end
+
+Scheduled in the database instead (pg_cron):
+  SELECT cron.schedule('idem-purge', '*/10 * * * *', 'CALL idem.idem_purge_run(1000, 300)');
+)";
+
+    constexpr const char* retentionHelp = R"(Usage: idemctl retention show [--dsn DSN] [--schema S] [--json]
+       idemctl retention set OPERATION DURATION --reason R [--actor A] [--dsn DSN] [--schema S]
+       idemctl retention unset OPERATION --reason R [--actor A] [--dsn DSN] [--schema S]
+
+How long succeeded keys are kept, per operation (the second part of tenant:operation:id), and
+the default '*' for every other operation. A retry of a key older than its horizon executes
+again: the purge has removed the key it would have replayed.
+
+show    each policy row, with when and by whom it was last changed
+set     OPERATION's horizon ('*': the default); DURATION is Nd (days), Nh (hours) or N (days),
+        1 hour to 3650 days. One audit entry (action retention). Needs idem_operator.
+unset   OPERATION falls back to '*' (which cannot be removed). Audited as set.
+)";
+
+    constexpr const char* storageHelp = R"(Usage: idemctl storage [--dsn DSN] [--schema S] [--cap N] [--days N] [--no-sample] [--json]
+
+What the Idem tables hold and what a purge would do: table and index sizes, dead tuples and the
+last (auto)vacuum of each table, rows by status (the unfinished ones counted up to 10000 each or
+the shared exact count; succeeded as the planner's estimate), per operation its horizon, oldest
+succeeded key and the rows due for purge (counted up to --cap, default 10000: past it "at least"),
+the last purge run and the table's size over time. Nothing is scanned beyond those counts.
+
+  --cap N       count due rows up to N per operation (default: 10000)
+  --days N      size samples of the last N days (default: 90)
+  --no-sample   do not take a size sample (one is taken if the last is 15 minutes old)
+  --json        one JSON object
+)";
+
+    std::atomic<bool> g_stop { false };
+    extern "C" void onStopSignal(int) { g_stop = true; }
+
+    nlohmann::json opt(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
+
+    nlohmann::json runJson(const PurgeRun& r)
+    {
+        nlohmann::json by = nlohmann::json::object();
+        for (const auto& [op, n] : r.removedByOperation)
+            by[op] = n;
+        return { { "id", r.id }, { "state", r.state }, { "started_at", r.startedAt }, { "finished_at", opt(r.finishedAt) },
+            { "duration_seconds", r.durationSeconds }, { "rows_removed", r.rowsRemoved }, { "batches", r.batches },
+            { "db_role", r.dbRole }, { "actor", r.actor }, { "application", r.application },
+            { "audit_id", r.auditId ? nlohmann::json(*r.auditId) : nlohmann::json(nullptr) },
+            { "removed_by_operation", by } };
+    }
+
+    nlohmann::json operationsJson(const std::vector<OperationRetention>& ops)
+    {
+        nlohmann::json out = nlohmann::json::array();
+        for (const auto& o : ops)
+            out.push_back({ { "operation", o.operation }, { "policy_operation", o.policyOperation },
+                { "horizon_seconds", o.horizonSeconds }, { "horizon", formatHorizon(o.horizonSeconds) },
+                { "cutoff", o.cutoff }, { "oldest_completed_at", opt(o.oldestCompletedAt) },
+                { "oldest_age_seconds", o.oldestAgeSeconds ? nlohmann::json(*o.oldestAgeSeconds) : nlohmann::json(nullptr) },
+                { "due", o.due }, { "due_quality", qualityName(o.dueLabel.quality) },
+                { "policy_changed_at", opt(o.policyChangedAt) }, { "policy_changed_by", opt(o.policyChangedBy) },
+                { "meaning", retentionSentence(o.operation, o.horizonSeconds) } });
+        return out;
+    }
+
+    std::string bytes(std::int64_t n)
+    {
+        const char* units[] = { "B", "kB", "MB", "GB", "TB" };
+        double v = static_cast<double>(n);
+        int u = 0;
+        while (v >= 1024 && u < 4) {
+            v /= 1024;
+            ++u;
+        }
+        char buf[32];
+        std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+        return buf;
+    }
+
+    std::string dueText(const OperationRetention& o)
+    {
+        return (o.dueLabel.quality == FigureQuality::LowerBound ? "at least " : "") + std::to_string(o.due);
+    }
+
+    // Nd, Nh or N (days).
+    std::int64_t parseDuration(const std::string& s)
+    {
+        std::size_t used = 0;
+        long long n = 0;
+        try {
+            n = std::stoll(s, &used);
+        } catch (const std::exception&) {
+            throw UsageError("DURATION must be Nd, Nh or N (days), not '" + s + "'");
+        }
+        const std::string unit = s.substr(used);
+        if (n <= 0 || (unit != "" && unit != "d" && unit != "h"))
+            throw UsageError("DURATION must be a positive Nd, Nh or N (days), not '" + s + "'");
+        if (n > 3650LL * 24)
+            throw UsageError("DURATION is more than 3650 days: '" + s + "'");
+        return unit == "h" ? n * 3600 : n * 86400;
+    }
+
+    int purgeDryRun(pqxx::connection& conn, const SchemaName& schema, const Args& args)
+    {
+        const auto p = previewPurge(conn, schema, args.intValue("cap", 1000000, 1, 10000000));
+        if (args.flag("json")) {
+            nlohmann::json j = { { "schema", schema.name() }, { "dry_run", true }, { "as_of", p.asOf }, { "cap", p.cap },
+                { "would_remove", p.total }, { "would_remove_quality", p.totalLowerBound ? "lower_bound" : "exact" },
+                { "operations", operationsJson(p.operations) } };
+            std::cout << j.dump(2) << '\n';
+            return ExitOk;
+        }
+        std::printf("dry run, schema %s, as of %s: nothing is changed\n\n", schema.name().c_str(), p.asOf.c_str());
+        std::printf("  %-24s %-10s %-28s %s\n", "operation", "horizon", "completed before (cutoff)", "would remove");
+        for (const auto& o : p.operations)
+            std::printf("  %-24s %-10s %-28s %s\n", o.operation.c_str(),
+                (formatHorizon(o.horizonSeconds) + (o.policyOperation == "*" ? "*" : "")).c_str(), o.cutoff.c_str(),
+                dueText(o).c_str());
+        std::printf("\nwould remove %s%lld rows (* = the default horizon). A retry of a removed key executes again.\n",
+            p.totalLowerBound ? "at least " : "", static_cast<long long>(p.total));
+        return ExitOk;
+    }
+} // namespace
+
+int runPurge(const std::vector<std::string>& argv)
+{
+    Args args(argv, { "dsn", "schema", "batch", "max-seconds", "pause-ms", "reason", "actor", "cap" },
+        { "dry-run", "json", "help" });
+    if (args.flag("help")) {
+        std::cout << purgeHelp;
+        return ExitOk;
+    }
+    if (!args.positional().empty())
+        throw UsageError("unexpected argument '" + args.positional()[0] + "'");
+    const SchemaName schema(args.valueOr("schema", SchemaName::defaultName));
+    PurgeOptions o;
+    o.batch = static_cast<int>(args.intValue("batch", 1000, 1, 100000));
+    o.maxSeconds = static_cast<double>(args.intValue("max-seconds", 0, 0, 86400));
+    o.pauseMs = static_cast<int>(args.intValue("pause-ms", 0, 0, 60000));
+    o.reason = args.valueOr("reason", "idemctl purge");
+    o.actor = args.valueOr("actor", localActor());
+    auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl purge" });
+    if (args.flag("dry-run"))
+        return purgeDryRun(*conn, schema, args);
+
+    std::signal(SIGINT, onStopSignal);
+    std::signal(SIGTERM, onStopSignal);
+    o.stop = &g_stop;
+    const bool json = args.flag("json");
+    o.progress = [json](std::int64_t run, std::int64_t batches, std::int64_t rows, double ms) {
+        if (!json)
+            std::fprintf(stderr, "run %lld: batch %lld, %lld rows removed (last batch %.1f ms)\n",
+                static_cast<long long>(run), static_cast<long long>(batches), static_cast<long long>(rows), ms);
+    };
+    const auto r = idem::runPurge(*conn, schema, o);
+    const double rate = r.durationMs > 0 ? static_cast<double>(r.rowsRemoved) / (r.durationMs / 1000) : 0;
+    if (json) {
+        nlohmann::json by = nlohmann::json::object();
+        for (const auto& [op, n] : r.removedByOperation)
+            by[op] = n;
+        std::cout << nlohmann::json({ { "schema", schema.name() }, { "dry_run", false }, { "run_id", r.runId },
+                                        { "rows_removed", r.rowsRemoved }, { "batches", r.batches },
+                                        { "duration_ms", r.durationMs }, { "rows_per_second", rate },
+                                        { "longest_batch_ms", r.longestBatchMs }, { "audit_id", r.auditId },
+                                        { "stopped_early", r.stoppedByTime }, { "removed_by_operation", by } })
+                         .dump(2)
+                  << '\n';
+        return ExitOk;
+    }
+    std::printf("purge run %lld: %lld rows removed in %lld batches, %.1f s (%.0f rows/s, longest batch %.1f ms)%s\n",
+        static_cast<long long>(r.runId), static_cast<long long>(r.rowsRemoved), static_cast<long long>(r.batches),
+        r.durationMs / 1000, rate, r.longestBatchMs,
+        r.stoppedByTime ? "; stopped early, more may be due" : "");
+    for (const auto& [op, n] : r.removedByOperation)
+        std::printf("  %-24s %lld\n", op.c_str(), static_cast<long long>(n));
+    std::printf("audit entry %lld\n", static_cast<long long>(r.auditId));
+    return ExitOk;
+}
+
+int runRetention(const std::vector<std::string>& argv)
+{
+    Args args(argv, { "dsn", "schema", "reason", "actor" }, { "json", "help" });
+    if (args.flag("help")) {
+        std::cout << retentionHelp;
+        return ExitOk;
+    }
+    const auto& pos = args.positional();
+    const std::string verb = pos.empty() ? std::string("show") : pos[0];
+    const SchemaName schema(args.valueOr("schema", SchemaName::defaultName));
+    if (verb == "show") {
+        if (pos.size() > 1)
+            throw UsageError("retention show takes no argument");
+        auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl retention" });
+        const auto policies = readRetention(*conn, schema);
+        if (args.flag("json")) {
+            nlohmann::json j = nlohmann::json::array();
+            for (const auto& p : policies)
+                j.push_back({ { "operation", p.operation }, { "horizon_seconds", p.horizonSeconds },
+                    { "horizon", formatHorizon(p.horizonSeconds) }, { "changed_at", p.changedAt },
+                    { "changed_by", p.changedBy }, { "meaning", retentionSentence(p.operation, p.horizonSeconds) } });
+            std::cout << nlohmann::json({ { "schema", schema.name() }, { "policies", j } }).dump(2) << '\n';
+            return ExitOk;
+        }
+        for (const auto& p : policies)
+            std::printf("  %-24s %-10s changed %s by %s\n      %s\n", p.operation.c_str(),
+                formatHorizon(p.horizonSeconds).c_str(), p.changedAt.c_str(), p.changedBy.c_str(),
+                retentionSentence(p.operation, p.horizonSeconds).c_str());
+        return ExitOk;
+    }
+    if (verb != "set" && verb != "unset")
+        throw UsageError("retention takes show, set or unset, not '" + verb + "'");
+    if (pos.size() != (verb == "set" ? 3u : 2u))
+        throw UsageError(verb == "set" ? "retention set takes OPERATION DURATION" : "retention unset takes OPERATION");
+    const auto reason = args.value("reason");
+    if (!reason)
+        throw UsageError("--reason is required (it goes into the audit trail)");
+    const std::int64_t seconds = verb == "set" ? parseDuration(pos[2]) : 0;
+    auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl retention" });
+    const auto actor = args.valueOr("actor", localActor());
+    const auto change = verb == "set" ? setRetention(*conn, schema, pos[1], seconds, *reason, actor)
+                                      : clearRetention(*conn, schema, pos[1], *reason, actor);
+    const auto before = change.before ? formatHorizon(change.before->horizonSeconds) : std::string("(default)");
+    if (verb == "set")
+        std::printf("%s: %s -> %s (audit entry %lld)\n%s\n", pos[1].c_str(), before.c_str(),
+            formatHorizon(seconds).c_str(), static_cast<long long>(change.auditId),
+            retentionSentence(pos[1], seconds).c_str());
+    else if (change.before)
+        std::printf("%s: %s -> the default (audit entry %lld)\n", pos[1].c_str(), before.c_str(),
+            static_cast<long long>(change.auditId));
+    else
+        std::printf("%s had no policy of its own: nothing changed\n", pos[1].c_str());
+    return ExitOk;
+}
+
+int runStorage(const std::vector<std::string>& argv)
+{
+    Args args(argv, { "dsn", "schema", "cap", "days" }, { "json", "no-sample", "help" });
+    if (args.flag("help")) {
+        std::cout << storageHelp;
+        return ExitOk;
+    }
+    const SchemaName schema(args.valueOr("schema", SchemaName::defaultName));
+    StorageOptions o;
+    o.dueCap = args.intValue("cap", 10000, 1, 10000000);
+    o.sampleDays = static_cast<int>(args.intValue("days", 90, 1, 3650));
+    o.takeSample = !args.flag("no-sample");
+    auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl storage" });
+    const auto s = readStorage(*conn, schema, o);
+    if (args.flag("json")) {
+        nlohmann::json tables = nlohmann::json::array();
+        for (const auto& t : s.tables)
+            tables.push_back({ { "name", t.name }, { "table_bytes", t.tableBytes }, { "index_bytes", t.indexBytes },
+                { "total_bytes", t.totalBytes },
+                { "rows_estimate", t.rowsEstimate ? nlohmann::json(*t.rowsEstimate) : nlohmann::json(nullptr) },
+                { "live_tuples", t.liveTuples }, { "dead_tuples", t.deadTuples }, { "last_vacuum", opt(t.lastVacuum) },
+                { "last_autovacuum", opt(t.lastAutovacuum) }, { "last_analyze", opt(t.lastAnalyze) } });
+        nlohmann::json status = nlohmann::json::object();
+        for (const auto& r : s.rowsByStatus) {
+            nlohmann::json f = { { "value", r.rows }, { "quality", qualityName(r.label.quality) },
+                { "observed_at", r.label.observedAt } };
+            if (r.label.exact)
+                f["exact"] = *r.label.exact, f["exact_observed_at"] = r.label.exactAsOf;
+            if (!r.label.source.empty())
+                f["source"] = r.label.source;
+            status[r.status] = f;
+        }
+        nlohmann::json policies = nlohmann::json::array();
+        for (const auto& p : s.policies)
+            policies.push_back({ { "operation", p.operation }, { "horizon_seconds", p.horizonSeconds },
+                { "changed_at", p.changedAt }, { "changed_by", p.changedBy } });
+        nlohmann::json samples = nlohmann::json::array();
+        for (const auto& x : s.samples)
+            samples.push_back({ { "taken_at", x.takenAt }, { "table_bytes", x.tableBytes }, { "index_bytes", x.indexBytes },
+                { "rows_estimate", x.rowsEstimate ? nlohmann::json(*x.rowsEstimate) : nlohmann::json(nullptr) } });
+        std::cout << nlohmann::json({ { "schema", schema.name() }, { "as_of", s.asOf }, { "tables", tables },
+                                        { "rows_by_status", status }, { "policies", policies },
+                                        { "operations", operationsJson(s.operations) }, { "due_cap", s.dueCap },
+                                        { "due_total", s.dueTotal },
+                                        { "due_total_quality", s.dueTotalLowerBound ? "lower_bound" : "exact" },
+                                        { "last_purge_run", s.lastRun ? runJson(*s.lastRun) : nlohmann::json(nullptr) },
+                                        { "running_purge", s.running ? runJson(*s.running) : nlohmann::json(nullptr) },
+                                        { "samples", samples }, { "sample_period_seconds", s.samplePeriodSeconds } })
+                         .dump(2)
+                  << '\n';
+        return ExitOk;
+    }
+    std::printf("Idem storage for schema %s as of %s\n\n", schema.name().c_str(), s.asOf.c_str());
+    std::printf("  %-28s %10s %10s %12s %10s  %s\n", "table", "table", "indexes", "rows (est.)", "dead", "last vacuum");
+    for (const auto& t : s.tables) {
+        const auto& v = t.lastAutovacuum > t.lastVacuum ? t.lastAutovacuum : t.lastVacuum;
+        std::printf("  %-28s %10s %10s %12s %10lld  %s\n", t.name.c_str(), bytes(t.tableBytes).c_str(),
+            bytes(t.indexBytes).c_str(), t.rowsEstimate ? std::to_string(*t.rowsEstimate).c_str() : "-",
+            static_cast<long long>(t.deadTuples), v.empty() ? "never" : v.c_str());
+    }
+    std::printf("\nrows by status\n");
+    for (const auto& r : s.rowsByStatus) {
+        std::string v = std::to_string(r.rows);
+        if (r.label.quality == FigureQuality::LowerBound)
+            v = "at least " + v + (r.label.exact ? " (exact " + std::to_string(std::int64_t(*r.label.exact)) + " as of "
+                                                         + r.label.exactAsOf + ")"
+                                                   : std::string());
+        else if (r.label.quality == FigureQuality::Estimate)
+            v = "about " + v + " (estimate: " + r.label.source + ")";
+        std::printf("  %-18s %s\n", r.status.c_str(), v.c_str());
+    }
+    std::printf("\nretention (due: succeeded rows completed before the cutoff; counted up to %lld)\n",
+        static_cast<long long>(s.dueCap));
+    for (const auto& op : s.operations)
+        std::printf("  %-24s %-10s oldest %-28s due %s\n      %s\n", op.operation.c_str(),
+            (formatHorizon(op.horizonSeconds) + (op.policyOperation == "*" ? "*" : "")).c_str(),
+            op.oldestCompletedAt.empty() ? "-" : op.oldestCompletedAt.c_str(), dueText(op).c_str(),
+            retentionSentence(op.operation, op.horizonSeconds).c_str());
+    if (s.operations.empty())
+        std::printf("  no succeeded rows\n");
+    const auto run = [](const char* label, const PurgeRun& r) {
+        std::printf("%s: run %lld %s, started %s, %lld rows in %lld batches, %.1f s, by %s (%s)\n", label,
+            static_cast<long long>(r.id), r.state.c_str(), r.startedAt.c_str(), static_cast<long long>(r.rowsRemoved),
+            static_cast<long long>(r.batches), r.durationSeconds, r.dbRole.c_str(), r.actor.c_str());
+    };
+    std::printf("\n");
+    if (s.lastRun)
+        run("last purge", *s.lastRun);
+    else
+        std::printf("last purge: none yet\n");
+    if (s.running)
+        run("running purge", *s.running);
+    std::printf("size samples: %zu in the last %d days\n", s.samples.size(), o.sampleDays);
+    return ExitOk;
+}
+
+} // namespace idem::cli

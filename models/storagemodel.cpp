@@ -1,0 +1,191 @@
+#include "models/storagemodel.h"
+
+#include <QCoreApplication>
+#include <QLocale>
+#include <QTimeZone>
+
+#include <cmath>
+
+#include <pqxx/transaction>
+
+#include "models/consolesession.h"
+
+namespace idem::console {
+
+namespace {
+    QString tr(const char* source, const char* disambiguation = nullptr, int n = -1)
+    {
+        return QCoreApplication::translate("idem::console::StorageModel", source, disambiguation, n);
+    }
+
+    QString count(std::int64_t n) { return QLocale().toString(static_cast<qlonglong>(n)); }
+
+    QDateTime parseIso(const std::string& iso)
+    {
+        // The server's ISO 8601 in UTC, with or without fractions and an explicit offset.
+        QDateTime t = QDateTime::fromString(QString::fromStdString(iso), Qt::ISODateWithMs);
+        if (!t.isValid())
+            t = QDateTime::fromString(QString::fromStdString(iso), Qt::ISODate);
+        return t;
+    }
+} // namespace
+
+StorageModel::StorageModel(ConsoleSession* session, QObject* parent)
+    : QObject(parent)
+    , m_session(session)
+{
+    qRegisterMetaType<StorageAnswer>();
+}
+
+StorageModel::~StorageModel()
+{
+    if (m_session && m_pending)
+        m_session->cancel(m_pending);
+}
+
+void StorageModel::reload()
+{
+    if (!m_session || m_pending)
+        return;
+    const auto options = m_options;
+    m_pending = m_session->submit(
+        [options](pqxx::connection& c, const idem::SchemaName& schema) {
+            auto o = options;
+            StorageAnswer answer;
+            // A standby or a read-only role cannot store a size sample; the page reads anyway.
+            try {
+                answer.report = idem::readStorage(c, schema, o);
+            } catch (const pqxx::insufficient_privilege&) {
+                o.takeSample = false;
+                answer.report = idem::readStorage(c, schema, o);
+            }
+            pqxx::read_transaction tx(c);
+            tx.exec_params("SELECT set_config('statement_timeout', $1, true)", std::to_string(o.statementTimeoutMs));
+            answer.history = idem::readRowsHistory(tx, schema, o.sampleDays);
+            tx.commit();
+            return QVariant::fromValue(answer);
+        },
+        this,
+        [this](const QVariant& v) {
+            m_pending = 0;
+            auto answer = v.value<StorageAnswer>();
+            m_report = std::move(answer.report);
+            m_history = std::move(answer.history);
+            m_readAt = QDateTime::currentDateTime();
+            m_error.clear();
+            Q_EMIT updated();
+        },
+        [this](const Failure& failure) {
+            m_pending = 0;
+            m_error = failure.text();
+            Q_EMIT failed(m_error);
+        });
+}
+
+namespace storagetext {
+
+    QString horizon(std::int64_t seconds)
+    {
+        // Whole units only, and no "%n (s)" plural: the tests and idemctl read the same English.
+        const auto in = [seconds](std::int64_t unit) { return seconds > 0 && seconds % unit == 0; };
+        if (in(86400))
+            return seconds == 86400 ? tr("1 day") : tr("%1 days").arg(seconds / 86400);
+        if (in(3600))
+            return seconds == 3600 ? tr("1 hour") : tr("%1 hours").arg(seconds / 3600);
+        if (in(60))
+            return seconds == 60 ? tr("1 minute") : tr("%1 minutes").arg(seconds / 60);
+        return seconds == 1 ? tr("1 second") : tr("%1 seconds").arg(seconds);
+    }
+
+    QString meaning(const std::string& operation, std::int64_t horizonSeconds)
+    {
+        if (operation == "*")
+            return tr("A retry of any other key older than %1 executes again.").arg(horizon(horizonSeconds));
+        return tr("A retry of a “%1” key older than %2 executes again.")
+            .arg(QString::fromStdString(operation), horizon(horizonSeconds));
+    }
+
+    QString bytes(std::int64_t bytes)
+    {
+        return QLocale().formattedDataSize(bytes, 1, QLocale::DataSizeTraditionalFormat);
+    }
+
+    QString figure(std::int64_t value, const idem::FigureLabel& label)
+    {
+        switch (label.quality) {
+        case idem::FigureQuality::LowerBound:
+            return QStringLiteral("≥ ") + count(value);
+        case idem::FigureQuality::Estimate:
+            return QStringLiteral("≈ ") + count(value);
+        case idem::FigureQuality::Exact:
+        case idem::FigureQuality::ExactCached:
+            break;
+        }
+        return count(value);
+    }
+
+    QString quality(const idem::FigureLabel& label, std::int64_t cap)
+    {
+        switch (label.quality) {
+        case idem::FigureQuality::Exact:
+            return tr("exact");
+        case idem::FigureQuality::ExactCached:
+            if (label.exactAgeSeconds)
+                return tr("exact · %1 ago").arg(age(*label.exactAgeSeconds));
+            return tr("exact as of %1").arg(when(label.observedAt));
+        case idem::FigureQuality::LowerBound:
+            if (label.exact && label.exactAgeSeconds)
+                return tr("at least; exact %1 · %2 ago")
+                    .arg(count(static_cast<std::int64_t>(*label.exact)), age(*label.exactAgeSeconds));
+            if (cap > 0)
+                return tr("at least (counted up to %1)").arg(count(cap));
+            return tr("at least");
+        case idem::FigureQuality::Estimate:
+            if (!label.source.empty())
+                return tr("estimate (%1)").arg(QString::fromStdString(label.source));
+            return tr("estimate");
+        }
+        return {};
+    }
+
+    QString when(const std::string& iso)
+    {
+        if (iso.empty())
+            return tr("never");
+        const QDateTime t = parseIso(iso);
+        if (!t.isValid())
+            return QString::fromStdString(iso);
+        return t.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+    }
+
+    QString age(double seconds)
+    {
+        const auto s = static_cast<std::int64_t>(std::llround(std::max(0.0, seconds)));
+        if (s < 120)
+            return tr("%1 s").arg(s);
+        if (s < 2 * 3600)
+            return tr("%1 min").arg(s / 60);
+        if (s < 2 * 86400)
+            return tr("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60);
+        return tr("%1 d %2 h").arg(s / 86400).arg((s % 86400) / 3600);
+    }
+
+    QString purgeRun(const idem::PurgeRun& run)
+    {
+        const QString who = run.application.empty()
+            ? QString::fromStdString(run.actor.empty() ? run.dbRole : run.actor)
+            : tr("%1 (%2)").arg(QString::fromStdString(run.actor.empty() ? run.dbRole : run.actor),
+                  QString::fromStdString(run.application));
+        if (run.state == "running")
+            return tr("running since %1: %2 rows removed so far, by %3")
+                .arg(when(run.startedAt), count(run.rowsRemoved), who);
+        const QString duration = QLocale().toString(run.durationSeconds, 'f', run.durationSeconds < 10 ? 1 : 0);
+        if (run.state == "abandoned")
+            return tr("%1: stopped before it finished (%2 rows removed in %3 s), by %4")
+                .arg(when(run.startedAt), count(run.rowsRemoved), duration, who);
+        return tr("%1: %2 rows removed in %3 s, by %4").arg(when(run.startedAt), count(run.rowsRemoved), duration, who);
+    }
+
+} // namespace storagetext
+
+} // namespace idem::console

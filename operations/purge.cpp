@@ -1,0 +1,113 @@
+#include "operations/purge.h"
+
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+#include <pqxx/pqxx>
+
+#include "operations/actions.h"
+
+namespace idem {
+
+namespace {
+    using Clock = std::chrono::steady_clock;
+
+    double msSince(Clock::time_point t)
+    {
+        return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+    }
+
+    PurgeResult finish(pqxx::connection& conn, const SchemaName& schema, PurgeResult out)
+    {
+        pqxx::work w(conn);
+        const auto r = w.exec_params("SELECT f.audit_id, f.rows_removed, f.batches, f.duration_ms,"
+                                     " (SELECT x.operations::text FROM " + schema.qualify("idem_purge_runs")
+                + " x WHERE x.id = $1) FROM " + schema.qualify("idem_purge_finish") + "($1) f",
+            out.runId);
+        w.commit();
+        out.auditId = r[0][0].as<std::int64_t>();
+        out.rowsRemoved = r[0][1].as<std::int64_t>();
+        out.batches = r[0][2].as<std::int64_t>();
+        out.durationMs = r[0][3].as<double>();
+        out.removedByOperation = removedByOperation(r[0][4].as<std::string>());
+        return out;
+    }
+} // namespace
+
+PurgeResult runPurge(pqxx::connection& conn, const SchemaName& schema, const PurgeOptions& options)
+{
+    if (options.batch < 1 || options.batch > 100000)
+        throw std::invalid_argument("the batch must be 1 to 100000 rows, not " + std::to_string(options.batch));
+    if (options.maxSeconds < 0 || options.maxSeconds > 86400)
+        throw std::invalid_argument("--max-seconds must be 0 (no limit) to 86400");
+    if (options.pauseMs < 0 || options.pauseMs > 60000)
+        throw std::invalid_argument("the pause must be 0 to 60000 ms");
+    {
+        ActionOptions o; // the recovery actions' reason and actor rules (the SQL applies the same)
+        o.reason = options.reason;
+        o.actor = options.actor;
+        validateActionOptions(RecoveryAction::Fail, o);
+    }
+    const auto start = Clock::now();
+    PurgeResult out;
+    {
+        pqxx::work w(conn);
+        out.runId = w.exec_params("SELECT " + schema.qualify("idem_purge_begin") + "($1, $2)", options.reason,
+                         options.actor.empty() ? localActor() : options.actor)[0][0]
+                        .as<std::int64_t>();
+        w.commit();
+    }
+    try {
+        for (;;) {
+            const auto t = Clock::now();
+            pqxx::work w(conn);
+            const auto removed = w.exec_params("SELECT b.removed FROM " + schema.qualify("idem_purge_batch") + "($1, $2) b",
+                                      out.runId, options.batch)[0][0]
+                                     .as<std::int64_t>();
+            w.commit();
+            const double ms = msSince(t);
+            out.longestBatchMs = std::max(out.longestBatchMs, ms);
+            out.rowsRemoved += removed;
+            ++out.batches;
+            if (options.progress)
+                options.progress(out.runId, out.batches, out.rowsRemoved, ms);
+            if (removed < options.batch)
+                break;
+            if ((options.maxSeconds > 0 && msSince(start) >= options.maxSeconds * 1000)
+                || (options.stop && options.stop->load())) {
+                out.stoppedByTime = true;
+                break;
+            }
+            if (options.pauseMs > 0)
+                std::this_thread::sleep_for(std::chrono::milliseconds(options.pauseMs));
+        }
+    } catch (const pqxx::broken_connection&) {
+        throw; // the session (and its lock) is gone: the next run closes this one as abandoned
+    } catch (...) {
+        // What committed is counted: close the run with it, then report the batch's error.
+        try {
+            finish(conn, schema, out);
+        } catch (...) {
+        }
+        throw;
+    }
+    const double longest = out.longestBatchMs;
+    const bool stopped = out.stoppedByTime;
+    out = finish(conn, schema, out);
+    out.longestBatchMs = longest;
+    out.stoppedByTime = stopped;
+    return out;
+}
+
+PurgePreview previewPurge(pqxx::connection& conn, const SchemaName& schema, std::int64_t cap)
+{
+    StorageOptions o;
+    o.dueCap = cap;
+    o.takeSample = false;
+    o.statementTimeoutMs = 600000;
+    const auto report = readStorage(conn, schema, o);
+    return { report.asOf, report.operations, report.dueTotal, report.dueTotalLowerBound, report.dueCap };
+}
+
+} // namespace idem

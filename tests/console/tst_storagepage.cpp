@@ -1,0 +1,239 @@
+#include <QtTest>
+
+#include <QLabel>
+#include <QLineSeries>
+#include <QTableWidget>
+
+#include "models/auditmodel.h"
+#include "models/storagemodel.h"
+#include "operations/purge.h"
+#include "operations/storagehistory.h"
+#include "tests/console/tst_taskbrowser_support.h"
+#include "views/storagewidget.h"
+
+using idem::console::AuditModel;
+using idem::console::ConsoleSession;
+using idem::console::StorageModel;
+using idem::console::StorageWidget;
+using namespace idem::test;
+
+// The Storage page shows what the database holds and what a purge would remove, as SQL says:
+// the rows due per operation against its horizon (charge 30 days, every other operation 7), the
+// plain sentence of what purging means, the last purge run once one ran, the table sizes, and
+// the size over time; a reader (no write, no purge) sees the same page.
+class TestStoragePage : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+    void showsWhatAPurgeWouldRemove();
+    void lastRunAfterAPurge();
+    void rowsHistoryCountsBack();
+    void readerSeesThePage();
+
+private:
+    // The page shown on `session`, loaded once (fails the test if it does not load).
+    std::unique_ptr<StorageWidget> loaded(ConsoleSession& session);
+    static int rowOf(QTableWidget* t, const QString& first);
+    std::unique_ptr<ScratchDatabase> m_db;
+    std::unique_ptr<pqxx::connection> m_conn;
+    std::unique_ptr<ConsoleSession> m_session;
+};
+
+void TestStoragePage::initTestCase()
+{
+    IDEM_REQUIRE_DATABASE();
+    m_db = std::make_unique<ScratchDatabase>("storagepage");
+    m_conn = m_db->connect();
+    idem::migrate(*m_conn, { idem::SchemaName(), true }); // with the roles: a reader logs in below
+    const double day = 86400;
+    // charge (30 days): 3 due, 2 kept; email (default 7 days): 4 due, 1 kept.
+    for (int i = 0; i < 3; ++i)
+        plantTask(*m_conn, "t1:charge:old" + std::to_string(i), "succeeded", 1, 5, nullptr, 0, 31 * day);
+    for (int i = 0; i < 2; ++i)
+        plantTask(*m_conn, "t1:charge:new" + std::to_string(i), "succeeded", 1, 5, nullptr, 0, 29 * day);
+    for (int i = 0; i < 4; ++i)
+        plantTask(*m_conn, "t1:email:old" + std::to_string(i), "succeeded", 1, 5, nullptr, 0, 8 * day);
+    plantTask(*m_conn, "t1:email:new", "succeeded", 1, 5, nullptr, 0, 6 * day);
+    // Never purged, whatever their age.
+    plantTask(*m_conn, "t1:email:failed", "failed", 5, 5, "permanent", 0, 400 * day);
+    plantTask(*m_conn, "t1:charge:running", "processing", 1, 5, nullptr, 60, 40 * day);
+    execSql(*m_conn, "ANALYZE idem.task_idempotency");
+    m_session = std::make_unique<ConsoleSession>();
+    QVERIFY(connectSession(*m_session, m_db->dsn()));
+}
+
+void TestStoragePage::cleanupTestCase()
+{
+    m_session.reset();
+    m_conn.reset();
+    m_db.reset();
+}
+
+std::unique_ptr<StorageWidget> TestStoragePage::loaded(ConsoleSession& session)
+{
+    auto w = std::make_unique<StorageWidget>(&session);
+    QSignalSpy updated(w->model(), &StorageModel::updated);
+    QSignalSpy failed(w->model(), &StorageModel::failed);
+    w->resize(1280, 800);
+    w->show(); // reads on show
+    if (!QTest::qWaitFor([&] { return !updated.isEmpty() || !failed.isEmpty(); }, browserTimeoutMs))
+        qWarning("the Storage page did not load");
+    if (!failed.isEmpty())
+        qWarning("the Storage page failed: %s", qPrintable(failed.first().first().toString()));
+    return updated.isEmpty() ? nullptr : std::move(w);
+}
+
+int TestStoragePage::rowOf(QTableWidget* t, const QString& first)
+{
+    for (int r = 0; r < t->rowCount(); ++r)
+        if (t->item(r, 0) && t->item(r, 0)->text() == first)
+            return r;
+    return -1;
+}
+
+void TestStoragePage::showsWhatAPurgeWouldRemove()
+{
+    auto w = loaded(*m_session);
+    QVERIFY(w);
+    auto* retention = w->retentionTable();
+    const int charge = rowOf(retention, QStringLiteral("charge"));
+    const int email = rowOf(retention, QStringLiteral("email"));
+    QVERIFY(charge >= 0);
+    QVERIFY(email >= 0);
+    QCOMPARE(retention->item(charge, 1)->text(), QStringLiteral("30 days"));
+    QCOMPARE(retention->item(email, 1)->text(), QStringLiteral("7 days (default)"));
+    QCOMPARE(retention->item(charge, 3)->text(), QStringLiteral("3"));
+    QCOMPARE(retention->item(email, 3)->text(), QStringLiteral("4"));
+    // The oldest succeeded charge key (31 days) and email key (8 days), as ages.
+    QVERIFY2(retention->item(charge, 2)->text().startsWith(QStringLiteral("31 d")),
+        qPrintable(retention->item(charge, 2)->text()));
+    QVERIFY2(retention->item(email, 2)->text().startsWith(QStringLiteral("8 d")),
+        qPrintable(retention->item(email, 2)->text()));
+
+    const QString meaning = w->meaningLabel()->text();
+    QVERIFY2(meaning.contains(QStringLiteral("A retry of a “charge” key older than 30 days executes again.")),
+        qPrintable(meaning));
+    QVERIFY2(meaning.contains(QStringLiteral("A retry of any other key older than 7 days executes again.")),
+        qPrintable(meaning));
+    QVERIFY(w->purgeLabel()->text().contains(QStringLiteral("Last run: never")));
+    QVERIFY2(w->purgeLabel()->text().contains(QStringLiteral("Due for purge now: 7 succeeded rows")),
+        qPrintable(w->purgeLabel()->text()));
+
+    // Rows by status: the unfinished ones exact (1 processing, 1 failed), succeeded labelled.
+    auto* status = w->statusTable();
+    const int processing = rowOf(status, QStringLiteral("Processing"));
+    const int failed = rowOf(status, QStringLiteral("Failed"));
+    const int succeeded = rowOf(status, QStringLiteral("Succeeded"));
+    QVERIFY(processing >= 0 && failed >= 0 && succeeded >= 0);
+    QCOMPARE(status->item(processing, 1)->text(), QStringLiteral("1"));
+    QCOMPARE(status->item(failed, 1)->text(), QStringLiteral("1"));
+    QVERIFY(!status->item(succeeded, 2)->text().isEmpty());
+
+    // The task table's size is the server's.
+    auto* tables = w->tablesTable();
+    const int task = rowOf(tables, QStringLiteral("task_idempotency"));
+    QVERIFY(task >= 0);
+    const auto total = querySql(*m_conn, "SELECT pg_total_relation_size('idem.task_idempotency')")[0][0]
+                           .as<std::int64_t>();
+    QCOMPARE(tables->item(task, 3)->text(), idem::console::storagetext::bytes(total));
+    // One size sample at least (taken by this read): the chart has its points.
+    QVERIFY(w->tableSeries()->count() >= 1);
+    QCOMPARE(w->tableSeries()->count(), w->indexSeries()->count());
+}
+
+void TestStoragePage::lastRunAfterAPurge()
+{
+    idem::PurgeOptions o;
+    o.batch = 2;
+    o.actor = "ops@storagepage";
+    const auto result = idem::runPurge(*m_conn, idem::SchemaName(), o);
+    QCOMPARE(result.rowsRemoved, 7);
+    // What stayed: every row that is not succeeded past its horizon.
+    QCOMPARE(querySql(*m_conn, "SELECT count(*) FROM idem.task_idempotency")[0][0].as<int>(), 5);
+
+    auto w = loaded(*m_session);
+    QVERIFY(w);
+    const QString purge = w->purgeLabel()->text();
+    QVERIFY2(purge.contains(QStringLiteral("7 rows removed")), qPrintable(purge));
+    QVERIFY2(purge.contains(QStringLiteral("ops@storagepage")), qPrintable(purge));
+    QVERIFY2(purge.contains(QStringLiteral("Due for purge now: 0 succeeded rows")), qPrintable(purge));
+    const int charge = rowOf(w->retentionTable(), QStringLiteral("charge"));
+    QVERIFY(charge >= 0);
+    QCOMPARE(w->retentionTable()->item(charge, 3)->text(), QStringLiteral("0"));
+
+    // The run's one audit entry, on the Audit page's "purge" filter: many keys, so no single one.
+    AuditModel audit(m_session.get());
+    QSignalSpy loadedPage(&audit, &AuditModel::pageLoaded);
+    idem::AuditFilter f;
+    f.action = "purge";
+    audit.setFilter(f);
+    QVERIFY(QTest::qWaitFor([&] { return !loadedPage.isEmpty(); }, browserTimeoutMs));
+    QCOMPARE(audit.rowCount(), 1);
+    QCOMPARE(audit.entry(0).id, result.auditId);
+    QCOMPARE(audit.data(audit.index(0, AuditModel::KeyColumn)).toString(), QStringLiteral("—"));
+    QCOMPARE(audit.data(audit.index(0, AuditModel::ActionColumn)).toString(), QStringLiteral("purge"));
+}
+
+void TestStoragePage::rowsHistoryCountsBack()
+{
+    // 100 rows from before the counters (adopted), 40 keys created 5 hours ago and 25 three days
+    // ago through the workers' flush; the purge of lastRunAfterAPurge removed 7 just now.
+    for (int i = 0; i < 100; ++i)
+        plantTask(*m_conn, "t2:email:adopted" + std::to_string(i), "succeeded", 1, 5, nullptr, 0, 3600);
+    execSql(*m_conn, R"(
+        SELECT idem.add_counters(jsonb_build_array(
+            jsonb_build_object('m', extract(epoch FROM date_trunc('minute', now() - interval '5 hours'))::bigint,
+                               't', 't2', 'o', 'email', 'w', 'acquired', 'n', 40),
+            jsonb_build_object('m', extract(epoch FROM date_trunc('minute', now() - interval '3 days'))::bigint,
+                               't', 't2', 'o', 'email', 'w', 'acquired', 'n', 25)))
+    )");
+    execSql(*m_conn, "ANALYZE idem.task_idempotency");
+    pqxx::read_transaction tx(*m_conn);
+    const auto h = idem::readRowsHistory(tx, idem::SchemaName(), 7);
+    QCOMPARE(h.rowsNow, 105);
+    QVERIFY(!h.points.empty());
+    QCOMPARE(h.points.back().rows, 105);
+    // Counted back: 105 now, 112 before the purge, 72 before the 40, 47 before the 25.
+    QList<qint64> steps;
+    qint64 created = 0;
+    qint64 purged = 0;
+    for (const auto& p : h.points) {
+        if (steps.isEmpty() || steps.back() != p.rows)
+            steps << p.rows;
+        created += p.created;
+        purged += p.purged;
+    }
+    QCOMPARE(steps, (QList<qint64> { 47, 72, 112, 105 }));
+    QCOMPARE(created, 65);
+    QCOMPARE(purged, 7);
+    // Hours before the last two days, ten minutes within them; the first point is just before
+    // the first activity (three days ago), not seven days back.
+    const auto at = [](const std::string& iso) { return QDateTime::fromString(QString::fromStdString(iso), Qt::ISODate); };
+    const auto first = at(h.points.front().at);
+    QVERIFY2(first.secsTo(QDateTime::currentDateTimeUtc()) < 3 * 86400 + 2 * 3600, h.points.front().at.c_str());
+    QCOMPARE(at(h.points[1].at).toSecsSinceEpoch() - first.toSecsSinceEpoch(), 3600);
+    QCOMPARE(at(h.points[h.points.size() - 2].at).toSecsSinceEpoch() % 600, 0);
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, idem::readRowsHistory(tx, idem::SchemaName(), 0));
+
+    // The page draws it: the last point of its rows line is the table's rows now.
+    auto w = loaded(*m_session);
+    QVERIFY(w);
+    QVERIFY(w->rowsSeries()->count() >= 4);
+    QCOMPARE(w->rowsSeries()->at(w->rowsSeries()->count() - 1).y(), 105.0);
+}
+
+void TestStoragePage::readerSeesThePage()
+{
+    const std::string role = "idem_t_storagepage_reader";
+    createLoginRole(role, "reader-pw-7c2", "idem_reader");
+    ConsoleSession reader;
+    QVERIFY(connectSession(reader, dsnWith(m_db->dsn(), { { "user", role }, { "password", "reader-pw-7c2" } })));
+    auto w = loaded(reader);
+    QVERIFY(w);
+    QVERIFY(rowOf(w->retentionTable(), QStringLiteral("charge")) >= 0);
+    QVERIFY(rowOf(w->tablesTable(), QStringLiteral("task_idempotency")) >= 0);
+}
+
+QTEST_MAIN(TestStoragePage)
+#include "tst_storagepage.moc"

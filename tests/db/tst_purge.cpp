@@ -1,0 +1,418 @@
+#include <QtTest>
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+
+#include <atomic>
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include <pqxx/pqxx>
+
+#include "core/connection.h"
+#include "core/migrate.h"
+#include "core/taskstore.h"
+#include "operations/audit.h"
+#include "operations/purge.h"
+#include "tests/support/cliprocess.h"
+#include "tests/support/taskrows.h"
+#include "tests/support/testdb.h"
+
+using namespace std::chrono_literals;
+using idem::test::bytes;
+using idem::test::digestOf;
+using idem::test::scalar;
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+std::int64_t count(pqxx::connection& c, const std::string& sql)
+{
+    return std::stoll(scalar(c, sql).toStdString());
+}
+
+constexpr const char* dueCount = "SELECT count(*) FROM idem.task_idempotency WHERE status = 'succeeded'"
+                                 " AND updated_at < now() - idem.idem_retention_horizon(split_part(idempotency_key, ':', 2))";
+
+// n succeeded charge rows completed `daysAgo` days ago (charge keeps 30 days), keys prefix:i.
+void plantSucceeded(pqxx::connection& c, const std::string& prefix, int n, int daysAgo)
+{
+    pqxx::work w(c);
+    w.exec_params("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, result_json, attempts,"
+                  " created_at, updated_at)"
+                  " SELECT $1 || i, $2, 'succeeded', '{\"r\": 1}', 1, now() - ($3 + 1) * interval '1 day',"
+                  "        now() - $3 * interval '1 day' - i * interval '1 ms'"
+                  "   FROM generate_series(1, $4) i",
+        "t:charge:" + prefix, digestOf('a'), daysAgo, n);
+    w.commit();
+}
+} // namespace
+
+// Issue 16: the purge removes only succeeded rows past their horizon, whatever races it; it
+// never makes a claim wait; one audit entry per run; a kill leaves nothing half-done.
+class TestPurge : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+    void init();
+    void lockedRowIsSkipped();
+    void claimNeverWaitsForABatch();
+    void oneAuditEntryPerRun();
+    void twoAtOnce();
+    void raceWithClaimsCompletionsAndActions();
+    void killedThenResumed();
+    void dryRunChangesNothing();
+
+private:
+    std::unique_ptr<idem::test::ScratchDatabase> m_db;
+    std::unique_ptr<pqxx::connection> m_owner;
+};
+
+void TestPurge::initTestCase()
+{
+    IDEM_REQUIRE_DATABASE();
+    m_db = std::make_unique<idem::test::ScratchDatabase>("purge");
+    m_owner = m_db->connect();
+    idem::migrate(*m_owner, { idem::SchemaName(), false });
+}
+
+void TestPurge::cleanupTestCase()
+{
+    m_owner.reset();
+    m_db.reset();
+}
+
+void TestPurge::init()
+{
+    pqxx::work w(*m_owner);
+    w.exec("TRUNCATE idem.task_idempotency");
+    w.commit();
+}
+
+// A row someone holds (here FOR UPDATE, as a takeover claim or an action would) is skipped at
+// once, never waited for; the next run takes it.
+void TestPurge::lockedRowIsSkipped()
+{
+    plantSucceeded(*m_owner, "locked-", 300, 40);
+    auto holder = m_db->connect();
+    pqxx::work hold(*holder);
+    hold.exec("SELECT 1 FROM idem.task_idempotency WHERE idempotency_key = 't:charge:locked-7' FOR UPDATE");
+
+    auto c = m_db->connect();
+    idem::PurgeOptions o;
+    o.batch = 100;
+    const auto t = Clock::now();
+    const auto r = idem::runPurge(*c, idem::SchemaName(), o);
+    const double ms = msSince(t);
+    qInfo("purge past a held row: %.1f ms, %lld rows, longest batch %.1f ms", ms, static_cast<long long>(r.rowsRemoved),
+        r.longestBatchMs);
+    QVERIFY2(ms < 1000, qPrintable(QString::number(ms)));
+    QCOMPARE(r.rowsRemoved, 299);
+    QCOMPARE(count(*m_owner, "SELECT count(*) FROM idem.task_idempotency"), 1);
+    hold.abort();
+    QCOMPARE(idem::runPurge(*c, idem::SchemaName(), o).rowsRemoved, 1);
+}
+
+// A batch that has deleted a row and not committed: a claim of that key replays the stored
+// result without waiting (it reads succeeded rows without a lock); after the commit the key is
+// new and executes again.
+void TestPurge::claimNeverWaitsForABatch()
+{
+    plantSucceeded(*m_owner, "open-", 10, 40);
+    auto purger = m_db->connect();
+    std::int64_t run = 0;
+    {
+        pqxx::work w(*purger);
+        run = w.exec("SELECT idem.idem_purge_begin('open batch test')")[0][0].as<std::int64_t>();
+        w.commit();
+    }
+    pqxx::work batch(*purger);
+    QCOMPARE(batch.exec_params("SELECT removed FROM idem.idem_purge_batch($1, 100)", run)[0][0].as<int>(), 10);
+
+    auto wc = m_db->connect();
+    idem::TaskStore store(*wc, idem::test::storeOptions(30s));
+    const idem::TaskKey key("t", "charge", "open-3");
+    const auto t = Clock::now();
+    const auto c1 = store.claim(key, digestOf('a'));
+    const double ms = msSince(t);
+    qInfo("claim of a key an open batch deleted: %.2f ms", ms);
+    QVERIFY2(ms < 100, qPrintable(QString::number(ms)));
+    QCOMPARE(c1.decision, idem::Decision::Replay);
+    batch.commit();
+    const auto c2 = store.claim(key, digestOf('a'));
+    QCOMPARE(c2.decision, idem::Decision::Acquired); // purged: the retry executes again
+    pqxx::work f(*purger);
+    f.exec_params("SELECT * FROM idem.idem_purge_finish($1)", run);
+    f.commit();
+}
+
+void TestPurge::oneAuditEntryPerRun()
+{
+    plantSucceeded(*m_owner, "old-", 2500, 40);
+    plantSucceeded(*m_owner, "young-", 100, 29);
+    const auto auditBefore = count(*m_owner, "SELECT count(*) FROM idem.task_idempotency_audit");
+    auto c = m_db->connect();
+    idem::PurgeOptions o;
+    o.batch = 100;
+    o.reason = "weekly purge";
+    o.actor = "ops@box";
+    int progressCalls = 0;
+    o.progress = [&](std::int64_t, std::int64_t, std::int64_t, double) { ++progressCalls; };
+    const auto r = idem::runPurge(*c, idem::SchemaName(), o);
+    QCOMPARE(r.rowsRemoved, 2500);
+    QCOMPARE(r.batches, 26); // 25 full, the last one finds nothing more
+    QCOMPARE(progressCalls, 26);
+    QCOMPARE(count(*m_owner, "SELECT count(*) FROM idem.task_idempotency_audit"), auditBefore + 1);
+    QCOMPARE(scalar(*m_owner,
+                 "SELECT action || '|' || idempotency_key || '|' || reason || '|' || os_user || '|'"
+                 " || (after_image ->> 'rows_removed') || '|' || (after_image ->> 'state') || '|'"
+                 " || (after_image -> 'operations' -> 'charge' ->> 'horizon_seconds') || '|'"
+                 " || (after_image -> 'operations' -> 'charge' ? 'cutoff') || '|' || (before_image -> 'policy' ->> 'charge')"
+                 " FROM idem.task_idempotency_audit WHERE id = $1",
+                 r.auditId),
+        "purge||weekly purge|ops@box|2500|finished|2592000|true|2592000");
+    QCOMPARE(scalar(*m_owner, "SELECT state || ' ' || rows_removed || ' ' || batches || ' ' || audit_id"
+                              " FROM idem.idem_purge_runs WHERE id = $1",
+                 r.runId),
+        bytes("finished 2500 26 " + std::to_string(r.auditId)));
+    QCOMPARE(count(*m_owner, "SELECT count(*) FROM idem.task_idempotency"), 100);
+    const auto chain = idem::verifyChain(*m_owner, idem::SchemaName());
+    QVERIFY2(chain.ok(), chain.detail.c_str());
+}
+
+void TestPurge::twoAtOnce()
+{
+    plantSucceeded(*m_owner, "both-", 6000, 40);
+    const auto runsBefore = count(*m_owner, "SELECT count(*) FROM idem.idem_purge_runs");
+    idem::PurgeResult a, b;
+    std::string error;
+    const auto purge = [&](idem::PurgeResult& out) {
+        try {
+            auto c = m_db->connect();
+            idem::PurgeOptions o;
+            o.batch = 50;
+            out = idem::runPurge(*c, idem::SchemaName(), o);
+        } catch (const std::exception& e) {
+            error = e.what();
+        }
+    };
+    std::thread ta(purge, std::ref(a)), tb(purge, std::ref(b));
+    ta.join();
+    tb.join();
+    QVERIFY2(error.empty(), error.c_str());
+    qInfo("two at once: %lld + %lld rows", static_cast<long long>(a.rowsRemoved), static_cast<long long>(b.rowsRemoved));
+    QCOMPARE(a.rowsRemoved + b.rowsRemoved, 6000);
+    QCOMPARE(count(*m_owner, "SELECT count(*) FROM idem.task_idempotency"), 0);
+    QCOMPARE(count(*m_owner, "SELECT count(*) FROM idem.idem_purge_runs WHERE state = 'finished' AND audit_id IS NOT NULL"),
+        runsBefore + 2);
+    const auto chain = idem::verifyChain(*m_owner, idem::SchemaName());
+    QVERIFY2(chain.ok(), chain.detail.c_str());
+}
+
+// Claims take over old retryable and expired rows and complete them, an operator requeues old
+// failed rows that claims then take, and replays hit the due rows, while purges run in small
+// batches. No row that was not succeeded past its horizon ever goes; every claim returns at once.
+void TestPurge::raceWithClaimsCompletionsAndActions()
+{
+    constexpr int perGroup = 300;
+    {
+        pqxx::work w(*m_owner);
+        w.exec_params(
+            "INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, attempts, max_attempts, error_class,"
+            " lease_until, next_attempt_at, created_at, updated_at)"
+            " SELECT 't:charge:' || g || '-' || i, $1, g, 1, 5,"
+            "        CASE g WHEN 'retryable_failed' THEN 'retryable' WHEN 'failed' THEN 'permanent' END,"
+            "        CASE g WHEN 'processing' THEN now() - interval '39 days' END,"
+            "        CASE g WHEN 'retryable_failed' THEN now() - interval '39 days' END,"
+            "        now() - interval '41 days', now() - interval '40 days'"
+            "   FROM unnest(ARRAY['processing', 'retryable_failed', 'failed']) g, generate_series(1, $2) i",
+            digestOf('a'), perGroup);
+        w.commit();
+    }
+    plantSucceeded(*m_owner, "succeeded-", 3 * perGroup, 40); // due
+    plantSucceeded(*m_owner, "recent-", perGroup, 1); // not due
+    const auto keepers = count(*m_owner, "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key NOT LIKE 't:charge:succeeded-%'");
+
+    std::atomic<bool> done { false };
+    std::atomic<int> errors { 0 };
+    std::atomic<long long> claims { 0 }, executed { 0 }, requeued { 0 };
+    std::atomic<double> worstClaimMs { 0 };
+    std::string firstError;
+    std::mutex errorMutex;
+    const auto fail = [&](const std::exception& e) {
+        std::lock_guard lock(errorMutex);
+        if (errors++ == 0)
+            firstError = e.what();
+    };
+    const auto claimer = [&](unsigned seed) {
+        try {
+            auto c = m_db->connect();
+            idem::TaskStore store(*c, idem::test::storeOptions(30s));
+            std::mt19937 rng(seed);
+            std::vector<std::string> ids;
+            for (const char* g : { "processing", "retryable_failed", "failed", "succeeded" })
+                for (int i = 1; i <= (std::string(g) == "succeeded" ? 3 * perGroup : perGroup); ++i)
+                    ids.push_back(std::string(g) + "-" + std::to_string(i));
+            for (int round = 0; round < 2; ++round) {
+                std::shuffle(ids.begin(), ids.end(), rng);
+                for (const auto& id : ids) {
+                    const idem::TaskKey key("t", "charge", id);
+                    const auto t = Clock::now();
+                    const auto cl = store.claim(key, digestOf('a'));
+                    const double ms = msSince(t);
+                    for (double w = worstClaimMs.load(); ms > w && !worstClaimMs.compare_exchange_weak(w, ms);)
+                        ;
+                    ++claims;
+                    if (cl.mayExecute()) {
+                        pqxx::work w(*c);
+                        store.complete(w, key, cl.token, "{\"again\": true}");
+                        w.commit();
+                        ++executed;
+                    }
+                }
+            }
+        } catch (const std::exception& e) {
+            fail(e);
+        }
+    };
+    const auto operatorThread = [&] {
+        try {
+            auto c = m_db->connect();
+            for (int i = 1; i <= perGroup; ++i) {
+                pqxx::work w(*c);
+                const auto r = w.exec_params("SELECT o.outcome FROM idem.task_idempotency t,"
+                                             " idem.idem_requeue(t.idempotency_key, t.status,"
+                                             "   (extract(epoch FROM t.updated_at) * 1000000)::bigint, 1, 'race', 'test') o"
+                                             " WHERE t.idempotency_key = $1 AND t.status = 'failed'",
+                    "t:charge:failed-" + std::to_string(i));
+                w.commit();
+                if (!r.empty() && r[0][0].as<std::string>() == "applied")
+                    ++requeued;
+            }
+        } catch (const std::exception& e) {
+            fail(e);
+        }
+    };
+    std::vector<std::thread> threads;
+    threads.emplace_back(claimer, 1u);
+    threads.emplace_back(claimer, 2u);
+    threads.emplace_back(operatorThread);
+    std::thread purger([&] {
+        try {
+            auto c = m_db->connect();
+            idem::PurgeOptions o;
+            o.batch = 25;
+            o.pauseMs = 2;
+            while (!done.load())
+                idem::runPurge(*c, idem::SchemaName(), o);
+        } catch (const std::exception& e) {
+            fail(e);
+        }
+    });
+    for (auto& t : threads)
+        t.join();
+    done = true;
+    purger.join();
+    QVERIFY2(errors == 0, firstError.c_str());
+    qInfo("race: %lld claims (worst %.1f ms), %lld executed, %lld requeued", claims.load(), worstClaimMs.load(),
+        executed.load(), requeued.load());
+    QVERIFY(requeued > 0);
+    QVERIFY(worstClaimMs.load() < 500);
+    // Every row that was not succeeded past its horizon is still there.
+    QCOMPARE(count(*m_owner, "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key NOT LIKE 't:charge:succeeded-%'"),
+        keepers);
+    // A final run leaves nothing due; what is left of the due keys was created again by a claim.
+    auto c = m_db->connect();
+    idem::runPurge(*c, idem::SchemaName(), {});
+    QCOMPARE(count(*m_owner, dueCount), 0);
+    QCOMPARE(count(*m_owner, "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key LIKE 't:charge:succeeded-%'"
+                             " AND (result_json IS DISTINCT FROM '{\"again\": true}' OR updated_at < now() - interval '1 day')"),
+        0);
+    const auto chain = idem::verifyChain(*m_owner, idem::SchemaName());
+    QVERIFY2(chain.ok(), chain.detail.c_str());
+}
+
+// kill -9 of idemctl purge mid-run: every committed batch is counted in its run, nothing is
+// half-done; the next run closes the killed one as abandoned (with its audit entry) and
+// removes the rest. The chain verifies.
+void TestPurge::killedThenResumed()
+{
+    plantSucceeded(*m_owner, "kill-", 4000, 40);
+    plantSucceeded(*m_owner, "stay-", 50, 2);
+    const QString dsn = QString::fromStdString(m_db->dsn());
+    QProcess p;
+    p.start(QStringLiteral(IDEMCTL_PATH), { QStringLiteral("purge"), QStringLiteral("--batch"), QStringLiteral("20"),
+                                                QStringLiteral("--pause-ms"), QStringLiteral("30"), QStringLiteral("--dsn"), dsn });
+    QVERIFY(p.waitForStarted());
+    QVERIFY(idem::test::waitUntil(
+        [&] { return count(*m_owner, "SELECT coalesce(max(rows_removed), 0) FROM idem.idem_purge_runs WHERE state = 'running'") >= 400; },
+        30s));
+    p.kill(); // SIGKILL
+    QVERIFY(p.waitForFinished());
+    // Its server session ends once the server sees the socket closed; then its lock is free.
+    QVERIFY(idem::test::waitUntil(
+        [&] { return count(*m_owner, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'idemctl purge'") == 0; }, 10s));
+    const auto killedRun = count(*m_owner, "SELECT max(id) FROM idem.idem_purge_runs");
+    QCOMPARE(scalar(*m_owner, "SELECT state FROM idem.idem_purge_runs WHERE id = $1", killedRun), "running");
+    const auto counted = count(*m_owner, "SELECT rows_removed FROM idem.idem_purge_runs WHERE id = " + std::to_string(killedRun));
+    const auto gone = 4000 - count(*m_owner, "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key LIKE 't:charge:kill-%'");
+    qInfo("killed after %lld rows", static_cast<long long>(gone));
+    QCOMPARE(counted, gone); // nothing removed that the run does not count, nothing counted that is not removed
+
+    auto resumed = idem::test::runProgram(QStringLiteral(IDEMCTL_PATH), { QStringLiteral("purge"), QStringLiteral("--json"),
+                                                                             QStringLiteral("--dsn"), dsn });
+    QVERIFY2(resumed.exitCode == 0, qPrintable(idem::test::describe(resumed)));
+    const auto j = QJsonDocument::fromJson(resumed.out.toUtf8()).object();
+    QCOMPARE(j.value(QStringLiteral("rows_removed")).toInteger(), 4000 - gone);
+    QCOMPARE(scalar(*m_owner, "SELECT state || ' ' || (audit_id IS NOT NULL) FROM idem.idem_purge_runs WHERE id = $1", killedRun),
+        "abandoned true");
+    QCOMPARE(scalar(*m_owner, "SELECT (after_image ->> 'state') || ' ' || (after_image ->> 'rows_removed')"
+                              " FROM idem.task_idempotency_audit a JOIN idem.idem_purge_runs r ON r.audit_id = a.id"
+                              " WHERE r.id = $1",
+                 killedRun),
+        bytes("abandoned " + std::to_string(gone)));
+    QCOMPARE(count(*m_owner, "SELECT count(*) FROM idem.task_idempotency"), 50);
+    QCOMPARE(count(*m_owner, "SELECT sum(rows_removed) FROM idem.idem_purge_runs WHERE id >= " + std::to_string(killedRun)),
+        4000);
+    const auto chain = idem::verifyChain(*m_owner, idem::SchemaName());
+    QVERIFY2(chain.ok(), chain.detail.c_str());
+}
+
+void TestPurge::dryRunChangesNothing()
+{
+    plantSucceeded(*m_owner, "dry-", 700, 40);
+    plantSucceeded(*m_owner, "wet-", 70, 3);
+    {
+        pqxx::work w(*m_owner);
+        w.exec("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, attempts, created_at, updated_at)"
+               " SELECT 't:email:' || i, 'h', 'succeeded', 1, now() - interval '9 days', now() - interval '8 days'"
+               "   FROM generate_series(1, 30) i");
+        w.commit();
+    }
+    const std::string state = "SELECT md5(string_agg(t::text, ',' ORDER BY idempotency_key)) || ' '"
+                              " || (SELECT count(*) FROM idem.idem_purge_runs) || ' '"
+                              " || (SELECT count(*) FROM idem.task_idempotency_audit) FROM idem.task_idempotency t";
+    const auto before = scalar(*m_owner, state);
+    auto run = idem::test::runProgram(QStringLiteral(IDEMCTL_PATH),
+        { QStringLiteral("purge"), QStringLiteral("--dry-run"), QStringLiteral("--json"), QStringLiteral("--dsn"),
+            QString::fromStdString(m_db->dsn()) });
+    QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
+    const auto j = QJsonDocument::fromJson(run.out.toUtf8()).object();
+    QCOMPARE(j.value(QStringLiteral("would_remove")).toInteger(), 730);
+    QCOMPARE(j.value(QStringLiteral("would_remove_quality")).toString(), QStringLiteral("exact"));
+    QCOMPARE(scalar(*m_owner, state), before);
+    auto text = idem::test::runProgram(QStringLiteral(IDEMCTL_PATH),
+        { QStringLiteral("purge"), QStringLiteral("--dry-run"), QStringLiteral("--cap"), QStringLiteral("100"),
+            QStringLiteral("--dsn"), QString::fromStdString(m_db->dsn()) });
+    QVERIFY2(text.out.contains(QStringLiteral("at least 100")), qPrintable(text.out));
+    QVERIFY2(text.out.contains(QStringLiteral("email")) && text.out.contains(QStringLiteral("7 days*")), qPrintable(text.out));
+    QCOMPARE(scalar(*m_owner, state), before);
+}
+
+QTEST_GUILESS_MAIN(TestPurge)
+#include "tst_purge.moc"

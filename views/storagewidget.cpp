@@ -1,0 +1,411 @@
+#include "views/storagewidget.h"
+
+#include <QApplication>
+#include <QChart>
+#include <QChartView>
+#include <QDateTime>
+#include <QDateTimeAxis>
+#include <QEvent>
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineSeries>
+#include <QLocale>
+#include <QTableWidget>
+#include <QTimer>
+#include <QValueAxis>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+#include "models/consolesession.h"
+#include "models/storagemodel.h"
+#include "models/tones.h"
+#include "views/pagestatusline.h"
+#include "views/theme.h"
+
+namespace idem::console {
+
+namespace {
+    QTableWidget* makeTable(const QString& objectName)
+    {
+        auto* t = new QTableWidget;
+        t->setObjectName(objectName);
+        t->setEditTriggers(QAbstractItemView::NoEditTriggers);
+        t->setSelectionBehavior(QAbstractItemView::SelectRows);
+        t->setSelectionMode(QAbstractItemView::SingleSelection);
+        t->verticalHeader()->hide();
+        // Compact rows: the page shows four tables at once.
+        t->verticalHeader()->setDefaultSectionSize(t->fontMetrics().height() + 8);
+        t->setWordWrap(false);
+        t->setTextElideMode(Qt::ElideMiddle);
+        t->horizontalHeader()->setStretchLastSection(true);
+        t->horizontalHeader()->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+        return t;
+    }
+
+    QTableWidgetItem* cell(const QString& text, bool number = false, const QString& tip = {})
+    {
+        auto* item = new QTableWidgetItem(text);
+        if (number)
+            item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        if (!tip.isEmpty())
+            item->setToolTip(tip);
+        return item;
+    }
+
+    QString statusName(const std::string& status)
+    {
+        if (status == "processing")
+            return StorageWidget::tr("Processing");
+        if (status == "retryable_failed")
+            return StorageWidget::tr("Waiting to retry");
+        if (status == "failed")
+            return StorageWidget::tr("Failed");
+        if (status == "succeeded")
+            return StorageWidget::tr("Succeeded");
+        return QString::fromStdString(status);
+    }
+
+    QDateTime parseIso(const std::string& iso)
+    {
+        QDateTime t = QDateTime::fromString(QString::fromStdString(iso), Qt::ISODateWithMs);
+        return t.isValid() ? t : QDateTime::fromString(QString::fromStdString(iso), Qt::ISODate);
+    }
+
+    void fitColumns(QTableWidget* t)
+    {
+        for (int c = 0; c + 1 < t->columnCount(); ++c) {
+            t->resizeColumnToContents(c);
+            // A few pixels over the content: another style's margins must not elide it.
+            t->setColumnWidth(c, t->columnWidth(c) + 12);
+        }
+    }
+} // namespace
+
+StorageWidget::StorageWidget(ConsoleSession* session, QWidget* parent)
+    : QWidget(parent)
+    , m_session(session)
+    , m_model(new StorageModel(session, this))
+    , m_statusLine(new PageStatusLine(session, QStringLiteral("storageStatusLine")))
+    , m_error(new QLabel)
+    , m_statusBox(new QGroupBox)
+    , m_status(makeTable(QStringLiteral("storageStatusTable")))
+    , m_purgeBox(new QGroupBox)
+    , m_purge(new QLabel)
+    , m_retentionBox(new QGroupBox)
+    , m_retention(makeTable(QStringLiteral("storageRetentionTable")))
+    , m_meaning(new QLabel)
+    , m_tablesBox(new QGroupBox)
+    , m_tables(makeTable(QStringLiteral("storageTablesTable")))
+    , m_chart(new QChart)
+    , m_chartView(new QChartView(m_chart))
+    , m_tableBytes(new QLineSeries)
+    , m_indexBytes(new QLineSeries)
+    , m_rows(new QLineSeries)
+    , m_rowsAxis(new QValueAxis)
+    , m_x(new QDateTimeAxis)
+    , m_y(new QValueAxis)
+    , m_timer(new QTimer(this))
+{
+    setObjectName(QStringLiteral("storagePage"));
+    m_error->setObjectName(QStringLiteral("storageError"));
+    m_error->setWordWrap(true);
+    theme::followTone(m_error, theme::Tone::Bad);
+    m_error->hide();
+    m_purge->setObjectName(QStringLiteral("storagePurge"));
+    m_purge->setWordWrap(true);
+    m_purge->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_purge->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    m_meaning->setObjectName(QStringLiteral("storageMeaning"));
+    m_meaning->setWordWrap(true);
+    m_meaning->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    m_tableBytes->setObjectName(QStringLiteral("tablebytes"));
+    m_indexBytes->setObjectName(QStringLiteral("indexbytes"));
+    m_chart->addSeries(m_tableBytes);
+    m_chart->addSeries(m_indexBytes);
+    m_rows->setObjectName(QStringLiteral("rowsestimate"));
+    m_chart->addSeries(m_rows);
+    m_chart->addAxis(m_x, Qt::AlignBottom);
+    m_chart->addAxis(m_y, Qt::AlignLeft);
+    m_chart->addAxis(m_rowsAxis, Qt::AlignRight);
+    m_rows->attachAxis(m_x);
+    m_rows->attachAxis(m_rowsAxis);
+    m_rowsAxis->setLabelFormat(QStringLiteral("%.0f"));
+    for (auto* s : { m_tableBytes, m_indexBytes }) {
+        s->attachAxis(m_x);
+        s->attachAxis(m_y);
+        // A sample is taken at most every few minutes: each is a point of its own.
+        s->setPointsVisible(true);
+    }
+    m_chart->legend()->setAlignment(Qt::AlignBottom);
+    m_chart->setMargins(QMargins(4, 4, 4, 4));
+    m_y->setLabelFormat(QStringLiteral("%.1f"));
+    m_y->setMin(0);
+    m_chartView->setObjectName(QStringLiteral("storageSizeChart"));
+    m_chartView->setRenderHint(QPainter::Antialiasing);
+    m_chartView->setMinimumHeight(200);
+
+    auto* statusLayout = new QVBoxLayout(m_statusBox);
+    statusLayout->addWidget(m_status);
+    auto* purgeLayout = new QVBoxLayout(m_purgeBox);
+    purgeLayout->addWidget(m_purge, 1);
+    auto* retentionLayout = new QVBoxLayout(m_retentionBox);
+    retentionLayout->addWidget(m_retention, 1);
+    retentionLayout->addWidget(m_meaning);
+    auto* tablesLayout = new QVBoxLayout(m_tablesBox);
+    tablesLayout->addWidget(m_tables);
+
+    auto* grid = new QGridLayout;
+    grid->addWidget(m_statusBox, 0, 0);
+    grid->addWidget(m_purgeBox, 0, 1);
+    grid->addWidget(m_retentionBox, 1, 0);
+    grid->addWidget(m_chartView, 1, 1);
+    grid->addWidget(m_tablesBox, 2, 0, 1, 2);
+    grid->setColumnStretch(0, 3);
+    grid->setColumnStretch(1, 2);
+    grid->setRowStretch(1, 1);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(m_statusLine);
+    layout->addWidget(m_error);
+    layout->addLayout(grid, 1);
+
+    connect(m_model, &StorageModel::updated, this, [this] {
+        m_error->hide();
+        m_statusLine->markRead();
+        render();
+    });
+    connect(m_model, &StorageModel::failed, this, [this](const QString& message) {
+        m_error->setText(tr("Could not read the storage figures: %1").arg(message));
+        m_error->show();
+    });
+    // Sizes and statistics move slowly; the catalogue reads are cheap but need not be per second.
+    m_timer->setInterval(30000);
+    connect(m_timer, &QTimer::timeout, this, [this] {
+        if (isVisible())
+            reload();
+    });
+    m_timer->start();
+    connect(session, &ConsoleSession::stateChanged, this, [this](ConsoleSession::State s) {
+        if (s == ConsoleSession::State::Connected && isVisible())
+            reload();
+    });
+    retranslate();
+    applyTheme();
+}
+
+StorageWidget::~StorageWidget() = default;
+
+void StorageWidget::reload()
+{
+    if (m_session->state() == ConsoleSession::State::Connected)
+        m_model->reload();
+}
+
+void StorageWidget::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    reload();
+}
+
+bool StorageWidget::event(QEvent* event)
+{
+    const auto type = event->type();
+    const bool result = QWidget::event(event);
+    if (type == QEvent::LanguageChange) {
+        retranslate();
+        render();
+    }
+    if (type == QEvent::ApplicationPaletteChange || type == QEvent::PaletteChange)
+        applyTheme();
+    return result;
+}
+
+void StorageWidget::retranslate()
+{
+    m_statusBox->setTitle(tr("Rows by status"));
+    m_purgeBox->setTitle(tr("Purge"));
+    m_retentionBox->setTitle(tr("Retention of succeeded keys"));
+    m_tablesBox->setTitle(tr("Tables"));
+    m_chart->setTitle(tr("Size of the task table over time"));
+    m_tableBytes->setName(tr("table"));
+    m_indexBytes->setName(tr("indexes"));
+    m_rows->setName(tr("rows (from the counters)"));
+    m_rowsAxis->setTitleText(tr("rows"));
+    m_status->setColumnCount(3);
+    m_status->setHorizontalHeaderLabels({ tr("Status"), tr("Rows"), tr("What the number is") });
+    m_retention->setColumnCount(5);
+    m_retention->setHorizontalHeaderLabels(
+        { tr("Operation"), tr("Keeps succeeded keys"), tr("Oldest succeeded"), tr("Due for purge"), tr("Policy set") });
+    m_tables->setColumnCount(8);
+    m_tables->setHorizontalHeaderLabels({ tr("Table"), tr("Data"), tr("Indexes"), tr("Total"), tr("Rows (estimate)"),
+        tr("Dead rows"), tr("Last vacuum"), tr("Last autovacuum") });
+    if (!m_model->report())
+        m_purge->setText(tr("Not read yet."));
+}
+
+void StorageWidget::applyTheme()
+{
+    const bool dark = theme::isDark();
+    const auto chartTheme = dark ? QChart::ChartThemeDark : QChart::ChartThemeLight;
+    if (m_chart->theme() != chartTheme)
+        m_chart->setTheme(chartTheme);
+    m_chart->setBackgroundBrush(QApplication::palette().color(QPalette::Base));
+    for (auto* s : { m_tableBytes, m_indexBytes, m_rows })
+        s->setColor(tones::series(s->objectName()));
+}
+
+void StorageWidget::render()
+{
+    const auto& maybe = m_model->report();
+    if (!maybe)
+        return;
+    const auto& r = *maybe;
+
+    m_status->setRowCount(static_cast<int>(r.rowsByStatus.size()));
+    for (int i = 0; i < static_cast<int>(r.rowsByStatus.size()); ++i) {
+        const auto& s = r.rowsByStatus[std::size_t(i)];
+        m_status->setItem(i, 0, cell(statusName(s.status)));
+        m_status->setItem(i, 1, cell(storagetext::figure(s.rows, s.label), true));
+        m_status->setItem(i, 2, cell(storagetext::quality(s.label, idem::boundedCountCap)));
+    }
+    fitColumns(m_status);
+
+    m_retention->setRowCount(static_cast<int>(r.operations.size()));
+    for (int i = 0; i < static_cast<int>(r.operations.size()); ++i) {
+        const auto& o = r.operations[std::size_t(i)];
+        const QString horizon = storagetext::horizon(o.horizonSeconds);
+        m_retention->setItem(i, 0, cell(QString::fromStdString(o.operation)));
+        m_retention->setItem(i, 1,
+            cell(o.policyOperation == "*" ? tr("%1 (default)").arg(horizon) : horizon, false,
+                storagetext::meaning(o.operation, o.horizonSeconds)));
+        QString oldest = tr("none");
+        if (!o.oldestCompletedAt.empty())
+            oldest = o.oldestAgeSeconds ? tr("%1 ago").arg(storagetext::age(*o.oldestAgeSeconds))
+                                        : storagetext::when(o.oldestCompletedAt);
+        m_retention->setItem(i, 2,
+            cell(oldest, false,
+                o.oldestCompletedAt.empty() ? QString()
+                                            : tr("completed %1").arg(storagetext::when(o.oldestCompletedAt))));
+        auto* due = cell(storagetext::figure(o.due, o.dueLabel), true,
+            tr("Succeeded rows completed before %1 (%2)")
+                .arg(storagetext::when(o.cutoff), storagetext::quality(o.dueLabel, r.dueCap)));
+        if (o.due > 0)
+            due->setForeground(theme::toneColor(theme::Tone::Caution));
+        m_retention->setItem(i, 3, due);
+        m_retention->setItem(i, 4,
+            cell(o.policyChangedBy.empty() ? QString()
+                                           : tr("%1, %2").arg(storagetext::when(o.policyChangedAt),
+                                                 QString::fromStdString(o.policyChangedBy))));
+    }
+    fitColumns(m_retention);
+
+    QStringList meaning;
+    for (const auto& p : r.policies)
+        meaning << storagetext::meaning(p.operation, p.horizonSeconds);
+    meaning << tr("Only succeeded keys are removed; processing, waiting and failed rows are kept whatever their age. "
+                  "The audit trail is never purged.");
+    m_meaning->setText(meaning.join(QLatin1Char('\n')));
+
+    QStringList purge;
+    if (r.running)
+        purge << tr("Now: %1").arg(storagetext::purgeRun(*r.running));
+    purge << (r.lastRun ? tr("Last run: %1").arg(storagetext::purgeRun(*r.lastRun)) : tr("Last run: never"));
+    const QString dueTotal = (r.dueTotalLowerBound ? QStringLiteral("≥ ") : QString())
+        + QLocale().toString(static_cast<qlonglong>(r.dueTotal));
+    purge << tr("Due for purge now: %1 succeeded rows past their horizon.").arg(dueTotal);
+    purge << tr("`idemctl purge --dry-run` lists what a run would remove; `idemctl purge` removes it in small "
+                "batches that skip any row a worker is touching.");
+    m_purge->setText(purge.join(QLatin1Char('\n')));
+
+    m_tables->setRowCount(static_cast<int>(r.tables.size()));
+    for (int i = 0; i < static_cast<int>(r.tables.size()); ++i) {
+        const auto& t = r.tables[std::size_t(i)];
+        m_tables->setItem(i, 0, cell(QString::fromStdString(t.name)));
+        m_tables->setItem(i, 1, cell(storagetext::bytes(t.tableBytes), true));
+        m_tables->setItem(i, 2, cell(storagetext::bytes(t.indexBytes), true));
+        m_tables->setItem(i, 3, cell(storagetext::bytes(t.totalBytes), true));
+        m_tables->setItem(i, 4,
+            cell(t.rowsEstimate ? QStringLiteral("≈ ") + QLocale().toString(static_cast<qlonglong>(*t.rowsEstimate))
+                                : tr("not analysed yet"),
+                true, tr("planner statistics (pg_class.reltuples)")));
+        m_tables->setItem(i, 5, cell(QLocale().toString(static_cast<qlonglong>(t.deadTuples)), true));
+        m_tables->setItem(i, 6, cell(storagetext::when(t.lastVacuum)));
+        m_tables->setItem(i, 7, cell(storagetext::when(t.lastAutovacuum)));
+    }
+    fitColumns(m_tables);
+    renderChart();
+}
+
+void StorageWidget::renderChart()
+{
+    const auto& r = *m_model->report();
+    std::int64_t top = 0;
+    for (const auto& s : r.samples)
+        top = std::max({ top, s.tableBytes, s.indexBytes });
+    // One unit for the axis, the largest that keeps the top above 1.
+    double unit = 1;
+    QString unitName = tr("bytes");
+    for (const auto& [scale, name] : { std::pair { 1024.0 * 1024 * 1024, tr("GB") },
+             std::pair { 1024.0 * 1024, tr("MB") }, std::pair { 1024.0, tr("KB") } })
+        if (static_cast<double>(top) >= scale) {
+            unit = scale;
+            unitName = name;
+            break;
+        }
+    QList<QPointF> table;
+    QList<QPointF> index;
+    QDateTime first;
+    QDateTime last;
+    for (const auto& s : r.samples) {
+        const QDateTime at = parseIso(s.takenAt);
+        if (!at.isValid())
+            continue;
+        if (!first.isValid())
+            first = at;
+        last = at;
+        const auto x = static_cast<qreal>(at.toMSecsSinceEpoch());
+        table << QPointF(x, static_cast<double>(s.tableBytes) / unit);
+        index << QPointF(x, static_cast<double>(s.indexBytes) / unit);
+    }
+    m_tableBytes->replace(table);
+    m_indexBytes->replace(index);
+    QList<QPointF> rows;
+    double topRows = 0;
+    for (const auto& p : m_model->rowsHistory().points) {
+        const QDateTime at = parseIso(p.at);
+        if (!at.isValid())
+            continue;
+        if (!first.isValid() || at < first)
+            first = at;
+        if (!last.isValid() || at > last)
+            last = at;
+        rows << QPointF(static_cast<qreal>(at.toMSecsSinceEpoch()), static_cast<double>(p.rows));
+        topRows = std::max(topRows, static_cast<double>(p.rows));
+    }
+    m_rows->replace(rows);
+    m_rowsAxis->setRange(0, std::max(10.0, topRows * 1.1));
+    m_rowsAxis->applyNiceNumbers();
+    if (!first.isValid()) {
+        first = QDateTime::currentDateTime().addSecs(-3600);
+        last = QDateTime::currentDateTime();
+    } else if (first == last) {
+        first = first.addSecs(-1800);
+        last = last.addSecs(1800);
+    }
+    m_x->setRange(first.toLocalTime(), last.toLocalTime());
+    m_x->setFormat(first.daysTo(last) >= 2 ? QStringLiteral("MM-dd") : QStringLiteral("HH:mm"));
+    m_y->setRange(0, std::max(1.0, static_cast<double>(top) / unit * 1.1));
+    m_y->setTitleText(unitName);
+    m_chartView->setToolTip(tr("Rows: counted back from now by the keys the claims created and the rows the purges "
+                               "removed, hour by hour (an estimate). ")
+        + (r.samples.empty() ? tr("No size sample yet: one is taken at most every %1 while a console or idemctl reads.")
+                                .arg(storagetext::age(r.samplePeriodSeconds))
+                          : tr("%n sample(s), at most one every %1", nullptr, static_cast<int>(r.samples.size()))
+                                .arg(storagetext::age(r.samplePeriodSeconds))));
+}
+
+} // namespace idem::console
