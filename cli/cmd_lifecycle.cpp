@@ -34,7 +34,8 @@ after the current batch and finishes the run.
   --dry-run          say what would be removed per operation (counted up to --cap each); change nothing
   --batch N          rows per batch, 1..100000 (default: 1000)
   --max-seconds S    start no batch after S seconds (default: 0, until nothing is due)
-  --pause-ms MS      pause between batches (default: 0)
+  --pause-ms MS      pause between batches, holding no lock (default: 20; 0: full speed, which
+                     on a small machine takes CPU from the workers)
   --reason R         for the audit entry (default: "idemctl purge")
   --actor A          who is acting, for the audit (default: login@hostname of this process)
   --cap N            --dry-run counts up to N rows per operation (default: 1000000)
@@ -42,6 +43,8 @@ after the current batch and finishes the run.
 
 Scheduled in the database instead (pg_cron):
   SELECT cron.schedule('idem-purge', '*/10 * * * *', 'CALL idem.idem_purge_run(1000, 300)');
+  (batch 1000, at most 300 s, then reason, actor, pause in ms: defaults 'scheduled purge', the
+  session's application_name, 20)
 )";
 
     constexpr const char* retentionHelp = R"(Usage: idemctl retention show [--dsn DSN] [--schema S] [--json]
@@ -176,7 +179,7 @@ int runPurge(const std::vector<std::string>& argv)
     PurgeOptions o;
     o.batch = static_cast<int>(args.intValue("batch", 1000, 1, 100000));
     o.maxSeconds = static_cast<double>(args.intValue("max-seconds", 0, 0, 86400));
-    o.pauseMs = static_cast<int>(args.intValue("pause-ms", 0, 0, 60000));
+    o.pauseMs = static_cast<int>(args.intValue("pause-ms", 20, 0, 60000));
     o.reason = args.valueOr("reason", "idemctl purge");
     o.actor = args.valueOr("actor", localActor());
     auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl purge" });

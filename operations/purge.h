@@ -23,7 +23,9 @@ namespace idem {
 struct PurgeOptions {
     int batch = 1000; // rows per batch, 1..100000
     double maxSeconds = 0; // stop starting batches after this long; 0: until nothing is due
-    int pauseMs = 0; // sleep between batches (gives autovacuum and replicas room)
+    // Sleep between batches, holding no lock. On a small machine a purge at full speed competes
+    // with the workers for CPU (bench/README.md, "Session 6"); 20 ms keeps it to a share.
+    int pauseMs = 20;
     std::string reason = "idemctl purge";
     std::string actor; // empty: localActor()
     // Called after each batch, on the calling thread.
