@@ -4,7 +4,8 @@
 //   claim   claim+complete throughput at C connections (new keys: claim(), complete() in one
 //           transaction each, as a worker does), in phases of S seconds in one run: without the
 //           purge / with the purge running, alternated (ABAB...), so drift hits both alike; the
-//           purge at full speed and paced (a pause between batches). Per phase: tasks/s, p99
+//           purge at full speed (duty 1) and paced (--duty: batches at most that share of the
+//           time). Per phase: tasks/s, p99
 //           and the longest claim, and how often a claim backend was seen waiting on a lock
 //           (pg_stat_activity sampled every 5 ms). Ratio = with / without.
 //   index   claim+complete with and without task_idempotency_succeeded_idx (the purge's path),
@@ -17,11 +18,12 @@
 //           row count per day, which must stay flat within a day's traffic once past the horizon.
 //
 // Usage: idem-bench-purge --dsn DSN [--rows N] [--due N] [--connections C] [--seconds S]
-//                         [--phases N] [--batch N] [--pause-ms MS] [--year-per-day N] [--only LIST]
+//                         [--phases N] [--batch N] [--duty F] [--year-per-day N] [--only LIST]
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -62,7 +64,7 @@ struct Args {
     double seconds = 8;
     int phases = 4;
     int batch = 1000;
-    int pauseMs = 20;
+    double duty = 0.2;
     int yearPerDay = 4000;
     std::string only = "claim,index,size,year";
 };
@@ -129,6 +131,7 @@ struct Phase {
     double p99ms = 0;
     double maxMs = 0;
     long long lockWaitSamples = 0; // a claim backend seen in wait_event_type Lock
+    std::map<std::string, long long> lockWaits; // by wait_event (extend, transactionid, tuple, ...)
     long long samples = 0;
     long long purged = 0;
 };
@@ -172,8 +175,13 @@ Phase claimPhase(const Args& a, const std::string& label, int round, const std::
     std::thread sampler([&] {
         auto conn = idem::connect(a.dsn, { "bench sampler" });
         while (!stop.load()) {
-            waits += scalar(*conn, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'bench claim'"
-                                   " AND wait_event_type = 'Lock'");
+            pqxx::nontransaction n(*conn);
+            for (const auto& r : n.exec("SELECT wait_event FROM pg_stat_activity WHERE application_name = 'bench claim'"
+                                        " AND wait_event_type = 'Lock'")) {
+                ++waits;
+                std::lock_guard l(err);
+                ++p.lockWaits[r[0].as<std::string>()];
+            }
             ++samples;
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
@@ -207,6 +215,8 @@ void printPhase(const Phase& p)
 {
     std::printf("  %-26s %8.0f tasks/s  p99 %6.2f ms  max %7.2f ms  lock-wait samples %lld/%lld  purged %lld\n",
         p.label.c_str(), p.perSecond, p.p99ms, p.maxMs, p.lockWaitSamples, p.samples, p.purged);
+    for (const auto& [event, n] : p.lockWaits)
+        std::printf("    claim backends waiting on lock %s: %lld samples\n", event.c_str(), n);
     std::fflush(stdout);
 }
 
@@ -230,12 +240,12 @@ void sizes(pqxx::connection& c, const char* when)
 void claimSection(pqxx::connection& admin, const Args& a)
 {
     std::printf("\n## claim+complete at %d connections beside the purge (%g s phases)\n", a.connections, a.seconds);
-    const auto purge = [&](int pauseMs) {
-        return [&a, pauseMs](std::atomic<bool>& stopFlag) -> long long {
+    const auto purge = [&](double duty) {
+        return [&a, duty](std::atomic<bool>& stopFlag) -> long long {
             auto conn = idem::connect(a.dsn, { "bench purge" });
             idem::PurgeOptions o;
             o.batch = a.batch;
-            o.pauseMs = pauseMs;
+            o.duty = duty;
             o.stop = &stopFlag;
             o.reason = "bench";
             const auto r = idem::runPurge(*conn, schema, o);
@@ -264,18 +274,21 @@ void claimSection(pqxx::connection& admin, const Args& a)
         w.commit();
         exec(admin, "VACUUM (ANALYZE) " + schema.qualify("task_idempotency"));
     };
-    for (const int pause : { 0, a.pauseMs }) {
+    for (const double duty : { 1.0, a.duty }) {
+        const int tag = static_cast<int>(duty * 100);
+        char label[64];
+        std::snprintf(label, sizeof label, "with purge, duty %.2f", duty);
         std::vector<double> without, with;
         for (int i = 0; i < a.phases; ++i) {
-            topUp(pause * 1000 + i);
-            const auto base = claimPhase(a, "without purge", pause * 1000 + i, {});
+            topUp(tag * 1000 + i);
+            const auto base = claimPhase(a, "without purge", tag * 1000 + i, {});
             printPhase(base);
             without.push_back(base.perSecond);
-            auto p = claimPhase(a, "with purge, pause " + std::to_string(pause) + " ms", pause * 1000 + i, purge(pause));
+            auto p = claimPhase(a, label, tag * 1000 + i, purge(duty));
             printPhase(p);
             with.push_back(p.perSecond);
         }
-        std::printf("  ratio (pause %d ms): median with / median without = %.0f / %.0f = %.2f (target >= 0.90)\n", pause,
+        std::printf("  ratio (duty %.2f): median with / median without = %.0f / %.0f = %.2f (target >= 0.90)\n", duty,
             median(with), median(without), median(with) / median(without));
     }
 }
@@ -307,7 +320,7 @@ void sizeSection(pqxx::connection& admin, const Args& a)
     idem::PurgeOptions o;
     o.batch = a.batch;
     o.reason = "bench";
-    o.pauseMs = 0;
+    o.duty = 1;
     const auto r = idem::runPurge(*conn, schema, o);
     std::printf("  purged %lld rows in %lld batches, %.1f s: %.0f rows/s, longest batch %.1f ms\n",
         static_cast<long long>(r.rowsRemoved), static_cast<long long>(r.batches), r.durationMs / 1000,
@@ -348,7 +361,7 @@ void yearSection(pqxx::connection& admin, const Args& a)
         idem::PurgeOptions o;
         o.batch = a.batch;
         o.reason = "simulated day " + std::to_string(day);
-        o.pauseMs = 0;
+        o.duty = 1;
         idem::runPurge(*conn, schema, o);
         // A real day holds hundreds of autovacuum naps; the simulated one lasts a second.
         exec(admin, "VACUUM " + schema.qualify("task_idempotency"));
@@ -393,8 +406,8 @@ int main(int argc, char** argv)
             a.phases = std::stoi(v);
         else if (k == "--batch")
             a.batch = std::stoi(v);
-        else if (k == "--pause-ms")
-            a.pauseMs = std::stoi(v);
+        else if (k == "--duty")
+            a.duty = std::stod(v);
         else if (k == "--year-per-day")
             a.yearPerDay = std::stoi(v);
         else if (k == "--only")
