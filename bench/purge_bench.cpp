@@ -4,8 +4,8 @@
 //   claim   claim+complete throughput at C connections (new keys: claim(), complete() in one
 //           transaction each, as a worker does), in phases of S seconds in one run: without the
 //           purge / with the purge running, alternated (ABAB...), so drift hits both alike; the
-//           purge at full speed (duty 1) and paced (--duty: batches at most that share of the
-//           time). Per phase: tasks/s, p99
+//           purge at each --duties (1: full speed; 0.2: batches at most a fifth of the time).
+//           Per phase: tasks/s, p99
 //           and the longest claim, and how often a claim backend was seen waiting on a lock
 //           (pg_stat_activity sampled every 5 ms). Ratio = with / without.
 //   index   claim+complete with and without task_idempotency_succeeded_idx (the purge's path),
@@ -18,7 +18,8 @@
 //           row count per day, which must stay flat within a day's traffic once past the horizon.
 //
 // Usage: idem-bench-purge --dsn DSN [--rows N] [--due N] [--connections C] [--seconds S]
-//                         [--phases N] [--batch N] [--duty F] [--year-per-day N] [--only LIST]
+//                         [--phases N] [--batch N] [--duties 1,0.2] [--year-per-day N]
+//                         [--only claim,index,loop,size,year]
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -64,9 +65,9 @@ struct Args {
     double seconds = 8;
     int phases = 4;
     int batch = 1000;
-    double duty = 0.2;
+    std::vector<double> duties { 1.0, 0.2 };
     int yearPerDay = 4000;
-    std::string only = "claim,index,size,year";
+    std::string only = "claim,index,loop,size,year";
 };
 
 const SchemaName schema("idem_purgebench");
@@ -274,7 +275,7 @@ void claimSection(pqxx::connection& admin, const Args& a)
         w.commit();
         exec(admin, "VACUUM (ANALYZE) " + schema.qualify("task_idempotency"));
     };
-    for (const double duty : { 1.0, a.duty }) {
+    for (const double duty : a.duties) {
         const int tag = static_cast<int>(duty * 100);
         char label[64];
         std::snprintf(label, sizeof label, "with purge, duty %.2f", duty);
@@ -310,6 +311,61 @@ void indexSection(pqxx::connection& admin, const Args& a)
     }
     std::printf("  ratio: median with / median without = %.0f / %.0f = %.3f\n", median(with), median(without),
         median(with) / median(without));
+}
+
+// claim + complete of new keys in a PL/pgSQL loop inside one backend, timed there: the cost per
+// task without the client, the network and the other connections' noise.
+double serverLoopUs(pqxx::connection& admin, int tasks, int round)
+{
+    pqxx::work w(admin);
+    const auto r = w.exec_params("SELECT " + schema.qualify("bench_loop") + "($1, $2)", tasks, round);
+    w.commit();
+    return r[0][0].as<double>();
+}
+
+void loopSection(pqxx::connection& admin, const Args& a)
+{
+    std::printf("\n## claim+complete in a server-side loop, with and without task_idempotency_succeeded_idx\n");
+    exec(admin, "CREATE OR REPLACE FUNCTION " + schema.qualify("bench_loop") + R"((p_n integer, p_round integer)
+RETURNS double precision LANGUAGE plpgsql AS $$
+DECLARE t0 timestamptz := clock_timestamp(); v_token uuid;
+BEGIN
+    FOR i IN 1..p_n LOOP
+        v_token := gen_random_uuid();
+        PERFORM )" + schema.qualify("claim") + R"(('loop:charge:' || p_round || '-' || i, 'v1:x', v_token, 30000);
+        PERFORM )" + schema.qualify("complete") + R"(('loop:charge:' || p_round || '-' || i, v_token, '{"ok": true}'::jsonb);
+    END LOOP;
+    RETURN extract(epoch FROM clock_timestamp() - t0) * 1e6 / p_n;
+END $$)");
+    std::vector<double> with, without, diff;
+    const auto drop = [&] { exec(admin, "DROP INDEX IF EXISTS " + schema.qualify("task_idempotency_succeeded_idx")); };
+    const auto create = [&] {
+        exec(admin, "CREATE INDEX IF NOT EXISTS task_idempotency_succeeded_idx ON " + schema.qualify("task_idempotency")
+                + " (split_part(idempotency_key, ':', 2), updated_at) WHERE status = 'succeeded'");
+    };
+    // ABBA: the order alternates, so the table's growth and the machine's drift favour neither.
+    for (int i = 0; i < a.phases * 2; ++i) {
+        double w = 0, wo = 0;
+        if (i % 2 == 0) {
+            drop();
+            wo = serverLoopUs(admin, 5000, 2 * i);
+            create();
+            w = serverLoopUs(admin, 5000, 2 * i + 1);
+        } else {
+            create();
+            w = serverLoopUs(admin, 5000, 2 * i + 1);
+            drop();
+            wo = serverLoopUs(admin, 5000, 2 * i);
+        }
+        with.push_back(w);
+        without.push_back(wo);
+        diff.push_back(w - wo);
+        std::printf("  round %d (%s first): without %.1f us/task, with %.1f us/task\n", i, i % 2 == 0 ? "without" : "with", wo, w);
+        std::fflush(stdout);
+    }
+    create();
+    std::printf("  median: without %.1f us, with %.1f us per task; median of the paired differences %+.1f us\n",
+        median(without), median(with), median(diff));
 }
 
 void sizeSection(pqxx::connection& admin, const Args& a)
@@ -406,8 +462,14 @@ int main(int argc, char** argv)
             a.phases = std::stoi(v);
         else if (k == "--batch")
             a.batch = std::stoi(v);
-        else if (k == "--duty")
-            a.duty = std::stod(v);
+        else if (k == "--duties") {
+            a.duties.clear();
+            for (std::size_t at = 0; at < v.size();) {
+                const auto comma = v.find(',', at);
+                a.duties.push_back(std::stod(v.substr(at, comma - at)));
+                at = comma == std::string::npos ? v.size() : comma + 1;
+            }
+        }
         else if (k == "--year-per-day")
             a.yearPerDay = std::stoi(v);
         else if (k == "--only")
@@ -421,8 +483,10 @@ int main(int argc, char** argv)
         auto admin = idem::connect(a.dsn, { "bench admin" });
         const auto want = [&](const char* s) { return a.only.find(s) != std::string::npos; };
         std::printf("# idem-bench-purge: %lld rows, %lld due, batch %d\n", a.rows, a.due, a.batch);
-        if (want("claim") || want("size") || want("index"))
+        if (want("claim") || want("size") || want("index") || want("loop"))
             populate(*admin, a);
+        if (want("loop"))
+            loopSection(*admin, a);
         if (want("index"))
             indexSection(*admin, a);
         if (want("claim"))

@@ -36,7 +36,7 @@ after the current batch and finishes the run.
   --max-seconds S    start no batch after S seconds (default: 0, until nothing is due)
   --duty F           batches take at most this share of the time: after a batch of t ms it
                      pauses t*(1-F)/F ms, holding no lock, and so backs off by itself when the
-                     database is busy (default: 0.2; 1: full speed, which on a small machine
+                     database is busy (default: 0.1; 1: full speed, which on a small machine
                      takes CPU from the workers)
   --pause-ms MS      pause at least this long between batches (default: 0)
   --reason R         for the audit entry (default: "idemctl purge")
@@ -47,7 +47,7 @@ after the current batch and finishes the run.
 Scheduled in the database instead (pg_cron):
   SELECT cron.schedule('idem-purge', '*/10 * * * *', 'CALL idem.idem_purge_run(1000, 300)');
   (batch 1000, at most 300 s, then reason, actor, duty: defaults 'scheduled purge', the
-  session's application_name, 0.2)
+  session's application_name, 0.1)
 )";
 
     constexpr const char* retentionHelp = R"(Usage: idemctl retention show [--dsn DSN] [--schema S] [--json]

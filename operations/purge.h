@@ -28,7 +28,7 @@ struct PurgeOptions {
     // time, and back off by themselves when the database is busy (a batch then takes longer).
     // On a small machine a purge at full speed (duty 1) takes CPU from the workers
     // (bench/README.md, "Session 6").
-    double duty = 0.2; // 0.01 .. 1
+    double duty = 0.1; // 0.01 .. 1
     int pauseMs = 0;
     std::string reason = "idemctl purge";
     std::string actor; // empty: localActor()

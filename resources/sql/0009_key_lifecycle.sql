@@ -566,7 +566,7 @@ BEGIN
     EXECUTE format($p$
 CREATE PROCEDURE idem_purge_run(p_batch integer DEFAULT 1000, p_max_seconds integer DEFAULT 60,
                                 p_reason text DEFAULT 'scheduled purge', p_actor text DEFAULT NULL,
-                                p_duty double precision DEFAULT 0.2)
+                                p_duty double precision DEFAULT 0.1)
 LANGUAGE plpgsql
 AS $run$
 DECLARE
