@@ -15,7 +15,7 @@ namespace idem::cli {
 
 namespace {
     constexpr const char* purgeHelp = R"(Usage: idemctl purge [--dsn DSN] [--schema S] [--dry-run] [--batch N] [--max-seconds S]
-                     [--pause-ms MS] [--reason R] [--actor A] [--cap N] [--json]
+                     [--duty F] [--pause-ms MS] [--reason R] [--actor A] [--cap N] [--json]
 
 Removes succeeded keys completed longer ago than their operation's retention horizon
 (`idemctl retention show`). Processing, retryable and failed rows are never removed. A request
@@ -34,7 +34,11 @@ after the current batch and finishes the run.
   --dry-run          say what would be removed per operation (counted up to --cap each); change nothing
   --batch N          rows per batch, 1..100000 (default: 1000)
   --max-seconds S    start no batch after S seconds (default: 0, until nothing is due)
-  --pause-ms MS      pause between batches (default: 0)
+  --duty F           batches take at most this share of the time: after a batch of t ms it
+                     pauses t*(1-F)/F ms, holding no lock, and so backs off by itself when the
+                     database is busy (default: 0.1; 1: full speed, which on a small machine
+                     takes CPU from the workers)
+  --pause-ms MS      pause at least this long between batches (default: 0)
   --reason R         for the audit entry (default: "idemctl purge")
   --actor A          who is acting, for the audit (default: login@hostname of this process)
   --cap N            --dry-run counts up to N rows per operation (default: 1000000)
@@ -42,6 +46,8 @@ after the current batch and finishes the run.
 
 Scheduled in the database instead (pg_cron):
   SELECT cron.schedule('idem-purge', '*/10 * * * *', 'CALL idem.idem_purge_run(1000, 300)');
+  (batch 1000, at most 300 s, then reason, actor, duty: defaults 'scheduled purge', the
+  session's application_name, 0.1)
 )";
 
     constexpr const char* retentionHelp = R"(Usage: idemctl retention show [--dsn DSN] [--schema S] [--json]
@@ -164,7 +170,7 @@ the last purge run and the table's size over time. Nothing is scanned beyond tho
 
 int runPurge(const std::vector<std::string>& argv)
 {
-    Args args(argv, { "dsn", "schema", "batch", "max-seconds", "pause-ms", "reason", "actor", "cap" },
+    Args args(argv, { "dsn", "schema", "batch", "max-seconds", "duty", "pause-ms", "reason", "actor", "cap" },
         { "dry-run", "json", "help" });
     if (args.flag("help")) {
         std::cout << purgeHelp;
@@ -177,6 +183,15 @@ int runPurge(const std::vector<std::string>& argv)
     o.batch = static_cast<int>(args.intValue("batch", 1000, 1, 100000));
     o.maxSeconds = static_cast<double>(args.intValue("max-seconds", 0, 0, 86400));
     o.pauseMs = static_cast<int>(args.intValue("pause-ms", 0, 0, 60000));
+    if (const auto d = args.value("duty")) {
+        try {
+            o.duty = std::stod(*d);
+        } catch (const std::exception&) {
+            throw UsageError("--duty must be a number from 0.01 to 1, not '" + *d + "'");
+        }
+        if (!(o.duty >= 0.01 && o.duty <= 1))
+            throw UsageError("--duty must be 0.01 to 1, not '" + *d + "'");
+    }
     o.reason = args.valueOr("reason", "idemctl purge");
     o.actor = args.valueOr("actor", localActor());
     auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl purge" });

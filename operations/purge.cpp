@@ -43,6 +43,8 @@ PurgeResult runPurge(pqxx::connection& conn, const SchemaName& schema, const Pur
         throw std::invalid_argument("--max-seconds must be 0 (no limit) to 86400");
     if (options.pauseMs < 0 || options.pauseMs > 60000)
         throw std::invalid_argument("the pause must be 0 to 60000 ms");
+    if (!(options.duty >= 0.01 && options.duty <= 1))
+        throw std::invalid_argument("the duty must be 0.01 to 1");
     {
         ActionOptions o; // the recovery actions' reason and actor rules (the SQL applies the same)
         o.reason = options.reason;
@@ -79,8 +81,9 @@ PurgeResult runPurge(pqxx::connection& conn, const SchemaName& schema, const Pur
                 out.stoppedByTime = true;
                 break;
             }
-            if (options.pauseMs > 0)
-                std::this_thread::sleep_for(std::chrono::milliseconds(options.pauseMs));
+            const double pause = std::min(10000.0, std::max<double>(options.pauseMs, ms * (1 - options.duty) / options.duty));
+            if (pause > 0)
+                std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(pause));
         }
     } catch (const pqxx::broken_connection&) {
         throw; // the session (and its lock) is gone: the next run closes this one as abandoned

@@ -23,7 +23,13 @@ namespace idem {
 struct PurgeOptions {
     int batch = 1000; // rows per batch, 1..100000
     double maxSeconds = 0; // stop starting batches after this long; 0: until nothing is due
-    int pauseMs = 0; // sleep between batches (gives autovacuum and replicas room)
+    // Pacing, holding no lock between batches: after a batch of t ms the purge sleeps
+    // t * (1 - duty) / duty ms (at least pauseMs), so batches take at most this share of the
+    // time, and back off by themselves when the database is busy (a batch then takes longer).
+    // On a small machine a purge at full speed (duty 1) takes CPU from the workers
+    // (bench/README.md, "Session 6").
+    double duty = 0.1; // 0.01 .. 1
+    int pauseMs = 0;
     std::string reason = "idemctl purge";
     std::string actor; // empty: localActor()
     // Called after each batch, on the calling thread.

@@ -134,6 +134,6 @@ BEGIN
                    ' %1$I.idem_clear_retention(text, text, text), %1$I.idem_purge_begin(text, text),'
                    ' %1$I.idem_purge_batch(bigint, integer), %1$I.idem_purge_finish(bigint),'
                    ' %1$I.idem_purge(integer, integer, text, text) TO idem_operator', s);
-    EXECUTE format('GRANT EXECUTE ON PROCEDURE %1$I.idem_purge_run(integer, integer, text, text) TO idem_operator', s);
+    EXECUTE format('GRANT EXECUTE ON PROCEDURE %1$I.idem_purge_run(integer, integer, text, text, double precision) TO idem_operator', s);
 END
 $lifecycle$;

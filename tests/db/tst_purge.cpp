@@ -307,7 +307,7 @@ void TestPurge::raceWithClaimsCompletionsAndActions()
             auto c = m_db->connect();
             idem::PurgeOptions o;
             o.batch = 25;
-            o.pauseMs = 2;
+            o.duty = 0.5;
             while (!done.load())
                 idem::runPurge(*c, idem::SchemaName(), o);
         } catch (const std::exception& e) {
@@ -347,7 +347,8 @@ void TestPurge::killedThenResumed()
     const QString dsn = QString::fromStdString(m_db->dsn());
     QProcess p;
     p.start(QStringLiteral(IDEMCTL_PATH), { QStringLiteral("purge"), QStringLiteral("--batch"), QStringLiteral("20"),
-                                                QStringLiteral("--pause-ms"), QStringLiteral("30"), QStringLiteral("--dsn"), dsn });
+                                                QStringLiteral("--duty"), QStringLiteral("0.05"), QStringLiteral("--pause-ms"), QStringLiteral("20"),
+                                                QStringLiteral("--dsn"), dsn });
     QVERIFY(p.waitForStarted());
     QVERIFY(idem::test::waitUntil(
         [&] { return count(*m_owner, "SELECT coalesce(max(rows_removed), 0) FROM idem.idem_purge_runs WHERE state = 'running'") >= 400; },

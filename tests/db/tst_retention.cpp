@@ -308,6 +308,8 @@ void TestRetention::badArguments_data()
     add("finish of no run", "SELECT * FROM idem.idem_purge_finish(999999)");
     add("run negative seconds", "CALL idem.idem_purge_run(10, -1)");
     add("run null batch", "CALL idem.idem_purge_run(NULL, 1)");
+    add("run zero duty", "CALL idem.idem_purge_run(10, 1, 'r', NULL, 0)");
+    add("run duty over 1", "CALL idem.idem_purge_run(10, 1, 'r', NULL, 1.5)");
     add("due zero cap", "SELECT * FROM idem.idem_retention_due(0)");
     add("due null cap", "SELECT * FROM idem.idem_retention_due(NULL)");
 }
