@@ -664,7 +664,10 @@ AS $tables$
      ORDER BY pg_total_relation_size(c.oid) DESC, c.relname
 $tables$;
 
--- v8's shared exact refresh (0008) with one addition, marked v9: a size sample when one is due.
+-- v8's shared exact refresh (0008) with two changes, marked v9: a size sample when one is due; and
+-- the row lock is waited for (up to 2 s) instead of skipped: a reader's begin() holds it for a
+-- moment while it looks, and v8 lost the whole refresh when finish() met it there (its attempt
+-- was marked, so nobody tried again for a minute).
 CREATE OR REPLACE FUNCTION idem_exact_refresh_finish(p_token uuid, p_long_after_minutes integer)
 RETURNS boolean
 LANGUAGE plpgsql
@@ -676,12 +679,22 @@ DECLARE
     v idem_stats_exact;
     v_start timestamptz;
     v_cost double precision;
+    v_locked boolean := false;
 BEGIN
     IF p_long_after_minutes IS NULL OR p_long_after_minutes NOT BETWEEN 1 AND 525600 THEN
         RAISE EXCEPTION 'long-unfinished threshold must be 1 to 525600 minutes' USING ERRCODE = 'ID003';
     END IF;
-    SELECT * INTO v FROM idem_stats_exact x FOR UPDATE SKIP LOCKED;
-    IF NOT FOUND OR p_token IS NULL OR v.attempt_token IS DISTINCT FROM p_token THEN
+    FOR i IN 1..200 LOOP -- v9
+        IF p_token IS NULL OR NOT EXISTS (SELECT FROM idem_stats_exact x WHERE x.attempt_token = p_token) THEN
+            RETURN false;
+        END IF;
+        SELECT * INTO v FROM idem_stats_exact x FOR UPDATE SKIP LOCKED;
+        v_locked := FOUND;
+        EXIT WHEN v_locked;
+        PERFORM pg_sleep(0.01);
+    END LOOP;
+    -- Still held after 2 s (a session holding it on purpose): this refresh is lost, nothing else.
+    IF NOT v_locked OR v.attempt_token IS DISTINCT FROM p_token THEN
         RETURN false;
     END IF;
     v_start := clock_timestamp();
