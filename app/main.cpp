@@ -8,6 +8,8 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
+#include <utility>
 
 #include "app/mainwindow.h"
 #include "models/consolesession.h"
@@ -132,7 +134,10 @@ int main(int argc, char** argv)
         QStringLiteral("Page to show first: dashboard, tasks, audit, storage or connection."), QStringLiteral("PAGE"),
         QStringLiteral("dashboard"));
     parser.addOptions({ dsnOption, monitorOption, schemaOption, screenshotOption });
-    parser.addOptions({ languageOption, pageOption });
+    const QCommandLineOption themeOption(QStringLiteral("theme"),
+        QStringLiteral("Theme for this run only: system, light or dark (default: View > Theme)."),
+        QStringLiteral("THEME"));
+    parser.addOptions({ languageOption, pageOption, themeOption });
     const QCommandLineOption snapshotOption(QStringLiteral("snapshot"),
         QStringLiteral("Open the incident snapshot bundle DIR read-only (no connection dialog). With --screenshot, "
                        "save the snapshot window (its --page) and exit."),
@@ -179,12 +184,22 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "idem-console: --page must be one of: %s\n", qPrintable(pages.join(QStringLiteral(", "))));
         return 2;
     }
+    const std::pair<const char*, Theme> themes[]
+        = { { "system", Theme::System }, { "light", Theme::Light }, { "dark", Theme::Dark } };
+    std::optional<Theme> themeChoice;
+    for (const auto& [name, t] : themes)
+        if (parser.value(themeOption) == QLatin1String(name))
+            themeChoice = t;
+    if (parser.isSet(themeOption) && !themeChoice) {
+        std::fprintf(stderr, "idem-console: --theme must be one of: system, light, dark\n");
+        return 2;
+    }
     {
-        // Theme and language before the first widget exists; --language wins over the saved choice
-        // for this run only.
+        // Theme and language before the first widget exists; --theme and --language win over the
+        // saved choices for this run only.
         QSettings settings(
             QSettings::IniFormat, QSettings::UserScope, QStringLiteral("Idem"), QStringLiteral("idem-console"));
-        theme::apply(theme::load(settings));
+        theme::apply(themeChoice.value_or(theme::load(settings)));
         language::apply(parser.isSet(languageOption) ? parser.value(languageOption) : language::loadChoice(settings));
     }
 

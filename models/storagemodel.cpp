@@ -13,11 +13,6 @@
 namespace idem::console {
 
 namespace {
-    QString tr(const char* source, const char* disambiguation = nullptr, int n = -1)
-    {
-        return QCoreApplication::translate("idem::console::StorageModel", source, disambiguation, n);
-    }
-
     QString count(std::int64_t n) { return QLocale().toString(static_cast<qlonglong>(n)); }
 
     QDateTime parseIso(const std::string& iso)
@@ -89,19 +84,29 @@ namespace storagetext {
         // Whole units only, and no "%n (s)" plural: the tests and idemctl read the same English.
         const auto in = [seconds](std::int64_t unit) { return seconds > 0 && seconds % unit == 0; };
         if (in(86400))
-            return seconds == 86400 ? tr("1 day") : tr("%1 days").arg(seconds / 86400);
+            return seconds == 86400
+                ? QCoreApplication::translate("idem::console::StorageModel", "1 day")
+                : QCoreApplication::translate("idem::console::StorageModel", "%1 days").arg(seconds / 86400);
         if (in(3600))
-            return seconds == 3600 ? tr("1 hour") : tr("%1 hours").arg(seconds / 3600);
+            return seconds == 3600
+                ? QCoreApplication::translate("idem::console::StorageModel", "1 hour")
+                : QCoreApplication::translate("idem::console::StorageModel", "%1 hours").arg(seconds / 3600);
         if (in(60))
-            return seconds == 60 ? tr("1 minute") : tr("%1 minutes").arg(seconds / 60);
-        return seconds == 1 ? tr("1 second") : tr("%1 seconds").arg(seconds);
+            return seconds == 60
+                ? QCoreApplication::translate("idem::console::StorageModel", "1 minute")
+                : QCoreApplication::translate("idem::console::StorageModel", "%1 minutes").arg(seconds / 60);
+        return seconds == 1 ? QCoreApplication::translate("idem::console::StorageModel", "1 second")
+                            : QCoreApplication::translate("idem::console::StorageModel", "%1 seconds").arg(seconds);
     }
 
     QString meaning(const std::string& operation, std::int64_t horizonSeconds)
     {
         if (operation == "*")
-            return tr("A retry of any other key older than %1 executes again.").arg(horizon(horizonSeconds));
-        return tr("A retry of a “%1” key older than %2 executes again.")
+            return QCoreApplication::translate(
+                "idem::console::StorageModel", "A retry of any other key older than %1 executes again.")
+                .arg(horizon(horizonSeconds));
+        return QCoreApplication::translate(
+            "idem::console::StorageModel", "A retry of a “%1” key older than %2 executes again.")
             .arg(QString::fromStdString(operation), horizon(horizonSeconds));
     }
 
@@ -128,22 +133,26 @@ namespace storagetext {
     {
         switch (label.quality) {
         case idem::FigureQuality::Exact:
-            return tr("exact");
+            return QCoreApplication::translate("idem::console::StorageModel", "exact");
         case idem::FigureQuality::ExactCached:
             if (label.exactAgeSeconds)
-                return tr("exact · %1 ago").arg(age(*label.exactAgeSeconds));
-            return tr("exact as of %1").arg(when(label.observedAt));
+                return QCoreApplication::translate("idem::console::StorageModel", "exact · %1 ago")
+                    .arg(age(*label.exactAgeSeconds));
+            return QCoreApplication::translate("idem::console::StorageModel", "exact as of %1")
+                .arg(when(label.observedAt));
         case idem::FigureQuality::LowerBound:
             if (label.exact && label.exactAgeSeconds)
-                return tr("at least; exact %1 · %2 ago")
+                return QCoreApplication::translate("idem::console::StorageModel", "at least; exact %1 · %2 ago")
                     .arg(count(static_cast<std::int64_t>(*label.exact)), age(*label.exactAgeSeconds));
             if (cap > 0)
-                return tr("at least (counted up to %1)").arg(count(cap));
-            return tr("at least");
+                return QCoreApplication::translate("idem::console::StorageModel", "at least (counted up to %1)")
+                    .arg(count(cap));
+            return QCoreApplication::translate("idem::console::StorageModel", "at least");
         case idem::FigureQuality::Estimate:
             if (!label.source.empty())
-                return tr("estimate (%1)").arg(QString::fromStdString(label.source));
-            return tr("estimate");
+                return QCoreApplication::translate("idem::console::StorageModel", "estimate (%1)")
+                    .arg(QString::fromStdString(label.source));
+            return QCoreApplication::translate("idem::console::StorageModel", "estimate");
         }
         return {};
     }
@@ -151,7 +160,7 @@ namespace storagetext {
     QString when(const std::string& iso)
     {
         if (iso.empty())
-            return tr("never");
+            return QCoreApplication::translate("idem::console::StorageModel", "never");
         const QDateTime t = parseIso(iso);
         if (!t.isValid())
             return QString::fromStdString(iso);
@@ -162,28 +171,36 @@ namespace storagetext {
     {
         const auto s = static_cast<std::int64_t>(std::llround(std::max(0.0, seconds)));
         if (s < 120)
-            return tr("%1 s").arg(s);
+            return QCoreApplication::translate("idem::console::StorageModel", "%1 s").arg(s);
         if (s < 2 * 3600)
-            return tr("%1 min").arg(s / 60);
+            return QCoreApplication::translate("idem::console::StorageModel", "%1 min").arg(s / 60);
         if (s < 2 * 86400)
-            return tr("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60);
-        return tr("%1 d %2 h").arg(s / 86400).arg((s % 86400) / 3600);
+            return QCoreApplication::translate("idem::console::StorageModel", "%1 h %2 min")
+                .arg(s / 3600)
+                .arg((s % 3600) / 60);
+        return QCoreApplication::translate("idem::console::StorageModel", "%1 d %2 h")
+            .arg(s / 86400)
+            .arg((s % 86400) / 3600);
     }
 
     QString purgeRun(const idem::PurgeRun& run)
     {
         const QString who = run.application.empty()
             ? QString::fromStdString(run.actor.empty() ? run.dbRole : run.actor)
-            : tr("%1 (%2)").arg(QString::fromStdString(run.actor.empty() ? run.dbRole : run.actor),
-                  QString::fromStdString(run.application));
+            : QCoreApplication::translate("idem::console::StorageModel", "%1 (%2)")
+                  .arg(QString::fromStdString(run.actor.empty() ? run.dbRole : run.actor),
+                      QString::fromStdString(run.application));
         if (run.state == "running")
-            return tr("running since %1: %2 rows removed so far, by %3")
+            return QCoreApplication::translate(
+                "idem::console::StorageModel", "running since %1: %2 rows removed so far, by %3")
                 .arg(when(run.startedAt), count(run.rowsRemoved), who);
         const QString duration = QLocale().toString(run.durationSeconds, 'f', run.durationSeconds < 10 ? 1 : 0);
         if (run.state == "abandoned")
-            return tr("%1: stopped before it finished (%2 rows removed in %3 s), by %4")
+            return QCoreApplication::translate(
+                "idem::console::StorageModel", "%1: stopped before it finished (%2 rows removed in %3 s), by %4")
                 .arg(when(run.startedAt), count(run.rowsRemoved), duration, who);
-        return tr("%1: %2 rows removed in %3 s, by %4").arg(when(run.startedAt), count(run.rowsRemoved), duration, who);
+        return QCoreApplication::translate("idem::console::StorageModel", "%1: %2 rows removed in %3 s, by %4")
+            .arg(when(run.startedAt), count(run.rowsRemoved), duration, who);
     }
 
 } // namespace storagetext

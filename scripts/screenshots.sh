@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Screenshots of the console for the README, from a live demo database:
-#   docs/console-dashboard.png, docs/console-dashboard-zh_CN.png (Chinese UI),
+#   docs/console-dashboard.png, docs/console-dashboard-zh_CN.png (Chinese UI), docs/console-dashboard-dark.png,
+#   docs/console-storage.png,
 #   docs/console-tasks.png and docs/console-audit.png (with IDEM_SCREENSHOT_PAGES=1), docs/console-snapshot.png (snapshot viewer,
 #   when this idem-console has --snapshot).
 # Starts (or reuses) the cluster in $IDEM_DB_DIR (default .idem-db), migrates it, runs
@@ -65,6 +66,19 @@ keys_with() { "$idemctl" tasks --dsn "$dsn" --status "$1" --limit "$2" | awk -v 
     --reason "INC-4712: worker host payments-7 was powered off; hand the task to another worker" >/dev/null || true
 [ "$pages" = 1 ] && shot docs/console-audit.png --page audit --language en
 shot docs/console-dashboard-zh_CN.png --page dashboard --language zh_CN
+shot docs/console-dashboard-dark.png --page dashboard --language en --theme dark
+shot docs/console-storage.png --page storage --language en
+# IDEM_SCREENSHOT_REVIEW=DIR: every page in both languages and both themes into DIR, to look at.
+if [ -n "${IDEM_SCREENSHOT_REVIEW:-}" ]; then
+    mkdir -p "$IDEM_SCREENSHOT_REVIEW"
+    for p in dashboard tasks audit storage connection; do
+        for l in en zh_CN; do
+            for t in light dark; do
+                shot "$IDEM_SCREENSHOT_REVIEW/$p-$l-$t.png" --page "$p" --language "$l" --theme "$t"
+            done
+        done
+    done
+fi
 
 # The snapshot viewer: only once idem-console can open a bundle (--snapshot DIR).
 if "$console" --help | grep -q -- '--snapshot'; then

@@ -53,6 +53,16 @@
     </message>
 </context>
 <context>
+    <name>idem::console::StorageWidget</name>
+    <message numerus="yes">
+        <source>%n sample(s), at most one every %1</source>
+        <translation>
+            <numerusform>%n sample, at most one every %1</numerusform>
+            <numerusform>%n samples, at most one every %1</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
     <name>idem::console::TaskBrowserWidget</name>
     <message numerus="yes">
         <source>%Ln record(s) match</source>

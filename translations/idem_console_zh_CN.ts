@@ -1385,6 +1385,14 @@ Safe repeated task execution on PostgreSQL.</source>
         <source>Tasks, Audit and Connection page labels switch on the next start</source>
         <translation>任务、审计和连接页的标签在下次启动时切换</translation>
     </message>
+    <message>
+        <source>Storage</source>
+        <translation>存储</translation>
+    </message>
+    <message>
+        <source>&amp;Storage</source>
+        <translation>存储(&amp;S)</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::PageStatusLine</name>
@@ -2327,6 +2335,330 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>none: connected to the server itself</source>
         <translation>无：直接连接到服务器</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::StorageModel</name>
+    <message>
+        <source>1 day</source>
+        <translation>1 天</translation>
+    </message>
+    <message>
+        <source>%1 days</source>
+        <translation>%1 天</translation>
+    </message>
+    <message>
+        <source>1 hour</source>
+        <translation>1 小时</translation>
+    </message>
+    <message>
+        <source>%1 hours</source>
+        <translation>%1 小时</translation>
+    </message>
+    <message>
+        <source>1 minute</source>
+        <translation>1 分钟</translation>
+    </message>
+    <message>
+        <source>%1 minutes</source>
+        <translation>%1 分钟</translation>
+    </message>
+    <message>
+        <source>1 second</source>
+        <translation>1 秒</translation>
+    </message>
+    <message>
+        <source>%1 seconds</source>
+        <translation>%1 秒</translation>
+    </message>
+    <message>
+        <source>A retry of any other key older than %1 executes again.</source>
+        <translation>其他任何超过 %1 的键被重试时会再次执行。</translation>
+    </message>
+    <message>
+        <source>A retry of a “%1” key older than %2 executes again.</source>
+        <translation>超过 %2 的“%1”键被重试时会再次执行。</translation>
+    </message>
+    <message>
+        <source>exact</source>
+        <translation>精确</translation>
+    </message>
+    <message>
+        <source>exact · %1 ago</source>
+        <translation>精确 · %1 前</translation>
+    </message>
+    <message>
+        <source>exact as of %1</source>
+        <translation>截至 %1 的精确值</translation>
+    </message>
+    <message>
+        <source>at least; exact %1 · %2 ago</source>
+        <translation>至少；精确值 %1 · %2 前</translation>
+    </message>
+    <message>
+        <source>at least (counted up to %1)</source>
+        <translation>至少（最多计数到 %1）</translation>
+    </message>
+    <message>
+        <source>at least</source>
+        <translation>至少</translation>
+    </message>
+    <message>
+        <source>estimate (%1)</source>
+        <translation>估计（%1）</translation>
+    </message>
+    <message>
+        <source>estimate</source>
+        <translation>估计</translation>
+    </message>
+    <message>
+        <source>never</source>
+        <translation>从未</translation>
+    </message>
+    <message>
+        <source>%1 s</source>
+        <translation>%1 秒</translation>
+    </message>
+    <message>
+        <source>%1 min</source>
+        <translation>%1 分钟</translation>
+    </message>
+    <message>
+        <source>%1 h %2 min</source>
+        <translation>%1 小时 %2 分钟</translation>
+    </message>
+    <message>
+        <source>%1 d %2 h</source>
+        <translation>%1 天 %2 小时</translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation>%1（%2）</translation>
+    </message>
+    <message>
+        <source>running since %1: %2 rows removed so far, by %3</source>
+        <translation>自 %1 起运行中：已删除 %2 行，执行者 %3</translation>
+    </message>
+    <message>
+        <source>%1: stopped before it finished (%2 rows removed in %3 s), by %4</source>
+        <translation>%1：未完成即停止（%3 秒内删除 %2 行），执行者 %4</translation>
+    </message>
+    <message>
+        <source>%1: %2 rows removed in %3 s, by %4</source>
+        <translation>%1：%3 秒内删除 %2 行，执行者 %4</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::StorageWidget</name>
+    <message>
+        <source>Processing</source>
+        <translation>处理中</translation>
+    </message>
+    <message>
+        <source>Waiting to retry</source>
+        <translation>等待重试</translation>
+    </message>
+    <message>
+        <source>Failed</source>
+        <translation>已失败</translation>
+    </message>
+    <message>
+        <source>Succeeded</source>
+        <translation>已成功</translation>
+    </message>
+    <message>
+        <source>Could not read the storage figures: %1</source>
+        <translation>无法读取存储数据：%1</translation>
+    </message>
+    <message>
+        <source>Rows by status</source>
+        <translation>各状态的行数</translation>
+    </message>
+    <message>
+        <source>Purge</source>
+        <translation>清理</translation>
+    </message>
+    <message>
+        <source>Retention of succeeded keys</source>
+        <translation>成功键的保留期</translation>
+    </message>
+    <message>
+        <source>Tables</source>
+        <translation>表</translation>
+    </message>
+    <message>
+        <source>Size of the task table over time</source>
+        <translation>任务表大小随时间的变化</translation>
+    </message>
+    <message>
+        <source>table</source>
+        <translation>表数据</translation>
+    </message>
+    <message>
+        <source>indexes</source>
+        <translation>索引</translation>
+    </message>
+    <message>
+        <source>rows (from the counters)</source>
+        <translation>行数（由计数器推算）</translation>
+    </message>
+    <message>
+        <source>rows</source>
+        <translation>行</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Rows</source>
+        <translation>行数</translation>
+    </message>
+    <message>
+        <source>What the number is</source>
+        <translation>数字的含义</translation>
+    </message>
+    <message>
+        <source>Operation</source>
+        <translation>操作</translation>
+    </message>
+    <message>
+        <source>Keeps succeeded keys</source>
+        <translation>成功键保留</translation>
+    </message>
+    <message>
+        <source>Oldest succeeded</source>
+        <translation>最早的成功键</translation>
+    </message>
+    <message>
+        <source>Due for purge</source>
+        <translation>待清理</translation>
+    </message>
+    <message>
+        <source>Policy set</source>
+        <translation>策略设定</translation>
+    </message>
+    <message>
+        <source>Table</source>
+        <translation>表</translation>
+    </message>
+    <message>
+        <source>Data</source>
+        <translation>数据</translation>
+    </message>
+    <message>
+        <source>Indexes</source>
+        <translation>索引</translation>
+    </message>
+    <message>
+        <source>Total</source>
+        <translation>合计</translation>
+    </message>
+    <message>
+        <source>Rows (estimate)</source>
+        <translation>行数（估计）</translation>
+    </message>
+    <message>
+        <source>Dead rows</source>
+        <translation>死行</translation>
+    </message>
+    <message>
+        <source>Last vacuum</source>
+        <translation>上次 VACUUM</translation>
+    </message>
+    <message>
+        <source>Last autovacuum</source>
+        <translation>上次自动 VACUUM</translation>
+    </message>
+    <message>
+        <source>Not read yet.</source>
+        <translation>尚未读取。</translation>
+    </message>
+    <message>
+        <source>%1 (default)</source>
+        <translation>%1（默认）</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>%1 ago</source>
+        <translation>%1 前</translation>
+    </message>
+    <message>
+        <source>completed %1</source>
+        <translation>完成于 %1</translation>
+    </message>
+    <message>
+        <source>Succeeded rows completed before %1 (%2)</source>
+        <translation>在 %1 之前完成的成功行（%2）</translation>
+    </message>
+    <message>
+        <source>%1, %2</source>
+        <translation>%1，%2</translation>
+    </message>
+    <message>
+        <source>Only succeeded keys are removed; processing, waiting and failed rows are kept whatever their age. The audit trail is never purged.</source>
+        <translation>只删除成功的键；处理中、等待重试和已失败的行无论多旧都会保留。审计记录永不清理。</translation>
+    </message>
+    <message>
+        <source>Now: %1</source>
+        <translation>当前：%1</translation>
+    </message>
+    <message>
+        <source>Last run: %1</source>
+        <translation>上次运行：%1</translation>
+    </message>
+    <message>
+        <source>Last run: never</source>
+        <translation>上次运行：从未</translation>
+    </message>
+    <message>
+        <source>Due for purge now: %1 succeeded rows past their horizon.</source>
+        <translation>当前待清理：%1 个已超过保留期的成功行。</translation>
+    </message>
+    <message>
+        <source>`idemctl purge --dry-run` lists what a run would remove; `idemctl purge` removes it in small batches that skip any row a worker is touching.</source>
+        <translation>`idemctl purge --dry-run` 列出一次运行会删除的内容；`idemctl purge` 以小批次删除，并跳过工作进程正在使用的行。</translation>
+    </message>
+    <message>
+        <source>not analysed yet</source>
+        <translation>尚未分析</translation>
+    </message>
+    <message>
+        <source>planner statistics (pg_class.reltuples)</source>
+        <translation>规划器统计（pg_class.reltuples）</translation>
+    </message>
+    <message>
+        <source>bytes</source>
+        <translation>字节</translation>
+    </message>
+    <message>
+        <source>GB</source>
+        <translation>GB</translation>
+    </message>
+    <message>
+        <source>MB</source>
+        <translation>MB</translation>
+    </message>
+    <message>
+        <source>KB</source>
+        <translation>KB</translation>
+    </message>
+    <message>
+        <source>No size sample yet: one is taken at most every %1 while a console or idemctl reads.</source>
+        <translation>尚无大小样本：控制台或 idemctl 读取时，最多每 %1 采集一次。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n sample(s), at most one every %1</source>
+        <translation>
+            <numerusform>%n 个样本，最多每 %1 一个</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Rows: counted back from now by the keys the claims created and the rows the purges removed, per hour (per ten minutes over the last two days; an estimate). </source>
+        <translation>行数：从当前行数出发，按认领创建的键和清理删除的行逐小时倒推（最近两天按每十分钟；为估计值）。</translation>
     </message>
 </context>
 <context>

@@ -401,7 +401,7 @@ void StorageWidget::renderChart()
     m_y->setRange(0, std::max(1.0, static_cast<double>(top) / unit * 1.1));
     m_y->setTitleText(unitName);
     m_chartView->setToolTip(tr("Rows: counted back from now by the keys the claims created and the rows the purges "
-                               "removed, hour by hour (an estimate). ")
+                               "removed, per hour (per ten minutes over the last two days; an estimate). ")
         + (r.samples.empty() ? tr("No size sample yet: one is taken at most every %1 while a console or idemctl reads.")
                                 .arg(storagetext::age(r.samplePeriodSeconds))
                           : tr("%n sample(s), at most one every %1", nullptr, static_cast<int>(r.samples.size()))
