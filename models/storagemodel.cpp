@@ -77,6 +77,22 @@ void StorageModel::reload()
         });
 }
 
+namespace {
+    // The sources operations/storage.cpp names, in the reader's language; any other as it came.
+    QString sourceText(const std::string& source)
+    {
+        if (source == "planner statistics (pg_class.reltuples) minus the unfinished rows")
+            return QCoreApplication::translate(
+                "idem::console::StorageModel", "planner statistics (pg_class.reltuples) minus the unfinished rows");
+        if (source == "statistics collector (n_live_tup) minus the unfinished rows")
+            return QCoreApplication::translate(
+                "idem::console::StorageModel", "statistics collector (n_live_tup) minus the unfinished rows");
+        if (source == "no estimate before the first ANALYZE")
+            return QCoreApplication::translate("idem::console::StorageModel", "no estimate before the first ANALYZE");
+        return QString::fromStdString(source);
+    }
+} // namespace
+
 namespace storagetext {
 
     QString horizon(std::int64_t seconds)
@@ -151,7 +167,7 @@ namespace storagetext {
         case idem::FigureQuality::Estimate:
             if (!label.source.empty())
                 return QCoreApplication::translate("idem::console::StorageModel", "estimate (%1)")
-                    .arg(QString::fromStdString(label.source));
+                    .arg(sourceText(label.source));
             return QCoreApplication::translate("idem::console::StorageModel", "estimate");
         }
         return {};

@@ -97,7 +97,8 @@ namespace {
                   "       x.failed_permanent + x.failed_exhausted AS xf, "
                 + iso("x.taken_at") + " AS exact_at, CASE WHEN x.taken_at > '-infinity' THEN extract(epoch FROM now() - x.taken_at)::float8 END AS exact_age,"
                   "       (SELECT CASE WHEN c.reltuples >= 0 THEN c.reltuples::bigint END FROM pg_class c"
-                  "         WHERE c.oid = $1::regclass) AS reltuples"
+                  "         WHERE c.oid = $1::regclass) AS reltuples,"
+                  "       (SELECT s.n_live_tup FROM pg_stat_user_tables s WHERE s.relid = $1::regclass) AS live_tuples"
                   "  FROM "
                 + schema.qualify("idem_live_stats") + "(NULL, NULL, 60) l, " + schema.qualify("idem_stats_exact") + " x",
             schema.qualify("task_idempotency"));
@@ -130,7 +131,11 @@ namespace {
         succeeded.label.source = "planner statistics (pg_class.reltuples) minus the unfinished rows";
         if (const auto est = optionalInt(row["reltuples"]))
             succeeded.rows = std::max<std::int64_t>(0, *est - unfinished);
-        else
+        else if (const auto live = optionalInt(row["live_tuples"])) {
+            // Before the first ANALYZE: the statistics collector's count of live rows.
+            succeeded.rows = std::max<std::int64_t>(0, *live - unfinished);
+            succeeded.label.source = "statistics collector (n_live_tup) minus the unfinished rows";
+        } else
             succeeded.label.source = "no estimate before the first ANALYZE";
         out.rowsByStatus.push_back(std::move(succeeded));
     }

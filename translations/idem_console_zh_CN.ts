@@ -2447,6 +2447,18 @@ Safe repeated task execution on PostgreSQL.</source>
         <source>%1: %2 rows removed in %3 s, by %4</source>
         <translation>%1：%3 秒内删除 %2 行，执行者 %4</translation>
     </message>
+    <message>
+        <source>planner statistics (pg_class.reltuples) minus the unfinished rows</source>
+        <translation>规划器统计（pg_class.reltuples）减去未完成的行</translation>
+    </message>
+    <message>
+        <source>statistics collector (n_live_tup) minus the unfinished rows</source>
+        <translation>统计收集器（n_live_tup）减去未完成的行</translation>
+    </message>
+    <message>
+        <source>no estimate before the first ANALYZE</source>
+        <translation>首次 ANALYZE 之前没有估计值</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::StorageWidget</name>
@@ -2623,10 +2635,6 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>`idemctl purge --dry-run` 列出一次运行会删除的内容；`idemctl purge` 以小批次删除，并跳过工作进程正在使用的行。</translation>
     </message>
     <message>
-        <source>not analysed yet</source>
-        <translation>尚未分析</translation>
-    </message>
-    <message>
         <source>planner statistics (pg_class.reltuples)</source>
         <translation>规划器统计（pg_class.reltuples）</translation>
     </message>
@@ -2659,6 +2667,10 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>Rows: counted back from now by the keys the claims created and the rows the purges removed, per hour (per ten minutes over the last two days; an estimate). </source>
         <translation>行数：从当前行数出发，按认领创建的键和清理删除的行逐小时倒推（最近两天按每十分钟；为估计值）。</translation>
+    </message>
+    <message>
+        <source>not analysed yet: the statistics collector&apos;s live rows (n_live_tup)</source>
+        <translation>尚未分析：统计收集器的活动行数（n_live_tup）</translation>
     </message>
 </context>
 <context>

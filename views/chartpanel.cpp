@@ -320,6 +320,8 @@ void ChartPanel::update(const DashboardModel& model)
     for (std::size_t i = 0; i < failures.size(); ++i)
         m_charts[FailuresChart].series[i]->replace(failures[i]);
     m_charts[RatioChart].series[0]->replace(ratio);
+    // A line needs two points: the first complete minute with claims is drawn as a dot.
+    m_charts[RatioChart].series[0]->setPointsVisible(ratio.size() == 1);
     fitY(m_charts[OutcomesChart], 1);
     fitY(m_charts[FailuresChart], 1);
     m_charts[RatioChart].y->setRange(0, 100);

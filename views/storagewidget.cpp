@@ -14,10 +14,11 @@
 #include <QLocale>
 #include <QTableWidget>
 #include <QTimer>
-#include <QValueAxis>
 #include <QVBoxLayout>
+#include <QValueAxis>
 
 #include <algorithm>
+#include <vector>
 
 #include "models/consolesession.h"
 #include "models/storagemodel.h"
@@ -148,6 +149,10 @@ StorageWidget::StorageWidget(ConsoleSession* session, QWidget* parent)
     m_chartView->setRenderHint(QPainter::Antialiasing);
     m_chartView->setMinimumHeight(200);
 
+    // The status table is as tall as its four rows; the retention table and the chart take the rest.
+    m_status->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
+    m_status->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
+    m_status->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     auto* statusLayout = new QVBoxLayout(m_statusBox);
     statusLayout->addWidget(m_status);
     auto* purgeLayout = new QVBoxLayout(m_purgeBox);
@@ -299,7 +304,7 @@ void StorageWidget::render()
         m_retention->setItem(i, 4,
             cell(o.policyChangedBy.empty() ? QString()
                                            : tr("%1, %2").arg(storagetext::when(o.policyChangedAt),
-                                                 QString::fromStdString(o.policyChangedBy))));
+                                               QString::fromStdString(o.policyChangedBy))));
     }
     fitColumns(m_retention);
 
@@ -328,10 +333,13 @@ void StorageWidget::render()
         m_tables->setItem(i, 1, cell(storagetext::bytes(t.tableBytes), true));
         m_tables->setItem(i, 2, cell(storagetext::bytes(t.indexBytes), true));
         m_tables->setItem(i, 3, cell(storagetext::bytes(t.totalBytes), true));
+        // Before the first ANALYZE the statistics collector's live rows stand in.
         m_tables->setItem(i, 4,
-            cell(t.rowsEstimate ? QStringLiteral("≈ ") + QLocale().toString(static_cast<qlonglong>(*t.rowsEstimate))
-                                : tr("not analysed yet"),
-                true, tr("planner statistics (pg_class.reltuples)")));
+            cell(QStringLiteral("≈ ")
+                    + QLocale().toString(static_cast<qlonglong>(t.rowsEstimate.value_or(t.liveTuples))),
+                true,
+                t.rowsEstimate ? tr("planner statistics (pg_class.reltuples)")
+                               : tr("not analysed yet: the statistics collector's live rows (n_live_tup)")));
         m_tables->setItem(i, 5, cell(QLocale().toString(static_cast<qlonglong>(t.deadTuples)), true));
         m_tables->setItem(i, 6, cell(storagetext::when(t.lastVacuum)));
         m_tables->setItem(i, 7, cell(storagetext::when(t.lastAutovacuum)));
@@ -343,8 +351,13 @@ void StorageWidget::render()
 void StorageWidget::renderChart()
 {
     const auto& r = *m_model->report();
+    // The samples, then the size read now: the lines end where the Tables list stands.
+    std::vector<idem::StorageSample> samples = r.samples;
+    for (const auto& t : r.tables)
+        if (t.name == "task_idempotency")
+            samples.push_back({ r.asOf, t.tableBytes, t.indexBytes, t.rowsEstimate });
     std::int64_t top = 0;
-    for (const auto& s : r.samples)
+    for (const auto& s : samples)
         top = std::max({ top, s.tableBytes, s.indexBytes });
     // One unit for the axis, the largest that keeps the top above 1.
     double unit = 1;
@@ -360,7 +373,7 @@ void StorageWidget::renderChart()
     QList<QPointF> index;
     QDateTime first;
     QDateTime last;
-    for (const auto& s : r.samples) {
+    for (const auto& s : samples) {
         const QDateTime at = parseIso(s.takenAt);
         if (!at.isValid())
             continue;
@@ -399,13 +412,14 @@ void StorageWidget::renderChart()
     m_x->setRange(first.toLocalTime(), last.toLocalTime());
     m_x->setFormat(first.daysTo(last) >= 2 ? QStringLiteral("MM-dd") : QStringLiteral("HH:mm"));
     m_y->setRange(0, std::max(1.0, static_cast<double>(top) / unit * 1.1));
+    m_y->applyNiceNumbers();
     m_y->setTitleText(unitName);
     m_chartView->setToolTip(tr("Rows: counted back from now by the keys the claims created and the rows the purges "
                                "removed, per hour (per ten minutes over the last two days; an estimate). ")
         + (r.samples.empty() ? tr("No size sample yet: one is taken at most every %1 while a console or idemctl reads.")
-                                .arg(storagetext::age(r.samplePeriodSeconds))
-                          : tr("%n sample(s), at most one every %1", nullptr, static_cast<int>(r.samples.size()))
-                                .arg(storagetext::age(r.samplePeriodSeconds))));
+                                   .arg(storagetext::age(r.samplePeriodSeconds))
+                             : tr("%n sample(s), at most one every %1", nullptr, static_cast<int>(r.samples.size()))
+                                   .arg(storagetext::age(r.samplePeriodSeconds))));
 }
 
 } // namespace idem::console
