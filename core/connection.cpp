@@ -140,3 +140,15 @@ std::unique_ptr<pqxx::connection> connect(const std::string& conninfo, const Con
 }
 
 } // namespace idem
+
+namespace idem {
+
+bool behindPooler(pqxx::connection& conn)
+{
+    pqxx::read_transaction tx(conn);
+    const int serverPid = tx.exec("SELECT pg_backend_pid()")[0][0].as<int>();
+    tx.commit();
+    return serverPid != conn.backendpid();
+}
+
+} // namespace idem

@@ -59,4 +59,10 @@ ConnectErrorKind classifyConnectFailure(const std::string& libpqMessage);
 // closed it, ended the session, the network broke. The detail is kept when it says more.
 std::string describeLostConnection(const std::string& libpqMessage);
 
+// Whether a connection pooler (PgBouncer) answers in the server's place: the server backend's
+// pid differs from the one libpq got in the cancel key (PgBouncer hands out a key of its own).
+// Behind one, nothing that lasts longer than a transaction (a session advisory lock, a SET)
+// stays with this client. One statement, in a transaction of its own.
+bool behindPooler(pqxx::connection& conn);
+
 } // namespace idem

@@ -6,6 +6,7 @@
 
 #include <pqxx/pqxx>
 
+#include "core/connection.h"
 #include "operations/actions.h"
 
 namespace idem {
@@ -51,6 +52,13 @@ PurgeResult runPurge(pqxx::connection& conn, const SchemaName& schema, const Pur
         o.actor = options.actor;
         validateActionOptions(RecoveryAction::Fail, o);
     }
+    // The run's liveness is a session advisory lock (idem_purge_begin): behind a transaction
+    // pooler it would stay on whichever server backend took it, so refuse before taking it.
+    if (behindPooler(conn))
+        throw std::runtime_error("idemctl purge needs a direct connection to the server, not one through a "
+                                 "connection pooler (PgBouncer): a purge run holds a session lock from its first "
+                                 "batch to its last. Nothing was removed. Connect to the server itself, or schedule "
+                                 "CALL idem_purge_run() with pg_cron in the database.");
     const auto start = Clock::now();
     PurgeResult out;
     {

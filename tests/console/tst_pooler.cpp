@@ -11,11 +11,13 @@
 #include <memory>
 #include <pqxx/pqxx>
 
+#include "core/connection.h"
 #include "core/migrate.h"
 #include "core/runner.h"
 #include "core/taskstore.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
+#include "operations/purge.h"
 #include "tests/support/cliprocess.h"
 #include "tests/support/pgservers.h"
 #include "tests/support/testdb.h"
@@ -52,6 +54,7 @@ private Q_SLOTS:
     void protocolDemoStatsAndActionsThroughThePool();
     void demoDoesNotDeadlockASmallPool();
     void durationEndsTheDemoWhenThePoolIsExhausted();
+    void purgeRefusesThePool();
 
 private:
     QString pooledDsn() const { return QString::fromStdString(m_bouncer->dsn(m_db->name())); }
@@ -246,6 +249,41 @@ void TestPooler::durationEndsTheDemoWhenThePoolIsExhausted()
         qPrintable(describe(run)));
     QVERIFY2(run.err.contains(QStringLiteral("still waiting on the database")), qPrintable(describe(run)));
     QVERIFY2(summary.value(QStringLiteral("clean")).toBool(), qPrintable(describe(run)));
+}
+
+// Issue 16: a purge run's liveness is a session advisory lock, which a transaction pooler would
+// leave on whichever server backend took it. The purge sees the pooler and refuses before it
+// begins a run; the same database directly purges.
+void TestPooler::purgeRefusesThePool()
+{
+    auto direct = m_db->connect();
+    pqxx::connection pooled(m_bouncer->dsn(m_db->name()));
+    QVERIFY(idem::behindPooler(pooled));
+    QVERIFY(!idem::behindPooler(*direct));
+    const auto runs = [&] {
+        pqxx::read_transaction t(*direct);
+        return t.exec("SELECT count(*) FROM idem.idem_purge_runs")[0][0].as<int>();
+    };
+    const int before = runs();
+    idem::PurgeOptions o;
+    o.actor = "ops@pooler";
+    try {
+        idem::runPurge(pooled, idem::SchemaName(), o);
+        QFAIL("a purge through the pool was not refused");
+    } catch (const std::runtime_error& e) {
+        QVERIFY2(std::string(e.what()).find("connection pooler") != std::string::npos, e.what());
+    }
+    const CliRun cli = idemctl({ QStringLiteral("purge"), QStringLiteral("--dsn"), pooledDsn() });
+    QVERIFY2(cli.exitCode != 0, qPrintable(describe(cli)));
+    QVERIFY2(cli.err.contains(QStringLiteral("direct connection")), qPrintable(describe(cli)));
+    QCOMPARE(runs(), before); // no run began, so no session lock was taken anywhere
+    const auto left = idem::test::pooledBackendLeftovers(*m_bouncer, m_db->name(), {});
+    QVERIFY2(left.isEmpty(), qPrintable(left.join(QLatin1Char('\n'))));
+    // Directly, the same purge runs (nothing is due: one run, one audit entry).
+    const auto r = idem::runPurge(*direct, idem::SchemaName(), o);
+    QCOMPARE(r.rowsRemoved, 0);
+    QVERIFY(r.auditId > 0);
+    QCOMPARE(runs(), before + 1);
 }
 
 QTEST_MAIN(TestPooler)
