@@ -289,7 +289,6 @@ void MainWindow::createViewMenu()
     auto* languageMenu = track(view->addMenu(QString()), QT_TR_NOOP("&Language"));
     languageMenu->setObjectName(QStringLiteral("languageMenu"));
     auto* languages = new QActionGroup(this);
-    const QString saved = language::loadChoice(settings);
     const auto addLanguage = [this, languageMenu, languages](const QString& code, QAction* a) {
         a->setCheckable(true);
         a->setData(code);
@@ -311,7 +310,6 @@ void MainWindow::createViewMenu()
     addLanguage(QStringLiteral("en"), new QAction(QStringLiteral("English"), this));
     addLanguage(QStringLiteral("zh_CN"), new QAction(QStringLiteral("简体中文"), this));
     // What runs now: the choice applied at start (--language, else the saved one), "" for System.
-    Q_UNUSED(saved);
     const QString checked = language::choice();
     for (QAction* a : languages->actions())
         a->setChecked(a->data().toString() == checked);

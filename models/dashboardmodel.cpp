@@ -311,10 +311,10 @@ void DashboardModel::ingest(const DashboardTick& tick)
         m_attempts = r.attempts;
     m_historyLoadedMinutes = std::max<qint64>(m_historyLoadedMinutes, tick.historyMinutes);
     m_lastServerMs = r.serverNowMs;
-    m_latest = r;
+    m_latest = std::move(r);
     m_lastTickMs = tick.elapsedMs;
     ++m_ticks;
-    m_lastGoodAt = m_static ? QDateTime::fromMSecsSinceEpoch(r.serverNowMs) : QDateTime::currentDateTime();
+    m_lastGoodAt = m_static ? QDateTime::fromMSecsSinceEpoch(m_lastServerMs) : QDateTime::currentDateTime();
     setFreshness(Freshness::Live, {});
     evaluateLevels();
     Q_EMIT updated();

@@ -15,14 +15,6 @@ namespace idem::console {
 namespace {
     QString count(std::int64_t n) { return QLocale().toString(static_cast<qlonglong>(n)); }
 
-    QDateTime parseIso(const std::string& iso)
-    {
-        // The server's ISO 8601 in UTC, with or without fractions and an explicit offset.
-        QDateTime t = QDateTime::fromString(QString::fromStdString(iso), Qt::ISODateWithMs);
-        if (!t.isValid())
-            t = QDateTime::fromString(QString::fromStdString(iso), Qt::ISODate);
-        return t;
-    }
 } // namespace
 
 StorageModel::StorageModel(ConsoleSession* session, QObject* parent)
@@ -45,18 +37,12 @@ void StorageModel::reload()
     const auto options = m_options;
     m_pending = m_session->submit(
         [options](pqxx::connection& c, const idem::SchemaName& schema) {
-            auto o = options;
             StorageAnswer answer;
-            // A standby or a read-only role cannot store a size sample; the page reads anyway.
-            try {
-                answer.report = idem::readStorage(c, schema, o);
-            } catch (const pqxx::insufficient_privilege&) {
-                o.takeSample = false;
-                answer.report = idem::readStorage(c, schema, o);
-            }
+            // idem_storage_sample() itself takes no sample on a standby or in a read-only session.
+            answer.report = idem::readStorage(c, schema, options);
             pqxx::read_transaction tx(c);
-            tx.exec_params("SELECT set_config('statement_timeout', $1, true)", std::to_string(o.statementTimeoutMs));
-            answer.history = idem::readRowsHistory(tx, schema, o.sampleDays);
+            tx.exec_params("SELECT set_config('statement_timeout', $1, true)", std::to_string(options.statementTimeoutMs));
+            answer.history = idem::readRowsHistory(tx, schema, options.sampleDays);
             tx.commit();
             return QVariant::fromValue(answer);
         },
@@ -94,6 +80,15 @@ namespace {
 } // namespace
 
 namespace storagetext {
+
+    QDateTime parseTime(const std::string& iso)
+    {
+        // The server's ISO 8601 in UTC, with or without fractions and an explicit offset.
+        QDateTime t = QDateTime::fromString(QString::fromStdString(iso), Qt::ISODateWithMs);
+        if (!t.isValid())
+            t = QDateTime::fromString(QString::fromStdString(iso), Qt::ISODate);
+        return t;
+    }
 
     QString horizon(std::int64_t seconds)
     {
@@ -177,7 +172,7 @@ namespace storagetext {
     {
         if (iso.empty())
             return QCoreApplication::translate("idem::console::StorageModel", "never");
-        const QDateTime t = parseIso(iso);
+        const QDateTime t = parseTime(iso);
         if (!t.isValid())
             return QString::fromStdString(iso);
         return t.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));

@@ -52,6 +52,8 @@ private:
 };
 
 namespace storagetext {
+    // A time the server gave as ISO 8601 (UTC, with or without fractions); invalid if it is not one.
+    QDateTime parseTime(const std::string& iso);
     // "30 days", "36 hours", "90 minutes": a retention horizon for people, translated.
     QString horizon(std::int64_t seconds);
     // What purging means, said plainly: "A retry of a “charge” key older than 30 days executes

@@ -103,22 +103,18 @@ PurgeResult runPurge(pqxx::connection& conn, const SchemaName& schema, const Pur
         }
         throw;
     }
-    const double longest = out.longestBatchMs;
-    const bool stopped = out.stoppedByTime;
-    out = finish(conn, schema, out);
-    out.longestBatchMs = longest;
-    out.stoppedByTime = stopped;
-    return out;
+    return finish(conn, schema, out); // keeps longestBatchMs and stoppedByTime
 }
 
 PurgePreview previewPurge(pqxx::connection& conn, const SchemaName& schema, std::int64_t cap)
 {
-    StorageOptions o;
-    o.dueCap = cap;
-    o.takeSample = false;
-    o.statementTimeoutMs = 600000;
-    const auto report = readStorage(conn, schema, o);
-    return { report.asOf, report.operations, report.dueTotal, report.dueTotalLowerBound, report.dueCap };
+    // Only what a run would remove: the rows due per operation, not the rest of the Storage report.
+    pqxx::read_transaction tx(conn);
+    boundRead(tx, 600000);
+    const auto asOf
+        = tx.exec("SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')")[0][0].as<std::string>();
+    auto due = readRetentionDue(tx, schema, cap, asOf);
+    return { asOf, std::move(due.operations), due.total, due.totalLowerBound, cap };
 }
 
 } // namespace idem

@@ -24,16 +24,6 @@ namespace {
         return f.is_null() ? std::nullopt : std::optional<double>(f.as<double>());
     }
 
-    // SET LOCAL, as bound values: they end with the transaction, so a pooled server connection
-    // keeps nothing of them. No parallel workers: a poll that fans out into three processes costs
-    // the database more CPU for a few milliseconds less wall time, and 20 consoles multiply it.
-    void bound(pqxx::transaction_base& tx, int statementTimeoutMs)
-    {
-        tx.exec_params("SELECT set_config('statement_timeout', $1, true),"
-                       " set_config('max_parallel_workers_per_gather', '0', true)",
-            std::to_string(statementTimeoutMs));
-    }
-
     std::string text(const pqxx::field& f) { return f.is_null() ? std::string() : f.as<std::string>(); }
 
     std::vector<AttemptsBin> bins(const pqxx::field& f)
@@ -201,6 +191,13 @@ FROM live, counted LEFT JOIN audit_head ON true LEFT JOIN ex ON true
 )";
 }
 
+void boundRead(pqxx::transaction_base& tx, int statementTimeoutMs)
+{
+    tx.exec_params("SELECT set_config('statement_timeout', $1, true),"
+                   " set_config('max_parallel_workers_per_gather', '0', true)",
+        std::to_string(statementTimeoutMs));
+}
+
 StatsSnapshot readStats(
     pqxx::connection& conn, const SchemaName& schema, const StatsOptions& options, const ReadStatsOptions& how)
 {
@@ -208,7 +205,7 @@ StatsSnapshot readStats(
         // READ COMMITTED and read-write: idem_live_stats() stores the shared figures when this
         // reader is the one to count them.
         pqxx::work tx(conn);
-        bound(tx, options.statementTimeoutMs);
+        boundRead(tx, options.statementTimeoutMs);
         StatsSnapshot s = readStats(tx, schema, options, how.exactRows);
         tx.commit();
         return s;
@@ -346,7 +343,7 @@ bool refreshSharedExact(pqxx::connection& conn, const SchemaName& schema, int lo
         // The attempt is marked in a transaction of its own, committed before the count
         // starts: a count that dies still took its turn.
         pqxx::work tx(conn);
-        bound(tx, 5000);
+        boundRead(tx, 5000);
         const auto r = tx.exec("SELECT " + schema.qualify("idem_exact_refresh_begin") + "()::text");
         tx.commit();
         if (r.at(0)[0].is_null())
@@ -354,7 +351,7 @@ bool refreshSharedExact(pqxx::connection& conn, const SchemaName& schema, int lo
         token = r.at(0)[0].as<std::string>();
     }
     pqxx::work tx(conn);
-    bound(tx, timeoutMs);
+    boundRead(tx, timeoutMs);
     const auto r = tx.exec_params(
         "SELECT " + schema.qualify("idem_exact_refresh_finish") + "($1::uuid, $2::int)", token, longUnfinishedAfterMinutes);
     tx.commit();
@@ -364,7 +361,7 @@ bool refreshSharedExact(pqxx::connection& conn, const SchemaName& schema, int lo
 ExactFigures readOwnExact(pqxx::connection& conn, const SchemaName& schema, const StatsOptions& options, int timeoutMs)
 {
     pqxx::read_transaction tx(conn);
-    bound(tx, timeoutMs);
+    boundRead(tx, timeoutMs);
     const auto started = std::chrono::steady_clock::now();
     const auto r = tx.exec_params(
         std::string("SELECT e.*, to_char(now()") + utc + " AS taken_at,"

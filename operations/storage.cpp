@@ -185,6 +185,41 @@ std::vector<RetentionPolicy> readRetention(pqxx::connection& conn, const SchemaN
     return readRetention(tx, schema);
 }
 
+RetentionDue readRetentionDue(
+    pqxx::transaction_base& tx, const SchemaName& schema, std::int64_t cap, const std::string& asOf)
+{
+    if (cap < 1 || cap > 10'000'000)
+        throw std::invalid_argument("the due cap must be 1 to 10000000 rows");
+    RetentionDue out;
+    for (const auto& r : tx.exec_params("SELECT d.operation, d.policy_operation, d.horizon_seconds, " + iso("d.cutoff")
+                 + " AS cutoff, " + iso("d.oldest_completed_at") + " AS oldest,"
+                 " extract(epoch FROM now() - d.oldest_completed_at)::float8 AS oldest_age, d.due, d.due_capped, "
+                 + iso("d.policy_changed_at") + " AS changed_at, d.policy_changed_by FROM "
+                 + schema.qualify("idem_retention_due") + "($1) d ORDER BY d.operation",
+             cap)) {
+        OperationRetention o;
+        o.operation = r["operation"].as<std::string>();
+        o.policyOperation = r["policy_operation"].as<std::string>();
+        o.horizonSeconds = r["horizon_seconds"].as<std::int64_t>();
+        o.cutoff = text(r["cutoff"]);
+        o.oldestCompletedAt = text(r["oldest"]);
+        if (!r["oldest_age"].is_null())
+            o.oldestAgeSeconds = r["oldest_age"].as<double>();
+        o.due = r["due"].as<std::int64_t>();
+        o.dueLabel.observedAt = asOf;
+        if (r["due_capped"].as<bool>()) {
+            o.dueLabel.quality = FigureQuality::LowerBound;
+            out.totalLowerBound = true;
+        }
+        o.policyChangedAt = text(r["changed_at"]);
+        o.policyChangedBy = text(r["policy_changed_by"]);
+        out.total += o.due;
+        out.operations.push_back(std::move(o));
+    }
+
+    return out;
+}
+
 StorageReport readStorage(pqxx::transaction_base& tx, const SchemaName& schema, const StorageOptions& options)
 {
     if (options.dueCap < 1 || options.dueCap > 10'000'000)
@@ -215,31 +250,10 @@ StorageReport readStorage(pqxx::transaction_base& tx, const SchemaName& schema, 
     readStatusRows(tx, schema, out);
     out.policies = readRetention(tx, schema);
 
-    for (const auto& r : tx.exec_params("SELECT d.operation, d.policy_operation, d.horizon_seconds, " + iso("d.cutoff")
-                 + " AS cutoff, " + iso("d.oldest_completed_at") + " AS oldest,"
-                 " extract(epoch FROM now() - d.oldest_completed_at)::float8 AS oldest_age, d.due, d.due_capped, "
-                 + iso("d.policy_changed_at") + " AS changed_at, d.policy_changed_by FROM "
-                 + schema.qualify("idem_retention_due") + "($1) d ORDER BY d.operation",
-             options.dueCap)) {
-        OperationRetention o;
-        o.operation = r["operation"].as<std::string>();
-        o.policyOperation = r["policy_operation"].as<std::string>();
-        o.horizonSeconds = r["horizon_seconds"].as<std::int64_t>();
-        o.cutoff = text(r["cutoff"]);
-        o.oldestCompletedAt = text(r["oldest"]);
-        if (!r["oldest_age"].is_null())
-            o.oldestAgeSeconds = r["oldest_age"].as<double>();
-        o.due = r["due"].as<std::int64_t>();
-        o.dueLabel.observedAt = out.asOf;
-        if (r["due_capped"].as<bool>()) {
-            o.dueLabel.quality = FigureQuality::LowerBound;
-            out.dueTotalLowerBound = true;
-        }
-        o.policyChangedAt = text(r["changed_at"]);
-        o.policyChangedBy = text(r["policy_changed_by"]);
-        out.dueTotal += o.due;
-        out.operations.push_back(std::move(o));
-    }
+    auto due = readRetentionDue(tx, schema, options.dueCap, out.asOf);
+    out.operations = std::move(due.operations);
+    out.dueTotal = due.total;
+    out.dueTotalLowerBound = due.totalLowerBound;
 
     const std::string runColumns = "r.id, r.state, " + iso("r.started_at") + " AS started_at, " + iso("r.finished_at")
         + " AS finished_at, extract(epoch FROM COALESCE(r.finished_at, r.last_batch_at) - r.started_at)::float8 AS duration_s,"
@@ -268,8 +282,7 @@ StorageReport readStorage(pqxx::connection& conn, const SchemaName& schema, cons
         w.commit();
     }
     pqxx::read_transaction tx(conn);
-    tx.exec_params("SELECT set_config('statement_timeout', $1, true), set_config('max_parallel_workers_per_gather', '0', true)",
-        std::to_string(options.statementTimeoutMs));
+    boundRead(tx, options.statementTimeoutMs);
     return readStorage(tx, schema, options);
 }
 

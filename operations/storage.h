@@ -126,6 +126,16 @@ struct StorageReport {
     double samplePeriodSeconds = 0; // at most one sample per this period
 };
 
+// The succeeded rows due for purge per operation (idem_retention_due: each counted up to cap,
+// 1..10,000,000, a count that reached it labelled a lower bound), with asOf as their observedAt.
+struct RetentionDue {
+    std::vector<OperationRetention> operations; // by operation
+    std::int64_t total = 0;
+    bool totalLowerBound = false;
+};
+RetentionDue readRetentionDue(
+    pqxx::transaction_base& tx, const SchemaName& schema, std::int64_t cap, const std::string& asOf);
+
 // Everything the Storage page shows, in one read-only READ COMMITTED transaction with the
 // statement timeout (after idem_storage_sample in its own transaction when takeSample). Cost:
 // the catalogue and statistics views, one index probe per operation for its oldest row and a

@@ -69,11 +69,6 @@ namespace {
         return QString::fromStdString(status);
     }
 
-    QDateTime parseIso(const std::string& iso)
-    {
-        QDateTime t = QDateTime::fromString(QString::fromStdString(iso), Qt::ISODateWithMs);
-        return t.isValid() ? t : QDateTime::fromString(QString::fromStdString(iso), Qt::ISODate);
-    }
 
     void fitColumns(QTableWidget* t)
     {
@@ -374,7 +369,7 @@ void StorageWidget::renderChart()
     QDateTime first;
     QDateTime last;
     for (const auto& s : samples) {
-        const QDateTime at = parseIso(s.takenAt);
+        const QDateTime at = storagetext::parseTime(s.takenAt);
         if (!at.isValid())
             continue;
         if (!first.isValid())
@@ -389,7 +384,7 @@ void StorageWidget::renderChart()
     QList<QPointF> rows;
     double topRows = 0;
     for (const auto& p : m_model->rowsHistory().points) {
-        const QDateTime at = parseIso(p.at);
+        const QDateTime at = storagetext::parseTime(p.at);
         if (!at.isValid())
             continue;
         if (!first.isValid() || at < first)

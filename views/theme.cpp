@@ -115,7 +115,7 @@ bool isDark() { return isDark(QApplication::palette()); }
 
 QColor toneColor(Tone tone) { return tones::color(tone, isDark()); }
 
-QString toneCss(Tone tone) { return QStringLiteral("color:%1").arg(toneColor(tone).name()); }
+QString toneCss(Tone tone) { return tones::css(tone); }
 
 namespace {
     class ToneFollower : public QObject {
