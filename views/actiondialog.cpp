@@ -158,6 +158,7 @@ ActionDialog::ActionDialog(
     m_reason->setObjectName(QStringLiteral("reasonEdit"));
     m_reason->setPlaceholderText(tr("Why (ticket, incident, what you checked)…"));
     m_reason->setMaximumHeight(70);
+    m_reasonHint->setObjectName(QStringLiteral("reasonHint"));
     m_reasonHint->setWordWrap(true);
     m_progress->setObjectName(QStringLiteral("actionProgress"));
     m_progress->setRange(0, std::max<int>(1, static_cast<int>(m_targets.size())));
@@ -238,7 +239,7 @@ void ActionDialog::updateRun()
     if (blank)
         theme::followTone(m_reasonHint, theme::Tone::Caution);
     else
-        m_reasonHint->setStyleSheet(QString());
+        theme::clearTone(m_reasonHint);
 }
 
 void ActionDialog::run()

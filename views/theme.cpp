@@ -169,6 +169,12 @@ void followTone(QWidget* label, Tone tone, bool bold)
         new ToneFollower(label, tone, bold);
 }
 
+void clearTone(QWidget* label)
+{
+    delete label->findChild<QObject*>(QStringLiteral("idemToneFollower"), Qt::FindDirectChildrenOnly);
+    label->setStyleSheet(QString());
+}
+
 Theme load(QSettings& settings)
 {
     const QString v = settings.value(settingsKey).toString();

@@ -38,6 +38,9 @@ namespace theme {
     // Colours `label`'s text with `tone` now and again whenever the application palette changes
     // (a style sheet set once would keep the light theme's dark red on a dark window).
     void followTone(QWidget* label, Tone tone, bool bold = false);
+    // Back to the palette's own text colour: the follower goes first (clearing the style sheet
+    // sends it a StyleChange, and it would put its tone back).
+    void clearTone(QWidget* label);
 
     Theme load(QSettings& settings);
     void save(QSettings& settings, Theme theme);

@@ -46,6 +46,7 @@ private Q_SLOTS:
     void keysOpenTheActions();
     void invisibleReasonKeepsRunDisabled_data();
     void invisibleReasonKeepsRunDisabled();
+    void reasonHintLosesItsWarningColour();
 
 private:
     // Loads the browser on keys with `prefix`, selects `keys` and opens `action`'s dialog.
@@ -473,6 +474,57 @@ void TestActionsUi::invisibleReasonKeepsRunDisabled()
     // ...or pasted, which keeps every character (but U+FEFF, which the document drops).
     dialog.reasonEdit()->insertPlainText(reason);
     QCOMPARE(dialog.runButton()->isEnabled(), !refused);
+}
+
+namespace {
+    // Pixels of a strong colour (the amber warning tone), as against the palette's own text,
+    // which is grey to black or white: what an operator sees as "still a warning".
+    int colouredPixels(QWidget* w)
+    {
+        const QImage image = w->grab().toImage();
+        int n = 0;
+        for (int y = 0; y < image.height(); ++y)
+            for (int x = 0; x < image.width(); ++x) {
+                const QColor c = image.pixelColor(x, y);
+                n += c.hsvSaturation() > 110 && c.value() > 70 ? 1 : 0;
+            }
+        return n;
+    }
+} // namespace
+
+// The hint under the reason is amber while the reason is missing, and the palette's own text
+// colour once there is one, also after a theme change (a style follower used to put the amber
+// back as soon as its style sheet was cleared).
+void TestActionsUi::reasonHintLosesItsWarningColour()
+{
+    idem::TaskRow row;
+    row.key = "hint:charge:k1";
+    row.status = "failed";
+    row.attempts = 3;
+    row.maxAttempts = 3;
+    row.updatedAtUs = 1714557600123456;
+    ActionDialog dialog(m_session.get(), RecoveryAction::Requeue, { row });
+    dialog.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+    auto* hint = dialog.findChild<QLabel*>(QStringLiteral("reasonHint"));
+    QVERIFY(hint);
+    QVERIFY2(colouredPixels(hint) > 20, "the hint is not amber while the reason is missing");
+    dialog.reasonEdit()->insertPlainText(QStringLiteral("INC-4411: card processor confirmed no charge"));
+    QCoreApplication::processEvents();
+    QCOMPARE(colouredPixels(hint), 0);
+    // A theme change (the application palette) must not bring it back.
+    const QPalette before = QApplication::palette();
+    QPalette dark = before;
+    dark.setColor(QPalette::Window, QColor(0x20, 0x20, 0x20));
+    dark.setColor(QPalette::WindowText, QColor(0xe0, 0xe0, 0xe0));
+    QApplication::setPalette(dark);
+    QCoreApplication::processEvents();
+    QCOMPARE(colouredPixels(hint), 0);
+    // Cleared again, it is a warning again.
+    dialog.reasonEdit()->clear();
+    QCoreApplication::processEvents();
+    QVERIFY(colouredPixels(hint) > 20);
+    QApplication::setPalette(before);
 }
 
 QTEST_MAIN(TestActionsUi)
