@@ -29,6 +29,7 @@ private Q_SLOTS:
     void badArgumentsChangeNothing();
     void rollUpKeepsEveryCount();
     void cliCarriesTheQuality();
+    void exactPassMatchesPlainSql();
 
 private:
     std::string scalar(const std::string& sql);
@@ -476,6 +477,76 @@ void TestBoundedStats::cliCarriesTheQuality()
     QCOMPARE(snapshot["figures"]["failed_permanent"].get<long long>(), 10511LL);
     QCOMPARE(snapshot["figures"]["quality"]["failed_permanent"].get<std::string>(), std::string("exact"));
     QCOMPARE(snapshot["figures"]["quality"]["total_rows_estimate"].get<std::string>(), std::string("estimate"));
+}
+
+// The exact pass (one aggregate since v11) against plain SQL over the same rows, unfiltered and
+// for each filter, with attempts on both sides of the top bin and a tenant that holds a LIKE
+// pattern: every figure and every bin of the histogram. In a transaction that is rolled back,
+// so the other tests keep their rows.
+void TestBoundedStats::exactPassMatchesPlainSql()
+{
+    pqxx::work w(*m_conn);
+    w.exec("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, owner_token, lease_until,"
+           "  attempts, max_attempts, error_class, created_at, updated_at, next_attempt_at)"
+           " SELECT t || ':' || o || ':' || s || i, 'v1:x', s,"
+           "        CASE WHEN s = 'processing' THEN gen_random_uuid() END,"
+           "        CASE WHEN s = 'processing' THEN now() + (i % 3 - 1) * interval '1 hour' END,"
+           "        i % 15, 20,"
+           "        CASE WHEN s IN ('retryable_failed', 'failed') THEN (ARRAY['retryable', 'unknown', 'permanent'])[1 + i % 3] END,"
+           "        now() - (i % 5) * interval '40 minutes', now(), CASE WHEN s = 'retryable_failed' THEN now() END"
+           "   FROM unnest(ARRAY['hx', 'h%']) t, unnest(ARRAY['pay', 'ship']) o,"
+           "        unnest(ARRAY['processing', 'retryable_failed', 'failed', 'succeeded']) s, generate_series(1, 37) i");
+    const auto expect = [&](const char* tenant, const char* operation) {
+        const std::string where = "status <> 'succeeded' AND ($1::text IS NULL OR split_part(idempotency_key, ':', 1) = $1)"
+                                  " AND ($2::text IS NULL OR split_part(idempotency_key, ':', 2) = $2)";
+        const auto n = [&](const std::string& cond) {
+            return w.exec_params("SELECT count(*) FROM idem.task_idempotency WHERE " + where + " AND " + cond, tenant,
+                        operation)
+                .at(0)
+                .at(0)
+                .as<std::int64_t>();
+        };
+        const auto e = w.exec_params("SELECT e.*, e.attempts_histogram::text AS h,"
+                                     " e.oldest_processing_created_at::text AS oldest"
+                                     " FROM idem.idem_exact_stats($1, $2, 60) e",
+                            tenant, operation)
+                           .at(0);
+        const std::string tag = std::string(tenant ? tenant : "*") + "/" + (operation ? operation : "*");
+        QVERIFY2(e["processing"].as<std::int64_t>() == n("status = 'processing' AND lease_until > now()"), tag.c_str());
+        QCOMPARE(e["expired_leases"].as<std::int64_t>(),
+            n("status = 'processing' AND (lease_until IS NULL OR lease_until <= now())"));
+        QCOMPARE(e["retryable_failed"].as<std::int64_t>(), n("status = 'retryable_failed'"));
+        QCOMPARE(e["uncertain"].as<std::int64_t>(), n("status = 'retryable_failed' AND error_class = 'unknown'"));
+        QCOMPARE(e["failed_permanent"].as<std::int64_t>(), n("status = 'failed' AND error_class = 'permanent'"));
+        QCOMPARE(e["failed_exhausted"].as<std::int64_t>(),
+            n("status = 'failed' AND error_class IS DISTINCT FROM 'permanent'"));
+        QCOMPARE(e["long_unfinished"].as<std::int64_t>(),
+            n("status IN ('processing', 'retryable_failed') AND created_at < now() - interval '60 minutes'"));
+        QCOMPARE(e["oldest"].as<std::string>(""),
+            w.exec_params("SELECT min(created_at)::text FROM idem.task_idempotency WHERE " + where
+                        + " AND status = 'processing'",
+                 tenant, operation)
+                .at(0)
+                .at(0)
+                .as<std::string>(""));
+        const auto bins = w.exec_params("SELECT coalesce(jsonb_agg(jsonb_build_array(b, n) ORDER BY b), '[]')::text"
+                                        " FROM (SELECT least(attempts, 10) AS b, count(*) AS n"
+                                        " FROM idem.task_idempotency WHERE "
+                + where + " GROUP BY 1) x",
+            tenant, operation);
+        QCOMPARE(
+            nlohmann::json::parse(e["h"].as<std::string>()), nlohmann::json::parse(bins.at(0).at(0).as<std::string>()));
+    };
+    expect(nullptr, nullptr);
+    expect("hx", nullptr);
+    expect("h%", nullptr);
+    expect(nullptr, "ship");
+    expect("h%", "pay");
+    expect("nobody", nullptr);
+    // The planted attempts reach past the top bin: 10 and more are one bin, the last.
+    const auto top = w.exec("SELECT e.attempts_histogram -> -1 ->> 0 FROM idem.idem_exact_stats(NULL, NULL, 60) e");
+    QCOMPARE(top.at(0).at(0).as<std::string>(), std::string("10"));
+    w.abort();
 }
 
 QTEST_GUILESS_MAIN(TestBoundedStats)
