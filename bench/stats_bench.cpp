@@ -29,6 +29,7 @@ namespace {
 
 struct Options {
     std::string dsn;
+    std::string monitorDsn;
     std::vector<long long> rows { 100000, 1000000, 10000000 };
     std::vector<long long> unfinished; // per size; empty: share * rows
     double share = 0.03;
@@ -58,13 +59,14 @@ struct Options {
         "           [--unfinished-share 0.03] [--flat-unfinished 30000] [--layout scattered|recent]\n"
         "           [--reps 15] [--batch 1000000] [--schema-prefix P] [--keep] [--json FILE]\n"
         "           [--compare-v1-index] [--pollers 20] [--load-rows N] [--load-on claim,prop,flat]\n"
-        "           [--no-naive-console]\n"
+        "           [--no-naive-console] [--monitor-dsn DSN]\n"
         "           [--load-seconds 20] [--load-repeat 3] [--claim-connections 4] [--index-pairs N]\n"
         "Scratch schemas P_<rows> are generated once and reused while they hold the same table;\n"
         "without --keep they are dropped at the end. --pollers 0 skips the load part. --load-on claim:\n"
         "the consoles read the claim benchmark's own tables (the issue's setting); prop / flat: they\n"
         "read the populated table of --load-rows rows. --compare-v1-index measures every table with\n"
-        "0001's unfinished index put back too, then with the migrated one.\n");
+        "0001's unfinished index put back too, then with the migrated one. --monitor-dsn: the consoles\n"
+        "connect there (a streaming standby of --dsn, bench/standby.sh) while the claims run on --dsn.\n");
     std::exit(code);
 }
 
@@ -89,6 +91,8 @@ Options parseArgs(int argc, char** argv)
         };
         if (a == "--dsn")
             o.dsn = value();
+        else if (a == "--monitor-dsn")
+            o.monitorDsn = value();
         else if (a == "--rows")
             o.rows = parseList(value());
         else if (a == "--unfinished")
@@ -266,6 +270,7 @@ void runLoad(pqxx::connection& admin, const Options& o, const std::optional<Sche
     ClaimSchema claim(admin, SchemaName(o.prefix + "_claim_" + std::to_string(getpid())));
     LoadSpec spec;
     spec.dsn = o.dsn;
+    spec.monitorDsn = o.monitorDsn;
     spec.polled = polled ? *polled : claim.name();
     const std::string target
         = polled ? std::to_string(pop.rows) + "/" + std::to_string(pop.unfinished) : std::string("claim table");
@@ -287,7 +292,14 @@ void runLoad(pqxx::connection& admin, const Options& o, const std::optional<Sche
             progress("[load " + target + " " + std::to_string(rep + 1) + "/" + std::to_string(o.loadRepeat) + "] "
                 + consoleLabel(kinds[k]) + ": " + std::to_string(static_cast<long long>(r.claim.perSecond))
                 + " tasks/s, " + std::to_string(r.polls) + " polls (p50 " + std::to_string(r.pollP50ms) + " ms), "
-                + std::to_string(r.timeouts) + " timeouts" + (r.claim.problem.empty() ? "" : " ! " + r.claim.problem));
+                + std::to_string(r.timeouts) + " timeouts"
+                + (kinds[k] == Console::None ? std::string()
+                                             : "; exact: " + std::to_string(r.sharedRefreshes) + " shared (last "
+                            + std::to_string(static_cast<long long>(r.sharedLastCostMs)) + " ms), "
+                            + std::to_string(r.ownRefreshes) + " own ("
+                            + std::to_string(static_cast<long long>(r.ownRefreshMs)) + " ms), oldest shown "
+                            + std::to_string(r.oldestExactShownS) + " s")
+                + (r.claim.problem.empty() ? "" : " ! " + r.claim.problem));
             out[first + k].runs.push_back(r);
         }
     }

@@ -78,6 +78,7 @@ const char* consoleLabel(Console console);
 
 struct LoadSpec {
     std::string dsn;
+    std::string monitorDsn; // where the consoles connect (a standby); empty: dsn
     SchemaName polled; // the table the consoles read: a populated one, or the claim benchmark's own
     Console console = Console::None;
     int pollers = 20;
@@ -95,6 +96,15 @@ struct LoadResult {
     double pollCpuMs = -1; // server CPU per completed poll (the pollers' backends), -1 unknown
     double pollClientCpuMs = 0; // the pollers' own client CPU per poll (libpq, TLS, parsing)
     double seconds = 0; // how long the pollers ran
+    // The exact figures (dashboard consoles): refreshes the database did for everyone during the
+    // run and the last one's cost; the consoles' own (on a standby whose shared figures nobody
+    // keeps fresh) and their summed cost; the oldest exact figures a tick showed after the first
+    // 3 s (before that, the figures a run without consoles left), -1 when none was shown.
+    long long sharedRefreshes = 0;
+    double sharedLastCostMs = 0;
+    long long ownRefreshes = 0;
+    double ownRefreshMs = 0;
+    double oldestExactShownS = -1;
 };
 
 // Starts the pollers (each on its own connection, ticking on its own phase; a poll that

@@ -4,10 +4,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <random>
 #include <thread>
+#include <pthread.h>
+#include <sched.h>
 #include <time.h>
 
 #include <pqxx/pqxx>
@@ -28,7 +32,64 @@ namespace {
         long long late = 0;
         double cpuUs = -1;
         double clientCpuUs = 0;
+        long long ownRefreshes = 0;
+        double ownRefreshMs = 0;
+        double oldestExactShownS = -1;
     };
+
+    // One dashboard console's tick and what its model does after it (DashboardModel::
+    // maybeRefreshExact): the shared exact refresh when it is due and nobody runs it, or, where
+    // it needs figures of its own (a standby nobody refreshes for), its own refresh once a
+    // period. Returns the age of the exact figures that tick showed (-1: none).
+    struct ConsoleExact {
+        std::optional<ExactFigures> own;
+        Clock::time_point ownAt;
+    };
+    double dashboardPoll(pqxx::connection& conn, const SchemaName& schema, const DashboardOptions& dashboard,
+        ConsoleExact& state, PollerTally& tally)
+    {
+        const auto r = readDashboard(conn, schema, dashboard);
+        const auto now = Clock::now();
+        if (needsOwnExact(r.stats, false)) {
+            const double age = state.own ? std::chrono::duration<double>(now - state.ownAt).count() : -1;
+            if (!state.own || age > state.own->periodSeconds) {
+                state.own = readOwnExact(conn, schema, dashboard.stats, 600000);
+                state.ownAt = Clock::now();
+                ++tally.ownRefreshes;
+                tally.ownRefreshMs += state.own->costMs;
+            }
+            return age;
+        }
+        if (r.stats.exactDue)
+            refreshSharedExact(conn, schema, dashboard.stats.longUnfinishedAfterMinutes, 600000);
+        return r.stats.exact ? r.stats.exact->ageSeconds : -1;
+    }
+
+    // IDEM_BENCH_POLLER_CPU=N: the pollers' threads run on CPU N only (with the standby on the
+    // same CPU and the primary and the claims elsewhere, their client side stays off the
+    // primary's CPU, as consoles on operators' desktops would).
+    void pinPoller()
+    {
+        const char* cpu = std::getenv("IDEM_BENCH_POLLER_CPU");
+        if (!cpu || !*cpu)
+            return;
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(std::atoi(cpu), &set);
+        if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0)
+            std::fprintf(stderr, "cannot pin a poller to CPU %s\n", cpu);
+    }
+
+    struct ExactRow {
+        long long refreshes = 0;
+        double costMs = 0;
+    };
+    ExactRow sharedExact(pqxx::connection& admin, const SchemaName& schema)
+    {
+        pqxx::nontransaction n(admin);
+        const auto r = n.exec("SELECT refreshes, cost_ms FROM " + schema.qualify("idem_stats_exact"));
+        return r.empty() ? ExactRow {} : ExactRow { r[0][0].as<long long>(), r[0][1].as<double>() };
+    }
 
     bool isTimeout(const pqxx::sql_error& e) { return e.sqlstate() == "57014"; } // query_canceled
 
@@ -86,13 +147,18 @@ LoadResult runWithConsoles(pqxx::connection& admin, const LoadSpec& spec)
     DashboardOptions dashboard;
     dashboard.stats = options;
 
+    const ExactRow exactBefore = sharedExact(admin, spec.polled);
     const auto begin = Clock::now();
     std::vector<std::thread> threads;
     for (int p = 0; p < spec.pollers; ++p) {
         threads.emplace_back([&, p] {
             auto& tally = tallies[static_cast<std::size_t>(p)];
+            pinPoller();
             try {
-                auto conn = connect(spec.dsn, { "idem-bench console" });
+                auto conn = connect(spec.monitorDsn.empty() ? spec.dsn : spec.monitorDsn, { "idem-bench console" });
+                ConsoleExact exact;
+                ReadStatsOptions how;
+                how.prepared = true; // as the exporter reads, on a direct connection
                 const int pid = backendPid(*conn);
                 if (spec.console == Console::Dashboard) // as the console's worker does, once
                     prepareDashboardConnection(*conn, spec.statementTimeoutMs);
@@ -111,10 +177,12 @@ LoadResult runWithConsoles(pqxx::connection& admin, const LoadSpec& spec)
                     const auto t0 = Clock::now();
                     try {
                         if (spec.console == Console::Snapshot)
-                            readStats(*conn, spec.polled, options);
-                        else if (spec.console == Console::Dashboard)
-                            readDashboard(*conn, spec.polled, dashboard);
-                        else
+                            readStats(*conn, spec.polled, options, how);
+                        else if (spec.console == Console::Dashboard) {
+                            const double age = dashboardPoll(*conn, spec.polled, dashboard, exact, tally);
+                            if (age >= 0 && t0 - begin > std::chrono::seconds(3))
+                                tally.oldestExactShownS = std::max(tally.oldestExactShownS, age);
+                        } else
                             naivePoll(*conn, spec.polled, spec.statementTimeoutMs);
                         tally.latencyUs.push_back(static_cast<std::uint32_t>(
                             std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count()));
@@ -172,7 +240,13 @@ LoadResult runWithConsoles(pqxx::connection& admin, const LoadSpec& spec)
         cpu += t.cpuUs;
         clientCpu += t.clientCpuUs;
         cpuKnown = cpuKnown && t.cpuUs >= 0;
+        out.ownRefreshes += t.ownRefreshes;
+        out.ownRefreshMs += t.ownRefreshMs;
+        out.oldestExactShownS = std::max(out.oldestExactShownS, t.oldestExactShownS);
     }
+    const ExactRow exactAfter = sharedExact(admin, spec.polled);
+    out.sharedRefreshes = exactAfter.refreshes - exactBefore.refreshes;
+    out.sharedLastCostMs = exactAfter.costMs;
     out.polls = static_cast<long long>(all.size());
     out.pollP50ms = percentileMs(all, 0.50);
     out.pollP95ms = percentileMs(all, 0.95);

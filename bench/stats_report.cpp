@@ -180,7 +180,10 @@ void writeJson(const std::string& path, const std::vector<SnapshotRow>& snaps, c
             runs.push_back({ { "claims_per_s", run.claim.perSecond }, { "polls", run.polls },
                 { "timeouts", run.timeouts }, { "late", run.late }, { "poll_p50_ms", run.pollP50ms },
                 { "poll_p95_ms", run.pollP95ms }, { "poll_cpu_ms", run.pollCpuMs },
-                { "poll_client_cpu_ms", run.pollClientCpuMs }, { "seconds", run.seconds } });
+                { "poll_client_cpu_ms", run.pollClientCpuMs }, { "seconds", run.seconds },
+                { "exact_shared_refreshes", run.sharedRefreshes }, { "exact_shared_last_cost_ms", run.sharedLastCostMs },
+                { "exact_own_refreshes", run.ownRefreshes }, { "exact_own_ms", run.ownRefreshMs },
+                { "oldest_exact_shown_s", run.oldestExactShownS } });
         j["load"].push_back({ { "target", r.target }, { "rows", r.pop.rows }, { "unfinished", r.pop.unfinished },
             { "consoles", consoleLabel(r.console) }, { "runs", runs } });
     }

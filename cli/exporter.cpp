@@ -133,6 +133,8 @@ void Exporter::readOnce()
             const auto timeout = std::clamp<long long>(
                 std::chrono::duration_cast<std::chrono::seconds>(m_options.interval).count() * 2, 2, 10);
             m_conn = connect(m_options.conninfo, ConnectOptions { "idemctl exporter", static_cast<int>(timeout) });
+            // Direct: the reading is prepared once and planned once (ReadStatsOptions::prepared).
+            m_direct = !behindPooler(*m_conn);
         }
         // One more reader of the shared figures: READ COMMITTED and read-write, so it counts
         // the bounded ones only when nobody has within their period (and then stores them for
@@ -141,13 +143,17 @@ void Exporter::readOnce()
         tx.exec_params("SELECT set_config('statement_timeout', $1, true),"
                        " set_config('max_parallel_workers_per_gather', '0', true)",
             std::to_string(m_options.stats.statementTimeoutMs));
-        StatsSnapshot s = readStats(tx, m_options.schema, m_options.stats);
+        const auto read = [this](pqxx::transaction_base& t) {
+            return m_direct ? readStatsPrepared(t, m_options.schema, m_options.stats)
+                            : readStats(t, m_options.schema, m_options.stats);
+        };
+        StatsSnapshot s = read(tx);
         const auto counters = readCounters(tx);
         tx.commit();
         if (s.exactDue
             && refreshSharedExact(*m_conn, m_options.schema, m_options.stats.longUnfinishedAfterMinutes, 600000)) {
             pqxx::work again(*m_conn);
-            s = readStats(again, m_options.schema, m_options.stats);
+            s = read(again);
             again.commit();
         }
         m_totals.apply(counters);
@@ -168,6 +174,10 @@ void Exporter::readOnce()
         // The server answered, so the connection stays; the reason is the operator's to fix
         // (no schema yet, a role without SELECT, a statement timeout).
         failed("database error (SQLSTATE " + e.sqlstate() + "): " + e.what());
+        // A migration changed what the prepared reading returns ("cached plan must not change
+        // result type"): a new connection prepares it again.
+        if (e.sqlstate() == "0A000")
+            m_conn.reset();
     } catch (const std::exception& e) {
         m_conn.reset();
         failed(e.what());

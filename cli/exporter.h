@@ -84,6 +84,7 @@ private:
     MetricLabels m_labels;
     std::string m_countersSql;
     std::unique_ptr<pqxx::connection> m_conn;
+    bool m_direct = false; // m_conn is no pooler's: statements may be prepared on it
     OutcomeTotals m_totals;
     std::int64_t m_reads = 0;
     std::int64_t m_errors = 0;

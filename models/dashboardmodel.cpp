@@ -322,11 +322,9 @@ void DashboardModel::ingest(const DashboardTick& tick)
 
 bool DashboardModel::usesOwnExact(const idem::StatsSnapshot& s) const
 {
-    if (!m_settings.tenant.isEmpty() || !m_settings.operation.isEmpty())
-        return true;
     // A standby reads the primary's shared figures while the primary keeps them fresh; when
     // nobody there does, its consoles count for themselves.
-    return s.inRecovery && (!s.exact || s.exact->ageSeconds > std::max(60.0, 2 * s.exact->periodSeconds));
+    return idem::needsOwnExact(s, !m_settings.tenant.isEmpty() || !m_settings.operation.isEmpty());
 }
 
 void DashboardModel::maybeRefreshExact()

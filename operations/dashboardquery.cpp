@@ -86,20 +86,7 @@ void prepareDashboardConnection(pqxx::connection& conn, int statementTimeoutMs)
     n.exec_params("SELECT set_config('statement_timeout', $1, false)", std::to_string(statementTimeoutMs));
 }
 
-std::string unfilteredDashboardSql(const SchemaName& schema)
-{
-    std::string sql = dashboardSql(schema);
-    const auto replaceAll = [&sql](const std::string& from, const std::string& to) {
-        for (auto at = sql.find(from); at != std::string::npos; at = sql.find(from, at + to.size()))
-            sql.replace(at, from.size(), to);
-    };
-    // Every placeholder is written with its cast, which makes the rewrite exact (no $10 exists).
-    replaceAll("$1::text", "NULL::text");
-    replaceAll("$2::text", "NULL::text");
-    for (int i = 3; i <= 5; ++i)
-        replaceAll("$" + std::to_string(i) + "::", "$" + std::to_string(i - 2) + "::");
-    return sql;
-}
+std::string unfilteredDashboardSql(const SchemaName& schema) { return withoutFilterParameters(dashboardSql(schema), 5); }
 
 namespace {
     DashboardReading fromDashboardRow(const pqxx::row& row);

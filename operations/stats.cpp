@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
+#include "core/sha256.h"
+
 namespace idem {
 
 namespace {
@@ -191,6 +193,19 @@ FROM live, counted LEFT JOIN audit_head ON true LEFT JOIN ex ON true
 )";
 }
 
+std::string withoutFilterParameters(std::string sql, int params)
+{
+    const auto replaceAll = [&sql](const std::string& from, const std::string& to) {
+        for (auto at = sql.find(from); at != std::string::npos; at = sql.find(from, at + to.size()))
+            sql.replace(at, from.size(), to);
+    };
+    replaceAll("$1::text", "NULL::text");
+    replaceAll("$2::text", "NULL::text");
+    for (int i = 3; i <= params; ++i)
+        replaceAll("$" + std::to_string(i) + "::", "$" + std::to_string(i - 2) + "::");
+    return sql;
+}
+
 void boundRead(pqxx::transaction_base& tx, int statementTimeoutMs)
 {
     tx.exec_params("SELECT set_config('statement_timeout', $1, true),"
@@ -206,7 +221,8 @@ StatsSnapshot readStats(
         // reader is the one to count them.
         pqxx::work tx(conn);
         boundRead(tx, options.statementTimeoutMs);
-        StatsSnapshot s = readStats(tx, schema, options, how.exactRows);
+        StatsSnapshot s = how.prepared && !how.exactRows ? readStatsPrepared(tx, schema, options)
+                                                         : readStats(tx, schema, options, how.exactRows);
         tx.commit();
         return s;
     };
@@ -223,6 +239,17 @@ StatsSnapshot readStats(
     const pqxx::result r = tx.exec_params(statsSql(schema, exactRows), orNull(options.tenant),
         orNull(options.operation), options.windowMinutes, options.longUnfinishedAfterMinutes);
     return statsFromRow(r.at(0));
+}
+
+StatsSnapshot readStatsPrepared(pqxx::transaction_base& tx, const SchemaName& schema, const StatsOptions& options)
+{
+    if (options.tenant || options.operation)
+        return readStats(tx, schema, options);
+    const std::string sql = withoutFilterParameters(statsSql(schema), 4);
+    const std::string name = "idem_stats_" + sha256Hex(sql).substr(0, 16);
+    tx.conn().prepare(name, sql); // once per connection: again with the same text is nothing
+    return statsFromRow(
+        tx.exec_prepared(name, options.windowMinutes, options.longUnfinishedAfterMinutes).at(0));
 }
 
 StatsSnapshot statsFromRow(const pqxx::row& row)
@@ -356,6 +383,11 @@ bool refreshSharedExact(pqxx::connection& conn, const SchemaName& schema, int lo
         "SELECT " + schema.qualify("idem_exact_refresh_finish") + "($1::uuid, $2::int)", token, longUnfinishedAfterMinutes);
     tx.commit();
     return r.at(0)[0].as<bool>();
+}
+
+bool needsOwnExact(const StatsSnapshot& s, bool filtered)
+{
+    return filtered || (s.inRecovery && (!s.exact || s.exact->ageSeconds > std::max(60.0, 2 * s.exact->periodSeconds)));
 }
 
 ExactFigures readOwnExact(pqxx::connection& conn, const SchemaName& schema, const StatsOptions& options, int timeoutMs)

@@ -160,6 +160,12 @@ struct StatsSnapshot {
 // EXPLAIN it.
 std::string statsSql(const SchemaName& schema, bool exactRows = false);
 
+// A statement of statsSql()'s family with its filter bound to NULL in the text: every "$1::text"
+// and "$2::text" becomes NULL::text and $3..$params are renumbered $1..$(params - 2), so a
+// generic plan has no per-row filter left to evaluate. Each placeholder is written with its cast,
+// which makes the rewrite exact.
+std::string withoutFilterParameters(std::string sql, int params);
+
 // One reading in its own READ COMMITTED transaction (so that it may store the shared bounded
 // figures when it is the one to count them), with the statement timeout set for it. When
 // refreshShared and the shared exact refresh is due, runs it first (refreshSharedExact) unless
@@ -168,6 +174,10 @@ struct ReadStatsOptions {
     bool refreshShared = true;
     bool exactRows = false;
     int refreshTimeoutMs = 600000;
+    // A direct connection (never a transaction pooler, which hands each transaction a backend
+    // that may not know the statement): the unfiltered reading is prepared on it once and the
+    // server reuses its plan, instead of parsing and planning it on every reading.
+    bool prepared = false;
 };
 StatsSnapshot readStats(pqxx::connection& conn, const SchemaName& schema, const StatsOptions& options,
     const ReadStatsOptions& how = {});
@@ -177,6 +187,11 @@ StatsSnapshot readStats(pqxx::connection& conn, const SchemaName& schema, const 
 // statement timeout.
 StatsSnapshot readStats(
     pqxx::transaction_base& tx, const SchemaName& schema, const StatsOptions& options, bool exactRows = false);
+
+// The same, unfiltered readings through a statement prepared on tx's connection (named after its
+// text, so another schema gets its own); filtered ones as above. Direct connections only (see
+// ReadStatsOptions::prepared).
+StatsSnapshot readStatsPrepared(pqxx::transaction_base& tx, const SchemaName& schema, const StatsOptions& options);
 
 // The figures from a row that carries statsSql()'s columns by name (the dashboard's tick selects
 // them beside its chart data, in the same statement). Labels are set.
@@ -193,6 +208,11 @@ void boundRead(pqxx::transaction_base& tx, int statementTimeoutMs);
 // Returns true when this call refreshed. Throws on a database error (the attempt then counts as
 // taken: the next is due after max(period, 60 s)).
 bool refreshSharedExact(pqxx::connection& conn, const SchemaName& schema, int longUnfinishedAfterMinutes, int timeoutMs);
+
+// Whether a reader needs exact figures of its own instead of the shared ones: under a filter
+// (the shared refresh is unfiltered), or on a standby whose replicated shared figures nobody on
+// the primary keeps fresh (older than max(60 s, two periods)).
+bool needsOwnExact(const StatsSnapshot& s, bool filtered);
 
 // A reader's own exact refresh (on a standby, or under a filter): idem_exact_stats() in a
 // read-only transaction, timed. periodSeconds follows the same rule as the shared one.

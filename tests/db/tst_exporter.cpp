@@ -18,6 +18,7 @@
 #include "core/migrate.h"
 #include "tests/support/cliprocess.h"
 #include "tests/support/countingproxy.h"
+#include "tests/support/pgservers.h"
 #include "tests/support/testdb.h"
 
 // `idemctl exporter` as an operator runs it: scraped by a real Prometheus (Debian's, started
@@ -153,6 +154,7 @@ private Q_SLOTS:
     void scrapesNeverReachTheDatabase();
     void unreadableDatabaseKeepsServing();
     void usageErrors();
+    void throughAPoolerLeavesNothing();
 
 private:
     std::int64_t sql(const std::string& query);
@@ -491,6 +493,35 @@ void TestExporter::usageErrors()
     const auto busy = run({ QStringLiteral("--listen"), QStringLiteral("127.0.0.1:%1").arg(taken.serverPort()) });
     QCOMPARE(busy.exitCode, 1);
     QVERIFY2(busy.err.contains(QLatin1String("cannot listen")), qPrintable(idem::test::describe(busy)));
+}
+
+// Through PgBouncer in transaction mode the exporter keeps nothing on the pooled backends: on a
+// direct connection it prepares its reading once, but a pooled backend serves other clients,
+// which would find that statement (or miss it, when the pool hands the next reading another
+// backend). Readings keep succeeding and show what SQL says.
+void TestExporter::throughAPoolerLeavesNothing()
+{
+    idem::test::LocalPgBouncer::Options o;
+    o.defaultPoolSize = 2;
+    o.users = { { readerLogin, readerPassword } };
+    idem::test::LocalPgBouncer bouncer(idem::test::adminDsn(), o);
+    QVERIFY2(bouncer.problem().isEmpty(), qPrintable(bouncer.problem()));
+    ExporterProcess exporter;
+    QVERIFY2(exporter.start({ QStringLiteral("--dsn"),
+                 QString::fromStdString(idem::test::loginDsn(bouncer.dsn(m_db->name(), readerLogin), readerLogin,
+                     readerPassword)),
+                 QStringLiteral("--interval"), QStringLiteral("100ms") }),
+        qPrintable(exporter.err()));
+    QVERIFY2(exporter.waitFor(QStringLiteral("idem_exporter_reads_total{schema=\"idem\"}"), 8, true),
+        qPrintable(exporter.err()));
+    const QByteArray text = exporter.scrape();
+    QCOMPARE(sampleIn(text, QStringLiteral("idem_up{schema=\"idem\"}")), 1.0);
+    QCOMPARE(sampleIn(text, QStringLiteral("idem_exporter_read_errors_total{schema=\"idem\"}")), 0.0);
+    QCOMPARE(sampleIn(text, QStringLiteral("idem_processing{schema=\"idem\"}")),
+        double(sql("SELECT count(*) FROM idem.task_idempotency WHERE status = 'processing' AND lease_until > now()")));
+    const auto left = idem::test::pooledBackendLeftovers(bouncer, m_db->name(), readerLogin);
+    QVERIFY2(left.isEmpty(), qPrintable(left.join(QLatin1Char('\n'))));
+    QCOMPARE(exporter.stop(), 0);
 }
 
 QTEST_GUILESS_MAIN(TestExporter)

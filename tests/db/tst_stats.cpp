@@ -25,6 +25,7 @@ private Q_SLOTS:
     void cleanupTestCase();
 
     void figuresMatchKnownState();
+    void preparedReadingIsTheSame();
     void tenantFilter();
     void operationFilter();
     void auditHeadByPrimaryKey();
@@ -178,6 +179,40 @@ void TestStats::figuresMatchKnownState()
     QCOMPARE(s.staleTokenRejections, 3);
     QCOMPARE(*s.totalRowsEstimate, 62);
     checkFigures(s, nullptr);
+}
+
+// The exporter's path (ReadStatsOptions::prepared): the same planted figures, the statement
+// prepared once on the connection and reused; a filtered reading is not prepared and still
+// answers for its tenant only.
+void TestStats::preparedReadingIsTheSame()
+{
+    idem::ReadStatsOptions how;
+    how.prepared = true;
+    const auto prepared = [&] {
+        pqxx::nontransaction n(*m_conn);
+        return n.exec("SELECT count(*) FROM pg_prepared_statements WHERE name LIKE 'idem\\_stats\\_%'")
+            .at(0)
+            .at(0)
+            .as<int>();
+    };
+    const int before = prepared();
+    for (int i = 0; i < 3; ++i) {
+        const auto s = idem::readStats(*m_conn, m_schema, {}, how);
+        QCOMPARE(s.processing, 3);
+        QCOMPARE(s.expiredLeases, 2);
+        QCOMPARE(s.retryableFailed, 4);
+        QCOMPARE(s.failedRetries, 3);
+        QCOMPARE(s.claims, 28);
+        QCOMPARE(*s.totalRowsEstimate, 62);
+        checkFigures(s, nullptr);
+    }
+    QCOMPARE(prepared(), before + 1);
+    idem::StatsOptions o;
+    o.tenant = "ta";
+    const auto ta = idem::readStats(*m_conn, m_schema, o, how);
+    QCOMPARE(ta.expiredLeases, 1);
+    QCOMPARE(ta.claims, 16);
+    QCOMPARE(prepared(), before + 1);
 }
 
 void TestStats::tenantFilter()
