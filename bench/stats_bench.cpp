@@ -46,6 +46,7 @@ struct Options {
     bool loadClaim = true, loadProportional = true, loadFlat = false;
     bool compareV1Index = false;
     bool naiveConsole = true;
+    bool snapshotConsole = true; // --no-readstats-console: only none / dashboard (/ naive)
     int loadSeconds = 20;
     int loadRepeat = 3;
     int claimConnections = 4;
@@ -59,7 +60,7 @@ struct Options {
         "           [--unfinished-share 0.03] [--flat-unfinished 30000] [--layout scattered|recent]\n"
         "           [--reps 15] [--batch 1000000] [--schema-prefix P] [--keep] [--json FILE]\n"
         "           [--compare-v1-index] [--pollers 20] [--load-rows N] [--load-on claim,prop,flat]\n"
-        "           [--no-naive-console] [--monitor-dsn DSN]\n"
+        "           [--no-naive-console] [--no-readstats-console] [--monitor-dsn DSN]\n"
         "           [--load-seconds 20] [--load-repeat 3] [--claim-connections 4] [--index-pairs N]\n"
         "Scratch schemas P_<rows> are generated once and reused while they hold the same table;\n"
         "without --keep they are dropped at the end. --pollers 0 skips the load part. --load-on claim:\n"
@@ -129,6 +130,8 @@ Options parseArgs(int argc, char** argv)
             o.compareV1Index = true;
         else if (a == "--no-naive-console")
             o.naiveConsole = false;
+        else if (a == "--no-readstats-console")
+            o.snapshotConsole = false;
         else if (a == "--load-seconds")
             o.loadSeconds = std::stoi(value());
         else if (a == "--load-repeat")
@@ -278,6 +281,8 @@ void runLoad(pqxx::connection& admin, const Options& o, const std::optional<Sche
     spec.claim = claimSpec(o, claim.name());
 
     std::vector<Console> kinds { Console::None, Console::Snapshot, Console::Dashboard };
+    if (!o.snapshotConsole)
+        kinds.erase(kinds.begin() + 1);
     if (o.naiveConsole)
         kinds.push_back(Console::Naive);
     const std::size_t first = out.size();

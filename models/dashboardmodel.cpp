@@ -581,7 +581,10 @@ TileValue DashboardModel::tile(Tile t) const
         if (s.totalRowsEstimate) {
             v.value = static_cast<double>(*s.totalRowsEstimate);
             v.text = QStringLiteral("≈ ") + count(*s.totalRowsEstimate);
-            v.detail = QCoreApplication::translate("idem::console::DashboardModel", "estimate (planner statistics)");
+            v.detail = s.label(idem::Figure::TotalRows).source == idem::liveRowCounterSource
+                ? QCoreApplication::translate(
+                    "idem::console::DashboardModel", "estimate (live-row counter: not analysed yet)")
+                : QCoreApplication::translate("idem::console::DashboardModel", "estimate (planner statistics)");
         } else {
             v.text = QStringLiteral("–");
             v.detail = QCoreApplication::translate("idem::console::DashboardModel", "estimate: not analysed yet");

@@ -157,10 +157,14 @@ SELECT live.processing, live.processing_capped, live.expired_leases, live.expire
             THEN counted.duplicates::float8 / (counted.acquired + counted.duplicates) END AS duplicate_ratio,
        counted.acquired + counted.duplicates AS claims,
        counted.retries, counted.failed_retries, counted.digest_conflicts, counted.stale_token,
-       -- total rows: the planner's estimate (never a count); NULL before the first ANALYZE
-       (SELECT CASE WHEN pc.reltuples >= 0 THEN pc.reltuples::bigint END
+       -- total rows: the planner's estimate (never a count). Before the first ANALYZE, on a
+       -- primary, the statistics collector's live rows (a standby's collector has none: NULL)
+       (SELECT CASE WHEN pc.reltuples >= 0 THEN pc.reltuples::bigint
+                    WHEN NOT pg_is_in_recovery() THEN pg_stat_get_live_tuples(pc.oid) END
           FROM pg_class pc WHERE pc.oid = to_regclass(')"
         + q("task_idempotency") + R"(')) AS total_rows_estimate,
+       (SELECT pc.reltuples < 0 FROM pg_class pc WHERE pc.oid = to_regclass(')"
+        + q("task_idempotency") + R"(')) AS total_rows_unanalysed,
        to_char(now())" + utc + R"( AS as_of, $4::int AS long_unfinished_after_minutes,
        pg_is_in_recovery() AS in_recovery,
        -- replication lag (NULL on a primary): 0 on a standby that streams and has replayed all it
@@ -296,7 +300,7 @@ StatsSnapshot statsFromRow(const pqxx::row& row)
     s.totalRowsEstimate = optionalInt(row["total_rows_estimate"]);
     auto& total = s.label(Figure::TotalRows);
     total.quality = FigureQuality::Estimate;
-    total.source = "planner statistics";
+    total.source = row["total_rows_unanalysed"].as<bool>(false) ? liveRowCounterSource : "planner statistics";
     total.observedAt = s.asOf;
     if (s.totalRowsEstimate) {
         // Never below what the row figures prove is there.

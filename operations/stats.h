@@ -26,6 +26,9 @@ struct StatsOptions {
     int statementTimeoutMs = 5000;
 };
 
+// The total rows' estimate source before the table's first ANALYZE (n_live_tup).
+inline constexpr const char* liveRowCounterSource = "live-row counter (not analysed yet)";
+
 // Every row figure is counted up to this many rows per tick (idem_live_stats' c_cap).
 constexpr std::int64_t boundedCountCap = 10000;
 
@@ -122,7 +125,8 @@ struct StatsSnapshot {
     std::int64_t staleTokenRejections = 0;
 
     // Table-wide, from the planner's statistics (an estimate, raised to what the row figures
-    // prove); unset before the first ANALYZE.
+    // prove); before the first ANALYZE from the statistics collector's live rows (its label's
+    // source then is liveRowCounterSource), unset on a standby before then.
     std::optional<std::int64_t> totalRowsEstimate;
 
     // The audit trail's head, task_idempotency_audit's newest entry (the whole trail: the tenant

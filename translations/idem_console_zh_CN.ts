@@ -797,6 +797,10 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <source>every row</source>
         <translation>所有行</translation>
     </message>
+    <message>
+        <source>estimate (live-row counter: not analysed yet)</source>
+        <translation>估计值（活动行计数，尚未 ANALYZE）</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::DashboardRowsDialog</name>

@@ -26,6 +26,7 @@ private Q_SLOTS:
 
     void figuresMatchKnownState();
     void preparedReadingIsTheSame();
+    void totalRowsBeforeTheFirstAnalyze();
     void tenantFilter();
     void operationFilter();
     void auditHeadByPrimaryKey();
@@ -213,6 +214,39 @@ void TestStats::preparedReadingIsTheSame()
     QCOMPARE(ta.expiredLeases, 1);
     QCOMPARE(ta.claims, 16);
     QCOMPARE(prepared(), before + 1);
+}
+
+// A table nobody has analysed yet (a fresh install, autovacuum not round yet): the total is the
+// statistics collector's live rows, labelled as such, not "unknown"; after ANALYZE the planner's.
+void TestStats::totalRowsBeforeTheFirstAnalyze()
+{
+    const idem::SchemaName fresh("stats_unanalysed");
+    idem::migrate(*m_conn, { fresh, false });
+    {
+        pqxx::work w(*m_conn);
+        w.exec("ALTER TABLE stats_unanalysed.task_idempotency SET (autovacuum_enabled = false)");
+        w.exec("INSERT INTO stats_unanalysed.task_idempotency (idempotency_key, request_hash, status, result_json)"
+               " SELECT 'tn:charge:' || i, 'v1:x', 'succeeded', '{}' FROM generate_series(1, 137) i");
+        w.commit();
+    }
+    const auto reltuples = [&] {
+        pqxx::read_transaction t(*m_conn);
+        return t.exec("SELECT reltuples FROM pg_class WHERE oid = 'stats_unanalysed.task_idempotency'::regclass")
+            .at(0)
+            .at(0)
+            .as<double>();
+    };
+    QCOMPARE(reltuples(), -1.0); // never analysed
+    // The collector takes the inserting session's counts within a second or so.
+    idem::StatsSnapshot s;
+    QTRY_VERIFY_WITH_TIMEOUT((s = idem::readStats(*m_conn, fresh, {}), s.totalRowsEstimate.value_or(0) == 137), 10000);
+    QCOMPARE(s.label(idem::Figure::TotalRows).source, std::string(idem::liveRowCounterSource));
+    QCOMPARE(s.label(idem::Figure::TotalRows).quality, idem::FigureQuality::Estimate);
+    pqxx::nontransaction(*m_conn).exec("ANALYZE stats_unanalysed.task_idempotency");
+    s = idem::readStats(*m_conn, fresh, {});
+    QCOMPARE(*s.totalRowsEstimate, 137);
+    QCOMPARE(s.label(idem::Figure::TotalRows).source, std::string("planner statistics"));
+    pqxx::nontransaction(*m_conn).exec("DROP SCHEMA stats_unanalysed CASCADE");
 }
 
 void TestStats::tenantFilter()
