@@ -18,6 +18,7 @@
 #include "core/connection.h"
 #include "core/digest.h"
 #include "core/migrate.h"
+#include "operations/dashboardquery.h"
 #include "operations/stats.h"
 
 using namespace idem;
@@ -46,6 +47,7 @@ struct Options {
     bool loadClaim = true, loadProportional = true, loadFlat = false;
     bool compareV1Index = false;
     bool naiveConsole = true;
+    int tickParts = 0; // --tick-parts N: what a tick's server CPU is made of, N calls per part
     bool snapshotConsole = true; // --no-readstats-console: only none / dashboard (/ naive)
     int loadSeconds = 20;
     int loadRepeat = 3;
@@ -60,7 +62,7 @@ struct Options {
         "           [--unfinished-share 0.03] [--flat-unfinished 30000] [--layout scattered|recent]\n"
         "           [--reps 15] [--batch 1000000] [--schema-prefix P] [--keep] [--json FILE]\n"
         "           [--compare-v1-index] [--pollers 20] [--load-rows N] [--load-on claim,prop,flat]\n"
-        "           [--no-naive-console] [--no-readstats-console] [--monitor-dsn DSN]\n"
+        "           [--no-naive-console] [--no-readstats-console] [--monitor-dsn DSN] [--tick-parts N]\n"
         "           [--load-seconds 20] [--load-repeat 3] [--claim-connections 4] [--index-pairs N]\n"
         "Scratch schemas P_<rows> are generated once and reused while they hold the same table;\n"
         "without --keep they are dropped at the end. --pollers 0 skips the load part. --load-on claim:\n"
@@ -130,6 +132,8 @@ Options parseArgs(int argc, char** argv)
             o.compareV1Index = true;
         else if (a == "--no-naive-console")
             o.naiveConsole = false;
+        else if (a == "--tick-parts")
+            o.tickParts = std::stoi(value());
         else if (a == "--no-readstats-console")
             o.snapshotConsole = false;
         else if (a == "--load-seconds")
@@ -351,6 +355,56 @@ void runIndexPairs(pqxx::connection& admin, const Options& o)
     std::fflush(stdout);
 }
 
+// What the consoles' server CPU is made of, each part alone on one connection, back to back,
+// backend CPU per call (/proc, 10 ms ticks: hence many calls): a round trip; the row figures
+// read from the shared row; readStats' prepared statement and the dashboard's prepared tick (the
+// shared figures fresh, as for 19 of 20 consoles); the bounded count forced (what one reader pays
+// once per period for all); the exact pass (once per refresh period for all).
+void tickParts(const std::string& dsn, const SchemaName& schema, int n)
+{
+    auto conn = connect(dsn, { "idem-bench-stats parts" });
+    const int pid = backendPid(*conn);
+    prepareDashboardConnection(*conn, 600000);
+    conn->prepare("parts_one", "SELECT 1");
+    conn->prepare("parts_live", "SELECT * FROM " + schema.qualify("idem_live_stats") + "(NULL, NULL, 60)");
+    conn->prepare("parts_stale", "UPDATE " + schema.qualify("idem_stats_live") + " SET taken_at = '-infinity'");
+    conn->prepare("parts_exact", "SELECT * FROM " + schema.qualify("idem_exact_stats") + "(NULL, NULL, 60)");
+    const StatsOptions stats;
+    DashboardOptions dashboard;
+    const std::vector<std::pair<std::string, int>> parts { { "round trip (SELECT 1)", n },
+        { "row figures from the shared row (idem_live_stats)", n }, { "readStats, prepared", n },
+        { "dashboard tick, prepared", n }, { "bounded count, forced", std::max(1, n / 10) },
+        { "exact pass (idem_exact_stats)", std::max(1, n / 100) } };
+    std::printf("\n== what a tick's server CPU is made of (%s, one connection, back to back) ==\n", schema.name().c_str());
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+        const double c0 = backendCpuUs(pid);
+        const auto t0 = Clock::now();
+        for (int i = 0; i < parts[k].second; ++i) {
+            if (k == 3) {
+                readDashboard(*conn, schema, dashboard);
+                continue;
+            }
+            pqxx::nontransaction t(*conn);
+            if (k == 0)
+                t.exec_prepared("parts_one");
+            else if (k == 1)
+                t.exec_prepared("parts_live");
+            else if (k == 2)
+                readStatsPrepared(t, schema, stats);
+            else if (k == 4) {
+                t.exec_prepared("parts_stale");
+                t.exec_prepared("parts_live");
+            } else
+                t.exec_prepared("parts_exact");
+        }
+        const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+        const double c1 = backendCpuUs(pid);
+        std::printf("  %-52s %6d calls: wall %8.3f ms, backend CPU %8.3f ms per call\n", parts[k].first.c_str(),
+            parts[k].second, ms / parts[k].second, c0 >= 0 && c1 >= 0 ? (c1 - c0) / 1000.0 / parts[k].second : -1.0);
+    }
+    std::fflush(stdout);
+}
+
 std::string loadAverage()
 {
     std::ifstream in("/proc/loadavg");
@@ -425,6 +479,8 @@ int main(int argc, char** argv)
                         + std::to_string(restoreUnfinishedIndex(*admin, schema)) + " s");
                 }
                 measureWith("0004");
+                if (o.tickParts > 0)
+                    tickParts(o.dsn, schema, o.tickParts);
                 const bool loadHere = o.pollers > 0 && rows == o.loadRows
                     && ((stage == "prop" && o.loadProportional) || (stage == "flat" && o.loadFlat));
                 if (loadHere)

@@ -476,7 +476,8 @@ TileValue DashboardModel::tile(Tile t) const
                        .arg(QLocale().toString(*v.value, 'f', 1), window);
     };
     const auto atLeast = [&](idem::Figure f, qint64 n) {
-        return s.label(f).quality == idem::FigureQuality::LowerBound ? QStringLiteral("≥ ") + count(n) : count(n);
+        // A no-break space: a tile's detail line may wrap, never between "≥" and its number.
+        return s.label(f).quality == idem::FigureQuality::LowerBound ? QStringLiteral("≥\u00a0") + count(n) : count(n);
     };
     // A lower bound reads "≥ 10,000" with the exact figure of the last refresh, and its age,
     // on the line below; an exact figure of now needs no words.
