@@ -437,6 +437,20 @@ void TestActionsUi::keysOpenTheActions()
     dialog->reject();
 }
 
+namespace {
+    // A row as the browser hands it to a dialog: failed after its last attempt.
+    idem::TaskRow exhaustedRow(const char* key)
+    {
+        idem::TaskRow row;
+        row.key = key;
+        row.status = "failed";
+        row.attempts = 3;
+        row.maxAttempts = 3;
+        row.updatedAtUs = 1714557600123456;
+        return row;
+    }
+} // namespace
+
 void TestActionsUi::invisibleReasonKeepsRunDisabled_data()
 {
     QTest::addColumn<QString>("reason");
@@ -452,13 +466,7 @@ void TestActionsUi::invisibleReasonKeepsRunDisabled()
 {
     QFETCH(QString, reason);
     QFETCH(bool, refused);
-    idem::TaskRow row;
-    row.key = "invisible:charge:k1";
-    row.status = "failed";
-    row.attempts = 3;
-    row.maxAttempts = 3;
-    row.updatedAtUs = 1714557600123456;
-    ActionDialog dialog(m_session.get(), RecoveryAction::Requeue, { row });
+    ActionDialog dialog(m_session.get(), RecoveryAction::Requeue, { exhaustedRow("invisible:charge:k1") });
     dialog.show();
     QVERIFY(!dialog.runButton()->isEnabled());
     // Typed, one key event per character (QTest::keyClicks knows only ASCII); the edit drops
@@ -497,13 +505,7 @@ namespace {
 // back as soon as its style sheet was cleared).
 void TestActionsUi::reasonHintLosesItsWarningColour()
 {
-    idem::TaskRow row;
-    row.key = "hint:charge:k1";
-    row.status = "failed";
-    row.attempts = 3;
-    row.maxAttempts = 3;
-    row.updatedAtUs = 1714557600123456;
-    ActionDialog dialog(m_session.get(), RecoveryAction::Requeue, { row });
+    ActionDialog dialog(m_session.get(), RecoveryAction::Requeue, { exhaustedRow("hint:charge:k1") });
     dialog.show();
     QVERIFY(QTest::qWaitForWindowExposed(&dialog));
     auto* hint = dialog.findChild<QLabel*>(QStringLiteral("reasonHint"));
