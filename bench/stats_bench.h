@@ -72,6 +72,7 @@ enum class Console {
     Snapshot, // idem::readStats: BEGIN, statement timeout, statsSql(), COMMIT (what idemctl stats runs)
     Dashboard, // idem::readDashboard without the histogram: the console's own tick, one statement
     Naive, // naiveCountSql() then histogramSql(), each a statement of its own
+    RoundTrip, // SELECT 1, prepared: the floor of any console that polls (a wakeup, a round trip, TLS)
 };
 
 const char* consoleLabel(Console console);

@@ -125,6 +125,8 @@ const char* consoleLabel(Console console)
         return "consoles: dashboard tick";
     case Console::Naive:
         return "consoles: naive count + histogram";
+    case Console::RoundTrip:
+        return "consoles: SELECT 1 (the floor)";
     }
     return "?";
 }
@@ -162,6 +164,7 @@ LoadResult runWithConsoles(pqxx::connection& admin, const LoadSpec& spec)
                 const int pid = backendPid(*conn);
                 if (spec.console == Console::Dashboard) // as the console's worker does, once
                     prepareDashboardConnection(*conn, spec.statementTimeoutMs);
+                conn->prepare("bench_round_trip", "SELECT 1");
                 // Consoles are not synchronised: each ticks on a phase of its own.
                 std::mt19937 rng(0x5eedu + static_cast<unsigned>(p));
                 const auto phase = std::chrono::microseconds(std::uniform_int_distribution<long long>(
@@ -182,6 +185,9 @@ LoadResult runWithConsoles(pqxx::connection& admin, const LoadSpec& spec)
                             const double age = dashboardPoll(*conn, spec.polled, dashboard, exact, tally);
                             if (age >= 0 && t0 - begin > std::chrono::seconds(3))
                                 tally.oldestExactShownS = std::max(tally.oldestExactShownS, age);
+                        } else if (spec.console == Console::RoundTrip) {
+                            pqxx::nontransaction n(*conn);
+                            n.exec_prepared("bench_round_trip");
                         } else
                             naivePoll(*conn, spec.polled, spec.statementTimeoutMs);
                         tally.latencyUs.push_back(static_cast<std::uint32_t>(
