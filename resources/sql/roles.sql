@@ -130,10 +130,12 @@ BEGIN
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_succeeded_operations(), %1$I.idem_retention_horizon(text),'
                    ' %1$I.idem_retention_due(bigint), %1$I.idem_storage_tables(), %1$I.idem_storage_sample()'
                    ' TO idem_reader', s);
+    -- idem_purge_lock_key: idem_purge_run runs as its caller and releases its run's lock when it fails (v12).
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_set_retention(text, bigint, text, text),'
                    ' %1$I.idem_clear_retention(text, text, text), %1$I.idem_purge_begin(text, text),'
                    ' %1$I.idem_purge_batch(bigint, integer), %1$I.idem_purge_finish(bigint),'
-                   ' %1$I.idem_purge(integer, integer, text, text) TO idem_operator', s);
+                   ' %1$I.idem_purge(integer, integer, text, text),'
+                   ' %1$I.idem_purge_lock_key(bigint) TO idem_operator', s);
     EXECUTE format('GRANT EXECUTE ON PROCEDURE %1$I.idem_purge_run(integer, integer, text, text, double precision) TO idem_operator', s);
 END
 $lifecycle$;

@@ -67,6 +67,7 @@ private Q_SLOTS:
     void raceWithClaimsCompletionsAndActions();
     void killedThenResumed();
     void dryRunChangesNothing();
+    void failedScheduledPurgeReleasesItsLock();
 
 private:
     std::unique_ptr<idem::test::ScratchDatabase> m_db;
@@ -382,6 +383,57 @@ void TestPurge::killedThenResumed()
         4000);
     const auto chain = idem::verifyChain(*m_owner, idem::SchemaName());
     QVERIFY2(chain.ok(), chain.detail.c_str());
+}
+
+// A scheduled purge cancelled by its statement timeout, in a session that lives on (a pooled
+// backend, a psql): it keeps no advisory lock, and the run the procedure had committed as running
+// is closed as abandoned by the next purge. Run as an operator login, as pg_cron's job would.
+void TestPurge::failedScheduledPurgeReleasesItsLock()
+{
+    idem::migrate(*m_owner, { idem::SchemaName(), true }); // the roles' grants, as a deployment has them
+    idem::test::createLoginRole("idem_t_purge_op", "pw-purge-op", "idem_operator");
+    plantSucceeded(*m_owner, "cancel-", 3000, 40);
+    pqxx::connection op(idem::test::loginDsn(m_db->dsn(), "idem_t_purge_op", "pw-purge-op"));
+    const auto heldByOp = [&] {
+        pqxx::nontransaction n(op);
+        return n.exec("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()")
+            .at(0)
+            .at(0)
+            .as<int>();
+    };
+    const auto cancelled = [&](const std::string& sql) {
+        pqxx::nontransaction n(op);
+        n.exec("SET statement_timeout = 300");
+        try {
+            n.exec(sql);
+        } catch (const pqxx::sql_error& e) {
+            n.exec("RESET statement_timeout");
+            return e.sqlstate();
+        }
+        n.exec("RESET statement_timeout");
+        return std::string("finished");
+    };
+    // The procedure: batches of 10 rows, each followed by a pause of 99 times its time.
+    const auto runsBefore = count(*m_owner, "SELECT coalesce(max(id), 0) FROM idem.idem_purge_runs");
+    QCOMPARE(cancelled("CALL idem.idem_purge_run(10, 60, 'cancelled purge', 'tester', 0.01)"), std::string("57014"));
+    QCOMPARE(heldByOp(), 0);
+    const auto run = count(*m_owner, "SELECT max(id) FROM idem.idem_purge_runs");
+    QVERIFY(run > runsBefore);
+    QCOMPARE(scalar(*m_owner, "SELECT state FROM idem.idem_purge_runs WHERE id = $1", run), "running");
+    // The next purge finds that run's lock free: abandoned, with its entry.
+    pqxx::nontransaction(*m_owner).exec("SELECT * FROM idem.idem_purge(10, 1, 'next purge', 'tester')");
+    QCOMPARE(scalar(*m_owner, "SELECT state || ' ' || (audit_id IS NOT NULL) FROM idem.idem_purge_runs WHERE id = $1", run),
+        "abandoned true");
+    // The function: one transaction, cancelled while its finish waits for the audit trail that
+    // another audited change holds; rolled back whole, and its lock goes with it.
+    {
+        pqxx::work holder(*m_owner);
+        holder.exec("SELECT FROM idem.task_idempotency_audit_head FOR UPDATE");
+        QCOMPARE(cancelled("SELECT * FROM idem.idem_purge(10, 1, 'cancelled purge', 'tester')"), std::string("57014"));
+        holder.abort();
+    }
+    QCOMPARE(heldByOp(), 0);
+    QCOMPARE(count(*m_owner, "SELECT count(*) FROM idem.idem_purge_runs WHERE state = 'running'"), 0);
 }
 
 void TestPurge::dryRunChangesNothing()
