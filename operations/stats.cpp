@@ -142,6 +142,11 @@ audit_head AS (
 ex AS (
     SELECT x.* FROM )"
         + q("idem_stats_exact") + R"( x WHERE $1::text IS NULL AND $2::text IS NULL AND x.taken_at > '-infinity'
+),
+rel AS (
+    -- the task table's statistics, for the total rows
+    SELECT pc.oid, pc.reltuples FROM pg_class pc WHERE pc.oid = to_regclass(')"
+        + q("task_idempotency") + R"(')
 )
 SELECT live.processing, live.processing_capped, live.expired_leases, live.expired_leases_capped,
        extract(epoch FROM now() - live.oldest_processing_created_at)::float8 AS oldest_processing_age_s,
@@ -159,12 +164,9 @@ SELECT live.processing, live.processing_capped, live.expired_leases, live.expire
        counted.retries, counted.failed_retries, counted.digest_conflicts, counted.stale_token,
        -- total rows: the planner's estimate (never a count). Before the first ANALYZE, on a
        -- primary, the statistics collector's live rows (a standby's collector has none: NULL)
-       (SELECT CASE WHEN pc.reltuples >= 0 THEN pc.reltuples::bigint
-                    WHEN NOT pg_is_in_recovery() THEN pg_stat_get_live_tuples(pc.oid) END
-          FROM pg_class pc WHERE pc.oid = to_regclass(')"
-        + q("task_idempotency") + R"(')) AS total_rows_estimate,
-       (SELECT pc.reltuples < 0 FROM pg_class pc WHERE pc.oid = to_regclass(')"
-        + q("task_idempotency") + R"(')) AS total_rows_unanalysed,
+       CASE WHEN rel.reltuples >= 0 THEN rel.reltuples::bigint
+            WHEN NOT pg_is_in_recovery() THEN pg_stat_get_live_tuples(rel.oid) END AS total_rows_estimate,
+       rel.reltuples < 0 AS total_rows_unanalysed,
        to_char(now())" + utc + R"( AS as_of, $4::int AS long_unfinished_after_minutes,
        pg_is_in_recovery() AS in_recovery,
        -- replication lag (NULL on a primary): 0 on a standby that streams and has replayed all it
@@ -193,7 +195,7 @@ SELECT live.processing, live.processing_capped, live.expired_leases, live.expire
                      WHERE d.taken_at + d.period_s * interval '1 second' < now()
                        AND (d.attempt_at IS NULL
                             OR d.attempt_at < now() - greatest(d.period_s, 60) * interval '1 second'))) AS exact_due
-FROM live, counted LEFT JOIN audit_head ON true LEFT JOIN ex ON true
+FROM live, counted LEFT JOIN audit_head ON true LEFT JOIN ex ON true LEFT JOIN rel ON true
 )";
 }
 
