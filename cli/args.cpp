@@ -1,5 +1,6 @@
 #include "cli/args.h"
 
+#include <cmath>
 #include <cstdlib>
 
 namespace idem::cli {
@@ -91,6 +92,31 @@ std::string dsnFrom(const Args& args)
     if (const char* env = std::getenv("IDEM_DSN"))
         return env;
     return {};
+}
+
+std::chrono::milliseconds parseInterval(const std::string& text, const std::string& option)
+{
+    std::size_t used = 0;
+    double v = 0;
+    try {
+        v = std::stod(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    const std::string unit = used ? text.substr(used) : std::string();
+    double factor = 0;
+    if (unit.empty() || unit == "s")
+        factor = 1000;
+    else if (unit == "ms")
+        factor = 1;
+    else if (unit == "m")
+        factor = 60'000;
+    if (used == 0 || factor == 0 || !std::isfinite(v))
+        throw UsageError("--" + option + " takes a duration such as 5s, 500ms or 1m, not '" + text + "'");
+    const double ms = v * factor;
+    if (ms < 100 || ms > 3'600'000)
+        throw UsageError("--" + option + " must be between 100ms and 60m");
+    return std::chrono::milliseconds(static_cast<long long>(ms));
 }
 
 } // namespace idem::cli

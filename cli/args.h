@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <set>
@@ -39,6 +40,9 @@ private:
     std::set<std::string> m_flags;
     std::vector<std::string> m_positional;
 };
+
+// "5s", "500ms", "2m" or a bare number of seconds, 100 ms to 60 min; throws UsageError.
+std::chrono::milliseconds parseInterval(const std::string& text, const std::string& option);
 
 // The DSN from --dsn, else IDEM_DSN, else empty (libpq then uses PG* variables as psql does).
 std::string dsnFrom(const Args& args);

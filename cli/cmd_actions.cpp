@@ -6,10 +6,10 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "cli/printable.h"
-#include "operations/actions.h"
 #include "core/connection.h"
 #include "core/migrate.h"
+#include "core/utf8.h"
+#include "operations/actions.h"
 
 namespace idem::cli {
 
@@ -158,7 +158,7 @@ for those keys), 1 any error, 2 usage error.
         if (!args.flag("json"))
             std::cout << actionName(action) << ": " << keys.size() << " key(s)"
                       << (expectGiven ? ", as seen by the caller" : ", each as read just now")
-                      << "; reason: " << printable(options.reason, 120) << '\n';
+                      << "; reason: " << displaySafe(options.reason, 120) << '\n';
 
         const auto done = applyBulk(*conn, schema, action, targets, options);
         for (std::size_t i = 0; i < done.size(); ++i)
@@ -183,10 +183,10 @@ for those keys), 1 any error, 2 usage error.
             std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
         } else {
             for (const auto& r : results) {
-                std::cout << outcomeName(r.outcome) << "  " << printable(r.key, 120);
+                std::cout << outcomeName(r.outcome) << "  " << displaySafe(r.key, 120);
                 if (r.outcome == ActionOutcome::Applied)
                     std::cout << "  -> " << r.status << ", audit entry " << (r.auditId ? *r.auditId : 0);
-                std::cout << "  " << printable(r.message, 400) << '\n';
+                std::cout << "  " << displaySafe(r.message, 400) << '\n';
             }
             std::cout << "summary:";
             for (const auto& [name, n] : counts)

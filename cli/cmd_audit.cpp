@@ -3,11 +3,12 @@
 #include <pqxx/pqxx>
 
 #include "cli/args.h"
+#include "cli/auditstate.h"
 #include "cli/commands.h"
-#include "cli/printable.h"
+#include "core/connection.h"
+#include "core/utf8.h"
 #include "operations/actions.h"
 #include "operations/audit.h"
-#include "core/connection.h"
 
 namespace idem::cli {
 
@@ -16,7 +17,7 @@ namespace {
     constexpr const char* auditHelp = R"(Usage: idemctl audit list [--key K] [--actor A] [--action ACTION]
                           [--since TIME] [--until TIME] [--limit N] [--before ID | --after ID]
                           [--oldest-first] [--images] [--json]
-       idemctl audit verify [--expect-head ID:HASH] [--json]
+       idemctl audit verify [--expect-head ID:HASH | --state FILE] [--json]
 
 The audit trail of recovery actions (task_idempotency_audit): one entry per applied requeue,
 release or fail, with actor, reason and the row before and after; one per retention policy
@@ -32,7 +33,10 @@ verify   recomputes every entry's SHA-256 and its link to the previous entry her
          from the raw column values, independently of the database's own functions; names the
          first broken entry (edited, deleted, reordered). The newest entries' removal cannot be
          seen from inside a hash chain: record the head it prints and pass it back later with
-         --expect-head ID:HASH.
+         --expect-head ID:HASH, or let --state FILE do that: it keeps the head each successful
+         verify saw (written atomically, mode 0600) and fails (exit 1) when the trail no longer
+         holds that entry with that hash, a truncation whose new entries brought the id back
+         included. A failed verify leaves the file as it was; a damaged one is refused.
 
   --dsn DSN      libpq conninfo, URI or service=NAME (default: $IDEM_DSN, then PG*); idem_reader suffices
   --schema S     schema holding the Idem tables (default: idem)
@@ -66,7 +70,7 @@ Exit codes: 0 ok, 1 failure or (verify) a broken chain, 2 usage error.
     std::string imageStatus(const std::string& image)
     {
         const auto j = nlohmann::json::parse(image);
-        return j.contains("status") && j["status"].is_string() ? j["status"].get<std::string>() : "?";
+        return j.contains("status") && j["status"].is_string() ? displaySafe(j["status"].get<std::string>(), 40) : "?";
     }
 
     // A retention change or purge run has no task row: say what it changed instead.
@@ -80,10 +84,11 @@ Exit codes: 0 ok, 1 failure or (verify) a broken chain, 2 usage error.
                 : std::string("(none)");
         };
         if (e.action == "retention")
-            return "operation " + after.value("operation", std::string("?")) + ": " + horizon(before) + " -> "
-                + horizon(after);
-        return "run " + std::to_string(after.value("run", std::int64_t(0))) + " " + after.value("state", std::string("?"))
-            + ": " + std::to_string(after.value("rows_removed", std::int64_t(0))) + " rows removed in "
+            return "operation " + displaySafe(after.value("operation", std::string("?")), 120) + ": " + horizon(before)
+                + " -> " + horizon(after);
+        return "run " + std::to_string(after.value("run", std::int64_t(0))) + " "
+            + displaySafe(after.value("state", std::string("?")), 40) + ": "
+            + std::to_string(after.value("rows_removed", std::int64_t(0))) + " rows removed in "
             + std::to_string(after.value("batches", std::int64_t(0))) + " batches";
     }
 
@@ -126,16 +131,16 @@ Exit codes: 0 ok, 1 failure or (verify) a broken chain, 2 usage error.
             return ExitOk;
         }
         for (const auto& e : entries) {
-            std::cout << '#' << e.id << "  " << formatMicros(e.atUs) << "  " << e.action << "  "
+            std::cout << '#' << e.id << "  " << formatMicros(e.atUs) << "  " << displaySafe(e.action, 40) << "  "
                       << (e.key.empty() ? changeSummary(e)
-                                        : printable(e.key, 120) + "  " + imageStatus(e.beforeImage) + " -> "
-                                  + imageStatus(e.afterImage))
-                      << "\n    by " << printable(e.dbRole) << " (" << printable(e.osUser)
-                      << ", " << printable(e.application) << ", from " << printable(e.clientHost)
-                      << ")\n    reason: " << printable(e.reason, 400) << '\n';
+                                        : displaySafe(e.key, 120) + "  " + imageStatus(e.beforeImage) + " -> "
+                                     + imageStatus(e.afterImage))
+                      << "\n    by " << displaySafe(e.dbRole, 200) << " (" << displaySafe(e.osUser, 200) << ", "
+                      << displaySafe(e.application, 200) << ", from " << displaySafe(e.clientHost, 200)
+                      << ")\n    reason: " << displaySafe(e.reason, 400) << '\n';
             if (args.flag("images"))
-                std::cout << "    before: " << printable(e.beforeImage, 100000)
-                          << "\n    after:  " << printable(e.afterImage, 100000) << '\n';
+                std::cout << "    before: " << displaySafe(e.beforeImage, 100000)
+                          << "\n    after:  " << displaySafe(e.afterImage, 100000) << '\n';
         }
         if (entries.empty())
             std::cout << "no audit entries match\n";
@@ -146,7 +151,7 @@ Exit codes: 0 ok, 1 failure or (verify) a broken chain, 2 usage error.
 
     int runAuditVerify(const std::vector<std::string>& argv)
     {
-        Args args(argv, { "dsn", "schema", "expect-head" }, { "json", "help" });
+        Args args(argv, { "dsn", "schema", "expect-head", "state" }, { "json", "help" });
         if (args.flag("help")) {
             std::cout << auditHelp;
             return ExitOk;
@@ -168,9 +173,44 @@ Exit codes: 0 ok, 1 failure or (verify) a broken chain, 2 usage error.
                 throw UsageError("--expect-head takes ID:HASH as verify printed it, not '" + *v + "'");
             head = ChainHead { id, hash };
         }
+        const auto statePath = args.value("state");
+        if (statePath && head)
+            throw UsageError("--state and --expect-head exclude each other (the state file holds the head)");
+        if (statePath && statePath->empty())
+            throw UsageError("--state takes a file name");
         const SchemaName schema(args.valueOr("schema", SchemaName::defaultName));
+        // Read before connecting: a damaged state file is refused without touching anything.
+        std::optional<AuditState> saved;
+        if (statePath)
+            saved = loadAuditState(*statePath);
         auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl audit" });
+        std::string database;
+        {
+            pqxx::read_transaction t(*conn);
+            database = displaySafe(t.exec("SELECT current_database()")[0][0].as<std::string>());
+        }
+        if (saved && (saved->database != database || saved->schema != schema.name()))
+            throw AuditStateError("the state file " + displaySafe(*statePath, 400) + " is for schema " + saved->schema
+                + " of database " + saved->database + ", not schema " + schema.name() + " of database " + database
+                + "; give each trail its own file");
+        if (saved)
+            head = saved->head;
         const auto rep = verifyChain(*conn, schema, head);
+        std::string stateLine;
+        if (statePath && rep.ok()) {
+            pqxx::read_transaction t(*conn);
+            const auto now = t.exec("SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')")[0][0]
+                                 .as<std::string>();
+            t.commit();
+            saveAuditState(*statePath, { database, schema.name(), rep.head, now });
+            stateLine = "state: " + displaySafe(*statePath, 400) + (saved ? " updated" : " created") + ", head "
+                + (rep.head ? std::to_string(rep.head->id) : std::string("none (empty trail)"));
+        } else if (statePath) {
+            stateLine = "state: " + displaySafe(*statePath, 400) + " kept as it was"
+                + (saved && saved->head ? " (entry " + std::to_string(saved->head->id) + ":" + saved->head->hash
+                            + ", verified " + saved->verifiedAt + ")"
+                                        : std::string());
+        }
 
         if (args.flag("json")) {
             nlohmann::json j = { { "schema", schema.name() }, { "ok", rep.ok() }, { "checked", rep.checked },
@@ -180,6 +220,8 @@ Exit codes: 0 ok, 1 failure or (verify) a broken chain, 2 usage error.
                 { "head",
                     rep.head ? nlohmann::json { { "id", rep.head->id }, { "hash", rep.head->hash } }
                              : nlohmann::json(nullptr) } };
+            if (statePath)
+                j["state"] = { { "file", *statePath }, { "updated", rep.ok() } };
             std::cout << j.dump(2) << '\n';
         } else if (rep.ok()) {
             std::cout << "ok: " << rep.detail << '\n';
@@ -189,6 +231,8 @@ Exit codes: 0 ok, 1 failure or (verify) a broken chain, 2 usage error.
             std::cout << "BROKEN at entry " << *rep.firstBrokenId << " (" << chainBreakName(rep.brokenBy)
                       << "): " << rep.detail << "\n(" << rep.checked << " entries before it verified)\n";
         }
+        if (!stateLine.empty() && !args.flag("json"))
+            std::cout << stateLine << '\n';
         return rep.ok() ? ExitOk : ExitFailure;
     }
 

@@ -2,11 +2,10 @@
 #include <iostream>
 #include <sstream>
 
-#include <prometheus/exposer.h>
-
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/exporter.h"
+#include "cli/metricsserver.h"
 #include "core/connection.h"
 
 namespace idem::cli {
@@ -15,6 +14,7 @@ namespace {
     constexpr const char* exporterHelp
         = R"(Usage: idemctl exporter [--listen HOST:PORT] [--dsn DSN] [--schema S] [--interval DURATION]
                         [--labels tenant,operation] [--window MIN] [--long-after MIN] [--timeout-ms MS]
+                        [--header-timeout D] [--max-connections N]
 
 Serves the figures of `idemctl stats`, the outcome counters and its own cost over HTTP at /metrics,
 in the Prometheus text format, until SIGTERM or SIGINT. It reads the database on its own thread at
@@ -22,7 +22,11 @@ most once per interval, on one connection, and every scrape gets the last readin
 often adds no database work. When the database cannot be read it keeps serving, with idem_up 0,
 and says why on stderr.
 
-  --listen HOST:PORT  where to serve (default: 127.0.0.1:9187; [::1]:9187 for IPv6; port 0 picks one)
+  --listen HOST:PORT  where to serve (default: 127.0.0.1:9187, loopback only; [::1]:9187 for IPv6;
+                      0.0.0.0:9187 for every interface; port 0 picks one). It speaks plain HTTP with
+                      no authentication: to serve beyond this host, put TLS and authentication in
+                      front (a reverse proxy, or a Prometheus on the same host): README, "Prometheus
+                      exporter"
   --dsn DSN           libpq conninfo, URI or service=NAME (default: $IDEM_DSN, then PG* variables,
                       PGSERVICEFILE, PGPASSFILE); keep passwords in a passfile, not here
   --schema S          schema holding the Idem tables (default: idem)
@@ -32,6 +36,10 @@ and says why on stderr.
   --window MIN        minutes of counters for the window gauges, as `idemctl stats` (default: 15)
   --long-after MIN    as `idemctl stats` (default: 60)
   --timeout-ms MS     statement timeout of a reading (default: 5000)
+  --header-timeout D  a client's time from connect to the end of its request header (default: 5s);
+                      a slower one is closed, however steadily it sends
+  --max-connections N open connections at most (default: 128); a new one past it closes the
+                      oldest still sending its header, or is refused when all are being answered
 
 Metrics and the alert rules that go with them: README, section "Prometheus exporter".
 )";
@@ -39,8 +47,10 @@ Metrics and the alert rules that go with them: README, section "Prometheus expor
 
 int runExporter(const std::vector<std::string>& argv)
 {
-    Args args(
-        argv, { "listen", "dsn", "schema", "interval", "labels", "window", "long-after", "timeout-ms" }, { "help" });
+    Args args(argv,
+        { "listen", "dsn", "schema", "interval", "labels", "window", "long-after", "timeout-ms", "header-timeout",
+            "max-connections" },
+        { "help" });
     if (args.flag("help")) {
         std::cout << exporterHelp;
         return ExitOk;
@@ -86,20 +96,29 @@ int runExporter(const std::vector<std::string>& argv)
     // A scraper that hangs up mid-answer must not end the process.
     std::signal(SIGPIPE, SIG_IGN);
 
+    MetricsServerOptions http;
+    http.listen = listen;
+    http.headerTimeout = parseInterval(args.valueOr("header-timeout", "5s"), "header-timeout");
+    http.maxConnections = static_cast<std::size_t>(args.intValue("max-connections", 128, 1, 100000));
     auto exporter = std::make_shared<Exporter>(options);
-    std::unique_ptr<prometheus::Exposer> exposer;
+    const MetricLabels labels { { "schema", options.schema.name() } };
+    MetricsServer* self = nullptr;
+    MetricsServer server(http, [&exporter, &self, &labels] {
+        auto families = exporter->Collect();
+        for (auto& f : self->families(labels))
+            families.push_back(std::move(f));
+        return exposition(families);
+    });
+    self = &server;
     try {
-        exposer = std::make_unique<prometheus::Exposer>(listen, 2);
+        server.start();
     } catch (const std::exception& e) {
         std::cerr << "idemctl exporter: cannot listen on " << listen << ": " << e.what() << '\n';
         return ExitFailure;
     }
-    exposer->RegisterCollectable(exporter);
     exporter->start();
-    const auto ports = exposer->GetListeningPorts();
     const std::string host = listen.substr(0, listen.rfind(':'));
-    std::cerr << "idemctl exporter: serving http://" << host << ':' << (ports.empty() ? 0 : ports.front())
-              << "/metrics; reading "
+    std::cerr << "idemctl exporter: serving http://" << host << ':' << server.port() << "/metrics; reading "
               << (options.conninfo.empty() ? std::string("(PG* environment)") : redactConninfo(options.conninfo))
               << ", schema " << options.schema.name() << ", every "
               << std::chrono::duration<double>(options.interval).count() << " s" << std::endl;
@@ -107,7 +126,7 @@ int runExporter(const std::vector<std::string>& argv)
     int received = 0;
     sigwait(&signals, &received);
     std::cerr << "idemctl exporter: stopping (" << (received == SIGTERM ? "SIGTERM" : "SIGINT") << ")\n";
-    exposer.reset(); // no scrape in flight past this point
+    server.stop(); // no scrape in flight past this point
     exporter->stop();
     return ExitOk;
 }

@@ -7,6 +7,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "core/connection.h"
+#include "core/utf8.h"
 #include "operations/actions.h"
 #include "operations/purge.h"
 #include "operations/storage.h"
@@ -159,7 +160,7 @@ the last purge run and the table's size over time. Nothing is scanned beyond tho
         std::printf("dry run, schema %s, as of %s: nothing is changed\n\n", schema.name().c_str(), p.asOf.c_str());
         std::printf("  %-24s %-10s %-28s %s\n", "operation", "horizon", "completed before (cutoff)", "would remove");
         for (const auto& o : p.operations)
-            std::printf("  %-24s %-10s %-28s %s\n", o.operation.c_str(),
+            std::printf("  %-24s %-10s %-28s %s\n", displaySafe(o.operation, 200).c_str(),
                 (formatHorizon(o.horizonSeconds) + (o.policyOperation == "*" ? "*" : "")).c_str(), o.cutoff.c_str(),
                 dueText(o).c_str());
         std::printf("\nwould remove %s%lld rows (* = the default horizon). A retry of a removed key executes again.\n",
@@ -227,7 +228,7 @@ int runPurge(const std::vector<std::string>& argv)
         r.durationMs / 1000, rate, r.longestBatchMs,
         r.stoppedByTime ? "; stopped early, more may be due" : "");
     for (const auto& [op, n] : r.removedByOperation)
-        std::printf("  %-24s %lld\n", op.c_str(), static_cast<long long>(n));
+        std::printf("  %-24s %lld\n", displaySafe(op, 200).c_str(), static_cast<long long>(n));
     std::printf("audit entry %lld\n", static_cast<long long>(r.auditId));
     return ExitOk;
 }
@@ -257,9 +258,9 @@ int runRetention(const std::vector<std::string>& argv)
             return ExitOk;
         }
         for (const auto& p : policies)
-            std::printf("  %-24s %-10s changed %s by %s\n      %s\n", p.operation.c_str(),
-                formatHorizon(p.horizonSeconds).c_str(), p.changedAt.c_str(), p.changedBy.c_str(),
-                retentionSentence(p.operation, p.horizonSeconds).c_str());
+            std::printf("  %-24s %-10s changed %s by %s\n      %s\n", displaySafe(p.operation, 200).c_str(),
+                formatHorizon(p.horizonSeconds).c_str(), p.changedAt.c_str(), displaySafe(p.changedBy, 200).c_str(),
+                displaySafe(retentionSentence(p.operation, p.horizonSeconds), 400).c_str());
         return ExitOk;
     }
     if (verb != "set" && verb != "unset")
@@ -276,14 +277,14 @@ int runRetention(const std::vector<std::string>& argv)
                                       : clearRetention(*conn, schema, pos[1], *reason, actor);
     const auto before = change.before ? formatHorizon(change.before->horizonSeconds) : std::string("(default)");
     if (verb == "set")
-        std::printf("%s: %s -> %s (audit entry %lld)\n%s\n", pos[1].c_str(), before.c_str(),
+        std::printf("%s: %s -> %s (audit entry %lld)\n%s\n", displaySafe(pos[1], 200).c_str(), before.c_str(),
             formatHorizon(seconds).c_str(), static_cast<long long>(change.auditId),
-            retentionSentence(pos[1], seconds).c_str());
+            displaySafe(retentionSentence(pos[1], seconds), 400).c_str());
     else if (change.before)
-        std::printf("%s: %s -> the default (audit entry %lld)\n", pos[1].c_str(), before.c_str(),
+        std::printf("%s: %s -> the default (audit entry %lld)\n", displaySafe(pos[1], 200).c_str(), before.c_str(),
             static_cast<long long>(change.auditId));
     else
-        std::printf("%s had no policy of its own: nothing changed\n", pos[1].c_str());
+        std::printf("%s had no policy of its own: nothing changed\n", displaySafe(pos[1], 200).c_str());
     return ExitOk;
 }
 
@@ -361,16 +362,17 @@ int runStorage(const std::vector<std::string>& argv)
     std::printf("\nretention (due: succeeded rows completed before the cutoff; counted up to %lld)\n",
         static_cast<long long>(s.dueCap));
     for (const auto& op : s.operations)
-        std::printf("  %-24s %-10s oldest %-28s due %s\n      %s\n", op.operation.c_str(),
+        std::printf("  %-24s %-10s oldest %-28s due %s\n      %s\n", displaySafe(op.operation, 200).c_str(),
             (formatHorizon(op.horizonSeconds) + (op.policyOperation == "*" ? "*" : "")).c_str(),
             op.oldestCompletedAt.empty() ? "-" : op.oldestCompletedAt.c_str(), dueText(op).c_str(),
-            retentionSentence(op.operation, op.horizonSeconds).c_str());
+            displaySafe(retentionSentence(op.operation, op.horizonSeconds), 400).c_str());
     if (s.operations.empty())
         std::printf("  no succeeded rows\n");
     const auto run = [](const char* label, const PurgeRun& r) {
         std::printf("%s: run %lld %s, started %s, %lld rows in %lld batches, %.1f s, by %s (%s)\n", label,
             static_cast<long long>(r.id), r.state.c_str(), r.startedAt.c_str(), static_cast<long long>(r.rowsRemoved),
-            static_cast<long long>(r.batches), r.durationSeconds, r.dbRole.c_str(), r.actor.c_str());
+            static_cast<long long>(r.batches), r.durationSeconds, displaySafe(r.dbRole, 200).c_str(),
+            displaySafe(r.actor, 200).c_str());
     };
     std::printf("\n");
     if (s.lastRun)

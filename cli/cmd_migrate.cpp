@@ -9,7 +9,8 @@
 namespace idem::cli {
 
 namespace {
-    constexpr const char* migrateHelp = R"(Usage: idemctl migrate [--dsn DSN] [--schema NAME] [--no-roles] [--status] [--print-roles]
+    constexpr const char* migrateHelp
+        = R"(Usage: idemctl migrate [--dsn DSN] [--schema NAME] [--no-roles] [--lock-timeout D] [--status] [--print-roles]
 
 Applies the SQL migrations this idemctl ships, in order, each in its own transaction, and
 records each version with its SHA-256 checksum in idem_schema_version. Running it again
@@ -20,6 +21,10 @@ is a no-op. An existing task_idempotency table of the article's shape is adopted
   --schema NAME   schema holding the Idem tables (default: idem)
   --no-roles      do not create the idem_reader/idem_operator/idem_worker roles or grant;
                   prints what to run by hand instead
+  --lock-timeout D  how long to wait for the migrate lock another session holds: 30s, 500ms,
+                  2m (default: 30s); then it gives up, changing nothing, names the holder
+                  (pid, role, application, since when) and exits 1. A current schema needs
+                  no lock: it returns at once, re-applying the roles only if the lock is free
   --status        only report the schema version; change nothing
   --print-roles   print the role and grant script and exit
 
@@ -30,14 +35,15 @@ migration whose checksum differs from the one shipped.
 
 int runMigrate(const std::vector<std::string>& argv)
 {
-    Args args(argv, { "dsn", "schema" }, { "no-roles", "status", "print-roles", "help" });
+    Args args(argv, { "dsn", "schema", "lock-timeout" }, { "no-roles", "status", "print-roles", "help" });
     if (args.flag("help")) {
         std::cout << migrateHelp;
         return ExitOk;
     }
     if (!args.positional().empty())
         throw UsageError("migrate takes no positional arguments");
-    MigrateOptions options { SchemaName(args.valueOr("schema", SchemaName::defaultName)), !args.flag("no-roles") };
+    MigrateOptions options { SchemaName(args.valueOr("schema", SchemaName::defaultName)), !args.flag("no-roles"),
+        parseInterval(args.valueOr("lock-timeout", "30s"), "lock-timeout") };
     if (args.flag("print-roles")) {
         std::cout << rolesSql();
         return ExitOk;
@@ -68,11 +74,17 @@ int runMigrate(const std::vector<std::string>& argv)
         }
         if (report.rolesApplied)
             std::cout << "roles idem_reader, idem_operator, idem_worker and their grants are in place\n";
+        else if (!report.rolesSkippedLockHolder.empty())
+            std::cout << "roles and grants not re-applied: the migrate lock is held by "
+                      << report.rolesSkippedLockHolder << "; the schema is current, nothing else was to be done\n";
         else
             std::cout << manualRolesInstructions(options.schema) << '\n';
     } catch (const MigrationRefused& e) {
         std::cerr << "idemctl migrate: refused, nothing changed: " << e.what() << '\n';
         return ExitRefused;
+    } catch (const MigrationLockTimeout& e) {
+        std::cerr << "idemctl migrate: gave up waiting: " << e.what() << '\n';
+        return ExitFailure;
     }
     return ExitOk;
 }

@@ -8,6 +8,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "core/connection.h"
+#include "core/utf8.h"
 #include "operations/signing.h"
 #include "operations/snapshot.h"
 #include "operations/snapshotbundle.h"
@@ -202,11 +203,14 @@ pubkey               print the public key of the signing key (give it to whoever
             std::cout << line << '\n';
         const auto& d = loaded.data;
         const auto& f = d.figures;
+        // A bundle is anyone's file: its text reaches the terminal through displaySafe only.
         std::cout << (loaded.verification.ok() ? "verified" : "NOT VERIFIED") << "\n\nIdem snapshot (format "
-                  << d.formatVersion << ") taken at " << d.takenAt << " by " << d.producer << "\n  server "
-                  << d.serverVersion << (d.inRecovery ? " (standby)" : "") << ", database " << d.database << ", schema "
-                  << d.schema << " v" << d.schemaVersion << "\n  connection " << d.conninfo << "\n  monitor role "
-                  << d.currentRole << (d.redacted ? "\n  redacted: results and error messages" : "") << "\n\n";
+                  << d.formatVersion << ") taken at " << displaySafe(d.takenAt, 80) << " by "
+                  << displaySafe(d.producer, 200) << "\n  server " << displaySafe(d.serverVersion, 200)
+                  << (d.inRecovery ? " (standby)" : "") << ", database " << displaySafe(d.database, 200) << ", schema "
+                  << displaySafe(d.schema, 200) << " v" << d.schemaVersion << "\n  connection "
+                  << displaySafe(d.conninfo, 400) << "\n  monitor role " << displaySafe(d.currentRole, 200)
+                  << (d.redacted ? "\n  redacted: results and error messages" : "") << "\n\n";
         std::printf("  %-28s %lld\n  %-28s %lld\n  %-28s %lld\n  %-28s %lld\n  %-28s %lld\n  %-28s %lld\n",
             "processing", static_cast<long long>(f.processing), "expired leases",
             static_cast<long long>(f.expiredLeases), "retryable failed", static_cast<long long>(f.retryableFailed),
@@ -215,7 +219,7 @@ pubkey               print the public key of the signing key (give it to whoever
             static_cast<long long>(f.digestConflicts));
         std::fflush(stdout);
         for (const auto& s : d.rowSets)
-            std::cout << "  rows " << s.name << ": " << s.rows.size() << " of " << s.total
+            std::cout << "  rows " << displaySafe(s.name, 80) << ": " << s.rows.size() << " of " << s.total
                       << (s.truncated ? " (bound reached)" : "") << '\n';
         std::cout << "  audit: " << d.audit.total << " entries, head " << auditHead(d.audit) << '\n';
         return loaded.verification.ok() ? ExitOk : ExitFailure;
@@ -265,13 +269,13 @@ int runSnapshot(const std::vector<std::string>& argv)
         if (sub == "pubkey")
             return runPubkey(rest);
     } catch (const SigningError& e) {
-        std::cerr << "idemctl snapshot " << sub << ": " << e.what() << '\n';
+        std::cerr << "idemctl snapshot " << sub << ": " << displaySafe(e.what(), messageDisplay) << '\n';
         return ExitFailure;
     } catch (const BundleError& e) {
-        std::cerr << "idemctl snapshot " << sub << ": " << e.what() << '\n';
+        std::cerr << "idemctl snapshot " << sub << ": " << displaySafe(e.what(), messageDisplay) << '\n';
         return ExitFailure;
     } catch (const SnapshotFormatError& e) {
-        std::cerr << "idemctl snapshot " << sub << ": " << e.what() << '\n';
+        std::cerr << "idemctl snapshot " << sub << ": " << displaySafe(e.what(), messageDisplay) << '\n';
         return ExitFailure;
     }
     throw UsageError("unknown subcommand '" + sub + "' (export, verify, show, keygen, pubkey)");

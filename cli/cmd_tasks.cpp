@@ -4,9 +4,9 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "cli/printable.h"
-#include "operations/actions.h"
 #include "core/connection.h"
+#include "core/utf8.h"
+#include "operations/actions.h"
 #include "operations/tasklist.h"
 
 namespace idem::cli {
@@ -97,15 +97,16 @@ int runTasks(const std::vector<std::string>& argv)
     for (const auto& r : page.rows) {
         const std::string attempts = std::to_string(r.attempts) + "/" + std::to_string(r.maxAttempts);
         std::printf("%-16s %9s  %-27s %-16lld  %s\n", r.status.c_str(), attempts.c_str(),
-            formatMicros(r.updatedAtUs).c_str(), static_cast<long long>(r.updatedAtUs), printable(r.key).c_str());
+            formatMicros(r.updatedAtUs).c_str(), static_cast<long long>(r.updatedAtUs),
+            displaySafe(r.key, 200).c_str());
         if (!r.errorMessage.empty())
             std::printf("%16s error (%s): %s\n", "", r.errorClass.empty() ? "-" : r.errorClass.c_str(),
-                printable(r.errorMessage, 160).c_str());
+                displaySafe(r.errorMessage, 160).c_str());
     }
     if (page.rows.empty())
         std::printf("no tasks match\n");
     if (page.next)
-        std::printf("(more: --after '%s')\n", printable(page.next->key).c_str());
+        std::printf("(more: --after '%s')\n", displaySafe(page.next->key, 200).c_str());
     return ExitOk;
 }
 

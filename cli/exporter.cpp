@@ -9,6 +9,7 @@
 #include "cli/args.h"
 #include "core/connection.h"
 #include "core/counters.h"
+#include "core/utf8.h"
 
 namespace idem::cli {
 
@@ -199,6 +200,7 @@ void Exporter::failed(const std::string& why)
     }
     while (!line.empty() && line.back() == ' ')
         line.pop_back();
+    line = displaySafe(line, messageDisplay); // libpq quotes what the server said
     // libpq's messages name the host, port, role and database, never the password.
     if (line != m_lastProblem)
         std::cerr << "idemctl exporter: cannot read the database: " << line << '\n';
@@ -246,31 +248,6 @@ void Exporter::publish(const StatsSnapshot* stats, double seconds)
 
     std::lock_guard lock(m_mutex);
     m_families = std::move(f);
-}
-
-std::chrono::milliseconds parseInterval(const std::string& text, const std::string& option)
-{
-    std::size_t used = 0;
-    double v = 0;
-    try {
-        v = std::stod(text, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    const std::string unit = used ? text.substr(used) : std::string();
-    double factor = 0;
-    if (unit.empty() || unit == "s")
-        factor = 1000;
-    else if (unit == "ms")
-        factor = 1;
-    else if (unit == "m")
-        factor = 60'000;
-    if (used == 0 || factor == 0 || !std::isfinite(v))
-        throw UsageError("--" + option + " takes a duration such as 5s, 500ms or 1m, not '" + text + "'");
-    const double ms = v * factor;
-    if (ms < 100 || ms > 3'600'000)
-        throw UsageError("--" + option + " must be between 100ms and 60m");
-    return std::chrono::milliseconds(static_cast<long long>(ms));
 }
 
 } // namespace idem::cli

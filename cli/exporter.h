@@ -98,7 +98,4 @@ private:
     std::thread m_thread;
 };
 
-// "5s", "500ms", "2m" or a bare number of seconds; throws UsageError.
-std::chrono::milliseconds parseInterval(const std::string& text, const std::string& option);
-
 } // namespace idem::cli

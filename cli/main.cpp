@@ -5,6 +5,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "core/connection.h"
+#include "core/utf8.h"
 
 namespace {
 
@@ -55,32 +56,34 @@ int main(int argc, char** argv)
         std::cout << "idemctl " << IDEM_VERSION << '\n';
         return ExitOk;
     }
-    const std::string name = args[0];
+    const std::string name = idem::displaySafe(args[0], 64);
+    // Every message may quote the database (a key, a RAISE), so none reaches the terminal raw.
+    const auto msg = [](const std::exception& e) { return idem::displaySafe(e.what(), idem::messageDisplay); };
     for (const auto& c : commands) {
-        if (name != c.name)
+        if (args[0] != c.name)
             continue;
         try {
             return c.run(std::vector<std::string>(args.begin() + 1, args.end()));
         } catch (const UsageError& e) {
-            std::cerr << "idemctl " << name << ": " << e.what() << "\n(see idemctl " << name << " --help)\n";
+            std::cerr << "idemctl " << name << ": " << msg(e) << "\n(see idemctl " << name << " --help)\n";
             return ExitUsage;
         } catch (const std::invalid_argument& e) {
-            std::cerr << "idemctl " << name << ": " << e.what() << '\n';
+            std::cerr << "idemctl " << name << ": " << msg(e) << '\n';
             return ExitUsage;
         } catch (const idem::ConnectError& e) {
             std::cerr << "idemctl " << name << ": cannot connect (" << idem::connectErrorKindName(e.kind())
-                      << "): " << e.what() << '\n';
+                      << "): " << msg(e) << '\n';
             return ExitFailure;
         } catch (const pqxx::insufficient_privilege& e) {
             // libpqxx 6.4 leaves sqlstate() empty on this class; it is only ever 42501.
             std::cerr << "idemctl " << name << ": refused by the database (SQLSTATE "
-                      << (e.sqlstate().empty() ? std::string("42501") : e.sqlstate()) << "): " << e.what();
+                      << (e.sqlstate().empty() ? std::string("42501") : e.sqlstate()) << "): " << msg(e);
             return ExitRefused;
         } catch (const pqxx::sql_error& e) {
-            std::cerr << "idemctl " << name << ": database error (SQLSTATE " << e.sqlstate() << "): " << e.what();
+            std::cerr << "idemctl " << name << ": database error (SQLSTATE " << e.sqlstate() << "): " << msg(e);
             return ExitFailure;
         } catch (const std::exception& e) {
-            std::cerr << "idemctl " << name << ": " << e.what() << '\n';
+            std::cerr << "idemctl " << name << ": " << msg(e) << '\n';
             return ExitFailure;
         }
     }

@@ -3,6 +3,7 @@
 #include <pqxx/pqxx>
 
 #include "core/sha256.h"
+#include "core/utf8.h"
 #include "embedded_sql.h"
 
 namespace idem {
@@ -11,9 +12,65 @@ namespace {
 
     // Serialises migrators of one schema across processes; transaction-scoped, so it is
     // released by every commit or rollback and works behind PgBouncer in transaction mode.
-    void lockSchema(pqxx::work& w, const SchemaName& schema)
+    // Any login role may take this advisory lock too, so it is waited for only so long.
+    constexpr const char* lockKeySql = "hashtext('idem.migrate'), hashtext($1)";
+
+    // Who holds the lock, for the message: pg_locks is readable by every role; the session's
+    // times only by its own role, pg_read_all_stats and superusers.
+    std::string describeLockHolder(pqxx::transaction_base& t, const SchemaName& schema)
     {
-        w.exec_params("SELECT pg_advisory_xact_lock(hashtext('idem.migrate'), hashtext($1))", schema.name());
+        const auto r
+            = t.exec_params("SELECT l.pid, a.usename, a.application_name, a.xact_start::text, a.backend_start::text,"
+                            "       l.pid = pg_backend_pid()"
+                            "  FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid"
+                            " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2"
+                            "   AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                            "   AND l.classid = hashtext('idem.migrate')::oid AND l.objid = hashtext($1)::oid",
+                schema.name());
+        std::string out;
+        for (const auto& row : r) {
+            if (row[5].as<bool>())
+                continue;
+            if (!out.empty())
+                out += "; ";
+            out += "pid " + row[0].as<std::string>() + " (role "
+                + (row[1].is_null() ? std::string("?") : displaySafe(row[1].as<std::string>(), 64)) + ", application '"
+                + (row[2].is_null() ? std::string() : displaySafe(row[2].as<std::string>(), 64)) + "', ";
+            if (!row[3].is_null())
+                out += "in a transaction since " + row[3].as<std::string>() + ")";
+            else if (!row[4].is_null())
+                out += "idle, holding it as a session lock, connected since " + row[4].as<std::string>() + ")";
+            else
+                out += "since: not visible to this role, which needs pg_read_all_stats for that)";
+        }
+        return out.empty() ? std::string("a session that has let go of it since") : out;
+    }
+
+    // Waits at most `timeout` for the lock; lock_timeout is set for this one statement only, so
+    // the migrations' own statements wait as they always did.
+    void lockSchema(pqxx::work& w, const SchemaName& schema, std::chrono::milliseconds timeout)
+    {
+        const auto before = w.exec("SELECT current_setting('lock_timeout')")[0][0].as<std::string>();
+        w.exec_params("SELECT set_config('lock_timeout', $1, true)", std::to_string(timeout.count()) + "ms");
+        try {
+            w.exec_params(std::string("SELECT pg_advisory_xact_lock(") + lockKeySql + ")", schema.name());
+        } catch (const pqxx::sql_error& e) {
+            if (e.sqlstate() != "55P03")
+                throw;
+            w.abort();
+            pqxx::read_transaction t(w.conn());
+            throw MigrationLockTimeout("another session held the migrate lock of schema " + schema.quoted()
+                + " for more than " + std::to_string(timeout.count()) + " ms: " + describeLockHolder(t, schema)
+                + ". Nothing was changed by this wait; end that session (pg_terminate_backend(pid)) or wait"
+                  " for it, then migrate again");
+        }
+        w.exec_params("SELECT set_config('lock_timeout', $1, true)", before);
+    }
+
+    bool tryLockSchema(pqxx::work& w, const SchemaName& schema)
+    {
+        return w.exec_params(std::string("SELECT pg_try_advisory_xact_lock(") + lockKeySql + ")", schema.name())[0][0]
+            .as<bool>();
     }
 
     void useSchema(pqxx::work& w, const SchemaName& schema)
@@ -77,6 +134,20 @@ namespace {
         return out;
     }
 
+    // Commits w.
+    void applyRolesScript(pqxx::work& w, const SchemaName& schema)
+    {
+        useSchema(w, schema);
+        try {
+            w.exec(rolesSql());
+        } catch (const pqxx::insufficient_privilege& e) {
+            throw std::runtime_error(std::string("the schema is migrated, but creating the Idem roles needs the "
+                                                 "CREATEROLE privilege: ")
+                + e.what() + "Re-run with --no-roles and have an administrator apply the roles.");
+        }
+        w.commit();
+    }
+
 } // namespace
 
 const std::vector<Migration>& bundledMigrations()
@@ -135,9 +206,38 @@ MigrateReport migrate(pqxx::connection& conn, const MigrateOptions& options)
     report.fromVersion = before.version;
     report.toVersion = before.version;
 
+    // Nothing to apply is decided without the lock (which anyone can hold): every bundled version
+    // is recorded, with its checksum (checked above). Versions are only ever added, so a later
+    // migrator cannot make this schema need one of ours.
+    bool current = before.versionTableExists;
+    if (current) {
+        pqxx::read_transaction t(conn);
+        const auto applied = readApplied(t, schema);
+        for (const auto& m : bundledMigrations()) {
+            bool found = false;
+            for (const auto& a : applied)
+                found = found || a.version == m.version;
+            current = current && found;
+        }
+    }
+    if (current) {
+        if (options.applyRoles) {
+            // Re-applied only if nobody holds the lock right now: a migrator that does applies them
+            // itself when it ends, and anyone else must not be able to make this wait.
+            pqxx::work w(conn);
+            if (!tryLockSchema(w, schema)) {
+                report.rolesSkippedLockHolder = describeLockHolder(w, schema);
+                return report;
+            }
+            applyRolesScript(w, schema);
+            report.rolesApplied = true;
+        }
+        return report;
+    }
+
     {
         pqxx::work w(conn);
-        lockSchema(w, schema);
+        lockSchema(w, schema, options.lockTimeout);
         w.exec("CREATE SCHEMA IF NOT EXISTS " + schema.quoted());
         w.exec("CREATE TABLE IF NOT EXISTS " + schema.qualify("idem_schema_version")
                + " (version INTEGER PRIMARY KEY, name TEXT NOT NULL, checksum TEXT NOT NULL,"
@@ -147,7 +247,14 @@ MigrateReport migrate(pqxx::connection& conn, const MigrateOptions& options)
 
     for (const auto& m : bundledMigrations()) {
         pqxx::work w(conn);
-        lockSchema(w, schema);
+        try {
+            lockSchema(w, schema, options.lockTimeout);
+        } catch (const MigrationLockTimeout& e) {
+            if (report.applied.empty())
+                throw;
+            throw MigrationLockTimeout(std::string(e.what()) + " (this run applied " + report.applied.back()
+                + " before: the schema is at version " + std::to_string(report.toVersion) + ")");
+        }
         // Re-read under the lock: another migrator may have got here first.
         const auto applied = readApplied(w, schema);
         if (auto problems = checkApplied(applied); !problems.empty())
@@ -179,16 +286,8 @@ MigrateReport migrate(pqxx::connection& conn, const MigrateOptions& options)
 
     if (options.applyRoles) {
         pqxx::work w(conn);
-        lockSchema(w, schema);
-        useSchema(w, schema);
-        try {
-            w.exec(rolesSql());
-        } catch (const pqxx::insufficient_privilege& e) {
-            throw std::runtime_error(std::string("the schema is migrated, but creating the Idem roles needs the "
-                                                 "CREATEROLE privilege: ")
-                                     + e.what() + "Re-run with --no-roles and have an administrator apply the roles.");
-        }
-        w.commit();
+        lockSchema(w, schema, options.lockTimeout);
+        applyRolesScript(w, schema);
         report.rolesApplied = true;
     }
     return report;

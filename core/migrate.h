@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -45,9 +46,18 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// Another session held migrate's lock of the schema for longer than MigrateOptions::lockTimeout:
+// nothing was changed. Any login role can take an advisory lock, so this is never waited out.
+class MigrationLockTimeout : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 struct MigrateOptions {
     SchemaName schema;
     bool applyRoles = true;
+    // How long to wait for another migrator (or whoever holds the lock) before giving up.
+    std::chrono::milliseconds lockTimeout { 30000 };
 };
 
 struct MigrateReport {
@@ -56,12 +66,17 @@ struct MigrateReport {
     std::vector<std::string> applied; // file names, in order
     bool rolesApplied = false;
     bool adoptedExistingTable = false;
+    // Set when the schema was current and the roles were not re-applied because another session
+    // held the lock: who held it. Nothing else was to be done.
+    std::string rolesSkippedLockHolder;
 };
 
 // Applies pending migrations, each in its own transaction, recording version and checksum in
 // idem_schema_version; then the role script. Idempotent. Throws MigrationRefused, changing
 // nothing, when the database's schema is newer than this binary or an applied migration's
-// checksum differs from the bundled one. Concurrent runs serialise on an advisory lock.
+// checksum differs from the bundled one. Concurrent runs serialise on an advisory lock, waited for
+// at most options.lockTimeout (MigrationLockTimeout, naming the holder); a schema already current
+// takes no lock to find that out, and re-applies the roles only when the lock is free at once.
 MigrateReport migrate(pqxx::connection& conn, const MigrateOptions& options);
 
 // What to run by hand (as a role allowed to create roles) when migrate ran with --no-roles.

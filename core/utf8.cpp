@@ -1,5 +1,6 @@
 #include "core/utf8.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace idem {
@@ -101,6 +102,71 @@ std::u32string utf8ToCodePoints(std::string_view bytes)
             throw std::invalid_argument(*utf8Problem(bytes));
         out.push_back(*cp);
     }
+    return out;
+}
+
+bool isDisplayControl(char32_t cp)
+{
+    if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F))
+        return true;
+    if (cp < 0xAD)
+        return false;
+    // Category Cf (Unicode 15) plus Zl / Zp (U+2028, U+2029), as ranges.
+    static constexpr char32_t ranges[][2] = { { 0x00AD, 0x00AD }, { 0x0600, 0x0605 }, { 0x061C, 0x061C },
+        { 0x06DD, 0x06DD }, { 0x070F, 0x070F }, { 0x0890, 0x0891 }, { 0x08E2, 0x08E2 }, { 0x180E, 0x180E },
+        { 0x200B, 0x200F }, { 0x2028, 0x202E }, { 0x2060, 0x2064 }, { 0x2066, 0x206F }, { 0xFEFF, 0xFEFF },
+        { 0xFFF9, 0xFFFB }, { 0x110BD, 0x110BD }, { 0x110CD, 0x110CD }, { 0x13430, 0x1343F }, { 0x1BCA0, 0x1BCA3 },
+        { 0x1D173, 0x1D17A }, { 0xE0001, 0xE0001 }, { 0xE0020, 0xE007F } };
+    for (const auto& r : ranges)
+        if (cp >= r[0] && cp <= r[1])
+            return true;
+    return false;
+}
+
+std::string displaySafe(std::string_view s, const DisplayOptions& o)
+{
+    static constexpr char hex[] = "0123456789abcdef";
+    const auto byteEscape = [](std::string& out, unsigned char c) {
+        out += "\\x";
+        out.push_back(hex[c >> 4]);
+        out.push_back(hex[c & 0x0F]);
+    };
+    const auto unit = [](std::string& out, unsigned v) {
+        out += "\\u";
+        for (int shift = 12; shift >= 0; shift -= 4)
+            out.push_back(hex[(v >> shift) & 0x0F]);
+    };
+    std::string out;
+    std::size_t n = std::min(s.size(), o.maxBytes);
+    for (int back = 0; back < 3 && n > 0 && n < s.size() && isContinuation(static_cast<unsigned char>(s[n])); ++back)
+        --n; // never cut inside a UTF-8 sequence (at most 3 back: ill-formed input may be all continuations)
+    std::size_t i = 0;
+    while (i < n) {
+        const std::size_t start = i;
+        const auto cp = decodeNext(s.substr(0, n), i);
+        if (!cp) {
+            byteEscape(out, static_cast<unsigned char>(s[i++]));
+            continue;
+        }
+        if (*cp == '\\' && o.escapeBackslash) {
+            out += "\\\\";
+        } else if (o.keepLineBreaks && (*cp == '\n' || *cp == '\t')) {
+            out.push_back(static_cast<char>(*cp));
+        } else if (*cp < 0x20 || *cp == 0x7F) {
+            byteEscape(out, static_cast<unsigned char>(*cp));
+        } else if (isDisplayControl(*cp)) {
+            if (*cp >= 0x10000) {
+                unit(out, 0xD800 + ((*cp - 0x10000) >> 10));
+                unit(out, 0xDC00 + ((*cp - 0x10000) & 0x3FF));
+            } else {
+                unit(out, *cp);
+            }
+        } else {
+            out.append(s.substr(start, i - start));
+        }
+    }
+    if (n < s.size())
+        out += "...";
     return out;
 }
 

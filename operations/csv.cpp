@@ -2,6 +2,9 @@
 
 #include <cstdio>
 #include <stdexcept>
+#include <string_view>
+
+#include "core/utf8.h"
 
 namespace idem {
 
@@ -9,6 +12,26 @@ namespace {
     using Fields = std::vector<std::optional<std::string>>;
 
     std::optional<std::string> num(std::int64_t v) { return std::to_string(v); }
+
+    // A text cell as a spreadsheet shows it: display controls escaped (bidi overrides, U+2028,
+    // C1; displaySafe), and a cell a spreadsheet would evaluate as a formula (=, +, -, @, TAB or
+    // CR first) prefixed with ' (OWASP's advice). snapshot.json keeps the exact values.
+    std::optional<std::string> textCell(const std::optional<std::string>& v)
+    {
+        if (!v)
+            return std::nullopt;
+        std::string out = displaySafe(*v, reportDisplay);
+        if (!out.empty() && std::string_view("=+-@\t\r").find(out.front()) != std::string_view::npos)
+            out.insert(out.begin(), '\'');
+        return out;
+    }
+
+    // JSON text (results, error lists, audit images): escapes inside it are JSON's own, so it
+    // stays the same JSON; it never starts with a formula character but '-' of a number.
+    std::optional<std::string> jsonCell(const std::optional<std::string>& v)
+    {
+        return v ? std::optional<std::string>(displaySafe(*v, reportDisplay)) : std::nullopt;
+    }
 
     std::optional<std::string> real(const std::optional<double>& v)
     {
@@ -25,9 +48,10 @@ namespace {
             { "idempotency_key", "status", "request_hash", "result_json", "error_message", "error_class", "owner_token",
                 "lease_until", "next_attempt_at", "attempts", "max_attempts", "created_at", "updated_at", "errors" });
         for (const auto& r : set.rows)
-            out += csvLine({ r.key, r.status, r.requestHash, r.resultJson, r.errorMessage, r.errorClass, r.ownerToken,
-                r.leaseUntil, r.nextAttemptAt, num(r.attempts), num(r.maxAttempts), r.createdAt, r.updatedAt,
-                r.errorsJson });
+            out += csvLine({ textCell(r.key), textCell(r.status), textCell(r.requestHash), jsonCell(r.resultJson),
+                textCell(r.errorMessage), textCell(r.errorClass), textCell(r.ownerToken), textCell(r.leaseUntil),
+                textCell(r.nextAttemptAt), num(r.attempts), num(r.maxAttempts), textCell(r.createdAt),
+                textCell(r.updatedAt), jsonCell(r.errorsJson) });
         return out;
     }
 
@@ -35,7 +59,8 @@ namespace {
     {
         std::string out = csvLine({ "bucket", "tenant", "operation", "outcome", "n" });
         for (const auto& c : set.rows)
-            out += csvLine({ c.bucket, c.tenant, c.operation, c.outcome, num(c.n) });
+            out += csvLine(
+                { textCell(c.bucket), textCell(c.tenant), textCell(c.operation), textCell(c.outcome), num(c.n) });
         return out;
     }
 
@@ -73,8 +98,9 @@ namespace {
         std::string out = csvLine({ "id", "at", "idempotency_key", "action", "reason", "db_role", "os_user",
             "client_host", "application", "before_image", "after_image", "prev_hash", "entry_hash" });
         for (const auto& e : a.tail)
-            out += csvLine({ num(e.id), e.at, e.key, e.action, e.reason, e.dbRole, e.osUser, e.clientHost,
-                e.application, e.beforeImage, e.afterImage, e.prevHash, e.entryHash });
+            out += csvLine({ num(e.id), textCell(e.at), textCell(e.key), textCell(e.action), textCell(e.reason),
+                textCell(e.dbRole), textCell(e.osUser), textCell(e.clientHost), textCell(e.application),
+                jsonCell(e.beforeImage), jsonCell(e.afterImage), textCell(e.prevHash), textCell(e.entryHash) });
         return out;
     }
 } // namespace

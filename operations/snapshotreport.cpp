@@ -1,5 +1,7 @@
 #include "operations/snapshotreport.h"
 
+#include "core/utf8.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -237,7 +239,9 @@ std::string htmlEscape(const std::string& text)
 {
     std::string out;
     out.reserve(text.size());
-    for (char c : text) {
+    // Every text of the report and the charts passes here: display controls (bidi overrides,
+    // U+2028, C1) shown as escapes, never acted on by the browser or the PDF.
+    for (char c : displaySafe(text, reportDisplay)) {
         switch (c) {
         case '&':
             out += "&amp;";

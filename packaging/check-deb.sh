@@ -49,7 +49,7 @@ for f in Maintainer Homepage Description Architecture; do
     [ -n "$(field "$f")" ] && pass "$f: $(field "$f" | head -1)" || fail "no $f field"
 done
 depends=$(field Depends)
-for d in qt6-qpa-plugins libpq5 libpqxx-6.4 libqt6widgets6 libqt6charts6 libssl3 libstdc++6 libprometheus-cpp-pull1.0; do
+for d in qt6-qpa-plugins libpq5 libpqxx-6.4 libqt6widgets6 libqt6charts6 libssl3 libstdc++6 libprometheus-cpp-core1.0; do
     [[ ",$depends," == *"$d"* ]] && pass "Depends names $d" || fail "Depends lacks $d: $depends"
 done
 recommends=$(field Recommends)

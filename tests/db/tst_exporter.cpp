@@ -18,6 +18,7 @@
 #include "core/migrate.h"
 #include "tests/support/cliprocess.h"
 #include "tests/support/countingproxy.h"
+#include "tests/support/exporterprocess.h"
 #include "tests/support/pgservers.h"
 #include "tests/support/testdb.h"
 
@@ -64,63 +65,12 @@ Http httpGet(quint16 port, const QString& pathAndQuery)
     return out;
 }
 
-// A sample's value in exposition text ("name{labels} value"), or NaN when it is absent.
-double sampleIn(const QByteArray& text, const QString& series)
-{
-    const QByteArray prefix = series.toUtf8() + ' ';
-    for (const auto& line : text.split('\n'))
-        if (line.startsWith(prefix))
-            return line.mid(prefix.size()).toDouble();
-    return qQNaN();
-}
+using idem::test::sampleIn;
 
-// A running `idemctl exporter`: its port comes from its first stderr line (it listens on port 0).
-class ExporterProcess {
+// The exporter, scraped over Qt's sockets.
+class ExporterProcess : public idem::test::ExporterProcessBase {
 public:
-    bool start(const QStringList& args)
-    {
-        m_p.setProcessEnvironment(idem::test::cleanEnvironment());
-        m_p.start(QStringLiteral(IDEMCTL_PATH),
-            QStringList { QStringLiteral("exporter"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0") }
-                + args);
-        static const QRegularExpression serving(QStringLiteral("serving http://127\\.0\\.0\\.1:(\\d+)/metrics"));
-        QElapsedTimer t;
-        t.start();
-        while (t.elapsed() < timeoutMs && m_p.state() != QProcess::NotRunning) {
-            m_p.waitForReadyRead(200);
-            m_err += QString::fromUtf8(m_p.readAllStandardError());
-            if (const auto m = serving.match(m_err); m.hasMatch()) {
-                m_port = static_cast<quint16>(m.captured(1).toUInt());
-                return true;
-            }
-        }
-        return false;
-    }
-    quint16 port() const { return m_port; }
-    QByteArray scrape() const { return httpGet(m_port, QStringLiteral("/metrics")).body; }
-    bool running() const { return m_p.state() == QProcess::Running; }
-    QString err()
-    {
-        m_err += QString::fromUtf8(m_p.readAllStandardError());
-        return m_err;
-    }
-    // SIGTERM, as systemd stops it; the exit code.
-    int stop()
-    {
-        m_p.terminate();
-        if (!m_p.waitForFinished(10000)) {
-            m_p.kill();
-            m_p.waitForFinished();
-            return -1;
-        }
-        err();
-        return m_p.exitStatus() == QProcess::NormalExit ? m_p.exitCode() : -1;
-    }
-    ~ExporterProcess()
-    {
-        if (m_p.state() != QProcess::NotRunning)
-            stop();
-    }
+    QByteArray scrape() const { return httpGet(port(), QStringLiteral("/metrics")).body; }
     // Scrapes until the sample has the value (or, atLeast, more), processing events meanwhile
     // (a relay may need them).
     bool waitFor(const QString& series, double value, bool atLeast = false)
@@ -135,11 +85,6 @@ public:
         }
         return false;
     }
-
-private:
-    QProcess m_p;
-    QString m_err;
-    quint16 m_port = 0;
 };
 } // namespace
 
