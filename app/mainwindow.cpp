@@ -9,7 +9,6 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSettings>
-#include <QStatusBar>
 #include <QTabWidget>
 
 #include "models/auditwitness.h"
@@ -299,9 +298,6 @@ void MainWindow::createViewMenu()
             QSettings s(
                 QSettings::IniFormat, QSettings::UserScope, QStringLiteral("Idem"), QStringLiteral("idem-console"));
             language::saveChoice(s, code);
-            statusBar()->showMessage(tr("Menus, tabs, the dashboard and the task details switch now; the filters "
-                                        "and labels of the Tasks, Audit and Connection pages on the next start."),
-                15000);
         });
         languageMenu->addAction(a);
     };
@@ -313,12 +309,6 @@ void MainWindow::createViewMenu()
     const QString checked = language::choice();
     for (QAction* a : languages->actions())
         a->setChecked(a->data().toString() == checked);
-    languageMenu->addSeparator();
-    auto* note = track(new QAction(this),
-        QT_TR_NOOP("Tasks, Audit and Connection page labels switch on the next start"));
-    note->setObjectName(QStringLiteral("languageRestartNote"));
-    note->setEnabled(false);
-    languageMenu->addAction(note);
 }
 
 void MainWindow::retranslateUi()

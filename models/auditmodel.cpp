@@ -1,4 +1,5 @@
 #include "models/auditmodel.h"
+#include "models/visibletext.h"
 
 #include <QCoreApplication>
 #include <QJsonArray>
@@ -118,17 +119,16 @@ QVariant AuditModel::data(const QModelIndex& index, int role) const
         return formatTimeUs(e.atUs);
     case KeyColumn:
         // A retention change or a purge run is about many keys (or none yet): no single key.
-        return e.key.empty() ? QStringLiteral("—") : QString::fromStdString(e.key);
+        return e.key.empty() ? QStringLiteral("—") : visibleText(e.key);
     case ActionColumn:
         return QString::fromStdString(e.action);
     case ActorColumn:
         return QCoreApplication::translate("idem::console::AuditModel", "%1 (%2 from %3)")
-            .arg(QString::fromStdString(e.dbRole), QString::fromStdString(e.osUser),
-                QString::fromStdString(e.clientHost));
+            .arg(visibleText(e.dbRole), visibleText(e.osUser), visibleText(e.clientHost));
     case ReasonColumn: {
         auto r = QString::fromStdString(e.reason);
         r.replace(QLatin1Char('\n'), QChar(0x21b5));
-        return r.left(300);
+        return visibleText(r.left(300));
     }
     }
     return {};

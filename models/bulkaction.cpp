@@ -1,4 +1,5 @@
 #include "models/bulkaction.h"
+#include "models/visibletext.h"
 #include "models/tones.h"
 
 #include <QBrush>
@@ -97,7 +98,7 @@ QVariant BulkActionModel::data(const QModelIndex& index, int role) const
         return {};
     switch (index.column()) {
     case KeyColumn:
-        return QString::fromStdString(item.expected.key);
+        return visibleText(item.expected.key);
     case OutcomeColumn:
         return item.done ? outcomeLabel(r.outcome)
                          : QCoreApplication::translate("idem::console::BulkActionModel", "pending");
@@ -106,7 +107,7 @@ QVariant BulkActionModel::data(const QModelIndex& index, int role) const
     case UpdatedColumn:
         return item.done && r.updatedAtUs ? formatTimeUs(*r.updatedAtUs) : QString();
     case MessageColumn:
-        return QString::fromStdString(r.message);
+        return visibleText(r.message);
     }
     return {};
 }

@@ -21,6 +21,7 @@ ConsoleSession::ConsoleSession(QObject* parent)
     connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
     connect(m_worker, &DatabaseWorker::opened, this, &ConsoleSession::onOpened);
     connect(m_worker, &DatabaseWorker::migrated, this, &ConsoleSession::onMigrated);
+    connect(m_worker, &DatabaseWorker::inspected, this, &ConsoleSession::onInspected);
     connect(m_worker, &DatabaseWorker::failed, this, &ConsoleSession::onFailed);
     connect(m_worker, &DatabaseWorker::jobDone, this, &ConsoleSession::onJobDone);
     m_reconnectTimer.setSingleShot(true);
@@ -54,6 +55,7 @@ void ConsoleSession::connectTo(const ConnectionSettings& settings)
 void ConsoleSession::startConnect()
 {
     m_reconnectTimer.stop();
+    m_pendingInspect = 0;
     if (m_pendingMigrate) {
         m_pendingMigrate = 0;
         Q_EMIT migratingChanged(false);
@@ -70,6 +72,7 @@ void ConsoleSession::startConnect()
 void ConsoleSession::disconnectFromServer()
 {
     m_reconnectTimer.stop();
+    m_pendingInspect = 0;
     m_autoReconnect = false;
     m_pendingConnect = 0;
     if (m_pendingMigrate) {
@@ -103,6 +106,24 @@ void ConsoleSession::onOpened(const ServerInfo& info)
     m_lastFailure.reset();
     setInfo(info);
     setState(State::Connected);
+}
+
+void ConsoleSession::refreshServerInfo()
+{
+    if (m_state != State::Connected || m_pendingInspect || m_pendingMigrate)
+        return;
+    const quint64 id = m_nextId++;
+    m_pendingInspect = id;
+    QMetaObject::invokeMethod(
+        m_worker, [w = m_worker, id] { w->reinspect(id); }, Qt::QueuedConnection);
+}
+
+void ConsoleSession::onInspected(const ServerInfo& info)
+{
+    if (info.requestId == 0 || info.requestId != m_pendingInspect)
+        return;
+    m_pendingInspect = 0;
+    setInfo(info);
 }
 
 void ConsoleSession::onMigrated(const MigrationOutcome& outcome)
@@ -186,23 +207,18 @@ void ConsoleSession::failPendingJobs(const QString& why)
 
 void ConsoleSession::onFailed(const Failure& incoming)
 {
+    if (incoming.requestId != 0 && incoming.requestId == m_pendingInspect) {
+        m_pendingInspect = 0;
+        if (incoming.kind == FailureKind::ConnectionLost && !m_autoReconnect && m_state == State::Connected)
+            reconnectAfterLoss(incoming);
+        return;
+    }
     if (m_jobs.count(incoming.requestId)) {
         const bool lost = incoming.kind == FailureKind::ConnectionLost;
         onJobFailed(incoming);
         if (!lost || m_autoReconnect || m_state != State::Connected)
             return;
-        // The job found the connection gone: the session reconnects, and everything else
-        // still queued fails with it.
-        Failure failure = incoming;
-        failure.request = Failure::Request::Poll;
-        m_autoReconnect = true;
-        m_reconnectDelaySeconds = 1;
-        failure.retryInSeconds = m_reconnectDelaySeconds;
-        failPendingJobs(QCoreApplication::translate("idem::console::ConsoleSession", "the connection was lost"));
-        m_reconnectTimer.start(std::chrono::seconds(m_reconnectDelaySeconds));
-        m_lastFailure = failure;
-        setState(State::Failed);
-        Q_EMIT failed(failure);
+        reconnectAfterLoss(incoming);
         return;
     }
     const quint64 id = incoming.requestId;
@@ -234,6 +250,22 @@ void ConsoleSession::onFailed(const Failure& incoming)
     m_lastFailure = failure;
     if (m_autoReconnect || wasConnect)
         setState(State::Failed);
+    Q_EMIT failed(failure);
+}
+
+// A request found the connection gone: the session reconnects, and everything else still
+// queued fails with it.
+void ConsoleSession::reconnectAfterLoss(const Failure& incoming)
+{
+    Failure failure = incoming;
+    failure.request = Failure::Request::Poll;
+    m_autoReconnect = true;
+    m_reconnectDelaySeconds = 1;
+    failure.retryInSeconds = m_reconnectDelaySeconds;
+    failPendingJobs(QCoreApplication::translate("idem::console::ConsoleSession", "the connection was lost"));
+    m_reconnectTimer.start(std::chrono::seconds(m_reconnectDelaySeconds));
+    m_lastFailure = failure;
+    setState(State::Failed);
     Q_EMIT failed(failure);
 }
 

@@ -59,6 +59,9 @@ public Q_SLOTS:
     void connectTo(const idem::console::ConnectionSettings& settings);
     void disconnectFromServer();
     void migrateSchema();
+    // Reads the server, role, schema and clock again on this connection (serverInfoChanged);
+    // a connection found lost reconnects, which reads them too.
+    void refreshServerInfo();
 
 Q_SIGNALS:
     void stateChanged(idem::console::ConsoleSession::State state);
@@ -71,6 +74,8 @@ Q_SIGNALS:
 private:
     void onOpened(const ServerInfo& info);
     void onMigrated(const MigrationOutcome& outcome);
+    void onInspected(const ServerInfo& info);
+    void reconnectAfterLoss(const Failure& incoming);
     void onFailed(const Failure& failure);
     void onJobDone(quint64 requestId, const QVariant& answer);
     void onJobFailed(const Failure& failure);
@@ -91,6 +96,7 @@ private:
     // The one request of each kind whose answer is still wanted; 0 when none.
     quint64 m_pendingConnect = 0;
     quint64 m_pendingMigrate = 0;
+    quint64 m_pendingInspect = 0;
     struct PendingJob {
         QPointer<QObject> context;
         JobDone done;

@@ -623,7 +623,9 @@ QString DashboardModel::opensText(Tile t) const
     case Tile::Retries:
         return tr("keys on attempt 2 or later, updated in the %1 (the tile counts takeovers)").arg(window);
     case Tile::FailedRetries:
-        return tr("keys whose attempt 2 or later failed, updated in the %1 (the tile counts failures)").arg(window);
+        return tr("keys with a failure of attempt 2 or later in the %1, whatever their status now (the tile counts "
+                  "failures: a key that failed twice counts twice)")
+            .arg(window);
     case Tile::DigestConflicts:
         return tr("keys with a digest conflict in the %1 (the tile counts conflicting claims)").arg(window);
     case Tile::TotalRows:
@@ -664,10 +666,11 @@ idem::TaskFilter DashboardModel::filterFor(Tile t) const
         f.updatedWithinMinutes = m_figuresWindowMinutes.value_or(m_settings.windowMinutes);
         break;
     case Tile::FailedRetries:
-        // Failed last, on attempt 2 or later, in the window: where a failed retry leaves its row.
-        f.statuses = { "retryable_failed", "failed" };
+        // The keys the figure counted: a failure of attempt 2 or later in the window, read from
+        // the error history, whatever came after it (a later success included).
         f.minAttempts = 2;
         f.updatedWithinMinutes = m_figuresWindowMinutes.value_or(m_settings.windowMinutes);
+        f.failedRetryInWindow = true;
         break;
     case Tile::LongUnfinished:
         // What the tile counts: work still in flight (failed rows have their own tile).

@@ -62,7 +62,9 @@ namespace {
             { Tile::FailedRetries, "failedRetries", QT_TRANSLATE_NOOP("idem::console::Tile", "Failed retries"),
                 QT_TRANSLATE_NOOP("idem::console::Tile",
                     "Attempts after the first (attempt 2 or later) that failed, whatever the error "
-                    "class, in the window, from idem_counters. A first attempt's failure is not counted."),
+                    "class, in the window, from idem_counters. A first attempt's failure is not counted. "
+                    "A click opens the keys with such a failure in their error history, whatever their "
+                    "status now: fewer keys than failures when a key failed more than once."),
                 at(2, 10), "failed_retries_per_claim", true },
             { Tile::DigestConflicts, "digestConflicts", QT_TRANSLATE_NOOP("idem::console::Tile", "Digest conflicts"),
                 QT_TRANSLATE_NOOP("idem::console::Tile",

@@ -227,6 +227,16 @@ void DatabaseWorker::runJob(
     });
 }
 
+void DatabaseWorker::reinspect(quint64 requestId)
+{
+    if (!m_db) {
+        Q_EMIT failed({ requestId, FailureKind::ConnectionLost,
+            QCoreApplication::translate("idem::console::ConsoleSession", "not connected"), {}, 0 });
+        return;
+    }
+    guarded(requestId, [&] { Q_EMIT inspected(inspect(requestId)); });
+}
+
 void DatabaseWorker::migrateSchema(quint64 requestId)
 {
     if (!m_db) {

@@ -36,6 +36,8 @@ public:
     void open(quint64 requestId, const idem::console::ConnectionSettings& settings);
     void close();
     void migrateSchema(quint64 requestId);
+    // Reads the server info again on the open connection: answers inspected or failed.
+    void reinspect(quint64 requestId);
     // Runs job unless *cancelled is set by the time it comes up; answers jobDone or failed
     // (a cancelled job answers nothing).
     void runJob(quint64 requestId, const idem::console::DatabaseJob& job,
@@ -44,6 +46,7 @@ public:
 Q_SIGNALS:
     void opened(const idem::console::ServerInfo& info);
     void migrated(const idem::console::MigrationOutcome& outcome);
+    void inspected(const idem::console::ServerInfo& info);
     void failed(const idem::console::Failure& failure);
     void jobDone(quint64 requestId, const QVariant& answer);
 

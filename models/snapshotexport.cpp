@@ -52,10 +52,8 @@ namespace {
     QString rowsLine(const idem::SnapshotRowSet& s)
     {
         return SnapshotExporter::tr("%1: %2 of %3 rows%4")
-            .arg(QString::fromStdString(s.name))
-            .arg(s.rows.size())
-            .arg(s.total)
-            .arg(s.truncated ? SnapshotExporter::tr(" (bound %1 reached)").arg(s.limit) : QString());
+            .arg(QString::fromStdString(s.name), QString::number(s.rows.size()), QString::number(s.total),
+                s.truncated ? SnapshotExporter::tr(" (bound %1 reached)").arg(s.limit) : QString());
     }
 } // namespace
 

@@ -46,9 +46,9 @@ QString Failure::textWithRetry() const
 {
     if (retryInSeconds <= 0)
         return text();
+    // One arg() call: a server message holding "%1" must not take the seconds.
     return QCoreApplication::translate("idem::console::Failure", "%1 Reconnecting in %2 s.")
-        .arg(text())
-        .arg(retryInSeconds);
+        .arg(text(), QString::number(retryInSeconds));
 }
 
 bool Failure::isConnectFailure() const

@@ -1,4 +1,5 @@
 #include "models/taskbrowsermodel.h"
+#include "models/visibletext.h"
 #include "models/tones.h"
 
 #include <QBrush>
@@ -18,14 +19,8 @@ namespace {
     QString text(const std::string& s) { return QString::fromStdString(s); }
 
     // One line in a table cell: control characters (hostile or not) become visible escapes.
-    QString oneLine(const std::string& s)
-    {
-        QString out = text(s);
-        for (auto& ch : out)
-            if (ch.unicode() < 0x20 || ch.unicode() == 0x7f)
-                ch = QChar(0x2423); // ␣: the cell stays one line; the detail pane shows the bytes
-        return out;
-    }
+    // A tooltip is rich text when it looks like HTML: a key "<b>x</b>" must not render bold.
+    QString plainTip(const std::string& s) { return QStringLiteral("<p style='white-space:pre-wrap'>%1</p>").arg(visibleHtml(s)); }
 } // namespace
 
 QString statusLabel(const std::string& status) { return text(status); }
@@ -115,9 +110,9 @@ QVariant TaskBrowserModel::data(const QModelIndex& index, int role) const
                                                           : QVariant::fromValue<qint64>(t.updatedAtUs);
     case Qt::ToolTipRole:
         if (index.column() == ErrorColumn && !t.errorMessage.empty())
-            return text(t.errorMessage);
+            return plainTip(t.errorMessage);
         if (index.column() == KeyColumn)
-            return text(t.key);
+            return plainTip(t.key);
         return {};
     case Qt::ForegroundRole:
         if (index.column() == StatusColumn) {
@@ -139,7 +134,7 @@ QVariant TaskBrowserModel::data(const QModelIndex& index, int role) const
     }
     switch (index.column()) {
     case KeyColumn:
-        return oneLine(t.key);
+        return visibleText(t.key); // one line, every character there (the detail pane the same)
     case StatusColumn:
         return t.status == "retryable_failed" && t.errorClass == "unknown"
             ? QCoreApplication::translate("idem::console::TaskBrowserModel", "retryable_failed (uncertain)")
@@ -165,7 +160,7 @@ QVariant TaskBrowserModel::data(const QModelIndex& index, int role) const
     case ErrorColumn:
         if (t.errorClass.empty() && t.errorMessage.empty())
             return {};
-        return QStringLiteral("[%1] %2").arg(text(t.errorClass), oneLine(t.errorMessage));
+        return QStringLiteral("[%1] %2").arg(text(t.errorClass), visibleText(t.errorMessage));
     }
     return {};
 }

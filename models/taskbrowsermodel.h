@@ -62,6 +62,7 @@ public:
     const idem::TaskRow& task(int row) const { return m_rows[static_cast<std::size_t>(row)]; }
     int rowOfKey(const QString& key) const;
     bool busy() const { return m_pending != 0; }
+    bool started() const { return m_started; } // a query was set
     bool atEnd() const { return !m_next.has_value(); }
     std::int64_t serverNowUs() const { return m_serverNowUs; }
     // Reads done since the last setQuery (tests assert paging stays bounded).

@@ -27,6 +27,10 @@ struct TaskFilter {
     // counter tile opens: updated_at in it; a recorded digest conflict whose last one is in it.
     std::optional<int> updatedWithinMinutes;
     std::optional<int> conflictWithinMinutes;
+    // What the Failed retries tile counts, as keys: a failure of attempt 2 or later recorded in
+    // the key's error history inside the updatedWithinMinutes window (which it needs), whatever
+    // the key's status now (one that later succeeded included).
+    bool failedRetryInWindow = false;
 
     bool operator==(const TaskFilter&) const = default;
 };

@@ -122,8 +122,18 @@ namespace {
             + schema.qualify("task_idempotency_conflicts")
             + " c WHERE c.last_at >= date_trunc('minute', now()) - ($15::int - 1) * interval '1 minute'))";
         // Lets the planner use the retried-rows partial index (attempts > 1) for a retry filter.
-        if (f.minAttempts && *f.minAttempts >= 2)
+        if ((f.minAttempts && *f.minAttempts >= 2) || f.failedRetryInWindow)
             w += "\n    AND t.attempts > 1";
+        // A failure of a retry in the window ($14): its row was updated then, so the index on
+        // (updated_at) WHERE attempts > 1 bounds the rows whose history is read. CASE, not AND:
+        // an entry is cast only once its shape is known (the history is a column anyone with
+        // UPDATE could have written).
+        if (f.failedRetryInWindow)
+            w += "\n    AND EXISTS (SELECT 1 FROM jsonb_array_elements(t.errors) e WHERE CASE"
+                 " WHEN jsonb_typeof(e -> 'attempt') = 'number' AND jsonb_typeof(e -> 'at') = 'string'"
+                 " AND (e ->> 'at') ~ '^\\d{4}-\\d\\d-\\d\\d[T ]\\d\\d:\\d\\d'"
+                 " THEN (e ->> 'attempt')::numeric >= 2 AND (e ->> 'at')::timestamptz >= date_trunc('minute', now())"
+                 " - ($14::int - 1) * interval '1 minute' ELSE false END)";
         if (f.digestConflicts)
             w += "\n    AND t.idempotency_key IN (SELECT c.idempotency_key FROM "
                 + schema.qualify("task_idempotency_conflicts") + " c)";
@@ -284,6 +294,8 @@ void validateTaskQuery(const TaskFilter& f, const TaskSort& sort)
         throw std::invalid_argument("unfinished for minutes must not be negative");
     if ((f.updatedWithinMinutes && *f.updatedWithinMinutes < 1) || (f.conflictWithinMinutes && *f.conflictWithinMinutes < 1))
         throw std::invalid_argument("a window must be at least 1 minute");
+    if (f.failedRetryInWindow && !f.updatedWithinMinutes)
+        throw std::invalid_argument("failed retries in a window need the window (updated within minutes)");
     if (f.failedSince && !parseIsoMicros(*f.failedSince))
         throw std::invalid_argument("failed since " + quoteForMessage(*f.failedSince)
             + " is not an ISO 8601 time such as 2024-05-01 or 2024-05-01T10:00:00Z");

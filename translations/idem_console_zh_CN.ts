@@ -786,10 +786,6 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <translation>处于第 2 次或之后尝试、在%1内更新过的键（磁贴统计的是接管次数）</translation>
     </message>
     <message>
-        <source>keys whose attempt 2 or later failed, updated in the %1 (the tile counts failures)</source>
-        <translation>第 2 次或之后的尝试失败、在%1内更新过的键（磁贴统计的是失败次数）</translation>
-    </message>
-    <message>
         <source>keys with a digest conflict in the %1 (the tile counts conflicting claims)</source>
         <translation>在%1内发生过摘要冲突的键（磁贴统计的是冲突的认领次数）</translation>
     </message>
@@ -800,6 +796,10 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
     <message>
         <source>estimate (live-row counter: not analysed yet)</source>
         <translation>估计值（活动行计数，尚未 ANALYZE）</translation>
+    </message>
+    <message>
+        <source>keys with a failure of attempt 2 or later in the %1, whatever their status now (the tile counts failures: a key that failed twice counts twice)</source>
+        <translation>在%1内第 2 次或之后的尝试失败过的键，不论其当前状态（磁贴统计的是失败次数：失败两次的键计两次）</translation>
     </message>
 </context>
 <context>
@@ -882,14 +882,6 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
     <message>
         <source>&lt;b&gt;Red from&lt;/b&gt;</source>
         <translation>&lt;b&gt;红色阈值&lt;/b&gt;</translation>
-    </message>
-    <message>
-        <source>Warning</source>
-        <translation>警告</translation>
-    </message>
-    <message>
-        <source>Critical</source>
-        <translation>严重</translation>
     </message>
     <message>
         <source> min</source>
@@ -1380,14 +1372,6 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>&amp;Open snapshot…</source>
         <translation>打开快照(&amp;O)…</translation>
-    </message>
-    <message>
-        <source>Menus, tabs, the dashboard and the task details switch now; the filters and labels of the Tasks, Audit and Connection pages on the next start.</source>
-        <translation>菜单、标签页、仪表盘和任务详情立即切换；任务、审计和连接页的筛选条件与标签在下次启动时切换。</translation>
-    </message>
-    <message>
-        <source>Tasks, Audit and Connection page labels switch on the next start</source>
-        <translation>任务、审计和连接页的标签在下次启动时切换</translation>
     </message>
     <message>
         <source>Storage</source>
@@ -2860,6 +2844,10 @@ Safe repeated task execution on PostgreSQL.</source>
         <source>%1: %2</source>
         <translation>%1：%2</translation>
     </message>
+    <message>
+        <source> or </source>
+        <translation> 或 </translation>
+    </message>
 </context>
 <context>
     <name>idem::console::TaskDetailLoader</name>
@@ -2961,6 +2949,10 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>&lt;span style=&apos;%2&apos;&gt;expired %1 ago&lt;/span&gt;</source>
         <translation>&lt;span style=&apos;%2&apos;&gt;%1 前已过期&lt;/span&gt;</translation>
+    </message>
+    <message>
+        <source>none (not processing)</source>
+        <translation>无（不在处理中）</translation>
     </message>
 </context>
 <context>
@@ -3161,8 +3153,47 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>时间窗口内再次接管某行的认领（租约过期或退避已结束），来自 idem_counters。</translation>
     </message>
     <message>
-        <source>Attempts after the first (attempt 2 or later) that failed, whatever the error class, in the window, from idem_counters. A first attempt&apos;s failure is not counted.</source>
-        <translation>时间窗口内失败的非首次尝试（第 2 次或之后），不论错误类别，来自 idem_counters。首次尝试的失败不计入。</translation>
+        <source>Attempts after the first (attempt 2 or later) that failed, whatever the error class, in the window, from idem_counters. A first attempt&apos;s failure is not counted. A click opens the keys with such a failure in their error history, whatever their status now: fewer keys than failures when a key failed more than once.</source>
+        <translation>时间窗内首次之后（第 2 次或之后）失败的尝试，不论错误类别，取自 idem_counters。首次尝试的失败不计入。点击打开错误历史中有此类失败的键，不论其当前状态：同一键失败多次时，键数少于失败次数。</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::TileConditionsBar</name>
+    <message>
+        <source>Remove these conditions: list exactly what the controls above say</source>
+        <translation>移除这些条件：只按上方控件所示列出</translation>
+    </message>
+    <message>
+        <source>lease still running</source>
+        <translation>租约仍有效</translation>
+    </message>
+    <message>
+        <source>error class %1</source>
+        <translation>错误类别 %1</translation>
+    </message>
+    <message>
+        <source>failed with retries or age exhausted (not a permanent error)</source>
+        <translation>因重试次数或时限用尽而失败（非永久性错误）</translation>
+    </message>
+    <message>
+        <source>first seen over %1 min ago</source>
+        <translation>首次出现于 %1 分钟之前</translation>
+    </message>
+    <message>
+        <source>updated in the last %1 min</source>
+        <translation>最近 %1 分钟内更新</translation>
+    </message>
+    <message>
+        <source>a digest conflict in the last %1 min</source>
+        <translation>最近 %1 分钟内有摘要冲突</translation>
+    </message>
+    <message>
+        <source>a failure of attempt 2 or later in that window (from the error history)</source>
+        <translation>该时间窗内第 2 次或之后的尝试失败（取自错误历史）</translation>
+    </message>
+    <message>
+        <source>Also narrowed by the tile: %1</source>
+        <translation>磁贴附加的筛选条件：%1</translation>
     </message>
 </context>
 <context>

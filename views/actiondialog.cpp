@@ -11,6 +11,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QStyle>
 #include <QTableView>
 #include <QTextBrowser>
 #include <QVBoxLayout>
@@ -20,20 +21,15 @@
 #include "models/bulkaction.h"
 #include "models/consolesession.h"
 #include "models/taskbrowsermodel.h"
+#include "models/visibletext.h"
 
 namespace idem::console {
 
 namespace {
     constexpr int keysListedPerStatus = 50;
 
-    QString html(const std::string& s)
-    {
-        QString out = QString::fromStdString(s).toHtmlEscaped();
-        for (auto& ch : out)
-            if (ch.unicode() < 0x20 || ch.unicode() == 0x7f)
-                ch = QChar(0x2423);
-        return out;
-    }
+    // Keys as they are, byte for byte: a newline or an RTL override shown as an escape.
+    QString html(const std::string& s) { return visibleHtml(s); }
 } // namespace
 
 QString actionTitle(idem::RecoveryAction action)
@@ -104,14 +100,15 @@ ActionDialog::ActionDialog(
     // reason it is left out).
     const auto listRows = [](const std::vector<idem::TaskRow>& list, bool withStatus = false) -> QString {
         QString out = QStringLiteral("<ul style='margin-top:0'>");
-        for (std::size_t i = 0; i < list.size() && i < keysListedPerStatus; ++i)
-            out += (withStatus ? tr("<li><tt>%1</tt> – %5, attempts %2 of %3, updated %4</li>")
-                               : tr("<li><tt>%1</tt> – attempts %2 of %3, updated %4</li>"))
-                       .arg(html(list[i].key))
-                       .arg(list[i].attempts)
-                       .arg(list[i].maxAttempts)
-                       .arg(formatTimeUs(list[i].updatedAtUs))
-                       .arg(withStatus ? html(list[i].status) : QString());
+        // One arg() call per line: a key holding "%2" must not become the next placeholder.
+        for (std::size_t i = 0; i < list.size() && i < keysListedPerStatus; ++i) {
+            const auto& r = list[i];
+            const QString attempts = QString::number(r.attempts), max = QString::number(r.maxAttempts);
+            out += withStatus ? tr("<li><tt>%1</tt> – %5, attempts %2 of %3, updated %4</li>")
+                                    .arg(html(r.key), attempts, max, formatTimeUs(r.updatedAtUs), html(r.status))
+                              : tr("<li><tt>%1</tt> – attempts %2 of %3, updated %4</li>")
+                                    .arg(html(r.key), attempts, max, formatTimeUs(r.updatedAtUs));
+        }
         if (list.size() > keysListedPerStatus)
             out += tr("<li>… and %1 more</li>").arg(list.size() - keysListedPerStatus);
         return out + QStringLiteral("</ul>");
@@ -132,8 +129,7 @@ ActionDialog::ActionDialog(
     }
     const auto buildPlan = [this, byStatus, excluded, listRows] {
         QString p = tr("<p><b>%1 %n record(s).</b> Each %2</p>", nullptr, int(m_targets.size()))
-                        .arg(actionTitle(m_action))
-                        .arg(actionEffect(m_action, m_extra ? m_extra->value() : 1).toHtmlEscaped());
+                        .arg(actionTitle(m_action), actionEffect(m_action, m_extra ? m_extra->value() : 1).toHtmlEscaped());
         for (const auto& [status, list] : byStatus)
             p += tr("<p style='margin-bottom:0'><b>%1</b>: %n record(s)</p>", nullptr, int(list.size()))
                      .arg(html(status))
@@ -141,15 +137,15 @@ ActionDialog::ActionDialog(
         if (!excluded.empty())
             p += tr("<p style='margin-bottom:0;%3'><b>Left out</b> (%1 does not apply to "
                     "their status; nothing is sent for them): %2</p>")
-                     .arg(actionTitle(m_action).toLower())
-                     .arg(excluded.size())
-                     .arg(theme::toneCss(theme::Tone::Caution))
+                     .arg(actionTitle(m_action).toLower(), QString::number(excluded.size()),
+                         theme::toneCss(theme::Tone::Caution))
                 + listRows(excluded, true);
         p += tr("<p>Each record is changed only if it still has the status and "
                 "update time listed here; otherwise it is refused and left as it is.</p>");
         m_plan->setHtml(p);
     };
     buildPlan();
+    theme::onChange(this, buildPlan); // the left-out heading's tone follows the theme
     if (m_extra)
         connect(m_extra, &QSpinBox::valueChanged, this, buildPlan);
 
@@ -167,6 +163,8 @@ ActionDialog::ActionDialog(
     m_resultView->setObjectName(QStringLiteral("actionResults"));
     m_resultView->setModel(m_results);
     m_resultView->horizontalHeader()->setStretchLastSection(true);
+    // Left: a Details column wider than the view still shows its heading.
+    m_resultView->horizontalHeader()->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
     m_resultView->verticalHeader()->setVisible(false);
     m_resultView->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_resultView->setWordWrap(false);
@@ -221,7 +219,21 @@ ActionDialog::ActionDialog(
         m_close->setText(tr("Close"));
         m_summary->setText(m_results->summary());
         // Details as long as the longest message: the view scrolls sideways rather than cut it.
-        m_resultView->resizeColumnToContents(BulkActionModel::MessageColumn);
+        // (A stretched last section ignores resizeColumnToContents(), and that measures only
+        // the rows in view: every row is measured here.)
+        const QFontMetrics fm(m_resultView->font());
+        int longest = 0;
+        for (int r = 0; r < m_results->rowCount(); ++r)
+            longest = std::max(longest,
+                fm.horizontalAdvance(m_results->index(r, BulkActionModel::MessageColumn).data().toString()));
+        int before = 0;
+        for (int c = 0; c < BulkActionModel::MessageColumn; ++c)
+            before += m_resultView->columnWidth(c);
+        const int needed = longest + 2 * m_resultView->style()->pixelMetric(QStyle::PM_FocusFrameHMargin) + 16;
+        if (before + needed > m_resultView->viewport()->width()) {
+            m_resultView->horizontalHeader()->setStretchLastSection(false);
+            m_resultView->setColumnWidth(BulkActionModel::MessageColumn, needed);
+        }
         Q_EMIT runFinished();
     });
     updateRun();

@@ -1,5 +1,6 @@
 #include "views/auditentryview.h"
 
+#include <QEvent>
 #include <QFont>
 #include <QHeaderView>
 #include <QLabel>
@@ -9,6 +10,7 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include "models/visibletext.h"
 #include "models/auditmodel.h"
 #include "models/tones.h"
 
@@ -43,8 +45,19 @@ AuditEntryView::AuditEntryView(const QString& namePrefix, QWidget* parent)
 
 AuditEntryView::~AuditEntryView() = default;
 
+void AuditEntryView::changeEvent(QEvent* event)
+{
+    if (event->type() == QEvent::LanguageChange) {
+        m_diff->setHorizontalHeaderLabels({ tr("Field"), tr("Before"), tr("After") });
+        if (!m_showing)
+            m_title->setText(tr("Select an entry to see what it changed."));
+    }
+    QWidget::changeEvent(event);
+}
+
 void AuditEntryView::clearEntry()
 {
+    m_showing = false;
     m_diff->setRowCount(0);
     m_reason->clear();
     m_title->setText(tr("Select an entry to see what it changed."));
@@ -53,8 +66,9 @@ void AuditEntryView::clearEntry()
 void AuditEntryView::showEntry(
     const QString& titleHtml, const QString& reason, const std::string& beforeImage, const std::string& afterImage)
 {
+    m_showing = true;
     m_title->setText(titleHtml);
-    m_reason->setPlainText(reason);
+    m_reason->setPlainText(visibleLines(reason));
     const auto diff = auditDiff(beforeImage, afterImage);
     m_diff->setRowCount(static_cast<int>(diff.size()));
     QFont bold = m_diff->font();
@@ -62,7 +76,8 @@ void AuditEntryView::showEntry(
     for (int i = 0; i < diff.size(); ++i) {
         const auto& d = diff[i];
         QTableWidgetItem* items[]
-            = { new QTableWidgetItem(d.field), new QTableWidgetItem(d.before), new QTableWidgetItem(d.after) };
+            = { new QTableWidgetItem(visibleText(d.field)), new QTableWidgetItem(visibleText(d.before)),
+                  new QTableWidgetItem(visibleText(d.after)) };
         for (int c = 0; c < 3; ++c) {
             items[c]->setToolTip(items[c]->text());
             if (d.changed) {

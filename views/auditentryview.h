@@ -5,6 +5,7 @@
 #include <string>
 
 class QAbstractItemModel;
+class QEvent;
 class QLabel;
 class QPlainTextEdit;
 class QSplitter;
@@ -36,8 +37,12 @@ public:
     // The list above the entry, half and half.
     static QSplitter* split(QTableView* view, AuditEntryView* entry);
 
+protected:
+    void changeEvent(QEvent* event) override;
+
 private:
     QLabel* m_title;
+    bool m_showing = false; // an entry is shown (its title is data, not a prompt)
     QPlainTextEdit* m_reason;
     QTableWidget* m_diff;
 };

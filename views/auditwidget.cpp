@@ -1,6 +1,7 @@
 #include "views/auditwidget.h"
 
 #include <QComboBox>
+#include <QEvent>
 #include <QAction>
 #include <QHeaderView>
 #include <QHBoxLayout>
@@ -19,6 +20,7 @@
 #include "models/auditwitness.h"
 #include "models/consolesession.h"
 #include "models/taskbrowsermodel.h"
+#include "models/visibletext.h"
 #include "views/auditentryview.h"
 #include "views/pagestatusline.h"
 #include "views/theme.h"
@@ -34,30 +36,26 @@ AuditWidget::AuditWidget(ConsoleSession* session, QWidget* parent)
     , m_action(new QComboBox)
     , m_since(new QLineEdit)
     , m_until(new QLineEdit)
-    , m_apply(new QPushButton(tr("Apply")))
+    , m_apply(new QPushButton)
     , m_error(new QLabel)
     , m_view(new QTableView)
     , m_entry(new AuditEntryView(QStringLiteral("audit")))
-    , m_verify(new QPushButton(tr("Verify chain")))
+    , m_verify(new QPushButton)
     , m_chain(new QLabel)
     , m_witnessText(new QLabel)
-    , m_acceptTrail(new QPushButton(tr("Accept current trail")))
+    , m_acceptTrail(new QPushButton)
     , m_statusLine(new PageStatusLine(session, QStringLiteral("auditStatusLine")))
     , m_follow(new QTimer(this))
 {
     setObjectName(QStringLiteral("auditPage"));
     m_key->setObjectName(QStringLiteral("auditKeyFilter"));
-    m_key->setPlaceholderText(tr("key (exact)"));
     m_actor->setObjectName(QStringLiteral("auditActorFilter"));
-    m_actor->setPlaceholderText(tr("actor (role or OS user)"));
     m_action->setObjectName(QStringLiteral("auditActionFilter"));
-    m_action->addItem(tr("Any action"), QString());
+    m_action->addItem(QString(), QString());
     for (const char* a : { "requeue", "release", "fail", "retention", "purge" })
         m_action->addItem(QString::fromLatin1(a), QString::fromLatin1(a));
     m_since->setObjectName(QStringLiteral("auditSinceFilter"));
-    m_since->setPlaceholderText(tr("since (ISO time)"));
     m_until->setObjectName(QStringLiteral("auditUntilFilter"));
-    m_until->setPlaceholderText(tr("until (ISO time)"));
     m_apply->setObjectName(QStringLiteral("auditApply"));
     m_error->setObjectName(QStringLiteral("auditError"));
     theme::followTone(m_error, theme::Tone::Bad);
@@ -70,7 +68,8 @@ AuditWidget::AuditWidget(ConsoleSession* session, QWidget* parent)
     // Keys elide in the middle (their ends tell them apart); time and actor are never cut.
     m_view->setTextElideMode(Qt::ElideMiddle);
     m_verify->setObjectName(QStringLiteral("verifyChainButton"));
-    auto* verifyKey = new QAction(m_verify->text(), this);
+    auto* verifyKey = new QAction(this);
+    m_verifyAction = verifyKey;
     verifyKey->setObjectName(QStringLiteral("verifyChainAction"));
     verifyKey->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_V));
     verifyKey->setShortcutContext(Qt::WidgetWithChildrenShortcut);
@@ -79,8 +78,6 @@ AuditWidget::AuditWidget(ConsoleSession* session, QWidget* parent)
             m_verify->click();
     });
     addAction(verifyKey);
-    m_verify->setToolTip(tr("Recompute every entry's hash and link (%1)")
-                             .arg(verifyKey->shortcut().toString(QKeySequence::NativeText)));
     m_chain->setObjectName(QStringLiteral("chainResult"));
     m_chain->setWordWrap(true);
 
@@ -103,9 +100,6 @@ AuditWidget::AuditWidget(ConsoleSession* session, QWidget* parent)
     m_witnessText->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_witnessText->hide();
     m_acceptTrail->setObjectName(QStringLiteral("acceptTrailButton"));
-    m_acceptTrail->setToolTip(tr("Forget the entry this console verified and remember the current trail's head "
-                                 "instead, once its whole chain verifies. Only this console's settings change: "
-                                 "nothing is written to the database and nothing is audited."));
     m_acceptTrail->hide();
     auto* witnessRow = new QHBoxLayout;
     witnessRow->addWidget(m_witnessText, 1);
@@ -173,11 +167,49 @@ AuditWidget::AuditWidget(ConsoleSession* session, QWidget* parent)
         if (s == ConsoleSession::State::Connected && m_model->rowCount() == 0 && !m_model->busy())
             reload();
     });
+    retranslateUi();
+    // The chain and witness lines colour words in rich text: drawn again in the new theme's tones.
+    theme::onChange(this, [this] {
+        if (m_witness)
+            onWitness();
+        if (m_lastChain)
+            onChain(*m_lastChain);
+    });
     if (session->state() == ConsoleSession::State::Connected)
         reload();
 }
 
 AuditWidget::~AuditWidget() = default;
+
+void AuditWidget::retranslateUi()
+{
+    m_key->setPlaceholderText(tr("key (exact)"));
+    m_actor->setPlaceholderText(tr("actor (role or OS user)"));
+    m_action->setItemText(0, tr("Any action"));
+    m_since->setPlaceholderText(tr("since (ISO time)"));
+    m_until->setPlaceholderText(tr("until (ISO time)"));
+    m_apply->setText(tr("Apply"));
+    m_verify->setText(tr("Verify chain"));
+    m_verifyAction->setText(m_verify->text());
+    m_verify->setToolTip(tr("Recompute every entry's hash and link (%1)")
+                             .arg(m_verifyAction->shortcut().toString(QKeySequence::NativeText)));
+    m_acceptTrail->setText(tr("Accept current trail"));
+    m_acceptTrail->setToolTip(tr("Forget the entry this console verified and remember the current trail's head "
+                                 "instead, once its whole chain verifies. Only this console's settings change: "
+                                 "nothing is written to the database and nothing is audited."));
+    if (m_witness)
+        onWitness();
+    if (m_lastChain)
+        onChain(*m_lastChain);
+    m_view->horizontalHeader()->viewport()->update(); // the model's headers speak the new language
+}
+
+void AuditWidget::changeEvent(QEvent* event)
+{
+    if (event->type() == QEvent::LanguageChange)
+        retranslateUi();
+    QWidget::changeEvent(event);
+}
 
 void AuditWidget::showEvent(QShowEvent* event)
 {
@@ -252,16 +284,14 @@ void AuditWidget::onSelection()
     const auto& e = m_model->entry(rows.first().row());
     m_entry->showEntry(
         tr("<b>#%1 %2</b> on <tt>%3</tt> at %4 by %5 (OS user %6, host %7, %8)")
-            .arg(e.id)
-            .arg(QString::fromStdString(e.action), QString::fromStdString(e.key).toHtmlEscaped(), formatTimeUs(e.atUs),
-                QString::fromStdString(e.dbRole).toHtmlEscaped(), QString::fromStdString(e.osUser).toHtmlEscaped(),
-                QString::fromStdString(e.clientHost).toHtmlEscaped(),
-                QString::fromStdString(e.application).toHtmlEscaped()),
+            .arg(QString::number(e.id), visibleHtml(e.action), visibleHtml(e.key), formatTimeUs(e.atUs),
+                visibleHtml(e.dbRole), visibleHtml(e.osUser), visibleHtml(e.clientHost), visibleHtml(e.application)),
         QString::fromStdString(e.reason), e.beforeImage, e.afterImage);
 }
 
 void AuditWidget::onChain(const idem::ChainReport& r)
 {
+    m_lastChain = r;
     m_verify->setEnabled(true);
     if (r.ok()) {
         m_chain->setText(tr("<span style='%3'>Chain intact:</span> %1 entries verified%2.")
@@ -275,11 +305,9 @@ void AuditWidget::onChain(const idem::ChainReport& r)
     }
     m_chain->setText(tr("<span style='%5'><b>Chain broken at entry #%1</b> (%2):</span> %3 "
                         "(%4 entries verified before it)")
-                         .arg(r.firstBrokenId ? QString::number(*r.firstBrokenId) : QStringLiteral("?"))
-                         .arg(QString::fromLatin1(idem::chainBreakName(r.brokenBy)),
-                             QString::fromStdString(r.detail).toHtmlEscaped())
-                         .arg(r.checked)
-                         .arg(theme::toneCss(theme::Tone::Bad)));
+                         .arg(r.firstBrokenId ? QString::number(*r.firstBrokenId) : QStringLiteral("?"),
+                             QString::fromLatin1(idem::chainBreakName(r.brokenBy)), visibleHtml(r.detail),
+                             QString::number(r.checked), theme::toneCss(theme::Tone::Bad)));
 }
 
 } // namespace idem::console

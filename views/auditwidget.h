@@ -2,9 +2,12 @@
 
 #include <QWidget>
 
+#include <optional>
+
 #include "operations/audit.h"
 #include "views/auditentryview.h"
 
+class QAction;
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -48,11 +51,13 @@ public:
 
 protected:
     void showEvent(QShowEvent* event) override;
+    void changeEvent(QEvent* event) override;
 
 private:
     void onSelection();
     void onChain(const idem::ChainReport& report);
     void onWitness();
+    void retranslateUi();
 
     ConsoleSession* m_session;
     AuditModel* m_model;
@@ -66,6 +71,8 @@ private:
     QTableView* m_view;
     AuditEntryView* m_entry;
     QPushButton* m_verify;
+    QAction* m_verifyAction = nullptr;
+    std::optional<idem::ChainReport> m_lastChain; // shown again in a new language
     QLabel* m_chain;
     AuditWitness* m_witness = nullptr;
     QLabel* m_witnessText;

@@ -102,8 +102,7 @@ void ConsoleWidget::updateNotice()
         return notice(info,
             tr("Migrating schema %1 to version %2 (the bundled migrations, as idemctl migrate "
                "runs them)…")
-                .arg(si.schema)
-                .arg(si.schemaLatest));
+                .arg(si.schema, QString::number(si.schemaLatest)));
     switch (m_session->state()) {
     case State::Disconnected:
         return notice(info, tr("Not connected."), Action::Connect, tr("Connect…"));
@@ -142,9 +141,7 @@ void ConsoleWidget::updateNotice()
         return notice(warning,
             tr("Schema %1 has version %2, newer than this console knows (%3). The console is "
                "read-only until Idem is upgraded.")
-                .arg(si.schema)
-                .arg(si.schemaVersion)
-                .arg(si.schemaLatest));
+                .arg(si.schema, QString::number(si.schemaVersion), QString::number(si.schemaLatest)));
     if (si.schemaMissing()) {
         const QString adopt = si.tableExists
             ? tr(" The existing %1 table will be adopted in place, its rows kept.").arg(table)
@@ -159,9 +156,7 @@ void ConsoleWidget::updateNotice()
     if (si.schemaOlder())
         return notice(warning,
             tr("Schema %1 has version %2; this console ships version %3.")
-                .arg(si.schema)
-                .arg(si.schemaVersion)
-                .arg(si.schemaLatest),
+                .arg(si.schema, QString::number(si.schemaVersion), QString::number(si.schemaLatest)),
             Action::Migrate, tr("Upgrade schema"));
     if (!si.isReader)
         return notice(

@@ -14,6 +14,8 @@
 #include "operations/tasklist.h"
 #include "models/consolesession.h"
 
+#include "models/visibletext.h"
+
 namespace idem::console {
 
 namespace {
@@ -87,13 +89,13 @@ DashboardRowsDialog::DashboardRowsDialog(ConsoleSession* session, const idem::Ta
             m_table->setRowCount(static_cast<int>(a.rows.size()));
             int r = 0;
             for (const auto& row : a.rows) {
-                const QStringList cells = { QString::fromStdString(row.key), QString::fromStdString(row.status),
+                const QStringList cells = { visibleText(row.key), QString::fromStdString(row.status),
                     QString::number(row.attempts), QString::fromStdString(row.errorClass), utc(row.updatedAtUs),
                     utc(row.leaseUntilUs) };
                 for (int c = 0; c < cells.size(); ++c) {
                     auto* item = new QTableWidgetItem(cells.at(c));
                     if (!row.errorMessage.empty())
-                        item->setToolTip(QString::fromStdString(row.errorMessage));
+                        item->setToolTip(visibleLines(QString::fromStdString(row.errorMessage)));
                     m_table->setItem(r, c, item);
                 }
                 ++r;
@@ -106,7 +108,7 @@ DashboardRowsDialog::DashboardRowsDialog(ConsoleSession* session, const idem::Ta
             if (a.rows.empty())
                 text = tr("%1.").arg(text);
             else if (qint64(a.rows.size()) < a.count.n || !a.count.exact)
-                text = tr("%1; the first %2 are listed.").arg(text).arg(a.rows.size());
+                text = tr("%1; the first %2 are listed.").arg(text, QString::number(a.rows.size()));
             else
                 text = tr("%1; all are listed.").arg(text);
             m_status->setText(text);

@@ -12,12 +12,14 @@ namespace idem::console {
 
 namespace {
     // The spin box's minimum stands for "off".
-    QDoubleSpinBox* thresholdBox(const std::optional<double>& value, const QString& objectName)
+    // Counts (rows, seconds) are whole numbers, shares of claims and ratios have a decimal: a
+    // threshold of 20 rows reads "20", not "20.0".
+    QDoubleSpinBox* thresholdBox(const std::optional<double>& value, const QString& objectName, int decimals)
     {
         auto* box = new QDoubleSpinBox;
         box->setObjectName(objectName);
         box->setRange(-1, 1e12);
-        box->setDecimals(1);
+        box->setDecimals(decimals);
         box->setSpecialValueText(QCoreApplication::translate("idem::console::DashboardSettingsDialog", "off"));
         box->setValue(value ? *value : -1);
         return box;
@@ -49,8 +51,9 @@ DashboardSettingsDialog::DashboardSettingsDialog(const DashboardSettings& settin
             unit = QStringLiteral(" (s)");
         grid->addWidget(new QLabel(tileTitle(spec.tile) + unit), i + 1, 0);
         const QString key = QLatin1String(spec.key);
-        m_warning[static_cast<std::size_t>(i)] = thresholdBox(t.warning, key + tr("Warning"));
-        m_critical[static_cast<std::size_t>(i)] = thresholdBox(t.critical, key + tr("Critical"));
+        const int decimals = spec.perClaims || spec.tile == Tile::DuplicateRatio ? 1 : 0;
+        m_warning[static_cast<std::size_t>(i)] = thresholdBox(t.warning, key + QStringLiteral("Warning"), decimals);
+        m_critical[static_cast<std::size_t>(i)] = thresholdBox(t.critical, key + QStringLiteral("Critical"), decimals);
         grid->addWidget(m_warning[static_cast<std::size_t>(i)], i + 1, 1);
         grid->addWidget(m_critical[static_cast<std::size_t>(i)], i + 1, 2);
     }

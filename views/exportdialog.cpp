@@ -220,8 +220,14 @@ void ExportDialog::updateKey()
     const QFileInfo info(m_keyPath);
     m_createKey->setVisible(m_sign->isChecked() && !info.exists());
     m_keyInfo->setVisible(m_sign->isChecked());
-    if (!m_sign->isChecked())
+    if (!m_sign->isChecked()) {
+        // "There is no signing key yet" is not true of an export that signs nothing.
+        if (m_keyError) {
+            m_error->setVisible(false);
+            m_keyError = false;
+        }
         return;
+    }
     if (!info.exists()) {
         m_keyInfo->setText(tr("No signing key yet at %1. Create one to sign (it is used by idemctl too).")
                                .arg(QDir::toNativeSeparators(m_keyPath)));
@@ -254,8 +260,9 @@ void ExportDialog::createKey()
     }
 }
 
-void ExportDialog::showError(const QString& text)
+void ExportDialog::showError(const QString& text, bool aboutKey)
 {
+    m_keyError = aboutKey;
     m_error->setText(text);
     m_error->setVisible(true);
 }
@@ -285,11 +292,11 @@ void ExportDialog::accept()
     }
     if (c.sign) {
         if (!QFileInfo::exists(m_keyPath))
-            return showError(tr("There is no signing key yet: create one, or untick \"Sign\"."));
+            return showError(tr("There is no signing key yet: create one, or untick \"Sign\"."), true);
         try {
             idem::SigningKey::load(m_keyPath.toStdString());
         } catch (const std::exception& e) {
-            return showError(tr("The signing key cannot be used: %1").arg(QString::fromStdString(e.what())));
+            return showError(tr("The signing key cannot be used: %1").arg(QString::fromStdString(e.what())), true);
         }
     }
     save();

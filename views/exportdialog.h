@@ -70,7 +70,7 @@ private:
     void createKey();
     void updateKey();
     void updateTarget();
-    void showError(const QString& text);
+    void showError(const QString& text, bool aboutKey = false); // aboutKey: unticking Sign hides it
     void save();
 
     std::unique_ptr<QSettings> m_ownSettings;
@@ -88,6 +88,7 @@ private:
     QPushButton* m_createKey;
     QCheckBox* m_pdf;
     QLabel* m_error;
+    bool m_keyError = false; // m_error is about the signing key
 };
 
 // The whole console export: the dialog, the dashboard's charts rendered on the UI thread, the

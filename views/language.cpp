@@ -1,6 +1,7 @@
 #include "views/language.h"
 
 #include <QCoreApplication>
+#include <QGuiApplication>
 #include <QLibraryInfo>
 #include <QLocale>
 #include <QSettings>
@@ -78,6 +79,10 @@ bool apply(const QString& choice)
         ? QLocale::system()
         : QLocale(code);
     QLocale::setDefault(locale);
+    // Qt appends the display name to a window title that does not end with it already: in the
+    // title's language, "… – Idem 控制台" gets no "– Idem console" after it.
+    if (qobject_cast<QGuiApplication*>(app))
+        QGuiApplication::setApplicationDisplayName(QCoreApplication::translate("idem::console::MainWindow", "Idem console"));
     currentCode() = ok ? code : QStringLiteral("en");
     chosen() = available().contains(choice) ? choice : QString();
     return ok;

@@ -1,6 +1,7 @@
 #include "views/shortcutsdialog.h"
 
 #include <QAction>
+#include <QStyle>
 #include <QDialogButtonBox>
 #include <QHeaderView>
 #include <QMainWindow>
@@ -9,6 +10,8 @@
 #include <QSet>
 #include <QTableWidget>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace idem::console {
 
@@ -84,13 +87,25 @@ ShortcutsDialog::ShortcutsDialog(QMainWindow* window, QWidget* parent)
         m_table->setItem(row, 0, new QTableWidgetItem(e.path));
         m_table->setItem(row, 1, new QTableWidgetItem(keys.join(QStringLiteral(", "))));
     }
-    m_table->resizeColumnsToContents();
+    // Measured over every row: resizeColumnsToContents() looks only at the rows a not yet shown
+    // table has room for, and the longer menu paths below them were cut.
+    int widths[2] = { 0, 0 };
+    const QFontMetrics fm(m_table->font());
+    const int margin = 2 * m_table->style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, m_table) + 16;
+    for (int c = 0; c < 2; ++c) {
+        widths[c] = fm.horizontalAdvance(m_table->horizontalHeaderItem(c)->text()) + margin;
+        for (int row = 0; row < m_table->rowCount(); ++row)
+            widths[c] = std::max(widths[c], fm.horizontalAdvance(m_table->item(row, c)->text()) + margin);
+    }
+    m_table->setColumnWidth(0, widths[0]);
+    m_table->setColumnWidth(1, widths[1]);
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(m_table);
     layout->addWidget(buttons);
-    resize(520, 460);
+    const int frame = 2 * m_table->frameWidth() + m_table->style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 32;
+    resize(std::max(520, widths[0] + widths[1] + frame), 460);
 }
 
 } // namespace idem::console

@@ -44,8 +44,7 @@ SnapshotAuditPage::SnapshotAuditPage(SharedSnapshot snapshot, QWidget* parent)
     m_check->setObjectName(QStringLiteral("snapshotAuditCheck"));
     m_check->setWordWrap(true);
     m_check->setText(check.text);
-    m_check->setStyleSheet(
-        check.ok ? theme::toneCss(theme::Tone::Good) : theme::toneCss(theme::Tone::Bad) + QStringLiteral("; font-weight:bold"));
+    theme::followTone(m_check, check.ok ? theme::Tone::Good : theme::Tone::Bad, !check.ok);
 
     m_model->setSnapshot(m_snapshot);
     m_view->setObjectName(QStringLiteral("snapshotAuditTable"));

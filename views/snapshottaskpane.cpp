@@ -42,8 +42,7 @@ void SnapshotTaskPane::showRow(const idem::SnapshotTaskRow& r, qint64 takenAtMs,
     m_view->title()->setText(tr("<b>%1</b> task at the snapshot, updated %2 UTC")
                                  .arg(text(r.status).toHtmlEscaped(), snapshotTimeCell(r.updatedAt)));
     m_view->showKey(text(r.key));
-    m_view->digest()->setText(text(r.requestHash));
-    m_view->digest()->setCursorPosition(0);
+    m_view->showDigest(text(r.requestHash));
     m_view->showStatus(r.status, r.errorClass == "unknown");
     m_view->showAttempts(r.attempts, r.maxAttempts);
     const QString lease = snapshotLeaseText(r, takenAtMs);

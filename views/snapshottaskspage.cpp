@@ -192,11 +192,9 @@ void SnapshotTasksPage::onSet()
             sum += c.n;
         m_info->setText(tr("<b>%1</b>: %2. A conflict changes no row, so these per-minute counters are its only "
                            "trace: %3 conflicts in %4 counter rows (of %5%6).")
-                            .arg(setTitle(name), text(d.conflicts.description).toHtmlEscaped())
-                            .arg(sum)
-                            .arg(d.conflicts.rows.size())
-                            .arg(d.conflicts.total)
-                            .arg(d.conflicts.truncated ? tr(", truncated") : QString()));
+                            .arg(setTitle(name), text(d.conflicts.description).toHtmlEscaped(), QString::number(sum),
+                                QString::number(d.conflicts.rows.size()), QString::number(d.conflicts.total),
+                                d.conflicts.truncated ? tr(", truncated") : QString()));
         return;
     }
     m_stack->setCurrentWidget(m_table);

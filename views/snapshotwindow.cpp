@@ -181,10 +181,8 @@ void SnapshotWindow::buildDetails()
             .arg(d.schemaLatestKnown));
     html += row(tr("Scope"),
         tr("tenant %1, operation %2; figures over %3 min, long-unfinished after %4 min, history %5 min")
-            .arg(text(d.tenant.value_or("*")), text(d.operation.value_or("*")))
-            .arg(d.windowMinutes)
-            .arg(d.longUnfinishedAfterMinutes)
-            .arg(d.historyMinutes));
+            .arg(text(d.tenant.value_or("*")), text(d.operation.value_or("*")), QString::number(d.windowMinutes),
+                QString::number(d.longUnfinishedAfterMinutes), QString::number(d.historyMinutes)));
     html += row(tr("Thresholds"),
         snapshotHasThresholds(d) ? tr("%1 set by the exporting console").arg(d.thresholds.size())
                                  : tr("none in the snapshot: the tiles use this console's defaults"));

@@ -1,6 +1,7 @@
 #include "views/statuspanel.h"
 
 #include <QCoreApplication>
+#include <QEvent>
 #include <QFormLayout>
 #include <QLabel>
 #include <QLocale>
@@ -28,19 +29,19 @@ StatusPanel::StatusPanel(ConsoleSession* session, QWidget* parent)
     form->setContentsMargins(0, 0, 0, 0);
     form->setLabelAlignment(Qt::AlignRight);
     setLayout(form);
-    m_state = addRow(tr("State:"), QStringLiteral("stateValue"));
-    m_server = addRow(tr("Server:"), QStringLiteral("serverValue"));
-    m_database = addRow(tr("Database:"), QStringLiteral("databaseValue"));
-    m_role = addRow(tr("Role:"), QStringLiteral("roleValue"));
-    m_privilege = addRow(tr("Privilege:"), QStringLiteral("privilegeValue"));
-    m_schema = addRow(tr("Schema:"), QStringLiteral("schemaValue"));
-    m_tls = addRow(tr("TLS:"), QStringLiteral("tlsValue"));
-    m_pooler = addRow(tr("Pooler:"), QStringLiteral("poolerValue"));
-    m_replication = addRow(tr("Replication:"), QStringLiteral("replicationValue"));
+    m_state = addRow(QT_TR_NOOP("State:"), QStringLiteral("stateValue"));
+    m_server = addRow(QT_TR_NOOP("Server:"), QStringLiteral("serverValue"));
+    m_database = addRow(QT_TR_NOOP("Database:"), QStringLiteral("databaseValue"));
+    m_role = addRow(QT_TR_NOOP("Role:"), QStringLiteral("roleValue"));
+    m_privilege = addRow(QT_TR_NOOP("Privilege:"), QStringLiteral("privilegeValue"));
+    m_schema = addRow(QT_TR_NOOP("Schema:"), QStringLiteral("schemaValue"));
+    m_tls = addRow(QT_TR_NOOP("TLS:"), QStringLiteral("tlsValue"));
+    m_pooler = addRow(QT_TR_NOOP("Pooler:"), QStringLiteral("poolerValue"));
+    m_replication = addRow(QT_TR_NOOP("Replication:"), QStringLiteral("replicationValue"));
     // What this panel shows was read when the connection was made; it says so rather than
     // "as of", which an operator reads as "still true now".
-    m_asOf = addRow(tr("Connected at:"), QStringLiteral("asOfValue"));
-    m_age = addRow(tr("Read:"), QStringLiteral("connectionAge"));
+    m_asOf = addRow(QT_TR_NOOP("Connected at:"), QStringLiteral("asOfValue"));
+    m_age = addRow(QT_TR_NOOP("Read:"), QStringLiteral("connectionAge"));
     auto* tick = new QTimer(this);
     tick->setInterval(1000);
     connect(tick, &QTimer::timeout, this, &StatusPanel::showState);
@@ -51,14 +52,29 @@ StatusPanel::StatusPanel(ConsoleSession* session, QWidget* parent)
     showState();
 }
 
-QLabel* StatusPanel::addRow(const QString& title, const QString& objectName)
+QLabel* StatusPanel::addRow(const char* title, const QString& objectName)
 {
     auto* value = new QLabel(QStringLiteral("–"));
     value->setObjectName(objectName);
     value->setTextInteractionFlags(Qt::TextSelectableByMouse);
     value->setWordWrap(true);
-    static_cast<QFormLayout*>(layout())->addRow(title, value);
+    auto* label = new QLabel(tr(title));
+    label->setObjectName(objectName + QStringLiteral("Label"));
+    static_cast<QFormLayout*>(layout())->addRow(label, value);
+    m_titles.emplace_back(label, title);
     return value;
+}
+
+void StatusPanel::changeEvent(QEvent* event)
+{
+    if (event->type() == QEvent::LanguageChange) {
+        for (const auto& [label, source] : m_titles)
+            label->setText(tr(source));
+        if (m_readAt.isValid())
+            renderInfo(m_session->serverInfo());
+        showState();
+    }
+    QWidget::changeEvent(event);
 }
 
 QString StatusPanel::serverText() const { return m_server->text(); }
@@ -71,6 +87,13 @@ void StatusPanel::watch(ConsoleSession* monitor)
 {
     m_monitor = monitor;
     connect(monitor, &ConsoleSession::stateChanged, this, &StatusPanel::showState);
+    // The pages' connection (re)connected: the server may have restarted, failed over or been
+    // upgraded under the idle admin connection. Read it again rather than keep "Connected at"
+    // from before the restart (a dead admin connection reconnects, and reads it then).
+    connect(monitor, &ConsoleSession::stateChanged, this, [this](ConsoleSession::State s) {
+        if (s == ConsoleSession::State::Connected && m_monitor != m_session)
+            m_session->refreshServerInfo();
+    });
     showState();
 }
 
@@ -115,6 +138,13 @@ void StatusPanel::showState()
 
 void StatusPanel::showInfo(const ServerInfo& info)
 {
+    m_readAt = QDateTime::currentDateTime();
+    renderInfo(info);
+    showState();
+}
+
+void StatusPanel::renderInfo(const ServerInfo& info)
+{
     m_server->setText(tr("PostgreSQL %1 at %2:%3").arg(info.serverVersion, info.host, info.port));
     m_database->setText(info.database);
     m_role->setText(
@@ -125,19 +155,15 @@ void StatusPanel::showInfo(const ServerInfo& info)
     if (!info.schemaError.isEmpty())
         schema = tr("%1: cannot be read (%2)").arg(info.schema, info.schemaError);
     else if (info.schemaMissing())
-        schema = tr("%1: not created yet (this console ships version %2)").arg(info.schema).arg(info.schemaLatest);
+        schema = tr("%1: not created yet (this console ships version %2)").arg(info.schema, QString::number(info.schemaLatest));
     else if (info.schemaNewer())
         schema = tr("%1, version %2: newer than this console (%3), read-only")
-                     .arg(info.schema)
-                     .arg(info.schemaVersion)
-                     .arg(info.schemaLatest);
+                     .arg(info.schema, QString::number(info.schemaVersion), QString::number(info.schemaLatest));
     else if (info.schemaOlder())
         schema = tr("%1, version %2: older than this console (%3)")
-                     .arg(info.schema)
-                     .arg(info.schemaVersion)
-                     .arg(info.schemaLatest);
+                     .arg(info.schema, QString::number(info.schemaVersion), QString::number(info.schemaLatest));
     else
-        schema = tr("%1, version %2 (current)").arg(info.schema).arg(info.schemaVersion);
+        schema = tr("%1, version %2 (current)").arg(info.schema, QString::number(info.schemaVersion));
     if (!info.schemaProblems.isEmpty())
         schema = tr("%1; problems: %2").arg(schema, info.schemaProblems.join(QStringLiteral("; ")));
     m_schema->setText(schema);
@@ -150,8 +176,6 @@ void StatusPanel::showInfo(const ServerInfo& info)
             : tr("none: connected to the server itself"));
     m_replication->setText(info.replicationText());
     m_asOf->setText(serverClock(info.asOf));
-    m_readAt = QDateTime::currentDateTime();
-    showState();
 }
 
 } // namespace idem::console

@@ -3,6 +3,9 @@
 #include <QDateTime>
 #include <QWidget>
 
+#include <utility>
+#include <vector>
+
 class QLabel;
 
 namespace idem::console {
@@ -27,10 +30,14 @@ public:
     QString schemaText() const;
     QString tlsText() const;
 
+protected:
+    void changeEvent(QEvent* event) override;
+
 private:
     void showInfo(const ServerInfo& info);
+    void renderInfo(const ServerInfo& info);
     void showState();
-    QLabel* addRow(const QString& title, const QString& objectName);
+    QLabel* addRow(const char* title, const QString& objectName);
 
     ConsoleSession* m_session;
     QLabel* m_state;
@@ -46,6 +53,7 @@ private:
     QLabel* m_age;
     ConsoleSession* m_monitor = nullptr;
     QDateTime m_readAt;
+    std::vector<std::pair<QLabel*, const char*>> m_titles; // row titles, by their source text
 };
 
 } // namespace idem::console

@@ -15,6 +15,7 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QStyle>
 #include <QTableView>
 #include <QAction>
 #include <QTimer>
@@ -30,6 +31,7 @@
 #include "views/pagestatusline.h"
 #include "views/theme.h"
 #include "views/taskdetailpane.h"
+#include "views/tileconditionsbar.h"
 
 namespace idem::console {
 
@@ -77,50 +79,40 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     , m_operation(new QLineEdit)
     , m_prefix(new QLineEdit)
     , m_minAttempts(new QSpinBox)
-    , m_expired(new QCheckBox(tr("Expired lease")))
-    , m_uncertain(new QCheckBox(tr("Uncertain outcome")))
-    , m_conflicts(new QCheckBox(tr("Digest conflicts")))
+    , m_expired(new QCheckBox)
+    , m_uncertain(new QCheckBox)
+    , m_conflicts(new QCheckBox)
     , m_failedSince(new QLineEdit)
     , m_sort(new QComboBox)
-    , m_apply(new QPushButton(tr("Apply")))
+    , m_apply(new QPushButton)
     , m_countLabel(new QLabel)
     , m_error(new QLabel)
-    , m_requeue(new QPushButton(tr("Requeue…")))
-    , m_release(new QPushButton(tr("Release lease…")))
-    , m_fail(new QPushButton(tr("Mark failed…")))
-    , m_copyKey(new QPushButton(tr("Copy key")))
-    , m_copyJson(new QPushButton(tr("Copy as JSON")))
+    , m_tileRow(new TileConditionsBar)
+    , m_requeue(new QPushButton)
+    , m_release(new QPushButton)
+    , m_fail(new QPushButton)
+    , m_copyKey(new QPushButton)
+    , m_copyJson(new QPushButton)
     , m_refreshTimer(new QTimer(this))
     , m_statusLine(new PageStatusLine(monitor, QStringLiteral("tasksStatusLine")))
 {
     m_statusLine->watch(m_admin);
     setObjectName(QStringLiteral("taskBrowser"));
-    // The two groupings are words; the statuses themselves stay as the database spells them.
     for (const auto& p : statusPresets)
-        m_status->addItem(
-            QString::fromLatin1(p[1]).contains(QLatin1Char(',')) || !*p[1] ? tr(p[0]) : QString::fromLatin1(p[0]),
-            QString::fromLatin1(p[1]));
+        m_status->addItem(QString(), QString::fromLatin1(p[1]));
     m_status->setObjectName(QStringLiteral("statusFilter"));
     m_tenant->setObjectName(QStringLiteral("tenantFilter"));
-    m_tenant->setPlaceholderText(tr("tenant"));
     m_operation->setObjectName(QStringLiteral("operationFilter"));
-    m_operation->setPlaceholderText(tr("operation"));
     m_prefix->setObjectName(QStringLiteral("prefixFilter"));
-    m_prefix->setPlaceholderText(tr("key prefix"));
     m_minAttempts->setObjectName(QStringLiteral("minAttemptsFilter"));
     m_minAttempts->setRange(0, 1000000);
-    m_minAttempts->setSpecialValueText(tr("any"));
-    m_minAttempts->setPrefix(tr("attempts ≥ "));
     m_expired->setObjectName(QStringLiteral("expiredFilter"));
     m_uncertain->setObjectName(QStringLiteral("uncertainFilter"));
     m_conflicts->setObjectName(QStringLiteral("conflictFilter"));
     m_failedSince->setObjectName(QStringLiteral("failedSinceFilter"));
-    m_failedSince->setPlaceholderText(tr("failed since (2024-05-01T10:00Z)"));
     m_sort->setObjectName(QStringLiteral("sortOrder"));
-    m_sort->addItem(tr("Key A→Z"));
-    m_sort->addItem(tr("Key Z→A"));
-    m_sort->addItem(tr("Oldest update first (unfinished)"));
-    m_sort->addItem(tr("Newest update first (unfinished)"));
+    for (int i = 0; i < 4; ++i)
+        m_sort->addItem(QString());
     m_apply->setObjectName(QStringLiteral("applyFilter"));
     m_countLabel->setObjectName(QStringLiteral("matchCount"));
     m_error->setObjectName(QStringLiteral("browserError"));
@@ -182,11 +174,16 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(m_statusLine);
     layout->addLayout(filters);
+    layout->addWidget(m_tileRow);
     layout->addWidget(m_error);
     layout->addWidget(m_split, 1);
     layout->addLayout(actions);
 
     connect(m_apply, &QPushButton::clicked, this, &TaskBrowserWidget::reload);
+    connect(m_tileRow, &TileConditionsBar::removeRequested, this, [this] {
+        dropTileConditions();
+        reload();
+    });
     for (auto* e : { m_tenant, m_operation, m_prefix, m_failedSince })
         connect(e, &QLineEdit::returnPressed, this, &TaskBrowserWidget::reload);
     connect(m_status, &QComboBox::activated, this, &TaskBrowserWidget::reload);
@@ -200,11 +197,14 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
         m_error->show();
     });
     connect(m_model, &TaskBrowserModel::pageLoaded, this, [this] {
+        m_readAt.start();
+        fitColumns();
         m_statusLine->markRead();
         m_error->hide();
         updateActions();
     });
     connect(m_model, &TaskBrowserModel::refreshed, this, [this] {
+        m_readAt.start();
         m_statusLine->markRead();
         m_error->hide();
         onSelectionChanged(); // the selected record may have changed: re-read its detail
@@ -219,7 +219,7 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
         { m_copyJson, "copyJsonAction", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_J) },
     };
     for (const auto& [button, name, keys] : keyed) {
-        auto* a = new QAction(button->text(), this);
+        auto* a = new QAction(this);
         a->setObjectName(QLatin1String(name));
         a->setShortcut(keys);
         a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
@@ -250,6 +250,7 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
             refresh();
     });
     m_refreshTimer->start();
+    retranslateUi();
     if (m_monitor->state() == ConsoleSession::State::Connected)
         reload();
     updateActions();
@@ -257,9 +258,97 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
 
 TaskBrowserWidget::~TaskBrowserWidget() = default;
 
-idem::TaskFilter TaskBrowserWidget::filterFromControls() const
+void TaskBrowserWidget::retranslateUi()
 {
-    idem::TaskFilter f = m_extra; // fields without a control of their own
+    // The two groupings are words; the statuses themselves stay as the database spells them.
+    for (int i = 0; i < int(std::size(statusPresets)); ++i) {
+        const auto& p = statusPresets[i];
+        m_status->setItemText(i, !*p[1] || QString::fromLatin1(p[1]).contains(QLatin1Char(',')) ? tr(p[0]) : QString::fromLatin1(p[0]));
+    }
+    if (m_tileStatusIndex >= 0)
+        m_status->setItemText(m_tileStatusIndex,
+            m_status->itemData(m_tileStatusIndex).toString().split(QLatin1Char(',')).join(tr(" or ")));
+    m_tenant->setPlaceholderText(tr("tenant"));
+    m_operation->setPlaceholderText(tr("operation"));
+    m_prefix->setPlaceholderText(tr("key prefix"));
+    m_minAttempts->setSpecialValueText(tr("any"));
+    m_minAttempts->setPrefix(tr("attempts ≥ "));
+    m_expired->setText(tr("Expired lease"));
+    m_uncertain->setText(tr("Uncertain outcome"));
+    m_conflicts->setText(tr("Digest conflicts"));
+    m_failedSince->setPlaceholderText(tr("failed since (2024-05-01T10:00Z)"));
+    const char* const sorts[] = { QT_TR_NOOP("Key A→Z"), QT_TR_NOOP("Key Z→A"), QT_TR_NOOP("Oldest update first (unfinished)"),
+        QT_TR_NOOP("Newest update first (unfinished)") };
+    for (int i = 0; i < 4; ++i)
+        m_sort->setItemText(i, tr(sorts[i]));
+    m_apply->setText(tr("Apply"));
+    m_requeue->setText(tr("Requeue…"));
+    m_release->setText(tr("Release lease…"));
+    m_fail->setText(tr("Mark failed…"));
+    m_copyKey->setText(tr("Copy key"));
+    m_copyJson->setText(tr("Copy as JSON"));
+    for (const auto& [button, action] : m_keyedActions)
+        action->setText(button->text());
+    updateActions();
+    if (m_model->started())
+        updateCount(CountRefresh::Quiet);
+}
+
+void TaskBrowserWidget::changeEvent(QEvent* event)
+{
+    if (event->type() == QEvent::LanguageChange)
+        retranslateUi();
+    QWidget::changeEvent(event);
+}
+
+void TaskBrowserWidget::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    if (m_model->rowCount() > 0)
+        fitColumns(); // the width the page really has, now that it is laid out
+    // Hidden, the page does not poll: shown again, it must not show data older than one poll.
+    if (m_monitor->state() == ConsoleSession::State::Connected && m_readAt.isValid()
+        && m_readAt.elapsed() >= m_refreshTimer->interval())
+        refresh();
+}
+
+// Status, attempts and times as wide as what they hold (no wider: a fixed 185 px Status
+// column took the room the keys needed); the key as wide as its longest, up to what is left
+// beside a readable error column or 70 % of the table (the table then scrolls sideways to the
+// error). Only a key longer than that is elided (in the middle); its tooltip is whole.
+void TaskBrowserWidget::fitColumns()
+{
+    using M = TaskBrowserModel;
+    int others = 0;
+    for (const int c : { M::StatusColumn, M::AttemptsColumn, M::UpdatedColumn, M::LeaseColumn, M::NextAttemptColumn }) {
+        m_view->resizeColumnToContents(c);
+        others += m_view->columnWidth(c);
+    }
+    const QFontMetrics fm(m_view->font());
+    int longest = fm.horizontalAdvance(m_model->headerData(M::KeyColumn, Qt::Horizontal).toString());
+    for (int r = 0, n = std::min(m_model->rowCount(), 1000); r < n; ++r)
+        longest = std::max(longest, fm.horizontalAdvance(m_model->index(r, M::KeyColumn).data().toString()));
+    // The cell's margins on both sides, as the style draws them, and a little for another style's.
+    const int margins = 2 * (m_view->style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, m_view) + 1) + 8;
+    const int room = m_view->viewport()->width() - others - fm.horizontalAdvance(QStringLiteral("[retryable] timeout"));
+    const int cap = std::max({ room, m_view->viewport()->width() * 7 / 10, 215 });
+    m_view->setColumnWidth(M::KeyColumn, std::max(160, std::min(longest + margins, cap)));
+}
+
+void TaskBrowserWidget::setPollInterval(int ms) { m_refreshTimer->setInterval(ms); }
+
+QString TaskBrowserWidget::tileConditionsText() const { return m_tileRow->text(); }
+
+void TaskBrowserWidget::dropTileConditions()
+{
+    m_extra = idem::TaskFilter {};
+    m_tileRow->setConditions(m_extra);
+}
+
+// What the controls show, and nothing else.
+idem::TaskFilter TaskBrowserWidget::visibleFilter() const
+{
+    idem::TaskFilter f;
     const auto statuses = m_status->currentData().toString();
     f.statuses.clear();
     if (!statuses.isEmpty())
@@ -276,26 +365,30 @@ idem::TaskFilter TaskBrowserWidget::filterFromControls() const
     return f;
 }
 
+idem::TaskFilter TaskBrowserWidget::filterFromControls() const
+{
+    return withHidden(visibleFilter(), m_extra);
+}
+
 idem::TaskFilter TaskBrowserWidget::filter() const { return m_model->filter(); }
 
 QString TaskBrowserWidget::countText() const { return m_countLabel->text(); }
 
 void TaskBrowserWidget::applyFilter(const idem::TaskFilter& filter, const QString& what)
 {
-    m_extra = idem::TaskFilter {};
-    m_extra.liveLease = filter.liveLease;
-    m_extra.errorClass = filter.errorClass;
-    m_extra.exhausted = filter.exhausted;
-    m_extra.unfinishedForMinutes = filter.unfinishedForMinutes;
-    m_extra.updatedWithinMinutes = filter.updatedWithinMinutes;
-    m_extra.conflictWithinMinutes = filter.conflictWithinMinutes;
+    m_extra = hiddenPart(filter);
+    m_tileRow->setConditions(m_extra);
     m_applied = filter;
     m_what = what;
     const auto statuses = joined(filter.statuses);
     int index = m_status->findData(statuses);
     if (index < 0) {
-        m_status->addItem(statuses, statuses); // a tile's own set of statuses
-        index = m_status->count() - 1;
+        // A tile's own set of statuses, in words; one such entry at most, not one per click.
+        if (m_tileStatusIndex >= 0)
+            m_status->removeItem(m_tileStatusIndex);
+        m_status->addItem(statuses.split(QLatin1Char(',')).join(tr(" or ")), statuses);
+        m_tileStatusIndex = m_status->count() - 1;
+        index = m_tileStatusIndex;
     }
     const QSignalBlocker b1(m_expired), b2(m_uncertain), b3(m_conflicts);
     m_status->setCurrentIndex(index);
@@ -326,6 +419,10 @@ void TaskBrowserWidget::setSort(const idem::TaskSort& sort)
 
 void TaskBrowserWidget::reload()
 {
+    // A filter the operator changed means what the controls show: a tile's hidden conditions
+    // (a live lease, a time window) do not outlive the tile's own filter.
+    if (m_extra != idem::TaskFilter {} && visibleFilter() != visiblePart(m_applied))
+        dropTileConditions();
     const int s = m_sort->currentIndex();
     const idem::TaskSort sort { s >= 2 ? idem::TaskSortColumn::UpdatedAt : idem::TaskSortColumn::Key, s % 2 == 1 };
     m_detail->clearDetail();
@@ -444,7 +541,16 @@ void TaskBrowserWidget::startAction(idem::RecoveryAction action)
     auto* dialog = new ActionDialog(m_admin, action, rows, this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &ActionDialog::runFinished, this, [this] {
-        refresh();
+        // The rows acted on stay in view: a released lease or a requeued key no longer matches
+        // a tile's hidden conditions (a live lease, "updated in the window" for a purge), and a
+        // row vanishing under the operator's hands reads as lost. The list becomes what the
+        // controls show.
+        if (m_extra != idem::TaskFilter {}) {
+            dropTileConditions();
+            reload();
+        } else {
+            refresh();
+        }
         Q_EMIT actionFinished();
     });
     dialog->open();

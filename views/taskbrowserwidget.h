@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QElapsedTimer>
 #include <QWidget>
 
 #include <utility>
@@ -26,6 +27,7 @@ class ConsoleSession;
 class TaskBrowserModel;
 class TaskDetailPane;
 class PageStatusLine;
+class TileConditionsBar;
 
 // The Tasks page: server-side filters and sort over task_idempotency, a keyset-paged table
 // (TaskBrowserModel), the selected record's detail (TaskDetailPane), and the audited recovery
@@ -53,6 +55,15 @@ public:
     // Re-reads what the table holds, merging in place.
     void refresh();
     PageStatusLine* statusLine() const { return m_statusLine; }
+    // The conditions a tile's click added that have no control of their own, in words (shown
+    // above the table with a button that removes them); empty when there are none.
+    QString tileConditionsText() const;
+    // How often the shown page re-reads (and how old its data may be when the page is shown).
+    void setPollInterval(int ms);
+
+protected:
+    void changeEvent(QEvent* event) override;
+    void showEvent(QShowEvent* event) override;
 
 Q_SIGNALS:
     // The action dialog finished a run (applied or not); the table has been asked to refresh.
@@ -67,6 +78,10 @@ private:
     void copyKeys();
     void copyJson();
     idem::TaskFilter filterFromControls() const;
+    idem::TaskFilter visibleFilter() const;
+    void dropTileConditions();
+    void retranslateUi();
+    void fitColumns();
 
     ConsoleSession* m_monitor;
     ConsoleSession* m_admin;
@@ -88,6 +103,7 @@ private:
     QPushButton* m_apply;
     QLabel* m_countLabel;
     QLabel* m_error;
+    TileConditionsBar* m_tileRow;
     QPushButton* m_requeue;
     QPushButton* m_release;
     QPushButton* m_fail;
@@ -95,7 +111,9 @@ private:
     QPushButton* m_copyJson;
     QTimer* m_refreshTimer;
     std::vector<std::pair<QPushButton*, QAction*>> m_keyedActions; // button, its keyboard action
-    idem::TaskFilter m_extra; // filter fields without a control (kept from applyFilter)
+    idem::TaskFilter m_extra; // filter fields without a control (kept from applyFilter, shown in m_tileRow)
+    int m_tileStatusIndex = -1; // the status entry a tile added (one at most), -1 when none
+    QElapsedTimer m_readAt; // since the table was last read
     idem::TaskFilter m_applied; // the last applyFilter()'s filter, which m_what describes
     QString m_what;
     quint64 m_countJob = 0;

@@ -2,6 +2,7 @@
 #include "views/theme.h"
 
 #include <QCoreApplication>
+#include <QEvent>
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -29,6 +30,10 @@ namespace {
             return QCoreApplication::translate("idem::console::TaskDetailPane", "%1 kB")
                 .arg(static_cast<double>(bytes) / 1024.0, 0, 'f', 1);
         return QCoreApplication::translate("idem::console::TaskDetailPane", "%1 bytes").arg(bytes);
+    }
+    QString titleOf(const idem::TaskRow& r)
+    {
+        return TaskDetailPane::tr("<b>%1</b> task, updated %2").arg(text(r.status), formatTimeUs(r.updatedAtUs));
     }
 } // namespace
 
@@ -59,6 +64,12 @@ TaskDetailPane::TaskDetailPane(TaskDetailLoader* loader, QWidget* parent)
 
     m_tick->setInterval(1000);
     connect(m_tick, &QTimer::timeout, this, &TaskDetailPane::updateLease);
+    // Rich text with a tone in it: drawn again in the new theme's colours.
+    theme::onChange(this, [this] {
+        if (const auto& c = m_loader->current(); c && c->key == m_pendingKey && c->detail)
+            showConflicts(*c->detail);
+        updateLease();
+    });
     connect(loader, &TaskDetailLoader::loaded, this, &TaskDetailPane::onLoaded);
     connect(loader, &TaskDetailLoader::failed, this,
         [this](const QString& message) { m_view->title()->setText(tr("Could not read the task: %1").arg(message)); });
@@ -87,6 +98,20 @@ TaskDetailPane::~TaskDetailPane() = default;
 QString TaskDetailPane::shownKey() const
 {
     return m_loader->current() && m_loader->current()->detail ? m_loader->current()->key : QString();
+}
+
+void TaskDetailPane::changeEvent(QEvent* event)
+{
+    if (event->type() == QEvent::LanguageChange) {
+        m_save->setText(tr("Save full result…"));
+        m_cancelSave->setText(tr("Stop"));
+        if (m_pendingKey.isEmpty())
+            m_view->title()->setText(tr("Select a task to see its record."));
+        else if (const auto& c = m_loader->current(); c && c->key == m_pendingKey && c->detail)
+            m_view->title()->setText(titleOf(c->detail->row));
+        updateLease();
+    }
+    QWidget::changeEvent(event);
 }
 
 void TaskDetailPane::clearDetail()
@@ -132,10 +157,9 @@ void TaskDetailPane::onLoaded(const TaskDetailAnswer& a)
     }
     const auto& d = *a.detail;
     const auto& r = d.row;
-    m_view->title()->setText(tr("<b>%1</b> task, updated %2").arg(text(r.status), formatTimeUs(r.updatedAtUs)));
+    m_view->title()->setText(titleOf(r));
     m_view->showKey(a.key);
-    m_view->digest()->setText(text(r.requestHash));
-    m_view->digest()->setCursorPosition(0); // the start shows: "v1:" tells the digest's version
+    m_view->showDigest(text(r.requestHash));
     m_view->showStatus(r.status, r.errorClass == "unknown");
     m_view->showAttempts(r.attempts, r.maxAttempts);
     m_view->token()->setText(d.ownerToken.empty() ? tr("(none)") : text(d.ownerToken));
@@ -171,11 +195,15 @@ void TaskDetailPane::onLoaded(const TaskDetailAnswer& a)
             QStringLiteral("%1 (%2)").arg(text(e.dbRole), text(e.osUser)), text(e.reason));
     }
     m_view->setAuditCount(a.auditError.isEmpty() ? int(a.audit.size()) : TaskRecordView::unreadable);
+    showConflicts(d);
+}
+
+void TaskDetailPane::showConflicts(const idem::TaskDetail& d)
+{
     m_conflicts->setText(d.conflicts
             ? tr("<span style='%4'>%1 digest conflict(s)</span>, last %2 with %3")
-                  .arg(d.conflicts->count)
-                  .arg(formatTimeUs(d.conflicts->lastAtUs), text(d.conflicts->lastDigest).toHtmlEscaped(),
-                      theme::toneCss(theme::Tone::Bad))
+                  .arg(QString::number(d.conflicts->count), formatTimeUs(d.conflicts->lastAtUs),
+                      text(d.conflicts->lastDigest).toHtmlEscaped(), theme::toneCss(theme::Tone::Bad))
             : QString());
     m_conflicts->setVisible(d.conflicts.has_value());
 }
@@ -183,8 +211,10 @@ void TaskDetailPane::onLoaded(const TaskDetailAnswer& a)
 void TaskDetailPane::updateLease()
 {
     if (!m_leaseLeftMs) {
-        m_view->lease()->setText(
-            m_view->status()->text().startsWith(QLatin1String("processing")) ? tr("none (expired)") : QString());
+        // Only a processing row holds a lease; the row says so rather than stay blank.
+        m_view->lease()->setText(m_view->status()->text().startsWith(QLatin1String("processing")) ? tr("none (expired)")
+                : m_view->status()->text().isEmpty()                                              ? QString()
+                                                                                                  : tr("none (not processing)"));
         return;
     }
     const auto left = *m_leaseLeftMs - m_sinceLoad.elapsed();

@@ -44,9 +44,13 @@ public:
     QPlainTextEdit* errorsView() const { return m_view->errors(); }
     QTabWidget* tabs() const { return m_view->tabs(); }
 
+protected:
+    void changeEvent(QEvent* event) override;
+
 private:
     void onLoaded(const TaskDetailAnswer& answer);
     void updateLease();
+    void showConflicts(const idem::TaskDetail& detail);
 
     TaskDetailLoader* m_loader;
     TaskRecordView* m_view;

@@ -14,6 +14,8 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include "models/visibletext.h"
+
 namespace idem::console {
 
 namespace {
@@ -34,7 +36,7 @@ TaskRecordView::TaskRecordView(bool withTimes, const QString& auditAtHeader, QOb
     , m_tenant(field("detailTenant"))
     , m_operation(field("detailOperation"))
     , m_business(field("detailBusinessId"))
-    , m_digest(field("detailDigest"))
+    , m_digest(new QPlainTextEdit)
     , m_status(field("detailStatus"))
     , m_attempts(field("detailAttempts"))
     , m_lease(new QLabel)
@@ -51,6 +53,14 @@ TaskRecordView::TaskRecordView(bool withTimes, const QString& auditAtHeader, QOb
     , m_form(new QFormLayout)
 {
     m_title->setObjectName(QStringLiteral("detailTitle"));
+    m_digest->setObjectName(QStringLiteral("detailDigest"));
+    m_digest->setReadOnly(true);
+    m_digest->setFrameShape(QFrame::NoFrame);
+    m_digest->setWordWrapMode(QTextOption::WrapAnywhere);
+    m_digest->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_digest->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_digest->document()->setDocumentMargin(1);
+    m_digest->setFixedHeight(2 * m_digest->fontMetrics().lineSpacing() + 6);
     m_title->setWordWrap(true);
     m_lease->setObjectName(QStringLiteral("detailLease"));
     m_lease->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -74,22 +84,36 @@ TaskRecordView::TaskRecordView(bool withTimes, const QString& auditAtHeader, QOb
 
     m_form->setContentsMargins(0, 0, 0, 0);
     m_form->setVerticalSpacing(2);
-    m_form->addRow(tr("Key"), m_key);
+    addRow(QT_TR_NOOP("Key"), m_key);
     auto* parts = new QHBoxLayout;
     parts->addWidget(m_tenant);
     parts->addWidget(m_operation);
     parts->addWidget(m_business, 2);
-    m_form->addRow(tr("Tenant / op / id"), parts);
-    m_form->addRow(tr("Digest"), m_digest);
-    m_form->addRow(tr("Status"), m_status);
-    m_form->addRow(tr("Attempts"), m_attempts);
-    m_form->addRow(tr("Lease"), m_lease);
-    m_form->addRow(tr("Owner token"), m_token);
-    m_form->addRow(tr("Next attempt"), m_next);
+    addRow(QT_TR_NOOP("Tenant / op / id"), parts);
+    addRow(QT_TR_NOOP("Digest"), m_digest);
+    addRow(QT_TR_NOOP("Status"), m_status);
+    addRow(QT_TR_NOOP("Attempts"), m_attempts);
+    addRow(QT_TR_NOOP("Lease"), m_lease);
+    addRow(QT_TR_NOOP("Owner token"), m_token);
+    addRow(QT_TR_NOOP("Next attempt"), m_next);
     if (m_times)
-        m_form->addRow(tr("Created / updated"), m_times);
-    m_form->addRow(tr("Error class"), m_errorClass);
-    m_form->addRow(tr("Error"), m_errorMessage);
+        addRow(QT_TR_NOOP("Created / updated"), m_times);
+    addRow(QT_TR_NOOP("Error class"), m_errorClass);
+    addRow(QT_TR_NOOP("Error"), m_errorMessage);
+}
+
+void TaskRecordView::addRow(const char* title, QWidget* field)
+{
+    auto* label = new QLabel(tr(title));
+    m_form->addRow(label, field);
+    m_rowTitles.emplace_back(label, title);
+}
+
+void TaskRecordView::addRow(const char* title, QLayout* field)
+{
+    auto* label = new QLabel(tr(title));
+    m_form->addRow(label, field);
+    m_rowTitles.emplace_back(label, title);
 }
 
 TaskRecordView::~TaskRecordView() = default;
@@ -121,6 +145,8 @@ bool TaskRecordView::eventFilter(QObject* watched, QEvent* event)
 
 void TaskRecordView::retranslateTabs()
 {
+    for (const auto& [label, source] : m_rowTitles)
+        label->setText(tr(source));
     if (m_tabs->count() < 3)
         return;
     m_tabs->setTabText(0, tr("Result"));
@@ -149,8 +175,9 @@ void TaskRecordView::install(QWidget* pane)
 void TaskRecordView::clear()
 {
     for (auto* e :
-        { m_key, m_tenant, m_operation, m_business, m_digest, m_status, m_attempts, m_token, m_next, m_errorClass })
+        { m_key, m_tenant, m_operation, m_business, m_status, m_attempts, m_token, m_next, m_errorClass })
         e->clear();
+    m_digest->clear();
     if (m_times)
         m_times->clear();
     m_lease->clear();
@@ -167,13 +194,18 @@ void TaskRecordView::clear()
 
 void TaskRecordView::showKey(const QString& key)
 {
-    m_key->setText(key);
+    // Byte for byte, with what would hide or reorder it shown as escapes (\n, \u202E).
+    m_key->setText(visibleText(key));
     m_key->setCursorPosition(0);
+    m_key->setToolTip(m_key->text());
     const auto parts = key.split(QLatin1Char(':'));
-    m_tenant->setText(parts.value(0));
-    m_operation->setText(parts.size() > 1 ? parts.value(1) : QString());
-    m_business->setText(parts.size() > 2 ? key.section(QLatin1Char(':'), 2) : QString());
+    m_tenant->setText(visibleText(parts.value(0)));
+    m_operation->setText(parts.size() > 1 ? visibleText(parts.value(1)) : QString());
+    m_business->setText(parts.size() > 2 ? visibleText(key.section(QLatin1Char(':'), 2)) : QString());
+    m_business->setCursorPosition(0);
 }
+
+void TaskRecordView::showDigest(const QString& digest) { m_digest->setPlainText(digest); }
 
 void TaskRecordView::showStatus(const std::string& status, bool errorClassUnknown)
 {
@@ -209,9 +241,9 @@ void TaskRecordView::setAuditRow(
 {
     m_audit->setItem(row, 0, new QTableWidgetItem(at));
     m_audit->setItem(row, 1, new QTableWidgetItem(action));
-    m_audit->setItem(row, 2, new QTableWidgetItem(actor));
-    auto* item = new QTableWidgetItem(reason);
-    item->setToolTip(reason);
+    m_audit->setItem(row, 2, new QTableWidgetItem(visibleText(actor)));
+    auto* item = new QTableWidgetItem(visibleText(reason));
+    item->setToolTip(visibleLines(reason));
     m_audit->setItem(row, 3, item);
 }
 

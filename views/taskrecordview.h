@@ -1,5 +1,8 @@
 #pragma once
 
+#include <utility>
+#include <vector>
+
 #include <QObject>
 #include <QString>
 
@@ -53,7 +56,9 @@ public:
 
     QLabel* title() const { return m_title; }
     QLineEdit* key() const { return m_key; }
-    QLineEdit* digest() const { return m_digest; }
+    QPlainTextEdit* digest() const { return m_digest; }
+    // "v1:" and 64 hex digits: wrapped anywhere on two lines, not run off a narrow pane.
+    void showDigest(const QString& digest);
     QLineEdit* status() const { return m_status; }
     QLabel* lease() const { return m_lease; }
     QLineEdit* token() const { return m_token; }
@@ -72,6 +77,8 @@ protected:
 
 private:
     void retranslateTabs();
+    void addRow(const char* title, QWidget* field);
+    void addRow(const char* title, QLayout* field);
     int m_errorCount = -1; // -1: no record shown
     int m_auditCount = -1;
     QLabel* m_title;
@@ -79,7 +86,7 @@ private:
     QLineEdit* m_tenant;
     QLineEdit* m_operation;
     QLineEdit* m_business;
-    QLineEdit* m_digest;
+    QPlainTextEdit* m_digest;
     QLineEdit* m_status;
     QLineEdit* m_attempts;
     QLabel* m_lease;
@@ -94,6 +101,7 @@ private:
     QPlainTextEdit* m_errors;
     QTableWidget* m_audit;
     QFormLayout* m_form;
+    std::vector<std::pair<QLabel*, const char*>> m_rowTitles; // the form's titles, by source text
 };
 
 } // namespace idem::console

@@ -1,8 +1,11 @@
 #pragma once
 
 #include <QColor>
+#include <QObject>
 
 #include "models/tones.h"
+
+#include <functional>
 
 class QPalette;
 class QWidget;
@@ -15,7 +18,24 @@ namespace idem::console {
 // Fusion style with explicit palettes. Kept in the console's settings file as ui/theme.
 enum class Theme { System, Light, Dark };
 
+// Says when theme::apply() has finished: style and palette both switched. Whatever colours
+// text itself (a style sheet, a <span style='color:…'> in rich text) re-renders on changed():
+// Qt's own palette events arrive half-way (a StyleChange while the old palette is still in
+// force) or not at all (a hidden widget with a style sheet), which left light-theme colours on
+// a dark window after a live switch.
+class ThemeNotifier : public QObject {
+    Q_OBJECT
+public:
+    using QObject::QObject;
+Q_SIGNALS:
+    void changed();
+};
+
 namespace theme {
+    ThemeNotifier* notifier();
+    // Calls `render` now and after every theme switch, while `owner` lives.
+    void onChange(QObject* owner, const std::function<void()>& render);
+
     // Switches the application's style and palette; the first call remembers the platform's
     // so System can restore them. Widgets get QEvent::ApplicationPaletteChange.
     void apply(Theme theme);
@@ -24,6 +44,8 @@ namespace theme {
     QPalette darkPalette();
     // The platform's palette as it was before any apply().
     QPalette platformPalette();
+    // The frame the Light and Dark themes draw around a check box's indicator.
+    QColor indicatorFrame(const QPalette& palette);
     // Whether `palette` draws light text on dark windows (what coloured widgets must adapt to).
     bool isDark(const QPalette& palette);
     // Whether the application palette is dark now.

@@ -251,6 +251,10 @@ void TestConsoleExport::dialogExportWritesVerifiedSignedBundle()
     QTest::mouseClick(dialog->findChild<QPushButton*>(QStringLiteral("exportButton")), Qt::LeftButton);
     QVERIFY(dialog->isVisible());
     QVERIFY2(dialog->errorText().contains(QStringLiteral("no signing key")), qPrintable(dialog->errorText()));
+    // Unticked, an export needs no key: the error goes with it (issue 24 item 12: it stayed).
+    sign->setChecked(false);
+    QVERIFY2(dialog->errorText().isEmpty(), qPrintable(dialog->errorText()));
+    sign->setChecked(true);
     QTest::mouseClick(create, Qt::LeftButton);
     const auto keyPath = dialog->keyPath();
     QCOMPARE(keyPath, QString::fromStdString(idem::defaultSigningKeyPath().string()));

@@ -454,6 +454,12 @@ std::string LocalCluster::dsn(const std::string& dbname) const
 
 void LocalCluster::crash() { stopChild(m_process.get(), SIGQUIT); }
 
+bool LocalCluster::restart()
+{
+    crash();
+    return startServer();
+}
+
 bool LocalCluster::promote()
 {
     if (!run({ postgresBinDir() + QStringLiteral("/pg_ctl"), QStringLiteral("promote"), QStringLiteral("-D"), m_data,

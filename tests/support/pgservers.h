@@ -93,6 +93,9 @@ public:
     std::string dsn(const std::string& dbname = "postgres") const;
     // An immediate shutdown (SIGQUIT): the crash a failover follows.
     void crash();
+    // The server goes down at once and comes back on the same port and data, as a restart
+    // looks to its clients (their connections broken). False (problem() says why) on failure.
+    bool restart();
     // pg_ctl promote, waiting until it accepts writes. False (problem() says why) on failure.
     bool promote();
     // Appends to its configuration and reloads (SIGHUP).
