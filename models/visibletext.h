@@ -8,8 +8,9 @@ namespace idem::console {
 
 // Text from the database (keys, reasons, error messages) as an operator must see it: every
 // character kept, in order, but the ones that would hide or rearrange it shown as escapes:
-// control characters (\n, \t, \x01), bidi embeddings, overrides, isolates and marks (\u202E),
-// zero-width and other format characters (\u200B, \uFEFF), line and paragraph separators. An
+// control characters (\x0a, \x09, \x01), bidi embeddings, overrides, isolates and marks (\u202e),
+// zero-width and other format characters (\u200b, \ufeff), line and paragraph separators, spelled
+// as idemctl spells them (idem::displaySafe), so a key reads the same in both. An
 // RTL override in a key would otherwise display "abc" as "cba" and a newline would make one
 // key look like two. What is copied (Copy key, Copy as JSON) stays the raw bytes.
 QString visibleText(const QString& text);

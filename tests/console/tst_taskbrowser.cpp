@@ -346,7 +346,7 @@ void TestTaskBrowser::hostileKeysRoundTrip()
         widget.view()->selectRow(row);
         auto* key = widget.detail()->keyField();
         // Every character, the invisible ones as escapes (issue 24 item 4); the copy is raw.
-        const QString shown = k == keys[2] ? QStringLiteral("hostile:op:ctrl\\x01\\x02\\t\\n\\r\\x7Fend")
+        const QString shown = k == keys[2] ? QStringLiteral("hostile:op:ctrl\\x01\\x02\\x09\\x0a\\x0d\\x7fend")
                                            : QString::fromStdString(k);
         QTRY_COMPARE_WITH_TIMEOUT(key->text(), shown, browserTimeoutMs);
         QTest::mouseClick(widget.findChild<QPushButton*>(QStringLiteral("copyKeyButton")), Qt::LeftButton);
