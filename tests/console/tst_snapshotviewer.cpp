@@ -14,6 +14,8 @@
 #include <QTableWidget>
 #include <QTextBrowser>
 #include <QXYSeries>
+#include <QChartView>
+#include <QDateTimeAxis>
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
@@ -319,6 +321,22 @@ void TestSnapshotViewer::opensWhatWasExported()
         if (p.y() != 0)
             drawn[qint64(p.x())] = p.y();
     QCOMPARE(drawn, retryFailed);
+    // Time ticks on round minutes (whole steps of 1, 2, 5, 10, 15, 30 or 60 minutes, local time).
+    for (auto* view : w->dashboard()->charts()->findChildren<QChartView*>()) {
+        for (auto* axis : view->chart()->axes(Qt::Horizontal)) {
+            auto* x = qobject_cast<QDateTimeAxis*>(axis);
+            if (!x)
+                continue;
+            const qint64 from = x->min().toMSecsSinceEpoch() + qint64(x->min().offsetFromUtc()) * 1000;
+            const qint64 to = x->max().toMSecsSinceEpoch() + qint64(x->max().offsetFromUtc()) * 1000;
+            QVERIFY(x->tickCount() >= 2);
+            const qint64 step = (to - from) / (x->tickCount() - 1);
+            QCOMPARE(step * (x->tickCount() - 1), to - from);
+            QVERIFY2(QList<qint64>({ 1, 2, 5, 10, 15, 30, 60 }).contains(step / 60000) && step % 60000 == 0,
+                qPrintable(QString::number(step)));
+            QCOMPARE(from % step, 0);
+        }
+    }
     w->pages()->setCurrentWidget(w->dashboard());
     save(w, "snapshot-dashboard.png");
 
