@@ -87,6 +87,7 @@ ensure_login() { # NAME ROLE...
     fi
     # On stdin, never on a command line; the statement kept out of the server log.
     psql "$dsn" -Xq -v ON_ERROR_STOP=1 >/dev/null <<SQL
+SET client_min_messages = warning;
 SET log_statement = 'none';
 SET log_min_duration_statement = -1;
 DO \$\$BEGIN
@@ -102,6 +103,7 @@ ensure_login idem_console_operator idem_operator
 ensure_login idem_demo_worker idem_worker idem_reader
 # The demo creates its tables in the Idem schema (once) and owns them.
 psql "$dsn" -Xq -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
+SET client_min_messages = warning;
 GRANT CREATE ON SCHEMA idem TO idem_demo_worker;
 DO $$BEGIN
     IF to_regclass('idem.demo_payments') IS NOT NULL THEN
