@@ -334,7 +334,10 @@ void TestSnapshotViewer::opensWhatWasExported()
             QCOMPARE(step * (x->tickCount() - 1), to - from);
             QVERIFY2(QList<qint64>({ 1, 2, 5, 10, 15, 30, 60 }).contains(step / 60000) && step % 60000 == 0,
                 qPrintable(QString::number(step)));
-            QCOMPARE(from % step, 0);
+            QVERIFY2(from % step == 0,
+                qPrintable(view->chart()->title() + QLatin1Char(' ') + x->min().toString(Qt::ISODateWithMs)
+                    + QLatin1Char(' ') + x->max().toString(Qt::ISODateWithMs) + QLatin1Char(' ')
+                    + QString::number(x->tickCount())));
         }
     }
     w->pages()->setCurrentWidget(w->dashboard());
