@@ -14,6 +14,7 @@
 #include "models/auditwitness.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
+#include "views/trustedkeysdialog.h"
 #include "views/auditwidget.h"
 #include "views/connectiondialog.h"
 #include "views/consolewidget.h"
@@ -86,6 +87,10 @@ MainWindow::MainWindow(ConsoleSession* session, ProfileStore* profiles, QWidget*
         QT_TR_NOOP("&Open snapshot…"));
     openSnapshot->setObjectName(QStringLiteral("openSnapshotAction"));
     openSnapshot->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+    // Whose signatures the snapshot viewer shows as valid.
+    auto* trusted = track(file->addAction(QString(), this, [this] { TrustedKeysDialog::editConsoleKeys(this); }),
+        QT_TR_NOOP("&Trusted signing keys…"));
+    trusted->setObjectName(QStringLiteral("trustedKeysAction"));
     file->addSeparator();
     auto* quit = track(file->addAction(QString(), qApp, &QApplication::closeAllWindows), QT_TR_NOOP("&Quit"));
     quit->setObjectName(QStringLiteral("quitAction"));

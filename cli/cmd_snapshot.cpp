@@ -1,8 +1,10 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "cli/args.h"
@@ -13,13 +15,14 @@
 #include "operations/snapshot.h"
 #include "operations/snapshotbundle.h"
 #include "operations/snapshotjson.h"
+#include "operations/trustedkeys.h"
 
 namespace idem::cli {
 
 namespace {
     constexpr const char* snapshotHelp = R"(Usage: idemctl snapshot export --out DIR [OPTIONS]
-       idemctl snapshot verify DIR [--pubkey FILE]
-       idemctl snapshot show DIR [--pubkey FILE]
+       idemctl snapshot verify DIR [--pubkey FILE]... [--trusted-keys FILE] [--allow-unknown-signer]
+       idemctl snapshot show DIR [the same trust options]
        idemctl snapshot keygen [--key FILE] [--force]
        idemctl snapshot pubkey [--key FILE]
 
@@ -50,9 +53,15 @@ export
   --quiet            no progress on stderr
 
 verify DIR           check every file against MANIFEST and the signature; names every edited,
-                     added or removed file; exit 1 on any finding
-  --pubkey FILE      the public key the bundle must be signed with; without it a signature
-                     only shows the bundle is self-consistent
+                     added or removed file; exit 1 on any finding, and on a signature by a key
+                     not trusted (a bundle carries its signer's key: anyone may re-sign it)
+  --pubkey FILE      a public key (PEM) trusted to sign; repeat for several
+  --trusted-keys F   a file of trusted keys: "<SHA-256 fingerprint> <name>" lines and/or PEM
+                     blocks named by the "# name" line before them. Without --pubkey and
+                     --trusted-keys: $XDG_CONFIG_HOME/idem/trusted-keys (~/.config/idem/...)
+                     if it exists. With any trusted key, an unsigned bundle fails too
+  --allow-unknown-signer
+                     accept a valid signature by an untrusted key (still reported)
 
 show DIR             verify, then print the snapshot's figures and row sets
 
@@ -168,11 +177,29 @@ pubkey               print the public key of the signing key (give it to whoever
         }
     }
 
-    std::optional<std::string> trustedKey(const Args& args)
+    const std::set<std::string> trustOptions { "pubkey", "trusted-keys" };
+
+    // --pubkey FILE (repeated), --trusted-keys FILE, else the default file when it exists.
+    TrustedKeys trustedKeys(const Args& args)
     {
-        if (const auto p = args.value("pubkey"))
-            return readText(*p);
-        return std::nullopt;
+        TrustedKeys keys;
+        for (const auto& file : args.values("pubkey")) {
+            try {
+                keys.addPem(file, readText(file));
+            } catch (const SigningError& e) {
+                throw SigningError("--pubkey " + file + ": " + e.what());
+            }
+        }
+        auto file = args.value("trusted-keys");
+        if (!file && keys.empty()) {
+            std::error_code ec;
+            if (const auto def = defaultTrustedKeysPath(); def && std::filesystem::exists(*def, ec))
+                file = def->string();
+        }
+        if (file)
+            for (auto& k : parseTrustedKeys(readText(*file), *file).keys)
+                keys.add(std::move(k));
+        return keys;
     }
 
     std::string onePath(const Args& args, const char* what)
@@ -184,27 +211,30 @@ pubkey               print the public key of the signing key (give it to whoever
 
     int runVerifyBundle(const std::vector<std::string>& argv)
     {
-        Args args(argv, { "pubkey" }, {});
+        Args args(argv, trustOptions, { "allow-unknown-signer" });
         const auto dir = onePath(args, "verify");
-        const auto v = verifyBundle(dir, trustedKey(args));
+        const auto v = verifyBundle(dir, trustedKeys(args));
+        const bool ok = v.ok(args.flag("allow-unknown-signer"));
         for (const auto& line : v.report())
             std::cout << line << '\n';
-        std::cout << (v.ok() ? "OK: " : "FAILED: ") << dir << ", " << v.filesChecked
-                  << " files checked against MANIFEST\n";
-        return v.ok() ? ExitOk : ExitFailure;
+        std::cout << (ok ? "OK: " : "FAILED: ") << dir << ", " << v.filesChecked << " files checked against MANIFEST"
+                  << (ok && v.unknownSigner() ? ", signed by an unknown key (accepted with --allow-unknown-signer)" : "")
+                  << '\n';
+        return ok ? ExitOk : ExitFailure;
     }
 
     int runShow(const std::vector<std::string>& argv)
     {
-        Args args(argv, { "pubkey" }, {});
+        Args args(argv, trustOptions, { "allow-unknown-signer" });
         const auto dir = onePath(args, "show");
-        const auto loaded = openSnapshotBundle(dir, trustedKey(args));
+        const auto loaded = openSnapshotBundle(dir, trustedKeys(args));
+        const bool ok = loaded.verification.ok(args.flag("allow-unknown-signer"));
         for (const auto& line : loaded.verification.report())
             std::cout << line << '\n';
         const auto& d = loaded.data;
         const auto& f = d.figures;
         // A bundle is anyone's file: its text reaches the terminal through displaySafe only.
-        std::cout << (loaded.verification.ok() ? "verified" : "NOT VERIFIED") << "\n\nIdem snapshot (format "
+        std::cout << (ok ? "verified" : "NOT VERIFIED") << "\n\nIdem snapshot (format "
                   << d.formatVersion << ") taken at " << displaySafe(d.takenAt, 80) << " by "
                   << displaySafe(d.producer, 200) << "\n  server " << displaySafe(d.serverVersion, 200)
                   << (d.inRecovery ? " (standby)" : "") << ", database " << displaySafe(d.database, 200) << ", schema "
@@ -222,7 +252,7 @@ pubkey               print the public key of the signing key (give it to whoever
             std::cout << "  rows " << displaySafe(s.name, 80) << ": " << s.rows.size() << " of " << s.total
                       << (s.truncated ? " (bound reached)" : "") << '\n';
         std::cout << "  audit: " << d.audit.total << " entries, head " << auditHead(d.audit) << '\n';
-        return loaded.verification.ok() ? ExitOk : ExitFailure;
+        return ok ? ExitOk : ExitFailure;
     }
 
     int runKeygen(const std::vector<std::string>& argv)

@@ -193,7 +193,7 @@ void Ledger::acknowledge(const std::string& key, const std::string& resultJson)
     std::lock_guard lock(m_mutex);
     const auto [it, inserted] = m_told.emplace(key, result);
     if (!inserted && it->second != result)
-        ++m_contradictions;
+        m_contradicted.insert(key);
 }
 
 std::map<std::string, nlohmann::json> Ledger::entries() const
@@ -202,10 +202,10 @@ std::map<std::string, nlohmann::json> Ledger::entries() const
     return m_told;
 }
 
-long long Ledger::contradictions() const
+std::set<std::string> Ledger::contradicted() const
 {
     std::lock_guard lock(m_mutex);
-    return m_contradictions;
+    return m_contradicted;
 }
 
 void SocketRegistry::set(int slot, int fd)

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -155,15 +156,16 @@ private:
 // the business table alone cannot show that (the effect row vanished with the record).
 class Ledger {
 public:
-    // A second acknowledgement with another result is a contradiction the client saw.
+    // A second acknowledgement with another result is a contradiction the client saw (unless a
+    // purge removed the key in between: it ran again, as a new key; the report tells them apart).
     void acknowledge(const std::string& key, const std::string& resultJson);
-    std::map<std::string, nlohmann::json> entries() const;
-    long long contradictions() const;
+    std::map<std::string, nlohmann::json> entries() const; // the first result each key was given
+    std::set<std::string> contradicted() const;
 
 private:
     mutable std::mutex m_mutex;
     std::map<std::string, nlohmann::json> m_told;
-    long long m_contradictions = 0;
+    std::set<std::string> m_contradicted;
 };
 
 // The sockets of the connections the workers and the monitor hold, so that a stop can cut them

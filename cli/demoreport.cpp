@@ -15,6 +15,37 @@ namespace {
 
     const Tally outcomeTallies[] = { Tally::Succeeded, Tally::Replayed, Tally::InProgress, Tally::Conflict,
         Tally::RetryLater, Tally::Failed, Tally::WillRetry, Tally::LostOwnership };
+    // Each purge run's walk per operation (idem_purge_runs.operations): it removed the
+    // operation's succeeded rows completed up to `upto`. Only runs that removed something.
+    std::string purgeWalks(const SchemaName& schema)
+    {
+        return "(SELECT r.id AS run, o.key AS operation, (o.value ->> 'from')::timestamptz AS upto,"
+               " (o.value ->> 'horizon_seconds')::bigint AS horizon_seconds FROM "
+            + schema.qualify("idem_purge_runs")
+            + " r CROSS JOIN LATERAL jsonb_each(r.operations) o WHERE (o.value ->> 'removed')::bigint > 0)";
+    }
+
+    // The first purge run that removed the incarnation of key `key` whose business effect was
+    // written at `at` (the completion's transaction: the effect's created_at is the record's
+    // updated_at), as a LATERAL join p(run, operation, horizon_seconds). An effect is that of the
+    // live record when the record is succeeded with that updated_at: a purge did not remove it.
+    std::string purgedByJoin(const SchemaName& schema, const std::string& key, const std::string& at)
+    {
+        return " LEFT JOIN LATERAL (SELECT w.run, w.operation, w.horizon_seconds FROM " + purgeWalks(schema)
+            + " w WHERE w.operation = split_part(" + key + ", ':', 2) AND w.upto >= " + at
+            + " ORDER BY w.run LIMIT 1) p ON true";
+    }
+    // The effect e belongs to a record a purge removed (t: the key's record now, may be absent):
+    // it is not the live record's, and a purge walk of its operation reached past it. A CASE, so
+    // the purge runs are looked at only for effects that are not the live record's.
+    std::string purgedEffect(const SchemaName& schema)
+    {
+        return "(CASE WHEN t.status IS NOT DISTINCT FROM 'succeeded' AND t.updated_at IS NOT DISTINCT FROM e.created_at"
+               " THEN false ELSE EXISTS (SELECT 1 FROM "
+            + purgeWalks(schema)
+            + " w WHERE w.operation = split_part(e.idempotency_key, ':', 2) AND w.upto >= e.created_at) END)";
+    }
+
     const Tally eventTallies[] = { Tally::Died, Tally::StaleAttempts, Tally::DownstreamPaid, Tally::DownstreamDeduped,
         Tally::RetriesAbandoned, Tally::DatabaseErrors, Tally::CutAtStop, Tally::Errors };
 } // namespace
@@ -51,7 +82,7 @@ std::pair<long long, long long> processingCounts(pqxx::connection& conn, const S
 }
 
 void checkLedger(pqxx::connection& conn, const SchemaName& schema, const std::map<std::string, nlohmann::json>& told,
-    Verification& v)
+    Verification& v, const std::set<std::string>& contradicted)
 {
     v.acknowledged = static_cast<long long>(told.size());
     const std::string tasks = schema.qualify("task_idempotency");
@@ -62,21 +93,33 @@ void checkLedger(pqxx::connection& conn, const SchemaName& schema, const std::ma
         nlohmann::json keys = nlohmann::json::array();
         for (std::size_t i = 0; i < chunk && it != told.end(); ++i, ++it)
             keys.push_back(it->first);
+        // purged: some incarnation of the key was removed by a purge (its effect is not the live record's).
         const auto rows = t.exec_params(
-            "SELECT k.key, t.status, t.result_json::text FROM jsonb_array_elements_text($1::jsonb) k(key)"
-            " LEFT JOIN "
+            "SELECT k.key, t.status, t.result_json::text, EXISTS (SELECT 1 FROM "
+                + schema.qualify("demo_orders_effects") + " e WHERE e.idempotency_key = k.key AND " + purgedEffect(schema)
+                + ") FROM jsonb_array_elements_text($1::jsonb) k(key)"
+                  " LEFT JOIN "
                 + tasks + " t ON t.idempotency_key = k.key",
             keys.dump());
         for (const auto& row : rows) {
             const std::string key = row[0].as<std::string>();
             const bool present = !row[1].is_null();
             const bool succeeded = present && row[1].as<std::string>() == "succeeded";
+            const bool purged = row[3].as<bool>();
+            const bool sameResult = succeeded
+                && nlohmann::json::parse(row[2].is_null() ? "null" : row[2].as<std::string>(), nullptr, false)
+                    == told.at(key);
+            if (contradicted.count(key) && !purged)
+                ++v.contradictions;
             std::string holds;
-            if (!succeeded) {
+            if (purged && (!sameResult || contradicted.count(key))) {
+                // Expired by retention, perhaps claimed and run again since: a documented
+                // lifecycle, not a loss (the summary names the purge runs).
+                ++v.purgedAcknowledged;
+            } else if (!succeeded) {
                 ++v.lostAcknowledged;
                 holds = present ? "now " + row[1].as<std::string>() : "no record";
-            } else if (nlohmann::json::parse(row[2].is_null() ? "null" : row[2].as<std::string>(), nullptr, false)
-                != told.at(key)) {
+            } else if (!sameResult) {
                 ++v.reexecutedAfterAck;
                 holds = "succeeded again by another execution";
             }
@@ -98,29 +141,30 @@ Verification verify(pqxx::connection& conn, const Options& options, const Ledger
     pqxx::read_transaction t(conn);
 
     // Over the whole table, not only this run: a double effect is a bug whenever it happened.
-    for (const auto& row : t.exec("SELECT idempotency_key, n, count(*) OVER () FROM (SELECT idempotency_key, count(*) n"
-                                  " FROM "
-             + effects + " GROUP BY 1 HAVING count(*) > 1) d ORDER BY n DESC, 1" + limit)) {
+    // An effect of a record a purge removed is not a second one: the key ran again after it expired.
+    for (const auto& row : t.exec("SELECT idempotency_key, n, count(*) OVER () FROM (SELECT e.idempotency_key,"
+                                  " count(*) FILTER (WHERE NOT " + purgedEffect(s) + ") n FROM "
+             + effects + " e LEFT JOIN " + tasks + " t ON t.idempotency_key = e.idempotency_key WHERE e.idempotency_key IN"
+             + " (SELECT idempotency_key FROM " + effects + " GROUP BY 1 HAVING count(*) > 1)"
+             + " GROUP BY 1 HAVING count(*) FILTER (WHERE NOT " + purgedEffect(s) + ") > 1) d ORDER BY n DESC, 1" + limit)) {
         v.duplicateEffects.emplace_back(row[0].as<std::string>(), row[1].as<long long>());
         v.duplicateKeys = row[2].as<long long>();
     }
 
     for (const auto& row :
-        t.exec_params("SELECT t.idempotency_key, count(e.id) FROM " + tasks + " t LEFT JOIN " + effects
-                + " e ON e.idempotency_key = t.idempotency_key"
-                  " WHERE t.status = 'succeeded' AND split_part(t.idempotency_key, ':', 3) LIKE $1"
-                  " GROUP BY 1 HAVING count(e.id) <> 1 ORDER BY 1"
-                + limit,
+        t.exec_params("SELECT t.idempotency_key, count(e.id) FILTER (WHERE NOT " + purgedEffect(s) + ") FROM " + tasks
+                + " t LEFT JOIN " + effects + " e ON e.idempotency_key = t.idempotency_key"
+                + " WHERE t.status = 'succeeded' AND split_part(t.idempotency_key, ':', 3) LIKE $1"
+                  " GROUP BY 1 HAVING count(e.id) FILTER (WHERE NOT "
+                + purgedEffect(s) + ") <> 1 ORDER BY 1" + limit,
             pattern))
         v.violations.push_back("succeeded record " + row[0].as<std::string>() + " has " + row[1].as<std::string>()
             + " effect rows, not 1");
 
     for (const auto& row : t.exec_params("SELECT e.idempotency_key, coalesce(t.status, 'no record') FROM " + effects
-                 + " e LEFT JOIN " + tasks
-                 + " t ON t.idempotency_key = e.idempotency_key"
-                   " WHERE e.run_id = $1 AND t.status IS DISTINCT FROM 'succeeded'"
-                   " ORDER BY 1"
-                 + limit,
+                 + " e LEFT JOIN " + tasks + " t ON t.idempotency_key = e.idempotency_key"
+                 + " WHERE e.run_id = $1 AND t.status IS DISTINCT FROM 'succeeded' AND NOT " + purgedEffect(s)
+                 + " ORDER BY 1" + limit,
              options.runId))
         v.violations.push_back("effect row for " + row[0].as<std::string>() + " whose record is "
             + row[1].as<std::string>() + ", not succeeded");
@@ -141,6 +185,19 @@ Verification verify(pqxx::connection& conn, const Options& options, const Ledger
         v.states.emplace_back(row[0].as<std::string>(), row[1].as<long long>());
         v.expiredLeases += row[2].as<long long>();
     }
+    // This run's keys a purge removed, per purge run, with the horizon it applied.
+    for (const auto& row : t.exec_params("SELECT p.run, min(p.operation), min(p.horizon_seconds),"
+                                         " count(DISTINCT e.idempotency_key) FROM "
+                 + effects + " e LEFT JOIN " + tasks + " t ON t.idempotency_key = e.idempotency_key"
+                 + purgedByJoin(s, "e.idempotency_key", "e.created_at") + " WHERE e.run_id = $1 AND p.run IS NOT NULL AND "
+                 + purgedEffect(s) + " GROUP BY 1 ORDER BY 1",
+             options.runId)) {
+        auto& run = v.purgedBy[row[0].as<long long>()];
+        run.operation = row[1].as<std::string>();
+        run.horizonSeconds = row[2].as<long long>();
+        run.keys = row[3].as<long long>();
+        v.purgedKeys += run.keys;
+    }
     v.payments
         = t.exec_params(
                "SELECT count(*) FROM " + payments + " WHERE split_part(idempotency_key, ':', 3) LIKE $1", pattern)[0][0]
@@ -148,10 +205,20 @@ Verification verify(pqxx::connection& conn, const Options& options, const Ledger
     v.effects
         = t.exec_params("SELECT count(*) FROM " + effects + " WHERE run_id = $1", options.runId)[0][0].as<long long>();
     t.commit();
-    checkLedger(conn, s, ledger.entries(), v);
-    v.contradictions = ledger.contradictions();
+    checkLedger(conn, s, ledger.entries(), v, ledger.contradicted());
     return v;
 }
+
+namespace {
+    std::string horizonText(long long seconds)
+    {
+        if (seconds % 86400 == 0)
+            return std::to_string(seconds / 86400) + " d";
+        if (seconds % 3600 == 0)
+            return std::to_string(seconds / 3600) + " h";
+        return std::to_string(seconds) + " s";
+    }
+} // namespace
 
 void printSummary(std::ostream& out, const RunSummary& s)
 {
@@ -194,19 +261,34 @@ void printSummary(std::ostream& out, const RunSummary& s)
         for (const auto& line : v.violations)
             out << "check: VIOLATION: " << line << '\n';
     }
+    if (v.purgedKeys > 0) {
+        out << "retention: " << v.purgedKeys
+            << " keys of this run were purged by retention, not lost (a purged key runs again if retried):";
+        const char* separator = " ";
+        for (const auto& [run, p] : v.purgedBy) {
+            out << separator << "purge run " << run << " removed " << p.keys << " (operation " << p.operation
+                << ", horizon " << horizonText(p.horizonSeconds) << ")";
+            separator = "; ";
+        }
+        out << '\n';
+    }
     if (v.ledgerClean()) {
-        out << "check: all " << v.acknowledged
-            << " successes acknowledged to clients are in the database with the result they were given\n";
+        out << "check: all " << v.acknowledged - v.purgedAcknowledged
+            << " successes acknowledged to clients are in the database with the result they were given";
+        if (v.purgedAcknowledged > 0)
+            out << " (and " << v.purgedAcknowledged << " more were purged by retention since)";
+        out << '\n';
     } else {
         out << "check: LOST ACKNOWLEDGED SUCCESSES: of " << v.acknowledged << " keys acknowledged as succeeded, "
             << v.lostAcknowledged << " are no longer succeeded and " << v.reexecutedAfterAck
-            << " succeeded again by another execution (a failover to a standby that had not received them?); "
+            << " succeeded again by another execution, and no purge run explains them (a failover to a standby "
+               "that had not received them?); "
             << v.contradictions << " keys were answered with two different results\n";
         for (const auto& key : v.lostKeys)
             out << "  " << key << '\n';
     }
     out << (v.clean() ? "clean: the business table shows exactly one effect per succeeded key, and every "
-                        "acknowledged success is still there\n"
+                        "acknowledged success is still there or was purged by retention\n"
                       : "NOT CLEAN: see the violations above\n");
 }
 
@@ -222,6 +304,11 @@ nlohmann::json summaryJson(const RunSummary& s)
     nlohmann::json states = nlohmann::json::object();
     for (const auto& [status, n] : v.states)
         states[status] = n;
+    nlohmann::json runs = nlohmann::json::array();
+    for (const auto& [run, p] : v.purgedBy)
+        runs.push_back({ { "run", run }, { "keys", p.keys }, { "operation", p.operation },
+            { "horizon_seconds", p.horizonSeconds } });
+    const nlohmann::json purged = { { "keys", v.purgedKeys }, { "runs", runs } };
     nlohmann::json duplicates = nlohmann::json::array();
     for (const auto& [key, n] : v.duplicateEffects)
         duplicates.push_back({ { "key", key }, { "rows", n } });
@@ -246,7 +333,8 @@ nlohmann::json summaryJson(const RunSummary& s)
         { "ledger",
             { { "acknowledged", v.acknowledged }, { "lost_acknowledged", v.lostAcknowledged },
                 { "reexecuted_after_ack", v.reexecutedAfterAck }, { "contradictions", v.contradictions },
-                { "lost_keys", v.lostKeys } } },
+                { "lost_keys", v.lostKeys }, { "purged_acknowledged", v.purgedAcknowledged } } },
+        { "purged", purged },
         { "clean", v.clean() },
     };
 }

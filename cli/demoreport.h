@@ -2,6 +2,7 @@
 
 #include <iosfwd>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,6 +39,18 @@ struct Verification {
     long long contradictions = 0;
     std::vector<std::string> lostKeys; // the first few of both kinds, "key (what the database holds)"
 
+    // Keys of this run whose succeeded record a purge removed (an audited run of idem_purge_runs
+    // whose walk of the key's operation reached past the key's completion): not lost, expired by
+    // the retention horizon. Per purge run: the keys and the horizon it applied.
+    struct PurgeRun {
+        long long keys = 0;
+        std::string operation;
+        long long horizonSeconds = 0;
+    };
+    std::map<long long, PurgeRun> purgedBy; // purge run id -> what it removed of this run
+    long long purgedKeys = 0;
+    long long purgedAcknowledged = 0; // of the ledger's keys, gone (or run again) after a purge
+
     bool ledgerClean() const { return lostAcknowledged == 0 && reexecutedAfterAck == 0 && contradictions == 0; }
     bool clean() const { return duplicateEffects.empty() && violations.empty() && ledgerClean(); }
 };
@@ -46,8 +59,10 @@ Verification verify(pqxx::connection& conn, const Options& options, const Ledger
 
 // Holds what clients were told (key -> result) against the database; fills the ledger fields.
 // Also what `idemctl verify` uses for the answers its scenarios were given.
+// contradicted: keys a client was given two different results for; those a purge explains
+// (removed, then run again as a new key) are counted as purged, the rest as contradictions.
 void checkLedger(pqxx::connection& conn, const SchemaName& schema, const std::map<std::string, nlohmann::json>& told,
-    Verification& v);
+    Verification& v, const std::set<std::string>& contradicted = {});
 
 struct RunSummary {
     const Options& options;

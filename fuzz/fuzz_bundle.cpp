@@ -3,7 +3,9 @@
 // MANIFEST lists passed checkBundlePath with a 64-digit lowercase hash, and the listing written
 // out again reads back the same with no problems; base64 that decodes is canonical (encoding
 // the bytes again gives the same text, surrounding whitespace aside), and any bytes survive
-// encoding and decoding.
+// encoding and decoding. The trusted-keys file (operations/trustedkeys.h) is read from the same
+// bytes: it is parsed or refused with a SigningError, and what it lists writes out and reads
+// back as the same fingerprints.
 #include <cctype>
 #include <cstddef>
 #include <cstdint>
@@ -13,6 +15,7 @@
 #include "fuzz/check.h"
 #include "operations/signing.h"
 #include "operations/snapshotbundle.h"
+#include "operations/trustedkeys.h"
 
 namespace {
 std::string_view trimmed(std::string_view s)
@@ -50,5 +53,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (const idem::SigningError&) {
     }
     FUZZ_CHECK(idem::base64Decode(idem::base64Encode(bytes)) == bytes, "base64 does not round-trip");
+
+    try {
+        const auto keys = idem::parseTrustedKeys(std::string(bytes), "fuzz");
+        const auto back = idem::parseTrustedKeys(idem::formatTrustedKeys(keys), "again");
+        FUZZ_CHECK(back.keys.size() == keys.keys.size(), "a trusted-keys file written out reads back other keys");
+        for (std::size_t i = 0; i < keys.keys.size(); ++i)
+            FUZZ_CHECK(back.keys[i].fingerprint == keys.keys[i].fingerprint, keys.keys[i].fingerprint.c_str());
+    } catch (const idem::SigningError&) {
+    }
     return 0;
 }

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "models/consolesession.h"
+#include "operations/outcomeseries.h"
 
 namespace idem::console {
 
@@ -176,6 +177,7 @@ void DashboardModel::resetData()
     m_levels.fill(Level::NoData);
     m_openAlerts.clear();
     m_lastServerMs = 0;
+    m_historyFromMinute = 0;
 }
 
 void DashboardModel::onSessionState()
@@ -231,8 +233,10 @@ void DashboardModel::tickNow()
         options.stats.operation = m_settings.operation.toStdString();
     // The whole window once (after a connect or a change), then only the newest minutes: the
     // previous one too, since workers flush the minute that just closed a moment later.
-    if (m_historyLoadedMinutes < m_settings.windowMinutes || !m_lastServerMs)
-        options.historyMinutes = m_settings.windowMinutes;
+    // Two windows: when a counter tile turned red is found from the windows ending in each of
+    // the last window's minutes (redSince()).
+    if (m_historyLoadedMinutes < 2 * m_settings.windowMinutes || !m_lastServerMs)
+        options.historyMinutes = 2 * m_settings.windowMinutes;
     else
         options.historyMinutes
             = std::clamp<int>(static_cast<int>((QDateTime::currentMSecsSinceEpoch() - m_lastServerMs) / 60000) + 2, 2,
@@ -309,6 +313,8 @@ void DashboardModel::ingest(const DashboardTick& tick)
     m_history.mergeBuckets(r.buckets);
     if (r.attempts)
         m_attempts = r.attempts;
+    if (tick.historyMinutes > m_historyLoadedMinutes || !m_historyFromMinute)
+        m_historyFromMinute = (r.serverNowMs / 60000 - (tick.historyMinutes - 1)) * 60;
     m_historyLoadedMinutes = std::max<qint64>(m_historyLoadedMinutes, tick.historyMinutes);
     m_lastServerMs = r.serverNowMs;
     m_latest = std::move(r);
@@ -429,13 +435,114 @@ void DashboardModel::evaluateLevels()
         auto& was = m_levels[static_cast<std::size_t>(i)];
         const auto open = std::find_if(
             m_openAlerts.begin(), m_openAlerts.end(), [t](const OpenAlert& a) { return a.tile == t; });
-        if (v.level == Level::Critical && open == m_openAlerts.end() && m_latest && !m_static)
-            m_openAlerts.push_back({ t, QDateTime::currentDateTime() });
-        else if (v.level != Level::Critical && open != m_openAlerts.end())
+        if (v.level == Level::Critical && open == m_openAlerts.end() && m_latest && !m_static) {
+            // First seen now (server time): what tiles without a series of their own keep.
+            OpenAlert a { t, QDateTime::fromMSecsSinceEpoch(m_latest->serverNowMs), true, false };
+            m_openAlerts.push_back(a);
+            m_openAlerts.back() = redSince(t);
+        } else if (v.level == Level::Critical && open != m_openAlerts.end()) {
+            *open = redSince(t);
+        } else if (v.level != Level::Critical && open != m_openAlerts.end()) {
             m_openAlerts.erase(open);
+        }
         if (v.level == Level::Critical && was != Level::Critical && m_latest && !m_static)
             Q_EMIT alert(t, alertText(t));
         was = v.level;
+    }
+}
+
+OpenAlert DashboardModel::redSince(Tile t) const
+{
+    const auto open = std::find_if(
+        m_openAlerts.begin(), m_openAlerts.end(), [t](const OpenAlert& a) { return a.tile == t; });
+    OpenAlert out = open != m_openAlerts.end() ? *open : OpenAlert { t, {}, true, false };
+    if (!m_latest)
+        return out;
+    const qint64 now = m_latest->serverNowMs;
+    if (!out.since.isValid())
+        out.since = QDateTime::fromMSecsSinceEpoch(now);
+    const auto& threshold = m_settings.thresholds[static_cast<std::size_t>(t)];
+    const auto red = [&](std::optional<double> v) { return v && levelOf(v, threshold) == Level::Critical; };
+
+    // The figure of the window that ended with minute m, as statsSql() computes it from the same counters.
+    const qint64 window = m_settings.windowMinutes;
+    const auto windowValue = [&](qint64 m) -> std::optional<double> {
+        idem::CounterBucket sum;
+        for (const auto& b : m_history.minutes()) {
+            if (b.minuteEpoch <= m - window * 60 || b.minuteEpoch > m)
+                continue;
+            for (const auto& f : idem::outcomeFields())
+                sum.*(f.field) += b.*(f.field);
+        }
+        const auto claims = sum.acquired + sum.duplicates();
+        switch (t) {
+        case Tile::DuplicateRatio:
+            return sum.duplicateRatio() ? std::optional(*sum.duplicateRatio() * 100.0) : std::nullopt;
+        case Tile::Retries:
+            return perClaimsPercent(sum.reclaims(), claims);
+        case Tile::FailedRetries:
+            return perClaimsPercent(sum.failedRetries(), claims);
+        case Tile::DigestConflicts:
+            return perClaimsPercent(sum.conflict, claims);
+        case Tile::StaleTokens:
+            return perClaimsPercent(sum.staleToken, claims);
+        default:
+            return std::nullopt;
+        }
+    };
+    switch (t) {
+    case Tile::DuplicateRatio:
+    case Tile::Retries:
+    case Tile::FailedRetries:
+    case Tile::DigestConflicts:
+    case Tile::StaleTokens: {
+        if (m_figuresWindowMinutes || !m_historyFromMinute)
+            return out;
+        const qint64 newest = now / 60000 * 60;
+        qint64 first = newest;
+        bool earlier = true;
+        for (qint64 m = newest; m - (window - 1) * 60 >= m_historyFromMinute; m -= 60) {
+            if (!red(windowValue(m))) {
+                earlier = false;
+                break;
+            }
+            first = m;
+        }
+        return { t, QDateTime::fromMSecsSinceEpoch(first * 1000), earlier, true };
+    }
+    case Tile::Processing:
+    case Tile::ExpiredLeases: {
+        const auto& ring = m_history.live();
+        if (ring.size() == 0)
+            return out;
+        const qint64 gapMs = std::max<qint64>(5000, 3LL * m_settings.intervalMs);
+        qint64 first = now;
+        bool seen = false;
+        bool earlier = true; // unless a sample before the run is found
+        for (int i = int(ring.size()) - 1; i >= 0; --i) {
+            const auto& sample = ring.at(i);
+            // A gap (the console could not read) ends what the samples can tell.
+            if (seen && first - sample.ms > gapMs)
+                break;
+            if (!red(double(t == Tile::Processing ? sample.processing : sample.expired))) {
+                earlier = false;
+                break;
+            }
+            first = sample.ms;
+            seen = true;
+        }
+        return { t, QDateTime::fromMSecsSinceEpoch(first), earlier, false };
+    }
+    case Tile::OldestProcessing: {
+        // The oldest row crossed the red line when its age did.
+        const auto& s = m_latest->stats;
+        if (s.oldestProcessingAgeSeconds && threshold.critical && *s.oldestProcessingAgeSeconds >= *threshold.critical)
+            return { t, QDateTime::fromMSecsSinceEpoch(now - qint64((*s.oldestProcessingAgeSeconds - *threshold.critical) * 1000.0)),
+                false, false };
+        return out;
+    }
+    default:
+        return out;
     }
 }
 

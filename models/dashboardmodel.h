@@ -49,10 +49,14 @@ struct TileValue {
     QString opens;
 };
 
-// A tile that is red now: since when (local clock), with the latest value.
+// A tile that is red now: since when, by the server's clock and from the data (see
+// DashboardModel::redSince()), with the latest value.
 struct OpenAlert {
     Tile tile;
     QDateTime since;
+    // The data does not reach back to the start of the run: red since then or earlier.
+    bool orEarlier = false;
+    bool minutes = false; // `since` is a minute of the counters (else a tick's time)
 };
 
 // The live dashboard's data side: it ticks through a ConsoleSession's worker (one statement per
@@ -111,6 +115,12 @@ public:
     const std::vector<OpenAlert>& openAlerts() const { return m_openAlerts; }
     // "Stale-token rejections 282 (4.1 % of claims; red from 2 %)": the latest value.
     QString alertText(Tile tile) const;
+    // When the current red run of a tile began, from the data, not from when this console saw it:
+    // the counter tiles from the per-minute counters (the first minute whose window was red, in
+    // a run reaching the newest minute), processing and expired leases from the ticks' samples,
+    // the oldest processing row from its age. Other tiles have no series: the first tick that
+    // showed them red, or earlier.
+    OpenAlert redSince(Tile tile) const;
 
     qint64 lastTickMs() const { return m_lastTickMs; }
     std::chrono::milliseconds nextTickIn() const { return m_nextTick; }
@@ -173,6 +183,7 @@ private:
     QElapsedTimer m_ownExactAt;
     int m_sharedRefreshes = 0;
     qint64 m_historyLoadedMinutes = 0; // how far back the history holds the current window
+    qint64 m_historyFromMinute = 0; // epoch seconds of the oldest minute loaded (0: none yet)
     qint64 m_lastServerMs = 0;
     DashboardHistory m_history;
     std::array<Level, tileCount> m_levels {};

@@ -10,37 +10,14 @@
 #include <map>
 
 #include "core/connection.h"
-#include "core/counters.h"
+#include "operations/outcomeseries.h"
 #include "operations/snapshotjson.h"
 #include "operations/tasklist.h"
+#include "models/trustedkeystore.h"
 
 namespace idem::console {
 
 namespace {
-    std::int64_t CounterBucket::*outcomeField(const std::string& name)
-    {
-        using B = idem::CounterBucket;
-        namespace o = idem::outcome;
-        static const std::map<std::string, std::int64_t B::*> fields = {
-            { o::Acquired, &B::acquired },
-            { o::ReacquiredLease, &B::reacquiredLease },
-            { o::ReacquiredRetry, &B::reacquiredRetry },
-            { o::Replayed, &B::replayed },
-            { o::InProgress, &B::inProgress },
-            { o::Conflict, &B::conflict },
-            { o::RetryLater, &B::retryLater },
-            { o::RejectedFailed, &B::rejectedFailed },
-            { o::StaleToken, &B::staleToken },
-            { o::Succeeded, &B::succeeded },
-            { o::FailedRetryable, &B::failedRetryable },
-            { o::FailedPermanent, &B::failedPermanent },
-            { o::FailedUnknown, &B::failedUnknown },
-            { o::Exhausted, &B::exhausted },
-        };
-        const auto it = fields.find(name);
-        return it == fields.end() ? nullptr : it->second;
-    }
-
     std::optional<qint64> isoMs(const std::string& text)
     {
         const auto us = idem::parseIsoMicros(text);
@@ -96,7 +73,7 @@ idem::DashboardReading snapshotReading(const idem::SnapshotData& data)
     std::map<std::int64_t, idem::CounterBucket> minutes;
     for (const auto& c : data.history.rows) {
         const auto ms = isoMs(c.bucket);
-        const auto field = outcomeField(c.outcome);
+        const auto field = idem::outcomeField(c.outcome);
         if (!ms || !field)
             continue;
         const std::int64_t minute = *ms / 60000 * 60;
@@ -144,11 +121,11 @@ SnapshotOpener::SnapshotOpener(QObject* parent)
 
 SnapshotOpener::~SnapshotOpener() = default;
 
-SharedSnapshot SnapshotOpener::openNow(const QString& dir, QString* error)
+SharedSnapshot SnapshotOpener::openNow(const QString& dir, QString* error, const idem::TrustedKeys& trusted)
 {
     const std::filesystem::path path(QFile::encodeName(dir).toStdString());
     try {
-        return std::make_shared<const idem::LoadedSnapshot>(idem::openSnapshotBundle(path, std::nullopt));
+        return std::make_shared<const idem::LoadedSnapshot>(idem::openSnapshotBundle(path, trusted));
     } catch (const idem::SnapshotFormatError& e) {
         // The version decides what to say: a newer format is not damage, it needs a newer console.
         QFile file(QStringLiteral("%1/snapshot.json").arg(dir));
@@ -189,9 +166,11 @@ void SnapshotOpener::open(const QString& dir)
         QString error;
     };
     auto result = std::make_shared<Result>();
+    // Read here, on the caller's thread: the settings are the UI's.
+    const auto trusted = loadTrustedKeys();
     // Parsing and hashing every file happens here; the thread ends itself and its answer is
     // queued to this object (dropped if it is gone by then).
-    QThread* thread = QThread::create([dir, result] { result->snapshot = openNow(dir, &result->error); });
+    QThread* thread = QThread::create([dir, result, trusted] { result->snapshot = openNow(dir, &result->error, trusted); });
     connect(thread, &QThread::finished, this, [this, dir, result] {
         --m_pending;
         if (result->snapshot)

@@ -50,8 +50,9 @@ public:
     int pending() const { return m_pending; }
 
     // What the thread does: the snapshot, or the words a person reads when it cannot be opened
-    // (not a bundle, damaged snapshot.json, a format this console does not read).
-    static SharedSnapshot openNow(const QString& dir, QString* error);
+    // (not a bundle, damaged snapshot.json, a format this console does not read). open() passes
+    // the console's trusted signing keys (models/trustedkeystore.h).
+    static SharedSnapshot openNow(const QString& dir, QString* error, const idem::TrustedKeys& trusted = {});
 
 Q_SIGNALS:
     void opened(const QString& dir, const idem::console::SharedSnapshot& snapshot);

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <utility>
 
+#include "operations/outcomeseries.h"
+
 namespace idem::console::tones {
 
 bool isDark(const QPalette& palette)
@@ -39,19 +41,12 @@ QColor color(Tone tone) { return color(tone, isDark()); }
 QString css(Tone tone) { return QStringLiteral("color:%1").arg(color(tone).name()); }
 
 namespace {
-    // Mid-tone colours, readable as lines on white and on the dark base alike.
+    // Mid-tone colours, readable as lines on white and on the dark base alike. The outcome series'
+    // colours are in their table (operations/outcomeseries.cpp), shared with the snapshot report.
     const std::pair<const char*, QRgb> seriesTable[] = {
         { "processing", 0x3b7dd8 },
         { "expired", 0xe0742b },
-        { "new", 0x2e9e4f },
-        { "replay", 0x8e6bd6 },
-        { "inprogress", 0x3b7dd8 },
-        { "conflict", 0xd94c6a },
-        { "reclaim", 0xc9a227 },
         { "duplicateratio", 0x8e6bd6 },
-        { "retries", 0xc9a227 },
-        { "failedretries", 0xe0742b },
-        { "permanent", 0xd94c6a },
         { "tickms", 0x7f8c99 },
         { "attempts", 0x3b7dd8 },
         { "tablebytes", 0x3b7dd8 },
@@ -62,6 +57,8 @@ namespace {
 
 QColor series(const QString& objectName)
 {
+    if (const auto* outcome = idem::findOutcomeSeries(objectName.toStdString()))
+        return QColor::fromRgb(outcome->rgb);
     for (const auto& [name, rgb] : seriesTable)
         if (objectName == QLatin1String(name))
             return QColor::fromRgb(rgb);
@@ -71,6 +68,8 @@ QColor series(const QString& objectName)
 QStringList seriesNames()
 {
     QStringList out;
+    for (const auto& outcome : idem::outcomeSeries())
+        out << QLatin1String(outcome.id);
     for (const auto& entry : seriesTable)
         out << QLatin1String(entry.first);
     return out;

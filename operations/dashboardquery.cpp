@@ -7,6 +7,7 @@
 #include <pqxx/pqxx>
 
 #include "core/sha256.h"
+#include "operations/outcomeseries.h"
 
 namespace idem {
 
@@ -14,30 +15,6 @@ namespace {
     const char* orNull(const std::optional<std::string>& v)
     {
         return v ? v->c_str() : static_cast<const char*>(nullptr);
-    }
-
-    // The outcome names of idem_counters (the CHECK of 0001_initial.sql, one more from
-    // 0010_failed_retries.sql) and where each one goes.
-    const std::map<std::string, std::int64_t CounterBucket::*>& outcomeFields()
-    {
-        static const std::map<std::string, std::int64_t CounterBucket::*> fields = {
-            { "acquired", &CounterBucket::acquired },
-            { "reacquired_lease", &CounterBucket::reacquiredLease },
-            { "reacquired_retry", &CounterBucket::reacquiredRetry },
-            { "replayed", &CounterBucket::replayed },
-            { "in_progress", &CounterBucket::inProgress },
-            { "conflict", &CounterBucket::conflict },
-            { "retry_later", &CounterBucket::retryLater },
-            { "rejected_failed", &CounterBucket::rejectedFailed },
-            { "stale_token", &CounterBucket::staleToken },
-            { "succeeded", &CounterBucket::succeeded },
-            { "failed_retryable", &CounterBucket::failedRetryable },
-            { "failed_permanent", &CounterBucket::failedPermanent },
-            { "failed_unknown", &CounterBucket::failedUnknown },
-            { "exhausted", &CounterBucket::exhausted },
-            { "retry_failed", &CounterBucket::retryFailed },
-        };
-        return fields;
     }
 } // namespace
 
@@ -142,16 +119,14 @@ namespace {
         DashboardReading out;
         out.stats = statsFromRow(row);
         out.serverNowMs = row["server_now_ms"].as<std::int64_t>();
-        const auto& fields = outcomeFields();
         for (const auto& item : nlohmann::json::parse(row["buckets"].as<std::string>())) {
             const auto minute = item.at(0).get<std::int64_t>();
             if (out.buckets.empty() || out.buckets.back().minuteEpoch != minute) {
                 out.buckets.emplace_back();
                 out.buckets.back().minuteEpoch = minute;
             }
-            const auto field = fields.find(item.at(1).get<std::string>());
-            if (field != fields.end())
-                out.buckets.back().*(field->second) += item.at(2).get<std::int64_t>();
+            if (const auto field = outcomeField(item.at(1).get<std::string>()))
+                out.buckets.back().*field += item.at(2).get<std::int64_t>();
         }
         if (out.stats.exact)
             out.attempts = out.stats.exact->attempts;

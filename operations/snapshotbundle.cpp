@@ -237,15 +237,19 @@ void writeSnapshotBundle(
     progress.report("done", 1.0);
 }
 
-bool BundleVerification::ok() const
+bool BundleVerification::intact() const
 {
-    if (!modified.empty() || !missing.empty() || !added.empty() || !problems.empty())
+    return modified.empty() && missing.empty() && added.empty() && problems.empty()
+        && signature != SignatureState::Invalid && signature != SignatureState::Incomplete;
+}
+
+bool BundleVerification::ok(bool allowUnknownSigner) const
+{
+    if (!intact())
         return false;
-    if (signature == SignatureState::Invalid || signature == SignatureState::Incomplete)
-        return false;
-    if (trustedKeyGiven)
-        return signature == SignatureState::Valid && trustedKeyMatches;
-    return true;
+    if (signature == SignatureState::Valid)
+        return trustedKeyMatches || allowUnknownSigner;
+    return !trustedKeyGiven;
 }
 
 std::vector<std::string> BundleVerification::report() const
@@ -265,14 +269,16 @@ std::vector<std::string> BundleVerification::report() const
                                                   : "signature: none (the bundle is not signed)"));
         break;
     case SignatureState::Valid:
-        if (!trustedKeyGiven)
-            out.push_back("signature: valid, but only self-consistent: made by the key inside the bundle (SHA-256 "
-                + keyFingerprint.value_or("?") + "); pass --pubkey FILE to check who signed it");
-        else if (trustedKeyMatches)
-            out.push_back("signature: valid, by the trusted key (SHA-256 " + keyFingerprint.value_or("?") + ")");
+        if (trustedKeyMatches)
+            out.push_back("signature: valid, by the trusted key "
+                + (trustedKeyName && !trustedKeyName->empty() ? "\"" + *trustedKeyName + "\" " : std::string())
+                + "(SHA-256 " + keyFingerprint.value_or("?") + ")");
         else
-            out.push_back("SIGNATURE by another key: the bundle's key (SHA-256 " + keyFingerprint.value_or("?")
-                + ") is not the one given with --pubkey");
+            out.push_back("SIGNATURE by an unknown key " + keyFingerprint.value_or("?")
+                + (trustedKeyGiven ? ": none of the trusted keys" : ": no key is trusted")
+                + " (the signature only shows the bundle is self-consistent; anyone may have re-signed it). "
+                  "Trust the signer with --pubkey FILE or --trusted-keys FILE, or accept it with "
+                  "--allow-unknown-signer");
         break;
     case SignatureState::Invalid:
         out.push_back("SIGNATURE invalid: " + signatureDetail);
@@ -314,7 +320,25 @@ ManifestListing parseManifest(std::string_view bytes)
     return m;
 }
 
+TrustedKeys trustedKeysFromPem(const std::optional<std::string>& trustedPublicPem)
+{
+    TrustedKeys keys;
+    if (trustedPublicPem) {
+        try {
+            keys.addPem({}, *trustedPublicPem);
+        } catch (const SigningError& e) {
+            throw BundleError(std::string("the trusted public key: ") + e.what());
+        }
+    }
+    return keys;
+}
+
 BundleVerification verifyBundle(const fs::path& dir, const std::optional<std::string>& trustedPublicPem)
+{
+    return verifyBundle(dir, trustedKeysFromPem(trustedPublicPem));
+}
+
+BundleVerification verifyBundle(const fs::path& dir, const TrustedKeys& trusted)
 {
     std::error_code ec;
     if (!fs::is_directory(dir, ec))
@@ -371,7 +395,7 @@ BundleVerification verifyBundle(const fs::path& dir, const std::optional<std::st
         const auto j = nlohmann::json::parse(*json, nullptr, false);
         declaredSigned = j.is_object() && j.contains("signing") && !j["signing"].is_null();
     }
-    v.trustedKeyGiven = trustedPublicPem.has_value();
+    v.trustedKeyGiven = !trusted.empty();
     if (!hasSig && !hasKey) {
         v.signature = declaredSigned ? SignatureState::Incomplete : SignatureState::Unsigned;
         if (declaredSigned)
@@ -400,11 +424,10 @@ BundleVerification verifyBundle(const fs::path& dir, const std::optional<std::st
         v.signature = SignatureState::Invalid;
         v.signatureDetail = "there is no MANIFEST to check it against";
     }
-    if (trustedPublicPem && v.keyFingerprint) {
-        try {
-            v.trustedKeyMatches = publicKeyFingerprint(*trustedPublicPem) == *v.keyFingerprint;
-        } catch (const SigningError& e) {
-            throw BundleError(std::string("the trusted public key: ") + e.what());
+    if (v.signature == SignatureState::Valid && v.keyFingerprint) {
+        if (const auto* key = trusted.find(*v.keyFingerprint)) {
+            v.trustedKeyMatches = true;
+            v.trustedKeyName = key->name;
         }
     }
     return v;
@@ -412,8 +435,13 @@ BundleVerification verifyBundle(const fs::path& dir, const std::optional<std::st
 
 LoadedSnapshot openSnapshotBundle(const fs::path& dir, const std::optional<std::string>& trustedPublicPem)
 {
+    return openSnapshotBundle(dir, trustedKeysFromPem(trustedPublicPem));
+}
+
+LoadedSnapshot openSnapshotBundle(const fs::path& dir, const TrustedKeys& trusted)
+{
     LoadedSnapshot out;
-    out.verification = verifyBundle(dir, trustedPublicPem);
+    out.verification = verifyBundle(dir, trusted);
     const auto json = readFile(dir / "snapshot.json");
     if (!json)
         throw BundleError(dir.string() + " holds no snapshot.json: not a snapshot bundle");

@@ -11,6 +11,7 @@
 
 #include "operations/snapshot.h"
 #include "operations/snapshotreport.h"
+#include "operations/trustedkeys.h"
 
 namespace idem {
 
@@ -90,12 +91,18 @@ struct BundleVerification {
     SignatureState signature = SignatureState::Unsigned;
     std::string signatureDetail;
     std::optional<std::string> keyFingerprint; // of the bundle's public key
-    bool trustedKeyGiven = false;
-    bool trustedKeyMatches = false;
+    bool trustedKeyGiven = false; // some key was trusted (a --pubkey, a trusted-keys file, the console's list)
+    bool trustedKeyMatches = false; // the valid signature is by one of them
+    std::optional<std::string> trustedKeyName; // its name, when it has one
     std::size_t filesChecked = 0;
 
-    // Every file matches and, with a trusted key, the bundle is signed by exactly that key.
-    bool ok() const;
+    // Every file matches MANIFEST, and a signature, if any, is whole and matches it.
+    bool intact() const;
+    // A valid signature by a key nobody trusted: self-consistent only, anyone may have re-signed.
+    bool unknownSigner() const { return signature == SignatureState::Valid && !trustedKeyMatches; }
+    // Every file matches; a signed bundle is signed by a trusted key (or allowUnknownSigner);
+    // with trusted keys given, an unsigned bundle fails too.
+    bool ok(bool allowUnknownSigner = false) const;
     // What `idemctl snapshot verify` prints: one line per finding, naming the file.
     std::vector<std::string> report() const;
 };
@@ -110,10 +117,13 @@ struct ManifestListing {
 };
 ManifestListing parseManifest(std::string_view bytes);
 
-// Checks every file against MANIFEST and the signature. trustedPublicPem: the key the bundle
-// must be signed with (`--pubkey`); without it a valid signature is only self-consistent.
+// Checks every file against MANIFEST and the signature, and whether the signer is trusted.
 // Throws BundleError when dir is not a directory.
+BundleVerification verifyBundle(const std::filesystem::path& dir, const TrustedKeys& trusted);
+// trustedPublicPem: the one key the bundle must be signed with. Throws BundleError when it is
+// not an Ed25519 public key.
 BundleVerification verifyBundle(const std::filesystem::path& dir, const std::optional<std::string>& trustedPublicPem);
+TrustedKeys trustedKeysFromPem(const std::optional<std::string>& trustedPublicPem);
 
 struct LoadedSnapshot {
     SnapshotData data;
@@ -123,6 +133,7 @@ struct LoadedSnapshot {
 // What the console's snapshot viewer opens: the verification and snapshot.json as values,
 // whether or not it verified (the viewer shows the findings). Throws BundleError when there
 // is no snapshot.json, SnapshotFormatError when it cannot be read.
+LoadedSnapshot openSnapshotBundle(const std::filesystem::path& dir, const TrustedKeys& trusted);
 LoadedSnapshot openSnapshotBundle(const std::filesystem::path& dir, const std::optional<std::string>& trustedPublicPem);
 
 } // namespace idem

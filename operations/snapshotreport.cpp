@@ -7,7 +7,8 @@
 #include <cstdio>
 #include <ctime>
 #include <map>
-#include <set>
+
+#include "operations/outcomeseries.h"
 
 namespace idem {
 
@@ -42,32 +43,17 @@ namespace {
         return buf;
     }
 
-    struct Series {
-        const char* label;
-        const char* colour;
-        std::set<std::string> outcomes;
-    };
-
     struct ChartSpec {
-        const char* name;
-        const char* title;
-        std::vector<Series> series;
+        const char* name; // charts/<name>.svg
+        OutcomeChart chart;
     };
 
     const std::vector<ChartSpec>& chartSpecs()
     {
         static const std::vector<ChartSpec> specs = {
-            { "claims", "Claims per minute",
-                { { "new keys", "#1f77b4", { "acquired" } }, { "replays", "#2ca02c", { "replayed" } },
-                    { "in progress", "#ff7f0e", { "in_progress" } }, { "conflicts", "#d62728", { "conflict" } } } },
-            { "retries", "Retries and failures per minute",
-                { { "retries", "#9467bd", { "reacquired_lease", "reacquired_retry" } },
-                    { "failed, retryable", "#ff7f0e", { "failed_retryable" } },
-                    { "failed, unknown", "#8c564b", { "failed_unknown" } },
-                    { "failed, permanent", "#d62728", { "failed_permanent" } },
-                    { "exhausted", "#7f7f7f", { "exhausted" } },
-                    { "failed retries", "#17becf", { "retry_failed" } }, { "stale tokens", "#e377c2", { "stale_token" } } } },
-            { "completions", "Completions per minute", { { "succeeded", "#2ca02c", { "succeeded" } } } },
+            { "claims", OutcomeChart::Claims },
+            { "retries", OutcomeChart::Failures },
+            { "completions", OutcomeChart::Completions },
         };
         return specs;
     }
@@ -86,39 +72,64 @@ namespace {
 
     std::string chartSvg(const ChartSpec& spec, const SnapshotData& d)
     {
-        const int w = 760, h = 260, left = 56, right = 16, top = 44, bottom = 34;
+        const auto series = outcomeSeries(spec.chart, InReport);
+        const int w = 760, left = 56, right = 16, bottom = 34, ph0 = 182;
+        // The legend wraps at the right edge: where each entry goes, and how many lines it takes.
+        std::vector<std::pair<double, int>> legendAt;
+        double lx = left;
+        int line = 0;
+        for (const auto* s : series) {
+            const double width = 24 + 6.5 * static_cast<double>(std::string(s->label).size());
+            if (lx > left && lx + width - 10 > w - right) {
+                lx = left;
+                ++line;
+            }
+            legendAt.emplace_back(lx, line);
+            lx += width;
+        }
+        const int top = 44 + 14 * line, h = top + ph0 + bottom;
         const int minutes = std::max(1, d.historyMinutes);
         const long long end = epochMinute(d.takenAt);
         const long long start = end - minutes + 1;
-        std::vector<std::vector<double>> values(spec.series.size(), std::vector<double>(minutes, 0));
+        std::vector<CounterBucket> buckets(static_cast<std::size_t>(minutes));
         for (const auto& c : d.history.rows) {
             const long long m = epochMinute(c.bucket);
-            if (m < start || m > end)
+            const auto field = outcomeField(c.outcome);
+            if (m < start || m > end || !field)
                 continue;
-            for (std::size_t s = 0; s < spec.series.size(); ++s)
-                if (spec.series[s].outcomes.count(c.outcome))
-                    values[s][static_cast<std::size_t>(m - start)] += static_cast<double>(c.n);
+            buckets[static_cast<std::size_t>(m - start)].*field += c.n;
         }
+        std::vector<std::vector<double>> values(series.size(), std::vector<double>(minutes, 0));
+        for (std::size_t s = 0; s < series.size(); ++s)
+            for (int i = 0; i < minutes; ++i)
+                values[s][static_cast<std::size_t>(i)]
+                    = static_cast<double>(seriesValue(*series[s], buckets[static_cast<std::size_t>(i)]));
         double peak = 0;
         for (const auto& s : values)
             for (double v : s)
                 peak = std::max(peak, v);
         const double ymax = niceCeiling(peak);
-        const double pw = w - left - right, ph = h - top - bottom;
+        const double pw = w - left - right, ph = ph0;
         const auto x = [&](long long i) { return left + (minutes == 1 ? pw / 2 : pw * double(i) / (minutes - 1)); };
         const auto y = [&](double v) { return top + ph - ph * v / ymax; };
+        const auto colour = [](const OutcomeSeries& s) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "#%06x", static_cast<unsigned>(s.rgb & 0xffffffu));
+            return std::string(buf);
+        };
 
         std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(w) + "\" height=\""
             + std::to_string(h) + "\" viewBox=\"0 0 " + std::to_string(w) + ' ' + std::to_string(h)
             + "\" font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n";
         svg += "<text x=\"" + std::to_string(left) + "\" y=\"16\" font-size=\"13\" font-weight=\"bold\">"
-            + htmlEscape(spec.title) + "</text>\n";
-        // Legend on one line under the title.
-        double lx = left;
-        for (const auto& s : spec.series) {
-            svg += "<rect x=\"" + fmt(lx) + "\" y=\"24\" width=\"10\" height=\"10\" fill=\"" + s.colour + "\"/>";
-            svg += "<text x=\"" + fmt(lx + 14) + "\" y=\"33\">" + htmlEscape(s.label) + "</text>\n";
-            lx += 24 + 6.5 * static_cast<double>(std::string(s.label).size());
+            + htmlEscape(outcomeChartTitle(spec.chart)) + "</text>\n";
+        for (std::size_t i = 0; i < series.size(); ++i) {
+            const auto [at, row] = legendAt[i];
+            const int ly = 24 + 14 * row;
+            svg += "<rect x=\"" + fmt(at) + "\" y=\"" + std::to_string(ly) + "\" width=\"10\" height=\"10\" fill=\""
+                + colour(*series[i]) + "\"/>";
+            svg += "<text x=\"" + fmt(at + 14) + "\" y=\"" + std::to_string(ly + 9) + "\">"
+                + htmlEscape(series[i]->label) + "</text>\n";
         }
         for (int g = 0; g <= 4; ++g) {
             const double v = ymax * g / 4;
@@ -133,12 +144,13 @@ namespace {
         }
         svg += "<text x=\"" + std::to_string(w - right) + "\" y=\"" + std::to_string(h - 4)
             + "\" text-anchor=\"end\" fill=\"#666\">UTC, one point per minute; the last minute is partial</text>\n";
-        for (std::size_t s = 0; s < spec.series.size(); ++s) {
+        for (std::size_t s = 0; s < series.size(); ++s) {
             std::string pts;
             for (int i = 0; i < minutes; ++i)
                 pts += fmt(x(i)) + ',' + fmt(y(values[s][static_cast<std::size_t>(i)])) + ' ';
-            svg += std::string("<polyline fill=\"none\" stroke-width=\"1.6\" stroke=\"") + spec.series[s].colour
-                + "\" points=\"" + pts + "\"/>\n";
+            svg += std::string("<polyline data-series=\"") + series[s]->id
+                + "\" fill=\"none\" stroke-width=\"1.6\" stroke=\"" + colour(*series[s]) + "\" points=\"" + pts
+                + "\"/>\n";
         }
         if (peak == 0)
             svg += "<text x=\"" + fmt(left + pw / 2) + "\" y=\"" + fmt(top + ph / 2)
@@ -270,7 +282,7 @@ std::vector<SnapshotChart> snapshotCharts(const SnapshotData& data)
 {
     std::vector<SnapshotChart> charts;
     for (const auto& spec : chartSpecs())
-        charts.push_back({ spec.name, spec.title, chartSvg(spec, data) });
+        charts.push_back({ spec.name, outcomeChartTitle(spec.chart), chartSvg(spec, data) });
     return charts;
 }
 

@@ -128,13 +128,18 @@ namespace {
         succeeded.status = "succeeded";
         succeeded.label.quality = FigureQuality::Estimate;
         succeeded.label.observedAt = out.asOf;
-        succeeded.label.source = "planner statistics (pg_class.reltuples) minus the unfinished rows";
-        if (const auto est = optionalInt(row["reltuples"]))
-            succeeded.rows = std::max<std::int64_t>(0, *est - unfinished);
-        else if (const auto live = optionalInt(row["live_tuples"])) {
-            // Before the first ANALYZE: the statistics collector's count of live rows.
+        // The statistics collector's live rows follow every committed insert and delete;
+        // reltuples only moves with ANALYZE, so between two of them it minus the (live) unfinished
+        // rows fell while succeeded rows were being added. reltuples stands in when the
+        // collector has nothing (before its first report, after a statistics reset).
+        const auto live = optionalInt(row["live_tuples"]);
+        const auto est = optionalInt(row["reltuples"]);
+        if (live && (*live > 0 || !est)) {
             succeeded.rows = std::max<std::int64_t>(0, *live - unfinished);
             succeeded.label.source = "statistics collector (n_live_tup) minus the unfinished rows";
+        } else if (est) {
+            succeeded.rows = std::max<std::int64_t>(0, *est - unfinished);
+            succeeded.label.source = "planner statistics (pg_class.reltuples) minus the unfinished rows";
         } else
             succeeded.label.source = "no estimate before the first ANALYZE";
         out.rowsByStatus.push_back(std::move(succeeded));

@@ -395,6 +395,38 @@
         <source>One point per tick; a gap is a time the console could not read.</source>
         <translation>每次轮询一个点；空缺表示控制台无法读取的时间。</translation>
     </message>
+    <message>
+        <source>retry later</source>
+        <translation>稍后重试</translation>
+    </message>
+    <message>
+        <source>rejected, failed</source>
+        <translation>已拒绝（已失败）</translation>
+    </message>
+    <message>
+        <source>failed, retryable</source>
+        <translation>失败（可重试）</translation>
+    </message>
+    <message>
+        <source>failed, unknown</source>
+        <translation>失败（结果未知）</translation>
+    </message>
+    <message>
+        <source>exhausted</source>
+        <translation>已耗尽</translation>
+    </message>
+    <message>
+        <source>stale tokens</source>
+        <translation>过期令牌</translation>
+    </message>
+    <message>
+        <source>succeeded</source>
+        <translation>成功</translation>
+    </message>
+    <message>
+        <source>Completions per minute</source>
+        <translation>每分钟完成数</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::ConnectionDialog</name>
@@ -1074,6 +1106,14 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <source>Red now: %1</source>
         <translation>当前为红色：%1</translation>
     </message>
+    <message>
+        <source>%1 since %2 or earlier</source>
+        <translation>%1，自 %2 或更早起</translation>
+    </message>
+    <message>
+        <source>As of %1 (no live data since): red then: %2</source>
+        <translation>截至 %1（此后无实时数据）：当时为红色：%2</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::ExportDialog</name>
@@ -1380,6 +1420,10 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>&amp;Storage</source>
         <translation>存储(&amp;S)</translation>
+    </message>
+    <message>
+        <source>&amp;Trusted signing keys…</source>
+        <translation>可信签名密钥(&amp;T)…</translation>
     </message>
 </context>
 <context>
@@ -2066,10 +2110,6 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>&lt;b&gt;校验失败：此快照包与写入时不一致。&lt;/b&gt;以下数据可能已被篡改。&lt;br&gt;%1</translation>
     </message>
     <message>
-        <source>Signature valid (Ed25519 key SHA-256 %1…); all %2 files match the MANIFEST. Without a trusted key this shows the bundle is intact, not who signed it: compare the key&apos;s fingerprint.</source>
-        <translation>签名有效（Ed25519 密钥 SHA-256 %1…）；全部 %2 个文件与 MANIFEST 一致。没有可信密钥时，这只能说明快照包完整，而不能说明是谁签的名：请核对密钥指纹。</translation>
-    </message>
-    <message>
         <source>Unsigned: all %1 files match the MANIFEST, but whoever edited them could have rewritten it too.</source>
         <translation>未签名：全部 %1 个文件与 MANIFEST 一致，但修改文件的人也可能重写了 MANIFEST。</translation>
     </message>
@@ -2192,6 +2232,26 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>Close snapshot</source>
         <translation>关闭快照</translation>
+    </message>
+    <message>
+        <source>Trust this signer…</source>
+        <translation>信任此签名者…</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Signed by an unknown key %1&lt;/b&gt;: all %2 files match the MANIFEST, but this console trusts no such key, and anyone who edited the bundle could have re-signed it with a key of their own. Trust the key (Trust this signer…) only if you know whose it is.</source>
+        <translation>&lt;b&gt;由未知密钥 %1 签名&lt;/b&gt;：全部 %2 个文件与 MANIFEST 一致，但本控制台不信任该密钥；任何修改过快照包的人都可能用自己的密钥重新签名。只有在确知该密钥属于谁时，才信任它（信任此签名者…）。</translation>
+    </message>
+    <message>
+        <source>Signature valid, by the trusted key %1 (SHA-256 %2); all %3 files match the MANIFEST.</source>
+        <translation>签名有效，由可信密钥 %1 签名（SHA-256 %2）；全部 %3 个文件与 MANIFEST 一致。</translation>
+    </message>
+    <message>
+        <source>(unnamed)</source>
+        <translation>（未命名）</translation>
+    </message>
+    <message>
+        <source>Signing key SHA-256 %1</source>
+        <translation>签名密钥 SHA-256 %1</translation>
     </message>
 </context>
 <context>
@@ -2659,6 +2719,10 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>not analysed yet: the statistics collector&apos;s live rows (n_live_tup)</source>
         <translation>尚未分析：统计收集器的活动行数（n_live_tup）</translation>
+    </message>
+    <message>
+        <source>Size of the task table over time: not read yet</source>
+        <translation>任务表大小随时间变化：尚未读取</translation>
     </message>
 </context>
 <context>
@@ -3201,6 +3265,73 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>Click: opens %1.</source>
         <translation>点击：打开%1。</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::TrustedKeysDialog</name>
+    <message>
+        <source>&amp;Remove</source>
+        <translation>移除(&amp;R)</translation>
+    </message>
+    <message>
+        <source>Trusted signing keys</source>
+        <translation>可信签名密钥</translation>
+    </message>
+    <message>
+        <source>A snapshot&apos;s signature is shown as valid only when it was made by one of these keys. A bundle carries its signer&apos;s public key, so anyone who edits a bundle can re-sign it: trust a key only when you know whose it is (compare the fingerprint that &lt;tt&gt;idemctl snapshot keygen&lt;/tt&gt; printed).</source>
+        <translation>只有由这些密钥之一做出的快照签名才显示为有效。快照包自带签名者的公钥，因此任何修改快照包的人都能重新签名：只有在确知密钥属于谁时才信任它（请核对 &lt;tt&gt;idemctl snapshot keygen&lt;/tt&gt; 打印的指纹）。</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>SHA-256 fingerprint</source>
+        <translation>SHA-256 指纹</translation>
+    </message>
+    <message>
+        <source>&amp;Add public key file…</source>
+        <translation>添加公钥文件(&amp;A)…</translation>
+    </message>
+    <message>
+        <source>the key</source>
+        <translation>该密钥</translation>
+    </message>
+    <message>
+        <source>Not added: %1</source>
+        <translation>未添加：%1</translation>
+    </message>
+    <message>
+        <source>Not added: give one public key or one fingerprint.</source>
+        <translation>未添加：请给出一个公钥或一个指纹。</translation>
+    </message>
+    <message>
+        <source>Public key to trust</source>
+        <translation>要信任的公钥</translation>
+    </message>
+    <message>
+        <source>PEM public keys (*.pem *.pub);;All files (*)</source>
+        <translation>PEM 公钥 (*.pem *.pub);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Not added: %1 cannot be read.</source>
+        <translation>未添加：无法读取 %1。</translation>
+    </message>
+    <message>
+        <source>Name the key</source>
+        <translation>为密钥命名</translation>
+    </message>
+    <message>
+        <source>Whose key is this?</source>
+        <translation>这是谁的密钥？</translation>
+    </message>
+    <message>
+        <source>Trust this signer</source>
+        <translation>信任此签名者</translation>
+    </message>
+    <message>
+        <source>Trust the key %1 only if you know whose it is. Name:</source>
+        <translation>只有在确知密钥 %1 属于谁时才信任它。名称：</translation>
     </message>
 </context>
 </TS>

@@ -21,6 +21,7 @@
 #include <cmath>
 
 #include "models/dashboardmodel.h"
+#include "operations/outcomeseries.h"
 #include "models/snapshotexport.h"
 #include "views/theme.h"
 #include "models/tones.h"
@@ -32,16 +33,9 @@ namespace idem::console {
 namespace {
     enum ChartIndex { LiveChart, OutcomesChart, RatioChart, FailuresChart, CostChart };
 
-    // Per-minute figures of one bucket, in the order of the chart's series.
-    std::vector<double> outcomeValues(const idem::CounterBucket& b)
-    {
-        return { double(b.acquired), double(b.replayed), double(b.inProgress), double(b.conflict),
-            double(b.reclaims()) };
-    }
-    std::vector<double> failureValues(const idem::CounterBucket& b)
-    {
-        return { double(b.reclaims()), double(b.failedRetries()), double(b.failedPermanent) };
-    }
+    // The console's per-minute charts, in the order of m_charts: the series come from the one table.
+    const std::pair<ChartIndex, idem::OutcomeChart> outcomeCharts[]
+        = { { OutcomesChart, idem::OutcomeChart::Claims }, { FailuresChart, idem::OutcomeChart::Failures } };
 } // namespace
 
 ChartPanel::ChartPanel(QWidget* parent)
@@ -50,17 +44,10 @@ ChartPanel::ChartPanel(QWidget* parent)
     setObjectName(QStringLiteral("chartPanel"));
     m_charts.push_back(makeChart(QT_TR_NOOP("Processing vs expired leases"),
         { QStringLiteral(QT_TR_NOOP("processing")), QStringLiteral(QT_TR_NOOP("expired")) }, QStringLiteral("rows")));
-    m_charts.push_back(makeChart(QT_TR_NOOP("Claim outcomes per minute"),
-        { QStringLiteral(QT_TR_NOOP("new")), QStringLiteral(QT_TR_NOOP("replay")),
-            QStringLiteral(QT_TR_NOOP("in progress")), QStringLiteral(QT_TR_NOOP("conflict")),
-            QStringLiteral(QT_TR_NOOP("reclaim")) },
-        QStringLiteral("claims")));
+    m_charts.push_back(makeOutcomeChart(idem::OutcomeChart::Claims));
     m_charts.push_back(makeChart(
         QT_TR_NOOP("Duplicate ratio per minute"), { QStringLiteral(QT_TR_NOOP("duplicate ratio")) }, QStringLiteral("%")));
-    m_charts.push_back(makeChart(QT_TR_NOOP("Retries and failures per minute"),
-        { QStringLiteral(QT_TR_NOOP("retries")), QStringLiteral(QT_TR_NOOP("failed retries")),
-            QStringLiteral(QT_TR_NOOP("permanent")) },
-        QStringLiteral("events")));
+    m_charts.push_back(makeOutcomeChart(idem::OutcomeChart::Failures));
     m_charts.push_back(
         makeChart(QT_TR_NOOP("Console load: ms per tick"), { QStringLiteral(QT_TR_NOOP("tick ms")) }, QStringLiteral("ms")));
 
@@ -171,7 +158,18 @@ bool ChartPanel::event(QEvent* event)
 
 ChartPanel::~ChartPanel() = default;
 
-ChartPanel::Chart ChartPanel::makeChart(const char* title, const QStringList& names, const QString& unit)
+ChartPanel::Chart ChartPanel::makeOutcomeChart(idem::OutcomeChart which)
+{
+    QStringList names, ids;
+    for (const auto* s : idem::outcomeSeries(which, idem::InConsole)) {
+        names << QString::fromLatin1(s->label);
+        ids << QString::fromLatin1(s->id);
+    }
+    return makeChart(idem::outcomeChartTitle(which), names, QStringLiteral("events"), ids);
+}
+
+ChartPanel::Chart ChartPanel::makeChart(
+    const char* title, const QStringList& names, const QString& unit, const QStringList& ids)
 {
     Chart c;
     c.chart = new QChart;
@@ -194,7 +192,7 @@ ChartPanel::Chart ChartPanel::makeChart(const char* title, const QStringList& na
         auto* s = new QLineSeries;
         // `names` are the English sources (QT_TR_NOOP): the legend translates, the object name
         // (what tests and the benchmark look series up by) does not.
-        QString id = name;
+        QString id = ids.isEmpty() ? name : ids.at(int(c.series.size()));
         id.replace(QLatin1Char(' '), QString());
         s->setObjectName(id);
         c.chart->addSeries(s);
@@ -208,6 +206,33 @@ ChartPanel::Chart ChartPanel::makeChart(const char* title, const QStringList& na
     c.view->setRenderHint(QPainter::Antialiasing);
     c.view->setMinimumSize(260, 190);
     return c;
+}
+
+RoundTimeAxis roundTimeAxis(qint64 fromMs, qint64 toMs)
+{
+    // QDateTimeAxis spaces its ticks evenly from the range's start to its end: a range that
+    // starts and ends on a multiple of a round step puts every tick on a round time (22:00,
+    // 22:05, 22:10) instead of wherever the window happened to begin. The range grows by less
+    // than a step at each end; 3 to 7 ticks.
+    constexpr qint64 minute = 60000;
+    const qint64 span = std::max<qint64>(minute, toMs - fromMs);
+    qint64 step = minute;
+    for (const qint64 m : { 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440 }) {
+        step = m * minute;
+        if (span / step <= 5)
+            break;
+    }
+    RoundTimeAxis out;
+    out.stepMs = step;
+    // Whole steps of local time (a time zone a half hour off UTC still gets :00 and :30).
+    const qint64 offset = qint64(QDateTime::fromMSecsSinceEpoch(toMs).offsetFromUtc()) * 1000;
+    const auto floorTo = [&](qint64 t) { return (t + offset) / step * step - offset; };
+    out.fromMs = floorTo(fromMs);
+    out.toMs = floorTo(toMs);
+    if (out.toMs < toMs)
+        out.toMs += step;
+    out.ticks = int((out.toMs - out.fromMs) / step) + 1;
+    return out;
 }
 
 namespace {
@@ -248,8 +273,11 @@ void ChartPanel::update(const DashboardModel& model)
         : history.live().empty() ? QDateTime::currentMSecsSinceEpoch()
                                  : history.live().back().ms;
     const qint64 from = now - windowMs;
-    for (auto& c : m_charts)
-        c.x->setRange(QDateTime::fromMSecsSinceEpoch(from), QDateTime::fromMSecsSinceEpoch(now));
+    const auto axis = roundTimeAxis(from, now);
+    for (auto& c : m_charts) {
+        c.x->setRange(QDateTime::fromMSecsSinceEpoch(axis.fromMs), QDateTime::fromMSecsSinceEpoch(axis.toMs));
+        c.x->setTickCount(axis.ticks);
+    }
 
     Chart& live = m_charts[LiveChart];
     const int pixels = std::max(50, int(live.chart->plotArea().width()));
@@ -298,7 +326,12 @@ void ChartPanel::update(const DashboardModel& model)
     const auto& minutes = history.minutes();
     auto it = std::lower_bound(minutes.begin(), minutes.end(), firstMinute,
         [](const idem::CounterBucket& b, qint64 m) { return b.minuteEpoch < m; });
-    std::vector<QList<QPointF>> outcomes(5), failures(3);
+    std::vector<std::vector<const idem::OutcomeSeries*>> table;
+    std::vector<std::vector<QList<QPointF>>> points;
+    for (const auto& [index, which] : outcomeCharts) {
+        table.push_back(idem::outcomeSeries(which, idem::InConsole));
+        points.emplace_back(table.back().size());
+    }
     QList<QPointF> ratio;
     for (qint64 m = firstMinute; m <= lastMinute; m += 60) {
         idem::CounterBucket b;
@@ -306,19 +339,17 @@ void ChartPanel::update(const DashboardModel& model)
         if (it != minutes.end() && it->minuteEpoch == m)
             b = *it++;
         const double x = double(m) * 1000.0;
-        const auto o = outcomeValues(b);
-        for (std::size_t i = 0; i < o.size(); ++i)
-            outcomes[i].append(QPointF(x, o[i]));
-        const auto f = failureValues(b);
-        for (std::size_t i = 0; i < f.size(); ++i)
-            failures[i].append(QPointF(x, f[i]));
+        for (std::size_t c = 0; c < table.size(); ++c)
+            for (std::size_t i = 0; i < table[c].size(); ++i)
+                points[c][i].append(QPointF(x, double(idem::seriesValue(*table[c][i], b))));
         if (const auto r = b.duplicateRatio())
             ratio.append(QPointF(x, *r * 100.0));
     }
-    for (std::size_t i = 0; i < outcomes.size(); ++i)
-        m_charts[OutcomesChart].series[i]->replace(outcomes[i]);
-    for (std::size_t i = 0; i < failures.size(); ++i)
-        m_charts[FailuresChart].series[i]->replace(failures[i]);
+    for (std::size_t c = 0; c < table.size(); ++c) {
+        Chart& chart = m_charts[std::size_t(outcomeCharts[c].first)];
+        for (std::size_t i = 0; i < points[c].size(); ++i)
+            chart.series[i]->replace(points[c][i]);
+    }
     m_charts[RatioChart].series[0]->replace(ratio);
     // A line needs two points: the first complete minute with claims is drawn as a dot.
     m_charts[RatioChart].series[0]->setPointsVisible(ratio.size() == 1);

@@ -13,10 +13,24 @@ class QLineSeries;
 class QValueAxis;
 class QXYSeries;
 
+namespace idem {
+enum class OutcomeChart;
+}
+
 namespace idem::console {
 
 class DashboardModel;
 struct ChartImage;
+
+// The time axis of the charts: [fromMs, toMs] widened to whole steps of a round length, so that
+// its `ticks` evenly spaced ticks fall on round minutes.
+struct RoundTimeAxis {
+    qint64 fromMs = 0;
+    qint64 toMs = 0;
+    qint64 stepMs = 0;
+    int ticks = 0;
+};
+RoundTimeAxis roundTimeAxis(qint64 fromMs, qint64 toMs);
 
 // The dashboard's live charts (Qt Charts): processing vs expired leases, claim outcomes per
 // minute, duplicate ratio per minute, retries and failures per minute, and the attempts
@@ -62,7 +76,9 @@ private:
         // Per name, older pieces of the same line (an outage splits it): no legend entry of their own.
         std::vector<std::vector<QLineSeries*>> older;
     };
-    Chart makeChart(const char* title, const QStringList& names, const QString& unit);
+    // `ids`: the series' object names; by default the names without spaces.
+    Chart makeChart(const char* title, const QStringList& names, const QString& unit, const QStringList& ids = {});
+    Chart makeOutcomeChart(idem::OutcomeChart which);
     // Draws `pieces` (oldest first) as one line of series `index`: the newest in the series itself.
     void setPieces(Chart& c, std::size_t index, const std::vector<QList<QPointF>>& pieces);
     static void fitY(Chart& c, double floorMax);

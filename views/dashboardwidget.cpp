@@ -197,6 +197,7 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
     addAction(thresholdsKey);
     connect(m_model, &DashboardModel::updated, this, &DashboardWidget::refreshView);
     connect(m_model, &DashboardModel::freshnessChanged, this, &DashboardWidget::refreshFreshness);
+    connect(m_model, &DashboardModel::freshnessChanged, this, &DashboardWidget::refreshAlerts);
     connect(m_model, &DashboardModel::settingsChanged, this, [this] {
         saveSettings();
         syncControls();
@@ -423,9 +424,18 @@ void DashboardWidget::refreshAlerts()
         return;
     }
     QStringList parts;
-    for (const auto& a : open)
-        parts << tr("%1 since %2").arg(m_model->alertText(a.tile), a.since.toString(QStringLiteral("HH:mm:ss")));
-    const QString line = tr("Red now: %1").arg(parts.join(QStringLiteral(" · ")));
+    for (const auto& a : open) {
+        // When the run began, from the data (a minute of the counters, or a tick), local time.
+        const QString at = a.since.toLocalTime().toString(a.minutes ? QStringLiteral("HH:mm") : QStringLiteral("HH:mm:ss"));
+        parts << (a.orEarlier ? tr("%1 since %2 or earlier") : tr("%1 since %2")).arg(m_model->alertText(a.tile), at);
+    }
+    // Over data that is no longer live, "now" would be a claim nobody checked.
+    const auto& latest = m_model->latest();
+    const QString line = m_model->freshness() == DashboardModel::Freshness::Live || !latest
+        ? tr("Red now: %1").arg(parts.join(QStringLiteral(" · ")))
+        : tr("As of %1 (no live data since): red then: %2")
+              .arg(QDateTime::fromMSecsSinceEpoch(latest->serverNowMs).toLocalTime().toString(QStringLiteral("HH:mm:ss")),
+                  parts.join(QStringLiteral(" · ")));
     m_alert->setToolTip(line);
     m_alert->setText(m_alert->fontMetrics().elidedText(line, Qt::ElideRight, std::max(200, width() - 24)));
     m_alert->show();

@@ -5,7 +5,9 @@
 #include <QAbstractSeries>
 #include <QChart>
 #include <QChartView>
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QPushButton>
 #include <QMessageBox>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -20,6 +22,8 @@
 #include "views/snapshotauditpage.h"
 #include "views/snapshottaskspage.h"
 #include "views/tilewidget.h"
+#include "views/trustedkeysdialog.h"
+#include "models/trustedkeystore.h"
 
 namespace idem::console {
 
@@ -39,6 +43,8 @@ SnapshotWindow::SnapshotWindow(SharedSnapshot snapshot, const QString& dir, QWid
     , m_tasks(new SnapshotTasksPage(m_snapshot))
     , m_audit(new SnapshotAuditPage(m_snapshot))
     , m_details(new QTextBrowser)
+    , m_checked(m_snapshot->verification)
+    , m_trustButton(new QPushButton(tr("Trust this signer…")))
 {
     setObjectName(QStringLiteral("snapshotWindow"));
     setAttribute(Qt::WA_DeleteOnClose);
@@ -69,6 +75,11 @@ SnapshotWindow::SnapshotWindow(SharedSnapshot snapshot, const QString& dir, QWid
     connect(close, &QAction::triggered, this, &QWidget::close);
     addAction(close);
 
+    m_trustButton->setObjectName(QStringLiteral("trustSignerButton"));
+    connect(m_trustButton, &QPushButton::clicked, this, [this] {
+        if (TrustedKeysDialog::editConsoleKeys(this, QString::fromStdString(m_checked.keyFingerprint.value_or(""))))
+            recheckTrust(loadTrustedKeys());
+    });
     buildBanner();
     buildDetails();
     m_pages->setObjectName(QStringLiteral("snapshotPages"));
@@ -81,7 +92,10 @@ SnapshotWindow::SnapshotWindow(SharedSnapshot snapshot, const QString& dir, QWid
     auto* layout = new QVBoxLayout(central);
     layout->setContentsMargins(6, 6, 6, 6);
     layout->addWidget(m_banner);
-    layout->addWidget(m_verification);
+    auto* verificationRow = new QHBoxLayout;
+    verificationRow->addWidget(m_verification, 1);
+    verificationRow->addWidget(m_trustButton, 0, Qt::AlignTop);
+    layout->addLayout(verificationRow);
     layout->addWidget(m_pages, 1);
     setCentralWidget(central);
     statusBar()->showMessage(tr("Read-only snapshot from %1").arg(m_dir));
@@ -93,7 +107,7 @@ SnapshotWindow::~SnapshotWindow() = default;
 void SnapshotWindow::buildBanner()
 {
     const auto& d = m_snapshot->data;
-    const auto& v = m_snapshot->verification;
+    const auto& v = m_checked;
     const QString source = snapshotSource(d);
     const QString when = snapshotTimeText(snapshotTakenAt(d));
     const QString server = d.inRecovery ? tr("PostgreSQL %1, standby").arg(text(d.serverVersion))
@@ -115,11 +129,14 @@ void SnapshotWindow::buildBanner()
                               facts.join(QStringLiteral(" · "))));
     m_banner->setStyleSheet(QStringLiteral("QLabel { background:#263238; color:#ffffff; padding:8px; }"));
 
-    // The verification: green when signed and intact, neutral when intact but unsigned, red
-    // with every finding (naming the files) when anything does not match.
+    // The verification: green only when intact and signed by a key this console trusts; amber
+    // when intact and signed by a key nobody trusted (anyone may have re-signed it); neutral when
+    // intact and unsigned; red with every finding (naming the files) when anything does not match.
     QString line;
     QString style;
-    if (!v.ok()) {
+    const QString fingerprint = text(v.keyFingerprint.value_or(""));
+    m_trustButton->setVisible(v.intact() && v.unknownSigner());
+    if (!v.intact()) {
         QStringList findings;
         for (const auto& f : v.report())
             findings << text(f).toHtmlEscaped();
@@ -127,10 +144,18 @@ void SnapshotWindow::buildBanner()
                   "altered.<br>%1")
                    .arg(findings.join(QStringLiteral("<br>")));
         style = QStringLiteral("QLabel { background:#b71c1c; color:#ffffff; padding:6px; }");
+    } else if (v.unknownSigner()) {
+        line = tr("<b>Signed by an unknown key %1</b>: all %2 files match the MANIFEST, but this console trusts no "
+                  "such key, and anyone who edited the bundle could have re-signed it with a key of their own. "
+                  "Trust the key (Trust this signer…) only if you know whose it is.")
+                   .arg(fingerprint)
+                   .arg(v.filesChecked);
+        style = QStringLiteral("QLabel { background:#fff3cd; color:#5d4200; padding:6px; }");
     } else if (v.signature == idem::SignatureState::Valid) {
-        line = tr("Signature valid (Ed25519 key SHA-256 %1…); all %2 files match the MANIFEST. Without a trusted key "
-                  "this shows the bundle is intact, not who signed it: compare the key's fingerprint.")
-                   .arg(text(v.keyFingerprint.value_or("")).left(16))
+        const QString name = text(v.trustedKeyName.value_or(""));
+        line = tr("Signature valid, by the trusted key %1 (SHA-256 %2); all %3 files match the MANIFEST.")
+                   .arg(name.isEmpty() ? tr("(unnamed)") : QStringLiteral("“%1”").arg(name.toHtmlEscaped()),
+                       text(idem::shortFingerprint(fingerprint.toStdString())))
                    .arg(v.filesChecked);
         style = QStringLiteral("QLabel { background:#e3f2e6; color:#1b5e20; padding:6px; }");
     } else {
@@ -138,6 +163,7 @@ void SnapshotWindow::buildBanner()
                    .arg(v.filesChecked);
         style = QStringLiteral("QLabel { background:#eceff1; color:#37474f; padding:6px; }");
     }
+    m_verification->setToolTip(fingerprint.isEmpty() ? QString() : tr("Signing key SHA-256 %1").arg(fingerprint));
     m_verification->setObjectName(QStringLiteral("snapshotVerification"));
     m_verification->setWordWrap(true);
     m_verification->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -145,8 +171,24 @@ void SnapshotWindow::buildBanner()
     m_verification->setStyleSheet(style);
 
     setWindowTitle(tr("%1Snapshot %2, %3 (read-only) – Idem console")
-                       .arg(v.ok() ? QString() : tr("UNVERIFIED "), source,
+                       .arg(verified() ? QString() : tr("UNVERIFIED "), source,
                            snapshotTakenAt(d).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss 'UTC'"))));
+}
+
+void SnapshotWindow::recheckTrust(const idem::TrustedKeys& trusted)
+{
+    // The files and the signature were checked once; only whom it is by is looked up again.
+    m_checked = m_snapshot->verification;
+    m_checked.trustedKeyGiven = !trusted.empty();
+    m_checked.trustedKeyMatches = false;
+    m_checked.trustedKeyName.reset();
+    if (m_checked.signature == idem::SignatureState::Valid && m_checked.keyFingerprint)
+        if (const auto* key = trusted.find(*m_checked.keyFingerprint)) {
+            m_checked.trustedKeyMatches = true;
+            m_checked.trustedKeyName = key->name;
+        }
+    buildBanner();
+    buildDetails();
 }
 
 void SnapshotWindow::buildDetails()
@@ -194,7 +236,7 @@ void SnapshotWindow::buildDetails()
                 .arg(d.poll->wideRefreshMs));
     html += row(tr("Redacted"), yesNo(d.redacted));
     QStringList verification;
-    for (const auto& f : m_snapshot->verification.report())
+    for (const auto& f : m_checked.report())
         verification << text(f);
     html += row(tr("Verification"), verification.join(QStringLiteral("\n")));
     html += QStringLiteral("</table>");

@@ -5,6 +5,7 @@
 #include "models/snapshotviewmodel.h"
 
 class QLabel;
+class QPushButton;
 class QTabWidget;
 class QTextBrowser;
 
@@ -29,7 +30,12 @@ public:
     QString directory() const { return m_dir; }
     QLabel* banner() const { return m_banner; }
     QLabel* verificationBanner() const { return m_verification; }
-    bool verified() const { return m_snapshot->verification.ok(); }
+    // Intact and, when signed, signed by a key this console trusts (the console's list is no
+    // demand that every bundle be signed: an unsigned one is shown as such, not as altered).
+    bool verified() const { return m_checked.intact() && !m_checked.unknownSigner(); }
+    QPushButton* trustSignerButton() const { return m_trustButton; }
+    // The signer looked up again in `trusted` (after the operator changed the list); the banner follows.
+    void recheckTrust(const idem::TrustedKeys& trusted);
     QTabWidget* pages() const { return m_pages; }
     DashboardWidget* dashboard() const { return m_dashboard; }
     SnapshotTasksPage* tasks() const { return m_tasks; }
@@ -53,6 +59,8 @@ private:
     SnapshotTasksPage* m_tasks;
     SnapshotAuditPage* m_audit;
     QTextBrowser* m_details;
+    idem::BundleVerification m_checked;
+    QPushButton* m_trustButton;
 };
 
 // Opens the bundle in `dir` off the UI thread, then shows a SnapshotWindow, or a message box

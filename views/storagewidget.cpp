@@ -10,6 +10,7 @@
 #include <QGroupBox>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLegend>
 #include <QLineSeries>
 #include <QLocale>
 #include <QTableWidget>
@@ -143,6 +144,11 @@ StorageWidget::StorageWidget(ConsoleSession* session, QWidget* parent)
     m_chartView->setObjectName(QStringLiteral("storageSizeChart"));
     m_chartView->setRenderHint(QPainter::Antialiasing);
     m_chartView->setMinimumHeight(200);
+    // Before the first read the axes would show 1970 and a scale of nothing: an empty state.
+    for (QAbstractAxis* axis : { static_cast<QAbstractAxis*>(m_x), static_cast<QAbstractAxis*>(m_y),
+             static_cast<QAbstractAxis*>(m_rowsAxis) })
+        axis->setVisible(false);
+    m_chart->legend()->setVisible(false);
 
     // The status table is as tall as its four rows; the retention table and the chart take the rest.
     m_status->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
@@ -230,7 +236,8 @@ void StorageWidget::retranslate()
     m_purgeBox->setTitle(tr("Purge"));
     m_retentionBox->setTitle(tr("Retention of succeeded keys"));
     m_tablesBox->setTitle(tr("Tables"));
-    m_chart->setTitle(tr("Size of the task table over time"));
+    m_chart->setTitle(m_x->isVisible() ? tr("Size of the task table over time")
+                                       : tr("Size of the task table over time: not read yet"));
     m_tableBytes->setName(tr("table"));
     m_indexBytes->setName(tr("indexes"));
     m_rows->setName(tr("rows (from the counters)"));
@@ -404,6 +411,11 @@ void StorageWidget::renderChart()
         first = first.addSecs(-1800);
         last = last.addSecs(1800);
     }
+    for (QAbstractAxis* axis : { static_cast<QAbstractAxis*>(m_x), static_cast<QAbstractAxis*>(m_y),
+             static_cast<QAbstractAxis*>(m_rowsAxis) })
+        axis->setVisible(true);
+    m_chart->legend()->setVisible(true);
+    m_chart->setTitle(tr("Size of the task table over time"));
     m_x->setRange(first.toLocalTime(), last.toLocalTime());
     m_x->setFormat(first.daysTo(last) >= 2 ? QStringLiteral("MM-dd") : QStringLiteral("HH:mm"));
     m_y->setRange(0, std::max(1.0, static_cast<double>(top) / unit * 1.1));

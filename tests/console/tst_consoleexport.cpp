@@ -413,7 +413,7 @@ void TestConsoleExport::dialogRefusesBadTargetsAndReplacesOnlyABundle()
     QVERIFY(!files.contains(QStringLiteral("report.pdf")));
     for (const auto& f : files)
         QVERIFY2(!readAll(path + QLatin1Char('/') + f).contains("ERRMSG-SECRET"), qPrintable(f));
-    QVERIFY(idem::verifyBundle(path.toStdString(), std::nullopt).ok());
+    QVERIFY(idem::verifyBundle(path.toStdString(), std::nullopt).ok(/*allowUnknownSigner=*/true));
     QVERIFY(leftovers(m_tmp.path(), QStringLiteral("bundle-1")) == QStringList { QStringLiteral("bundle-1") });
 }
 
@@ -480,7 +480,7 @@ void TestConsoleExport::killedConnectionLeavesNothing()
     QVERIFY(finished.wait(timeoutMs));
     QCOMPARE(finished.at(1).at(0).value<Outcome>(), Outcome::Written);
     flow->outcomeBox()->close();
-    QVERIFY(idem::verifyBundle(path.toStdString(), std::nullopt).ok());
+    QVERIFY(idem::verifyBundle(path.toStdString(), std::nullopt).ok(/*allowUnknownSigner=*/true));
 }
 
 void TestConsoleExport::missingFolderFailsClearly()

@@ -140,6 +140,9 @@ void TestDashboardOutage::expectStale(const QString& reasonPart)
 
 void TestDashboardOutage::lockedTableStaysResponsive()
 {
+    // Red while live: "Red now"; over stale data the line says as of when, not "now".
+    m_dashboard->model()->setThreshold(Tile::Processing, { std::nullopt, 2 });
+    QTRY_VERIFY_WITH_TIMEOUT(m_dashboard->alertText().startsWith(QStringLiteral("Red now: Processing 3")), timeoutMs);
     // Another session holds the table: each tick waits until its statement timeout.
     auto locker = m_db->connect();
     pqxx::work lock(*locker);
@@ -147,6 +150,11 @@ void TestDashboardOutage::lockedTableStaysResponsive()
     GapMeter gaps;
     expectStale(QStringLiteral("No answer from the database"));
     QCOMPARE(m_dashboard->model()->freshness(), Freshness::Waiting);
+    const QString stale = m_dashboard->alertText();
+    const QString asOf = QDateTime::fromMSecsSinceEpoch(m_dashboard->model()->latest()->serverNowMs).toString(QStringLiteral("HH:mm:ss"));
+    QVERIFY2(stale.startsWith(QStringLiteral("As of ") + asOf + QStringLiteral(" (no live data since): red then: Processing 3")),
+        qPrintable(stale));
+    QVERIFY(!stale.contains(QStringLiteral("Red now")));
     expectStale(QStringLiteral("canceling statement due to statement timeout"));
     QCOMPARE(m_dashboard->model()->freshness(), Freshness::Failed);
     QVERIFY2(gaps.longest() < 100, qPrintable(QString::number(gaps.longest())));
@@ -154,6 +162,7 @@ void TestDashboardOutage::lockedTableStaysResponsive()
     QTRY_COMPARE_WITH_TIMEOUT(m_dashboard->model()->freshness(), Freshness::Live, timeoutMs);
     QVERIFY(!m_dashboard->tile(Tile::Processing)->stale());
     QVERIFY2(gaps.longest() < 100, qPrintable(QString::number(gaps.longest())));
+    QTRY_VERIFY_WITH_TIMEOUT(m_dashboard->alertText().startsWith(QStringLiteral("Red now: ")), timeoutMs);
 }
 
 void TestDashboardOutage::stoppedBackendStaysResponsive()

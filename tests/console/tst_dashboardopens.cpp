@@ -39,10 +39,11 @@ private Q_SLOTS:
     void eventTilesColourByShareOfClaims();
     void alertLineStaysCurrent();
     void olderSettingsLoadSanely();
+    void alertSinceComesFromTheCounters();
 
 private:
     std::int64_t sql(const std::string& query);
-    void addCounters(const char* outcome, int n);
+    void addCounters(const char* outcome, int n, int minutesBack = 0);
     std::unique_ptr<DashboardWidget> dashboard(ConsoleSession& session);
 
     std::unique_ptr<idem::test::ScratchDatabase> m_db;
@@ -57,12 +58,13 @@ std::int64_t TestDashboardOpens::sql(const std::string& query)
     return t.exec(query).at(0).at(0).as<std::int64_t>();
 }
 
-void TestDashboardOpens::addCounters(const char* outcome, int n)
+void TestDashboardOpens::addCounters(const char* outcome, int n, int minutesBack)
 {
     pqxx::work w(*m_conn);
     w.exec_params("SELECT idem.add_counters(jsonb_build_array(jsonb_build_object('m', extract(epoch FROM "
-                  "date_trunc('minute', now()))::bigint, 't', 'ta', 'o', 'charge', 'w', $1::text, 'n', $2::int)))",
-        outcome, n);
+                  "date_trunc('minute', now()) - $3::int * interval '1 minute')::bigint, 't', 'ta', 'o', 'charge', "
+                  "'w', $1::text, 'n', $2::int)))",
+        outcome, n, minutesBack);
     w.commit();
 }
 
@@ -266,6 +268,27 @@ void TestDashboardOpens::alertLineStaysCurrent()
     // No longer red: no longer on the line.
     w->model()->setThreshold(Tile::StaleTokens, {});
     QVERIFY2(!w->alertText().contains(QStringLiteral("Stale-token")), qPrintable(w->alertText()));
+}
+
+void TestDashboardOpens::alertSinceComesFromTheCounters()
+{
+    // Stale tokens 5 minutes ago with no claims (100 % of none), and every window since holds
+    // them: the tile has been red since that minute, whenever the console started.
+    addCounters("stale_token", 3, 5);
+    const auto minute = QDateTime::fromSecsSinceEpoch(
+        sql("SELECT extract(epoch FROM date_trunc('minute', now()) - interval '5 minutes')::bigint"));
+    for (int start = 0; start < 2; ++start) { // a restart of the console changes nothing
+        ConsoleSession session;
+        auto w = dashboard(session);
+        w->model()->setThreshold(Tile::StaleTokens, { std::nullopt, 0.1 });
+        QTRY_VERIFY_WITH_TIMEOUT(w->alertText().contains(QStringLiteral("Stale-token rejections")), timeoutMs);
+        // The minute may turn while the test runs: the run began at that minute or the next.
+        const QString text = w->alertText();
+        const QString at = minute.toLocalTime().toString(QStringLiteral("HH:mm"));
+        QVERIFY2(text.contains(QStringLiteral(") since ") + at + QStringLiteral(" ")) || text.endsWith(QStringLiteral(") since ") + at),
+            qPrintable(text + QStringLiteral(" / expected since ") + at));
+        QVERIFY(text.startsWith(QStringLiteral("Red now: ")));
+    }
 }
 
 void TestDashboardOpens::olderSettingsLoadSanely()

@@ -8,11 +8,14 @@
 #include <QListWidget>
 #include <QMessageBox>
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
 #include <QTextBrowser>
 #include <QXYSeries>
+#include <QChartView>
+#include <QDateTimeAxis>
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
@@ -37,6 +40,8 @@
 #include "views/snapshottaskspage.h"
 #include "views/snapshotwindow.h"
 #include "views/tilewidget.h"
+#include "views/trustedkeysdialog.h"
+#include "models/trustedkeystore.h"
 
 using namespace idem::console;
 using idem::test::ScratchDatabase;
@@ -53,6 +58,7 @@ private Q_SLOTS:
 
     void opensWhatWasExported();
     void tamperedBundleOpensWithRedBanner();
+    void resignedByAnotherKeyIsNeverGreen();
     void brokenBundlesSayWhyAndOpenNothing_data();
     void brokenBundlesSayWhyAndOpenNothing();
     void oldestFormatOpens();
@@ -123,6 +129,9 @@ void TestSnapshotViewer::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
     QVERIFY(m_tmp.isValid());
+    // The console's settings (its trusted keys among them) in a directory of this run only.
+    qputenv("XDG_CONFIG_HOME", QFile::encodeName(m_tmp.filePath(QStringLiteral("config"))));
+    QStandardPaths::setTestModeEnabled(true);
     m_db = std::make_unique<ScratchDatabase>("snapshotviewer");
     m_conn = m_db->connect();
     idem::migrate(*m_conn, { idem::SchemaName(), false });
@@ -152,7 +161,8 @@ void TestSnapshotViewer::initTestCase()
                    't', t, 'o', o, 'w', oc, 'n', n)))
             FROM (VALUES
                 (interval '1 minute', 'ta', 'charge', 'acquired', 10), (interval '1 minute', 'ta', 'charge', 'conflict', 2),
-                (interval '2 minutes', 'tb', 'refund', 'replayed', 4)
+                (interval '2 minutes', 'tb', 'refund', 'replayed', 4),
+                (interval '1 minute', 'ta', 'charge', 'retry_failed', 7), (interval '3 minutes', 'tb', 'refund', 'retry_failed', 3)
             ) AS v(back, t, o, oc, n)
         )");
         w.commit();
@@ -177,6 +187,10 @@ void TestSnapshotViewer::initTestCase()
     m_bundle = m_tmp.filePath(QStringLiteral("bundle"));
     const auto key = idem::SigningKey::generate();
     idem::writeSnapshotBundle(m_bundle.toStdString(), m_data, false, &key);
+    idem::TrustedKeys trusted;
+    trusted.addPem("incident laptop", key.publicPem());
+    saveTrustedKeys(trusted);
+    QCOMPARE(loadTrustedKeys().keys.size(), std::size_t(1));
 }
 
 void TestSnapshotViewer::cleanupTestCase()
@@ -267,7 +281,8 @@ void TestSnapshotViewer::opensWhatWasExported()
     QVERIFY(banner.contains(QStringLiteral("read-only")));
     QVERIFY(banner.contains(QStringLiteral("tst_snapshotviewer")));
     QVERIFY2(w->verified(), qPrintable(w->verificationBanner()->text()));
-    QVERIFY(w->verificationBanner()->text().startsWith(QStringLiteral("Signature valid")));
+    QVERIFY(w->verificationBanner()->text().startsWith(QStringLiteral("Signature valid, by the trusted key “incident laptop”")));
+    QVERIFY(w->trustSignerButton()->isHidden());
     QVERIFY(w->windowTitle().contains(QStringLiteral("read-only")));
 
     // Dashboard: the live tiles, fed from the snapshot's figures, static, coloured by its thresholds.
@@ -294,6 +309,37 @@ void TestSnapshotViewer::opensWhatWasExported()
     };
     QCOMPARE(sum("new"), 10.0);
     QCOMPARE(sum("replay"), 4.0);
+    // Failed retries as snapshot.json holds them, minute by minute (they were drawn as zero).
+    std::map<qint64, double> retryFailed;
+    for (const auto& c : m_data.history.rows)
+        if (c.outcome == "retry_failed")
+            retryFailed[QDateTime::fromString(QString::fromStdString(c.bucket), Qt::ISODateWithMs).toMSecsSinceEpoch()]
+                += double(c.n);
+    QCOMPARE(retryFailed.size(), std::size_t(2));
+    std::map<qint64, double> drawn;
+    for (const auto& p : w->dashboard()->charts()->series(QStringLiteral("failedretries"))->points())
+        if (p.y() != 0)
+            drawn[qint64(p.x())] = p.y();
+    QCOMPARE(drawn, retryFailed);
+    // Time ticks on round minutes (whole steps of 1, 2, 5, 10, 15, 30 or 60 minutes, local time).
+    for (auto* view : w->dashboard()->charts()->findChildren<QChartView*>()) {
+        for (auto* axis : view->chart()->axes(Qt::Horizontal)) {
+            auto* x = qobject_cast<QDateTimeAxis*>(axis);
+            if (!x)
+                continue;
+            const qint64 from = x->min().toMSecsSinceEpoch() + qint64(x->min().offsetFromUtc()) * 1000;
+            const qint64 to = x->max().toMSecsSinceEpoch() + qint64(x->max().offsetFromUtc()) * 1000;
+            QVERIFY(x->tickCount() >= 2);
+            const qint64 step = (to - from) / (x->tickCount() - 1);
+            QCOMPARE(step * (x->tickCount() - 1), to - from);
+            QVERIFY2(QList<qint64>({ 1, 2, 5, 10, 15, 30, 60 }).contains(step / 60000) && step % 60000 == 0,
+                qPrintable(QString::number(step)));
+            QVERIFY2(from % step == 0,
+                qPrintable(view->chart()->title() + QLatin1Char(' ') + x->min().toString(Qt::ISODateWithMs)
+                    + QLatin1Char(' ') + x->max().toString(Qt::ISODateWithMs) + QLatin1Char(' ')
+                    + QString::number(x->tickCount())));
+        }
+    }
     w->pages()->setCurrentWidget(w->dashboard());
     save(w, "snapshot-dashboard.png");
 
@@ -370,6 +416,49 @@ void TestSnapshotViewer::tamperedBundleOpensWithRedBanner()
     // The data still shows: the findings say how far to trust it.
     QCOMPARE(tileText(w, Tile::Processing), QStringLiteral("2"));
     save(w, "snapshot-tampered.png");
+}
+
+void TestSnapshotViewer::resignedByAnotherKeyIsNeverGreen()
+{
+    // Tampered, then re-signed with a key of the editor's own: every file matches the new
+    // MANIFEST and the signature is valid, but nobody trusted that key.
+    idem::SnapshotData edited = m_data;
+    edited.figures.processing = 0;
+    const auto other = idem::SigningKey::generate();
+    const QString dir = m_tmp.filePath(QStringLiteral("resigned"));
+    idem::writeSnapshotBundle(dir.toStdString(), edited, false, &other);
+    const QString fingerprint = QString::fromStdString(idem::publicKeyFingerprint(other.publicPem()));
+
+    SnapshotWindow* w = open(dir);
+    QVERIFY(w);
+    QVERIFY(!w->verified());
+    const QString text = w->verificationBanner()->text();
+    QVERIFY2(text.contains(QStringLiteral("Signed by an unknown key ") + fingerprint), qPrintable(text));
+    QVERIFY(!text.contains(QStringLiteral("Signature valid")));
+    QVERIFY(!w->verificationBanner()->styleSheet().contains(QStringLiteral("#e3f2e6"))); // never the green
+    QVERIFY(w->windowTitle().startsWith(QStringLiteral("UNVERIFIED")));
+    QVERIFY(!w->trustSignerButton()->isHidden());
+    save(w, "snapshot-unknown-signer.png");
+
+    // Trusted by the operator under a name (what the button's dialog saves): green, named.
+    TrustedKeysDialog dialog(loadTrustedKeys());
+    QVERIFY(!dialog.addKey(QStringLiteral("junk"), QStringLiteral("not a key")));
+    QVERIFY(dialog.errorLabel()->text().startsWith(QStringLiteral("Not added")));
+    QCOMPARE(dialog.table()->rowCount(), 1);
+    QVERIFY(dialog.addKey(QStringLiteral("night shift"), QString::fromStdString(other.publicPem())));
+    QCOMPARE(dialog.table()->rowCount(), 2);
+    QCOMPARE(dialog.table()->item(1, 1)->text(), fingerprint);
+    w->recheckTrust(dialog.keys());
+    QVERIFY(w->verified());
+    QVERIFY2(w->verificationBanner()->text().contains(QStringLiteral("trusted key “night shift”")),
+        qPrintable(w->verificationBanner()->text()));
+    QVERIFY(w->trustSignerButton()->isHidden());
+    // Removed again: back to unknown.
+    dialog.table()->selectRow(1);
+    dialog.removeSelected();
+    QCOMPARE(dialog.table()->rowCount(), 1);
+    w->recheckTrust(dialog.keys());
+    QVERIFY(!w->verified());
 }
 
 void TestSnapshotViewer::brokenBundlesSayWhyAndOpenNothing_data()

@@ -25,6 +25,7 @@ private Q_SLOTS:
     void addedFileIsNamed();
     void unsignedAndTrustedKeys();
     void strippedSignatureIsCaught();
+    void trustedKeysFile();
     void hostileManifestPathsRejected();
     void failedOrCancelledWriteLeavesNothing();
     void existingTargetRefusedUnlessPreviousBundle();
@@ -178,7 +179,13 @@ void TestSnapshotBundle::writesEveryFileAndAManifestSha256sumAccepts()
     QCOMPARE(v.filesChecked, std::size_t(12));
     const auto loaded = idem::openSnapshotBundle(dir.toStdString(), std::nullopt);
     QCOMPARE(loaded.data.signingKeyFingerprint.value_or(""), idem::publicKeyFingerprint(m_key->publicPem()));
-    QVERIFY(joined(loaded.verification.report()).contains(QStringLiteral("only self-consistent")));
+    // Valid, but by a key nobody named: not verified unless the caller accepts an unknown signer.
+    QVERIFY(loaded.verification.unknownSigner());
+    QVERIFY(!loaded.verification.ok());
+    QVERIFY(loaded.verification.ok(true));
+    QVERIFY(joined(loaded.verification.report())
+                .contains(QStringLiteral("SIGNATURE by an unknown key ")
+                    + QString::fromStdString(idem::publicKeyFingerprint(m_key->publicPem()))));
     QVERIFY(readAll(dir + QStringLiteral("/report.html")).contains("t:charge:a,b"));
 }
 
@@ -267,11 +274,47 @@ void TestSnapshotBundle::unsignedAndTrustedKeys()
     const auto other = idem::SigningKey::generate();
     const QString otherDir = m_tmp.filePath(QStringLiteral("other"));
     idem::writeSnapshotBundle(otherDir.toStdString(), m_data, false, &other);
-    QVERIFY(verify(otherDir).ok());
+    QVERIFY(!verify(otherDir).ok());
+    QVERIFY(verify(otherDir).ok(true));
     v = verify(otherDir, true);
     QVERIFY(!v.ok());
     QVERIFY(!v.trustedKeyMatches);
-    QVERIFY(joined(v.report()).contains(QStringLiteral("not the one given with --pubkey")));
+    QVERIFY(joined(v.report()).contains(QStringLiteral("unknown key ")
+        + QString::fromStdString(idem::publicKeyFingerprint(other.publicPem())) + QStringLiteral(": none of the trusted keys")));
+    // Among several trusted keys, named: the signer's name is reported.
+    idem::TrustedKeys keys;
+    keys.addPem("release box", m_key->publicPem());
+    keys.addPem("night shift", other.publicPem());
+    v = idem::verifyBundle(otherDir.toStdString(), keys);
+    QVERIFY(v.ok());
+    QCOMPARE(v.trustedKeyName.value_or(""), std::string("night shift"));
+    QVERIFY(joined(v.report()).contains(QStringLiteral("by the trusted key \"night shift\"")));
+}
+
+void TestSnapshotBundle::trustedKeysFile()
+{
+    const auto other = idem::SigningKey::generate();
+    const auto fpKey = idem::publicKeyFingerprint(m_key->publicPem());
+    const auto fpOther = idem::publicKeyFingerprint(other.publicPem());
+    std::string upper = fpOther;
+    std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return char(std::toupper(c)); });
+    const auto keys = idem::parseTrustedKeys("# trusted here\n\n# release box\n" + m_key->publicPem() + "\n" + upper
+            + "  night shift \n" + fpKey + " a repeat keeps the first name\n",
+        "keys.txt");
+    QCOMPARE(keys.keys.size(), std::size_t(2));
+    QCOMPARE(keys.keys[0].name, std::string("release box"));
+    QCOMPARE(keys.keys[0].fingerprint, fpKey);
+    QCOMPARE(keys.keys[1].name, std::string("night shift"));
+    QCOMPARE(keys.keys[1].fingerprint, fpOther);
+    QCOMPARE(idem::parseTrustedKeys(idem::formatTrustedKeys(keys), "again").keys.size(), std::size_t(2));
+    // Anything else is an error naming the file and line, not a key silently skipped.
+    try {
+        idem::parseTrustedKeys("# ok\nabc123 short\n", "keys.txt");
+        QFAIL("a short fingerprint was accepted");
+    } catch (const idem::SigningError& e) {
+        QVERIFY2(std::string(e.what()).find("keys.txt line 2") != std::string::npos, e.what());
+    }
+    QVERIFY_THROWS_EXCEPTION(idem::SigningError, idem::parseTrustedKeys("-----BEGIN PUBLIC KEY-----\nAAAA\n", "k"));
 }
 
 void TestSnapshotBundle::strippedSignatureIsCaught()

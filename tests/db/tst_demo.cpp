@@ -40,8 +40,14 @@ private slots:
     void stopsCleanlyOnSigterm();
     void reportsPlantedDuplicates();
     void refusesBadRates();
+    void purgedKeysAreNotLosses();
+    void keyDeletedWithoutPurgeIsALoss();
 
 private:
+    // A demo running in the background; stopped by SIGTERM, its summary (text) returned.
+    CliRun stopDemo(QProcess& p);
+    void startDemo(QProcess& p, const QString& operations);
+    long long succeededOf(const QString& operation);
     QString dsn() const { return QString::fromStdString(m_db->dsn()); }
 
     std::unique_ptr<idem::test::ScratchDatabase> m_db;
@@ -167,6 +173,107 @@ void TestDemo::refusesBadRates()
         QStringLiteral("1.5") });
     QCOMPARE(run.exitCode, 2);
     QVERIFY2(run.err.contains(QStringLiteral("--die-rate")), qPrintable(describe(run)));
+}
+
+void TestDemo::startDemo(QProcess& p, const QString& operations)
+{
+    p.setProcessEnvironment(idem::test::cleanEnvironment());
+    // No faults: what this is about is what the ledger makes of rows gone from the table.
+    p.start(QStringLiteral(IDEMCTL_PATH),
+        { QStringLiteral("demo"), QStringLiteral("--dsn"), dsn(), QStringLiteral("--duration"), QStringLiteral("0"),
+            QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--operations"), operations,
+            QStringLiteral("--rate"), QStringLiteral("200"), QStringLiteral("--duplicate-rate"), QStringLiteral("0.3"),
+            QStringLiteral("--transient-rate"), QStringLiteral("0"), QStringLiteral("--permanent-rate"),
+            QStringLiteral("0"), QStringLiteral("--unknown-rate"), QStringLiteral("0"), QStringLiteral("--die-rate"),
+            QStringLiteral("0"), QStringLiteral("--stale-rate"), QStringLiteral("0"), QStringLiteral("--conflict-rate"),
+            QStringLiteral("0"), QStringLiteral("--slow-rate"), QStringLiteral("0") });
+    QVERIFY(p.waitForStarted());
+}
+
+CliRun TestDemo::stopDemo(QProcess& p)
+{
+    p.terminate();
+    return idem::test::finishProcess(p, 60000);
+}
+
+long long TestDemo::succeededOf(const QString& operation)
+{
+    return count(*m_conn,
+        "SELECT count(*) FROM idem.task_idempotency WHERE status = 'succeeded' AND split_part(idempotency_key, ':', 2) = '"
+            + operation.toStdString() + "'");
+}
+
+void TestDemo::purgedKeysAreNotLosses()
+{
+    // reportsPlantedDuplicates' double effect would make every later run unclean.
+    {
+        pqxx::work w(*m_conn);
+        w.exec("DO $$BEGIN IF to_regclass('idem.demo_orders_effects') IS NOT NULL THEN"
+               " DELETE FROM idem.demo_orders_effects WHERE run_id = 'planted'; END IF; END$$");
+        w.commit();
+    }
+    QProcess demo;
+    startDemo(demo, QStringLiteral("pship"));
+    QTRY_VERIFY_WITH_TIMEOUT(succeededOf(QStringLiteral("pship")) >= 50, 30000);
+    // An hour and more passes for the rows completed so far (their record and their business
+    // effect were written in one transaction, at one now()); then a 1 h horizon and a purge.
+    {
+        pqxx::work w(*m_conn);
+        // One statement, one snapshot: a record completing meanwhile is aged with its effect or not at all.
+        w.exec("WITH aged AS (UPDATE idem.task_idempotency SET updated_at = updated_at - interval '2 hours',"
+               "   created_at = created_at - interval '2 hours' WHERE status = 'succeeded'"
+               "   AND split_part(idempotency_key, ':', 2) = 'pship'"
+               "   RETURNING idempotency_key, updated_at + interval '2 hours' AS completed)"
+               " UPDATE idem.demo_orders_effects e SET created_at = e.created_at - interval '2 hours'"
+               "   FROM aged a WHERE e.idempotency_key = a.idempotency_key AND e.created_at = a.completed");
+        w.commit();
+    }
+    const auto set = idemctl({ QStringLiteral("retention"), QStringLiteral("set"), QStringLiteral("pship"),
+        QStringLiteral("1h"), QStringLiteral("--reason"), QStringLiteral("demo: short horizon"), QStringLiteral("--dsn"),
+        dsn() });
+    QVERIFY2(set.exitCode == 0, qPrintable(describe(set)));
+    const auto purge = idemctl({ QStringLiteral("purge"), QStringLiteral("--dsn"), dsn() });
+    QVERIFY2(purge.exitCode == 0, qPrintable(describe(purge)));
+    const long long runId = count(*m_conn, "SELECT max(id) FROM idem.idem_purge_runs");
+    const long long removed = count(*m_conn, "SELECT rows_removed FROM idem.idem_purge_runs ORDER BY id DESC LIMIT 1");
+    QVERIFY2(removed >= 50, qPrintable(describe(purge)));
+    QTest::qWait(1000); // the workload goes on a moment: replays of purged keys run them again
+
+    const CliRun run = stopDemo(demo);
+    // The summary's end says why (a whole describe() would be cut before it).
+    QVERIFY2(run.exitCode == 0, qPrintable(run.out.right(900) + run.err.right(300)));
+    QVERIFY2(!run.out.contains(QStringLiteral("VIOLATION")), qPrintable(describe(run)));
+    QVERIFY2(!run.out.contains(QStringLiteral("LOST ACKNOWLEDGED")), qPrintable(describe(run)));
+    QVERIFY2(run.out.contains(QStringLiteral("\nclean: ")), qPrintable(describe(run)));
+    // Every removed row is this run's (the operation is its own), each named with its run and horizon.
+    QVERIFY2(run.out.contains(QStringLiteral("retention: %1 keys of this run were purged by retention, not lost").arg(removed)),
+        qPrintable(describe(run)));
+    QVERIFY2(run.out.contains(QStringLiteral("purge run %1 removed %2 (operation pship, horizon 1 h)").arg(runId).arg(removed)),
+        qPrintable(describe(run)));
+}
+
+void TestDemo::keyDeletedWithoutPurgeIsALoss()
+{
+    QProcess demo;
+    startDemo(demo, QStringLiteral("lship"));
+    QTRY_VERIFY_WITH_TIMEOUT(succeededOf(QStringLiteral("lship")) >= 20, 30000);
+    // A superuser deletes a succeeded row by hand: no purge run explains it (the earlier purge
+    // walked another operation, and only rows completed hours ago).
+    std::string key;
+    {
+        pqxx::work w(*m_conn);
+        key = w.exec("DELETE FROM idem.task_idempotency WHERE idempotency_key = (SELECT idempotency_key FROM"
+                     " idem.task_idempotency WHERE status = 'succeeded' AND split_part(idempotency_key, ':', 2) = 'lship'"
+                     " ORDER BY updated_at LIMIT 1) RETURNING idempotency_key")[0][0]
+                  .as<std::string>();
+        w.commit();
+    }
+    const CliRun run = stopDemo(demo);
+    QVERIFY2(run.exitCode == 1, qPrintable(describe(run)));
+    QVERIFY2(run.out.contains(QStringLiteral("VIOLATION: effect row for %1 whose record is no record").arg(QString::fromStdString(key))),
+        qPrintable(describe(run)));
+    QVERIFY2(run.out.contains(QStringLiteral("NOT CLEAN")), qPrintable(describe(run)));
+    QVERIFY(!run.out.contains(QStringLiteral("purged by retention, not lost")));
 }
 
 QTEST_GUILESS_MAIN(TestDemo)

@@ -299,7 +299,8 @@ void TestSnapshot::cliExportWithPasswordLeavesItNowhere()
     QCOMPARE(filesContaining(dir, pw), QStringList());
     QCOMPARE(filesContaining(dir, "password"), QStringList());
     // It did connect as that role, and says so.
-    const auto loaded = idem::openSnapshotBundle(dir.toStdString(), std::nullopt);
+    const auto loaded
+        = idem::openSnapshotBundle(dir.toStdString(), idem::SigningKey::load(keyFile.toStdString()).publicPem());
     QVERIFY(loaded.verification.ok());
     QCOMPARE(loaded.data.currentRole, m_role);
     QVERIFY(loaded.data.memberReader && !loaded.data.memberOperator && !loaded.data.superuser);
@@ -342,9 +343,44 @@ void TestSnapshot::cliVerifyNamesEditedFiles()
     run = idemctl(verifyArgs);
     QVERIFY2(run.exitCode == 0, qPrintable(describe(run)));
     QVERIFY(run.out.contains(QStringLiteral("valid, by the trusted key")));
+    // Without a trusted key a valid signature is by an unknown key: exit 1 unless accepted. (No
+    // default trusted-keys file of whoever runs the test may count.)
+    qputenv("XDG_CONFIG_HOME", QFile::encodeName(m_tmp.filePath(QStringLiteral("no-config"))));
+    const QString fingerprint = run.out.section(QStringLiteral("(SHA-256 "), 1).section(QLatin1Char(')'), 0, 0);
+    QCOMPARE(fingerprint.size(), 64);
     run = idemctl({ QStringLiteral("snapshot"), QStringLiteral("verify"), dir });
+    QCOMPARE(run.exitCode, 1);
+    QVERIFY2(run.out.contains(QStringLiteral("SIGNATURE by an unknown key ") + fingerprint), qPrintable(run.out));
+    run = idemctl({ QStringLiteral("snapshot"), QStringLiteral("verify"), dir, QStringLiteral("--allow-unknown-signer") });
     QCOMPARE(run.exitCode, 0);
-    QVERIFY(run.out.contains(QStringLiteral("only self-consistent")));
+    QVERIFY(run.out.contains(QStringLiteral("signed by an unknown key (accepted")));
+    // A trusted-keys file, named or the default one ($XDG_CONFIG_HOME/idem/trusted-keys).
+    const QString config = m_tmp.filePath(QStringLiteral("config"));
+    QVERIFY(QDir().mkpath(config + QStringLiteral("/idem")));
+    QFile keys(config + QStringLiteral("/idem/trusted-keys"));
+    QVERIFY(keys.open(QIODevice::WriteOnly));
+    keys.write((fingerprint + QStringLiteral(" on-call laptop\n")).toUtf8());
+    keys.close();
+    run = idemctl({ QStringLiteral("snapshot"), QStringLiteral("verify"), dir, QStringLiteral("--trusted-keys"),
+        keys.fileName() });
+    QVERIFY2(run.exitCode == 0, qPrintable(describe(run)));
+    QVERIFY(run.out.contains(QStringLiteral("by the trusted key \"on-call laptop\"")));
+    qputenv("XDG_CONFIG_HOME", QFile::encodeName(config));
+    run = idemctl({ QStringLiteral("snapshot"), QStringLiteral("verify"), dir });
+    qputenv("XDG_CONFIG_HOME", QFile::encodeName(m_tmp.filePath(QStringLiteral("no-config"))));
+    QVERIFY2(run.exitCode == 0, qPrintable(describe(run)));
+    // A trusted key that is not the signer's fails, even with several given.
+    const auto otherFile = m_tmp.filePath(QStringLiteral("other.pub.pem"));
+    QFile other(otherFile);
+    QVERIFY(other.open(QIODevice::WriteOnly));
+    other.write(idem::SigningKey::generate().publicPem().c_str());
+    other.close();
+    run = idemctl({ QStringLiteral("snapshot"), QStringLiteral("verify"), dir, QStringLiteral("--pubkey"), otherFile });
+    QCOMPARE(run.exitCode, 1);
+    QVERIFY(run.out.contains(QStringLiteral("none of the trusted keys")));
+    run = idemctl({ QStringLiteral("snapshot"), QStringLiteral("verify"), dir, QStringLiteral("--pubkey"), otherFile,
+        QStringLiteral("--pubkey"), pubFile });
+    QCOMPARE(run.exitCode, 0);
 
     // Edit a row, remove a chart, add a file: each named, exit 1.
     QFile csv(dir + QStringLiteral("/rows/failed.csv"));
