@@ -923,3 +923,10 @@ BEGIN
     REVOKE ALL ON idem_counters_refused FROM PUBLIC;
 END
 $private$;
+
+-- 2: the SQL helpers only the pinned functions call, pinned too, so that no caller's path can
+-- ever reach into them (a SET clause costs them their inlining: a few microseconds per audit
+-- entry or purge run).
+ALTER FUNCTION audit_netstring(text) SET search_path FROM CURRENT;
+ALTER FUNCTION audit_task_image(task_idempotency) SET search_path FROM CURRENT;
+ALTER FUNCTION idem_purge_lock_key(bigint) SET search_path FROM CURRENT;
