@@ -150,13 +150,20 @@ refused AS (
       FROM )" + q("idem_counters_refused") + R"( r
 ),
 holder AS (
-    -- who holds the shared exact refresh, asked only when it is a minute past due on a primary
-    SELECT h.pid, h.db_role, h.application, h.since FROM )"
-        + q("idem_stats_exact") + R"( d
-     CROSS JOIN LATERAL (SELECT * FROM )" + q("idem_exact_refresh_holder") + R"(() x
-                          WHERE d.taken_at + d.period_s * interval '1 second' < now() - interval '60 seconds'
-                            AND NOT pg_is_in_recovery()) h
-     WHERE $1::text IS NULL AND $2::text IS NULL
+    -- who holds the shared exact refresh (its row's lock: the row's xmax is a transaction that
+    -- pg_locks shows alive), asked only when it is a minute past due on a primary; as
+    -- idem_exact_refresh_holder() (0013), with this reader's own view of pg_stat_activity
+    SELECT h.* FROM )" + q("idem_stats_exact") + R"( d
+     CROSS JOIN LATERAL (
+        SELECT l.pid, coalesce(a.usename::text, '') AS db_role, coalesce(a.application_name, '') AS application,
+               coalesce(a.xact_start, a.backend_start) AS since
+          FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+         WHERE l.locktype = 'transactionid' AND l.mode = 'ExclusiveLock' AND l.granted
+           AND l.transactionid = d.xmax AND l.pid <> pg_backend_pid()
+           -- a one-time filter: pg_locks is not read on a tick that does not need it
+           AND d.taken_at + d.period_s * interval '1 second' < now() - interval '60 seconds'
+         LIMIT 1) h
+     WHERE $1::text IS NULL AND $2::text IS NULL AND NOT pg_is_in_recovery()
 ),
 rel AS (
     -- the task table's statistics, for the total rows
