@@ -100,6 +100,8 @@ std::string statsSql(const SchemaName& schema, bool exactRows)
     return R"(
 WITH live AS (
 )" + live + R"(
+    LIMIT 1 -- each CTE is one row: so the planner knows, or the product of its guesses
+            -- (1000 rows a function, ~100 a table) passes jit_above_cost and JIT costs a second
 ),
 counts AS (
     SELECT c.outcome, c.n FROM )"
@@ -143,6 +145,7 @@ audit_head AS (
 ex AS (
     SELECT x.* FROM )"
         + q("idem_stats_exact") + R"( x WHERE $1::text IS NULL AND $2::text IS NULL AND x.taken_at > '-infinity'
+     LIMIT 1
 ),
 refused AS (
     -- counter flushes refused as implausible (schema v13; at most 1000 rows kept)
@@ -164,6 +167,7 @@ holder AS (
            AND d.taken_at + d.period_s * interval '1 second' < now() - interval '60 seconds'
          LIMIT 1) h
      WHERE $1::text IS NULL AND $2::text IS NULL AND NOT pg_is_in_recovery()
+     LIMIT 1
 ),
 rel AS (
     -- the task table's statistics, for the total rows
@@ -248,7 +252,9 @@ void boundRead(pqxx::transaction_base& tx, int statementTimeoutMs)
     // caller's path that another role may write (public before PostgreSQL 15).
     tx.exec_params("SELECT pg_catalog.set_config('statement_timeout', $1, true),"
                    " pg_catalog.set_config('max_parallel_workers_per_gather', '0', true),"
-                   " pg_catalog.set_config('search_path', 'pg_catalog', true)",
+                   " pg_catalog.set_config('search_path', 'pg_catalog', true),"
+                   // a reading is a few index probes: compiling it would cost more than running it
+                   " pg_catalog.set_config('jit', 'off', true)",
         std::to_string(statementTimeoutMs));
 }
 
