@@ -5,6 +5,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/metrics.h"
+#include "cli/printable.h"
 #include "core/connection.h"
 #include "operations/stats.h"
 
@@ -68,7 +69,11 @@ int runStats(const std::vector<std::string>& argv)
     ReadStatsOptions how;
     how.exactRows = args.flag("exact");
     how.refreshShared = !args.flag("no-refresh") && !how.exactRows;
-    const auto s = readStats(*conn, schema, options, how);
+    auto s = readStats(*conn, schema, options, how);
+    // A session holds the shared exact refresh past its due time: count them here instead.
+    const bool ownExact = s.exactHolder && !how.exactRows;
+    if (ownExact)
+        attachExact(s, readOwnExact(*conn, schema, options, options.statementTimeoutMs));
 
     if (args.flag("json")) {
         nlohmann::json j = nlohmann::json::object();
@@ -125,6 +130,21 @@ int runStats(const std::vector<std::string>& argv)
                 { "refreshes", s.exact->refreshes }, { "taken_by", s.exact->takenBy } };
         else
             j["exact_refresh"] = nullptr;
+        if (s.exact && ownExact)
+            j["exact_refresh"]["counted_by_this_command"] = true;
+        j["exact_refresh_holder"] = s.exactHolder
+            ? nlohmann::json { { "pid", s.exactHolder->pid }, { "role", s.exactHolder->role },
+                  { "application", s.exactHolder->application },
+                  { "since", s.exactHolder->since.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.exactHolder->since) } }
+            : nlohmann::json(nullptr);
+        const auto& r = s.refusedFlushes;
+        j["counter_flushes_refused"] = { { "last_24h", r.last24h }, { "kept", r.kept },
+            { "last", r.lastAt.empty() ? nlohmann::json(nullptr)
+                                       : nlohmann::json { { "at", r.lastAt }, { "role", r.lastRole },
+                                             { "application", r.lastApplication },
+                                             { "client_addr", r.lastClientAddr.empty() ? nlohmann::json(nullptr)
+                                                                                       : nlohmann::json(r.lastClientAddr) },
+                                             { "reason", r.lastReason } } } };
         std::cout << j.dump(2) << '\n';
         return ExitOk;
     }
@@ -194,11 +214,24 @@ int runStats(const std::vector<std::string>& argv)
     std::printf("\nrow figures %s, counted %s%s (%.1f ms)\n", s.liveTakenAt.c_str(),
         s.liveShared ? "by the database's shared count" : "by this command",
         s.anyLowerBound() ? "; some stopped at the 10000 cap" : "", s.liveCostMs);
-    if (s.exact)
+    if (s.exactHolder)
+        std::printf("exact refresh held by pid %d (role %s, application %s) since %s, past its due time: %s\n",
+            s.exactHolder->pid, printable(s.exactHolder->role).c_str(), printable(s.exactHolder->application).c_str(),
+            s.exactHolder->since.empty() ? "(not visible to this role)" : s.exactHolder->since.c_str(),
+            ownExact ? "exact figures counted by this command" : "the figures above are exact");
+    if (s.exact && ownExact)
+        std::printf("exact figures %s, counted by this command (%.1f ms)\n", s.exact->takenAt.c_str(), s.exact->costMs);
+    else if (s.exact)
         std::printf("exact refresh %s (%.0f s ago, cost %.1f ms, every %.0f s; %lld so far)\n", s.exact->takenAt.c_str(),
             s.exact->ageSeconds, s.exact->costMs, s.exact->periodSeconds, static_cast<long long>(s.exact->refreshes));
     else if (!options.tenant && !options.operation && !how.exactRows)
         std::printf("exact refresh: none yet\n");
+    if (const auto& r = s.refusedFlushes; !r.lastAt.empty())
+        std::printf("counter flushes refused as implausible: %lld in the last 24 h; last at %s by role %s (application %s, "
+                    "from %s): %s\n",
+            static_cast<long long>(r.last24h), r.lastAt.c_str(), printable(r.lastRole).c_str(),
+            printable(r.lastApplication).c_str(), r.lastClientAddr.empty() ? "local socket" : r.lastClientAddr.c_str(),
+            printable(r.lastReason).c_str());
     return ExitOk;
 }
 

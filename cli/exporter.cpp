@@ -42,8 +42,10 @@ namespace {
         if (operation)
             group += ", c.operation";
         // The bucket-leading primary key bounds the read to the lookback, whatever the table holds.
-        return "SELECT " + cols + ", sum(c.n)::bigint FROM " + schema.qualify("idem_counters")
-            + " c WHERE c.bucket >= date_trunc('minute', now()) - $1::int * interval '1 minute' GROUP BY " + group;
+        // Never a minute after now; a sum saturates rather than fail with 22003 (schema v13).
+        return "SELECT " + cols + ", least(sum(c.n), 9223372036854775807)::bigint FROM " + schema.qualify("idem_counters")
+            + " c WHERE c.bucket >= date_trunc('minute', now()) - make_interval(mins => $1::int)"
+              " AND c.bucket <= now() GROUP BY " + group;
     }
 } // namespace
 

@@ -128,6 +128,13 @@ std::vector<prometheus::MetricFamily> statsFamilies(const StatsSnapshot& s, cons
                 sample(with(labels, "figure", figureKey(figure)), prometheus::MetricType::Gauge, *l.exact));
     }
     out.push_back(std::move(quality));
+    // Schema v13: flushes add_counters() refused as implausible (idem_counters_refused); who sent
+    // them is in `idemctl stats`.
+    out.push_back(singleFamily("idem_counter_flushes_refused",
+        "Counter flushes refused as implausible in the last 24 hours (idem_counters_refused).",
+        prometheus::MetricType::Gauge, labels, static_cast<double>(s.refusedFlushes.last24h)));
+    out.push_back(singleFamily("idem_exact_refresh_held", "1 when a session holds the shared exact refresh past its due time.",
+        prometheus::MetricType::Gauge, labels, s.exactHolder ? 1 : 0));
     if (!cached.metric.empty())
         out.push_back(std::move(cached));
     if (s.exact) {

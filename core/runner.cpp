@@ -44,7 +44,8 @@ RunOutcome outcomeOfClaim(const ClaimResult& c)
         break;
     case Decision::Conflict:
         out.kind = RunOutcome::Kind::Conflict;
-        out.error = "key already used with request digest " + c.storedDigest;
+        out.error = c.storedDigest.empty() ? std::string("key already used with another request digest")
+                                           : "key already used with request digest " + c.storedDigest;
         break;
     case Decision::RetryLater:
         out.kind = RunOutcome::Kind::RetryLater;

@@ -67,7 +67,7 @@ struct ClaimResult {
     int maxAttempts = 0;
     std::chrono::milliseconds retryAfter { 0 };
     std::string resultJson; // Replay: the stored result as JSON text ("null" when none)
-    std::string storedDigest; // Conflict: the digest the key was first used with
+    std::string storedDigest; // Conflict: empty since schema v13 (the stored digest is not revealed)
     std::string errorClass; // Failed / RetryLater
     std::string errorMessage;
 

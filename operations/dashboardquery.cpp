@@ -36,12 +36,12 @@ history AS (
     SELECT c.bucket, c.outcome, c.n FROM )"
         + schema.qualify("idem_counters_total") + R"( c
      WHERE $1::text IS NULL AND $2::text IS NULL AND c.minutes = 1
-       AND c.bucket >= date_trunc('minute', now()) - ($5::int - 1) * interval '1 minute'
+       AND c.bucket >= date_trunc('minute', now()) - make_interval(mins => $5::int - 1) AND c.bucket <= now()
     UNION ALL
-    SELECT c.bucket, c.outcome, sum(c.n)::bigint FROM )"
+    SELECT c.bucket, c.outcome, least(sum(c.n), 9223372036854775807)::bigint FROM )"
         + schema.qualify("idem_counters") + R"( c
      WHERE NOT ($1::text IS NULL AND $2::text IS NULL)
-       AND c.bucket >= date_trunc('minute', now()) - ($5::int - 1) * interval '1 minute'
+       AND c.bucket >= date_trunc('minute', now()) - make_interval(mins => $5::int - 1) AND c.bucket <= now()
        AND ($1::text IS NULL OR c.tenant = $1::text)
        AND ($2::text IS NULL OR c.operation = $2::text)
      GROUP BY c.bucket, c.outcome

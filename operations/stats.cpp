@@ -100,37 +100,40 @@ std::string statsSql(const SchemaName& schema, bool exactRows)
     return R"(
 WITH live AS (
 )" + live + R"(
+    LIMIT 1 -- each CTE is one row: so the planner knows, or the product of its guesses
+            -- (1000 rows a function, ~100 a table) passes jit_above_cost and JIT costs a second
 ),
 counts AS (
     SELECT c.outcome, c.n FROM )"
         + q("idem_counters_total") + R"( c
      WHERE $1::text IS NULL AND $2::text IS NULL AND c.minutes = 1
-       AND c.bucket >= date_trunc('minute', now()) - ($3::int - 1) * interval '1 minute'
+       AND c.bucket >= date_trunc('minute', now()) - make_interval(mins => $3::int - 1) AND c.bucket <= now()
     UNION ALL
     SELECT c.outcome, c.n FROM )"
         + q("idem_counters") + R"( c
      WHERE NOT ($1::text IS NULL AND $2::text IS NULL)
-       AND c.bucket >= date_trunc('minute', now()) - ($3::int - 1) * interval '1 minute'
+       AND c.bucket >= date_trunc('minute', now()) - make_interval(mins => $3::int - 1) AND c.bucket <= now()
        AND ($1::text IS NULL OR c.tenant = $1::text)
        AND ($2::text IS NULL OR c.operation = $2::text)
 ),
 counted AS (
-    -- The window: the last $3 minute buckets, the current (partial) one included.
-    SELECT coalesce(sum(c.n) FILTER (WHERE c.outcome = 'acquired'), 0)::bigint AS acquired,
-           coalesce(sum(c.n) FILTER (WHERE c.outcome IN ('replayed', 'in_progress', 'conflict')), 0)::bigint
+    -- The window: the last $3 minute buckets, the current (partial) one included, none after
+    -- now. Sums saturate at bigint's top rather than fail (22003): no flush can black out a tick.
+    SELECT least(coalesce(sum(c.n) FILTER (WHERE c.outcome = 'acquired'), 0), 9223372036854775807)::bigint AS acquired,
+           least(coalesce(sum(c.n) FILTER (WHERE c.outcome IN ('replayed', 'in_progress', 'conflict')), 0), 9223372036854775807)::bigint
                AS duplicates,
            -- retries: claims that took a row over again (expired lease or elapsed backoff)
-           coalesce(sum(c.n) FILTER (WHERE c.outcome IN ('reacquired_lease', 'reacquired_retry')), 0)::bigint
+           least(coalesce(sum(c.n) FILTER (WHERE c.outcome IN ('reacquired_lease', 'reacquired_retry')), 0), 9223372036854775807)::bigint
                AS retries,
            -- failed retries: failures of attempt 2 or later, whatever their class (retryable,
            -- unknown, permanent); the worker counts retry_failed beside the failure's own
            -- outcome (schema v10; minutes before it have none). A first attempt's failure is
            -- not a failed retry.
-           coalesce(sum(c.n) FILTER (WHERE c.outcome = 'retry_failed'), 0)::bigint AS failed_retries,
+           least(coalesce(sum(c.n) FILTER (WHERE c.outcome = 'retry_failed'), 0), 9223372036854775807)::bigint AS failed_retries,
            -- digest conflicts: the same key claimed with a different request digest
-           coalesce(sum(c.n) FILTER (WHERE c.outcome = 'conflict'), 0)::bigint AS digest_conflicts,
+           least(coalesce(sum(c.n) FILTER (WHERE c.outcome = 'conflict'), 0), 9223372036854775807)::bigint AS digest_conflicts,
            -- stale-token rejections: complete/fail/heartbeat by a token that had lost the row
-           coalesce(sum(c.n) FILTER (WHERE c.outcome = 'stale_token'), 0)::bigint AS stale_token
+           least(coalesce(sum(c.n) FILTER (WHERE c.outcome = 'stale_token'), 0), 9223372036854775807)::bigint AS stale_token
     FROM counts c
 ),
 audit_head AS (
@@ -142,6 +145,29 @@ audit_head AS (
 ex AS (
     SELECT x.* FROM )"
         + q("idem_stats_exact") + R"( x WHERE $1::text IS NULL AND $2::text IS NULL AND x.taken_at > '-infinity'
+     LIMIT 1
+),
+refused AS (
+    -- counter flushes refused as implausible (schema v13; at most 1000 rows kept)
+    SELECT count(*) FILTER (WHERE r.at > now() - interval '24 hours') AS n24, count(*) AS kept, max(r.id) AS last_id
+      FROM )" + q("idem_counters_refused") + R"( r
+),
+holder AS (
+    -- who holds the shared exact refresh (its row's lock: the row's xmax is a transaction that
+    -- pg_locks shows alive), asked only when it is a minute past due on a primary; as
+    -- idem_exact_refresh_holder() (0013), with this reader's own view of pg_stat_activity
+    SELECT h.* FROM )" + q("idem_stats_exact") + R"( d
+     CROSS JOIN LATERAL (
+        SELECT l.pid, coalesce(a.usename::text, '') AS db_role, coalesce(a.application_name, '') AS application,
+               coalesce(a.xact_start, a.backend_start) AS since
+          FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+         WHERE l.locktype = 'transactionid' AND l.mode = 'ExclusiveLock' AND l.granted
+           AND l.transactionid = d.xmax AND l.pid <> pg_backend_pid()
+           -- a one-time filter: pg_locks is not read on a tick that does not need it
+           AND d.taken_at + d.period_s * interval '1 second' < now() - interval '60 seconds'
+         LIMIT 1) h
+     WHERE $1::text IS NULL AND $2::text IS NULL AND NOT pg_is_in_recovery()
+     LIMIT 1
 ),
 rel AS (
     -- the task table's statistics, for the total rows
@@ -158,15 +184,15 @@ SELECT live.processing, live.processing_capped, live.expired_leases, live.expire
         + q("idem_stats_live") + R"( l) AS live_computations,
        -- duplicate ratio: claims answered from an existing key (replay, in progress, conflict)
        -- over all first claims of a key plus those; NULL when nothing was claimed
-       CASE WHEN counted.acquired + counted.duplicates > 0
-            THEN counted.duplicates::float8 / (counted.acquired + counted.duplicates) END AS duplicate_ratio,
-       counted.acquired + counted.duplicates AS claims,
+       CASE WHEN counted.acquired::numeric + counted.duplicates > 0
+            THEN counted.duplicates::float8 / (counted.acquired::float8 + counted.duplicates::float8) END AS duplicate_ratio,
+       least(counted.acquired::numeric + counted.duplicates, 9223372036854775807)::bigint AS claims,
        counted.retries, counted.failed_retries, counted.digest_conflicts, counted.stale_token,
        -- total rows: the planner's estimate (never a count). Before the first ANALYZE, on a
        -- primary, the statistics collector's live rows (a standby's collector has none: NULL)
-       CASE WHEN rel.reltuples >= 0 THEN rel.reltuples::bigint
+       CASE WHEN rel.reltuples >= 0::real THEN rel.reltuples::bigint
             WHEN NOT pg_is_in_recovery() THEN pg_stat_get_live_tuples(rel.oid) END AS total_rows_estimate,
-       rel.reltuples < 0 AS total_rows_unanalysed,
+       rel.reltuples < 0::real AS total_rows_unanalysed,
        to_char(now())" + utc + R"( AS as_of, $4::int AS long_unfinished_after_minutes,
        pg_is_in_recovery() AS in_recovery,
        -- replication lag (NULL on a primary): 0 on a standby that streams and has replayed all it
@@ -194,8 +220,15 @@ SELECT live.processing, live.processing_capped, live.expired_leases, live.expire
         + q("idem_stats_exact") + R"( d
                      WHERE d.taken_at + d.period_s * interval '1 second' < now()
                        AND (d.attempt_at IS NULL
-                            OR d.attempt_at < now() - greatest(d.period_s, 60) * interval '1 second'))) AS exact_due
+                            OR d.attempt_at < now() - greatest(d.period_s, 60) * interval '1 second'))) AS exact_due,
+       holder.pid AS holder_pid, holder.db_role AS holder_role, holder.application AS holder_application,
+       to_char(holder.since)" + utc + R"( AS holder_since,
+       refused.n24 AS refused_24h, refused.kept AS refused_kept, to_char(rl.at)" + utc + R"( AS refused_last_at,
+       rl.db_role AS refused_last_role, rl.application AS refused_last_application,
+       host(rl.client_addr) AS refused_last_addr, rl.reason AS refused_last_reason
 FROM live, counted LEFT JOIN audit_head ON true LEFT JOIN ex ON true LEFT JOIN rel ON true
+     LEFT JOIN holder ON true CROSS JOIN refused
+     LEFT JOIN )" + q("idem_counters_refused") + R"( rl ON rl.id = refused.last_id
 )";
 }
 
@@ -214,8 +247,14 @@ std::string withoutFilterParameters(std::string sql, int params)
 
 void boundRead(pqxx::transaction_base& tx, int statementTimeoutMs)
 {
-    tx.exec_params("SELECT set_config('statement_timeout', $1, true),"
-                   " set_config('max_parallel_workers_per_gather', '0', true)",
+    // search_path pg_catalog (for this transaction): what these reads and the SQL functions
+    // inlined into them call resolves there and in the schema they name, never in a schema on the
+    // caller's path that another role may write (public before PostgreSQL 15).
+    tx.exec_params("SELECT pg_catalog.set_config('statement_timeout', $1, true),"
+                   " pg_catalog.set_config('max_parallel_workers_per_gather', '0', true),"
+                   " pg_catalog.set_config('search_path', 'pg_catalog', true),"
+                   // a reading is a few index probes: compiling it would cost more than running it
+                   " pg_catalog.set_config('jit', 'off', true)",
         std::to_string(statementTimeoutMs));
 }
 
@@ -315,6 +354,16 @@ StatsSnapshot statsFromRow(const pqxx::row& row)
     s.auditHeadId = row["audit_head_id"].as<std::int64_t>();
     s.auditHeadHash = text(row["audit_head_hash"]);
     s.exactDue = row["exact_due"].as<bool>();
+    if (!row["holder_pid"].is_null())
+        s.exactHolder = ExactRefreshHolder { row["holder_pid"].as<int>(), text(row["holder_role"]),
+            text(row["holder_application"]), text(row["holder_since"]) };
+    s.refusedFlushes.last24h = row["refused_24h"].as<std::int64_t>();
+    s.refusedFlushes.kept = row["refused_kept"].as<std::int64_t>();
+    s.refusedFlushes.lastAt = text(row["refused_last_at"]);
+    s.refusedFlushes.lastRole = text(row["refused_last_role"]);
+    s.refusedFlushes.lastApplication = text(row["refused_last_application"]);
+    s.refusedFlushes.lastClientAddr = text(row["refused_last_addr"]);
+    s.refusedFlushes.lastReason = text(row["refused_last_reason"]);
 
     if (row["ex_present"].as<bool>()) {
         ExactFigures e;
@@ -393,7 +442,8 @@ bool refreshSharedExact(pqxx::connection& conn, const SchemaName& schema, int lo
 
 bool needsOwnExact(const StatsSnapshot& s, bool filtered)
 {
-    return filtered || (s.inRecovery && (!s.exact || s.exact->ageSeconds > std::max(60.0, 2 * s.exact->periodSeconds)));
+    return filtered || s.exactHolder
+        || (s.inRecovery && (!s.exact || s.exact->ageSeconds > std::max(60.0, 2 * s.exact->periodSeconds)));
 }
 
 ExactFigures readOwnExact(pqxx::connection& conn, const SchemaName& schema, const StatsOptions& options, int timeoutMs)

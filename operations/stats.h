@@ -103,6 +103,27 @@ struct ExactFigures {
     std::vector<AttemptsBin> attempts;
 };
 
+// Counter flushes add_counters() refused as implausible (schema v13, idem_counters_refused):
+// how many in the last 24 hours, and who sent the newest one.
+struct RefusedFlushes {
+    std::int64_t last24h = 0;
+    std::int64_t kept = 0; // rows kept (the newest 1000)
+    std::string lastAt; // ISO 8601 UTC; empty when none was ever refused
+    std::string lastRole;
+    std::string lastApplication;
+    std::string lastClientAddr; // empty for a local socket
+    std::string lastReason;
+};
+
+// A session holding the shared exact refresh past its due time (its transaction keeps the row
+// locked; idem_exact_refresh_holder): readers count for themselves meanwhile.
+struct ExactRefreshHolder {
+    int pid = 0;
+    std::string role;
+    std::string application;
+    std::string since; // ISO 8601 UTC: its transaction's start, when this role may see it
+};
+
 struct StatsSnapshot {
     // Live rows (task_idempotency), bounded: each is exact or, when labels say so, the lower
     // bound boundedCountCap (or, filtered, what the visited rows prove).
@@ -156,6 +177,9 @@ struct StatsSnapshot {
     // a refresh is due and nobody is running one (a primary, unfiltered).
     std::optional<ExactFigures> exact;
     bool exactDue = false;
+    std::optional<ExactRefreshHolder> exactHolder; // set when it is held past its due time
+
+    RefusedFlushes refusedFlushes;
 };
 
 // The snapshot's SQL: $1 tenant, $2 operation (text, NULL = all), $3 window minutes,
@@ -214,8 +238,9 @@ void boundRead(pqxx::transaction_base& tx, int statementTimeoutMs);
 bool refreshSharedExact(pqxx::connection& conn, const SchemaName& schema, int longUnfinishedAfterMinutes, int timeoutMs);
 
 // Whether a reader needs exact figures of its own instead of the shared ones: under a filter
-// (the shared refresh is unfiltered), or on a standby whose replicated shared figures nobody on
-// the primary keeps fresh (older than max(60 s, two periods)).
+// (the shared refresh is unfiltered), on a standby whose replicated shared figures nobody on
+// the primary keeps fresh (older than max(60 s, two periods)), or while a session holds the
+// shared refresh past its due time (exactHolder: its open transaction keeps the row locked).
 bool needsOwnExact(const StatsSnapshot& s, bool filtered);
 
 // A reader's own exact refresh (on a standby, or under a filter): idem_exact_stats() in a

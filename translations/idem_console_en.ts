@@ -43,6 +43,16 @@
     </message>
 </context>
 <context>
+    <name>idem::console::IntegrityNotice</name>
+    <message numerus="yes">
+        <source>⚠ %n counter flush(es) refused as implausible in the last 24 h; the last at %1 by role %2 (application %3, from %4): %5</source>
+        <translation>
+            <numerusform>⚠ %n counter flush refused as implausible in the last 24 h; the last at %1 by role %2 (application %3, from %4): %5</numerusform>
+            <numerusform>⚠ %n counter flushes refused as implausible in the last 24 h; the last at %1 by role %2 (application %3, from %4): %5</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
     <name>idem::console::SnapshotExportFlow</name>
     <message numerus="yes">
         <source>One consistent read of %1 (%2, %3; figures over the dashboard&apos;s last %n minute(s)), read-only through the monitor connection.</source>

@@ -1282,6 +1282,27 @@ Check the SSL mode and that the root certificate is the one that signed the serv
     </message>
 </context>
 <context>
+    <name>idem::console::IntegrityNotice</name>
+    <message numerus="yes">
+        <source>⚠ %n counter flush(es) refused as implausible in the last 24 h; the last at %1 by role %2 (application %3, from %4): %5</source>
+        <translation>
+            <numerusform>⚠ 过去 24 小时内有 %n 次计数器刷新因不可信被拒绝；最近一次于 %1，由角色 %2 发出（应用 %3，来自 %4）：%5</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>a local socket</source>
+        <translation>本地套接字</translation>
+    </message>
+    <message>
+        <source>⚠ The shared exact refresh is held by pid %1 (role %2, application %3) since %4: this console counts the exact figures itself</source>
+        <translation>⚠ 共享精确刷新被 pid %1（角色 %2，应用 %3）自 %4 起占用：本控制台自行计算精确数值</translation>
+    </message>
+    <message>
+        <source>(not visible to this role)</source>
+        <translation>（此角色不可见）</translation>
+    </message>
+</context>
+<context>
     <name>idem::console::MainWindow</name>
     <message>
         <source>Dashboard</source>

@@ -20,6 +20,7 @@
 #include "models/dashboardmodel.h"
 #include "views/chartpanel.h"
 #include "views/dashboardsettingsdialog.h"
+#include "views/integritynotice.h"
 #include "views/theme.h"
 #include "views/tilewidget.h"
 
@@ -165,6 +166,12 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
     layout->addWidget(m_status);
     layout->addWidget(m_freshness);
     layout->addWidget(m_alert);
+    auto* integrity = new IntegrityNotice; // issue #31: refused counter flushes, a held exact refresh
+    layout->addWidget(integrity);
+    connect(m_model, &DashboardModel::updated, integrity, [this, integrity] {
+        if (const auto& r = m_model->latest())
+            integrity->showFor(r->stats);
+    });
     layout->addLayout(tiles);
     layout->addWidget(m_charts, 1);
 

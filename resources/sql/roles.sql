@@ -139,3 +139,17 @@ BEGIN
     EXECUTE format('GRANT EXECUTE ON PROCEDURE %1$I.idem_purge_run(integer, integer, text, text, double precision) TO idem_operator', s);
 END
 $lifecycle$;
+
+DO $lowroles$
+DECLARE
+    s text := current_schema();
+BEGIN
+    -- Schema v13: the refused counter flushes are for readers to see; the procedure releases its
+    -- run's lock as its caller (idem_purge_release); readers name the exact refresh's holder.
+    EXECUTE format('GRANT SELECT ON %1$I.idem_counters_refused TO idem_reader', s);
+    EXECUTE format('REVOKE ALL ON %1$I.idem_counters_refused FROM idem_worker', s);
+    EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_counters_refused FROM idem_reader, idem_operator', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_exact_refresh_holder() TO idem_reader', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_purge_release(bigint) TO idem_operator', s);
+END
+$lowroles$;

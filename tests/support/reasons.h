@@ -46,7 +46,19 @@ inline std::vector<ReasonCase> reasonCases()
         { "Chinese", "修复", false },
         { "one dot between spaces", "\u00A0.\u00A0", false },
         { "emoji", "\U0001F680", false },
-        { "combining mark", "\u0301", false },
+        // Issue #31 item 9: no visible character either (schema v13's positive list)
+        { "U+0301 lone combining accent", "\u0301", true },
+        { "U+0301 U+0308 U+20DD combining marks only", "\u0301\u0308\u20DD", true },
+        { "U+13430 Egyptian hieroglyph format control", "\U00013430", true },
+        { "U+E000 private use", "\uE000", true },
+        { "U+F0000 supplementary private use", "\U000F0000", true },
+        { "U+0378 unassigned", "\u0378", true },
+        { "U+E0080 unassigned in plane 14", "\U000E0080", true },
+        { "U+2FFFE noncharacter", "\U0002FFFE", true },
+        { "accented letter (e U+0301)", "e\u0301", false },
+        { "Devanagari with marks", "\u0915\u094D\u0937", false },
+        { "emoji with skin tone and VS16", "\U0001F44D\U0001F3FD\uFE0F", false },
+        { "digit", "7", false },
         { "letter amid invisibles", "\u200B\u00A0x\u2060", false },
     };
 }
