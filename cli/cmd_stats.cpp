@@ -5,8 +5,8 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/metrics.h"
-#include "cli/printable.h"
 #include "core/connection.h"
+#include "core/utf8.h"
 #include "operations/stats.h"
 
 namespace idem::cli {
@@ -216,22 +216,26 @@ int runStats(const std::vector<std::string>& argv)
         s.anyLowerBound() ? "; some stopped at the 10000 cap" : "", s.liveCostMs);
     if (s.exactHolder)
         std::printf("exact refresh held by pid %d (role %s, application %s) since %s, past its due time: %s\n",
-            s.exactHolder->pid, printable(s.exactHolder->role).c_str(), printable(s.exactHolder->application).c_str(),
+            s.exactHolder->pid, idem::displaySafe(s.exactHolder->role, 200).c_str(),
+            idem::displaySafe(s.exactHolder->application, 200).c_str(),
             s.exactHolder->since.empty() ? "(not visible to this role)" : s.exactHolder->since.c_str(),
             ownExact ? "exact figures counted by this command" : "the figures above are exact");
     if (s.exact && ownExact)
         std::printf("exact figures %s, counted by this command (%.1f ms)\n", s.exact->takenAt.c_str(), s.exact->costMs);
     else if (s.exact)
-        std::printf("exact refresh %s (%.0f s ago, cost %.1f ms, every %.0f s; %lld so far)\n", s.exact->takenAt.c_str(),
-            s.exact->ageSeconds, s.exact->costMs, s.exact->periodSeconds, static_cast<long long>(s.exact->refreshes));
+        std::printf("exact refresh %s (%.0f s ago, cost %.1f ms, every %.0f s; %lld so far)\n",
+            s.exact->takenAt.c_str(), s.exact->ageSeconds, s.exact->costMs, s.exact->periodSeconds,
+            static_cast<long long>(s.exact->refreshes));
     else if (!options.tenant && !options.operation && !how.exactRows)
         std::printf("exact refresh: none yet\n");
     if (const auto& r = s.refusedFlushes; !r.lastAt.empty())
-        std::printf("counter flushes refused as implausible: %lld in the last 24 h; last at %s by role %s (application %s, "
-                    "from %s): %s\n",
-            static_cast<long long>(r.last24h), r.lastAt.c_str(), printable(r.lastRole).c_str(),
-            printable(r.lastApplication).c_str(), r.lastClientAddr.empty() ? "local socket" : r.lastClientAddr.c_str(),
-            printable(r.lastReason).c_str());
+        std::printf(
+            "counter flushes refused as implausible: %lld in the last 24 h; last at %s by role %s (application %s, "
+            "from %s): %s\n",
+            static_cast<long long>(r.last24h), r.lastAt.c_str(), idem::displaySafe(r.lastRole, 200).c_str(),
+            idem::displaySafe(r.lastApplication, 200).c_str(),
+            r.lastClientAddr.empty() ? "local socket" : r.lastClientAddr.c_str(),
+            idem::displaySafe(r.lastReason, 200).c_str());
     return ExitOk;
 }
 
