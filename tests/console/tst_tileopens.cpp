@@ -6,6 +6,7 @@
 #include <QItemSelectionModel>
 #include <QSettings>
 #include <QTableView>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QToolTip>
 
@@ -128,7 +129,6 @@ void TestTileOpens::oldestProcessingOpensOldestFirst()
     page.show();
     openOnPage(*w, Tile::OldestProcessing, page);
     QVERIFY(waitLoaded(page));
-    QTRY_VERIFY_WITH_TIMEOUT(page.view()->selectionModel()->hasSelection(), timeoutMs);
     QCOMPARE(page.model()->rowCount(), 3);
     QStringList keys;
     for (int r = 0; r < page.model()->rowCount(); ++r)
@@ -137,6 +137,7 @@ void TestTileOpens::oldestProcessingOpensOldestFirst()
         QStringList({ QStringLiteral("ta:charge:z-oldest"), QStringLiteral("ta:charge:m-middle"),
             QStringLiteral("ta:charge:a-newest") }));
     // The row the tile's number is about is the one marked.
+    QTRY_VERIFY_WITH_TIMEOUT(page.view()->selectionModel()->hasSelection(), timeoutMs);
     const auto selected = page.view()->selectionModel()->selectedRows();
     QCOMPARE(selected.size(), 1);
     QCOMPARE(selected.first().row(), 0);
