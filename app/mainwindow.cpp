@@ -174,19 +174,20 @@ void MainWindow::followAdmin()
     m_monitor->connectTo(monitorSettings(s));
 }
 
-void MainWindow::openRows(const idem::TaskFilter& filter, const QString& title, const QString& what)
+void MainWindow::openRows(
+    const idem::TaskFilter& filter, const QString& title, const QString& what, const std::optional<idem::TaskSort>& sort)
 {
     // The Tasks page shows exactly the tile's rows, with paging and actions; the list of the
     // newest rows is for a window built without it.
     const auto* pages = m_console->pages();
     for (int i = 0; i < pages->count(); ++i) {
         if (auto* browser = qobject_cast<TaskBrowserWidget*>(pages->widget(i))) {
-            browser->applyFilter(filter, what);
+            browser->applyFilter(filter, what, sort);
             m_console->pages()->setCurrentIndex(i);
             return;
         }
     }
-    auto* dialog = new DashboardRowsDialog(m_monitor, filter, title, what, this);
+    auto* dialog = new DashboardRowsDialog(m_monitor, filter, title, what, sort, this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     dialog->open();
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "operations/taskfilter.h"
+#include "operations/tasklist.h"
 #include "models/connectionsettings.h"
 #include "models/snapshots.h"
 
@@ -39,7 +40,8 @@ public:
     DashboardWidget* dashboard() const { return m_dashboard; }
     AuditWitness* auditWitness() const { return m_witness; }
     // A dashboard tile's rows: the Tasks page with that filter, or a list of the newest rows.
-    void openRows(const idem::TaskFilter& filter, const QString& title, const QString& what);
+    void openRows(const idem::TaskFilter& filter, const QString& title, const QString& what,
+        const std::optional<idem::TaskSort>& sort = std::nullopt);
     // Brings a page to the front: "dashboard", "tasks", "audit", "storage" or
     // "connection" (--page, Ctrl+1..5).
     bool showPage(const QString& name);

@@ -689,10 +689,7 @@ TileValue DashboardModel::tile(Tile t) const
         if (s.totalRowsEstimate) {
             v.value = static_cast<double>(*s.totalRowsEstimate);
             v.text = QStringLiteral("≈ ") + count(*s.totalRowsEstimate);
-            v.detail = s.label(idem::Figure::TotalRows).source == idem::liveRowCounterSource
-                ? QCoreApplication::translate(
-                    "idem::console::DashboardModel", "estimate (live-row counter: not analysed yet)")
-                : QCoreApplication::translate("idem::console::DashboardModel", "estimate (planner statistics)");
+            v.detail = totalRowsSourceText(s.label(idem::Figure::TotalRows).source);
         } else {
             v.text = QStringLiteral("–");
             v.detail = QCoreApplication::translate("idem::console::DashboardModel", "estimate: not analysed yet");
@@ -703,7 +700,32 @@ TileValue DashboardModel::tile(Tile t) const
     }
     v.level = v.value ? levelOf(v.value, m_settings.thresholds[static_cast<std::size_t>(t)]) : Level::Normal;
     v.opens = opensText(t);
+    v.opensNothing = opensNothingText(t);
     return v;
+}
+
+QString totalRowsSourceText(const std::string& source)
+{
+    return source == idem::liveRowCounterSource
+        ? QCoreApplication::translate("idem::console::DashboardModel", "estimate (live-row counter: not analysed yet)")
+        : QCoreApplication::translate("idem::console::DashboardModel", "estimate (planner statistics)");
+}
+
+QString DashboardModel::opensNothingText(Tile t)
+{
+    const auto tr = [](const char* text) { return QCoreApplication::translate("idem::console::DashboardModel", text); };
+    switch (t) {
+    case Tile::DuplicateRatio:
+        // Only the counters know a duplicate: a replay or an in-progress answer writes nothing to the row.
+        return tr("It would open the keys whose claims were answered as duplicates, but a replayed or "
+                  "in-progress answer leaves no mark on the row, so those keys cannot be found. Digest conflicts "
+                  "opens the keys with a conflicting claim.");
+    case Tile::StaleTokens:
+        return tr("It would open the keys whose late workers were turned away, but a rejected stale token leaves no "
+                  "mark on the row, so those keys cannot be found.");
+    default:
+        return {};
+    }
 }
 
 QString DashboardModel::opensText(Tile t) const
@@ -723,7 +745,7 @@ QString DashboardModel::opensText(Tile t) const
     case Tile::LongUnfinished:
         return tr("rows processing or waiting to retry, first seen over %1 min ago").arg(m_settings.longUnfinishedMinutes);
     case Tile::OldestProcessing:
-        return tr("every row in processing");
+        return tr("every row in processing, the oldest first (selected)");
     case Tile::Failed:
         return tr("rows in failed");
     // The counter tiles count events; what they open are the keys those events left behind.
@@ -743,6 +765,14 @@ QString DashboardModel::opensText(Tile t) const
         break;
     }
     return {};
+}
+
+std::optional<idem::TaskSort> DashboardModel::sortFor(Tile t)
+{
+    // The tile ages rows by created_at: the row it is about is the first one seen.
+    if (t == Tile::OldestProcessing)
+        return idem::TaskSort { idem::TaskSortColumn::CreatedAt, false };
+    return std::nullopt;
 }
 
 idem::TaskFilter DashboardModel::filterFor(Tile t) const

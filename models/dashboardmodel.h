@@ -9,10 +9,12 @@
 #include <array>
 #include <chrono>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "operations/dashboardquery.h"
 #include "operations/taskfilter.h"
+#include "operations/tasklist.h"
 #include "models/dashboardhistory.h"
 #include "models/dashboardthresholds.h"
 #include "models/snapshots.h"
@@ -47,10 +49,16 @@ struct TileValue {
     Level level = Level::NoData;
     // What a click opens ("keys with a digest conflict in the last 15 min"); empty when nothing.
     QString opens;
+    // Why a click opens nothing, for a tile whose events leave no mark on any row.
+    QString opensNothing;
 };
 
 // A tile that is red now: since when, by the server's clock and from the data (see
 // DashboardModel::redSince()), with the latest value.
+// The Total rows tile's label of its estimate's source (idem::liveRowCounterSource or the
+// planner's statistics); the Tasks page's count of every row says the same.
+QString totalRowsSourceText(const std::string& source);
+
 struct OpenAlert {
     Tile tile;
     QDateTime since;
@@ -107,9 +115,15 @@ public:
     const DashboardHistory& history() const { return m_history; }
     TileValue tile(Tile tile) const;
     idem::TaskFilter filterFor(Tile tile) const;
+    // The order a tile's rows open in when the figure is about one of them (the oldest row in
+    // processing first); nullopt for the page's own order.
+    static std::optional<idem::TaskSort> sortFor(Tile tile);
     // The rows filterFor() selects, in words (what the tile's click opens); empty when the tile
     // opens nothing.
     QString opensText(Tile tile) const;
+    // Why the tile opens no rows (what they would be, and why they cannot be found); empty for a
+    // tile that opens rows.
+    static QString opensNothingText(Tile tile);
     // The tiles red now, in the order they turned red; a tile leaves the list when it is no
     // longer red (or the data is no longer live).
     const std::vector<OpenAlert>& openAlerts() const { return m_openAlerts; }

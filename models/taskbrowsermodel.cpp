@@ -107,7 +107,7 @@ QVariant TaskBrowserModel::data(const QModelIndex& index, int role) const
         return QVariant::fromValue<qint64>(t.updatedAtUs);
     case SortValueRole:
         return m_sort.column == idem::TaskSortColumn::Key ? QVariant(text(t.key))
-                                                          : QVariant::fromValue<qint64>(t.updatedAtUs);
+                                                          : QVariant::fromValue<qint64>(idem::sortTimeOf(t, m_sort.column));
     case Qt::ToolTipRole:
         if (index.column() == ErrorColumn && !t.errorMessage.empty())
             return plainTip(t.errorMessage);
@@ -291,7 +291,7 @@ void TaskBrowserModel::refresh()
     const bool whole = atEnd() && m_rows.size() <= refreshWindow;
     std::optional<idem::TaskCursor> through;
     if (!whole)
-        through = idem::cursorOf(m_rows[window - 1]);
+        through = idem::cursorOf(m_rows[window - 1], m_sort.column);
     const int limit = static_cast<int>(std::min<std::size_t>(window + 1000, idem::TaskReadOptions::maxLimit));
     const auto generation = m_generation;
     const auto filter = m_filter;
@@ -337,7 +337,10 @@ void TaskBrowserModel::merge(const std::vector<idem::TaskRow>& fresh)
     for (const auto& r : fresh)
         byKey.emplace(r.key, &r);
     const std::size_t window = std::min<std::size_t>(m_rows.size(), refreshWindow);
-    const bool byTime = m_sort.column == idem::TaskSortColumn::UpdatedAt;
+    const bool byTime = m_sort.column != idem::TaskSortColumn::Key;
+    const auto moved = [&](const idem::TaskRow& now, const idem::TaskRow& held) {
+        return byTime && idem::sortTimeOf(now, m_sort.column) != idem::sortTimeOf(held, m_sort.column);
+    };
     // A row we hold past the bound that now sorts inside it (updated, newest first) moves up:
     // drop the old copy so the key is never listed twice.
     for (std::size_t i = m_rows.size(); i-- > window;) {
@@ -350,13 +353,13 @@ void TaskBrowserModel::merge(const std::vector<idem::TaskRow>& fresh)
     // Remove from the end so earlier indexes stay valid; contiguous runs in one call.
     for (std::size_t i = window; i-- > 0;) {
         const auto it = byKey.find(m_rows[i].key);
-        const bool gone = it == byKey.end() || (byTime && it->second->updatedAtUs != m_rows[i].updatedAtUs);
+        const bool gone = it == byKey.end() || moved(*it->second, m_rows[i]);
         if (!gone)
             continue;
         std::size_t first = i;
         while (first > 0) {
             const auto p = byKey.find(m_rows[first - 1].key);
-            if (!(p == byKey.end() || (byTime && p->second->updatedAtUs != m_rows[first - 1].updatedAtUs)))
+            if (!(p == byKey.end() || moved(*p->second, m_rows[first - 1])))
                 break;
             --first;
         }

@@ -79,6 +79,15 @@ double exactRefreshPeriodSeconds(double costMs)
     return std::clamp(costMs / 1000.0 * 50.0, 20.0, 900.0);
 }
 
+std::string totalRowsEstimateColumns()
+{
+    // The planner's estimate (never a count). Before the first ANALYZE, on a primary, the
+    // statistics collector's live rows (a standby's collector has none: NULL).
+    return "CASE WHEN rel.reltuples >= 0::real THEN rel.reltuples::bigint"
+           " WHEN NOT pg_is_in_recovery() THEN pg_stat_get_live_tuples(rel.oid) END AS total_rows_estimate,"
+           " rel.reltuples < 0::real AS total_rows_unanalysed";
+}
+
 // The row figures come from idem_live_stats() (bounded, shared; see 0008_stats_at_scale.sql) or,
 // for exactRows, idem_exact_stats(); both are defined there, once. The counter part sums
 // idem_counters_total (over every tenant and operation, at most $3 x 15 rows) when nothing is
@@ -188,11 +197,8 @@ SELECT live.processing, live.processing_capped, live.expired_leases, live.expire
             THEN counted.duplicates::float8 / (counted.acquired::float8 + counted.duplicates::float8) END AS duplicate_ratio,
        least(counted.acquired::numeric + counted.duplicates, 9223372036854775807)::bigint AS claims,
        counted.retries, counted.failed_retries, counted.digest_conflicts, counted.stale_token,
-       -- total rows: the planner's estimate (never a count). Before the first ANALYZE, on a
-       -- primary, the statistics collector's live rows (a standby's collector has none: NULL)
-       CASE WHEN rel.reltuples >= 0::real THEN rel.reltuples::bigint
-            WHEN NOT pg_is_in_recovery() THEN pg_stat_get_live_tuples(rel.oid) END AS total_rows_estimate,
-       rel.reltuples < 0::real AS total_rows_unanalysed,
+       -- total rows: see totalRowsEstimateColumns()
+       )" + totalRowsEstimateColumns() + R"(,
        to_char(now())" + utc + R"( AS as_of, $4::int AS long_unfinished_after_minutes,
        pg_is_in_recovery() AS in_recovery,
        -- replication lag (NULL on a primary): 0 on a standby that streams and has replayed all it
@@ -341,7 +347,7 @@ StatsSnapshot statsFromRow(const pqxx::row& row)
     s.totalRowsEstimate = optionalInt(row["total_rows_estimate"]);
     auto& total = s.label(Figure::TotalRows);
     total.quality = FigureQuality::Estimate;
-    total.source = row["total_rows_unanalysed"].as<bool>(false) ? liveRowCounterSource : "planner statistics";
+    total.source = row["total_rows_unanalysed"].as<bool>(false) ? liveRowCounterSource : plannerStatisticsSource;
     total.observedAt = s.asOf;
     if (s.totalRowsEstimate) {
         // Never below what the row figures prove is there.

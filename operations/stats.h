@@ -28,6 +28,12 @@ struct StatsOptions {
 
 // The total rows' estimate source before the table's first ANALYZE (n_live_tup).
 inline constexpr const char* liveRowCounterSource = "live-row counter (not analysed yet)";
+inline constexpr const char* plannerStatisticsSource = "planner statistics";
+
+// The total rows' estimate and whether the table is unanalysed, as SQL columns over a relation
+// `rel` (oid, reltuples of task_idempotency): the stats reading and the Tasks page's count of
+// every row read the one figure, so the tile and the page it opens agree.
+std::string totalRowsEstimateColumns();
 
 // Every row figure is counted up to this many rows per tick (idem_live_stats' c_cap).
 constexpr std::int64_t boundedCountCap = 10000;

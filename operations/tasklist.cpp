@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "operations/actions.h"
+#include "operations/stats.h"
 #include "core/utf8.h"
 
 namespace idem {
@@ -212,7 +213,12 @@ namespace {
 
 } // namespace
 
-TaskCursor cursorOf(const TaskRow& row) { return TaskCursor { row.updatedAtUs, row.key }; }
+std::int64_t sortTimeOf(const TaskRow& row, TaskSortColumn column)
+{
+    return column == TaskSortColumn::CreatedAt ? row.createdAtUs : row.updatedAtUs;
+}
+
+TaskCursor cursorOf(const TaskRow& row, TaskSortColumn column) { return TaskCursor { sortTimeOf(row, column), row.key }; }
 
 std::optional<std::int64_t> parseIsoMicros(const std::string& s)
 {
@@ -299,6 +305,10 @@ void validateTaskQuery(const TaskFilter& f, const TaskSort& sort)
     if (f.failedSince && !parseIsoMicros(*f.failedSince))
         throw std::invalid_argument("failed since " + quoteForMessage(*f.failedSince)
             + " is not an ISO 8601 time such as 2024-05-01 or 2024-05-01T10:00:00Z");
+    if (sort.column == TaskSortColumn::CreatedAt && !onlyUnfinished(f))
+        throw std::invalid_argument(
+            "sorting by first seen needs a filter without succeeded tasks (over every status it would read and sort "
+            "the whole table): pick statuses, or sort by key");
     if (sort.column == TaskSortColumn::UpdatedAt && !onlyUnfinished(f))
         throw std::invalid_argument(
             "sorting by last update needs a filter without succeeded tasks (it is served by the unfinished-tasks "
@@ -316,16 +326,17 @@ TaskPage listTasks(pqxx::connection& conn, const SchemaName& schema, const TaskF
     const auto p = paramsOf(f);
 
     // Keyset: strictly after `after`, up to and including `through`, in (sort value, key) order.
-    const bool byTime = sort.column == TaskSortColumn::UpdatedAt;
+    const bool byTime = sort.column != TaskSortColumn::Key;
+    const std::string col = sort.column == TaskSortColumn::CreatedAt ? "t.created_at" : "t.updated_at";
     const char* gt = sort.descending ? "<" : ">";
     const char* le = sort.descending ? ">=" : "<=";
     const std::string tsAfter = "(to_timestamp(0) + $17::bigint * interval '1 microsecond')";
     const std::string tsThrough = "(to_timestamp(0) + $19::bigint * interval '1 microsecond')";
     std::string keyset;
     if (byTime) {
-        keyset = "\n    AND ($16::text IS NULL OR (t.updated_at " + std::string(sort.descending ? "<=" : ">=") + " "
-            + tsAfter + " AND (t.updated_at " + gt + " " + tsAfter + " OR t.idempotency_key " + gt + " $16::text)))"
-            + "\n    AND ($18::text IS NULL OR (t.updated_at " + le + " " + tsThrough + " AND (t.updated_at <> " + tsThrough
+        keyset = "\n    AND ($16::text IS NULL OR (" + col + " " + std::string(sort.descending ? "<=" : ">=") + " " + tsAfter
+            + " AND (" + col + " " + gt + " " + tsAfter + " OR t.idempotency_key " + gt + " $16::text)))"
+            + "\n    AND ($18::text IS NULL OR (" + col + " " + le + " " + tsThrough + " AND (" + col + " <> " + tsThrough
             + " OR t.idempotency_key " + le + " $18::text)))";
     } else {
         keyset = "\n    AND ($16::text IS NULL OR t.idempotency_key " + std::string(gt)
@@ -335,7 +346,7 @@ TaskPage listTasks(pqxx::connection& conn, const SchemaName& schema, const TaskF
             + le + " $18::text)\n    AND ($19::bigint IS NULL OR true)";
     }
     const char* dir = sort.descending ? " DESC" : "";
-    const std::string order = byTime ? std::string(" ORDER BY t.updated_at") + dir + ", t.idempotency_key" + dir
+    const std::string order = byTime ? " ORDER BY " + col + dir + ", t.idempotency_key" + dir
                                      : std::string(" ORDER BY t.idempotency_key") + dir;
     const std::string sql = "SELECT " + rowColumns() + "left(t.error_message, 300), t.request_hash, "
         + updatedAtMicrosSql("now()") + " FROM " + schema.qualify("task_idempotency") + " t WHERE "
@@ -363,7 +374,7 @@ TaskPage listTasks(pqxx::connection& conn, const SchemaName& schema, const TaskF
     for (std::size_t i = 0; i < n; ++i)
         page.rows.push_back(rowFrom(r[static_cast<pqxx::result::size_type>(i)]));
     if (r.size() > static_cast<std::size_t>(limit) && !page.rows.empty())
-        page.next = cursorOf(page.rows.back());
+        page.next = cursorOf(page.rows.back(), sort.column);
     page.elapsedMs = elapsedSince(start);
     return page;
 }
@@ -393,6 +404,19 @@ TaskCount countTasks(pqxx::connection& conn, const SchemaName& schema, const Tas
     } catch (const pqxx::sql_error& e) {
         if (e.sqlstate() != "57014") // statement timeout: fall back to the estimate
             throw;
+    }
+    if (f == TaskFilter {}) {
+        // Every row: the stats reading's figure (the Total rows tile), not the plan's own
+        // extrapolation of it, so the tile and the page it opens say the same number.
+        pqxx::read_transaction t(conn);
+        boundTimeout(t, options);
+        const auto r = t.exec_params("SELECT " + totalRowsEstimateColumns()
+                + " FROM (SELECT pc.oid, pc.reltuples FROM pg_class pc WHERE pc.oid = to_regclass($1)) rel",
+            schema.qualify("task_idempotency"));
+        t.commit();
+        if (!r.empty() && !r[0][0].is_null())
+            return { r[0][0].as<std::int64_t>(), false,
+                r[0][1].as<bool>() ? liveRowCounterSource : plannerStatisticsSource };
     }
     const auto plan = nlohmann::json::parse(run("EXPLAIN (FORMAT JSON) SELECT 1" + from)[0][0].as<std::string>());
     return { plan.at(0).at("Plan").at("Plan Rows").get<std::int64_t>(), false };

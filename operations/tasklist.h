@@ -23,6 +23,7 @@ namespace idem {
 enum class TaskSortColumn {
     Key, // idempotency_key: the primary key, any set
     UpdatedAt, // updated_at: only over unfinished rows (task_idempotency_unfinished_idx)
+    CreatedAt, // created_at (first seen): only over unfinished rows, as the oldest-row figures age them
 };
 
 struct TaskSort {
@@ -36,7 +37,7 @@ struct TaskSort {
 // broken by the key, so a cursor is a strict position even when thousands of rows share an
 // updated_at.
 struct TaskCursor {
-    std::int64_t updatedAtUs = 0; // TaskSortColumn::UpdatedAt
+    std::int64_t updatedAtUs = 0; // the sort column's time: updated_at, or created_at for CreatedAt
     std::string key;
 
     bool operator==(const TaskCursor&) const = default;
@@ -71,7 +72,9 @@ struct TaskReadOptions {
     static constexpr int maxLimit = 5000;
 };
 
-TaskCursor cursorOf(const TaskRow& row);
+// Where `row` stands in `column`'s order.
+TaskCursor cursorOf(const TaskRow& row, TaskSortColumn column = TaskSortColumn::UpdatedAt);
+std::int64_t sortTimeOf(const TaskRow& row, TaskSortColumn column);
 
 // Rows after `after` (exclusive) in sort order, at most `limit` (1..TaskReadOptions::maxLimit).
 // With `through` set, only rows up to and including that position (a refresh of what a view
@@ -88,6 +91,9 @@ void validateTaskQuery(const TaskFilter& filter, const TaskSort& sort);
 struct TaskCount {
     std::int64_t n = 0;
     bool exact = true;
+    // Where an estimate of every row comes from (the stats reading's source, e.g.
+    // plannerStatisticsSource); empty for a count or a filtered query's planner estimate.
+    std::string source;
 };
 TaskCount countTasks(pqxx::connection& conn, const SchemaName& schema, const TaskFilter& filter,
     std::int64_t exactUpTo = 10000, const TaskReadOptions& options = {});

@@ -806,10 +806,6 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <translation>首次出现超过 %1 分钟、仍在处理或等待重试的行</translation>
     </message>
     <message>
-        <source>every row in processing</source>
-        <translation>所有 processing 行</translation>
-    </message>
-    <message>
         <source>rows in failed</source>
         <translation>failed 状态的行</translation>
     </message>
@@ -832,6 +828,18 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
     <message>
         <source>keys with a failure of attempt 2 or later in the %1, whatever their status now (the tile counts failures: a key that failed twice counts twice)</source>
         <translation>在%1内第 2 次或之后的尝试失败过的键，不论其当前状态（磁贴统计的是失败次数：失败两次的键计两次）</translation>
+    </message>
+    <message>
+        <source>It would open the keys whose claims were answered as duplicates, but a replayed or in-progress answer leaves no mark on the row, so those keys cannot be found. Digest conflicts opens the keys with a conflicting claim.</source>
+        <translation>本应打开被判为重复的认领所对应的键，但重放或“进行中”的应答不会在行上留下任何痕迹，因此无法找出这些键。“摘要冲突”可打开有冲突认领的键。</translation>
+    </message>
+    <message>
+        <source>It would open the keys whose late workers were turned away, but a rejected stale token leaves no mark on the row, so those keys cannot be found.</source>
+        <translation>本应打开迟到的 worker 被拒绝的键，但被拒绝的过期令牌不会在行上留下任何痕迹，因此无法找出这些键。</translation>
+    </message>
+    <message>
+        <source>every row in processing, the oldest first (selected)</source>
+        <translation>所有 processing 行，最早的在前（已选中）</translation>
     </message>
 </context>
 <context>
@@ -2933,6 +2941,18 @@ Safe repeated task execution on PostgreSQL.</source>
         <source> or </source>
         <translation> 或 </translation>
     </message>
+    <message>
+        <source>Oldest first seen first (unfinished)</source>
+        <translation>最早出现的在前（未完成）</translation>
+    </message>
+    <message>
+        <source>Newest first seen first (unfinished)</source>
+        <translation>最近出现的在前（未完成）</translation>
+    </message>
+    <message>
+        <source>about %1 records match: %2</source>
+        <translation>约 %1 条记录匹配：%2</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::TaskDetailLoader</name>
@@ -3286,6 +3306,10 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>Click: opens %1.</source>
         <translation>点击：打开%1。</translation>
+    </message>
+    <message>
+        <source>Click: opens nothing. %1</source>
+        <translation>点击：不打开任何内容。%1</translation>
     </message>
 </context>
 <context>

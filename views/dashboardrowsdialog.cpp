@@ -40,7 +40,7 @@ Q_DECLARE_METATYPE(idem::console::RowsAnswer)
 namespace idem::console {
 
 DashboardRowsDialog::DashboardRowsDialog(ConsoleSession* session, const idem::TaskFilter& filter, const QString& title,
-    const QString& what, QWidget* parent)
+    const QString& what, const std::optional<idem::TaskSort>& order, QWidget* parent)
     : QDialog(parent)
 {
     setObjectName(QStringLiteral("dashboardRowsDialog"));
@@ -67,10 +67,10 @@ DashboardRowsDialog::DashboardRowsDialog(ConsoleSession* session, const idem::Ta
 
     qRegisterMetaType<RowsAnswer>();
     session->submit(
-        [filter](pqxx::connection& conn, const idem::SchemaName& schema) {
-            // Newest first where the unfinished-rows index serves it, by key otherwise (a set
-            // with succeeded rows): the same reads and the same count as the Tasks page.
-            idem::TaskSort sort { idem::TaskSortColumn::UpdatedAt, true };
+        [filter, order](pqxx::connection& conn, const idem::SchemaName& schema) {
+            // The tile's order, else newest first where the unfinished-rows index serves it, by
+            // key otherwise (a set with succeeded rows): the same reads and count as the Tasks page.
+            idem::TaskSort sort = order.value_or(idem::TaskSort { idem::TaskSortColumn::UpdatedAt, true });
             try {
                 idem::validateTaskQuery(filter, sort);
             } catch (const std::invalid_argument&) {
@@ -84,7 +84,7 @@ DashboardRowsDialog::DashboardRowsDialog(ConsoleSession* session, const idem::Ta
             return QVariant::fromValue(out);
         },
         this,
-        [this, what](const QVariant& answer) {
+        [this, what, order](const QVariant& answer) {
             const auto a = answer.value<RowsAnswer>();
             m_table->setRowCount(static_cast<int>(a.rows.size()));
             int r = 0;
@@ -100,6 +100,8 @@ DashboardRowsDialog::DashboardRowsDialog(ConsoleSession* session, const idem::Ta
                 }
                 ++r;
             }
+            if (order && r > 0) // the row the tile's figure is about
+                m_table->selectRow(0);
             m_matched = a.count.n;
             const QString n = QLocale().toString(qint64(a.count.n));
             QString text = a.count.exact ? tr("%1 rows match").arg(n) : tr("about %1 rows match (planner estimate)").arg(n);

@@ -3,6 +3,9 @@
 #include <QDialog>
 
 #include "operations/taskfilter.h"
+#include "operations/tasklist.h"
+
+#include <optional>
 
 class QLabel;
 class QTableWidget;
@@ -20,7 +23,8 @@ public:
     static constexpr int rowLimit = 100;
 
     DashboardRowsDialog(ConsoleSession* session, const idem::TaskFilter& filter, const QString& title,
-        const QString& what = QString(), QWidget* parent = nullptr);
+        const QString& what = QString(), const std::optional<idem::TaskSort>& sort = std::nullopt,
+        QWidget* parent = nullptr);
 
     QTableWidget* table() const { return m_table; }
     QString statusText() const;

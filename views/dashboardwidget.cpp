@@ -157,7 +157,10 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
         m_tiles[static_cast<std::size_t>(i)] = w;
         tiles->addWidget(w, i / tileColumns, i % tileColumns);
         connect(w, &TileWidget::clicked, this,
-            [this](Tile tile) { Q_EMIT openRows(m_model->filterFor(tile), tileTitle(tile), m_model->opensText(tile)); });
+            [this](Tile tile) {
+                Q_EMIT openRows(
+                    m_model->filterFor(tile), tileTitle(tile), m_model->opensText(tile), DashboardModel::sortFor(tile));
+            });
     }
     m_charts = new ChartPanel;
 

@@ -4,8 +4,10 @@
 
 #include <array>
 #include <memory>
+#include <optional>
 
 #include "operations/taskfilter.h"
+#include "operations/tasklist.h"
 #include "models/dashboardthresholds.h"
 
 class QCheckBox;
@@ -48,8 +50,10 @@ public:
     void editThresholds();
 
 Q_SIGNALS:
-    // A tile was clicked: the rows behind it, and what they are in words (DashboardModel::opensText).
-    void openRows(const idem::TaskFilter& filter, const QString& title, const QString& what);
+    // A tile was clicked: the rows behind it, what they are in words (DashboardModel::opensText)
+    // and the order that puts the row its figure is about first (DashboardModel::sortFor).
+    void openRows(const idem::TaskFilter& filter, const QString& title, const QString& what,
+        const std::optional<idem::TaskSort>& sort);
 
 protected:
     void changeEvent(QEvent* event) override;

@@ -12,6 +12,7 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QSplitter>
@@ -23,8 +24,10 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 #include "models/consolesession.h"
+#include "models/dashboardmodel.h"
 #include "models/taskbrowserdetail.h"
 #include "models/taskbrowsermodel.h"
 #include "views/actiondialog.h"
@@ -36,6 +39,22 @@
 namespace idem::console {
 
 namespace {
+    // The sort combo's entries, in pairs (ascending, descending): key, last update, first seen.
+    constexpr idem::TaskSortColumn sortColumns[] = { idem::TaskSortColumn::Key, idem::TaskSortColumn::UpdatedAt,
+        idem::TaskSortColumn::CreatedAt };
+
+    idem::TaskSort sortAt(int index)
+    {
+        const int i = std::clamp(index, 0, 5);
+        return { sortColumns[i / 2], i % 2 == 1 };
+    }
+
+    int sortIndex(const idem::TaskSort& sort)
+    {
+        const auto* at = std::find(std::begin(sortColumns), std::end(sortColumns), sort.column);
+        return static_cast<int>(at - std::begin(sortColumns)) * 2 + (sort.descending ? 1 : 0);
+    }
+
     // Status presets: the combo's data is the status list, joined by commas.
     const char* const statusPresets[][2] = {
         { QT_TRANSLATE_NOOP("idem::console::TaskBrowserWidget", "Any status"), "" },
@@ -111,7 +130,7 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     m_conflicts->setObjectName(QStringLiteral("conflictFilter"));
     m_failedSince->setObjectName(QStringLiteral("failedSinceFilter"));
     m_sort->setObjectName(QStringLiteral("sortOrder"));
-    for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < 6; ++i)
         m_sort->addItem(QString());
     m_apply->setObjectName(QStringLiteral("applyFilter"));
     m_countLabel->setObjectName(QStringLiteral("matchCount"));
@@ -198,6 +217,8 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     });
     connect(m_model, &TaskBrowserModel::pageLoaded, this, [this] {
         m_readAt.start();
+        if (std::exchange(m_selectFirst, false) && m_model->rowCount() > 0)
+            m_view->selectRow(0);
         fitColumns();
         m_statusLine->markRead();
         m_error->hide();
@@ -278,8 +299,9 @@ void TaskBrowserWidget::retranslateUi()
     m_conflicts->setText(tr("Digest conflicts"));
     m_failedSince->setPlaceholderText(tr("failed since (2024-05-01T10:00Z)"));
     const char* const sorts[] = { QT_TR_NOOP("Key A→Z"), QT_TR_NOOP("Key Z→A"), QT_TR_NOOP("Oldest update first (unfinished)"),
-        QT_TR_NOOP("Newest update first (unfinished)") };
-    for (int i = 0; i < 4; ++i)
+        QT_TR_NOOP("Newest update first (unfinished)"), QT_TR_NOOP("Oldest first seen first (unfinished)"),
+        QT_TR_NOOP("Newest first seen first (unfinished)") };
+    for (int i = 0; i < 6; ++i)
         m_sort->setItemText(i, tr(sorts[i]));
     m_apply->setText(tr("Apply"));
     m_requeue->setText(tr("Requeue…"));
@@ -374,7 +396,8 @@ idem::TaskFilter TaskBrowserWidget::filter() const { return m_model->filter(); }
 
 QString TaskBrowserWidget::countText() const { return m_countLabel->text(); }
 
-void TaskBrowserWidget::applyFilter(const idem::TaskFilter& filter, const QString& what)
+void TaskBrowserWidget::applyFilter(
+    const idem::TaskFilter& filter, const QString& what, const std::optional<idem::TaskSort>& sort)
 {
     m_extra = hiddenPart(filter);
     m_tileRow->setConditions(m_extra);
@@ -400,20 +423,21 @@ void TaskBrowserWidget::applyFilter(const idem::TaskFilter& filter, const QStrin
     m_uncertain->setChecked(filter.uncertain);
     m_conflicts->setChecked(filter.digestConflicts);
     m_failedSince->setText(filter.failedSince ? QString::fromStdString(*filter.failedSince) : QString());
-    // Sorting by update time needs an unfinished set; a tile over everything sorts by key.
-    if (m_sort->currentIndex() >= 2) {
-        try {
-            idem::validateTaskQuery(filter, { idem::TaskSortColumn::UpdatedAt, false });
-        } catch (const std::invalid_argument&) {
-            m_sort->setCurrentIndex(0);
-        }
+    // A time order needs an unfinished set; a tile over everything sorts by key.
+    if (sort)
+        m_sort->setCurrentIndex(sortIndex(*sort));
+    try {
+        idem::validateTaskQuery(filter, sortAt(m_sort->currentIndex()));
+    } catch (const std::invalid_argument&) {
+        m_sort->setCurrentIndex(0);
     }
     reload();
+    m_selectFirst = sort.has_value();
 }
 
 void TaskBrowserWidget::setSort(const idem::TaskSort& sort)
 {
-    m_sort->setCurrentIndex((sort.column == idem::TaskSortColumn::UpdatedAt ? 2 : 0) + (sort.descending ? 1 : 0));
+    m_sort->setCurrentIndex(sortIndex(sort));
     reload();
 }
 
@@ -423,8 +447,8 @@ void TaskBrowserWidget::reload()
     // (a live lease, a time window) do not outlive the tile's own filter.
     if (m_extra != idem::TaskFilter {} && visibleFilter() != visiblePart(m_applied))
         dropTileConditions();
-    const int s = m_sort->currentIndex();
-    const idem::TaskSort sort { s >= 2 ? idem::TaskSortColumn::UpdatedAt : idem::TaskSortColumn::Key, s % 2 == 1 };
+    const auto sort = sortAt(m_sort->currentIndex());
+    m_selectFirst = false;
     m_detail->clearDetail();
     m_error->hide();
     m_model->setQuery(filterFromControls(), sort);
@@ -458,16 +482,21 @@ void TaskBrowserWidget::updateCount(CountRefresh mode)
     m_countJob = m_monitor->submit(
         [filter](pqxx::connection& c, const idem::SchemaName& schema) {
             const auto n = idem::countTasks(c, schema, filter);
-            return QVariant(QList<QVariant> { QVariant::fromValue<qint64>(n.n), n.exact });
+            return QVariant(
+                QList<QVariant> { QVariant::fromValue<qint64>(n.n), n.exact, QString::fromStdString(n.source) });
         },
         this,
         [this](const QVariant& v) {
             m_countJob = 0;
             const auto l = v.toList();
             const auto n = l.value(0).toLongLong();
+            const auto source = l.value(2).toString();
             QString text = l.value(1).toBool()
                 ? tr("%Ln record(s) match", nullptr, int(std::min<qint64>(n, std::numeric_limits<int>::max())))
-                : tr("about %L1 records match (planner estimate)").arg(n);
+                : source.isEmpty() ? tr("about %L1 records match (planner estimate)").arg(n)
+                                   // every row: the Total rows tile's figure and label
+                                   : tr("about %1 records match: %2")
+                                         .arg(QLocale().toString(n), totalRowsSourceText(source.toStdString()));
             // A tile's rows, said in words while the filter is still the tile's.
             if (!m_what.isEmpty() && m_model->filter() == m_applied)
                 text = tr("%1: %2").arg(text, m_what);

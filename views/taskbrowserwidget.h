@@ -41,8 +41,10 @@ public:
 
     // Shows exactly the records `filter` means (a dashboard tile's click): the filter controls
     // take its values, the table reloads from the first page. `what` says which rows they are in
-    // words; the match count says it while the filter is unchanged.
-    void applyFilter(const idem::TaskFilter& filter, const QString& what = QString());
+    // words; the match count says it while the filter is unchanged. With `sort`, the table
+    // takes that order and selects its first row (the row a tile's figure is about).
+    void applyFilter(const idem::TaskFilter& filter, const QString& what = QString(),
+        const std::optional<idem::TaskSort>& sort = std::nullopt);
     QString countText() const;
     idem::TaskFilter filter() const;
     void setSort(const idem::TaskSort& sort);
@@ -116,6 +118,7 @@ private:
     QElapsedTimer m_readAt; // since the table was last read
     idem::TaskFilter m_applied; // the last applyFilter()'s filter, which m_what describes
     QString m_what;
+    bool m_selectFirst = false; // the next first page selects its first row (a tile asked for it)
     quint64 m_countJob = 0;
     PageStatusLine* m_statusLine;
 };

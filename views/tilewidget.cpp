@@ -3,6 +3,7 @@
 #include <QEvent>
 #include <QLabel>
 #include <QMouseEvent>
+#include <QToolTip>
 #include <QVBoxLayout>
 
 #include "models/dashboardmodel.h"
@@ -66,6 +67,7 @@ void TileWidget::setValue(const TileValue& value, bool stale, const QString& thr
     m_quality->setVisible(!value.quality.isEmpty());
     m_thresholdText = thresholdText;
     m_opens = value.opens;
+    m_opensNothing = value.opensNothing;
     updateToolTip();
     if (value.level != m_level || stale != m_stale) {
         m_level = value.level;
@@ -81,7 +83,14 @@ void TileWidget::updateToolTip()
         tip += QStringLiteral("\n") + m_thresholdText;
     if (m_clickable && !m_opens.isEmpty())
         tip += QStringLiteral("\n") + tr("Click: opens %1.").arg(m_opens);
+    else if (!m_clickable && !m_opensNothing.isEmpty())
+        tip += QStringLiteral("\n") + opensNothingText();
     setToolTip(tip);
+}
+
+QString TileWidget::opensNothingText() const
+{
+    return m_opensNothing.isEmpty() ? QString() : tr("Click: opens nothing. %1").arg(m_opensNothing);
 }
 
 void TileWidget::changeEvent(QEvent* event)
@@ -135,8 +144,15 @@ void TileWidget::applyStyle()
 
 void TileWidget::mouseReleaseEvent(QMouseEvent* event)
 {
-    if (m_clickable && event->button() == Qt::LeftButton && rect().contains(event->position().toPoint()))
-        Q_EMIT clicked(m_tile);
+    if (event->button() == Qt::LeftButton && rect().contains(event->position().toPoint())) {
+        if (m_clickable) {
+            Q_EMIT clicked(m_tile);
+        } else if (!m_opensNothing.isEmpty()) {
+            // A click that does nothing would look broken: say at the pointer why nothing opens.
+            QToolTip::showText(event->globalPosition().toPoint(), opensNothingText(), this);
+            Q_EMIT clickedNothing(m_tile, opensNothingText());
+        }
+    }
     QFrame::mouseReleaseEvent(event);
 }
 

@@ -26,11 +26,14 @@ public:
     QString detailText() const;
     QString qualityText() const; // empty for an exact figure
     QString opensText() const { return m_opens; }
+    QString opensNothingText() const;
     Level level() const { return m_level; }
     bool stale() const { return m_stale; }
 
 Q_SIGNALS:
     void clicked(idem::console::Tile tile);
+    // A click on a tile that opens nothing: `why` says so (also shown as a tooltip at the click).
+    void clickedNothing(idem::console::Tile tile, const QString& why);
 
 protected:
     void mouseReleaseEvent(QMouseEvent* event) override;
@@ -51,6 +54,7 @@ private:
     bool m_stale = true;
     QString m_thresholdText;
     QString m_opens; // what a click opens, in words
+    QString m_opensNothing; // why a click opens nothing
     bool m_styling = false;
 };
 
