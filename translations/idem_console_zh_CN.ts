@@ -1229,6 +1229,14 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <source>There is no signing key yet: create one, or untick &quot;Sign&quot;.</source>
         <translation>还没有签名密钥：请创建一个，或取消勾选“签名”。</translation>
     </message>
+    <message>
+        <source>Copy path</source>
+        <translation>复制路径</translation>
+    </message>
+    <message>
+        <source>Copy the signing key&apos;s full path</source>
+        <translation>复制签名密钥的完整路径</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::Failure</name>

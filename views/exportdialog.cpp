@@ -3,6 +3,7 @@
 
 #include <QAction>
 #include <QCheckBox>
+#include <QClipboard>
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QDateTime>
@@ -11,7 +12,9 @@
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFontMetrics>
 #include <QFormLayout>
+#include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -59,6 +62,7 @@ ExportDialog::ExportDialog(QSettings* settings, QWidget* parent)
     , m_sign(new QCheckBox(tr("Sign with my Ed25519 key")))
     , m_keyInfo(new QLabel)
     , m_createKey(new QPushButton(tr("Create signing key")))
+    , m_copyKeyPath(new QPushButton(tr("Copy path")))
     , m_pdf(new QCheckBox(tr("Also write report.pdf")))
     , m_error(new QLabel)
 {
@@ -78,11 +82,14 @@ ExportDialog::ExportDialog(QSettings* settings, QWidget* parent)
     m_sign->setObjectName(QStringLiteral("sign"));
     m_keyInfo->setObjectName(QStringLiteral("keyInfo"));
     m_createKey->setObjectName(QStringLiteral("createKey"));
+    m_copyKeyPath->setObjectName(QStringLiteral("copyKeyPath"));
+    m_copyKeyPath->setToolTip(tr("Copy the signing key's full path"));
     m_pdf->setObjectName(QStringLiteral("pdf"));
     m_error->setObjectName(QStringLiteral("errorLabel"));
 
     m_scope->setWordWrap(true);
     m_keyInfo->setWordWrap(true);
+    m_keyInfo->setTextFormat(Qt::PlainText);
     m_keyInfo->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_error->setWordWrap(true);
     theme::followTone(m_error, theme::Tone::Bad);
@@ -104,6 +111,7 @@ ExportDialog::ExportDialog(QSettings* settings, QWidget* parent)
     auto* keyRow = new QHBoxLayout;
     keyRow->addWidget(m_keyInfo, 1);
     keyRow->addWidget(m_createKey);
+    keyRow->addWidget(m_copyKeyPath);
     auto* form = new QFormLayout;
     form->addRow(tr("Folder:"), targetRow);
     form->addRow(QString(), m_replace);
@@ -139,6 +147,8 @@ ExportDialog::ExportDialog(QSettings* settings, QWidget* parent)
 
     connect(m_browse, &QPushButton::clicked, this, &ExportDialog::browse);
     connect(m_createKey, &QPushButton::clicked, this, &ExportDialog::createKey);
+    connect(m_copyKeyPath, &QPushButton::clicked, this,
+        [this] { QGuiApplication::clipboard()->setText(QDir::toNativeSeparators(m_keyPath)); });
     connect(m_sign, &QCheckBox::toggled, this, &ExportDialog::updateKey);
     connect(m_target, &QLineEdit::textChanged, this, &ExportDialog::updateTarget);
     updateKey();
@@ -220,6 +230,8 @@ void ExportDialog::updateKey()
     const QFileInfo info(m_keyPath);
     m_createKey->setVisible(m_sign->isChecked() && !info.exists());
     m_keyInfo->setVisible(m_sign->isChecked());
+    m_copyKeyPath->setVisible(m_sign->isChecked());
+    m_keyInfo->setToolTip(QDir::toNativeSeparators(m_keyPath));
     if (!m_sign->isChecked()) {
         // "There is no signing key yet" is not true of an export that signs nothing.
         if (m_keyError) {
@@ -230,17 +242,25 @@ void ExportDialog::updateKey()
     }
     if (!info.exists()) {
         m_keyInfo->setText(tr("No signing key yet at %1. Create one to sign (it is used by idemctl too).")
-                               .arg(QDir::toNativeSeparators(m_keyPath)));
+                               .arg(shownKeyPath()));
         return;
     }
     try {
         const auto key = idem::SigningKey::load(m_keyPath.toStdString());
         m_keyInfo->setText(tr("Key %1, public key SHA-256 %2…")
-                               .arg(QDir::toNativeSeparators(m_keyPath),
+                               .arg(shownKeyPath(),
                                    QString::fromStdString(idem::publicKeyFingerprint(key.publicPem()).substr(0, 16))));
     } catch (const std::exception& e) {
         m_keyInfo->setText(tr("The signing key cannot be used: %1").arg(QString::fromStdString(e.what())));
     }
+}
+
+QString ExportDialog::shownKeyPath() const
+{
+    // About fifty characters: the line wraps at spaces, and a path has none to wrap at.
+    const QFontMetrics metrics(m_keyInfo->font());
+    return metrics.elidedText(
+        QDir::toNativeSeparators(m_keyPath), Qt::ElideMiddle, metrics.averageCharWidth() * 50);
 }
 
 void ExportDialog::createKey()
@@ -252,7 +272,7 @@ void ExportDialog::createKey()
         m_keyInfo->setText(tr("Created a new Ed25519 signing key at %1, readable only by you (mode 0600). Public "
                               "key SHA-256 %2. Give the public key (idemctl snapshot pubkey) to whoever checks "
                               "your bundles.")
-                               .arg(QDir::toNativeSeparators(m_keyPath),
+                               .arg(shownKeyPath(),
                                    QString::fromStdString(idem::publicKeyFingerprint(key.publicPem()))));
         m_error->setVisible(false);
     } catch (const std::exception& e) {

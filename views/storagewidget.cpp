@@ -78,6 +78,12 @@ namespace {
             // A few pixels over the content: another style's margins must not elide it.
             t->setColumnWidth(c, t->columnWidth(c) + 12);
         }
+        // The last column takes what is left (no scroll bar, no blank column on a wide page), so on
+        // a narrow page it is elided: its tooltip says it whole.
+        const int last = t->columnCount() - 1;
+        for (int r = 0; last >= 0 && r < t->rowCount(); ++r)
+            if (auto* item = t->item(r, last); item && item->toolTip().isEmpty())
+                item->setToolTip(item->text());
     }
 } // namespace
 
