@@ -108,10 +108,12 @@ ExportDialog::ExportDialog(QSettings* settings, QWidget* parent)
     auto* targetRow = new QHBoxLayout;
     targetRow->addWidget(m_target, 1);
     targetRow->addWidget(m_browse);
+    // The key line on a row of its own: a wrapped label beside buttons is given one line's height
+    // and its second line is cut off.
     auto* keyRow = new QHBoxLayout;
-    keyRow->addWidget(m_keyInfo, 1);
     keyRow->addWidget(m_createKey);
     keyRow->addWidget(m_copyKeyPath);
+    keyRow->addStretch(1);
     auto* form = new QFormLayout;
     form->addRow(tr("Folder:"), targetRow);
     form->addRow(QString(), m_replace);
@@ -119,6 +121,7 @@ ExportDialog::ExportDialog(QSettings* settings, QWidget* parent)
     form->addRow(tr("Row bound:"), m_rows);
     form->addRow(QString(), m_redact);
     form->addRow(QString(), m_sign);
+    form->addRow(QString(), m_keyInfo);
     form->addRow(QString(), keyRow);
     form->addRow(QString(), m_pdf);
 
@@ -240,17 +243,21 @@ void ExportDialog::updateKey()
         }
         return;
     }
+    // The short lines break where they say (a wrapped label asks its row for several lines' height
+    // and leaves a gap); a message of unknown length wraps.
+    m_keyInfo->setWordWrap(false);
     if (!info.exists()) {
-        m_keyInfo->setText(tr("No signing key yet at %1. Create one to sign (it is used by idemctl too).")
+        m_keyInfo->setText(tr("No signing key yet at %1.\nCreate one to sign (it is used by idemctl too).")
                                .arg(shownKeyPath()));
         return;
     }
     try {
         const auto key = idem::SigningKey::load(m_keyPath.toStdString());
-        m_keyInfo->setText(tr("Key %1, public key SHA-256 %2…")
+        m_keyInfo->setText(tr("Key %1,\npublic key SHA-256 %2…")
                                .arg(shownKeyPath(),
                                    QString::fromStdString(idem::publicKeyFingerprint(key.publicPem()).substr(0, 16))));
     } catch (const std::exception& e) {
+        m_keyInfo->setWordWrap(true);
         m_keyInfo->setText(tr("The signing key cannot be used: %1").arg(QString::fromStdString(e.what())));
     }
 }
@@ -269,6 +276,7 @@ void ExportDialog::createKey()
         const auto key = idem::SigningKey::generate();
         key.save(m_keyPath.toStdString(), false);
         updateKey();
+        m_keyInfo->setWordWrap(true);
         m_keyInfo->setText(tr("Created a new Ed25519 signing key at %1, readable only by you (mode 0600). Public "
                               "key SHA-256 %2. Give the public key (idemctl snapshot pubkey) to whoever checks "
                               "your bundles.")

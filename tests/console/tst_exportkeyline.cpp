@@ -7,6 +7,7 @@
 #include <QGuiApplication>
 #include <QLabel>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QTemporaryDir>
 
@@ -46,7 +47,7 @@ void TestExportKeyLine::longKeyPathStaysInTheDialog()
     QVERIFY2(line->text().startsWith(QStringLiteral("Key ")), qPrintable(line->text()));
     // Every word of the line fits in the label, and the label in the dialog: nothing runs off.
     const QFontMetrics metrics(line->font());
-    for (const QString& word : line->text().split(QLatin1Char(' '), Qt::SkipEmptyParts))
+    for (const QString& word : line->text().split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts))
         QVERIFY2(metrics.horizontalAdvance(word) <= line->contentsRect().width(),
             qPrintable(QStringLiteral("\"%1\" is %2 px in a %3 px line")
                            .arg(word)
@@ -60,6 +61,9 @@ void TestExportKeyLine::longKeyPathStaysInTheDialog()
                                                               .arg(inDialog.height())
                                                               .arg(dialog.width())
                                                               .arg(dialog.height())));
+    // Tall enough for all its lines (a wrapped label beside buttons got one line's height).
+    QVERIFY2(line->height() >= line->heightForWidth(line->width()),
+        qPrintable(QStringLiteral("%1 px high, needs %2").arg(line->height()).arg(line->heightForWidth(line->width()))));
     // Elided in the middle: the start and the file name stay; the path itself is not rewritten.
     QVERIFY2(line->text().contains(QStringLiteral("…")), qPrintable(line->text()));
     QVERIFY2(line->text().contains(tmp.path().left(8)), qPrintable(line->text()));
