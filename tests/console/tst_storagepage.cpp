@@ -149,6 +149,9 @@ void TestStoragePage::showsWhatAPurgeWouldRemove()
     // One size sample at least (taken by this read): the chart has its points.
     QVERIFY(w->tableSeries()->count() >= 1);
     QCOMPARE(w->tableSeries()->count(), w->indexSeries()->count());
+    // One set of grid lines (issue 24 item 12's pictures: the rows axis drew a second, misaligned one).
+    const auto verticalAxes = w->findChild<QChartView*>(QStringLiteral("storageSizeChart"))->chart()->axes(Qt::Vertical);
+    QCOMPARE(std::count_if(verticalAxes.begin(), verticalAxes.end(), [](const QAbstractAxis* a) { return a->isGridLineVisible(); }), 1);
 }
 
 void TestStoragePage::lastRunAfterAPurge()
