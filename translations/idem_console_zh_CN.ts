@@ -1194,14 +1194,6 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <translation>快照所在文件夹</translation>
     </message>
     <message>
-        <source>No signing key yet at %1. Create one to sign (it is used by idemctl too).</source>
-        <translation>%1 处还没有签名密钥。请创建一个用于签名（idemctl 也会使用它）。</translation>
-    </message>
-    <message>
-        <source>Key %1, public key SHA-256 %2…</source>
-        <translation>密钥 %1，公钥 SHA-256 %2…</translation>
-    </message>
-    <message>
         <source>The signing key cannot be used: %1</source>
         <translation>签名密钥无法使用：%1</translation>
     </message>
@@ -1236,6 +1228,26 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
     <message>
         <source>There is no signing key yet: create one, or untick &quot;Sign&quot;.</source>
         <translation>还没有签名密钥：请创建一个，或取消勾选“签名”。</translation>
+    </message>
+    <message>
+        <source>Copy path</source>
+        <translation>复制路径</translation>
+    </message>
+    <message>
+        <source>Copy the signing key&apos;s full path</source>
+        <translation>复制签名密钥的完整路径</translation>
+    </message>
+    <message>
+        <source>No signing key yet at %1.
+Create one to sign (it is used by idemctl too).</source>
+        <translation>%1 处还没有签名密钥。
+请创建一个用于签名（idemctl 也会使用它）。</translation>
+    </message>
+    <message>
+        <source>Key %1,
+public key SHA-256 %2…</source>
+        <translation>密钥 %1，
+公钥 SHA-256 %2…</translation>
     </message>
 </context>
 <context>

@@ -3,6 +3,7 @@
 
 #include <QAction>
 #include <QCheckBox>
+#include <QClipboard>
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QDateTime>
@@ -11,7 +12,9 @@
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFontMetrics>
 #include <QFormLayout>
+#include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -59,6 +62,7 @@ ExportDialog::ExportDialog(QSettings* settings, QWidget* parent)
     , m_sign(new QCheckBox(tr("Sign with my Ed25519 key")))
     , m_keyInfo(new QLabel)
     , m_createKey(new QPushButton(tr("Create signing key")))
+    , m_copyKeyPath(new QPushButton(tr("Copy path")))
     , m_pdf(new QCheckBox(tr("Also write report.pdf")))
     , m_error(new QLabel)
 {
@@ -78,11 +82,14 @@ ExportDialog::ExportDialog(QSettings* settings, QWidget* parent)
     m_sign->setObjectName(QStringLiteral("sign"));
     m_keyInfo->setObjectName(QStringLiteral("keyInfo"));
     m_createKey->setObjectName(QStringLiteral("createKey"));
+    m_copyKeyPath->setObjectName(QStringLiteral("copyKeyPath"));
+    m_copyKeyPath->setToolTip(tr("Copy the signing key's full path"));
     m_pdf->setObjectName(QStringLiteral("pdf"));
     m_error->setObjectName(QStringLiteral("errorLabel"));
 
     m_scope->setWordWrap(true);
     m_keyInfo->setWordWrap(true);
+    m_keyInfo->setTextFormat(Qt::PlainText);
     m_keyInfo->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_error->setWordWrap(true);
     theme::followTone(m_error, theme::Tone::Bad);
@@ -101,9 +108,12 @@ ExportDialog::ExportDialog(QSettings* settings, QWidget* parent)
     auto* targetRow = new QHBoxLayout;
     targetRow->addWidget(m_target, 1);
     targetRow->addWidget(m_browse);
+    // The key line on a row of its own: a wrapped label beside buttons is given one line's height
+    // and its second line is cut off.
     auto* keyRow = new QHBoxLayout;
-    keyRow->addWidget(m_keyInfo, 1);
     keyRow->addWidget(m_createKey);
+    keyRow->addWidget(m_copyKeyPath);
+    keyRow->addStretch(1);
     auto* form = new QFormLayout;
     form->addRow(tr("Folder:"), targetRow);
     form->addRow(QString(), m_replace);
@@ -111,6 +121,7 @@ ExportDialog::ExportDialog(QSettings* settings, QWidget* parent)
     form->addRow(tr("Row bound:"), m_rows);
     form->addRow(QString(), m_redact);
     form->addRow(QString(), m_sign);
+    form->addRow(QString(), m_keyInfo);
     form->addRow(QString(), keyRow);
     form->addRow(QString(), m_pdf);
 
@@ -139,6 +150,8 @@ ExportDialog::ExportDialog(QSettings* settings, QWidget* parent)
 
     connect(m_browse, &QPushButton::clicked, this, &ExportDialog::browse);
     connect(m_createKey, &QPushButton::clicked, this, &ExportDialog::createKey);
+    connect(m_copyKeyPath, &QPushButton::clicked, this,
+        [this] { QGuiApplication::clipboard()->setText(QDir::toNativeSeparators(m_keyPath)); });
     connect(m_sign, &QCheckBox::toggled, this, &ExportDialog::updateKey);
     connect(m_target, &QLineEdit::textChanged, this, &ExportDialog::updateTarget);
     updateKey();
@@ -220,6 +233,8 @@ void ExportDialog::updateKey()
     const QFileInfo info(m_keyPath);
     m_createKey->setVisible(m_sign->isChecked() && !info.exists());
     m_keyInfo->setVisible(m_sign->isChecked());
+    m_copyKeyPath->setVisible(m_sign->isChecked());
+    m_keyInfo->setToolTip(QDir::toNativeSeparators(m_keyPath));
     if (!m_sign->isChecked()) {
         // "There is no signing key yet" is not true of an export that signs nothing.
         if (m_keyError) {
@@ -228,19 +243,31 @@ void ExportDialog::updateKey()
         }
         return;
     }
+    // The short lines break where they say (a wrapped label asks its row for several lines' height
+    // and leaves a gap); a message of unknown length wraps.
+    m_keyInfo->setWordWrap(false);
     if (!info.exists()) {
-        m_keyInfo->setText(tr("No signing key yet at %1. Create one to sign (it is used by idemctl too).")
-                               .arg(QDir::toNativeSeparators(m_keyPath)));
+        m_keyInfo->setText(tr("No signing key yet at %1.\nCreate one to sign (it is used by idemctl too).")
+                               .arg(shownKeyPath()));
         return;
     }
     try {
         const auto key = idem::SigningKey::load(m_keyPath.toStdString());
-        m_keyInfo->setText(tr("Key %1, public key SHA-256 %2…")
-                               .arg(QDir::toNativeSeparators(m_keyPath),
+        m_keyInfo->setText(tr("Key %1,\npublic key SHA-256 %2…")
+                               .arg(shownKeyPath(),
                                    QString::fromStdString(idem::publicKeyFingerprint(key.publicPem()).substr(0, 16))));
     } catch (const std::exception& e) {
+        m_keyInfo->setWordWrap(true);
         m_keyInfo->setText(tr("The signing key cannot be used: %1").arg(QString::fromStdString(e.what())));
     }
+}
+
+QString ExportDialog::shownKeyPath() const
+{
+    // About fifty characters: the line wraps at spaces, and a path has none to wrap at.
+    const QFontMetrics metrics(m_keyInfo->font());
+    return metrics.elidedText(
+        QDir::toNativeSeparators(m_keyPath), Qt::ElideMiddle, metrics.averageCharWidth() * 50);
 }
 
 void ExportDialog::createKey()
@@ -249,10 +276,11 @@ void ExportDialog::createKey()
         const auto key = idem::SigningKey::generate();
         key.save(m_keyPath.toStdString(), false);
         updateKey();
+        m_keyInfo->setWordWrap(true);
         m_keyInfo->setText(tr("Created a new Ed25519 signing key at %1, readable only by you (mode 0600). Public "
                               "key SHA-256 %2. Give the public key (idemctl snapshot pubkey) to whoever checks "
                               "your bundles.")
-                               .arg(QDir::toNativeSeparators(m_keyPath),
+                               .arg(shownKeyPath(),
                                    QString::fromStdString(idem::publicKeyFingerprint(key.publicPem()))));
         m_error->setVisible(false);
     } catch (const std::exception& e) {

@@ -69,6 +69,9 @@ private:
     void browse();
     void createKey();
     void updateKey();
+    // The key's path as the line shows it: elided in the middle, so a long path stays in the
+    // dialog; the tooltip and "Copy path" hold it whole.
+    QString shownKeyPath() const;
     void updateTarget();
     void showError(const QString& text, bool aboutKey = false); // aboutKey: unticking Sign hides it
     void save();
@@ -86,6 +89,7 @@ private:
     QCheckBox* m_sign;
     QLabel* m_keyInfo;
     QPushButton* m_createKey;
+    QPushButton* m_copyKeyPath;
     QCheckBox* m_pdf;
     QLabel* m_error;
     bool m_keyError = false; // m_error is about the signing key

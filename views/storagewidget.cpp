@@ -78,6 +78,12 @@ namespace {
             // A few pixels over the content: another style's margins must not elide it.
             t->setColumnWidth(c, t->columnWidth(c) + 12);
         }
+        // The last column takes what is left (no scroll bar, no blank column on a wide page), so on
+        // a narrow page it is elided: its tooltip says it whole.
+        const int last = t->columnCount() - 1;
+        for (int r = 0; last >= 0 && r < t->rowCount(); ++r)
+            if (auto* item = t->item(r, last); item && item->toolTip().isEmpty())
+                item->setToolTip(item->text());
     }
 } // namespace
 
@@ -131,6 +137,8 @@ StorageWidget::StorageWidget(ConsoleSession* session, QWidget* parent)
     m_rows->attachAxis(m_x);
     m_rows->attachAxis(m_rowsAxis);
     m_rowsAxis->setLabelFormat(QStringLiteral("%.0f"));
+    // One grid, the MB axis's: the rows axis's nice ticks fall elsewhere and doubled the lines.
+    m_rowsAxis->setGridLineVisible(false);
     for (auto* s : { m_tableBytes, m_indexBytes }) {
         s->attachAxis(m_x);
         s->attachAxis(m_y);
@@ -170,8 +178,10 @@ StorageWidget::StorageWidget(ConsoleSession* session, QWidget* parent)
     grid->addWidget(m_retentionBox, 1, 0);
     grid->addWidget(m_chartView, 1, 1);
     grid->addWidget(m_tablesBox, 2, 0, 1, 2);
-    grid->setColumnStretch(0, 3);
-    grid->setColumnStretch(1, 2);
+    // The tables need the width more than the chart: at 3:2 a policy set by an operator
+    // ("when, role (user)") did not fit the default window.
+    grid->setColumnStretch(0, 2);
+    grid->setColumnStretch(1, 1);
     grid->setRowStretch(1, 1);
 
     auto* layout = new QVBoxLayout(this);

@@ -2,6 +2,8 @@
 
 #include <QChart>
 #include <QChartView>
+#include <QHeaderView>
+#include <QScrollBar>
 #include <QAbstractAxis>
 #include <QLabel>
 #include <QRegularExpression>
@@ -36,6 +38,7 @@ private Q_SLOTS:
     void readerSeesThePage();
     void chartIsEmptyBeforeTheFirstRead();
     void succeededFollowsInsertsBetweenAnalyses();
+    void policySetIsWholeOrInItsTooltip();
 
 private:
     // The page shown on `session`, loaded once (fails the test if it does not load).
@@ -146,6 +149,9 @@ void TestStoragePage::showsWhatAPurgeWouldRemove()
     // One size sample at least (taken by this read): the chart has its points.
     QVERIFY(w->tableSeries()->count() >= 1);
     QCOMPARE(w->tableSeries()->count(), w->indexSeries()->count());
+    // One set of grid lines (issue 24 item 12's pictures: the rows axis drew a second, misaligned one).
+    const auto verticalAxes = w->findChild<QChartView*>(QStringLiteral("storageSizeChart"))->chart()->axes(Qt::Vertical);
+    QCOMPARE(std::count_if(verticalAxes.begin(), verticalAxes.end(), [](const QAbstractAxis* a) { return a->isGridLineVisible(); }), 1);
 }
 
 void TestStoragePage::lastRunAfterAPurge()
@@ -292,6 +298,32 @@ void TestStoragePage::succeededFollowsInsertsBetweenAnalyses()
             return r >= 0 && figure(page->statusTable()->item(r, 1)->text()) >= was + 500;
         }(),
         20000);
+}
+
+void TestStoragePage::policySetIsWholeOrInItsTooltip()
+{
+    // Issue 24 item 12: "Policy set" is "when, session user (actor)", long enough to be cut off by
+    // the page's default width. The same horizon again: only who set it changes.
+    const std::string actor = "alice.operator@payments-reconciliation-eu-west-1.example.com";
+    idem::setRetention(*m_conn, idem::SchemaName(), "charge", 30 * 86400, "INC-4713: who keeps a month", actor);
+    auto w = loaded(*m_session);
+    QVERIFY(w);
+    auto* retention = w->retentionTable();
+    const int charge = rowOf(retention, QStringLiteral("charge"));
+    QVERIFY(charge >= 0);
+    const auto* item = retention->item(charge, 4);
+    QVERIFY2(item->text().contains(QString::fromStdString(actor)), qPrintable(item->text()));
+    // What a user sees: the whole text in its column, or elided with the whole text a hover away.
+    const int needed = retention->fontMetrics().horizontalAdvance(item->text());
+    const bool whole = retention->columnWidth(4) >= needed;
+    QVERIFY2(whole || item->toolTip() == item->text(),
+        qPrintable(QStringLiteral("%1 px column for %2 px of \"%3\", tooltip \"%4\"")
+                       .arg(retention->columnWidth(4))
+                       .arg(needed)
+                       .arg(item->text(), item->toolTip())));
+    // The last column takes the rest of the table: no blank column after it, no scroll bar.
+    QCOMPARE(retention->horizontalHeader()->length(), retention->viewport()->width());
+    QVERIFY(!retention->horizontalScrollBar()->isVisible());
 }
 
 QTEST_MAIN(TestStoragePage)
