@@ -38,23 +38,26 @@ fi
 # The build's steps as they go, condensed: one line per twentieth of them, with the time so far
 # and a guess at what is left (ninja prints "[n/N] ..." per step; anything else is shown as is).
 build_with_progress() {
-    local t0
+    local t0 line n total e left shown=0 mmss
     t0=$(date +%s)
-    scripts/build.sh dev 2>&1 | awk -v t0="$t0" '
-        function now() { srand(); return srand() }
-        function mmss(s) { return sprintf("%dm%02ds", int(s / 60), s % 60) }
-        /^\[[0-9]+\/[0-9]+\]/ {
-            split(substr($1, 2, length($1) - 2), a, "/"); n = a[1] + 0; total = a[2] + 0
-            if (n == total || n - shown >= total / 20) {
-                e = now() - t0
-                left = (n >= 20 && n < total) ? ", about " mmss(int(e / n * (total - n))) " left" : ""
-                printf "run: build step %d of %d, %s so far%s\n", n, total, mmss(e), left
-                shown = n; fflush()
-            }
-            next
-        }
-        /^ninja: no work to do/ { next }
-        { print; fflush() }'
+    mmss() { printf '%dm%02ds' $(( $1 / 60 )) $(( $1 % 60 )); }
+    # A shell loop, not awk: Debian's mawk reads a pipe in blocks, so its lines came in bursts.
+    while IFS= read -r line; do
+        if [[ $line =~ ^\[([0-9]+)/([0-9]+)\] ]]; then
+            n=${BASH_REMATCH[1]} total=${BASH_REMATCH[2]}
+            if [ "$n" -eq "$total" ] || [ $(( (n - shown) * 20 )) -ge "$total" ]; then
+                e=$(( $(date +%s) - t0 )) left=""
+                if [ "$n" -ge 20 ] && [ "$n" -lt "$total" ]; then
+                    left=", about $(mmss $(( e * (total - n) / n ))) left"
+                fi
+                echo "run: build step $n of $total, $(mmss "$e") so far$left"
+                shown=$n
+            fi
+        elif [[ $line != "ninja: no work to do"* ]]; then
+            printf '%s\n' "$line"
+        fi
+    done < <(scripts/build.sh dev 2>&1)
+    wait $! || { echo "run: the build failed (its errors are above)" >&2; return 1; }
     echo "run: built in $(( $(date +%s) - t0 )) s."
 }
 
