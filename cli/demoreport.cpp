@@ -36,11 +36,12 @@ namespace {
             + " ORDER BY w.run LIMIT 1) p ON true";
     }
     // The effect e belongs to a record a purge removed (t: the key's record now, may be absent):
-    // it is not the live record's, and a purge walk of its operation reached past it. A CASE, so
+    // it is not the live record's (whose effect was written between its claim and its completion:
+    // since schema v13 the completion is stamped by clock_timestamp(), after the effect's now()), and a purge walk of its operation reached past it. A CASE, so
     // the purge runs are looked at only for effects that are not the live record's.
     std::string purgedEffect(const SchemaName& schema)
     {
-        return "(CASE WHEN t.status IS NOT DISTINCT FROM 'succeeded' AND t.updated_at IS NOT DISTINCT FROM e.created_at"
+        return "(CASE WHEN t.status IS NOT DISTINCT FROM 'succeeded' AND e.created_at BETWEEN t.created_at AND t.updated_at"
                " THEN false ELSE EXISTS (SELECT 1 FROM "
             + purgeWalks(schema)
             + " w WHERE w.operation = split_part(e.idempotency_key, ':', 2) AND w.upto >= e.created_at) END)";
