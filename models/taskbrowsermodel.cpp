@@ -30,6 +30,14 @@ QString formatTimeUs(std::int64_t us)
     return QDateTime::fromMSecsSinceEpoch(us / 1000).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz"));
 }
 
+QString formatCellTimeUs(std::int64_t us, std::int64_t nowUs)
+{
+    const QDateTime at = QDateTime::fromMSecsSinceEpoch(us / 1000);
+    return at.date() == QDateTime::fromMSecsSinceEpoch(nowUs / 1000).date()
+        ? at.toString(QStringLiteral("HH:mm:ss.zzz"))
+        : at.toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+}
+
 QString formatDurationMs(std::int64_t ms)
 {
     const bool negative = ms < 0;
@@ -113,6 +121,10 @@ QVariant TaskBrowserModel::data(const QModelIndex& index, int role) const
             return plainTip(t.errorMessage);
         if (index.column() == KeyColumn)
             return plainTip(t.key);
+        if (index.column() == UpdatedColumn)
+            return formatTimeUs(t.updatedAtUs);
+        if (index.column() == NextAttemptColumn && t.nextAttemptAtUs)
+            return formatTimeUs(*t.nextAttemptAtUs);
         return {};
     case Qt::ForegroundRole:
         if (index.column() == StatusColumn) {
@@ -144,7 +156,7 @@ QVariant TaskBrowserModel::data(const QModelIndex& index, int role) const
             .arg(t.attempts)
             .arg(t.maxAttempts);
     case UpdatedColumn:
-        return formatTimeUs(t.updatedAtUs);
+        return formatCellTimeUs(t.updatedAtUs, m_serverNowUs);
     case LeaseColumn:
         if (t.status != "processing")
             return {};
@@ -156,7 +168,7 @@ QVariant TaskBrowserModel::data(const QModelIndex& index, int role) const
             : QCoreApplication::translate("idem::console::TaskBrowserModel", "%1 left")
                   .arg(formatDurationMs((*t.leaseUntilUs - m_serverNowUs) / 1000));
     case NextAttemptColumn:
-        return t.nextAttemptAtUs ? formatTimeUs(*t.nextAttemptAtUs) : QVariant();
+        return t.nextAttemptAtUs ? formatCellTimeUs(*t.nextAttemptAtUs, m_serverNowUs) : QVariant();
     case ErrorColumn:
         if (t.errorClass.empty() && t.errorMessage.empty())
             return {};

@@ -213,11 +213,13 @@ RoundTimeAxis roundTimeAxis(qint64 fromMs, qint64 toMs)
     // QDateTimeAxis spaces its ticks evenly from the range's start to its end: a range that
     // starts and ends on a multiple of a round step puts every tick on a round time (22:00,
     // 22:05, 22:10) instead of wherever the window happened to begin. The range grows by less
-    // than a step at each end; 3 to 7 ticks.
+    // than a step at each end; 3 to 7 ticks. Steps of whole days (the Storage page's weeks)
+    // fall on local midnights.
     constexpr qint64 minute = 60000;
     const qint64 span = std::max<qint64>(minute, toMs - fromMs);
     qint64 step = minute;
-    for (const qint64 m : { 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440 }) {
+    for (const qint64 m : { 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440, 2 * 1440, 7 * 1440, 14 * 1440,
+             28 * 1440, 56 * 1440, 91 * 1440, 182 * 1440, 364 * 1440 }) {
         step = m * minute;
         if (span / step <= 5)
             break;

@@ -24,6 +24,7 @@
 #include "models/consolesession.h"
 #include "models/storagemodel.h"
 #include "models/tones.h"
+#include "views/chartpanel.h"
 #include "views/pagestatusline.h"
 #include "views/theme.h"
 
@@ -426,8 +427,15 @@ void StorageWidget::renderChart()
         axis->setVisible(true);
     m_chart->legend()->setVisible(true);
     m_chart->setTitle(tr("Size of the task table over time"));
-    m_x->setRange(first.toLocalTime(), last.toLocalTime());
-    m_x->setFormat(first.daysTo(last) >= 2 ? QStringLiteral("MM-dd") : QStringLiteral("HH:mm"));
+    // Round ticks, as on the dashboard: whole hours or days of local time, not wherever the
+    // first sample happened to fall.
+    const RoundTimeAxis axis = roundTimeAxis(first.toMSecsSinceEpoch(), last.toMSecsSinceEpoch());
+    m_x->setRange(QDateTime::fromMSecsSinceEpoch(axis.fromMs), QDateTime::fromMSecsSinceEpoch(axis.toMs));
+    m_x->setTickCount(axis.ticks);
+    constexpr qint64 dayMs = 86400000;
+    m_x->setFormat(axis.stepMs >= dayMs                  ? QStringLiteral("MM-dd")
+            : axis.toMs - axis.fromMs >= dayMs ? QStringLiteral("MM-dd HH:mm")
+                                               : QStringLiteral("HH:mm"));
     m_y->setRange(0, std::max(1.0, static_cast<double>(top) / unit * 1.1));
     m_y->applyNiceNumbers();
     m_y->setTitleText(unitName);

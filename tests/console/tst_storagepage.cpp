@@ -5,6 +5,7 @@
 #include <QHeaderView>
 #include <QScrollBar>
 #include <QAbstractAxis>
+#include <QDateTimeAxis>
 #include <QLabel>
 #include <QRegularExpression>
 #include <QLineSeries>
@@ -14,6 +15,7 @@
 #include "models/storagemodel.h"
 #include "operations/purge.h"
 #include "operations/storagehistory.h"
+#include "tests/console/roundticks.h"
 #include "tests/console/tst_taskbrowser_support.h"
 #include "views/storagewidget.h"
 
@@ -233,6 +235,15 @@ void TestStoragePage::rowsHistoryCountsBack()
     QVERIFY(w);
     QVERIFY(w->rowsSeries()->count() >= 4);
     QCOMPARE(w->rowsSeries()->at(w->rowsSeries()->count() - 1).y(), 105.0);
+    // Three days of history tick on local midnights, as the dashboard ticks on round minutes
+    // (they fell at 22:03, 22:07, wherever the first sample was).
+    const auto horizontal = w->findChild<QChartView*>(QStringLiteral("storageSizeChart"))->chart()->axes(Qt::Horizontal);
+    QCOMPARE(horizontal.size(), 1);
+    auto* x = qobject_cast<QDateTimeAxis*>(horizontal.first());
+    QVERIFY(x);
+    const QString problem = roundTicksProblem(x);
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+    QVERIFY2(x->min().secsTo(x->max()) >= 3 * 86400, qPrintable(x->min().toString() + x->max().toString()));
 }
 
 void TestStoragePage::readerSeesThePage()

@@ -1,6 +1,7 @@
 #include <QtTest>
 
 #include <QDir>
+#include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
@@ -143,6 +144,29 @@ void TestTaskBrowserScreens::tasksPage()
         browserTimeoutMs);
     QVERIFY(widget.findChild<QPushButton*>(QStringLiteral("requeueButton"))->isEnabled());
     QVERIFY(!widget.findChild<QPushButton*>(QStringLiteral("releaseButton"))->isEnabled());
+    // At 1280 px every column up to Next attempt is in view, each value whole (the Next column
+    // ran off the table's edge behind two full dates); the whole time is in each cell's tooltip.
+    QCoreApplication::processEvents();
+    auto* header = widget.view()->horizontalHeader();
+    const QFontMetrics fm(widget.view()->font());
+    for (int c = TaskBrowserModel::KeyColumn; c <= TaskBrowserModel::NextAttemptColumn; ++c) {
+        const QString title = widget.model()->headerData(c, Qt::Horizontal).toString();
+        QVERIFY2(header->sectionViewportPosition(c) + header->sectionSize(c) <= widget.view()->viewport()->width(),
+            qPrintable(title + QStringLiteral(" ends at ")
+                + QString::number(header->sectionViewportPosition(c) + header->sectionSize(c)) + QStringLiteral(" of ")
+                + QString::number(widget.view()->viewport()->width())));
+        for (int r = 0; r < widget.model()->rowCount(); ++r) {
+            const QString cell = widget.model()->index(r, c).data().toString();
+            QVERIFY2(fm.horizontalAdvance(cell) < header->sectionSize(c), qPrintable(title + QStringLiteral(": ") + cell));
+        }
+    }
+    const auto& shown = widget.model()->task(row);
+    QCOMPARE(widget.model()->index(row, TaskBrowserModel::UpdatedColumn).data(Qt::ToolTipRole).toString(),
+        idem::console::formatTimeUs(shown.updatedAtUs));
+    const QDateTime updated = QDateTime::fromMSecsSinceEpoch(shown.updatedAtUs / 1000);
+    const bool today = updated.date() == QDateTime::fromMSecsSinceEpoch(widget.model()->serverNowUs() / 1000).date();
+    QCOMPARE(widget.model()->index(row, TaskBrowserModel::UpdatedColumn).data().toString(),
+        updated.toString(today ? QStringLiteral("HH:mm:ss.zzz") : QStringLiteral("yyyy-MM-dd HH:mm:ss")));
     save(&widget, "console-tasks.png");
     // With no row selected the tabs carry no count of the record that was shown before.
     QVERIFY(widget.detail()->tabs()->tabText(1).contains(QLatin1Char('(')));
