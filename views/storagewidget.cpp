@@ -148,7 +148,7 @@ StorageWidget::StorageWidget(ConsoleSession* session, QWidget* parent)
     }
     m_chart->legend()->setAlignment(Qt::AlignBottom);
     m_chart->setMargins(QMargins(4, 4, 4, 4));
-    m_y->setLabelFormat(QStringLiteral("%.1f"));
+    m_y->setLabelFormat(QStringLiteral("%g"));
     m_y->setMin(0);
     m_chartView->setObjectName(QStringLiteral("storageSizeChart"));
     m_chartView->setRenderHint(QPainter::Antialiasing);
