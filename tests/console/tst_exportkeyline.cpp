@@ -71,6 +71,10 @@ void TestExportKeyLine::longKeyPathStaysInTheDialog()
     QVERIFY2(line->text().contains(QStringLiteral("signing-key.pem")), qPrintable(line->text()));
     QCOMPARE(dialog.keyPath(), keyPath);
     QCOMPARE(line->toolTip(), QDir::toNativeSeparators(keyPath));
+    if (const QByteArray dir = qgetenv("IDEM_SCREENSHOT_DIR"); !dir.isEmpty()) {
+        QDir().mkpath(QString::fromLocal8Bit(dir));
+        dialog.grab().save(QDir(QString::fromLocal8Bit(dir)).filePath(QStringLiteral("exportdialog.png")));
+    }
 
     auto* copy = dialog.findChild<QPushButton*>(QStringLiteral("copyKeyPath"));
     QVERIFY(copy && copy->isVisible());
