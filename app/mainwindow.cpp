@@ -73,14 +73,14 @@ MainWindow::MainWindow(ConsoleSession* session, ProfileStore* profiles, QWidget*
     auto* exportSnapshot = track(file->addAction(QString()), QT_TR_NOOP("&Export snapshot…"));
     exportSnapshot->setObjectName(QStringLiteral("exportSnapshotAction"));
     exportSnapshot->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
-    (new SnapshotExportFlow(m_monitor, session, m_dashboard, nullptr, this))->setAction(exportSnapshot);
+    (new SnapshotExportUi(m_monitor, session, m_dashboard, nullptr, this))->setAction(exportSnapshot);
     // A bundle is a directory; it opens off the UI thread in a read-only window of its own.
     auto* openSnapshot = track(file->addAction(QString(), this,
                                    [this] {
                                        QSettings s(QSettings::IniFormat, QSettings::UserScope,
                                            QStringLiteral("Idem"), QStringLiteral("idem-console"));
                                        const QString dir = QFileDialog::getExistingDirectory(this,
-                                           tr("Open snapshot"), ExportDialog::lastFolder(s), QFileDialog::ShowDirsOnly);
+                                           tr("Open snapshot"), SnapshotExportFlow::lastFolder(s), QFileDialog::ShowDirsOnly);
                                        if (!dir.isEmpty())
                                            openSnapshotWindow(dir, this);
                                    }),

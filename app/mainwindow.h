@@ -11,7 +11,7 @@
 #include "operations/taskfilter.h"
 #include "operations/tasklist.h"
 #include "models/connectionsettings.h"
-#include "models/snapshots.h"
+#include "models/workermessages.h"
 
 namespace idem::console {
 

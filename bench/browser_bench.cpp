@@ -1,12 +1,12 @@
 // idem-bench-browser: the task browser's reads and the console's bulk action at scale.
 //
-//  1. Page fetch time through core/tasklist (keyset) for the first, middle and last page of a
+//  1. Page fetch time through operations/tasklist (keyset) for the first, middle and last page of a
 //     table of --rows records (default 10M), sorted by key over every status and by update
 //     time over the unfinished ones; and, as the baseline in the same run, OFFSET paging to the
 //     same positions.
 //  2. A bulk requeue of --bulk keys (default 10,000) driven through the console's
 //     BulkActionModel on a ConsoleSession (the worker thread), timed, while a 1 ms QTimer
-//     probes the UI event loop's longest stall; the baseline is core applyBulk on the same
+//     probes the UI event loop's longest stall; the baseline is idem_operations' applyBulk on the same
 //     connection type without Qt, and the probe's stall on an idle loop.
 //  3. claim() cost of migration 0005 (conflict record) against the v2 body in the same run.
 //
@@ -273,7 +273,7 @@ void bulkRequeue(pqxx::connection& c, const Args& a)
     const double busyLongest = static_cast<double>(probe.longest) / 1e6, busyP99 = probe.p99Ms();
     const int applied = model.count(idem::ActionOutcome::Applied);
 
-    // Baseline: the same action through core alone, on other keys.
+    // Baseline: the same action through idem_operations alone, on other keys.
     const auto others = failedVersions(c, a.bulk, a.bulk);
     const auto t1 = Clock::now();
     const auto results = idem::applyBulk(c, schema, idem::RecoveryAction::Requeue, others, options);

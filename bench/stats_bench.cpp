@@ -181,7 +181,7 @@ void measure(const std::string& dsn, const SchemaName& schema, int reps, Snapsho
     const std::string naive = naiveCountSql(schema);
     const std::string forced = "UPDATE " + schema.qualify("idem_stats_live") + " SET taken_at = '-infinity'";
     const std::string count = "SELECT * FROM " + schema.qualify("idem_live_stats") + "(NULL, NULL, 60)";
-    StatsSnapshot snap;
+    StatsReading snap;
     std::map<std::string, long long> counts;
     double cpu[3] = { 0, 0, 0 };
     bool cpuKnown = pid > 0;

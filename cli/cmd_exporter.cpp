@@ -25,7 +25,7 @@ and says why on stderr.
   --listen HOST:PORT  where to serve (default: 127.0.0.1:9187, loopback only; [::1]:9187 for IPv6;
                       0.0.0.0:9187 for every interface; port 0 picks one). It speaks plain HTTP with
                       no authentication: to serve beyond this host, put TLS and authentication in
-                      front (a reverse proxy, or a Prometheus on the same host): README, "Prometheus
+                      front (a reverse proxy, or a Prometheus on the same host): docs/deployment.md, "Prometheus
                       exporter"
   --dsn DSN           libpq conninfo, URI or service=NAME (default: $IDEM_DSN, then PG* variables,
                       PGSERVICEFILE, PGPASSFILE); keep passwords in a passfile, not here
@@ -41,7 +41,7 @@ and says why on stderr.
   --max-connections N open connections at most (default: 128); a new one past it closes the
                       oldest still sending its header, or is refused when all are being answered
 
-Metrics and the alert rules that go with them: README, section "Prometheus exporter".
+Metrics and the alert rules that go with them: docs/deployment.md, "Prometheus exporter".
 )";
 } // namespace
 

@@ -150,7 +150,7 @@ void Exporter::readOnce()
             return m_direct ? readStatsPrepared(t, m_options.schema, m_options.stats)
                             : readStats(t, m_options.schema, m_options.stats);
         };
-        StatsSnapshot s = read(tx);
+        StatsReading s = read(tx);
         const auto counters = readCounters(tx);
         tx.commit();
         if (s.exactDue
@@ -209,7 +209,7 @@ void Exporter::failed(const std::string& why)
     m_lastProblem = line;
 }
 
-void Exporter::publish(const StatsSnapshot* stats, double seconds)
+void Exporter::publish(const StatsReading* stats, double seconds)
 {
     std::vector<prometheus::MetricFamily> f;
     if (stats)

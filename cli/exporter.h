@@ -77,7 +77,7 @@ private:
     void loop();
     void readOnce();
     std::vector<OutcomeTotals::Row> readCounters(pqxx::transaction_base& tx) const;
-    void publish(const StatsSnapshot* stats, double seconds);
+    void publish(const StatsReading* stats, double seconds);
     void failed(const std::string& why);
 
     ExporterOptions m_options;

@@ -7,7 +7,7 @@
 #include <prometheus/metric_family.h>
 
 namespace idem {
-struct StatsSnapshot;
+struct StatsReading;
 }
 
 namespace idem::cli {
@@ -16,8 +16,8 @@ using MetricLabels = std::vector<prometheus::ClientMetric::Label>;
 
 // The Prometheus names of the `idemctl stats` figures, defined once for `stats --prometheus` and
 // `idemctl exporter`. Every figure is a gauge labelled `schema` (and whatever the caller adds);
-// a figure the snapshot does not have (a primary's replication lag) has no sample, never 0.
-std::vector<prometheus::MetricFamily> statsFamilies(const StatsSnapshot& s, const MetricLabels& labels);
+// a figure the reading does not have (a primary's replication lag) has no sample, never 0.
+std::vector<prometheus::MetricFamily> statsFamilies(const StatsReading& s, const MetricLabels& labels);
 
 // One family with one sample, for the exporter's own figures.
 prometheus::MetricFamily singleFamily(

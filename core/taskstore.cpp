@@ -215,7 +215,7 @@ ClaimResult TaskStore::claim(const TaskKey& key, const std::string& requestDiges
         count(key, outcome::InProgress);
     } else if (decision == "conflict") {
         c.decision = Decision::Conflict;
-        // Empty since schema v13: a conflict does not reveal the stored digest (README, "Who can read what").
+        // Empty since schema v13: a conflict does not reveal the stored digest (docs/deployment.md, "Who can read what").
         c.storedDigest = row[7].is_null() ? std::string() : row[7].as<std::string>();
         count(key, outcome::Conflict);
     } else if (decision == "retry_later") {

@@ -1,4 +1,4 @@
-// A worker that embeds the protocol: links idem_core only (README, "Embedding the protocol").
+// A worker that embeds the protocol: links idem_core only (docs/workers-guide.md, "Embedding the protocol").
 // Usage: idem-example-worker DSN SCHEMA ORDER_ID AMOUNT_CENTS
 #include "core/connection.h"
 #include "core/digest.h"

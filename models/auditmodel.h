@@ -31,7 +31,7 @@ struct AuditFieldChange {
 QList<AuditFieldChange> auditDiff(const std::string& beforeImage, const std::string& afterImage);
 
 // The audit trail, newest first, paged by id (keyset) on the session's worker thread; and the
-// chain verification (core/audit verifyChain), also off the UI thread.
+// chain verification (operations/audit verifyChain), also off the UI thread.
 class AuditModel : public QAbstractTableModel {
     Q_OBJECT
 public:

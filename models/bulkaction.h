@@ -17,7 +17,7 @@ class ConsoleSession;
 struct Failure;
 
 // One recovery action over many keys, run per key on the admin session's worker thread
-// (core/actions applyBulk, in small chunks so cancel is prompt and other work on the
+// (operations/actions applyBulk, in small chunks so cancel is prompt and other work on the
 // connection interleaves), with one result row per key: applied / refused-stale /
 // refused-state / refused-not-found / denied / error / skipped.
 class BulkActionModel : public QAbstractTableModel {

@@ -13,7 +13,7 @@
 
 #include "models/connectionsettings.h"
 #include "models/databaseworker.h"
-#include "models/snapshots.h"
+#include "models/workermessages.h"
 
 namespace idem::console {
 

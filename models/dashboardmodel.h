@@ -17,7 +17,7 @@
 #include "operations/tasklist.h"
 #include "models/dashboardhistory.h"
 #include "models/dashboardthresholds.h"
-#include "models/snapshots.h"
+#include "models/workermessages.h"
 
 namespace idem::console {
 
@@ -169,7 +169,7 @@ private:
     void resetData();
     void evaluateLevels();
     void maybeRefreshExact();
-    bool usesOwnExact(const idem::StatsSnapshot& s) const;
+    bool usesOwnExact(const idem::StatsReading& s) const;
 
     QPointer<ConsoleSession> m_session; // may go first when the window closes
     bool m_static = false;

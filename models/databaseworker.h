@@ -12,7 +12,7 @@
 #include "core/identifier.h"
 
 #include "models/connectionsettings.h"
-#include "models/snapshots.h"
+#include "models/workermessages.h"
 
 namespace idem::console {
 

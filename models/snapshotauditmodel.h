@@ -3,7 +3,7 @@
 #include <QAbstractTableModel>
 
 #include "operations/audit.h"
-#include "models/snapshotviewmodel.h"
+#include "models/snapshotopener.h"
 
 namespace idem::console {
 

@@ -10,6 +10,8 @@
 #include <QUrl>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 
 #include "operations/signing.h"
 #include "operations/snapshotbundle.h"
@@ -18,7 +20,7 @@
 namespace idem::console {
 
 namespace {
-    // The stages core reports, for the translators (QCoreApplication::translate finds them).
+    // The stages operations/snapshot reports, for the translators (QCoreApplication::translate finds them).
     [[maybe_unused]] const char* const coreStages[] = {
         QT_TRANSLATE_NOOP("idem::console::SnapshotExporter", "opening the snapshot transaction"),
         QT_TRANSLATE_NOOP("idem::console::SnapshotExporter", "reading the figures"),
@@ -156,9 +158,14 @@ SnapshotExportResult runSnapshotExport(pqxx::connection& conn, const idem::Schem
 
         progress.checkCancel();
         progress.report("writing the chart images", readEnd);
+        std::vector<ChartImage> charts = request.charts;
+        if (request.drawCharts) {
+            auto drawn = request.drawCharts(data);
+            charts.insert(charts.end(), std::make_move_iterator(drawn.begin()), std::make_move_iterator(drawn.end()));
+        }
         std::vector<idem::ReportImage> images;
         std::vector<std::pair<QString, QByteArray>> pngs;
-        for (const auto& c : request.charts) {
+        for (const auto& c : charts) {
             const std::string path = "charts/" + c.name.toStdString() + ".png";
             writer.add(path, std::string_view(c.png.constData(), static_cast<std::size_t>(c.png.size())));
             images.push_back({ c.title.toStdString(), path });
@@ -200,6 +207,66 @@ SnapshotExportResult runSnapshotExport(pqxx::connection& conn, const idem::Schem
     return result;
 }
 
+namespace {
+    // Runs draw(data) on context's thread while the calling (worker) thread waits for it. Until
+    // the drawing has begun the wait gives way to a cancel, and to a thread that never gets to
+    // it (the window closing waits for the worker): then nothing of data is touched.
+    std::vector<ChartImage> drawOn(QObject* context,
+        const std::function<std::vector<ChartImage>(const idem::SnapshotData&)>& draw, const idem::SnapshotData& data,
+        const std::atomic_bool& cancel)
+    {
+        struct Handoff {
+            std::mutex mutex;
+            std::condition_variable done;
+            bool started = false, finished = false, abandoned = false;
+            std::vector<ChartImage> images;
+            std::string error;
+        };
+        auto h = std::make_shared<Handoff>();
+        const idem::SnapshotData* d = &data;
+        QMetaObject::invokeMethod(
+            context,
+            [h, draw, d] {
+                {
+                    const std::lock_guard lock(h->mutex);
+                    if (h->abandoned)
+                        return;
+                    h->started = true;
+                }
+                std::vector<ChartImage> images;
+                std::string error;
+                try {
+                    images = draw(*d);
+                } catch (const std::exception& e) {
+                    error = e.what();
+                }
+                {
+                    const std::lock_guard lock(h->mutex);
+                    h->images = std::move(images);
+                    h->error = std::move(error);
+                    h->finished = true;
+                }
+                h->done.notify_all();
+            },
+            Qt::QueuedConnection);
+        using namespace std::chrono_literals;
+        const auto deadline = std::chrono::steady_clock::now() + 30s;
+        std::unique_lock lock(h->mutex);
+        while (!h->finished) {
+            if (!h->started && (cancel || std::chrono::steady_clock::now() > deadline)) {
+                h->abandoned = true;
+                if (cancel)
+                    throw idem::SnapshotCancelled();
+                throw std::runtime_error("the console did not draw the charts within 30 s");
+            }
+            h->done.wait_for(lock, 50ms);
+        }
+        if (!h->error.empty())
+            throw std::runtime_error("the charts could not be drawn: " + h->error);
+        return std::move(h->images);
+    }
+} // namespace
+
 SnapshotExporter::SnapshotExporter(ConsoleSession* session, QObject* parent)
     : QObject(parent)
     , m_session(session)
@@ -225,8 +292,15 @@ bool SnapshotExporter::start(const SnapshotExportRequest& request)
     auto state = std::make_shared<State>();
     m_state = state;
     m_target = request.target;
+    SnapshotExportRequest job = request;
+    if (request.drawCharts)
+        // On the application's thread, the UI's: the exporter itself may be gone by the time the
+        // worker gets there (its destructor cancels the job, and the wait gives way).
+        job.drawCharts = [draw = request.drawCharts, state](const idem::SnapshotData& data) {
+            return drawOn(QCoreApplication::instance(), draw, data, state->cancel);
+        };
     m_job = m_session->submit(
-        [state, request](pqxx::connection& conn, const idem::SchemaName& schema) {
+        [state, request = std::move(job)](pqxx::connection& conn, const idem::SchemaName& schema) {
             idem::SnapshotProgress p;
             p.cancel = &state->cancel; // state outlives the job: the lambda holds it
             p.progress = [state](std::string_view stage, double fraction) {

@@ -9,6 +9,7 @@
 #include <QTimer>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,8 +25,8 @@ namespace idem::console {
 class ConsoleSession;
 struct Failure;
 
-// One of the dashboard's charts as the operator saw it: a PNG rendered on the UI thread before
-// the export starts (widgets cannot be painted anywhere else).
+// One of the dashboard's charts: a PNG rendered on the UI thread (widgets cannot be painted
+// anywhere else).
 struct ChartImage {
     QString name; // file stem under charts/
     QString title;
@@ -38,7 +39,11 @@ struct SnapshotExportRequest {
     bool overwrite = false; // replace a previous bundle (a directory holding a MANIFEST)
     idem::SnapshotOptions options; // the schema is the connection's
     idem::SnapshotContext context; // conninfo without password: ServerInfo::displayConninfo
-    std::vector<ChartImage> charts;
+    std::vector<ChartImage> charts; // drawn before the export, written as they are
+    // Draws more charts from the snapshot once it is read, over its history window (the console:
+    // views' ChartPanel). SnapshotExporter calls it on its own (the UI) thread while the worker
+    // waits; runSnapshotExport called directly calls it on its own thread.
+    std::function<std::vector<ChartImage>(const idem::SnapshotData&)> drawCharts;
     QString signingKeyPath; // empty: unsigned
     bool pdf = true;
 };
@@ -54,7 +59,7 @@ struct SnapshotExportResult {
 
 // The export itself, on the thread that owns conn: the signing key first (a missing key costs no
 // database read), the bundle's temporary directory, one REPEATABLE READ read, snapshot.json,
-// CSV, charts (the PNGs given and the SVGs), report.html, report.pdf, then MANIFEST, signature
+// CSV, charts (the PNGs given, those drawCharts draws, and the SVGs), report.html, report.pdf, then MANIFEST, signature
 // and the rename into place. Throws SnapshotCancelled (cancel flag), idem::BundleError,
 // idem::SigningError, pqxx errors; in every case nothing is left under the target name and the
 // temporary directory is gone. A cancelled export returns a result with cancelled set.
@@ -116,7 +121,7 @@ private:
     QTimer m_progressTimer;
 };
 
-// A core progress stage ("reading rows: failed") in the user's language.
+// An operations/snapshot progress stage ("reading rows: failed") in the user's language.
 QString translatedStage(const std::string& stage);
 
 } // namespace idem::console

@@ -2,7 +2,7 @@
 
 #include <QAbstractTableModel>
 
-#include "models/snapshotviewmodel.h"
+#include "models/snapshotopener.h"
 
 namespace idem::console {
 

@@ -16,7 +16,7 @@ class ConsoleSession;
 struct Failure;
 
 // The task browser's rows: a window onto task_idempotency under a TaskFilter and TaskSort,
-// fetched a page at a time with keyset paging (core/tasklist) on the session's worker thread.
+// fetched a page at a time with keyset paging (operations/tasklist) on the session's worker thread.
 // Scrolling to the end asks for the next page (canFetchMore/fetchMore), so the model holds
 // only what was scrolled through. refresh() re-reads the loaded range and merges it row by
 // row (dataChanged / insert / remove), so selection and scroll position stay.

@@ -64,7 +64,7 @@ namespace {
         return out;
     }
 
-    std::string figuresCsv(const StatsSnapshot& s)
+    std::string figuresCsv(const StatsReading& s)
     {
         const std::vector<std::pair<const char*, std::optional<std::string>>> figures = {
             { "processing", num(s.processing) },

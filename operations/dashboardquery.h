@@ -58,7 +58,7 @@ struct CounterBucket {
 
 
 struct DashboardReading {
-    StatsSnapshot stats;
+    StatsReading stats;
     std::int64_t serverNowMs = 0;
     std::vector<CounterBucket> buckets; // oldest first; minutes without counts are absent
     // Unfinished rows by attempts, from the shared exact refresh (stats.exact): set when one exists.

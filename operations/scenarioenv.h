@@ -1,6 +1,6 @@
 #pragma once
 
-// Shared plumbing of the verification scenarios (core/scenarios*.cpp); not a public API.
+// Shared plumbing of the verification scenarios (operations/scenarios*.cpp); not a public API.
 
 #include <map>
 #include <memory>

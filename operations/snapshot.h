@@ -159,7 +159,7 @@ struct SnapshotData {
     std::vector<SnapshotThreshold> thresholds;
     std::optional<SnapshotPollSettings> poll;
 
-    StatsSnapshot figures;
+    StatsReading figures;
     SnapshotCounterSet history;
     SnapshotCounterSet conflicts;
     std::vector<SnapshotRowSet> rowSets;

@@ -32,7 +32,7 @@ namespace {
             { "truncated", s.truncated }, { "csv", s.name + ".csv" }, { "rows", rows } };
     }
 
-    OJson figuresJson(const StatsSnapshot& s)
+    OJson figuresJson(const StatsReading& s)
     {
         // What each figure is (exact, lower_bound, estimate), by its name (added within format 1).
         OJson quality = OJson::object();
@@ -193,9 +193,9 @@ namespace {
         return t;
     }
 
-    StatsSnapshot figuresFrom(const Reader& r)
+    StatsReading figuresFrom(const Reader& r)
     {
-        StatsSnapshot s;
+        StatsReading s;
         s.processing = r.integer("processing");
         s.expiredLeases = r.integer("expired_leases");
         s.oldestProcessingAgeSeconds = r.optNumber("oldest_processing_age_seconds");

@@ -130,7 +130,9 @@ struct ExactRefreshHolder {
     std::string since; // ISO 8601 UTC: its transaction's start, when this role may see it
 };
 
-struct StatsSnapshot {
+// One reading of the figures (idemctl stats, a dashboard tick, the exporter, the figures of an
+// incident snapshot).
+struct StatsReading {
     // Live rows (task_idempotency), bounded: each is exact or, when labels say so, the lower
     // bound boundedCountCap (or, filtered, what the visited rows prove).
     std::int64_t processing = 0;
@@ -188,7 +190,11 @@ struct StatsSnapshot {
     RefusedFlushes refusedFlushes;
 };
 
-// The snapshot's SQL: $1 tenant, $2 operation (text, NULL = all), $3 window minutes,
+// The old name of StatsReading (a "snapshot" is an incident bundle): operations/stats.cpp and
+// models/dashboardmodel.cpp still say it until their split lands; then it goes.
+using StatsSnapshot = StatsReading;
+
+// The reading's SQL: $1 tenant, $2 operation (text, NULL = all), $3 window minutes,
 // $4 long-unfinished minutes. exactRows: the row figures from idem_exact_stats (one pass over
 // the unfinished rows, all exact) instead of the bounded idem_live_stats. Exposed so tests can
 // EXPLAIN it.
@@ -213,23 +219,23 @@ struct ReadStatsOptions {
     // server reuses its plan, instead of parsing and planning it on every reading.
     bool prepared = false;
 };
-StatsSnapshot readStats(pqxx::connection& conn, const SchemaName& schema, const StatsOptions& options,
+StatsReading readStats(pqxx::connection& conn, const SchemaName& schema, const StatsOptions& options,
     const ReadStatsOptions& how = {});
 
 // The same figures inside a transaction the caller opened. An incident snapshot reads them in
 // its own REPEATABLE READ transaction beside the rows they count, exactRows true. Sets no
 // statement timeout.
-StatsSnapshot readStats(
+StatsReading readStats(
     pqxx::transaction_base& tx, const SchemaName& schema, const StatsOptions& options, bool exactRows = false);
 
 // The same, unfiltered readings through a statement prepared on tx's connection (named after its
 // text, so another schema gets its own); filtered ones as above. Direct connections only (see
 // ReadStatsOptions::prepared).
-StatsSnapshot readStatsPrepared(pqxx::transaction_base& tx, const SchemaName& schema, const StatsOptions& options);
+StatsReading readStatsPrepared(pqxx::transaction_base& tx, const SchemaName& schema, const StatsOptions& options);
 
 // The figures from a row that carries statsSql()'s columns by name (the dashboard's tick selects
 // them beside its chart data, in the same statement). Labels are set.
-StatsSnapshot statsFromRow(const pqxx::row& row);
+StatsReading statsFromRow(const pqxx::row& row);
 
 // SET LOCAL for a reader's transaction, as bound values: they end with the transaction, so a
 // pooled server connection keeps nothing of them. No parallel workers: a poll that fans out into
@@ -247,7 +253,7 @@ bool refreshSharedExact(pqxx::connection& conn, const SchemaName& schema, int lo
 // (the shared refresh is unfiltered), on a standby whose replicated shared figures nobody on
 // the primary keeps fresh (older than max(60 s, two periods)), or while a session holds the
 // shared refresh past its due time (exactHolder: its open transaction keeps the row locked).
-bool needsOwnExact(const StatsSnapshot& s, bool filtered);
+bool needsOwnExact(const StatsReading& s, bool filtered);
 
 // A reader's own exact refresh (on a standby, or under a filter): idem_exact_stats() in a
 // read-only transaction, timed. periodSeconds follows the same rule as the shared one.
@@ -258,6 +264,6 @@ double exactRefreshPeriodSeconds(double costMs);
 
 // Sets s.labels from its bounded flags (already in the labels' quality) and the exact figures
 // e: a lower bound gets e's value beside it when e counts the same thing. Replaces s.exact.
-void attachExact(StatsSnapshot& s, const ExactFigures& e);
+void attachExact(StatsReading& s, const ExactFigures& e);
 
 } // namespace idem

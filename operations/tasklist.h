@@ -128,7 +128,7 @@ std::optional<TaskDetail> readTask(pqxx::connection& conn, const SchemaName& sch
 bool streamResult(pqxx::connection& conn, const SchemaName& schema, const std::string& key, std::ostream& out,
     const std::function<bool(std::int64_t, std::int64_t)>& progress = {}, int chunkChars = 1024 * 1024);
 
-// ISO 8601 UTC with microseconds, as core/actions formats them; parses what failedSince holds.
+// ISO 8601 UTC with microseconds, as operations/actions formats them; parses what failedSince holds.
 std::optional<std::int64_t> parseIsoMicros(const std::string& text);
 
 } // namespace idem

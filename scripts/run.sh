@@ -126,7 +126,7 @@ stop_demo
 IDEM_DSN=$demo_dsn nohup "$idemctl" demo --workers 4 --duration 0 >"$state/demo.log" 2>&1 &
 echo $! >"$state/demo.pid"
 echo "run: demo workload running in the background as idem_demo_worker (pid $(cat "$state/demo.pid"), log $state/demo.log)"
-echo "run: idemctl is $idemctl; scripts/idemctl runs it as idem_console_operator on this cluster. For every README example:"
+echo "run: idemctl is $idemctl; scripts/idemctl runs it as idem_console_operator on this cluster. For every example in README.md and docs/:"
 echo "  export PATH=\"$here/scripts:\$PATH\"    # then: idemctl stats; man -l $here/packaging/idemctl.1"
 
 if [ "${1:-}" = --no-console ]; then

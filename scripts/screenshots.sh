@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Screenshots of the console for the README, from a live demo database:
+# Screenshots of the console for README.md and docs/, from a live demo database:
 #   docs/console-dashboard.png, docs/console-dashboard-zh_CN.png (Chinese UI), docs/console-dashboard-dark.png,
 #   docs/console-storage.png,
 #   docs/console-tasks.png and docs/console-audit.png (with IDEM_SCREENSHOT_PAGES=1), docs/console-snapshot.png (snapshot viewer,

@@ -1657,12 +1657,6 @@ Safe repeated task execution on PostgreSQL.</source>
 <context>
     <name>idem::console::SnapshotExportFlow</name>
     <message>
-        <source>Exporting the snapshot to %1
-%2</source>
-        <translation>正在将快照导出到 %1
-%2</translation>
-    </message>
-    <message>
         <source>all tenants</source>
         <translation>所有租户</translation>
     </message>
@@ -1683,6 +1677,19 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>
             <numerusform>对 %1 的一次一致性读取（%2，%3；数字为仪表盘最近 %n 分钟），通过监控连接只读进行。</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>database %1 on %2:%3 as %4 (schema %5)</source>
+        <translation>%2:%3 上的数据库 %1，角色 %4（模式 %5）</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::SnapshotExportUi</name>
+    <message>
+        <source>Exporting the snapshot to %1
+%2</source>
+        <translation>正在将快照导出到 %1
+%2</translation>
     </message>
     <message>
         <source>Export snapshot</source>
@@ -1711,10 +1718,6 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>Show in folder</source>
         <translation>在文件夹中显示</translation>
-    </message>
-    <message>
-        <source>database %1 on %2:%3 as %4 (schema %5)</source>
-        <translation>%2:%3 上的数据库 %1，角色 %4（模式 %5）</translation>
     </message>
 </context>
 <context>

@@ -23,6 +23,7 @@
 #include "models/dashboardmodel.h"
 #include "operations/outcomeseries.h"
 #include "models/snapshotexport.h"
+#include "models/snapshotopener.h"
 #include "views/theme.h"
 #include "models/tones.h"
 #include <QLegendMarker>
@@ -268,12 +269,18 @@ void ChartPanel::fitY(Chart& c, double floorMax)
 
 void ChartPanel::update(const DashboardModel& model)
 {
-    const auto& latest = model.latest();
-    const auto& history = model.history();
-    const qint64 windowMs = qint64(model.settings().windowMinutes) * 60000;
-    const qint64 now = latest    ? latest->serverNowMs
-        : history.live().empty() ? QDateTime::currentMSecsSinceEpoch()
-                                 : history.live().back().ms;
+    draw({ model.settings().windowMinutes, model.settings().intervalMs, model.latest() ? &*model.latest() : nullptr,
+        model.history().live(), model.history().minutes(), model.attempts() ? &*model.attempts() : nullptr });
+}
+
+void ChartPanel::draw(const ChartInput& in)
+{
+    const idem::DashboardReading* latest = in.latest;
+    const auto& ring = in.live;
+    const qint64 windowMs = qint64(in.windowMinutes) * 60000;
+    const qint64 now = latest ? latest->serverNowMs
+        : ring.empty()        ? QDateTime::currentMSecsSinceEpoch()
+                              : ring.back().ms;
     const qint64 from = now - windowMs;
     const auto axis = roundTimeAxis(from, now);
     for (auto& c : m_charts) {
@@ -285,8 +292,7 @@ void ChartPanel::update(const DashboardModel& model)
     const int pixels = std::max(50, int(live.chart->plotArea().width()));
     // Samples further apart than a few ticks are an outage (or a pause): the line breaks there
     // rather than run straight across the time nobody read.
-    const qint64 gapMs = std::max<qint64>(5000, 3LL * model.settings().intervalMs);
-    const auto& ring = history.live();
+    const qint64 gapMs = std::max<qint64>(5000, 3LL * in.intervalMs);
     std::vector<std::pair<qint64, qint64>> spans; // [first, last] sample time of each piece
     for (int i = 0; i < ring.size(); ++i) {
         const qint64 t = ring.at(i).ms;
@@ -325,7 +331,7 @@ void ChartPanel::update(const DashboardModel& model)
     if (latest && latest->stats.inRecovery && latest->stats.replicationLagSeconds)
         lastMinute = std::min(
             lastMinute, (now - qint64(*latest->stats.replicationLagSeconds * 1000.0)) / 60000 * 60 - 60);
-    const auto& minutes = history.minutes();
+    const auto& minutes = in.minutes;
     auto it = std::lower_bound(minutes.begin(), minutes.end(), firstMinute,
         [](const idem::CounterBucket& b, qint64 m) { return b.minuteEpoch < m; });
     std::vector<std::vector<const idem::OutcomeSeries*>> table;
@@ -359,7 +365,7 @@ void ChartPanel::update(const DashboardModel& model)
     fitY(m_charts[FailuresChart], 1);
     m_charts[RatioChart].y->setRange(0, 100);
 
-    if (const auto& bins = model.attempts()) {
+    if (const auto* bins = in.attempts) {
         QList<qreal> values(idem::attemptsHistogramTopBin, 0);
         qint64 top = 1;
         for (const auto& bin : *bins) {
@@ -444,6 +450,13 @@ namespace {
         chart->resize(shown);
         if (chart->layout())
             chart->layout()->activate();
+        // What the picture shows, readable without looking at it (and by the tests).
+        image.setText(QStringLiteral("Title"), chart->title());
+        for (auto* axis : chart->axes(Qt::Horizontal))
+            if (auto* time = qobject_cast<QDateTimeAxis*>(axis)) {
+                image.setText(QStringLiteral("Idem-Time-From"), time->min().toUTC().toString(Qt::ISODate));
+                image.setText(QStringLiteral("Idem-Time-To"), time->max().toUTC().toString(Qt::ISODate));
+            }
         QByteArray png;
         QBuffer buffer(&png);
         buffer.open(QIODevice::WriteOnly);
@@ -465,6 +478,17 @@ std::vector<ChartImage> ChartPanel::renderImages(QSize size, qreal devicePixelRa
     out.push_back(
         { QStringLiteral("attempts"), m_histogram->title(), renderChart(m_histogram, size, devicePixelRatio) });
     return out;
+}
+
+std::vector<ChartImage> ChartPanel::snapshotImages(const DashboardModel& live, const idem::SnapshotData& snapshot)
+{
+    const idem::DashboardReading reading = snapshotReading(snapshot);
+    const std::deque<idem::CounterBucket> minutes(reading.buckets.begin(), reading.buckets.end());
+    const auto& attempts = live.attempts();
+    ChartPanel panel;
+    panel.draw({ snapshotDashboardSettings(snapshot).windowMinutes, live.settings().intervalMs, &reading,
+        live.history().live(), minutes, attempts ? &*attempts : nullptr });
+    return panel.renderImages();
 }
 
 } // namespace idem::console

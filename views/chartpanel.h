@@ -4,6 +4,8 @@
 
 #include <vector>
 
+#include "models/dashboardhistory.h"
+
 class QBarSet;
 class QBarCategoryAxis;
 class QChart;
@@ -15,6 +17,7 @@ class QXYSeries;
 
 namespace idem {
 enum class OutcomeChart;
+struct SnapshotData;
 }
 
 namespace idem::console {
@@ -32,6 +35,17 @@ struct RoundTimeAxis {
 };
 RoundTimeAxis roundTimeAxis(qint64 fromMs, qint64 toMs);
 
+// What the charts are drawn from: the live dashboard's model, or (for an export) its live
+// samples with a snapshot's counters, instant and history window.
+struct ChartInput {
+    int windowMinutes = 15;
+    int intervalMs = 1000; // the poll interval: samples further apart than a few are an outage
+    const idem::DashboardReading* latest = nullptr; // its serverNowMs ends the time axis
+    const Ring<LiveSample>& live;
+    const std::deque<idem::CounterBucket>& minutes; // one per minute, oldest first
+    const std::vector<idem::AttemptsBin>* attempts = nullptr; // nullptr: the histogram stays
+};
+
 // The dashboard's live charts (Qt Charts): processing vs expired leases, claim outcomes per
 // minute, duplicate ratio per minute, retries and failures per minute, and the attempts
 // histogram of the unfinished rows. Each update replaces every series in bulk; the per-tick
@@ -43,6 +57,7 @@ public:
     ~ChartPanel() override;
 
     void update(const DashboardModel& model);
+    void draw(const ChartInput& input);
     // Off: feed every sample of the window (the benchmark's baseline).
     void setDownsampling(bool on) { m_downsample = on; }
 
@@ -56,7 +71,15 @@ public:
     // Every chart as a PNG of `size` device-independent pixels drawn at `devicePixelRatio`, for an
     // incident snapshot: the same at any window size, and whether or not the page is on screen
     // (each chart is laid out at that size for the picture and put back). UI thread only.
+    // Each PNG carries its title and time axis as text chunks (Title, Idem-Time-From and
+    // Idem-Time-To, ISO 8601 UTC).
     std::vector<ChartImage> renderImages(QSize size = QSize(720, 360), qreal devicePixelRatio = 2.0) const;
+
+    // The charts of an incident snapshot just read, as PNGs: over the snapshot's history window
+    // and ending at its instant, the per-minute charts from its own counters history, the
+    // processing and console-load lines from what `live` (the console's dashboard) sampled in
+    // that window, the attempts histogram as `live` has it. UI thread only.
+    static std::vector<ChartImage> snapshotImages(const DashboardModel& live, const idem::SnapshotData& snapshot);
 
 protected:
     bool event(QEvent* event) override;

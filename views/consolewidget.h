@@ -4,7 +4,7 @@
 
 #include <optional>
 
-#include "models/snapshots.h"
+#include "models/workermessages.h"
 
 class QTabWidget;
 

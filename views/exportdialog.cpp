@@ -29,22 +29,15 @@
 
 #include <algorithm>
 
-#include "operations/signing.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
+#include "operations/signing.h"
 #include "views/chartpanel.h"
 #include "views/dashboardwidget.h"
 
 namespace idem::console {
 
 namespace {
-    const QString group = QStringLiteral("snapshotExport");
-    // What the export reads per statement at most; the dashboard's own tick timeout is far
-    // shorter, but an export is a one-off that reads more.
-    constexpr int exportStatementTimeoutMs = 30000;
-    // As DashboardModel: the attempts histogram (a wide aggregate) refreshes at most this often.
-    constexpr int histogramEveryMs = 30000;
-
     bool isBundle(const QString& dir) { return QFileInfo(QDir(dir).filePath(QStringLiteral("MANIFEST"))).isFile(); }
 } // namespace
 
@@ -137,22 +130,20 @@ ExportDialog::ExportDialog(QSettings* settings, QWidget* parent)
     layout->addWidget(m_error);
     layout->addWidget(buttons);
 
-    m_settings->beginGroup(group);
-    const QString folder = m_settings->value(QStringLiteral("folder"), defaultFolder()).toString();
-    const int history = m_settings->value(QStringLiteral("historyMinutes"), 60).toInt();
-    m_history->setCurrentIndex(std::max(0, m_history->findData(history)));
-    m_rows->setValue(m_settings->value(QStringLiteral("rowLimit"), 1000).toInt());
-    m_redact->setChecked(m_settings->value(QStringLiteral("redact"), false).toBool());
-    m_sign->setChecked(m_settings->value(QStringLiteral("sign"), false).toBool());
-    m_pdf->setChecked(m_settings->value(QStringLiteral("pdf"), true).toBool());
-    m_settings->endGroup();
-    m_target->setText(QDir(folder).filePath(newBundleName()));
+    const auto remembered = SnapshotExportFlow::rememberedChoices(*m_settings);
+    m_history->setCurrentIndex(std::max(0, m_history->findData(remembered.historyMinutes)));
+    m_rows->setValue(remembered.rowLimit);
+    m_redact->setChecked(remembered.redact);
+    m_sign->setChecked(remembered.sign);
+    m_pdf->setChecked(remembered.pdf);
+    m_target->setText(remembered.target);
 
     connect(m_browse, &QPushButton::clicked, this, &ExportDialog::browse);
     connect(m_createKey, &QPushButton::clicked, this, &ExportDialog::createKey);
     connect(m_copyKeyPath, &QPushButton::clicked, this,
         [this] { QGuiApplication::clipboard()->setText(QDir::toNativeSeparators(m_keyPath)); });
     connect(m_sign, &QCheckBox::toggled, this, &ExportDialog::updateKey);
+    connect(&m_keys, &SigningKeyCheck::answered, this, &ExportDialog::showKey);
     connect(m_target, &QLineEdit::textChanged, this, &ExportDialog::updateTarget);
     updateKey();
     updateTarget();
@@ -160,28 +151,11 @@ ExportDialog::ExportDialog(QSettings* settings, QWidget* parent)
 
 ExportDialog::~ExportDialog() = default;
 
-QString ExportDialog::lastFolder(QSettings& settings)
-{
-    return settings.value(QStringLiteral("snapshotExport/folder"), defaultFolder()).toString();
-}
-
-QString ExportDialog::defaultFolder()
-{
-    const QString docs = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
-    return docs.isEmpty() ? QDir::homePath() : docs;
-}
-
-QString ExportDialog::newBundleName()
-{
-    return QStringLiteral("idem-snapshot-")
-        + QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-HHmmss")) + QStringLiteral("Z");
-}
-
 void ExportDialog::prepare()
 {
     const QString current = m_target->text().trimmed();
-    const QString folder = current.isEmpty() ? defaultFolder() : QFileInfo(current).absolutePath();
-    m_target->setText(QDir(folder).filePath(newBundleName()));
+    const QString folder = current.isEmpty() ? SnapshotExportFlow::defaultFolder() : QFileInfo(current).absolutePath();
+    m_target->setText(QDir(folder).filePath(SnapshotExportFlow::newBundleName()));
     m_replace->setChecked(false);
     updateKey();
 }
@@ -214,7 +188,7 @@ void ExportDialog::browse()
     const QString current = QFileInfo(m_target->text().trimmed()).absolutePath();
     const QString folder = QFileDialog::getExistingDirectory(this, tr("Folder for the snapshot"), current);
     if (!folder.isEmpty())
-        m_target->setText(QDir(folder).filePath(newBundleName()));
+        m_target->setText(QDir(folder).filePath(SnapshotExportFlow::newBundleName()));
 }
 
 void ExportDialog::updateTarget()
@@ -230,12 +204,13 @@ void ExportDialog::updateTarget()
 
 void ExportDialog::updateKey()
 {
-    const QFileInfo info(m_keyPath);
-    m_createKey->setVisible(m_sign->isChecked() && !info.exists());
-    m_keyInfo->setVisible(m_sign->isChecked());
-    m_copyKeyPath->setVisible(m_sign->isChecked());
+    const bool sign = m_sign->isChecked();
+    const bool known = m_key.path == m_keyPath;
+    m_createKey->setVisible(sign && known && !m_key.exists);
+    m_keyInfo->setVisible(sign);
+    m_copyKeyPath->setVisible(sign);
     m_keyInfo->setToolTip(QDir::toNativeSeparators(m_keyPath));
-    if (!m_sign->isChecked()) {
+    if (!sign) {
         // "There is no signing key yet" is not true of an export that signs nothing.
         if (m_keyError) {
             m_error->setVisible(false);
@@ -243,22 +218,51 @@ void ExportDialog::updateKey()
         }
         return;
     }
-    // The short lines break where they say (a wrapped label asks its row for several lines' height
-    // and leaves a gap); a message of unknown length wraps.
-    m_keyInfo->setWordWrap(false);
-    if (!info.exists()) {
-        m_keyInfo->setText(tr("No signing key yet at %1.\nCreate one to sign (it is used by idemctl too).")
-                               .arg(shownKeyPath()));
-        return;
+    if (known)
+        showKey(0, m_key);
+    else
+        m_keyInfo->clear();
+    // The file is read on a pool thread: a key on a hung file system never stops the window.
+    m_keys.inspect(m_keyPath);
+}
+
+void ExportDialog::showKey(quint64 request, const SigningKeyState& state)
+{
+    if (state.path != m_keyPath)
+        return; // about a key path set before the current one
+    m_key = state;
+    const bool createAnswer = request != 0 && request == m_createRequest;
+    if (createAnswer)
+        m_createRequest = 0;
+    const bool sign = m_sign->isChecked();
+    m_createKey->setVisible(sign && !state.exists);
+    if (sign) {
+        // The short lines break where they say (a wrapped label asks its row for several lines'
+        // height and leaves a gap); a message of unknown length wraps.
+        m_keyInfo->setWordWrap(false);
+        if (createAnswer && state.created) {
+            m_keyInfo->setWordWrap(true);
+            m_keyInfo->setText(tr("Created a new Ed25519 signing key at %1, readable only by you (mode 0600). Public "
+                                  "key SHA-256 %2. Give the public key (idemctl snapshot pubkey) to whoever checks "
+                                  "your bundles.")
+                                   .arg(shownKeyPath(), state.fingerprint));
+            m_error->setVisible(false);
+        } else if (!state.exists) {
+            m_keyInfo->setText(tr("No signing key yet at %1.\nCreate one to sign (it is used by idemctl too).")
+                                   .arg(shownKeyPath()));
+        } else if (!state.usable()) {
+            m_keyInfo->setWordWrap(true);
+            m_keyInfo->setText(tr("The signing key cannot be used: %1").arg(state.error));
+        } else {
+            m_keyInfo->setText(
+                tr("Key %1,\npublic key SHA-256 %2…").arg(shownKeyPath(), state.fingerprint.left(16)));
+        }
     }
-    try {
-        const auto key = idem::SigningKey::load(m_keyPath.toStdString());
-        m_keyInfo->setText(tr("Key %1,\npublic key SHA-256 %2…")
-                               .arg(shownKeyPath(),
-                                   QString::fromStdString(idem::publicKeyFingerprint(key.publicPem()).substr(0, 16))));
-    } catch (const std::exception& e) {
-        m_keyInfo->setWordWrap(true);
-        m_keyInfo->setText(tr("The signing key cannot be used: %1").arg(QString::fromStdString(e.what())));
+    if (createAnswer && !state.created)
+        showError(tr("The signing key could not be created: %1").arg(state.error));
+    if (request != 0 && m_acceptPending && !createAnswer) {
+        m_acceptPending = false;
+        finishAccept(state);
     }
 }
 
@@ -272,20 +276,8 @@ QString ExportDialog::shownKeyPath() const
 
 void ExportDialog::createKey()
 {
-    try {
-        const auto key = idem::SigningKey::generate();
-        key.save(m_keyPath.toStdString(), false);
-        updateKey();
-        m_keyInfo->setWordWrap(true);
-        m_keyInfo->setText(tr("Created a new Ed25519 signing key at %1, readable only by you (mode 0600). Public "
-                              "key SHA-256 %2. Give the public key (idemctl snapshot pubkey) to whoever checks "
-                              "your bundles.")
-                               .arg(shownKeyPath(),
-                                   QString::fromStdString(idem::publicKeyFingerprint(key.publicPem()))));
-        m_error->setVisible(false);
-    } catch (const std::exception& e) {
-        showError(tr("The signing key could not be created: %1").arg(QString::fromStdString(e.what())));
-    }
+    // Generated and saved off the UI thread; showKey() says what came of it.
+    m_createRequest = m_keys.create(m_keyPath);
 }
 
 void ExportDialog::showError(const QString& text, bool aboutKey)
@@ -295,121 +287,109 @@ void ExportDialog::showError(const QString& text, bool aboutKey)
     m_error->setVisible(true);
 }
 
-void ExportDialog::accept()
+bool ExportDialog::checkTarget(const ExportChoices& c)
 {
-    const auto c = choices();
-    if (c.target.isEmpty())
-        return showError(tr("Choose a folder name for the snapshot."));
+    if (c.target.isEmpty()) {
+        showError(tr("Choose a folder name for the snapshot."));
+        return false;
+    }
     const QFileInfo target(c.target);
     QString parent = target.absolutePath();
     if (!QFileInfo(parent).isDir()) {
         // The default Documents folder may not exist on a fresh account; any other is a typo.
-        if (QDir::cleanPath(parent) != QDir::cleanPath(defaultFolder()) || !QDir().mkpath(parent))
-            return showError(tr("The folder %1 does not exist.").arg(QDir::toNativeSeparators(parent)));
-    }
-    if (!QFileInfo(parent).isWritable())
-        return showError(tr("You cannot write to %1; choose another folder.").arg(QDir::toNativeSeparators(parent)));
-    if (target.exists() || target.isSymLink()) {
-        if (!target.isDir() || !isBundle(c.target))
-            return showError(tr("%1 exists and is not a snapshot bundle; choose another name.")
-                                 .arg(QDir::toNativeSeparators(c.target)));
-        if (!c.overwrite)
-            return showError(tr("A snapshot already exists at %1. Tick \"Replace\" to overwrite it, or choose "
-                                "another name.")
-                                 .arg(QDir::toNativeSeparators(c.target)));
-    }
-    if (c.sign) {
-        if (!QFileInfo::exists(m_keyPath))
-            return showError(tr("There is no signing key yet: create one, or untick \"Sign\"."), true);
-        try {
-            idem::SigningKey::load(m_keyPath.toStdString());
-        } catch (const std::exception& e) {
-            return showError(tr("The signing key cannot be used: %1").arg(QString::fromStdString(e.what())), true);
+        if (QDir::cleanPath(parent) != QDir::cleanPath(SnapshotExportFlow::defaultFolder()) || !QDir().mkpath(parent)) {
+            showError(tr("The folder %1 does not exist.").arg(QDir::toNativeSeparators(parent)));
+            return false;
         }
     }
-    save();
+    if (!QFileInfo(parent).isWritable()) {
+        showError(tr("You cannot write to %1; choose another folder.").arg(QDir::toNativeSeparators(parent)));
+        return false;
+    }
+    if (target.exists() || target.isSymLink()) {
+        if (!target.isDir() || !isBundle(c.target)) {
+            showError(tr("%1 exists and is not a snapshot bundle; choose another name.")
+                          .arg(QDir::toNativeSeparators(c.target)));
+            return false;
+        }
+        if (!c.overwrite) {
+            showError(tr("A snapshot already exists at %1. Tick \"Replace\" to overwrite it, or choose "
+                         "another name.")
+                          .arg(QDir::toNativeSeparators(c.target)));
+            return false;
+        }
+    }
+    return true;
+}
+
+void ExportDialog::accept()
+{
+    if (!checkTarget(choices()))
+        return;
+    if (!m_sign->isChecked())
+        return finishAccept({});
+    // The key is read again as it is now, off the UI thread; the dialog closes when it answers.
+    m_acceptPending = true;
+    m_keys.inspect(m_keyPath);
+}
+
+void ExportDialog::finishAccept(const SigningKeyState& key)
+{
+    if (m_sign->isChecked()) {
+        if (!key.exists)
+            return showError(tr("There is no signing key yet: create one, or untick \"Sign\"."), true);
+        if (!key.usable())
+            return showError(tr("The signing key cannot be used: %1").arg(key.error), true);
+    }
+    SnapshotExportFlow::rememberChoices(*m_settings, choices());
     QDialog::accept();
 }
 
-void ExportDialog::save()
-{
-    const auto c = choices();
-    m_settings->beginGroup(group);
-    m_settings->setValue(QStringLiteral("folder"), QFileInfo(c.target).absolutePath());
-    m_settings->setValue(QStringLiteral("historyMinutes"), c.historyMinutes);
-    m_settings->setValue(QStringLiteral("rowLimit"), c.rowLimit);
-    m_settings->setValue(QStringLiteral("redact"), c.redact);
-    m_settings->setValue(QStringLiteral("sign"), c.sign);
-    m_settings->setValue(QStringLiteral("pdf"), c.pdf);
-    m_settings->endGroup();
-}
-
-SnapshotExportFlow::SnapshotExportFlow(
+SnapshotExportUi::SnapshotExportUi(
     ConsoleSession* monitor, ConsoleSession* admin, DashboardWidget* dashboard, QSettings* settings, QWidget* window)
     : QObject(window)
-    , m_monitor(monitor)
-    , m_admin(admin)
-    , m_dashboard(dashboard)
+    , m_flow(new SnapshotExportFlow(monitor, admin, dashboard ? dashboard->model() : nullptr, this))
     , m_settings(settings)
     , m_window(window)
-    , m_exporter(new SnapshotExporter(monitor, this))
 {
-    connect(m_exporter, &SnapshotExporter::finished, this, &SnapshotExportFlow::onFinished);
-    connect(m_exporter, &SnapshotExporter::progressChanged, this, [this](const QString& stage, double fraction) {
+    if (dashboard)
+        m_flow->setChartDrawer([dashboard = QPointer<DashboardWidget>(dashboard)](const idem::SnapshotData& snapshot) {
+            // Drawn apart from the dashboard's own charts, whether or not its page is showing.
+            return dashboard ? ChartPanel::snapshotImages(*dashboard->model(), snapshot) : std::vector<ChartImage>();
+        });
+    connect(m_flow, &SnapshotExportFlow::finished, this, &SnapshotExportUi::onFinished);
+    connect(m_flow, &SnapshotExportFlow::progressChanged, this, [this](const QString& stage, double fraction) {
         if (!m_progress)
             return;
-        m_progress->setLabelText(tr("Exporting the snapshot to %1\n%2").arg(m_exporter->target(), stage));
+        m_progress->setLabelText(tr("Exporting the snapshot to %1\n%2").arg(m_flow->target(), stage));
         m_progress->setValue(static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 1000));
     });
-    connect(monitor, &ConsoleSession::stateChanged, this, &SnapshotExportFlow::updateAction);
+    connect(m_flow, &SnapshotExportFlow::availabilityChanged, this, &SnapshotExportUi::updateAction);
 }
 
-SnapshotExportFlow::~SnapshotExportFlow() = default;
+SnapshotExportUi::~SnapshotExportUi() = default;
 
-void SnapshotExportFlow::setAction(QAction* action)
+void SnapshotExportUi::setAction(QAction* action)
 {
     m_action = action;
-    connect(action, &QAction::triggered, this, &SnapshotExportFlow::start);
+    connect(action, &QAction::triggered, this, &SnapshotExportUi::start);
     updateAction();
 }
 
-void SnapshotExportFlow::updateAction()
+void SnapshotExportUi::updateAction()
 {
     if (m_action)
-        m_action->setEnabled(
-            m_monitor && m_monitor->state() == ConsoleSession::State::Connected && !m_exporter->running());
+        m_action->setEnabled(m_flow->available());
 }
 
-QString SnapshotExportFlow::scopeText() const
+void SnapshotExportUi::start()
 {
-    if (!m_dashboard)
-        return {};
-    const auto& s = m_dashboard->model()->settings();
-    const QString tenant = s.tenant.isEmpty() ? tr("all tenants") : tr("tenant %1").arg(s.tenant);
-    const QString operation = s.operation.isEmpty() ? tr("all operations") : tr("operation %1").arg(s.operation);
-    // Named as an operator names a database, not as a conninfo string (which would show the
-    // passfile's path and every TLS option).
-    QString where;
-    if (m_monitor) {
-        const auto& info = m_monitor->serverInfo();
-        where = tr("database %1 on %2:%3 as %4 (schema %5)")
-                    .arg(info.database, info.host.isEmpty() ? QStringLiteral("localhost") : info.host, info.port,
-                        info.role, info.schema);
-    }
-    return tr("One consistent read of %1 (%2, %3; figures over the dashboard's last %n minute(s)), read-only through "
-              "the monitor connection.",
-        nullptr, s.windowMinutes)
-        .arg(where, tenant, operation);
-}
-
-void SnapshotExportFlow::start()
-{
-    if (m_exporter->running()) {
+    if (m_flow->running()) {
         if (m_progress)
             m_progress->show();
         return;
     }
-    if (!m_monitor || m_monitor->state() != ConsoleSession::State::Connected) {
+    if (!m_flow->connected()) {
         auto* box = new QMessageBox(QMessageBox::Information, tr("Export snapshot"),
             tr("Connect to a database first: the snapshot is read from the monitor connection."), QMessageBox::Ok,
             m_window);
@@ -423,59 +403,13 @@ void SnapshotExportFlow::start()
     } else {
         m_dialog->prepare();
     }
-    m_dialog->setScopeText(scopeText());
+    m_dialog->setScopeText(m_flow->scopeText());
     m_dialog->open();
 }
 
-SnapshotExportRequest SnapshotExportFlow::request(const ExportChoices& c) const
+bool SnapshotExportUi::exportWith(const ExportChoices& choices)
 {
-    SnapshotExportRequest r;
-    r.target = c.target;
-    r.overwrite = c.overwrite;
-    r.pdf = c.pdf;
-    if (c.sign)
-        r.signingKeyPath
-            = m_dialog ? m_dialog->keyPath() : QString::fromStdString(idem::defaultSigningKeyPath().string());
-    r.options.historyMinutes = c.historyMinutes;
-    r.options.rowLimit = c.rowLimit;
-    r.options.redact = c.redact;
-    r.options.stats.statementTimeoutMs = exportStatementTimeoutMs;
-    const QString version = QCoreApplication::applicationVersion();
-    r.context.producer
-        = (version.isEmpty() ? QStringLiteral("idem-console") : QStringLiteral("idem-console %1").arg(version))
-              .toStdString();
-    if (m_monitor)
-        r.context.conninfo = m_monitor->serverInfo().displayConninfo.toStdString(); // no password in it
-    if (m_admin && m_admin != m_monitor && m_admin->state() == ConsoleSession::State::Connected) {
-        r.context.adminConninfo = m_admin->serverInfo().displayConninfo.toStdString();
-        r.context.adminRole = m_admin->serverInfo().role.toStdString();
-    }
-    if (m_dashboard) {
-        const auto* model = m_dashboard->model();
-        const auto& s = model->settings();
-        r.options.stats.windowMinutes = s.windowMinutes;
-        r.options.stats.longUnfinishedAfterMinutes = s.longUnfinishedMinutes;
-        if (!s.tenant.isEmpty())
-            r.options.stats.tenant = s.tenant.toStdString();
-        if (!s.operation.isEmpty())
-            r.options.stats.operation = s.operation.toStdString();
-        r.context.thresholds = snapshotThresholds(s);
-        idem::SnapshotPollSettings poll;
-        poll.intervalMs = s.intervalMs;
-        poll.statementTimeoutMs = model->statementTimeoutMs();
-        poll.wideRefreshMs = std::max(histogramEveryMs, 10 * s.intervalMs);
-        r.context.poll = poll;
-        // The charts as they are on the dashboard now, whether or not its page is showing.
-        r.charts = m_dashboard->charts()->renderImages();
-    }
-    return r;
-}
-
-bool SnapshotExportFlow::exportWith(const ExportChoices& choices)
-{
-    if (m_exporter->running())
-        return false;
-    if (!m_exporter->start(request(choices)))
+    if (!m_flow->start(choices, m_dialog ? m_dialog->keyPath() : QString()))
         return false;
     if (!m_progress) {
         m_progress = new QProgressDialog(m_window);
@@ -488,7 +422,7 @@ bool SnapshotExportFlow::exportWith(const ExportChoices& choices)
         m_progress->setAutoReset(false);
         // Not modal: the window stays usable (its monitor reads queue behind the export meanwhile).
         m_progress->setWindowModality(Qt::NonModal);
-        connect(m_progress, &QProgressDialog::canceled, m_exporter, &SnapshotExporter::cancel);
+        connect(m_progress, &QProgressDialog::canceled, m_flow, &SnapshotExportFlow::cancel);
     }
     m_progress->setLabelText(tr("Exporting the snapshot to %1").arg(choices.target));
     m_progress->setValue(0);
@@ -497,7 +431,7 @@ bool SnapshotExportFlow::exportWith(const ExportChoices& choices)
     return true;
 }
 
-void SnapshotExportFlow::onFinished(
+void SnapshotExportUi::onFinished(
     SnapshotExporter::Outcome outcome, const QString& message, const SnapshotExportResult& result)
 {
     if (m_progress)

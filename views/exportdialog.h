@@ -6,7 +6,8 @@
 
 #include <memory>
 
-#include "models/snapshotexport.h"
+#include "models/signingkeycheck.h"
+#include "models/snapshotexportflow.h"
 
 class QAction;
 class QCheckBox;
@@ -23,23 +24,13 @@ namespace idem::console {
 class ConsoleSession;
 class DashboardWidget;
 
-// What the export dialog collects.
-struct ExportChoices {
-    QString target; // the bundle directory to create
-    bool overwrite = false; // replace the previous bundle there
-    int historyMinutes = 60;
-    int rowLimit = 1000;
-    bool redact = false;
-    bool sign = false;
-    bool pdf = true;
-};
-
 // File > Export snapshot…: where the bundle goes (a new idem-snapshot-<UTC time> folder under
 // Documents by default), the charts' history window, the row bound, redaction for bundles that
 // leave the team, signing with the user's Ed25519 key (created here on request, mode 0600) and
 // the PDF. OK refuses what would fail (no folder, a folder it cannot write to, an existing
 // directory that is not a bundle, a bundle it may not replace, a key that is missing or too
-// open) with the reason in the dialog. The choices are remembered; never a password.
+// open) with the reason in the dialog. The key is read, checked and created off the UI thread
+// (SigningKeyCheck). The choices are remembered; never a password.
 class ExportDialog : public QDialog {
     Q_OBJECT
 public:
@@ -56,29 +47,33 @@ public:
     void prepare();
     QString keyPath() const { return m_keyPath; }
     QString errorText() const;
+    // A look at the signing key (or its creation) has not answered yet.
+    bool keyPending() const { return m_keys.pending(); }
 
-    static QString defaultFolder();
-    // Where the last export went (the default folder before the first): File > Open snapshot
-    // starts there, since that is where the bundles are.
-    static QString lastFolder(QSettings& settings);
-    static QString newBundleName(); // idem-snapshot-YYYYMMDD-HHMMSSZ (UTC)
-
+    // With signing on, the key is checked first (off the UI thread); the dialog closes when it
+    // answers that the key is usable.
     void accept() override;
 
 private:
     void browse();
     void createKey();
-    void updateKey();
+    void updateKey(); // after the key or Sign changed: shows what is known, asks the file again
+    void showKey(quint64 request, const SigningKeyState& state);
     // The key's path as the line shows it: elided in the middle, so a long path stays in the
     // dialog; the tooltip and "Copy path" hold it whole.
     QString shownKeyPath() const;
     void updateTarget();
     void showError(const QString& text, bool aboutKey = false); // aboutKey: unticking Sign hides it
-    void save();
+    bool checkTarget(const ExportChoices& c);
+    void finishAccept(const SigningKeyState& key);
 
     std::unique_ptr<QSettings> m_ownSettings;
     QSettings* m_settings;
     QString m_keyPath;
+    SigningKeyCheck m_keys;
+    SigningKeyState m_key; // the latest answer about m_keyPath
+    quint64 m_createRequest = 0; // the key creation not answered yet
+    bool m_acceptPending = false; // OK waits for the key's check
     QLabel* m_scope;
     QLineEdit* m_target;
     QPushButton* m_browse;
@@ -95,26 +90,23 @@ private:
     bool m_keyError = false; // m_error is about the signing key
 };
 
-// The whole console export: the dialog, the dashboard's charts rendered on the UI thread, the
-// export on the monitor session's worker (models/snapshotexport) with a progress dialog and
-// Cancel, then a message with the path and "Show in folder". The window stays usable meanwhile.
-class SnapshotExportFlow : public QObject {
+// The export's widgets around SnapshotExportFlow (models): the dialog, the dashboard's charts
+// drawn for the snapshot's window, a progress dialog with Cancel while the monitor session's
+// worker exports, then a message with the path and "Show in folder". The window stays usable.
+class SnapshotExportUi : public QObject {
     Q_OBJECT
 public:
-    SnapshotExportFlow(ConsoleSession* monitor, ConsoleSession* admin, DashboardWidget* dashboard, QSettings* settings,
+    SnapshotExportUi(ConsoleSession* monitor, ConsoleSession* admin, DashboardWidget* dashboard, QSettings* settings,
         QWidget* window);
-    ~SnapshotExportFlow() override;
+    ~SnapshotExportUi() override;
 
     // Enables the action only while the monitor is connected and no export runs.
     void setAction(QAction* action);
 
+    SnapshotExportFlow* flow() const { return m_flow; }
     ExportDialog* dialog() const { return m_dialog; }
     QProgressDialog* progressDialog() const { return m_progress; }
     QMessageBox* outcomeBox() const { return m_outcome.data(); }
-    SnapshotExporter* exporter() const { return m_exporter; }
-
-    // The request for these choices, charts rendered now (UI thread).
-    SnapshotExportRequest request(const ExportChoices& choices) const;
 
 public Q_SLOTS:
     // Opens the dialog (or says why it cannot: not connected, an export already running).
@@ -128,14 +120,10 @@ Q_SIGNALS:
 private:
     void onFinished(SnapshotExporter::Outcome outcome, const QString& message, const SnapshotExportResult& result);
     void updateAction();
-    QString scopeText() const;
 
-    QPointer<ConsoleSession> m_monitor;
-    QPointer<ConsoleSession> m_admin;
-    QPointer<DashboardWidget> m_dashboard;
+    SnapshotExportFlow* m_flow;
     QSettings* m_settings;
     QWidget* m_window;
-    SnapshotExporter* m_exporter;
     QPointer<QAction> m_action;
     ExportDialog* m_dialog = nullptr;
     QProgressDialog* m_progress = nullptr;

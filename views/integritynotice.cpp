@@ -15,7 +15,7 @@ IntegrityNotice::IntegrityNotice(QWidget* parent)
     hide();
 }
 
-void IntegrityNotice::showFor(const idem::StatsSnapshot& s)
+void IntegrityNotice::showFor(const idem::StatsReading& s)
 {
     QStringList lines;
     if (const auto& r = s.refusedFlushes; r.last24h > 0)

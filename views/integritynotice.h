@@ -3,7 +3,7 @@
 #include <QLabel>
 
 namespace idem {
-struct StatsSnapshot;
+struct StatsReading;
 }
 
 namespace idem::console {
@@ -15,7 +15,7 @@ class IntegrityNotice : public QLabel {
     Q_OBJECT
 public:
     explicit IntegrityNotice(QWidget* parent = nullptr);
-    void showFor(const idem::StatsSnapshot& s);
+    void showFor(const idem::StatsReading& s);
 };
 
 } // namespace idem::console

@@ -2,7 +2,7 @@
 
 #include <QWidget>
 
-#include "models/snapshotviewmodel.h"
+#include "models/snapshotopener.h"
 #include "views/auditentryview.h"
 
 class QLabel;

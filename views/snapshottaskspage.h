@@ -2,7 +2,7 @@
 
 #include <QWidget>
 
-#include "models/snapshotviewmodel.h"
+#include "models/snapshotopener.h"
 
 class QLabel;
 class QLineEdit;

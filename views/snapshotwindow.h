@@ -2,7 +2,7 @@
 
 #include <QMainWindow>
 
-#include "models/snapshotviewmodel.h"
+#include "models/snapshotopener.h"
 
 class QLabel;
 class QPushButton;

@@ -32,6 +32,7 @@
 #include "models/dashboardmodel.h"
 #include "models/profilestore.h"
 #include "models/snapshotexport.h"
+#include "models/snapshotopener.h"
 #include "tests/support/taskrows.h"
 #include "tests/support/testdb.h"
 #include "views/dashboardwidget.h"
@@ -94,10 +95,11 @@ private Q_SLOTS:
     void cancelMidExportLeavesNothing();
     void killedConnectionLeavesNothing();
     void missingFolderFailsClearly();
+    void pngChartsCoverTheChosenWindow();
     void mainWindowFileMenuExports();
 
 private:
-    std::unique_ptr<SnapshotExportFlow> newFlow();
+    std::unique_ptr<SnapshotExportUi> newFlow();
     void waitForLockWait();
     int monitorPid();
     ExportChoices choicesFor(const QString& target) const;
@@ -182,9 +184,9 @@ void TestConsoleExport::cleanupTestCase()
     m_db.reset();
 }
 
-std::unique_ptr<SnapshotExportFlow> TestConsoleExport::newFlow()
+std::unique_ptr<SnapshotExportUi> TestConsoleExport::newFlow()
 {
-    auto flow = std::make_unique<SnapshotExportFlow>(
+    auto flow = std::make_unique<SnapshotExportUi>(
         m_session.get(), m_session.get(), m_dashboard.get(), m_settings.get(), &m_window);
     flow->setParent(nullptr);
     return flow;
@@ -226,13 +228,13 @@ void TestConsoleExport::waitForLockWait()
 void TestConsoleExport::dialogExportWritesVerifiedSignedBundle()
 {
     auto flow = newFlow();
-    QSignalSpy finished(flow.get(), &SnapshotExportFlow::finished);
+    QSignalSpy finished(flow.get(), &SnapshotExportUi::finished);
     flow->start();
     auto* dialog = flow->dialog();
     QVERIFY(dialog && dialog->isVisible());
     // The default: a new folder under Documents, named by the UTC time.
     auto* target = dialog->findChild<QLineEdit*>(QStringLiteral("target"));
-    QVERIFY(target->text().startsWith(ExportDialog::defaultFolder()));
+    QVERIFY(target->text().startsWith(SnapshotExportFlow::defaultFolder()));
     QVERIFY(target->text().contains(QStringLiteral("idem-snapshot-")));
     const QString path = m_tmp.filePath(QStringLiteral("bundle-1"));
     target->selectAll();
@@ -247,15 +249,18 @@ void TestConsoleExport::dialogExportWritesVerifiedSignedBundle()
     auto* sign = dialog->findChild<QCheckBox*>(QStringLiteral("sign"));
     sign->setChecked(true);
     auto* create = dialog->findChild<QPushButton*>(QStringLiteral("createKey"));
-    QVERIFY(create->isVisibleTo(dialog));
+    QTRY_VERIFY_WITH_TIMEOUT(create->isVisibleTo(dialog), timeoutMs);
     QTest::mouseClick(dialog->findChild<QPushButton*>(QStringLiteral("exportButton")), Qt::LeftButton);
+    // The key is looked at off the UI thread: the dialog answers when that check does.
+    QTRY_VERIFY2_WITH_TIMEOUT(dialog->errorText().contains(QStringLiteral("no signing key")),
+        qPrintable(dialog->errorText()), timeoutMs);
     QVERIFY(dialog->isVisible());
-    QVERIFY2(dialog->errorText().contains(QStringLiteral("no signing key")), qPrintable(dialog->errorText()));
     // Unticked, an export needs no key: the error goes with it (issue 24 item 12: it stayed).
     sign->setChecked(false);
     QVERIFY2(dialog->errorText().isEmpty(), qPrintable(dialog->errorText()));
     sign->setChecked(true);
     QTest::mouseClick(create, Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(!dialog->keyPending(), timeoutMs);
     const auto keyPath = dialog->keyPath();
     QCOMPARE(keyPath, QString::fromStdString(idem::defaultSigningKeyPath().string()));
     QVERIFY(keyPath.startsWith(m_tmp.path()));
@@ -266,7 +271,7 @@ void TestConsoleExport::dialogExportWritesVerifiedSignedBundle()
         qPrintable(dialog->findChild<QLabel*>(QStringLiteral("keyInfo"))->text()));
 
     QTest::mouseClick(dialog->findChild<QPushButton*>(QStringLiteral("exportButton")), Qt::LeftButton);
-    QVERIFY(!dialog->isVisible());
+    QTRY_VERIFY_WITH_TIMEOUT(!dialog->isVisible(), timeoutMs);
     QVERIFY(flow->progressDialog() && flow->progressDialog()->isVisible());
     QVERIFY(finished.wait(timeoutMs));
     QCOMPARE(finished.at(0).at(0).value<Outcome>(), Outcome::Written);
@@ -368,7 +373,7 @@ void TestConsoleExport::dialogExportWritesVerifiedSignedBundle()
 void TestConsoleExport::dialogRefusesBadTargetsAndReplacesOnlyABundle()
 {
     auto flow = newFlow();
-    QSignalSpy finished(flow.get(), &SnapshotExportFlow::finished);
+    QSignalSpy finished(flow.get(), &SnapshotExportUi::finished);
     flow->start();
     auto* dialog = flow->dialog();
     auto* target = dialog->findChild<QLineEdit*>(QStringLiteral("target"));
@@ -420,7 +425,7 @@ void TestConsoleExport::dialogRefusesBadTargetsAndReplacesOnlyABundle()
 void TestConsoleExport::cancelMidExportLeavesNothing()
 {
     auto flow = newFlow();
-    QSignalSpy finished(flow.get(), &SnapshotExportFlow::finished);
+    QSignalSpy finished(flow.get(), &SnapshotExportUi::finished);
     const QString path = m_tmp.filePath(QStringLiteral("cancelled"));
     // The audit table locked: the export stops in its read (the figures read the audit head),
     // its temporary directory already there.
@@ -452,7 +457,7 @@ void TestConsoleExport::cancelMidExportLeavesNothing()
 void TestConsoleExport::killedConnectionLeavesNothing()
 {
     auto flow = newFlow();
-    QSignalSpy finished(flow.get(), &SnapshotExportFlow::finished);
+    QSignalSpy finished(flow.get(), &SnapshotExportUi::finished);
     const QString path = m_tmp.filePath(QStringLiteral("killed"));
     auto locker = m_db->connect();
     {
@@ -496,7 +501,7 @@ void TestConsoleExport::missingFolderFailsClearly()
     dialog->reject();
 
     // The same past the dialog (the folder vanished meanwhile): the export says so, writes nothing.
-    QSignalSpy finished(flow.get(), &SnapshotExportFlow::finished);
+    QSignalSpy finished(flow.get(), &SnapshotExportUi::finished);
     QVERIFY(flow->exportWith(choicesFor(path)));
     QVERIFY(finished.wait(timeoutMs));
     QCOMPARE(finished.at(0).at(0).value<Outcome>(), Outcome::Failed);
@@ -504,6 +509,56 @@ void TestConsoleExport::missingFolderFailsClearly()
         qPrintable(finished.at(0).at(1).toString()));
     QVERIFY(!QFileInfo::exists(m_tmp.filePath(QStringLiteral("no"))));
     flow->outcomeBox()->close();
+}
+
+void TestConsoleExport::pngChartsCoverTheChosenWindow()
+{
+    // Counters 40 minutes old: outside the dashboard's 15 minutes, inside the hour chosen below.
+    {
+        pqxx::work w(*m_conn);
+        w.exec(R"(
+            SELECT idem.add_counters(jsonb_build_array(jsonb_build_object(
+                'm', extract(epoch FROM date_trunc('minute', now()) - interval '40 minutes')::bigint,
+                't', 'ta', 'o', 'charge', 'w', 'acquired', 'n', 77)))
+        )");
+        w.commit();
+    }
+    QCOMPARE(m_dashboard->model()->settings().windowMinutes, 15);
+    auto flow = newFlow();
+    QSignalSpy finished(flow.get(), &SnapshotExportUi::finished);
+    const QString path = m_tmp.filePath(QStringLiteral("last-hour"));
+    auto choices = choicesFor(path);
+    choices.historyMinutes = 60;
+    QVERIFY(flow->exportWith(choices));
+    QVERIFY(finished.wait(timeoutMs));
+    QVERIFY2(finished.at(0).at(0).value<Outcome>() == Outcome::Written, qPrintable(finished.at(0).at(1).toString()));
+    flow->outcomeBox()->close();
+
+    const auto d = idem::snapshotFromJson(readAll(path + QStringLiteral("/snapshot.json")).toStdString());
+    QCOMPARE(d.historyMinutes, 60);
+    // The counters history of the bundle holds the planted minute: the charts must show it too.
+    QVERIFY(std::any_of(d.history.rows.begin(), d.history.rows.end(), [](const auto& c) { return c.n == 77; }));
+    const QDateTime takenAt = snapshotTakenAt(d);
+    QVERIFY2(takenAt.isValid(), d.takenAt.c_str());
+    // Every chart with a time axis spans the hour chosen and ends at the snapshot's instant, not
+    // the dashboard's 15 minutes.
+    for (const char* name : { "processing", "claim-outcomes", "duplicate-ratio", "failures", "console-load" }) {
+        const QImage png(path + QStringLiteral("/charts/%1.png").arg(QLatin1String(name)));
+        QVERIFY2(!png.isNull(), name);
+        const auto from = QDateTime::fromString(png.text(QStringLiteral("Idem-Time-From")), Qt::ISODate);
+        const auto to = QDateTime::fromString(png.text(QStringLiteral("Idem-Time-To")), Qt::ISODate);
+        QVERIFY2(from.isValid() && to.isValid(), name);
+        const qint64 spanMinutes = from.secsTo(to) / 60;
+        // The axis is widened to round steps (at most one step of 15 min for an hour).
+        QVERIFY2(spanMinutes >= 60 && spanMinutes <= 75,
+            qPrintable(QStringLiteral("%1 spans %2 min (%3 .. %4)")
+                           .arg(QLatin1String(name))
+                           .arg(spanMinutes)
+                           .arg(from.toString(Qt::ISODate), to.toString(Qt::ISODate))));
+        QVERIFY2(from <= takenAt.addSecs(-40 * 60) && to >= takenAt.addSecs(-60), name);
+    }
+    QCOMPARE(QImage(path + QStringLiteral("/charts/claim-outcomes.png")).text(QStringLiteral("Title")),
+        QStringLiteral("Claim outcomes per minute"));
 }
 
 void TestConsoleExport::mainWindowFileMenuExports()

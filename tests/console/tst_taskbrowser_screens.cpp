@@ -32,7 +32,7 @@ using namespace idem::test;
 
 // The Tasks and Audit pages as an operator sees them on a realistic table: the selected
 // record's detail, the action dialog's plan, the bulk result list, an audit entry's diff and a
-// verified chain. With IDEM_SCREENSHOT_DIR set, each is also saved as a PNG (the README's
+// verified chain. With IDEM_SCREENSHOT_DIR set, each is also saved as a PNG (the guides'
 // docs/console-tasks.png and docs/console-audit.png come from here).
 class TestTaskBrowserScreens : public QObject {
     Q_OBJECT

@@ -206,7 +206,7 @@ void TestRunner::kinds()
         QVERIFY(out.claim.retryAfter > 0ms);
         break;
     case Scenario::Conflict:
-        // Schema v13: the conflict does not reveal the stored digest (README, "Who can read what").
+        // Schema v13: the conflict does not reveal the stored digest (docs/deployment.md, "Who can read what").
         QVERIFY2(out.error.find(digestOf('a')) == std::string::npos, out.error.c_str());
         QCOMPARE(f(key, "request_hash"), bytes(digestOf('a')));
         break;

@@ -12,7 +12,7 @@
 #include "tests/support/testdb.h"
 
 // The dashboard's figures on a table in a known state: each one equals the number the test
-// planted and an independent plain SQL count, through core and through `idemctl stats`, and
+// planted and an independent plain SQL count, through idem_operations and through `idemctl stats`, and
 // the snapshot's plan never scans the table (so never the succeeded rows).
 namespace {
 void collectScans(const nlohmann::json& plan, std::vector<std::string>& out);
@@ -37,7 +37,7 @@ private Q_SLOTS:
 private:
     // A plain count, written independently of statsSql().
     std::int64_t count(const std::string& sql, const char* tenant = nullptr);
-    void checkFigures(const idem::StatsSnapshot& s, const char* tenant);
+    void checkFigures(const idem::StatsReading& s, const char* tenant);
 
     std::unique_ptr<idem::test::ScratchDatabase> m_db;
     std::unique_ptr<pqxx::connection> m_conn;
@@ -122,7 +122,7 @@ void TestStats::cleanupTestCase()
     m_db.reset();
 }
 
-void TestStats::checkFigures(const idem::StatsSnapshot& s, const char* tenant)
+void TestStats::checkFigures(const idem::StatsReading& s, const char* tenant)
 {
     // The independent counts: plain WHERE clauses on the whole table (the test may scan).
     const std::string rows = "SELECT count(*) FROM idem.task_idempotency WHERE ($1::text IS NULL OR "
@@ -238,7 +238,7 @@ void TestStats::totalRowsBeforeTheFirstAnalyze()
     };
     QCOMPARE(reltuples(), -1.0); // never analysed
     // The collector takes the inserting session's counts within a second or so.
-    idem::StatsSnapshot s;
+    idem::StatsReading s;
     QTRY_VERIFY_WITH_TIMEOUT((s = idem::readStats(*m_conn, fresh, {}), s.totalRowsEstimate.value_or(0) == 137), 10000);
     QCOMPARE(s.label(idem::Figure::TotalRows).source, std::string(idem::liveRowCounterSource));
     QCOMPARE(s.label(idem::Figure::TotalRows).quality, idem::FigureQuality::Estimate);

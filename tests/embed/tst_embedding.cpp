@@ -5,7 +5,7 @@
 #include "tests/support/cliprocess.h"
 #include "tests/support/testdb.h"
 
-// The worker example of the README ("Embedding the protocol"), built against idem_core alone:
+// The worker example of docs/workers-guide.md ("Embedding the protocol"), built against idem_core alone:
 // it runs a task once against the test cluster, replays on a retry, and its binary carries
 // none of the operator's code.
 class TestEmbedding : public QObject {

@@ -1,4 +1,4 @@
-#include "models/snapshotviewmodel.h"
+#include "models/snapshotopener.h"
 
 #include <QFile>
 #include <QJsonDocument>

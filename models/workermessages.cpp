@@ -1,4 +1,4 @@
-#include "models/snapshots.h"
+#include "models/workermessages.h"
 
 #include <QCoreApplication>
 
