@@ -203,14 +203,15 @@ QString TilePresenter::alertText(Tile t) const
 
 QString TilePresenter::thresholdText(Tile tile) const
 {
-    const auto widgetTr
-        = [](const char* text) { return QCoreApplication::translate("idem::console::DashboardWidget", text); };
     const auto& t = m_in.settings->thresholds[static_cast<std::size_t>(tile)];
     if (!t.warning && !t.critical)
-        return widgetTr("No thresholds set.");
+        return QCoreApplication::translate("idem::console::DashboardWidget", "No thresholds set.");
     const QString unit = tileThresholdUnit(tile);
-    const auto v = [&](const std::optional<double>& x) { return x ? QString::number(*x) + unit : widgetTr("off"); };
-    return widgetTr("Amber from %1, red from %2.").arg(v(t.warning), v(t.critical));
+    const auto v = [&](const std::optional<double>& x) {
+        return x ? QString::number(*x) + unit : QCoreApplication::translate("idem::console::DashboardWidget", "off");
+    };
+    return QCoreApplication::translate("idem::console::DashboardWidget", "Amber from %1, red from %2.")
+        .arg(v(t.warning), v(t.critical));
 }
 
 idem::TaskFilter TilePresenter::filterFor(Tile t) const
