@@ -1,59 +1,16 @@
 #include "models/dashboardmodel.h"
 
 #include <QCoreApplication>
-#include <QLocale>
 
 #include <algorithm>
-#include <cmath>
 
 #include "models/consolesession.h"
-#include "operations/outcomeseries.h"
 
 namespace idem::console {
 
 namespace {
-    // A tick may use a tenth of the interval; a slower one stretches the interval, so a
-    // struggling server gets less load from the console rather than more (DESIGN section 6).
-    constexpr qint64 tickBudgetDivisor = 10;
-    constexpr std::chrono::milliseconds maxDelay { 60000 };
-    // A tick answers in milliseconds; silence this long means the database is not answering.
-    constexpr qint64 overdueAfterMs = 2000;
-    // After a failed exact refresh (timeout, privilege), wait this long before this console
-    // asks again; the database's own attempt marker keeps other consoles off it meanwhile.
-    constexpr qint64 exactRetryAfterMs = 60000;
     // An exact refresh may take much longer than a tick: its own statement timeout.
     constexpr int exactTimeoutMs = 600000;
-
-    QString count(qint64 n) { return QLocale().toString(n); }
-
-    QString windowText(int minutes)
-    {
-        return minutes % 60 == 0
-            ? QCoreApplication::translate("idem::console::DashboardModel", "last %1 h").arg(minutes / 60)
-            : QCoreApplication::translate("idem::console::DashboardModel", "last %1 min").arg(minutes);
-    }
-
-    QString durationText(double seconds)
-    {
-        const auto s = static_cast<qint64>(std::floor(seconds));
-        if (s < 60)
-            return QCoreApplication::translate("idem::console::DashboardModel", "%1 s").arg(s);
-        if (s < 3600)
-            return QCoreApplication::translate("idem::console::DashboardModel", "%1 min %2 s").arg(s / 60).arg(s % 60);
-        return QCoreApplication::translate("idem::console::DashboardModel", "%1 h %2 min")
-            .arg(s / 3600)
-            .arg((s % 3600) / 60);
-    }
-    // How old a figure is, as a person says it on a tile's last line: "20 s", "11 min", "3 h".
-    QString ageText(double seconds)
-    {
-        const auto s = static_cast<qint64>(std::floor(std::max(0.0, seconds)));
-        if (s < 60)
-            return QCoreApplication::translate("idem::console::DashboardModel", "%1 s").arg(s);
-        if (s < 3600)
-            return QCoreApplication::translate("idem::console::DashboardModel", "%1 min").arg(s / 60);
-        return QCoreApplication::translate("idem::console::DashboardModel", "%1 h").arg(s / 3600);
-    }
 } // namespace
 
 DashboardModel::DashboardModel(ConsoleSession* session, QObject* parent)
@@ -208,7 +165,7 @@ void DashboardModel::onSessionState()
                       .arg(si.schema));
         return;
     }
-    if (m_freshness == Freshness::Disconnected || m_freshness == Freshness::NoData)
+    if (m_poll.freshness() == Freshness::Disconnected || m_poll.freshness() == Freshness::NoData)
         setFreshness(m_latest ? Freshness::Waiting : Freshness::NoData,
             m_latest ? QCoreApplication::translate("idem::console::DashboardModel", "Reconnected; reading…")
                      : QCoreApplication::translate("idem::console::DashboardModel", "Reading…"));
@@ -231,16 +188,9 @@ void DashboardModel::tickNow()
         options.stats.tenant = m_settings.tenant.toStdString();
     if (!m_settings.operation.isEmpty())
         options.stats.operation = m_settings.operation.toStdString();
-    // The whole window once (after a connect or a change), then only the newest minutes: the
-    // previous one too, since workers flush the minute that just closed a moment later.
-    // Two windows: when a counter tile turned red is found from the windows ending in each of
-    // the last window's minutes (redSince()).
-    if (m_historyLoadedMinutes < 2 * m_settings.windowMinutes || !m_lastServerMs)
-        options.historyMinutes = 2 * m_settings.windowMinutes;
-    else
-        options.historyMinutes
-            = std::clamp<int>(static_cast<int>((QDateTime::currentMSecsSinceEpoch() - m_lastServerMs) / 60000) + 2, 2,
-                m_settings.windowMinutes);
+    // The whole window twice over once (after a connect or a change), then only the newest minutes.
+    options.historyMinutes = DashboardPolling::historyMinutes(
+        m_historyLoadedMinutes, m_settings.windowMinutes, m_lastServerMs, QDateTime::currentMSecsSinceEpoch());
 
     // Behind a pooler the tick sets nothing for the session (DashboardOptions::noSessionState).
     options.noSessionState = m_session->serverInfo().pooler;
@@ -284,17 +234,10 @@ void DashboardModel::onTickDone(quint64 id, const QVariant& answer)
     if (id != m_pending)
         return;
     m_pending = 0;
-    m_failures = 0;
     const auto tick = answer.value<DashboardTick>();
     ingest(tick);
     maybeRefreshExact();
-    // A tick slower than its own statement timeout was not executing all that time (the server
-    // cancels a statement sooner): it waited on a stopped backend or the network. That is no
-    // measure of the load the console puts on the server, so it does not stretch the polling.
-    const bool hung = m_statementTimeoutMs > 0 && tick.elapsedMs > m_statementTimeoutMs;
-    const auto budgeted
-        = hung ? std::chrono::milliseconds(0) : std::chrono::milliseconds(tick.elapsedMs * tickBudgetDivisor);
-    schedule(std::max(std::chrono::milliseconds(m_settings.intervalMs), budgeted));
+    schedule(m_poll.answered(tick.elapsedMs, m_settings.intervalMs, m_statementTimeoutMs));
 }
 
 void DashboardModel::ingest(const DashboardTick& tick)
@@ -326,7 +269,7 @@ void DashboardModel::ingest(const DashboardTick& tick)
     Q_EMIT updated();
 }
 
-bool DashboardModel::usesOwnExact(const idem::StatsSnapshot& s) const
+bool DashboardModel::usesOwnExact(const idem::StatsReading& s) const
 {
     // A standby reads the primary's shared figures while the primary keeps them fresh; when
     // nobody there does, its consoles count for themselves.
@@ -337,7 +280,7 @@ void DashboardModel::maybeRefreshExact()
 {
     if (m_static || m_exactPending || !m_latest || !m_session || !m_session->canPoll())
         return;
-    if (m_exactFailedAt.isValid() && m_exactFailedAt.elapsed() < exactRetryAfterMs)
+    if (m_exactFailedAt.isValid() && m_exactFailedAt.elapsed() < DashboardPolling::exactRetryAfterMs)
         return;
     const auto& s = m_latest->stats;
     const bool own = usesOwnExact(s);
@@ -393,38 +336,33 @@ void DashboardModel::onTickFailed(quint64 id, const Failure& failure)
         setFreshness(Freshness::Disconnected, failure.text());
         return;
     }
-    ++m_failures;
     setFreshness(Freshness::Failed, failure.text());
-    const std::chrono::milliseconds backoff(qint64(m_settings.intervalMs) << std::min(m_failures, 5));
-    schedule(std::min(maxDelay, backoff));
+    schedule(m_poll.failed(m_settings.intervalMs));
 }
 
 void DashboardModel::schedule(std::chrono::milliseconds after)
 {
-    m_nextTick = std::min(after, maxDelay);
+    const auto next = m_poll.delay(after);
     if (!m_settings.paused && m_session->canPoll())
-        m_timer.start(m_nextTick);
+        m_timer.start(next);
 }
 
 void DashboardModel::onClock()
 {
-    if (m_pending && m_pendingSince.isValid() && m_pendingSince.elapsed() >= overdueAfterMs)
+    if (m_pending && m_pendingSince.isValid() && DashboardPolling::overdue(m_pendingSince.elapsed()))
         setFreshness(Freshness::Waiting,
             QCoreApplication::translate(
                 "idem::console::DashboardModel", "No answer from the database for %1 s (a tick gives up after %2 s).")
                 .arg(m_pendingSince.elapsed() / 1000)
                 .arg(m_statementTimeoutMs / 1000.0));
-    else if (m_freshness != Freshness::Live)
+    else if (m_poll.freshness() != Freshness::Live)
         Q_EMIT freshnessChanged(); // "last good data N s ago" moves on
 }
 
 void DashboardModel::setFreshness(Freshness freshness, const QString& reason)
 {
-    if (freshness == m_freshness && reason == m_reason)
-        return;
-    m_freshness = freshness;
-    m_reason = reason;
-    Q_EMIT freshnessChanged();
+    if (m_poll.setFreshness(freshness, reason))
+        Q_EMIT freshnessChanged();
 }
 
 void DashboardModel::evaluateLevels()
@@ -451,387 +389,31 @@ void DashboardModel::evaluateLevels()
     }
 }
 
+TilePresenter DashboardModel::presenter() const
+{
+    TileInputs in;
+    in.settings = &m_settings;
+    in.figuresWindowMinutes = figuresWindowMinutes();
+    in.figuresWindowOwn = m_figuresWindowMinutes.has_value();
+    in.latest = m_latest ? &*m_latest : nullptr;
+    in.history = &m_history;
+    in.historyFromMinute = m_historyFromMinute;
+    return TilePresenter(in);
+}
+
 OpenAlert DashboardModel::redSince(Tile t) const
 {
     const auto open = std::find_if(
         m_openAlerts.begin(), m_openAlerts.end(), [t](const OpenAlert& a) { return a.tile == t; });
-    OpenAlert out = open != m_openAlerts.end() ? *open : OpenAlert { t, {}, true, false };
-    if (!m_latest)
-        return out;
-    const qint64 now = m_latest->serverNowMs;
-    if (!out.since.isValid())
-        out.since = QDateTime::fromMSecsSinceEpoch(now);
-    const auto& threshold = m_settings.thresholds[static_cast<std::size_t>(t)];
-    const auto red = [&](std::optional<double> v) { return v && levelOf(v, threshold) == Level::Critical; };
-
-    // The figure of the window that ended with minute m, as statsSql() computes it from the same counters.
-    const qint64 window = m_settings.windowMinutes;
-    const auto windowValue = [&](qint64 m) -> std::optional<double> {
-        idem::CounterBucket sum;
-        for (const auto& b : m_history.minutes()) {
-            if (b.minuteEpoch <= m - window * 60 || b.minuteEpoch > m)
-                continue;
-            for (const auto& f : idem::outcomeFields())
-                sum.*(f.field) += b.*(f.field);
-        }
-        const auto claims = sum.acquired + sum.duplicates();
-        switch (t) {
-        case Tile::DuplicateRatio:
-            return sum.duplicateRatio() ? std::optional(*sum.duplicateRatio() * 100.0) : std::nullopt;
-        case Tile::Retries:
-            return perClaimsPercent(sum.reclaims(), claims);
-        case Tile::FailedRetries:
-            return perClaimsPercent(sum.failedRetries(), claims);
-        case Tile::DigestConflicts:
-            return perClaimsPercent(sum.conflict, claims);
-        case Tile::StaleTokens:
-            return perClaimsPercent(sum.staleToken, claims);
-        default:
-            return std::nullopt;
-        }
-    };
-    switch (t) {
-    case Tile::DuplicateRatio:
-    case Tile::Retries:
-    case Tile::FailedRetries:
-    case Tile::DigestConflicts:
-    case Tile::StaleTokens: {
-        if (m_figuresWindowMinutes || !m_historyFromMinute)
-            return out;
-        const qint64 newest = now / 60000 * 60;
-        qint64 first = newest;
-        bool earlier = true;
-        for (qint64 m = newest; m - (window - 1) * 60 >= m_historyFromMinute; m -= 60) {
-            if (!red(windowValue(m))) {
-                earlier = false;
-                break;
-            }
-            first = m;
-        }
-        return { t, QDateTime::fromMSecsSinceEpoch(first * 1000), earlier, true };
-    }
-    case Tile::Processing:
-    case Tile::ExpiredLeases: {
-        const auto& ring = m_history.live();
-        if (ring.size() == 0)
-            return out;
-        const qint64 gapMs = std::max<qint64>(5000, 3LL * m_settings.intervalMs);
-        qint64 first = now;
-        bool seen = false;
-        bool earlier = true; // unless a sample before the run is found
-        for (int i = int(ring.size()) - 1; i >= 0; --i) {
-            const auto& sample = ring.at(i);
-            // A gap (the console could not read) ends what the samples can tell.
-            if (seen && first - sample.ms > gapMs)
-                break;
-            if (!red(double(t == Tile::Processing ? sample.processing : sample.expired))) {
-                earlier = false;
-                break;
-            }
-            first = sample.ms;
-            seen = true;
-        }
-        return { t, QDateTime::fromMSecsSinceEpoch(first), earlier, false };
-    }
-    case Tile::OldestProcessing: {
-        // The oldest row crossed the red line when its age did.
-        const auto& s = m_latest->stats;
-        if (s.oldestProcessingAgeSeconds && threshold.critical && *s.oldestProcessingAgeSeconds >= *threshold.critical)
-            return { t, QDateTime::fromMSecsSinceEpoch(now - qint64((*s.oldestProcessingAgeSeconds - *threshold.critical) * 1000.0)),
-                false, false };
-        return out;
-    }
-    default:
-        return out;
-    }
+    return presenter().redSince(t, open != m_openAlerts.end() ? std::optional(*open) : std::nullopt);
 }
 
-QString DashboardModel::alertText(Tile t) const
-{
-    const TileValue v = tile(t);
-    const auto& threshold = m_settings.thresholds[static_cast<std::size_t>(t)];
-    const QString red = threshold.critical ? QLocale().toString(*threshold.critical) : QStringLiteral("–");
-    if (tileSpec(t).perClaims && v.value)
-        return QCoreApplication::translate("idem::console::DashboardModel", "%1 %2 (%3 % of claims; red from %4 %)")
-            .arg(tileTitle(t), v.text, QLocale().toString(*v.value, 'f', 1), red);
-    const QString unit = t == Tile::DuplicateRatio ? QStringLiteral(" %")
-        : t == Tile::OldestProcessing              ? QStringLiteral(" s")
-                                                   : QString();
-    return QCoreApplication::translate("idem::console::DashboardModel", "%1 %2 (red from %3)")
-        .arg(tileTitle(t), v.text, red + unit);
-}
+QString DashboardModel::alertText(Tile t) const { return presenter().alertText(t); }
 
-TileValue DashboardModel::tile(Tile t) const
-{
-    TileValue v;
-    if (!m_latest) {
-        v.text = QStringLiteral("–");
-        return v;
-    }
-    const auto& s = m_latest->stats;
-    const QString window = windowText(m_figuresWindowMinutes.value_or(m_settings.windowMinutes));
-    const auto counted = [&](qint64 n, const QString& detail) {
-        v.value = static_cast<double>(n);
-        v.text = count(n);
-        v.detail = detail;
-    };
-    // Events in the window: the count, coloured by its share of the window's claims.
-    const auto perClaims = [&](qint64 n) {
-        v.value = perClaimsPercent(n, s.claims);
-        v.text = count(n);
-        v.detail = QCoreApplication::translate("idem::console::DashboardModel", "%1 % of claims, %2")
-                       .arg(QLocale().toString(*v.value, 'f', 1), window);
-    };
-    const auto atLeast = [&](idem::Figure f, qint64 n) {
-        // A no-break space: a tile's detail line may wrap, never between "≥" and its number.
-        return s.label(f).quality == idem::FigureQuality::LowerBound ? QStringLiteral("≥\u00a0") + count(n) : count(n);
-    };
-    // A lower bound reads "≥ 10,000" with the exact figure of the last refresh, and its age,
-    // on the line below; an exact figure of now needs no words.
-    const auto bounded = [&](std::initializer_list<idem::Figure> figures, bool duration) {
-        bool lower = false;
-        bool haveExact = true;
-        double exact = 0;
-        std::optional<double> age;
-        for (auto f : figures) {
-            const auto& l = s.label(f);
-            if (l.quality != idem::FigureQuality::LowerBound)
-                continue;
-            lower = true;
-            if (!l.exact) {
-                haveExact = false;
-                continue;
-            }
-            exact += *l.exact;
-            age = age ? std::max(*age, l.exactAgeSeconds.value_or(0)) : l.exactAgeSeconds.value_or(0);
-        }
-        if (!lower)
-            return;
-        // Exact for the figures that were not capped, from this tick.
-        if (haveExact && figures.size() > 1)
-            for (auto f : figures)
-                if (s.label(f).quality != idem::FigureQuality::LowerBound)
-                    exact += f == idem::Figure::FailedPermanent ? double(s.failedPermanent) : double(s.failedExhausted);
-        v.text = QStringLiteral("≥ ") + v.text;
-        if (haveExact && age)
-            v.quality = QCoreApplication::translate("idem::console::DashboardModel", "exact %1 · %2 ago")
-                            .arg(duration ? durationText(exact) : count(static_cast<qint64>(exact)), ageText(*age));
-        else
-            v.quality = QCoreApplication::translate("idem::console::DashboardModel", "counted up to %1; exact count pending")
-                            .arg(count(idem::boundedCountCap));
-    };
-    switch (t) {
-    case Tile::Processing:
-        counted(s.processing, QCoreApplication::translate("idem::console::DashboardModel", "live leases"));
-        bounded({ idem::Figure::Processing }, false);
-        break;
-    case Tile::ExpiredLeases:
-        counted(
-            s.expiredLeases, QCoreApplication::translate("idem::console::DashboardModel", "processing, lease ran out"));
-        bounded({ idem::Figure::ExpiredLeases }, false);
-        break;
-    case Tile::DuplicateRatio:
-        if (s.duplicateRatio) {
-            v.value = *s.duplicateRatio * 100.0;
-            v.text = QStringLiteral("%1 %").arg(QLocale().toString(*v.value, 'f', 1));
-            v.detail = QCoreApplication::translate("idem::console::DashboardModel", "of %1 claims, %2")
-                           .arg(count(s.claims), window);
-        } else {
-            v.text = QStringLiteral("–");
-            v.detail = QCoreApplication::translate("idem::console::DashboardModel", "no claims, %1").arg(window);
-        }
-        break;
-    case Tile::WaitingRetry:
-        counted(s.retryableFailed, QCoreApplication::translate("idem::console::DashboardModel", "retryable_failed now"));
-        bounded({ idem::Figure::RetryableFailed }, false);
-        break;
-    case Tile::Retries:
-        perClaims(s.retries);
-        break;
-    case Tile::FailedRetries:
-        perClaims(s.failedRetries);
-        break;
-    case Tile::LongUnfinished:
-        counted(s.longUnfinished,
-            QCoreApplication::translate("idem::console::DashboardModel", "in flight after %1 min")
-                .arg(m_settings.longUnfinishedMinutes));
-        bounded({ idem::Figure::LongUnfinished }, false);
-        break;
-    case Tile::Failed:
-        counted(s.failedPermanent + s.failedExhausted,
-            QCoreApplication::translate("idem::console::DashboardModel", "%1 permanent · %2 exhausted")
-                .arg(atLeast(idem::Figure::FailedPermanent, s.failedPermanent),
-                    atLeast(idem::Figure::FailedExhausted, s.failedExhausted)));
-        bounded({ idem::Figure::FailedPermanent, idem::Figure::FailedExhausted }, false);
-        break;
-    case Tile::DigestConflicts:
-        perClaims(s.digestConflicts);
-        break;
-    case Tile::StaleTokens:
-        perClaims(s.staleTokenRejections);
-        break;
-    case Tile::Uncertain:
-        counted(s.uncertain, QCoreApplication::translate("idem::console::DashboardModel", "retryable, effect unknown"));
-        bounded({ idem::Figure::Uncertain }, false);
-        break;
-    case Tile::OldestProcessing:
-        if (s.oldestProcessingAgeSeconds) {
-            v.value = *s.oldestProcessingAgeSeconds;
-            v.text = durationText(*v.value);
-            v.detail = QCoreApplication::translate("idem::console::DashboardModel", "since first seen");
-            bounded({ idem::Figure::OldestProcessingAge }, true);
-        } else {
-            v.text = QStringLiteral("–");
-            v.detail = QCoreApplication::translate("idem::console::DashboardModel", "nothing processing");
-        }
-        break;
-    case Tile::TotalRows:
-        if (s.totalRowsEstimate) {
-            v.value = static_cast<double>(*s.totalRowsEstimate);
-            v.text = QStringLiteral("≈ ") + count(*s.totalRowsEstimate);
-            v.detail = totalRowsSourceText(s.label(idem::Figure::TotalRows).source);
-        } else {
-            v.text = QStringLiteral("–");
-            v.detail = QCoreApplication::translate("idem::console::DashboardModel", "estimate: not analysed yet");
-        }
-        break;
-    case Tile::COUNT:
-        break;
-    }
-    v.level = v.value ? levelOf(v.value, m_settings.thresholds[static_cast<std::size_t>(t)]) : Level::Normal;
-    v.opens = opensText(t);
-    v.opensNothing = opensNothingText(t);
-    return v;
-}
+TileValue DashboardModel::tile(Tile t) const { return presenter().tile(t); }
 
-QString totalRowsSourceText(const std::string& source)
-{
-    return source == idem::liveRowCounterSource
-        ? QCoreApplication::translate("idem::console::DashboardModel", "estimate (live-row counter: not analysed yet)")
-        : QCoreApplication::translate("idem::console::DashboardModel", "estimate (planner statistics)");
-}
+QString DashboardModel::opensText(Tile t) const { return presenter().opensText(t); }
 
-QString DashboardModel::opensNothingText(Tile t)
-{
-    const auto tr = [](const char* text) { return QCoreApplication::translate("idem::console::DashboardModel", text); };
-    switch (t) {
-    case Tile::DuplicateRatio:
-        // Only the counters know a duplicate: a replay or an in-progress answer writes nothing to the row.
-        return tr("It would open the keys whose claims were answered as duplicates, but a replayed or "
-                  "in-progress answer leaves no mark on the row, so those keys cannot be found. Digest conflicts "
-                  "opens the keys with a conflicting claim.");
-    case Tile::StaleTokens:
-        return tr("It would open the keys whose late workers were turned away, but a rejected stale token leaves no "
-                  "mark on the row, so those keys cannot be found.");
-    default:
-        return {};
-    }
-}
-
-QString DashboardModel::opensText(Tile t) const
-{
-    const int minutes = m_figuresWindowMinutes.value_or(m_settings.windowMinutes);
-    const QString window = windowText(minutes);
-    const auto tr = [](const char* text) { return QCoreApplication::translate("idem::console::DashboardModel", text); };
-    switch (t) {
-    case Tile::Processing:
-        return tr("rows in processing with a live lease");
-    case Tile::ExpiredLeases:
-        return tr("rows in processing whose lease ran out");
-    case Tile::WaitingRetry:
-        return tr("rows waiting to retry (retryable_failed)");
-    case Tile::Uncertain:
-        return tr("rows waiting to retry whose last outcome is unknown");
-    case Tile::LongUnfinished:
-        return tr("rows processing or waiting to retry, first seen over %1 min ago").arg(m_settings.longUnfinishedMinutes);
-    case Tile::OldestProcessing:
-        return tr("every row in processing, the oldest first (selected)");
-    case Tile::Failed:
-        return tr("rows in failed");
-    // The counter tiles count events; what they open are the keys those events left behind.
-    case Tile::Retries:
-        return tr("keys on attempt 2 or later, updated in the %1 (the tile counts takeovers)").arg(window);
-    case Tile::FailedRetries:
-        return tr("keys with a failure of attempt 2 or later in the %1, whatever their status now (the tile counts "
-                  "failures: a key that failed twice counts twice)")
-            .arg(window);
-    case Tile::DigestConflicts:
-        return tr("keys with a digest conflict in the %1 (the tile counts conflicting claims)").arg(window);
-    case Tile::TotalRows:
-        return tr("every row");
-    case Tile::DuplicateRatio:
-    case Tile::StaleTokens: // a rejected call leaves no mark on any row
-    case Tile::COUNT:
-        break;
-    }
-    return {};
-}
-
-std::optional<idem::TaskSort> DashboardModel::sortFor(Tile t)
-{
-    // The tile ages rows by created_at: the row it is about is the first one seen.
-    if (t == Tile::OldestProcessing)
-        return idem::TaskSort { idem::TaskSortColumn::CreatedAt, false };
-    return std::nullopt;
-}
-
-idem::TaskFilter DashboardModel::filterFor(Tile t) const
-{
-    idem::TaskFilter f;
-    if (!m_settings.tenant.isEmpty())
-        f.tenant = m_settings.tenant.toStdString();
-    if (!m_settings.operation.isEmpty())
-        f.operation = m_settings.operation.toStdString();
-    switch (t) {
-    case Tile::Processing:
-        f.statuses = { "processing" };
-        f.liveLease = true;
-        break;
-    case Tile::ExpiredLeases:
-        f.statuses = { "processing" };
-        f.expiredLease = true;
-        break;
-    case Tile::OldestProcessing:
-        f.statuses = { "processing" };
-        break;
-    case Tile::WaitingRetry:
-        f.statuses = { "retryable_failed" };
-        break;
-    case Tile::Retries:
-        // Every status: a retry that succeeded was a retry too (the retried-rows index serves it).
-        f.minAttempts = 2;
-        f.updatedWithinMinutes = m_figuresWindowMinutes.value_or(m_settings.windowMinutes);
-        break;
-    case Tile::FailedRetries:
-        // The keys the figure counted: a failure of attempt 2 or later in the window, read from
-        // the error history, whatever came after it (a later success included).
-        f.minAttempts = 2;
-        f.updatedWithinMinutes = m_figuresWindowMinutes.value_or(m_settings.windowMinutes);
-        f.failedRetryInWindow = true;
-        break;
-    case Tile::LongUnfinished:
-        // What the tile counts: work still in flight (failed rows have their own tile).
-        f.statuses = { "processing", "retryable_failed" };
-        f.unfinishedForMinutes = m_settings.longUnfinishedMinutes;
-        break;
-    case Tile::Failed:
-        f.statuses = { "failed" };
-        break;
-    case Tile::DigestConflicts:
-        f.digestConflicts = true;
-        f.conflictWithinMinutes = m_figuresWindowMinutes.value_or(m_settings.windowMinutes);
-        break;
-    case Tile::Uncertain:
-        f.statuses = { "retryable_failed" };
-        f.uncertain = true;
-        break;
-    case Tile::DuplicateRatio:
-    case Tile::StaleTokens:
-    case Tile::TotalRows:
-    case Tile::COUNT:
-        break;
-    }
-    return f;
-}
+idem::TaskFilter DashboardModel::filterFor(Tile t) const { return presenter().filterFor(t); }
 
 } // namespace idem::console

@@ -16,7 +16,9 @@
 #include "operations/taskfilter.h"
 #include "operations/tasklist.h"
 #include "models/dashboardhistory.h"
+#include "models/dashboardpolling.h"
 #include "models/dashboardthresholds.h"
+#include "models/tilepresenter.h"
 #include "models/workermessages.h"
 
 namespace idem::console {
@@ -38,50 +40,15 @@ struct ExactRefresh {
     idem::ExactFigures figures;
 };
 
-// What a tile shows.
-struct TileValue {
-    QString text; // the number as a person reads it ("12", "23.5 %", "4 min 12 s", "≥ 10,000", "≈ 1,200")
-    QString detail; // the line under it
-    // What the number is when it is not an exact count of now: "exact 312,457 as of 20 s ago",
-    // "counted up to 10,000; exact count pending". Empty for an exact figure.
-    QString quality;
-    std::optional<double> value; // in the threshold's unit
-    Level level = Level::NoData;
-    // What a click opens ("keys with a digest conflict in the last 15 min"); empty when nothing.
-    QString opens;
-    // Why a click opens nothing, for a tile whose events leave no mark on any row.
-    QString opensNothing;
-};
-
-// A tile that is red now: since when, by the server's clock and from the data (see
-// DashboardModel::redSince()), with the latest value.
-// The Total rows tile's label of its estimate's source (idem::liveRowCounterSource or the
-// planner's statistics); the Tasks page's count of every row says the same.
-QString totalRowsSourceText(const std::string& source);
-
-struct OpenAlert {
-    Tile tile;
-    QDateTime since;
-    // The data does not reach back to the start of the run: red since then or earlier.
-    bool orEarlier = false;
-    bool minutes = false; // `since` is a minute of the counters (else a tick's time)
-};
-
 // The live dashboard's data side: it ticks through a ConsoleSession's worker (one statement per
-// tick, the next armed only when the last answered, stretched when a tick overruns its budget),
-// keeps a bounded history for the charts, colours tiles by threshold and says how fresh its
-// data is. Nothing here waits on the database.
+// tick, the next armed only when the last answered, stretched when a tick overruns its budget:
+// DashboardPolling decides when), keeps a bounded history for the charts and says how fresh its
+// data is; the tiles' texts and colours are TilePresenter's, from the catalogue
+// (tilecatalogue.h). Nothing here waits on the database.
 class DashboardModel : public QObject {
     Q_OBJECT
 public:
-    enum class Freshness {
-        NoData, // nothing read yet (or the schema cannot be read)
-        Live,
-        Waiting, // a tick is overdue: the database has not answered
-        Failed, // the last tick failed (timeout, privilege); retrying
-        Disconnected,
-    };
-    Q_ENUM(Freshness)
+    using Freshness = DashboardPolling::Freshness;
 
     explicit DashboardModel(ConsoleSession* session, QObject* parent = nullptr);
     // A static dashboard (an incident snapshot's): no session, never polls; showStatic() sets
@@ -105,40 +72,39 @@ public:
     void setStatementTimeoutMs(int ms) { m_statementTimeoutMs = ms; }
     int statementTimeoutMs() const { return m_statementTimeoutMs; }
 
-    Freshness freshness() const { return m_freshness; }
+    Freshness freshness() const { return m_poll.freshness(); }
     // Why the data is not live (the failure, the disconnect, the silence), empty when live.
-    QString reason() const { return m_reason; }
+    QString reason() const { return m_poll.reason(); }
     // When the last good tick arrived (local clock); invalid before the first.
     QDateTime lastGoodAt() const { return m_lastGoodAt; }
     const std::optional<idem::DashboardReading>& latest() const { return m_latest; }
     const std::optional<std::vector<idem::AttemptsBin>>& attempts() const { return m_attempts; }
     const DashboardHistory& history() const { return m_history; }
+    // The tiles as the presenter shows them from this model's settings, figures and history.
+    TilePresenter presenter() const;
     TileValue tile(Tile tile) const;
     idem::TaskFilter filterFor(Tile tile) const;
     // The order a tile's rows open in when the figure is about one of them (the oldest row in
     // processing first); nullopt for the page's own order.
-    static std::optional<idem::TaskSort> sortFor(Tile tile);
+    static std::optional<idem::TaskSort> sortFor(Tile tile) { return TilePresenter::sortFor(tile); }
     // The rows filterFor() selects, in words (what the tile's click opens); empty when the tile
     // opens nothing.
     QString opensText(Tile tile) const;
     // Why the tile opens no rows (what they would be, and why they cannot be found); empty for a
     // tile that opens rows.
-    static QString opensNothingText(Tile tile);
+    static QString opensNothingText(Tile tile) { return TilePresenter::opensNothingText(tile); }
     // The tiles red now, in the order they turned red; a tile leaves the list when it is no
     // longer red (or the data is no longer live).
     const std::vector<OpenAlert>& openAlerts() const { return m_openAlerts; }
     // "Stale-token rejections 282 (4.1 % of claims; red from 2 %)": the latest value.
     QString alertText(Tile tile) const;
-    // When the current red run of a tile began, from the data, not from when this console saw it:
-    // the counter tiles from the per-minute counters (the first minute whose window was red, in
-    // a run reaching the newest minute), processing and expired leases from the ticks' samples,
-    // the oldest processing row from its age. Other tiles have no series: the first tick that
-    // showed them red, or earlier.
+    // When the current red run of a tile began, from the data, not from when this console saw it
+    // (TilePresenter::redSince(), RedSeries in the catalogue).
     OpenAlert redSince(Tile tile) const;
 
     qint64 lastTickMs() const { return m_lastTickMs; }
-    std::chrono::milliseconds nextTickIn() const { return m_nextTick; }
-    bool stretched() const { return m_nextTick.count() > m_settings.intervalMs; }
+    std::chrono::milliseconds nextTickIn() const { return m_poll.nextTick(); }
+    bool stretched() const { return m_poll.stretched(m_settings.intervalMs); }
     int ticks() const { return m_ticks; }
     // Shared exact refreshes this console ran (it won the database's attempt).
     int sharedRefreshes() const { return m_sharedRefreshes; }
@@ -183,11 +149,8 @@ private:
     QElapsedTimer m_pendingSince;
     QTimer m_timer;
     QTimer m_clock; // once a second: overdue detection and "N s ago"
-    std::chrono::milliseconds m_nextTick { 0 };
-    int m_failures = 0;
+    DashboardPolling m_poll;
 
-    Freshness m_freshness = Freshness::NoData;
-    QString m_reason;
     QDateTime m_lastGoodAt;
     std::optional<idem::DashboardReading> m_latest;
     std::optional<std::vector<idem::AttemptsBin>> m_attempts;

@@ -26,6 +26,24 @@ std::optional<double> CounterBucket::duplicateRatio() const
     return static_cast<double>(duplicates()) / static_cast<double>(claims);
 }
 
+std::optional<std::int64_t> CounterBucket::count(Figure figure) const
+{
+    switch (figure) {
+    case Figure::Claims:
+        return acquired + duplicates();
+    case Figure::Retries:
+        return reclaims();
+    case Figure::FailedRetries:
+        return failedRetries();
+    case Figure::DigestConflicts:
+        return conflict;
+    case Figure::StaleTokenRejections:
+        return staleToken;
+    default:
+        return std::nullopt;
+    }
+}
+
 std::string dashboardSql(const SchemaName& schema)
 {
     // The figures are statsSql() verbatim, as a subquery; what is added is chart data only:

@@ -52,6 +52,9 @@ struct CounterBucket {
     std::int64_t duplicates() const { return replayed + inProgress + conflict; }
     std::int64_t failedRetries() const { return retryFailed; }
     std::optional<double> duplicateRatio() const;
+    // A counter figure's count in this bucket (Claims, Retries, FailedRetries, DigestConflicts,
+    // StaleTokenRejections: what the window sums of statsSql() add up); unset for the others.
+    std::optional<std::int64_t> count(Figure figure) const;
 
     bool operator==(const CounterBucket&) const = default;
 };

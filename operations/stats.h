@@ -16,8 +16,10 @@ namespace idem {
 
 // What the dashboard tiles, `idemctl stats` and its JSON / Prometheus output show. The row
 // figures are defined in SQL (0008_stats_at_scale.sql: idem_live_stats, bounded, and
-// idem_exact_stats, exact); the counter figures in statsSql() (stats.cpp); this header only
-// carries the numbers and what each of them is.
+// idem_exact_stats, exact); the counter figures in statsSql() (statssql.cpp); this header only
+// carries the numbers and what each of them is. Three files define what it declares: the
+// statements' text (statssql.cpp), a row to figures (statsrow.cpp) and the reading and refresh
+// protocol (statsrefresh.cpp).
 struct StatsOptions {
     int windowMinutes = 15; // duplicate ratio and every counter sum: this many minute buckets, current one included
     int longUnfinishedAfterMinutes = 60;
@@ -190,9 +192,11 @@ struct StatsReading {
     RefusedFlushes refusedFlushes;
 };
 
-// The old name of StatsReading (a "snapshot" is an incident bundle): operations/stats.cpp and
-// models/dashboardmodel.cpp still say it until their split lands; then it goes.
-using StatsSnapshot = StatsReading;
+// A count figure's value in s (the total rows' estimate unset until there is one); unset for the
+// figures that are no count (the oldest processing age, the duplicate ratio).
+std::optional<std::int64_t> countFigure(const StatsReading& s, Figure figure);
+
+// statssql.cpp: the statements' text.
 
 // The reading's SQL: $1 tenant, $2 operation (text, NULL = all), $3 window minutes,
 // $4 long-unfinished minutes. exactRows: the row figures from idem_exact_stats (one pass over
@@ -205,6 +209,8 @@ std::string statsSql(const SchemaName& schema, bool exactRows = false);
 // generic plan has no per-row filter left to evaluate. Each placeholder is written with its cast,
 // which makes the rewrite exact.
 std::string withoutFilterParameters(std::string sql, int params);
+
+// statsrefresh.cpp: the reading and the shared refresh protocol.
 
 // One reading in its own READ COMMITTED transaction (so that it may store the shared bounded
 // figures when it is the one to count them), with the statement timeout set for it. When
@@ -233,10 +239,6 @@ StatsReading readStats(
 // ReadStatsOptions::prepared).
 StatsReading readStatsPrepared(pqxx::transaction_base& tx, const SchemaName& schema, const StatsOptions& options);
 
-// The figures from a row that carries statsSql()'s columns by name (the dashboard's tick selects
-// them beside its chart data, in the same statement). Labels are set.
-StatsReading statsFromRow(const pqxx::row& row);
-
 // SET LOCAL for a reader's transaction, as bound values: they end with the transaction, so a
 // pooled server connection keeps nothing of them. No parallel workers: a poll that fans out into
 // three processes costs the database more CPU for a few milliseconds less wall time, and 20
@@ -261,6 +263,12 @@ ExactFigures readOwnExact(pqxx::connection& conn, const SchemaName& schema, cons
 
 // The period after a refresh that cost costMs: 50x, 20 s to 15 min (~2 % of one core).
 double exactRefreshPeriodSeconds(double costMs);
+
+// statsrow.cpp: a row to figures (also qualityName(), figureKey(), countFigure() above).
+
+// The figures from a row that carries statsSql()'s columns by name (the dashboard's tick selects
+// them beside its chart data, in the same statement). Labels are set.
+StatsReading statsFromRow(const pqxx::row& row);
 
 // Sets s.labels from its bounded flags (already in the labels' quality) and the exact figures
 // e: a lower bound gets e's value beside it when e counts the same thing. Replaces s.exact.

@@ -45,13 +45,13 @@ DashboardSettingsDialog::DashboardSettingsDialog(const DashboardSettings& settin
         const auto& spec = tileSpec(static_cast<Tile>(i));
         const auto& t = settings.thresholds[static_cast<std::size_t>(i)];
         QString unit;
-        if (spec.tile == Tile::DuplicateRatio)
+        if (spec.unit == TileUnit::Percent)
             unit = QStringLiteral(" (%)");
-        else if (spec.tile == Tile::OldestProcessing)
+        else if (spec.unit == TileUnit::Seconds)
             unit = QStringLiteral(" (s)");
         grid->addWidget(new QLabel(tileTitle(spec.tile) + unit), i + 1, 0);
         const QString key = QLatin1String(spec.key);
-        const int decimals = spec.perClaims || spec.tile == Tile::DuplicateRatio ? 1 : 0;
+        const int decimals = spec.perClaims() || spec.unit == TileUnit::Percent ? 1 : 0;
         m_warning[static_cast<std::size_t>(i)] = thresholdBox(t.warning, key + QStringLiteral("Warning"), decimals);
         m_critical[static_cast<std::size_t>(i)] = thresholdBox(t.critical, key + QStringLiteral("Critical"), decimals);
         grid->addWidget(m_warning[static_cast<std::size_t>(i)], i + 1, 1);

@@ -33,31 +33,6 @@ namespace {
     // Two rows: the rows of now (seven tiles), then the window's events and the total.
     constexpr int tileColumns = 7;
 
-    QString thresholdUnit(Tile tile)
-    {
-        if (tileSpec(tile).perClaims)
-            return QCoreApplication::translate("idem::console::DashboardWidget", " % of claims");
-        return tile == Tile::DuplicateRatio ? QStringLiteral(" %")
-            : tile == Tile::OldestProcessing ? QStringLiteral(" s")
-                                             : QString();
-    }
-
-    QString thresholdText(const Threshold& t, Tile tile)
-    {
-        if (!t.warning && !t.critical)
-            return QCoreApplication::translate("idem::console::DashboardWidget", "No thresholds set.");
-        const QString unit = thresholdUnit(tile);
-        const auto v = [&](const std::optional<double>& x) {
-            return x ? QString::number(*x) + unit
-                     : QCoreApplication::translate("idem::console::DashboardWidget", "off");
-        };
-        return QCoreApplication::translate("idem::console::DashboardWidget", "Amber from %1, red from %2.")
-            .arg(v(t.warning), v(t.critical));
-    }
-
-    bool clickable(Tile t) { return t != Tile::DuplicateRatio && t != Tile::StaleTokens; }
-
-
     // A static dashboard's time: the snapshot's, in UTC and local time.
     QString snapshotTime(qint64 ms)
     {
@@ -153,7 +128,7 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
     tiles->setSpacing(6);
     for (int i = 0; i < tileCount; ++i) {
         const auto t = static_cast<Tile>(i);
-        auto* w = new TileWidget(t, clickable(t));
+        auto* w = new TileWidget(t, tileSpec(t).opensRows());
         m_tiles[static_cast<std::size_t>(i)] = w;
         tiles->addWidget(w, i / tileColumns, i % tileColumns);
         connect(w, &TileWidget::clicked, this,
@@ -313,10 +288,10 @@ void DashboardWidget::refreshView()
     const QString asOfLine = m_model->isStatic() && m_model->latest()
         ? QStringLiteral("\n") + tr("As of %1 (snapshot).").arg(snapshotTime(m_model->latest()->serverNowMs))
         : QString();
+    const TilePresenter presenter = m_model->presenter();
     for (int i = 0; i < tileCount; ++i) {
         const auto t = static_cast<Tile>(i);
-        m_tiles[static_cast<std::size_t>(i)]->setValue(
-            m_model->tile(t), stale, thresholdText(s.thresholds[static_cast<std::size_t>(i)], t) + asOfLine);
+        m_tiles[static_cast<std::size_t>(i)]->setValue(presenter.tile(t), stale, presenter.thresholdText(t) + asOfLine);
     }
     m_charts->update(*m_model);
     refreshAlerts();
@@ -372,7 +347,7 @@ void DashboardWidget::refreshFreshness()
     for (auto* t : m_tiles) {
         if (t->stale() != stale)
             t->setValue(m_model->tile(t->tile()), stale,
-                thresholdText(m_model->settings().thresholds[static_cast<std::size_t>(t->tile())], t->tile()));
+                m_model->presenter().thresholdText(t->tile()));
     }
     if (!stale) {
         // Live data from a standby is only as live as its replay: past a few seconds of lag the

@@ -246,21 +246,8 @@ void SnapshotWindow::buildDetails()
 
 QString SnapshotWindow::rowSetForTile(Tile tile)
 {
-    switch (tile) {
-    case Tile::Processing:
-    case Tile::OldestProcessing:
-        return QStringLiteral("longest_running");
-    case Tile::ExpiredLeases:
-        return QStringLiteral("expired_leases");
-    case Tile::Failed:
-        return QStringLiteral("failed");
-    case Tile::Uncertain:
-        return QStringLiteral("uncertain");
-    case Tile::DigestConflicts:
-        return QString::fromLatin1(SnapshotTasksPage::conflictsSet);
-    default:
-        return {};
-    }
+    const char* set = tileSpec(tile).snapshotRowSet;
+    return set ? QString::fromLatin1(set) : QString();
 }
 
 void SnapshotWindow::openTile(Tile tile)

@@ -78,20 +78,10 @@ void TileWidget::setValue(const TileValue& value, bool stale, const QString& thr
 
 void TileWidget::updateToolTip()
 {
-    QString tip = tileDefinition(m_tile);
-    if (!m_thresholdText.isEmpty())
-        tip += QStringLiteral("\n") + m_thresholdText;
-    if (m_clickable && !m_opens.isEmpty())
-        tip += QStringLiteral("\n") + tr("Click: opens %1.").arg(m_opens);
-    else if (!m_clickable && !m_opensNothing.isEmpty())
-        tip += QStringLiteral("\n") + opensNothingText();
-    setToolTip(tip);
+    setToolTip(TilePresenter::toolTip(m_tile, m_clickable, m_thresholdText, m_opens, m_opensNothing));
 }
 
-QString TileWidget::opensNothingText() const
-{
-    return m_opensNothing.isEmpty() ? QString() : tr("Click: opens nothing. %1").arg(m_opensNothing);
-}
+QString TileWidget::opensNothingText() const { return TilePresenter::opensNothingLine(m_opensNothing); }
 
 void TileWidget::changeEvent(QEvent* event)
 {
