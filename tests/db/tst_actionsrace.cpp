@@ -36,10 +36,16 @@ void TestActionsRace::cleanupTestCase() { m_fx.close(); }
 
 void TestActionsRace::requeueRacesClaim()
 {
+    // At least 40 rounds, and on until both orderings happened (a race that always went one way
+    // would test one branch only): every third round is an even start, the others give one side
+    // a head start of 30 ms in turn, so both orders come even on a loaded machine.
     constexpr int rounds = 40;
+    constexpr int maxRounds = 400;
     int claimFirst = 0, requeueFirst = 0;
+    int round = 0;
     idem::TaskStore store(*m_fx.other, idem::test::storeOptions(30s, 5));
-    for (int round = 0; round < rounds; ++round) {
+    for (; round < maxRounds && (round < rounds || claimFirst == 0 || requeueFirst == 0); ++round) {
+        const int headStart = round % 3; // 0 even, 1 the claim first, 2 the requeue first
         const std::string keyText = m_fx.nextKey("race");
         const auto seen = m_fx.plant(keyText, "retryable_failed", 2, 5, "retryable"); // due since a second ago
         const auto auditBefore = m_fx.auditCount();
@@ -51,6 +57,8 @@ void TestActionsRace::requeueRacesClaim()
             ++ready;
             while (ready.load() < 2)
                 std::this_thread::yield();
+            if (headStart == 2)
+                std::this_thread::sleep_for(30ms);
             claim = store.claim(idem::TaskKey::parse(keyText), "v1:planted");
         });
         auto o = m_fx.options("race round " + std::to_string(round));
@@ -58,6 +66,8 @@ void TestActionsRace::requeueRacesClaim()
         ++ready;
         while (ready.load() < 2)
             std::this_thread::yield();
+        if (headStart == 1)
+            std::this_thread::sleep_for(30ms);
         requeue = idem::applyAction(*m_fx.conn, idem::SchemaName(), idem::RecoveryAction::Requeue, seen, o);
         claimer.join();
 
@@ -93,8 +103,13 @@ void TestActionsRace::requeueRacesClaim()
             QCOMPARE(row, "retryable_failed 2/12"_b);
         }
     }
-    qInfo("claim first %d, requeue first %d of %d rounds", claimFirst, requeueFirst, rounds);
-    QCOMPARE(claimFirst + requeueFirst, rounds);
+    qInfo("claim first %d, requeue first %d of %d rounds", claimFirst, requeueFirst, round);
+    QCOMPARE(claimFirst + requeueFirst, round);
+    QVERIFY2(claimFirst > 0 && requeueFirst > 0,
+        qPrintable(QStringLiteral("one ordering never happened in %1 rounds: claim first %2, requeue first %3")
+                       .arg(round)
+                       .arg(claimFirst)
+                       .arg(requeueFirst)));
     const auto chain = idem::verifyChain(*m_fx.admin, idem::SchemaName());
     QVERIFY2(chain.ok(), chain.detail.c_str());
 }
