@@ -1,57 +1,5 @@
--- Idem schema v7: audit appends serialise on a lock only Idem's own functions can take, a
--- recovery action that times out waiting says what it waited for, and a reason needs a visible
--- character (issue #12, items 5 and 6).
---
--- Up to v6 an append took pg_advisory_xact_lock(hashtext('idem.audit'), hashtext(<schema>)).
--- Any login role may take any advisory lock, so any of them could hold up every recovery
--- action. Now an append locks the one row of task_idempotency_audit_head FOR UPDATE. Nobody but
--- the owner holds any privilege on that table (SELECT ... FOR UPDATE needs UPDATE, LOCK TABLE
--- needs a privilege on the table, even for ACCESS SHARE), so only the owner and the SECURITY
--- DEFINER actions can lock it. The row is only a lock: the chain still continues from the
--- newest entry in the trail, so ids stay dense, a gap still means a deleted entry, and the
--- entry hash (audit_entry_hash, operations/audit.cpp) is unchanged: entries written before and
--- after this migration verify alike.
-
-CREATE TABLE task_idempotency_audit_head (
-    one BOOLEAN PRIMARY KEY DEFAULT true CHECK (one)
-);
-INSERT INTO task_idempotency_audit_head VALUES (true);
-
--- No grant at all, whatever default privileges the schema's owner may have set up.
-DO $head$
-DECLARE
-    g record;
-BEGIN
-    REVOKE ALL ON task_idempotency_audit_head FROM PUBLIC;
-    FOR g IN SELECT DISTINCT a.grantee::regrole::text AS name
-               FROM pg_class c, aclexplode(c.relacl) a
-              WHERE c.oid = 'task_idempotency_audit_head'::regclass AND a.grantee <> c.relowner AND a.grantee <> 0
-    LOOP
-        EXECUTE format('REVOKE ALL ON task_idempotency_audit_head FROM %s', g.name);
-    END LOOP;
-END
-$head$;
-
--- True when the text has no visible character: every character is White_Space, a control (Cc)
--- or one rendered invisible (Default_Ignorable_Code_Point, which holds the format characters
--- U+00AD, U+180E, U+200B-U+200F, U+202A-U+202E, U+2060-U+206F, U+FEFF and the plane 14 tags,
--- plus the interlinear annotation controls U+FFF9-U+FFFB and the braille blank U+2800).
--- operations/actions.cpp (reasonIsBlank) holds the same list; tests/support/reasons.h the
--- cases both are checked against. No NUL: PostgreSQL text cannot hold one. An E'' literal, so
--- the escapes mean the same whatever standard_conforming_strings says; no SET clause, so it is
--- inlined.
-CREATE FUNCTION audit_reason_blank(p text)
-RETURNS boolean
-LANGUAGE sql IMMUTABLE STRICT
-AS $$
-    SELECT p ~ (E'^[\\u0001-\\u0020\\u007F-\\u00A0\\u00AD\\u034F\\u061C\\u115F\\u1160\\u1680\\u17B4\\u17B5'
-                || E'\\u180B-\\u180F\\u2000-\\u200F\\u2028-\\u202F\\u205F-\\u206F\\u2800\\u3000\\u3164'
-                || E'\\uFE00-\\uFE0F\\uFEFF\\uFFA0\\uFFF0-\\uFFFB\\U0001BCA0-\\U0001BCA3\\U0001D173-\\U0001D17A'
-                || E'\\U000E0000-\\U000E0FFF]*$')
-$$;
-
--- The v3 body (0003_actions.sql) with three changes, marked "v7": the reason check, the row
--- lock's timeout named, and the append's lock.
+-- recovery_action_apply (schema v3, changed in v7; the history is in git log).
+-- The three actions share this body; only the definer wrappers below are granted to anyone.
 CREATE OR REPLACE FUNCTION recovery_action_apply(p_action text, p_key text, p_expected_status text,
                                                  p_expected_updated_at_us bigint, p_extra_attempts integer,
                                                  p_reason text, p_actor text)
@@ -71,14 +19,7 @@ DECLARE
     v_actor text := btrim(COALESCE(p_actor, ''));
     v_updated timestamptz;
     v_fail_message text;
-    v_prev_id bigint;
-    v_prev_hash text;
     v_id bigint;
-    v_at timestamptz;
-    v_at_us bigint;
-    v_host text := COALESCE(host(inet_client_addr()), '[local]');
-    v_app text := COALESCE(current_setting('application_name', true), '');
-    v_hash text;
 BEGIN
     IF p_action IS NULL OR p_action NOT IN ('requeue', 'release', 'fail') THEN
         RAISE EXCEPTION 'unknown recovery action %', p_action USING ERRCODE = 'ID003';
@@ -180,42 +121,10 @@ BEGIN
     END IF;
     v_after := audit_task_image(a);
 
-    -- One chain per schema: appends serialise here (after the row lock, so an operator waiting
-    -- for a busy row never holds up everyone else's actions). Ids are allocated densely under
-    -- the lock, so a missing id always means a deleted entry.
-    -- v7: on the head row, which only the owner can lock, held until this transaction ends.
-    BEGIN
-        PERFORM FROM task_idempotency_audit_head h FOR UPDATE;
-        v_found := FOUND;
-    EXCEPTION WHEN lock_not_available THEN
-        RAISE EXCEPTION 'the audit trail stayed locked for % (lock_timeout): another recovery action has appended'
-                        ' to it and its transaction has not ended', current_setting('lock_timeout')
-            USING ERRCODE = 'lock_not_available',
-                  HINT = 'Nothing changed. An open transaction that called idem_requeue, idem_release or idem_fail'
-                         ' holds the trail until it commits or rolls back (pg_stat_activity: idle in transaction).';
-    END;
-    IF NOT v_found THEN
-        -- The owner emptied the head table: put the row back. Concurrent appenders meet at the
-        -- primary key (the second waits for the first to commit), then at the row lock.
-        INSERT INTO task_idempotency_audit_head VALUES (true) ON CONFLICT DO NOTHING;
-        PERFORM FROM task_idempotency_audit_head h FOR UPDATE;
-    END IF;
-    -- Planned afresh each time (EXECUTE): a plan cached while the trail was empty must not
-    -- outlive it in a long bulk session.
-    EXECUTE 'SELECT au.id, au.entry_hash FROM task_idempotency_audit au ORDER BY au.id DESC LIMIT 1'
-       INTO v_prev_id, v_prev_hash;
-    v_id := COALESCE(v_prev_id, 0) + 1;
-    v_prev_hash := COALESCE(v_prev_hash, repeat('0', 64));
-    v_at := clock_timestamp();
-    v_at_us := (extract(epoch FROM v_at) * 1000000)::bigint;
-    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
-    v_hash := audit_entry_hash(v_id, v_at_us, p_key, p_action, p_reason, session_user::text, v_actor, v_host, v_app,
-                               v_before, v_after, v_prev_hash);
-    INSERT INTO task_idempotency_audit (id, at, idempotency_key, action, reason, db_role, os_user, client_host,
-                                        application, before_image, after_image, prev_hash, entry_hash)
-    OVERRIDING SYSTEM VALUE
-    VALUES (v_id, v_at, p_key, p_action, p_reason, session_user, v_actor, v_host, v_app, v_before, v_after,
-            v_prev_hash, v_hash);
+    -- The entry, on the schema's one chain: audit_append serialises appends on the head row, after
+    -- the task's row lock above, so an operator waiting for a busy row never holds up everyone
+    -- else's actions.
+    v_id := audit_append(p_key, p_action, p_reason, p_actor, v_before, v_after);
 
     RETURN QUERY SELECT 'applied'::text, a.status, (extract(epoch FROM a.updated_at) * 1000000)::bigint, v_after, v_id,
                         CASE p_action
@@ -226,4 +135,4 @@ BEGIN
 END
 $apply$;
 
-REVOKE ALL ON FUNCTION audit_reason_blank(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION recovery_action_apply(text, text, text, bigint, integer, text, text) FROM PUBLIC;

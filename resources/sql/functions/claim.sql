@@ -1,27 +1,11 @@
--- Idem schema v5: a per-key record of digest conflicts, for the task browser's
--- "digest-conflict keys" filter and the detail pane.
---
--- claim() (v2) answers a conflict without writing anything, and idem_counters only counts
--- conflicts per tenant/operation/minute, so which keys saw one was not recorded. Here claim()
--- is replaced by the same function plus one upsert on its conflict path: a conflict is an
--- error path (a client reused a key for a different request), so the claims that matter for
--- throughput (new, replay, in progress, takeover) run exactly the v2 code. The table is keyed
--- and distributable by idempotency_key like task_idempotency; no trigger is involved.
-
-CREATE TABLE task_idempotency_conflicts (
-    idempotency_key TEXT PRIMARY KEY,
-    first_at        TIMESTAMPTZ NOT NULL,
-    last_at         TIMESTAMPTZ NOT NULL,
-    n               BIGINT NOT NULL CHECK (n >= 1),
-    last_digest     TEXT NOT NULL  -- the conflicting request's digest (the stored one stays on the task)
-);
-
+-- claim (schema v2, changed in v5, v6, v13; the history is in git log).
 CREATE OR REPLACE FUNCTION claim(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint,
                       p_max_attempts integer DEFAULT 5, p_max_age_ms bigint DEFAULT NULL)
 RETURNS TABLE (decision text, detail text, owner_token uuid, attempts integer, max_attempts integer,
                lease_until timestamptz, retry_after_ms bigint, result_json jsonb, request_hash text,
                error_class text, error_message text)
 LANGUAGE plpgsql
+SECURITY DEFINER
 SET search_path FROM CURRENT
 AS $claim$
 DECLARE
@@ -29,48 +13,64 @@ DECLARE
     v_expired_by_age boolean;
     v_detail text;
 BEGIN
-    IF p_key IS NULL OR p_key = '' OR octet_length(p_key) > 1024 THEN
+    IF p_key IS NULL OR octet_length(p_key) NOT BETWEEN 1 AND 1024 THEN
         RAISE EXCEPTION 'idempotency key must be 1 to 1024 bytes' USING ERRCODE = 'ID003';
     END IF;
-    IF p_request_hash IS NULL OR p_request_hash = '' THEN
-        RAISE EXCEPTION 'request hash is required' USING ERRCODE = 'ID003';
+    IF p_request_hash IS NULL OR octet_length(p_request_hash) NOT BETWEEN 1 AND 256 THEN
+        RAISE EXCEPTION 'request hash must be 1 to 256 bytes' USING ERRCODE = 'ID003';
     END IF;
-    IF p_token IS NULL OR p_lease_ms IS NULL OR p_lease_ms <= 0 OR p_max_attempts IS NULL OR p_max_attempts < 1 THEN
-        RAISE EXCEPTION 'claim needs a token, a positive lease and max_attempts >= 1' USING ERRCODE = 'ID003';
+    IF p_request_hash !~ '^[!-~]+$' THEN
+        RAISE EXCEPTION 'request hash must be visible ASCII (no spaces)' USING ERRCODE = 'ID003';
     END IF;
-
-    INSERT INTO task_idempotency AS t (idempotency_key, request_hash, status, owner_token, lease_until,
-                                       attempts, max_attempts, created_at, updated_at)
-    VALUES (p_key, p_request_hash, 'processing', p_token, now() + p_lease_ms * interval '1 millisecond',
-            1, p_max_attempts, now(), now())
-    ON CONFLICT (idempotency_key) DO NOTHING
-    RETURNING t.* INTO r;
-    IF FOUND THEN
-        RETURN QUERY SELECT 'acquired'::text, 'new'::text, r.owner_token, r.attempts, r.max_attempts,
-                            r.lease_until, 0::bigint, NULL::jsonb, r.request_hash, NULL::text, NULL::text;
-        RETURN;
+    IF p_token IS NULL THEN
+        RAISE EXCEPTION 'claim needs a token' USING ERRCODE = 'ID003';
+    END IF;
+    IF p_lease_ms IS NULL OR p_lease_ms NOT BETWEEN 1 AND 86400000 THEN
+        RAISE EXCEPTION 'lease must be 1 to 86400000 ms (24 h), not %', p_lease_ms USING ERRCODE = 'ID003';
+    END IF;
+    IF p_max_attempts IS NULL OR p_max_attempts NOT BETWEEN 1 AND 1000 THEN
+        RAISE EXCEPTION 'max_attempts must be 1 to 1000, not %', p_max_attempts USING ERRCODE = 'ID003';
+    END IF;
+    IF p_max_age_ms IS NOT NULL AND p_max_age_ms NOT BETWEEN 1 AND 31536000000 THEN
+        RAISE EXCEPTION 'max_age must be NULL or 1 to 31536000000 ms (365 days), not %', p_max_age_ms
+            USING ERRCODE = 'ID003';
     END IF;
 
     -- First without a lock: a succeeded row and a row's digest never change, and a live lease
     -- or a pending backoff is an answer in itself. Only a takeover needs the lock.
     SELECT * INTO r FROM task_idempotency t WHERE t.idempotency_key = p_key;
     IF NOT FOUND THEN
-        -- Inserted by a transaction that then rolled back, between our insert and our read.
-        RETURN QUERY SELECT 'in_progress'::text, 'contended'::text, NULL::uuid, 0, p_max_attempts,
-                            NULL::timestamptz, 50::bigint, NULL::jsonb, NULL::text, NULL::text, NULL::text;
-        RETURN;
+        INSERT INTO task_idempotency AS t (idempotency_key, request_hash, status, owner_token, lease_until,
+                                           attempts, max_attempts, created_at, updated_at)
+        VALUES (p_key, p_request_hash, 'processing', p_token, now() + p_lease_ms * interval '1 millisecond',
+                1, p_max_attempts, now(), now())
+        ON CONFLICT (idempotency_key) DO NOTHING
+        RETURNING t.* INTO r;
+        IF FOUND THEN
+            RETURN QUERY SELECT 'acquired'::text, 'new'::text, r.owner_token, r.attempts, r.max_attempts,
+                                r.lease_until, 0::bigint, NULL::jsonb, r.request_hash, NULL::text, NULL::text;
+            RETURN;
+        END IF;
+        -- Another claimer's insert won (our insert waited for its commit): read what it wrote.
+        SELECT * INTO r FROM task_idempotency t WHERE t.idempotency_key = p_key;
+        IF NOT FOUND THEN
+            -- Inserted by a transaction that then rolled back, between our insert and our read.
+            RETURN QUERY SELECT 'in_progress'::text, 'contended'::text, NULL::uuid, 0, p_max_attempts,
+                                NULL::timestamptz, 50::bigint, NULL::jsonb, NULL::text, NULL::text, NULL::text;
+            RETURN;
+        END IF;
     END IF;
 
     FOR i IN 1..2 LOOP
         IF r.request_hash <> p_request_hash THEN
-            -- The one change from v2: remember which key saw a conflicting digest. Only this
-            -- rare path writes; every other decision runs exactly as before.
+            -- Remember which key saw a conflicting digest (v5). Only this rare path writes.
             INSERT INTO task_idempotency_conflicts AS c (idempotency_key, first_at, last_at, n, last_digest)
-            VALUES (p_key, now(), now(), 1, left(p_request_hash, 200))
+            VALUES (p_key, now(), now(), 1, p_request_hash)
             ON CONFLICT (idempotency_key) DO UPDATE
                SET last_at = now(), n = c.n + 1, last_digest = EXCLUDED.last_digest;
+            -- v13: not the stored digest, which a claim with it would turn into the stored result
             RETURN QUERY SELECT 'conflict'::text, r.status, NULL::uuid, r.attempts, r.max_attempts,
-                                NULL::timestamptz, 0::bigint, NULL::jsonb, r.request_hash, NULL::text, NULL::text;
+                                NULL::timestamptz, 0::bigint, NULL::jsonb, NULL::text, NULL::text, NULL::text;
             RETURN;
         ELSIF r.status = 'succeeded' THEN
             RETURN QUERY SELECT 'replay'::text, 'succeeded'::text, NULL::uuid, r.attempts, r.max_attempts,
@@ -137,3 +137,4 @@ BEGIN
 END
 $claim$;
 
+REVOKE ALL ON FUNCTION claim(text, text, uuid, bigint, integer, bigint) FROM PUBLIC;

@@ -1,0 +1,14 @@
+-- Idem schema v11: the shared exact refresh in one pass (issue #13). v8's idem_exact_stats
+-- gathered the unfinished rows into a CTE that two aggregates read (one for the figures, one for
+-- the attempts histogram): PostgreSQL materialises such a CTE, and at 300k unfinished rows that
+-- spilled to a temporary file and cost 240-320 ms, of which the index-only scan was 50 ms.
+-- The same figures and the same histogram now come from one aggregate over that scan:
+-- 126-139 ms on the same table (bench/README.md, "Session 7"). The refresh's period is 50x its
+-- cost (20 s at least), so the exact figures every console shows stay younger than 30 s where
+-- they used to reach 41 s under load.
+--
+-- Same signature, same columns, same meaning: the histogram is still [[attempts, rows], ...]
+-- over the attempts that occur, ascending, the last bin holding 10 or more (attempts >= 0 by
+-- task_idempotency_attempts_check). Still LANGUAGE sql with the schema's name written in, so it
+-- stays inlinable and a caller's EXPLAIN shows the index-only scan.
+-- idem_exact_stats(): changed in functions/idem_exact_stats.sql

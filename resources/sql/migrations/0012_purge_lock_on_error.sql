@@ -1,0 +1,13 @@
+-- Idem schema v12: a purge that fails lets go of its run's lock. A run's liveness is a session
+-- advisory lock (idem_purge_begin), and PostgreSQL keeps a session lock through a rollback: a
+-- scheduled idem_purge() or CALL idem_purge_run() cancelled by a statement timeout (or failing
+-- for any other reason) left it on the session. Behind a connection pooler that session is a
+-- pooled backend that lives on: the lock stayed with it, and the run (committed as running by
+-- the procedure) looked alive to every later purge, which never closed it as abandoned. Both are
+-- v9's (0009_key_lifecycle.sql) with the failure paths marked v12: the lock is released, the
+-- error raised as it was. Nothing else changes.
+-- idem_purge(): changed in functions/idem_purge.sql
+
+-- The procedure commits between batches, which a block with an exception handler may not
+-- enclose: each statement after the run's begin has its own handler.
+-- idem_purge_run(): changed in functions/idem_purge_run.sql
