@@ -15,7 +15,7 @@
 #include "operations/actions.h"
 #include "operations/audit.h"
 #include "core/connection.h"
-#include "core/migrate.h"
+#include "schema/migrate.h"
 
 namespace {
 

@@ -70,8 +70,9 @@ enum class ProtocolVariant {
     Shipped, // v6 as migrated: SECURITY DEFINER, claim() reads first
     Invoker, // v6 with claim/fence/complete altered to SECURITY INVOKER
     InsertFirst, // v6 (definer, same checks) with claim() trying the insert first, as v5 did
-    Schema5, // claim() of 0005 and fence/complete of 0002: invoker, insert-first, no bounds
 };
+// (v5's own claim() was a fourth variant until v14: since the functions are one file each, its
+// body is only in git history; bench/README.md keeps its figures.)
 const char* protocolVariantLabel(ProtocolVariant v);
 void installProtocolVariant(pqxx::connection& conn, const SchemaName& schema, ProtocolVariant variant);
 

@@ -28,7 +28,7 @@
 
 #include "operations/actions.h"
 #include "core/connection.h"
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "operations/tasklist.h"
 #include "embedded_sql.h"
 #include "models/bulkaction.h"

@@ -13,7 +13,7 @@
 #include "bench/bench.h"
 #include "core/connection.h"
 #include "core/digest.h"
-#include "core/migrate.h"
+#include "schema/migrate.h"
 
 using namespace idem;
 using namespace idem::bench;
@@ -235,10 +235,10 @@ int main(int argc, char** argv)
 
         const SchemaName schema(o.schema), locking(o.schema + "_lk");
         const ProtocolVariant variantsOf[] = { ProtocolVariant::Shipped, ProtocolVariant::Invoker,
-            ProtocolVariant::InsertFirst, ProtocolVariant::Schema5 };
+            ProtocolVariant::InsertFirst };
         std::vector<SchemaName> names { schema, locking }, hardened;
         if (o.harden)
-            for (int i = 0; i < 4; ++i)
+            for (std::size_t i = 0; i < std::size(variantsOf); ++i)
                 names.push_back(hardened.emplace_back(o.schema + "_h" + std::to_string(i)));
         ScratchSchemas scratch(*admin, names, o.keepSchema);
         installLockingClaim(*admin, locking);
@@ -320,7 +320,6 @@ int main(int argc, char** argv)
                     printRatio("definer / invoker", rate(ProtocolVariant::Shipped), rate(ProtocolVariant::Invoker), "");
                     printRatio("read-first / insert-first", rate(ProtocolVariant::Shipped),
                         rate(ProtocolVariant::InsertFirst), "");
-                    printRatio("v6 shipped / v5", rate(ProtocolVariant::Shipped), rate(ProtocolVariant::Schema5), "");
                 }
         }
         if (o.fresh) {

@@ -8,7 +8,7 @@
 
 #include "core/counters.h"
 #include "core/key.h"
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "core/runner.h"
 #include "core/taskstore.h"
 
@@ -255,24 +255,14 @@ void resetTables(pqxx::connection& conn, const SchemaName& schema)
 
 void installLockingClaim(pqxx::connection& conn, const SchemaName& schema)
 {
-    // The newest migration that defines claim() holds the shipped body.
-    const Migration* protocol = nullptr;
-    std::string head;
-    for (const auto& m : bundledMigrations())
-        for (const char* h : { "CREATE FUNCTION claim(", "CREATE OR REPLACE FUNCTION claim(" })
-            if (m.sql.find(h) != std::string::npos) {
-                protocol = &m;
-                head = h;
-            }
+    // The shipped body (resources/sql/functions/claim.sql).
+    const FunctionDefinition* protocol = nullptr;
+    for (const auto& f : bundledFunctions())
+        if (f.name == "claim")
+            protocol = &f;
     if (!protocol)
-        throw std::runtime_error("no bundled migration defines claim()");
-    const std::string& sql = protocol->sql;
-    const auto begin = sql.find(head);
-    const std::string endMark = "$claim$;";
-    const auto end = sql.find(endMark, begin);
-    if (end == std::string::npos)
-        throw std::runtime_error("claim() in " + protocol->name + " does not end with " + endMark);
-    std::string body = sql.substr(begin, end + endMark.size() - begin);
+        throw std::runtime_error("no function file defines claim()");
+    std::string body = functionSqlFor(*protocol, schema);
 
     // The first read of the row decides every answer an existing row gets (replays included);
     // a second, identical read only follows an insert that lost a race.
@@ -280,12 +270,9 @@ void installLockingClaim(pqxx::connection& conn, const SchemaName& schema)
     const auto at = body.find(lockFree);
     if (at == std::string::npos)
         throw std::runtime_error(
-            "claim() in " + protocol->name + " has no lock-free read of the row; update installLockingClaim");
+            "claim.sql has no lock-free read of the row; update installLockingClaim");
     body.replace(
         at, lockFree.size(), "SELECT * INTO r FROM task_idempotency t WHERE t.idempotency_key = p_key FOR UPDATE;");
-    if (head.rfind("CREATE FUNCTION", 0) == 0)
-        body.replace(0, std::string("CREATE FUNCTION").size(), "CREATE OR REPLACE FUNCTION");
-
     pqxx::work w(conn);
     // SET search_path FROM CURRENT in the function captures this.
     w.exec_params("SELECT set_config('search_path', $1, true)", schema.quoted() + ", pg_temp");

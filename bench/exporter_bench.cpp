@@ -26,7 +26,7 @@
 #include "bench/cpuclock.h"
 #include "core/connection.h"
 #include "core/digest.h"
-#include "core/migrate.h"
+#include "schema/migrate.h"
 
 using namespace idem;
 using namespace idem::bench;

@@ -1,7 +1,8 @@
 // The "harden" section of idem-bench-claim (bench/README.md, "Session 4"): what schema v6 costs
-// the claim path. Four variants of the protocol functions, each in its own scratch schema, run
-// in rotation in one process: v6 as shipped, v6 with SECURITY INVOKER, v6 with v5's insert-first
-// claim() (same checks, definer), and v5 as it was (invoker, insert-first, no bounds).
+// the claim path. Three variants of the protocol functions, each in its own scratch schema, run
+// in rotation in one process: v6 as shipped, v6 with SECURITY INVOKER, and v6 with v5's
+// insert-first claim() (same checks, definer). (v5 as it was, the fourth until v14, lives in git
+// history only since each function is one file.)
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>
@@ -10,35 +11,19 @@
 
 #include "bench/bench.h"
 #include "bench/cpuclock.h"
-#include "core/migrate.h"
+#include "schema/migrate.h"
 
 namespace idem::bench {
 
 namespace {
 
-    // One function's CREATE statement as the newest bundled migration (up to `maxVersion`) has it.
-    std::string functionText(const std::string& name, int maxVersion)
+    // One function's definition as shipped (resources/sql/functions/NAME.sql), for one schema.
+    std::string functionText(const std::string& name, const SchemaName& schema)
     {
-        std::string found;
-        for (const auto& m : bundledMigrations()) {
-            if (m.version > maxVersion)
-                continue;
-            for (const std::string& head : { "CREATE FUNCTION " + name + "(", "CREATE OR REPLACE FUNCTION " + name + "(" }) {
-                const auto begin = m.sql.find(head);
-                if (begin == std::string::npos)
-                    continue;
-                const std::string endMark = "$" + name + "$;";
-                const auto end = m.sql.find(endMark, begin);
-                if (end == std::string::npos)
-                    throw std::runtime_error(name + "() in " + m.name + " does not end with " + endMark);
-                found = m.sql.substr(begin, end + endMark.size() - begin);
-                if (head.rfind("CREATE FUNCTION", 0) == 0)
-                    found.replace(0, std::string("CREATE FUNCTION").size(), "CREATE OR REPLACE FUNCTION");
-            }
-        }
-        if (found.empty())
-            throw std::runtime_error("no bundled migration up to " + std::to_string(maxVersion) + " defines " + name);
-        return found;
+        for (const auto& f : bundledFunctions())
+            if (f.name == name)
+                return functionSqlFor(f, schema);
+        throw std::runtime_error("no function file defines " + name);
     }
 
     void replaceOnce(std::string& text, const std::string& from, const std::string& to, const char* what)
@@ -61,8 +46,6 @@ const char* protocolVariantLabel(ProtocolVariant v)
         return "v6, SECURITY INVOKER";
     case ProtocolVariant::InsertFirst:
         return "v6, insert-first claim()";
-    case ProtocolVariant::Schema5:
-        return "v5 (invoker, insert-first)";
     }
     return "?";
 }
@@ -82,18 +65,13 @@ void installProtocolVariant(pqxx::connection& conn, const SchemaName& schema, Pr
         break;
     case ProtocolVariant::InsertFirst: {
         // v6's body with the first read taken out: the insert is tried first, as in v5.
-        std::string body = functionText("claim", 1000);
+        std::string body = functionText("claim", schema);
         replaceOnce(body,
             "SELECT * INTO r FROM task_idempotency t WHERE t.idempotency_key = p_key;\n    IF NOT FOUND THEN",
             "IF true THEN", "read-first block");
         w.exec(body);
         break;
     }
-    case ProtocolVariant::Schema5:
-        // CREATE OR REPLACE without SECURITY DEFINER makes them invokers again.
-        for (const char* f : { "claim", "fence", "complete" })
-            w.exec(functionText(f, 5));
-        break;
     }
     // A loop that times claim() inside the backend: no client, no network, no TLS.
     w.exec(R"(
@@ -194,7 +172,7 @@ void printLoopTable(const std::vector<std::pair<ProtocolVariant, std::vector<Loo
         std::printf("\n");
     };
     const auto s = of(ProtocolVariant::Shipped), inv = of(ProtocolVariant::Invoker),
-               ins = of(ProtocolVariant::InsertFirst), v5 = of(ProtocolVariant::Schema5);
+               ins = of(ProtocolVariant::InsertFirst);
     const auto three = [&](const char* what, const LoopCost& a, const LoopCost& b) {
         ratio((std::string("replay: ") + what).c_str(), a.replayWallUs, b.replayWallUs, a.replayCpuUs, b.replayCpuUs);
         ratio((std::string("new key: ") + what).c_str(), a.newWallUs, b.newWallUs, a.newCpuUs, b.newCpuUs);
@@ -202,7 +180,6 @@ void printLoopTable(const std::vector<std::pair<ProtocolVariant, std::vector<Loo
     };
     three("definer / invoker (v6)", s, inv);
     three("read-first / insert-first (v6, definer)", s, ins);
-    three("v6 shipped / v5", s, v5);
     std::fflush(stdout);
 }
 

@@ -34,7 +34,7 @@
 
 #include "core/connection.h"
 #include "core/key.h"
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "core/taskstore.h"
 #include "operations/purge.h"
 

@@ -23,7 +23,7 @@
 
 #include "bench/stats_bench.h"
 #include "core/connection.h"
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "operations/signing.h"
 #include "operations/snapshot.h"
 #include "operations/snapshotbundle.h"

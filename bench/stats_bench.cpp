@@ -17,7 +17,7 @@
 #include "bench/stats_bench.h"
 #include "core/connection.h"
 #include "core/digest.h"
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "operations/dashboardquery.h"
 #include "operations/stats.h"
 

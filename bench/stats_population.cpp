@@ -11,7 +11,7 @@
 
 #include <pqxx/pqxx>
 
-#include "core/migrate.h"
+#include "schema/migrate.h"
 
 namespace idem::bench::stats {
 

@@ -7,7 +7,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "core/connection.h"
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "core/utf8.h"
 #include "operations/actions.h"
 

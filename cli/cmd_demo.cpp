@@ -14,7 +14,7 @@
 #include "cli/demoworker.h"
 #include "core/connection.h"
 #include "core/counters.h"
-#include "core/migrate.h"
+#include "schema/migrate.h"
 
 namespace idem::cli {
 

@@ -4,7 +4,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "core/connection.h"
-#include "core/migrate.h"
+#include "schema/migrate.h"
 
 namespace idem::cli {
 
@@ -13,8 +13,11 @@ namespace {
         = R"(Usage: idemctl migrate [--dsn DSN] [--schema NAME] [--no-roles] [--lock-timeout D] [--status] [--print-roles]
 
 Applies the SQL migrations this idemctl ships, in order, each in its own transaction, and
-records each version with its SHA-256 checksum in idem_schema_version. Running it again
-is a no-op. An existing task_idempotency table of the article's shape is adopted in place.
+records each version with its SHA-256 checksum in idem_schema_version; then, in one
+transaction, every function file whose checksum differs from the one recorded in
+idem_schema_functions (each function is one file, its one live definition). Running it
+again is a no-op. An existing task_idempotency table of the article's shape is adopted in
+place.
 
   --dsn DSN       libpq conninfo, postgresql:// URI or service=NAME (default: $IDEM_DSN,
                   then the PG* environment variables, as psql)
@@ -56,21 +59,28 @@ int runMigrate(const std::vector<std::string>& argv)
                   << state.latest << '\n';
         for (const auto& p : state.problems)
             std::cout << "problem: " << p << '\n';
+        if (!state.functionsPending.empty())
+            std::cout << state.functionsPending.size() << " function file(s) to apply, the first "
+                      << state.functionsPending.front() << ".sql\n";
         return state.problems.empty() ? ExitOk : ExitRefused;
     }
 
     try {
         const auto report = migrate(*conn, options);
-        if (report.applied.empty()) {
+        if (report.applied.empty() && report.functionsApplied.empty()) {
             std::cout << "schema " << options.schema.quoted() << " is up to date at version " << report.toVersion
                       << '\n';
+        } else if (report.applied.empty()) {
+            std::cout << "schema " << options.schema.quoted() << " at version " << report.toVersion << ": applied "
+                      << report.functionsApplied.size() << " changed function file(s)\n";
         } else {
             for (const auto& name : report.applied)
                 std::cout << "applied " << name << '\n';
             if (report.adoptedExistingTable)
                 std::cout << "adopted the existing task_idempotency table: every row kept, new columns filled\n";
             std::cout << "schema " << options.schema.quoted() << " migrated from version " << report.fromVersion
-                      << " to " << report.toVersion << '\n';
+                      << " to " << report.toVersion << ", " << report.functionsApplied.size()
+                      << " function file(s) applied\n";
         }
         if (report.rolesApplied)
             std::cout << "roles idem_reader, idem_operator, idem_worker and their grants are in place\n";

@@ -1,11 +1,11 @@
 // A worker that embeds the protocol: links idem_core only (docs/workers-guide.md, "Embedding the protocol").
 // Usage: idem-example-worker DSN SCHEMA ORDER_ID AMOUNT_CENTS
+// DSN logs in as a role granted idem_worker (no other right on the Idem schema) and INSERT on the
+// service's own table payments; the schema was migrated beforehand by its owner (idemctl migrate).
 #include "core/connection.h"
 #include "core/digest.h"
-#include "core/migrate.h"
 #include "core/runner.h"
 #include <cstdio>
-#include <pqxx/nontransaction>
 #include <string>
 
 int main(int argc, char** argv)
@@ -14,9 +14,6 @@ int main(int argc, char** argv)
         return std::fprintf(stderr, "usage: %s DSN SCHEMA ORDER_ID AMOUNT_CENTS\n", argv[0]), 2;
     auto conn = idem::connect(argv[1]);
     const idem::SchemaName schema(argv[2]);
-    idem::migrate(*conn, { schema, /*applyRoles=*/false }); // a worker may migrate its own schema
-    pqxx::nontransaction(*conn).exec("CREATE TABLE IF NOT EXISTS " + schema.qualify("payments")
-        + " (order_id text NOT NULL, amount_cents bigint NOT NULL)");
     const std::string order = argv[3], amount = argv[4];
     idem::TaskStore store(*conn, { .schema = schema });
     const idem::TaskKey key("shop", "charge", order); // one business intent, never a retry count
@@ -27,8 +24,8 @@ int main(int argc, char** argv)
     const auto callProvider = [](const idem::TaskContext& ctx) { return ctx.idempotencyKey; };
     const auto outcome = idem::runTask(
         store, key, digest, callProvider, [&](pqxx::work& tx, const idem::TaskContext&, const std::string& receipt) {
-            tx.exec_params("INSERT INTO " + schema.qualify("payments") + " (order_id, amount_cents) VALUES ($1, $2)",
-                order, std::stoll(amount));
+            // The service's own table, in the same transaction as the completion.
+            tx.exec_params("INSERT INTO shop.payments (order_id, amount_cents) VALUES ($1, $2)", order, std::stoll(amount));
             return std::string(R"({"receipt":")") + receipt + "\"}";
         });
     std::printf("%s %s\n", idem::runOutcomeName(outcome.kind), outcome.resultJson.c_str());

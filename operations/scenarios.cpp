@@ -8,7 +8,7 @@
 #include <random>
 #include <thread>
 
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "core/runner.h"
 #include "operations/scenarioenv.h"
 #include "core/sha256.h"

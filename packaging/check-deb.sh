@@ -67,7 +67,9 @@ expect_files=(
     /usr/share/idem/exporter/exporter.pgpass.example /usr/share/idem/exporter/exporter.env.example
 )
 for size in 16 22 24 32 48 64 128 256; do expect_files+=("/usr/share/icons/hicolor/${size}x${size}/apps/$app_id.png"); done
-for sql in "$here"/resources/sql/[0-9][0-9][0-9][0-9]_*.sql; do expect_files+=("/usr/share/idem/sql/$(basename "$sql")"); done
+for sql in "$here"/resources/sql/*.sql "$here"/resources/sql/migrations/[0-9][0-9][0-9][0-9]_*.sql "$here"/resources/sql/functions/*.sql; do
+    expect_files+=("/usr/share/idem/sql/${sql#"$here"/resources/sql/}")
+done
 missing=()
 for f in "${expect_files[@]}"; do grep -qxF "$f" <<<"$contents" || missing+=("$f"); done
 [ ${#missing[@]} -eq 0 ] && pass "holds the ${#expect_files[@]} expected files" || fail "package lacks ${missing[*]}"
@@ -155,8 +157,9 @@ grep -q "<release version=\"$version\"" "/usr/share/metainfo/$app_id.metainfo.xm
 grep -qx "Icon=$app_id" "/usr/share/applications/$app_id.desktop" && grep -qx "Exec=idem-console" \
     "/usr/share/applications/$app_id.desktop" && pass "desktop entry: Icon=$app_id, Exec=idem-console" \
     || fail "desktop entry's Icon or Exec is wrong"
-for sql in "$here"/resources/sql/*.sql; do
-    cmp -s "$sql" "/usr/share/idem/sql/$(basename "$sql")" || sql_diff+=("$(basename "$sql")")
+for sql in "$here"/resources/sql/*.sql "$here"/resources/sql/migrations/*.sql "$here"/resources/sql/functions/*.sql; do
+    rel=${sql#"$here"/resources/sql/}
+    cmp -s "$sql" "/usr/share/idem/sql/$rel" || sql_diff+=("$rel")
 done
 [ -z "${sql_diff[*]:-}" ] && pass "/usr/share/idem/sql matches resources/sql" || fail "differs: ${sql_diff[*]}"
 

@@ -153,3 +153,15 @@ BEGIN
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_purge_release(bigint) TO idem_operator', s);
 END
 $lowroles$;
+
+-- Schema v14: which function files are applied, with their checksums, is for readers to see
+-- (like the schema version).
+DO $functions$
+DECLARE
+    s text := current_schema();
+BEGIN
+    EXECUTE format('GRANT SELECT ON %1$I.idem_schema_functions TO idem_reader', s);
+    EXECUTE format('REVOKE ALL ON %1$I.idem_schema_functions FROM idem_worker', s);
+    EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_schema_functions FROM idem_reader, idem_operator', s);
+END
+$functions$;

@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "tests/console/consolefixture.h"
 #include "tests/support/testdb.h"
 

@@ -24,7 +24,7 @@
 #include <pqxx/pqxx>
 
 #include "app/mainwindow.h"
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "operations/signing.h"
 #include "operations/snapshotbundle.h"
 #include "operations/snapshotjson.h"

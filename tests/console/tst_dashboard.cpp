@@ -14,7 +14,7 @@
 
 #include "core/connection.h"
 #include "operations/dashboardquery.h"
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
 #include "models/profilestore.h"

@@ -12,7 +12,7 @@
 #include <pqxx/pqxx>
 
 #include "core/connection.h"
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
 #include "tests/support/testdb.h"

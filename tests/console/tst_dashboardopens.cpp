@@ -6,7 +6,7 @@
 
 #include <pqxx/pqxx>
 
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
 #include "models/taskbrowsermodel.h"

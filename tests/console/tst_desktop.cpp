@@ -25,7 +25,7 @@
 #include <memory>
 
 #include "app/mainwindow.h"
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
 #include "models/profilestore.h"

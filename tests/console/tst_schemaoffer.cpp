@@ -2,7 +2,7 @@
 
 #include <pqxx/pqxx>
 
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "tests/console/consolefixture.h"
 #include "tests/support/testdb.h"
 

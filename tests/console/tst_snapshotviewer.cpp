@@ -20,7 +20,7 @@
 #include <pqxx/pqxx>
 
 #include "operations/actions.h"
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "core/sha256.h"
 #include "operations/signing.h"
 #include "operations/snapshot.h"

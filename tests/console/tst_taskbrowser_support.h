@@ -9,7 +9,7 @@
 #include <pqxx/pqxx>
 #include <string>
 
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "models/consolesession.h"
 #include "tests/support/testdb.h"
 

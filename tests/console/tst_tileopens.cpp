@@ -10,7 +10,7 @@
 #include <QTemporaryDir>
 #include <QToolTip>
 
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
 #include "models/taskbrowsermodel.h"

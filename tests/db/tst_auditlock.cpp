@@ -264,7 +264,7 @@ void TestAuditLock::trailFromBeforeTheUpgradeVerifies()
     idem::test::ScratchDatabase db("auditlock_upgrade");
     auto c = db.connect();
     {
-        // The migrations up to the previous release, applied as migrate applies them.
+        // The tables up to the previous release (the migrations before 0007), as migrate applies them.
         pqxx::work w(*c);
         w.exec("CREATE SCHEMA idem");
         w.exec("CREATE TABLE idem.idem_schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
@@ -281,6 +281,39 @@ void TestAuditLock::trailFromBeforeTheUpgradeVerifies()
         w.commit();
     }
     QCOMPARE(scalar(*c, "SELECT to_regclass('idem.task_idempotency_audit_head') IS NULL")[0], 't');
+    // Three entries as v3 to v6 appended them, before the head row existed: planted, each hash
+    // computed in C++ (operations/audit.h), independently of the database's functions.
+    std::string prev(64, '0');
+    for (int i = 1; i <= 3; ++i) {
+        idem::AuditEntry e;
+        e.id = i;
+        e.atUs = 1700000000000000 + i * 1000001LL;
+        e.key = "old:op:" + std::to_string(i);
+        e.action = "requeue";
+        e.reason = "upgrade test";
+        e.dbRole = "postgres";
+        e.osUser = "tester";
+        e.clientHost = "[local]";
+        e.application = "tst_auditlock";
+        e.beforeImage = R"({"status": "failed"})";
+        e.afterImage = R"({"status": "retryable_failed"})";
+        e.prevHash = prev;
+        e.entryHash = idem::auditEntryHash(e);
+        pqxx::work w(*c);
+        w.exec_params("INSERT INTO idem.task_idempotency_audit (id, at, idempotency_key, action, reason, db_role,"
+                      " os_user, client_host, application, before_image, after_image, prev_hash, entry_hash)"
+                      " OVERRIDING SYSTEM VALUE VALUES ($1, 'epoch'::timestamptz + $2 * interval '1 microsecond', $3,"
+                      " $4, $5, $6, $7, $8, $9, $10::jsonb, $11::jsonb, $12, $13)",
+            e.id, e.atUs, e.key, e.action, e.reason, e.dbRole, e.osUser, e.clientHost, e.application, e.beforeImage,
+            e.afterImage, e.prevHash, e.entryHash);
+        w.commit();
+        prev = e.entryHash;
+    }
+    const auto before = idem::verifyChain(*c, idem::SchemaName());
+    QVERIFY2(before.ok(), before.detail.c_str());
+
+    const auto report = idem::migrate(*c, { idem::SchemaName(), false });
+    QCOMPARE(report.fromVersion, previous);
     const auto act = [&](const std::string& key) {
         pqxx::work w(*c);
         w.exec_params("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, attempts)"
@@ -293,19 +326,14 @@ void TestAuditLock::trailFromBeforeTheUpgradeVerifies()
         w.commit();
         return r[0][0].as<std::string>() + " " + r[0][1].as<std::string>();
     };
-    for (int i = 1; i <= 3; ++i)
-        QCOMPARE(act("old:op:" + std::to_string(i)), "applied " + std::to_string(i));
-    const auto before = idem::verifyChain(*c, idem::SchemaName());
-    QVERIFY2(before.ok(), before.detail.c_str());
-
-    const auto report = idem::migrate(*c, { idem::SchemaName(), false });
-    QCOMPARE(report.fromVersion, previous);
     QCOMPARE(scalar(*c, "SELECT count(*)::text FROM idem.task_idempotency_audit_head"), "1"_b);
     for (int i = 4; i <= 6; ++i)
         QCOMPARE(act("new:op:" + std::to_string(i)), "applied " + std::to_string(i));
     const auto after = idem::verifyChain(*c, idem::SchemaName(), before.head);
     QVERIFY2(after.ok(), after.detail.c_str());
     QCOMPARE(after.checked, std::int64_t(6));
+    QVERIFY(before.head);
+    QCOMPARE(before.head->hash, prev);
     QCOMPARE(scalar(*c, "SELECT prev_hash = (SELECT entry_hash FROM idem.task_idempotency_audit WHERE id = 3)"
                         " FROM idem.task_idempotency_audit WHERE id = 4")[0],
         't');

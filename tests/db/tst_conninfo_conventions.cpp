@@ -8,7 +8,7 @@
 #include <pqxx/pqxx>
 
 #include "core/connection.h"
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "tests/support/cliprocess.h"
 #include "tests/support/testdb.h"
 

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "core/counters.h"
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "core/taskstore.h"
 #include "tests/support/taskrows.h"
 
@@ -270,16 +270,24 @@ void TestCounters::flusherKeepsCountsWhileDatabaseAway()
 
 void TestCounters::olderSchemaKeepsEveryOtherCount()
 {
-    // A worker of this version flushing into a schema of version 9 (before retry_failed): the
-    // migrations applied by hand up to 9, as a database not yet migrated would hold them.
+    // A worker of this version flushing into a schema of version 9 (before retry_failed): there,
+    // add_counters() refused a batch holding an outcome it did not know, whole, with ID003. The
+    // schema is migrated, then its add_counters() put behind a stand-in that refuses retry_failed
+    // as v9 did (since v14 the migrations no longer carry the functions of their time).
     const idem::SchemaName old("counters_v9");
+    idem::migrate(*m_admin, { old });
     {
         pqxx::work w(*m_admin);
-        w.exec("CREATE SCHEMA " + old.quoted());
-        w.exec("SET LOCAL search_path TO " + old.quoted());
-        for (const auto& m : idem::bundledMigrations())
-            if (m.version <= 9)
-                w.exec(m.sql);
+        w.exec("ALTER FUNCTION " + old.qualify("add_counters") + "(jsonb) RENAME TO add_counters_current");
+        w.exec("CREATE FUNCTION " + old.qualify("add_counters") + "(p_batch jsonb) RETURNS integer"
+               " LANGUAGE plpgsql SECURITY DEFINER SET search_path = " + old.quoted() + ", pg_temp AS $v9$"
+               " BEGIN"
+               "   IF EXISTS (SELECT FROM jsonb_array_elements(p_batch) e WHERE e->>'w' = 'retry_failed') THEN"
+               "     RAISE EXCEPTION 'counter row out of bounds: unknown outcome retry_failed' USING ERRCODE = 'ID003';"
+               "   END IF;"
+               "   RETURN add_counters_current(p_batch);"
+               " END $v9$");
+        w.exec("GRANT EXECUTE ON FUNCTION " + old.qualify("add_counters") + "(jsonb) TO idem_worker");
         w.commit();
     }
     const auto sumsIn = [&](const std::string& table) {

@@ -15,7 +15,7 @@
 #include <pqxx/pqxx>
 
 #include "core/connection.h"
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "tests/support/cliprocess.h"
 #include "tests/support/countingproxy.h"
 #include "tests/support/exporterprocess.h"

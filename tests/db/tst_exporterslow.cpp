@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "tests/support/exporterprocess.h"
 #include "tests/support/testdb.h"
 

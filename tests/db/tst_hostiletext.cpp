@@ -9,7 +9,7 @@
 
 #include <pqxx/pqxx>
 
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "core/utf8.h"
 #include "tests/support/cliprocess.h"
 #include "tests/support/testdb.h"

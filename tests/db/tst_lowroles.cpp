@@ -6,7 +6,7 @@
 
 #include <pqxx/pqxx>
 
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "operations/purge.h"
 #include "operations/stats.h"
 #include "tests/support/cliprocess.h"

@@ -9,7 +9,7 @@
 #include <pqxx/pqxx>
 #include <thread>
 
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "tests/support/cliprocess.h"
 #include "tests/support/testdb.h"
 
@@ -140,6 +140,9 @@ private Q_SLOTS:
     void idemctlBadInput();
     void concurrentMigrate_data();
     void concurrentMigrate();
+    void everyFunctionIsOneFile();
+    void changedFunctionFileIsReapplied();
+    void checksumsFromBeforeTheSplitAreAccepted();
 };
 
 void TestMigrate::emptyDatabase()
@@ -249,7 +252,7 @@ void TestMigrate::emptyDatabase()
     // QFINDTESTDATA) cannot locate it.
     const QString sourceDir = qEnvironmentVariable("IDEM_SOURCE_DIR");
     QVERIFY2(!sourceDir.isEmpty(), "IDEM_SOURCE_DIR is not set (run the test through ctest)");
-    QFile file(sourceDir + QStringLiteral("/resources/sql/0001_initial.sql"));
+    QFile file(sourceDir + QStringLiteral("/resources/sql/migrations/0001_initial.sql"));
     QVERIFY2(file.open(QIODevice::ReadOnly), qPrintable(file.fileName()));
     QCOMPARE(file.readAll().toStdString(), first.sql);
     QCOMPARE(lines(t, "SELECT encode(sha256(convert_to($1, 'UTF8')), 'hex')", first.sql),
@@ -716,6 +719,113 @@ void TestMigrate::concurrentMigrate()
             QStringLiteral("1"));
         QVERIFY(idem::inspectSchema(*c, name).upToDate());
     }
+}
+
+// Issue 25: the migrations hold tables, indexes and data; each function and procedure is one file,
+// its one live definition, and the database holds exactly the functions the files define.
+void TestMigrate::everyFunctionIsOneFile()
+{
+    static const QRegularExpression definesFunction(
+        QStringLiteral(R"(\bCREATE\s+(OR\s+REPLACE\s+)?(FUNCTION|PROCEDURE)\b)"),
+        QRegularExpression::CaseInsensitiveOption);
+    for (const auto& m : idem::bundledMigrations())
+        QVERIFY2(!definesFunction.match(qs(m.sql)).hasMatch(), qPrintable(qs(m.name) + QStringLiteral(" defines a function")));
+    QStringList files;
+    for (const auto& f : idem::bundledFunctions()) {
+        files << qs(f.name);
+        // One definition per file, of the function the file is named after.
+        const auto all = definesFunction.globalMatch(qs(f.sql));
+        int n = 0;
+        for (auto it = all; it.hasNext(); it.next())
+            ++n;
+        QVERIFY2(n == 1, qPrintable(qs(f.name) + QStringLiteral(".sql defines %1 functions").arg(n)));
+        static const QRegularExpression named(QStringLiteral(R"(\b(FUNCTION|PROCEDURE)\s+(\w+)\s*\()"));
+        QCOMPARE(named.match(qs(f.sql)).captured(2), qs(f.name));
+    }
+    files.sort();
+
+    idem::test::ScratchDatabase db("migrate_functions");
+    auto c = db.connect();
+    const auto report = idem::migrate(*c, { idem::SchemaName() });
+    QCOMPARE(toQt(report.functionsApplied), files);
+    pqxx::read_transaction t(*c);
+    // What the catalogue holds in the schema: one routine per file, no overloads, nothing else.
+    QCOMPARE(lines(t, "SELECT p.proname FROM pg_proc p WHERE p.pronamespace = 'idem'::regnamespace ORDER BY 1"), files);
+    QCOMPARE(lines(t, "SELECT name FROM idem.idem_schema_functions ORDER BY 1"), files);
+    for (const auto& f : idem::bundledFunctions())
+        QCOMPARE(lines(t, "SELECT checksum FROM idem.idem_schema_functions WHERE name = $1", f.name),
+            QStringList { qs(f.checksum) });
+    // The schema's name is written into the two bodies that cannot pin their path.
+    QCOMPARE(lines(t, "SELECT count(*)::text FROM pg_proc WHERE pronamespace = 'idem'::regnamespace"
+                      " AND prosrc LIKE '%@extschema@%'"),
+        QStringList { QStringLiteral("0") });
+}
+
+// A function file that changed (here: the database holds another body and checksum) is applied
+// again by migrate, alone, and the schema reads as current only after that.
+void TestMigrate::changedFunctionFileIsReapplied()
+{
+    idem::test::ScratchDatabase db("migrate_reapply");
+    auto c = db.connect();
+    idem::migrate(*c, { idem::SchemaName() });
+    {
+        pqxx::work w(*c);
+        w.exec("SET LOCAL search_path = idem, pg_temp");
+        w.exec("CREATE OR REPLACE FUNCTION idem_key_matches(p_key text, p_tenant text, p_operation text)"
+               " RETURNS boolean LANGUAGE sql IMMUTABLE AS $$ SELECT false $$");
+        w.exec("UPDATE idem.idem_schema_functions SET checksum = 'an older file' WHERE name = 'idem_key_matches'");
+        w.commit();
+    }
+    QCOMPARE(value(*c, "SELECT idem.idem_key_matches('t:op:1', 't', NULL)::text"), QStringLiteral("false"));
+    auto state = idem::inspectSchema(*c, idem::SchemaName());
+    QVERIFY(!state.upToDate());
+    QVERIFY(state.problems.empty());
+    QCOMPARE(toQt(state.functionsPending), QStringList { QStringLiteral("idem_key_matches") });
+    const auto status = idem::test::runIdemctl({ QStringLiteral("migrate"), QStringLiteral("--status"),
+        QStringLiteral("--dsn"), qs(db.dsn()) });
+    QVERIFY2(status.out.contains(QStringLiteral("1 function file(s) to apply, the first idem_key_matches.sql")),
+        qPrintable(idem::test::describe(status)));
+
+    const auto report = idem::migrate(*c, { idem::SchemaName() });
+    QVERIFY(report.applied.empty());
+    QCOMPARE(toQt(report.functionsApplied), QStringList { QStringLiteral("idem_key_matches") });
+    QCOMPARE(value(*c, "SELECT idem.idem_key_matches('t:op:1', 't', NULL)::text"), QStringLiteral("true"));
+    QCOMPARE(value(*c, "SELECT idem.idem_key_matches('t:op:1', 'u', NULL)::text"), QStringLiteral("false"));
+    QVERIFY(idem::inspectSchema(*c, idem::SchemaName()).upToDate());
+    QVERIFY(idem::migrate(*c, { idem::SchemaName() }).functionsApplied.empty());
+}
+
+// A database migrated up to v13 recorded the checksums the migrations had while they also defined
+// the functions: each is taken as its version; any other checksum is still refused.
+void TestMigrate::checksumsFromBeforeTheSplitAreAccepted()
+{
+    idem::test::ScratchDatabase db("migrate_superseded");
+    auto c = db.connect();
+    idem::migrate(*c, { idem::SchemaName() });
+    int superseded = 0;
+    {
+        pqxx::work w(*c);
+        for (const auto& m : idem::bundledMigrations())
+            if (!m.supersededChecksum.empty()) {
+                w.exec_params("UPDATE idem.idem_schema_version SET checksum = $1 WHERE version = $2",
+                    m.supersededChecksum, m.version);
+                ++superseded;
+            }
+        w.commit();
+    }
+    // Every migration that defined a function up to v13 changed: 0002, 0003 and 0005 to 0013.
+    QCOMPARE(superseded, 11);
+    QVERIFY(idem::inspectSchema(*c, idem::SchemaName()).upToDate());
+    QVERIFY(idem::migrate(*c, { idem::SchemaName() }).applied.empty());
+    {
+        pqxx::work w(*c);
+        w.exec("UPDATE idem.idem_schema_version SET checksum = left(checksum, 63) || 'x' WHERE version = 2");
+        w.commit();
+    }
+    const auto state = idem::inspectSchema(*c, idem::SchemaName());
+    QCOMPARE(state.problems.size(), std::size_t(1));
+    QVERIFY2(qs(state.problems[0]).contains(QStringLiteral("0002_protocol.sql")), state.problems[0].c_str());
+    QVERIFY_THROWS_EXCEPTION(idem::MigrationRefused, idem::migrate(*c, { idem::SchemaName() }));
 }
 
 QTEST_GUILESS_MAIN(TestMigrate)

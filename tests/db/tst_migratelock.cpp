@@ -4,7 +4,7 @@
 
 #include <pqxx/pqxx>
 
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "tests/support/cliprocess.h"
 #include "tests/support/testdb.h"
 

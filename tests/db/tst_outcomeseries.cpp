@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "operations/outcomeseries.h"
 #include "operations/snapshotreport.h"
 #include "tests/support/testdb.h"

@@ -12,7 +12,7 @@
 #include <pqxx/pqxx>
 
 #include "core/connection.h"
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "core/taskstore.h"
 #include "operations/audit.h"
 #include "operations/purge.h"

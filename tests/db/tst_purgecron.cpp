@@ -5,7 +5,7 @@
 #include <pqxx/pqxx>
 
 #include "core/connection.h"
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "operations/audit.h"
 #include "tests/support/pgservers.h"
 #include "tests/support/taskrows.h"

@@ -8,7 +8,7 @@
 #include <pqxx/pqxx>
 
 #include "core/connection.h"
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "operations/audit.h"
 #include "operations/storage.h"
 #include "tests/support/cliprocess.h"

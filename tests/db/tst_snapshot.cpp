@@ -7,7 +7,7 @@
 #include <pqxx/pqxx>
 
 #include "core/connection.h"
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "operations/signing.h"
 #include "operations/snapshot.h"
 #include "operations/snapshotbundle.h"

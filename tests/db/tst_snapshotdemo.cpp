@@ -4,7 +4,7 @@
 #include <QTemporaryDir>
 #include <pqxx/pqxx>
 
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "operations/snapshot.h"
 #include "operations/snapshotbundle.h"
 #include "tests/support/cliprocess.h"

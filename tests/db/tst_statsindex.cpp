@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "operations/stats.h"
 #include "tests/support/testdb.h"
 

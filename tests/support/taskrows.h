@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "core/key.h"
-#include "core/migrate.h"
+#include "schema/migrate.h"
 #include "core/taskstore.h"
 #include "tests/support/testdb.h"
 

@@ -1,5 +1,5 @@
 -- audit_entry_hash (schema v3; the history is in git log).
--- The chain hash; core/audit.cpp (auditCanonicalBytes) computes exactly the same in C++.
+-- The chain hash; operations/audit.cpp (auditCanonicalBytes) computes exactly the same in C++.
 -- PL/pgSQL rather than SQL: a SQL function with a SET clause is parsed and planned on every call.
 CREATE OR REPLACE FUNCTION audit_entry_hash(p_id bigint, p_at_us bigint, p_key text, p_action text, p_reason text,
                                  p_db_role text, p_os_user text, p_client_host text, p_application text,

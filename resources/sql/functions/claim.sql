@@ -1,4 +1,12 @@
 -- claim (schema v2, changed in v5, v6, v13; the history is in git log).
+-- The first step of every attempt, one round trip: takes key p_key for token p_token, or answers
+-- from the stored row. decision [detail]: acquired [new]; reacquired [lease_expired, retry_due]
+-- (a new token, attempts + 1); replay [succeeded] (the stored result); in_progress [lease_live,
+-- locked] and retry_later [class] (ask again after retry_after_ms); conflict [status] (another
+-- request digest used the key: nothing changes and request_hash is NULL); failed [failed,
+-- exhausted]. It reads the row first, without a lock, and inserts only when there is none.
+-- The table of decisions and what a caller does: docs/workers-guide.md; the SQLSTATEs (ID001
+-- lost ownership, ID002 no record, ID003 invalid argument): 0002_protocol.sql's header.
 CREATE OR REPLACE FUNCTION claim(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint,
                       p_max_attempts integer DEFAULT 5, p_max_age_ms bigint DEFAULT NULL)
 RETURNS TABLE (decision text, detail text, owner_token uuid, attempts integer, max_attempts integer,

@@ -1,4 +1,8 @@
 -- idem_exact_refresh_begin (schema v8; the history is in git log).
+-- The shared exact figures' refresh, first of its two calls (each its own transaction): marks an
+-- attempt and returns its token, to one caller only, when the figures are due (taken_at +
+-- period_s passed) and no attempt is under way (attempt_at more than max(period_s, 60 s) ago);
+-- NULL otherwise. idem_exact_refresh_finish(token, ...) then counts and stores them.
 CREATE OR REPLACE FUNCTION idem_exact_refresh_begin()
 RETURNS uuid
 LANGUAGE plpgsql

@@ -1,4 +1,8 @@
 -- idem_exact_refresh_finish (schema v8, changed in v9, v13; the history is in git log).
+-- The refresh's second call: counts the exact figures (idem_exact_stats, unfiltered) and stores
+-- them in idem_stats_exact if p_token is still the current attempt's; then a batch of counter
+-- upkeep (a failure of which never stops the refresh) and a size sample if due. Returns whether
+-- it stored them.
 CREATE OR REPLACE FUNCTION idem_exact_refresh_finish(p_token uuid, p_long_after_minutes integer)
 RETURNS boolean
 LANGUAGE plpgsql

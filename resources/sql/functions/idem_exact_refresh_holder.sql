@@ -1,9 +1,9 @@
 -- idem_exact_refresh_holder (schema v13; the history is in git log).
--- 6: who holds the shared exact refresh. A session that called idem_exact_refresh_begin() or
+-- Who holds the shared exact refresh. A session that called idem_exact_refresh_begin() or
 -- _finish() and kept its transaction open holds the one row's lock: nobody else can refresh
 -- until it ends. The lock shows in the row's xmax and, for as long as that transaction lives,
 -- as its transactionid lock in pg_locks, with its pid. NULL when nobody holds it. Readers count
--- for themselves while it is held past its due time (operations/stats.cpp, needsOwnExact).
+-- for themselves while it is held past its due time (operations/statsrefresh.cpp, needsOwnExact).
 CREATE OR REPLACE FUNCTION idem_exact_refresh_holder()
 RETURNS TABLE (pid integer, db_role text, application text, since timestamptz)
 LANGUAGE sql

@@ -3,9 +3,10 @@
 -- than p_long_after_minutes ago are long-unfinished (work still in flight; failed rows have
 -- their own figures). One pass over the unfinished rows (task_idempotency_unfinished_idx,
 -- covering since v4): its cost follows the unfinished set, which is why no tick runs it.
--- Written out with the schema's name in it, not SET search_path: so it stays inlinable and
--- EXPLAIN of a caller shows (and tests check) the index-only scan it makes. Callers set
--- max_parallel_workers_per_gather = 0 for it.
+-- The table is named with @extschema@ (migrate writes the schema's name there) and every
+-- operator and function in pg_catalog, not with SET search_path: so it stays inlinable and
+-- EXPLAIN of a caller shows (and tests check) the index-only scan it makes, and nothing resolves
+-- through a caller's path. Callers set max_parallel_workers_per_gather = 0 for it.
 CREATE OR REPLACE FUNCTION idem_exact_stats(p_tenant text, p_operation text, p_long_after_minutes integer)
 RETURNS TABLE (processing bigint, expired_leases bigint, oldest_processing_created_at timestamptz,
                retryable_failed bigint, uncertain bigint, failed_permanent bigint, failed_exhausted bigint,

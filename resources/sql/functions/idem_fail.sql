@@ -1,4 +1,6 @@
 -- idem_fail (schema v3; the history is in git log).
+-- The operator's "mark failed" (recovery_action_apply with action fail), SECURITY DEFINER:
+-- granted to idem_operator only, audited.
 CREATE OR REPLACE FUNCTION idem_fail(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_reason text,
                           p_actor text DEFAULT NULL)
 RETURNS TABLE (outcome text, status text, updated_at_us bigint, row_image jsonb, audit_id bigint, message text)

@@ -1,4 +1,6 @@
 -- idem_purge_alive (schema v13; the history is in git log).
+-- Whether purge run r is alive: its backend (backend_pid) still holds the advisory lock under
+-- the run's random key (lock_key1, lock_key2), as pg_locks shows to every role (v13).
 CREATE OR REPLACE FUNCTION idem_purge_alive(r idem_purge_runs)
 RETURNS boolean
 LANGUAGE plpgsql

@@ -1,4 +1,6 @@
 -- idem_release (schema v3; the history is in git log).
+-- The operator's "release lease" (recovery_action_apply with action release): revokes the
+-- executor's token so the next claim takes over; SECURITY DEFINER, idem_operator only, audited.
 CREATE OR REPLACE FUNCTION idem_release(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_reason text,
                              p_actor text DEFAULT NULL)
 RETURNS TABLE (outcome text, status text, updated_at_us bigint, row_image jsonb, audit_id bigint, message text)

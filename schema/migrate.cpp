@@ -1,6 +1,9 @@
-#include "core/migrate.h"
+#include "schema/migrate.h"
 
 #include <pqxx/pqxx>
+
+#include <algorithm>
+#include <map>
 
 #include "core/sha256.h"
 #include "core/utf8.h"
@@ -80,6 +83,14 @@ namespace {
         w.exec_params("SELECT set_config('search_path', $1, true)", schema.quoted() + ", pg_temp");
     }
 
+    std::vector<std::string> functionNames()
+    {
+        std::vector<std::string> out;
+        for (const auto& f : bundledFunctions())
+            out.push_back(f.name);
+        return out;
+    }
+
     struct Applied {
         int version;
         std::string name;
@@ -93,6 +104,24 @@ namespace {
                               + " ORDER BY version");
         for (const auto& row : r)
             out.push_back({ row[0].as<int>(), row[1].as<std::string>(), row[2].as<std::string>() });
+        return out;
+    }
+
+    // The function files whose checksum the database does not record (all of them before v14).
+    std::vector<std::string> pendingFunctions(pqxx::transaction_base& t, const SchemaName& schema)
+    {
+        std::map<std::string, std::string> recorded;
+        const auto table = schema.qualify("idem_schema_functions");
+        if (!t.exec_params("SELECT to_regclass($1) IS NOT NULL", table)[0][0].as<bool>())
+            return functionNames();
+        for (const auto& row : t.exec("SELECT name, checksum FROM " + table))
+            recorded[row[0].as<std::string>()] = row[1].as<std::string>();
+        std::vector<std::string> out;
+        for (const auto& f : bundledFunctions()) {
+            const auto it = recorded.find(f.name);
+            if (it == recorded.end() || it->second != f.checksum)
+                out.push_back(f.name);
+        }
         return out;
     }
 
@@ -114,7 +143,7 @@ namespace {
             if (!m) {
                 problems.push_back("applied migration " + std::to_string(a.version) + " (" + a.name
                                    + ") is not one this idemctl ships");
-            } else if (m->checksum != a.checksum) {
+            } else if (m->checksum != a.checksum && m->supersededChecksum != a.checksum) {
                 problems.push_back("applied migration " + a.name + " has checksum " + a.checksum
                                    + " but this idemctl ships " + m->name + " with checksum " + m->checksum
                                    + "; the migration file was changed after it was applied");
@@ -132,6 +161,34 @@ namespace {
             out += p;
         }
         return out;
+    }
+
+    // Applies, in w, the function files the database holds another version of, and records them.
+    // Bodies are checked when called, not here (check_function_bodies off, as pg_dump restores):
+    // the files can then come in name order whatever calls what. Commits w.
+    std::vector<std::string> applyFunctions(pqxx::work& w, const SchemaName& schema)
+    {
+        const auto pending = pendingFunctions(w, schema);
+        if (pending.empty())
+            return pending;
+        useSchema(w, schema);
+        w.exec("SET LOCAL check_function_bodies = off");
+        for (const auto& f : bundledFunctions()) {
+            if (std::find(pending.begin(), pending.end(), f.name) == pending.end())
+                continue;
+            try {
+                w.exec(functionSqlFor(f, schema));
+            } catch (const pqxx::sql_error& e) {
+                throw std::runtime_error("function file " + f.name + ".sql failed (SQLSTATE " + e.sqlstate()
+                    + "), no function file was applied: " + e.what());
+            }
+            w.exec_params("INSERT INTO " + schema.qualify("idem_schema_functions")
+                    + " (name, checksum) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE"
+                      " SET checksum = excluded.checksum, applied_at = now(), applied_by = current_user",
+                f.name, f.checksum);
+        }
+        w.commit();
+        return pending;
     }
 
     // Commits w.
@@ -155,10 +212,32 @@ const std::vector<Migration>& bundledMigrations()
     static const std::vector<Migration> all = [] {
         std::vector<Migration> out;
         for (const auto& e : sql::embeddedMigrations())
-            out.push_back({ e.version, e.name, e.text, sha256Hex(e.text) });
+            out.push_back({ e.version, e.name, e.text, sha256Hex(e.text), e.supersededChecksum });
         return out;
     }();
     return all;
+}
+
+const std::vector<FunctionDefinition>& bundledFunctions()
+{
+    static const std::vector<FunctionDefinition> all = [] {
+        std::vector<FunctionDefinition> out;
+        for (const auto& e : sql::embeddedFunctions())
+            out.push_back({ e.name, e.text, sha256Hex(e.text) });
+        return out;
+    }();
+    return all;
+}
+
+std::string functionSqlFor(const FunctionDefinition& function, const SchemaName& schema)
+{
+    static const std::string token = "@extschema@";
+    std::string out = function.sql;
+    for (auto at = out.find(token); at != std::string::npos; at = out.find(token, at)) {
+        out.replace(at, token.size(), schema.quoted());
+        at += schema.quoted().size();
+    }
+    return out;
 }
 
 int latestSchemaVersion()
@@ -190,6 +269,8 @@ SchemaState inspectSchema(pqxx::connection& conn, const SchemaName& schema)
         for (const auto& a : applied)
             state.version = std::max(state.version, a.version);
         state.problems = checkApplied(applied);
+        if (state.version == state.latest && state.problems.empty())
+            state.functionsPending = pendingFunctions(t, schema);
     }
     return state;
 }
@@ -219,6 +300,10 @@ MigrateReport migrate(pqxx::connection& conn, const MigrateOptions& options)
                 found = found || a.version == m.version;
             current = current && found;
         }
+    }
+    if (current) {
+        pqxx::read_transaction t(conn);
+        current = pendingFunctions(t, schema).empty();
     }
     if (current) {
         if (options.applyRoles) {
@@ -282,6 +367,12 @@ MigrateReport migrate(pqxx::connection& conn, const MigrateOptions& options)
         w.commit();
         report.applied.push_back(m.name);
         report.toVersion = m.version;
+    }
+
+    {
+        pqxx::work w(conn);
+        lockSchema(w, schema, options.lockTimeout);
+        report.functionsApplied = applyFunctions(w, schema);
     }
 
     if (options.applyRoles) {

@@ -11,15 +11,34 @@
 
 namespace idem {
 
+// The schema is SQL compiled into this binary (resources/sql): versioned migrations for tables,
+// indexes and data, applied once each; one file per function or procedure, its one live
+// definition, applied whenever its checksum differs from the one the database records; the
+// role script, re-applied on every migrate. A worker never links this: it needs only the
+// protocol functions a migrated schema holds.
+
 struct Migration {
     int version = 0;
     std::string name; // file name, e.g. 0001_initial.sql
     std::string sql;
     std::string checksum; // sha256 hex of sql
+    // The checksum the file had up to v13, when it also defined functions; a database migrated
+    // then records it, and it is taken as this version. Empty when unchanged.
+    std::string supersededChecksum;
+};
+
+struct FunctionDefinition {
+    std::string name; // the function or procedure, e.g. claim (resources/sql/functions/claim.sql)
+    std::string sql; // as shipped; @extschema@ stands for the schema's quoted name
+    std::string checksum; // sha256 hex of sql
 };
 
 // The migrations compiled into this binary, in version order.
 const std::vector<Migration>& bundledMigrations();
+// The function files compiled into this binary, in name order.
+const std::vector<FunctionDefinition>& bundledFunctions();
+// A function file's text for one schema: @extschema@ replaced by its quoted name.
+std::string functionSqlFor(const FunctionDefinition& function, const SchemaName& schema);
 int latestSchemaVersion();
 // The role and grant script migrate applies after the migrations (unless --no-roles).
 const std::string& rolesSql();
@@ -32,10 +51,13 @@ struct SchemaState {
     int version = 0; // highest applied, 0 when none
     int latest = 0; // what this binary knows
     std::vector<std::string> problems; // checksum mismatches, unknown versions
+    // At the latest version: function files this binary ships that the database holds another
+    // version of, or none (migrate applies them).
+    std::vector<std::string> functionsPending;
 
     bool missing() const { return version == 0; }
     bool newer() const { return version > latest; }
-    bool upToDate() const { return version == latest && problems.empty(); }
+    bool upToDate() const { return version == latest && problems.empty() && functionsPending.empty(); }
 };
 
 SchemaState inspectSchema(pqxx::connection& conn, const SchemaName& schema);
@@ -64,6 +86,7 @@ struct MigrateReport {
     int fromVersion = 0;
     int toVersion = 0;
     std::vector<std::string> applied; // file names, in order
+    std::vector<std::string> functionsApplied; // function files (re)applied, by name
     bool rolesApplied = false;
     bool adoptedExistingTable = false;
     // Set when the schema was current and the roles were not re-applied because another session
@@ -72,7 +95,8 @@ struct MigrateReport {
 };
 
 // Applies pending migrations, each in its own transaction, recording version and checksum in
-// idem_schema_version; then the role script. Idempotent. Throws MigrationRefused, changing
+// idem_schema_version; then, in one transaction, every function file whose checksum differs from
+// the one recorded in idem_schema_functions; then the role script. Idempotent. Throws MigrationRefused, changing
 // nothing, when the database's schema is newer than this binary or an applied migration's
 // checksum differs from the bundled one. Concurrent runs serialise on an advisory lock, waited for
 // at most options.lockTimeout (MigrationLockTimeout, naming the holder); a schema already current
