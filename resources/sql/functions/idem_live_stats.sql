@@ -39,9 +39,9 @@ DECLARE
     v_shared boolean := false;
     v_start timestamptz;
     v_cutoff timestamptz;
-    v_live bigint; v_expired bigint; v_nolease bigint; v_proc_old bigint; v_oldest timestamptz;
-    v_retry bigint; v_retry_old bigint; v_unc bigint; v_fp bigint; v_fe bigint;
-    -- what matched the filter (unfiltered: the same)
+    v_live bigint; v_expired bigint; v_nolease bigint;
+    v_retry bigint; v_unc bigint; v_fp bigint; v_fe bigint;
+    -- what matched the filter (unfiltered: everything counted)
     v_live_n bigint; v_expired_n bigint; v_proc_old_n bigint; v_oldest_n timestamptz;
     v_retry_n bigint; v_retry_old_n bigint; v_unc_n bigint; v_fp_n bigint; v_fe_n bigint;
 BEGIN
@@ -85,73 +85,48 @@ BEGIN
 
     v_start := clock_timestamp();
     v_cutoff := now() - p_long_after_minutes * interval '1 minute';
-    IF v_all THEN
-        -- One statement, one snapshot. Every branch is an index scan that stops at the cap
-        -- (index-only where the heap pages are all-visible: nothing but created_at is read).
-        WITH p AS (
-            (SELECT 1 AS b, t.created_at FROM task_idempotency t
-              WHERE t.status = 'processing' AND t.lease_until > now() LIMIT c_cap + 1)
-            UNION ALL
-            (SELECT 2, t.created_at FROM task_idempotency t
-              WHERE t.status = 'processing' AND t.lease_until <= now() LIMIT c_cap + 1)
-            UNION ALL
-            (SELECT 3, t.created_at FROM task_idempotency t
-              WHERE t.status = 'processing' AND t.lease_until IS NULL ORDER BY t.lease_until LIMIT c_cap + 1)
-        ), r AS (
-            SELECT t.created_at FROM task_idempotency t WHERE t.status = 'retryable_failed' LIMIT c_cap + 1
-        )
-        SELECT (SELECT count(*) FROM p WHERE p.b = 1), (SELECT count(*) FROM p WHERE p.b = 2),
-               (SELECT count(*) FROM p WHERE p.b = 3), (SELECT count(*) FROM p WHERE p.created_at < v_cutoff),
-               (SELECT min(p.created_at) FROM p),
-               (SELECT count(*) FROM r), (SELECT count(*) FROM r WHERE r.created_at < v_cutoff),
-               (SELECT count(*) FROM (SELECT 1 FROM task_idempotency t
-                                       WHERE t.status = 'retryable_failed' AND t.error_class = 'unknown' LIMIT c_cap + 1) s),
-               (SELECT count(*) FROM (SELECT 1 FROM task_idempotency t
-                                       WHERE t.status = 'failed' AND t.error_class = 'permanent' LIMIT c_cap + 1) s),
-               (SELECT count(*) FROM (SELECT 1 FROM task_idempotency t
-                                       WHERE t.status = 'failed' AND t.error_class IS DISTINCT FROM 'permanent' LIMIT c_cap + 1) s)
-          INTO v_live, v_expired, v_nolease, v_proc_old, v_oldest, v_retry, v_retry_old, v_unc, v_fp, v_fe;
-        v_live_n := v_live; v_expired_n := v_expired + v_nolease; v_proc_old_n := v_proc_old; v_oldest_n := v_oldest;
-        v_retry_n := v_retry; v_retry_old_n := v_retry_old; v_unc_n := v_unc; v_fp_n := v_fp; v_fe_n := v_fe;
-    ELSE
-        -- The same index entries, with the filter applied to the rows they lead to.
-        WITH p AS (
-            (SELECT 1 AS b, t.created_at, t.idempotency_key AS k FROM task_idempotency t
-              WHERE t.status = 'processing' AND t.lease_until > now() LIMIT c_cap + 1)
-            UNION ALL
-            (SELECT 2, t.created_at, t.idempotency_key FROM task_idempotency t
-              WHERE t.status = 'processing' AND t.lease_until <= now() LIMIT c_cap + 1)
-            UNION ALL
-            (SELECT 3, t.created_at, t.idempotency_key FROM task_idempotency t
-              WHERE t.status = 'processing' AND t.lease_until IS NULL ORDER BY t.lease_until LIMIT c_cap + 1)
-        ), r AS (
-            SELECT t.created_at, t.idempotency_key AS k FROM task_idempotency t
-             WHERE t.status = 'retryable_failed' LIMIT c_cap + 1
-        ), u AS (
-            SELECT t.idempotency_key AS k FROM task_idempotency t
-             WHERE t.status = 'retryable_failed' AND t.error_class = 'unknown' LIMIT c_cap + 1
-        ), fp AS (
-            SELECT t.idempotency_key AS k FROM task_idempotency t
-             WHERE t.status = 'failed' AND t.error_class = 'permanent' LIMIT c_cap + 1
-        ), fe AS (
-            SELECT t.idempotency_key AS k FROM task_idempotency t
-             WHERE t.status = 'failed' AND t.error_class IS DISTINCT FROM 'permanent' LIMIT c_cap + 1
-        )
-        SELECT (SELECT count(*) FROM p WHERE p.b = 1), (SELECT count(*) FROM p WHERE p.b = 2),
-               (SELECT count(*) FROM p WHERE p.b = 3), (SELECT count(*) FROM r), (SELECT count(*) FROM u),
-               (SELECT count(*) FROM fp), (SELECT count(*) FROM fe),
-               (SELECT count(*) FROM p WHERE p.b = 1 AND idem_key_matches(p.k, p_tenant, p_operation)),
-               (SELECT count(*) FROM p WHERE p.b > 1 AND idem_key_matches(p.k, p_tenant, p_operation)),
-               (SELECT count(*) FROM p WHERE p.created_at < v_cutoff AND idem_key_matches(p.k, p_tenant, p_operation)),
-               (SELECT min(p.created_at) FROM p WHERE idem_key_matches(p.k, p_tenant, p_operation)),
-               (SELECT count(*) FROM r WHERE idem_key_matches(r.k, p_tenant, p_operation)),
-               (SELECT count(*) FROM r WHERE r.created_at < v_cutoff AND idem_key_matches(r.k, p_tenant, p_operation)),
-               (SELECT count(*) FROM u WHERE idem_key_matches(u.k, p_tenant, p_operation)),
-               (SELECT count(*) FROM fp WHERE idem_key_matches(fp.k, p_tenant, p_operation)),
-               (SELECT count(*) FROM fe WHERE idem_key_matches(fe.k, p_tenant, p_operation))
-          INTO v_live, v_expired, v_nolease, v_retry, v_unc, v_fp, v_fe,
-               v_live_n, v_expired_n, v_proc_old_n, v_oldest_n, v_retry_n, v_retry_old_n, v_unc_n, v_fp_n, v_fe_n;
-    END IF;
+    -- One statement, one snapshot; each figure's rows defined once, filtered or not (the filter
+    -- matches every key when both are NULL). Every branch is an index-only scan of the figure's
+    -- own partial index that stops at the cap; the filter applies to the entries visited, so a
+    -- capped filtered figure is the lower bound those entries prove.
+    WITH p AS (
+        (SELECT 1 AS b, t.created_at, t.idempotency_key AS k FROM task_idempotency t
+          WHERE t.status = 'processing' AND t.lease_until > now() LIMIT c_cap + 1)
+        UNION ALL
+        (SELECT 2, t.created_at, t.idempotency_key FROM task_idempotency t
+          WHERE t.status = 'processing' AND t.lease_until <= now() LIMIT c_cap + 1)
+        UNION ALL
+        (SELECT 3, t.created_at, t.idempotency_key FROM task_idempotency t
+          WHERE t.status = 'processing' AND t.lease_until IS NULL ORDER BY t.lease_until LIMIT c_cap + 1)
+    ), r AS (
+        SELECT t.created_at, t.idempotency_key AS k FROM task_idempotency t
+         WHERE t.status = 'retryable_failed' LIMIT c_cap + 1
+    ), u AS (
+        SELECT t.idempotency_key AS k FROM task_idempotency t
+         WHERE t.status = 'retryable_failed' AND t.error_class = 'unknown' LIMIT c_cap + 1
+    ), fp AS (
+        SELECT t.idempotency_key AS k FROM task_idempotency t
+         WHERE t.status = 'failed' AND t.error_class = 'permanent' LIMIT c_cap + 1
+    ), fe AS (
+        SELECT t.idempotency_key AS k FROM task_idempotency t
+         WHERE t.status = 'failed' AND t.error_class IS DISTINCT FROM 'permanent' LIMIT c_cap + 1
+    )
+    SELECT pp.live, pp.expired, pp.nolease, rr.n, (SELECT count(*) FROM u), (SELECT count(*) FROM fp),
+           (SELECT count(*) FROM fe), pp.live_m, pp.expired_m, pp.old_m, pp.oldest_m, rr.n_m, rr.old_m,
+           (SELECT count(*) FROM u WHERE v_all OR idem_key_matches(u.k, p_tenant, p_operation)),
+           (SELECT count(*) FROM fp WHERE v_all OR idem_key_matches(fp.k, p_tenant, p_operation)),
+           (SELECT count(*) FROM fe WHERE v_all OR idem_key_matches(fe.k, p_tenant, p_operation))
+      FROM (SELECT count(*) FILTER (WHERE x.b = 1) AS live, count(*) FILTER (WHERE x.b = 2) AS expired,
+                   count(*) FILTER (WHERE x.b = 3) AS nolease, count(*) FILTER (WHERE x.b = 1 AND x.m) AS live_m,
+                   count(*) FILTER (WHERE x.b > 1 AND x.m) AS expired_m,
+                   count(*) FILTER (WHERE x.created_at < v_cutoff AND x.m) AS old_m,
+                   min(x.created_at) FILTER (WHERE x.m) AS oldest_m
+              FROM (SELECT p.b, p.created_at, v_all OR idem_key_matches(p.k, p_tenant, p_operation) AS m FROM p) x) pp,
+           (SELECT count(*) AS n, count(*) FILTER (WHERE x.m) AS n_m,
+                   count(*) FILTER (WHERE x.created_at < v_cutoff AND x.m) AS old_m
+              FROM (SELECT r.created_at, v_all OR idem_key_matches(r.k, p_tenant, p_operation) AS m FROM r) x) rr
+      INTO v_live, v_expired, v_nolease, v_retry, v_unc, v_fp, v_fe,
+           v_live_n, v_expired_n, v_proc_old_n, v_oldest_n, v_retry_n, v_retry_old_n, v_unc_n, v_fp_n, v_fe_n;
 
     -- A branch asks for one row past the cap: if it got it, it stopped early and the figure is a
     -- lower bound, shown as the cap.
