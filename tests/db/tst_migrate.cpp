@@ -781,10 +781,10 @@ void TestMigrate::changedFunctionFileIsReapplied()
     QVERIFY(!state.upToDate());
     QVERIFY(state.problems.empty());
     QCOMPARE(toQt(state.functionsPending), QStringList { QStringLiteral("idem_key_matches") });
-    const auto status = idem::test::runIdemctl({ QStringLiteral("migrate"), QStringLiteral("--status"),
+    const auto status = idemctl({ QStringLiteral("migrate"), QStringLiteral("--status"),
         QStringLiteral("--dsn"), qs(db.dsn()) });
     QVERIFY2(status.out.contains(QStringLiteral("1 function file(s) to apply, the first idem_key_matches.sql")),
-        qPrintable(idem::test::describe(status)));
+        qPrintable(describe(status)));
 
     const auto report = idem::migrate(*c, { idem::SchemaName() });
     QVERIFY(report.applied.empty());

@@ -19,7 +19,7 @@
 --    key someone else holds keeps no run alive, and two Idem schemas in one database never share
 --    one.
 -- 6. The shared exact refresh names who holds it (idem_exact_refresh_holder: pid, role, since),
---    and readers count for themselves when it is held past its due time (operations/stats.cpp).
+--    and readers count for themselves when it is held past its due time (operations/statsrefresh.cpp).
 -- 7. complete() stamps updated_at with clock_timestamp(): retention counts from the completion,
 --    not from the start of the business transaction that made it.
 -- 9. A reason needs a visible character by a positive list: letters, numbers, punctuation and
