@@ -2,6 +2,7 @@
 
 #include <pqxx/pqxx>
 
+#include "core/connection.h"
 #include "schema/migrate.h"
 #include "tests/support/cliprocess.h"
 #include "tests/support/testdb.h"
