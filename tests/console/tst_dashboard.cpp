@@ -89,7 +89,8 @@ void TestDashboard::initTestCase()
     // And the rows that tell a figure's definition from a near miss (the operator's guide and
     // the tiles' tooltips say what each is): n1 is processing with no lease at all (an expired
     // lease: the next claim takes it over); u1 and x2 are out of attempts (max 5) but still
-    // waiting to retry; f3 and f4 failed hours ago (failed, never long-unfinished: not in flight).
+    // waiting to retry; f3 and f4 failed hours ago (failed, never long-unfinished: not in flight);
+    // x5 failed with no error class (failed and not permanent: exhausted).
     w.exec(R"(
         INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, owner_token, lease_until,
                                            attempts, error_class, error_message, next_attempt_at, created_at, updated_at)
@@ -113,7 +114,8 @@ void TestDashboard::initTestCase()
             ('tb:refund:f2', 'failed', NULL, 1, 'permanent', interval '0'),
             ('tb:charge:x1', 'failed', NULL, 5, 'retryable', interval '0'),
             ('ta:charge:f3', 'failed', NULL, 5, 'unknown', interval '5 hours'),
-            ('tb:refund:f4', 'failed', NULL, 1, 'permanent', interval '2 hours')
+            ('tb:refund:f4', 'failed', NULL, 1, 'permanent', interval '2 hours'),
+            ('tb:refund:x5', 'failed', NULL, 3, NULL, interval '0')
         ) AS v(k, st, lease, att, ec, age)
     )");
     w.exec(R"(
@@ -195,7 +197,7 @@ struct PlantedCounts {
     std::int64_t acquired, duplicates, retries, failedRetries, conflicts, staleTokens; // the tiles' window
     std::array<PlantedMinute, 3> minutes;
 };
-constexpr std::int64_t plantedTotalRows = 16 + 40;
+constexpr std::int64_t plantedTotalRows = 17 + 40;
 
 const PlantedRows& plantedRows(const char* tenant)
 {
@@ -205,10 +207,10 @@ const PlantedRows& plantedRows(const char* tenant)
         5, // r1 r2 r3 u1 x2 (u1, x2 out of attempts)
         2, // r3 u1
         3, // f1 f2 f4
-        2, // x1 f3
+        3, // x1 f3 x5 (no class)
         4, // p2 e2 n1 r1; not the old failed f3, f4, nor the old succeeded rows
         4, // p2
-        { 6 /* p1 p3 r2 f1 f2 f4 */, 4 /* p2 n1 r1 r3 */, 1 /* e1 */, 1 /* e2 */, 3 /* x2 x1 f3 */, 0, 0, 0, 0,
+        { 6 /* p1 p3 r2 f1 f2 f4 */, 4 /* p2 n1 r1 r3 */, 2 /* e1 x5 */, 1 /* e2 */, 3 /* x2 x1 f3 */, 0, 0, 0, 0,
             1 /* u1 */ },
     };
     static const PlantedRows tb {
@@ -217,10 +219,10 @@ const PlantedRows& plantedRows(const char* tenant)
         1, // r3
         1, // r3
         2, // f2 f4
-        1, // x1
+        2, // x1 x5
         2, // e2 n1
         3, // e2
-        { 3 /* p3 f2 f4 */, 2 /* n1 r3 */, 0, 1 /* e2 */, 1 /* x1 */, 0, 0, 0, 0, 0 },
+        { 3 /* p3 f2 f4 */, 2 /* n1 r3 */, 1 /* x5 */, 1 /* e2 */, 1 /* x1 */, 0, 0, 0, 0, 0 },
     };
     return tenant ? tb : all;
 }
@@ -475,14 +477,14 @@ void TestDashboard::tileOpensItsRows()
     DashboardRowsDialog dialog(&session, filter, QStringLiteral("Failed"));
     QSignalSpy loaded(&dialog, &DashboardRowsDialog::loaded);
     QVERIFY(loaded.wait(timeoutMs));
-    QCOMPARE(dialog.table()->rowCount(), 5); // the failed rows planted
+    QCOMPARE(dialog.table()->rowCount(), 6); // the failed rows planted
     QStringList keys;
     for (int r = 0; r < dialog.table()->rowCount(); ++r)
         keys << dialog.table()->item(r, 0)->text();
     keys.sort();
     QCOMPARE(keys,
         QStringList({ QStringLiteral("ta:charge:f1"), QStringLiteral("ta:charge:f3"), QStringLiteral("tb:charge:x1"),
-            QStringLiteral("tb:refund:f2"), QStringLiteral("tb:refund:f4") }));
+            QStringLiteral("tb:refund:f2"), QStringLiteral("tb:refund:f4"), QStringLiteral("tb:refund:x5") }));
 }
 
 void TestDashboard::oneRoundTripPerTick()

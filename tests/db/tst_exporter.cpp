@@ -135,7 +135,8 @@ void TestExporter::initTestCase()
     // Rows of every state, with the ones that tell a figure's definition from a near miss (the
     // operator's guide says what each figure is): n1 processing with no lease at all (expired:
     // the next claim takes it over); x2, u1 out of attempts (max 5) but still waiting to retry;
-    // f4, x1 failed hours ago (failed, never long-unfinished: not in flight).
+    // f4, x1 failed hours ago (failed, never long-unfinished: not in flight); x4 failed with no
+    // error class (failed and not permanent: exhausted).
     w.exec(R"(
         INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, owner_token, lease_until,
                                            attempts, error_class, next_attempt_at, created_at, updated_at)
@@ -155,7 +156,8 @@ void TestExporter::initTestCase()
                      ('ta:charge:f1', 'failed', NULL, 1, 'permanent', interval '0'),
                      ('tb:refund:f4', 'failed', NULL, 1, 'permanent', interval '5 hours'),
                      ('ta:charge:x1', 'failed', NULL, 5, 'retryable', interval '4 hours'),
-                     ('tb:refund:x3', 'failed', NULL, 5, 'unknown', interval '0'))
+                     ('tb:refund:x3', 'failed', NULL, 5, 'unknown', interval '0'),
+                     ('ta:charge:x4', 'failed', NULL, 5, NULL, interval '0'))
             AS v(k, st, lease, att, ec, age)
     )");
     w.exec("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, result_json, attempts)"
@@ -285,7 +287,7 @@ void TestExporter::prometheusScrapesWhatSqlSays()
         { "idem_retryable_failed", 4 }, // r1 r2 x2 u1 (x2, u1 out of attempts)
         { "idem_uncertain", 2 }, // r2 u1
         { "idem_failed_permanent", 2 }, // f1 f4
-        { "idem_failed_exhausted", 2 }, // x1 x3
+        { "idem_failed_exhausted", 3 }, // x1 x3 x4 (no class)
         { "idem_long_unfinished", 3 }, // p3 n1 r1; not the old failed f4, x1
         { "idem_claims", 50 }, // 35 acquired + 15 duplicates
         { "idem_duplicate_ratio", 15.0 / 50.0 },
@@ -293,7 +295,7 @@ void TestExporter::prometheusScrapesWhatSqlSays()
         { "idem_failed_retries", 5 }, // retry_failed, not the 6 failed_retryable
         { "idem_digest_conflicts", 10 },
         { "idem_stale_token_rejections", 9 }, // 7 + 2
-        { "idem_total_rows_estimate", 20 }, // 13 + 7 succeeded, analysed
+        { "idem_total_rows_estimate", 21 }, // 14 + 7 succeeded, analysed
         { "idem_audit_head_id", 4 },
         { "idem_in_recovery", 0 },
         // Counted since the exporter started: what was added after its first reading, and 0
