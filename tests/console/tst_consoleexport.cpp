@@ -475,9 +475,9 @@ void TestConsoleExport::killedConnectionLeavesNothing()
     QVERIFY2(message.contains(QStringLiteral("connection was lost")) && message.contains(path), qPrintable(message));
     QVERIFY(flow->outcomeBox()->isVisible());
     flow->outcomeBox()->close();
-    QTest::qWait(300); // the worker has finished unwinding the job
-    QVERIFY(!QFileInfo::exists(path));
-    QCOMPARE(leftovers(m_tmp.path(), QStringLiteral("killed")), QStringList());
+    // Once the worker has finished unwinding the job: nothing of the file is left.
+    QTRY_VERIFY_WITH_TIMEOUT(!QFileInfo::exists(path), timeoutMs);
+    QTRY_COMPARE_WITH_TIMEOUT(leftovers(m_tmp.path(), QStringLiteral("killed")), QStringList(), timeoutMs);
     // The session reconnects by itself and the next export works.
     QTRY_COMPARE_WITH_TIMEOUT(m_session->state(), ConsoleSession::State::Connected, timeoutMs);
     QVERIFY(flow->exportWith(choicesFor(path)));

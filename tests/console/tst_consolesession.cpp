@@ -6,6 +6,7 @@
 #include "core/connection.h"
 #include "schema/migrate.h"
 #include "models/consolesession.h"
+#include "tests/support/silentserver.h"
 #include "tests/support/testdb.h"
 
 using idem::console::ConnectionSettings;
@@ -55,11 +56,15 @@ ConnectionSettings TestConsoleSession::settingsFor(const std::string& dsn)
 void TestConsoleSession::connectDoesNotBlock()
 {
     ConsoleSession session;
-    // 192.0.2.1 (TEST-NET-1) never answers: a connect there hangs until its timeout.
+    // A server on the loopback that never answers: a connect there hangs until its timeout, 5 s.
+    // A connectTo that waited on it would return after all of that, with the attempt failed;
+    // half of it is far beyond what a loaded machine adds to starting a connect.
+    idem::test::SilentServer silent;
+    QVERIFY(silent.port() > 0);
     QElapsedTimer clock;
     clock.start();
-    session.connectTo(settingsFor("host=192.0.2.1 connect_timeout=5 dbname=x user=x"));
-    QVERIFY2(clock.elapsed() < 200, "connectTo waited on the network");
+    session.connectTo(settingsFor(silent.dsn(5).toStdString()));
+    QVERIFY2(clock.elapsed() < 2500, "connectTo waited on the network");
     QCOMPARE(session.state(), State::Connecting);
     // Superseded by a good connection straight away; the hanging attempt's answer, when it
     // comes, must not overwrite the good one.
@@ -232,8 +237,13 @@ void TestConsoleSession::cancelledJobNeverRuns()
         },
         &context, [&answered](const QVariant&) { answered = true; }, [&answered](const Failure&) { answered = true; });
     session.cancel(id);
+    // A job queued after it: by the time it has answered, the cancelled one would have run
+    // (the worker runs jobs in order, jobsAnswerInOrder).
+    bool lastDone = false;
+    session.submit([](pqxx::connection&, const idem::SchemaName&) { return QVariant(); }, &context,
+        [&lastDone](const QVariant&) { lastDone = true; });
     QTRY_VERIFY_WITH_TIMEOUT(slowDone, 20000);
-    QTest::qWait(200);
+    QTRY_VERIFY_WITH_TIMEOUT(lastDone, 20000);
     QCOMPARE(ran->load(), 0);
     QVERIFY(!answered);
     QCOMPARE(session.pendingJobs(), 0);
@@ -256,9 +266,19 @@ void TestConsoleSession::lostConnectionFailsPendingJobs()
         },
         &context, {}, onFailed);
     session.submit([](pqxx::connection&, const idem::SchemaName&) { return QVariant(1); }, &context, {}, onFailed);
-    QTest::qWait(300);
     {
         auto admin = idem::connect(idem::test::adminDsn());
+        // Once the first job is in its statement (seen in pg_stat_activity), not before.
+        const auto sleeping = [&] {
+            pqxx::read_transaction t(*admin);
+            return t.exec_params("SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND"
+                                 " application_name = 'idem-console' AND state = 'active' AND pid <> pg_backend_pid()"
+                                 " AND query LIKE '%pg_sleep(30)%'",
+                        m_db->name())[0][0]
+                       .as<int>()
+                == 1;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(sleeping(), 20000);
         pqxx::nontransaction n(*admin);
         n.exec_params("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND "
                       "application_name = 'idem-console'",

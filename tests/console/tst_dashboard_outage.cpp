@@ -26,6 +26,12 @@ using Freshness = DashboardModel::Freshness;
 namespace {
 constexpr int timeoutMs = 30000;
 
+constexpr int statementTimeoutMs = 3000;
+// A UI thread that waited on the database would stand still for a whole statement timeout (or,
+// with the backend stopped, until it is resumed); a loaded 2-core machine can hold up a timer or
+// a repaint for a while, but not for a third of that.
+constexpr qint64 stallMs = statementTimeoutMs / 3;
+
 // Measures the longest time the UI thread's event loop went without running a 10 ms timer.
 class GapMeter {
 public:
@@ -98,7 +104,7 @@ void TestDashboardOutage::init()
     m_session = std::make_unique<ConsoleSession>();
     m_settings->clear();
     m_dashboard = std::make_unique<DashboardWidget>(m_session.get(), m_settings.get());
-    m_dashboard->model()->setStatementTimeoutMs(3000);
+    m_dashboard->model()->setStatementTimeoutMs(statementTimeoutMs);
     m_dashboard->model()->setInterval(1000);
     m_dashboard->resize(1200, 800);
     m_dashboard->show();
@@ -157,11 +163,11 @@ void TestDashboardOutage::lockedTableStaysResponsive()
     QVERIFY(!stale.contains(QStringLiteral("Red now")));
     expectStale(QStringLiteral("canceling statement due to statement timeout"));
     QCOMPARE(m_dashboard->model()->freshness(), Freshness::Failed);
-    QVERIFY2(gaps.longest() < 100, qPrintable(QString::number(gaps.longest())));
+    QVERIFY2(gaps.longest() < stallMs, qPrintable(QString::number(gaps.longest())));
     gaps.excluding([&] { lock.abort(); });
     QTRY_COMPARE_WITH_TIMEOUT(m_dashboard->model()->freshness(), Freshness::Live, timeoutMs);
     QVERIFY(!m_dashboard->tile(Tile::Processing)->stale());
-    QVERIFY2(gaps.longest() < 100, qPrintable(QString::number(gaps.longest())));
+    QVERIFY2(gaps.longest() < stallMs, qPrintable(QString::number(gaps.longest())));
     QTRY_VERIFY_WITH_TIMEOUT(m_dashboard->alertText().startsWith(QStringLiteral("Red now: ")), timeoutMs);
 }
 
@@ -180,14 +186,14 @@ void TestDashboardOutage::stoppedBackendStaysResponsive()
     expectStale(QStringLiteral("No answer from the database"));
     QTest::qWait(1500); // it stays waiting, and the seconds count on
     QCOMPARE(m_dashboard->model()->freshness(), Freshness::Waiting);
-    QVERIFY2(gaps.longest() < 100, qPrintable(QString::number(gaps.longest())));
+    QVERIFY2(gaps.longest() < stallMs, qPrintable(QString::number(gaps.longest())));
     ::kill(pid, SIGCONT);
     QTRY_COMPARE_WITH_TIMEOUT(m_dashboard->model()->freshness(), Freshness::Live, timeoutMs);
-    QVERIFY2(gaps.longest() < 100, qPrintable(QString::number(gaps.longest())));
+    QVERIFY2(gaps.longest() < stallMs, qPrintable(QString::number(gaps.longest())));
     // The tick that hung for longer than its statement timeout is no load sample (issue 15
     // item 5): polling goes on at the interval chosen, and the status line says so.
     QVERIFY2(
-        m_dashboard->model()->lastTickMs() > 3000, qPrintable(QString::number(m_dashboard->model()->lastTickMs())));
+        m_dashboard->model()->lastTickMs() > statementTimeoutMs, qPrintable(QString::number(m_dashboard->model()->lastTickMs())));
     QVERIFY2(
         !m_dashboard->model()->stretched(), qPrintable(QString::number(m_dashboard->model()->nextTickIn().count())));
     QCOMPARE(m_dashboard->model()->nextTickIn().count(), 1000);
@@ -238,7 +244,7 @@ void TestDashboardOutage::restartReconnectsAndChartsContinue()
     QVERIFY2(pieces >= 2, qPrintable(QString::number(pieces)));
     QVERIFY2(longestStep < 8000, qPrintable(QStringLiteral("a line spans %1 ms").arg(longestStep)));
     QCOMPARE(m_dashboard->tile(Tile::Processing)->valueText(), QStringLiteral("3"));
-    QVERIFY2(gaps.longest() < 100, qPrintable(QString::number(gaps.longest())));
+    QVERIFY2(gaps.longest() < stallMs, qPrintable(QString::number(gaps.longest())));
 }
 
 QTEST_MAIN(TestDashboardOutage)

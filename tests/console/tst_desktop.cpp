@@ -407,7 +407,7 @@ void TestDesktop::shortcuts()
     QTRY_VERIFY_WITH_TIMEOUT(model->ticks() >= 1, timeoutMs);
     // Paused, only a refresh can make the next tick happen.
     model->setPaused(true);
-    QTest::qWait(300);
+    QTRY_VERIFY_WITH_TIMEOUT(!model->tickPending(), timeoutMs); // a tick under way has answered
     const int before = model->ticks();
     auto* refresh = m_window->findChild<QAction*>(QStringLiteral("refreshAction"));
     QVERIFY(refresh);

@@ -244,7 +244,9 @@ void TestPooler::durationEndsTheDemoWhenThePoolIsExhausted()
     QVERIFY2(run.exitCode == 0, qPrintable(describe(run)));
     const QJsonObject summary = QJsonDocument::fromJson(run.out.toUtf8()).object();
     const double drain = summary.value(QStringLiteral("drain_seconds")).toDouble();
-    QVERIFY2(drain < 3.5, qPrintable(QStringLiteral("the workers took %1 s to stop\n").arg(drain) + describe(run)));
+    // From the stop: cut after the grace (2 s), not held until the pool frees up (6 s) or
+    // query_wait_timeout (120 s); 3 s more than the grace for what a loaded machine adds to the cut.
+    QVERIFY2(drain < 5, qPrintable(QStringLiteral("the workers took %1 s to stop\n").arg(drain) + describe(run)));
     QVERIFY2(summary.value(QStringLiteral("events")).toObject().value(QStringLiteral("cut_at_stop")).toInteger() > 0,
         qPrintable(describe(run)));
     QVERIFY2(run.err.contains(QStringLiteral("still waiting on the database")), qPrintable(describe(run)));

@@ -247,7 +247,7 @@ void TestCounters::flusherWritesInBackground()
     idem::OutcomeCounters counters;
     idem::CounterFlusher flusher(m_db->dsn(), m_schema, counters, 50ms);
     counters.add("bg", "charge", idem::outcome::Acquired, 3);
-    QVERIFY(idem::test::waitUntil([&] { return sums("bg") == "acquired=3"_b; }, 5s));
+    QVERIFY(idem::test::waitUntil([&] { return sums("bg") == "acquired=3"_b; }, 30s));
     counters.add("bg", "charge", idem::outcome::Acquired, 1);
     QVERIFY(flusher.flushNow());
     QCOMPARE(sums("bg"), "acquired=4"_b);

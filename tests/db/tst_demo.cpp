@@ -140,8 +140,8 @@ void TestDemo::stopsCleanlyOnSigterm()
         { QStringLiteral("demo"), QStringLiteral("--dsn"), dsn(), QStringLiteral("--duration"), QStringLiteral("0"),
             QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--slow-ms"), QStringLiteral("200") });
     QVERIFY(p.waitForStarted());
-    // Long enough for a few progress lines.
-    QTest::qWait(2500);
+    // Until it has printed a progress line (left in the buffer for finishProcess to read).
+    QTRY_VERIFY_WITH_TIMEOUT(p.peek(p.bytesAvailable()).contains(" req/s |"), 30000);
     p.terminate();
     const CliRun run = idem::test::finishProcess(p, 30000);
     QVERIFY2(run.exitCode == 0, qPrintable(describe(run)));

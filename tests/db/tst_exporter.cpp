@@ -422,7 +422,9 @@ void TestExporter::scrapesNeverReachTheDatabase()
     QElapsedTimer t;
     t.start();
     int scrapes = 0;
-    while (t.elapsed() < 3000) { // far more than 20 scrapes a second
+    // At least 3 s and at least 150 scrapes, however slowly a loaded machine answers them: far
+    // more scrapes than seconds, so one reading per second is far fewer than one per scrape.
+    while (t.elapsed() < 3000 || scrapes < 150) {
         QVERIFY(!exporter.scrape().isEmpty());
         ++scrapes;
         QCoreApplication::processEvents(); // let the relay pass the exporter's reading on
@@ -431,7 +433,6 @@ void TestExporter::scrapesNeverReachTheDatabase()
     const double readings = sampleIn(exporter.scrape(), reads) - reads0;
     const int trips = proxy.roundTrips() - trips0;
     qInfo("%d scrapes in %.1f s: %.0f readings, %d round trips", scrapes, seconds, readings, trips);
-    QVERIFY2(scrapes > 100, qPrintable(QString::number(scrapes)));
     QVERIFY2(readings >= 1 && readings <= seconds + 1, qPrintable(QString::number(readings)));
     // One reading is five round trips (begin, timeout, figures, counters, commit), whatever the
     // scrapes; the shared exact refresh, due at most once in 20 s, adds eight at most once here.

@@ -159,7 +159,9 @@ void TestExporterSlow::slowlorisKeepsScrapesAnswered()
     QVERIFY(scrape(exporter.port(), 5000).answered);
 
     // 64 connections, each sending one more header byte every second (the default header timeout
-    // is 5 s), while a scraper asks every half second: each scrape within 1 s.
+    // is 5 s), while a scraper asks every half second: each scrape answered within half the header
+    // timeout (an exporter held up by the slow ones would answer after it, or never), however
+    // slowly a loaded machine answers.
     auto slow = slowClients(exporter.port(), 64);
     QElapsedTimer t;
     t.start();
@@ -169,7 +171,7 @@ void TestExporterSlow::slowlorisKeepsScrapesAnswered()
         for (auto& c : slow)
             c->send("x");
         for (int i = 0; i < 2; ++i) {
-            const auto s = scrape(exporter.port(), 1000);
+            const auto s = scrape(exporter.port(), 2500);
             ++asked;
             answered += s.answered ? 1 : 0;
             worst = std::max(worst, s.ms);
@@ -179,7 +181,7 @@ void TestExporterSlow::slowlorisKeepsScrapesAnswered()
     qInfo("%d of %d scrapes answered during the attack, the slowest in %lld ms", answered, asked,
         static_cast<long long>(worst));
     QCOMPARE(answered, asked);
-    QVERIFY(asked >= 6);
+    QVERIFY2(asked >= 4, qPrintable(QString::number(asked))); // two rounds of the attack at least
 
     // The slow ones are closed once their header time is up, however steadily they send.
     t.restart();
@@ -214,7 +216,7 @@ void TestExporterSlow::pastTheLimitTheOldestSlowMakesRoom()
     }
     QElapsedTimer t;
     t.start();
-    while (t.elapsed() < 3000 && closedCount(slow) < 25)
+    while (t.elapsed() < 30000 && closedCount(slow) < 25)
         QTest::qWait(50);
     // Always the oldest: the newest slow ones are still open.
     int firstOpen = -1;

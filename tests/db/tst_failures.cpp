@@ -187,13 +187,18 @@ void TestFailures::failExhaustsMaxAge()
 
 void TestFailures::claimExhaustsMaxAge()
 {
-    idem::TaskStore store(*m_fx.conn, storeOptions(2000ms, 10, 0ms, 0ms, 300ms));
+    // Young enough to retry: a maximum age of a minute, which no stall of a loaded machine
+    // between the claim and the fail reaches.
+    idem::TaskStore young(*m_fx.conn, storeOptions(2000ms, 10, 0ms, 0ms, 60s));
     const auto key = nextKey();
-    const auto c = store.claim(key, digestOf('a'));
-    const auto failed = store.fail(key, c.token, c.attempts, idem::FailureClass::Retryable, "slow bank");
-    QCOMPARE(bytes(failed.status), "retryable_failed"_b); // young enough to retry
-    std::this_thread::sleep_for(350ms);
+    const auto c = young.claim(key, digestOf('a'));
+    const auto failed = young.fail(key, c.token, c.attempts, idem::FailureClass::Retryable, "slow bank");
+    QCOMPARE(bytes(failed.status), "retryable_failed"_b);
 
+    // A worker whose maximum age is 300 ms, once the database's clock is past it.
+    idem::TaskStore store(*m_fx.conn, storeOptions(2000ms, 10, 0ms, 0ms, 300ms));
+    QVERIFY(idem::test::waitUntil(
+        [&] { return f(key, "created_at + interval '300 milliseconds' < clock_timestamp()") == "true"_b; }, 30s));
     const auto again = store.claim(key, digestOf('a'));
     QCOMPARE(again.decision, idem::Decision::Failed);
     QCOMPARE(bytes(again.detail), "exhausted"_b);

@@ -3,9 +3,12 @@
 #include <QUuid>
 
 #include <optional>
+#include <vector>
 #include <pqxx/pqxx>
 
 #include "core/connection.h"
+#include "operations/actions.h"
+#include "operations/audit.h"
 #include "schema/migrate.h"
 #include "tests/support/testdb.h"
 
@@ -143,7 +146,7 @@ private Q_SLOTS:
     void cleanupTestCase();
     void matrix_data();
     void matrix();
-    void ownerCanChangeAudit();
+    void ownerRewriteBreaksTheChain();
     void publicSchemaGrantsOnlyIdemObjects();
 
 private:
@@ -261,28 +264,97 @@ void TestPrivileges::matrix()
     }
 }
 
-// Only the owner (here the superuser that migrated) may rewrite history; the hash chain,
-// not the grants, is what catches that.
-void TestPrivileges::ownerCanChangeAudit()
+// Only the owner may rewrite history; the hash chain, not the grants, is what catches that. The
+// owner here is a login role without superuser that owns the database and migrated it; an
+// operator makes the entries through the audited actions, a reader verifies the chain.
+void TestPrivileges::ownerRewriteBreaksTheChain()
 {
+    const std::string owner = "idem_t_priv_owner";
+    idem::test::createLoginRole(owner, m_password, "");
     idem::test::ScratchDatabase db("priv_owner");
-    auto c = db.connect();
-    idem::migrate(*c, { idem::SchemaName() });
     {
-        pqxx::work w(*c);
-        w.exec("CREATE TABLE public.version_copy AS SELECT * FROM idem.idem_schema_version");
+        auto admin = db.connect();
+        pqxx::work w(*admin);
+        w.exec("ALTER ROLE " + owner + " NOSUPERUSER NOCREATEROLE NOCREATEDB NOBYPASSRLS");
+        w.exec("ALTER DATABASE \"" + db.name() + "\" OWNER TO " + owner);
         w.commit();
     }
-    reseed(*c);
+    auto asOwner = idem::connect(loginDsn(db.dsn(), owner));
+    QCOMPARE(value(*asOwner, "SELECT current_user || ' ' || rolsuper FROM pg_roles WHERE rolname = current_user"),
+        QString::fromStdString(owner + " false"));
+    // The cluster's idem_* roles exist (initTestCase): the owner grants on its own objects.
+    idem::migrate(*asOwner, { idem::SchemaName() });
     {
-        pqxx::work w(*c);
-        const auto r = w.exec_params("UPDATE idem.task_idempotency_audit SET reason = $1 WHERE idempotency_key = $2",
-            "rewritten by the owner", "seed");
+        pqxx::work w(*asOwner);
+        for (int i = 1; i <= 3; ++i)
+            w.exec_params("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, attempts, max_attempts,"
+                          " error_class, updated_at) VALUES ($1, 'v1:x', 'failed', 3, 3, 'retryable', now() - interval '1 minute')",
+                "shop:charge:" + std::to_string(i));
+        w.commit();
+    }
+
+    // Three entries as an operator makes them.
+    auto asOperator = idem::connect(loginDsn(db.dsn(), "idem_t_priv_op"));
+    std::vector<std::int64_t> ids;
+    for (int i = 1; i <= 3; ++i) {
+        const auto seen = idem::readRowVersions(*asOperator, idem::SchemaName(), { "shop:charge:" + std::to_string(i) });
+        QVERIFY(seen.at(0));
+        idem::ActionOptions o;
+        o.reason = "stuck since the outage, case " + std::to_string(i);
+        o.actor = "alice@desk";
+        const auto r = idem::applyAction(*asOperator, idem::SchemaName(), idem::RecoveryAction::Requeue, *seen[0], o);
+        QVERIFY2(r.outcome == idem::ActionOutcome::Applied, r.message.c_str());
+        ids.push_back(*r.auditId);
+    }
+    const auto entry = [&](std::int64_t id) {
+        pqxx::read_transaction t(*asOwner);
+        return t.exec_params("SELECT db_role || ' / ' || reason FROM idem.task_idempotency_audit WHERE id = $1", id)
+            .at(0)
+            .at(0)
+            .as<std::string>();
+    };
+    QCOMPARE(entry(ids[1]), std::string("idem_t_priv_op / stuck since the outage, case 2"));
+    auto asReader = idem::connect(loginDsn(db.dsn(), "idem_t_priv_rd"));
+    const auto intact = idem::verifyChain(*asReader, idem::SchemaName());
+    QVERIFY2(intact.ok(), intact.detail.c_str());
+    QCOMPARE(intact.checked, std::int64_t(3));
+
+    // The operator who wrote them cannot change them.
+    {
+        pqxx::work w(*asOperator);
+        QVERIFY_THROWS_EXCEPTION(pqxx::insufficient_privilege,
+            w.exec_params("UPDATE idem.task_idempotency_audit SET reason = $1 WHERE id = $2", "never happened", ids[1]));
+    }
+    QCOMPARE(entry(ids[1]), std::string("idem_t_priv_op / stuck since the outage, case 2"));
+
+    // The owner can, and the reader's verification finds the entry that no longer hashes to itself.
+    {
+        pqxx::work w(*asOwner);
+        const auto r = w.exec_params(
+            "UPDATE idem.task_idempotency_audit SET reason = $1 WHERE id = $2", "rewritten by the owner", ids[1]);
         QCOMPARE(r.affected_rows(), pqxx::result::size_type(1));
         w.commit();
     }
-    QCOMPARE(value(*c, "SELECT reason FROM idem.task_idempotency_audit WHERE idempotency_key = 'seed'"),
-        QStringLiteral("rewritten by the owner"));
+    QCOMPARE(entry(ids[1]), std::string("idem_t_priv_op / rewritten by the owner"));
+    const auto edited = idem::verifyChain(*asReader, idem::SchemaName());
+    QVERIFY2(!edited.ok(), "the owner's rewrite went unnoticed");
+    QCOMPARE(idem::chainBreakName(edited.brokenBy), "hash_mismatch");
+    QCOMPARE(*edited.firstBrokenId, ids[1]);
+    QCOMPARE(edited.checked, std::int64_t(1));
+
+    // Re-hashed by an owner who knows the algorithm: the entry checks, the next link does not.
+    {
+        pqxx::work w(*asOwner);
+        w.exec_params("UPDATE idem.task_idempotency_audit SET entry_hash = idem.audit_entry_hash(id,"
+                      " (extract(epoch FROM at) * 1000000)::bigint, idempotency_key, action, reason, db_role, os_user,"
+                      " client_host, application, before_image, after_image, prev_hash) WHERE id = $1",
+            ids[1]);
+        w.commit();
+    }
+    const auto rehashed = idem::verifyChain(*asReader, idem::SchemaName());
+    QVERIFY2(!rehashed.ok(), "the owner's re-hashed rewrite went unnoticed");
+    QCOMPARE(idem::chainBreakName(rehashed.brokenBy), "prev_link_broken");
+    QCOMPARE(*rehashed.firstBrokenId, ids[2]);
 }
 
 // Adopting a table in public grants on the Idem objects by name, never on the schema's

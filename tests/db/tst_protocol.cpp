@@ -90,8 +90,9 @@ void TestProtocol::claimAcquired()
 
 void TestProtocol::claimInProgress()
 {
-    idem::TaskStore a(*m_fx.conn, storeOptions(2000ms));
-    idem::TaskStore b(*m_fx.other, storeOptions(2000ms));
+    // A lease of a minute: no stall of a loaded machine between the two claims reaches its end.
+    idem::TaskStore a(*m_fx.conn, storeOptions(60s));
+    idem::TaskStore b(*m_fx.other, storeOptions(60s));
     const auto key = nextKey();
     const auto first = a.claim(key, digestOf('a'));
     QVERIFY(first.mayExecute());
@@ -104,8 +105,8 @@ void TestProtocol::claimInProgress()
     QCOMPARE(bytes(second.detail), "lease_live"_b);
     QVERIFY(second.token.empty());
     QCOMPARE(second.attempts, 1);
-    // What is left of the lease: 2000 ms less the 200 ms slept (and whatever the claims took).
-    QVERIFY2(second.retryAfter > 1000ms && second.retryAfter <= 1800ms,
+    // What is left of the lease: 60 s less at least the 200 ms slept (and whatever the claims took).
+    QVERIFY2(second.retryAfter > 30s && second.retryAfter <= 59800ms,
         qPrintable(QString::number(second.retryAfter.count())));
     QCOMPARE(row(key), before);
 }
@@ -224,15 +225,19 @@ void TestProtocol::claimRetryLater()
 
 void TestProtocol::claimReacquiredAfterLeaseExpiry()
 {
-    idem::TaskStore a(*m_fx.conn, storeOptions(300ms));
-    idem::TaskStore b(*m_fx.other, storeOptions(300ms));
+    idem::TaskStore a(*m_fx.conn, storeOptions(60s));
+    idem::TaskStore b(*m_fx.other, storeOptions(60s));
     const auto key = nextKey();
     const auto first = a.claim(key, digestOf('a'));
     QVERIFY(first.mayExecute());
-    // Before expiry the lease holds.
+    // Before expiry the lease (a minute) holds.
     QCOMPARE(b.claim(key, digestOf('a')).decision, idem::Decision::InProgress);
 
-    std::this_thread::sleep_for(400ms);
+    // The executor's last heartbeat asks for 300 ms more, then it goes silent. Once the
+    // database's clock is past that lease, another worker takes the task over.
+    idem::TaskStore dying(*m_fx.conn, storeOptions(300ms));
+    dying.heartbeat(key, first.token);
+    QVERIFY(idem::test::waitUntil([&] { return f(key, "lease_until < clock_timestamp()") == "true"_b; }, 30s));
     const auto second = b.claim(key, digestOf('a'));
     QCOMPARE(second.decision, idem::Decision::Reacquired);
     QVERIFY(second.mayExecute());
@@ -523,24 +528,32 @@ void TestProtocol::succeededRowNeverChanges()
 
 void TestProtocol::heartbeatExtendsLease()
 {
+    // Claimed for 600 ms; the heartbeat (the same executor, asking for a minute) extends it from
+    // its own clock. A minute is past any stall of a loaded machine.
     idem::TaskStore a(*m_fx.conn, storeOptions(600ms));
-    idem::TaskStore b(*m_fx.other, storeOptions(600ms));
+    idem::TaskStore aLonger(*m_fx.conn, storeOptions(60s));
+    idem::TaskStore b(*m_fx.other, storeOptions(60s));
     const auto key = nextKey();
     const auto c = a.claim(key, digestOf('a'));
-    const auto leaseBefore = f(key, "extract(epoch FROM lease_until)");
+    const auto leaseBefore = f(key, "extract(epoch FROM lease_until)").toDouble();
+    QCOMPARE(f(key, "round(extract(epoch FROM lease_until - updated_at) * 1000)"), "600"_b);
     std::this_thread::sleep_for(300ms);
 
-    const auto until = a.heartbeat(key, c.token);
+    const auto until = aLonger.heartbeat(key, c.token);
     const double stored = f(key, "extract(epoch FROM lease_until)").toDouble();
     const double returned = std::chrono::duration<double>(until.time_since_epoch()).count();
     QVERIFY2(std::abs(stored - returned) < 0.001, qPrintable(QString::number(stored - returned)));
-    QVERIFY(stored > leaseBefore.toDouble() + 0.25);
-    QCOMPARE(f(key, "round(extract(epoch FROM lease_until - updated_at) * 1000)"), "600"_b);
+    // From the heartbeat's clock, at least the 300 ms slept after the claim's.
+    QCOMPARE(f(key, "round(extract(epoch FROM lease_until - updated_at) * 1000)"), "60000"_b);
+    QVERIFY(f(key, "extract(epoch FROM updated_at)").toDouble() > leaseBefore - 0.6 + 0.25);
     QCOMPARE(f(key, "owner_token"), bytes(c.token));
     QCOMPARE(f(key, "attempts"), "1"_b);
 
-    // Past the first lease, inside the extended one: still in progress for everyone else.
-    std::this_thread::sleep_for(400ms);
+    // Past the first lease by the database's clock, inside the extended one: still in progress
+    // for everyone else.
+    QVERIFY(idem::test::waitUntil(
+        [&] { return scalar(*m_fx.admin, "SELECT (clock_timestamp() > to_timestamp($1::float8))::text", leaseBefore) == "true"_b; },
+        30s));
     const auto other = b.claim(key, digestOf('a'));
     QCOMPARE(other.decision, idem::Decision::InProgress);
     QCOMPARE(bytes(other.detail), "lease_live"_b);

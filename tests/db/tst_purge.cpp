@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -104,6 +105,8 @@ void TestPurge::lockedRowIsSkipped()
     pqxx::work hold(*holder);
     hold.exec("SELECT 1 FROM idem.task_idempotency WHERE idempotency_key = 't:charge:locked-7' FOR UPDATE");
 
+    // The row stays held until after the run: a batch that waited for it would wait until its
+    // lock timeout and fail, and the run would not come back with the other 299 removed.
     auto c = m_db->connect();
     idem::PurgeOptions o;
     o.batch = 100;
@@ -112,7 +115,6 @@ void TestPurge::lockedRowIsSkipped()
     const double ms = msSince(t);
     qInfo("purge past a held row: %.1f ms, %lld rows, longest batch %.1f ms", ms, static_cast<long long>(r.rowsRemoved),
         r.longestBatchMs);
-    QVERIFY2(ms < 1000, qPrintable(QString::number(ms)));
     QCOMPARE(r.rowsRemoved, 299);
     QCOMPARE(count(*m_owner, "SELECT count(*) FROM idem.task_idempotency"), 1);
     hold.abort();
@@ -135,15 +137,21 @@ void TestPurge::claimNeverWaitsForABatch()
     pqxx::work batch(*purger);
     QCOMPARE(batch.exec_params("SELECT removed FROM idem.idem_purge_batch($1, 100)", run)[0][0].as<int>(), 10);
 
+    // The batch stays open until after the claim: a claim that waited for it would never come
+    // back, so its session gives up on any lock wait and the claim fails with SQLSTATE 55P03.
     auto wc = m_db->connect();
+    pqxx::nontransaction(*wc).exec("SET lock_timeout = '1s'");
     idem::TaskStore store(*wc, idem::test::storeOptions(30s));
     const idem::TaskKey key("t", "charge", "open-3");
     const auto t = Clock::now();
-    const auto c1 = store.claim(key, digestOf('a'));
-    const double ms = msSince(t);
-    qInfo("claim of a key an open batch deleted: %.2f ms", ms);
-    QVERIFY2(ms < 100, qPrintable(QString::number(ms)));
-    QCOMPARE(c1.decision, idem::Decision::Replay);
+    std::optional<idem::ClaimResult> c1;
+    try {
+        c1 = store.claim(key, digestOf('a'));
+    } catch (const std::exception& e) {
+        QFAIL(qPrintable(QStringLiteral("the claim waited for the batch: %1").arg(QString::fromUtf8(e.what()))));
+    }
+    qInfo("claim of a key an open batch deleted: %.2f ms", msSince(t));
+    QCOMPARE(c1->decision, idem::Decision::Replay);
     batch.commit();
     const auto c2 = store.claim(key, digestOf('a'));
     QCOMPARE(c2.decision, idem::Decision::Acquired); // purged: the retry executes again
@@ -250,9 +258,13 @@ void TestPurge::raceWithClaimsCompletionsAndActions()
         if (errors++ == 0)
             firstError = e.what();
     };
+    // Backends of the claimers and of those they must never wait for, as the lock table shows them.
+    std::atomic<int> claimerPids[2] = { 0, 0 };
+    std::atomic<int> holderPids[2] = { 0, 0 }; // the purge, the operator
     const auto claimer = [&](unsigned seed) {
         try {
             auto c = m_db->connect();
+            claimerPids[seed - 1] = c->backendpid();
             idem::TaskStore store(*c, idem::test::storeOptions(30s));
             std::mt19937 rng(seed);
             std::vector<std::string> ids;
@@ -284,6 +296,7 @@ void TestPurge::raceWithClaimsCompletionsAndActions()
     const auto operatorThread = [&] {
         try {
             auto c = m_db->connect();
+            holderPids[1] = c->backendpid();
             for (int i = 1; i <= perGroup; ++i) {
                 pqxx::work w(*c);
                 const auto r = w.exec_params("SELECT o.outcome FROM idem.task_idempotency t,"
@@ -306,6 +319,7 @@ void TestPurge::raceWithClaimsCompletionsAndActions()
     std::thread purger([&] {
         try {
             auto c = m_db->connect();
+            holderPids[0] = c->backendpid();
             idem::PurgeOptions o;
             o.batch = 25;
             o.duty = 0.5;
@@ -315,15 +329,39 @@ void TestPurge::raceWithClaimsCompletionsAndActions()
             fail(e);
         }
     });
+    // What the database says, read over and over while the race runs: a claimer waiting for a
+    // lock the purge or the operator holds. How long a claim took says nothing here (a loaded
+    // machine makes any call slow); a wait in the lock table is the defect itself.
+    std::atomic<bool> claimersDone { false };
+    std::atomic<long long> looks { 0 }, waits { 0 };
+    std::thread watcher([&] {
+        try {
+            auto c = m_db->connect();
+            while (!claimersDone.load()) {
+                pqxx::nontransaction n(*c);
+                const auto r = n.exec_params("SELECT count(*) FROM unnest(ARRAY[$1::int, $2::int]) p"
+                                             " WHERE pg_blocking_pids(p) && ARRAY[$3::int, $4::int]",
+                    claimerPids[0].load(), claimerPids[1].load(), holderPids[0].load(), holderPids[1].load());
+                ++looks;
+                waits += r[0][0].as<long long>();
+                std::this_thread::sleep_for(1ms);
+            }
+        } catch (const std::exception& e) {
+            fail(e);
+        }
+    });
     for (auto& t : threads)
         t.join();
+    claimersDone = true;
+    watcher.join();
     done = true;
     purger.join();
     QVERIFY2(errors == 0, firstError.c_str());
-    qInfo("race: %lld claims (worst %.1f ms), %lld executed, %lld requeued", claims.load(), worstClaimMs.load(),
-        executed.load(), requeued.load());
+    qInfo("race: %lld claims (worst %.1f ms), %lld executed, %lld requeued; %lld looks at the lock table",
+        claims.load(), worstClaimMs.load(), executed.load(), requeued.load(), looks.load());
     QVERIFY(requeued > 0);
-    QVERIFY(worstClaimMs.load() < 500);
+    QVERIFY(looks.load() > 0);
+    QCOMPARE(waits.load(), 0LL);
     // Every row that was not succeeded past its horizon is still there.
     QCOMPARE(count(*m_owner, "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key NOT LIKE 't:charge:succeeded-%'"),
         keepers);

@@ -5,6 +5,10 @@
 #include <QJsonObject>
 #include <QUuid>
 
+#include <array>
+#include <limits>
+#include <map>
+
 #include <pqxx/pqxx>
 
 #include "core/connection.h"
@@ -50,7 +54,7 @@ private Q_SLOTS:
     void badArguments_data();
     void badArguments();
     void idemctlRetention();
-    void storageJsonMatchesSql();
+    void storageJsonReportsPlantedRows();
 
 private:
     std::string dsnAs(const char* login) const { return idem::test::loginDsn(m_db->dsn(), login, m_password); }
@@ -367,26 +371,62 @@ void TestRetention::idemctlRetention()
     QCOMPARE(policyAndAudit(), before);
 }
 
-// What `idemctl storage --json` says is what the SQL says.
-void TestRetention::storageJsonMatchesSql()
+// What `idemctl storage --json` says about rows planted here, with every figure worked out by
+// hand: the last purge run, per operation the horizon, the oldest completion and the rows due
+// (capped at 500), the unfinished rows by status; the table sizes as PostgreSQL's own size
+// functions give them.
+void TestRetention::storageJsonReportsPlantedRows()
 {
+    // Completed `ago` (an interval) before now, or at the timestamp `at`.
+    const auto plant = [&](pqxx::work& w, const char* op, const char* tag, const char* status, const char* ago,
+                           const char* at, int rows) {
+        w.exec_params("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, attempts, error_class,"
+                      " owner_token, lease_until, next_attempt_at, created_at, updated_at)"
+                      " SELECT 't:' || $1 || ':' || $2 || i, 'h', $3, 1,"
+                      "        CASE $3 WHEN 'failed' THEN 'permanent' WHEN 'retryable_failed' THEN 'retryable' END,"
+                      "        CASE $3 WHEN 'processing' THEN gen_random_uuid() END,"
+                      "        CASE $3 WHEN 'processing' THEN now() + interval '1 hour' END,"
+                      "        CASE $3 WHEN 'retryable_failed' THEN now() + interval '1 hour' END,"
+                      "        now() - interval '400 days', coalesce($5::timestamptz, now() - $4::interval)"
+                      "   FROM generate_series(1, $6::int) i",
+            op, tag, status, ago, at, rows);
+    };
+    // First a run to report: 150 rows of `gone` a day past the default horizon (7 days), all of
+    // them removed in batches of 100: two batches, the second short.
+    qint64 runId = 0, auditId = 0;
     {
         pqxx::work w(*m_owner);
-        w.exec("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, attempts, error_class, created_at,"
-               " updated_at)"
-               " SELECT 't:' || (ARRAY['charge', 'email', 'ship'])[1 + i % 3] || ':' || i, 'h',"
-               "        (ARRAY['succeeded', 'succeeded', 'succeeded', 'failed', 'retryable_failed'])[1 + i % 5], 1,"
-               "        CASE WHEN i % 5 >= 3 THEN 'permanent' END, now() - interval '100 days',"
-               "        now() - (i % 50) * interval '1 day'"
-               "   FROM generate_series(1, 3000) i");
-        w.exec("UPDATE idem.task_idempotency SET error_class = 'retryable', next_attempt_at = now() + interval '1 hour'"
-               " WHERE status = 'retryable_failed'");
+        plant(w, "gone", "old", "succeeded", "8 days", nullptr, 150);
+        const auto r = w.exec("SELECT run_id, rows_removed, batches, audit_id FROM idem.idem_purge(100, 2)");
+        QCOMPARE(r[0][1].as<qint64>(), 150);
+        QCOMPARE(r[0][2].as<qint64>(), 2);
+        runId = r[0][0].as<qint64>();
+        auditId = r[0][3].as<qint64>();
         w.commit();
     }
+    QCOMPARE(scalar(*m_owner, "SELECT count(*) FROM idem.task_idempotency"), "0");
     {
-        pqxx::work p(*m_owner);
-        p.exec("SELECT * FROM idem.idem_purge(100, 2)"); // one run to report
-        p.commit();
+        pqxx::work w(*m_owner);
+        // charge (its own 30 days): 40 rows 45 days old and the oldest of all, due; 25 of 10 days, not.
+        plant(w, "charge", "due", "succeeded", "45 days", nullptr, 40);
+        plant(w, "charge", "oldest", "succeeded", nullptr, "2020-01-02 03:04:05.678901+00", 1);
+        plant(w, "charge", "young", "succeeded", "10 days", nullptr, 25);
+        // email (the default, 7 days): 600 due, past the cap of 500; 30 of a day, not.
+        plant(w, "email", "due", "succeeded", "8 days", nullptr, 599);
+        plant(w, "email", "oldest", "succeeded", nullptr, "2021-06-07 08:09:10+00", 1);
+        plant(w, "email", "young", "succeeded", "1 day", nullptr, 30);
+        // ship (the default): 7 due, 5 of two days not.
+        plant(w, "ship", "due", "succeeded", "8 days", nullptr, 6);
+        plant(w, "ship", "oldest", "succeeded", nullptr, "2022-02-03 04:05:06.5+00", 1);
+        plant(w, "ship", "young", "succeeded", "2 days", nullptr, 5);
+        // Unfinished rows, however old, are never due: refund has no succeeded row and no policy
+        // of its own, so it is no operation of the report.
+        plant(w, "refund", "p", "processing", "400 days", nullptr, 3);
+        plant(w, "refund", "r", "retryable_failed", "400 days", nullptr, 4);
+        plant(w, "refund", "f", "failed", "400 days", nullptr, 6);
+        // The shared live figures as if a period had passed: the report counts the rows above.
+        w.exec("UPDATE idem.idem_stats_live SET taken_at = '-infinity'");
+        w.commit();
     }
     {
         // Vacuumed now, so autovacuum does not change the sizes between the two readings.
@@ -398,58 +438,74 @@ void TestRetention::storageJsonMatchesSql()
     QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
     const auto j = QJsonDocument::fromJson(run.out.toUtf8()).object();
 
-    pqxx::read_transaction t(*m_owner);
-    // Per operation: horizon, oldest, due (capped at 500 where there are more).
-    const auto due = t.exec("SELECT d.operation, d.horizon_seconds, d.due, d.due_capped,"
-                            " to_char(d.oldest_completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),"
-                            " (SELECT count(*) FROM idem.task_idempotency x WHERE x.status = 'succeeded'"
-                            "   AND split_part(x.idempotency_key, ':', 2) = d.operation AND x.updated_at < d.cutoff)"
-                            " FROM idem.idem_retention_due(500) d ORDER BY 1");
+    struct Due {
+        const char* operation;
+        const char* policy;
+        qint64 horizon;
+        qint64 due;
+        const char* quality;
+        const char* oldest;
+    };
+    const Due planted[] = {
+        { "charge", "charge", 30 * 86400, 41, "exact", "2020-01-02T03:04:05.678901Z" },
+        { "email", "*", 7 * 86400, 500, "lower_bound", "2021-06-07T08:09:10.000000Z" },
+        { "ship", "*", 7 * 86400, 7, "exact", "2022-02-03T04:05:06.500000Z" },
+    };
     const auto ops = j.value(QStringLiteral("operations")).toArray();
-    QCOMPARE(ops.size(), int(due.size()));
+    QCOMPARE(ops.size(), 3);
     for (int i = 0; i < ops.size(); ++i) {
         const auto o = ops[i].toObject();
-        QCOMPARE(o.value(QStringLiteral("operation")).toString().toStdString(), due[i][0].as<std::string>());
-        QCOMPARE(o.value(QStringLiteral("horizon_seconds")).toInteger(), due[i][1].as<qint64>());
-        QCOMPARE(o.value(QStringLiteral("due")).toInteger(), due[i][2].as<qint64>());
-        QCOMPARE(o.value(QStringLiteral("due_quality")).toString(),
-            due[i][3].as<bool>() ? QStringLiteral("lower_bound") : QStringLiteral("exact"));
-        QCOMPARE(o.value(QStringLiteral("oldest_completed_at")).toString().toStdString(), due[i][4].as<std::string>());
-        // The exact count: below the cap the figure is it, at the cap it is at most it.
-        const auto exact = due[i][5].as<qint64>();
-        QVERIFY(due[i][3].as<bool>() ? exact > 500 : exact == due[i][2].as<qint64>());
+        const auto& x = planted[i];
+        QCOMPARE(o.value(QStringLiteral("operation")).toString(), QString::fromLatin1(x.operation));
+        QCOMPARE(o.value(QStringLiteral("policy_operation")).toString(), QString::fromLatin1(x.policy));
+        QCOMPARE(o.value(QStringLiteral("horizon_seconds")).toInteger(), x.horizon);
+        QCOMPARE(o.value(QStringLiteral("due")).toInteger(), x.due);
+        QCOMPARE(o.value(QStringLiteral("due_quality")).toString(), QString::fromLatin1(x.quality));
+        QCOMPARE(o.value(QStringLiteral("oldest_completed_at")).toString(), QString::fromLatin1(x.oldest));
     }
+    QCOMPARE(j.value(QStringLiteral("due_total")).toInteger(), 41 + 500 + 7);
+    QCOMPARE(j.value(QStringLiteral("due_total_quality")).toString(), QStringLiteral("lower_bound"));
     // Rows by status: the unfinished ones exact below the cap.
     const auto status = j.value(QStringLiteral("rows_by_status")).toObject();
-    for (const char* s : { "processing", "retryable_failed", "failed" }) {
+    for (const auto& [s, n] : { std::pair { "processing", 3 }, std::pair { "retryable_failed", 4 }, std::pair { "failed", 6 } }) {
         const auto f = status.value(QString::fromLatin1(s)).toObject();
         QCOMPARE(f.value(QStringLiteral("quality")).toString(), QStringLiteral("exact"));
-        QCOMPARE(f.value(QStringLiteral("value")).toInteger(),
-            t.exec_params("SELECT count(*) FROM idem.task_idempotency WHERE status = $1", std::string(s))[0][0].as<qint64>());
+        QCOMPARE(f.value(QStringLiteral("value")).toInteger(), n);
     }
     QCOMPARE(status.value(QStringLiteral("succeeded")).toObject().value(QStringLiteral("quality")).toString(),
         QStringLiteral("estimate"));
-    // Table sizes and tuples as the catalogue and the statistics have them.
+    // Every table of the schema, largest first, each as PostgreSQL's size functions measure it.
+    pqxx::read_transaction t(*m_owner);
+    const auto catalogue = t.exec("SELECT c.relname, pg_table_size(c.oid), pg_indexes_size(c.oid), pg_total_relation_size(c.oid)"
+                                  "  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+                                  " WHERE n.nspname = 'idem' AND c.relkind IN ('r', 'p')");
+    std::map<std::string, std::array<qint64, 3>> sizes;
+    for (const auto& r : catalogue)
+        sizes[r[0].as<std::string>()] = { r[1].as<qint64>(), r[2].as<qint64>(), r[3].as<qint64>() };
     const auto tables = j.value(QStringLiteral("tables")).toArray();
-    const auto sizes = t.exec("SELECT name, table_bytes, index_bytes, total_bytes FROM idem.idem_storage_tables()");
-    QCOMPARE(tables.size(), int(sizes.size()));
+    QCOMPARE(std::size_t(tables.size()), sizes.size());
+    qint64 previous = std::numeric_limits<qint64>::max();
     for (int i = 0; i < tables.size(); ++i) {
         const auto o = tables[i].toObject();
-        QCOMPARE(o.value(QStringLiteral("name")).toString().toStdString(), sizes[i][0].as<std::string>());
-        QCOMPARE(o.value(QStringLiteral("table_bytes")).toInteger(), sizes[i][1].as<qint64>());
-        QCOMPARE(o.value(QStringLiteral("index_bytes")).toInteger(), sizes[i][2].as<qint64>());
-        QCOMPARE(o.value(QStringLiteral("total_bytes")).toInteger(), sizes[i][3].as<qint64>());
+        const auto name = o.value(QStringLiteral("name")).toString().toStdString();
+        QVERIFY2(sizes.count(name) == 1, name.c_str());
+        const auto& size = sizes.at(name);
+        QCOMPARE(o.value(QStringLiteral("table_bytes")).toInteger(), size[0]);
+        QCOMPARE(o.value(QStringLiteral("index_bytes")).toInteger(), size[1]);
+        QCOMPARE(o.value(QStringLiteral("total_bytes")).toInteger(), size[2]);
+        QVERIFY2(size[2] <= previous, name.c_str());
+        previous = size[2];
     }
     QCOMPARE(tables[0].toObject().value(QStringLiteral("name")).toString(), QStringLiteral("task_idempotency"));
-    // The last purge run.
+    // The last purge run, as the purge above returned it.
     const auto last = j.value(QStringLiteral("last_purge_run")).toObject();
-    const auto r = t.exec("SELECT id, rows_removed, batches, audit_id FROM idem.idem_purge_runs ORDER BY id DESC LIMIT 1");
-    QCOMPARE(last.value(QStringLiteral("id")).toInteger(), r[0][0].as<qint64>());
-    QCOMPARE(last.value(QStringLiteral("rows_removed")).toInteger(), r[0][1].as<qint64>());
-    QCOMPARE(last.value(QStringLiteral("rows_removed")).toInteger(), 200);
-    QCOMPARE(last.value(QStringLiteral("batches")).toInteger(), r[0][2].as<qint64>());
-    QCOMPARE(last.value(QStringLiteral("audit_id")).toInteger(), r[0][3].as<qint64>());
+    QCOMPARE(last.value(QStringLiteral("id")).toInteger(), runId);
+    QCOMPARE(last.value(QStringLiteral("rows_removed")).toInteger(), 150);
+    QCOMPARE(last.value(QStringLiteral("batches")).toInteger(), 2);
+    QCOMPARE(last.value(QStringLiteral("audit_id")).toInteger(), auditId);
     QCOMPARE(last.value(QStringLiteral("state")).toString(), QStringLiteral("finished"));
+    QCOMPARE(QJsonDocument(last.value(QStringLiteral("removed_by_operation")).toObject()).toJson(QJsonDocument::Compact),
+        QByteArray(R"({"gone":150})"));
 }
 
 QTEST_GUILESS_MAIN(TestRetention)

@@ -95,9 +95,10 @@ inline std::unique_ptr<ScratchDatabase> migratedDatabase(const std::string& tag)
     return db;
 }
 
-// Polls until `done` or the timeout; returns whether it got there.
+// Polls until `done` or the timeout; returns whether it got there. The default is generous: a
+// condition that does come true returns at once, and a loaded 2-core machine can take seconds.
 inline bool waitUntil(
-    const std::function<bool()>& done, std::chrono::milliseconds timeout = std::chrono::milliseconds(5000))
+    const std::function<bool()>& done, std::chrono::milliseconds timeout = std::chrono::milliseconds(30000))
 {
     const auto until = std::chrono::steady_clock::now() + timeout;
     while (!done()) {
