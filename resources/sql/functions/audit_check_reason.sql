@@ -1,5 +1,6 @@
 -- audit_check_reason (schema v9; the history is in git log).
--- Reason and actor as the recovery actions check them (0007).
+-- Reason and actor of every audited change (recovery actions, retention, purge runs): a reason
+-- needs a visible character (audit_reason_blank) and at most 16384 characters, an actor at most 256.
 CREATE OR REPLACE FUNCTION audit_check_reason(p_reason text, p_actor text)
 RETURNS void
 LANGUAGE plpgsql

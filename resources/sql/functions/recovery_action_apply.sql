@@ -16,7 +16,6 @@ DECLARE
     v_seen_us bigint;
     v_before jsonb;
     v_after jsonb;
-    v_actor text := btrim(COALESCE(p_actor, ''));
     v_updated timestamptz;
     v_fail_message text;
     v_id bigint;
@@ -30,20 +29,10 @@ BEGIN
     IF p_expected_status IS NULL OR p_expected_updated_at_us IS NULL THEN
         RAISE EXCEPTION 'the status and updated_at the operator saw are required' USING ERRCODE = 'ID003';
     END IF;
-    -- v7: white space alone was refused, invisible characters (U+00A0, U+200B, ...) were not.
-    IF p_reason IS NULL OR audit_reason_blank(p_reason) THEN
-        RAISE EXCEPTION 'a reason is required: it needs a visible character, not only white space or invisible'
-                        ' characters' USING ERRCODE = 'ID003';
-    END IF;
-    IF char_length(p_reason) > 16384 THEN
-        RAISE EXCEPTION 'the reason is % characters, more than the 16384 allowed', char_length(p_reason)
-            USING ERRCODE = 'ID003';
-    END IF;
+    -- A visible reason of at most 16384 characters, an actor of at most 256 (as every audited change).
+    PERFORM audit_check_reason(p_reason, p_actor);
     IF p_action = 'requeue' AND (p_extra_attempts IS NULL OR p_extra_attempts < 1 OR p_extra_attempts > 1000) THEN
         RAISE EXCEPTION 'extra attempts must be 1 to 1000, not %', p_extra_attempts USING ERRCODE = 'ID003';
-    END IF;
-    IF char_length(v_actor) > 256 THEN
-        RAISE EXCEPTION 'the actor name is longer than 256 characters' USING ERRCODE = 'ID003';
     END IF;
     -- The chain append reads the last entry under a lock; an older snapshot would fork it (the
     -- dense id then collides and the append fails, but a clear error beats a unique violation).
