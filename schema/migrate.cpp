@@ -143,7 +143,8 @@ namespace {
             if (!m) {
                 problems.push_back("applied migration " + std::to_string(a.version) + " (" + a.name
                                    + ") is not one this idemctl ships");
-            } else if (m->checksum != a.checksum && m->supersededChecksum != a.checksum) {
+            } else if (m->checksum != a.checksum
+                && (m->supersededChecksum.empty() || m->supersededChecksum != a.checksum)) {
                 problems.push_back("applied migration " + a.name + " has checksum " + a.checksum
                                    + " but this idemctl ships " + m->name + " with checksum " + m->checksum
                                    + "; the migration file was changed after it was applied");
@@ -300,10 +301,8 @@ MigrateReport migrate(pqxx::connection& conn, const MigrateOptions& options)
                 found = found || a.version == m.version;
             current = current && found;
         }
-    }
-    if (current) {
-        pqxx::read_transaction t(conn);
-        current = pendingFunctions(t, schema).empty();
+        // Every version applied: current when every function file is too (one read, same snapshot).
+        current = current && pendingFunctions(t, schema).empty();
     }
     if (current) {
         if (options.applyRoles) {
