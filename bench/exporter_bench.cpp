@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <netinet/in.h>
 #include <string>
 #include <sys/socket.h>
@@ -36,7 +37,7 @@ namespace {
 
 struct Options {
     std::string dsn;
-    std::string idemctl = IDEMCTL_PATH;
+    std::string idemctl; // default: the idemctl built beside this benchmark (defaultIdemctl)
     int seconds = 10;
     int repeat = 3;
     int connections = 4;
@@ -156,11 +157,21 @@ struct Tally {
     double readsSum = 0, dbUsSum = 0;
 };
 
+// build/<preset>/cli/idemctl beside build/<preset>/bench/idem-bench-exporter: found at run time, since a
+// path compiled in would differ in every clone and defeat ccache.
+std::string defaultIdemctl()
+{
+    std::error_code error;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+    return error ? std::string("idemctl") : (self.parent_path().parent_path() / "cli" / "idemctl").string();
+}
+
 } // namespace
 
 int main(int argc, char** argv)
 {
     Options o;
+    o.idemctl = defaultIdemctl();
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         const auto value = [&]() -> std::string {

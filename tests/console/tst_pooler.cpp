@@ -35,7 +35,7 @@ constexpr int timeoutMs = 30000;
 
 CliRun idemctl(const QStringList& args, int timeout = 60000)
 {
-    return idem::test::runProgram(QStringLiteral(IDEMCTL_PATH), args, timeout);
+    return idem::test::runProgram(idem::test::idemctlPath(), args, timeout);
 }
 } // namespace
 
@@ -222,7 +222,7 @@ void TestPooler::durationEndsTheDemoWhenThePoolIsExhausted()
     demo.setProcessEnvironment(idem::test::cleanEnvironment());
     QElapsedTimer clock;
     clock.start();
-    demo.start(QStringLiteral(IDEMCTL_PATH),
+    demo.start(idem::test::idemctlPath(),
         { QStringLiteral("demo"), QStringLiteral("--dsn"), QString::fromStdString(small.dsn(m_db->name())),
             QStringLiteral("--json"), QStringLiteral("--duration"), QStringLiteral("3"), QStringLiteral("--workers"),
             QStringLiteral("4"), QStringLiteral("--rate"), QStringLiteral("100"), QStringLiteral("--slow-ms"),

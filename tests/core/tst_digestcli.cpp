@@ -3,6 +3,8 @@
 #include <QProcess>
 #include <QTemporaryDir>
 
+#include "tests/support/cliprocess.h"
+
 // Runs the built idemctl as a user would: exact output bytes and exit codes.
 class TestDigestCli : public QObject {
     Q_OBJECT
@@ -48,7 +50,7 @@ struct Run {
 Run runIdemctl(const QStringList& args, const QByteArray& input = QByteArray())
 {
     QProcess p;
-    p.start(QStringLiteral(IDEMCTL_PATH), QStringList { QStringLiteral("digest") } + args);
+    p.start(idem::test::idemctlPath(), QStringList { QStringLiteral("digest") } + args);
     if (!p.waitForStarted())
         return { -1, {}, p.errorString().toUtf8() };
     p.write(input);
@@ -70,7 +72,7 @@ bool writeFile(const QString& path, const QByteArray& bytes)
 
 void TestDigestCli::initTestCase()
 {
-    QVERIFY(QFileInfo(QStringLiteral(IDEMCTL_PATH)).isExecutable());
+    QVERIFY(QFileInfo(idem::test::idemctlPath()).isExecutable());
     QVERIFY(m_dir.isValid());
     m_request = m_dir.filePath(QStringLiteral("request.json"));
     m_otherTrace = m_dir.filePath(QStringLiteral("other trace.json")); // a space in the name on purpose
@@ -159,7 +161,7 @@ void TestDigestCli::run()
     args.prepend(QStringLiteral("digest"));
 
     QProcess p;
-    p.start(QStringLiteral(IDEMCTL_PATH), args);
+    p.start(idem::test::idemctlPath(), args);
     QVERIFY2(p.waitForStarted(), qPrintable(p.errorString()));
     p.write(input);
     p.closeWriteChannel();

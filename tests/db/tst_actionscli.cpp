@@ -74,7 +74,7 @@ idem::test::CliRun TestActionsCli::idemctl(std::vector<std::string> args) const
 {
     args.push_back("--dsn");
     args.push_back(m_fx.db->dsn());
-    return idem::test::runProgram(QStringLiteral(IDEMCTL_PATH), qargs(args));
+    return idem::test::runProgram(idem::test::idemctlPath(), qargs(args));
 }
 
 QJsonObject TestActionsCli::json(const idem::test::CliRun& run)
@@ -108,7 +108,7 @@ void TestActionsCli::help()
 {
     QFETCH(QString, args);
     QFETCH(QString, expected);
-    const auto run = idem::test::runProgram(QStringLiteral(IDEMCTL_PATH), args.split(QLatin1Char(' ')));
+    const auto run = idem::test::runProgram(idem::test::idemctlPath(), args.split(QLatin1Char(' ')));
     QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
     QVERIFY2(run.out.contains(expected), qPrintable(run.out));
 }

@@ -50,7 +50,7 @@ private:
 
 idem::test::CliRun TestAuditState::verify(const QStringList& extra, const std::string& schema)
 {
-    return idem::test::runProgram(QStringLiteral(IDEMCTL_PATH),
+    return idem::test::runProgram(idem::test::idemctlPath(),
         QStringList { QStringLiteral("audit"), QStringLiteral("verify"), QStringLiteral("--dsn"), qs(m_db->dsn()),
             QStringLiteral("--schema"), qs(schema) }
             + extra,

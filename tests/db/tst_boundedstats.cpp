@@ -461,7 +461,7 @@ void TestBoundedStats::rollUpKeepsEveryCount()
 void TestBoundedStats::cliCarriesTheQuality()
 {
     const auto dsn = QString::fromStdString(idem::test::loginDsn(m_db->dsn(), m_reader, "pw-bounded"));
-    const auto json = idem::test::runProgram(QStringLiteral(IDEMCTL_PATH), { QStringLiteral("stats"),
+    const auto json = idem::test::runProgram(idem::test::idemctlPath(), { QStringLiteral("stats"),
         QStringLiteral("--dsn"), dsn, QStringLiteral("--json") });
     QVERIFY2(json.exitCode == 0, qPrintable(idem::test::describe(json)));
     const auto j = nlohmann::json::parse(json.out.toStdString());
@@ -472,14 +472,14 @@ void TestBoundedStats::cliCarriesTheQuality()
     QCOMPARE(j["figures"]["total_rows_estimate"]["quality"].get<std::string>(), std::string("estimate"));
     QVERIFY(!j["figures"]["processing"]["observed_at"].get<std::string>().empty());
 
-    const auto exact = idem::test::runProgram(QStringLiteral(IDEMCTL_PATH),
+    const auto exact = idem::test::runProgram(idem::test::idemctlPath(),
         { QStringLiteral("stats"), QStringLiteral("--dsn"), dsn, QStringLiteral("--json"), QStringLiteral("--exact") });
     QVERIFY2(exact.exitCode == 0, qPrintable(idem::test::describe(exact)));
     const auto e = nlohmann::json::parse(exact.out.toStdString());
     QCOMPARE(e["failed_permanent"].get<long long>(), 10511LL);
     QCOMPARE(e["figures"]["failed_permanent"]["quality"].get<std::string>(), std::string("exact"));
 
-    const auto prom = idem::test::runProgram(QStringLiteral(IDEMCTL_PATH),
+    const auto prom = idem::test::runProgram(idem::test::idemctlPath(),
         { QStringLiteral("stats"), QStringLiteral("--dsn"), dsn, QStringLiteral("--prometheus") });
     QVERIFY2(prom.exitCode == 0, qPrintable(idem::test::describe(prom)));
     QVERIFY2(prom.out.contains(
@@ -490,13 +490,13 @@ void TestBoundedStats::cliCarriesTheQuality()
     QVERIFY(prom.out.contains(QStringLiteral("idem_failed_permanent{schema=\"idem\"} 10000")));
 
     const auto text = idem::test::runProgram(
-        QStringLiteral(IDEMCTL_PATH), { QStringLiteral("stats"), QStringLiteral("--dsn"), dsn });
+        idem::test::idemctlPath(), { QStringLiteral("stats"), QStringLiteral("--dsn"), dsn });
     QVERIFY2(text.out.contains(QStringLiteral("at least 10000 (exact 10511,")), qPrintable(text.out));
 
     // An incident snapshot records exact counts, and says so, even past the cap.
     QTemporaryDir dir;
     const auto out = dir.filePath(QStringLiteral("bundle"));
-    const auto exported = idem::test::runProgram(QStringLiteral(IDEMCTL_PATH),
+    const auto exported = idem::test::runProgram(idem::test::idemctlPath(),
         { QStringLiteral("snapshot"), QStringLiteral("export"), QStringLiteral("--dsn"),
             QString::fromStdString(m_db->dsn()), QStringLiteral("--out"), out });
     QVERIFY2(exported.exitCode == 0, qPrintable(idem::test::describe(exported)));

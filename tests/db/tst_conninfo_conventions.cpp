@@ -145,7 +145,7 @@ idem::test::CliRun TestConninfoConventions::stats(const std::map<QString, QStrin
         environment.insert(name, value);
     QProcess p;
     p.setProcessEnvironment(environment);
-    p.start(QStringLiteral(IDEMCTL_PATH), QStringList { QStringLiteral("stats"), QStringLiteral("--json") } + extra);
+    p.start(idem::test::idemctlPath(), QStringList { QStringLiteral("stats"), QStringLiteral("--json") } + extra);
     return idem::test::finishProcess(p, 30000);
 }
 

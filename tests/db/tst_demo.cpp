@@ -19,7 +19,7 @@ using idem::test::describe;
 
 CliRun idemctl(const QStringList& args, int timeoutMs = 60000)
 {
-    return idem::test::runProgram(QStringLiteral(IDEMCTL_PATH), args, timeoutMs);
+    return idem::test::runProgram(idem::test::idemctlPath(), args, timeoutMs);
 }
 
 long long count(pqxx::connection& c, const std::string& sql)
@@ -136,7 +136,7 @@ void TestDemo::stopsCleanlyOnSigterm()
 {
     QProcess p;
     p.setProcessEnvironment(idem::test::cleanEnvironment());
-    p.start(QStringLiteral(IDEMCTL_PATH),
+    p.start(idem::test::idemctlPath(),
         { QStringLiteral("demo"), QStringLiteral("--dsn"), dsn(), QStringLiteral("--duration"), QStringLiteral("0"),
             QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--slow-ms"), QStringLiteral("200") });
     QVERIFY(p.waitForStarted());
@@ -179,7 +179,7 @@ void TestDemo::startDemo(QProcess& p, const QString& operations)
 {
     p.setProcessEnvironment(idem::test::cleanEnvironment());
     // No faults: what this is about is what the ledger makes of rows gone from the table.
-    p.start(QStringLiteral(IDEMCTL_PATH),
+    p.start(idem::test::idemctlPath(),
         { QStringLiteral("demo"), QStringLiteral("--dsn"), dsn(), QStringLiteral("--duration"), QStringLiteral("0"),
             QStringLiteral("--workers"), QStringLiteral("2"), QStringLiteral("--operations"), operations,
             QStringLiteral("--rate"), QStringLiteral("200"), QStringLiteral("--duplicate-rate"), QStringLiteral("0.3"),

@@ -471,7 +471,7 @@ void TestExporter::unreadableDatabaseKeepsServing()
 void TestExporter::usageErrors()
 {
     const auto run = [](const QStringList& args) {
-        return idem::test::runProgram(QStringLiteral(IDEMCTL_PATH), QStringList { QStringLiteral("exporter") } + args);
+        return idem::test::runProgram(idem::test::idemctlPath(), QStringList { QStringLiteral("exporter") } + args);
     };
     QCOMPARE(run({ QStringLiteral("--interval"), QStringLiteral("fast") }).exitCode, 2);
     QCOMPARE(run({ QStringLiteral("--interval"), QStringLiteral("10ms") }).exitCode, 2);

@@ -92,7 +92,7 @@ QJsonObject TestFailover::failover(bool synchronous, int* exitCode)
                             .arg(standby->port());
     QProcess demo;
     demo.setProcessEnvironment(idem::test::cleanEnvironment());
-    demo.start(QStringLiteral(IDEMCTL_PATH),
+    demo.start(idem::test::idemctlPath(),
         { QStringLiteral("demo"), QStringLiteral("--dsn"), dsn, QStringLiteral("--json"), QStringLiteral("--quiet"),
             QStringLiteral("--duration"), QStringLiteral("6"), QStringLiteral("--workers"), QStringLiteral("4"),
             QStringLiteral("--rate"), QStringLiteral("250"), QStringLiteral("--lease-ms"), QStringLiteral("1000"),

@@ -70,7 +70,7 @@ private:
     idem::test::CliRun idemctl(const QStringList& args)
     {
         return idem::test::runProgram(
-            QStringLiteral(IDEMCTL_PATH), QStringList(args) << QStringLiteral("--dsn") << qs(m_db->dsn()), 60000);
+            idem::test::idemctlPath(), QStringList(args) << QStringLiteral("--dsn") << qs(m_db->dsn()), 60000);
     }
     std::unique_ptr<idem::test::ScratchDatabase> m_db;
 };
@@ -162,7 +162,7 @@ void TestHostileText::errorMessagesEscape()
             "nope\xe2\x80\xae\xc2\x9b"
             "db" } });
     const auto run = idem::test::runProgram(
-        QStringLiteral(IDEMCTL_PATH), { QStringLiteral("tasks"), QStringLiteral("--dsn"), qs(dsn) }, 30000);
+        idem::test::idemctlPath(), { QStringLiteral("tasks"), QStringLiteral("--dsn"), qs(dsn) }, 30000);
     QCOMPARE(run.exitCode, 1);
     QVERIFY2(firstDisplayControl(run.err).isEmpty(), qPrintable(firstDisplayControl(run.err)));
     QVERIFY2(run.err.contains(QStringLiteral("nope\\u202e\\u009bdb")), qPrintable(run.err));

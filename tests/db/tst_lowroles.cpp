@@ -103,7 +103,7 @@ idem::test::CliRun TestLowRoles::idemctl(const char* role, QStringList args, con
     const auto dsn = idem::test::dsnWith(idem::test::loginDsn(m_db->dsn(), role, password),
         { { "application_name", application } });
     args << QStringLiteral("--dsn") << QString::fromStdString(dsn);
-    return idem::test::runProgram(QStringLiteral(IDEMCTL_PATH), args, 60000);
+    return idem::test::runProgram(idem::test::idemctlPath(), args, 60000);
 }
 
 // Item 1: ten flushes, each inside the documented bounds, used to overflow a minute's sum

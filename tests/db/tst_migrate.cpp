@@ -101,7 +101,7 @@ using idem::test::describe;
 
 CliRun idemctl(const QStringList& args)
 {
-    return idem::test::runProgram(QStringLiteral(IDEMCTL_PATH), args, 120000);
+    return idem::test::runProgram(idem::test::idemctlPath(), args, 120000);
 }
 
 // The article's table, verbatim (idempotent-task-execution, "用持久化状态处理重复请求").

@@ -22,7 +22,7 @@ QString qs(const std::string& s) { return QString::fromStdString(s); }
 idem::test::CliRun idemctl(const QStringList& args)
 {
     // Well above the lock timeouts used here, far below "forever": the old code hit it.
-    return idem::test::runProgram(QStringLiteral(IDEMCTL_PATH), args, 20000);
+    return idem::test::runProgram(idem::test::idemctlPath(), args, 20000);
 }
 
 // A worker's session holding migrate's lock of `schema`, as a session lock (idle) or inside an

@@ -385,7 +385,7 @@ void TestPurge::killedThenResumed()
     plantSucceeded(*m_owner, "stay-", 50, 2);
     const QString dsn = QString::fromStdString(m_db->dsn());
     QProcess p;
-    p.start(QStringLiteral(IDEMCTL_PATH), { QStringLiteral("purge"), QStringLiteral("--batch"), QStringLiteral("20"),
+    p.start(idem::test::idemctlPath(), { QStringLiteral("purge"), QStringLiteral("--batch"), QStringLiteral("20"),
                                                 QStringLiteral("--duty"), QStringLiteral("0.05"), QStringLiteral("--pause-ms"), QStringLiteral("20"),
                                                 QStringLiteral("--dsn"), dsn });
     QVERIFY(p.waitForStarted());
@@ -404,7 +404,7 @@ void TestPurge::killedThenResumed()
     qInfo("killed after %lld rows", static_cast<long long>(gone));
     QCOMPARE(counted, gone); // nothing removed that the run does not count, nothing counted that is not removed
 
-    auto resumed = idem::test::runProgram(QStringLiteral(IDEMCTL_PATH), { QStringLiteral("purge"), QStringLiteral("--json"),
+    auto resumed = idem::test::runProgram(idem::test::idemctlPath(), { QStringLiteral("purge"), QStringLiteral("--json"),
                                                                              QStringLiteral("--dsn"), dsn });
     QVERIFY2(resumed.exitCode == 0, qPrintable(idem::test::describe(resumed)));
     const auto j = QJsonDocument::fromJson(resumed.out.toUtf8()).object();
@@ -489,7 +489,7 @@ void TestPurge::dryRunChangesNothing()
                               " || (SELECT count(*) FROM idem.idem_purge_runs) || ' '"
                               " || (SELECT count(*) FROM idem.task_idempotency_audit) FROM idem.task_idempotency t";
     const auto before = scalar(*m_owner, state);
-    auto run = idem::test::runProgram(QStringLiteral(IDEMCTL_PATH),
+    auto run = idem::test::runProgram(idem::test::idemctlPath(),
         { QStringLiteral("purge"), QStringLiteral("--dry-run"), QStringLiteral("--json"), QStringLiteral("--dsn"),
             QString::fromStdString(m_db->dsn()) });
     QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
@@ -497,7 +497,7 @@ void TestPurge::dryRunChangesNothing()
     QCOMPARE(j.value(QStringLiteral("would_remove")).toInteger(), 730);
     QCOMPARE(j.value(QStringLiteral("would_remove_quality")).toString(), QStringLiteral("exact"));
     QCOMPARE(scalar(*m_owner, state), before);
-    auto text = idem::test::runProgram(QStringLiteral(IDEMCTL_PATH),
+    auto text = idem::test::runProgram(idem::test::idemctlPath(),
         { QStringLiteral("purge"), QStringLiteral("--dry-run"), QStringLiteral("--cap"), QStringLiteral("100"),
             QStringLiteral("--dsn"), QString::fromStdString(m_db->dsn()) });
     QVERIFY2(text.out.contains(QStringLiteral("at least 100")), qPrintable(text.out));

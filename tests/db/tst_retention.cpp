@@ -31,7 +31,7 @@ constexpr const char* plainLogin = "idem_t_ret_pl";
 
 idem::test::CliRun idemctl(const QStringList& args)
 {
-    return idem::test::runProgram(QStringLiteral(IDEMCTL_PATH), args, 60000);
+    return idem::test::runProgram(idem::test::idemctlPath(), args, 60000);
 }
 } // namespace
 

@@ -5,6 +5,7 @@
 
 #include "core/connection.h"
 #include "operations/scenarios.h"
+#include "tests/support/cliprocess.h"
 #include "tests/support/testdb.h"
 
 // The article's verification scenarios, run by the same code as `idemctl verify`, then
@@ -35,7 +36,7 @@ void TestScenarios::ledgerReportsALostSuccess()
     idem::test::ScratchDatabase db("scenarioledger");
     idem::verify::VerifyOptions options;
     options.conninfo = db.dsn();
-    options.workerExecutable = IDEMCTL_PATH;
+    options.workerExecutable = idem::test::idemctlPath().toStdString();
     options.beforeLedgerCheck = [](pqxx::connection& c, const idem::SchemaName& schema) {
         pqxx::work w(c);
         w.exec("ALTER TABLE " + schema.qualify("task_idempotency") + " DISABLE TRIGGER USER");
@@ -56,7 +57,7 @@ void TestScenarios::scenario()
     idem::test::ScratchDatabase db("scenario" + std::to_string(number));
     idem::verify::VerifyOptions options;
     options.conninfo = db.dsn();
-    options.workerExecutable = IDEMCTL_PATH;
+    options.workerExecutable = idem::test::idemctlPath().toStdString();
     options.schema = "scenario";
     options.keepSchema = true;
     const auto results = idem::verify::runVerification(options, { number });
@@ -93,7 +94,7 @@ void TestScenarios::verifyCommand()
 {
     idem::test::ScratchDatabase db("verifycmd");
     QProcess p;
-    p.start(QStringLiteral(IDEMCTL_PATH), { QStringLiteral("verify"), QStringLiteral("--dsn"), QString::fromStdString(db.dsn()),
+    p.start(idem::test::idemctlPath(), { QStringLiteral("verify"), QStringLiteral("--dsn"), QString::fromStdString(db.dsn()),
                                           QStringLiteral("--only"), QStringLiteral("3"), QStringLiteral("--only"),
                                           QStringLiteral("7") });
     QVERIFY(p.waitForFinished(120000));
@@ -110,7 +111,7 @@ void TestScenarios::verifyCommand()
 void TestScenarios::verifyCommandBadDsn()
 {
     QProcess p;
-    p.start(QStringLiteral(IDEMCTL_PATH), { QStringLiteral("verify"), QStringLiteral("--dsn"), QStringLiteral("host=127.0.0.1 port=1") });
+    p.start(idem::test::idemctlPath(), { QStringLiteral("verify"), QStringLiteral("--dsn"), QStringLiteral("host=127.0.0.1 port=1") });
     QVERIFY(p.waitForFinished(60000));
     QCOMPARE(p.exitCode(), 1);
     QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains(QLatin1String("cannot connect")));

@@ -107,7 +107,7 @@ idem::SnapshotData TestSnapshot::snapshot(int limit, const char* tenant, bool re
 
 idem::test::CliRun TestSnapshot::idemctl(const QStringList& args)
 {
-    return idem::test::runProgram(QStringLiteral(IDEMCTL_PATH), args, 60000);
+    return idem::test::runProgram(idem::test::idemctlPath(), args, 60000);
 }
 
 void TestSnapshot::initTestCase()

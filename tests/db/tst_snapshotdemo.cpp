@@ -97,7 +97,7 @@ void TestSnapshotDemo::snapshotsUnderLoadAreConsistent()
 {
     QProcess demo;
     demo.setProcessEnvironment(idem::test::cleanEnvironment());
-    demo.start(QStringLiteral(IDEMCTL_PATH),
+    demo.start(idem::test::idemctlPath(),
         { QStringLiteral("demo"), QStringLiteral("--dsn"), QString::fromStdString(m_db->dsn()),
             QStringLiteral("--quiet"), QStringLiteral("--duration"), QStringLiteral("0"), QStringLiteral("--workers"),
             QStringLiteral("4"), QStringLiteral("--rate"), QStringLiteral("300"), QStringLiteral("--die-rate"),

@@ -428,7 +428,7 @@ void TestStats::auditHeadByPrimaryKey()
 
 void TestStats::cliJson()
 {
-    const auto run = idem::test::runProgram(QStringLiteral(IDEMCTL_PATH),
+    const auto run = idem::test::runProgram(idem::test::idemctlPath(),
         { QStringLiteral("stats"), QStringLiteral("--dsn"), QString::fromStdString(m_db->dsn()),
             QStringLiteral("--json") });
     QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
@@ -465,7 +465,7 @@ void TestStats::cliJson()
     QCOMPARE(j.value(QLatin1String("audit_head_hash")).toString(),
         QString::fromLatin1(QCryptographicHash::hash("entry 7", QCryptographicHash::Sha256).toHex()));
 
-    const auto filtered = idem::test::runProgram(QStringLiteral(IDEMCTL_PATH),
+    const auto filtered = idem::test::runProgram(idem::test::idemctlPath(),
         { QStringLiteral("stats"), QStringLiteral("--dsn"), QString::fromStdString(m_db->dsn()),
             QStringLiteral("--json"), QStringLiteral("--tenant"), QStringLiteral("tb") });
     QVERIFY2(filtered.exitCode == 0, qPrintable(idem::test::describe(filtered)));
@@ -479,7 +479,7 @@ void TestStats::cliJson()
 void TestStats::cliPrometheusAndTable()
 {
     const auto dsn = QString::fromStdString(m_db->dsn());
-    const auto run = idem::test::runProgram(QStringLiteral(IDEMCTL_PATH),
+    const auto run = idem::test::runProgram(idem::test::idemctlPath(),
         { QStringLiteral("stats"), QStringLiteral("--dsn"), dsn, QStringLiteral("--prometheus") });
     QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
     const auto lines = run.out.split(QLatin1Char('\n'));
@@ -501,12 +501,12 @@ void TestStats::cliPrometheusAndTable()
     QVERIFY(!run.out.contains(QLatin1String("idem_replication_lag_seconds{")));
 
     const auto table = idem::test::runProgram(
-        QStringLiteral(IDEMCTL_PATH), { QStringLiteral("stats"), QStringLiteral("--dsn"), dsn });
+        idem::test::idemctlPath(), { QStringLiteral("stats"), QStringLiteral("--dsn"), dsn });
     QVERIFY2(table.exitCode == 0, qPrintable(idem::test::describe(table)));
     QVERIFY2(table.out.contains(QLatin1String("total rows (estimate)")), qPrintable(table.out));
     QVERIFY2(table.out.contains(QLatin1String("audit head")), qPrintable(table.out));
 
-    const auto both = idem::test::runProgram(QStringLiteral(IDEMCTL_PATH),
+    const auto both = idem::test::runProgram(idem::test::idemctlPath(),
         { QStringLiteral("stats"), QStringLiteral("--dsn"), dsn, QStringLiteral("--json"),
             QStringLiteral("--prometheus") });
     QCOMPARE(both.exitCode, 2);

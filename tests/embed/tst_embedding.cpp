@@ -23,7 +23,7 @@ namespace {
 
 idem::test::CliRun runWorker(const std::string& dsn, const QString& order, const QString& amount)
 {
-    return idem::test::runProgram(QStringLiteral(EXAMPLE_WORKER_PATH),
+    return idem::test::runProgram(idem::test::programFromEnvironment("IDEM_EXAMPLE_WORKER_PATH"),
                                   { QString::fromStdString(dsn), QStringLiteral("shop_idem"), order, amount });
 }
 
@@ -102,7 +102,7 @@ void TestEmbedding::runsOnceAndReplays()
 
 void TestEmbedding::carriesNoOperatorCode()
 {
-    const QStringList symbols = definedSymbols(QStringLiteral(EXAMPLE_WORKER_PATH));
+    const QStringList symbols = definedSymbols(idem::test::programFromEnvironment("IDEM_EXAMPLE_WORKER_PATH"));
     // The protocol is there (so an empty or stripped listing cannot pass)...
     const QStringList present { QStringLiteral("idem::runTask("), QStringLiteral("idem::TaskStore::claim("),
                                 QStringLiteral("idem::requestDigest(") };

@@ -1,5 +1,7 @@
 #include "tests/support/cliprocess.h"
 
+#include <QFileInfo>
+
 namespace idem::test {
 
 QString describe(const CliRun& run)
@@ -13,6 +15,15 @@ QProcessEnvironment cleanEnvironment()
     for (const auto& name : { "IDEM_DSN", "PGPASSWORD", "PGSERVICE", "PGHOST", "PGPORT", "PGUSER", "PGDATABASE" })
         env.remove(QString::fromLatin1(name));
     return env;
+}
+
+QString programFromEnvironment(const char* variable)
+{
+    const QString path = qEnvironmentVariable(variable);
+    if (path.isEmpty() || !QFileInfo(path).isExecutable())
+        qFatal("%s is %s: run the tests through ctest, which sets it to the program's path",
+            variable, path.isEmpty() ? "not set" : qPrintable(QStringLiteral("not an executable: ") + path));
+    return path;
 }
 
 CliRun finishProcess(QProcess& p, int timeoutMs)

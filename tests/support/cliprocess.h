@@ -22,6 +22,14 @@ QProcessEnvironment cleanEnvironment();
 // Waits for a started process, killing it after timeoutMs, and collects its output.
 CliRun finishProcess(QProcess& p, int timeoutMs);
 
+// A program the test runs, from the environment variable ctest sets (tests/CMakeLists.txt): a path
+// compiled in would differ in every clone and defeat ccache. Aborts the test, naming the variable,
+// when it is missing or not executable.
+QString programFromEnvironment(const char* variable);
+
+// The idemctl binary of this build (IDEMCTL_PATH).
+inline QString idemctlPath() { return programFromEnvironment("IDEMCTL_PATH"); }
+
 // Runs a program with cleanEnvironment() and waits for it.
 CliRun runProgram(const QString& program, const QStringList& args, int timeoutMs = 60000);
 

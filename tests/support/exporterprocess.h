@@ -7,7 +7,7 @@
 
 #include "tests/support/cliprocess.h"
 
-// `idemctl exporter` as the exporter tests run it (IDEMCTL_PATH comes from the test's target).
+// `idemctl exporter` as the exporter tests run it (idemctlPath(): IDEMCTL_PATH, set by ctest).
 namespace idem::test {
 
 // A sample's value in exposition text ("name{labels} value"), or NaN when it is absent.
@@ -26,7 +26,7 @@ public:
     bool start(const QStringList& args, int timeoutMs = 20000)
     {
         m_p.setProcessEnvironment(cleanEnvironment());
-        m_p.start(QStringLiteral(IDEMCTL_PATH),
+        m_p.start(idem::test::idemctlPath(),
             QStringList { QStringLiteral("exporter"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0") }
                 + args);
         static const QRegularExpression serving(QStringLiteral("serving http://127\\.0\\.0\\.1:(\\d+)/metrics"));
