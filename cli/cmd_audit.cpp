@@ -21,8 +21,9 @@ namespace {
 
 The audit trail of recovery actions (task_idempotency_audit): one entry per applied requeue,
 release or fail, with actor, reason and the row before and after; one per retention policy
-change (action retention) and one per purge run (action purge), with an empty key. ACTION is
-requeue, release, fail, retention or purge.
+change (action retention), one per purge run (action purge) and one per pause set, changed or
+lifted (actions pause and resume), with an empty key. ACTION is requeue, release, fail,
+retention, purge, pause or resume.
 
 list     newest first, one page (--limit, default 50); --before ID continues with older entries
          (the smallest id shown), --oldest-first with --after ID pages forward. TIME is anything
@@ -73,7 +74,7 @@ Exit codes: 0 ok, 1 failure or (verify) a broken chain, 2 usage error.
         return j.contains("status") && j["status"].is_string() ? displaySafe(j["status"].get<std::string>(), 40) : "?";
     }
 
-    // A retention change or purge run has no task row: say what it changed instead.
+    // A retention change, purge run or pause has no task row: say what it changed instead.
     std::string changeSummary(const AuditEntry& e)
     {
         const auto before = nlohmann::json::parse(e.beforeImage);
@@ -83,6 +84,17 @@ Exit codes: 0 ok, 1 failure or (verify) a broken chain, 2 usage error.
                 ? std::to_string(j["policy"].value("horizon_seconds", std::int64_t(0))) + " s"
                 : std::string("(none)");
         };
+        if (e.action == "pause" || e.action == "resume") {
+            const auto scope = displaySafe(after.value("tenant", std::string("?")), 70) + ":"
+                + displaySafe(after.value("operation", std::string("?")), 70);
+            const auto until = [](const nlohmann::json& j) -> std::string {
+                if (!j.contains("pause") || !j["pause"].is_object())
+                    return "not paused";
+                const auto& u = j["pause"]["until"];
+                return u.is_string() ? "paused until " + displaySafe(u.get<std::string>(), 40) : "paused until resumed";
+            };
+            return "scope " + scope + ": " + until(before) + " -> " + until(after);
+        }
         if (e.action == "retention")
             return "operation " + displaySafe(after.value("operation", std::string("?")), 120) + ": " + horizon(before)
                 + " -> " + horizon(after);
@@ -115,8 +127,8 @@ Exit codes: 0 ok, 1 failure or (verify) a broken chain, 2 usage error.
             f.beforeId = args.intValue("before", 0, 1, std::numeric_limits<long long>::max());
         if (args.value("after"))
             f.afterId = args.intValue("after", 0, 0, std::numeric_limits<long long>::max());
-        if (f.action && !parseAction(*f.action) && *f.action != "retention" && *f.action != "purge")
-            throw UsageError("--action must be requeue, release, fail, retention or purge");
+        if (f.action && !isAuditAction(*f.action))
+            throw UsageError("--action must be one of " + auditActionList());
 
         auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl audit" });
         f.sinceUs = timeArg(*conn, args, "since");

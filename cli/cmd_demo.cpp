@@ -220,7 +220,7 @@ a failover to a standby that lagged loses those. Exit 0 when clean, 1 otherwise.
         out << '[' << std::setw(5) << static_cast<long long>(elapsed) << "s] " << std::setw(4) << delta(Tally::Requests)
             << " req/s |";
         for (const auto t : { Tally::Succeeded, Tally::Replayed, Tally::InProgress, Tally::Conflict, Tally::RetryLater,
-                 Tally::Failed, Tally::WillRetry, Tally::LostOwnership })
+                 Tally::Failed, Tally::WillRetry, Tally::LostOwnership, Tally::Paused })
             out << ' ' << demo::tallyName(t) << ' ' << delta(t);
         out << " | died " << delta(Tally::Died) << " stale " << delta(Tally::StaleAttempts) << " | queued " << queued
             << " | processing " << processing << std::endl;

@@ -27,6 +27,9 @@ int runAudit(const std::vector<std::string>& args);
 int runPurge(const std::vector<std::string>& args);
 int runRetention(const std::vector<std::string>& args);
 int runStorage(const std::vector<std::string>& args);
+int runPause(const std::vector<std::string>& args);
+int runResume(const std::vector<std::string>& args);
+int runPauses(const std::vector<std::string>& args);
 int runScenarioWorker(const std::vector<std::string>& args);
 
 } // namespace idem::cli

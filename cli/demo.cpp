@@ -25,6 +25,8 @@ const char* tallyName(Tally t)
         return "will_retry";
     case Tally::LostOwnership:
         return "lost_ownership";
+    case Tally::Paused:
+        return "paused";
     case Tally::Requests:
         return "requests";
     case Tally::Died:
@@ -69,6 +71,8 @@ Tally tallyOf(RunOutcome::Kind kind)
         return Tally::WillRetry;
     case K::LostOwnership:
         return Tally::LostOwnership;
+    case K::Paused:
+        return Tally::Paused;
     }
     return Tally::Errors;
 }

@@ -63,6 +63,7 @@ enum class Tally : std::size_t {
     Failed,
     WillRetry,
     LostOwnership,
+    Paused, // turned away by a pause (schema v15): asked again later, not counted as a try
     Requests, // requests sent, retries included
     Died, // executors that claimed and vanished, leaving the lease to expire
     StaleAttempts, // executors that tried to commit after losing their lease

@@ -14,7 +14,7 @@ namespace {
     std::string runKeyPattern(const Options& o) { return o.businessIdPrefix() + "%"; }
 
     const Tally outcomeTallies[] = { Tally::Succeeded, Tally::Replayed, Tally::InProgress, Tally::Conflict,
-        Tally::RetryLater, Tally::Failed, Tally::WillRetry, Tally::LostOwnership };
+        Tally::RetryLater, Tally::Failed, Tally::WillRetry, Tally::LostOwnership, Tally::Paused };
     // Each purge run's walk per operation (idem_purge_runs.operations): it removed the
     // operation's succeeded rows completed up to `upto`. Only runs that removed something.
     std::string purgeWalks(const SchemaName& schema)

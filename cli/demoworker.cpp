@@ -329,6 +329,14 @@ namespace {
         case RunOutcome::Kind::LostOwnership:
             retryLater(req, milliseconds(100));
             break;
+        case RunOutcome::Kind::Paused: {
+            // Back off as told (at most 5 s, never past the pause's end) and keep the request:
+            // a pause is an operator's lever, not a failure, so waiting it out is not a try.
+            Request waiting = req;
+            waiting.tries = std::max(0, waiting.tries - 1);
+            retryLater(waiting, out.claim.retryAfter);
+            break;
+        }
         case RunOutcome::Kind::Succeeded:
         case RunOutcome::Kind::Replayed:
         case RunOutcome::Kind::Conflict:

@@ -26,6 +26,10 @@ const Command commands[] = {
     { "audit", "list the recovery actions' audit trail, or verify its hash chain", &idem::cli::runAudit },
     { "purge", "audited: remove succeeded keys past their retention horizon, in small batches", &idem::cli::runPurge },
     { "retention", "show or change (audited) how long succeeded keys are kept, per operation", &idem::cli::runRetention },
+    { "pause", "audited: stop intake of a tenant or operation (claims answer 'paused'), optionally for a time",
+        &idem::cli::runPause },
+    { "resume", "audited: lift a pause; the scope's claims acquire again", &idem::cli::runResume },
+    { "pauses", "list the pauses, what each turned away, and whether it matches any traffic", &idem::cli::runPauses },
     { "storage", "table and index sizes, rows by status, rows due for purge, the last purge", &idem::cli::runStorage },
     // Internal: the worker process that `verify` starts and kills. Not listed.
     { "scenario-worker", nullptr, &idem::cli::runScenarioWorker },

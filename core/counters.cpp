@@ -18,7 +18,7 @@ void OutcomeCounters::add(const std::string& tenant, const std::string& operatio
         outcome::Acquired, outcome::ReacquiredLease, outcome::ReacquiredRetry, outcome::Replayed,
         outcome::InProgress, outcome::Conflict, outcome::RetryLater, outcome::RejectedFailed,
         outcome::StaleToken, outcome::Succeeded, outcome::FailedRetryable, outcome::FailedPermanent,
-        outcome::FailedUnknown, outcome::Exhausted, outcome::RetryFailed,
+        outcome::FailedUnknown, outcome::Exhausted, outcome::RetryFailed, outcome::Paused,
     };
     if (!what || !known.count(what))
         throw std::invalid_argument(std::string("unknown outcome counter '") + (what ? what : "") + "'");

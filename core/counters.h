@@ -34,6 +34,8 @@ namespace outcome {
     // A failure of attempt 2 or later (schema v10), counted beside the failure's own outcome:
     // what "failed retries" counts.
     inline constexpr const char* RetryFailed = "retry_failed";
+    // A claim turned away by a pause (schema v15).
+    inline constexpr const char* Paused = "paused";
 }
 
 // Per-minute outcome counts, aggregated in memory and written in one statement per flush.

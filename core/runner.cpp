@@ -26,6 +26,8 @@ const char* runOutcomeName(RunOutcome::Kind kind)
         return "will_retry";
     case K::LostOwnership:
         return "lost_ownership";
+    case K::Paused:
+        return "paused";
     }
     return "unknown";
 }
@@ -54,6 +56,10 @@ RunOutcome outcomeOfClaim(const ClaimResult& c)
     case Decision::Failed:
         out.kind = RunOutcome::Kind::Failed;
         out.error = c.errorMessage;
+        break;
+    case Decision::Paused:
+        out.kind = RunOutcome::Kind::Paused;
+        out.error = "paused (" + c.detail + "): " + c.errorMessage;
         break;
     case Decision::Acquired:
     case Decision::Reacquired:

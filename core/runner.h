@@ -50,6 +50,8 @@ struct RunOutcome {
         Failed, // permanent or exhausted (now or earlier)
         WillRetry, // this attempt failed and was recorded as retryable
         LostOwnership, // the lease was lost before commit: the business writes were rolled back
+        Paused, // an operator paused the key's tenant or operation: nothing ran; retry after
+                // claim.retryAfter (error: the pause's reason, claim.detail: its scope)
     };
     Kind kind = Kind::InProgress;
     ClaimResult claim;

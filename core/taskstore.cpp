@@ -84,6 +84,8 @@ const char* decisionName(Decision d)
         return "retry_later";
     case Decision::Failed:
         return "failed";
+    case Decision::Paused:
+        return "paused";
     }
     return "unknown";
 }
@@ -181,7 +183,10 @@ ClaimResult TaskStore::claim(const TaskKey& key, const std::string& requestDiges
         // (pqxx::work would send both, tripling a replay's round trips).
         pqxx::nontransaction w(m_conn);
         return w.exec_params("SELECT decision, detail, owner_token, attempts, max_attempts, retry_after_ms,"
-                             "       result_json, request_hash, error_class, error_message FROM "
+                             "       result_json, request_hash, error_class, error_message,"
+                             "       CASE WHEN decision = 'paused' AND lease_until IS NOT NULL"
+                             "            THEN GREATEST(1, ceil(extract(epoch FROM lease_until - now()) * 1000))::bigint"
+                             "       END FROM "
                 + m_options.schema.qualify("claim") + "($1, $2, $3::uuid, $4, $5, $6)",
             key.str(), requestDigest, token, static_cast<long long>(m_options.lease.count()),
             m_options.retry.maxAttempts,
@@ -224,6 +229,11 @@ ClaimResult TaskStore::claim(const TaskKey& key, const std::string& requestDiges
     } else if (decision == "failed") {
         c.decision = Decision::Failed;
         count(key, c.detail == "exhausted" ? outcome::Exhausted : outcome::RejectedFailed);
+    } else if (decision == "paused") {
+        c.decision = Decision::Paused;
+        if (!row[10].is_null())
+            c.pausedFor = std::chrono::milliseconds(row[10].as<long long>());
+        count(key, outcome::Paused);
     } else {
         throw std::runtime_error("claim returned an unknown decision '" + decision + "'; is the schema newer?");
     }

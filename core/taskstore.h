@@ -47,6 +47,8 @@ enum class Decision {
     Conflict, // same key, different request digest: nothing stored changed
     RetryLater, // a retryable failure whose backoff has not elapsed
     Failed, // permanent or exhausted: only an operator can reopen it
+    Paused, // an operator paused the key's tenant or operation (schema v15): nothing changed, no
+            // attempt counted; ask again after retryAfter (at most 5 s, never past the pause's end)
 };
 
 const char* decisionName(Decision d);
@@ -61,7 +63,8 @@ const char* failureClassName(FailureClass c);
 
 struct ClaimResult {
     Decision decision = Decision::InProgress;
-    std::string detail; // new, lease_expired, retry_due, lease_live, locked, exhausted, ...
+    std::string detail; // new, lease_expired, retry_due, lease_live, locked, exhausted, ...; Paused: tenant:operation
+                        // of the pause ('*' for all)
     std::string token; // set when this caller may execute
     int attempts = 0;
     int maxAttempts = 0;
@@ -69,7 +72,10 @@ struct ClaimResult {
     std::string resultJson; // Replay: the stored result as JSON text ("null" when none)
     std::string storedDigest; // Conflict: empty since schema v13 (the stored digest is not revealed)
     std::string errorClass; // Failed / RetryLater
-    std::string errorMessage;
+    std::string errorMessage; // Failed / RetryLater: the last error; Paused: the pause's reason
+    // Paused: when the pause ends by the server's clock, as milliseconds from the claim's answer
+    // (retryAfter never exceeds it); 0 for a pause until resumed.
+    std::chrono::milliseconds pausedFor { 0 };
 
     bool mayExecute() const { return decision == Decision::Acquired || decision == Decision::Reacquired; }
 };

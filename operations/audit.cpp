@@ -1,5 +1,6 @@
 #include "operations/audit.h"
 
+#include <algorithm>
 #include <limits>
 #include <pqxx/pqxx>
 #include <stdexcept>
@@ -75,14 +76,33 @@ std::string auditCanonicalBytes(const AuditEntry& e)
 
 std::string auditEntryHash(const AuditEntry& e) { return sha256Hex(auditCanonicalBytes(e)); }
 
+const std::vector<std::string>& auditActionNames()
+{
+    static const std::vector<std::string> names { "requeue", "release", "fail", "retention", "purge", "pause",
+        "resume" };
+    return names;
+}
+
+bool isAuditAction(const std::string& name)
+{
+    const auto& names = auditActionNames();
+    return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+std::string auditActionList()
+{
+    std::string out;
+    for (const auto& n : auditActionNames())
+        out += (out.empty() ? "" : ", ") + n;
+    return out;
+}
+
 std::vector<AuditEntry> listAudit(pqxx::connection& conn, const SchemaName& schema, const AuditFilter& f)
 {
     if (f.limit < 1 || f.limit > 10000)
         throw std::invalid_argument("the audit page size must be 1 to 10000");
-    if (f.action && *f.action != "requeue" && *f.action != "release" && *f.action != "fail" && *f.action != "retention"
-        && *f.action != "purge")
-        throw std::invalid_argument(
-            "the action must be requeue, release, fail, retention or purge, not '" + *f.action + "'");
+    if (f.action && !isAuditAction(*f.action))
+        throw std::invalid_argument("the action must be one of " + auditActionList() + ", not '" + *f.action + "'");
     for (const auto* v : { &f.key, &f.actor })
         if (*v && (*v)->find('\0') != std::string::npos)
             throw std::invalid_argument("a filter value contains a NUL byte");

@@ -46,6 +46,12 @@ struct AuditEntry {
 std::string auditCanonicalBytes(const AuditEntry& e);
 std::string auditEntryHash(const AuditEntry& e);
 
+// Every action the audit trail records, as its action column spells them (the table's CHECK):
+// one of auditActionNames(), pause, resume.
+const std::vector<std::string>& auditActionNames();
+bool isAuditAction(const std::string& name);
+std::string auditActionList(); // "requeue, release, ..., resume", for messages
+
 struct AuditFilter {
     std::optional<std::string> key; // exact key
     std::optional<std::string> actor; // exact db_role or os_user

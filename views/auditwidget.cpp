@@ -15,6 +15,7 @@
 
 #include <algorithm>
 
+#include "operations/audit.h"
 #include "operations/tasklist.h"
 #include "models/auditmodel.h"
 #include "models/auditwitness.h"
@@ -52,8 +53,8 @@ AuditWidget::AuditWidget(ConsoleSession* session, QWidget* parent)
     m_actor->setObjectName(QStringLiteral("auditActorFilter"));
     m_action->setObjectName(QStringLiteral("auditActionFilter"));
     m_action->addItem(QString(), QString());
-    for (const char* a : { "requeue", "release", "fail", "retention", "purge" })
-        m_action->addItem(QString::fromLatin1(a), QString::fromLatin1(a));
+    for (const auto& a : auditActionNames())
+        m_action->addItem(QString::fromStdString(a), QString::fromStdString(a));
     m_since->setObjectName(QStringLiteral("auditSinceFilter"));
     m_until->setObjectName(QStringLiteral("auditUntilFilter"));
     m_apply->setObjectName(QStringLiteral("auditApply"));

@@ -165,3 +165,18 @@ BEGIN
     EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_schema_functions FROM idem_reader, idem_operator', s);
 END
 $functions$;
+
+-- Schema v15: pauses. Readers see them (the console's banner, idemctl pauses); operators set and
+-- lift them, each audited; claim() reads them as its definer. Workers: nothing.
+DO $pauses$
+DECLARE
+    s text := current_schema();
+BEGIN
+    EXECUTE format('GRANT SELECT ON %1$I.idem_pauses TO idem_reader', s);
+    EXECUTE format('REVOKE ALL ON %1$I.idem_pauses FROM idem_worker', s);
+    EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_pauses FROM idem_reader, idem_operator', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_pause_list(integer) TO idem_reader', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_pause(text, text, text, text, bigint, timestamptz),'
+                   ' %1$I.idem_resume(text, text, text, text) TO idem_operator', s);
+END
+$pauses$;

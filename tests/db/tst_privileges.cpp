@@ -97,6 +97,17 @@ std::optional<Probe> probeFor(const QString& table, const QString& op)
             return Probe { "DELETE FROM " + t + " WHERE idempotency_key = $1", "seed",
                 "SELECT count(*)::text FROM " + t + " WHERE idempotency_key = 'seed'", "0" };
     }
+    if (table == QLatin1String("idem_pauses")) { // schema v15: set and lifted only through idem_pause/idem_resume
+        if (o == "INSERT")
+            return Probe { "INSERT INTO " + t + " VALUES ($1, 'charge', 'forged', 'u', now(), now(), NULL, 0)", "probe",
+                "SELECT count(*)::text FROM " + t + " WHERE tenant = 'probe'", "1" };
+        if (o == "UPDATE")
+            return Probe { "UPDATE " + t + " SET reason = 'tampered' WHERE tenant = $1", "seed",
+                "SELECT reason FROM " + t + " WHERE tenant = 'seed'", "tampered" };
+        if (o == "DELETE")
+            return Probe { "DELETE FROM " + t + " WHERE tenant = $1", "seed",
+                "SELECT count(*)::text FROM " + t + " WHERE tenant = 'seed'", "0" };
+    }
     if (table == QLatin1String("idem_schema_version")) {
         if (o == "UPDATE")
             return Probe { "UPDATE " + t + " SET checksum = $1 WHERE version = 1", "tampered",
@@ -120,7 +131,9 @@ void reseed(pqxx::connection& c)
 {
     pqxx::work w(c);
     w.exec("TRUNCATE idem.task_idempotency, idem.idem_counters, idem.task_idempotency_audit,"
-           " idem.task_idempotency_conflicts");
+           " idem.task_idempotency_conflicts, idem.idem_pauses");
+    w.exec_params("INSERT INTO idem.idem_pauses VALUES ($1, 'charge', 'gateway down', 'alice', now(), now(), NULL, 0)",
+        "seed");
     w.exec_params("INSERT INTO idem.task_idempotency_conflicts VALUES ($1, now(), now(), 1, 'v1:b')", "seed");
     w.exec_params("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, attempts)"
                   " VALUES ($1, 'h', 'processing', 1)",
@@ -194,6 +207,7 @@ void TestPrivileges::matrix_data()
         { "idem_counters", every },
         { "task_idempotency_conflicts", every },
         { "task_idempotency_audit", every },
+        { "idem_pauses", every },
         { "idem_schema_version",
             { QStringLiteral("SELECT"), QStringLiteral("UPDATE"), QStringLiteral("DELETE"), QStringLiteral("LOCK") } },
     };

@@ -1,10 +1,14 @@
--- claim (schema v2, changed in v5, v6, v13; the history is in git log).
+-- claim (schema v2, changed in v5, v6, v13, v15; the history is in git log).
 -- The first step of every attempt, one round trip: takes key p_key for token p_token, or answers
 -- from the stored row. decision [detail]: acquired [new]; reacquired [lease_expired, retry_due]
 -- (a new token, attempts + 1); replay [succeeded] (the stored result); in_progress [lease_live,
 -- locked] and retry_later [class] (ask again after retry_after_ms); conflict [status] (another
 -- request digest used the key: nothing changes and request_hash is NULL); failed [failed,
--- exhausted]. It reads the row first, without a lock, and inserts only when there is none.
+-- exhausted]; paused [tenant:operation of the pause] (v15: a pause in idem_pauses covers the key,
+-- which would otherwise be acquired or taken over; nothing changes, no attempt is counted;
+-- error_message is the pause's reason, lease_until its end (NULL: until resumed), and
+-- retry_after_ms at most 5 s and never past that end). It reads the row first, without a lock,
+-- and inserts only when there is none.
 -- The table of decisions and what a caller does: docs/workers-guide.md; the SQLSTATEs (ID001
 -- lost ownership, ID002 no record, ID003 invalid argument): 0002_protocol.sql's header.
 CREATE OR REPLACE FUNCTION claim(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint,
@@ -20,6 +24,7 @@ DECLARE
     r task_idempotency%ROWTYPE;
     v_expired_by_age boolean;
     v_detail text;
+    v_pause idem_pauses%ROWTYPE;
 BEGIN
     IF p_key IS NULL OR octet_length(p_key) NOT BETWEEN 1 AND 1024 THEN
         RAISE EXCEPTION 'idempotency key must be 1 to 1024 bytes' USING ERRCODE = 'ID003';
@@ -48,6 +53,15 @@ BEGIN
     -- or a pending backoff is an answer in itself. Only a takeover needs the lock.
     SELECT * INTO r FROM task_idempotency t WHERE t.idempotency_key = p_key;
     IF NOT FOUND THEN
+        -- A pause is checked only where the key would be acquired or taken over (here and below):
+        -- every other answer comes from the stored row, paused or not.
+        SELECT * INTO v_pause FROM idem_pause_covering(p_key);
+        IF FOUND THEN
+            RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid, 0, p_max_attempts,
+                                v_pause.until, idem_pause_retry_after_ms(v_pause.until), NULL::jsonb, NULL::text,
+                                NULL::text, v_pause.reason;
+            RETURN;
+        END IF;
         INSERT INTO task_idempotency AS t (idempotency_key, request_hash, status, owner_token, lease_until,
                                            attempts, max_attempts, created_at, updated_at)
         VALUES (p_key, p_request_hash, 'processing', p_token, now() + p_lease_ms * interval '1 millisecond',
@@ -130,6 +144,14 @@ BEGIN
         RETURNING t.* INTO r;
         RETURN QUERY SELECT 'failed'::text, 'exhausted'::text, NULL::uuid, r.attempts, r.max_attempts,
                             NULL::timestamptz, 0::bigint, NULL::jsonb, r.request_hash, r.error_class, r.error_message;
+        RETURN;
+    END IF;
+
+    SELECT * INTO v_pause FROM idem_pause_covering(p_key);
+    IF FOUND THEN
+        RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid, r.attempts,
+                            r.max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until), NULL::jsonb,
+                            r.request_hash, NULL::text, v_pause.reason;
         RETURN;
     END IF;
 

@@ -1,4 +1,4 @@
--- idem_counters_check (schema v13; the history is in git log).
+-- idem_counters_check (schema v13, changed in v15; the history is in git log).
 -- v10's checks of a batch (0010_failed_retries.sql, then in idem_counters_add_detail), on their
 -- own: a batch out of these bounds is a client's bug and refused whole with ID003, as before.
 CREATE OR REPLACE FUNCTION idem_counters_check(p_batch jsonb)
@@ -33,7 +33,7 @@ BEGIN
                     AND (e ->> 'w') IN ('acquired', 'reacquired_lease', 'reacquired_retry', 'replayed', 'in_progress',
                                         'conflict', 'retry_later', 'rejected_failed', 'stale_token', 'succeeded',
                                         'failed_retryable', 'failed_permanent', 'failed_unknown', 'exhausted',
-                                        'retry_failed')
+                                        'retry_failed', 'paused')
            END
      LIMIT 1;
     IF FOUND THEN

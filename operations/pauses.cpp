@@ -1,0 +1,206 @@
+#include "operations/pauses.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
+
+#include "operations/actions.h"
+
+namespace idem {
+
+namespace {
+    std::optional<std::int64_t> optionalInt(const pqxx::field& f)
+    {
+        if (f.is_null())
+            return std::nullopt;
+        return f.as<std::int64_t>();
+    }
+
+    std::string micros(const std::string& column) { return updatedAtMicrosSql(column); }
+
+    void setLockTimeout(pqxx::work& w, int ms)
+    {
+        if (ms < 1)
+            throw std::invalid_argument("the lock timeout must be positive");
+        w.exec_params("SELECT set_config('lock_timeout', $1, true)", std::to_string(ms));
+    }
+
+    void checkReason(const std::string& reason, const std::string& actor)
+    {
+        ActionOptions o; // the recovery actions' reason and actor rules (the SQL applies the same)
+        o.reason = reason;
+        o.actor = actor;
+        validateActionOptions(RecoveryAction::Fail, o);
+    }
+
+    void checkScope(const std::string& tenant, const std::string& operation)
+    {
+        if (!validPauseName(tenant))
+            throw std::invalid_argument(
+                "the tenant must be '*' or 1 to 64 visible ASCII characters without ':', not '" + tenant + "'");
+        if (!validPauseName(operation))
+            throw std::invalid_argument(
+                "the operation must be '*' or 1 to 64 visible ASCII characters without ':', not '" + operation + "'");
+    }
+} // namespace
+
+bool PauseList::anyActive() const
+{
+    return std::any_of(pauses.begin(), pauses.end(), [](const Pause& p) { return p.active; });
+}
+
+std::vector<const Pause*> PauseList::covering(const std::string& tenant, const std::string& operation) const
+{
+    std::vector<const Pause*> out;
+    const auto meets = [](const std::string& pause, const std::string& asked) {
+        return pause == "*" || asked == "*" || pause == asked;
+    };
+    for (const auto& p : pauses)
+        if (p.active && meets(p.tenant, tenant) && meets(p.operation, operation))
+            out.push_back(&p);
+    return out;
+}
+
+bool validPauseName(const std::string& name)
+{
+    if (name == "*")
+        return true;
+    if (name.empty() || name.size() > 64)
+        return false;
+    return std::all_of(name.begin(), name.end(), [](char ch) {
+        const auto c = static_cast<unsigned char>(ch);
+        return c > 0x20 && c < 0x7F && c != ':';
+    });
+}
+
+void validatePauseRequest(const PauseRequest& r)
+{
+    checkScope(r.tenant, r.operation);
+    checkReason(r.reason, r.actor);
+    if (r.lengthMs && r.endUs)
+        throw std::invalid_argument("give a pause a length or an end, not both");
+    if (r.lengthMs && (*r.lengthMs < PauseRequest::minLengthMs || *r.lengthMs > PauseRequest::maxLengthMs))
+        throw std::invalid_argument("a pause lasts 1 s to 365 days, not " + std::to_string(*r.lengthMs) + " ms");
+    if (r.lockTimeoutMs < 1)
+        throw std::invalid_argument("the lock timeout must be positive");
+}
+
+PauseList listPauses(pqxx::connection& conn, const SchemaName& schema, int minutes)
+{
+    if (minutes < 1 || minutes > 1440)
+        throw std::invalid_argument("the window must be 1 to 1440 minutes, not " + std::to_string(minutes));
+    pqxx::read_transaction tx(conn);
+    const auto r = tx.exec_params("SELECT l.tenant, l.operation, l.reason, l.paused_by, " + micros("l.paused_at") + ", "
+            + micros("l.changed_at") + ", " + micros("l.until") + ", l.active, l.remaining_ms, l.turned_away, l.seen,"
+            " l.audit_id FROM " + schema.qualify("idem_pause_list") + "($1) l",
+        minutes);
+    PauseList out;
+    out.minutes = minutes;
+    out.serverNowUs = tx.exec("SELECT " + micros("now()"))[0][0].as<std::int64_t>();
+    for (const auto& row : r) {
+        Pause p;
+        p.tenant = row[0].as<std::string>();
+        p.operation = row[1].as<std::string>();
+        p.reason = row[2].as<std::string>();
+        p.pausedBy = row[3].as<std::string>();
+        p.pausedAtUs = row[4].as<std::int64_t>();
+        p.changedAtUs = row[5].as<std::int64_t>();
+        p.untilUs = optionalInt(row[6]);
+        p.active = row[7].as<bool>();
+        p.remainingMs = optionalInt(row[8]);
+        p.turnedAway = row[9].as<std::int64_t>();
+        p.seen = row[10].as<bool>();
+        p.auditId = row[11].as<std::int64_t>();
+        out.pauses.push_back(std::move(p));
+    }
+    tx.commit();
+    return out;
+}
+
+PauseChange setPause(pqxx::connection& conn, const SchemaName& schema, const PauseRequest& request)
+{
+    validatePauseRequest(request);
+    const std::string actor = request.actor.empty() ? localActor() : request.actor;
+    pqxx::work w(conn);
+    setLockTimeout(w, request.lockTimeoutMs);
+    // The end travels as integer microseconds and becomes a timestamptz on the server: exact.
+    const auto r = w.exec_params("SELECT p.audit_id, p.tenant, p.operation, p.reason, p.paused_by, "
+            + micros("p.paused_at") + ", " + micros("p.changed_at") + ", " + micros("p.until") + ", "
+            + micros("p.previous_until") + ", p.was_paused, " + micros("now()") + " FROM "
+            + schema.qualify("idem_pause")
+            + "($1, $2, $3, $4, $5, CASE WHEN $6::bigint IS NULL THEN NULL"
+              " ELSE to_timestamp(0) + $6::bigint * interval '1 microsecond' END) p",
+        request.tenant, request.operation, request.reason, actor, request.lengthMs, request.endUs);
+    w.commit();
+    const auto row = r.at(0);
+    PauseChange out;
+    out.auditId = row[0].as<std::int64_t>();
+    out.pause.tenant = row[1].as<std::string>();
+    out.pause.operation = row[2].as<std::string>();
+    out.pause.reason = row[3].as<std::string>();
+    out.pause.pausedBy = row[4].as<std::string>();
+    out.pause.pausedAtUs = row[5].as<std::int64_t>();
+    out.pause.changedAtUs = row[6].as<std::int64_t>();
+    out.pause.untilUs = optionalInt(row[7]);
+    out.pause.active = true;
+    if (out.pause.untilUs)
+        out.pause.remainingMs = std::max<std::int64_t>(0, (*out.pause.untilUs - row[10].as<std::int64_t>() + 999) / 1000);
+    out.pause.auditId = out.auditId;
+    out.previousUntilUs = optionalInt(row[8]);
+    out.wasPaused = row[9].as<bool>();
+    return out;
+}
+
+ResumeChange resumePause(pqxx::connection& conn, const SchemaName& schema, const std::string& tenant,
+    const std::string& operation, const std::string& reason, const std::string& actor, int lockTimeoutMs)
+{
+    checkScope(tenant, operation);
+    checkReason(reason, actor);
+    pqxx::work w(conn);
+    setLockTimeout(w, lockTimeoutMs);
+    pqxx::result r;
+    try {
+        r = w.exec_params("SELECT r.audit_id, r.tenant, r.operation, " + micros("r.paused_at") + ", "
+                + micros("r.until") + ", r.was_active, r.still_paused_by::text FROM " + schema.qualify("idem_resume")
+                + "($1, $2, $3, $4) r",
+            tenant, operation, reason, actor.empty() ? localActor() : actor);
+    } catch (const pqxx::sql_error& e) {
+        if (e.sqlstate() == "ID002")
+            throw PauseNotFound("there is no pause of tenant '" + tenant + "' and operation '" + operation
+                + "' (a pause is lifted with the tenant and operation it was set with, '*' included); nothing changed");
+        throw;
+    }
+    w.commit();
+    const auto row = r.at(0);
+    ResumeChange out;
+    out.auditId = row[0].as<std::int64_t>();
+    out.tenant = row[1].as<std::string>();
+    out.operation = row[2].as<std::string>();
+    out.pausedAtUs = row[3].as<std::int64_t>();
+    out.untilUs = optionalInt(row[4]);
+    out.wasActive = row[5].as<bool>();
+    for (const auto& s : nlohmann::json::parse(row[6].as<std::string>()))
+        out.stillPausedBy.emplace_back(s.at("tenant").get<std::string>(), s.at("operation").get<std::string>());
+    return out;
+}
+
+std::string formatPauseLength(std::int64_t ms)
+{
+    if (ms < 0)
+        ms = 0;
+    std::int64_t s = (ms + 999) / 1000;
+    const std::int64_t d = s / 86400, h = s % 86400 / 3600, m = s % 3600 / 60;
+    s %= 60;
+    const auto part = [](std::int64_t n, const char* unit) { return std::to_string(n) + unit; };
+    if (d > 0)
+        return part(d, "d") + (h ? " " + part(h, "h") : "");
+    if (h > 0)
+        return part(h, "h") + (m ? " " + part(m, "m") : "");
+    if (m > 0)
+        return part(m, "m") + (s ? " " + part(s, "s") : "");
+    return part(s, "s");
+}
+
+} // namespace idem

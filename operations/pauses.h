@@ -1,0 +1,109 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <pqxx/connection>
+
+#include "core/identifier.h"
+
+namespace idem {
+
+// Pauses of intake (schema v15, resources/sql/migrations/0015_pauses.sql): while a pause covers a
+// key's tenant and operation, claim() neither acquires nor takes it over and answers 'paused'.
+// Set, changed and lifted only through the audited SQL functions idem_pause and idem_resume
+// (idem_operator); listed by idem_pause_list (idem_reader). No Qt: idemctl, the console's worker
+// thread and the exporter call these.
+struct Pause {
+    std::string tenant; // '*' for every tenant
+    std::string operation; // '*' for every operation
+    std::string reason;
+    std::string pausedBy; // "session_user (actor)"
+    std::int64_t pausedAtUs = 0; // microseconds since the Unix epoch, the server's clock
+    std::int64_t changedAtUs = 0;
+    std::optional<std::int64_t> untilUs; // none: until resumed
+    bool active = false; // in force now (an expired pause stays listed until lifted)
+    std::optional<std::int64_t> remainingMs; // until its end, by the server's clock; none: no end
+    std::int64_t turnedAway = 0; // claims counted 'paused' in its scope over the listing's minutes
+    bool seen = false; // any outcome of its scope counted in the last 7 days (false: matches nothing yet)
+    std::int64_t auditId = 0; // the entry that set it last
+
+    // "tenant:operation", as claim() reports the scope in ClaimResult::detail.
+    std::string scope() const { return tenant + ':' + operation; }
+};
+
+struct PauseList {
+    std::int64_t serverNowUs = 0;
+    int minutes = 15; // the window of turnedAway
+    std::vector<Pause> pauses; // in force first, then by tenant and operation
+
+    bool anyActive() const;
+    // The pauses in force that cover tenant:operation (either may be '*' to mean "any").
+    std::vector<const Pause*> covering(const std::string& tenant, const std::string& operation) const;
+};
+
+// Every pause, in force or expired, with the claims each turned away over the last `minutes`
+// (1 to 1440). One statement, read-only. Throws pqxx::undefined_function on a schema older than
+// v15 (the console checks the version first).
+PauseList listPauses(pqxx::connection& conn, const SchemaName& schema, int minutes = 15);
+
+struct PauseRequest {
+    static constexpr std::int64_t minLengthMs = 1000;
+    static constexpr std::int64_t maxLengthMs = 365LL * 24 * 3600 * 1000;
+
+    std::string tenant = "*";
+    std::string operation = "*";
+    std::string reason; // required: the recovery actions' rules (validateActionOptions)
+    std::string actor; // empty: localActor()
+    std::optional<std::int64_t> lengthMs; // from the server's now; none and no endUs: until resumed
+    std::optional<std::int64_t> endUs; // an end by the server's clock (microseconds since the epoch)
+    int lockTimeoutMs = 5000;
+};
+
+struct PauseChange {
+    std::int64_t auditId = 0;
+    Pause pause; // as it is now (turnedAway and seen are not filled in)
+    std::optional<std::int64_t> previousUntilUs;
+    bool wasPaused = false; // the scope was paused (in force) already: this changed it
+};
+
+// Whether a tenant or operation name may name a pause's scope: '*', or 1 to 64 visible ASCII
+// characters without ':' (as keys carry them, core/key.h). The SQL applies the same rule.
+bool validPauseName(const std::string& name);
+
+// Throws std::invalid_argument before any I/O for what idem_pause would refuse with ID003
+// (names, reason, actor, a length and an end together, a length out of range). An end in the past
+// is checked by the server, by its clock.
+void validatePauseRequest(const PauseRequest& request);
+
+// Sets (or changes) one pause, with its audit entry, in one transaction. Throws
+// pqxx::insufficient_privilege for a role that is not idem_operator, pqxx::sql_error with SQLSTATE
+// ID003 for an end in the past by the server's clock or a 10,001st pause.
+PauseChange setPause(pqxx::connection& conn, const SchemaName& schema, const PauseRequest& request);
+
+struct ResumeChange {
+    std::int64_t auditId = 0;
+    std::string tenant;
+    std::string operation;
+    std::int64_t pausedAtUs = 0;
+    std::optional<std::int64_t> untilUs;
+    bool wasActive = false; // false: it had expired already
+    // Pauses still in force that cover some of the lifted scope's keys (e.g. '*' for its tenant).
+    std::vector<std::pair<std::string, std::string>> stillPausedBy;
+};
+
+// Lifts the pause of exactly (tenant, operation), as it was set ('*' included), with its audit
+// entry. Throws PauseNotFound when there is none (nothing changed).
+struct PauseNotFound : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+ResumeChange resumePause(pqxx::connection& conn, const SchemaName& schema, const std::string& tenant,
+    const std::string& operation, const std::string& reason, const std::string& actor = {}, int lockTimeoutMs = 5000);
+
+// "12m 30s", "2h 5m", "3d 4h": a pause's remaining time or length, for people.
+std::string formatPauseLength(std::int64_t ms);
+
+} // namespace idem

@@ -1,0 +1,670 @@
+#include <QtTest>
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include <atomic>
+#include <barrier>
+#include <thread>
+
+#include <pqxx/pqxx>
+
+#include "core/counters.h"
+#include "core/runner.h"
+#include "core/taskstore.h"
+#include "operations/audit.h"
+#include "operations/pauses.h"
+#include "schema/migrate.h"
+#include "tests/support/cliprocess.h"
+#include "tests/support/taskrows.h"
+#include "tests/support/testdb.h"
+
+using namespace std::chrono_literals;
+using idem::test::operator""_b;
+using idem::test::digestOf;
+using idem::test::scalar;
+using idem::test::storeOptions;
+
+namespace {
+// Cluster-wide login roles, named for this test alone.
+constexpr const char* workerRole = "idem_t_pause_worker";
+constexpr const char* operatorRole = "idem_t_pause_operator";
+constexpr const char* readerRole = "idem_t_pause_reader";
+constexpr const char* outsiderRole = "idem_t_pause_outsider";
+constexpr const char* password = "pw-pause";
+
+const idem::SchemaName schema;
+
+std::int64_t number(pqxx::connection& c, const std::string& sql)
+{
+    return std::stoll(scalar(c, sql).toStdString());
+}
+
+QJsonObject json(const idem::test::CliRun& run) { return QJsonDocument::fromJson(run.out.toUtf8()).object(); }
+
+// The pause's SQLSTATE when the statement fails, "ok" when it does not.
+template <typename... Params> std::string sqlstateOf(pqxx::connection& c, const std::string& sql, Params&&... params)
+{
+    try {
+        pqxx::work w(c);
+        w.exec_params(sql, std::forward<Params>(params)...);
+        w.commit();
+        return "ok";
+    } catch (const pqxx::insufficient_privilege&) {
+        return "42501"; // libpqxx 6.4 leaves sqlstate() empty on this class
+    } catch (const pqxx::sql_error& e) {
+        return e.sqlstate();
+    }
+}
+} // namespace
+
+// Issue #26: pauses of intake, enforced by claim() for every client, set and lifted only through
+// audited functions, each checked against what landed in the database.
+class TestPause : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+    void init();
+
+    void pausedKeysAreNeverAcquired();
+    void expiredLeaseIsNotTakenOverUnderPause();
+    void storedAnswersAreUnchanged();
+    void scopesCoverWhatTheyName();
+    void expiresByTheServersClock();
+    void resumeRestoresAcquisitionAndIsAudited();
+    void runnerAndCountersReportPaused();
+    void badArgumentsChangeNothing_data();
+    void badArgumentsChangeNothing();
+    void tenThousandPausesAtMost();
+    void pauseRacingAClaimRace();
+    void rolesAndPrivileges();
+    void idemctlPauseResumeAndPauses();
+
+private:
+    std::unique_ptr<pqxx::connection> login(const char* role);
+    idem::test::CliRun idemctl(const char* role, QStringList args);
+    idem::PauseChange pause(const std::string& tenant, const std::string& operation, const std::string& reason,
+        std::optional<std::int64_t> lengthMs = std::nullopt);
+    void resume(const std::string& tenant, const std::string& operation);
+    // Pauses rows and audit entries, to show that something changed nothing.
+    QByteArray state() { return scalar(*m_owner, "SELECT (SELECT count(*) FROM idem.idem_pauses) || '/' ||"
+                                                 " (SELECT count(*) FROM idem.task_idempotency_audit)"); }
+    idem::TaskKey key(const std::string& tenant, const std::string& operation)
+    {
+        return idem::TaskKey(tenant, operation, std::string(QTest::currentTestFunction()) + "#" + std::to_string(++m_keys));
+    }
+
+    std::unique_ptr<idem::test::ScratchDatabase> m_db;
+    std::unique_ptr<pqxx::connection> m_owner;
+    std::unique_ptr<pqxx::connection> m_operator;
+    int m_keys = 0;
+};
+
+void TestPause::initTestCase()
+{
+    IDEM_REQUIRE_DATABASE();
+    m_db = std::make_unique<idem::test::ScratchDatabase>("pause");
+    m_owner = m_db->connect();
+    idem::migrate(*m_owner, { idem::SchemaName(), true });
+    idem::test::createLoginRole(workerRole, password, "idem_worker");
+    idem::test::createLoginRole(operatorRole, password, "idem_operator");
+    idem::test::createLoginRole(readerRole, password, "idem_reader");
+    idem::test::createLoginRole(outsiderRole, password, "");
+    m_operator = login(operatorRole);
+}
+
+void TestPause::cleanupTestCase()
+{
+    m_operator.reset();
+    m_owner.reset();
+    m_db.reset();
+}
+
+// Every test starts with nothing paused (deleted by the owner: the audit trail keeps growing).
+void TestPause::init()
+{
+    pqxx::nontransaction(*m_owner).exec("DELETE FROM idem.idem_pauses");
+}
+
+std::unique_ptr<pqxx::connection> TestPause::login(const char* role)
+{
+    return std::make_unique<pqxx::connection>(idem::test::dsnWith(
+        idem::test::loginDsn(m_db->dsn(), role, password), { { "application_name", "idem-t-pause" } }));
+}
+
+idem::test::CliRun TestPause::idemctl(const char* role, QStringList args)
+{
+    args << QStringLiteral("--dsn") << QString::fromStdString(idem::test::loginDsn(m_db->dsn(), role, password));
+    return idem::test::runProgram(idem::test::idemctlPath(), args, 60000);
+}
+
+idem::PauseChange TestPause::pause(const std::string& tenant, const std::string& operation, const std::string& reason,
+    std::optional<std::int64_t> lengthMs)
+{
+    idem::PauseRequest r;
+    r.tenant = tenant;
+    r.operation = operation;
+    r.reason = reason;
+    r.actor = "tester";
+    r.lengthMs = lengthMs;
+    return idem::setPause(*m_operator, schema, r);
+}
+
+void TestPause::resume(const std::string& tenant, const std::string& operation)
+{
+    idem::resumePause(*m_operator, schema, tenant, operation, "downstream is back", "tester");
+}
+
+// 32 clients claim one new key at once under a pause of its operation: every one is told
+// 'paused', none acquires, no row is written; after the resume exactly one acquires.
+void TestPause::pausedKeysAreNeverAcquired()
+{
+    pause("*", "refund", "gateway down");
+    const auto k = key("acme", "refund");
+    constexpr int clients = 32;
+    std::vector<std::unique_ptr<pqxx::connection>> conns;
+    for (int i = 0; i < clients; ++i)
+        conns.push_back(m_db->connect());
+    std::barrier start(clients);
+    std::vector<idem::ClaimResult> results(clients);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < clients; ++i)
+        threads.emplace_back([&, i] {
+            idem::TaskStore store(*conns[i], storeOptions(30s));
+            start.arrive_and_wait();
+            results[i] = store.claim(k, digestOf('a'));
+        });
+    for (auto& t : threads)
+        t.join();
+    for (const auto& r : results) {
+        QCOMPARE(idem::decisionName(r.decision), "paused");
+        QCOMPARE(r.detail, std::string("*:refund"));
+        QCOMPARE(r.errorMessage, std::string("gateway down"));
+        QVERIFY(r.token.empty());
+        QCOMPARE(r.attempts, 0);
+        QCOMPARE(r.retryAfter, 5000ms); // a pause until resumed: ask again in 5 s
+        QCOMPARE(r.pausedFor, 0ms);
+    }
+    QCOMPARE(number(*m_owner, "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key LIKE 'acme:refund:%'"), 0);
+
+    // Another operation of the same tenant is not paused.
+    idem::TaskStore store(*conns[0], storeOptions(30s));
+    QCOMPARE(idem::decisionName(store.claim(key("acme", "charge"), digestOf('a')).decision), "acquired");
+
+    resume("*", "refund");
+    std::atomic<int> acquired { 0 };
+    threads.clear();
+    std::barrier again(clients);
+    for (int i = 0; i < clients; ++i)
+        threads.emplace_back([&, i] {
+            idem::TaskStore s(*conns[i], storeOptions(30s));
+            again.arrive_and_wait();
+            results[i] = s.claim(k, digestOf('a'));
+            if (results[i].mayExecute())
+                ++acquired;
+        });
+    for (auto& t : threads)
+        t.join();
+    QCOMPARE(acquired.load(), 1);
+    for (const auto& r : results)
+        QVERIFY2(r.mayExecute() || r.decision == idem::Decision::InProgress, idem::decisionName(r.decision));
+    QCOMPARE(idem::test::field(*m_owner, k, "t.status || ' ' || t.attempts"), "processing 1"_b);
+}
+
+// A lease that expired (its executor died) is not taken over while the operation is paused, and
+// a retryable failure whose backoff is due is not retried: the row stays exactly as it was.
+void TestPause::expiredLeaseIsNotTakenOverUnderPause()
+{
+    auto conn = m_db->connect();
+    idem::TaskStore store(*conn, storeOptions(200ms));
+    const auto dead = key("acme", "payout");
+    QVERIFY(store.claim(dead, digestOf('a')).mayExecute());
+    const auto retry = key("acme", "payout");
+    const auto first = store.claim(retry, digestOf('b'));
+    QVERIFY(first.mayExecute());
+    store.fail(retry, first.token, first.attempts, idem::FailureClass::Retryable, "timeout");
+    pqxx::nontransaction(*m_owner).exec_params(
+        "UPDATE idem.task_idempotency SET lease_until = now() - interval '1 second', next_attempt_at = now() - interval '1 second'"
+        " WHERE idempotency_key = ANY($1::text[])",
+        "{" + dead.str() + "," + retry.str() + "}");
+    pause("acme", "payout", "partner API answers 500");
+    const auto deadBefore = idem::test::rowJson(*m_owner, dead);
+    const auto retryBefore = idem::test::rowJson(*m_owner, retry);
+
+    const auto takeover = store.claim(dead, digestOf('a'));
+    QCOMPARE(idem::decisionName(takeover.decision), "paused");
+    QCOMPARE(takeover.attempts, 1); // the row's attempts, unchanged
+    QVERIFY(takeover.token.empty());
+    const auto retried = store.claim(retry, digestOf('b'));
+    QCOMPARE(idem::decisionName(retried.decision), "paused");
+    QCOMPARE(retried.detail, std::string("acme:payout"));
+    QCOMPARE(idem::test::rowJson(*m_owner, dead), deadBefore);
+    QCOMPARE(idem::test::rowJson(*m_owner, retry), retryBefore);
+
+    resume("acme", "payout");
+    const auto after = store.claim(dead, digestOf('a'));
+    QCOMPARE(idem::decisionName(after.decision), "reacquired");
+    QCOMPARE(after.detail, std::string("lease_expired"));
+    QCOMPARE(after.attempts, 2);
+}
+
+// What the stored row answers is answered paused or not: a replay of a succeeded key, a conflict,
+// a live lease, a pending backoff, a failed key.
+void TestPause::storedAnswersAreUnchanged()
+{
+    auto conn = m_db->connect();
+    idem::TaskStore store(*conn, storeOptions(30s, 1));
+    const auto done = key("acme", "mail");
+    const auto c = store.claim(done, digestOf('a'));
+    {
+        pqxx::work w(*conn);
+        store.fence(w, done, c.token);
+        store.complete(w, done, c.token, R"({"sent":true})");
+        w.commit();
+    }
+    const auto live = key("acme", "mail");
+    QVERIFY(store.claim(live, digestOf('a')).mayExecute());
+    const auto failed = key("acme", "mail");
+    const auto f = store.claim(failed, digestOf('a'));
+    store.fail(failed, f.token, f.attempts, idem::FailureClass::Permanent, "bad address");
+    pause("acme", "mail", "mail relay down");
+
+    const auto replay = store.claim(done, digestOf('a'));
+    QCOMPARE(idem::decisionName(replay.decision), "replay");
+    QCOMPARE(replay.resultJson, std::string(R"({"sent": true})"));
+    QCOMPARE(idem::decisionName(store.claim(done, digestOf('z')).decision), "conflict");
+    QCOMPARE(idem::decisionName(store.claim(live, digestOf('a')).decision), "in_progress");
+    QCOMPARE(idem::decisionName(store.claim(failed, digestOf('a')).decision), "failed");
+}
+
+// Tenant, operation, both, or '*': each covers exactly what it names; the longest-lasting of two
+// covering pauses is reported.
+void TestPause::scopesCoverWhatTheyName()
+{
+    auto conn = m_db->connect();
+    idem::TaskStore store(*conn, storeOptions(30s));
+    const auto decision = [&](const char* tenant, const char* operation) {
+        return std::string(idem::decisionName(store.claim(key(tenant, operation), digestOf('a')).decision));
+    };
+    pause("t1", "*", "tenant t1 migrating");
+    QCOMPARE(decision("t1", "charge"), "paused");
+    QCOMPARE(decision("t1", "refund"), "paused");
+    QCOMPARE(decision("t2", "charge"), "acquired");
+    pause("t2", "charge", "t2 charges only", 60000);
+    QCOMPARE(decision("t2", "charge"), "paused");
+    QCOMPARE(decision("t2", "refund"), "acquired");
+    pause("*", "*", "everything", 120000);
+    QCOMPARE(decision("t3", "anything"), "paused");
+    // t2:charge is under its own pause (60 s) and '*:*' (120 s): the longer one answers.
+    QCOMPARE(store.claim(key("t2", "charge"), digestOf('a')).detail, std::string("*:*"));
+    // t1 is paused until resumed, which outlasts '*:*'.
+    QCOMPARE(store.claim(key("t1", "charge"), digestOf('a')).detail, std::string("t1:*"));
+    resume("*", "*");
+    QCOMPARE(decision("t3", "anything"), "acquired");
+    QCOMPARE(decision("t1", "charge"), "paused");
+
+    // A key whose tenant or operation only starts like a paused name is not covered, nor a key
+    // stored by another client without the tenant:operation: shape.
+    QCOMPARE(decision("t10", "charge"), "acquired");
+    pqxx::nontransaction t(*conn);
+    QCOMPARE(t.exec("SELECT decision FROM idem.claim('t1', 'v1:' || repeat('a', 64), gen_random_uuid(), 30000, 5,"
+                    " NULL)")[0][0].as<std::string>(),
+        std::string("paused"));
+    QCOMPARE(t.exec("SELECT decision FROM idem.claim('t2', 'v1:' || repeat('a', 64), gen_random_uuid(), 30000, 5,"
+                    " NULL)")[0][0].as<std::string>(),
+        std::string("acquired"));
+}
+
+// A pause with an end lifts itself when the server's clock passes it, whatever the client's clock
+// says; until then the answer's retry_after never goes past the end.
+void TestPause::expiresByTheServersClock()
+{
+    auto conn = m_db->connect();
+    idem::TaskStore store(*conn, storeOptions(30s));
+    const auto set = pause("acme", "sms", "SMS provider rate-limits us", 4000);
+    QVERIFY(set.pause.untilUs);
+    QVERIFY(set.pause.remainingMs && *set.pause.remainingMs <= 4000 && *set.pause.remainingMs > 3000);
+    const auto k = key("acme", "sms");
+    const auto paused = store.claim(k, digestOf('a'));
+    if (number(*m_owner, "SELECT (now() < until)::int FROM idem.idem_pauses") == 1) {
+        QCOMPARE(idem::decisionName(paused.decision), "paused");
+        QVERIFY2(paused.retryAfter <= paused.pausedFor + 1ms, qPrintable(QString::number(paused.retryAfter.count())));
+        QVERIFY(paused.pausedFor > 0ms && paused.pausedFor <= 4000ms);
+        QVERIFY(paused.retryAfter >= 1ms && paused.retryAfter <= 4000ms);
+    }
+    // The end as the server sees it, not this process's clock.
+    QVERIFY(idem::test::waitUntil(
+        [&] { return number(*m_owner, "SELECT (now() >= until)::int FROM idem.idem_pauses") == 1; }, 30s));
+    const auto after = store.claim(k, digestOf('a'));
+    QCOMPARE(idem::decisionName(after.decision), "acquired");
+    // The expired pause stays listed, as expired, until lifted.
+    const auto list = idem::listPauses(*m_operator, schema);
+    QCOMPARE(list.pauses.size(), std::size_t(1));
+    QVERIFY(!list.pauses[0].active);
+    QCOMPARE(list.pauses[0].remainingMs.value_or(-1), 0);
+    QVERIFY(!list.anyActive());
+    // Setting it again starts a new pause (a new paused_at).
+    const auto again = pause("acme", "sms", "again", 60000);
+    QVERIFY(!again.wasPaused);
+    QVERIFY(again.pause.pausedAtUs > set.pause.pausedAtUs);
+    QCOMPARE(idem::decisionName(store.claim(key("acme", "sms"), digestOf('a')).decision), "paused");
+}
+
+// Every change is one audit entry on the chain, with the pause before and after; the chain
+// still verifies.
+void TestPause::resumeRestoresAcquisitionAndIsAudited()
+{
+    const auto head = number(*m_owner, "SELECT COALESCE(max(id), 0) FROM idem.task_idempotency_audit");
+    const auto first = pause("acme", "export", "warehouse full");
+    QVERIFY(!first.wasPaused);
+    const auto changed = pause("acme", "export", "warehouse full, until the night run", 3600000);
+    QVERIFY(changed.wasPaused);
+    QCOMPARE(changed.pause.pausedAtUs, first.pause.pausedAtUs); // still the same pause
+    QVERIFY(!changed.previousUntilUs);
+    pause("*", "export", "all exports", 60000);
+    const auto resumed = idem::resumePause(*m_operator, schema, "acme", "export", "night run done", "tester");
+    QVERIFY(resumed.wasActive);
+    QCOMPARE(resumed.stillPausedBy.size(), std::size_t(1));
+    QCOMPARE(resumed.stillPausedBy[0], std::make_pair(std::string("*"), std::string("export")));
+    QVERIFY_THROWS_EXCEPTION(idem::PauseNotFound,
+        idem::resumePause(*m_operator, schema, "acme", "export", "twice", "tester"));
+
+    // One entry each: the action, its reason, the pause's reason before and after ('-': none).
+    QCOMPARE(scalar(*m_owner, "SELECT string_agg(action || '[' || idempotency_key || ']|' || reason || '|'"
+                              " || COALESCE(before_image -> 'pause' ->> 'reason', '-') || '|'"
+                              " || COALESCE(after_image -> 'pause' ->> 'reason', '-') || '|' || os_user, E'\\n'"
+                              " ORDER BY id) FROM idem.task_idempotency_audit WHERE id > $1",
+                 head),
+        QByteArray("pause[]|warehouse full|-|warehouse full|tester\n"
+                   "pause[]|warehouse full, until the night run|warehouse full|warehouse full, until the night run|tester\n"
+                   "pause[]|all exports|-|all exports|tester\n"
+                   "resume[]|night run done|warehouse full, until the night run|-|tester"));
+    QCOMPARE(scalar(*m_owner, "SELECT (after_image -> 'pause' ->> 'until')::timestamptz"
+                              " = (SELECT until FROM idem.idem_pauses WHERE operation = 'export')"
+                              " FROM idem.task_idempotency_audit WHERE id = $1",
+                 head + 3),
+        "true"_b);
+    QCOMPARE(scalar(*m_owner, "SELECT db_role FROM idem.task_idempotency_audit WHERE id = $1", head + 4),
+        QByteArray(operatorRole));
+    QCOMPARE(scalar(*m_owner, "SELECT audit_id = $1 FROM idem.idem_pauses WHERE tenant = '*' AND operation = 'export'",
+                 head + 3),
+        "true"_b);
+    const auto report = idem::verifyChain(*m_owner, schema);
+    QVERIFY2(report.ok(), report.detail.c_str());
+}
+
+// runTask reports Paused without running the body; the library counts each turned-away claim
+// once, and idem_pause_list shows the count for the scope that turned it away.
+void TestPause::runnerAndCountersReportPaused()
+{
+    pqxx::nontransaction(*m_owner).exec("DELETE FROM idem.idem_counters WHERE outcome = 'paused'");
+    pause("acme", "invoice", "ERP maintenance");
+    auto conn = m_db->connect();
+    idem::OutcomeCounters counters;
+    idem::TaskStore store(*conn, storeOptions(30s), &counters);
+    int ran = 0;
+    for (int i = 0; i < 7; ++i) {
+        const auto out = idem::runTask(store, key("acme", "invoice"), digestOf('a'), [&](pqxx::work&) {
+            ++ran;
+            return std::string("{}");
+        });
+        QCOMPARE(idem::runOutcomeName(out.kind), "paused");
+        QCOMPARE(out.error, std::string("paused (acme:invoice): ERP maintenance"));
+    }
+    QCOMPARE(ran, 0);
+    counters.flush(*conn, schema);
+    QCOMPARE(number(*m_owner, "SELECT sum(n) FROM idem.idem_counters WHERE outcome = 'paused'"
+                              " AND tenant = 'acme' AND operation = 'invoice'"),
+        7);
+    const auto list = idem::listPauses(*m_operator, schema, 5);
+    QCOMPARE(list.pauses.size(), std::size_t(1));
+    QCOMPARE(list.pauses[0].turnedAway, 7);
+    QVERIFY(list.pauses[0].seen);
+    // A pause of names no traffic has used: allowed, and listed as matching nothing yet.
+    pause("no-such-tenant", "*", "ahead of onboarding");
+    const auto two = idem::listPauses(*m_operator, schema, 5);
+    QCOMPARE(two.pauses.size(), std::size_t(2));
+    const auto& ahead = two.pauses[0].tenant == "no-such-tenant" ? two.pauses[0] : two.pauses[1];
+    QVERIFY(!ahead.seen);
+    QCOMPARE(ahead.turnedAway, 0);
+}
+
+void TestPause::badArgumentsChangeNothing_data()
+{
+    QTest::addColumn<QString>("sql");
+    QTest::addColumn<QString>("sqlstate");
+    const auto p = [](const char* args) { return QStringLiteral("SELECT * FROM idem.idem_pause(%1)").arg(QLatin1String(args)); };
+    QTest::newRow("NULL tenant") << p("NULL, 'x', 'r'") << "ID003";
+    QTest::newRow("NULL operation") << p("'x', NULL, 'r'") << "ID003";
+    QTest::newRow("NULL reason") << p("'x', 'y', NULL") << "ID003";
+    QTest::newRow("blank reason") << p("'x', 'y', E' \\u200B\\t'") << "ID003";
+    QTest::newRow("tenant with colon") << p("'a:b', 'y', 'r'") << "ID003";
+    QTest::newRow("empty tenant") << p("'', 'y', 'r'") << "ID003";
+    QTest::newRow("65-byte operation") << p("'x', repeat('o', 65), 'r'") << "ID003";
+    QTest::newRow("space in operation") << p("'x', 'a b', 'r'") << "ID003";
+    QTest::newRow("end in the past") << p("'x', 'y', 'r', 'me', NULL, now() - interval '1 second'") << "ID003";
+    QTest::newRow("end now") << p("'x', 'y', 'r', 'me', NULL, now()") << "ID003";
+    QTest::newRow("end in 400 days") << p("'x', 'y', 'r', 'me', NULL, now() + interval '400 days'") << "ID003";
+    QTest::newRow("length 0") << p("'x', 'y', 'r', 'me', 0") << "ID003";
+    QTest::newRow("negative length") << p("'x', 'y', 'r', 'me', -5000") << "ID003";
+    QTest::newRow("length of 999 ms") << p("'x', 'y', 'r', 'me', 999") << "ID003";
+    QTest::newRow("huge length") << p("'x', 'y', 'r', 'me', 9223372036854775807") << "ID003";
+    QTest::newRow("length and end") << p("'x', 'y', 'r', 'me', 60000, now() + interval '1 hour'") << "ID003";
+    QTest::newRow("NUL-free but invalid reason") << p("'x', 'y', repeat('r', 16385)") << "ID003";
+    QTest::newRow("resume none") << QStringLiteral("SELECT * FROM idem.idem_resume('x', 'y', 'r')") << "ID002";
+    QTest::newRow("resume NULL tenant") << QStringLiteral("SELECT * FROM idem.idem_resume(NULL, 'y', 'r')") << "ID003";
+    QTest::newRow("resume NULL reason") << QStringLiteral("SELECT * FROM idem.idem_resume('x', 'y', NULL)") << "ID003";
+    QTest::newRow("list NULL minutes") << QStringLiteral("SELECT * FROM idem.idem_pause_list(NULL)") << "ID003";
+    QTest::newRow("list 0 minutes") << QStringLiteral("SELECT * FROM idem.idem_pause_list(0)") << "ID003";
+    QTest::newRow("list 1441 minutes") << QStringLiteral("SELECT * FROM idem.idem_pause_list(1441)") << "ID003";
+}
+
+// Each refused whole with a clear SQLSTATE; no pause and no audit entry is written.
+void TestPause::badArgumentsChangeNothing()
+{
+    QFETCH(QString, sql);
+    QFETCH(QString, sqlstate);
+    const auto before = state();
+    QCOMPARE(QString::fromStdString(sqlstateOf(*m_operator, sql.toStdString())), sqlstate);
+    QCOMPARE(state(), before);
+    // The same through the library: refused before any I/O where the client can tell.
+    idem::PauseRequest r;
+    r.tenant = "x";
+    r.operation = "y";
+    r.reason = " ";
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, idem::validatePauseRequest(r));
+}
+
+// At most 10,000 pauses: the 10,001st is refused with a clear error, changing an existing one
+// still works, and claim() answers correctly (and quickly) with the table full.
+void TestPause::tenThousandPausesAtMost()
+{
+    pqxx::nontransaction(*m_owner).exec(
+        "INSERT INTO idem.idem_pauses (tenant, operation, reason, paused_by, paused_at, changed_at, until, audit_id)"
+        " SELECT 'bulk-' || i, 'op', 'bulk', 'test', now(), now(), NULL, 0 FROM generate_series(1, 9999) i");
+    pause("bulk-x", "op", "the 10,000th");
+    const auto before = state();
+    try {
+        pause("bulk-y", "op", "one too many");
+        QFAIL("the 10,001st pause was accepted");
+    } catch (const pqxx::sql_error& e) {
+        QCOMPARE(e.sqlstate(), std::string("ID003"));
+        QVERIFY2(std::string(e.what()).find("10000 pauses already") != std::string::npos, e.what());
+    }
+    QCOMPARE(state(), before);
+    QVERIFY(pause("bulk-7", "op", "changed, not added").wasPaused);
+    auto conn = m_db->connect();
+    idem::TaskStore store(*conn, storeOptions(30s));
+    QCOMPARE(idem::decisionName(store.claim(key("bulk-42", "op"), digestOf('a')).decision), "paused");
+    QCOMPARE(idem::decisionName(store.claim(key("bulk-42", "other"), digestOf('a')).decision), "acquired");
+    QCOMPARE(idem::listPauses(*m_operator, schema).pauses.size(), std::size_t(10000));
+}
+
+// A pause committed while 32 clients race for one new key: at most one acquires (before the
+// pause), every answer is one the protocol gives, and every claim that starts after the pause
+// committed is turned away. Repeated to meet the race at different points.
+void TestPause::pauseRacingAClaimRace()
+{
+    constexpr int clients = 32;
+    std::vector<std::unique_ptr<pqxx::connection>> conns;
+    for (int i = 0; i < clients; ++i)
+        conns.push_back(m_db->connect());
+    for (int round = 0; round < 5; ++round) {
+        pqxx::nontransaction(*m_owner).exec("DELETE FROM idem.idem_pauses");
+        const auto k = key("race", "charge");
+        std::barrier start(clients + 1);
+        std::atomic<bool> pauseCommitted { false };
+        std::atomic<int> acquired { 0 }, pausedAfter { 0 }, startedAfter { 0 };
+        std::vector<std::string> bad;
+        std::mutex badMutex;
+        std::vector<std::thread> threads;
+        for (int i = 0; i < clients; ++i)
+            threads.emplace_back([&, i] {
+                idem::TaskStore store(*conns[i], storeOptions(30s));
+                start.arrive_and_wait();
+                for (int n = 0; n < 3; ++n) {
+                    const bool after = pauseCommitted.load();
+                    const auto r = store.claim(k, digestOf('a'));
+                    if (r.mayExecute())
+                        ++acquired;
+                    if (after) {
+                        ++startedAfter;
+                        if (r.decision == idem::Decision::Paused || r.decision == idem::Decision::InProgress)
+                            ++pausedAfter;
+                    }
+                    if (r.decision != idem::Decision::Paused && r.decision != idem::Decision::InProgress
+                        && !r.mayExecute()) {
+                        std::lock_guard lock(badMutex);
+                        bad.push_back(idem::decisionName(r.decision));
+                    }
+                }
+            });
+        start.arrive_and_wait();
+        std::this_thread::sleep_for(std::chrono::microseconds(round * 700));
+        pause("race", "*", "racing");
+        pauseCommitted = true;
+        for (auto& t : threads)
+            t.join();
+        QVERIFY2(bad.empty(), bad.empty() ? "" : bad.front().c_str());
+        QVERIFY(acquired.load() <= 1);
+        QCOMPARE(pausedAfter.load(), startedAfter.load());
+        const auto rows = number(*m_owner, "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key = '"
+                + k.str() + "'");
+        QCOMPARE(rows, static_cast<std::int64_t>(acquired.load()));
+        QCOMPARE(number(*m_owner, "SELECT count(*) FROM idem.idem_pauses"), 1);
+    }
+    // After the pause, a new key of the tenant is always turned away.
+    idem::TaskStore store(*conns[0], storeOptions(30s));
+    QCOMPARE(idem::decisionName(store.claim(key("race", "charge"), digestOf('a')).decision), "paused");
+}
+
+// Workers claim under pauses but cannot see, set or lift them; readers see them; operators set
+// and lift them; a role outside Idem does nothing.
+void TestPause::rolesAndPrivileges()
+{
+    pause("acme", "role", "for the roles test");
+    const auto before = state();
+    auto worker = login(workerRole);
+    auto reader = login(readerRole);
+    auto outsider = login(outsiderRole);
+    const std::string setSql = "SELECT * FROM idem.idem_pause('acme', 'x', 'r', 'me')";
+    const std::string liftSql = "SELECT * FROM idem.idem_resume('acme', 'role', 'r', 'me')";
+    const std::string write = "UPDATE idem.idem_pauses SET until = now() + interval '1 second'";
+    const std::string del = "DELETE FROM idem.idem_pauses";
+    for (auto* c : { worker.get(), reader.get(), outsider.get() }) {
+        QCOMPARE(sqlstateOf(*c, setSql), std::string("42501"));
+        QCOMPARE(sqlstateOf(*c, liftSql), std::string("42501"));
+        QCOMPARE(sqlstateOf(*c, write), std::string("42501"));
+        QCOMPARE(sqlstateOf(*c, del), std::string("42501"));
+        QCOMPARE(sqlstateOf(*c, "INSERT INTO idem.idem_pauses VALUES ('z', 'z', 'r', 'me', now(), now(), NULL, 0)"),
+            std::string("42501"));
+    }
+    QCOMPARE(sqlstateOf(*m_operator, write), std::string("42501"));
+    QCOMPARE(sqlstateOf(*m_operator, del), std::string("42501"));
+    QCOMPARE(sqlstateOf(*worker, "SELECT * FROM idem.idem_pauses"), std::string("42501"));
+    QCOMPARE(sqlstateOf(*worker, "SELECT * FROM idem.idem_pause_list(15)"), std::string("42501"));
+    QCOMPARE(sqlstateOf(*outsider, "SELECT * FROM idem.idem_pause_list(15)"), std::string("42501"));
+    QCOMPARE(sqlstateOf(*reader, "SELECT * FROM idem.idem_pause_list(15)"), std::string("ok"));
+    QCOMPARE(sqlstateOf(*reader, "SELECT * FROM idem.idem_pauses"), std::string("ok"));
+    QCOMPARE(state(), before);
+
+    // The worker role's claim honours the pause it cannot read.
+    idem::TaskStore store(*worker, storeOptions(30s));
+    const auto r = store.claim(key("acme", "role"), digestOf('a'));
+    QCOMPARE(idem::decisionName(r.decision), "paused");
+    QCOMPARE(r.errorMessage, std::string("for the roles test"));
+    // A reader's claim is refused as before (the worker role's function).
+    QCOMPARE(sqlstateOf(*outsider, "SELECT * FROM idem.claim('acme:role:1', 'v1:' || repeat('a', 64),"
+                                   " gen_random_uuid(), 30000, 5, NULL)"),
+        std::string("42501"));
+}
+
+// The command line: pause, list (text and JSON), resume, each exit code, and a refusal that
+// changes nothing.
+void TestPause::idemctlPauseResumeAndPauses()
+{
+    const auto set = idemctl(operatorRole,
+        { QStringLiteral("pause"), QStringLiteral("--operation"), QStringLiteral("charge"), QStringLiteral("--reason"),
+            QStringLiteral("payment gateway down (INC-42)"), QStringLiteral("--for"), QStringLiteral("15m"),
+            QStringLiteral("--json") });
+    QVERIFY2(set.exitCode == 0, qPrintable(idem::test::describe(set)));
+    const auto setJson = json(set);
+    QCOMPARE(setJson[QStringLiteral("pause")][QStringLiteral("tenant")].toString(), QStringLiteral("*"));
+    QCOMPARE(setJson[QStringLiteral("pause")][QStringLiteral("reason")].toString(),
+        QStringLiteral("payment gateway down (INC-42)"));
+    const auto remaining = setJson[QStringLiteral("pause")][QStringLiteral("remaining_ms")].toInteger();
+    QVERIFY2(remaining > 14 * 60000 && remaining <= 15 * 60000, qPrintable(QString::number(remaining)));
+    QCOMPARE(scalar(*m_owner, "SELECT tenant || ':' || operation || ' ' || (until - changed_at)::text"
+                              " FROM idem.idem_pauses"),
+        "*:charge 00:15:00"_b);
+
+    const auto list = idemctl(readerRole, { QStringLiteral("pauses"), QStringLiteral("--json") });
+    QVERIFY2(list.exitCode == 0, qPrintable(idem::test::describe(list)));
+    const auto pauses = json(list)[QStringLiteral("pauses")].toArray();
+    QCOMPARE(pauses.size(), 1);
+    QCOMPARE(pauses[0][QStringLiteral("operation")].toString(), QStringLiteral("charge"));
+    QVERIFY(pauses[0][QStringLiteral("active")].toBool());
+    const auto text = idemctl(readerRole, { QStringLiteral("pauses") });
+    QVERIFY2(text.exitCode == 0 && text.out.contains(QStringLiteral("*:charge"))
+            && text.out.contains(QStringLiteral("payment gateway down (INC-42)")),
+        qPrintable(idem::test::describe(text)));
+
+    // A reader may not pause (exit 3, nothing changed); neither scope option is a usage error;
+    // an end in the past by the server's clock is refused by the server.
+    const auto before = state();
+    const auto denied = idemctl(readerRole, { QStringLiteral("pause"), QStringLiteral("--tenant"),
+                                                QStringLiteral("acme"), QStringLiteral("--reason"), QStringLiteral("x") });
+    QCOMPARE(denied.exitCode, 3);
+    const auto noScope = idemctl(operatorRole, { QStringLiteral("pause"), QStringLiteral("--reason"), QStringLiteral("x") });
+    QCOMPARE(noScope.exitCode, 2);
+    const auto past = idemctl(operatorRole,
+        { QStringLiteral("pause"), QStringLiteral("--tenant"), QStringLiteral("acme"), QStringLiteral("--reason"),
+            QStringLiteral("x"), QStringLiteral("--until"), QStringLiteral("2001-01-01 00:00+00") });
+    QCOMPARE(past.exitCode, 3);
+    QVERIFY2(past.err.contains(QStringLiteral("in the past")), qPrintable(idem::test::describe(past)));
+    const auto badLength = idemctl(operatorRole, { QStringLiteral("pause"), QStringLiteral("--tenant"),
+                                                   QStringLiteral("acme"), QStringLiteral("--reason"),
+                                                   QStringLiteral("x"), QStringLiteral("--for"), QStringLiteral("400d") });
+    QCOMPARE(badLength.exitCode, 2);
+    QCOMPARE(state(), before);
+
+    const auto lifted = idemctl(operatorRole, { QStringLiteral("resume"), QStringLiteral("--operation"),
+                                                  QStringLiteral("charge"), QStringLiteral("--reason"),
+                                                  QStringLiteral("gateway back"), QStringLiteral("--json") });
+    QVERIFY2(lifted.exitCode == 0, qPrintable(idem::test::describe(lifted)));
+    QVERIFY(json(lifted)[QStringLiteral("was_active")].toBool());
+    QCOMPARE(number(*m_owner, "SELECT count(*) FROM idem.idem_pauses"), 0);
+    const auto again = idemctl(operatorRole, { QStringLiteral("resume"), QStringLiteral("--operation"),
+                                                 QStringLiteral("charge"), QStringLiteral("--reason"), QStringLiteral("x") });
+    QCOMPARE(again.exitCode, 3);
+    QVERIFY2(again.err.contains(QStringLiteral("no pause")), qPrintable(idem::test::describe(again)));
+    const auto audit = idemctl(readerRole, { QStringLiteral("audit"), QStringLiteral("list"), QStringLiteral("--action"),
+                                               QStringLiteral("resume"), QStringLiteral("--limit"), QStringLiteral("1") });
+    QVERIFY2(audit.exitCode == 0 && audit.out.contains(QStringLiteral("*:charge")),
+        qPrintable(idem::test::describe(audit)));
+}
+
+QTEST_GUILESS_MAIN(TestPause)
+#include "tst_pause.moc"
