@@ -46,6 +46,7 @@ struct CounterBucket {
     std::int64_t failedUnknown = 0;
     std::int64_t exhausted = 0;
     std::int64_t retryFailed = 0; // failures of attempt 2 or later (schema v10), also in their own outcome
+    std::int64_t paused = 0; // claims turned away by a pause (schema v15)
 
     // The charts' per-minute series, with the same meaning as the tiles' window sums in statsSql().
     std::int64_t reclaims() const { return reacquiredLease + reacquiredRetry; }

@@ -8,7 +8,8 @@ namespace idem {
 
 const std::vector<OutcomeField>& outcomeFields()
 {
-    // The CHECK of idem_counters.outcome (0001_initial.sql, retry_failed from 0010_failed_retries.sql).
+    // The CHECK of idem_counters.outcome (0001_initial.sql, retry_failed from 0010_failed_retries.sql,
+    // paused from 0015_pauses.sql).
     using B = CounterBucket;
     static const std::vector<OutcomeField> fields = {
         { "acquired", &B::acquired },
@@ -26,6 +27,7 @@ const std::vector<OutcomeField>& outcomeFields()
         { "failed_unknown", &B::failedUnknown },
         { "exhausted", &B::exhausted },
         { "retry_failed", &B::retryFailed },
+        { "paused", &B::paused },
     };
     return fields;
 }
@@ -53,6 +55,8 @@ const std::vector<OutcomeSeries>& outcomeSeries()
         { "retrylater", QT_TRANSLATE_NOOP("idem::console::ChartPanel", "retry later"), C::Claims, InReport, 0x7f8c99, { "retry_later" } },
         { "rejectedfailed", QT_TRANSLATE_NOOP("idem::console::ChartPanel", "rejected, failed"), C::Claims, InReport, 0x8c564b,
             { "rejected_failed" } },
+        // Claims an operator's pause turned away (schema v15): zero unless something was paused.
+        { "paused", QT_TRANSLATE_NOOP("idem::console::ChartPanel", "paused"), C::Claims, InReport, 0x5f6b7a, { "paused" } },
         { "retries", QT_TRANSLATE_NOOP("idem::console::ChartPanel", "retries"), C::Failures, Everywhere, 0xc9a227,
             { "reacquired_lease", "reacquired_retry" } },
         { "failedretries", QT_TRANSLATE_NOOP("idem::console::ChartPanel", "failed retries"), C::Failures, Everywhere, 0xe0742b,

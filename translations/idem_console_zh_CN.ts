@@ -427,6 +427,10 @@
         <source>Completions per minute</source>
         <translation>每分钟完成数</translation>
     </message>
+    <message>
+        <source>paused</source>
+        <translation>已暂停</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::ConnectionDialog</name>

@@ -343,6 +343,7 @@ DECLARE
     r task_idempotency%ROWTYPE;
     v_expired_by_age boolean;
     v_detail text;
+    v_pause idem_pauses%ROWTYPE;
 BEGIN
     IF p_key IS NULL OR octet_length(p_key) NOT BETWEEN 1 AND 1024 THEN
         RAISE EXCEPTION 'idempotency key must be 1 to 1024 bytes' USING ERRCODE = 'ID003';
@@ -371,6 +372,15 @@ BEGIN
     -- or a pending backoff is an answer in itself. Only a takeover needs the lock.
     SELECT * INTO r FROM task_idempotency t WHERE t.idempotency_key = p_key;
     IF NOT FOUND THEN
+        -- A pause is checked only where the key would be acquired or taken over (here and below):
+        -- every other answer comes from the stored row, paused or not.
+        SELECT * INTO v_pause FROM idem_pause_covering(p_key);
+        IF FOUND THEN
+            RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid, 0, p_max_attempts,
+                                v_pause.until, idem_pause_retry_after_ms(v_pause.until), NULL::jsonb, NULL::text,
+                                NULL::text, v_pause.reason;
+            RETURN;
+        END IF;
         INSERT INTO task_idempotency AS t (idempotency_key, request_hash, status, owner_token, lease_until,
                                            attempts, max_attempts, created_at, updated_at)
         VALUES (p_key, p_request_hash, 'processing', p_token, now() + p_lease_ms * interval '1 millisecond',
@@ -453,6 +463,14 @@ BEGIN
         RETURNING t.* INTO r;
         RETURN QUERY SELECT 'failed'::text, 'exhausted'::text, NULL::uuid, r.attempts, r.max_attempts,
                             NULL::timestamptz, 0::bigint, NULL::jsonb, r.request_hash, r.error_class, r.error_message;
+        RETURN;
+    END IF;
+
+    SELECT * INTO v_pause FROM idem_pause_covering(p_key);
+    IF FOUND THEN
+        RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid, r.attempts,
+                            r.max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until), NULL::jsonb,
+                            r.request_hash, NULL::text, v_pause.reason;
         RETURN;
     END IF;
 
@@ -730,7 +748,7 @@ BEGIN
                     AND (e ->> 'w') IN ('acquired', 'reacquired_lease', 'reacquired_retry', 'replayed', 'in_progress',
                                         'conflict', 'retry_later', 'rejected_failed', 'stale_token', 'succeeded',
                                         'failed_retryable', 'failed_permanent', 'failed_unknown', 'exhausted',
-                                        'retry_failed')
+                                        'retry_failed', 'paused')
            END
      LIMIT 1;
     IF FOUND THEN
@@ -1145,6 +1163,206 @@ $$;
 
 
 --
+-- Name: idem_pause(text, text, text, text, bigint, timestamp with time zone); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_pause(p_tenant text, p_operation text, p_reason text, p_actor text DEFAULT NULL::text, p_for_ms bigint DEFAULT NULL::bigint, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(audit_id bigint, tenant text, operation text, reason text, paused_by text, paused_at timestamp with time zone, changed_at timestamp with time zone, until timestamp with time zone, previous_until timestamp with time zone, was_paused boolean)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    c_max_pauses constant integer := 10000;
+    v_old idem_pauses;
+    v_new idem_pauses;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+    v_until timestamptz;
+    v_count bigint;
+BEGIN
+    PERFORM idem_pause_check_scope(p_tenant, p_operation);
+    PERFORM audit_check_reason(p_reason, p_actor);
+    IF p_for_ms IS NOT NULL AND p_until IS NOT NULL THEN
+        RAISE EXCEPTION 'give a pause a length or an end, not both' USING ERRCODE = 'ID003';
+    END IF;
+    IF p_for_ms IS NOT NULL AND p_for_ms NOT BETWEEN 1000 AND 31536000000 THEN
+        RAISE EXCEPTION 'a pause lasts 1000 to 31536000000 ms (1 s to 365 days), not %', p_for_ms
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_until IS NOT NULL AND p_until <= now() THEN
+        RAISE EXCEPTION 'the pause would end at %, which is in the past by the server''s clock (now %)',
+            p_until, now() USING ERRCODE = 'ID003';
+    END IF;
+    IF p_until IS NOT NULL AND p_until > now() + interval '365 days' THEN
+        RAISE EXCEPTION 'the pause would end at %, more than 365 days from now (%); pause without an end instead',
+            p_until, now() USING ERRCODE = 'ID003';
+    END IF;
+    v_until := COALESCE(p_until, now() + p_for_ms * interval '1 millisecond');
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+
+    SELECT * INTO v_old FROM idem_pauses p WHERE p.tenant = p_tenant AND p.operation = p_operation FOR UPDATE;
+    IF NOT FOUND THEN
+        -- Serialise new scopes on the table so the bound below holds under concurrent calls;
+        -- SHARE ROW EXCLUSIVE does not conflict with the reads of claim().
+        LOCK TABLE idem_pauses IN SHARE ROW EXCLUSIVE MODE;
+        SELECT count(*) INTO v_count FROM idem_pauses;
+        IF v_count >= c_max_pauses THEN
+            RAISE EXCEPTION 'there are % pauses already, the most there may be; resume some (expired ones first)', v_count
+                USING ERRCODE = 'ID003';
+        END IF;
+    END IF;
+
+    INSERT INTO idem_pauses AS p (tenant, operation, reason, paused_by, paused_at, changed_at, until, audit_id)
+    VALUES (p_tenant, p_operation, p_reason, format('%s (%s)', session_user, v_actor), now(), now(), v_until, 0)
+    ON CONFLICT ON CONSTRAINT idem_pauses_pkey DO UPDATE
+       SET reason = EXCLUDED.reason, paused_by = EXCLUDED.paused_by, changed_at = EXCLUDED.changed_at,
+           until = EXCLUDED.until,
+           -- a pause that had expired starts again
+           paused_at = CASE WHEN p.until IS NOT NULL AND p.until <= now() THEN EXCLUDED.paused_at ELSE p.paused_at END
+    RETURNING p.* INTO v_new;
+
+    audit_id := audit_append('', 'pause', p_reason, v_actor,
+                             jsonb_build_object('tenant', p_tenant, 'operation', p_operation,
+                                                'pause', idem_pause_image(v_old)),
+                             jsonb_build_object('tenant', p_tenant, 'operation', p_operation,
+                                                'pause', idem_pause_image(v_new)));
+    UPDATE idem_pauses p SET audit_id = idem_pause.audit_id
+     WHERE p.tenant = p_tenant AND p.operation = p_operation
+    RETURNING p.* INTO v_new;
+
+    tenant := v_new.tenant;
+    operation := v_new.operation;
+    reason := v_new.reason;
+    paused_by := v_new.paused_by;
+    paused_at := v_new.paused_at;
+    changed_at := v_new.changed_at;
+    until := v_new.until;
+    previous_until := v_old.until;
+    was_paused := v_old.tenant IS NOT NULL AND (v_old.until IS NULL OR v_old.until > now());
+    RETURN NEXT;
+END
+$$;
+
+
+--
+-- Name: idem_pause_check_scope(text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_pause_check_scope(p_tenant text, p_operation text) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $_$
+BEGIN
+    IF p_tenant IS NULL OR NOT (p_tenant = '*' OR p_tenant ~ '^[!-9;-~]{1,64}$') THEN
+        RAISE EXCEPTION 'tenant must be ''*'' or 1 to 64 visible ASCII characters without '':'', not %',
+            COALESCE(quote_literal(p_tenant), 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    IF p_operation IS NULL OR NOT (p_operation = '*' OR p_operation ~ '^[!-9;-~]{1,64}$') THEN
+        RAISE EXCEPTION 'operation must be ''*'' or 1 to 64 visible ASCII characters without '':'', not %',
+            COALESCE(quote_literal(p_operation), 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+END
+$_$;
+
+
+--
+-- Name: idem_pauses; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_pauses (
+    tenant text NOT NULL,
+    operation text NOT NULL,
+    reason text NOT NULL,
+    paused_by text NOT NULL,
+    paused_at timestamp with time zone NOT NULL,
+    changed_at timestamp with time zone NOT NULL,
+    until timestamp with time zone,
+    audit_id bigint NOT NULL,
+    CONSTRAINT idem_pauses_check CHECK (((until IS NULL) OR (until > changed_at))),
+    CONSTRAINT idem_pauses_operation_check CHECK (((operation = '*'::text) OR (operation ~ '^[!-9;-~]{1,64}$'::text))),
+    CONSTRAINT idem_pauses_tenant_check CHECK (((tenant = '*'::text) OR (tenant ~ '^[!-9;-~]{1,64}$'::text)))
+);
+
+
+--
+-- Name: idem_pause_covering(text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_pause_covering(p_key text) RETURNS SETOF idem.idem_pauses
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT p.*
+      FROM "idem".idem_pauses p
+     WHERE p.tenant OPERATOR(pg_catalog.=) ANY (ARRAY[pg_catalog.split_part(p_key, ':'::text, 1), '*'::text])
+       AND p.operation OPERATOR(pg_catalog.=) ANY (ARRAY[pg_catalog.split_part(p_key, ':'::text, 2), '*'::text])
+       AND (p.until IS NULL OR p.until OPERATOR(pg_catalog.>) pg_catalog.now())
+     ORDER BY p.until DESC NULLS FIRST
+     LIMIT 1
+$$;
+
+
+--
+-- Name: idem_pause_image(idem.idem_pauses); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_pause_image(p idem.idem_pauses) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+    SELECT CASE WHEN p.tenant IS NULL THEN 'null'::jsonb
+                ELSE jsonb_build_object('reason', p.reason, 'paused_by', p.paused_by, 'paused_at', p.paused_at,
+                                        'changed_at', p.changed_at, 'until', p.until) END
+$$;
+
+
+--
+-- Name: idem_pause_list(integer); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_pause_list(p_minutes integer DEFAULT 15) RETURNS TABLE(tenant text, operation text, reason text, paused_by text, paused_at timestamp with time zone, changed_at timestamp with time zone, until timestamp with time zone, active boolean, remaining_ms bigint, turned_away bigint, seen boolean, audit_id bigint, server_now timestamp with time zone)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+BEGIN
+    IF p_minutes IS NULL OR p_minutes NOT BETWEEN 1 AND 1440 THEN
+        RAISE EXCEPTION 'minutes must be 1 to 1440, not %', COALESCE(p_minutes::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    RETURN QUERY
+    SELECT p.tenant, p.operation, p.reason, p.paused_by, p.paused_at, p.changed_at, p.until,
+           p.until IS NULL OR p.until > now(),
+           CASE WHEN p.until IS NULL THEN NULL::bigint
+                ELSE GREATEST(0, ceil(extract(epoch FROM p.until - now()) * 1000))::bigint END,
+           COALESCE((SELECT sum(c.n) FROM idem_counters c
+                      WHERE c.outcome = 'paused'
+                        AND c.bucket >= date_trunc('minute', now()) - (p_minutes - 1) * interval '1 minute'
+                        AND (p.tenant = '*' OR c.tenant = p.tenant)
+                        AND (p.operation = '*' OR c.operation = p.operation)), 0)::bigint,
+           EXISTS (SELECT FROM idem_counters c
+                    WHERE c.bucket >= now() - interval '7 days'
+                      AND (p.tenant = '*' OR c.tenant = p.tenant)
+                      AND (p.operation = '*' OR c.operation = p.operation)),
+           p.audit_id, now()
+      FROM idem_pauses p
+     ORDER BY (p.until IS NULL OR p.until > now()) DESC, p.tenant, p.operation;
+END
+$$;
+
+
+--
+-- Name: idem_pause_retry_after_ms(timestamp with time zone); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_pause_retry_after_ms(p_until timestamp with time zone) RETURNS bigint
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT CASE WHEN p_until IS NULL THEN 5000::bigint
+                ELSE LEAST(5000::bigint,
+                         GREATEST(1::bigint,
+                             pg_catalog.ceil(pg_catalog.date_part('epoch'::text, p_until OPERATOR(pg_catalog.-) pg_catalog.now())
+                                             OPERATOR(pg_catalog.*) 1000::double precision)::bigint)) END
+$$;
+
+
+--
 -- Name: idem_purge(integer, integer, text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -1546,6 +1764,51 @@ $$;
 
 
 --
+-- Name: idem_resume(text, text, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_resume(p_tenant text, p_operation text, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(audit_id bigint, tenant text, operation text, paused_at timestamp with time zone, until timestamp with time zone, was_active boolean, still_paused_by jsonb)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_old idem_pauses;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+BEGIN
+    PERFORM idem_pause_check_scope(p_tenant, p_operation);
+    PERFORM audit_check_reason(p_reason, p_actor);
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+
+    DELETE FROM idem_pauses p WHERE p.tenant = p_tenant AND p.operation = p_operation RETURNING p.* INTO v_old;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no pause of tenant % and operation %', quote_literal(p_tenant),
+            quote_literal(p_operation) USING ERRCODE = 'ID002',
+            HINT = 'A pause is lifted with the tenant and operation it was set with (''*'' included): idemctl pauses lists them.';
+    END IF;
+    audit_id := audit_append('', 'resume', p_reason, v_actor,
+                             jsonb_build_object('tenant', p_tenant, 'operation', p_operation,
+                                                'pause', idem_pause_image(v_old)),
+                             jsonb_build_object('tenant', p_tenant, 'operation', p_operation, 'pause', NULL));
+    tenant := v_old.tenant;
+    operation := v_old.operation;
+    paused_at := v_old.paused_at;
+    until := v_old.until;
+    was_active := v_old.until IS NULL OR v_old.until > now();
+    -- Other pauses that still cover some of this scope's keys (e.g. '*' for the tenant), in force now.
+    SELECT COALESCE(jsonb_agg(jsonb_build_object('tenant', p.tenant, 'operation', p.operation)
+                              ORDER BY p.tenant, p.operation), '[]'::jsonb)
+      INTO still_paused_by
+      FROM idem_pauses p
+     WHERE (p.until IS NULL OR p.until > now())
+       AND (p.tenant = '*' OR p_tenant = '*' OR p.tenant = p_tenant)
+       AND (p.operation = '*' OR p_operation = '*' OR p.operation = p_operation);
+    RETURN NEXT;
+END
+$$;
+
+
+--
 -- Name: idem_retention_due(bigint); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -1862,7 +2125,7 @@ CREATE TABLE idem.idem_counters (
     n bigint NOT NULL,
     CONSTRAINT idem_counters_bucket_check CHECK ((bucket = date_trunc('minute'::text, bucket))),
     CONSTRAINT idem_counters_n_check CHECK ((n >= 0)),
-    CONSTRAINT idem_counters_outcome_check CHECK ((outcome = ANY (ARRAY['acquired'::text, 'reacquired_lease'::text, 'reacquired_retry'::text, 'replayed'::text, 'in_progress'::text, 'conflict'::text, 'retry_later'::text, 'rejected_failed'::text, 'stale_token'::text, 'succeeded'::text, 'failed_retryable'::text, 'failed_permanent'::text, 'failed_unknown'::text, 'exhausted'::text, 'retry_failed'::text])))
+    CONSTRAINT idem_counters_outcome_check CHECK ((outcome = ANY (ARRAY['acquired'::text, 'reacquired_lease'::text, 'reacquired_retry'::text, 'replayed'::text, 'in_progress'::text, 'conflict'::text, 'retry_later'::text, 'rejected_failed'::text, 'stale_token'::text, 'succeeded'::text, 'failed_retryable'::text, 'failed_permanent'::text, 'failed_unknown'::text, 'exhausted'::text, 'retry_failed'::text, 'paused'::text])))
 );
 
 
@@ -2088,8 +2351,8 @@ CREATE TABLE idem.task_idempotency_audit (
     prev_hash text NOT NULL,
     entry_hash text NOT NULL,
     application text DEFAULT ''::text NOT NULL,
-    CONSTRAINT task_idempotency_audit_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text, 'retention'::text, 'purge'::text]))),
-    CONSTRAINT task_idempotency_audit_key_check CHECK (((idempotency_key = ''::text) = (action = ANY (ARRAY['retention'::text, 'purge'::text])))),
+    CONSTRAINT task_idempotency_audit_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text, 'retention'::text, 'purge'::text, 'pause'::text, 'resume'::text]))),
+    CONSTRAINT task_idempotency_audit_key_check CHECK (((idempotency_key = ''::text) = (action = ANY (ARRAY['retention'::text, 'purge'::text, 'pause'::text, 'resume'::text])))),
     CONSTRAINT task_idempotency_audit_reason_check CHECK ((length(btrim(reason)) > 0))
 );
 
@@ -2170,6 +2433,14 @@ ALTER TABLE ONLY idem.idem_counters_refused
 
 ALTER TABLE ONLY idem.idem_counters_total
     ADD CONSTRAINT idem_counters_total_pkey PRIMARY KEY (minutes, bucket, outcome);
+
+
+--
+-- Name: idem_pauses idem_pauses_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_pauses
+    ADD CONSTRAINT idem_pauses_pkey PRIMARY KEY (tenant, operation);
 
 
 --
@@ -2530,6 +2801,57 @@ GRANT ALL ON FUNCTION idem.idem_live_stats(p_tenant text, p_operation text, p_lo
 
 
 --
+-- Name: FUNCTION idem_pause(p_tenant text, p_operation text, p_reason text, p_actor text, p_for_ms bigint, p_until timestamp with time zone); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_pause(p_tenant text, p_operation text, p_reason text, p_actor text, p_for_ms bigint, p_until timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_pause(p_tenant text, p_operation text, p_reason text, p_actor text, p_for_ms bigint, p_until timestamp with time zone) TO idem_operator;
+
+
+--
+-- Name: FUNCTION idem_pause_check_scope(p_tenant text, p_operation text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_pause_check_scope(p_tenant text, p_operation text) FROM PUBLIC;
+
+
+--
+-- Name: TABLE idem_pauses; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_pauses TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_pause_covering(p_key text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_pause_covering(p_key text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_pause_image(p idem.idem_pauses); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_pause_image(p idem.idem_pauses) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_pause_list(p_minutes integer); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_pause_list(p_minutes integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_pause_list(p_minutes integer) TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_pause_retry_after_ms(p_until timestamp with time zone); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_pause_retry_after_ms(p_until timestamp with time zone) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION idem_purge(p_batch integer, p_max_batches integer, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
 --
 
@@ -2620,6 +2942,14 @@ GRANT ALL ON FUNCTION idem.idem_release(p_key text, p_expected_status text, p_ex
 
 REVOKE ALL ON FUNCTION idem.idem_requeue(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text) FROM PUBLIC;
 GRANT ALL ON FUNCTION idem.idem_requeue(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text) TO idem_operator;
+
+
+--
+-- Name: FUNCTION idem_resume(p_tenant text, p_operation text, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_resume(p_tenant text, p_operation text, p_reason text, p_actor text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_resume(p_tenant text, p_operation text, p_reason text, p_actor text) TO idem_operator;
 
 
 --
