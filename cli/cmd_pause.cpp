@@ -50,8 +50,8 @@ Needs idem_operator.
 Every pause, in force first, then expired ones (an expired pause stays listed until it is lifted
 or set again): scope, reason, who, since, until when and how long is left by the server's clock,
 how many claims it turned away over the last N minutes (default 15, 1 to 1440; from the outcome
-counters workers flush every second), and whether any traffic of its scope was seen in the last
-7 days ("matches nothing yet" otherwise: a pause that precedes traffic, or a typo).
+counters workers flush every second), and whether any traffic of its scope was counted in those
+minutes at all ("matches nothing yet" otherwise: a pause that precedes traffic, or a typo).
 Exit code 0; with --json, an object with server_now and pauses. Needs idem_reader.
 )";
 
@@ -246,7 +246,7 @@ int runPauses(const std::vector<std::string>& argv)
                                      : "EXPIRED (no longer in force)";
         std::printf("  %s:%s  %s, until %s; turned away %lld%s\n", safe(p.tenant, 70).c_str(),
             safe(p.operation, 70).c_str(), state.c_str(), untilText(p.untilUs).c_str(),
-            static_cast<long long>(p.turnedAway), p.seen ? "" : "; matches nothing yet (no traffic in 7 days)");
+            static_cast<long long>(p.turnedAway), p.seen ? "" : "; matches nothing yet (no traffic counted in the window)");
         std::printf("      since %s by %s: %s\n", formatMicros(p.pausedAtUs).c_str(), safe(p.pausedBy).c_str(),
             safe(p.reason, 400).c_str());
     }

@@ -28,7 +28,7 @@ struct Pause {
     bool active = false; // in force now (an expired pause stays listed until lifted)
     std::optional<std::int64_t> remainingMs; // until its end, by the server's clock; none: no end
     std::int64_t turnedAway = 0; // claims counted 'paused' in its scope over the listing's minutes
-    bool seen = false; // any outcome of its scope counted in the last 7 days (false: matches nothing yet)
+    bool seen = false; // any outcome of its scope counted over the listing's minutes (false: matches nothing yet)
     std::int64_t auditId = 0; // the entry that set it last
 
     // "tenant:operation", as claim() reports the scope in ClaimResult::detail.

@@ -429,6 +429,28 @@ void TestPause::runnerAndCountersReportPaused()
     const auto& ahead = two.pauses[0].tenant == "no-such-tenant" ? two.pauses[0] : two.pauses[1];
     QVERIFY(!ahead.seen);
     QCOMPARE(ahead.turnedAway, 0);
+    // Traffic of the scope that was not turned away: seen, nothing turned away; outside the
+    // window: not seen.
+    pqxx::nontransaction(*m_owner).exec(
+        "INSERT INTO idem.idem_counters (bucket, tenant, operation, outcome, n) VALUES"
+        " (date_trunc('minute', now()), 'quiet', 'x', 'acquired', 3),"
+        " (date_trunc('minute', now()) - interval '10 minutes', 'old', 'x', 'paused', 4)");
+    pause("quiet", "*", "quiet tenant");
+    pause("old", "x", "old traffic only");
+    for (const auto& p : idem::listPauses(*m_operator, schema, 5).pauses) {
+        if (p.tenant == "quiet") {
+            QVERIFY(p.seen);
+            QCOMPARE(p.turnedAway, 0);
+        }
+        if (p.tenant == "old") {
+            QVERIFY(!p.seen);
+            QCOMPARE(p.turnedAway, 0);
+        }
+    }
+    const auto wide = idem::listPauses(*m_operator, schema, 15);
+    const auto old = std::find_if(wide.pauses.begin(), wide.pauses.end(), [](const auto& p) { return p.tenant == "old"; });
+    QVERIFY(old != wide.pauses.end() && old->seen);
+    QCOMPARE(old->turnedAway, 4);
 }
 
 void TestPause::badArgumentsChangeNothing_data()

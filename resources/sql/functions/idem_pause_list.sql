@@ -1,9 +1,10 @@
 -- idem_pause_list (schema v15; the history is in git log).
--- Every pause, in force or expired, with what it did: turned_away is the claims counted as
--- 'paused' in its scope over the last p_minutes (1 to 1440) minutes, from the outcome counters
--- (workers built on the library flush them every second; a claim under two pauses counts in
--- both); seen says whether any outcome of its scope was counted in the last 7 days: a pause that
--- precedes traffic, or names a typo, matches nothing yet. remaining_ms by the server's clock.
+-- Every pause, in force or expired, with what it did over the last p_minutes (1 to 1440) minutes,
+-- from the outcome counters (workers built on the library flush them every second): turned_away
+-- is the claims counted as 'paused' in its scope (a claim under two pauses counts in both); seen
+-- says whether any outcome of its scope was counted at all: a pause that precedes traffic, or
+-- names a typo, matches nothing yet. One scan of the window's counters, whatever the number of
+-- pauses; remaining_ms by the server's clock.
 CREATE OR REPLACE FUNCTION idem_pause_list(p_minutes integer DEFAULT 15)
 RETURNS TABLE (tenant text, operation text, reason text, paused_by text, paused_at timestamptz,
                changed_at timestamptz, until timestamptz, active boolean, remaining_ms bigint,
@@ -17,21 +18,24 @@ BEGIN
         RAISE EXCEPTION 'minutes must be 1 to 1440, not %', COALESCE(p_minutes::text, 'NULL') USING ERRCODE = 'ID003';
     END IF;
     RETURN QUERY
+    WITH w AS MATERIALIZED (
+        SELECT c.tenant, c.operation,
+               least(COALESCE(sum(c.n) FILTER (WHERE c.outcome = 'paused'), 0), 9223372036854775807)::bigint AS paused
+          FROM idem_counters c
+         WHERE c.bucket >= date_trunc('minute', now()) - (p_minutes - 1) * interval '1 minute'
+         GROUP BY c.tenant, c.operation
+    )
     SELECT p.tenant, p.operation, p.reason, p.paused_by, p.paused_at, p.changed_at, p.until,
            p.until IS NULL OR p.until > now(),
            CASE WHEN p.until IS NULL THEN NULL::bigint
                 ELSE GREATEST(0, ceil(extract(epoch FROM p.until - now()) * 1000))::bigint END,
-           COALESCE((SELECT sum(c.n) FROM idem_counters c
-                      WHERE c.outcome = 'paused'
-                        AND c.bucket >= date_trunc('minute', now()) - (p_minutes - 1) * interval '1 minute'
-                        AND (p.tenant = '*' OR c.tenant = p.tenant)
-                        AND (p.operation = '*' OR c.operation = p.operation)), 0)::bigint,
-           EXISTS (SELECT FROM idem_counters c
-                    WHERE c.bucket >= now() - interval '7 days'
-                      AND (p.tenant = '*' OR c.tenant = p.tenant)
-                      AND (p.operation = '*' OR c.operation = p.operation)),
-           p.audit_id, now()
+           COALESCE(m.turned_away, 0), COALESCE(m.seen, false), p.audit_id, now()
       FROM idem_pauses p
+      LEFT JOIN LATERAL (
+          SELECT least(COALESCE(sum(w.paused), 0), 9223372036854775807)::bigint AS turned_away, true AS seen
+            FROM w
+           WHERE (p.tenant = '*' OR w.tenant = p.tenant) AND (p.operation = '*' OR w.operation = p.operation)
+          HAVING count(*) > 0) m ON true
      ORDER BY (p.until IS NULL OR p.until > now()) DESC, p.tenant, p.operation;
 END
 $list$;
