@@ -406,7 +406,7 @@ void TestPause::runnerAndCountersReportPaused()
     idem::TaskStore store(*conn, storeOptions(30s), &counters);
     int ran = 0;
     for (int i = 0; i < 7; ++i) {
-        const auto out = idem::runTask(store, key("acme", "invoice"), digestOf('a'), [&](pqxx::work&) {
+        const auto out = idem::runTask(store, key("acme", "invoice"), digestOf('a'), [&](pqxx::work&, const idem::TaskContext&) {
             ++ran;
             return std::string("{}");
         });
