@@ -14,6 +14,7 @@
 #include "app/mainwindow.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
+#include "models/pausewatch.h"
 #include "models/profilestore.h"
 #include "views/dashboardwidget.h"
 #include "views/language.h"
@@ -45,6 +46,8 @@ void arrangeScreenshot(MainWindow* window, const QString& file)
         *countsSeen = window->dashboard()->model()->ticks() > 0;
         settle->start();
     });
+    // The pauses' banner, badges and bands come from their own read.
+    QObject::connect(window->pauseWatch(), &PauseWatch::changed, settle, restart);
     // The pages load their tables on their own (tasks, audit): the picture waits for them too.
     const auto views = window->findChildren<QAbstractItemView*>();
     for (QAbstractItemView* view : views) {
@@ -56,7 +59,9 @@ void arrangeScreenshot(MainWindow* window, const QString& file)
     }
     QObject::connect(settle, &QTimer::timeout, window, [window, session, monitor, settle, countsSeen, file] {
         const bool busy = session->state() == ConsoleSession::State::Connecting || session->migrating()
-            || monitor->state() == ConsoleSession::State::Connecting || (monitor->canPoll() && !*countsSeen);
+            || monitor->state() == ConsoleSession::State::Connecting || (monitor->canPoll() && !*countsSeen)
+            || (monitor->canPoll() && monitor->serverInfo().schemaVersion >= PauseWatch::firstSchemaVersion
+                && window->pauseWatch()->reads() == 0 && window->pauseWatch()->error().isEmpty());
         if (busy) {
             settle->start();
             return;

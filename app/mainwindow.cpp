@@ -14,6 +14,7 @@
 #include "models/auditwitness.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
+#include "models/pausewatch.h"
 #include "views/trustedkeysdialog.h"
 #include "views/auditwidget.h"
 #include "views/connectiondialog.h"
@@ -42,18 +43,24 @@ MainWindow::MainWindow(ConsoleSession* session, ProfileStore* profiles, QWidget*
     , m_dashboard(new DashboardWidget(m_monitor))
     // On the monitor connection, as the ticks whose audit head it follows.
     , m_witness(new AuditWitness(m_monitor, this))
+    // One list of pauses per poll for every page (the banner, the tiles, the charts, the menus).
+    , m_pauses(new PauseWatch(m_monitor, this))
 {
     setCentralWidget(m_console);
     // Pages, in tab order. Each page takes the session it reads through (the monitor
     // connection) and, for recovery actions, the admin connection.
     m_console->addPage(m_dashboard, tr("Dashboard"), 0);
-    m_console->addPage(new TaskBrowserWidget(m_monitor, m_session), tr("Tasks"), 1);
+    auto* tasks = new TaskBrowserWidget(m_monitor, m_session);
+    tasks->setPauseWatch(m_pauses);
+    m_console->addPage(tasks, tr("Tasks"), 1);
     m_console->statusPanel()->watch(m_monitor);
     auto* audit = new AuditWidget(m_monitor);
     m_console->addPage(audit, tr("Audit"), 2);
     m_console->addPage(new StorageWidget(m_monitor), tr("Storage"), 3);
     m_witness->follow(m_dashboard->model());
     m_console->setAuditWitness(m_witness);
+    m_console->setPauseWatch(m_pauses);
+    m_dashboard->setPauseControl(m_pauses, m_session);
     audit->setWitness(m_witness);
     m_console->pages()->setCurrentWidget(m_dashboard);
     connect(m_dashboard, &DashboardWidget::openRows, this, &MainWindow::openRows);
@@ -376,6 +383,7 @@ void MainWindow::stepPage(int delta)
 void MainWindow::refreshPage()
 {
     QWidget* page = m_console->pages()->currentWidget();
+    m_pauses->refreshNow();
     if (auto* tasks = qobject_cast<TaskBrowserWidget*>(page))
         tasks->refresh();
     else if (auto* audit = qobject_cast<AuditWidget*>(page))

@@ -20,6 +20,7 @@ class ConnectionDialog;
 class ConsoleSession;
 class ConsoleWidget;
 class DashboardWidget;
+class PauseWatch;
 class ProfileStore;
 
 class MainWindow : public QMainWindow {
@@ -39,6 +40,8 @@ public:
     ConsoleWidget* console() const { return m_console; }
     DashboardWidget* dashboard() const { return m_dashboard; }
     AuditWitness* auditWitness() const { return m_witness; }
+    // The pauses of intake every page shows (read through the monitor session).
+    PauseWatch* pauseWatch() const { return m_pauses; }
     // A dashboard tile's rows: the Tasks page with that filter, or a list of the newest rows.
     void openRows(const idem::TaskFilter& filter, const QString& title, const QString& what,
         const std::optional<idem::TaskSort>& sort = std::nullopt);
@@ -71,6 +74,7 @@ private:
     ConsoleSession* m_monitor;
     DashboardWidget* m_dashboard;
     AuditWitness* m_witness;
+    PauseWatch* m_pauses;
     std::optional<ConnectionSettings> m_monitorFollows; // the admin settings the monitor was opened for
     ConnectionDialog* m_dialog = nullptr;
     QMenu* m_fileMenu = nullptr; // snapshot actions go above its separator and Quit

@@ -31,6 +31,9 @@ demo_pid=""
 cleanup() {
     [ -n "$demo_pid" ] && kill "$demo_pid" 2>/dev/null && wait "$demo_pid" 2>/dev/null
     rm -rf "$settings"
+    if [ "${IDEM_SCREENSHOT_PAUSE:-0}" = 1 ]; then
+        "$idemctl" resume --dsn "$dsn" --tenant tenant-2 --operation charge --reason "screenshots taken" >/dev/null 2>&1 || true
+    fi
 }
 trap cleanup EXIT
 export XDG_CONFIG_HOME=$settings QT_QPA_PLATFORM=offscreen
@@ -43,6 +46,13 @@ echo "screenshots: running idemctl demo for ${demo_seconds} s (with faults) befo
 demo_pid=$!
 sleep "$demo_seconds"
 kill -0 "$demo_pid" 2>/dev/null || { echo "screenshots: idemctl demo stopped early:" >&2; cat "$settings/demo.log" >&2; exit 1; }
+
+# IDEM_SCREENSHOT_PAUSE=1: a pause of intake in force (issue #26) for the pictures: the banner above
+# every page and the charts' band; lifted again when the script ends.
+if [ "${IDEM_SCREENSHOT_PAUSE:-0}" = 1 ]; then
+    "$idemctl" pause --dsn "$dsn" --tenant tenant-2 --operation charge --for 1h \
+        --reason "INC-4801: card processor answers 502; hold tenant-2's charges until they confirm" >/dev/null
+fi
 
 mkdir -p docs
 shot() { # FILE ARGS...

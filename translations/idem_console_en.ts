@@ -53,6 +53,16 @@
     </message>
 </context>
 <context>
+    <name>idem::console::PauseBanner</name>
+    <message numerus="yes">
+        <source>and %n more pause(s)</source>
+        <translation>
+            <numerusform>and %n more pause</numerusform>
+            <numerusform>and %n more pauses</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
     <name>idem::console::SnapshotExportFlow</name>
     <message numerus="yes">
         <source>One consistent read of %1 (%2, %3; figures over the dashboard&apos;s last %n minute(s)), read-only through the monitor connection.</source>

@@ -431,6 +431,14 @@
         <source>paused</source>
         <translation>已暂停</translation>
     </message>
+    <message>
+        <source>An amber band: intake of this scope was paused (claims turned away).</source>
+        <translation>琥珀色区带：此范围的接收已暂停（认领被拒）。</translation>
+    </message>
+    <message>
+        <source>intake paused</source>
+        <translation>接收已暂停</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::ConnectionDialog</name>
@@ -1126,6 +1134,42 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <source>As of %1 (no live data since): red then: %2</source>
         <translation>截至 %1（此后无实时数据）：当时为红色：%2</translation>
     </message>
+    <message>
+        <source>Pause intake…</source>
+        <translation>暂停接收…</translation>
+    </message>
+    <message>
+        <source>Resume intake…</source>
+        <translation>恢复接收…</translation>
+    </message>
+    <message>
+        <source>Resume %1…</source>
+        <translation>恢复 %1…</translation>
+    </message>
+    <message>
+        <source>Intake of %1 is paused by: %2.</source>
+        <translation>%1 的接收被以下暂停：%2。</translation>
+    </message>
+    <message>
+        <source>Intake of some of %1 is paused by: %2.</source>
+        <translation>%1 的部分接收被以下暂停：%2。</translation>
+    </message>
+    <message>
+        <source>Pause intake of %1 (the filtered scope): claim() turns its keys away until resumed or for a length you choose.</source>
+        <translation>暂停 %1（当前筛选的范围）的接收：claim() 将拒绝其键，直到恢复或到达所选时长。</translation>
+    </message>
+    <message>
+        <source>Nothing of %1 is paused.</source>
+        <translation>%1 没有任何暂停。</translation>
+    </message>
+    <message>
+        <source>Lift a pause of %1: %2.</source>
+        <translation>解除 %1 的暂停：%2。</translation>
+    </message>
+    <message>
+        <source>intake paused</source>
+        <translation>接收已暂停</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::ExportDialog</name>
@@ -1524,6 +1568,269 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>the recovery actions&apos; connection is lost, reconnecting by itself</source>
         <translation>恢复操作所用的连接已断开，正在自动重连</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::PauseBanner</name>
+    <message>
+        <source>Reason: %1 · %2</source>
+        <translation>原因：%1 · %2</translation>
+    </message>
+    <message numerus="yes">
+        <source>and %n more pause(s)</source>
+        <translation>
+            <numerusform>另有 %n 个暂停</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>All pauses…</source>
+        <translation>全部暂停…</translation>
+    </message>
+    <message>
+        <source>Details…</source>
+        <translation>详情…</translation>
+    </message>
+    <message>
+        <source>expired at %1 (no longer in force; listed until resumed or set again)</source>
+        <translation>已于 %1 过期（不再生效；在恢复或重新设置前仍会列出）</translation>
+    </message>
+    <message>
+        <source>%1 — %2; paused by %3 since %4; %5; reason: %6 (audit entry #%7)</source>
+        <translation>%1 — %2；由 %3 自 %4 起暂停；%5；原因：%6（审计条目 #%7）</translation>
+    </message>
+    <message>
+        <source>Pauses of intake – Idem console</source>
+        <translation>接收暂停 – Idem 控制台</translation>
+    </message>
+    <message>
+        <source>Every pause, in force first; idemctl pauses lists the same.</source>
+        <translation>所有暂停，生效中的在前；idemctl pauses 列出相同内容。</translation>
+    </message>
+    <message>
+        <source>claims turned away in the last %1 min: %2</source>
+        <translation>最近 %1 分钟内被拒绝的认领：%2</translation>
+    </message>
+    <message>
+        <source>Intake paused: %1, %2, by %3.</source>
+        <translation>接收已暂停：%1，%2，操作者 %3。</translation>
+    </message>
+    <message>
+        <source>matches no traffic yet (nothing of this scope counted in the last %1 min)</source>
+        <translation>尚无匹配流量（最近 %1 分钟内此范围没有任何计数）</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::PauseDialog</name>
+    <message>
+        <source>Not connected.</source>
+        <translation>未连接。</translation>
+    </message>
+    <message>
+        <source>Role %1 is not idem_operator: it may see pauses but not set or lift them (the database refuses it too).</source>
+        <translation>角色 %1 不是 idem_operator：可以查看暂停，但不能设置或解除（数据库也会拒绝）。</translation>
+    </message>
+    <message>
+        <source>The schema is newer than this console, or its migrations do not match: look, change nothing.</source>
+        <translation>模式比此控制台新，或其迁移不匹配：只能查看，不做任何更改。</translation>
+    </message>
+    <message>
+        <source>Schema %1 has version %2: pauses need version %3 (upgrade the schema first).</source>
+        <translation>模式 %1 的版本为 %2：暂停需要版本 %3（请先升级模式）。</translation>
+    </message>
+    <message>
+        <source>Pause intake – Idem console</source>
+        <translation>暂停接收 – Idem 控制台</translation>
+    </message>
+    <message>
+        <source>Resume intake – Idem console</source>
+        <translation>恢复接收 – Idem 控制台</translation>
+    </message>
+    <message>
+        <source>While a pause is in force, claim() neither acquires nor takes over a key of its scope: workers get the decision &apos;paused&apos; and ask again later, no attempt is counted. Replays of succeeded keys and digest conflicts still answer. &apos;*&apos; means all.</source>
+        <translation>暂停生效期间，claim() 不会获取或接管其范围内的键：工作进程得到决定 &apos;paused&apos; 并稍后再试，不计入尝试次数。已成功键的重放和摘要冲突照常应答。&apos;*&apos; 表示全部。</translation>
+    </message>
+    <message>
+        <source>15 min</source>
+        <translation>15 分钟</translation>
+    </message>
+    <message>
+        <source>1 h</source>
+        <translation>1 小时</translation>
+    </message>
+    <message>
+        <source>4 h</source>
+        <translation>4 小时</translation>
+    </message>
+    <message>
+        <source>24 h</source>
+        <translation>24 小时</translation>
+    </message>
+    <message>
+        <source>Custom (minutes)</source>
+        <translation>自定义（分钟）</translation>
+    </message>
+    <message>
+        <source>Until resumed</source>
+        <translation>直到恢复</translation>
+    </message>
+    <message>
+        <source> min</source>
+        <translation> 分钟</translation>
+    </message>
+    <message>
+        <source>Tenant:</source>
+        <translation>租户：</translation>
+    </message>
+    <message>
+        <source>Operation:</source>
+        <translation>操作：</translation>
+    </message>
+    <message>
+        <source>Length:</source>
+        <translation>时长：</translation>
+    </message>
+    <message>
+        <source>until resumed</source>
+        <translation>直到恢复</translation>
+    </message>
+    <message>
+        <source>Lift the pause of %1. Claims of its keys acquire again from the moment this commits, unless another pause still covers them.</source>
+        <translation>解除 %1 的暂停。从提交之时起，其键的认领将重新获取，除非仍有其他暂停覆盖它们。</translation>
+    </message>
+    <message>
+        <source>Paused by %1 since %2, %3.</source>
+        <translation>由 %1 自 %2 起暂停，%3。</translation>
+    </message>
+    <message>
+        <source>Reason: %1</source>
+        <translation>原因：%1</translation>
+    </message>
+    <message>
+        <source>Why (ticket, incident, what you checked)…</source>
+        <translation>原因（工单、事故、你检查了什么）…</translation>
+    </message>
+    <message>
+        <source>A reason is required; it is kept in the audit trail with your role, user and host.</source>
+        <translation>必须填写原因；它会与你的角色、用户和主机一起保存在审计记录中。</translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>恢复</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Reason:</source>
+        <translation>原因：</translation>
+    </message>
+    <message>
+        <source>%1 must be &apos;*&apos; or 1 to 64 visible ASCII characters without &apos;:&apos;.</source>
+        <translation>%1 必须是 &apos;*&apos;，或 1 到 64 个不含 &apos;:&apos; 的可见 ASCII 字符。</translation>
+    </message>
+    <message>
+        <source>The tenant</source>
+        <translation>租户</translation>
+    </message>
+    <message>
+        <source>The operation</source>
+        <translation>操作</translation>
+    </message>
+    <message>
+        <source>Pause of %1 changed: %2.</source>
+        <translation>%1 的暂停已更改：%2。</translation>
+    </message>
+    <message>
+        <source>Paused %1 %2.</source>
+        <translation>已暂停 %1，%2。</translation>
+    </message>
+    <message>
+        <source>Resumed %1.</source>
+        <translation>已恢复 %1。</translation>
+    </message>
+    <message>
+        <source>Still paused by: %1.</source>
+        <translation>仍被以下暂停：%1。</translation>
+    </message>
+    <message>
+        <source>Audit entry #%1.</source>
+        <translation>审计条目 #%1。</translation>
+    </message>
+    <message>
+        <source>Not paused: %1</source>
+        <translation>未暂停：%1</translation>
+    </message>
+    <message>
+        <source>Not resumed: %1</source>
+        <translation>未恢复：%1</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Pause intake of %1…</source>
+        <translation>暂停 %1 的接收…</translation>
+    </message>
+    <message>
+        <source>Resume %1…</source>
+        <translation>恢复 %1…</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::PauseWatch</name>
+    <message>
+        <source>%1 (everything)</source>
+        <translation>%1（全部）</translation>
+    </message>
+    <message>
+        <source>%1 (all tenants)</source>
+        <translation>%1（所有租户）</translation>
+    </message>
+    <message>
+        <source>%1 (all operations)</source>
+        <translation>%1（所有操作）</translation>
+    </message>
+    <message>
+        <source>until resumed</source>
+        <translation>直到恢复</translation>
+    </message>
+    <message>
+        <source>until %1 (%2 left)</source>
+        <translation>直到 %1（剩余 %2）</translation>
+    </message>
+    <message>
+        <source>%1 d %2 h</source>
+        <translation>%1 天 %2 小时</translation>
+    </message>
+    <message>
+        <source>%1 d</source>
+        <translation>%1 天</translation>
+    </message>
+    <message>
+        <source>%1 h %2 min</source>
+        <translation>%1 小时 %2 分钟</translation>
+    </message>
+    <message>
+        <source>%1 h</source>
+        <translation>%1 小时</translation>
+    </message>
+    <message>
+        <source>%1 min %2 s</source>
+        <translation>%1 分 %2 秒</translation>
+    </message>
+    <message>
+        <source>%1 min</source>
+        <translation>%1 分钟</translation>
+    </message>
+    <message>
+        <source>%1 s</source>
+        <translation>%1 秒</translation>
     </message>
 </context>
 <context>
@@ -2971,6 +3278,10 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>about %1 records match: %2</source>
         <translation>约 %1 条记录匹配：%2</translation>
+    </message>
+    <message>
+        <source>Pause intake… (this key names no tenant and operation)</source>
+        <translation>暂停接收…（此键未指明租户和操作）</translation>
     </message>
 </context>
 <context>

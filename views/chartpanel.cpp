@@ -1,6 +1,7 @@
 #include "views/chartpanel.h"
 
 #include <QApplication>
+#include <QAreaSeries>
 #include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
@@ -114,6 +115,13 @@ void ChartPanel::retranslate()
             tr("Complete minutes only: the current minute is still counting and is drawn once it is over."));
     m_charts[LiveChart].view->setToolTip(tr("One point per tick; a gap is a time the console could not read."));
     m_charts[CostChart].view->setToolTip(m_charts[LiveChart].view->toolTip());
+    // The paused periods' band is on every time axis: each tooltip says what it is.
+    for (auto& c : m_charts) {
+        c.view->setToolTip(c.view->toolTip() + QLatin1Char('\n')
+            + tr("An amber band: intake of this scope was paused (claims turned away)."));
+        for (auto* band : c.bands)
+            band->setName(tr("intake paused"));
+    }
     m_histogram->setTitle(tr("Attempts among unfinished rows"));
     m_attempts->setLabel(tr("rows"));
 }
@@ -144,6 +152,7 @@ void ChartPanel::applyTheme()
     }
     m_attempts->setColor(tones::series(QStringLiteral("attempts")));
     m_attempts->setBorderColor(tones::series(QStringLiteral("attempts")));
+    drawBands(); // setTheme() recolours them too
 }
 
 bool ChartPanel::event(QEvent* event)
@@ -282,6 +291,8 @@ void ChartPanel::draw(const ChartInput& in)
         : ring.empty()        ? QDateTime::currentMSecsSinceEpoch()
                               : ring.back().ms;
     const qint64 from = now - windowMs;
+    m_fromMs = from;
+    m_nowMs = now;
     const auto axis = roundTimeAxis(from, now);
     for (auto& c : m_charts) {
         c.x->setRange(QDateTime::fromMSecsSinceEpoch(axis.fromMs), QDateTime::fromMSecsSinceEpoch(axis.toMs));
@@ -377,6 +388,76 @@ void ChartPanel::draw(const ChartInput& in)
         m_attempts->append(values);
         niceRange(m_attemptsY, double(top));
     }
+    drawBands();
+}
+
+void ChartPanel::setPauseSpans(std::vector<PauseSpan> spans)
+{
+    std::sort(spans.begin(), spans.end(), [](const PauseSpan& a, const PauseSpan& b) { return a.fromMs < b.fromMs; });
+    std::vector<PauseSpan> merged;
+    for (const auto& s : spans) {
+        if (s.toMs <= s.fromMs)
+            continue;
+        if (!merged.empty() && s.fromMs <= merged.back().toMs)
+            merged.back().toMs = std::max(merged.back().toMs, s.toMs);
+        else
+            merged.push_back(s);
+    }
+    if (merged == m_pauseSpans)
+        return;
+    m_pauseSpans = std::move(merged);
+    drawBands();
+}
+
+void ChartPanel::drawBands()
+{
+    // Translucent amber over the lines: what the workers were told to stop shows through, and
+    // it reads as the same band on the light and the dark chart theme.
+    QColor fill(0xf0, 0xa0, 0x20);
+    fill.setAlpha(tones::isDark() ? 70 : 55);
+    for (auto& c : m_charts) {
+        std::vector<QList<QPointF>> shapes;
+        const double top = c.y->max();
+        for (const auto& span : m_pauseSpans) {
+            const qint64 a = std::max(span.fromMs, m_fromMs), b = std::min(span.toMs, m_nowMs);
+            if (b <= a)
+                continue;
+            shapes.push_back({ QPointF(double(a), top), QPointF(double(b), top) });
+        }
+        while (c.bands.size() > shapes.size()) {
+            c.chart->removeSeries(c.bands.back());
+            delete c.bands.back();
+            c.bands.pop_back();
+        }
+        while (c.bands.size() < shapes.size()) {
+            auto* band = new QAreaSeries(new QLineSeries, new QLineSeries);
+            band->setObjectName(QStringLiteral("pausedBand"));
+            band->setName(tr("intake paused"));
+            c.chart->addSeries(band);
+            band->attachAxis(c.x);
+            band->attachAxis(c.y);
+            for (auto* marker : c.chart->legend()->markers(band))
+                marker->setVisible(false);
+            c.bands.push_back(band);
+        }
+        for (std::size_t i = 0; i < shapes.size(); ++i) {
+            auto* band = c.bands[i];
+            band->upperSeries()->replace(shapes[i]);
+            band->lowerSeries()->replace(
+                { QPointF(shapes[i].front().x(), 0.0), QPointF(shapes[i].back().x(), 0.0) });
+            band->setBrush(fill);
+            band->setPen(Qt::NoPen);
+        }
+    }
+}
+
+QList<QAreaSeries*> ChartPanel::pauseBands() const
+{
+    QList<QAreaSeries*> out;
+    for (const auto& c : m_charts)
+        for (auto* b : c.bands)
+            out << b;
+    return out;
 }
 
 void ChartPanel::setPieces(Chart& c, std::size_t index, const std::vector<QList<QPointF>>& pieces)

@@ -6,6 +6,7 @@
 
 #include "models/dashboardhistory.h"
 
+class QAreaSeries;
 class QBarSet;
 class QBarCategoryAxis;
 class QChart;
@@ -35,6 +36,13 @@ struct RoundTimeAxis {
 };
 RoundTimeAxis roundTimeAxis(qint64 fromMs, qint64 toMs);
 
+// A time intake was paused (issue #26), by the server's clock: shaded on every time axis.
+struct PauseSpan {
+    qint64 fromMs = 0;
+    qint64 toMs = 0;
+    bool operator==(const PauseSpan&) const = default;
+};
+
 // What the charts are drawn from: the live dashboard's model, or (for an export) its live
 // samples with a snapshot's counters, instant and history window.
 struct ChartInput {
@@ -58,6 +66,11 @@ public:
 
     void update(const DashboardModel& model);
     void draw(const ChartInput& input);
+    // The paused periods to shade (merged where they overlap), each cut to the window.
+    void setPauseSpans(std::vector<PauseSpan> spans);
+    const std::vector<PauseSpan>& pauseSpans() const { return m_pauseSpans; }
+    // Every shaded band now (object name "pausedBand"), for tests.
+    QList<QAreaSeries*> pauseBands() const;
     // Off: feed every sample of the window (the benchmark's baseline).
     void setDownsampling(bool on) { m_downsample = on; }
 
@@ -87,6 +100,7 @@ protected:
 private:
     void applyTheme();
     void retranslate();
+    void drawBands();
 
     struct Chart {
         QChart* chart = nullptr;
@@ -98,6 +112,7 @@ private:
         std::vector<QLineSeries*> series; // per name: the newest piece, with the legend entry
         // Per name, older pieces of the same line (an outage splits it): no legend entry of their own.
         std::vector<std::vector<QLineSeries*>> older;
+        std::vector<QAreaSeries*> bands; // paused periods, one per span
     };
     // `ids`: the series' object names; by default the names without spaces.
     Chart makeChart(const char* title, const QStringList& names, const QString& unit, const QStringList& ids = {});
@@ -107,6 +122,9 @@ private:
     static void fitY(Chart& c, double floorMax);
 
     bool m_downsample = true;
+    std::vector<PauseSpan> m_pauseSpans;
+    qint64 m_fromMs = 0; // the window drawn last: [m_fromMs, m_nowMs]
+    qint64 m_nowMs = 0;
     std::vector<Chart> m_charts;
     QChart* m_histogram = nullptr;
     QChartView* m_histogramView = nullptr;

@@ -8,6 +8,7 @@
 #include "models/auditwitness.h"
 #include "models/consolesession.h"
 #include "views/noticebanner.h"
+#include "views/pausebanner.h"
 #include "views/statuspanel.h"
 
 namespace idem::console {
@@ -63,6 +64,14 @@ void ConsoleWidget::setAuditWitness(AuditWitness* witness)
     m_witness = witness;
     connect(witness, &AuditWitness::changed, this, &ConsoleWidget::updateNotice);
     updateNotice();
+}
+
+void ConsoleWidget::setPauseWatch(PauseWatch* watch)
+{
+    if (m_pauseBanner)
+        return;
+    m_pauseBanner = new PauseBanner(watch, this);
+    static_cast<QVBoxLayout*>(layout())->insertWidget(1, m_pauseBanner);
 }
 
 void ConsoleWidget::changeEvent(QEvent* event)

@@ -14,6 +14,8 @@ class AuditWitness;
 class ConsoleSession;
 class NoticeBanner;
 enum class NoticeLevel;
+class PauseBanner;
+class PauseWatch;
 class StatusPanel;
 
 // The console's main content: what needs attention (banner) above the pages; the
@@ -34,6 +36,9 @@ public:
     // Its alarms (the audit trail shorter or rewritten since this console verified it) take the
     // banner, red, until acknowledged or the situation changes.
     void setAuditWitness(AuditWitness* witness);
+    // Pauses of intake (issue #26): a banner of their own under the notice, above every page.
+    void setPauseWatch(PauseWatch* watch);
+    PauseBanner* pauseBanner() const { return m_pauseBanner; }
 
 Q_SIGNALS:
     // The user wants the connection dialog (not connected, or the connection failed).
@@ -53,6 +58,7 @@ private:
     ConsoleSession* m_session;
     AuditWitness* m_witness = nullptr;
     NoticeBanner* m_banner;
+    PauseBanner* m_pauseBanner = nullptr;
     StatusPanel* m_status;
     QTabWidget* m_pages;
     std::optional<Failure> m_failure; // shown until something newer supersedes it

@@ -9,6 +9,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
+#include <QMenu>
 #include <QPushButton>
 #include <QSettings>
 #include <QSystemTrayIcon>
@@ -16,11 +17,15 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <limits>
+
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
+#include "models/pausewatch.h"
 #include "views/chartpanel.h"
 #include "views/dashboardsettingsdialog.h"
 #include "views/integritynotice.h"
+#include "views/pausedialog.h"
 #include "views/theme.h"
 #include "views/tilewidget.h"
 
@@ -105,6 +110,15 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
     controls->addWidget(m_controlLabels[3]);
     controls->addWidget(m_operation);
     controls->addStretch(1);
+    m_pauseIntake = new QPushButton;
+    m_pauseIntake->setObjectName(QStringLiteral("pauseIntakeButton"));
+    m_pauseIntake->hide();
+    m_resumeIntake = new QPushButton;
+    m_resumeIntake->setObjectName(QStringLiteral("resumeIntakeButton"));
+    m_resumeIntake->hide();
+    controls->addWidget(m_pauseIntake);
+    controls->addWidget(m_resumeIntake);
+    controls->addSpacing(12);
     controls->addWidget(thresholds);
 
     m_status = new QLabel;
@@ -205,6 +219,8 @@ void DashboardWidget::retranslateControls()
     m_operation->setPlaceholderText(tr("all operations"));
     m_refresh->setText(tr("Refresh now"));
     m_thresholds->setText(tr("Thresholds…"));
+    m_pauseIntake->setText(tr("Pause intake…"));
+    m_resumeIntake->setText(tr("Resume intake…"));
     if (auto* key = findChild<QAction*>(QStringLiteral("thresholdsAction")))
         key->setText(m_thresholds->text());
     const char* const labels[] = { QT_TR_NOOP("Refresh"), QT_TR_NOOP("Window"), QT_TR_NOOP("Tenant"), QT_TR_NOOP("Operation") };
@@ -281,6 +297,95 @@ void DashboardWidget::editThresholds()
     dialog->open();
 }
 
+void DashboardWidget::setPauseControl(PauseWatch* watch, ConsoleSession* admin)
+{
+    m_pauses = watch;
+    m_admin = admin;
+    m_pauseIntake->setVisible(m_monitor != nullptr);
+    m_resumeIntake->setVisible(m_monitor != nullptr);
+    connect(m_pauseIntake, &QPushButton::clicked, this, [this] {
+        const auto& s = m_model->settings();
+        openPauseDialog(this, m_admin, m_pauses, s.tenant, s.operation);
+    });
+    connect(m_resumeIntake, &QPushButton::clicked, this, &DashboardWidget::resumeIntake);
+    connect(watch, &PauseWatch::changed, this, &DashboardWidget::refreshPauses);
+    for (auto* s : { m_admin, m_monitor })
+        if (s) {
+            connect(s, &ConsoleSession::stateChanged, this, &DashboardWidget::refreshPauses);
+            connect(s, &ConsoleSession::serverInfoChanged, this, &DashboardWidget::refreshPauses);
+        }
+    connect(m_model, &DashboardModel::settingsChanged, this, &DashboardWidget::refreshPauses);
+    refreshPauses();
+}
+
+void DashboardWidget::resumeIntake()
+{
+    if (!m_pauses)
+        return;
+    const auto& s = m_model->settings();
+    const auto covering = m_pauses->coveringSome(s.tenant, s.operation);
+    if (covering.size() == 1) {
+        openResumeDialog(this, m_admin, m_pauses, covering.front());
+        return;
+    }
+    auto* menu = new QMenu(this);
+    menu->setObjectName(QStringLiteral("resumeIntakeMenu"));
+    menu->setAttribute(Qt::WA_DeleteOnClose);
+    for (const auto& p : covering) {
+        auto* a = menu->addAction(tr("Resume %1…").arg(pauseScopeText(p)));
+        a->setObjectName(QStringLiteral("resumeIntakeAction"));
+        a->setData(QString::fromStdString(p.scope()));
+        connect(a, &QAction::triggered, this, [this, p] { openResumeDialog(this, m_admin, m_pauses, p); });
+    }
+    menu->popup(m_resumeIntake->mapToGlobal(QPoint(0, m_resumeIntake->height())));
+}
+
+void DashboardWidget::refreshPauses()
+{
+    if (!m_pauses)
+        return;
+    const auto& s = m_model->settings();
+    const QString scope = pauseScopeText(s.tenant.isEmpty() ? std::string("*") : s.tenant.toStdString(),
+        s.operation.isEmpty() ? std::string("*") : s.operation.toStdString());
+    const auto whole = m_pauses->coveringAll(s.tenant, s.operation);
+    const auto some = m_pauses->coveringSome(s.tenant, s.operation);
+    QStringList scopes;
+    for (const auto& p : some)
+        scopes << pauseScopeText(p);
+    // A badge only where the tiles' whole scope is paused: figures over all tenants are not "paused"
+    // because one tenant is (the banner and the tooltip say that much).
+    const QString badge = !whole.empty() ? tr("intake paused") : QString();
+    const QString tip = some.empty() ? QString()
+        : !whole.empty()             ? tr("Intake of %1 is paused by: %2.").arg(scope, scopes.join(QStringLiteral(", ")))
+                                     : tr("Intake of some of %1 is paused by: %2.").arg(scope, scopes.join(QStringLiteral(", ")));
+    for (auto* t : m_tiles)
+        t->setPaused(badge, tip);
+    // Every pause of the scope the list still holds: in force up to now, expired up to its end.
+    std::vector<PauseSpan> spans;
+    if (const auto& list = m_pauses->list())
+        for (const auto& p : list->pauses) {
+            const auto meets = [](const std::string& pause, const QString& asked) {
+                return pause == "*" || asked.isEmpty() || pause == asked.toStdString();
+            };
+            if (!meets(p.tenant, s.tenant) || !meets(p.operation, s.operation))
+                continue;
+            const qint64 to = p.untilUs ? *p.untilUs / 1000 : std::numeric_limits<qint64>::max();
+            spans.push_back({ p.pausedAtUs / 1000, p.active && !p.untilUs ? std::numeric_limits<qint64>::max() : to });
+        }
+    m_charts->setPauseSpans(std::move(spans));
+
+    const QString refusal = pauseRefusal(m_admin);
+    m_pauseIntake->setEnabled(refusal.isEmpty());
+    m_pauseIntake->setToolTip(refusal.isEmpty() ? tr("Pause intake of %1 (the filtered scope): claim() turns its keys "
+                                                     "away until resumed or for a length you choose.")
+                                                      .arg(scope)
+                                                : refusal);
+    m_resumeIntake->setEnabled(refusal.isEmpty() && !some.empty());
+    m_resumeIntake->setToolTip(!refusal.isEmpty() ? refusal
+            : some.empty()                        ? tr("Nothing of %1 is paused.").arg(scope)
+                                                  : tr("Lift a pause of %1: %2.").arg(scope, scopes.join(QStringLiteral(", "))));
+}
+
 void DashboardWidget::refreshView()
 {
     const bool stale = m_model->freshness() != DashboardModel::Freshness::Live;
@@ -293,6 +398,7 @@ void DashboardWidget::refreshView()
         const auto t = static_cast<Tile>(i);
         m_tiles[static_cast<std::size_t>(i)]->setValue(presenter.tile(t), stale, presenter.thresholdText(t) + asOfLine);
     }
+    refreshPauses();
     m_charts->update(*m_model);
     refreshAlerts();
     if (m_model->isStatic()) {

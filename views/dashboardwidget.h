@@ -24,6 +24,7 @@ namespace idem::console {
 class ChartPanel;
 class ConsoleSession;
 class DashboardModel;
+class PauseWatch;
 class TileWidget;
 
 // The Dashboard page: poll controls and filters, a status line (as of, replication lag, what
@@ -48,6 +49,14 @@ public:
 
     // Opens the thresholds dialog (the toolbar button).
     void editThresholds();
+    // Pauses of intake (issue #26): tiles of a paused scope get a badge, the charts a band over
+    // the paused time, and the toolbar Pause intake… / Resume intake… for the filtered scope,
+    // run through `admin`.
+    void setPauseControl(PauseWatch* watch, ConsoleSession* admin);
+    QPushButton* pauseIntakeButton() const { return m_pauseIntake; }
+    QPushButton* resumeIntakeButton() const { return m_resumeIntake; }
+    // Resume intake…: the dialog for the one pause covering the filtered scope, or a menu of them.
+    void resumeIntake();
 
 Q_SIGNALS:
     // A tile was clicked: the rows behind it, what they are in words (DashboardModel::opensText)
@@ -68,6 +77,7 @@ private:
     void refreshAlerts();
     void saveSettings();
     void syncControls();
+    void refreshPauses();
 
     ConsoleSession* m_monitor;
     std::unique_ptr<QSettings> m_ownSettings;
@@ -90,6 +100,10 @@ private:
     QToolButton* m_refresh = nullptr;
     QPushButton* m_thresholds = nullptr;
     QSystemTrayIcon* m_tray = nullptr;
+    PauseWatch* m_pauses = nullptr;
+    ConsoleSession* m_admin = nullptr;
+    QPushButton* m_pauseIntake = nullptr;
+    QPushButton* m_resumeIntake = nullptr;
 };
 
 } // namespace idem::console

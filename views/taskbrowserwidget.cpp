@@ -13,6 +13,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
+#include <QMenu>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QSplitter>
@@ -28,10 +29,12 @@
 
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
+#include "core/key.h"
 #include "models/taskbrowserdetail.h"
 #include "models/taskbrowsermodel.h"
 #include "views/actiondialog.h"
 #include "views/pagestatusline.h"
+#include "views/pausedialog.h"
 #include "views/theme.h"
 #include "views/taskdetailpane.h"
 #include "views/tileconditionsbar.h"
@@ -175,6 +178,15 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     m_view->setColumnWidth(TaskBrowserModel::UpdatedColumn, 175);
     m_view->setColumnWidth(TaskBrowserModel::LeaseColumn, 110);
     m_view->setColumnWidth(TaskBrowserModel::NextAttemptColumn, 175);
+    m_view->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_view, &QTableView::customContextMenuRequested, this, [this](const QPoint& at) {
+        const QModelIndex index = m_view->indexAt(at);
+        if (!index.isValid())
+            return;
+        QMenu* menu = contextMenuFor(index);
+        menu->setAttribute(Qt::WA_DeleteOnClose);
+        menu->popup(m_view->viewport()->mapToGlobal(at));
+    });
     m_split->addWidget(m_view);
     m_split->addWidget(m_detail);
     m_split->setStretchFactor(0, 3);
@@ -507,6 +519,41 @@ void TaskBrowserWidget::updateCount(CountRefresh mode)
             if (mode == CountRefresh::Announce)
                 m_countLabel->clear(); // a refresh that failed leaves the last figure
         });
+}
+
+QMenu* TaskBrowserWidget::contextMenuFor(const QModelIndex& index)
+{
+    // A right click on a row outside the selection selects it first, as file managers do.
+    if (!m_view->selectionModel()->isRowSelected(index.row(), QModelIndex()))
+        m_view->selectRow(index.row());
+    auto* menu = new QMenu(this);
+    menu->setObjectName(QStringLiteral("taskContextMenu"));
+    for (auto* button : { m_copyKey, m_copyJson, m_requeue, m_release, m_fail }) {
+        if (button == m_requeue)
+            menu->addSeparator();
+        auto* a = menu->addAction(button->text());
+        a->setObjectName(button->objectName() + QStringLiteral("Menu"));
+        a->setEnabled(button->isEnabled());
+        a->setToolTip(button->toolTip());
+        connect(a, &QAction::triggered, button, [button] {
+            if (button->isEnabled())
+                button->click();
+        });
+    }
+    menu->setToolTipsVisible(true);
+    menu->addSeparator();
+    const std::string key = m_model->data(m_model->index(index.row(), 0), TaskBrowserModel::KeyRole).toString().toStdString();
+    try {
+        const auto parsed = idem::TaskKey::parse(key);
+        addPauseActions(menu, this, m_admin, m_pauses, QString::fromStdString(parsed.tenant()),
+            QString::fromStdString(parsed.operation()));
+    } catch (const std::exception&) {
+        // A key not of the form tenant:operation:business_id (an adopted table's) names no scope.
+        auto* none = menu->addAction(tr("Pause intake… (this key names no tenant and operation)"));
+        none->setObjectName(QStringLiteral("pauseIntakeAction"));
+        none->setEnabled(false);
+    }
+    return menu;
 }
 
 void TaskBrowserWidget::onSelectionChanged()

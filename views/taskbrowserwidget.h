@@ -19,6 +19,8 @@ class QPushButton;
 class QSpinBox;
 class QSplitter;
 class QTableView;
+class QMenu;
+class QModelIndex;
 class QTimer;
 
 namespace idem::console {
@@ -27,6 +29,7 @@ class ConsoleSession;
 class TaskBrowserModel;
 class TaskDetailPane;
 class PageStatusLine;
+class PauseWatch;
 class TileConditionsBar;
 
 // The Tasks page: server-side filters and sort over task_idempotency, a keyset-paged table
@@ -60,6 +63,12 @@ public:
     // The conditions a tile's click added that have no control of their own, in words (shown
     // above the table with a button that removes them); empty when there are none.
     QString tileConditionsText() const;
+    // Pauses of intake (issue #26): the table's context menu offers to pause the row's
+    // tenant:operation and to lift the pauses that cover it.
+    void setPauseWatch(PauseWatch* watch) { m_pauses = watch; }
+    // The context menu of the row at `index` (the selection's actions, then the row's pause
+    // actions), parented to this page; the caller shows it.
+    QMenu* contextMenuFor(const QModelIndex& index);
     // How often the shown page re-reads (and how old its data may be when the page is shown).
     void setPollInterval(int ms);
 
@@ -121,6 +130,7 @@ private:
     bool m_selectFirst = false; // the next first page selects its first row (a tile asked for it)
     quint64 m_countJob = 0;
     PageStatusLine* m_statusLine;
+    PauseWatch* m_pauses = nullptr;
 };
 
 } // namespace idem::console

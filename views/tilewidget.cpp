@@ -42,6 +42,13 @@ TileWidget::TileWidget(Tile tile, bool clickable, QWidget* parent)
     m_quality->setFont(small);
     m_quality->setWordWrap(true);
     m_quality->hide();
+    m_paused = new QLabel;
+    m_paused->setObjectName(QStringLiteral("tilePaused"));
+    QFont badge = small;
+    badge.setBold(true);
+    m_paused->setFont(badge);
+    m_paused->setWordWrap(true);
+    m_paused->hide();
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(10, 6, 10, 6);
     layout->setSpacing(1);
@@ -49,6 +56,7 @@ TileWidget::TileWidget(Tile tile, bool clickable, QWidget* parent)
     layout->addWidget(m_value);
     layout->addWidget(m_detail);
     layout->addWidget(m_quality);
+    layout->addWidget(m_paused);
     if (clickable)
         setCursor(Qt::PointingHandCursor);
     applyStyle();
@@ -78,8 +86,21 @@ void TileWidget::setValue(const TileValue& value, bool stale, const QString& thr
 
 void TileWidget::updateToolTip()
 {
-    setToolTip(TilePresenter::toolTip(m_tile, m_clickable, m_thresholdText, m_opens, m_opensNothing));
+    const QString tip = TilePresenter::toolTip(m_tile, m_clickable, m_thresholdText, m_opens, m_opensNothing);
+    setToolTip(m_pausedToolTip.isEmpty() ? tip : tip + QStringLiteral("\n\n") + m_pausedToolTip);
 }
+
+void TileWidget::setPaused(const QString& badge, const QString& toolTip)
+{
+    if (badge == m_paused->text() && toolTip == m_pausedToolTip)
+        return;
+    m_paused->setText(badge);
+    m_paused->setVisible(!badge.isEmpty());
+    m_pausedToolTip = toolTip;
+    updateToolTip();
+}
+
+QString TileWidget::pausedText() const { return m_paused->isHidden() ? QString() : m_paused->text(); }
 
 QString TileWidget::opensNothingText() const { return TilePresenter::opensNothingLine(m_opensNothing); }
 

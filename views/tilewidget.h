@@ -19,6 +19,10 @@ public:
     TileWidget(Tile tile, bool clickable, QWidget* parent = nullptr);
 
     void setValue(const TileValue& value, bool stale, const QString& thresholdText);
+    // Intake of the tile's scope paused (issue #26): a badge line ("intake paused"), and the
+    // pause in the tooltip; an empty badge takes it away.
+    void setPaused(const QString& badge, const QString& toolTip);
+    QString pausedText() const;
 
     Tile tile() const { return m_tile; }
     QString titleText() const;
@@ -50,6 +54,8 @@ private:
     QLabel* m_value;
     QLabel* m_detail;
     QLabel* m_quality;
+    QLabel* m_paused;
+    QString m_pausedToolTip;
     Level m_level = Level::NoData;
     bool m_stale = true;
     QString m_thresholdText;

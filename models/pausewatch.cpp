@@ -1,0 +1,195 @@
+#include "models/pausewatch.h"
+
+#include <QCoreApplication>
+#include <QDateTime>
+
+#include "models/consolesession.h"
+#include "models/visibletext.h"
+
+namespace idem::console {
+
+namespace {
+    bool covers(const std::string& pause, const QString& asked)
+    {
+        return pause == "*" || (!asked.isEmpty() && asked != QLatin1String("*") && pause == asked.toStdString());
+    }
+    bool meets(const std::string& pause, const QString& asked)
+    {
+        return pause == "*" || asked.isEmpty() || asked == QLatin1String("*") || pause == asked.toStdString();
+    }
+} // namespace
+
+PauseWatch::PauseWatch(ConsoleSession* session, QObject* parent)
+    : QObject(parent)
+    , m_session(session)
+{
+    m_timer.setSingleShot(true);
+    connect(&m_timer, &QTimer::timeout, this, &PauseWatch::refreshNow);
+    connect(session, &ConsoleSession::stateChanged, this, &PauseWatch::onSessionState);
+    connect(session, &ConsoleSession::serverInfoChanged, this, &PauseWatch::onSessionState);
+    onSessionState();
+}
+
+PauseWatch::~PauseWatch()
+{
+    if (m_pending && m_session)
+        m_session->cancel(m_pending);
+}
+
+void PauseWatch::setInterval(int ms)
+{
+    m_intervalMs = std::max(200, ms);
+    if (m_timer.isActive())
+        m_timer.start(m_intervalMs);
+}
+
+void PauseWatch::onSessionState()
+{
+    const bool readable = m_session && m_session->canPoll()
+        && m_session->serverInfo().schemaVersion >= firstSchemaVersion;
+    if (!readable) {
+        m_timer.stop();
+        if (m_pending && m_session)
+            m_session->cancel(m_pending);
+        m_pending = 0;
+        // Not connected (or no pauses in this schema): nothing is known to be paused. The pages
+        // say the connection state themselves.
+        if (m_list || !m_error.isEmpty()) {
+            m_list.reset();
+            m_error.clear();
+            Q_EMIT changed();
+        }
+        return;
+    }
+    if (!m_pending && !m_timer.isActive())
+        refreshNow();
+}
+
+void PauseWatch::refreshNow()
+{
+    if (!m_session || !m_session->canPoll() || m_session->serverInfo().schemaVersion < firstSchemaVersion)
+        return;
+    if (m_pending) {
+        m_again = true;
+        return;
+    }
+    m_timer.stop();
+    auto job = [](pqxx::connection& conn, const idem::SchemaName& schema) {
+        return QVariant::fromValue(idem::listPauses(conn, schema, windowMinutes));
+    };
+    auto id = std::make_shared<quint64>(0);
+    *id = m_session->submit(
+        std::move(job), this,
+        [this, id](const QVariant& answer) {
+            if (*id != m_pending)
+                return;
+            m_pending = 0;
+            m_list = answer.value<idem::PauseList>();
+            m_readAt.start();
+            m_error.clear();
+            ++m_reads;
+            Q_EMIT changed();
+            schedule();
+        },
+        [this, id](const Failure& failure) {
+            if (*id != m_pending)
+                return;
+            m_pending = 0;
+            m_error = failure.text();
+            Q_EMIT changed();
+            schedule();
+        });
+    m_pending = *id;
+}
+
+void PauseWatch::schedule()
+{
+    if (std::exchange(m_again, false)) {
+        refreshNow();
+        return;
+    }
+    if (m_session && m_session->canPoll())
+        m_timer.start(m_intervalMs);
+}
+
+std::optional<qint64> PauseWatch::remainingNow(const idem::Pause& pause) const
+{
+    if (!pause.remainingMs)
+        return std::nullopt;
+    return std::max<qint64>(0, *pause.remainingMs - msSinceRead());
+}
+
+std::vector<idem::Pause> PauseWatch::active() const
+{
+    std::vector<idem::Pause> out;
+    if (m_list)
+        for (const auto& p : m_list->pauses)
+            if (p.active)
+                out.push_back(p);
+    return out;
+}
+
+std::vector<idem::Pause> PauseWatch::coveringAll(const QString& tenant, const QString& operation) const
+{
+    std::vector<idem::Pause> out;
+    for (const auto& p : active())
+        if (covers(p.tenant, tenant) && covers(p.operation, operation))
+            out.push_back(p);
+    return out;
+}
+
+std::vector<idem::Pause> PauseWatch::coveringSome(const QString& tenant, const QString& operation) const
+{
+    std::vector<idem::Pause> out;
+    for (const auto& p : active())
+        if (meets(p.tenant, tenant) && meets(p.operation, operation))
+            out.push_back(p);
+    return out;
+}
+
+QString pauseScopeText(const std::string& tenant, const std::string& operation)
+{
+    const QString scope = visibleText(tenant) + QLatin1Char(':') + visibleText(operation);
+    if (tenant == "*" && operation == "*")
+        return QCoreApplication::translate("idem::console::PauseWatch", "%1 (everything)").arg(scope);
+    if (tenant == "*")
+        return QCoreApplication::translate("idem::console::PauseWatch", "%1 (all tenants)").arg(scope);
+    if (operation == "*")
+        return QCoreApplication::translate("idem::console::PauseWatch", "%1 (all operations)").arg(scope);
+    return scope;
+}
+
+QString pauseScopeText(const idem::Pause& pause) { return pauseScopeText(pause.tenant, pause.operation); }
+
+namespace {
+    // "3 d 4 h", "2 h 5 min", "12 min 30 s", "45 s": the two largest units, in the console's language.
+    QString lengthText(qint64 ms)
+    {
+        qint64 s = (std::max<qint64>(ms, 0) + 999) / 1000;
+        const qint64 d = s / 86400, h = s % 86400 / 3600, m = s % 3600 / 60;
+        s %= 60;
+        if (d > 0)
+            return h ? QCoreApplication::translate("idem::console::PauseWatch", "%1 d %2 h").arg(d).arg(h)
+                     : QCoreApplication::translate("idem::console::PauseWatch", "%1 d").arg(d);
+        if (h > 0)
+            return m ? QCoreApplication::translate("idem::console::PauseWatch", "%1 h %2 min").arg(h).arg(m)
+                     : QCoreApplication::translate("idem::console::PauseWatch", "%1 h").arg(h);
+        if (m > 0)
+            return s ? QCoreApplication::translate("idem::console::PauseWatch", "%1 min %2 s").arg(m).arg(s)
+                     : QCoreApplication::translate("idem::console::PauseWatch", "%1 min").arg(m);
+        return QCoreApplication::translate("idem::console::PauseWatch", "%1 s").arg(s);
+    }
+} // namespace
+
+QString pauseUntilText(const idem::Pause& pause, std::optional<qint64> remainingMs)
+{
+    if (!pause.untilUs)
+        return QCoreApplication::translate("idem::console::PauseWatch", "until resumed");
+    const QDateTime at = QDateTime::fromMSecsSinceEpoch(*pause.untilUs / 1000).toLocalTime();
+    const bool today = at.date() == QDate::currentDate();
+    const QString when = at.toString(today ? QStringLiteral("HH:mm:ss") : QStringLiteral("yyyy-MM-dd HH:mm"));
+    const qint64 left = remainingMs.value_or(pause.remainingMs.value_or(0));
+    return QCoreApplication::translate("idem::console::PauseWatch", "until %1 (%2 left)").arg(when, lengthText(left));
+}
+
+} // namespace idem::console

@@ -1,0 +1,89 @@
+#pragma once
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QString>
+#include <QTimer>
+
+#include <QPointer>
+
+#include <optional>
+
+#include "operations/pauses.h"
+#include "models/workermessages.h"
+
+namespace idem::console {
+
+class ConsoleSession;
+
+// The pauses of intake (issue #26) as the console last read them: one idem_pause_list per poll
+// on the session's worker thread (the monitor connection), the next armed only when the last
+// one answered, so a slow server gets fewer reads, not more. Every page reads the same list: the
+// banner above the pages, the dashboard's tiles and charts, the Tasks page's context menu.
+// Nothing here waits on the database.
+class PauseWatch : public QObject {
+    Q_OBJECT
+public:
+    // The first schema version with pauses (migrations/0015_pauses.sql).
+    static constexpr int firstSchemaVersion = 15;
+    // turnedAway counts over this many minutes.
+    static constexpr int windowMinutes = 15;
+
+    explicit PauseWatch(ConsoleSession* session, QObject* parent = nullptr);
+    ~PauseWatch() override;
+
+    void setInterval(int ms);
+    int interval() const { return m_intervalMs; }
+    // The last list read; nullopt before the first, after a disconnect, or on a schema without pauses.
+    const std::optional<idem::PauseList>& list() const { return m_list; }
+    bool anyActive() const { return m_list && m_list->anyActive(); }
+    // Why the last read failed (kept until one succeeds); empty otherwise.
+    QString error() const { return m_error; }
+    int reads() const { return m_reads; }
+    // How long ago the list was read (its remainingMs are as of then).
+    qint64 msSinceRead() const { return m_readAt.isValid() ? m_readAt.elapsed() : 0; }
+    // A pause's time left now: its remainingMs less the time since the read; nullopt: no end.
+    std::optional<qint64> remainingNow(const idem::Pause& pause) const;
+    bool pending() const { return m_pending != 0; }
+
+    // Each in force, in the list's order: first a pause and its scope.
+    std::vector<idem::Pause> active() const;
+    // The pauses in force that cover every key of tenant:operation (empty names: any tenant, any
+    // operation): the scope is wholly paused.
+    std::vector<idem::Pause> coveringAll(const QString& tenant, const QString& operation) const;
+    // The pauses in force that cover some of its keys (a pause of one operation, when all
+    // operations are looked at).
+    std::vector<idem::Pause> coveringSome(const QString& tenant, const QString& operation) const;
+
+public Q_SLOTS:
+    // Reads now (after an action, or F5); a read already under way answers first.
+    void refreshNow();
+
+Q_SIGNALS:
+    void changed();
+
+private:
+    void onSessionState();
+    void schedule();
+
+    QPointer<ConsoleSession> m_session;
+    QTimer m_timer;
+    int m_intervalMs = 5000;
+    quint64 m_pending = 0;
+    bool m_again = false; // refreshNow() while a read was under way
+    std::optional<idem::PauseList> m_list;
+    QString m_error;
+    int m_reads = 0;
+    QElapsedTimer m_readAt;
+};
+
+// "tenant-7:charge", "all tenants:charge" …: a pause's scope for people ('*' spelled out),
+// display-safe.
+QString pauseScopeText(const idem::Pause& pause);
+QString pauseScopeText(const std::string& tenant, const std::string& operation);
+// "until 14:05 (12m 30s left)" or "until resumed"; remaining by the server's clock.
+QString pauseUntilText(const idem::Pause& pause, std::optional<qint64> remainingMs);
+
+} // namespace idem::console
+
+Q_DECLARE_METATYPE(idem::PauseList)

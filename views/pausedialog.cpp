@@ -1,0 +1,346 @@
+#include "views/pausedialog.h"
+
+#include <QAction>
+#include <QComboBox>
+#include <QDateTime>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include "operations/actions.h"
+#include "models/consolesession.h"
+#include "models/pausewatch.h"
+#include "models/visibletext.h"
+#include "views/theme.h"
+
+namespace idem::console {
+
+namespace {
+    QString scopeOf(const QString& name) { return name.trimmed().isEmpty() ? QStringLiteral("*") : name.trimmed(); }
+
+    QString localTime(std::int64_t us)
+    {
+        return QDateTime::fromMSecsSinceEpoch(us / 1000).toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+    }
+} // namespace
+
+QString pauseRefusal(const ConsoleSession* admin)
+{
+    if (!admin || admin->state() != ConsoleSession::State::Connected)
+        return PauseDialog::tr("Not connected.");
+    const auto& si = admin->serverInfo();
+    if (!si.isOperator)
+        return PauseDialog::tr("Role %1 is not idem_operator: it may see pauses but not set or lift them (the "
+                               "database refuses it too).")
+            .arg(si.sessionRole);
+    if (admin->readOnly())
+        return PauseDialog::tr("The schema is newer than this console, or its migrations do not match: look, change "
+                               "nothing.");
+    if (si.schemaVersion < PauseWatch::firstSchemaVersion)
+        return PauseDialog::tr("Schema %1 has version %2: pauses need version %3 (upgrade the schema first).")
+            .arg(si.schema)
+            .arg(si.schemaVersion)
+            .arg(PauseWatch::firstSchemaVersion);
+    return {};
+}
+
+PauseDialog::PauseDialog(ConsoleSession* admin, const QString& tenant, const QString& operation, QWidget* parent)
+    : QDialog(parent)
+    , m_admin(admin)
+    , m_mode(Mode::Pause)
+{
+    m_pause.tenant = scopeOf(tenant).toStdString();
+    m_pause.operation = scopeOf(operation).toStdString();
+    build();
+}
+
+PauseDialog::PauseDialog(ConsoleSession* admin, const idem::Pause& pause, QWidget* parent)
+    : QDialog(parent)
+    , m_admin(admin)
+    , m_mode(Mode::Resume)
+    , m_pause(pause)
+{
+    build();
+}
+
+PauseDialog::~PauseDialog() = default;
+
+void PauseDialog::build()
+{
+    const bool pausing = m_mode == Mode::Pause;
+    setObjectName(pausing ? QStringLiteral("pauseDialog") : QStringLiteral("resumeDialog"));
+    setWindowTitle(pausing ? tr("Pause intake – Idem console") : tr("Resume intake – Idem console"));
+    auto* layout = new QVBoxLayout(this);
+    m_intro = new QLabel;
+    m_intro->setObjectName(QStringLiteral("pauseIntro"));
+    m_intro->setWordWrap(true);
+    layout->addWidget(m_intro);
+    if (pausing) {
+        m_intro->setText(tr("While a pause is in force, claim() neither acquires nor takes over a key of its scope: "
+                            "workers get the decision 'paused' and ask again later, no attempt is counted. "
+                            "Replays of succeeded keys and digest conflicts still answer. '*' means all."));
+        m_tenant = new QLineEdit(QString::fromStdString(m_pause.tenant));
+        m_tenant->setObjectName(QStringLiteral("pauseTenant"));
+        m_operation = new QLineEdit(QString::fromStdString(m_pause.operation));
+        m_operation->setObjectName(QStringLiteral("pauseOperation"));
+        m_length = new QComboBox;
+        m_length->setObjectName(QStringLiteral("pauseLength"));
+        m_length->addItem(tr("15 min"), 15);
+        m_length->addItem(tr("1 h"), 60);
+        m_length->addItem(tr("4 h"), 240);
+        m_length->addItem(tr("24 h"), 1440);
+        m_length->addItem(tr("Custom (minutes)"), -1);
+        m_length->addItem(tr("Until resumed"), 0);
+        m_custom = new QSpinBox;
+        m_custom->setObjectName(QStringLiteral("pauseCustomMinutes"));
+        m_custom->setRange(1, int(idem::PauseRequest::maxLengthMs / 60000));
+        m_custom->setValue(30);
+        m_custom->setSuffix(tr(" min"));
+        m_custom->setEnabled(false);
+        auto* lengthRow = new QHBoxLayout;
+        lengthRow->addWidget(m_length);
+        lengthRow->addWidget(m_custom);
+        lengthRow->addStretch(1);
+        auto* form = new QFormLayout;
+        form->addRow(tr("Tenant:"), m_tenant);
+        form->addRow(tr("Operation:"), m_operation);
+        form->addRow(tr("Length:"), lengthRow);
+        layout->addLayout(form);
+        connect(m_length, &QComboBox::currentIndexChanged, this, [this] {
+            m_custom->setEnabled(m_length->currentData().toInt() < 0);
+            updateRun();
+        });
+        connect(m_tenant, &QLineEdit::textChanged, this, &PauseDialog::updateRun);
+        connect(m_operation, &QLineEdit::textChanged, this, &PauseDialog::updateRun);
+    } else {
+        const QString until = m_pause.untilUs ? localTime(*m_pause.untilUs) : tr("until resumed");
+        // One arg() per value: a reason holding "%2" must not become the next placeholder.
+        m_intro->setText(tr("Lift the pause of %1. Claims of its keys acquire again from the moment this commits, "
+                            "unless another pause still covers them.")
+                             .arg(pauseScopeText(m_pause))
+            + QStringLiteral("\n")
+            + tr("Paused by %1 since %2, %3.").arg(visibleText(m_pause.pausedBy), localTime(m_pause.pausedAtUs), until)
+            + QStringLiteral("\n") + tr("Reason: %1").arg(visibleText(m_pause.reason)));
+        m_intro->setTextFormat(Qt::PlainText);
+    }
+    m_reason = new QPlainTextEdit;
+    m_reason->setObjectName(QStringLiteral("reasonEdit"));
+    m_reason->setPlaceholderText(tr("Why (ticket, incident, what you checked)…"));
+    m_reason->setMaximumHeight(70);
+    m_reasonHint = new QLabel(tr("A reason is required; it is kept in the audit trail with your role, user and host."));
+    m_reasonHint->setObjectName(QStringLiteral("reasonHint"));
+    m_reasonHint->setWordWrap(true);
+    m_why = new QLabel;
+    m_why->setObjectName(QStringLiteral("pauseRefusal"));
+    m_why->setWordWrap(true);
+    theme::followTone(m_why, theme::Tone::Bad);
+    m_result = new QLabel;
+    m_result->setObjectName(QStringLiteral("pauseResult"));
+    m_result->setWordWrap(true);
+    m_result->setTextFormat(Qt::PlainText);
+    m_result->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_result->hide();
+    m_run = new QPushButton(pausing ? tr("Pause") : tr("Resume"));
+    m_run->setObjectName(QStringLiteral("runButton"));
+    m_run->setDefault(true);
+    m_close = new QPushButton(tr("Cancel"));
+    m_close->setObjectName(QStringLiteral("closeButton"));
+    auto* buttons = new QHBoxLayout;
+    buttons->addStretch(1);
+    buttons->addWidget(m_close);
+    buttons->addWidget(m_run);
+    layout->addWidget(new QLabel(tr("Reason:")));
+    layout->addWidget(m_reason);
+    layout->addWidget(m_reasonHint);
+    layout->addWidget(m_why);
+    layout->addWidget(m_result);
+    layout->addStretch(1);
+    layout->addLayout(buttons);
+    resize(560, pausing ? 420 : 340);
+
+    connect(m_reason, &QPlainTextEdit::textChanged, this, &PauseDialog::updateRun);
+    connect(m_run, &QPushButton::clicked, this, &PauseDialog::run);
+    connect(m_close, &QPushButton::clicked, this, [this] {
+        if (!m_running)
+            m_finished ? accept() : reject();
+    });
+    if (m_admin) {
+        connect(m_admin, &ConsoleSession::stateChanged, this, &PauseDialog::updateRun);
+        connect(m_admin, &ConsoleSession::serverInfoChanged, this, &PauseDialog::updateRun);
+    }
+    updateRun();
+}
+
+std::optional<qint64> PauseDialog::lengthMs() const
+{
+    if (!m_length)
+        return std::nullopt;
+    const int minutes = m_length->currentData().toInt();
+    if (minutes == 0)
+        return std::nullopt;
+    return qint64(minutes < 0 ? m_custom->value() : minutes) * 60000;
+}
+
+void PauseDialog::updateRun()
+{
+    const bool blank = idem::reasonIsBlank(m_reason->toPlainText().toStdString());
+    QString why = pauseRefusal(m_admin);
+    if (why.isEmpty() && m_mode == Mode::Pause) {
+        for (auto* edit : { m_tenant, m_operation })
+            if (!idem::validPauseName(edit->text().trimmed().toStdString()))
+                why = tr("%1 must be '*' or 1 to 64 visible ASCII characters without ':'.")
+                          .arg(edit == m_tenant ? tr("The tenant") : tr("The operation"));
+    }
+    m_why->setText(why);
+    m_why->setVisible(!why.isEmpty() && !m_finished);
+    m_run->setEnabled(!blank && why.isEmpty() && !m_running && !m_finished);
+    if (blank)
+        theme::followTone(m_reasonHint, theme::Tone::Caution);
+    else
+        theme::clearTone(m_reasonHint);
+}
+
+void PauseDialog::run()
+{
+    if (!m_run->isEnabled())
+        return;
+    const std::string reason = m_reason->toPlainText().toStdString();
+    m_running = true;
+    m_run->setEnabled(false);
+    m_close->setEnabled(false);
+    m_reason->setReadOnly(true);
+    for (QWidget* w : std::initializer_list<QWidget*> { m_tenant, m_operation, m_length, m_custom })
+        if (w)
+            w->setEnabled(false);
+    DatabaseJob job;
+    if (m_mode == Mode::Pause) {
+        idem::PauseRequest request;
+        request.tenant = m_tenant->text().trimmed().toStdString();
+        request.operation = m_operation->text().trimmed().toStdString();
+        request.reason = reason;
+        if (const auto ms = lengthMs())
+            request.lengthMs = *ms;
+        job = [request](pqxx::connection& conn, const idem::SchemaName& schema) {
+            const auto change = idem::setPause(conn, schema, request);
+            QVariantMap out;
+            out[QStringLiteral("auditId")] = qint64(change.auditId);
+            out[QStringLiteral("wasPaused")] = change.wasPaused;
+            out[QStringLiteral("scope")] = pauseScopeText(change.pause);
+            out[QStringLiteral("until")] = pauseUntilText(change.pause, change.pause.remainingMs);
+            return QVariant(out);
+        };
+    } else {
+        const idem::Pause pause = m_pause;
+        job = [pause, reason](pqxx::connection& conn, const idem::SchemaName& schema) {
+            const auto change = idem::resumePause(conn, schema, pause.tenant, pause.operation, reason);
+            QVariantMap out;
+            out[QStringLiteral("auditId")] = qint64(change.auditId);
+            out[QStringLiteral("scope")] = pauseScopeText(change.tenant, change.operation);
+            QStringList still;
+            for (const auto& [t, o] : change.stillPausedBy)
+                still << pauseScopeText(t, o);
+            out[QStringLiteral("still")] = still;
+            return QVariant(out);
+        };
+    }
+    m_admin->submit(
+        std::move(job), this,
+        [this](const QVariant& answer) {
+            const auto out = answer.toMap();
+            m_auditId = out.value(QStringLiteral("auditId")).toLongLong();
+            const QString scope = out.value(QStringLiteral("scope")).toString();
+            QString text;
+            if (m_mode == Mode::Pause) {
+                text = (out.value(QStringLiteral("wasPaused")).toBool() ? tr("Pause of %1 changed: %2.")
+                                                                        : tr("Paused %1 %2."))
+                           .arg(scope, out.value(QStringLiteral("until")).toString());
+            } else {
+                text = tr("Resumed %1.").arg(scope);
+                const QStringList still = out.value(QStringLiteral("still")).toStringList();
+                if (!still.isEmpty())
+                    text += QLatin1Char(' ') + tr("Still paused by: %1.").arg(still.join(QStringLiteral(", ")));
+            }
+            text += QLatin1Char(' ') + tr("Audit entry #%1.").arg(m_auditId);
+            showResult(text, true);
+        },
+        [this](const Failure& failure) {
+            // The server's words, whole, with anything that would hide or rearrange them escaped.
+            showResult((m_mode == Mode::Pause ? tr("Not paused: %1") : tr("Not resumed: %1"))
+                           .arg(visibleLines(failure.text())),
+                false);
+        });
+}
+
+void PauseDialog::showResult(const QString& text, bool good)
+{
+    m_running = false;
+    m_finished = true;
+    m_result->setText(text);
+    m_result->show();
+    theme::followTone(m_result, good ? theme::Tone::Good : theme::Tone::Bad, true);
+    m_close->setEnabled(true);
+    m_close->setText(tr("Close"));
+    m_run->hide();
+    m_reasonHint->hide();
+    m_why->hide();
+    Q_EMIT done(good ? m_auditId : 0);
+}
+
+namespace {
+    template <typename Make> PauseDialog* openDialog(QWidget* parent, PauseWatch* watch, Make make)
+    {
+        PauseDialog* dialog = make();
+        dialog->setAttribute(Qt::WA_DeleteOnClose);
+        if (watch)
+            QObject::connect(dialog, &PauseDialog::done, watch, [watch](qint64 auditId) {
+                if (auditId > 0)
+                    watch->refreshNow(); // the banner, the tiles and the charts follow at once
+            });
+        dialog->open();
+        Q_UNUSED(parent);
+        return dialog;
+    }
+} // namespace
+
+PauseDialog* openPauseDialog(
+    QWidget* parent, ConsoleSession* admin, PauseWatch* watch, const QString& tenant, const QString& operation)
+{
+    return openDialog(parent, watch, [&] { return new PauseDialog(admin, tenant, operation, parent); });
+}
+
+PauseDialog* openResumeDialog(QWidget* parent, ConsoleSession* admin, PauseWatch* watch, const idem::Pause& pause)
+{
+    return openDialog(parent, watch, [&] { return new PauseDialog(admin, pause, parent); });
+}
+
+void addPauseActions(QMenu* menu, QWidget* parent, ConsoleSession* admin, PauseWatch* watch, const QString& tenant,
+    const QString& operation)
+{
+    const QString refusal = pauseRefusal(admin);
+    const QString scope = pauseScopeText(scopeOf(tenant).toStdString(), scopeOf(operation).toStdString());
+    auto* pause = menu->addAction(PauseDialog::tr("Pause intake of %1…").arg(scope));
+    pause->setObjectName(QStringLiteral("pauseIntakeAction"));
+    pause->setEnabled(refusal.isEmpty());
+    pause->setToolTip(refusal);
+    QObject::connect(pause, &QAction::triggered, parent,
+        [parent, admin, watch, tenant, operation] { openPauseDialog(parent, admin, watch, tenant, operation); });
+    if (!watch)
+        return;
+    for (const auto& p : watch->coveringSome(tenant, operation)) {
+        auto* resume = menu->addAction(PauseDialog::tr("Resume %1…").arg(pauseScopeText(p)));
+        resume->setObjectName(QStringLiteral("resumeIntakeAction"));
+        resume->setData(QString::fromStdString(p.scope()));
+        resume->setEnabled(refusal.isEmpty());
+        resume->setToolTip(refusal);
+        QObject::connect(
+            resume, &QAction::triggered, parent, [parent, admin, watch, p] { openResumeDialog(parent, admin, watch, p); });
+    }
+}
+
+} // namespace idem::console
