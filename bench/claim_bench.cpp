@@ -29,8 +29,10 @@ struct Options {
     int hotKeys = 100;
     int warmup = 20;
     double replayShare = 0.9;
-    bool fresh = true, dup = true, hot = true, harden = false;
+    bool fresh = true, dup = true, hot = true, harden = false, pause = false;
     std::vector<int> hardenConnections { 4 };
+    std::vector<int> pauseConnections { 1, 4 };
+    int pauseCount = 100;
     int loopCalls = 20000;
     std::string schema;
     bool keepSchema = false;
@@ -43,8 +45,12 @@ struct Options {
         "                        [--only fresh,dup,hot] [--hot-connections 16] [--hot-keys N]\n"
         "                        [--replay-share 0.9] [--warmup N] [--schema NAME] [--keep-schema]\n"
         "                        [--only harden] [--harden-connections 4] [--loop-calls 20000]\n"
-        "Creates a scratch schema (and NAME_lk; with harden NAME_h0..h3), migrates it, runs, drops it.\n"
-        "harden (only when named): schema v6's protocol against SECURITY INVOKER, insert-first and v5.\n");
+        "                        [--only pause] [--pause-connections 1,4] [--pause-count 100]\n"
+        "Creates a scratch schema (and NAME_lk; with harden NAME_h0..h3; with pause NAME_v14), migrates\n"
+        "it, runs, drops it.\n"
+        "harden (only when named): schema v6's protocol against SECURITY INVOKER, insert-first and v5.\n"
+        "pause (only when named): v15's claim() against v14's (no pause check), ABAB, with no pauses\n"
+        "and with --pause-count pauses on other operations.\n");
     std::exit(code);
 }
 
@@ -79,6 +85,10 @@ Options parseArgs(int argc, char** argv)
             o.hotConnections = parseInts(value());
         else if (a == "--harden-connections")
             o.hardenConnections = parseInts(value());
+        else if (a == "--pause-connections")
+            o.pauseConnections = parseInts(value());
+        else if (a == "--pause-count")
+            o.pauseCount = std::stoi(value());
         else if (a == "--loop-calls")
             o.loopCalls = std::stoi(value());
         else if (a == "--hot-keys")
@@ -97,13 +107,15 @@ Options parseArgs(int argc, char** argv)
             o.dup = v.find("dup") != std::string::npos;
             o.hot = v.find("hot") != std::string::npos;
             o.harden = v.find("harden") != std::string::npos;
+            o.pause = v.find("pause") != std::string::npos;
         } else if (a == "--help" || a == "-h")
             usage(0);
         else
             usage(2);
     }
     if (o.dsn.empty() || o.seconds < 1 || o.repeat < 1 || o.connections.empty() || o.hotConnections.empty()
-        || o.hotKeys < 1 || o.warmup < 0 || o.hardenConnections.empty() || o.loopCalls < 100)
+        || o.hotKeys < 1 || o.warmup < 0 || o.hardenConnections.empty() || o.loopCalls < 100
+        || o.pauseConnections.empty() || o.pauseCount < 1 || o.pauseCount > 10000)
         usage(2);
     if (o.schema.empty())
         o.schema = std::string("idem_bench_").append(std::to_string(getpid()));
@@ -191,6 +203,90 @@ void runSection(pqxx::connection& admin, const Options& o, RunSpec base, const s
     }
 }
 
+// The pause section, ABAB: in each round every mode and connection count runs the v14 claim()
+// (A) and then the shipped one (B), so both see the same drift of a shared machine; the same
+// clients, keys (bench:<mode>:...) and tables. Then claim() timed inside the backend, A then B.
+void runPauseSection(pqxx::connection& admin, const Options& o, RunSpec base, const SchemaName& shipped,
+    const SchemaName& v14, std::vector<Row>& rows)
+{
+    const Mode modes[] = { Mode::Bare, Mode::LibraryNoCounters };
+    const std::pair<const char*, const SchemaName*> ab[] = { { "v14", &v14 }, { "v15", &shipped } };
+    base.workload = Workload::Fresh;
+    for (const int pauses : { 0, o.pauseCount }) {
+        for (const auto* s : { &v14, &shipped })
+            setOtherPauses(admin, *s, pauses);
+        const std::string section = "pause-" + std::to_string(pauses);
+        for (int rep = 0; rep < o.repeat; ++rep)
+            for (int conns : o.pauseConnections)
+                for (const Mode mode : modes)
+                    for (const auto& [tag, schema] : ab) {
+                        RunSpec spec = base;
+                        spec.mode = mode;
+                        spec.schema = *schema;
+                        spec.connections = conns;
+                        const RunResult r = runOnce(admin, spec);
+                        const std::string label = std::string(modeLabel(mode)) + ", " + tag;
+                        std::fprintf(stderr, "[%s %d/%d] %-34s @%2d: %8.0f/s p50 %.2f ms srv %.0f us%s%s\n",
+                            section.c_str(), rep + 1, o.repeat, label.c_str(), conns, r.perSecond, r.p50ms,
+                            r.serverCpuUs, r.problem.empty() ? "" : "  ! ", r.problem.c_str());
+                        rowFor(rows, section, label, conns).runs.push_back(r);
+                    }
+        std::vector<LoopCost> loops[2];
+        for (int rep = 0; rep < o.repeat; ++rep)
+            for (int i = 0; i < 2; ++i) {
+                const auto c = serverLoop(admin, *ab[i].second, base.digest, 100, o.loopCalls / 2, rep);
+                std::fprintf(stderr, "[%s loop %d/%d] %s: new key %.1f us (cpu %.1f), task %.1f us (cpu %.1f)\n",
+                    section.c_str(), rep + 1, o.repeat, ab[i].first, c.newWallUs, c.newCpuUs, c.taskWallUs,
+                    c.taskCpuUs);
+                loops[i].push_back(c);
+            }
+        const auto med = [&](int i, double LoopCost::*field) {
+            std::vector<double> v;
+            for (const auto& c : loops[i])
+                v.push_back(c.*field);
+            return medianOf(v);
+        };
+        std::printf("\n== %d pauses: claim() inside the backend (plpgsql loop, %d new keys, %d tasks): us per call, "
+                    "medians of %d ==\n",
+            pauses, o.loopCalls / 2, o.loopCalls / 4, o.repeat);
+        std::printf("%-8s %9s %9s %9s %9s\n", "claim()", "new key", "cpu", "task", "cpu");
+        for (int i = 0; i < 2; ++i)
+            std::printf("%-8s %9.2f %9.2f %9.2f %9.2f\n", ab[i].first, med(i, &LoopCost::newWallUs),
+                med(i, &LoopCost::newCpuUs), med(i, &LoopCost::taskWallUs), med(i, &LoopCost::taskCpuUs));
+        const auto speed = [&](const char* what, double LoopCost::*field) {
+            const double a = med(0, field), b = med(1, field);
+            std::printf("  %-52s %6.3fx\n", what, a > 0 && b > 0 ? a / b : 0.0);
+        };
+        speed("v15 / v14 calls per second, new key (wall)", &LoopCost::newWallUs);
+        speed("v15 / v14 calls per second, new key (backend cpu)", &LoopCost::newCpuUs);
+        speed("v15 / v14 tasks per second (wall)", &LoopCost::taskWallUs);
+        speed("v15 / v14 tasks per second (backend cpu)", &LoopCost::taskCpuUs);
+        std::fflush(stdout);
+    }
+}
+
+void printPauseSection(const std::vector<Row>& rows, const Options& o)
+{
+    for (const int pauses : { 0, o.pauseCount }) {
+        const std::string section = "pause-" + std::to_string(pauses);
+        char title[200];
+        std::snprintf(title, sizeof title,
+            "== claim + fenced insert + complete, new keys, %d pauses on other operations: v14 claim() (A) and the"
+            " shipped v15 (B), ABAB (tasks/s) ==",
+            pauses);
+        printSection(rows, section, title, "tasks/s");
+        const char* target = pauses == 0 ? "target >= 0.98" : "target >= 0.97";
+        for (int n : o.pauseConnections) {
+            std::printf(" at %d connection%s:\n", n, n == 1 ? "" : "s");
+            for (const Mode mode : { Mode::Bare, Mode::LibraryNoCounters }) {
+                const std::string m = modeLabel(mode);
+                printRatio(m + ": v15 / v14", rateOf(rows, section, m + ", v15", n), rateOf(rows, section, m + ", v14", n),
+                    target);
+            }
+        }
+    }
+}
+
 void printTargets(const std::vector<Row>& rows, const std::string& section, const std::vector<int>& connections)
 {
     const std::string a = modeLabel(Mode::Article), b = modeLabel(Mode::Bare), c = modeLabel(Mode::Library),
@@ -233,15 +329,23 @@ int main(int argc, char** argv)
             o.repeat);
         std::fflush(stdout);
 
-        const SchemaName schema(o.schema), locking(o.schema + "_lk");
+        const SchemaName schema(o.schema), locking(o.schema + "_lk"), v14(o.schema + "_v14");
         const ProtocolVariant variantsOf[] = { ProtocolVariant::Shipped, ProtocolVariant::Invoker,
             ProtocolVariant::InsertFirst };
         std::vector<SchemaName> names { schema, locking }, hardened;
         if (o.harden)
             for (std::size_t i = 0; i < std::size(variantsOf); ++i)
                 names.push_back(hardened.emplace_back(o.schema + "_h" + std::to_string(i)));
+        if (o.pause)
+            names.push_back(v14);
         ScratchSchemas scratch(*admin, names, o.keepSchema);
         installLockingClaim(*admin, locking);
+        if (o.pause) {
+            installV14Claim(*admin, v14);
+            // Only the in-backend loop function: both keep their migrated fence() and complete().
+            installProtocolVariant(*admin, v14, ProtocolVariant::Shipped);
+            installProtocolVariant(*admin, schema, ProtocolVariant::Shipped);
+        }
         for (std::size_t i = 0; i < hardened.size(); ++i)
             installProtocolVariant(*admin, hardened[i], variantsOf[i]);
 
@@ -280,6 +384,9 @@ int main(int argc, char** argv)
             runSection(*admin, o, base, "hot", hot, o.hotConnections, rows);
         }
 
+        if (o.pause)
+            runPauseSection(*admin, o, base, schema, v14, rows);
+
         std::vector<std::pair<ProtocolVariant, std::vector<LoopCost>>> loops;
         if (o.harden) {
             for (const auto v : variantsOf)
@@ -305,6 +412,8 @@ int main(int argc, char** argv)
         }
 
         std::printf("\nload average at end %s\n", loadAverage().c_str());
+        if (o.pause)
+            printPauseSection(rows, o);
         if (o.harden) {
             printLoopTable(loops);
             printSection(rows, "harden-hot",

@@ -16,8 +16,8 @@ namespace {
                         [--labels tenant,operation] [--window MIN] [--long-after MIN] [--timeout-ms MS]
                         [--header-timeout D] [--max-connections N]
 
-Serves the figures of `idemctl stats`, the outcome counters and its own cost over HTTP at /metrics,
-in the Prometheus text format, until SIGTERM or SIGINT. It reads the database on its own thread at
+Serves the figures of `idemctl stats`, the outcome counters, the pauses of intake and its own cost
+over HTTP at /metrics, in the Prometheus text format, until SIGTERM or SIGINT. It reads the database on its own thread at
 most once per interval, on one connection, and every scrape gets the last reading: scraping more
 often adds no database work. When the database cannot be read it keeps serving, with idem_up 0,
 and says why on stderr.
@@ -116,12 +116,14 @@ int runExporter(const std::vector<std::string>& argv)
         std::cerr << "idemctl exporter: cannot listen on " << listen << ": " << e.what() << '\n';
         return ExitFailure;
     }
-    exporter->start();
     const std::string host = listen.substr(0, listen.rfind(':'));
     std::cerr << "idemctl exporter: serving http://" << host << ':' << server.port() << "/metrics; reading "
               << (options.conninfo.empty() ? std::string("(PG* environment)") : redactConninfo(options.conninfo))
               << ", schema " << options.schema.name() << ", every "
               << std::chrono::duration<double>(options.interval).count() << " s" << std::endl;
+    // After that line: the reading thread's own lines (a failed first reading) would otherwise
+    // land inside it, and a supervisor or test reading the port from it would miss it.
+    exporter->start();
 
     int received = 0;
     sigwait(&signals, &received);

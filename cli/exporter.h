@@ -6,17 +6,20 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
 
 #include <pqxx/connection>
+#include <pqxx/dbtransaction>
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 
 #include "cli/metrics.h"
 #include "core/identifier.h"
+#include "operations/pauses.h"
 #include "operations/stats.h"
 
 namespace idem::cli {
@@ -61,7 +64,10 @@ struct ExporterOptions {
 // Reads the database on its own thread, at most once per interval, on one connection it keeps
 // (and reopens after a failure); every scrape gets the families of the last reading, so scrapes
 // never reach the database. A failed reading sets idem_up to 0, drops the database's figures
-// (a stale figure would look current) and says why on stderr, once per change of reason.
+// (a stale figure would look current) and says why on stderr, once per change of reason. The
+// pauses are read in a savepoint of the same transaction: when that part fails (a schema before
+// v15, a timeout) the reading still succeeds without the pause series, and the failure is counted
+// (idem_exporter_pause_read_errors_total) and said once per change of reason.
 class Exporter : public prometheus::Collectable {
 public:
     explicit Exporter(ExporterOptions options);
@@ -77,7 +83,8 @@ private:
     void loop();
     void readOnce();
     std::vector<OutcomeTotals::Row> readCounters(pqxx::transaction_base& tx) const;
-    void publish(const StatsReading* stats, double seconds);
+    std::optional<PauseList> readPauses(pqxx::dbtransaction& tx);
+    void publish(const StatsReading* stats, const PauseList* pauses, double seconds);
     void failed(const std::string& why);
 
     ExporterOptions m_options;
@@ -88,6 +95,8 @@ private:
     OutcomeTotals m_totals;
     std::int64_t m_reads = 0;
     std::int64_t m_errors = 0;
+    std::int64_t m_pauseErrors = 0;
+    std::string m_lastPauseProblem;
     double m_lastSuccess = 0; // unix seconds, 0 before the first
     std::string m_lastProblem;
 

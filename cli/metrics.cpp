@@ -1,9 +1,11 @@
 #include "cli/metrics.h"
 
+#include <algorithm>
 #include <optional>
 
 #include <prometheus/text_serializer.h>
 
+#include "operations/pauses.h"
 #include "operations/stats.h"
 
 namespace idem::cli {
@@ -146,6 +148,39 @@ std::vector<prometheus::MetricFamily> statsFamilies(const StatsReading& s, const
         out.push_back(singleFamily("idem_exact_refreshes_total", "Exact refreshes the database has run.",
             prometheus::MetricType::Counter, labels, static_cast<double>(s.exact->refreshes)));
     }
+    return out;
+}
+
+std::vector<prometheus::MetricFamily> pauseFamilies(const PauseList& pauses, const MetricLabels& labels)
+{
+    using prometheus::MetricType;
+    prometheus::MetricFamily active { "idem_pause_active",
+        "1 for a pause in force, 0 for one past its end that stays listed until it is lifted or set again.",
+        MetricType::Gauge, {} };
+    prometheus::MetricFamily age { "idem_pause_age_seconds",
+        "Time since the pause was set (kept when it is changed or extended), by the server's clock.", MetricType::Gauge,
+        {} };
+    prometheus::MetricFamily planned { "idem_pause_planned_seconds",
+        "The pause's planned length: its end minus when it was set; no sample for a pause until resumed.",
+        MetricType::Gauge, {} };
+    int inForce = 0;
+    for (const auto& p : pauses.pauses) {
+        // The table's CHECK bounds both to '*' or 1 to 64 visible ASCII characters, as the
+        // outcome counters' labels are; the text format escapes whatever else.
+        const auto scoped = with(with(labels, "tenant", p.tenant), "operation", p.operation);
+        active.metric.push_back(sample(scoped, MetricType::Gauge, p.active ? 1 : 0));
+        const auto ageUs = std::max<std::int64_t>(0, pauses.serverNowUs - p.pausedAtUs);
+        age.metric.push_back(sample(scoped, MetricType::Gauge, static_cast<double>(ageUs) / 1e6));
+        if (p.untilUs)
+            planned.metric.push_back(
+                sample(scoped, MetricType::Gauge, static_cast<double>(*p.untilUs - p.pausedAtUs) / 1e6));
+        inForce += p.active ? 1 : 0;
+    }
+    std::vector<prometheus::MetricFamily> out;
+    for (auto* family : { &active, &age, &planned })
+        if (!family->metric.empty())
+            out.push_back(std::move(*family));
+    out.push_back(singleFamily("idem_pauses_active", "Pauses of intake in force.", MetricType::Gauge, labels, inForce));
     return out;
 }
 

@@ -44,6 +44,11 @@ namespace {
             throw std::invalid_argument(
                 "the operation must be '*' or 1 to 64 visible ASCII characters without ':', not '" + operation + "'");
     }
+    void checkMinutes(int minutes)
+    {
+        if (minutes < 1 || minutes > 1440)
+            throw std::invalid_argument("the window must be 1 to 1440 minutes, not " + std::to_string(minutes));
+    }
 } // namespace
 
 bool PauseList::anyActive() const
@@ -89,9 +94,16 @@ void validatePauseRequest(const PauseRequest& r)
 
 PauseList listPauses(pqxx::connection& conn, const SchemaName& schema, int minutes)
 {
-    if (minutes < 1 || minutes > 1440)
-        throw std::invalid_argument("the window must be 1 to 1440 minutes, not " + std::to_string(minutes));
+    checkMinutes(minutes); // before any I/O
     pqxx::read_transaction tx(conn);
+    PauseList out = listPauses(tx, schema, minutes);
+    tx.commit();
+    return out;
+}
+
+PauseList listPauses(pqxx::transaction_base& tx, const SchemaName& schema, int minutes)
+{
+    checkMinutes(minutes);
     const auto r = tx.exec_params("SELECT l.tenant, l.operation, l.reason, l.paused_by, " + micros("l.paused_at") + ", "
             + micros("l.changed_at") + ", " + micros("l.until") + ", l.active, l.remaining_ms, l.turned_away, l.seen,"
             " l.audit_id FROM " + schema.qualify("idem_pause_list") + "($1) l",
@@ -115,7 +127,6 @@ PauseList listPauses(pqxx::connection& conn, const SchemaName& schema, int minut
         p.auditId = row[11].as<std::int64_t>();
         out.pauses.push_back(std::move(p));
     }
-    tx.commit();
     return out;
 }
 

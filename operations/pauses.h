@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <pqxx/connection>
+#include <pqxx/transaction_base>
 
 #include "core/identifier.h"
 
@@ -49,6 +50,9 @@ struct PauseList {
 // (1 to 1440). One statement, read-only. Throws pqxx::undefined_function on a schema older than
 // v15 (the console checks the version first).
 PauseList listPauses(pqxx::connection& conn, const SchemaName& schema, int minutes = 15);
+// The same two statements in a transaction the caller holds (the exporter's savepoint, with its
+// statement timeout).
+PauseList listPauses(pqxx::transaction_base& tx, const SchemaName& schema, int minutes = 15);
 
 struct PauseRequest {
     static constexpr std::int64_t minLengthMs = 1000;

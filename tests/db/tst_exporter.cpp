@@ -15,6 +15,8 @@
 #include <pqxx/pqxx>
 
 #include "core/connection.h"
+#include "core/counters.h"
+#include "core/runner.h"
 #include "schema/migrate.h"
 #include "tests/support/cliprocess.h"
 #include "tests/support/countingproxy.h"
@@ -97,6 +99,8 @@ private Q_SLOTS:
 
     void prometheusScrapesWhatSqlSays();
     void labelsByTenantAndOperation();
+    void pausesAndPausedClaims();
+    void pauseReadFailureKeepsTheRest();
     void scrapesNeverReachTheDatabase();
     void unreadableDatabaseKeepsServing();
     void usageErrors();
@@ -209,6 +213,19 @@ void TestExporter::prometheusScrapesWhatSqlSays()
     addCounter("tb", "refund", "acquired", 1);
     addCounter("tb", "refund", "stale_token", 2);
 
+    // Two pauses in force without an end (planted as the owner: idem_pause() cannot backdate):
+    // tz:old set two hours ago, past IdemPauseOverdue's hour; tz:new just now.
+    {
+        pqxx::work w(*m_conn);
+        w.exec("INSERT INTO idem.idem_pauses (tenant, operation, reason, paused_by, paused_at, changed_at, until,"
+               " audit_id) VALUES ('tz', 'old', 'planted', 'owner (test)', now() - interval '2 hours',"
+               " now() - interval '2 hours', NULL, 0), ('tz', 'new', 'planted', 'owner (test)', now(), now(), NULL, 0)");
+        w.commit();
+    }
+    const auto removePlanted = qScopeGuard([this] {
+        pqxx::nontransaction(*m_conn).exec("DELETE FROM idem.idem_pauses WHERE tenant = 'tz'");
+    });
+
     // Prometheus on loopback, its own port and data directory; the shipped rules with their
     // `for:` and ranges shortened to seconds so the test takes seconds.
     QTemporaryDir dir;
@@ -315,6 +332,11 @@ void TestExporter::prometheusScrapesWhatSqlSays()
         { "idem_outcomes_total{outcome=\"failed_unknown\"}", 0 },
         { "idem_outcomes_total{outcome=\"exhausted\"}", 0 },
         { "idem_outcomes_total{outcome=\"retry_failed\"}", 0 },
+        { "idem_outcomes_total{outcome=\"paused\"}", 0 },
+        // tz:old and tz:new, planted below before Prometheus started.
+        { "idem_pauses_active", 2 },
+        { "idem_pause_active{tenant=\"tz\",operation=\"old\"}", 1 },
+        { "idem_pause_active{tenant=\"tz\",operation=\"new\"}", 1 },
     };
     for (const auto& [series, value] : planted) {
         const QString expr = QString::fromLatin1(series);
@@ -369,6 +391,30 @@ void TestExporter::prometheusScrapesWhatSqlSays()
     QVERIFY(alert[QLatin1String("annotations")].toObject()[QLatin1String("runbook_url")].toString().endsWith(
         QLatin1String("#idemexpiredleasespilingup")));
     QCOMPARE(valueOf(QStringLiteral("idem_expired_leases")), 2.0 + 6.0);
+    // The pause set two hours ago with no end is overdue; the one just set is not.
+    const auto firingScopes = [&](const char* name) {
+        QStringList scopes;
+        const auto alerts = QJsonDocument::fromJson(httpGet(promPort, QStringLiteral("/api/v1/alerts")).body)
+                                .object()[QLatin1String("data")]
+                                .toObject()[QLatin1String("alerts")]
+                                .toArray();
+        for (const auto& a : alerts) {
+            const auto o = a.toObject();
+            const auto labels = o[QLatin1String("labels")].toObject();
+            if (labels[QLatin1String("alertname")].toString() == QLatin1String(name)
+                && o[QLatin1String("state")].toString() == QLatin1String("firing"))
+                scopes << labels[QLatin1String("tenant")].toString() + QLatin1Char(':')
+                        + labels[QLatin1String("operation")].toString();
+        }
+        return scopes;
+    };
+    QVERIFY2(waitUntil([&] { return !firingScopes("IdemPauseOverdue").isEmpty(); }), qPrintable(log()));
+    QCOMPARE(firingScopes("IdemPauseOverdue"), QStringList { QStringLiteral("tz:old") });
+    const double overdueAge = valueOf(QStringLiteral("idem_pause_age_seconds{tenant=\"tz\",operation=\"old\"}"));
+    QVERIFY2(overdueAge >= 2 * 3600 && overdueAge < 2 * 3600 + 600, qPrintable(QString::number(overdueAge)));
+    QVERIFY(firing("IdemPauseOverdue")[QLatin1String("annotations")].toObject()[QLatin1String("runbook_url")]
+                .toString()
+                .endsWith(QLatin1String("#idempauseoverdue")));
     // The other rules stayed quiet where nothing called for them.
     QVERIFY(firing("IdemExporterCannotReadDatabase").isEmpty());
     QVERIFY(firing("IdemAuditHeadMovedBackwards").isEmpty());
@@ -399,6 +445,146 @@ void TestExporter::labelsByTenantAndOperation()
     // Without labels a counter is one series per outcome; with them, no unlabelled series.
     QVERIFY(qIsNaN(
         sampleIn(exporter.scrape(), QStringLiteral("idem_outcomes_total{schema=\"idem\",outcome=\"conflict\"}"))));
+}
+
+// The pauses as the exporter serves them, checked against what the database holds; then claims
+// turned away by a pause, counted by the library as a worker counts them, in the 'paused' counter.
+void TestExporter::pausesAndPausedClaims()
+{
+    ExporterProcess exporter;
+    QVERIFY2(
+        exporter.start({ QStringLiteral("--dsn"), QString::fromStdString(readerDsn()), QStringLiteral("--interval"),
+            QStringLiteral("200ms"), QStringLiteral("--labels"), QStringLiteral("tenant,operation") }),
+        qPrintable(exporter.err()));
+    const QString count = QStringLiteral("idem_pauses_active{schema=\"idem\"}");
+    QVERIFY2(exporter.waitFor(count, 0), exporter.scrape().constData());
+    QVERIFY(!exporter.scrape().contains("idem_pause_active{"));
+
+    const auto owner = [this](const std::string& sql) {
+        pqxx::work w(*m_conn);
+        w.exec(sql);
+        w.commit();
+    };
+    // acme:charge for 60 s; every tenant's refund until resumed; acme:ship set three hours ago
+    // for two, so past its end an hour ago (planted: idem_pause() takes no start in the past).
+    owner("SELECT * FROM idem.idem_pause('acme', 'charge', 'reason', 'me', 60000)");
+    owner("SELECT * FROM idem.idem_pause('*', 'refund', 'reason', 'me')");
+    owner("INSERT INTO idem.idem_pauses (tenant, operation, reason, paused_by, paused_at, changed_at, until, audit_id)"
+          " VALUES ('acme', 'ship', 'planted', 'owner (test)', now() - interval '3 hours', now() - interval '3 hours',"
+          " now() - interval '1 hour', 0)");
+    QVERIFY2(exporter.waitFor(count, 2), exporter.scrape().constData());
+    const QByteArray text = exporter.scrape();
+    const auto series = [](const char* name, const char* tenant, const char* operation) {
+        return QStringLiteral("%1{schema=\"idem\",tenant=\"%2\",operation=\"%3\"}")
+            .arg(QLatin1String(name), QLatin1String(tenant), QLatin1String(operation));
+    };
+    QCOMPARE(sampleIn(text, series("idem_pause_active", "acme", "charge")), 1.0);
+    QCOMPARE(sampleIn(text, series("idem_pause_active", "*", "refund")), 1.0);
+    QCOMPARE(sampleIn(text, series("idem_pause_active", "acme", "ship")), 0.0); // expired, still listed
+    QCOMPARE(sampleIn(text, series("idem_pause_planned_seconds", "acme", "charge")), 60.0);
+    QCOMPARE(sampleIn(text, series("idem_pause_planned_seconds", "acme", "ship")), 2 * 3600.0);
+    QVERIFY(qIsNaN(sampleIn(text, series("idem_pause_planned_seconds", "*", "refund")))); // until resumed
+    // Each age lies between 0 (the reading came after the pause) and its age by the server's
+    // clock now (the reading came before this query).
+    {
+        pqxx::read_transaction r(*m_conn);
+        for (const auto& row : r.exec("SELECT tenant, operation, extract(epoch FROM now() - paused_at)::float8"
+                                      " FROM idem.idem_pauses ORDER BY 1, 2")) {
+            const auto t = row[0].as<std::string>(), o = row[1].as<std::string>();
+            const double age = sampleIn(text, series("idem_pause_age_seconds", t.c_str(), o.c_str()));
+            const double upper = row[2].as<double>();
+            const double lower = t == "acme" && o == "ship" ? 3 * 3600.0 : 0.0;
+            QVERIFY2(age >= lower && age <= upper,
+                qPrintable(QStringLiteral("%1:%2 age %3, server says at most %4")
+                               .arg(QString::fromStdString(t), QString::fromStdString(o))
+                               .arg(age)
+                               .arg(upper)));
+        }
+    }
+
+    // Claims under the pauses, through the library with its counters, as a worker makes them.
+    auto conn = m_db->connect();
+    idem::OutcomeCounters counters;
+    idem::StoreOptions options;
+    idem::TaskStore store(*conn, options, &counters);
+    const std::pair<const char*, const char*> claims[] = { { "acme", "charge" }, { "acme", "charge" },
+        { "acme", "charge" }, { "acme", "charge" }, { "tq", "refund" }, { "tq", "refund" } };
+    int n = 0, ran = 0;
+    for (const auto& [tenant, operation] : claims) {
+        const auto out = idem::runTask(store, idem::TaskKey(tenant, operation, "paused-" + std::to_string(++n)),
+            "v1:" + std::string(64, 'd'), [&](pqxx::work&, const idem::TaskContext&) {
+                ++ran;
+                return std::string("{}");
+            });
+        QCOMPARE(int(out.kind), int(idem::RunOutcome::Kind::Paused));
+    }
+    QCOMPARE(ran, 0);
+    QVERIFY(counters.flush(*conn, idem::SchemaName()) > 0);
+    // The database holds what the library counted; the exporter shows the same, per scope.
+    {
+        pqxx::read_transaction r(*m_conn);
+        QCOMPARE(r.exec("SELECT string_agg(tenant || ':' || operation || '=' || n, ' ' ORDER BY tenant) FROM"
+                        " (SELECT tenant, operation, sum(n) n FROM idem.idem_counters WHERE outcome = 'paused'"
+                        " GROUP BY 1, 2) c")[0][0]
+                     .as<std::string>(),
+            std::string("acme:charge=4 tq:refund=2"));
+    }
+    QVERIFY2(exporter.waitFor(QStringLiteral("idem_outcomes_total{schema=\"idem\",outcome=\"paused\",tenant=\"acme\","
+                                             "operation=\"charge\"}"),
+                 4),
+        exporter.scrape().constData());
+    QVERIFY2(exporter.waitFor(QStringLiteral("idem_outcomes_total{schema=\"idem\",outcome=\"paused\",tenant=\"tq\","
+                                             "operation=\"refund\"}"),
+                 2),
+        exporter.scrape().constData());
+
+    // Lifted: its series go; the others stay until they are lifted too.
+    owner("SELECT * FROM idem.idem_resume('acme', 'charge', 'reason', 'me')");
+    QVERIFY2(exporter.waitFor(count, 1), exporter.scrape().constData());
+    const QByteArray after = exporter.scrape();
+    for (const char* name : { "idem_pause_active", "idem_pause_age_seconds", "idem_pause_planned_seconds" })
+        QVERIFY2(qIsNaN(sampleIn(after, series(name, "acme", "charge"))), name);
+    QCOMPARE(sampleIn(after, series("idem_pause_active", "*", "refund")), 1.0);
+    owner("SELECT * FROM idem.idem_resume('*', 'refund', 'reason', 'me')");
+    owner("SELECT * FROM idem.idem_resume('acme', 'ship', 'reason', 'me')");
+    QVERIFY2(exporter.waitFor(count, 0), exporter.scrape().constData());
+    const QByteArray none = exporter.scrape();
+    QVERIFY2(!none.contains("idem_pause_active") && !none.contains("idem_pause_age_seconds")
+            && !none.contains("idem_pause_planned_seconds"),
+        none.constData());
+    QCOMPARE(exporter.stop(), 0);
+}
+
+// The pauses are one part of a reading: when that part fails (here the exporter's role may no
+// longer run idem_pause_list) the rest is served as usual, without pause series, and the failure
+// is counted and said once on stderr.
+void TestExporter::pauseReadFailureKeepsTheRest()
+{
+    pqxx::nontransaction(*m_conn).exec("REVOKE EXECUTE ON FUNCTION idem.idem_pause_list(integer) FROM idem_reader");
+    const auto grantBack = qScopeGuard([this] {
+        pqxx::nontransaction(*m_conn).exec("GRANT EXECUTE ON FUNCTION idem.idem_pause_list(integer) TO idem_reader");
+    });
+    ExporterProcess exporter;
+    QVERIFY2(exporter.start({ QStringLiteral("--dsn"), QString::fromStdString(readerDsn()),
+                 QStringLiteral("--interval"), QStringLiteral("200ms") }),
+        qPrintable(exporter.err()));
+    QVERIFY2(exporter.waitFor(QStringLiteral("idem_exporter_pause_read_errors_total{schema=\"idem\"}"), 3, true),
+        exporter.scrape().constData());
+    const QByteArray text = exporter.scrape();
+    QCOMPARE(sampleIn(text, QStringLiteral("idem_up{schema=\"idem\"}")), 1.0);
+    QCOMPARE(sampleIn(text, QStringLiteral("idem_exporter_read_errors_total{schema=\"idem\"}")), 0.0);
+    QCOMPARE(sampleIn(text, QStringLiteral("idem_processing{schema=\"idem\"}")), 3.0); // p1 p2 p3
+    QVERIFY2(!text.contains("idem_pauses_active"), text.constData());
+    const QString err = exporter.err();
+    QCOMPARE(err.count(QLatin1String("cannot read the pauses")), 1);
+    QVERIFY2(err.contains(QLatin1String("permission denied for function idem_pause_list")), qPrintable(err));
+    QVERIFY(!err.contains(QLatin1String("cannot read the database")));
+
+    // Allowed again: the pause series come back, and it says so.
+    pqxx::nontransaction(*m_conn).exec("GRANT EXECUTE ON FUNCTION idem.idem_pause_list(integer) TO idem_reader");
+    QVERIFY2(exporter.waitFor(QStringLiteral("idem_pauses_active{schema=\"idem\"}"), 0), qPrintable(exporter.err()));
+    QVERIFY2(exporter.err().contains(QLatin1String("reading the pauses again")), qPrintable(exporter.err()));
+    QCOMPARE(exporter.stop(), 0);
 }
 
 void TestExporter::scrapesNeverReachTheDatabase()
@@ -434,9 +620,10 @@ void TestExporter::scrapesNeverReachTheDatabase()
     const int trips = proxy.roundTrips() - trips0;
     qInfo("%d scrapes in %.1f s: %.0f readings, %d round trips", scrapes, seconds, readings, trips);
     QVERIFY2(readings >= 1 && readings <= seconds + 1, qPrintable(QString::number(readings)));
-    // One reading is five round trips (begin, timeout, figures, counters, commit), whatever the
-    // scrapes; the shared exact refresh, due at most once in 20 s, adds eight at most once here.
-    QVERIFY2(trips <= 5 * (readings + 1) + 8, qPrintable(QStringLiteral("%1 round trips").arg(trips)));
+    // One reading is nine round trips (begin, timeout, figures, counters; the pauses' savepoint,
+    // list, server time, release; commit), whatever the scrapes; the shared exact refresh, due at
+    // most once in 20 s, adds eight at most once here.
+    QVERIFY2(trips <= 9 * (readings + 1) + 8, qPrintable(QStringLiteral("%1 round trips").arg(trips)));
 }
 
 void TestExporter::unreadableDatabaseKeepsServing()
