@@ -344,6 +344,8 @@ DECLARE
     v_expired_by_age boolean;
     v_detail text;
     v_pause idem_pauses%ROWTYPE;
+    v_tenant text;
+    v_operation text;
 BEGIN
     IF p_key IS NULL OR octet_length(p_key) NOT BETWEEN 1 AND 1024 THEN
         RAISE EXCEPTION 'idempotency key must be 1 to 1024 bytes' USING ERRCODE = 'ID003';
@@ -374,12 +376,16 @@ BEGIN
     IF NOT FOUND THEN
         -- A pause is checked only where the key would be acquired or taken over (here and below):
         -- every other answer comes from the stored row, paused or not.
-        SELECT * INTO v_pause FROM idem_pause_covering(p_key);
-        IF FOUND THEN
-            RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid, 0, p_max_attempts,
-                                v_pause.until, idem_pause_retry_after_ms(v_pause.until), NULL::jsonb, NULL::text,
-                                NULL::text, v_pause.reason;
-            RETURN;
+        v_tenant := split_part(p_key, ':', 1);
+        v_operation := split_part(p_key, ':', 2);
+        IF idem_pause_named(v_tenant, v_operation) THEN
+            SELECT * INTO v_pause FROM idem_pause_covering(v_tenant, v_operation);
+            IF FOUND THEN
+                RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid, 0,
+                                    p_max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until), NULL::jsonb,
+                                    NULL::text, NULL::text, v_pause.reason;
+                RETURN;
+            END IF;
         END IF;
         INSERT INTO task_idempotency AS t (idempotency_key, request_hash, status, owner_token, lease_until,
                                            attempts, max_attempts, created_at, updated_at)
@@ -466,12 +472,16 @@ BEGIN
         RETURN;
     END IF;
 
-    SELECT * INTO v_pause FROM idem_pause_covering(p_key);
-    IF FOUND THEN
-        RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid, r.attempts,
-                            r.max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until), NULL::jsonb,
-                            r.request_hash, NULL::text, v_pause.reason;
-        RETURN;
+    v_tenant := split_part(p_key, ':', 1);
+    v_operation := split_part(p_key, ':', 2);
+    IF idem_pause_named(v_tenant, v_operation) THEN
+        SELECT * INTO v_pause FROM idem_pause_covering(v_tenant, v_operation);
+        IF FOUND THEN
+            RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid, r.attempts,
+                                r.max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until), NULL::jsonb,
+                                r.request_hash, NULL::text, v_pause.reason;
+            RETURN;
+        END IF;
     END IF;
 
     v_detail := CASE WHEN r.status = 'processing' THEN 'lease_expired' ELSE 'retry_due' END;
@@ -1220,6 +1230,9 @@ BEGIN
            paused_at = CASE WHEN p.until IS NOT NULL AND p.until <= now() THEN EXCLUDED.paused_at ELSE p.paused_at END
     RETURNING p.* INTO v_new;
 
+    IF v_old.tenant IS NULL THEN
+        PERFORM idem_pause_summarise(); -- a new scope: claim() reads idem_pause_tenants first
+    END IF;
     audit_id := audit_append('', 'pause', p_reason, v_actor,
                              jsonb_build_object('tenant', p_tenant, 'operation', p_operation,
                                                 'pause', idem_pause_image(v_old)),
@@ -1284,16 +1297,16 @@ CREATE TABLE idem.idem_pauses (
 
 
 --
--- Name: idem_pause_covering(text); Type: FUNCTION; Schema: idem; Owner: -
+-- Name: idem_pause_covering(text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
-CREATE FUNCTION idem.idem_pause_covering(p_key text) RETURNS SETOF idem.idem_pauses
+CREATE FUNCTION idem.idem_pause_covering(p_tenant text, p_operation text) RETURNS SETOF idem.idem_pauses
     LANGUAGE sql STABLE
     AS $$
     SELECT p.*
       FROM "idem".idem_pauses p
-     WHERE p.tenant OPERATOR(pg_catalog.=) ANY (ARRAY[pg_catalog.split_part(p_key, ':'::text, 1), '*'::text])
-       AND p.operation OPERATOR(pg_catalog.=) ANY (ARRAY[pg_catalog.split_part(p_key, ':'::text, 2), '*'::text])
+     WHERE (p.tenant OPERATOR(pg_catalog.=) p_tenant OR p.tenant OPERATOR(pg_catalog.=) '*'::text)
+       AND (p.operation OPERATOR(pg_catalog.=) p_operation OR p.operation OPERATOR(pg_catalog.=) '*'::text)
        AND (p.until IS NULL OR p.until OPERATOR(pg_catalog.>) pg_catalog.now())
      ORDER BY p.until DESC NULLS FIRST
      LIMIT 1
@@ -1351,6 +1364,20 @@ $$;
 
 
 --
+-- Name: idem_pause_named(text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_pause_named(p_tenant text, p_operation text) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT EXISTS (
+        SELECT FROM "idem".idem_pause_tenants s
+         WHERE (s.tenant OPERATOR(pg_catalog.=) p_tenant OR s.tenant OPERATOR(pg_catalog.=) '*'::text)
+           AND (p_operation OPERATOR(pg_catalog.=) ANY (s.operations) OR '*'::text OPERATOR(pg_catalog.=) ANY (s.operations)))
+$$;
+
+
+--
 -- Name: idem_pause_retry_after_ms(timestamp with time zone); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -1362,6 +1389,25 @@ CREATE FUNCTION idem.idem_pause_retry_after_ms(p_until timestamp with time zone)
                          GREATEST(1::bigint,
                              pg_catalog.ceil(pg_catalog.date_part('epoch'::text, p_until OPERATOR(pg_catalog.-) pg_catalog.now())
                                              OPERATOR(pg_catalog.*) 1000::double precision)::bigint)) END
+$$;
+
+
+--
+-- Name: idem_pause_summarise(); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_pause_summarise() RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+BEGIN
+    LOCK TABLE idem_pause_tenants IN EXCLUSIVE MODE;
+    DELETE FROM idem_pause_tenants;
+    INSERT INTO idem_pause_tenants (tenant, operations)
+    SELECT p.tenant, array_agg(p.operation ORDER BY p.operation)
+      FROM idem_pauses p
+     GROUP BY p.tenant;
+END
 $$;
 
 
@@ -1789,6 +1835,7 @@ BEGIN
             quote_literal(p_operation) USING ERRCODE = 'ID002',
             HINT = 'A pause is lifted with the tenant and operation it was set with (''*'' included): idemctl pauses lists them.';
     END IF;
+    PERFORM idem_pause_summarise();
     audit_id := audit_append('', 'resume', p_reason, v_actor,
                              jsonb_build_object('tenant', p_tenant, 'operation', p_operation,
                                                 'pause', idem_pause_image(v_old)),
@@ -2213,6 +2260,16 @@ END, bucket))),
 
 
 --
+-- Name: idem_pause_tenants; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_pause_tenants (
+    tenant text NOT NULL,
+    operations text[] NOT NULL
+);
+
+
+--
 -- Name: idem_purge_runs_id_seq; Type: SEQUENCE; Schema: idem; Owner: -
 --
 
@@ -2436,6 +2493,14 @@ ALTER TABLE ONLY idem.idem_counters_refused
 
 ALTER TABLE ONLY idem.idem_counters_total
     ADD CONSTRAINT idem_counters_total_pkey PRIMARY KEY (minutes, bucket, outcome);
+
+
+--
+-- Name: idem_pause_tenants idem_pause_tenants_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_pause_tenants
+    ADD CONSTRAINT idem_pause_tenants_pkey PRIMARY KEY (tenant);
 
 
 --
@@ -2826,10 +2891,10 @@ GRANT SELECT ON TABLE idem.idem_pauses TO idem_reader;
 
 
 --
--- Name: FUNCTION idem_pause_covering(p_key text); Type: ACL; Schema: idem; Owner: -
+-- Name: FUNCTION idem_pause_covering(p_tenant text, p_operation text); Type: ACL; Schema: idem; Owner: -
 --
 
-REVOKE ALL ON FUNCTION idem.idem_pause_covering(p_key text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION idem.idem_pause_covering(p_tenant text, p_operation text) FROM PUBLIC;
 
 
 --
@@ -2848,10 +2913,24 @@ GRANT ALL ON FUNCTION idem.idem_pause_list(p_minutes integer) TO idem_reader;
 
 
 --
+-- Name: FUNCTION idem_pause_named(p_tenant text, p_operation text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_pause_named(p_tenant text, p_operation text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION idem_pause_retry_after_ms(p_until timestamp with time zone); Type: ACL; Schema: idem; Owner: -
 --
 
 REVOKE ALL ON FUNCTION idem.idem_pause_retry_after_ms(p_until timestamp with time zone) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_pause_summarise(); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_pause_summarise() FROM PUBLIC;
 
 
 --

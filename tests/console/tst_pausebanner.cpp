@@ -7,6 +7,8 @@
 
 #include <QtTest>
 
+#include <QSettings>
+
 #include <QAreaSeries>
 #include <QComboBox>
 #include <QDialog>
@@ -101,6 +103,9 @@ private:
 void TestPauseBanner::initTestCase()
 {
     QStandardPaths::setTestModeEnabled(true);
+    // The window keeps its filters in the test-mode settings between runs: start from none, so a
+    // second run on the same machine sees what the first did.
+    QSettings(QSettings::IniFormat, QSettings::UserScope, QStringLiteral("Idem"), QStringLiteral("idem-console")).clear();
     IDEM_REQUIRE_DATABASE();
     m_db = std::make_unique<ScratchDatabase>("pausebanner");
     m_owner = m_db->connect();

@@ -78,6 +78,7 @@ private Q_SLOTS:
     void badArgumentsChangeNothing_data();
     void badArgumentsChangeNothing();
     void tenThousandPausesAtMost();
+    void summaryFollowsEveryChange();
     void pauseRacingAClaimRace();
     void rolesAndPrivileges();
     void idemctlPauseResumeAndPauses();
@@ -522,6 +523,49 @@ void TestPause::tenThousandPausesAtMost()
     QCOMPARE(idem::decisionName(store.claim(key("bulk-42", "op"), digestOf('a')).decision), "paused");
     QCOMPARE(idem::decisionName(store.claim(key("bulk-42", "other"), digestOf('a')).decision), "acquired");
     QCOMPARE(idem::listPauses(*m_operator, schema).pauses.size(), std::size_t(10000));
+}
+
+// claim() reads idem_pause_tenants first: pauses set at the same moment from two sessions, and
+// each resume, leave it naming exactly the scopes idem_pauses holds, and claims follow.
+void TestPause::summaryFollowsEveryChange()
+{
+    const auto summary = [&] {
+        return scalar(*m_owner, "SELECT COALESCE(string_agg(tenant || '=' || array_to_string(operations, ','), ';'"
+                                " ORDER BY tenant), '') FROM idem.idem_pause_tenants WHERE tenant LIKE 'sum%'");
+    };
+    std::vector<std::thread> threads;
+    std::barrier start(8);
+    std::atomic<int> failures { 0 };
+    for (int i = 0; i < 8; ++i)
+        threads.emplace_back([&, i] {
+            auto c = login(operatorRole);
+            idem::PauseRequest r;
+            r.tenant = "sum";
+            r.operation = "op" + std::to_string(i);
+            r.reason = "concurrent";
+            start.arrive_and_wait();
+            try {
+                idem::setPause(*c, schema, r);
+            } catch (const std::exception&) {
+                ++failures;
+            }
+        });
+    for (auto& t : threads)
+        t.join();
+    QCOMPARE(failures.load(), 0);
+    QCOMPARE(summary(), "sum=op0,op1,op2,op3,op4,op5,op6,op7"_b);
+    auto conn = m_db->connect();
+    idem::TaskStore store(*conn, storeOptions(30s));
+    for (int i = 0; i < 8; ++i)
+        QCOMPARE(idem::decisionName(store.claim(key("sum", "op" + std::to_string(i)), digestOf('a')).decision), "paused");
+    resume("sum", "op3");
+    QCOMPARE(summary(), "sum=op0,op1,op2,op4,op5,op6,op7"_b);
+    QCOMPARE(idem::decisionName(store.claim(key("sum", "op3"), digestOf('a')).decision), "acquired");
+    QCOMPARE(idem::decisionName(store.claim(key("sum", "op4"), digestOf('a')).decision), "paused");
+    for (int i : { 0, 1, 2, 4, 5, 6, 7 })
+        resume("sum", "op" + std::to_string(i));
+    QCOMPARE(summary(), ""_b);
+    QCOMPARE(idem::decisionName(store.claim(key("sum", "op4"), digestOf('a')).decision), "acquired");
 }
 
 // A pause committed while 32 clients race for one new key: at most one acquires (before the

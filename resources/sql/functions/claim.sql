@@ -25,6 +25,8 @@ DECLARE
     v_expired_by_age boolean;
     v_detail text;
     v_pause idem_pauses%ROWTYPE;
+    v_tenant text;
+    v_operation text;
 BEGIN
     IF p_key IS NULL OR octet_length(p_key) NOT BETWEEN 1 AND 1024 THEN
         RAISE EXCEPTION 'idempotency key must be 1 to 1024 bytes' USING ERRCODE = 'ID003';
@@ -55,12 +57,16 @@ BEGIN
     IF NOT FOUND THEN
         -- A pause is checked only where the key would be acquired or taken over (here and below):
         -- every other answer comes from the stored row, paused or not.
-        SELECT * INTO v_pause FROM idem_pause_covering(p_key);
-        IF FOUND THEN
-            RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid, 0, p_max_attempts,
-                                v_pause.until, idem_pause_retry_after_ms(v_pause.until), NULL::jsonb, NULL::text,
-                                NULL::text, v_pause.reason;
-            RETURN;
+        v_tenant := split_part(p_key, ':', 1);
+        v_operation := split_part(p_key, ':', 2);
+        IF idem_pause_named(v_tenant, v_operation) THEN
+            SELECT * INTO v_pause FROM idem_pause_covering(v_tenant, v_operation);
+            IF FOUND THEN
+                RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid, 0,
+                                    p_max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until), NULL::jsonb,
+                                    NULL::text, NULL::text, v_pause.reason;
+                RETURN;
+            END IF;
         END IF;
         INSERT INTO task_idempotency AS t (idempotency_key, request_hash, status, owner_token, lease_until,
                                            attempts, max_attempts, created_at, updated_at)
@@ -147,12 +153,16 @@ BEGIN
         RETURN;
     END IF;
 
-    SELECT * INTO v_pause FROM idem_pause_covering(p_key);
-    IF FOUND THEN
-        RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid, r.attempts,
-                            r.max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until), NULL::jsonb,
-                            r.request_hash, NULL::text, v_pause.reason;
-        RETURN;
+    v_tenant := split_part(p_key, ':', 1);
+    v_operation := split_part(p_key, ':', 2);
+    IF idem_pause_named(v_tenant, v_operation) THEN
+        SELECT * INTO v_pause FROM idem_pause_covering(v_tenant, v_operation);
+        IF FOUND THEN
+            RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid, r.attempts,
+                                r.max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until), NULL::jsonb,
+                                r.request_hash, NULL::text, v_pause.reason;
+            RETURN;
+        END IF;
     END IF;
 
     v_detail := CASE WHEN r.status = 'processing' THEN 'lease_expired' ELSE 'retry_due' END;

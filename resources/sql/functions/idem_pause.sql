@@ -63,6 +63,9 @@ BEGIN
            paused_at = CASE WHEN p.until IS NOT NULL AND p.until <= now() THEN EXCLUDED.paused_at ELSE p.paused_at END
     RETURNING p.* INTO v_new;
 
+    IF v_old.tenant IS NULL THEN
+        PERFORM idem_pause_summarise(); -- a new scope: claim() reads idem_pause_tenants first
+    END IF;
     audit_id := audit_append('', 'pause', p_reason, v_actor,
                              jsonb_build_object('tenant', p_tenant, 'operation', p_operation,
                                                 'pause', idem_pause_image(v_old)),

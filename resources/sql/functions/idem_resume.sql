@@ -25,6 +25,7 @@ BEGIN
             quote_literal(p_operation) USING ERRCODE = 'ID002',
             HINT = 'A pause is lifted with the tenant and operation it was set with (''*'' included): idemctl pauses lists them.';
     END IF;
+    PERFORM idem_pause_summarise();
     audit_id := audit_append('', 'resume', p_reason, v_actor,
                              jsonb_build_object('tenant', p_tenant, 'operation', p_operation,
                                                 'pause', idem_pause_image(v_old)),

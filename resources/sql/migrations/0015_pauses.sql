@@ -25,6 +25,19 @@ CREATE TABLE idem_pauses (
 );
 REVOKE ALL ON idem_pauses FROM PUBLIC;
 
+-- What claim() reads first: one row per tenant that some pause names ('*' included), with the
+-- operations paused for it, in force or expired. A key whose tenant and operation no pause names
+-- is told so by a scan of a few narrow rows, however many pauses other tenants and operations
+-- have (bench/README.md, "Session 10"); only a possible match reads idem_pauses itself. Kept
+-- equal to idem_pauses by idem_pause_summarise(), which idem_pause and idem_resume call in their
+-- transaction; a row too many only costs that second read, a row too few would let claims through,
+-- so whoever writes idem_pauses otherwise (the owner, by hand) calls it after.
+CREATE TABLE idem_pause_tenants (
+    tenant     TEXT PRIMARY KEY,
+    operations TEXT[] NOT NULL
+);
+REVOKE ALL ON idem_pause_tenants FROM PUBLIC;
+
 -- The two new audit actions. Like retention and purge they name no single task key: the scope
 -- is in the entry's before and after images.
 ALTER TABLE task_idempotency_audit DROP CONSTRAINT task_idempotency_audit_action_check;
