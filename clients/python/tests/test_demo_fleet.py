@@ -12,10 +12,10 @@ EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def test_python_workers_beside_idemctl_demo(dsn, conn, idemctl):
     run = "py" + secrets.token_hex(4)
     demo = subprocess.Popen([idemctl, "demo", "--dsn", dsn, "--run-id", run, "--keys", "20", "--tenants", "2",
-                             "--workers", "2", "--rate", "150", "--duration", "4", "--quiet"],
+                             "--workers", "2", "--rate", "150", "--duration", "3", "--quiet"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     python = subprocess.run([sys.executable, EXAMPLE, "--dsn", dsn, "--run-id", run, "--keys", "20", "--tenants", "2",
-                             "--workers", "2", "--rate", "150", "--duration", "2.5"],
+                             "--workers", "2", "--rate", "150", "--duration", "1.5"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
     report, _ = demo.communicate(timeout=60)
     assert python.returncode == 0, python.stdout
