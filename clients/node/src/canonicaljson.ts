@@ -117,6 +117,9 @@ class StrictReader {
                 return this.tokValue;
             case Tok.Number: {
                 const n = this.tokValue as number;
+                // The C++ lexer has read the byte after the number; when that is a NUL, its
+                // error is reported as the NUL (core/canonicaljson.cpp, StrictBuilder::parse_error).
+                if (!Number.isFinite(n) && this.b[this.pos] === 0x00) this.nulRead(this.pos);
                 if (!Number.isFinite(n))
                     throw new JsonError(
                         'number_range',
@@ -296,8 +299,30 @@ class StrictReader {
         return v;
     }
 
-    private badUtf8(at: number): never {
-        throw new JsonError('invalid_utf8', `invalid JSON: ill-formed UTF-8 byte at offset ${at} in a string`, at);
+    // The C++ reader reports an error whose last byte read is a NUL as that NUL byte (a syntax
+    // error) unless nlohmann's message already shows it (it does for errors inside strings, whose
+    // "last read" text includes <U+0000>): that leaves a number past the double range directly
+    // followed by a NUL, which the lexer read to end the number.
+    private nulRead(at: number): never {
+        throw new JsonError(
+            'syntax',
+            `invalid JSON: unexpected byte 0x00 at offset ${at} (JSON text cannot hold a NUL byte outside a string escape)`,
+            at,
+        );
+    }
+
+    // A multi-byte sequence starting at `start` whose byte at `at` is out of range (or missing).
+    private badUtf8(start: number, at: number = start): never {
+        throw new JsonError('invalid_utf8', `invalid JSON: ill-formed UTF-8 byte at offset ${at} in a string`, start);
+    }
+
+    // The first byte of b[from..] outside the ranges (pairs of lo, hi), or -1 when all are inside.
+    private firstOutOfRange(from: number, ranges: number[]): number {
+        for (let k = 0; k < ranges.length; k += 2) {
+            const at = from + k / 2;
+            if (at >= this.b.length || this.b[at] < ranges[k] || this.b[at] > ranges[k + 1]) return at;
+        }
+        return -1;
     }
 
     private string(): Tok {
@@ -308,7 +333,6 @@ class StrictReader {
         const flush = (end: number) => {
             if (end > runStart) out += Buffer.from(b.subarray(runStart, end)).toString('latin1');
         };
-        const inRange = (at: number, lo: number, hi: number) => at < b.length && b[at] >= lo && b[at] <= hi;
         for (;;) {
             if (i >= b.length) this.syntax('invalid string: missing closing quote');
             const c = b[i];
@@ -386,21 +410,24 @@ class StrictReader {
             // Multi-byte UTF-8 (RFC 3629 table 3-7, as nlohmann's lexer checks it).
             let n: number;
             let cp: number;
+            let bad: number;
             if (c >= 0xc2 && c <= 0xdf) {
-                if (!inRange(i + 1, 0x80, 0xbf)) this.badUtf8(i);
+                bad = this.firstOutOfRange(i + 1, [0x80, 0xbf]);
+                if (bad >= 0) this.badUtf8(i, bad);
                 cp = ((c & 0x1f) << 6) | (b[i + 1] & 0x3f);
                 n = 2;
             } else if (c >= 0xe0 && c <= 0xef) {
                 const lo = c === 0xe0 ? 0xa0 : 0x80;
                 const hi = c === 0xed ? 0x9f : 0xbf;
-                if (!inRange(i + 1, lo, hi) || !inRange(i + 2, 0x80, 0xbf)) this.badUtf8(i);
+                bad = this.firstOutOfRange(i + 1, [lo, hi, 0x80, 0xbf]);
+                if (bad >= 0) this.badUtf8(i, bad);
                 cp = ((c & 0x0f) << 12) | ((b[i + 1] & 0x3f) << 6) | (b[i + 2] & 0x3f);
                 n = 3;
             } else if (c >= 0xf0 && c <= 0xf4) {
                 const lo = c === 0xf0 ? 0x90 : 0x80;
                 const hi = c === 0xf4 ? 0x8f : 0xbf;
-                if (!inRange(i + 1, lo, hi) || !inRange(i + 2, 0x80, 0xbf) || !inRange(i + 3, 0x80, 0xbf))
-                    this.badUtf8(i);
+                bad = this.firstOutOfRange(i + 1, [lo, hi, 0x80, 0xbf, 0x80, 0xbf]);
+                if (bad >= 0) this.badUtf8(i, bad);
                 cp = ((c & 0x07) << 18) | ((b[i + 1] & 0x3f) << 12) | ((b[i + 2] & 0x3f) << 6) | (b[i + 3] & 0x3f);
                 n = 4;
             } else {

@@ -99,4 +99,15 @@ export const hostile: { name: string; bytes: Buffer; kind: string | null }[] = [
     ['proto key', '{"__proto__":1,"constructor":2}', null],
     ['tab inside string', '"a\tb"', 'syntax'],
     ['DEL inside string', '"a\x7fb"', null],
+    // The C++ reader reports an error whose last byte read is a NUL as that NUL (a syntax error),
+    // unless the message already shows the NUL, as it does inside strings.
+    ['overflow then NUL', '1.7976931348623159e308\x00{"b":2}', 'syntax'],
+    ['overflow in an array then NUL', '[1e400\x00]', 'syntax'],
+    ['overflow then space then NUL', '[1e400 \x00]', 'number_range'],
+    ['truncated UTF-8 then NUL', '"\xc3\x00"', 'invalid_utf8'],
+    ['3-byte UTF-8 cut by NUL', '"\xe2\x82\x00"', 'invalid_utf8'],
+    ['high surrogate then NUL', '"\\ud800\x00"', 'lone_surrogate'],
+    ['high surrogate, backslash, NUL', '"\\ud800\\\x00"', 'lone_surrogate'],
+    ['high surrogate then low one then NUL', '"\\ud800\\udc00\x00"', 'syntax'],
+    ['low surrogate then NUL', '"\\udc00\x00"', 'lone_surrogate'],
 ].map(([name, text, kind]) => ({ name: name as string, bytes: Buffer.from(text as string, 'latin1'), kind: kind as string | null }));
