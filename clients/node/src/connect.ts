@@ -5,8 +5,8 @@ import { translateError } from './errors';
 
 /**
  * A connected node-pg Client for a libpq connection string (keyword=value or URI), with
- * application_name set when the string does not. Connection failures are thrown as they are
- * (node-pg's error), a read-only server's refusals later as NotPrimaryError.
+ * application_name set when the string does not. A server that cannot be reached is a
+ * DatabaseUnavailableError; other connection failures (authentication, TLS) are node-pg's errors.
  */
 export async function connect(dsn: string, applicationName = 'idem-client'): Promise<Client> {
     // Loaded here, not at import: the digest needs no database driver.

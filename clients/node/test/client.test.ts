@@ -28,7 +28,21 @@ async function effects(key: TaskKey): Promise<number> {
     return r.rows[0].n;
 }
 
+let setupError: unknown;
+
 before(async () => {
+    try {
+        await setUp();
+    } catch (e) {
+        setupError = e; // reported as a failing test below, so the run counts it as a failure
+    }
+});
+
+it('reaches the test database (IDEM_TEST_DSN) and migrates a scratch database (IDEMCTL_PATH)', () => {
+    if (setupError) throw setupError;
+});
+
+async function setUp(): Promise<void> {
     scratch = await createScratch();
     db = await connect(scratch.dsn, 'idem-client test worker');
     admin = await connect(scratch.dsn, 'idem-client test admin');
@@ -36,7 +50,7 @@ before(async () => {
     await admin.query(
         'CREATE TABLE idem.verify_effects (id bigserial PRIMARY KEY, idempotency_key text NOT NULL, note text, at timestamptz DEFAULT now())',
     );
-});
+}
 
 after(async () => {
     await db?.end().catch(() => undefined);
