@@ -4,7 +4,7 @@
 # client and the TypeScript client: over the RFC 8785 vectors (corpus/rfc8785.json), the hostile
 # documents (corpus/hostile.json, whose checked-in answers are the C++ library's) and 10,000
 # generated ones (fixed seed). Fails on the first document whose answers differ, printing it.
-# The TypeScript client's tool is clients/node/dist/digest-batch.js (clients/node/build.sh makes
+# The TypeScript client's tool is clients/node/dist/src/digest-batch.js (clients/node/build.sh makes
 # it); without it the check fails: it never passes on two implementations out of three.
 # PYTHON (default python3) and NODE (default node) name the interpreters.
 set -euo pipefail
@@ -15,7 +15,7 @@ node=${NODE:-node}
 seed=${IDEM_CROSSCHECK_SEED:-30}
 count=${IDEM_CROSSCHECK_COUNT:-10000}
 
-node_tool=$here/node/dist/digest-batch.js
+node_tool=$here/node/dist/src/digest-batch.js
 if [ ! -f "$node_tool" ]; then
     echo "crosscheck: $node_tool is missing: build the TypeScript client first (clients/node/build.sh)" >&2
     exit 1

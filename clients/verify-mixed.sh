@@ -13,7 +13,7 @@ python=${PYTHON:-python3}
 node=${NODE:-node}
 : "${IDEM_TEST_DSN:?IDEM_TEST_DSN is not set: start the test cluster (scripts/idem-db start) and export it}"
 
-node_worker=$here/node/dist/scenario-worker.js
+node_worker=$here/node/dist/src/scenario-worker.js
 if [ ! -f "$node_worker" ]; then
     echo "verify-mixed: $node_worker is missing: build the TypeScript client first (clients/node/build.sh)" >&2
     exit 1
