@@ -19,6 +19,9 @@ if [ ! -f "$node_worker" ]; then
     exit 1
 fi
 export PYTHONPATH=$here/python${PYTHONPATH:+:$PYTHONPATH}
+# The Node worker requires Debian's node-pg, wherever this machine has it (clients/node/share.sh).
+NODE_PATH="$("$here/node/share.sh")${NODE_PATH:+:$NODE_PATH}"
+export NODE_PATH
 
 out=$("$idemctl" verify --dsn "$IDEM_TEST_DSN" --threads 8 --rounds 10 \
     --worker-command "$python -m idem_client.scenario_worker" \

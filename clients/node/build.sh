@@ -4,13 +4,7 @@
 # @types/pg from node-pg); IDEM_NODE_SHARE names another directory laid out the same way.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-# Debian's packages: /usr/share/nodejs, or (on a machine whose Node.js is not Debian's) what
-# scripts/debian-node.sh unpacked beside the checkout.
-share=${IDEM_NODE_SHARE:-/usr/share/nodejs}
-unpacked=$here/../../.cache/debian-node/usr/share/nodejs
-if [ -z "${IDEM_NODE_SHARE:-}" ] && [ ! -d /usr/share/nodejs/pg ] && [ -d "$unpacked/pg" ]; then
-    share=$(cd "$unpacked" && pwd)
-fi
+share=$("$here/share.sh")
 command -v tsc >/dev/null 2>&1 || { echo "build.sh: tsc not found (apt-get install node-typescript)" >&2; exit 1; }
 [ -d "$share/@types/node" ] || { echo "build.sh: no $share/@types/node (Debian's nodejs package ships it)" >&2; exit 1; }
 [ -d "$share/@types/pg" ] || { echo "build.sh: no $share/@types/pg (apt-get install node-pg)" >&2; exit 1; }

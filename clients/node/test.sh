@@ -8,13 +8,7 @@
 # so that directory (or IDEM_NODE_SHARE) is put on NODE_PATH.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-# Debian's packages: /usr/share/nodejs, or (on a machine whose Node.js is not Debian's) what
-# scripts/debian-node.sh unpacked beside the checkout.
-share=${IDEM_NODE_SHARE:-/usr/share/nodejs}
-unpacked=$here/../../.cache/debian-node/usr/share/nodejs
-if [ -z "${IDEM_NODE_SHARE:-}" ] && [ ! -d /usr/share/nodejs/pg ] && [ -d "$unpacked/pg" ]; then
-    share=$(cd "$unpacked" && pwd)
-fi
+share=$("$here/share.sh")
 [ -n "${IDEM_TEST_DSN:-}" ] || { echo "test.sh: IDEM_TEST_DSN is not set (the tests need the test cluster)" >&2; exit 1; }
 [ -n "${IDEMCTL_PATH:-}" ] && [ -x "$IDEMCTL_PATH" ] || { echo "test.sh: IDEMCTL_PATH does not name an idemctl" >&2; exit 1; }
 # Under ctest the node_client_build fixture has built dist/ already, and other tests use it at the

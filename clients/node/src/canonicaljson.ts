@@ -299,13 +299,14 @@ class StrictReader {
         return v;
     }
 
-    // The C++ reader reports an error whose last byte read is a NUL as that NUL byte (a syntax
-    // error) unless nlohmann's message already shows it (it does for errors inside strings, whose
-    // "last read" text includes <U+0000>): that leaves a number past the double range directly
-    // followed by a NUL, which the lexer read to end the number.
+    // The C++ reader reports an error whose last byte read is a NUL as that NUL byte unless
+    // nlohmann's message already shows it (it does for errors inside strings, whose "last read"
+    // text includes <U+0000>): that leaves a number past the double range directly followed by a
+    // NUL, which the lexer read to end the number. Its kind is still the first fault met: the
+    // number's range (clients/corpus/README.md).
     private nulRead(at: number): never {
         throw new JsonError(
-            'syntax',
+            'number_range',
             `invalid JSON: unexpected byte 0x00 at offset ${at} (JSON text cannot hold a NUL byte outside a string escape)`,
             at,
         );
