@@ -64,6 +64,10 @@ a failover to a standby that lagged loses those. Exit 0 when clean, 1 otherwise.
                           try to commit and must be refused (default 0.01)
   --lease-ms MS           lease of a claim (default 5000)
   --seed N                random seed (default: random; printed in the summary)
+  --run-id ID             the run's part of every key (order-ID-N; 1 to 32 of a-z, 0-9;
+                          default: a new one, printed at the start), so that workers of
+                          another language (clients/python/examples/demo_worker.py) can
+                          work the same keys; the check at the end covers their effects
   --quiet                 no progress line every second
   --json                  print the summary as JSON on stdout (progress goes to stderr)
 )";
@@ -150,7 +154,7 @@ a failover to a standby that lagged loses those. Exit 0 when clean, 1 otherwise.
         Args args(argv,
             { "dsn", "schema", "workers", "tenants", "operations", "keys", "rate", "duration", "duplicate-rate",
                 "conflict-rate", "slow-rate", "slow-ms", "transient-rate", "permanent-rate", "unknown-rate", "die-rate",
-                "stale-rate", "lease-ms", "seed" },
+                "stale-rate", "lease-ms", "seed", "run-id" },
             { "quiet", "json", "help" });
         help = args.flag("help");
         demo::Options o;
@@ -202,6 +206,13 @@ a failover to a standby that lagged loses those. Exit 0 when clean, 1 otherwise.
         o.quiet = args.flag("quiet");
         o.json = args.flag("json");
         o.runId = makeRunId();
+        if (const auto runId = args.value("run-id")) {
+            // Part of every key and a LIKE pattern: letters and digits only, so nothing in it is a wildcard.
+            if (runId->empty() || runId->size() > 32
+                || runId->find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789") != std::string::npos)
+                throw UsageError("--run-id is 1 to 32 lowercase letters and digits");
+            o.runId = *runId;
+        }
         return o;
     }
 

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <system_error>
@@ -10,11 +11,13 @@
 #include "core/canonicaljson.h"
 #include "core/digest.h"
 #include "core/sha256.h"
+#include "operations/signing.h"
 
 namespace idem::cli {
 
 namespace {
     constexpr const char* digestHelp = R"(Usage: idemctl digest [--canonical] [--ignore FIELD]... [FILE]
+       idemctl digest --batch [--ignore FIELD]... [FILE]
 
 Prints the request digest of a JSON request, as a worker stores it in request_hash:
 "v1:" followed by the lowercase hex SHA-256 of the request's RFC 8785 canonical JSON,
@@ -27,6 +30,13 @@ any value does. Reads FILE, or standard input when FILE is absent or '-'.
   --ignore FIELD  leave FIELD out before canonicalising (repeatable): a top-level key, or
                   a dotted path such as meta.trace_id into nested objects; a top-level
                   key spelled exactly FIELD is preferred over the dotted reading
+  --batch         many documents, one per input line, each the base64 (standard, padded)
+                  of the document's bytes; prints one line per document, in order:
+                  "ok BASE64-OF-CANONICAL-JSON DIGEST" or "err KIND", KIND one of syntax,
+                  duplicate_key, invalid_utf8, lone_surrogate, number_range, depth,
+                  trailing_data, empty (the first fault met reading left to right). The
+                  Python and TypeScript clients answer the same protocol, byte for byte
+                  (clients/crosscheck.sh). A line that is not base64 is a failure (exit 1)
 
 The input must be one JSON value in UTF-8 with no duplicate keys, no lone surrogates
 and no numbers beyond the double range, followed by nothing but spaces, tabs and line
@@ -75,11 +85,37 @@ Exit codes: 0 ok, 1 unreadable, oversized or invalid input, 2 usage error.
             throw std::runtime_error("cannot open " + path + ": " + std::generic_category().message(errno));
         return readCapped(in.get(), path);
     }
+    // One document per line; a refused document is an answer ("err KIND"), not a failure.
+    int runBatch(std::istream& in, const std::vector<std::string>& ignore)
+    {
+        std::string line;
+        std::size_t number = 0;
+        while (std::getline(in, line)) {
+            ++number;
+            std::string document;
+            try {
+                document = base64Decode(line);
+            } catch (const SigningError&) {
+                throw std::runtime_error("line " + std::to_string(number) + " is not base64");
+            }
+            try {
+                const std::string canonical = canonicalJson(withoutFields(parseJsonStrict(document), ignore));
+                std::cout << "ok " << base64Encode(canonical) << ' ' << requestDigestPrefix << sha256Hex(canonical)
+                          << '\n';
+            } catch (const JsonError& e) {
+                std::cout << "err " << jsonErrorKindName(e.kind()) << '\n';
+            }
+        }
+        if (in.bad())
+            throw std::runtime_error("cannot read the batch input");
+        std::cout.flush();
+        return std::cout ? ExitOk : ExitFailure;
+    }
 } // namespace
 
 int runDigest(const std::vector<std::string>& argv)
 {
-    Args args(argv, { "ignore" }, { "canonical", "help" });
+    Args args(argv, { "ignore" }, { "canonical", "batch", "help" });
     if (args.flag("help")) {
         std::cout << digestHelp;
         return ExitOk;
@@ -91,6 +127,16 @@ int runDigest(const std::vector<std::string>& argv)
     withoutFields(nlohmann::json::object(), ignore);
 
     const std::string path = args.positional().empty() ? std::string("-") : args.positional().front();
+    if (args.flag("batch")) {
+        if (args.flag("canonical"))
+            throw UsageError("--batch prints the canonical JSON already; it takes no --canonical");
+        if (path == "-")
+            return runBatch(std::cin, ignore);
+        std::ifstream file(path, std::ios::binary);
+        if (!file)
+            throw std::runtime_error("cannot open " + path + ": " + std::generic_category().message(errno));
+        return runBatch(file, ignore);
+    }
     const std::string text = readAll(path);
     const std::string canonical = canonicalJson(withoutFields(parseJsonStrict(text), ignore));
     if (args.flag("canonical"))

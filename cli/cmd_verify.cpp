@@ -11,6 +11,7 @@ namespace idem::cli {
 
 namespace {
     constexpr const char* verifyHelp = R"(Usage: idemctl verify [--dsn DSN] [--only N]... [--threads N] [--rounds N] [--keep]
+                      [--worker-command CMD]...
 
 Runs the article's verification scenarios against a database: in a scratch schema it
 creates (idem_verify_NNNNNN, migrated without roles) and drops afterwards. Each scenario
@@ -31,6 +32,14 @@ a pass/fail table. Scenarios 4 and 5 start this idemctl as a worker process and 
   --threads N   concurrent claimers in scenario 1 (2..128, default 32)
   --rounds N    rounds of scenario 1 (1..10000, default 50)
   --keep        keep the scratch schema for inspection
+  --worker-command CMD
+                another implementation of `idemctl scenario-worker` (the same arguments,
+                stdout lines and exit codes), split at spaces, found on PATH; repeatable,
+                up to 3. Scenarios 4 and 5, which start worker processes, then start this
+                idemctl's and each CMD's in turn on the same key, killing each; e.g.
+                --worker-command 'python3 -m idem_client.scenario_worker'
+                --worker-command 'node clients/node/dist/scenario-worker.js'
+                The other scenarios run their workers as threads in this process.
 
 Exit status: 0 when every scenario passed, 1 otherwise.
 )";
@@ -45,7 +54,7 @@ Exit status: 0 when every scenario passed, 1 otherwise.
 
 int runVerify(const std::vector<std::string>& argv)
 {
-    Args args(argv, { "dsn", "only", "threads", "rounds" }, { "keep", "help" });
+    Args args(argv, { "dsn", "only", "threads", "rounds", "worker-command" }, { "keep", "help" });
     if (args.flag("help")) {
         std::cout << verifyHelp;
         return ExitOk;
@@ -56,6 +65,14 @@ int runVerify(const std::vector<std::string>& argv)
     options.threads = static_cast<int>(args.intValue("threads", 32, 2, 128));
     options.rounds = static_cast<int>(args.intValue("rounds", 50, 1, 10000));
     options.keepSchema = args.flag("keep");
+    options.workerCommands = args.values("worker-command");
+    // Each worker process claims the key once more; with the protocol's default of 5 attempts,
+    // idemctl, 3 others and the final takeover use them all.
+    if (options.workerCommands.size() > 3)
+        throw UsageError("--worker-command is allowed at most 3 times");
+    for (const auto& command : options.workerCommands)
+        if (command.find_first_not_of(" \t") == std::string::npos)
+            throw UsageError("--worker-command is empty");
     std::vector<int> only;
     for (const auto& v : args.values("only")) {
         Args one({ "--n", v }, { "n" }, {});

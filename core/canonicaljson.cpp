@@ -137,7 +137,7 @@ namespace {
         bool number_unsigned(json::number_unsigned_t v) { return addNumber(json(v)); }
         bool number_float(json::number_float_t v, const json::string_t& /*text*/) { return addNumber(json(v)); }
         bool string(json::string_t& v) { return add(json(std::move(v))); }
-        bool binary(json::binary_t& /*v*/) { throw JsonError("binary values have no JSON text form"); }
+        bool binary(json::binary_t& /*v*/) { throw JsonError(JsonErrorKind::Unsupported, "binary values have no JSON text form"); }
         bool start_object(std::size_t /*elements*/) { return open(json::object()); }
         bool start_array(std::size_t /*elements*/) { return open(json::array()); }
         bool end_object() { return close(); }
@@ -146,7 +146,7 @@ namespace {
         bool key(json::string_t& name)
         {
             if (m_stack.back().container->contains(name))
-                throw JsonError("invalid JSON: duplicate key \"" + quoteForMessage(name) + "\" in the object at "
+                throw JsonError(JsonErrorKind::DuplicateKey, "invalid JSON: duplicate key \"" + quoteForMessage(name) + "\" in the object at "
                     + describeLocation(currentPointer())
                     + " (RFC 8785 requires unique keys; parsers disagree on which one wins)");
             m_pendingKey = std::move(name);
@@ -161,7 +161,7 @@ namespace {
             const auto readBytes = static_cast<std::size_t>(m_readTo - m_text.data());
             if (readBytes > 0 && m_text[readBytes - 1] == '\0'
                 && std::string_view(e.what()).find("U+0000") == std::string_view::npos)
-                throw JsonError("invalid JSON: unexpected " + describeByte('\0') + " at offset "
+                throw JsonError(kindOf(e), "invalid JSON: unexpected " + describeByte('\0') + " at offset "
                     + std::to_string(readBytes - 1) + " (JSON text cannot hold a NUL byte outside a string escape)");
             // nlohmann prefixes "[json.exception.parse_error.101] "; the rest already says
             // where (line and column) for syntax errors, but not for number overflow.
@@ -172,10 +172,29 @@ namespace {
             if (reason.find(" line ") == std::string::npos)
                 reason += " (at byte " + std::to_string(position) + ")";
             // The reason quotes the offending input ("last read: ..."), which may be any bytes.
-            throw JsonError("invalid JSON: " + quoteForMessage(reason, 400));
+            throw JsonError(kindOf(e), "invalid JSON: " + quoteForMessage(reason, 400));
         }
 
     private:
+        // The kind of what nlohmann's parser refused. Its lexer's reason comes before "; last
+        // read: '...'" (which quotes the input, so it is not searched); the phrases and ids are
+        // nlohmann 3.11's (parse_error 101, out_of_range 406).
+        JsonErrorKind kindOf(const json::exception& e) const
+        {
+            if (e.id == 406)
+                return JsonErrorKind::NumberRange;
+            std::string_view what(e.what());
+            what = what.substr(0, what.find("; last read: "));
+            if (what.find("invalid string: ill-formed UTF-8 byte") != std::string_view::npos)
+                return JsonErrorKind::InvalidUtf8;
+            if (what.find("invalid string: surrogate U+") != std::string_view::npos)
+                return JsonErrorKind::LoneSurrogate;
+            std::string_view rest = m_text.substr(0, 3) == "\xef\xbb\xbf" ? m_text.substr(3) : m_text;
+            if (std::all_of(rest.begin(), rest.end(), isJsonWhitespace))
+                return JsonErrorKind::Empty;
+            return JsonErrorKind::Syntax;
+        }
+
         struct Level {
             json* container;
             std::string segment; // how the parent reaches it, for error messages
@@ -221,7 +240,7 @@ namespace {
         bool open(json&& container)
         {
             if (m_stack.size() >= maxJsonDepth)
-                throw JsonError("invalid JSON: nested deeper than " + std::to_string(maxJsonDepth) + " levels at "
+                throw JsonError(JsonErrorKind::Depth, "invalid JSON: nested deeper than " + std::to_string(maxJsonDepth) + " levels at "
                     + describeLocation(currentPointer()));
             std::string segment;
             json* p = place(std::move(container), &segment);
@@ -287,7 +306,7 @@ namespace {
             case json::value_t::number_float: {
                 const double d = v.get<double>();
                 if (!std::isfinite(d))
-                    throw JsonError("NaN and Infinity have no JSON form (RFC 8785 section 3.2.2.3), at "
+                    throw JsonError(JsonErrorKind::NumberRange, "NaN and Infinity have no JSON form (RFC 8785 section 3.2.2.3), at "
                         + describeLocation(pointerOf(at)));
                 out += esNumberToString(d);
                 return;
@@ -311,11 +330,11 @@ namespace {
                 object(v, at, depth);
                 return;
             case json::value_t::binary:
-                throw JsonError("binary values have no JSON form, at " + describeLocation(pointerOf(at)));
+                throw JsonError(JsonErrorKind::Unsupported, "binary values have no JSON form, at " + describeLocation(pointerOf(at)));
             case json::value_t::discarded:
                 break;
             }
-            throw JsonError("a discarded value has no JSON form, at " + describeLocation(pointerOf(at)));
+            throw JsonError(JsonErrorKind::Unsupported, "a discarded value has no JSON form, at " + describeLocation(pointerOf(at)));
         }
 
     private:
@@ -334,7 +353,7 @@ namespace {
             for (const auto& [name, member] : v.get_ref<const json::object_t&>()) {
                 if (const auto problem = utf8Problem(name)) {
                     const PathStep step { at, &name, 0 };
-                    throw JsonError(
+                    throw JsonError(JsonErrorKind::InvalidUtf8,
                         "member name is not valid UTF-8 (" + *problem + "), at " + describeLocation(pointerOf(&step)));
                 }
                 members.push_back({ utf8ToUtf16(name), &name, &member });
@@ -360,7 +379,7 @@ namespace {
         void string(const std::string& s, const PathStep* at, const char* what)
         {
             if (const auto problem = utf8Problem(s))
-                throw JsonError(std::string(what) + " is not valid UTF-8 (" + *problem + "), at "
+                throw JsonError(JsonErrorKind::InvalidUtf8, std::string(what) + " is not valid UTF-8 (" + *problem + "), at "
                     + describeLocation(pointerOf(at)));
             static constexpr char hex[] = "0123456789abcdef";
             out.push_back('"');
@@ -404,11 +423,36 @@ namespace {
         static void checkDepth(const PathStep* at, std::size_t depth)
         {
             if (depth >= maxJsonDepth)
-                throw JsonError("nested deeper than " + std::to_string(maxJsonDepth) + " levels at "
+                throw JsonError(JsonErrorKind::Depth, "nested deeper than " + std::to_string(maxJsonDepth) + " levels at "
                     + describeLocation(pointerOf(at)));
         }
     };
 } // namespace
+
+const char* jsonErrorKindName(JsonErrorKind kind)
+{
+    switch (kind) {
+    case JsonErrorKind::Syntax:
+        return "syntax";
+    case JsonErrorKind::DuplicateKey:
+        return "duplicate_key";
+    case JsonErrorKind::InvalidUtf8:
+        return "invalid_utf8";
+    case JsonErrorKind::LoneSurrogate:
+        return "lone_surrogate";
+    case JsonErrorKind::NumberRange:
+        return "number_range";
+    case JsonErrorKind::Depth:
+        return "depth";
+    case JsonErrorKind::TrailingData:
+        return "trailing_data";
+    case JsonErrorKind::Empty:
+        return "empty";
+    case JsonErrorKind::Unsupported:
+        return "unsupported";
+    }
+    return "syntax";
+}
 
 json parseJsonStrict(std::string_view text)
 {
@@ -426,7 +470,7 @@ json parseJsonStrict(std::string_view text)
         = builder.topLevelIsNumber ? numberEnd(text) : static_cast<std::size_t>(readTo - begin);
     for (std::size_t i = documentEnd; i < text.size(); ++i)
         if (!isJsonWhitespace(text[i]))
-            throw JsonError("invalid JSON: unexpected " + describeByte(text[i]) + " at offset " + std::to_string(i)
+            throw JsonError(JsonErrorKind::TrailingData, "invalid JSON: unexpected " + describeByte(text[i]) + " at offset " + std::to_string(i)
                 + " after the JSON document (only spaces, tabs and line breaks may follow it)");
     return std::move(builder.result);
 }
@@ -443,7 +487,7 @@ std::string canonicalJsonFromText(std::string_view text) { return canonicalJson(
 std::string esNumberToString(double x)
 {
     if (!std::isfinite(x))
-        throw JsonError("NaN and Infinity have no JSON form (RFC 8785 section 3.2.2.3)");
+        throw JsonError(JsonErrorKind::NumberRange, "NaN and Infinity have no JSON form (RFC 8785 section 3.2.2.3)");
     if (x == 0)
         return "0"; // -0 too
     std::string out;
@@ -457,7 +501,7 @@ std::string esNumberToString(double x)
     char buf[32];
     const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::scientific);
     if (ec != std::errc())
-        throw JsonError("cannot format number");
+        throw JsonError(JsonErrorKind::NumberRange, "cannot format number");
     const std::string_view sci(buf, static_cast<std::size_t>(end - buf)); // d[.ddd]e(+|-)XX
     const auto e = sci.find('e');
     std::string digits(1, sci[0]);

@@ -9,12 +9,38 @@
 
 namespace idem {
 
+// Why a text or value was refused, for programs that compare refusals (`idemctl digest --batch`
+// and the Python and TypeScript clients agree on these; clients/corpus/README.md). When text has
+// several faults, the kind is that of the first one a reader meets going left to right.
+enum class JsonErrorKind {
+    Syntax, // not JSON (a raw control character in a string, a bad escape, a truncated value, ...)
+    DuplicateKey,
+    InvalidUtf8, // ill-formed UTF-8 inside a string (outside one any such byte is a syntax error)
+    LoneSurrogate, // a \u escape of a surrogate without its partner
+    NumberRange, // a number beyond the double range (or NaN / Infinity in a built value)
+    Depth, // containers nested deeper than maxJsonDepth
+    TrailingData, // a byte other than JSON whitespace after the value
+    Empty, // nothing but an optional byte order mark and whitespace
+    Unsupported, // a built value JSON cannot carry (binary, discarded)
+};
+
+// The kind's name as `idemctl digest --batch` prints it: syntax, duplicate_key, invalid_utf8, ...
+const char* jsonErrorKindName(JsonErrorKind kind);
+
 // A request that cannot be canonicalised: bad JSON text, a duplicate key, a number or string
 // JSON cannot carry. Deliberately not std::invalid_argument: idemctl reports that as a usage
 // error, while this is about the data.
 class JsonError : public std::runtime_error {
 public:
-    using std::runtime_error::runtime_error;
+    JsonError(JsonErrorKind kind, const std::string& message)
+        : std::runtime_error(message)
+        , m_kind(kind)
+    {
+    }
+    JsonErrorKind kind() const { return m_kind; }
+
+private:
+    JsonErrorKind m_kind;
 };
 
 // Containers nested deeper than this are refused rather than risking the stack.

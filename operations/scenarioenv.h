@@ -7,6 +7,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
@@ -45,6 +46,11 @@ struct ScenarioEnv {
     std::string conninfo;
     SchemaName schema;
     std::string workerExecutable;
+    // The worker processes' command lines without their arguments: idemctl scenario-worker first,
+    // then each VerifyOptions::workerCommands entry (runVerification fills it).
+    std::vector<std::vector<std::string>> workers;
+    // "idemctl, python3 -m ..., ...": for the scenarios' details.
+    std::string workerNames() const;
     std::shared_ptr<AckLedger> ledger = std::make_shared<AckLedger>();
     int scenario = 0; // the one running, for the ledger
 

@@ -6,6 +6,7 @@
 #include <latch>
 #include <map>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include "schema/migrate.h"
@@ -327,6 +328,21 @@ void checkLedger(pqxx::connection& conn, const ScenarioEnv& env, std::vector<Sce
 }
 } // namespace
 
+std::string ScenarioEnv::workerNames() const
+{
+    std::string out;
+    for (const auto& w : workers) {
+        if (!out.empty())
+            out += ", ";
+        // idemctl by its name, not its path; the others as given.
+        const auto slash = w[0].rfind('/');
+        out += &w == &workers.front() && slash != std::string::npos ? w[0].substr(slash + 1) : w[0];
+        for (std::size_t i = 1; i < w.size(); ++i)
+            out += ' ' + w[i];
+    }
+    return out;
+}
+
 std::vector<ScenarioResult> runVerification(const VerifyOptions& options, const std::vector<int>& only)
 {
     std::random_device rd;
@@ -335,6 +351,17 @@ std::vector<ScenarioResult> runVerification(const VerifyOptions& options, const 
                                      ? options.schema
                                      : "idem_verify_" + std::to_string(std::uniform_int_distribution<int>(100000, 999999)(rd))),
                       options.workerExecutable };
+    if (!options.workerExecutable.empty())
+        env.workers.push_back({ options.workerExecutable, "scenario-worker" });
+    for (const auto& command : options.workerCommands) {
+        std::vector<std::string> words;
+        std::istringstream in(command);
+        for (std::string word; in >> word;)
+            words.push_back(word);
+        if (words.empty())
+            throw std::invalid_argument("a worker command is empty");
+        env.workers.push_back(std::move(words));
+    }
     auto admin = env.connect();
     migrate(*admin, { env.schema, false });
     {

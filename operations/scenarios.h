@@ -23,6 +23,11 @@ struct VerifyOptions {
     std::string conninfo;
     // The idemctl binary: scenarios 4 and 5 start it as a real worker process and SIGKILL it.
     std::string workerExecutable;
+    // Other implementations of the scenario-worker interface (`idemctl scenario-worker`'s arguments,
+    // stdout lines and exit codes), each a command split at spaces, e.g. "python3 -m
+    // idem_client.scenario_worker". Scenarios 4 and 5, the ones that start worker processes, start
+    // one per implementation on the same key, idemctl's first, each killed in turn.
+    std::vector<std::string> workerCommands;
     int threads = 32; // scenario 1
     int rounds = 50; // scenario 1
     bool keepSchema = false; // leave the scratch schema for inspection

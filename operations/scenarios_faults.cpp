@@ -23,14 +23,15 @@ namespace {
 
     std::string digestOf(const std::string& request) { return "v1:" + sha256Hex(request); }
 
-    // A child idemctl running `scenario-worker`. The DSN travels in the environment, not argv,
-    // so it never shows in a process listing.
+    // A child worker process: idemctl running `scenario-worker`, or another implementation of that
+    // interface (VerifyOptions::workerCommands). The DSN travels in the environment, not argv, so
+    // it never shows in a process listing.
     class WorkerProcess {
     public:
-        WorkerProcess(const ScenarioEnv& env, const TaskKey& key, const std::string& digest, long long leaseMs,
-                      const char* mode)
+        WorkerProcess(const ScenarioEnv& env, const std::vector<std::string>& command, const TaskKey& key,
+                      const std::string& digest, long long leaseMs, const char* mode)
         {
-            expect(!env.workerExecutable.empty(), "no worker executable to start (idemctl path unknown)");
+            expect(!command.empty() && !command[0].empty(), "no worker executable to start (idemctl path unknown)");
             int fds[2];
             expect(::pipe(fds) == 0, "pipe failed");
             posix_spawn_file_actions_t actions;
@@ -38,9 +39,11 @@ namespace {
             posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
             posix_spawn_file_actions_addclose(&actions, fds[0]);
             posix_spawn_file_actions_addclose(&actions, fds[1]);
-            std::vector<std::string> args = { env.workerExecutable, "scenario-worker", "--schema", env.schema.name(),
-                                              "--key", key.str(), "--digest", digest, "--lease-ms",
-                                              std::to_string(leaseMs), "--mode", mode };
+            std::vector<std::string> args = command;
+            for (const std::string& a : { std::string("--schema"), env.schema.name(), std::string("--key"), key.str(),
+                                          std::string("--digest"), digest, std::string("--lease-ms"),
+                                          std::to_string(leaseMs), std::string("--mode"), std::string(mode) })
+                args.push_back(a);
             std::vector<std::string> envStrings;
             for (char** e = environ; *e; ++e)
                 if (std::strncmp(*e, "IDEM_DSN=", 9) != 0)
@@ -53,12 +56,13 @@ namespace {
             for (auto& e : envStrings)
                 envp.push_back(e.data());
             envp.push_back(nullptr);
-            const int rc = posix_spawn(&m_pid, env.workerExecutable.c_str(), &actions, nullptr, argv.data(), envp.data());
+            // spawnp: a command such as "python3 -m ..." is found on PATH, as a shell would.
+            const int rc = posix_spawnp(&m_pid, command[0].c_str(), &actions, nullptr, argv.data(), envp.data());
             posix_spawn_file_actions_destroy(&actions);
             ::close(fds[1]);
             if (rc != 0) {
                 ::close(fds[0]);
-                throw ScenarioFailed("cannot start " + env.workerExecutable + ": " + std::strerror(rc));
+                throw ScenarioFailed("cannot start " + command[0] + ": " + std::strerror(rc));
             }
             m_out = ::fdopen(fds[0], "r");
         }
@@ -96,9 +100,10 @@ namespace {
         FILE* m_out = nullptr;
     };
 
-    std::string tokenFrom(const std::string& line, const std::string& what)
+    std::string tokenFrom(const std::string& line, const std::string& what, const std::string& worker)
     {
-        expect(line.rfind(what + " ", 0) == 0, "worker said '" + line + "', expected '" + what + " <token>'");
+        expect(line.rfind(what + " ", 0) == 0,
+               "the " + worker + " worker said '" + line + "', expected '" + what + " <token>'");
         return line.substr(what.size() + 1);
     }
 
@@ -113,6 +118,29 @@ namespace {
             expect(std::chrono::steady_clock::now() < deadline, "the dead worker's lease never expired");
             std::this_thread::sleep_for(std::min(c.retryAfter, std::chrono::milliseconds(100)) + std::chrono::milliseconds(5));
         }
+    }
+
+    // Waits until the row's lease has run out by the server's clock, so that the next worker
+    // process takes the key over instead of being told in_progress.
+    void waitForLeaseEnd(const ScenarioEnv& env, pqxx::connection& conn, const TaskKey& key)
+    {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+        for (;;) {
+            pqxx::read_transaction t(conn);
+            const auto r = t.exec_params("SELECT lease_until <= now() FROM " + env.table("task_idempotency")
+                                             + " WHERE idempotency_key = $1",
+                                         key.str());
+            t.commit();
+            if (!r.empty() && !r[0][0].is_null() && r[0][0].as<bool>())
+                return;
+            expect(std::chrono::steady_clock::now() < deadline, "the dead worker's lease never expired");
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+    }
+
+    std::string commandName(const ScenarioEnv& env, const std::vector<std::string>& command)
+    {
+        return &command == &env.workers.front() ? std::string("idemctl") : command[0];
     }
 
 } // namespace
@@ -146,39 +174,50 @@ int scenarioWorkerMain(const std::string& conninfo, const SchemaName& schema, co
 }
 
 // 4. A worker process killed after claiming: after its lease another claims with a new token
-// and attempts + 1; the dead worker's token can no longer commit anything.
+// and attempts + 1; the dead worker's token can no longer commit anything. With several worker
+// implementations (VerifyOptions::workerCommands) each one claims the same key in turn after the
+// last one's lease ran out, and is killed; the takeover then counts one attempt more than them.
 std::string scenario4(const ScenarioEnv& env)
 {
     const TaskKey key("verify", "s4", "order-1");
     const std::string digest = digestOf("s4");
-    std::string deadToken;
-    {
-        WorkerProcess worker(env, key, digest, 1500, "claim");
-        deadToken = tokenFrom(worker.readLine(), "claimed");
-    } // SIGKILL
+    expect(!env.workers.empty(), "no worker executable to start (idemctl path unknown)");
     auto conn = env.connect();
     TaskStore store(*conn, env.storeOptions());
-    const auto early = store.claim(key, digest);
-    expect(early.decision == Decision::InProgress && early.retryAfter.count() > 0,
-           std::string("while the dead lease is live a claim said ") + decisionName(early.decision));
+    std::vector<std::string> deadTokens;
+    for (const auto& command : env.workers) {
+        if (!deadTokens.empty())
+            waitForLeaseEnd(env, *conn, key);
+        {
+            WorkerProcess worker(env, command, key, digest, 1500, "claim");
+            deadTokens.push_back(tokenFrom(worker.readLine(), "claimed", commandName(env, command)));
+        } // SIGKILL
+        const auto early = store.claim(key, digest);
+        expect(early.decision == Decision::InProgress && early.retryAfter.count() > 0,
+               "while the lease of the killed " + commandName(env, command) + " worker is live a claim said "
+                   + decisionName(early.decision));
+    }
+    const int workers = static_cast<int>(deadTokens.size());
     const auto taken = claimAfterExpiry(store, key, digest);
     expect(taken.decision == Decision::Reacquired && taken.detail == "lease_expired",
            std::string("after expiry the claim said ") + decisionName(taken.decision) + " " + taken.detail);
-    expect(taken.attempts == 2, "attempts after takeover is " + std::to_string(taken.attempts) + ", not 2");
-    expect(taken.token != deadToken, "the takeover reused the dead token");
-
-    bool fenced = false;
-    try {
-        pqxx::work tx(*conn);
-        store.fence(tx, key, deadToken);
-        env.insertEffect(tx, key, "dead executor");
-        store.complete(tx, key, deadToken, "{}");
-        tx.commit();
-    } catch (const LostOwnership&) {
-        fenced = true;
+    expect(taken.attempts == workers + 1,
+           "attempts after takeover is " + std::to_string(taken.attempts) + ", not " + std::to_string(workers + 1));
+    for (const auto& deadToken : deadTokens) {
+        expect(taken.token != deadToken, "the takeover reused a dead token");
+        bool fenced = false;
+        try {
+            pqxx::work tx(*conn);
+            store.fence(tx, key, deadToken);
+            env.insertEffect(tx, key, "dead executor");
+            store.complete(tx, key, deadToken, "{}");
+            tx.commit();
+        } catch (const LostOwnership&) {
+            fenced = true;
+        }
+        expect(fenced, "a dead worker's token could still complete");
     }
-    expect(fenced, "the dead worker's token could still complete");
-    expect(env.effects(*conn, key) == 0, "the dead token's business write landed");
+    expect(env.effects(*conn, key) == 0, "a dead token's business write landed");
     {
         pqxx::work tx(*conn);
         store.fence(tx, key, taken.token);
@@ -188,36 +227,52 @@ std::string scenario4(const ScenarioEnv& env)
     }
     expect(env.effects(*conn, key) == 1, "business effects != 1 after the new executor");
     const auto row = nlohmann::json::parse(env.rowJson(*conn, key));
-    expect(row["status"] == "succeeded" && row["attempts"] == 2, "record is " + row.dump());
-    return "SIGKILLed after claim; in_progress until the lease ran out; taken over with a new token at attempt 2; "
-           "the dead token was refused; 1 effect";
+    expect(row["status"] == "succeeded" && row["attempts"] == workers + 1, "record is " + row.dump());
+    if (workers == 1)
+        return "SIGKILLed after claim; in_progress until the lease ran out; taken over with a new token at attempt "
+               "2; the dead token was refused; 1 effect";
+    return "workers " + env.workerNames() + " each claimed the key after the last one's lease and were SIGKILLed; "
+        + "in_progress while each lease was live; taken over at attempt " + std::to_string(workers + 1)
+        + "; every dead token was refused; 1 effect";
 }
 
 // 5. A worker killed after its business write, before commit: neither lands. Then an external
 // side effect whose answer is lost: retried with the same key, the downstream keeps one effect.
+// With several worker implementations each writes and is killed in turn on the same key.
 std::string scenario5(const ScenarioEnv& env)
 {
     const TaskKey key("verify", "s5", "order-1");
     const std::string digest = digestOf("s5");
+    expect(!env.workers.empty(), "no worker executable to start (idemctl path unknown)");
     auto conn = env.connect();
     TaskStore store(*conn, env.storeOptions());
-    {
-        WorkerProcess worker(env, key, digest, 1500, "write");
-        tokenFrom(worker.readLine(), "written");
-        const auto busy = store.claim(key, digest);
-        expect(busy.decision == Decision::InProgress, "a claim during the worker's transaction did not say in_progress");
-    } // SIGKILL: the open transaction dies with the process
-    expect(env.effects(*conn, key) == 0, "the killed worker's uncommitted business write landed");
-    auto row = nlohmann::json::parse(env.rowJson(*conn, key));
-    expect(row["status"] == "processing", "the killed worker's success landed: " + row.dump());
+    int workers = 0;
+    for (const auto& command : env.workers) {
+        if (workers > 0)
+            waitForLeaseEnd(env, *conn, key);
+        {
+            WorkerProcess worker(env, command, key, digest, 1500, "write");
+            tokenFrom(worker.readLine(), "written", commandName(env, command));
+            const auto busy = store.claim(key, digest);
+            expect(busy.decision == Decision::InProgress,
+                   "a claim during the " + commandName(env, command) + " worker's transaction did not say in_progress");
+        } // SIGKILL: the open transaction dies with the process
+        ++workers;
+        expect(env.effects(*conn, key) == 0,
+               "the killed " + commandName(env, command) + " worker's uncommitted business write landed");
+        const auto row = nlohmann::json::parse(env.rowJson(*conn, key));
+        expect(row["status"] == "processing" && row["attempts"] == workers,
+               "after the killed " + commandName(env, command) + " worker the record is " + row.dump());
+    }
     const auto retried = runTask(store, key, digest, [&](pqxx::work& tx, const TaskContext&) {
         env.insertEffect(tx, key, "too early");
         return std::string("{}");
     });
     expect(retried.kind == RunOutcome::Kind::InProgress, "the dead worker's lease was not respected");
     const auto taken = claimAfterExpiry(store, key, digest);
-    expect(taken.decision == Decision::Reacquired && taken.attempts == 2,
-           std::string("after expiry the claim said ") + decisionName(taken.decision));
+    expect(taken.decision == Decision::Reacquired && taken.attempts == workers + 1,
+           std::string("after expiry the claim said ") + decisionName(taken.decision) + " at attempt "
+               + std::to_string(taken.attempts));
     {
         pqxx::work tx(*conn);
         store.fence(tx, key, taken.token);
@@ -247,7 +302,7 @@ std::string scenario5(const ScenarioEnv& env)
     };
     const auto first = runTask(quick, payKey, payDigest, pay);
     expect(first.kind == RunOutcome::Kind::WillRetry, std::string("unknown outcome gave ") + runOutcomeName(first.kind));
-    row = nlohmann::json::parse(env.rowJson(*conn, payKey));
+    const auto row = nlohmann::json::parse(env.rowJson(*conn, payKey));
     expect(row["status"] == "retryable_failed" && row["error_class"] == "unknown", "record after unknown: " + row.dump());
     RunOutcome second;
     for (int i = 0; i < 100; ++i) {
@@ -268,8 +323,13 @@ std::string scenario5(const ScenarioEnv& env)
            "downstream holds " + d[0][0].as<std::string>() + " effects after " + d[0][1].as<std::string>() + " calls");
     t.commit();
     expect(env.effects(*conn, payKey) == 1, "business effects != 1 for the payment");
-    return "SIGKILLed after the business write: no write, no success, in_progress until the lease ran out; "
-           "unknown outcome retried with the same key: 2 downstream calls, 1 downstream effect, 1 business effect";
+    const std::string killed = workers == 1
+        ? std::string("SIGKILLed after the business write: no write, no success, in_progress until the lease ran out; ")
+        : "workers " + env.workerNames() + " each wrote on the key after the last one's lease and were SIGKILLed "
+            + "before commit: no write, no success, in_progress while each lease was live, taken over at attempt "
+            + std::to_string(workers + 1) + "; ";
+    return killed
+        + "unknown outcome retried with the same key: 2 downstream calls, 1 downstream effect, 1 business effect";
 }
 
 // 6. Transient errors back off with bounded jitter and every claimer respects next_attempt_at;

@@ -27,6 +27,18 @@ if [ "${1:-run}" = test ]; then
     packages+=(pgbouncer)
     # tst_purgecron starts a cluster of its own with pg_cron preloaded and lets it CALL the purge
     packages+=(postgresql-15-cron)
+    # The Python and TypeScript clients (clients/, issue 30): tst_python_client, tst_node_client,
+    # tst_digest_crosscheck and tst_scenarios_mixed; Debian's packages only, no registry at test time
+    packages+=(python3-psycopg python3-pytest node-typescript)
+    # Node.js and node-pg from Debian, unless this machine's nodejs is another build (nodesource's
+    # conflicts with libnode108, which node-pg needs through node-libpq): then it keeps its Node.js
+    # and the client uses Debian's node-pg unpacked beside the checkout (scripts/debian-node.sh).
+    installed_node=$(dpkg-query -W -f='${Version}' nodejs 2>/dev/null || true)
+    if [ -n "$installed_node" ] && ! apt-cache madison nodejs 2>/dev/null | grep -qF "| $installed_node |"; then
+        unpack_node_pg=true
+    else
+        packages+=(nodejs node-pg)
+    fi
 fi
 
 missing=()
@@ -35,7 +47,13 @@ for p in "${packages[@]}"; do
         missing+=("$p")
     fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+finish() {
+    if [ "${unpack_node_pg:-false}" = true ]; then
+        "$(dirname "${BASH_SOURCE[0]}")/debian-node.sh"
+    fi
+    exit 0
+}
+[ ${#missing[@]} -eq 0 ] && finish
 
 echo "deps: installing ${missing[*]}"
 sudo=""
@@ -47,3 +65,4 @@ export DEBIAN_FRONTEND=noninteractive
 # The package lists of a fresh machine are empty or stale: refresh them before the first install.
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+finish

@@ -14,6 +14,7 @@ private Q_SLOTS:
     void run();
     void sizeCap();
     void endlessInputEndsQuickly();
+    void batch();
 
 private:
     QTemporaryDir m_dir;
@@ -214,6 +215,39 @@ void TestDigestCli::endlessInputEndsQuickly()
     QCOMPARE(r.out, QByteArray());
     QVERIFY2(r.err.startsWith("idemctl digest: /dev/zero is larger than 64 MiB"), r.err.constData());
     QVERIFY2(timer.elapsed() < 10000, qPrintable(QString::number(timer.elapsed())));
+}
+
+// Issue 30: the batch protocol the Python and TypeScript clients answer too (clients/crosscheck.sh):
+// one base64 document per line in, one answer per line out, refusals by kind.
+void TestDigestCli::batch()
+{
+    const QByteArray documents[] = { otherTraceText, QByteArray(), nulText, QByteArray(R"({"a":1,"a":2})"),
+        QByteArray("[\"\\ud800\"]"), QByteArray("[\"\xff\"]"), QByteArray("[1e999]"),
+        QByteArray(513, '['), QByteArray("[1,]"), QByteArray(" \n") };
+    QByteArray input;
+    for (const auto& d : documents)
+        input += d.toBase64() + '\n';
+    const Run r = runIdemctl({ QStringLiteral("--batch"), QStringLiteral("--ignore"), QStringLiteral("meta.trace_id") },
+                             input);
+    QCOMPARE(r.exitCode, 0);
+    QCOMPARE(r.err, QByteArray());
+    const QList<QByteArray> lines = r.out.split('\n');
+    QCOMPARE(lines.size(), 11); // ten answers and the empty rest after the last newline
+    QCOMPARE(lines[0], "ok " + canonicalWithoutTrace.toBase64() + ' ' + digestWithoutTrace.trimmed());
+    QCOMPARE(lines[1], QByteArray("err empty"));
+    QCOMPARE(lines[2], QByteArray("err trailing_data"));
+    QCOMPARE(lines[3], QByteArray("err duplicate_key"));
+    QCOMPARE(lines[4], QByteArray("err lone_surrogate"));
+    QCOMPARE(lines[5], QByteArray("err invalid_utf8"));
+    QCOMPARE(lines[6], QByteArray("err number_range"));
+    QCOMPARE(lines[7], QByteArray("err depth"));
+    QCOMPARE(lines[8], QByteArray("err syntax"));
+    QCOMPARE(lines[9], QByteArray("err empty"));
+
+    const Run bad = runIdemctl({ QStringLiteral("--batch") }, "e30=\n!!!\n");
+    QCOMPARE(bad.exitCode, 1);
+    QVERIFY2(bad.err.contains("line 2 is not base64"), bad.err.constData());
+    QVERIFY2(runIdemctl({ QStringLiteral("--batch"), QStringLiteral("--canonical") }).exitCode == 2, "usage error");
 }
 
 QTEST_GUILESS_MAIN(TestDigestCli)

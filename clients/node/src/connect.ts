@@ -1,0 +1,24 @@
+import type { Client } from 'pg';
+
+import { clientConfig } from './conninfo';
+import { translateError } from './errors';
+
+/**
+ * A connected node-pg Client for a libpq connection string (keyword=value or URI), with
+ * application_name set when the string does not. A server that cannot be reached is a
+ * DatabaseUnavailableError; other connection failures (authentication, TLS) are node-pg's errors.
+ */
+export async function connect(dsn: string, applicationName = 'idem-client'): Promise<Client> {
+    // Loaded here, not at import: the digest needs no database driver.
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const pg = require('pg') as typeof import('pg');
+    const client = new pg.Client(clientConfig(dsn, applicationName));
+    // An idle connection that breaks emits 'error'; without a listener that would end the process.
+    client.on('error', () => undefined);
+    try {
+        await client.connect();
+    } catch (e) {
+        throw translateError(e);
+    }
+    return client;
+}

@@ -1,0 +1,20 @@
+// idem-client: workers in TypeScript / JavaScript that agree with the C++ library to the byte.
+export { JsonError, canonicalJson, canonicalJsonFromText, esNumberToString, maxJsonDepth, parseJsonStrict } from './canonicaljson';
+export type { JsonErrorKind, JsonValue } from './canonicaljson';
+export { canonicalBytes, digestOfCanonical, requestDigest, requestDigestFromText, requestDigestPrefix, withoutFields } from './digest';
+export { TaskKey, maxBusinessIdBytes, maxNameBytes } from './key';
+export {
+    DatabaseUnavailableError, IdemError, InvalidArgumentError, LostOwnershipError, NoRecordError, NotPrimaryError,
+    TaskFailure, isConnectionError, translateError,
+} from './errors';
+export type { FailureClass } from './errors';
+export { TaskStore, limits, quoteSchema } from './store';
+export type { ClaimResult, Decision, FailResult, Queryable, StoreOptions } from './store';
+export { ceilingAfter, defaultRetryPolicy, delayAfter } from './retrypolicy';
+export type { RetryPolicy } from './retrypolicy';
+export { outcomeOfClaim, runTask } from './runner';
+export type { DownstreamCall, RecordFunction, RunOutcome, RunOutcomeKind, TaskContext, TaskFunction } from './runner';
+export { CounterBatchRefused, CounterFlusher, OutcomeCounters, outcomes } from './counters';
+export type { Outcome } from './counters';
+export { clientConfig, parseKeywordValue } from './conninfo';
+export { connect } from './connect';

@@ -1,0 +1,213 @@
+// The whole claim / fenced execute / complete-or-fail sequence, with core/runner.cpp's semantics.
+import { DatabaseUnavailableError, InvalidArgumentError, LostOwnershipError, TaskFailure, isConnectionError } from './errors';
+import type { FailureClass } from './errors';
+import type { TaskKey } from './key';
+import type { ClaimResult, FailResult, Queryable, TaskStore } from './store';
+
+export interface TaskContext {
+    readonly key: TaskKey;
+    /**
+     * Pass this downstream as the request's idempotency key: a retry after an unknown outcome must
+     * reach the downstream with the same key so that its own dedup keeps one effect.
+     */
+    readonly idempotencyKey: string;
+    readonly token: string;
+    readonly attempt: number;
+    /** The last attempt's outcome is unknown (recorded as such, or its lease expired). */
+    readonly previousOutcomeUnknown: boolean;
+}
+
+/** What happened: the same names as the C++ runOutcomeName. */
+export type RunOutcomeKind =
+    | 'succeeded' // this call executed the task and committed it
+    | 'replayed' // an earlier execution succeeded; resultJson is its stored result
+    | 'in_progress' // someone else is executing it; retry after claim.retryAfterMs
+    | 'conflict' // the key was used with another request
+    | 'retry_later' // in backoff; retry after claim.retryAfterMs
+    | 'failed' // permanent or exhausted (now or earlier)
+    | 'will_retry' // this attempt failed and was recorded as retryable
+    | 'lost_ownership' // the lease was lost before commit: the business writes were rolled back
+    | 'paused'; // an operator paused the key's tenant or operation: nothing ran, not a try; retry after claim.retryAfterMs
+
+export interface RunOutcome {
+    kind: RunOutcomeKind;
+    claim: ClaimResult;
+    /** succeeded / replayed: the result as JSON text. */
+    resultJson: string;
+    error: string;
+    /** will_retry, and a failed that this call recorded. */
+    failure?: FailResult;
+}
+
+/** The task body: runs inside the business transaction, after the fence; returns the result as JSON text. */
+export type TaskFunction = (tx: Queryable, ctx: TaskContext) => Promise<string> | string;
+/** A call to another service, made with no transaction open; returns what the service answered. */
+export type DownstreamCall = (ctx: TaskContext) => Promise<string> | string;
+/** Writes the local effects in a short fenced transaction; returns the result as JSON text. */
+export type RecordFunction = (tx: Queryable, ctx: TaskContext, downstreamAnswer: string) => Promise<string> | string;
+
+/** The outcome a claim that may not execute amounts to (replay, in progress, conflict, ...). */
+export function outcomeOfClaim(c: ClaimResult): RunOutcome {
+    const out: RunOutcome = { kind: 'in_progress', claim: c, resultJson: '', error: '' };
+    switch (c.decision) {
+        case 'replay':
+            out.kind = 'replayed';
+            out.resultJson = c.resultJson;
+            break;
+        case 'in_progress':
+            break;
+        case 'conflict':
+            out.kind = 'conflict';
+            out.error = c.storedDigest
+                ? `key already used with request digest ${c.storedDigest}`
+                : 'key already used with another request digest';
+            break;
+        case 'retry_later':
+            out.kind = 'retry_later';
+            out.error = c.errorMessage;
+            break;
+        case 'failed':
+            out.kind = 'failed';
+            out.error = c.errorMessage;
+            break;
+        case 'paused':
+            out.kind = 'paused';
+            out.error = `paused (${c.detail}): ${c.errorMessage}`;
+            break;
+        default:
+            break;
+    }
+    return out;
+}
+
+async function rollbackQuietly(client: Queryable): Promise<void> {
+    try {
+        await client.query('ROLLBACK');
+    } catch {
+        // The connection is gone or no transaction is open: nothing to undo here.
+    }
+}
+
+async function runClaimed(
+    store: TaskStore,
+    key: TaskKey,
+    claim: ClaimResult,
+    call: DownstreamCall | undefined,
+    record: RecordFunction,
+): Promise<RunOutcome> {
+    const out: RunOutcome = { kind: 'succeeded', claim, resultJson: '', error: '' };
+    // An executor whose lease ran out recorded nothing: its request may have left, as with a recorded unknown.
+    const previousUnknown = claim.errorClass === 'unknown' || claim.detail === 'lease_expired';
+    const ctx: TaskContext = Object.freeze({
+        key,
+        idempotencyKey: key.str(),
+        token: claim.token,
+        attempt: claim.attempts,
+        previousOutcomeUnknown: previousUnknown,
+    });
+    const client = store.client;
+    let cls: FailureClass = 'retryable';
+    let message: string;
+    let inTransaction = false;
+    try {
+        let answer = '';
+        if (call) {
+            try {
+                answer = await call(ctx);
+            } catch (e) {
+                // The call's own connection: whether the other side acted is not known.
+                if (!(e instanceof TaskFailure) && isConnectionError(e))
+                    throw new TaskFailure('unknown', `downstream connection lost: ${(e as Error).message}`);
+                throw e;
+            }
+        }
+        await client.query('BEGIN');
+        inTransaction = true;
+        await store.fence(client, key, claim.token);
+        const result = await record(client, ctx, answer);
+        await store.complete(client, key, claim.token, result);
+        try {
+            await client.query('COMMIT');
+        } catch (e) {
+            inTransaction = false;
+            if (isConnectionError(e))
+                throw new DatabaseUnavailableError(
+                    `the connection to the database was lost during the commit: its outcome is unknown: ${(e as Error).message}`,
+                );
+            throw e;
+        }
+        inTransaction = false;
+        store.countSucceeded(key);
+        out.resultJson = result;
+        return out;
+    } catch (e) {
+        if (inTransaction) await rollbackQuietly(client);
+        if (e instanceof LostOwnershipError) {
+            out.kind = 'lost_ownership';
+            out.error = e.message;
+            return out;
+        }
+        if (e instanceof DatabaseUnavailableError) throw e;
+        if (isConnectionError(e))
+            throw new DatabaseUnavailableError(`the connection to the database was lost: ${(e as Error).message}`);
+        if (e instanceof TaskFailure) {
+            cls = e.failureClass;
+            message = e.message;
+        } else if (e instanceof InvalidArgumentError) {
+            // Bad output (an oversize result) will be just as bad next time.
+            cls = 'permanent';
+            message = e.message;
+        } else {
+            message = e instanceof Error ? e.message : String(e);
+        }
+    }
+
+    // The business transaction is rolled back by now; record the failure on its own.
+    out.error = message;
+    try {
+        out.failure = await store.fail(key, claim.token, claim.attempts, cls, message);
+    } catch (e) {
+        if (e instanceof LostOwnershipError) {
+            out.kind = 'lost_ownership';
+            out.error = `${message}; and the lease was lost before the failure was recorded: ${e.message}`;
+            return out;
+        }
+        throw e;
+    }
+    out.kind = out.failure.status === 'failed' ? 'failed' : 'will_retry';
+    return out;
+}
+
+/**
+ * Claims the key, and when this caller may execute: runs the task inside a fenced transaction on
+ * the store's client, completes it in the same transaction, or records the failure. For a task that
+ * only writes to this database; a task that calls another service takes the other form:
+ *
+ *     runTask(store, key, digest, task)
+ *     runTask(store, key, digest, call, record)
+ *
+ * In the second, `call` runs first with no transaction open (pass ctx.idempotencyKey downstream),
+ * then `record` writes the local effects in a short fenced transaction that also records the
+ * success. Throws DatabaseUnavailableError when the connection breaks.
+ */
+export async function runTask(store: TaskStore, key: TaskKey, requestDigest: string, task: TaskFunction): Promise<RunOutcome>;
+export async function runTask(
+    store: TaskStore,
+    key: TaskKey,
+    requestDigest: string,
+    call: DownstreamCall,
+    record: RecordFunction,
+): Promise<RunOutcome>;
+export async function runTask(
+    store: TaskStore,
+    key: TaskKey,
+    requestDigest: string,
+    taskOrCall: TaskFunction | DownstreamCall,
+    record?: RecordFunction,
+): Promise<RunOutcome> {
+    const claim = await store.claim(key, requestDigest);
+    if (!claim.mayExecute) return outcomeOfClaim(claim);
+    if (record) return runClaimed(store, key, claim, taskOrCall as DownstreamCall, record);
+    const task = taskOrCall as TaskFunction;
+    return runClaimed(store, key, claim, undefined, (tx, ctx) => task(tx, ctx));
+}

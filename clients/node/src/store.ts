@@ -1,0 +1,370 @@
+// The protocol's SQL functions, one round trip each (docs/workers-guide.md), with the semantics of
+// core/taskstore.cpp: bounds checked before any I/O, typed errors, 40001/40P01 retried.
+import { randomUUID } from 'crypto';
+
+import type { OutcomeCounters } from './counters';
+import { InvalidArgumentError, LostOwnershipError, translateError } from './errors';
+import type { FailureClass } from './errors';
+import { TaskKey } from './key';
+import { RetryPolicy, defaultRetryPolicy, delayAfter, validateRetryPolicy } from './retrypolicy';
+
+/** Anything that runs a parameterised query: a pg.Client, a pooled client. */
+export interface Queryable {
+    query(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
+}
+
+/** The claim's decision. */
+export type Decision =
+    | 'acquired' // new key: this caller executes
+    | 'reacquired' // lease expired or retry due: this caller executes, attempts + 1, new token
+    | 'replay' // succeeded before: resultJson is the answer
+    | 'in_progress' // someone else holds a live lease: ask again after retryAfterMs
+    | 'conflict' // same key, another request digest: nothing changed
+    | 'retry_later' // a retryable failure in backoff: ask again after retryAfterMs
+    | 'failed' // permanent or exhausted: only an operator can reopen it
+    | 'paused'; // schema v15: an operator paused the key's tenant or operation; not a try
+
+export interface ClaimResult {
+    decision: Decision;
+    /** new, lease_expired, retry_due, lease_live, locked, succeeded, exhausted, ...; paused: the pause's tenant:operation ('*' for all). */
+    detail: string;
+    /** The owner token when this caller may execute, else ''. */
+    token: string;
+    attempts: number;
+    maxAttempts: number;
+    retryAfterMs: number;
+    /** replay: the stored result as JSON text ("null" when none); else ''. */
+    resultJson: string;
+    /** conflict: '' since schema v13 (the stored digest is not revealed). */
+    storedDigest: string;
+    /** failed / retry_later: the last error's class and message; paused: errorMessage is the pause's reason. */
+    errorClass: string;
+    errorMessage: string;
+    /** paused: how long the pause has left by the server's clock, in ms; 0 for a pause until resumed. */
+    pausedForMs: number;
+    /** acquired or reacquired. */
+    mayExecute: boolean;
+}
+
+export interface FailResult {
+    /** retryable_failed or failed */
+    status: string;
+    attempts: number;
+    exhausted: boolean;
+    retryDelayMs: number;
+}
+
+/** The bounds the SQL functions enforce (ID003 outside them). */
+export const limits = Object.freeze({
+    maxLeaseMs: 86_400_000,
+    maxRetryDelayMs: 604_800_000,
+    maxAgeMs: 31_536_000_000,
+    maxAttempts: 1000,
+    maxResultBytes: 64 << 20,
+    maxDigestBytes: 256,
+});
+
+export interface StoreOptions {
+    /** The Idem schema (default "idem"): a lowercase identifier. */
+    schema?: string;
+    /** Lease per claim and heartbeat, 1 ms to 24 h. Default 30 000. */
+    leaseMs?: number;
+    retry?: Partial<RetryPolicy>;
+    /** Largest result complete() sends, 1 to 64 MiB. Default 1 MiB. */
+    maxResultBytes?: number;
+    /** Retries of SQLSTATE 40001 / 40P01. Default 5. */
+    maxSerializationRetries?: number;
+}
+
+/** A schema name as core/identifier.cpp accepts it, double-quoted for splicing before an object name. */
+export function quoteSchema(name: string): string {
+    if (typeof name !== 'string' || name.length === 0) throw new InvalidArgumentError('schema name is empty');
+    if (name.length > 63) throw new InvalidArgumentError('schema name is longer than 63 bytes');
+    if (!/^[a-z_]/.test(name))
+        throw new InvalidArgumentError(`schema name must start with a lowercase letter or '_': ${name}`);
+    if (!/^[a-z_0-9]+$/.test(name))
+        throw new InvalidArgumentError(`schema name may hold only a-z, 0-9 and '_': ${name}`);
+    if (name.startsWith('pg_'))
+        throw new InvalidArgumentError(`schema names starting with pg_ are reserved by PostgreSQL: ${name}`);
+    return `"${name}"`;
+}
+
+function requireToken(token: string): void {
+    if (typeof token !== 'string' || !/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/.test(token))
+        throw new InvalidArgumentError(
+            !token
+                ? 'no owner token: only a claim that acquired the key may fence, complete, heartbeat or fail it'
+                : `owner token '${String(token).slice(0, 64)}' is not a UUID`,
+        );
+}
+
+function requireDigest(digest: string): void {
+    const n = typeof digest === 'string' ? Buffer.byteLength(digest, 'utf8') : 0;
+    if (n < 1 || n > limits.maxDigestBytes)
+        throw new InvalidArgumentError(`request digest must be 1 to ${limits.maxDigestBytes} bytes, not ${n}`);
+    if (!/^[!-~]+$/.test(digest)) throw new InvalidArgumentError('request digest must be visible ASCII (no spaces)');
+}
+
+function requireKey(key: TaskKey): void {
+    if (!(key instanceof TaskKey)) throw new InvalidArgumentError('the key must be a TaskKey (TaskKey.parse or new TaskKey)');
+}
+
+// A message PostgreSQL text can hold: no NUL, no lone surrogate (node-pg would send U+FFFD), at most 8192 characters.
+function storableMessage(message: string): string {
+    let out = '';
+    for (let i = 0; i < message.length && out.length < 8192; ++i) {
+        const c = message.charCodeAt(i);
+        if (c === 0) out += '\\x00';
+        else if (c >= 0xd800 && c <= 0xdbff && i + 1 < message.length && (message.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+            out += message[i] + message[i + 1];
+            ++i;
+        } else if (c >= 0xd800 && c <= 0xdfff) out += '\\u' + c.toString(16);
+        else out += message[i];
+    }
+    return out;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The protocol on one connection. Every call is one round trip to one SQL function. A connection
+ * runs one statement at a time: use one store (and one client) per concurrent worker.
+ */
+export class TaskStore {
+    readonly client: Queryable;
+    readonly schema: string;
+    readonly leaseMs: number;
+    readonly retry: Readonly<RetryPolicy>;
+    readonly maxResultBytes: number;
+    readonly maxSerializationRetries: number;
+    private readonly q: string;
+
+    constructor(client: Queryable, options: StoreOptions = {}, private readonly counters?: OutcomeCounters) {
+        this.client = client;
+        this.schema = options.schema ?? 'idem';
+        this.q = quoteSchema(this.schema);
+        this.leaseMs = options.leaseMs ?? 30_000;
+        this.retry = Object.freeze({ ...defaultRetryPolicy, ...(options.retry ?? {}) });
+        this.maxResultBytes = options.maxResultBytes ?? 1 << 20;
+        this.maxSerializationRetries = options.maxSerializationRetries ?? 5;
+        validateRetryPolicy(this.retry);
+        if (!Number.isSafeInteger(this.leaseMs) || this.leaseMs <= 0 || this.leaseMs > limits.maxLeaseMs)
+            throw new InvalidArgumentError(`lease must be 1 to ${limits.maxLeaseMs} ms`);
+        if (!Number.isSafeInteger(this.maxResultBytes) || this.maxResultBytes < 1 || this.maxResultBytes > limits.maxResultBytes)
+            throw new InvalidArgumentError(`maxResultBytes must be 1 to ${limits.maxResultBytes}`);
+        if (this.retry.maxAttempts > limits.maxAttempts)
+            throw new InvalidArgumentError(`retry policy: maxAttempts must be at most ${limits.maxAttempts}`);
+        if (this.retry.maxDelayMs > limits.maxRetryDelayMs)
+            throw new InvalidArgumentError(`retry policy: maxDelay must be at most ${limits.maxRetryDelayMs} ms`);
+        if (this.retry.maxAgeMs > limits.maxAgeMs)
+            throw new InvalidArgumentError(`retry policy: maxAge must be at most ${limits.maxAgeMs} ms`);
+    }
+
+    /** A new owner token (a version 4 UUID): made here so that a claim can be retried. */
+    static newToken(): string {
+        return randomUUID();
+    }
+
+    /** The schema-qualified name of one of Idem's functions. */
+    qualify(object: string): string {
+        return `${this.q}.${object}`;
+    }
+
+    private count(key: TaskKey, outcome: string): void {
+        this.counters?.add(key.tenant, key.operation, outcome);
+    }
+
+    // A statement that is its own transaction: retried on 40001 / 40P01, errors typed.
+    private async withRetry<T>(fn: () => Promise<T>): Promise<T> {
+        for (let attempt = 0; ; ++attempt) {
+            try {
+                return await fn();
+            } catch (e) {
+                const code = (e as { code?: unknown }).code;
+                const transient = code === '40001' || code === '40P01';
+                if (!transient || attempt >= this.maxSerializationRetries) throw translateError(e);
+            }
+            await sleep(1 << Math.min(attempt, 6));
+        }
+    }
+
+    /**
+     * Decides, from the stored state, what this caller does with the key. A digest that is not 1 to
+     * 256 bytes of visible ASCII is an InvalidArgumentError, before any I/O.
+     */
+    async claim(key: TaskKey, requestDigest: string): Promise<ClaimResult> {
+        requireKey(key);
+        requireDigest(requestDigest);
+        const token = TaskStore.newToken();
+        const maxAge = this.retry.maxAgeMs;
+        const { rows } = await this.withRetry(() =>
+            this.client.query(
+                'SELECT decision, detail, owner_token::text AS owner_token, attempts, max_attempts,' +
+                    ' retry_after_ms::text AS retry_after_ms, result_json::text AS result_json, request_hash,' +
+                    ' error_class, error_message,' +
+                    " CASE WHEN decision = 'paused' AND lease_until IS NOT NULL" +
+                    '      THEN GREATEST(1, ceil(extract(epoch FROM lease_until - now()) * 1000))::bigint::text' +
+                    ' END AS paused_for_ms' +
+                    ` FROM ${this.qualify('claim')}($1, $2, $3::uuid, $4, $5, $6)`,
+                [key.str(), requestDigest, token, String(this.leaseMs), this.retry.maxAttempts, maxAge > 0 ? String(maxAge) : null],
+            ),
+        );
+        const row = rows[0];
+        const decision = row.decision as string;
+        const c: ClaimResult = {
+            decision: 'in_progress',
+            detail: row.detail ?? '',
+            token: '',
+            attempts: Number(row.attempts),
+            maxAttempts: Number(row.max_attempts),
+            retryAfterMs: Number(row.retry_after_ms ?? 0),
+            resultJson: '',
+            storedDigest: '',
+            errorClass: row.error_class ?? '',
+            errorMessage: row.error_message ?? '',
+            pausedForMs: 0,
+            mayExecute: false,
+        };
+        switch (decision) {
+            case 'acquired':
+                c.token = row.owner_token;
+                this.count(key, 'acquired');
+                break;
+            case 'reacquired':
+                c.token = row.owner_token;
+                this.count(key, c.detail === 'lease_expired' ? 'reacquired_lease' : 'reacquired_retry');
+                break;
+            case 'replay':
+                c.resultJson = row.result_json ?? 'null';
+                this.count(key, 'replayed');
+                break;
+            case 'in_progress':
+                this.count(key, 'in_progress');
+                break;
+            case 'conflict':
+                c.storedDigest = row.request_hash ?? '';
+                this.count(key, 'conflict');
+                break;
+            case 'retry_later':
+                this.count(key, 'retry_later');
+                break;
+            case 'failed':
+                this.count(key, c.detail === 'exhausted' ? 'exhausted' : 'rejected_failed');
+                break;
+            case 'paused':
+                if (row.paused_for_ms !== null && row.paused_for_ms !== undefined) c.pausedForMs = Number(row.paused_for_ms);
+                this.count(key, 'paused');
+                break;
+            default:
+                throw new Error(`claim returned an unknown decision '${decision}'; is the schema newer?`);
+        }
+        c.decision = decision as Decision;
+        c.mayExecute = decision === 'acquired' || decision === 'reacquired';
+        return c;
+    }
+
+    /**
+     * In the caller's business transaction (BEGIN sent on `tx`), before its writes: locks the row
+     * and checks the token. Throws LostOwnershipError (NoRecordError for a key with no record); the
+     * transaction is then aborted.
+     */
+    async fence(tx: Queryable, key: TaskKey, token: string): Promise<void> {
+        requireKey(key);
+        requireToken(token);
+        try {
+            await tx.query(`SELECT 1 FROM ${this.qualify('fence')}($1, $2::uuid)`, [key.str(), token]);
+        } catch (e) {
+            const t = translateError(e);
+            if (t instanceof LostOwnershipError) this.count(key, 'stale_token');
+            throw t;
+        }
+    }
+
+    /**
+     * In the same transaction, after the business writes: marks the key succeeded with the result
+     * (JSON text). InvalidArgumentError for a result that is not JSON or is larger than
+     * maxResultBytes (before any I/O); LostOwnershipError when the token no longer owns the key.
+     */
+    async complete(tx: Queryable, key: TaskKey, token: string, resultJson: string): Promise<void> {
+        requireKey(key);
+        requireToken(token);
+        if (typeof resultJson !== 'string') throw new InvalidArgumentError('the result must be JSON text (a string)');
+        const size = Buffer.byteLength(resultJson, 'utf8');
+        if (size > this.maxResultBytes)
+            throw new InvalidArgumentError(`result is ${size} bytes, more than the ${this.maxResultBytes} allowed`);
+        const nul = resultJson.indexOf('\0');
+        if (nul >= 0) throw new InvalidArgumentError(`result is not valid JSON: unexpected byte 0x00 at offset ${nul}`);
+        try {
+            JSON.parse(resultJson);
+        } catch {
+            throw new InvalidArgumentError('result is not valid JSON');
+        }
+        try {
+            await tx.query(`SELECT ${this.qualify('complete')}($1, $2::uuid, $3::jsonb, $4)`, [
+                key.str(),
+                token,
+                resultJson,
+                this.maxResultBytes,
+            ]);
+        } catch (e) {
+            const t = translateError(e);
+            if (t instanceof LostOwnershipError) this.count(key, 'stale_token');
+            throw t;
+        }
+    }
+
+    /** Counts a success once the caller's transaction has committed (runTask does this). */
+    countSucceeded(key: TaskKey): void {
+        this.count(key, 'succeeded');
+    }
+
+    /** Extends the lease by leaseMs; returns the new end. Throws LostOwnershipError. */
+    async heartbeat(key: TaskKey, token: string): Promise<Date> {
+        requireKey(key);
+        requireToken(token);
+        try {
+            const { rows } = await this.withRetry(() =>
+                this.client.query(
+                    `SELECT (extract(epoch FROM ${this.qualify('heartbeat')}($1, $2::uuid, $3)) * 1000)::float8 AS ms`,
+                    [key.str(), token, String(this.leaseMs)],
+                ),
+            );
+            return new Date(Number(rows[0].ms));
+        } catch (e) {
+            if (e instanceof LostOwnershipError) this.count(key, 'stale_token');
+            throw e;
+        }
+    }
+
+    /**
+     * Records a failed attempt (`attempt` as the claim returned it); the retry delay is drawn from
+     * the policy's jitter window for that attempt. Throws LostOwnershipError.
+     */
+    async fail(key: TaskKey, token: string, attempt: number, cls: FailureClass, message: string): Promise<FailResult> {
+        requireKey(key);
+        requireToken(token);
+        if (cls !== 'retryable' && cls !== 'permanent' && cls !== 'unknown')
+            throw new InvalidArgumentError(`unknown failure class '${String(cls)}' (retryable, permanent or unknown)`);
+        const text = storableMessage(String(message ?? ''));
+        const retryDelayMs = delayAfter(this.retry, attempt);
+        const maxAge = this.retry.maxAgeMs;
+        let row: { status: string; attempts: number; exhausted: boolean };
+        try {
+            const { rows } = await this.withRetry(() =>
+                this.client.query(
+                    `SELECT status, attempts, exhausted FROM ${this.qualify('fail')}($1, $2::uuid, $3, $4, $5, $6)`,
+                    [key.str(), token, cls, text, String(retryDelayMs), maxAge > 0 ? String(maxAge) : null],
+                ),
+            );
+            row = rows[0];
+        } catch (e) {
+            if (e instanceof LostOwnershipError) this.count(key, 'stale_token');
+            throw e;
+        }
+        this.count(key, cls === 'permanent' ? 'failed_permanent' : cls === 'unknown' ? 'failed_unknown' : 'failed_retryable');
+        // The row's attempts are this attempt's number: past the first, the failure is a failed retry.
+        if (row.attempts >= 2) this.count(key, 'retry_failed');
+        if (row.exhausted) this.count(key, 'exhausted');
+        return { status: row.status, attempts: Number(row.attempts), exhausted: Boolean(row.exhausted), retryDelayMs };
+    }
+}

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Python workers for `idemctl demo`'s keys: a mixed-language fleet on the same keys.
+
+    idemctl demo --dsn DSN --run-id RUN --keys 200 --duration 20 &
+    PYTHONPATH=clients/python python3 clients/python/examples/demo_worker.py --dsn DSN --run-id RUN --keys 200
+
+Requests go to the keys the demo's C++ workers use (tenant-T:OPERATION:order-RUN-N), with the
+same body for the same key (the demo derives it from the key) and the same ignored metadata,
+so the request digest is the same whichever language sends it. Each execution, as the demo's
+own, calls the "payment service" (demo_payments, idempotent by key, its own connection, no
+transaction of ours open) and then writes the business effect (demo_orders_effects, no unique
+key) in a short fenced transaction with the success. `idemctl demo`'s check at its end covers
+these effects too: one effect and one payment per succeeded key. The effect rows of these
+workers carry worker numbers from 1000 up. Prints the tally of outcomes; exit 0.
+"""
+
+import argparse
+import os
+import random
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import psycopg  # noqa: E402
+from psycopg import sql  # noqa: E402
+
+import idem_client as idem  # noqa: E402
+
+IGNORED = ["meta.trace_id", "meta.sent_at"]  # as the demo's ignoredFields()
+CURRENCIES = ["EUR", "USD", "GBP", "CHF"]
+
+
+def fnv1a(text):
+    h = 14695981039346656037
+    for b in text.encode("utf-8"):
+        h ^= b
+        h = (h * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def body_for(key):
+    """The demo's bodyFor(): the request's fields follow from the key."""
+    h = fnv1a(str(key))
+    return {"amount_cents": 100 + h % 99_900, "currency": CURRENCIES[(h >> 20) % 4],
+            "target": "acct-%d" % ((h >> 32) % 10_000)}
+
+
+def wait_for_tables(conn, schema, seconds=30):
+    deadline = time.monotonic() + seconds
+    while conn.execute("SELECT to_regclass(%s) IS NOT NULL AND to_regclass(%s) IS NOT NULL",
+                       ("%s.demo_payments" % schema, "%s.demo_orders_effects" % schema)).fetchone()[0] is not True:
+        if time.monotonic() > deadline:
+            raise SystemExit("demo_worker: no demo tables in schema %s: start `idemctl demo` first" % schema)
+        time.sleep(0.1)
+
+
+def worker(index, args, tally, lock, stop):
+    rng = random.Random()
+    conn = idem.connect(args.dsn, application_name="idem python demo worker")
+    downstream = psycopg.connect(args.dsn, autocommit=True, application_name="idem python demo payment service")
+    store = idem.TaskStore(conn, schema=args.schema, lease_ms=5000)
+    table = lambda name: sql.Identifier(args.schema, name)  # noqa: E731
+    operations = args.operations.split(",")
+    while not stop.is_set():
+        key = idem.TaskKey("tenant-%d" % rng.randint(1, args.tenants), rng.choice(operations),
+                           "order-%s-%d" % (args.run_id, rng.randrange(args.keys)))
+        body = body_for(key)
+        sent = dict(body, meta={"trace_id": str(rng.getrandbits(63)), "sent_at": int(time.time() * 1000)})
+        digest = idem.request_digest(sent, IGNORED)
+
+        def call(ctx):
+            downstream.execute(sql.SQL("INSERT INTO {} (idempotency_key, amount_cents, currency, target)"
+                                       " VALUES (%s, %s, %s, %s) ON CONFLICT (idempotency_key) DO NOTHING").format(
+                                           table("demo_payments")),
+                               (ctx.idempotency_key, body["amount_cents"], body["currency"], body["target"]))
+
+        def record(tx, ctx, _answer):
+            tx.execute(sql.SQL("INSERT INTO {} (idempotency_key, run_id, worker, attempt, amount_cents, currency,"
+                               " target) VALUES (%s, %s, %s, %s, %s, %s, %s)").format(table("demo_orders_effects")),
+                       (ctx.idempotency_key, args.run_id, 1000 + index, ctx.attempt, body["amount_cents"],
+                        body["currency"], body["target"]))
+            return {"payment": ctx.idempotency_key, "amount_cents": body["amount_cents"], "currency": body["currency"],
+                    "worker": 1000 + index, "attempt": ctx.attempt, "execution": ctx.token[:12]}
+
+        try:
+            outcome = idem.run_task(store, key, digest, call=call, record=record)
+            name = outcome.kind.value
+        except idem.DatabaseUnavailable:
+            name = "database_errors"
+            conn = idem.connect(args.dsn, application_name="idem python demo worker")
+            store = idem.TaskStore(conn, schema=args.schema, lease_ms=5000)
+        with lock:
+            tally[name] = tally.get(name, 0) + 1
+        if args.rate > 0:
+            time.sleep(args.workers / args.rate)
+    conn.close()
+    downstream.close()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dsn", default=os.environ.get("IDEM_DSN", ""))
+    parser.add_argument("--schema", default="idem")
+    parser.add_argument("--run-id", required=True, help="the run id `idemctl demo` printed (or was given)")
+    parser.add_argument("--keys", type=int, required=True, help="business ids per tenant and operation, as the demo's")
+    parser.add_argument("--tenants", type=int, default=3)
+    parser.add_argument("--operations", default="charge,refund,ship")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--rate", type=float, default=50, help="requests per second over all workers; 0: no pause")
+    parser.add_argument("--duration", type=float, default=10)
+    args = parser.parse_args()
+    with psycopg.connect(args.dsn, autocommit=True) as c:
+        wait_for_tables(c, args.schema)
+    tally, lock, stop = {}, threading.Lock(), threading.Event()
+    threads = [threading.Thread(target=worker, args=(i, args, tally, lock, stop)) for i in range(args.workers)]
+    for t in threads:
+        t.start()
+    time.sleep(args.duration)
+    stop.set()
+    for t in threads:
+        t.join()
+    print("python demo workers: " + ", ".join("%s %d" % (k, v) for k, v in sorted(tally.items())))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,188 @@
+"""run_task: claim, execute in a fenced transaction, complete or classify the failure; the whole
+sequence with the semantics of core/runner.h's runTask, in both of its forms."""
+
+import enum
+import json
+from dataclasses import dataclass, field
+
+import psycopg
+
+from .errors import DatabaseUnavailable, LostOwnership, NotPrimary
+from .store import ClaimResult, Decision, FailResult, FailureClass, translate
+
+
+class TaskFailure(Exception):
+    """What a task raises to say how it failed. Anything else it raises counts as retryable
+    (a ValueError as permanent: bad input or output is just as bad next time, as C++'s
+    std::invalid_argument)."""
+
+    def __init__(self, failure_class, message):
+        super().__init__(message)
+        self.failure_class = FailureClass(failure_class)
+
+
+@dataclass(frozen=True)
+class TaskContext:
+    key: object  # the TaskKey
+    # Pass this downstream as the request's idempotency key: a retry after an unknown outcome
+    # must reach the downstream with the same key so that its own dedup keeps one effect.
+    idempotency_key: str
+    token: str
+    attempt: int = 1
+    # The last attempt's outcome is unknown (recorded as such, or its lease expired): the
+    # downstream may already have acted on idempotency_key.
+    previous_outcome_unknown: bool = False
+
+
+class Outcome(str, enum.Enum):
+    SUCCEEDED = "succeeded"  # this call executed the task and committed it
+    REPLAYED = "replayed"  # an earlier execution succeeded; result is its stored result
+    IN_PROGRESS = "in_progress"  # someone else is executing it; retry after claim.retry_after_ms
+    CONFLICT = "conflict"  # the key was used with another request
+    RETRY_LATER = "retry_later"  # in backoff; retry after claim.retry_after_ms
+    FAILED = "failed"  # permanent or exhausted (now or earlier)
+    WILL_RETRY = "will_retry"  # this attempt failed and was recorded as retryable
+    LOST_OWNERSHIP = "lost_ownership"  # the lease was lost before commit: the business writes rolled back
+    # An operator paused the key's tenant or operation: nothing ran; keep the request and retry
+    # after claim.retry_after_ms without counting a try (error: "paused (scope): reason").
+    PAUSED = "paused"
+
+
+@dataclass
+class RunOutcome:
+    kind: Outcome
+    claim: ClaimResult
+    result_json: str = ""
+    error: str = ""
+    failure: FailResult = field(default_factory=FailResult)  # for WILL_RETRY and a FAILED this call recorded
+
+    @property
+    def result(self):
+        """The result as a Python value (SUCCEEDED, REPLAYED)."""
+        return json.loads(self.result_json) if self.result_json else None
+
+
+def outcome_of_claim(c):
+    """The outcome a claim that may not execute amounts to (replay, in progress, conflict, ...)."""
+    out = RunOutcome(kind=Outcome.IN_PROGRESS, claim=c)
+    if c.decision == Decision.REPLAY:
+        out.kind = Outcome.REPLAYED
+        out.result_json = c.result_json
+    elif c.decision == Decision.IN_PROGRESS:
+        out.kind = Outcome.IN_PROGRESS
+    elif c.decision == Decision.CONFLICT:
+        out.kind = Outcome.CONFLICT
+        out.error = ("key already used with request digest " + c.stored_digest if c.stored_digest
+                     else "key already used with another request digest")
+    elif c.decision == Decision.RETRY_LATER:
+        out.kind = Outcome.RETRY_LATER
+        out.error = c.error_message
+    elif c.decision == Decision.FAILED:
+        out.kind = Outcome.FAILED
+        out.error = c.error_message
+    elif c.decision == Decision.PAUSED:
+        out.kind = Outcome.PAUSED
+        out.error = "paused (%s): %s" % (c.detail, c.error_message)
+    return out
+
+
+def _result_text(value):
+    # The task returns a Python value, stored as jsonb. NaN / Infinity are not JSON.
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def _run_claimed(store, key, claim, call, record):
+    out = RunOutcome(kind=Outcome.SUCCEEDED, claim=claim)
+    # An executor whose lease ran out recorded nothing: its request may have left, just as with
+    # a recorded unknown.
+    previous_unknown = claim.error_class == "unknown" or claim.detail == "lease_expired"
+    ctx = TaskContext(key=key, idempotency_key=str(key), token=claim.token, attempt=claim.attempts,
+                      previous_outcome_unknown=previous_unknown)
+    conn = store.conn
+    failure_class = FailureClass.RETRYABLE
+    try:
+        answer = None
+        if call is not None:
+            try:
+                answer = call(ctx)
+            except psycopg.OperationalError as e:
+                if getattr(e, "sqlstate", None) is None:
+                    # The call's own connection: whether the other side acted is not known.
+                    raise TaskFailure(FailureClass.UNKNOWN, "downstream connection lost: %s" % e) from e
+                raise
+        try:
+            with conn.transaction():
+                store.fence(conn, key, claim.token)
+                result_json = _result_text(record(conn, ctx, answer))
+                store.complete(conn, key, claim.token, result_json)
+        except psycopg.Error as e:
+            # The commit (or a statement) failed; a broken connection leaves the commit's
+            # outcome unknown, and the next claim after the lease decides from the stored state.
+            mapped = translate(e)
+            if isinstance(mapped, DatabaseUnavailable) or conn.broken:
+                raise DatabaseUnavailable("lost the connection to the database during the business transaction: "
+                                          "its outcome is unknown (%s)" % e) from e
+            if mapped is not None:
+                raise mapped from e
+            raise
+        store.count_succeeded(key)
+        out.result_json = result_json
+        return out
+    except LostOwnership as e:
+        out.kind = Outcome.LOST_OWNERSHIP
+        out.error = str(e)
+        return out
+    except (DatabaseUnavailable, NotPrimary):
+        raise
+    except TaskFailure as e:
+        failure_class = e.failure_class
+        message = str(e)
+    except ValueError as e:
+        failure_class = FailureClass.PERMANENT
+        message = str(e)
+    except Exception as e:  # noqa: BLE001 - anything else a task raises is retryable
+        message = str(e) or type(e).__name__
+
+    # The business transaction is gone (rolled back) by now; record the failure on its own.
+    out.error = message
+    try:
+        out.failure = store.fail(key, claim.token, claim.attempts, failure_class, message)
+    except LostOwnership as e:
+        out.kind = Outcome.LOST_OWNERSHIP
+        out.error = "%s; and the lease was lost before the failure was recorded: %s" % (message, e)
+        return out
+    out.kind = Outcome.FAILED if out.failure.status == "failed" else Outcome.WILL_RETRY
+    return out
+
+
+def run_task(store, key, request_digest, task=None, *, call=None, record=None):
+    """Claims the key and, if this caller may execute, runs the task.
+
+    Transaction form, for a task that only writes to this database:
+        run_task(store, key, digest, task)  with  task(conn, ctx) -> result
+    task runs inside the business transaction, after the fence: its writes on `conn` commit
+    together with the success record or not at all. The result is a JSON-serialisable value.
+
+    Call-then-record form, for a task that calls another service:
+        run_task(store, key, digest, call=call, record=record)
+          call(ctx) -> answer              with NO transaction open; pass ctx.idempotency_key
+                                           downstream so the other service dedups a retry
+          record(conn, ctx, answer) -> result   a short fenced transaction that also records
+                                           the success
+    If the lease lapsed during the call and another executor took the key over, the fence
+    refuses and the outcome is LOST_OWNERSHIP: the other service saw the same key twice and
+    kept one effect.
+
+    Returns a RunOutcome. Raises DatabaseUnavailable when the connection breaks (the outcome is
+    then decided by the next claim after the lease) and NotPrimary on a read-only server.
+    """
+    if task is not None and (call is not None or record is not None):
+        raise TypeError("run_task takes a task, or call= and record=, not both")
+    if task is None and (call is None or record is None):
+        raise TypeError("run_task needs a task, or both call= and record=")
+    claim = store.claim(key, request_digest)
+    if not claim.may_execute:
+        return outcome_of_claim(claim)
+    if task is not None:
+        return _run_claimed(store, key, claim, None, lambda conn, ctx, _answer: task(conn, ctx))
+    return _run_claimed(store, key, claim, call, record)

@@ -1,0 +1,354 @@
+"""The protocol on one connection: claim, fence, complete, heartbeat, fail (one round trip each).
+
+The same calls, bounds and outcome counts as core/taskstore.h. A psycopg connection belongs to
+one thread: use one TaskStore (and connection) per worker thread.
+"""
+
+import datetime
+import enum
+import json
+import random
+import re
+import time
+import uuid
+from dataclasses import dataclass
+
+import psycopg
+from psycopg import pq, sql
+
+from . import counters as _counters
+from .errors import (INVALID_ARGUMENT, LOST_OWNERSHIP, NO_RECORD, READ_ONLY_SQL_TRANSACTION, DatabaseUnavailable,
+                     InvalidArgument, LostOwnership, NoRecord, NotPrimary, UsageError)
+from .retrypolicy import RetryPolicy
+
+MAX_LEASE_MS = 86_400_000  # 24 h (claim, heartbeat)
+MAX_RETRY_DELAY_MS = 604_800_000  # 7 days
+MAX_AGE_MS = 31_536_000_000  # 365 days
+MAX_ATTEMPTS = 1000
+MAX_RESULT_BYTES = 64 << 20  # 64 MiB
+MAX_DIGEST_BYTES = 256  # visible ASCII; a v1 digest is 67
+DEFAULT_SCHEMA = "idem"
+
+_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}\Z")
+_TOKEN = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z")
+
+
+class Decision(str, enum.Enum):
+    """What claim decided (the `decision` column)."""
+
+    ACQUIRED = "acquired"  # new key: this caller executes
+    REACQUIRED = "reacquired"  # lease expired or retry due: this caller executes, attempts + 1
+    REPLAY = "replay"  # succeeded before: the stored result is the answer
+    IN_PROGRESS = "in_progress"  # someone else holds a live lease: ask again after retry_after_ms
+    CONFLICT = "conflict"  # same key, different request digest: nothing stored changed
+    RETRY_LATER = "retry_later"  # a retryable failure whose backoff has not elapsed
+    FAILED = "failed"  # permanent or exhausted: only an operator can reopen it
+    # Schema v15: an operator paused the key's tenant or operation; nothing changed, no attempt
+    # counted; ask again after retry_after_ms (at most 5 s, never past the pause's end).
+    PAUSED = "paused"
+
+
+class FailureClass(str, enum.Enum):
+    RETRYABLE = "retryable"  # definitely failed, safe to retry
+    PERMANENT = "permanent"  # will never succeed: stop
+    UNKNOWN = "unknown"  # the request left and the answer was lost: retry with the same key only
+
+
+@dataclass
+class ClaimResult:
+    decision: Decision
+    detail: str = ""  # new, lease_expired, retry_due, lease_live, locked, exhausted, ...; paused: its scope
+    token: str = ""  # set when this caller may execute
+    attempts: int = 0
+    max_attempts: int = 0
+    retry_after_ms: int = 0
+    result_json: str = ""  # replay: the stored result as JSON text ("null" when none)
+    stored_digest: str = ""  # conflict: empty since schema v13 (the stored digest is not revealed)
+    error_class: str = ""  # failed / retry_later
+    error_message: str = ""  # failed / retry_later: the last error; paused: the pause's reason
+    paused_for_ms: int = 0  # paused: how long the pause has left by the server's clock; 0: until resumed
+
+    @property
+    def may_execute(self):
+        return self.decision in (Decision.ACQUIRED, Decision.REACQUIRED)
+
+    @property
+    def result(self):
+        """The replayed result as a Python value."""
+        return json.loads(self.result_json) if self.result_json else None
+
+
+@dataclass
+class FailResult:
+    status: str = ""  # retryable_failed or failed
+    attempts: int = 0
+    exhausted: bool = False
+    retry_delay_ms: int = 0
+
+
+def check_schema_name(name):
+    if not isinstance(name, str) or not _SCHEMA_NAME.match(name) or name.startswith("pg_"):
+        raise ValueError("schema name must be a plain lowercase identifier of at most 63 bytes, not "
+                         "starting with pg_: %r" % (name,))
+    return name
+
+
+def _require_token(token):
+    if not isinstance(token, str) or not _TOKEN.match(token):
+        if not token:
+            raise InvalidArgument("no owner token: only a claim that acquired the key may fence, complete, "
+                                  "heartbeat or fail it")
+        raise InvalidArgument("owner token '%s' is not a UUID" % str(token)[:64])
+
+
+def _require_digest(digest):
+    if not isinstance(digest, str) or not digest or len(digest.encode("utf-8")) > MAX_DIGEST_BYTES:
+        raise InvalidArgument("request digest must be 1 to %d bytes, not %d"
+                              % (MAX_DIGEST_BYTES, len(digest.encode("utf-8")) if isinstance(digest, str) else 0))
+    if any(not "!" <= c <= "~" for c in digest):
+        raise InvalidArgument("request digest must be visible ASCII (no spaces)")
+
+
+def translate(error):
+    """The client's exception for a psycopg error (returns it; the caller raises it)."""
+    state = getattr(error, "sqlstate", None)
+    if state == NO_RECORD:
+        return NoRecord(str(error))
+    if state == LOST_OWNERSHIP:
+        return LostOwnership(str(error))
+    if state == INVALID_ARGUMENT:
+        return InvalidArgument(str(error))
+    if state == READ_ONLY_SQL_TRANSACTION:
+        return NotPrimary("the server is read-only (not the primary): " + str(error))
+    if isinstance(error, psycopg.OperationalError) and state is None:
+        return DatabaseUnavailable("lost the connection to the database: " + str(error))
+    return None
+
+
+def connect(conninfo="", **kwargs):
+    """A connection as the store wants it: autocommit, so that claim, heartbeat and fail are one
+    statement each and the business transaction is an explicit `with conn.transaction():`."""
+    kwargs.setdefault("application_name", "idem python worker")
+    try:
+        return psycopg.connect(conninfo, autocommit=True, **kwargs)
+    except psycopg.Error as e:
+        raise translate(e) or e from e
+
+
+class TaskStore:
+    """claim / fence / complete / heartbeat / fail on one connection.
+
+    The connection should be in autocommit mode (``connect`` makes one). claim, heartbeat and
+    fail run on their own and refuse a connection with a transaction open (UsageError); fence
+    and complete run inside the caller's business transaction.
+    """
+
+    def __init__(self, conn, schema=DEFAULT_SCHEMA, lease_ms=30_000, retry=None, max_result_bytes=1 << 20,
+                 counters=None, max_serialization_retries=5):
+        self.conn = conn
+        self.schema = check_schema_name(schema)
+        self.retry = retry or RetryPolicy()
+        self.retry.validate()
+        if not 1 <= int(lease_ms) <= MAX_LEASE_MS:
+            raise InvalidArgument("lease must be 1 to %d ms" % MAX_LEASE_MS)
+        if not 1 <= max_result_bytes <= MAX_RESULT_BYTES:
+            raise InvalidArgument("max_result_bytes must be 1 to %d" % MAX_RESULT_BYTES)
+        if self.retry.max_attempts > MAX_ATTEMPTS:
+            raise InvalidArgument("retry policy: max_attempts must be at most %d" % MAX_ATTEMPTS)
+        if self.retry.max_delay_ms > MAX_RETRY_DELAY_MS:
+            raise InvalidArgument("retry policy: max_delay_ms must be at most %d ms" % MAX_RETRY_DELAY_MS)
+        if self.retry.max_age_ms > MAX_AGE_MS:
+            raise InvalidArgument("retry policy: max_age_ms must be at most %d ms" % MAX_AGE_MS)
+        self.lease_ms = int(lease_ms)
+        self.max_result_bytes = max_result_bytes
+        self.counters = counters
+        self.max_serialization_retries = max_serialization_retries
+        self._rng = random.SystemRandom()
+
+    def _fn(self, name):
+        return sql.SQL("{}.{}").format(sql.Identifier(self.schema), sql.Identifier(name))
+
+    def _count(self, key, outcome):
+        if self.counters is not None:
+            self.counters.add(key.tenant, key.operation, outcome)
+
+    def _max_age(self):
+        return self.retry.max_age_ms if self.retry.max_age_ms > 0 else None
+
+    # One statement as its own transaction (no BEGIN / COMMIT round trips in autocommit mode),
+    # retried on serialization failures and deadlocks as the C++ store does.
+    def _single(self, query, params):
+        conn = self.conn
+        if conn.info.transaction_status != pq.TransactionStatus.IDLE:
+            raise UsageError("claim, heartbeat and fail run on their own: the connection has a transaction open")
+        attempt = 0
+        while True:
+            try:
+                row = conn.execute(query, params).fetchone()
+                if not conn.autocommit:
+                    conn.commit()
+                return row
+            except psycopg.Error as e:
+                if not conn.autocommit and not conn.closed:
+                    try:
+                        conn.rollback()
+                    except psycopg.Error:
+                        pass
+                if getattr(e, "sqlstate", None) in ("40001", "40P01") and attempt < self.max_serialization_retries:
+                    time.sleep((1 << min(attempt, 6)) / 1000.0)
+                    attempt += 1
+                    continue
+                raise translate(e) or e from e
+
+    def claim(self, key, request_digest):
+        """Decides, from the stored state, what this caller does with the key."""
+        _require_digest(request_digest)
+        token = new_token()
+        row = self._single(
+            sql.SQL("SELECT decision, detail, owner_token::text, attempts, max_attempts, retry_after_ms,"
+                    " result_json::text, request_hash, error_class, error_message,"
+                    " CASE WHEN decision = 'paused' AND lease_until IS NOT NULL"
+                    "      THEN GREATEST(1, ceil(extract(epoch FROM lease_until - now()) * 1000))::bigint"
+                    " END FROM {}(%s, %s, %s::uuid, %s, %s, %s)").format(self._fn("claim")),
+            (str(key), request_digest, token, self.lease_ms, self.retry.max_attempts, self._max_age()))
+        decision_text = row[0]
+        try:
+            decision = Decision(decision_text)
+        except ValueError:
+            raise IdemProtocolError("claim returned an unknown decision '%s'; is the schema newer?" % decision_text) \
+                from None
+        c = ClaimResult(decision=decision, detail=row[1] or "", attempts=row[3], max_attempts=row[4],
+                        retry_after_ms=row[5], error_class=row[8] or "", error_message=row[9] or "")
+        if decision == Decision.ACQUIRED:
+            c.token = row[2]
+            self._count(key, _counters.ACQUIRED)
+        elif decision == Decision.REACQUIRED:
+            c.token = row[2]
+            self._count(key, _counters.REACQUIRED_LEASE if c.detail == "lease_expired" else _counters.REACQUIRED_RETRY)
+        elif decision == Decision.REPLAY:
+            c.result_json = row[6] if row[6] is not None else "null"
+            self._count(key, _counters.REPLAYED)
+        elif decision == Decision.IN_PROGRESS:
+            self._count(key, _counters.IN_PROGRESS)
+        elif decision == Decision.CONFLICT:
+            c.stored_digest = row[7] or ""
+            self._count(key, _counters.CONFLICT)
+        elif decision == Decision.RETRY_LATER:
+            self._count(key, _counters.RETRY_LATER)
+        elif decision == Decision.FAILED:
+            self._count(key, _counters.EXHAUSTED if c.detail == "exhausted" else _counters.REJECTED_FAILED)
+        elif decision == Decision.PAUSED:
+            c.paused_for_ms = row[10] or 0
+            self._count(key, _counters.PAUSED)
+        return c
+
+    def _in_transaction(self, tx, what):
+        conn = getattr(tx, "connection", tx)
+        if conn.autocommit and conn.info.transaction_status == pq.TransactionStatus.IDLE:
+            raise UsageError("%s runs inside the business transaction (with conn.transaction(): ...)" % what)
+        return tx
+
+    def fence(self, tx, key, token):
+        """In the caller's business transaction, before its writes: locks the row and checks the
+        token. Raises LostOwnership (the transaction is then aborted)."""
+        _require_token(token)
+        self._in_transaction(tx, "fence")
+        try:
+            tx.execute(sql.SQL("SELECT 1 FROM {}(%s, %s::uuid)").format(self._fn("fence")), (str(key), token))
+        except psycopg.Error as e:
+            mapped = translate(e)
+            if isinstance(mapped, LostOwnership):
+                self._count(key, _counters.STALE_TOKEN)
+            raise mapped or e from e
+
+    def complete(self, tx, key, token, result_json):
+        """In the same transaction, after the business writes: marks the key succeeded with the
+        result (JSON text). Raises LostOwnership, or InvalidArgument for a result that is not
+        JSON or is larger than max_result_bytes, before any I/O."""
+        _require_token(token)
+        if not isinstance(result_json, str):
+            raise InvalidArgument("the result is JSON text (str); use json.dumps for a value")
+        size = len(result_json.encode("utf-8", "surrogatepass"))
+        if size > self.max_result_bytes:
+            raise InvalidArgument("result is %d bytes, more than the %d allowed" % (size, self.max_result_bytes))
+        nul = result_json.find("\0")
+        if nul >= 0:
+            raise InvalidArgument("result is not valid JSON: unexpected byte 0x00 at offset %d" % nul)
+        try:
+            json.loads(result_json)
+        except ValueError:
+            raise InvalidArgument("result is not valid JSON") from None
+        self._in_transaction(tx, "complete")
+        try:
+            tx.execute(sql.SQL("SELECT {}(%s, %s::uuid, %s::jsonb, %s)").format(self._fn("complete")),
+                       (str(key), token, result_json, self.max_result_bytes))
+        except psycopg.Error as e:
+            mapped = translate(e)
+            if isinstance(mapped, LostOwnership):
+                self._count(key, _counters.STALE_TOKEN)
+            raise mapped or e from e
+
+    def count_succeeded(self, key):
+        """Counts a success once the caller's transaction has committed (run_task does this)."""
+        self._count(key, _counters.SUCCEEDED)
+
+    def heartbeat(self, key, token):
+        """Extends the lease; returns its new end (aware datetime). Raises LostOwnership."""
+        _require_token(token)
+        try:
+            row = self._single(sql.SQL("SELECT {}(%s, %s::uuid, %s)").format(self._fn("heartbeat")),
+                               (str(key), token, self.lease_ms))
+        except LostOwnership:
+            self._count(key, _counters.STALE_TOKEN)
+            raise
+        value = row[0]
+        return value if isinstance(value, datetime.datetime) else None
+
+    def fail(self, key, token, attempt, failure_class, message):
+        """Records a failed attempt (`attempt` as the claim returned it); the retry delay is drawn
+        from the policy's jitter window for that attempt. Raises LostOwnership."""
+        _require_token(token)
+        failure_class = FailureClass(failure_class)
+        message = str(message)
+        # PostgreSQL text holds neither NUL nor lone surrogates: escape such a message rather
+        # than lose the failure it describes.
+        try:
+            message.encode("utf-8")
+            storable = "\0" not in message
+        except UnicodeEncodeError:
+            storable = False
+        if not storable:
+            from .key import quote_for_message
+            message = quote_for_message(message, 8192)
+        out = FailResult(retry_delay_ms=self.retry.delay_after(attempt, self._rng))
+        try:
+            row = self._single(
+                sql.SQL("SELECT status, attempts, exhausted FROM {}(%s, %s::uuid, %s, %s, %s, %s)").format(
+                    self._fn("fail")),
+                (str(key), token, failure_class.value, message, out.retry_delay_ms, self._max_age()))
+        except LostOwnership:
+            self._count(key, _counters.STALE_TOKEN)
+            raise
+        out.status, out.attempts, out.exhausted = row[0], row[1], row[2]
+        self._count(key, {FailureClass.RETRYABLE: _counters.FAILED_RETRYABLE,
+                          FailureClass.PERMANENT: _counters.FAILED_PERMANENT,
+                          FailureClass.UNKNOWN: _counters.FAILED_UNKNOWN}[failure_class])
+        if out.attempts >= 2:
+            self._count(key, _counters.RETRY_FAILED)
+        if out.exhausted:
+            self._count(key, _counters.EXHAUSTED)
+        return out
+
+
+class IdemProtocolError(Exception):
+    """The database answered something this client does not know (a newer schema)."""
+
+
+def new_token():
+    """A random (version 4) UUID in its 8-4-4-4-12 form: tokens are made by the client, so the
+    statement that claims can be retried."""
+    return str(uuid.uuid4())
+
+
+__all__ = ["TaskStore", "ClaimResult", "FailResult", "Decision", "FailureClass", "connect", "new_token",
+           "check_schema_name", "translate", "IdemProtocolError"]
