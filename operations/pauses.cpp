@@ -110,7 +110,7 @@ PauseList listPauses(pqxx::transaction_base& tx, const SchemaName& schema, int m
         minutes);
     PauseList out;
     out.minutes = minutes;
-    out.serverNowUs = tx.exec("SELECT " + micros("now()"))[0][0].as<std::int64_t>();
+    out.serverNowUs = tx.exec("SELECT " + micros("clock_timestamp()"))[0][0].as<std::int64_t>();
     for (const auto& row : r) {
         Pause p;
         p.tenant = row[0].as<std::string>();

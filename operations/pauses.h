@@ -37,7 +37,8 @@ struct Pause {
 };
 
 struct PauseList {
-    std::int64_t serverNowUs = 0;
+    std::int64_t serverNowUs = 0; // the server's clock when the list was read (clock_timestamp: a reading
+                                  // transaction may have begun before a pause it sees was set)
     int minutes = 15; // the window of turnedAway
     std::vector<Pause> pauses; // in force first, then by tenant and operation
 
