@@ -1,5 +1,7 @@
 #include "core/key.h"
 
+#include <algorithm>
+
 #include <stdexcept>
 
 #include "core/utf8.h"
@@ -46,6 +48,16 @@ namespace {
             throw std::invalid_argument("task key business id is not valid UTF-8: " + *problem);
     }
 } // namespace
+
+bool isKeyName(const std::string& name)
+{
+    if (name.empty() || name.size() > TaskKey::maxNameBytes)
+        return false;
+    return std::all_of(name.begin(), name.end(), [](char ch) {
+        const auto c = static_cast<unsigned char>(ch);
+        return c > 0x20 && c < 0x7F && c != ':';
+    });
+}
 
 TaskKey::TaskKey(std::string tenant, std::string operation, std::string businessId)
     : m_tenant(std::move(tenant))

@@ -5,6 +5,10 @@
 
 namespace idem {
 
+// Whether a tenant or operation name is one a key may carry: 1 to TaskKey::maxNameBytes visible
+// ASCII characters without ':' (what TaskKey's constructor checks, as a yes or no).
+bool isKeyName(const std::string& name);
+
 // One business intent: tenant:operation:business_id (e.g. tenant-7:charge:order-123). Never a
 // retry count, a timestamp or a random part: a retry must produce the same key.
 //

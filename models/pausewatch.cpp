@@ -13,10 +13,6 @@ namespace {
     {
         return pause == "*" || (!asked.isEmpty() && asked != QLatin1String("*") && pause == asked.toStdString());
     }
-    bool meets(const std::string& pause, const QString& asked)
-    {
-        return pause == "*" || asked.isEmpty() || asked == QLatin1String("*") || pause == asked.toStdString();
-    }
 } // namespace
 
 PauseWatch::PauseWatch(ConsoleSession* session, QObject* parent)
@@ -140,10 +136,12 @@ std::vector<idem::Pause> PauseWatch::coveringAll(const QString& tenant, const QS
 
 std::vector<idem::Pause> PauseWatch::coveringSome(const QString& tenant, const QString& operation) const
 {
+    // An empty filter is every tenant or operation: '*' to the list's own test.
+    const auto any = [](const QString& v) { return v.isEmpty() ? std::string("*") : v.toStdString(); };
     std::vector<idem::Pause> out;
-    for (const auto& p : active())
-        if (meets(p.tenant, tenant) && meets(p.operation, operation))
-            out.push_back(p);
+    if (m_list)
+        for (const auto* p : m_list->covering(any(tenant), any(operation)))
+            out.push_back(*p);
     return out;
 }
 

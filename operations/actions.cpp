@@ -217,6 +217,14 @@ void validateActionOptions(RecoveryAction a, const ActionOptions& options)
         throw std::invalid_argument("the lock timeout must be positive");
 }
 
+void validateReasonAndActor(const std::string& reason, const std::string& actor)
+{
+    ActionOptions o;
+    o.reason = reason;
+    o.actor = actor;
+    validateActionOptions(RecoveryAction::Fail, o);
+}
+
 const char* outcomeName(ActionOutcome o)
 {
     switch (o) {

@@ -73,6 +73,10 @@ std::string localActor();
 // (SQLSTATE ID003): blank (reasonIsBlank) or oversize reason, NUL bytes, invalid UTF-8, extra attempts out of range.
 void validateActionOptions(RecoveryAction a, const ActionOptions& options);
 
+// The reason and actor rules alone (validateActionOptions' first checks), for the other audited
+// changes: retention, purge, pauses. Throws std::invalid_argument before any I/O.
+void validateReasonAndActor(const std::string& reason, const std::string& actor);
+
 enum class ActionOutcome {
     Applied, // changed, audit entry auditId appended
     Stale, // the row changed since it was read (status or updated_at differ): nothing changed

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
+#include "core/key.h"
 #include "operations/actions.h"
 
 namespace idem {
@@ -25,14 +26,6 @@ namespace {
         if (ms < 1)
             throw std::invalid_argument("the lock timeout must be positive");
         w.exec_params("SELECT set_config('lock_timeout', $1, true)", std::to_string(ms));
-    }
-
-    void checkReason(const std::string& reason, const std::string& actor)
-    {
-        ActionOptions o; // the recovery actions' reason and actor rules (the SQL applies the same)
-        o.reason = reason;
-        o.actor = actor;
-        validateActionOptions(RecoveryAction::Fail, o);
     }
 
     void checkScope(const std::string& tenant, const std::string& operation)
@@ -68,22 +61,12 @@ std::vector<const Pause*> PauseList::covering(const std::string& tenant, const s
     return out;
 }
 
-bool validPauseName(const std::string& name)
-{
-    if (name == "*")
-        return true;
-    if (name.empty() || name.size() > 64)
-        return false;
-    return std::all_of(name.begin(), name.end(), [](char ch) {
-        const auto c = static_cast<unsigned char>(ch);
-        return c > 0x20 && c < 0x7F && c != ':';
-    });
-}
+bool validPauseName(const std::string& name) { return name == "*" || isKeyName(name); }
 
 void validatePauseRequest(const PauseRequest& r)
 {
     checkScope(r.tenant, r.operation);
-    checkReason(r.reason, r.actor);
+    validateReasonAndActor(r.reason, r.actor);
     if (r.lengthMs && r.endUs)
         throw std::invalid_argument("give a pause a length or an end, not both");
     if (r.lengthMs && (*r.lengthMs < PauseRequest::minLengthMs || *r.lengthMs > PauseRequest::maxLengthMs))
@@ -168,7 +151,7 @@ ResumeChange resumePause(pqxx::connection& conn, const SchemaName& schema, const
     const std::string& operation, const std::string& reason, const std::string& actor, int lockTimeoutMs)
 {
     checkScope(tenant, operation);
-    checkReason(reason, actor);
+    validateReasonAndActor(reason, actor);
     pqxx::work w(conn);
     setLockTimeout(w, lockTimeoutMs);
     pqxx::result r;

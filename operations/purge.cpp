@@ -46,12 +46,7 @@ PurgeResult runPurge(pqxx::connection& conn, const SchemaName& schema, const Pur
         throw std::invalid_argument("the pause must be 0 to 60000 ms");
     if (!(options.duty >= 0.01 && options.duty <= 1))
         throw std::invalid_argument("the duty must be 0.01 to 1");
-    {
-        ActionOptions o; // the recovery actions' reason and actor rules (the SQL applies the same)
-        o.reason = options.reason;
-        o.actor = options.actor;
-        validateActionOptions(RecoveryAction::Fail, o);
-    }
+    validateReasonAndActor(options.reason, options.actor); // the recovery actions' rules (the SQL applies the same)
     // The run's liveness is a session advisory lock (idem_purge_begin): behind a transaction
     // pooler it would stay on whichever server backend took it, so refuse before taking it.
     if (behindPooler(conn))

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
+#include "core/key.h"
 #include "operations/actions.h"
 
 namespace idem {
@@ -27,30 +28,15 @@ namespace {
         return std::to_string(n) + ' ' + unit + (n == 1 ? "" : "s");
     }
 
-    // Operation names as keys carry them (core/key.h): 1..64 visible ASCII, no ':'.
-    bool validOperation(const std::string& op)
-    {
-        if (op.empty() || op.size() > 64)
-            return false;
-        return std::all_of(op.begin(), op.end(), [](char ch) {
-            const auto c = static_cast<unsigned char>(ch);
-            return c > 0x20 && c < 0x7F && c != ':';
-        });
-    }
-
     void validateChange(const std::string& operation, bool allowDefault, const std::string& reason,
         const std::string& actor)
     {
         if (!allowDefault && operation == "*")
             throw std::invalid_argument("the '*' default cannot be removed: set it to another horizon instead");
-        if (operation != "*" && !validOperation(operation))
+        if (operation != "*" && !isKeyName(operation))
             throw std::invalid_argument(std::string("the operation must be ") + (allowDefault ? "'*' or " : "")
                 + "1 to 64 visible ASCII characters without ':', not '" + operation + "'");
-        // The reason and actor rules of the recovery actions (the SQL applies the same).
-        ActionOptions o;
-        o.reason = reason;
-        o.actor = actor;
-        validateActionOptions(RecoveryAction::Fail, o);
+        validateReasonAndActor(reason, actor); // the recovery actions' rules (the SQL applies the same)
     }
 
     PurgeRun runFromRow(const pqxx::row& r)
