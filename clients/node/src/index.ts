@@ -17,4 +17,4 @@ export type { DownstreamCall, RecordFunction, RunOutcome, RunOutcomeKind, TaskCo
 export { CounterBatchRefused, CounterFlusher, OutcomeCounters, outcomes } from './counters';
 export type { Outcome } from './counters';
 export { clientConfig, parseKeywordValue } from './conninfo';
-export { connect } from './connect';
+export { connect, connectionBroken } from './connect';

@@ -2,8 +2,9 @@
 // core/taskstore.cpp: bounds checked before any I/O, typed errors, 40001/40P01 retried.
 import { randomUUID } from 'crypto';
 
+import { connectionBroken } from './connect';
 import type { OutcomeCounters } from './counters';
-import { InvalidArgumentError, LostOwnershipError, translateError } from './errors';
+import { DatabaseUnavailableError, InvalidArgumentError, LostOwnershipError, translateError } from './errors';
 import type { FailureClass } from './errors';
 import { TaskKey } from './key';
 import { RetryPolicy, defaultRetryPolicy, delayAfter, validateRetryPolicy } from './retrypolicy';
@@ -177,6 +178,8 @@ export class TaskStore {
     // A statement that is its own transaction: retried on 40001 / 40P01, errors typed.
     private async withRetry<T>(fn: () => Promise<T>): Promise<T> {
         for (let attempt = 0; ; ++attempt) {
+            if (connectionBroken(this.client))
+                throw new DatabaseUnavailableError('the connection to the database was lost: it has ended; connect again');
             try {
                 return await fn();
             } catch (e) {
