@@ -91,9 +91,9 @@ LoopCost serverLoop(pqxx::connection& conn, const SchemaName& schema, const std:
     int newKeys, int round);
 void printLoopTable(const std::vector<std::pair<ProtocolVariant, std::vector<LoopCost>>>& results);
 
-// The "pause" section (pause_bench.cpp): schema v15's claim() against v14's. The v14 body is the
-// shipped one with its two pause blocks (and v_pause) taken out, so it follows claim.sql; it
-// throws when the blocks are not found as expected.
+// The "pause" section (pause_bench.cpp): the shipped claim() against v14's. The v14 body is the
+// shipped one with its two guarded pause blocks (and their variables) taken out, so it follows
+// claim.sql; it throws when the blocks are not found as expected.
 std::string v14ClaimSql(const SchemaName& schema);
 void installV14Claim(pqxx::connection& conn, const SchemaName& schema);
 // Replaces the schema's pauses with `count` in force on operations no bench key uses, then ANALYZE.

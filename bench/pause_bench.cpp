@@ -1,7 +1,8 @@
-// The "pause" section of idem-bench-claim (bench/README.md, "Session 10"): what schema v15's pause
-// check costs the claim path. claim() as shipped against the v14 claim(), the shipped body with
-// its two pause blocks taken out, each in its own scratch schema, with no pauses and with pauses
-// on operations the bench's keys do not use.
+// The "pause" section of idem-bench-claim (bench/README.md, "Session 10" and "Session 11"): what
+// the pause check (schema v15, behind a catalog-cache guard since v16) costs the claim path.
+// claim() as shipped against the v14 claim(), the shipped body with its two pause blocks taken
+// out, each in its own scratch schema, with no pauses and with pauses on operations the bench's
+// keys do not use.
 #include <cstdio>
 #include <stdexcept>
 
@@ -50,28 +51,16 @@ std::string v14ClaimSql(const SchemaName& schema)
             cannotDerive(std::string("no single declaration '") + declaration + "'");
         body.erase(decl, std::string(declaration).size());
     }
-    // The names the probe takes, split off the key right above each probe: whole lines, twice each.
-    for (const char* assignment : { "v_tenant := split_part(p_key, ':', 1);", "v_operation := split_part(p_key, ':', 2);" }) {
-        int found = 0;
-        for (auto at = body.find(assignment); at != std::string::npos; at = body.find(assignment)) {
-            const auto start = lineStart(body, at);
-            const auto end = body.find('\n', at);
-            if (end == std::string::npos || body.find_first_not_of(' ', start) != at)
-                cannotDerive(std::string("'") + assignment + "' is not a line of its own");
-            body.erase(start, end + 1 - start);
-            ++found;
-        }
-        if (found != 2)
-            cannotDerive(std::string("'") + assignment + "' found " + std::to_string(found) + " times where v15 has 2");
-    }
-
-    // Each block: the comment lines right above the check, IF idem_pause_named(...) THEN, the
-    // probe and its IF FOUND ... END IF (which returns 'paused'), and the outer END IF; a blank line
-    // left doubled by the removal goes too.
-    const std::string probe = "IF idem_pause_named(v_tenant, v_operation) THEN";
+    // Each block: the comment lines right above it, then from IF to_regclass(<schema>.idem_pauses_none)
+    // IS NULL THEN to the END IF at its indentation (the names split off the key, the probe, and
+    // the answer 'paused'); a blank line left doubled by the removal goes too.
+    const std::string guard = "IF to_regclass('" + schema.quoted() + ".idem_pauses_none') IS NULL THEN\n";
     int blocks = 0;
-    for (auto at = body.find(probe); at != std::string::npos; at = body.find(probe)) {
+    for (auto at = body.find(guard); at != std::string::npos; at = body.find(guard)) {
         auto start = lineStart(body, at);
+        const std::string indent = body.substr(start, at - start);
+        if (indent.find_first_not_of(' ') != std::string::npos)
+            cannotDerive("the pause guard is not a line of its own");
         while (start > 0) {
             const auto above = lineStart(body, start - 1);
             const auto text = body.substr(above, start - above);
@@ -79,25 +68,24 @@ std::string v14ClaimSql(const SchemaName& schema)
                 break;
             start = above;
         }
-        const std::string endIf = "END IF;\n";
-        const auto inner = body.find(endIf, at);
-        const auto close = inner == std::string::npos ? inner : body.find(endIf, inner + endIf.size());
+        const auto close = body.find("\n" + indent + "END IF;\n", at);
         if (close == std::string::npos)
-            cannotDerive("a pause check without its two END IFs");
-        auto end = close + endIf.size();
+            cannotDerive("a pause guard without its END IF");
+        auto end = close + 1 + indent.size() + std::string("END IF;\n").size();
         const std::string block = body.substr(start, end - start);
-        if (block.find("SELECT * INTO v_pause FROM idem_pause_covering(v_tenant, v_operation);") == std::string::npos
-            || block.find("IF FOUND THEN") == std::string::npos || block.find("'paused'") == std::string::npos
-            || block.find("RETURN;") == std::string::npos || block.find("IF FOUND THEN") != block.rfind("IF FOUND"))
-            cannotDerive("a pause block that is not IF idem_pause_named, probe, IF FOUND, RETURN QUERY 'paused', "
-                         "RETURN, END IF, END IF");
+        if (block.find("v_tenant := split_part(p_key, ':', 1);") == std::string::npos
+            || block.find("IF idem_pause_named(v_tenant, v_operation) THEN") == std::string::npos
+            || block.find("SELECT * INTO v_pause FROM idem_pause_covering(v_tenant, v_operation);") == std::string::npos
+            || block.find("'paused'") == std::string::npos || block.find("RETURN;") == std::string::npos)
+            cannotDerive("a pause block that is not the guard, the names, IF idem_pause_named, the probe and "
+                         "RETURN QUERY 'paused'");
         if (start > 0 && blankLine(body, lineStart(body, start - 1)) && blankLine(body, end))
             ++end;
         body.erase(start, end - start);
         ++blocks;
     }
     if (blocks != 2)
-        cannotDerive(std::to_string(blocks) + " pause blocks where v15 has 2");
+        cannotDerive(std::to_string(blocks) + " pause blocks where v16 has 2");
     // The header comment names v15's decision; the definition must not.
     const auto create = body.find("CREATE OR REPLACE FUNCTION");
     if (create == std::string::npos)

@@ -375,16 +375,19 @@ BEGIN
     SELECT * INTO r FROM task_idempotency t WHERE t.idempotency_key = p_key;
     IF NOT FOUND THEN
         -- A pause is checked only where the key would be acquired or taken over (here and below):
-        -- every other answer comes from the stored row, paused or not.
-        v_tenant := split_part(p_key, ':', 1);
-        v_operation := split_part(p_key, ':', 2);
-        IF idem_pause_named(v_tenant, v_operation) THEN
-            SELECT * INTO v_pause FROM idem_pause_covering(v_tenant, v_operation);
-            IF FOUND THEN
-                RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid, 0,
-                                    p_max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until), NULL::jsonb,
-                                    NULL::text, NULL::text, v_pause.reason;
-                RETURN;
+        -- every other answer comes from the stored row, paused or not. While nothing is paused the
+        -- view idem_pauses_none exists, and the check is that catalog-cache lookup alone (v16).
+        IF to_regclass('"idem".idem_pauses_none') IS NULL THEN
+            v_tenant := split_part(p_key, ':', 1);
+            v_operation := split_part(p_key, ':', 2);
+            IF idem_pause_named(v_tenant, v_operation) THEN
+                SELECT * INTO v_pause FROM idem_pause_covering(v_tenant, v_operation);
+                IF FOUND THEN
+                    RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid, 0,
+                                        p_max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until),
+                                        NULL::jsonb, NULL::text, NULL::text, v_pause.reason;
+                    RETURN;
+                END IF;
             END IF;
         END IF;
         INSERT INTO task_idempotency AS t (idempotency_key, request_hash, status, owner_token, lease_until,
@@ -472,15 +475,17 @@ BEGIN
         RETURN;
     END IF;
 
-    v_tenant := split_part(p_key, ':', 1);
-    v_operation := split_part(p_key, ':', 2);
-    IF idem_pause_named(v_tenant, v_operation) THEN
-        SELECT * INTO v_pause FROM idem_pause_covering(v_tenant, v_operation);
-        IF FOUND THEN
-            RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid, r.attempts,
-                                r.max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until), NULL::jsonb,
-                                r.request_hash, NULL::text, v_pause.reason;
-            RETURN;
+    IF to_regclass('"idem".idem_pauses_none') IS NULL THEN
+        v_tenant := split_part(p_key, ':', 1);
+        v_operation := split_part(p_key, ':', 2);
+        IF idem_pause_named(v_tenant, v_operation) THEN
+            SELECT * INTO v_pause FROM idem_pause_covering(v_tenant, v_operation);
+            IF FOUND THEN
+                RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid,
+                                    r.attempts, r.max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until),
+                                    NULL::jsonb, r.request_hash, NULL::text, v_pause.reason;
+                RETURN;
+            END IF;
         END IF;
     END IF;
 
@@ -1400,6 +1405,8 @@ CREATE FUNCTION idem.idem_pause_summarise() RETURNS void
     LANGUAGE plpgsql
     SET search_path TO 'idem', 'pg_temp'
     AS $$
+DECLARE
+    v_paused boolean;
 BEGIN
     LOCK TABLE idem_pause_tenants IN EXCLUSIVE MODE;
     DELETE FROM idem_pause_tenants;
@@ -1407,6 +1414,12 @@ BEGIN
     SELECT p.tenant, array_agg(p.operation ORDER BY p.operation)
       FROM idem_pauses p
      GROUP BY p.tenant;
+    v_paused := EXISTS (SELECT FROM idem_pauses);
+    IF v_paused AND to_regclass('"idem".idem_pauses_none') IS NOT NULL THEN
+        DROP VIEW "idem".idem_pauses_none;
+    ELSIF NOT v_paused AND to_regclass('"idem".idem_pauses_none') IS NULL THEN
+        CREATE VIEW "idem".idem_pauses_none AS SELECT;
+    END IF;
 END
 $$;
 
@@ -2267,6 +2280,14 @@ CREATE TABLE idem.idem_pause_tenants (
     tenant text NOT NULL,
     operations text[] NOT NULL
 );
+
+
+--
+-- Name: idem_pauses_none; Type: VIEW; Schema: idem; Owner: -
+--
+
+CREATE VIEW idem.idem_pauses_none AS
+ SELECT;
 
 
 --

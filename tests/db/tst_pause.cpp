@@ -80,6 +80,9 @@ private Q_SLOTS:
     void tenThousandPausesAtMost();
     void summaryFollowsEveryChange();
     void pauseRacingAClaimRace();
+    void catalogSignalFollowsPauses();
+    void signalCannotBeForged();
+    void upgradeFromV15KeepsPausesInForce();
     void rolesAndPrivileges();
     void idemctlPauseResumeAndPauses();
 
@@ -89,6 +92,16 @@ private:
     idem::PauseChange pause(const std::string& tenant, const std::string& operation, const std::string& reason,
         std::optional<std::int64_t> lengthMs = std::nullopt);
     void resume(const std::string& tenant, const std::string& operation);
+    // Whether the view claim() looks up exists (it exists exactly while nothing is paused).
+    bool signalPresent() { return scalar(*m_owner, "SELECT to_regclass('idem.idem_pauses_none') IS NOT NULL") == "t"; }
+    // Deletes every pause as the owner writes idem_pauses by hand: summarised after, as they must.
+    void deleteAllPauses()
+    {
+        pqxx::work w(*m_owner);
+        w.exec("DELETE FROM idem.idem_pauses");
+        w.exec("SELECT idem.idem_pause_summarise()");
+        w.commit();
+    }
     // Pauses rows and audit entries, to show that something changed nothing.
     QByteArray state() { return scalar(*m_owner, "SELECT (SELECT count(*) FROM idem.idem_pauses) || '/' ||"
                                                  " (SELECT count(*) FROM idem.task_idempotency_audit)"); }
@@ -123,10 +136,12 @@ void TestPause::cleanupTestCase()
     m_db.reset();
 }
 
-// Every test starts with nothing paused (deleted by the owner: the audit trail keeps growing).
+// Every test starts with nothing paused (deleted by the owner: the audit trail keeps growing), so
+// with the view idem_pauses_none in place and claims on the path that reads no table.
 void TestPause::init()
 {
-    pqxx::nontransaction(*m_owner).exec("DELETE FROM idem.idem_pauses");
+    deleteAllPauses();
+    QVERIFY(signalPresent());
 }
 
 std::unique_ptr<pqxx::connection> TestPause::login(const char* role)
@@ -578,7 +593,8 @@ void TestPause::pauseRacingAClaimRace()
     for (int i = 0; i < clients; ++i)
         conns.push_back(m_db->connect());
     for (int round = 0; round < 5; ++round) {
-        pqxx::nontransaction(*m_owner).exec("DELETE FROM idem.idem_pauses");
+        // Nothing paused: every connection's catalog cache has seen the view before the pause.
+        deleteAllPauses();
         const auto k = key("race", "charge");
         std::barrier start(clients + 1);
         std::atomic<bool> pauseCommitted { false };
@@ -624,6 +640,105 @@ void TestPause::pauseRacingAClaimRace()
     // After the pause, a new key of the tenant is always turned away.
     idem::TaskStore store(*conns[0], storeOptions(30s));
     QCOMPARE(idem::decisionName(store.claim(key("race", "charge"), digestOf('a')).decision), "paused");
+}
+
+// The view idem_pauses_none exists exactly while idem_pauses has no row, and claim() skips the
+// pause tables only while it does: a connection that has claimed with the view in its catalog
+// cache is turned away by a pause set from another, a pause past its end keeps the view away (it
+// is still a row) yet pauses nothing, and the last resume brings the view back.
+void TestPause::catalogSignalFollowsPauses()
+{
+    auto worker = login(workerRole);
+    idem::TaskStore store(*worker, storeOptions(30s));
+    QCOMPARE(idem::decisionName(store.claim(key("sig", "charge"), digestOf('a')).decision), "acquired");
+    pause("sig", "charge", "signal");
+    QVERIFY(!signalPresent());
+    QCOMPARE(idem::decisionName(store.claim(key("sig", "charge"), digestOf('a')).decision), "paused");
+    QCOMPARE(idem::decisionName(store.claim(key("sig", "refund"), digestOf('a')).decision), "acquired");
+    pause("sig", "refund", "signal", 1000);
+    resume("sig", "charge");
+    QVERIFY(!signalPresent());
+    pqxx::nontransaction(*m_owner).exec("SELECT pg_sleep(1.2)");
+    QCOMPARE(idem::decisionName(store.claim(key("sig", "refund"), digestOf('a')).decision), "acquired");
+    QVERIFY(!signalPresent());
+    resume("sig", "refund");
+    QVERIFY(signalPresent());
+    QCOMPARE(idem::decisionName(store.claim(key("sig", "charge"), digestOf('a')).decision), "acquired");
+
+    // Written by hand and summarised, as the owner must: the view goes with the first row.
+    {
+        pqxx::work w(*m_owner);
+        w.exec("INSERT INTO idem.idem_pauses (tenant, operation, reason, paused_by, paused_at, changed_at, until,"
+               " audit_id) VALUES ('sig', '*', 'by hand', 'owner', now(), now(), NULL, 0)");
+        w.exec("SELECT idem.idem_pause_summarise()");
+        w.commit();
+    }
+    QVERIFY(!signalPresent());
+    QCOMPARE(idem::decisionName(store.claim(key("sig", "any"), digestOf('a')).decision), "paused");
+    // Summarising again changes nothing: no catalog write when the state did not change.
+    const auto views = [&] { return scalar(*m_owner, "SELECT count(*) FROM pg_class WHERE relname = 'idem_pauses_none'"); };
+    pqxx::nontransaction(*m_owner).exec("SELECT idem.idem_pause_summarise()");
+    QCOMPARE(views(), "0"_b);
+    deleteAllPauses();
+    const auto oid = scalar(*m_owner, "SELECT 'idem.idem_pauses_none'::regclass::oid");
+    pqxx::nontransaction(*m_owner).exec("SELECT idem.idem_pause_summarise()");
+    QCOMPARE(scalar(*m_owner, "SELECT 'idem.idem_pauses_none'::regclass::oid"), oid);
+    QCOMPARE(views(), "1"_b);
+}
+
+// No role but the owner can make claim() skip a pause: a worker can neither create the view in
+// the schema nor stand in for it with a temporary one (claim() names it with its schema), nor
+// drop it to slow others down; a view missing while nothing is paused only costs the read.
+void TestPause::signalCannotBeForged()
+{
+    pause("forge", "*", "forgery");
+    auto worker = login(workerRole);
+    QCOMPARE(sqlstateOf(*worker, "CREATE VIEW idem.idem_pauses_none AS SELECT"), std::string("42501"));
+    pqxx::nontransaction(*worker).exec("CREATE TEMP VIEW idem_pauses_none AS SELECT");
+    pqxx::nontransaction(*worker).exec("SET search_path = pg_temp, idem");
+    idem::TaskStore store(*worker, storeOptions(30s));
+    QCOMPARE(idem::decisionName(store.claim(key("forge", "charge"), digestOf('a')).decision), "paused");
+    QCOMPARE(number(*m_owner, "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key LIKE 'forge:%'"), 0);
+    resume("forge", "*");
+    QVERIFY(signalPresent());
+    QCOMPARE(sqlstateOf(*worker, "DROP VIEW idem.idem_pauses_none"), std::string("42501"));
+    QVERIFY(signalPresent());
+
+    // Missing with nothing paused (dropped by the owner): claims read the pause tables and acquire.
+    pqxx::nontransaction(*m_owner).exec("DROP VIEW idem.idem_pauses_none");
+    QCOMPARE(idem::decisionName(store.claim(key("forge", "charge"), digestOf('a')).decision), "acquired");
+    pause("forge", "refund", "after the drop");
+    QCOMPARE(idem::decisionName(store.claim(key("forge", "refund"), digestOf('a')).decision), "paused");
+}
+
+// A database at v15 had no view. Migrated to v16 with a pause in force it gets none, so claims
+// keep reading the pause tables; with nothing paused it gets the view. (The state of v15 is made
+// by taking v16's record and view away: the function files are the current ones either way.)
+void TestPause::upgradeFromV15KeepsPausesInForce()
+{
+    const auto backToV15 = [&] {
+        pqxx::work w(*m_owner);
+        w.exec("DELETE FROM idem.idem_schema_version WHERE version = 16");
+        w.exec("DROP VIEW IF EXISTS idem.idem_pauses_none");
+        w.commit();
+    };
+    const auto toV16 = [&] { return idem::migrate(*m_owner, { idem::SchemaName(), false }).applied; };
+    const std::vector<std::string> v16 { "0016_pause_signal.sql" };
+    pause("upgrade", "*", "in force across the upgrade");
+    backToV15();
+    QCOMPARE(toV16(), v16);
+    QVERIFY(!signalPresent());
+    auto conn = m_db->connect();
+    idem::TaskStore claims(*conn, storeOptions(30s));
+    QCOMPARE(idem::decisionName(claims.claim(key("upgrade", "charge"), digestOf('a')).decision), "paused");
+    resume("upgrade", "*");
+    QVERIFY(signalPresent());
+    QCOMPARE(idem::decisionName(claims.claim(key("upgrade", "charge"), digestOf('a')).decision), "acquired");
+
+    backToV15();
+    QVERIFY(!signalPresent());
+    QCOMPARE(toV16(), v16);
+    QVERIFY(signalPresent());
 }
 
 // Workers claim under pauses but cannot see, set or lift them; readers see them; operators set
