@@ -180,3 +180,22 @@ BEGIN
                    ' %1$I.idem_resume(text, text, text, text) TO idem_operator', s);
 END
 $pauses$;
+
+-- Latency (schema v17): readers read the folded histograms and may fold the minutes that are due
+-- (idem_latency_rollup, as their definer; it never waits); nobody else writes them. Workers:
+-- nothing (claim(), complete() and fail() record what is folded, as their definer).
+DO $latency$
+DECLARE
+    s text := current_schema();
+BEGIN
+    EXECUTE format('GRANT SELECT ON %1$I.idem_latency, %1$I.idem_latency_state TO idem_reader', s);
+    EXECUTE format('REVOKE ALL ON %1$I.idem_latency, %1$I.idem_latency_state FROM idem_worker', s);
+    EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_latency, %1$I.idem_latency_state'
+                   ' FROM idem_reader, idem_operator', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_latency_rollup(integer),'
+                   ' %1$I.idem_latency_histogram(timestamptz, timestamptz, text, text, boolean, boolean),'
+                   ' %1$I.idem_latency_percentiles(timestamptz, timestamptz, text, text, boolean, boolean),'
+                   ' %1$I.idem_latency_quantile(text, smallint[], bigint[], double precision),'
+                   ' %1$I.idem_latency_value(text, integer), %1$I.idem_latency_slot(double precision) TO idem_reader', s);
+END
+$latency$;

@@ -308,6 +308,7 @@ CREATE TABLE idem.task_idempotency (
     max_attempts integer DEFAULT 5 NOT NULL,
     error_class text,
     errors jsonb DEFAULT '[]'::jsonb NOT NULL,
+    attempt_started_at timestamp with time zone,
     CONSTRAINT task_idempotency_attempts_check CHECK ((attempts >= 0)),
     CONSTRAINT task_idempotency_error_class_check CHECK ((error_class = ANY (ARRAY['retryable'::text, 'permanent'::text, 'unknown'::text]))),
     CONSTRAINT task_idempotency_errors_check CHECK ((jsonb_typeof(errors) = 'array'::text)),
@@ -391,9 +392,9 @@ BEGIN
             END IF;
         END IF;
         INSERT INTO task_idempotency AS t (idempotency_key, request_hash, status, owner_token, lease_until,
-                                           attempts, max_attempts, created_at, updated_at)
+                                           attempts, max_attempts, created_at, updated_at, attempt_started_at)
         VALUES (p_key, p_request_hash, 'processing', p_token, now() + p_lease_ms * interval '1 millisecond',
-                1, p_max_attempts, now(), now())
+                1, p_max_attempts, now(), now(), now())
         ON CONFLICT (idempotency_key) DO NOTHING
         RETURNING t.* INTO r;
         IF FOUND THEN
@@ -493,7 +494,7 @@ BEGIN
     UPDATE task_idempotency t
        SET status = 'processing', owner_token = p_token,
            lease_until = now() + p_lease_ms * interval '1 millisecond',
-           attempts = t.attempts + 1, next_attempt_at = NULL, updated_at = now()
+           attempts = t.attempts + 1, next_attempt_at = NULL, updated_at = now(), attempt_started_at = now()
      WHERE t.idempotency_key = p_key
     RETURNING t.* INTO STRICT r;
     RETURN QUERY SELECT 'reacquired'::text, v_detail, r.owner_token, r.attempts, r.max_attempts, r.lease_until, 0::bigint, NULL::jsonb,
@@ -592,7 +593,9 @@ BEGIN
            error_message = v_message,
            errors = (CASE WHEN jsonb_array_length(t.errors) >= 20 THEN t.errors - 0 ELSE t.errors END)
                     || jsonb_build_array(jsonb_build_object('attempt', t.attempts, 'at', now(),
-                                                            'class', p_class, 'message', v_message)),
+                                                            'class', p_class, 'message', v_message,
+                                                            'run_us', round(extract(epoch FROM clock_timestamp()
+                                                                                    - t.attempt_started_at) * 1000000))),
            owner_token = NULL, lease_until = NULL, updated_at = now()
      WHERE t.idempotency_key = p_key
     RETURNING t.* INTO r;
@@ -1027,6 +1030,188 @@ CREATE FUNCTION idem.idem_key_matches(p_key text, p_tenant text, p_operation tex
     AS $$
     SELECT (p_tenant IS NULL OR pg_catalog.split_part(p_key, ':'::text, 1) OPERATOR(pg_catalog.=) p_tenant)
        AND (p_operation IS NULL OR pg_catalog.split_part(p_key, ':'::text, 2) OPERATOR(pg_catalog.=) p_operation)
+$$;
+
+
+--
+-- Name: idem_latency_fold(timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_latency_fold(p_from timestamp with time zone, p_to timestamp with time zone) RETURNS TABLE(bucket timestamp with time zone, tenant text, operation text, kind text, slot smallint, n bigint, total numeric)
+    LANGUAGE sql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+    WITH succeeded AS (
+        SELECT t.idempotency_key, t.updated_at, t.created_at, t.attempt_started_at, t.attempts, t.errors
+          FROM idem_succeeded_operations() o(op)
+          CROSS JOIN LATERAL (
+              SELECT * FROM task_idempotency s
+               WHERE s.status = 'succeeded' AND split_part(s.idempotency_key, ':', 2) = o.op
+                 AND s.updated_at >= p_from) t
+    ), failures AS (
+        SELECT s.idempotency_key, s.errors FROM succeeded s WHERE s.errors <> '[]'::jsonb
+        UNION ALL
+        SELECT u.idempotency_key, u.errors FROM task_idempotency u
+         WHERE u.status <> 'succeeded' AND u.updated_at >= p_from AND u.errors <> '[]'::jsonb
+    ), observed AS (
+        SELECT s.idempotency_key AS k, s.updated_at AS at, v.kind, v.value
+          FROM succeeded s
+          CROSS JOIN LATERAL (VALUES
+              ('run', extract(epoch FROM s.updated_at - s.attempt_started_at) * 1000000),
+              ('tts', extract(epoch FROM s.updated_at - s.created_at) * 1000000),
+              ('attempts', s.attempts::numeric)) v(kind, value)
+         WHERE s.updated_at < p_to AND v.value IS NOT NULL AND v.value >= 0
+        UNION ALL
+        SELECT f.idempotency_key, (e.entry->>'at')::timestamptz, 'run', (e.entry->>'run_us')::numeric
+          FROM failures f CROSS JOIN LATERAL jsonb_array_elements(f.errors) e(entry)
+         WHERE jsonb_typeof(e.entry->'run_us') = 'number' AND (e.entry->>'run_us')::numeric >= 0
+           AND (e.entry->>'at')::timestamptz >= p_from AND (e.entry->>'at')::timestamptz < p_to
+    )
+    SELECT date_trunc('minute', o.at), split_part(o.k, ':', 1), split_part(o.k, ':', 2), o.kind,
+           CASE WHEN o.kind = 'attempts' THEN least(o.value, 32767)::smallint
+                ELSE idem_latency_slot(o.value::double precision) END,
+           count(*), sum(o.value)
+      FROM observed o
+     GROUP BY 1, 2, 3, 4, 5
+$$;
+
+
+--
+-- Name: idem_latency_histogram(timestamp with time zone, timestamp with time zone, text, text, boolean, boolean); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_latency_histogram(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text DEFAULT NULL::text, p_operation text DEFAULT NULL::text, p_by_operation boolean DEFAULT true, p_per_minute boolean DEFAULT false) RETURNS TABLE(bucket timestamp with time zone, operation text, kind text, n bigint, total numeric, slots smallint[], counts bigint[])
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+BEGIN
+    IF p_from IS NULL OR p_to IS NULL OR p_to < p_from OR p_to - p_from > interval '31 days' THEN
+        RAISE EXCEPTION 'a window needs a start and an end at most 31 days after it, not % to %', p_from, p_to
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_by_operation IS NULL OR p_per_minute IS NULL THEN
+        RAISE EXCEPTION 'by_operation and per_minute must be true or false' USING ERRCODE = 'ID003';
+    END IF;
+    RETURN QUERY
+    WITH picked AS (
+        SELECT CASE WHEN p_per_minute THEN l.bucket END AS b,
+               CASE WHEN p_by_operation THEN l.operation ELSE '*' END AS op,
+               l.kind AS k, l.n AS cnt, l.total AS tot, l.slots AS ss, l.counts AS cs
+          FROM idem_latency l
+         WHERE l.bucket >= p_from AND l.bucket < p_to
+           AND (p_tenant IS NULL OR l.tenant = p_tenant) AND (p_operation IS NULL OR l.operation = p_operation)
+    ), sums AS (
+        SELECT p.b, p.op, p.k, sum(p.cnt)::bigint AS cnt, sum(p.tot) AS tot FROM picked p GROUP BY 1, 2, 3
+    ), cells AS (
+        SELECT p.b, p.op, p.k, u.s, sum(u.c)::bigint AS c
+          FROM picked p CROSS JOIN LATERAL unnest(p.ss, p.cs) u(s, c)
+         GROUP BY 1, 2, 3, 4
+    )
+    SELECT s.b, s.op, s.k, s.cnt, s.tot,
+           (SELECT array_agg(c.s ORDER BY c.s) FROM cells c
+             WHERE c.b IS NOT DISTINCT FROM s.b AND c.op = s.op AND c.k = s.k),
+           (SELECT array_agg(c.c ORDER BY c.s) FROM cells c
+             WHERE c.b IS NOT DISTINCT FROM s.b AND c.op = s.op AND c.k = s.k)
+      FROM sums s
+     ORDER BY s.b NULLS FIRST, s.op, s.k;
+END
+$$;
+
+
+--
+-- Name: idem_latency_percentiles(timestamp with time zone, timestamp with time zone, text, text, boolean, boolean); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_latency_percentiles(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text DEFAULT NULL::text, p_operation text DEFAULT NULL::text, p_by_operation boolean DEFAULT true, p_per_minute boolean DEFAULT false) RETURNS TABLE(bucket timestamp with time zone, operation text, kind text, n bigint, mean double precision, p50 double precision, p95 double precision, p99 double precision)
+    LANGUAGE sql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+    SELECT h.bucket, h.operation, h.kind, h.n,
+           h.total::double precision / h.n / CASE WHEN h.kind = 'attempts' THEN 1 ELSE 1000 END,
+           idem_latency_quantile(h.kind, h.slots, h.counts, 0.50) / CASE WHEN h.kind = 'attempts' THEN 1 ELSE 1000 END,
+           idem_latency_quantile(h.kind, h.slots, h.counts, 0.95) / CASE WHEN h.kind = 'attempts' THEN 1 ELSE 1000 END,
+           idem_latency_quantile(h.kind, h.slots, h.counts, 0.99) / CASE WHEN h.kind = 'attempts' THEN 1 ELSE 1000 END
+      FROM idem_latency_histogram(p_from, p_to, p_tenant, p_operation, p_by_operation, p_per_minute) h
+$$;
+
+
+--
+-- Name: idem_latency_quantile(text, smallint[], bigint[], double precision); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_latency_quantile(p_kind text, p_slots smallint[], p_counts bigint[], p_q double precision) RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+    SELECT idem_latency_value(p_kind, min(x.s))
+      FROM (SELECT u.s, sum(u.c) OVER (ORDER BY u.s) AS cum, sum(u.c) OVER () AS total
+              FROM unnest(p_slots, p_counts) u(s, c)) x
+     WHERE p_q > 0 AND p_q <= 1 AND x.cum >= ceil(p_q * x.total)
+$$;
+
+
+--
+-- Name: idem_latency_rollup(integer); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_latency_rollup(p_max_minutes integer DEFAULT 60) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+DECLARE
+    v_from timestamptz;
+    v_to timestamptz;
+BEGIN
+    IF p_max_minutes IS NULL OR p_max_minutes NOT BETWEEN 1 AND 1440 THEN
+        RAISE EXCEPTION 'max_minutes must be 1 to 1440, not %', p_max_minutes USING ERRCODE = 'ID003';
+    END IF;
+    SELECT s.folded_to INTO v_from FROM idem_latency_state s FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND THEN
+        RETURN 0;
+    END IF;
+    v_to := least(date_trunc('minute', clock_timestamp() - interval '1 minute'),
+                  v_from + p_max_minutes * interval '1 minute');
+    IF v_to <= v_from THEN
+        RETURN 0;
+    END IF;
+    INSERT INTO idem_latency (bucket, tenant, operation, kind, n, total, slots, counts)
+    SELECT f.bucket, f.tenant, f.operation, f.kind, sum(f.n), sum(f.total),
+           array_agg(f.slot ORDER BY f.slot), array_agg(f.n ORDER BY f.slot)
+      FROM idem_latency_fold(v_from, v_to) f
+     GROUP BY 1, 2, 3, 4;
+    UPDATE idem_latency_state SET folded_to = v_to, folded_at = clock_timestamp();
+    DELETE FROM idem_latency l
+     WHERE l.ctid = ANY (ARRAY(SELECT d.ctid FROM idem_latency d WHERE d.bucket < now() - interval '8 days'
+                                ORDER BY d.bucket LIMIT 10000));
+    RETURN (extract(epoch FROM v_to - v_from) / 60)::integer;
+END
+$$;
+
+
+--
+-- Name: idem_latency_slot(double precision); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_latency_slot(p_us double precision) RETURNS smallint
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+    SELECT CASE WHEN p_us IS NULL OR p_us < 1 THEN 0
+                ELSE least(floor(32 * log(p_us) + 1e-9), 1023) END::smallint
+$$;
+
+
+--
+-- Name: idem_latency_value(text, integer); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_latency_value(p_kind text, p_slot integer) RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+    SELECT CASE WHEN p_slot IS NULL THEN NULL
+                WHEN p_kind OPERATOR(pg_catalog.=) 'attempts' THEN p_slot::double precision
+                ELSE power(10::double precision, (p_slot + 0.5) / 32) END
 $$;
 
 
@@ -2273,6 +2458,40 @@ END, bucket))),
 
 
 --
+-- Name: idem_latency; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_latency (
+    bucket timestamp with time zone NOT NULL,
+    tenant text NOT NULL,
+    operation text NOT NULL,
+    kind text NOT NULL,
+    n bigint NOT NULL,
+    total numeric NOT NULL,
+    slots smallint[] NOT NULL,
+    counts bigint[] NOT NULL,
+    CONSTRAINT idem_latency_bucket_check CHECK ((bucket = date_trunc('minute'::text, bucket))),
+    CONSTRAINT idem_latency_check CHECK (((cardinality(slots) = cardinality(counts)) AND (cardinality(slots) >= 1))),
+    CONSTRAINT idem_latency_kind_check CHECK ((kind = ANY (ARRAY['run'::text, 'tts'::text, 'attempts'::text]))),
+    CONSTRAINT idem_latency_n_check CHECK ((n > 0)),
+    CONSTRAINT idem_latency_total_check CHECK ((total >= (0)::numeric))
+);
+
+
+--
+-- Name: idem_latency_state; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_latency_state (
+    one boolean DEFAULT true NOT NULL,
+    folded_to timestamp with time zone NOT NULL,
+    folded_at timestamp with time zone,
+    CONSTRAINT idem_latency_state_folded_to_check CHECK ((folded_to = date_trunc('minute'::text, folded_to))),
+    CONSTRAINT idem_latency_state_one_check CHECK (one)
+);
+
+
+--
 -- Name: idem_pause_tenants; Type: TABLE; Schema: idem; Owner: -
 --
 
@@ -2514,6 +2733,22 @@ ALTER TABLE ONLY idem.idem_counters_refused
 
 ALTER TABLE ONLY idem.idem_counters_total
     ADD CONSTRAINT idem_counters_total_pkey PRIMARY KEY (minutes, bucket, outcome);
+
+
+--
+-- Name: idem_latency idem_latency_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_latency
+    ADD CONSTRAINT idem_latency_pkey PRIMARY KEY (bucket, tenant, operation, kind);
+
+
+--
+-- Name: idem_latency_state idem_latency_state_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_latency_state
+    ADD CONSTRAINT idem_latency_state_pkey PRIMARY KEY (one);
 
 
 --
@@ -2882,6 +3117,61 @@ GRANT ALL ON FUNCTION idem.idem_fail(p_key text, p_expected_status text, p_expec
 
 
 --
+-- Name: FUNCTION idem_latency_fold(p_from timestamp with time zone, p_to timestamp with time zone); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_latency_fold(p_from timestamp with time zone, p_to timestamp with time zone) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_latency_histogram(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text, p_operation text, p_by_operation boolean, p_per_minute boolean); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_latency_histogram(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text, p_operation text, p_by_operation boolean, p_per_minute boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_latency_histogram(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text, p_operation text, p_by_operation boolean, p_per_minute boolean) TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_latency_percentiles(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text, p_operation text, p_by_operation boolean, p_per_minute boolean); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_latency_percentiles(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text, p_operation text, p_by_operation boolean, p_per_minute boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_latency_percentiles(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text, p_operation text, p_by_operation boolean, p_per_minute boolean) TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_latency_quantile(p_kind text, p_slots smallint[], p_counts bigint[], p_q double precision); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_latency_quantile(p_kind text, p_slots smallint[], p_counts bigint[], p_q double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_latency_quantile(p_kind text, p_slots smallint[], p_counts bigint[], p_q double precision) TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_latency_rollup(p_max_minutes integer); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_latency_rollup(p_max_minutes integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_latency_rollup(p_max_minutes integer) TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_latency_slot(p_us double precision); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_latency_slot(p_us double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_latency_slot(p_us double precision) TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_latency_value(p_kind text, p_slot integer); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_latency_value(p_kind text, p_slot integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_latency_value(p_kind text, p_slot integer) TO idem_reader;
+
+
+--
 -- Name: FUNCTION idem_live_stats(p_tenant text, p_operation text, p_long_after_minutes integer); Type: ACL; Schema: idem; Owner: -
 --
 
@@ -3143,6 +3433,20 @@ GRANT SELECT ON TABLE idem.idem_counters_refused TO idem_reader;
 --
 
 GRANT SELECT ON TABLE idem.idem_counters_total TO idem_reader;
+
+
+--
+-- Name: TABLE idem_latency; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_latency TO idem_reader;
+
+
+--
+-- Name: TABLE idem_latency_state; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_latency_state TO idem_reader;
 
 
 --

@@ -1,4 +1,4 @@
--- claim (schema v2, changed in v5, v6, v13, v15, v16; the history is in git log).
+-- claim (schema v2, changed in v5, v6, v13, v15, v16, v17; the history is in git log).
 -- The first step of every attempt, one round trip: takes key p_key for token p_token, or answers
 -- from the stored row. decision [detail]: acquired [new]; reacquired [lease_expired, retry_due]
 -- (a new token, attempts + 1); replay [succeeded] (the stored result); in_progress [lease_live,
@@ -8,7 +8,8 @@
 -- which would otherwise be acquired or taken over; nothing changes, no attempt is counted;
 -- error_message is the pause's reason, lease_until its end (NULL: until resumed), and
 -- retry_after_ms at most 5 s and never past that end). It reads the row first, without a lock,
--- and inserts only when there is none.
+-- and inserts only when there is none. An acquisition or takeover records the attempt's start in
+-- attempt_started_at (v17), from which the run time of the attempt is measured.
 -- The table of decisions and what a caller does: docs/workers-guide.md; the SQLSTATEs (ID001
 -- lost ownership, ID002 no record, ID003 invalid argument): 0002_protocol.sql's header.
 CREATE OR REPLACE FUNCTION claim(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint,
@@ -72,9 +73,9 @@ BEGIN
             END IF;
         END IF;
         INSERT INTO task_idempotency AS t (idempotency_key, request_hash, status, owner_token, lease_until,
-                                           attempts, max_attempts, created_at, updated_at)
+                                           attempts, max_attempts, created_at, updated_at, attempt_started_at)
         VALUES (p_key, p_request_hash, 'processing', p_token, now() + p_lease_ms * interval '1 millisecond',
-                1, p_max_attempts, now(), now())
+                1, p_max_attempts, now(), now(), now())
         ON CONFLICT (idempotency_key) DO NOTHING
         RETURNING t.* INTO r;
         IF FOUND THEN
@@ -174,7 +175,7 @@ BEGIN
     UPDATE task_idempotency t
        SET status = 'processing', owner_token = p_token,
            lease_until = now() + p_lease_ms * interval '1 millisecond',
-           attempts = t.attempts + 1, next_attempt_at = NULL, updated_at = now()
+           attempts = t.attempts + 1, next_attempt_at = NULL, updated_at = now(), attempt_started_at = now()
      WHERE t.idempotency_key = p_key
     RETURNING t.* INTO STRICT r;
     RETURN QUERY SELECT 'reacquired'::text, v_detail, r.owner_token, r.attempts, r.max_attempts, r.lease_until, 0::bigint, NULL::jsonb,

@@ -1,9 +1,9 @@
--- fail (schema v2, changed in v6; the history is in git log).
+-- fail (schema v2, changed in v6, v17; the history is in git log).
 -- Records a failed attempt, fenced by the token. p_class: retryable (definitely failed,
 -- safe to retry), permanent (stop now), unknown (the request left and the answer was lost:
 -- retried like retryable, with the same key, and flagged). Retryable and unknown rows are
 -- due again after p_retry_delay_ms unless attempts or age are exhausted, which ends in failed.
--- The last 20 failures are kept in errors.
+-- The last 20 failures are kept in errors, each (v17) with its attempt's run time in run_us.
 CREATE OR REPLACE FUNCTION fail(p_key text, p_token uuid, p_class text, p_message text, p_retry_delay_ms bigint,
                      p_max_age_ms bigint DEFAULT NULL)
 RETURNS TABLE (status text, attempts integer, max_attempts integer, next_attempt_at timestamptz, exhausted boolean)
@@ -51,7 +51,9 @@ BEGIN
            error_message = v_message,
            errors = (CASE WHEN jsonb_array_length(t.errors) >= 20 THEN t.errors - 0 ELSE t.errors END)
                     || jsonb_build_array(jsonb_build_object('attempt', t.attempts, 'at', now(),
-                                                            'class', p_class, 'message', v_message)),
+                                                            'class', p_class, 'message', v_message,
+                                                            'run_us', round(extract(epoch FROM clock_timestamp()
+                                                                                    - t.attempt_started_at) * 1000000))),
            owner_token = NULL, lease_until = NULL, updated_at = now()
      WHERE t.idempotency_key = p_key
     RETURNING t.* INTO r;
