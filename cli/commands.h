@@ -30,6 +30,7 @@ int runStorage(const std::vector<std::string>& args);
 int runPause(const std::vector<std::string>& args);
 int runResume(const std::vector<std::string>& args);
 int runPauses(const std::vector<std::string>& args);
+int runLatency(const std::vector<std::string>& args);
 int runScenarioWorker(const std::vector<std::string>& args);
 
 } // namespace idem::cli

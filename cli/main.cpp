@@ -30,6 +30,8 @@ const Command commands[] = {
         &idem::cli::runPause },
     { "resume", "audited: lift a pause; the scope's claims acquire again", &idem::cli::runResume },
     { "pauses", "list the pauses, what each turned away, and whether it matches any traffic", &idem::cli::runPauses },
+    { "latency", "run time, time to success and attempts per operation: p50, p95, p99 by the server's clock",
+        &idem::cli::runLatency },
     { "storage", "table and index sizes, rows by status, rows due for purge, the last purge", &idem::cli::runStorage },
     // Internal: the worker process that `verify` starts and kills. Not listed.
     { "scenario-worker", nullptr, &idem::cli::runScenarioWorker },

@@ -73,7 +73,7 @@ namespace {
             h.kind = kindFrom(row[2]);
             h.count = row[3].as<std::int64_t>();
             h.total = row[4].as<double>();
-            h.slots = slotsFrom(row[5].as<std::string>(), row[6].as<std::string>());
+            h.slotCounts = slotsFrom(row[5].as<std::string>(), row[6].as<std::string>());
             if (percentiles) {
                 h.mean = row[7].as<double>();
                 h.p50 = row[8].as<double>();

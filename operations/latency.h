@@ -38,7 +38,7 @@ struct LatencyHistogram {
     LatencyKind kind = LatencyKind::Run;
     std::int64_t count = 0;
     double total = 0; // sum of the values: microseconds, or attempts
-    std::vector<std::pair<int, std::int64_t>> slots; // ascending slot, count (count > 0)
+    std::vector<std::pair<int, std::int64_t>> slotCounts; // (slot, count), ascending slot, count > 0 (not "slots": a Qt keyword)
     // Milliseconds for durations, attempts for Attempts; from idem_latency_percentiles (nearest
     // rank, within 3.7 % of the exact value for durations, exact for attempts).
     double mean = 0;

@@ -1,0 +1,485 @@
+#include <QtTest>
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <thread>
+
+#include <pqxx/pqxx>
+
+#include "core/taskstore.h"
+#include "operations/latency.h"
+#include "schema/migrate.h"
+#include "tests/support/cliprocess.h"
+#include "tests/support/taskrows.h"
+#include "tests/support/testdb.h"
+
+using namespace std::chrono_literals;
+using idem::test::operator""_b;
+using idem::test::digestOf;
+using idem::test::scalar;
+using idem::test::storeOptions;
+
+namespace {
+constexpr const char* workerRole = "idem_t_latency_worker";
+constexpr const char* readerRole = "idem_t_latency_reader";
+constexpr const char* outsiderRole = "idem_t_latency_outsider";
+constexpr const char* password = "pw-latency";
+
+const idem::SchemaName schema;
+
+// The test's own oracle: the nearest-rank quantile of the planted values (the ceil(q n)-th
+// smallest), computed here from the values, not by the product.
+double nearestRank(std::vector<double> v, double q)
+{
+    std::sort(v.begin(), v.end());
+    const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
+    return v.at(std::max<std::size_t>(rank, 1) - 1);
+}
+
+// Whether a reported figure is within `tolerance` (relative) of the exact one.
+bool near(double reported, double exact, double tolerance)
+{
+    return std::fabs(reported - exact) <= tolerance * std::fabs(exact);
+}
+
+std::string sqlstateOf(pqxx::connection& c, const std::string& sql)
+{
+    try {
+        pqxx::work w(c);
+        w.exec(sql);
+        w.commit();
+        return "ok";
+    } catch (const pqxx::insufficient_privilege&) {
+        return "42501"; // libpqxx 6.4 leaves sqlstate() empty on this class
+    } catch (const pqxx::sql_error& e) {
+        return e.sqlstate();
+    }
+}
+
+// One planted success: durations in microseconds, the minute it completed in (minutes ago).
+struct Planted {
+    std::string tenant, operation;
+    std::int64_t runUs = 0, ttsUs = 0;
+    int attempts = 1;
+    int minutesAgo = 5;
+};
+} // namespace
+
+// Issue #27: latency figures from planted durations (an independent oracle), the protocol's
+// retries and takeovers, the roll-up's once-only folding, bad arguments and roles.
+class TestLatency : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+    void init();
+
+    void slotGeometryAgreesWithTheSql();
+    void plantedDurationsGiveTheirPercentiles();
+    void idemctlShowsTheSameFigures();
+    void retriesAndTakeoversCountIntoTimeToSuccessOnly();
+    void eachMinuteIsFoldedOnce();
+    void badArgumentsChangeNothing();
+    void rolesAndPrivileges();
+
+private:
+    void plant(const std::vector<Planted>& rows);
+    // Sets the roll-up back so that every minute from `minutesAgo` on is due again.
+    void foldFrom(int minutesAgo);
+    std::unique_ptr<pqxx::connection> login(const char* role)
+    {
+        return std::make_unique<pqxx::connection>(idem::test::loginDsn(m_db->dsn(), role, password));
+    }
+    QByteArray latencyState()
+    {
+        return scalar(*m_owner, "SELECT (SELECT count(*) FROM idem.idem_latency) || '/' || (SELECT folded_to FROM "
+                                "idem.idem_latency_state)");
+    }
+
+    std::unique_ptr<idem::test::ScratchDatabase> m_db;
+    std::unique_ptr<pqxx::connection> m_owner;
+    int m_keys = 0;
+};
+
+void TestLatency::initTestCase()
+{
+    IDEM_REQUIRE_DATABASE();
+    m_db = std::make_unique<idem::test::ScratchDatabase>("latency");
+    m_owner = m_db->connect();
+    idem::migrate(*m_owner, { idem::SchemaName(), true });
+    idem::test::createLoginRole(workerRole, password, "idem_worker");
+    idem::test::createLoginRole(readerRole, password, "idem_reader");
+    idem::test::createLoginRole(outsiderRole, password, "");
+}
+
+void TestLatency::cleanupTestCase()
+{
+    m_owner.reset();
+    m_db.reset();
+}
+
+void TestLatency::init()
+{
+    pqxx::work w(*m_owner);
+    w.exec("DELETE FROM idem.task_idempotency");
+    w.exec("DELETE FROM idem.idem_latency");
+    w.commit();
+}
+
+void TestLatency::plant(const std::vector<Planted>& rows)
+{
+    pqxx::work w(*m_owner);
+    for (const auto& p : rows) {
+        // Completed somewhere in the minute `minutesAgo` ago (its 20th second), started run_us
+        // before, first claimed tts_us before.
+        w.exec_params("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, attempts, result_json,"
+                      " created_at, attempt_started_at, updated_at)"
+                      " SELECT $1, 'v1:' || repeat('a', 64), 'succeeded', $2, '{}'::jsonb,"
+                      "        done - $4::bigint * interval '1 microsecond', done - $3::bigint * interval '1 microsecond', done"
+                      "   FROM (SELECT date_trunc('minute', now()) - $5::int * interval '1 minute' + interval '20 seconds'"
+                      "         AS done) d",
+            p.tenant + ":" + p.operation + ":p" + std::to_string(++m_keys), p.attempts, p.runUs, p.ttsUs, p.minutesAgo);
+    }
+    w.commit();
+}
+
+void TestLatency::foldFrom(int minutesAgo)
+{
+    pqxx::work w(*m_owner);
+    w.exec_params("UPDATE idem.idem_latency_state SET folded_to = date_trunc('minute', now()) - $1::int * interval '1 minute'",
+        minutesAgo);
+    w.commit();
+}
+
+// The C++ geometry (what the exporter's buckets rest on) is the SQL's: each value lands in the
+// slot whose bounds hold it, on both sides, at decade edges too.
+void TestLatency::slotGeometryAgreesWithTheSql()
+{
+    for (const double us : { 1.0, 1.07, 9.99, 10.0, 999.0, 1000.0, 1000.5, 31622.7, 1e6, 2.5e9, 3.1e13 }) {
+        const int slot = scalar(*m_owner, "SELECT idem.idem_latency_slot($1)", us).toInt();
+        QVERIFY2(us >= (slot == 0 ? 0.0 : idem::latencySlotUpperUs(slot - 1)) * (1 - 1e-12),
+            qPrintable(QStringLiteral("%1 us below slot %2").arg(us).arg(slot)));
+        QVERIFY2(us < idem::latencySlotUpperUs(slot) * (1 + 1e-12), qPrintable(QStringLiteral("%1 us above slot %2").arg(us).arg(slot)));
+        const double mid = scalar(*m_owner, "SELECT idem.idem_latency_value('run', $1)", slot).toDouble();
+        QVERIFY(near(mid, us, 0.0375));
+    }
+    QCOMPARE(scalar(*m_owner, "SELECT idem.idem_latency_slot(0.2)"), "0"_b);
+    QCOMPARE(scalar(*m_owner, "SELECT idem.idem_latency_slot(NULL)"), "0"_b);
+    QCOMPARE(scalar(*m_owner, "SELECT idem.idem_latency_value('attempts', 7)"), "7"_b);
+}
+
+// 2,000 successes with spread-out durations in two operations, two tenants and two minutes:
+// every count, mean and percentile, per operation, per minute and per tenant, against the
+// values computed here from what was planted.
+void TestLatency::plantedDurationsGiveTheirPercentiles()
+{
+    std::mt19937_64 rng(27);
+    std::lognormal_distribution<double> charge(std::log(300'000.0), 1.0); // ~300 ms, heavy tail
+    std::lognormal_distribution<double> refund(std::log(40'000.0), 0.5);
+    std::uniform_int_distribution<int> tries(1, 4);
+    std::vector<Planted> rows;
+    for (int i = 0; i < 2000; ++i) {
+        Planted p;
+        p.tenant = i % 3 == 0 ? "beta" : "acme";
+        p.operation = i % 2 == 0 ? "charge" : "refund";
+        p.runUs = static_cast<std::int64_t>(p.operation == "charge" ? charge(rng) : refund(rng)) + 1;
+        p.attempts = tries(rng);
+        p.ttsUs = p.runUs + (p.attempts - 1) * 5'000'000 + static_cast<std::int64_t>(refund(rng));
+        p.minutesAgo = i % 4 == 0 ? 6 : 5;
+        rows.push_back(p);
+    }
+    plant(rows);
+    foldFrom(8);
+
+    idem::LatencyQuery q;
+    q.minutes = 30;
+    const auto report = idem::readLatency(*m_owner, schema, q);
+    QVERIFY(report.minutesFolded >= 6);
+    QCOMPARE(static_cast<int>(report.histograms.size()), 6); // 2 operations x 3 kinds
+    const auto exactOf = [&](const std::string& op, idem::LatencyKind kind, auto&& pick) {
+        std::vector<double> v;
+        for (const auto& p : rows)
+            if ((op == "*" || p.operation == op) && pick(p))
+                v.push_back(kind == idem::LatencyKind::Run ? p.runUs / 1000.0
+                        : kind == idem::LatencyKind::TimeToSuccess ? p.ttsUs / 1000.0
+                                                                    : double(p.attempts));
+        return v;
+    };
+    const auto check = [&](const idem::LatencyHistogram& h, const std::vector<double>& exact) {
+        const QString where = QStringLiteral("%1 %2").arg(QString::fromStdString(h.operation), QLatin1String(idem::latencyKindName(h.kind)));
+        QCOMPARE(h.count, static_cast<std::int64_t>(exact.size()));
+        const double tol = h.kind == idem::LatencyKind::Attempts ? 1e-9 : 0.037;
+        double sum = 0;
+        for (double x : exact)
+            sum += x;
+        QVERIFY2(near(h.mean, sum / exact.size(), 1e-6), qPrintable(where + QLatin1String(" mean")));
+        QVERIFY2(near(h.p50, nearestRank(exact, 0.50), tol),
+            qPrintable(where + QStringLiteral(" p50 %1, exact %2").arg(h.p50).arg(nearestRank(exact, 0.50))));
+        QVERIFY2(near(h.p95, nearestRank(exact, 0.95), tol),
+            qPrintable(where + QStringLiteral(" p95 %1, exact %2").arg(h.p95).arg(nearestRank(exact, 0.95))));
+        QVERIFY2(near(h.p99, nearestRank(exact, 0.99), tol),
+            qPrintable(where + QStringLiteral(" p99 %1, exact %2").arg(h.p99).arg(nearestRank(exact, 0.99))));
+    };
+    for (const auto& h : report.histograms) {
+        QVERIFY(!h.minuteUs);
+        check(h, exactOf(h.operation, h.kind, [](const Planted&) { return true; }));
+    }
+
+    // One tenant, everything together, per minute.
+    q.tenant = "beta";
+    q.byOperation = false;
+    q.perMinute = true;
+    const auto perMinute = idem::readLatency(*m_owner, schema, q);
+    QCOMPARE(static_cast<int>(perMinute.histograms.size()), 6); // 2 minutes x 3 kinds
+    const auto nowMinuteUs = std::stoll(
+        scalar(*m_owner, "SELECT (extract(epoch FROM date_trunc('minute', now())) * 1000000)::bigint").toStdString());
+    for (const auto& h : perMinute.histograms) {
+        QVERIFY(h.minuteUs);
+        QCOMPARE(h.operation, std::string("*"));
+        const int ago = static_cast<int>((nowMinuteUs - *h.minuteUs) / 60'000'000);
+        QVERIFY2(ago == 5 || ago == 6, qPrintable(QStringLiteral("a minute %1 minutes ago").arg(ago)));
+        check(h, exactOf("*", h.kind, [&](const Planted& p) { return p.tenant == "beta" && p.minutesAgo == ago; }));
+    }
+
+    // A window that ends before the planted minutes holds none of them.
+    q = {};
+    q.minutes = 1;
+    QVERIFY(idem::readLatency(*m_owner, schema, q).histograms.empty());
+}
+
+// `idemctl latency --json` reports the same figures as the library, and its text names them.
+void TestLatency::idemctlShowsTheSameFigures()
+{
+    const auto args = [](std::initializer_list<const char*> list) {
+        QStringList out;
+        for (const char* a : list)
+            out << QString::fromUtf8(a);
+        return out;
+    };
+    std::vector<Planted> rows;
+    for (int i = 1; i <= 200; ++i)
+        rows.push_back({ "acme", "ship", i * 1000LL, i * 10'000LL, 1 + i % 2, 4 });
+    plant(rows);
+    foldFrom(6);
+    const auto dsn = QString::fromStdString(idem::test::loginDsn(m_db->dsn(), readerRole, password));
+    const auto run = idem::test::runProgram(idem::test::idemctlPath(),
+        args({ "latency", "--minutes", "30", "--operation", "ship", "--json", "--dsn" }) << dsn, 60000);
+    QCOMPARE(run.exitCode, 0);
+    const auto figures = QJsonDocument::fromJson(run.out.toUtf8()).object().value(QLatin1String("figures")).toArray();
+    QCOMPARE(figures.size(), 3);
+    std::vector<double> runMs, attempts;
+    for (const auto& p : rows) {
+        runMs.push_back(p.runUs / 1000.0);
+        attempts.push_back(p.attempts);
+    }
+    for (const auto& f : figures) {
+        const auto o = f.toObject();
+        QCOMPARE(o.value(QLatin1String("count")).toInt(), 200);
+        if (o.value(QLatin1String("kind")).toString() == QLatin1String("run")) {
+            QCOMPARE(o.value(QLatin1String("unit")).toString(), QStringLiteral("ms"));
+            QVERIFY(near(o.value(QLatin1String("p95")).toDouble(), nearestRank(runMs, 0.95), 0.037));
+            QVERIFY(near(o.value(QLatin1String("mean")).toDouble(), 100.5, 1e-9));
+        }
+        if (o.value(QLatin1String("kind")).toString() == QLatin1String("attempts"))
+            QCOMPARE(o.value(QLatin1String("p99")).toDouble(), nearestRank(attempts, 0.99));
+    }
+    const auto text = idem::test::runProgram(
+        idem::test::idemctlPath(), args({ "latency", "--minutes", "30", "--dsn" }) << dsn, 60000);
+    QCOMPARE(text.exitCode, 0);
+    QVERIFY2(text.out.contains(QLatin1String("ship")) && text.out.contains(QLatin1String("to success")) && text.out.contains(QLatin1String("p95")), qPrintable(text.out));
+    const auto bad = idem::test::runProgram(
+        idem::test::idemctlPath(), args({ "latency", "--tenant", "a:b", "--dsn" }) << dsn, 60000);
+    QCOMPARE(bad.exitCode, 2);
+    QVERIFY(bad.err.contains(QLatin1String("--tenant")));
+}
+
+// Through the protocol: a retried key has two run times (the failed attempt's, from fail()'s
+// entry, and the successful one's), one time to success from its first claim, and 2 attempts;
+// a key whose first lease ran out has one run time (the attempt that completed) and its time to
+// success spans both. Every figure is checked against the timestamps the server stored.
+void TestLatency::retriesAndTakeoversCountIntoTimeToSuccessOnly()
+{
+    auto conn = m_db->connect();
+    idem::TaskStore store(*conn, storeOptions(30s, 5));
+    const idem::TaskKey retried("acme", "charge", "r1");
+    auto c1 = store.claim(retried, digestOf('a'));
+    QVERIFY(c1.mayExecute());
+    std::this_thread::sleep_for(30ms);
+    store.fail(retried, c1.token, c1.attempts, idem::FailureClass::Retryable, "gateway 503");
+    auto c2 = store.claim(retried, digestOf('a'));
+    QCOMPARE(idem::decisionName(c2.decision), "reacquired");
+    std::this_thread::sleep_for(20ms);
+    {
+        pqxx::work tx(*conn);
+        store.complete(tx, retried, c2.token, "{}");
+        tx.commit();
+    }
+
+    idem::TaskStore shortLease(*conn, storeOptions(50ms, 5));
+    const idem::TaskKey taken("acme", "charge", "t1");
+    auto t1 = shortLease.claim(taken, digestOf('b'));
+    QVERIFY(t1.mayExecute());
+    std::this_thread::sleep_for(120ms);
+    auto t2 = store.claim(taken, digestOf('b'));
+    QCOMPARE(idem::decisionName(t2.decision), "reacquired");
+    QCOMPARE(t2.detail, std::string("lease_expired"));
+    {
+        pqxx::work tx(*conn);
+        store.complete(tx, taken, t2.token, "{}");
+        tx.commit();
+    }
+
+    // The oracle: what the server stored, in microseconds.
+    const auto us = [&](const idem::TaskKey& k, const std::string& expr) {
+        return std::stoll(idem::test::field(*m_owner, k, "round(extract(epoch FROM " + expr + ") * 1000000)::bigint").toStdString());
+    };
+    const std::int64_t retriedRun2 = us(retried, "t.updated_at - t.attempt_started_at");
+    const std::int64_t retriedTts = us(retried, "t.updated_at - t.created_at");
+    const std::int64_t retriedRun1 = std::stoll(
+        idem::test::field(*m_owner, retried, "(t.errors->0->>'run_us')").toStdString());
+    const std::int64_t takenRun = us(taken, "t.updated_at - t.attempt_started_at");
+    const std::int64_t takenTts = us(taken, "t.updated_at - t.created_at");
+    QVERIFY(retriedRun1 >= 30'000 && retriedRun2 >= 20'000);
+    QVERIFY(retriedTts >= retriedRun1 + retriedRun2);
+    QVERIFY(takenTts >= 120'000 && takenRun < takenTts - 100'000); // the lost attempt is not in its run time
+
+    // Shift the two keys 10 minutes into the past (durations kept) so their minute is due.
+    {
+        pqxx::work w(*m_owner);
+        w.exec("UPDATE idem.task_idempotency SET created_at = created_at - interval '10 minutes',"
+               " updated_at = updated_at - interval '10 minutes',"
+               " attempt_started_at = attempt_started_at - interval '10 minutes',"
+               " errors = (SELECT COALESCE(jsonb_agg(jsonb_set(e, '{at}', to_jsonb((e->>'at')::timestamptz"
+               "            - interval '10 minutes'))), '[]'::jsonb) FROM jsonb_array_elements(errors) e)");
+        w.commit();
+    }
+    foldFrom(12);
+    idem::LatencyQuery q;
+    q.minutes = 30;
+    const auto report = idem::readLatency(*m_owner, schema, q);
+    std::map<idem::LatencyKind, const idem::LatencyHistogram*> by;
+    for (const auto& h : report.histograms)
+        by[h.kind] = &h;
+    QCOMPARE(static_cast<int>(by.size()), 3);
+    const auto slotOf = [&](double v) { return scalar(*m_owner, "SELECT idem.idem_latency_slot($1)", v).toInt(); };
+    const auto slotsOf = [](const idem::LatencyHistogram& h) {
+        std::vector<int> out;
+        for (const auto& [s, n] : h.slotCounts)
+            for (std::int64_t i = 0; i < n; ++i)
+                out.push_back(s);
+        return out;
+    };
+    // Run: three attempts that ended (the retried key's two, the taken-over key's last one).
+    QCOMPARE(by[idem::LatencyKind::Run]->count, 3);
+    std::vector<int> runSlots { slotOf(retriedRun1), slotOf(retriedRun2), slotOf(takenRun) };
+    std::sort(runSlots.begin(), runSlots.end());
+    QCOMPARE(slotsOf(*by[idem::LatencyKind::Run]), runSlots);
+    QVERIFY(near(by[idem::LatencyKind::Run]->total, double(retriedRun1 + retriedRun2 + takenRun), 1e-6));
+    // Time to success: two keys, each from its first claim.
+    QCOMPARE(by[idem::LatencyKind::TimeToSuccess]->count, 2);
+    std::vector<int> ttsSlots { slotOf(retriedTts), slotOf(takenTts) };
+    std::sort(ttsSlots.begin(), ttsSlots.end());
+    QCOMPARE(slotsOf(*by[idem::LatencyKind::TimeToSuccess]), ttsSlots);
+    // Attempts: 2 each.
+    QCOMPARE(slotsOf(*by[idem::LatencyKind::Attempts]), (std::vector<int> { 2, 2 }));
+}
+
+// A minute is folded once: a second roll-up finds nothing due, one that finds the state locked
+// by another returns 0 at once instead of waiting, and the figures do not change. Minutes older
+// than 8 days are dropped.
+void TestLatency::eachMinuteIsFoldedOnce()
+{
+    plant({ { "acme", "charge", 1000, 2000, 1, 3 }, { "acme", "charge", 3000, 4000, 2, 3 } });
+    foldFrom(5);
+    QVERIFY(idem::rollupLatency(*m_owner, schema) >= 3);
+    const auto after = latencyState();
+    QCOMPARE(scalar(*m_owner, "SELECT sum(n) FROM idem.idem_latency WHERE kind = 'run'"), "2"_b);
+    QCOMPARE(idem::rollupLatency(*m_owner, schema), 0);
+    QCOMPARE(latencyState(), after);
+
+    // Another session holds the state: this one does not wait and folds nothing.
+    foldFrom(5);
+    pqxx::work holder(*m_owner);
+    holder.exec("SELECT * FROM idem.idem_latency_state FOR UPDATE");
+    auto other = m_db->connect();
+    QCOMPARE(idem::rollupLatency(*other, schema), 0);
+    holder.abort();
+
+    // An old minute goes on the next roll-up.
+    {
+        pqxx::work w(*m_owner);
+        w.exec("INSERT INTO idem.idem_latency VALUES (date_trunc('minute', now() - interval '9 days'), 'old', 'op', 'run',"
+               " 1, 5, '{5}', '{1}')");
+        w.exec("DELETE FROM idem.idem_latency WHERE bucket > now() - interval '1 day'");
+        w.commit();
+    }
+    foldFrom(3);
+    QVERIFY(idem::rollupLatency(*m_owner, schema) >= 1);
+    QCOMPARE(scalar(*m_owner, "SELECT count(*) FROM idem.idem_latency WHERE tenant = 'old'"), "0"_b);
+}
+
+// NULLs and out-of-range values: a clear error (ID003) and nothing changed; the library refuses
+// a bad query before any I/O.
+void TestLatency::badArgumentsChangeNothing()
+{
+    foldFrom(5);
+    const auto before = latencyState();
+    for (const char* sql : { "SELECT idem.idem_latency_rollup(NULL)", "SELECT idem.idem_latency_rollup(0)",
+             "SELECT idem.idem_latency_rollup(1441)",
+             "SELECT * FROM idem.idem_latency_histogram(NULL, now())",
+             "SELECT * FROM idem.idem_latency_histogram(now(), NULL)",
+             "SELECT * FROM idem.idem_latency_histogram(now(), now() - interval '1 minute')",
+             "SELECT * FROM idem.idem_latency_histogram(now() - interval '32 days', now())",
+             "SELECT * FROM idem.idem_latency_histogram(now() - interval '1 hour', now(), NULL, NULL, NULL, false)",
+             "SELECT * FROM idem.idem_latency_percentiles(now() - interval '1 hour', now(), NULL, NULL, true, NULL)" })
+        QCOMPARE(sqlstateOf(*m_owner, sql), std::string("ID003"));
+    QCOMPARE(latencyState(), before);
+    QCOMPARE(scalar(*m_owner, "SELECT idem.idem_latency_quantile('run', '{}', '{}', 0.5)"), "<null>"_b);
+    QCOMPARE(scalar(*m_owner, "SELECT idem.idem_latency_quantile('run', '{1}', '{3}', 0)"), "<null>"_b);
+    QCOMPARE(scalar(*m_owner, "SELECT idem.idem_latency_quantile('attempts', '{1,3}', '{1,1}', 1)"), "3"_b);
+
+    idem::LatencyQuery q;
+    q.minutes = 0;
+    QVERIFY_EXCEPTION_THROWN(idem::readLatency(*m_owner, schema, q), std::invalid_argument);
+    q.minutes = 44641;
+    QVERIFY_EXCEPTION_THROWN(idem::readLatency(*m_owner, schema, q), std::invalid_argument);
+    q.minutes = 10;
+    q.operation = std::string("charge\x01", 7);
+    QVERIFY_EXCEPTION_THROWN(idem::readLatency(*m_owner, schema, q), std::invalid_argument);
+    QCOMPARE(latencyState(), before);
+}
+
+// Readers read and fold; workers record through the protocol but read nothing; a role outside
+// Idem does nothing; nobody but the owner writes the figures.
+void TestLatency::rolesAndPrivileges()
+{
+    auto worker = login(workerRole);
+    auto reader = login(readerRole);
+    auto outsider = login(outsiderRole);
+    for (auto* c : { worker.get(), outsider.get() }) {
+        QCOMPARE(sqlstateOf(*c, "SELECT idem.idem_latency_rollup()"), std::string("42501"));
+        QCOMPARE(sqlstateOf(*c, "SELECT * FROM idem.idem_latency"), std::string("42501"));
+        QCOMPARE(sqlstateOf(*c, "SELECT * FROM idem.idem_latency_percentiles(now() - interval '1 hour', now())"),
+            std::string("42501"));
+    }
+    QCOMPARE(sqlstateOf(*reader, "SELECT idem.idem_latency_rollup()"), std::string("ok"));
+    QCOMPARE(sqlstateOf(*reader, "SELECT * FROM idem.idem_latency_percentiles(now() - interval '1 hour', now())"),
+        std::string("ok"));
+    for (const char* write : { "DELETE FROM idem.idem_latency", "UPDATE idem.idem_latency_state SET folded_to = now()",
+             "SELECT * FROM idem.idem_latency_fold(now() - interval '1 hour', now())" })
+        QCOMPARE(sqlstateOf(*reader, write), std::string("42501"));
+    // The worker's claim records the attempt's start it cannot read.
+    idem::TaskStore store(*worker, storeOptions(30s));
+    const idem::TaskKey k("acme", "roles", "w1");
+    QVERIFY(store.claim(k, digestOf('c')).mayExecute());
+    QCOMPARE(idem::test::field(*m_owner, k, "t.attempt_started_at = t.created_at"), "true"_b);
+}
+
+QTEST_GUILESS_MAIN(TestLatency)
+#include "tst_latency.moc"
