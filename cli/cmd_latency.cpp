@@ -129,11 +129,11 @@ int runLatency(const std::vector<std::string>& argv)
             q.tenant.c_str());
         return ExitOk;
     }
-    std::printf("\n%-20s %-17s %-11s %9s %10s %10s %10s %10s\n", q.perMinute ? "minute" : "", "operation", "", "count",
-        "mean", "p50", "p95", "p99");
+    std::printf("\n%s%-17s %-11s %9s %10s %10s %10s %10s\n", q.perMinute ? "minute (UTC)      " : "", "operation", "",
+        "count", "mean", "p50", "p95", "p99");
     for (const auto& h : report.histograms) {
-        const std::string minute = h.minuteUs ? formatMicros(*h.minuteUs).substr(0, 16) : "";
-        std::printf("%-20s %-17s %-11s %9lld %10s %10s %10s %10s\n", minute.c_str(), displaySafe(h.operation, 17).c_str(),
+        const std::string minute = h.minuteUs ? formatMicros(*h.minuteUs).substr(0, 16) + "  " : "";
+        std::printf("%s%-17s %-11s %9lld %10s %10s %10s %10s\n", minute.c_str(), displaySafe(h.operation, 17).c_str(),
             kindLabel(h.kind), static_cast<long long>(h.count), figure(h, h.mean).c_str(), figure(h, h.p50).c_str(),
             figure(h, h.p95).c_str(), figure(h, h.p99).c_str());
     }
