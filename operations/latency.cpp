@@ -109,6 +109,48 @@ std::optional<LatencyKind> latencyKindFromName(const std::string& name)
 
 double latencySlotUpperUs(int slot) { return std::pow(10.0, static_cast<double>(slot + 1) / latencySlotsPerDecade); }
 
+std::optional<double> latencyQuantile(
+    LatencyKind kind, const std::vector<std::pair<int, std::int64_t>>& slotCounts, double q)
+{
+    if (!(q > 0 && q <= 1))
+        return std::nullopt;
+    std::int64_t total = 0;
+    for (const auto& [slot, n] : slotCounts)
+        total += n;
+    if (total <= 0)
+        return std::nullopt;
+    const auto rank = static_cast<std::int64_t>(std::ceil(q * static_cast<double>(total)));
+    std::int64_t seen = 0;
+    for (const auto& [slot, n] : slotCounts) {
+        seen += n;
+        if (seen >= rank)
+            return kind == LatencyKind::Attempts
+                ? static_cast<double>(slot)
+                : std::pow(10.0, (slot + 0.5) / latencySlotsPerDecade) / 1000.0;
+    }
+    return std::nullopt;
+}
+
+void mergeSlotCounts(std::vector<std::pair<int, std::int64_t>>& into, const std::vector<std::pair<int, std::int64_t>>& from)
+{
+    std::vector<std::pair<int, std::int64_t>> out;
+    out.reserve(into.size() + from.size());
+    auto a = into.begin();
+    auto b = from.begin();
+    while (a != into.end() || b != from.end()) {
+        if (b == from.end() || (a != into.end() && a->first < b->first))
+            out.push_back(*a++);
+        else if (a == into.end() || b->first < a->first)
+            out.push_back(*b++);
+        else {
+            out.emplace_back(a->first, a->second + b->second);
+            ++a;
+            ++b;
+        }
+    }
+    into = std::move(out);
+}
+
 int rollupLatency(pqxx::connection& conn, const SchemaName& schema, int maxMinutes)
 {
     if (maxMinutes < 1 || maxMinutes > 1440)

@@ -77,6 +77,13 @@ LatencyReport readLatency(pqxx::transaction_base& tx, const SchemaName& schema, 
 // its cumulative histograms as minutes are folded. No percentiles.
 std::vector<LatencyHistogram> readLatencyHistograms(
     pqxx::transaction_base& tx, const SchemaName& schema, std::int64_t fromUs, std::int64_t toUs);
+// The nearest-rank quantile (0 < q <= 1) of slot counts, as idem_latency_quantile() computes
+// it in SQL, for readers without a database (an incident snapshot): milliseconds for durations,
+// attempts for Attempts; none when empty or q is out of range. tst_latency checks that both agree.
+std::optional<double> latencyQuantile(LatencyKind kind, const std::vector<std::pair<int, std::int64_t>>& slotCounts, double q);
+// Adds `from`'s counts into `into` (both ascending by slot; `into` stays so).
+void mergeSlotCounts(std::vector<std::pair<int, std::int64_t>>& into, const std::vector<std::pair<int, std::int64_t>>& from);
+
 // Where the roll-up stands (idem_latency_state.folded_to), microseconds since the epoch.
 std::int64_t latencyFoldedToUs(pqxx::transaction_base& tx, const SchemaName& schema);
 

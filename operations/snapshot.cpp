@@ -1,5 +1,7 @@
 #include "operations/snapshot.h"
 
+#include <sstream>
+
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
@@ -141,6 +143,49 @@ namespace {
         for (const auto& row : r)
             set.rows.push_back({ row["bucket"].as<std::string>(), row["tenant"].as<std::string>(),
                 row["operation"].as<std::string>(), row["outcome"].as<std::string>(), row["n"].as<std::int64_t>() });
+        return set;
+    }
+
+    // The folded latency minutes of the history window, filtered as the figures are: what the
+    // viewer and the report draw. Nothing is folded here (the transaction is read-only).
+    SnapshotLatencySet readLatencyRows(
+        pqxx::transaction_base& tx, const SchemaName& schema, int minutes, int limit, const StatsOptions& filter)
+    {
+        const std::string where = " FROM " + schema.qualify("idem_latency")
+            + " l WHERE l.bucket >= date_trunc('minute', now()) - ($3::int - 1) * interval '1 minute'"
+              " AND ($1::text IS NULL OR l.tenant = $1::text) AND ($2::text IS NULL OR l.operation = $2::text)";
+        SnapshotLatencySet set;
+        set.description = "every idem_latency row of the history window (per folded minute, tenant, operation and "
+                          "kind: run, tts, attempts; slots as in idem_latency_slot)";
+        set.limit = limit;
+        set.total = tx.exec_params("SELECT count(*)" + where, orNull(filter.tenant), orNull(filter.operation), minutes)
+                        .at(0)
+                        .at(0)
+                        .as<std::int64_t>();
+        set.truncated = set.total > limit;
+        set.foldedTo = tx.exec("SELECT " + ts("s.folded_to") + " FROM " + schema.qualify("idem_latency_state") + " s")
+                           .at(0)
+                           .at(0)
+                           .as<std::string>();
+        const auto r = tx.exec_params("SELECT " + ts("l.bucket")
+                + " AS bucket, l.tenant, l.operation, l.kind, l.n, l.total::float8 AS total,"
+                  " array_to_string(l.slots, ',') AS slots, array_to_string(l.counts, ',') AS counts"
+                + where + " ORDER BY l.bucket, l.tenant, l.operation, l.kind LIMIT $4",
+            orNull(filter.tenant), orNull(filter.operation), minutes, limit);
+        for (const auto& row : r) {
+            SnapshotLatencyRow l;
+            l.bucket = row["bucket"].as<std::string>();
+            l.tenant = row["tenant"].as<std::string>();
+            l.operation = row["operation"].as<std::string>();
+            l.kind = row["kind"].as<std::string>();
+            l.n = row["n"].as<std::int64_t>();
+            l.total = row["total"].as<double>();
+            std::istringstream s(row["slots"].as<std::string>()), c(row["counts"].as<std::string>());
+            std::string a, b;
+            while (std::getline(s, a, ',') && std::getline(c, b, ','))
+                l.slotCounts.emplace_back(std::stoi(a), std::stoll(b));
+            set.rows.push_back(std::move(l));
+        }
         return set;
     }
 
@@ -319,6 +364,9 @@ SnapshotData readSnapshot(pqxx::connection& conn, const SnapshotOptions& options
         "digest conflicts of the figures' window, per minute, tenant and operation (a conflict changes no row, so "
         "the counters are its only trace; figure: digest_conflicts)",
         "conflict", options.stats.windowMinutes, options.counterLimit, options.stats, true);
+
+    if (d.schemaVersion >= 17)
+        d.latency = readLatencyRows(tx, options.schema, options.historyMinutes, options.counterLimit, options.stats);
 
     progress.checkCancel();
     progress.report("reading the audit tail", 0.9);

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <pqxx/connection>
@@ -68,6 +69,27 @@ struct SnapshotCounterSet {
     std::int64_t total = 0; // rows in the database
     bool truncated = false;
     std::vector<SnapshotCounter> rows;
+};
+
+// One idem_latency row (schema v17): a folded minute's histogram of one tenant, operation and
+// kind (run, tts, attempts); see operations/latency.h for the slots.
+struct SnapshotLatencyRow {
+    std::string bucket;
+    std::string tenant;
+    std::string operation;
+    std::string kind;
+    std::int64_t n = 0;
+    double total = 0; // sum of the values: microseconds, or attempts
+    std::vector<std::pair<int, std::int64_t>> slotCounts; // ascending slot
+};
+
+struct SnapshotLatencySet {
+    std::string description;
+    int limit = 0;
+    std::int64_t total = 0; // rows in the database
+    bool truncated = false;
+    std::string foldedTo; // where the roll-up stood: later minutes were not folded yet
+    std::vector<SnapshotLatencyRow> rows; // oldest first
 };
 
 struct SnapshotAuditEntry {
@@ -162,6 +184,9 @@ struct SnapshotData {
     StatsReading figures;
     SnapshotCounterSet history;
     SnapshotCounterSet conflicts;
+    // The folded latency minutes of the history window (schema v17 on; absent before, and in
+    // snapshots written before it was added within format 1).
+    std::optional<SnapshotLatencySet> latency;
     std::vector<SnapshotRowSet> rowSets;
     SnapshotAudit audit;
 

@@ -32,6 +32,22 @@ namespace {
             { "truncated", s.truncated }, { "csv", s.name + ".csv" }, { "rows", rows } };
     }
 
+    OJson latencySetJson(const SnapshotLatencySet& s)
+    {
+        OJson rows = OJson::array();
+        for (const auto& l : s.rows) {
+            OJson slots = OJson::array(), counts = OJson::array();
+            for (const auto& [slot, n] : l.slotCounts) {
+                slots.push_back(slot);
+                counts.push_back(n);
+            }
+            rows.push_back(OJson { { "bucket", l.bucket }, { "tenant", l.tenant }, { "operation", l.operation },
+                { "kind", l.kind }, { "n", l.n }, { "total", l.total }, { "slots", slots }, { "counts", counts } });
+        }
+        return OJson { { "description", s.description }, { "limit", s.limit }, { "total", s.total },
+            { "truncated", s.truncated }, { "folded_to", s.foldedTo }, { "rows", rows } };
+    }
+
     OJson figuresJson(const StatsReading& s)
     {
         // What each figure is (exact, lower_bound, estimate), by its name (added within format 1).
@@ -173,6 +189,51 @@ namespace {
         return s;
     }
 
+    // A latency set as written above; a row whose histogram does not add up is refused, not shown.
+    SnapshotLatencySet latencySetFrom(const Reader& r)
+    {
+        SnapshotLatencySet s;
+        s.description = r.str("description");
+        s.limit = r.int32("limit");
+        s.total = r.integer("total");
+        s.truncated = r.boolean("truncated");
+        s.foldedTo = r.str("folded_to");
+        r.each("rows", [&](const Reader& row) {
+            SnapshotLatencyRow l;
+            l.bucket = row.str("bucket");
+            l.tenant = row.str("tenant");
+            l.operation = row.str("operation");
+            l.kind = row.str("kind");
+            if (l.kind != "run" && l.kind != "tts" && l.kind != "attempts")
+                row.fail("kind", "expected run, tts or attempts");
+            l.n = row.integer("n");
+            const auto& total = row.at("total");
+            if (!total.is_number() || total.get<double>() < 0)
+                row.fail("total", "expected a number of at least 0");
+            l.total = total.get<double>();
+            const auto& slots = row.at("slots");
+            const auto& counts = row.at("counts");
+            if (!slots.is_array() || !counts.is_array() || slots.size() != counts.size() || slots.empty())
+                row.fail("slots", "expected two arrays of the same, non-zero length (slots and counts)");
+            std::int64_t sum = 0;
+            for (std::size_t i = 0; i < slots.size(); ++i) {
+                if (!slots[i].is_number_integer() || slots[i].get<std::int64_t>() < 0
+                    || slots[i].get<std::int64_t>() > 32767
+                    || (i > 0 && slots[i].get<std::int64_t>() <= slots[i - 1].get<std::int64_t>()))
+                    row.fail("slots", "expected ascending integers from 0 to 32767");
+                if (!counts[i].is_number_integer() || counts[i].get<std::int64_t>() < 1
+                    || counts[i].get<std::int64_t>() > INT64_MAX - sum)
+                    row.fail("counts", "expected positive integers");
+                sum += counts[i].get<std::int64_t>();
+                l.slotCounts.emplace_back(static_cast<int>(slots[i].get<std::int64_t>()), counts[i].get<std::int64_t>());
+            }
+            if (sum != l.n)
+                row.fail("n", "is not the sum of the counts");
+            s.rows.push_back(std::move(l));
+        });
+        return s;
+    }
+
     SnapshotTaskRow taskRowFrom(const Reader& r)
     {
         SnapshotTaskRow t;
@@ -309,6 +370,7 @@ std::string snapshotToJson(const SnapshotData& d)
         { "figures", figuresJson(d.figures) },
         { "counters_history", counterSetJson(d.history) },
         { "recent_conflicts", counterSetJson(d.conflicts) },
+        { "latency_history", d.latency ? latencySetJson(*d.latency) : OJson(nullptr) },
         { "row_sets", rowSets },
         { "audit",
             { { "limit", d.audit.limit }, { "total", d.audit.total }, { "truncated", d.audit.truncated },
@@ -391,6 +453,9 @@ SnapshotData snapshotFromJson(std::string_view text)
     d.figures = figuresFrom(root.object("figures"));
     d.history = counterSetFrom(root.object("counters_history"), "counters_history");
     d.conflicts = counterSetFrom(root.object("recent_conflicts"), "recent_conflicts");
+    // Added within format 1 (schema v17): absent or null in older snapshots and before v17.
+    if (root.has("latency_history") && !root.at("latency_history").is_null())
+        d.latency = latencySetFrom(root.object("latency_history"));
 
     root.each("row_sets", [&](const Reader& s) {
         SnapshotRowSet set;

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <map>
 
+#include "operations/latency.h"
 #include "operations/outcomeseries.h"
 
 namespace idem {
@@ -367,6 +368,48 @@ std::string snapshotReportHtml(const SnapshotData& d, const std::vector<ReportIm
         h += "<h2>Charts</h2>\n";
         for (const auto& img : images)
             h += "<p><img src=\"" + htmlEscape(img.path) + "\" alt=\"" + htmlEscape(img.title) + "\"></p>\n";
+    }
+
+    if (d.latency) {
+        // Per operation over the history window: the folded minutes merged, percentiles as
+        // idem_latency_quantile reads them (latencyQuantile).
+        struct Merged {
+            std::int64_t n = 0;
+            double total = 0;
+            std::vector<std::pair<int, std::int64_t>> slots;
+        };
+        std::map<std::pair<std::string, std::string>, Merged> merged;
+        for (const auto& l : d.latency->rows) {
+            auto& m = merged[{ l.operation, l.kind }];
+            m.n += l.n;
+            m.total += l.total;
+            mergeSlotCounts(m.slots, l.slotCounts);
+        }
+        h += "<h2>Latency, " + n(d.historyMinutes) + " min</h2>\n<p class=\"note\">Folded minutes up to "
+            + htmlEscape(shortTime(d.latency->foldedTo)) + " UTC (later ones were not folded yet); " + n(d.latency->total)
+            + " histogram rows" + (d.latency->truncated ? ", bound " + n(d.latency->limit) + " reached: partial" : "")
+            + ". Run: claim to complete or fail; to success: first claim to complete. Percentiles within 3.7 %.</p>\n";
+        if (merged.empty())
+            h += "<p class=\"note\">No attempt completed or failed in the folded minutes.</p>\n";
+        else {
+            h += "<table>\n" + row({ "operation", "figure", "count", "mean", "p50", "p95", "p99" }, true);
+            for (const auto& [key, m] : merged) {
+                const auto kind = latencyKindFromName(key.second).value_or(LatencyKind::Run);
+                const bool attempts = kind == LatencyKind::Attempts;
+                const auto show = [&](std::optional<double> v) {
+                    if (!v)
+                        return std::string("&ndash;");
+                    char b[32];
+                    std::snprintf(b, sizeof b, attempts ? "%.3g" : "%.3g ms", *v);
+                    return std::string(b);
+                };
+                const double mean = m.n ? m.total / static_cast<double>(m.n) / (attempts ? 1.0 : 1000.0) : 0.0;
+                h += row({ htmlEscape(key.first), key.second == "tts" ? "to success" : htmlEscape(key.second), n(m.n),
+                    show(mean), show(latencyQuantile(kind, m.slots, 0.50)), show(latencyQuantile(kind, m.slots, 0.95)),
+                    show(latencyQuantile(kind, m.slots, 0.99)) });
+            }
+            h += "</table>\n";
+        }
     }
 
     for (const auto& s : d.rowSets) {

@@ -10,10 +10,14 @@
 #include <random>
 #include <thread>
 
+#include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
 #include "core/taskstore.h"
 #include "operations/latency.h"
+#include "operations/snapshot.h"
+#include "operations/snapshotjson.h"
+#include "operations/snapshotreport.h"
 #include "schema/migrate.h"
 #include "tests/support/cliprocess.h"
 #include "tests/support/taskrows.h"
@@ -87,6 +91,8 @@ private Q_SLOTS:
     void eachMinuteIsFoldedOnce();
     void badArgumentsChangeNothing();
     void rolesAndPrivileges();
+    void quantileOfflineAgreesWithTheSql();
+    void snapshotCarriesTheFoldedMinutes();
 
 private:
     void plant(const std::vector<Planted>& rows);
@@ -479,6 +485,104 @@ void TestLatency::rolesAndPrivileges()
     const idem::TaskKey k("acme", "roles", "w1");
     QVERIFY(store.claim(k, digestOf('c')).mayExecute());
     QCOMPARE(idem::test::field(*m_owner, k, "t.attempt_started_at = t.created_at"), "true"_b);
+}
+
+// The offline quantile (snapshots, the report) is the SQL's: random histograms, every quantile.
+void TestLatency::quantileOfflineAgreesWithTheSql()
+{
+    std::mt19937_64 rng(7);
+    std::uniform_int_distribution<int> slot(0, 600), count(1, 50), size(1, 40);
+    for (int round = 0; round < 60; ++round) {
+        std::map<int, std::int64_t> h;
+        for (int i = size(rng); i > 0; --i)
+            h[slot(rng)] += count(rng);
+        std::vector<std::pair<int, std::int64_t>> histogram(h.begin(), h.end());
+        std::string s, c;
+        for (const auto& [k, n] : histogram) {
+            s += (s.empty() ? "" : ",") + std::to_string(k);
+            c += (c.empty() ? "" : ",") + std::to_string(n);
+        }
+        for (const double q : { 0.01, 0.5, 0.95, 0.99, 1.0 })
+            for (const auto kind : { idem::LatencyKind::Run, idem::LatencyKind::Attempts }) {
+                const double sql = scalar(*m_owner,
+                    "SELECT idem.idem_latency_quantile($1, ('{' || $2 || '}')::smallint[], ('{' || $3 || '}')::bigint[], $4)"
+                    " / CASE WHEN $1 = 'attempts' THEN 1 ELSE 1000 END",
+                    std::string(idem::latencyKindName(kind)), s, c, q)
+                                       .toDouble();
+                const auto offline = idem::latencyQuantile(kind, histogram, q);
+                QVERIFY(offline);
+                QVERIFY2(near(*offline, sql, 1e-12), qPrintable(QStringLiteral("q %1: %2 vs %3").arg(q).arg(*offline).arg(sql)));
+            }
+    }
+    QVERIFY(!idem::latencyQuantile(idem::LatencyKind::Run, {}, 0.5));
+    QVERIFY(!idem::latencyQuantile(idem::LatencyKind::Run, { { 3, 1 } }, 0));
+    std::vector<std::pair<int, std::int64_t>> merged { { 1, 2 }, { 5, 1 } };
+    idem::mergeSlotCounts(merged, { { 0, 1 }, { 5, 3 }, { 9, 1 } });
+    QCOMPARE(merged, (std::vector<std::pair<int, std::int64_t>> { { 0, 1 }, { 1, 2 }, { 5, 4 }, { 9, 1 } }));
+}
+
+// An incident snapshot holds the folded minutes of its history window as stored, survives its
+// JSON, and its report shows the percentiles; a histogram that does not add up is refused.
+void TestLatency::snapshotCarriesTheFoldedMinutes()
+{
+    std::vector<Planted> rows;
+    for (int i = 1; i <= 100; ++i)
+        rows.push_back({ "acme", "charge", i * 2000LL, i * 3000LL, 1, 4 });
+    plant(rows);
+    foldFrom(6);
+    QVERIFY(idem::rollupLatency(*m_owner, schema) >= 4);
+    idem::SnapshotOptions o;
+    o.historyMinutes = 30;
+    const auto d = idem::readSnapshot(*m_owner, o, {}, {});
+    QVERIFY(d.latency);
+    QCOMPARE(d.latency->total, 3); // run, tts, attempts of one minute
+    QCOMPARE(static_cast<int>(d.latency->rows.size()), 3);
+    std::int64_t runs = 0;
+    for (const auto& l : d.latency->rows) {
+        QCOMPARE(l.operation, std::string("charge"));
+        QCOMPARE(l.n, 100);
+        if (l.kind == "run") {
+            runs = l.n;
+            QVERIFY(near(l.total, 5050.0 * 2000, 1e-9));
+        }
+    }
+    QCOMPARE(runs, 100);
+
+    const auto json = idem::snapshotToJson(d);
+    const auto back = idem::snapshotFromJson(json);
+    QVERIFY(back.latency);
+    QCOMPARE(back.latency->rows.size(), d.latency->rows.size());
+    for (std::size_t i = 0; i < d.latency->rows.size(); ++i) {
+        QCOMPARE(back.latency->rows[i].slotCounts, d.latency->rows[i].slotCounts);
+        QCOMPARE(back.latency->rows[i].bucket, d.latency->rows[i].bucket);
+    }
+    const auto html = idem::snapshotReportHtml(back, {});
+    std::vector<double> runMs;
+    for (const auto& p : rows)
+        runMs.push_back(p.runUs / 1000.0);
+    std::vector<std::pair<int, std::int64_t>> runSlots;
+    for (const auto& l : back.latency->rows)
+        if (l.kind == "run")
+            runSlots = l.slotCounts;
+    char p95[32];
+    std::snprintf(p95, sizeof p95, "%.3g ms", *idem::latencyQuantile(idem::LatencyKind::Run, runSlots, 0.95));
+    QVERIFY(near(std::atof(p95), nearestRank(runMs, 0.95), 0.037));
+    QVERIFY2(html.find("<h2>Latency, 30 min</h2>") != std::string::npos, "no latency section");
+    QVERIFY2(html.find(p95) != std::string::npos, p95);
+
+    // Tampered: a count that no longer adds up to n, a descending slot list.
+    auto bad = json;
+    const auto at = bad.find("\"n\": 100");
+    QVERIFY(at != std::string::npos);
+    bad.replace(at, 8, "\"n\": 101");
+    QVERIFY_EXCEPTION_THROWN(idem::snapshotFromJson(bad), idem::SnapshotFormatError);
+    auto j = nlohmann::json::parse(json);
+    j["latency_history"]["rows"][0]["slots"] = nlohmann::json::array({ 5, 4 });
+    j["latency_history"]["rows"][0]["counts"] = nlohmann::json::array({ 50, 50 });
+    QVERIFY_EXCEPTION_THROWN(idem::snapshotFromJson(j.dump()), idem::SnapshotFormatError);
+    // A snapshot written before latency was added reads as having none.
+    j.erase("latency_history");
+    QVERIFY(!idem::snapshotFromJson(j.dump()).latency);
 }
 
 QTEST_GUILESS_MAIN(TestLatency)
