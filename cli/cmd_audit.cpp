@@ -74,7 +74,7 @@ Exit codes: 0 ok, 1 failure or (verify) a broken chain, 2 usage error.
         return j.contains("status") && j["status"].is_string() ? displaySafe(j["status"].get<std::string>(), 40) : "?";
     }
 
-    // A retention change, purge run or pause has no task row: say what it changed instead.
+    // A retention change, purge run, pause or annotation has no task row: say what it changed instead.
     std::string changeSummary(const AuditEntry& e)
     {
         const auto before = nlohmann::json::parse(e.beforeImage);
@@ -95,6 +95,9 @@ Exit codes: 0 ok, 1 failure or (verify) a broken chain, 2 usage error.
             };
             return "scope " + scope + ": " + until(before) + " -> " + until(after);
         }
+        if (e.action == "annotate")
+            return "annotation for " + displaySafe(after.value("tenant", std::string("?")), 70) + ":"
+                + displaySafe(after.value("operation", std::string("?")), 70);
         if (e.action == "retention")
             return "operation " + displaySafe(after.value("operation", std::string("?")), 120) + ": " + horizon(before)
                 + " -> " + horizon(after);

@@ -12,6 +12,7 @@
 #include "core/key.h"
 #include "core/utf8.h"
 #include "operations/actions.h"
+#include "operations/events.h"
 #include "operations/latency.h"
 
 namespace idem::cli {
@@ -77,7 +78,110 @@ Needs idem_reader.
         return "";
     }
 
+    constexpr const char* annotateHelp = R"(Usage: idemctl annotate --text TEXT [--tenant T] [--operation O] [--actor NAME] [--json]
+                       [--dsn DSN] [--schema S]
+
+Marks the time axis of the console's charts and `idemctl events` with TEXT (a deploy, a vendor's
+incident, a configuration change), now by the server's clock, for a tenant, an operation or all
+('*', the default for either). One audit entry (action annotate), on the same hash chain as the
+recovery actions; TEXT follows their reason rules. Needs idem_operator.
+)";
+
+    constexpr const char* eventsHelp = R"(Usage: idemctl events [--minutes N] [--tenant T] [--operation O] [--limit N] [--json]
+                     [--dsn DSN] [--schema S]
+
+The events of the last N minutes (default 60, 1 to 44640) that explain a change in a chart,
+oldest first: recovery actions (requeue, release, fail), retention changes and purges, pauses and
+resumes, and annotations, each with the tenant and operation it concerns ('*': all) and its
+text. With --tenant or --operation, only those concerning them ('*' included). At most --limit
+(default 1000). Needs idem_reader.
+)";
+
 } // namespace
+
+int runAnnotate(const std::vector<std::string>& argv)
+{
+    Args args(argv, { "dsn", "schema", "text", "tenant", "operation", "actor" }, { "json", "help" });
+    if (args.flag("help")) {
+        std::cout << annotateHelp;
+        return ExitOk;
+    }
+    if (!args.positional().empty())
+        throw UsageError("annotate takes no positional argument");
+    Annotation a;
+    a.text = args.valueOr("text", "");
+    a.actor = args.valueOr("actor", "");
+    a.tenant = args.valueOr("tenant", "*");
+    a.operation = args.valueOr("operation", "*");
+    try {
+        validateReasonAndActor(a.text, a.actor);
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("--text: ") + e.what());
+    }
+    for (const auto& [name, value] : { std::pair { "tenant", &a.tenant }, std::pair { "operation", &a.operation } })
+        if (!(*value == "*" || isKeyName(*value)))
+            throw UsageError(std::string("--") + name + " must be '*' or 1 to 64 visible ASCII characters without ':', not '"
+                + quoteForMessage(*value) + "'");
+    const SchemaName schema(args.valueOr("schema", SchemaName::defaultName));
+    auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl annotate" });
+    const auto e = annotate(*conn, schema, a);
+    if (args.flag("json")) {
+        std::cout << nlohmann::json({ { "audit_id", e.auditId }, { "at", formatMicros(e.atUs) }, { "tenant", e.tenant },
+                                        { "operation", e.operation }, { "text", e.text }, { "actor", e.actor } })
+                         .dump(2)
+                  << '\n';
+        return ExitOk;
+    }
+    std::printf("annotated %s:%s at %s (audit entry %lld)\n", displaySafe(e.tenant, 70).c_str(),
+        displaySafe(e.operation, 70).c_str(), formatMicros(e.atUs).c_str(), static_cast<long long>(e.auditId));
+    return ExitOk;
+}
+
+int runEvents(const std::vector<std::string>& argv)
+{
+    Args args(argv, { "dsn", "schema", "minutes", "tenant", "operation", "limit" }, { "json", "help" });
+    if (args.flag("help")) {
+        std::cout << eventsHelp;
+        return ExitOk;
+    }
+    if (!args.positional().empty())
+        throw UsageError("events takes no positional argument");
+    const auto minutes = args.intValue("minutes", 60, 1, 44640);
+    const int limit = static_cast<int>(args.intValue("limit", 1000, 1, 10000));
+    const std::string tenant = args.valueOr("tenant", "");
+    const std::string operation = args.valueOr("operation", "");
+    for (const auto& [name, value] : { std::pair { "tenant", &tenant }, std::pair { "operation", &operation } })
+        if (args.value(name) && !isKeyName(*value))
+            throw UsageError(std::string("--") + name + " must be 1 to 64 visible ASCII characters without ':', not '"
+                + quoteForMessage(*value) + "'");
+    const SchemaName schema(args.valueOr("schema", SchemaName::defaultName));
+    auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl events" });
+    std::int64_t nowUs = 0;
+    {
+        pqxx::read_transaction tx(*conn);
+        nowUs = tx.exec("SELECT " + updatedAtMicrosSql("clock_timestamp()")).at(0)[0].as<std::int64_t>();
+    }
+    const auto events = listEvents(*conn, schema, nowUs - minutes * 60'000'000, nowUs + 1, tenant, operation, limit);
+    if (args.flag("json")) {
+        nlohmann::json list = nlohmann::json::array();
+        for (const auto& e : events)
+            list.push_back({ { "audit_id", e.auditId }, { "at", formatMicros(e.atUs) }, { "action", e.action },
+                { "tenant", e.tenant }, { "operation", e.operation }, { "actor", e.actor }, { "text", e.text } });
+        std::cout << nlohmann::json({ { "server_now", formatMicros(nowUs) }, { "minutes", minutes }, { "events", list } })
+                         .dump(2)
+                  << '\n';
+        return ExitOk;
+    }
+    if (events.empty()) {
+        std::printf("no event in the last %lld min (server time %s)\n", minutes, formatMicros(nowUs).c_str());
+        return ExitOk;
+    }
+    for (const auto& e : events)
+        std::printf("%s  %-9s %s:%s  %s: %s\n", formatMicros(e.atUs).substr(0, 19).c_str(), e.action.c_str(),
+            displaySafe(e.tenant, 40).c_str(), displaySafe(e.operation, 40).c_str(), displaySafe(e.actor, 60).c_str(),
+            displaySafe(e.text, 300).c_str());
+    return ExitOk;
+}
 
 int runLatency(const std::vector<std::string>& argv)
 {

@@ -31,6 +31,8 @@ int runPause(const std::vector<std::string>& args);
 int runResume(const std::vector<std::string>& args);
 int runPauses(const std::vector<std::string>& args);
 int runLatency(const std::vector<std::string>& args);
+int runAnnotate(const std::vector<std::string>& args);
+int runEvents(const std::vector<std::string>& args);
 int runScenarioWorker(const std::vector<std::string>& args);
 
 } // namespace idem::cli

@@ -32,6 +32,9 @@ const Command commands[] = {
     { "pauses", "list the pauses, what each turned away, and whether it matches any traffic", &idem::cli::runPauses },
     { "latency", "run time, time to success and attempts per operation: p50, p95, p99 by the server's clock",
         &idem::cli::runLatency },
+    { "annotate", "audited: mark the charts' time axis with a text (a deploy, a vendor's incident)",
+        &idem::cli::runAnnotate },
+    { "events", "what happened in a window: recovery actions, purges, pauses, annotations", &idem::cli::runEvents },
     { "storage", "table and index sizes, rows by status, rows due for purge, the last purge", &idem::cli::runStorage },
     // Internal: the worker process that `verify` starts and kills. Not listed.
     { "scenario-worker", nullptr, &idem::cli::runScenarioWorker },

@@ -669,6 +669,29 @@ $$;
 
 
 --
+-- Name: idem_annotate(text, text, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_annotate(p_text text, p_actor text DEFAULT NULL::text, p_tenant text DEFAULT '*'::text, p_operation text DEFAULT '*'::text) RETURNS TABLE(audit_id bigint, at timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_actor text := btrim(COALESCE(p_actor, ''));
+BEGIN
+    PERFORM idem_pause_check_scope(p_tenant, p_operation);
+    PERFORM audit_check_reason(p_text, p_actor);
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+    audit_id := audit_append('', 'annotate', p_text, v_actor, 'null'::jsonb,
+                             jsonb_build_object('tenant', p_tenant, 'operation', p_operation));
+    SELECT a.at INTO at FROM task_idempotency_audit a WHERE a.id = idem_annotate.audit_id;
+    RETURN NEXT;
+END
+$$;
+
+
+--
 -- Name: idem_clear_retention(text, text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -840,6 +863,40 @@ BEGIN
     v_expired := v_expired + v_n;
     DELETE FROM idem_counters_refused r WHERE r.at < now() - v_policy.expire_after;
     RETURN QUERY SELECT v_rolled, v_expired;
+END
+$$;
+
+
+--
+-- Name: idem_events(timestamp with time zone, timestamp with time zone, text, text, integer); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_events(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text DEFAULT NULL::text, p_operation text DEFAULT NULL::text, p_limit integer DEFAULT 1000) RETURNS TABLE(id bigint, at timestamp with time zone, action text, tenant text, operation text, actor text, text text)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+BEGIN
+    IF p_from IS NULL OR p_to IS NULL OR p_to < p_from OR p_to - p_from > interval '31 days' THEN
+        RAISE EXCEPTION 'a window needs a start and an end at most 31 days after it, not % to %', p_from, p_to
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 10000 THEN
+        RAISE EXCEPTION 'limit must be 1 to 10000, not %', p_limit USING ERRCODE = 'ID003';
+    END IF;
+    RETURN QUERY
+    SELECT e.id, e.at, e.action, e.tenant, e.operation, e.actor, e.reason
+      FROM (SELECT a.id, a.at, a.action,
+                   CASE WHEN a.idempotency_key <> '' THEN split_part(a.idempotency_key, ':', 1)
+                        ELSE COALESCE(a.after_image->>'tenant', a.before_image->>'tenant', '*') END AS tenant,
+                   CASE WHEN a.idempotency_key <> '' THEN split_part(a.idempotency_key, ':', 2)
+                        ELSE COALESCE(a.after_image->>'operation', a.before_image->>'operation', '*') END AS operation,
+                   format('%s (%s)', a.db_role, a.os_user) AS actor, a.reason
+              FROM task_idempotency_audit a
+             WHERE a.at >= p_from AND a.at < p_to) e
+     WHERE (p_tenant IS NULL OR e.tenant IN (p_tenant, '*'))
+       AND (p_operation IS NULL OR e.operation IN (p_operation, '*'))
+     ORDER BY e.at, e.id
+     LIMIT p_limit;
 END
 $$;
 
@@ -2651,8 +2708,8 @@ CREATE TABLE idem.task_idempotency_audit (
     prev_hash text NOT NULL,
     entry_hash text NOT NULL,
     application text DEFAULT ''::text NOT NULL,
-    CONSTRAINT task_idempotency_audit_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text, 'retention'::text, 'purge'::text, 'pause'::text, 'resume'::text]))),
-    CONSTRAINT task_idempotency_audit_key_check CHECK (((idempotency_key = ''::text) = (action = ANY (ARRAY['retention'::text, 'purge'::text, 'pause'::text, 'resume'::text])))),
+    CONSTRAINT task_idempotency_audit_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text, 'retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text]))),
+    CONSTRAINT task_idempotency_audit_key_check CHECK (((idempotency_key = ''::text) = (action = ANY (ARRAY['retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text])))),
     CONSTRAINT task_idempotency_audit_reason_check CHECK ((length(btrim(reason)) > 0))
 );
 
@@ -2878,6 +2935,13 @@ CREATE INDEX idem_purge_runs_running_idx ON idem.idem_purge_runs USING btree (id
 
 
 --
+-- Name: task_idempotency_audit_at_idx; Type: INDEX; Schema: idem; Owner: -
+--
+
+CREATE INDEX task_idempotency_audit_at_idx ON idem.task_idempotency_audit USING btree (at);
+
+
+--
 -- Name: task_idempotency_audit_key_idx; Type: INDEX; Schema: idem; Owner: -
 --
 
@@ -3047,6 +3111,14 @@ GRANT ALL ON FUNCTION idem.heartbeat(p_key text, p_token uuid, p_lease_ms bigint
 
 
 --
+-- Name: FUNCTION idem_annotate(p_text text, p_actor text, p_tenant text, p_operation text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_annotate(p_text text, p_actor text, p_tenant text, p_operation text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_annotate(p_text text, p_actor text, p_tenant text, p_operation text) TO idem_operator;
+
+
+--
 -- Name: FUNCTION idem_clear_retention(p_operation text, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
 --
 
@@ -3074,6 +3146,14 @@ REVOKE ALL ON FUNCTION idem.idem_counters_check(p_batch jsonb) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION idem.idem_counters_maintain(p_batch integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION idem.idem_counters_maintain(p_batch integer) TO idem_operator;
+
+
+--
+-- Name: FUNCTION idem_events(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text, p_operation text, p_limit integer); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_events(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text, p_operation text, p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_events(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text, p_operation text, p_limit integer) TO idem_reader;
 
 
 --

@@ -14,7 +14,9 @@
 #include <pqxx/pqxx>
 
 #include "core/taskstore.h"
+#include "operations/events.h"
 #include "operations/latency.h"
+#include "operations/pauses.h"
 #include "operations/snapshot.h"
 #include "operations/snapshotjson.h"
 #include "operations/snapshotreport.h"
@@ -32,6 +34,7 @@ using idem::test::storeOptions;
 namespace {
 constexpr const char* workerRole = "idem_t_latency_worker";
 constexpr const char* readerRole = "idem_t_latency_reader";
+constexpr const char* operatorRole = "idem_t_latency_operator";
 constexpr const char* outsiderRole = "idem_t_latency_outsider";
 constexpr const char* password = "pw-latency";
 
@@ -93,6 +96,7 @@ private Q_SLOTS:
     void rolesAndPrivileges();
     void quantileOfflineAgreesWithTheSql();
     void snapshotCarriesTheFoldedMinutes();
+    void annotationsAndEventsMarkTheWindow();
 
 private:
     void plant(const std::vector<Planted>& rows);
@@ -121,6 +125,7 @@ void TestLatency::initTestCase()
     idem::migrate(*m_owner, { idem::SchemaName(), true });
     idem::test::createLoginRole(workerRole, password, "idem_worker");
     idem::test::createLoginRole(readerRole, password, "idem_reader");
+    idem::test::createLoginRole(operatorRole, password, "idem_operator");
     idem::test::createLoginRole(outsiderRole, password, "");
 }
 
@@ -583,6 +588,79 @@ void TestLatency::snapshotCarriesTheFoldedMinutes()
     // A snapshot written before latency was added reads as having none.
     j.erase("latency_history");
     QVERIFY(!idem::snapshotFromJson(j.dump()).latency);
+}
+
+// An operator's annotation is one audit entry on the chain; the events of a window list it with
+// the pauses and recovery actions, each with its scope, filtered by tenant and operation ('*'
+// concerns everyone). Readers cannot annotate, workers cannot list; bad text writes nothing.
+void TestLatency::annotationsAndEventsMarkTheWindow()
+{
+    auto op = login(operatorRole);
+    auto reader = login(readerRole);
+    auto worker = login(workerRole);
+    const auto entries = [&] { return scalar(*m_owner, "SELECT count(*) FROM idem.task_idempotency_audit"); };
+    const auto before = entries().toLongLong();
+    const auto nowUs = [&] {
+        return std::stoll(scalar(*m_owner, "SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint").toStdString());
+    };
+    const auto from = nowUs();
+    idem::Annotation a;
+    a.text = "deploy v2.3.1";
+    a.operation = "charge";
+    a.actor = "tester";
+    const auto mark = idem::annotate(*op, schema, a);
+    idem::PauseRequest p;
+    p.tenant = "beta";
+    p.reason = "vendor incident";
+    p.actor = "tester";
+    idem::setPause(*op, schema, p);
+    idem::resumePause(*op, schema, "beta", "*", "vendor back", "tester");
+    QCOMPARE(entries().toLongLong(), before + 3);
+    QCOMPARE(scalar(*m_owner, "SELECT action || '/' || reason || '/' || (after_image->>'operation') FROM"
+                              " idem.task_idempotency_audit WHERE id = $1", mark.auditId),
+        "annotate/deploy v2.3.1/charge"_b);
+
+    const auto all = idem::listEvents(*reader, schema, from, nowUs() + 1);
+    QCOMPARE(static_cast<int>(all.size()), 3);
+    QCOMPARE(all[0].action, std::string("annotate"));
+    QCOMPARE(all[0].operation, std::string("charge"));
+    QCOMPARE(all[0].tenant, std::string("*"));
+    QCOMPARE(all[0].atUs, mark.atUs);
+    QCOMPARE(all[1].action, std::string("pause"));
+    QCOMPARE(all[1].tenant, std::string("beta"));
+    QCOMPARE(all[2].action, std::string("resume"));
+    QVERIFY(all[0].actor.find("tester") != std::string::npos);
+    // acme:refund is concerned by none of them; acme:charge by the annotation; beta:x by the pause.
+    QCOMPARE(idem::listEvents(*reader, schema, from, nowUs() + 1, "acme", "refund").size(), std::size_t(0));
+    QCOMPARE(idem::listEvents(*reader, schema, from, nowUs() + 1, "acme", "charge").size(), std::size_t(1));
+    QCOMPARE(idem::listEvents(*reader, schema, from, nowUs() + 1, "beta", "x").size(), std::size_t(2));
+    QCOMPARE(idem::listEvents(*reader, schema, from, nowUs() + 1, {}, {}, 1).size(), std::size_t(1));
+
+    QCOMPARE(sqlstateOf(*reader, "SELECT * FROM idem.idem_annotate('x', 'me')"), std::string("42501"));
+    QCOMPARE(sqlstateOf(*worker, "SELECT * FROM idem.idem_events(now() - interval '1 hour', now())"), std::string("42501"));
+    for (const char* sql : { "SELECT * FROM idem.idem_annotate(NULL, 'me')", "SELECT * FROM idem.idem_annotate('   ', 'me')",
+             "SELECT * FROM idem.idem_annotate('ok', 'me', NULL)", "SELECT * FROM idem.idem_annotate('ok', 'me', 'a:b')",
+             "SELECT * FROM idem.idem_events(now(), now() - interval '1 second')",
+             "SELECT * FROM idem.idem_events(now() - interval '1 hour', now(), NULL, NULL, 0)",
+             "SELECT * FROM idem.idem_events(NULL, now())" })
+        QCOMPARE(sqlstateOf(*op, sql), std::string("ID003"));
+    QCOMPARE(entries().toLongLong(), before + 3);
+    a.text = std::string("\x01\x02", 2);
+    QVERIFY_EXCEPTION_THROWN(idem::annotate(*op, schema, a), std::invalid_argument);
+    QCOMPARE(entries().toLongLong(), before + 3);
+
+    // idemctl annotate by an operator lands on the chain, which still verifies.
+    const auto dsn = QString::fromStdString(idem::test::loginDsn(m_db->dsn(), operatorRole, password));
+    const auto run = idem::test::runProgram(idem::test::idemctlPath(),
+        QStringList { QStringLiteral("annotate"), QStringLiteral("--text"), QStringLiteral("config change"),
+            QStringLiteral("--json"), QStringLiteral("--dsn"), dsn },
+        60000);
+    QCOMPARE(run.exitCode, 0);
+    QCOMPARE(QJsonDocument::fromJson(run.out.toUtf8()).object().value(QLatin1String("text")).toString(),
+        QStringLiteral("config change"));
+    const auto verify = idem::test::runProgram(idem::test::idemctlPath(),
+        QStringList { QStringLiteral("audit"), QStringLiteral("verify"), QStringLiteral("--dsn"), dsn }, 60000);
+    QCOMPARE(verify.exitCode, 0);
 }
 
 QTEST_GUILESS_MAIN(TestLatency)

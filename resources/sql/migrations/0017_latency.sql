@@ -41,3 +41,16 @@ CREATE TABLE idem_latency_state (
 );
 REVOKE ALL ON idem_latency_state FROM PUBLIC;
 INSERT INTO idem_latency_state (one, folded_to) VALUES (true, date_trunc('minute', now()));
+
+-- Marks that explain a change in a chart: an operator's annotation (idem_annotate: "deploy
+-- v2.3.1", "gateway vendor incident") is an audit entry of its own, action 'annotate', on the
+-- existing chain; idem_events() lists it with the other audited actions of a window.
+ALTER TABLE task_idempotency_audit DROP CONSTRAINT task_idempotency_audit_action_check;
+ALTER TABLE task_idempotency_audit DROP CONSTRAINT task_idempotency_audit_key_check;
+ALTER TABLE task_idempotency_audit
+    ADD CONSTRAINT task_idempotency_audit_action_check
+        CHECK (action IN ('requeue', 'release', 'fail', 'retention', 'purge', 'pause', 'resume', 'annotate')),
+    ADD CONSTRAINT task_idempotency_audit_key_check
+        CHECK ((idempotency_key = '') = (action IN ('retention', 'purge', 'pause', 'resume', 'annotate')));
+-- idem_events() reads the trail by time.
+CREATE INDEX task_idempotency_audit_at_idx ON task_idempotency_audit (at);

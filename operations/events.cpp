@@ -1,0 +1,63 @@
+#include "operations/events.h"
+
+#include <stdexcept>
+
+#include <pqxx/pqxx>
+
+#include "operations/actions.h"
+#include "operations/pauses.h"
+
+namespace idem {
+
+namespace {
+    std::string timeParam(int n) { return "(to_timestamp(0) + $" + std::to_string(n) + "::bigint * interval '1 microsecond')"; }
+    std::optional<std::string> orNull(const std::string& s) { return s.empty() ? std::nullopt : std::optional(s); }
+} // namespace
+
+std::vector<Event> listEvents(pqxx::connection& conn, const SchemaName& schema, std::int64_t fromUs, std::int64_t toUs,
+    const std::string& tenant, const std::string& operation, int limit)
+{
+    if (toUs < fromUs || toUs - fromUs > 31LL * 24 * 3600 * 1000000)
+        throw std::invalid_argument("an event window is 0 to 31 days long");
+    if (limit < 1 || limit > 10000)
+        throw std::invalid_argument("an event list holds 1 to 10000 events, not " + std::to_string(limit));
+    for (const auto* name : { &tenant, &operation })
+        if (!name->empty() && !validPauseName(*name))
+            throw std::invalid_argument("'" + *name + "' is not a tenant or operation name");
+    pqxx::read_transaction tx(conn);
+    const auto r = tx.exec_params("SELECT e.id, " + updatedAtMicrosSql("e.at")
+            + ", e.action, e.tenant, e.operation, e.actor, e.text FROM " + schema.qualify("idem_events") + "("
+            + timeParam(1) + ", " + timeParam(2) + ", $3, $4, $5) e",
+        fromUs, toUs, orNull(tenant), orNull(operation), limit);
+    tx.commit();
+    std::vector<Event> out;
+    for (const auto& row : r)
+        out.push_back({ row[0].as<std::int64_t>(), row[1].as<std::int64_t>(), row[2].as<std::string>(),
+            row[3].as<std::string>(), row[4].as<std::string>(), row[5].as<std::string>(), row[6].as<std::string>() });
+    return out;
+}
+
+Event annotate(pqxx::connection& conn, const SchemaName& schema, const Annotation& a)
+{
+    validateReasonAndActor(a.text, a.actor);
+    if (!validPauseName(a.tenant) || !validPauseName(a.operation))
+        throw std::invalid_argument("an annotation's tenant and operation are '*' or names as keys carry them");
+    const std::string actor = a.actor.empty() ? localActor() : a.actor;
+    pqxx::work w(conn);
+    const auto row = w.exec_params("SELECT n.audit_id, " + updatedAtMicrosSql("n.at") + " FROM "
+                                       + schema.qualify("idem_annotate") + "($1, $2, $3, $4) n",
+                         a.text, actor, a.tenant, a.operation)
+                         .at(0);
+    w.commit();
+    Event e;
+    e.auditId = row[0].as<std::int64_t>();
+    e.atUs = row[1].as<std::int64_t>();
+    e.action = "annotate";
+    e.tenant = a.tenant;
+    e.operation = a.operation;
+    e.actor = actor;
+    e.text = a.text;
+    return e;
+}
+
+} // namespace idem

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <pqxx/connection>
+
+#include "core/identifier.h"
+
+namespace idem {
+
+// Events that explain a change in a chart (schema v17): the audited recovery actions, retention
+// changes, purges, pauses, resumes, and operators' annotations, from the audit trail
+// (idem_events). No Qt: idemctl and the console's worker thread call these.
+struct Event {
+    std::int64_t auditId = 0;
+    std::int64_t atUs = 0; // microseconds since the epoch, the server's clock
+    std::string action; // requeue, release, fail, retention, purge, pause, resume, annotate
+    std::string tenant; // "*" for all
+    std::string operation; // "*" for all
+    std::string actor; // "db_role (actor)"
+    std::string text; // the entry's reason; an annotation's text
+};
+
+// The events of [fromUs, toUs) (at most 31 days) concerning tenant / operation (empty: any; '*'
+// events always concern them), oldest first, at most `limit` (1 to 10000). Needs idem_reader.
+std::vector<Event> listEvents(pqxx::connection& conn, const SchemaName& schema, std::int64_t fromUs, std::int64_t toUs,
+    const std::string& tenant = {}, const std::string& operation = {}, int limit = 1000);
+
+struct Annotation {
+    std::string text; // the recovery actions' reason rules (validateReasonAndActor)
+    std::string actor; // empty: localActor()
+    std::string tenant = "*";
+    std::string operation = "*";
+};
+
+// Records an annotation: one audit entry, action 'annotate'. Needs idem_operator. Returns the
+// entry's id and time. Throws std::invalid_argument for bad input before any I/O.
+Event annotate(pqxx::connection& conn, const SchemaName& schema, const Annotation& annotation);
+
+} // namespace idem
