@@ -29,6 +29,7 @@ using namespace std::chrono_literals;
 using idem::test::operator""_b;
 using idem::test::digestOf;
 using idem::test::scalar;
+using idem::test::sqlstateOf;
 using idem::test::storeOptions;
 
 namespace {
@@ -55,19 +56,6 @@ bool near(double reported, double exact, double tolerance)
     return std::fabs(reported - exact) <= tolerance * std::fabs(exact);
 }
 
-std::string sqlstateOf(pqxx::connection& c, const std::string& sql)
-{
-    try {
-        pqxx::work w(c);
-        w.exec(sql);
-        w.commit();
-        return "ok";
-    } catch (const pqxx::insufficient_privilege&) {
-        return "42501"; // libpqxx 6.4 leaves sqlstate() empty on this class
-    } catch (const pqxx::sql_error& e) {
-        return e.sqlstate();
-    }
-}
 
 // One planted success: durations in microseconds, the minute it completed in (minutes ago).
 struct Planted {

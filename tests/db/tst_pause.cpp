@@ -24,6 +24,7 @@ using namespace std::chrono_literals;
 using idem::test::operator""_b;
 using idem::test::digestOf;
 using idem::test::scalar;
+using idem::test::sqlstateOf;
 using idem::test::storeOptions;
 
 namespace {
@@ -43,20 +44,6 @@ std::int64_t number(pqxx::connection& c, const std::string& sql)
 
 QJsonObject json(const idem::test::CliRun& run) { return QJsonDocument::fromJson(run.out.toUtf8()).object(); }
 
-// The pause's SQLSTATE when the statement fails, "ok" when it does not.
-template <typename... Params> std::string sqlstateOf(pqxx::connection& c, const std::string& sql, Params&&... params)
-{
-    try {
-        pqxx::work w(c);
-        w.exec_params(sql, std::forward<Params>(params)...);
-        w.commit();
-        return "ok";
-    } catch (const pqxx::insufficient_privilege&) {
-        return "42501"; // libpqxx 6.4 leaves sqlstate() empty on this class
-    } catch (const pqxx::sql_error& e) {
-        return e.sqlstate();
-    }
-}
 } // namespace
 
 // Issue #26: pauses of intake, enforced by claim() for every client, set and lifted only through

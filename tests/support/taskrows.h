@@ -34,6 +34,21 @@ template <typename... Params> QByteArray scalar(pqxx::connection& c, const std::
     return r[0][0].is_null() ? "<null>"_b : bytes(r[0][0].as<std::string>());
 }
 
+// The statement's SQLSTATE when it fails (in its own transaction), "ok" when it commits.
+template <typename... Params> std::string sqlstateOf(pqxx::connection& c, const std::string& sql, Params&&... params)
+{
+    try {
+        pqxx::work w(c);
+        w.exec_params(sql, std::forward<Params>(params)...);
+        w.commit();
+        return "ok";
+    } catch (const pqxx::insufficient_privilege&) {
+        return "42501"; // libpqxx 6.4 leaves sqlstate() empty on this class
+    } catch (const pqxx::sql_error& e) {
+        return e.sqlstate();
+    }
+}
+
 // An expression over the key's task_idempotency row (alias t), as text. The expression is test
 // code, never data.
 inline QByteArray field(pqxx::connection& c, const TaskKey& key, const std::string& expr)
