@@ -18,9 +18,9 @@ namespace {
 
 Serves the figures of `idemctl stats`, the outcome counters, the pauses of intake, the latency
 histograms (per operation) and its own cost over HTTP at /metrics, in the Prometheus text format,
-until SIGTERM or SIGINT. It reads the database on its own thread at most once per interval, on one connection, and every scrape gets the last reading: scraping more
-often adds no database work. When the database cannot be read it keeps serving, with idem_up 0,
-and says why on stderr.
+until SIGTERM or SIGINT. It reads the database on its own thread at most once per interval, on
+one connection, and every scrape gets the last reading: scraping more often adds no database work.
+When the database cannot be read it keeps serving, with idem_up 0, and says why on stderr.
 
   --listen HOST:PORT  where to serve (default: 127.0.0.1:9187, loopback only; [::1]:9187 for IPv6;
                       0.0.0.0:9187 for every interface; port 0 picks one). It speaks plain HTTP with
