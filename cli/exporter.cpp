@@ -55,6 +55,25 @@ namespace {
         return oneLine("database error" + state + ": " + e.what());
     }
 
+    // A part of a reading in a savepoint: its failure (a schema too old for it, a timeout) leaves
+    // the transaction, and the parts after it, as they were. libpqxx 6.4 sends a subtransaction's
+    // SAVEPOINT with its first exec(), not with exec_params(): a part whose first statement is
+    // sent with exec_params (listPauses) would run outside the savepoint, and its failure would
+    // abort the whole transaction. So the savepoint is set first. The problem, or empty when the
+    // part succeeded; anything but an SQL error (a lost connection) fails the whole reading.
+    template <class Part> std::string inSavepoint(pqxx::dbtransaction& tx, const char* name, Part&& part)
+    {
+        try {
+            pqxx::subtransaction sub(tx, name);
+            sub.exec("SELECT 1");
+            part(sub);
+            sub.commit();
+        } catch (const pqxx::sql_error& e) {
+            return sqlProblem(e);
+        }
+        return {};
+    }
+
     double unixNow()
     {
         using namespace std::chrono;
@@ -233,25 +252,22 @@ void Exporter::readOnce()
 
 std::optional<PauseList> Exporter::readPauses(pqxx::dbtransaction& tx)
 {
-    try {
-        // A savepoint: a failure here (no idem_pause_list before schema v15, a statement
-        // timeout) leaves the transaction, and the rest of the reading, as they were.
-        pqxx::subtransaction sub(tx, "idem_pauses");
-        PauseList list = listPauses(sub, m_options.schema, pauseListMinutes);
-        sub.commit();
+    // A failure here (no idem_pause_list before schema v15, a statement timeout) leaves the
+    // transaction, and the rest of the reading, as they were.
+    std::optional<PauseList> list;
+    const std::string problem = inSavepoint(tx, "idem_pauses",
+        [&](pqxx::transaction_base& sub) { list = listPauses(sub, m_options.schema, pauseListMinutes); });
+    if (problem.empty()) {
         if (!m_lastPauseProblem.empty()) {
             std::cerr << "idemctl exporter: reading the pauses again\n";
             m_lastPauseProblem.clear();
         }
         return list;
-    } catch (const pqxx::sql_error& e) {
-        ++m_pauseErrors;
-        const std::string line = sqlProblem(e);
-        if (line != m_lastPauseProblem)
-            std::cerr << "idemctl exporter: cannot read the pauses (the other figures are served): " << line << '\n';
-        m_lastPauseProblem = line;
     }
-    // Anything else (a lost connection) fails the whole reading, as it would have anyway.
+    ++m_pauseErrors;
+    if (problem != m_lastPauseProblem)
+        std::cerr << "idemctl exporter: cannot read the pauses (the other figures are served): " << problem << '\n';
+    m_lastPauseProblem = problem;
     return std::nullopt;
 }
 
@@ -287,19 +303,18 @@ void Exporter::rollUpLatency(std::string& problem)
 // passes where the last reading stopped.
 std::optional<Exporter::LatencyRead> Exporter::readLatencyPart(pqxx::dbtransaction& tx, std::string& problem)
 {
-    try {
-        pqxx::subtransaction sub(tx, "idem_latency");
+    LatencyRead out;
+    const std::string failed = inSavepoint(tx, "idem_latency", [&](pqxx::transaction_base& sub) {
         const std::int64_t to = latencyFoldedToUs(sub, m_options.schema);
         const std::int64_t from = m_latencyFrom.value_or(to);
-        LatencyRead out { std::max(from, to), {} };
+        out.toUs = std::max(from, to);
         if (to > from)
             out.histograms = readLatencyHistograms(sub, m_options.schema, std::max(from, to - latencyMaxSpanUs), to);
-        sub.commit();
+    });
+    if (failed.empty())
         return out;
-    } catch (const pqxx::sql_error& e) {
-        if (problem.empty())
-            problem = sqlProblem(e);
-    }
+    if (problem.empty())
+        problem = failed;
     return std::nullopt;
 }
 
