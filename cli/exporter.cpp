@@ -191,12 +191,13 @@ void Exporter::readOnce()
             // Direct: the reading is prepared once and planned once (ReadStatsOptions::prepared).
             m_direct = !behindPooler(*m_conn);
         }
-        // One more reader of the shared figures: READ COMMITTED and read-write, so it counts
-        // the bounded ones only when nobody has within their period (and then stores them for
-        // the others), and it runs the exact refresh only when that is due and it wins it.
+        // Before the reading's transaction, in its own: the minutes it folds are read below.
         std::string latencyProblem;
         if (!m_standby)
             rollUpLatency(latencyProblem);
+        // One more reader of the shared figures: READ COMMITTED and read-write, so it counts
+        // the bounded ones only when nobody has within their period (and then stores them for
+        // the others), and it runs the exact refresh only when that is due and it wins it.
         pqxx::work tx(*m_conn);
         setTimeout(tx);
         const auto read = [this](pqxx::transaction_base& t) {
