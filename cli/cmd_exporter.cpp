@@ -16,11 +16,11 @@ namespace {
                         [--labels tenant,operation] [--window MIN] [--long-after MIN] [--timeout-ms MS]
                         [--header-timeout D] [--max-connections N]
 
-Serves the figures of `idemctl stats`, the outcome counters, the pauses of intake and its own cost
-over HTTP at /metrics, in the Prometheus text format, until SIGTERM or SIGINT. It reads the database on its own thread at
-most once per interval, on one connection, and every scrape gets the last reading: scraping more
-often adds no database work. When the database cannot be read it keeps serving, with idem_up 0,
-and says why on stderr.
+Serves the figures of `idemctl stats`, the outcome counters, the pauses of intake, the latency
+histograms (per operation) and its own cost over HTTP at /metrics, in the Prometheus text format,
+until SIGTERM or SIGINT. It reads the database on its own thread at most once per interval, on
+one connection, and every scrape gets the last reading: scraping more often adds no database work.
+When the database cannot be read it keeps serving, with idem_up 0, and says why on stderr.
 
   --listen HOST:PORT  where to serve (default: 127.0.0.1:9187, loopback only; [::1]:9187 for IPv6;
                       0.0.0.0:9187 for every interface; port 0 picks one). It speaks plain HTTP with
@@ -32,7 +32,8 @@ and says why on stderr.
   --schema S          schema holding the Idem tables (default: idem)
   --interval D        how often to read the database: 5s, 500ms, 1m (default: 15s)
   --labels L          label the outcome counters by tenant and/or operation (default: none;
-                      each label multiplies the series by the number of its values)
+                      each label multiplies the series by the number of its values); the latency
+                      histograms are by operation whatever it says
   --window MIN        minutes of counters for the window gauges, as `idemctl stats` (default: 15)
   --long-after MIN    as `idemctl stats` (default: 60)
   --timeout-ms MS     statement timeout of a reading (default: 5000)

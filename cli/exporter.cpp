@@ -26,6 +26,12 @@ namespace {
     // counter 'paused' has them): the shortest, so idem_pause_list sums the least.
     constexpr int pauseListMinutes = 1;
 
+    // Minutes one reading folds at most: a short transaction, well inside the statement timeout,
+    // that still catches up ten times faster than minutes close.
+    constexpr int latencyRollupMinutes = 10;
+    // readLatencyHistograms reads 31 days at most (the roll-up keeps 8).
+    constexpr std::int64_t latencyMaxSpanUs = 31LL * 24 * 60 * 60'000'000;
+
     // One line per problem: libpq's messages end in, and sometimes hold, newlines and tabs.
     std::string oneLine(const std::string& why)
     {
@@ -40,6 +46,32 @@ namespace {
         while (!line.empty() && line.back() == ' ')
             line.pop_back();
         return displaySafe(line, messageDisplay); // libpq quotes what the server said
+    }
+
+    std::string sqlProblem(const pqxx::sql_error& e)
+    {
+        // libpqxx 6.4 leaves the SQLSTATE out of some of its exception types (42501 among them).
+        const std::string state = e.sqlstate().empty() ? std::string() : " (SQLSTATE " + e.sqlstate() + ")";
+        return oneLine("database error" + state + ": " + e.what());
+    }
+
+    // A part of a reading in a savepoint: its failure (a schema too old for it, a timeout) leaves
+    // the transaction, and the parts after it, as they were. libpqxx 6.4 sends a subtransaction's
+    // SAVEPOINT with its first exec(), not with exec_params(): a part whose first statement is
+    // sent with exec_params (listPauses) would run outside the savepoint, and its failure would
+    // abort the whole transaction. So the savepoint is set first. The problem, or empty when the
+    // part succeeded; anything but an SQL error (a lost connection) fails the whole reading.
+    template <class Part> std::string inSavepoint(pqxx::dbtransaction& tx, const char* name, Part&& part)
+    {
+        try {
+            pqxx::subtransaction sub(tx, name);
+            sub.exec("SELECT 1");
+            part(sub);
+            sub.commit();
+        } catch (const pqxx::sql_error& e) {
+            return sqlProblem(e);
+        }
+        return {};
     }
 
     double unixNow()
@@ -159,13 +191,15 @@ void Exporter::readOnce()
             // Direct: the reading is prepared once and planned once (ReadStatsOptions::prepared).
             m_direct = !behindPooler(*m_conn);
         }
+        // Before the reading's transaction, in its own: the minutes it folds are read below.
+        std::string latencyProblem;
+        if (!m_standby)
+            rollUpLatency(latencyProblem);
         // One more reader of the shared figures: READ COMMITTED and read-write, so it counts
         // the bounded ones only when nobody has within their period (and then stores them for
         // the others), and it runs the exact refresh only when that is due and it wins it.
         pqxx::work tx(*m_conn);
-        tx.exec_params("SELECT set_config('statement_timeout', $1, true),"
-                       " set_config('max_parallel_workers_per_gather', '0', true)",
-            std::to_string(m_options.stats.statementTimeoutMs));
+        setTimeout(tx);
         const auto read = [this](pqxx::transaction_base& t) {
             return m_direct ? readStatsPrepared(t, m_options.schema, m_options.stats)
                             : readStats(t, m_options.schema, m_options.stats);
@@ -173,6 +207,7 @@ void Exporter::readOnce()
         StatsReading s = read(tx);
         const auto counters = readCounters(tx);
         const auto pauses = readPauses(tx);
+        auto latency = readLatencyPart(tx, latencyProblem);
         tx.commit();
         if (s.exactDue
             && refreshSharedExact(*m_conn, m_options.schema, m_options.stats.longUnfinishedAfterMinutes, 600000)) {
@@ -181,6 +216,12 @@ void Exporter::readOnce()
             again.commit();
         }
         m_totals.apply(counters);
+        if (latency) {
+            m_latency.add(latency->histograms);
+            m_latencyFrom = latency->toUs;
+        }
+        latencyDone(latencyProblem);
+        m_standby = s.inRecovery;
         m_lastSuccess = unixNow();
         if (!m_lastProblem.empty()) {
             std::cerr << "idemctl exporter: reading the database again\n";
@@ -212,28 +253,85 @@ void Exporter::readOnce()
 
 std::optional<PauseList> Exporter::readPauses(pqxx::dbtransaction& tx)
 {
-    try {
-        // A savepoint: a failure here (no idem_pause_list before schema v15, a statement
-        // timeout) leaves the transaction, and the rest of the reading, as they were.
-        pqxx::subtransaction sub(tx, "idem_pauses");
-        PauseList list = listPauses(sub, m_options.schema, pauseListMinutes);
-        sub.commit();
+    // A failure here (no idem_pause_list before schema v15, a statement timeout) leaves the
+    // transaction, and the rest of the reading, as they were.
+    std::optional<PauseList> list;
+    const std::string problem = inSavepoint(tx, "idem_pauses",
+        [&](pqxx::transaction_base& sub) { list = listPauses(sub, m_options.schema, pauseListMinutes); });
+    if (problem.empty()) {
         if (!m_lastPauseProblem.empty()) {
             std::cerr << "idemctl exporter: reading the pauses again\n";
             m_lastPauseProblem.clear();
         }
         return list;
-    } catch (const pqxx::sql_error& e) {
-        ++m_pauseErrors;
-        // libpqxx 6.4 leaves the SQLSTATE out of some of its exception types (42501 among them).
-        const std::string state = e.sqlstate().empty() ? std::string() : " (SQLSTATE " + e.sqlstate() + ")";
-        const std::string line = oneLine("database error" + state + ": " + e.what());
-        if (line != m_lastPauseProblem)
-            std::cerr << "idemctl exporter: cannot read the pauses (the other figures are served): " << line << '\n';
-        m_lastPauseProblem = line;
     }
-    // Anything else (a lost connection) fails the whole reading, as it would have anyway.
+    ++m_pauseErrors;
+    if (problem != m_lastPauseProblem)
+        std::cerr << "idemctl exporter: cannot read the pauses (the other figures are served): " << problem << '\n';
+    m_lastPauseProblem = problem;
     return std::nullopt;
+}
+
+void Exporter::setTimeout(pqxx::transaction_base& tx) const
+{
+    tx.exec_params("SELECT set_config('statement_timeout', $1, true),"
+                   " set_config('max_parallel_workers_per_gather', '0', true)",
+        std::to_string(m_options.stats.statementTimeoutMs));
+}
+
+// Folds the minutes that are due, so that the reading after it finds them. Where folding stood
+// before the exporter's first roll-up is where its counting starts.
+void Exporter::rollUpLatency(std::string& problem)
+{
+    std::optional<std::int64_t> before;
+    try {
+        pqxx::work w(*m_conn);
+        setTimeout(w);
+        if (!m_latencyFrom)
+            before = latencyFoldedToUs(w, m_options.schema);
+        rollupLatency(w, m_options.schema, latencyRollupMinutes);
+        w.commit();
+    } catch (const pqxx::sql_error& e) {
+        problem = sqlProblem(e); // a failed roll-up changed nothing: `before` still holds
+    }
+    if (before && !m_latencyFrom)
+        m_latencyFrom = before;
+    // Anything else (a lost connection) fails the whole reading.
+}
+
+// The minutes folded since the last reading, in a savepoint: a failure leaves the rest of the
+// reading as it was. Never backwards: a folded_to moved back (by hand) reads nothing until it
+// passes where the last reading stopped.
+std::optional<Exporter::LatencyRead> Exporter::readLatencyPart(pqxx::dbtransaction& tx, std::string& problem)
+{
+    LatencyRead out;
+    const std::string failed = inSavepoint(tx, "idem_latency", [&](pqxx::transaction_base& sub) {
+        const std::int64_t to = latencyFoldedToUs(sub, m_options.schema);
+        const std::int64_t from = m_latencyFrom.value_or(to);
+        out.toUs = std::max(from, to);
+        if (to > from)
+            out.histograms = readLatencyHistograms(sub, m_options.schema, std::max(from, to - latencyMaxSpanUs), to);
+    });
+    if (failed.empty())
+        return out;
+    if (problem.empty())
+        problem = failed;
+    return std::nullopt;
+}
+
+void Exporter::latencyDone(const std::string& problem)
+{
+    if (problem.empty()) {
+        if (!m_lastLatencyProblem.empty()) {
+            std::cerr << "idemctl exporter: reading the latency again\n";
+            m_lastLatencyProblem.clear();
+        }
+        return;
+    }
+    ++m_latencyErrors;
+    if (problem != m_lastLatencyProblem)
+        std::cerr << "idemctl exporter: cannot read the latency (the other figures are served): " << problem << '\n';
+    m_lastLatencyProblem = problem;
 }
 
 void Exporter::failed(const std::string& why)
@@ -270,6 +368,8 @@ void Exporter::publish(const StatsReading* stats, const PauseList* pauses, doubl
     }
     if (!totals.metric.empty())
         f.push_back(std::move(totals));
+    for (auto& family : m_latency.families(m_labels))
+        f.push_back(std::move(family));
 
     f.push_back(singleFamily("idem_up", "1 when the exporter's last reading of the database succeeded, else 0.",
         MetricType::Gauge, m_labels, stats ? 1 : 0));
@@ -284,6 +384,10 @@ void Exporter::publish(const StatsReading* stats, const PauseList* pauses, doubl
     f.push_back(singleFamily("idem_exporter_pause_read_errors_total",
         "Readings whose pause part failed (served without the pause series; the other figures were read).",
         MetricType::Counter, m_labels, static_cast<double>(m_pauseErrors)));
+    f.push_back(singleFamily("idem_exporter_latency_read_errors_total",
+        "Readings whose latency part (roll-up or read) failed (served without new latency; those minutes are counted "
+        "by a later reading).",
+        MetricType::Counter, m_labels, static_cast<double>(m_latencyErrors)));
     f.push_back(singleFamily("idem_exporter_interval_seconds", "How often the exporter reads the database.",
         MetricType::Gauge, m_labels, std::chrono::duration<double>(m_options.interval).count()));
     if (m_lastSuccess > 0)

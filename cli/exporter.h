@@ -19,6 +19,7 @@
 
 #include "cli/metrics.h"
 #include "core/identifier.h"
+#include "operations/latency.h"
 #include "operations/pauses.h"
 #include "operations/stats.h"
 
@@ -67,7 +68,12 @@ struct ExporterOptions {
 // (a stale figure would look current) and says why on stderr, once per change of reason. The
 // pauses are read in a savepoint of the same transaction: when that part fails (a schema before
 // v15, a timeout) the reading still succeeds without the pause series, and the failure is counted
-// (idem_exporter_pause_read_errors_total) and said once per change of reason.
+// (idem_exporter_pause_read_errors_total) and said once per change of reason. The latency
+// histograms (schema v17) count the minutes folded since the exporter started: each reading first
+// folds the due minutes (idem_latency_rollup, its own short transaction), then reads, in a
+// savepoint, the minutes folded since the last reading; a failure of either (a schema before v17,
+// a timeout) is counted once in idem_exporter_latency_read_errors_total and said once per change
+// of reason, and the minutes are read by a later reading instead: none is counted twice or missed.
 class Exporter : public prometheus::Collectable {
 public:
     explicit Exporter(ExporterOptions options);
@@ -84,6 +90,14 @@ private:
     void readOnce();
     std::vector<OutcomeTotals::Row> readCounters(pqxx::transaction_base& tx) const;
     std::optional<PauseList> readPauses(pqxx::dbtransaction& tx);
+    struct LatencyRead {
+        std::int64_t toUs = 0; // where the next reading starts
+        std::vector<LatencyHistogram> histograms;
+    };
+    void rollUpLatency(std::string& problem);
+    std::optional<LatencyRead> readLatencyPart(pqxx::dbtransaction& tx, std::string& problem);
+    void latencyDone(const std::string& problem);
+    void setTimeout(pqxx::transaction_base& tx) const;
     void publish(const StatsReading* stats, const PauseList* pauses, double seconds);
     void failed(const std::string& why);
 
@@ -97,6 +111,13 @@ private:
     std::int64_t m_errors = 0;
     std::int64_t m_pauseErrors = 0;
     std::string m_lastPauseProblem;
+    // Minutes from here on (server clock, microseconds) are not counted yet; none before the
+    // first reading of idem_latency_state.
+    std::optional<std::int64_t> m_latencyFrom;
+    LatencyTotals m_latency;
+    std::int64_t m_latencyErrors = 0;
+    std::string m_lastLatencyProblem;
+    bool m_standby = false; // the last reading was of a standby, where nothing can be folded
     double m_lastSuccess = 0; // unix seconds, 0 before the first
     std::string m_lastProblem;
 

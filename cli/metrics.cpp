@@ -1,10 +1,14 @@
 #include "cli/metrics.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
 
 #include <prometheus/text_serializer.h>
 
+#include "operations/latency.h"
 #include "operations/pauses.h"
 #include "operations/stats.h"
 
@@ -181,6 +185,116 @@ std::vector<prometheus::MetricFamily> pauseFamilies(const PauseList& pauses, con
         if (!family->metric.empty())
             out.push_back(std::move(*family));
     out.push_back(singleFamily("idem_pauses_active", "Pauses of intake in force.", MetricType::Gauge, labels, inForce));
+    return out;
+}
+
+namespace {
+    // Every 8th slot boundary: slot s holds [10^(s/32), 10^((s+1)/32)) us, so the bucket
+    // le = 10^(j/32) us holds exactly the slots below j.
+    constexpr int firstBoundSlot = 96; // 10^(96/32) us = 1 ms
+    constexpr int slotsPerBucket = 8;
+    constexpr int durationBoundCount = 33; // to 10^(352/32) us = 100000 s
+
+    // prometheus-cpp writes a bound with 16 significant digits, which a double does not always
+    // survive (10^-3 computed is not the double "0.001" parses to). Rounded to 15 digits, which
+    // every double does, it is written as those digits, and Prometheus reads the same double.
+    double printable(double v)
+    {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.15g", v);
+        return std::strtod(text, nullptr);
+    }
+} // namespace
+
+const std::vector<double>& LatencyTotals::durationBounds()
+{
+    static const std::vector<double> bounds = [] {
+        std::vector<double> b;
+        for (int i = 0; i < durationBoundCount; ++i)
+            b.push_back(printable(
+                std::pow(10.0, static_cast<double>(firstBoundSlot + slotsPerBucket * i) / latencySlotsPerDecade - 6)));
+        return b;
+    }();
+    return bounds;
+}
+
+const std::vector<double>& LatencyTotals::attemptBounds()
+{
+    static const std::vector<double> bounds { 1, 2, 3, 4, 5, 7, 10, 20, 50, 100 };
+    return bounds;
+}
+
+std::size_t LatencyTotals::durationBucket(int slot)
+{
+    if (slot < firstBoundSlot)
+        return 0;
+    return std::min<std::size_t>((slot - firstBoundSlot) / slotsPerBucket + 1, durationBoundCount);
+}
+
+std::size_t LatencyTotals::attemptBucket(int slot)
+{
+    const auto& b = attemptBounds();
+    return static_cast<std::size_t>(std::lower_bound(b.begin(), b.end(), static_cast<double>(slot)) - b.begin());
+}
+
+LatencyTotals::Series::Series()
+    : run(durationBounds())
+    , timeToSuccess(durationBounds())
+    , attempts(attemptBounds())
+{
+}
+
+void LatencyTotals::add(const std::vector<LatencyHistogram>& histograms)
+{
+    for (const auto& h : histograms) {
+        if (h.count == 0)
+            continue;
+        Series& series = m_byOperation.try_emplace(h.operation).first->second;
+        const bool attempts = h.kind == LatencyKind::Attempts;
+        std::vector<double> increments((attempts ? attemptBounds() : durationBounds()).size() + 1, 0.0);
+        for (const auto& [slot, n] : h.slotCounts)
+            increments[attempts ? attemptBucket(slot) : durationBucket(slot)] += static_cast<double>(n);
+        switch (h.kind) {
+        case LatencyKind::Run:
+            series.run.ObserveMultiple(increments, h.total / 1e6);
+            break;
+        case LatencyKind::TimeToSuccess:
+            series.timeToSuccess.ObserveMultiple(increments, h.total / 1e6);
+            break;
+        case LatencyKind::Attempts:
+            series.attempts.ObserveMultiple(increments, h.total);
+            break;
+        }
+    }
+}
+
+std::vector<prometheus::MetricFamily> LatencyTotals::families(const MetricLabels& labels) const
+{
+    using prometheus::MetricType;
+    prometheus::MetricFamily run { "idem_task_run_seconds",
+        "Run time of each attempt (claim to complete or fail, server clock), from the folded minutes since this "
+        "exporter started, by operation.",
+        MetricType::Histogram, {} };
+    prometheus::MetricFamily tts { "idem_task_time_to_success_seconds",
+        "Time from a key's first claim to its success, across retries and takeovers (server clock), from the folded "
+        "minutes since this exporter started, by operation.",
+        MetricType::Histogram, {} };
+    prometheus::MetricFamily attempts { "idem_task_attempts_per_success",
+        "Attempts each success took, from the folded minutes since this exporter started, by operation.",
+        MetricType::Histogram, {} };
+    for (const auto& [operation, series] : m_byOperation) {
+        const auto scoped = with(labels, "operation", operation);
+        for (auto [family, histogram] : { std::pair { &run, &series.run }, std::pair { &tts, &series.timeToSuccess },
+                 std::pair { &attempts, &series.attempts } }) {
+            auto m = histogram->Collect();
+            m.label = scoped;
+            family->metric.push_back(std::move(m));
+        }
+    }
+    std::vector<prometheus::MetricFamily> out;
+    if (!m_byOperation.empty())
+        for (auto* family : { &run, &tts, &attempts })
+            out.push_back(std::move(*family));
     return out;
 }
 

@@ -1,12 +1,16 @@
 #pragma once
 
+#include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <prometheus/client_metric.h>
+#include <prometheus/histogram.h>
 #include <prometheus/metric_family.h>
 
 namespace idem {
+struct LatencyHistogram;
 struct PauseList;
 struct StatsReading;
 }
@@ -26,6 +30,35 @@ std::vector<prometheus::MetricFamily> statsFamilies(const StatsReading& s, const
 // for a pause until resumed), and idem_pauses_active, the number in force. Families with no
 // sample are left out.
 std::vector<prometheus::MetricFamily> pauseFamilies(const PauseList& pauses, const MetricLabels& labels);
+
+// The latency histograms (schema v17) as Prometheus histograms, counted from 0 when the exporter
+// started: idem_task_run_seconds (each attempt, claim to complete or fail),
+// idem_task_time_to_success_seconds (first claim to success) and idem_task_attempts_per_success,
+// one series per operation (tenants summed). The database keeps each minute's values in
+// log-spaced slots, 32 a decade; a duration bucket's bound is every 8th slot boundary, 10^(k/4)
+// milliseconds from 1 ms to 100000 s, so every bucket's count is exact, not interpolated.
+class LatencyTotals {
+public:
+    // Seconds, each the double its text in the exposition parses to, so what histogram_quantile
+    // reads is the bound counted against (+Inf not included).
+    static const std::vector<double>& durationBounds();
+    static const std::vector<double>& attemptBounds(); // 1, 2, 3, 4, 5, 7, 10, 20, 50, 100
+    // The bucket (index into the bounds; size() is +Inf) that holds a database slot's values.
+    static std::size_t durationBucket(int slot);
+    static std::size_t attemptBucket(int slot);
+
+    // Adds folded minutes' histograms (readLatencyHistograms): each minute exactly once.
+    void add(const std::vector<LatencyHistogram>& histograms);
+    // No family before the first value.
+    std::vector<prometheus::MetricFamily> families(const MetricLabels& labels) const;
+
+private:
+    struct Series {
+        Series();
+        prometheus::Histogram run, timeToSuccess, attempts;
+    };
+    std::map<std::string, Series> m_byOperation;
+};
 
 // One family with one sample, for the exporter's own figures.
 prometheus::MetricFamily singleFamily(

@@ -151,12 +151,19 @@ void mergeSlotCounts(std::vector<std::pair<int, std::int64_t>>& into, const std:
     into = std::move(out);
 }
 
-int rollupLatency(pqxx::connection& conn, const SchemaName& schema, int maxMinutes)
+int rollupLatency(pqxx::transaction_base& tx, const SchemaName& schema, int maxMinutes)
 {
     if (maxMinutes < 1 || maxMinutes > 1440)
         throw std::invalid_argument("a roll-up folds 1 to 1440 minutes, not " + std::to_string(maxMinutes));
+    return tx.exec_params("SELECT " + schema.qualify("idem_latency_rollup") + "($1)", maxMinutes)[0][0].as<int>();
+}
+
+int rollupLatency(pqxx::connection& conn, const SchemaName& schema, int maxMinutes)
+{
+    if (maxMinutes < 1 || maxMinutes > 1440) // before any I/O
+        throw std::invalid_argument("a roll-up folds 1 to 1440 minutes, not " + std::to_string(maxMinutes));
     pqxx::work w(conn);
-    const auto n = w.exec_params("SELECT " + schema.qualify("idem_latency_rollup") + "($1)", maxMinutes)[0][0].as<int>();
+    const int n = rollupLatency(w, schema, maxMinutes);
     w.commit();
     return n;
 }

@@ -67,6 +67,9 @@ struct LatencyReport {
 // Folds the minutes that are due (idem_latency_rollup(p_max_minutes)); 0 when none is due or
 // another session is folding them. Needs idem_reader.
 int rollupLatency(pqxx::connection& conn, const SchemaName& schema, int maxMinutes = 60);
+// The same in a read-write transaction the caller holds and commits (the exporter's, with its
+// statement timeout).
+int rollupLatency(pqxx::transaction_base& tx, const SchemaName& schema, int maxMinutes = 60);
 // The roll-up in its own transaction, then one read-only transaction: the window ending where
 // the roll-up stands. Throws std::invalid_argument for a bad query (before any I/O),
 // pqxx::undefined_function/undefined_table before schema v17.

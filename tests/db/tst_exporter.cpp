@@ -11,6 +11,8 @@
 #include <QTemporaryDir>
 #include <QUrl>
 #include <QUrlQuery>
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <pqxx/pqxx>
 
@@ -70,6 +72,71 @@ Http httpGet(quint16 port, const QString& pathAndQuery)
 
 using idem::test::sampleIn;
 
+// Latency planted in one closed minute, operation 'lat' of tenants tl and tm (the exporter sums
+// tenants): succeeded keys with their run time, time to success, attempts and, for some, the run
+// time of an earlier failed attempt; and keys whose only attempt failed. Microseconds, none a
+// power of ten (a slot boundary that is also a bucket's le: see docs/deployment.md).
+struct PlantedSuccess {
+    const char* tenant;
+    qint64 runUs;
+    qint64 ttsUs;
+    int attempts;
+    qint64 earlierRunUs; // 0: none
+};
+const PlantedSuccess plantedSuccesses[] = {
+    { "tl", 1500, 1500, 1, 0 },
+    { "tm", 1770, 1770, 1, 0 }, // the last slot under le 0.00177827941003892
+    { "tl", 1790, 1790, 1, 0 }, // the first slot over it
+    { "tl", 4100, 4100, 1, 0 },
+    { "tm", 7000, 7000, 1, 0 },
+    { "tl", 12000, 12000, 1, 0 },
+    { "tl", 15500, 15500, 1, 0 },
+    { "tm", 33000, 33000, 1, 0 },
+    { "tl", 48000, 48000, 1, 0 },
+    { "tl", 90000, 90000, 1, 0 },
+    { "tm", 120000, 240000, 1, 0 },
+    { "tl", 250000, 2000000, 2, 0 }, // a takeover
+    { "tl", 640000, 3300000, 2, 0 },
+    { "tm", 1200000, 31000000, 3, 800 },
+    { "tl", 2500000, 45000000, 6, 350000 },
+    { "tl", 4400000, 650000000, 12, 0 },
+};
+const std::pair<const char*, qint64> plantedFailures[] = { { "tm", 5000 }, { "tl", 9000000 }, { "tl", 61000000 } };
+
+// Every run time planted (each attempt), ascending.
+std::vector<qint64> plantedRunUs()
+{
+    std::vector<qint64> v;
+    for (const auto& p : plantedSuccesses) {
+        v.push_back(p.runUs);
+        if (p.earlierRunUs)
+            v.push_back(p.earlierRunUs);
+    }
+    for (const auto& [tenant, run] : plantedFailures)
+        v.push_back(run);
+    std::sort(v.begin(), v.end());
+    return v;
+}
+
+// The histogram's le bounds, as the exporter must write them: 10^(k/4) ms, 1 ms to 100000 s.
+double durationBound(int k) { return std::pow(10.0, k / 4.0 - 3); }
+constexpr int durationBounds = 33;
+
+// One histogram series' buckets in exposition text, in order: le as written, cumulative count.
+QList<std::pair<QString, double>> bucketsIn(const QByteArray& text, const char* name)
+{
+    const QByteArray prefix = QByteArray(name) + "_bucket{schema=\"idem\",operation=\"lat\",le=\"";
+    QList<std::pair<QString, double>> out;
+    for (const auto& line : text.split('\n')) {
+        if (!line.startsWith(prefix))
+            continue;
+        const QByteArray rest = line.mid(prefix.size());
+        const auto end = rest.indexOf("\"} ");
+        out.append({ QString::fromUtf8(rest.left(end)), rest.mid(end + 3).toDouble() });
+    }
+    return out;
+}
+
 // The exporter, scraped over Qt's sockets.
 class ExporterProcess : public idem::test::ExporterProcessBase {
 public:
@@ -105,14 +172,29 @@ private Q_SLOTS:
     void unreadableDatabaseKeepsServing();
     void usageErrors();
     void throughAPoolerLeavesNothing();
+    void latencyHistogramsCountEachMinuteOnce();
+    void latencyWithoutTheLatencySchema();
 
 private:
+    void latencyDueAgain();
     void addCounter(const char* tenant, const char* operation, const char* outcome, int n, int minutesBack = 0);
     std::string readerDsn() const { return idem::test::loginDsn(m_db->dsn(), readerLogin, readerPassword); }
 
     std::unique_ptr<idem::test::ScratchDatabase> m_db;
     std::unique_ptr<pqxx::connection> m_conn;
+    qint64 m_latencyMinuteUs = 0; // the minute the latency is planted in
 };
+
+// Sets the roll-up back before the planted minute (as the owner), so that the next exporter,
+// which counts what is folded after it starts, folds and counts it.
+void TestExporter::latencyDueAgain()
+{
+    pqxx::work w(*m_conn);
+    const auto from = "to_timestamp(0) + ($1::bigint - 60000000) * interval '1 microsecond'";
+    w.exec_params(std::string("DELETE FROM idem.idem_latency WHERE bucket >= ") + from, m_latencyMinuteUs);
+    w.exec_params(std::string("UPDATE idem.idem_latency_state SET folded_to = ") + from, m_latencyMinuteUs);
+    w.commit();
+}
 
 // Through add_counters(), the workers' flush: the detailed rows (the outcome counters' source)
 // and the totals (the window figures' source) alike.
@@ -171,6 +253,39 @@ void TestExporter::initTestCase()
            " SELECT 'ta:charge:f1', 'requeue', 'planted ' || g, 'owner', 'tester', '[local]', '{}', '{}',"
            "        repeat('0', 64), encode(sha256(('entry ' || g)::bytea), 'hex')"
            " FROM generate_series(1, 4) g");
+    // The planted latency (see plantedSuccesses), in the minute before last: closed for a minute,
+    // so due to be folded. Times by the server's clock, as claim(), complete() and fail() set them.
+    m_latencyMinuteUs = w.exec("SELECT (extract(epoch FROM date_trunc('minute', now()) - interval '2 minutes')"
+                               " * 1000000)::bigint")[0][0]
+                            .as<qint64>();
+    const auto at = [this](int second) { return m_latencyMinuteUs + second * 1000000LL; };
+    int n = 0;
+    for (const auto& p : plantedSuccesses) {
+        ++n;
+        w.exec_params(
+            "INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, result_json, attempts,"
+            " created_at, attempt_started_at, updated_at, errors)"
+            " SELECT $1, 'v1:' || repeat('e', 64), 'succeeded', '{}', $2, u - $5::bigint * us,"
+            "        u - $4::bigint * us, u,"
+            "        CASE WHEN $6::bigint = 0 THEN '[]'::jsonb ELSE jsonb_build_array(jsonb_build_object("
+            "            'attempt', 1, 'at', e, 'class', 'retryable', 'message', 'planted', 'run_us', $6::bigint))"
+            "        END"
+            " FROM (SELECT interval '1 microsecond' AS us) i,"
+            " LATERAL (SELECT to_timestamp(0) + $3::bigint * i.us AS u, to_timestamp(0) + $7::bigint * i.us AS e) t",
+            std::string(p.tenant) + ":lat:s" + std::to_string(n), p.attempts, at(n), p.runUs, p.ttsUs, p.earlierRunUs,
+            at(30));
+    }
+    for (const auto& [tenant, run] : plantedFailures) {
+        ++n;
+        w.exec_params("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, attempts, error_class,"
+                      " attempt_started_at, updated_at, errors)"
+                      " SELECT $1, 'v1:' || repeat('e', 64), 'failed', 1, 'permanent', u - $3::bigint * us, u,"
+                      "        jsonb_build_array(jsonb_build_object('attempt', 1, 'at', u, 'class', 'permanent',"
+                      "            'message', 'planted', 'run_us', $3::bigint))"
+                      " FROM (SELECT interval '1 microsecond' AS us) i,"
+                      " LATERAL (SELECT to_timestamp(0) + $2::bigint * i.us AS u) t",
+            std::string(tenant) + ":lat:f" + std::to_string(n), at(n), run);
+    }
     w.commit();
     pqxx::nontransaction(*m_conn).exec("ANALYZE idem.task_idempotency");
     // Counted before the exporter starts: its counters begin at 0 and count only what follows;
@@ -203,6 +318,7 @@ void TestExporter::prometheusScrapesWhatSqlSays()
     const QString prometheus = QStandardPaths::findExecutable(QStringLiteral("prometheus"));
     QVERIFY2(!prometheus.isEmpty(), "no prometheus on PATH: install Debian's prometheus (scripts/deps.sh test)");
 
+    latencyDueAgain();
     ExporterProcess exporter;
     QVERIFY2(exporter.start({ QStringLiteral("--dsn"), QString::fromStdString(readerDsn()),
                  QStringLiteral("--interval"), QStringLiteral("500ms") }),
@@ -303,7 +419,7 @@ void TestExporter::prometheusScrapesWhatSqlSays()
         { "idem_expired_leases", 2 }, // e1 n1 (no lease at all)
         { "idem_retryable_failed", 4 }, // r1 r2 x2 u1 (x2, u1 out of attempts)
         { "idem_uncertain", 2 }, // r2 u1
-        { "idem_failed_permanent", 2 }, // f1 f4
+        { "idem_failed_permanent", 5 }, // f1 f4, and the planted latency's three failures
         { "idem_failed_exhausted", 3 }, // x1 x3 x4 (no class)
         { "idem_long_unfinished", 3 }, // p3 n1 r1; not the old failed f4, x1
         { "idem_claims", 50 }, // 35 acquired + 15 duplicates
@@ -312,7 +428,7 @@ void TestExporter::prometheusScrapesWhatSqlSays()
         { "idem_failed_retries", 5 }, // retry_failed, not the 6 failed_retryable
         { "idem_digest_conflicts", 10 },
         { "idem_stale_token_rejections", 9 }, // 7 + 2
-        { "idem_total_rows_estimate", 21 }, // 14 + 7 succeeded, analysed
+        { "idem_total_rows_estimate", 40 }, // 14 + 7 succeeded + 19 of the planted latency, analysed
         { "idem_audit_head_id", 4 },
         { "idem_in_recovery", 0 },
         // Counted since the exporter started: what was added after its first reading, and 0
@@ -357,6 +473,29 @@ void TestExporter::prometheusScrapesWhatSqlSays()
         QStringLiteral("counter"));
     QCOMPARE(meta[QLatin1String("idem_processing")].toArray()[0].toObject()[QLatin1String("type")].toString(),
         QStringLiteral("gauge"));
+
+    // The run-time histogram as Prometheus reads it: histogram_quantile's p95 lies in the bucket
+    // (10^(k/4) ms bounds) that holds the exact p95 (nearest rank) of the planted run times.
+    const auto runs = plantedRunUs();
+    QVERIFY2(waitUntil([&] {
+        return valueOf(QStringLiteral("idem_task_run_seconds_count{operation=\"lat\"}")) == double(runs.size());
+    }),
+        qPrintable(log()));
+    QCOMPARE(meta[QLatin1String("idem_task_run_seconds")].toArray()[0].toObject()[QLatin1String("type")].toString(),
+        QStringLiteral("histogram"));
+    const double exactP95 = double(runs[size_t(std::ceil(0.95 * double(runs.size()))) - 1]) / 1e6;
+    int k = 0;
+    while (durationBound(k) < exactP95)
+        ++k;
+    const double lower = k == 0 ? 0.0 : durationBound(k - 1), upper = durationBound(k);
+    const double p95 = valueOf(
+        QStringLiteral("histogram_quantile(0.95, sum by (le) (idem_task_run_seconds_bucket{operation=\"lat\"}))"));
+    QVERIFY2(p95 > lower && p95 <= upper * (1 + 1e-12),
+        qPrintable(QStringLiteral("histogram_quantile says %1 s; the exact p95 %2 s is in (%3, %4]")
+                       .arg(p95)
+                       .arg(exactP95)
+                       .arg(lower)
+                       .arg(upper)));
 
     // Two expired leases, under the rule's 5, so it is quiet; then six more leases run out and it fires.
     const auto firing = [&](const char* alert) {
@@ -418,6 +557,8 @@ void TestExporter::prometheusScrapesWhatSqlSays()
     // The other rules stayed quiet where nothing called for them.
     QVERIFY(firing("IdemExporterCannotReadDatabase").isEmpty());
     QVERIFY(firing("IdemAuditHeadMovedBackwards").isEmpty());
+    QVERIFY(firing("IdemRunTimeP95High").isEmpty()); // nothing ran while Prometheus watched
+    QVERIFY(firing("IdemTimeToSuccessP95High").isEmpty());
 
     QCOMPARE(exporter.stop(), 0);
     QVERIFY2(exporter.err().contains(QLatin1String("stopping (SIGTERM)")), qPrintable(exporter.err()));
@@ -467,11 +608,12 @@ void TestExporter::pausesAndPausedClaims()
     };
     // acme:charge for 60 s; every tenant's refund until resumed; acme:ship set three hours ago
     // for two, so past its end an hour ago (planted: idem_pause() takes no start in the past).
-    owner("SELECT * FROM idem.idem_pause('acme', 'charge', 'reason', 'me', 60000)");
-    owner("SELECT * FROM idem.idem_pause('*', 'refund', 'reason', 'me')");
+    // The expired one first: the count of those in force waited for below does not include it.
     owner("INSERT INTO idem.idem_pauses (tenant, operation, reason, paused_by, paused_at, changed_at, until, audit_id)"
           " VALUES ('acme', 'ship', 'planted', 'owner (test)', now() - interval '3 hours', now() - interval '3 hours',"
           " now() - interval '1 hour', 0)");
+    owner("SELECT * FROM idem.idem_pause('acme', 'charge', 'reason', 'me', 60000)");
+    owner("SELECT * FROM idem.idem_pause('*', 'refund', 'reason', 'me')");
     QVERIFY2(exporter.waitFor(count, 2), exporter.scrape().constData());
     const QByteArray text = exporter.scrape();
     const auto series = [](const char* name, const char* tenant, const char* operation) {
@@ -575,6 +717,9 @@ void TestExporter::pauseReadFailureKeepsTheRest()
     QCOMPARE(sampleIn(text, QStringLiteral("idem_exporter_read_errors_total{schema=\"idem\"}")), 0.0);
     QCOMPARE(sampleIn(text, QStringLiteral("idem_processing{schema=\"idem\"}")), 3.0); // p1 p2 p3
     QVERIFY2(!text.contains("idem_pauses_active"), text.constData());
+    // The latency's savepoint comes after the failed one, and is read as usual.
+    QVERIFY2(sampleIn(text, QStringLiteral("idem_exporter_latency_read_errors_total{schema=\"idem\"}")) == 0,
+        qPrintable(exporter.err()));
     const QString err = exporter.err();
     QCOMPARE(err.count(QLatin1String("cannot read the pauses")), 1);
     QVERIFY2(err.contains(QLatin1String("permission denied for function idem_pause_list")), qPrintable(err));
@@ -620,10 +765,12 @@ void TestExporter::scrapesNeverReachTheDatabase()
     const int trips = proxy.roundTrips() - trips0;
     qInfo("%d scrapes in %.1f s: %.0f readings, %d round trips", scrapes, seconds, readings, trips);
     QVERIFY2(readings >= 1 && readings <= seconds + 1, qPrintable(QString::number(readings)));
-    // One reading is nine round trips (begin, timeout, figures, counters; the pauses' savepoint,
-    // list, server time, release; commit), whatever the scrapes; the shared exact refresh, due at
-    // most once in 20 s, adds eight at most once here.
-    QVERIFY2(trips <= 9 * (readings + 1) + 8, qPrintable(QStringLiteral("%1 round trips").arg(trips)));
+    // One reading is eighteen round trips (the latency roll-up's begin, timeout, roll-up, commit;
+    // begin, timeout, figures, counters; the pauses' savepoint, its first statement, list, server
+    // time, release; the latency's savepoint, first statement, folded_to, release; commit),
+    // whatever the scrapes; the latency's first reading and each minute folded add one; the
+    // shared exact refresh, due at most once in 20 s, adds eight at most once here.
+    QVERIFY2(trips <= 18 * (readings + 1) + 8 + 2, qPrintable(QStringLiteral("%1 round trips").arg(trips)));
 }
 
 void TestExporter::unreadableDatabaseKeepsServing()
@@ -698,6 +845,157 @@ void TestExporter::throughAPoolerLeavesNothing()
     QCOMPARE(sampleIn(text, QStringLiteral("idem_processing{schema=\"idem\"}")), 3.0); // p1 p2 p3
     const auto left = idem::test::pooledBackendLeftovers(bouncer, m_db->name(), readerLogin);
     QVERIFY2(left.isEmpty(), qPrintable(left.join(QLatin1Char('\n'))));
+    QCOMPARE(exporter.stop(), 0);
+}
+
+// The planted latency as the exporter serves it: every bucket, sum and count of the three
+// histograms equal to what the planted values give by Prometheus' definition (a bucket counts the
+// values at most its le), computed here from the values; then the minutes folded again (the
+// roll-up set back by hand) and more readings leave every figure as it was.
+void TestExporter::latencyHistogramsCountEachMinuteOnce()
+{
+    latencyDueAgain();
+    ExporterProcess exporter;
+    QVERIFY2(exporter.start({ QStringLiteral("--dsn"), QString::fromStdString(readerDsn()),
+                 QStringLiteral("--interval"), QStringLiteral("200ms") }),
+        qPrintable(exporter.err()));
+    const auto runs = plantedRunUs();
+    QVERIFY2(exporter.waitFor(
+                 QStringLiteral("idem_task_run_seconds_count{schema=\"idem\",operation=\"lat\"}"), double(runs.size())),
+        exporter.scrape().constData());
+
+    std::vector<qint64> tts;
+    std::vector<qint64> attempts;
+    for (const auto& p : plantedSuccesses) {
+        tts.push_back(p.ttsUs);
+        attempts.push_back(p.attempts);
+    }
+    const auto check = [](const QByteArray& text, const char* name, const std::vector<qint64>& values,
+                           const std::vector<double>& bounds, double unit) {
+        const auto buckets = bucketsIn(text, name);
+        QCOMPARE(buckets.size(), qsizetype(bounds.size() + 1));
+        for (qsizetype i = 0; i < buckets.size(); ++i) {
+            const bool inf = i == qsizetype(bounds.size());
+            const double le = inf ? qInf() : buckets[i].first.toDouble();
+            if (inf)
+                QCOMPARE(buckets[i].first, QStringLiteral("+Inf"));
+            else
+                QVERIFY2(std::abs(le - bounds[size_t(i)]) <= 1e-12 * bounds[size_t(i)],
+                    qPrintable(QStringLiteral("%1 le %2, not %3")
+                                   .arg(QLatin1String(name), buckets[i].first)
+                                   .arg(bounds[size_t(i)])));
+            const auto expected
+                = std::count_if(values.begin(), values.end(), [&](qint64 v) { return double(v) / unit <= le; });
+            QVERIFY2(buckets[i].second == double(expected),
+                qPrintable(QStringLiteral("%1 le %2: %3, planted %4")
+                               .arg(QLatin1String(name), buckets[i].first)
+                               .arg(buckets[i].second)
+                               .arg(expected)));
+        }
+        const QString labels = QStringLiteral("{schema=\"idem\",operation=\"lat\"}");
+        QCOMPARE(sampleIn(text, QLatin1String(name) + QStringLiteral("_count") + labels), double(values.size()));
+        double sum = 0;
+        for (qint64 v : values)
+            sum += double(v) / unit;
+        const double served = sampleIn(text, QLatin1String(name) + QStringLiteral("_sum") + labels);
+        QVERIFY2(std::abs(served - sum) <= 1e-9 * sum,
+            qPrintable(QStringLiteral("%1_sum %2, planted %3").arg(QLatin1String(name)).arg(served).arg(sum)));
+    };
+    std::vector<double> durations;
+    for (int k = 0; k < durationBounds; ++k)
+        durations.push_back(durationBound(k));
+    const std::vector<double> attemptBounds { 1, 2, 3, 4, 5, 7, 10, 20, 50, 100 };
+    const auto checkAll = [&](const QByteArray& text) {
+        check(text, "idem_task_run_seconds", runs, durations, 1e6);
+        check(text, "idem_task_time_to_success_seconds", tts, durations, 1e6);
+        check(text, "idem_task_attempts_per_success", attempts, attemptBounds, 1);
+    };
+    const QByteArray first = exporter.scrape();
+    checkAll(first);
+    if (QTest::currentTestFailed())
+        return;
+    QCOMPARE(sampleIn(first, QStringLiteral("idem_exporter_latency_read_errors_total{schema=\"idem\"}")), 0.0);
+    QVERIFY(first.contains("# TYPE idem_task_run_seconds histogram"));
+
+    // Set back to before the planted minute while the exporter may not fold (its role loses
+    // EXECUTE on the roll-up): it reads a folded_to behind where it stopped, and counts nothing;
+    // allowed again, it folds those minutes again, which it has counted already.
+    const auto foldedTo = [this] {
+        pqxx::read_transaction r(*m_conn);
+        return r.exec("SELECT (extract(epoch FROM folded_to) * 1000000)::bigint FROM idem.idem_latency_state")[0][0]
+            .as<qint64>();
+    };
+    const qint64 stoppedAt = foldedTo();
+    const auto allowRollup = [this](bool allow) {
+        pqxx::nontransaction(*m_conn).exec(allow
+                ? "GRANT EXECUTE ON FUNCTION idem.idem_latency_rollup(integer) TO idem_reader"
+                : "REVOKE EXECUTE ON FUNCTION idem.idem_latency_rollup(integer) FROM idem_reader");
+    };
+    allowRollup(false);
+    auto grantBack = qScopeGuard([&] { allowRollup(true); });
+    latencyDueAgain();
+    const QString reads = QStringLiteral("idem_exporter_reads_total{schema=\"idem\"}");
+    const QString errors = QStringLiteral("idem_exporter_latency_read_errors_total{schema=\"idem\"}");
+    QVERIFY(exporter.waitFor(reads, sampleIn(exporter.scrape(), reads) + 3, true));
+    QCOMPARE(foldedTo(), m_latencyMinuteUs - 60000000);
+    const QByteArray behind = exporter.scrape();
+    QVERIFY(sampleIn(behind, errors) >= 3); // the roll-up refused, the reading served
+    checkAll(behind);
+    if (QTest::currentTestFailed())
+        return;
+    grantBack.dismiss();
+    allowRollup(true);
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < timeoutMs && foldedTo() < stoppedAt)
+        QTest::qWait(100);
+    QVERIFY2(foldedTo() >= stoppedAt, "the exporter never folded the minutes again");
+    QVERIFY(exporter.waitFor(reads, sampleIn(exporter.scrape(), reads) + 3, true));
+    const QByteArray again = exporter.scrape();
+    checkAll(again);
+    QCOMPARE(exporter.stop(), 0);
+}
+
+// A schema before v17 has no roll-up and no latency state (made here by renaming both): the
+// latency part of each reading fails, is counted and said once, and everything else is served.
+void TestExporter::latencyWithoutTheLatencySchema()
+{
+    const auto rename = [this](const char* from, const char* to) {
+        pqxx::work w(*m_conn);
+        w.exec(std::string("ALTER FUNCTION idem.idem_latency_rollup") + from + "(integer) RENAME TO idem_latency_rollup"
+            + to);
+        w.exec(std::string("ALTER TABLE idem.idem_latency_state") + from + " RENAME TO idem_latency_state" + to);
+        w.commit();
+    };
+    rename("", "_gone");
+    auto restore = qScopeGuard([&] { rename("_gone", ""); });
+    ExporterProcess exporter;
+    QVERIFY2(exporter.start({ QStringLiteral("--dsn"), QString::fromStdString(readerDsn()),
+                 QStringLiteral("--interval"), QStringLiteral("200ms") }),
+        qPrintable(exporter.err()));
+    const QString errors = QStringLiteral("idem_exporter_latency_read_errors_total{schema=\"idem\"}");
+    const QString reads = QStringLiteral("idem_exporter_reads_total{schema=\"idem\"}");
+    QVERIFY2(exporter.waitFor(errors, 3, true), exporter.scrape().constData());
+    const QByteArray text = exporter.scrape();
+    QCOMPARE(sampleIn(text, QStringLiteral("idem_up{schema=\"idem\"}")), 1.0);
+    QCOMPARE(sampleIn(text, QStringLiteral("idem_exporter_read_errors_total{schema=\"idem\"}")), 0.0);
+    QCOMPARE(sampleIn(text, QStringLiteral("idem_processing{schema=\"idem\"}")), 3.0); // p1 p2 p3
+    QCOMPARE(sampleIn(text, QStringLiteral("idem_pauses_active{schema=\"idem\"}")), 0.0);
+    QCOMPARE(sampleIn(text, errors), sampleIn(text, reads)); // once per reading, roll-up and read alike
+    QVERIFY2(!text.contains("idem_task_run_seconds"), text.constData());
+    const QString err = exporter.err();
+    QCOMPARE(err.count(QLatin1String("cannot read the latency")), 1);
+    QVERIFY2(err.contains(QLatin1String("\"idem.idem_latency_state\" does not exist")), qPrintable(err));
+    QVERIFY(!err.contains(QLatin1String("cannot read the database")));
+
+    // At v17 again: read, and said.
+    restore.dismiss();
+    rename("_gone", "");
+    QVERIFY2(exporter.waitFor(reads, sampleIn(exporter.scrape(), reads) + 2, true), qPrintable(exporter.err()));
+    QVERIFY2(exporter.err().contains(QLatin1String("reading the latency again")), qPrintable(exporter.err()));
+    const double settled = sampleIn(exporter.scrape(), errors);
+    QVERIFY(exporter.waitFor(reads, sampleIn(exporter.scrape(), reads) + 2, true));
+    QCOMPARE(sampleIn(exporter.scrape(), errors), settled);
     QCOMPARE(exporter.stop(), 0);
 }
 
