@@ -189,7 +189,7 @@ std::vector<prometheus::MetricFamily> pauseFamilies(const PauseList& pauses, con
 }
 
 namespace {
-    // Every 8th slot boundary: slot s holds [10^(s/32), 10^((s+1)/32)) us, so the bucket
+    // Every 8th slot boundary: slot s holds (10^(s/32), 10^((s+1)/32)] us, so the bucket
     // le = 10^(j/32) us holds exactly the slots below j.
     constexpr int firstBoundSlot = 96; // 10^(96/32) us = 1 ms
     constexpr int slotsPerBucket = 8;

@@ -27,10 +27,10 @@ std::optional<LatencyKind> latencyKindFromName(const std::string& name);
 
 // The histograms' geometry, as idem_latency_slot() and idem_latency_value() define it: a duration
 // of d microseconds is in slot floor(32 * log10(d)) (0 below 1 us), whose values lie in
-// [10^(s/32), 10^((s+1)/32)) us; for attempts, slot s is s attempts. tst_latency checks that these
+// (10^(s/32), 10^((s+1)/32)] us (upper bound included, as Prometheus' le); for attempts, slot s is s attempts. tst_latency checks that these
 // agree with the SQL.
 constexpr int latencySlotsPerDecade = 32;
-double latencySlotUpperUs(int slot); // exclusive upper bound of a duration slot, microseconds
+double latencySlotUpperUs(int slot); // upper bound of a duration slot (included), microseconds
 
 struct LatencyHistogram {
     std::optional<std::int64_t> minuteUs; // per-minute reading: the minute's start (server clock)

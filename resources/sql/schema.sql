@@ -1253,8 +1253,8 @@ CREATE FUNCTION idem.idem_latency_slot(p_us double precision) RETURNS smallint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     SET search_path TO 'idem', 'pg_temp'
     AS $$
-    SELECT CASE WHEN p_us IS NULL OR p_us < 1 THEN 0
-                ELSE least(floor(32 * log(p_us) + 1e-9), 1023) END::smallint
+    SELECT CASE WHEN p_us IS NULL OR p_us <= 1 THEN 0
+                ELSE least(ceil(32 * log(p_us) - 1e-9) - 1, 1023) END::smallint
 $$;
 
 

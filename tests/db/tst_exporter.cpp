@@ -74,8 +74,7 @@ using idem::test::sampleIn;
 
 // Latency planted in one closed minute, operation 'lat' of tenants tl and tm (the exporter sums
 // tenants): succeeded keys with their run time, time to success, attempts and, for some, the run
-// time of an earlier failed attempt; and keys whose only attempt failed. Microseconds, none a
-// power of ten (a slot boundary that is also a bucket's le: see docs/deployment.md).
+// time of an earlier failed attempt; and keys whose only attempt failed. Microseconds.
 struct PlantedSuccess {
     const char* tenant;
     qint64 runUs;

@@ -162,13 +162,17 @@ void TestLatency::slotGeometryAgreesWithTheSql()
 {
     for (const double us : { 1.0, 1.07, 9.99, 10.0, 999.0, 1000.0, 1000.5, 31622.7, 1e6, 2.5e9, 3.1e13 }) {
         const int slot = scalar(*m_owner, "SELECT idem.idem_latency_slot($1)", us).toInt();
-        QVERIFY2(us >= (slot == 0 ? 0.0 : idem::latencySlotUpperUs(slot - 1)) * (1 - 1e-12),
+        QVERIFY2(us > (slot == 0 ? 0.0 : idem::latencySlotUpperUs(slot - 1) * (1 + 1e-12)),
             qPrintable(QStringLiteral("%1 us below slot %2").arg(us).arg(slot)));
-        QVERIFY2(us < idem::latencySlotUpperUs(slot) * (1 + 1e-12), qPrintable(QStringLiteral("%1 us above slot %2").arg(us).arg(slot)));
+        QVERIFY2(us <= idem::latencySlotUpperUs(slot) * (1 + 1e-12),
+            qPrintable(QStringLiteral("%1 us above slot %2").arg(us).arg(slot)));
         const double mid = scalar(*m_owner, "SELECT idem.idem_latency_value('run', $1)", slot).toDouble();
         QVERIFY(near(mid, us, 0.0375));
     }
     QCOMPARE(scalar(*m_owner, "SELECT idem.idem_latency_slot(0.2)"), "0"_b);
+    // A bound belongs to the slot below it, as a value equal to a Prometheus le is in that bucket.
+    QCOMPARE(scalar(*m_owner, "SELECT idem.idem_latency_slot(1000)"), "95"_b);
+    QCOMPARE(scalar(*m_owner, "SELECT idem.idem_latency_slot(1000.001)"), "96"_b);
     QCOMPARE(scalar(*m_owner, "SELECT idem.idem_latency_slot(NULL)"), "0"_b);
     QCOMPARE(scalar(*m_owner, "SELECT idem.idem_latency_value('attempts', 7)"), "7"_b);
 }

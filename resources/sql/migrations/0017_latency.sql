@@ -10,7 +10,7 @@
 -- - the attempts a success took.
 -- idem_latency_rollup() folds closed minutes from the rows (the succeeded index per operation and
 -- the unfinished index) into idem_latency, one row per minute, tenant, operation and kind, with a
--- log-spaced histogram: slot s holds values in [10^(s/32), 10^((s+1)/32)) microseconds (7.5 %
+-- log-spaced histogram: slot s holds values in (10^(s/32), 10^((s+1)/32)] microseconds (7.5 %
 -- wide; a percentile read as the slot's geometric middle is within 3.7 % of the exact one), and
 -- for attempts slot s is s attempts. A minute is folded once, when it has been closed for a
 -- minute: a completion whose transaction commits more than a minute after complete() ran is not
