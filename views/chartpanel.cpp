@@ -25,6 +25,7 @@
 #include "operations/outcomeseries.h"
 #include "models/snapshotexport.h"
 #include "models/snapshotopener.h"
+#include "views/latencychart.h"
 #include "views/theme.h"
 #include "models/tones.h"
 #include <QLegendMarker>
@@ -93,6 +94,11 @@ ChartPanel::ChartPanel(QWidget* parent)
     grid->addWidget(m_charts[FailuresChart].view, 1, 0);
     grid->addWidget(m_histogramView, 1, 1);
     grid->addWidget(m_charts[CostChart].view, 1, 2);
+    // Latency to the right, both rows high: a log scale of six lines reads better tall.
+    m_latency = new LatencyChart;
+    grid->addWidget(m_latency, 0, 3, 2, 1);
+    for (int column = 0; column < 4; ++column)
+        grid->setColumnStretch(column, 1);
     retranslate();
     applyTheme();
 }
@@ -336,6 +342,7 @@ void ChartPanel::draw(const ChartInput& in)
     // One point per complete minute of the window, zero where nothing was counted; the current
     // minute is left out until it closes (see the charts' tooltip).
     const qint64 firstMinute = (from / 60000 + 1) * 60;
+    m_latency->setTimeAxis(axis.fromMs, axis.toMs, axis.ticks, firstMinute * 1000);
     qint64 lastMinute = now / 60000 * 60 - 60;
     // A standby knows the counters only up to what it has replayed: the minutes after its replay
     // point are unknown, not quiet, so the per-minute lines end there instead of falling to zero.
