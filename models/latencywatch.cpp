@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <pqxx/pqxx>
 
@@ -282,10 +283,13 @@ QString LatencyWatch::worstTileToolTip(const Threshold& threshold) const
     if (!ops.empty()) {
         tip += QLatin1Char('\n') + QCoreApplication::translate("idem::console::LatencyWatch", "Slowest operations (p95 run time):");
         constexpr std::size_t shown = 5;
-        for (std::size_t i = 0; i < ops.size() && i < shown; ++i)
+        for (std::size_t i = 0; i < ops.size() && i < shown; ++i) {
+            // Outside the translate() call: lupdate's parser loops on a template argument there.
+            const int runs = static_cast<int>(std::min<qint64>(ops[i].count, std::numeric_limits<int>::max()));
             tip += QLatin1Char('\n')
-                + QCoreApplication::translate("idem::console::LatencyWatch", "%1: %2 (%Ln runs)", nullptr, int(std::min<std::int64_t>(ops[i].count, 1 << 30)))
+                + QCoreApplication::translate("idem::console::LatencyWatch", "%1: %2 (%Ln runs)", nullptr, runs)
                       .arg(ops[i].operation, latencyText(ops[i].p95Ms));
+        }
         if (ops.size() > shown)
             tip += QLatin1Char('\n') + QCoreApplication::translate("idem::console::LatencyWatch", "… and %n more", nullptr, int(ops.size() - shown));
     }

@@ -12,7 +12,7 @@
 #include <QDateTimeAxis>
 #include <QGraphicsLayout>
 #include <QGraphicsScene>
-#include <QGridLayout>
+#include <QBoxLayout>
 #include <QImage>
 #include <QLineSeries>
 #include <QPainter>
@@ -85,20 +85,26 @@ ChartPanel::ChartPanel(QWidget* parent)
     m_histogramView->setRenderHint(QPainter::Antialiasing);
     m_histogramView->setMinimumSize(260, 190);
 
-    auto* grid = new QGridLayout(this);
-    grid->setContentsMargins(0, 0, 0, 0);
-    grid->setSpacing(4);
-    grid->addWidget(m_charts[LiveChart].view, 0, 0);
-    grid->addWidget(m_charts[OutcomesChart].view, 0, 1);
-    grid->addWidget(m_charts[RatioChart].view, 0, 2);
-    grid->addWidget(m_charts[FailuresChart].view, 1, 0);
-    grid->addWidget(m_histogramView, 1, 1);
-    grid->addWidget(m_charts[CostChart].view, 1, 2);
-    // Latency to the right, both rows high: a log scale of six lines reads better tall.
+    // Two rows: the three charts of claims above; below, failures, the attempts histogram and the
+    // console's load, narrower (a bar chart and one line need less room), and latency (issue
+    // #27), the widest: six lines on a log scale over the same time axis.
+    auto* rows = new QVBoxLayout(this);
+    rows->setContentsMargins(0, 0, 0, 0);
+    rows->setSpacing(4);
+    auto* top = new QHBoxLayout;
+    top->setSpacing(4);
+    top->addWidget(m_charts[LiveChart].view, 1);
+    top->addWidget(m_charts[OutcomesChart].view, 1);
+    top->addWidget(m_charts[RatioChart].view, 1);
+    auto* bottom = new QHBoxLayout;
+    bottom->setSpacing(4);
     m_latency = new LatencyChart;
-    grid->addWidget(m_latency, 0, 3, 2, 1);
-    for (int column = 0; column < 4; ++column)
-        grid->setColumnStretch(column, 1);
+    bottom->addWidget(m_charts[FailuresChart].view, 8);
+    bottom->addWidget(m_histogramView, 8); // narrower, the "10+" label would be dropped
+    bottom->addWidget(m_charts[CostChart].view, 6);
+    bottom->addWidget(m_latency, 10);
+    rows->addLayout(top, 1);
+    rows->addLayout(bottom, 1);
     retranslate();
     applyTheme();
 }

@@ -42,8 +42,9 @@ LatencyChart::LatencyChart(QWidget* parent)
     m_chart = new QChart;
     m_chart->setAnimationOptions(QChart::NoAnimation);
     m_chart->setMargins(QMargins(4, 4, 4, 4));
-    m_chart->legend()->setAlignment(Qt::AlignBottom);
-    m_chart->legend()->setMarkerShape(QLegend::MarkerShapeFromSeries);
+    // Six entries do not fit a chart's legend at this width (Qt Charts elides them to "r…"): a
+    // legend of two lines under the chart instead, one per kind, the percentiles by line style.
+    m_chart->legend()->hide();
     m_x = new QDateTimeAxis;
     m_x->setFormat(QStringLiteral("HH:mm"));
     m_x->setTickCount(5);
@@ -52,7 +53,7 @@ LatencyChart::LatencyChart(QWidget* parent)
     m_y->setBase(10);
     m_y->setLabelFormat(QStringLiteral("%g s"));
     m_y->setMinorTickCount(8);
-    m_y->setRange(0.001, 10);
+    m_y->setRange(0.000999, 10.01);
     m_chart->addAxis(m_x, Qt::AlignBottom);
     m_chart->addAxis(m_y, Qt::AlignLeft);
     for (std::size_t i = 0; i < seriesCount; ++i) {
@@ -66,17 +67,23 @@ LatencyChart::LatencyChart(QWidget* parent)
     m_view = new QChartView(m_chart);
     m_view->setRenderHint(QPainter::Antialiasing);
     m_view->setMinimumSize(260, 190);
+    m_legend = new QLabel;
+    m_legend->setObjectName(QStringLiteral("latencyLegend"));
+    m_legend->setTextFormat(Qt::RichText);
+    m_legend->setWordWrap(true);
     m_note = new QLabel;
     m_note->setObjectName(QStringLiteral("latencyNote"));
     m_note->setWordWrap(true);
     QFont small = m_note->font();
     small.setPointSizeF(small.pointSizeF() * 0.9);
     m_note->setFont(small);
+    m_legend->setFont(small);
     theme::followTone(m_note, theme::Tone::Muted);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(2);
     layout->addWidget(m_view, 1);
+    layout->addWidget(m_legend);
     layout->addWidget(m_note);
     retranslate();
     applyTheme();
@@ -140,36 +147,44 @@ void LatencyChart::redraw()
         double top = std::pow(10.0, std::ceil(std::log10(high)));
         if (top <= bottom * 10.0 * 1.0001)
             top = bottom * 100.0;
-        m_y->setRange(bottom, top);
+        // A hair wider: a label exactly at the range's end can fall out by rounding.
+        m_y->setRange(bottom * 0.999, top * 1.001);
     } else {
-        m_y->setRange(0.001, 10);
+        m_y->setRange(0.000999, 10.01);
     }
 }
 
 void LatencyChart::retranslate()
 {
-    m_chart->setTitle(m_operation.isEmpty() ? tr("Latency per minute, all operations")
-                                            : tr("Latency per minute, %1").arg(m_operation));
+    m_title = m_operation.isEmpty() ? tr("Latency per minute, all operations")
+                                    : tr("Latency per minute, %1").arg(m_operation);
     for (std::size_t i = 0; i < seriesCount; ++i)
         m_series[i]->setName(tr(names[i]));
-    QString note;
+    updateLegend();
+    // On the chart, under its title: where the lines end. Under it, only what went wrong.
+    QString onChart, problem;
     if (!m_unavailable.isEmpty())
-        note = m_unavailable;
+        problem = m_unavailable;
     else if (!m_read && !m_error.isEmpty())
-        note = tr("The latency figures could not be read: %1").arg(m_error);
+        problem = tr("The latency figures could not be read: %1").arg(m_error);
     else if (!m_read)
-        note = tr("Reading the latency figures…");
+        onChart = tr("reading…");
     else if (m_foldedToMs > 0)
-        note = tr("Folded minutes only: the last one shown is %1–%2; a minute is folded once it has been "
-                  "closed for a minute.")
-                   .arg(clock(m_foldedToMs - 60000), clock(m_foldedToMs));
+        onChart = tr("last point %1–%2: the last folded minute").arg(clock(m_foldedToMs - 60000), clock(m_foldedToMs));
     if (m_read && !m_error.isEmpty())
-        note += QLatin1Char(' ') + tr("The last read failed: %1").arg(m_error);
-    m_note->setText(note);
-    m_note->setToolTip(note);
+        problem = tr("The last read failed: %1").arg(m_error);
+    m_chart->setTitle(onChart.isEmpty()
+            ? m_title.toHtmlEscaped()
+            : m_title.toHtmlEscaped() + QStringLiteral("<br><small>") + onChart.toHtmlEscaped() + QStringLiteral("</small>"));
+    m_noteText = problem.isEmpty() ? onChart : problem;
+    m_note->setText(problem);
+    m_note->setVisible(!problem.isEmpty());
+    m_legend->setVisible(m_unavailable.isEmpty()); // no lines to explain
     m_view->setToolTip(tr("p50, p95 and p99 of the run time of each attempt (claim to complete or fail) and of "
                           "the time to success of each key (first claim to complete, across retries), per "
-                          "folded minute, by the server's clock; log scale."));
+                          "minute, by the server's clock; log scale. Only folded minutes are drawn: a minute "
+                          "is folded once it has been closed for a minute, so the lines end a minute or two "
+                          "before now."));
 }
 
 void LatencyChart::applyTheme()
@@ -180,6 +195,10 @@ void LatencyChart::applyTheme()
     if (m_chart->theme() != chartTheme)
         m_chart->setTheme(chartTheme);
     m_chart->setBackgroundBrush(QApplication::palette().color(QPalette::Base));
+    // The decades' in-between lines faint and solid: dashed ones would read as the p95 lines.
+    QColor minor = m_y->gridLineColor();
+    minor.setAlpha(70);
+    m_y->setMinorGridLinePen(QPen(minor, 0.6, Qt::SolidLine));
     const Qt::PenStyle styles[] = { Qt::SolidLine, Qt::DashLine, Qt::DotLine };
     for (std::size_t i = 0; i < seriesCount; ++i) {
         QPen pen(tones::series(m_series[i]->objectName().toLower()));
@@ -187,6 +206,26 @@ void LatencyChart::applyTheme()
         pen.setStyle(styles[i % 3]);
         m_series[i]->setPen(pen);
     }
+    updateLegend();
+}
+
+void LatencyChart::updateLegend()
+{
+    // The line styles drawn as text: ── solid (p50), ╌╌ dashed (p95), ┈┈ dotted (p99).
+    const char* const strokes[] = { "\u2501\u2501", "\u254d\u254d", "\u2505\u2505" };
+    const QString kinds[] = { tr("run time"), tr("time to success") };
+    QStringList lines;
+    for (std::size_t k = 0; k < 2; ++k) {
+        // Each kind's entries stay together; the line breaks between the kinds when it must.
+        QString line = QStringLiteral("%1:").arg(kinds[k].toHtmlEscaped().replace(QLatin1Char(' '), QStringLiteral("&nbsp;")));
+        for (std::size_t i = 0; i < 3; ++i) {
+            const QColor c = m_series[k * 3 + i]->pen().color();
+            line += QStringLiteral("&nbsp;&nbsp;<span style=\"color:%1\"><b>%2</b></span>&nbsp;p%3")
+                        .arg(c.name(), QString::fromUtf8(strokes[i]), QLatin1String(i == 0 ? "50" : i == 1 ? "95" : "99"));
+        }
+        lines << line;
+    }
+    m_legend->setText(lines.join(QStringLiteral("&nbsp;&nbsp;&nbsp; ")));
 }
 
 bool LatencyChart::event(QEvent* event)
@@ -208,7 +247,6 @@ QXYSeries* LatencyChart::series(const QString& objectName) const
     return nullptr;
 }
 
-QString LatencyChart::noteText() const { return m_note->text(); }
-QString LatencyChart::titleText() const { return m_chart->title(); }
+QString LatencyChart::noteText() const { return m_noteText; }
 
 } // namespace idem::console

@@ -32,10 +32,11 @@ public:
     void setData(const LatencyWatch& watch, const QString& operation);
 
     // For tests: the series by object name (runP50, runP95, runP99, ttsP50, ttsP95, ttsP99), the
-    // points in seconds; the note under the chart; the chart's title.
+    // points in seconds; the chart's title; the line under it (where the lines end) or, when there
+    // is nothing to draw, why.
     QXYSeries* series(const QString& objectName) const;
+    QString titleText() const { return m_title; }
     QString noteText() const;
-    QString titleText() const;
     QChart* chart() const { return m_chart; }
 
 protected:
@@ -45,11 +46,13 @@ private:
     void retranslate();
     void applyTheme();
     void redraw();
+    void updateLegend();
 
     QChart* m_chart = nullptr;
     QChartView* m_view = nullptr;
     QDateTimeAxis* m_x = nullptr;
     QLogValueAxis* m_y = nullptr;
+    QLabel* m_legend = nullptr;
     QLabel* m_note = nullptr;
     std::vector<QLineSeries*> m_series; // run p50, p95, p99, then time to success p50, p95, p99
     qint64 m_firstMinuteMs = 0;
@@ -58,6 +61,8 @@ private:
     std::vector<LatencyPoint> m_tts;
     qint64 m_foldedToMs = 0;
     QString m_operation;
+    QString m_title;
+    QString m_noteText;
     QString m_unavailable;
     QString m_error;
     bool m_read = false;
