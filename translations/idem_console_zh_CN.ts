@@ -1429,8 +1429,8 @@ Check the SSL mode and that the root certificate is the one that signed the serv
         <translation>上次读取失败：%1</translation>
     </message>
     <message>
-        <source>p50, p95 and p99 of the run time of each attempt (claim to complete or fail) and of the time to success of each key (first claim to complete, across retries), per minute, by the server&apos;s clock; log scale. Only folded minutes are drawn: a minute is folded once it has been closed for a minute, so the lines end a minute or two before now.</source>
-        <translation>每次尝试的运行时长（从认领到完成或失败）与每个键的成功耗时（从首次认领到完成，跨越重试）的 p50、p95 和 p99，按分钟统计，以服务器时钟为准；对数刻度。只绘制已汇总的分钟：一分钟结束满一分钟后才会被汇总，因此曲线比当前时间早一到两分钟结束。</translation>
+        <source>p50, p95 and p99 of the run time of each attempt (claim to complete or fail) and of the time to success of each key (first claim to complete, across retries), per minute, by the server&apos;s clock; log scale. Only folded minutes are drawn: the current minute is still counting, and a minute is folded once it has been closed for a minute, so the lines end a minute or two before now.</source>
+        <translation>每次尝试的运行时长（从认领到完成或失败）与每个键的成功耗时（从首次认领到完成，跨越重试）的 p50、p95 和 p99，按分钟统计，以服务器时钟为准；对数刻度。只绘制已汇总的分钟：当前分钟仍在计数，而一分钟结束满一分钟后才会被汇总，因此曲线比当前时间早一到两分钟结束。</translation>
     </message>
     <message>
         <source>run time</source>

@@ -182,9 +182,9 @@ void LatencyChart::retranslate()
     m_legend->setVisible(m_unavailable.isEmpty()); // no lines to explain
     m_view->setToolTip(tr("p50, p95 and p99 of the run time of each attempt (claim to complete or fail) and of "
                           "the time to success of each key (first claim to complete, across retries), per "
-                          "minute, by the server's clock; log scale. Only folded minutes are drawn: a minute "
-                          "is folded once it has been closed for a minute, so the lines end a minute or two "
-                          "before now."));
+                          "minute, by the server's clock; log scale. Only folded minutes are drawn: the current "
+                          "minute is still counting, and a minute is folded once it has been closed for a "
+                          "minute, so the lines end a minute or two before now."));
 }
 
 void LatencyChart::applyTheme()
