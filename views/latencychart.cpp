@@ -216,7 +216,6 @@ void LatencyChart::updateLegend()
     const QString kinds[] = { tr("run time"), tr("time to success") };
     QStringList lines;
     for (std::size_t k = 0; k < 2; ++k) {
-        // Each kind's entries stay together; the line breaks between the kinds when it must.
         QString line = QStringLiteral("%1:").arg(kinds[k].toHtmlEscaped().replace(QLatin1Char(' '), QStringLiteral("&nbsp;")));
         for (std::size_t i = 0; i < 3; ++i) {
             const QColor c = m_series[k * 3 + i]->pen().color();
@@ -225,7 +224,10 @@ void LatencyChart::updateLegend()
         }
         lines << line;
     }
-    m_legend->setText(lines.join(QStringLiteral("&nbsp;&nbsp;&nbsp; ")));
+    // One line per kind, never broken inside (Chinese would break between any two characters).
+    for (auto& line : lines)
+        line = QStringLiteral("<span style=\"white-space:nowrap\">") + line + QStringLiteral("</span>");
+    m_legend->setText(lines.join(QStringLiteral("<br>")));
 }
 
 bool LatencyChart::event(QEvent* event)
