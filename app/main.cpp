@@ -14,6 +14,7 @@
 #include "app/mainwindow.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
+#include "models/latencywatch.h"
 #include "models/pausewatch.h"
 #include "models/profilestore.h"
 #include "views/dashboardwidget.h"
@@ -48,6 +49,10 @@ void arrangeScreenshot(MainWindow* window, const QString& file)
     });
     // The pauses' banner, badges and bands come from their own read.
     QObject::connect(window->pauseWatch(), &PauseWatch::changed, settle, restart);
+    // So do the latency chart and tile (issue #27).
+    LatencyWatch* latency = window->dashboard()->latencyWatch();
+    if (latency)
+        QObject::connect(latency, &LatencyWatch::changed, settle, restart);
     // The pages load their tables on their own (tasks, audit): the picture waits for them too.
     const auto views = window->findChildren<QAbstractItemView*>();
     for (QAbstractItemView* view : views) {
@@ -57,11 +62,13 @@ void arrangeScreenshot(MainWindow* window, const QString& file)
             QObject::connect(model, &QAbstractItemModel::layoutChanged, settle, restart);
         }
     }
-    QObject::connect(settle, &QTimer::timeout, window, [window, session, monitor, settle, countsSeen, file] {
+    QObject::connect(settle, &QTimer::timeout, window, [window, session, monitor, settle, countsSeen, file, latency] {
         const bool busy = session->state() == ConsoleSession::State::Connecting || session->migrating()
             || monitor->state() == ConsoleSession::State::Connecting || (monitor->canPoll() && !*countsSeen)
             || (monitor->canPoll() && monitor->serverInfo().schemaVersion >= PauseWatch::firstSchemaVersion
-                && window->pauseWatch()->reads() == 0 && window->pauseWatch()->error().isEmpty());
+                && window->pauseWatch()->reads() == 0 && window->pauseWatch()->error().isEmpty())
+            || (monitor->canPoll() && latency && !latency->unavailable() && latency->reads() == 0
+                && latency->error().isEmpty());
         if (busy) {
             settle->start();
             return;

@@ -52,6 +52,14 @@ namespace {
         { "tablebytes", 0x3b7dd8 },
         { "indexbytes", 0x8e6bd6 },
         { "rowsestimate", 0x2e9e4f },
+        // Latency (issue #27): run time in blues, time to success in oranges, p50 to p99 darker
+        // and, on the chart, solid to dotted.
+        { "runp50", 0x6aa3ea },
+        { "runp95", 0x3b7dd8 },
+        { "runp99", 0x2a62b8 },
+        { "ttsp50", 0xf0a060 },
+        { "ttsp95", 0xe0742b },
+        { "ttsp99", 0xc0581a },
     };
 } // namespace
 

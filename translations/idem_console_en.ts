@@ -53,6 +53,23 @@
     </message>
 </context>
 <context>
+    <name>idem::console::LatencyWatch</name>
+    <message numerus="yes">
+        <source>%1: %2 (%Ln runs)</source>
+        <translation>
+            <numerusform>%1: %2 (%Ln run)</numerusform>
+            <numerusform>%1: %2 (%Ln runs)</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>… and %n more</source>
+        <translation>
+            <numerusform>… and %n more</numerusform>
+            <numerusform>… and %n more</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
     <name>idem::console::PauseBanner</name>
     <message numerus="yes">
         <source>and %n more pause(s)</source>

@@ -947,6 +947,10 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <source>A tile turns amber, then red, at or above these values. Crossing into red raises one desktop notification.</source>
         <translation>指标卡的数值达到或超过这些值时先变黄、再变红。变红时发出一条桌面通知。</translation>
     </message>
+    <message>
+        <source>Worst p95 run time</source>
+        <translation>最差 p95 运行时长</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::DashboardWidget</name>
@@ -1170,6 +1174,10 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <source>intake paused</source>
         <translation>接收已暂停</translation>
     </message>
+    <message>
+        <source>Worst p95 run time</source>
+        <translation>最差 p95 运行时长</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::ExportDialog</name>
@@ -1368,6 +1376,148 @@ Check the SSL mode and that the root certificate is the one that signed the serv
     <message>
         <source>(not visible to this role)</source>
         <translation>（此角色不可见）</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::LatencyChart</name>
+    <message>
+        <source>run p50</source>
+        <translation>运行 p50</translation>
+    </message>
+    <message>
+        <source>run p95</source>
+        <translation>运行 p95</translation>
+    </message>
+    <message>
+        <source>run p99</source>
+        <translation>运行 p99</translation>
+    </message>
+    <message>
+        <source>to success p50</source>
+        <translation>至成功 p50</translation>
+    </message>
+    <message>
+        <source>to success p95</source>
+        <translation>至成功 p95</translation>
+    </message>
+    <message>
+        <source>to success p99</source>
+        <translation>至成功 p99</translation>
+    </message>
+    <message>
+        <source>Latency per minute, all operations</source>
+        <translation>每分钟延迟，所有操作</translation>
+    </message>
+    <message>
+        <source>Latency per minute, %1</source>
+        <translation>每分钟延迟，%1</translation>
+    </message>
+    <message>
+        <source>The latency figures could not be read: %1</source>
+        <translation>无法读取延迟数据：%1</translation>
+    </message>
+    <message>
+        <source>reading…</source>
+        <translation>正在读取…</translation>
+    </message>
+    <message>
+        <source>last point %1–%2: the last folded minute</source>
+        <translation>最后一点 %1–%2：最近一个已汇总的分钟</translation>
+    </message>
+    <message>
+        <source>The last read failed: %1</source>
+        <translation>上次读取失败：%1</translation>
+    </message>
+    <message>
+        <source>p50, p95 and p99 of the run time of each attempt (claim to complete or fail) and of the time to success of each key (first claim to complete, across retries), per minute, by the server&apos;s clock; log scale. Only folded minutes are drawn: the current minute is still counting, and a minute is folded once it has been closed for a minute, so the lines end a minute or two before now.</source>
+        <translation>每次尝试的运行时长（从认领到完成或失败）与每个键的成功耗时（从首次认领到完成，跨越重试）的 p50、p95 和 p99，按分钟统计，以服务器时钟为准；对数刻度。只绘制已汇总的分钟：当前分钟仍在计数，而一分钟结束满一分钟后才会被汇总，因此曲线比当前时间早一到两分钟结束。</translation>
+    </message>
+    <message>
+        <source>run time</source>
+        <translation>运行时长</translation>
+    </message>
+    <message>
+        <source>time to success</source>
+        <translation>成功耗时</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::LatencyWatch</name>
+    <message>
+        <source>%1 ms</source>
+        <translation>%1 毫秒</translation>
+    </message>
+    <message>
+        <source>%1 s</source>
+        <translation>%1 秒</translation>
+    </message>
+    <message>
+        <source>%1 min %2 s</source>
+        <translation>%1 分 %2 秒</translation>
+    </message>
+    <message>
+        <source>%1 h %2 min</source>
+        <translation>%1 小时 %2 分钟</translation>
+    </message>
+    <message>
+        <source>No latency figures: they need schema version %1 and this database has version %2. Upgrade the schema (idemctl migrate) to record them.</source>
+        <translation>没有延迟数据：需要模式版本 %1，而此数据库的版本为 %2。请升级模式（idemctl migrate）以开始记录。</translation>
+    </message>
+    <message>
+        <source>needs schema v%1</source>
+        <translation>需要模式 v%1</translation>
+    </message>
+    <message>
+        <source>not read yet</source>
+        <translation>尚未读取</translation>
+    </message>
+    <message>
+        <source>could not be read</source>
+        <translation>无法读取</translation>
+    </message>
+    <message>
+        <source>no runs in the %1 to %2</source>
+        <translation>%1（截至 %2）没有运行</translation>
+    </message>
+    <message>
+        <source>%1, %2 to %3</source>
+        <translation>%1，%2（截至 %3）</translation>
+    </message>
+    <message>
+        <source>The operation whose 95th-percentile run time (claim to complete or fail, by the server&apos;s clock) is highest over the window&apos;s folded minutes. A minute is folded once it has been closed for a minute, so the figures end a minute or two before now.</source>
+        <translation>在时间窗口内已汇总的分钟中，95 百分位运行时长（从认领到完成或失败，以服务器时钟为准）最高的操作。一分钟结束满一分钟后才会被汇总，因此数据比当前时间早一到两分钟结束。</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Amber from %1, red from %2.</source>
+        <translation>%1 起变黄，%2 起变红。</translation>
+    </message>
+    <message>
+        <source>No thresholds set.</source>
+        <translation>未设置阈值。</translation>
+    </message>
+    <message>
+        <source>The last read failed: %1</source>
+        <translation>上次读取失败：%1</translation>
+    </message>
+    <message>
+        <source>Slowest operations (p95 run time):</source>
+        <translation>最慢的操作（p95 运行时长）：</translation>
+    </message>
+    <message numerus="yes">
+        <source>%1: %2 (%Ln runs)</source>
+        <translation>
+            <numerusform>%1：%2（%Ln 次运行）</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>… and %n more</source>
+        <translation>
+            <numerusform>……另有 %n 个</numerusform>
+        </translation>
     </message>
 </context>
 <context>

@@ -12,7 +12,7 @@
 #include <QDateTimeAxis>
 #include <QGraphicsLayout>
 #include <QGraphicsScene>
-#include <QGridLayout>
+#include <QBoxLayout>
 #include <QImage>
 #include <QLineSeries>
 #include <QPainter>
@@ -25,6 +25,7 @@
 #include "operations/outcomeseries.h"
 #include "models/snapshotexport.h"
 #include "models/snapshotopener.h"
+#include "views/latencychart.h"
 #include "views/theme.h"
 #include "models/tones.h"
 #include <QLegendMarker>
@@ -84,15 +85,26 @@ ChartPanel::ChartPanel(QWidget* parent)
     m_histogramView->setRenderHint(QPainter::Antialiasing);
     m_histogramView->setMinimumSize(260, 190);
 
-    auto* grid = new QGridLayout(this);
-    grid->setContentsMargins(0, 0, 0, 0);
-    grid->setSpacing(4);
-    grid->addWidget(m_charts[LiveChart].view, 0, 0);
-    grid->addWidget(m_charts[OutcomesChart].view, 0, 1);
-    grid->addWidget(m_charts[RatioChart].view, 0, 2);
-    grid->addWidget(m_charts[FailuresChart].view, 1, 0);
-    grid->addWidget(m_histogramView, 1, 1);
-    grid->addWidget(m_charts[CostChart].view, 1, 2);
+    // Two rows: the three charts of claims above; below, failures, the attempts histogram and the
+    // console's load, narrower (a bar chart and one line need less room), and latency (issue
+    // #27), the widest: six lines on a log scale over the same time axis.
+    auto* rows = new QVBoxLayout(this);
+    rows->setContentsMargins(0, 0, 0, 0);
+    rows->setSpacing(4);
+    auto* top = new QHBoxLayout;
+    top->setSpacing(4);
+    top->addWidget(m_charts[LiveChart].view, 1);
+    top->addWidget(m_charts[OutcomesChart].view, 1);
+    top->addWidget(m_charts[RatioChart].view, 1);
+    auto* bottom = new QHBoxLayout;
+    bottom->setSpacing(4);
+    m_latency = new LatencyChart;
+    bottom->addWidget(m_charts[FailuresChart].view, 8);
+    bottom->addWidget(m_histogramView, 8); // narrower, the "10+" label would be dropped
+    bottom->addWidget(m_charts[CostChart].view, 6);
+    bottom->addWidget(m_latency, 10);
+    rows->addLayout(top, 1);
+    rows->addLayout(bottom, 1);
     retranslate();
     applyTheme();
 }
@@ -336,6 +348,7 @@ void ChartPanel::draw(const ChartInput& in)
     // One point per complete minute of the window, zero where nothing was counted; the current
     // minute is left out until it closes (see the charts' tooltip).
     const qint64 firstMinute = (from / 60000 + 1) * 60;
+    m_latency->setTimeAxis(axis.fromMs, axis.toMs, axis.ticks, firstMinute * 1000);
     qint64 lastMinute = now / 60000 * 60 - 60;
     // A standby knows the counters only up to what it has replayed: the minutes after its replay
     // point are unknown, not quiet, so the per-minute lines end there instead of falling to zero.

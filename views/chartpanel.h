@@ -24,6 +24,7 @@ struct SnapshotData;
 namespace idem::console {
 
 class DashboardModel;
+class LatencyChart;
 struct ChartImage;
 
 // The time axis of the charts: [fromMs, toMs] widened to whole steps of a round length, so that
@@ -80,6 +81,8 @@ public:
     QXYSeries* series(const QString& objectName) const;
     QBarSet* attemptsBars() const { return m_attempts; }
     QStringList attemptsCategories() const;
+    // The latency chart (issue #27), on the same time axis; fed by the dashboard's LatencyWatch.
+    LatencyChart* latency() const { return m_latency; }
 
     // Every chart as a PNG of `size` device-independent pixels drawn at `devicePixelRatio`, for an
     // incident snapshot: the same at any window size, and whether or not the page is on screen
@@ -131,6 +134,7 @@ private:
     QBarSet* m_attempts = nullptr;
     QBarCategoryAxis* m_attemptsAxis = nullptr;
     QValueAxis* m_attemptsY = nullptr;
+    LatencyChart* m_latency = nullptr;
 };
 
 } // namespace idem::console

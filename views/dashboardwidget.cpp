@@ -21,10 +21,12 @@
 
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
+#include "models/latencywatch.h"
 #include "models/pausewatch.h"
 #include "views/chartpanel.h"
 #include "views/dashboardsettingsdialog.h"
 #include "views/integritynotice.h"
+#include "views/latencychart.h"
 #include "views/pausedialog.h"
 #include "views/theme.h"
 #include "views/tilewidget.h"
@@ -151,7 +153,21 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
                     m_model->filterFor(tile), tileTitle(tile), m_model->opensText(tile), DashboardModel::sortFor(tile));
             });
     }
+    // The worst p95 run time (issue #27) in the free place at the end of the second row; its
+    // figures are the latency read's, not the tick's (no catalogue row, no snapshot metric yet).
+    m_latencyTile = new TileWidget(QStringLiteral("worstP95RunTime"));
+    tiles->addWidget(m_latencyTile, tileCount / tileColumns, tileCount % tileColumns);
     m_charts = new ChartPanel;
+    if (monitor) {
+        m_latency = new LatencyWatch(monitor, this);
+        const auto& s = m_model->settings();
+        m_latency->setScope(s.windowMinutes, s.tenant, s.operation);
+        connect(m_latency, &LatencyWatch::changed, this, [this] { refreshLatency(true); });
+    } else {
+        // A snapshot carries no latency figures yet: neither tile nor chart.
+        m_latencyTile->hide();
+        m_charts->latency()->hide();
+    }
 
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(m_controls);
@@ -200,9 +216,15 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
     connect(m_model, &DashboardModel::settingsChanged, this, [this] {
         saveSettings();
         syncControls();
+        if (m_latency) {
+            const auto& s = m_model->settings();
+            m_latency->setScope(s.windowMinutes, s.tenant, s.operation);
+            refreshLatency(true);
+        }
     });
     connect(m_model, &DashboardModel::alert, this, &DashboardWidget::showAlert);
     refreshView();
+    refreshLatency(true);
 }
 
 DashboardWidget::~DashboardWidget() = default;
@@ -233,6 +255,7 @@ void DashboardWidget::changeEvent(QEvent* event)
     if (event->type() == QEvent::LanguageChange) {
         retranslateControls();
         refreshView(); // status, freshness and tile tooltips in the new language
+        refreshLatency(true); // the chart's note, written from the watch's words
         refreshAlerts();
     }
     QWidget::changeEvent(event);
@@ -291,6 +314,7 @@ void DashboardWidget::editThresholds()
         auto s = m_model->settings();
         const auto chosen = dialog->settings();
         s.thresholds = chosen.thresholds;
+        s.worstP95Run = chosen.worstP95Run;
         s.longUnfinishedMinutes = chosen.longUnfinishedMinutes;
         m_model->setSettings(s);
     });
@@ -386,6 +410,19 @@ void DashboardWidget::refreshPauses()
                                                   : tr("Lift a pause of %1: %2.").arg(scope, scopes.join(QStringLiteral(", "))));
 }
 
+void DashboardWidget::refreshLatency(bool chart)
+{
+    if (!m_latency)
+        return;
+    const auto& s = m_model->settings();
+    // Greyed while the dashboard is not live, as the other tiles are; and before a first read.
+    const bool stale = m_model->freshness() != DashboardModel::Freshness::Live || !m_latency->reading();
+    m_latencyTile->setValue(m_latency->worstTile(s.worstP95Run), stale, QString());
+    m_latencyTile->setTexts(tr("Worst p95 run time"), m_latency->worstTileToolTip(s.worstP95Run));
+    if (chart)
+        m_charts->latency()->setData(*m_latency, s.operation);
+}
+
 void DashboardWidget::refreshView()
 {
     const bool stale = m_model->freshness() != DashboardModel::Freshness::Live;
@@ -400,6 +437,7 @@ void DashboardWidget::refreshView()
     }
     refreshPauses();
     m_charts->update(*m_model);
+    refreshLatency(false);
     refreshAlerts();
     if (m_model->isStatic()) {
         const auto& r = m_model->latest();
@@ -455,6 +493,7 @@ void DashboardWidget::refreshFreshness()
             t->setValue(m_model->tile(t->tile()), stale,
                 m_model->presenter().thresholdText(t->tile()));
     }
+    refreshLatency(false);
     if (!stale) {
         // Live data from a standby is only as live as its replay: past a few seconds of lag the
         // banner says so in amber, past half a minute in red (issue 15 item 4).

@@ -24,6 +24,7 @@ namespace idem::console {
 class ChartPanel;
 class ConsoleSession;
 class DashboardModel;
+class LatencyWatch;
 class PauseWatch;
 class TileWidget;
 
@@ -43,6 +44,10 @@ public:
     DashboardModel* model() const { return m_model; }
     ChartPanel* charts() const { return m_charts; }
     TileWidget* tile(Tile tile) const { return m_tiles[static_cast<std::size_t>(tile)]; }
+    // Latency (issue #27): the figures' reader (nullptr on a static dashboard) and the worst p95
+    // run time tile; the chart is charts()->latency().
+    LatencyWatch* latencyWatch() const { return m_latency; }
+    TileWidget* latencyTile() const { return m_latencyTile; }
     QString statusText() const;
     QString freshnessText() const;
     QString alertText() const;
@@ -78,6 +83,9 @@ private:
     void saveSettings();
     void syncControls();
     void refreshPauses();
+    // The latency tile's texts and colour (cheap: every tick and language change); with `chart`,
+    // the chart's lines too (when the figures changed).
+    void refreshLatency(bool chart);
 
     ConsoleSession* m_monitor;
     std::unique_ptr<QSettings> m_ownSettings;
@@ -85,6 +93,8 @@ private:
     DashboardModel* m_model;
     ChartPanel* m_charts;
     std::array<TileWidget*, tileCount> m_tiles {};
+    LatencyWatch* m_latency = nullptr;
+    TileWidget* m_latencyTile = nullptr;
     QComboBox* m_interval;
     QToolButton* m_pause;
     QComboBox* m_window;

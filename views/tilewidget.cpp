@@ -17,10 +17,34 @@ TileWidget::TileWidget(Tile tile, bool clickable, QWidget* parent)
     , m_clickable(clickable)
 {
     setObjectName(QStringLiteral("tile_") + QLatin1String(tileSpec(tile).key));
+    build();
+    m_title->setText(tileTitle(tile));
+    if (clickable)
+        setCursor(Qt::PointingHandCursor);
+}
+
+TileWidget::TileWidget(const QString& key, QWidget* parent)
+    : QFrame(parent)
+    , m_tile(Tile::COUNT)
+    , m_clickable(false)
+{
+    setObjectName(QStringLiteral("tile_") + key);
+    build();
+}
+
+void TileWidget::setTexts(const QString& title, const QString& toolTip)
+{
+    m_title->setText(title);
+    m_ownToolTip = toolTip;
+    updateToolTip();
+}
+
+void TileWidget::build()
+{
     setFrameShape(QFrame::Box);
     setAutoFillBackground(true);
     setMinimumWidth(130);
-    m_title = new QLabel(tileTitle(tile));
+    m_title = new QLabel;
     m_title->setObjectName(QStringLiteral("tileTitle"));
     m_value = new QLabel(QStringLiteral("–"));
     m_value->setObjectName(QStringLiteral("tileValue"));
@@ -57,8 +81,6 @@ TileWidget::TileWidget(Tile tile, bool clickable, QWidget* parent)
     layout->addWidget(m_detail);
     layout->addWidget(m_quality);
     layout->addWidget(m_paused);
-    if (clickable)
-        setCursor(Qt::PointingHandCursor);
     applyStyle();
 }
 
@@ -86,7 +108,9 @@ void TileWidget::setValue(const TileValue& value, bool stale, const QString& thr
 
 void TileWidget::updateToolTip()
 {
-    const QString tip = TilePresenter::toolTip(m_tile, m_clickable, m_thresholdText, m_opens, m_opensNothing);
+    const QString tip = inCatalogue()
+        ? TilePresenter::toolTip(m_tile, m_clickable, m_thresholdText, m_opens, m_opensNothing)
+        : m_ownToolTip;
     setToolTip(m_pausedToolTip.isEmpty() ? tip : tip + QStringLiteral("\n\n") + m_pausedToolTip);
 }
 
@@ -106,7 +130,7 @@ QString TileWidget::opensNothingText() const { return TilePresenter::opensNothin
 
 void TileWidget::changeEvent(QEvent* event)
 {
-    if (event->type() == QEvent::LanguageChange) {
+    if (event->type() == QEvent::LanguageChange && inCatalogue()) {
         m_title->setText(tileTitle(m_tile));
         updateToolTip();
     }

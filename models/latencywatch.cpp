@@ -1,0 +1,299 @@
+// First, before any Qt header: its LatencyHistogram::slots would meet Qt's `slots` macro.
+#include "operations/latency.h"
+
+#include "models/latencywatch.h"
+
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QLocale>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <pqxx/pqxx>
+
+#include "models/consolesession.h"
+#include "models/visibletext.h"
+
+namespace idem::console {
+
+namespace {
+    // A minute [m, m + 1 min) is folded once it has been closed for a minute: the roll-up can take
+    // the minute after folded_to at folded_to + 2 min. A little later, so the server's clock has
+    // surely passed it.
+    constexpr qint64 dueAfterFoldedToMs = 120000 + 3000;
+    // The roll-up folds at most this many minutes a call (rollupLatency's default): a call that
+    // folded as many may have left more due.
+    constexpr int rollupMaxMinutes = 60;
+
+    // The window's caption, as the other tiles write it ("last 15 min", "last 1 h").
+    QString windowText(int minutes)
+    {
+        return minutes % 60 == 0
+            ? QCoreApplication::translate("idem::console::DashboardModel", "last %1 h").arg(minutes / 60)
+            : QCoreApplication::translate("idem::console::DashboardModel", "last %1 min").arg(minutes);
+    }
+
+    QString clockText(qint64 ms) { return QDateTime::fromMSecsSinceEpoch(ms).toLocalTime().toString(QStringLiteral("HH:mm")); }
+} // namespace
+
+QString latencyText(double ms)
+{
+    const QLocale locale;
+    // Three significant figures: 0.42 ms, 12.3 ms, 850 ms, 1.24 s, 12.4 s.
+    const auto sig3 = [&](double v) { return locale.toString(v, 'g', v >= 100 ? 4 : 3); };
+    if (ms < 1000)
+        return QCoreApplication::translate("idem::console::LatencyWatch", "%1 ms").arg(sig3(ms));
+    if (ms < 60000)
+        return QCoreApplication::translate("idem::console::LatencyWatch", "%1 s").arg(sig3(ms / 1000.0));
+    const auto s = static_cast<qint64>(std::llround(ms / 1000.0));
+    if (s < 3600)
+        return QCoreApplication::translate("idem::console::LatencyWatch", "%1 min %2 s").arg(s / 60).arg(s % 60);
+    return QCoreApplication::translate("idem::console::LatencyWatch", "%1 h %2 min").arg(s / 3600).arg(s % 3600 / 60);
+}
+
+LatencyWatch::LatencyWatch(ConsoleSession* session, QObject* parent)
+    : QObject(parent)
+    , m_session(session)
+{
+    qRegisterMetaType<LatencyReading>();
+    m_timer.setSingleShot(true);
+    connect(&m_timer, &QTimer::timeout, this, &LatencyWatch::refreshNow);
+    connect(session, &ConsoleSession::stateChanged, this, &LatencyWatch::onSessionState);
+    connect(session, &ConsoleSession::serverInfoChanged, this, &LatencyWatch::onSessionState);
+    onSessionState();
+}
+
+LatencyWatch::~LatencyWatch()
+{
+    if (m_pending && m_session)
+        m_session->cancel(m_pending);
+}
+
+void LatencyWatch::setScope(int windowMinutes, const QString& tenant, const QString& operation)
+{
+    if (windowMinutes == m_windowMinutes && tenant == m_tenant && operation == m_operation)
+        return;
+    m_windowMinutes = windowMinutes;
+    m_tenant = tenant;
+    m_operation = operation;
+    ++m_generation;
+    // Figures of another scope must not stand under this one's title.
+    m_reading.reset();
+    m_error.clear();
+    Q_EMIT changed();
+    if (m_pending)
+        m_again = true;
+    else
+        refreshNow();
+}
+
+bool LatencyWatch::unavailable() const
+{
+    if (!m_session || !m_session->canPoll())
+        return false; // not known: the dashboard says the connection state
+    return m_session->serverInfo().schemaVersion < firstSchemaVersion;
+}
+
+QString LatencyWatch::unavailableText() const
+{
+    if (!unavailable())
+        return {};
+    return QCoreApplication::translate("idem::console::LatencyWatch", "No latency figures: they need schema version %1 and this database has version %2. "
+              "Upgrade the schema (idemctl migrate) to record them.")
+        .arg(firstSchemaVersion)
+        .arg(m_session->serverInfo().schemaVersion);
+}
+
+void LatencyWatch::onSessionState()
+{
+    const bool readable = m_session && m_session->canPoll() && !unavailable();
+    if (!readable) {
+        m_timer.stop();
+        if (m_pending && m_session)
+            m_session->cancel(m_pending);
+        m_pending = 0;
+        m_again = false;
+        if (m_reading || !m_error.isEmpty()) {
+            m_reading.reset();
+            m_error.clear();
+        }
+        Q_EMIT changed();
+        return;
+    }
+    if (!m_pending && !m_timer.isActive())
+        refreshNow();
+}
+
+void LatencyWatch::refreshNow()
+{
+    if (!m_session || !m_session->canPoll() || unavailable())
+        return;
+    if (m_pending) {
+        m_again = true;
+        return;
+    }
+    m_timer.stop();
+    idem::LatencyQuery perMinute;
+    perMinute.minutes = m_windowMinutes;
+    perMinute.tenant = m_tenant.trimmed().toStdString();
+    perMinute.operation = m_operation.trimmed().toStdString();
+    perMinute.byOperation = false; // the filtered operation, or every operation as one
+    perMinute.perMinute = true;
+    idem::LatencyQuery byOperation = perMinute;
+    byOperation.byOperation = true;
+    byOperation.perMinute = false;
+    // A standby cannot fold: it reads what its primary's readers folded.
+    const bool rollup = !m_session->serverInfo().inRecovery;
+    const int generation = m_generation;
+    auto job = [perMinute, byOperation, rollup, generation](pqxx::connection& conn, const idem::SchemaName& schema) {
+        LatencyReading out;
+        out.generation = generation;
+        out.minutesFolded = rollup ? idem::rollupLatency(conn, schema, rollupMaxMinutes) : 0;
+        pqxx::read_transaction tx(conn);
+        tx.exec("SET LOCAL statement_timeout = '5s'");
+        const auto minutes = idem::readLatency(tx, schema, perMinute);
+        const auto operations = idem::readLatency(tx, schema, byOperation);
+        tx.commit();
+        out.foldedToMs = minutes.toUs / 1000;
+        out.serverNowMs = minutes.serverNowUs / 1000;
+        for (const auto& h : minutes.histograms) {
+            if (!h.minuteUs || h.count <= 0)
+                continue;
+            const LatencyPoint p { *h.minuteUs / 1000, h.p50, h.p95, h.p99 };
+            if (h.kind == idem::LatencyKind::Run)
+                out.run.push_back(p);
+            else if (h.kind == idem::LatencyKind::TimeToSuccess)
+                out.timeToSuccess.push_back(p);
+        }
+        const auto byMinute = [](const LatencyPoint& a, const LatencyPoint& b) { return a.minuteMs < b.minuteMs; };
+        std::sort(out.run.begin(), out.run.end(), byMinute);
+        std::sort(out.timeToSuccess.begin(), out.timeToSuccess.end(), byMinute);
+        for (const auto& h : operations.histograms)
+            if (h.kind == idem::LatencyKind::Run && h.count > 0)
+                out.runByOperation.push_back({ visibleText(h.operation), h.count, h.p95 });
+        std::sort(out.runByOperation.begin(), out.runByOperation.end(),
+            [](const OperationLatency& a, const OperationLatency& b) {
+                return a.p95Ms != b.p95Ms ? a.p95Ms > b.p95Ms : a.operation < b.operation;
+            });
+        return QVariant::fromValue(out);
+    };
+    auto id = std::make_shared<quint64>(0);
+    *id = m_session->submit(
+        std::move(job), this,
+        [this, id](const QVariant& answer) {
+            if (*id != m_pending)
+                return;
+            m_pending = 0;
+            auto reading = answer.value<LatencyReading>();
+            if (reading.generation != m_generation || std::exchange(m_again, false)) {
+                refreshNow(); // asked under a scope that has changed since
+                return;
+            }
+            const std::optional<qint64> before = m_reading ? std::optional(m_reading->foldedToMs) : std::nullopt;
+            const bool more = reading.minutesFolded >= rollupMaxMinutes;
+            m_reading = std::move(reading);
+            m_error.clear();
+            ++m_reads;
+            Q_EMIT changed();
+            if (more)
+                m_timer.start(1000); // the roll-up is catching up: the next hour of minutes
+            else
+                armNext(before);
+        },
+        [this, id](const Failure& failure) {
+            if (*id != m_pending)
+                return;
+            m_pending = 0;
+            m_again = false;
+            // Said once, where the figures would be; tried again later, less often each time.
+            m_error = failure.text();
+            Q_EMIT changed();
+            if (failure.kind != FailureKind::ConnectionLost && m_session && m_session->canPoll()) {
+                m_timer.start(int(m_retryMs));
+                m_retryMs = std::min(maxRetryMs, m_retryMs * 2);
+            }
+        });
+    m_pending = *id;
+}
+
+void LatencyWatch::armNext(std::optional<qint64> previousFoldedToMs)
+{
+    if (!m_reading || !m_session || !m_session->canPoll())
+        return;
+    // By the server's clock as of the read (the answer came a moment ago).
+    qint64 delay = m_reading->foldedToMs + dueAfterFoldedToMs - m_reading->serverNowMs;
+    if (delay <= 0 && previousFoldedToMs && *previousFoldedToMs == m_reading->foldedToMs) {
+        // Due, yet nothing new: another session is folding it, or (a standby) its primary has
+        // not yet. Again later, less often while it stays so.
+        delay = m_retryMs;
+        m_retryMs = std::min(maxRetryMs, m_retryMs * 2);
+    } else {
+        m_retryMs = retryMs;
+    }
+    m_timer.start(int(std::clamp<qint64>(delay, 1000, 10 * 60000)));
+}
+
+qint64 LatencyWatch::nextReadInMs() const { return m_timer.isActive() ? m_timer.remainingTime() : 0; }
+
+qint64 LatencyWatch::foldedToMs() const { return m_reading ? m_reading->foldedToMs : 0; }
+
+TileValue LatencyWatch::worstTile(const Threshold& threshold) const
+{
+    TileValue v;
+    v.text = QStringLiteral("–");
+    if (unavailable()) {
+        v.detail = QCoreApplication::translate("idem::console::LatencyWatch", "needs schema v%1").arg(firstSchemaVersion);
+        return v;
+    }
+    if (!m_reading) {
+        v.detail = m_error.isEmpty() ? QCoreApplication::translate("idem::console::LatencyWatch", "not read yet") : QCoreApplication::translate("idem::console::LatencyWatch", "could not be read");
+        return v;
+    }
+    const auto ops = runByOperation();
+    const QString window = windowText(m_windowMinutes);
+    if (ops.empty()) {
+        v.detail = QCoreApplication::translate("idem::console::LatencyWatch", "no runs in the %1 to %2").arg(window, clockText(foldedToMs()));
+        return v;
+    }
+    const auto& worst = ops.front();
+    v.text = latencyText(worst.p95Ms);
+    v.value = worst.p95Ms / 1000.0;
+    v.level = levelOf(v.value, threshold);
+    v.detail = QCoreApplication::translate("idem::console::LatencyWatch", "%1, %2 to %3").arg(worst.operation, window, clockText(foldedToMs()));
+    return v;
+}
+
+QString LatencyWatch::worstTileToolTip(const Threshold& threshold) const
+{
+    QString tip = QCoreApplication::translate("idem::console::LatencyWatch", "The operation whose 95th-percentile run time (claim to complete or fail, by the server's "
+                     "clock) is highest over the window's folded minutes. A minute is folded once it has been "
+                     "closed for a minute, so the figures end a minute or two before now.");
+    const auto limit = [](const std::optional<double>& s) { return s ? latencyText(*s * 1000.0) : QCoreApplication::translate("idem::console::LatencyWatch", "off"); };
+    tip += QLatin1Char('\n')
+        + (threshold.warning || threshold.critical
+                  ? QCoreApplication::translate("idem::console::LatencyWatch", "Amber from %1, red from %2.").arg(limit(threshold.warning), limit(threshold.critical))
+                  : QCoreApplication::translate("idem::console::LatencyWatch", "No thresholds set."));
+    if (unavailable())
+        return tip + QLatin1Char('\n') + unavailableText();
+    if (!m_error.isEmpty())
+        tip += QLatin1Char('\n') + QCoreApplication::translate("idem::console::LatencyWatch", "The last read failed: %1").arg(m_error);
+    const auto ops = runByOperation();
+    if (!ops.empty()) {
+        tip += QLatin1Char('\n') + QCoreApplication::translate("idem::console::LatencyWatch", "Slowest operations (p95 run time):");
+        constexpr std::size_t shown = 5;
+        for (std::size_t i = 0; i < ops.size() && i < shown; ++i) {
+            // Outside the translate() call: lupdate's parser loops on a template argument there.
+            const int runs = static_cast<int>(std::min<qint64>(ops[i].count, std::numeric_limits<int>::max()));
+            tip += QLatin1Char('\n')
+                + QCoreApplication::translate("idem::console::LatencyWatch", "%1: %2 (%Ln runs)", nullptr, runs)
+                      .arg(ops[i].operation, latencyText(ops[i].p95Ms));
+        }
+        if (ops.size() > shown)
+            tip += QLatin1Char('\n') + QCoreApplication::translate("idem::console::LatencyWatch", "… and %n more", nullptr, int(ops.size() - shown));
+    }
+    return tip;
+}
+
+} // namespace idem::console
