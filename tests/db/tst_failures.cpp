@@ -77,8 +77,17 @@ void TestFailures::failRetryableBacksOff()
         QCOMPARE(f(key, "jsonb_array_length(errors)"), QByteArray::number(attempt));
         const std::string last = "errors->" + std::to_string(attempt - 1);
         QCOMPARE(f(key, "(SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(" + last + ") k)"),
-            "{at,attempt,class,message}"_b);
+            "{at,attempt,class,message,run_us}"_b);
         QCOMPARE(f(key, last + "->'attempt'"), QByteArray::number(attempt));
+        // v17: the attempt's run time by the server's clock, from its claim (attempt_started_at,
+        // which the fail leaves in place) to the fail: at least the fail's own statement start
+        // minus that, and not more than the time since.
+        QVERIFY(f(key, "(" + last + "->>'run_us')::bigint >= round(extract(epoch FROM updated_at - attempt_started_at)"
+                       " * 1000000)")
+            == "true"_b);
+        QVERIFY(f(key, "(" + last + "->>'run_us')::bigint <= round(extract(epoch FROM clock_timestamp()"
+                       " - attempt_started_at) * 1000000)")
+            == "true"_b);
         QCOMPARE(f(key, last + "->>'class'"), "retryable"_b);
         QCOMPARE(f(key, last + "->>'message'"), bytes(message));
         QCOMPARE(f(key, "(" + last + "->>'at')::timestamptz = updated_at"), "true"_b);
