@@ -150,7 +150,14 @@ void LatencyWatch::refreshNow()
     auto job = [perMinute, byOperation, rollup, generation](pqxx::connection& conn, const idem::SchemaName& schema) {
         LatencyReading out;
         out.generation = generation;
-        out.minutesFolded = rollup ? idem::rollupLatency(conn, schema, rollupMaxMinutes) : 0;
+        if (rollup) {
+            // Its own short transaction with its own limit: behind a pooler the session's
+            // statement timeout does not follow the connection.
+            pqxx::work w(conn);
+            w.exec("SET LOCAL statement_timeout = '5s'");
+            out.minutesFolded = idem::rollupLatency(w, schema, rollupMaxMinutes);
+            w.commit();
+        }
         pqxx::read_transaction tx(conn);
         tx.exec("SET LOCAL statement_timeout = '5s'");
         const auto minutes = idem::readLatency(tx, schema, perMinute);
