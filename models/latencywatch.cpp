@@ -1,6 +1,3 @@
-// First, before any Qt header: its LatencyHistogram::slots would meet Qt's `slots` macro.
-#include "operations/latency.h"
-
 #include "models/latencywatch.h"
 
 #include <QCoreApplication>
@@ -14,7 +11,9 @@
 #include <pqxx/pqxx>
 
 #include "models/consolesession.h"
+#include "models/tilepresenter.h"
 #include "models/visibletext.h"
+#include "operations/latency.h"
 
 namespace idem::console {
 
@@ -26,14 +25,6 @@ namespace {
     // The roll-up folds at most this many minutes a call (rollupLatency's default): a call that
     // folded as many may have left more due.
     constexpr int rollupMaxMinutes = 60;
-
-    // The window's caption, as the other tiles write it ("last 15 min", "last 1 h").
-    QString windowText(int minutes)
-    {
-        return minutes % 60 == 0
-            ? QCoreApplication::translate("idem::console::DashboardModel", "last %1 h").arg(minutes / 60)
-            : QCoreApplication::translate("idem::console::DashboardModel", "last %1 min").arg(minutes);
-    }
 
     QString clockText(qint64 ms) { return QDateTime::fromMSecsSinceEpoch(ms).toLocalTime().toString(QStringLiteral("HH:mm")); }
 } // namespace

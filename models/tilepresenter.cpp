@@ -16,11 +16,6 @@ namespace {
 
     QString count(qint64 n) { return QLocale().toString(n); }
 
-    QString windowText(int minutes)
-    {
-        return minutes % 60 == 0 ? QCoreApplication::translate("idem::console::DashboardModel", "last %1 h").arg(minutes / 60) : QCoreApplication::translate("idem::console::DashboardModel", "last %1 min").arg(minutes);
-    }
-
     QString durationText(double seconds)
     {
         const auto s = static_cast<qint64>(std::floor(seconds));
@@ -43,6 +38,11 @@ namespace {
 
     std::int64_t countOf(const idem::StatsReading& s, idem::Figure f) { return idem::countFigure(s, f).value_or(0); }
 } // namespace
+
+QString windowText(int minutes)
+{
+    return minutes % 60 == 0 ? QCoreApplication::translate("idem::console::DashboardModel", "last %1 h").arg(minutes / 60) : QCoreApplication::translate("idem::console::DashboardModel", "last %1 min").arg(minutes);
+}
 
 QString totalRowsSourceText(const std::string& source)
 {

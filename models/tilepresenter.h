@@ -40,6 +40,8 @@ struct OpenAlert {
 // The Total rows tile's label of its estimate's source (idem::liveRowCounterSource or the
 // planner's statistics); the Tasks page's count of every row says the same.
 QString totalRowsSourceText(const std::string& source);
+// A figure window as the tiles caption it: "last 15 min", "last 1 h".
+QString windowText(int minutes);
 
 // What the dashboard knows at one moment, for the presenter: plain data, no database, no timers.
 struct TileInputs {

@@ -154,6 +154,8 @@ std::string updatedAtMicrosSql(const std::string& column)
     return "(extract(epoch FROM " + column + ") * 1000000)::bigint";
 }
 
+std::string microsParamSql(int n) { return "(to_timestamp(0) + $" + std::to_string(n) + "::bigint * interval '1 microsecond')"; }
+
 std::string formatMicros(std::int64_t us)
 {
     std::int64_t secs = us / 1'000'000;

@@ -39,6 +39,9 @@ struct RowVersion {
 
 // "(extract(epoch FROM updated_at) * 1000000)::bigint" for a column or qualified column.
 std::string updatedAtMicrosSql(const std::string& column = "updated_at");
+// The timestamptz of bound parameter $n given as integer microseconds since the Unix epoch
+// (the inverse of updatedAtMicrosSql: exact, no text or float between), parenthesised.
+std::string microsParamSql(int n);
 // ISO 8601 UTC with microseconds, e.g. 2024-05-01T10:00:00.123456Z, for messages and output.
 std::string formatMicros(std::int64_t us);
 

@@ -10,7 +10,6 @@
 namespace idem {
 
 namespace {
-    std::string timeParam(int n) { return "(to_timestamp(0) + $" + std::to_string(n) + "::bigint * interval '1 microsecond')"; }
     std::optional<std::string> orNull(const std::string& s) { return s.empty() ? std::nullopt : std::optional(s); }
 } // namespace
 
@@ -27,7 +26,7 @@ std::vector<Event> listEvents(pqxx::connection& conn, const SchemaName& schema, 
     pqxx::read_transaction tx(conn);
     const auto r = tx.exec_params("SELECT e.id, " + updatedAtMicrosSql("e.at")
             + ", e.action, e.tenant, e.operation, e.actor, e.text FROM " + schema.qualify("idem_events") + "("
-            + timeParam(1) + ", " + timeParam(2) + ", $3, $4, $5) e",
+            + microsParamSql(1) + ", " + microsParamSql(2) + ", $3, $4, $5) e",
         fromUs, toUs, orNull(tenant), orNull(operation), limit);
     tx.commit();
     std::vector<Event> out;

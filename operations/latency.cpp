@@ -15,8 +15,6 @@ namespace {
     constexpr int maxWindowMinutes = 31 * 24 * 60;
 
     std::string micros(const std::string& column) { return updatedAtMicrosSql(column); }
-    // A timestamptz from integer microseconds since the epoch: exact, no text or float between.
-    std::string timeParam(int n) { return "(to_timestamp(0) + $" + std::to_string(n) + "::bigint * interval '1 microsecond')"; }
 
     void checkQuery(const LatencyQuery& q)
     {
@@ -27,16 +25,6 @@ namespace {
         if (!q.operation.empty() && !isKeyName(q.operation))
             throw std::invalid_argument(
                 "an operation is 1 to 64 visible ASCII characters without ':', not '" + q.operation + "'");
-    }
-
-    std::vector<std::pair<int, std::int64_t>> slotsFrom(const std::string& slots, const std::string& counts)
-    {
-        std::vector<std::pair<int, std::int64_t>> out;
-        std::istringstream s(slots), c(counts);
-        std::string a, b;
-        while (std::getline(s, a, ',') && std::getline(c, b, ','))
-            out.emplace_back(std::stoi(a), std::stoll(b));
-        return out;
     }
 
     LatencyKind kindFrom(const pqxx::field& f)
@@ -51,7 +39,7 @@ namespace {
     std::vector<LatencyHistogram> readHistograms(pqxx::transaction_base& tx, const SchemaName& schema,
         std::int64_t fromUs, std::int64_t toUs, const LatencyQuery& q, bool percentiles)
     {
-        const std::string args = "(" + timeParam(1) + ", " + timeParam(2) + ", $3, $4, $5, $6)";
+        const std::string args = "(" + microsParamSql(1) + ", " + microsParamSql(2) + ", $3, $4, $5, $6)";
         std::string sql = "SELECT " + micros("h.bucket") + ", h.operation, h.kind, h.n, h.total::float8,"
             " array_to_string(h.slots, ','), array_to_string(h.counts, ',')";
         if (percentiles)
@@ -73,7 +61,7 @@ namespace {
             h.kind = kindFrom(row[2]);
             h.count = row[3].as<std::int64_t>();
             h.total = row[4].as<double>();
-            h.slotCounts = slotsFrom(row[5].as<std::string>(), row[6].as<std::string>());
+            h.slotCounts = parseSlotCounts(row[5].as<std::string>(), row[6].as<std::string>());
             if (percentiles) {
                 h.mean = row[7].as<double>();
                 h.p50 = row[8].as<double>();
@@ -129,6 +117,16 @@ std::optional<double> latencyQuantile(
                 : std::pow(10.0, (slot + 0.5) / latencySlotsPerDecade) / 1000.0;
     }
     return std::nullopt;
+}
+
+std::vector<std::pair<int, std::int64_t>> parseSlotCounts(const std::string& slots, const std::string& counts)
+{
+    std::vector<std::pair<int, std::int64_t>> out;
+    std::istringstream s(slots), c(counts);
+    std::string a, b;
+    while (std::getline(s, a, ',') && std::getline(c, b, ','))
+        out.emplace_back(std::stoi(a), std::stoll(b));
+    return out;
 }
 
 void mergeSlotCounts(std::vector<std::pair<int, std::int64_t>>& into, const std::vector<std::pair<int, std::int64_t>>& from)

@@ -84,6 +84,9 @@ std::vector<LatencyHistogram> readLatencyHistograms(
 // it in SQL, for readers without a database (an incident snapshot): milliseconds for durations,
 // attempts for Attempts; none when empty or q is out of range. tst_latency checks that both agree.
 std::optional<double> latencyQuantile(LatencyKind kind, const std::vector<std::pair<int, std::int64_t>>& slotCounts, double q);
+// Slot counts from the text of array_to_string(slots, ',') and array_to_string(counts, ','), as
+// readers of idem_latency select them (libpqxx 6.4 has no array reader worth the name).
+std::vector<std::pair<int, std::int64_t>> parseSlotCounts(const std::string& slots, const std::string& counts);
 // Adds `from`'s counts into `into` (both ascending by slot; `into` stays so).
 void mergeSlotCounts(std::vector<std::pair<int, std::int64_t>>& into, const std::vector<std::pair<int, std::int64_t>>& from);
 

@@ -1,11 +1,10 @@
 #include "operations/snapshot.h"
 
-#include <sstream>
-
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
 #include "core/connection.h"
+#include "operations/latency.h"
 #include "schema/migrate.h"
 #include "core/sha256.h"
 
@@ -180,10 +179,7 @@ namespace {
             l.kind = row["kind"].as<std::string>();
             l.n = row["n"].as<std::int64_t>();
             l.total = row["total"].as<double>();
-            std::istringstream s(row["slots"].as<std::string>()), c(row["counts"].as<std::string>());
-            std::string a, b;
-            while (std::getline(s, a, ',') && std::getline(c, b, ','))
-                l.slotCounts.emplace_back(std::stoi(a), std::stoll(b));
+            l.slotCounts = parseSlotCounts(row["slots"].as<std::string>(), row["counts"].as<std::string>());
             set.rows.push_back(std::move(l));
         }
         return set;
