@@ -1,5 +1,6 @@
 // The "pause" section of idem-bench-claim (bench/README.md, "Session 10" and "Session 11"): what
-// the pause check (schema v15, behind a catalog-cache guard since v16) costs the claim path.
+// the pause check (schema v15, behind a catalog-cache guard since v16, per operation since v18)
+// costs the claim path.
 // claim() as shipped against the v14 claim(), the shipped body with its two pause blocks taken
 // out, each in its own scratch schema, with no pauses and with pauses on operations the bench's
 // keys do not use.
@@ -51,10 +52,10 @@ std::string v14ClaimSql(const SchemaName& schema)
             cannotDerive(std::string("no single declaration '") + declaration + "'");
         body.erase(decl, std::string(declaration).size());
     }
-    // Each block: the comment lines right above it, then from IF to_regclass(<schema>.idem_pauses_none)
-    // IS NULL THEN to the END IF at its indentation (the names split off the key, the probe, and
+    // Each block: the comment lines right above it, then from IF idem_pause_may_cover(p_key) THEN
+    // to the END IF at its indentation (the names split off the key, the probe, and
     // the answer 'paused'); a blank line left doubled by the removal goes too.
-    const std::string guard = "IF to_regclass('" + schema.quoted() + ".idem_pauses_none') IS NULL THEN\n";
+    const std::string guard = "IF idem_pause_may_cover(p_key) THEN\n";
     int blocks = 0;
     for (auto at = body.find(guard); at != std::string::npos; at = body.find(guard)) {
         auto start = lineStart(body, at);
@@ -85,7 +86,7 @@ std::string v14ClaimSql(const SchemaName& schema)
         ++blocks;
     }
     if (blocks != 2)
-        cannotDerive(std::to_string(blocks) + " pause blocks where v16 has 2");
+        cannotDerive(std::to_string(blocks) + " pause blocks where claim.sql has 2");
     // The header comment names v15's decision; the definition must not.
     const auto create = body.find("CREATE OR REPLACE FUNCTION");
     if (create == std::string::npos)

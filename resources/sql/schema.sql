@@ -376,9 +376,10 @@ BEGIN
     SELECT * INTO r FROM task_idempotency t WHERE t.idempotency_key = p_key;
     IF NOT FOUND THEN
         -- A pause is checked only where the key would be acquired or taken over (here and below):
-        -- every other answer comes from the stored row, paused or not. While nothing is paused the
-        -- view idem_pauses_none exists, and the check is that catalog-cache lookup alone (v16).
-        IF to_regclass('"idem".idem_pauses_none') IS NULL THEN
+        -- every other answer comes from the stored row, paused or not. The pause tables are read
+        -- only when the catalog says a pause may cover the key (idem_pause_may_cover, v18): while
+        -- nothing is paused, or only other operations are, the check is a catalog-cache lookup.
+        IF idem_pause_may_cover(p_key) THEN
             v_tenant := split_part(p_key, ':', 1);
             v_operation := split_part(p_key, ':', 2);
             IF idem_pause_named(v_tenant, v_operation) THEN
@@ -476,7 +477,7 @@ BEGIN
         RETURN;
     END IF;
 
-    IF to_regclass('"idem".idem_pauses_none') IS NULL THEN
+    IF idem_pause_may_cover(p_key) THEN
         v_tenant := split_part(p_key, ':', 1);
         v_operation := split_part(p_key, ':', 2);
         IF idem_pause_named(v_tenant, v_operation) THEN
@@ -1611,6 +1612,21 @@ $$;
 
 
 --
+-- Name: idem_pause_may_cover(text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_pause_may_cover(p_key text) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT pg_catalog.to_regclass('"idem".idem_pauses_none') IS NULL
+       AND (pg_catalog.to_regclass('"idem".idem_pauses_by_operation') IS NULL
+            OR pg_catalog.to_regclass('"idem".' OPERATOR(pg_catalog.||)
+                   pg_catalog.quote_ident('idem_paused:' OPERATOR(pg_catalog.||) pg_catalog.split_part(p_key, ':', 2)))
+               IS NOT NULL)
+$$;
+
+
+--
 -- Name: idem_pause_named(text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -1649,6 +1665,9 @@ CREATE FUNCTION idem.idem_pause_summarise() RETURNS void
     AS $$
 DECLARE
     v_paused boolean;
+    v_operations text[];
+    v_by_operation boolean;
+    v_name text;
 BEGIN
     LOCK TABLE idem_pause_tenants IN EXCLUSIVE MODE;
     DELETE FROM idem_pause_tenants;
@@ -1661,6 +1680,35 @@ BEGIN
         DROP VIEW "idem".idem_pauses_none;
     ELSIF NOT v_paused AND to_regclass('"idem".idem_pauses_none') IS NULL THEN
         CREATE VIEW "idem".idem_pauses_none AS SELECT;
+    END IF;
+
+    SELECT array_agg(DISTINCT 'idem_paused:' || p.operation) INTO v_operations FROM idem_pauses p;
+    v_by_operation := v_paused
+        AND NOT EXISTS (SELECT FROM idem_pauses p WHERE p.operation = '*')
+        AND cardinality(v_operations) <= 256
+        AND NOT EXISTS (SELECT FROM unnest(v_operations) n WHERE octet_length(n) > 63);
+    IF NOT v_by_operation THEN
+        v_operations := '{}';
+    END IF;
+    -- The gate goes first and comes last, though claims see the transaction's end state only.
+    IF NOT v_by_operation AND to_regclass('"idem".idem_pauses_by_operation') IS NOT NULL THEN
+        DROP VIEW "idem".idem_pauses_by_operation;
+    END IF;
+    FOR v_name IN
+        SELECT c.relname FROM pg_class c
+         WHERE c.relnamespace = '"idem"'::regnamespace AND c.relkind = 'v'
+           AND c.relname LIKE 'idem\_paused:%' AND c.relname <> ALL (v_operations)
+    LOOP
+        EXECUTE format('DROP VIEW "idem".%I', v_name);
+    END LOOP;
+    FOR v_name IN
+        SELECT n FROM unnest(v_operations) n
+         WHERE to_regclass('"idem".' || quote_ident(n)) IS NULL
+    LOOP
+        EXECUTE format('CREATE VIEW "idem".%I AS SELECT', v_name);
+    END LOOP;
+    IF v_by_operation AND to_regclass('"idem".idem_pauses_by_operation') IS NULL THEN
+        CREATE VIEW "idem".idem_pauses_by_operation AS SELECT;
     END IF;
 END
 $$;
@@ -3301,6 +3349,13 @@ REVOKE ALL ON FUNCTION idem.idem_pause_image(p idem.idem_pauses) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION idem.idem_pause_list(p_minutes integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION idem.idem_pause_list(p_minutes integer) TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_pause_may_cover(p_key text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_pause_may_cover(p_key text) FROM PUBLIC;
 
 
 --

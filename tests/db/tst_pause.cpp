@@ -68,6 +68,7 @@ private Q_SLOTS:
     void summaryFollowsEveryChange();
     void pauseRacingAClaimRace();
     void catalogSignalFollowsPauses();
+    void otherOperationsReadNoPauseTable();
     void signalCannotBeForged();
     void upgradeFromV15KeepsPausesInForce();
     void rolesAndPrivileges();
@@ -81,6 +82,28 @@ private:
     void resume(const std::string& tenant, const std::string& operation);
     // Whether the view claim() looks up exists (it exists exactly while nothing is paused).
     bool signalPresent() { return scalar(*m_owner, "SELECT to_regclass('idem.idem_pauses_none') IS NOT NULL") == "t"; }
+    // Whether claim() trusts the per-operation views (v18), and which operations they name.
+    bool byOperation() { return scalar(*m_owner, "SELECT to_regclass('idem.idem_pauses_by_operation') IS NOT NULL") == "t"; }
+    QByteArray operationViews()
+    {
+        return scalar(*m_owner, "SELECT COALESCE(string_agg(substr(relname, 13), ',' ORDER BY relname), '') FROM pg_class"
+                                " WHERE relnamespace = 'idem'::regnamespace AND relname LIKE 'idem\\_paused:%'");
+    }
+    // One claim through the SQL API and how many times it read the pause summary: the backend's
+    // own scan count before and after it, in one transaction (pg_stat_xact_user_tables also holds
+    // earlier transactions' counts not yet reported, which do not move within one).
+    std::pair<std::string, std::int64_t> claimAndReads(pqxx::connection& c, const idem::TaskKey& k)
+    {
+        const std::string scans = "SELECT COALESCE(seq_scan, 0) + COALESCE(idx_scan, 0) FROM pg_stat_xact_user_tables"
+                                  " WHERE relid = 'idem.idem_pause_tenants'::regclass";
+        pqxx::work w(c);
+        const auto before = w.exec1(scans)[0].as<std::int64_t>();
+        const auto decision = w.exec_params1("SELECT decision FROM idem.claim($1, $2, gen_random_uuid(), 30000)",
+                                  k.str(), digestOf('a'))[0].as<std::string>();
+        const auto after = w.exec1(scans)[0].as<std::int64_t>();
+        w.commit();
+        return { decision, after - before };
+    }
     // Deletes every pause as the owner writes idem_pauses by hand: summarised after, as they must.
     void deleteAllPauses()
     {
@@ -673,6 +696,100 @@ void TestPause::catalogSignalFollowsPauses()
     QCOMPARE(views(), "1"_b);
 }
 
+// With pauses on some operations only, a claim of another operation asks the catalog alone
+// (v18): one view per paused operation, trusted while idem_pauses_by_operation exists. The
+// oracle is the server's own count of reads of the pause summary in the claim's transaction.
+// A pause on every operation ('*'), more than 256 paused operations, or a name too long for a
+// view, and every claim reads the summary again, and still answers right.
+void TestPause::otherOperationsReadNoPauseTable()
+{
+    using Claimed = std::pair<std::string, std::int64_t>;
+    auto worker = login(workerRole);
+    pause("ops", "charge", "gateway down");
+    pause("*", "refund", "partner down");
+    QVERIFY(byOperation());
+    QCOMPARE(operationViews(), "charge,refund"_b);
+    QCOMPARE(claimAndReads(*worker, key("ops", "ship")), Claimed("acquired", 0));
+    QCOMPARE(claimAndReads(*worker, key("ops", "charge")).first, "paused");
+    QVERIFY(claimAndReads(*worker, key("ops", "charge")).second > 0);
+    QCOMPARE(claimAndReads(*worker, key("other", "refund")).first, "paused");
+    // The operation's view sends the claim to the tables, which answer for the tenant.
+    const auto otherTenant = claimAndReads(*worker, key("other", "charge"));
+    QCOMPARE(otherTenant.first, "acquired");
+    QVERIFY(otherTenant.second > 0);
+    // A takeover asks the same question.
+    const auto expired = key("ops", "ship");
+    {
+        pqxx::work w(*m_owner);
+        w.exec_params("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, owner_token, lease_until,"
+                      " attempts, max_attempts, created_at, updated_at) VALUES ($1, $2, 'processing', gen_random_uuid(),"
+                      " now() - interval '1 minute', 1, 5, now(), now())",
+            expired.str(), digestOf('a'));
+        w.commit();
+    }
+    QCOMPARE(claimAndReads(*worker, expired), Claimed("reacquired", 0));
+
+    // A pause of every operation of a tenant: no operation can be ruled out by name.
+    pause("ops", "*", "everything for ops");
+    QVERIFY(!byOperation());
+    QCOMPARE(operationViews(), ""_b);
+    const auto all = claimAndReads(*worker, key("ops", "ship"));
+    QCOMPARE(all.first, "paused");
+    QVERIFY(all.second > 0);
+    const auto elsewhere = claimAndReads(*worker, key("other", "ship"));
+    QCOMPARE(elsewhere.first, "acquired");
+    QVERIFY(elsewhere.second > 0);
+    resume("ops", "*");
+    QVERIFY(byOperation());
+    QCOMPARE(operationViews(), "charge,refund"_b);
+    QCOMPARE(claimAndReads(*worker, key("ops", "ship")), Claimed("acquired", 0));
+
+    // An operation whose view name would not fit 63 bytes.
+    const std::string longOperation(52, 'l');
+    pause("ops", longOperation, "long name");
+    QVERIFY(!byOperation());
+    QCOMPARE(claimAndReads(*worker, key("ops", longOperation)).first, "paused");
+    QCOMPARE(claimAndReads(*worker, key("ops", "ship")).first, "acquired");
+    resume("ops", longOperation);
+    QVERIFY(byOperation());
+
+    // 256 paused operations have their views; the 257th turns them all off.
+    const auto viewCount = [&] {
+        return number(*m_owner, "SELECT count(*) FROM pg_class WHERE relnamespace = 'idem'::regnamespace"
+                                " AND relname LIKE 'idem\\_paused:%'");
+    };
+    {
+        pqxx::work w(*m_owner);
+        w.exec("INSERT INTO idem.idem_pauses (tenant, operation, reason, paused_by, paused_at, changed_at, until, audit_id)"
+               " SELECT 'ops', 'bulk-' || i, 'bulk', 'test', now(), now(), NULL, 0 FROM generate_series(1, 254) i");
+        w.exec("SELECT idem.idem_pause_summarise()");
+        w.commit();
+    }
+    QVERIFY(byOperation());
+    QCOMPARE(viewCount(), 256);
+    QCOMPARE(claimAndReads(*worker, key("ops", "ship")), Claimed("acquired", 0));
+    QCOMPARE(claimAndReads(*worker, key("ops", "bulk-200")).first, "paused");
+    const auto oids = scalar(*m_owner, "SELECT string_agg(oid::text, ',' ORDER BY oid) FROM pg_class"
+                                       " WHERE relname LIKE 'idem\\_paused:%' OR relname = 'idem_pauses_by_operation'");
+    pqxx::nontransaction(*m_owner).exec("SELECT idem.idem_pause_summarise()");
+    QCOMPARE(scalar(*m_owner, "SELECT string_agg(oid::text, ',' ORDER BY oid) FROM pg_class"
+                              " WHERE relname LIKE 'idem\\_paused:%' OR relname = 'idem_pauses_by_operation'"),
+        oids);
+    pause("ops", "bulk-255", "the 257th operation");
+    QVERIFY(!byOperation());
+    QCOMPARE(viewCount(), 0);
+    QCOMPARE(claimAndReads(*worker, key("ops", "bulk-255")).first, "paused");
+    const auto many = claimAndReads(*worker, key("ops", "ship"));
+    QCOMPARE(many.first, "acquired");
+    QVERIFY(many.second > 0);
+
+    deleteAllPauses();
+    QVERIFY(signalPresent());
+    QVERIFY(!byOperation());
+    QCOMPARE(viewCount(), 0);
+    QCOMPARE(claimAndReads(*worker, key("ops", "charge")), Claimed("acquired", 0));
+}
+
 // No role but the owner can make claim() skip a pause: a worker can neither create the view in
 // the schema nor stand in for it with a temporary one (claim() names it with its schema), nor
 // drop it to slow others down; a view missing while nothing is paused only costs the read.
@@ -689,6 +806,24 @@ void TestPause::signalCannotBeForged()
     resume("forge", "*");
     QVERIFY(signalPresent());
     QCOMPARE(sqlstateOf(*worker, "DROP VIEW idem.idem_pauses_none"), std::string("42501"));
+    QVERIFY(signalPresent());
+
+    // Nor the per-operation views (v18): creating one, or the view that makes them trusted, or
+    // dropping one to make claims read the tables.
+    pause("forge", "charge", "per operation");
+    QVERIFY(byOperation());
+    QCOMPARE(sqlstateOf(*worker, "CREATE VIEW idem.idem_pauses_by_operation_x AS SELECT"), std::string("42501"));
+    QCOMPARE(sqlstateOf(*worker, "CREATE VIEW idem.\"idem_paused:refund\" AS SELECT"), std::string("42501"));
+    QCOMPARE(sqlstateOf(*worker, "DROP VIEW idem.\"idem_paused:charge\""), std::string("42501"));
+    QCOMPARE(sqlstateOf(*worker, "DROP VIEW idem.idem_pauses_by_operation"), std::string("42501"));
+    pqxx::nontransaction(*worker).exec("CREATE TEMP VIEW idem_pauses_by_operation AS SELECT");
+    QCOMPARE(idem::decisionName(store.claim(key("forge", "charge"), digestOf('a')).decision), "paused");
+    // The trusting view missing (a database upgraded from v17 with pauses in force has none until
+    // the next change): claims read the tables.
+    pqxx::nontransaction(*m_owner).exec("DROP VIEW idem.idem_pauses_by_operation");
+    QCOMPARE(idem::decisionName(store.claim(key("forge", "charge"), digestOf('a')).decision), "paused");
+    QCOMPARE(idem::decisionName(store.claim(key("forge", "refund"), digestOf('a')).decision), "acquired");
+    resume("forge", "charge");
     QVERIFY(signalPresent());
 
     // Missing with nothing paused (dropped by the owner): claims read the pause tables and acquire.

@@ -1,4 +1,4 @@
--- claim (schema v2, changed in v5, v6, v13, v15, v16, v17; the history is in git log).
+-- claim (schema v2, changed in v5, v6, v13, v15, v16, v17, v18; the history is in git log).
 -- The first step of every attempt, one round trip: takes key p_key for token p_token, or answers
 -- from the stored row. decision [detail]: acquired [new]; reacquired [lease_expired, retry_due]
 -- (a new token, attempts + 1); replay [succeeded] (the stored result); in_progress [lease_live,
@@ -57,9 +57,10 @@ BEGIN
     SELECT * INTO r FROM task_idempotency t WHERE t.idempotency_key = p_key;
     IF NOT FOUND THEN
         -- A pause is checked only where the key would be acquired or taken over (here and below):
-        -- every other answer comes from the stored row, paused or not. While nothing is paused the
-        -- view idem_pauses_none exists, and the check is that catalog-cache lookup alone (v16).
-        IF to_regclass('@extschema@.idem_pauses_none') IS NULL THEN
+        -- every other answer comes from the stored row, paused or not. The pause tables are read
+        -- only when the catalog says a pause may cover the key (idem_pause_may_cover, v18): while
+        -- nothing is paused, or only other operations are, the check is a catalog-cache lookup.
+        IF idem_pause_may_cover(p_key) THEN
             v_tenant := split_part(p_key, ':', 1);
             v_operation := split_part(p_key, ':', 2);
             IF idem_pause_named(v_tenant, v_operation) THEN
@@ -157,7 +158,7 @@ BEGIN
         RETURN;
     END IF;
 
-    IF to_regclass('@extschema@.idem_pauses_none') IS NULL THEN
+    IF idem_pause_may_cover(p_key) THEN
         v_tenant := split_part(p_key, ':', 1);
         v_operation := split_part(p_key, ':', 2);
         IF idem_pause_named(v_tenant, v_operation) THEN
