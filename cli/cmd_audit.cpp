@@ -21,9 +21,11 @@ namespace {
 
 The audit trail of recovery actions (task_idempotency_audit): one entry per applied requeue,
 release or fail, with actor, reason and the row before and after; one per retention policy
-change (action retention), one per purge run (action purge) and one per pause set, changed or
-lifted (actions pause and resume), with an empty key. ACTION is requeue, release, fail,
-retention, purge, pause or resume.
+change (action retention), one per purge run (action purge), one per pause set, changed or
+lifted (actions pause and resume), one per annotation (annotate) and two per recovery job (action
+job: its start, and its finish or cancel), with an empty key; the entries of the rows a job
+changed carry its id ("job_id") in their after image. ACTION is requeue, release, fail,
+retention, purge, pause, resume, annotate or job.
 
 list     newest first, one page (--limit, default 50); --before ID continues with older entries
          (the smallest id shown), --oldest-first with --after ID pages forward. TIME is anything
@@ -98,6 +100,18 @@ Exit codes: 0 ok, 1 failure or (verify) a broken chain, 2 usage error.
         if (e.action == "annotate")
             return "annotation for " + displaySafe(after.value("tenant", std::string("?")), 70) + ":"
                 + displaySafe(after.value("operation", std::string("?")), 70);
+        if (e.action == "job") {
+            const auto refused = after.contains("refused") && after["refused"].is_object()
+                ? after["refused"].value("moved_on", std::int64_t(0)) + after["refused"].value("busy", std::int64_t(0))
+                    + after["refused"].value("gone", std::int64_t(0))
+                : std::int64_t(0);
+            return "job " + std::to_string(after.value("job_id", std::int64_t(0))) + " "
+                + displaySafe(after.value("event", std::string("?")), 20) + ": "
+                + displaySafe(after.value("action", std::string("?")), 20) + ", "
+                + std::to_string(after.value("matched", std::int64_t(0))) + " matched, "
+                + std::to_string(after.value("changed", std::int64_t(0))) + " changed, " + std::to_string(refused)
+                + " refused";
+        }
         if (e.action == "retention")
             return "operation " + displaySafe(after.value("operation", std::string("?")), 120) + ": " + horizon(before)
                 + " -> " + horizon(after);

@@ -34,6 +34,8 @@ const Command commands[] = {
         &idem::cli::runLatency },
     { "annotate", "audited: mark the charts' time axis with a text (a deploy, a vendor's incident)",
         &idem::cli::runAnnotate },
+    { "job", "audited: requeue, release or fail every task a filter matches, in the database, in batches",
+        &idem::cli::runJob },
     { "events", "what happened in a window: recovery actions, purges, pauses, annotations", &idem::cli::runEvents },
     { "storage", "table and index sizes, rows by status, rows due for purge, the last purge", &idem::cli::runStorage },
     // Internal: the worker process that `verify` starts and kills. Not listed.

@@ -143,7 +143,8 @@ for page in idemctl idem-console; do
         || pass "$page.1 names the version"
 done
 for cmd in migrate digest verify stats exporter demo tasks requeue release fail "audit list" "audit verify" \
-    "snapshot export" "snapshot verify" "snapshot keygen" "snapshot show" "snapshot pubkey"; do
+    "snapshot export" "snapshot verify" "snapshot keygen" "snapshot show" "snapshot pubkey" \
+    "job start" "job resume" "job status" "job cancel" "job refused"; do
     zcat /usr/share/man/man1/idemctl.1.gz | groff -man -Tascii -P-cbou 2>/dev/null | grep -q "^       $cmd\b" \
         || missing_cmds+=("$cmd")
 done

@@ -202,3 +202,25 @@ BEGIN
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_annotate(text, text, text, text) TO idem_operator', s);
 END
 $latency$;
+
+-- Recovery jobs (schema v18): readers see the jobs and their rows (status, the refused list) and
+-- may preview a filter and ask whether a job's runner is alive; operators start, run (attach,
+-- batches, detach, or CALL idem_job_run) and cancel them, each audited. Workers: nothing.
+DO $jobs$
+DECLARE
+    s text := current_schema();
+BEGIN
+    EXECUTE format('GRANT SELECT ON %1$I.idem_jobs, %1$I.idem_job_items TO idem_reader', s);
+    EXECUTE format('REVOKE ALL ON %1$I.idem_jobs, %1$I.idem_job_items, %1$I.idem_job_start_lock FROM idem_worker', s);
+    EXECUTE format('REVOKE ALL ON %1$I.idem_job_start_lock FROM idem_reader, idem_operator', s);
+    EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_jobs, %1$I.idem_job_items'
+                   ' FROM idem_reader, idem_operator', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_job_preview(text, jsonb, bigint),'
+                   ' %1$I.idem_job_runner_alive(%1$I.idem_jobs) TO idem_reader', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_job_start(text, jsonb, bigint, text, text, integer),'
+                   ' %1$I.idem_job_attach(bigint, text), %1$I.idem_job_batch(bigint, integer),'
+                   ' %1$I.idem_job_detach(bigint), %1$I.idem_job_cancel(bigint, text, text) TO idem_operator', s);
+    EXECUTE format('GRANT EXECUTE ON PROCEDURE %1$I.idem_job_run(bigint, integer, double precision, integer, text, boolean)'
+                   ' TO idem_operator', s);
+END
+$jobs$;

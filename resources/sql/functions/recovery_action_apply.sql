@@ -1,8 +1,10 @@
--- recovery_action_apply (schema v3, changed in v7; the history is in git log).
+-- recovery_action_apply (schema v3, changed in v7, v18; the history is in git log).
 -- The three actions share this body; only the definer wrappers below are granted to anyone.
+-- v18: p_job_id, the recovery job whose batch applies it (idem_job_batch), goes into the audit
+-- entry's after image as "job_id"; NULL for a single action, whose entry is as before.
 CREATE OR REPLACE FUNCTION recovery_action_apply(p_action text, p_key text, p_expected_status text,
                                                  p_expected_updated_at_us bigint, p_extra_attempts integer,
-                                                 p_reason text, p_actor text)
+                                                 p_reason text, p_actor text, p_job_id bigint DEFAULT NULL)
 RETURNS TABLE (o_outcome text, o_status text, o_updated_at_us bigint, o_row_image jsonb, o_audit_id bigint,
                o_message text)
 LANGUAGE plpgsql
@@ -113,7 +115,8 @@ BEGIN
     -- The entry, on the schema's one chain: audit_append serialises appends on the head row, after
     -- the task's row lock above, so an operator waiting for a busy row never holds up everyone
     -- else's actions.
-    v_id := audit_append(p_key, p_action, p_reason, p_actor, v_before, v_after);
+    v_id := audit_append(p_key, p_action, p_reason, p_actor, v_before,
+                         CASE WHEN p_job_id IS NULL THEN v_after ELSE v_after || jsonb_build_object('job_id', p_job_id) END);
 
     RETURN QUERY SELECT 'applied'::text, a.status, (extract(epoch FROM a.updated_at) * 1000000)::bigint, v_after, v_id,
                         CASE p_action
@@ -124,4 +127,4 @@ BEGIN
 END
 $apply$;
 
-REVOKE ALL ON FUNCTION recovery_action_apply(text, text, text, bigint, integer, text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION recovery_action_apply(text, text, text, bigint, integer, text, text, bigint) FROM PUBLIC;

@@ -1,0 +1,488 @@
+#include "operations/jobs.h"
+
+#include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
+#include <string_view>
+
+#include "core/connection.h"
+#include "core/utf8.h"
+#include "operations/csv.h"
+#include "operations/tasklist.h"
+
+namespace idem {
+
+namespace {
+
+    constexpr std::int64_t maxMinutes = 5'256'000; // ten years, as idem_job_filter_check
+    constexpr int maxMinAttempts = 1'000'000;
+    constexpr std::size_t maxNameBytes = 1024;
+
+    std::optional<std::int64_t> optionalInt(const pqxx::field& f)
+    {
+        return f.is_null() ? std::nullopt : std::optional<std::int64_t>(f.as<std::int64_t>());
+    }
+
+    std::string text(const pqxx::field& f) { return f.is_null() ? std::string() : f.as<std::string>(); }
+
+    std::string micros(const std::string& column) { return updatedAtMicrosSql(column); }
+
+    // The server's words: its message and, when it gave one, its hint.
+    JobRefused refusal(const pqxx::sql_error& e)
+    {
+        std::string message = e.what();
+        while (!message.empty() && (message.back() == '\n' || message.back() == ' '))
+            message.pop_back();
+        return JobRefused(message, e.sqlstate());
+    }
+
+    bool refusedState(const std::string& sqlstate) { return sqlstate == "ID002" || sqlstate == "ID003"; }
+
+    std::string jobColumns(const SchemaName& schema)
+    {
+        return "j.id, j.state, j.action, j.extra_attempts, j.filter::text, " + micros("j.moment")
+            + ", j.cap, COALESCE(j.spec_sha256, ''), j.reason, j.db_role, j.actor, j.application, j.matched,"
+              " j.changed, j.refused_moved_on, j.refused_busy, j.refused_gone, j.skipped_not_applicable,"
+              " j.skipped_cancelled, j.batches, j.attaches, "
+            + schema.qualify("idem_job_runner_alive") + "(j), j.runner_pid, j.runner_role, j.runner_actor, "
+            + micros("j.runner_since") + ", " + micros("j.last_batch_at") + ", " + micros("j.finished_at")
+            + ", j.cancelled_by, j.cancel_reason, j.start_audit_id, j.end_audit_id, " + micros("clock_timestamp()");
+    }
+
+    JobStatus statusFrom(const pqxx::row& r)
+    {
+        JobStatus s;
+        s.id = r[0].as<std::int64_t>();
+        s.state = r[1].as<std::string>();
+        s.action = r[2].as<std::string>();
+        if (!r[3].is_null())
+            s.extraAttempts = r[3].as<int>();
+        s.filterJson = r[4].as<std::string>();
+        s.momentUs = r[5].as<std::int64_t>();
+        s.cap = r[6].as<std::int64_t>();
+        s.specSha256 = r[7].as<std::string>();
+        s.reason = r[8].as<std::string>();
+        s.dbRole = r[9].as<std::string>();
+        s.actor = r[10].as<std::string>();
+        s.application = r[11].as<std::string>();
+        s.matched = r[12].as<std::int64_t>();
+        s.changed = r[13].as<std::int64_t>();
+        s.refusedMovedOn = r[14].as<std::int64_t>();
+        s.refusedBusy = r[15].as<std::int64_t>();
+        s.refusedGone = r[16].as<std::int64_t>();
+        s.skippedNotApplicable = r[17].as<std::int64_t>();
+        s.skippedCancelled = r[18].as<std::int64_t>();
+        s.batches = r[19].as<std::int64_t>();
+        s.attaches = r[20].as<int>();
+        s.runnerAlive = r[21].as<bool>();
+        if (s.runnerAlive && !r[22].is_null())
+            s.runnerPid = r[22].as<int>();
+        s.runnerRole = text(r[23]);
+        s.runnerActor = text(r[24]);
+        s.runnerSinceUs = optionalInt(r[25]);
+        s.lastBatchAtUs = optionalInt(r[26]);
+        s.finishedAtUs = optionalInt(r[27]);
+        s.cancelledBy = text(r[28]);
+        s.cancelReason = text(r[29]);
+        s.startAuditId = optionalInt(r[30]);
+        s.endAuditId = optionalInt(r[31]);
+        s.serverNowUs = r[32].as<std::int64_t>();
+        return s;
+    }
+
+    void checkBytes(const char* what, const std::optional<std::string>& v)
+    {
+        if (v && v->size() > maxNameBytes)
+            throw std::invalid_argument(std::string(what) + " is " + std::to_string(v->size()) + " bytes, more than the "
+                + std::to_string(maxNameBytes) + " a job's filter takes");
+    }
+
+    void checkMinutes(const char* what, const std::optional<int>& v)
+    {
+        if (v && *v > maxMinutes)
+            throw std::invalid_argument(std::string(what) + " must be at most " + std::to_string(maxMinutes) + " minutes");
+    }
+
+    // A text cell as idem's CSV files write them (operations/csv.cpp): display controls escaped,
+    // a formula's first character defused with '. --json carries the exact values.
+    std::optional<std::string> textCell(const std::string& v)
+    {
+        std::string out = displaySafe(v, reportDisplay);
+        if (!out.empty() && std::string_view("=+-@\t\r").find(out.front()) != std::string_view::npos)
+            out.insert(out.begin(), '\'');
+        return out;
+    }
+
+    std::optional<std::string> timeCell(const std::optional<std::int64_t>& us)
+    {
+        return us ? std::optional<std::string>(formatMicros(*us)) : std::nullopt;
+    }
+
+} // namespace
+
+std::string jobFilterJson(const TaskFilter& f)
+{
+    validateTaskQuery(f, TaskSort {});
+    checkBytes("the tenant", f.tenant);
+    checkBytes("the operation", f.operation);
+    checkBytes("the key prefix", f.keyPrefix);
+    if (f.minAttempts && *f.minAttempts > maxMinAttempts)
+        throw std::invalid_argument("attempts at least must be at most " + std::to_string(maxMinAttempts));
+    checkMinutes("unfinished for minutes", f.unfinishedForMinutes);
+    checkMinutes("updated within minutes", f.updatedWithinMinutes);
+    checkMinutes("a conflict within minutes", f.conflictWithinMinutes);
+    nlohmann::json j = nlohmann::json::object();
+    if (!f.statuses.empty())
+        j["statuses"] = f.statuses;
+    if (f.tenant)
+        j["tenant"] = *f.tenant;
+    if (f.operation)
+        j["operation"] = *f.operation;
+    if (f.keyPrefix)
+        j["key_prefix"] = *f.keyPrefix;
+    if (f.minAttempts)
+        j["min_attempts"] = *f.minAttempts;
+    if (f.expiredLease)
+        j["expired_lease"] = true;
+    if (f.liveLease)
+        j["live_lease"] = true;
+    if (f.uncertain)
+        j["uncertain"] = true;
+    if (f.errorClass)
+        j["error_class"] = *f.errorClass;
+    if (f.exhausted)
+        j["exhausted"] = true;
+    if (f.failedSince)
+        j["failed_since_us"] = *parseIsoMicros(*f.failedSince); // validated above
+    if (f.unfinishedForMinutes)
+        j["unfinished_for_minutes"] = *f.unfinishedForMinutes;
+    if (f.digestConflicts)
+        j["digest_conflicts"] = true;
+    if (f.updatedWithinMinutes)
+        j["updated_within_minutes"] = *f.updatedWithinMinutes;
+    if (f.conflictWithinMinutes)
+        j["conflict_within_minutes"] = *f.conflictWithinMinutes;
+    if (f.failedRetryInWindow)
+        j["failed_retry_in_window"] = true;
+    return j.dump();
+}
+
+TaskFilter taskFilterFromJobJson(const std::string& json)
+{
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(json);
+    } catch (const nlohmann::json::exception& e) {
+        throw std::invalid_argument(std::string("a job's filter is not JSON: ") + e.what());
+    }
+    if (!j.is_object())
+        throw std::invalid_argument("a job's filter is a JSON object");
+    TaskFilter f;
+    try {
+        for (const auto& [key, v] : j.items()) {
+            if (v.is_null())
+                continue;
+            if (key == "statuses")
+                f.statuses = v.get<std::vector<std::string>>();
+            else if (key == "tenant")
+                f.tenant = v.get<std::string>();
+            else if (key == "operation")
+                f.operation = v.get<std::string>();
+            else if (key == "key_prefix")
+                f.keyPrefix = v.get<std::string>();
+            else if (key == "min_attempts")
+                f.minAttempts = v.get<int>();
+            else if (key == "expired_lease")
+                f.expiredLease = v.get<bool>();
+            else if (key == "live_lease")
+                f.liveLease = v.get<bool>();
+            else if (key == "uncertain")
+                f.uncertain = v.get<bool>();
+            else if (key == "error_class")
+                f.errorClass = v.get<std::string>();
+            else if (key == "exhausted")
+                f.exhausted = v.get<bool>();
+            else if (key == "failed_since_us")
+                f.failedSince = formatMicros(v.get<std::int64_t>());
+            else if (key == "unfinished_for_minutes")
+                f.unfinishedForMinutes = v.get<int>();
+            else if (key == "digest_conflicts")
+                f.digestConflicts = v.get<bool>();
+            else if (key == "updated_within_minutes")
+                f.updatedWithinMinutes = v.get<int>();
+            else if (key == "conflict_within_minutes")
+                f.conflictWithinMinutes = v.get<int>();
+            else if (key == "failed_retry_in_window")
+                f.failedRetryInWindow = v.get<bool>();
+            else
+                throw std::invalid_argument("a job's filter has an unknown key " + quoteForMessage(key));
+        }
+    } catch (const nlohmann::json::exception& e) {
+        throw std::invalid_argument(std::string("a job's filter has a value of the wrong type: ") + e.what());
+    }
+    return f;
+}
+
+std::string describeJobFilter(const TaskFilter& f)
+{
+    std::vector<std::string> terms;
+    if (!f.statuses.empty()) {
+        std::string s = "status ";
+        for (std::size_t i = 0; i < f.statuses.size(); ++i)
+            s += (i ? " or " : "") + f.statuses[i];
+        terms.push_back(s);
+    }
+    if (f.tenant)
+        terms.push_back("tenant " + *f.tenant);
+    if (f.operation)
+        terms.push_back("operation " + *f.operation);
+    if (f.keyPrefix)
+        terms.push_back("key starting with " + *f.keyPrefix);
+    if (f.minAttempts)
+        terms.push_back("attempts >= " + std::to_string(*f.minAttempts));
+    if (f.expiredLease)
+        terms.push_back("lease expired");
+    if (f.liveLease)
+        terms.push_back("lease running");
+    if (f.uncertain)
+        terms.push_back("outcome unknown");
+    if (f.errorClass)
+        terms.push_back("error class " + *f.errorClass);
+    if (f.exhausted)
+        terms.push_back("retries exhausted");
+    if (f.failedSince)
+        terms.push_back("failed since " + *f.failedSince);
+    if (f.unfinishedForMinutes)
+        terms.push_back("unfinished for " + std::to_string(*f.unfinishedForMinutes) + " min");
+    if (f.digestConflicts)
+        terms.push_back("with digest conflicts");
+    if (f.updatedWithinMinutes)
+        terms.push_back("updated within " + std::to_string(*f.updatedWithinMinutes) + " min");
+    if (f.conflictWithinMinutes)
+        terms.push_back("a conflict within " + std::to_string(*f.conflictWithinMinutes) + " min");
+    if (f.failedRetryInWindow)
+        terms.push_back("a retry failed in the window");
+    if (terms.empty())
+        return "every task";
+    std::string out;
+    for (const auto& t : terms)
+        out += (out.empty() ? "" : ", ") + t;
+    return out;
+}
+
+void validateJobRequest(const JobRequest& r)
+{
+    ActionOptions o;
+    o.reason = r.reason;
+    o.actor = r.actor;
+    o.extraAttempts = r.extraAttempts;
+    validateActionOptions(r.action, o);
+    if (r.cap < 1 || r.cap > JobLimits::maxCap)
+        throw std::invalid_argument("a job's cap must be 1 to " + std::to_string(JobLimits::maxCap) + " rows, not "
+            + std::to_string(r.cap));
+    jobFilterJson(r.filter);
+}
+
+JobPreview previewJob(
+    pqxx::connection& conn, const SchemaName& schema, RecoveryAction action, const TaskFilter& filter, std::int64_t limit)
+{
+    const std::string json = jobFilterJson(filter);
+    if (limit < 1 || limit > JobLimits::maxCap)
+        throw std::invalid_argument("a preview counts up to 1 to " + std::to_string(JobLimits::maxCap) + " rows");
+    pqxx::read_transaction t(conn);
+    const auto r = t.exec_params("SELECT " + micros("p.moment") + ", p.matched, p.applicable, p.more FROM "
+                                     + schema.qualify("idem_job_preview") + "($1, $2::jsonb, $3) p",
+                        std::string(actionName(action)), json, limit)
+                       .at(0);
+    t.commit();
+    return { r[0].as<std::int64_t>(), r[1].as<std::int64_t>(), r[2].as<std::int64_t>(), r[3].as<bool>() };
+}
+
+JobStart startJob(pqxx::connection& conn, const SchemaName& schema, const JobRequest& request)
+{
+    validateJobRequest(request);
+    const std::string json = jobFilterJson(request.filter);
+    const std::optional<int> extra
+        = request.action == RecoveryAction::Requeue ? std::optional<int>(request.extraAttempts) : std::nullopt;
+    pqxx::work w(conn);
+    pqxx::result r;
+    try {
+        r = w.exec_params("SELECT s.job_id, " + micros("s.moment") + ", s.matched, s.pending, s.skipped, s.spec_sha256,"
+                " s.audit_id FROM " + schema.qualify("idem_job_start") + "($1, $2::jsonb, $3, $4, $5, $6) s",
+            std::string(actionName(request.action)), json, request.cap, request.reason,
+            request.actor.empty() ? localActor() : request.actor, extra);
+    } catch (const pqxx::sql_error& e) {
+        if (refusedState(e.sqlstate()))
+            throw refusal(e);
+        throw;
+    }
+    w.commit();
+    const auto row = r.at(0);
+    return { row[0].as<std::int64_t>(), row[1].as<std::int64_t>(), row[2].as<std::int64_t>(),
+        row[3].as<std::int64_t>(), row[4].as<std::int64_t>(), row[5].as<std::string>(), row[6].as<std::int64_t>() };
+}
+
+std::optional<JobStatus> readJob(pqxx::connection& conn, const SchemaName& schema, std::int64_t id)
+{
+    pqxx::read_transaction t(conn);
+    const auto r = t.exec_params(
+        "SELECT " + jobColumns(schema) + " FROM " + schema.qualify("idem_jobs") + " j WHERE j.id = $1", id);
+    t.commit();
+    if (r.empty())
+        return std::nullopt;
+    return statusFrom(r[0]);
+}
+
+std::vector<JobStatus> listJobs(pqxx::connection& conn, const SchemaName& schema, int limit)
+{
+    if (limit < 1 || limit > 1000)
+        throw std::invalid_argument("a job list holds 1 to 1000 jobs, not " + std::to_string(limit));
+    pqxx::read_transaction t(conn);
+    const auto r = t.exec_params("SELECT " + jobColumns(schema) + " FROM " + schema.qualify("idem_jobs")
+            + " j ORDER BY (j.state IN ('awaiting_approval', 'active')) DESC, j.id DESC LIMIT $1",
+        limit);
+    t.commit();
+    std::vector<JobStatus> out;
+    for (const auto& row : r)
+        out.push_back(statusFrom(row));
+    return out;
+}
+
+JobStatus runRecoveryJob(pqxx::connection& conn, const SchemaName& schema, std::int64_t id, const JobRunOptions& o)
+{
+    if (o.batch < 1 || o.batch > JobLimits::maxBatch)
+        throw std::invalid_argument("a job's batch must be 1 to " + std::to_string(JobLimits::maxBatch) + " rows, not "
+            + std::to_string(o.batch));
+    if (!(o.duty >= 0.01 && o.duty <= 1))
+        throw std::invalid_argument("the duty must be 0.01 to 1");
+    if (o.callSeconds < 1 || o.callSeconds > 3600)
+        throw std::invalid_argument("a call lasts 1 to 3600 seconds");
+    validateReasonAndActor("run", o.actor);
+    // The runner is a session advisory lock: behind a transaction pooler it would stay on
+    // whichever server backend took it.
+    if (behindPooler(conn))
+        throw std::runtime_error("running a job needs a direct connection to the server, not one through a connection "
+                                 "pooler (PgBouncer): its runner holds a session lock. Nothing was changed. Connect to "
+                                 "the server itself, or CALL idem_job_run() in the database (pg_cron).");
+    // Should this process die, the server notices within a second (at its next check, even
+    // asleep between batches) and ends the session: the job keeps what committed and is
+    // resumable at once, instead of running on for a client nobody hears.
+    if (conn.server_version() >= 140000)
+        pqxx::nontransaction(conn).exec("SET client_connection_check_interval = 1000");
+    const std::string actor = o.actor.empty() ? localActor() : o.actor;
+    // Attached once for the whole run (so no other runner slips in between two calls): each call
+    // finds this session its runner already, and leaves it attached while the job is active.
+    try {
+        pqxx::work w(conn);
+        w.exec_params("SELECT " + schema.qualify("idem_job_attach") + "($1, $2)", id, actor);
+        w.commit();
+    } catch (const pqxx::sql_error& e) {
+        if (refusedState(e.sqlstate()))
+            throw refusal(e);
+        throw;
+    }
+    const auto detach = [&] {
+        pqxx::work w(conn);
+        w.exec_params("SELECT " + schema.qualify("idem_job_detach") + "($1)", id);
+        w.commit();
+    };
+    const std::string call = "CALL " + schema.qualify("idem_job_run") + "($1, $2, $3, $4, $5, true)";
+    try {
+        for (;;) {
+            try {
+                pqxx::nontransaction n(conn);
+                n.exec_params(call, id, o.batch, o.duty, o.callSeconds, actor);
+            } catch (const pqxx::sql_error& e) {
+                if (refusedState(e.sqlstate()))
+                    throw refusal(e);
+                throw;
+            }
+            auto status = readJob(conn, schema, id);
+            if (!status)
+                throw JobRefused("there is no job " + std::to_string(id), "ID003");
+            const bool goOn = !o.progress || o.progress(*status);
+            if (status->ended() || !goOn || (o.stop && o.stop->load())) {
+                if (!status->ended())
+                    detach();
+                return *status;
+            }
+        }
+    } catch (const pqxx::broken_connection&) {
+        throw; // the session and its lock are gone: the job is resumable as it is
+    } catch (...) {
+        try {
+            detach();
+        } catch (...) {
+        }
+        throw;
+    }
+}
+
+JobCancel cancelJob(pqxx::connection& conn, const SchemaName& schema, std::int64_t id, const std::string& reason,
+    const std::string& actor)
+{
+    validateReasonAndActor(reason, actor);
+    pqxx::work w(conn);
+    pqxx::result r;
+    try {
+        r = w.exec_params("SELECT c.state, c.skipped_cancelled, c.audit_id FROM " + schema.qualify("idem_job_cancel")
+                + "($1, $2, $3) c",
+            id, reason, actor.empty() ? localActor() : actor);
+    } catch (const pqxx::sql_error& e) {
+        if (refusedState(e.sqlstate()))
+            throw refusal(e);
+        throw;
+    }
+    w.commit();
+    const auto row = r.at(0);
+    return { row[0].as<std::string>(), row[1].as<std::int64_t>(), row[2].as<std::int64_t>() };
+}
+
+std::vector<JobItem> listJobItems(pqxx::connection& conn, const SchemaName& schema, std::int64_t id,
+    const std::string& state, std::int64_t afterSeq, int limit)
+{
+    if (state != "pending" && state != "changed" && state != "refused" && state != "skipped")
+        throw std::invalid_argument("a job's rows are pending, changed, refused or skipped, not " + quoteForMessage(state));
+    if (limit < 1 || limit > 10000)
+        throw std::invalid_argument("a page holds 1 to 10000 rows, not " + std::to_string(limit));
+    pqxx::read_transaction t(conn);
+    const auto r = t.exec_params("SELECT i.seq, i.idempotency_key, i.state, COALESCE(i.why, ''), i.seen_status, "
+            + micros("i.seen_updated_at") + ", COALESCE(i.now_status, ''), " + micros("i.now_updated_at")
+            + ", i.tries, " + micros("i.done_at") + ", i.audit_id FROM " + schema.qualify("idem_job_items")
+            + " i WHERE i.job_id = $1 AND i.state = $2 AND i.seq > $3 ORDER BY i.seq LIMIT $4",
+        id, state, afterSeq, limit);
+    t.commit();
+    std::vector<JobItem> out;
+    out.reserve(r.size());
+    for (const auto& row : r) {
+        JobItem it;
+        it.seq = row[0].as<std::int64_t>();
+        it.key = row[1].as<std::string>();
+        it.state = row[2].as<std::string>();
+        it.why = row[3].as<std::string>();
+        it.seenStatus = row[4].as<std::string>();
+        it.seenUpdatedAtUs = row[5].as<std::int64_t>();
+        it.nowStatus = row[6].as<std::string>();
+        it.nowUpdatedAtUs = optionalInt(row[7]);
+        it.tries = row[8].as<int>();
+        it.doneAtUs = optionalInt(row[9]);
+        it.auditId = optionalInt(row[10]);
+        out.push_back(std::move(it));
+    }
+    return out;
+}
+
+std::string jobItemsCsvHeader()
+{
+    return csvLine({ "seq", "idempotency_key", "state", "why", "seen_status", "seen_updated_at", "seen_updated_at_us",
+        "now_status", "now_updated_at", "tries", "done_at" });
+}
+
+std::string jobItemCsvLine(const JobItem& it)
+{
+    return csvLine({ std::to_string(it.seq), textCell(it.key), it.state, it.why, it.seenStatus,
+        formatMicros(it.seenUpdatedAtUs), std::to_string(it.seenUpdatedAtUs),
+        it.nowStatus.empty() ? std::nullopt : std::optional<std::string>(it.nowStatus), timeCell(it.nowUpdatedAtUs),
+        std::to_string(it.tries), timeCell(it.doneAtUs) });
+}
+
+} // namespace idem

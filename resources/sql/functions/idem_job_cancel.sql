@@ -1,0 +1,37 @@
+-- idem_job_cancel (schema v18; the history is in git log).
+-- Cancels recovery job p_job with reason p_reason: waits for the batch in flight (it holds the
+-- job's row) to commit, then, in one transaction, records the rows not yet done as skipped
+-- (cancelled), ends the job and appends its closing audit entry (action 'job', event cancel, this
+-- reason and actor). Its runner finds it ended at its next batch and stops. Refused with ID003:
+-- bad reason or actor, no such job, a job that has ended already.
+CREATE OR REPLACE FUNCTION idem_job_cancel(p_job bigint, p_reason text, p_actor text DEFAULT NULL)
+RETURNS TABLE (state text, skipped_cancelled bigint, audit_id bigint)
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path FROM CURRENT
+SET TimeZone = 'UTC'
+SET lock_timeout = '30s'
+AS $cancel$
+DECLARE
+    j idem_jobs;
+    v_audit bigint;
+BEGIN
+    PERFORM audit_check_reason(p_reason, p_actor);
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'a job is cancelled in a READ COMMITTED transaction, not %',
+            current_setting('transaction_isolation') USING ERRCODE = 'ID003';
+    END IF;
+    SELECT * INTO j FROM idem_jobs x WHERE x.id = p_job FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no job %', COALESCE(p_job::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    IF j.state NOT IN ('active', 'awaiting_approval') THEN
+        RAISE EXCEPTION 'job % has ended already: % at %', j.id, j.state,
+                        to_char(j.finished_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') USING ERRCODE = 'ID003';
+    END IF;
+    v_audit := idem_job_close(j, 'cancelled', p_reason, p_actor);
+    RETURN QUERY SELECT x.state, x.skipped_cancelled, v_audit FROM idem_jobs x WHERE x.id = p_job;
+END
+$cancel$;
+
+REVOKE ALL ON FUNCTION idem_job_cancel(bigint, text, text) FROM PUBLIC;
