@@ -10,7 +10,10 @@
 // Ratio = with / without, the median of the phases.
 //
 // Usage: idem-bench-jobs --dsn DSN [--rows N] [--set N] [--connections C] [--seconds S]
-//                        [--phases N] [--batch N] [--duties 1,0.25]
+//                        [--phases N] [--batch N] [--duties 1,0.25,0.1]
+// Each job is started (its rows matched and recorded) before its phase, so a phase measures the
+// claims beside the job's batches, not its start. A duty of 0 is the control: the job is started
+// before the "with" phase as for the others, and not run.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -51,7 +54,7 @@ struct Args {
     double seconds = 8;
     int phases = 3;
     int batch = 500;
-    std::vector<double> duties { 1.0, 0.25 };
+    std::vector<double> duties { 1.0, 0.25, 0.1 };
 };
 
 const SchemaName schema("idem_jobsbench");
@@ -97,6 +100,7 @@ struct Phase {
     double p99ms = 0;
     double maxMs = 0;
     long long lockWaitSamples = 0;
+    std::map<std::string, long long> lockWaits; // by wait_event (extend, transactionid, tuple, ...)
     long long samples = 0;
     long long changed = 0;
 };
@@ -139,9 +143,12 @@ Phase claimPhase(const Args& a, const std::string& label, int round, const std::
         auto conn = idem::connect(a.dsn, { "bench sampler" });
         while (!stop.load()) {
             pqxx::nontransaction n(*conn);
-            waits += n.exec("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'bench claim'"
-                            " AND wait_event_type = 'Lock'")[0][0]
-                         .as<long long>();
+            for (const auto& r : n.exec("SELECT wait_event FROM pg_stat_activity WHERE application_name = 'bench claim'"
+                                        " AND wait_event_type = 'Lock'")) {
+                ++waits;
+                std::lock_guard l(err);
+                ++p.lockWaits[r[0].as<std::string>()];
+            }
             ++samples;
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
@@ -175,6 +182,8 @@ void printPhase(const Phase& p)
 {
     std::printf("  %-22s %8.0f tasks/s  p99 %6.2f ms  max %7.2f ms  lock-wait samples %lld/%lld  job changed %lld\n",
         p.label.c_str(), p.perSecond, p.p99ms, p.maxMs, p.lockWaitSamples, p.samples, p.changed);
+    for (const auto& [event, n] : p.lockWaits)
+        std::printf("    claim backends waiting on lock %s: %lld samples\n", event.c_str(), n);
     std::fflush(stdout);
 }
 
@@ -240,27 +249,35 @@ int main(int argc, char** argv)
             a.rows, sets, a.set, a.connections, a.seconds, a.batch);
         int set = 0;
         for (const double duty : a.duties) {
-            std::printf("\n## beside a job at duty %g\n", duty);
+            if (duty > 0)
+                std::printf("\n## beside a job at duty %g\n", duty);
+            else
+                std::printf("\n## control: a job started before the phase, not run\n");
             std::vector<double> ratios;
             for (int round = 0; round < a.phases; ++round) {
-                const auto without = claimPhase(a, "without", round, {});
+                const int phase = set + 1; // the keys of each phase are new: unique across duties and rounds
+                const auto without = claimPhase(a, "without", phase, {});
                 printPhase(without);
-                const int mine = ++set;
-                const auto job = [&a, duty, mine](std::atomic<bool>& stopFlag) -> long long {
-                    auto conn = idem::connect(a.dsn, { "bench job" });
+                // The job is started (its filter matched and its rows recorded) before the phase:
+                // the phase measures the claims beside its batches alone.
+                const auto started = [&] {
                     idem::JobRequest r;
-                    r.filter.tenant = "jobset-" + std::to_string(mine);
+                    r.filter.tenant = "jobset-" + std::to_string(++set);
                     r.cap = idem::JobLimits::maxCap;
                     r.reason = "bench";
-                    const auto started = idem::startJob(*conn, schema, r);
+                    return idem::startJob(*admin, schema, r);
+                }();
+                const auto job = [&a, duty, id = started.jobId](std::atomic<bool>& stopFlag) -> long long {
+                    auto conn = idem::connect(a.dsn, { "bench job" });
                     idem::JobRunOptions o;
                     o.batch = a.batch;
                     o.duty = duty;
                     o.callSeconds = 1;
                     o.stop = &stopFlag;
-                    return idem::runRecoveryJob(*conn, schema, started.jobId, o).changed;
+                    return idem::runRecoveryJob(*conn, schema, id, o).changed;
                 };
-                const auto with = claimPhase(a, "with job", round, job);
+                const auto with = claimPhase(a, duty > 0 ? "with job" : "with idle job", phase,
+                    duty > 0 ? std::function<long long(std::atomic<bool>&)>(job) : nullptr);
                 printPhase(with);
                 if (with.changed >= a.set)
                     std::printf("  (the job ended within the phase: raise --set)\n");

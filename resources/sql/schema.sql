@@ -1703,6 +1703,7 @@ DECLARE
     v_locked integer := 0;
     v_start timestamptz := pg_catalog.clock_timestamp();
     v_batch_start timestamptz;
+    v_until timestamptz;
 BEGIN
     PERFORM pg_catalog.set_config('search_path', '"idem", pg_temp', true);
     IF p_batch IS NULL OR p_batch NOT BETWEEN 1 AND 10000 THEN
@@ -1743,13 +1744,22 @@ BEGIN
         COMMIT;
         PERFORM pg_catalog.set_config('search_path', '"idem", pg_temp', true);
         EXIT WHEN v_state <> 'active';
-        BEGIN
-            PERFORM pg_sleep(least(greatest(extract(epoch FROM clock_timestamp() - v_batch_start) * (1 - p_duty) / p_duty,
-                                            v_wait_ms / 1000.0), 10));
-        EXCEPTION WHEN query_canceled OR others THEN
-            PERFORM "idem".idem_job_detach(v_job);
-            RAISE;
-        END;
+        -- The pause, in slices of at most 50 ms each ending its transaction: a statement holds a
+        -- snapshot while it sleeps, and an old snapshot keeps every backend's dead row versions
+        -- from being pruned (the claims' updates then stop being HOT and the table grows).
+        v_until := clock_timestamp()
+                   + least(greatest(extract(epoch FROM clock_timestamp() - v_batch_start) * (1 - p_duty) / p_duty,
+                                    v_wait_ms / 1000.0), 10) * interval '1 second';
+        WHILE pg_catalog.clock_timestamp() < v_until LOOP
+            BEGIN
+                PERFORM pg_catalog.pg_sleep(least(0.05, extract(epoch FROM v_until - pg_catalog.clock_timestamp())));
+            EXCEPTION WHEN query_canceled OR others THEN
+                PERFORM "idem".idem_job_detach(v_job);
+                RAISE;
+            END;
+            COMMIT;
+        END LOOP;
+        PERFORM pg_catalog.set_config('search_path', '"idem", pg_temp', true);
         EXIT WHEN clock_timestamp() >= v_start + p_max_seconds * interval '1 second';
     END LOOP;
     IF v_state <> 'active' OR NOT COALESCE(p_stay_attached, false) THEN

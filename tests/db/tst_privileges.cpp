@@ -108,6 +108,31 @@ std::optional<Probe> probeFor(const QString& table, const QString& op)
             return Probe { "DELETE FROM " + t + " WHERE tenant = $1", "seed",
                 "SELECT count(*)::text FROM " + t + " WHERE tenant = 'seed'", "0" };
     }
+    // Schema v18: recovery jobs change only through idem_job_start, idem_job_batch, idem_job_cancel.
+    if (table == QLatin1String("idem_jobs")) {
+        if (o == "INSERT")
+            return Probe { "INSERT INTO " + t + " (state, action, extra_attempts, filter, moment, cap, reason, db_role,"
+                    " actor, application) VALUES ('active', 'requeue', 1, '{}', now(), 1, $1, 'u', 'u', 'a')",
+                "probe", "SELECT count(*)::text FROM " + t + " WHERE reason = 'probe'", "1" };
+        if (o == "UPDATE")
+            return Probe { "UPDATE " + t + " SET changed = changed + 1 WHERE reason = $1", "seed",
+                "SELECT changed::text FROM " + t + " WHERE reason = 'seed'", "1" };
+        if (o == "DELETE")
+            return Probe { "DELETE FROM " + t + " WHERE reason = $1", "seed",
+                "SELECT count(*)::text FROM " + t + " WHERE reason = 'seed'", "0" };
+    }
+    if (table == QLatin1String("idem_job_items")) {
+        if (o == "INSERT")
+            return Probe { "INSERT INTO " + t + " (job_id, seq, idempotency_key, seen_status, seen_updated_at, state)"
+                    " SELECT j.id, 2, $1, 'failed', now(), 'pending' FROM idem.idem_jobs j",
+                "probe", "SELECT count(*)::text FROM " + t + " WHERE idempotency_key = 'probe'", "1" };
+        if (o == "UPDATE")
+            return Probe { "UPDATE " + t + " SET state = 'skipped', why = 'cancelled' WHERE idempotency_key = $1", "seed",
+                "SELECT state FROM " + t + " WHERE idempotency_key = 'seed'", "skipped" };
+        if (o == "DELETE")
+            return Probe { "DELETE FROM " + t + " WHERE idempotency_key = $1", "seed",
+                "SELECT count(*)::text FROM " + t + " WHERE idempotency_key = 'seed'", "0" };
+    }
     if (table == QLatin1String("idem_schema_version")) {
         if (o == "UPDATE")
             return Probe { "UPDATE " + t + " SET checksum = $1 WHERE version = 1", "tampered",
@@ -131,7 +156,13 @@ void reseed(pqxx::connection& c)
 {
     pqxx::work w(c);
     w.exec("TRUNCATE idem.task_idempotency, idem.idem_counters, idem.task_idempotency_audit,"
-           " idem.task_idempotency_conflicts, idem.idem_pauses");
+           " idem.task_idempotency_conflicts, idem.idem_pauses, idem.idem_job_items, idem.idem_jobs");
+    w.exec_params("INSERT INTO idem.idem_jobs (state, action, extra_attempts, filter, moment, cap, reason, db_role, actor,"
+                  " application) VALUES ('active', 'requeue', 1, '{}', now(), 10, $1, 'alice', 'alice', 'idemctl')",
+        "seed");
+    w.exec_params("INSERT INTO idem.idem_job_items (job_id, seq, idempotency_key, seen_status, seen_updated_at, state)"
+                  " SELECT id, 1, $1, 'failed', now(), 'pending' FROM idem.idem_jobs",
+        "seed");
     w.exec_params("INSERT INTO idem.idem_pauses VALUES ($1, 'charge', 'gateway down', 'alice', now(), now(), NULL, 0)",
         "seed");
     w.exec_params("INSERT INTO idem.task_idempotency_conflicts VALUES ($1, now(), now(), 1, 'v1:b')", "seed");
@@ -208,6 +239,8 @@ void TestPrivileges::matrix_data()
         { "task_idempotency_conflicts", every },
         { "task_idempotency_audit", every },
         { "idem_pauses", every },
+        { "idem_jobs", every },
+        { "idem_job_items", every },
         { "idem_schema_version",
             { QStringLiteral("SELECT"), QStringLiteral("UPDATE"), QStringLiteral("DELETE"), QStringLiteral("LOCK") } },
     };

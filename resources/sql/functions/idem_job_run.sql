@@ -6,9 +6,10 @@
 -- idem_job_cancel) or p_max_seconds have passed; then lets go of the job, unless
 -- p_stay_attached and the job is still active (a client that calls it again and again, reading
 -- the job's progress between calls, stays its runner throughout; idem_job_detach ends it).
--- After each batch it sleeps, holding no lock, so that batches take at most p_duty of the time
--- (after a batch of t ms, t * (1 - p_duty) / p_duty ms, at most 10 s; as the purge), or until the
--- next retry of a row found locked is due. A batch that times out on a lock (the job's row, held by a cancel, or
+-- After each batch it sleeps, holding no lock and (in slices of 50 ms, each its own transaction)
+-- no old snapshot, so that batches take at most p_duty of the time (after a batch of t ms,
+-- t * (1 - p_duty) / p_duty ms, at most 10 s; as the purge), or until the next retry of a row
+-- found locked is due. A batch that times out on a lock (the job's row, held by a cancel, or
 -- the audit trail's, held by another audited change) is tried again after a second, ten times at
 -- most. Killed or cancelled, it has lost only the batch it was in: idem_job_run again (any
 -- session with idem_operator) goes on from there. Transaction control needs a CALL outside any
@@ -25,6 +26,7 @@ DECLARE
     v_locked integer := 0;
     v_start timestamptz := pg_catalog.clock_timestamp();
     v_batch_start timestamptz;
+    v_until timestamptz;
 BEGIN
     PERFORM pg_catalog.set_config('search_path', '@extschema@, pg_temp', true);
     IF p_batch IS NULL OR p_batch NOT BETWEEN 1 AND 10000 THEN
@@ -65,13 +67,22 @@ BEGIN
         COMMIT;
         PERFORM pg_catalog.set_config('search_path', '@extschema@, pg_temp', true);
         EXIT WHEN v_state <> 'active';
-        BEGIN
-            PERFORM pg_sleep(least(greatest(extract(epoch FROM clock_timestamp() - v_batch_start) * (1 - p_duty) / p_duty,
-                                            v_wait_ms / 1000.0), 10));
-        EXCEPTION WHEN query_canceled OR others THEN
-            PERFORM @extschema@.idem_job_detach(v_job);
-            RAISE;
-        END;
+        -- The pause, in slices of at most 50 ms each ending its transaction: a statement holds a
+        -- snapshot while it sleeps, and an old snapshot keeps every backend's dead row versions
+        -- from being pruned (the claims' updates then stop being HOT and the table grows).
+        v_until := clock_timestamp()
+                   + least(greatest(extract(epoch FROM clock_timestamp() - v_batch_start) * (1 - p_duty) / p_duty,
+                                    v_wait_ms / 1000.0), 10) * interval '1 second';
+        WHILE pg_catalog.clock_timestamp() < v_until LOOP
+            BEGIN
+                PERFORM pg_catalog.pg_sleep(least(0.05, extract(epoch FROM v_until - pg_catalog.clock_timestamp())));
+            EXCEPTION WHEN query_canceled OR others THEN
+                PERFORM @extschema@.idem_job_detach(v_job);
+                RAISE;
+            END;
+            COMMIT;
+        END LOOP;
+        PERFORM pg_catalog.set_config('search_path', '@extschema@, pg_temp', true);
         EXIT WHEN clock_timestamp() >= v_start + p_max_seconds * interval '1 second';
     END LOOP;
     IF v_state <> 'active' OR NOT COALESCE(p_stay_attached, false) THEN
