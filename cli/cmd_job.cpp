@@ -72,8 +72,8 @@ Filters (as idemctl tasks and the console's Tasks page; each narrows, none: ever
                          matching more refuses the job; count first with --dry-run
   --actor NAME           who is acting, for the audit (default: login@hostname)
 Run options:
-  --batch N              rows per batch, 1 to 10000 (default 500); each batch is one transaction
-  --duty F               batches take at most this share of the time, 0.01 to 1 (default 0.25):
+  --batch N              rows per batch, 1 to 10000 (default 100); each batch is one transaction
+  --duty F               batches take at most this share of the time, 0.01 to 1 (default 0.2):
                          after a batch of t ms the job sleeps t * (1 - F) / F ms, holding no lock
   --quiet                no progress lines
 Other:
@@ -370,12 +370,15 @@ changed), or the job was cancelled.
         }
         if (!args.flag("json") || args.flag("detach"))
             std::fprintf(args.flag("json") ? stderr : stdout,
-                "job %lld started: %s of %lld task(s) matched as of %s: %lld to do, %lld skipped (%s does not apply "
-                "to their status); spec sha256 %s; audit entry %lld\n",
+                "job %lld started: %s of %lld task(s) matched as of %s: %lld to do%s; spec sha256 %s; audit entry "
+                "%lld\n",
                 static_cast<long long>(started.jobId), actionName->c_str(), static_cast<long long>(started.matched),
                 formatMicros(started.momentUs).c_str(), static_cast<long long>(started.pending),
-                static_cast<long long>(started.skipped), actionName->c_str(), started.specSha256.c_str(),
-                static_cast<long long>(started.auditId));
+                started.skipped > 0 ? (", " + std::to_string(started.skipped) + " skipped (" + *actionName
+                                          + " does not apply to their status)")
+                                          .c_str()
+                                    : "",
+                started.specSha256.c_str(), static_cast<long long>(started.auditId));
         if (args.flag("detach")) {
             if (args.flag("json")) {
                 const auto s = readJob(*conn, schema, started.jobId);

@@ -30,6 +30,9 @@ namespace {
     JobRefused refusal(const pqxx::sql_error& e)
     {
         std::string message = e.what();
+        // Where in the function it was raised says nothing to an operator.
+        if (const auto at = message.find("\nCONTEXT:"); at != std::string::npos)
+            message.erase(at);
         while (!message.empty() && (message.back() == '\n' || message.back() == ' '))
             message.pop_back();
         return JobRefused(message, e.sqlstate());
@@ -401,9 +404,10 @@ JobStatus runRecoveryJob(pqxx::connection& conn, const SchemaName& schema, std::
                 throw JobRefused("there is no job " + std::to_string(id), "ID003");
             const bool goOn = !o.progress || o.progress(*status);
             if (status->ended() || !goOn || (o.stop && o.stop->load())) {
-                if (!status->ended())
-                    detach();
-                return *status;
+                if (status->ended())
+                    return *status;
+                detach();
+                return readJob(conn, schema, id).value_or(*status); // as it is now: not running
             }
         }
     } catch (const pqxx::broken_connection&) {

@@ -30,8 +30,8 @@ struct JobLimits {
     static constexpr std::int64_t maxCap = 1'000'000; // rows one job may match (the SQL refuses more)
     static constexpr std::int64_t defaultCap = 10'000; // idemctl's and the console's default
     static constexpr int maxBatch = 10'000;
-    static constexpr int defaultBatch = 500;
-    static constexpr double defaultDuty = 0.25; // batches take at most this share of the time
+    static constexpr int defaultBatch = 100;
+    static constexpr double defaultDuty = 0.2; // batches take at most this share of the time (bench/README.md, Session 14)
     static constexpr int busyTries = 5; // a row found locked this many times is refused as busy
 };
 

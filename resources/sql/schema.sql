@@ -1693,7 +1693,7 @@ $$;
 -- Name: idem_job_run(bigint, integer, double precision, integer, text, boolean); Type: PROCEDURE; Schema: idem; Owner: -
 --
 
-CREATE PROCEDURE idem.idem_job_run(IN p_job bigint, IN p_batch integer DEFAULT 500, IN p_duty double precision DEFAULT 0.25, IN p_max_seconds integer DEFAULT 86400, IN p_actor text DEFAULT NULL::text, IN p_stay_attached boolean DEFAULT false)
+CREATE PROCEDURE idem.idem_job_run(IN p_job bigint, IN p_batch integer DEFAULT 100, IN p_duty double precision DEFAULT 0.2, IN p_max_seconds integer DEFAULT 86400, IN p_actor text DEFAULT NULL::text, IN p_stay_attached boolean DEFAULT false)
     LANGUAGE plpgsql
     AS $$
 DECLARE

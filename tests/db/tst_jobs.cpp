@@ -92,6 +92,7 @@ private Q_SLOTS:
     void filterMatchesWhatTheTaskListCounts();
     void rolesAndPrivileges();
     void idemctlStartStatusRefused();
+    void schedulerRunsTheOldestJobNobodyRuns();
 
 private:
     std::unique_ptr<pqxx::connection> login(const char* role);
@@ -987,6 +988,36 @@ void TestJobs::idemctlStartStatusRefused()
     QCOMPARE(number(*m_owner, "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key LIKE 'jf:%'"
                               " AND status = 'failed' AND error_class = 'permanent'"),
         40);
+    checkChain();
+}
+
+// CALL idem_job_run(NULL), as pg_cron would every minute: the oldest active job nobody runs, to
+// its end; the next call the next one; then nothing, quietly.
+void TestJobs::schedulerRunsTheOldestJobNobodyRuns()
+{
+    for (const auto& j : idem::listJobs(*m_operator, schema, 1000))
+        if (!j.ended())
+            idem::cancelJob(*m_operator, schema, j.id, "clearing the way for the scheduler test");
+    plant("js1", 30, "failed");
+    plant("js2", 20, "failed");
+    const auto first = start("js1");
+    const auto second = start("js2");
+    auto cron = login(operatorRole);
+    const auto call = [&] { pqxx::nontransaction(*cron).exec("CALL idem.idem_job_run(NULL, 500, 1.0)"); };
+    call();
+    QCOMPARE(scalar(*m_owner, "SELECT state || ' ' || changed FROM idem.idem_jobs WHERE id = $1", first.jobId),
+        "finished 30"_b);
+    QCOMPARE(scalar(*m_owner, "SELECT state || ' ' || changed || ' ' || attaches FROM idem.idem_jobs WHERE id = $1",
+                 second.jobId),
+        "active 0 0"_b);
+    call();
+    QCOMPARE(scalar(*m_owner, "SELECT state || ' ' || changed FROM idem.idem_jobs WHERE id = $1", second.jobId),
+        "finished 20"_b);
+    const auto before = state();
+    call();
+    QCOMPARE(state(), before);
+    checkCountsAddUp(first.jobId);
+    checkCountsAddUp(second.jobId);
     checkChain();
 }
 

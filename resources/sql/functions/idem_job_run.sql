@@ -14,8 +14,8 @@
 -- most. Killed or cancelled, it has lost only the batch it was in: idem_job_run again (any
 -- session with idem_operator) goes on from there. Transaction control needs a CALL outside any
 -- transaction block and no SET clause on the procedure, hence the schema written into its body.
-CREATE OR REPLACE PROCEDURE idem_job_run(p_job bigint, p_batch integer DEFAULT 500,
-                                         p_duty double precision DEFAULT 0.25, p_max_seconds integer DEFAULT 86400,
+CREATE OR REPLACE PROCEDURE idem_job_run(p_job bigint, p_batch integer DEFAULT 100,
+                                         p_duty double precision DEFAULT 0.2, p_max_seconds integer DEFAULT 86400,
                                          p_actor text DEFAULT NULL, p_stay_attached boolean DEFAULT false)
 LANGUAGE plpgsql
 AS $run$
