@@ -1,19 +1,19 @@
 // idem-bench-jobs (issue #28): claim throughput beside a running recovery job, in one process.
 //
-// A scratch schema of ROWS rows (succeeded, 1 % unfinished) plus, per job phase, SET failed
+// A scratch schema of ROWS rows (succeeded, 1 % retryable) plus, per job phase, SET failed
 // rows of a tenant of their own. Claim+complete on new keys at C connections (claim(), then
 // complete() in one transaction, as a worker does) in phases of S seconds, alternated without a
-// job / with a job running (ABAB..., so drift hits both alike): each "with" phase starts a job
-// requeueing its own set and runs it (CALL idem_job_run, through runRecoveryJob) at each --duties
-// beside the claims. Per phase: tasks/s, p99 and the longest claim, how often a claim backend was
+// job / with a job running (ABAB..., so drift hits both alike): before each "with" phase a job
+// requeueing its own set is started, and in the phase it runs (CALL idem_job_run, through
+// runRecoveryJob) at each --duties beside the claims. Per phase: tasks/s, p99 and the longest claim, how often a claim backend was
 // seen waiting on a lock (pg_stat_activity sampled every 5 ms), and the rows the job changed.
-// Ratio = with / without, the median of the phases.
+// Ratio = with / without: the median of the paired ratios, and the ratio of the medians. The
+// control (--duties 0) says how far apart the two phases of a pair are with no job running.
 //
 // Usage: idem-bench-jobs --dsn DSN [--rows N] [--set N] [--connections C] [--seconds S]
 //                        [--phases N] [--batch N] [--duties 1,0.25,0.1]
-// Each job is started (its rows matched and recorded) before its phase, so a phase measures the
-// claims beside the job's batches, not its start. A duty of 0 is the control: the job is started
-// before the "with" phase as for the others, and not run.
+// (batch: default the runner's, JobLimits::defaultBatch; a duty of 0 is the control: the job is
+// started before the "with" phase as for the others, and not run.)
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -53,7 +53,7 @@ struct Args {
     int connections = 4;
     double seconds = 8;
     int phases = 3;
-    int batch = 500;
+    int batch = idem::JobLimits::defaultBatch;
     std::vector<double> duties { 1.0, 0.25, 0.1 };
 };
 
@@ -190,7 +190,10 @@ void printPhase(const Phase& p)
 double median(std::vector<double> v)
 {
     std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
+    if (v.empty())
+        return 0;
+    const auto n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 Args parse(int argc, char** argv)
@@ -253,7 +256,7 @@ int main(int argc, char** argv)
                 std::printf("\n## beside a job at duty %g\n", duty);
             else
                 std::printf("\n## control: a job started before the phase, not run\n");
-            std::vector<double> ratios;
+            std::vector<double> ratios, withs, withouts;
             for (int round = 0; round < a.phases; ++round) {
                 const int phase = set + 1; // the keys of each phase are new: unique across duties and rounds
                 const auto without = claimPhase(a, "without", phase, {});
@@ -282,8 +285,11 @@ int main(int argc, char** argv)
                 if (with.changed >= a.set)
                     std::printf("  (the job ended within the phase: raise --set)\n");
                 ratios.push_back(with.perSecond / without.perSecond);
+                withs.push_back(with.perSecond);
+                withouts.push_back(without.perSecond);
             }
-            std::printf("  ratio with/without (median of %d): %.3f\n", a.phases, median(ratios));
+            std::printf("  with/without: median of the %d paired ratios %.3f, ratio of the medians %.3f\n", a.phases,
+                median(ratios), median(withs) / median(withouts));
         }
         exec(*admin, "DROP SCHEMA " + schema.quoted() + " CASCADE");
         return 0;
