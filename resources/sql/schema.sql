@@ -1151,7 +1151,7 @@ $$;
 -- Name: idem_job_batch(bigint, integer); Type: FUNCTION; Schema: idem; Owner: -
 --
 
-CREATE FUNCTION idem.idem_job_batch(p_job bigint, p_batch integer DEFAULT 500) RETURNS TABLE(state text, done bigint, pending bigint, wait_ms integer)
+CREATE FUNCTION idem.idem_job_batch(p_job bigint, p_batch integer DEFAULT 100) RETURNS TABLE(state text, done bigint, pending bigint, wait_ms integer)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'idem', 'pg_temp'
     SET "TimeZone" TO 'UTC'

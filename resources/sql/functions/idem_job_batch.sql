@@ -12,7 +12,7 @@
 -- has ended (cancelled meanwhile) returns its state and does nothing. Returns the job's state,
 -- the rows this batch did, those still pending, and how long to wait before the next batch
 -- when every pending row is waiting for a retry (else 0).
-CREATE OR REPLACE FUNCTION idem_job_batch(p_job bigint, p_batch integer DEFAULT 500)
+CREATE OR REPLACE FUNCTION idem_job_batch(p_job bigint, p_batch integer DEFAULT 100)
 RETURNS TABLE (state text, done bigint, pending bigint, wait_ms integer)
 LANGUAGE plpgsql
 SECURITY DEFINER
