@@ -93,7 +93,8 @@ the last purge run and the table's size over time. Nothing is scanned beyond tho
             { "duration_seconds", r.durationSeconds }, { "rows_removed", r.rowsRemoved }, { "batches", r.batches },
             { "db_role", r.dbRole }, { "actor", r.actor }, { "application", r.application },
             { "audit_id", r.auditId ? nlohmann::json(*r.auditId) : nlohmann::json(nullptr) },
-            { "removed_by_operation", by } };
+            { "removed_by_operation", by },
+            { "session_alive", r.alive ? nlohmann::json(*r.alive) : nlohmann::json(nullptr) } };
     }
 
     nlohmann::json operationsJson(const std::vector<OperationRetention>& ops)
@@ -379,8 +380,14 @@ int runStorage(const std::vector<std::string>& argv)
         run("last purge", *s.lastRun);
     else
         std::printf("last purge: none yet\n");
-    if (s.running)
-        run("running purge", *s.running);
+    if (s.running && s.running->alive == false)
+        run("stopped purge (its session is gone: a failover, a restart or a killed process; the next purge closes it"
+            " as abandoned)",
+            *s.running);
+    else if (s.running)
+        run(s.running->alive ? "running purge" : "running purge (as of the replay point: a standby cannot see the"
+                                                 " primary's sessions)",
+            *s.running);
     std::printf("size samples: %zu in the last %d days\n", s.samples.size(), o.sampleDays);
     return ExitOk;
 }

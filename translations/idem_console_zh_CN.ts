@@ -3012,6 +3012,14 @@ Safe repeated task execution on PostgreSQL.</source>
         <source>no estimate before the first ANALYZE</source>
         <translation>首次 ANALYZE 之前没有估计值</translation>
     </message>
+    <message>
+        <source>started %1 and stopped without finishing: its session is gone (a failover, a restart or a killed process); %2 rows removed, by %3. The next purge closes it as abandoned.</source>
+        <translation>%1 开始，未完成即停止：其会话已不存在（故障切换、重启或进程被终止）；已删除 %2 行，执行者 %3。下一次清理会将其标记为已放弃。</translation>
+    </message>
+    <message>
+        <source>running since %1 as of the replay point (a standby cannot see the primary&apos;s sessions): %2 rows removed so far, by %3</source>
+        <translation>截至回放点，自 %1 起运行中（备库看不到主库的会话）：已删除 %2 行，执行者 %3</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::StorageWidget</name>

@@ -130,6 +130,9 @@ BEGIN
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_succeeded_operations(), %1$I.idem_retention_horizon(text),'
                    ' %1$I.idem_retention_due(bigint), %1$I.idem_storage_tables(), %1$I.idem_storage_sample()'
                    ' TO idem_reader', s);
+    -- Readers tell a purge run that is running from one whose session is gone (a failover, a
+    -- killed process), which stays 'running' until the next purge closes it.
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_purge_alive(%1$I.idem_purge_runs) TO idem_reader', s);
     -- idem_purge_lock_key: idem_purge_run runs as its caller and releases its run's lock when it fails (v12).
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_set_retention(text, bigint, text, text),'
                    ' %1$I.idem_clear_retention(text, text, text), %1$I.idem_purge_begin(text, text),'

@@ -3399,6 +3399,7 @@ GRANT SELECT ON TABLE idem.idem_purge_runs TO idem_reader;
 --
 
 REVOKE ALL ON FUNCTION idem.idem_purge_alive(r idem.idem_purge_runs) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_purge_alive(r idem.idem_purge_runs) TO idem_reader;
 
 
 --

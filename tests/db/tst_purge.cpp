@@ -17,6 +17,7 @@
 #include "core/taskstore.h"
 #include "operations/audit.h"
 #include "operations/purge.h"
+#include "operations/storage.h"
 #include "tests/support/cliprocess.h"
 #include "tests/support/taskrows.h"
 #include "tests/support/testdb.h"
@@ -392,6 +393,9 @@ void TestPurge::killedThenResumed()
     QVERIFY(idem::test::waitUntil(
         [&] { return count(*m_owner, "SELECT coalesce(max(rows_removed), 0) FROM idem.idem_purge_runs WHERE state = 'running'") >= 400; },
         30s));
+    const auto live = idem::readStorage(*m_owner, idem::SchemaName());
+    QVERIFY(live.running);
+    QCOMPARE(live.running->alive, std::optional<bool>(true));
     p.kill(); // SIGKILL
     QVERIFY(p.waitForFinished());
     // Its server session ends once the server sees the socket closed; then its lock is free.
@@ -399,6 +403,21 @@ void TestPurge::killedThenResumed()
         [&] { return count(*m_owner, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'idemctl purge'") == 0; }, 10s));
     const auto killedRun = count(*m_owner, "SELECT max(id) FROM idem.idem_purge_runs");
     QCOMPARE(scalar(*m_owner, "SELECT state FROM idem.idem_purge_runs WHERE id = $1", killedRun), "running");
+    // The row says running until the next purge; a reader is told its session is gone (issue #29).
+    idem::migrate(*m_owner, { idem::SchemaName(), true });
+    idem::test::createLoginRole("idem_t_purge_reader", "pw-purge-reader", "idem_reader");
+    const QStringList readerDsn { QStringLiteral("--dsn"),
+        QString::fromStdString(idem::test::loginDsn(m_db->dsn(), "idem_t_purge_reader", "pw-purge-reader")) };
+    const auto seen = idem::test::runProgram(idem::test::idemctlPath(), QStringList { QStringLiteral("storage") } + readerDsn);
+    QVERIFY2(seen.exitCode == 0, qPrintable(idem::test::describe(seen)));
+    QVERIFY2(seen.out.contains(QStringLiteral("stopped purge (its session is gone")), qPrintable(seen.out));
+    QVERIFY2(!seen.out.contains(QStringLiteral("running purge")), qPrintable(seen.out));
+    const auto seenJson = idem::test::runProgram(idem::test::idemctlPath(),
+        QStringList { QStringLiteral("storage"), QStringLiteral("--json") } + readerDsn);
+    const auto running = QJsonDocument::fromJson(seenJson.out.toUtf8()).object().value(QStringLiteral("running_purge")).toObject();
+    QCOMPARE(running.value(QStringLiteral("id")).toInteger(), killedRun);
+    QCOMPARE(running.value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+    QCOMPARE(running.value(QStringLiteral("session_alive")), QJsonValue(false));
     const auto counted = count(*m_owner, "SELECT rows_removed FROM idem.idem_purge_runs WHERE id = " + std::to_string(killedRun));
     const auto gone = 4000 - count(*m_owner, "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key LIKE 't:charge:kill-%'");
     qInfo("killed after %lld rows", static_cast<long long>(gone));
