@@ -14,6 +14,8 @@
 #include "cli/demoworker.h"
 #include "core/connection.h"
 #include "core/counters.h"
+#include "core/utf8.h"
+#include "core/workerversion.h"
 #include "schema/migrate.h"
 
 namespace idem::cli {
@@ -68,6 +70,10 @@ a failover to a standby that lagged loses those. Exit 0 when clean, 1 otherwise.
                           default: a new one, printed at the start), so that workers of
                           another language (clients/python/examples/demo_worker.py) can
                           work the same keys; the check at the end covers their effects
+  --worker-version V      the version string each worker reports when it connects, as
+                          HOST/idemctl-demo-N (default: this build's, )" IDEM_VERSION R"();
+                          a version the database has not seen before is a deploy on the
+                          charts' time axis and in `idemctl events`
   --quiet                 no progress line every second
   --json                  print the summary as JSON on stdout (progress goes to stderr)
 )";
@@ -154,7 +160,7 @@ a failover to a standby that lagged loses those. Exit 0 when clean, 1 otherwise.
         Args args(argv,
             { "dsn", "schema", "workers", "tenants", "operations", "keys", "rate", "duration", "duplicate-rate",
                 "conflict-rate", "slow-rate", "slow-ms", "transient-rate", "permanent-rate", "unknown-rate", "die-rate",
-                "stale-rate", "lease-ms", "seed", "run-id" },
+                "stale-rate", "lease-ms", "seed", "run-id", "worker-version" },
             { "quiet", "json", "help" });
         help = args.flag("help");
         demo::Options o;
@@ -212,6 +218,12 @@ a failover to a standby that lagged loses those. Exit 0 when clean, 1 otherwise.
                 || runId->find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789") != std::string::npos)
                 throw UsageError("--run-id is 1 to 32 lowercase letters and digits");
             o.runId = *runId;
+        }
+        o.workerVersion = args.valueOr("worker-version", IDEM_VERSION);
+        try {
+            validateVersionText(o.workerVersion, "version");
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(std::string("--worker-version: ") + e.what());
         }
         return o;
     }
@@ -271,7 +283,7 @@ int runDemo(const std::vector<std::string>& argv)
                  << ", "
                  << (options.durationSeconds > 0 ? "for " + seconds(options.durationSeconds)
                                                  : std::string("until SIGINT/SIGTERM"))
-                 << std::endl;
+                 << ", workers report version " << displaySafe(options.workerVersion, 200) << std::endl;
 
     using Clock = std::chrono::steady_clock;
     demo::Shared shared(options);

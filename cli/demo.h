@@ -47,6 +47,9 @@ struct Options {
     bool quiet = false;
     bool json = false;
     std::string runId; // part of every business id, so each run's keys are its own
+    // What each worker reports when it connects (idem_report_version, schema v18): this build's
+    // version unless --worker-version says otherwise, under hostWorkerName("idemctl-demo-N").
+    std::string workerVersion;
 
     // "order-<run>-": the business id prefix of this run's keys.
     std::string businessIdPrefix() const { return "order-" + runId + "-"; }

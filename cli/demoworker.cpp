@@ -9,6 +9,7 @@
 #include "core/digest.h"
 #include "core/runner.h"
 #include "core/taskstore.h"
+#include "core/workerversion.h"
 
 namespace idem::cli::demo {
 
@@ -141,12 +142,28 @@ namespace {
             m_store = std::make_unique<TaskStore>(*m_conn, options, &m_shared.counters);
             options.lease = staleLease;
             m_staleStore = std::make_unique<TaskStore>(*m_conn, options, &m_shared.counters);
-            return true;
         } catch (const std::exception& e) {
             m_shared.stats.add(Tally::DatabaseErrors);
             m_shared.reportError("worker " + std::to_string(m_index) + ": cannot connect: " + e.what());
             disconnect();
             return false;
+        }
+        // At every start and reconnect, as a service would: nothing is written unless this worker's
+        // version changed, and a version the fleet never ran is a deploy mark (schema v18). A refusal
+        // is reported and the work goes on.
+        try {
+            reportVersion(*m_conn, m_options.schema, hostWorkerName("idemctl-demo-" + std::to_string(m_index)),
+                m_options.workerVersion);
+            return true;
+        } catch (const DatabaseUnavailable& e) {
+            m_shared.stats.add(Tally::DatabaseErrors);
+            m_shared.reportError("worker " + std::to_string(m_index) + ": " + e.what() + "; reconnecting");
+            disconnect();
+            return false;
+        } catch (const std::exception& e) {
+            m_shared.stats.add(Tally::Errors);
+            m_shared.reportError("worker " + std::to_string(m_index) + ": reporting its version: " + e.what());
+            return true;
         }
     }
 

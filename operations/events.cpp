@@ -11,6 +11,14 @@ namespace idem {
 
 namespace {
     std::optional<std::string> orNull(const std::string& s) { return s.empty() ? std::nullopt : std::optional(s); }
+
+    // What these statements call besides the functions they name with the schema (extract, *, +,
+    // to_timestamp) resolves in pg_catalog for this transaction, never in a schema on the caller's
+    // path that another role may write (public before PostgreSQL 15; tst_lowroles plants there).
+    void catalogPath(pqxx::transaction_base& tx)
+    {
+        tx.exec("SELECT pg_catalog.set_config('search_path', 'pg_catalog', true)");
+    }
 } // namespace
 
 std::vector<Event> listEvents(pqxx::connection& conn, const SchemaName& schema, std::int64_t fromUs, std::int64_t toUs,
@@ -24,15 +32,18 @@ std::vector<Event> listEvents(pqxx::connection& conn, const SchemaName& schema, 
         if (!name->empty() && !validPauseName(*name))
             throw std::invalid_argument("'" + *name + "' is not a tenant or operation name");
     pqxx::read_transaction tx(conn);
+    catalogPath(tx);
     const auto r = tx.exec_params("SELECT e.id, " + updatedAtMicrosSql("e.at")
-            + ", e.action, e.tenant, e.operation, e.actor, e.text FROM " + schema.qualify("idem_events") + "("
-            + microsParamSql(1) + ", " + microsParamSql(2) + ", $3, $4, $5) e",
+            + ", e.action, e.tenant, e.operation, e.actor, e.text, e.worker, e.old_version, e.new_version FROM "
+            + schema.qualify("idem_events") + "(" + microsParamSql(1) + ", " + microsParamSql(2) + ", $3, $4, $5) e",
         fromUs, toUs, orNull(tenant), orNull(operation), limit);
     tx.commit();
     std::vector<Event> out;
+    const auto text = [](const pqxx::field& f) { return f.is_null() ? std::string() : f.as<std::string>(); };
     for (const auto& row : r)
         out.push_back({ row[0].as<std::int64_t>(), row[1].as<std::int64_t>(), row[2].as<std::string>(),
-            row[3].as<std::string>(), row[4].as<std::string>(), row[5].as<std::string>(), row[6].as<std::string>() });
+            row[3].as<std::string>(), row[4].as<std::string>(), row[5].as<std::string>(), row[6].as<std::string>(),
+            text(row[7]), text(row[8]), text(row[9]) });
     return out;
 }
 
@@ -43,6 +54,7 @@ Event annotate(pqxx::connection& conn, const SchemaName& schema, const Annotatio
         throw std::invalid_argument("an annotation's tenant and operation are '*' or names as keys carry them");
     const std::string actor = a.actor.empty() ? localActor() : a.actor;
     pqxx::work w(conn);
+    catalogPath(w);
     const auto row = w.exec_params("SELECT n.audit_id, " + updatedAtMicrosSql("n.at") + " FROM "
                                        + schema.qualify("idem_annotate") + "($1, $2, $3, $4) n",
                          a.text, actor, a.tenant, a.operation)

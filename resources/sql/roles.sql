@@ -205,3 +205,18 @@ BEGIN
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_annotate(text, text, text, text) TO idem_operator', s);
 END
 $latency$;
+
+-- Deploys (schema v18): workers report their version through idem_report_version (as its
+-- definer; it writes only when something changes) and touch neither table; readers see both and
+-- list deploys with the other events (idem_events, granted above).
+DO $deploys$
+DECLARE
+    s text := current_schema();
+BEGIN
+    EXECUTE format('GRANT SELECT ON %1$I.idem_worker_versions, %1$I.idem_deploys TO idem_reader', s);
+    EXECUTE format('REVOKE ALL ON %1$I.idem_worker_versions, %1$I.idem_deploys FROM idem_worker', s);
+    EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_worker_versions, %1$I.idem_deploys'
+                   ' FROM idem_reader, idem_operator', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_report_version(text, text) TO idem_worker', s);
+END
+$deploys$;

@@ -872,7 +872,7 @@ $$;
 -- Name: idem_events(timestamp with time zone, timestamp with time zone, text, text, integer); Type: FUNCTION; Schema: idem; Owner: -
 --
 
-CREATE FUNCTION idem.idem_events(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text DEFAULT NULL::text, p_operation text DEFAULT NULL::text, p_limit integer DEFAULT 1000) RETURNS TABLE(id bigint, at timestamp with time zone, action text, tenant text, operation text, actor text, text text)
+CREATE FUNCTION idem.idem_events(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text DEFAULT NULL::text, p_operation text DEFAULT NULL::text, p_limit integer DEFAULT 1000) RETURNS TABLE(id bigint, at timestamp with time zone, action text, tenant text, operation text, actor text, text text, worker text, old_version text, new_version text)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'idem', 'pg_temp'
     AS $$
@@ -885,18 +885,26 @@ BEGIN
         RAISE EXCEPTION 'limit must be 1 to 10000, not %', p_limit USING ERRCODE = 'ID003';
     END IF;
     RETURN QUERY
-    SELECT e.id, e.at, e.action, e.tenant, e.operation, e.actor, e.reason
-      FROM (SELECT a.id, a.at, a.action,
-                   CASE WHEN a.idempotency_key <> '' THEN split_part(a.idempotency_key, ':', 1)
-                        ELSE COALESCE(a.after_image->>'tenant', a.before_image->>'tenant', '*') END AS tenant,
-                   CASE WHEN a.idempotency_key <> '' THEN split_part(a.idempotency_key, ':', 2)
-                        ELSE COALESCE(a.after_image->>'operation', a.before_image->>'operation', '*') END AS operation,
-                   format('%s (%s)', a.db_role, a.os_user) AS actor, a.reason
-              FROM task_idempotency_audit a
-             WHERE a.at >= p_from AND a.at < p_to) e
+    SELECT e.id, e.at, e.action, e.tenant, e.operation, e.actor, e.reason, e.worker, e.old_version, e.new_version
+      FROM ((SELECT a.id, a.at, a.action,
+                    CASE WHEN a.idempotency_key <> '' THEN split_part(a.idempotency_key, ':', 1)
+                         ELSE COALESCE(a.after_image->>'tenant', a.before_image->>'tenant', '*') END AS tenant,
+                    CASE WHEN a.idempotency_key <> '' THEN split_part(a.idempotency_key, ':', 2)
+                         ELSE COALESCE(a.after_image->>'operation', a.before_image->>'operation', '*') END AS operation,
+                    format('%s (%s)', a.db_role, a.os_user) AS actor, a.reason,
+                    NULL::text AS worker, NULL::text AS old_version, NULL::text AS new_version
+               FROM task_idempotency_audit a
+              WHERE a.at >= p_from AND a.at < p_to)
+            UNION ALL
+            (SELECT d.id, d.at, 'deploy'::text, '*'::text, '*'::text, format('%s (%s)', d.db_role, d.worker),
+                    CASE WHEN d.old_version IS NULL THEN format('%s: %s (the first version reported)', d.worker, d.new_version)
+                         ELSE format('%s: %s -> %s', d.worker, d.old_version, d.new_version) END,
+                    d.worker, d.old_version, d.new_version
+               FROM idem_deploys d
+              WHERE d.at >= p_from AND d.at < p_to)) e
      WHERE (p_tenant IS NULL OR e.tenant IN (p_tenant, '*'))
        AND (p_operation IS NULL OR e.operation IN (p_operation, '*'))
-     ORDER BY e.at, e.id
+     ORDER BY e.at, e.action = 'deploy', e.id
      LIMIT p_limit;
 END
 $$;
@@ -2101,6 +2109,84 @@ $$;
 
 
 --
+-- Name: idem_report_version(text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_report_version(p_worker text, p_version text) RETURNS TABLE(outcome text, previous_version text, deploy_id bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+DECLARE
+    v_old text;
+    v_from text;
+    v_what text;
+    v_value text;
+BEGIN
+    FOREACH v_what IN ARRAY ARRAY['worker', 'version'] LOOP
+        v_value := CASE v_what WHEN 'worker' THEN p_worker ELSE p_version END;
+        IF v_value IS NULL OR char_length(v_value) NOT BETWEEN 1 AND 200 THEN
+            RAISE EXCEPTION 'a % must be 1 to 200 characters, not %', v_what,
+                COALESCE(char_length(v_value)::text, 'NULL') USING ERRCODE = 'ID003';
+        END IF;
+        IF v_value ~ (E'[\\u0001-\\u001F\\u007F-\\u009F\\u00AD\\u0600-\\u0605\\u061C\\u06DD\\u070F\\u0890-\\u0891'
+                      || E'\\u08E2\\u180E\\u200B-\\u200F\\u2028-\\u202E\\u2060-\\u2064\\u2066-\\u206F\\uFEFF'
+                      || E'\\uFFF9-\\uFFFB\\U000110BD\\U000110CD\\U00013430-\\U0001343F\\U0001BCA0-\\U0001BCA3'
+                      || E'\\U0001D173-\\U0001D17A\\U000E0001\\U000E0020-\\U000E007F]') THEN
+            RAISE EXCEPTION 'a % must not hold a control or format character', v_what USING ERRCODE = 'ID003';
+        END IF;
+        IF v_value LIKE ' %' OR v_value LIKE '% ' OR audit_reason_blank(v_value) THEN
+            RAISE EXCEPTION 'a % needs a visible character and no leading or trailing space', v_what
+                USING ERRCODE = 'ID003';
+        END IF;
+    END LOOP;
+
+    -- The report of every start and reconnect: a read by primary key, nothing written.
+    SELECT w.version INTO v_old FROM idem_worker_versions w WHERE w.worker = p_worker;
+    IF FOUND AND v_old = p_version THEN
+        RETURN QUERY SELECT 'unchanged'::text, v_old, NULL::bigint;
+        RETURN;
+    END IF;
+
+    -- Something changes. The old version of a deploy by a worker new by name: the version most
+    -- recently taken up by another worker (read before this worker's row is written).
+    IF v_old IS NULL THEN
+        SELECT w.version INTO v_from FROM idem_worker_versions w WHERE w.worker <> p_worker
+         ORDER BY w.since DESC LIMIT 1;
+    END IF;
+    INSERT INTO idem_worker_versions AS w (worker, version, first_seen, since, db_role)
+    VALUES (p_worker, p_version, now(), now(), session_user)
+    ON CONFLICT (worker) DO NOTHING;
+    IF FOUND THEN
+        outcome := 'new_worker';
+        previous_version := NULL;
+    ELSE
+        -- The row exists (or a report of the same name committed it meanwhile): lock it and
+        -- decide from what it holds now.
+        SELECT w.version INTO v_old FROM idem_worker_versions w WHERE w.worker = p_worker FOR UPDATE;
+        IF v_old = p_version THEN
+            RETURN QUERY SELECT 'unchanged'::text, v_old, NULL::bigint;
+            RETURN;
+        END IF;
+        UPDATE idem_worker_versions w SET version = p_version, since = now(), db_role = session_user
+         WHERE w.worker = p_worker;
+        outcome := 'changed';
+        previous_version := v_old;
+        v_from := v_old;
+    END IF;
+
+    -- A version the fleet has not reported before is a deploy, once: a concurrent first report of
+    -- the same version waits on the unique index for this one and then writes nothing.
+    INSERT INTO idem_deploys AS d (at, worker, old_version, new_version, db_role)
+    SELECT now(), p_worker, v_from, p_version, session_user
+     WHERE NOT EXISTS (SELECT FROM idem_deploys e WHERE e.new_version = p_version)
+    ON CONFLICT (new_version) DO NOTHING
+    RETURNING d.id INTO deploy_id;
+    RETURN NEXT;
+END
+$$;
+
+
+--
 -- Name: idem_requeue(text, text, bigint, integer, text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -2563,6 +2649,34 @@ END, bucket))),
 
 
 --
+-- Name: idem_deploys; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_deploys (
+    id bigint NOT NULL,
+    at timestamp with time zone NOT NULL,
+    worker text NOT NULL,
+    old_version text,
+    new_version text NOT NULL,
+    db_role text NOT NULL
+);
+
+
+--
+-- Name: idem_deploys_id_seq; Type: SEQUENCE; Schema: idem; Owner: -
+--
+
+ALTER TABLE idem.idem_deploys ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME idem.idem_deploys_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
 -- Name: idem_latency; Type: TABLE; Schema: idem; Owner: -
 --
 
@@ -2739,6 +2853,19 @@ CREATE TABLE idem.idem_storage_samples (
 
 
 --
+-- Name: idem_worker_versions; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_worker_versions (
+    worker text NOT NULL,
+    version text NOT NULL,
+    first_seen timestamp with time zone NOT NULL,
+    since timestamp with time zone NOT NULL,
+    db_role text NOT NULL
+);
+
+
+--
 -- Name: task_idempotency_audit; Type: TABLE; Schema: idem; Owner: -
 --
 
@@ -2841,6 +2968,22 @@ ALTER TABLE ONLY idem.idem_counters_total
 
 
 --
+-- Name: idem_deploys idem_deploys_new_version_key; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_deploys
+    ADD CONSTRAINT idem_deploys_new_version_key UNIQUE (new_version);
+
+
+--
+-- Name: idem_deploys idem_deploys_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_deploys
+    ADD CONSTRAINT idem_deploys_pkey PRIMARY KEY (id);
+
+
+--
 -- Name: idem_latency idem_latency_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
 --
 
@@ -2929,6 +3072,14 @@ ALTER TABLE ONLY idem.idem_storage_samples
 
 
 --
+-- Name: idem_worker_versions idem_worker_versions_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_worker_versions
+    ADD CONSTRAINT idem_worker_versions_pkey PRIMARY KEY (worker);
+
+
+--
 -- Name: task_idempotency_audit task_idempotency_audit_entry_hash_key; Type: CONSTRAINT; Schema: idem; Owner: -
 --
 
@@ -2976,10 +3127,24 @@ CREATE INDEX idem_counters_tenant_idx ON idem.idem_counters USING btree (tenant,
 
 
 --
+-- Name: idem_deploys_at_idx; Type: INDEX; Schema: idem; Owner: -
+--
+
+CREATE INDEX idem_deploys_at_idx ON idem.idem_deploys USING btree (at);
+
+
+--
 -- Name: idem_purge_runs_running_idx; Type: INDEX; Schema: idem; Owner: -
 --
 
 CREATE INDEX idem_purge_runs_running_idx ON idem.idem_purge_runs USING btree (id) WHERE (state = 'running'::text);
+
+
+--
+-- Name: idem_worker_versions_since_idx; Type: INDEX; Schema: idem; Owner: -
+--
+
+CREATE INDEX idem_worker_versions_since_idx ON idem.idem_worker_versions USING btree (since);
 
 
 --
@@ -3466,6 +3631,14 @@ GRANT ALL ON FUNCTION idem.idem_release(p_key text, p_expected_status text, p_ex
 
 
 --
+-- Name: FUNCTION idem_report_version(p_worker text, p_version text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_report_version(p_worker text, p_version text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_report_version(p_worker text, p_version text) TO idem_worker;
+
+
+--
 -- Name: FUNCTION idem_requeue(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
 --
 
@@ -3572,6 +3745,13 @@ GRANT SELECT ON TABLE idem.idem_counters_total TO idem_reader;
 
 
 --
+-- Name: TABLE idem_deploys; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_deploys TO idem_reader;
+
+
+--
 -- Name: TABLE idem_latency; Type: ACL; Schema: idem; Owner: -
 --
 
@@ -3626,6 +3806,13 @@ GRANT SELECT ON TABLE idem.idem_stats_live TO idem_reader;
 --
 
 GRANT SELECT ON TABLE idem.idem_storage_samples TO idem_reader;
+
+
+--
+-- Name: TABLE idem_worker_versions; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_worker_versions TO idem_reader;
 
 
 --

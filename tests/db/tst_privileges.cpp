@@ -108,6 +108,29 @@ std::optional<Probe> probeFor(const QString& table, const QString& op)
             return Probe { "DELETE FROM " + t + " WHERE tenant = $1", "seed",
                 "SELECT count(*)::text FROM " + t + " WHERE tenant = 'seed'", "0" };
     }
+    if (table == QLatin1String("idem_worker_versions")) { // schema v18: written only by idem_report_version
+        if (o == "INSERT")
+            return Probe { "INSERT INTO " + t + " VALUES ($1, 'forged', now(), now(), 'me')", "probe",
+                "SELECT count(*)::text FROM " + t + " WHERE worker = 'probe'", "1" };
+        if (o == "UPDATE")
+            return Probe { "UPDATE " + t + " SET version = 'forged' WHERE worker = $1", "seed",
+                "SELECT version FROM " + t + " WHERE worker = 'seed'", "forged" };
+        if (o == "DELETE")
+            return Probe { "DELETE FROM " + t + " WHERE worker = $1", "seed",
+                "SELECT count(*)::text FROM " + t + " WHERE worker = 'seed'", "0" };
+    }
+    if (table == QLatin1String("idem_deploys")) {
+        if (o == "INSERT")
+            return Probe { "INSERT INTO " + t
+                    + " (at, worker, new_version, db_role) VALUES (now(), $1, 'forged', 'me')",
+                "probe", "SELECT count(*)::text FROM " + t + " WHERE worker = 'probe'", "1" };
+        if (o == "UPDATE")
+            return Probe { "UPDATE " + t + " SET new_version = 'forged' WHERE worker = $1", "seed",
+                "SELECT new_version FROM " + t + " WHERE worker = 'seed'", "forged" };
+        if (o == "DELETE")
+            return Probe { "DELETE FROM " + t + " WHERE worker = $1", "seed",
+                "SELECT count(*)::text FROM " + t + " WHERE worker = 'seed'", "0" };
+    }
     if (table == QLatin1String("idem_schema_version")) {
         if (o == "UPDATE")
             return Probe { "UPDATE " + t + " SET checksum = $1 WHERE version = 1", "tampered",
@@ -131,7 +154,11 @@ void reseed(pqxx::connection& c)
 {
     pqxx::work w(c);
     w.exec("TRUNCATE idem.task_idempotency, idem.idem_counters, idem.task_idempotency_audit,"
-           " idem.task_idempotency_conflicts, idem.idem_pauses");
+           " idem.task_idempotency_conflicts, idem.idem_pauses, idem.idem_worker_versions, idem.idem_deploys");
+    w.exec_params("INSERT INTO idem.idem_worker_versions VALUES ($1, '2.3.1', now(), now(), 'postgres')", "seed");
+    w.exec_params(
+        "INSERT INTO idem.idem_deploys (at, worker, new_version, db_role) VALUES (now(), $1, '2.3.1', 'postgres')",
+        "seed");
     w.exec_params("INSERT INTO idem.idem_pauses VALUES ($1, 'charge', 'gateway down', 'alice', now(), now(), NULL, 0)",
         "seed");
     w.exec_params("INSERT INTO idem.task_idempotency_conflicts VALUES ($1, now(), now(), 1, 'v1:b')", "seed");
@@ -208,6 +235,8 @@ void TestPrivileges::matrix_data()
         { "task_idempotency_conflicts", every },
         { "task_idempotency_audit", every },
         { "idem_pauses", every },
+        { "idem_worker_versions", every },
+        { "idem_deploys", every },
         { "idem_schema_version",
             { QStringLiteral("SELECT"), QStringLiteral("UPDATE"), QStringLiteral("DELETE"), QStringLiteral("LOCK") } },
     };
