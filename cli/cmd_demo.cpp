@@ -38,8 +38,16 @@ records the effect and the success in a short fenced transaction. At the end (af
 connections still waiting on the database after that are cut. Then it checks the database:
 no key has two effect rows, every succeeded record of this run has exactly one effect row
 and a payment, every effect row's record succeeded, and every success the demo acknowledged
-to its clients (its client-side ledger) is still succeeded with the result they were given;
-a failover to a standby that lagged loses those. Exit 0 when clean, 1 otherwise.
+to its clients (its client-side ledger) is still succeeded with the result they were given
+(a failover to a standby that lagged loses those), no request was dropped on an unexpected
+error, and no key its clients gave up on is left processing with an expired lease. Exit 0
+when clean, 1 otherwise.
+
+A worker whose connection breaks, or whose server turns out read-only (a standby, a primary
+demoted by a switchover), says so, reconnects, waiting for a server that takes writes (with
+several hosts in --dsn, target_session_attrs=read-write picks the primary), and carries on: a
+claim is made again, a completion is fenced again with the same token, a request is sent again
+later.
 
   --dsn DSN               libpq conninfo or URI (default: $IDEM_DSN, then PG* variables)
   --schema NAME           schema holding the Idem tables (default: idem)
@@ -261,7 +269,8 @@ int runDemo(const std::vector<std::string>& argv)
     }
     std::ostream& progress = options.json ? std::cerr : std::cout;
 
-    auto conn = connect(options.dsn, { "idemctl demo" });
+    // The demo writes: a read-only server (a standby) is refused at once, in words.
+    auto conn = connectPrimary(options.dsn, { "idemctl demo" });
     const auto state = inspectSchema(*conn, options.schema);
     if (state.newer()) {
         std::cerr << "idemctl demo: refused: schema " << options.schema.quoted() << " is at version " << state.version
@@ -383,9 +392,17 @@ int runDemo(const std::vector<std::string>& argv)
     }
     const double elapsed = std::chrono::duration<double>(stopAt - start).count();
 
+    // The check reads the primary: a standby may not have the last commits yet. A failover may
+    // still be settling: it waits for one, as the workers did.
     if (!conn || !conn->is_open())
-        conn = connect(options.dsn, { "idemctl demo" });
-    const demo::Verification verification = demo::verify(*conn, options, shared.ledger);
+        conn = connectPrimaryWaiting(
+            options.dsn, { "idemctl demo" }, std::chrono::seconds(30), [&progress, &options](const ConnectError& e) {
+                if (!options.quiet)
+                    progress << "idemctl demo: the check waits for the primary: " << e.what() << std::endl;
+            });
+    const demo::ClientSide clients { demo::at(shared.stats.snapshot(), demo::Tally::Errors), shared.givenUp(),
+        shared.retries.keys() };
+    const demo::Verification verification = demo::verify(*conn, options, shared.ledger, clients);
     const demo::RunSummary summary { options, shared.stats.snapshot(), elapsed, drained, shared.retries.size(),
         countersFlushed, verification };
     if (options.json)

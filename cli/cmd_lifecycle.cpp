@@ -196,9 +196,13 @@ int runPurge(const std::vector<std::string>& argv)
     }
     o.reason = args.valueOr("reason", "idemctl purge");
     o.actor = args.valueOr("actor", localActor());
-    auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl purge" });
-    if (args.flag("dry-run"))
+    const std::string dsn = dsnFrom(args);
+    if (args.flag("dry-run")) {
+        auto conn = connect(dsn, ConnectOptions { "idemctl purge" });
         return purgeDryRun(*conn, schema, args);
+    }
+    // A purge writes: a read-only server (a standby) is refused at once, in words.
+    auto conn = connectPrimary(dsn, ConnectOptions { "idemctl purge" });
 
     std::signal(SIGINT, onStopSignal);
     std::signal(SIGTERM, onStopSignal);
@@ -209,7 +213,38 @@ int runPurge(const std::vector<std::string>& argv)
             std::fprintf(stderr, "run %lld: batch %lld, %lld rows removed (last batch %.1f ms)\n",
                 static_cast<long long>(run), static_cast<long long>(batches), static_cast<long long>(rows), ms);
     };
-    const auto r = idem::runPurge(*conn, schema, o);
+    // A connection lost, or a server turned read-only (a switchover), mid-run: what committed is
+    // counted in the cut run's row, which the next run's begin closes as abandoned; so the purge
+    // reconnects (waiting for the primary a minute at most) and carries on as a new run.
+    constexpr int maxReconnects = 3;
+    PurgeResult r;
+    for (int reconnects = 0;; ++reconnects) {
+        std::string why;
+        try {
+            r = idem::runPurge(*conn, schema, o);
+            break;
+        } catch (const pqxx::broken_connection& e) {
+            why = "lost the connection to the database server: " + describeLostConnection(e.what());
+        } catch (const pqxx::sql_error& e) {
+            if (!isReadOnlyRefusal(e))
+                throw;
+            why = describeReadOnly(e.what());
+        }
+        if (g_stop.load() || reconnects >= maxReconnects)
+            throw std::runtime_error(why
+                + (g_stop.load() ? std::string("; stopped")
+                                 : "; gave up after " + std::to_string(maxReconnects) + " reconnects"));
+        std::fprintf(stderr, "idemctl purge: %s; reconnecting (the next run closes the cut one as abandoned)\n",
+            displaySafe(why, messageDisplay).c_str());
+        std::string said;
+        conn = connectPrimaryWaiting(
+            dsn, ConnectOptions { "idemctl purge" }, std::chrono::seconds(60), [&said](const ConnectError& e) {
+                if (e.what() != said)
+                    std::fprintf(stderr, "idemctl purge: waiting for the primary: %s\n",
+                        displaySafe(e.what(), messageDisplay).c_str());
+                said = e.what();
+            });
+    }
     const double rate = r.durationMs > 0 ? static_cast<double>(r.rowsRemoved) / (r.durationMs / 1000) : 0;
     if (json) {
         nlohmann::json by = nlohmann::json::object();

@@ -286,6 +286,9 @@ void DashboardModel::maybeRefreshExact()
     const bool own = usesOwnExact(s);
     if (!own && !s.exactDue)
         return;
+    // A read-only server (a standby, a primary being demoted) stores nothing: its writers do.
+    if (!own && m_session->serverInfo().readOnly)
+        return;
     if (own && m_ownExact && m_ownExactAt.isValid() && m_ownExactAt.elapsed() < m_ownExact->periodSeconds * 1000)
         return;
     idem::StatsOptions options;

@@ -35,6 +35,7 @@ namespace {
             return FailureKind::Tls;
         case idem::ConnectErrorKind::Timeout:
             return FailureKind::Timeout;
+        case idem::ConnectErrorKind::ReadOnly: // the console connects to standbys too: never refused as such
         case idem::ConnectErrorKind::Other:
             break;
         }
@@ -83,6 +84,10 @@ struct DatabaseWorker::Connection {
     idem::SchemaName schema;
     QString displayConninfo;
     bool pooler = false; // ServerInfo::pooler: nothing may be set for the session
+    // Transactions were read-only when it was opened (a standby watched on purpose). A connection
+    // opened writable that meets a read-only refusal was on a primary since demoted: it is
+    // replaced, so that the reconnect finds the primary (a multi-host conninfo, a proxy).
+    bool readOnlyAtOpen = false;
 };
 
 DatabaseWorker::DatabaseWorker() = default;
@@ -107,6 +112,12 @@ template <typename F> void DatabaseWorker::guarded(quint64 requestId, F&& body)
         failure.kind = FailureKind::Query;
         failure.sqlstate = sqlstateOf(e);
         failure.message = serverMessage(e.what());
+        if (idem::isReadOnlyRefusal(e) && m_db && !m_db->readOnlyAtOpen) {
+            // A switchover demoted this server under the console: a state to leave, like a lost
+            // connection (the session reconnects); Failure::text() says it in words.
+            m_db.reset();
+            failure.kind = FailureKind::ConnectionLost;
+        }
     } catch (const idem::MigrationRefused& e) {
         failure.kind = FailureKind::MigrationRefused;
         failure.message = trimmed(e.what());
@@ -133,7 +144,9 @@ void DatabaseWorker::open(quint64 requestId, const ConnectionSettings& settings)
         db->displayConninfo = q(storableConninfo(settings));
         db->conn = idem::connect(effectiveConninfo(settings), { "idem-console" });
         m_db = std::move(db);
-        Q_EMIT opened(inspect(requestId));
+        const ServerInfo info = inspect(requestId);
+        m_db->readOnlyAtOpen = info.readOnly;
+        Q_EMIT opened(info);
     });
 }
 
@@ -169,7 +182,8 @@ ServerInfo DatabaseWorker::inspect(quint64 requestId)
             "       (SELECT cipher FROM pg_stat_ssl WHERE pid = pg_backend_pid()),"
             "       (extract(epoch FROM now()) * 1000)::bigint,"
             "       pg_backend_pid(), pg_is_in_recovery(),"
-            "       current_setting('synchronous_standby_names'), current_setting('synchronous_commit')",
+            "       current_setting('synchronous_standby_names'), current_setting('synchronous_commit'),"
+            "       current_setting('default_transaction_read_only')",
             schema.qualify("task_idempotency"), schema.name());
         const auto row = r[0];
         info.serverVersion = q(row[0].as<std::string>());
@@ -190,6 +204,8 @@ ServerInfo DatabaseWorker::inspect(quint64 requestId)
         info.inRecovery = row[11].as<bool>();
         info.synchronousStandbyNames = q(row[12].as<std::string>());
         info.synchronousCommit = q(row[13].as<std::string>());
+        // Asked as a setting: this read-only transaction's own transaction_read_only is on anyway.
+        info.readOnly = info.inRecovery || row[14].as<std::string>() == "on";
         m_db->pooler = info.pooler;
     }
     try {

@@ -135,8 +135,8 @@ void LatencyWatch::refreshNow()
     idem::LatencyQuery byOperation = perMinute;
     byOperation.byOperation = true;
     byOperation.perMinute = false;
-    // A standby cannot fold: it reads what its primary's readers folded.
-    const bool rollup = !m_session->serverInfo().inRecovery;
+    // A standby (or any read-only server) cannot fold: it reads what its primary's readers folded.
+    const bool rollup = !m_session->serverInfo().readOnly;
     const int generation = m_generation;
     auto job = [perMinute, byOperation, rollup, generation](pqxx::connection& conn, const idem::SchemaName& schema) {
         LatencyReading out;

@@ -22,6 +22,10 @@ QString ServerInfo::replicationText() const
     if (inRecovery)
         return QCoreApplication::translate("idem::console::ServerInfo",
             "this server is a standby: it replays what its primary wrote, figures are as of its replay point");
+    if (readOnly)
+        return QCoreApplication::translate("idem::console::ServerInfo",
+            "this server is read-only (default_transaction_read_only is on): it is not the primary, or is being "
+            "demoted; recovery actions and pauses need the primary");
     if (synchronousStandbyNames.trimmed().isEmpty())
         return QCoreApplication::translate("idem::console::ServerInfo",
             "asynchronous (synchronous_standby_names is empty): a commit does not wait for any standby, so "
@@ -95,8 +99,16 @@ QString Failure::text() const
     case FailureKind::BadSchemaName:
         return QCoreApplication::translate("idem::console::Failure", "The schema name is not valid: %1").arg(message);
     case FailureKind::ConnectionLost:
+        if (sqlstate == QLatin1String("25006"))
+            return QCoreApplication::translate("idem::console::Failure",
+                "The server is read-only now: it is not the primary any more (a switchover or a failover). %1")
+                .arg(message);
         return QCoreApplication::translate("idem::console::Failure", "The connection was lost: %1").arg(message);
     case FailureKind::Query:
+        if (sqlstate == QLatin1String("25006"))
+            return QCoreApplication::translate("idem::console::Failure",
+                "The server is read-only (a standby, or not the primary): this needs the primary. %1")
+                .arg(message);
         return QCoreApplication::translate("idem::console::Failure", "A query failed%1: %2").arg(state, message);
     case FailureKind::MigrationRefused:
         return QCoreApplication::translate("idem::console::Failure", "Migration refused, nothing was changed: %1")

@@ -38,6 +38,9 @@ struct ServerInfo {
     // SET LOCAL and every statement unnamed, as transaction pooling needs.
     bool pooler = false;
     bool inRecovery = false; // a standby
+    // New transactions are read-only: a standby, or default_transaction_read_only = on (a primary
+    // being demoted, or set so). Nothing the console writes (actions, roll-ups) can land there.
+    bool readOnly = false;
     QString synchronousStandbyNames; // empty: commits do not wait for any standby
     QString synchronousCommit; // on, remote_apply, remote_write, local, off
     // The replication mode in a sentence an operator can act on.

@@ -1356,6 +1356,14 @@ Check the SSL mode and that the root certificate is the one that signed the serv
         <source>%1 Reconnecting in %2 s.</source>
         <translation>%1 %2 秒后重新连接。</translation>
     </message>
+    <message>
+        <source>The server is read-only now: it is not the primary any more (a switchover or a failover). %1</source>
+        <translation>服务器现在是只读的：它已不再是主库（发生了切换或故障转移）。%1</translation>
+    </message>
+    <message>
+        <source>The server is read-only (a standby, or not the primary): this needs the primary. %1</source>
+        <translation>服务器是只读的（备库，或不是主库）：此操作需要主库。%1</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::IntegrityNotice</name>
@@ -2020,6 +2028,10 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>asynchronous for this role&apos;s commits (synchronous_commit = %1, although synchronous_standby_names is %2): a failover can forget an acknowledged success</source>
         <translation>此角色的提交为异步（synchronous_commit = %1，尽管 synchronous_standby_names 为 %2）：故障切换可能遗忘已确认的成功</translation>
+    </message>
+    <message>
+        <source>this server is read-only (default_transaction_read_only is on): it is not the primary, or is being demoted; recovery actions and pauses need the primary</source>
+        <translation>此服务器是只读的（default_transaction_read_only 为 on）：它不是主库，或正在被降级；恢复操作和暂停需要主库</translation>
     </message>
 </context>
 <context>

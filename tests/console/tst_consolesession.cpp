@@ -1,6 +1,9 @@
 #include <QtTest>
 
 #include <QElapsedTimer>
+#include <QSignalSpy>
+
+#include <optional>
 #include <pqxx/pqxx>
 
 #include "core/connection.h"
@@ -30,6 +33,7 @@ private Q_SLOTS:
     void jobErrorKeepsConnection();
     void cancelledJobNeverRuns();
     void lostConnectionFailsPendingJobs();
+    void readOnlyServerIsAStateNotAFailure();
 
 private:
     static ConnectionSettings settingsFor(const std::string& dsn);
@@ -294,6 +298,77 @@ void TestConsoleSession::lostConnectionFailsPendingJobs()
     session.submit([](pqxx::connection&, const idem::SchemaName&) { return QVariant(2); }, &context,
         [&done](const QVariant&) { done = true; });
     QTRY_VERIFY_WITH_TIMEOUT(done, 20000);
+}
+
+// Issue 29: a connection opened on a writable server that meets a read-only refusal (SQLSTATE
+// 25006: a switchover demoted it) is left, in words, and the session reconnects; one opened on a
+// read-only server (a standby watched on purpose) shows it as a state, and a write there fails
+// in words with the connection kept.
+void TestConsoleSession::readOnlyServerIsAStateNotAFailure()
+{
+    idem::test::ScratchDatabase db("console_readonly");
+    auto admin = db.connect(); // opened before the database turns read-only: stays writable
+    ConsoleSession session;
+    QSignalSpy sessionFailures(&session, &ConsoleSession::failed);
+    session.connectTo(settingsFor(db.dsn()));
+    QTRY_COMPARE_WITH_TIMEOUT(session.state(), State::Connected, 20000);
+    QVERIFY(!session.serverInfo().readOnly);
+    QVERIFY(!session.serverInfo().replicationText().contains(QLatin1String("read-only")));
+
+    QObject context;
+    const auto write = [](pqxx::connection& c, const idem::SchemaName&) {
+        pqxx::work w(c);
+        w.exec("CREATE TABLE console_wrote (x int)");
+        w.commit();
+        return QVariant();
+    };
+    // The server turns read-only under the console: its session at once (as a reload of the
+    // setting does), new sessions too.
+    bool flipped = false;
+    session.submit(
+        [](pqxx::connection& c, const idem::SchemaName&) {
+            pqxx::nontransaction(c).exec("SET default_transaction_read_only = on");
+            return QVariant();
+        },
+        &context, [&flipped](const QVariant&) { flipped = true; });
+    QTRY_VERIFY_WITH_TIMEOUT(flipped, 20000);
+    pqxx::nontransaction(*admin).exec("ALTER DATABASE \"" + db.name() + "\" SET default_transaction_read_only = on");
+
+    std::optional<Failure> demoted;
+    session.submit(write, &context, {}, [&demoted](const Failure& f) { demoted = f; });
+    QTRY_VERIFY_WITH_TIMEOUT(demoted.has_value(), 20000);
+    QCOMPARE(demoted->kind, FailureKind::ConnectionLost);
+    QVERIFY2(demoted->text().startsWith(QLatin1String("The server is read-only now: it is not the primary any more")),
+        qPrintable(demoted->text()));
+    QVERIFY2(!demoted->text().contains(QLatin1String("SQLSTATE")), qPrintable(demoted->text()));
+    // The session left it and reconnected by itself, onto the (still) read-only server.
+    QTRY_VERIFY_WITH_TIMEOUT(sessionFailures.count() >= 1, 20000);
+    QVERIFY2(
+        sessionFailures.first().first().value<Failure>().textWithRetry().contains(QLatin1String("Reconnecting in")),
+        qPrintable(sessionFailures.first().first().value<Failure>().textWithRetry()));
+    QTRY_COMPARE_WITH_TIMEOUT(session.state(), State::Connected, 20000);
+    QVERIFY(session.serverInfo().readOnly);
+    QVERIFY(!session.serverInfo().inRecovery);
+    QVERIFY2(session.serverInfo().replicationText().contains(QLatin1String("read-only")),
+        qPrintable(session.serverInfo().replicationText()));
+
+    // Read-only from the start: a state. A write fails in words; the connection stays.
+    const int failuresBefore = sessionFailures.count();
+    std::optional<Failure> refused;
+    session.submit(write, &context, {}, [&refused](const Failure& f) { refused = f; });
+    QTRY_VERIFY_WITH_TIMEOUT(refused.has_value(), 20000);
+    QCOMPARE(refused->kind, FailureKind::Query);
+    QVERIFY2(refused->text().startsWith(QLatin1String("The server is read-only (a standby, or not the primary): this "
+                                                      "needs the primary.")),
+        qPrintable(refused->text()));
+    QVERIFY2(!refused->text().contains(QLatin1String("SQLSTATE")), qPrintable(refused->text()));
+    bool read = false;
+    session.submit([](pqxx::connection&, const idem::SchemaName&) { return QVariant(3); }, &context,
+        [&read](const QVariant&) { read = true; });
+    QTRY_VERIFY_WITH_TIMEOUT(read, 20000);
+    QCOMPARE(session.state(), State::Connected);
+    QCOMPARE(sessionFailures.count(), failuresBefore);
+    pqxx::nontransaction(*admin).exec("ALTER DATABASE \"" + db.name() + "\" RESET default_transaction_read_only");
 }
 
 QTEST_MAIN(TestConsoleSession)

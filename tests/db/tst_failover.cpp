@@ -37,6 +37,7 @@ private Q_SLOTS:
     void synchronousFailoverLosesNothing();
     void asynchronousFailoverReportsLostSuccesses();
     void standbyLagByLsnWhenCaughtUp();
+    void demoThroughAReadOnlyFlipLosesNothing();
 
 private:
     // Runs the demo across a failover and returns its JSON summary (and its exit code).
@@ -210,6 +211,95 @@ void TestFailover::standbyLagByLsnWhenCaughtUp()
     QTRY_VERIFY2_WITH_TIMEOUT(dashboard.freshnessText().contains(QStringLiteral("behind its primary")),
         qPrintable(dashboard.freshnessText()), 15000);
     pqxx::nontransaction(s).exec("SELECT pg_wal_replay_resume()");
+}
+
+// Issue 29 item 2: the server turns read-only under the running demo, as a primary demoted by a
+// switchover does (its open sessions' next writes refused with SQLSTATE 25006), and its sessions
+// are then cut, so that the workers reconnect to a read-only server, until it takes writes again.
+// The workers say so in words, reconnect and retry (a claim again, a completion fenced with the
+// same token, a key whose lease expired meanwhile taken over): nothing is dropped, no key is left
+// processing, and the verdict is what the database holds.
+void TestFailover::demoThroughAReadOnlyFlipLosesNothing()
+{
+    auto server = LocalCluster::primary();
+    QVERIFY2(server->problem().isEmpty(), qPrintable(server->problem()));
+    auto admin = std::make_unique<pqxx::connection>(server->dsn());
+    idem::migrate(*admin, { idem::SchemaName(), false });
+    const auto scalar
+        = [&](const std::string& sql) { return pqxx::nontransaction(*admin).exec(sql)[0][0].as<long long>(); };
+
+    QProcess demo;
+    demo.setProcessEnvironment(idem::test::cleanEnvironment());
+    demo.start(idem::test::idemctlPath(),
+        { QStringLiteral("demo"), QStringLiteral("--dsn"), QString::fromStdString(server->dsn()),
+            QStringLiteral("--json"), QStringLiteral("--quiet"), QStringLiteral("--duration"), QStringLiteral("12"),
+            QStringLiteral("--workers"), QStringLiteral("4"), QStringLiteral("--rate"), QStringLiteral("200"),
+            QStringLiteral("--lease-ms"), QStringLiteral("1000"), QStringLiteral("--slow-ms"), QStringLiteral("300"),
+            QStringLiteral("--slow-rate"), QStringLiteral("0.2"), QStringLiteral("--die-rate"), QStringLiteral("0"),
+            QStringLiteral("--stale-rate"), QStringLiteral("0") });
+    QVERIFY(demo.waitForStarted());
+    QTRY_VERIFY_WITH_TIMEOUT(
+        scalar("SELECT count(*) FROM idem.task_idempotency WHERE status = 'succeeded'") >= 50, 30000);
+
+    // Read-only for every session at its next transaction: claims, fences and completions of
+    // the workers' open connections are refused.
+    QVERIFY2(
+        server->reconfigure({ QStringLiteral("default_transaction_read_only = on") }), qPrintable(server->problem()));
+    QTRY_COMPARE_WITH_TIMEOUT(pqxx::nontransaction(*admin)
+                                  .exec("SELECT current_setting('default_transaction_read_only')")[0][0]
+                                  .as<std::string>(),
+        std::string("on"), 10000);
+    QThread::msleep(1000);
+    const std::string records = "SELECT count(*) FROM idem.task_idempotency";
+    const long long readOnlyAt = scalar(records);
+    // The node restarts as a standby would: the sessions are cut; new ones are read-only too.
+    pqxx::nontransaction(*admin).exec(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'idemctl demo%'");
+    // Longer than a lease: the keys claimed before the flip wait for a takeover or their fence.
+    QThread::msleep(2000);
+    const long long during = scalar(records);
+    QVERIFY2(
+        server->reconfigure({ QStringLiteral("default_transaction_read_only = off") }), qPrintable(server->problem()));
+
+    const CliRun run = idem::test::finishProcess(demo, 90000);
+    QJsonParseError error;
+    const QJsonObject summary = QJsonDocument::fromJson(run.out.toUtf8(), &error).object();
+    QVERIFY2(error.error == QJsonParseError::NoError, qPrintable(describe(run)));
+    const QByteArray text = QJsonDocument(summary).toJson(QJsonDocument::Compact);
+    qInfo("%s", text.constData());
+    // Said in words, not as a bare SQLSTATE; not as libpqxx's "client encoding" either.
+    QVERIFY2(run.err.contains(QStringLiteral("the server is read-only (not the primary)")), qPrintable(run.err));
+    QVERIFY2(run.err.contains(QStringLiteral("; reconnecting")), qPrintable(run.err));
+    QVERIFY2(!run.err.contains(QStringLiteral("SQLSTATE")), qPrintable(run.err));
+    QVERIFY2(!run.err.contains(QStringLiteral("client encoding")), qPrintable(run.err));
+    const QJsonObject events = summary.value(QStringLiteral("events")).toObject();
+    QVERIFY2(events.value(QStringLiteral("not_primary")).toInteger() > 0, text.constData());
+    QCOMPARE(events.value(QStringLiteral("errors")).toInteger(), 0);
+    QCOMPARE(summary.value(QStringLiteral("dropped_requests")).toInteger(), 0);
+    QCOMPARE(summary.value(QStringLiteral("stuck_keys")).toInteger(), 0);
+    // Nothing was written while read-only, and the work went on after it.
+    QCOMPARE(during, readOnlyAt);
+    QVERIFY(scalar(records) > during);
+
+    // The verdict is the database's: no key left processing (every one was retried or taken
+    // over), the summary's record states are the table's, and every acknowledged success is there.
+    const std::string run_ = summary.value(QStringLiteral("run")).toString().toStdString();
+    const std::string mine = " WHERE split_part(idempotency_key, ':', 3) LIKE 'order-" + run_ + "-%'";
+    QCOMPARE(scalar("SELECT count(*) FROM idem.task_idempotency" + mine + " AND status = 'processing'"), 0LL);
+    QCOMPARE(summary.value(QStringLiteral("expired_leases")).toInteger(), 0);
+    const QJsonObject states = summary.value(QStringLiteral("states")).toObject();
+    for (const char* status : { "succeeded", "failed", "retryable_failed", "processing" })
+        QCOMPARE(states.value(QLatin1String(status)).toInteger(),
+            scalar("SELECT count(*) FROM idem.task_idempotency" + mine + " AND status = '" + status + "'"));
+    const QJsonObject ledger = summary.value(QStringLiteral("ledger")).toObject();
+    QVERIFY2(ledger.value(QStringLiteral("acknowledged")).toInteger() > 50, text.constData());
+    QCOMPARE(ledger.value(QStringLiteral("lost_acknowledged")).toInteger(), 0);
+    QCOMPARE(ledger.value(QStringLiteral("reexecuted_after_ack")).toInteger(), 0);
+    QCOMPARE(scalar("SELECT count(*) FROM (SELECT idempotency_key FROM idem.demo_orders_effects GROUP BY 1"
+                    " HAVING count(*) > 1) d"),
+        0LL);
+    QVERIFY2(summary.value(QStringLiteral("clean")).toBool(), text.constData());
+    QCOMPARE(run.exitCode, 0);
 }
 
 QTEST_MAIN(TestFailover)

@@ -68,6 +68,7 @@ private Q_SLOTS:
     void twoAtOnce();
     void raceWithClaimsCompletionsAndActions();
     void killedThenResumed();
+    void lostConnectionReconnectsAndFinishes();
     void dryRunChangesNothing();
     void failedScheduledPurgeReleasesItsLock();
 
@@ -440,6 +441,48 @@ void TestPurge::killedThenResumed()
         4000);
     const auto chain = idem::verifyChain(*m_owner, idem::SchemaName());
     QVERIFY2(chain.ok(), chain.detail.c_str());
+}
+
+// Issue 29: the purge's session ends mid-run (a failover, a terminated backend): it says so in
+// words, not as libpqxx's "Could not obtain client encoding", reconnects and carries on as a new
+// run, which closes the cut one as abandoned; every due row is removed, each counted once.
+void TestPurge::lostConnectionReconnectsAndFinishes()
+{
+    plantSucceeded(*m_owner, "lost-", 3000, 40);
+    plantSucceeded(*m_owner, "stay-", 50, 2);
+    QProcess p;
+    p.setProcessEnvironment(idem::test::cleanEnvironment());
+    p.start(idem::test::idemctlPath(),
+        { QStringLiteral("purge"), QStringLiteral("--batch"), QStringLiteral("20"), QStringLiteral("--duty"),
+            QStringLiteral("0.05"), QStringLiteral("--pause-ms"), QStringLiteral("20"), QStringLiteral("--json"),
+            QStringLiteral("--dsn"), QString::fromStdString(m_db->dsn()) });
+    QVERIFY(p.waitForStarted());
+    QVERIFY(idem::test::waitUntil(
+        [&] {
+            return count(*m_owner,
+                       "SELECT coalesce(max(rows_removed), 0) FROM idem.idem_purge_runs WHERE state = 'running'")
+                >= 200;
+        },
+        30s));
+    const auto cutRun = count(*m_owner, "SELECT max(id) FROM idem.idem_purge_runs");
+    QCOMPARE(count(*m_owner,
+                 "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                 " WHERE application_name = 'idemctl purge' AND datname = current_database()"),
+        1);
+    const auto run = idem::test::finishProcess(p, 120000);
+    QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
+    QVERIFY2(run.err.contains(QLatin1String("idemctl purge: lost the connection to the database server: ")),
+        qPrintable(idem::test::describe(run)));
+    QVERIFY2(run.err.contains(QLatin1String("; reconnecting (the next run closes the cut one as abandoned)")),
+        qPrintable(idem::test::describe(run)));
+    QVERIFY2(!run.err.contains(QLatin1String("client encoding")), qPrintable(idem::test::describe(run)));
+    const auto j = QJsonDocument::fromJson(run.out.toUtf8()).object();
+    const auto cut
+        = count(*m_owner, "SELECT rows_removed FROM idem.idem_purge_runs WHERE id = " + std::to_string(cutRun));
+    QCOMPARE(scalar(*m_owner, "SELECT state FROM idem.idem_purge_runs WHERE id = $1", cutRun), "abandoned");
+    QVERIFY(j.value(QStringLiteral("run_id")).toInteger() > cutRun);
+    QCOMPARE(j.value(QStringLiteral("rows_removed")).toInteger() + cut, 3000);
+    QCOMPARE(count(*m_owner, "SELECT count(*) FROM idem.task_idempotency"), 50);
 }
 
 // A scheduled purge cancelled by its statement timeout, in a session that lives on (a pooled
