@@ -7,6 +7,8 @@
 #include <QTemporaryDir>
 #include <QThread>
 
+#include <memory>
+
 #include <pqxx/pqxx>
 
 #include "schema/migrate.h"
@@ -78,19 +80,27 @@ class TestPatroni : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void initTestCase();
+    void cleanupTestCase();
     void synchronousSwitchoverAndLeaderKillLoseNothing();
     void verifyAcrossASwitchover();
+
+private:
+    // One cluster, synchronous, for both: each test starts from whatever member leads then.
+    std::unique_ptr<PatroniCluster> m_cluster;
 };
 
 void TestPatroni::initTestCase()
 {
     QVERIFY2(!qEnvironmentVariable("IDEM_SOURCE_DIR").isEmpty(), "IDEM_SOURCE_DIR is not set (run through ctest)");
+    m_cluster = std::make_unique<PatroniCluster>(true);
+    QVERIFY2(m_cluster->problem().isEmpty(), qPrintable(m_cluster->problem()));
 }
+
+void TestPatroni::cleanupTestCase() { m_cluster.reset(); }
 
 void TestPatroni::synchronousSwitchoverAndLeaderKillLoseNothing()
 {
-    PatroniCluster cluster(true);
-    QVERIFY2(cluster.problem().isEmpty(), qPrintable(cluster.problem()));
+    auto& cluster = *m_cluster;
     const QString dsn = cluster.dsn();
     {
         pqxx::connection c(dsn.toStdString());
@@ -126,9 +136,14 @@ void TestPatroni::synchronousSwitchoverAndLeaderKillLoseNothing()
     QVERIFY2(ledger.value(QStringLiteral("acknowledged")).toInteger() > 100, qPrintable(describe(run)));
     QCOMPARE(ledger.value(QStringLiteral("lost_acknowledged")).toInteger(), 0);
     QCOMPARE(ledger.value(QStringLiteral("reexecuted_after_ack")).toInteger(), 0);
-    // No lease left stuck: keys claimed just before an event were taken over and finished.
-    QCOMPARE(summary.value(QStringLiteral("expired_leases")).toInteger(), 0);
-    QCOMPARE(count(dsn, "SELECT count(*) FROM idem.task_idempotency WHERE status = 'processing' AND lease_until < now()"), 0);
+    // No lease left stuck: a key claimed just before an event was claimed again (or taken over)
+    // by its client, never given up; what is processing with an expired lease at the end is only
+    // what the clients were still asking about when the run stopped (queued for a retry at exit).
+    QCOMPARE(summary.value(QStringLiteral("stuck_keys")).toInteger(), 0);
+    QCOMPARE(summary.value(QStringLiteral("dropped_requests")).toInteger(), 0);
+    QVERIFY2(count(dsn, "SELECT count(*) FROM idem.task_idempotency WHERE status = 'processing' AND lease_until < now()")
+            <= summary.value(QStringLiteral("pending_retries")).toInteger(),
+        qPrintable(describe(run)));
     QVERIFY2(summary.value(QStringLiteral("clean")).toBool(), qPrintable(describe(run)));
     QCOMPARE(run.exitCode, 0);
     // What the workers said, in words: never libpqxx's "client encoding" text or a bare SQLSTATE.
@@ -138,8 +153,9 @@ void TestPatroni::synchronousSwitchoverAndLeaderKillLoseNothing()
 
 void TestPatroni::verifyAcrossASwitchover()
 {
-    PatroniCluster cluster(true);
-    QVERIFY2(cluster.problem().isEmpty(), qPrintable(cluster.problem()));
+    auto& cluster = *m_cluster;
+    const CliRun leading = cluster.command(QStringLiteral("wait-leader"));
+    QVERIFY2(leading.exitCode == 0, qPrintable(describe(leading)));
     const QString dsn = cluster.dsn();
     QProcess verify;
     verify.setProcessEnvironment(idem::test::cleanEnvironment());
