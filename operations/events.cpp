@@ -19,31 +19,49 @@ namespace {
     {
         tx.exec("SELECT pg_catalog.set_config('search_path', 'pg_catalog', true)");
     }
+
+    // Bad input is refused before any I/O.
+    void checkQuery(std::int64_t fromUs, std::int64_t toUs, const std::string& tenant, const std::string& operation,
+        int limit)
+    {
+        if (toUs < fromUs || toUs - fromUs > 31LL * 24 * 3600 * 1000000)
+            throw std::invalid_argument("an event window is 0 to 31 days long");
+        if (limit < 1 || limit > 10000)
+            throw std::invalid_argument("an event list holds 1 to 10000 events, not " + std::to_string(limit));
+        for (const auto* name : { &tenant, &operation })
+            if (!name->empty() && !validPauseName(*name))
+                throw std::invalid_argument("'" + *name + "' is not a tenant or operation name");
+    }
 } // namespace
 
 std::vector<Event> listEvents(pqxx::connection& conn, const SchemaName& schema, std::int64_t fromUs, std::int64_t toUs,
     const std::string& tenant, const std::string& operation, int limit)
 {
-    if (toUs < fromUs || toUs - fromUs > 31LL * 24 * 3600 * 1000000)
-        throw std::invalid_argument("an event window is 0 to 31 days long");
-    if (limit < 1 || limit > 10000)
-        throw std::invalid_argument("an event list holds 1 to 10000 events, not " + std::to_string(limit));
-    for (const auto* name : { &tenant, &operation })
-        if (!name->empty() && !validPauseName(*name))
-            throw std::invalid_argument("'" + *name + "' is not a tenant or operation name");
+    checkQuery(fromUs, toUs, tenant, operation, limit);
     pqxx::read_transaction tx(conn);
+    auto out = listEvents(tx, schema, fromUs, toUs, tenant, operation, limit);
+    tx.commit();
+    return out;
+}
+
+std::vector<Event> listEvents(pqxx::transaction_base& tx, const SchemaName& schema, std::int64_t fromUs,
+    std::int64_t toUs, const std::string& tenant, const std::string& operation, int limit)
+{
+    checkQuery(fromUs, toUs, tenant, operation, limit);
+    // The caller's transaction goes on after this read: its path is put back as it was.
+    const auto path = tx.exec("SELECT pg_catalog.current_setting('search_path')")[0][0].as<std::string>();
     catalogPath(tx);
     const auto r = tx.exec_params("SELECT e.id, " + updatedAtMicrosSql("e.at")
             + ", e.action, e.tenant, e.operation, e.actor, e.text, e.worker, e.old_version, e.new_version FROM "
             + schema.qualify("idem_events") + "(" + microsParamSql(1) + ", " + microsParamSql(2) + ", $3, $4, $5) e",
         fromUs, toUs, orNull(tenant), orNull(operation), limit);
-    tx.commit();
     std::vector<Event> out;
     const auto text = [](const pqxx::field& f) { return f.is_null() ? std::string() : f.as<std::string>(); };
     for (const auto& row : r)
         out.push_back({ row[0].as<std::int64_t>(), row[1].as<std::int64_t>(), row[2].as<std::string>(),
             row[3].as<std::string>(), row[4].as<std::string>(), row[5].as<std::string>(), row[6].as<std::string>(),
             text(row[7]), text(row[8]), text(row[9]) });
+    tx.exec_params("SELECT pg_catalog.set_config('search_path', $1, true)", path);
     return out;
 }
 

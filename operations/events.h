@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <pqxx/connection>
+#include <pqxx/transaction_base>
 
 #include "core/identifier.h"
 
@@ -35,6 +36,9 @@ struct Event {
 // events always concern them), oldest first, at most `limit` (1 to 10000). Needs idem_reader.
 std::vector<Event> listEvents(pqxx::connection& conn, const SchemaName& schema, std::int64_t fromUs, std::int64_t toUs,
     const std::string& tenant = {}, const std::string& operation = {}, int limit = 1000);
+// The same in a transaction the caller holds (an incident snapshot's REPEATABLE READ read).
+std::vector<Event> listEvents(pqxx::transaction_base& tx, const SchemaName& schema, std::int64_t fromUs,
+    std::int64_t toUs, const std::string& tenant = {}, const std::string& operation = {}, int limit = 1000);
 
 struct Annotation {
     std::string text; // the recovery actions' reason rules (validateReasonAndActor)

@@ -1180,6 +1180,72 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
     </message>
 </context>
 <context>
+    <name>idem::console::EventMarks</name>
+    <message numerus="yes">
+        <source>… and %n more</source>
+        <translation>
+            <numerusform>……另有 %n 个</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1 %2</source>
+        <translation>%1 %2</translation>
+    </message>
+    <message>
+        <source>Marks at the top: events that explain a change (hover one for when, who and why): %1; a number: that many events close together.</source>
+        <translation>顶部的标记：解释变化的事件（悬停可查看时间、操作人和原因）：%1；数字：相距很近的若干事件。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n event(s)</source>
+        <translation>
+            <numerusform>%n 个事件</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::EventWatch</name>
+    <message>
+        <source>annotation</source>
+        <translation>注释</translation>
+    </message>
+    <message>
+        <source>deploy</source>
+        <translation>部署</translation>
+    </message>
+    <message>
+        <source>failover</source>
+        <translation>故障切换</translation>
+    </message>
+    <message>
+        <source>intake paused</source>
+        <translation>接收已暂停</translation>
+    </message>
+    <message>
+        <source>intake resumed</source>
+        <translation>接收已恢复</translation>
+    </message>
+    <message>
+        <source>requeued</source>
+        <translation>已重新入队</translation>
+    </message>
+    <message>
+        <source>lease released</source>
+        <translation>租约已释放</translation>
+    </message>
+    <message>
+        <source>marked failed</source>
+        <translation>已标记为失败</translation>
+    </message>
+    <message>
+        <source>retention changed</source>
+        <translation>保留期已更改</translation>
+    </message>
+    <message>
+        <source>purged</source>
+        <translation>已清理</translation>
+    </message>
+</context>
+<context>
     <name>idem::console::ExportDialog</name>
     <message>
         <source>Browse…</source>
@@ -1447,6 +1513,18 @@ Check the SSL mode and that the root certificate is the one that signed the serv
     <message>
         <source>time to success</source>
         <translation>成功耗时</translation>
+    </message>
+    <message>
+        <source>This snapshot carries no latency figures (taken before schema version 17, or by an older Idem).</source>
+        <translation>此快照不含延迟数据（取自模式版本 17 之前，或由较旧的 Idem 生成）。</translation>
+    </message>
+    <message>
+        <source>intake paused</source>
+        <translation>接收已暂停</translation>
+    </message>
+    <message>
+        <source>An amber band: intake of this scope was paused (claims turned away).</source>
+        <translation>琥珀色区带：此范围的接收已暂停（认领被拒）。</translation>
     </message>
 </context>
 <context>

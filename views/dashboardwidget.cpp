@@ -21,6 +21,7 @@
 
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
+#include "models/eventwatch.h"
 #include "models/latencywatch.h"
 #include "models/pausewatch.h"
 #include "views/chartpanel.h"
@@ -163,8 +164,11 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
         const auto& s = m_model->settings();
         m_latency->setScope(s.windowMinutes, s.tenant, s.operation);
         connect(m_latency, &LatencyWatch::changed, this, [this] { refreshLatency(true); });
+        m_events = new EventWatch(monitor, this);
+        m_events->setScope(s.windowMinutes, s.tenant, s.operation);
+        connect(m_events, &EventWatch::changed, this, [this] { m_charts->setEvents(m_events->events()); });
     } else {
-        // A snapshot carries no latency figures yet: neither tile nor chart.
+        // A snapshot's figures come with showSnapshotExtras(), if it carries any.
         m_latencyTile->hide();
         m_charts->latency()->hide();
     }
@@ -221,6 +225,10 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
             m_latency->setScope(s.windowMinutes, s.tenant, s.operation);
             refreshLatency(true);
         }
+        if (m_events) {
+            const auto& s = m_model->settings();
+            m_events->setScope(s.windowMinutes, s.tenant, s.operation);
+        }
     });
     connect(m_model, &DashboardModel::alert, this, &DashboardWidget::showAlert);
     refreshView();
@@ -256,6 +264,7 @@ void DashboardWidget::changeEvent(QEvent* event)
         retranslateControls();
         refreshView(); // status, freshness and tile tooltips in the new language
         refreshLatency(true); // the chart's note, written from the watch's words
+        refreshSnapshotLatency();
         refreshAlerts();
     }
     QWidget::changeEvent(event);
@@ -423,9 +432,37 @@ void DashboardWidget::refreshLatency(bool chart)
         m_charts->latency()->setData(*m_latency, s.operation);
 }
 
+void DashboardWidget::showSnapshotExtras(const std::optional<LatencyReading>& latency, std::vector<ChartEvent> events)
+{
+    m_snapshotLatency = latency;
+    m_charts->latency()->setSnapshot(latency, m_model->settings().operation);
+    m_charts->latency()->show();
+    m_latencyTile->setVisible(latency.has_value());
+    refreshSnapshotLatency();
+    m_charts->setEvents(std::move(events));
+}
+
+void DashboardWidget::refreshSnapshotLatency()
+{
+    if (!m_snapshotLatency)
+        return;
+    const auto& s = m_model->settings();
+    const LatencyState state { &*m_snapshotLatency, s.windowMinutes, QString(), QString() };
+    m_latencyTile->setValue(latencyWorstTile(state, s.worstP95Run), false, QString());
+    m_latencyTile->setTexts(tr("Worst p95 run time"), latencyWorstTileToolTip(state, s.worstP95Run));
+}
+
 void DashboardWidget::refreshView()
 {
     const bool stale = m_model->freshness() != DashboardModel::Freshness::Live;
+    // Every event the marks show is an audit entry (deploys aside, read once a minute): a new
+    // head means new marks, read now rather than at the next minute.
+    if (m_events && m_model->latest()) {
+        const qint64 head = m_model->latest()->stats.auditHeadId;
+        if (m_auditHead && *m_auditHead != head)
+            m_events->refreshNow();
+        m_auditHead = head;
+    }
     const auto& s = m_model->settings();
     const QString asOfLine = m_model->isStatic() && m_model->latest()
         ? QStringLiteral("\n") + tr("As of %1 (snapshot).").arg(snapshotTime(m_model->latest()->serverNowMs))
