@@ -11,6 +11,7 @@
 #include <pqxx/pqxx>
 
 #include "models/consolesession.h"
+#include "models/dashboardpolling.h"
 #include "models/tilepresenter.h"
 #include "models/visibletext.h"
 #include "operations/latency.h"
@@ -214,6 +215,11 @@ void LatencyWatch::refreshNow()
             }
         });
     m_pending = *id;
+    // Three statements of 5 s at most: on a server that does not answer them at all (a stopped
+    // backend) the session cancels the read, then cuts the connection, as it does a tick (the
+    // dashboard's tick would otherwise wait behind it without a bound).
+    if (m_pending)
+        m_session->bound(m_pending, { DashboardPolling::cancelAfter(15000), DashboardPolling::cutAfter(15000) });
 }
 
 void LatencyWatch::armNext(std::optional<qint64> previousFoldedToMs)

@@ -4,6 +4,7 @@
 #include <QDateTime>
 
 #include "models/consolesession.h"
+#include "models/dashboardpolling.h"
 #include "models/visibletext.h"
 
 namespace idem::console {
@@ -96,6 +97,10 @@ void PauseWatch::refreshNow()
             schedule();
         });
     m_pending = *id;
+    // One statement under the monitor connection's statement timeout (5 s): bounded as a tick
+    // is on a server that does not answer at all, which the tick would otherwise wait behind.
+    if (m_pending)
+        m_session->bound(m_pending, { DashboardPolling::cancelAfter(5000), DashboardPolling::cutAfter(5000) });
 }
 
 void PauseWatch::schedule()
