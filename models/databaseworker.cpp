@@ -91,7 +91,13 @@ struct DatabaseWorker::Connection {
 };
 
 DatabaseWorker::DatabaseWorker() = default;
-DatabaseWorker::~DatabaseWorker() = default;
+DatabaseWorker::~DatabaseWorker() { drop(); }
+
+void DatabaseWorker::drop()
+{
+    m_interrupt->detach();
+    m_db.reset();
+}
 
 template <typename F> void DatabaseWorker::guarded(quint64 requestId, F&& body)
 {
@@ -105,7 +111,7 @@ template <typename F> void DatabaseWorker::guarded(quint64 requestId, F&& body)
         failure.message = trimmed(e.what());
     } catch (const pqxx::broken_connection& e) {
         // The server went away mid-request; the session decides when to reconnect.
-        m_db.reset();
+        drop();
         failure.kind = FailureKind::ConnectionLost;
         failure.message = q(idem::describeLostConnection(e.what()));
     } catch (const pqxx::sql_error& e) {
@@ -125,12 +131,22 @@ template <typename F> void DatabaseWorker::guarded(quint64 requestId, F&& body)
         failure.kind = FailureKind::Other;
         failure.message = trimmed(e.what());
     }
+    if (requestId != 0 && m_interrupt->cutRequest() == requestId) {
+        // The session cut this job's connection (ConsoleSession::JobBound): whatever libpq made
+        // of it (a closed connection, an SSL error), that is what happened.
+        drop();
+        failure.kind = FailureKind::ConnectionLost;
+        failure.sqlstate.clear();
+        failure.message = QCoreApplication::translate("idem::console::ConsoleSession",
+            "the console closed it: the server answered neither the read nor a request to cancel it (its server "
+            "process may be stopped, or the network cut)");
+    }
     Q_EMIT failed(failure);
 }
 
 void DatabaseWorker::open(quint64 requestId, const ConnectionSettings& settings)
 {
-    m_db.reset();
+    drop();
     std::optional<idem::SchemaName> schema;
     try {
         schema.emplace(settings.schema.trimmed().toStdString());
@@ -144,13 +160,14 @@ void DatabaseWorker::open(quint64 requestId, const ConnectionSettings& settings)
         db->displayConninfo = q(storableConninfo(settings));
         db->conn = idem::connect(effectiveConninfo(settings), { "idem-console" });
         m_db = std::move(db);
+        m_interrupt->attach(m_db->conn.get());
         const ServerInfo info = inspect(requestId);
         m_db->readOnlyAtOpen = info.readOnly;
         Q_EMIT opened(info);
     });
 }
 
-void DatabaseWorker::close() { m_db.reset(); }
+void DatabaseWorker::close() { drop(); }
 
 ServerInfo DatabaseWorker::inspect(quint64 requestId)
 {
@@ -237,10 +254,15 @@ void DatabaseWorker::runJob(
             QCoreApplication::translate("idem::console::ConsoleSession", "not connected"), {}, 0 });
         return;
     }
+    m_interrupt->begin(requestId);
     guarded(requestId, [&] {
         QVariant answer = job(*m_db->conn, m_db->schema);
         Q_EMIT jobDone(requestId, answer);
     });
+    // Cut just as it answered: the answer stands, the connection does not (the next request
+    // finds it gone and the session reconnects).
+    if (m_interrupt->end() && m_db)
+        drop();
 }
 
 void DatabaseWorker::reinspect(quint64 requestId)

@@ -105,6 +105,8 @@ EventWatch::EventWatch(ConsoleSession* session, QObject* parent)
             Q_EMIT changed();
         }
     });
+    // Two statements of 5 s at most: bounded as a tick is, on a server that does not answer.
+    m_poll.setBound(10000);
     m_poll.start();
 }
 

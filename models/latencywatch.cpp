@@ -57,6 +57,8 @@ LatencyWatch::LatencyWatch(ConsoleSession* session, QObject* parent)
         m_error.clear();
         Q_EMIT changed();
     });
+    // Three statements of 5 s at most: bounded as a tick is, on a server that does not answer.
+    m_poll.setBound(15000);
     m_poll.start();
 }
 

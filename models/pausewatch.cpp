@@ -44,6 +44,8 @@ PauseWatch::PauseWatch(ConsoleSession* session, QObject* parent)
             Q_EMIT changed();
         }
     });
+    // One statement under the monitor connection's statement timeout (5 s): bounded as a tick is, on a server that does not answer.
+    m_poll.setBound(5000);
     m_poll.start();
 }
 

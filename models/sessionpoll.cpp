@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "models/consolesession.h"
+#include "models/dashboardpolling.h"
 
 namespace idem::console {
 
@@ -92,6 +93,8 @@ void SessionPoll::refreshNow()
                 refreshNow();
         });
     m_pending = *id;
+    if (m_pending && m_boundMs > 0)
+        m_session->bound(m_pending, { DashboardPolling::cancelAfter(m_boundMs), DashboardPolling::cutAfter(m_boundMs) });
 }
 
 void SessionPoll::readIn(qint64 ms)

@@ -44,6 +44,10 @@ public:
     // When the next read is due, in ms from now (0 when none is armed).
     qint64 nextReadInMs() const;
     int reads() const { return m_reads; }
+    // Each read's bound when the server does not answer it at all (a stopped backend): its
+    // statements' total timeout; past it the session cancels the read, then cuts the connection,
+    // as it does a tick's (which would otherwise wait behind this read without a bound). 0: none.
+    void setBound(int statementsMs) { m_boundMs = statementsMs; }
 
 Q_SIGNALS:
     // An answer; `superseded`: refreshNow() was called while it was under way (another read
@@ -65,6 +69,7 @@ private:
     bool m_again = false;
     bool m_started = false;
     int m_reads = 0;
+    int m_boundMs = 0;
 };
 
 } // namespace idem::console

@@ -60,6 +60,12 @@ public:
     TileWidget* latencyTile() const { return m_latencyTile; }
     QString statusText() const;
     QString freshnessText() const;
+    // The freshness line's tooltip: its whole text and, after a failed read, the server's detail.
+    QString freshnessToolTip() const;
+    // Beside the interval chosen, how the dashboard really polls when that differs (backing off
+    // after failed reads, stretched); empty when it polls as chosen. Its tooltip says it whole.
+    QString pollingNoteText() const;
+    QString pollingNoteToolTip() const;
     QString alertText() const;
 
     // Opens the thresholds dialog (the toolbar button).
@@ -87,6 +93,7 @@ private:
     void retranslateControls();
     void showFreshness(const QString& first, const QString& second);
     void refreshView();
+    void refreshStatus();
     void refreshFreshness();
     void showAlert(Tile tile, const QString& text);
     void refreshAlerts();
@@ -117,6 +124,7 @@ private:
     QLineEdit* m_operation;
     QLabel* m_status;
     QLabel* m_freshness;
+    QLabel* m_pollingNote;
     QLabel* m_alert;
     QWidget* m_controls;
     QString m_freshnessFull; // what the two elided lines say, whole

@@ -1300,6 +1300,7 @@ DECLARE
     v_can_store boolean := false;
     v_shared boolean := false;
     v_start timestamptz;
+    v_at timestamptz := now(); -- the data's time, see above
     v_cutoff timestamptz;
     v_live bigint; v_expired bigint; v_nolease bigint;
     v_retry bigint; v_unc bigint; v_fp bigint; v_fe bigint;
@@ -1346,17 +1347,24 @@ BEGIN
     END IF;
 
     v_start := clock_timestamp();
-    v_cutoff := now() - p_long_after_minutes * interval '1 minute';
+    -- As the stats reading's replication lag (statssql.cpp): behind unless it streams and has
+    -- replayed all it received.
+    IF pg_is_in_recovery()
+       AND NOT coalesce(pg_last_wal_replay_lsn() >= pg_last_wal_receive_lsn()
+                        AND EXISTS (SELECT FROM pg_stat_wal_receiver), false) THEN
+        v_at := least(now(), coalesce(pg_last_xact_replay_timestamp(), now()));
+    END IF;
+    v_cutoff := v_at - p_long_after_minutes * interval '1 minute';
     -- One statement, one snapshot; each figure's rows defined once, filtered or not (the filter
     -- matches every key when both are NULL). Every branch is an index-only scan of the figure's
     -- own partial index that stops at the cap; the filter applies to the entries visited, so a
     -- capped filtered figure is the lower bound those entries prove.
     WITH p AS (
         (SELECT 1 AS b, t.created_at, t.idempotency_key AS k FROM task_idempotency t
-          WHERE t.status = 'processing' AND t.lease_until > now() LIMIT c_cap + 1)
+          WHERE t.status = 'processing' AND t.lease_until > v_at LIMIT c_cap + 1)
         UNION ALL
         (SELECT 2, t.created_at, t.idempotency_key FROM task_idempotency t
-          WHERE t.status = 'processing' AND t.lease_until <= now() LIMIT c_cap + 1)
+          WHERE t.status = 'processing' AND t.lease_until <= v_at LIMIT c_cap + 1)
         UNION ALL
         (SELECT 3, t.created_at, t.idempotency_key FROM task_idempotency t
           WHERE t.status = 'processing' AND t.lease_until IS NULL ORDER BY t.lease_until LIMIT c_cap + 1)
@@ -1402,7 +1410,7 @@ BEGIN
     v.failed_exhausted := least(v_fe_n, c_cap);     v.failed_exhausted_capped := v_fe > c_cap;
     v.long_unfinished := v_proc_old_n + v_retry_old_n;
     v.long_unfinished_capped := v.oldest_processing_capped OR v_retry > c_cap;
-    v.taken_at := now();
+    v.taken_at := v_at;
     v.cost_ms := extract(epoch FROM clock_timestamp() - v_start) * 1000;
     IF v_all AND v_can_store THEN
         UPDATE idem_stats_live x

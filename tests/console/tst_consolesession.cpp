@@ -34,6 +34,7 @@ private Q_SLOTS:
     void cancelledJobNeverRuns();
     void lostConnectionFailsPendingJobs();
     void readOnlyServerIsAStateNotAFailure();
+    void lockFailuresAreSaidInWords();
 
 private:
     static ConnectionSettings settingsFor(const std::string& dsn);
@@ -369,6 +370,77 @@ void TestConsoleSession::readOnlyServerIsAStateNotAFailure()
     QCOMPARE(session.state(), State::Connected);
     QCOMPARE(sessionFailures.count(), failuresBefore);
     pqxx::nontransaction(*admin).exec("ALTER DATABASE \"" + db.name() + "\" RESET default_transaction_read_only");
+}
+
+// Issue 29 item 4: a lock another session holds reached the pages as the server's text
+// ("SQLSTATE 57014 ... CONTEXT: SQL statement "WITH p AS (..."). The failure now says what happened
+// in words; the server's message, SQLSTATE and context are its detail, for a tooltip.
+void TestConsoleSession::lockFailuresAreSaidInWords()
+{
+    {
+        auto c = m_db->connect();
+        pqxx::nontransaction(*c).exec("CREATE TABLE IF NOT EXISTS public.held (i int);"
+                                      "CREATE OR REPLACE FUNCTION public.read_held() RETURNS bigint LANGUAGE plpgsql AS"
+                                      " $f$ BEGIN RETURN (SELECT count(*) FROM public.held); END $f$");
+    }
+    auto holder = m_db->connect();
+    pqxx::work hold(*holder);
+    hold.exec("LOCK TABLE public.held IN ACCESS EXCLUSIVE MODE");
+    ConsoleSession session;
+    session.connectTo(settingsFor(m_db->dsn()));
+    QTRY_COMPARE_WITH_TIMEOUT(session.state(), State::Connected, 20000);
+    QObject context;
+    const auto failureOf = [&](const char* setting) {
+        std::optional<Failure> out;
+        session.submit(
+            [setting](pqxx::connection& c, const idem::SchemaName&) {
+                pqxx::read_transaction t(c);
+                t.exec(setting);
+                t.exec("SELECT public.read_held()");
+                return QVariant();
+            },
+            &context, [](const QVariant&) {}, [&out](const Failure& f) { out = f; });
+        if (!QTest::qWaitFor([&out] { return out.has_value(); }, 20000))
+            return Failure {}; // none in time: the comparisons below fail
+        return *out;
+    };
+    const Failure timeout = failureOf("SET LOCAL statement_timeout = '300ms'");
+    QCOMPARE(timeout.sqlstate, QStringLiteral("57014"));
+    QCOMPARE(timeout.text(),
+        QStringLiteral("The database did not answer in time: the statement reached its time limit (a lock held by "
+                       "another session, or a busy server)."));
+    QVERIFY2(
+        timeout.detail().startsWith(QStringLiteral("SQLSTATE 57014: canceling statement due to statement timeout")),
+        qPrintable(timeout.detail()));
+    QVERIFY2(timeout.detail().contains(QStringLiteral("CONTEXT:")), qPrintable(timeout.detail()));
+    const Failure locked = failureOf("SET LOCAL lock_timeout = '300ms'");
+    QCOMPARE(locked.sqlstate, QStringLiteral("55P03"));
+    QCOMPARE(locked.text(),
+        QStringLiteral(
+            "A row or table this needs is locked by another session, and the statement gave up waiting for it."));
+    QVERIFY2(locked.detail().contains(QStringLiteral("read_held")), qPrintable(locked.detail()));
+    // Any other SQLSTATE keeps the server's first line, without the SQL a function ran.
+    std::optional<Failure> other;
+    session.submit(
+        [](pqxx::connection& c, const idem::SchemaName&) {
+            pqxx::read_transaction t(c);
+            t.exec("DO $d$ BEGIN PERFORM 1 / 0; END $d$");
+            return QVariant();
+        },
+        &context, [](const QVariant&) {}, [&other](const Failure& f) { other = f; });
+    QTRY_VERIFY_WITH_TIMEOUT(other.has_value(), 20000);
+    QCOMPARE(other->text(), QStringLiteral("A query failed (SQLSTATE 22012): division by zero"));
+    QVERIFY2(other->detail().contains(QStringLiteral("CONTEXT:")), qPrintable(other->detail()));
+    // A deadlock (the server's words with its SQLSTATE, as the worker passes them on).
+    Failure deadlock;
+    deadlock.kind = FailureKind::Query;
+    deadlock.sqlstate = QStringLiteral("40P01");
+    deadlock.message = QStringLiteral("deadlock detected\nDETAIL: Process 1 waits for ShareLock on transaction 2");
+    QCOMPARE(deadlock.text(),
+        QStringLiteral(
+            "The statement was caught in a deadlock with another session; the database cancelled it to break "
+            "the deadlock."));
+    hold.abort();
 }
 
 QTEST_MAIN(TestConsoleSession)

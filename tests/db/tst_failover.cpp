@@ -20,6 +20,7 @@
 #include "tests/support/cliprocess.h"
 #include "tests/support/pgservers.h"
 #include "views/dashboardwidget.h"
+#include "views/tilewidget.h"
 
 using idem::test::CliRun;
 using idem::test::describe;
@@ -38,6 +39,7 @@ private Q_SLOTS:
     void asynchronousFailoverReportsLostSuccesses();
     void standbyLagByLsnWhenCaughtUp();
     void demoThroughAReadOnlyFlipLosesNothing();
+    void standbyJudgesLeasesAtItsReplayPoint();
 
 private:
     // Runs the demo across a failover and returns its JSON summary (and its exit code).
@@ -300,6 +302,97 @@ void TestFailover::demoThroughAReadOnlyFlipLosesNothing()
         0LL);
     QVERIFY2(summary.value(QStringLiteral("clean")).toBool(), text.constData());
     QCOMPARE(run.exitCode, 0);
+}
+
+// Issue 29 item 5: on a standby with replay paused, lease expiry was judged by the standby's
+// clock while the page said "as of its replay point": leases that ran out after the replay point
+// showed as expired (0 live, 16 expired where 14 were live then) and lag alone turned the
+// Expired leases tile red. The row figures now hold at the replay point, and say when that was.
+void TestFailover::standbyJudgesLeasesAtItsReplayPoint()
+{
+    auto primary = LocalCluster::primary();
+    QVERIFY2(primary->problem().isEmpty(), qPrintable(primary->problem()));
+    pqxx::connection p(primary->dsn());
+    idem::migrate(p, { idem::SchemaName(), false });
+    auto standby = LocalCluster::standbyOf(*primary, QStringLiteral("idem_standby"));
+    QVERIFY2(standby->problem().isEmpty(), qPrintable(standby->problem()));
+    // 16 in processing: 14 whose leases run out 20 s from now, 2 already expired.
+    pqxx::nontransaction(p).exec(
+        "INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, owner_token, lease_until)"
+        " SELECT 'rp:charge:' || i, 'v1:' || repeat('a', 64), 'processing', gen_random_uuid(),"
+        "        CASE WHEN i <= 14 THEN now() + interval '20 seconds' ELSE now() - interval '1 minute' END"
+        "   FROM generate_series(1, 16) i");
+    pqxx::connection s(standby->dsn());
+    const auto onStandby = [&s](const char* sql) { return pqxx::nontransaction(s).exec(sql)[0][0]; };
+    QTRY_VERIFY_WITH_TIMEOUT(onStandby("SELECT count(*) FROM idem.task_idempotency").as<int>() == 16, 20000);
+    onStandby("SELECT pg_wal_replay_pause()");
+    const auto resume = qScopeGuard([&s] { pqxx::nontransaction(s).exec("SELECT pg_wal_replay_resume()"); });
+    // The premise: the replay point is before the 14 leases run out.
+    QCOMPARE(onStandby("SELECT count(*) FILTER (WHERE lease_until > pg_last_xact_replay_timestamp())"
+                       "  FROM idem.task_idempotency")
+                 .as<int>(),
+        14);
+    // A write the standby receives but does not replay: it is behind, not merely idle.
+    pqxx::nontransaction(p).exec("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status)"
+                                 " VALUES ('rp:charge:later', 'v1:' || repeat('b', 64), 'succeeded')");
+    QTRY_VERIFY_WITH_TIMEOUT(
+        onStandby("SELECT pg_last_wal_receive_lsn() > pg_last_wal_replay_lsn()").as<bool>(), 20000);
+    // By the standby's clock all 16 leases have run out now.
+    QTRY_VERIFY_WITH_TIMEOUT(
+        onStandby("SELECT count(*) FILTER (WHERE lease_until <= now()) FROM idem.task_idempotency").as<int>() == 16,
+        40000);
+    const std::string replayPoint = onStandby("SELECT to_char(pg_last_xact_replay_timestamp() AT TIME ZONE 'UTC',"
+                                              " 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')")
+                                        .as<std::string>();
+
+    const auto behind = idem::readStats(s, idem::SchemaName(), {});
+    QVERIFY(behind.inRecovery);
+    QVERIFY(behind.replicationLagSeconds && *behind.replicationLagSeconds > 0);
+    QCOMPARE(behind.processing, std::int64_t(14));
+    QCOMPARE(behind.expiredLeases, std::int64_t(2));
+    QCOMPARE(behind.liveTakenAt, replayPoint);
+    QCOMPARE(behind.label(idem::Figure::ExpiredLeases).observedAt, replayPoint);
+
+    // idemctl stats says so.
+    const CliRun cli = idem::test::runProgram(idem::test::idemctlPath(),
+        { QStringLiteral("stats"), QStringLiteral("--dsn"), QString::fromStdString(standby->dsn()) });
+    QVERIFY2(cli.exitCode == 0, qPrintable(describe(cli)));
+    const QRegularExpression judged(QStringLiteral("leases judged as of +%1 \\(the replay point\\)\n")
+                                        .arg(QRegularExpression::escape(QString::fromStdString(replayPoint))));
+    QVERIFY2(cli.out.contains(judged), qPrintable(cli.out));
+    QVERIFY2(cli.out.contains(QRegularExpression(QStringLiteral("processing \\(live leases\\) +14\\n"))),
+        qPrintable(cli.out));
+    QVERIFY2(cli.out.contains(QRegularExpression(QStringLiteral("expired leases +2\\n"))), qPrintable(cli.out));
+
+    // The console on the standby: 14 live, 2 expired, and the Expired leases tile amber (red
+    // from 10): the lag has its own words and colours in the freshness line.
+    QTemporaryDir dir;
+    QSettings settings(dir.filePath(QStringLiteral("console.conf")), QSettings::IniFormat);
+    idem::console::ConsoleSession session;
+    idem::console::DashboardWidget dashboard(&session, &settings);
+    dashboard.model()->setInterval(500);
+    dashboard.show();
+    idem::console::ConnectionSettings cs;
+    cs.conninfo = QString::fromStdString(standby->dsn());
+    session.connectTo(cs);
+    QTRY_VERIFY_WITH_TIMEOUT(dashboard.model()->ticks() >= 2, 20000);
+    using idem::console::Tile;
+    QCOMPARE(dashboard.tile(Tile::Processing)->valueText(), QStringLiteral("14"));
+    QCOMPARE(dashboard.tile(Tile::ExpiredLeases)->valueText(), QStringLiteral("2"));
+    QCOMPARE(dashboard.tile(Tile::ExpiredLeases)->level(), idem::console::Level::Warning);
+    const QString at = QDateTime::fromString(QString::fromStdString(replayPoint), Qt::ISODateWithMs)
+                           .toLocalTime()
+                           .toString(QStringLiteral("HH:mm:ss"));
+    QVERIFY2(
+        dashboard.statusText().contains(
+            QStringLiteral("standby (figures and lease expiry as of its replay point, %1), replication lag").arg(at)),
+        qPrintable(dashboard.statusText()));
+
+    // Replay resumed and caught up: as current as the primary, judged by now (the primary, idle,
+    // renewed no lease either): all 16 expired.
+    onStandby("SELECT pg_wal_replay_resume()");
+    QTRY_COMPARE_WITH_TIMEOUT(idem::readStats(s, idem::SchemaName(), {}).expiredLeases, std::int64_t(16), 20000);
+    QTRY_COMPARE_WITH_TIMEOUT(dashboard.tile(Tile::ExpiredLeases)->valueText(), QStringLiteral("16"), 20000);
 }
 
 QTEST_MAIN(TestFailover)
