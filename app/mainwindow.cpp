@@ -14,6 +14,7 @@
 #include "models/auditwitness.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
+#include "models/eventwatch.h"
 #include "models/pausewatch.h"
 #include "views/trustedkeysdialog.h"
 #include "views/auditwidget.h"
@@ -390,8 +391,11 @@ void MainWindow::refreshPage()
         audit->reload();
     else if (auto* storage = qobject_cast<StorageWidget*>(page))
         storage->reload();
-    else
+    else {
         m_dashboard->model()->tickNow();
+        if (auto* events = m_dashboard->eventWatch())
+            events->refreshNow();
+    }
 }
 
 void MainWindow::findTasks()

@@ -14,6 +14,8 @@
 #include "cli/demoworker.h"
 #include "core/connection.h"
 #include "core/counters.h"
+#include "core/utf8.h"
+#include "core/workerversion.h"
 #include "schema/migrate.h"
 
 namespace idem::cli {
@@ -36,8 +38,16 @@ records the effect and the success in a short fenced transaction. At the end (af
 connections still waiting on the database after that are cut. Then it checks the database:
 no key has two effect rows, every succeeded record of this run has exactly one effect row
 and a payment, every effect row's record succeeded, and every success the demo acknowledged
-to its clients (its client-side ledger) is still succeeded with the result they were given;
-a failover to a standby that lagged loses those. Exit 0 when clean, 1 otherwise.
+to its clients (its client-side ledger) is still succeeded with the result they were given
+(a failover to a standby that lagged loses those), no request was dropped on an unexpected
+error, and no key its clients gave up on is left processing with an expired lease. Exit 0
+when clean, 1 otherwise.
+
+A worker whose connection breaks, or whose server turns out read-only (a standby, a primary
+demoted by a switchover), says so, reconnects, waiting for a server that takes writes (with
+several hosts in --dsn, target_session_attrs=read-write picks the primary), and carries on: a
+claim is made again, a completion is fenced again with the same token, a request is sent again
+later.
 
   --dsn DSN               libpq conninfo or URI (default: $IDEM_DSN, then PG* variables)
   --schema NAME           schema holding the Idem tables (default: idem)
@@ -68,6 +78,10 @@ a failover to a standby that lagged loses those. Exit 0 when clean, 1 otherwise.
                           default: a new one, printed at the start), so that workers of
                           another language (clients/python/examples/demo_worker.py) can
                           work the same keys; the check at the end covers their effects
+  --worker-version V      the version string each worker reports when it connects, as
+                          HOST/idemctl-demo-N (default: this build's, )" IDEM_VERSION R"();
+                          a version the database has not seen before is a deploy on the
+                          charts' time axis and in `idemctl events`
   --quiet                 no progress line every second
   --json                  print the summary as JSON on stdout (progress goes to stderr)
 )";
@@ -154,7 +168,7 @@ a failover to a standby that lagged loses those. Exit 0 when clean, 1 otherwise.
         Args args(argv,
             { "dsn", "schema", "workers", "tenants", "operations", "keys", "rate", "duration", "duplicate-rate",
                 "conflict-rate", "slow-rate", "slow-ms", "transient-rate", "permanent-rate", "unknown-rate", "die-rate",
-                "stale-rate", "lease-ms", "seed", "run-id" },
+                "stale-rate", "lease-ms", "seed", "run-id", "worker-version" },
             { "quiet", "json", "help" });
         help = args.flag("help");
         demo::Options o;
@@ -213,6 +227,12 @@ a failover to a standby that lagged loses those. Exit 0 when clean, 1 otherwise.
                 throw UsageError("--run-id is 1 to 32 lowercase letters and digits");
             o.runId = *runId;
         }
+        o.workerVersion = args.valueOr("worker-version", IDEM_VERSION);
+        try {
+            validateVersionText(o.workerVersion, "version");
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(std::string("--worker-version: ") + e.what());
+        }
         return o;
     }
 
@@ -249,7 +269,8 @@ int runDemo(const std::vector<std::string>& argv)
     }
     std::ostream& progress = options.json ? std::cerr : std::cout;
 
-    auto conn = connect(options.dsn, { "idemctl demo" });
+    // The demo writes: a read-only server (a standby) is refused at once, in words.
+    auto conn = connectPrimary(options.dsn, { "idemctl demo" });
     const auto state = inspectSchema(*conn, options.schema);
     if (state.newer()) {
         std::cerr << "idemctl demo: refused: schema " << options.schema.quoted() << " is at version " << state.version
@@ -271,7 +292,7 @@ int runDemo(const std::vector<std::string>& argv)
                  << ", "
                  << (options.durationSeconds > 0 ? "for " + seconds(options.durationSeconds)
                                                  : std::string("until SIGINT/SIGTERM"))
-                 << std::endl;
+                 << ", workers report version " << displaySafe(options.workerVersion, 200) << std::endl;
 
     using Clock = std::chrono::steady_clock;
     demo::Shared shared(options);
@@ -371,9 +392,17 @@ int runDemo(const std::vector<std::string>& argv)
     }
     const double elapsed = std::chrono::duration<double>(stopAt - start).count();
 
+    // The check reads the primary: a standby may not have the last commits yet. A failover may
+    // still be settling: it waits for one, as the workers did.
     if (!conn || !conn->is_open())
-        conn = connect(options.dsn, { "idemctl demo" });
-    const demo::Verification verification = demo::verify(*conn, options, shared.ledger);
+        conn = connectPrimaryWaiting(
+            options.dsn, { "idemctl demo" }, std::chrono::seconds(30), [&progress, &options](const ConnectError& e) {
+                if (!options.quiet)
+                    progress << "idemctl demo: the check waits for the primary: " << e.what() << std::endl;
+            });
+    const demo::ClientSide clients { demo::at(shared.stats.snapshot(), demo::Tally::Errors), shared.givenUp(),
+        shared.retries.keys() };
+    const demo::Verification verification = demo::verify(*conn, options, shared.ledger, clients);
     const demo::RunSummary summary { options, shared.stats.snapshot(), elapsed, drained, shared.retries.size(),
         countersFlushed, verification };
     if (options.json)

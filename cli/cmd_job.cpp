@@ -1,4 +1,4 @@
-// idemctl job: server-side recovery jobs (schema v18, operations/jobs.h).
+// idemctl job: server-side recovery jobs (schema v19, operations/jobs.h).
 #include <atomic>
 #include <csignal>
 #include <cstdio>

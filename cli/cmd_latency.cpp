@@ -92,9 +92,10 @@ recovery actions; TEXT follows their reason rules. Needs idem_operator.
 
 The events of the last N minutes (default 60, 1 to 44640) that explain a change in a chart,
 oldest first: recovery actions (requeue, release, fail), retention changes and purges, pauses and
-resumes, and annotations, each with the tenant and operation it concerns ('*': all) and its
-text. With --tenant or --operation, only those concerning them ('*' included). At most --limit
-(default 1000). Needs idem_reader.
+resumes, annotations, and deploys (a worker reporting a version the fleet had not run before:
+the worker, the old and the new version), each with the tenant and operation it concerns ('*':
+all) and its text. With --tenant or --operation, only those concerning them ('*' included). At
+most --limit (default 1000). Needs idem_reader.
 )";
 
 } // namespace
@@ -159,14 +160,24 @@ int runEvents(const std::vector<std::string>& argv)
     std::int64_t nowUs = 0;
     {
         pqxx::read_transaction tx(*conn);
+        // pg_catalog's operators, not a shadow planted on the caller's path (tst_lowroles).
+        tx.exec("SELECT pg_catalog.set_config('search_path', 'pg_catalog', true)");
         nowUs = tx.exec("SELECT " + updatedAtMicrosSql("clock_timestamp()")).at(0)[0].as<std::int64_t>();
     }
     const auto events = listEvents(*conn, schema, nowUs - minutes * 60'000'000, nowUs + 1, tenant, operation, limit);
     if (args.flag("json")) {
         nlohmann::json list = nlohmann::json::array();
-        for (const auto& e : events)
-            list.push_back({ { "audit_id", e.auditId }, { "at", formatMicros(e.atUs) }, { "action", e.action },
-                { "tenant", e.tenant }, { "operation", e.operation }, { "actor", e.actor }, { "text", e.text } });
+        for (const auto& e : events) {
+            nlohmann::json item { { e.isDeploy() ? "deploy_id" : "audit_id", e.auditId },
+                { "at", formatMicros(e.atUs) }, { "action", e.action }, { "tenant", e.tenant },
+                { "operation", e.operation }, { "actor", e.actor }, { "text", e.text } };
+            if (e.isDeploy()) {
+                item["worker"] = e.worker;
+                item["old_version"] = e.oldVersion.empty() ? nlohmann::json() : nlohmann::json(e.oldVersion);
+                item["new_version"] = e.newVersion;
+            }
+            list.push_back(std::move(item));
+        }
         std::cout << nlohmann::json({ { "server_now", formatMicros(nowUs) }, { "minutes", minutes }, { "events", list } })
                          .dump(2)
                   << '\n';

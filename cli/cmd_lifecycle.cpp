@@ -93,7 +93,8 @@ the last purge run and the table's size over time. Nothing is scanned beyond tho
             { "duration_seconds", r.durationSeconds }, { "rows_removed", r.rowsRemoved }, { "batches", r.batches },
             { "db_role", r.dbRole }, { "actor", r.actor }, { "application", r.application },
             { "audit_id", r.auditId ? nlohmann::json(*r.auditId) : nlohmann::json(nullptr) },
-            { "removed_by_operation", by } };
+            { "removed_by_operation", by },
+            { "session_alive", r.alive ? nlohmann::json(*r.alive) : nlohmann::json(nullptr) } };
     }
 
     nlohmann::json operationsJson(const std::vector<OperationRetention>& ops)
@@ -195,9 +196,13 @@ int runPurge(const std::vector<std::string>& argv)
     }
     o.reason = args.valueOr("reason", "idemctl purge");
     o.actor = args.valueOr("actor", localActor());
-    auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl purge" });
-    if (args.flag("dry-run"))
+    const std::string dsn = dsnFrom(args);
+    if (args.flag("dry-run")) {
+        auto conn = connect(dsn, ConnectOptions { "idemctl purge" });
         return purgeDryRun(*conn, schema, args);
+    }
+    // A purge writes: a read-only server (a standby) is refused at once, in words.
+    auto conn = connectPrimary(dsn, ConnectOptions { "idemctl purge" });
 
     std::signal(SIGINT, onStopSignal);
     std::signal(SIGTERM, onStopSignal);
@@ -208,7 +213,38 @@ int runPurge(const std::vector<std::string>& argv)
             std::fprintf(stderr, "run %lld: batch %lld, %lld rows removed (last batch %.1f ms)\n",
                 static_cast<long long>(run), static_cast<long long>(batches), static_cast<long long>(rows), ms);
     };
-    const auto r = idem::runPurge(*conn, schema, o);
+    // A connection lost, or a server turned read-only (a switchover), mid-run: what committed is
+    // counted in the cut run's row, which the next run's begin closes as abandoned; so the purge
+    // reconnects (waiting for the primary a minute at most) and carries on as a new run.
+    constexpr int maxReconnects = 3;
+    PurgeResult r;
+    for (int reconnects = 0;; ++reconnects) {
+        std::string why;
+        try {
+            r = idem::runPurge(*conn, schema, o);
+            break;
+        } catch (const pqxx::broken_connection& e) {
+            why = "lost the connection to the database server: " + describeLostConnection(e.what());
+        } catch (const pqxx::sql_error& e) {
+            if (!isReadOnlyRefusal(e))
+                throw;
+            why = describeReadOnly(e.what());
+        }
+        if (g_stop.load() || reconnects >= maxReconnects)
+            throw std::runtime_error(why
+                + (g_stop.load() ? std::string("; stopped")
+                                 : "; gave up after " + std::to_string(maxReconnects) + " reconnects"));
+        std::fprintf(stderr, "idemctl purge: %s; reconnecting (the next run closes the cut one as abandoned)\n",
+            displaySafe(why, messageDisplay).c_str());
+        std::string said;
+        conn = connectPrimaryWaiting(
+            dsn, ConnectOptions { "idemctl purge" }, std::chrono::seconds(60), [&said](const ConnectError& e) {
+                if (e.what() != said)
+                    std::fprintf(stderr, "idemctl purge: waiting for the primary: %s\n",
+                        displaySafe(e.what(), messageDisplay).c_str());
+                said = e.what();
+            });
+    }
     const double rate = r.durationMs > 0 ? static_cast<double>(r.rowsRemoved) / (r.durationMs / 1000) : 0;
     if (json) {
         nlohmann::json by = nlohmann::json::object();
@@ -379,8 +415,14 @@ int runStorage(const std::vector<std::string>& argv)
         run("last purge", *s.lastRun);
     else
         std::printf("last purge: none yet\n");
-    if (s.running)
-        run("running purge", *s.running);
+    if (s.running && s.running->alive == false)
+        run("stopped purge (its session is gone: a failover, a restart or a killed process; the next purge closes it"
+            " as abandoned)",
+            *s.running);
+    else if (s.running)
+        run(s.running->alive ? "running purge" : "running purge (as of the replay point: a standby cannot see the"
+                                                 " primary's sessions)",
+            *s.running);
     std::printf("size samples: %zu in the last %d days\n", s.samples.size(), o.sampleDays);
     return ExitOk;
 }

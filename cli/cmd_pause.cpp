@@ -135,6 +135,7 @@ int runPause(const std::vector<std::string>& argv)
     auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl pause" });
     if (const auto u = args.value("until")) {
         pqxx::read_transaction t(*conn);
+        t.exec("SELECT pg_catalog.set_config('search_path', 'pg_catalog', true)"); // no shadow on the caller's path
         try {
             r.endUs = t.exec_params("SELECT " + updatedAtMicrosSql("$1::timestamptz"), *u)[0][0].as<std::int64_t>();
         } catch (const pqxx::data_exception&) {

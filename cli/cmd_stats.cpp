@@ -26,7 +26,8 @@ Counter figures are sums of the per-minute counters (over all tenants from their
 total rows is the planner's estimate. Nothing here scans succeeded rows.
 
   --dsn DSN         libpq conninfo, URI or service=NAME (default: $IDEM_DSN, then PG* variables);
-                    a standby works (replication lag is shown)
+                    a standby works (replication lag is shown; row figures and lease
+                    expiry are as of its replay point)
   --schema S        schema holding the Idem tables (default: idem)
   --window MIN      minutes of counters for the duplicate ratio and the sums (default: 15)
   --long-after MIN  an unfinished task first seen this long ago is long-unfinished (default: 60)
@@ -206,8 +207,13 @@ int runStats(const std::vector<std::string>& argv)
     line("digest conflicts (window)", count(s.digestConflicts));
     line("stale-token rejections (window)", count(s.staleTokenRejections));
     line("total rows (estimate)", s.totalRowsEstimate ? count(*s.totalRowsEstimate) : std::string("unknown"));
-    if (s.inRecovery)
+    if (s.inRecovery) {
         line("replication lag", optional(s.replicationLagSeconds, " s"));
+        // The row figures hold at the standby's replay point: a lease is live or expired as of
+        // then, not by this server's clock.
+        line("leases judged as of",
+            s.liveTakenAt + (how.exactRows ? " (this server's clock: --exact counts now)" : " (the replay point)"));
+    }
     // As `idemctl audit verify --expect-head` takes it.
     line("audit head (whole trail)",
         s.auditHeadId == 0 ? std::string("none (empty trail)") : count(s.auditHeadId) + ':' + s.auditHeadHash);

@@ -5,6 +5,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "core/utf8.h"
 #include "operations/scenarios.h"
 
 namespace idem::cli {
@@ -17,6 +18,10 @@ Runs the article's verification scenarios against a database: in a scratch schem
 creates (idem_verify_NNNNNN, migrated without roles) and drops afterwards. Each scenario
 checks the idempotency records and the business tables' row counts, and prints a line of
 a pass/fail table. Scenarios 4 and 5 start this idemctl as a worker process and SIGKILL it.
+A connection lost mid-run (a failover) fails the scenario it cut short; the run reconnects,
+waiting for the primary up to a minute, checks the ledger and drops its schema. A scratch
+schema left by an earlier run that is gone (its pid no longer exists on this host, or
+nothing was written in it for an hour) is dropped at the start.
 
   1  concurrent duplicates with the same digest (--threads x --rounds, default 32 x 50)
   2  concurrent duplicates with different digests
@@ -65,6 +70,9 @@ int runVerify(const std::vector<std::string>& argv)
     options.threads = static_cast<int>(args.intValue("threads", 32, 2, 128));
     options.rounds = static_cast<int>(args.intValue("rounds", 50, 1, 10000));
     options.keepSchema = args.flag("keep");
+    options.notice = [](const std::string& line) {
+        std::cerr << "idemctl verify: " << displaySafe(line, messageDisplay) << std::endl;
+    };
     options.workerCommands = args.values("worker-command");
     // Each worker process claims the key once more; with the protocol's default of 5 attempts,
     // idemctl, 3 others and the final takeover use them all.

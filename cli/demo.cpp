@@ -41,6 +41,8 @@ const char* tallyName(Tally t)
         return "retries_abandoned";
     case Tally::DatabaseErrors:
         return "database_errors";
+    case Tally::NotPrimary:
+        return "not_primary";
     case Tally::CutAtStop:
         return "cut_at_stop";
     case Tally::Errors:
@@ -163,6 +165,15 @@ std::size_t RetryQueue::size() const
     return m_queue.size();
 }
 
+std::set<std::string> RetryQueue::keys() const
+{
+    std::lock_guard lock(m_mutex);
+    std::set<std::string> out;
+    for (const auto& [due, request] : m_queue)
+        out.insert(request.key.str());
+    return out;
+}
+
 RateLimiter::RateLimiter(double perSecond)
     : m_next(std::chrono::steady_clock::now())
 {
@@ -231,6 +242,18 @@ int SocketRegistry::interruptAll()
     for (const auto& [slot, fd] : m_fds)
         ::shutdown(fd, SHUT_RDWR);
     return static_cast<int>(m_fds.size());
+}
+
+void Shared::giveUp(const std::string& key)
+{
+    std::lock_guard lock(m_givenUpMutex);
+    m_givenUp.insert(key);
+}
+
+std::set<std::string> Shared::givenUp() const
+{
+    std::lock_guard lock(m_givenUpMutex);
+    return m_givenUp;
 }
 
 void Shared::reportError(const std::string& message)

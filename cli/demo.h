@@ -47,6 +47,9 @@ struct Options {
     bool quiet = false;
     bool json = false;
     std::string runId; // part of every business id, so each run's keys are its own
+    // What each worker reports when it connects (idem_report_version, schema v18): this build's
+    // version unless --worker-version says otherwise, under hostWorkerName("idemctl-demo-N").
+    std::string workerVersion;
 
     // "order-<run>-": the business id prefix of this run's keys.
     std::string businessIdPrefix() const { return "order-" + runId + "-"; }
@@ -71,6 +74,7 @@ enum class Tally : std::size_t {
     DownstreamDeduped, // the payment service recognised the key and did nothing
     RetriesAbandoned, // a client gave up (too many tries, or its retry queue was full)
     DatabaseErrors, // connection lost; the worker reconnects
+    NotPrimary, // refused as read-only (a standby, a demoted primary): the worker reconnects and retries
     CutAtStop, // still waiting on the database when the stop's grace ran out: cut, no answer
     Errors, // anything else unexpected
     Count
@@ -132,6 +136,7 @@ public:
     bool push(Request r, Clock::time_point due); // false when full
     std::optional<Request> takeDue(Clock::time_point now);
     std::size_t size() const;
+    std::set<std::string> keys() const; // the keys of the requests waiting
 
 private:
     mutable std::mutex m_mutex;
@@ -205,6 +210,12 @@ struct Shared {
     std::atomic<int> running { 0 }; // worker threads not yet returned
     std::atomic<long long> nextBusinessId { 0 };
 
+    // Keys whose client stopped asking without a settling answer (its request dropped on an
+    // unexpected error, or abandoned after too many tries): the end-of-run check looks for those
+    // left processing with an expired lease, which nobody retries.
+    void giveUp(const std::string& key);
+    std::set<std::string> givenUp() const;
+
     // Prints an unexpected error to stderr, the first few only so a database outage does not
     // flood the terminal.
     void reportError(const std::string& message);
@@ -212,6 +223,8 @@ struct Shared {
 private:
     std::mutex m_errorMutex;
     int m_errorsShown = 0;
+    mutable std::mutex m_givenUpMutex;
+    std::set<std::string> m_givenUp;
 };
 
 } // namespace idem::cli::demo

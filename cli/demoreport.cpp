@@ -48,7 +48,7 @@ namespace {
     }
 
     const Tally eventTallies[] = { Tally::Died, Tally::StaleAttempts, Tally::DownstreamPaid, Tally::DownstreamDeduped,
-        Tally::RetriesAbandoned, Tally::DatabaseErrors, Tally::CutAtStop, Tally::Errors };
+        Tally::RetriesAbandoned, Tally::DatabaseErrors, Tally::NotPrimary, Tally::CutAtStop, Tally::Errors };
 } // namespace
 
 void createDemoTables(pqxx::connection& conn, const SchemaName& schema)
@@ -130,7 +130,7 @@ void checkLedger(pqxx::connection& conn, const SchemaName& schema, const std::ma
     }
 }
 
-Verification verify(pqxx::connection& conn, const Options& options, const Ledger& ledger)
+Verification verify(pqxx::connection& conn, const Options& options, const Ledger& ledger, const ClientSide& clients)
 {
     const auto& s = options.schema;
     const std::string tasks = s.qualify("task_idempotency");
@@ -205,6 +205,21 @@ Verification verify(pqxx::connection& conn, const Options& options, const Ledger
               .as<long long>();
     v.effects
         = t.exec_params("SELECT count(*) FROM " + effects + " WHERE run_id = $1", options.runId)[0][0].as<long long>();
+    // Keys the clients gave up on, left processing with an expired lease and not queued at exit.
+    v.droppedRequests = clients.droppedRequests;
+    nlohmann::json givenUp = nlohmann::json::array();
+    for (const auto& key : clients.givenUp)
+        if (!clients.queued.count(key))
+            givenUp.push_back(key);
+    if (!givenUp.empty())
+        for (const auto& row : t.exec_params("SELECT t.idempotency_key, count(*) OVER () FROM " + tasks
+                     + " t WHERE t.idempotency_key IN (SELECT jsonb_array_elements_text($1::jsonb))"
+                       " AND t.status = 'processing' AND t.lease_until <= now() ORDER BY 1"
+                     + limit,
+                 givenUp.dump())) {
+            v.stuckExamples.push_back(row[0].as<std::string>());
+            v.stuckKeys = row[1].as<long long>();
+        }
     t.commit();
     checkLedger(conn, s, ledger.entries(), v, ledger.contradicted());
     return v;
@@ -273,6 +288,16 @@ void printSummary(std::ostream& out, const RunSummary& s)
         }
         out << '\n';
     }
+    if (v.droppedRequests > 0)
+        out << "check: DROPPED REQUESTS: " << v.droppedRequests
+            << " requests ended in an unexpected error (on stderr) and were not retried: their clients got no answer\n";
+    if (v.stuckKeys > 0) {
+        out << "check: STUCK KEYS: " << v.stuckKeys
+            << " keys of this run whose clients stopped asking are left processing with an expired lease, and no "
+               "request for them is queued: nobody takes them over\n";
+        for (const auto& key : v.stuckExamples)
+            out << "  " << key << '\n';
+    }
     if (v.ledgerClean()) {
         out << "check: all " << v.acknowledged - v.purgedAcknowledged
             << " successes acknowledged to clients are in the database with the result they were given";
@@ -288,8 +313,9 @@ void printSummary(std::ostream& out, const RunSummary& s)
         for (const auto& key : v.lostKeys)
             out << "  " << key << '\n';
     }
-    out << (v.clean() ? "clean: the business table shows exactly one effect per succeeded key, and every "
-                        "acknowledged success is still there or was purged by retention\n"
+    out << (v.clean() ? "clean: the business table shows exactly one effect per succeeded key, every "
+                        "acknowledged success is still there or was purged by retention, and every request was "
+                        "answered or is still queued for a retry\n"
                       : "NOT CLEAN: see the violations above\n");
 }
 
@@ -336,6 +362,9 @@ nlohmann::json summaryJson(const RunSummary& s)
                 { "reexecuted_after_ack", v.reexecutedAfterAck }, { "contradictions", v.contradictions },
                 { "lost_keys", v.lostKeys }, { "purged_acknowledged", v.purgedAcknowledged } } },
         { "purged", purged },
+        { "dropped_requests", v.droppedRequests },
+        { "stuck_keys", v.stuckKeys },
+        { "stuck_examples", v.stuckExamples },
         { "clean", v.clean() },
     };
 }

@@ -51,11 +51,31 @@ struct Verification {
     long long purgedKeys = 0;
     long long purgedAcknowledged = 0; // of the ledger's keys, gone (or run again) after a purge
 
+    // What the run did to its own clients: requests dropped on an unexpected error (no answer,
+    // not retried: the demo's Errors), and keys whose client stopped asking (dropped so, or
+    // abandoned after too many tries) that are left processing with an expired lease and no
+    // request for them queued at exit: nobody takes them over.
+    long long droppedRequests = 0;
+    long long stuckKeys = 0;
+    std::vector<std::string> stuckExamples; // the first few
+
     bool ledgerClean() const { return lostAcknowledged == 0 && reexecutedAfterAck == 0 && contradictions == 0; }
-    bool clean() const { return duplicateEffects.empty() && violations.empty() && ledgerClean(); }
+    bool clean() const
+    {
+        return duplicateEffects.empty() && violations.empty() && ledgerClean() && droppedRequests == 0
+            && stuckKeys == 0;
+    }
 };
 
-Verification verify(pqxx::connection& conn, const Options& options, const Ledger& ledger);
+// What the demo's clients did, for the check: the requests it dropped, the keys it gave up on and
+// those still queued for a retry at exit.
+struct ClientSide {
+    long long droppedRequests = 0;
+    std::set<std::string> givenUp;
+    std::set<std::string> queued;
+};
+
+Verification verify(pqxx::connection& conn, const Options& options, const Ledger& ledger, const ClientSide& clients);
 
 // Holds what clients were told (key -> result) against the database; fills the ledger fields.
 // Also what `idemctl verify` uses for the answers its scenarios were given.

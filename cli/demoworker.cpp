@@ -9,6 +9,7 @@
 #include "core/digest.h"
 #include "core/runner.h"
 #include "core/taskstore.h"
+#include "core/workerversion.h"
 
 namespace idem::cli::demo {
 
@@ -53,9 +54,10 @@ namespace {
         };
 
         bool ensureConnected();
+        pqxx::connection& reconnectForRetry(const DatabaseUnavailable& why);
         void disconnect();
         void dropDownstream();
-        void lostConnection(const Request& req, const std::string& what);
+        void lostConnection(const Request& req, const std::string& what, bool notPrimary);
         Request nextRequest();
         void send(Request& req);
         void execute(Request& req, const std::string& digest);
@@ -95,32 +97,44 @@ namespace {
             Request req = nextRequest();
             try {
                 send(req);
+            } catch (const NotPrimary& e) {
+                lostConnection(req, e.what(), true);
             } catch (const DatabaseUnavailable& e) {
-                lostConnection(req, e.what());
+                lostConnection(req, e.what(), false);
             } catch (const pqxx::broken_connection& e) {
-                lostConnection(req, describeLostConnection(e.what()));
+                lostConnection(req, describeLostConnection(e.what()), false);
             } catch (const pqxx::sql_error& e) {
+                // A statement of the demo's own (a stale executor's write before its fence)
+                // refused by a read-only server: not the primary, as the library's calls say.
+                if (isReadOnlyRefusal(e)) {
+                    lostConnection(req, describeReadOnly(e.what()), true);
+                    continue;
+                }
                 m_shared.stats.add(Tally::Errors);
+                m_shared.giveUp(req.key.str());
                 m_shared.reportError(
                     "worker " + std::to_string(m_index) + ": SQLSTATE " + e.sqlstate() + ": " + e.what());
             } catch (const std::exception& e) {
                 m_shared.stats.add(Tally::Errors);
+                m_shared.giveUp(req.key.str());
                 m_shared.reportError("worker " + std::to_string(m_index) + ": " + e.what());
             }
         }
     }
 
-    void Worker::lostConnection(const Request& req, const std::string& what)
+    void Worker::lostConnection(const Request& req, const std::string& what, bool notPrimary)
     {
         disconnect();
         if (m_shared.stop.load()) {
-            // Cut at the stop (SocketRegistry): the client has no answer, as with a dead executor.
+            // Cut at the stop (SocketRegistry): the client has no answer, as with a dead executor,
+            // and would ask again: the request counts as queued at exit.
             m_shared.stats.add(Tally::CutAtStop);
+            m_shared.retries.push(req, Clock::now());
             return;
         }
-        m_shared.stats.add(Tally::DatabaseErrors);
+        m_shared.stats.add(notPrimary ? Tally::NotPrimary : Tally::DatabaseErrors);
         m_shared.reportError("worker " + std::to_string(m_index) + ": " + what + "; reconnecting");
-        retryLater(req, milliseconds(500));
+        retryLater(req, milliseconds(notPrimary ? 100 : 500));
     }
 
     bool Worker::ensureConnected()
@@ -129,33 +143,82 @@ namespace {
             return true;
         disconnect();
         try {
-            m_conn = connect(m_options.dsn, { "idemctl demo worker " + std::to_string(m_index) });
+            // A read-only server (a standby, a primary being demoted) is refused here, so the
+            // worker keeps looking for the primary instead of sending it claims.
+            m_conn = connectPrimary(m_options.dsn, { "idemctl demo worker " + std::to_string(m_index) });
             m_shared.sockets.set(2 * m_index, m_conn->sock());
-            StoreOptions options;
-            options.schema = m_options.schema;
-            options.lease = m_options.lease;
-            // Backoffs long enough to be seen in the console, short enough to come back while
-            // someone is watching.
-            options.retry.baseDelay = milliseconds(500);
-            options.retry.maxDelay = std::chrono::seconds(5);
-            m_store = std::make_unique<TaskStore>(*m_conn, options, &m_shared.counters);
-            options.lease = staleLease;
-            m_staleStore = std::make_unique<TaskStore>(*m_conn, options, &m_shared.counters);
-            return true;
+            if (m_store) {
+                m_store->rebind(*m_conn);
+                m_staleStore->rebind(*m_conn);
+            } else {
+                StoreOptions options;
+                options.schema = m_options.schema;
+                options.lease = m_options.lease;
+                // Backoffs long enough to be seen in the console, short enough to come back while
+                // someone is watching.
+                options.retry.baseDelay = milliseconds(500);
+                options.retry.maxDelay = std::chrono::seconds(5);
+                m_store = std::make_unique<TaskStore>(*m_conn, options, &m_shared.counters);
+                options.lease = staleLease;
+                m_staleStore = std::make_unique<TaskStore>(*m_conn, options, &m_shared.counters);
+            }
+        } catch (const ConnectError& e) {
+            const bool readOnly = e.kind() == ConnectErrorKind::ReadOnly;
+            m_shared.stats.add(readOnly ? Tally::NotPrimary : Tally::DatabaseErrors);
+            m_shared.reportError("worker " + std::to_string(m_index) + ": "
+                + (readOnly ? std::string(e.what()) + "; reconnecting" : std::string("cannot connect: ") + e.what()));
+            disconnect();
+            return false;
         } catch (const std::exception& e) {
             m_shared.stats.add(Tally::DatabaseErrors);
             m_shared.reportError("worker " + std::to_string(m_index) + ": cannot connect: " + e.what());
             disconnect();
             return false;
         }
+        // At every start and reconnect, as a service would: nothing is written unless this worker's
+        // version changed, and a version the fleet never ran is a deploy mark (schema v18). A refusal
+        // is reported and the work goes on.
+        try {
+            reportVersion(*m_conn, m_options.schema, hostWorkerName("idemctl-demo-" + std::to_string(m_index)),
+                m_options.workerVersion);
+            return true;
+        } catch (const DatabaseUnavailable& e) {
+            const bool readOnly = dynamic_cast<const NotPrimary*>(&e) != nullptr;
+            m_shared.stats.add(readOnly ? Tally::NotPrimary : Tally::DatabaseErrors);
+            m_shared.reportError("worker " + std::to_string(m_index) + ": " + e.what() + "; reconnecting");
+            disconnect();
+            return false;
+        } catch (const std::exception& e) {
+            m_shared.stats.add(Tally::Errors);
+            m_shared.reportError("worker " + std::to_string(m_index) + ": reporting its version: " + e.what());
+            return true;
+        }
     }
 
+    // RunOptions::reconnect: the connection broke or the server turned out read-only after the
+    // claim or in the fenced transaction. A new connection to the primary, waited for while it is
+    // not there (a switchover takes seconds); runTask then claims again or fences again with the
+    // same token. The stores stay (runTask holds one), moved to the new connection.
+    pqxx::connection& Worker::reconnectForRetry(const DatabaseUnavailable& why)
+    {
+        const bool readOnly = dynamic_cast<const NotPrimary*>(&why) != nullptr;
+        m_shared.stats.add(readOnly ? Tally::NotPrimary : Tally::DatabaseErrors);
+        m_shared.reportError("worker " + std::to_string(m_index) + ": " + why.what() + "; reconnecting");
+        disconnect();
+        while (!m_shared.stop.load()) {
+            if (ensureConnected())
+                return *m_conn;
+            sleepUnlessStopped(m_shared.stop, milliseconds(500));
+        }
+        throw DatabaseUnavailable("stopped while reconnecting");
+    }
+
+    // Closes the connections. The stores stay, to be moved to the next connection: nothing uses
+    // them before ensureConnected gives them one.
     void Worker::disconnect()
     {
         m_shared.sockets.set(2 * m_index, -1);
         m_shared.sockets.set(2 * m_index + 1, -1);
-        m_store.reset();
-        m_staleStore.reset();
         m_conn.reset();
         m_downstream.reset();
     }
@@ -244,7 +307,9 @@ namespace {
             writeEffect(tx, ctx.idempotencyKey, body, ctx.attempt);
             return result(ctx.idempotencyKey, body, ctx.attempt, ctx.previousOutcomeUnknown, ctx.token);
         };
-        settle(req, runTask(*m_store, req.key, digest, call, record));
+        RunOptions run;
+        run.reconnect = [this](const DatabaseUnavailable& why) -> pqxx::connection& { return reconnectForRetry(why); };
+        settle(req, runTask(*m_store, req.key, digest, call, record, run));
     }
 
     // An executor that claims and vanishes mid-task (the process is killed): no completion, no
@@ -356,12 +421,15 @@ namespace {
     {
         if (req.tries >= maxClientTries) {
             m_shared.stats.add(Tally::RetriesAbandoned);
+            m_shared.giveUp(req.key.str());
             return;
         }
         // A little jitter so that clients told the same time do not return together.
         const auto due = Clock::now() + std::max(after, milliseconds(10)) + milliseconds(below(50));
-        if (!m_shared.retries.push(req, due))
+        if (!m_shared.retries.push(req, due)) {
             m_shared.stats.add(Tally::RetriesAbandoned);
+            m_shared.giveUp(req.key.str());
+        }
     }
 
     // The downstream payment service: idempotent by the key it is given, on its own connection
@@ -371,7 +439,7 @@ namespace {
         try {
             if (!m_downstream || !m_downstream->is_open()) {
                 dropDownstream();
-                m_downstream = connect(m_options.dsn, { "idemctl demo payment service" });
+                m_downstream = connectPrimary(m_options.dsn, { "idemctl demo payment service" });
                 m_shared.sockets.set(2 * m_index + 1, m_downstream->sock());
             }
         } catch (const std::exception& e) {
@@ -393,6 +461,11 @@ namespace {
             dropDownstream();
             throw TaskFailure(FailureClass::Unknown, std::string("payment service commit in doubt: ") + e.what());
         } catch (const pqxx::sql_error& e) {
+            if (isReadOnlyRefusal(e)) {
+                // Refused before anything was taken: a plain retryable failure, on a new connection.
+                dropDownstream();
+                throw TaskFailure(FailureClass::Retryable, "payment service: " + describeReadOnly(e.what()));
+            }
             throw TaskFailure(FailureClass::Unknown, std::string("payment service error: ") + e.what());
         }
     }

@@ -182,73 +182,99 @@ void Exporter::readOnce()
     const auto t0 = Clock::now();
     const auto seconds = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
     ++m_reads;
-    try {
-        if (!m_conn) {
-            // A connect never waits longer than a few intervals: scrapes keep being served meanwhile.
-            const auto timeout = std::clamp<long long>(
-                std::chrono::duration_cast<std::chrono::seconds>(m_options.interval).count() * 2, 2, 10);
-            m_conn = connect(m_options.conninfo, ConnectOptions { "idemctl exporter", static_cast<int>(timeout) });
-            // Direct: the reading is prepared once and planned once (ReadStatsOptions::prepared).
-            m_direct = !behindPooler(*m_conn);
-        }
-        // Before the reading's transaction, in its own: the minutes it folds are read below.
-        std::string latencyProblem;
-        if (!m_standby)
-            rollUpLatency(latencyProblem);
-        // One more reader of the shared figures: READ COMMITTED and read-write, so it counts
-        // the bounded ones only when nobody has within their period (and then stores them for
-        // the others), and it runs the exact refresh only when that is due and it wins it.
-        pqxx::work tx(*m_conn);
-        setTimeout(tx);
-        const auto read = [this](pqxx::transaction_base& t) {
-            return m_direct ? readStatsPrepared(t, m_options.schema, m_options.stats)
-                            : readStats(t, m_options.schema, m_options.stats);
-        };
-        StatsReading s = read(tx);
-        const auto counters = readCounters(tx);
-        const auto pauses = readPauses(tx);
-        auto latency = readLatencyPart(tx, latencyProblem);
-        tx.commit();
-        if (s.exactDue
-            && refreshSharedExact(*m_conn, m_options.schema, m_options.stats.longUnfinishedAfterMinutes, 600000)) {
-            pqxx::work again(*m_conn);
-            s = read(again);
-            again.commit();
-        }
-        m_totals.apply(counters);
-        if (latency) {
-            m_latency.add(latency->histograms);
-            m_latencyFrom = latency->toUs;
-        }
-        latencyDone(latencyProblem);
-        m_standby = s.inRecovery;
-        m_lastSuccess = unixNow();
-        if (!m_lastProblem.empty()) {
-            std::cerr << "idemctl exporter: reading the database again\n";
-            m_lastProblem.clear();
-        }
-        publish(&s, pauses ? &*pauses : nullptr, seconds());
-        return;
-    } catch (const ConnectError& e) {
-        m_conn.reset();
-        failed(std::string("cannot connect (") + connectErrorKindName(e.kind()) + "): " + e.what());
-    } catch (const pqxx::broken_connection& e) {
-        m_conn.reset();
-        failed(std::string("connection lost: ") + e.what());
-    } catch (const pqxx::sql_error& e) {
-        // The server answered, so the connection stays; the reason is the operator's to fix
-        // (no schema yet, a role without SELECT, a statement timeout).
-        failed("database error (SQLSTATE " + e.sqlstate() + "): " + e.what());
-        // A migration changed what the prepared reading returns ("cached plan must not change
-        // result type"): a new connection prepares it again.
-        if (e.sqlstate() == "0A000")
+    // A read-only server met on an open connection (a primary demoted by a switchover) is left at
+    // once for a new connection, read in the same reading: behind a proxy or with a multi-host
+    // conninfo that finds the primary; otherwise the read-only server, read without writing.
+    for (int attempt = 0;; ++attempt) {
+        try {
+            readAttempt(seconds);
+            return;
+        } catch (const ConnectError& e) {
             m_conn.reset();
-    } catch (const std::exception& e) {
-        m_conn.reset();
-        failed(e.what());
+            failed(std::string("cannot connect (") + connectErrorKindName(e.kind()) + "): " + e.what());
+        } catch (const pqxx::broken_connection& e) {
+            m_conn.reset();
+            failed(
+                "lost the connection to the database server: " + describeLostConnection(e.what()) + "; reconnecting");
+        } catch (const pqxx::sql_error& e) {
+            if (isReadOnlyRefusal(e)) {
+                m_conn.reset();
+                failed(describeReadOnly(e.what()) + "; reconnecting");
+                if (attempt == 0)
+                    continue;
+            } else {
+                // The server answered, so the connection stays; the reason is the operator's to
+                // fix (no schema yet, a role without SELECT, a statement timeout).
+                failed("database error (SQLSTATE " + e.sqlstate() + "): " + e.what());
+                // A migration changed what the prepared reading returns ("cached plan must not
+                // change result type"): a new connection prepares it again.
+                if (e.sqlstate() == "0A000")
+                    m_conn.reset();
+            }
+        } catch (const std::exception& e) {
+            m_conn.reset();
+            failed(e.what());
+        }
+        break;
     }
     ++m_errors;
     publish(nullptr, nullptr, seconds());
+}
+
+void Exporter::readAttempt(const std::function<double()>& seconds)
+{
+    if (!m_conn) {
+        // A connect never waits longer than a few intervals: scrapes keep being served meanwhile.
+        const auto timeout = std::clamp<long long>(
+            std::chrono::duration_cast<std::chrono::seconds>(m_options.interval).count() * 2, 2, 10);
+        m_conn = connect(m_options.conninfo, ConnectOptions { "idemctl exporter", static_cast<int>(timeout) });
+        // Direct: the reading is prepared once and planned once (ReadStatsOptions::prepared).
+        m_direct = !behindPooler(*m_conn);
+        m_readOnly = sessionReadOnly(*m_conn);
+        if (m_readOnly)
+            std::cerr << "idemctl exporter: the server is read-only (a standby, or not the primary): reading it "
+                         "without folding latency minutes or refreshing the shared exact figures\n";
+    } else if (m_readOnly) {
+        // Still read-only? A server turned writable again (a switchover back) is written to again.
+        m_readOnly = sessionReadOnly(*m_conn);
+    }
+    // Before the reading's transaction, in its own: the minutes it folds are read below.
+    std::string latencyProblem;
+    if (!m_standby && !m_readOnly)
+        rollUpLatency(latencyProblem);
+    // One more reader of the shared figures: READ COMMITTED and read-write, so it counts
+    // the bounded ones only when nobody has within their period (and then stores them for
+    // the others), and it runs the exact refresh only when that is due and it wins it.
+    pqxx::work tx(*m_conn);
+    setTimeout(tx);
+    const auto read = [this](pqxx::transaction_base& t) {
+        return m_direct ? readStatsPrepared(t, m_options.schema, m_options.stats)
+                        : readStats(t, m_options.schema, m_options.stats);
+    };
+    StatsReading s = read(tx);
+    const auto counters = readCounters(tx);
+    const auto pauses = readPauses(tx);
+    auto latency = readLatencyPart(tx, latencyProblem);
+    tx.commit();
+    if (s.exactDue && !m_readOnly
+        && refreshSharedExact(*m_conn, m_options.schema, m_options.stats.longUnfinishedAfterMinutes, 600000)) {
+        pqxx::work again(*m_conn);
+        s = read(again);
+        again.commit();
+    }
+    m_totals.apply(counters);
+    if (latency) {
+        m_latency.add(latency->histograms);
+        m_latencyFrom = latency->toUs;
+    }
+    latencyDone(latencyProblem);
+    m_standby = s.inRecovery;
+    m_lastSuccess = unixNow();
+    if (!m_lastProblem.empty()) {
+        std::cerr << "idemctl exporter: reading the database again\n";
+        m_lastProblem.clear();
+    }
+    publish(&s, pauses ? &*pauses : nullptr, seconds());
 }
 
 std::optional<PauseList> Exporter::readPauses(pqxx::dbtransaction& tx)
@@ -292,6 +318,9 @@ void Exporter::rollUpLatency(std::string& problem)
         rollupLatency(w, m_options.schema, latencyRollupMinutes);
         w.commit();
     } catch (const pqxx::sql_error& e) {
+        // A read-only server (a primary demoted meanwhile) fails the whole reading: it reconnects.
+        if (isReadOnlyRefusal(e))
+            throw;
         problem = sqlProblem(e); // a failed roll-up changed nothing: `before` still holds
     }
     if (before && !m_latencyFrom)

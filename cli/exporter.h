@@ -3,6 +3,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -88,6 +89,7 @@ public:
 private:
     void loop();
     void readOnce();
+    void readAttempt(const std::function<double()>& seconds);
     std::vector<OutcomeTotals::Row> readCounters(pqxx::transaction_base& tx) const;
     std::optional<PauseList> readPauses(pqxx::dbtransaction& tx);
     struct LatencyRead {
@@ -118,6 +120,7 @@ private:
     std::int64_t m_latencyErrors = 0;
     std::string m_lastLatencyProblem;
     bool m_standby = false; // the last reading was of a standby, where nothing can be folded
+    bool m_readOnly = false; // the connection's transactions are read-only: nothing is written
     double m_lastSuccess = 0; // unix seconds, 0 before the first
     std::string m_lastProblem;
 

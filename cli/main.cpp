@@ -85,12 +85,25 @@ int main(int argc, char** argv)
             std::cerr << "idemctl " << name << ": cannot connect (" << idem::connectErrorKindName(e.kind())
                       << "): " << msg(e) << '\n';
             return ExitFailure;
+        } catch (const pqxx::broken_connection& e) {
+            // libpqxx's own text is often only "Could not obtain client encoding: not connected".
+            std::cerr << "idemctl " << name << ": lost the connection to the database server: "
+                      << idem::displaySafe(idem::describeLostConnection(e.what()), idem::messageDisplay) << '\n';
+            return ExitFailure;
         } catch (const pqxx::insufficient_privilege& e) {
             // libpqxx 6.4 leaves sqlstate() empty on this class; it is only ever 42501.
             std::cerr << "idemctl " << name << ": refused by the database (SQLSTATE "
                       << (e.sqlstate().empty() ? std::string("42501") : e.sqlstate()) << "): " << msg(e);
             return ExitRefused;
         } catch (const pqxx::sql_error& e) {
+            if (idem::isReadOnlyRefusal(e)) {
+                std::cerr
+                    << "idemctl " << name << ": "
+                    << idem::displaySafe(idem::describeReadOnly(e.what()), idem::messageDisplay)
+                    << "; the refused transaction changed nothing. Connect to the primary (with several hosts in the "
+                       "conninfo, target_session_attrs=read-write picks it)\n";
+                return ExitFailure;
+            }
             std::cerr << "idemctl " << name << ": database error (SQLSTATE " << e.sqlstate() << "): " << msg(e);
             return ExitFailure;
         } catch (const std::exception& e) {

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <pqxx/pqxx>
+#include <thread>
 
 #include <libpq-fe.h>
 
@@ -20,6 +21,8 @@ const char* connectErrorKindName(ConnectErrorKind kind)
         return "TLS failure";
     case ConnectErrorKind::Timeout:
         return "connection timed out";
+    case ConnectErrorKind::ReadOnly:
+        return "not the primary";
     case ConnectErrorKind::Other:
         break;
     }
@@ -136,6 +139,74 @@ std::unique_ptr<pqxx::connection> connect(const std::string& conninfo, const Con
         while (!message.empty() && (message.back() == '\n' || message.back() == ' '))
             message.pop_back();
         throw ConnectError(classifyConnectFailure(message), message);
+    }
+}
+
+namespace {
+    // The first line of a server's or libpq's message, without its severity and padding.
+    std::string firstLine(const std::string& raw)
+    {
+        std::string m = raw.substr(0, raw.find('\n'));
+        for (const char* prefix : { "ERROR:", "FATAL:" })
+            if (m.rfind(prefix, 0) == 0)
+                m.erase(0, std::char_traits<char>::length(prefix));
+        const auto first = m.find_first_not_of(' ');
+        m.erase(0, first == std::string::npos ? m.size() : first);
+        while (!m.empty() && (m.back() == ' ' || m.back() == '.'))
+            m.pop_back();
+        return m;
+    }
+} // namespace
+
+bool isReadOnlyRefusal(const pqxx::sql_error& e) { return e.sqlstate() == readOnlySqlstate; }
+
+std::string describeReadOnly(const std::string& serverMessage)
+{
+    const std::string reason = firstLine(serverMessage);
+    return "the server is read-only (not the primary)" + (reason.empty() ? std::string() : ": " + reason);
+}
+
+bool sessionReadOnly(pqxx::connection& conn)
+{
+    pqxx::nontransaction n(conn);
+    return n.exec("SELECT current_setting('transaction_read_only')")[0][0].as<std::string>() == "on";
+}
+
+std::unique_ptr<pqxx::connection> connectPrimary(const std::string& conninfo, const ConnectOptions& options)
+{
+    auto conn = connect(conninfo, options);
+    bool readOnly = false;
+    try {
+        readOnly = sessionReadOnly(*conn);
+    } catch (const pqxx::broken_connection& e) {
+        throw ConnectError(ConnectErrorKind::Other, describeLostConnection(e.what()));
+    }
+    if (readOnly)
+        throw ConnectError(ConnectErrorKind::ReadOnly,
+            "the server is read-only (not the primary): " + std::string(conn->hostname() ? conn->hostname() : "")
+                + " port " + (conn->port() ? conn->port() : "")
+                + " is a standby or has default_transaction_read_only on; with several hosts in the conninfo, "
+                  "target_session_attrs=read-write makes libpq pick the primary");
+    return conn;
+}
+
+std::unique_ptr<pqxx::connection> connectPrimaryWaiting(const std::string& conninfo, const ConnectOptions& options,
+    std::chrono::milliseconds patience, const std::function<void(const ConnectError&)>& onRetry)
+{
+    const auto until = std::chrono::steady_clock::now() + patience;
+    for (;;) {
+        try {
+            return connectPrimary(conninfo, options);
+        } catch (const ConnectError& e) {
+            const auto kind = e.kind();
+            const bool passing = kind == ConnectErrorKind::Refused || kind == ConnectErrorKind::Timeout
+                || kind == ConnectErrorKind::ReadOnly || kind == ConnectErrorKind::Other;
+            if (!passing || std::chrono::steady_clock::now() >= until)
+                throw;
+            if (onRetry)
+                onRetry(e);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
 }
 

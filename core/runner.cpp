@@ -2,6 +2,7 @@
 
 #include "core/connection.h"
 
+#include <exception>
 #include <pqxx/pqxx>
 
 namespace idem {
@@ -70,8 +71,47 @@ RunOutcome outcomeOfClaim(const ClaimResult& c)
 
 namespace {
 
+    // RunOptions::reconnect, counted: whether the step that failed may be done again on a new connection.
+    class Reconnects {
+    public:
+        Reconnects(TaskStore& store, const RunOptions& options)
+            : m_store(store)
+            , m_options(options)
+        {
+        }
+        bool again(const DatabaseUnavailable& why)
+        {
+            if (!m_options.reconnect || m_used >= m_options.maxReconnects)
+                return false;
+            ++m_used;
+            m_store.rebind(m_options.reconnect(why));
+            return true;
+        }
+
+    private:
+        TaskStore& m_store;
+        const RunOptions& m_options;
+        int m_used = 0;
+    };
+
+    ClaimResult claimWithReconnects(
+        TaskStore& store, const TaskKey& key, const std::string& requestDigest, Reconnects& reconnects)
+    {
+        for (;;) {
+            try {
+                return store.claim(key, requestDigest);
+            } catch (const DatabaseUnavailable& e) {
+                if (!reconnects.again(e))
+                    throw;
+            }
+        }
+    }
+
+    // What the fenced transaction's try came to when it did not succeed.
+    enum class Attempt { Failed, Again };
+
     RunOutcome runClaimed(TaskStore& store, const TaskKey& key, const ClaimResult& claim, const DownstreamCall* call,
-        const RecordFunction& record)
+        const RecordFunction& record, Reconnects& reconnects)
     {
         RunOutcome out;
         out.claim = claim;
@@ -82,54 +122,95 @@ namespace {
 
         FailureClass cls = FailureClass::Retryable;
         std::string message;
-        try {
-            std::string answer;
-            if (call) {
+        bool failed = false;
+        const auto classify = [&](const std::exception_ptr& error) {
+            failed = true;
+            try {
+                std::rethrow_exception(error);
+            } catch (const TaskFailure& e) {
+                cls = e.failureClass();
+                message = e.what();
+            } catch (const std::invalid_argument& e) {
+                // Bad output (an oversize result) will be just as bad next time.
+                cls = FailureClass::Permanent;
+                message = e.what();
+            } catch (const std::exception& e) {
+                message = e.what();
+            }
+        };
+
+        // The downstream call, once: a fenced transaction tried again on a new connection keeps its answer.
+        std::string answer;
+        if (call) {
+            try {
                 try {
                     answer = (*call)(ctx);
                 } catch (const pqxx::broken_connection& e) {
                     // The call's own connection: whether the other side acted is not known.
                     throw TaskFailure(FailureClass::Unknown, std::string("downstream connection lost: ") + e.what());
                 }
+            } catch (const DatabaseUnavailable&) {
+                throw;
+            } catch (const std::exception&) {
+                classify(std::current_exception());
             }
-            pqxx::work tx(store.connection());
-            store.fence(tx, key, claim.token);
-            std::string result = record(tx, ctx, answer);
-            store.complete(tx, key, claim.token, result);
-            tx.commit();
-            store.countSucceeded(key);
-            out.kind = RunOutcome::Kind::Succeeded;
-            out.resultJson = std::move(result);
-            return out;
-        } catch (const LostOwnership& e) {
-            out.kind = RunOutcome::Kind::LostOwnership;
-            out.error = e.what();
-            return out;
-        } catch (const DatabaseUnavailable&) {
-            throw;
-        } catch (const pqxx::in_doubt_error& e) {
-            throw DatabaseUnavailable(describeLostConnection(e.what()) + " during the commit: its outcome is unknown");
-        } catch (const pqxx::broken_connection& e) {
-            throw DatabaseUnavailable(describeLostConnection(e.what()));
-        } catch (const TaskFailure& e) {
-            cls = e.failureClass();
-            message = e.what();
-        } catch (const std::invalid_argument& e) {
-            // Bad output (an oversize result) will be just as bad next time.
-            cls = FailureClass::Permanent;
-            message = e.what();
-        } catch (const std::exception& e) {
-            message = e.what();
+        }
+
+        while (!failed) {
+            try {
+                pqxx::work tx(store.connection());
+                store.fence(tx, key, claim.token);
+                std::string result = record(tx, ctx, answer);
+                store.complete(tx, key, claim.token, result);
+                tx.commit();
+                store.countSucceeded(key);
+                out.kind = RunOutcome::Kind::Succeeded;
+                out.resultJson = std::move(result);
+                return out;
+            } catch (const LostOwnership& e) {
+                out.kind = RunOutcome::Kind::LostOwnership;
+                out.error = e.what();
+                return out;
+            } catch (const pqxx::in_doubt_error& e) {
+                throw DatabaseUnavailable(
+                    describeLostConnection(e.what()) + " during the commit: its outcome is unknown");
+            } catch (const DatabaseUnavailable& e) {
+                // The transaction is gone without a commit: the same token's fence decides again.
+                if (!reconnects.again(e))
+                    throw;
+            } catch (const pqxx::broken_connection& e) {
+                const DatabaseUnavailable lost(describeLostConnection(e.what()));
+                if (!reconnects.again(lost))
+                    throw lost;
+            } catch (const pqxx::sql_error& e) {
+                // A statement of the task's own refused by a read-only server is not the task's
+                // failure: nothing was written, and the primary is elsewhere.
+                if (!isReadOnlyRefusal(e)) {
+                    classify(std::current_exception());
+                } else {
+                    const NotPrimary readOnly(describeReadOnly(e.what()));
+                    if (!reconnects.again(readOnly))
+                        throw readOnly;
+                }
+            } catch (const std::exception&) {
+                classify(std::current_exception());
+            }
         }
 
         // The business transaction is gone (rolled back) by now; record the failure on its own.
         out.error = message;
-        try {
-            out.failure = store.fail(key, claim.token, claim.attempts, cls, message);
-        } catch (const LostOwnership& e) {
-            out.kind = RunOutcome::Kind::LostOwnership;
-            out.error = message + "; and the lease was lost before the failure was recorded: " + e.what();
-            return out;
+        for (;;) {
+            try {
+                out.failure = store.fail(key, claim.token, claim.attempts, cls, message);
+                break;
+            } catch (const LostOwnership& e) {
+                out.kind = RunOutcome::Kind::LostOwnership;
+                out.error = message + "; and the lease was lost before the failure was recorded: " + e.what();
+                return out;
+            } catch (const NotPrimary& e) {
+                if (!reconnects.again(e))
+                    throw;
+            }
         }
         out.kind = out.failure.status == "failed" ? RunOutcome::Kind::Failed : RunOutcome::Kind::WillRetry;
         return out;
@@ -137,22 +218,26 @@ namespace {
 
 } // namespace
 
-RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requestDigest, const TaskFunction& task)
+RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requestDigest, const TaskFunction& task,
+    const RunOptions& options)
 {
-    const ClaimResult claim = store.claim(key, requestDigest);
+    Reconnects reconnects(store, options);
+    const ClaimResult claim = claimWithReconnects(store, key, requestDigest, reconnects);
     if (!claim.mayExecute())
         return outcomeOfClaim(claim);
-    return runClaimed(store, key, claim, nullptr,
-        [&task](pqxx::work& tx, const TaskContext& ctx, const std::string&) { return task(tx, ctx); });
+    return runClaimed(
+        store, key, claim, nullptr,
+        [&task](pqxx::work& tx, const TaskContext& ctx, const std::string&) { return task(tx, ctx); }, reconnects);
 }
 
 RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requestDigest, const DownstreamCall& call,
-    const RecordFunction& record)
+    const RecordFunction& record, const RunOptions& options)
 {
-    const ClaimResult claim = store.claim(key, requestDigest);
+    Reconnects reconnects(store, options);
+    const ClaimResult claim = claimWithReconnects(store, key, requestDigest, reconnects);
     if (!claim.mayExecute())
         return outcomeOfClaim(claim);
-    return runClaimed(store, key, claim, &call, record);
+    return runClaimed(store, key, claim, &call, record, reconnects);
 }
 
 } // namespace idem

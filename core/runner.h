@@ -62,14 +62,37 @@ struct RunOutcome {
 
 const char* runOutcomeName(RunOutcome::Kind kind);
 
+// How runTask carries on after the connection broke or the server turned out read-only (a
+// switchover: NotPrimary). Without `reconnect` it throws DatabaseUnavailable (NotPrimary) as it
+// always did. With it, it calls reconnect(why), moves the store to the connection returned (the
+// caller owns it; the old one may be closed by then) and does the step again, at most
+// maxReconnects times per call:
+// - the claim: safe whatever happened (a claim that did land and was not heard holds the key
+//   until its lease expires; the retry is answered in_progress, and takes it over after that);
+// - the fenced transaction (fence, the task's writes or `record`, complete), with the same token:
+//   its fence decides. If the lease was taken over meanwhile it refuses (LostOwnership) and the
+//   other executor's success stands, so there is never a second one. The downstream call is not
+//   made again: its answer is kept. Not after a commit whose answer was lost (pqxx::in_doubt_error):
+//   that outcome is unknown, and DatabaseUnavailable is thrown;
+// - the recording of a failure, after NotPrimary only (which wrote nothing); a broken connection
+//   there leaves it unknown whether it landed, and the lease decides.
+// reconnect may throw (no primary found, the worker stopping): runTask throws that.
+struct RunOptions {
+    std::function<pqxx::connection&(const DatabaseUnavailable& why)> reconnect;
+    int maxReconnects = 3;
+};
+
 // The outcome a claim that may not execute amounts to (replay, in progress, conflict, ...).
 RunOutcome outcomeOfClaim(const ClaimResult& claim);
 
 // Claim, execute in a fenced transaction, complete or classify the failure: the whole
 // sequence, so a worker does not hand-roll it. Throws DatabaseUnavailable when the connection
-// breaks (the outcome is then decided by the next claim after the lease). For a task that only
-// writes to this database; one that calls another service takes the form below.
-RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requestDigest, const TaskFunction& task);
+// breaks (the outcome is then decided by the next claim after the lease) and NotPrimary when the
+// server is read-only, unless RunOptions::reconnect carries on. For a task that only writes to
+// this database; one that calls another service takes the form below. A statement of the task
+// refused because the server is read-only (25006) is NotPrimary too, not a failure of the task.
+RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requestDigest, const TaskFunction& task,
+    const RunOptions& options = {});
 
 // A task that calls another service (a payment provider, another team's API), in the order
 // that keeps transactions short: first the call, with NO transaction open, passing
@@ -85,6 +108,6 @@ using DownstreamCall = std::function<std::string(const TaskContext& ctx)>;
 using RecordFunction
     = std::function<std::string(pqxx::work& tx, const TaskContext& ctx, const std::string& downstreamAnswer)>;
 RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requestDigest, const DownstreamCall& call,
-    const RecordFunction& record);
+    const RecordFunction& record, const RunOptions& options = {});
 
 } // namespace idem

@@ -62,6 +62,8 @@ namespace {
             throw LostOwnership(e.what());
         if (state == sqlstate::InvalidArgument)
             throw std::invalid_argument(e.what());
+        if (state == sqlstate::ReadOnlyTransaction)
+            throw NotPrimary(describeReadOnly(e.what()));
         throw;
     }
 
@@ -104,7 +106,7 @@ const char* failureClassName(FailureClass c)
 }
 
 TaskStore::TaskStore(pqxx::connection& conn, StoreOptions options, OutcomeCounters* counters)
-    : m_conn(conn)
+    : m_conn(&conn)
     , m_options(std::move(options))
     , m_counters(counters)
     , m_rng(std::random_device {}())
@@ -181,7 +183,7 @@ ClaimResult TaskStore::claim(const TaskKey& key, const std::string& requestDiges
     const pqxx::result r = withRetry([&] {
         // One statement is its own transaction: no BEGIN and COMMIT round trips around it
         // (pqxx::work would send both, tripling a replay's round trips).
-        pqxx::nontransaction w(m_conn);
+        pqxx::nontransaction w(*m_conn);
         return w.exec_params("SELECT decision, detail, owner_token, attempts, max_attempts, retry_after_ms,"
                              "       result_json, request_hash, error_class, error_message,"
                              "       CASE WHEN decision = 'paused' AND lease_until IS NOT NULL"
@@ -289,7 +291,7 @@ std::chrono::system_clock::time_point TaskStore::heartbeat(const TaskKey& key, c
     requireToken(token);
     try {
         const auto r = withRetry([&] {
-            pqxx::nontransaction w(m_conn); // one statement: no BEGIN/COMMIT round trips
+            pqxx::nontransaction w(*m_conn); // one statement: no BEGIN/COMMIT round trips
             auto res = w.exec_params("SELECT extract(epoch FROM " + m_options.schema.qualify("heartbeat")
                                          + "($1, $2::uuid, $3))::float8",
                                      key.str(), token, static_cast<long long>(m_options.lease.count()));
@@ -317,7 +319,7 @@ FailResult TaskStore::fail(const TaskKey& key, const std::string& token, int att
     const auto maxAge = m_options.retry.maxAge.count();
     try {
         const auto r = withRetry([&] {
-            pqxx::nontransaction w(m_conn); // one statement: no BEGIN/COMMIT round trips
+            pqxx::nontransaction w(*m_conn); // one statement: no BEGIN/COMMIT round trips
             auto res = w.exec_params("SELECT status, attempts, exhausted FROM " + m_options.schema.qualify("fail")
                                          + "($1, $2::uuid, $3, $4, $5, $6)",
                                      key.str(), token, failureClassName(cls), text,

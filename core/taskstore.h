@@ -22,6 +22,7 @@ namespace sqlstate {
     inline constexpr const char* LostOwnership = "ID001";
     inline constexpr const char* NoRecord = "ID002";
     inline constexpr const char* InvalidArgument = "ID003";
+    inline constexpr const char* ReadOnlyTransaction = "25006"; // PostgreSQL's read_only_sql_transaction
 }
 
 // The token no longer owns the row: its lease was taken over or released, or the row already
@@ -37,6 +38,18 @@ public:
 class DatabaseUnavailable : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
+};
+
+// The server refused the statement because it is read-only (SQLSTATE 25006): a standby, a primary
+// demoted by a switchover (behind HAProxy, for the seconds the proxy takes to notice), or one with
+// default_transaction_read_only on. Unlike a broken connection, nothing of the statement took
+// effect. A kind of DatabaseUnavailable, so a worker that reconnects after one does so after this
+// too: reconnect (a multi-host conninfo with target_session_attrs=read-write, or the proxy, finds
+// the primary; idem::connectPrimary refuses a read-only server) and retry; runTask does with
+// RunOptions::reconnect. what(): "the server is read-only (not the primary): <the server's reason>".
+class NotPrimary : public DatabaseUnavailable {
+public:
+    using DatabaseUnavailable::DatabaseUnavailable;
 };
 
 enum class Decision {
@@ -114,7 +127,13 @@ public:
     TaskStore(pqxx::connection& conn, StoreOptions options = {}, OutcomeCounters* counters = nullptr);
 
     const StoreOptions& options() const { return m_options; }
-    pqxx::connection& connection() { return m_conn; }
+    pqxx::connection& connection() { return *m_conn; }
+    // Moves the store to another connection (a new one, after the old one broke or turned out
+    // read-only); options, counters and the jitter's state stay.
+    void rebind(pqxx::connection& conn) { m_conn = &conn; }
+
+    // Each call throws DatabaseUnavailable when the connection breaks and NotPrimary (a kind of
+    // it) when the server is read-only.
 
     // Decides, from the stored state, what this caller does with the key (DESIGN section 3).
     // A digest that is not 1 to 256 bytes of visible ASCII is std::invalid_argument.
@@ -150,7 +169,7 @@ private:
     auto withRetry(Fn&& fn);
     void count(const TaskKey& key, const char* outcome);
 
-    pqxx::connection& m_conn;
+    pqxx::connection* m_conn;
     StoreOptions m_options;
     OutcomeCounters* m_counters;
     std::mt19937_64 m_rng;

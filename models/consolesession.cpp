@@ -15,6 +15,7 @@ namespace {
 ConsoleSession::ConsoleSession(QObject* parent)
     : QObject(parent)
     , m_worker(new DatabaseWorker)
+    , m_interrupt(m_worker->interrupt())
 {
     m_thread.setObjectName(QStringLiteral("idem-db-worker"));
     m_worker->moveToThread(&m_thread);
@@ -26,6 +27,9 @@ ConsoleSession::ConsoleSession(QObject* parent)
     connect(m_worker, &DatabaseWorker::jobDone, this, &ConsoleSession::onJobDone);
     m_reconnectTimer.setSingleShot(true);
     connect(&m_reconnectTimer, &QTimer::timeout, this, &ConsoleSession::startConnect);
+    m_boundTimer.setInterval(100);
+    connect(&m_boundTimer, &QTimer::timeout, this, &ConsoleSession::enforceBounds);
+    m_cancelPool.setMaxThreadCount(1);
     m_thread.start();
 }
 
@@ -33,9 +37,14 @@ ConsoleSession::~ConsoleSession()
 {
     // Closing the window while a connect or a migration runs waits for it here, bounded by
     // the connect timeout and the statement timeout; the worker's deleteLater then closes the
-    // connection on its own thread.
+    // connection on its own thread. A bounded job (a read) on a server that does not answer is
+    // cut rather than waited for.
+    for (const auto& [id, job] : m_jobs)
+        if (job.bound)
+            m_interrupt->cut(id);
     m_thread.quit();
     m_thread.wait();
+    m_cancelPool.waitForDone();
 }
 
 bool ConsoleSession::canPoll() const
@@ -150,7 +159,11 @@ quint64 ConsoleSession::submit(DatabaseJob job, QObject* context, JobDone done, 
     }
     const quint64 id = m_nextId++;
     auto cancelled = std::make_shared<std::atomic_bool>(false);
-    m_jobs[id] = PendingJob { context, std::move(done), std::move(failed), cancelled };
+    auto& pending = m_jobs[id];
+    pending.context = context;
+    pending.done = std::move(done);
+    pending.failed = std::move(failed);
+    pending.cancelled = cancelled;
     QMetaObject::invokeMethod(
         m_worker, [w = m_worker, id, job = std::move(job), cancelled] { w->runJob(id, job, cancelled); },
         Qt::QueuedConnection);
@@ -164,6 +177,38 @@ void ConsoleSession::cancel(quint64 requestId)
         return;
     it->second.cancelled->store(true);
     m_jobs.erase(it);
+}
+
+void ConsoleSession::bound(quint64 requestId, JobBound bound)
+{
+    const auto it = m_jobs.find(requestId);
+    if (it == m_jobs.end())
+        return;
+    it->second.bound = bound;
+    if (!m_boundTimer.isActive())
+        m_boundTimer.start();
+}
+
+void ConsoleSession::enforceBounds()
+{
+    bool any = false;
+    for (auto& [id, job] : m_jobs) {
+        if (!job.bound || job.cutAsked)
+            continue;
+        any = true;
+        const auto p = m_interrupt->progress(id);
+        if (!p.running)
+            continue;
+        if (p.runningFor >= job.bound->cutAfter) {
+            job.cutAsked = m_interrupt->cut(id);
+        } else if (p.runningFor >= job.bound->cancelAfter && !job.cancelAsked) {
+            job.cancelAsked = true;
+            // PQcancel connects to the server: it may take as long as a connect does.
+            m_cancelPool.start([interrupt = m_interrupt, id = id] { interrupt->cancel(id); });
+        }
+    }
+    if (!any)
+        m_boundTimer.stop();
 }
 
 void ConsoleSession::onJobDone(quint64 requestId, const QVariant& answer)
@@ -186,6 +231,8 @@ void ConsoleSession::onJobFailed(const Failure& incoming)
     m_jobs.erase(it);
     Failure failure = incoming;
     failure.request = Failure::Request::Job;
+    if (job.bound && job.cancelAsked)
+        failure.cancelledAfterMs = job.bound->cancelAfter.count();
     if (job.context && job.failed)
         job.failed(failure);
 }

@@ -2,6 +2,7 @@
 
 #include <QObject>
 #include <QThread>
+#include <QThreadPool>
 #include <QTimer>
 
 #include <QPointer>
@@ -55,6 +56,20 @@ public:
     void cancel(quint64 requestId);
     int pendingJobs() const { return static_cast<int>(m_jobs.size()); }
 
+    // A job's bound when the server does not answer it at all (a stopped server process, a
+    // network black hole: the server enforces a statement timeout itself, so none fires there).
+    // Counted from when the worker started the job, not from when it was queued: past
+    // cancelAfter the session asks the server to cancel the statement (from a thread of its
+    // own); past cutAfter it cuts the connection, the job fails as a lost connection (the
+    // failure says the console closed it) and the session reconnects on a new one.
+    struct JobBound {
+        std::chrono::milliseconds cancelAfter;
+        std::chrono::milliseconds cutAfter;
+    };
+    void bound(quint64 requestId, JobBound bound);
+    // Whether a job runs yet, for how long, and what the session did about it.
+    JobInterrupt::Progress progress(quint64 requestId) const { return m_interrupt->progress(requestId); }
+
 public Q_SLOTS:
     void connectTo(const idem::console::ConnectionSettings& settings);
     void disconnectFromServer();
@@ -84,6 +99,7 @@ private:
     void setState(State state);
     void setInfo(const ServerInfo& info);
     void startConnect();
+    void enforceBounds();
 
     QThread m_thread;
     DatabaseWorker* m_worker = nullptr; // lives on m_thread, deleted there
@@ -102,8 +118,14 @@ private:
         JobDone done;
         JobFailed failed;
         std::shared_ptr<std::atomic_bool> cancelled;
+        std::optional<JobBound> bound;
+        bool cancelAsked = false;
+        bool cutAsked = false;
     };
     std::map<quint64, PendingJob> m_jobs;
+    std::shared_ptr<JobInterrupt> m_interrupt;
+    QTimer m_boundTimer; // runs while a bounded job is pending
+    QThreadPool m_cancelPool; // cancel requests: each a connection to the server, never on this thread
 
     QTimer m_reconnectTimer;
     bool m_autoReconnect = false;

@@ -1,6 +1,7 @@
 #include "models/dashboardmodel.h"
 
 #include <QCoreApplication>
+#include <QLocale>
 
 #include <algorithm>
 
@@ -11,6 +12,8 @@ namespace idem::console {
 namespace {
     // An exact refresh may take much longer than a tick: its own statement timeout.
     constexpr int exactTimeoutMs = 600000;
+
+    QString seconds(qint64 ms) { return QString::number(ms / 1000.0); }
 } // namespace
 
 DashboardModel::DashboardModel(ConsoleSession* session, QObject* parent)
@@ -225,8 +228,11 @@ void DashboardModel::tickNow()
         },
         [this, id](const Failure& failure) { onTickFailed(*id, failure); });
     m_pending = *id;
-    if (m_pending)
+    if (m_pending) {
         m_pendingSince.start();
+        m_session->bound(
+            m_pending, { DashboardPolling::cancelAfter(timeoutMs), DashboardPolling::cutAfter(timeoutMs) });
+    }
 }
 
 void DashboardModel::onTickDone(quint64 id, const QVariant& answer)
@@ -264,6 +270,7 @@ void DashboardModel::ingest(const DashboardTick& tick)
     m_lastTickMs = tick.elapsedMs;
     ++m_ticks;
     m_lastGoodAt = m_static ? QDateTime::fromMSecsSinceEpoch(m_lastServerMs) : QDateTime::currentDateTime();
+    m_reasonDetail.clear();
     setFreshness(Freshness::Live, {});
     evaluateLevels();
     Q_EMIT updated();
@@ -285,6 +292,9 @@ void DashboardModel::maybeRefreshExact()
     const auto& s = m_latest->stats;
     const bool own = usesOwnExact(s);
     if (!own && !s.exactDue)
+        return;
+    // A read-only server (a standby, a primary being demoted) stores nothing: its writers do.
+    if (!own && m_session->serverInfo().readOnly)
         return;
     if (own && m_ownExact && m_ownExactAt.isValid() && m_ownExactAt.elapsed() < m_ownExact->periodSeconds * 1000)
         return;
@@ -331,13 +341,23 @@ void DashboardModel::onTickFailed(quint64 id, const Failure& failure)
         return;
     }
     m_pending = 0;
+    m_reasonDetail = failure.detail();
     if (failure.kind == FailureKind::ConnectionLost) {
         // The session reconnects by itself; its state change says the rest.
         setFreshness(Freshness::Disconnected, failure.text());
         return;
     }
-    setFreshness(Freshness::Failed, failure.text());
+    QString why = failure.text();
+    // The tick's own statement timeout (a cancel request says "user request" instead): the
+    // dashboard knows how long it waited.
+    if (failure.kind == FailureKind::Query && failure.sqlstate == QLatin1String("57014") && !failure.cancelledAfterMs
+        && !failure.message.contains(QLatin1String("user request")))
+        why = tr("The database did not answer within %1 s (a lock held by another session, or a busy server).")
+                  .arg(seconds(m_statementTimeoutMs));
+    // Scheduled before the words change, so that they can say when the next read comes.
     schedule(m_poll.failed(m_settings.intervalMs));
+    if (!m_poll.setFreshness(Freshness::Failed, why))
+        Q_EMIT freshnessChanged(); // the same failure again: the next read's time has changed
 }
 
 void DashboardModel::schedule(std::chrono::milliseconds after)
@@ -349,14 +369,107 @@ void DashboardModel::schedule(std::chrono::milliseconds after)
 
 void DashboardModel::onClock()
 {
-    if (m_pending && m_pendingSince.isValid() && DashboardPolling::overdue(m_pendingSince.elapsed()))
-        setFreshness(Freshness::Waiting,
-            QCoreApplication::translate(
-                "idem::console::DashboardModel", "No answer from the database for %1 s (a tick gives up after %2 s).")
-                .arg(m_pendingSince.elapsed() / 1000)
-                .arg(m_statementTimeoutMs / 1000.0));
-    else if (m_poll.freshness() != Freshness::Live)
-        Q_EMIT freshnessChanged(); // "last good data N s ago" moves on
+    if (m_pending && m_pendingSince.isValid() && DashboardPolling::overdue(m_pendingSince.elapsed())) {
+        m_reasonDetail.clear();
+        setFreshness(Freshness::Waiting, overdueText());
+    } else if (m_poll.freshness() != Freshness::Live || m_poll.failures() > 0) {
+        Q_EMIT freshnessChanged(); // "last good data N s ago", "next read in N s" move on
+    }
+}
+
+QString DashboardModel::overdueText() const
+{
+    const auto cancelAt = DashboardPolling::cancelAfter(m_statementTimeoutMs).count();
+    const auto cutAt = DashboardPolling::cutAfter(m_statementTimeoutMs).count();
+    const auto p = m_session ? m_session->progress(m_pending) : JobInterrupt::Progress {};
+    if (!p.running)
+        return tr("No answer for %1 s: the read waits for this console's connection, busy with another of its "
+                  "reads.")
+            .arg(m_pendingSince.elapsed() / 1000);
+    const QString waited = QString::number(p.runningFor.count() / 1000);
+    if (p.cut)
+        return tr("No answer from the database for %1 s: the console closed the connection and opens a new one.")
+            .arg(waited);
+    switch (p.cancel) {
+    case JobInterrupt::Cancel::None:
+        break;
+    case JobInterrupt::Cancel::Sending:
+    case JobInterrupt::Cancel::Sent:
+        return tr("No answer from the database for %1 s, not even to a cancel request at %2 s (a stopped server "
+                  "process or a cut network); a new connection at %3 s.")
+            .arg(waited, seconds(cancelAt), seconds(cutAt));
+    case JobInterrupt::Cancel::Failed:
+        return tr("No answer from the database for %1 s, and no cancel request could reach it (%2); a new connection "
+                  "at %3 s.")
+            .arg(waited, p.cancelError, seconds(cutAt));
+    }
+    return tr("No answer from the database for %1 s; the server ends a read at %2 s (statement timeout), else the "
+              "console cancels it at %3 s and opens a new connection at %4 s.")
+        .arg(waited, seconds(m_statementTimeoutMs), seconds(cancelAt), seconds(cutAt));
+}
+
+QDateTime DashboardModel::nextReadAt() const
+{
+    if (m_static || m_pending || m_settings.paused || !m_timer.isActive())
+        return {};
+    return QDateTime::currentDateTime().addMSecs(std::max(0, m_timer.remainingTime()));
+}
+
+QString DashboardModel::nextReadText() const
+{
+    if (m_settings.paused)
+        return tr("Polling is paused.");
+    if (m_pending)
+        return tr("Reading again now.");
+    const QDateTime at = nextReadAt();
+    if (!at.isValid())
+        return {};
+    return tr("Next read at %1 (in %2 s).")
+        .arg(at.toString(QStringLiteral("HH:mm:ss")))
+        .arg((std::max(0, m_timer.remainingTime()) + 999) / 1000);
+}
+
+bool DashboardModel::pollingDiffers() const
+{
+    return !m_static && !m_settings.paused && (m_poll.failures() > 0 || stretched());
+}
+
+QString DashboardModel::pollingBrief() const
+{
+    if (!pollingDiffers())
+        return {};
+    if (m_poll.failures() > 0) {
+        const QDateTime at = nextReadAt();
+        return at.isValid() ? tr("backing off: next read at %1 (in %2 s)")
+                                  .arg(at.toString(QStringLiteral("HH:mm:ss")))
+                                  .arg((std::max(0, m_timer.remainingTime()) + 999) / 1000)
+                            : tr("backing off: reading again now");
+    }
+    return tr("stretched to every %1 s").arg(QLocale().toString(m_poll.nextTick().count() / 1000.0, 'g', 3));
+}
+
+QString DashboardModel::pollingText() const
+{
+    const QString chosen = QLocale().toString(m_settings.intervalMs / 1000.0, 'g', 3);
+    if (m_settings.paused)
+        return tr("polling paused");
+    if (m_poll.failures() > 0) {
+        const QDateTime at = nextReadAt();
+        // No "%n read(s)": the English is the source text, read by the tests as it is.
+        if (!at.isValid())
+            return tr("reading again after failed reads (%1 in a row); every %2 s once reads answer")
+                .arg(m_poll.failures())
+                .arg(chosen);
+        return tr("backing off after failed reads (%1 in a row): next read at %2 (in %3 s), not every %4 s")
+            .arg(m_poll.failures())
+            .arg(at.toString(QStringLiteral("HH:mm:ss")))
+            .arg((std::max(0, m_timer.remainingTime()) + 999) / 1000)
+            .arg(chosen);
+    }
+    if (stretched())
+        return tr("every %1 s, stretched from %2 s: ticks over their budget")
+            .arg(QLocale().toString(m_poll.nextTick().count() / 1000.0, 'g', 3), chosen);
+    return tr("every %1 s").arg(chosen);
 }
 
 void DashboardModel::setFreshness(Freshness freshness, const QString& reason)

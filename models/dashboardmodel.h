@@ -75,6 +75,23 @@ public:
     Freshness freshness() const { return m_poll.freshness(); }
     // Why the data is not live (the failure, the disconnect, the silence), empty when live.
     QString reason() const { return m_poll.reason(); }
+    // The failed read's own detail for a tooltip (the server's message, its SQLSTATE and
+    // context); empty when the last read did not fail on the server.
+    QString reasonDetail() const { return m_reasonDetail; }
+    // When the next read is due (local clock); invalid while one runs, while paused, or when
+    // none is scheduled (not connected).
+    QDateTime nextReadAt() const;
+    int failuresInARow() const { return m_poll.failures(); }
+    // How the dashboard polls right now, in words: every N s as chosen, stretched (ticks over
+    // their budget), or backing off after failed reads, with the next read's time; or paused.
+    QString pollingText() const;
+    // Whether the polling differs from the interval chosen (backing off, stretched).
+    bool pollingDiffers() const;
+    // The same in a few words, to stand beside the interval box ("backing off: next read at
+    // 12:00:31 (in 8 s)"); empty when the polling is as chosen.
+    QString pollingBrief() const;
+    // When the data is stale: when the next read comes ("Next read at 12:00:31 (in 8 s).").
+    QString nextReadText() const;
     // When the last good tick arrived (local clock); invalid before the first.
     QDateTime lastGoodAt() const { return m_lastGoodAt; }
     const std::optional<idem::DashboardReading>& latest() const { return m_latest; }
@@ -132,6 +149,8 @@ private:
     void onClock();
     void schedule(std::chrono::milliseconds after);
     void setFreshness(Freshness freshness, const QString& reason);
+    // The words for a tick that has not answered for a while, from what the session knows of it.
+    QString overdueText() const;
     void resetData();
     void evaluateLevels();
     void maybeRefreshExact();
@@ -147,6 +166,7 @@ private:
     quint64 m_pending = 0;
     int m_generation = 0; // bumped when the filter or window changes: older answers are dropped
     QElapsedTimer m_pendingSince;
+    QString m_reasonDetail;
     QTimer m_timer;
     QTimer m_clock; // once a second: overdue detection and "N s ago"
     DashboardPolling m_poll;

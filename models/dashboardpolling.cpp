@@ -12,6 +12,17 @@ std::chrono::milliseconds DashboardPolling::answered(qint64 elapsedMs, int inter
     return delay(std::max(std::chrono::milliseconds(intervalMs), budgeted));
 }
 
+std::chrono::milliseconds DashboardPolling::cancelAfter(int statementTimeoutMs)
+{
+    const qint64 timeout = std::max(statementTimeoutMs, 1000);
+    return std::chrono::milliseconds(timeout + std::max<qint64>(timeout, 2000));
+}
+
+std::chrono::milliseconds DashboardPolling::cutAfter(int statementTimeoutMs)
+{
+    return cancelAfter(statementTimeoutMs) + std::chrono::milliseconds(5000);
+}
+
 std::chrono::milliseconds DashboardPolling::failed(int intervalMs)
 {
     ++m_failures;

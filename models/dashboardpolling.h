@@ -29,6 +29,13 @@ public:
     static constexpr std::chrono::milliseconds maxDelay { 60000 };
     // A tick answers in milliseconds; silence this long means the database is not answering.
     static constexpr qint64 overdueAfterMs = 2000;
+    // A tick the server does not answer at all (its process stopped, the network cut: the
+    // server enforces the statement timeout itself, so none fires there) is bounded from this
+    // side (ConsoleSession::JobBound): once the statement timeout has passed and as long again
+    // (at least 2 s more), the console asks the server to cancel it; 5 s after that it closes
+    // the connection and opens a new one. Counted from when the worker started the tick.
+    static std::chrono::milliseconds cancelAfter(int statementTimeoutMs);
+    static std::chrono::milliseconds cutAfter(int statementTimeoutMs);
     // After a failed exact refresh (timeout, privilege), wait this long before this console
     // asks again; the database's own attempt marker keeps other consoles off it meanwhile.
     static constexpr qint64 exactRetryAfterMs = 60000;

@@ -35,6 +35,7 @@ namespace {
             return FailureKind::Tls;
         case idem::ConnectErrorKind::Timeout:
             return FailureKind::Timeout;
+        case idem::ConnectErrorKind::ReadOnly: // the console connects to standbys too: never refused as such
         case idem::ConnectErrorKind::Other:
             break;
         }
@@ -83,10 +84,20 @@ struct DatabaseWorker::Connection {
     idem::SchemaName schema;
     QString displayConninfo;
     bool pooler = false; // ServerInfo::pooler: nothing may be set for the session
+    // Transactions were read-only when it was opened (a standby watched on purpose). A connection
+    // opened writable that meets a read-only refusal was on a primary since demoted: it is
+    // replaced, so that the reconnect finds the primary (a multi-host conninfo, a proxy).
+    bool readOnlyAtOpen = false;
 };
 
 DatabaseWorker::DatabaseWorker() = default;
-DatabaseWorker::~DatabaseWorker() = default;
+DatabaseWorker::~DatabaseWorker() { drop(); }
+
+void DatabaseWorker::drop()
+{
+    m_interrupt->detach();
+    m_db.reset();
+}
 
 template <typename F> void DatabaseWorker::guarded(quint64 requestId, F&& body)
 {
@@ -100,13 +111,19 @@ template <typename F> void DatabaseWorker::guarded(quint64 requestId, F&& body)
         failure.message = trimmed(e.what());
     } catch (const pqxx::broken_connection& e) {
         // The server went away mid-request; the session decides when to reconnect.
-        m_db.reset();
+        drop();
         failure.kind = FailureKind::ConnectionLost;
         failure.message = q(idem::describeLostConnection(e.what()));
     } catch (const pqxx::sql_error& e) {
         failure.kind = FailureKind::Query;
         failure.sqlstate = sqlstateOf(e);
         failure.message = serverMessage(e.what());
+        if (idem::isReadOnlyRefusal(e) && m_db && !m_db->readOnlyAtOpen) {
+            // A switchover demoted this server under the console: a state to leave, like a lost
+            // connection (the session reconnects); Failure::text() says it in words.
+            m_db.reset();
+            failure.kind = FailureKind::ConnectionLost;
+        }
     } catch (const idem::MigrationRefused& e) {
         failure.kind = FailureKind::MigrationRefused;
         failure.message = trimmed(e.what());
@@ -114,12 +131,22 @@ template <typename F> void DatabaseWorker::guarded(quint64 requestId, F&& body)
         failure.kind = FailureKind::Other;
         failure.message = trimmed(e.what());
     }
+    if (requestId != 0 && m_interrupt->cutRequest() == requestId) {
+        // The session cut this job's connection (ConsoleSession::JobBound): whatever libpq made
+        // of it (a closed connection, an SSL error), that is what happened.
+        drop();
+        failure.kind = FailureKind::ConnectionLost;
+        failure.sqlstate.clear();
+        failure.message = QCoreApplication::translate("idem::console::ConsoleSession",
+            "the console closed it: the server answered neither the read nor a request to cancel it (its server "
+            "process may be stopped, or the network cut)");
+    }
     Q_EMIT failed(failure);
 }
 
 void DatabaseWorker::open(quint64 requestId, const ConnectionSettings& settings)
 {
-    m_db.reset();
+    drop();
     std::optional<idem::SchemaName> schema;
     try {
         schema.emplace(settings.schema.trimmed().toStdString());
@@ -133,11 +160,14 @@ void DatabaseWorker::open(quint64 requestId, const ConnectionSettings& settings)
         db->displayConninfo = q(storableConninfo(settings));
         db->conn = idem::connect(effectiveConninfo(settings), { "idem-console" });
         m_db = std::move(db);
-        Q_EMIT opened(inspect(requestId));
+        m_interrupt->attach(m_db->conn.get());
+        const ServerInfo info = inspect(requestId);
+        m_db->readOnlyAtOpen = info.readOnly;
+        Q_EMIT opened(info);
     });
 }
 
-void DatabaseWorker::close() { m_db.reset(); }
+void DatabaseWorker::close() { drop(); }
 
 ServerInfo DatabaseWorker::inspect(quint64 requestId)
 {
@@ -169,7 +199,8 @@ ServerInfo DatabaseWorker::inspect(quint64 requestId)
             "       (SELECT cipher FROM pg_stat_ssl WHERE pid = pg_backend_pid()),"
             "       (extract(epoch FROM now()) * 1000)::bigint,"
             "       pg_backend_pid(), pg_is_in_recovery(),"
-            "       current_setting('synchronous_standby_names'), current_setting('synchronous_commit')",
+            "       current_setting('synchronous_standby_names'), current_setting('synchronous_commit'),"
+            "       current_setting('default_transaction_read_only')",
             schema.qualify("task_idempotency"), schema.name());
         const auto row = r[0];
         info.serverVersion = q(row[0].as<std::string>());
@@ -190,6 +221,8 @@ ServerInfo DatabaseWorker::inspect(quint64 requestId)
         info.inRecovery = row[11].as<bool>();
         info.synchronousStandbyNames = q(row[12].as<std::string>());
         info.synchronousCommit = q(row[13].as<std::string>());
+        // Asked as a setting: this read-only transaction's own transaction_read_only is on anyway.
+        info.readOnly = info.inRecovery || row[14].as<std::string>() == "on";
         m_db->pooler = info.pooler;
     }
     try {
@@ -221,10 +254,15 @@ void DatabaseWorker::runJob(
             QCoreApplication::translate("idem::console::ConsoleSession", "not connected"), {}, 0 });
         return;
     }
+    m_interrupt->begin(requestId);
     guarded(requestId, [&] {
         QVariant answer = job(*m_db->conn, m_db->schema);
         Q_EMIT jobDone(requestId, answer);
     });
+    // Cut just as it answered: the answer stands, the connection does not (the next request
+    // finds it gone and the session reconnects).
+    if (m_interrupt->end() && m_db)
+        drop();
 }
 
 void DatabaseWorker::reinspect(quint64 requestId)

@@ -12,6 +12,7 @@
 #include "core/identifier.h"
 
 #include "models/connectionsettings.h"
+#include "models/jobinterrupt.h"
 #include "models/workermessages.h"
 
 namespace idem::console {
@@ -31,6 +32,10 @@ class DatabaseWorker : public QObject {
 public:
     DatabaseWorker();
     ~DatabaseWorker() override;
+
+    // What other threads may do to the job running on this worker's connection (the session
+    // bounds a job on a server that does not answer). Taken before the worker moves to its thread.
+    std::shared_ptr<JobInterrupt> interrupt() const { return m_interrupt; }
 
     // Each of these runs on the worker thread and answers with exactly one signal.
     void open(quint64 requestId, const idem::console::ConnectionSettings& settings);
@@ -54,9 +59,12 @@ private:
     ServerInfo inspect(quint64 requestId);
     // Runs a request body, turning every way a database call can fail into one Failure.
     template <typename F> void guarded(quint64 requestId, F&& body);
+    // Closes the connection (if any), after a cancel request still reading it.
+    void drop();
 
     struct Connection;
     std::unique_ptr<Connection> m_db;
+    std::shared_ptr<JobInterrupt> m_interrupt = std::make_shared<JobInterrupt>();
 };
 
 } // namespace idem::console

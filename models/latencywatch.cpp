@@ -47,20 +47,22 @@ QString latencyText(double ms)
 LatencyWatch::LatencyWatch(ConsoleSession* session, QObject* parent)
     : QObject(parent)
     , m_session(session)
+    , m_poll(session, firstSchemaVersion, [this] { return makeJob(); })
 {
     qRegisterMetaType<LatencyReading>();
-    m_timer.setSingleShot(true);
-    connect(&m_timer, &QTimer::timeout, this, &LatencyWatch::refreshNow);
-    connect(session, &ConsoleSession::stateChanged, this, &LatencyWatch::onSessionState);
-    connect(session, &ConsoleSession::serverInfoChanged, this, &LatencyWatch::onSessionState);
-    onSessionState();
+    connect(&m_poll, &SessionPoll::answered, this, &LatencyWatch::onAnswer);
+    connect(&m_poll, &SessionPoll::failed, this, &LatencyWatch::onFailure);
+    connect(&m_poll, &SessionPoll::stopped, this, [this] {
+        m_reading.reset();
+        m_error.clear();
+        Q_EMIT changed();
+    });
+    // Three statements of 5 s at most: bounded as a tick is, on a server that does not answer.
+    m_poll.setBound(15000);
+    m_poll.start();
 }
 
-LatencyWatch::~LatencyWatch()
-{
-    if (m_pending && m_session)
-        m_session->cancel(m_pending);
-}
+LatencyWatch::~LatencyWatch() = default;
 
 void LatencyWatch::setScope(int windowMinutes, const QString& tenant, const QString& operation)
 {
@@ -74,17 +76,13 @@ void LatencyWatch::setScope(int windowMinutes, const QString& tenant, const QStr
     m_reading.reset();
     m_error.clear();
     Q_EMIT changed();
-    if (m_pending)
-        m_again = true;
-    else
-        refreshNow();
+    m_poll.refreshNow();
 }
 
 bool LatencyWatch::unavailable() const
 {
-    if (!m_session || !m_session->canPoll())
-        return false; // not known: the dashboard says the connection state
-    return m_session->serverInfo().schemaVersion < firstSchemaVersion;
+    // Not connected: not known (the dashboard says the connection state).
+    return m_poll.schemaTooOld();
 }
 
 QString LatencyWatch::unavailableText() const
@@ -97,35 +95,10 @@ QString LatencyWatch::unavailableText() const
         .arg(m_session->serverInfo().schemaVersion);
 }
 
-void LatencyWatch::onSessionState()
-{
-    const bool readable = m_session && m_session->canPoll() && !unavailable();
-    if (!readable) {
-        m_timer.stop();
-        if (m_pending && m_session)
-            m_session->cancel(m_pending);
-        m_pending = 0;
-        m_again = false;
-        if (m_reading || !m_error.isEmpty()) {
-            m_reading.reset();
-            m_error.clear();
-        }
-        Q_EMIT changed();
-        return;
-    }
-    if (!m_pending && !m_timer.isActive())
-        refreshNow();
-}
+void LatencyWatch::refreshNow() { m_poll.refreshNow(); }
 
-void LatencyWatch::refreshNow()
+DatabaseJob LatencyWatch::makeJob() const
 {
-    if (!m_session || !m_session->canPoll() || unavailable())
-        return;
-    if (m_pending) {
-        m_again = true;
-        return;
-    }
-    m_timer.stop();
     idem::LatencyQuery perMinute;
     perMinute.minutes = m_windowMinutes;
     perMinute.tenant = m_tenant.trimmed().toStdString();
@@ -135,10 +108,10 @@ void LatencyWatch::refreshNow()
     idem::LatencyQuery byOperation = perMinute;
     byOperation.byOperation = true;
     byOperation.perMinute = false;
-    // A standby cannot fold: it reads what its primary's readers folded.
-    const bool rollup = !m_session->serverInfo().inRecovery;
+    // A standby (or any read-only server) cannot fold: it reads what its primary's readers folded.
+    const bool rollup = m_session && !m_session->serverInfo().readOnly;
     const int generation = m_generation;
-    auto job = [perMinute, byOperation, rollup, generation](pqxx::connection& conn, const idem::SchemaName& schema) {
+    return [perMinute, byOperation, rollup, generation](pqxx::connection& conn, const idem::SchemaName& schema) {
         LatencyReading out;
         out.generation = generation;
         if (rollup) {
@@ -171,54 +144,42 @@ void LatencyWatch::refreshNow()
         for (const auto& h : operations.histograms)
             if (h.kind == idem::LatencyKind::Run && h.count > 0)
                 out.runByOperation.push_back({ visibleText(h.operation), h.count, h.p95 });
-        std::sort(out.runByOperation.begin(), out.runByOperation.end(),
-            [](const OperationLatency& a, const OperationLatency& b) {
-                return a.p95Ms != b.p95Ms ? a.p95Ms > b.p95Ms : a.operation < b.operation;
-            });
+        sortLatencyByP95(out.runByOperation);
         return QVariant::fromValue(out);
     };
-    auto id = std::make_shared<quint64>(0);
-    *id = m_session->submit(
-        std::move(job), this,
-        [this, id](const QVariant& answer) {
-            if (*id != m_pending)
-                return;
-            m_pending = 0;
-            auto reading = answer.value<LatencyReading>();
-            if (reading.generation != m_generation || std::exchange(m_again, false)) {
-                refreshNow(); // asked under a scope that has changed since
-                return;
-            }
-            const std::optional<qint64> before = m_reading ? std::optional(m_reading->foldedToMs) : std::nullopt;
-            const bool more = reading.minutesFolded >= rollupMaxMinutes;
-            m_reading = std::move(reading);
-            m_error.clear();
-            ++m_reads;
-            Q_EMIT changed();
-            if (more)
-                m_timer.start(1000); // the roll-up is catching up: the next hour of minutes
-            else
-                armNext(before);
-        },
-        [this, id](const Failure& failure) {
-            if (*id != m_pending)
-                return;
-            m_pending = 0;
-            m_again = false;
-            // Said once, where the figures would be; tried again later, less often each time.
-            m_error = failure.text();
-            Q_EMIT changed();
-            if (failure.kind != FailureKind::ConnectionLost && m_session && m_session->canPoll()) {
-                m_timer.start(int(m_retryMs));
-                m_retryMs = std::min(maxRetryMs, m_retryMs * 2);
-            }
-        });
-    m_pending = *id;
+}
+
+void LatencyWatch::onAnswer(const QVariant& answer, bool superseded)
+{
+    auto reading = answer.value<LatencyReading>();
+    if (superseded || reading.generation != m_generation)
+        return; // asked under a scope that has changed since: the poll reads again at once
+    const std::optional<qint64> before = m_reading ? std::optional(m_reading->foldedToMs) : std::nullopt;
+    const bool more = reading.minutesFolded >= rollupMaxMinutes;
+    m_reading = std::move(reading);
+    m_error.clear();
+    ++m_reads;
+    Q_EMIT changed();
+    if (more)
+        m_poll.readIn(1000); // the roll-up is catching up: the next hour of minutes
+    else
+        armNext(before);
+}
+
+void LatencyWatch::onFailure(const Failure& failure)
+{
+    // Said once, where the figures would be; tried again later, less often each time.
+    m_error = failure.text();
+    Q_EMIT changed();
+    if (failure.kind != FailureKind::ConnectionLost) {
+        m_poll.readIn(m_retryMs);
+        m_retryMs = std::min(maxRetryMs, m_retryMs * 2);
+    }
 }
 
 void LatencyWatch::armNext(std::optional<qint64> previousFoldedToMs)
 {
-    if (!m_reading || !m_session || !m_session->canPoll())
+    if (!m_reading)
         return;
     // By the server's clock as of the read (the answer came a moment ago).
     qint64 delay = m_reading->foldedToMs + dueAfterFoldedToMs - m_reading->serverNowMs;
@@ -230,40 +191,49 @@ void LatencyWatch::armNext(std::optional<qint64> previousFoldedToMs)
     } else {
         m_retryMs = retryMs;
     }
-    m_timer.start(int(std::clamp<qint64>(delay, 1000, 10 * 60000)));
+    m_poll.readIn(std::clamp<qint64>(delay, 1000, 10 * 60000));
 }
-
-qint64 LatencyWatch::nextReadInMs() const { return m_timer.isActive() ? m_timer.remainingTime() : 0; }
 
 qint64 LatencyWatch::foldedToMs() const { return m_reading ? m_reading->foldedToMs : 0; }
 
 TileValue LatencyWatch::worstTile(const Threshold& threshold) const
 {
+    return latencyWorstTile({ m_reading ? &*m_reading : nullptr, m_windowMinutes, m_error, unavailableText() }, threshold);
+}
+
+QString LatencyWatch::worstTileToolTip(const Threshold& threshold) const
+{
+    return latencyWorstTileToolTip({ m_reading ? &*m_reading : nullptr, m_windowMinutes, m_error, unavailableText() }, threshold);
+}
+
+TileValue latencyWorstTile(const LatencyState& state, const Threshold& threshold)
+{
     TileValue v;
     v.text = QStringLiteral("–");
-    if (unavailable()) {
-        v.detail = QCoreApplication::translate("idem::console::LatencyWatch", "needs schema v%1").arg(firstSchemaVersion);
+    if (!state.unavailable.isEmpty()) {
+        v.detail = QCoreApplication::translate("idem::console::LatencyWatch", "needs schema v%1").arg(LatencyWatch::firstSchemaVersion);
         return v;
     }
-    if (!m_reading) {
-        v.detail = m_error.isEmpty() ? QCoreApplication::translate("idem::console::LatencyWatch", "not read yet") : QCoreApplication::translate("idem::console::LatencyWatch", "could not be read");
+    if (!state.reading) {
+        v.detail = state.error.isEmpty() ? QCoreApplication::translate("idem::console::LatencyWatch", "not read yet") : QCoreApplication::translate("idem::console::LatencyWatch", "could not be read");
         return v;
     }
-    const auto ops = runByOperation();
-    const QString window = windowText(m_windowMinutes);
+    const auto& ops = state.reading->runByOperation;
+    const QString window = windowText(state.windowMinutes);
+    const qint64 foldedToMs = state.reading->foldedToMs;
     if (ops.empty()) {
-        v.detail = QCoreApplication::translate("idem::console::LatencyWatch", "no runs in the %1 to %2").arg(window, clockText(foldedToMs()));
+        v.detail = QCoreApplication::translate("idem::console::LatencyWatch", "no runs in the %1 to %2").arg(window, clockText(foldedToMs));
         return v;
     }
     const auto& worst = ops.front();
     v.text = latencyText(worst.p95Ms);
     v.value = worst.p95Ms / 1000.0;
     v.level = levelOf(v.value, threshold);
-    v.detail = QCoreApplication::translate("idem::console::LatencyWatch", "%1, %2 to %3").arg(worst.operation, window, clockText(foldedToMs()));
+    v.detail = QCoreApplication::translate("idem::console::LatencyWatch", "%1, %2 to %3").arg(worst.operation, window, clockText(foldedToMs));
     return v;
 }
 
-QString LatencyWatch::worstTileToolTip(const Threshold& threshold) const
+QString latencyWorstTileToolTip(const LatencyState& state, const Threshold& threshold)
 {
     QString tip = QCoreApplication::translate("idem::console::LatencyWatch", "The operation whose 95th-percentile run time (claim to complete or fail, by the server's "
                      "clock) is highest over the window's folded minutes. A minute is folded once it has been "
@@ -273,11 +243,11 @@ QString LatencyWatch::worstTileToolTip(const Threshold& threshold) const
         + (threshold.warning || threshold.critical
                   ? QCoreApplication::translate("idem::console::LatencyWatch", "Amber from %1, red from %2.").arg(limit(threshold.warning), limit(threshold.critical))
                   : QCoreApplication::translate("idem::console::LatencyWatch", "No thresholds set."));
-    if (unavailable())
-        return tip + QLatin1Char('\n') + unavailableText();
-    if (!m_error.isEmpty())
-        tip += QLatin1Char('\n') + QCoreApplication::translate("idem::console::LatencyWatch", "The last read failed: %1").arg(m_error);
-    const auto ops = runByOperation();
+    if (!state.unavailable.isEmpty())
+        return tip + QLatin1Char('\n') + state.unavailable;
+    if (!state.error.isEmpty())
+        tip += QLatin1Char('\n') + QCoreApplication::translate("idem::console::LatencyWatch", "The last read failed: %1").arg(state.error);
+    const auto ops = state.reading ? state.reading->runByOperation : std::vector<OperationLatency>();
     if (!ops.empty()) {
         tip += QLatin1Char('\n') + QCoreApplication::translate("idem::console::LatencyWatch", "Slowest operations (p95 run time):");
         constexpr std::size_t shown = 5;
@@ -292,6 +262,13 @@ QString LatencyWatch::worstTileToolTip(const Threshold& threshold) const
             tip += QLatin1Char('\n') + QCoreApplication::translate("idem::console::LatencyWatch", "… and %n more", nullptr, int(ops.size() - shown));
     }
     return tip;
+}
+
+void sortLatencyByP95(std::vector<OperationLatency>& ops)
+{
+    std::sort(ops.begin(), ops.end(), [](const OperationLatency& a, const OperationLatency& b) {
+        return a.p95Ms != b.p95Ms ? a.p95Ms > b.p95Ms : a.operation < b.operation;
+    });
 }
 
 } // namespace idem::console

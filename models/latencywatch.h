@@ -1,10 +1,8 @@
 #pragma once
 
-#include <QElapsedTimer>
 #include <QObject>
 #include <QPointer>
 #include <QString>
-#include <QTimer>
 
 #include <optional>
 #include <vector>
@@ -13,6 +11,7 @@
 // macro of that name empties in any file that includes a Qt header first. Only latencywatch.cpp
 // includes it (before Qt), and turns its reports into the plain values below on the worker thread.
 #include "models/dashboardthresholds.h"
+#include "models/sessionpoll.h"
 #include "models/tilepresenter.h"
 
 namespace idem::console {
@@ -78,9 +77,9 @@ public:
     // Why the last read failed (kept until one succeeds); empty otherwise.
     QString error() const { return m_error; }
     int reads() const { return m_reads; }
-    bool pending() const { return m_pending != 0; }
+    bool pending() const { return m_poll.pending(); }
     // When the next read is due, in ms from now (0 when none is armed).
-    qint64 nextReadInMs() const;
+    qint64 nextReadInMs() const { return m_poll.nextReadInMs(); }
 
     // The chart's points, oldest first; minutes with no value have no point.
     std::vector<LatencyPoint> runPoints() const { return m_reading ? m_reading->run : std::vector<LatencyPoint>(); }
@@ -109,22 +108,34 @@ Q_SIGNALS:
     void changed();
 
 private:
-    void onSessionState();
+    DatabaseJob makeJob() const;
+    void onAnswer(const QVariant& answer, bool superseded);
+    void onFailure(const Failure& failure);
     void armNext(std::optional<qint64> previousFoldedToMs);
 
     QPointer<ConsoleSession> m_session;
-    QTimer m_timer;
+    SessionPoll m_poll;
     int m_windowMinutes = 15;
     QString m_tenant;
     QString m_operation;
     int m_generation = 0;
-    quint64 m_pending = 0;
-    bool m_again = false;
     std::optional<LatencyReading> m_reading;
     QString m_error;
     int m_reads = 0;
     qint64 m_retryMs = retryMs;
 };
+
+// What the worst p95 tile is made from: the live watch's, or an incident snapshot's.
+struct LatencyState {
+    const LatencyReading* reading = nullptr; // none read (yet)
+    int windowMinutes = 15;
+    QString error; // the last read's failure
+    QString unavailable; // why there are no figures at all (an older schema)
+};
+TileValue latencyWorstTile(const LatencyState& state, const Threshold& threshold);
+QString latencyWorstTileToolTip(const LatencyState& state, const Threshold& threshold);
+// The highest p95 first, then by name.
+void sortLatencyByP95(std::vector<OperationLatency>& ops);
 
 // A duration for people: "850 ms", "1.24 s", "2 min 5 s" (three significant figures below a minute).
 QString latencyText(double ms);

@@ -17,37 +17,25 @@ namespace {
 
 PauseWatch::PauseWatch(ConsoleSession* session, QObject* parent)
     : QObject(parent)
-    , m_session(session)
+    , m_poll(session, firstSchemaVersion, [] {
+        return [](pqxx::connection& conn, const idem::SchemaName& schema) {
+            return QVariant::fromValue(idem::listPauses(conn, schema, windowMinutes));
+        };
+    })
 {
-    m_timer.setSingleShot(true);
-    connect(&m_timer, &QTimer::timeout, this, &PauseWatch::refreshNow);
-    connect(session, &ConsoleSession::stateChanged, this, &PauseWatch::onSessionState);
-    connect(session, &ConsoleSession::serverInfoChanged, this, &PauseWatch::onSessionState);
-    onSessionState();
-}
-
-PauseWatch::~PauseWatch()
-{
-    if (m_pending && m_session)
-        m_session->cancel(m_pending);
-}
-
-void PauseWatch::setInterval(int ms)
-{
-    m_intervalMs = std::max(200, ms);
-    if (m_timer.isActive())
-        m_timer.start(m_intervalMs);
-}
-
-void PauseWatch::onSessionState()
-{
-    const bool readable = m_session && m_session->canPoll()
-        && m_session->serverInfo().schemaVersion >= firstSchemaVersion;
-    if (!readable) {
-        m_timer.stop();
-        if (m_pending && m_session)
-            m_session->cancel(m_pending);
-        m_pending = 0;
+    connect(&m_poll, &SessionPoll::answered, this, [this](const QVariant& answer, bool) {
+        m_list = answer.value<idem::PauseList>();
+        m_readAt.start();
+        m_error.clear();
+        Q_EMIT changed();
+        m_poll.readIn(m_intervalMs);
+    });
+    connect(&m_poll, &SessionPoll::failed, this, [this](const Failure& failure) {
+        m_error = failure.text();
+        Q_EMIT changed();
+        m_poll.readIn(m_intervalMs);
+    });
+    connect(&m_poll, &SessionPoll::stopped, this, [this] {
         // Not connected (or no pauses in this schema): nothing is known to be paused. The pages
         // say the connection state themselves.
         if (m_list || !m_error.isEmpty()) {
@@ -55,58 +43,22 @@ void PauseWatch::onSessionState()
             m_error.clear();
             Q_EMIT changed();
         }
-        return;
-    }
-    if (!m_pending && !m_timer.isActive())
-        refreshNow();
+    });
+    // One statement under the monitor connection's statement timeout (5 s): bounded as a tick is, on a server that does not answer.
+    m_poll.setBound(5000);
+    m_poll.start();
 }
 
-void PauseWatch::refreshNow()
+PauseWatch::~PauseWatch() = default;
+
+void PauseWatch::setInterval(int ms)
 {
-    if (!m_session || !m_session->canPoll() || m_session->serverInfo().schemaVersion < firstSchemaVersion)
-        return;
-    if (m_pending) {
-        m_again = true;
-        return;
-    }
-    m_timer.stop();
-    auto job = [](pqxx::connection& conn, const idem::SchemaName& schema) {
-        return QVariant::fromValue(idem::listPauses(conn, schema, windowMinutes));
-    };
-    auto id = std::make_shared<quint64>(0);
-    *id = m_session->submit(
-        std::move(job), this,
-        [this, id](const QVariant& answer) {
-            if (*id != m_pending)
-                return;
-            m_pending = 0;
-            m_list = answer.value<idem::PauseList>();
-            m_readAt.start();
-            m_error.clear();
-            ++m_reads;
-            Q_EMIT changed();
-            schedule();
-        },
-        [this, id](const Failure& failure) {
-            if (*id != m_pending)
-                return;
-            m_pending = 0;
-            m_error = failure.text();
-            Q_EMIT changed();
-            schedule();
-        });
-    m_pending = *id;
+    m_intervalMs = std::max(200, ms);
+    if (m_poll.nextReadInMs() > 0)
+        m_poll.readIn(m_intervalMs);
 }
 
-void PauseWatch::schedule()
-{
-    if (std::exchange(m_again, false)) {
-        refreshNow();
-        return;
-    }
-    if (m_session && m_session->canPoll())
-        m_timer.start(m_intervalMs);
-}
+void PauseWatch::refreshNow() { m_poll.refreshNow(); }
 
 std::optional<qint64> PauseWatch::remainingNow(const idem::Pause& pause) const
 {

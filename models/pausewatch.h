@@ -3,13 +3,11 @@
 #include <QElapsedTimer>
 #include <QObject>
 #include <QString>
-#include <QTimer>
-
-#include <QPointer>
 
 #include <optional>
 
 #include "operations/pauses.h"
+#include "models/sessionpoll.h"
 #include "models/workermessages.h"
 
 namespace idem::console {
@@ -39,12 +37,12 @@ public:
     bool anyActive() const { return m_list && m_list->anyActive(); }
     // Why the last read failed (kept until one succeeds); empty otherwise.
     QString error() const { return m_error; }
-    int reads() const { return m_reads; }
+    int reads() const { return m_poll.reads(); }
     // How long ago the list was read (its remainingMs are as of then).
     qint64 msSinceRead() const { return m_readAt.isValid() ? m_readAt.elapsed() : 0; }
     // A pause's time left now: its remainingMs less the time since the read; nullopt: no end.
     std::optional<qint64> remainingNow(const idem::Pause& pause) const;
-    bool pending() const { return m_pending != 0; }
+    bool pending() const { return m_poll.pending(); }
 
     // Each in force, in the list's order: first a pause and its scope.
     std::vector<idem::Pause> active() const;
@@ -63,17 +61,10 @@ Q_SIGNALS:
     void changed();
 
 private:
-    void onSessionState();
-    void schedule();
-
-    QPointer<ConsoleSession> m_session;
-    QTimer m_timer;
+    SessionPoll m_poll;
     int m_intervalMs = 5000;
-    quint64 m_pending = 0;
-    bool m_again = false; // refreshNow() while a read was under way
     std::optional<idem::PauseList> m_list;
     QString m_error;
-    int m_reads = 0;
     QElapsedTimer m_readAt;
 };
 

@@ -10,10 +10,12 @@
 #include <map>
 
 #include "core/connection.h"
+#include "operations/latency.h"
 #include "operations/outcomeseries.h"
 #include "operations/snapshotjson.h"
 #include "operations/tasklist.h"
 #include "models/trustedkeystore.h"
+#include "models/visibletext.h"
 
 namespace idem::console {
 
@@ -83,6 +85,44 @@ idem::DashboardReading snapshotReading(const idem::SnapshotData& data)
     }
     for (const auto& [minute, bucket] : minutes)
         r.buckets.push_back(bucket);
+    return r;
+}
+
+std::optional<LatencyReading> snapshotLatency(const idem::SnapshotData& data)
+{
+    if (!data.latency)
+        return std::nullopt;
+    using Slots = std::vector<std::pair<int, std::int64_t>>;
+    LatencyReading r;
+    r.serverNowMs = snapshotTakenAt(data).isValid() ? snapshotTakenAt(data).toMSecsSinceEpoch() : 0;
+    r.foldedToMs = isoMs(data.latency->foldedTo).value_or(0);
+    // Merged as the live read merges them: per minute and kind over the scope's tenants and
+    // operations, and per operation over the whole history for the tile.
+    std::map<std::pair<std::int64_t, idem::LatencyKind>, Slots> perMinute;
+    std::map<std::string, std::pair<Slots, std::int64_t>> runPerOperation;
+    for (const auto& row : data.latency->rows) {
+        const auto ms = isoMs(row.bucket);
+        const auto kind = idem::latencyKindFromName(row.kind);
+        if (!ms || !kind || *kind == idem::LatencyKind::Attempts)
+            continue;
+        idem::mergeSlotCounts(perMinute[{ *ms, *kind }], row.slotCounts);
+        if (*kind == idem::LatencyKind::Run) {
+            auto& op = runPerOperation[row.operation];
+            idem::mergeSlotCounts(op.first, row.slotCounts);
+            op.second += row.n;
+        }
+    }
+    for (const auto& minute : perMinute) {
+        const auto kind = minute.first.second;
+        const auto q = [&](double p) { return idem::latencyQuantile(kind, minute.second, p).value_or(0.0); };
+        (kind == idem::LatencyKind::Run ? r.run : r.timeToSuccess)
+            .push_back({ minute.first.first, q(0.50), q(0.95), q(0.99) });
+    }
+    for (const auto& [operation, run] : runPerOperation)
+        if (run.second > 0)
+            r.runByOperation.push_back({ visibleText(operation), run.second,
+                idem::latencyQuantile(idem::LatencyKind::Run, run.first, 0.95).value_or(0.0) });
+    sortLatencyByP95(r.runByOperation);
     return r;
 }
 

@@ -11,6 +11,7 @@
 #include "operations/dashboardquery.h"
 #include "operations/snapshotbundle.h"
 #include "models/dashboardthresholds.h"
+#include "models/latencywatch.h"
 
 namespace idem::console {
 
@@ -24,6 +25,10 @@ using SharedSnapshot = std::shared_ptr<const idem::LoadedSnapshot>;
 // with its thresholds and windows. No attempts histogram: a snapshot does not carry one.
 idem::DashboardReading snapshotReading(const idem::SnapshotData& data);
 DashboardSettings snapshotDashboardSettings(const idem::SnapshotData& data);
+// The latency figures a snapshot carries (latency_history, schema v17 on), as the live watch reads
+// them: per minute, every tenant and operation of its scope as one, and per operation over its
+// history window; none when it carries none.
+std::optional<LatencyReading> snapshotLatency(const idem::SnapshotData& data);
 // Whether the snapshot carries thresholds for the tiles (else the console's defaults colour them).
 bool snapshotHasThresholds(const idem::SnapshotData& data);
 

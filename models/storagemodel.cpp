@@ -201,6 +201,16 @@ namespace storagetext {
             : QCoreApplication::translate("idem::console::StorageModel", "%1 (%2)")
                   .arg(QString::fromStdString(run.actor.empty() ? run.dbRole : run.actor),
                       QString::fromStdString(run.application));
+        if (run.state == "running" && run.alive == false)
+            return QCoreApplication::translate("idem::console::StorageModel",
+                "started %1 and stopped without finishing: its session is gone (a failover, a restart or a killed "
+                "process); %2 rows removed, by %3. The next purge closes it as abandoned.")
+                .arg(when(run.startedAt), count(run.rowsRemoved), who);
+        if (run.state == "running" && !run.alive)
+            return QCoreApplication::translate("idem::console::StorageModel",
+                "running since %1 as of the replay point (a standby cannot see the primary's sessions): %2 rows "
+                "removed so far, by %3")
+                .arg(when(run.startedAt), count(run.rowsRemoved), who);
         if (run.state == "running")
             return QCoreApplication::translate(
                 "idem::console::StorageModel", "running since %1: %2 rows removed so far, by %3")

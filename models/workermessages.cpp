@@ -22,6 +22,10 @@ QString ServerInfo::replicationText() const
     if (inRecovery)
         return QCoreApplication::translate("idem::console::ServerInfo",
             "this server is a standby: it replays what its primary wrote, figures are as of its replay point");
+    if (readOnly)
+        return QCoreApplication::translate("idem::console::ServerInfo",
+            "this server is read-only (default_transaction_read_only is on): it is not the primary, or is being "
+            "demoted; recovery actions and pauses need the primary");
     if (synchronousStandbyNames.trimmed().isEmpty())
         return QCoreApplication::translate("idem::console::ServerInfo",
             "asynchronous (synchronous_standby_names is empty): a commit does not wait for any standby, so "
@@ -70,6 +74,67 @@ bool Failure::isConnectFailure() const
     return false;
 }
 
+QString Failure::firstLine() const
+{
+    // libpq puts the server's CONTEXT (the SQL statement a function ran, the function's line)
+    // after the message and its DETAIL and HINT: everything from there on is for a tooltip.
+    QStringList kept;
+    for (const auto& line : message.split(QLatin1Char('\n'))) {
+        if (line.startsWith(QLatin1String("CONTEXT:")))
+            break;
+        kept << line;
+    }
+    return kept.join(QLatin1Char('\n'));
+}
+
+namespace {
+    // What a statement's end means, for the SQLSTATEs an operator meets while another session
+    // holds a lock or the server is slow; empty for the rest. The server's words (English unless
+    // lc_messages says otherwise) only tell a statement timeout from a cancel request.
+    QString sqlstateWords(const Failure& f)
+    {
+        if (f.kind != FailureKind::Query)
+            return {};
+        if (f.sqlstate == QLatin1String("57014")) {
+            if (f.cancelledAfterMs > 0)
+                return QCoreApplication::translate("idem::console::Failure",
+                    "The database did not answer within %1 s, so the console cancelled the statement.")
+                    .arg(QString::number(f.cancelledAfterMs / 1000.0));
+            if (f.message.contains(QLatin1String("statement timeout")))
+                return QCoreApplication::translate("idem::console::Failure",
+                    "The database did not answer in time: the statement reached its time limit (a lock held by "
+                    "another session, or a busy server).");
+            if (f.message.contains(QLatin1String("user request")))
+                return QCoreApplication::translate("idem::console::Failure",
+                    "The statement was cancelled on request (by an administrator, or by this console after it "
+                    "waited too long).");
+            return QCoreApplication::translate("idem::console::Failure",
+                "The statement was cancelled before it finished (its time limit, a lock held by another session, "
+                "or a cancel request).");
+        }
+        if (f.sqlstate == QLatin1String("55P03"))
+            return QCoreApplication::translate("idem::console::Failure",
+                "A row or table this needs is locked by another session, and the statement gave up waiting for it.");
+        if (f.sqlstate == QLatin1String("40P01"))
+            return QCoreApplication::translate("idem::console::Failure",
+                "The statement was caught in a deadlock with another session; the database cancelled it to "
+                "break the deadlock.");
+        return {};
+    }
+} // namespace
+
+QString Failure::detail() const
+{
+    if (message.isEmpty() || kind != FailureKind::Query)
+        return {};
+    // Each line cut to a tooltip's width: a CONTEXT line can carry a whole statement.
+    QStringList lines;
+    for (const auto& line : message.split(QLatin1Char('\n')))
+        lines << (line.size() > 160 ? QString(line.left(159) + QChar(0x2026)) : line);
+    const QString text = lines.join(QLatin1Char('\n'));
+    return sqlstate.isEmpty() ? text : QStringLiteral("SQLSTATE %1: %2").arg(sqlstate, text);
+}
+
 QString Failure::text() const
 {
     const QString state = sqlstate.isEmpty() ? QString() : QStringLiteral(" (SQLSTATE %1)").arg(sqlstate);
@@ -95,9 +160,19 @@ QString Failure::text() const
     case FailureKind::BadSchemaName:
         return QCoreApplication::translate("idem::console::Failure", "The schema name is not valid: %1").arg(message);
     case FailureKind::ConnectionLost:
+        if (sqlstate == QLatin1String("25006"))
+            return QCoreApplication::translate("idem::console::Failure",
+                "The server is read-only now: it is not the primary any more (a switchover or a failover). %1")
+                .arg(message);
         return QCoreApplication::translate("idem::console::Failure", "The connection was lost: %1").arg(message);
     case FailureKind::Query:
-        return QCoreApplication::translate("idem::console::Failure", "A query failed%1: %2").arg(state, message);
+        if (sqlstate == QLatin1String("25006"))
+            return QCoreApplication::translate("idem::console::Failure",
+                "The server is read-only (a standby, or not the primary): this needs the primary. %1")
+                .arg(firstLine());
+        if (const QString words = sqlstateWords(*this); !words.isEmpty())
+            return words;
+        return QCoreApplication::translate("idem::console::Failure", "A query failed%1: %2").arg(state, firstLine());
     case FailureKind::MigrationRefused:
         return QCoreApplication::translate("idem::console::Failure", "Migration refused, nothing was changed: %1")
             .arg(message);

@@ -38,6 +38,9 @@ struct ServerInfo {
     // SET LOCAL and every statement unnamed, as transaction pooling needs.
     bool pooler = false;
     bool inRecovery = false; // a standby
+    // New transactions are read-only: a standby, or default_transaction_read_only = on (a primary
+    // being demoted, or set so). Nothing the console writes (actions, roll-ups) can land there.
+    bool readOnly = false;
     QString synchronousStandbyNames; // empty: commits do not wait for any standby
     QString synchronousCommit; // on, remote_apply, remote_write, local, off
     // The replication mode in a sentence an operator can act on.
@@ -73,10 +76,20 @@ struct Failure {
     // text() and, when the session reconnects by itself, when it tries next.
     QString textWithRetry() const;
     Request request = Request::Connect; // set by the session: what failed
+    // Set by the session when it asked the server to cancel the job's statement after this long
+    // without an answer (ConsoleSession::JobBound); 0 otherwise.
+    qint64 cancelledAfterMs = 0;
 
     bool isConnectFailure() const;
-    // One or two sentences for a person: what happened and what to check.
+    // One or two sentences for a person: what happened and what to check. A statement the
+    // server cancelled (57014), a lock not available (55P03) and a deadlock (40P01) are said in
+    // words; the server's own text, its SQLSTATE and context are detail().
     QString text() const;
+    // The server's message as it came (first line), its SQLSTATE, and its context lines: for a
+    // tooltip, not for a banner. Empty when text() says it all.
+    QString detail() const;
+    // The server's message without its CONTEXT (the SQL a function ran) and the lines after.
+    QString firstLine() const;
 };
 
 struct MigrationOutcome {

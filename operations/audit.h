@@ -30,7 +30,7 @@ struct AuditEntry {
     std::int64_t id = 0;
     std::int64_t atUs = 0; // microseconds since the Unix epoch
     std::string key;
-    std::string action; // requeue, release, fail; retention, purge (schema v9: key empty, images describe the change); job (v18)
+    std::string action; // requeue, release, fail; retention, purge (schema v9: key empty, images describe the change); job (v19)
     std::string reason;
     std::string dbRole; // session_user of the acting connection
     std::string osUser; // as the client reported it (ActionOptions::actor)

@@ -5,28 +5,40 @@
 #include <vector>
 
 #include <pqxx/connection>
+#include <pqxx/transaction_base>
 
 #include "core/identifier.h"
 
 namespace idem {
 
 // Events that explain a change in a chart (schema v17): the audited recovery actions, retention
-// changes, purges, pauses, resumes, and operators' annotations, from the audit trail
-// (idem_events). No Qt: idemctl and the console's worker thread call these.
+// changes, purges, pauses, resumes, and operators' annotations, from the audit trail; and (v18)
+// deploys, a worker reporting a version the fleet had not run before (idem_deploys). Both through
+// idem_events. No Qt: idemctl and the console's worker thread call these.
 struct Event {
-    std::int64_t auditId = 0;
+    std::int64_t auditId = 0; // the audit entry's id; for a deploy, the deploy's (idem_deploys.id)
     std::int64_t atUs = 0; // microseconds since the epoch, the server's clock
-    std::string action; // requeue, release, fail, retention, purge, pause, resume, annotate
-    std::string tenant; // "*" for all
-    std::string operation; // "*" for all
-    std::string actor; // "db_role (actor)"
-    std::string text; // the entry's reason; an annotation's text
+    std::string action; // requeue, release, fail, retention, purge, pause, resume, annotate, deploy
+    std::string tenant; // "*" for all (a deploy's)
+    std::string operation; // "*" for all (a deploy's)
+    std::string actor; // "db_role (actor)"; a deploy's "db_role (worker)"
+    std::string text; // the entry's reason; an annotation's text; a deploy's "worker: old -> new"
+    // Deploys only (empty on the others): the worker whose report it was, the version it (or, for a
+    // worker new by name, the fleet) ran before (empty: none reported before), the new version.
+    std::string worker;
+    std::string oldVersion;
+    std::string newVersion;
+
+    bool isDeploy() const { return action == "deploy"; }
 };
 
 // The events of [fromUs, toUs) (at most 31 days) concerning tenant / operation (empty: any; '*'
 // events always concern them), oldest first, at most `limit` (1 to 10000). Needs idem_reader.
 std::vector<Event> listEvents(pqxx::connection& conn, const SchemaName& schema, std::int64_t fromUs, std::int64_t toUs,
     const std::string& tenant = {}, const std::string& operation = {}, int limit = 1000);
+// The same in a transaction the caller holds (an incident snapshot's REPEATABLE READ read).
+std::vector<Event> listEvents(pqxx::transaction_base& tx, const SchemaName& schema, std::int64_t fromUs,
+    std::int64_t toUs, const std::string& tenant = {}, const std::string& operation = {}, int limit = 1000);
 
 struct Annotation {
     std::string text; // the recovery actions' reason rules (validateReasonAndActor)

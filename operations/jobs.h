@@ -16,7 +16,7 @@
 
 namespace idem {
 
-// Recovery jobs (schema v18, resources/sql/migrations/0018_recovery_jobs.sql): one recovery
+// Recovery jobs (schema v19, resources/sql/migrations/0019_recovery_jobs.sql): one recovery
 // action (requeue, release, fail) applied by the database to every task a TaskFilter matched as
 // of the job's start, in batches that commit on their own, each row under the single actions'
 // compare-and-set guard (a row that moved on since the start is refused and listed, never

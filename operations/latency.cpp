@@ -16,6 +16,15 @@ namespace {
 
     std::string micros(const std::string& column) { return updatedAtMicrosSql(column); }
 
+    // What the reads call besides the functions they name with the schema (extract, *, +,
+    // to_timestamp, array_to_string) resolves in pg_catalog for the rest of the transaction, never in
+    // a schema on the caller's path that another role may write (public before PostgreSQL 15;
+    // tst_lowroles plants there).
+    void catalogPath(pqxx::transaction_base& tx)
+    {
+        tx.exec("SELECT pg_catalog.set_config('search_path', 'pg_catalog', true)");
+    }
+
     void checkQuery(const LatencyQuery& q)
     {
         if (q.minutes < 1 || q.minutes > maxWindowMinutes)
@@ -168,6 +177,7 @@ int rollupLatency(pqxx::connection& conn, const SchemaName& schema, int maxMinut
 
 std::int64_t latencyFoldedToUs(pqxx::transaction_base& tx, const SchemaName& schema)
 {
+    catalogPath(tx);
     return tx.exec("SELECT " + micros("s.folded_to") + " FROM " + schema.qualify("idem_latency_state") + " s")
         .at(0)[0]
         .as<std::int64_t>();
@@ -187,6 +197,7 @@ LatencyReport readLatency(pqxx::connection& conn, const SchemaName& schema, cons
 LatencyReport readLatency(pqxx::transaction_base& tx, const SchemaName& schema, const LatencyQuery& query)
 {
     checkQuery(query);
+    catalogPath(tx);
     LatencyReport out;
     const auto state = tx.exec("SELECT " + micros("s.folded_to") + ", " + micros("s.folded_at") + ", "
         + micros("clock_timestamp()") + " FROM " + schema.qualify("idem_latency_state") + " s").at(0);
@@ -204,6 +215,7 @@ std::vector<LatencyHistogram> readLatencyHistograms(
 {
     if (toUs < fromUs || toUs - fromUs > static_cast<std::int64_t>(maxWindowMinutes) * 60'000'000)
         throw std::invalid_argument("a histogram window is 0 to 31 days long");
+    catalogPath(tx);
     return readHistograms(tx, schema, fromUs, toUs, LatencyQuery {}, false);
 }
 

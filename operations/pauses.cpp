@@ -21,11 +21,16 @@ namespace {
 
     std::string micros(const std::string& column) { return updatedAtMicrosSql(column); }
 
+    // Also: what the statements call besides the functions they name with the schema (extract, *)
+    // resolves in pg_catalog for the rest of the transaction, never in a schema on the caller's
+    // path that another role may write (public before PostgreSQL 15; tst_lowroles plants there).
     void setLockTimeout(pqxx::work& w, int ms)
     {
         if (ms < 1)
             throw std::invalid_argument("the lock timeout must be positive");
-        w.exec_params("SELECT set_config('lock_timeout', $1, true)", std::to_string(ms));
+        w.exec_params("SELECT pg_catalog.set_config('lock_timeout', $1, true),"
+                      " pg_catalog.set_config('search_path', 'pg_catalog', true)",
+            std::to_string(ms));
     }
 
     void checkScope(const std::string& tenant, const std::string& operation)
@@ -87,6 +92,7 @@ PauseList listPauses(pqxx::connection& conn, const SchemaName& schema, int minut
 PauseList listPauses(pqxx::transaction_base& tx, const SchemaName& schema, int minutes)
 {
     checkMinutes(minutes);
+    tx.exec("SELECT pg_catalog.set_config('search_path', 'pg_catalog', true)"); // as setLockTimeout says
     const auto r = tx.exec_params("SELECT l.tenant, l.operation, l.reason, l.paused_by, " + micros("l.paused_at") + ", "
             + micros("l.changed_at") + ", " + micros("l.until") + ", l.active, l.remaining_ms, l.turned_away, l.seen,"
             " l.audit_id FROM " + schema.qualify("idem_pause_list") + "($1) l",

@@ -57,7 +57,11 @@ struct ScenarioEnv {
     // Records a success or a replay as told to the client (other outcomes are ignored).
     void acknowledge(const TaskKey& key, const RunOutcome& outcome) const;
 
-    std::unique_ptr<pqxx::connection> connect() const { return idem::connect(conninfo, { "idemctl verify" }); }
+    // A connection to the primary; while a failover is under way, waited for (30 s at most).
+    std::unique_ptr<pqxx::connection> connect() const
+    {
+        return idem::connectPrimaryWaiting(conninfo, { "idemctl verify" }, std::chrono::seconds(30));
+    }
     StoreOptions storeOptions() const
     {
         StoreOptions o;

@@ -9,6 +9,10 @@
 #include <sstream>
 #include <thread>
 
+#include <cerrno>
+#include <csignal>
+#include <unistd.h>
+
 #include "schema/migrate.h"
 #include "core/runner.h"
 #include "operations/scenarioenv.h"
@@ -343,6 +347,211 @@ std::string ScenarioEnv::workerNames() const
     return out;
 }
 
+namespace {
+
+    // The first key of a run's session advisory lock on its scratch schema; the second is
+    // hashtext(schema name). Held by the run's admin connection while it lives.
+    constexpr int ownerLockClass = 0x1de7;
+    // A leftover schema not known to be dead by its pid is dropped once nothing was written in it
+    // for this long: longer than any live run goes without writing.
+    constexpr double leftoverIdleSeconds = 3600;
+
+    std::string thisHost()
+    {
+        char buf[256] = {};
+        if (::gethostname(buf, sizeof buf - 1) != 0)
+            return {};
+        return buf;
+    }
+
+    std::string minutesText(double seconds) { return std::to_string(static_cast<long long>(seconds / 60)) + " min"; }
+
+    // The run's own connection (the schema, the ledger, the drop): opened again when lost,
+    // waiting for the primary a minute at most, and then taking the run's lock again.
+    class AdminConnection {
+    public:
+        AdminConnection(std::string conninfo, std::function<void(const std::string&)> notice)
+            : m_conninfo(std::move(conninfo))
+            , m_notice(std::move(notice))
+        {
+            // The first connect fails at once (a wrong DSN is not a failover).
+            m_conn = connectPrimary(m_conninfo, { "idemctl verify" });
+            m_pooled = behindPooler(*m_conn);
+        }
+
+        pqxx::connection& get()
+        {
+            if (m_conn && m_conn->is_open())
+                return *m_conn;
+            m_conn.reset();
+            std::string said;
+            m_conn = connectPrimaryWaiting(
+                m_conninfo, { "idemctl verify" }, std::chrono::seconds(60), [this, &said](const ConnectError& e) {
+                    if (e.what() != said)
+                        say(std::string("waiting for the primary: ") + e.what());
+                    said = e.what();
+                });
+            if (!m_owned.empty())
+                lock(m_owned);
+            return *m_conn;
+        }
+
+        // Holds the run's lock on `schema` from now on (not behind a pooler, where a session lock
+        // would stay on whichever server connection took it).
+        void own(const std::string& schema)
+        {
+            m_owned = schema;
+            lock(schema);
+        }
+
+        // f(connection), again once on a new connection if the first one is lost meanwhile.
+        template <typename F> auto run(F&& f)
+        {
+            try {
+                return f(get());
+            } catch (const pqxx::broken_connection& e) {
+                lost(e.what());
+            }
+            return f(get());
+        }
+
+        void lost(const std::string& what)
+        {
+            say("lost the connection to the database server: " + describeLostConnection(what) + "; reconnecting");
+            m_conn.reset();
+        }
+
+        void say(const std::string& line) const
+        {
+            if (m_notice)
+                m_notice(line);
+        }
+
+    private:
+        void lock(const std::string& schema)
+        {
+            if (m_pooled)
+                return;
+            pqxx::nontransaction n(*m_conn);
+            n.exec_params("SELECT pg_try_advisory_lock($1, hashtext($2))", ownerLockClass, schema);
+        }
+
+        std::string m_conninfo;
+        std::function<void(const std::string&)> m_notice;
+        std::unique_ptr<pqxx::connection> m_conn;
+        bool m_pooled = false;
+        std::string m_owned;
+    };
+
+    // Drops the scratch schemas of earlier runs that are gone (see runVerification's comment).
+    // A schema of this pattern counts only when it holds verify's own tables; each is decided
+    // under the run lock's key, taken for the transaction: a live run holds it for its session.
+    void dropLeftovers(AdminConnection& admin, const std::string& own)
+    {
+        std::vector<std::string> names;
+        admin.run([&](pqxx::connection& c) {
+            names.clear();
+            pqxx::read_transaction t(c);
+            for (const auto& row : t.exec_params(
+                     "SELECT n.nspname FROM pg_namespace n WHERE n.nspname ~ '^idem_verify_[0-9]+$' AND n.nspname <> $1"
+                     " AND CASE WHEN has_schema_privilege(n.oid, 'USAGE') THEN"
+                     "   to_regclass(quote_ident(n.nspname) || '.verify_owner') IS NOT NULL"
+                     "   OR to_regclass(quote_ident(n.nspname) || '.verify_effects') IS NOT NULL ELSE false END"
+                     " ORDER BY 1",
+                     own))
+                names.push_back(row[0].as<std::string>());
+            return 0;
+        });
+        const std::string host = thisHost();
+        for (const auto& name : names) {
+            const SchemaName schema(name);
+            try {
+                admin.run([&](pqxx::connection& c) {
+                    pqxx::work w(c);
+                    if (!w.exec_params("SELECT pg_try_advisory_xact_lock($1, hashtext($2))", ownerLockClass, name)[0][0]
+                             .as<bool>())
+                        return 0; // its run holds it: alive
+                    std::string ownerHost;
+                    long long ownerPid = 0;
+                    if (!w.exec_params("SELECT to_regclass($1) IS NOT NULL", schema.qualify("verify_owner"))[0][0]
+                             .as<bool>()) {
+                        // An older idemctl's scratch schema: no owner recorded.
+                    } else if (const auto o
+                               = w.exec("SELECT host, pid FROM " + schema.qualify("verify_owner") + " LIMIT 1");
+                               !o.empty()) {
+                        ownerHost = o[0][0].as<std::string>();
+                        ownerPid = o[0][1].as<long long>();
+                    }
+                    const auto lastWrite = [&](const char* table, const char* column) {
+                        return "(SELECT max(" + std::string(column) + ") FROM " + schema.qualify(table) + ")";
+                    };
+                    std::string idleSql = "SELECT extract(epoch FROM now() - greatest(";
+                    bool first = true;
+                    for (const auto& [table, column] : { std::pair { "task_idempotency", "updated_at" },
+                             std::pair { "verify_effects", "at" }, std::pair { "verify_owner", "started" } }) {
+                        if (!w.exec_params("SELECT to_regclass($1) IS NOT NULL", schema.qualify(table))[0][0]
+                                 .as<bool>())
+                            continue;
+                        idleSql += (first ? "" : ", ") + lastWrite(table, column);
+                        first = false;
+                    }
+                    idleSql += first ? "NULL::timestamptz))::float8" : "))::float8";
+                    const auto idleField = w.exec(idleSql)[0][0];
+                    const double idle = idleField.is_null() ? leftoverIdleSeconds : idleField.as<double>();
+                    const bool sameHost = !ownerHost.empty() && ownerHost == host && ownerPid > 0;
+                    const bool pidGone = sameHost && ::kill(static_cast<pid_t>(ownerPid), 0) != 0 && errno == ESRCH;
+                    const std::string whose = ownerHost.empty() ? std::string("an earlier run")
+                                                                : "the run of pid " + std::to_string(ownerPid)
+                            + (sameHost ? " on this host" : " on " + ownerHost);
+                    if (!pidGone && idle < leftoverIdleSeconds) {
+                        // Same host, pid alive: its run is there (reconnecting, or behind a pooler).
+                        if (!sameHost)
+                            admin.say("left the scratch schema " + name + " alone: not held by a connected run, but "
+                                + whose + " wrote in it " + minutesText(idle)
+                                + " ago (it may be reconnecting); it is dropped once idle for an hour");
+                        return 0;
+                    }
+                    w.exec("DROP SCHEMA " + schema.quoted() + " CASCADE");
+                    w.commit();
+                    admin.say("dropped the scratch schema " + name + " left by " + whose + ", which is gone"
+                        + (pidGone ? std::string() : " (nothing written in it for " + minutesText(idle) + ")"));
+                    return 0;
+                });
+            } catch (const pqxx::sql_error& e) {
+                admin.say("could not drop the leftover scratch schema " + name + ": " + e.what());
+            }
+        }
+    }
+
+    // A scenario's end by an exception, in words: a lost connection is not libpqxx's "Could not
+    // obtain client encoding", a read-only server not a bare SQLSTATE.
+    std::string failureText(const std::exception_ptr& error, bool& connectionLost, const std::string& cut)
+    {
+        connectionLost = false;
+        try {
+            std::rethrow_exception(error);
+        } catch (const pqxx::broken_connection& e) {
+            connectionLost = true;
+            return "lost the connection to the database server: " + describeLostConnection(e.what()) + cut;
+        } catch (const DatabaseUnavailable& e) {
+            connectionLost = true;
+            return std::string(e.what()) + cut;
+        } catch (const ConnectError& e) {
+            connectionLost = true;
+            return std::string("cannot connect (") + connectErrorKindName(e.kind()) + "): " + e.what();
+        } catch (const pqxx::sql_error& e) {
+            if (isReadOnlyRefusal(e)) {
+                connectionLost = true;
+                return describeReadOnly(e.what()) + cut;
+            }
+            return e.what();
+        } catch (const std::exception& e) {
+            return e.what();
+        }
+    }
+
+} // namespace
+
 std::vector<ScenarioResult> runVerification(const VerifyOptions& options, const std::vector<int>& only)
 {
     std::random_device rd;
@@ -362,16 +571,30 @@ std::vector<ScenarioResult> runVerification(const VerifyOptions& options, const 
             throw std::invalid_argument("a worker command is empty");
         env.workers.push_back(std::move(words));
     }
-    auto admin = env.connect();
-    migrate(*admin, { env.schema, false });
-    {
-        pqxx::work w(*admin);
-        w.exec("CREATE TABLE " + env.table("verify_effects")
-               + " (id bigserial PRIMARY KEY, idempotency_key text NOT NULL, note text, at timestamptz DEFAULT now())");
-        w.exec("CREATE TABLE " + env.table("verify_downstream")
-               + " (idempotency_key text PRIMARY KEY, calls integer NOT NULL)");
+    AdminConnection admin(options.conninfo, options.notice);
+    admin.own(env.schema.name());
+    // The schema first, with its owner: whatever happens after, a later run can tell whose it is.
+    admin.run([&](pqxx::connection& c) {
+        pqxx::work w(c);
+        w.exec("CREATE SCHEMA " + env.schema.quoted());
+        w.exec("CREATE TABLE " + env.table("verify_owner")
+            + " (host text NOT NULL, pid bigint NOT NULL, started timestamptz NOT NULL DEFAULT now())");
+        w.exec_params("INSERT INTO " + env.table("verify_owner") + " (host, pid) VALUES ($1, $2)", thisHost(),
+            static_cast<long long>(::getpid()));
         w.commit();
-    }
+        return 0;
+    });
+    dropLeftovers(admin, env.schema.name());
+    admin.run([&](pqxx::connection& c) {
+        migrate(c, { env.schema, false });
+        pqxx::work w(c);
+        w.exec("CREATE TABLE IF NOT EXISTS " + env.table("verify_effects")
+            + " (id bigserial PRIMARY KEY, idempotency_key text NOT NULL, note text, at timestamptz DEFAULT now())");
+        w.exec("CREATE TABLE IF NOT EXISTS " + env.table("verify_downstream")
+            + " (idempotency_key text PRIMARY KEY, calls integer NOT NULL)");
+        w.commit();
+        return 0;
+    });
 
     const std::vector<std::function<std::string()>> scenarios = {
         [&] { return scenario1(env, options.threads, options.rounds); },
@@ -393,20 +616,48 @@ std::vector<ScenarioResult> runVerification(const VerifyOptions& options, const 
         try {
             r.detail = scenarios[static_cast<std::size_t>(n - 1)]();
             r.passed = true;
-        } catch (const std::exception& e) {
-            r.detail = e.what();
+        } catch (const std::exception&) {
+            bool lost = false;
+            r.detail = failureText(std::current_exception(), lost, "; the scenario was cut short");
+            if (lost)
+                admin.say("scenario " + std::to_string(n) + ": " + r.detail + "; the next one reconnects");
         }
         r.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
         results.push_back(std::move(r));
     }
-    if (options.beforeLedgerCheck)
-        options.beforeLedgerCheck(*admin, env.schema);
-    checkLedger(*admin, env, results);
+    try {
+        if (options.beforeLedgerCheck)
+            admin.run([&](pqxx::connection& c) {
+                options.beforeLedgerCheck(c, env.schema);
+                return 0;
+            });
+        admin.run([&](pqxx::connection& c) {
+            checkLedger(c, env, results);
+            return 0;
+        });
+    } catch (const std::exception&) {
+        // Not checked is not passed: the scenarios' answers were not held to the database.
+        bool lost = false;
+        const std::string why = failureText(std::current_exception(), lost, "");
+        for (auto& r : results) {
+            r.passed = false;
+            r.detail += "; ledger NOT CHECKED: " + why;
+        }
+    }
 
     if (!options.keepSchema) {
-        pqxx::work w(*admin);
-        w.exec("DROP SCHEMA " + env.schema.quoted() + " CASCADE");
-        w.commit();
+        try {
+            admin.run([&](pqxx::connection& c) {
+                pqxx::work w(c);
+                w.exec("DROP SCHEMA IF EXISTS " + env.schema.quoted() + " CASCADE");
+                w.commit();
+                return 0;
+            });
+        } catch (const std::exception& e) {
+            admin.say("could not drop the scratch schema " + env.schema.name() + " (" + e.what()
+                + "): a later idemctl verify drops it once this run is gone, or DROP SCHEMA " + env.schema.quoted()
+                + " CASCADE");
+        }
     }
     return results;
 }

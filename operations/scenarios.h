@@ -32,6 +32,9 @@ struct VerifyOptions {
     int rounds = 50; // scenario 1
     bool keepSchema = false; // leave the scratch schema for inspection
     std::string schema; // the scratch schema's name; empty picks idem_verify_<random>
+    // What the run says on the way, one line each: a connection lost and found again, a scratch
+    // schema of an earlier run that is gone dropped, its own left behind. Empty: said nowhere.
+    std::function<void(const std::string&)> notice;
     // Tests only: runs after the last scenario, before the ledger of acknowledged successes is
     // held against the database (a test removes a record there to see the loss reported).
     std::function<void(pqxx::connection&, const SchemaName&)> beforeLedgerCheck;
@@ -42,6 +45,12 @@ struct VerifyOptions {
 // schema it creates (migrated, without roles) and drops. `only` picks scenario numbers. After
 // the last one, every success a scenario's clients were told about (its ledger) must still be
 // succeeded with the result they were given, or that scenario fails naming the keys.
+// A connection lost mid-run (a failover, a terminated backend) fails the scenario it cut short, in
+// words; the run reconnects (waiting for the primary up to a minute), goes on, checks the ledger
+// and drops its schema. The schema names its owner (host and pid, in its table verify_owner) and
+// the run holds a session advisory lock on it; a later run drops a leftover idem_verify_NNNNNN
+// whose lock is free and whose run is gone: its pid no longer exists on this host, or (another
+// host, or an older idemctl's schema) nothing was written in it for an hour.
 std::vector<ScenarioResult> runVerification(const VerifyOptions& options, const std::vector<int>& only = {});
 
 // The scenario names, by number (1-based), for tables and help.

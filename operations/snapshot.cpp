@@ -4,7 +4,10 @@
 #include <pqxx/pqxx>
 
 #include "core/connection.h"
+#include "operations/actions.h"
+#include "operations/events.h"
 #include "operations/latency.h"
+#include "operations/pauses.h"
 #include "schema/migrate.h"
 #include "core/sha256.h"
 
@@ -185,6 +188,33 @@ namespace {
         return set;
     }
 
+    // The events of the history window, filtered as the figures are, through idem_events (one more
+    // than the bound, to know whether it was reached).
+    SnapshotEventSet readEvents(pqxx::transaction_base& tx, const SchemaName& schema, int minutes, int limit,
+        const StatsOptions& filter)
+    {
+        SnapshotEventSet set;
+        set.description = "the events of the history window that explain a change in a chart (idem_events: recovery "
+                          "actions, retention changes, purges, pauses, resumes, annotations, deploys), oldest first";
+        set.limit = limit;
+        const std::string tenant = filter.tenant.value_or(std::string());
+        const std::string operation = filter.operation.value_or(std::string());
+        // A filter no key could carry matches no key's events either (listEvents refuses it).
+        for (const auto* name : { &tenant, &operation })
+            if (!name->empty() && !validPauseName(*name))
+                return set;
+        const auto nowUs = tx.exec("SELECT " + updatedAtMicrosSql("now()")).at(0).at(0).as<std::int64_t>();
+        constexpr std::int64_t maxWindowUs = 31LL * 24 * 3600 * 1000000;
+        const std::int64_t fromUs = nowUs - std::min<std::int64_t>(maxWindowUs, std::int64_t(minutes) * 60'000'000);
+        auto events = listEvents(tx, schema, fromUs, nowUs + 1, tenant, operation, limit + 1);
+        set.truncated = events.size() > std::size_t(limit);
+        if (set.truncated)
+            events.resize(std::size_t(limit));
+        for (const auto& e : events)
+            set.rows.push_back({ e.auditId, formatMicros(e.atUs), e.action, e.tenant, e.operation, e.actor, e.text });
+        return set;
+    }
+
     SnapshotAudit readAudit(pqxx::transaction_base& tx, const SchemaName& schema, int limit, bool redact)
     {
         const auto table = schema.qualify("task_idempotency_audit");
@@ -283,6 +313,8 @@ SnapshotData readSnapshot(pqxx::connection& conn, const SnapshotOptions& options
 {
     if (options.rowLimit < 1 || options.counterLimit < 1 || options.auditLimit < 1)
         throw std::invalid_argument("snapshot bounds must be at least 1 row");
+    if (options.eventLimit < 1 || options.eventLimit > 9999)
+        throw std::invalid_argument("a snapshot's event bound is 1 to 9999");
     if (options.historyMinutes < 1 || options.stats.windowMinutes < 1)
         throw std::invalid_argument("snapshot windows must be at least 1 minute");
 
@@ -363,6 +395,8 @@ SnapshotData readSnapshot(pqxx::connection& conn, const SnapshotOptions& options
 
     if (d.schemaVersion >= 17)
         d.latency = readLatencyRows(tx, options.schema, options.historyMinutes, options.counterLimit, options.stats);
+    if (d.schemaVersion >= 17)
+        d.events = readEvents(tx, options.schema, options.historyMinutes, options.eventLimit, options.stats);
 
     progress.checkCancel();
     progress.report("reading the audit tail", 0.9);

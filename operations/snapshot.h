@@ -92,6 +92,25 @@ struct SnapshotLatencySet {
     std::vector<SnapshotLatencyRow> rows; // oldest first
 };
 
+// One event that explains a change in a chart (schema v17, idem_events: a recovery action, a pause,
+// a resume, an annotation, a deploy …), with the names `idemctl events --json` gives them.
+struct SnapshotEvent {
+    std::int64_t auditId = 0; // 0: an event with no audit entry of its own
+    std::string at;
+    std::string action; // its kind: requeue, pause, annotate, deploy, …; readers draw kinds they do not know too
+    std::string tenant; // "*" for all
+    std::string operation;
+    std::string actor;
+    std::string text;
+};
+
+struct SnapshotEventSet {
+    std::string description;
+    int limit = 0;
+    bool truncated = false; // more than `limit` in the window: the newest are missing
+    std::vector<SnapshotEvent> rows; // oldest first
+};
+
 struct SnapshotAuditEntry {
     std::int64_t id = 0;
     std::string at;
@@ -147,6 +166,7 @@ struct SnapshotOptions {
     int rowLimit = 1000; // per task row set
     int counterLimit = 100000; // counter rows (history, conflicts)
     int auditLimit = 200;
+    int eventLimit = 1000; // the history window's events (1 to 9999)
     bool redact = false;
 };
 
@@ -187,6 +207,9 @@ struct SnapshotData {
     // The folded latency minutes of the history window (schema v17 on; absent before, and in
     // snapshots written before it was added within format 1).
     std::optional<SnapshotLatencySet> latency;
+    // The events of the history window that explain a change (schema v17 on; absent before, and
+    // in snapshots written before it was added within format 1).
+    std::optional<SnapshotEventSet> events;
     std::vector<SnapshotRowSet> rowSets;
     SnapshotAudit audit;
 

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/canonicaljson.h"
+#include "operations/tasklist.h"
 
 namespace idem {
 
@@ -46,6 +47,17 @@ namespace {
         }
         return OJson { { "description", s.description }, { "limit", s.limit }, { "total", s.total },
             { "truncated", s.truncated }, { "folded_to", s.foldedTo }, { "rows", rows } };
+    }
+
+    OJson eventSetJson(const SnapshotEventSet& s)
+    {
+        OJson rows = OJson::array();
+        for (const auto& e : s.rows)
+            rows.push_back(OJson { { "audit_id", e.auditId ? OJson(e.auditId) : OJson(nullptr) }, { "at", e.at },
+                { "action", e.action }, { "tenant", e.tenant }, { "operation", e.operation }, { "actor", e.actor },
+                { "text", e.text } });
+        return OJson { { "description", s.description }, { "limit", s.limit }, { "truncated", s.truncated },
+            { "rows", rows } };
     }
 
     OJson figuresJson(const StatsReading& s)
@@ -234,6 +246,55 @@ namespace {
         return s;
     }
 
+    // An event's kind: what idem_events names it (requeue, pause, annotate, deploy, …). Kinds this
+    // reader does not know are kept (and drawn as a generic mark); anything else is refused.
+    bool eventKindName(const std::string& kind)
+    {
+        if (kind.empty() || kind.size() > 64)
+            return false;
+        for (const char c : kind)
+            if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
+                return false;
+        return true;
+    }
+
+    // An event set as written above; an event with a time that does not parse, out of order, or of
+    // no recognisable kind is refused, not drawn somewhere else.
+    SnapshotEventSet eventSetFrom(const Reader& r)
+    {
+        SnapshotEventSet s;
+        s.description = r.str("description");
+        s.limit = r.int32("limit");
+        if (s.limit < 1)
+            r.fail("limit", "expected a positive integer");
+        s.truncated = r.boolean("truncated");
+        std::int64_t previousUs = INT64_MIN;
+        r.each("rows", [&](const Reader& row) {
+            SnapshotEvent e;
+            e.auditId = row.optInteger("audit_id").value_or(0);
+            if (e.auditId < 0)
+                row.fail("audit_id", "expected an integer of at least 0, or null");
+            e.at = row.str("at");
+            const auto atUs = parseIsoMicros(e.at);
+            if (!atUs)
+                row.fail("at", "expected a time as YYYY-MM-DDTHH:MM:SS.ffffffZ");
+            if (*atUs < previousUs)
+                row.fail("at", "earlier than the event before it (events are oldest first)");
+            previousUs = *atUs;
+            e.action = row.str("action");
+            if (!eventKindName(e.action))
+                row.fail("action", "expected a kind: 1 to 64 lowercase letters, digits, '_' or '-'");
+            e.tenant = row.str("tenant");
+            e.operation = row.str("operation");
+            e.actor = row.str("actor");
+            e.text = row.str("text");
+            s.rows.push_back(std::move(e));
+        });
+        if (s.rows.size() > std::size_t(s.limit))
+            r.fail("rows", "holds more events than its limit");
+        return s;
+    }
+
     SnapshotTaskRow taskRowFrom(const Reader& r)
     {
         SnapshotTaskRow t;
@@ -371,6 +432,7 @@ std::string snapshotToJson(const SnapshotData& d)
         { "counters_history", counterSetJson(d.history) },
         { "recent_conflicts", counterSetJson(d.conflicts) },
         { "latency_history", d.latency ? latencySetJson(*d.latency) : OJson(nullptr) },
+        { "events", d.events ? eventSetJson(*d.events) : OJson(nullptr) },
         { "row_sets", rowSets },
         { "audit",
             { { "limit", d.audit.limit }, { "total", d.audit.total }, { "truncated", d.audit.truncated },
@@ -456,6 +518,9 @@ SnapshotData snapshotFromJson(std::string_view text)
     // Added within format 1 (schema v17): absent or null in older snapshots and before v17.
     if (root.has("latency_history") && !root.at("latency_history").is_null())
         d.latency = latencySetFrom(root.object("latency_history"));
+    // Added within format 1 (schema v17), as latency_history.
+    if (root.has("events") && !root.at("events").is_null())
+        d.events = eventSetFrom(root.object("events"));
 
     root.each("row_sets", [&](const Reader& s) {
         SnapshotRowSet set;

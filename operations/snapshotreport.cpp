@@ -412,6 +412,26 @@ std::string snapshotReportHtml(const SnapshotData& d, const std::vector<ReportIm
         }
     }
 
+    if (d.events) {
+        // What explains a change in the charts, newest first; the console's viewer marks them on
+        // its time axes.
+        const auto& rows = d.events->rows;
+        h += "<h2>Events, " + n(d.historyMinutes) + " min: " + n(static_cast<std::int64_t>(rows.size())) + "</h2>\n"
+            + "<p class=\"note\">Recovery actions, retention changes and purges, pauses and resumes, annotations "
+              "(<code>idemctl annotate</code>) and deploys"
+            + (d.events->truncated ? "; bound " + n(d.events->limit) + " reached: the newest are missing" : "")
+            + ".</p>\n";
+        if (!rows.empty()) {
+            h += "<table>\n" + row({ "at (UTC)", "kind", "tenant", "operation", "by", "text" }, true);
+            for (std::size_t i = 0; i < std::min<std::size_t>(rows.size(), 50); ++i) {
+                const auto& e = rows[rows.size() - 1 - i];
+                h += row({ nowrap(shortTime(e.at)), htmlEscape(e.action), htmlEscape(e.tenant), htmlEscape(e.operation),
+                    htmlEscape(e.actor), clip(e.text) });
+            }
+            h += "</table>\n";
+        }
+    }
+
     for (const auto& s : d.rowSets) {
         const auto shown = std::min<std::size_t>(s.rows.size(), static_cast<std::size_t>(std::max(0, reportRowLimit)));
         h += "<h2>" + htmlEscape(setTitle(s.name)) + ": " + n(s.total) + " row" + (s.total == 1 ? "" : "s") + "</h2>\n";

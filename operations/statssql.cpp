@@ -116,7 +116,9 @@ rel AS (
         + q("task_idempotency") + R"(')
 )
 SELECT live.processing, live.processing_capped, live.expired_leases, live.expired_leases_capped,
-       extract(epoch FROM now() - live.oldest_processing_created_at)::float8 AS oldest_processing_age_s,
+       -- on a standby as of the row figures' time, its replay point (idem_live_stats)
+       extract(epoch FROM CASE WHEN pg_is_in_recovery() THEN live.taken_at ELSE now() END
+                          - live.oldest_processing_created_at)::float8 AS oldest_processing_age_s,
        live.oldest_processing_capped, live.retryable_failed, live.retryable_failed_capped,
        live.uncertain, live.uncertain_capped, live.failed_permanent, live.failed_permanent_capped,
        live.failed_exhausted, live.failed_exhausted_capped, live.long_unfinished, live.long_unfinished_capped,
@@ -135,7 +137,8 @@ SELECT live.processing, live.processing_capped, live.expired_leases, live.expire
        pg_is_in_recovery() AS in_recovery,
        -- replication lag (NULL on a primary): 0 on a standby that streams and has replayed all it
        -- received (an idle primary writes nothing, so the age of the last replayed transaction
-       -- grows without any lag); otherwise that age, never negative (clocks differ)
+       -- grows without any lag); otherwise that age, never negative (clocks differ). The row
+       -- figures' lease expiry is judged at now() minus this lag (idem_live_stats: keep the two alike)
        CASE WHEN pg_is_in_recovery() THEN
             CASE WHEN pg_last_wal_replay_lsn() >= pg_last_wal_receive_lsn() AND EXISTS (SELECT FROM pg_stat_wal_receiver)
                  THEN 0::float8

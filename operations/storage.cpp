@@ -252,8 +252,13 @@ StorageReport readStorage(pqxx::transaction_base& tx, const SchemaName& schema, 
         + schema.qualify("idem_purge_runs") + " r";
     if (const auto r = tx.exec("SELECT " + runColumns + " WHERE r.state <> 'running' ORDER BY r.id DESC LIMIT 1"); !r.empty())
         out.lastRun = runFromRow(r[0]);
-    if (const auto r = tx.exec("SELECT " + runColumns + " WHERE r.state = 'running' ORDER BY r.id DESC LIMIT 1"); !r.empty())
+    if (const auto r = tx.exec("SELECT CASE WHEN pg_is_in_recovery() THEN NULL ELSE " + schema.qualify("idem_purge_alive")
+                + "(r) END AS alive, " + runColumns + " WHERE r.state = 'running' ORDER BY r.id DESC LIMIT 1");
+        !r.empty()) {
         out.running = runFromRow(r[0]);
+        if (!r[0]["alive"].is_null())
+            out.running->alive = r[0]["alive"].as<bool>();
+    }
 
     for (const auto& r : tx.exec_params("SELECT " + iso("s.taken_at") + ", s.table_bytes, s.index_bytes, s.rows_estimate FROM "
                  + schema.qualify("idem_storage_samples")

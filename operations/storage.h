@@ -88,6 +88,10 @@ struct PurgeRun {
     std::string actor; // as the client said (idemctl: login@hostname)
     std::string application; // application_name (pg_cron for a scheduled run)
     std::optional<std::int64_t> auditId; // its audit entry, once finished or closed as abandoned
+    // A running run only: whether its session still holds the run's lock (idem_purge_alive). False
+    // after a failover, a restart or a killed process: the row says running until the next purge
+    // closes it as abandoned. Unknown on a standby, which cannot see the primary's sessions.
+    std::optional<bool> alive;
     std::vector<std::pair<std::string, std::int64_t>> removedByOperation;
 };
 

@@ -27,6 +27,10 @@ if [ "${1:-run}" = test ]; then
     packages+=(pgbouncer)
     # tst_purgecron starts a cluster of its own with pg_cron preloaded and lets it CALL the purge
     packages+=(postgresql-15-cron)
+    # scripts/patroni-cluster (the failover tests, issue #29): etcd, Patroni and HAProxy on loopback
+    packages+=(patroni etcd-server haproxy curl)
+    # tst_latency_clock runs a worker whose wall clock is a day off and jumps (libfaketime)
+    packages+=(faketime)
     # The Python and TypeScript clients (clients/, issue 30): tst_python_client, tst_node_client,
     # tst_digest_crosscheck and tst_scenarios_mixed; Debian's packages only, no registry at test time
     packages+=(python3-psycopg python3-pytest node-typescript)

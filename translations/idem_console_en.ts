@@ -26,6 +26,23 @@
     </message>
 </context>
 <context>
+    <name>idem::console::EventMarks</name>
+    <message numerus="yes">
+        <source>… and %n more</source>
+        <translation>
+            <numerusform>… and %n more</numerusform>
+            <numerusform>… and %n more</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n event(s)</source>
+        <translation>
+            <numerusform>%n event</numerusform>
+            <numerusform>%n events</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
     <name>idem::console::ExportDialog</name>
     <message numerus="yes">
         <source>last %n minute(s)</source>

@@ -585,6 +585,10 @@
         <source>the connection was lost</source>
         <translation>连接已丢失</translation>
     </message>
+    <message>
+        <source>the console closed it: the server answered neither the read nor a request to cancel it (its server process may be stopped, or the network cut)</source>
+        <translation>控制台已将其关闭：服务器既未响应读取，也未响应取消请求（其服务器进程可能已停止，或网络已断开）</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::ConsoleWidget</name>
@@ -718,10 +722,6 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <translation>正在读取…</translation>
     </message>
     <message>
-        <source>No answer from the database for %1 s (a tick gives up after %2 s).</source>
-        <translation>数据库已 %1 秒无响应（一次轮询在 %2 秒后放弃）。</translation>
-    </message>
-    <message>
         <source>live leases</source>
         <translation>有效租约</translation>
     </message>
@@ -852,6 +852,74 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
     <message>
         <source>every row in processing, the oldest first (selected)</source>
         <translation>所有 processing 行，最早的在前（已选中）</translation>
+    </message>
+    <message>
+        <source>The database did not answer within %1 s (a lock held by another session, or a busy server).</source>
+        <translation>数据库在 %1 秒内没有响应（另一个会话持有锁，或服务器繁忙）。</translation>
+    </message>
+    <message>
+        <source>No answer for %1 s: the read waits for this console&apos;s connection, busy with another of its reads.</source>
+        <translation>已 %1 秒无响应：本次读取在等待本控制台的连接，该连接正忙于控制台的另一项读取。</translation>
+    </message>
+    <message>
+        <source>No answer from the database for %1 s: the console closed the connection and opens a new one.</source>
+        <translation>数据库已 %1 秒无响应：控制台已关闭该连接并正在打开新连接。</translation>
+    </message>
+    <message>
+        <source>Polling is paused.</source>
+        <translation>轮询已暂停。</translation>
+    </message>
+    <message>
+        <source>Reading again now.</source>
+        <translation>正在重新读取。</translation>
+    </message>
+    <message>
+        <source>Next read at %1 (in %2 s).</source>
+        <translation>下次读取于 %1（%2 秒后）。</translation>
+    </message>
+    <message>
+        <source>backing off: next read at %1 (in %2 s)</source>
+        <translation>正在退避：下次读取于 %1（%2 秒后）</translation>
+    </message>
+    <message>
+        <source>backing off: reading again now</source>
+        <translation>正在退避：正在重新读取</translation>
+    </message>
+    <message>
+        <source>stretched to every %1 s</source>
+        <translation>已拉长为每 %1 秒一次</translation>
+    </message>
+    <message>
+        <source>polling paused</source>
+        <translation>轮询已暂停</translation>
+    </message>
+    <message>
+        <source>reading again after failed reads (%1 in a row); every %2 s once reads answer</source>
+        <translation>读取失败后正在重新读取（已连续 %1 次）；读取恢复响应后每 %2 秒一次</translation>
+    </message>
+    <message>
+        <source>backing off after failed reads (%1 in a row): next read at %2 (in %3 s), not every %4 s</source>
+        <translation>读取失败后正在退避（已连续 %1 次）：下次读取于 %2（%3 秒后），而不是每 %4 秒一次</translation>
+    </message>
+    <message>
+        <source>every %1 s, stretched from %2 s: ticks over their budget</source>
+        <translation>每 %1 秒一次，由 %2 秒拉长：轮询超出预算</translation>
+    </message>
+    <message>
+        <source>every %1 s</source>
+        <translation>每 %1 秒</translation>
+    </message>
+    <message>
+        <source>No answer from the database for %1 s, not even to a cancel request at %2 s (a stopped server process or a cut network); a new connection at %3 s.</source>
+        <translation>数据库已 %1 秒无响应，连第 %2 秒的取消请求也未响应（服务器进程已停止或网络已断开）；第 %3 秒将打开新连接。</translation>
+    </message>
+    <message>
+        <source>No answer from the database for %1 s, and no cancel request could reach it (%2); a new connection at %3 s.</source>
+        <translation>数据库已 %1 秒无响应，取消请求也无法送达（%2）；第 %3 秒将打开新连接。</translation>
+    </message>
+    <message>
+        <source>No answer from the database for %1 s; the server ends a read at %2 s (statement timeout), else the console cancels it at %3 s and opens a new connection at %4 s.</source>
+        <translation>数据库已 %1 秒无响应；服务器在第 %2 秒结束读取（语句超时），否则控制台将在第 %3 秒取消它，并在第 %4 秒打开新连接。</translation>
     </message>
 </context>
 <context>
@@ -1071,14 +1139,6 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <translation>尚无数据</translation>
     </message>
     <message>
-        <source>console load: %1 ms per tick, every %2 s</source>
-        <translation>控制台负载：每次轮询 %1 毫秒，每 %2 秒一次</translation>
-    </message>
-    <message>
-        <source>%1 (stretched: ticks over budget)</source>
-        <translation>%1（已拉长：轮询超出预算）</translation>
-    </message>
-    <message>
         <source>PAUSED</source>
         <translation>已暂停</translation>
     </message>
@@ -1109,10 +1169,6 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
     <message>
         <source>Last good data at %1 (%2 s ago).</source>
         <translation>最后一次有效数据于 %1（%2 秒前）。</translation>
-    </message>
-    <message>
-        <source>standby (figures and lease expiry as of its replay point), replication lag %1 s</source>
-        <translation>备库（数字与租约过期以其回放点为准），复制延迟 %1 秒</translation>
     </message>
     <message>
         <source>● Live from a standby %1 s behind its primary: figures and lease expiry are as of its replay point (amber above %2 s, red above %3 s)</source>
@@ -1177,6 +1233,84 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
     <message>
         <source>Worst p95 run time</source>
         <translation>最差 p95 运行时长</translation>
+    </message>
+    <message>
+        <source>The server said: %1</source>
+        <translation>服务器的原话：%1</translation>
+    </message>
+    <message>
+        <source>standby (figures and lease expiry as of its replay point, %1), replication lag %2 s</source>
+        <translation>备库（数字与租约过期以其回放点 %1 为准），复制延迟 %2 秒</translation>
+    </message>
+    <message>
+        <source>console load: %1 ms per tick, %2</source>
+        <translation>控制台负载：每次轮询 %1 毫秒，%2</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::EventMarks</name>
+    <message numerus="yes">
+        <source>… and %n more</source>
+        <translation>
+            <numerusform>……另有 %n 个</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1 %2</source>
+        <translation>%1 %2</translation>
+    </message>
+    <message>
+        <source>Marks at the top: events that explain a change (hover one for when, who and why): %1; a number: that many events close together.</source>
+        <translation>顶部的标记：解释变化的事件（悬停可查看时间、操作人和原因）：%1；数字：相距很近的若干事件。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n event(s)</source>
+        <translation>
+            <numerusform>%n 个事件</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::EventWatch</name>
+    <message>
+        <source>annotation</source>
+        <translation>注释</translation>
+    </message>
+    <message>
+        <source>deploy</source>
+        <translation>部署</translation>
+    </message>
+    <message>
+        <source>failover</source>
+        <translation>故障切换</translation>
+    </message>
+    <message>
+        <source>intake paused</source>
+        <translation>接收已暂停</translation>
+    </message>
+    <message>
+        <source>intake resumed</source>
+        <translation>接收已恢复</translation>
+    </message>
+    <message>
+        <source>requeued</source>
+        <translation>已重新入队</translation>
+    </message>
+    <message>
+        <source>lease released</source>
+        <translation>租约已释放</translation>
+    </message>
+    <message>
+        <source>marked failed</source>
+        <translation>已标记为失败</translation>
+    </message>
+    <message>
+        <source>retention changed</source>
+        <translation>保留期已更改</translation>
+    </message>
+    <message>
+        <source>purged</source>
+        <translation>已清理</translation>
     </message>
 </context>
 <context>
@@ -1356,6 +1490,38 @@ Check the SSL mode and that the root certificate is the one that signed the serv
         <source>%1 Reconnecting in %2 s.</source>
         <translation>%1 %2 秒后重新连接。</translation>
     </message>
+    <message>
+        <source>The server is read-only now: it is not the primary any more (a switchover or a failover). %1</source>
+        <translation>服务器现在是只读的：它已不再是主库（发生了切换或故障转移）。%1</translation>
+    </message>
+    <message>
+        <source>The server is read-only (a standby, or not the primary): this needs the primary. %1</source>
+        <translation>服务器是只读的（备库，或不是主库）：此操作需要主库。%1</translation>
+    </message>
+    <message>
+        <source>The database did not answer within %1 s, so the console cancelled the statement.</source>
+        <translation>数据库在 %1 秒内没有响应，因此控制台取消了该语句。</translation>
+    </message>
+    <message>
+        <source>The database did not answer in time: the statement reached its time limit (a lock held by another session, or a busy server).</source>
+        <translation>数据库未能及时响应：该语句达到了时间上限（另一个会话持有锁，或服务器繁忙）。</translation>
+    </message>
+    <message>
+        <source>The statement was cancelled on request (by an administrator, or by this console after it waited too long).</source>
+        <translation>该语句已应请求被取消（由管理员取消，或由本控制台在等待过久后取消）。</translation>
+    </message>
+    <message>
+        <source>The statement was cancelled before it finished (its time limit, a lock held by another session, or a cancel request).</source>
+        <translation>该语句在完成前被取消（时间上限、另一个会话持有的锁，或一次取消请求）。</translation>
+    </message>
+    <message>
+        <source>A row or table this needs is locked by another session, and the statement gave up waiting for it.</source>
+        <translation>所需的行或表被另一个会话锁定，该语句已放弃等待。</translation>
+    </message>
+    <message>
+        <source>The statement was caught in a deadlock with another session; the database cancelled it to break the deadlock.</source>
+        <translation>该语句与另一个会话发生死锁；数据库取消了它以解除死锁。</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::IntegrityNotice</name>
@@ -1439,6 +1605,18 @@ Check the SSL mode and that the root certificate is the one that signed the serv
     <message>
         <source>time to success</source>
         <translation>成功耗时</translation>
+    </message>
+    <message>
+        <source>This snapshot carries no latency figures (taken before schema version 17, or by an older Idem).</source>
+        <translation>此快照不含延迟数据（取自模式版本 17 之前，或由较旧的 Idem 生成）。</translation>
+    </message>
+    <message>
+        <source>intake paused</source>
+        <translation>接收已暂停</translation>
+    </message>
+    <message>
+        <source>An amber band: intake of this scope was paused (claims turned away).</source>
+        <translation>琥珀色区带：此范围的接收已暂停（认领被拒）。</translation>
     </message>
 </context>
 <context>
@@ -2020,6 +2198,10 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>asynchronous for this role&apos;s commits (synchronous_commit = %1, although synchronous_standby_names is %2): a failover can forget an acknowledged success</source>
         <translation>此角色的提交为异步（synchronous_commit = %1，尽管 synchronous_standby_names 为 %2）：故障切换可能遗忘已确认的成功</translation>
+    </message>
+    <message>
+        <source>this server is read-only (default_transaction_read_only is on): it is not the primary, or is being demoted; recovery actions and pauses need the primary</source>
+        <translation>此服务器是只读的（default_transaction_read_only 为 on）：它不是主库，或正在被降级；恢复操作和暂停需要主库</translation>
     </message>
 </context>
 <context>
@@ -3011,6 +3193,14 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>no estimate before the first ANALYZE</source>
         <translation>首次 ANALYZE 之前没有估计值</translation>
+    </message>
+    <message>
+        <source>started %1 and stopped without finishing: its session is gone (a failover, a restart or a killed process); %2 rows removed, by %3. The next purge closes it as abandoned.</source>
+        <translation>%1 开始，未完成即停止：其会话已不存在（故障切换、重启或进程被终止）；已删除 %2 行，执行者 %3。下一次清理会将其标记为已放弃。</translation>
+    </message>
+    <message>
+        <source>running since %1 as of the replay point (a standby cannot see the primary&apos;s sessions): %2 rows removed so far, by %3</source>
+        <translation>截至回放点，自 %1 起运行中（备库看不到主库的会话）：已删除 %2 行，执行者 %3</translation>
     </message>
 </context>
 <context>

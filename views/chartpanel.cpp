@@ -130,7 +130,8 @@ void ChartPanel::retranslate()
     // The paused periods' band is on every time axis: each tooltip says what it is.
     for (auto& c : m_charts) {
         c.view->setToolTip(c.view->toolTip() + QLatin1Char('\n')
-            + tr("An amber band: intake of this scope was paused (claims turned away)."));
+            + tr("An amber band: intake of this scope was paused (claims turned away).") + QLatin1Char('\n')
+            + EventMarks::legendText());
         for (auto* band : c.bands)
             band->setName(tr("intake paused"));
     }
@@ -224,6 +225,7 @@ ChartPanel::Chart ChartPanel::makeChart(
     }
     if (names.size() == 1)
         c.chart->legend()->hide();
+    c.marks = new EventMarks(c.chart, c.x);
     c.view = new QChartView(c.chart);
     c.view->setRenderHint(QPainter::Antialiasing);
     c.view->setMinimumSize(260, 190);
@@ -307,9 +309,11 @@ void ChartPanel::draw(const ChartInput& in)
     m_nowMs = now;
     const auto axis = roundTimeAxis(from, now);
     for (auto& c : m_charts) {
+        c.marks->setFrom(from);
         c.x->setRange(QDateTime::fromMSecsSinceEpoch(axis.fromMs), QDateTime::fromMSecsSinceEpoch(axis.toMs));
         c.x->setTickCount(axis.ticks);
     }
+    m_latency->marks()->setFrom(from);
 
     Chart& live = m_charts[LiveChart];
     const int pixels = std::max(50, int(live.chart->plotArea().width()));
@@ -462,6 +466,7 @@ void ChartPanel::drawBands()
             band->setPen(Qt::NoPen);
         }
     }
+    m_latency->setPauseSpans(m_pauseSpans, m_fromMs, m_nowMs);
 }
 
 QList<QAreaSeries*> ChartPanel::pauseBands() const
@@ -470,7 +475,23 @@ QList<QAreaSeries*> ChartPanel::pauseBands() const
     for (const auto& c : m_charts)
         for (auto* b : c.bands)
             out << b;
-    return out;
+    return out + m_latency->pauseBands();
+}
+
+void ChartPanel::setEvents(std::vector<ChartEvent> events)
+{
+    m_events = std::move(events);
+    for (auto& c : m_charts)
+        c.marks->setEvents(m_events, m_fromMs);
+    m_latency->marks()->setEvents(m_events, m_fromMs);
+}
+
+QList<EventMarks*> ChartPanel::eventMarks() const
+{
+    QList<EventMarks*> out;
+    for (const auto& c : m_charts)
+        out << c.marks;
+    return out << m_latency->marks();
 }
 
 void ChartPanel::setPieces(Chart& c, std::size_t index, const std::vector<QList<QPointF>>& pieces)
@@ -582,6 +603,7 @@ std::vector<ChartImage> ChartPanel::snapshotImages(const DashboardModel& live, c
     ChartPanel panel;
     panel.draw({ snapshotDashboardSettings(snapshot).windowMinutes, live.settings().intervalMs, &reading,
         live.history().live(), minutes, attempts ? &*attempts : nullptr });
+    panel.setEvents(snapshotEvents(snapshot));
     return panel.renderImages();
 }
 

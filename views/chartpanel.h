@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "models/dashboardhistory.h"
+#include "views/eventmarks.h"
 
 class QAreaSeries;
 class QBarSet;
@@ -37,13 +38,6 @@ struct RoundTimeAxis {
 };
 RoundTimeAxis roundTimeAxis(qint64 fromMs, qint64 toMs);
 
-// A time intake was paused (issue #26), by the server's clock: shaded on every time axis.
-struct PauseSpan {
-    qint64 fromMs = 0;
-    qint64 toMs = 0;
-    bool operator==(const PauseSpan&) const = default;
-};
-
 // What the charts are drawn from: the live dashboard's model, or (for an export) its live
 // samples with a snapshot's counters, instant and history window.
 struct ChartInput {
@@ -70,8 +64,13 @@ public:
     // The paused periods to shade (merged where they overlap), each cut to the window.
     void setPauseSpans(std::vector<PauseSpan> spans);
     const std::vector<PauseSpan>& pauseSpans() const { return m_pauseSpans; }
-    // Every shaded band now (object name "pausedBand"), for tests.
+    // Every shaded band now (object name "pausedBand"), the latency chart's included, for tests.
     QList<QAreaSeries*> pauseBands() const;
+    // The events to mark on every time axis (issue #27), oldest first.
+    void setEvents(std::vector<ChartEvent> events);
+    const std::vector<ChartEvent>& events() const { return m_events; }
+    // Every chart's marks, the latency chart's last, for tests.
+    QList<EventMarks*> eventMarks() const;
     // Off: feed every sample of the window (the benchmark's baseline).
     void setDownsampling(bool on) { m_downsample = on; }
 
@@ -116,6 +115,7 @@ private:
         // Per name, older pieces of the same line (an outage splits it): no legend entry of their own.
         std::vector<std::vector<QLineSeries*>> older;
         std::vector<QAreaSeries*> bands; // paused periods, one per span
+        EventMarks* marks = nullptr;
     };
     // `ids`: the series' object names; by default the names without spaces.
     Chart makeChart(const char* title, const QStringList& names, const QString& unit, const QStringList& ids = {});
@@ -126,6 +126,7 @@ private:
 
     bool m_downsample = true;
     std::vector<PauseSpan> m_pauseSpans;
+    std::vector<ChartEvent> m_events;
     qint64 m_fromMs = 0; // the window drawn last: [m_fromMs, m_nowMs]
     qint64 m_nowMs = 0;
     std::vector<Chart> m_charts;

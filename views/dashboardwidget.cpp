@@ -21,6 +21,7 @@
 
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
+#include "models/eventwatch.h"
 #include "models/latencywatch.h"
 #include "models/pausewatch.h"
 #include "views/chartpanel.h"
@@ -103,6 +104,12 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
     controls->addWidget(m_interval);
     controls->addWidget(m_pause);
     controls->addWidget(refresh);
+    // What the interval box cannot say: the polling backs off after failed reads, or stretches.
+    m_pollingNote = new QLabel;
+    m_pollingNote->setObjectName(QStringLiteral("pollingNote"));
+    theme::followTone(m_pollingNote, theme::Tone::Caution, true);
+    m_pollingNote->hide();
+    controls->addWidget(m_pollingNote);
     controls->addSpacing(12);
     controls->addWidget(m_controlLabels[1]);
     controls->addWidget(m_window);
@@ -163,8 +170,11 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
         const auto& s = m_model->settings();
         m_latency->setScope(s.windowMinutes, s.tenant, s.operation);
         connect(m_latency, &LatencyWatch::changed, this, [this] { refreshLatency(true); });
+        m_events = new EventWatch(monitor, this);
+        m_events->setScope(s.windowMinutes, s.tenant, s.operation);
+        connect(m_events, &EventWatch::changed, this, [this] { m_charts->setEvents(m_events->events()); });
     } else {
-        // A snapshot carries no latency figures yet: neither tile nor chart.
+        // A snapshot's figures come with showSnapshotExtras(), if it carries any.
         m_latencyTile->hide();
         m_charts->latency()->hide();
     }
@@ -211,6 +221,7 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
     });
     addAction(thresholdsKey);
     connect(m_model, &DashboardModel::updated, this, &DashboardWidget::refreshView);
+    connect(m_model, &DashboardModel::freshnessChanged, this, &DashboardWidget::refreshStatus);
     connect(m_model, &DashboardModel::freshnessChanged, this, &DashboardWidget::refreshFreshness);
     connect(m_model, &DashboardModel::freshnessChanged, this, &DashboardWidget::refreshAlerts);
     connect(m_model, &DashboardModel::settingsChanged, this, [this] {
@@ -220,6 +231,10 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
             const auto& s = m_model->settings();
             m_latency->setScope(s.windowMinutes, s.tenant, s.operation);
             refreshLatency(true);
+        }
+        if (m_events) {
+            const auto& s = m_model->settings();
+            m_events->setScope(s.windowMinutes, s.tenant, s.operation);
         }
     });
     connect(m_model, &DashboardModel::alert, this, &DashboardWidget::showAlert);
@@ -256,6 +271,7 @@ void DashboardWidget::changeEvent(QEvent* event)
         retranslateControls();
         refreshView(); // status, freshness and tile tooltips in the new language
         refreshLatency(true); // the chart's note, written from the watch's words
+        refreshSnapshotLatency();
         refreshAlerts();
     }
     QWidget::changeEvent(event);
@@ -279,7 +295,12 @@ void DashboardWidget::showFreshness(const QString& first, const QString& second)
     if (!second.isEmpty())
         shown += QLatin1Char('\n') + fm.elidedText(second, Qt::ElideRight, width);
     m_freshness->setText(shown);
-    m_freshness->setToolTip(m_freshnessFull);
+    // The server's own message (SQLSTATE, context) after a failed read: for whoever asks.
+    const QString detail
+        = m_model->freshness() == DashboardModel::Freshness::Failed ? m_model->reasonDetail() : QString();
+    m_freshness->setToolTip(detail.isEmpty()
+            ? m_freshnessFull
+            : m_freshnessFull + QStringLiteral("\n\n") + tr("The server said: %1").arg(detail));
 }
 
 void DashboardWidget::syncControls()
@@ -423,9 +444,37 @@ void DashboardWidget::refreshLatency(bool chart)
         m_charts->latency()->setData(*m_latency, s.operation);
 }
 
+void DashboardWidget::showSnapshotExtras(const std::optional<LatencyReading>& latency, std::vector<ChartEvent> events)
+{
+    m_snapshotLatency = latency;
+    m_charts->latency()->setSnapshot(latency, m_model->settings().operation);
+    m_charts->latency()->show();
+    m_latencyTile->setVisible(latency.has_value());
+    refreshSnapshotLatency();
+    m_charts->setEvents(std::move(events));
+}
+
+void DashboardWidget::refreshSnapshotLatency()
+{
+    if (!m_snapshotLatency)
+        return;
+    const auto& s = m_model->settings();
+    const LatencyState state { &*m_snapshotLatency, s.windowMinutes, QString(), QString() };
+    m_latencyTile->setValue(latencyWorstTile(state, s.worstP95Run), false, QString());
+    m_latencyTile->setTexts(tr("Worst p95 run time"), latencyWorstTileToolTip(state, s.worstP95Run));
+}
+
 void DashboardWidget::refreshView()
 {
     const bool stale = m_model->freshness() != DashboardModel::Freshness::Live;
+    // Every event the marks show is an audit entry (deploys aside, read once a minute): a new
+    // head means new marks, read now rather than at the next minute.
+    if (m_events && m_model->latest()) {
+        const qint64 head = m_model->latest()->stats.auditHeadId;
+        if (m_auditHead && *m_auditHead != head)
+            m_events->refreshNow();
+        m_auditHead = head;
+    }
     const auto& s = m_model->settings();
     const QString asOfLine = m_model->isStatic() && m_model->latest()
         ? QStringLiteral("\n") + tr("As of %1 (snapshot).").arg(snapshotTime(m_model->latest()->serverNowMs))
@@ -454,31 +503,44 @@ void DashboardWidget::refreshView()
         return;
     }
 
+    refreshStatus();
+    refreshFreshness();
+}
+
+void DashboardWidget::refreshStatus()
+{
+    if (m_model->isStatic())
+        return;
+    const auto& s = m_model->settings();
     QStringList parts;
     if (const auto& r = m_model->latest()) {
         const auto asOf = QDateTime::fromMSecsSinceEpoch(r->serverNowMs).toLocalTime();
         parts << tr("As of %1 (server clock)").arg(asOf.toString(QStringLiteral("HH:mm:ss")));
+        // On a standby the row figures and their lease expiry are judged as of its replay point
+        // (idem_live_stats), the time shown here.
+        QDateTime replayed = QDateTime::fromString(QString::fromStdString(r->stats.liveTakenAt), Qt::ISODateWithMs);
+        if (!replayed.isValid())
+            replayed = QDateTime::fromString(QString::fromStdString(r->stats.liveTakenAt), Qt::ISODate);
+        const QString at = replayed.isValid() ? replayed.toLocalTime().toString(QStringLiteral("HH:mm:ss")) : QString();
         if (r->stats.inRecovery)
             parts << (r->stats.replicationLagSeconds
-                    ? tr("standby (figures and lease expiry as of its replay point), replication lag %1 s")
-                          .arg(QLocale().toString(*r->stats.replicationLagSeconds, 'f', 1))
+                    ? tr("standby (figures and lease expiry as of its replay point, %1), replication lag %2 s")
+                          .arg(at, QLocale().toString(*r->stats.replicationLagSeconds, 'f', 1))
                     : tr("standby, nothing replayed yet"));
         else
             parts << tr("primary");
     } else {
         parts << tr("No data yet");
     }
-    const qint64 every = m_model->nextTickIn().count() ? m_model->nextTickIn().count() : s.intervalMs;
-    QString cost = tr("console load: %1 ms per tick, every %2 s")
-                       .arg(m_model->lastTickMs())
-                       .arg(QLocale().toString(every / 1000.0, 'g', 3));
-    if (m_model->stretched())
-        cost = tr("%1 (stretched: ticks over budget)").arg(cost);
-    parts << cost;
+    // The polling as it is, not as chosen: backing off after failed reads, or stretched.
+    parts << tr("console load: %1 ms per tick, %2").arg(m_model->lastTickMs()).arg(m_model->pollingText());
     if (s.paused)
         parts << tr("PAUSED");
     m_status->setText(parts.join(QStringLiteral(" · ")));
-    refreshFreshness();
+    const bool differs = m_model->pollingDiffers();
+    m_pollingNote->setVisible(differs);
+    m_pollingNote->setText(m_model->pollingBrief());
+    m_pollingNote->setToolTip(differs ? m_model->pollingText() : QString());
 }
 
 void DashboardWidget::refreshFreshness()
@@ -523,7 +585,8 @@ void DashboardWidget::refreshFreshness()
         text = tr("Stale: %1").arg(reason);
         break;
     case F::Failed:
-        text = tr("Stale, the last read failed: %1").arg(reason);
+        // The failure in words and when the next read comes: the backoff is no secret.
+        text = tr("Stale, the last read failed: %1").arg(reason) + QLatin1Char(' ') + m_model->nextReadText();
         break;
     case F::Disconnected:
         text = tr("Disconnected: %1").arg(reason);
@@ -580,6 +643,15 @@ void DashboardWidget::showAlert(Tile tile, const QString& text)
 
 QString DashboardWidget::statusText() const { return m_status->text(); }
 QString DashboardWidget::freshnessText() const { return m_freshnessFull; }
+QString DashboardWidget::freshnessToolTip() const { return m_freshness->toolTip(); }
+QString DashboardWidget::pollingNoteText() const
+{
+    return m_pollingNote->isHidden() ? QString() : m_pollingNote->text();
+}
+QString DashboardWidget::pollingNoteToolTip() const
+{
+    return m_pollingNote->isHidden() ? QString() : m_pollingNote->toolTip();
+}
 QString DashboardWidget::alertText() const { return m_alert->isHidden() ? QString() : m_alert->toolTip(); }
 
 } // namespace idem::console

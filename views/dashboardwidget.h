@@ -5,10 +5,12 @@
 #include <array>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "operations/taskfilter.h"
 #include "operations/tasklist.h"
 #include "models/dashboardthresholds.h"
+#include "models/latencywatch.h"
 
 class QCheckBox;
 class QComboBox;
@@ -24,7 +26,9 @@ namespace idem::console {
 class ChartPanel;
 class ConsoleSession;
 class DashboardModel;
+class EventWatch;
 class LatencyWatch;
+struct ChartEvent;
 class PauseWatch;
 class TileWidget;
 
@@ -47,9 +51,21 @@ public:
     // Latency (issue #27): the figures' reader (nullptr on a static dashboard) and the worst p95
     // run time tile; the chart is charts()->latency().
     LatencyWatch* latencyWatch() const { return m_latency; }
+    // The events marked on the charts' time axes (issue #27): their reader (nullptr on a static
+    // dashboard).
+    EventWatch* eventWatch() const { return m_events; }
+    // A static dashboard (an incident snapshot's): its latency figures (the chart and the worst
+    // p95 tile, or the chart saying it has none) and its events, marked on the charts.
+    void showSnapshotExtras(const std::optional<LatencyReading>& latency, std::vector<ChartEvent> events);
     TileWidget* latencyTile() const { return m_latencyTile; }
     QString statusText() const;
     QString freshnessText() const;
+    // The freshness line's tooltip: its whole text and, after a failed read, the server's detail.
+    QString freshnessToolTip() const;
+    // Beside the interval chosen, how the dashboard really polls when that differs (backing off
+    // after failed reads, stretched); empty when it polls as chosen. Its tooltip says it whole.
+    QString pollingNoteText() const;
+    QString pollingNoteToolTip() const;
     QString alertText() const;
 
     // Opens the thresholds dialog (the toolbar button).
@@ -77,6 +93,7 @@ private:
     void retranslateControls();
     void showFreshness(const QString& first, const QString& second);
     void refreshView();
+    void refreshStatus();
     void refreshFreshness();
     void showAlert(Tile tile, const QString& text);
     void refreshAlerts();
@@ -86,6 +103,8 @@ private:
     // The latency tile's texts and colour (cheap: every tick and language change); with `chart`,
     // the chart's lines too (when the figures changed).
     void refreshLatency(bool chart);
+    // A static dashboard's worst p95 tile, from its snapshot's figures.
+    void refreshSnapshotLatency();
 
     ConsoleSession* m_monitor;
     std::unique_ptr<QSettings> m_ownSettings;
@@ -94,6 +113,9 @@ private:
     ChartPanel* m_charts;
     std::array<TileWidget*, tileCount> m_tiles {};
     LatencyWatch* m_latency = nullptr;
+    EventWatch* m_events = nullptr;
+    std::optional<LatencyReading> m_snapshotLatency;
+    std::optional<qint64> m_auditHead; // the last tick's: a new audit entry is a new event
     TileWidget* m_latencyTile = nullptr;
     QComboBox* m_interval;
     QToolButton* m_pause;
@@ -102,6 +124,7 @@ private:
     QLineEdit* m_operation;
     QLabel* m_status;
     QLabel* m_freshness;
+    QLabel* m_pollingNote;
     QLabel* m_alert;
     QWidget* m_controls;
     QString m_freshnessFull; // what the two elided lines say, whole

@@ -1,6 +1,7 @@
 #include "views/latencychart.h"
 
 #include <QApplication>
+#include <QAreaSeries>
 #include <QChart>
 #include <QChartView>
 #include <QDateTime>
@@ -64,6 +65,7 @@ LatencyChart::LatencyChart(QWidget* parent)
         s->attachAxis(m_y);
         m_series.push_back(s);
     }
+    m_marks = new EventMarks(m_chart, m_x);
     m_view = new QChartView(m_chart);
     m_view->setRenderHint(QPainter::Antialiasing);
     m_view->setMinimumSize(260, 190);
@@ -108,10 +110,67 @@ void LatencyChart::setData(const LatencyWatch& watch, const QString& operation)
     m_foldedToMs = watch.foldedToMs();
     m_operation = operation;
     m_unavailable = watch.unavailableText();
+    m_snapshotWithout = false;
     m_error = watch.error();
     m_read = watch.reading().has_value();
     redraw();
     retranslate();
+}
+
+void LatencyChart::setSnapshot(const std::optional<LatencyReading>& reading, const QString& operation)
+{
+    m_run = reading ? reading->run : std::vector<LatencyPoint>();
+    m_tts = reading ? reading->timeToSuccess : std::vector<LatencyPoint>();
+    m_foldedToMs = reading ? reading->foldedToMs : 0;
+    m_operation = operation;
+    m_snapshotWithout = !reading;
+    m_unavailable.clear();
+    m_error.clear();
+    m_read = reading.has_value();
+    redraw();
+    retranslate();
+}
+
+void LatencyChart::setPauseSpans(const std::vector<PauseSpan>& spans, qint64 fromMs, qint64 toMs)
+{
+    m_pauseSpans = spans;
+    m_bandsFromMs = fromMs;
+    m_bandsToMs = toMs;
+    drawBands();
+}
+
+void LatencyChart::drawBands()
+{
+    // As ChartPanel's: translucent amber from the bottom of the (log) axis to its top.
+    QColor fill(0xf0, 0xa0, 0x20);
+    fill.setAlpha(tones::isDark() ? 70 : 55);
+    std::vector<std::pair<double, double>> shapes;
+    for (const auto& span : m_pauseSpans) {
+        const qint64 a = std::max(span.fromMs, m_bandsFromMs), b = std::min(span.toMs, m_bandsToMs);
+        if (b > a)
+            shapes.push_back({ double(a), double(b) });
+    }
+    while (m_bands.size() > shapes.size()) {
+        m_chart->removeSeries(m_bands.back());
+        delete m_bands.back();
+        m_bands.pop_back();
+    }
+    while (m_bands.size() < shapes.size()) {
+        auto* band = new QAreaSeries(new QLineSeries, new QLineSeries);
+        band->setObjectName(QStringLiteral("pausedBand"));
+        band->setName(tr("intake paused"));
+        m_chart->addSeries(band);
+        band->attachAxis(m_x);
+        band->attachAxis(m_y);
+        m_bands.push_back(band);
+    }
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+        const auto [a, b] = shapes[i];
+        m_bands[i]->upperSeries()->replace({ QPointF(a, m_y->max()), QPointF(b, m_y->max()) });
+        m_bands[i]->lowerSeries()->replace({ QPointF(a, m_y->min()), QPointF(b, m_y->min()) });
+        m_bands[i]->setBrush(fill);
+        m_bands[i]->setPen(Qt::NoPen);
+    }
 }
 
 void LatencyChart::redraw()
@@ -152,6 +211,7 @@ void LatencyChart::redraw()
     } else {
         m_y->setRange(0.000999, 10.01);
     }
+    drawBands(); // from the axis' new bottom to its new top
 }
 
 void LatencyChart::retranslate()
@@ -163,7 +223,9 @@ void LatencyChart::retranslate()
     updateLegend();
     // On the chart, under its title: where the lines end. Under it, only what went wrong.
     QString onChart, problem;
-    if (!m_unavailable.isEmpty())
+    if (m_snapshotWithout)
+        problem = tr("This snapshot carries no latency figures (taken before schema version 17, or by an older Idem).");
+    else if (!m_unavailable.isEmpty())
         problem = m_unavailable;
     else if (!m_read && !m_error.isEmpty())
         problem = tr("The latency figures could not be read: %1").arg(m_error);
@@ -179,12 +241,14 @@ void LatencyChart::retranslate()
     m_noteText = problem.isEmpty() ? onChart : problem;
     m_note->setText(problem);
     m_note->setVisible(!problem.isEmpty());
-    m_legend->setVisible(m_unavailable.isEmpty()); // no lines to explain
+    m_legend->setVisible(m_unavailable.isEmpty() && !m_snapshotWithout); // no lines to explain
     m_view->setToolTip(tr("p50, p95 and p99 of the run time of each attempt (claim to complete or fail) and of "
                           "the time to success of each key (first claim to complete, across retries), per "
                           "minute, by the server's clock; log scale. Only folded minutes are drawn: the current "
                           "minute is still counting, and a minute is folded once it has been closed for a "
-                          "minute, so the lines end a minute or two before now."));
+                          "minute, so the lines end a minute or two before now.")
+        + QLatin1Char('\n') + tr("An amber band: intake of this scope was paused (claims turned away).")
+        + QLatin1Char('\n') + EventMarks::legendText());
 }
 
 void LatencyChart::applyTheme()
@@ -207,6 +271,7 @@ void LatencyChart::applyTheme()
         m_series[i]->setPen(pen);
     }
     updateLegend();
+    drawBands(); // setTheme() recolours them
 }
 
 void LatencyChart::updateLegend()

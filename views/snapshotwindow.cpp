@@ -17,6 +17,8 @@
 
 #include "operations/snapshotjson.h"
 #include "models/dashboardmodel.h"
+#include "models/eventwatch.h"
+#include "models/snapshotopener.h"
 #include "views/chartpanel.h"
 #include "views/dashboardwidget.h"
 #include "views/snapshotauditpage.h"
@@ -53,6 +55,8 @@ SnapshotWindow::SnapshotWindow(SharedSnapshot snapshot, const QString& dir, QWid
     // The same dashboard as the live console, static: the snapshot's figures, thresholds and
     // counters history; what a snapshot does not hold is said on the charts that would show it.
     m_dashboard->model()->showStatic(snapshotDashboardSettings(d), snapshotReading(d), d.windowMinutes);
+    // Its latency figures and the events of its window (issue #27), when it carries them.
+    m_dashboard->showSnapshotExtras(snapshotLatency(d), snapshotEvents(d));
     if (auto* cost = m_dashboard->charts()->series(QStringLiteral("tickms"))) {
         cost->clear();
         cost->chart()->setTitle(tr("Console load: not part of a snapshot"));
@@ -61,6 +65,10 @@ SnapshotWindow::SnapshotWindow(SharedSnapshot snapshot, const QString& dir, QWid
         const auto series = view->chart()->series();
         if (!series.isEmpty() && series.first()->type() == QAbstractSeries::SeriesTypeBar)
             view->chart()->setTitle(tr("Attempts histogram: not part of a snapshot"));
+        // With the latency chart beside it, an empty console-load chart would only squeeze the
+        // others' time axes until their labels no longer fit: its place goes to them.
+        if (d.latency && view->chart()->series().contains(m_dashboard->charts()->series(QStringLiteral("tickms"))))
+            view->hide();
     }
     for (int i = 0; i < tileCount; ++i) {
         const auto t = static_cast<Tile>(i);

@@ -130,6 +130,9 @@ BEGIN
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_succeeded_operations(), %1$I.idem_retention_horizon(text),'
                    ' %1$I.idem_retention_due(bigint), %1$I.idem_storage_tables(), %1$I.idem_storage_sample()'
                    ' TO idem_reader', s);
+    -- Readers tell a purge run that is running from one whose session is gone (a failover, a
+    -- killed process), which stays 'running' until the next purge closes it.
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_purge_alive(%1$I.idem_purge_runs) TO idem_reader', s);
     -- idem_purge_lock_key: idem_purge_run runs as its caller and releases its run's lock when it fails (v12).
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_set_retention(text, bigint, text, text),'
                    ' %1$I.idem_clear_retention(text, text, text), %1$I.idem_purge_begin(text, text),'
@@ -203,7 +206,22 @@ BEGIN
 END
 $latency$;
 
--- Recovery jobs (schema v18): readers see the jobs and their rows (status, the refused list) and
+-- Deploys (schema v18): workers report their version through idem_report_version (as its
+-- definer; it writes only when something changes) and touch neither table; readers see both and
+-- list deploys with the other events (idem_events, granted above).
+DO $deploys$
+DECLARE
+    s text := current_schema();
+BEGIN
+    EXECUTE format('GRANT SELECT ON %1$I.idem_worker_versions, %1$I.idem_deploys TO idem_reader', s);
+    EXECUTE format('REVOKE ALL ON %1$I.idem_worker_versions, %1$I.idem_deploys FROM idem_worker', s);
+    EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_worker_versions, %1$I.idem_deploys'
+                   ' FROM idem_reader, idem_operator', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_report_version(text, text) TO idem_worker', s);
+END
+$deploys$;
+
+-- Recovery jobs (schema v19): readers see the jobs and their rows (status, the refused list) and
 -- may preview a filter and ask whether a job's runner is alive; operators start, run (attach,
 -- batches, detach, or CALL idem_job_run) and cancel them, each audited. Workers: nothing.
 DO $jobs$

@@ -1,6 +1,9 @@
 #include <QtTest>
 
 #include <QElapsedTimer>
+#include <QSignalSpy>
+
+#include <optional>
 #include <pqxx/pqxx>
 
 #include "core/connection.h"
@@ -30,6 +33,8 @@ private Q_SLOTS:
     void jobErrorKeepsConnection();
     void cancelledJobNeverRuns();
     void lostConnectionFailsPendingJobs();
+    void readOnlyServerIsAStateNotAFailure();
+    void lockFailuresAreSaidInWords();
 
 private:
     static ConnectionSettings settingsFor(const std::string& dsn);
@@ -294,6 +299,148 @@ void TestConsoleSession::lostConnectionFailsPendingJobs()
     session.submit([](pqxx::connection&, const idem::SchemaName&) { return QVariant(2); }, &context,
         [&done](const QVariant&) { done = true; });
     QTRY_VERIFY_WITH_TIMEOUT(done, 20000);
+}
+
+// Issue 29: a connection opened on a writable server that meets a read-only refusal (SQLSTATE
+// 25006: a switchover demoted it) is left, in words, and the session reconnects; one opened on a
+// read-only server (a standby watched on purpose) shows it as a state, and a write there fails
+// in words with the connection kept.
+void TestConsoleSession::readOnlyServerIsAStateNotAFailure()
+{
+    idem::test::ScratchDatabase db("console_readonly");
+    auto admin = db.connect(); // opened before the database turns read-only: stays writable
+    ConsoleSession session;
+    QSignalSpy sessionFailures(&session, &ConsoleSession::failed);
+    session.connectTo(settingsFor(db.dsn()));
+    QTRY_COMPARE_WITH_TIMEOUT(session.state(), State::Connected, 20000);
+    QVERIFY(!session.serverInfo().readOnly);
+    QVERIFY(!session.serverInfo().replicationText().contains(QLatin1String("read-only")));
+
+    QObject context;
+    const auto write = [](pqxx::connection& c, const idem::SchemaName&) {
+        pqxx::work w(c);
+        w.exec("CREATE TABLE console_wrote (x int)");
+        w.commit();
+        return QVariant();
+    };
+    // The server turns read-only under the console: its session at once (as a reload of the
+    // setting does), new sessions too.
+    bool flipped = false;
+    session.submit(
+        [](pqxx::connection& c, const idem::SchemaName&) {
+            pqxx::nontransaction(c).exec("SET default_transaction_read_only = on");
+            return QVariant();
+        },
+        &context, [&flipped](const QVariant&) { flipped = true; });
+    QTRY_VERIFY_WITH_TIMEOUT(flipped, 20000);
+    pqxx::nontransaction(*admin).exec("ALTER DATABASE \"" + db.name() + "\" SET default_transaction_read_only = on");
+
+    std::optional<Failure> demoted;
+    session.submit(write, &context, {}, [&demoted](const Failure& f) { demoted = f; });
+    QTRY_VERIFY_WITH_TIMEOUT(demoted.has_value(), 20000);
+    QCOMPARE(demoted->kind, FailureKind::ConnectionLost);
+    QVERIFY2(demoted->text().startsWith(QLatin1String("The server is read-only now: it is not the primary any more")),
+        qPrintable(demoted->text()));
+    QVERIFY2(!demoted->text().contains(QLatin1String("SQLSTATE")), qPrintable(demoted->text()));
+    // The session left it and reconnected by itself, onto the (still) read-only server.
+    QTRY_VERIFY_WITH_TIMEOUT(sessionFailures.count() >= 1, 20000);
+    QVERIFY2(
+        sessionFailures.first().first().value<Failure>().textWithRetry().contains(QLatin1String("Reconnecting in")),
+        qPrintable(sessionFailures.first().first().value<Failure>().textWithRetry()));
+    QTRY_COMPARE_WITH_TIMEOUT(session.state(), State::Connected, 20000);
+    QVERIFY(session.serverInfo().readOnly);
+    QVERIFY(!session.serverInfo().inRecovery);
+    QVERIFY2(session.serverInfo().replicationText().contains(QLatin1String("read-only")),
+        qPrintable(session.serverInfo().replicationText()));
+
+    // Read-only from the start: a state. A write fails in words; the connection stays.
+    const int failuresBefore = sessionFailures.count();
+    std::optional<Failure> refused;
+    session.submit(write, &context, {}, [&refused](const Failure& f) { refused = f; });
+    QTRY_VERIFY_WITH_TIMEOUT(refused.has_value(), 20000);
+    QCOMPARE(refused->kind, FailureKind::Query);
+    QVERIFY2(refused->text().startsWith(QLatin1String("The server is read-only (a standby, or not the primary): this "
+                                                      "needs the primary.")),
+        qPrintable(refused->text()));
+    QVERIFY2(!refused->text().contains(QLatin1String("SQLSTATE")), qPrintable(refused->text()));
+    bool read = false;
+    session.submit([](pqxx::connection&, const idem::SchemaName&) { return QVariant(3); }, &context,
+        [&read](const QVariant&) { read = true; });
+    QTRY_VERIFY_WITH_TIMEOUT(read, 20000);
+    QCOMPARE(session.state(), State::Connected);
+    QCOMPARE(sessionFailures.count(), failuresBefore);
+    pqxx::nontransaction(*admin).exec("ALTER DATABASE \"" + db.name() + "\" RESET default_transaction_read_only");
+}
+
+// Issue 29 item 4: a lock another session holds reached the pages as the server's text
+// ("SQLSTATE 57014 ... CONTEXT: SQL statement "WITH p AS (..."). The failure now says what happened
+// in words; the server's message, SQLSTATE and context are its detail, for a tooltip.
+void TestConsoleSession::lockFailuresAreSaidInWords()
+{
+    {
+        auto c = m_db->connect();
+        pqxx::nontransaction(*c).exec("CREATE TABLE IF NOT EXISTS public.held (i int);"
+                                      "CREATE OR REPLACE FUNCTION public.read_held() RETURNS bigint LANGUAGE plpgsql AS"
+                                      " $f$ BEGIN RETURN (SELECT count(*) FROM public.held); END $f$");
+    }
+    auto holder = m_db->connect();
+    pqxx::work hold(*holder);
+    hold.exec("LOCK TABLE public.held IN ACCESS EXCLUSIVE MODE");
+    ConsoleSession session;
+    session.connectTo(settingsFor(m_db->dsn()));
+    QTRY_COMPARE_WITH_TIMEOUT(session.state(), State::Connected, 20000);
+    QObject context;
+    const auto failureOf = [&](const char* setting) {
+        std::optional<Failure> out;
+        session.submit(
+            [setting](pqxx::connection& c, const idem::SchemaName&) {
+                pqxx::read_transaction t(c);
+                t.exec(setting);
+                t.exec("SELECT public.read_held()");
+                return QVariant();
+            },
+            &context, [](const QVariant&) {}, [&out](const Failure& f) { out = f; });
+        if (!QTest::qWaitFor([&out] { return out.has_value(); }, 20000))
+            return Failure {}; // none in time: the comparisons below fail
+        return *out;
+    };
+    const Failure timeout = failureOf("SET LOCAL statement_timeout = '300ms'");
+    QCOMPARE(timeout.sqlstate, QStringLiteral("57014"));
+    QCOMPARE(timeout.text(),
+        QStringLiteral("The database did not answer in time: the statement reached its time limit (a lock held by "
+                       "another session, or a busy server)."));
+    QVERIFY2(
+        timeout.detail().startsWith(QStringLiteral("SQLSTATE 57014: canceling statement due to statement timeout")),
+        qPrintable(timeout.detail()));
+    QVERIFY2(timeout.detail().contains(QStringLiteral("CONTEXT:")), qPrintable(timeout.detail()));
+    const Failure locked = failureOf("SET LOCAL lock_timeout = '300ms'");
+    QCOMPARE(locked.sqlstate, QStringLiteral("55P03"));
+    QCOMPARE(locked.text(),
+        QStringLiteral(
+            "A row or table this needs is locked by another session, and the statement gave up waiting for it."));
+    QVERIFY2(locked.detail().contains(QStringLiteral("read_held")), qPrintable(locked.detail()));
+    // Any other SQLSTATE keeps the server's first line, without the SQL a function ran.
+    std::optional<Failure> other;
+    session.submit(
+        [](pqxx::connection& c, const idem::SchemaName&) {
+            pqxx::read_transaction t(c);
+            t.exec("DO $d$ BEGIN PERFORM 1 / 0; END $d$");
+            return QVariant();
+        },
+        &context, [](const QVariant&) {}, [&other](const Failure& f) { other = f; });
+    QTRY_VERIFY_WITH_TIMEOUT(other.has_value(), 20000);
+    QCOMPARE(other->text(), QStringLiteral("A query failed (SQLSTATE 22012): division by zero"));
+    QVERIFY2(other->detail().contains(QStringLiteral("CONTEXT:")), qPrintable(other->detail()));
+    // A deadlock (the server's words with its SQLSTATE, as the worker passes them on).
+    Failure deadlock;
+    deadlock.kind = FailureKind::Query;
+    deadlock.sqlstate = QStringLiteral("40P01");
+    deadlock.message = QStringLiteral("deadlock detected\nDETAIL: Process 1 waits for ShareLock on transaction 2");
+    QCOMPARE(deadlock.text(),
+        QStringLiteral(
+            "The statement was caught in a deadlock with another session; the database cancelled it to break "
+            "the deadlock."));
+    hold.abort();
 }
 
 QTEST_MAIN(TestConsoleSession)

@@ -16,10 +16,16 @@
 #include <QXYSeries>
 #include <QChartView>
 #include <QDateTimeAxis>
+#include <QLineSeries>
+#include <QLogValueAxis>
+#include <QPointer>
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
 #include "operations/actions.h"
+#include "operations/events.h"
+#include "operations/latency.h"
+#include "operations/tasklist.h"
 #include "schema/migrate.h"
 #include "core/sha256.h"
 #include "operations/signing.h"
@@ -36,6 +42,8 @@
 #include "tests/support/testdb.h"
 #include "views/chartpanel.h"
 #include "views/dashboardwidget.h"
+#include "views/eventmarks.h"
+#include "views/latencychart.h"
 #include "views/snapshotauditpage.h"
 #include "views/snapshottaskpane.h"
 #include "views/snapshottaskspage.h"
@@ -67,6 +75,7 @@ private Q_SLOTS:
     void largeBundleOpensOffTheUiThread();
     void modelsPassTheTester();
     void closesWithCtrlWAndEscape();
+    void drawsLatencyAndEventsOfItsWindow();
 
 private:
     void act(const std::string& key, idem::RecoveryAction action, const std::string& reason);
@@ -468,6 +477,11 @@ void TestSnapshotViewer::brokenBundlesSayWhyAndOpenNothing_data()
                                          QStringLiteral("reads up to format 1") };
     QTest::addRow("format 0") << "zero"
                               << QStringList { QStringLiteral("format 0"), QStringLiteral("no Idem release") };
+    // Issue #27: an event whose time or kind is damaged is refused, not marked somewhere else.
+    QTest::addRow("event time") << "eventtime"
+                                << QStringList { QStringLiteral("damaged"), QStringLiteral("/events/rows/0/at") };
+    QTest::addRow("event kind") << "eventkind"
+                                << QStringList { QStringLiteral("damaged"), QStringLiteral("/events/rows/1/action") };
     QTest::addRow("not a bundle") << "empty" << QStringList { QStringLiteral("not a snapshot bundle") };
     QTest::addRow("missing folder") << "missing" << QStringList { QStringLiteral("not a snapshot bundle") };
 }
@@ -494,6 +508,13 @@ void TestSnapshotViewer::brokenBundlesSayWhyAndOpenNothing()
         writeFile(json, QByteArray::fromStdString(j.dump()));
     } else if (damage == QLatin1String("zero")) {
         j["format_version"] = 0;
+        writeFile(json, QByteArray::fromStdString(j.dump()));
+    } else if (damage == QLatin1String("eventtime")) {
+        QVERIFY(j["events"]["rows"].size() >= 2);
+        j["events"]["rows"][0]["at"] = "2024-13-45T99:00:00Z";
+        writeFile(json, QByteArray::fromStdString(j.dump()));
+    } else if (damage == QLatin1String("eventkind")) {
+        j["events"]["rows"][1]["action"] = "<script>";
         writeFile(json, QByteArray::fromStdString(j.dump()));
     } else if (damage == QLatin1String("empty")) {
         QVERIFY(QDir(dir).removeRecursively());
@@ -684,6 +705,118 @@ void TestSnapshotViewer::closesWithCtrlWAndEscape()
         QTest::keySequence(w, keys);
         QTRY_VERIFY2(!w, qPrintable(keys.toString())); // closed and deleted (WA_DeleteOnClose)
     }
+}
+
+namespace {
+// Where a time falls on a chart, by Qt Charts' own mapping.
+double xOf(QChart* chart, qint64 ms)
+{
+    QAbstractSeries* series = nullptr;
+    for (auto* s : chart->series())
+        if (qobject_cast<QLineSeries*>(s)) {
+            series = s;
+            break;
+        }
+    const auto* y = chart->axes(Qt::Vertical).value(0);
+    const double yValue = y->type() == QAbstractAxis::AxisTypeLogValue ? 1.0 : 0.0;
+    return chart->mapToPosition(QPointF(double(ms), yValue), series).x();
+}
+} // namespace
+
+// Issue #27: a snapshot carries the latency figures and the events of its window, and the viewer
+// draws them as the live dashboard does: the latency chart and worst p95 tile from its folded
+// minutes, every event marked at its time on every time axis. One without them says so.
+void TestSnapshotViewer::drawsLatencyAndEventsOfItsWindow()
+{
+    // Twenty runs of 100 ms to 2 s in a minute closed three minutes ago, folded.
+    const qint64 minuteMs = QDateTime::currentMSecsSinceEpoch() / 60000 * 60000 - 3 * 60000;
+    {
+        pqxx::work w(*m_conn);
+        for (int i = 1; i <= 20; ++i) {
+            const qint64 doneUs = (minuteMs + 1000 + i * 2000) * 1000;
+            const qint64 startUs = doneUs - i * 100'000;
+            w.exec_params("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, result_json, attempts,"
+                          " created_at, attempt_started_at, updated_at) VALUES ($1, 'v1:' || repeat('a', 64), 'succeeded',"
+                          " '{}', 1, to_timestamp(0) + $2::bigint * interval '1 microsecond',"
+                          " to_timestamp(0) + $2::bigint * interval '1 microsecond',"
+                          " to_timestamp(0) + $3::bigint * interval '1 microsecond')",
+                "tl:charge:k" + std::to_string(i), startUs, doneUs);
+        }
+        w.exec_params("UPDATE idem.idem_latency_state SET folded_to = to_timestamp($1::bigint / 1000) - interval '1 minute'",
+            minuteMs);
+        w.commit();
+    }
+    QVERIFY(idem::rollupLatency(*m_conn, idem::SchemaName()) >= 1);
+    idem::Annotation a;
+    a.text = "deploy v2.4";
+    a.actor = "alice@laptop";
+    idem::annotate(*m_conn, idem::SchemaName(), a);
+
+    const auto data = idem::readSnapshot(*m_conn, {}, {});
+    QVERIFY(data.latency && data.events);
+    QCOMPARE(data.events->rows.size(), std::size_t(3)); // release, requeue, the annotation
+    const QString dir = m_tmp.filePath(QStringLiteral("with-latency"));
+    idem::writeSnapshotBundle(dir.toStdString(), data, false, nullptr);
+    SnapshotWindow* w = open(dir);
+    QVERIFY(w);
+    w->pages()->setCurrentWidget(w->dashboard());
+    auto* latency = w->dashboard()->charts()->latency();
+    QTRY_VERIFY(latency->isVisible());
+    // The planted minute's p95: the 19th of 20 runs, 1.9 s (the slot's middle, within 4 %).
+    auto* p95 = latency->series(QStringLiteral("runP95"));
+    QCOMPARE(p95->count(), 1);
+    QCOMPARE(qint64(p95->at(0).x()), minuteMs);
+    QVERIFY2(std::abs(p95->at(0).y() - 1.9) <= 0.04 * 1.9, qPrintable(QString::number(p95->at(0).y())));
+    QCOMPARE(latency->series(QStringLiteral("ttsP50"))->count(), 1);
+    QVERIFY2(latency->noteText().startsWith(QStringLiteral("last point")), qPrintable(latency->noteText()));
+    auto* tile = w->dashboard()->latencyTile();
+    QVERIFY(tile->isVisible());
+    QVERIFY2(tile->detailText().startsWith(QStringLiteral("charge, ")), qPrintable(tile->detailText()));
+    QVERIFY2(tile->valueText().endsWith(QStringLiteral(" s")), qPrintable(tile->valueText()));
+    QVERIFY(std::abs(tile->valueText().chopped(2).toDouble() - 1.9) <= 0.04 * 1.9);
+
+    // Every event of the snapshot marked at its time on every time axis shown: five, the console's
+    // load (not part of a snapshot) giving its place to latency.
+    const auto marksList = w->dashboard()->charts()->eventMarks();
+    QCOMPARE(marksList.size(), 6);
+    int shown = 0;
+    for (auto* marks : marksList) {
+        if (!marks->chart()->scene()->views().value(0)->isVisible()) {
+            QVERIFY(marks->chart()->series().contains(w->dashboard()->charts()->series(QStringLiteral("tickms"))));
+            continue;
+        }
+        ++shown;
+        std::size_t n = 0;
+        for (const auto& m : marks->marks())
+            for (std::size_t i = 0; i < m.events.size(); ++i, ++n) {
+                const auto& e = data.events->rows.at(n);
+                QCOMPARE(m.events[i].kind, QString::fromStdString(e.action));
+                QCOMPARE(m.events[i].text, QString::fromStdString(e.text));
+                const qint64 at = *idem::parseIsoMicros(e.at) / 1000;
+                QCOMPARE(m.events[i].atMs, at);
+                QVERIFY2(std::abs(m.lineX[i] - xOf(marks->chart(), at)) < 0.5, qPrintable(marks->chart()->title()));
+            }
+        QCOMPARE(n, data.events->rows.size());
+        QVERIFY(marks->marks().back().toolTip.contains(QStringLiteral("deploy v2.4")));
+    }
+    QCOMPARE(shown, 5);
+    save(w, "snapshot-dashboard-marks.png");
+    delete w;
+
+    // A snapshot that carries neither (an older Idem's): the chart says so, and there are no marks.
+    const QString old = copyBundle(QStringLiteral("without-latency"));
+    const QString json = QDir(old).filePath(QStringLiteral("snapshot.json"));
+    auto j = nlohmann::json::parse(readFile(json).toStdString());
+    j.erase("latency_history");
+    j.erase("events");
+    writeFile(json, QByteArray::fromStdString(j.dump()));
+    w = open(old);
+    QVERIFY(w);
+    latency = w->dashboard()->charts()->latency();
+    QVERIFY2(latency->noteText().contains(QStringLiteral("carries no latency figures")), qPrintable(latency->noteText()));
+    QVERIFY(w->dashboard()->latencyTile()->isHidden());
+    for (auto* marks : w->dashboard()->charts()->eventMarks())
+        QVERIFY(marks->marks().empty());
 }
 
 QTEST_MAIN(TestSnapshotViewer)

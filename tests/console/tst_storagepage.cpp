@@ -41,6 +41,7 @@ private Q_SLOTS:
     void chartIsEmptyBeforeTheFirstRead();
     void succeededFollowsInsertsBetweenAnalyses();
     void policySetIsWholeOrInItsTooltip();
+    void runningPurgeSaysWhetherItsSessionLives();
 
 private:
     // The page shown on `session`, loaded once (fails the test if it does not load).
@@ -335,6 +336,29 @@ void TestStoragePage::policySetIsWholeOrInItsTooltip()
     // The last column takes the rest of the table: no blank column after it, no scroll bar.
     QCOMPARE(retention->horizontalHeader()->length(), retention->viewport()->width());
     QVERIFY(!retention->horizontalScrollBar()->isVisible());
+}
+
+// A run row says running until the next purge closes it; the page says what the row cannot
+// (issue #29): its session is gone (a failover, a killed process), or it cannot be told (a standby).
+void TestStoragePage::runningPurgeSaysWhetherItsSessionLives()
+{
+    idem::PurgeRun run;
+    run.id = 7;
+    run.state = "running";
+    run.startedAt = "2026-12-03T10:00:00Z";
+    run.rowsRemoved = 1200;
+    run.actor = "ops@host";
+    run.alive = true;
+    const QString live = idem::console::storagetext::purgeRun(run);
+    QVERIFY2(live.startsWith(QStringLiteral("running since")), qPrintable(live));
+    run.alive = false;
+    const QString gone = idem::console::storagetext::purgeRun(run);
+    QVERIFY2(gone.contains(QStringLiteral("stopped without finishing")) && gone.contains(QStringLiteral("closes it as abandoned"))
+            && gone.contains(QLocale().toString(1200)),
+        qPrintable(gone));
+    run.alive.reset();
+    const QString standby = idem::console::storagetext::purgeRun(run);
+    QVERIFY2(standby.contains(QStringLiteral("as of the replay point")), qPrintable(standby));
 }
 
 QTEST_MAIN(TestStoragePage)

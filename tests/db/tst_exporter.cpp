@@ -169,6 +169,7 @@ private Q_SLOTS:
     void pauseReadFailureKeepsTheRest();
     void scrapesNeverReachTheDatabase();
     void unreadableDatabaseKeepsServing();
+    void readOnlyServerAndLostConnectionInWords();
     void usageErrors();
     void throughAPoolerLeavesNothing();
     void latencyHistogramsCountEachMinuteOnce();
@@ -799,6 +800,53 @@ void TestExporter::unreadableDatabaseKeepsServing()
         QVERIFY2(!err.contains(QString::fromStdString(wrongPassword)), qPrintable(err));
         QCOMPARE(exporter.stop(), 0);
     }
+}
+
+// Issue 29: a read-only server (a standby, default_transaction_read_only) is read without
+// writing (no latency roll-up, no shared exact refresh), not failed with SQLSTATE 25006; a lost
+// connection is said in words, not as libpqxx's "Could not obtain client encoding", and mended.
+void TestExporter::readOnlyServerAndLostConnectionInWords()
+{
+    {
+        const auto readOnly
+            = idem::test::dsnWith(readerDsn(), { { "options", "-c default_transaction_read_only=on" } });
+        ExporterProcess exporter;
+        QVERIFY2(exporter.start({ QStringLiteral("--dsn"), QString::fromStdString(readOnly),
+                     QStringLiteral("--interval"), QStringLiteral("300ms") }),
+            qPrintable(exporter.err()));
+        QVERIFY2(exporter.waitFor(QStringLiteral("idem_exporter_reads_total{schema=\"idem\"}"), 3, true),
+            qPrintable(exporter.err()));
+        const auto text = exporter.scrape();
+        QCOMPARE(sampleIn(text, QStringLiteral("idem_up{schema=\"idem\"}")), 1.0);
+        QCOMPARE(sampleIn(text, QStringLiteral("idem_exporter_read_errors_total{schema=\"idem\"}")), 0.0);
+        QCOMPARE(sampleIn(text, QStringLiteral("idem_exporter_latency_read_errors_total{schema=\"idem\"}")), 0.0);
+        QVERIFY2(text.contains("idem_processing"), text.constData());
+        const QString err = exporter.err();
+        QVERIFY2(
+            err.contains(QLatin1String("the server is read-only (a standby, or not the primary)")), qPrintable(err));
+        QVERIFY2(!err.contains(QLatin1String("25006")), qPrintable(err));
+        QCOMPARE(exporter.stop(), 0);
+    }
+    ExporterProcess exporter;
+    QVERIFY2(exporter.start({ QStringLiteral("--dsn"), QString::fromStdString(readerDsn()),
+                 QStringLiteral("--interval"), QStringLiteral("300ms") }),
+        qPrintable(exporter.err()));
+    QVERIFY2(exporter.waitFor(QStringLiteral("idem_up{schema=\"idem\"}"), 1), qPrintable(exporter.err()));
+    pqxx::nontransaction(*m_conn).exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                                       " WHERE datname = current_database() AND application_name = 'idemctl exporter'");
+    QTRY_VERIFY2_WITH_TIMEOUT(
+        exporter.err().contains(QLatin1String("reading the database again")), qPrintable(exporter.err()), timeoutMs);
+    const QString err = exporter.err();
+    // In words: the server ended the session, or closed the connection (as libpq saw it).
+    QVERIFY2(
+        err.contains(QRegularExpression(QStringLiteral("cannot read the database: lost the connection to the "
+                                                       "database server: the server (ended this session|closed the "
+                                                       "connection)"))),
+        qPrintable(err));
+    QVERIFY2(err.contains(QLatin1String("; reconnecting")), qPrintable(err));
+    QVERIFY2(!err.contains(QLatin1String("client encoding")), qPrintable(err));
+    QVERIFY(exporter.waitFor(QStringLiteral("idem_up{schema=\"idem\"}"), 1));
+    QCOMPARE(exporter.stop(), 0);
 }
 
 void TestExporter::usageErrors()

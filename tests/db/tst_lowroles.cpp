@@ -1,14 +1,16 @@
 #include <QtTest>
 
+#include <QDateTime>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 
 #include <pqxx/pqxx>
 
-#include "schema/migrate.h"
+#include "core/workerversion.h"
 #include "operations/purge.h"
 #include "operations/stats.h"
+#include "schema/migrate.h"
 #include "tests/support/cliprocess.h"
 #include "tests/support/taskrows.h"
 #include "tests/support/testdb.h"
@@ -252,6 +254,23 @@ BEGIN PERFORM public.planted('jsonb_build_array(integer, bigint)');
     auto op = login(operatorRole);
     pqxx::nontransaction(*op).exec("CALL idem.idem_purge_run(1000, 5)");
     pqxx::nontransaction(*op).exec("SELECT * FROM idem.idem_exact_stats(NULL, NULL, 60)");
+    // Schema v18: the worker's version report (as its definer) and the events listing with it.
+    QVERIFY(idem::reportVersion(*worker, idem::SchemaName(), "planted-host", "9.9.9").deployId > 0);
+    const auto events = idemctl(operatorRole, { QStringLiteral("events"), QStringLiteral("--json") });
+    QVERIFY2(
+        events.exitCode == 0 && events.out.contains(QLatin1String("9.9.9")), qPrintable(idem::test::describe(events)));
+    for (const QStringList& args :
+        { QStringList { QStringLiteral("annotate"), QStringLiteral("--text"), QStringLiteral("planted?") },
+            QStringList { QStringLiteral("latency"), QStringLiteral("--json") },
+            QStringList { QStringLiteral("pauses"), QStringLiteral("--json") },
+            QStringList { QStringLiteral("pause"), QStringLiteral("--operation"), QStringLiteral("planted"),
+                QStringLiteral("--reason"), QStringLiteral("planted?"), QStringLiteral("--until"),
+                QDateTime::currentDateTimeUtc().addDays(2).toString(Qt::ISODate) },
+            QStringList { QStringLiteral("resume"), QStringLiteral("--operation"), QStringLiteral("planted"),
+                QStringLiteral("--reason"), QStringLiteral("planted?") } }) {
+        const auto run = idemctl(operatorRole, args);
+        QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
+    }
 
     QCOMPARE(scalar(*m_owner, "SELECT coalesce(string_agg(who || ': ' || what, ', '), 'nothing') FROM public.planted_log"),
         "nothing"_b);

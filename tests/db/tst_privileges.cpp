@@ -108,7 +108,30 @@ std::optional<Probe> probeFor(const QString& table, const QString& op)
             return Probe { "DELETE FROM " + t + " WHERE tenant = $1", "seed",
                 "SELECT count(*)::text FROM " + t + " WHERE tenant = 'seed'", "0" };
     }
-    // Schema v18: recovery jobs change only through idem_job_start, idem_job_batch, idem_job_cancel.
+    if (table == QLatin1String("idem_worker_versions")) { // schema v18: written only by idem_report_version
+        if (o == "INSERT")
+            return Probe { "INSERT INTO " + t + " VALUES ($1, 'forged', now(), now(), 'me')", "probe",
+                "SELECT count(*)::text FROM " + t + " WHERE worker = 'probe'", "1" };
+        if (o == "UPDATE")
+            return Probe { "UPDATE " + t + " SET version = 'forged' WHERE worker = $1", "seed",
+                "SELECT version FROM " + t + " WHERE worker = 'seed'", "forged" };
+        if (o == "DELETE")
+            return Probe { "DELETE FROM " + t + " WHERE worker = $1", "seed",
+                "SELECT count(*)::text FROM " + t + " WHERE worker = 'seed'", "0" };
+    }
+    if (table == QLatin1String("idem_deploys")) {
+        if (o == "INSERT")
+            return Probe { "INSERT INTO " + t
+                    + " (at, worker, new_version, db_role) VALUES (now(), $1, 'forged', 'me')",
+                "probe", "SELECT count(*)::text FROM " + t + " WHERE worker = 'probe'", "1" };
+        if (o == "UPDATE")
+            return Probe { "UPDATE " + t + " SET new_version = 'forged' WHERE worker = $1", "seed",
+                "SELECT new_version FROM " + t + " WHERE worker = 'seed'", "forged" };
+        if (o == "DELETE")
+            return Probe { "DELETE FROM " + t + " WHERE worker = $1", "seed",
+                "SELECT count(*)::text FROM " + t + " WHERE worker = 'seed'", "0" };
+    }
+    // Schema v19: recovery jobs change only through idem_job_start, idem_job_batch, idem_job_cancel.
     if (table == QLatin1String("idem_jobs")) {
         if (o == "INSERT")
             return Probe { "INSERT INTO " + t + " (state, action, extra_attempts, filter, moment, cap, reason, db_role,"
@@ -156,7 +179,12 @@ void reseed(pqxx::connection& c)
 {
     pqxx::work w(c);
     w.exec("TRUNCATE idem.task_idempotency, idem.idem_counters, idem.task_idempotency_audit,"
-           " idem.task_idempotency_conflicts, idem.idem_pauses, idem.idem_job_items, idem.idem_jobs");
+           " idem.task_idempotency_conflicts, idem.idem_pauses, idem.idem_worker_versions, idem.idem_deploys,"
+           " idem.idem_job_items, idem.idem_jobs");
+    w.exec_params("INSERT INTO idem.idem_worker_versions VALUES ($1, '2.3.1', now(), now(), 'postgres')", "seed");
+    w.exec_params(
+        "INSERT INTO idem.idem_deploys (at, worker, new_version, db_role) VALUES (now(), $1, '2.3.1', 'postgres')",
+        "seed");
     w.exec_params("INSERT INTO idem.idem_jobs (state, action, extra_attempts, filter, moment, cap, reason, db_role, actor,"
                   " application) VALUES ('active', 'requeue', 1, '{}', now(), 10, $1, 'alice', 'alice', 'idemctl')",
         "seed");
@@ -239,6 +267,8 @@ void TestPrivileges::matrix_data()
         { "task_idempotency_conflicts", every },
         { "task_idempotency_audit", every },
         { "idem_pauses", every },
+        { "idem_worker_versions", every },
+        { "idem_deploys", every },
         { "idem_jobs", every },
         { "idem_job_items", every },
         { "idem_schema_version",

@@ -5,6 +5,7 @@
 #include <thread>
 #include <typeinfo>
 
+#include "core/connection.h"
 #include "core/taskstore.h"
 #include "tests/support/taskrows.h"
 
@@ -31,6 +32,9 @@ private Q_SLOTS:
     void sqlApiErrors();
     void brokenConnection_data();
     void brokenConnection();
+    void readOnlyServerIsNotPrimary_data();
+    void readOnlyServerIsNotPrimary();
+    void connectPrimaryRefusesReadOnly();
     void serializationFailureRetried_data();
     void serializationFailureRetried();
     void badOptionsRejected_data();
@@ -170,6 +174,91 @@ void TestProtocolErrors::brokenConnection()
     // Nothing of the failed call landed; the lease will decide.
     QCOMPARE(f(key, "status"), "processing"_b);
     QCOMPARE(f(key, "owner_token"), bytes(c.token));
+}
+
+void TestProtocolErrors::readOnlyServerIsNotPrimary_data()
+{
+    QTest::addColumn<QString>("call");
+    for (const char* call : { "claim", "fence", "complete", "heartbeat", "fail" })
+        QTest::newRow(call) << QString::fromLatin1(call);
+}
+
+// Issue 29 item 2: SQLSTATE 25006 (a standby, a demoted primary, default_transaction_read_only) is
+// NotPrimary, a kind of DatabaseUnavailable, in words, and nothing of the call landed.
+void TestProtocolErrors::readOnlyServerIsNotPrimary()
+{
+    QFETCH(QString, call);
+    idem::TaskStore writer(*m_fx.conn, storeOptions(30s));
+    const auto key = nextKey();
+    const auto c = writer.claim(key, digestOf('a'));
+    const QByteArray before = row(key);
+    auto readOnly
+        = idem::connect(idem::test::dsnWith(m_fx.db->dsn(), { { "options", "-c default_transaction_read_only=on" } }));
+    idem::TaskStore store(*readOnly, storeOptions(30s));
+    const auto fresh = nextKey();
+
+    std::string said;
+    try {
+        if (call == QLatin1String("claim")) {
+            store.claim(fresh, digestOf('a'));
+        } else if (call == QLatin1String("fence") || call == QLatin1String("complete")) {
+            pqxx::work tx(*readOnly);
+            if (call == QLatin1String("fence"))
+                store.fence(tx, key, c.token);
+            else
+                store.complete(tx, key, c.token, "{}");
+        } else if (call == QLatin1String("heartbeat")) {
+            store.heartbeat(key, c.token);
+        } else {
+            store.fail(key, c.token, c.attempts, idem::FailureClass::Retryable, "x");
+        }
+    } catch (const idem::NotPrimary& e) {
+        said = e.what();
+    } catch (const std::exception& e) {
+        QFAIL(qPrintable(QStringLiteral("not NotPrimary but ") + QString::fromUtf8(typeid(e).name())
+            + QStringLiteral(": ") + QString::fromUtf8(e.what())));
+    }
+    QVERIFY2(QByteArray::fromStdString(said).startsWith("the server is read-only (not the primary): "), said.c_str());
+    QVERIFY2(QByteArray::fromStdString(said).contains("read-only transaction"), said.c_str()); // the server's reason
+    QCOMPARE(f(fresh, "status"), "<no row>"_b);
+    QCOMPARE(row(key), before);
+    // The owner goes on where it can write.
+    pqxx::work tx(*m_fx.conn);
+    writer.fence(tx, key, c.token);
+    writer.complete(tx, key, c.token, R"({"ok": true})");
+    tx.commit();
+    QCOMPARE(f(key, "status"), "succeeded"_b);
+}
+
+// A client that writes refuses a read-only server at connect, in words; libpq's
+// target_session_attrs=read-write does the same for a multi-host conninfo.
+void TestProtocolErrors::connectPrimaryRefusesReadOnly()
+{
+    const auto readOnlyDsn
+        = idem::test::dsnWith(m_fx.db->dsn(), { { "options", "-c default_transaction_read_only=on" } });
+    auto writable = idem::connectPrimary(m_fx.db->dsn());
+    QVERIFY(!idem::sessionReadOnly(*writable));
+    auto plain = idem::connect(readOnlyDsn); // a reader may watch a read-only server
+    QVERIFY(idem::sessionReadOnly(*plain));
+    bool refused = false;
+    try {
+        idem::connectPrimary(readOnlyDsn);
+    } catch (const idem::ConnectError& e) {
+        refused = true;
+        QCOMPARE(e.kind(), idem::ConnectErrorKind::ReadOnly);
+        QCOMPARE(QByteArray(idem::connectErrorKindName(e.kind())), "not the primary"_b);
+        QVERIFY2(QByteArray(e.what()).startsWith("the server is read-only (not the primary)"), e.what());
+        QVERIFY2(QByteArray(e.what()).contains("target_session_attrs=read-write"), e.what());
+    }
+    QVERIFY(refused);
+    // Waiting for a primary gives up after its patience with the same refusal, having said so.
+    int retries = 0;
+    QVERIFY_THROWS_EXCEPTION(
+        idem::ConnectError, idem::connectPrimaryWaiting(readOnlyDsn, {}, 1200ms, [&](const idem::ConnectError& e) {
+            ++retries;
+            QCOMPARE(e.kind(), idem::ConnectErrorKind::ReadOnly);
+        }));
+    QVERIFY(retries >= 1);
 }
 
 void TestProtocolErrors::serializationFailureRetried_data()

@@ -17,6 +17,7 @@
 #include "core/taskstore.h"
 #include "operations/audit.h"
 #include "operations/purge.h"
+#include "operations/storage.h"
 #include "tests/support/cliprocess.h"
 #include "tests/support/taskrows.h"
 #include "tests/support/testdb.h"
@@ -67,6 +68,7 @@ private Q_SLOTS:
     void twoAtOnce();
     void raceWithClaimsCompletionsAndActions();
     void killedThenResumed();
+    void lostConnectionReconnectsAndFinishes();
     void dryRunChangesNothing();
     void failedScheduledPurgeReleasesItsLock();
 
@@ -392,6 +394,9 @@ void TestPurge::killedThenResumed()
     QVERIFY(idem::test::waitUntil(
         [&] { return count(*m_owner, "SELECT coalesce(max(rows_removed), 0) FROM idem.idem_purge_runs WHERE state = 'running'") >= 400; },
         30s));
+    const auto live = idem::readStorage(*m_owner, idem::SchemaName());
+    QVERIFY(live.running);
+    QCOMPARE(live.running->alive, std::optional<bool>(true));
     p.kill(); // SIGKILL
     QVERIFY(p.waitForFinished());
     // Its server session ends once the server sees the socket closed; then its lock is free.
@@ -399,6 +404,21 @@ void TestPurge::killedThenResumed()
         [&] { return count(*m_owner, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'idemctl purge'") == 0; }, 10s));
     const auto killedRun = count(*m_owner, "SELECT max(id) FROM idem.idem_purge_runs");
     QCOMPARE(scalar(*m_owner, "SELECT state FROM idem.idem_purge_runs WHERE id = $1", killedRun), "running");
+    // The row says running until the next purge; a reader is told its session is gone (issue #29).
+    idem::migrate(*m_owner, { idem::SchemaName(), true });
+    idem::test::createLoginRole("idem_t_purge_reader", "pw-purge-reader", "idem_reader");
+    const QStringList readerDsn { QStringLiteral("--dsn"),
+        QString::fromStdString(idem::test::loginDsn(m_db->dsn(), "idem_t_purge_reader", "pw-purge-reader")) };
+    const auto seen = idem::test::runProgram(idem::test::idemctlPath(), QStringList { QStringLiteral("storage") } + readerDsn);
+    QVERIFY2(seen.exitCode == 0, qPrintable(idem::test::describe(seen)));
+    QVERIFY2(seen.out.contains(QStringLiteral("stopped purge (its session is gone")), qPrintable(seen.out));
+    QVERIFY2(!seen.out.contains(QStringLiteral("running purge")), qPrintable(seen.out));
+    const auto seenJson = idem::test::runProgram(idem::test::idemctlPath(),
+        QStringList { QStringLiteral("storage"), QStringLiteral("--json") } + readerDsn);
+    const auto running = QJsonDocument::fromJson(seenJson.out.toUtf8()).object().value(QStringLiteral("running_purge")).toObject();
+    QCOMPARE(running.value(QStringLiteral("id")).toInteger(), killedRun);
+    QCOMPARE(running.value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+    QCOMPARE(running.value(QStringLiteral("session_alive")), QJsonValue(false));
     const auto counted = count(*m_owner, "SELECT rows_removed FROM idem.idem_purge_runs WHERE id = " + std::to_string(killedRun));
     const auto gone = 4000 - count(*m_owner, "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key LIKE 't:charge:kill-%'");
     qInfo("killed after %lld rows", static_cast<long long>(gone));
@@ -421,6 +441,48 @@ void TestPurge::killedThenResumed()
         4000);
     const auto chain = idem::verifyChain(*m_owner, idem::SchemaName());
     QVERIFY2(chain.ok(), chain.detail.c_str());
+}
+
+// Issue 29: the purge's session ends mid-run (a failover, a terminated backend): it says so in
+// words, not as libpqxx's "Could not obtain client encoding", reconnects and carries on as a new
+// run, which closes the cut one as abandoned; every due row is removed, each counted once.
+void TestPurge::lostConnectionReconnectsAndFinishes()
+{
+    plantSucceeded(*m_owner, "lost-", 3000, 40);
+    plantSucceeded(*m_owner, "stay-", 50, 2);
+    QProcess p;
+    p.setProcessEnvironment(idem::test::cleanEnvironment());
+    p.start(idem::test::idemctlPath(),
+        { QStringLiteral("purge"), QStringLiteral("--batch"), QStringLiteral("20"), QStringLiteral("--duty"),
+            QStringLiteral("0.05"), QStringLiteral("--pause-ms"), QStringLiteral("20"), QStringLiteral("--json"),
+            QStringLiteral("--dsn"), QString::fromStdString(m_db->dsn()) });
+    QVERIFY(p.waitForStarted());
+    QVERIFY(idem::test::waitUntil(
+        [&] {
+            return count(*m_owner,
+                       "SELECT coalesce(max(rows_removed), 0) FROM idem.idem_purge_runs WHERE state = 'running'")
+                >= 200;
+        },
+        30s));
+    const auto cutRun = count(*m_owner, "SELECT max(id) FROM idem.idem_purge_runs");
+    QCOMPARE(count(*m_owner,
+                 "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                 " WHERE application_name = 'idemctl purge' AND datname = current_database()"),
+        1);
+    const auto run = idem::test::finishProcess(p, 120000);
+    QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
+    QVERIFY2(run.err.contains(QLatin1String("idemctl purge: lost the connection to the database server: ")),
+        qPrintable(idem::test::describe(run)));
+    QVERIFY2(run.err.contains(QLatin1String("; reconnecting (the next run closes the cut one as abandoned)")),
+        qPrintable(idem::test::describe(run)));
+    QVERIFY2(!run.err.contains(QLatin1String("client encoding")), qPrintable(idem::test::describe(run)));
+    const auto j = QJsonDocument::fromJson(run.out.toUtf8()).object();
+    const auto cut
+        = count(*m_owner, "SELECT rows_removed FROM idem.idem_purge_runs WHERE id = " + std::to_string(cutRun));
+    QCOMPARE(scalar(*m_owner, "SELECT state FROM idem.idem_purge_runs WHERE id = $1", cutRun), "abandoned");
+    QVERIFY(j.value(QStringLiteral("run_id")).toInteger() > cutRun);
+    QCOMPARE(j.value(QStringLiteral("rows_removed")).toInteger() + cut, 3000);
+    QCOMPARE(count(*m_owner, "SELECT count(*) FROM idem.task_idempotency"), 50);
 }
 
 // A scheduled purge cancelled by its statement timeout, in a session that lives on (a pooled

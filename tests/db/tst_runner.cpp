@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/connection.h"
 #include "core/runner.h"
 #include "tests/support/taskrows.h"
 
@@ -38,8 +39,33 @@ private Q_SLOTS:
     void fenceHoldsPastTheLease();
     void undecodableMessageStillRecorded_data();
     void undecodableMessageStillRecorded();
+    void claimOnReadOnlyServerReconnects();
+    void completionAfterReadOnlyRetriedOnNewConnection();
+    void completionRetriedIsDecidedByItsFence();
+    void failureRecordedAfterReadOnlyOnNewConnection();
 
 private:
+    // A connection whose transactions are read-only, as on a standby or a demoted primary.
+    std::unique_ptr<pqxx::connection> readOnlyConnection() const
+    {
+        return idem::connect(
+            idem::test::dsnWith(m_fx.db->dsn(), { { "options", "-c default_transaction_read_only=on" } }));
+    }
+    // RunOptions::reconnect that opens a writable connection (kept in m_reopened), recording why.
+    idem::RunOptions reconnecting(std::vector<std::string>& reasons, std::function<void()> meanwhile = {})
+    {
+        idem::RunOptions o;
+        o.reconnect = [this, &reasons, meanwhile](const idem::DatabaseUnavailable& why) -> pqxx::connection& {
+            reasons.push_back(why.what());
+            if (meanwhile)
+                meanwhile();
+            m_reopened.push_back(m_fx.db->connect());
+            return *m_reopened.back();
+        };
+        return o;
+    }
+    std::vector<std::unique_ptr<pqxx::connection>> m_reopened;
+
     idem::TaskKey nextKey() { return m_fx.nextKey("runner"); }
     int businessRows(const idem::TaskKey& key) { return m_fx.businessRows(key); }
     QByteArray f(const idem::TaskKey& key, const std::string& expr) { return field(*m_fx.admin, key, expr); }
@@ -370,6 +396,153 @@ void TestRunner::fenceHoldsPastTheLease()
     QCOMPARE(businessRows(key), 1);
     QCOMPARE(f(key, "attempts"), "1"_b);
     QCOMPARE(other.claim(key, digestOf('a')).decision, idem::Decision::Replay);
+}
+
+// Issue 29 item 2: a claim on a read-only server (SQLSTATE 25006) is NotPrimary, in words, and
+// wrote nothing; with RunOptions::reconnect the claim is made again on the new connection.
+void TestRunner::claimOnReadOnlyServerReconnects()
+{
+    auto readOnly = readOnlyConnection();
+    idem::TaskStore store(*readOnly, storeOptions(2000ms));
+    const auto key = nextKey();
+    const idem::TaskFunction task = [](pqxx::work& tx, const idem::TaskContext& ctx) {
+        tx.exec_params("INSERT INTO payments (idempotency_key, amount) VALUES ($1, 700)", ctx.idempotencyKey);
+        return std::string(R"({"paid": 700})");
+    };
+
+    bool notPrimary = false;
+    try {
+        idem::runTask(store, key, digestOf('a'), task);
+    } catch (const idem::NotPrimary& e) {
+        notPrimary = true;
+        QVERIFY2(QByteArray(e.what()).startsWith("the server is read-only (not the primary): "), e.what());
+        QVERIFY2(!QByteArray(e.what()).contains("25006"), e.what());
+        // A kind of DatabaseUnavailable: a worker's existing reconnect handles it.
+        QVERIFY(dynamic_cast<const idem::DatabaseUnavailable*>(&e) != nullptr);
+    }
+    QVERIFY(notPrimary);
+    QCOMPARE(f(key, "status"), "<no row>"_b); // nothing of the claim landed
+
+    std::vector<std::string> reasons;
+    const auto out = idem::runTask(store, key, digestOf('a'), task, reconnecting(reasons));
+    QCOMPARE(QByteArray(idem::runOutcomeName(out.kind)), "succeeded"_b);
+    QCOMPARE(reasons.size(), std::size_t(1));
+    QVERIFY2(QByteArray::fromStdString(reasons[0]).startsWith("the server is read-only (not the primary)"),
+        reasons[0].c_str());
+    QCOMPARE(&store.connection(), m_reopened.back().get()); // the store moved to the new connection
+    QCOMPARE(f(key, "status"), "succeeded"_b);
+    QCOMPARE(f(key, "attempts"), "1"_b);
+    QCOMPARE(businessRows(key), 1);
+}
+
+// The server turns read-only between the claim and the fenced transaction (a switchover while
+// the downstream call runs): the fence is refused with nothing written, and the fenced
+// transaction is done again on a new connection with the same token; the call is not repeated.
+void TestRunner::completionAfterReadOnlyRetriedOnNewConnection()
+{
+    auto conn = m_fx.db->connect();
+    idem::TaskStore store(*conn, storeOptions(5000ms));
+    const auto key = nextKey();
+    int calls = 0;
+    std::vector<std::string> tokens;
+    const idem::DownstreamCall call = [&](const idem::TaskContext&) {
+        ++calls;
+        pqxx::nontransaction(store.connection()).exec("SET default_transaction_read_only = on");
+        return std::string("charge-1");
+    };
+    const idem::RecordFunction record = [&](pqxx::work& tx, const idem::TaskContext& ctx, const std::string& answer) {
+        tokens.push_back(ctx.token);
+        tx.exec_params("INSERT INTO payments (idempotency_key, amount) VALUES ($1, 900)", ctx.idempotencyKey);
+        return R"({"charge": ")" + answer + R"("})";
+    };
+    std::vector<std::string> reasons;
+    const auto out = idem::runTask(store, key, digestOf('a'), call, record, reconnecting(reasons));
+    QCOMPARE(QByteArray(idem::runOutcomeName(out.kind)), "succeeded"_b);
+    QCOMPARE(calls, 1);
+    QCOMPARE(reasons.size(), std::size_t(1));
+    QVERIFY2(QByteArray::fromStdString(reasons[0]).contains("read-only (not the primary)"), reasons[0].c_str());
+    // The fence was refused first (nothing written, the record step not reached), then passed on the
+    // new connection with the claim's token: the record step ran once.
+    QCOMPARE(tokens.size(), std::size_t(1));
+    QCOMPARE(bytes(tokens[0]), bytes(out.claim.token));
+    QCOMPARE(f(key, "status"), "succeeded"_b);
+    QCOMPARE(f(key, "result_json->>'charge'"), "charge-1"_b);
+    QCOMPARE(f(key, "attempts"), "1"_b);
+    QCOMPARE(businessRows(key), 1);
+}
+
+// The same, but while the executor looks for the primary its lease runs out and another worker
+// takes the key over and completes it: the retried fence refuses the old token. One success, one
+// business row: the other executor's.
+void TestRunner::completionRetriedIsDecidedByItsFence()
+{
+    auto conn = m_fx.db->connect();
+    idem::TaskStore store(*conn, storeOptions(300ms));
+    idem::TaskStore other(*m_fx.other, storeOptions(5000ms));
+    const auto key = nextKey();
+    const idem::DownstreamCall call = [&](const idem::TaskContext&) {
+        pqxx::nontransaction(store.connection()).exec("SET default_transaction_read_only = on");
+        return std::string("first");
+    };
+    const idem::RecordFunction record = [&](pqxx::work& tx, const idem::TaskContext& ctx, const std::string&) {
+        tx.exec_params("INSERT INTO payments (idempotency_key, amount, by_token) VALUES ($1, 900, $2::uuid)",
+            ctx.idempotencyKey, ctx.token);
+        return std::string(R"({"by": "first"})");
+    };
+    std::optional<idem::RunOutcome> takeover;
+    std::vector<std::string> reasons;
+    const auto out = idem::runTask(store, key, digestOf('a'), call, record, reconnecting(reasons, [&] {
+        std::this_thread::sleep_for(350ms); // past the first executor's lease
+        takeover = idem::runTask(other, key, digestOf('a'), [](pqxx::work& tx, const idem::TaskContext& ctx) {
+            tx.exec_params("INSERT INTO payments (idempotency_key, amount, by_token) VALUES ($1, 900, $2::uuid)",
+                ctx.idempotencyKey, ctx.token);
+            return std::string(R"({"by": "second"})");
+        });
+    }));
+    QVERIFY(takeover.has_value());
+    QCOMPARE(QByteArray(idem::runOutcomeName(takeover->kind)), "succeeded"_b);
+    QCOMPARE(bytes(takeover->claim.detail), "lease_expired"_b);
+    QCOMPARE(QByteArray(idem::runOutcomeName(out.kind)), "lost_ownership"_b);
+    QCOMPARE(reasons.size(), std::size_t(1));
+    QCOMPARE(f(key, "status"), "succeeded"_b);
+    QCOMPARE(f(key, "result_json->>'by'"), "second"_b);
+    QCOMPARE(businessRows(key), 1);
+    QCOMPARE(scalar(*m_fx.admin, "SELECT by_token::text FROM payments WHERE idempotency_key = $1", key.str()),
+        bytes(takeover->claim.token));
+}
+
+// A failed attempt whose failure cannot be recorded on a read-only server (which wrote nothing)
+// is recorded on the new connection.
+void TestRunner::failureRecordedAfterReadOnlyOnNewConnection()
+{
+    auto conn = m_fx.db->connect();
+    idem::TaskStore store(*conn, storeOptions(5000ms));
+    const auto key = nextKey();
+    const idem::DownstreamCall call = [&](const idem::TaskContext&) -> std::string {
+        pqxx::nontransaction(store.connection()).exec("SET default_transaction_read_only = on");
+        throw idem::TaskFailure(idem::FailureClass::Retryable, "503 from the bank");
+    };
+    const idem::RecordFunction record
+        = [](pqxx::work&, const idem::TaskContext&, const std::string&) { return std::string("{}"); };
+    // Without a way to reconnect the caller is told, and the lease decides later.
+    {
+        auto conn2 = m_fx.db->connect();
+        idem::TaskStore alone(*conn2, storeOptions(5000ms));
+        const auto other = nextKey();
+        const idem::DownstreamCall flip = [&](const idem::TaskContext&) -> std::string {
+            pqxx::nontransaction(alone.connection()).exec("SET default_transaction_read_only = on");
+            throw idem::TaskFailure(idem::FailureClass::Retryable, "503 from the bank");
+        };
+        QVERIFY_THROWS_EXCEPTION(idem::NotPrimary, idem::runTask(alone, other, digestOf('a'), flip, record));
+        QCOMPARE(f(other, "status"), "processing"_b);
+    }
+    std::vector<std::string> reasons;
+    const auto out = idem::runTask(store, key, digestOf('a'), call, record, reconnecting(reasons));
+    QCOMPARE(QByteArray(idem::runOutcomeName(out.kind)), "will_retry"_b);
+    QCOMPARE(reasons.size(), std::size_t(1));
+    QCOMPARE(f(key, "status"), "retryable_failed"_b);
+    QCOMPARE(f(key, "error_message"), "503 from the bank"_b);
+    QCOMPARE(businessRows(key), 0);
 }
 
 void TestRunner::undecodableMessageStillRecorded_data()

@@ -19,7 +19,57 @@ private Q_SLOTS:
     void verifyCommand();
     void ledgerReportsALostSuccess();
     void verifyCommandBadDsn();
+    void verifySurvivesLostConnections();
+    void leftoverOfADeadRunIsDropped();
+    void leftoverOfAnotherHostDroppedOnlyWhenIdle();
 };
+
+namespace {
+
+// The verify scratch schemas in the database, by name.
+QStringList verifySchemas(pqxx::connection& c)
+{
+    QStringList names;
+    pqxx::read_transaction t(c);
+    for (const auto& row : t.exec("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'idem\\_verify\\_%' ORDER BY 1"))
+        names << QString::fromStdString(row[0].as<std::string>());
+    return names;
+}
+
+// Task records in a verify schema (0 while it is being made).
+long long recordsIn(pqxx::connection& c, const QString& schema)
+{
+    pqxx::read_transaction t(c);
+    const auto table = idem::SchemaName(schema.toStdString()).qualify("task_idempotency");
+    if (t.exec_params("SELECT to_regclass($1) IS NULL", table)[0][0].as<bool>())
+        return 0;
+    return t.exec("SELECT count(*) FROM " + table)[0][0].as<long long>();
+}
+
+// `idemctl verify` started in the background on a long scenario 1, once it is under way.
+bool startLongVerify(QProcess& p, const std::string& dsn, pqxx::connection& c, QString* schema)
+{
+    p.setProcessEnvironment(idem::test::cleanEnvironment());
+    p.start(idem::test::idemctlPath(),
+        { QStringLiteral("verify"), QStringLiteral("--dsn"), QString::fromStdString(dsn), QStringLiteral("--only"),
+            QStringLiteral("1"), QStringLiteral("--only"), QStringLiteral("3"), QStringLiteral("--threads"),
+            QStringLiteral("4"), QStringLiteral("--rounds"), QStringLiteral("10000") });
+    if (!p.waitForStarted())
+        return false;
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < 60000 && p.state() == QProcess::Running) {
+        const auto names = verifySchemas(c);
+        if (names.size() == 1 && recordsIn(c, names[0]) >= 20) {
+            *schema = names[0];
+            return true;
+        }
+        QTest::qWait(50);
+    }
+    return false;
+}
+
+} // namespace
 
 void TestScenarios::scenario_data()
 {
@@ -115,6 +165,119 @@ void TestScenarios::verifyCommandBadDsn()
     QVERIFY(p.waitForFinished(60000));
     QCOMPARE(p.exitCode(), 1);
     QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains(QLatin1String("cannot connect")));
+}
+
+// Issue 29 item 1: the connections of a verify run killed mid-run (as a failover does): the
+// scenario cut short fails in words, the run reconnects, the next scenario passes, the ledger is
+// still checked and printed, and the scratch schema is dropped.
+void TestScenarios::verifySurvivesLostConnections()
+{
+    idem::test::ScratchDatabase db("verifykill");
+    auto c = db.connect();
+    QProcess p;
+    QString schema;
+    QVERIFY2(startLongVerify(p, db.dsn(), *c, &schema), qPrintable(QString::fromUtf8(p.readAllStandardError())));
+    const auto killed = pqxx::nontransaction(*c)
+                            .exec("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                                  " WHERE datname = current_database() AND application_name = 'idemctl verify'")[0][0]
+                            .as<int>();
+    QVERIFY2(killed >= 5, qPrintable(QString::number(killed))); // the run's own, scenario 1's 4 claimers and its check
+    const idem::test::CliRun run = idem::test::finishProcess(p, 180000);
+    const QString all = idem::test::describe(run);
+    QCOMPARE(run.exitCode, 1); // scenario 1 was cut short
+    QVERIFY2(!all.contains(QLatin1String("client encoding")), qPrintable(all));
+    QVERIFY2(run.err.contains(QLatin1String("lost the connection to the database server: ")), qPrintable(all));
+    QVERIFY2(run.err.contains(QLatin1String("; reconnecting")), qPrintable(all));
+    QVERIFY2(run.out.contains(QRegularExpression(QStringLiteral(
+                 "\n 1  concurrent duplicates, same digest +FAIL .*"
+                 "(the server ended this session|the server closed the connection|lost the connection)"))),
+        qPrintable(all));
+    QVERIFY2(run.out.contains(QRegularExpression(QStringLiteral("\n 3  repeat after success +PASS .*; ledger: all \\d+ "
+                                                                "acknowledged successes still recorded"))),
+        qPrintable(all));
+    QVERIFY2(run.out.contains(QLatin1String("1 passed, 1 failed")), qPrintable(all));
+    QVERIFY2(verifySchemas(*c).isEmpty(), qPrintable(verifySchemas(*c).join(QLatin1Char(' '))));
+}
+
+// A run killed outright leaves its schema; a later run drops it, and only once the run is gone.
+void TestScenarios::leftoverOfADeadRunIsDropped()
+{
+    idem::test::ScratchDatabase db("verifyleft");
+    auto c = db.connect();
+    QProcess dying;
+    QString schema;
+    QVERIFY2(
+        startLongVerify(dying, db.dsn(), *c, &schema), qPrintable(QString::fromUtf8(dying.readAllStandardError())));
+    const auto verify = [&] {
+        return idem::test::runProgram(idem::test::idemctlPath(),
+            { QStringLiteral("verify"), QStringLiteral("--dsn"), QString::fromStdString(db.dsn()),
+                QStringLiteral("--only"), QStringLiteral("3") },
+            120000);
+    };
+    // While its run lives, another run leaves it alone (and drops only its own).
+    const auto beside = verify();
+    QVERIFY2(beside.exitCode == 0, qPrintable(idem::test::describe(beside)));
+    QVERIFY2(!beside.err.contains(schema), qPrintable(idem::test::describe(beside)));
+    QCOMPARE(verifySchemas(*c), QStringList { schema });
+
+    const auto pid = dying.processId();
+    dying.kill(); // SIGKILL: nothing of it runs to drop its schema
+    QVERIFY(dying.waitForFinished(30000));
+    // Its sessions end as the server notices (a claimer mid-transaction finishes its statement first).
+    QTRY_COMPARE_WITH_TIMEOUT(pqxx::nontransaction(*c)
+                                  .exec("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                                        " AND application_name = 'idemctl verify'")[0][0]
+                                  .as<int>(),
+        0, 30000);
+    QCOMPARE(verifySchemas(*c), QStringList { schema });
+
+    const auto after = verify();
+    QVERIFY2(after.exitCode == 0, qPrintable(idem::test::describe(after)));
+    QVERIFY2(after.err.contains(QStringLiteral("dropped the scratch schema %1 left by the run of pid %2 on this host, "
+                                               "which is gone")
+                                    .arg(schema)
+                                    .arg(pid)),
+        qPrintable(idem::test::describe(after)));
+    QVERIFY2(verifySchemas(*c).isEmpty(), qPrintable(verifySchemas(*c).join(QLatin1Char(' '))));
+}
+
+// A leftover of another host (whose pid cannot be looked at here) is dropped once nothing was
+// written in it for an hour; a schema of the same name pattern that is not verify's, never.
+void TestScenarios::leftoverOfAnotherHostDroppedOnlyWhenIdle()
+{
+    idem::test::ScratchDatabase db("verifyhost");
+    auto c = db.connect();
+    {
+        pqxx::work w(*c);
+        w.exec("CREATE SCHEMA idem_verify_111111");
+        w.exec("CREATE TABLE idem_verify_111111.verify_owner (host text NOT NULL, pid bigint NOT NULL,"
+               " started timestamptz NOT NULL DEFAULT now())");
+        w.exec("INSERT INTO idem_verify_111111.verify_owner (host, pid) VALUES ('elsewhere.invalid', 4242)");
+        w.exec("CREATE SCHEMA idem_verify_222222"); // someone's own, without verify's tables
+        w.exec("CREATE TABLE idem_verify_222222.keep (x int)");
+        w.commit();
+    }
+    const auto verify = [&] {
+        return idem::test::runProgram(idem::test::idemctlPath(),
+            { QStringLiteral("verify"), QStringLiteral("--dsn"), QString::fromStdString(db.dsn()),
+                QStringLiteral("--only"), QStringLiteral("3") },
+            120000);
+    };
+    const auto recent = verify();
+    QVERIFY2(recent.exitCode == 0, qPrintable(idem::test::describe(recent)));
+    QVERIFY2(recent.err.contains(QLatin1String("left the scratch schema idem_verify_111111 alone")),
+        qPrintable(idem::test::describe(recent)));
+    QCOMPARE(verifySchemas(*c),
+        (QStringList { QStringLiteral("idem_verify_111111"), QStringLiteral("idem_verify_222222") }));
+
+    pqxx::nontransaction(*c).exec("UPDATE idem_verify_111111.verify_owner SET started = now() - interval '61 minutes'");
+    const auto idle = verify();
+    QVERIFY2(idle.exitCode == 0, qPrintable(idem::test::describe(idle)));
+    QVERIFY2(
+        idle.err.contains(QLatin1String("dropped the scratch schema idem_verify_111111 left by the run of pid 4242 "
+                                        "on elsewhere.invalid, which is gone (nothing written in it for 61 min)")),
+        qPrintable(idem::test::describe(idle)));
+    QCOMPARE(verifySchemas(*c), QStringList { QStringLiteral("idem_verify_222222") });
 }
 
 QTEST_GUILESS_MAIN(TestScenarios)

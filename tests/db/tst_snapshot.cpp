@@ -1,6 +1,8 @@
 #include <QtTest>
 
 #include <QDirIterator>
+
+#include <functional>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <nlohmann/json.hpp>
@@ -8,7 +10,9 @@
 
 #include "core/connection.h"
 #include "schema/migrate.h"
+#include "operations/events.h"
 #include "operations/signing.h"
+#include "operations/snapshotreport.h"
 #include "operations/snapshot.h"
 #include "operations/snapshotbundle.h"
 #include "operations/snapshotjson.h"
@@ -34,6 +38,7 @@ private Q_SLOTS:
     void cliVerifyNamesEditedFiles();
     void redactionLeavesNoSecret();
     void cliRefusesBadInputWritingNothing();
+    void eventsOfTheWindowSurviveTheJson();
 
 private:
     std::vector<std::string> keys(const std::string& sql, const char* tenant = nullptr);
@@ -472,6 +477,127 @@ void TestSnapshot::cliRefusesBadInputWritingNothing()
     QCOMPARE(run.exitCode, 1);
     QVERIFY(run.err.contains(QStringLiteral("exists")));
     QVERIFY(QDir(dir).isEmpty());
+}
+
+// Issue #27: the events of the history window (what the viewer marks on its charts) are read in
+// the snapshot's transaction, as the audit table has them, filtered by the scope and bounded;
+// they survive snapshot.json, the report lists them, and a damaged event is refused by name.
+void TestSnapshot::eventsOfTheWindowSurviveTheJson()
+{
+    idem::Annotation a;
+    a.text = "deploy v2.4 of charge";
+    a.actor = "alice@laptop";
+    a.operation = "charge";
+    const auto mark = idem::annotate(*m_conn, idem::SchemaName(), a);
+    // One before the window: not the snapshot's.
+    {
+        pqxx::work w(*m_conn);
+        w.exec("INSERT INTO idem.task_idempotency_audit (id, at, idempotency_key, action, reason, db_role, os_user,"
+               " client_host, before_image, after_image, prev_hash, entry_hash) OVERRIDING SYSTEM VALUE"
+               " SELECT max(id) + 1, now() - interval '2 hours', 'ta:charge:f1', 'fail', 'long ago', 'op', 'zed', 'h0',"
+               " '{}', '{}', repeat('0', 64), repeat('9', 64) FROM idem.task_idempotency_audit");
+        w.commit();
+    }
+
+    const auto d = snapshot(1000);
+    QVERIFY(d.events);
+    QVERIFY(!d.events->truncated);
+    QCOMPARE(d.events->limit, 1000);
+    // Independently: the audit table's entries of the last hour, oldest first.
+    pqxx::read_transaction t(*m_conn);
+    const auto expected = t.exec("SELECT id, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), action,"
+                                 " reason, os_user FROM idem.task_idempotency_audit WHERE at >= now() - interval '60 minutes'"
+                                 " ORDER BY at, id");
+    t.commit();
+    QCOMPARE(d.events->rows.size(), std::size_t(expected.size()));
+    QCOMPARE(expected.size(), pqxx::result::size_type(4)); // fail, requeue, release, annotate
+    for (std::size_t i = 0; i < d.events->rows.size(); ++i) {
+        const auto& e = d.events->rows[i];
+        const auto row = expected[pqxx::result::size_type(i)];
+        QCOMPARE(e.auditId, row[0].as<std::int64_t>());
+        QCOMPARE(e.at, row[1].as<std::string>());
+        QCOMPARE(e.action, row[2].as<std::string>());
+        QCOMPARE(e.text, row[3].as<std::string>());
+        QVERIFY(e.actor.find(row[4].as<std::string>()) != std::string::npos);
+    }
+    QCOMPARE(d.events->rows.back().auditId, mark.auditId);
+    QCOMPARE(d.events->rows.back().tenant, std::string("*"));
+    QCOMPARE(d.events->rows.back().operation, std::string("charge"));
+    QCOMPARE(d.events->rows.front().tenant, std::string("ta")); // a recovery action's: its key's
+
+    // The scope filter: tb's own events and those for every tenant.
+    const auto tb = snapshot(1000, "tb");
+    QVERIFY(tb.events);
+    std::vector<std::string> actions;
+    for (const auto& e : tb.events->rows)
+        actions.push_back(e.action);
+    QCOMPARE(actions, (std::vector<std::string> { "requeue", "annotate" }));
+    // The bound: the oldest two, and it says so.
+    idem::SnapshotOptions o;
+    o.eventLimit = 2;
+    const auto bound = idem::readSnapshot(*m_conn, o, {});
+    QVERIFY(bound.events->truncated);
+    QCOMPARE(bound.events->rows.size(), std::size_t(2));
+    QCOMPARE(bound.events->rows[1].action, std::string("requeue"));
+    o.eventLimit = 0;
+    QVERIFY_EXCEPTION_THROWN(idem::readSnapshot(*m_conn, o, {}), std::invalid_argument);
+
+    // Through snapshot.json and back, field by field; the report lists them.
+    const auto json = idem::snapshotToJson(d);
+    const auto back = idem::snapshotFromJson(json);
+    QVERIFY(back.events);
+    QCOMPARE(back.events->description, d.events->description);
+    QCOMPARE(back.events->rows.size(), d.events->rows.size());
+    for (std::size_t i = 0; i < d.events->rows.size(); ++i) {
+        const auto& x = d.events->rows[i];
+        const auto& y = back.events->rows[i];
+        QVERIFY(x.auditId == y.auditId && x.at == y.at && x.action == y.action && x.tenant == y.tenant
+            && x.operation == y.operation && x.actor == y.actor && x.text == y.text);
+    }
+    const auto html = idem::snapshotReportHtml(back, {});
+    QVERIFY2(html.find("<h2>Events, 60 min: 4</h2>") != std::string::npos, "no events section");
+    QVERIFY(html.find("deploy v2.4 of charge") != std::string::npos);
+
+    // Damaged: each refused, the field named; nothing half-read.
+    const auto refused = [&](const std::function<void(nlohmann::json&)>& damage, const std::string& says) {
+        auto j = nlohmann::json::parse(json);
+        damage(j);
+        try {
+            idem::snapshotFromJson(j.dump());
+        } catch (const idem::SnapshotFormatError& e) {
+            return std::string(e.what()).find(says) != std::string::npos ? std::string() : std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    const std::pair<std::function<void(nlohmann::json&)>, std::string> damages[] = {
+        { [](nlohmann::json& j) { j["events"]["rows"][0]["at"] = "yesterday"; }, "/events/rows/0/at: expected a time" },
+        { [](nlohmann::json& j) { j["events"]["rows"][1]["action"] = "Requeue'; DROP"; }, "/events/rows/1/action" },
+        { [](nlohmann::json& j) { std::swap(j["events"]["rows"][0], j["events"]["rows"][3]); },
+            "/events/rows/1/at: earlier than the event before it" },
+        { [](nlohmann::json& j) { j["events"]["rows"][2]["audit_id"] = -3; }, "/events/rows/2/audit_id" },
+        { [](nlohmann::json& j) { j["events"]["rows"][0]["text"] = 7; }, "/events/rows/0/text: expected a string" },
+        { [](nlohmann::json& j) { j["events"]["limit"] = 3; }, "/events/rows: holds more events than its limit" },
+        { [](nlohmann::json& j) { j["events"]["rows"] = "none"; }, "/events/rows: expected an array" },
+        { [](nlohmann::json& j) { j["events"] = 12; }, "/events: expected an object" },
+    };
+    for (const auto& [damage, says] : damages) {
+        const auto problem = refused(damage, says);
+        QVERIFY2(problem.empty(), (says + ": " + problem).c_str());
+    }
+    // Written before events were added (absent), or before schema v17 (null): none.
+    auto j = nlohmann::json::parse(json);
+    j["events"] = nullptr;
+    QVERIFY(!idem::snapshotFromJson(j.dump()).events);
+    j.erase("events");
+    QVERIFY(!idem::snapshotFromJson(j.dump()).events);
+    // Any kind is kept (a newer Idem's: the viewer draws it as a generic mark), and an event
+    // without an audit entry of its own.
+    j = nlohmann::json::parse(json);
+    j["events"]["rows"][0]["action"] = "failover-drill";
+    j["events"]["rows"][0]["audit_id"] = nullptr;
+    const auto later = idem::snapshotFromJson(j.dump());
+    QCOMPARE(later.events->rows[0].action, std::string("failover-drill"));
+    QCOMPARE(later.events->rows[0].auditId, std::int64_t(0));
 }
 
 QTEST_GUILESS_MAIN(TestSnapshot)

@@ -7,6 +7,7 @@
 #include "core/connection.h"
 #include "core/counters.h"
 #include "core/runner.h"
+#include "core/workerversion.h"
 #include "tests/support/taskrows.h"
 
 using namespace std::chrono_literals;
@@ -81,8 +82,8 @@ void TestWorkerRole::cleanupTestCase()
 QByteArray TestWorkerRole::everything() const
 {
     QByteArray all;
-    for (const char* table :
-        { "task_idempotency", "idem_counters", "task_idempotency_conflicts", "task_idempotency_audit" })
+    for (const char* table : { "task_idempotency", "idem_counters", "task_idempotency_conflicts",
+             "task_idempotency_audit", "idem_worker_versions", "idem_deploys" })
         all += scalar(*m_owner,
             std::string("SELECT md5(coalesce(string_agg(t::text, ',' ORDER BY t::text), '')) FROM idem.") + table
                 + " t");
@@ -163,6 +164,10 @@ void TestWorkerRole::directAccessRefused_data()
             "(idempotency_key, action, reason, db_role, os_user, client_host, before_image, after_image, prev_hash,"
             " entry_hash) VALUES ('shop:charge:x', 'requeue', 'forged', 'a', 'b', 'c', '{}', '{}', 'p', 'e')",
             "reason = 'tampered'" },
+        // Schema v18: a worker's version goes only through idem_report_version.
+        { "idem_worker_versions", "VALUES ('shop-1', 'forged', now(), now(), 'me')", "version = 'forged'" },
+        { "idem_deploys", "(at, worker, new_version, db_role) VALUES (now(), 'shop-1', 'forged', 'me')",
+            "new_version = 'forged'" },
     };
     for (const auto& [table, values, set] : tables) {
         const std::string t = std::string("idem.") + table;
@@ -215,14 +220,20 @@ void TestWorkerRole::functionsAreDefinersWithPinnedPath()
                  "   AND has_function_privilege('idem_worker', p.oid, 'EXECUTE')"),
         "add_counters true search_path=\"idem\", pg_temp,claim true search_path=\"idem\", pg_temp,"
         "complete true search_path=\"idem\", pg_temp,fail true search_path=\"idem\", pg_temp,"
-        "fence true search_path=\"idem\", pg_temp,heartbeat true search_path=\"idem\", pg_temp"_b);
+        "fence true search_path=\"idem\", pg_temp,heartbeat true search_path=\"idem\", pg_temp,"
+        "idem_report_version true search_path=\"idem\", pg_temp"_b);
     auto conn = asWorker();
     {
         pqxx::work w(*conn);
         w.exec("CREATE TEMP TABLE task_idempotency (idempotency_key text PRIMARY KEY)");
         w.exec("CREATE TEMP TABLE idem_counters (tenant text)");
+        w.exec("CREATE TEMP TABLE idem_worker_versions (worker text, version text)");
         w.commit();
     }
+    QCOMPARE(idem::versionReportOutcomeName(idem::reportVersion(*conn, idem::SchemaName(), "shop-7", "1.0").outcome),
+        "new_worker");
+    QCOMPARE(scalar(*m_owner, "SELECT version FROM idem.idem_worker_versions WHERE worker = 'shop-7'"), "1.0"_b);
+    QCOMPARE(scalar(*conn, "SELECT count(*)::text FROM pg_temp.idem_worker_versions"), "0"_b);
     idem::OutcomeCounters counters;
     idem::TaskStore store(*conn, storeOptions(30s), &counters);
     const idem::TaskKey key("shop", "charge", "shadowed-" + std::to_string(++m_keys));

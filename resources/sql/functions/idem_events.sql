@@ -1,12 +1,18 @@
--- idem_events (schema v17; the history is in git log).
--- The audited events of [p_from, p_to) that explain a change in a chart, oldest first, at most
--- p_limit (1 to 10000): recovery actions, retention changes and purges, pauses and resumes, and
--- operators' annotations, each with the tenant and operation it concerns ('*' for all: a recovery
--- action's are its key's) and its text (the entry's reason). With p_tenant / p_operation, only the
--- events that concern them, '*' included. Reads the audit trail through its primary key order.
+-- idem_events (schema v17, changed in v18; the history is in git log).
+-- The events of [p_from, p_to) that explain a change in a chart, oldest first, at most p_limit
+-- (1 to 10000): from the audit trail, recovery actions, retention changes and purges, pauses and
+-- resumes, and operators' annotations, each with the tenant and operation it concerns ('*' for
+-- all: a recovery action's are its key's), actor and text (the entry's reason); and (v18) deploys
+-- (idem_deploys, action 'deploy', id the deploy's own, not an audit entry's), which concern every
+-- tenant and operation, with the worker that reported the new version, the old and the new
+-- version (NULL on the other events), the reporting role and the worker as actor, and a text that
+-- says it. With p_tenant / p_operation, only the events that concern them, '*' included. Reads
+-- both tables through their indexes on the time; an audit entry and a deploy at the same time
+-- come in that order.
 CREATE OR REPLACE FUNCTION idem_events(p_from timestamptz, p_to timestamptz, p_tenant text DEFAULT NULL,
                                        p_operation text DEFAULT NULL, p_limit integer DEFAULT 1000)
-RETURNS TABLE (id bigint, at timestamptz, action text, tenant text, operation text, actor text, text text)
+RETURNS TABLE (id bigint, at timestamptz, action text, tenant text, operation text, actor text, text text,
+               worker text, old_version text, new_version text)
 LANGUAGE plpgsql
 STABLE
 SET search_path FROM CURRENT
@@ -20,18 +26,26 @@ BEGIN
         RAISE EXCEPTION 'limit must be 1 to 10000, not %', p_limit USING ERRCODE = 'ID003';
     END IF;
     RETURN QUERY
-    SELECT e.id, e.at, e.action, e.tenant, e.operation, e.actor, e.reason
-      FROM (SELECT a.id, a.at, a.action,
-                   CASE WHEN a.idempotency_key <> '' THEN split_part(a.idempotency_key, ':', 1)
-                        ELSE COALESCE(a.after_image->>'tenant', a.before_image->>'tenant', '*') END AS tenant,
-                   CASE WHEN a.idempotency_key <> '' THEN split_part(a.idempotency_key, ':', 2)
-                        ELSE COALESCE(a.after_image->>'operation', a.before_image->>'operation', '*') END AS operation,
-                   format('%s (%s)', a.db_role, a.os_user) AS actor, a.reason
-              FROM task_idempotency_audit a
-             WHERE a.at >= p_from AND a.at < p_to) e
+    SELECT e.id, e.at, e.action, e.tenant, e.operation, e.actor, e.reason, e.worker, e.old_version, e.new_version
+      FROM ((SELECT a.id, a.at, a.action,
+                    CASE WHEN a.idempotency_key <> '' THEN split_part(a.idempotency_key, ':', 1)
+                         ELSE COALESCE(a.after_image->>'tenant', a.before_image->>'tenant', '*') END AS tenant,
+                    CASE WHEN a.idempotency_key <> '' THEN split_part(a.idempotency_key, ':', 2)
+                         ELSE COALESCE(a.after_image->>'operation', a.before_image->>'operation', '*') END AS operation,
+                    format('%s (%s)', a.db_role, a.os_user) AS actor, a.reason,
+                    NULL::text AS worker, NULL::text AS old_version, NULL::text AS new_version
+               FROM task_idempotency_audit a
+              WHERE a.at >= p_from AND a.at < p_to)
+            UNION ALL
+            (SELECT d.id, d.at, 'deploy'::text, '*'::text, '*'::text, format('%s (%s)', d.db_role, d.worker),
+                    CASE WHEN d.old_version IS NULL THEN format('%s: %s (the first version reported)', d.worker, d.new_version)
+                         ELSE format('%s: %s -> %s', d.worker, d.old_version, d.new_version) END,
+                    d.worker, d.old_version, d.new_version
+               FROM idem_deploys d
+              WHERE d.at >= p_from AND d.at < p_to)) e
      WHERE (p_tenant IS NULL OR e.tenant IN (p_tenant, '*'))
        AND (p_operation IS NULL OR e.operation IN (p_operation, '*'))
-     ORDER BY e.at, e.id
+     ORDER BY e.at, e.action = 'deploy', e.id
      LIMIT p_limit;
 END
 $events$;

@@ -1,4 +1,4 @@
--- idem_job_attach (schema v18; the history is in git log).
+-- idem_job_attach (schema v19; the history is in git log).
 -- Makes this session the runner of recovery job p_job (NULL: the oldest active job nobody is
 -- running; then NULL when there is none): takes a session advisory lock under two random keys
 -- and records them with this backend's pid, role, p_actor and application in the job's row. One

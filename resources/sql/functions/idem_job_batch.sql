@@ -1,4 +1,4 @@
--- idem_job_batch (schema v18; the history is in git log).
+-- idem_job_batch (schema v19; the history is in git log).
 -- One batch of recovery job p_job, in the caller's transaction, by its runner (idem_job_attach):
 -- takes the job's row lock, then up to p_batch (1 to 10000) of its pending rows, untried ones
 -- first in key order, then the ones found locked before once their wait is over. Each task row

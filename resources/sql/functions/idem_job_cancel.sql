@@ -1,4 +1,4 @@
--- idem_job_cancel (schema v18; the history is in git log).
+-- idem_job_cancel (schema v19; the history is in git log).
 -- Cancels recovery job p_job with reason p_reason: waits for the batch in flight (it holds the
 -- job's row) to commit, then, in one transaction, records the rows not yet done as skipped
 -- (cancelled), ends the job and appends its closing audit entry (action 'job', event cancel, this

@@ -1,4 +1,4 @@
--- idem_job_close (schema v18; the history is in git log).
+-- idem_job_close (schema v19; the history is in git log).
 -- Ends recovery job j (its row locked by the caller): 'finished' when no row is left to do, or
 -- 'cancelled' with p_reason by p_actor, the rows not yet done then recorded as skipped
 -- (cancelled). Appends the job's closing audit entry (action 'job': the job before and after,

@@ -1,4 +1,4 @@
--- idem_job_detach (schema v18; the history is in git log).
+-- idem_job_detach (schema v19; the history is in git log).
 -- This session stops being recovery job p_job's runner: lets go of its advisory lock (at once,
 -- whatever becomes of the transaction: a runner that fails calls it before raising) and clears
 -- the runner from the job's row. Returns false when this session was not its runner.

@@ -1,4 +1,4 @@
--- idem_job_filter_check (schema v18; the history is in git log).
+-- idem_job_filter_check (schema v19; the history is in git log).
 -- A recovery job's filter, checked and in its canonical form: a JSON object with the task list's
 -- filters (operations/taskfilter.h, TaskFilter; the console's Tasks page and idemctl tasks), each
 -- narrowing the set (AND); a key left out, null or false does not narrow. Returns the object with

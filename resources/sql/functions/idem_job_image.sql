@@ -1,4 +1,4 @@
--- idem_job_image (schema v18; the history is in git log).
+-- idem_job_image (schema v19; the history is in git log).
 -- A recovery job as its audit entries keep it: what it is (action, filter, moment, cap, spec),
 -- who started it, where it stands (state, counts), and, for idem_events, the tenant and operation
 -- it concerns ('*' when its filter names none). "job_id" is its id, as in the entries of the rows

@@ -1,4 +1,4 @@
--- idem_job_match (schema v18; the history is in git log).
+-- idem_job_match (schema v19; the history is in git log).
 -- The task rows recovery-job filter p_filter (idem_job_filter_check) matches in the caller's
 -- snapshot, as of p_moment (what the task list compares with now(): lease ends, the minute windows,
 -- first seen), at most p_limit of them, in no order. The same predicates as the task list's

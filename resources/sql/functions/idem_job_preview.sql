@@ -1,4 +1,4 @@
--- idem_job_preview (schema v18; the history is in git log).
+-- idem_job_preview (schema v19; the history is in git log).
 -- What idem_job_start would match now, changing nothing: the rows filter p_filter matches
 -- (counted up to p_limit, 1 to 1000000; more is true when there are more) and how many of them
 -- action p_action applies to. For readers: the console and idemctl job start --dry-run.

@@ -1,4 +1,4 @@
--- idem_job_run (schema v18; the history is in git log).
+-- idem_job_run (schema v19; the history is in git log).
 -- Runs recovery job p_job (NULL: the oldest active job nobody is running, for a scheduler such
 -- as pg_cron; nothing when there is none): CALL <schema>.idem_job_run(42). Attaches as its runner
 -- (idem_job_attach; refused while another session runs it), then runs idem_job_batch with

@@ -1,4 +1,4 @@
--- idem_job_runner_alive (schema v18; the history is in git log).
+-- idem_job_runner_alive (schema v19; the history is in git log).
 -- Whether recovery job j's runner is alive: its backend (runner_pid) still holds the session
 -- advisory lock under the job's random keys, as pg_locks shows to every role (the purge's rule,
 -- idem_purge_alive). A runner killed, cancelled or disconnected has lost it with its session.

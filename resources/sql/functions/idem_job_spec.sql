@@ -1,4 +1,4 @@
--- idem_job_spec (schema v18; the history is in git log).
+-- idem_job_spec (schema v19; the history is in git log).
 -- What a recovery job is, exactly: action, extra attempts, filter, moment (microseconds since the
 -- epoch), cap and the number of rows matched, as one JSON object. Its SHA-256 (of the jsonb's text,
 -- which PostgreSQL prints canonically) is the job's spec_sha256: an approval (a later version)

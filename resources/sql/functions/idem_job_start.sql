@@ -1,4 +1,4 @@
--- idem_job_start (schema v18; the history is in git log).
+-- idem_job_start (schema v19; the history is in git log).
 -- Starts a recovery job: action p_action (requeue with p_extra_attempts, 1 to 1000, default 1;
 -- release; fail) on every task row filter p_filter matches now, the job's moment. In one
 -- transaction: the job's row, its items (the rows matched, in key order, each with the status

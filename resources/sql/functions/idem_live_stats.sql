@@ -12,6 +12,13 @@
 -- lock (SKIP LOCKED: nobody waits) counts and stores them, and callers meanwhile get the
 -- previous ones. Read-only callers, REPEATABLE READ snapshots and standbys, which cannot
 -- store, count for themselves when the stored figures are stale (shared false).
+--
+-- Lease expiry and long-unfinished are judged at the data's time, returned as taken_at: now() on
+-- a primary; on a standby the time of its replay point (the commit time of the last transaction
+-- it replayed, by the primary's clock), never later than now(). A standby that streams and has
+-- replayed all it received is as current as its primary: now(), as before anything was
+-- replayed. A lease that ran out after the replay point was live there; judged by the standby's
+-- clock it would look expired, and replication lag alone would turn the expired figure red.
 CREATE OR REPLACE FUNCTION idem_live_stats(p_tenant text, p_operation text, p_long_after_minutes integer)
 RETURNS TABLE (processing bigint, processing_capped boolean, expired_leases bigint, expired_leases_capped boolean,
                oldest_processing_created_at timestamptz, oldest_processing_capped boolean,
@@ -38,6 +45,7 @@ DECLARE
     v_can_store boolean := false;
     v_shared boolean := false;
     v_start timestamptz;
+    v_at timestamptz := now(); -- the data's time, see above
     v_cutoff timestamptz;
     v_live bigint; v_expired bigint; v_nolease bigint;
     v_retry bigint; v_unc bigint; v_fp bigint; v_fe bigint;
@@ -84,17 +92,24 @@ BEGIN
     END IF;
 
     v_start := clock_timestamp();
-    v_cutoff := now() - p_long_after_minutes * interval '1 minute';
+    -- As the stats reading's replication lag (statssql.cpp): behind unless it streams and has
+    -- replayed all it received.
+    IF pg_is_in_recovery()
+       AND NOT coalesce(pg_last_wal_replay_lsn() >= pg_last_wal_receive_lsn()
+                        AND EXISTS (SELECT FROM pg_stat_wal_receiver), false) THEN
+        v_at := least(now(), coalesce(pg_last_xact_replay_timestamp(), now()));
+    END IF;
+    v_cutoff := v_at - p_long_after_minutes * interval '1 minute';
     -- One statement, one snapshot; each figure's rows defined once, filtered or not (the filter
     -- matches every key when both are NULL). Every branch is an index-only scan of the figure's
     -- own partial index that stops at the cap; the filter applies to the entries visited, so a
     -- capped filtered figure is the lower bound those entries prove.
     WITH p AS (
         (SELECT 1 AS b, t.created_at, t.idempotency_key AS k FROM task_idempotency t
-          WHERE t.status = 'processing' AND t.lease_until > now() LIMIT c_cap + 1)
+          WHERE t.status = 'processing' AND t.lease_until > v_at LIMIT c_cap + 1)
         UNION ALL
         (SELECT 2, t.created_at, t.idempotency_key FROM task_idempotency t
-          WHERE t.status = 'processing' AND t.lease_until <= now() LIMIT c_cap + 1)
+          WHERE t.status = 'processing' AND t.lease_until <= v_at LIMIT c_cap + 1)
         UNION ALL
         (SELECT 3, t.created_at, t.idempotency_key FROM task_idempotency t
           WHERE t.status = 'processing' AND t.lease_until IS NULL ORDER BY t.lease_until LIMIT c_cap + 1)
@@ -140,7 +155,7 @@ BEGIN
     v.failed_exhausted := least(v_fe_n, c_cap);     v.failed_exhausted_capped := v_fe > c_cap;
     v.long_unfinished := v_proc_old_n + v_retry_old_n;
     v.long_unfinished_capped := v.oldest_processing_capped OR v_retry > c_cap;
-    v.taken_at := now();
+    v.taken_at := v_at;
     v.cost_ms := extract(epoch FROM clock_timestamp() - v_start) * 1000;
     IF v_all AND v_can_store THEN
         UPDATE idem_stats_live x

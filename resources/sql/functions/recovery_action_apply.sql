@@ -1,6 +1,6 @@
--- recovery_action_apply (schema v3, changed in v7, v18; the history is in git log).
+-- recovery_action_apply (schema v3, changed in v7, v19; the history is in git log).
 -- The three actions share this body; only the definer wrappers below are granted to anyone.
--- v18: p_job_id, the recovery job whose batch applies it (idem_job_batch), goes into the audit
+-- v19: p_job_id, the recovery job whose batch applies it (idem_job_batch), goes into the audit
 -- entry's after image as "job_id"; NULL for a single action, whose entry is as before.
 CREATE OR REPLACE FUNCTION recovery_action_apply(p_action text, p_key text, p_expected_status text,
                                                  p_expected_updated_at_us bigint, p_extra_attempts integer,

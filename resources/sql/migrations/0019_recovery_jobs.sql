@@ -1,4 +1,4 @@
--- Idem schema v18: recovery jobs (issue #28, first part).
+-- Idem schema v19: recovery jobs (issue #28, first part).
 --
 -- A recovery job applies one recovery action (requeue, release, fail) to every task a filter
 -- matched as of one moment, run by the database in batches that commit on their own:
@@ -23,7 +23,7 @@
 CREATE TABLE idem_jobs (
     id                     BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     -- awaiting_approval: reserved for the approval of a later version (a job whose spec a second
-    -- person must approve before a runner may attach); no function of v18 creates one.
+    -- person must approve before a runner may attach); no function of v19 creates one.
     state                  TEXT NOT NULL CHECK (state IN ('awaiting_approval', 'active', 'finished', 'cancelled')),
     action                 TEXT NOT NULL CHECK (action IN ('requeue', 'release', 'fail')),
     extra_attempts         INTEGER CHECK (extra_attempts BETWEEN 1 AND 1000),

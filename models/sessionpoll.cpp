@@ -1,0 +1,111 @@
+#include "models/sessionpoll.h"
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <utility>
+
+#include "models/consolesession.h"
+#include "models/dashboardpolling.h"
+
+namespace idem::console {
+
+SessionPoll::SessionPoll(ConsoleSession* session, int firstSchemaVersion, MakeJob makeJob, QObject* parent)
+    : QObject(parent)
+    , m_session(session)
+    , m_firstSchemaVersion(firstSchemaVersion)
+    , m_makeJob(std::move(makeJob))
+{
+    m_timer.setSingleShot(true);
+    connect(&m_timer, &QTimer::timeout, this, &SessionPoll::refreshNow);
+    connect(session, &ConsoleSession::stateChanged, this, &SessionPoll::onSessionState);
+    connect(session, &ConsoleSession::serverInfoChanged, this, &SessionPoll::onSessionState);
+}
+
+SessionPoll::~SessionPoll()
+{
+    if (m_pending && m_session)
+        m_session->cancel(m_pending);
+}
+
+void SessionPoll::start()
+{
+    m_started = true;
+    onSessionState();
+}
+
+bool SessionPoll::readable() const
+{
+    return m_session && m_session->canPoll() && m_session->serverInfo().schemaVersion >= m_firstSchemaVersion;
+}
+
+bool SessionPoll::schemaTooOld() const
+{
+    return m_session && m_session->canPoll() && m_session->serverInfo().schemaVersion < m_firstSchemaVersion;
+}
+
+void SessionPoll::onSessionState()
+{
+    if (!m_started)
+        return;
+    if (!readable()) {
+        m_timer.stop();
+        if (m_pending && m_session)
+            m_session->cancel(m_pending);
+        m_pending = 0;
+        m_again = false;
+        Q_EMIT stopped();
+        return;
+    }
+    if (!m_pending && !m_timer.isActive())
+        refreshNow();
+}
+
+void SessionPoll::refreshNow()
+{
+    if (!m_started || !readable())
+        return;
+    if (m_pending) {
+        m_again = true;
+        return;
+    }
+    m_timer.stop();
+    auto id = std::make_shared<quint64>(0);
+    *id = m_session->submit(
+        m_makeJob(), this,
+        [this, id](const QVariant& answer) {
+            if (*id != m_pending)
+                return;
+            m_pending = 0;
+            ++m_reads;
+            const bool superseded = std::exchange(m_again, false);
+            Q_EMIT answered(answer, superseded);
+            if (superseded)
+                refreshNow();
+        },
+        [this, id](const Failure& failure) {
+            if (*id != m_pending)
+                return;
+            m_pending = 0;
+            const bool superseded = std::exchange(m_again, false);
+            Q_EMIT failed(failure);
+            if (superseded)
+                refreshNow();
+        });
+    m_pending = *id;
+    if (m_pending && m_boundMs > 0)
+        m_session->bound(m_pending, { DashboardPolling::cancelAfter(m_boundMs), DashboardPolling::cutAfter(m_boundMs) });
+}
+
+void SessionPoll::readIn(qint64 ms)
+{
+    if (m_pending || !readable())
+        return;
+    m_timer.start(int(std::clamp<qint64>(ms, 0, std::numeric_limits<int>::max())));
+}
+
+ConsoleSession* SessionPoll::session() const { return m_session; }
+
+qint64 SessionPoll::nextReadInMs() const { return m_timer.isActive() ? m_timer.remainingTime() : 0; }
+
+} // namespace idem::console

@@ -1,0 +1,90 @@
+-- idem_report_version (schema v18; the history is in git log).
+-- What a worker calls when it starts and when it reconnects (never per task): the version string
+-- its build carries, under a name that stays the same across its restarts (host and service, say).
+-- Returns what came of it:
+--   unchanged   the worker's recorded version is this one: one read, nothing written
+--   new_worker  a name not seen before: its row is written
+--   changed     the worker ran another version (previous_version): its row is updated
+-- and deploy_id, the idem_deploys row this report made when the fleet had never reported the
+-- version before (a deploy: idem_events() lists it, action 'deploy'), else NULL. See
+-- 0018_worker_versions.sql for what counts as a deploy and its old version.
+-- Worker and version: 1 to 200 characters, no leading or trailing space, a visible character
+-- (audit_reason_blank), no control or format character (C0, DEL, C1, U+2028/U+2029, category Cf:
+-- core/utf8.cpp isDisplayControl holds the same list); NULL or anything else is ID003, nothing
+-- written.
+CREATE OR REPLACE FUNCTION idem_report_version(p_worker text, p_version text)
+RETURNS TABLE (outcome text, previous_version text, deploy_id bigint)
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path FROM CURRENT
+AS $report$
+DECLARE
+    v_old text;
+    v_from text;
+    v_what text;
+    v_value text;
+BEGIN
+    FOREACH v_what IN ARRAY ARRAY['worker', 'version'] LOOP
+        v_value := CASE v_what WHEN 'worker' THEN p_worker ELSE p_version END;
+        IF v_value IS NULL OR char_length(v_value) NOT BETWEEN 1 AND 200 THEN
+            RAISE EXCEPTION 'a % must be 1 to 200 characters, not %', v_what,
+                COALESCE(char_length(v_value)::text, 'NULL') USING ERRCODE = 'ID003';
+        END IF;
+        IF v_value ~ (E'[\\u0001-\\u001F\\u007F-\\u009F\\u00AD\\u0600-\\u0605\\u061C\\u06DD\\u070F\\u0890-\\u0891'
+                      || E'\\u08E2\\u180E\\u200B-\\u200F\\u2028-\\u202E\\u2060-\\u2064\\u2066-\\u206F\\uFEFF'
+                      || E'\\uFFF9-\\uFFFB\\U000110BD\\U000110CD\\U00013430-\\U0001343F\\U0001BCA0-\\U0001BCA3'
+                      || E'\\U0001D173-\\U0001D17A\\U000E0001\\U000E0020-\\U000E007F]') THEN
+            RAISE EXCEPTION 'a % must not hold a control or format character', v_what USING ERRCODE = 'ID003';
+        END IF;
+        IF v_value LIKE ' %' OR v_value LIKE '% ' OR audit_reason_blank(v_value) THEN
+            RAISE EXCEPTION 'a % needs a visible character and no leading or trailing space', v_what
+                USING ERRCODE = 'ID003';
+        END IF;
+    END LOOP;
+
+    -- The report of every start and reconnect: a read by primary key, nothing written.
+    SELECT w.version INTO v_old FROM idem_worker_versions w WHERE w.worker = p_worker;
+    IF FOUND AND v_old = p_version THEN
+        RETURN QUERY SELECT 'unchanged'::text, v_old, NULL::bigint;
+        RETURN;
+    END IF;
+
+    -- Something changes. The old version of a deploy by a worker new by name: the version most
+    -- recently taken up by another worker (read before this worker's row is written).
+    IF v_old IS NULL THEN
+        SELECT w.version INTO v_from FROM idem_worker_versions w WHERE w.worker <> p_worker
+         ORDER BY w.since DESC LIMIT 1;
+    END IF;
+    INSERT INTO idem_worker_versions AS w (worker, version, first_seen, since, db_role)
+    VALUES (p_worker, p_version, now(), now(), session_user)
+    ON CONFLICT (worker) DO NOTHING;
+    IF FOUND THEN
+        outcome := 'new_worker';
+        previous_version := NULL;
+    ELSE
+        -- The row exists (or a report of the same name committed it meanwhile): lock it and
+        -- decide from what it holds now.
+        SELECT w.version INTO v_old FROM idem_worker_versions w WHERE w.worker = p_worker FOR UPDATE;
+        IF v_old = p_version THEN
+            RETURN QUERY SELECT 'unchanged'::text, v_old, NULL::bigint;
+            RETURN;
+        END IF;
+        UPDATE idem_worker_versions w SET version = p_version, since = now(), db_role = session_user
+         WHERE w.worker = p_worker;
+        outcome := 'changed';
+        previous_version := v_old;
+        v_from := v_old;
+    END IF;
+
+    -- A version the fleet has not reported before is a deploy, once: a concurrent first report of
+    -- the same version waits on the unique index for this one and then writes nothing.
+    INSERT INTO idem_deploys AS d (at, worker, old_version, new_version, db_role)
+    SELECT now(), p_worker, v_from, p_version, session_user
+     WHERE NOT EXISTS (SELECT FROM idem_deploys e WHERE e.new_version = p_version)
+    ON CONFLICT (new_version) DO NOTHING
+    RETURNING d.id INTO deploy_id;
+    RETURN NEXT;
+END
+$report$;
+
+REVOKE ALL ON FUNCTION idem_report_version(text, text) FROM PUBLIC;

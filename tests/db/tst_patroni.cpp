@@ -1,0 +1,181 @@
+#include <QtTest>
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QThread>
+
+#include <memory>
+
+#include <pqxx/pqxx>
+
+#include "schema/migrate.h"
+#include "tests/support/cliprocess.h"
+
+using idem::test::CliRun;
+using idem::test::describe;
+
+namespace {
+
+// A Patroni cluster of this test's own (scripts/patroni-cluster): etcd, three PostgreSQL nodes
+// and HAProxy routing to the leader, all on loopback; stopped and removed when it goes.
+class PatroniCluster {
+public:
+    explicit PatroniCluster(bool synchronous)
+    {
+        if (!m_dir.isValid()) {
+            m_problem = QStringLiteral("no temporary directory");
+            return;
+        }
+        QStringList args { QStringLiteral("start"), QStringLiteral("--nodes"), QStringLiteral("3") };
+        if (synchronous)
+            args << QStringLiteral("--sync");
+        const CliRun started = run(args, 240000);
+        if (started.exitCode != 0)
+            m_problem = QStringLiteral("scripts/patroni-cluster start failed: ") + describe(started);
+    }
+    ~PatroniCluster() { run({ QStringLiteral("stop") }, 60000); }
+    PatroniCluster(const PatroniCluster&) = delete;
+    PatroniCluster& operator=(const PatroniCluster&) = delete;
+
+    const QString& problem() const { return m_problem; }
+
+    // A conninfo through HAProxy (the leader, whichever it is), or to one node.
+    QString dsn(const QString& which = QStringLiteral("haproxy")) const
+    {
+        return run({ QStringLiteral("dsn"), which }, 10000).out.trimmed();
+    }
+    QString leader() const { return run({ QStringLiteral("leader") }, 10000).out.trimmed(); }
+    CliRun command(const QString& verb, int timeoutMs = 120000) const { return run({ verb }, timeoutMs); }
+
+private:
+    CliRun run(const QStringList& args, int timeoutMs) const
+    {
+        QProcess p;
+        auto env = idem::test::cleanEnvironment();
+        env.insert(QStringLiteral("IDEM_PATRONI_DIR"), m_dir.filePath(QStringLiteral("cluster")));
+        p.setProcessEnvironment(env);
+        p.start(qEnvironmentVariable("IDEM_SOURCE_DIR") + QStringLiteral("/scripts/patroni-cluster"), args);
+        return idem::test::finishProcess(p, timeoutMs);
+    }
+
+    QTemporaryDir m_dir;
+    QString m_problem;
+};
+
+std::int64_t count(const QString& dsn, const char* sql)
+{
+    pqxx::connection c(dsn.toStdString());
+    pqxx::nontransaction n(c);
+    return n.exec(sql)[0][0].as<std::int64_t>();
+}
+
+} // namespace
+
+// Issue #29: Idem under Patroni, as users run it highly available: a switchover and a kill of
+// the leader's postmaster while the demo runs through HAProxy, and verify across a switchover.
+class TestPatroni : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+    void synchronousSwitchoverAndLeaderKillLoseNothing();
+    void verifyAcrossASwitchover();
+
+private:
+    // One cluster, synchronous, for both: each test starts from whatever member leads then.
+    std::unique_ptr<PatroniCluster> m_cluster;
+};
+
+void TestPatroni::initTestCase()
+{
+    QVERIFY2(!qEnvironmentVariable("IDEM_SOURCE_DIR").isEmpty(), "IDEM_SOURCE_DIR is not set (run through ctest)");
+    m_cluster = std::make_unique<PatroniCluster>(true);
+    QVERIFY2(m_cluster->problem().isEmpty(), qPrintable(m_cluster->problem()));
+}
+
+void TestPatroni::cleanupTestCase() { m_cluster.reset(); }
+
+void TestPatroni::synchronousSwitchoverAndLeaderKillLoseNothing()
+{
+    auto& cluster = *m_cluster;
+    const QString dsn = cluster.dsn();
+    {
+        pqxx::connection c(dsn.toStdString());
+        idem::migrate(c, { idem::SchemaName(), false });
+    }
+    const QString first = cluster.leader();
+
+    QProcess demo;
+    demo.setProcessEnvironment(idem::test::cleanEnvironment());
+    demo.start(idem::test::idemctlPath(),
+        { QStringLiteral("demo"), QStringLiteral("--dsn"), dsn, QStringLiteral("--json"), QStringLiteral("--quiet"),
+            QStringLiteral("--duration"), QStringLiteral("14"), QStringLiteral("--workers"), QStringLiteral("4"),
+            QStringLiteral("--rate"), QStringLiteral("150"), QStringLiteral("--lease-ms"), QStringLiteral("1000"),
+            QStringLiteral("--slow-ms"), QStringLiteral("100") });
+    QThread::msleep(3000);
+    const CliRun switched = cluster.command(QStringLiteral("switchover"));
+    QVERIFY2(switched.exitCode == 0, qPrintable(describe(switched)));
+    QVERIFY2(cluster.leader() != first, qPrintable(cluster.leader()));
+    QThread::msleep(3000);
+    const CliRun killed = cluster.command(QStringLiteral("kill-leader"));
+    QVERIFY2(killed.exitCode == 0, qPrintable(describe(killed)));
+    const CliRun back = cluster.command(QStringLiteral("wait-leader"));
+    QVERIFY2(back.exitCode == 0, qPrintable(describe(back)));
+
+    const CliRun run = idem::test::finishProcess(demo, 120000);
+    QJsonParseError error;
+    const QJsonObject summary = QJsonDocument::fromJson(run.out.toUtf8(), &error).object();
+    QVERIFY2(error.error == QJsonParseError::NoError, qPrintable(describe(run)));
+    const QJsonObject ledger = summary.value(QStringLiteral("ledger")).toObject();
+    qInfo("ledger %s, expired leases %lld", QJsonDocument(ledger).toJson(QJsonDocument::Compact).constData(),
+        static_cast<long long>(summary.value(QStringLiteral("expired_leases")).toInteger()));
+    // Synchronous replication: nothing acknowledged is missing or run again on the new leader.
+    QVERIFY2(ledger.value(QStringLiteral("acknowledged")).toInteger() > 100, qPrintable(describe(run)));
+    QCOMPARE(ledger.value(QStringLiteral("lost_acknowledged")).toInteger(), 0);
+    QCOMPARE(ledger.value(QStringLiteral("reexecuted_after_ack")).toInteger(), 0);
+    // No lease left stuck: a key claimed just before an event was claimed again (or taken over)
+    // by its client, never given up; what is processing with an expired lease at the end is only
+    // what the clients were still asking about when the run stopped (queued for a retry at exit).
+    QCOMPARE(summary.value(QStringLiteral("stuck_keys")).toInteger(), 0);
+    QCOMPARE(summary.value(QStringLiteral("dropped_requests")).toInteger(), 0);
+    QVERIFY2(count(dsn, "SELECT count(*) FROM idem.task_idempotency WHERE status = 'processing' AND lease_until < now()")
+            <= summary.value(QStringLiteral("pending_retries")).toInteger(),
+        qPrintable(describe(run)));
+    QVERIFY2(summary.value(QStringLiteral("clean")).toBool(), qPrintable(describe(run)));
+    QCOMPARE(run.exitCode, 0);
+    // What the workers said, in words: never libpqxx's "client encoding" text or a bare SQLSTATE.
+    QVERIFY2(!run.err.contains(QStringLiteral("client encoding")), qPrintable(run.err));
+    QVERIFY2(!run.err.contains(QStringLiteral("SQLSTATE 25006")), qPrintable(run.err));
+}
+
+void TestPatroni::verifyAcrossASwitchover()
+{
+    auto& cluster = *m_cluster;
+    const CliRun leading = cluster.command(QStringLiteral("wait-leader"));
+    QVERIFY2(leading.exitCode == 0, qPrintable(describe(leading)));
+    const QString dsn = cluster.dsn();
+    QProcess verify;
+    verify.setProcessEnvironment(idem::test::cleanEnvironment());
+    verify.start(idem::test::idemctlPath(),
+        { QStringLiteral("verify"), QStringLiteral("--dsn"), dsn, QStringLiteral("--rounds"), QStringLiteral("200") });
+    QThread::msleep(1500);
+    const CliRun switched = cluster.command(QStringLiteral("switchover"));
+    QVERIFY2(switched.exitCode == 0, qPrintable(describe(switched)));
+    const CliRun run = idem::test::finishProcess(verify, 300000);
+    qInfo("%s", qPrintable(describe(run)));
+    QVERIFY2(run.exitCode == 0 || run.exitCode == 1, qPrintable(describe(run)));
+    // Its table is whole: a line for each scenario, whatever the failover did to it.
+    for (int scenario = 1; scenario <= 7; ++scenario)
+        QVERIFY2(run.out.contains(QRegularExpression(QStringLiteral("^\\s*%1\\s").arg(scenario),
+                     QRegularExpression::MultilineOption)),
+            qPrintable(describe(run)));
+    QVERIFY2(!run.err.contains(QStringLiteral("client encoding")), qPrintable(run.err));
+    // No scratch schema left on the new leader.
+    QCOMPARE(count(dsn, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'idem\\_verify\\_%'"), 0);
+}
+
+QTEST_GUILESS_MAIN(TestPatroni)
+#include "tst_patroni.moc"
