@@ -112,6 +112,10 @@ LoopCost serverLoop(pqxx::connection& conn, const SchemaName& schema, const std:
             digest);
         w.commit();
     }
+    // Statistics as of the reset, the same each round: without them the loop's plans were made
+    // for whatever the last round left behind (the task loop's time swung 5x between rounds).
+    pqxx::nontransaction(conn).exec(
+        "ANALYZE " + schema.qualify("task_idempotency") + ", " + schema.qualify("bench_effects"));
     const auto timed = [&](const std::string& keysSql, int calls, bool complete, double& wall, double& cpu) {
         pqxx::work w(conn);
         const double c0 = pid ? backendCpuUs(pid) : -1;

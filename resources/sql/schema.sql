@@ -2886,6 +2886,7 @@ DECLARE
     v_n bigint;
     v_start timestamptz := pg_catalog.clock_timestamp();
     v_batch_start timestamptz;
+    v_until timestamptz;
 BEGIN
     PERFORM pg_catalog.set_config('search_path', '"idem", pg_temp', true);
     IF p_batch IS NULL OR p_batch NOT BETWEEN 1 AND 100000 THEN
@@ -2912,12 +2913,23 @@ BEGIN
         COMMIT;
         PERFORM pg_catalog.set_config('search_path', '"idem", pg_temp', true);
         EXIT WHEN v_n < p_batch OR clock_timestamp() >= v_start + p_max_seconds * interval '1 second';
-        BEGIN
-            PERFORM pg_sleep(least(extract(epoch FROM clock_timestamp() - v_batch_start) * (1 - p_duty) / p_duty, 10));
-        EXCEPTION WHEN query_canceled OR others THEN
-            PERFORM "idem".idem_purge_release(v_run);
-            RAISE;
-        END;
+        -- The pause, in slices of at most 50 ms each ending its transaction: a statement holds a
+        -- snapshot while it sleeps, and an old snapshot keeps every backend's dead row versions
+        -- from being pruned (the claims' updates then stop being HOT and the table grows; the
+        -- recovery jobs' runner measured it, bench/README.md "Session 14").
+        v_until := clock_timestamp()
+                   + least(extract(epoch FROM clock_timestamp() - v_batch_start) * (1 - p_duty) / p_duty, 10)
+                     * interval '1 second';
+        WHILE pg_catalog.clock_timestamp() < v_until LOOP
+            BEGIN
+                PERFORM pg_catalog.pg_sleep(least(0.05, extract(epoch FROM v_until - pg_catalog.clock_timestamp())));
+            EXCEPTION WHEN query_canceled OR others THEN
+                PERFORM "idem".idem_purge_release(v_run);
+                RAISE;
+            END;
+            COMMIT;
+        END LOOP;
+        PERFORM pg_catalog.set_config('search_path', '"idem", pg_temp', true);
     END LOOP;
     BEGIN
         PERFORM "idem".idem_purge_finish(v_run);

@@ -26,6 +26,7 @@
 #include "models/dashboardmodel.h"
 #include "models/latencywatch.h"
 #include "models/profilestore.h"
+#include "tests/console/consolewindow_support.h"
 #include "tests/console/tst_taskbrowser_support.h"
 #include "views/chartpanel.h"
 #include "views/dashboardwidget.h"
@@ -87,9 +88,7 @@ private:
 
     std::unique_ptr<ScratchDatabase> m_db;
     std::unique_ptr<pqxx::connection> m_owner;
-    std::unique_ptr<ConsoleSession> m_session;
-    std::unique_ptr<ProfileStore> m_profiles;
-    std::unique_ptr<MainWindow> m_window;
+    ConsoleWindow m_console;
     std::vector<Planted> m_planted;
     qint64 m_firstMinuteUs = 0; // the start of the first planted minute, server clock
 };
@@ -140,43 +139,27 @@ void TestDashboardLatency::initTestCase()
 
 void TestDashboardLatency::cleanupTestCase()
 {
-    m_window.reset();
-    m_profiles.reset();
-    m_session.reset();
+    m_console.reset();
     m_owner.reset();
     m_db.reset();
 }
 
 void TestDashboardLatency::openWindow()
 {
-    m_window.reset();
-    m_session = std::make_unique<ConsoleSession>();
-    m_profiles = std::make_unique<ProfileStore>();
-    m_window = std::make_unique<MainWindow>(m_session.get(), m_profiles.get());
-    m_window->resize(1280, 900);
-    m_window->show();
-    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
-    QVERIFY(connectSession(*m_session, m_db->dsn()));
-    QTRY_VERIFY_WITH_TIMEOUT(m_window->dashboard()->model()->ticks() >= 1, browserTimeoutMs);
+    openConsoleWindow(m_console, m_db->dsn());
+    if (QTest::currentTestFailed())
+        return;
 }
 
 void TestDashboardLatency::setOperation(const QString& operation)
 {
-    auto* edit = m_window->dashboard()->findChild<QLineEdit*>(QStringLiteral("operationFilter"));
-    QVERIFY(edit);
-    const int reads = m_window->dashboard()->latencyWatch()->reads();
-    edit->setFocus();
-    edit->selectAll();
-    QTest::keyClick(edit, Qt::Key_Delete);
-    QTest::keyClicks(edit, operation);
-    QCOMPARE(edit->text(), operation);
-    QTest::keyClick(edit, Qt::Key_Return);
-    QTRY_VERIFY_WITH_TIMEOUT(m_window->dashboard()->latencyWatch()->reads() > reads, browserTimeoutMs);
+    auto* watch = m_console.window->dashboard()->latencyWatch();
+    typeDashboardFilter(*m_console.window, QStringLiteral("operationFilter"), operation, [watch] { return watch->reads(); });
 }
 
 void TestDashboardLatency::checkChart(const QString& operation)
 {
-    auto* chart = m_window->dashboard()->charts()->latency();
+    auto* chart = m_console.window->dashboard()->charts()->latency();
     QCOMPARE(chart->titleText(),
         operation.isEmpty() ? QStringLiteral("Latency per minute, all operations")
                             : QStringLiteral("Latency per minute, ") + operation);
@@ -225,7 +208,7 @@ void TestDashboardLatency::checkChart(const QString& operation)
 void TestDashboardLatency::chartAndTileShowThePlantedPercentiles()
 {
     openWindow();
-    auto* dashboard = m_window->dashboard();
+    auto* dashboard = m_console.window->dashboard();
     auto* watch = dashboard->latencyWatch();
     QVERIFY(watch);
     QTRY_VERIFY_WITH_TIMEOUT(watch->reads() >= 1, browserTimeoutMs);
@@ -293,8 +276,8 @@ void TestDashboardLatency::olderSchemaSaysSoInWords()
     // What an older schema looks like to the console: its version table ends at 16.
     execSql(*m_owner, "DELETE FROM idem.idem_schema_version WHERE version >= 17");
     openWindow();
-    auto* dashboard = m_window->dashboard();
-    QCOMPARE(m_session->serverInfo().schemaVersion, 16);
+    auto* dashboard = m_console.window->dashboard();
+    QCOMPARE(m_console.session->serverInfo().schemaVersion, 16);
     auto* watch = dashboard->latencyWatch();
     QVERIFY(watch->unavailable());
     auto* tile = dashboard->latencyTile();
@@ -321,7 +304,7 @@ void TestDashboardLatency::screenshot(const QString& name)
     if (dir.isEmpty())
         return;
     QTest::qWait(300);
-    QVERIFY(m_window->grab().save(dir + QLatin1Char('/') + name));
+    QVERIFY(m_console.window->grab().save(dir + QLatin1Char('/') + name));
 }
 
 QTEST_MAIN(TestDashboardLatency)

@@ -31,6 +31,7 @@
 #include "operations/audit.h"
 #include "operations/events.h"
 #include "operations/pauses.h"
+#include "tests/console/consolewindow_support.h"
 #include "tests/console/tst_taskbrowser_support.h"
 #include "views/chartpanel.h"
 #include "views/dashboardwidget.h"
@@ -93,9 +94,7 @@ private:
 
     std::unique_ptr<ScratchDatabase> m_db;
     std::unique_ptr<pqxx::connection> m_owner;
-    std::unique_ptr<ConsoleSession> m_session;
-    std::unique_ptr<ProfileStore> m_profiles;
-    std::unique_ptr<MainWindow> m_window;
+    ConsoleWindow m_console;
     std::vector<Planted> m_planted; // oldest first
     qint64 m_activePauseMs = 0;
 };
@@ -188,44 +187,29 @@ void TestDashboardMarks::initTestCase()
 
 void TestDashboardMarks::cleanupTestCase()
 {
-    m_window.reset();
-    m_profiles.reset();
-    m_session.reset();
+    m_console.reset();
     m_owner.reset();
     m_db.reset();
 }
 
 void TestDashboardMarks::openWindow()
 {
-    m_window.reset();
-    m_session = std::make_unique<ConsoleSession>();
-    m_profiles = std::make_unique<ProfileStore>();
-    m_window = std::make_unique<MainWindow>(m_session.get(), m_profiles.get());
-    m_window->resize(1280, 900);
-    m_window->show();
-    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
-    QVERIFY(connectSession(*m_session, m_db->dsn()));
-    QTRY_VERIFY_WITH_TIMEOUT(m_window->dashboard()->model()->ticks() >= 1, browserTimeoutMs);
-    QTRY_VERIFY_WITH_TIMEOUT(m_window->dashboard()->eventWatch()->reads() >= 1, browserTimeoutMs);
+    openConsoleWindow(m_console, m_db->dsn());
+    if (QTest::currentTestFailed())
+        return;
+    QTRY_VERIFY_WITH_TIMEOUT(m_console.window->dashboard()->eventWatch()->reads() >= 1, browserTimeoutMs);
 }
 
 void TestDashboardMarks::setOperation(const QString& operation)
 {
-    auto* edit = m_window->dashboard()->findChild<QLineEdit*>(QStringLiteral("operationFilter"));
-    QVERIFY(edit);
-    const int reads = m_window->dashboard()->eventWatch()->reads();
-    edit->setFocus();
-    edit->selectAll();
-    QTest::keyClick(edit, Qt::Key_Delete);
-    QTest::keyClicks(edit, operation);
-    QTest::keyClick(edit, Qt::Key_Return);
-    QTRY_VERIFY_WITH_TIMEOUT(m_window->dashboard()->eventWatch()->reads() > reads, browserTimeoutMs);
+    auto* watch = m_console.window->dashboard()->eventWatch();
+    typeDashboardFilter(*m_console.window, QStringLiteral("operationFilter"), operation, [watch] { return watch->reads(); });
 }
 
 void TestDashboardMarks::marksStandWhereTheEventsHappened()
 {
     openWindow();
-    auto* dashboard = m_window->dashboard();
+    auto* dashboard = m_console.window->dashboard();
     auto* watch = dashboard->eventWatch();
     QVERIFY2(watch->error().isEmpty(), qPrintable(watch->error()));
     QCOMPARE(int(watch->events().size()), 7);
@@ -311,7 +295,7 @@ void TestDashboardMarks::marksStandWhereTheEventsHappened()
     QCOMPARE(bands.size(), 1);
     QCOMPARE(qint64(bands[0]->upperSeries()->at(0).x()), m_activePauseMs);
     QCOMPARE(dashboard->charts()->pauseBands().size(), 6);
-    screenshot(m_window.get(), QStringLiteral("marks-dashboard-en.png"));
+    screenshot(m_console.window.get(), QStringLiteral("marks-dashboard-en.png"));
     screenshot(dashboard->charts(), QStringLiteral("marks-charts-en.png"));
 
     language::apply(QStringLiteral("zh_CN"));
@@ -326,7 +310,7 @@ void TestDashboardMarks::marksStandWhereTheEventsHappened()
 
 void TestDashboardMarks::hoverShowsTheTooltip()
 {
-    auto* charts = m_window->dashboard()->charts();
+    auto* charts = m_console.window->dashboard()->charts();
     auto* marks = charts->eventMarks().first();
     auto* view = qobject_cast<QChartView*>(marks->chart()->scene()->views().value(0));
     QVERIFY(view);
@@ -371,7 +355,7 @@ void TestDashboardMarks::onlyTheFilteredScopesEvents()
 {
     // refund: the annotation for everyone and refund's own pause; charge's events are not its.
     setOperation(QStringLiteral("refund"));
-    auto* dashboard = m_window->dashboard();
+    auto* dashboard = m_console.window->dashboard();
     QTRY_COMPARE_WITH_TIMEOUT(int(dashboard->eventWatch()->events().size()), 2, browserTimeoutMs);
     for (auto* marks : dashboard->charts()->eventMarks()) {
         QCOMPARE(boxTexts(marks), (QStringList { QStringLiteral("A"), QStringLiteral("P") }));
@@ -386,14 +370,14 @@ void TestDashboardMarks::aNewAnnotationIsMarkedWithoutWaiting()
 {
     // The minute's read is a minute away; the audit head the next tick reads is new, so the
     // marks are read again now.
-    auto* watch = m_window->dashboard()->eventWatch();
+    auto* watch = m_console.window->dashboard()->eventWatch();
     QVERIFY(watch->nextReadInMs() > 30000);
     idem::Annotation a;
     a.text = "config change: pool size 40";
     a.actor = "erin@ops";
     const auto e = idem::annotate(*m_owner, schema, a);
     QTRY_COMPARE_WITH_TIMEOUT(int(watch->events().size()), 8, browserTimeoutMs);
-    for (auto* marks : m_window->dashboard()->charts()->eventMarks()) {
+    for (auto* marks : m_console.window->dashboard()->charts()->eventMarks()) {
         const auto& last = marks->marks().back();
         QCOMPARE(last.events.back().auditId, e.auditId);
         QCOMPARE(last.events.back().atMs, e.atUs / 1000);

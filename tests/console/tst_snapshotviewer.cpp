@@ -140,9 +140,10 @@ void TestSnapshotViewer::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
     QVERIFY(m_tmp.isValid());
-    // The console's settings (its trusted keys among them) in a directory of this run only.
+    // The console's settings (its trusted keys among them) in a directory of this run only. Not
+    // QStandardPaths' test mode: that puts every test's settings in one ~/.qttest, where a test
+    // running beside this one (ctest -j 2) rewrote the trusted keys under it.
     qputenv("XDG_CONFIG_HOME", QFile::encodeName(m_tmp.filePath(QStringLiteral("config"))));
-    QStandardPaths::setTestModeEnabled(true);
     m_db = std::make_unique<ScratchDatabase>("snapshotviewer");
     m_conn = m_db->connect();
     idem::migrate(*m_conn, { idem::SchemaName(), false });

@@ -1,7 +1,7 @@
--- idem_purge_run (schema v9, changed in v12, v13; the history is in git log).
+-- idem_purge_run (schema v9, changed in v12, v13, v19; the history is in git log).
 -- The same as idemctl purge, for pg_cron: CALL <schema>.idem_purge_run(1000, 300). Each batch
--- commits on its own, then it sleeps (holding no lock) so that batches take at most p_duty of
--- the time: after a batch of t ms, t * (1 - p_duty) / p_duty ms (on a small machine a purge at
+-- commits on its own, then it sleeps (holding no lock, and in slices of 50 ms each its own
+-- transaction, so holding no snapshot either) so that batches take at most p_duty of the time: after a batch of t ms, t * (1 - p_duty) / p_duty ms (on a small machine a purge at
 -- full speed takes CPU from the claims, see bench/README.md, "Session 6"); stops after
 -- p_max_seconds or when nothing more is due. Transaction
 -- control needs a CALL outside any transaction block (pg_cron calls it so) and no SET clause on
@@ -16,6 +16,7 @@ DECLARE
     v_n bigint;
     v_start timestamptz := pg_catalog.clock_timestamp();
     v_batch_start timestamptz;
+    v_until timestamptz;
 BEGIN
     PERFORM pg_catalog.set_config('search_path', '@extschema@, pg_temp', true);
     IF p_batch IS NULL OR p_batch NOT BETWEEN 1 AND 100000 THEN
@@ -42,12 +43,23 @@ BEGIN
         COMMIT;
         PERFORM pg_catalog.set_config('search_path', '@extschema@, pg_temp', true);
         EXIT WHEN v_n < p_batch OR clock_timestamp() >= v_start + p_max_seconds * interval '1 second';
-        BEGIN
-            PERFORM pg_sleep(least(extract(epoch FROM clock_timestamp() - v_batch_start) * (1 - p_duty) / p_duty, 10));
-        EXCEPTION WHEN query_canceled OR others THEN
-            PERFORM @extschema@.idem_purge_release(v_run);
-            RAISE;
-        END;
+        -- The pause, in slices of at most 50 ms each ending its transaction: a statement holds a
+        -- snapshot while it sleeps, and an old snapshot keeps every backend's dead row versions
+        -- from being pruned (the claims' updates then stop being HOT and the table grows; the
+        -- recovery jobs' runner measured it, bench/README.md "Session 14").
+        v_until := clock_timestamp()
+                   + least(extract(epoch FROM clock_timestamp() - v_batch_start) * (1 - p_duty) / p_duty, 10)
+                     * interval '1 second';
+        WHILE pg_catalog.clock_timestamp() < v_until LOOP
+            BEGIN
+                PERFORM pg_catalog.pg_sleep(least(0.05, extract(epoch FROM v_until - pg_catalog.clock_timestamp())));
+            EXCEPTION WHEN query_canceled OR others THEN
+                PERFORM @extschema@.idem_purge_release(v_run);
+                RAISE;
+            END;
+            COMMIT;
+        END LOOP;
+        PERFORM pg_catalog.set_config('search_path', '@extschema@, pg_temp', true);
     END LOOP;
     BEGIN
         PERFORM @extschema@.idem_purge_finish(v_run);
