@@ -240,10 +240,8 @@ void Exporter::readAttempt(const std::function<double()>& seconds)
     }
     // Before the reading's transaction, in its own: the minutes it folds are read below.
     std::string latencyProblem;
-    if (!m_standby && !m_readOnly) {
+    if (!m_standby && !m_readOnly)
         rollUpLatency(latencyProblem);
-        noteTimeline();
-    }
     // One more reader of the shared figures: READ COMMITTED and read-write, so it counts
     // the bounded ones only when nobody has within their period (and then stores them for
     // the others), and it runs the exact refresh only when that is due and it wins it.
@@ -259,6 +257,11 @@ void Exporter::readAttempt(const std::function<double()>& seconds)
     auto latency = readLatencyPart(tx, latencyProblem);
     NodeIdentity node = readNodeIdentity(tx);
     tx.commit();
+    // Recorded when this exporter first sees the primary's system and timeline (at its start, and
+    // after a failover), not at every reading: another client may have recorded it already.
+    const std::string timelineKey = node.systemIdentifier + '/' + std::to_string(node.timeline);
+    if (!node.inRecovery && !m_readOnly && timelineKey != m_notedTimeline && noteTimeline())
+        m_notedTimeline = timelineKey;
     if (s.exactDue && !m_readOnly
         && refreshSharedExact(*m_conn, m_options.schema, m_options.stats.longUnfinishedAfterMinutes, 600000)) {
         pqxx::work again(*m_conn);
@@ -316,9 +319,10 @@ void Exporter::setTimeout(pqxx::transaction_base& tx) const
 
 // The first client to see a new timeline on the primary records it (schema v20), so that every
 // console marks the failover on its charts. Before v20 there is nothing to call: said once.
-void Exporter::noteTimeline()
+bool Exporter::noteTimeline()
 {
     std::string problem;
+    bool done = true;
     try {
         idem::noteTimeline(*m_conn, m_options.schema);
     } catch (const pqxx::sql_error& e) {
@@ -328,6 +332,9 @@ void Exporter::noteTimeline()
         problem = e.sqlstate() == "42883" ? std::string("the schema is older than v20 (idemctl migrate): failovers are "
                                                         "not recorded for the consoles' charts")
                                           : sqlProblem(e);
+        // An older schema stays so until a migration, which a new connection or node brings; any
+        // other failure is tried again at the next reading.
+        done = e.sqlstate() == "42883";
     }
     if (problem.empty()) {
         if (!m_lastTimelineProblem.empty())
@@ -337,6 +344,7 @@ void Exporter::noteTimeline()
                   << '\n';
     }
     m_lastTimelineProblem = problem;
+    return done;
 }
 
 // Folds the minutes that are due, so that the reading after it finds them. Where folding stood

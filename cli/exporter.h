@@ -101,7 +101,7 @@ private:
     std::optional<LatencyRead> readLatencyPart(pqxx::dbtransaction& tx, std::string& problem);
     void latencyDone(const std::string& problem);
     void setTimeout(pqxx::transaction_base& tx) const;
-    void noteTimeline();
+    bool noteTimeline();
     void publish(const StatsReading* stats, const PauseList* pauses, double seconds);
     void failed(const std::string& why);
 
@@ -130,6 +130,7 @@ private:
     std::string m_nodeKey;
     std::int64_t m_nodeChanges = 0;
     std::string m_lastTimelineProblem;
+    std::string m_notedTimeline; // "system/timeline" recorded by this exporter; empty: none yet
     std::string m_lastProblem;
 
     mutable std::mutex m_mutex; // guards m_families and m_stop

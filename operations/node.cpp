@@ -6,18 +6,16 @@ namespace idem {
 
 NodeIdentity readNodeIdentity(pqxx::transaction_base& tx)
 {
-    // CASE keeps each function behind its check: pg_current_wal_lsn() fails in recovery, and the
-    // control functions may have had EXECUTE revoked from PUBLIC.
+    // The control functions may have had EXECUTE revoked from PUBLIC: the server checks that when
+    // it prepares a statement, whatever a CASE around the call would decide, so each is called in
+    // a statement of its own, only when allowed. CASE keeps pg_current_wal_lsn() (an error in
+    // recovery) to a primary.
     const auto row = tx.exec(
         "SELECT host(inet_server_addr()), inet_server_port(), pg_is_in_recovery(),"
         "       has_function_privilege('pg_catalog.pg_control_system()', 'EXECUTE'),"
         "       has_function_privilege('pg_catalog.pg_control_checkpoint()', 'EXECUTE'),"
-        "       CASE WHEN has_function_privilege('pg_catalog.pg_control_system()', 'EXECUTE')"
-        "            THEN (SELECT system_identifier::text FROM pg_catalog.pg_control_system()) END,"
         "       CASE WHEN NOT pg_is_in_recovery()"
-        "            THEN ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::integer"
-        "            WHEN has_function_privilege('pg_catalog.pg_control_checkpoint()', 'EXECUTE')"
-        "            THEN (SELECT timeline_id FROM pg_catalog.pg_control_checkpoint()) END,"
+        "            THEN ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::integer END,"
         "       (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint")[0];
     NodeIdentity n;
     if (!row[0].is_null())
@@ -26,10 +24,13 @@ NodeIdentity readNodeIdentity(pqxx::transaction_base& tx)
     n.systemAllowed = row[3].as<bool>();
     n.checkpointAllowed = row[4].as<bool>();
     if (!row[5].is_null())
-        n.systemIdentifier = row[5].as<std::string>();
-    if (!row[6].is_null())
-        n.timeline = row[6].as<int>();
-    n.postmasterStartUs = row[7].as<std::int64_t>();
+        n.timeline = row[5].as<int>();
+    n.postmasterStartUs = row[6].as<std::int64_t>();
+    if (n.systemAllowed)
+        n.systemIdentifier
+            = tx.exec("SELECT system_identifier::text FROM pg_catalog.pg_control_system()")[0][0].as<std::string>();
+    if (n.inRecovery && n.checkpointAllowed)
+        n.timeline = tx.exec("SELECT timeline_id FROM pg_catalog.pg_control_checkpoint()")[0][0].as<int>();
     if (!n.inRecovery) {
         for (const auto& r : tx.exec("SELECT application_name, sync_state, state,"
                                      "       (extract(epoch FROM replay_lag) * 1000)::bigint"
