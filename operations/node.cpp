@@ -10,13 +10,13 @@ NodeIdentity readNodeIdentity(pqxx::transaction_base& tx)
     // it prepares a statement, whatever a CASE around the call would decide, so each is called in
     // a statement of its own, only when allowed. CASE keeps pg_current_wal_lsn() (an error in
     // recovery) to a primary.
-    const auto row = tx.exec(
-        "SELECT host(inet_server_addr()), inet_server_port(), pg_is_in_recovery(),"
-        "       has_function_privilege('pg_catalog.pg_control_system()', 'EXECUTE'),"
-        "       has_function_privilege('pg_catalog.pg_control_checkpoint()', 'EXECUTE'),"
-        "       CASE WHEN NOT pg_is_in_recovery()"
-        "            THEN ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::integer END,"
-        "       (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint")[0];
+    const auto row
+        = tx.exec("SELECT host(inet_server_addr()), inet_server_port(), pg_is_in_recovery(),"
+                  "       has_function_privilege('pg_catalog.pg_control_system()', 'EXECUTE'),"
+                  "       has_function_privilege('pg_catalog.pg_control_checkpoint()', 'EXECUTE'),"
+                  "       CASE WHEN NOT pg_is_in_recovery()"
+                  "            THEN ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::integer END,"
+                  "       (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint")[0];
     NodeIdentity n;
     if (!row[0].is_null())
         n.serverAddress = row[0].as<std::string>() + ":" + row[1].as<std::string>();

@@ -46,9 +46,9 @@ const idem::SchemaName schema;
 std::vector<idem::Event> failovers(pqxx::connection& reader)
 {
     std::vector<idem::Event> out;
-    const std::int64_t nowUs = std::chrono::duration_cast<std::chrono::microseconds>(
-        std::chrono::system_clock::now().time_since_epoch())
-                                   .count();
+    const std::int64_t nowUs
+        = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+              .count();
     for (auto& e : idem::listEvents(reader, schema, nowUs - 3600LL * 1000000, nowUs + 60LL * 1000000))
         if (e.action == "failover")
             out.push_back(e);
@@ -138,9 +138,8 @@ void TestTimelines::firstCallRecordsThenOnlyReads()
 // make one failover row, and every reader lists the same one event.
 void TestTimelines::newTimelineIsOneFailoverForEveryReader()
 {
-    const int now = scalar(*m_owner,
-        "SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int")
-                        .toInt();
+    const int now
+        = scalar(*m_owner, "SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int").toInt();
     {
         pqxx::work w(*m_owner);
         w.exec_params("INSERT INTO idem.idem_timelines SELECT system_identifier, $1, now() - interval '1 hour', NULL,"
@@ -179,7 +178,7 @@ void TestTimelines::newTimelineIsOneFailoverForEveryReader()
         QCOMPARE(events[0].tenant, std::string("*"));
         QCOMPARE(events[0].operation, std::string("*"));
         QVERIFY2(events[0].text.rfind("a new primary: timeline " + std::to_string(now + 7) + " -> "
-                                          + std::to_string(now) + ", at 127.0.0.1:",
+                         + std::to_string(now) + ", at 127.0.0.1:",
                      0)
                 == 0,
             events[0].text.c_str());
@@ -197,8 +196,8 @@ void TestTimelines::readOnlyTransactionRecordsNothing()
     {
         pqxx::work w(*reader);
         w.exec("SET TRANSACTION READ ONLY");
-        QCOMPARE(w.exec("SELECT outcome FROM idem.idem_note_timeline()")[0][0].as<std::string>(),
-            std::string("read_only"));
+        QCOMPARE(
+            w.exec("SELECT outcome FROM idem.idem_note_timeline()")[0][0].as<std::string>(), std::string("read_only"));
         w.commit();
     }
     QCOMPARE(scalar(*m_owner, "SELECT count(*) FROM idem.idem_timelines"), "0"_b);
@@ -360,7 +359,8 @@ void TestTimelines::promotionUnderAConsoleIsANewNodeAndAnEvent()
     QVERIFY2(panel.nodeText().contains(QString::number(standby->port())), qPrintable(panel.nodeText()));
     QVERIFY2(panel.nodeSinceText().contains(QStringLiteral("before: 127.0.0.1:%1").arg(primary->port())),
         qPrintable(panel.nodeSinceText()));
-    QVERIFY2(panel.nodeSinceText().contains(QStringLiteral("timeline 2 follows 1 since")), qPrintable(panel.nodeSinceText()));
+    QVERIFY2(panel.nodeSinceText().contains(QStringLiteral("timeline 2 follows 1 since")),
+        qPrintable(panel.nodeSinceText()));
     QVERIFY2(panel.connectedAtText() != connectedBefore, qPrintable(panel.connectedAtText()));
     QTRY_COMPARE_WITH_TIMEOUT(panel.standbysText(), QStringLiteral("none connected now"), 10000);
     picture("connection-after-promotion.png");
