@@ -1,10 +1,10 @@
 #pragma once
 
+#include <QDateTime>
 #include <QObject>
 #include <QThread>
 #include <QThreadPool>
 #include <QTimer>
-#include <QDateTime>
 
 #include <QPointer>
 

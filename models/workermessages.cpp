@@ -27,19 +27,25 @@ QString ServerInfo::nodeKey() const
 QString ServerInfo::nodeText() const
 {
     QStringList parts;
-    parts << (serverAddress.isEmpty() ? QCoreApplication::translate("idem::console::ServerInfo", "%1:%2 (a local socket)").arg(host, port)
+    parts << (serverAddress.isEmpty()
+            ? QCoreApplication::translate("idem::console::ServerInfo", "%1:%2 (a local socket)").arg(host, port)
             : serverAddress == QString(host + QLatin1Char(':') + port)
             ? serverAddress
-            : QCoreApplication::translate("idem::console::ServerInfo", "%1 (connected to %2:%3)").arg(serverAddress, host, port));
-    parts << (inRecovery ? QCoreApplication::translate("idem::console::ServerInfo", "standby") : readOnly ? QCoreApplication::translate("idem::console::ServerInfo", "read-only primary") : QCoreApplication::translate("idem::console::ServerInfo", "primary"));
+            : QCoreApplication::translate("idem::console::ServerInfo", "%1 (connected to %2:%3)")
+                  .arg(serverAddress, host, port));
+    parts << (inRecovery ? QCoreApplication::translate("idem::console::ServerInfo", "standby")
+            : readOnly   ? QCoreApplication::translate("idem::console::ServerInfo", "read-only primary")
+                         : QCoreApplication::translate("idem::console::ServerInfo", "primary"));
     if (timeline > 0)
         parts << QCoreApplication::translate("idem::console::ServerInfo", "timeline %1").arg(timeline);
     else
-        parts << QCoreApplication::translate("idem::console::ServerInfo", "timeline not known (this role may not call pg_control_checkpoint())");
+        parts << QCoreApplication::translate(
+            "idem::console::ServerInfo", "timeline not known (this role may not call pg_control_checkpoint())");
     if (!systemIdentifier.isEmpty())
         parts << QCoreApplication::translate("idem::console::ServerInfo", "system %1").arg(systemIdentifier);
     else if (!systemAllowed)
-        parts << QCoreApplication::translate("idem::console::ServerInfo", "system not known (this role may not call pg_control_system())");
+        parts << QCoreApplication::translate(
+            "idem::console::ServerInfo", "system not known (this role may not call pg_control_system())");
     return parts.join(QStringLiteral(", "));
 }
 
@@ -49,12 +55,18 @@ QString ServerInfo::standbysText() const
         return QCoreApplication::translate("idem::console::ServerInfo", "none listed: this server is a standby");
     QStringList parts;
     for (const auto& s : standbys) {
-        const QString lag = s.replayLagMs < 0 ? QCoreApplication::translate("idem::console::ServerInfo", "no replay lag reported")
-                                              : QCoreApplication::translate("idem::console::ServerInfo", "replay lag %1 s").arg(QString::number(s.replayLagMs / 1000.0, 'f', 1));
-        parts << QCoreApplication::translate("idem::console::ServerInfo", "%1 (%2, %3, %4)").arg(s.name.isEmpty() ? QCoreApplication::translate("idem::console::ServerInfo", "unnamed") : s.name, s.syncState, s.state, lag);
+        const QString lag = s.replayLagMs < 0
+            ? QCoreApplication::translate("idem::console::ServerInfo", "no replay lag reported")
+            : QCoreApplication::translate("idem::console::ServerInfo", "replay lag %1 s")
+                  .arg(QString::number(s.replayLagMs / 1000.0, 'f', 1));
+        parts << QCoreApplication::translate("idem::console::ServerInfo", "%1 (%2, %3, %4)")
+                     .arg(s.name.isEmpty() ? QCoreApplication::translate("idem::console::ServerInfo", "unnamed")
+                                           : s.name,
+                         s.syncState, s.state, lag);
     }
     if (hiddenStandbys > 0)
-        parts << QCoreApplication::translate("idem::console::ServerInfo", "%n standby(s) this role may not look into (grant pg_monitor or pg_read_all_stats)", nullptr,
+        parts << QCoreApplication::translate("idem::console::ServerInfo",
+            "%n standby(s) this role may not look into (grant pg_monitor or pg_read_all_stats)", nullptr,
             hiddenStandbys);
     if (parts.isEmpty())
         return QCoreApplication::translate("idem::console::ServerInfo", "none connected now");

@@ -119,11 +119,10 @@ void StatusPanel::watch(ConsoleSession* monitor)
 
 void StatusPanel::showState()
 {
-    m_age->setText(m_readAt.isValid()
-            ? tr("%1, server clock %2; read again every %3 s while connected")
-                  .arg(ageText(m_readAt), serverClockTime(m_session->serverInfo().asOf))
-                  .arg(infoRefreshSeconds)
-            : QStringLiteral("–"));
+    m_age->setText(m_readAt.isValid() ? tr("%1, server clock %2; read again every %3 s while connected")
+                                            .arg(ageText(m_readAt), serverClockTime(m_session->serverInfo().asOf))
+                                            .arg(infoRefreshSeconds)
+                                      : QStringLiteral("–"));
     // The pages' connection lost while this one idles: the same state as every other page.
     const ConsoleSession* lost = m_session->state() == ConsoleSession::State::Failed ? m_session
         : m_monitor && m_monitor->state() == ConsoleSession::State::Failed && m_session->state() == ConsoleSession::State::Connected
@@ -140,8 +139,8 @@ void StatusPanel::showState()
     switch (m_session->state()) {
     case ConsoleSession::State::Disconnected:
         m_state->setText(tr("not connected"));
-        for (auto* value : { m_server, m_node, m_nodeSince, m_database, m_role, m_privilege, m_schema, m_tls,
-                 m_pooler, m_replication, m_standbys, m_asOf, m_age })
+        for (auto* value : { m_server, m_node, m_nodeSince, m_database, m_role, m_privilege, m_schema, m_tls, m_pooler,
+                 m_replication, m_standbys, m_asOf, m_age })
             value->setText(QStringLiteral("–"));
         m_readAt = QDateTime();
         break;
@@ -208,9 +207,11 @@ void StatusPanel::renderInfo(const ServerInfo& info)
         ? QLocale().toString(info.nodeSince, QStringLiteral("yyyy-MM-dd HH:mm:ss"))
         : QStringLiteral("–");
     QStringList nodeSince;
-    nodeSince << (info.previousNode.isEmpty() ? tr("%1 (this console's clock), since connecting").arg(since)
-                                              : tr("%1 (this console's clock); before: %2").arg(since, info.previousNode));
-    if (info.timelineOutcome == QLatin1String("failover") || (info.timelineOutcome == QLatin1String("known") && info.previousTimeline > 0))
+    nodeSince << (info.previousNode.isEmpty()
+            ? tr("%1 (this console's clock), since connecting").arg(since)
+            : tr("%1 (this console's clock); before: %2").arg(since, info.previousNode));
+    if (info.timelineOutcome == QLatin1String("failover")
+        || (info.timelineOutcome == QLatin1String("known") && info.previousTimeline > 0))
         nodeSince << tr("timeline %1 follows %2 since %3: a failover, on every console's charts")
                          .arg(info.timeline)
                          .arg(info.previousTimeline)

@@ -869,10 +869,10 @@ void TestExporter::nodeAndTimeline()
     const auto row = t.exec("SELECT host(inet_server_addr()) || ':' || inet_server_port(),"
                             " (SELECT system_identifier::text FROM pg_control_system()),"
                             " ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int")[0];
-    const QString info = QStringLiteral("idem_node_info{schema=\"idem\",server_address=\"%1\",system_identifier=\"%2\","
-                                        "role=\"primary\"}")
-                             .arg(QString::fromStdString(row[0].as<std::string>()),
-                                 QString::fromStdString(row[1].as<std::string>()));
+    const QString info
+        = QStringLiteral("idem_node_info{schema=\"idem\",server_address=\"%1\",system_identifier=\"%2\","
+                         "role=\"primary\"}")
+              .arg(QString::fromStdString(row[0].as<std::string>()), QString::fromStdString(row[1].as<std::string>()));
     QVERIFY2(sampleIn(text, info) == 1.0, text.constData());
     QCOMPARE(sampleIn(text, QStringLiteral("idem_node_timeline{schema=\"idem\"}")), double(row[2].as<int>()));
     QCOMPARE(sampleIn(text, QStringLiteral("idem_exporter_node_changes_total{schema=\"idem\"}")), 0.0);

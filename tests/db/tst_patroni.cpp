@@ -148,8 +148,9 @@ void TestPatroni::synchronousSwitchoverAndLeaderKillLoseNothing()
     QVERIFY(!console.serverInfo().inRecovery);
     {
         pqxx::connection c(dsn.toStdString());
-        const auto nowUs = std::chrono::duration_cast<std::chrono::microseconds>(
-            std::chrono::system_clock::now().time_since_epoch()).count();
+        const auto nowUs
+            = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+                  .count();
         int failovers = 0;
         for (const auto& e : idem::listEvents(c, idem::SchemaName(), nowUs - 600000000LL, nowUs + 60000000LL))
             if (e.action == "failover" && e.text.find(nodeAddress(cluster, second).toStdString()) != std::string::npos)
