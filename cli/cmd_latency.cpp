@@ -93,7 +93,8 @@ recovery actions; TEXT follows their reason rules. Needs idem_operator.
 The events of the last N minutes (default 60, 1 to 44640) that explain a change in a chart,
 oldest first: recovery actions (requeue, release, fail), retention changes and purges, pauses and
 resumes, annotations, and deploys (a worker reporting a version the fleet had not run before:
-the worker, the old and the new version), each with the tenant and operation it concerns ('*':
+the worker, the old and the new version), and failovers (schema v20: a new primary's timeline
+after another one, first seen by any client), each with the tenant and operation it concerns ('*':
 all) and its text. With --tenant or --operation, only those concerning them ('*' included). At
 most --limit (default 1000). Needs idem_reader.
 )";

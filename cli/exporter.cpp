@@ -255,7 +255,13 @@ void Exporter::readAttempt(const std::function<double()>& seconds)
     const auto counters = readCounters(tx);
     const auto pauses = readPauses(tx);
     auto latency = readLatencyPart(tx, latencyProblem);
+    NodeIdentity node = readNodeIdentity(tx);
     tx.commit();
+    // Recorded when this exporter first sees the primary's system and timeline (at its start, and
+    // after a failover), not at every reading: another client may have recorded it already.
+    const std::string timelineKey = node.systemIdentifier + '/' + std::to_string(node.timeline);
+    if (!node.inRecovery && !m_readOnly && timelineKey != m_notedTimeline && noteTimeline())
+        m_notedTimeline = timelineKey;
     if (s.exactDue && !m_readOnly
         && refreshSharedExact(*m_conn, m_options.schema, m_options.stats.longUnfinishedAfterMinutes, 600000)) {
         pqxx::work again(*m_conn);
@@ -269,6 +275,12 @@ void Exporter::readAttempt(const std::function<double()>& seconds)
     }
     latencyDone(latencyProblem);
     m_standby = s.inRecovery;
+    const std::string key = node.serverAddress + '|' + node.systemIdentifier + '|' + std::to_string(node.timeline)
+        + (node.inRecovery ? "|standby" : "|primary");
+    if (!m_nodeKey.empty() && key != m_nodeKey)
+        ++m_nodeChanges;
+    m_nodeKey = key;
+    m_node = std::move(node);
     m_lastSuccess = unixNow();
     if (!m_lastProblem.empty()) {
         std::cerr << "idemctl exporter: reading the database again\n";
@@ -303,6 +315,36 @@ void Exporter::setTimeout(pqxx::transaction_base& tx) const
     tx.exec_params("SELECT set_config('statement_timeout', $1, true),"
                    " set_config('max_parallel_workers_per_gather', '0', true)",
         std::to_string(m_options.stats.statementTimeoutMs));
+}
+
+// The first client to see a new timeline on the primary records it (schema v20), so that every
+// console marks the failover on its charts. Before v20 there is nothing to call: said once.
+bool Exporter::noteTimeline()
+{
+    std::string problem;
+    bool done = true;
+    try {
+        idem::noteTimeline(*m_conn, m_options.schema);
+    } catch (const pqxx::sql_error& e) {
+        // A read-only server (a primary demoted meanwhile) fails the whole reading: it reconnects.
+        if (isReadOnlyRefusal(e))
+            throw;
+        problem = e.sqlstate() == "42883" ? std::string("the schema is older than v20 (idemctl migrate): failovers are "
+                                                        "not recorded for the consoles' charts")
+                                          : sqlProblem(e);
+        // An older schema stays so until a migration, which a new connection or node brings; any
+        // other failure is tried again at the next reading.
+        done = e.sqlstate() == "42883";
+    }
+    if (problem.empty()) {
+        if (!m_lastTimelineProblem.empty())
+            std::cerr << "idemctl exporter: recording the timeline again\n";
+    } else if (problem != m_lastTimelineProblem) {
+        std::cerr << "idemctl exporter: cannot record the primary's timeline (the figures are served): " << problem
+                  << '\n';
+    }
+    m_lastTimelineProblem = problem;
+    return done;
 }
 
 // Folds the minutes that are due, so that the reading after it finds them. Where folding stood
@@ -400,6 +442,27 @@ void Exporter::publish(const StatsReading* stats, const PauseList* pauses, doubl
     for (auto& family : m_latency.families(m_labels))
         f.push_back(std::move(family));
 
+    if (stats && m_node) {
+        // Which node answered: behind HAProxy or a multi-host conninfo the scrape target names
+        // none, and a failover changes it (its timeline goes up).
+        auto labels = m_labels;
+        labels.push_back({ "server_address", m_node->serverAddress.empty() ? "local" : m_node->serverAddress });
+        labels.push_back({ "system_identifier", m_node->systemIdentifier });
+        labels.push_back({ "role", m_node->inRecovery ? "standby" : "primary" });
+        f.push_back(singleFamily("idem_node_info",
+            "The server the exporter's last reading reached (address:port as the server saw it, its system identifier, "
+            "primary or standby); always 1.",
+            MetricType::Gauge, labels, 1));
+        if (m_node->timeline > 0)
+            f.push_back(singleFamily("idem_node_timeline",
+                "The server's WAL timeline (a primary's current one, a standby's last restartpoint's): a promotion "
+                "raises it.",
+                MetricType::Gauge, m_labels, m_node->timeline));
+    }
+    f.push_back(singleFamily("idem_exporter_node_changes_total",
+        "Readings that reached another node than the reading before (address, system, timeline, or primary/standby) "
+        "since the exporter started.",
+        MetricType::Counter, m_labels, static_cast<double>(m_nodeChanges)));
     f.push_back(singleFamily("idem_up", "1 when the exporter's last reading of the database succeeded, else 0.",
         MetricType::Gauge, m_labels, stats ? 1 : 0));
     f.push_back(singleFamily("idem_exporter_read_duration_seconds",

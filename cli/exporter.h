@@ -21,6 +21,7 @@
 #include "cli/metrics.h"
 #include "core/identifier.h"
 #include "operations/latency.h"
+#include "operations/node.h"
 #include "operations/pauses.h"
 #include "operations/stats.h"
 
@@ -100,6 +101,7 @@ private:
     std::optional<LatencyRead> readLatencyPart(pqxx::dbtransaction& tx, std::string& problem);
     void latencyDone(const std::string& problem);
     void setTimeout(pqxx::transaction_base& tx) const;
+    bool noteTimeline();
     void publish(const StatsReading* stats, const PauseList* pauses, double seconds);
     void failed(const std::string& why);
 
@@ -122,6 +124,13 @@ private:
     bool m_standby = false; // the last reading was of a standby, where nothing can be folded
     bool m_readOnly = false; // the connection's transactions are read-only: nothing is written
     double m_lastSuccess = 0; // unix seconds, 0 before the first
+    // The node the last reading reached (idem_node_info, idem_node_timeline), how often it
+    // changed since the exporter started, and the last failure to record a timeline.
+    std::optional<NodeIdentity> m_node;
+    std::string m_nodeKey;
+    std::int64_t m_nodeChanges = 0;
+    std::string m_lastTimelineProblem;
+    std::string m_notedTimeline; // "system/timeline" recorded by this exporter; empty: none yet
     std::string m_lastProblem;
 
     mutable std::mutex m_mutex; // guards m_families and m_stop

@@ -30,6 +30,7 @@ ConsoleSession::ConsoleSession(QObject* parent)
     m_boundTimer.setInterval(100);
     connect(&m_boundTimer, &QTimer::timeout, this, &ConsoleSession::enforceBounds);
     m_cancelPool.setMaxThreadCount(1);
+    connect(&m_infoRefreshTimer, &QTimer::timeout, this, &ConsoleSession::refreshServerInfo);
     m_thread.start();
 }
 
@@ -56,6 +57,9 @@ void ConsoleSession::connectTo(const ConnectionSettings& settings)
 {
     m_settings = settings;
     m_lastFailure.reset();
+    m_nodeKey.clear();
+    m_nodeSince = QDateTime();
+    m_previousNode.clear();
     m_autoReconnect = false;
     m_reconnectDelaySeconds = 0;
     startConnect();
@@ -125,6 +129,15 @@ void ConsoleSession::refreshServerInfo()
     m_pendingInspect = id;
     QMetaObject::invokeMethod(
         m_worker, [w = m_worker, id] { w->reinspect(id); }, Qt::QueuedConnection);
+}
+
+void ConsoleSession::setInfoRefreshInterval(std::chrono::milliseconds interval)
+{
+    if (interval.count() <= 0) {
+        m_infoRefreshTimer.stop();
+        return;
+    }
+    m_infoRefreshTimer.start(interval);
 }
 
 void ConsoleSession::onInspected(const ServerInfo& info)
@@ -326,7 +339,18 @@ void ConsoleSession::setState(State state)
 
 void ConsoleSession::setInfo(const ServerInfo& info)
 {
+    const QString key = info.nodeKey();
+    if (key != m_nodeKey) {
+        // Another node (a failover, a switchover, a reconnect that landed elsewhere), or the
+        // first one of this connection.
+        if (!m_nodeKey.isEmpty())
+            m_previousNode = m_info.nodeText();
+        m_nodeKey = key;
+        m_nodeSince = QDateTime::currentDateTime();
+    }
     m_info = info;
+    m_info.nodeSince = m_nodeSince;
+    m_info.previousNode = m_previousNode;
     Q_EMIT serverInfoChanged(m_info);
 }
 

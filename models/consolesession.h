@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QDateTime>
 #include <QObject>
 #include <QThread>
 #include <QThreadPool>
@@ -77,6 +78,9 @@ public Q_SLOTS:
     // Reads the server, role, schema and clock again on this connection (serverInfoChanged);
     // a connection found lost reconnects, which reads them too.
     void refreshServerInfo();
+    // Reads the server info again every interval while connected (0: never, the default), so
+    // that a failover under a live connection (a proxy, a multi-host conninfo) shows as a new node.
+    void setInfoRefreshInterval(std::chrono::milliseconds interval);
 
 Q_SIGNALS:
     void stateChanged(idem::console::ConsoleSession::State state);
@@ -126,6 +130,13 @@ private:
     std::shared_ptr<JobInterrupt> m_interrupt;
     QTimer m_boundTimer; // runs while a bounded job is pending
     QThreadPool m_cancelPool; // cancel requests: each a connection to the server, never on this thread
+
+    QTimer m_infoRefreshTimer;
+    // The node last shown (ServerInfo::nodeKey), since when, and what it was before: kept across
+    // reconnects, forgotten when the user connects anew.
+    QString m_nodeKey;
+    QDateTime m_nodeSince;
+    QString m_previousNode;
 
     QTimer m_reconnectTimer;
     bool m_autoReconnect = false;

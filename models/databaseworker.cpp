@@ -7,6 +7,7 @@
 #include <pqxx/pqxx>
 
 #include "core/connection.h"
+#include "operations/node.h"
 #include "schema/migrate.h"
 
 namespace idem::console {
@@ -88,6 +89,7 @@ struct DatabaseWorker::Connection {
     // opened writable that meets a read-only refusal was on a primary since demoted: it is
     // replaced, so that the reconnect finds the primary (a multi-host conninfo, a proxy).
     bool readOnlyAtOpen = false;
+    QDateTime connectedAt; // the server's clock at the first read on it
 };
 
 DatabaseWorker::DatabaseWorker() = default;
@@ -224,7 +226,21 @@ ServerInfo DatabaseWorker::inspect(quint64 requestId)
         // Asked as a setting: this read-only transaction's own transaction_read_only is on anyway.
         info.readOnly = info.inRecovery || row[14].as<std::string>() == "on";
         m_db->pooler = info.pooler;
+
+        const auto node = idem::readNodeIdentity(t);
+        info.serverAddress = q(node.serverAddress);
+        info.systemIdentifier = q(node.systemIdentifier);
+        info.systemAllowed = node.systemAllowed;
+        info.timeline = node.timeline;
+        info.checkpointAllowed = node.checkpointAllowed;
+        info.postmasterStart = QDateTime::fromMSecsSinceEpoch(node.postmasterStartUs / 1000);
+        for (const auto& s : node.standbys)
+            info.standbys.append({ q(s.name), q(s.syncState), q(s.state), s.replayLagMs });
+        info.hiddenStandbys = node.hiddenStandbys;
     }
+    if (!m_db->connectedAt.isValid())
+        m_db->connectedAt = info.asOf;
+    info.connectedAt = m_db->connectedAt;
     try {
         const auto state = idem::inspectSchema(conn, schema);
         info.schemaExists = state.schemaExists;
@@ -240,6 +256,24 @@ ServerInfo DatabaseWorker::inspect(quint64 requestId)
         // still worth showing, with the reason in place of a version.
         info.schemaLatest = idem::latestSchemaVersion();
         info.schemaError = serverMessage(e.what());
+    }
+    // The first client to see a new timeline on the primary records it (schema v20), so that a
+    // failover is an event on every console's charts, not only on the one that noticed it.
+    if (!info.readOnly && info.isReader && info.schemaError.isEmpty() && info.schemaVersion >= 20
+        && info.schemaVersion <= info.schemaLatest) {
+        try {
+            const auto note = idem::noteTimeline(conn, schema);
+            info.timelineOutcome = q(note.outcome);
+            info.previousTimeline = note.previousTimeline;
+            if (note.sinceUs != 0)
+                info.timelineSince = QDateTime::fromMSecsSinceEpoch(note.sinceUs / 1000);
+        } catch (const pqxx::broken_connection&) {
+            throw;
+        } catch (const pqxx::sql_error& e) {
+            if (idem::isReadOnlyRefusal(e))
+                throw;
+            info.timelineError = serverMessage(e.what());
+        }
     }
     return info;
 }

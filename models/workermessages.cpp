@@ -17,6 +17,62 @@ QString ServerInfo::privilegeText() const
         .arg(schema);
 }
 
+QString ServerInfo::nodeKey() const
+{
+    return QStringList { host, port, serverAddress, systemIdentifier, QString::number(timeline),
+        inRecovery ? QStringLiteral("standby") : QStringLiteral("primary") }
+        .join(QLatin1Char('|'));
+}
+
+QString ServerInfo::nodeText() const
+{
+    QStringList parts;
+    parts << (serverAddress.isEmpty()
+            ? QCoreApplication::translate("idem::console::ServerInfo", "%1:%2 (a local socket)").arg(host, port)
+            : serverAddress == QString(host + QLatin1Char(':') + port)
+            ? serverAddress
+            : QCoreApplication::translate("idem::console::ServerInfo", "%1 (connected to %2:%3)")
+                  .arg(serverAddress, host, port));
+    parts << (inRecovery ? QCoreApplication::translate("idem::console::ServerInfo", "standby")
+            : readOnly   ? QCoreApplication::translate("idem::console::ServerInfo", "read-only primary")
+                         : QCoreApplication::translate("idem::console::ServerInfo", "primary"));
+    if (timeline > 0)
+        parts << QCoreApplication::translate("idem::console::ServerInfo", "timeline %1").arg(timeline);
+    else
+        parts << QCoreApplication::translate(
+            "idem::console::ServerInfo", "timeline not known (this role may not call pg_control_checkpoint())");
+    if (!systemIdentifier.isEmpty())
+        parts << QCoreApplication::translate("idem::console::ServerInfo", "system %1").arg(systemIdentifier);
+    else if (!systemAllowed)
+        parts << QCoreApplication::translate(
+            "idem::console::ServerInfo", "system not known (this role may not call pg_control_system())");
+    return parts.join(QStringLiteral(", "));
+}
+
+QString ServerInfo::standbysText() const
+{
+    if (inRecovery)
+        return QCoreApplication::translate("idem::console::ServerInfo", "none listed: this server is a standby");
+    QStringList parts;
+    for (const auto& s : standbys) {
+        const QString lag = s.replayLagMs < 0
+            ? QCoreApplication::translate("idem::console::ServerInfo", "no replay lag reported")
+            : QCoreApplication::translate("idem::console::ServerInfo", "replay lag %1 s")
+                  .arg(QString::number(s.replayLagMs / 1000.0, 'f', 1));
+        parts << QCoreApplication::translate("idem::console::ServerInfo", "%1 (%2, %3, %4)")
+                     .arg(s.name.isEmpty() ? QCoreApplication::translate("idem::console::ServerInfo", "unnamed")
+                                           : s.name,
+                         s.syncState, s.state, lag);
+    }
+    if (hiddenStandbys > 0)
+        parts << QCoreApplication::translate("idem::console::ServerInfo",
+            "%n standby(s) this role may not look into (grant pg_monitor or pg_read_all_stats)", nullptr,
+            hiddenStandbys);
+    if (parts.isEmpty())
+        return QCoreApplication::translate("idem::console::ServerInfo", "none connected now");
+    return parts.join(QStringLiteral("; "));
+}
+
 QString ServerInfo::replicationText() const
 {
     if (inRecovery)

@@ -46,6 +46,43 @@ struct ServerInfo {
     // The replication mode in a sentence an operator can act on.
     QString replicationText() const;
 
+    // The node (issue #29), as the server itself says, read again on every refresh: behind
+    // HAProxy or a multi-host conninfo the address connected to names no node, and after a
+    // failover the same address reaches another one.
+    QString serverAddress; // inet_server_addr():port; empty on a Unix socket
+    QString systemIdentifier; // pg_control_system(); empty when not allowed (systemAllowed)
+    bool systemAllowed = false;
+    int timeline = 0; // 0: not known (a standby whose role may not call pg_control_checkpoint())
+    bool checkpointAllowed = false;
+    QDateTime postmasterStart; // server clock
+    struct Standby {
+        QString name;
+        QString syncState;
+        QString state;
+        qint64 replayLagMs = -1; // -1: not known
+    };
+    QList<Standby> standbys; // a primary's, as pg_stat_replication shows them now
+    int hiddenStandbys = 0; // rows the role may not look into (needs pg_read_all_stats)
+    // What idem_note_timeline (schema v20) answered: empty when not called (an older schema, a
+    // standby, a read-only server), else its outcome; timelineError when it failed.
+    QString timelineOutcome;
+    int previousTimeline = 0;
+    QDateTime timelineSince; // when any client first saw this timeline (server clock)
+    QString timelineError;
+    QDateTime connectedAt; // server clock, when this connection was opened (kept by re-reads)
+    // Set by the session: when the node (address, system, timeline, primary or standby) last
+    // changed under this console (its clock), and what it was before (nodeText(); empty: none).
+    QDateTime nodeSince;
+    QString previousNode;
+
+    // What tells one node from another: a change of it is a change of node.
+    QString nodeKey() const;
+    // "127.0.0.1:5433 (the server's address), primary, timeline 3, system 7715…" in words, with
+    // what the role may not read said so.
+    QString nodeText() const;
+    // The primary's standbys now (name, sync state, replay lag), or why they cannot be shown.
+    QString standbysText() const;
+
     bool schemaMissing() const { return schemaError.isEmpty() && schemaVersion == 0; }
     bool schemaNewer() const { return schemaVersion > schemaLatest; }
     bool schemaOlder() const { return schemaVersion > 0 && schemaVersion < schemaLatest; }

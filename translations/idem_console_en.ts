@@ -97,6 +97,16 @@
     </message>
 </context>
 <context>
+    <name>idem::console::ServerInfo</name>
+    <message numerus="yes">
+        <source>%n standby(s) this role may not look into (grant pg_monitor or pg_read_all_stats)</source>
+        <translation>
+            <numerusform>%n standby this role may not look into (grant pg_monitor or pg_read_all_stats)</numerusform>
+            <numerusform>%n standbys this role may not look into (grant pg_monitor or pg_read_all_stats)</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
     <name>idem::console::SnapshotExportFlow</name>
     <message numerus="yes">
         <source>One consistent read of %1 (%2, %3; figures over the dashboard&apos;s last %n minute(s)), read-only through the monitor connection.</source>

@@ -1246,6 +1246,10 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <source>console load: %1 ms per tick, %2</source>
         <translation>控制台负载：每次轮询 %1 毫秒，%2</translation>
     </message>
+    <message>
+        <source>primary %1, timeline %2</source>
+        <translation>主库 %1，时间线 %2</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::EventMarks</name>
@@ -2203,6 +2207,72 @@ Safe repeated task execution on PostgreSQL.</source>
         <source>this server is read-only (default_transaction_read_only is on): it is not the primary, or is being demoted; recovery actions and pauses need the primary</source>
         <translation>此服务器是只读的（default_transaction_read_only 为 on）：它不是主库，或正在被降级；恢复操作和暂停需要主库</translation>
     </message>
+    <message>
+        <source>%1:%2 (a local socket)</source>
+        <translation>%1:%2（本地套接字）</translation>
+    </message>
+    <message>
+        <source>%1 (connected to %2:%3)</source>
+        <translation>%1（经由 %2:%3 连接）</translation>
+    </message>
+    <message>
+        <source>standby</source>
+        <translation>备库</translation>
+    </message>
+    <message>
+        <source>read-only primary</source>
+        <translation>只读主库</translation>
+    </message>
+    <message>
+        <source>primary</source>
+        <translation>主库</translation>
+    </message>
+    <message>
+        <source>timeline %1</source>
+        <translation>时间线 %1</translation>
+    </message>
+    <message>
+        <source>timeline not known (this role may not call pg_control_checkpoint())</source>
+        <translation>时间线未知（此角色无权调用 pg_control_checkpoint()）</translation>
+    </message>
+    <message>
+        <source>system %1</source>
+        <translation>系统 %1</translation>
+    </message>
+    <message>
+        <source>system not known (this role may not call pg_control_system())</source>
+        <translation>系统未知（此角色无权调用 pg_control_system()）</translation>
+    </message>
+    <message>
+        <source>none listed: this server is a standby</source>
+        <translation>不列出：此服务器是备库</translation>
+    </message>
+    <message>
+        <source>no replay lag reported</source>
+        <translation>未报告回放延迟</translation>
+    </message>
+    <message>
+        <source>replay lag %1 s</source>
+        <translation>回放延迟 %1 秒</translation>
+    </message>
+    <message>
+        <source>%1 (%2, %3, %4)</source>
+        <translation>%1（%2，%3，%4）</translation>
+    </message>
+    <message>
+        <source>unnamed</source>
+        <translation>未命名</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n standby(s) this role may not look into (grant pg_monitor or pg_read_all_stats)</source>
+        <translation>
+            <numerusform>%n 个此角色无权查看的备库（请授予 pg_monitor 或 pg_read_all_stats）</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>none connected now</source>
+        <translation>当前没有已连接的备库</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::ShortcutsDialog</name>
@@ -3040,10 +3110,6 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>读取于：</translation>
     </message>
     <message>
-        <source>%1, when the connection was made</source>
-        <translation>%1，建立连接时</translation>
-    </message>
-    <message>
         <source>the connection failed</source>
         <translation>连接失败</translation>
     </message>
@@ -3070,6 +3136,46 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>none: connected to the server itself</source>
         <translation>无：直接连接到服务器</translation>
+    </message>
+    <message>
+        <source>Node:</source>
+        <translation>节点：</translation>
+    </message>
+    <message>
+        <source>Node since:</source>
+        <translation>节点始于：</translation>
+    </message>
+    <message>
+        <source>Standbys:</source>
+        <translation>备库：</translation>
+    </message>
+    <message>
+        <source>%1, server clock %2; read again every %3 s while connected</source>
+        <translation>%1，服务器时钟 %2；连接期间每 %3 秒重新读取</translation>
+    </message>
+    <message>
+        <source>%1 (this console&apos;s clock), since connecting</source>
+        <translation>%1（本控制台时钟），自连接起</translation>
+    </message>
+    <message>
+        <source>%1 (this console&apos;s clock); before: %2</source>
+        <translation>%1（本控制台时钟）；之前：%2</translation>
+    </message>
+    <message>
+        <source>timeline %1 follows %2 since %3: a failover, on every console&apos;s charts</source>
+        <translation>时间线 %1 自 %3 起接替 %2：一次故障切换，显示在每个控制台的图表上</translation>
+    </message>
+    <message>
+        <source>timeline %1 is the first recorded for this system (since %2)</source>
+        <translation>时间线 %1 是此系统记录的第一条（自 %2 起）</translation>
+    </message>
+    <message>
+        <source>failovers are not recorded: the schema&apos;s owner may not call pg_control_system()</source>
+        <translation>不记录故障切换：模式的所有者无权调用 pg_control_system()</translation>
+    </message>
+    <message>
+        <source>the timeline could not be recorded: %1</source>
+        <translation>无法记录时间线：%1</translation>
     </message>
 </context>
 <context>

@@ -527,6 +527,9 @@ void DashboardWidget::refreshStatus()
                     ? tr("standby (figures and lease expiry as of its replay point, %1), replication lag %2 s")
                           .arg(at, QLocale().toString(*r->stats.replicationLagSeconds, 'f', 1))
                     : tr("standby, nothing replayed yet"));
+        else if (const auto& si = m_monitor->serverInfo(); !si.serverAddress.isEmpty() && si.timeline > 0)
+            // Which primary: after a failover the same conninfo reaches another node.
+            parts << tr("primary %1, timeline %2").arg(si.serverAddress).arg(si.timeline);
         else
             parts << tr("primary");
     } else {

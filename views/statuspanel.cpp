@@ -13,6 +13,13 @@
 namespace idem::console {
 
 namespace {
+    constexpr int infoRefreshSeconds = 10;
+
+    QString serverClockTime(const QDateTime& t)
+    {
+        return t.isValid() ? QLocale().toString(t.toLocalTime(), QStringLiteral("HH:mm:ss")) : QStringLiteral("–");
+    }
+
     QString serverClock(const QDateTime& t)
     {
         return QCoreApplication::translate("idem::console::StatusPanel", "%1 (server clock)")
@@ -31,6 +38,10 @@ StatusPanel::StatusPanel(ConsoleSession* session, QWidget* parent)
     setLayout(form);
     m_state = addRow(QT_TR_NOOP("State:"), QStringLiteral("stateValue"));
     m_server = addRow(QT_TR_NOOP("Server:"), QStringLiteral("serverValue"));
+    // The node as the server itself says, read again every few seconds: after a failover the
+    // address connected to (a proxy, a multi-host conninfo) reaches another server.
+    m_node = addRow(QT_TR_NOOP("Node:"), QStringLiteral("nodeValue"));
+    m_nodeSince = addRow(QT_TR_NOOP("Node since:"), QStringLiteral("nodeSinceValue"));
     m_database = addRow(QT_TR_NOOP("Database:"), QStringLiteral("databaseValue"));
     m_role = addRow(QT_TR_NOOP("Role:"), QStringLiteral("roleValue"));
     m_privilege = addRow(QT_TR_NOOP("Privilege:"), QStringLiteral("privilegeValue"));
@@ -38,8 +49,9 @@ StatusPanel::StatusPanel(ConsoleSession* session, QWidget* parent)
     m_tls = addRow(QT_TR_NOOP("TLS:"), QStringLiteral("tlsValue"));
     m_pooler = addRow(QT_TR_NOOP("Pooler:"), QStringLiteral("poolerValue"));
     m_replication = addRow(QT_TR_NOOP("Replication:"), QStringLiteral("replicationValue"));
-    // What this panel shows was read when the connection was made; it says so rather than
-    // "as of", which an operator reads as "still true now".
+    m_standbys = addRow(QT_TR_NOOP("Standbys:"), QStringLiteral("standbysValue"));
+    // When this connection was made (a reconnect after a failover makes a new one); the rest is
+    // as of the last read, which "Read:" dates.
     m_asOf = addRow(QT_TR_NOOP("Connected at:"), QStringLiteral("asOfValue"));
     m_age = addRow(QT_TR_NOOP("Read:"), QStringLiteral("connectionAge"));
     auto* tick = new QTimer(this);
@@ -48,6 +60,7 @@ StatusPanel::StatusPanel(ConsoleSession* session, QWidget* parent)
     tick->start();
 
     connect(session, &ConsoleSession::serverInfoChanged, this, &StatusPanel::showInfo);
+    session->setInfoRefreshInterval(std::chrono::seconds(infoRefreshSeconds));
     connect(session, &ConsoleSession::stateChanged, this, &StatusPanel::showState);
     showState();
 }
@@ -82,10 +95,17 @@ QString StatusPanel::roleText() const { return m_role->text(); }
 QString StatusPanel::privilegeText() const { return m_privilege->text(); }
 QString StatusPanel::schemaText() const { return m_schema->text(); }
 QString StatusPanel::tlsText() const { return m_tls->text(); }
+QString StatusPanel::nodeText() const { return m_node->text(); }
+QString StatusPanel::nodeSinceText() const { return m_nodeSince->text(); }
+QString StatusPanel::replicationText() const { return m_replication->text(); }
+QString StatusPanel::standbysText() const { return m_standbys->text(); }
+QString StatusPanel::connectedAtText() const { return m_asOf->text(); }
 
 void StatusPanel::watch(ConsoleSession* monitor)
 {
     m_monitor = monitor;
+    // The pages' connection reads its node as often: the dashboard names it too.
+    monitor->setInfoRefreshInterval(std::chrono::seconds(infoRefreshSeconds));
     connect(monitor, &ConsoleSession::stateChanged, this, &StatusPanel::showState);
     // The pages' connection (re)connected: the server may have restarted, failed over or been
     // upgraded under the idle admin connection. Read it again rather than keep "Connected at"
@@ -99,7 +119,9 @@ void StatusPanel::watch(ConsoleSession* monitor)
 
 void StatusPanel::showState()
 {
-    m_age->setText(m_readAt.isValid() ? tr("%1, when the connection was made").arg(ageText(m_readAt))
+    m_age->setText(m_readAt.isValid() ? tr("%1, server clock %2; read again every %3 s while connected")
+                                            .arg(ageText(m_readAt), serverClockTime(m_session->serverInfo().asOf))
+                                            .arg(infoRefreshSeconds)
                                       : QStringLiteral("–"));
     // The pages' connection lost while this one idles: the same state as every other page.
     const ConsoleSession* lost = m_session->state() == ConsoleSession::State::Failed ? m_session
@@ -117,8 +139,8 @@ void StatusPanel::showState()
     switch (m_session->state()) {
     case ConsoleSession::State::Disconnected:
         m_state->setText(tr("not connected"));
-        for (auto* value :
-            { m_server, m_database, m_role, m_privilege, m_schema, m_tls, m_pooler, m_replication, m_asOf, m_age })
+        for (auto* value : { m_server, m_node, m_nodeSince, m_database, m_role, m_privilege, m_schema, m_tls, m_pooler,
+                 m_replication, m_standbys, m_asOf, m_age })
             value->setText(QStringLiteral("–"));
         m_readAt = QDateTime();
         break;
@@ -175,7 +197,34 @@ void StatusPanel::renderInfo(const ServerInfo& info)
                  "(settings per transaction, unnamed statements), as transaction pooling needs")
             : tr("none: connected to the server itself"));
     m_replication->setText(info.replicationText());
-    m_asOf->setText(serverClock(info.asOf));
+    m_standbys->setText(info.standbysText());
+    m_asOf->setText(serverClock(info.connectedAt.isValid() ? info.connectedAt : info.asOf));
+    m_node->setText(info.nodeText());
+
+    // When the node last changed under this console, and whether a failover was recorded for
+    // every console (idem_note_timeline, schema v20).
+    const QString since = info.nodeSince.isValid()
+        ? QLocale().toString(info.nodeSince, QStringLiteral("yyyy-MM-dd HH:mm:ss"))
+        : QStringLiteral("–");
+    QStringList nodeSince;
+    nodeSince << (info.previousNode.isEmpty()
+            ? tr("%1 (this console's clock), since connecting").arg(since)
+            : tr("%1 (this console's clock); before: %2").arg(since, info.previousNode));
+    if (info.timelineOutcome == QLatin1String("failover")
+        || (info.timelineOutcome == QLatin1String("known") && info.previousTimeline > 0))
+        nodeSince << tr("timeline %1 follows %2 since %3: a failover, on every console's charts")
+                         .arg(info.timeline)
+                         .arg(info.previousTimeline)
+                         .arg(serverClock(info.timelineSince));
+    else if (info.timelineOutcome == QLatin1String("first") || info.timelineOutcome == QLatin1String("known"))
+        nodeSince << tr("timeline %1 is the first recorded for this system (since %2)")
+                         .arg(info.timeline)
+                         .arg(serverClock(info.timelineSince));
+    else if (info.timelineOutcome == QLatin1String("not_allowed"))
+        nodeSince << tr("failovers are not recorded: the schema's owner may not call pg_control_system()");
+    else if (!info.timelineError.isEmpty())
+        nodeSince << tr("the timeline could not be recorded: %1").arg(info.timelineError);
+    m_nodeSince->setText(nodeSince.join(QStringLiteral("\n")));
 }
 
 } // namespace idem::console

@@ -29,6 +29,11 @@ public:
     QString privilegeText() const;
     QString schemaText() const;
     QString tlsText() const;
+    QString nodeText() const;
+    QString nodeSinceText() const;
+    QString replicationText() const;
+    QString standbysText() const;
+    QString connectedAtText() const;
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -48,7 +53,10 @@ private:
     QLabel* m_schema;
     QLabel* m_tls;
     QLabel* m_pooler;
+    QLabel* m_node;
+    QLabel* m_nodeSince;
     QLabel* m_replication;
+    QLabel* m_standbys;
     QLabel* m_asOf;
     QLabel* m_age;
     ConsoleSession* m_monitor = nullptr;

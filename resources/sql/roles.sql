@@ -242,3 +242,17 @@ BEGIN
                    ' TO idem_operator', s);
 END
 $jobs$;
+
+-- Failovers (schema v20): every client that reads the primary records a new timeline through
+-- idem_note_timeline (as its definer; it writes only the first time a timeline is seen); nobody
+-- touches the table; readers see it and list failovers with the other events (idem_events).
+DO $failovers$
+DECLARE
+    s text := current_schema();
+BEGIN
+    EXECUTE format('GRANT SELECT ON %1$I.idem_timelines TO idem_reader', s);
+    EXECUTE format('REVOKE ALL ON %1$I.idem_timelines FROM idem_worker', s);
+    EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_timelines FROM idem_reader, idem_operator', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_note_timeline() TO idem_reader, idem_worker', s);
+END
+$failovers$;

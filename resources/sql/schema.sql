@@ -901,10 +901,17 @@ BEGIN
                          ELSE format('%s: %s -> %s', d.worker, d.old_version, d.new_version) END,
                     d.worker, d.old_version, d.new_version
                FROM idem_deploys d
-              WHERE d.at >= p_from AND d.at < p_to)) e
+              WHERE d.at >= p_from AND d.at < p_to)
+            UNION ALL
+            (SELECT f.timeline::bigint, f.first_seen, 'failover'::text, '*'::text, '*'::text,
+                    format('%s (%s)', f.db_role, f.node),
+                    format('a new primary: timeline %s -> %s, at %s', f.previous_timeline, f.timeline, f.node),
+                    NULL::text, NULL::text, NULL::text
+               FROM idem_timelines f
+              WHERE f.first_seen >= p_from AND f.first_seen < p_to AND f.previous_timeline IS NOT NULL)) e
      WHERE (p_tenant IS NULL OR e.tenant IN (p_tenant, '*'))
        AND (p_operation IS NULL OR e.operation IN (p_operation, '*'))
-     ORDER BY e.at, e.action = 'deploy', e.id
+     ORDER BY e.at, e.action = 'deploy', e.action = 'failover', e.id
      LIMIT p_limit;
 END
 $$;
@@ -2261,6 +2268,66 @@ BEGIN
         v.uncertain, v.uncertain_capped, v.failed_permanent, v.failed_permanent_capped, v.failed_exhausted,
         v.failed_exhausted_capped, v.long_unfinished, v.long_unfinished_capped, v.taken_at, v_all AND v_can_store,
         v.cost_ms;
+END
+$$;
+
+
+--
+-- Name: idem_note_timeline(); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_note_timeline() RETURNS TABLE(outcome text, system_identifier bigint, timeline integer, previous_timeline integer, since timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+DECLARE
+    v_system bigint;
+    v_timeline integer;
+    v_previous integer;
+    v_since timestamptz;
+    v_node text;
+BEGIN
+    IF pg_is_in_recovery() THEN
+        RETURN QUERY SELECT 'standby'::text, NULL::bigint, NULL::integer, NULL::integer, NULL::timestamptz;
+        RETURN;
+    END IF;
+    -- The first 8 hex digits of a WAL file name are its timeline.
+    v_timeline := ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::integer;
+    IF NOT has_function_privilege('pg_catalog.pg_control_system()', 'EXECUTE') THEN
+        RETURN QUERY SELECT 'not_allowed'::text, NULL::bigint, v_timeline, NULL::integer, NULL::timestamptz;
+        RETURN;
+    END IF;
+    SELECT c.system_identifier INTO v_system FROM pg_control_system() c;
+
+    -- Every call but the first on a timeline: a read by primary key.
+    SELECT t.previous_timeline, t.first_seen INTO v_previous, v_since
+      FROM idem_timelines t WHERE t.system_identifier = v_system AND t.timeline = v_timeline;
+    IF FOUND THEN
+        RETURN QUERY SELECT 'known'::text, v_system, v_timeline, v_previous, v_since;
+        RETURN;
+    END IF;
+    IF current_setting('transaction_read_only') = 'on' THEN
+        RETURN QUERY SELECT 'read_only'::text, v_system, v_timeline, NULL::integer, NULL::timestamptz;
+        RETURN;
+    END IF;
+
+    SELECT t.timeline INTO v_previous FROM idem_timelines t WHERE t.system_identifier = v_system
+     ORDER BY t.first_seen DESC, t.timeline DESC LIMIT 1;
+    v_node := COALESCE(host(inet_server_addr()) || ':' || inet_server_port(),
+                       'local socket, port ' || current_setting('port'));
+    -- Clients noticing the same timeline at once: one row; the others wait for it, write nothing
+    -- and read it back.
+    INSERT INTO idem_timelines AS t (system_identifier, timeline, first_seen, previous_timeline, node, db_role)
+    VALUES (v_system, v_timeline, now(), v_previous, v_node, session_user)
+    ON CONFLICT ON CONSTRAINT idem_timelines_pkey DO NOTHING;
+    IF NOT FOUND THEN
+        SELECT t.previous_timeline, t.first_seen INTO v_previous, v_since
+          FROM idem_timelines t WHERE t.system_identifier = v_system AND t.timeline = v_timeline;
+        RETURN QUERY SELECT 'known'::text, v_system, v_timeline, v_previous, v_since;
+        RETURN;
+    END IF;
+    RETURN QUERY SELECT CASE WHEN v_previous IS NULL THEN 'first' ELSE 'failover' END, v_system, v_timeline,
+                        v_previous, now();
 END
 $$;
 
@@ -3759,6 +3826,20 @@ CREATE TABLE idem.idem_storage_samples (
 
 
 --
+-- Name: idem_timelines; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_timelines (
+    system_identifier bigint NOT NULL,
+    timeline integer NOT NULL,
+    first_seen timestamp with time zone NOT NULL,
+    previous_timeline integer,
+    node text NOT NULL,
+    db_role text NOT NULL
+);
+
+
+--
 -- Name: idem_worker_versions; Type: TABLE; Schema: idem; Owner: -
 --
 
@@ -4002,6 +4083,14 @@ ALTER TABLE ONLY idem.idem_storage_samples
 
 
 --
+-- Name: idem_timelines idem_timelines_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_timelines
+    ADD CONSTRAINT idem_timelines_pkey PRIMARY KEY (system_identifier, timeline);
+
+
+--
 -- Name: idem_worker_versions idem_worker_versions_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
 --
 
@@ -4089,6 +4178,13 @@ CREATE INDEX idem_jobs_open_idx ON idem.idem_jobs USING btree (id) WHERE (state 
 --
 
 CREATE INDEX idem_purge_runs_running_idx ON idem.idem_purge_runs USING btree (id) WHERE (state = 'running'::text);
+
+
+--
+-- Name: idem_timelines_first_seen_idx; Type: INDEX; Schema: idem; Owner: -
+--
+
+CREATE INDEX idem_timelines_first_seen_idx ON idem.idem_timelines USING btree (first_seen);
 
 
 --
@@ -4545,6 +4641,15 @@ GRANT ALL ON FUNCTION idem.idem_live_stats(p_tenant text, p_operation text, p_lo
 
 
 --
+-- Name: FUNCTION idem_note_timeline(); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_note_timeline() FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_note_timeline() TO idem_reader;
+GRANT ALL ON FUNCTION idem.idem_note_timeline() TO idem_worker;
+
+
+--
 -- Name: FUNCTION idem_pause(p_tenant text, p_operation text, p_reason text, p_actor text, p_for_ms bigint, p_until timestamp with time zone); Type: ACL; Schema: idem; Owner: -
 --
 
@@ -4885,6 +4990,13 @@ GRANT SELECT ON TABLE idem.idem_stats_live TO idem_reader;
 --
 
 GRANT SELECT ON TABLE idem.idem_storage_samples TO idem_reader;
+
+
+--
+-- Name: TABLE idem_timelines; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_timelines TO idem_reader;
 
 
 --

@@ -171,6 +171,7 @@ private Q_SLOTS:
     void unreadableDatabaseKeepsServing();
     void readOnlyServerAndLostConnectionInWords();
     void usageErrors();
+    void nodeAndTimeline();
     void throughAPoolerLeavesNothing();
     void latencyHistogramsCountEachMinuteOnce();
     void latencyWithoutTheLatencySchema();
@@ -765,12 +766,13 @@ void TestExporter::scrapesNeverReachTheDatabase()
     const int trips = proxy.roundTrips() - trips0;
     qInfo("%d scrapes in %.1f s: %.0f readings, %d round trips", scrapes, seconds, readings, trips);
     QVERIFY2(readings >= 1 && readings <= seconds + 1, qPrintable(QString::number(readings)));
-    // One reading is eighteen round trips (the latency roll-up's begin, timeout, roll-up, commit;
+    // One reading is twenty-one round trips (the latency roll-up's begin, timeout, roll-up, commit;
     // begin, timeout, figures, counters; the pauses' savepoint, its first statement, list, server
-    // time, release; the latency's savepoint, first statement, folded_to, release; commit),
-    // whatever the scrapes; the latency's first reading and each minute folded add one; the
-    // shared exact refresh, due at most once in 20 s, adds eight at most once here.
-    QVERIFY2(trips <= 18 * (readings + 1) + 8 + 2, qPrintable(QStringLiteral("%1 round trips").arg(trips)));
+    // time, release; the latency's savepoint, first statement, folded_to, release; the node, its
+    // system identifier, its standbys; commit), whatever the scrapes; the latency's first reading
+    // and each minute folded add one; the shared exact refresh, due at most once in 20 s, adds
+    // eight at most once here. The timeline is recorded at the first reading only (before these).
+    QVERIFY2(trips <= 21 * (readings + 1) + 8 + 2, qPrintable(QStringLiteral("%1 round trips").arg(trips)));
 }
 
 void TestExporter::unreadableDatabaseKeepsServing()
@@ -846,6 +848,43 @@ void TestExporter::readOnlyServerAndLostConnectionInWords()
     QVERIFY2(err.contains(QLatin1String("; reconnecting")), qPrintable(err));
     QVERIFY2(!err.contains(QLatin1String("client encoding")), qPrintable(err));
     QVERIFY(exporter.waitFor(QStringLiteral("idem_up{schema=\"idem\"}"), 1));
+    QCOMPARE(exporter.stop(), 0);
+}
+
+// Issue #29: which node answered (address as the server saw it, system identifier, primary) and
+// its timeline, as the server says; the exporter records the timeline for the consoles' charts
+// (idem_note_timeline, schema v20) as the first client to see it.
+void TestExporter::nodeAndTimeline()
+{
+    pqxx::nontransaction(*m_conn).exec("TRUNCATE idem.idem_timelines");
+    ExporterProcess exporter;
+    QVERIFY2(exporter.start({ QStringLiteral("--dsn"), QString::fromStdString(readerDsn()),
+                 QStringLiteral("--interval"), QStringLiteral("300ms") }),
+        qPrintable(exporter.err()));
+    QVERIFY2(exporter.waitFor(QStringLiteral("idem_exporter_reads_total{schema=\"idem\"}"), 3, true),
+        qPrintable(exporter.err()));
+    const auto text = exporter.scrape();
+    QCOMPARE(sampleIn(text, QStringLiteral("idem_up{schema=\"idem\"}")), 1.0);
+    pqxx::read_transaction t(*m_conn);
+    const auto row = t.exec("SELECT host(inet_server_addr()) || ':' || inet_server_port(),"
+                            " (SELECT system_identifier::text FROM pg_control_system()),"
+                            " ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int")[0];
+    const QString info
+        = QStringLiteral("idem_node_info{schema=\"idem\",server_address=\"%1\",system_identifier=\"%2\","
+                         "role=\"primary\"}")
+              .arg(QString::fromStdString(row[0].as<std::string>()), QString::fromStdString(row[1].as<std::string>()));
+    QVERIFY2(sampleIn(text, info) == 1.0, text.constData());
+    QCOMPARE(sampleIn(text, QStringLiteral("idem_node_timeline{schema=\"idem\"}")), double(row[2].as<int>()));
+    QCOMPARE(sampleIn(text, QStringLiteral("idem_exporter_node_changes_total{schema=\"idem\"}")), 0.0);
+    t.commit();
+    // Recorded by the exporter's login, the system's first timeline: no failover.
+    const auto recorded = pqxx::nontransaction(*m_conn).exec(
+        "SELECT db_role, timeline, previous_timeline IS NULL FROM idem.idem_timelines");
+    QCOMPARE(recorded.size(), pqxx::result::size_type(1));
+    QCOMPARE(recorded[0][0].as<std::string>(), std::string(readerLogin));
+    QCOMPARE(recorded[0][1].as<int>(), row[2].as<int>());
+    QVERIFY(recorded[0][2].as<bool>());
+    QVERIFY2(!exporter.err().contains(QLatin1String("cannot record")), qPrintable(exporter.err()));
     QCOMPARE(exporter.stop(), 0);
 }
 

@@ -11,6 +11,8 @@
 
 #include <pqxx/pqxx>
 
+#include "models/consolesession.h"
+#include "operations/events.h"
 #include "schema/migrate.h"
 #include "tests/support/cliprocess.h"
 
@@ -65,6 +67,13 @@ private:
     QString m_problem;
 };
 
+// The address:port a member's PostgreSQL listens on, as inet_server_addr() names it.
+QString nodeAddress(const PatroniCluster& cluster, const QString& member)
+{
+    const auto m = QRegularExpression(QStringLiteral("host=(\\S+) port=(\\d+)")).match(cluster.dsn(member));
+    return m.captured(1) + QLatin1Char(':') + m.captured(2);
+}
+
 std::int64_t count(const QString& dsn, const char* sql)
 {
     pqxx::connection c(dsn.toStdString());
@@ -107,6 +116,17 @@ void TestPatroni::synchronousSwitchoverAndLeaderKillLoseNothing()
         idem::migrate(c, { idem::SchemaName(), false });
     }
     const QString first = cluster.leader();
+    // A console through HAProxy, reading its server info every half second: it records the first
+    // timeline, and after the switchover names the new leader and records the failover.
+    idem::console::ConsoleSession console;
+    console.setInfoRefreshInterval(std::chrono::milliseconds(500));
+    idem::console::ConnectionSettings settings;
+    settings.conninfo = dsn;
+    console.connectTo(settings);
+    QTRY_VERIFY_WITH_TIMEOUT(console.state() == idem::console::ConsoleSession::State::Connected, 30000);
+    QCOMPARE(console.serverInfo().serverAddress, nodeAddress(cluster, first));
+    const int firstTimeline = console.serverInfo().timeline;
+    QVERIFY(firstTimeline > 0);
 
     QProcess demo;
     demo.setProcessEnvironment(idem::test::cleanEnvironment());
@@ -118,8 +138,26 @@ void TestPatroni::synchronousSwitchoverAndLeaderKillLoseNothing()
     QThread::msleep(3000);
     const CliRun switched = cluster.command(QStringLiteral("switchover"));
     QVERIFY2(switched.exitCode == 0, qPrintable(describe(switched)));
-    QVERIFY2(cluster.leader() != first, qPrintable(cluster.leader()));
-    QThread::msleep(3000);
+    const QString second = cluster.leader();
+    QVERIFY2(second != first, qPrintable(second));
+    QTRY_VERIFY2_WITH_TIMEOUT(console.serverInfo().serverAddress == nodeAddress(cluster, second)
+            && console.serverInfo().timeline > firstTimeline,
+        qPrintable(console.serverInfo().nodeText()), 30000);
+    QVERIFY2(console.serverInfo().previousNode.contains(nodeAddress(cluster, first)),
+        qPrintable(console.serverInfo().previousNode));
+    QVERIFY(!console.serverInfo().inRecovery);
+    {
+        pqxx::connection c(dsn.toStdString());
+        const auto nowUs
+            = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+                  .count();
+        int failovers = 0;
+        for (const auto& e : idem::listEvents(c, idem::SchemaName(), nowUs - 600000000LL, nowUs + 60000000LL))
+            if (e.action == "failover" && e.text.find(nodeAddress(cluster, second).toStdString()) != std::string::npos)
+                ++failovers;
+        QCOMPARE(failovers, 1);
+    }
+    console.disconnectFromServer();
     const CliRun killed = cluster.command(QStringLiteral("kill-leader"));
     QVERIFY2(killed.exitCode == 0, qPrintable(describe(killed)));
     const CliRun back = cluster.command(QStringLiteral("wait-leader"));

@@ -156,6 +156,17 @@ std::optional<Probe> probeFor(const QString& table, const QString& op)
             return Probe { "DELETE FROM " + t + " WHERE idempotency_key = $1", "seed",
                 "SELECT count(*)::text FROM " + t + " WHERE idempotency_key = 'seed'", "0" };
     }
+    if (table == QLatin1String("idem_timelines")) { // schema v20: written only by idem_note_timeline
+        if (o == "INSERT")
+            return Probe { "INSERT INTO " + t + " VALUES (42, $1::int, now(), 1, 'forged:1', 'me')", "9",
+                "SELECT count(*)::text FROM " + t + " WHERE timeline = 9", "1" };
+        if (o == "UPDATE")
+            return Probe { "UPDATE " + t + " SET node = 'forged:1' WHERE timeline = $1::int", "2",
+                "SELECT node FROM " + t + " WHERE timeline = 2", "forged:1" };
+        if (o == "DELETE")
+            return Probe { "DELETE FROM " + t + " WHERE timeline = $1::int", "2",
+                "SELECT count(*)::text FROM " + t + " WHERE timeline = 2", "0" };
+    }
     if (table == QLatin1String("idem_schema_version")) {
         if (o == "UPDATE")
             return Probe { "UPDATE " + t + " SET checksum = $1 WHERE version = 1", "tampered",
@@ -180,7 +191,8 @@ void reseed(pqxx::connection& c)
     pqxx::work w(c);
     w.exec("TRUNCATE idem.task_idempotency, idem.idem_counters, idem.task_idempotency_audit,"
            " idem.task_idempotency_conflicts, idem.idem_pauses, idem.idem_worker_versions, idem.idem_deploys,"
-           " idem.idem_job_items, idem.idem_jobs");
+           " idem.idem_job_items, idem.idem_jobs, idem.idem_timelines");
+    w.exec_params("INSERT INTO idem.idem_timelines VALUES (42, $1::int, now(), 1, '127.0.0.1:5432', 'postgres')", "2");
     w.exec_params("INSERT INTO idem.idem_worker_versions VALUES ($1, '2.3.1', now(), now(), 'postgres')", "seed");
     w.exec_params(
         "INSERT INTO idem.idem_deploys (at, worker, new_version, db_role) VALUES (now(), $1, '2.3.1', 'postgres')",
@@ -271,6 +283,7 @@ void TestPrivileges::matrix_data()
         { "idem_deploys", every },
         { "idem_jobs", every },
         { "idem_job_items", every },
+        { "idem_timelines", every },
         { "idem_schema_version",
             { QStringLiteral("SELECT"), QStringLiteral("UPDATE"), QStringLiteral("DELETE"), QStringLiteral("LOCK") } },
     };

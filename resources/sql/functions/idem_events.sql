@@ -1,4 +1,4 @@
--- idem_events (schema v17, changed in v18; the history is in git log).
+-- idem_events (schema v17, changed in v18 and v20; the history is in git log).
 -- The events of [p_from, p_to) that explain a change in a chart, oldest first, at most p_limit
 -- (1 to 10000): from the audit trail, recovery actions, retention changes and purges, pauses and
 -- resumes, and operators' annotations, each with the tenant and operation it concerns ('*' for
@@ -6,8 +6,11 @@
 -- (idem_deploys, action 'deploy', id the deploy's own, not an audit entry's), which concern every
 -- tenant and operation, with the worker that reported the new version, the old and the new
 -- version (NULL on the other events), the reporting role and the worker as actor, and a text that
--- says it. With p_tenant / p_operation, only the events that concern them, '*' included. Reads
--- both tables through their indexes on the time; an audit entry and a deploy at the same time
+-- says it; and (v20) failovers (idem_timelines rows after the system's first, action 'failover',
+-- id the row's timeline), which concern every tenant and operation, with the role that first
+-- noticed the new timeline and the primary's address as actor, and a text that names both
+-- timelines. With p_tenant / p_operation, only the events that concern them, '*' included. Reads
+-- each table through its index on the time; an audit entry, a deploy and a failover at the same time
 -- come in that order.
 CREATE OR REPLACE FUNCTION idem_events(p_from timestamptz, p_to timestamptz, p_tenant text DEFAULT NULL,
                                        p_operation text DEFAULT NULL, p_limit integer DEFAULT 1000)
@@ -42,10 +45,17 @@ BEGIN
                          ELSE format('%s: %s -> %s', d.worker, d.old_version, d.new_version) END,
                     d.worker, d.old_version, d.new_version
                FROM idem_deploys d
-              WHERE d.at >= p_from AND d.at < p_to)) e
+              WHERE d.at >= p_from AND d.at < p_to)
+            UNION ALL
+            (SELECT f.timeline::bigint, f.first_seen, 'failover'::text, '*'::text, '*'::text,
+                    format('%s (%s)', f.db_role, f.node),
+                    format('a new primary: timeline %s -> %s, at %s', f.previous_timeline, f.timeline, f.node),
+                    NULL::text, NULL::text, NULL::text
+               FROM idem_timelines f
+              WHERE f.first_seen >= p_from AND f.first_seen < p_to AND f.previous_timeline IS NOT NULL)) e
      WHERE (p_tenant IS NULL OR e.tenant IN (p_tenant, '*'))
        AND (p_operation IS NULL OR e.operation IN (p_operation, '*'))
-     ORDER BY e.at, e.action = 'deploy', e.id
+     ORDER BY e.at, e.action = 'deploy', e.action = 'failover', e.id
      LIMIT p_limit;
 END
 $events$;

@@ -1,0 +1,74 @@
+#include "operations/node.h"
+
+#include <pqxx/pqxx>
+
+namespace idem {
+
+NodeIdentity readNodeIdentity(pqxx::transaction_base& tx)
+{
+    // The control functions may have had EXECUTE revoked from PUBLIC: the server checks that when
+    // it prepares a statement, whatever a CASE around the call would decide, so each is called in
+    // a statement of its own, only when allowed. CASE keeps pg_current_wal_lsn() (an error in
+    // recovery) to a primary.
+    const auto row
+        = tx.exec("SELECT host(inet_server_addr()), inet_server_port(), pg_is_in_recovery(),"
+                  "       has_function_privilege('pg_catalog.pg_control_system()', 'EXECUTE'),"
+                  "       has_function_privilege('pg_catalog.pg_control_checkpoint()', 'EXECUTE'),"
+                  "       CASE WHEN NOT pg_is_in_recovery()"
+                  "            THEN ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::integer END,"
+                  "       (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint")[0];
+    NodeIdentity n;
+    if (!row[0].is_null())
+        n.serverAddress = row[0].as<std::string>() + ":" + row[1].as<std::string>();
+    n.inRecovery = row[2].as<bool>();
+    n.systemAllowed = row[3].as<bool>();
+    n.checkpointAllowed = row[4].as<bool>();
+    if (!row[5].is_null())
+        n.timeline = row[5].as<int>();
+    n.postmasterStartUs = row[6].as<std::int64_t>();
+    if (n.systemAllowed)
+        n.systemIdentifier
+            = tx.exec("SELECT system_identifier::text FROM pg_catalog.pg_control_system()")[0][0].as<std::string>();
+    if (n.inRecovery && n.checkpointAllowed)
+        n.timeline = tx.exec("SELECT timeline_id FROM pg_catalog.pg_control_checkpoint()")[0][0].as<int>();
+    if (!n.inRecovery) {
+        for (const auto& r : tx.exec("SELECT application_name, sync_state, state,"
+                                     "       (extract(epoch FROM replay_lag) * 1000)::bigint"
+                                     "  FROM pg_catalog.pg_stat_replication ORDER BY application_name")) {
+            if (r[1].is_null()) {
+                ++n.hiddenStandbys;
+                continue;
+            }
+            NodeIdentity::Standby s;
+            s.name = r[0].is_null() ? std::string() : r[0].as<std::string>();
+            s.syncState = r[1].as<std::string>();
+            s.state = r[2].is_null() ? std::string() : r[2].as<std::string>();
+            s.replayLagMs = r[3].is_null() ? -1 : r[3].as<std::int64_t>();
+            n.standbys.push_back(std::move(s));
+        }
+    }
+    return n;
+}
+
+TimelineNote noteTimeline(pqxx::connection& conn, const SchemaName& schema)
+{
+    pqxx::work w(conn);
+    w.exec("SET LOCAL statement_timeout = '5s'");
+    const auto row = w.exec("SELECT outcome, system_identifier::text, timeline, previous_timeline,"
+                            " (extract(epoch FROM since) * 1000000)::bigint FROM "
+        + schema.qualify("idem_note_timeline") + "()")[0];
+    w.commit();
+    TimelineNote note;
+    note.outcome = row[0].as<std::string>();
+    if (!row[1].is_null())
+        note.systemIdentifier = row[1].as<std::string>();
+    if (!row[2].is_null())
+        note.timeline = row[2].as<int>();
+    if (!row[3].is_null())
+        note.previousTimeline = row[3].as<int>();
+    if (!row[4].is_null())
+        note.sinceUs = row[4].as<std::int64_t>();
+    return note;
+}
+
+} // namespace idem

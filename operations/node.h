@@ -1,0 +1,62 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <pqxx/connection>
+#include <pqxx/transaction_base>
+
+#include "core/identifier.h"
+
+namespace idem {
+
+// Which server a connection reached, as the server itself says (issue #29): behind HAProxy or a
+// multi-host conninfo the address a client was given names no node, and after a failover the
+// same address reaches another one. No Qt: the console's worker thread and the exporter call it.
+struct NodeIdentity {
+    // The server's side of the connection, inet_server_addr():inet_server_port(); empty on a
+    // Unix socket.
+    std::string serverAddress;
+    // pg_control_system(): the same on a primary and its standbys, another on another cluster.
+    // Empty when the role may not call it (EXECUTE revoked; systemAllowed false).
+    std::string systemIdentifier;
+    bool systemAllowed = false;
+    // The WAL timeline: a primary's insert timeline (from its current WAL file name), a standby's
+    // last restartpoint's (pg_control_checkpoint(), which needs EXECUTE: checkpointAllowed); 0 when
+    // not known. A promotion starts a new one.
+    int timeline = 0;
+    bool checkpointAllowed = false;
+    bool inRecovery = false;
+    std::int64_t postmasterStartUs = 0; // pg_postmaster_start_time(), the server's clock
+
+    // A primary's standbys as pg_stat_replication shows them now. Without pg_read_all_stats (or
+    // pg_monitor) a role sees a row per standby and nothing in it: hiddenStandbys counts those.
+    struct Standby {
+        std::string name; // application_name (Patroni: the member's name)
+        std::string syncState; // async, potential, sync, quorum
+        std::string state; // streaming, catchup, ...
+        std::int64_t replayLagMs = -1; // -1: not known (idle standbys report none)
+    };
+    std::vector<Standby> standbys;
+    int hiddenStandbys = 0;
+};
+
+// Reads it in the caller's transaction (read-only is fine); every function guarded by its privilege.
+NodeIdentity readNodeIdentity(pqxx::transaction_base& tx);
+
+// What idem_note_timeline (schema v20) answered: see resources/sql/functions/idem_note_timeline.sql.
+struct TimelineNote {
+    std::string outcome; // known, first, failover, standby, read_only, not_allowed
+    std::string systemIdentifier; // empty: not known
+    int timeline = 0;
+    int previousTimeline = 0; // 0: none (the system's first timeline)
+    std::int64_t sinceUs = 0; // when the timeline was first seen by any client; 0: not known
+};
+
+// Records the primary's timeline the first time any client sees it (a failover event for every
+// console: idem_events lists it). Its own short transaction (statement_timeout 5 s) on conn; the
+// caller checks that the schema is v20 or later. Needs idem_reader or idem_worker.
+TimelineNote noteTimeline(pqxx::connection& conn, const SchemaName& schema);
+
+} // namespace idem
