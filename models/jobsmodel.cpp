@@ -35,7 +35,7 @@ QString jobStateLabel(const std::string& state)
 QString jobActionLabel(const idem::JobStatus& job)
 {
     if (job.action == "requeue")
-        return job.extraAttempts ? QCoreApplication::translate("idem::console::JobsModel", "requeue (+%n attempt(s))", nullptr, *job.extraAttempts) : QCoreApplication::translate("idem::console::JobsModel", "requeue");
+        return job.extraAttempts ? QCoreApplication::translate("idem::console::JobsModel", "requeue (attempts +%1)").arg(*job.extraAttempts) : QCoreApplication::translate("idem::console::JobsModel", "requeue");
     if (job.action == "release")
         return QCoreApplication::translate("idem::console::JobsModel", "release lease");
     if (job.action == "fail")

@@ -70,16 +70,6 @@
     </message>
 </context>
 <context>
-    <name>idem::console::JobsModel</name>
-    <message numerus="yes">
-        <source>requeue (+%n attempt(s))</source>
-        <translation>
-            <numerusform>requeue (+%n attempt)</numerusform>
-            <numerusform>requeue (+%n attempts)</numerusform>
-        </translation>
-    </message>
-</context>
-<context>
     <name>idem::console::JobsWidget</name>
     <message numerus="yes">
         <source>%n refused row(s) written to %1</source>

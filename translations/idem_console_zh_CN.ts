@@ -169,10 +169,6 @@
         <translation>匹配的任务超过 %1 个（截至 %2）：超出单个作业的容量，请缩小筛选范围</translation>
     </message>
     <message>
-        <source>%1 tasks match (as of %2); %3 of them can be changed by this action, %4 would be skipped (not applicable)</source>
-        <translation>%1 个任务匹配（截至 %2）；其中 %3 个可由此操作修改，%4 个将被跳过（不适用）</translation>
-    </message>
-    <message>
         <source>the count is not known yet</source>
         <translation>尚不知道数量</translation>
     </message>
@@ -187,10 +183,6 @@
     <message>
         <source>a reason is required</source>
         <translation>必须填写原因</translation>
-    </message>
-    <message>
-        <source>%1 (+%2 attempt(s))</source>
-        <translation>%1（+%2 次尝试）</translation>
     </message>
     <message>
         <source>Action: %1 — each task %2</source>
@@ -239,6 +231,14 @@
     <message>
         <source>Not started, nothing changed: %1</source>
         <translation>未启动，未做任何修改：%1</translation>
+    </message>
+    <message>
+        <source>%1 tasks match (as of %2): the action applies to %3, skips %4</source>
+        <translation>%1 个任务匹配（截至 %2）：此操作适用于 %3 个，跳过 %4 个</translation>
+    </message>
+    <message>
+        <source>%1 (attempts +%2)</source>
+        <translation>%1（尝试次数 +%2）</translation>
     </message>
 </context>
 <context>
@@ -1752,12 +1752,6 @@ Check the SSL mode and that the root certificate is the one that signed the serv
         <source>awaiting approval</source>
         <translation>等待审批</translation>
     </message>
-    <message numerus="yes">
-        <source>requeue (+%n attempt(s))</source>
-        <translation>
-            <numerusform>重新入队（+%n 次尝试）</numerusform>
-        </translation>
-    </message>
     <message>
         <source>requeue</source>
         <translation>重新入队</translation>
@@ -1853,6 +1847,10 @@ Check the SSL mode and that the root certificate is the one that signed the serv
     <message>
         <source>%1 (%2), %3</source>
         <translation>%1（%2），%3</translation>
+    </message>
+    <message>
+        <source>requeue (attempts +%1)</source>
+        <translation>重新入队（尝试次数 +%1）</translation>
     </message>
 </context>
 <context>

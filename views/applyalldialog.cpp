@@ -105,7 +105,9 @@ ApplyAllDialog::ApplyAllDialog(ConsoleSession* admin, JobRunners* runners, const
     layout->addWidget(m_plan);
     layout->addWidget(m_result);
     layout->addWidget(buttons);
-    resize(620, sizeHint().height());
+    // Wrapped labels grow as the plan changes: the dialog never clips them.
+    layout->setSizeConstraint(QLayout::SetMinimumSize);
+    resize(760, sizeHint().height());
 
     connect(m_action, &QComboBox::currentIndexChanged, this, [this] {
         m_extra->setEnabled(action() == idem::RecoveryAction::Requeue);
@@ -181,8 +183,7 @@ void ApplyAllDialog::updatePlan()
             m_count->setText(tr("more than %1 tasks match (as of %2): more than one job takes; narrow the filter")
                                  .arg(count(m_preview->matched), at));
         else
-            m_count->setText(tr("%1 tasks match (as of %2); %3 of them can be changed by this action, %4 would be "
-                                "skipped (not applicable)")
+            m_count->setText(tr("%1 tasks match (as of %2): the action applies to %3, skips %4")
                                  .arg(count(m_preview->matched), at, count(m_preview->applicable), count(skipped)));
     }
     QStringList problems;
@@ -198,7 +199,7 @@ void ApplyAllDialog::updatePlan()
         problems.clear();
 
     const QString what = a == idem::RecoveryAction::Requeue
-        ? tr("%1 (+%2 attempt(s))").arg(actionTitle(a)).arg(m_extra->value())
+        ? tr("%1 (attempts +%2)").arg(actionTitle(a)).arg(m_extra->value())
         : actionTitle(a);
     QString plan = tr("Action: %1 — each task %2").arg(what, actionEffect(a, m_extra->value()));
     plan += QLatin1Char('\n') + tr("Filter: %1").arg(visibleText(idem::describeJobFilter(m_filter)));

@@ -16,6 +16,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -108,8 +109,19 @@ JobsWidget::JobsWidget(ConsoleSession* monitor, ConsoleSession* admin, JobRunner
     connect(m_model, &JobsModel::changed, this, [this] {
         if (m_wanted && m_model->rowOfJob(m_wanted) >= 0)
             selectJob(std::exchange(m_wanted, 0));
-        if (m_view->horizontalHeader()->sectionSize(JobsModel::FilterColumn) < 60 && m_model->rowCount() > 0)
+        // Fitted to the first rows read, then left to the user.
+        if (!m_fitted && m_model->rowCount() > 0) {
+            m_fitted = true;
             m_view->resizeColumnsToContents();
+            // Rate, ETA and the runner are empty until a runner works: room for what comes.
+            const int em = m_view->fontMetrics().horizontalAdvance(QLatin1Char('M'));
+            const std::pair<int, int> least[] = { { JobsModel::StateColumn, 10 * em },
+                { JobsModel::RateColumn, 8 * em }, { JobsModel::EtaColumn, 5 * em }, { JobsModel::RunnerColumn, 14 * em } };
+            for (const auto& [column, width] : least)
+                m_view->setColumnWidth(column, std::max(m_view->columnWidth(column), width));
+            for (int c = 0; c < JobsModel::COLUMN_COUNT; ++c)
+                m_view->setColumnWidth(c, std::min(m_view->columnWidth(c), 300));
+        }
         updateDetail();
     });
     connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this, &JobsWidget::updateDetail);

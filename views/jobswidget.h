@@ -79,6 +79,7 @@ private:
     QLabel* m_message;
     std::int64_t m_wanted = 0; // selectJob() before the job was listed
     quint64 m_cancelRequest = 0;
+    bool m_fitted = false;
 };
 
 } // namespace idem::console

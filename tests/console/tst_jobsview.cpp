@@ -162,13 +162,13 @@ ApplyAllDialog* TestJobsView::openApplyAll(const idem::TaskFilter& filter, std::
         return nullptr;
     QTest::mouseClick(tasks()->applyAllButton(), Qt::LeftButton);
     ApplyAllDialog* dialog = nullptr;
-    QTest::qWaitFor(
+    const bool shown = QTest::qWaitFor(
         [&] {
             dialog = m_window->findChild<ApplyAllDialog*>();
             return dialog && dialog->isVisible() && dialog->preview();
         },
         browserTimeoutMs);
-    return dialog;
+    return shown ? dialog : nullptr;
 }
 
 void TestJobsView::applyToAllFromTheTasksPage()
@@ -197,13 +197,14 @@ void TestJobsView::applyToAllFromTheTasksPage()
     QVERIFY(dialog->startButton()->isEnabled());
     // What will run, exactly.
     const QString plan = dialog->planLabel()->text();
-    for (const auto& part : { QStringLiteral("Action: Requeue (+1 attempt(s))"), QStringLiteral("Filter: status failed, tenant ja"),
+    for (const auto& part : { QStringLiteral("Action: Requeue (attempts +1)"), QStringLiteral("Filter: status failed, tenant ja"),
              QStringLiteral("Count: 300 match now, 300 to change"), QStringLiteral("Cap: 500 rows at most") })
         QVERIFY2(plan.contains(part), qPrintable(plan));
+    QVERIFY(dialog->planLabel()->text().contains(QStringLiteral("Runs: from this console now")));
+    QVERIFY(dialog->grab().save(shot(QStringLiteral("apply-all-dialog.png"))));
     // Not run here: the job waits for a runner (Resume below).
     dialog->runHereBox()->setChecked(false);
     QVERIFY(dialog->planLabel()->text().contains(QStringLiteral("Runs: not here")));
-    QVERIFY(dialog->grab().save(shot(QStringLiteral("apply-all-dialog.png"))));
     QTest::mouseClick(dialog->startButton(), Qt::LeftButton);
     QTRY_VERIFY_WITH_TIMEOUT(dialog->startedJob().has_value(), browserTimeoutMs);
     const std::int64_t id = *dialog->startedJob();
