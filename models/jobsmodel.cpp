@@ -292,7 +292,7 @@ QVariant JobsModel::data(const QModelIndex& index, int role) const
     }
     case EtaColumn: {
         if (j.ended())
-            return j.finishedAtUs ? formatCellTimeUs(*j.finishedAtUs, j.serverNowUs) : QString();
+            return QString(); // when it ended: the page's detail says
         const auto eta = etaSeconds(j.id);
         return eta ? jobDurationText(*eta) : QStringLiteral("—");
     }
