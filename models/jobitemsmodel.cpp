@@ -93,8 +93,9 @@ QVariant JobItemsModel::data(const QModelIndex& index, int role) const
     case FoundColumn:
         if (it.nowStatus.empty())
             return QString();
-        return it.nowUpdatedAtUs ? QStringLiteral("%1, %2").arg(statusLabel(it.nowStatus), formatTimeUs(*it.nowUpdatedAtUs))
-                                 : statusLabel(it.nowStatus);
+        return it.nowUpdatedAtUs
+            ? QStringLiteral("%1, %2").arg(statusLabel(it.nowStatus), formatTimeUs(*it.nowUpdatedAtUs))
+            : statusLabel(it.nowStatus);
     case TriesColumn:
         return it.tries;
     case DoneColumn:
@@ -176,7 +177,8 @@ void JobItemsModel::exportCsv(std::int64_t id, const QString& path)
         [id, path](pqxx::connection& conn, const idem::SchemaName& schema) {
             QSaveFile file(path);
             if (!file.open(QIODevice::WriteOnly))
-                throw std::runtime_error("cannot write " + path.toStdString() + ": " + file.errorString().toStdString());
+                throw std::runtime_error(
+                    "cannot write " + path.toStdString() + ": " + file.errorString().toStdString());
             file.write(QByteArray::fromStdString(idem::jobItemsCsvHeader()));
             qint64 rows = 0;
             std::int64_t after = 0;
@@ -191,7 +193,8 @@ void JobItemsModel::exportCsv(std::int64_t id, const QString& path)
                 after = page.back().seq;
             }
             if (!file.commit())
-                throw std::runtime_error("cannot write " + path.toStdString() + ": " + file.errorString().toStdString());
+                throw std::runtime_error(
+                    "cannot write " + path.toStdString() + ": " + file.errorString().toStdString());
             return QVariant(rows);
         },
         this,

@@ -7,8 +7,8 @@
 #include <map>
 #include <memory>
 
-#include "operations/jobs.h"
 #include "models/connectionsettings.h"
+#include "operations/jobs.h"
 
 namespace idem::console {
 

@@ -35,7 +35,9 @@ QString jobStateLabel(const std::string& state)
 QString jobActionLabel(const idem::JobStatus& job)
 {
     if (job.action == "requeue")
-        return job.extraAttempts ? QCoreApplication::translate("idem::console::JobsModel", "requeue (attempts +%1)").arg(*job.extraAttempts) : QCoreApplication::translate("idem::console::JobsModel", "requeue");
+        return job.extraAttempts
+            ? QCoreApplication::translate("idem::console::JobsModel", "requeue (attempts +%1)").arg(*job.extraAttempts)
+            : QCoreApplication::translate("idem::console::JobsModel", "requeue");
     if (job.action == "release")
         return QCoreApplication::translate("idem::console::JobsModel", "release lease");
     if (job.action == "fail")
@@ -54,7 +56,8 @@ QString jobFilterText(const std::string& filterJson)
 
 QString jobProgressText(const idem::JobStatus& j)
 {
-    return QCoreApplication::translate("idem::console::JobsModel", "%1 changed, %2 refused, %3 skipped of %4 (%5 to do)")
+    return QCoreApplication::translate(
+        "idem::console::JobsModel", "%1 changed, %2 refused, %3 skipped of %4 (%5 to do)")
         .arg(j.changed)
         .arg(j.refused())
         .arg(j.skipped())
@@ -263,7 +266,8 @@ QVariant JobsModel::data(const QModelIndex& index, int role) const
         if (index.column() == ReasonColumn)
             return visibleText(j.reason);
         if (index.column() == ProgressColumn)
-            return QCoreApplication::translate("idem::console::JobsModel", "refused: %1 moved on, %2 busy, %3 gone; skipped: %4 not applicable, %5 cancelled")
+            return QCoreApplication::translate("idem::console::JobsModel",
+                "refused: %1 moved on, %2 busy, %3 gone; skipped: %4 not applicable, %5 cancelled")
                 .arg(j.refusedMovedOn)
                 .arg(j.refusedBusy)
                 .arg(j.refusedGone)
@@ -288,7 +292,8 @@ QVariant JobsModel::data(const QModelIndex& index, int role) const
         return jobProgressText(j);
     case RateColumn: {
         const auto r = rate(j.id);
-        return r ? QCoreApplication::translate("idem::console::JobsModel", "%1 rows/s").arg(*r, 0, 'f', *r < 10 ? 1 : 0) : QStringLiteral("—");
+        return r ? QCoreApplication::translate("idem::console::JobsModel", "%1 rows/s").arg(*r, 0, 'f', *r < 10 ? 1 : 0)
+                 : QStringLiteral("—");
     }
     case EtaColumn: {
         if (j.ended())
@@ -298,10 +303,14 @@ QVariant JobsModel::data(const QModelIndex& index, int role) const
     }
     case RunnerColumn:
         if (j.runnerAlive)
-            return QCoreApplication::translate("idem::console::JobsModel", "%1 (pid %2)").arg(visibleText(j.runnerActor)).arg(j.runnerPid.value_or(0));
+            return QCoreApplication::translate("idem::console::JobsModel", "%1 (pid %2)")
+                .arg(visibleText(j.runnerActor))
+                .arg(j.runnerPid.value_or(0));
         if (j.ended())
             return QString();
-        return j.runnerRole.empty() ? QCoreApplication::translate("idem::console::JobsModel", "none yet") : QCoreApplication::translate("idem::console::JobsModel", "gone (last: %1)").arg(visibleText(j.runnerActor));
+        return j.runnerRole.empty() ? QCoreApplication::translate("idem::console::JobsModel", "none yet")
+                                    : QCoreApplication::translate("idem::console::JobsModel", "gone (last: %1)")
+                                          .arg(visibleText(j.runnerActor));
     case StartedByColumn:
         return QCoreApplication::translate("idem::console::JobsModel", "%1 (%2), %3")
             .arg(visibleText(j.dbRole), visibleText(j.actor), formatCellTimeUs(j.momentUs, j.serverNowUs));

@@ -9,9 +9,9 @@
 #include <optional>
 #include <vector>
 
-#include "operations/jobs.h"
 #include "models/sessionpoll.h"
 #include "models/workermessages.h"
+#include "operations/jobs.h"
 
 namespace idem::console {
 

@@ -34,7 +34,10 @@ public:
     idem::RecoveryAction action() const;
     const idem::TaskFilter& filter() const { return m_filter; }
     const std::optional<idem::JobPreview>& preview() const { return m_preview; }
-    std::optional<std::int64_t> startedJob() const { return m_started ? std::optional(m_started->jobId) : std::nullopt; }
+    std::optional<std::int64_t> startedJob() const
+    {
+        return m_started ? std::optional(m_started->jobId) : std::nullopt;
+    }
 
     QComboBox* actionBox() const { return m_action; }
     QSpinBox* extraAttempts() const { return m_extra; }

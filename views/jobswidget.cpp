@@ -115,8 +115,9 @@ JobsWidget::JobsWidget(ConsoleSession* monitor, ConsoleSession* admin, JobRunner
             m_view->resizeColumnsToContents();
             // Rate, ETA and the runner are empty until a runner works: room for what comes.
             const int em = m_view->fontMetrics().horizontalAdvance(QLatin1Char('M'));
-            const std::pair<int, int> least[] = { { JobsModel::StateColumn, 10 * em },
-                { JobsModel::RateColumn, 8 * em }, { JobsModel::EtaColumn, 5 * em }, { JobsModel::RunnerColumn, 14 * em } };
+            const std::pair<int, int> least[]
+                = { { JobsModel::StateColumn, 10 * em }, { JobsModel::RateColumn, 8 * em },
+                      { JobsModel::EtaColumn, 5 * em }, { JobsModel::RunnerColumn, 14 * em } };
             for (const auto& [column, width] : least)
                 m_view->setColumnWidth(column, std::max(m_view->columnWidth(column), width));
             for (int c = 0; c < JobsModel::COLUMN_COUNT; ++c)
@@ -204,7 +205,8 @@ void JobsWidget::updateDetail()
     else if (m_monitor->state() != ConsoleSession::State::Connected)
         m_state->setText(tr("Not connected: the list is as last read."));
     else
-        m_state->setText(tr("%n job(s), read every %1 s.", nullptr, m_model->rowCount()).arg(m_model->interval() / 1000.0));
+        m_state->setText(
+            tr("%n job(s), read every %1 s.", nullptr, m_model->rowCount()).arg(m_model->interval() / 1000.0));
 
     const auto id = selectedJob();
     const auto job = id ? m_model->jobById(id) : std::nullopt;
@@ -228,7 +230,9 @@ void JobsWidget::updateDetail()
     }
     const auto& j = *job;
     QStringList lines;
-    lines << tr("Job %1: %2, %3 over %4").arg(j.id).arg(jobStateLabel(j.state), jobActionLabel(j), jobFilterText(j.filterJson));
+    lines << tr("Job %1: %2, %3 over %4")
+                 .arg(j.id)
+                 .arg(jobStateLabel(j.state), jobActionLabel(j), jobFilterText(j.filterJson));
     lines << tr("As of %1, cap %2; started by %3 (%4, %5): %6")
                  .arg(formatTimeUs(j.momentUs), count(j.cap), visibleText(j.dbRole), visibleText(j.actor),
                      visibleText(j.application), visibleText(j.reason));
@@ -244,7 +248,8 @@ void JobsWidget::updateDetail()
     if (j.ended()) {
         QString ended = tr("Ended %1.").arg(j.finishedAtUs ? formatTimeUs(*j.finishedAtUs) : QString());
         if (j.state == "cancelled")
-            ended += QLatin1Char(' ') + tr("Cancelled by %1: %2").arg(visibleText(j.cancelledBy), visibleText(j.cancelReason));
+            ended += QLatin1Char(' ')
+                + tr("Cancelled by %1: %2").arg(visibleText(j.cancelledBy), visibleText(j.cancelReason));
         lines << ended;
     } else if (j.runnerAlive)
         lines << tr("Running: %1 (%2, pid %3)%4")
@@ -267,16 +272,18 @@ void JobsWidget::updateDetail()
 
     const bool runningHere = m_runners && m_runners->running(j.id);
     m_cancel->setEnabled(mayAct && !j.ended() && !m_cancelRequest);
-    m_cancel->setToolTip(mayAct ? tr("Stops it at the next batch; the rows not done are recorded as skipped.") : noRight);
+    m_cancel->setToolTip(
+        mayAct ? tr("Stops it at the next batch; the rows not done are recorded as skipped.") : noRight);
     m_resume->setEnabled(mayAct && m_runners && j.state == "active" && !j.runnerAlive && !runningHere);
     m_resume->setToolTip(mayAct ? (j.runnerAlive ? tr("A runner holds it already.")
                                                  : tr("Runs it from this console on a connection of its own."))
                                 : noRight);
     m_export->setEnabled(j.refused() > 0 && !m_refused->exporting());
     m_refused->setJob(j.id, j.refused());
-    m_refusedTitle->setText(m_refused->more()
-            ? tr("Refused rows: the first %1 of %2 (Export writes them all)").arg(JobItemsModel::shownLimit).arg(count(j.refused()))
-            : tr("Refused rows: %1").arg(count(j.refused())));
+    m_refusedTitle->setText(m_refused->more() ? tr("Refused rows: the first %1 of %2 (Export writes them all)")
+                                                    .arg(JobItemsModel::shownLimit)
+                                                    .arg(count(j.refused()))
+                                              : tr("Refused rows: %1").arg(count(j.refused())));
 }
 
 QDialog* JobsWidget::askCancel()

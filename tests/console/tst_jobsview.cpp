@@ -26,13 +26,13 @@
 
 #include "app/mainwindow.h"
 #include "core/connection.h"
-#include "operations/jobs.h"
 #include "models/consolesession.h"
 #include "models/jobitemsmodel.h"
 #include "models/jobrunners.h"
 #include "models/jobsmodel.h"
 #include "models/profilestore.h"
 #include "models/taskbrowsermodel.h"
+#include "operations/jobs.h"
 #include "tests/console/tst_taskbrowser_support.h"
 #include "tests/support/taskrows.h"
 #include "views/applyalldialog.h"
@@ -94,7 +94,8 @@ private:
 void TestJobsView::initTestCase()
 {
     QStandardPaths::setTestModeEnabled(true);
-    QSettings(QSettings::IniFormat, QSettings::UserScope, QStringLiteral("Idem"), QStringLiteral("idem-console")).clear();
+    QSettings(QSettings::IniFormat, QSettings::UserScope, QStringLiteral("Idem"), QStringLiteral("idem-console"))
+        .clear();
     IDEM_REQUIRE_DATABASE();
     m_db = std::make_unique<ScratchDatabase>("jobsview");
     m_owner = m_db->connect();
@@ -184,10 +185,12 @@ void TestJobsView::applyToAllFromTheTasksPage()
     // The preview counts every matching row, not the loaded page.
     QCOMPARE(dialog->preview()->matched, 300);
     QCOMPARE(dialog->preview()->applicable, 300);
-    QVERIFY2(dialog->countLabel()->text().startsWith(QStringLiteral("300 tasks match")), qPrintable(dialog->countLabel()->text()));
+    QVERIFY2(dialog->countLabel()->text().startsWith(QStringLiteral("300 tasks match")),
+        qPrintable(dialog->countLabel()->text()));
     // No reason, no start.
     QVERIFY(!dialog->startButton()->isEnabled());
-    QVERIFY2(dialog->planLabel()->text().contains(QStringLiteral("a reason is required")), qPrintable(dialog->planLabel()->text()));
+    QVERIFY2(dialog->planLabel()->text().contains(QStringLiteral("a reason is required")),
+        qPrintable(dialog->planLabel()->text()));
     // A cap below the count: refused before anything is sent.
     dialog->capBox()->setValue(299);
     dialog->reasonEdit()->insertPlainText(QStringLiteral("gateway fixed, INC-42"));
@@ -197,8 +200,9 @@ void TestJobsView::applyToAllFromTheTasksPage()
     QVERIFY(dialog->startButton()->isEnabled());
     // What will run, exactly.
     const QString plan = dialog->planLabel()->text();
-    for (const auto& part : { QStringLiteral("Action: Requeue (attempts +1)"), QStringLiteral("Filter: status failed, tenant ja"),
-             QStringLiteral("Count: 300 match now, 300 to change"), QStringLiteral("Cap: 500 rows at most") })
+    for (const auto& part :
+        { QStringLiteral("Action: Requeue (attempts +1)"), QStringLiteral("Filter: status failed, tenant ja"),
+            QStringLiteral("Count: 300 match now, 300 to change"), QStringLiteral("Cap: 500 rows at most") })
         QVERIFY2(plan.contains(part), qPrintable(plan));
     QVERIFY(dialog->planLabel()->text().contains(QStringLiteral("Runs: from this console now")));
     QVERIFY(dialog->grab().save(shot(QStringLiteral("apply-all-dialog.png"))));
@@ -208,9 +212,12 @@ void TestJobsView::applyToAllFromTheTasksPage()
     QTest::mouseClick(dialog->startButton(), Qt::LeftButton);
     QTRY_VERIFY_WITH_TIMEOUT(dialog->startedJob().has_value(), browserTimeoutMs);
     const std::int64_t id = *dialog->startedJob();
-    QVERIFY2(dialog->resultLabel()->text().startsWith(QStringLiteral("Job %1 started").arg(id)), qPrintable(dialog->resultLabel()->text()));
+    QVERIFY2(dialog->resultLabel()->text().startsWith(QStringLiteral("Job %1 started").arg(id)),
+        qPrintable(dialog->resultLabel()->text()));
     QVERIFY(!dialog->startButton()->isEnabled());
-    QCOMPARE(one(*m_owner, "SELECT matched || ' ' || state || ' ' || reason || ' ' || cap FROM idem.idem_jobs WHERE id = " + std::to_string(id)),
+    QCOMPARE(one(*m_owner,
+                 "SELECT matched || ' ' || state || ' ' || reason || ' ' || cap FROM idem.idem_jobs WHERE id = "
+                     + std::to_string(id)),
         "300 active gateway fixed, INC-42 500");
     QCOMPARE(m_window->jobRunners()->count(), 0);
     dialog->close();
@@ -230,7 +237,8 @@ void TestJobsView::applyToAllFromTheTasksPage()
     QVERIFY(m_window->showPage(QStringLiteral("jobs")));
     QTRY_VERIFY_WITH_TIMEOUT(jobs()->selectedJob() == id, browserTimeoutMs);
     const int row = jobs()->model()->rowOfJob(id);
-    QCOMPARE(jobs()->model()->index(row, JobsModel::StateColumn).data().toString(), QStringLiteral("active, not running"));
+    QCOMPARE(
+        jobs()->model()->index(row, JobsModel::StateColumn).data().toString(), QStringLiteral("active, not running"));
     QVERIFY(jobs()->resumeButton()->isEnabled());
     QTest::mouseClick(jobs()->resumeButton(), Qt::LeftButton);
     QVERIFY(m_window->jobRunners()->running(id));
@@ -239,7 +247,8 @@ void TestJobsView::applyToAllFromTheTasksPage()
     QTRY_VERIFY_WITH_TIMEOUT(jobs()->model()->jobById(id)->refusedMovedOn == 7 && jobs()->refused()->rowCount() == 7
             && !jobs()->model()->jobById(id)->ended() && jobs()->model()->jobById(id)->runnerAlive,
         browserTimeoutMs);
-    QVERIFY2(jobs()->detailLabel()->text().contains(QStringLiteral("Running:")), qPrintable(jobs()->detailLabel()->text()));
+    QVERIFY2(
+        jobs()->detailLabel()->text().contains(QStringLiteral("Running:")), qPrintable(jobs()->detailLabel()->text()));
     QVERIFY(jobs()->progressBar()->value() > 0 && jobs()->progressBar()->value() < 1000);
     QVERIFY(!jobs()->resumeButton()->isEnabled());
     std::set<std::string> listed;
@@ -259,15 +268,22 @@ void TestJobsView::applyToAllFromTheTasksPage()
     QCOMPARE(done.refusedBusy, 3);
     QCOMPARE(jobs()->progressBar()->value(), 1000);
     QTRY_COMPARE_WITH_TIMEOUT(jobs()->refused()->rowCount(), 10, browserTimeoutMs);
-    QCOMPARE(one(*m_owner, "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key LIKE 'ja:%' AND status = 'retryable_failed'"
-                           " AND max_attempts = 6"),
+    QCOMPARE(one(*m_owner,
+                 "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key LIKE 'ja:%' AND status = "
+                 "'retryable_failed'"
+                 " AND max_attempts = 6"),
         "290");
-    QCOMPARE(one(*m_owner, "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key LIKE 'ja:%' AND status = 'failed'"), "10");
-    QCOMPARE(one(*m_owner, "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key LIKE 'jz:%' AND status = 'failed'"
-                           " AND updated_at = '" + std::string(plantedAt) + "'"),
+    QCOMPARE(one(*m_owner,
+                 "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key LIKE 'ja:%' AND status = 'failed'"),
+        "10");
+    QCOMPARE(one(*m_owner,
+                 "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key LIKE 'jz:%' AND status = 'failed'"
+                 " AND updated_at = '"
+                     + std::string(plantedAt) + "'"),
         "20");
-    QCOMPARE(one(*m_owner, "SELECT count(*) FROM idem.task_idempotency_audit WHERE (after_image ->> 'job_id')::bigint = "
-                 + std::to_string(id) + " AND action = 'requeue'"),
+    QCOMPARE(one(*m_owner,
+                 "SELECT count(*) FROM idem.task_idempotency_audit WHERE (after_image ->> 'job_id')::bigint = "
+                     + std::to_string(id) + " AND action = 'requeue'"),
         "290");
     QVERIFY(jobs()->grab().save(shot(QStringLiteral("jobs-finished.png"))));
 
@@ -315,25 +331,28 @@ void TestJobsView::applyToAllRunsHereAtOnce()
     filter.tenant = "jr";
     auto* dialog = openApplyAll(filter, 250);
     QVERIFY(dialog);
-    dialog->actionBox()->setCurrentIndex(dialog->actionBox()->findData(static_cast<int>(idem::RecoveryAction::Release)));
+    dialog->actionBox()->setCurrentIndex(
+        dialog->actionBox()->findData(static_cast<int>(idem::RecoveryAction::Release)));
     QTRY_VERIFY_WITH_TIMEOUT(dialog->preview() && !dialog->previewing(), browserTimeoutMs);
     QCOMPARE(dialog->preview()->applicable, 250);
     QVERIFY(!dialog->extraAttempts()->isEnabled());
     dialog->reasonEdit()->insertPlainText(QStringLiteral("workers of host-3 dead"));
     QVERIFY(dialog->runHereBox()->isChecked());
-    QVERIFY(dialog->findChild<QLabel*>(QStringLiteral("runNote"))->text().contains(QStringLiteral("idemctl job resume")));
+    QVERIFY(
+        dialog->findChild<QLabel*>(QStringLiteral("runNote"))->text().contains(QStringLiteral("idemctl job resume")));
     QVERIFY(dialog->planLabel()->text().contains(QStringLiteral("Action: Release lease")));
     QTest::mouseClick(dialog->startButton(), Qt::LeftButton);
     QTRY_VERIFY_WITH_TIMEOUT(dialog->startedJob().has_value(), browserTimeoutMs);
     const std::int64_t id = *dialog->startedJob();
     dialog->close();
     // Run from this console on a connection of its own, to the end; the page follows it.
-    QTRY_VERIFY_WITH_TIMEOUT(jobs()->model()->jobById(id) && jobs()->model()->jobById(id)->state == "finished",
-        3 * browserTimeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        jobs()->model()->jobById(id) && jobs()->model()->jobById(id)->state == "finished", 3 * browserTimeoutMs);
     QTRY_VERIFY_WITH_TIMEOUT(!m_window->jobRunners()->running(id), browserTimeoutMs);
     QCOMPARE(jobs()->model()->jobById(id)->changed, 250);
-    QCOMPARE(one(*m_owner, "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key LIKE 'jr:%' AND owner_token IS NULL"
-                           " AND lease_until <= now()"),
+    QCOMPARE(one(*m_owner,
+                 "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key LIKE 'jr:%' AND owner_token IS NULL"
+                 " AND lease_until <= now()"),
         "250");
     QCOMPARE(one(*m_owner, "SELECT runner_role FROM idem.idem_jobs WHERE id = " + std::to_string(id)), operatorRole);
 }
@@ -346,8 +365,9 @@ void TestJobsView::jobFromOperationsShowsAndCancels()
     r.action = idem::RecoveryAction::Fail;
     r.filter.tenant = "jc";
     r.filter.statuses = { "failed", "retryable_failed", "processing" };
-    execSql(*m_owner, "UPDATE idem.task_idempotency SET status = 'retryable_failed', next_attempt_at = now() + interval '1 hour'"
-                      " WHERE idempotency_key LIKE 'jc:%'");
+    execSql(*m_owner,
+        "UPDATE idem.task_idempotency SET status = 'retryable_failed', next_attempt_at = now() + interval '1 hour'"
+        " WHERE idempotency_key LIKE 'jc:%'");
     r.reason = "from idemctl";
     r.actor = "carol@ops-2";
     const auto started = idem::startJob(*m_operator, schema, r);
@@ -356,14 +376,19 @@ void TestJobsView::jobFromOperationsShowsAndCancels()
     QTRY_VERIFY_WITH_TIMEOUT(jobs()->model()->rowOfJob(started.jobId) >= 0, browserTimeoutMs);
     const int row = jobs()->model()->rowOfJob(started.jobId);
     QCOMPARE(jobs()->model()->index(row, JobsModel::ActionColumn).data().toString(), QStringLiteral("mark failed"));
-    QVERIFY(jobs()->model()->index(row, JobsModel::StartedByColumn).data().toString().startsWith(
-        QStringLiteral("%1 (carol@ops-2)").arg(QLatin1String(operatorRole))));
+    QVERIFY(jobs()
+                ->model()
+                ->index(row, JobsModel::StartedByColumn)
+                .data()
+                .toString()
+                .startsWith(QStringLiteral("%1 (carol@ops-2)").arg(QLatin1String(operatorRole))));
     QCOMPARE(jobs()->model()->index(row, JobsModel::ProgressColumn).data().toString(),
         QStringLiteral("0 changed, 0 refused, 0 skipped of 40 (40 to do)"));
     QCOMPARE(jobs()->model()->index(row, JobsModel::RunnerColumn).data().toString(), QStringLiteral("none yet"));
     jobs()->selectJob(started.jobId);
     QTRY_COMPARE_WITH_TIMEOUT(jobs()->selectedJob(), started.jobId, browserTimeoutMs);
-    QVERIFY2(jobs()->detailLabel()->text().contains(QStringLiteral("No runner holds it")), qPrintable(jobs()->detailLabel()->text()));
+    QVERIFY2(jobs()->detailLabel()->text().contains(QStringLiteral("No runner holds it")),
+        qPrintable(jobs()->detailLabel()->text()));
 
     // Cancel from the view: a reason is asked for, and lands in the database with the job's end entry.
     QVERIFY(jobs()->cancelButton()->isEnabled());
@@ -377,11 +402,16 @@ void TestJobsView::jobFromOperationsShowsAndCancels()
     QTest::mouseClick(confirm, Qt::LeftButton);
     QTRY_VERIFY_WITH_TIMEOUT(jobs()->model()->jobById(started.jobId)->state == "cancelled", browserTimeoutMs);
     const std::string where = " FROM idem.idem_jobs WHERE id = " + std::to_string(started.jobId);
-    QCOMPARE(one(*m_owner, "SELECT state || ' ' || cancel_reason || ' ' || skipped_cancelled" + where), "cancelled wrong tenant 40");
+    QCOMPARE(one(*m_owner, "SELECT state || ' ' || cancel_reason || ' ' || skipped_cancelled" + where),
+        "cancelled wrong tenant 40");
     QVERIFY(one(*m_owner, "SELECT cancelled_by" + where).find(operatorRole) == 0);
-    QCOMPARE(one(*m_owner, "SELECT reason FROM idem.task_idempotency_audit WHERE id = (SELECT end_audit_id" + where + ")"),
+    QCOMPARE(
+        one(*m_owner, "SELECT reason FROM idem.task_idempotency_audit WHERE id = (SELECT end_audit_id" + where + ")"),
         "wrong tenant");
-    QCOMPARE(one(*m_owner, "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key LIKE 'jc:%' AND status = 'retryable_failed'"), "40");
+    QCOMPARE(one(*m_owner,
+                 "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key LIKE 'jc:%' AND status = "
+                 "'retryable_failed'"),
+        "40");
     QTRY_VERIFY_WITH_TIMEOUT(jobs()->detailLabel()->text().contains(QStringLiteral("wrong tenant")), browserTimeoutMs);
     QVERIFY(!jobs()->cancelButton()->isEnabled());
     QVERIFY(!jobs()->resumeButton()->isEnabled());
@@ -405,8 +435,10 @@ void TestJobsView::unknownStateShownByName()
     const int row = jobs()->model()->rowOfJob(started.jobId);
     QCOMPARE(jobs()->model()->index(row, JobsModel::StateColumn).data().toString(), QStringLiteral("held_for_review"));
     QVERIFY(!jobs()->resumeButton()->isEnabled());
-    QVERIFY2(jobs()->detailLabel()->text().contains(QStringLiteral("State held_for_review")), qPrintable(jobs()->detailLabel()->text()));
-    execSql(*m_owner, "UPDATE idem.idem_jobs SET state = 'cancelled', cancel_reason = 'test', finished_at = now() WHERE id = $1",
+    QVERIFY2(jobs()->detailLabel()->text().contains(QStringLiteral("State held_for_review")),
+        qPrintable(jobs()->detailLabel()->text()));
+    execSql(*m_owner,
+        "UPDATE idem.idem_jobs SET state = 'cancelled', cancel_reason = 'test', finished_at = now() WHERE id = $1",
         started.jobId);
 }
 
