@@ -191,7 +191,7 @@ int main(int argc, char** argv)
         return 2;
     }
     const QStringList pages = { QStringLiteral("dashboard"), QStringLiteral("tasks"), QStringLiteral("audit"),
-        QStringLiteral("storage"), QStringLiteral("connection") };
+        QStringLiteral("jobs"), QStringLiteral("storage"), QStringLiteral("connection") };
     if (!pages.contains(parser.value(pageOption))) {
         std::fprintf(stderr, "idem-console: --page must be one of: %s\n", qPrintable(pages.join(QStringLiteral(", "))));
         return 2;

@@ -15,6 +15,7 @@
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
 #include "models/eventwatch.h"
+#include "models/jobrunners.h"
 #include "models/pausewatch.h"
 #include "views/trustedkeysdialog.h"
 #include "views/auditwidget.h"
@@ -23,6 +24,7 @@
 #include "views/dashboardrowsdialog.h"
 #include "views/dashboardwidget.h"
 #include "views/exportdialog.h"
+#include "views/jobswidget.h"
 #include "views/language.h"
 #include "views/shortcutsdialog.h"
 #include "views/statuspanel.h"
@@ -46,6 +48,9 @@ MainWindow::MainWindow(ConsoleSession* session, ProfileStore* profiles, QWidget*
     , m_witness(new AuditWitness(m_monitor, this))
     // One list of pauses per poll for every page (the banner, the tiles, the charts, the menus).
     , m_pauses(new PauseWatch(m_monitor, this))
+    // Jobs this console runs, each on a connection of its own, made with the admin's settings.
+    , m_runners(new JobRunners(this))
+    , m_jobs(new JobsWidget(m_monitor, session, m_runners))
 {
     setCentralWidget(m_console);
     // Pages, in tab order. Each page takes the session it reads through (the monitor
@@ -57,7 +62,10 @@ MainWindow::MainWindow(ConsoleSession* session, ProfileStore* profiles, QWidget*
     m_console->statusPanel()->watch(m_monitor);
     auto* audit = new AuditWidget(m_monitor);
     m_console->addPage(audit, tr("Audit"), 2);
-    m_console->addPage(new StorageWidget(m_monitor), tr("Storage"), 3);
+    m_console->addPage(m_jobs, tr("Jobs"), 3);
+    m_console->addPage(new StorageWidget(m_monitor), tr("Storage"), 4);
+    tasks->setJobRunners(m_runners);
+    connect(tasks, &TaskBrowserWidget::jobStarted, m_jobs, [this](qint64 id) { m_jobs->selectJob(id); });
     m_witness->follow(m_dashboard->model());
     m_console->setAuditWitness(m_witness);
     m_console->setPauseWatch(m_pauses);
@@ -244,11 +252,12 @@ QMenu* MainWindow::track(QMenu* menu, const char* source)
 void MainWindow::createViewMenu()
 {
     auto* view = track(menuBar()->addMenu(QString()), QT_TR_NOOP("&View"));
-    // Ctrl+1..5: the pages in tab order.
+    // Ctrl+1..6: the pages in tab order.
     const std::pair<const char*, const char*> pages[] = {
         { "dashboard", QT_TR_NOOP("&Dashboard") },
         { "tasks", QT_TR_NOOP("&Tasks") },
         { "audit", QT_TR_NOOP("&Audit") },
+        { "jobs", QT_TR_NOOP("&Jobs") },
         { "storage", QT_TR_NOOP("&Storage") },
         { "connection", QT_TR_NOOP("C&onnection") },
     };
@@ -342,6 +351,8 @@ void MainWindow::retranslateUi()
             pages->setTabText(i, tr("Tasks"));
         else if (qobject_cast<AuditWidget*>(page))
             pages->setTabText(i, tr("Audit"));
+        else if (page == m_jobs)
+            pages->setTabText(i, tr("Jobs"));
         else if (qobject_cast<StorageWidget*>(page))
             pages->setTabText(i, tr("Storage"));
     }
@@ -364,6 +375,8 @@ bool MainWindow::showPage(const QString& name)
         page = m_console->findChild<TaskBrowserWidget*>();
     else if (name == QLatin1String("audit"))
         page = m_console->findChild<AuditWidget*>();
+    else if (name == QLatin1String("jobs"))
+        page = m_jobs;
     else if (name == QLatin1String("storage"))
         page = m_console->findChild<StorageWidget*>();
     else if (name == QLatin1String("connection"))
@@ -389,6 +402,8 @@ void MainWindow::refreshPage()
         tasks->refresh();
     else if (auto* audit = qobject_cast<AuditWidget*>(page))
         audit->reload();
+    else if (page == m_jobs)
+        m_jobs->reload();
     else if (auto* storage = qobject_cast<StorageWidget*>(page))
         storage->reload();
     else {

@@ -20,6 +20,8 @@ class ConnectionDialog;
 class ConsoleSession;
 class ConsoleWidget;
 class DashboardWidget;
+class JobRunners;
+class JobsWidget;
 class PauseWatch;
 class ProfileStore;
 
@@ -42,11 +44,14 @@ public:
     AuditWitness* auditWitness() const { return m_witness; }
     // The pauses of intake every page shows (read through the monitor session).
     PauseWatch* pauseWatch() const { return m_pauses; }
+    // The recovery jobs this console runs (each on a connection of its own) and their page.
+    JobRunners* jobRunners() const { return m_runners; }
+    JobsWidget* jobsPage() const { return m_jobs; }
     // A dashboard tile's rows: the Tasks page with that filter, or a list of the newest rows.
     void openRows(const idem::TaskFilter& filter, const QString& title, const QString& what,
         const std::optional<idem::TaskSort>& sort = std::nullopt);
-    // Brings a page to the front: "dashboard", "tasks", "audit", "storage" or
-    // "connection" (--page, Ctrl+1..5).
+    // Brings a page to the front: "dashboard", "tasks", "audit", "jobs", "storage"
+    // or "connection" (--page, Ctrl+1..6).
     bool showPage(const QString& name);
     // Help > Keyboard shortcuts: the table built from the window's actions.
     void showShortcuts();
@@ -75,6 +80,8 @@ private:
     DashboardWidget* m_dashboard;
     AuditWitness* m_witness;
     PauseWatch* m_pauses;
+    JobRunners* m_runners;
+    JobsWidget* m_jobs;
     std::optional<ConnectionSettings> m_monitorFollows; // the admin settings the monitor was opened for
     ConnectionDialog* m_dialog = nullptr;
     QMenu* m_fileMenu = nullptr; // snapshot actions go above its separator and Quit

@@ -70,6 +70,23 @@
     </message>
 </context>
 <context>
+    <name>idem::console::JobsWidget</name>
+    <message numerus="yes">
+        <source>%n refused row(s) written to %1</source>
+        <translation>
+            <numerusform>%n refused row written to %1</numerusform>
+            <numerusform>%n refused rows written to %1</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n job(s), read every %1 s.</source>
+        <translation>
+            <numerusform>%n job, read every %1 s.</numerusform>
+            <numerusform>%n jobs, read every %1 s.</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
     <name>idem::console::LatencyWatch</name>
     <message numerus="yes">
         <source>%1: %2 (%Ln runs)</source>
@@ -133,6 +150,13 @@
         <translation>
             <numerusform>%Ln record matches</numerusform>
             <numerusform>%Ln records match</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>Apply to all %Ln matching…</source>
+        <translation>
+            <numerusform>Apply to all %Ln matching…</numerusform>
+            <numerusform>Apply to all %Ln matching…</numerusform>
         </translation>
     </message>
 </context>

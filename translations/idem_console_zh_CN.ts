@@ -99,6 +99,149 @@
     </message>
 </context>
 <context>
+    <name>idem::console::ApplyAllDialog</name>
+    <message>
+        <source>Run it from this console (on a connection of its own)</source>
+        <translation>从本控制台运行（使用单独的连接）</translation>
+    </message>
+    <message>
+        <source>Start job</source>
+        <translation>启动作业</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Apply to all matching</source>
+        <translation>应用到所有匹配项</translation>
+    </message>
+    <message>
+        <source>Why (kept in the audit trail with the job)</source>
+        <translation>原因（随作业记入审计记录）</translation>
+    </message>
+    <message>
+        <source>Every task the Tasks page&apos;s filters match, not only the rows loaded. The database runs it in small batches; a row that changed since the job&apos;s start is refused and listed, never changed.</source>
+        <translation>任务页筛选条件匹配的每个任务，而不只是已加载的行。由数据库分小批执行；作业开始后发生变化的行会被拒绝并列出，绝不会被修改。</translation>
+    </message>
+    <message>
+        <source>Closing the console stops running it here, not the job: it stays active with every batch done so far, and anyone with idem_operator resumes it (Jobs page &gt; Resume, idemctl job resume ID, or CALL idem_job_run(ID) under pg_cron).</source>
+        <translation>关闭控制台只会停止在此处运行，作业本身不会停止：它保持活动，已完成的批次全部保留，任何拥有 idem_operator 的人都可以继续它（作业页 &gt; 继续，idemctl job resume ID，或在 pg_cron 中 CALL idem_job_run(ID)）。</translation>
+    </message>
+    <message>
+        <source>Action:</source>
+        <translation>操作：</translation>
+    </message>
+    <message>
+        <source>Extra attempts:</source>
+        <translation>追加尝试次数：</translation>
+    </message>
+    <message>
+        <source>Filter:</source>
+        <translation>筛选：</translation>
+    </message>
+    <message>
+        <source>Matching now:</source>
+        <translation>当前匹配：</translation>
+    </message>
+    <message>
+        <source>Cap (rows at most):</source>
+        <translation>上限（最多行数）：</translation>
+    </message>
+    <message>
+        <source>Reason:</source>
+        <translation>原因：</translation>
+    </message>
+    <message>
+        <source>What will run:</source>
+        <translation>将要执行的内容：</translation>
+    </message>
+    <message>
+        <source>counting…</source>
+        <translation>正在计数…</translation>
+    </message>
+    <message>
+        <source>Could not count: %1</source>
+        <translation>无法计数：%1</translation>
+    </message>
+    <message>
+        <source>more than %1 tasks match (as of %2): more than one job takes; narrow the filter</source>
+        <translation>匹配的任务超过 %1 个（截至 %2）：超出单个作业的容量，请缩小筛选范围</translation>
+    </message>
+    <message>
+        <source>the count is not known yet</source>
+        <translation>尚不知道数量</translation>
+    </message>
+    <message>
+        <source>no matching task can be changed by this action</source>
+        <translation>没有匹配的任务可由此操作修改</translation>
+    </message>
+    <message>
+        <source>more tasks match than the cap: the job would be refused</source>
+        <translation>匹配的任务多于上限：作业将被拒绝</translation>
+    </message>
+    <message>
+        <source>a reason is required</source>
+        <translation>必须填写原因</translation>
+    </message>
+    <message>
+        <source>Action: %1 — each task %2</source>
+        <translation>操作：%1 —— 每个任务%2</translation>
+    </message>
+    <message>
+        <source>Filter: %1</source>
+        <translation>筛选：%1</translation>
+    </message>
+    <message>
+        <source>Count: %1 match now, %2 to change; the job records the rows that match when it starts (its moment), and only those</source>
+        <translation>数量：当前匹配 %1 个，待修改 %2 个；作业记录其开始时（其时刻）匹配的行，且只处理这些行</translation>
+    </message>
+    <message>
+        <source>Cap: %1 rows at most</source>
+        <translation>上限：最多 %1 行</translation>
+    </message>
+    <message>
+        <source>Runs: from this console now, resumable by anyone if it stops</source>
+        <translation>运行：现在从本控制台运行，若停止，任何人都可继续</translation>
+    </message>
+    <message>
+        <source>Runs: not here; start its runner with idemctl job resume ID or pg_cron</source>
+        <translation>运行：不在此处；用 idemctl job resume ID 或 pg_cron 启动其运行者</translation>
+    </message>
+    <message>
+        <source>Not yet: %1</source>
+        <translation>尚不能启动：%1</translation>
+    </message>
+    <message>
+        <source>starting…</source>
+        <translation>正在启动…</translation>
+    </message>
+    <message>
+        <source>Job %1 started as of %2: %3 matched, %4 to change, %5 skipped. %6</source>
+        <translation>作业 %1 已启动，时刻为 %2：匹配 %3 个，待修改 %4 个，跳过 %5 个。%6</translation>
+    </message>
+    <message>
+        <source>Running from this console; follow it on the Jobs page.</source>
+        <translation>正在从本控制台运行；请在作业页查看进度。</translation>
+    </message>
+    <message>
+        <source>Not running yet: resume it from the Jobs page or idemctl.</source>
+        <translation>尚未运行：请从作业页或 idemctl 继续它。</translation>
+    </message>
+    <message>
+        <source>Not started, nothing changed: %1</source>
+        <translation>未启动，未做任何修改：%1</translation>
+    </message>
+    <message>
+        <source>%1 tasks match (as of %2): the action applies to %3, skips %4</source>
+        <translation>%1 个任务匹配（截至 %2）：此操作适用于 %3 个，跳过 %4 个</translation>
+    </message>
+    <message>
+        <source>%1 (attempts +%2)</source>
+        <translation>%1（尝试次数 +%2）</translation>
+    </message>
+</context>
+<context>
     <name>idem::console::AuditEntryView</name>
     <message>
         <source>Select an entry to see what it changed.</source>
@@ -1549,6 +1692,355 @@ Check the SSL mode and that the root certificate is the one that signed the serv
     </message>
 </context>
 <context>
+    <name>idem::console::JobItemsModel</name>
+    <message>
+        <source>moved on</source>
+        <translation>已变化</translation>
+    </message>
+    <message>
+        <source>busy (locked)</source>
+        <translation>忙（被锁定）</translation>
+    </message>
+    <message>
+        <source>gone</source>
+        <translation>已不存在</translation>
+    </message>
+    <message>
+        <source>not applicable</source>
+        <translation>不适用</translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <source>Key</source>
+        <translation>键</translation>
+    </message>
+    <message>
+        <source>Why refused</source>
+        <translation>拒绝原因</translation>
+    </message>
+    <message>
+        <source>At the job&apos;s moment</source>
+        <translation>作业时刻的状态</translation>
+    </message>
+    <message>
+        <source>As the job found it</source>
+        <translation>作业发现时的状态</translation>
+    </message>
+    <message>
+        <source>Tries</source>
+        <translation>尝试次数</translation>
+    </message>
+    <message>
+        <source>Refused at</source>
+        <translation>拒绝时间</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::JobsModel</name>
+    <message>
+        <source>active</source>
+        <translation>活动</translation>
+    </message>
+    <message>
+        <source>finished</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <source>awaiting approval</source>
+        <translation>等待审批</translation>
+    </message>
+    <message>
+        <source>requeue</source>
+        <translation>重新入队</translation>
+    </message>
+    <message>
+        <source>release lease</source>
+        <translation>释放租约</translation>
+    </message>
+    <message>
+        <source>mark failed</source>
+        <translation>标记为失败</translation>
+    </message>
+    <message>
+        <source>%1 changed, %2 refused, %3 skipped of %4 (%5 to do)</source>
+        <translation>共 %4 个：已修改 %1，拒绝 %2，跳过 %3（待处理 %5）</translation>
+    </message>
+    <message>
+        <source>%1 h %2 min</source>
+        <translation>%1 小时 %2 分</translation>
+    </message>
+    <message>
+        <source>%1 min %2 s</source>
+        <translation>%1 分 %2 秒</translation>
+    </message>
+    <message>
+        <source>%1 s</source>
+        <translation>%1 秒</translation>
+    </message>
+    <message>
+        <source>Job</source>
+        <translation>作业</translation>
+    </message>
+    <message>
+        <source>State</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Action</source>
+        <translation>操作</translation>
+    </message>
+    <message>
+        <source>Filter</source>
+        <translation>筛选</translation>
+    </message>
+    <message>
+        <source>Progress</source>
+        <translation>进度</translation>
+    </message>
+    <message>
+        <source>Rate</source>
+        <translation>速率</translation>
+    </message>
+    <message>
+        <source>ETA</source>
+        <translation>预计剩余</translation>
+    </message>
+    <message>
+        <source>Runner</source>
+        <translation>运行者</translation>
+    </message>
+    <message>
+        <source>Started by</source>
+        <translation>启动者</translation>
+    </message>
+    <message>
+        <source>Reason</source>
+        <translation>原因</translation>
+    </message>
+    <message>
+        <source>refused: %1 moved on, %2 busy, %3 gone; skipped: %4 not applicable, %5 cancelled</source>
+        <translation>拒绝：%1 已变化，%2 忙，%3 已不存在；跳过：%4 不适用，%5 已取消</translation>
+    </message>
+    <message>
+        <source>active, not running</source>
+        <translation>活动，未在运行</translation>
+    </message>
+    <message>
+        <source>%1 rows/s</source>
+        <translation>%1 行/秒</translation>
+    </message>
+    <message>
+        <source>%1 (pid %2)</source>
+        <translation>%1（pid %2）</translation>
+    </message>
+    <message>
+        <source>none yet</source>
+        <translation>尚无</translation>
+    </message>
+    <message>
+        <source>gone (last: %1)</source>
+        <translation>已离开（最后一个：%1）</translation>
+    </message>
+    <message>
+        <source>%1 (%2), %3</source>
+        <translation>%1（%2），%3</translation>
+    </message>
+    <message>
+        <source>requeue (attempts +%1)</source>
+        <translation>重新入队（尝试次数 +%1）</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::JobsWidget</name>
+    <message numerus="yes">
+        <source>%n refused row(s) written to %1</source>
+        <translation>
+            <numerusform>已将 %n 个被拒绝的行写入 %1</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Export failed: %1</source>
+        <translation>导出失败：%1</translation>
+    </message>
+    <message>
+        <source>Export refused rows</source>
+        <translation>导出被拒绝的行</translation>
+    </message>
+    <message>
+        <source>CSV files (*.csv)</source>
+        <translation>CSV 文件 (*.csv)</translation>
+    </message>
+    <message>
+        <source>Job %1: this console stopped running it (%2).</source>
+        <translation>作业 %1：本控制台已停止运行它（%2）。</translation>
+    </message>
+    <message>
+        <source>Job %1 could not run from this console: %2</source>
+        <translation>作业 %1 无法从本控制台运行：%2</translation>
+    </message>
+    <message>
+        <source>This database&apos;s schema has no recovery jobs (schema v%1 or later): migrate it first.</source>
+        <translation>此数据库的模式没有恢复作业（需要模式 v%1 或更高）：请先迁移。</translation>
+    </message>
+    <message>
+        <source>Could not read the jobs: %1</source>
+        <translation>无法读取作业：%1</translation>
+    </message>
+    <message>
+        <source>Not connected: the list is as last read.</source>
+        <translation>未连接：列表为上次读取的内容。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n job(s), read every %1 s.</source>
+        <translation>
+            <numerusform>%n 个作业，每 %1 秒读取一次。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Not connected.</source>
+        <translation>未连接。</translation>
+    </message>
+    <message>
+        <source>Role %1 may read jobs but not cancel or run them (idem_operator).</source>
+        <translation>角色 %1 可以读取作业，但不能取消或运行它们（需要 idem_operator）。</translation>
+    </message>
+    <message>
+        <source>The schema is newer than this console: read-only.</source>
+        <translation>模式比本控制台新：只读。</translation>
+    </message>
+    <message>
+        <source>Select a job to see its progress and refused rows.</source>
+        <translation>选择一个作业以查看其进度和被拒绝的行。</translation>
+    </message>
+    <message>
+        <source>Refused rows</source>
+        <translation>被拒绝的行</translation>
+    </message>
+    <message>
+        <source>Job %1: %2, %3 over %4</source>
+        <translation>作业 %1：%2，对 %4 执行%3</translation>
+    </message>
+    <message>
+        <source>As of %1, cap %2; started by %3 (%4, %5): %6</source>
+        <translation>时刻 %1，上限 %2；启动者 %3（%4，%5）：%6</translation>
+    </message>
+    <message>
+        <source>refused: %1 moved on, %2 busy, %3 gone; skipped: %4 not applicable, %5 cancelled</source>
+        <translation>拒绝：%1 已变化，%2 忙，%3 已不存在；跳过：%4 不适用，%5 已取消</translation>
+    </message>
+    <message>
+        <source>Ended %1.</source>
+        <translation>结束于 %1。</translation>
+    </message>
+    <message>
+        <source>Cancelled by %1: %2</source>
+        <translation>由 %1 取消：%2</translation>
+    </message>
+    <message>
+        <source>Running: %1 (%2, pid %3)%4</source>
+        <translation>运行中：%1（%2，pid %3）%4</translation>
+    </message>
+    <message>
+        <source>, %1 rows/s, about %2 left</source>
+        <translation>，%1 行/秒，约剩 %2</translation>
+    </message>
+    <message>
+        <source>No runner holds it: it waits, with every batch done so far kept. Resume runs it from this console; idemctl job resume %1 or CALL idem_job_run(%1) anywhere else.</source>
+        <translation>没有运行者持有它：它在等待，已完成的批次全部保留。“在此继续”从本控制台运行它；在其他地方可用 idemctl job resume %1 或 CALL idem_job_run(%1)。</translation>
+    </message>
+    <message>
+        <source>State %1: nothing to run until it becomes active.</source>
+        <translation>状态 %1：在变为活动之前没有可运行的内容。</translation>
+    </message>
+    <message>
+        <source>%1 of %2 done</source>
+        <translation>已完成 %1 / %2</translation>
+    </message>
+    <message>
+        <source>Stops it at the next batch; the rows not done are recorded as skipped.</source>
+        <translation>在下一批次处停止；未完成的行记为跳过。</translation>
+    </message>
+    <message>
+        <source>A runner holds it already.</source>
+        <translation>已有运行者持有它。</translation>
+    </message>
+    <message>
+        <source>Runs it from this console on a connection of its own.</source>
+        <translation>在本控制台用单独的连接运行它。</translation>
+    </message>
+    <message>
+        <source>Refused rows: the first %1 of %2 (Export writes them all)</source>
+        <translation>被拒绝的行：%2 个中的前 %1 个（导出会写出全部）</translation>
+    </message>
+    <message>
+        <source>Refused rows: %1</source>
+        <translation>被拒绝的行：%1</translation>
+    </message>
+    <message>
+        <source>Cancel job %1</source>
+        <translation>取消作业 %1</translation>
+    </message>
+    <message>
+        <source>Job %1 stops at its next batch. What it changed stays changed; the rows not done are recorded as skipped (cancelled). The cancel is audited with this reason.</source>
+        <translation>作业 %1 将在下一批次处停止。已修改的内容保持不变；未完成的行记为跳过（已取消）。取消操作会连同此原因记入审计。</translation>
+    </message>
+    <message>
+        <source>Why (kept in the audit trail)</source>
+        <translation>原因（记入审计记录）</translation>
+    </message>
+    <message>
+        <source>Cancel job</source>
+        <translation>取消作业</translation>
+    </message>
+    <message>
+        <source>Keep running</source>
+        <translation>继续运行</translation>
+    </message>
+    <message>
+        <source>Cancelling job %1…</source>
+        <translation>正在取消作业 %1…</translation>
+    </message>
+    <message>
+        <source>Job %1 cancelled: %2 row(s) not done, recorded as skipped.</source>
+        <translation>作业 %1 已取消：%2 行未完成，记为跳过。</translation>
+    </message>
+    <message>
+        <source>Job %1 was not cancelled: %2</source>
+        <translation>作业 %1 未被取消：%2</translation>
+    </message>
+    <message>
+        <source>Job %1: running from this console. Closing the console stops running it here; the job stays resumable.</source>
+        <translation>作业 %1：正在从本控制台运行。关闭控制台会停止在此运行；作业仍可继续。</translation>
+    </message>
+    <message>
+        <source>Writing job %1&apos;s refused rows…</source>
+        <translation>正在写出作业 %1 被拒绝的行…</translation>
+    </message>
+    <message>
+        <source>Recovery jobs apply one action to every task a filter matched, in the database, in batches. Start one from the Tasks page (Apply to all matching…) or with idemctl job start; jobs started anywhere show here.</source>
+        <translation>恢复作业在数据库中分批对筛选条件匹配的每个任务执行一个操作。可从任务页（应用到所有匹配项…）或用 idemctl job start 启动；任何地方启动的作业都显示在这里。</translation>
+    </message>
+    <message>
+        <source>Cancel job…</source>
+        <translation>取消作业…</translation>
+    </message>
+    <message>
+        <source>Resume here</source>
+        <translation>在此继续</translation>
+    </message>
+    <message>
+        <source>Export CSV…</source>
+        <translation>导出 CSV…</translation>
+    </message>
+</context>
+<context>
     <name>idem::console::LatencyChart</name>
     <message>
         <source>run p50</source>
@@ -1845,6 +2337,14 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>&amp;Trusted signing keys…</source>
         <translation>可信签名密钥(&amp;T)…</translation>
+    </message>
+    <message>
+        <source>Jobs</source>
+        <translation>作业</translation>
+    </message>
+    <message>
+        <source>&amp;Jobs</source>
+        <translation>作业(&amp;J)</translation>
     </message>
 </context>
 <context>
@@ -3728,6 +4228,24 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>Pause intake… (this key names no tenant and operation)</source>
         <translation>暂停接收…（此键未指明租户和操作）</translation>
+    </message>
+    <message>
+        <source>This database&apos;s schema has no recovery jobs yet (v%1): migrate it.</source>
+        <translation>此数据库的模式还没有恢复作业（v%1）：请迁移。</translation>
+    </message>
+    <message>
+        <source>Requeue, release or mark failed every task these filters match (not only the loaded rows), as a recovery job the database runs.</source>
+        <translation>将这些筛选条件匹配的每个任务（不只是已加载的行）重新入队、释放或标记为失败，作为由数据库运行的恢复作业。</translation>
+    </message>
+    <message numerus="yes">
+        <source>Apply to all %Ln matching…</source>
+        <translation>
+            <numerusform>应用到全部 %Ln 个匹配项…</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Apply to all matching…</source>
+        <translation>应用到所有匹配项…</translation>
     </message>
 </context>
 <context>

@@ -33,6 +33,8 @@
 #include "models/taskbrowserdetail.h"
 #include "models/taskbrowsermodel.h"
 #include "views/actiondialog.h"
+#include "views/applyalldialog.h"
+#include "models/jobsmodel.h"
 #include "views/pagestatusline.h"
 #include "views/pausedialog.h"
 #include "views/theme.h"
@@ -113,6 +115,7 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     , m_requeue(new QPushButton)
     , m_release(new QPushButton)
     , m_fail(new QPushButton)
+    , m_applyAll(new QPushButton)
     , m_copyKey(new QPushButton)
     , m_copyJson(new QPushButton)
     , m_refreshTimer(new QTimer(this))
@@ -144,6 +147,7 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     m_requeue->setObjectName(QStringLiteral("requeueButton"));
     m_release->setObjectName(QStringLiteral("releaseButton"));
     m_fail->setObjectName(QStringLiteral("failButton"));
+    m_applyAll->setObjectName(QStringLiteral("applyAllButton"));
     m_copyKey->setObjectName(QStringLiteral("copyKeyButton"));
     m_copyJson->setObjectName(QStringLiteral("copyJsonButton"));
 
@@ -201,6 +205,8 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     actions->addWidget(m_requeue);
     actions->addWidget(m_release);
     actions->addWidget(m_fail);
+    actions->addSpacing(12);
+    actions->addWidget(m_applyAll);
 
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(m_statusLine);
@@ -266,6 +272,7 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     connect(m_requeue, &QPushButton::clicked, this, [this] { startAction(idem::RecoveryAction::Requeue); });
     connect(m_release, &QPushButton::clicked, this, [this] { startAction(idem::RecoveryAction::Release); });
     connect(m_fail, &QPushButton::clicked, this, [this] { startAction(idem::RecoveryAction::Fail); });
+    connect(m_applyAll, &QPushButton::clicked, this, [this] { startApplyAll(); });
     connect(m_copyKey, &QPushButton::clicked, this, &TaskBrowserWidget::copyKeys);
     connect(m_copyJson, &QPushButton::clicked, this, &TaskBrowserWidget::copyJson);
     for (auto* s : { m_monitor, m_admin }) {
@@ -319,6 +326,7 @@ void TaskBrowserWidget::retranslateUi()
     m_requeue->setText(tr("Requeue…"));
     m_release->setText(tr("Release lease…"));
     m_fail->setText(tr("Mark failed…"));
+    updateApplyAllText();
     m_copyKey->setText(tr("Copy key"));
     m_copyJson->setText(tr("Copy as JSON"));
     for (const auto& [button, action] : m_keyedActions)
@@ -482,8 +490,11 @@ void TaskBrowserWidget::updateCount(CountRefresh mode)
     if (m_countJob)
         m_monitor->cancel(m_countJob);
     m_countJob = 0;
-    if (mode == CountRefresh::Announce) // a new query: the old figure is wrong, say it is coming
+    if (mode == CountRefresh::Announce) { // a new query: the old figure is wrong, say it is coming
         m_countLabel->setText(tr("Counting…"));
+        m_matching = -1;
+        updateApplyAllText();
+    }
     const auto filter = m_model->filter();
     try {
         idem::validateTaskQuery(filter, {});
@@ -503,6 +514,8 @@ void TaskBrowserWidget::updateCount(CountRefresh mode)
             const auto l = v.toList();
             const auto n = l.value(0).toLongLong();
             const auto source = l.value(2).toString();
+            m_matching = l.value(1).toBool() ? n : -1;
+            updateApplyAllText();
             QString text = l.value(1).toBool()
                 ? tr("%Ln record(s) match", nullptr, int(std::min<qint64>(n, std::numeric_limits<int>::max())))
                 : source.isEmpty() ? tr("about %L1 records match (planner estimate)").arg(n)
@@ -598,6 +611,13 @@ void TaskBrowserWidget::updateActions()
         button->setToolTip(button->toolTip() + QStringLiteral(" (") + action->shortcut().toString(QKeySequence::NativeText)
             + QLatin1Char(')'));
     }
+    // Over every row the applied filters match, loaded or not: needs jobs in the schema.
+    const bool jobs = m_admin->serverInfo().schemaVersion >= JobsModel::firstSchemaVersion;
+    m_applyAll->setEnabled(mayAct && jobs && m_model->started());
+    m_applyAll->setToolTip(!why.isEmpty() ? why
+            : !jobs ? tr("This database's schema has no recovery jobs yet (v%1): migrate it.").arg(JobsModel::firstSchemaVersion)
+                    : tr("Requeue, release or mark failed every task these filters match (not only the loaded rows), "
+                         "as a recovery job the database runs."));
     m_copyKey->setEnabled(!rows.isEmpty());
     m_copyJson->setEnabled(!rows.isEmpty());
     for (const auto& [button, action] : m_keyedActions)
@@ -630,6 +650,23 @@ void TaskBrowserWidget::startAction(idem::RecoveryAction action)
         Q_EMIT actionFinished();
     });
     dialog->open();
+}
+
+void TaskBrowserWidget::updateApplyAllText()
+{
+    // The figure is the page's own count; the dialog counts again, as of its own moment.
+    m_applyAll->setText(m_matching >= 0
+            ? tr("Apply to all %Ln matching…", nullptr, int(std::min<qint64>(m_matching, std::numeric_limits<int>::max())))
+            : tr("Apply to all matching…"));
+}
+
+ApplyAllDialog* TaskBrowserWidget::startApplyAll(idem::RecoveryAction action)
+{
+    // The rows the table shows: the applied filter (edits not yet applied are not the table's).
+    auto* dialog = new ApplyAllDialog(m_admin, m_runners, m_model->filter(), action, this);
+    connect(dialog, &ApplyAllDialog::jobStarted, this, &TaskBrowserWidget::jobStarted);
+    dialog->open();
+    return dialog;
 }
 
 void TaskBrowserWidget::copyKeys()

@@ -25,7 +25,9 @@ class QTimer;
 
 namespace idem::console {
 
+class ApplyAllDialog;
 class ConsoleSession;
+class JobRunners;
 class TaskBrowserModel;
 class TaskDetailPane;
 class PageStatusLine;
@@ -57,6 +59,11 @@ public:
     TaskDetailPane* detail() const { return m_detail; }
     // Opens the action dialog for the selected rows (what the toolbar buttons do).
     void startAction(idem::RecoveryAction action);
+    // "Apply to all matching…": a recovery job over every task the applied filters match (not
+    // only the loaded rows), started through the admin session; run here by `runners` if set.
+    ApplyAllDialog* startApplyAll(idem::RecoveryAction action = idem::RecoveryAction::Requeue);
+    void setJobRunners(JobRunners* runners) { m_runners = runners; }
+    QPushButton* applyAllButton() const { return m_applyAll; }
     // Re-reads what the table holds, merging in place.
     void refresh();
     PageStatusLine* statusLine() const { return m_statusLine; }
@@ -79,6 +86,8 @@ protected:
 Q_SIGNALS:
     // The action dialog finished a run (applied or not); the table has been asked to refresh.
     void actionFinished();
+    // Apply to all matching started job `id`.
+    void jobStarted(qint64 id);
 
 private:
     void reload();
@@ -118,6 +127,10 @@ private:
     QPushButton* m_requeue;
     QPushButton* m_release;
     QPushButton* m_fail;
+    QPushButton* m_applyAll;
+    JobRunners* m_runners = nullptr;
+    qint64 m_matching = -1; // the exact match count, -1 when not known exactly
+    void updateApplyAllText();
     QPushButton* m_copyKey;
     QPushButton* m_copyJson;
     QTimer* m_refreshTimer;

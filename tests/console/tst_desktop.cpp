@@ -268,9 +268,9 @@ void TestDesktop::languageSwitchesLive()
         QStringLiteral("视图(&V)"), QStringLiteral("帮助(&H)") };
     for (const auto& m : englishMenus)
         QVERIFY2(menuTitles(m_window.get()).contains(m), qPrintable(menuTitles(m_window.get()).join(u',')));
-    QCOMPARE(tabTitles(m_window.get()).mid(0, 5),
+    QCOMPARE(tabTitles(m_window.get()).mid(0, 6),
         QStringList({ QStringLiteral("Dashboard"), QStringLiteral("Tasks"), QStringLiteral("Audit"),
-            QStringLiteral("Storage"), QStringLiteral("Connection") }));
+            QStringLiteral("Jobs"), QStringLiteral("Storage"), QStringLiteral("Connection") }));
     TileWidget* tile = m_window->dashboard()->tile(Tile::ExpiredLeases);
     QCOMPARE(tile->titleText(), QStringLiteral("Expired leases"));
 
@@ -282,9 +282,9 @@ void TestDesktop::languageSwitchesLive()
     QCOMPARE(language::current(), QStringLiteral("zh_CN"));
     for (const auto& m : chineseMenus)
         QVERIFY2(menuTitles(m_window.get()).contains(m), qPrintable(menuTitles(m_window.get()).join(u',')));
-    QCOMPARE(tabTitles(m_window.get()).mid(0, 5),
-        QStringList({ QStringLiteral("仪表盘"), QStringLiteral("任务"), QStringLiteral("审计"), QStringLiteral("存储"),
-            QStringLiteral("连接") }));
+    QCOMPARE(tabTitles(m_window.get()).mid(0, 6),
+        QStringList({ QStringLiteral("仪表盘"), QStringLiteral("任务"), QStringLiteral("审计"), QStringLiteral("作业"),
+            QStringLiteral("存储"), QStringLiteral("连接") }));
     QCOMPARE(tile->titleText(), QStringLiteral("过期租约"));
     QCOMPARE(m_window->windowTitle(), QStringLiteral("Idem 控制台"));
     // The dashboard's toolbar, chart titles and legends switch too.
@@ -342,9 +342,9 @@ void TestDesktop::languageSwitchesLive()
     QCOMPARE(language::current(), QStringLiteral("en"));
     for (const auto& m : englishMenus)
         QVERIFY2(menuTitles(m_window.get()).contains(m), qPrintable(menuTitles(m_window.get()).join(u',')));
-    QCOMPARE(tabTitles(m_window.get()).mid(0, 5),
+    QCOMPARE(tabTitles(m_window.get()).mid(0, 6),
         QStringList({ QStringLiteral("Dashboard"), QStringLiteral("Tasks"), QStringLiteral("Audit"),
-            QStringLiteral("Storage"), QStringLiteral("Connection") }));
+            QStringLiteral("Jobs"), QStringLiteral("Storage"), QStringLiteral("Connection") }));
     QCOMPARE(tile->titleText(), QStringLiteral("Expired leases"));
     QCOMPARE(m_window->windowTitle(), QStringLiteral("Idem console"));
     QCOMPARE(QGuiApplication::applicationDisplayName(), QStringLiteral("Idem console"));

@@ -1,0 +1,323 @@
+#include "models/jobsmodel.h"
+
+#include <QBrush>
+#include <QCoreApplication>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "models/consolesession.h"
+#include "models/taskbrowsermodel.h"
+#include "models/tones.h"
+#include "models/visibletext.h"
+
+namespace idem::console {
+
+namespace {
+    std::int64_t doneOf(const idem::JobStatus& j) { return j.changed + j.refused() + j.skipped(); }
+} // namespace
+
+QString jobStateLabel(const std::string& state)
+{
+    if (state == "active")
+        return QCoreApplication::translate("idem::console::JobsModel", "active");
+    if (state == "finished")
+        return QCoreApplication::translate("idem::console::JobsModel", "finished");
+    if (state == "cancelled")
+        return QCoreApplication::translate("idem::console::JobsModel", "cancelled");
+    if (state == "awaiting_approval")
+        return QCoreApplication::translate("idem::console::JobsModel", "awaiting approval");
+    // A later schema's state (an approval's, say): its name, so nothing is hidden.
+    return visibleText(state);
+}
+
+QString jobActionLabel(const idem::JobStatus& job)
+{
+    if (job.action == "requeue")
+        return job.extraAttempts
+            ? QCoreApplication::translate("idem::console::JobsModel", "requeue (attempts +%1)").arg(*job.extraAttempts)
+            : QCoreApplication::translate("idem::console::JobsModel", "requeue");
+    if (job.action == "release")
+        return QCoreApplication::translate("idem::console::JobsModel", "release lease");
+    if (job.action == "fail")
+        return QCoreApplication::translate("idem::console::JobsModel", "mark failed");
+    return visibleText(job.action);
+}
+
+QString jobFilterText(const std::string& filterJson)
+{
+    try {
+        return visibleText(idem::describeJobFilter(idem::taskFilterFromJobJson(filterJson)));
+    } catch (const std::invalid_argument&) {
+        return visibleText(filterJson);
+    }
+}
+
+QString jobProgressText(const idem::JobStatus& j)
+{
+    return QCoreApplication::translate(
+        "idem::console::JobsModel", "%1 changed, %2 refused, %3 skipped of %4 (%5 to do)")
+        .arg(j.changed)
+        .arg(j.refused())
+        .arg(j.skipped())
+        .arg(j.matched)
+        .arg(j.pending());
+}
+
+QString jobDurationText(double seconds)
+{
+    const qint64 s = qint64(std::ceil(std::max(0.0, seconds)));
+    const qint64 h = s / 3600, m = s % 3600 / 60, r = s % 60;
+    if (h > 0)
+        return QCoreApplication::translate("idem::console::JobsModel", "%1 h %2 min").arg(h).arg(m);
+    if (m > 0)
+        return QCoreApplication::translate("idem::console::JobsModel", "%1 min %2 s").arg(m).arg(r);
+    return QCoreApplication::translate("idem::console::JobsModel", "%1 s").arg(r);
+}
+
+JobsModel::JobsModel(ConsoleSession* monitor, QObject* parent)
+    : QAbstractTableModel(parent)
+    , m_poll(monitor, firstSchemaVersion, [] {
+        return [](pqxx::connection& conn, const idem::SchemaName& schema) {
+            // One indexed read of at most listLimit rows: its cost does not grow with the jobs' rows.
+            return QVariant::fromValue(idem::listJobs(conn, schema, listLimit));
+        };
+    })
+{
+    qRegisterMetaType<std::vector<idem::JobStatus>>();
+    connect(&m_poll, &SessionPoll::answered, this, [this](const QVariant& answer, bool) {
+        m_error.clear();
+        merge(answer.value<std::vector<idem::JobStatus>>());
+        Q_EMIT changed();
+        m_poll.readIn(m_intervalMs);
+    });
+    connect(&m_poll, &SessionPoll::failed, this, [this](const Failure& failure) {
+        m_error = failure.text();
+        Q_EMIT changed();
+        m_poll.readIn(m_intervalMs);
+    });
+    connect(&m_poll, &SessionPoll::stopped, this, [this] {
+        // Kept as the last picture; rate samples restart with the next read.
+        m_samples.clear();
+        Q_EMIT changed();
+    });
+    m_poll.setBound(5000);
+    m_poll.start();
+}
+
+JobsModel::~JobsModel() = default;
+
+void JobsModel::setInterval(int ms)
+{
+    m_intervalMs = std::max(200, ms);
+    if (m_poll.nextReadInMs() > 0)
+        m_poll.readIn(m_intervalMs);
+}
+
+int JobsModel::rowCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : static_cast<int>(m_jobs.size());
+}
+
+int JobsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : COLUMN_COUNT; }
+
+int JobsModel::rowOfJob(std::int64_t id) const
+{
+    for (std::size_t i = 0; i < m_jobs.size(); ++i)
+        if (m_jobs[i].id == id)
+            return static_cast<int>(i);
+    return -1;
+}
+
+std::optional<idem::JobStatus> JobsModel::jobById(std::int64_t id) const
+{
+    const int row = rowOfJob(id);
+    return row < 0 ? std::nullopt : std::optional<idem::JobStatus>(job(row));
+}
+
+void JobsModel::sample(const idem::JobStatus& j)
+{
+    auto& samples = m_samples[j.id];
+    const std::int64_t done = doneOf(j);
+    // A job that is not running makes no progress: its old samples would only lower the rate.
+    if (!j.runnerAlive || j.ended()) {
+        samples.clear();
+        return;
+    }
+    if (!samples.empty() && samples.back().atUs >= j.serverNowUs)
+        return;
+    samples.push_back({ j.serverNowUs, done });
+    while (samples.size() > 2 && j.serverNowUs - samples[1].atUs >= rateWindowUs)
+        samples.pop_front();
+}
+
+std::optional<double> JobsModel::rate(std::int64_t id) const
+{
+    const auto it = m_samples.find(id);
+    if (it == m_samples.end() || it->second.size() < 2)
+        return std::nullopt;
+    const auto& first = it->second.front();
+    const auto& last = it->second.back();
+    const double seconds = double(last.atUs - first.atUs) / 1e6;
+    if (seconds <= 0)
+        return std::nullopt;
+    return double(last.done - first.done) / seconds;
+}
+
+std::optional<double> JobsModel::etaSeconds(std::int64_t id) const
+{
+    const auto j = jobById(id);
+    const auto r = rate(id);
+    if (!j || j->ended() || !r || *r <= 0)
+        return std::nullopt;
+    return double(j->pending()) / *r;
+}
+
+void JobsModel::merge(std::vector<idem::JobStatus> fresh)
+{
+    for (const auto& j : fresh)
+        sample(j);
+    for (auto it = m_samples.begin(); it != m_samples.end();)
+        it = std::any_of(fresh.begin(), fresh.end(), [&](const auto& j) { return j.id == it->first; })
+            ? std::next(it)
+            : m_samples.erase(it);
+    // Rows no longer listed go, new ones come in at their place, the rest change in place.
+    for (int row = rowCount() - 1; row >= 0; --row) {
+        const auto id = m_jobs[std::size_t(row)].id;
+        if (std::none_of(fresh.begin(), fresh.end(), [id](const auto& j) { return j.id == id; })) {
+            beginRemoveRows({}, row, row);
+            m_jobs.erase(m_jobs.begin() + row);
+            endRemoveRows();
+        }
+    }
+    for (std::size_t i = 0; i < fresh.size(); ++i) {
+        const int at = rowOfJob(fresh[i].id);
+        const int want = int(i);
+        if (at < 0) {
+            beginInsertRows({}, want, want);
+            m_jobs.insert(m_jobs.begin() + want, fresh[i]);
+            endInsertRows();
+            continue;
+        }
+        if (at != want) {
+            // A job that ended moves below the open ones.
+            beginMoveRows({}, at, at, {}, at < want ? want + 1 : want);
+            auto moved = std::move(m_jobs[std::size_t(at)]);
+            m_jobs.erase(m_jobs.begin() + at);
+            m_jobs.insert(m_jobs.begin() + want, std::move(moved));
+            endMoveRows();
+        }
+        m_jobs[i] = fresh[i];
+        Q_EMIT dataChanged(index(want, 0), index(want, COLUMN_COUNT - 1));
+    }
+}
+
+QVariant JobsModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return {};
+    switch (section) {
+    case IdColumn:
+        return QCoreApplication::translate("idem::console::JobsModel", "Job");
+    case StateColumn:
+        return QCoreApplication::translate("idem::console::JobsModel", "State");
+    case ActionColumn:
+        return QCoreApplication::translate("idem::console::JobsModel", "Action");
+    case FilterColumn:
+        return QCoreApplication::translate("idem::console::JobsModel", "Filter");
+    case ProgressColumn:
+        return QCoreApplication::translate("idem::console::JobsModel", "Progress");
+    case RateColumn:
+        return QCoreApplication::translate("idem::console::JobsModel", "Rate");
+    case EtaColumn:
+        return QCoreApplication::translate("idem::console::JobsModel", "ETA");
+    case RunnerColumn:
+        return QCoreApplication::translate("idem::console::JobsModel", "Runner");
+    case StartedByColumn:
+        return QCoreApplication::translate("idem::console::JobsModel", "Started by");
+    case ReasonColumn:
+        return QCoreApplication::translate("idem::console::JobsModel", "Reason");
+    }
+    return {};
+}
+
+QVariant JobsModel::data(const QModelIndex& index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const auto& j = job(index.row());
+    if (role == JobIdRole)
+        return qlonglong(j.id);
+    if (role == StateRole)
+        return QString::fromStdString(j.state);
+    if (role == Qt::ForegroundRole && index.column() == StateColumn) {
+        if (j.state == "finished")
+            return QBrush(tones::color(j.refused() > 0 ? Tone::Caution : Tone::Good));
+        if (j.state == "cancelled")
+            return QBrush(tones::color(Tone::Muted));
+        if (j.state == "active" && !j.runnerAlive)
+            return QBrush(tones::color(Tone::Caution));
+        return {};
+    }
+    if (role == Qt::ToolTipRole) {
+        if (index.column() == FilterColumn)
+            return visibleText(j.filterJson);
+        if (index.column() == ReasonColumn)
+            return visibleText(j.reason);
+        if (index.column() == ProgressColumn)
+            return QCoreApplication::translate("idem::console::JobsModel",
+                "refused: %1 moved on, %2 busy, %3 gone; skipped: %4 not applicable, %5 cancelled")
+                .arg(j.refusedMovedOn)
+                .arg(j.refusedBusy)
+                .arg(j.refusedGone)
+                .arg(j.skippedNotApplicable)
+                .arg(j.skippedCancelled);
+        return {};
+    }
+    if (role != Qt::DisplayRole)
+        return {};
+    switch (index.column()) {
+    case IdColumn:
+        return qlonglong(j.id);
+    case StateColumn:
+        if (j.state == "active" && !j.runnerAlive)
+            return QCoreApplication::translate("idem::console::JobsModel", "active, not running");
+        return jobStateLabel(j.state);
+    case ActionColumn:
+        return jobActionLabel(j);
+    case FilterColumn:
+        return jobFilterText(j.filterJson);
+    case ProgressColumn:
+        return jobProgressText(j);
+    case RateColumn: {
+        const auto r = rate(j.id);
+        return r ? QCoreApplication::translate("idem::console::JobsModel", "%1 rows/s").arg(*r, 0, 'f', *r < 10 ? 1 : 0)
+                 : QStringLiteral("—");
+    }
+    case EtaColumn: {
+        if (j.ended())
+            return QString(); // when it ended: the page's detail says
+        const auto eta = etaSeconds(j.id);
+        return eta ? jobDurationText(*eta) : QStringLiteral("—");
+    }
+    case RunnerColumn:
+        if (j.runnerAlive)
+            return QCoreApplication::translate("idem::console::JobsModel", "%1 (pid %2)")
+                .arg(visibleText(j.runnerActor))
+                .arg(j.runnerPid.value_or(0));
+        if (j.ended())
+            return QString();
+        return j.runnerRole.empty() ? QCoreApplication::translate("idem::console::JobsModel", "none yet")
+                                    : QCoreApplication::translate("idem::console::JobsModel", "gone (last: %1)")
+                                          .arg(visibleText(j.runnerActor));
+    case StartedByColumn:
+        return QCoreApplication::translate("idem::console::JobsModel", "%1 (%2), %3")
+            .arg(visibleText(j.dbRole), visibleText(j.actor), formatCellTimeUs(j.momentUs, j.serverNowUs));
+    case ReasonColumn:
+        return visibleText(j.reason);
+    }
+    return {};
+}
+
+} // namespace idem::console

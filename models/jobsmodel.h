@@ -1,0 +1,105 @@
+#pragma once
+
+#include <QAbstractTableModel>
+#include <QMetaType>
+#include <QString>
+
+#include <deque>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "models/sessionpoll.h"
+#include "models/workermessages.h"
+#include "operations/jobs.h"
+
+namespace idem::console {
+
+class ConsoleSession;
+
+// The Jobs page's rows: every recovery job (operations/jobs listJobs: the open ones, then the
+// newest ended), whoever started it (this console, another one, idemctl, pg_cron), read through
+// the monitor session one bounded read at a time, the next armed only when the last answered.
+// Rows merge by job id (selection and scroll stay). Rate and ETA come from the counts of this
+// console's successive reads, by the server's clock. A state this console does not know (a later
+// schema's) is shown by its name.
+class JobsModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column {
+        IdColumn,
+        StateColumn,
+        ActionColumn,
+        FilterColumn,
+        ProgressColumn,
+        RateColumn,
+        EtaColumn,
+        RunnerColumn,
+        StartedByColumn,
+        ReasonColumn,
+        COLUMN_COUNT
+    };
+    enum Role { JobIdRole = Qt::UserRole, StateRole };
+    // The first schema version with recovery jobs (migrations/0019_recovery_jobs.sql).
+    static constexpr int firstSchemaVersion = 19;
+    // Jobs read per poll: the open ones first, so a bounded read never hides one.
+    static constexpr int listLimit = 100;
+    // Rate over this much of the recent past.
+    static constexpr qint64 rateWindowUs = 30'000'000;
+
+    explicit JobsModel(ConsoleSession* monitor, QObject* parent = nullptr);
+    ~JobsModel() override;
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+    void setInterval(int ms);
+    int interval() const { return m_intervalMs; }
+    void refreshNow() { m_poll.refreshNow(); }
+    int reads() const { return m_poll.reads(); }
+    bool schemaTooOld() const { return m_poll.schemaTooOld(); }
+    QString error() const { return m_error; }
+
+    const idem::JobStatus& job(int row) const { return m_jobs[static_cast<std::size_t>(row)]; }
+    int rowOfJob(std::int64_t id) const;
+    std::optional<idem::JobStatus> jobById(std::int64_t id) const;
+    // Rows done per second over the recent reads; nullopt until two reads saw it run.
+    std::optional<double> rate(std::int64_t id) const;
+    // Seconds left at that rate; nullopt when unknown (not running, no rate yet).
+    std::optional<double> etaSeconds(std::int64_t id) const;
+
+Q_SIGNALS:
+    void changed();
+
+private:
+    void merge(std::vector<idem::JobStatus> fresh);
+    void sample(const idem::JobStatus& job);
+
+    SessionPoll m_poll;
+    int m_intervalMs = 2000;
+    std::vector<idem::JobStatus> m_jobs;
+    struct Sample {
+        std::int64_t atUs;
+        std::int64_t done;
+    };
+    std::map<std::int64_t, std::deque<Sample>> m_samples;
+    QString m_error;
+};
+
+// "active", "finished", … for people; a state this console does not know, by its name.
+QString jobStateLabel(const std::string& state);
+// "requeue (+1 attempt)", "release", "mark failed".
+QString jobActionLabel(const idem::JobStatus& job);
+// The job's filter in words ("status failed, tenant t1"), display-safe; the raw JSON when it
+// does not read as a filter.
+QString jobFilterText(const std::string& filterJson);
+// "120 changed, 3 refused, 7 skipped of 130 (0 to do)".
+QString jobProgressText(const idem::JobStatus& job);
+// "1 h 2 min", "3 min 10 s", "12 s".
+QString jobDurationText(double seconds);
+
+} // namespace idem::console
+
+Q_DECLARE_METATYPE(std::vector<idem::JobStatus>)

@@ -1,0 +1,272 @@
+#include "views/applyalldialog.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDateTime>
+#include <QDialogButtonBox>
+#include <QFormLayout>
+#include <QLabel>
+#include <QLocale>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include <memory>
+
+#include "models/consolesession.h"
+#include "models/jobrunners.h"
+#include "models/taskbrowsermodel.h"
+#include "models/visibletext.h"
+#include "views/actiondialog.h"
+
+namespace idem::console {
+
+namespace {
+    QString count(std::int64_t n) { return QLocale().toString(qlonglong(n)); }
+} // namespace
+
+ApplyAllDialog::ApplyAllDialog(ConsoleSession* admin, JobRunners* runners, const idem::TaskFilter& filter,
+    idem::RecoveryAction initial, QWidget* parent)
+    : QDialog(parent)
+    , m_admin(admin)
+    , m_runners(runners)
+    , m_filter(filter)
+    , m_action(new QComboBox)
+    , m_extra(new QSpinBox)
+    , m_cap(new QSpinBox)
+    , m_reason(new QPlainTextEdit)
+    , m_runHere(new QCheckBox(tr("Run it from this console (on a connection of its own)")))
+    , m_count(new QLabel)
+    , m_plan(new QLabel)
+    , m_result(new QLabel)
+    , m_start(new QPushButton(tr("Start job")))
+    , m_close(new QPushButton(tr("Close")))
+{
+    qRegisterMetaType<idem::JobPreview>();
+    qRegisterMetaType<idem::JobStart>();
+    setObjectName(QStringLiteral("applyAllDialog"));
+    setWindowTitle(tr("Apply to all matching"));
+    setAttribute(Qt::WA_DeleteOnClose);
+    for (auto a : { idem::RecoveryAction::Requeue, idem::RecoveryAction::Release, idem::RecoveryAction::Fail })
+        m_action->addItem(actionTitle(a), static_cast<int>(a));
+    m_action->setCurrentIndex(m_action->findData(static_cast<int>(initial)));
+    m_extra->setRange(1, 1000);
+    m_extra->setValue(1);
+    m_cap->setRange(1, int(idem::JobLimits::maxCap));
+    m_cap->setGroupSeparatorShown(true);
+    m_cap->setValue(int(idem::JobLimits::defaultCap));
+    m_reason->setPlaceholderText(tr("Why (kept in the audit trail with the job)"));
+    m_reason->setMaximumHeight(70);
+    m_runHere->setChecked(true);
+    for (auto* l : { m_count, m_plan, m_result }) {
+        l->setWordWrap(true);
+        l->setTextFormat(Qt::PlainText);
+        l->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    }
+    m_count->setObjectName(QStringLiteral("countLabel"));
+    m_plan->setObjectName(QStringLiteral("planLabel"));
+    m_result->setObjectName(QStringLiteral("resultLabel"));
+    m_start->setObjectName(QStringLiteral("startJobButton"));
+
+    auto* intro = new QLabel(tr("Every task the Tasks page's filters match, not only the rows loaded. The database "
+                                "runs it in small batches; a row that changed since the job's start is refused and "
+                                "listed, never changed."));
+    intro->setWordWrap(true);
+    auto* filterText = new QLabel(visibleText(idem::describeJobFilter(m_filter)));
+    filterText->setWordWrap(true);
+    filterText->setObjectName(QStringLiteral("filterLabel"));
+    auto* runNote = new QLabel(tr("Closing the console stops running it here, not the job: it stays active with "
+                                  "every batch done so far, and anyone with idem_operator resumes it (Jobs page > "
+                                  "Resume, idemctl job resume ID, or CALL idem_job_run(ID) under pg_cron)."));
+    runNote->setWordWrap(true);
+    runNote->setObjectName(QStringLiteral("runNote"));
+
+    auto* form = new QFormLayout;
+    form->addRow(tr("Action:"), m_action);
+    form->addRow(tr("Extra attempts:"), m_extra);
+    form->addRow(tr("Filter:"), filterText);
+    form->addRow(tr("Matching now:"), m_count);
+    form->addRow(tr("Cap (rows at most):"), m_cap);
+    form->addRow(tr("Reason:"), m_reason);
+    auto* buttons = new QDialogButtonBox;
+    buttons->addButton(m_start, QDialogButtonBox::AcceptRole);
+    buttons->addButton(m_close, QDialogButtonBox::RejectRole);
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(intro);
+    layout->addLayout(form);
+    layout->addWidget(m_runHere);
+    layout->addWidget(runNote);
+    auto* planTitle = new QLabel(tr("What will run:"));
+    QFont bold = planTitle->font();
+    bold.setBold(true);
+    planTitle->setFont(bold);
+    layout->addWidget(planTitle);
+    layout->addWidget(m_plan);
+    layout->addWidget(m_result);
+    layout->addWidget(buttons);
+    // Wrapped labels grow as the plan changes: the dialog never clips them.
+    layout->setSizeConstraint(QLayout::SetMinimumSize);
+    resize(760, sizeHint().height());
+
+    connect(m_action, &QComboBox::currentIndexChanged, this, [this] {
+        m_extra->setEnabled(action() == idem::RecoveryAction::Requeue);
+        previewNow();
+    });
+    connect(m_extra, &QSpinBox::valueChanged, this, &ApplyAllDialog::updatePlan);
+    connect(m_cap, &QSpinBox::valueChanged, this, &ApplyAllDialog::updatePlan);
+    connect(m_reason, &QPlainTextEdit::textChanged, this, &ApplyAllDialog::updatePlan);
+    connect(m_runHere, &QCheckBox::toggled, this, &ApplyAllDialog::updatePlan);
+    connect(m_start, &QPushButton::clicked, this, &ApplyAllDialog::start);
+    connect(m_close, &QPushButton::clicked, this, &QDialog::reject);
+    m_extra->setEnabled(action() == idem::RecoveryAction::Requeue);
+    previewNow();
+}
+
+ApplyAllDialog::~ApplyAllDialog()
+{
+    if (m_admin && m_previewRequest)
+        m_admin->cancel(m_previewRequest);
+}
+
+idem::RecoveryAction ApplyAllDialog::action() const
+{
+    return static_cast<idem::RecoveryAction>(m_action->currentData().toInt());
+}
+
+void ApplyAllDialog::previewNow()
+{
+    if (m_previewRequest)
+        m_admin->cancel(m_previewRequest);
+    m_preview.reset();
+    m_previewError.clear();
+    const auto a = action();
+    const idem::TaskFilter filter = m_filter;
+    auto id = std::make_shared<quint64>(0);
+    *id = m_admin->submit(
+        [a, filter](pqxx::connection& conn, const idem::SchemaName& schema) {
+            return QVariant::fromValue(idem::previewJob(conn, schema, a, filter));
+        },
+        this,
+        [this, id](const QVariant& answer) {
+            if (*id != m_previewRequest)
+                return;
+            m_previewRequest = 0;
+            m_preview = answer.value<idem::JobPreview>();
+            // A cap that takes what matches now, when the default is too small for it.
+            if (m_preview->matched > m_cap->value() && m_preview->matched <= idem::JobLimits::maxCap)
+                m_cap->setValue(int(m_preview->matched));
+            updatePlan();
+        },
+        [this, id](const Failure& failure) {
+            if (*id != m_previewRequest)
+                return;
+            m_previewRequest = 0;
+            m_previewError = failure.text();
+            updatePlan();
+        });
+    m_previewRequest = *id;
+    updatePlan();
+}
+
+void ApplyAllDialog::updatePlan()
+{
+    const auto a = action();
+    if (m_previewRequest)
+        m_count->setText(tr("counting…"));
+    else if (!m_previewError.isEmpty())
+        m_count->setText(tr("Could not count: %1").arg(m_previewError));
+    else if (m_preview) {
+        const QString at = formatTimeUs(m_preview->momentUs);
+        const std::int64_t skipped = m_preview->matched - m_preview->applicable;
+        if (m_preview->more)
+            m_count->setText(tr("more than %1 tasks match (as of %2): more than one job takes; narrow the filter")
+                                 .arg(count(m_preview->matched), at));
+        else
+            m_count->setText(tr("%1 tasks match (as of %2): the action applies to %3, skips %4")
+                                 .arg(count(m_preview->matched), at, count(m_preview->applicable), count(skipped)));
+    }
+    QStringList problems;
+    if (!m_preview)
+        problems << tr("the count is not known yet");
+    else if (m_preview->applicable == 0)
+        problems << tr("no matching task can be changed by this action");
+    else if (m_preview->matched > m_cap->value())
+        problems << tr("more tasks match than the cap: the job would be refused");
+    if (idem::reasonIsBlank(m_reason->toPlainText().toStdString()))
+        problems << tr("a reason is required");
+    if (m_started)
+        problems.clear();
+
+    const QString what = a == idem::RecoveryAction::Requeue
+        ? tr("%1 (attempts +%2)").arg(actionTitle(a)).arg(m_extra->value())
+        : actionTitle(a);
+    QString plan = tr("Action: %1 — each task %2").arg(what, actionEffect(a, m_extra->value()));
+    plan += QLatin1Char('\n') + tr("Filter: %1").arg(visibleText(idem::describeJobFilter(m_filter)));
+    if (m_preview)
+        plan += QLatin1Char('\n')
+            + tr("Count: %1 match now, %2 to change; the job records the rows that match when it starts (its "
+                 "moment), and only those")
+                  .arg(count(m_preview->matched), count(m_preview->applicable));
+    plan += QLatin1Char('\n') + tr("Cap: %1 rows at most").arg(count(m_cap->value()));
+    plan += QLatin1Char('\n')
+        + (m_runHere->isChecked() ? tr("Runs: from this console now, resumable by anyone if it stops")
+                                  : tr("Runs: not here; start its runner with idemctl job resume ID or pg_cron"));
+    if (!problems.isEmpty())
+        plan += QLatin1Char('\n') + tr("Not yet: %1").arg(problems.join(QStringLiteral("; ")));
+    m_plan->setText(plan);
+    m_start->setEnabled(problems.isEmpty() && !m_started && !m_startRequest && m_admin->serverInfo().isOperator
+        && !m_admin->readOnly());
+}
+
+void ApplyAllDialog::start()
+{
+    idem::JobRequest request;
+    request.action = action();
+    request.filter = m_filter;
+    request.cap = m_cap->value();
+    request.extraAttempts = m_extra->value();
+    request.reason = m_reason->toPlainText().toStdString();
+    try {
+        idem::validateJobRequest(request);
+    } catch (const std::invalid_argument& e) {
+        m_result->setText(visibleText(std::string(e.what())));
+        return;
+    }
+    m_result->setText(tr("starting…"));
+    auto id = std::make_shared<quint64>(0);
+    *id = m_admin->submit(
+        [request](pqxx::connection& conn, const idem::SchemaName& schema) {
+            return QVariant::fromValue(idem::startJob(conn, schema, request));
+        },
+        this,
+        [this, id](const QVariant& answer) {
+            if (*id != m_startRequest)
+                return;
+            m_startRequest = 0;
+            m_started = answer.value<idem::JobStart>();
+            const bool runHere = m_runHere->isChecked() && m_runners;
+            if (runHere)
+                m_runners->run(m_admin->settings(), m_started->jobId);
+            m_result->setText(tr("Job %1 started as of %2: %3 matched, %4 to change, %5 skipped. %6")
+                                  .arg(m_started->jobId)
+                                  .arg(formatTimeUs(m_started->momentUs), count(m_started->matched),
+                                      count(m_started->pending), count(m_started->skipped),
+                                      runHere ? tr("Running from this console; follow it on the Jobs page.")
+                                              : tr("Not running yet: resume it from the Jobs page or idemctl.")));
+            m_close->setText(tr("Close"));
+            updatePlan();
+            Q_EMIT jobStarted(m_started->jobId);
+        },
+        [this, id](const Failure& failure) {
+            if (*id != m_startRequest)
+                return;
+            m_startRequest = 0;
+            m_result->setText(tr("Not started, nothing changed: %1").arg(failure.text()));
+            updatePlan();
+        });
+    m_startRequest = *id;
+    updatePlan();
+}
+
+} // namespace idem::console

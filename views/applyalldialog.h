@@ -1,0 +1,85 @@
+#pragma once
+
+#include <QDialog>
+
+#include <optional>
+
+#include "operations/jobs.h"
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QPlainTextEdit;
+class QPushButton;
+class QSpinBox;
+
+namespace idem::console {
+
+class ConsoleSession;
+class JobRunners;
+
+// "Apply to all N matching": one recovery action over every task the Tasks page's filters match,
+// as of the moment the job starts, run by the database as a recovery job (operations/jobs). It
+// previews the count (idem_job_preview, nothing written), asks for a reason and a cap, says
+// exactly what will run (action, filter, count, cap, moment), then starts the job
+// (idem_job_start) and, if asked, runs it from this console on a connection of its own. Nothing
+// here waits on the database.
+class ApplyAllDialog : public QDialog {
+    Q_OBJECT
+public:
+    ApplyAllDialog(ConsoleSession* admin, JobRunners* runners, const idem::TaskFilter& filter,
+        idem::RecoveryAction initial, QWidget* parent = nullptr);
+    ~ApplyAllDialog() override;
+
+    idem::RecoveryAction action() const;
+    const idem::TaskFilter& filter() const { return m_filter; }
+    const std::optional<idem::JobPreview>& preview() const { return m_preview; }
+    std::optional<std::int64_t> startedJob() const
+    {
+        return m_started ? std::optional(m_started->jobId) : std::nullopt;
+    }
+
+    QComboBox* actionBox() const { return m_action; }
+    QSpinBox* extraAttempts() const { return m_extra; }
+    QSpinBox* capBox() const { return m_cap; }
+    QPlainTextEdit* reasonEdit() const { return m_reason; }
+    QCheckBox* runHereBox() const { return m_runHere; }
+    QPushButton* startButton() const { return m_start; }
+    QLabel* countLabel() const { return m_count; }
+    QLabel* planLabel() const { return m_plan; }
+    QLabel* resultLabel() const { return m_result; }
+    bool previewing() const { return m_previewRequest != 0; }
+
+Q_SIGNALS:
+    // The job was started (and, with "run it from this console", is running here).
+    void jobStarted(qint64 id);
+
+private:
+    void previewNow();
+    void updatePlan();
+    void start();
+
+    ConsoleSession* m_admin;
+    JobRunners* m_runners;
+    idem::TaskFilter m_filter;
+    QComboBox* m_action;
+    QSpinBox* m_extra;
+    QSpinBox* m_cap;
+    QPlainTextEdit* m_reason;
+    QCheckBox* m_runHere;
+    QLabel* m_count;
+    QLabel* m_plan;
+    QLabel* m_result;
+    QPushButton* m_start;
+    QPushButton* m_close;
+    std::optional<idem::JobPreview> m_preview;
+    QString m_previewError;
+    quint64 m_previewRequest = 0;
+    quint64 m_startRequest = 0;
+    std::optional<idem::JobStart> m_started;
+};
+
+} // namespace idem::console
+
+Q_DECLARE_METATYPE(idem::JobPreview)
+Q_DECLARE_METATYPE(idem::JobStart)
