@@ -20,6 +20,7 @@ class ConnectionDialog;
 class ConsoleSession;
 class ConsoleWidget;
 class DashboardWidget;
+class EnvironmentBand;
 class PauseWatch;
 class ProfileStore;
 
@@ -42,6 +43,8 @@ public:
     AuditWitness* auditWitness() const { return m_witness; }
     // The pauses of intake every page shows (read through the monitor session).
     PauseWatch* pauseWatch() const { return m_pauses; }
+    // The band of the connection's environment above the pages (hidden without one).
+    EnvironmentBand* environmentBand() const { return m_band; }
     // A dashboard tile's rows: the Tasks page with that filter, or a list of the newest rows.
     void openRows(const idem::TaskFilter& filter, const QString& title, const QString& what,
         const std::optional<idem::TaskSort>& sort = std::nullopt);
@@ -77,6 +80,7 @@ private:
     PauseWatch* m_pauses;
     std::optional<ConnectionSettings> m_monitorFollows; // the admin settings the monitor was opened for
     ConnectionDialog* m_dialog = nullptr;
+    EnvironmentBand* m_band = nullptr;
     QMenu* m_fileMenu = nullptr; // snapshot actions go above its separator and Quit
     std::vector<std::pair<QPointer<QObject>, const char*>> m_translatable;
 };
