@@ -8,13 +8,17 @@
 
 #include <QtTest>
 
+#include <QApplication>
 #include <QDir>
+#include <QFile>
+#include <QLineEdit>
 #include <QImage>
 #include <QMessageBox>
 #include <QPainter>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTableView>
+#include <QTemporaryDir>
 
 #include <memory>
 #include <string>
@@ -31,7 +35,9 @@
 #include "models/profilestore.h"
 #include "operations/pauses.h"
 #include "tests/console/tst_taskbrowser_support.h"
+#include "tests/console/consolefixture.h"
 #include "views/connectiondialog.h"
+#include "views/dashboardwidget.h"
 #include "views/environmentmark.h"
 #include "views/fleetwidget.h"
 
@@ -101,7 +107,6 @@ void TestFleet::initTestCase()
     QStandardPaths::setTestModeEnabled(true);
     QSettings(QSettings::IniFormat, QSettings::UserScope, QStringLiteral("Idem"), QStringLiteral("idem-console")).clear();
     IDEM_REQUIRE_DATABASE();
-    createLoginRole(readerRole, password, "idem_reader");
     // Ten databases, one per service and environment, as a user outgrowing one server has them.
     const char* names[databases][2] = { { "orders", "prod" }, { "billing", "prod" }, { "search", "staging" },
         { "ledger", "prod" }, { "catalog", "dev" }, { "payments", "prod" }, { "shipping", "staging" },
@@ -112,6 +117,8 @@ void TestFleet::initTestCase()
         const bool schema = std::string(name) != "catalog"; // catalog: no Idem schema yet
         if (schema) {
             idem::migrate(*owner, { idem::SchemaName(), true });
+            if (m_dbs.empty())
+                createLoginRole(readerRole, password, "idem_reader"); // the roles exist once migrated
             plantTask(*owner, "shop:charge:done-1", "succeeded");
         }
         std::string dsn = db->dsn();
