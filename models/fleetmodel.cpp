@@ -228,6 +228,11 @@ QString FleetModel::costText(int r) const
 {
     const Row& row = *m_rows.at(static_cast<std::size_t>(r));
     const DashboardModel& dash = *row.dashboard;
+    // Nothing is read from a database that is not connected or has nothing to read.
+    if (row.session->state() != ConsoleSession::State::Connected)
+        return tr("no reads: not connected");
+    if (!row.session->canPoll())
+        return tr("no reads: nothing to read");
     if (dash.ticks() == 0)
         return dash.pollingText();
     return tr("tick %1 ms, %2").arg(dash.lastTickMs()).arg(dash.pollingText());

@@ -15,7 +15,7 @@ namespace {
     // The prefix this filter put before a window's title, so that it can take it off again.
     const char* const prefixProperty = "idemEnvironmentTitlePrefix";
     const QString bandName = QStringLiteral("environmentDialogBand");
-    constexpr int dialogBandHeight = 6;
+    constexpr int dialogBandHeight = 8;
 
     const QWidget* markedWindow(const QWidget* widget)
     {

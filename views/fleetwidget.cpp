@@ -34,10 +34,10 @@ FleetWidget::FleetWidget(FleetModel* model, QWidget* parent)
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setStretchLastSection(false);
     m_table->horizontalHeader()->setSectionResizeMode(FleetModel::HealthColumn, QHeaderView::Stretch);
-    m_table->setColumnWidth(FleetModel::DatabaseColumn, 150);
+    m_table->setColumnWidth(FleetModel::DatabaseColumn, 130);
     m_table->setColumnWidth(FleetModel::EnvironmentColumn, 100);
-    m_table->setColumnWidth(FleetModel::NodeColumn, 250);
-    m_table->setColumnWidth(FleetModel::CostColumn, 200);
+    m_table->setColumnWidth(FleetModel::NodeColumn, 340);
+    m_table->setColumnWidth(FleetModel::CostColumn, 190);
     m_table->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
 
     auto* layout = new QVBoxLayout(this);

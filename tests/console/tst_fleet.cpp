@@ -229,6 +229,8 @@ void TestFleet::tenDatabasesOnTheFleetPage()
     QVERIFY2(ledger.startsWith(QStringLiteral("Cannot connect: ")) && ledger.contains(QStringLiteral("password")),
         qPrintable(ledger));
     QCOMPARE(model->session(row(QStringLiteral("ledger")))->lastFailure()->kind, FailureKind::Authentication);
+    QCOMPARE(model->costText(row(QStringLiteral("ledger"))), QStringLiteral("no reads: not connected"));
+    QCOMPARE(model->costText(row(QStringLiteral("catalog"))), QStringLiteral("no reads: nothing to read"));
     QCOMPARE(level(QStringLiteral("catalog")), Level::Warning);
     QVERIFY2(healthText(QStringLiteral("catalog")).contains(QStringLiteral("No Idem schema")),
         qPrintable(healthText(QStringLiteral("catalog"))));
