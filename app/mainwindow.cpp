@@ -280,8 +280,8 @@ void MainWindow::createViewMenu()
         a->setShortcut(QKeySequence(Qt::CTRL | (Qt::Key_1 + n++)));
     }
     // Ctrl+0: every profile on one page (issue #29).
-    auto* fleet = track(view->addAction(QString(), this, [this] { FleetWindow::showFleet(m_profiles); }),
-        QT_TR_NOOP("&Fleet"));
+    auto* fleet
+        = track(view->addAction(QString(), this, [this] { FleetWindow::showFleet(m_profiles); }), QT_TR_NOOP("&Fleet"));
     fleet->setObjectName(QStringLiteral("fleetAction"));
     fleet->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
     auto* next = track(view->addAction(QString(), this, [this] { stepPage(1); }), QT_TR_NOOP("&Next page"));

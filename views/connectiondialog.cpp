@@ -6,9 +6,9 @@
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
+#include <QIcon>
 #include <QLabel>
 #include <QLineEdit>
-#include <QIcon>
 #include <QPixmap>
 #include <QPushButton>
 #include <QToolButton>
@@ -81,9 +81,9 @@ ConnectionDialog::ConnectionDialog(ConsoleSession* session, ProfileStore* profil
     m_environmentColourCombo = new QComboBox;
     m_environmentColourCombo->setObjectName(QStringLiteral("environmentColourCombo"));
     m_environmentColourCombo->addItem(tr("(by its name)"), QString());
-    const std::pair<const char*, const char*> colourWords[] = { { "red", QT_TR_NOOP("red") },
-        { "amber", QT_TR_NOOP("amber") }, { "green", QT_TR_NOOP("green") }, { "blue", QT_TR_NOOP("blue") },
-        { "purple", QT_TR_NOOP("purple") }, { "grey", QT_TR_NOOP("grey") } };
+    const std::pair<const char*, const char*> colourWords[]
+        = { { "red", QT_TR_NOOP("red") }, { "amber", QT_TR_NOOP("amber") }, { "green", QT_TR_NOOP("green") },
+              { "blue", QT_TR_NOOP("blue") }, { "purple", QT_TR_NOOP("purple") }, { "grey", QT_TR_NOOP("grey") } };
     for (const auto& [name, word] : colourWords) {
         QPixmap swatch(14, 14);
         swatch.fill(environment::colour(QLatin1String(name)));

@@ -11,8 +11,8 @@
 #include <QApplication>
 #include <QDir>
 #include <QFile>
-#include <QLineEdit>
 #include <QImage>
+#include <QLineEdit>
 #include <QMessageBox>
 #include <QPainter>
 #include <QSettings>
@@ -34,8 +34,8 @@
 #include "models/pausewatch.h"
 #include "models/profilestore.h"
 #include "operations/pauses.h"
-#include "tests/console/tst_taskbrowser_support.h"
 #include "tests/console/consolefixture.h"
+#include "tests/console/tst_taskbrowser_support.h"
 #include "views/connectiondialog.h"
 #include "views/dashboardwidget.h"
 #include "views/environmentmark.h"
@@ -105,7 +105,8 @@ private:
 void TestFleet::initTestCase()
 {
     QStandardPaths::setTestModeEnabled(true);
-    QSettings(QSettings::IniFormat, QSettings::UserScope, QStringLiteral("Idem"), QStringLiteral("idem-console")).clear();
+    QSettings(QSettings::IniFormat, QSettings::UserScope, QStringLiteral("Idem"), QStringLiteral("idem-console"))
+        .clear();
     IDEM_REQUIRE_DATABASE();
     // Ten databases, one per service and environment, as a user outgrowing one server has them.
     const char* names[databases][2] = { { "orders", "prod" }, { "billing", "prod" }, { "search", "staging" },
@@ -259,7 +260,8 @@ void TestFleet::tenDatabasesOnTheFleetPage()
         QStringLiteral("staging"));
     // What the table draws is what the model says (the view's own cell text).
     auto* table = m_fleet->page()->table();
-    QCOMPARE(table->model()->data(table->model()->index(row(QStringLiteral("billing")), FleetModel::DatabaseColumn))
+    QCOMPARE(table->model()
+                 ->data(table->model()->index(row(QStringLiteral("billing")), FleetModel::DatabaseColumn))
                  .toString(),
         QStringLiteral("billing"));
     // Every row is readable on screen: none taller than the page shows (no text clipped to nothing).
@@ -280,7 +282,8 @@ void TestFleet::doubleClickOpensTheDatabaseMarkedWithItsEnvironment()
     QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, at);
     QTest::mouseDClick(table->viewport(), Qt::LeftButton, {}, at);
     MainWindow* prod = nullptr;
-    QTRY_VERIFY_WITH_TIMEOUT((prod = m_fleet->databaseWindow(row(QStringLiteral("orders")))) != nullptr, browserTimeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        (prod = m_fleet->databaseWindow(row(QStringLiteral("orders")))) != nullptr, browserTimeoutMs);
     QVERIFY(QTest::qWaitForWindowExposed(prod));
     QTRY_VERIFY_WITH_TIMEOUT(prod->adminSession()->state() == ConsoleSession::State::Connected, browserTimeoutMs);
     QTRY_VERIFY_WITH_TIMEOUT(prod->dashboard()->model()->ticks() >= 1, browserTimeoutMs);
@@ -323,9 +326,10 @@ void TestFleet::doubleClickOpensTheDatabaseMarkedWithItsEnvironment()
     QVERIFY(staging && staging != prod);
     QTRY_VERIFY_WITH_TIMEOUT(staging->adminSession()->state() == ConsoleSession::State::Connected, browserTimeoutMs);
     QVERIFY2(staging->windowTitle().startsWith(QStringLiteral("[staging] ")), qPrintable(staging->windowTitle()));
-    QCOMPARE(staging->environmentBand()->palette().color(QPalette::Window), environment::colour(QStringLiteral("amber")));
-    QMessageBox other(QMessageBox::Information, QStringLiteral("Export snapshot"), QStringLiteral("Done"),
-        QMessageBox::Ok, staging);
+    QCOMPARE(
+        staging->environmentBand()->palette().color(QPalette::Window), environment::colour(QStringLiteral("amber")));
+    QMessageBox other(
+        QMessageBox::Information, QStringLiteral("Export snapshot"), QStringLiteral("Done"), QMessageBox::Ok, staging);
     other.show();
     QCOMPARE(other.windowTitle(), QStringLiteral("[staging] Export snapshot"));
     other.close();
@@ -344,7 +348,8 @@ void TestFleet::eachDatabaseCostsOneDashboard()
     ConsoleSession* session = model->session(r);
     // The dashboard's own settings: the same interval and thresholds a console window's dashboard
     // reads (the fleet adds no filter).
-    QSettings settings(QSettings::IniFormat, QSettings::UserScope, QStringLiteral("Idem"), QStringLiteral("idem-console"));
+    QSettings settings(
+        QSettings::IniFormat, QSettings::UserScope, QStringLiteral("Idem"), QStringLiteral("idem-console"));
     const DashboardSettings console = DashboardSettings::load(settings);
     QCOMPARE(dash->settings().intervalMs, console.intervalMs);
     QVERIFY(dash->settings().thresholds == console.thresholds);
@@ -354,10 +359,10 @@ void TestFleet::eachDatabaseCostsOneDashboard()
     // dashboard tick, an exact refresh of the dashboard's, or a read of the pauses; nothing else.
     const int ticksBefore = dash->ticks();
     QTRY_VERIFY_WITH_TIMEOUT(dash->ticks() >= ticksBefore + 3, browserTimeoutMs);
-    QTRY_VERIFY_WITH_TIMEOUT(!dash->tickPending() && !pauses->pending() && !dash->exactRefreshPending(), browserTimeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        !dash->tickPending() && !pauses->pending() && !dash->exactRefreshPending(), browserTimeoutMs);
     QCOMPARE(dash->failuresInARow(), 0);
-    QCOMPARE(session->jobsSubmitted(),
-        quint64(dash->ticks() + pauses->reads() + dash->exactRefreshJobs()));
+    QCOMPARE(session->jobsSubmitted(), quint64(dash->ticks() + pauses->reads() + dash->exactRefreshJobs()));
 
     // One connection per database, on the server: the fleet's, and no other.
     auto admin = idem::connect(adminDsn());
