@@ -204,6 +204,14 @@ void TestFleet::environmentLivesInTheProfile()
     QCOMPARE(env->text(), QStringLiteral("prod"));
     typeInto(env, QStringLiteral("staging"));
     QCOMPARE(dialog.settings().environment, QStringLiteral("staging"));
+    // The Fleet window of the saved profiles has a row for it, with its environment.
+    {
+        FleetWindow fromProfiles(m_profiles.get());
+        const int r = fromProfiles.model()->rowOf(QStringLiteral("orders"));
+        QVERIFY(r >= 0);
+        QCOMPARE(fromProfiles.model()->rowCount(), 1);
+        QCOMPARE(fromProfiles.model()->entry(r).settings.environment, QStringLiteral("prod"));
+    }
     m_profiles->remove(QStringLiteral("orders"));
 }
 
