@@ -1699,6 +1699,10 @@ Check the SSL mode and that the root certificate is the one that signed the serv
         <source>Each database is read as one console&apos;s dashboard reads it: one connection, one statement per tick. Double-click a row to open that database in a window of its own.</source>
         <translation>每个数据库都按单个控制台仪表盘的方式读取：一个连接，每次轮询一条语句。双击一行可在单独的窗口中打开该数据库。</translation>
     </message>
+    <message>
+        <source>No connection profiles yet: save one in the connection dialog (Connection &gt; Connect…), then Fleet &gt; Reload profiles.</source>
+        <translation>尚无连接配置：请在连接对话框（连接 &gt; 连接…）中保存一个，然后选择 数据库群 &gt; 重新载入配置。</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::FleetWindow</name>

@@ -58,7 +58,10 @@ QString FleetWidget::summaryText() const { return m_summary->text(); }
 
 void FleetWidget::refresh()
 {
-    m_summary->setText(m_model->summaryText());
+    m_summary->setText(m_model->rowCount() > 0
+            ? m_model->summaryText()
+            : tr("No connection profiles yet: save one in the connection dialog (Connection > Connect…), then "
+                 "Fleet > Reload profiles."));
     m_hint->setText(tr("Each database is read as one console's dashboard reads it: one connection, one "
                        "statement per tick. Double-click a row to open that database in a window of its own."));
 }
