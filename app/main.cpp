@@ -2,6 +2,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QIcon>
+#include <QPointer>
 #include <QSettings>
 #include <QTabWidget>
 #include <QTimer>
@@ -11,13 +12,16 @@
 #include <optional>
 #include <utility>
 
+#include "app/fleetwindow.h"
 #include "app/mainwindow.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
+#include "models/fleetmodel.h"
 #include "models/latencywatch.h"
 #include "models/pausewatch.h"
 #include "models/profilestore.h"
 #include "views/dashboardwidget.h"
+#include "views/fleetwidget.h"
 #include "views/language.h"
 #include "views/snapshotwindow.h"
 #include "views/theme.h"
@@ -83,6 +87,25 @@ void arrangeScreenshot(MainWindow* window, const QString& file)
         std::fprintf(stderr, "idem-console: --screenshot gave up waiting\n");
         QApplication::exit(1);
     });
+}
+
+// --fleet --screenshot: once every database has said how it is (or after 30 s), save the Fleet
+// window and quit.
+void arrangeFleetScreenshot(FleetWindow* fleet, const QString& file)
+{
+    auto* check = new QTimer(fleet);
+    check->setInterval(500);
+    auto waited = std::make_shared<int>(0);
+    QObject::connect(check, &QTimer::timeout, fleet, [fleet, file, check, waited] {
+        const bool settled = fleet->model()->count(Level::NoData) == 0 || ++*waited > 60;
+        if (!settled)
+            return;
+        check->stop();
+        const bool saved = fleet->grab().save(file);
+        std::fprintf(stderr, "idem-console: %s %s\n", saved ? "saved" : "could not save", qPrintable(file));
+        QApplication::exit(saved ? 0 : 1);
+    });
+    check->start();
 }
 
 // --snapshot: once the window is there, show the --page asked for; with --screenshot, save it and
@@ -155,6 +178,9 @@ int main(int argc, char** argv)
                        "save the snapshot window (its --page) and exit."),
         QStringLiteral("DIR"));
     parser.addOption(snapshotOption);
+    const QCommandLineOption fleetOption(QStringLiteral("fleet"),
+        QStringLiteral("Open the Fleet window: every saved connection profile on one page (View > Fleet)."));
+    parser.addOption(fleetOption);
 
     // --help and --version answer before QApplication exists, so they work over ssh
     // without a display; everything else is parsed again once Qt has taken its own options.
@@ -219,6 +245,14 @@ int main(int argc, char** argv)
     ProfileStore profiles;
     MainWindow window(&session, &profiles);
     window.showPage(parser.value(pageOption));
+    if (parser.isSet(fleetOption)) {
+        QPointer<FleetWindow> fleet = FleetWindow::showFleet(&profiles);
+        if (parser.isSet(screenshotOption))
+            arrangeFleetScreenshot(fleet, parser.value(screenshotOption));
+        const int rc = QApplication::exec();
+        delete fleet.data(); // its connections' threads end before the profiles go
+        return rc;
+    }
     window.show();
 
     if (parser.isSet(dsnOption)) {

@@ -1,5 +1,9 @@
 #include "app/mainwindow.h"
 
+#include <QVBoxLayout>
+
+#include "app/fleetwindow.h"
+
 #include <QActionGroup>
 #include <QApplication>
 #include <QEvent>
@@ -14,6 +18,7 @@
 #include "models/auditwitness.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
+#include "models/environment.h"
 #include "models/eventwatch.h"
 #include "models/jobrunners.h"
 #include "models/pausewatch.h"
@@ -23,6 +28,7 @@
 #include "views/consolewidget.h"
 #include "views/dashboardrowsdialog.h"
 #include "views/dashboardwidget.h"
+#include "views/environmentmark.h"
 #include "views/exportdialog.h"
 #include "views/jobswidget.h"
 #include "views/language.h"
@@ -52,7 +58,15 @@ MainWindow::MainWindow(ConsoleSession* session, ProfileStore* profiles, QWidget*
     , m_runners(new JobRunners(this))
     , m_jobs(new JobsWidget(m_monitor, session, m_runners))
 {
-    setCentralWidget(m_console);
+    // The environment's band above the pages (issue #29): which database this window acts on.
+    auto* central = new QWidget;
+    auto* centralLayout = new QVBoxLayout(central);
+    centralLayout->setContentsMargins(0, 0, 0, 0);
+    centralLayout->setSpacing(0);
+    m_band = new EnvironmentBand;
+    centralLayout->addWidget(m_band);
+    centralLayout->addWidget(m_console, 1);
+    setCentralWidget(central);
     // Pages, in tab order. Each page takes the session it reads through (the monitor
     // connection) and, for recovery actions, the admin connection.
     m_console->addPage(m_dashboard, tr("Dashboard"), 0);
@@ -229,10 +243,16 @@ void MainWindow::onFailed(const Failure& failure)
 void MainWindow::updateTitle()
 {
     const auto& info = m_session->serverInfo();
-    if (m_session->state() == ConsoleSession::State::Connected)
-        setWindowTitle(tr("%1@%2:%3/%4 – Idem console").arg(info.role, info.host, info.port, info.database));
-    else
-        setWindowTitle(tr("Idem console"));
+    const bool connected = m_session->state() == ConsoleSession::State::Connected;
+    const QString where = tr("%1@%2:%3/%4").arg(info.role, info.host, info.port, info.database);
+    // The environment of the connection chosen (its profile's), from the first attempt on.
+    const ConnectionSettings& s = m_session->settings();
+    const QString env = m_session->state() == ConsoleSession::State::Disconnected ? QString() : s.environment.trimmed();
+    const QColor colour = environment::colourOf(s);
+    m_band->setEnvironment(env, colour, connected ? where : QString());
+    environmentmark::mark(this, env, colour);
+    const QString title = connected ? tr("%1 – Idem console").arg(where) : tr("Idem console");
+    setWindowTitle(environment::titlePrefix(env) + title);
 }
 
 QAction* MainWindow::track(QAction* action, const char* source)
@@ -268,6 +288,11 @@ void MainWindow::createViewMenu()
         a->setObjectName(page + QStringLiteral("PageAction"));
         a->setShortcut(QKeySequence(Qt::CTRL | (Qt::Key_1 + n++)));
     }
+    // Ctrl+0: every profile on one page (issue #29).
+    auto* fleet
+        = track(view->addAction(QString(), this, [this] { FleetWindow::showFleet(m_profiles); }), QT_TR_NOOP("&Fleet"));
+    fleet->setObjectName(QStringLiteral("fleetAction"));
+    fleet->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
     auto* next = track(view->addAction(QString(), this, [this] { stepPage(1); }), QT_TR_NOOP("&Next page"));
     next->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_PageDown));
     auto* previous = track(view->addAction(QString(), this, [this] { stepPage(-1); }), QT_TR_NOOP("&Previous page"));

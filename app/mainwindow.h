@@ -22,6 +22,7 @@ class ConsoleWidget;
 class DashboardWidget;
 class JobRunners;
 class JobsWidget;
+class EnvironmentBand;
 class PauseWatch;
 class ProfileStore;
 
@@ -47,6 +48,8 @@ public:
     // The recovery jobs this console runs (each on a connection of its own) and their page.
     JobRunners* jobRunners() const { return m_runners; }
     JobsWidget* jobsPage() const { return m_jobs; }
+    // The band of the connection's environment above the pages (hidden without one).
+    EnvironmentBand* environmentBand() const { return m_band; }
     // A dashboard tile's rows: the Tasks page with that filter, or a list of the newest rows.
     void openRows(const idem::TaskFilter& filter, const QString& title, const QString& what,
         const std::optional<idem::TaskSort>& sort = std::nullopt);
@@ -84,6 +87,7 @@ private:
     JobsWidget* m_jobs;
     std::optional<ConnectionSettings> m_monitorFollows; // the admin settings the monitor was opened for
     ConnectionDialog* m_dialog = nullptr;
+    EnvironmentBand* m_band = nullptr;
     QMenu* m_fileMenu = nullptr; // snapshot actions go above its separator and Quit
     std::vector<std::pair<QPointer<QObject>, const char*>> m_translatable;
 };

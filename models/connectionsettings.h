@@ -20,6 +20,10 @@ struct ConnectionSettings {
     // Where the dashboard and the other pages read (a streaming standby, say); empty: the same
     // server. The password, TLS fields and schema above apply to it too.
     QString monitorConninfo;
+    // What this database is for people ("prod", "staging"), and its colour by name (environment.h):
+    // every window and dialog of the connection carries both. Stored in the profile; no secret.
+    QString environment;
+    QString environmentColour;
 };
 
 // The conninfo as libpq should see it: a bare word is a service name (as psql's

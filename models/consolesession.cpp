@@ -171,6 +171,7 @@ quint64 ConsoleSession::submit(DatabaseJob job, QObject* context, JobDone done, 
         return 0;
     }
     const quint64 id = m_nextId++;
+    ++m_jobsSubmitted;
     auto cancelled = std::make_shared<std::atomic_bool>(false);
     auto& pending = m_jobs[id];
     pending.context = context;

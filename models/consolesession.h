@@ -56,6 +56,9 @@ public:
     // Drops the answer, and skips the job if the worker has not started it yet.
     void cancel(quint64 requestId);
     int pendingJobs() const { return static_cast<int>(m_jobs.size()); }
+    // Jobs handed to the worker since this session was made: what its readers cost the server,
+    // in round trips (the Fleet page's per-database cost is held to one console's by it).
+    quint64 jobsSubmitted() const { return m_jobsSubmitted; }
 
     // A job's bound when the server does not answer it at all (a stopped server process, a
     // network black hole: the server enforces a statement timeout itself, so none fires there).
@@ -113,6 +116,7 @@ private:
     std::optional<Failure> m_lastFailure;
 
     quint64 m_nextId = 1;
+    quint64 m_jobsSubmitted = 0;
     // The one request of each kind whose answer is still wanted; 0 when none.
     quint64 m_pendingConnect = 0;
     quint64 m_pendingMigrate = 0;

@@ -331,6 +331,8 @@ void DashboardModel::maybeRefreshExact()
             m_exactPending = 0;
             m_exactFailedAt.start();
         });
+    if (m_exactPending)
+        ++m_exactJobs;
 }
 
 void DashboardModel::onTickFailed(quint64 id, const Failure& failure)

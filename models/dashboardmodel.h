@@ -125,6 +125,8 @@ public:
     int ticks() const { return m_ticks; }
     // Shared exact refreshes this console ran (it won the database's attempt).
     int sharedRefreshes() const { return m_sharedRefreshes; }
+    // Exact refresh jobs this model handed its session (the Fleet page's cost check counts them).
+    int exactRefreshJobs() const { return m_exactJobs; }
     bool exactRefreshPending() const { return m_exactPending != 0; }
     bool tickPending() const { return m_pending != 0; }
 
@@ -179,6 +181,7 @@ private:
     std::optional<idem::ExactFigures> m_ownExact;
     QElapsedTimer m_ownExactAt;
     int m_sharedRefreshes = 0;
+    int m_exactJobs = 0;
     qint64 m_historyLoadedMinutes = 0; // how far back the history holds the current window
     qint64 m_historyFromMinute = 0; // epoch seconds of the oldest minute loaded (0: none yet)
     qint64 m_lastServerMs = 0;

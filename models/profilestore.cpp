@@ -54,6 +54,8 @@ std::optional<Profile> ProfileStore::profile(const QString& name) const
         s.sslKey = m_settings->value(QStringLiteral("sslkey")).toString();
         s.schema = m_settings->value(QStringLiteral("schema"), s.schema).toString();
         s.monitorConninfo = m_settings->value(QStringLiteral("monitorConninfo")).toString();
+        s.environment = m_settings->value(QStringLiteral("environment")).toString();
+        s.environmentColour = m_settings->value(QStringLiteral("environmentColour")).toString();
         out = p;
     }
     m_settings->endGroup();
@@ -85,6 +87,8 @@ void ProfileStore::save(const Profile& profile)
     m_settings->setValue(QStringLiteral("sslkey"), profile.settings.sslKey);
     m_settings->setValue(QStringLiteral("schema"), profile.settings.schema);
     m_settings->setValue(QStringLiteral("monitorConninfo"), monitor);
+    m_settings->setValue(QStringLiteral("environment"), profile.settings.environment.trimmed());
+    m_settings->setValue(QStringLiteral("environmentColour"), profile.settings.environmentColour);
     m_settings->endGroup();
     m_settings->sync();
 }

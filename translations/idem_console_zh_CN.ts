@@ -709,6 +709,42 @@
         <source>Not saved: the connection string is not valid: %1</source>
         <translation>未保存：连接字符串无效：%1</translation>
     </message>
+    <message>
+        <source>optional: prod, staging, dev… shown on every window of this connection</source>
+        <translation>可选：prod、staging、dev…，显示在此连接的每个窗口上</translation>
+    </message>
+    <message>
+        <source>(by its name)</source>
+        <translation>（按名称）</translation>
+    </message>
+    <message>
+        <source>red</source>
+        <translation>红色</translation>
+    </message>
+    <message>
+        <source>amber</source>
+        <translation>琥珀色</translation>
+    </message>
+    <message>
+        <source>green</source>
+        <translation>绿色</translation>
+    </message>
+    <message>
+        <source>blue</source>
+        <translation>蓝色</translation>
+    </message>
+    <message>
+        <source>purple</source>
+        <translation>紫色</translation>
+    </message>
+    <message>
+        <source>grey</source>
+        <translation>灰色</translation>
+    </message>
+    <message>
+        <source>&amp;Environment:</source>
+        <translation>环境(&amp;E)：</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::ConsoleSession</name>
@@ -1395,6 +1431,13 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
     </message>
 </context>
 <context>
+    <name>idem::console::EnvironmentBand</name>
+    <message>
+        <source>%1 — %2</source>
+        <translation>%1 — %2</translation>
+    </message>
+</context>
+<context>
     <name>idem::console::EventMarks</name>
     <message numerus="yes">
         <source>… and %n more</source>
@@ -1668,6 +1711,163 @@ Check the SSL mode and that the root certificate is the one that signed the serv
     <message>
         <source>The statement was caught in a deadlock with another session; the database cancelled it to break the deadlock.</source>
         <translation>该语句与另一个会话发生死锁；数据库取消了它以解除死锁。</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::FleetModel</name>
+    <message>
+        <source> (standby)</source>
+        <translation>（备库）</translation>
+    </message>
+    <message>
+        <source> (primary)</source>
+        <translation>（主库）</translation>
+    </message>
+    <message>
+        <source>Not connected.</source>
+        <translation>未连接。</translation>
+    </message>
+    <message>
+        <source>Connecting…</source>
+        <translation>正在连接…</translation>
+    </message>
+    <message>
+        <source>Cannot connect: %1</source>
+        <translation>无法连接：%1</translation>
+    </message>
+    <message>
+        <source>Cannot connect.</source>
+        <translation>无法连接。</translation>
+    </message>
+    <message>
+        <source>Reading…</source>
+        <translation>正在读取…</translation>
+    </message>
+    <message>
+        <source>not answering: %1</source>
+        <translation>无应答：%1</translation>
+    </message>
+    <message>
+        <source>red: %1</source>
+        <translation>红色：%1</translation>
+    </message>
+    <message>
+        <source>amber: %1</source>
+        <translation>琥珀色：%1</translation>
+    </message>
+    <message>
+        <source>%1 expired leases</source>
+        <translation>%1 个过期租约</translation>
+    </message>
+    <message>
+        <source>intake paused (%1)</source>
+        <translation>接收已暂停（%1）</translation>
+    </message>
+    <message>
+        <source>standby %1 s behind</source>
+        <translation>备库落后 %1 秒</translation>
+    </message>
+    <message>
+        <source>node changed at %1</source>
+        <translation>节点于 %1 变更</translation>
+    </message>
+    <message>
+        <source>Healthy</source>
+        <translation>健康</translation>
+    </message>
+    <message>
+        <source>standby %1/%2</source>
+        <translation>备库 %1/%2</translation>
+    </message>
+    <message>
+        <source>primary %1/%2</source>
+        <translation>主库 %1/%2</translation>
+    </message>
+    <message>
+        <source>, replay %1 s behind</source>
+        <translation>，回放落后 %1 秒</translation>
+    </message>
+    <message>
+        <source>; changed at %1 (was %2)</source>
+        <translation>；于 %1 变更（原为 %2）</translation>
+    </message>
+    <message>
+        <source>no reads: not connected</source>
+        <translation>不读取：未连接</translation>
+    </message>
+    <message>
+        <source>no reads: nothing to read</source>
+        <translation>不读取：没有可读的内容</translation>
+    </message>
+    <message>
+        <source>tick %1 ms, %2</source>
+        <translation>轮询 %1 毫秒，%2</translation>
+    </message>
+    <message>
+        <source>%1 databases: %2 red, %3 amber, %4 green, %5 not known yet</source>
+        <translation>%1 个数据库：%2 个红色，%3 个琥珀色，%4 个绿色，%5 个尚未知</translation>
+    </message>
+    <message>
+        <source>Double-click to open %1 in a console window of its own.</source>
+        <translation>双击可在单独的控制台窗口中打开 %1。</translation>
+    </message>
+    <message>
+        <source>(none)</source>
+        <translation>（无）</translation>
+    </message>
+    <message>
+        <source>One connection on a worker thread of its own, read as one console&apos;s dashboard reads it: one statement per tick, %1, and the pauses every %2 s.</source>
+        <translation>一个连接，在其自己的工作线程上，按单个控制台仪表盘的方式读取：每次轮询一条语句，%1；暂停列表每 %2 秒读取一次。</translation>
+    </message>
+    <message>
+        <source>Database</source>
+        <translation>数据库</translation>
+    </message>
+    <message>
+        <source>Environment</source>
+        <translation>环境</translation>
+    </message>
+    <message>
+        <source>Health</source>
+        <translation>健康状况</translation>
+    </message>
+    <message>
+        <source>Server</source>
+        <translation>服务器</translation>
+    </message>
+    <message>
+        <source>Console&apos;s cost</source>
+        <translation>控制台开销</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::FleetWidget</name>
+    <message>
+        <source>Each database is read as one console&apos;s dashboard reads it: one connection, one statement per tick. Double-click a row to open that database in a window of its own.</source>
+        <translation>每个数据库都按单个控制台仪表盘的方式读取：一个连接，每次轮询一条语句。双击一行可在单独的窗口中打开该数据库。</translation>
+    </message>
+    <message>
+        <source>No connection profiles yet: save one in the connection dialog (Connection &gt; Connect…), then Fleet &gt; Reload profiles.</source>
+        <translation>尚无连接配置：请在连接对话框（连接 &gt; 连接…）中保存一个，然后选择 数据库群 &gt; 重新载入配置。</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::FleetWindow</name>
+    <message>
+        <source>&amp;Fleet</source>
+        <translation>数据库群(&amp;F)</translation>
+    </message>
+    <message>
+        <source>&amp;Reload profiles</source>
+        <translation>重新载入配置(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Close</source>
+        <translation>关闭(&amp;C)</translation>
+    </message>
+    <message>
+        <source>Fleet – Idem console</source>
+        <translation>数据库群 – Idem 控制台</translation>
     </message>
 </context>
 <context>
@@ -2255,10 +2455,6 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>关于 Idem 控制台(&amp;A)</translation>
     </message>
     <message>
-        <source>%1@%2:%3/%4 – Idem console</source>
-        <translation>%1@%2:%3/%4 – Idem 控制台</translation>
-    </message>
-    <message>
         <source>Idem console</source>
         <translation>Idem 控制台</translation>
     </message>
@@ -2345,6 +2541,18 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>&amp;Jobs</source>
         <translation>作业(&amp;J)</translation>
+    </message>
+    <message>
+        <source>%1@%2:%3/%4</source>
+        <translation>%1@%2:%3/%4</translation>
+    </message>
+    <message>
+        <source>%1 – Idem console</source>
+        <translation>%1 – Idem 控制台</translation>
+    </message>
+    <message>
+        <source>&amp;Fleet</source>
+        <translation>数据库群(&amp;F)</translation>
     </message>
 </context>
 <context>

@@ -6,8 +6,10 @@
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
+#include <QIcon>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPixmap>
 #include <QPushButton>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -15,6 +17,7 @@
 #include "core/connection.h"
 #include "core/identifier.h"
 #include "models/consolesession.h"
+#include "models/environment.h"
 #include "models/profilestore.h"
 
 namespace idem::console {
@@ -71,6 +74,27 @@ ConnectionDialog::ConnectionDialog(ConsoleSession* session, ProfileStore* profil
     m_monitorEdit->setPlaceholderText(
         tr("optional: a standby for the dashboard and task reads (same server if empty)"));
 
+    // The environment (issue #29): its name and colour on every window and dialog of this connection.
+    m_environmentEdit = new QLineEdit;
+    m_environmentEdit->setObjectName(QStringLiteral("environmentEdit"));
+    m_environmentEdit->setPlaceholderText(tr("optional: prod, staging, dev… shown on every window of this connection"));
+    m_environmentColourCombo = new QComboBox;
+    m_environmentColourCombo->setObjectName(QStringLiteral("environmentColourCombo"));
+    m_environmentColourCombo->addItem(tr("(by its name)"), QString());
+    const std::pair<const char*, const char*> colourWords[]
+        = { { "red", QT_TR_NOOP("red") }, { "amber", QT_TR_NOOP("amber") }, { "green", QT_TR_NOOP("green") },
+              { "blue", QT_TR_NOOP("blue") }, { "purple", QT_TR_NOOP("purple") }, { "grey", QT_TR_NOOP("grey") } };
+    for (const auto& [name, word] : colourWords) {
+        QPixmap swatch(14, 14);
+        swatch.fill(environment::colour(QLatin1String(name)));
+        m_environmentColourCombo->addItem(QIcon(swatch), tr(word), QLatin1String(name));
+    }
+    auto* environmentRow = new QWidget;
+    auto* environmentLayout = new QHBoxLayout(environmentRow);
+    environmentLayout->setContentsMargins(0, 0, 0, 0);
+    environmentLayout->addWidget(m_environmentEdit, 1);
+    environmentLayout->addWidget(m_environmentColourCombo);
+
     auto* hint = new QLabel(tr("Anything left out comes from PG* variables, pg_service.conf and "
                                "~/.pgpass, as in psql."));
     hint->setForegroundRole(QPalette::PlaceholderText);
@@ -82,6 +106,7 @@ ConnectionDialog::ConnectionDialog(ConsoleSession* session, ProfileStore* profil
     form->addRow(tr("Pass&word:"), m_passwordEdit);
     form->addRow(tr("&Schema:"), m_schemaEdit);
     form->addRow(tr("&Monitor:"), m_monitorEdit);
+    form->addRow(tr("&Environment:"), environmentRow);
 
     m_sslModeCombo = new QComboBox;
     m_sslModeCombo->setObjectName(QStringLiteral("sslModeCombo"));
@@ -190,6 +215,8 @@ ConnectionSettings ConnectionDialog::settings() const
     s.sslKey = m_keyEdit->text().trimmed();
     s.schema = m_schemaEdit->text().trimmed();
     s.monitorConninfo = m_monitorEdit->text().trimmed();
+    s.environment = m_environmentEdit->text().trimmed();
+    s.environmentColour = m_environmentColourCombo->currentData().toString();
     return s;
 }
 
@@ -207,6 +234,9 @@ void ConnectionDialog::setSettings(const ConnectionSettings& incoming)
     m_schemaEdit->setText(s.schema);
     m_monitorEdit->setText(s.monitorConninfo);
     m_monitorEdit->setCursorPosition(0);
+    m_environmentEdit->setText(s.environment);
+    const int colour = m_environmentColourCombo->findData(s.environmentColour);
+    m_environmentColourCombo->setCurrentIndex(colour < 0 ? 0 : colour);
 }
 
 void ConnectionDialog::showFailure(const Failure& failure)

@@ -57,6 +57,8 @@ private:
     QLineEdit* m_passwordEdit;
     QLineEdit* m_schemaEdit;
     QLineEdit* m_monitorEdit;
+    QLineEdit* m_environmentEdit;
+    QComboBox* m_environmentColourCombo;
     QComboBox* m_sslModeCombo;
     QLineEdit* m_rootCertEdit;
     QLineEdit* m_certEdit;
