@@ -1,5 +1,7 @@
 #include "models/databaseworker.h"
 
+#include "operations/rights.h"
+
 #include <QCoreApplication>
 
 #include <optional>
@@ -224,6 +226,18 @@ ServerInfo DatabaseWorker::inspect(quint64 requestId)
         // Asked as a setting: this read-only transaction's own transaction_read_only is on anyway.
         info.readOnly = info.inRecovery || row[14].as<std::string>() == "on";
         m_db->pooler = info.pooler;
+    }
+    // The role's rights, right by right (schema v20); before v20, or without any Idem role,
+    // idem_operator and idem_reader decide as they always did.
+    info.rights = RoleRights::fromOperator(info.role, info.isOperator, info.isReader);
+    try {
+        const auto rights = idem::readRights(conn, schema);
+        if (rights.known)
+            info.rights = RoleRights::fromRights(rights);
+    } catch (const pqxx::broken_connection&) {
+        throw;
+    } catch (const pqxx::sql_error&) {
+        // Not allowed to ask: the fallback above stands (the database decides anyway).
     }
     try {
         const auto state = idem::inspectSchema(conn, schema);

@@ -41,6 +41,9 @@ struct Rights {
     std::string whyNot(std::string_view right) const;
 };
 
+// The first schema version with per-action rights and approvals (0020_action_rights.sql).
+constexpr int firstRightsSchemaVersion = 20;
+
 // The rights names in display order.
 const std::vector<std::string>& rightNames();
 // The role that grants `right` (idem_reader for read, idem_may_<right> else); throws

@@ -570,7 +570,7 @@ void TaskBrowserWidget::updateActions()
 {
     const auto rows = m_view->selectionModel()->selectedRows();
     const bool connected = m_admin->state() == ConsoleSession::State::Connected;
-    const bool mayAct = connected && m_admin->serverInfo().isOperator && !m_admin->readOnly();
+    const bool mayAct = connected && !m_admin->readOnly();
     const auto any = [&](idem::RecoveryAction a) {
         for (const auto& i : rows)
             if (idem::actionAppliesTo(a, m_model->task(i.row()).status))
@@ -580,18 +580,18 @@ void TaskBrowserWidget::updateActions()
     QString why;
     if (!connected)
         why = tr("Not connected.");
-    else if (!m_admin->serverInfo().isOperator)
-        why = tr("Role %1 is not idem_operator: recovery actions are disabled (the database refuses them "
-                 "too).")
-                  .arg(m_admin->serverInfo().sessionRole);
     else if (m_admin->readOnly())
         why = tr("The schema is newer than this console, or its migrations do not match: look, change "
                  "nothing.");
     const std::pair<QPushButton*, idem::RecoveryAction> buttons[] = { { m_requeue, idem::RecoveryAction::Requeue },
         { m_release, idem::RecoveryAction::Release }, { m_fail, idem::RecoveryAction::Fail } };
     for (const auto& [button, action] : buttons) {
-        button->setEnabled(mayAct && any(action));
-        button->setToolTip(why.isEmpty() ? actionEffect(action, 1) : why);
+        // Each action its own right (schema v20): a role may requeue and not mark failed.
+        const QString refusal = why.isEmpty()
+            ? m_admin->serverInfo().rights.refusal(QString::fromLatin1(idem::actionName(action)))
+            : why;
+        button->setEnabled(mayAct && refusal.isEmpty() && any(action));
+        button->setToolTip(refusal.isEmpty() ? actionEffect(action, 1) : refusal);
     }
     for (const auto& [button, action] : m_keyedActions) {
         action->setEnabled(button->isEnabled());
