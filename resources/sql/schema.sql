@@ -693,6 +693,50 @@ $$;
 
 
 --
+-- Name: idem_caller(); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_caller() RETURNS name
+    LANGUAGE sql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+    SELECT CASE WHEN pg_catalog.current_setting('role') = 'none' THEN session_user
+                ELSE pg_catalog.current_setting('role')::name END
+$$;
+
+
+--
+-- Name: idem_clear_approval(text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_clear_approval(p_reason text, p_actor text DEFAULT NULL::text) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_old idem_approval_policy;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+    v_audit bigint;
+BEGIN
+    PERFORM audit_check_reason(p_reason, p_actor);
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+    SELECT * INTO v_old FROM idem_approval_policy FOR UPDATE;
+    IF v_old.job_rows IS NULL THEN
+        RETURN NULL;
+    END IF;
+    UPDATE idem_approval_policy p
+       SET job_rows = NULL, updated_at = clock_timestamp(), updated_by = format('%s (%s)', session_user, v_actor);
+    v_audit := audit_append('', 'approval_policy', p_reason, v_actor,
+                            jsonb_build_object('job_rows', v_old.job_rows, 'ttl_seconds', v_old.ttl_seconds),
+                            jsonb_build_object('job_rows', NULL, 'ttl_seconds', v_old.ttl_seconds));
+    UPDATE idem_approval_policy p SET audit_id = v_audit;
+    RETURN v_audit;
+END
+$$;
+
+
+--
 -- Name: idem_clear_retention(text, text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -1083,6 +1127,1028 @@ CREATE FUNCTION idem.idem_fail(p_key text, p_expected_status text, p_expected_up
 BEGIN
     RETURN QUERY SELECT * FROM recovery_action_apply('fail', p_key, p_expected_status, p_expected_updated_at_us, NULL, p_reason,
                                         p_actor);
+END
+$$;
+
+
+--
+-- Name: idem_has_right(name, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_has_right(p_role name, p_right text) RETURNS boolean
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+DECLARE
+    v_right name := idem_right_role(p_right);
+    v_owner oid;
+BEGIN
+    IF p_role IS NULL OR NOT EXISTS (SELECT FROM pg_catalog.pg_roles r WHERE r.rolname = p_role) THEN
+        RETURN false;
+    END IF;
+    SELECT c.relowner INTO v_owner FROM pg_catalog.pg_class c WHERE c.oid = 'task_idempotency'::regclass;
+    IF pg_catalog.pg_has_role(p_role, v_owner, 'USAGE') THEN
+        RETURN true;
+    END IF;
+    RETURN EXISTS (SELECT FROM pg_catalog.pg_roles r WHERE r.rolname = v_right)
+           AND pg_catalog.pg_has_role(p_role, v_right, 'USAGE');
+END
+$$;
+
+
+--
+-- Name: idem_job_approve(bigint, text, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_job_approve(p_job bigint, p_spec_sha256 text, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(job_id bigint, approved_at timestamp with time zone, expires_at timestamp with time zone, audit_id bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    SET lock_timeout TO '30s'
+    AS $_$
+DECLARE
+    j idem_jobs;
+    v_before jsonb;
+    v_policy idem_approval_policy;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+    v_now timestamptz := clock_timestamp();
+    v_audit bigint;
+BEGIN
+    PERFORM idem_require_right('approve', 'approve a job');
+    IF p_job IS NULL THEN
+        RAISE EXCEPTION 'name the job to approve' USING ERRCODE = 'ID003';
+    END IF;
+    IF p_spec_sha256 IS NULL OR p_spec_sha256 !~ '^[0-9a-f]{64}$' THEN
+        RAISE EXCEPTION 'an approval names the job''s spec: its spec_sha256, 64 lower-case hex digits, not %',
+                        COALESCE(quote_literal(left(p_spec_sha256, 80)), 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    PERFORM audit_check_reason(p_reason, p_actor);
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'a job is approved in a READ COMMITTED transaction, not %',
+            current_setting('transaction_isolation') USING ERRCODE = 'ID003';
+    END IF;
+    SELECT * INTO j FROM idem_jobs x WHERE x.id = p_job FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no job %', p_job USING ERRCODE = 'ID003';
+    END IF;
+    IF j.state <> 'awaiting_approval' THEN
+        RAISE EXCEPTION '%', format('job %s is not waiting for approval: it is %s%s', j.id, j.state,
+                        CASE WHEN j.approved_at IS NOT NULL
+                             THEN format(', approved by %s at %s', j.approved_login,
+                                         to_char(j.approved_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+                             WHEN NOT j.needs_approval THEN ' and never needed an approval' ELSE '' END)
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_spec_sha256 <> j.spec_sha256
+       OR j.spec_sha256 <> encode(sha256(convert_to(idem_job_spec(j)::text, 'UTF8')), 'hex') THEN
+        RAISE EXCEPTION 'that spec is not job %''s: job % is % of % row(s) matched by % as of %, cap % (spec %)', j.id,
+                        j.id, j.action, j.matched, j.filter::text, to_char(j.moment, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                        j.cap, j.spec_sha256
+            USING ERRCODE = 'ID003', HINT = 'An approval names one job''s exact spec: read it again (idemctl job pending).';
+    END IF;
+    IF session_user::text = j.db_role
+       OR (EXISTS (SELECT FROM pg_catalog.pg_roles r WHERE r.rolname = j.db_role)
+           AND (pg_catalog.pg_has_role(session_user, j.db_role::name, 'MEMBER')
+                OR pg_catalog.pg_has_role(j.db_role::name, session_user, 'MEMBER'))) THEN
+        RAISE EXCEPTION '%', format('login %s cannot approve job %s: it was requested by login %s%s', session_user, j.id,
+                        j.db_role, CASE WHEN session_user::text = j.db_role THEN ''
+                                        ELSE ', and one of the two may act as the other (a member of it, or a superuser)' END)
+            USING ERRCODE = 'ID003', HINT = 'A second person approves: another login with the approve right.';
+    END IF;
+    IF j.approval_requested_until <= v_now THEN
+        RAISE EXCEPTION 'job %''s request for approval expired at %: it can no longer be approved', j.id,
+                        to_char(j.approval_requested_until, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+            USING ERRCODE = 'ID003',
+                  HINT = format('Cancel it (idemctl job cancel %s) and start it again for a new request.', j.id);
+    END IF;
+    SELECT * INTO v_policy FROM idem_approval_policy;
+    v_before := idem_job_image(j);
+    UPDATE idem_jobs x
+       SET state = 'active', approved_login = session_user, approved_role = idem_caller(),
+           approved_actor = CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END, approved_reason = p_reason,
+           approved_spec_sha256 = j.spec_sha256, approved_at = v_now,
+           approval_expires_at = v_now + v_policy.ttl_seconds * interval '1 second'
+     WHERE x.id = j.id
+    RETURNING * INTO j;
+    v_audit := audit_append('', 'approve', p_reason, p_actor, v_before,
+                            idem_job_image(j) || jsonb_build_object('event', 'approve'));
+    UPDATE idem_jobs x SET approval_audit_id = v_audit WHERE x.id = j.id;
+    RETURN QUERY SELECT j.id, j.approved_at, j.approval_expires_at, v_audit;
+END
+$_$;
+
+
+--
+-- Name: idem_job_attach(bigint, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_job_attach(p_job bigint, p_actor text DEFAULT NULL::text) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    SET lock_timeout TO '30s'
+    AS $$
+DECLARE
+    j idem_jobs;
+    v_candidate idem_jobs;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+    v_k1 integer;
+    v_k2 integer;
+BEGIN
+    IF char_length(v_actor) > 256 THEN
+        RAISE EXCEPTION 'the actor name is longer than 256 characters' USING ERRCODE = 'ID003';
+    END IF;
+    IF p_job IS NULL THEN
+        FOR v_candidate IN SELECT * FROM idem_jobs x WHERE x.state = 'active' ORDER BY x.id LOOP
+            CONTINUE WHEN idem_job_runner_alive(v_candidate);
+            CONTINUE WHEN NOT idem_has_right(idem_caller(), v_candidate.action)
+                          OR NOT idem_has_right(COALESCE(v_candidate.starter_role, v_candidate.db_role)::name,
+                                                v_candidate.action)
+                          OR (v_candidate.needs_approval AND v_candidate.approval_expires_at <= clock_timestamp());
+            SELECT * INTO j FROM idem_jobs x WHERE x.id = v_candidate.id AND x.state = 'active' FOR UPDATE SKIP LOCKED;
+            EXIT WHEN FOUND AND NOT idem_job_runner_alive(j);
+            j := NULL;
+        END LOOP;
+        IF j.id IS NULL THEN
+            RETURN NULL;
+        END IF;
+    ELSE
+        SELECT * INTO j FROM idem_jobs x WHERE x.id = p_job FOR UPDATE;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'there is no job %', p_job USING ERRCODE = 'ID003';
+        END IF;
+    END IF;
+    IF j.state = 'awaiting_approval' THEN
+        RAISE EXCEPTION 'job % is waiting for approval: it cannot run yet', j.id USING ERRCODE = 'ID003';
+    ELSIF j.state <> 'active' THEN
+        RAISE EXCEPTION 'job % has ended: % at %', j.id, j.state,
+                        to_char(j.finished_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') USING ERRCODE = 'ID003';
+    END IF;
+    PERFORM idem_job_check_rights(j, 'run');
+    IF idem_job_runner_alive(j) THEN
+        IF j.runner_pid = pg_backend_pid() THEN
+            RETURN j.id;
+        END IF;
+        RAISE EXCEPTION 'job % is being run by another session: pid %, role %, %, since %', j.id, j.runner_pid,
+                        j.runner_role, j.runner_actor, to_char(j.runner_since, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
+            USING ERRCODE = 'ID003',
+                  HINT = 'One runner per job. idemctl job status shows its progress; if that session hangs, ending it'
+                         || ' (pg_terminate_backend) lets anyone resume the job from its last batch.';
+    END IF;
+    LOOP
+        v_k1 := ('x' || substr(md5(gen_random_uuid()::text), 1, 8))::bit(32)::integer & 2147483647;
+        v_k2 := ('x' || substr(md5(gen_random_uuid()::text), 1, 8))::bit(32)::integer & 2147483647;
+        EXIT WHEN pg_try_advisory_lock(v_k1, v_k2);
+    END LOOP;
+    UPDATE idem_jobs x
+       SET runner_pid = pg_backend_pid(), runner_key1 = v_k1, runner_key2 = v_k2, runner_role = session_user,
+           runner_actor = CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END,
+           runner_application = COALESCE(current_setting('application_name', true), ''),
+           runner_since = clock_timestamp(), attaches = x.attaches + 1
+     WHERE x.id = j.id;
+    RETURN j.id;
+END
+$$;
+
+
+--
+-- Name: idem_job_batch(bigint, integer); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_job_batch(p_job bigint, p_batch integer DEFAULT 100) RETURNS TABLE(state text, done bigint, pending bigint, wait_ms integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    SET lock_timeout TO '5s'
+    AS $$
+DECLARE
+    c_tries constant integer := 5;
+    j idem_jobs;
+    it record;
+    r task_idempotency%ROWTYPE;
+    a record;
+    v_actor text;
+    v_changed bigint := 0;
+    v_moved bigint := 0;
+    v_busy bigint := 0;
+    v_gone bigint := 0;
+    v_done bigint := 0;
+    v_pending bigint;
+    v_next timestamptz;
+    v_state text;
+    v_why text;
+    v_tries integer;
+    v_ns text;
+    v_nu bigint;
+    v_aid bigint;
+    v_seqs integer[] := '{}';
+    v_states text[] := '{}';
+    v_whys text[] := '{}';
+    v_triess integer[] := '{}';
+    v_now_statuses text[] := '{}';
+    v_now_us bigint[] := '{}';
+    v_audits bigint[] := '{}';
+BEGIN
+    IF p_batch IS NULL OR p_batch NOT BETWEEN 1 AND 10000 THEN
+        RAISE EXCEPTION 'a job''s batch must be 1 to 10000 rows, not %', COALESCE(p_batch::text, 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'a job''s batch runs in a READ COMMITTED transaction, not %',
+            current_setting('transaction_isolation') USING ERRCODE = 'ID003';
+    END IF;
+    SELECT * INTO j FROM idem_jobs x WHERE x.id = p_job FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no job %', p_job USING ERRCODE = 'ID003';
+    END IF;
+    v_pending := j.matched - j.changed - j.refused_moved_on - j.refused_busy - j.refused_gone
+                 - j.skipped_not_applicable - j.skipped_cancelled;
+    IF j.state <> 'active' THEN
+        RETURN QUERY SELECT j.state, 0::bigint, v_pending, 0;
+        RETURN;
+    END IF;
+    IF j.runner_pid IS DISTINCT FROM pg_backend_pid() OR NOT idem_job_runner_alive(j) THEN
+        RAISE EXCEPTION 'this session is not the runner of job %: attach first (idem_job_attach)', p_job
+            USING ERRCODE = 'ID003';
+    END IF;
+    PERFORM idem_job_check_rights(j, 'batch');
+    v_actor := COALESCE(j.runner_actor, j.actor);
+
+    FOR it IN SELECT i.seq, i.idempotency_key, i.seen_status, i.seen_updated_at, i.tries
+                FROM idem_job_items i
+               WHERE i.job_id = p_job AND i.state = 'pending'
+                 AND (i.next_try_at IS NULL OR i.next_try_at <= clock_timestamp())
+               ORDER BY i.tries, i.seq
+               LIMIT p_batch LOOP
+        v_done := v_done + 1;
+        v_ns := NULL;
+        v_nu := NULL;
+        v_aid := NULL;
+        SELECT * INTO r FROM task_idempotency t WHERE t.idempotency_key = it.idempotency_key FOR UPDATE SKIP LOCKED;
+        IF NOT FOUND THEN
+            IF NOT EXISTS (SELECT FROM task_idempotency t WHERE t.idempotency_key = it.idempotency_key) THEN
+                v_state := 'refused';
+                v_why := 'gone';
+                v_gone := v_gone + 1;
+            ELSIF it.tries + 1 >= c_tries THEN
+                v_state := 'refused';
+                v_why := 'busy';
+                v_busy := v_busy + 1;
+            ELSE
+                v_state := 'pending';
+                v_why := NULL;
+            END IF;
+            v_tries := it.tries + 1;
+        ELSE
+            SELECT * INTO a FROM recovery_action_apply(j.action, it.idempotency_key, it.seen_status,
+                                                       (extract(epoch FROM it.seen_updated_at) * 1000000)::bigint,
+                                                       j.extra_attempts, j.reason, v_actor, j.id) x;
+            v_tries := it.tries;
+            v_ns := a.o_status;
+            v_nu := a.o_updated_at_us;
+            v_aid := a.o_audit_id;
+            IF a.o_outcome = 'applied' THEN
+                v_state := 'changed';
+                v_why := NULL;
+                v_changed := v_changed + 1;
+            ELSIF a.o_outcome = 'not_found' THEN
+                v_state := 'refused';
+                v_why := 'gone';
+                v_gone := v_gone + 1;
+            ELSE
+                -- stale: the row moved on since the moment (wrong_state cannot follow an
+                -- unchanged version the action applied to, and is refused alike).
+                v_state := 'refused';
+                v_why := 'moved_on';
+                v_moved := v_moved + 1;
+            END IF;
+        END IF;
+        -- Recorded together after the loop: one statement for the batch's rows.
+        v_seqs := v_seqs || it.seq;
+        v_states := v_states || v_state;
+        v_whys := v_whys || v_why;
+        v_triess := v_triess || v_tries;
+        v_now_statuses := v_now_statuses || v_ns;
+        v_now_us := v_now_us || v_nu;
+        v_audits := v_audits || v_aid;
+    END LOOP;
+    UPDATE idem_job_items i
+       SET state = u.state, why = u.why, tries = u.tries,
+           next_try_at = CASE WHEN u.state = 'pending'
+                              THEN clock_timestamp() + (200 << (u.tries - 1)) * interval '1 millisecond' END,
+           done_at = CASE WHEN u.state <> 'pending' THEN clock_timestamp() END,
+           now_status = u.now_status,
+           now_updated_at = to_timestamp(0) + u.now_us * interval '1 microsecond', audit_id = u.audit_id
+      FROM unnest(v_seqs, v_states, v_whys, v_triess, v_now_statuses, v_now_us, v_audits)
+           AS u(seq, state, why, tries, now_status, now_us, audit_id)
+     WHERE i.job_id = p_job AND i.seq = u.seq;
+
+    UPDATE idem_jobs x
+       SET changed = x.changed + v_changed, refused_moved_on = x.refused_moved_on + v_moved,
+           refused_busy = x.refused_busy + v_busy, refused_gone = x.refused_gone + v_gone,
+           batches = x.batches + 1, last_batch_at = clock_timestamp()
+     WHERE x.id = p_job
+    RETURNING * INTO j;
+    v_pending := v_pending - v_changed - v_moved - v_busy - v_gone;
+    IF v_pending = 0 THEN
+        PERFORM idem_job_close(j, 'finished');
+        RETURN QUERY SELECT 'finished'::text, v_done, 0::bigint, 0;
+        RETURN;
+    END IF;
+    IF v_done = 0 THEN
+        SELECT min(i.next_try_at) INTO v_next FROM idem_job_items i WHERE i.job_id = p_job AND i.state = 'pending';
+    END IF;
+    RETURN QUERY SELECT 'active'::text, v_done, v_pending,
+                        CASE WHEN v_next IS NULL THEN 0
+                             ELSE GREATEST(10, ceil(extract(epoch FROM v_next - clock_timestamp()) * 1000))::integer END;
+END
+$$;
+
+
+--
+-- Name: idem_job_cancel(bigint, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(state text, skipped_cancelled bigint, audit_id bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    SET lock_timeout TO '30s'
+    AS $$
+DECLARE
+    j idem_jobs;
+    v_audit bigint;
+BEGIN
+    PERFORM audit_check_reason(p_reason, p_actor);
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'a job is cancelled in a READ COMMITTED transaction, not %',
+            current_setting('transaction_isolation') USING ERRCODE = 'ID003';
+    END IF;
+    SELECT * INTO j FROM idem_jobs x WHERE x.id = p_job FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no job %', COALESCE(p_job::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    IF NOT idem_has_right(idem_caller(), j.action) AND NOT idem_has_right(idem_caller(), 'approve') THEN
+        RAISE EXCEPTION 'role % may not cancel job %: that needs the % right (role %) or the approve right (role %)',
+                        idem_caller(), j.id, j.action, idem_right_role(j.action), idem_right_role('approve')
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF j.state NOT IN ('active', 'awaiting_approval') THEN
+        RAISE EXCEPTION 'job % has ended already: % at %', j.id, j.state,
+                        to_char(j.finished_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') USING ERRCODE = 'ID003';
+    END IF;
+    v_audit := idem_job_close(j, 'cancelled', p_reason, p_actor);
+    RETURN QUERY SELECT x.state, x.skipped_cancelled, v_audit FROM idem_jobs x WHERE x.id = p_job;
+END
+$$;
+
+
+--
+-- Name: idem_jobs; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_jobs (
+    id bigint NOT NULL,
+    state text NOT NULL,
+    action text NOT NULL,
+    extra_attempts integer,
+    filter jsonb NOT NULL,
+    moment timestamp with time zone NOT NULL,
+    cap bigint NOT NULL,
+    matched bigint DEFAULT 0 NOT NULL,
+    spec_sha256 text,
+    reason text NOT NULL,
+    db_role text NOT NULL,
+    actor text NOT NULL,
+    application text NOT NULL,
+    changed bigint DEFAULT 0 NOT NULL,
+    refused_moved_on bigint DEFAULT 0 NOT NULL,
+    refused_busy bigint DEFAULT 0 NOT NULL,
+    refused_gone bigint DEFAULT 0 NOT NULL,
+    skipped_not_applicable bigint DEFAULT 0 NOT NULL,
+    skipped_cancelled bigint DEFAULT 0 NOT NULL,
+    batches bigint DEFAULT 0 NOT NULL,
+    attaches integer DEFAULT 0 NOT NULL,
+    runner_pid integer,
+    runner_key1 integer,
+    runner_key2 integer,
+    runner_role text,
+    runner_actor text,
+    runner_application text,
+    runner_since timestamp with time zone,
+    last_batch_at timestamp with time zone,
+    cancelled_by text,
+    cancel_reason text,
+    finished_at timestamp with time zone,
+    start_audit_id bigint,
+    end_audit_id bigint,
+    starter_role text,
+    needs_approval boolean DEFAULT false NOT NULL,
+    approval_threshold bigint,
+    approval_requested_until timestamp with time zone,
+    approved_login text,
+    approved_role text,
+    approved_actor text,
+    approved_reason text,
+    approved_spec_sha256 text,
+    approved_at timestamp with time zone,
+    approval_expires_at timestamp with time zone,
+    approval_audit_id bigint,
+    CONSTRAINT idem_jobs_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text]))),
+    CONSTRAINT idem_jobs_approval_check CHECK ((needs_approval OR ((approval_requested_until IS NULL) AND (approved_at IS NULL)))),
+    CONSTRAINT idem_jobs_approved_check CHECK ((((approved_at IS NULL) = (approved_login IS NULL)) AND ((approved_at IS NULL) = (approval_expires_at IS NULL)) AND ((approved_at IS NULL) = (approved_spec_sha256 IS NULL)))),
+    CONSTRAINT idem_jobs_attaches_check CHECK ((attaches >= 0)),
+    CONSTRAINT idem_jobs_awaiting_check CHECK (((state <> 'awaiting_approval'::text) OR needs_approval)),
+    CONSTRAINT idem_jobs_batches_check CHECK ((batches >= 0)),
+    CONSTRAINT idem_jobs_cap_check CHECK (((cap >= 1) AND (cap <= 1000000))),
+    CONSTRAINT idem_jobs_changed_check CHECK ((changed >= 0)),
+    CONSTRAINT idem_jobs_check CHECK (((action = 'requeue'::text) = (extra_attempts IS NOT NULL))),
+    CONSTRAINT idem_jobs_check1 CHECK (((((((changed + refused_moved_on) + refused_busy) + refused_gone) + skipped_not_applicable) + skipped_cancelled) <= matched)),
+    CONSTRAINT idem_jobs_check2 CHECK (((state = ANY (ARRAY['finished'::text, 'cancelled'::text])) = (finished_at IS NOT NULL))),
+    CONSTRAINT idem_jobs_check3 CHECK (((state = 'cancelled'::text) = (cancel_reason IS NOT NULL))),
+    CONSTRAINT idem_jobs_extra_attempts_check CHECK (((extra_attempts >= 1) AND (extra_attempts <= 1000))),
+    CONSTRAINT idem_jobs_matched_check CHECK ((matched >= 0)),
+    CONSTRAINT idem_jobs_refused_busy_check CHECK ((refused_busy >= 0)),
+    CONSTRAINT idem_jobs_refused_gone_check CHECK ((refused_gone >= 0)),
+    CONSTRAINT idem_jobs_refused_moved_on_check CHECK ((refused_moved_on >= 0)),
+    CONSTRAINT idem_jobs_skipped_cancelled_check CHECK ((skipped_cancelled >= 0)),
+    CONSTRAINT idem_jobs_skipped_not_applicable_check CHECK ((skipped_not_applicable >= 0)),
+    CONSTRAINT idem_jobs_state_check CHECK ((state = ANY (ARRAY['awaiting_approval'::text, 'active'::text, 'finished'::text, 'cancelled'::text])))
+);
+
+
+--
+-- Name: idem_job_check_rights(idem.idem_jobs, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_job_check_rights(j idem.idem_jobs, p_when text) RETURNS void
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_starter name := COALESCE(j.starter_role, j.db_role)::name;
+BEGIN
+    PERFORM idem_require_right(j.action, format('run job %s (a %s job)', j.id, j.action));
+    IF NOT idem_has_right(v_starter, j.action) THEN
+        RAISE EXCEPTION 'job % was started by role %, which no longer holds the % right (role %): its rows are applied'
+                        ' with its starter''s rights, so it cannot run', j.id, v_starter, j.action, idem_right_role(j.action)
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = format('Cancel it (idemctl job cancel %s), or grant the right again: GRANT %I TO %I;', j.id,
+                                idem_right_role(j.action), v_starter);
+    END IF;
+    IF p_when = 'run' AND j.needs_approval AND j.state = 'active' THEN
+        IF j.approved_at IS NULL OR j.approved_spec_sha256 IS DISTINCT FROM j.spec_sha256
+           OR j.spec_sha256 IS DISTINCT FROM encode(sha256(convert_to(idem_job_spec(j)::text, 'UTF8')), 'hex') THEN
+            RAISE EXCEPTION 'job % has no approval of its spec: it cannot run', j.id USING ERRCODE = 'ID003';
+        END IF;
+        IF j.approval_expires_at <= clock_timestamp() THEN
+            RAISE EXCEPTION 'job %''s approval by % expired at %: it cannot start or resume under it', j.id,
+                            j.approved_login, to_char(j.approval_expires_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+                USING ERRCODE = 'ID003',
+                      HINT = format('Cancel it (idemctl job cancel %s) and start it again: the new job matches the rows'
+                                    ' as they are now and needs a new approval.', j.id);
+        END IF;
+    END IF;
+END
+$$;
+
+
+--
+-- Name: idem_job_close(idem.idem_jobs, text, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_job_close(j idem.idem_jobs, p_state text, p_reason text DEFAULT NULL::text, p_actor text DEFAULT NULL::text) RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_after idem_jobs;
+    v_left bigint;
+    v_audit bigint;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+BEGIN
+    IF p_state = 'cancelled' THEN
+        UPDATE idem_job_items i SET state = 'skipped', why = 'cancelled', done_at = clock_timestamp()
+         WHERE i.job_id = j.id AND i.state = 'pending';
+        GET DIAGNOSTICS v_left = ROW_COUNT;
+        UPDATE idem_jobs x
+           SET state = 'cancelled', skipped_cancelled = x.skipped_cancelled + v_left, finished_at = clock_timestamp(),
+               cancelled_by = format('%s (%s)', session_user, CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END),
+               cancel_reason = p_reason
+         WHERE x.id = j.id
+        RETURNING * INTO v_after;
+    ELSE
+        UPDATE idem_jobs x SET state = 'finished', finished_at = clock_timestamp() WHERE x.id = j.id
+        RETURNING * INTO v_after;
+    END IF;
+    v_audit := audit_append('', 'job', CASE WHEN p_state = 'cancelled' THEN p_reason ELSE j.reason END,
+                            CASE WHEN p_state = 'cancelled' THEN p_actor ELSE COALESCE(j.runner_actor, j.actor) END,
+                            idem_job_image(j),
+                            idem_job_image(v_after)
+                            || jsonb_build_object('event', CASE WHEN p_state = 'cancelled' THEN 'cancel' ELSE 'finish' END));
+    UPDATE idem_jobs x SET end_audit_id = v_audit WHERE x.id = j.id;
+    RETURN v_audit;
+END
+$$;
+
+
+--
+-- Name: idem_job_detach(bigint); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_job_detach(p_job bigint) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET lock_timeout TO '5s'
+    AS $$
+DECLARE
+    j idem_jobs;
+BEGIN
+    SELECT * INTO j FROM idem_jobs x WHERE x.id = p_job;
+    IF NOT FOUND OR j.runner_pid IS DISTINCT FROM pg_backend_pid() OR NOT idem_job_runner_alive(j) THEN
+        RETURN false;
+    END IF;
+    PERFORM pg_advisory_unlock(j.runner_key1, j.runner_key2);
+    UPDATE idem_jobs x SET runner_pid = NULL, runner_key1 = NULL, runner_key2 = NULL
+     WHERE x.id = p_job AND x.runner_pid = pg_backend_pid() AND x.runner_key1 = j.runner_key1;
+    RETURN true;
+END
+$$;
+
+
+--
+-- Name: idem_job_filter_check(jsonb); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_job_filter_check(p_filter jsonb) RETURNS jsonb
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+DECLARE
+    v_key text;
+    v_value jsonb;
+    v_out jsonb := '{}'::jsonb;
+    v_statuses text[];
+    v_n numeric;
+    v_min numeric;
+    v_max numeric;
+    v_text text;
+BEGIN
+    IF p_filter IS NULL OR jsonb_typeof(p_filter) <> 'object' THEN
+        RAISE EXCEPTION 'a job''s filter is a JSON object, not %', COALESCE(jsonb_typeof(p_filter), 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    FOR v_key, v_value IN SELECT e.key, e.value FROM jsonb_each(p_filter) e ORDER BY e.key LOOP
+        CONTINUE WHEN jsonb_typeof(v_value) = 'null';
+        IF v_key = 'statuses' THEN
+            IF jsonb_typeof(v_value) <> 'array' THEN
+                RAISE EXCEPTION 'filter statuses: an array of statuses' USING ERRCODE = 'ID003';
+            END IF;
+            IF EXISTS (SELECT FROM jsonb_array_elements(v_value) s
+                        WHERE jsonb_typeof(s) <> 'string'
+                           OR s #>> '{}' NOT IN ('processing', 'succeeded', 'retryable_failed', 'failed')) THEN
+                RAISE EXCEPTION 'filter statuses: each one of processing, succeeded, retryable_failed, failed'
+                    USING ERRCODE = 'ID003';
+            END IF;
+            SELECT array_agg(DISTINCT s ORDER BY s) INTO v_statuses FROM jsonb_array_elements_text(v_value) s;
+            IF v_statuses IS NOT NULL THEN
+                v_out := v_out || jsonb_build_object('statuses', to_jsonb(v_statuses));
+            END IF;
+        ELSIF v_key IN ('tenant', 'operation', 'key_prefix') THEN
+            IF jsonb_typeof(v_value) <> 'string' THEN
+                RAISE EXCEPTION 'filter %: a string', v_key USING ERRCODE = 'ID003';
+            END IF;
+            v_text := v_value #>> '{}';
+            IF octet_length(v_text) NOT BETWEEN 1 AND 1024 THEN
+                RAISE EXCEPTION 'filter %: 1 to 1024 bytes, not %', v_key, octet_length(v_text) USING ERRCODE = 'ID003';
+            END IF;
+            IF v_key <> 'key_prefix' AND strpos(v_text, ':') > 0 THEN
+                RAISE EXCEPTION 'filter %: a key''s field, without '':''', v_key USING ERRCODE = 'ID003';
+            END IF;
+            v_out := v_out || jsonb_build_object(v_key, v_text);
+        ELSIF v_key = 'error_class' THEN
+            IF jsonb_typeof(v_value) <> 'string' OR v_value #>> '{}' NOT IN ('retryable', 'permanent', 'unknown') THEN
+                RAISE EXCEPTION 'filter error_class: retryable, permanent or unknown' USING ERRCODE = 'ID003';
+            END IF;
+            v_out := v_out || jsonb_build_object(v_key, v_value);
+        ELSIF v_key IN ('expired_lease', 'live_lease', 'uncertain', 'exhausted', 'digest_conflicts',
+                        'failed_retry_in_window') THEN
+            IF jsonb_typeof(v_value) <> 'boolean' THEN
+                RAISE EXCEPTION 'filter %: true or false', v_key USING ERRCODE = 'ID003';
+            END IF;
+            IF v_value = 'true'::jsonb THEN
+                v_out := v_out || jsonb_build_object(v_key, true);
+            END IF;
+        ELSIF v_key IN ('min_attempts', 'failed_since_us', 'unfinished_for_minutes', 'updated_within_minutes',
+                        'conflict_within_minutes') THEN
+            IF jsonb_typeof(v_value) <> 'number' THEN
+                RAISE EXCEPTION 'filter %: a whole number', v_key USING ERRCODE = 'ID003';
+            END IF;
+            v_n := (v_value #>> '{}')::numeric;
+            v_min := CASE WHEN v_key IN ('updated_within_minutes', 'conflict_within_minutes') THEN 1 ELSE 0 END;
+            v_max := CASE v_key WHEN 'min_attempts' THEN 1000000
+                                WHEN 'failed_since_us' THEN 253402300799999999 -- 9999-12-31
+                                ELSE 5256000 END;                              -- ten years of minutes
+            IF v_n <> trunc(v_n) OR v_n < v_min OR v_n > v_max THEN
+                RAISE EXCEPTION 'filter %: % is not a whole number from % to %', v_key, left(v_n::text, 40), v_min, v_max
+                    USING ERRCODE = 'ID003';
+            END IF;
+            v_out := v_out || jsonb_build_object(v_key, v_n::bigint);
+        ELSE
+            RAISE EXCEPTION 'filter: unknown key "%"', left(v_key, 64) USING ERRCODE = 'ID003';
+        END IF;
+    END LOOP;
+    IF v_out ? 'failed_retry_in_window' AND NOT v_out ? 'updated_within_minutes' THEN
+        RAISE EXCEPTION 'filter failed_retry_in_window needs updated_within_minutes (its window)' USING ERRCODE = 'ID003';
+    END IF;
+    RETURN v_out;
+END
+$$;
+
+
+--
+-- Name: idem_job_image(idem.idem_jobs); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_job_image(j idem.idem_jobs) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+    SELECT jsonb_build_object(
+        'job_id', j.id, 'state', j.state, 'action', j.action, 'extra_attempts', j.extra_attempts,
+        'filter', j.filter, 'moment', j.moment, 'cap', j.cap, 'spec_sha256', j.spec_sha256,
+        'tenant', COALESCE(j.filter ->> 'tenant', '*'), 'operation', COALESCE(j.filter ->> 'operation', '*'),
+        'started_by', format('%s (%s)', j.db_role, j.actor),
+        'matched', j.matched, 'changed', j.changed,
+        'refused', jsonb_build_object('moved_on', j.refused_moved_on, 'busy', j.refused_busy, 'gone', j.refused_gone),
+        'skipped', jsonb_build_object('not_applicable', j.skipped_not_applicable, 'cancelled', j.skipped_cancelled),
+        'pending', j.matched - j.changed - j.refused_moved_on - j.refused_busy - j.refused_gone
+                   - j.skipped_not_applicable - j.skipped_cancelled,
+        'batches', j.batches, 'attaches', j.attaches, 'finished_at', j.finished_at,
+        'cancelled_by', j.cancelled_by, 'cancel_reason', j.cancel_reason)
+        -- v20: who it runs as and its approval, when it needs one.
+        || jsonb_build_object('starter_role', j.starter_role)
+        || CASE WHEN j.needs_approval
+                THEN jsonb_build_object('approval', jsonb_build_object(
+                         'threshold', j.approval_threshold, 'requested_until', j.approval_requested_until,
+                         'approved_by', CASE WHEN j.approved_login IS NULL THEN NULL
+                                             ELSE format('%s as %s (%s)', j.approved_login, j.approved_role,
+                                                         j.approved_actor) END,
+                         'approved_at', j.approved_at, 'expires_at', j.approval_expires_at))
+                ELSE '{}'::jsonb END
+$$;
+
+
+--
+-- Name: idem_job_match(jsonb, timestamp with time zone, bigint); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_job_match(p_filter jsonb, p_moment timestamp with time zone, p_limit bigint) RETURNS TABLE(idempotency_key text, status text, updated_at timestamp with time zone)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $_$
+DECLARE
+    f jsonb := idem_job_filter_check(p_filter);
+    v_where text := 'true';
+    v_statuses text[];
+    v_tenant_like text;
+    v_prefix_like text;
+BEGIN
+    IF p_moment IS NULL OR p_limit IS NULL OR p_limit < 0 THEN
+        RAISE EXCEPTION 'a moment and a limit of 0 or more are required' USING ERRCODE = 'ID003';
+    END IF;
+    IF f ? 'statuses' THEN
+        SELECT array_agg(s) INTO v_statuses FROM jsonb_array_elements_text(f -> 'statuses') s;
+        v_where := v_where || ' AND t.status = ANY ($1)';
+    END IF;
+    IF f ? 'tenant' THEN
+        -- The key's first field, and (for the primary key's order) the literal prefix it implies.
+        v_tenant_like := replace(replace(replace((f ->> 'tenant') || ':' || COALESCE((f ->> 'operation') || ':', ''),
+                                                 '\', '\\'), '%', '\%'), '_', '\_') || '%';
+        v_where := v_where || ' AND split_part(t.idempotency_key, '':'', 1) = $2 AND t.idempotency_key LIKE $3';
+    END IF;
+    IF f ? 'key_prefix' THEN
+        v_prefix_like := replace(replace(replace(f ->> 'key_prefix', '\', '\\'), '%', '\%'), '_', '\_') || '%';
+        v_where := v_where || ' AND t.idempotency_key LIKE $4';
+    END IF;
+    IF f ? 'operation' THEN
+        v_where := v_where || ' AND split_part(t.idempotency_key, '':'', 2) = $5';
+    END IF;
+    IF f ? 'min_attempts' THEN
+        v_where := v_where || ' AND t.attempts >= $6'
+                           || CASE WHEN (f ->> 'min_attempts')::bigint >= 2 THEN ' AND t.attempts > 1' ELSE '' END;
+    END IF;
+    IF f ? 'expired_lease' THEN
+        v_where := v_where || ' AND t.status = ''processing'' AND (t.lease_until IS NULL OR t.lease_until <= $7)';
+    END IF;
+    IF f ? 'live_lease' THEN
+        v_where := v_where || ' AND t.status = ''processing'' AND t.lease_until > $7';
+    END IF;
+    IF f ? 'uncertain' THEN
+        v_where := v_where || ' AND t.status = ''retryable_failed'' AND t.error_class = ''unknown''';
+    END IF;
+    IF f ? 'error_class' THEN
+        v_where := v_where || ' AND t.error_class = $8';
+    END IF;
+    IF f ? 'exhausted' THEN
+        v_where := v_where || ' AND t.status = ''failed'' AND t.error_class IS DISTINCT FROM ''permanent''';
+    END IF;
+    IF f ? 'failed_since_us' THEN
+        v_where := v_where || ' AND t.status = ''failed'''
+                           || ' AND t.updated_at >= to_timestamp(0) + $9 * interval ''1 microsecond''';
+    END IF;
+    IF f ? 'unfinished_for_minutes' THEN
+        v_where := v_where || ' AND t.status <> ''succeeded'' AND t.created_at < $7 - $10 * interval ''1 minute''';
+    END IF;
+    IF f ? 'updated_within_minutes' THEN
+        v_where := v_where || ' AND t.updated_at >= date_trunc(''minute'', $7) - ($11 - 1) * interval ''1 minute''';
+    END IF;
+    IF f ? 'conflict_within_minutes' THEN
+        v_where := v_where || ' AND t.idempotency_key IN (SELECT c.idempotency_key FROM task_idempotency_conflicts c'
+                           || ' WHERE c.last_at >= date_trunc(''minute'', $7) - ($12 - 1) * interval ''1 minute'')';
+    END IF;
+    IF f ? 'failed_retry_in_window' THEN
+        -- As the task list: an entry is cast only once its shape is known.
+        v_where := v_where || ' AND t.attempts > 1 AND EXISTS (SELECT 1 FROM jsonb_array_elements(t.errors) e WHERE CASE'
+                           || ' WHEN jsonb_typeof(e -> ''attempt'') = ''number'' AND jsonb_typeof(e -> ''at'') = ''string'''
+                           || ' AND (e ->> ''at'') ~ ''^\d{4}-\d\d-\d\d[T ]\d\d:\d\d'''
+                           || ' THEN (e ->> ''attempt'')::numeric >= 2 AND (e ->> ''at'')::timestamptz'
+                           || ' >= date_trunc(''minute'', $7) - ($11 - 1) * interval ''1 minute'' ELSE false END)';
+    END IF;
+    IF f ? 'digest_conflicts' THEN
+        v_where := v_where || ' AND t.idempotency_key IN (SELECT c.idempotency_key FROM task_idempotency_conflicts c)';
+    END IF;
+    RETURN QUERY EXECUTE
+        'SELECT t.idempotency_key, t.status, t.updated_at FROM task_idempotency t WHERE ' || v_where || ' LIMIT $13'
+        USING v_statuses, f ->> 'tenant', v_tenant_like, v_prefix_like, f ->> 'operation',
+              (f ->> 'min_attempts')::integer, p_moment, f ->> 'error_class', (f ->> 'failed_since_us')::bigint,
+              (f ->> 'unfinished_for_minutes')::integer, (f ->> 'updated_within_minutes')::integer,
+              (f ->> 'conflict_within_minutes')::integer, p_limit;
+END
+$_$;
+
+
+--
+-- Name: idem_job_preview(text, jsonb, bigint); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_job_preview(p_action text, p_filter jsonb, p_limit bigint DEFAULT 1000000) RETURNS TABLE(moment timestamp with time zone, matched bigint, applicable bigint, more boolean)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_moment timestamptz := clock_timestamp();
+BEGIN
+    IF p_action IS NULL OR p_action NOT IN ('requeue', 'release', 'fail') THEN
+        RAISE EXCEPTION 'a job''s action is requeue, release or fail, not %', COALESCE(left(p_action, 64), 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 1000000 THEN
+        RAISE EXCEPTION 'limit must be 1 to 1000000, not %', COALESCE(p_limit::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    RETURN QUERY
+    SELECT v_moment, least(count(*), p_limit), least(count(*) FILTER (WHERE CASE p_action
+                                                WHEN 'requeue' THEN m.status IN ('failed', 'retryable_failed')
+                                                WHEN 'release' THEN m.status = 'processing'
+                                                ELSE m.status IN ('processing', 'retryable_failed') END), p_limit),
+           count(*) > p_limit
+      FROM idem_job_match(p_filter, v_moment, p_limit + 1) m;
+END
+$$;
+
+
+--
+-- Name: idem_job_run(bigint, integer, double precision, integer, text, boolean); Type: PROCEDURE; Schema: idem; Owner: -
+--
+
+CREATE PROCEDURE idem.idem_job_run(IN p_job bigint, IN p_batch integer DEFAULT 100, IN p_duty double precision DEFAULT 0.2, IN p_max_seconds integer DEFAULT 86400, IN p_actor text DEFAULT NULL::text, IN p_stay_attached boolean DEFAULT false)
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    v_job bigint;
+    v_state text;
+    v_wait_ms integer;
+    v_locked integer := 0;
+    v_start timestamptz := pg_catalog.clock_timestamp();
+    v_batch_start timestamptz;
+    v_until timestamptz;
+BEGIN
+    PERFORM pg_catalog.set_config('search_path', '"idem", pg_temp', true);
+    IF p_batch IS NULL OR p_batch NOT BETWEEN 1 AND 10000 THEN
+        RAISE EXCEPTION 'a job''s batch must be 1 to 10000 rows, not %', COALESCE(p_batch::text, 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_duty IS NULL OR NOT (p_duty >= 0.01 AND p_duty <= 1) THEN
+        RAISE EXCEPTION 'duty must be 0.01 to 1, not %', COALESCE(p_duty::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    IF p_max_seconds IS NULL OR p_max_seconds NOT BETWEEN 1 AND 86400 THEN
+        RAISE EXCEPTION 'max_seconds must be 1 to 86400, not %', COALESCE(p_max_seconds::text, 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    v_job := "idem".idem_job_attach(p_job, COALESCE(p_actor, current_setting('application_name', true)));
+    COMMIT;
+    IF v_job IS NULL THEN
+        RETURN;
+    END IF;
+    LOOP
+        PERFORM pg_catalog.set_config('search_path', '"idem", pg_temp', true);
+        v_batch_start := clock_timestamp();
+        BEGIN
+            SELECT b.state, b.wait_ms INTO v_state, v_wait_ms FROM "idem".idem_job_batch(v_job, p_batch) b;
+            v_locked := 0;
+        EXCEPTION
+            WHEN lock_not_available THEN
+                v_locked := v_locked + 1;
+                IF v_locked >= 10 THEN
+                    PERFORM "idem".idem_job_detach(v_job);
+                    RAISE;
+                END IF;
+                v_state := 'active';
+                v_wait_ms := 1000;
+            WHEN query_canceled OR others THEN
+                PERFORM "idem".idem_job_detach(v_job);
+                RAISE;
+        END;
+        COMMIT;
+        PERFORM pg_catalog.set_config('search_path', '"idem", pg_temp', true);
+        EXIT WHEN v_state <> 'active';
+        -- The pause, in slices of at most 50 ms each ending its transaction: a statement holds a
+        -- snapshot while it sleeps, and an old snapshot keeps every backend's dead row versions
+        -- from being pruned (the claims' updates then stop being HOT and the table grows).
+        v_until := clock_timestamp()
+                   + least(greatest(extract(epoch FROM clock_timestamp() - v_batch_start) * (1 - p_duty) / p_duty,
+                                    v_wait_ms / 1000.0), 10) * interval '1 second';
+        WHILE pg_catalog.clock_timestamp() < v_until LOOP
+            BEGIN
+                PERFORM pg_catalog.pg_sleep(least(0.05, extract(epoch FROM v_until - pg_catalog.clock_timestamp())));
+            EXCEPTION WHEN query_canceled OR others THEN
+                PERFORM "idem".idem_job_detach(v_job);
+                RAISE;
+            END;
+            COMMIT;
+        END LOOP;
+        PERFORM pg_catalog.set_config('search_path', '"idem", pg_temp', true);
+        EXIT WHEN clock_timestamp() >= v_start + p_max_seconds * interval '1 second';
+    END LOOP;
+    IF v_state <> 'active' OR NOT COALESCE(p_stay_attached, false) THEN
+        PERFORM "idem".idem_job_detach(v_job);
+    END IF;
+    COMMIT;
+END
+$$;
+
+
+--
+-- Name: idem_job_runner_alive(idem.idem_jobs); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_job_runner_alive(j idem.idem_jobs) RETURNS boolean
+    LANGUAGE sql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+    SELECT j.runner_pid IS NOT NULL
+       AND EXISTS (SELECT FROM pg_locks l
+                    WHERE l.locktype = 'advisory' AND l.granted AND l.pid = j.runner_pid
+                      AND l.database = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
+                      AND l.classid = j.runner_key1::oid AND l.objid = j.runner_key2::oid AND l.objsubid = 2)
+$$;
+
+
+--
+-- Name: idem_job_spec(idem.idem_jobs); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_job_spec(j idem.idem_jobs) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+    SELECT jsonb_build_object('action', j.action, 'extra_attempts', j.extra_attempts, 'filter', j.filter,
+                              'moment_us', (extract(epoch FROM j.moment) * 1000000)::bigint, 'cap', j.cap,
+                              'matched', j.matched)
+$$;
+
+
+--
+-- Name: idem_job_start(text, jsonb, bigint, text, text, integer); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_job_start(p_action text, p_filter jsonb, p_cap bigint, p_reason text, p_actor text DEFAULT NULL::text, p_extra_attempts integer DEFAULT NULL::integer) RETURNS TABLE(job_id bigint, moment timestamp with time zone, matched bigint, pending bigint, skipped bigint, spec_sha256 text, audit_id bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    SET lock_timeout TO '30s'
+    AS $$
+DECLARE
+    v_filter jsonb;
+    v_extra integer := p_extra_attempts;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+    v_job idem_jobs;
+    v_moment timestamptz;
+    v_matched bigint;
+    v_skipped bigint;
+    v_other bigint;
+    v_overlap bigint;
+    v_audit bigint;
+    v_policy idem_approval_policy;
+BEGIN
+    IF p_action IS NULL OR p_action NOT IN ('requeue', 'release', 'fail') THEN
+        RAISE EXCEPTION 'a job''s action is requeue, release or fail, not %', COALESCE(left(p_action, 64), 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    PERFORM idem_require_right(p_action, format('start a %s job', p_action));
+    IF p_action = 'requeue' THEN
+        v_extra := COALESCE(v_extra, 1);
+        IF v_extra NOT BETWEEN 1 AND 1000 THEN
+            RAISE EXCEPTION 'extra attempts must be 1 to 1000, not %', v_extra USING ERRCODE = 'ID003';
+        END IF;
+    ELSIF v_extra IS NOT NULL THEN
+        RAISE EXCEPTION 'extra attempts are for requeue, not %', p_action USING ERRCODE = 'ID003';
+    END IF;
+    IF p_cap IS NULL OR p_cap NOT BETWEEN 1 AND 1000000 THEN
+        RAISE EXCEPTION 'a job''s cap must be 1 to 1000000 rows, not %', COALESCE(p_cap::text, 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    PERFORM audit_check_reason(p_reason, p_actor);
+    v_filter := idem_job_filter_check(p_filter);
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'a job starts in a READ COMMITTED transaction, not %', current_setting('transaction_isolation')
+            USING ERRCODE = 'ID003';
+    END IF;
+
+    PERFORM FROM idem_job_start_lock l FOR UPDATE;
+    -- The moment: what the filter sees is this statement's snapshot, taken after it.
+    v_moment := clock_timestamp();
+    INSERT INTO idem_jobs (state, action, extra_attempts, filter, moment, cap, reason, db_role, starter_role, actor,
+                           application)
+    VALUES ('active', p_action, v_extra, v_filter, v_moment, p_cap, p_reason, session_user, idem_caller(),
+            CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END,
+            COALESCE(current_setting('application_name', true), ''))
+    RETURNING * INTO v_job;
+
+    INSERT INTO idem_job_items (job_id, seq, idempotency_key, seen_status, seen_updated_at, state, why)
+    SELECT v_job.id, row_number() OVER (ORDER BY m.idempotency_key), m.idempotency_key, m.status, m.updated_at,
+           CASE WHEN a.applies THEN 'pending' ELSE 'skipped' END,
+           CASE WHEN a.applies THEN NULL ELSE 'not_applicable' END
+      FROM idem_job_match(v_filter, v_moment, p_cap + 1) m,
+           LATERAL (SELECT CASE p_action WHEN 'requeue' THEN m.status IN ('failed', 'retryable_failed')
+                                         WHEN 'release' THEN m.status = 'processing'
+                                         ELSE m.status IN ('processing', 'retryable_failed') END AS applies) a;
+    GET DIAGNOSTICS v_matched = ROW_COUNT;
+    IF v_matched > p_cap THEN
+        RAISE EXCEPTION 'the filter matches more than the cap of % rows: nothing was started', p_cap
+            USING ERRCODE = 'ID003',
+                  HINT = 'Narrow the filter, or raise the cap (at most 1000000) once you have counted the rows.';
+    END IF;
+    IF v_matched = 0 THEN
+        RAISE EXCEPTION 'the filter matches no task: nothing was started' USING ERRCODE = 'ID002';
+    END IF;
+    SELECT count(*) INTO v_skipped FROM idem_job_items i WHERE i.job_id = v_job.id AND i.state = 'skipped';
+    IF v_skipped = v_matched THEN
+        RAISE EXCEPTION '% applies to none of the % task(s) the filter matches (%): nothing was started', p_action,
+                        v_matched,
+                        CASE p_action WHEN 'requeue' THEN 'it applies to failed and retryable_failed'
+                                      WHEN 'release' THEN 'it applies to processing'
+                                      ELSE 'it applies to processing and retryable_failed' END
+            USING ERRCODE = 'ID002';
+    END IF;
+    -- A row another open job has still to do: two jobs would race for it (the guard would keep
+    -- the row safe, the second job would refuse it as moved on), so refuse the second job.
+    SELECT o.job_id, count(*) INTO v_other, v_overlap
+      FROM idem_job_items n
+      JOIN idem_job_items o ON o.idempotency_key = n.idempotency_key AND o.state = 'pending' AND o.job_id <> n.job_id
+     WHERE n.job_id = v_job.id AND n.state = 'pending'
+     GROUP BY o.job_id ORDER BY o.job_id LIMIT 1;
+    IF v_other IS NOT NULL THEN
+        RAISE EXCEPTION 'job % has still to do % of the tasks this job would act on: nothing was started', v_other,
+                        v_overlap
+            USING ERRCODE = 'ID003',
+                  HINT = format('Wait for job %s to end (idemctl job status %s), or cancel it, then start this one.',
+                                v_other, v_other);
+    END IF;
+
+    SELECT * INTO v_policy FROM idem_approval_policy;
+    IF v_policy.job_rows IS NOT NULL AND v_matched - v_skipped > v_policy.job_rows THEN
+        UPDATE idem_jobs j
+           SET matched = v_matched, skipped_not_applicable = v_skipped, state = 'awaiting_approval',
+               needs_approval = true, approval_threshold = v_policy.job_rows,
+               approval_requested_until = v_moment + v_policy.ttl_seconds * interval '1 second'
+         WHERE j.id = v_job.id
+        RETURNING * INTO v_job;
+    ELSE
+        UPDATE idem_jobs j SET matched = v_matched, skipped_not_applicable = v_skipped WHERE j.id = v_job.id
+        RETURNING * INTO v_job;
+    END IF;
+    UPDATE idem_jobs j SET spec_sha256 = encode(sha256(convert_to(idem_job_spec(v_job)::text, 'UTF8')), 'hex')
+     WHERE j.id = v_job.id
+    RETURNING * INTO v_job;
+    v_audit := audit_append('', 'job', p_reason, p_actor, jsonb_build_object('job_id', v_job.id, 'state', NULL),
+                            idem_job_image(v_job) || jsonb_build_object('event', 'start'));
+    UPDATE idem_jobs j SET start_audit_id = v_audit WHERE j.id = v_job.id;
+    RETURN QUERY SELECT v_job.id, v_moment, v_matched, v_matched - v_skipped, v_skipped, v_job.spec_sha256, v_audit;
 END
 $$;
 
@@ -2210,6 +3276,27 @@ $$;
 
 
 --
+-- Name: idem_require_right(text, text, name); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_require_right(p_right text, p_doing text, p_role name DEFAULT NULL::name) RETURNS void
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+DECLARE
+    v_role name := COALESCE(p_role, idem_caller());
+BEGIN
+    IF NOT idem_has_right(v_role, p_right) THEN
+        RAISE EXCEPTION 'role % may not %: that needs the % right (role %)', v_role, p_doing, p_right,
+                        idem_right_role(p_right)
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = format('An administrator grants it with: GRANT %I TO %I;', idem_right_role(p_right), v_role);
+    END IF;
+END
+$$;
+
+
+--
 -- Name: idem_resume(text, text, text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -2307,6 +3394,80 @@ CREATE FUNCTION idem.idem_retention_horizon(p_operation text) RETURNS interval
     AS $$
     SELECT COALESCE((SELECT p.horizon FROM idem_retention_policy p WHERE p.operation = p_operation),
                     (SELECT p.horizon FROM idem_retention_policy p WHERE p.operation = '*'))
+$$;
+
+
+--
+-- Name: idem_right_role(text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_right_role(p_right text) RETURNS name
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+BEGIN
+    IF p_right IS NULL OR p_right NOT IN ('read', 'requeue', 'release', 'fail', 'pause', 'purge', 'approve') THEN
+        RAISE EXCEPTION 'a right is read, requeue, release, fail, pause, purge or approve, not %',
+            COALESCE(quote_literal(left(p_right, 64)), 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    RETURN CASE p_right WHEN 'read' THEN 'idem_reader' ELSE 'idem_may_' || p_right END;
+END
+$$;
+
+
+--
+-- Name: idem_rights(); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_rights() RETURNS TABLE(login name, caller name, right_name text, grant_role name, granted boolean)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+    SELECT session_user, idem_caller(), r.right_name, idem_right_role(r.right_name),
+           idem_has_right(idem_caller(), r.right_name)
+      FROM unnest(ARRAY['read', 'requeue', 'release', 'fail', 'pause', 'purge', 'approve']) WITH ORDINALITY
+           AS r(right_name, n)
+     ORDER BY r.n
+$$;
+
+
+--
+-- Name: idem_set_approval(bigint, integer, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_set_approval(p_job_rows bigint, p_ttl_seconds integer, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(audit_id bigint, job_rows bigint, ttl_seconds integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_old idem_approval_policy;
+    v_new idem_approval_policy;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+BEGIN
+    IF p_job_rows IS NULL OR p_job_rows NOT BETWEEN 0 AND 1000000 THEN
+        RAISE EXCEPTION 'the approval threshold must be 0 to 1000000 rows, not % (idem_clear_approval turns approval off)',
+                        COALESCE(p_job_rows::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    IF p_ttl_seconds IS NULL OR p_ttl_seconds NOT BETWEEN 60 AND 604800 THEN
+        RAISE EXCEPTION 'an approval''s time to live must be 60 to 604800 seconds (a week), not %',
+                        COALESCE(p_ttl_seconds::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    PERFORM audit_check_reason(p_reason, p_actor);
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+    SELECT * INTO v_old FROM idem_approval_policy FOR UPDATE;
+    UPDATE idem_approval_policy p
+       SET job_rows = p_job_rows, ttl_seconds = p_ttl_seconds, updated_at = clock_timestamp(),
+           updated_by = format('%s (%s)', session_user, v_actor)
+    RETURNING p.* INTO v_new;
+    audit_id := audit_append('', 'approval_policy', p_reason, v_actor,
+                             jsonb_build_object('job_rows', v_old.job_rows, 'ttl_seconds', v_old.ttl_seconds),
+                             jsonb_build_object('job_rows', v_new.job_rows, 'ttl_seconds', v_new.ttl_seconds));
+    UPDATE idem_approval_policy p SET audit_id = idem_set_approval.audit_id;
+    job_rows := v_new.job_rows;
+    ttl_seconds := v_new.ttl_seconds;
+    RETURN NEXT;
+END
 $$;
 
 
@@ -2436,10 +3597,10 @@ $$;
 
 
 --
--- Name: recovery_action_apply(text, text, text, bigint, integer, text, text); Type: FUNCTION; Schema: idem; Owner: -
+-- Name: recovery_action_apply(text, text, text, bigint, integer, text, text, bigint); Type: FUNCTION; Schema: idem; Owner: -
 --
 
-CREATE FUNCTION idem.recovery_action_apply(p_action text, p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text) RETURNS TABLE(o_outcome text, o_status text, o_updated_at_us bigint, o_row_image jsonb, o_audit_id bigint, o_message text)
+CREATE FUNCTION idem.recovery_action_apply(p_action text, p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text, p_job_id bigint DEFAULT NULL::bigint) RETURNS TABLE(o_outcome text, o_status text, o_updated_at_us bigint, o_row_image jsonb, o_audit_id bigint, o_message text)
     LANGUAGE plpgsql
     SET search_path TO 'idem', 'pg_temp'
     SET "TimeZone" TO 'UTC'
@@ -2457,6 +3618,10 @@ DECLARE
 BEGIN
     IF p_action IS NULL OR p_action NOT IN ('requeue', 'release', 'fail') THEN
         RAISE EXCEPTION 'unknown recovery action %', p_action USING ERRCODE = 'ID003';
+    END IF;
+    IF p_job_id IS NULL THEN
+        PERFORM idem_require_right(p_action, CASE p_action WHEN 'fail' THEN 'mark a task failed'
+                                                          ELSE p_action || ' a task' END);
     END IF;
     IF p_key IS NULL OR p_key = '' THEN
         RAISE EXCEPTION 'a key is required' USING ERRCODE = 'ID003';
@@ -2548,7 +3713,8 @@ BEGIN
     -- The entry, on the schema's one chain: audit_append serialises appends on the head row, after
     -- the task's row lock above, so an operator waiting for a busy row never holds up everyone
     -- else's actions.
-    v_id := audit_append(p_key, p_action, p_reason, p_actor, v_before, v_after);
+    v_id := audit_append(p_key, p_action, p_reason, p_actor, v_before,
+                         CASE WHEN p_job_id IS NULL THEN v_after ELSE v_after || jsonb_build_object('job_id', p_job_id) END);
 
     RETURN QUERY SELECT 'applied'::text, a.status, (extract(epoch FROM a.updated_at) * 1000000)::bigint, v_after, v_id,
                         CASE p_action
@@ -2558,6 +3724,23 @@ BEGIN
                             ELSE 'marked failed: no further retries' END;
 END
 $$;
+
+
+--
+-- Name: idem_approval_policy; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_approval_policy (
+    one boolean DEFAULT true NOT NULL,
+    job_rows bigint,
+    ttl_seconds integer DEFAULT 3600 NOT NULL,
+    updated_at timestamp with time zone,
+    updated_by text,
+    audit_id bigint,
+    CONSTRAINT idem_approval_policy_job_rows_check CHECK (((job_rows >= 0) AND (job_rows <= 1000000))),
+    CONSTRAINT idem_approval_policy_one_check CHECK (one),
+    CONSTRAINT idem_approval_policy_ttl_seconds_check CHECK (((ttl_seconds >= 60) AND (ttl_seconds <= 604800)))
+);
 
 
 --
@@ -2676,6 +3859,62 @@ CREATE TABLE idem.idem_deploys (
 
 ALTER TABLE idem.idem_deploys ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME idem.idem_deploys_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: idem_job_items; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_job_items (
+    job_id bigint NOT NULL,
+    seq integer NOT NULL,
+    idempotency_key text NOT NULL,
+    seen_status text NOT NULL,
+    seen_updated_at timestamp with time zone NOT NULL,
+    state text NOT NULL,
+    why text,
+    tries smallint DEFAULT 0 NOT NULL,
+    next_try_at timestamp with time zone,
+    done_at timestamp with time zone,
+    now_status text,
+    now_updated_at timestamp with time zone,
+    audit_id bigint,
+    CONSTRAINT idem_job_items_check CHECK (
+CASE state
+    WHEN 'refused'::text THEN (why = ANY (ARRAY['moved_on'::text, 'busy'::text, 'gone'::text]))
+    WHEN 'skipped'::text THEN (why = ANY (ARRAY['not_applicable'::text, 'cancelled'::text]))
+    ELSE (why IS NULL)
+END),
+    CONSTRAINT idem_job_items_check1 CHECK (((state = 'changed'::text) = (audit_id IS NOT NULL))),
+    CONSTRAINT idem_job_items_seq_check CHECK ((seq >= 1)),
+    CONSTRAINT idem_job_items_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'changed'::text, 'refused'::text, 'skipped'::text]))),
+    CONSTRAINT idem_job_items_tries_check CHECK ((tries >= 0)),
+    CONSTRAINT idem_job_items_why_check CHECK ((why = ANY (ARRAY['moved_on'::text, 'busy'::text, 'gone'::text, 'not_applicable'::text, 'cancelled'::text])))
+);
+
+
+--
+-- Name: idem_job_start_lock; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_job_start_lock (
+    one boolean DEFAULT true NOT NULL,
+    CONSTRAINT idem_job_start_lock_one_check CHECK (one)
+);
+
+
+--
+-- Name: idem_jobs_id_seq; Type: SEQUENCE; Schema: idem; Owner: -
+--
+
+ALTER TABLE idem.idem_jobs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME idem.idem_jobs_id_seq
     START WITH 1
     INCREMENT BY 1
     NO MINVALUE
@@ -2891,8 +4130,8 @@ CREATE TABLE idem.task_idempotency_audit (
     prev_hash text NOT NULL,
     entry_hash text NOT NULL,
     application text DEFAULT ''::text NOT NULL,
-    CONSTRAINT task_idempotency_audit_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text, 'retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text]))),
-    CONSTRAINT task_idempotency_audit_key_check CHECK (((idempotency_key = ''::text) = (action = ANY (ARRAY['retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text])))),
+    CONSTRAINT task_idempotency_audit_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text, 'retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text, 'job'::text, 'approve'::text, 'approval_policy'::text]))),
+    CONSTRAINT task_idempotency_audit_key_check CHECK (((idempotency_key = ''::text) = (action = ANY (ARRAY['retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text, 'job'::text, 'approve'::text, 'approval_policy'::text])))),
     CONSTRAINT task_idempotency_audit_reason_check CHECK ((length(btrim(reason)) > 0))
 );
 
@@ -2933,6 +4172,14 @@ CREATE TABLE idem.task_idempotency_conflicts (
     last_digest text NOT NULL,
     CONSTRAINT task_idempotency_conflicts_n_check CHECK ((n >= 1))
 );
+
+
+--
+-- Name: idem_approval_policy idem_approval_policy_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_approval_policy
+    ADD CONSTRAINT idem_approval_policy_pkey PRIMARY KEY (one);
 
 
 --
@@ -2989,6 +4236,30 @@ ALTER TABLE ONLY idem.idem_deploys
 
 ALTER TABLE ONLY idem.idem_deploys
     ADD CONSTRAINT idem_deploys_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: idem_job_items idem_job_items_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_job_items
+    ADD CONSTRAINT idem_job_items_pkey PRIMARY KEY (job_id, seq);
+
+
+--
+-- Name: idem_job_start_lock idem_job_start_lock_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_job_start_lock
+    ADD CONSTRAINT idem_job_start_lock_pkey PRIMARY KEY (one);
+
+
+--
+-- Name: idem_jobs idem_jobs_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_jobs
+    ADD CONSTRAINT idem_jobs_pkey PRIMARY KEY (id);
 
 
 --
@@ -3142,6 +4413,27 @@ CREATE INDEX idem_deploys_at_idx ON idem.idem_deploys USING btree (at);
 
 
 --
+-- Name: idem_job_items_pending_idx; Type: INDEX; Schema: idem; Owner: -
+--
+
+CREATE INDEX idem_job_items_pending_idx ON idem.idem_job_items USING btree (job_id, tries, seq) WHERE (state = 'pending'::text);
+
+
+--
+-- Name: idem_job_items_pending_key_idx; Type: INDEX; Schema: idem; Owner: -
+--
+
+CREATE INDEX idem_job_items_pending_key_idx ON idem.idem_job_items USING btree (idempotency_key) WHERE (state = 'pending'::text);
+
+
+--
+-- Name: idem_jobs_open_idx; Type: INDEX; Schema: idem; Owner: -
+--
+
+CREATE INDEX idem_jobs_open_idx ON idem.idem_jobs USING btree (id) WHERE (state = ANY (ARRAY['awaiting_approval'::text, 'active'::text]));
+
+
+--
 -- Name: idem_purge_runs_running_idx; Type: INDEX; Schema: idem; Owner: -
 --
 
@@ -3160,6 +4452,13 @@ CREATE INDEX idem_worker_versions_since_idx ON idem.idem_worker_versions USING b
 --
 
 CREATE INDEX task_idempotency_audit_at_idx ON idem.task_idempotency_audit USING btree (at);
+
+
+--
+-- Name: task_idempotency_audit_job_idx; Type: INDEX; Schema: idem; Owner: -
+--
+
+CREATE INDEX task_idempotency_audit_job_idx ON idem.task_idempotency_audit USING btree (((after_image -> 'job_id'::text)), id) WHERE (after_image ? 'job_id'::text);
 
 
 --
@@ -3226,12 +4525,26 @@ CREATE INDEX task_idempotency_unfinished_idx ON idem.task_idempotency USING btre
 
 
 --
+-- Name: idem_job_items idem_job_items_job_id_fkey; Type: FK CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_job_items
+    ADD CONSTRAINT idem_job_items_job_id_fkey FOREIGN KEY (job_id) REFERENCES idem.idem_jobs(id);
+
+
+--
 -- Name: SCHEMA idem; Type: ACL; Schema: -; Owner: -
 --
 
 GRANT USAGE ON SCHEMA idem TO idem_reader;
 GRANT USAGE ON SCHEMA idem TO idem_operator;
 GRANT USAGE ON SCHEMA idem TO idem_worker;
+GRANT USAGE ON SCHEMA idem TO idem_may_requeue;
+GRANT USAGE ON SCHEMA idem TO idem_may_release;
+GRANT USAGE ON SCHEMA idem TO idem_may_fail;
+GRANT USAGE ON SCHEMA idem TO idem_may_pause;
+GRANT USAGE ON SCHEMA idem TO idem_may_purge;
+GRANT USAGE ON SCHEMA idem TO idem_may_approve;
 
 
 --
@@ -3340,11 +4653,25 @@ GRANT ALL ON FUNCTION idem.idem_annotate(p_text text, p_actor text, p_tenant tex
 
 
 --
+-- Name: FUNCTION idem_caller(); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_caller() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_clear_approval(p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_clear_approval(p_reason text, p_actor text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION idem_clear_retention(p_operation text, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
 --
 
 REVOKE ALL ON FUNCTION idem.idem_clear_retention(p_operation text, p_reason text, p_actor text) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_clear_retention(p_operation text, p_reason text, p_actor text) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_clear_retention(p_operation text, p_reason text, p_actor text) TO idem_may_purge;
 
 
 --
@@ -3414,7 +4741,148 @@ GRANT ALL ON FUNCTION idem.idem_exact_stats(p_tenant text, p_operation text, p_l
 --
 
 REVOKE ALL ON FUNCTION idem.idem_fail(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_reason text, p_actor text) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_fail(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_reason text, p_actor text) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_fail(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_reason text, p_actor text) TO idem_may_fail;
+
+
+--
+-- Name: FUNCTION idem_has_right(p_role name, p_right text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_has_right(p_role name, p_right text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_job_approve(p_job bigint, p_spec_sha256 text, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_job_approve(p_job bigint, p_spec_sha256 text, p_reason text, p_actor text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_job_approve(p_job bigint, p_spec_sha256 text, p_reason text, p_actor text) TO idem_may_approve;
+
+
+--
+-- Name: FUNCTION idem_job_attach(p_job bigint, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_job_attach(p_job bigint, p_actor text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_job_attach(p_job bigint, p_actor text) TO idem_may_requeue;
+GRANT ALL ON FUNCTION idem.idem_job_attach(p_job bigint, p_actor text) TO idem_may_release;
+GRANT ALL ON FUNCTION idem.idem_job_attach(p_job bigint, p_actor text) TO idem_may_fail;
+
+
+--
+-- Name: FUNCTION idem_job_batch(p_job bigint, p_batch integer); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_job_batch(p_job bigint, p_batch integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_job_batch(p_job bigint, p_batch integer) TO idem_may_requeue;
+GRANT ALL ON FUNCTION idem.idem_job_batch(p_job bigint, p_batch integer) TO idem_may_release;
+GRANT ALL ON FUNCTION idem.idem_job_batch(p_job bigint, p_batch integer) TO idem_may_fail;
+
+
+--
+-- Name: FUNCTION idem_job_cancel(p_job bigint, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor text) TO idem_may_requeue;
+GRANT ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor text) TO idem_may_release;
+GRANT ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor text) TO idem_may_fail;
+GRANT ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor text) TO idem_may_approve;
+
+
+--
+-- Name: TABLE idem_jobs; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_jobs TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_job_check_rights(j idem.idem_jobs, p_when text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_job_check_rights(j idem.idem_jobs, p_when text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_job_close(j idem.idem_jobs, p_state text, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_job_close(j idem.idem_jobs, p_state text, p_reason text, p_actor text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_job_detach(p_job bigint); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_job_detach(p_job bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_job_detach(p_job bigint) TO idem_may_requeue;
+GRANT ALL ON FUNCTION idem.idem_job_detach(p_job bigint) TO idem_may_release;
+GRANT ALL ON FUNCTION idem.idem_job_detach(p_job bigint) TO idem_may_fail;
+
+
+--
+-- Name: FUNCTION idem_job_filter_check(p_filter jsonb); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_job_filter_check(p_filter jsonb) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_job_image(j idem.idem_jobs); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_job_image(j idem.idem_jobs) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_job_match(p_filter jsonb, p_moment timestamp with time zone, p_limit bigint); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_job_match(p_filter jsonb, p_moment timestamp with time zone, p_limit bigint) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_job_preview(p_action text, p_filter jsonb, p_limit bigint); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_job_preview(p_action text, p_filter jsonb, p_limit bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_job_preview(p_action text, p_filter jsonb, p_limit bigint) TO idem_reader;
+
+
+--
+-- Name: PROCEDURE idem_job_run(IN p_job bigint, IN p_batch integer, IN p_duty double precision, IN p_max_seconds integer, IN p_actor text, IN p_stay_attached boolean); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON PROCEDURE idem.idem_job_run(IN p_job bigint, IN p_batch integer, IN p_duty double precision, IN p_max_seconds integer, IN p_actor text, IN p_stay_attached boolean) FROM PUBLIC;
+GRANT ALL ON PROCEDURE idem.idem_job_run(IN p_job bigint, IN p_batch integer, IN p_duty double precision, IN p_max_seconds integer, IN p_actor text, IN p_stay_attached boolean) TO idem_may_requeue;
+GRANT ALL ON PROCEDURE idem.idem_job_run(IN p_job bigint, IN p_batch integer, IN p_duty double precision, IN p_max_seconds integer, IN p_actor text, IN p_stay_attached boolean) TO idem_may_release;
+GRANT ALL ON PROCEDURE idem.idem_job_run(IN p_job bigint, IN p_batch integer, IN p_duty double precision, IN p_max_seconds integer, IN p_actor text, IN p_stay_attached boolean) TO idem_may_fail;
+
+
+--
+-- Name: FUNCTION idem_job_runner_alive(j idem.idem_jobs); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_job_runner_alive(j idem.idem_jobs) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_job_runner_alive(j idem.idem_jobs) TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_job_spec(j idem.idem_jobs); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_job_spec(j idem.idem_jobs) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_job_start(p_action text, p_filter jsonb, p_cap bigint, p_reason text, p_actor text, p_extra_attempts integer); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_job_start(p_action text, p_filter jsonb, p_cap bigint, p_reason text, p_actor text, p_extra_attempts integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_job_start(p_action text, p_filter jsonb, p_cap bigint, p_reason text, p_actor text, p_extra_attempts integer) TO idem_may_requeue;
+GRANT ALL ON FUNCTION idem.idem_job_start(p_action text, p_filter jsonb, p_cap bigint, p_reason text, p_actor text, p_extra_attempts integer) TO idem_may_release;
+GRANT ALL ON FUNCTION idem.idem_job_start(p_action text, p_filter jsonb, p_cap bigint, p_reason text, p_actor text, p_extra_attempts integer) TO idem_may_fail;
 
 
 --
@@ -3485,7 +4953,7 @@ GRANT ALL ON FUNCTION idem.idem_live_stats(p_tenant text, p_operation text, p_lo
 --
 
 REVOKE ALL ON FUNCTION idem.idem_pause(p_tenant text, p_operation text, p_reason text, p_actor text, p_for_ms bigint, p_until timestamp with time zone) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_pause(p_tenant text, p_operation text, p_reason text, p_actor text, p_for_ms bigint, p_until timestamp with time zone) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_pause(p_tenant text, p_operation text, p_reason text, p_actor text, p_for_ms bigint, p_until timestamp with time zone) TO idem_may_pause;
 
 
 --
@@ -3557,7 +5025,7 @@ REVOKE ALL ON FUNCTION idem.idem_pause_summarise() FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION idem.idem_purge(p_batch integer, p_max_batches integer, p_reason text, p_actor text) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_purge(p_batch integer, p_max_batches integer, p_reason text, p_actor text) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_purge(p_batch integer, p_max_batches integer, p_reason text, p_actor text) TO idem_may_purge;
 
 
 --
@@ -3580,7 +5048,7 @@ GRANT ALL ON FUNCTION idem.idem_purge_alive(r idem.idem_purge_runs) TO idem_read
 --
 
 REVOKE ALL ON FUNCTION idem.idem_purge_batch(p_run bigint, p_batch integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_purge_batch(p_run bigint, p_batch integer) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_purge_batch(p_run bigint, p_batch integer) TO idem_may_purge;
 
 
 --
@@ -3588,7 +5056,7 @@ GRANT ALL ON FUNCTION idem.idem_purge_batch(p_run bigint, p_batch integer) TO id
 --
 
 REVOKE ALL ON FUNCTION idem.idem_purge_begin(p_reason text, p_actor text) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_purge_begin(p_reason text, p_actor text) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_purge_begin(p_reason text, p_actor text) TO idem_may_purge;
 
 
 --
@@ -3603,7 +5071,7 @@ REVOKE ALL ON FUNCTION idem.idem_purge_close(r idem.idem_purge_runs, p_state tex
 --
 
 REVOKE ALL ON FUNCTION idem.idem_purge_finish(p_run bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_purge_finish(p_run bigint) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_purge_finish(p_run bigint) TO idem_may_purge;
 
 
 --
@@ -3611,7 +5079,7 @@ GRANT ALL ON FUNCTION idem.idem_purge_finish(p_run bigint) TO idem_operator;
 --
 
 REVOKE ALL ON FUNCTION idem.idem_purge_lock_key(p_run bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_purge_lock_key(p_run bigint) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_purge_lock_key(p_run bigint) TO idem_may_purge;
 
 
 --
@@ -3619,7 +5087,7 @@ GRANT ALL ON FUNCTION idem.idem_purge_lock_key(p_run bigint) TO idem_operator;
 --
 
 REVOKE ALL ON FUNCTION idem.idem_purge_release(p_run bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_purge_release(p_run bigint) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_purge_release(p_run bigint) TO idem_may_purge;
 
 
 --
@@ -3627,7 +5095,7 @@ GRANT ALL ON FUNCTION idem.idem_purge_release(p_run bigint) TO idem_operator;
 --
 
 REVOKE ALL ON PROCEDURE idem.idem_purge_run(IN p_batch integer, IN p_max_seconds integer, IN p_reason text, IN p_actor text, IN p_duty double precision) FROM PUBLIC;
-GRANT ALL ON PROCEDURE idem.idem_purge_run(IN p_batch integer, IN p_max_seconds integer, IN p_reason text, IN p_actor text, IN p_duty double precision) TO idem_operator;
+GRANT ALL ON PROCEDURE idem.idem_purge_run(IN p_batch integer, IN p_max_seconds integer, IN p_reason text, IN p_actor text, IN p_duty double precision) TO idem_may_purge;
 
 
 --
@@ -3635,7 +5103,7 @@ GRANT ALL ON PROCEDURE idem.idem_purge_run(IN p_batch integer, IN p_max_seconds 
 --
 
 REVOKE ALL ON FUNCTION idem.idem_release(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_reason text, p_actor text) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_release(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_reason text, p_actor text) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_release(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_reason text, p_actor text) TO idem_may_release;
 
 
 --
@@ -3651,7 +5119,14 @@ GRANT ALL ON FUNCTION idem.idem_report_version(p_worker text, p_version text) TO
 --
 
 REVOKE ALL ON FUNCTION idem.idem_requeue(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_requeue(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_requeue(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text) TO idem_may_requeue;
+
+
+--
+-- Name: FUNCTION idem_require_right(p_right text, p_doing text, p_role name); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_require_right(p_right text, p_doing text, p_role name) FROM PUBLIC;
 
 
 --
@@ -3659,7 +5134,7 @@ GRANT ALL ON FUNCTION idem.idem_requeue(p_key text, p_expected_status text, p_ex
 --
 
 REVOKE ALL ON FUNCTION idem.idem_resume(p_tenant text, p_operation text, p_reason text, p_actor text) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_resume(p_tenant text, p_operation text, p_reason text, p_actor text) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_resume(p_tenant text, p_operation text, p_reason text, p_actor text) TO idem_may_pause;
 
 
 --
@@ -3679,11 +5154,39 @@ GRANT ALL ON FUNCTION idem.idem_retention_horizon(p_operation text) TO idem_read
 
 
 --
+-- Name: FUNCTION idem_right_role(p_right text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_right_role(p_right text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_rights(); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_rights() FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_rights() TO idem_reader;
+GRANT ALL ON FUNCTION idem.idem_rights() TO idem_may_requeue;
+GRANT ALL ON FUNCTION idem.idem_rights() TO idem_may_release;
+GRANT ALL ON FUNCTION idem.idem_rights() TO idem_may_fail;
+GRANT ALL ON FUNCTION idem.idem_rights() TO idem_may_pause;
+GRANT ALL ON FUNCTION idem.idem_rights() TO idem_may_purge;
+GRANT ALL ON FUNCTION idem.idem_rights() TO idem_may_approve;
+
+
+--
+-- Name: FUNCTION idem_set_approval(p_job_rows bigint, p_ttl_seconds integer, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_set_approval(p_job_rows bigint, p_ttl_seconds integer, p_reason text, p_actor text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION idem_set_retention(p_operation text, p_horizon_seconds bigint, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
 --
 
 REVOKE ALL ON FUNCTION idem.idem_set_retention(p_operation text, p_horizon_seconds bigint, p_reason text, p_actor text) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_set_retention(p_operation text, p_horizon_seconds bigint, p_reason text, p_actor text) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_set_retention(p_operation text, p_horizon_seconds bigint, p_reason text, p_actor text) TO idem_may_purge;
 
 
 --
@@ -3711,10 +5214,17 @@ GRANT ALL ON FUNCTION idem.idem_succeeded_operations() TO idem_reader;
 
 
 --
--- Name: FUNCTION recovery_action_apply(p_action text, p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+-- Name: FUNCTION recovery_action_apply(p_action text, p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text, p_job_id bigint); Type: ACL; Schema: idem; Owner: -
 --
 
-REVOKE ALL ON FUNCTION idem.recovery_action_apply(p_action text, p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION idem.recovery_action_apply(p_action text, p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text, p_job_id bigint) FROM PUBLIC;
+
+
+--
+-- Name: TABLE idem_approval_policy; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_approval_policy TO idem_reader;
 
 
 --
@@ -3757,6 +5267,13 @@ GRANT SELECT ON TABLE idem.idem_counters_total TO idem_reader;
 --
 
 GRANT SELECT ON TABLE idem.idem_deploys TO idem_reader;
+
+
+--
+-- Name: TABLE idem_job_items; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_job_items TO idem_reader;
 
 
 --
