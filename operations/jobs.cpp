@@ -322,8 +322,7 @@ JobStart startJob(pqxx::connection& conn, const SchemaName& schema, const JobReq
     pqxx::result r;
     try {
         r = w.exec_params("SELECT s.job_id, " + micros("s.moment") + ", s.matched, s.pending, s.skipped, s.spec_sha256,"
-                " s.audit_id, (SELECT j.state = 'awaiting_approval' FROM " + schema.qualify("idem_jobs")
-                + " j WHERE j.id = s.job_id) FROM " + schema.qualify("idem_job_start") + "($1, $2::jsonb, $3, $4, $5, $6) s",
+                " s.audit_id FROM " + schema.qualify("idem_job_start") + "($1, $2::jsonb, $3, $4, $5, $6) s",
             std::string(actionName(request.action)), json, request.cap, request.reason,
             request.actor.empty() ? localActor() : request.actor, extra);
     } catch (const pqxx::sql_error& e) {
@@ -331,11 +330,19 @@ JobStart startJob(pqxx::connection& conn, const SchemaName& schema, const JobReq
             throw refusal(e);
         throw;
     }
-    w.commit();
     const auto row = r.at(0);
+    // The job's row as the start left it (a statement of its own: the start's own statement does
+    // not see what the function wrote).
+    const bool awaiting = w.exec_params("SELECT j.state = 'awaiting_approval' FROM " + schema.qualify("idem_jobs")
+                                  + " j WHERE j.id = $1",
+                               row[0].as<std::int64_t>())
+                              .at(0)
+                              .at(0)
+                              .as<bool>();
+    w.commit();
     return { row[0].as<std::int64_t>(), row[1].as<std::int64_t>(), row[2].as<std::int64_t>(),
         row[3].as<std::int64_t>(), row[4].as<std::int64_t>(), row[5].as<std::string>(), row[6].as<std::int64_t>(),
-        row[7].as<bool>() };
+        awaiting };
 }
 
 std::optional<JobStatus> readJob(pqxx::connection& conn, const SchemaName& schema, std::int64_t id)
