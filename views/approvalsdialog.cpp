@@ -68,6 +68,7 @@ ApprovalsDialog::ApprovalsDialog(ConsoleSession* admin, QWidget* parent)
     m_result->setObjectName(QStringLiteral("approvalResult"));
     m_result->setWordWrap(true);
     m_result->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_result->setMinimumHeight(m_result->fontMetrics().lineSpacing() * 3);
     m_result->hide();
 
     auto* buttons = new QHBoxLayout;
@@ -80,7 +81,7 @@ ApprovalsDialog::ApprovalsDialog(ConsoleSession* admin, QWidget* parent)
     layout->addWidget(m_table, 1);
     layout->addWidget(m_result);
     layout->addLayout(buttons);
-    resize(900, 360);
+    resize(960, 420);
 
     connect(m_refresh, &QPushButton::clicked, this, &ApprovalsDialog::reload);
     connect(m_close, &QPushButton::clicked, this, &QDialog::close);
@@ -106,8 +107,8 @@ void ApprovalsDialog::reload()
                 QVariantMap m;
                 m[QStringLiteral("id")] = qint64(s.id);
                 m[QStringLiteral("spec")] = q(s.specSha256);
-                m[QStringLiteral("action")] = q(s.action)
-                    + (s.extraAttempts ? QStringLiteral(" (+%1)").arg(*s.extraAttempts) : QString());
+                m[QStringLiteral("action")] = QString(q(s.action)
+                    + (s.extraAttempts ? QStringLiteral(" (+%1)").arg(*s.extraAttempts) : QString()));
                 m[QStringLiteral("rows")] = qint64(s.pending());
                 m[QStringLiteral("matched")] = qint64(s.matched);
                 std::string filter;
@@ -118,7 +119,7 @@ void ApprovalsDialog::reload()
                 }
                 m[QStringLiteral("filter")] = q(filter);
                 m[QStringLiteral("moment")] = localTime(s.momentUs);
-                m[QStringLiteral("by")] = q(s.dbRole) + QStringLiteral(" (") + q(s.actor) + QLatin1Char(')');
+                m[QStringLiteral("by")] = QString(q(s.dbRole) + QStringLiteral(" (") + q(s.actor) + QLatin1Char(')'));
                 m[QStringLiteral("reason")] = q(s.reason);
                 m[QStringLiteral("until")]
                     = s.approvalRequestedUntilUs ? localTime(*s.approvalRequestedUntilUs) : QString();
