@@ -10,8 +10,8 @@ QString ServerInfo::privilegeText() const
         return QCoreApplication::translate("idem::console::ServerInfo", "operator (superuser)");
     if (isOperator)
         return QCoreApplication::translate("idem::console::ServerInfo", "operator");
-    // Schema v20: rights granted one by one.
-    if (rights.perRight() && rights.may(QStringLiteral("read")))
+    // Schema v20: rights granted one by one, beyond reading.
+    if (rights.perRight() && rights.may(QStringLiteral("read")) && rights.summary() != QLatin1String("read"))
         return QCoreApplication::translate("idem::console::ServerInfo", "rights: %1").arg(rights.summary());
     if (isReader)
         return QCoreApplication::translate("idem::console::ServerInfo", "reader");
