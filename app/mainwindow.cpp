@@ -22,6 +22,8 @@
 #include "models/eventwatch.h"
 #include "models/jobrunners.h"
 #include "models/pausewatch.h"
+#include "operations/rights.h"
+#include "views/approvalsdialog.h"
 #include "views/trustedkeysdialog.h"
 #include "views/auditwidget.h"
 #include "views/connectiondialog.h"
@@ -136,6 +138,13 @@ MainWindow::MainWindow(ConsoleSession* session, ProfileStore* profiles, QWidget*
     refresh->setShortcut(QKeySequence(Qt::Key_F5));
     auto* disconnect = track(
         connection->addAction(QString(), session, &ConsoleSession::disconnectFromServer), QT_TR_NOOP("&Disconnect"));
+    // Jobs waiting for a second person (schema v21): for those with the approve right; greyed
+    // out, with the reason, for the others.
+    connection->addSeparator();
+    auto* approvals = track(connection->addAction(QString(), this, [this] { openApprovalsDialog(this, m_session); }),
+        QT_TR_NOOP("&Approvals…"));
+    approvals->setObjectName(QStringLiteral("approvalsAction"));
+    connection->setToolTipsVisible(true);
     createViewMenu();
     auto* help = track(menuBar()->addMenu(QString()), QT_TR_NOOP("&Help"));
     auto* shortcuts
@@ -150,9 +159,20 @@ MainWindow::MainWindow(ConsoleSession* session, ProfileStore* profiles, QWidget*
               }),
         QT_TR_NOOP("&About Idem console"));
 
-    const auto updateActions = [this, refresh, disconnect] {
+    const auto updateActions = [this, refresh, disconnect, approvals] {
         refresh->setEnabled(m_monitor->canPoll());
         disconnect->setEnabled(m_session->state() != ConsoleSession::State::Disconnected);
+        const bool connected = m_session->state() == ConsoleSession::State::Connected;
+        const QString approveRefusal = !connected ? tr("Not connected.")
+            : m_session->serverInfo().schemaVersion < idem::firstRightsSchemaVersion
+            ? tr("Schema %1 has version %2: approvals need version %3 (upgrade the schema first).")
+                  .arg(m_session->serverInfo().schema)
+                  .arg(m_session->serverInfo().schemaVersion)
+                  .arg(idem::firstRightsSchemaVersion)
+            : m_session->serverInfo().rights.refusal(QStringLiteral("approve"));
+        approvals->setEnabled(approveRefusal.isEmpty());
+        approvals->setToolTip(approveRefusal.isEmpty() ? tr("Recovery jobs waiting for a second person's approval")
+                                                       : approveRefusal);
         updateTitle();
     };
     connect(session, &ConsoleSession::stateChanged, this, updateActions);

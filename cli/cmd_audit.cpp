@@ -112,6 +112,19 @@ Exit codes: 0 ok, 1 failure or (verify) a broken chain, 2 usage error.
                 + std::to_string(after.value("changed", std::int64_t(0))) + " changed, " + std::to_string(refused)
                 + " refused";
         }
+        if (e.action == "approve")
+            return "job " + std::to_string(after.value("job_id", std::int64_t(0))) + " approved: "
+                + displaySafe(after.value("action", std::string("?")), 20) + " of "
+                + std::to_string(after.value("matched", std::int64_t(0))) + " matched, spec "
+                + displaySafe(after.value("spec_sha256", std::string("?")), 64);
+        if (e.action == "approval_policy") {
+            const auto rows = [](const nlohmann::json& j) {
+                return j.contains("job_rows") && j["job_rows"].is_number_integer()
+                    ? "jobs over " + std::to_string(j["job_rows"].get<std::int64_t>()) + " rows need approval"
+                    : std::string("no approval");
+            };
+            return rows(before) + " -> " + rows(after);
+        }
         if (e.action == "retention")
             return "operation " + displaySafe(after.value("operation", std::string("?")), 120) + ": " + horizon(before)
                 + " -> " + horizon(after);

@@ -25,6 +25,10 @@ namespace {
        idemctl job resume ID [RUN OPTIONS] [--json]
        idemctl job cancel ID --reason TEXT [--actor A] [--json]
        idemctl job refused ID [--json | --csv]
+       idemctl job pending [--json]
+       idemctl job approve ID --spec SHA256 --reason TEXT [--actor A] [--json]
+       idemctl job policy [--json]
+       idemctl job policy (--rows N [--ttl SECONDS] | --off) --reason TEXT [--actor A]
 
 A recovery job applies one audited recovery action to every task a filter matches as of the
 job's start, however many, in the database, in batches that commit on their own. Each row gets
@@ -84,6 +88,21 @@ Other:
                          start, resume and cancel need idem_operator, status and refused idem_reader
   --schema S             schema holding the Idem tables (default: idem)
 
+Rights (schema v21): starting, running and cancelling a job needs the right of its action (roles
+idem_may_requeue, idem_may_release, idem_may_fail; idem_operator holds all), checked for the
+role that calls and, at each batch, for the role that started it: a job's rows are applied with
+its starter's rights.
+
+Approval: with a policy set (job policy --rows N, the schema owner's), a job that would act on
+more than N rows starts waiting for approval and does not run. Another login with the approve
+right (idem_may_approve) reads it (job pending) and approves it naming its spec sha256 (its
+action, filter, moment, cap and count: nothing else runs under that approval); then job resume
+runs it. The requester never approves: not the same login, and neither login may be a member of
+the other (SET ROLE); a superuser is a member of every role. A request not approved within the
+policy's time to live (--ttl, default 3600 s) can no longer be approved; an approval lets the job
+start or resume for as long, then resuming is refused: cancel it and start it again. Approvers
+may also cancel a job (turn it down).
+
 Exit codes: 0 done (a job that ran to its end, whatever it refused), 1 failure or stopped before
 the end (the job stays active: resume it), 2 usage error, 3 refused by the database (nothing
 changed), or the job was cancelled.
@@ -122,7 +141,15 @@ changed), or the job was cancelled.
             { "last_batch_at", optTime(s.lastBatchAtUs) }, { "finished_at", optTime(s.finishedAtUs) },
             { "cancelled_by", optText(s.cancelledBy) }, { "cancel_reason", optText(s.cancelReason) },
             { "start_audit_id", opt(s.startAuditId) }, { "end_audit_id", opt(s.endAuditId) },
-            { "server_now", formatMicros(s.serverNowUs) } };
+            { "server_now", formatMicros(s.serverNowUs) }, { "starter_role", s.starterRole },
+            { "approval",
+                s.needsApproval
+                    ? nlohmann::json { { "threshold", opt(s.approvalThreshold) },
+                          { "requested_until", optTime(s.approvalRequestedUntilUs) },
+                          { "approved_login", optText(s.approvedLogin) }, { "approved_role", optText(s.approvedRole) },
+                          { "approved_actor", optText(s.approvedActor) }, { "approved_at", optTime(s.approvedAtUs) },
+                          { "expires_at", optTime(s.approvalExpiresAtUs) } }
+                    : nlohmann::json(nullptr) } };
     }
 
     std::string safe(const std::string& s, std::size_t n = 200) { return displaySafe(s, n); }
@@ -153,7 +180,8 @@ changed), or the job was cancelled.
                 + (s.runnerRole.empty() ? std::string(" (never run yet)")
                                         : " (last run by " + safe(s.runnerRole, 64) + " (" + safe(s.runnerActor, 80) + "))");
         if (s.state == "awaiting_approval")
-            return "waiting for approval";
+            return "waiting for approval by another login: `idemctl job approve " + std::to_string(s.id) + " --spec "
+                + s.specSha256 + " --reason ...`";
         return s.finishedAtUs ? "at " + formatMicros(*s.finishedAtUs) : std::string();
     }
 
@@ -180,6 +208,16 @@ changed), or the job was cancelled.
         if (s.state == "cancelled")
             std::printf("  cancelled by %s: %s\n", safe(s.cancelledBy, 120).c_str(), safe(s.cancelReason, 400).c_str());
         std::printf("  spec      sha256 %s\n", s.specSha256.c_str());
+        if (s.needsApproval) {
+            if (s.approvedAtUs)
+                std::printf("  approval  by %s as %s (%s) at %s, valid until %s\n", safe(s.approvedLogin, 64).c_str(),
+                    safe(s.approvedRole, 64).c_str(), safe(s.approvedActor, 80).c_str(), formatMicros(*s.approvedAtUs).c_str(),
+                    s.approvalExpiresAtUs ? formatMicros(*s.approvalExpiresAtUs).c_str() : "?");
+            else
+                std::printf("  approval  needed (more than %lld rows to act on); approvable until %s\n",
+                    static_cast<long long>(s.approvalThreshold.value_or(0)),
+                    s.approvalRequestedUntilUs ? formatMicros(*s.approvalRequestedUntilUs).c_str() : "?");
+        }
         std::printf("  audit     start entry %s%s\n", s.startAuditId ? std::to_string(*s.startAuditId).c_str() : "-",
             s.endAuditId ? (", end entry " + std::to_string(*s.endAuditId)).c_str() : "");
     }
@@ -379,6 +417,19 @@ changed), or the job was cancelled.
                                           .c_str()
                                     : "",
                 started.specSha256.c_str(), static_cast<long long>(started.auditId));
+        if (started.awaitingApproval) {
+            if (args.flag("json")) {
+                const auto s = readJob(*conn, schema, started.jobId);
+                std::cout << statusJson(*s).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+            } else {
+                std::printf("waiting for approval: it would act on more rows than the approval policy allows without "
+                            "one; another login with the approve right runs `idemctl job approve %lld --spec %s --reason "
+                            "...`, then `idemctl job resume %lld` runs it\n",
+                    static_cast<long long>(started.jobId), started.specSha256.c_str(),
+                    static_cast<long long>(started.jobId));
+            }
+            return ExitOk;
+        }
         if (args.flag("detach")) {
             if (args.flag("json")) {
                 const auto s = readJob(*conn, schema, started.jobId);
@@ -567,12 +618,149 @@ changed), or the job was cancelled.
         return ExitOk;
     }
 
+    int jobPending(const std::vector<std::string>& argv)
+    {
+        Args args(argv, { "dsn", "schema" }, { "help", "json" });
+        if (args.flag("help")) {
+            std::cout << jobHelp;
+            return ExitOk;
+        }
+        if (!args.positional().empty())
+            throw UsageError("job pending takes no job id");
+        const SchemaName schema(args.valueOr("schema", SchemaName::defaultName));
+        auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl job" });
+        const auto jobs = listPendingApprovals(*conn, schema);
+        if (args.flag("json")) {
+            nlohmann::json j = { { "schema", schema.name() }, { "pending", nlohmann::json::array() } };
+            for (const auto& s : jobs)
+                j["pending"].push_back(statusJson(s));
+            std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+            return ExitOk;
+        }
+        if (jobs.empty()) {
+            std::printf("no job is waiting for approval\n");
+            return ExitOk;
+        }
+        for (const auto& s : jobs) {
+            std::printf("job %lld: %s of %lld row(s) (%lld matched, cap %lld) matching %s as of %s\n",
+                static_cast<long long>(s.id), actionWords(s).c_str(), static_cast<long long>(s.pending()),
+                static_cast<long long>(s.matched), static_cast<long long>(s.cap), safe(filterWords(s.filterJson), 400).c_str(),
+                formatMicros(s.momentUs).c_str());
+            std::printf("  requested by %s (%s): %s\n", safe(s.dbRole, 64).c_str(), safe(s.actor, 80).c_str(),
+                safe(s.reason, 400).c_str());
+            std::printf("  approvable until %s; spec sha256 %s\n",
+                s.approvalRequestedUntilUs ? formatMicros(*s.approvalRequestedUntilUs).c_str() : "?", s.specSha256.c_str());
+        }
+        return ExitOk;
+    }
+
+    int jobApprove(const std::vector<std::string>& argv)
+    {
+        Args args(argv, { "dsn", "schema", "spec", "reason", "actor" }, { "help", "json" });
+        if (args.flag("help")) {
+            std::cout << jobHelp;
+            return ExitOk;
+        }
+        const auto id = jobId(args);
+        if (!args.value("spec"))
+            throw UsageError("--spec is required: the job's spec sha256 as `idemctl job pending` shows it (an approval "
+                             "names the exact job it approves)");
+        if (!args.value("reason"))
+            throw UsageError("--reason is required (it goes into the audit trail)");
+        const std::string reason = *args.value("reason");
+        const std::string actor = args.valueOr("actor", localActor());
+        validateReasonAndActor(reason, actor);
+        const std::string spec = *args.value("spec");
+        if (spec.size() != 64 || spec.find_first_not_of("0123456789abcdef") != std::string::npos)
+            throw UsageError("--spec is the job's spec sha256: 64 lower-case hex digits");
+        const SchemaName schema(args.valueOr("schema", SchemaName::defaultName));
+        auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl job" });
+        JobApproval a;
+        try {
+            a = approveJob(*conn, schema, id, spec, reason, actor);
+        } catch (const JobRefused& e) {
+            return refused(e, "approve");
+        }
+        if (args.flag("json")) {
+            const auto s = readJob(*conn, schema, id);
+            std::cout << nlohmann::json({ { "audit_id", a.auditId }, { "approved_at", formatMicros(a.approvedAtUs) },
+                                            { "expires_at", formatMicros(a.expiresAtUs) }, { "job", statusJson(*s) } })
+                             .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                      << '\n';
+            return ExitOk;
+        }
+        std::printf("job %lld approved: it may start or resume until %s (`idemctl job resume %lld`); audit entry %lld\n",
+            static_cast<long long>(id), formatMicros(a.expiresAtUs).c_str(), static_cast<long long>(id),
+            static_cast<long long>(a.auditId));
+        return ExitOk;
+    }
+
+    int jobPolicy(const std::vector<std::string>& argv)
+    {
+        Args args(argv, { "dsn", "schema", "rows", "ttl", "reason", "actor" }, { "help", "json", "off" });
+        if (args.flag("help")) {
+            std::cout << jobHelp;
+            return ExitOk;
+        }
+        if (!args.positional().empty())
+            throw UsageError("job policy takes no job id");
+        const SchemaName schema(args.valueOr("schema", SchemaName::defaultName));
+        const bool change = args.value("rows") || args.flag("off");
+        if (!change && (args.value("ttl") || args.value("reason")))
+            throw UsageError("--ttl and --reason go with --rows N or --off");
+        if (args.value("rows") && args.flag("off"))
+            throw UsageError("--rows and --off exclude each other");
+        if (args.flag("off") && args.value("ttl"))
+            throw UsageError("--ttl goes with --rows N");
+        std::optional<std::int64_t> rows;
+        int ttl = 3600;
+        std::string reason, actor;
+        if (change) {
+            if (args.value("rows"))
+                rows = args.intValue("rows", 0, 0, ApprovalLimits::maxJobRows);
+            ttl = static_cast<int>(args.intValue("ttl", 3600, ApprovalLimits::minTtlSeconds, ApprovalLimits::maxTtlSeconds));
+            if (!args.value("reason"))
+                throw UsageError("--reason is required (it goes into the audit trail)");
+            reason = *args.value("reason");
+            actor = args.valueOr("actor", localActor());
+            validateReasonAndActor(reason, actor);
+        }
+        auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl job" });
+        std::optional<std::int64_t> auditId;
+        if (change) {
+            try {
+                auditId = setApprovalPolicy(*conn, schema, rows, ttl, reason, actor);
+            } catch (const JobRefused& e) {
+                return refused(e, "policy");
+            }
+        }
+        const auto p = readApprovalPolicy(*conn, schema);
+        if (args.flag("json")) {
+            std::cout << nlohmann::json({ { "schema", schema.name() }, { "job_rows", opt(p.jobRows) },
+                                            { "ttl_seconds", p.ttlSeconds }, { "updated_by", optText(p.updatedBy) },
+                                            { "updated_at", optTime(p.updatedAtUs) }, { "audit_id", opt(auditId) } })
+                             .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                      << '\n';
+            return ExitOk;
+        }
+        if (p.jobRows)
+            std::printf("approval: a job acting on more than %lld row(s) waits for another login's approval; requests "
+                        "and approvals last %d s\n",
+                static_cast<long long>(*p.jobRows), p.ttlSeconds);
+        else
+            std::printf("approval: off (no job waits for one)\n");
+        if (p.updatedAtUs)
+            std::printf("changed by %s at %s%s\n", safe(p.updatedBy, 200).c_str(), formatMicros(*p.updatedAtUs).c_str(),
+                auditId ? ("; audit entry " + std::to_string(*auditId)).c_str() : "");
+        return ExitOk;
+    }
+
 } // namespace
 
 int runJob(const std::vector<std::string>& argv)
 {
     if (argv.empty())
-        throw UsageError("name a subcommand: start, status, resume, cancel or refused");
+        throw UsageError("name a subcommand: start, status, resume, cancel, refused, pending, approve or policy");
     const std::vector<std::string> rest(argv.begin() + 1, argv.end());
     if (argv[0] == "start")
         return jobStart(rest);
@@ -584,11 +772,17 @@ int runJob(const std::vector<std::string>& argv)
         return jobCancel(rest);
     if (argv[0] == "refused")
         return jobRefusedList(rest);
+    if (argv[0] == "pending")
+        return jobPending(rest);
+    if (argv[0] == "approve")
+        return jobApprove(rest);
+    if (argv[0] == "policy")
+        return jobPolicy(rest);
     if (argv[0] == "--help" || argv[0] == "-h") {
         std::cout << jobHelp;
         return ExitOk;
     }
-    throw UsageError("unknown job subcommand '" + argv[0] + "' (start, status, resume, cancel or refused)");
+    throw UsageError("unknown job subcommand '" + argv[0] + "' (start, status, resume, cancel, refused, pending, approve or policy)");
 }
 
 } // namespace idem::cli

@@ -36,6 +36,8 @@ const Command commands[] = {
         &idem::cli::runAnnotate },
     { "job", "audited: requeue, release or fail every task a filter matches, in the database, in batches",
         &idem::cli::runJob },
+    { "rights", "what the connected role may do: read, requeue, release, fail, pause, purge, approve",
+        &idem::cli::runRights },
     { "events", "what happened in a window: recovery actions, purges, pauses, annotations", &idem::cli::runEvents },
     { "storage", "table and index sizes, rows by status, rows due for purge, the last purge", &idem::cli::runStorage },
     // Internal: the worker process that `verify` starts and kills. Not listed.

@@ -1,5 +1,7 @@
 #include "models/databaseworker.h"
 
+#include "operations/rights.h"
+
 #include <QCoreApplication>
 
 #include <optional>
@@ -241,6 +243,18 @@ ServerInfo DatabaseWorker::inspect(quint64 requestId)
     if (!m_db->connectedAt.isValid())
         m_db->connectedAt = info.asOf;
     info.connectedAt = m_db->connectedAt;
+    // The role's rights, right by right (schema v21); before v21, or without any Idem role,
+    // idem_operator and idem_reader decide as they always did.
+    info.rights = RoleRights::fromOperator(info.role, info.isOperator, info.isReader);
+    try {
+        const auto rights = idem::readRights(conn, schema);
+        if (rights.known)
+            info.rights = RoleRights::fromRights(rights);
+    } catch (const pqxx::broken_connection&) {
+        throw;
+    } catch (const pqxx::sql_error&) {
+        // Not allowed to ask: the fallback above stands (the database decides anyway).
+    }
     try {
         const auto state = idem::inspectSchema(conn, schema);
         info.schemaExists = state.schemaExists;

@@ -10,6 +10,9 @@ QString ServerInfo::privilegeText() const
         return QCoreApplication::translate("idem::console::ServerInfo", "operator (superuser)");
     if (isOperator)
         return QCoreApplication::translate("idem::console::ServerInfo", "operator");
+    // Schema v21: rights granted one by one, beyond reading.
+    if (rights.perRight() && rights.may(QStringLiteral("read")) && rights.summary() != QLatin1String("read"))
+        return QCoreApplication::translate("idem::console::ServerInfo", "rights: %1").arg(rights.summary());
     if (isReader)
         return QCoreApplication::translate("idem::console::ServerInfo", "reader");
     return QCoreApplication::translate(

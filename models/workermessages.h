@@ -6,6 +6,8 @@
 #include <QString>
 #include <QStringList>
 
+#include "models/rolerights.h"
+
 // Immutable values the database worker hands to the UI thread by queued signal. Each
 // carries the id of the request it answers, so that the session can drop stale answers.
 namespace idem::console {
@@ -22,6 +24,9 @@ struct ServerInfo {
     bool superuser = false;
     bool isOperator = false; // member of idem_operator (USAGE), or superuser
     bool isReader = false; // may SELECT the schema's task_idempotency
+    // What the role may do, right by right (schema v21; before: idem_operator decides). The
+    // console greys out the rest, with rights.refusal(right) in the tooltip.
+    RoleRights rights;
     bool tls = false;
     QString tlsVersion;
     QString tlsCipher;

@@ -48,7 +48,10 @@ namespace {
               " j.skipped_cancelled, j.batches, j.attaches, "
             + schema.qualify("idem_job_runner_alive") + "(j), j.runner_pid, j.runner_role, j.runner_actor, "
             + micros("j.runner_since") + ", " + micros("j.last_batch_at") + ", " + micros("j.finished_at")
-            + ", j.cancelled_by, j.cancel_reason, j.start_audit_id, j.end_audit_id, " + micros("clock_timestamp()");
+            + ", j.cancelled_by, j.cancel_reason, j.start_audit_id, j.end_audit_id, " + micros("clock_timestamp()")
+            + ", COALESCE(j.starter_role, j.db_role), j.needs_approval, j.approval_threshold, "
+            + micros("j.approval_requested_until") + ", j.approved_login, j.approved_role, j.approved_actor, "
+            + micros("j.approved_at") + ", " + micros("j.approval_expires_at");
     }
 
     JobStatus statusFrom(const pqxx::row& r)
@@ -89,6 +92,15 @@ namespace {
         s.startAuditId = optionalInt(r[30]);
         s.endAuditId = optionalInt(r[31]);
         s.serverNowUs = r[32].as<std::int64_t>();
+        s.starterRole = r[33].as<std::string>();
+        s.needsApproval = r[34].as<bool>();
+        s.approvalThreshold = optionalInt(r[35]);
+        s.approvalRequestedUntilUs = optionalInt(r[36]);
+        s.approvedLogin = text(r[37]);
+        s.approvedRole = text(r[38]);
+        s.approvedActor = text(r[39]);
+        s.approvedAtUs = optionalInt(r[40]);
+        s.approvalExpiresAtUs = optionalInt(r[41]);
         return s;
     }
 
@@ -318,10 +330,19 @@ JobStart startJob(pqxx::connection& conn, const SchemaName& schema, const JobReq
             throw refusal(e);
         throw;
     }
-    w.commit();
     const auto row = r.at(0);
+    // The job's row as the start left it (a statement of its own: the start's own statement does
+    // not see what the function wrote).
+    const bool awaiting = w.exec_params("SELECT j.state = 'awaiting_approval' FROM " + schema.qualify("idem_jobs")
+                                  + " j WHERE j.id = $1",
+                               row[0].as<std::int64_t>())
+                              .at(0)
+                              .at(0)
+                              .as<bool>();
+    w.commit();
     return { row[0].as<std::int64_t>(), row[1].as<std::int64_t>(), row[2].as<std::int64_t>(),
-        row[3].as<std::int64_t>(), row[4].as<std::int64_t>(), row[5].as<std::string>(), row[6].as<std::int64_t>() };
+        row[3].as<std::int64_t>(), row[4].as<std::int64_t>(), row[5].as<std::string>(), row[6].as<std::int64_t>(),
+        awaiting };
 }
 
 std::optional<JobStatus> readJob(pqxx::connection& conn, const SchemaName& schema, std::int64_t id)
@@ -439,6 +460,86 @@ JobCancel cancelJob(pqxx::connection& conn, const SchemaName& schema, std::int64
     w.commit();
     const auto row = r.at(0);
     return { row[0].as<std::string>(), row[1].as<std::int64_t>(), row[2].as<std::int64_t>() };
+}
+
+JobApproval approveJob(pqxx::connection& conn, const SchemaName& schema, std::int64_t id, const std::string& specSha256,
+    const std::string& reason, const std::string& actor)
+{
+    validateReasonAndActor(reason, actor);
+    if (specSha256.size() != 64
+        || specSha256.find_first_not_of("0123456789abcdef") != std::string::npos)
+        throw std::invalid_argument("an approval names the job's spec: its spec_sha256, 64 lower-case hex digits");
+    pqxx::work w(conn);
+    pqxx::result r;
+    try {
+        r = w.exec_params("SELECT a.job_id, " + micros("a.approved_at") + ", " + micros("a.expires_at")
+                + ", a.audit_id FROM " + schema.qualify("idem_job_approve") + "($1, $2, $3, $4) a",
+            id, specSha256, reason, actor.empty() ? localActor() : actor);
+    } catch (const pqxx::sql_error& e) {
+        if (refusedState(e.sqlstate()))
+            throw refusal(e);
+        throw;
+    }
+    w.commit();
+    const auto row = r.at(0);
+    return { row[0].as<std::int64_t>(), row[1].as<std::int64_t>(), row[2].as<std::int64_t>(), row[3].as<std::int64_t>() };
+}
+
+std::vector<JobStatus> listPendingApprovals(pqxx::connection& conn, const SchemaName& schema, int limit)
+{
+    if (limit < 1 || limit > 1000)
+        throw std::invalid_argument("a list of approvals holds 1 to 1000 jobs, not " + std::to_string(limit));
+    pqxx::read_transaction t(conn);
+    const auto r = t.exec_params("SELECT " + jobColumns(schema) + " FROM " + schema.qualify("idem_jobs")
+            + " j WHERE j.state = 'awaiting_approval' ORDER BY j.id LIMIT $1",
+        limit);
+    t.commit();
+    std::vector<JobStatus> out;
+    for (const auto& row : r)
+        out.push_back(statusFrom(row));
+    return out;
+}
+
+ApprovalPolicy readApprovalPolicy(pqxx::connection& conn, const SchemaName& schema)
+{
+    pqxx::read_transaction t(conn);
+    const auto r = t.exec("SELECT p.job_rows, p.ttl_seconds, COALESCE(p.updated_by, ''), " + micros("p.updated_at")
+        + " FROM " + schema.qualify("idem_approval_policy") + " p");
+    t.commit();
+    ApprovalPolicy p;
+    if (r.empty())
+        return p;
+    p.jobRows = optionalInt(r[0][0]);
+    p.ttlSeconds = r[0][1].as<int>();
+    p.updatedBy = r[0][2].as<std::string>();
+    p.updatedAtUs = optionalInt(r[0][3]);
+    return p;
+}
+
+std::optional<std::int64_t> setApprovalPolicy(pqxx::connection& conn, const SchemaName& schema,
+    std::optional<std::int64_t> jobRows, int ttlSeconds, const std::string& reason, const std::string& actor)
+{
+    validateReasonAndActor(reason, actor);
+    if (jobRows && (*jobRows < 0 || *jobRows > ApprovalLimits::maxJobRows))
+        throw std::invalid_argument("the approval threshold must be 0 to " + std::to_string(ApprovalLimits::maxJobRows)
+            + " rows, not " + std::to_string(*jobRows));
+    if (jobRows && (ttlSeconds < ApprovalLimits::minTtlSeconds || ttlSeconds > ApprovalLimits::maxTtlSeconds))
+        throw std::invalid_argument("an approval's time to live must be " + std::to_string(ApprovalLimits::minTtlSeconds)
+            + " to " + std::to_string(ApprovalLimits::maxTtlSeconds) + " seconds, not " + std::to_string(ttlSeconds));
+    const std::string who = actor.empty() ? localActor() : actor;
+    pqxx::work w(conn);
+    pqxx::result r;
+    try {
+        r = jobRows ? w.exec_params("SELECT s.audit_id FROM " + schema.qualify("idem_set_approval") + "($1, $2, $3, $4) s",
+                          *jobRows, ttlSeconds, reason, who)
+                    : w.exec_params("SELECT " + schema.qualify("idem_clear_approval") + "($1, $2)", reason, who);
+    } catch (const pqxx::sql_error& e) {
+        if (refusedState(e.sqlstate()))
+            throw refusal(e);
+        throw;
+    }
+    w.commit();
+    return optionalInt(r.at(0)[0]);
 }
 
 std::vector<JobItem> listJobItems(pqxx::connection& conn, const SchemaName& schema, std::int64_t id,

@@ -85,6 +85,7 @@ struct JobStart {
     std::int64_t skipped = 0; // matched rows the action does not apply to (not_applicable)
     std::string specSha256;
     std::int64_t auditId = 0; // the job's start entry
+    bool awaitingApproval = false; // schema v21: more rows than the approval policy's threshold
 };
 
 // Starts a job (one transaction; no task row changes yet). Throws std::invalid_argument for bad
@@ -125,6 +126,16 @@ struct JobStatus {
     std::optional<std::int64_t> startAuditId;
     std::optional<std::int64_t> endAuditId;
     std::int64_t serverNowUs = 0;
+    // Schema v21: the role whose rights the rows are applied with, and the job's approval.
+    std::string starterRole;
+    bool needsApproval = false;
+    std::optional<std::int64_t> approvalThreshold;
+    std::optional<std::int64_t> approvalRequestedUntilUs; // approvable until then
+    std::string approvedLogin; // empty: not approved
+    std::string approvedRole;
+    std::string approvedActor;
+    std::optional<std::int64_t> approvedAtUs;
+    std::optional<std::int64_t> approvalExpiresAtUs; // may start or resume until then
 
     std::int64_t refused() const { return refusedMovedOn + refusedBusy + refusedGone; }
     std::int64_t skipped() const { return skippedNotApplicable + skippedCancelled; }
@@ -168,6 +179,47 @@ struct JobCancel {
 // job or one that has ended.
 JobCancel cancelJob(pqxx::connection& conn, const SchemaName& schema, std::int64_t id, const std::string& reason,
     const std::string& actor = {});
+
+// Schema v21: a second person's approval. A job over more rows than the policy's threshold
+// starts awaiting approval; another login with the approve right (idem_may_approve) approves
+// it, naming its spec (spec_sha256: action, extra attempts, filter, moment, cap and count).
+struct JobApproval {
+    std::int64_t jobId = 0;
+    std::int64_t approvedAtUs = 0;
+    std::int64_t expiresAtUs = 0; // the job may start or resume until then
+    std::int64_t auditId = 0; // the approval's entry (action approve)
+};
+
+// Approves job `id` (idem_job_approve). specSha256: the spec the approver read (64 lower-case
+// hex digits). Throws std::invalid_argument for bad input (nothing sent), JobRefused (ID003) for
+// a job not waiting, another spec, an expired request, or an approver who is the requester;
+// pqxx::insufficient_privilege without the approve right.
+JobApproval approveJob(pqxx::connection& conn, const SchemaName& schema, std::int64_t id, const std::string& specSha256,
+    const std::string& reason, const std::string& actor = {});
+
+// The jobs waiting for approval, oldest first, at most `limit` (1..1000). Read-only.
+std::vector<JobStatus> listPendingApprovals(pqxx::connection& conn, const SchemaName& schema, int limit = 100);
+
+struct ApprovalPolicy {
+    std::optional<std::int64_t> jobRows; // unset: no job waits for approval
+    int ttlSeconds = 3600;
+    std::string updatedBy;
+    std::optional<std::int64_t> updatedAtUs;
+};
+
+struct ApprovalLimits {
+    static constexpr std::int64_t maxJobRows = 1'000'000;
+    static constexpr int minTtlSeconds = 60;
+    static constexpr int maxTtlSeconds = 604'800;
+};
+
+ApprovalPolicy readApprovalPolicy(pqxx::connection& conn, const SchemaName& schema);
+// Sets (jobRows 0..maxJobRows, ttlSeconds minTtlSeconds..maxTtlSeconds) or, with jobRows unset,
+// clears the policy, audited. The schema owner's: others get pqxx::insufficient_privilege.
+// Throws std::invalid_argument for bad input before any I/O. Returns the audit entry's id (none
+// when clearing a policy that was off).
+std::optional<std::int64_t> setApprovalPolicy(pqxx::connection& conn, const SchemaName& schema,
+    std::optional<std::int64_t> jobRows, int ttlSeconds, const std::string& reason, const std::string& actor = {});
 
 struct JobItem {
     std::int64_t seq = 0;

@@ -242,6 +242,109 @@
     </message>
 </context>
 <context>
+    <name>idem::console::ApprovalsDialog</name>
+    <message>
+        <source>Approvals – Idem console</source>
+        <translation>审批 – Idem 控制台</translation>
+    </message>
+    <message>
+        <source>Recovery jobs waiting for a second person. Approving one lets exactly what is listed run: its action, on the rows its filter matched at its moment, no more than counted. You cannot approve a job your own login requested.</source>
+        <translation>等待第二人审批的恢复作业。批准一个作业只允许列出的内容运行：它的动作，作用于其过滤条件在其时刻匹配的行，不超过所计数量。你不能批准自己的登录名提交的作业。</translation>
+    </message>
+    <message>
+        <source>Job</source>
+        <translation>作业</translation>
+    </message>
+    <message>
+        <source>Action</source>
+        <translation>动作</translation>
+    </message>
+    <message>
+        <source>Rows</source>
+        <translation>行数</translation>
+    </message>
+    <message>
+        <source>Filter</source>
+        <translation>过滤条件</translation>
+    </message>
+    <message>
+        <source>As of</source>
+        <translation>截至</translation>
+    </message>
+    <message>
+        <source>Requested by</source>
+        <translation>申请人</translation>
+    </message>
+    <message>
+        <source>Reason</source>
+        <translation>原因</translation>
+    </message>
+    <message>
+        <source>Approvable until</source>
+        <translation>可审批截止</translation>
+    </message>
+    <message>
+        <source>Reason for the audit trail (required)</source>
+        <translation>记入审计记录的原因（必填）</translation>
+    </message>
+    <message>
+        <source>Refresh</source>
+        <translation>刷新</translation>
+    </message>
+    <message>
+        <source>Approve</source>
+        <translation>批准</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>%1 of %2 matched</source>
+        <translation>匹配 %2 行中的 %1 行</translation>
+    </message>
+    <message>
+        <source>Spec sha256 %1</source>
+        <translation>规格 sha256 %1</translation>
+    </message>
+    <message>
+        <source>No job is waiting for approval.</source>
+        <translation>没有等待审批的作业。</translation>
+    </message>
+    <message>
+        <source>Could not read the jobs waiting for approval: %1</source>
+        <translation>无法读取等待审批的作业：%1</translation>
+    </message>
+    <message>
+        <source>Not connected.</source>
+        <translation>未连接。</translation>
+    </message>
+    <message>
+        <source>The schema is newer than this console, or its migrations do not match: look, change nothing.</source>
+        <translation>模式比此控制台新，或其迁移不匹配：只能查看，不做任何更改。</translation>
+    </message>
+    <message>
+        <source>Select the job to approve.</source>
+        <translation>请选择要批准的作业。</translation>
+    </message>
+    <message>
+        <source>Give a reason: it goes into the audit trail.</source>
+        <translation>请填写原因：它会记入审计记录。</translation>
+    </message>
+    <message>
+        <source>Approve the selected job exactly as listed (its spec sha256 is named).</source>
+        <translation>按列出的内容原样批准所选作业（注明其规格 sha256）。</translation>
+    </message>
+    <message>
+        <source>Job %1 approved: it may start or resume until %2. Audit entry #%3.</source>
+        <translation>作业 %1 已批准：在 %2 之前可以开始或继续运行。审计条目 #%3。</translation>
+    </message>
+    <message>
+        <source>Not approved: %1</source>
+        <translation>未批准：%1</translation>
+    </message>
+</context>
+<context>
     <name>idem::console::AuditEntryView</name>
     <message>
         <source>Select an entry to see what it changed.</source>
@@ -2108,10 +2211,6 @@ Check the SSL mode and that the root certificate is the one that signed the serv
         <translation>未连接。</translation>
     </message>
     <message>
-        <source>Role %1 may read jobs but not cancel or run them (idem_operator).</source>
-        <translation>角色 %1 可以读取作业，但不能取消或运行它们（需要 idem_operator）。</translation>
-    </message>
-    <message>
         <source>The schema is newer than this console: read-only.</source>
         <translation>模式比本控制台新：只读。</translation>
     </message>
@@ -2554,6 +2653,22 @@ Safe repeated task execution on PostgreSQL.</source>
         <source>&amp;Fleet</source>
         <translation>数据库群(&amp;F)</translation>
     </message>
+    <message>
+        <source>&amp;Approvals…</source>
+        <translation>审批(&amp;A)…</translation>
+    </message>
+    <message>
+        <source>Not connected.</source>
+        <translation>未连接。</translation>
+    </message>
+    <message>
+        <source>Schema %1 has version %2: approvals need version %3 (upgrade the schema first).</source>
+        <translation>模式 %1 的版本为 %2：审批需要版本 %3（请先升级模式）。</translation>
+    </message>
+    <message>
+        <source>Recovery jobs waiting for a second person&apos;s approval</source>
+        <translation>等待第二人审批的恢复作业</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::PageStatusLine</name>
@@ -2664,10 +2779,6 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>Not connected.</source>
         <translation>未连接。</translation>
-    </message>
-    <message>
-        <source>Role %1 is not idem_operator: it may see pauses but not set or lift them (the database refuses it too).</source>
-        <translation>角色 %1 不是 idem_operator：可以查看暂停，但不能设置或解除（数据库也会拒绝）。</translation>
     </message>
     <message>
         <source>The schema is newer than this console, or its migrations do not match: look, change nothing.</source>
@@ -2874,6 +2985,21 @@ Safe repeated task execution on PostgreSQL.</source>
     </message>
 </context>
 <context>
+    <name>idem::console::RoleRights</name>
+    <message>
+        <source>Role %1 is not idem_operator: the database refuses this to it.</source>
+        <translation>角色 %1 不是 idem_operator：数据库会拒绝它执行此操作。</translation>
+    </message>
+    <message>
+        <source>Role %1 does not hold the %2 right (role %3): the database refuses this to it. An administrator grants it with GRANT %3 TO %1.</source>
+        <translation>角色 %1 没有 %2 权限（角色 %3）：数据库会拒绝它执行此操作。管理员可以用 GRANT %3 TO %1 授予。</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+</context>
+<context>
     <name>idem::console::ServerInfo</name>
     <message>
         <source>operator (superuser)</source>
@@ -2980,6 +3106,10 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>none connected now</source>
         <translation>当前没有已连接的备库</translation>
+    </message>
+    <message>
+        <source>rights: %1</source>
+        <translation>权限：%1</translation>
     </message>
 </context>
 <context>
@@ -4404,10 +4534,6 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>Not connected.</source>
         <translation>未连接。</translation>
-    </message>
-    <message>
-        <source>Role %1 is not idem_operator: recovery actions are disabled (the database refuses them too).</source>
-        <translation>角色 %1 不是 idem_operator：恢复操作已禁用（数据库也会拒绝它们）。</translation>
     </message>
     <message>
         <source>The schema is newer than this console, or its migrations do not match: look, change nothing.</source>

@@ -246,7 +246,8 @@ void ActionDialog::updateRun()
     // The library's rule, which the SQL functions share: white space and invisible characters
     // (U+00A0, U+200B, ...) alone are no reason.
     const bool blank = idem::reasonIsBlank(m_reason->toPlainText().toStdString());
-    const bool operatorRole = m_admin && m_admin->serverInfo().isOperator;
+    const bool operatorRole
+        = m_admin && m_admin->serverInfo().rights.may(QString::fromLatin1(idem::actionName(m_action)));
     m_run->setEnabled(!blank && !m_targets.empty() && !m_results->running() && !m_finished && operatorRole);
     if (blank)
         theme::followTone(m_reasonHint, theme::Tone::Caution);

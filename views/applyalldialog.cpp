@@ -187,6 +187,10 @@ void ApplyAllDialog::updatePlan()
                                  .arg(count(m_preview->matched), at, count(m_preview->applicable), count(skipped)));
     }
     QStringList problems;
+    // The action's own right (schema v21; before, idem_operator): the database refuses it anyway.
+    if (const QString refusal = m_admin->serverInfo().rights.refusal(QString::fromLatin1(idem::actionName(action())));
+        !refusal.isEmpty())
+        problems << refusal;
     if (!m_preview)
         problems << tr("the count is not known yet");
     else if (m_preview->applicable == 0)
@@ -215,8 +219,7 @@ void ApplyAllDialog::updatePlan()
     if (!problems.isEmpty())
         plan += QLatin1Char('\n') + tr("Not yet: %1").arg(problems.join(QStringLiteral("; ")));
     m_plan->setText(plan);
-    m_start->setEnabled(problems.isEmpty() && !m_started && !m_startRequest && m_admin->serverInfo().isOperator
-        && !m_admin->readOnly());
+    m_start->setEnabled(problems.isEmpty() && !m_started && !m_startRequest && !m_admin->readOnly());
 }
 
 void ApplyAllDialog::start()

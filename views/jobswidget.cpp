@@ -24,6 +24,7 @@
 #include "models/jobitemsmodel.h"
 #include "models/jobrunners.h"
 #include "models/jobsmodel.h"
+#include "models/rolerights.h"
 #include "models/taskbrowsermodel.h"
 #include "models/visibletext.h"
 
@@ -210,13 +211,18 @@ void JobsWidget::updateDetail()
 
     const auto id = selectedJob();
     const auto job = id ? m_model->jobById(id) : std::nullopt;
-    const bool mayAct = m_admin->state() == ConsoleSession::State::Connected && m_admin->serverInfo().isOperator
-        && !m_admin->readOnly();
-    const QString noRight = m_admin->state() != ConsoleSession::State::Connected
-        ? tr("Not connected.")
-        : (!m_admin->serverInfo().isOperator ? tr("Role %1 may read jobs but not cancel or run them (idem_operator).")
-                                                   .arg(m_admin->serverInfo().sessionRole)
-                                             : tr("The schema is newer than this console: read-only."));
+    const bool connected = m_admin->state() == ConsoleSession::State::Connected;
+    const RoleRights& rights = m_admin->serverInfo().rights;
+    // Running or resuming a job needs its action's right; cancelling it, that right or the
+    // approve right (an approver turns a request down by cancelling it). The database decides
+    // the same (schema v21); before, idem_operator did.
+    const auto refusal = [&](const QString& right) {
+        if (!connected)
+            return tr("Not connected.");
+        if (m_admin->readOnly())
+            return tr("The schema is newer than this console: read-only.");
+        return rights.refusal(right);
+    };
     if (!job) {
         m_detail->setText(tr("Select a job to see its progress and refused rows."));
         m_progress->setValue(0);
@@ -271,13 +277,19 @@ void JobsWidget::updateDetail()
     m_progress->setFormat(tr("%1 of %2 done").arg(count(done), count(j.matched)));
 
     const bool runningHere = m_runners && m_runners->running(j.id);
-    m_cancel->setEnabled(mayAct && !j.ended() && !m_cancelRequest);
-    m_cancel->setToolTip(
-        mayAct ? tr("Stops it at the next batch; the rows not done are recorded as skipped.") : noRight);
-    m_resume->setEnabled(mayAct && m_runners && j.state == "active" && !j.runnerAlive && !runningHere);
-    m_resume->setToolTip(mayAct ? (j.runnerAlive ? tr("A runner holds it already.")
-                                                 : tr("Runs it from this console on a connection of its own."))
-                                : noRight);
+    const QString actionRight = QString::fromStdString(j.action);
+    const QString cannotRun = refusal(actionRight);
+    const QString cannotCancel = refusal(actionRight).isEmpty() || refusal(QStringLiteral("approve")).isEmpty()
+        ? QString()
+        : cannotRun;
+    m_cancel->setEnabled(cannotCancel.isEmpty() && !j.ended() && !m_cancelRequest);
+    m_cancel->setToolTip(cannotCancel.isEmpty()
+            ? tr("Stops it at the next batch; the rows not done are recorded as skipped.")
+            : cannotCancel);
+    m_resume->setEnabled(cannotRun.isEmpty() && m_runners && j.state == "active" && !j.runnerAlive && !runningHere);
+    m_resume->setToolTip(cannotRun.isEmpty() ? (j.runnerAlive ? tr("A runner holds it already.")
+                                                              : tr("Runs it from this console on a connection of its own."))
+                                             : cannotRun);
     m_export->setEnabled(j.refused() > 0 && !m_refused->exporting());
     m_refused->setJob(j.id, j.refused());
     m_refusedTitle->setText(m_refused->more() ? tr("Refused rows: the first %1 of %2 (Export writes them all)")

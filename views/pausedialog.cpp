@@ -35,10 +35,9 @@ QString pauseRefusal(const ConsoleSession* admin)
     if (!admin || admin->state() != ConsoleSession::State::Connected)
         return PauseDialog::tr("Not connected.");
     const auto& si = admin->serverInfo();
-    if (!si.isOperator)
-        return PauseDialog::tr("Role %1 is not idem_operator: it may see pauses but not set or lift them (the "
-                               "database refuses it too).")
-            .arg(si.sessionRole);
+    // The pause right (schema v21: role idem_may_pause; before, idem_operator).
+    if (!si.rights.may(QStringLiteral("pause")))
+        return si.rights.refusal(QStringLiteral("pause"));
     if (admin->readOnly())
         return PauseDialog::tr("The schema is newer than this console, or its migrations do not match: look, change "
                                "nothing.");

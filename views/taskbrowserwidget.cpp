@@ -583,7 +583,7 @@ void TaskBrowserWidget::updateActions()
 {
     const auto rows = m_view->selectionModel()->selectedRows();
     const bool connected = m_admin->state() == ConsoleSession::State::Connected;
-    const bool mayAct = connected && m_admin->serverInfo().isOperator && !m_admin->readOnly();
+    const bool mayAct = connected && !m_admin->readOnly();
     const auto any = [&](idem::RecoveryAction a) {
         for (const auto& i : rows)
             if (idem::actionAppliesTo(a, m_model->task(i.row()).status))
@@ -593,18 +593,18 @@ void TaskBrowserWidget::updateActions()
     QString why;
     if (!connected)
         why = tr("Not connected.");
-    else if (!m_admin->serverInfo().isOperator)
-        why = tr("Role %1 is not idem_operator: recovery actions are disabled (the database refuses them "
-                 "too).")
-                  .arg(m_admin->serverInfo().sessionRole);
     else if (m_admin->readOnly())
         why = tr("The schema is newer than this console, or its migrations do not match: look, change "
                  "nothing.");
     const std::pair<QPushButton*, idem::RecoveryAction> buttons[] = { { m_requeue, idem::RecoveryAction::Requeue },
         { m_release, idem::RecoveryAction::Release }, { m_fail, idem::RecoveryAction::Fail } };
     for (const auto& [button, action] : buttons) {
-        button->setEnabled(mayAct && any(action));
-        button->setToolTip(why.isEmpty() ? actionEffect(action, 1) : why);
+        // Each action its own right (schema v21): a role may requeue and not mark failed.
+        const QString refusal = why.isEmpty()
+            ? m_admin->serverInfo().rights.refusal(QString::fromLatin1(idem::actionName(action)))
+            : why;
+        button->setEnabled(mayAct && refusal.isEmpty() && any(action));
+        button->setToolTip(refusal.isEmpty() ? actionEffect(action, 1) : refusal);
     }
     for (const auto& [button, action] : m_keyedActions) {
         action->setEnabled(button->isEnabled());
@@ -613,8 +613,13 @@ void TaskBrowserWidget::updateActions()
     }
     // Over every row the applied filters match, loaded or not: needs jobs in the schema.
     const bool jobs = m_admin->serverInfo().schemaVersion >= JobsModel::firstSchemaVersion;
-    m_applyAll->setEnabled(mayAct && jobs && m_model->started());
+    // Some action's right: the dialog offers the three and refuses the ones the role may not do.
+    const auto& rights = m_admin->serverInfo().rights;
+    const bool someRight = rights.may(QStringLiteral("requeue")) || rights.may(QStringLiteral("release"))
+        || rights.may(QStringLiteral("fail"));
+    m_applyAll->setEnabled(mayAct && jobs && someRight && m_model->started());
     m_applyAll->setToolTip(!why.isEmpty() ? why
+            : !someRight ? rights.refusal(QStringLiteral("requeue"))
             : !jobs ? tr("This database's schema has no recovery jobs yet (v%1): migrate it.").arg(JobsModel::firstSchemaVersion)
                     : tr("Requeue, release or mark failed every task these filters match (not only the loaded rows), "
                          "as a recovery job the database runs."));

@@ -1,6 +1,9 @@
 -- Idem roles and grants. idemctl migrate re-applies this after every migration run
 -- (skip with --no-roles), with search_path set to the Idem schema. Roles are cluster-wide
 -- and NOLOGIN: give them to login roles with GRANT idem_operator TO alice.
+-- Schema v21: one role per right (README, "Roles and rights"): idem_reader reads; idem_may_requeue,
+-- idem_may_release, idem_may_fail, idem_may_pause, idem_may_purge (purge and retention) and
+-- idem_may_approve each allow one kind of change. idem_operator is a member of all of them.
 -- Grants name each Idem object, so adopting a table in a shared schema such as public
 -- never widens access to anything else there.
 DO $roles$
@@ -9,7 +12,8 @@ DECLARE
 BEGIN
     -- migrate's lock is per database but roles are per cluster: a migrate of another database
     -- may create the same role at the same moment, which surfaces here as a duplicate.
-    FOREACH r IN ARRAY ARRAY['idem_reader', 'idem_operator', 'idem_worker'] LOOP
+    FOREACH r IN ARRAY ARRAY['idem_reader', 'idem_operator', 'idem_worker', 'idem_may_requeue', 'idem_may_release',
+                             'idem_may_fail', 'idem_may_pause', 'idem_may_purge', 'idem_may_approve'] LOOP
         IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = r) THEN
             BEGIN
                 EXECUTE format('CREATE ROLE %I NOLOGIN', r);
@@ -20,13 +24,16 @@ BEGIN
     END LOOP;
     -- Only when missing: granting a membership needs CREATEROLE (or ADMIN OPTION) even when it
     -- exists already, and a database owner re-running migrate against existing roles has neither.
-    IF NOT pg_has_role('idem_operator', 'idem_reader', 'MEMBER') THEN
-        BEGIN
-            GRANT idem_reader TO idem_operator;
-        EXCEPTION WHEN unique_violation THEN
-            NULL;
-        END;
-    END IF;
+    FOREACH r IN ARRAY ARRAY['idem_reader', 'idem_may_requeue', 'idem_may_release', 'idem_may_fail', 'idem_may_pause',
+                             'idem_may_purge', 'idem_may_approve'] LOOP
+        IF NOT pg_has_role('idem_operator', r, 'MEMBER') THEN
+            BEGIN
+                EXECUTE format('GRANT %I TO idem_operator', r);
+            EXCEPTION WHEN unique_violation THEN
+                NULL;
+            END;
+        END IF;
+    END LOOP;
 END
 $roles$;
 
@@ -34,7 +41,8 @@ DO $grants$
 DECLARE
     s text := current_schema();
 BEGIN
-    EXECUTE format('GRANT USAGE ON SCHEMA %I TO idem_reader, idem_operator, idem_worker', s);
+    EXECUTE format('GRANT USAGE ON SCHEMA %I TO idem_reader, idem_operator, idem_worker, idem_may_requeue,'
+                   ' idem_may_release, idem_may_fail, idem_may_pause, idem_may_purge, idem_may_approve', s);
 
     -- Readers (the console) see everything and change nothing.
     EXECUTE format('GRANT SELECT ON %I.task_idempotency, %I.idem_counters, %I.task_idempotency_audit,'
@@ -69,14 +77,12 @@ END
 $protocol$;
 
 -- The audited recovery actions (schema v3) are SECURITY DEFINER: operators run them without any
--- write grant on the tables, and readers cannot run them at all.
+-- write grant on the tables, and readers cannot run them at all (granted per right since v21,
+-- the $rights$ block at the end).
 DO $actions$
 DECLARE
     s text := current_schema();
 BEGIN
-    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_requeue(text, text, bigint, integer, text, text),'
-                   ' %1$I.idem_release(text, text, bigint, text, text), %1$I.idem_fail(text, text, bigint, text, text)'
-                   ' TO idem_operator', s);
     EXECUTE format('REVOKE INSERT ON %I.task_idempotency_audit FROM PUBLIC, idem_reader, idem_operator, idem_worker', s);
 END
 $actions$;
@@ -130,16 +136,10 @@ BEGIN
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_succeeded_operations(), %1$I.idem_retention_horizon(text),'
                    ' %1$I.idem_retention_due(bigint), %1$I.idem_storage_tables(), %1$I.idem_storage_sample()'
                    ' TO idem_reader', s);
+    -- Policy and purge: idem_may_purge since v21 ($rights$ below).
     -- Readers tell a purge run that is running from one whose session is gone (a failover, a
     -- killed process), which stays 'running' until the next purge closes it.
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_purge_alive(%1$I.idem_purge_runs) TO idem_reader', s);
-    -- idem_purge_lock_key: idem_purge_run runs as its caller and releases its run's lock when it fails (v12).
-    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_set_retention(text, bigint, text, text),'
-                   ' %1$I.idem_clear_retention(text, text, text), %1$I.idem_purge_begin(text, text),'
-                   ' %1$I.idem_purge_batch(bigint, integer), %1$I.idem_purge_finish(bigint),'
-                   ' %1$I.idem_purge(integer, integer, text, text),'
-                   ' %1$I.idem_purge_lock_key(bigint) TO idem_operator', s);
-    EXECUTE format('GRANT EXECUTE ON PROCEDURE %1$I.idem_purge_run(integer, integer, text, text, double precision) TO idem_operator', s);
 END
 $lifecycle$;
 
@@ -153,7 +153,6 @@ BEGIN
     EXECUTE format('REVOKE ALL ON %1$I.idem_counters_refused FROM idem_worker', s);
     EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_counters_refused FROM idem_reader, idem_operator', s);
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_exact_refresh_holder() TO idem_reader', s);
-    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_purge_release(bigint) TO idem_operator', s);
 END
 $lowroles$;
 
@@ -179,8 +178,6 @@ BEGIN
     EXECUTE format('REVOKE ALL ON %1$I.idem_pauses FROM idem_worker', s);
     EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_pauses FROM idem_reader, idem_operator', s);
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_pause_list(integer) TO idem_reader', s);
-    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_pause(text, text, text, text, bigint, timestamptz),'
-                   ' %1$I.idem_resume(text, text, text, text) TO idem_operator', s);
 END
 $pauses$;
 
@@ -235,11 +232,6 @@ BEGIN
                    ' FROM idem_reader, idem_operator', s);
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_job_preview(text, jsonb, bigint),'
                    ' %1$I.idem_job_runner_alive(%1$I.idem_jobs) TO idem_reader', s);
-    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_job_start(text, jsonb, bigint, text, text, integer),'
-                   ' %1$I.idem_job_attach(bigint, text), %1$I.idem_job_batch(bigint, integer),'
-                   ' %1$I.idem_job_detach(bigint), %1$I.idem_job_cancel(bigint, text, text) TO idem_operator', s);
-    EXECUTE format('GRANT EXECUTE ON PROCEDURE %1$I.idem_job_run(bigint, integer, double precision, integer, text, boolean)'
-                   ' TO idem_operator', s);
 END
 $jobs$;
 
@@ -256,3 +248,56 @@ BEGIN
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_note_timeline() TO idem_reader, idem_worker', s);
 END
 $failovers$;
+
+-- Per-action rights (schema v21): each change is granted to the role of its right, no longer to
+-- idem_operator itself (a member of every one of them, so it keeps each). The single actions,
+-- pauses, purge and retention are enforced by these EXECUTE grants; the job functions, shared
+-- by three actions, are granted to the three and check the job's action inside (idem_has_right).
+-- Every right sees what it is for: readers' grants go to idem_reader, to be granted alongside.
+DO $rights$
+DECLARE
+    s text := current_schema();
+BEGIN
+    EXECUTE format('REVOKE EXECUTE ON FUNCTION %1$I.idem_requeue(text, text, bigint, integer, text, text),'
+                   ' %1$I.idem_release(text, text, bigint, text, text), %1$I.idem_fail(text, text, bigint, text, text),'
+                   ' %1$I.idem_pause(text, text, text, text, bigint, timestamptz), %1$I.idem_resume(text, text, text, text),'
+                   ' %1$I.idem_set_retention(text, bigint, text, text), %1$I.idem_clear_retention(text, text, text),'
+                   ' %1$I.idem_purge_begin(text, text), %1$I.idem_purge_batch(bigint, integer),'
+                   ' %1$I.idem_purge_finish(bigint), %1$I.idem_purge(integer, integer, text, text),'
+                   ' %1$I.idem_purge_lock_key(bigint), %1$I.idem_purge_release(bigint),'
+                   ' %1$I.idem_job_start(text, jsonb, bigint, text, text, integer), %1$I.idem_job_attach(bigint, text),'
+                   ' %1$I.idem_job_batch(bigint, integer), %1$I.idem_job_detach(bigint),'
+                   ' %1$I.idem_job_cancel(bigint, text, text) FROM idem_operator', s);
+    EXECUTE format('REVOKE EXECUTE ON PROCEDURE %1$I.idem_purge_run(integer, integer, text, text, double precision),'
+                   ' %1$I.idem_job_run(bigint, integer, double precision, integer, text, boolean) FROM idem_operator', s);
+
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_requeue(text, text, bigint, integer, text, text)'
+                   ' TO idem_may_requeue', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_release(text, text, bigint, text, text) TO idem_may_release', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_fail(text, text, bigint, text, text) TO idem_may_fail', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_pause(text, text, text, text, bigint, timestamptz),'
+                   ' %1$I.idem_resume(text, text, text, text) TO idem_may_pause', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_set_retention(text, bigint, text, text),'
+                   ' %1$I.idem_clear_retention(text, text, text), %1$I.idem_purge_begin(text, text),'
+                   ' %1$I.idem_purge_batch(bigint, integer), %1$I.idem_purge_finish(bigint),'
+                   ' %1$I.idem_purge(integer, integer, text, text), %1$I.idem_purge_lock_key(bigint),'
+                   ' %1$I.idem_purge_release(bigint) TO idem_may_purge', s);
+    EXECUTE format('GRANT EXECUTE ON PROCEDURE %1$I.idem_purge_run(integer, integer, text, text, double precision)'
+                   ' TO idem_may_purge', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_job_start(text, jsonb, bigint, text, text, integer),'
+                   ' %1$I.idem_job_attach(bigint, text), %1$I.idem_job_batch(bigint, integer),'
+                   ' %1$I.idem_job_detach(bigint), %1$I.idem_job_cancel(bigint, text, text)'
+                   ' TO idem_may_requeue, idem_may_release, idem_may_fail', s);
+    EXECUTE format('GRANT EXECUTE ON PROCEDURE %1$I.idem_job_run(bigint, integer, double precision, integer, text, boolean)'
+                   ' TO idem_may_requeue, idem_may_release, idem_may_fail', s);
+    -- Approvers approve, and turn a request down by cancelling it.
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_job_approve(bigint, text, text, text),'
+                   ' %1$I.idem_job_cancel(bigint, text, text) TO idem_may_approve', s);
+    -- Anyone with an Idem role may ask what it may do; readers see the approval policy.
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_rights() TO idem_reader, idem_may_requeue, idem_may_release,'
+                   ' idem_may_fail, idem_may_pause, idem_may_purge, idem_may_approve', s);
+    EXECUTE format('GRANT SELECT ON %1$I.idem_approval_policy TO idem_reader', s);
+    EXECUTE format('REVOKE ALL ON %1$I.idem_approval_policy FROM idem_worker', s);
+    EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_approval_policy FROM idem_reader, idem_operator', s);
+END
+$rights$;

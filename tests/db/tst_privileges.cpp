@@ -23,6 +23,10 @@ const LoginRole loginRoles[] = {
     { "idem_operator", "idem_t_priv_op" },
     { "idem_reader", "idem_t_priv_rd" },
     { "idem_worker", "idem_t_priv_wk" },
+    // Schema v21: a right alone reads nothing and writes no table (its functions do, audited).
+    { "idem_may_requeue", "idem_t_priv_rq" },
+    { "idem_may_purge", "idem_t_priv_pg" },
+    { "idem_may_approve", "idem_t_priv_ap" },
 };
 
 // One attempted statement and how to see, as the owner, whether it took effect: `check`
@@ -167,6 +171,18 @@ std::optional<Probe> probeFor(const QString& table, const QString& op)
             return Probe { "DELETE FROM " + t + " WHERE timeline = $1::int", "2",
                 "SELECT count(*)::text FROM " + t + " WHERE timeline = 2", "0" };
     }
+    // Schema v21: the approval policy changes only through idem_set_approval / idem_clear_approval,
+    // the owner's.
+    if (table == QLatin1String("idem_approval_policy")) {
+        if (o == "INSERT")
+            return Probe { "INSERT INTO " + t + " (one, job_rows) VALUES (true, $1::bigint)", "1",
+                "SELECT count(*)::text FROM " + t, "2" };
+        if (o == "UPDATE")
+            return Probe { "UPDATE " + t + " SET job_rows = $1::bigint", "0", "SELECT job_rows::text FROM " + t, "0" };
+        if (o == "DELETE")
+            return Probe { "DELETE FROM " + t + " WHERE job_rows = $1::bigint", "10",
+                "SELECT count(*)::text FROM " + t, "0" };
+    }
     if (table == QLatin1String("idem_schema_version")) {
         if (o == "UPDATE")
             return Probe { "UPDATE " + t + " SET checksum = $1 WHERE version = 1", "tampered",
@@ -191,8 +207,9 @@ void reseed(pqxx::connection& c)
     pqxx::work w(c);
     w.exec("TRUNCATE idem.task_idempotency, idem.idem_counters, idem.task_idempotency_audit,"
            " idem.task_idempotency_conflicts, idem.idem_pauses, idem.idem_worker_versions, idem.idem_deploys,"
-           " idem.idem_job_items, idem.idem_jobs, idem.idem_timelines");
+           " idem.idem_job_items, idem.idem_jobs, idem.idem_timelines, idem.idem_approval_policy");
     w.exec_params("INSERT INTO idem.idem_timelines VALUES (42, $1::int, now(), 1, '127.0.0.1:5432', 'postgres')", "2");
+    w.exec("INSERT INTO idem.idem_approval_policy (one, job_rows) VALUES (true, 10)");
     w.exec_params("INSERT INTO idem.idem_worker_versions VALUES ($1, '2.3.1', now(), now(), 'postgres')", "seed");
     w.exec_params(
         "INSERT INTO idem.idem_deploys (at, worker, new_version, db_role) VALUES (now(), $1, '2.3.1', 'postgres')",
@@ -284,6 +301,7 @@ void TestPrivileges::matrix_data()
         { "idem_jobs", every },
         { "idem_job_items", every },
         { "idem_timelines", every },
+        { "idem_approval_policy", every },
         { "idem_schema_version",
             { QStringLiteral("SELECT"), QStringLiteral("UPDATE"), QStringLiteral("DELETE"), QStringLiteral("LOCK") } },
     };
@@ -299,6 +317,7 @@ void TestPrivileges::matrix_data()
             for (const auto& op : ops) {
                 const QString key = QString::fromLatin1(table) + QLatin1Char(' ') + op;
                 const bool allowed = role == QLatin1String("idem_worker") ? workerMay.contains(key)
+                    : role.startsWith(QLatin1String("idem_may_"))          ? false
                                                                           : op == QLatin1String("SELECT");
                 QTest::addRow("%s %s %s", r.idemRole, qPrintable(op), table)
                     << QString::fromLatin1(r.login) << QString::fromLatin1(table) << op << allowed;
@@ -480,6 +499,9 @@ void TestPrivileges::publicSchemaGrantsOnlyIdemObjects()
                          .as<std::string>(),
                 std::string("acquired"));
             w.commit();
+        } else if (std::string(r.idemRole).rfind("idem_may_", 0) == 0) {
+            pqxx::read_transaction t(*as); // a right alone reads nothing (grant idem_reader beside it)
+            QVERIFY_THROWS_EXCEPTION(pqxx::insufficient_privilege, t.exec("SELECT count(*) FROM public.task_idempotency"));
         } else
             QCOMPARE(value(*as, "SELECT count(*) FROM public.task_idempotency"), QStringLiteral("0"));
         pqxx::read_transaction t(*as);

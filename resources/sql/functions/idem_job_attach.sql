@@ -6,6 +6,9 @@
 -- refused with ID003 naming it. A runner that died (killed, cancelled, disconnected) lost its
 -- lock with its session, so anyone with idem_operator attaches and the job goes on from its last
 -- committed batch. Attaching again from the runner's own session changes nothing. Returns the job.
+-- v21: the caller (idem_caller) and the job's starter both need the job's action right (42501);
+-- a job that needed approval runs only under its approval, until it expires (ID003 in words
+-- after). With p_job NULL, jobs the caller may not run and expired approvals are passed over.
 CREATE OR REPLACE FUNCTION idem_job_attach(p_job bigint, p_actor text DEFAULT NULL)
 RETURNS bigint
 LANGUAGE plpgsql
@@ -27,6 +30,10 @@ BEGIN
     IF p_job IS NULL THEN
         FOR v_candidate IN SELECT * FROM idem_jobs x WHERE x.state = 'active' ORDER BY x.id LOOP
             CONTINUE WHEN idem_job_runner_alive(v_candidate);
+            CONTINUE WHEN NOT idem_has_right(idem_caller(), v_candidate.action)
+                          OR NOT idem_has_right(COALESCE(v_candidate.starter_role, v_candidate.db_role)::name,
+                                                v_candidate.action)
+                          OR (v_candidate.needs_approval AND v_candidate.approval_expires_at <= clock_timestamp());
             SELECT * INTO j FROM idem_jobs x WHERE x.id = v_candidate.id AND x.state = 'active' FOR UPDATE SKIP LOCKED;
             EXIT WHEN FOUND AND NOT idem_job_runner_alive(j);
             j := NULL;
@@ -46,6 +53,7 @@ BEGIN
         RAISE EXCEPTION 'job % has ended: % at %', j.id, j.state,
                         to_char(j.finished_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') USING ERRCODE = 'ID003';
     END IF;
+    PERFORM idem_job_check_rights(j, 'run');
     IF idem_job_runner_alive(j) THEN
         IF j.runner_pid = pg_backend_pid() THEN
             RETURN j.id;

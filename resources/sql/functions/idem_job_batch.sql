@@ -12,6 +12,8 @@
 -- has ended (cancelled meanwhile) returns its state and does nothing. Returns the job's state,
 -- the rows this batch did, those still pending, and how long to wait before the next batch
 -- when every pending row is waiting for a retry (else 0).
+-- v21: each batch checks that the runner (idem_caller) and the job's starter still hold the job's
+-- action right (42501 else: revoking the starter's right stops the job at its next batch).
 CREATE OR REPLACE FUNCTION idem_job_batch(p_job bigint, p_batch integer DEFAULT 100)
 RETURNS TABLE (state text, done bigint, pending bigint, wait_ms integer)
 LANGUAGE plpgsql
@@ -70,6 +72,7 @@ BEGIN
         RAISE EXCEPTION 'this session is not the runner of job %: attach first (idem_job_attach)', p_job
             USING ERRCODE = 'ID003';
     END IF;
+    PERFORM idem_job_check_rights(j, 'batch');
     v_actor := COALESCE(j.runner_actor, j.actor);
 
     FOR it IN SELECT i.seq, i.idempotency_key, i.seen_status, i.seen_updated_at, i.tries

@@ -4,6 +4,8 @@
 -- (cancelled), ends the job and appends its closing audit entry (action 'job', event cancel, this
 -- reason and actor). Its runner finds it ended at its next batch and stops. Refused with ID003:
 -- bad reason or actor, no such job, a job that has ended already.
+-- v21: the caller (idem_caller) needs the job's action right, or the approve right (an approver
+-- turns a request down by cancelling it); 42501 else.
 CREATE OR REPLACE FUNCTION idem_job_cancel(p_job bigint, p_reason text, p_actor text DEFAULT NULL)
 RETURNS TABLE (state text, skipped_cancelled bigint, audit_id bigint)
 LANGUAGE plpgsql
@@ -24,6 +26,11 @@ BEGIN
     SELECT * INTO j FROM idem_jobs x WHERE x.id = p_job FOR UPDATE;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'there is no job %', COALESCE(p_job::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    IF NOT idem_has_right(idem_caller(), j.action) AND NOT idem_has_right(idem_caller(), 'approve') THEN
+        RAISE EXCEPTION 'role % may not cancel job %: that needs the % right (role %) or the approve right (role %)',
+                        idem_caller(), j.id, j.action, idem_right_role(j.action), idem_right_role('approve')
+            USING ERRCODE = 'insufficient_privilege';
     END IF;
     IF j.state NOT IN ('active', 'awaiting_approval') THEN
         RAISE EXCEPTION 'job % has ended already: % at %', j.id, j.state,

@@ -1,7 +1,7 @@
 -- idem_job_image (schema v19; the history is in git log).
 -- A recovery job as its audit entries keep it: what it is (action, filter, moment, cap, spec),
 -- who started it, where it stands (state, counts), and, for idem_events, the tenant and operation
--- it concerns ('*' when its filter names none). "job_id" is its id, as in the entries of the rows
+-- it concerns ('*' when its filter names none). v21: starter_role, and its approval when it needs one. "job_id" is its id, as in the entries of the rows
 -- it changed. Callers set TimeZone to UTC.
 CREATE OR REPLACE FUNCTION idem_job_image(j idem_jobs)
 RETURNS jsonb
@@ -21,6 +21,16 @@ AS $$
                    - j.skipped_not_applicable - j.skipped_cancelled,
         'batches', j.batches, 'attaches', j.attaches, 'finished_at', j.finished_at,
         'cancelled_by', j.cancelled_by, 'cancel_reason', j.cancel_reason)
+        -- v21: who it runs as and its approval, when it needs one.
+        || jsonb_build_object('starter_role', j.starter_role)
+        || CASE WHEN j.needs_approval
+                THEN jsonb_build_object('approval', jsonb_build_object(
+                         'threshold', j.approval_threshold, 'requested_until', j.approval_requested_until,
+                         'approved_by', CASE WHEN j.approved_login IS NULL THEN NULL
+                                             ELSE format('%s as %s (%s)', j.approved_login, j.approved_role,
+                                                         j.approved_actor) END,
+                         'approved_at', j.approved_at, 'expires_at', j.approval_expires_at))
+                ELSE '{}'::jsonb END
 $$;
 
 REVOKE ALL ON FUNCTION idem_job_image(idem_jobs) FROM PUBLIC;

@@ -12,6 +12,10 @@
 --   ID003  rows it matches are still to be done by another open job (its id in the message):
 --          two jobs never hold the same row pending
 -- Starts serialise on idem_job_start_lock, so two at once see each other's rows.
+-- v21: the caller (idem_caller) needs the action's right (42501, in words, else), recorded as
+-- starter_role: the job's rows are applied with its rights. With an approval policy
+-- (idem_approval_policy.job_rows) and more rows to act on than it, the job starts awaiting
+-- approval (idem_job_approve by another login), approvable for the policy's ttl_seconds.
 CREATE OR REPLACE FUNCTION idem_job_start(p_action text, p_filter jsonb, p_cap bigint, p_reason text,
                                           p_actor text DEFAULT NULL, p_extra_attempts integer DEFAULT NULL)
 RETURNS TABLE (job_id bigint, moment timestamptz, matched bigint, pending bigint, skipped bigint, spec_sha256 text,
@@ -33,11 +37,13 @@ DECLARE
     v_other bigint;
     v_overlap bigint;
     v_audit bigint;
+    v_policy idem_approval_policy;
 BEGIN
     IF p_action IS NULL OR p_action NOT IN ('requeue', 'release', 'fail') THEN
         RAISE EXCEPTION 'a job''s action is requeue, release or fail, not %', COALESCE(left(p_action, 64), 'NULL')
             USING ERRCODE = 'ID003';
     END IF;
+    PERFORM idem_require_right(p_action, format('start a %s job', p_action));
     IF p_action = 'requeue' THEN
         v_extra := COALESCE(v_extra, 1);
         IF v_extra NOT BETWEEN 1 AND 1000 THEN
@@ -60,8 +66,9 @@ BEGIN
     PERFORM FROM idem_job_start_lock l FOR UPDATE;
     -- The moment: what the filter sees is this statement's snapshot, taken after it.
     v_moment := clock_timestamp();
-    INSERT INTO idem_jobs (state, action, extra_attempts, filter, moment, cap, reason, db_role, actor, application)
-    VALUES ('active', p_action, v_extra, v_filter, v_moment, p_cap, p_reason, session_user,
+    INSERT INTO idem_jobs (state, action, extra_attempts, filter, moment, cap, reason, db_role, starter_role, actor,
+                           application)
+    VALUES ('active', p_action, v_extra, v_filter, v_moment, p_cap, p_reason, session_user, idem_caller(),
             CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END,
             COALESCE(current_setting('application_name', true), ''))
     RETURNING * INTO v_job;
@@ -107,8 +114,18 @@ BEGIN
                                 v_other, v_other);
     END IF;
 
-    UPDATE idem_jobs j SET matched = v_matched, skipped_not_applicable = v_skipped WHERE j.id = v_job.id
-    RETURNING * INTO v_job;
+    SELECT * INTO v_policy FROM idem_approval_policy;
+    IF v_policy.job_rows IS NOT NULL AND v_matched - v_skipped > v_policy.job_rows THEN
+        UPDATE idem_jobs j
+           SET matched = v_matched, skipped_not_applicable = v_skipped, state = 'awaiting_approval',
+               needs_approval = true, approval_threshold = v_policy.job_rows,
+               approval_requested_until = v_moment + v_policy.ttl_seconds * interval '1 second'
+         WHERE j.id = v_job.id
+        RETURNING * INTO v_job;
+    ELSE
+        UPDATE idem_jobs j SET matched = v_matched, skipped_not_applicable = v_skipped WHERE j.id = v_job.id
+        RETURNING * INTO v_job;
+    END IF;
     UPDATE idem_jobs j SET spec_sha256 = encode(sha256(convert_to(idem_job_spec(v_job)::text, 'UTF8')), 'hex')
      WHERE j.id = v_job.id
     RETURNING * INTO v_job;

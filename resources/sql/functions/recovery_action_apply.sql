@@ -25,6 +25,10 @@ BEGIN
     IF p_action IS NULL OR p_action NOT IN ('requeue', 'release', 'fail') THEN
         RAISE EXCEPTION 'unknown recovery action %', p_action USING ERRCODE = 'ID003';
     END IF;
+    IF p_job_id IS NULL THEN
+        PERFORM idem_require_right(p_action, CASE p_action WHEN 'fail' THEN 'mark a task failed'
+                                                          ELSE p_action || ' a task' END);
+    END IF;
     IF p_key IS NULL OR p_key = '' THEN
         RAISE EXCEPTION 'a key is required' USING ERRCODE = 'ID003';
     END IF;
