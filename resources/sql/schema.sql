@@ -693,6 +693,50 @@ $$;
 
 
 --
+-- Name: idem_caller(); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_caller() RETURNS name
+    LANGUAGE sql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+    SELECT CASE WHEN pg_catalog.current_setting('role') = 'none' THEN session_user
+                ELSE pg_catalog.current_setting('role')::name END
+$$;
+
+
+--
+-- Name: idem_clear_approval(text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_clear_approval(p_reason text, p_actor text DEFAULT NULL::text) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_old idem_approval_policy;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+    v_audit bigint;
+BEGIN
+    PERFORM audit_check_reason(p_reason, p_actor);
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+    SELECT * INTO v_old FROM idem_approval_policy FOR UPDATE;
+    IF v_old.job_rows IS NULL THEN
+        RETURN NULL;
+    END IF;
+    UPDATE idem_approval_policy p
+       SET job_rows = NULL, updated_at = clock_timestamp(), updated_by = format('%s (%s)', session_user, v_actor);
+    v_audit := audit_append('', 'approval_policy', p_reason, v_actor,
+                            jsonb_build_object('job_rows', v_old.job_rows, 'ttl_seconds', v_old.ttl_seconds),
+                            jsonb_build_object('job_rows', NULL, 'ttl_seconds', v_old.ttl_seconds));
+    UPDATE idem_approval_policy p SET audit_id = v_audit;
+    RETURN v_audit;
+END
+$$;
+
+
+--
 -- Name: idem_clear_retention(text, text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -1095,6 +1139,113 @@ $$;
 
 
 --
+-- Name: idem_has_right(name, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_has_right(p_role name, p_right text) RETURNS boolean
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+DECLARE
+    v_right name := idem_right_role(p_right);
+    v_owner oid;
+BEGIN
+    IF p_role IS NULL OR NOT EXISTS (SELECT FROM pg_catalog.pg_roles r WHERE r.rolname = p_role) THEN
+        RETURN false;
+    END IF;
+    SELECT c.relowner INTO v_owner FROM pg_catalog.pg_class c WHERE c.oid = 'task_idempotency'::regclass;
+    IF pg_catalog.pg_has_role(p_role, v_owner, 'USAGE') THEN
+        RETURN true;
+    END IF;
+    RETURN EXISTS (SELECT FROM pg_catalog.pg_roles r WHERE r.rolname = v_right)
+           AND pg_catalog.pg_has_role(p_role, v_right, 'USAGE');
+END
+$$;
+
+
+--
+-- Name: idem_job_approve(bigint, text, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_job_approve(p_job bigint, p_spec_sha256 text, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(job_id bigint, approved_at timestamp with time zone, expires_at timestamp with time zone, audit_id bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    SET lock_timeout TO '30s'
+    AS $_$
+DECLARE
+    j idem_jobs;
+    v_before jsonb;
+    v_policy idem_approval_policy;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+    v_now timestamptz := clock_timestamp();
+    v_audit bigint;
+BEGIN
+    PERFORM idem_require_right('approve', 'approve a job');
+    IF p_job IS NULL THEN
+        RAISE EXCEPTION 'name the job to approve' USING ERRCODE = 'ID003';
+    END IF;
+    IF p_spec_sha256 IS NULL OR p_spec_sha256 !~ '^[0-9a-f]{64}$' THEN
+        RAISE EXCEPTION 'an approval names the job''s spec: its spec_sha256, 64 lower-case hex digits, not %',
+                        COALESCE(quote_literal(left(p_spec_sha256, 80)), 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    PERFORM audit_check_reason(p_reason, p_actor);
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'a job is approved in a READ COMMITTED transaction, not %',
+            current_setting('transaction_isolation') USING ERRCODE = 'ID003';
+    END IF;
+    SELECT * INTO j FROM idem_jobs x WHERE x.id = p_job FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no job %', p_job USING ERRCODE = 'ID003';
+    END IF;
+    IF j.state <> 'awaiting_approval' THEN
+        RAISE EXCEPTION '%', format('job %s is not waiting for approval: it is %s%s', j.id, j.state,
+                        CASE WHEN j.approved_at IS NOT NULL
+                             THEN format(', approved by %s at %s', j.approved_login,
+                                         to_char(j.approved_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+                             WHEN NOT j.needs_approval THEN ' and never needed an approval' ELSE '' END)
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_spec_sha256 <> j.spec_sha256
+       OR j.spec_sha256 <> encode(sha256(convert_to(idem_job_spec(j)::text, 'UTF8')), 'hex') THEN
+        RAISE EXCEPTION 'that spec is not job %''s: job % is % of % row(s) matched by % as of %, cap % (spec %)', j.id,
+                        j.id, j.action, j.matched, j.filter::text, to_char(j.moment, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                        j.cap, j.spec_sha256
+            USING ERRCODE = 'ID003', HINT = 'An approval names one job''s exact spec: read it again (idemctl job pending).';
+    END IF;
+    IF session_user::text = j.db_role
+       OR (EXISTS (SELECT FROM pg_catalog.pg_roles r WHERE r.rolname = j.db_role)
+           AND (pg_catalog.pg_has_role(session_user, j.db_role::name, 'MEMBER')
+                OR pg_catalog.pg_has_role(j.db_role::name, session_user, 'MEMBER'))) THEN
+        RAISE EXCEPTION '%', format('login %s cannot approve job %s: it was requested by login %s%s', session_user, j.id,
+                        j.db_role, CASE WHEN session_user::text = j.db_role THEN ''
+                                        ELSE ', and one of the two may act as the other (a member of it, or a superuser)' END)
+            USING ERRCODE = 'ID003', HINT = 'A second person approves: another login with the approve right.';
+    END IF;
+    IF j.approval_requested_until <= v_now THEN
+        RAISE EXCEPTION 'job %''s request for approval expired at %: it can no longer be approved', j.id,
+                        to_char(j.approval_requested_until, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+            USING ERRCODE = 'ID003',
+                  HINT = format('Cancel it (idemctl job cancel %s) and start it again for a new request.', j.id);
+    END IF;
+    SELECT * INTO v_policy FROM idem_approval_policy;
+    v_before := idem_job_image(j);
+    UPDATE idem_jobs x
+       SET state = 'active', approved_login = session_user, approved_role = idem_caller(),
+           approved_actor = CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END, approved_reason = p_reason,
+           approved_spec_sha256 = j.spec_sha256, approved_at = v_now,
+           approval_expires_at = v_now + v_policy.ttl_seconds * interval '1 second'
+     WHERE x.id = j.id
+    RETURNING * INTO j;
+    v_audit := audit_append('', 'approve', p_reason, p_actor, v_before,
+                            idem_job_image(j) || jsonb_build_object('event', 'approve'));
+    UPDATE idem_jobs x SET approval_audit_id = v_audit WHERE x.id = j.id;
+    RETURN QUERY SELECT j.id, j.approved_at, j.approval_expires_at, v_audit;
+END
+$_$;
+
+
+--
 -- Name: idem_job_attach(bigint, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -1117,6 +1268,10 @@ BEGIN
     IF p_job IS NULL THEN
         FOR v_candidate IN SELECT * FROM idem_jobs x WHERE x.state = 'active' ORDER BY x.id LOOP
             CONTINUE WHEN idem_job_runner_alive(v_candidate);
+            CONTINUE WHEN NOT idem_has_right(idem_caller(), v_candidate.action)
+                          OR NOT idem_has_right(COALESCE(v_candidate.starter_role, v_candidate.db_role)::name,
+                                                v_candidate.action)
+                          OR (v_candidate.needs_approval AND v_candidate.approval_expires_at <= clock_timestamp());
             SELECT * INTO j FROM idem_jobs x WHERE x.id = v_candidate.id AND x.state = 'active' FOR UPDATE SKIP LOCKED;
             EXIT WHEN FOUND AND NOT idem_job_runner_alive(j);
             j := NULL;
@@ -1136,6 +1291,7 @@ BEGIN
         RAISE EXCEPTION 'job % has ended: % at %', j.id, j.state,
                         to_char(j.finished_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') USING ERRCODE = 'ID003';
     END IF;
+    PERFORM idem_job_check_rights(j, 'run');
     IF idem_job_runner_alive(j) THEN
         IF j.runner_pid = pg_backend_pid() THEN
             RETURN j.id;
@@ -1222,6 +1378,7 @@ BEGIN
         RAISE EXCEPTION 'this session is not the runner of job %: attach first (idem_job_attach)', p_job
             USING ERRCODE = 'ID003';
     END IF;
+    PERFORM idem_job_check_rights(j, 'batch');
     v_actor := COALESCE(j.runner_actor, j.actor);
 
     FOR it IN SELECT i.seq, i.idempotency_key, i.seen_status, i.seen_updated_at, i.tries
@@ -1338,6 +1495,11 @@ BEGIN
     IF NOT FOUND THEN
         RAISE EXCEPTION 'there is no job %', COALESCE(p_job::text, 'NULL') USING ERRCODE = 'ID003';
     END IF;
+    IF NOT idem_has_right(idem_caller(), j.action) AND NOT idem_has_right(idem_caller(), 'approve') THEN
+        RAISE EXCEPTION 'role % may not cancel job %: that needs the % right (role %) or the approve right (role %)',
+                        idem_caller(), j.id, j.action, idem_right_role(j.action), idem_right_role('approve')
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
     IF j.state NOT IN ('active', 'awaiting_approval') THEN
         RAISE EXCEPTION 'job % has ended already: % at %', j.id, j.state,
                         to_char(j.finished_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') USING ERRCODE = 'ID003';
@@ -1387,8 +1549,23 @@ CREATE TABLE idem.idem_jobs (
     finished_at timestamp with time zone,
     start_audit_id bigint,
     end_audit_id bigint,
+    starter_role text,
+    needs_approval boolean DEFAULT false NOT NULL,
+    approval_threshold bigint,
+    approval_requested_until timestamp with time zone,
+    approved_login text,
+    approved_role text,
+    approved_actor text,
+    approved_reason text,
+    approved_spec_sha256 text,
+    approved_at timestamp with time zone,
+    approval_expires_at timestamp with time zone,
+    approval_audit_id bigint,
     CONSTRAINT idem_jobs_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text]))),
+    CONSTRAINT idem_jobs_approval_check CHECK ((needs_approval OR ((approval_requested_until IS NULL) AND (approved_at IS NULL)))),
+    CONSTRAINT idem_jobs_approved_check CHECK ((((approved_at IS NULL) = (approved_login IS NULL)) AND ((approved_at IS NULL) = (approval_expires_at IS NULL)) AND ((approved_at IS NULL) = (approved_spec_sha256 IS NULL)))),
     CONSTRAINT idem_jobs_attaches_check CHECK ((attaches >= 0)),
+    CONSTRAINT idem_jobs_awaiting_check CHECK (((state <> 'awaiting_approval'::text) OR needs_approval)),
     CONSTRAINT idem_jobs_batches_check CHECK ((batches >= 0)),
     CONSTRAINT idem_jobs_cap_check CHECK (((cap >= 1) AND (cap <= 1000000))),
     CONSTRAINT idem_jobs_changed_check CHECK ((changed >= 0)),
@@ -1405,6 +1582,43 @@ CREATE TABLE idem.idem_jobs (
     CONSTRAINT idem_jobs_skipped_not_applicable_check CHECK ((skipped_not_applicable >= 0)),
     CONSTRAINT idem_jobs_state_check CHECK ((state = ANY (ARRAY['awaiting_approval'::text, 'active'::text, 'finished'::text, 'cancelled'::text])))
 );
+
+
+--
+-- Name: idem_job_check_rights(idem.idem_jobs, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_job_check_rights(j idem.idem_jobs, p_when text) RETURNS void
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_starter name := COALESCE(j.starter_role, j.db_role)::name;
+BEGIN
+    PERFORM idem_require_right(j.action, format('run job %s (a %s job)', j.id, j.action));
+    IF NOT idem_has_right(v_starter, j.action) THEN
+        RAISE EXCEPTION 'job % was started by role %, which no longer holds the % right (role %): its rows are applied'
+                        ' with its starter''s rights, so it cannot run', j.id, v_starter, j.action, idem_right_role(j.action)
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = format('Cancel it (idemctl job cancel %s), or grant the right again: GRANT %I TO %I;', j.id,
+                                idem_right_role(j.action), v_starter);
+    END IF;
+    IF p_when = 'run' AND j.needs_approval AND j.state = 'active' THEN
+        IF j.approved_at IS NULL OR j.approved_spec_sha256 IS DISTINCT FROM j.spec_sha256
+           OR j.spec_sha256 IS DISTINCT FROM encode(sha256(convert_to(idem_job_spec(j)::text, 'UTF8')), 'hex') THEN
+            RAISE EXCEPTION 'job % has no approval of its spec: it cannot run', j.id USING ERRCODE = 'ID003';
+        END IF;
+        IF j.approval_expires_at <= clock_timestamp() THEN
+            RAISE EXCEPTION 'job %''s approval by % expired at %: it cannot start or resume under it', j.id,
+                            j.approved_login, to_char(j.approval_expires_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+                USING ERRCODE = 'ID003',
+                      HINT = format('Cancel it (idemctl job cancel %s) and start it again: the new job matches the rows'
+                                    ' as they are now and needs a new approval.', j.id);
+        END IF;
+    END IF;
+END
+$$;
 
 
 --
@@ -1581,6 +1795,16 @@ CREATE FUNCTION idem.idem_job_image(j idem.idem_jobs) RETURNS jsonb
                    - j.skipped_not_applicable - j.skipped_cancelled,
         'batches', j.batches, 'attaches', j.attaches, 'finished_at', j.finished_at,
         'cancelled_by', j.cancelled_by, 'cancel_reason', j.cancel_reason)
+        -- v21: who it runs as and its approval, when it needs one.
+        || jsonb_build_object('starter_role', j.starter_role)
+        || CASE WHEN j.needs_approval
+                THEN jsonb_build_object('approval', jsonb_build_object(
+                         'threshold', j.approval_threshold, 'requested_until', j.approval_requested_until,
+                         'approved_by', CASE WHEN j.approved_login IS NULL THEN NULL
+                                             ELSE format('%s as %s (%s)', j.approved_login, j.approved_role,
+                                                         j.approved_actor) END,
+                         'approved_at', j.approved_at, 'expires_at', j.approval_expires_at))
+                ELSE '{}'::jsonb END
 $$;
 
 
@@ -1836,11 +2060,13 @@ DECLARE
     v_other bigint;
     v_overlap bigint;
     v_audit bigint;
+    v_policy idem_approval_policy;
 BEGIN
     IF p_action IS NULL OR p_action NOT IN ('requeue', 'release', 'fail') THEN
         RAISE EXCEPTION 'a job''s action is requeue, release or fail, not %', COALESCE(left(p_action, 64), 'NULL')
             USING ERRCODE = 'ID003';
     END IF;
+    PERFORM idem_require_right(p_action, format('start a %s job', p_action));
     IF p_action = 'requeue' THEN
         v_extra := COALESCE(v_extra, 1);
         IF v_extra NOT BETWEEN 1 AND 1000 THEN
@@ -1863,8 +2089,9 @@ BEGIN
     PERFORM FROM idem_job_start_lock l FOR UPDATE;
     -- The moment: what the filter sees is this statement's snapshot, taken after it.
     v_moment := clock_timestamp();
-    INSERT INTO idem_jobs (state, action, extra_attempts, filter, moment, cap, reason, db_role, actor, application)
-    VALUES ('active', p_action, v_extra, v_filter, v_moment, p_cap, p_reason, session_user,
+    INSERT INTO idem_jobs (state, action, extra_attempts, filter, moment, cap, reason, db_role, starter_role, actor,
+                           application)
+    VALUES ('active', p_action, v_extra, v_filter, v_moment, p_cap, p_reason, session_user, idem_caller(),
             CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END,
             COALESCE(current_setting('application_name', true), ''))
     RETURNING * INTO v_job;
@@ -1910,8 +2137,18 @@ BEGIN
                                 v_other, v_other);
     END IF;
 
-    UPDATE idem_jobs j SET matched = v_matched, skipped_not_applicable = v_skipped WHERE j.id = v_job.id
-    RETURNING * INTO v_job;
+    SELECT * INTO v_policy FROM idem_approval_policy;
+    IF v_policy.job_rows IS NOT NULL AND v_matched - v_skipped > v_policy.job_rows THEN
+        UPDATE idem_jobs j
+           SET matched = v_matched, skipped_not_applicable = v_skipped, state = 'awaiting_approval',
+               needs_approval = true, approval_threshold = v_policy.job_rows,
+               approval_requested_until = v_moment + v_policy.ttl_seconds * interval '1 second'
+         WHERE j.id = v_job.id
+        RETURNING * INTO v_job;
+    ELSE
+        UPDATE idem_jobs j SET matched = v_matched, skipped_not_applicable = v_skipped WHERE j.id = v_job.id
+        RETURNING * INTO v_job;
+    END IF;
     UPDATE idem_jobs j SET spec_sha256 = encode(sha256(convert_to(idem_job_spec(v_job)::text, 'UTF8')), 'hex')
      WHERE j.id = v_job.id
     RETURNING * INTO v_job;
@@ -3118,6 +3355,27 @@ $$;
 
 
 --
+-- Name: idem_require_right(text, text, name); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_require_right(p_right text, p_doing text, p_role name DEFAULT NULL::name) RETURNS void
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+DECLARE
+    v_role name := COALESCE(p_role, idem_caller());
+BEGIN
+    IF NOT idem_has_right(v_role, p_right) THEN
+        RAISE EXCEPTION 'role % may not %: that needs the % right (role %)', v_role, p_doing, p_right,
+                        idem_right_role(p_right)
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = format('An administrator grants it with: GRANT %I TO %I;', idem_right_role(p_right), v_role);
+    END IF;
+END
+$$;
+
+
+--
 -- Name: idem_resume(text, text, text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -3215,6 +3473,80 @@ CREATE FUNCTION idem.idem_retention_horizon(p_operation text) RETURNS interval
     AS $$
     SELECT COALESCE((SELECT p.horizon FROM idem_retention_policy p WHERE p.operation = p_operation),
                     (SELECT p.horizon FROM idem_retention_policy p WHERE p.operation = '*'))
+$$;
+
+
+--
+-- Name: idem_right_role(text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_right_role(p_right text) RETURNS name
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+BEGIN
+    IF p_right IS NULL OR p_right NOT IN ('read', 'requeue', 'release', 'fail', 'pause', 'purge', 'approve') THEN
+        RAISE EXCEPTION 'a right is read, requeue, release, fail, pause, purge or approve, not %',
+            COALESCE(quote_literal(left(p_right, 64)), 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    RETURN CASE p_right WHEN 'read' THEN 'idem_reader' ELSE 'idem_may_' || p_right END;
+END
+$$;
+
+
+--
+-- Name: idem_rights(); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_rights() RETURNS TABLE(login name, caller name, right_name text, grant_role name, granted boolean)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+    SELECT session_user, idem_caller(), r.right_name, idem_right_role(r.right_name),
+           idem_has_right(idem_caller(), r.right_name)
+      FROM unnest(ARRAY['read', 'requeue', 'release', 'fail', 'pause', 'purge', 'approve']) WITH ORDINALITY
+           AS r(right_name, n)
+     ORDER BY r.n
+$$;
+
+
+--
+-- Name: idem_set_approval(bigint, integer, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_set_approval(p_job_rows bigint, p_ttl_seconds integer, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(audit_id bigint, job_rows bigint, ttl_seconds integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_old idem_approval_policy;
+    v_new idem_approval_policy;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+BEGIN
+    IF p_job_rows IS NULL OR p_job_rows NOT BETWEEN 0 AND 1000000 THEN
+        RAISE EXCEPTION 'the approval threshold must be 0 to 1000000 rows, not % (idem_clear_approval turns approval off)',
+                        COALESCE(p_job_rows::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    IF p_ttl_seconds IS NULL OR p_ttl_seconds NOT BETWEEN 60 AND 604800 THEN
+        RAISE EXCEPTION 'an approval''s time to live must be 60 to 604800 seconds (a week), not %',
+                        COALESCE(p_ttl_seconds::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    PERFORM audit_check_reason(p_reason, p_actor);
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+    SELECT * INTO v_old FROM idem_approval_policy FOR UPDATE;
+    UPDATE idem_approval_policy p
+       SET job_rows = p_job_rows, ttl_seconds = p_ttl_seconds, updated_at = clock_timestamp(),
+           updated_by = format('%s (%s)', session_user, v_actor)
+    RETURNING p.* INTO v_new;
+    audit_id := audit_append('', 'approval_policy', p_reason, v_actor,
+                             jsonb_build_object('job_rows', v_old.job_rows, 'ttl_seconds', v_old.ttl_seconds),
+                             jsonb_build_object('job_rows', v_new.job_rows, 'ttl_seconds', v_new.ttl_seconds));
+    UPDATE idem_approval_policy p SET audit_id = idem_set_approval.audit_id;
+    job_rows := v_new.job_rows;
+    ttl_seconds := v_new.ttl_seconds;
+    RETURN NEXT;
+END
 $$;
 
 
@@ -3366,6 +3698,10 @@ BEGIN
     IF p_action IS NULL OR p_action NOT IN ('requeue', 'release', 'fail') THEN
         RAISE EXCEPTION 'unknown recovery action %', p_action USING ERRCODE = 'ID003';
     END IF;
+    IF p_job_id IS NULL THEN
+        PERFORM idem_require_right(p_action, CASE p_action WHEN 'fail' THEN 'mark a task failed'
+                                                          ELSE p_action || ' a task' END);
+    END IF;
     IF p_key IS NULL OR p_key = '' THEN
         RAISE EXCEPTION 'a key is required' USING ERRCODE = 'ID003';
     END IF;
@@ -3467,6 +3803,23 @@ BEGIN
                             ELSE 'marked failed: no further retries' END;
 END
 $$;
+
+
+--
+-- Name: idem_approval_policy; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_approval_policy (
+    one boolean DEFAULT true NOT NULL,
+    job_rows bigint,
+    ttl_seconds integer DEFAULT 3600 NOT NULL,
+    updated_at timestamp with time zone,
+    updated_by text,
+    audit_id bigint,
+    CONSTRAINT idem_approval_policy_job_rows_check CHECK (((job_rows >= 0) AND (job_rows <= 1000000))),
+    CONSTRAINT idem_approval_policy_one_check CHECK (one),
+    CONSTRAINT idem_approval_policy_ttl_seconds_check CHECK (((ttl_seconds >= 60) AND (ttl_seconds <= 604800)))
+);
 
 
 --
@@ -3870,8 +4223,8 @@ CREATE TABLE idem.task_idempotency_audit (
     prev_hash text NOT NULL,
     entry_hash text NOT NULL,
     application text DEFAULT ''::text NOT NULL,
-    CONSTRAINT task_idempotency_audit_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text, 'retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text, 'job'::text]))),
-    CONSTRAINT task_idempotency_audit_key_check CHECK (((idempotency_key = ''::text) = (action = ANY (ARRAY['retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text, 'job'::text])))),
+    CONSTRAINT task_idempotency_audit_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text, 'retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text, 'job'::text, 'approve'::text, 'approval_policy'::text]))),
+    CONSTRAINT task_idempotency_audit_key_check CHECK (((idempotency_key = ''::text) = (action = ANY (ARRAY['retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text, 'job'::text, 'approve'::text, 'approval_policy'::text])))),
     CONSTRAINT task_idempotency_audit_reason_check CHECK ((length(btrim(reason)) > 0))
 );
 
@@ -3912,6 +4265,14 @@ CREATE TABLE idem.task_idempotency_conflicts (
     last_digest text NOT NULL,
     CONSTRAINT task_idempotency_conflicts_n_check CHECK ((n >= 1))
 );
+
+
+--
+-- Name: idem_approval_policy idem_approval_policy_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_approval_policy
+    ADD CONSTRAINT idem_approval_policy_pkey PRIMARY KEY (one);
 
 
 --
@@ -4286,6 +4647,12 @@ ALTER TABLE ONLY idem.idem_job_items
 GRANT USAGE ON SCHEMA idem TO idem_reader;
 GRANT USAGE ON SCHEMA idem TO idem_operator;
 GRANT USAGE ON SCHEMA idem TO idem_worker;
+GRANT USAGE ON SCHEMA idem TO idem_may_requeue;
+GRANT USAGE ON SCHEMA idem TO idem_may_release;
+GRANT USAGE ON SCHEMA idem TO idem_may_fail;
+GRANT USAGE ON SCHEMA idem TO idem_may_pause;
+GRANT USAGE ON SCHEMA idem TO idem_may_purge;
+GRANT USAGE ON SCHEMA idem TO idem_may_approve;
 
 
 --
@@ -4394,11 +4761,25 @@ GRANT ALL ON FUNCTION idem.idem_annotate(p_text text, p_actor text, p_tenant tex
 
 
 --
+-- Name: FUNCTION idem_caller(); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_caller() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_clear_approval(p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_clear_approval(p_reason text, p_actor text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION idem_clear_retention(p_operation text, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
 --
 
 REVOKE ALL ON FUNCTION idem.idem_clear_retention(p_operation text, p_reason text, p_actor text) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_clear_retention(p_operation text, p_reason text, p_actor text) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_clear_retention(p_operation text, p_reason text, p_actor text) TO idem_may_purge;
 
 
 --
@@ -4468,7 +4849,22 @@ GRANT ALL ON FUNCTION idem.idem_exact_stats(p_tenant text, p_operation text, p_l
 --
 
 REVOKE ALL ON FUNCTION idem.idem_fail(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_reason text, p_actor text) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_fail(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_reason text, p_actor text) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_fail(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_reason text, p_actor text) TO idem_may_fail;
+
+
+--
+-- Name: FUNCTION idem_has_right(p_role name, p_right text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_has_right(p_role name, p_right text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_job_approve(p_job bigint, p_spec_sha256 text, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_job_approve(p_job bigint, p_spec_sha256 text, p_reason text, p_actor text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_job_approve(p_job bigint, p_spec_sha256 text, p_reason text, p_actor text) TO idem_may_approve;
 
 
 --
@@ -4476,7 +4872,9 @@ GRANT ALL ON FUNCTION idem.idem_fail(p_key text, p_expected_status text, p_expec
 --
 
 REVOKE ALL ON FUNCTION idem.idem_job_attach(p_job bigint, p_actor text) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_job_attach(p_job bigint, p_actor text) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_job_attach(p_job bigint, p_actor text) TO idem_may_requeue;
+GRANT ALL ON FUNCTION idem.idem_job_attach(p_job bigint, p_actor text) TO idem_may_release;
+GRANT ALL ON FUNCTION idem.idem_job_attach(p_job bigint, p_actor text) TO idem_may_fail;
 
 
 --
@@ -4484,7 +4882,9 @@ GRANT ALL ON FUNCTION idem.idem_job_attach(p_job bigint, p_actor text) TO idem_o
 --
 
 REVOKE ALL ON FUNCTION idem.idem_job_batch(p_job bigint, p_batch integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_job_batch(p_job bigint, p_batch integer) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_job_batch(p_job bigint, p_batch integer) TO idem_may_requeue;
+GRANT ALL ON FUNCTION idem.idem_job_batch(p_job bigint, p_batch integer) TO idem_may_release;
+GRANT ALL ON FUNCTION idem.idem_job_batch(p_job bigint, p_batch integer) TO idem_may_fail;
 
 
 --
@@ -4492,7 +4892,10 @@ GRANT ALL ON FUNCTION idem.idem_job_batch(p_job bigint, p_batch integer) TO idem
 --
 
 REVOKE ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor text) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor text) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor text) TO idem_may_requeue;
+GRANT ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor text) TO idem_may_release;
+GRANT ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor text) TO idem_may_fail;
+GRANT ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor text) TO idem_may_approve;
 
 
 --
@@ -4500,6 +4903,13 @@ GRANT ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor 
 --
 
 GRANT SELECT ON TABLE idem.idem_jobs TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_job_check_rights(j idem.idem_jobs, p_when text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_job_check_rights(j idem.idem_jobs, p_when text) FROM PUBLIC;
 
 
 --
@@ -4514,7 +4924,9 @@ REVOKE ALL ON FUNCTION idem.idem_job_close(j idem.idem_jobs, p_state text, p_rea
 --
 
 REVOKE ALL ON FUNCTION idem.idem_job_detach(p_job bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_job_detach(p_job bigint) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_job_detach(p_job bigint) TO idem_may_requeue;
+GRANT ALL ON FUNCTION idem.idem_job_detach(p_job bigint) TO idem_may_release;
+GRANT ALL ON FUNCTION idem.idem_job_detach(p_job bigint) TO idem_may_fail;
 
 
 --
@@ -4551,7 +4963,9 @@ GRANT ALL ON FUNCTION idem.idem_job_preview(p_action text, p_filter jsonb, p_lim
 --
 
 REVOKE ALL ON PROCEDURE idem.idem_job_run(IN p_job bigint, IN p_batch integer, IN p_duty double precision, IN p_max_seconds integer, IN p_actor text, IN p_stay_attached boolean) FROM PUBLIC;
-GRANT ALL ON PROCEDURE idem.idem_job_run(IN p_job bigint, IN p_batch integer, IN p_duty double precision, IN p_max_seconds integer, IN p_actor text, IN p_stay_attached boolean) TO idem_operator;
+GRANT ALL ON PROCEDURE idem.idem_job_run(IN p_job bigint, IN p_batch integer, IN p_duty double precision, IN p_max_seconds integer, IN p_actor text, IN p_stay_attached boolean) TO idem_may_requeue;
+GRANT ALL ON PROCEDURE idem.idem_job_run(IN p_job bigint, IN p_batch integer, IN p_duty double precision, IN p_max_seconds integer, IN p_actor text, IN p_stay_attached boolean) TO idem_may_release;
+GRANT ALL ON PROCEDURE idem.idem_job_run(IN p_job bigint, IN p_batch integer, IN p_duty double precision, IN p_max_seconds integer, IN p_actor text, IN p_stay_attached boolean) TO idem_may_fail;
 
 
 --
@@ -4574,7 +4988,9 @@ REVOKE ALL ON FUNCTION idem.idem_job_spec(j idem.idem_jobs) FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION idem.idem_job_start(p_action text, p_filter jsonb, p_cap bigint, p_reason text, p_actor text, p_extra_attempts integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_job_start(p_action text, p_filter jsonb, p_cap bigint, p_reason text, p_actor text, p_extra_attempts integer) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_job_start(p_action text, p_filter jsonb, p_cap bigint, p_reason text, p_actor text, p_extra_attempts integer) TO idem_may_requeue;
+GRANT ALL ON FUNCTION idem.idem_job_start(p_action text, p_filter jsonb, p_cap bigint, p_reason text, p_actor text, p_extra_attempts integer) TO idem_may_release;
+GRANT ALL ON FUNCTION idem.idem_job_start(p_action text, p_filter jsonb, p_cap bigint, p_reason text, p_actor text, p_extra_attempts integer) TO idem_may_fail;
 
 
 --
@@ -4654,7 +5070,7 @@ GRANT ALL ON FUNCTION idem.idem_note_timeline() TO idem_worker;
 --
 
 REVOKE ALL ON FUNCTION idem.idem_pause(p_tenant text, p_operation text, p_reason text, p_actor text, p_for_ms bigint, p_until timestamp with time zone) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_pause(p_tenant text, p_operation text, p_reason text, p_actor text, p_for_ms bigint, p_until timestamp with time zone) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_pause(p_tenant text, p_operation text, p_reason text, p_actor text, p_for_ms bigint, p_until timestamp with time zone) TO idem_may_pause;
 
 
 --
@@ -4726,7 +5142,7 @@ REVOKE ALL ON FUNCTION idem.idem_pause_summarise() FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION idem.idem_purge(p_batch integer, p_max_batches integer, p_reason text, p_actor text) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_purge(p_batch integer, p_max_batches integer, p_reason text, p_actor text) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_purge(p_batch integer, p_max_batches integer, p_reason text, p_actor text) TO idem_may_purge;
 
 
 --
@@ -4749,7 +5165,7 @@ GRANT ALL ON FUNCTION idem.idem_purge_alive(r idem.idem_purge_runs) TO idem_read
 --
 
 REVOKE ALL ON FUNCTION idem.idem_purge_batch(p_run bigint, p_batch integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_purge_batch(p_run bigint, p_batch integer) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_purge_batch(p_run bigint, p_batch integer) TO idem_may_purge;
 
 
 --
@@ -4757,7 +5173,7 @@ GRANT ALL ON FUNCTION idem.idem_purge_batch(p_run bigint, p_batch integer) TO id
 --
 
 REVOKE ALL ON FUNCTION idem.idem_purge_begin(p_reason text, p_actor text) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_purge_begin(p_reason text, p_actor text) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_purge_begin(p_reason text, p_actor text) TO idem_may_purge;
 
 
 --
@@ -4772,7 +5188,7 @@ REVOKE ALL ON FUNCTION idem.idem_purge_close(r idem.idem_purge_runs, p_state tex
 --
 
 REVOKE ALL ON FUNCTION idem.idem_purge_finish(p_run bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_purge_finish(p_run bigint) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_purge_finish(p_run bigint) TO idem_may_purge;
 
 
 --
@@ -4780,7 +5196,7 @@ GRANT ALL ON FUNCTION idem.idem_purge_finish(p_run bigint) TO idem_operator;
 --
 
 REVOKE ALL ON FUNCTION idem.idem_purge_lock_key(p_run bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_purge_lock_key(p_run bigint) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_purge_lock_key(p_run bigint) TO idem_may_purge;
 
 
 --
@@ -4788,7 +5204,7 @@ GRANT ALL ON FUNCTION idem.idem_purge_lock_key(p_run bigint) TO idem_operator;
 --
 
 REVOKE ALL ON FUNCTION idem.idem_purge_release(p_run bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_purge_release(p_run bigint) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_purge_release(p_run bigint) TO idem_may_purge;
 
 
 --
@@ -4796,7 +5212,7 @@ GRANT ALL ON FUNCTION idem.idem_purge_release(p_run bigint) TO idem_operator;
 --
 
 REVOKE ALL ON PROCEDURE idem.idem_purge_run(IN p_batch integer, IN p_max_seconds integer, IN p_reason text, IN p_actor text, IN p_duty double precision) FROM PUBLIC;
-GRANT ALL ON PROCEDURE idem.idem_purge_run(IN p_batch integer, IN p_max_seconds integer, IN p_reason text, IN p_actor text, IN p_duty double precision) TO idem_operator;
+GRANT ALL ON PROCEDURE idem.idem_purge_run(IN p_batch integer, IN p_max_seconds integer, IN p_reason text, IN p_actor text, IN p_duty double precision) TO idem_may_purge;
 
 
 --
@@ -4804,7 +5220,7 @@ GRANT ALL ON PROCEDURE idem.idem_purge_run(IN p_batch integer, IN p_max_seconds 
 --
 
 REVOKE ALL ON FUNCTION idem.idem_release(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_reason text, p_actor text) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_release(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_reason text, p_actor text) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_release(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_reason text, p_actor text) TO idem_may_release;
 
 
 --
@@ -4820,7 +5236,14 @@ GRANT ALL ON FUNCTION idem.idem_report_version(p_worker text, p_version text) TO
 --
 
 REVOKE ALL ON FUNCTION idem.idem_requeue(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_requeue(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_requeue(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text) TO idem_may_requeue;
+
+
+--
+-- Name: FUNCTION idem_require_right(p_right text, p_doing text, p_role name); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_require_right(p_right text, p_doing text, p_role name) FROM PUBLIC;
 
 
 --
@@ -4828,7 +5251,7 @@ GRANT ALL ON FUNCTION idem.idem_requeue(p_key text, p_expected_status text, p_ex
 --
 
 REVOKE ALL ON FUNCTION idem.idem_resume(p_tenant text, p_operation text, p_reason text, p_actor text) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_resume(p_tenant text, p_operation text, p_reason text, p_actor text) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_resume(p_tenant text, p_operation text, p_reason text, p_actor text) TO idem_may_pause;
 
 
 --
@@ -4848,11 +5271,39 @@ GRANT ALL ON FUNCTION idem.idem_retention_horizon(p_operation text) TO idem_read
 
 
 --
+-- Name: FUNCTION idem_right_role(p_right text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_right_role(p_right text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_rights(); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_rights() FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_rights() TO idem_reader;
+GRANT ALL ON FUNCTION idem.idem_rights() TO idem_may_requeue;
+GRANT ALL ON FUNCTION idem.idem_rights() TO idem_may_release;
+GRANT ALL ON FUNCTION idem.idem_rights() TO idem_may_fail;
+GRANT ALL ON FUNCTION idem.idem_rights() TO idem_may_pause;
+GRANT ALL ON FUNCTION idem.idem_rights() TO idem_may_purge;
+GRANT ALL ON FUNCTION idem.idem_rights() TO idem_may_approve;
+
+
+--
+-- Name: FUNCTION idem_set_approval(p_job_rows bigint, p_ttl_seconds integer, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_set_approval(p_job_rows bigint, p_ttl_seconds integer, p_reason text, p_actor text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION idem_set_retention(p_operation text, p_horizon_seconds bigint, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
 --
 
 REVOKE ALL ON FUNCTION idem.idem_set_retention(p_operation text, p_horizon_seconds bigint, p_reason text, p_actor text) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_set_retention(p_operation text, p_horizon_seconds bigint, p_reason text, p_actor text) TO idem_operator;
+GRANT ALL ON FUNCTION idem.idem_set_retention(p_operation text, p_horizon_seconds bigint, p_reason text, p_actor text) TO idem_may_purge;
 
 
 --
@@ -4884,6 +5335,13 @@ GRANT ALL ON FUNCTION idem.idem_succeeded_operations() TO idem_reader;
 --
 
 REVOKE ALL ON FUNCTION idem.recovery_action_apply(p_action text, p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text, p_job_id bigint) FROM PUBLIC;
+
+
+--
+-- Name: TABLE idem_approval_policy; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_approval_policy TO idem_reader;
 
 
 --
