@@ -356,19 +356,29 @@ std::optional<JobStatus> readJob(pqxx::connection& conn, const SchemaName& schem
     return statusFrom(r[0]);
 }
 
+namespace {
+    // The jobs `tail` (a WHERE and ORDER BY over idem_jobs j, no value in it) selects, `limit` at
+    // most; `what` names the list in the error a bad limit gets.
+    std::vector<JobStatus> readJobs(
+        pqxx::connection& conn, const SchemaName& schema, const std::string& tail, int limit, const char* what)
+    {
+        if (limit < 1 || limit > 1000)
+            throw std::invalid_argument(std::string(what) + " holds 1 to 1000 jobs, not " + std::to_string(limit));
+        pqxx::read_transaction t(conn);
+        const auto r = t.exec_params(
+            "SELECT " + jobColumns(schema) + " FROM " + schema.qualify("idem_jobs") + " j " + tail + " LIMIT $1", limit);
+        t.commit();
+        std::vector<JobStatus> out;
+        for (const auto& row : r)
+            out.push_back(statusFrom(row));
+        return out;
+    }
+} // namespace
+
 std::vector<JobStatus> listJobs(pqxx::connection& conn, const SchemaName& schema, int limit)
 {
-    if (limit < 1 || limit > 1000)
-        throw std::invalid_argument("a job list holds 1 to 1000 jobs, not " + std::to_string(limit));
-    pqxx::read_transaction t(conn);
-    const auto r = t.exec_params("SELECT " + jobColumns(schema) + " FROM " + schema.qualify("idem_jobs")
-            + " j ORDER BY (j.state IN ('awaiting_approval', 'active')) DESC, j.id DESC LIMIT $1",
-        limit);
-    t.commit();
-    std::vector<JobStatus> out;
-    for (const auto& row : r)
-        out.push_back(statusFrom(row));
-    return out;
+    return readJobs(conn, schema, "ORDER BY (j.state IN ('awaiting_approval', 'active')) DESC, j.id DESC", limit,
+        "a job list");
 }
 
 JobStatus runRecoveryJob(pqxx::connection& conn, const SchemaName& schema, std::int64_t id, const JobRunOptions& o)
@@ -487,17 +497,7 @@ JobApproval approveJob(pqxx::connection& conn, const SchemaName& schema, std::in
 
 std::vector<JobStatus> listPendingApprovals(pqxx::connection& conn, const SchemaName& schema, int limit)
 {
-    if (limit < 1 || limit > 1000)
-        throw std::invalid_argument("a list of approvals holds 1 to 1000 jobs, not " + std::to_string(limit));
-    pqxx::read_transaction t(conn);
-    const auto r = t.exec_params("SELECT " + jobColumns(schema) + " FROM " + schema.qualify("idem_jobs")
-            + " j WHERE j.state = 'awaiting_approval' ORDER BY j.id LIMIT $1",
-        limit);
-    t.commit();
-    std::vector<JobStatus> out;
-    for (const auto& row : r)
-        out.push_back(statusFrom(row));
-    return out;
+    return readJobs(conn, schema, "WHERE j.state = 'awaiting_approval' ORDER BY j.id", limit, "a list of approvals");
 }
 
 ApprovalPolicy readApprovalPolicy(pqxx::connection& conn, const SchemaName& schema)
