@@ -79,6 +79,7 @@ JobsWidget::JobsWidget(ConsoleSession* monitor, ConsoleSession* admin, JobRunner
     m_refusedView->setModel(m_refused);
     setUpTable(m_view);
     setUpTable(m_refusedView);
+    m_refusedView->resizeColumnsToContents(); // empty: each column as wide as its header
     m_progress->setRange(0, 1000);
     m_progress->setTextVisible(true);
 
