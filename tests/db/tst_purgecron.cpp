@@ -57,10 +57,17 @@ void TestPurgeCron::scheduledPurgeRuns()
         w.exec("SELECT cron.schedule('idem-purge', '* * * * *', 'CALL idem.idem_purge_run(100, 30, ''pg_cron purge'')')");
         w.commit();
     }
+    // The procedure commits its run record before the CALL returns (it commits between batches),
+    // so pg_cron's own record of the run can still say "running" for a moment after "finished"
+    // lands: wait for both.
     const bool ran = idem::test::waitUntil(
-        [&] { return scalar(*admin, "SELECT count(*) FROM idem.idem_purge_runs WHERE state = 'finished'") != "0"; }, 150s);
+        [&] {
+            return scalar(*admin, "SELECT count(*) FROM idem.idem_purge_runs WHERE state = 'finished'") != "0"
+                && scalar(*admin, "SELECT count(*) FROM cron.job_run_details WHERE status IN ('succeeded', 'failed')") != "0";
+        },
+        150s);
     const auto details = scalar(*admin,
-        "SELECT coalesce(string_agg(status || ': ' || coalesce(return_message, ''), '; '), 'no run yet') FROM cron.job_run_details");
+        "SELECT coalesce(string_agg(status || ': ' || coalesce(return_message, ''), '; ' ORDER BY runid), 'no run yet') FROM cron.job_run_details");
     QVERIFY2(ran, details.constData());
     QVERIFY2(details.startsWith("succeeded"), details.constData());
     QCOMPARE(scalar(*admin, "SELECT db_role || ' ' || application || ' ' || rows_removed || ' ' || batches || ' '"
