@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/metrics.h"
 #include "core/connection.h"
+#include "core/timeline.h"
 #include "core/utf8.h"
 #include "operations/stats.h"
 
@@ -75,6 +76,19 @@ int runStats(const std::vector<std::string>& argv)
     const bool ownExact = s.exactHolder && !how.exactRows;
     if (ownExact)
         attachExact(s, readOwnExact(*conn, schema, options, options.statementTimeoutMs));
+    // A reader of the primary records a timeline it is the first to see (schema v20), as the
+    // console and the exporter do: a failover found here is marked on every console's charts.
+    // The figures are printed whatever this says.
+    if (!s.inRecovery) {
+        try {
+            noteTimeline(*conn, schema);
+        } catch (const pqxx::undefined_function&) {
+            // A schema before v20: there is nothing to record into.
+        } catch (const pqxx::sql_error& e) {
+            std::cerr << "idemctl stats: cannot record the primary's timeline (the figures follow): " << e.what()
+                      << '\n';
+        }
+    }
 
     if (args.flag("json")) {
         nlohmann::json j = nlohmann::json::object();

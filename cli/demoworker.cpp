@@ -9,6 +9,7 @@
 #include "core/digest.h"
 #include "core/runner.h"
 #include "core/taskstore.h"
+#include "core/timeline.h"
 #include "core/workerversion.h"
 
 namespace idem::cli::demo {
@@ -54,6 +55,7 @@ namespace {
         };
 
         bool ensureConnected();
+        bool noteTimelineOnConnect();
         pqxx::connection& reconnectForRetry(const DatabaseUnavailable& why);
         void disconnect();
         void dropDownstream();
@@ -181,7 +183,6 @@ namespace {
         try {
             reportVersion(*m_conn, m_options.schema, hostWorkerName("idemctl-demo-" + std::to_string(m_index)),
                 m_options.workerVersion);
-            return true;
         } catch (const DatabaseUnavailable& e) {
             const bool readOnly = dynamic_cast<const NotPrimary*>(&e) != nullptr;
             m_shared.stats.add(readOnly ? Tally::NotPrimary : Tally::DatabaseErrors);
@@ -191,8 +192,34 @@ namespace {
         } catch (const std::exception& e) {
             m_shared.stats.add(Tally::Errors);
             m_shared.reportError("worker " + std::to_string(m_index) + ": reporting its version: " + e.what());
-            return true;
         }
+        return noteTimelineOnConnect();
+    }
+
+    // Also at every start and reconnect: the first worker on a promoted primary records the new
+    // timeline (schema v20), so the failover is marked when it happened even with no console or
+    // exporter running. Nothing is written when the timeline is known.
+    bool Worker::noteTimelineOnConnect()
+    {
+        try {
+            noteTimeline(*m_conn, m_options.schema);
+        } catch (const pqxx::broken_connection& e) {
+            m_shared.stats.add(Tally::DatabaseErrors);
+            m_shared.reportError("worker " + std::to_string(m_index) + ": " + e.what() + "; reconnecting");
+            disconnect();
+            return false;
+        } catch (const pqxx::sql_error& e) {
+            if (isReadOnlyRefusal(e)) {
+                m_shared.stats.add(Tally::NotPrimary);
+                m_shared.reportError("worker " + std::to_string(m_index)
+                    + ": the server is read-only (not the primary); reconnecting");
+                disconnect();
+                return false;
+            }
+            m_shared.stats.add(Tally::Errors);
+            m_shared.reportError("worker " + std::to_string(m_index) + ": recording the primary's timeline: " + e.what());
+        }
+        return true;
     }
 
     // RunOptions::reconnect: the connection broke or the server turned out read-only after the

@@ -164,9 +164,12 @@ void AuditModel::setFilter(const idem::AuditFilter& filter)
     requestPage();
 }
 
-void AuditModel::fetch(const idem::AuditFilter& filter, std::function<void(std::vector<idem::AuditEntry>)> rows)
+void AuditModel::fetch(idem::AuditFilter filter, std::function<void(std::vector<idem::AuditEntry>)> rows)
 {
     const auto generation = m_generation;
+    // Bounded by the server (a statement timeout), and by the console when the server does not
+    // answer at all.
+    filter.statementTimeoutMs = m_statementTimeoutMs;
     m_pending = m_session->submit(
         [filter](pqxx::connection& c, const idem::SchemaName& schema) {
             return QVariant::fromValue(idem::listAudit(c, schema, filter));
@@ -184,6 +187,8 @@ void AuditModel::fetch(const idem::AuditFilter& filter, std::function<void(std::
             m_pending = 0;
             Q_EMIT failed(fail.text());
         });
+    if (m_pending)
+        m_session->bound(m_pending, ConsoleSession::boundFor(m_statementTimeoutMs));
 }
 
 void AuditModel::requestPage()

@@ -52,6 +52,9 @@ public:
     void setFilter(const idem::AuditFilter& filter);
     const idem::AuditFilter& filter() const { return m_filter; }
     void setPageSize(int n) { m_pageSize = n; }
+    // Each page's statement timeout (default 10 s); the console cuts a read the server does not
+    // answer at all past ConsoleSession::boundFor of it.
+    void setStatementTimeoutMs(int ms) { m_statementTimeoutMs = ms; }
     void reload() { setFilter(m_filter); }
     const idem::AuditEntry& entry(int row) const { return m_rows[static_cast<std::size_t>(row)]; }
     bool busy() const { return m_pending != 0; }
@@ -76,7 +79,7 @@ Q_SIGNALS:
 
 private:
     // Lists `filter` on the worker thread; `rows` gets the answer unless the filter changed since.
-    void fetch(const idem::AuditFilter& filter, std::function<void(std::vector<idem::AuditEntry>)> rows);
+    void fetch(idem::AuditFilter filter, std::function<void(std::vector<idem::AuditEntry>)> rows);
     void requestPage();
 
     QPointer<ConsoleSession> m_session;
@@ -89,6 +92,7 @@ private:
     quint64 m_generation = 0;
     quint64 m_verifyJob = 0;
     int m_pageSize = 200;
+    int m_statementTimeoutMs = 10000;
 };
 
 } // namespace idem::console

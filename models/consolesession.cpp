@@ -1,5 +1,7 @@
 #include "models/consolesession.h"
 
+#include "models/dashboardpolling.h"
+
 #include <QCoreApplication>
 
 #include "models/databaseworker.h"
@@ -191,6 +193,11 @@ void ConsoleSession::cancel(quint64 requestId)
         return;
     it->second.cancelled->store(true);
     m_jobs.erase(it);
+}
+
+ConsoleSession::JobBound ConsoleSession::boundFor(int statementsMs)
+{
+    return { DashboardPolling::cancelAfter(statementsMs), DashboardPolling::cutAfter(statementsMs) };
 }
 
 void ConsoleSession::bound(quint64 requestId, JobBound bound)

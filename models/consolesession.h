@@ -71,6 +71,9 @@ public:
         std::chrono::milliseconds cutAfter;
     };
     void bound(quint64 requestId, JobBound bound);
+    // The bound of a job whose statements the server gives up after statementsMs in all
+    // (DashboardPolling::cancelAfter / cutAfter): a read that sets its own statement timeout.
+    static JobBound boundFor(int statementsMs);
     // Whether a job runs yet, for how long, and what the session did about it.
     JobInterrupt::Progress progress(quint64 requestId) const { return m_interrupt->progress(requestId); }
 

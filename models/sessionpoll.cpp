@@ -94,7 +94,7 @@ void SessionPoll::refreshNow()
         });
     m_pending = *id;
     if (m_pending && m_boundMs > 0)
-        m_session->bound(m_pending, { DashboardPolling::cancelAfter(m_boundMs), DashboardPolling::cutAfter(m_boundMs) });
+        m_session->bound(m_pending, ConsoleSession::boundFor(m_boundMs));
 }
 
 void SessionPoll::readIn(qint64 ms)

@@ -61,6 +61,10 @@ void StorageModel::reload()
             m_error = failure.text();
             Q_EMIT failed(m_error);
         });
+    // Bounded by the console too, when the server does not answer at all (a stopped process, a
+    // cut network): the sample, the report and the history, each under the statement timeout.
+    if (m_pending)
+        m_session->bound(m_pending, ConsoleSession::boundFor(3 * options.statementTimeoutMs));
 }
 
 namespace {

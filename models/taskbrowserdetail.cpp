@@ -45,15 +45,17 @@ void TaskDetailLoader::load(const QString& key)
         return;
     const auto k = key.toStdString();
     const int preview = m_previewChars;
+    const auto options = m_readOptions; // each of the two reads under its statement timeout
     const quint64 id = m_session->submit(
-        [k, preview, key](pqxx::connection& c, const idem::SchemaName& schema) {
+        [k, preview, key, options](pqxx::connection& c, const idem::SchemaName& schema) {
             TaskDetailAnswer a;
             a.key = key;
-            a.detail = idem::readTask(c, schema, k, preview);
+            a.detail = idem::readTask(c, schema, k, preview, options);
             try {
                 idem::AuditFilter f;
                 f.key = k;
                 f.limit = 200;
+                f.statementTimeoutMs = options.statementTimeoutMs;
                 a.audit = idem::listAudit(c, schema, f);
             } catch (const std::exception& e) {
                 a.auditError = QString::fromStdString(e.what());
@@ -71,6 +73,8 @@ void TaskDetailLoader::load(const QString& key)
             Q_EMIT failed(f.text());
         });
     m_loadJob = id;
+    if (id)
+        m_session->bound(id, ConsoleSession::boundFor(2 * options.statementTimeoutMs));
 }
 
 void TaskDetailLoader::saveResult(const QString& key, const QString& path)

@@ -37,6 +37,10 @@ public:
     ~TaskDetailLoader() override;
 
     void setPreviewChars(int chars) { m_previewChars = chars; }
+    // Each of a load's two reads (the row, its audit) under this statement timeout (default 10 s);
+    // past ConsoleSession::boundFor of both the console cancels, then cuts, a load the server
+    // does not answer at all.
+    void setStatementTimeoutMs(int ms) { m_readOptions.statementTimeoutMs = ms; }
     int previewChars() const { return m_previewChars; }
     void load(const QString& key);
     void clear();
@@ -56,6 +60,7 @@ Q_SIGNALS:
 private:
     QPointer<ConsoleSession> m_session;
     int m_previewChars = 64 * 1024;
+    idem::TaskReadOptions m_readOptions;
     quint64 m_loadJob = 0;
     quint64 m_saveJob = 0;
     std::optional<TaskDetailAnswer> m_current;

@@ -32,10 +32,14 @@ QString formatTimeUs(std::int64_t us)
 
 QString formatCellTimeUs(std::int64_t us, std::int64_t nowUs)
 {
+    // Today: the time to the millisecond. Another day this year: the day without the year, so a
+    // table read just after midnight is no wider than one read at noon (the columns ran off the
+    // table's edge behind full dates). Another year: the whole date. The tooltip is always whole.
     const QDateTime at = QDateTime::fromMSecsSinceEpoch(us / 1000);
-    return at.date() == QDateTime::fromMSecsSinceEpoch(nowUs / 1000).date()
-        ? at.toString(QStringLiteral("HH:mm:ss.zzz"))
-        : at.toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+    const QDate today = QDateTime::fromMSecsSinceEpoch(nowUs / 1000).date();
+    if (at.date() == today)
+        return at.toString(QStringLiteral("HH:mm:ss.zzz"));
+    return at.toString(at.date().year() == today.year() ? QStringLiteral("MM-dd HH:mm:ss") : QStringLiteral("yyyy-MM-dd HH:mm:ss"));
 }
 
 QString formatDurationMs(std::int64_t ms)
@@ -244,12 +248,22 @@ void TaskBrowserModel::requestPage()
     const int limit = m_pageSize;
     ++m_fetches;
     m_largestFetch = std::max(m_largestFetch, limit);
+    const auto options = m_readOptions;
     setPending(m_session->submit(
-        [filter, sort, after, limit](pqxx::connection& c, const idem::SchemaName& schema) {
-            return QVariant::fromValue(idem::listTasks(c, schema, filter, sort, after, limit));
+        [filter, sort, after, limit, options](pqxx::connection& c, const idem::SchemaName& schema) {
+            return QVariant::fromValue(idem::listTasks(c, schema, filter, sort, after, limit, std::nullopt, options));
         },
         this, [this, generation](const QVariant& v) { onPage(generation, v.value<idem::TaskPage>()); },
         [this, generation](const Failure& f) { onFailure(generation, f); }));
+    boundPending();
+}
+
+// The server gives a page up at its statement timeout; a server that does not answer at all (a
+// stopped process, a cut network) is cancelled, then cut, by the console.
+void TaskBrowserModel::boundPending()
+{
+    if (m_pending)
+        m_session->bound(m_pending, ConsoleSession::boundFor(m_readOptions.statementTimeoutMs));
 }
 
 void TaskBrowserModel::onPage(quint64 generation, const idem::TaskPage& page)
@@ -310,13 +324,15 @@ void TaskBrowserModel::refresh()
     const auto sort = m_sort;
     ++m_fetches;
     m_largestFetch = std::max(m_largestFetch, limit);
+    const auto options = m_readOptions;
     setPending(m_session->submit(
-        [filter, sort, through, limit](pqxx::connection& c, const idem::SchemaName& schema) {
-            return QVariant::fromValue(idem::listTasks(c, schema, filter, sort, std::nullopt, limit, through));
+        [filter, sort, through, limit, options](pqxx::connection& c, const idem::SchemaName& schema) {
+            return QVariant::fromValue(idem::listTasks(c, schema, filter, sort, std::nullopt, limit, through, options));
         },
         this,
         [this, generation, whole](const QVariant& v) { onRefresh(generation, v.value<idem::TaskPage>(), whole); },
         [this, generation](const Failure& f) { onFailure(generation, f); }));
+    boundPending();
 }
 
 void TaskBrowserModel::onRefresh(quint64 generation, const idem::TaskPage& page, bool whole)

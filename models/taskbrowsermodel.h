@@ -55,6 +55,9 @@ public:
     const idem::TaskFilter& filter() const { return m_filter; }
     const idem::TaskSort& sort() const { return m_sort; }
     void setPageSize(int rows) { m_pageSize = rows; }
+    // Each read's statement timeout (default 10 s, TaskReadOptions); past ConsoleSession::boundFor
+    // of it the console cancels, then cuts, a read the server does not answer at all.
+    void setStatementTimeoutMs(int ms) { m_readOptions.statementTimeoutMs = ms; }
     int pageSize() const { return m_pageSize; }
 
     void refresh();
@@ -83,6 +86,7 @@ private:
     void onFailure(quint64 generation, const Failure& failure);
     void merge(const std::vector<idem::TaskRow>& fresh);
     void setPending(quint64 id);
+    void boundPending();
 
     QPointer<ConsoleSession> m_session;
     idem::TaskFilter m_filter;
@@ -92,6 +96,7 @@ private:
     bool m_started = false; // a query was set
     quint64 m_generation = 0; // bumped by setQuery: answers for older queries are dropped
     quint64 m_pending = 0;
+    idem::TaskReadOptions m_readOptions;
     bool m_refreshAgain = false;
     int m_pageSize = 200;
     int m_fetches = 0;

@@ -119,7 +119,11 @@ std::vector<AuditEntry> listAudit(pqxx::connection& conn, const SchemaName& sche
     const std::string since = numberOrNull(f.sinceUs), until = numberOrNull(f.untilUs);
     const std::string before = numberOrNull(f.beforeId), after = numberOrNull(f.afterId);
     const auto orNull = [](const std::string& s) { return s.empty() ? nullptr : s.c_str(); };
+    if (f.statementTimeoutMs < 0)
+        throw std::invalid_argument("the audit read's statement timeout must be 0 (none) or more milliseconds");
     pqxx::read_transaction t(conn);
+    if (f.statementTimeoutMs > 0)
+        t.exec_params("SELECT set_config('statement_timeout', $1, true)", std::to_string(f.statementTimeoutMs));
     const pqxx::result r = t.exec_params(sql, nullOr(f.key), nullOr(f.actor), nullOr(f.action), orNull(since),
         orNull(until), orNull(before), orNull(after), f.limit);
     std::vector<AuditEntry> out;

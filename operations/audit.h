@@ -64,6 +64,8 @@ struct AuditFilter {
     std::optional<std::int64_t> afterId;
     bool oldestFirst = false;
     int limit = 100; // 1..10000
+    // The read's statement timeout (the console's pages set one); 0: the session's own.
+    int statementTimeoutMs = 0;
 };
 
 // One page of entries, read-only. Every filter value is a bound parameter.

@@ -50,25 +50,4 @@ NodeIdentity readNodeIdentity(pqxx::transaction_base& tx)
     return n;
 }
 
-TimelineNote noteTimeline(pqxx::connection& conn, const SchemaName& schema)
-{
-    pqxx::work w(conn);
-    w.exec("SET LOCAL statement_timeout = '5s'");
-    const auto row = w.exec("SELECT outcome, system_identifier::text, timeline, previous_timeline,"
-                            " (extract(epoch FROM since) * 1000000)::bigint FROM "
-        + schema.qualify("idem_note_timeline") + "()")[0];
-    w.commit();
-    TimelineNote note;
-    note.outcome = row[0].as<std::string>();
-    if (!row[1].is_null())
-        note.systemIdentifier = row[1].as<std::string>();
-    if (!row[2].is_null())
-        note.timeline = row[2].as<int>();
-    if (!row[3].is_null())
-        note.previousTimeline = row[3].as<int>();
-    if (!row[4].is_null())
-        note.sinceUs = row[4].as<std::int64_t>();
-    return note;
-}
-
 } // namespace idem

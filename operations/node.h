@@ -8,6 +8,7 @@
 #include <pqxx/transaction_base>
 
 #include "core/identifier.h"
+#include "core/timeline.h" // noteTimeline: the console and the exporter call it too
 
 namespace idem {
 
@@ -44,19 +45,5 @@ struct NodeIdentity {
 
 // Reads it in the caller's transaction (read-only is fine); every function guarded by its privilege.
 NodeIdentity readNodeIdentity(pqxx::transaction_base& tx);
-
-// What idem_note_timeline (schema v20) answered: see resources/sql/functions/idem_note_timeline.sql.
-struct TimelineNote {
-    std::string outcome; // known, first, failover, standby, read_only, not_allowed
-    std::string systemIdentifier; // empty: not known
-    int timeline = 0;
-    int previousTimeline = 0; // 0: none (the system's first timeline)
-    std::int64_t sinceUs = 0; // when the timeline was first seen by any client; 0: not known
-};
-
-// Records the primary's timeline the first time any client sees it (a failover event for every
-// console: idem_events lists it). Its own short transaction (statement_timeout 5 s) on conn; the
-// caller checks that the schema is v20 or later. Needs idem_reader or idem_worker.
-TimelineNote noteTimeline(pqxx::connection& conn, const SchemaName& schema);
 
 } // namespace idem

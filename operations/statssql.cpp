@@ -34,7 +34,8 @@ std::string statsSql(const SchemaName& schema, bool exactRows)
            e.oldest_processing_created_at, false AS oldest_processing_capped, e.retryable_failed,
            false AS retryable_failed_capped, e.uncertain, false AS uncertain_capped, e.failed_permanent,
            false AS failed_permanent_capped, e.failed_exhausted, false AS failed_exhausted_capped, e.long_unfinished,
-           false AS long_unfinished_capped, now() AS taken_at, false AS shared, 0::float8 AS cost_ms
+           false AS long_unfinished_capped, )" + q("idem_data_time") + R"(() AS taken_at, false AS shared,
+           0::float8 AS cost_ms
       FROM )" + q("idem_exact_stats")
             + "($1::text, $2::text, $4::int) e"
                                        : "    SELECT * FROM " + q("idem_live_stats") + "($1::text, $2::text, $4::int)";
@@ -188,10 +189,12 @@ std::string withoutFilterParameters(std::string sql, int params)
 
 std::string ownExactSql(const SchemaName& schema)
 {
-    return std::string("SELECT e.*, to_char(now()") + utc + " AS taken_at,"
-        + " extract(epoch FROM now() - e.oldest_processing_created_at)::float8 AS oldest_age_s,"
-          " e.attempts_histogram::text AS attempts_text FROM "
-        + schema.qualify("idem_exact_stats") + "($1::text, $2::text, $3::int) e";
+    // As of the data's time (a lagging standby's replay point), at which the figures were judged.
+    return std::string("SELECT e.*, to_char(d.at") + utc + " AS taken_at,"
+        + " extract(epoch FROM d.at - e.oldest_processing_created_at)::float8 AS oldest_age_s,"
+          " e.attempts_histogram::text AS attempts_text FROM (SELECT "
+        + schema.qualify("idem_data_time") + "() AS at) d, " + schema.qualify("idem_exact_stats")
+        + "($1::text, $2::text, $3::int) e";
 }
 
 std::string exactRefreshBeginSql(const SchemaName& schema)

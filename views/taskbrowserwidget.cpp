@@ -532,6 +532,10 @@ void TaskBrowserWidget::updateCount(CountRefresh mode)
             if (mode == CountRefresh::Announce)
                 m_countLabel->clear(); // a refresh that failed leaves the last figure
         });
+    // Two reads, each under TaskReadOptions' statement timeout; cancelled, then cut, when the
+    // server does not answer at all.
+    if (m_countJob)
+        m_monitor->bound(m_countJob, ConsoleSession::boundFor(2 * idem::TaskReadOptions {}.statementTimeoutMs));
 }
 
 QMenu* TaskBrowserWidget::contextMenuFor(const QModelIndex& index)

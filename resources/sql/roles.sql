@@ -114,7 +114,7 @@ BEGIN
     EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_stats_exact, %1$I.idem_stats_live, %1$I.idem_counters_total,'
                    ' %1$I.idem_counters_hourly, %1$I.idem_counters_policy FROM idem_reader, idem_operator', s);
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_exact_stats(text, text, integer),'
-                   ' %1$I.idem_live_stats(text, text, integer), %1$I.idem_exact_refresh_begin(),'
+                   ' %1$I.idem_live_stats(text, text, integer), %1$I.idem_data_time(), %1$I.idem_exact_refresh_begin(),'
                    ' %1$I.idem_exact_refresh_finish(uuid, integer) TO idem_reader', s);
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_counters_maintain(integer) TO idem_operator', s);
 END

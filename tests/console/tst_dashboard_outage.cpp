@@ -19,6 +19,7 @@
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
 #include "models/dashboardpolling.h"
+#include "tests/support/stoppedbackend.h"
 #include "tests/support/testdb.h"
 #include "views/chartpanel.h"
 #include "views/dashboardwidget.h"
@@ -79,13 +80,7 @@ private Q_SLOTS:
 
 private:
     void expectStale(const QString& reasonPart);
-    int consoleBackendPid(int except = 0);
-    // A backend's state letter from /proc (T: stopped), or a blank once it is gone.
-    static QChar processState(int pid);
-    // SIGSTOP to a backend, and a detached shell that sends it SIGCONT after `seconds` whatever
-    // becomes of this test: killed before its guard runs (a timeout), it would leave the backend
-    // stopped, and a stopped backend holds up every DROP DATABASE ... WITH (FORCE) on the cluster.
-    static bool stop(int pid, int seconds);
+    int consoleBackendPid(int except = 0) { return idem::test::consoleBackendPid(*m_admin, m_db->name(), except); }
 
     std::unique_ptr<idem::test::ScratchDatabase> m_db;
     std::unique_ptr<pqxx::connection> m_admin; // superuser on the cluster, outside the scratch db
@@ -131,34 +126,6 @@ void TestDashboardOutage::cleanup()
 {
     m_dashboard.reset();
     m_session.reset();
-}
-
-int TestDashboardOutage::consoleBackendPid(int except)
-{
-    pqxx::read_transaction t(*m_admin);
-    const auto r = t.exec_params("SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = "
-                                 "'idem-console' AND pid <> $2",
-        m_db->name(), except);
-    return r.size() == 1 ? r[0][0].as<int>() : 0;
-}
-
-bool TestDashboardOutage::stop(int pid, int seconds)
-{
-    if (!QProcess::startDetached(QStringLiteral("/bin/sh"),
-            { QStringLiteral("-c"), QStringLiteral("sleep %1; kill -CONT %2 2>/dev/null").arg(seconds).arg(pid) }))
-        return false;
-    return ::kill(pid, SIGSTOP) == 0;
-}
-
-QChar TestDashboardOutage::processState(int pid)
-{
-    QFile f(QStringLiteral("/proc/%1/stat").arg(pid));
-    if (!f.open(QIODevice::ReadOnly))
-        return QLatin1Char(' ');
-    // "pid (comm) S ...": the state follows the command's closing parenthesis.
-    const QByteArray stat = f.readAll();
-    const int close = stat.lastIndexOf(')');
-    return close > 0 && close + 2 < stat.size() ? QChar::fromLatin1(stat.at(close + 2)) : QLatin1Char(' ');
 }
 
 void TestDashboardOutage::expectStale(const QString& reasonPart)
@@ -280,7 +247,7 @@ void TestDashboardOutage::stoppedBackendStaysResponsive()
     // cluster is started by the same user otherwise, and then it is that user's process.
     const int pid = consoleBackendPid();
     QVERIFY(pid > 0);
-    if (!stop(pid, 120))
+    if (!idem::test::stopBackend(pid, 120))
         QFAIL(qPrintable(
             QStringLiteral("cannot stop backend %1: %2").arg(pid).arg(QString::fromLocal8Bit(strerror(errno)))));
     GapMeter gaps;
@@ -325,7 +292,7 @@ void TestDashboardOutage::stoppedBackendIsCancelledThenLeftBehind()
     const auto unwatch = qScopeGuard([watching] { disconnect(watching); });
     const int pid = consoleBackendPid();
     QVERIFY(pid > 0);
-    if (!stop(pid, 120))
+    if (!idem::test::stopBackend(pid, 120))
         QFAIL(qPrintable(
             QStringLiteral("cannot stop backend %1: %2").arg(pid).arg(QString::fromLocal8Bit(strerror(errno)))));
     // Whatever happens below, the backend runs again and goes (it finds its client gone).
@@ -351,7 +318,7 @@ void TestDashboardOutage::stoppedBackendIsCancelledThenLeftBehind()
                                       .arg(cutS)),
         qPrintable(m_dashboard->freshnessText()), timeoutMs);
     QVERIFY(stopped.elapsed() >= cancelS * 1000);
-    QCOMPARE(processState(pid), QLatin1Char('T'));
+    QCOMPARE(idem::test::processState(pid), QLatin1Char('T'));
     if (const QString dir = qEnvironmentVariable("IDEM_SCREENSHOT_DIR"); !dir.isEmpty())
         gaps.excluding(
             [&] { QVERIFY(m_dashboard->grab().save(QDir(dir).filePath(QStringLiteral("poll-stopped.png")))); });
@@ -359,7 +326,7 @@ void TestDashboardOutage::stoppedBackendIsCancelledThenLeftBehind()
     // the old backend is still stopped, so the tick was bounded by the console, not by the server.
     QTRY_COMPARE_WITH_TIMEOUT(m_dashboard->model()->freshness(), Freshness::Live, 60000);
     QVERIFY(stopped.elapsed() >= cutS * 1000);
-    QCOMPARE(processState(pid), QLatin1Char('T'));
+    QCOMPARE(idem::test::processState(pid), QLatin1Char('T'));
     const int fresh = consoleBackendPid(pid);
     QVERIFY(fresh > 0 && fresh != pid);
     QCOMPARE(m_dashboard->tile(Tile::Processing)->valueText(), QStringLiteral("3"));

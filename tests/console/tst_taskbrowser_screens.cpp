@@ -82,14 +82,18 @@ void TestTaskBrowserScreens::initTestCase()
         "END,"
         "        CASE WHEN s = 'processing' THEN gen_random_uuid() END,"
         "        CASE WHEN s = 'processing' THEN now() + ((i % 5) * 20 - 30) * interval '1 second' END,"
-        "        CASE WHEN s = 'retryable_failed' THEN now() + (i % 60) * interval '1 second' END,"
+        "        CASE WHEN s = 'retryable_failed' THEN now() + (i % 60) * interval '1 second'"
+        "             + CASE WHEN i % 80 = 4 THEN interval '1 day 1 hour' ELSE interval '0' END END,"
         "        CASE WHEN s = 'succeeded' THEN jsonb_build_object('receipt', 'r-' || i, 'amount_cents', 1250 + i,"
         "             'currency', 'EUR', 'captured', true, 'lines', jsonb_build_array(jsonb_build_object('sku',"
         "             'A-' || i, 'qty', 1))) END,"
         "        (SELECT coalesce(jsonb_agg(jsonb_build_object('attempt', n, 'at', now() - (a - n) * interval '40 s',"
         "                 'class', 'retryable', 'message', 'gateway timeout after 30 s (HTTP 504)')), '[]'::jsonb)"
         "           FROM generate_series(1, a - 1) n WHERE s <> 'succeeded'),"
-        "        now() - (400 - i) * interval '9 second', now() - (400 - i) * interval '7 second'"
+        "        now() - (400 - i) * interval '9 second' - CASE WHEN i % 80 = 3 THEN interval '1 day 2 hours'"
+        "                                                    ELSE interval '0' END,"
+        "        now() - (400 - i) * interval '7 second' - CASE WHEN i % 80 = 3 THEN interval '1 day 2 hours'"
+        "                                                    ELSE interval '0' END"
         " FROM generate_series(1, 400) i,"
         " LATERAL (SELECT (ARRAY['succeeded','succeeded','succeeded','processing','retryable_failed','failed',"
         "          'succeeded','retryable_failed'])[1 + i % 8] AS s, 1 + i % 5 AS a) x");
@@ -145,7 +149,9 @@ void TestTaskBrowserScreens::tasksPage()
     QVERIFY(widget.findChild<QPushButton*>(QStringLiteral("requeueButton"))->isEnabled());
     QVERIFY(!widget.findChild<QPushButton*>(QStringLiteral("releaseButton"))->isEnabled());
     // At 1280 px every column up to Next attempt is in view, each value whole (the Next column
-    // ran off the table's edge behind two full dates); the whole time is in each cell's tooltip.
+    // ran off the table's edge behind two full dates, and did again in a run just after midnight:
+    // the data now always holds a row updated yesterday and a retry due tomorrow); the whole
+    // time is in each cell's tooltip.
     QCoreApplication::processEvents();
     auto* header = widget.view()->horizontalHeader();
     const QFontMetrics fm(widget.view()->font());
@@ -163,10 +169,26 @@ void TestTaskBrowserScreens::tasksPage()
     const auto& shown = widget.model()->task(row);
     QCOMPARE(widget.model()->index(row, TaskBrowserModel::UpdatedColumn).data(Qt::ToolTipRole).toString(),
         idem::console::formatTimeUs(shown.updatedAtUs));
-    const QDateTime updated = QDateTime::fromMSecsSinceEpoch(shown.updatedAtUs / 1000);
-    const bool today = updated.date() == QDateTime::fromMSecsSinceEpoch(widget.model()->serverNowUs() / 1000).date();
+    // A cell names the day only when it is not today, and the year only when it is not this year.
+    const QDate serverToday = QDateTime::fromMSecsSinceEpoch(widget.model()->serverNowUs() / 1000).date();
+    const auto expectedCell = [&](std::int64_t us) {
+        const QDateTime at = QDateTime::fromMSecsSinceEpoch(us / 1000);
+        if (at.date() == serverToday)
+            return at.toString(QStringLiteral("HH:mm:ss.zzz"));
+        return at.toString(at.date().year() == serverToday.year() ? QStringLiteral("MM-dd HH:mm:ss")
+                                                                  : QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+    };
     QCOMPARE(widget.model()->index(row, TaskBrowserModel::UpdatedColumn).data().toString(),
-        updated.toString(today ? QStringLiteral("HH:mm:ss.zzz") : QStringLiteral("yyyy-MM-dd HH:mm:ss")));
+        expectedCell(shown.updatedAtUs));
+    int otherDays = 0;
+    for (int r = 0; r < widget.model()->rowCount(); ++r) {
+        const auto& t = widget.model()->task(r);
+        if (QDateTime::fromMSecsSinceEpoch(t.updatedAtUs / 1000).date() == serverToday)
+            continue;
+        ++otherDays;
+        QCOMPARE(widget.model()->index(r, TaskBrowserModel::UpdatedColumn).data().toString(), expectedCell(t.updatedAtUs));
+    }
+    QVERIFY2(otherDays >= 2, "the page holds rows updated on another day");
     save(&widget, "console-tasks.png");
     // With no row selected the tabs carry no count of the record that was shown before.
     QVERIFY(widget.detail()->tabs()->tabText(1).contains(QLatin1Char('(')));

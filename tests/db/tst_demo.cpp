@@ -71,6 +71,7 @@ void TestDemo::cleanupTestCase()
 
 void TestDemo::faultyWorkloadLeavesOneEffectPerKey()
 {
+    QCOMPARE(count(*m_conn, "SELECT count(*) FROM idem.idem_timelines"), 0LL);
     const CliRun run = idemctl({ QStringLiteral("demo"), QStringLiteral("--dsn"), dsn(), QStringLiteral("--json"),
         QStringLiteral("--quiet"), QStringLiteral("--seed"), QStringLiteral("7"), QStringLiteral("--duration"),
         QStringLiteral("5"), QStringLiteral("--workers"), QStringLiteral("6"), QStringLiteral("--tenants"),
@@ -124,6 +125,14 @@ void TestDemo::faultyWorkloadLeavesOneEffectPerKey()
             count(*m_conn, std::string("SELECT count(*) FROM idem.idem_counters WHERE outcome = '") + outcome + "'")
                 > 0,
             outcome);
+    // The workers recorded the primary's timeline when they connected (schema v20), as this
+    // server's system identifier and WAL file name say: one row, the system's first timeline.
+    QCOMPARE(count(*m_conn,
+                 "SELECT count(*) FROM idem.idem_timelines t, pg_control_system() c"
+                 " WHERE t.system_identifier = c.system_identifier AND t.previous_timeline IS NULL"
+                 "   AND t.timeline = ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::integer"),
+        1LL);
+    QCOMPARE(count(*m_conn, "SELECT count(*) FROM idem.idem_timelines"), 1LL);
     // The payment service kept one payment per key, and every business effect was paid.
     QCOMPARE(count(*m_conn, "SELECT count(*) - count(DISTINCT idempotency_key) FROM idem.demo_payments"), 0LL);
     QCOMPARE(count(*m_conn,

@@ -353,6 +353,19 @@ void TestFailover::standbyJudgesLeasesAtItsReplayPoint()
     QCOMPARE(behind.liveTakenAt, replayPoint);
     QCOMPARE(behind.label(idem::Figure::ExpiredLeases).observedAt, replayPoint);
 
+    // The exact figures (idemctl stats --exact, the console's own exact count) are judged at the
+    // same moment: the two never disagree on a standby.
+    idem::ReadStatsOptions exactly;
+    exactly.exactRows = true;
+    const auto exact = idem::readStats(s, idem::SchemaName(), {}, exactly);
+    QCOMPARE(exact.processing, std::int64_t(14));
+    QCOMPARE(exact.expiredLeases, std::int64_t(2));
+    QCOMPARE(exact.liveTakenAt, replayPoint);
+    const auto own = idem::readOwnExact(s, idem::SchemaName(), {}, 5000);
+    QCOMPARE(own.processing, std::int64_t(14));
+    QCOMPARE(own.expiredLeases, std::int64_t(2));
+    QCOMPARE(own.takenAt, replayPoint);
+
     // idemctl stats says so.
     const CliRun cli = idem::test::runProgram(idem::test::idemctlPath(),
         { QStringLiteral("stats"), QStringLiteral("--dsn"), QString::fromStdString(standby->dsn()) });

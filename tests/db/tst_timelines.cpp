@@ -23,6 +23,7 @@
 #include "operations/node.h"
 #include "schema/migrate.h"
 #include "tests/console/tst_taskbrowser_support.h"
+#include "tests/support/cliprocess.h"
 #include "tests/support/pgservers.h"
 #include "tests/support/taskrows.h"
 #include "tests/support/testdb.h"
@@ -69,6 +70,7 @@ private Q_SLOTS:
     void rolesAndHostileSearchPath();
     void nodeIdentityWithoutControlFunctions();
     void promotionUnderAConsoleIsANewNodeAndAnEvent();
+    void idemctlStatsRecordsItAsItsLogin();
 
 private:
     std::unique_ptr<pqxx::connection> login(const char* role)
@@ -369,6 +371,27 @@ void TestTimelines::promotionUnderAConsoleIsANewNodeAndAnEvent()
     const auto events = failovers(reader);
     QCOMPARE(events.size(), std::size_t(1));
     QCOMPARE(events[0].text, "a new primary: timeline 1 -> 2, at 127.0.0.1:" + std::to_string(standby->port()));
+}
+
+// idemctl stats reads the primary, so it records a timeline it is the first to see, as the
+// console and the exporter do; on a login with only idem_reader. Its figures are printed either
+// way, and a second run writes nothing.
+void TestTimelines::idemctlStatsRecordsItAsItsLogin()
+{
+    const auto dsn = QString::fromStdString(idem::test::loginDsn(m_db->dsn(), readerRole, password));
+    const auto run = idem::test::runProgram(idem::test::idemctlPath(), { QStringLiteral("stats"), QStringLiteral("--dsn"), dsn, QStringLiteral("--json") });
+    QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
+    QVERIFY2(run.out.contains(QStringLiteral("\"expired_leases\"")), qPrintable(run.out));
+    QVERIFY2(run.err.isEmpty(), qPrintable(run.err));
+    QCOMPARE(scalar(*m_owner,
+                 "SELECT count(*) || ' ' || min(db_role) || ' ' || bool_and(previous_timeline IS NULL)"
+                 "  FROM idem.idem_timelines t, pg_control_system() c WHERE t.system_identifier = c.system_identifier"
+                 "   AND t.timeline = ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::integer"),
+        QByteArray("1 ") + readerRole + " true");
+    const auto before = scalar(*m_owner, "SELECT xmin::text || first_seen::text FROM idem.idem_timelines");
+    const auto again = idem::test::runProgram(idem::test::idemctlPath(), { QStringLiteral("stats"), QStringLiteral("--dsn"), dsn });
+    QVERIFY2(again.exitCode == 0, qPrintable(idem::test::describe(again)));
+    QCOMPARE(scalar(*m_owner, "SELECT xmin::text || first_seen::text FROM idem.idem_timelines"), before);
 }
 
 QTEST_MAIN(TestTimelines)

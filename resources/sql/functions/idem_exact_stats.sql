@@ -1,8 +1,10 @@
--- idem_exact_stats (schema v8, changed in v11, v13; the history is in git log).
+-- idem_exact_stats (schema v8, changed in v11, v13, with v21; the history is in git log).
 -- The exact figures, each defined here once. Processing and retryable rows first seen more
 -- than p_long_after_minutes ago are long-unfinished (work still in flight; failed rows have
 -- their own figures). One pass over the unfinished rows (task_idempotency_unfinished_idx,
 -- covering since v4): its cost follows the unfinished set, which is why no tick runs it.
+-- Leases and long-unfinished are judged at the data's time (idem_data_time(): a lagging
+-- standby's replay point), as idem_live_stats judges them: the two never disagree on a standby.
 -- The table is named with @extschema@ (migrate writes the schema's name there) and every
 -- operator and function in pg_catalog, not with SET search_path: so it stays inlinable and
 -- EXPLAIN of a caller shows (and tests check) the index-only scan it makes, and nothing resolves
@@ -22,10 +24,10 @@ AS $exact$
              WHERE b.n OPERATOR(pg_catalog.>) 0::bigint)
       FROM (
         SELECT pg_catalog.count(*) FILTER (WHERE t.status OPERATOR(pg_catalog.=) 'processing'::text
-                                             AND t.lease_until OPERATOR(pg_catalog.>) pg_catalog.now()) AS processing,
+                                             AND t.lease_until OPERATOR(pg_catalog.>) d.at) AS processing,
                pg_catalog.count(*) FILTER (WHERE t.status OPERATOR(pg_catalog.=) 'processing'::text
                                              AND (t.lease_until IS NULL
-                                                  OR t.lease_until OPERATOR(pg_catalog.<=) pg_catalog.now()))
+                                                  OR t.lease_until OPERATOR(pg_catalog.<=) d.at))
                    AS expired_leases,
                pg_catalog.min(t.created_at) FILTER (WHERE t.status OPERATOR(pg_catalog.=) 'processing'::text)
                    AS oldest_processing_created_at,
@@ -42,7 +44,7 @@ AS $exact$
                    AS failed_exhausted,
                pg_catalog.count(*) FILTER (WHERE (t.status OPERATOR(pg_catalog.=) 'processing'::text
                                                   OR t.status OPERATOR(pg_catalog.=) 'retryable_failed'::text)
-                                             AND t.created_at OPERATOR(pg_catalog.<) (pg_catalog.now()
+                                             AND t.created_at OPERATOR(pg_catalog.<) (d.at
                                                  OPERATOR(pg_catalog.-) pg_catalog.make_interval(
                                                      mins => least(greatest(p_long_after_minutes, 1), 525600))))
                    AS long_unfinished,
@@ -58,7 +60,7 @@ AS $exact$
                      pg_catalog.count(*) FILTER (WHERE t.attempts OPERATOR(pg_catalog.=) 8),
                      pg_catalog.count(*) FILTER (WHERE t.attempts OPERATOR(pg_catalog.=) 9),
                      pg_catalog.count(*) FILTER (WHERE t.attempts OPERATOR(pg_catalog.>=) 10)] AS bins
-          FROM @extschema@.task_idempotency t
+          FROM (SELECT @extschema@.idem_data_time() AS at) d, @extschema@.task_idempotency t
          WHERE t.status OPERATOR(pg_catalog.<>) 'succeeded'::text
            AND (p_tenant IS NULL
                 OR pg_catalog.split_part(t.idempotency_key, ':'::text, 1) OPERATOR(pg_catalog.=) p_tenant)

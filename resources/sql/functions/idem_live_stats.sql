@@ -1,4 +1,4 @@
--- idem_live_stats (schema v8; the history is in git log).
+-- idem_live_stats (schema v8, changed with v21; the history is in git log).
 -- The bounded figures, for one tenant / operation or (both NULL) for all. Each count stops at
 -- 10,000 rows through its own index (at most 60,006 index entries in all, whatever the table
 -- holds); a count that reached the cap is returned as 10,000 with its *_capped flag. The
@@ -13,12 +13,8 @@
 -- previous ones. Read-only callers, REPEATABLE READ snapshots and standbys, which cannot
 -- store, count for themselves when the stored figures are stale (shared false).
 --
--- Lease expiry and long-unfinished are judged at the data's time, returned as taken_at: now() on
--- a primary; on a standby the time of its replay point (the commit time of the last transaction
--- it replayed, by the primary's clock), never later than now(). A standby that streams and has
--- replayed all it received is as current as its primary: now(), as before anything was
--- replayed. A lease that ran out after the replay point was live there; judged by the standby's
--- clock it would look expired, and replication lag alone would turn the expired figure red.
+-- Lease expiry and long-unfinished are judged at the data's time (idem_data_time(): now() on a
+-- primary, a lagging standby's replay point), returned as taken_at.
 CREATE OR REPLACE FUNCTION idem_live_stats(p_tenant text, p_operation text, p_long_after_minutes integer)
 RETURNS TABLE (processing bigint, processing_capped boolean, expired_leases bigint, expired_leases_capped boolean,
                oldest_processing_created_at timestamptz, oldest_processing_capped boolean,
@@ -45,7 +41,7 @@ DECLARE
     v_can_store boolean := false;
     v_shared boolean := false;
     v_start timestamptz;
-    v_at timestamptz := now(); -- the data's time, see above
+    v_at timestamptz; -- the data's time, see above
     v_cutoff timestamptz;
     v_live bigint; v_expired bigint; v_nolease bigint;
     v_retry bigint; v_unc bigint; v_fp bigint; v_fe bigint;
@@ -92,13 +88,7 @@ BEGIN
     END IF;
 
     v_start := clock_timestamp();
-    -- As the stats reading's replication lag (statssql.cpp): behind unless it streams and has
-    -- replayed all it received.
-    IF pg_is_in_recovery()
-       AND NOT coalesce(pg_last_wal_replay_lsn() >= pg_last_wal_receive_lsn()
-                        AND EXISTS (SELECT FROM pg_stat_wal_receiver), false) THEN
-        v_at := least(now(), coalesce(pg_last_xact_replay_timestamp(), now()));
-    END IF;
+    v_at := idem_data_time();
     v_cutoff := v_at - p_long_after_minutes * interval '1 minute';
     -- One statement, one snapshot; each figure's rows defined once, filtered or not (the filter
     -- matches every key when both are NULL). Every branch is an index-only scan of the figure's
