@@ -913,6 +913,22 @@ $$;
 
 
 --
+-- Name: idem_data_time(); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_data_time() RETURNS timestamp with time zone
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT CASE WHEN pg_catalog.pg_is_in_recovery()
+                 AND NOT coalesce(pg_catalog.pg_last_wal_replay_lsn() OPERATOR(pg_catalog.>=)
+                                      pg_catalog.pg_last_wal_receive_lsn()
+                                  AND EXISTS (SELECT FROM pg_catalog.pg_stat_wal_receiver), false)
+                THEN LEAST(pg_catalog.now(), coalesce(pg_catalog.pg_last_xact_replay_timestamp(), pg_catalog.now()))
+                ELSE pg_catalog.now() END
+$$;
+
+
+--
 -- Name: idem_events(timestamp with time zone, timestamp with time zone, text, text, integer); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -1077,10 +1093,10 @@ CREATE FUNCTION idem.idem_exact_stats(p_tenant text, p_operation text, p_long_af
              WHERE b.n OPERATOR(pg_catalog.>) 0::bigint)
       FROM (
         SELECT pg_catalog.count(*) FILTER (WHERE t.status OPERATOR(pg_catalog.=) 'processing'::text
-                                             AND t.lease_until OPERATOR(pg_catalog.>) pg_catalog.now()) AS processing,
+                                             AND t.lease_until OPERATOR(pg_catalog.>) d.at) AS processing,
                pg_catalog.count(*) FILTER (WHERE t.status OPERATOR(pg_catalog.=) 'processing'::text
                                              AND (t.lease_until IS NULL
-                                                  OR t.lease_until OPERATOR(pg_catalog.<=) pg_catalog.now()))
+                                                  OR t.lease_until OPERATOR(pg_catalog.<=) d.at))
                    AS expired_leases,
                pg_catalog.min(t.created_at) FILTER (WHERE t.status OPERATOR(pg_catalog.=) 'processing'::text)
                    AS oldest_processing_created_at,
@@ -1097,7 +1113,7 @@ CREATE FUNCTION idem.idem_exact_stats(p_tenant text, p_operation text, p_long_af
                    AS failed_exhausted,
                pg_catalog.count(*) FILTER (WHERE (t.status OPERATOR(pg_catalog.=) 'processing'::text
                                                   OR t.status OPERATOR(pg_catalog.=) 'retryable_failed'::text)
-                                             AND t.created_at OPERATOR(pg_catalog.<) (pg_catalog.now()
+                                             AND t.created_at OPERATOR(pg_catalog.<) (d.at
                                                  OPERATOR(pg_catalog.-) pg_catalog.make_interval(
                                                      mins => least(greatest(p_long_after_minutes, 1), 525600))))
                    AS long_unfinished,
@@ -1113,7 +1129,7 @@ CREATE FUNCTION idem.idem_exact_stats(p_tenant text, p_operation text, p_long_af
                      pg_catalog.count(*) FILTER (WHERE t.attempts OPERATOR(pg_catalog.=) 8),
                      pg_catalog.count(*) FILTER (WHERE t.attempts OPERATOR(pg_catalog.=) 9),
                      pg_catalog.count(*) FILTER (WHERE t.attempts OPERATOR(pg_catalog.>=) 10)] AS bins
-          FROM "idem".task_idempotency t
+          FROM (SELECT "idem".idem_data_time() AS at) d, "idem".task_idempotency t
          WHERE t.status OPERATOR(pg_catalog.<>) 'succeeded'::text
            AND (p_tenant IS NULL
                 OR pg_catalog.split_part(t.idempotency_key, ':'::text, 1) OPERATOR(pg_catalog.=) p_tenant)
@@ -2373,7 +2389,7 @@ DECLARE
     v_can_store boolean := false;
     v_shared boolean := false;
     v_start timestamptz;
-    v_at timestamptz := now(); -- the data's time, see above
+    v_at timestamptz; -- the data's time, see above
     v_cutoff timestamptz;
     v_live bigint; v_expired bigint; v_nolease bigint;
     v_retry bigint; v_unc bigint; v_fp bigint; v_fe bigint;
@@ -2420,13 +2436,7 @@ BEGIN
     END IF;
 
     v_start := clock_timestamp();
-    -- As the stats reading's replication lag (statssql.cpp): behind unless it streams and has
-    -- replayed all it received.
-    IF pg_is_in_recovery()
-       AND NOT coalesce(pg_last_wal_replay_lsn() >= pg_last_wal_receive_lsn()
-                        AND EXISTS (SELECT FROM pg_stat_wal_receiver), false) THEN
-        v_at := least(now(), coalesce(pg_last_xact_replay_timestamp(), now()));
-    END IF;
+    v_at := idem_data_time();
     v_cutoff := v_at - p_long_after_minutes * interval '1 minute';
     -- One statement, one snapshot; each figure's rows defined once, filtered or not (the filter
     -- matches every key when both are NULL). Every branch is an index-only scan of the figure's
@@ -4802,6 +4812,14 @@ REVOKE ALL ON FUNCTION idem.idem_counters_check(p_batch jsonb) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION idem.idem_counters_maintain(p_batch integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION idem.idem_counters_maintain(p_batch integer) TO idem_operator;
+
+
+--
+-- Name: FUNCTION idem_data_time(); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_data_time() FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_data_time() TO idem_reader;
 
 
 --
