@@ -8,8 +8,11 @@ TimelineNote noteTimeline(pqxx::connection& conn, const SchemaName& schema)
 {
     pqxx::work w(conn);
     w.exec("SET LOCAL statement_timeout = '5s'");
+    w.exec("SELECT pg_catalog.set_config('search_path', 'pg_catalog', true)"); // no shadow on the caller's path
+    // Qualified as well: numeric times an integer has no exact match in pg_catalog, so an
+    // unqualified * on a path with public would pick a *(numeric, double precision) planted there.
     const auto row = w.exec("SELECT outcome, system_identifier::text, timeline, previous_timeline,"
-                            " (extract(epoch FROM since) * 1000000)::bigint FROM "
+                            " (extract(epoch FROM since) OPERATOR(pg_catalog.*) 1000000::numeric)::bigint FROM "
         + schema.qualify("idem_note_timeline") + "()")[0];
     w.commit();
     TimelineNote note;

@@ -248,8 +248,12 @@ void TestFleet::tenDatabasesOnTheFleetPage()
         QCOMPARE(level(QLatin1String(healthy)), Level::Normal);
         QVERIFY2(model->nodeText(row(QLatin1String(healthy))).startsWith(QStringLiteral("primary ")),
             qPrintable(model->nodeText(row(QLatin1String(healthy)))));
-        QVERIFY2(model->costText(row(QLatin1String(healthy))).contains(QStringLiteral(" ms, every 2 s")),
-            qPrintable(model->costText(row(QLatin1String(healthy)))));
+        // Every 2 s, or (on a loaded machine: ten sessions on 2 shared cores) the truth that the
+        // ticks ran over their budget and stretched the interval from the 2 s asked for.
+        const QString cost = model->costText(row(QLatin1String(healthy)));
+        QVERIFY2(cost.contains(QStringLiteral(" ms, every "))
+                && (cost.contains(QStringLiteral(" ms, every 2 s")) || cost.contains(QStringLiteral("stretched from 2 s"))),
+            qPrintable(cost));
     }
     QCOMPARE(m_fleet->page()->summaryText(), QStringLiteral("10 databases: 2 red, 2 amber, 6 green, 0 not known yet"));
 
