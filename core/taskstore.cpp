@@ -187,7 +187,7 @@ ClaimResult TaskStore::claim(const TaskKey& key, const std::string& requestDiges
         return w.exec_params("SELECT decision, detail, owner_token, attempts, max_attempts, retry_after_ms,"
                              "       result_json, request_hash, error_class, error_message,"
                              "       CASE WHEN decision = 'paused' AND lease_until IS NOT NULL"
-                             "            THEN GREATEST(1, ceil(extract(epoch FROM lease_until - now()) * 1000))::bigint"
+                             "            THEN GREATEST(1, ceil(extract(epoch FROM lease_until - now()) OPERATOR(pg_catalog.*) 1000::numeric))::bigint"
                              "       END FROM "
                 + m_options.schema.qualify("claim") + "($1, $2, $3::uuid, $4, $5, $6)",
             key.str(), requestDigest, token, static_cast<long long>(m_options.lease.count()),

@@ -201,7 +201,7 @@ ServerInfo DatabaseWorker::inspect(quint64 requestId)
             "       coalesce((SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()), false),"
             "       (SELECT version FROM pg_stat_ssl WHERE pid = pg_backend_pid()),"
             "       (SELECT cipher FROM pg_stat_ssl WHERE pid = pg_backend_pid()),"
-            "       (extract(epoch FROM now()) * 1000)::bigint,"
+            "       (extract(epoch FROM now()) OPERATOR(pg_catalog.*) 1000::numeric)::bigint,"
             "       pg_backend_pid(), pg_is_in_recovery(),"
             "       current_setting('synchronous_standby_names'), current_setting('synchronous_commit'),"
             "       current_setting('default_transaction_read_only')",

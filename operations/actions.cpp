@@ -151,7 +151,7 @@ bool actionAppliesTo(RecoveryAction a, const std::string& status)
 
 std::string updatedAtMicrosSql(const std::string& column)
 {
-    return "(extract(epoch FROM " + column + ") * 1000000)::bigint";
+    return "(extract(epoch FROM " + column + ") OPERATOR(pg_catalog.*) 1000000::numeric)::bigint";
 }
 
 std::string microsParamSql(int n) { return "(to_timestamp(0) + $" + std::to_string(n) + "::bigint * interval '1 microsecond')"; }

@@ -25,7 +25,7 @@ namespace {
     // jsonb text output, which is what the SQL hashed (p_before::text).
     std::string columns()
     {
-        return "a.id, (extract(epoch FROM a.at) * 1000000)::bigint, a.idempotency_key, a.action, a.reason, a.db_role,"
+        return "a.id, (extract(epoch FROM a.at) OPERATOR(pg_catalog.*) 1000000::numeric)::bigint, a.idempotency_key, a.action, a.reason, a.db_role,"
                " a.os_user, a.client_host, a.application, a.before_image, a.after_image, a.prev_hash, a.entry_hash";
     }
 

@@ -65,7 +65,7 @@ history AS (
      GROUP BY c.bucket, c.outcome
 )
 SELECT stats.*,
-       (extract(epoch FROM now()) * 1000)::bigint AS server_now_ms,
+       (extract(epoch FROM now()) OPERATOR(pg_catalog.*) 1000::numeric)::bigint AS server_now_ms,
        (SELECT coalesce(json_agg(json_build_array(extract(epoch FROM h.bucket)::bigint, h.outcome, h.n)
                                  ORDER BY h.bucket), '[]'::json)
           FROM history h) AS buckets

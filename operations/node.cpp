@@ -16,7 +16,7 @@ NodeIdentity readNodeIdentity(pqxx::transaction_base& tx)
                   "       has_function_privilege('pg_catalog.pg_control_checkpoint()', 'EXECUTE'),"
                   "       CASE WHEN NOT pg_is_in_recovery()"
                   "            THEN ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::integer END,"
-                  "       (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint")[0];
+                  "       (extract(epoch FROM pg_postmaster_start_time()) OPERATOR(pg_catalog.*) 1000000::numeric)::bigint")[0];
     NodeIdentity n;
     if (!row[0].is_null())
         n.serverAddress = row[0].as<std::string>() + ":" + row[1].as<std::string>();
@@ -33,7 +33,7 @@ NodeIdentity readNodeIdentity(pqxx::transaction_base& tx)
         n.timeline = tx.exec("SELECT timeline_id FROM pg_catalog.pg_control_checkpoint()")[0][0].as<int>();
     if (!n.inRecovery) {
         for (const auto& r : tx.exec("SELECT application_name, sync_state, state,"
-                                     "       (extract(epoch FROM replay_lag) * 1000)::bigint"
+                                     "       (extract(epoch FROM replay_lag) OPERATOR(pg_catalog.*) 1000::numeric)::bigint"
                                      "  FROM pg_catalog.pg_stat_replication ORDER BY application_name")) {
             if (r[1].is_null()) {
                 ++n.hiddenStandbys;

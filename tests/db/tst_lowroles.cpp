@@ -262,6 +262,10 @@ BEGIN PERFORM public.planted('jsonb_build_array(integer, bigint)');
     for (const QStringList& args :
         { QStringList { QStringLiteral("annotate"), QStringLiteral("--text"), QStringLiteral("planted?") },
             QStringList { QStringLiteral("latency"), QStringLiteral("--json") },
+            // The audit list and the task pages turn times into microseconds: numeric times an
+            // integer, which an unqualified * resolved to the *(numeric, double precision) plant.
+            QStringList { QStringLiteral("audit"), QStringLiteral("list"), QStringLiteral("--json") },
+            QStringList { QStringLiteral("tasks"), QStringLiteral("--json") },
             QStringList { QStringLiteral("pauses"), QStringLiteral("--json") },
             QStringList { QStringLiteral("pause"), QStringLiteral("--operation"), QStringLiteral("planted"),
                 QStringLiteral("--reason"), QStringLiteral("planted?"), QStringLiteral("--until"),
