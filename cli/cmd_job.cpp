@@ -112,8 +112,8 @@ start or resume for as long, then resuming is refused: cancel it and start it ag
 may also cancel a job (turn it down).
 
 Changes (schema v22): with --retention-changes on (the schema owner's), `idemctl retention set`
-and `unset` no longer change the policy: they request the change and print "awaiting approval:
-request N (sha256 ...)"; with --manual-purges on, `idemctl purge` does the same (scheduled purges,
+and `unset` no longer change the policy: they request the change and print 'awaiting approval:
+request N (sha256 ...)'; with --manual-purges on, `idemctl purge` does the same (scheduled purges,
 CALL idem_purge_run from pg_cron, keep running). job pending lists those requests with the jobs;
 another login with the approve right approves one with `job approve --request N --spec SHA256`
 (the same rule: never the requester); then whoever has the purge right uses it, once, naming the

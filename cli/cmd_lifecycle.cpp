@@ -52,8 +52,8 @@ after the current batch and finishes the run.
 
 Approval (schema v22): with the approval policy's manual-purge switch on (`idemctl job policy
 --manual-purges on`, the schema owner's), a purge is not run at once: this command requests it
-(its batch, --max-seconds and --duty are the request's spec) and prints "awaiting approval:
-request N (sha256 ...)". Another login with the approve right approves it (`idemctl job approve
+(its batch, --max-seconds and --duty are the request's spec) and prints 'awaiting approval:
+request N (sha256 ...)'. Another login with the approve right approves it (`idemctl job approve
 --request N --spec SHA256`); then `idemctl purge --request N --spec SHA256` runs it, once, before
 the approval expires. Scheduled purges (pg_cron, below) keep running.
 
@@ -80,7 +80,7 @@ apply   applies approved change request N, naming its spec sha256, once.
 
 Approval (schema v22): with the approval policy's retention switch on (`idemctl job policy
 --retention-changes on`, the schema owner's), set and unset change nothing: they request the
-change and print "awaiting approval: request N (sha256 ...)". Another login with the approve
+change and print 'awaiting approval: request N (sha256 ...)'. Another login with the approve
 right approves it (`idemctl job approve --request N --spec SHA256`), then `retention apply`
 applies it, before the approval expires. Exit 3 when the database refuses (nothing changed).
 )";
