@@ -20,7 +20,8 @@ namespace idem::cli {
 
 namespace {
 
-    constexpr const char* jobHelp = R"(Usage: idemctl job start --action requeue|release|fail --reason TEXT [FILTER...] [--cap N]
+    constexpr const char* jobHelp
+        = R"(Usage: idemctl job start --action requeue|release|fail --reason TEXT [FILTER...] [--cap N]
                         [--attempts N] [--dry-run | --detach] [RUN OPTIONS] [--json]
        idemctl job status [ID] [--limit N] [--json]
        idemctl job resume ID [RUN OPTIONS] [--json]
@@ -674,8 +675,9 @@ changed), or the job was cancelled.
         }
         for (const auto& c : changes) {
             std::printf("request %lld: %s%s\n", static_cast<long long>(c.id), safe(c.what(), 200).c_str(),
-                c.state == "approved" ? (c.expired() ? " (approved; the approval expired)" : " (approved, not used yet)")
-                                      : (c.expired() ? " (its time for approval ended)" : ""));
+                c.state == "approved"
+                    ? (c.expired() ? " (approved; the approval expired)" : " (approved, not used yet)")
+                    : (c.expired() ? " (its time for approval ended)" : ""));
             std::printf("  requested by %s (%s) at %s: %s\n", safe(c.requestedLogin, 64).c_str(),
                 safe(c.requestedActor, 80).c_str(), formatMicros(c.requestedAtUs).c_str(),
                 safe(c.requestedReason, 400).c_str());
@@ -847,10 +849,10 @@ changed), or the job was cancelled.
         }
         const auto after = readChangePolicy(*conn, schema);
         if (args.flag("json")) {
-            std::cout << nlohmann::json({ { "schema", schema.name() },
-                                            { "retention_changes_need_approval", after.retentionChanges },
-                                            { "manual_purges_need_approval", after.manualPurges },
-                                            { "change_ttl_seconds", after.ttlSeconds }, { "audit_id", auditId } })
+            std::cout << nlohmann::json(
+                { { "schema", schema.name() }, { "retention_changes_need_approval", after.retentionChanges },
+                    { "manual_purges_need_approval", after.manualPurges }, { "change_ttl_seconds", after.ttlSeconds },
+                    { "audit_id", auditId } })
                              .dump(2)
                       << '\n';
             return ExitOk;
@@ -908,12 +910,11 @@ changed), or the job was cancelled.
         const auto p = readApprovalPolicy(*conn, schema);
         if (args.flag("json")) {
             const auto c = readChangePolicy(*conn, schema);
-            std::cout << nlohmann::json({ { "schema", schema.name() }, { "job_rows", opt(p.jobRows) },
-                                            { "ttl_seconds", p.ttlSeconds }, { "updated_by", optText(p.updatedBy) },
-                                            { "updated_at", optTime(p.updatedAtUs) }, { "audit_id", opt(auditId) },
-                                            { "retention_changes_need_approval", c.retentionChanges },
-                                            { "manual_purges_need_approval", c.manualPurges },
-                                            { "change_ttl_seconds", c.ttlSeconds } })
+            std::cout << nlohmann::json(
+                { { "schema", schema.name() }, { "job_rows", opt(p.jobRows) }, { "ttl_seconds", p.ttlSeconds },
+                    { "updated_by", optText(p.updatedBy) }, { "updated_at", optTime(p.updatedAtUs) },
+                    { "audit_id", opt(auditId) }, { "retention_changes_need_approval", c.retentionChanges },
+                    { "manual_purges_need_approval", c.manualPurges }, { "change_ttl_seconds", c.ttlSeconds } })
                              .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
                       << '\n';
             return ExitOk;

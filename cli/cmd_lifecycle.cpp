@@ -18,7 +18,8 @@
 namespace idem::cli {
 
 namespace {
-    constexpr const char* purgeHelp = R"(Usage: idemctl purge [--dsn DSN] [--schema S] [--dry-run] [--batch N] [--max-seconds S]
+    constexpr const char* purgeHelp
+        = R"(Usage: idemctl purge [--dsn DSN] [--schema S] [--dry-run] [--batch N] [--max-seconds S]
                      [--duty F] [--pause-ms MS] [--reason R] [--actor A] [--cap N] [--json]
        idemctl purge --request N --spec SHA256 [--actor A] [--pause-ms MS] [--json]
 
@@ -193,16 +194,16 @@ the last purge run and the table's size over time. Nothing is scanned beyond tho
     int awaitingApproval(const char* what, const ChangeRequested& q, bool json, const SchemaName& schema)
     {
         if (json) {
-            std::cout << nlohmann::json({ { "schema", schema.name() }, { "awaiting_approval", true },
-                                            { "request_id", q.id }, { "spec_sha256", q.specSha256 },
-                                            { "spec", nlohmann::json::parse(q.specJson) },
-                                            { "approvable_until", formatMicros(q.approvableUntilUs) },
-                                            { "audit_id", q.auditId } })
+            std::cout << nlohmann::json(
+                { { "schema", schema.name() }, { "awaiting_approval", true }, { "request_id", q.id },
+                    { "spec_sha256", q.specSha256 }, { "spec", nlohmann::json::parse(q.specJson) },
+                    { "approvable_until", formatMicros(q.approvableUntilUs) }, { "audit_id", q.auditId } })
                              .dump(2)
                       << '\n';
             return ExitOk;
         }
-        std::printf("awaiting approval: request %lld (sha256 %s)\n", static_cast<long long>(q.id), q.specSha256.c_str());
+        std::printf(
+            "awaiting approval: request %lld (sha256 %s)\n", static_cast<long long>(q.id), q.specSha256.c_str());
         std::printf("  %s needs a second person's approval (the approval policy); nothing changed yet\n", what);
         std::printf("  spec %s\n", q.specJson.c_str());
         std::printf("  another login with the approve right, until %s: idemctl job approve --request %lld --spec %s "
@@ -220,7 +221,8 @@ the last purge run and the table's size over time. Nothing is scanned beyond tho
         if (args.positional().size() != 1)
             throw UsageError("retention apply takes --request N --spec SHA256, no other argument");
         if (!args.value("request") || !args.value("spec"))
-            throw UsageError("retention apply needs --request N and --spec SHA256 (as `idemctl job pending` shows them)");
+            throw UsageError(
+                "retention apply needs --request N and --spec SHA256 (as `idemctl job pending` shows them)");
         if (args.value("reason"))
             throw UsageError("retention apply takes no --reason: the request's reason is the one audited");
         const auto id = args.intValue("request", 0, 1, std::numeric_limits<std::int64_t>::max());
@@ -242,10 +244,10 @@ the last purge run and the table's size over time. Nothing is scanned beyond tho
         c.kind = u.kind;
         c.specJson = u.specJson;
         if (args.flag("json")) {
-            std::cout << nlohmann::json({ { "schema", schema.name() }, { "request_id", u.id },
-                                            { "spec", nlohmann::json::parse(u.specJson) }, { "use_audit_id", u.auditId },
-                                            { "audit_id", u.appliedAuditId ? nlohmann::json(*u.appliedAuditId)
-                                                                           : nlohmann::json(nullptr) } })
+            std::cout << nlohmann::json(
+                { { "schema", schema.name() }, { "request_id", u.id }, { "spec", nlohmann::json::parse(u.specJson) },
+                    { "use_audit_id", u.auditId },
+                    { "audit_id", u.appliedAuditId ? nlohmann::json(*u.appliedAuditId) : nlohmann::json(nullptr) } })
                              .dump(2)
                       << '\n';
             return ExitOk;
@@ -311,8 +313,8 @@ int runPurge(const std::vector<std::string>& argv)
         try {
             q = requestPurge(*conn, schema, o.batch, static_cast<int>(o.maxSeconds), o.duty, o.reason, o.actor);
         } catch (const JobRefused& e) {
-            std::cerr << "idemctl purge: refused (SQLSTATE " << e.sqlstate << "): " << displaySafe(e.what(), messageDisplay)
-                      << "\nnothing changed\n";
+            std::cerr << "idemctl purge: refused (SQLSTATE " << e.sqlstate
+                      << "): " << displaySafe(e.what(), messageDisplay) << "\nnothing changed\n";
             return ExitRefused;
         }
         return awaitingApproval("purge", q, args.flag("json"), schema);
@@ -338,8 +340,8 @@ int runPurge(const std::vector<std::string>& argv)
             r = idem::runPurge(*conn, schema, o);
             break;
         } catch (const JobRefused& e) {
-            std::cerr << "idemctl purge: refused (SQLSTATE " << e.sqlstate << "): " << displaySafe(e.what(), messageDisplay)
-                      << "\nnothing changed\n";
+            std::cerr << "idemctl purge: refused (SQLSTATE " << e.sqlstate
+                      << "): " << displaySafe(e.what(), messageDisplay) << "\nnothing changed\n";
             return ExitRefused;
         } catch (const pqxx::broken_connection& e) {
             why = "lost the connection to the database server: " + describeLostConnection(e.what());
@@ -369,12 +371,12 @@ int runPurge(const std::vector<std::string>& argv)
         nlohmann::json by = nlohmann::json::object();
         for (const auto& [op, n] : r.removedByOperation)
             by[op] = n;
-        std::cout << nlohmann::json({ { "schema", schema.name() }, { "dry_run", false }, { "run_id", r.runId },
-                                        { "rows_removed", r.rowsRemoved }, { "batches", r.batches },
-                                        { "duration_ms", r.durationMs }, { "rows_per_second", rate },
-                                        { "longest_batch_ms", r.longestBatchMs }, { "audit_id", r.auditId },
-                                        { "stopped_early", r.stoppedByTime }, { "removed_by_operation", by },
-                                        { "request_id", o.requestId != 0 ? nlohmann::json(o.requestId) : nlohmann::json(nullptr) } })
+        std::cout << nlohmann::json(
+            { { "schema", schema.name() }, { "dry_run", false }, { "run_id", r.runId },
+                { "rows_removed", r.rowsRemoved }, { "batches", r.batches }, { "duration_ms", r.durationMs },
+                { "rows_per_second", rate }, { "longest_batch_ms", r.longestBatchMs }, { "audit_id", r.auditId },
+                { "stopped_early", r.stoppedByTime }, { "removed_by_operation", by },
+                { "request_id", o.requestId != 0 ? nlohmann::json(o.requestId) : nlohmann::json(nullptr) } })
                          .dump(2)
                   << '\n';
         return ExitOk;

@@ -92,7 +92,8 @@ namespace {
     void checkSha(const std::string& specSha256, const char* what)
     {
         if (!isSpecSha256(specSha256))
-            throw std::invalid_argument(std::string(what) + " names the request's spec: its spec_sha256, 64 lower-case hex digits");
+            throw std::invalid_argument(
+                std::string(what) + " names the request's spec: its spec_sha256, 64 lower-case hex digits");
     }
 
 } // namespace
@@ -137,9 +138,10 @@ ChangePolicy readChangePolicy(pqxx::connection& conn, const SchemaName& schema)
     ChangePolicy p;
     if (!hasChangeRequests(t, schema))
         return p;
-    const auto r = t.exec("SELECT p.retention_changes_need_approval, p.manual_purges_need_approval, p.change_ttl_seconds"
-                          " FROM "
-        + schema.qualify("idem_approval_policy") + " p");
+    const auto r
+        = t.exec("SELECT p.retention_changes_need_approval, p.manual_purges_need_approval, p.change_ttl_seconds"
+                 " FROM "
+            + schema.qualify("idem_approval_policy") + " p");
     t.commit();
     p.known = true;
     if (r.empty())
@@ -155,12 +157,13 @@ std::int64_t setChangePolicy(pqxx::connection& conn, const SchemaName& schema, b
 {
     validateReasonAndActor(reason, actor);
     if (ttlSeconds < ChangeLimits::minTtlSeconds || ttlSeconds > ChangeLimits::maxTtlSeconds)
-        throw std::invalid_argument("a change request's time to live must be " + std::to_string(ChangeLimits::minTtlSeconds)
-            + " to " + std::to_string(ChangeLimits::maxTtlSeconds) + " seconds, not " + std::to_string(ttlSeconds));
+        throw std::invalid_argument("a change request's time to live must be "
+            + std::to_string(ChangeLimits::minTtlSeconds) + " to " + std::to_string(ChangeLimits::maxTtlSeconds)
+            + " seconds, not " + std::to_string(ttlSeconds));
     return refusedAsJobRefused([&] {
         pqxx::work w(conn);
-        const auto r = w.exec_params("SELECT s.audit_id FROM " + schema.qualify("idem_set_change_approval")
-                + "($1, $2, $3, $4, $5) s",
+        const auto r = w.exec_params(
+            "SELECT s.audit_id FROM " + schema.qualify("idem_set_change_approval") + "($1, $2, $3, $4, $5) s",
             retentionChanges, manualPurges, ttlSeconds, reason, actor.empty() ? localActor() : actor);
         w.commit();
         return r.at(0)[0].as<std::int64_t>();
@@ -176,9 +179,8 @@ ChangeRequested requestRetentionChange(pqxx::connection& conn, const SchemaName&
         const auto sql = "SELECT q.request_id, q.spec::text, q.spec_sha256, " + micros("q.approvable_until")
             + ", q.audit_id FROM " + schema.qualify("idem_request_retention") + "($1, $2, $3, $4, $5) q";
         const auto who = actor.empty() ? localActor() : actor;
-        const auto r = horizonSeconds
-            ? w.exec_params(sql, std::string("set"), operation, *horizonSeconds, reason, who)
-            : w.exec_params(sql, std::string("clear"), operation, nullptr, reason, who);
+        const auto r = horizonSeconds ? w.exec_params(sql, std::string("set"), operation, *horizonSeconds, reason, who)
+                                      : w.exec_params(sql, std::string("clear"), operation, nullptr, reason, who);
         w.commit();
         return requestedFrom(r.at(0));
     });
@@ -228,8 +230,8 @@ ChangeUse useRetentionRequest(pqxx::connection& conn, const SchemaName& schema, 
     checkSha(specSha256, "the use of a request");
     return refusedAsJobRefused([&] {
         pqxx::work w(conn);
-        const auto k = w.exec_params("SELECT r.kind FROM " + schema.qualify("idem_change_requests") + " r WHERE r.id = $1",
-            id);
+        const auto k
+            = w.exec_params("SELECT r.kind FROM " + schema.qualify("idem_change_requests") + " r WHERE r.id = $1", id);
         if (!k.empty() && k[0][0].as<std::string>() != "retention")
             throw JobRefused("change request " + std::to_string(id) + " is a " + k[0][0].as<std::string>()
                     + ", not a retention change: run it with idemctl purge --request",

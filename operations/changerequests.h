@@ -78,8 +78,8 @@ struct ChangeLimits {
 ChangePolicy readChangePolicy(pqxx::connection& conn, const SchemaName& schema);
 
 // The schema owner's (others: pqxx::insufficient_privilege); audited (action approval_policy).
-std::int64_t setChangePolicy(pqxx::connection& conn, const SchemaName& schema, bool retentionChanges,
-    bool manualPurges, int ttlSeconds, const std::string& reason, const std::string& actor = {});
+std::int64_t setChangePolicy(pqxx::connection& conn, const SchemaName& schema, bool retentionChanges, bool manualPurges,
+    int ttlSeconds, const std::string& reason, const std::string& actor = {});
 
 // Requests (the purge right): refused (JobRefused, ID003) when the kind's switch is off.
 // horizonSeconds unset: clear the operation's own row (back to '*').

@@ -61,7 +61,8 @@ PurgeResult runPurge(pqxx::connection& conn, const SchemaName& schema, const Pur
     PurgeOptions o = options;
     if (o.requestId != 0) {
         if (o.requestSha256.size() != 64 || o.requestSha256.find_first_not_of("0123456789abcdef") != std::string::npos)
-            throw std::invalid_argument("the use of a request names its spec: its spec_sha256, 64 lower-case hex digits");
+            throw std::invalid_argument(
+                "the use of a request names its spec: its spec_sha256, 64 lower-case hex digits");
         pqxx::work w(conn);
         pqxx::result r;
         try {
@@ -77,8 +78,8 @@ PurgeResult runPurge(pqxx::connection& conn, const SchemaName& schema, const Pur
             throw JobRefused(message, e.sqlstate());
         }
         if (r.at(0)[0].as<std::string>() != "purge")
-            throw JobRefused("change request " + std::to_string(o.requestId) + " is a retention change, not a purge: "
-                    + "apply it with idemctl retention apply --request",
+            throw JobRefused("change request " + std::to_string(o.requestId)
+                    + " is a retention change, not a purge: " + "apply it with idemctl retention apply --request",
                 "ID003"); // and the transaction rolls back: nothing used
         const auto spec = nlohmann::json::parse(r[0][1].as<std::string>());
         o.batch = spec.at("batch").get<int>();
@@ -98,9 +99,10 @@ PurgeResult runPurge(pqxx::connection& conn, const SchemaName& schema, const Pur
         for (;;) {
             const auto t = Clock::now();
             pqxx::work w(conn);
-            const auto removed = w.exec_params("SELECT b.removed FROM " + schema.qualify("idem_purge_batch") + "($1, $2) b",
-                                      out.runId, o.batch)[0][0]
-                                     .as<std::int64_t>();
+            const auto removed
+                = w.exec_params("SELECT b.removed FROM " + schema.qualify("idem_purge_batch") + "($1, $2) b", out.runId,
+                       o.batch)[0][0]
+                      .as<std::int64_t>();
             w.commit();
             const double ms = msSince(t);
             out.longestBatchMs = std::max(out.longestBatchMs, ms);
@@ -110,8 +112,7 @@ PurgeResult runPurge(pqxx::connection& conn, const SchemaName& schema, const Pur
                 o.progress(out.runId, out.batches, out.rowsRemoved, ms);
             if (removed < o.batch)
                 break;
-            if ((o.maxSeconds > 0 && msSince(start) >= o.maxSeconds * 1000)
-                || (o.stop && o.stop->load())) {
+            if ((o.maxSeconds > 0 && msSince(start) >= o.maxSeconds * 1000) || (o.stop && o.stop->load())) {
                 out.stoppedByTime = true;
                 break;
             }

@@ -67,8 +67,8 @@ ApprovalsDialog::ApprovalsDialog(ConsoleSession* admin, QWidget* parent)
                                "approval policy holds them. Approving one lets exactly its spec be used, once."));
     m_changes->setObjectName(QStringLiteral("changeRequestsTable"));
     m_changes->setColumnCount(6);
-    m_changes->setHorizontalHeaderLabels({ tr("Request"), tr("What"), tr("Requested by"), tr("Reason"),
-        tr("Spec sha256"), tr("Expires") });
+    m_changes->setHorizontalHeaderLabels(
+        { tr("Request"), tr("What"), tr("Requested by"), tr("Reason"), tr("Spec sha256"), tr("Expires") });
     m_changes->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_changes->setSelectionMode(QAbstractItemView::SingleSelection);
     m_changes->verticalHeader()->hide();
@@ -212,8 +212,8 @@ void ApprovalsDialog::reload()
                 if (expired)
                     whyNot = approved ? tr("Its approval expired: it can no longer be used.")
                                       : tr("Its time for approval ended: it can no longer be approved.");
-                m_changeRows << Pending { m.value(QStringLiteral("id")).toLongLong(), m.value(QStringLiteral("spec")).toString(),
-                    whyNot };
+                m_changeRows << Pending { m.value(QStringLiteral("id")).toLongLong(),
+                    m.value(QStringLiteral("spec")).toString(), whyNot };
                 const QString until = m.value(QStringLiteral("until")).toString();
                 m_changes->setItem(i, 0, cell(QString::number(m.value(QStringLiteral("id")).toLongLong())));
                 m_changes->setItem(i, 1, cell(m.value(QStringLiteral("what")).toString()));
@@ -221,7 +221,7 @@ void ApprovalsDialog::reload()
                 m_changes->setItem(i, 3, cell(m.value(QStringLiteral("reason")).toString()));
                 m_changes->setItem(i, 4, cell(m.value(QStringLiteral("spec")).toString()));
                 m_changes->setItem(i, 5,
-                    cell(expired ? tr("%1 (expired)").arg(until)
+                    cell(expired       ? tr("%1 (expired)").arg(until)
                             : approved ? tr("%1 (approved; to be used by then)").arg(until)
                                        : until));
                 for (int c = 0; c < m_changes->columnCount(); ++c) {
@@ -265,8 +265,8 @@ void ApprovalsDialog::updateApprove()
     m_approve->setToolTip(!why.isEmpty() ? why
             : !selected                  ? tr("Select the job or the change to approve.")
             : blank                      ? tr("Give a reason: it goes into the audit trail.")
-            : change                     ? tr("Approve the selected change exactly as listed (its spec sha256 is named).")
-                                         : tr("Approve the selected job exactly as listed (its spec sha256 is named)."));
+            : change ? tr("Approve the selected change exactly as listed (its spec sha256 is named).")
+                     : tr("Approve the selected job exactly as listed (its spec sha256 is named)."));
 }
 
 void ApprovalsDialog::approve()

@@ -243,7 +243,8 @@ void TestRightsUi::changeRequestsListedAndApproved()
                     .as<std::int64_t>();
         w.commit();
     }
-    execSql(*m_conn, "UPDATE idem.idem_change_requests SET approvable_until = now() - interval '1 second' WHERE id = "
+    execSql(*m_conn,
+        "UPDATE idem.idem_change_requests SET approvable_until = now() - interval '1 second' WHERE id = "
             + std::to_string(purge));
 
     ConsoleSession session;
@@ -277,18 +278,23 @@ void TestRightsUi::changeRequestsListedAndApproved()
     QVERIFY2(dialog.resultLabel()->text().startsWith(
                  QStringLiteral("Change request %1 approved: it may be used once until").arg(retention)),
         qPrintable(dialog.resultLabel()->text()));
-    QCOMPARE(querySql(*m_conn, "SELECT state || ' ' || approved_login FROM idem.idem_change_requests WHERE id = $1", retention)
+    QCOMPARE(querySql(*m_conn, "SELECT state || ' ' || approved_login FROM idem.idem_change_requests WHERE id = $1",
+                 retention)
                  .at(0)
                  .at(0)
                  .as<std::string>(),
         std::string("approved idem_t_rights_ui_requeuer"));
-    QCOMPARE(querySql(*m_conn, "SELECT action FROM idem.task_idempotency_audit ORDER BY id DESC LIMIT 1").at(0).at(0).as<std::string>(),
+    QCOMPARE(querySql(*m_conn, "SELECT action FROM idem.task_idempotency_audit ORDER BY id DESC LIMIT 1")
+                 .at(0)
+                 .at(0)
+                 .as<std::string>(),
         std::string("change_approve"));
     // Listed still (not used yet), greyed: approved already.
     t->selectRow(0);
     dialog.reasonEdit()->setText(QStringLiteral("again"));
     QVERIFY(!dialog.approveButton()->isEnabled());
-    QVERIFY2(dialog.approveButton()->toolTip().contains(QStringLiteral("Approved already by idem_t_rights_ui_requeuer")),
+    QVERIFY2(
+        dialog.approveButton()->toolTip().contains(QStringLiteral("Approved already by idem_t_rights_ui_requeuer")),
         qPrintable(dialog.approveButton()->toolTip()));
     execSql(*m_conn, "SELECT idem.idem_set_change_approval(false, false, 3600, 'drill over', 'admin')");
 }

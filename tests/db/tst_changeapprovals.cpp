@@ -87,7 +87,8 @@ private:
     {
         return scalar(*m_owner,
             "SELECT (SELECT count(*) FROM idem.task_idempotency_audit) || '/' ||"
-            " (SELECT coalesce(string_agg(row_to_json(r)::text, ',' ORDER BY r.id), '') FROM idem.idem_change_requests r)"
+            " (SELECT coalesce(string_agg(row_to_json(r)::text, ',' ORDER BY r.id), '') FROM idem.idem_change_requests "
+            "r)"
             " || '/' || (SELECT string_agg(operation || '=' || horizon::text, ',' ORDER BY operation)"
             "  FROM idem.idem_retention_policy) || '/' || (SELECT count(*) FROM idem.idem_purge_runs) || '/' ||"
             " (SELECT count(*) FROM idem.task_idempotency) || '/' ||"
@@ -100,7 +101,8 @@ private:
         QCOMPARE(std::int64_t(report.checked), number("SELECT count(*) FROM idem.task_idempotency_audit"));
     }
     // A retention request by `role`: its id and spec sha256.
-    std::pair<std::int64_t, std::string> requestRetention(const char* role, const std::string& operation, std::int64_t seconds)
+    std::pair<std::int64_t, std::string> requestRetention(
+        const char* role, const std::string& operation, std::int64_t seconds)
     {
         auto c = login(role);
         const auto r = idem::requestRetentionChange(*c, schema, operation, seconds, "shorter for " + operation, "ann");
@@ -109,7 +111,8 @@ private:
     void plantSucceeded(const std::string& tenant, int n, const char* age)
     {
         pqxx::work w(*m_owner);
-        w.exec_params("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, attempts, created_at, updated_at)"
+        w.exec_params("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, attempts, created_at, "
+                      "updated_at)"
                       " SELECT $1 || ':charge:k' || i, 'h', 'succeeded', 1, now() - $2::interval - interval '1 hour',"
                       "        now() - $2::interval FROM generate_series(1, $3) i",
             tenant, std::string(age), n);
@@ -181,11 +184,13 @@ void TestChangeApprovals::setSwitches(bool retention, bool purges, int ttl)
 void TestChangeApprovals::switchOffChangesNothing()
 {
     auto c = login("idem_t_chg_purge");
-    QCOMPARE(scalar(*m_owner, "SELECT retention_changes_need_approval || ' ' || manual_purges_need_approval || ' ' ||"
-                              " change_ttl_seconds FROM idem.idem_approval_policy"),
+    QCOMPARE(scalar(*m_owner,
+                 "SELECT retention_changes_need_approval || ' ' || manual_purges_need_approval || ' ' ||"
+                 " change_ttl_seconds FROM idem.idem_approval_policy"),
         QByteArray("false false 3600"));
     QVERIFY(messageOf(*c, "SELECT * FROM idem.idem_set_retention('off-op', 7200, 'direct')").empty());
-    QCOMPARE(scalar(*m_owner, "SELECT horizon FROM idem.idem_retention_policy WHERE operation = 'off-op'"), QByteArray("02:00:00"));
+    QCOMPARE(scalar(*m_owner, "SELECT horizon FROM idem.idem_retention_policy WHERE operation = 'off-op'"),
+        QByteArray("02:00:00"));
     QVERIFY(messageOf(*c, "SELECT * FROM idem.idem_clear_retention('off-op', 'direct')").empty());
     QVERIFY(messageOf(*c, "SELECT * FROM idem.idem_purge(10, 1, 'direct')").empty());
     const auto before = state();
@@ -195,11 +200,13 @@ void TestChangeApprovals::switchOffChangesNothing()
     QVERIFY2(msg.find("manual purges do not need approval") != std::string::npos, msg.c_str());
     QCOMPARE(state(), before);
     // idemctl as before: the change made, no request.
-    auto run = idemctl("idem_t_chg_purge", { QStringLiteral("retention"), QStringLiteral("set"), QStringLiteral("off-op"),
-                                               QStringLiteral("3d"), QStringLiteral("--reason"), QStringLiteral("direct") });
+    auto run = idemctl("idem_t_chg_purge",
+        { QStringLiteral("retention"), QStringLiteral("set"), QStringLiteral("off-op"), QStringLiteral("3d"),
+            QStringLiteral("--reason"), QStringLiteral("direct") });
     QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
     QVERIFY2(!run.out.contains(QStringLiteral("awaiting approval")), qPrintable(run.out));
-    QCOMPARE(scalar(*m_owner, "SELECT horizon FROM idem.idem_retention_policy WHERE operation = 'off-op'"), QByteArray("72:00:00"));
+    QCOMPARE(scalar(*m_owner, "SELECT horizon FROM idem.idem_retention_policy WHERE operation = 'off-op'"),
+        QByteArray("72:00:00"));
     run = idemctl("idem_t_chg_purge", { QStringLiteral("purge"), QStringLiteral("--json") });
     QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
     QVERIFY(json(run).contains(QStringLiteral("run_id")));
@@ -211,9 +218,10 @@ void TestChangeApprovals::switchOffChangesNothing()
 void TestChangeApprovals::directCallsRefusedWhenOn()
 {
     setSwitches(true, true, 600);
-    QCOMPARE(scalar(*m_owner, "SELECT action || ' ' || (after_image ->> 'retention_changes_need_approval') || ' ' ||"
-                              " (after_image ->> 'manual_purges_need_approval') || ' ' || (after_image ->> 'change_ttl_seconds')"
-                              " FROM idem.task_idempotency_audit ORDER BY id DESC LIMIT 1"),
+    QCOMPARE(scalar(*m_owner,
+                 "SELECT action || ' ' || (after_image ->> 'retention_changes_need_approval') || ' ' ||"
+                 " (after_image ->> 'manual_purges_need_approval') || ' ' || (after_image ->> 'change_ttl_seconds')"
+                 " FROM idem.task_idempotency_audit ORDER BY id DESC LIMIT 1"),
         QByteArray("approval_policy true true 600"));
     auto c = login("idem_t_chg_purge");
     const auto before = state();
@@ -231,16 +239,20 @@ void TestChangeApprovals::directCallsRefusedWhenOn()
         QFAIL("CALL idem_purge_run by hand ran with manual purges needing approval");
     } catch (const pqxx::sql_error& e) {
         QCOMPARE(e.sqlstate(), std::string("ID003"));
-        QVERIFY2(std::string(e.what()).find("manual purges need a second person's approval") != std::string::npos, e.what());
+        QVERIFY2(
+            std::string(e.what()).find("manual purges need a second person's approval") != std::string::npos, e.what());
     }
     QCOMPARE(state(), before);
     // Not the operators': the switches are the schema owner's.
     auto op = login("idem_t_chg_both");
-    QCOMPARE(sqlstateOf(*op, "SELECT * FROM idem.idem_set_change_approval(false, false, 3600, 'r')"), std::string("42501"));
-    QCOMPARE(sqlstateOf(*op, "UPDATE idem.idem_approval_policy SET manual_purges_need_approval = false"), std::string("42501"));
-    QCOMPARE(sqlstateOf(*op, "INSERT INTO idem.idem_change_requests (kind, spec, spec_sha256, requested_login,"
-                             " requested_role, requested_actor, requested_reason, requested_at, approvable_until,"
-                             " request_audit_id) VALUES ('purge', '{}', repeat('a', 64), 'x', 'x', 'x', 'x', now(), now(), 0)"),
+    QCOMPARE(
+        sqlstateOf(*op, "SELECT * FROM idem.idem_set_change_approval(false, false, 3600, 'r')"), std::string("42501"));
+    QCOMPARE(sqlstateOf(*op, "UPDATE idem.idem_approval_policy SET manual_purges_need_approval = false"),
+        std::string("42501"));
+    QCOMPARE(sqlstateOf(*op,
+                 "INSERT INTO idem.idem_change_requests (kind, spec, spec_sha256, requested_login,"
+                 " requested_role, requested_actor, requested_reason, requested_at, approvable_until,"
+                 " request_audit_id) VALUES ('purge', '{}', repeat('a', 64), 'x', 'x', 'x', 'x', now(), now(), 0)"),
         std::string("42501"));
     QCOMPARE(state(), before);
     checkChain();
@@ -254,16 +266,24 @@ void TestChangeApprovals::retentionRequestApprovedByAnotherLoginUsedOnce()
     setSwitches(true, false);
     const auto [id, sha] = requestRetention("idem_t_chg_both", "pay", 2 * 86400);
     const std::string ids = std::to_string(id);
-    QCOMPARE(scalar(*m_owner, "SELECT kind || ' ' || state || ' ' || requested_login || ' ' || spec::text FROM"
-                              " idem.idem_change_requests WHERE id = " + ids),
-        QByteArray("retention awaiting_approval idem_t_chg_both {\"kind\": \"retention\", \"change\": \"set\", \"operation\": \"pay\","
+    QCOMPARE(scalar(*m_owner,
+                 "SELECT kind || ' ' || state || ' ' || requested_login || ' ' || spec::text FROM"
+                 " idem.idem_change_requests WHERE id = "
+                     + ids),
+        QByteArray("retention awaiting_approval idem_t_chg_both {\"kind\": \"retention\", \"change\": \"set\", "
+                   "\"operation\": \"pay\","
                    " \"horizon_seconds\": 172800}"));
-    QCOMPARE(scalar(*m_owner, "SELECT encode(sha256(convert_to(spec::text, 'UTF8')), 'hex') FROM idem.idem_change_requests WHERE id = " + ids),
+    QCOMPARE(
+        scalar(*m_owner,
+            "SELECT encode(sha256(convert_to(spec::text, 'UTF8')), 'hex') FROM idem.idem_change_requests WHERE id = "
+                + ids),
         QByteArray::fromStdString(sha));
-    QCOMPARE(scalar(*m_owner, "SELECT action || ' ' || db_role || ' ' || (after_image ->> 'request_id') FROM"
-                              " idem.task_idempotency_audit ORDER BY id DESC LIMIT 1"),
+    QCOMPARE(scalar(*m_owner,
+                 "SELECT action || ' ' || db_role || ' ' || (after_image ->> 'request_id') FROM"
+                 " idem.task_idempotency_audit ORDER BY id DESC LIMIT 1"),
         QByteArray::fromStdString("change_request idem_t_chg_both " + ids));
-    QCOMPARE(scalar(*m_owner, "SELECT count(*) FROM idem.idem_retention_policy WHERE operation = 'pay'"), QByteArray("0"));
+    QCOMPARE(
+        scalar(*m_owner, "SELECT count(*) FROM idem.idem_retention_policy WHERE operation = 'pay'"), QByteArray("0"));
     const auto approve = [&](pqxx::connection& c, const std::string& spec) {
         return messageOf(c, "SELECT * FROM idem.idem_change_approve(" + ids + ", '" + spec + "', 'checked', 'bo')");
     };
@@ -274,7 +294,8 @@ void TestChangeApprovals::retentionRequestApprovedByAnotherLoginUsedOnce()
     QVERIFY2(msg.find("change request " + ids + " is not approved yet") != std::string::npos, msg.c_str());
     // The requester, though it holds the approve right.
     msg = approve(*both, sha);
-    QVERIFY2(msg.find("login idem_t_chg_both cannot approve change request " + ids + ": it was requested by login idem_t_chg_both")
+    QVERIFY2(msg.find("login idem_t_chg_both cannot approve change request " + ids
+                 + ": it was requested by login idem_t_chg_both")
             != std::string::npos,
         msg.c_str());
     auto alias = login("idem_t_chg_alias");
@@ -282,9 +303,11 @@ void TestChangeApprovals::retentionRequestApprovedByAnotherLoginUsedOnce()
     QVERIFY2(msg.find("one of the two may act as the other") != std::string::npos, msg.c_str());
     // Without the approve right.
     auto requeuer = login("idem_t_chg_requeue");
-    QCOMPARE(sqlstateOf(*requeuer, "SELECT * FROM idem.idem_change_approve(" + ids + ", '" + sha + "', 'r')"), std::string("42501"));
+    QCOMPARE(sqlstateOf(*requeuer, "SELECT * FROM idem.idem_change_approve(" + ids + ", '" + sha + "', 'r')"),
+        std::string("42501"));
     auto purger = login("idem_t_chg_purge");
-    QCOMPARE(sqlstateOf(*purger, "SELECT * FROM idem.idem_change_approve(" + ids + ", '" + sha + "', 'r')"), std::string("42501"));
+    QCOMPARE(sqlstateOf(*purger, "SELECT * FROM idem.idem_change_approve(" + ids + ", '" + sha + "', 'r')"),
+        std::string("42501"));
     // A changed spec.
     msg = approve(*login("idem_t_chg_approve"), std::string(64, 'a'));
     QVERIFY2(msg.find("that spec is not change request " + ids + "'s") != std::string::npos, msg.c_str());
@@ -293,15 +316,21 @@ void TestChangeApprovals::retentionRequestApprovedByAnotherLoginUsedOnce()
     auto approver = login("idem_t_chg_approve");
     msg = approve(*approver, sha);
     QVERIFY2(msg.empty(), msg.c_str());
-    QCOMPARE(scalar(*m_owner, "SELECT state || ' ' || approved_login || ' ' || approved_reason || ' ' ||"
-                              " extract(epoch FROM approval_expires_at - approved_at)::int FROM idem.idem_change_requests WHERE id = " + ids),
+    QCOMPARE(
+        scalar(*m_owner,
+            "SELECT state || ' ' || approved_login || ' ' || approved_reason || ' ' ||"
+            " extract(epoch FROM approval_expires_at - approved_at)::int FROM idem.idem_change_requests WHERE id = "
+                + ids),
         QByteArray("approved idem_t_chg_approve checked 3600"));
-    QCOMPARE(scalar(*m_owner, "SELECT action || ' ' || db_role || ' ' || os_user FROM idem.task_idempotency_audit ORDER BY id DESC LIMIT 1"),
+    QCOMPARE(scalar(*m_owner,
+                 "SELECT action || ' ' || db_role || ' ' || os_user FROM idem.task_idempotency_audit ORDER BY id DESC "
+                 "LIMIT 1"),
         QByteArray("change_approve idem_t_chg_approve bo"));
     // Approved once only.
     msg = approve(*approver, sha);
     QVERIFY2(msg.find("is not waiting for approval: it is approved") != std::string::npos, msg.c_str());
-    QCOMPARE(sqlstateOf(*approver, "SELECT * FROM idem.idem_change_use(" + ids + ", '" + sha + "')"), std::string("42501"));
+    QCOMPARE(
+        sqlstateOf(*approver, "SELECT * FROM idem.idem_change_use(" + ids + ", '" + sha + "')"), std::string("42501"));
 
     // The use, and in its transaction nothing else under it: not another horizon, not the same
     // change a second time (rolled back: the request stays approved).
@@ -324,17 +353,21 @@ void TestChangeApprovals::retentionRequestApprovedByAnotherLoginUsedOnce()
     QCOMPARE(scalar(*m_owner, "SELECT state FROM idem.idem_change_requests WHERE id = " + ids), QByteArray("approved"));
     const auto use = idem::useRetentionRequest(*purger, schema, id, sha, "pat");
     QVERIFY(use.appliedAuditId);
-    QCOMPARE(scalar(*m_owner, "SELECT horizon FROM idem.idem_retention_policy WHERE operation = 'pay'"), QByteArray("48:00:00"));
-    QCOMPARE(scalar(*m_owner, "SELECT string_agg(action || ':' || db_role, ' ' ORDER BY id) FROM"
-                              " (SELECT * FROM idem.task_idempotency_audit ORDER BY id DESC LIMIT 2) a"),
+    QCOMPARE(scalar(*m_owner, "SELECT horizon FROM idem.idem_retention_policy WHERE operation = 'pay'"),
+        QByteArray("48:00:00"));
+    QCOMPARE(scalar(*m_owner,
+                 "SELECT string_agg(action || ':' || db_role, ' ' ORDER BY id) FROM"
+                 " (SELECT * FROM idem.task_idempotency_audit ORDER BY id DESC LIMIT 2) a"),
         QByteArray("change_use:idem_t_chg_purge retention:idem_t_chg_purge"));
-    QCOMPARE(scalar(*m_owner, "SELECT state || ' ' || used_login || ' ' || (applied_audit_id = " + std::to_string(*use.appliedAuditId)
-            + ") FROM idem.idem_change_requests WHERE id = " + ids),
+    QCOMPARE(scalar(*m_owner,
+                 "SELECT state || ' ' || used_login || ' ' || (applied_audit_id = "
+                     + std::to_string(*use.appliedAuditId) + ") FROM idem.idem_change_requests WHERE id = " + ids),
         QByteArray("used idem_t_chg_purge true"));
     // Used twice: refused.
     before = state();
     msg = messageOf(*purger, "SELECT * FROM idem.idem_change_use(" + ids + ", '" + sha + "')");
-    QVERIFY2(msg.find("change request " + ids + " was used already, by login idem_t_chg_purge") != std::string::npos, msg.c_str());
+    QVERIFY2(msg.find("change request " + ids + " was used already, by login idem_t_chg_purge") != std::string::npos,
+        msg.c_str());
     QCOMPARE(state(), before);
     checkChain();
 }
@@ -364,14 +397,16 @@ void TestChangeApprovals::approvalOfOneRequestCoversNoOther()
     // The spec changed behind the approval (only the owner could): the use is refused.
     {
         pqxx::work w(*m_owner);
-        w.exec("UPDATE idem.idem_change_requests SET spec = jsonb_set(spec, '{horizon_seconds}', '3600') WHERE id = " + idA);
+        w.exec("UPDATE idem.idem_change_requests SET spec = jsonb_set(spec, '{horizon_seconds}', '3600') WHERE id = "
+            + idA);
         w.commit();
     }
     const auto tampered = state();
     msg = messageOf(*purger, "SELECT * FROM idem.idem_change_use(" + idA + ", '" + shaA + "')");
     QVERIFY2(msg.find("that spec is not change request " + idA + "'s") != std::string::npos, msg.c_str());
     QCOMPARE(state(), tampered);
-    QCOMPARE(scalar(*m_owner, "SELECT count(*) FROM idem.idem_retention_policy WHERE operation IN ('op-a', 'op-b')"), QByteArray("0"));
+    QCOMPARE(scalar(*m_owner, "SELECT count(*) FROM idem.idem_retention_policy WHERE operation IN ('op-a', 'op-b')"),
+        QByteArray("0"));
     checkChain();
 }
 
@@ -383,12 +418,16 @@ void TestChangeApprovals::expiredRequestsAndApprovalsRefused()
     const auto [a, shaA] = requestRetention("idem_t_chg_purge", "exp-a", 86400);
     const auto [b, shaB] = requestRetention("idem_t_chg_purge", "exp-b", 86400);
     const std::string idA = std::to_string(a), idB = std::to_string(b);
-    QCOMPARE(number("SELECT extract(epoch FROM approvable_until - requested_at)::bigint FROM idem.idem_change_requests WHERE id = " + idA), 60);
+    QCOMPARE(number("SELECT extract(epoch FROM approvable_until - requested_at)::bigint FROM idem.idem_change_requests "
+                    "WHERE id = "
+                 + idA),
+        60);
     auto approver = login("idem_t_chg_approve");
     QVERIFY(messageOf(*approver, "SELECT * FROM idem.idem_change_approve(" + idA + ", '" + shaA + "', 'ok')").empty());
     {
         pqxx::work w(*m_owner);
-        w.exec("UPDATE idem.idem_change_requests SET approval_expires_at = now() - interval '1 second' WHERE id = " + idA);
+        w.exec(
+            "UPDATE idem.idem_change_requests SET approval_expires_at = now() - interval '1 second' WHERE id = " + idA);
         w.exec("UPDATE idem.idem_change_requests SET approvable_until = now() - interval '1 second' WHERE id = " + idB);
         w.commit();
     }
@@ -399,8 +438,9 @@ void TestChangeApprovals::expiredRequestsAndApprovalsRefused()
     QVERIFY2(msg.find("change request " + idB + "'s time for approval ended at") != std::string::npos, msg.c_str());
     QCOMPARE(state(), before);
     // idemctl: refused, exit 3, nothing changed.
-    const auto run = idemctl("idem_t_chg_purge", { QStringLiteral("retention"), QStringLiteral("apply"), QStringLiteral("--request"),
-                                                     QString::number(a), QStringLiteral("--spec"), QString::fromStdString(shaA) });
+    const auto run = idemctl("idem_t_chg_purge",
+        { QStringLiteral("retention"), QStringLiteral("apply"), QStringLiteral("--request"), QString::number(a),
+            QStringLiteral("--spec"), QString::fromStdString(shaA) });
     QCOMPARE(run.exitCode, 3);
     QVERIFY2(run.err.contains(QStringLiteral("expired at")), qPrintable(run.err));
     QCOMPARE(state(), before);
@@ -418,38 +458,59 @@ void TestChangeApprovals::hostileInputsChangeNothing_data()
     const char* owner = "";
     const char* purge = "idem_t_chg_purge";
     const char* approve = "idem_t_chg_approve";
-    row("switch null", owner, "SELECT * FROM idem.idem_set_change_approval(NULL, true, 3600, 'r')", "true or false, not NULL");
-    row("switch null 2", owner, "SELECT * FROM idem.idem_set_change_approval(true, NULL, 3600, 'r')", "true or false, not NULL");
-    row("ttl null", owner, "SELECT * FROM idem.idem_set_change_approval(true, true, NULL, 'r')", "60 to 604800 seconds (a week), not NULL");
+    row("switch null", owner, "SELECT * FROM idem.idem_set_change_approval(NULL, true, 3600, 'r')",
+        "true or false, not NULL");
+    row("switch null 2", owner, "SELECT * FROM idem.idem_set_change_approval(true, NULL, 3600, 'r')",
+        "true or false, not NULL");
+    row("ttl null", owner, "SELECT * FROM idem.idem_set_change_approval(true, true, NULL, 'r')",
+        "60 to 604800 seconds (a week), not NULL");
     row("ttl short", owner, "SELECT * FROM idem.idem_set_change_approval(true, true, 59, 'r')", "not 59");
     row("ttl long", owner, "SELECT * FROM idem.idem_set_change_approval(true, true, 604801, 'r')", "not 604801");
-    row("policy no reason", owner, "SELECT * FROM idem.idem_set_change_approval(true, true, 600, NULL)", "a reason is required");
-    row("change null", purge, "SELECT * FROM idem.idem_request_retention(NULL, 'op', 7200, 'r')", "set or clear, not NULL");
-    row("change bad", purge, "SELECT * FROM idem.idem_request_retention('drop', 'op', 7200, 'r')", "set or clear, not 'drop'");
+    row("policy no reason", owner, "SELECT * FROM idem.idem_set_change_approval(true, true, 600, NULL)",
+        "a reason is required");
+    row("change null", purge, "SELECT * FROM idem.idem_request_retention(NULL, 'op', 7200, 'r')",
+        "set or clear, not NULL");
+    row("change bad", purge, "SELECT * FROM idem.idem_request_retention('drop', 'op', 7200, 'r')",
+        "set or clear, not 'drop'");
     row("operation null", purge, "SELECT * FROM idem.idem_request_retention('set', NULL, 7200, 'r')", "not NULL");
     row("operation colon", purge, "SELECT * FROM idem.idem_request_retention('set', 'a:b', 7200, 'r')", "without ':'");
-    row("horizon null", purge, "SELECT * FROM idem.idem_request_retention('set', 'op', NULL, 'r')", "3600 to 315360000 seconds");
+    row("horizon null", purge, "SELECT * FROM idem.idem_request_retention('set', 'op', NULL, 'r')",
+        "3600 to 315360000 seconds");
     row("horizon short", purge, "SELECT * FROM idem.idem_request_retention('set', 'op', 3599, 'r')", "not 3599");
-    row("horizon long", purge, "SELECT * FROM idem.idem_request_retention('set', 'op', 315360001, 'r')", "not 315360001");
-    row("clear default", purge, "SELECT * FROM idem.idem_request_retention('clear', '*', NULL, 'r')", "cannot be removed");
-    row("clear with horizon", purge, "SELECT * FROM idem.idem_request_retention('clear', 'op', 7200, 'r')", "names no horizon");
-    row("request no reason", purge, "SELECT * FROM idem.idem_request_retention('set', 'op', 7200, NULL)", "a reason is required");
-    row("request blank reason", purge, "SELECT * FROM idem.idem_request_purge(10, 0, 0.5, '  ')", "a reason is required");
-    row("batch null", purge, "SELECT * FROM idem.idem_request_purge(NULL, 0, 0.5, 'r')", "batch must be 1 to 100000 rows, not NULL");
+    row("horizon long", purge, "SELECT * FROM idem.idem_request_retention('set', 'op', 315360001, 'r')",
+        "not 315360001");
+    row("clear default", purge, "SELECT * FROM idem.idem_request_retention('clear', '*', NULL, 'r')",
+        "cannot be removed");
+    row("clear with horizon", purge, "SELECT * FROM idem.idem_request_retention('clear', 'op', 7200, 'r')",
+        "names no horizon");
+    row("request no reason", purge, "SELECT * FROM idem.idem_request_retention('set', 'op', 7200, NULL)",
+        "a reason is required");
+    row("request blank reason", purge, "SELECT * FROM idem.idem_request_purge(10, 0, 0.5, '  ')",
+        "a reason is required");
+    row("batch null", purge, "SELECT * FROM idem.idem_request_purge(NULL, 0, 0.5, 'r')",
+        "batch must be 1 to 100000 rows, not NULL");
     row("batch zero", purge, "SELECT * FROM idem.idem_request_purge(0, 0, 0.5, 'r')", "not 0");
     row("seconds null", purge, "SELECT * FROM idem.idem_request_purge(10, NULL, 0.5, 'r')", "max_seconds must be 0");
     row("seconds negative", purge, "SELECT * FROM idem.idem_request_purge(10, -1, 0.5, 'r')", "not -1");
-    row("duty null", purge, "SELECT * FROM idem.idem_request_purge(10, 0, NULL, 'r')", "duty must be 0.01 to 1, not NULL");
+    row("duty null", purge, "SELECT * FROM idem.idem_request_purge(10, 0, NULL, 'r')",
+        "duty must be 0.01 to 1, not NULL");
     row("duty nan", purge, "SELECT * FROM idem.idem_request_purge(10, 0, 'NaN', 'r')", "duty must be 0.01 to 1");
-    row("approve null id", approve, "SELECT * FROM idem.idem_change_approve(NULL, repeat('a', 64), 'r')", "name the change request");
-    row("approve null sha", approve, "SELECT * FROM idem.idem_change_approve(1, NULL, 'r')", "64 lower-case hex digits, not NULL");
+    row("approve null id", approve, "SELECT * FROM idem.idem_change_approve(NULL, repeat('a', 64), 'r')",
+        "name the change request");
+    row("approve null sha", approve, "SELECT * FROM idem.idem_change_approve(1, NULL, 'r')",
+        "64 lower-case hex digits, not NULL");
     row("approve bad sha", approve, "SELECT * FROM idem.idem_change_approve(1, 'ABC', 'r')", "not 'ABC'");
-    row("approve no reason", approve, "SELECT * FROM idem.idem_change_approve(1, repeat('a', 64), NULL)", "a reason is required");
-    row("approve no request", approve, "SELECT * FROM idem.idem_change_approve(999999, repeat('a', 64), 'r')", "there is no change request 999999");
-    row("use null id", purge, "SELECT * FROM idem.idem_change_use(NULL, repeat('a', 64))", "name the change request to use");
+    row("approve no reason", approve, "SELECT * FROM idem.idem_change_approve(1, repeat('a', 64), NULL)",
+        "a reason is required");
+    row("approve no request", approve, "SELECT * FROM idem.idem_change_approve(999999, repeat('a', 64), 'r')",
+        "there is no change request 999999");
+    row("use null id", purge, "SELECT * FROM idem.idem_change_use(NULL, repeat('a', 64))",
+        "name the change request to use");
     row("use null sha", purge, "SELECT * FROM idem.idem_change_use(1, NULL)", "64 lower-case hex digits, not NULL");
-    row("use long actor", purge, "SELECT * FROM idem.idem_change_use(1, repeat('a', 64), repeat('x', 300))", "longer than 256");
-    row("use no request", purge, "SELECT * FROM idem.idem_change_use(999999, repeat('a', 64))", "there is no change request 999999");
+    row("use long actor", purge, "SELECT * FROM idem.idem_change_use(1, repeat('a', 64), repeat('x', 300))",
+        "longer than 256");
+    row("use no request", purge, "SELECT * FROM idem.idem_change_use(999999, repeat('a', 64))",
+        "there is no change request 999999");
 }
 
 void TestChangeApprovals::hostileInputsChangeNothing()
@@ -484,27 +545,33 @@ void TestChangeApprovals::idemctlPurgeRequestApproveRun()
 {
     plantSucceeded("t-due", 30, "400 days");
     plantSucceeded("t-kept", 5, "1 hour");
-    auto run = idemctl(nullptr, { QStringLiteral("job"), QStringLiteral("policy"), QStringLiteral("--manual-purges"),
-                                     QStringLiteral("on"), QStringLiteral("--change-ttl"), QStringLiteral("900"),
-                                     QStringLiteral("--reason"), QStringLiteral("two people purge"), QStringLiteral("--json") });
+    auto run = idemctl(nullptr,
+        { QStringLiteral("job"), QStringLiteral("policy"), QStringLiteral("--manual-purges"), QStringLiteral("on"),
+            QStringLiteral("--change-ttl"), QStringLiteral("900"), QStringLiteral("--reason"),
+            QStringLiteral("two people purge"), QStringLiteral("--json") });
     QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
     QCOMPARE(json(run).value(QStringLiteral("manual_purges_need_approval")).toBool(), true);
     QCOMPARE(json(run).value(QStringLiteral("retention_changes_need_approval")).toBool(), false);
     QCOMPARE(json(run).value(QStringLiteral("change_ttl_seconds")).toInt(), 900);
-    run = idemctl(nullptr, { QStringLiteral("job"), QStringLiteral("policy"), QStringLiteral("--manual-purges"),
-                                QStringLiteral("maybe"), QStringLiteral("--reason"), QStringLiteral("x") });
+    run = idemctl(nullptr,
+        { QStringLiteral("job"), QStringLiteral("policy"), QStringLiteral("--manual-purges"), QStringLiteral("maybe"),
+            QStringLiteral("--reason"), QStringLiteral("x") });
     QCOMPARE(run.exitCode, 2);
-    run = idemctl("idem_t_chg_both", { QStringLiteral("job"), QStringLiteral("policy"), QStringLiteral("--manual-purges"),
-                                          QStringLiteral("off"), QStringLiteral("--reason"), QStringLiteral("x") });
+    run = idemctl("idem_t_chg_both",
+        { QStringLiteral("job"), QStringLiteral("policy"), QStringLiteral("--manual-purges"), QStringLiteral("off"),
+            QStringLiteral("--reason"), QStringLiteral("x") });
     QCOMPARE(run.exitCode, 3);
 
     const auto tasks = number("SELECT count(*) FROM idem.task_idempotency");
-    run = idemctl("idem_t_chg_both", { QStringLiteral("purge"), QStringLiteral("--batch"), QStringLiteral("7"),
-                                          QStringLiteral("--reason"), QStringLiteral("disk nearly full") });
+    run = idemctl("idem_t_chg_both",
+        { QStringLiteral("purge"), QStringLiteral("--batch"), QStringLiteral("7"), QStringLiteral("--reason"),
+            QStringLiteral("disk nearly full") });
     QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
     const auto id = number("SELECT max(id) FROM idem.idem_change_requests");
-    const auto sha = scalar(*m_owner, "SELECT spec_sha256 FROM idem.idem_change_requests WHERE id = " + std::to_string(id));
-    QVERIFY2(run.out.contains(QStringLiteral("awaiting approval: request %1 (sha256 %2)").arg(id).arg(QString::fromLatin1(sha))),
+    const auto sha
+        = scalar(*m_owner, "SELECT spec_sha256 FROM idem.idem_change_requests WHERE id = " + std::to_string(id));
+    QVERIFY2(run.out.contains(
+                 QStringLiteral("awaiting approval: request %1 (sha256 %2)").arg(id).arg(QString::fromLatin1(sha))),
         qPrintable(run.out));
     QCOMPARE(number("SELECT count(*) FROM idem.task_idempotency"), tasks);
     QCOMPARE(scalar(*m_owner, "SELECT spec::text FROM idem.idem_change_requests WHERE id = " + std::to_string(id)),
@@ -515,18 +582,21 @@ void TestChangeApprovals::idemctlPurgeRequestApproveRun()
     const auto requests = json(run).value(QStringLiteral("change_requests")).toArray();
     QCOMPARE(requests.size(), 1);
     QCOMPARE(requests.at(0).toObject().value(QStringLiteral("spec_sha256")).toString(), QString::fromLatin1(sha));
-    QCOMPARE(requests.at(0).toObject().value(QStringLiteral("requested_login")).toString(), QStringLiteral("idem_t_chg_both"));
+    QCOMPARE(requests.at(0).toObject().value(QStringLiteral("requested_login")).toString(),
+        QStringLiteral("idem_t_chg_both"));
     run = idemctl("idem_t_chg_approve", { QStringLiteral("job"), QStringLiteral("pending") });
-    QVERIFY2(run.out.contains(QStringLiteral("request %1: purge: batches of 7, until nothing is due").arg(id)), qPrintable(run.out));
+    QVERIFY2(run.out.contains(QStringLiteral("request %1: purge: batches of 7, until nothing is due").arg(id)),
+        qPrintable(run.out));
 
     // Not run before it is approved; the requester cannot approve it.
-    const QStringList use { QStringLiteral("purge"), QStringLiteral("--request"), QString::number(id), QStringLiteral("--spec"),
-        QString::fromLatin1(sha) };
+    const QStringList use { QStringLiteral("purge"), QStringLiteral("--request"), QString::number(id),
+        QStringLiteral("--spec"), QString::fromLatin1(sha) };
     run = idemctl("idem_t_chg_both", use);
     QCOMPARE(run.exitCode, 3);
     QVERIFY2(run.err.contains(QStringLiteral("not approved yet")), qPrintable(run.err));
-    const QStringList approve { QStringLiteral("job"), QStringLiteral("approve"), QStringLiteral("--request"), QString::number(id),
-        QStringLiteral("--spec"), QString::fromLatin1(sha), QStringLiteral("--reason"), QStringLiteral("checked the due rows") };
+    const QStringList approve { QStringLiteral("job"), QStringLiteral("approve"), QStringLiteral("--request"),
+        QString::number(id), QStringLiteral("--spec"), QString::fromLatin1(sha), QStringLiteral("--reason"),
+        QStringLiteral("checked the due rows") };
     run = idemctl("idem_t_chg_both", approve);
     QCOMPARE(run.exitCode, 3);
     QVERIFY2(run.err.contains(QStringLiteral("cannot approve change request")), qPrintable(run.err));
@@ -541,8 +611,10 @@ void TestChangeApprovals::idemctlPurgeRequestApproveRun()
     QCOMPARE(json(run).value(QStringLiteral("request_id")).toInteger(), qint64(id));
     QCOMPARE(number("SELECT count(*) FROM idem.task_idempotency"), tasks - 30);
     // Batches of the request's 7, the request's reason.
-    QCOMPARE(scalar(*m_owner, "SELECT r.batches || ' ' || r.reason || ' ' || r.db_role FROM idem.idem_purge_runs r"
-                              " JOIN idem.idem_change_requests q ON q.purge_run_id = r.id WHERE q.id = " + std::to_string(id)),
+    QCOMPARE(scalar(*m_owner,
+                 "SELECT r.batches || ' ' || r.reason || ' ' || r.db_role FROM idem.idem_purge_runs r"
+                 " JOIN idem.idem_change_requests q ON q.purge_run_id = r.id WHERE q.id = "
+                     + std::to_string(id)),
         QByteArray("5 disk nearly full idem_t_chg_both"));
     // Used twice: refused, nothing removed.
     plantSucceeded("t-due2", 3, "400 days");
@@ -559,37 +631,48 @@ void TestChangeApprovals::idemctlPurgeRequestApproveRun()
 // idemctl retention set requests; apply applies it once, after another login's approval.
 void TestChangeApprovals::idemctlRetentionAndPending()
 {
-    auto run = idemctl(nullptr, { QStringLiteral("job"), QStringLiteral("policy"), QStringLiteral("--retention-changes"),
-                                     QStringLiteral("on"), QStringLiteral("--reason"), QStringLiteral("two people") });
+    auto run = idemctl(nullptr,
+        { QStringLiteral("job"), QStringLiteral("policy"), QStringLiteral("--retention-changes"), QStringLiteral("on"),
+            QStringLiteral("--reason"), QStringLiteral("two people") });
     QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
     QVERIFY2(run.out.contains(QStringLiteral("retention changes: need approval")), qPrintable(run.out));
-    const auto before = scalar(*m_owner, "SELECT string_agg(operation || '=' || horizon::text, ',' ORDER BY operation) FROM idem.idem_retention_policy");
-    run = idemctl("idem_t_chg_purge", { QStringLiteral("retention"), QStringLiteral("set"), QStringLiteral("refund"),
-                                          QStringLiteral("12h"), QStringLiteral("--reason"), QStringLiteral("smaller table") });
+    const auto before = scalar(*m_owner,
+        "SELECT string_agg(operation || '=' || horizon::text, ',' ORDER BY operation) FROM idem.idem_retention_policy");
+    run = idemctl("idem_t_chg_purge",
+        { QStringLiteral("retention"), QStringLiteral("set"), QStringLiteral("refund"), QStringLiteral("12h"),
+            QStringLiteral("--reason"), QStringLiteral("smaller table") });
     QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
     const auto id = number("SELECT max(id) FROM idem.idem_change_requests");
-    const auto sha = scalar(*m_owner, "SELECT spec_sha256 FROM idem.idem_change_requests WHERE id = " + std::to_string(id));
-    QVERIFY2(run.out.contains(QStringLiteral("awaiting approval: request %1 (sha256 %2)").arg(id).arg(QString::fromLatin1(sha))),
+    const auto sha
+        = scalar(*m_owner, "SELECT spec_sha256 FROM idem.idem_change_requests WHERE id = " + std::to_string(id));
+    QVERIFY2(run.out.contains(
+                 QStringLiteral("awaiting approval: request %1 (sha256 %2)").arg(id).arg(QString::fromLatin1(sha))),
         qPrintable(run.out));
-    QCOMPARE(scalar(*m_owner, "SELECT string_agg(operation || '=' || horizon::text, ',' ORDER BY operation) FROM idem.idem_retention_policy"),
+    QCOMPARE(scalar(*m_owner,
+                 "SELECT string_agg(operation || '=' || horizon::text, ',' ORDER BY operation) FROM "
+                 "idem.idem_retention_policy"),
         before);
-    run = idemctl("idem_t_chg_approve", { QStringLiteral("job"), QStringLiteral("approve"), QStringLiteral("--request"),
-                                            QString::number(id), QStringLiteral("--spec"), QString::fromLatin1(sha),
-                                            QStringLiteral("--reason"), QStringLiteral("fine") });
+    run = idemctl("idem_t_chg_approve",
+        { QStringLiteral("job"), QStringLiteral("approve"), QStringLiteral("--request"), QString::number(id),
+            QStringLiteral("--spec"), QString::fromLatin1(sha), QStringLiteral("--reason"), QStringLiteral("fine") });
     QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
-    const QStringList apply { QStringLiteral("retention"), QStringLiteral("apply"), QStringLiteral("--request"), QString::number(id),
-        QStringLiteral("--spec"), QString::fromLatin1(sha) };
+    const QStringList apply { QStringLiteral("retention"), QStringLiteral("apply"), QStringLiteral("--request"),
+        QString::number(id), QStringLiteral("--spec"), QString::fromLatin1(sha) };
     run = idemctl("idem_t_chg_purge", apply);
     QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
-    QVERIFY2(run.out.contains(QStringLiteral("request %1 applied: retention: set refund to").arg(id)), qPrintable(run.out));
-    QCOMPARE(scalar(*m_owner, "SELECT horizon FROM idem.idem_retention_policy WHERE operation = 'refund'"), QByteArray("12:00:00"));
+    QVERIFY2(
+        run.out.contains(QStringLiteral("request %1 applied: retention: set refund to").arg(id)), qPrintable(run.out));
+    QCOMPARE(scalar(*m_owner, "SELECT horizon FROM idem.idem_retention_policy WHERE operation = 'refund'"),
+        QByteArray("12:00:00"));
     run = idemctl("idem_t_chg_purge", apply);
     QCOMPARE(run.exitCode, 3);
     // Bad usage: exit 2, nothing sent.
-    run = idemctl("idem_t_chg_purge", { QStringLiteral("retention"), QStringLiteral("apply"), QStringLiteral("--request"), QStringLiteral("1") });
+    run = idemctl("idem_t_chg_purge",
+        { QStringLiteral("retention"), QStringLiteral("apply"), QStringLiteral("--request"), QStringLiteral("1") });
     QCOMPARE(run.exitCode, 2);
-    run = idemctl("idem_t_chg_purge", { QStringLiteral("purge"), QStringLiteral("--request"), QStringLiteral("1"),
-                                          QStringLiteral("--spec"), QStringLiteral("XYZ") });
+    run = idemctl("idem_t_chg_purge",
+        { QStringLiteral("purge"), QStringLiteral("--request"), QStringLiteral("1"), QStringLiteral("--spec"),
+            QStringLiteral("XYZ") });
     QCOMPARE(run.exitCode, 2);
     checkChain();
 }

@@ -187,14 +187,16 @@ std::optional<Probe> probeFor(const QString& table, const QString& op)
     // idem_change_use.
     if (table == QLatin1String("idem_change_requests")) {
         if (o == "INSERT")
-            return Probe { "INSERT INTO " + t + " (kind, spec, spec_sha256, requested_login, requested_role,"
-                    " requested_actor, requested_reason, requested_at, approvable_until, request_audit_id)"
-                    " VALUES ('purge', '{}', repeat('a', 64), 'u', 'u', 'u', $1, now(), now(), 0)",
+            return Probe { "INSERT INTO " + t
+                    + " (kind, spec, spec_sha256, requested_login, requested_role,"
+                      " requested_actor, requested_reason, requested_at, approvable_until, request_audit_id)"
+                      " VALUES ('purge', '{}', repeat('a', 64), 'u', 'u', 'u', $1, now(), now(), 0)",
                 "probe", "SELECT count(*)::text FROM " + t + " WHERE requested_reason = 'probe'", "1" };
         if (o == "UPDATE")
-            return Probe { "UPDATE " + t + " SET state = 'approved', approved_login = 'forged', approved_at = now(),"
-                    " approval_expires_at = now() + interval '1 hour' WHERE requested_reason = $1", "seed",
-                "SELECT state FROM " + t + " WHERE requested_reason = 'seed'", "approved" };
+            return Probe { "UPDATE " + t
+                    + " SET state = 'approved', approved_login = 'forged', approved_at = now(),"
+                      " approval_expires_at = now() + interval '1 hour' WHERE requested_reason = $1",
+                "seed", "SELECT state FROM " + t + " WHERE requested_reason = 'seed'", "approved" };
         if (o == "DELETE")
             return Probe { "DELETE FROM " + t + " WHERE requested_reason = $1", "seed",
                 "SELECT count(*)::text FROM " + t + " WHERE requested_reason = 'seed'", "0" };
@@ -540,28 +542,32 @@ void TestPrivileges::changeApprovalFunctionGrants()
 {
     auto c = m_matrixDb->connect();
     const auto grants = value(*c,
-        "SELECT string_agg(p.oid::regprocedure::text || ': ' || coalesce((SELECT string_agg(r.rolname, ' ' ORDER BY r.rolname)"
+        "SELECT string_agg(p.oid::regprocedure::text || ': ' || coalesce((SELECT string_agg(r.rolname, ' ' ORDER BY "
+        "r.rolname)"
         "   FROM pg_roles r WHERE r.rolname IN ('idem_reader', 'idem_operator', 'idem_worker', 'idem_may_requeue',"
-        "   'idem_may_release', 'idem_may_fail', 'idem_may_pause', 'idem_may_purge', 'idem_may_approve', 'idem_t_priv_op')"
+        "   'idem_may_release', 'idem_may_fail', 'idem_may_pause', 'idem_may_purge', 'idem_may_approve', "
+        "'idem_t_priv_op')"
         "   AND has_function_privilege(r.oid, p.oid, 'EXECUTE')), '-'), E'\\n' ORDER BY p.proname)"
         "  FROM pg_proc p WHERE p.pronamespace = 'idem'::regnamespace AND p.proname IN ('idem_set_change_approval',"
         "  'idem_change_guard', 'idem_change_image', 'idem_change_request_add', 'idem_request_retention',"
         "  'idem_request_purge', 'idem_change_approve', 'idem_change_use')");
     QCOMPARE(grants,
-        QStringLiteral("idem.idem_change_approve(bigint,text,text,text): idem_may_approve idem_operator idem_t_priv_op\n"
-                       "idem.idem_change_guard(text,jsonb): -\n"
-                       "idem.idem_change_image(idem.idem_change_requests): -\n"
-                       "idem.idem_change_request_add(text,jsonb,text,text): -\n"
-                       "idem.idem_change_use(bigint,text,text): idem_may_purge idem_operator idem_t_priv_op\n"
-                       "idem.idem_request_purge(integer,integer,double precision,text,text): idem_may_purge idem_operator"
-                       " idem_t_priv_op\n"
-                       "idem.idem_request_retention(text,text,bigint,text,text): idem_may_purge idem_operator idem_t_priv_op\n"
-                       "idem.idem_set_change_approval(boolean,boolean,integer,text,text): -"));
-    QCOMPARE(value(*c,
-                 "SELECT string_agg(proname || ' ' || prosecdef || ' ' || array_to_string(proconfig, ';'), ','"
-                 " ORDER BY proname) FROM pg_proc WHERE pronamespace = 'idem'::regnamespace"
-                 " AND proname IN ('idem_request_retention', 'idem_request_purge', 'idem_change_approve', 'idem_change_use')"
-                 " AND NOT (prosecdef AND array_to_string(proconfig, ';') LIKE 'search_path=\"idem\", pg_temp%')"),
+        QStringLiteral(
+            "idem.idem_change_approve(bigint,text,text,text): idem_may_approve idem_operator idem_t_priv_op\n"
+            "idem.idem_change_guard(text,jsonb): -\n"
+            "idem.idem_change_image(idem.idem_change_requests): -\n"
+            "idem.idem_change_request_add(text,jsonb,text,text): -\n"
+            "idem.idem_change_use(bigint,text,text): idem_may_purge idem_operator idem_t_priv_op\n"
+            "idem.idem_request_purge(integer,integer,double precision,text,text): idem_may_purge idem_operator"
+            " idem_t_priv_op\n"
+            "idem.idem_request_retention(text,text,bigint,text,text): idem_may_purge idem_operator idem_t_priv_op\n"
+            "idem.idem_set_change_approval(boolean,boolean,integer,text,text): -"));
+    QCOMPARE(
+        value(*c,
+            "SELECT string_agg(proname || ' ' || prosecdef || ' ' || array_to_string(proconfig, ';'), ','"
+            " ORDER BY proname) FROM pg_proc WHERE pronamespace = 'idem'::regnamespace"
+            " AND proname IN ('idem_request_retention', 'idem_request_purge', 'idem_change_approve', 'idem_change_use')"
+            " AND NOT (prosecdef AND array_to_string(proconfig, ';') LIKE 'search_path=\"idem\", pg_temp%')"),
         QStringLiteral("<null>"));
 }
 
