@@ -6,9 +6,11 @@
 --   - the use of an approved request of that kind in this very transaction (idem_change_use marks
 --     it used here, then makes the change), a retention change only with the request's exact
 --     spec, and each request's change once;
---   - for a purge, a scheduled one: a session that pg_cron's own record (cron.job_run_details,
---     cron.log_run on, pg_cron in this database, readable by the owner of the Idem schema) shows
---     running a job whose command calls idem_purge_run (or idem_purge);
+--   - for a purge, a scheduled one: pg_cron (installed in this database, its tables readable by
+--     the owner of the Idem schema) runs it: its record of the running job (cron.job_run_details,
+--     cron.log_run on) names this session, or this is a session pg_cron opened
+--     (application_name pg_cron) for a login with an active job here whose command calls
+--     idem_purge_run (or idem_purge);
 -- and refuses anything else with ID003, saying to request the change. Granted to nobody.
 CREATE OR REPLACE FUNCTION idem_change_guard(p_kind text, p_spec jsonb)
 RETURNS void
@@ -34,12 +36,20 @@ BEGIN
                                   ELSE r.purge_run_id IS NULL END) THEN
         RETURN;
     END IF;
-    IF p_kind = 'purge' AND pg_catalog.to_regclass('cron.job_run_details') IS NOT NULL THEN
+    IF p_kind = 'purge' AND pg_catalog.to_regclass('cron.job') IS NOT NULL
+       AND pg_catalog.to_regclass('cron.job_run_details') IS NOT NULL THEN
+        -- pg_cron's record of this session running the job; or, as pg_cron records the run's
+        -- backend only once the command is on its way, the session pg_cron opened (its
+        -- application_name) for a login with an active job of this database that calls the
+        -- purge: by hand, that login could only run what its schedule runs anyway.
         BEGIN
             EXECUTE 'SELECT EXISTS (SELECT FROM cron.job_run_details d WHERE d.job_pid = pg_catalog.pg_backend_pid()'
                     '   AND d.status = ''running'' AND d.command ~ ''idem_purge'')'
+                    ' OR (pg_catalog.current_setting(''application_name'') = ''pg_cron'''
+                    '     AND EXISTS (SELECT FROM cron.job j WHERE j.active AND j.username = session_user'
+                    '                   AND j.database = pg_catalog.current_database() AND j.command ~ ''idem_purge''))'
                INTO v_scheduled;
-        EXCEPTION WHEN insufficient_privilege THEN
+        EXCEPTION WHEN insufficient_privilege OR undefined_column THEN
             v_scheduled := false;
         END;
         IF v_scheduled THEN

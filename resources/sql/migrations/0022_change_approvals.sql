@@ -16,9 +16,9 @@
 -- retention, or the purge run's own entry).
 --
 -- Scheduled purges keep running: CALL idem_purge_run(...) from a pg_cron job in this database
--- (pg_cron's own record of the running job names the session) follows the current retention
--- policy, itself under approval, and is not a manual purge. The same CALL by hand is refused
--- while the switch is on.
+-- (pg_cron's record of the running job names the session, or the session is one pg_cron opened
+-- for a login with an active purge job) follows the current retention policy, itself under
+-- approval, and is not a manual purge. The same CALL by hand is refused while the switch is on.
 ALTER TABLE idem_approval_policy
     ADD COLUMN retention_changes_need_approval BOOLEAN NOT NULL DEFAULT false,
     ADD COLUMN manual_purges_need_approval     BOOLEAN NOT NULL DEFAULT false,
