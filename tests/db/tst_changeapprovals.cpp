@@ -339,14 +339,14 @@ void TestChangeApprovals::retentionRequestApprovedByAnotherLoginUsedOnce()
         w.exec("SELECT * FROM idem.idem_change_use(" + ids + ", '" + sha + "')");
         for (const char* sql : { "SELECT * FROM idem.idem_set_retention('pay', 3600, 'sneak')",
                  "SELECT * FROM idem.idem_set_retention('pay', 172800, 'again')" }) {
-            w.exec("SAVEPOINT s");
+            pqxx::subtransaction sub(w, "sneak");
             try {
-                w.exec(sql);
+                sub.exec(sql);
                 QFAIL(sql);
             } catch (const pqxx::sql_error& e) {
                 QCOMPARE(e.sqlstate(), std::string("ID003"));
             }
-            w.exec("ROLLBACK TO SAVEPOINT s");
+            sub.abort();
         }
         w.abort();
     }
