@@ -68,7 +68,7 @@ ApprovalsDialog::ApprovalsDialog(ConsoleSession* admin, QWidget* parent)
     m_changes->setObjectName(QStringLiteral("changeRequestsTable"));
     m_changes->setColumnCount(6);
     m_changes->setHorizontalHeaderLabels(
-        { tr("Request"), tr("What"), tr("Requested by"), tr("Reason"), tr("Spec sha256"), tr("Expires") });
+        { tr("Request"), tr("What"), tr("Requested by"), tr("Reason"), tr("Expires"), tr("Spec sha256") });
     m_changes->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_changes->setSelectionMode(QAbstractItemView::SingleSelection);
     m_changes->verticalHeader()->hide();
@@ -219,8 +219,8 @@ void ApprovalsDialog::reload()
                 m_changes->setItem(i, 1, cell(m.value(QStringLiteral("what")).toString()));
                 m_changes->setItem(i, 2, cell(m.value(QStringLiteral("by")).toString()));
                 m_changes->setItem(i, 3, cell(m.value(QStringLiteral("reason")).toString()));
-                m_changes->setItem(i, 4, cell(m.value(QStringLiteral("spec")).toString()));
-                m_changes->setItem(i, 5,
+                m_changes->setItem(i, 5, cell(m.value(QStringLiteral("spec")).toString()));
+                m_changes->setItem(i, 4,
                     cell(expired       ? tr("%1 (expired)").arg(until)
                             : approved ? tr("%1 (approved; to be used by then)").arg(until)
                                        : until));

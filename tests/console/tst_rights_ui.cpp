@@ -259,9 +259,9 @@ void TestRightsUi::changeRequestsListedAndApproved()
     QCOMPARE(t->item(0, 1)->text(), QStringLiteral("retention: set charge to 2 days"));
     QCOMPARE(t->item(0, 2)->text(), QStringLiteral("idem_t_rights_ui_operator (ann)"));
     QCOMPARE(t->item(0, 3)->text(), QStringLiteral("smaller table"));
-    QCOMPARE(t->item(0, 4)->text(), QString::fromStdString(retentionSha));
+    QCOMPARE(t->item(0, 5)->text(), QString::fromStdString(retentionSha));
     QCOMPARE(t->item(1, 1)->text(), QStringLiteral("purge: batches of 500, until nothing is due, duty 0.5"));
-    QVERIFY2(t->item(1, 5)->text().endsWith(QStringLiteral("(expired)")), qPrintable(t->item(1, 5)->text()));
+    QVERIFY2(t->item(1, 4)->text().endsWith(QStringLiteral("(expired)")), qPrintable(t->item(1, 4)->text()));
 
     dialog.reasonEdit()->setText(QStringLiteral("checked the horizon"));
     t->selectRow(1);
