@@ -11,6 +11,7 @@
 #include "operations/changerequests.h"
 #include "operations/jobs.h"
 #include "operations/purge.h"
+#include "operations/storage.h"
 #include "schema/migrate.h"
 #include "tests/support/cliprocess.h"
 #include "tests/support/taskrows.h"
@@ -636,6 +637,10 @@ void TestChangeApprovals::idemctlRetentionAndPending()
             QStringLiteral("--reason"), QStringLiteral("two people") });
     QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
     QVERIFY2(run.out.contains(QStringLiteral("retention changes: need approval")), qPrintable(run.out));
+    // What the Storage page says it from.
+    const auto storage = idem::readStorage(*login("idem_t_chg_reader"), schema);
+    QVERIFY(storage.retentionChangesNeedApproval);
+    QVERIFY(!storage.manualPurgesNeedApproval);
     const auto before = scalar(*m_owner,
         "SELECT string_agg(operation || '=' || horizon::text, ',' ORDER BY operation) FROM idem.idem_retention_policy");
     run = idemctl("idem_t_chg_purge",
