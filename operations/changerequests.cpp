@@ -264,7 +264,9 @@ std::vector<ChangeRequest> listOpenChangeRequests(pqxx::connection& conn, const 
     if (!hasChangeRequests(t, schema))
         return out;
     const auto r = t.exec_params("SELECT " + requestColumns() + " FROM " + schema.qualify("idem_change_requests")
-            + " r WHERE r.state <> 'used' ORDER BY r.id LIMIT $1",
+            + " r WHERE r.state <> 'used'"
+              " AND COALESCE(r.approval_expires_at, r.approvable_until) > clock_timestamp() - interval '1 day'"
+              " ORDER BY r.id LIMIT $1",
         limit);
     t.commit();
     out.reserve(r.size());

@@ -96,8 +96,9 @@ ChangeApproval approveChange(pqxx::connection& conn, const SchemaName& schema, s
 ChangeUse useRetentionRequest(pqxx::connection& conn, const SchemaName& schema, std::int64_t id,
     const std::string& specSha256, const std::string& actor = {});
 
-// The requests not yet used (waiting or approved, expired ones too), oldest first, at most
-// `limit` (1..1000); empty before schema v22. Read-only (idem_reader).
+// The requests not yet used (waiting or approved; expired ones for a day after, then no longer:
+// they would crowd out the live ones), oldest first, at most `limit` (1..1000); empty before
+// schema v22. Read-only (idem_reader).
 std::vector<ChangeRequest> listOpenChangeRequests(pqxx::connection& conn, const SchemaName& schema, int limit = 100);
 std::optional<ChangeRequest> readChangeRequest(pqxx::connection& conn, const SchemaName& schema, std::int64_t id);
 

@@ -438,13 +438,30 @@ void TestChangeApprovals::expiredRequestsAndApprovalsRefused()
     msg = messageOf(*approver, "SELECT * FROM idem.idem_change_approve(" + idB + ", '" + shaB + "', 'too late')");
     QVERIFY2(msg.find("change request " + idB + "'s time for approval ended at") != std::string::npos, msg.c_str());
     QCOMPARE(state(), before);
+    // Listed while they expire, for a day; then no longer (they would crowd out the live ones).
+    const auto listed = [&] {
+        QStringList ids;
+        for (const auto& c : idem::listOpenChangeRequests(*m_owner, schema))
+            ids << QString::number(c.id) + (c.expired() ? QStringLiteral(" expired") : QString());
+        return ids.join(QLatin1Char(','));
+    };
+    QCOMPARE(listed(), QStringLiteral("%1 expired,%2 expired").arg(a).arg(b));
+    {
+        pqxx::work w(*m_owner);
+        w.exec("UPDATE idem.idem_change_requests SET approvable_until = now() - interval '25 hours',"
+               " requested_at = now() - interval '26 hours' WHERE id = "
+            + idB);
+        w.commit();
+    }
+    QCOMPARE(listed(), QStringLiteral("%1 expired").arg(a));
+    const auto moved = state();
     // idemctl: refused, exit 3, nothing changed.
     const auto run = idemctl("idem_t_chg_purge",
         { QStringLiteral("retention"), QStringLiteral("apply"), QStringLiteral("--request"), QString::number(a),
             QStringLiteral("--spec"), QString::fromStdString(shaA) });
     QCOMPARE(run.exitCode, 3);
     QVERIFY2(run.err.contains(QStringLiteral("expired at")), qPrintable(run.err));
-    QCOMPARE(state(), before);
+    QCOMPARE(state(), moved);
     checkChain();
 }
 
