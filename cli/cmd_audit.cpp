@@ -119,12 +119,23 @@ Exit codes: 0 ok, 1 failure or (verify) a broken chain, 2 usage error.
                 + displaySafe(after.value("spec_sha256", std::string("?")), 64);
         if (e.action == "approval_policy") {
             const auto rows = [](const nlohmann::json& j) {
-                return j.contains("job_rows") && j["job_rows"].is_number_integer()
+                std::string out = j.contains("job_rows") && j["job_rows"].is_number_integer()
                     ? "jobs over " + std::to_string(j["job_rows"].get<std::int64_t>()) + " rows need approval"
                     : std::string("no approval");
+                // Schema v22: the switches for retention changes and manual purges.
+                if (j.value("retention_changes_need_approval", false))
+                    out += ", retention changes need approval";
+                if (j.value("manual_purges_need_approval", false))
+                    out += ", manual purges need approval";
+                return out;
             };
             return rows(before) + " -> " + rows(after);
         }
+        if (e.action == "change_request" || e.action == "change_approve" || e.action == "change_use")
+            return "change request " + std::to_string(after.value("request_id", std::int64_t(0))) + " "
+                + displaySafe(after.value("event", std::string("?")), 20) + ": "
+                + displaySafe(after.contains("spec") ? after["spec"].dump() : std::string("?"), 200) + ", spec "
+                + displaySafe(after.value("spec_sha256", std::string("?")), 64);
         if (e.action == "retention")
             return "operation " + displaySafe(after.value("operation", std::string("?")), 120) + ": " + horizon(before)
                 + " -> " + horizon(after);

@@ -13,13 +13,15 @@
 #include "core/connection.h"
 #include "core/utf8.h"
 #include "operations/actions.h"
+#include "operations/changerequests.h"
 #include "operations/jobs.h"
 
 namespace idem::cli {
 
 namespace {
 
-    constexpr const char* jobHelp = R"(Usage: idemctl job start --action requeue|release|fail --reason TEXT [FILTER...] [--cap N]
+    constexpr const char* jobHelp
+        = R"(Usage: idemctl job start --action requeue|release|fail --reason TEXT [FILTER...] [--cap N]
                         [--attempts N] [--dry-run | --detach] [RUN OPTIONS] [--json]
        idemctl job status [ID] [--limit N] [--json]
        idemctl job resume ID [RUN OPTIONS] [--json]
@@ -27,8 +29,11 @@ namespace {
        idemctl job refused ID [--json | --csv]
        idemctl job pending [--json]
        idemctl job approve ID --spec SHA256 --reason TEXT [--actor A] [--json]
+       idemctl job approve --request N --spec SHA256 --reason TEXT [--actor A] [--json]
        idemctl job policy [--json]
        idemctl job policy (--rows N [--ttl SECONDS] | --off) --reason TEXT [--actor A]
+       idemctl job policy [--retention-changes on|off] [--manual-purges on|off] [--change-ttl SECONDS]
+                          --reason TEXT [--actor A]
 
 A recovery job applies one audited recovery action to every task a filter matches as of the
 job's start, however many, in the database, in batches that commit on their own. Each row gets
@@ -82,6 +87,10 @@ Run options:
   --quiet                no progress lines
 Other:
   --limit N              status: jobs listed (1..1000, default 20)
+  --request N            approve: the change request N instead of a job
+  --retention-changes on|off, --manual-purges on|off
+                         policy: whether retention changes / manual purges need approval
+  --change-ttl SECONDS   policy: how long a change request is approvable and its approval usable
   --json                 one JSON document on standard output
   --csv                  refused: CSV (the key as a spreadsheet may show it; --json has it exactly)
   --dsn DSN              libpq conninfo, URI or service=NAME (default: $IDEM_DSN, then PG*);
@@ -102,6 +111,16 @@ the other (SET ROLE); a superuser is a member of every role. A request not appro
 policy's time to live (--ttl, default 3600 s) can no longer be approved; an approval lets the job
 start or resume for as long, then resuming is refused: cancel it and start it again. Approvers
 may also cancel a job (turn it down).
+
+Changes (schema v22): with --retention-changes on (the schema owner's), `idemctl retention set`
+and `unset` no longer change the policy: they request the change and print 'awaiting approval:
+request N (sha256 ...)'; with --manual-purges on, `idemctl purge` does the same (scheduled purges,
+CALL idem_purge_run from pg_cron, keep running). job pending lists those requests with the jobs;
+another login with the approve right approves one with `job approve --request N --spec SHA256`
+(the same rule: never the requester); then whoever has the purge right uses it, once, naming the
+sha256 again: `idemctl retention apply --request N --spec SHA256` or `idemctl purge --request N
+--spec SHA256`. A request is approvable for --change-ttl seconds (default 3600, 60 to 604800),
+its approval usable as long; an expired or used one is refused: request it again.
 
 Exit codes: 0 done (a job that ran to its end, whatever it refused), 1 failure or stopped before
 the end (the job stays active: resume it), 2 usage error, 3 refused by the database (nothing
@@ -618,6 +637,19 @@ changed), or the job was cancelled.
         return ExitOk;
     }
 
+    nlohmann::json changeJson(const ChangeRequest& c)
+    {
+        auto spec = nlohmann::json::parse(c.specJson, nullptr, false);
+        return { { "id", c.id }, { "kind", c.kind }, { "state", c.state }, { "expired", c.expired() },
+            { "what", c.what() }, { "spec", spec.is_discarded() ? nlohmann::json(c.specJson) : spec },
+            { "spec_sha256", c.specSha256 }, { "requested_login", c.requestedLogin },
+            { "requested_role", c.requestedRole }, { "requested_actor", c.requestedActor },
+            { "reason", c.requestedReason }, { "requested_at", formatMicros(c.requestedAtUs) },
+            { "approvable_until", formatMicros(c.approvableUntilUs) }, { "approved_login", optText(c.approvedLogin) },
+            { "approved_role", optText(c.approvedRole) }, { "approved_at", optTime(c.approvedAtUs) },
+            { "approval_expires_at", optTime(c.approvalExpiresAtUs) } };
+    }
+
     int jobPending(const std::vector<std::string>& argv)
     {
         Args args(argv, { "dsn", "schema" }, { "help", "json" });
@@ -630,15 +662,38 @@ changed), or the job was cancelled.
         const SchemaName schema(args.valueOr("schema", SchemaName::defaultName));
         auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl job" });
         const auto jobs = listPendingApprovals(*conn, schema);
+        const auto changes = listOpenChangeRequests(*conn, schema);
         if (args.flag("json")) {
-            nlohmann::json j = { { "schema", schema.name() }, { "pending", nlohmann::json::array() } };
+            nlohmann::json j = { { "schema", schema.name() }, { "pending", nlohmann::json::array() },
+                { "change_requests", nlohmann::json::array() } };
             for (const auto& s : jobs)
                 j["pending"].push_back(statusJson(s));
+            for (const auto& c : changes)
+                j["change_requests"].push_back(changeJson(c));
             std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
             return ExitOk;
         }
+        for (const auto& c : changes) {
+            std::printf("request %lld: %s%s\n", static_cast<long long>(c.id), safe(c.what(), 200).c_str(),
+                c.state == "approved"
+                    ? (c.expired() ? " (approved; the approval expired)" : " (approved, not used yet)")
+                    : (c.expired() ? " (its time for approval ended)" : ""));
+            std::printf("  requested by %s (%s) at %s: %s\n", safe(c.requestedLogin, 64).c_str(),
+                safe(c.requestedActor, 80).c_str(), formatMicros(c.requestedAtUs).c_str(),
+                safe(c.requestedReason, 400).c_str());
+            if (c.approvedAtUs)
+                std::printf("  approved by %s (%s) at %s; usable until %s; spec sha256 %s\n",
+                    safe(c.approvedLogin, 64).c_str(), safe(c.approvedActor, 80).c_str(),
+                    formatMicros(*c.approvedAtUs).c_str(),
+                    c.approvalExpiresAtUs ? formatMicros(*c.approvalExpiresAtUs).c_str() : "?", c.specSha256.c_str());
+            else
+                std::printf("  approvable until %s; spec sha256 %s\n", formatMicros(c.approvableUntilUs).c_str(),
+                    c.specSha256.c_str());
+            std::printf("  spec %s\n", safe(c.specJson, 400).c_str());
+        }
         if (jobs.empty()) {
-            std::printf("no job is waiting for approval\n");
+            if (changes.empty())
+                std::printf("no job or change is waiting for approval\n");
             return ExitOk;
         }
         for (const auto& s : jobs) {
@@ -654,13 +709,57 @@ changed), or the job was cancelled.
         return ExitOk;
     }
 
+    int approveRequest(const Args& args)
+    {
+        if (!args.positional().empty())
+            throw UsageError("--request N names the change request: no job id with it");
+        const auto id = args.intValue("request", 0, 1, std::numeric_limits<std::int64_t>::max());
+        if (!args.value("spec"))
+            throw UsageError("--spec is required: the request's spec sha256 as `idemctl job pending` shows it (an "
+                             "approval names the exact change it approves)");
+        if (!args.value("reason"))
+            throw UsageError("--reason is required (it goes into the audit trail)");
+        const std::string reason = *args.value("reason");
+        const std::string actor = args.valueOr("actor", localActor());
+        validateReasonAndActor(reason, actor);
+        const std::string spec = *args.value("spec");
+        if (!isSpecSha256(spec))
+            throw UsageError("--spec is the request's spec sha256: 64 lower-case hex digits");
+        const SchemaName schema(args.valueOr("schema", SchemaName::defaultName));
+        auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl job" });
+        ChangeApproval a;
+        try {
+            a = approveChange(*conn, schema, id, spec, reason, actor);
+        } catch (const JobRefused& e) {
+            return refused(e, "approve");
+        }
+        const auto c = readChangeRequest(*conn, schema, id);
+        if (args.flag("json")) {
+            std::cout << nlohmann::json({ { "audit_id", a.auditId }, { "approved_at", formatMicros(a.approvedAtUs) },
+                                            { "expires_at", formatMicros(a.expiresAtUs) },
+                                            { "request", c ? changeJson(*c) : nlohmann::json(nullptr) } })
+                             .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                      << '\n';
+            return ExitOk;
+        }
+        const bool purge = c && c->kind == "purge";
+        std::printf("request %lld approved: %s; it may be used once until %s (`idemctl %s --request %lld --spec %s`); "
+                    "audit entry %lld\n",
+            static_cast<long long>(id), c ? safe(c->what(), 200).c_str() : "?", formatMicros(a.expiresAtUs).c_str(),
+            purge ? "purge" : "retention apply", static_cast<long long>(id), spec.c_str(),
+            static_cast<long long>(a.auditId));
+        return ExitOk;
+    }
+
     int jobApprove(const std::vector<std::string>& argv)
     {
-        Args args(argv, { "dsn", "schema", "spec", "reason", "actor" }, { "help", "json" });
+        Args args(argv, { "dsn", "schema", "spec", "reason", "actor", "request" }, { "help", "json" });
         if (args.flag("help")) {
             std::cout << jobHelp;
             return ExitOk;
         }
+        if (args.value("request"))
+            return approveRequest(args);
         const auto id = jobId(args);
         if (!args.value("spec"))
             throw UsageError("--spec is required: the job's spec sha256 as `idemctl job pending` shows it (an approval "
@@ -695,9 +794,79 @@ changed), or the job was cancelled.
         return ExitOk;
     }
 
+    void printChangePolicy(const ChangePolicy& c)
+    {
+        if (!c.known)
+            return;
+        std::printf("retention changes: %s; manual purges: %s", c.retentionChanges ? "need approval" : "made directly",
+            c.manualPurges ? "need approval (scheduled purges keep running)" : "run directly");
+        if (c.retentionChanges || c.manualPurges)
+            std::printf("; change requests and their approvals last %d s", c.ttlSeconds);
+        std::printf("\n");
+    }
+
+    bool onOff(const Args& args, const char* name, bool current)
+    {
+        const auto v = args.value(name);
+        if (!v)
+            return current;
+        if (*v == "on")
+            return true;
+        if (*v == "off")
+            return false;
+        throw UsageError(std::string("--") + name + " is on or off, not '" + *v + "'");
+    }
+
+    int changePolicy(const Args& args, const SchemaName& schema, bool jobChange)
+    {
+        if (jobChange || args.value("ttl"))
+            throw UsageError("--retention-changes, --manual-purges and --change-ttl go without --rows, --off and --ttl "
+                             "(set the job threshold in a command of its own)");
+        if (!args.value("reason"))
+            throw UsageError("--reason is required (it goes into the audit trail)");
+        const std::string reason = *args.value("reason");
+        const std::string actor = args.valueOr("actor", localActor());
+        validateReasonAndActor(reason, actor);
+        onOff(args, "retention-changes", false); // usage errors before connecting
+        onOff(args, "manual-purges", false);
+        if (args.value("change-ttl"))
+            args.intValue("change-ttl", 3600, ChangeLimits::minTtlSeconds, ChangeLimits::maxTtlSeconds);
+        auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl job" });
+        const auto now = readChangePolicy(*conn, schema);
+        if (!now.known) {
+            std::cerr << "idemctl job policy: the schema predates change approvals (v22): run idemctl migrate\n";
+            return ExitRefused;
+        }
+        const bool retention = onOff(args, "retention-changes", now.retentionChanges);
+        const bool purges = onOff(args, "manual-purges", now.manualPurges);
+        const int ttl = static_cast<int>(
+            args.intValue("change-ttl", now.ttlSeconds, ChangeLimits::minTtlSeconds, ChangeLimits::maxTtlSeconds));
+        std::int64_t auditId = 0;
+        try {
+            auditId = setChangePolicy(*conn, schema, retention, purges, ttl, reason, actor);
+        } catch (const JobRefused& e) {
+            return refused(e, "policy");
+        }
+        const auto after = readChangePolicy(*conn, schema);
+        if (args.flag("json")) {
+            std::cout << nlohmann::json(
+                { { "schema", schema.name() }, { "retention_changes_need_approval", after.retentionChanges },
+                    { "manual_purges_need_approval", after.manualPurges }, { "change_ttl_seconds", after.ttlSeconds },
+                    { "audit_id", auditId } })
+                             .dump(2)
+                      << '\n';
+            return ExitOk;
+        }
+        printChangePolicy(after);
+        std::printf("audit entry %lld\n", static_cast<long long>(auditId));
+        return ExitOk;
+    }
+
     int jobPolicy(const std::vector<std::string>& argv)
     {
-        Args args(argv, { "dsn", "schema", "rows", "ttl", "reason", "actor" }, { "help", "json", "off" });
+        Args args(argv,
+            { "dsn", "schema", "rows", "ttl", "reason", "actor", "retention-changes", "manual-purges", "change-ttl" },
+            { "help", "json", "off" });
         if (args.flag("help")) {
             std::cout << jobHelp;
             return ExitOk;
@@ -706,6 +875,10 @@ changed), or the job was cancelled.
             throw UsageError("job policy takes no job id");
         const SchemaName schema(args.valueOr("schema", SchemaName::defaultName));
         const bool change = args.value("rows") || args.flag("off");
+        const bool changeSwitches
+            = args.value("retention-changes") || args.value("manual-purges") || args.value("change-ttl");
+        if (changeSwitches)
+            return changePolicy(args, schema, change);
         if (!change && (args.value("ttl") || args.value("reason")))
             throw UsageError("--ttl and --reason go with --rows N or --off");
         if (args.value("rows") && args.flag("off"))
@@ -736,9 +909,12 @@ changed), or the job was cancelled.
         }
         const auto p = readApprovalPolicy(*conn, schema);
         if (args.flag("json")) {
-            std::cout << nlohmann::json({ { "schema", schema.name() }, { "job_rows", opt(p.jobRows) },
-                                            { "ttl_seconds", p.ttlSeconds }, { "updated_by", optText(p.updatedBy) },
-                                            { "updated_at", optTime(p.updatedAtUs) }, { "audit_id", opt(auditId) } })
+            const auto c = readChangePolicy(*conn, schema);
+            std::cout << nlohmann::json(
+                { { "schema", schema.name() }, { "job_rows", opt(p.jobRows) }, { "ttl_seconds", p.ttlSeconds },
+                    { "updated_by", optText(p.updatedBy) }, { "updated_at", optTime(p.updatedAtUs) },
+                    { "audit_id", opt(auditId) }, { "retention_changes_need_approval", c.retentionChanges },
+                    { "manual_purges_need_approval", c.manualPurges }, { "change_ttl_seconds", c.ttlSeconds } })
                              .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
                       << '\n';
             return ExitOk;
@@ -749,6 +925,7 @@ changed), or the job was cancelled.
                 static_cast<long long>(*p.jobRows), p.ttlSeconds);
         else
             std::printf("approval: off (no job waits for one)\n");
+        printChangePolicy(readChangePolicy(*conn, schema));
         if (p.updatedAtUs)
             std::printf("changed by %s at %s%s\n", safe(p.updatedBy, 200).c_str(), formatMicros(*p.updatedAtUs).c_str(),
                 auditId ? ("; audit entry " + std::to_string(*auditId)).c_str() : "");

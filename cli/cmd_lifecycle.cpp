@@ -2,6 +2,7 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "cli/args.h"
@@ -9,14 +10,18 @@
 #include "core/connection.h"
 #include "core/utf8.h"
 #include "operations/actions.h"
+#include "operations/changerequests.h"
+#include "operations/jobs.h"
 #include "operations/purge.h"
 #include "operations/storage.h"
 
 namespace idem::cli {
 
 namespace {
-    constexpr const char* purgeHelp = R"(Usage: idemctl purge [--dsn DSN] [--schema S] [--dry-run] [--batch N] [--max-seconds S]
+    constexpr const char* purgeHelp
+        = R"(Usage: idemctl purge [--dsn DSN] [--schema S] [--dry-run] [--batch N] [--max-seconds S]
                      [--duty F] [--pause-ms MS] [--reason R] [--actor A] [--cap N] [--json]
+       idemctl purge --request N --spec SHA256 [--actor A] [--pause-ms MS] [--json]
 
 Removes succeeded keys completed longer ago than their operation's retention horizon
 (`idemctl retention show`). Processing, retryable and failed rows are never removed. A request
@@ -44,6 +49,14 @@ after the current batch and finishes the run.
   --actor A          who is acting, for the audit (default: login@hostname of this process)
   --cap N            --dry-run counts up to N rows per operation (default: 1000000)
   --json             one JSON object at the end
+  --request N        run approved purge request N (with --spec, its spec sha256), once
+
+Approval (schema v22): with the approval policy's manual-purge switch on (`idemctl job policy
+--manual-purges on`, the schema owner's), a purge is not run at once: this command requests it
+(its batch, --max-seconds and --duty are the request's spec) and prints 'awaiting approval:
+request N (sha256 ...)'. Another login with the approve right approves it (`idemctl job approve
+--request N --spec SHA256`); then `idemctl purge --request N --spec SHA256` runs it, once, before
+the approval expires. Scheduled purges (pg_cron, below) keep running.
 
 Scheduled in the database instead (pg_cron):
   SELECT cron.schedule('idem-purge', '*/10 * * * *', 'CALL idem.idem_purge_run(1000, 300)');
@@ -54,6 +67,7 @@ Scheduled in the database instead (pg_cron):
     constexpr const char* retentionHelp = R"(Usage: idemctl retention show [--dsn DSN] [--schema S] [--json]
        idemctl retention set OPERATION DURATION --reason R [--actor A] [--dsn DSN] [--schema S]
        idemctl retention unset OPERATION --reason R [--actor A] [--dsn DSN] [--schema S]
+       idemctl retention apply --request N --spec SHA256 [--actor A] [--dsn DSN] [--schema S]
 
 How long succeeded keys are kept, per operation (the second part of tenant:operation:id), and
 the default '*' for every other operation. A retry of a key older than its horizon executes
@@ -63,6 +77,13 @@ show    each policy row, with when and by whom it was last changed
 set     OPERATION's horizon ('*': the default); DURATION is Nd (days), Nh (hours) or N (days),
         1 hour to 3650 days. One audit entry (action retention). Needs idem_operator.
 unset   OPERATION falls back to '*' (which cannot be removed). Audited as set.
+apply   applies approved change request N, naming its spec sha256, once.
+
+Approval (schema v22): with the approval policy's retention switch on (`idemctl job policy
+--retention-changes on`, the schema owner's), set and unset change nothing: they request the
+change and print 'awaiting approval: request N (sha256 ...)'. Another login with the approve
+right approves it (`idemctl job approve --request N --spec SHA256`), then `retention apply`
+applies it, before the approval expires. Exit 3 when the database refuses (nothing changed).
 )";
 
     constexpr const char* storageHelp = R"(Usage: idemctl storage [--dsn DSN] [--schema S] [--cap N] [--days N] [--no-sample] [--json]
@@ -168,11 +189,80 @@ the last purge run and the table's size over time. Nothing is scanned beyond tho
             p.totalLowerBound ? "at least " : "", static_cast<long long>(p.total));
         return ExitOk;
     }
+
+    // A change the approval policy holds: what was requested, and what comes next.
+    int awaitingApproval(const char* what, const ChangeRequested& q, bool json, const SchemaName& schema)
+    {
+        if (json) {
+            std::cout << nlohmann::json(
+                { { "schema", schema.name() }, { "awaiting_approval", true }, { "request_id", q.id },
+                    { "spec_sha256", q.specSha256 }, { "spec", nlohmann::json::parse(q.specJson) },
+                    { "approvable_until", formatMicros(q.approvableUntilUs) }, { "audit_id", q.auditId } })
+                             .dump(2)
+                      << '\n';
+            return ExitOk;
+        }
+        std::printf(
+            "awaiting approval: request %lld (sha256 %s)\n", static_cast<long long>(q.id), q.specSha256.c_str());
+        std::printf("  %s needs a second person's approval (the approval policy); nothing changed yet\n", what);
+        std::printf("  spec %s\n", q.specJson.c_str());
+        std::printf("  another login with the approve right, until %s: idemctl job approve --request %lld --spec %s "
+                    "--reason ...\n",
+            formatMicros(q.approvableUntilUs).c_str(), static_cast<long long>(q.id), q.specSha256.c_str());
+        std::printf("  then: idemctl %s --request %lld --spec %s\n",
+            std::string(what) == "purge" ? "purge" : "retention apply", static_cast<long long>(q.id),
+            q.specSha256.c_str());
+        std::printf("  audit entry %lld\n", static_cast<long long>(q.auditId));
+        return ExitOk;
+    }
+
+    int retentionApply(const Args& args, const SchemaName& schema)
+    {
+        if (args.positional().size() != 1)
+            throw UsageError("retention apply takes --request N --spec SHA256, no other argument");
+        if (!args.value("request") || !args.value("spec"))
+            throw UsageError(
+                "retention apply needs --request N and --spec SHA256 (as `idemctl job pending` shows them)");
+        if (args.value("reason"))
+            throw UsageError("retention apply takes no --reason: the request's reason is the one audited");
+        const auto id = args.intValue("request", 0, 1, std::numeric_limits<std::int64_t>::max());
+        const std::string spec = *args.value("spec");
+        if (!isSpecSha256(spec))
+            throw UsageError("--spec is the request's spec sha256: 64 lower-case hex digits");
+        const auto actor = args.valueOr("actor", localActor());
+        validateReasonAndActor("apply", actor);
+        auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl retention" });
+        ChangeUse u;
+        try {
+            u = useRetentionRequest(*conn, schema, id, spec, actor);
+        } catch (const JobRefused& e) {
+            std::cerr << "idemctl retention apply: refused (SQLSTATE " << e.sqlstate
+                      << "): " << displaySafe(e.what(), messageDisplay) << "\nnothing changed\n";
+            return ExitRefused;
+        }
+        ChangeRequest c;
+        c.kind = u.kind;
+        c.specJson = u.specJson;
+        if (args.flag("json")) {
+            std::cout << nlohmann::json(
+                { { "schema", schema.name() }, { "request_id", u.id }, { "spec", nlohmann::json::parse(u.specJson) },
+                    { "use_audit_id", u.auditId },
+                    { "audit_id", u.appliedAuditId ? nlohmann::json(*u.appliedAuditId) : nlohmann::json(nullptr) } })
+                             .dump(2)
+                      << '\n';
+            return ExitOk;
+        }
+        std::printf("request %lld applied: %s (audit entries %lld, %s)\n", static_cast<long long>(u.id),
+            displaySafe(c.what(), 200).c_str(), static_cast<long long>(u.auditId),
+            u.appliedAuditId ? std::to_string(*u.appliedAuditId).c_str() : "none: the operation had no row of its own");
+        return ExitOk;
+    }
 } // namespace
 
 int runPurge(const std::vector<std::string>& argv)
 {
-    Args args(argv, { "dsn", "schema", "batch", "max-seconds", "duty", "pause-ms", "reason", "actor", "cap" },
+    Args args(argv,
+        { "dsn", "schema", "batch", "max-seconds", "duty", "pause-ms", "reason", "actor", "cap", "request", "spec" },
         { "dry-run", "json", "help" });
     if (args.flag("help")) {
         std::cout << purgeHelp;
@@ -196,6 +286,21 @@ int runPurge(const std::vector<std::string>& argv)
     }
     o.reason = args.valueOr("reason", "idemctl purge");
     o.actor = args.valueOr("actor", localActor());
+    if (args.value("request")) {
+        if (args.flag("dry-run") || args.value("batch") || args.value("max-seconds") || args.value("duty")
+            || args.value("reason") || args.value("cap"))
+            throw UsageError("--request runs the approved request as it was approved: no --dry-run, --batch, "
+                             "--max-seconds, --duty, --reason or --cap with it");
+        o.requestId = args.intValue("request", 0, 1, std::numeric_limits<std::int64_t>::max());
+        if (!args.value("spec"))
+            throw UsageError("--spec is required with --request: the request's spec sha256 as `idemctl job pending` "
+                             "shows it");
+        o.requestSha256 = *args.value("spec");
+        if (!isSpecSha256(o.requestSha256))
+            throw UsageError("--spec is the request's spec sha256: 64 lower-case hex digits");
+    } else if (args.value("spec"))
+        throw UsageError("--spec goes with --request N");
+    validateReasonAndActor(o.reason, o.actor);
     const std::string dsn = dsnFrom(args);
     if (args.flag("dry-run")) {
         auto conn = connect(dsn, ConnectOptions { "idemctl purge" });
@@ -203,6 +308,17 @@ int runPurge(const std::vector<std::string>& argv)
     }
     // A purge writes: a read-only server (a standby) is refused at once, in words.
     auto conn = connectPrimary(dsn, ConnectOptions { "idemctl purge" });
+    if (o.requestId == 0 && readChangePolicy(*conn, schema).manualPurges) {
+        ChangeRequested q;
+        try {
+            q = requestPurge(*conn, schema, o.batch, static_cast<int>(o.maxSeconds), o.duty, o.reason, o.actor);
+        } catch (const JobRefused& e) {
+            std::cerr << "idemctl purge: refused (SQLSTATE " << e.sqlstate
+                      << "): " << displaySafe(e.what(), messageDisplay) << "\nnothing changed\n";
+            return ExitRefused;
+        }
+        return awaitingApproval("purge", q, args.flag("json"), schema);
+    }
 
     std::signal(SIGINT, onStopSignal);
     std::signal(SIGTERM, onStopSignal);
@@ -223,6 +339,10 @@ int runPurge(const std::vector<std::string>& argv)
         try {
             r = idem::runPurge(*conn, schema, o);
             break;
+        } catch (const JobRefused& e) {
+            std::cerr << "idemctl purge: refused (SQLSTATE " << e.sqlstate
+                      << "): " << displaySafe(e.what(), messageDisplay) << "\nnothing changed\n";
+            return ExitRefused;
         } catch (const pqxx::broken_connection& e) {
             why = "lost the connection to the database server: " + describeLostConnection(e.what());
         } catch (const pqxx::sql_error& e) {
@@ -230,7 +350,8 @@ int runPurge(const std::vector<std::string>& argv)
                 throw;
             why = describeReadOnly(e.what());
         }
-        if (g_stop.load() || reconnects >= maxReconnects)
+        // A request is used once: its run, cut, is not begun again (the next purge closes it).
+        if (g_stop.load() || reconnects >= maxReconnects || o.requestId != 0)
             throw std::runtime_error(why
                 + (g_stop.load() ? std::string("; stopped")
                                  : "; gave up after " + std::to_string(maxReconnects) + " reconnects"));
@@ -250,11 +371,12 @@ int runPurge(const std::vector<std::string>& argv)
         nlohmann::json by = nlohmann::json::object();
         for (const auto& [op, n] : r.removedByOperation)
             by[op] = n;
-        std::cout << nlohmann::json({ { "schema", schema.name() }, { "dry_run", false }, { "run_id", r.runId },
-                                        { "rows_removed", r.rowsRemoved }, { "batches", r.batches },
-                                        { "duration_ms", r.durationMs }, { "rows_per_second", rate },
-                                        { "longest_batch_ms", r.longestBatchMs }, { "audit_id", r.auditId },
-                                        { "stopped_early", r.stoppedByTime }, { "removed_by_operation", by } })
+        std::cout << nlohmann::json(
+            { { "schema", schema.name() }, { "dry_run", false }, { "run_id", r.runId },
+                { "rows_removed", r.rowsRemoved }, { "batches", r.batches }, { "duration_ms", r.durationMs },
+                { "rows_per_second", rate }, { "longest_batch_ms", r.longestBatchMs }, { "audit_id", r.auditId },
+                { "stopped_early", r.stoppedByTime }, { "removed_by_operation", by },
+                { "request_id", o.requestId != 0 ? nlohmann::json(o.requestId) : nlohmann::json(nullptr) } })
                          .dump(2)
                   << '\n';
         return ExitOk;
@@ -271,7 +393,7 @@ int runPurge(const std::vector<std::string>& argv)
 
 int runRetention(const std::vector<std::string>& argv)
 {
-    Args args(argv, { "dsn", "schema", "reason", "actor" }, { "json", "help" });
+    Args args(argv, { "dsn", "schema", "reason", "actor", "request", "spec" }, { "json", "help" });
     if (args.flag("help")) {
         std::cout << retentionHelp;
         return ExitOk;
@@ -279,6 +401,10 @@ int runRetention(const std::vector<std::string>& argv)
     const auto& pos = args.positional();
     const std::string verb = pos.empty() ? std::string("show") : pos[0];
     const SchemaName schema(args.valueOr("schema", SchemaName::defaultName));
+    if ((args.value("request") || args.value("spec")) && verb != "apply")
+        throw UsageError("--request and --spec go with retention apply");
+    if (verb == "apply")
+        return retentionApply(args, schema);
     if (verb == "show") {
         if (pos.size() > 1)
             throw UsageError("retention show takes no argument");
@@ -300,7 +426,7 @@ int runRetention(const std::vector<std::string>& argv)
         return ExitOk;
     }
     if (verb != "set" && verb != "unset")
-        throw UsageError("retention takes show, set or unset, not '" + verb + "'");
+        throw UsageError("retention takes show, set, unset or apply, not '" + verb + "'");
     if (pos.size() != (verb == "set" ? 3u : 2u))
         throw UsageError(verb == "set" ? "retention set takes OPERATION DURATION" : "retention unset takes OPERATION");
     const auto reason = args.value("reason");
@@ -309,6 +435,18 @@ int runRetention(const std::vector<std::string>& argv)
     const std::int64_t seconds = verb == "set" ? parseDuration(pos[2]) : 0;
     auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl retention" });
     const auto actor = args.valueOr("actor", localActor());
+    if (readChangePolicy(*conn, schema).retentionChanges) {
+        ChangeRequested q;
+        try {
+            q = requestRetentionChange(*conn, schema, pos[1],
+                verb == "set" ? std::optional<std::int64_t>(seconds) : std::nullopt, *reason, actor);
+        } catch (const JobRefused& e) {
+            std::cerr << "idemctl retention: refused (SQLSTATE " << e.sqlstate
+                      << "): " << displaySafe(e.what(), messageDisplay) << "\nnothing changed\n";
+            return ExitRefused;
+        }
+        return awaitingApproval("retention", q, args.flag("json"), schema);
+    }
     const auto change = verb == "set" ? setRetention(*conn, schema, pos[1], seconds, *reason, actor)
                                       : clearRetention(*conn, schema, pos[1], *reason, actor);
     const auto before = change.before ? formatHorizon(change.before->horizonSeconds) : std::string("(default)");

@@ -4,10 +4,12 @@
 #include <stdexcept>
 #include <thread>
 
+#include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
 #include "core/connection.h"
 #include "operations/actions.h"
+#include "operations/jobs.h"
 
 namespace idem {
 
@@ -56,10 +58,40 @@ PurgeResult runPurge(pqxx::connection& conn, const SchemaName& schema, const Pur
                                  "CALL idem_purge_run() with pg_cron in the database.");
     const auto start = Clock::now();
     PurgeResult out;
-    {
+    PurgeOptions o = options;
+    if (o.requestId != 0) {
+        if (o.requestSha256.size() != 64 || o.requestSha256.find_first_not_of("0123456789abcdef") != std::string::npos)
+            throw std::invalid_argument(
+                "the use of a request names its spec: its spec_sha256, 64 lower-case hex digits");
         pqxx::work w(conn);
-        out.runId = w.exec_params("SELECT " + schema.qualify("idem_purge_begin") + "($1, $2)", options.reason,
-                         options.actor.empty() ? localActor() : options.actor)[0][0]
+        pqxx::result r;
+        try {
+            r = w.exec_params("SELECT u.kind, u.spec::text, u.audit_id, u.purge_run_id FROM "
+                    + schema.qualify("idem_change_use") + "($1, $2, $3) u",
+                o.requestId, o.requestSha256, o.actor.empty() ? localActor() : o.actor);
+        } catch (const pqxx::sql_error& e) {
+            if (e.sqlstate() != "ID003")
+                throw;
+            std::string message = e.what();
+            if (const auto at = message.find("\nCONTEXT:"); at != std::string::npos)
+                message.erase(at);
+            throw JobRefused(message, e.sqlstate());
+        }
+        if (r.at(0)[0].as<std::string>() != "purge")
+            throw JobRefused("change request " + std::to_string(o.requestId)
+                    + " is a retention change, not a purge: " + "apply it with idemctl retention apply --request",
+                "ID003"); // and the transaction rolls back: nothing used
+        const auto spec = nlohmann::json::parse(r[0][1].as<std::string>());
+        o.batch = spec.at("batch").get<int>();
+        o.maxSeconds = spec.at("max_seconds").get<double>();
+        o.duty = spec.at("duty").get<double>();
+        out.requestUseAuditId = r[0][2].as<std::int64_t>();
+        out.runId = r[0][3].as<std::int64_t>();
+        w.commit();
+    } else {
+        pqxx::work w(conn);
+        out.runId = w.exec_params("SELECT " + schema.qualify("idem_purge_begin") + "($1, $2)", o.reason,
+                         o.actor.empty() ? localActor() : o.actor)[0][0]
                         .as<std::int64_t>();
         w.commit();
     }
@@ -67,24 +99,24 @@ PurgeResult runPurge(pqxx::connection& conn, const SchemaName& schema, const Pur
         for (;;) {
             const auto t = Clock::now();
             pqxx::work w(conn);
-            const auto removed = w.exec_params("SELECT b.removed FROM " + schema.qualify("idem_purge_batch") + "($1, $2) b",
-                                      out.runId, options.batch)[0][0]
-                                     .as<std::int64_t>();
+            const auto removed
+                = w.exec_params("SELECT b.removed FROM " + schema.qualify("idem_purge_batch") + "($1, $2) b", out.runId,
+                       o.batch)[0][0]
+                      .as<std::int64_t>();
             w.commit();
             const double ms = msSince(t);
             out.longestBatchMs = std::max(out.longestBatchMs, ms);
             out.rowsRemoved += removed;
             ++out.batches;
-            if (options.progress)
-                options.progress(out.runId, out.batches, out.rowsRemoved, ms);
-            if (removed < options.batch)
+            if (o.progress)
+                o.progress(out.runId, out.batches, out.rowsRemoved, ms);
+            if (removed < o.batch)
                 break;
-            if ((options.maxSeconds > 0 && msSince(start) >= options.maxSeconds * 1000)
-                || (options.stop && options.stop->load())) {
+            if ((o.maxSeconds > 0 && msSince(start) >= o.maxSeconds * 1000) || (o.stop && o.stop->load())) {
                 out.stoppedByTime = true;
                 break;
             }
-            const double pause = std::min(10000.0, std::max<double>(options.pauseMs, ms * (1 - options.duty) / options.duty));
+            const double pause = std::min(10000.0, std::max<double>(o.pauseMs, ms * (1 - o.duty) / o.duty));
             if (pause > 0)
                 std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(pause));
         }

@@ -35,6 +35,11 @@ struct PurgeOptions {
     // Called after each batch, on the calling thread.
     std::function<void(std::int64_t runId, std::int64_t batches, std::int64_t rowsRemoved, double batchMs)> progress;
     const std::atomic<bool>* stop = nullptr; // set: finish after the current batch
+    // Schema v22: run an approved purge request (operations/changerequests.h) instead: the run is
+    // begun by its use (idem_change_use, once, naming its spec's SHA-256), with the request's
+    // reason; batch, maxSeconds and duty are the spec's, whatever is set above.
+    std::int64_t requestId = 0;
+    std::string requestSha256;
 };
 
 struct PurgeResult {
@@ -46,6 +51,7 @@ struct PurgeResult {
     std::int64_t auditId = 0;
     bool stoppedByTime = false; // maxSeconds (or stop) ended it with rows still due
     std::vector<std::pair<std::string, std::int64_t>> removedByOperation;
+    std::int64_t requestUseAuditId = 0; // a request's run: the use's audit entry (action change_use)
 };
 
 // Runs one purge. Throws pqxx::insufficient_privilege for a role that is not idem_operator,

@@ -265,6 +265,14 @@ StorageReport readStorage(pqxx::transaction_base& tx, const SchemaName& schema, 
                  + " s WHERE s.taken_at > now() - $1 * interval '1 day' ORDER BY s.taken_at",
              options.sampleDays))
         out.samples.push_back({ r[0].as<std::string>(), r[1].as<std::int64_t>(), r[2].as<std::int64_t>(), optionalInt(r[3]) });
+    if (!tx.exec_params("SELECT to_regclass($1)", schema.qualify("idem_change_requests"))[0][0].is_null()) {
+        const auto p = tx.exec("SELECT p.retention_changes_need_approval, p.manual_purges_need_approval FROM "
+            + schema.qualify("idem_approval_policy") + " p");
+        if (!p.empty()) {
+            out.retentionChangesNeedApproval = p[0][0].as<bool>();
+            out.manualPurgesNeedApproval = p[0][1].as<bool>();
+        }
+    }
     return out;
 }
 

@@ -128,6 +128,10 @@ struct StorageReport {
     std::optional<PurgeRun> running; // the newest run still running, if any
     std::vector<StorageSample> samples; // oldest first
     double samplePeriodSeconds = 0; // at most one sample per this period
+    // Schema v22: the approval policy's switches (false before v22): a retention change or a
+    // manual purge waits for a second person's approval.
+    bool retentionChangesNeedApproval = false;
+    bool manualPurgesNeedApproval = false;
 };
 
 // The succeeded rows due for purge per operation (idem_retention_due: each counted up to cap,

@@ -308,24 +308,12 @@
         <translation>规格 sha256 %1</translation>
     </message>
     <message>
-        <source>No job is waiting for approval.</source>
-        <translation>没有等待审批的作业。</translation>
-    </message>
-    <message>
-        <source>Could not read the jobs waiting for approval: %1</source>
-        <translation>无法读取等待审批的作业：%1</translation>
-    </message>
-    <message>
         <source>Not connected.</source>
         <translation>未连接。</translation>
     </message>
     <message>
         <source>The schema is newer than this console, or its migrations do not match: look, change nothing.</source>
         <translation>模式比此控制台新，或其迁移不匹配：只能查看，不做任何更改。</translation>
-    </message>
-    <message>
-        <source>Select the job to approve.</source>
-        <translation>请选择要批准的作业。</translation>
     </message>
     <message>
         <source>Give a reason: it goes into the audit trail.</source>
@@ -342,6 +330,66 @@
     <message>
         <source>Not approved: %1</source>
         <translation>未批准：%1</translation>
+    </message>
+    <message>
+        <source>Changes waiting for a second person: a retention change or a manual purge, when the approval policy holds them. Approving one lets exactly its spec be used, once.</source>
+        <translation>等待第二人审批的变更：审批策略要求审批时的保留期变更或手动清理。批准后，只允许按其规格（spec）执行一次。</translation>
+    </message>
+    <message>
+        <source>Request</source>
+        <translation>请求</translation>
+    </message>
+    <message>
+        <source>What</source>
+        <translation>内容</translation>
+    </message>
+    <message>
+        <source>Spec sha256</source>
+        <translation>规格 sha256</translation>
+    </message>
+    <message>
+        <source>Expires</source>
+        <translation>到期</translation>
+    </message>
+    <message>
+        <source>Approved already by %1: it waits to be used.</source>
+        <translation>已由 %1 批准：等待执行。</translation>
+    </message>
+    <message>
+        <source>Its approval expired: it can no longer be used.</source>
+        <translation>其批准已过期：不能再执行。</translation>
+    </message>
+    <message>
+        <source>Its time for approval ended: it can no longer be approved.</source>
+        <translation>其审批期限已过：不能再批准。</translation>
+    </message>
+    <message>
+        <source>%1 (expired)</source>
+        <translation>%1（已过期）</translation>
+    </message>
+    <message>
+        <source>%1 (approved; to be used by then)</source>
+        <translation>%1（已批准；须在此前执行）</translation>
+    </message>
+    <message>
+        <source>Nothing is waiting for approval.</source>
+        <translation>没有等待审批的内容。</translation>
+    </message>
+    <message>
+        <source>Could not read what is waiting for approval: %1</source>
+        <translation>无法读取等待审批的内容：%1</translation>
+    </message>
+    <message>
+        <source>Select the job or the change to approve.</source>
+        <translation>请选择要批准的作业或变更。</translation>
+    </message>
+    <message>
+        <source>Approve the selected change exactly as listed (its spec sha256 is named).</source>
+        <translation>按所列内容原样批准所选变更（指明其规格 sha256）。</translation>
+    </message>
+    <message>
+        <source>Change request %1 approved: it may be used once until %2. Audit entry #%3.</source>
+        <translation>变更请求 %1 已批准：可在 %2 之前执行一次。审计条目 #%3。</translation>
     </message>
 </context>
 <context>
@@ -4362,6 +4410,14 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>Size of the task table over time: not read yet</source>
         <translation>任务表大小随时间变化：尚未读取</translation>
+    </message>
+    <message>
+        <source>A retention change waits for a second person&apos;s approval: `idemctl retention set` files a request, another login with the approve right approves it (Approvals), then `idemctl retention apply --request N --spec SHA256` applies it once.</source>
+        <translation>保留期变更需等待第二人审批：`idemctl retention set` 提交请求，另一位拥有审批权限的登录在“审批”中批准后，由 `idemctl retention apply --request N --spec SHA256` 执行一次。</translation>
+    </message>
+    <message>
+        <source>A manual purge waits for a second person&apos;s approval: `idemctl purge` files a request, another login with the approve right approves it (Approvals), then `idemctl purge --request N --spec SHA256` runs it once. Scheduled purges (pg_cron) keep running.</source>
+        <translation>手动清理需等待第二人审批：`idemctl purge` 提交请求，另一位拥有审批权限的登录在“审批”中批准后，由 `idemctl purge --request N --spec SHA256` 执行一次。计划清理（pg_cron）照常运行。</translation>
     </message>
 </context>
 <context>

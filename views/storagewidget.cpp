@@ -326,6 +326,10 @@ void StorageWidget::render()
         meaning << storagetext::meaning(p.operation, p.horizonSeconds);
     meaning << tr("Only succeeded keys are removed; processing, waiting and failed rows are kept whatever their age. "
                   "The audit trail is never purged.");
+    if (r.retentionChangesNeedApproval)
+        meaning << tr("A retention change waits for a second person's approval: `idemctl retention set` files a "
+                      "request, another login with the approve right approves it (Approvals), then `idemctl retention "
+                      "apply --request N --spec SHA256` applies it once.");
     m_meaning->setText(meaning.join(QLatin1Char('\n')));
 
     QStringList purge;
@@ -337,6 +341,10 @@ void StorageWidget::render()
     purge << tr("Due for purge now: %1 succeeded rows past their horizon.").arg(dueTotal);
     purge << tr("`idemctl purge --dry-run` lists what a run would remove; `idemctl purge` removes it in small "
                 "batches that skip any row a worker is touching.");
+    if (r.manualPurgesNeedApproval)
+        purge << tr("A manual purge waits for a second person's approval: `idemctl purge` files a request, another "
+                    "login with the approve right approves it (Approvals), then `idemctl purge --request N --spec "
+                    "SHA256` runs it once. Scheduled purges (pg_cron) keep running.");
     m_purge->setText(purge.join(QLatin1Char('\n')));
 
     m_tables->setRowCount(static_cast<int>(r.tables.size()));

@@ -301,3 +301,21 @@ BEGIN
     EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_approval_policy FROM idem_reader, idem_operator', s);
 END
 $rights$;
+
+-- Change approvals (schema v22): with the approval policy's switches on, a retention change or a
+-- manual purge is requested and used by the purge right, approved by the approve right; readers
+-- see the requests (the console's Approvals dialog, idemctl job pending). Nobody writes the table
+-- but the functions; the switches are the owner's (idem_set_change_approval, granted to nobody).
+DO $changes$
+DECLARE
+    s text := current_schema();
+BEGIN
+    EXECUTE format('GRANT SELECT ON %1$I.idem_change_requests TO idem_reader', s);
+    EXECUTE format('REVOKE ALL ON %1$I.idem_change_requests FROM idem_worker', s);
+    EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_change_requests FROM idem_reader, idem_operator', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_request_retention(text, text, bigint, text, text),'
+                   ' %1$I.idem_request_purge(integer, integer, double precision, text, text),'
+                   ' %1$I.idem_change_use(bigint, text, text) TO idem_may_purge', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_change_approve(bigint, text, text, text) TO idem_may_approve', s);
+END
+$changes$;

@@ -706,6 +706,333 @@ $$;
 
 
 --
+-- Name: idem_change_approve(bigint, text, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_change_approve(p_request bigint, p_spec_sha256 text, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(request_id bigint, approved_at timestamp with time zone, expires_at timestamp with time zone, audit_id bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    SET lock_timeout TO '30s'
+    AS $_$
+DECLARE
+    r idem_change_requests;
+    v_before jsonb;
+    v_policy idem_approval_policy;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+    v_now timestamptz := clock_timestamp();
+    v_audit bigint;
+BEGIN
+    PERFORM idem_require_right('approve', 'approve a change request');
+    IF p_request IS NULL THEN
+        RAISE EXCEPTION 'name the change request to approve' USING ERRCODE = 'ID003';
+    END IF;
+    IF p_spec_sha256 IS NULL OR p_spec_sha256 !~ '^[0-9a-f]{64}$' THEN
+        RAISE EXCEPTION 'an approval names the request''s spec: its spec_sha256, 64 lower-case hex digits, not %',
+                        COALESCE(quote_literal(left(p_spec_sha256, 80)), 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    PERFORM audit_check_reason(p_reason, p_actor);
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'a change request is approved in a READ COMMITTED transaction, not %',
+            current_setting('transaction_isolation') USING ERRCODE = 'ID003';
+    END IF;
+    SELECT * INTO r FROM idem_change_requests x WHERE x.id = p_request FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no change request %', p_request USING ERRCODE = 'ID003';
+    END IF;
+    IF r.state <> 'awaiting_approval' THEN
+        RAISE EXCEPTION '%', format('change request %s is not waiting for approval: it is %s, approved by %s at %s', r.id,
+                        r.state, r.approved_login, to_char(r.approved_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_spec_sha256 <> r.spec_sha256 OR r.spec_sha256 <> encode(sha256(convert_to(r.spec::text, 'UTF8')), 'hex') THEN
+        RAISE EXCEPTION 'that spec is not change request %''s: request % is % (spec %)', r.id, r.id, r.spec::text,
+                        r.spec_sha256
+            USING ERRCODE = 'ID003',
+                  HINT = 'An approval names one request''s exact spec: read it again (idemctl job pending).';
+    END IF;
+    IF session_user::text = r.requested_login
+       OR (EXISTS (SELECT FROM pg_catalog.pg_roles x WHERE x.rolname = r.requested_login)
+           AND (pg_catalog.pg_has_role(session_user, r.requested_login::name, 'MEMBER')
+                OR pg_catalog.pg_has_role(r.requested_login::name, session_user, 'MEMBER'))) THEN
+        RAISE EXCEPTION '%', format('login %s cannot approve change request %s: it was requested by login %s%s',
+                        session_user, r.id, r.requested_login,
+                        CASE WHEN session_user::text = r.requested_login THEN ''
+                             ELSE ', and one of the two may act as the other (a member of it, or a superuser)' END)
+            USING ERRCODE = 'ID003', HINT = 'A second person approves: another login with the approve right.';
+    END IF;
+    IF r.approvable_until <= v_now THEN
+        RAISE EXCEPTION 'change request %''s time for approval ended at %: it can no longer be approved', r.id,
+                        to_char(r.approvable_until, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+            USING ERRCODE = 'ID003', HINT = 'Request the change again.';
+    END IF;
+    SELECT * INTO v_policy FROM idem_approval_policy;
+    v_before := idem_change_image(r);
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+    UPDATE idem_change_requests x
+       SET state = 'approved', approved_login = session_user, approved_role = idem_caller(), approved_actor = v_actor,
+           approved_reason = p_reason, approved_at = v_now,
+           approval_expires_at = v_now + v_policy.change_ttl_seconds * interval '1 second'
+     WHERE x.id = r.id
+    RETURNING x.* INTO r;
+    v_audit := audit_append('', 'change_approve', p_reason, v_actor, v_before,
+                            idem_change_image(r) || jsonb_build_object('event', 'approve'));
+    UPDATE idem_change_requests x SET approval_audit_id = v_audit WHERE x.id = r.id;
+    RETURN QUERY SELECT r.id, r.approved_at, r.approval_expires_at, v_audit;
+END
+$_$;
+
+
+--
+-- Name: idem_change_guard(text, jsonb); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_change_guard(p_kind text, p_spec jsonb) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+DECLARE
+    v_policy idem_approval_policy;
+    v_scheduled boolean := false;
+BEGIN
+    IF p_kind IS NULL OR p_kind NOT IN ('retention', 'purge') THEN
+        RAISE EXCEPTION 'a guarded change is retention or purge, not %', COALESCE(quote_literal(p_kind), 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    SELECT * INTO v_policy FROM idem_approval_policy;
+    IF NOT FOUND OR (p_kind = 'retention' AND NOT v_policy.retention_changes_need_approval)
+       OR (p_kind = 'purge' AND NOT v_policy.manual_purges_need_approval) THEN
+        RETURN;
+    END IF;
+    IF EXISTS (SELECT FROM idem_change_requests r
+                WHERE r.used_xid = pg_catalog.pg_current_xact_id() AND r.kind = p_kind AND r.state = 'used'
+                  AND CASE p_kind WHEN 'retention' THEN r.applied_audit_id IS NULL AND r.spec = p_spec
+                                  ELSE r.purge_run_id IS NULL END) THEN
+        RETURN;
+    END IF;
+    IF p_kind = 'purge' AND pg_catalog.to_regclass('cron.job') IS NOT NULL
+       AND pg_catalog.to_regclass('cron.job_run_details') IS NOT NULL THEN
+        -- pg_cron's record of this session running the job; or, as pg_cron records the run's
+        -- backend only once the command is on its way, the session pg_cron opened (its
+        -- application_name) for a login with an active job of this database that calls the
+        -- purge: by hand, that login could only run what its schedule runs anyway.
+        BEGIN
+            EXECUTE 'SELECT EXISTS (SELECT FROM cron.job_run_details d WHERE d.job_pid = pg_catalog.pg_backend_pid()'
+                    '   AND d.status = ''running'' AND d.command ~ ''idem_purge'')'
+                    ' OR (pg_catalog.current_setting(''application_name'') = ''pg_cron'''
+                    '     AND EXISTS (SELECT FROM cron.job j WHERE j.active AND j.username = session_user'
+                    '                   AND j.database = pg_catalog.current_database() AND j.command ~ ''idem_purge''))'
+               INTO v_scheduled;
+        EXCEPTION WHEN insufficient_privilege OR undefined_column THEN
+            v_scheduled := false;
+        END;
+        IF v_scheduled THEN
+            RETURN;
+        END IF;
+    END IF;
+    IF p_kind = 'retention' THEN
+        RAISE EXCEPTION 'retention changes need a second person''s approval (the approval policy): request this one'
+                        ' (idem_request_retention, idemctl retention set), have another login approve it, then apply it'
+            USING ERRCODE = 'ID003',
+                  HINT = 'idemctl retention set ... prints the request; idemctl job approve --request N --sha256 ...;'
+                         ' idemctl retention apply --request N --sha256 ...';
+    END IF;
+    RAISE EXCEPTION 'manual purges need a second person''s approval (the approval policy): request one'
+                    ' (idem_request_purge, idemctl purge), have another login approve it, then run it'
+        USING ERRCODE = 'ID003',
+              HINT = 'Scheduled purges (CALL idem_purge_run from pg_cron) keep running. idemctl purge prints the request;'
+                     ' idemctl job approve --request N --sha256 ...; idemctl purge --request N --sha256 ...';
+END
+$$;
+
+
+--
+-- Name: idem_change_requests; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_change_requests (
+    id bigint NOT NULL,
+    kind text NOT NULL,
+    spec jsonb NOT NULL,
+    spec_sha256 text NOT NULL,
+    state text DEFAULT 'awaiting_approval'::text NOT NULL,
+    requested_login text NOT NULL,
+    requested_role text NOT NULL,
+    requested_actor text NOT NULL,
+    requested_reason text NOT NULL,
+    requested_at timestamp with time zone NOT NULL,
+    approvable_until timestamp with time zone NOT NULL,
+    request_audit_id bigint NOT NULL,
+    approved_login text,
+    approved_role text,
+    approved_actor text,
+    approved_reason text,
+    approved_at timestamp with time zone,
+    approval_expires_at timestamp with time zone,
+    approval_audit_id bigint,
+    used_login text,
+    used_at timestamp with time zone,
+    used_xid xid8,
+    use_audit_id bigint,
+    applied_audit_id bigint,
+    purge_run_id bigint,
+    CONSTRAINT idem_change_requests_approved_check CHECK ((((approved_at IS NULL) = (approved_login IS NULL)) AND ((approved_at IS NULL) = (approval_expires_at IS NULL)) AND ((state = 'awaiting_approval'::text) = (approved_at IS NULL)))),
+    CONSTRAINT idem_change_requests_kind_check CHECK ((kind = ANY (ARRAY['retention'::text, 'purge'::text]))),
+    CONSTRAINT idem_change_requests_spec_sha256_check CHECK ((spec_sha256 ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT idem_change_requests_state_check CHECK ((state = ANY (ARRAY['awaiting_approval'::text, 'approved'::text, 'used'::text]))),
+    CONSTRAINT idem_change_requests_used_check CHECK ((((state = 'used'::text) = (used_at IS NOT NULL)) AND ((used_at IS NULL) = (used_xid IS NULL))))
+);
+
+
+--
+-- Name: idem_change_image(idem.idem_change_requests); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_change_image(r idem.idem_change_requests) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+    SELECT jsonb_build_object('request_id', r.id, 'kind', r.kind, 'spec', r.spec, 'spec_sha256', r.spec_sha256,
+                              'state', r.state, 'requested_login', r.requested_login,
+                              'requested_role', r.requested_role, 'requested_at', r.requested_at,
+                              'approvable_until', r.approvable_until, 'approved_login', r.approved_login,
+                              'approved_role', r.approved_role, 'approved_at', r.approved_at,
+                              'approval_expires_at', r.approval_expires_at, 'used_login', r.used_login,
+                              'used_at', r.used_at, 'purge_run_id', r.purge_run_id)
+$$;
+
+
+--
+-- Name: idem_change_request_add(text, jsonb, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_change_request_add(p_kind text, p_spec jsonb, p_reason text, p_actor text) RETURNS TABLE(request_id bigint, spec_sha256 text, spec jsonb, approvable_until timestamp with time zone, audit_id bigint)
+    LANGUAGE plpgsql
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_policy idem_approval_policy;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+    v_now timestamptz := clock_timestamp();
+    r idem_change_requests;
+BEGIN
+    PERFORM audit_check_reason(p_reason, p_actor);
+    SELECT * INTO v_policy FROM idem_approval_policy;
+    IF p_kind = 'retention' AND NOT v_policy.retention_changes_need_approval THEN
+        RAISE EXCEPTION 'retention changes do not need approval (the approval policy): make the change directly'
+            USING ERRCODE = 'ID003', HINT = 'idemctl retention set / clear, or idem_set_retention / idem_clear_retention.';
+    END IF;
+    IF p_kind = 'purge' AND NOT v_policy.manual_purges_need_approval THEN
+        RAISE EXCEPTION 'manual purges do not need approval (the approval policy): run the purge directly'
+            USING ERRCODE = 'ID003', HINT = 'idemctl purge, or idem_purge_begin.';
+    END IF;
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+    INSERT INTO idem_change_requests AS x (kind, spec, spec_sha256, requested_login, requested_role, requested_actor,
+                                           requested_reason, requested_at, approvable_until, request_audit_id)
+    VALUES (p_kind, p_spec, encode(sha256(convert_to(p_spec::text, 'UTF8')), 'hex'), session_user, idem_caller(),
+            v_actor, p_reason, v_now, v_now + v_policy.change_ttl_seconds * interval '1 second', 0)
+    RETURNING x.* INTO r;
+    audit_id := audit_append('', 'change_request', p_reason, v_actor, jsonb_build_object('request_id', r.id, 'state', NULL),
+                             idem_change_image(r) || jsonb_build_object('event', 'request'));
+    UPDATE idem_change_requests x SET request_audit_id = audit_id WHERE x.id = r.id;
+    request_id := r.id;
+    spec_sha256 := r.spec_sha256;
+    spec := r.spec;
+    approvable_until := r.approvable_until;
+    RETURN NEXT;
+END
+$$;
+
+
+--
+-- Name: idem_change_use(bigint, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_change_use(p_request bigint, p_spec_sha256 text, p_actor text DEFAULT NULL::text) RETURNS TABLE(request_id bigint, kind text, spec jsonb, audit_id bigint, applied_audit_id bigint, purge_run_id bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    SET lock_timeout TO '30s'
+    AS $_$
+DECLARE
+    r idem_change_requests;
+    v_before jsonb;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+    v_now timestamptz := clock_timestamp();
+    v_audit bigint;
+    v_applied bigint;
+    v_run bigint;
+BEGIN
+    IF p_request IS NULL THEN
+        RAISE EXCEPTION 'name the change request to use' USING ERRCODE = 'ID003';
+    END IF;
+    IF p_spec_sha256 IS NULL OR p_spec_sha256 !~ '^[0-9a-f]{64}$' THEN
+        RAISE EXCEPTION 'the use of a request names its spec: its spec_sha256, 64 lower-case hex digits, not %',
+                        COALESCE(quote_literal(left(p_spec_sha256, 80)), 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    IF char_length(v_actor) > 256 THEN
+        RAISE EXCEPTION 'the actor name is longer than 256 characters' USING ERRCODE = 'ID003';
+    END IF;
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'a change request is used in a READ COMMITTED transaction, not %',
+            current_setting('transaction_isolation') USING ERRCODE = 'ID003';
+    END IF;
+    SELECT * INTO r FROM idem_change_requests x WHERE x.id = p_request FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no change request %', p_request USING ERRCODE = 'ID003';
+    END IF;
+    IF r.state = 'used' THEN
+        RAISE EXCEPTION '%', format('change request %s was used already, by login %s at %s: an approval is used once',
+                        r.id, r.used_login, to_char(r.used_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+            USING ERRCODE = 'ID003', HINT = 'Request the change again.';
+    END IF;
+    IF r.state <> 'approved' THEN
+        RAISE EXCEPTION 'change request % is not approved yet: it waits for another login''s approval', r.id
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_spec_sha256 <> r.spec_sha256 OR r.spec_sha256 <> encode(sha256(convert_to(r.spec::text, 'UTF8')), 'hex') THEN
+        RAISE EXCEPTION 'that spec is not change request %''s: request % is % (spec %)', r.id, r.id, r.spec::text,
+                        r.spec_sha256
+            USING ERRCODE = 'ID003', HINT = 'An approval is used for its request''s exact spec, nothing else.';
+    END IF;
+    IF r.approval_expires_at <= v_now THEN
+        RAISE EXCEPTION 'change request %''s approval expired at %: it can no longer be used', r.id,
+                        to_char(r.approval_expires_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+            USING ERRCODE = 'ID003', HINT = 'Request the change again.';
+    END IF;
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+    v_before := idem_change_image(r);
+    UPDATE idem_change_requests x
+       SET state = 'used', used_login = session_user, used_at = v_now, used_xid = pg_current_xact_id()
+     WHERE x.id = r.id
+    RETURNING x.* INTO r;
+    v_audit := audit_append('', 'change_use', r.requested_reason, v_actor, v_before,
+                            idem_change_image(r) || jsonb_build_object('event', 'use'));
+    UPDATE idem_change_requests x SET use_audit_id = v_audit WHERE x.id = r.id;
+    IF r.kind = 'retention' THEN
+        IF r.spec ->> 'change' = 'set' THEN
+            SELECT s.audit_id INTO v_applied
+              FROM idem_set_retention(r.spec ->> 'operation', (r.spec ->> 'horizon_seconds')::bigint, r.requested_reason,
+                                      v_actor) s;
+        ELSE
+            SELECT c.audit_id INTO v_applied
+              FROM idem_clear_retention(r.spec ->> 'operation', r.requested_reason, v_actor) c;
+        END IF;
+        -- 0 when clearing an operation that had no row of its own (nothing to audit): the
+        -- request's change is still made, once.
+        UPDATE idem_change_requests x SET applied_audit_id = COALESCE(v_applied, 0) WHERE x.id = r.id;
+    ELSE
+        v_run := idem_purge_begin(r.requested_reason, v_actor);
+        UPDATE idem_change_requests x SET purge_run_id = v_run WHERE x.id = r.id;
+    END IF;
+    RETURN QUERY SELECT r.id, r.kind, r.spec, v_audit, v_applied, v_run;
+END
+$_$;
+
+
+--
 -- Name: idem_clear_approval(text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -754,6 +1081,8 @@ BEGIN
                         ' removed), not %', COALESCE(quote_literal(p_operation), 'NULL') USING ERRCODE = 'ID003';
     END IF;
     PERFORM audit_check_reason(p_reason, p_actor);
+    PERFORM idem_change_guard('retention', jsonb_build_object('kind', 'retention', 'change', 'clear', 'operation', p_operation,
+                                                              'horizon_seconds', NULL));
     v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
     DELETE FROM idem_retention_policy p WHERE p.operation = p_operation RETURNING p.* INTO v_old;
     operation := p_operation;
@@ -3057,6 +3386,7 @@ DECLARE
     v_k2 integer;
 BEGIN
     PERFORM audit_check_reason(p_reason, p_actor);
+    PERFORM idem_change_guard('purge', NULL);
     IF current_setting('transaction_isolation') <> 'read committed' THEN
         RAISE EXCEPTION 'a purge runs in READ COMMITTED transactions, not %', current_setting('transaction_isolation')
             USING ERRCODE = 'ID003';
@@ -3350,6 +3680,73 @@ $$;
 
 
 --
+-- Name: idem_request_purge(integer, integer, double precision, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_request_purge(p_batch integer, p_max_seconds integer, p_duty double precision, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(request_id bigint, spec_sha256 text, spec jsonb, approvable_until timestamp with time zone, audit_id bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+BEGIN
+    IF p_batch IS NULL OR p_batch NOT BETWEEN 1 AND 100000 THEN
+        RAISE EXCEPTION 'batch must be 1 to 100000 rows, not %', COALESCE(p_batch::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    IF p_max_seconds IS NULL OR p_max_seconds NOT BETWEEN 0 AND 86400 THEN
+        RAISE EXCEPTION 'max_seconds must be 0 (until nothing is due) to 86400, not %', COALESCE(p_max_seconds::text, 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_duty IS NULL OR NOT (p_duty >= 0.01 AND p_duty <= 1) THEN
+        RAISE EXCEPTION 'duty must be 0.01 to 1, not %', COALESCE(p_duty::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    RETURN QUERY SELECT * FROM idem_change_request_add('purge',
+        jsonb_build_object('kind', 'purge', 'batch', p_batch, 'max_seconds', p_max_seconds, 'duty', p_duty),
+        p_reason, p_actor);
+END
+$$;
+
+
+--
+-- Name: idem_request_retention(text, text, bigint, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_request_retention(p_change text, p_operation text, p_horizon_seconds bigint, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(request_id bigint, spec_sha256 text, spec jsonb, approvable_until timestamp with time zone, audit_id bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $_$
+BEGIN
+    IF p_change IS NULL OR p_change NOT IN ('set', 'clear') THEN
+        RAISE EXCEPTION 'a retention change is set or clear, not %', COALESCE(quote_literal(left(p_change, 64)), 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_change = 'set' THEN
+        IF p_operation IS NULL OR NOT (p_operation = '*' OR p_operation ~ '^[!-9;-~]{1,64}$') THEN
+            RAISE EXCEPTION 'operation must be ''*'' or 1 to 64 visible ASCII characters without '':'', not %',
+                COALESCE(quote_literal(left(p_operation, 80)), 'NULL') USING ERRCODE = 'ID003';
+        END IF;
+        IF p_horizon_seconds IS NULL OR p_horizon_seconds NOT BETWEEN 3600 AND 3650::bigint * 86400 THEN
+            RAISE EXCEPTION 'horizon must be 3600 to 315360000 seconds (1 hour to 3650 days), not %',
+                COALESCE(p_horizon_seconds::text, 'NULL') USING ERRCODE = 'ID003';
+        END IF;
+    ELSE
+        IF p_operation IS NULL OR p_operation = '*' OR p_operation !~ '^[!-9;-~]{1,64}$' THEN
+            RAISE EXCEPTION 'operation must be 1 to 64 visible ASCII characters without '':'' (the ''*'' default cannot be'
+                            ' removed), not %', COALESCE(quote_literal(left(p_operation, 80)), 'NULL') USING ERRCODE = 'ID003';
+        END IF;
+        IF p_horizon_seconds IS NOT NULL THEN
+            RAISE EXCEPTION 'clearing an operation''s retention names no horizon, not %', p_horizon_seconds
+                USING ERRCODE = 'ID003';
+        END IF;
+    END IF;
+    RETURN QUERY SELECT * FROM idem_change_request_add('retention',
+        jsonb_build_object('kind', 'retention', 'change', p_change, 'operation', p_operation,
+                           'horizon_seconds', p_horizon_seconds), p_reason, p_actor);
+END
+$_$;
+
+
+--
 -- Name: idem_requeue(text, text, bigint, integer, text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -3561,6 +3958,54 @@ $$;
 
 
 --
+-- Name: idem_set_change_approval(boolean, boolean, integer, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_set_change_approval(p_retention_changes boolean, p_manual_purges boolean, p_ttl_seconds integer, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(audit_id bigint, retention_changes_need_approval boolean, manual_purges_need_approval boolean, change_ttl_seconds integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_old idem_approval_policy;
+    v_new idem_approval_policy;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+BEGIN
+    IF p_retention_changes IS NULL OR p_manual_purges IS NULL THEN
+        RAISE EXCEPTION 'say whether retention changes and manual purges need approval: true or false, not NULL'
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_ttl_seconds IS NULL OR p_ttl_seconds NOT BETWEEN 60 AND 604800 THEN
+        RAISE EXCEPTION 'a change request''s time to live must be 60 to 604800 seconds (a week), not %',
+                        COALESCE(p_ttl_seconds::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    PERFORM audit_check_reason(p_reason, p_actor);
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+    SELECT * INTO v_old FROM idem_approval_policy FOR UPDATE;
+    UPDATE idem_approval_policy p
+       SET retention_changes_need_approval = p_retention_changes, manual_purges_need_approval = p_manual_purges,
+           change_ttl_seconds = p_ttl_seconds, updated_at = clock_timestamp(),
+           updated_by = format('%s (%s)', session_user, v_actor)
+    RETURNING p.* INTO v_new;
+    audit_id := audit_append('', 'approval_policy', p_reason, v_actor,
+                             jsonb_build_object('job_rows', v_old.job_rows, 'ttl_seconds', v_old.ttl_seconds,
+                                                'retention_changes_need_approval', v_old.retention_changes_need_approval,
+                                                'manual_purges_need_approval', v_old.manual_purges_need_approval,
+                                                'change_ttl_seconds', v_old.change_ttl_seconds),
+                             jsonb_build_object('job_rows', v_new.job_rows, 'ttl_seconds', v_new.ttl_seconds,
+                                                'retention_changes_need_approval', v_new.retention_changes_need_approval,
+                                                'manual_purges_need_approval', v_new.manual_purges_need_approval,
+                                                'change_ttl_seconds', v_new.change_ttl_seconds));
+    UPDATE idem_approval_policy p SET audit_id = idem_set_change_approval.audit_id;
+    retention_changes_need_approval := v_new.retention_changes_need_approval;
+    manual_purges_need_approval := v_new.manual_purges_need_approval;
+    change_ttl_seconds := v_new.change_ttl_seconds;
+    RETURN NEXT;
+END
+$$;
+
+
+--
 -- Name: idem_set_retention(text, bigint, text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -3583,6 +4028,8 @@ BEGIN
             COALESCE(p_horizon_seconds::text, 'NULL') USING ERRCODE = 'ID003';
     END IF;
     PERFORM audit_check_reason(p_reason, p_actor);
+    PERFORM idem_change_guard('retention', jsonb_build_object('kind', 'retention', 'change', 'set', 'operation', p_operation,
+                                                              'horizon_seconds', p_horizon_seconds));
     v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
 
     SELECT * INTO v_old FROM idem_retention_policy p WHERE p.operation = p_operation FOR UPDATE;
@@ -3826,9 +4273,27 @@ CREATE TABLE idem.idem_approval_policy (
     updated_at timestamp with time zone,
     updated_by text,
     audit_id bigint,
+    retention_changes_need_approval boolean DEFAULT false NOT NULL,
+    manual_purges_need_approval boolean DEFAULT false NOT NULL,
+    change_ttl_seconds integer DEFAULT 3600 NOT NULL,
+    CONSTRAINT idem_approval_policy_change_ttl_seconds_check CHECK (((change_ttl_seconds >= 60) AND (change_ttl_seconds <= 604800))),
     CONSTRAINT idem_approval_policy_job_rows_check CHECK (((job_rows >= 0) AND (job_rows <= 1000000))),
     CONSTRAINT idem_approval_policy_one_check CHECK (one),
     CONSTRAINT idem_approval_policy_ttl_seconds_check CHECK (((ttl_seconds >= 60) AND (ttl_seconds <= 604800)))
+);
+
+
+--
+-- Name: idem_change_requests_id_seq; Type: SEQUENCE; Schema: idem; Owner: -
+--
+
+ALTER TABLE idem.idem_change_requests ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME idem.idem_change_requests_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
 );
 
 
@@ -4233,8 +4698,8 @@ CREATE TABLE idem.task_idempotency_audit (
     prev_hash text NOT NULL,
     entry_hash text NOT NULL,
     application text DEFAULT ''::text NOT NULL,
-    CONSTRAINT task_idempotency_audit_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text, 'retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text, 'job'::text, 'approve'::text, 'approval_policy'::text]))),
-    CONSTRAINT task_idempotency_audit_key_check CHECK (((idempotency_key = ''::text) = (action = ANY (ARRAY['retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text, 'job'::text, 'approve'::text, 'approval_policy'::text])))),
+    CONSTRAINT task_idempotency_audit_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text, 'retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text, 'job'::text, 'approve'::text, 'approval_policy'::text, 'change_request'::text, 'change_approve'::text, 'change_use'::text]))),
+    CONSTRAINT task_idempotency_audit_key_check CHECK (((idempotency_key = ''::text) = (action = ANY (ARRAY['retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text, 'job'::text, 'approve'::text, 'approval_policy'::text, 'change_request'::text, 'change_approve'::text, 'change_use'::text])))),
     CONSTRAINT task_idempotency_audit_reason_check CHECK ((length(btrim(reason)) > 0))
 );
 
@@ -4283,6 +4748,14 @@ CREATE TABLE idem.task_idempotency_conflicts (
 
 ALTER TABLE ONLY idem.idem_approval_policy
     ADD CONSTRAINT idem_approval_policy_pkey PRIMARY KEY (one);
+
+
+--
+-- Name: idem_change_requests idem_change_requests_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_change_requests
+    ADD CONSTRAINT idem_change_requests_pkey PRIMARY KEY (id);
 
 
 --
@@ -4507,6 +4980,20 @@ ALTER TABLE ONLY idem.task_idempotency_conflicts
 
 ALTER TABLE ONLY idem.task_idempotency
     ADD CONSTRAINT task_idempotency_pkey PRIMARY KEY (idempotency_key);
+
+
+--
+-- Name: idem_change_requests_pending; Type: INDEX; Schema: idem; Owner: -
+--
+
+CREATE INDEX idem_change_requests_pending ON idem.idem_change_requests USING btree (id) WHERE (state <> 'used'::text);
+
+
+--
+-- Name: idem_change_requests_used_xid; Type: INDEX; Schema: idem; Owner: -
+--
+
+CREATE INDEX idem_change_requests_used_xid ON idem.idem_change_requests USING btree (used_xid) WHERE (used_xid IS NOT NULL);
 
 
 --
@@ -4775,6 +5262,50 @@ GRANT ALL ON FUNCTION idem.idem_annotate(p_text text, p_actor text, p_tenant tex
 --
 
 REVOKE ALL ON FUNCTION idem.idem_caller() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_change_approve(p_request bigint, p_spec_sha256 text, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_change_approve(p_request bigint, p_spec_sha256 text, p_reason text, p_actor text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_change_approve(p_request bigint, p_spec_sha256 text, p_reason text, p_actor text) TO idem_may_approve;
+
+
+--
+-- Name: FUNCTION idem_change_guard(p_kind text, p_spec jsonb); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_change_guard(p_kind text, p_spec jsonb) FROM PUBLIC;
+
+
+--
+-- Name: TABLE idem_change_requests; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_change_requests TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_change_image(r idem.idem_change_requests); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_change_image(r idem.idem_change_requests) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_change_request_add(p_kind text, p_spec jsonb, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_change_request_add(p_kind text, p_spec jsonb, p_reason text, p_actor text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_change_use(p_request bigint, p_spec_sha256 text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_change_use(p_request bigint, p_spec_sha256 text, p_actor text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_change_use(p_request bigint, p_spec_sha256 text, p_actor text) TO idem_may_purge;
 
 
 --
@@ -5250,6 +5781,22 @@ GRANT ALL ON FUNCTION idem.idem_report_version(p_worker text, p_version text) TO
 
 
 --
+-- Name: FUNCTION idem_request_purge(p_batch integer, p_max_seconds integer, p_duty double precision, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_request_purge(p_batch integer, p_max_seconds integer, p_duty double precision, p_reason text, p_actor text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_request_purge(p_batch integer, p_max_seconds integer, p_duty double precision, p_reason text, p_actor text) TO idem_may_purge;
+
+
+--
+-- Name: FUNCTION idem_request_retention(p_change text, p_operation text, p_horizon_seconds bigint, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_request_retention(p_change text, p_operation text, p_horizon_seconds bigint, p_reason text, p_actor text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_request_retention(p_change text, p_operation text, p_horizon_seconds bigint, p_reason text, p_actor text) TO idem_may_purge;
+
+
+--
 -- Name: FUNCTION idem_requeue(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
 --
 
@@ -5314,6 +5861,13 @@ GRANT ALL ON FUNCTION idem.idem_rights() TO idem_may_approve;
 --
 
 REVOKE ALL ON FUNCTION idem.idem_set_approval(p_job_rows bigint, p_ttl_seconds integer, p_reason text, p_actor text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_set_change_approval(p_retention_changes boolean, p_manual_purges boolean, p_ttl_seconds integer, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_set_change_approval(p_retention_changes boolean, p_manual_purges boolean, p_ttl_seconds integer, p_reason text, p_actor text) FROM PUBLIC;
 
 
 --

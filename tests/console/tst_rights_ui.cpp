@@ -48,6 +48,7 @@ private Q_SLOTS:
     void cleanupTestCase();
     void tasksPageGreysOutWhatTheRoleMayNotDo();
     void approvalsAreListedAndApproved();
+    void changeRequestsListedAndApproved();
     void readerCannotApprove();
 
 private:
@@ -219,6 +220,83 @@ void TestRightsUi::approvalsAreListedAndApproved()
     QCOMPARE(querySql(*m_conn, "SELECT state FROM idem.idem_jobs WHERE id = $1", mine).at(0).at(0).as<std::string>(),
         std::string("awaiting_approval"));
     screenshot(&dialog, QStringLiteral("rights-approvals-own-refused.png"));
+}
+
+// Schema v22: a retention change and a manual purge requested by the operator wait beside the
+// jobs, with what, who, the spec sha256 and until when; the expired one is greyed with why; the
+// other is approved from the list (the request approved by this login, an audit entry).
+void TestRightsUi::changeRequestsListedAndApproved()
+{
+    execSql(*m_conn, "SELECT idem.idem_set_change_approval(true, true, 3600, 'four eyes on deletes', 'admin')");
+    std::int64_t retention = 0, purge = 0;
+    std::string retentionSha;
+    {
+        auto c = idem::connect(dsnOf(requester));
+        pqxx::work w(*c);
+        const auto r = w.exec("SELECT request_id, spec_sha256 FROM idem.idem_request_retention('set', 'charge', 172800,"
+                              " 'smaller table', 'ann')");
+        retention = r.at(0).at(0).as<std::int64_t>();
+        retentionSha = r.at(0).at(1).as<std::string>();
+        purge = w.exec("SELECT request_id FROM idem.idem_request_purge(500, 0, 0.5, 'disk at 85%', 'ann')")
+                    .at(0)
+                    .at(0)
+                    .as<std::int64_t>();
+        w.commit();
+    }
+    execSql(*m_conn,
+        "UPDATE idem.idem_change_requests SET approvable_until = now() - interval '1 second' WHERE id = "
+            + std::to_string(purge));
+
+    ConsoleSession session;
+    QVERIFY(connectSession(session, dsnOf(requeuer)));
+    ApprovalsDialog dialog(&session);
+    QSignalSpy loaded(&dialog, &ApprovalsDialog::loaded);
+    dialog.show();
+    QVERIFY(QTest::qWaitFor([&] { return !loaded.isEmpty() && !dialog.loading(); }, browserTimeoutMs));
+    QCOMPARE(dialog.changeCount(), 2);
+    auto* t = dialog.changesTable();
+    QCOMPARE(t->item(0, 0)->text(), QString::number(retention));
+    QCOMPARE(t->item(0, 1)->text(), QStringLiteral("retention: set charge to 2 days"));
+    QCOMPARE(t->item(0, 2)->text(), QStringLiteral("idem_t_rights_ui_operator (ann)"));
+    QCOMPARE(t->item(0, 3)->text(), QStringLiteral("smaller table"));
+    QCOMPARE(t->item(0, 5)->text(), QString::fromStdString(retentionSha));
+    QCOMPARE(t->item(1, 1)->text(), QStringLiteral("purge: batches of 500, until nothing is due, duty 0.5"));
+    QVERIFY2(t->item(1, 4)->text().endsWith(QStringLiteral("(expired)")), qPrintable(t->item(1, 4)->text()));
+
+    dialog.reasonEdit()->setText(QStringLiteral("checked the horizon"));
+    t->selectRow(1);
+    QVERIFY(!dialog.approveButton()->isEnabled());
+    QVERIFY2(dialog.approveButton()->toolTip().contains(QStringLiteral("time for approval ended")),
+        qPrintable(dialog.approveButton()->toolTip()));
+    t->selectRow(0);
+    QVERIFY(dialog.table()->selectionModel()->selectedRows().isEmpty());
+    QVERIFY(dialog.approveButton()->isEnabled());
+    screenshot(&dialog, QStringLiteral("rights-approvals-changes.png"));
+    loaded.clear();
+    QTest::mouseClick(dialog.approveButton(), Qt::LeftButton);
+    QVERIFY(QTest::qWaitFor([&] { return !loaded.isEmpty() && !dialog.loading(); }, browserTimeoutMs));
+    QVERIFY2(dialog.resultLabel()->text().startsWith(
+                 QStringLiteral("Change request %1 approved: it may be used once until").arg(retention)),
+        qPrintable(dialog.resultLabel()->text()));
+    QCOMPARE(querySql(*m_conn, "SELECT state || ' ' || approved_login FROM idem.idem_change_requests WHERE id = $1",
+                 retention)
+                 .at(0)
+                 .at(0)
+                 .as<std::string>(),
+        std::string("approved idem_t_rights_ui_requeuer"));
+    QCOMPARE(querySql(*m_conn, "SELECT action FROM idem.task_idempotency_audit ORDER BY id DESC LIMIT 1")
+                 .at(0)
+                 .at(0)
+                 .as<std::string>(),
+        std::string("change_approve"));
+    // Listed still (not used yet), greyed: approved already.
+    t->selectRow(0);
+    dialog.reasonEdit()->setText(QStringLiteral("again"));
+    QVERIFY(!dialog.approveButton()->isEnabled());
+    QVERIFY2(
+        dialog.approveButton()->toolTip().contains(QStringLiteral("Approved already by idem_t_rights_ui_requeuer")),
+        qPrintable(dialog.approveButton()->toolTip()));
+    execSql(*m_conn, "SELECT idem.idem_set_change_approval(false, false, 3600, 'drill over', 'admin')");
 }
 
 void TestRightsUi::readerCannotApprove()

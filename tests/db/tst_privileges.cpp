@@ -183,6 +183,24 @@ std::optional<Probe> probeFor(const QString& table, const QString& op)
             return Probe { "DELETE FROM " + t + " WHERE job_rows = $1::bigint", "10",
                 "SELECT count(*)::text FROM " + t, "0" };
     }
+    // Schema v22: change requests are written only by idem_request_*, idem_change_approve and
+    // idem_change_use.
+    if (table == QLatin1String("idem_change_requests")) {
+        if (o == "INSERT")
+            return Probe { "INSERT INTO " + t
+                    + " (kind, spec, spec_sha256, requested_login, requested_role,"
+                      " requested_actor, requested_reason, requested_at, approvable_until, request_audit_id)"
+                      " VALUES ('purge', '{}', repeat('a', 64), 'u', 'u', 'u', $1, now(), now(), 0)",
+                "probe", "SELECT count(*)::text FROM " + t + " WHERE requested_reason = 'probe'", "1" };
+        if (o == "UPDATE")
+            return Probe { "UPDATE " + t
+                    + " SET state = 'approved', approved_login = 'forged', approved_at = now(),"
+                      " approval_expires_at = now() + interval '1 hour' WHERE requested_reason = $1",
+                "seed", "SELECT state FROM " + t + " WHERE requested_reason = 'seed'", "approved" };
+        if (o == "DELETE")
+            return Probe { "DELETE FROM " + t + " WHERE requested_reason = $1", "seed",
+                "SELECT count(*)::text FROM " + t + " WHERE requested_reason = 'seed'", "0" };
+    }
     if (table == QLatin1String("idem_schema_version")) {
         if (o == "UPDATE")
             return Probe { "UPDATE " + t + " SET checksum = $1 WHERE version = 1", "tampered",
@@ -207,7 +225,13 @@ void reseed(pqxx::connection& c)
     pqxx::work w(c);
     w.exec("TRUNCATE idem.task_idempotency, idem.idem_counters, idem.task_idempotency_audit,"
            " idem.task_idempotency_conflicts, idem.idem_pauses, idem.idem_worker_versions, idem.idem_deploys,"
-           " idem.idem_job_items, idem.idem_jobs, idem.idem_timelines, idem.idem_approval_policy");
+           " idem.idem_job_items, idem.idem_jobs, idem.idem_timelines, idem.idem_approval_policy,"
+           " idem.idem_change_requests");
+    w.exec_params("INSERT INTO idem.idem_change_requests (kind, spec, spec_sha256, requested_login, requested_role,"
+                  " requested_actor, requested_reason, requested_at, approvable_until, request_audit_id)"
+                  " VALUES ('retention', '{}', repeat('b', 64), 'alice', 'alice', 'alice', $1, now(),"
+                  " now() + interval '1 hour', 1)",
+        "seed");
     w.exec_params("INSERT INTO idem.idem_timelines VALUES (42, $1::int, now(), 1, '127.0.0.1:5432', 'postgres')", "2");
     w.exec("INSERT INTO idem.idem_approval_policy (one, job_rows) VALUES (true, 10)");
     w.exec_params("INSERT INTO idem.idem_worker_versions VALUES ($1, '2.3.1', now(), now(), 'postgres')", "seed");
@@ -249,6 +273,7 @@ private Q_SLOTS:
     void matrix();
     void ownerRewriteBreaksTheChain();
     void publicSchemaGrantsOnlyIdemObjects();
+    void changeApprovalFunctionGrants();
 
 private:
     std::string loginDsn(const std::string& base, const std::string& login) const;
@@ -302,6 +327,7 @@ void TestPrivileges::matrix_data()
         { "idem_job_items", every },
         { "idem_timelines", every },
         { "idem_approval_policy", every },
+        { "idem_change_requests", every },
         { "idem_schema_version",
             { QStringLiteral("SELECT"), QStringLiteral("UPDATE"), QStringLiteral("DELETE"), QStringLiteral("LOCK") } },
     };
@@ -507,6 +533,42 @@ void TestPrivileges::publicSchemaGrantsOnlyIdemObjects()
         pqxx::read_transaction t(*as);
         QVERIFY_THROWS_EXCEPTION(pqxx::insufficient_privilege, t.exec("SELECT * FROM public.payroll"));
     }
+}
+
+// Schema v22: who may run each change-approval function, as the grants say (roles.sql): the
+// purge right requests and uses, the approve right approves, the switches and the internals are
+// nobody's but the owner's. Every one callable is SECURITY DEFINER with a pinned path.
+void TestPrivileges::changeApprovalFunctionGrants()
+{
+    auto c = m_matrixDb->connect();
+    const auto grants = value(*c,
+        "SELECT string_agg(p.oid::regprocedure::text || ': ' || coalesce((SELECT string_agg(r.rolname, ' ' ORDER BY "
+        "r.rolname)"
+        "   FROM pg_roles r WHERE r.rolname IN ('idem_reader', 'idem_operator', 'idem_worker', 'idem_may_requeue',"
+        "   'idem_may_release', 'idem_may_fail', 'idem_may_pause', 'idem_may_purge', 'idem_may_approve', "
+        "'idem_t_priv_op')"
+        "   AND has_function_privilege(r.oid, p.oid, 'EXECUTE')), '-'), E'\\n' ORDER BY p.proname)"
+        "  FROM pg_proc p WHERE p.pronamespace = 'idem'::regnamespace AND p.proname IN ('idem_set_change_approval',"
+        "  'idem_change_guard', 'idem_change_image', 'idem_change_request_add', 'idem_request_retention',"
+        "  'idem_request_purge', 'idem_change_approve', 'idem_change_use')");
+    QCOMPARE(grants,
+        QStringLiteral(
+            "idem.idem_change_approve(bigint,text,text,text): idem_may_approve idem_operator idem_t_priv_op\n"
+            "idem.idem_change_guard(text,jsonb): -\n"
+            "idem.idem_change_image(idem.idem_change_requests): -\n"
+            "idem.idem_change_request_add(text,jsonb,text,text): -\n"
+            "idem.idem_change_use(bigint,text,text): idem_may_purge idem_operator idem_t_priv_op\n"
+            "idem.idem_request_purge(integer,integer,double precision,text,text): idem_may_purge idem_operator"
+            " idem_t_priv_op\n"
+            "idem.idem_request_retention(text,text,bigint,text,text): idem_may_purge idem_operator idem_t_priv_op\n"
+            "idem.idem_set_change_approval(boolean,boolean,integer,text,text): -"));
+    QCOMPARE(
+        value(*c,
+            "SELECT string_agg(proname || ' ' || prosecdef || ' ' || array_to_string(proconfig, ';'), ','"
+            " ORDER BY proname) FROM pg_proc WHERE pronamespace = 'idem'::regnamespace"
+            " AND proname IN ('idem_request_retention', 'idem_request_purge', 'idem_change_approve', 'idem_change_use')"
+            " AND NOT (prosecdef AND array_to_string(proconfig, ';') LIKE 'search_path=\"idem\", pg_temp%')"),
+        QStringLiteral("<null>"));
 }
 
 QTEST_GUILESS_MAIN(TestPrivileges)

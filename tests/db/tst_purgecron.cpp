@@ -18,7 +18,8 @@ using idem::test::scalar;
 // preloaded (postgresql-15-cron); an operator login schedules CALL idem.idem_purge_run(...)
 // every minute, pg_cron runs it in a session of its own (a libpq connection as that login, to
 // 127.0.0.1: the cluster has no Unix socket), and the due rows go, with a finished run record
-// and its audit entry, as the operator.
+// and its audit entry, as the operator. With manual purges under approval (schema v22): the
+// scheduled one is not manual and runs; the same CALL by hand is refused.
 class TestPurgeCron : public QObject {
     Q_OBJECT
 private Q_SLOTS:
@@ -37,6 +38,8 @@ void TestPurgeCron::scheduledPurgeRuns()
     {
         pqxx::work w(*admin);
         w.exec("CREATE EXTENSION pg_cron");
+        // Schema v22: manual purges wait for a second person; a scheduled one is not manual.
+        w.exec("SELECT idem.idem_set_change_approval(false, true, 3600, 'four eyes on manual purges', 'admin')");
         w.exec("CREATE ROLE cron_operator LOGIN");
         w.exec("GRANT idem_operator TO cron_operator");
         w.exec("GRANT USAGE ON SCHEMA cron TO cron_operator");
@@ -51,6 +54,14 @@ void TestPurgeCron::scheduledPurgeRuns()
     }
     QCOMPARE(scalar(*admin, "SELECT extversion FROM pg_extension WHERE extname = 'pg_cron'").isEmpty(), false);
     auto op = idem::connect(cluster->dsn() + " user=cron_operator");
+    // The same purge by hand is a manual one: refused, nothing removed.
+    try {
+        pqxx::nontransaction(*op).exec("CALL idem.idem_purge_run(100, 30, 'by hand')");
+        QFAIL("a purge by hand ran with manual purges needing approval");
+    } catch (const pqxx::sql_error& e) {
+        QVERIFY2(std::string(e.what()).find("manual purges need a second person's approval") != std::string::npos, e.what());
+    }
+    QCOMPARE(scalar(*admin, "SELECT count(*) FROM idem.idem_purge_runs"), "0");
     {
         pqxx::work w(*op);
         // pg_cron 1.4 schedules by the minute (the seconds syntax came with 1.5).
@@ -76,7 +87,7 @@ void TestPurgeCron::scheduledPurgeRuns()
     QCOMPARE(scalar(*admin, "SELECT count(*) FROM idem.task_idempotency"), "51");
     QCOMPARE(scalar(*admin, "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key = 't:charge:failed'"), "1");
     QCOMPARE(scalar(*admin, "SELECT a.action || ' ' || a.reason || ' ' || a.db_role || ' ' || (a.after_image ->> 'rows_removed')"
-                            " FROM idem.task_idempotency_audit a ORDER BY a.id LIMIT 1"),
+                            " FROM idem.task_idempotency_audit a WHERE a.action = 'purge' ORDER BY a.id LIMIT 1"),
         "purge pg_cron purge cron_operator 250");
     const auto chain = idem::verifyChain(*admin, idem::SchemaName());
     QVERIFY2(chain.ok(), chain.detail.c_str());

@@ -248,15 +248,17 @@ void TestRights::everyRoleAgainstEveryAction_data()
     const QString read = QStringLiteral("read"), requeue = QStringLiteral("requeue"), release = QStringLiteral("release"),
                   fail = QStringLiteral("fail"), pause = QStringLiteral("pause"), retention = QStringLiteral("retention"),
                   purge = QStringLiteral("purge"), jobRequeue = QStringLiteral("job_requeue"),
-                  jobRelease = QStringLiteral("job_release"), jobFail = QStringLiteral("job_fail");
+                  jobRelease = QStringLiteral("job_release"), jobFail = QStringLiteral("job_fail"),
+                  request = QStringLiteral("change_request"), approve = QStringLiteral("change_approve");
     row("idem_t_rights_reader", { read });
     row("idem_t_rights_requeue", { read, requeue, jobRequeue });
     row("idem_t_rights_release", { read, release, jobRelease });
     row("idem_t_rights_fail", { read, fail, jobFail });
     row("idem_t_rights_pause", { read, pause });
-    row("idem_t_rights_purge", { read, retention, purge });
-    row("idem_t_rights_approve", { read });
-    row("idem_t_rights_operator", { read, requeue, release, fail, pause, retention, purge, jobRequeue, jobRelease, jobFail });
+    row("idem_t_rights_purge", { read, retention, purge, request });
+    row("idem_t_rights_approve", { read, approve });
+    row("idem_t_rights_operator",
+        { read, requeue, release, fail, pause, retention, purge, jobRequeue, jobRelease, jobFail, request, approve });
     row("idem_t_rights_worker", {});
     row("idem_t_rights_outsider", {});
 }
@@ -340,6 +342,21 @@ void TestRights::everyRoleAgainstEveryAction()
                 return a.rfind("ERR", 0) == 0 ? a : std::string("ok");
             },
             [&] { return number(*m_owner, "SELECT count(*) FROM idem.idem_purge_runs WHERE db_role = '" + r + "'") == 1; } },
+        // Schema v22: the grants of change approvals. With the policy's switches off a request is
+        // refused inside (ID003) and there is no request 0 to approve: the function ran, and
+        // nothing changed (no request, no audit entry) for those allowed; 42501 for the rest.
+        { QStringLiteral("change_request"),
+            [&] {
+                const auto a = resultOf(*c, "SELECT request_id FROM idem.idem_request_purge(10, 0, 0.5, 'incident 28')");
+                return a == "ERR ID003" ? std::string("ok") : a;
+            },
+            [&] { return number(*m_owner, "SELECT count(*) FROM idem.idem_change_requests") == 0; } },
+        { QStringLiteral("change_approve"),
+            [&] {
+                const auto a = resultOf(*c, "SELECT request_id FROM idem.idem_change_approve(0, repeat('a', 64), 'incident 28')");
+                return a == "ERR ID003" ? std::string("ok") : a;
+            },
+            [&] { return number(*m_owner, "SELECT count(*) FROM idem.idem_change_requests") == 0; } },
         { QStringLiteral("job_requeue"), [&] { return job("requeue", t + "-jrq"); },
             [&] { return number(*m_owner, jobRows + "'requeue')") == 3; } },
         { QStringLiteral("job_release"), [&] { return job("release", t + "-jrl"); },

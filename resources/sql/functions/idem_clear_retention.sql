@@ -1,6 +1,7 @@
--- idem_clear_retention (schema v9; the history is in git log).
+-- idem_clear_retention (schema v9, changed in v22; the history is in git log).
 -- Removes an operation's own row: it falls back to '*'. The '*' row stays. audit_id NULL and
--- nothing audited when the operation had no row.
+-- nothing audited when the operation had no row. Since v22, with the approval policy's
+-- retention_changes_need_approval on, only as the use of an approved request (idem_change_guard).
 CREATE OR REPLACE FUNCTION idem_clear_retention(p_operation text, p_reason text, p_actor text DEFAULT NULL)
 RETURNS TABLE (audit_id bigint, operation text, previous_horizon_seconds bigint, horizon_seconds bigint)
 LANGUAGE plpgsql
@@ -17,6 +18,8 @@ BEGIN
                         ' removed), not %', COALESCE(quote_literal(p_operation), 'NULL') USING ERRCODE = 'ID003';
     END IF;
     PERFORM audit_check_reason(p_reason, p_actor);
+    PERFORM idem_change_guard('retention', jsonb_build_object('kind', 'retention', 'change', 'clear', 'operation', p_operation,
+                                                              'horizon_seconds', NULL));
     v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
     DELETE FROM idem_retention_policy p WHERE p.operation = p_operation RETURNING p.* INTO v_old;
     operation := p_operation;

@@ -1,6 +1,8 @@
--- idem_purge_begin (schema v9, changed in v13; the history is in git log).
+-- idem_purge_begin (schema v9, changed in v13, v22; the history is in git log).
 -- Starts a run: closes runs whose session is gone (each with its audit entry), records this one
--- and takes its session lock. Returns the run's id.
+-- and takes its session lock. Returns the run's id. Since v22, with the approval policy's
+-- manual_purges_need_approval on, only for the use of an approved request or a scheduled purge
+-- (idem_change_guard).
 CREATE OR REPLACE FUNCTION idem_purge_begin(p_reason text DEFAULT 'purge', p_actor text DEFAULT NULL)
 RETURNS bigint
 LANGUAGE plpgsql
@@ -17,6 +19,7 @@ DECLARE
     v_k2 integer;
 BEGIN
     PERFORM audit_check_reason(p_reason, p_actor);
+    PERFORM idem_change_guard('purge', NULL);
     IF current_setting('transaction_isolation') <> 'read committed' THEN
         RAISE EXCEPTION 'a purge runs in READ COMMITTED transactions, not %', current_setting('transaction_isolation')
             USING ERRCODE = 'ID003';

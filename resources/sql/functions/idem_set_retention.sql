@@ -1,6 +1,8 @@
--- idem_set_retention (schema v9; the history is in git log).
+-- idem_set_retention (schema v9, changed in v22; the history is in git log).
 -- Sets an operation's horizon (or the '*' default), one audit entry (action 'retention', before
--- and after: the policy row, or null when the operation had none).
+-- and after: the policy row, or null when the operation had none). Since v22, with the approval
+-- policy's retention_changes_need_approval on, only as the use of an approved request
+-- (idem_change_guard; idem_request_retention, idem_change_approve, idem_change_use).
 CREATE OR REPLACE FUNCTION idem_set_retention(p_operation text, p_horizon_seconds bigint, p_reason text, p_actor text DEFAULT NULL)
 RETURNS TABLE (audit_id bigint, operation text, horizon_seconds bigint, previous_horizon_seconds bigint,
                changed_at timestamptz, changed_by text)
@@ -23,6 +25,8 @@ BEGIN
             COALESCE(p_horizon_seconds::text, 'NULL') USING ERRCODE = 'ID003';
     END IF;
     PERFORM audit_check_reason(p_reason, p_actor);
+    PERFORM idem_change_guard('retention', jsonb_build_object('kind', 'retention', 'change', 'set', 'operation', p_operation,
+                                                              'horizon_seconds', p_horizon_seconds));
     v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
 
     SELECT * INTO v_old FROM idem_retention_policy p WHERE p.operation = p_operation FOR UPDATE;

@@ -1,0 +1,19 @@
+-- idem_change_image (schema v22; the history is in git log).
+-- A change request as its audit entries show it (before and after images).
+CREATE OR REPLACE FUNCTION idem_change_image(r idem_change_requests)
+RETURNS jsonb
+LANGUAGE sql
+STABLE
+SET search_path FROM CURRENT
+SET TimeZone = 'UTC'
+AS $$
+    SELECT jsonb_build_object('request_id', r.id, 'kind', r.kind, 'spec', r.spec, 'spec_sha256', r.spec_sha256,
+                              'state', r.state, 'requested_login', r.requested_login,
+                              'requested_role', r.requested_role, 'requested_at', r.requested_at,
+                              'approvable_until', r.approvable_until, 'approved_login', r.approved_login,
+                              'approved_role', r.approved_role, 'approved_at', r.approved_at,
+                              'approval_expires_at', r.approval_expires_at, 'used_login', r.used_login,
+                              'used_at', r.used_at, 'purge_run_id', r.purge_run_id)
+$$;
+
+REVOKE ALL ON FUNCTION idem_change_image(idem_change_requests) FROM PUBLIC;

@@ -1,0 +1,703 @@
+#include <QtTest>
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include <pqxx/pqxx>
+
+#include "core/connection.h"
+#include "operations/audit.h"
+#include "operations/changerequests.h"
+#include "operations/jobs.h"
+#include "operations/purge.h"
+#include "operations/storage.h"
+#include "schema/migrate.h"
+#include "tests/support/cliprocess.h"
+#include "tests/support/taskrows.h"
+#include "tests/support/testdb.h"
+
+using idem::test::scalar;
+using idem::test::sqlstateOf;
+
+namespace {
+constexpr const char* password = "pw-changes";
+const idem::SchemaName schema;
+
+const std::vector<std::string> idemRoles { "idem_reader", "idem_operator", "idem_worker", "idem_may_requeue",
+    "idem_may_release", "idem_may_fail", "idem_may_pause", "idem_may_purge", "idem_may_approve" };
+struct LoginSpec {
+    const char* name;
+    std::vector<std::string> roles;
+};
+const std::vector<LoginSpec> logins {
+    { "idem_t_chg_purge", { "idem_reader", "idem_may_purge" } },
+    { "idem_t_chg_approve", { "idem_reader", "idem_may_approve" } },
+    // Requests and approves: never its own request.
+    { "idem_t_chg_both", { "idem_reader", "idem_may_purge", "idem_may_approve" } },
+    // May SET ROLE to idem_t_chg_both (granted below): not "another login" for its requests.
+    { "idem_t_chg_alias", { "idem_reader", "idem_may_approve" } },
+    // Another right, not the approve right.
+    { "idem_t_chg_requeue", { "idem_reader", "idem_may_requeue" } },
+    { "idem_t_chg_reader", { "idem_reader" } },
+};
+
+// The error's message, or "" when it succeeds (then it commits).
+std::string messageOf(pqxx::connection& c, const std::string& sql)
+{
+    try {
+        pqxx::work w(c);
+        w.exec(sql);
+        w.commit();
+        return {};
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+}
+
+QJsonObject json(const idem::test::CliRun& run) { return QJsonDocument::fromJson(run.out.toUtf8()).object(); }
+} // namespace
+
+// Issue #28, the last part (schema v22): a retention change or a manual purge under a second
+// person's approval, when the owner turns it on; off, nothing changes from v21. Each login is a
+// real one; what landed in the tables is checked after every refusal.
+class TestChangeApprovals : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+    void init();
+
+    void switchOffChangesNothing();
+    void directCallsRefusedWhenOn();
+    void retentionRequestApprovedByAnotherLoginUsedOnce();
+    void approvalOfOneRequestCoversNoOther();
+    void expiredRequestsAndApprovalsRefused();
+    void hostileInputsChangeNothing_data();
+    void hostileInputsChangeNothing();
+    void idemctlPurgeRequestApproveRun();
+    void idemctlRetentionAndPending();
+
+private:
+    std::unique_ptr<pqxx::connection> login(const char* role);
+    idem::test::CliRun idemctl(const char* role, QStringList args);
+    void setSwitches(bool retention, bool purges, int ttl = 3600);
+    std::int64_t number(const std::string& sql) { return std::stoll(scalar(*m_owner, sql).toStdString()); }
+    // Everything a change request, an approval or a use may touch.
+    QByteArray state()
+    {
+        return scalar(*m_owner,
+            "SELECT (SELECT count(*) FROM idem.task_idempotency_audit) || '/' ||"
+            " (SELECT coalesce(string_agg(row_to_json(r)::text, ',' ORDER BY r.id), '') FROM idem.idem_change_requests "
+            "r)"
+            " || '/' || (SELECT string_agg(operation || '=' || horizon::text, ',' ORDER BY operation)"
+            "  FROM idem.idem_retention_policy) || '/' || (SELECT count(*) FROM idem.idem_purge_runs) || '/' ||"
+            " (SELECT count(*) FROM idem.task_idempotency) || '/' ||"
+            " (SELECT row_to_json(p)::text FROM idem.idem_approval_policy p)");
+    }
+    void checkChain()
+    {
+        const auto report = idem::verifyChain(*m_owner, schema);
+        QVERIFY2(report.ok(), report.detail.c_str());
+        QCOMPARE(std::int64_t(report.checked), number("SELECT count(*) FROM idem.task_idempotency_audit"));
+    }
+    // A retention request by `role`: its id and spec sha256.
+    std::pair<std::int64_t, std::string> requestRetention(
+        const char* role, const std::string& operation, std::int64_t seconds)
+    {
+        auto c = login(role);
+        const auto r = idem::requestRetentionChange(*c, schema, operation, seconds, "shorter for " + operation, "ann");
+        return { r.id, r.specSha256 };
+    }
+    void plantSucceeded(const std::string& tenant, int n, const char* age)
+    {
+        pqxx::work w(*m_owner);
+        w.exec_params("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, attempts, created_at, "
+                      "updated_at)"
+                      " SELECT $1 || ':charge:k' || i, 'h', 'succeeded', 1, now() - $2::interval - interval '1 hour',"
+                      "        now() - $2::interval FROM generate_series(1, $3) i",
+            tenant, std::string(age), n);
+        w.commit();
+    }
+
+    std::unique_ptr<idem::test::ScratchDatabase> m_db;
+    std::unique_ptr<pqxx::connection> m_owner;
+};
+
+void TestChangeApprovals::initTestCase()
+{
+    IDEM_REQUIRE_DATABASE();
+    m_db = std::make_unique<idem::test::ScratchDatabase>("changes");
+    m_owner = m_db->connect();
+    idem::migrate(*m_owner, { idem::SchemaName(), true });
+    auto admin = idem::connect(idem::test::adminDsn());
+    for (const auto& l : logins) {
+        idem::test::createLoginRole(l.name, password, "");
+        pqxx::work w(*admin);
+        for (const auto& r : idemRoles)
+            w.exec("REVOKE " + r + " FROM " + l.name);
+        for (const auto& r : l.roles)
+            w.exec("GRANT " + r + " TO " + l.name);
+        w.commit();
+    }
+    pqxx::work w(*admin);
+    w.exec("GRANT idem_t_chg_both TO idem_t_chg_alias");
+    w.commit();
+}
+
+void TestChangeApprovals::cleanupTestCase()
+{
+    m_owner.reset();
+    m_db.reset();
+}
+
+void TestChangeApprovals::init()
+{
+    // Each test starts with the switches off and no request open (the owner's writes).
+    pqxx::work w(*m_owner);
+    w.exec("UPDATE idem.idem_change_requests SET state = 'used', used_at = now(), used_xid = '1'::xid8,"
+           " approved_login = coalesce(approved_login, 'x'), approved_at = coalesce(approved_at, now()),"
+           " approval_expires_at = coalesce(approval_expires_at, now()) WHERE state <> 'used'");
+    w.exec("UPDATE idem.idem_approval_policy SET retention_changes_need_approval = false,"
+           " manual_purges_need_approval = false, change_ttl_seconds = 3600");
+    w.commit();
+}
+
+std::unique_ptr<pqxx::connection> TestChangeApprovals::login(const char* role)
+{
+    return std::make_unique<pqxx::connection>(idem::test::dsnWith(idem::test::loginDsn(m_db->dsn(), role, password),
+        { { "application_name", std::string("idem-t-changes ") + role } }));
+}
+
+idem::test::CliRun TestChangeApprovals::idemctl(const char* role, QStringList args)
+{
+    const auto dsn = role ? idem::test::loginDsn(m_db->dsn(), role, password) : m_db->dsn();
+    args << QStringLiteral("--dsn") << QString::fromStdString(dsn);
+    return idem::test::runProgram(idem::test::idemctlPath(), args, 60000);
+}
+
+void TestChangeApprovals::setSwitches(bool retention, bool purges, int ttl)
+{
+    idem::setChangePolicy(*m_owner, schema, retention, purges, ttl, "two people for changes", "admin");
+}
+
+// Off (the default): set, clear and purge run at once as in v21, and a request is refused.
+void TestChangeApprovals::switchOffChangesNothing()
+{
+    auto c = login("idem_t_chg_purge");
+    QCOMPARE(scalar(*m_owner,
+                 "SELECT retention_changes_need_approval || ' ' || manual_purges_need_approval || ' ' ||"
+                 " change_ttl_seconds FROM idem.idem_approval_policy"),
+        QByteArray("false false 3600"));
+    QVERIFY(messageOf(*c, "SELECT * FROM idem.idem_set_retention('off-op', 7200, 'direct')").empty());
+    QCOMPARE(scalar(*m_owner, "SELECT horizon FROM idem.idem_retention_policy WHERE operation = 'off-op'"),
+        QByteArray("02:00:00"));
+    QVERIFY(messageOf(*c, "SELECT * FROM idem.idem_clear_retention('off-op', 'direct')").empty());
+    QVERIFY(messageOf(*c, "SELECT * FROM idem.idem_purge(10, 1, 'direct')").empty());
+    const auto before = state();
+    auto msg = messageOf(*c, "SELECT * FROM idem.idem_request_retention('set', 'off-op', 7200, 'r')");
+    QVERIFY2(msg.find("retention changes do not need approval") != std::string::npos, msg.c_str());
+    msg = messageOf(*c, "SELECT * FROM idem.idem_request_purge(100, 0, 0.5, 'r')");
+    QVERIFY2(msg.find("manual purges do not need approval") != std::string::npos, msg.c_str());
+    QCOMPARE(state(), before);
+    // idemctl as before: the change made, no request.
+    auto run = idemctl("idem_t_chg_purge",
+        { QStringLiteral("retention"), QStringLiteral("set"), QStringLiteral("off-op"), QStringLiteral("3d"),
+            QStringLiteral("--reason"), QStringLiteral("direct") });
+    QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
+    QVERIFY2(!run.out.contains(QStringLiteral("awaiting approval")), qPrintable(run.out));
+    QCOMPARE(scalar(*m_owner, "SELECT horizon FROM idem.idem_retention_policy WHERE operation = 'off-op'"),
+        QByteArray("72:00:00"));
+    run = idemctl("idem_t_chg_purge", { QStringLiteral("purge"), QStringLiteral("--json") });
+    QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
+    QVERIFY(json(run).contains(QStringLiteral("run_id")));
+    QCOMPARE(number("SELECT count(*) FROM idem.idem_change_requests WHERE state <> 'used'"), 0);
+    checkChain();
+}
+
+// On: the direct calls are refused in words, changing nothing; the switches are the owner's.
+void TestChangeApprovals::directCallsRefusedWhenOn()
+{
+    setSwitches(true, true, 600);
+    QCOMPARE(scalar(*m_owner,
+                 "SELECT action || ' ' || (after_image ->> 'retention_changes_need_approval') || ' ' ||"
+                 " (after_image ->> 'manual_purges_need_approval') || ' ' || (after_image ->> 'change_ttl_seconds')"
+                 " FROM idem.task_idempotency_audit ORDER BY id DESC LIMIT 1"),
+        QByteArray("approval_policy true true 600"));
+    auto c = login("idem_t_chg_purge");
+    const auto before = state();
+    auto msg = messageOf(*c, "SELECT * FROM idem.idem_set_retention('on-op', 7200, 'direct')");
+    QVERIFY2(msg.find("retention changes need a second person's approval") != std::string::npos, msg.c_str());
+    msg = messageOf(*c, "SELECT * FROM idem.idem_clear_retention('on-op', 'direct')");
+    QVERIFY2(msg.find("retention changes need a second person's approval") != std::string::npos, msg.c_str());
+    msg = messageOf(*c, "SELECT * FROM idem.idem_purge(10, 1, 'direct')");
+    QVERIFY2(msg.find("manual purges need a second person's approval") != std::string::npos, msg.c_str());
+    msg = messageOf(*c, "SELECT idem.idem_purge_begin('direct')");
+    QVERIFY2(msg.find("manual purges need a second person's approval") != std::string::npos, msg.c_str());
+    // By hand, the scheduler's procedure is a manual purge too: only pg_cron's session is not.
+    try {
+        pqxx::nontransaction(*c).exec("CALL idem.idem_purge_run(10, 5, 'by hand')");
+        QFAIL("CALL idem_purge_run by hand ran with manual purges needing approval");
+    } catch (const pqxx::sql_error& e) {
+        QCOMPARE(e.sqlstate(), std::string("ID003"));
+        QVERIFY2(
+            std::string(e.what()).find("manual purges need a second person's approval") != std::string::npos, e.what());
+    }
+    QCOMPARE(state(), before);
+    // Not the operators': the switches are the schema owner's.
+    auto op = login("idem_t_chg_both");
+    QCOMPARE(
+        sqlstateOf(*op, "SELECT * FROM idem.idem_set_change_approval(false, false, 3600, 'r')"), std::string("42501"));
+    QCOMPARE(sqlstateOf(*op, "UPDATE idem.idem_approval_policy SET manual_purges_need_approval = false"),
+        std::string("42501"));
+    QCOMPARE(sqlstateOf(*op,
+                 "INSERT INTO idem.idem_change_requests (kind, spec, spec_sha256, requested_login,"
+                 " requested_role, requested_actor, requested_reason, requested_at, approvable_until,"
+                 " request_audit_id) VALUES ('purge', '{}', repeat('a', 64), 'x', 'x', 'x', 'x', now(), now(), 0)"),
+        std::string("42501"));
+    QCOMPARE(state(), before);
+    checkChain();
+}
+
+// The whole path: the requester cannot approve, nor can a login that may act as it, nor one
+// without the approve right; another login approves the exact spec; the use applies it once, and
+// nothing else runs under it in that transaction.
+void TestChangeApprovals::retentionRequestApprovedByAnotherLoginUsedOnce()
+{
+    setSwitches(true, false);
+    const auto [id, sha] = requestRetention("idem_t_chg_both", "pay", 2 * 86400);
+    const std::string ids = std::to_string(id);
+    QCOMPARE(scalar(*m_owner,
+                 "SELECT kind || ' ' || state || ' ' || requested_login || ' ' || spec::text FROM"
+                 " idem.idem_change_requests WHERE id = "
+                     + ids),
+        QByteArray("retention awaiting_approval idem_t_chg_both {\"kind\": \"retention\", \"change\": \"set\", "
+                   "\"operation\": \"pay\","
+                   " \"horizon_seconds\": 172800}"));
+    QCOMPARE(
+        scalar(*m_owner,
+            "SELECT encode(sha256(convert_to(spec::text, 'UTF8')), 'hex') FROM idem.idem_change_requests WHERE id = "
+                + ids),
+        QByteArray::fromStdString(sha));
+    QCOMPARE(scalar(*m_owner,
+                 "SELECT action || ' ' || db_role || ' ' || (after_image ->> 'request_id') FROM"
+                 " idem.task_idempotency_audit ORDER BY id DESC LIMIT 1"),
+        QByteArray::fromStdString("change_request idem_t_chg_both " + ids));
+    QCOMPARE(
+        scalar(*m_owner, "SELECT count(*) FROM idem.idem_retention_policy WHERE operation = 'pay'"), QByteArray("0"));
+    const auto approve = [&](pqxx::connection& c, const std::string& spec) {
+        return messageOf(c, "SELECT * FROM idem.idem_change_approve(" + ids + ", '" + spec + "', 'checked', 'bo')");
+    };
+    auto before = state();
+    // Not approved yet: the use is refused.
+    auto both = login("idem_t_chg_both");
+    auto msg = messageOf(*both, "SELECT * FROM idem.idem_change_use(" + ids + ", '" + sha + "')");
+    QVERIFY2(msg.find("change request " + ids + " is not approved yet") != std::string::npos, msg.c_str());
+    // The requester, though it holds the approve right.
+    msg = approve(*both, sha);
+    QVERIFY2(msg.find("login idem_t_chg_both cannot approve change request " + ids
+                 + ": it was requested by login idem_t_chg_both")
+            != std::string::npos,
+        msg.c_str());
+    auto alias = login("idem_t_chg_alias");
+    msg = approve(*alias, sha);
+    QVERIFY2(msg.find("one of the two may act as the other") != std::string::npos, msg.c_str());
+    // Without the approve right.
+    auto requeuer = login("idem_t_chg_requeue");
+    QCOMPARE(sqlstateOf(*requeuer, "SELECT * FROM idem.idem_change_approve(" + ids + ", '" + sha + "', 'r')"),
+        std::string("42501"));
+    auto purger = login("idem_t_chg_purge");
+    QCOMPARE(sqlstateOf(*purger, "SELECT * FROM idem.idem_change_approve(" + ids + ", '" + sha + "', 'r')"),
+        std::string("42501"));
+    // A changed spec.
+    msg = approve(*login("idem_t_chg_approve"), std::string(64, 'a'));
+    QVERIFY2(msg.find("that spec is not change request " + ids + "'s") != std::string::npos, msg.c_str());
+    QCOMPARE(state(), before);
+
+    auto approver = login("idem_t_chg_approve");
+    msg = approve(*approver, sha);
+    QVERIFY2(msg.empty(), msg.c_str());
+    QCOMPARE(
+        scalar(*m_owner,
+            "SELECT state || ' ' || approved_login || ' ' || approved_reason || ' ' ||"
+            " extract(epoch FROM approval_expires_at - approved_at)::int FROM idem.idem_change_requests WHERE id = "
+                + ids),
+        QByteArray("approved idem_t_chg_approve checked 3600"));
+    QCOMPARE(scalar(*m_owner,
+                 "SELECT action || ' ' || db_role || ' ' || os_user FROM idem.task_idempotency_audit ORDER BY id DESC "
+                 "LIMIT 1"),
+        QByteArray("change_approve idem_t_chg_approve bo"));
+    // Approved once only.
+    msg = approve(*approver, sha);
+    QVERIFY2(msg.find("is not waiting for approval: it is approved") != std::string::npos, msg.c_str());
+    QCOMPARE(
+        sqlstateOf(*approver, "SELECT * FROM idem.idem_change_use(" + ids + ", '" + sha + "')"), std::string("42501"));
+
+    // The use, and in its transaction nothing else under it: not another horizon, not the same
+    // change a second time (rolled back: the request stays approved).
+    {
+        pqxx::work w(*purger);
+        w.exec("SELECT * FROM idem.idem_change_use(" + ids + ", '" + sha + "')");
+        for (const char* sql : { "SELECT * FROM idem.idem_set_retention('pay', 3600, 'sneak')",
+                 "SELECT * FROM idem.idem_set_retention('pay', 172800, 'again')" }) {
+            pqxx::subtransaction sub(w, "sneak");
+            try {
+                sub.exec(sql);
+                QFAIL(sql);
+            } catch (const pqxx::sql_error& e) {
+                QCOMPARE(e.sqlstate(), std::string("ID003"));
+            }
+            sub.abort();
+        }
+        w.abort();
+    }
+    QCOMPARE(scalar(*m_owner, "SELECT state FROM idem.idem_change_requests WHERE id = " + ids), QByteArray("approved"));
+    const auto use = idem::useRetentionRequest(*purger, schema, id, sha, "pat");
+    QVERIFY(use.appliedAuditId);
+    QCOMPARE(scalar(*m_owner, "SELECT horizon FROM idem.idem_retention_policy WHERE operation = 'pay'"),
+        QByteArray("48:00:00"));
+    QCOMPARE(scalar(*m_owner,
+                 "SELECT string_agg(action || ':' || db_role, ' ' ORDER BY id) FROM"
+                 " (SELECT * FROM idem.task_idempotency_audit ORDER BY id DESC LIMIT 2) a"),
+        QByteArray("change_use:idem_t_chg_purge retention:idem_t_chg_purge"));
+    QCOMPARE(scalar(*m_owner,
+                 "SELECT state || ' ' || used_login || ' ' || (applied_audit_id = "
+                     + std::to_string(*use.appliedAuditId) + ") FROM idem.idem_change_requests WHERE id = " + ids),
+        QByteArray("used idem_t_chg_purge true"));
+    // Used twice: refused.
+    before = state();
+    msg = messageOf(*purger, "SELECT * FROM idem.idem_change_use(" + ids + ", '" + sha + "')");
+    QVERIFY2(msg.find("change request " + ids + " was used already, by login idem_t_chg_purge") != std::string::npos,
+        msg.c_str());
+    QCOMPARE(state(), before);
+    checkChain();
+}
+
+// An approval names one request's exact spec: not another request's, not a spec changed since.
+void TestChangeApprovals::approvalOfOneRequestCoversNoOther()
+{
+    setSwitches(true, true);
+    const auto [a, shaA] = requestRetention("idem_t_chg_purge", "op-a", 86400);
+    const auto [b, shaB] = requestRetention("idem_t_chg_purge", "op-b", 86400);
+    const std::string idA = std::to_string(a), idB = std::to_string(b);
+    auto approver = login("idem_t_chg_approve");
+    QVERIFY(messageOf(*approver, "SELECT * FROM idem.idem_change_approve(" + idA + ", '" + shaA + "', 'ok')").empty());
+    auto purger = login("idem_t_chg_purge");
+    const auto before = state();
+    // A's approval for B: B is not approved; B's spec for A: not A's.
+    auto msg = messageOf(*purger, "SELECT * FROM idem.idem_change_use(" + idB + ", '" + shaA + "')");
+    QVERIFY2(msg.find("is not approved yet") != std::string::npos, msg.c_str());
+    msg = messageOf(*purger, "SELECT * FROM idem.idem_change_use(" + idA + ", '" + shaB + "')");
+    QVERIFY2(msg.find("that spec is not change request " + idA + "'s") != std::string::npos, msg.c_str());
+    // A purge cannot run under a retention request's approval.
+    idem::PurgeOptions o;
+    o.requestId = a;
+    o.requestSha256 = shaA;
+    QVERIFY_THROWS_EXCEPTION(idem::JobRefused, idem::runPurge(*purger, schema, o));
+    QCOMPARE(state(), before);
+    // The spec changed behind the approval (only the owner could): the use is refused.
+    {
+        pqxx::work w(*m_owner);
+        w.exec("UPDATE idem.idem_change_requests SET spec = jsonb_set(spec, '{horizon_seconds}', '3600') WHERE id = "
+            + idA);
+        w.commit();
+    }
+    const auto tampered = state();
+    msg = messageOf(*purger, "SELECT * FROM idem.idem_change_use(" + idA + ", '" + shaA + "')");
+    QVERIFY2(msg.find("that spec is not change request " + idA + "'s") != std::string::npos, msg.c_str());
+    QCOMPARE(state(), tampered);
+    QCOMPARE(scalar(*m_owner, "SELECT count(*) FROM idem.idem_retention_policy WHERE operation IN ('op-a', 'op-b')"),
+        QByteArray("0"));
+    checkChain();
+}
+
+// A request past its time for approval cannot be approved; an approval past its expiry cannot be
+// used. (The instants are moved back by the owner: no test waits for a clock.)
+void TestChangeApprovals::expiredRequestsAndApprovalsRefused()
+{
+    setSwitches(true, false, 60);
+    const auto [a, shaA] = requestRetention("idem_t_chg_purge", "exp-a", 86400);
+    const auto [b, shaB] = requestRetention("idem_t_chg_purge", "exp-b", 86400);
+    const std::string idA = std::to_string(a), idB = std::to_string(b);
+    QCOMPARE(number("SELECT extract(epoch FROM approvable_until - requested_at)::bigint FROM idem.idem_change_requests "
+                    "WHERE id = "
+                 + idA),
+        60);
+    auto approver = login("idem_t_chg_approve");
+    QVERIFY(messageOf(*approver, "SELECT * FROM idem.idem_change_approve(" + idA + ", '" + shaA + "', 'ok')").empty());
+    {
+        pqxx::work w(*m_owner);
+        w.exec(
+            "UPDATE idem.idem_change_requests SET approval_expires_at = now() - interval '1 second' WHERE id = " + idA);
+        w.exec("UPDATE idem.idem_change_requests SET approvable_until = now() - interval '1 second' WHERE id = " + idB);
+        w.commit();
+    }
+    const auto before = state();
+    auto msg = messageOf(*login("idem_t_chg_purge"), "SELECT * FROM idem.idem_change_use(" + idA + ", '" + shaA + "')");
+    QVERIFY2(msg.find("change request " + idA + "'s approval expired at") != std::string::npos, msg.c_str());
+    msg = messageOf(*approver, "SELECT * FROM idem.idem_change_approve(" + idB + ", '" + shaB + "', 'too late')");
+    QVERIFY2(msg.find("change request " + idB + "'s time for approval ended at") != std::string::npos, msg.c_str());
+    QCOMPARE(state(), before);
+    // Listed while they expire, for a day; then no longer (they would crowd out the live ones).
+    const auto listed = [&] {
+        QStringList ids;
+        for (const auto& c : idem::listOpenChangeRequests(*m_owner, schema))
+            ids << QString::number(c.id) + (c.expired() ? QStringLiteral(" expired") : QString());
+        return ids.join(QLatin1Char(','));
+    };
+    QCOMPARE(listed(), QStringLiteral("%1 expired,%2 expired").arg(a).arg(b));
+    {
+        pqxx::work w(*m_owner);
+        w.exec("UPDATE idem.idem_change_requests SET approvable_until = now() - interval '25 hours',"
+               " requested_at = now() - interval '26 hours' WHERE id = "
+            + idB);
+        w.commit();
+    }
+    QCOMPARE(listed(), QStringLiteral("%1 expired").arg(a));
+    const auto moved = state();
+    // idemctl: refused, exit 3, nothing changed.
+    const auto run = idemctl("idem_t_chg_purge",
+        { QStringLiteral("retention"), QStringLiteral("apply"), QStringLiteral("--request"), QString::number(a),
+            QStringLiteral("--spec"), QString::fromStdString(shaA) });
+    QCOMPARE(run.exitCode, 3);
+    QVERIFY2(run.err.contains(QStringLiteral("expired at")), qPrintable(run.err));
+    QCOMPARE(state(), moved);
+    checkChain();
+}
+
+void TestChangeApprovals::hostileInputsChangeNothing_data()
+{
+    QTest::addColumn<QString>("role");
+    QTest::addColumn<QString>("sql");
+    QTest::addColumn<QString>("words");
+    const auto row = [](const char* name, const char* role, const char* sql, const char* words) {
+        QTest::newRow(name) << QString::fromLatin1(role) << QString::fromLatin1(sql) << QString::fromLatin1(words);
+    };
+    const char* owner = "";
+    const char* purge = "idem_t_chg_purge";
+    const char* approve = "idem_t_chg_approve";
+    row("switch null", owner, "SELECT * FROM idem.idem_set_change_approval(NULL, true, 3600, 'r')",
+        "true or false, not NULL");
+    row("switch null 2", owner, "SELECT * FROM idem.idem_set_change_approval(true, NULL, 3600, 'r')",
+        "true or false, not NULL");
+    row("ttl null", owner, "SELECT * FROM idem.idem_set_change_approval(true, true, NULL, 'r')",
+        "60 to 604800 seconds (a week), not NULL");
+    row("ttl short", owner, "SELECT * FROM idem.idem_set_change_approval(true, true, 59, 'r')", "not 59");
+    row("ttl long", owner, "SELECT * FROM idem.idem_set_change_approval(true, true, 604801, 'r')", "not 604801");
+    row("policy no reason", owner, "SELECT * FROM idem.idem_set_change_approval(true, true, 600, NULL)",
+        "a reason is required");
+    row("change null", purge, "SELECT * FROM idem.idem_request_retention(NULL, 'op', 7200, 'r')",
+        "set or clear, not NULL");
+    row("change bad", purge, "SELECT * FROM idem.idem_request_retention('drop', 'op', 7200, 'r')",
+        "set or clear, not 'drop'");
+    row("operation null", purge, "SELECT * FROM idem.idem_request_retention('set', NULL, 7200, 'r')", "not NULL");
+    row("operation colon", purge, "SELECT * FROM idem.idem_request_retention('set', 'a:b', 7200, 'r')", "without ':'");
+    row("horizon null", purge, "SELECT * FROM idem.idem_request_retention('set', 'op', NULL, 'r')",
+        "3600 to 315360000 seconds");
+    row("horizon short", purge, "SELECT * FROM idem.idem_request_retention('set', 'op', 3599, 'r')", "not 3599");
+    row("horizon long", purge, "SELECT * FROM idem.idem_request_retention('set', 'op', 315360001, 'r')",
+        "not 315360001");
+    row("clear default", purge, "SELECT * FROM idem.idem_request_retention('clear', '*', NULL, 'r')",
+        "cannot be removed");
+    row("clear with horizon", purge, "SELECT * FROM idem.idem_request_retention('clear', 'op', 7200, 'r')",
+        "names no horizon");
+    row("request no reason", purge, "SELECT * FROM idem.idem_request_retention('set', 'op', 7200, NULL)",
+        "a reason is required");
+    row("request blank reason", purge, "SELECT * FROM idem.idem_request_purge(10, 0, 0.5, '  ')",
+        "a reason is required");
+    row("batch null", purge, "SELECT * FROM idem.idem_request_purge(NULL, 0, 0.5, 'r')",
+        "batch must be 1 to 100000 rows, not NULL");
+    row("batch zero", purge, "SELECT * FROM idem.idem_request_purge(0, 0, 0.5, 'r')", "not 0");
+    row("seconds null", purge, "SELECT * FROM idem.idem_request_purge(10, NULL, 0.5, 'r')", "max_seconds must be 0");
+    row("seconds negative", purge, "SELECT * FROM idem.idem_request_purge(10, -1, 0.5, 'r')", "not -1");
+    row("duty null", purge, "SELECT * FROM idem.idem_request_purge(10, 0, NULL, 'r')",
+        "duty must be 0.01 to 1, not NULL");
+    row("duty nan", purge, "SELECT * FROM idem.idem_request_purge(10, 0, 'NaN', 'r')", "duty must be 0.01 to 1");
+    row("approve null id", approve, "SELECT * FROM idem.idem_change_approve(NULL, repeat('a', 64), 'r')",
+        "name the change request");
+    row("approve null sha", approve, "SELECT * FROM idem.idem_change_approve(1, NULL, 'r')",
+        "64 lower-case hex digits, not NULL");
+    row("approve bad sha", approve, "SELECT * FROM idem.idem_change_approve(1, 'ABC', 'r')", "not 'ABC'");
+    row("approve no reason", approve, "SELECT * FROM idem.idem_change_approve(1, repeat('a', 64), NULL)",
+        "a reason is required");
+    row("approve no request", approve, "SELECT * FROM idem.idem_change_approve(999999, repeat('a', 64), 'r')",
+        "there is no change request 999999");
+    row("use null id", purge, "SELECT * FROM idem.idem_change_use(NULL, repeat('a', 64))",
+        "name the change request to use");
+    row("use null sha", purge, "SELECT * FROM idem.idem_change_use(1, NULL)", "64 lower-case hex digits, not NULL");
+    row("use long actor", purge, "SELECT * FROM idem.idem_change_use(1, repeat('a', 64), repeat('x', 300))",
+        "longer than 256");
+    row("use no request", purge, "SELECT * FROM idem.idem_change_use(999999, repeat('a', 64))",
+        "there is no change request 999999");
+}
+
+void TestChangeApprovals::hostileInputsChangeNothing()
+{
+    QFETCH(QString, role);
+    QFETCH(QString, sql);
+    QFETCH(QString, words);
+    setSwitches(true, true);
+    const auto before = state();
+    auto c = role.isEmpty() ? idem::connect(m_db->dsn()) : login(role.toLatin1().constData());
+    try {
+        pqxx::work w(*c);
+        w.exec(sql.toStdString());
+        w.commit();
+        QFAIL("accepted");
+    } catch (const pqxx::sql_error& e) {
+        QCOMPARE(e.sqlstate(), std::string("ID003"));
+        QVERIFY2(QString::fromUtf8(e.what()).contains(words), e.what());
+    }
+    QCOMPARE(state(), before);
+    // Whoever lacks the right gets 42501 instead, before any argument is looked at.
+    auto reader = login("idem_t_chg_reader");
+    if (!role.isEmpty())
+        QCOMPARE(sqlstateOf(*reader, sql.toStdString()), std::string("42501"));
+    QCOMPARE(state(), before);
+}
+
+// idemctl: the owner turns the switch on; purge requests instead of removing; job pending lists
+// it; the requester cannot approve; another login does; purge --request runs it once; the
+// audit chain verifies.
+void TestChangeApprovals::idemctlPurgeRequestApproveRun()
+{
+    plantSucceeded("t-due", 30, "400 days");
+    plantSucceeded("t-kept", 5, "1 hour");
+    auto run = idemctl(nullptr,
+        { QStringLiteral("job"), QStringLiteral("policy"), QStringLiteral("--manual-purges"), QStringLiteral("on"),
+            QStringLiteral("--change-ttl"), QStringLiteral("900"), QStringLiteral("--reason"),
+            QStringLiteral("two people purge"), QStringLiteral("--json") });
+    QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
+    QCOMPARE(json(run).value(QStringLiteral("manual_purges_need_approval")).toBool(), true);
+    QCOMPARE(json(run).value(QStringLiteral("retention_changes_need_approval")).toBool(), false);
+    QCOMPARE(json(run).value(QStringLiteral("change_ttl_seconds")).toInt(), 900);
+    run = idemctl(nullptr,
+        { QStringLiteral("job"), QStringLiteral("policy"), QStringLiteral("--manual-purges"), QStringLiteral("maybe"),
+            QStringLiteral("--reason"), QStringLiteral("x") });
+    QCOMPARE(run.exitCode, 2);
+    run = idemctl("idem_t_chg_both",
+        { QStringLiteral("job"), QStringLiteral("policy"), QStringLiteral("--manual-purges"), QStringLiteral("off"),
+            QStringLiteral("--reason"), QStringLiteral("x") });
+    QCOMPARE(run.exitCode, 3);
+
+    const auto tasks = number("SELECT count(*) FROM idem.task_idempotency");
+    run = idemctl("idem_t_chg_both",
+        { QStringLiteral("purge"), QStringLiteral("--batch"), QStringLiteral("7"), QStringLiteral("--reason"),
+            QStringLiteral("disk nearly full") });
+    QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
+    const auto id = number("SELECT max(id) FROM idem.idem_change_requests");
+    const auto sha
+        = scalar(*m_owner, "SELECT spec_sha256 FROM idem.idem_change_requests WHERE id = " + std::to_string(id));
+    QVERIFY2(run.out.contains(
+                 QStringLiteral("awaiting approval: request %1 (sha256 %2)").arg(id).arg(QString::fromLatin1(sha))),
+        qPrintable(run.out));
+    QCOMPARE(number("SELECT count(*) FROM idem.task_idempotency"), tasks);
+    QCOMPARE(scalar(*m_owner, "SELECT spec::text FROM idem.idem_change_requests WHERE id = " + std::to_string(id)),
+        QByteArray("{\"duty\": 0.1, \"kind\": \"purge\", \"batch\": 7, \"max_seconds\": 0}"));
+
+    run = idemctl("idem_t_chg_approve", { QStringLiteral("job"), QStringLiteral("pending"), QStringLiteral("--json") });
+    QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
+    const auto requests = json(run).value(QStringLiteral("change_requests")).toArray();
+    QCOMPARE(requests.size(), 1);
+    QCOMPARE(requests.at(0).toObject().value(QStringLiteral("spec_sha256")).toString(), QString::fromLatin1(sha));
+    QCOMPARE(requests.at(0).toObject().value(QStringLiteral("requested_login")).toString(),
+        QStringLiteral("idem_t_chg_both"));
+    run = idemctl("idem_t_chg_approve", { QStringLiteral("job"), QStringLiteral("pending") });
+    QVERIFY2(run.out.contains(QStringLiteral("request %1: purge: batches of 7, until nothing is due").arg(id)),
+        qPrintable(run.out));
+
+    // Not run before it is approved; the requester cannot approve it.
+    const QStringList use { QStringLiteral("purge"), QStringLiteral("--request"), QString::number(id),
+        QStringLiteral("--spec"), QString::fromLatin1(sha) };
+    run = idemctl("idem_t_chg_both", use);
+    QCOMPARE(run.exitCode, 3);
+    QVERIFY2(run.err.contains(QStringLiteral("not approved yet")), qPrintable(run.err));
+    const QStringList approve { QStringLiteral("job"), QStringLiteral("approve"), QStringLiteral("--request"),
+        QString::number(id), QStringLiteral("--spec"), QString::fromLatin1(sha), QStringLiteral("--reason"),
+        QStringLiteral("checked the due rows") };
+    run = idemctl("idem_t_chg_both", approve);
+    QCOMPARE(run.exitCode, 3);
+    QVERIFY2(run.err.contains(QStringLiteral("cannot approve change request")), qPrintable(run.err));
+    run = idemctl("idem_t_chg_approve", approve);
+    QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
+    QVERIFY2(run.out.contains(QStringLiteral("request %1 approved").arg(id)), qPrintable(run.out));
+    QCOMPARE(number("SELECT count(*) FROM idem.task_idempotency"), tasks);
+
+    run = idemctl("idem_t_chg_both", use + QStringList { QStringLiteral("--json") });
+    QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
+    QCOMPARE(json(run).value(QStringLiteral("rows_removed")).toInt(), 30);
+    QCOMPARE(json(run).value(QStringLiteral("request_id")).toInteger(), qint64(id));
+    QCOMPARE(number("SELECT count(*) FROM idem.task_idempotency"), tasks - 30);
+    // Batches of the request's 7, the request's reason.
+    QCOMPARE(scalar(*m_owner,
+                 "SELECT r.batches || ' ' || r.reason || ' ' || r.db_role FROM idem.idem_purge_runs r"
+                 " JOIN idem.idem_change_requests q ON q.purge_run_id = r.id WHERE q.id = "
+                     + std::to_string(id)),
+        QByteArray("5 disk nearly full idem_t_chg_both"));
+    // Used twice: refused, nothing removed.
+    plantSucceeded("t-due2", 3, "400 days");
+    run = idemctl("idem_t_chg_both", use);
+    QCOMPARE(run.exitCode, 3);
+    QVERIFY2(run.err.contains(QStringLiteral("was used already")), qPrintable(run.err));
+    QCOMPARE(number("SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key LIKE 't-due2:%'"), 3);
+    // The chain verifies, through idemctl too.
+    run = idemctl(nullptr, { QStringLiteral("audit"), QStringLiteral("verify") });
+    QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
+    checkChain();
+}
+
+// idemctl retention set requests; apply applies it once, after another login's approval.
+void TestChangeApprovals::idemctlRetentionAndPending()
+{
+    auto run = idemctl(nullptr,
+        { QStringLiteral("job"), QStringLiteral("policy"), QStringLiteral("--retention-changes"), QStringLiteral("on"),
+            QStringLiteral("--reason"), QStringLiteral("two people") });
+    QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
+    QVERIFY2(run.out.contains(QStringLiteral("retention changes: need approval")), qPrintable(run.out));
+    // What the Storage page says it from.
+    const auto storage = idem::readStorage(*login("idem_t_chg_reader"), schema);
+    QVERIFY(storage.retentionChangesNeedApproval);
+    QVERIFY(!storage.manualPurgesNeedApproval);
+    const auto before = scalar(*m_owner,
+        "SELECT string_agg(operation || '=' || horizon::text, ',' ORDER BY operation) FROM idem.idem_retention_policy");
+    run = idemctl("idem_t_chg_purge",
+        { QStringLiteral("retention"), QStringLiteral("set"), QStringLiteral("refund"), QStringLiteral("12h"),
+            QStringLiteral("--reason"), QStringLiteral("smaller table") });
+    QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
+    const auto id = number("SELECT max(id) FROM idem.idem_change_requests");
+    const auto sha
+        = scalar(*m_owner, "SELECT spec_sha256 FROM idem.idem_change_requests WHERE id = " + std::to_string(id));
+    QVERIFY2(run.out.contains(
+                 QStringLiteral("awaiting approval: request %1 (sha256 %2)").arg(id).arg(QString::fromLatin1(sha))),
+        qPrintable(run.out));
+    QCOMPARE(scalar(*m_owner,
+                 "SELECT string_agg(operation || '=' || horizon::text, ',' ORDER BY operation) FROM "
+                 "idem.idem_retention_policy"),
+        before);
+    run = idemctl("idem_t_chg_approve",
+        { QStringLiteral("job"), QStringLiteral("approve"), QStringLiteral("--request"), QString::number(id),
+            QStringLiteral("--spec"), QString::fromLatin1(sha), QStringLiteral("--reason"), QStringLiteral("fine") });
+    QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
+    const QStringList apply { QStringLiteral("retention"), QStringLiteral("apply"), QStringLiteral("--request"),
+        QString::number(id), QStringLiteral("--spec"), QString::fromLatin1(sha) };
+    run = idemctl("idem_t_chg_purge", apply);
+    QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
+    QVERIFY2(
+        run.out.contains(QStringLiteral("request %1 applied: retention: set refund to").arg(id)), qPrintable(run.out));
+    QCOMPARE(scalar(*m_owner, "SELECT horizon FROM idem.idem_retention_policy WHERE operation = 'refund'"),
+        QByteArray("12:00:00"));
+    run = idemctl("idem_t_chg_purge", apply);
+    QCOMPARE(run.exitCode, 3);
+    // Bad usage: exit 2, nothing sent.
+    run = idemctl("idem_t_chg_purge",
+        { QStringLiteral("retention"), QStringLiteral("apply"), QStringLiteral("--request"), QStringLiteral("1") });
+    QCOMPARE(run.exitCode, 2);
+    run = idemctl("idem_t_chg_purge",
+        { QStringLiteral("purge"), QStringLiteral("--request"), QStringLiteral("1"), QStringLiteral("--spec"),
+            QStringLiteral("XYZ") });
+    QCOMPARE(run.exitCode, 2);
+    checkChain();
+}
+
+QTEST_GUILESS_MAIN(TestChangeApprovals)
+#include "tst_changeapprovals.moc"
