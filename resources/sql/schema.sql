@@ -913,6 +913,22 @@ $$;
 
 
 --
+-- Name: idem_data_time(); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_data_time() RETURNS timestamp with time zone
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT CASE WHEN pg_catalog.pg_is_in_recovery()
+                 AND NOT coalesce(pg_catalog.pg_last_wal_replay_lsn() OPERATOR(pg_catalog.>=)
+                                      pg_catalog.pg_last_wal_receive_lsn()
+                                  AND EXISTS (SELECT FROM pg_catalog.pg_stat_wal_receiver), false)
+                THEN LEAST(pg_catalog.now(), coalesce(pg_catalog.pg_last_xact_replay_timestamp(), pg_catalog.now()))
+                ELSE pg_catalog.now() END
+$$;
+
+
+--
 -- Name: idem_events(timestamp with time zone, timestamp with time zone, text, text, integer); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -1077,10 +1093,10 @@ CREATE FUNCTION idem.idem_exact_stats(p_tenant text, p_operation text, p_long_af
              WHERE b.n OPERATOR(pg_catalog.>) 0::bigint)
       FROM (
         SELECT pg_catalog.count(*) FILTER (WHERE t.status OPERATOR(pg_catalog.=) 'processing'::text
-                                             AND t.lease_until OPERATOR(pg_catalog.>) pg_catalog.now()) AS processing,
+                                             AND t.lease_until OPERATOR(pg_catalog.>) d.at) AS processing,
                pg_catalog.count(*) FILTER (WHERE t.status OPERATOR(pg_catalog.=) 'processing'::text
                                              AND (t.lease_until IS NULL
-                                                  OR t.lease_until OPERATOR(pg_catalog.<=) pg_catalog.now()))
+                                                  OR t.lease_until OPERATOR(pg_catalog.<=) d.at))
                    AS expired_leases,
                pg_catalog.min(t.created_at) FILTER (WHERE t.status OPERATOR(pg_catalog.=) 'processing'::text)
                    AS oldest_processing_created_at,
@@ -1097,7 +1113,7 @@ CREATE FUNCTION idem.idem_exact_stats(p_tenant text, p_operation text, p_long_af
                    AS failed_exhausted,
                pg_catalog.count(*) FILTER (WHERE (t.status OPERATOR(pg_catalog.=) 'processing'::text
                                                   OR t.status OPERATOR(pg_catalog.=) 'retryable_failed'::text)
-                                             AND t.created_at OPERATOR(pg_catalog.<) (pg_catalog.now()
+                                             AND t.created_at OPERATOR(pg_catalog.<) (d.at
                                                  OPERATOR(pg_catalog.-) pg_catalog.make_interval(
                                                      mins => least(greatest(p_long_after_minutes, 1), 525600))))
                    AS long_unfinished,
@@ -1113,7 +1129,7 @@ CREATE FUNCTION idem.idem_exact_stats(p_tenant text, p_operation text, p_long_af
                      pg_catalog.count(*) FILTER (WHERE t.attempts OPERATOR(pg_catalog.=) 8),
                      pg_catalog.count(*) FILTER (WHERE t.attempts OPERATOR(pg_catalog.=) 9),
                      pg_catalog.count(*) FILTER (WHERE t.attempts OPERATOR(pg_catalog.>=) 10)] AS bins
-          FROM "idem".task_idempotency t
+          FROM (SELECT "idem".idem_data_time() AS at) d, "idem".task_idempotency t
          WHERE t.status OPERATOR(pg_catalog.<>) 'succeeded'::text
            AND (p_tenant IS NULL
                 OR pg_catalog.split_part(t.idempotency_key, ':'::text, 1) OPERATOR(pg_catalog.=) p_tenant)
@@ -2373,7 +2389,7 @@ DECLARE
     v_can_store boolean := false;
     v_shared boolean := false;
     v_start timestamptz;
-    v_at timestamptz := now(); -- the data's time, see above
+    v_at timestamptz; -- the data's time, see above
     v_cutoff timestamptz;
     v_live bigint; v_expired bigint; v_nolease bigint;
     v_retry bigint; v_unc bigint; v_fp bigint; v_fe bigint;
@@ -2420,13 +2436,7 @@ BEGIN
     END IF;
 
     v_start := clock_timestamp();
-    -- As the stats reading's replication lag (statssql.cpp): behind unless it streams and has
-    -- replayed all it received.
-    IF pg_is_in_recovery()
-       AND NOT coalesce(pg_last_wal_replay_lsn() >= pg_last_wal_receive_lsn()
-                        AND EXISTS (SELECT FROM pg_stat_wal_receiver), false) THEN
-        v_at := least(now(), coalesce(pg_last_xact_replay_timestamp(), now()));
-    END IF;
+    v_at := idem_data_time();
     v_cutoff := v_at - p_long_after_minutes * interval '1 minute';
     -- One statement, one snapshot; each figure's rows defined once, filtered or not (the filter
     -- matches every key when both are NULL). Every branch is an index-only scan of the figure's
@@ -3676,6 +3686,35 @@ $$;
 
 
 --
+-- Name: idem_successes_since(timestamp with time zone, integer); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_successes_since(p_since timestamp with time zone, p_cap integer DEFAULT 100000) RETURNS bigint
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+BEGIN
+    IF p_since IS NULL THEN
+        RAISE EXCEPTION 'idem_successes_since: the time to count from is NULL' USING ERRCODE = 'ID003';
+    END IF;
+    IF p_cap IS NULL OR p_cap < 1 OR p_cap > 10000000 THEN
+        RAISE EXCEPTION 'idem_successes_since: the cap must be 1 to 10000000, not %', coalesce(p_cap::text, 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_since > now() THEN
+        RETURN 0;
+    END IF;
+    RETURN (SELECT count(*) FROM (
+        SELECT 1 FROM idem_succeeded_operations() o(op)
+        CROSS JOIN LATERAL (SELECT 1 FROM task_idempotency t
+                             WHERE t.status = 'succeeded' AND split_part(t.idempotency_key, ':', 2) = o.op
+                               AND t.updated_at >= p_since) s
+        LIMIT p_cap::bigint + 1) c);
+END
+$$;
+
+
+--
 -- Name: recovery_action_apply(text, text, text, bigint, integer, text, text, bigint); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -4805,6 +4844,14 @@ GRANT ALL ON FUNCTION idem.idem_counters_maintain(p_batch integer) TO idem_opera
 
 
 --
+-- Name: FUNCTION idem_data_time(); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_data_time() FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_data_time() TO idem_reader;
+
+
+--
 -- Name: FUNCTION idem_events(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text, p_operation text, p_limit integer); Type: ACL; Schema: idem; Owner: -
 --
 
@@ -5328,6 +5375,14 @@ GRANT ALL ON FUNCTION idem.idem_storage_tables() TO idem_reader;
 
 REVOKE ALL ON FUNCTION idem.idem_succeeded_operations() FROM PUBLIC;
 GRANT ALL ON FUNCTION idem.idem_succeeded_operations() TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_successes_since(p_since timestamp with time zone, p_cap integer); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_successes_since(p_since timestamp with time zone, p_cap integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_successes_since(p_since timestamp with time zone, p_cap integer) TO idem_reader;
 
 
 --
