@@ -80,7 +80,7 @@ AtRiskReading readAtRisk(pqxx::transaction_base& tx, const SchemaName& schema, i
             + schema.qualify("idem_successes_since") + "(now() - r.flush_lag, $1) END"
         : std::string("NULL::bigint");
     const auto rows = tx.exec_params("SELECT r.application_name, r.sync_state,"
-                                     "       (extract(epoch FROM r.flush_lag) * 1000)::bigint, "
+                                     "       (extract(epoch FROM r.flush_lag) * 1000000)::bigint, "
             + successes
             + "  FROM pg_catalog.pg_stat_replication r WHERE $1::integer IS NOT NULL ORDER BY r.application_name",
         cap);
@@ -92,7 +92,7 @@ AtRiskReading readAtRisk(pqxx::transaction_base& tx, const SchemaName& schema, i
         AtRiskReading::Standby s;
         s.name = r[0].is_null() ? std::string() : r[0].as<std::string>();
         s.syncState = r[1].as<std::string>();
-        s.flushLagMs = r[2].is_null() ? -1 : r[2].as<std::int64_t>();
+        s.flushLagUs = r[2].is_null() ? -1 : r[2].as<std::int64_t>();
         s.successes = r[3].is_null() ? -1 : r[3].as<std::int64_t>();
         out.standbys.push_back(std::move(s));
     }

@@ -64,7 +64,7 @@ struct AtRiskReading {
     struct Standby {
         std::string name; // application_name (Patroni: the member's name)
         std::string syncState; // async, potential, sync, quorum
-        std::int64_t flushLagMs = -1; // -1: none reported (caught up and idle)
+        std::int64_t flushLagUs = -1; // microseconds; -1: none reported (caught up and idle)
         // Successes within the lag; -1: not counted (no lag, a synchronous standby, no function).
         std::int64_t successes = -1;
     };

@@ -153,17 +153,17 @@
 <context>
     <name>idem::console::StatusPanel</name>
     <message numerus="yes">
-        <source>%n success(es) acknowledged in the last %1 s of lag are not on %2 yet</source>
-        <translation>
-            <numerusform>%n success acknowledged in the last %1 s of lag is not on %2 yet</numerusform>
-            <numerusform>%n successes acknowledged in the last %1 s of lag are not on %2 yet</numerusform>
-        </translation>
-    </message>
-    <message numerus="yes">
         <source>%n standby(s) whose lag this role may not read (grant pg_monitor)</source>
         <translation>
             <numerusform>%n standby whose lag this role may not read (grant pg_monitor)</numerusform>
             <numerusform>%n standbys whose lag this role may not read (grant pg_monitor)</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n success(es) acknowledged in the last %1 of lag are not on %2 yet</source>
+        <translation>
+            <numerusform>%n success acknowledged in the last %1 of lag is not on %2 yet</numerusform>
+            <numerusform>%n successes acknowledged in the last %1 of lag are not on %2 yet</numerusform>
         </translation>
     </message>
 </context>

@@ -4272,24 +4272,6 @@ Safe repeated task execution on PostgreSQL.</source>
         <source>0 on %1 (no lag)</source>
         <translation>%1 上为 0（无延迟）</translation>
     </message>
-    <message>
-        <source>%1 lags %2 s; the successes in that window: not available (idemctl migrate)</source>
-        <translation>%1 延迟 %2 秒；该时间窗口内的成功数：不可用（idemctl migrate）</translation>
-    </message>
-    <message>
-        <source>%1 lags %2 s; the successes in that window: not available (this role may not count them: grant idem_reader)</source>
-        <translation>%1 延迟 %2 秒；该时间窗口内的成功数：不可用（此角色无权统计：请授予 idem_reader）</translation>
-    </message>
-    <message>
-        <source>more than %1 successes acknowledged in the last %2 s of lag are not on %3 yet</source>
-        <translation>延迟的最近 %2 秒内已确认的成功超过 %1 个，尚未到达 %3</translation>
-    </message>
-    <message numerus="yes">
-        <source>%n success(es) acknowledged in the last %1 s of lag are not on %2 yet</source>
-        <translation>
-            <numerusform>延迟的最近 %1 秒内已确认的 %n 个成功尚未到达 %2</numerusform>
-        </translation>
-    </message>
     <message numerus="yes">
         <source>%n standby(s) whose lag this role may not read (grant pg_monitor)</source>
         <translation>
@@ -4303,6 +4285,32 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>none: no standby streams from this server</source>
         <translation>无：没有备库从此服务器流复制</translation>
+    </message>
+    <message>
+        <source>%1 ms</source>
+        <translation>%1 毫秒</translation>
+    </message>
+    <message>
+        <source>%1 s</source>
+        <translation>%1 秒</translation>
+    </message>
+    <message>
+        <source>%1 lags %2; the successes in that window: not available (idemctl migrate)</source>
+        <translation>%1 延迟 %2；该时间窗口内的成功数：不可用（idemctl migrate）</translation>
+    </message>
+    <message>
+        <source>%1 lags %2; the successes in that window: not available (this role may not count them: grant idem_reader)</source>
+        <translation>%1 延迟 %2；该时间窗口内的成功数：不可用（此角色无权统计：请授予 idem_reader）</translation>
+    </message>
+    <message>
+        <source>more than %1 successes acknowledged in the last %2 of lag are not on %3 yet</source>
+        <translation>延迟的最近 %2 内已确认的成功超过 %1 个，尚未到达 %3</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n success(es) acknowledged in the last %1 of lag are not on %2 yet</source>
+        <translation>
+            <numerusform>延迟的最近 %1 内已确认的 %n 个成功尚未到达 %2</numerusform>
+        </translation>
     </message>
 </context>
 <context>

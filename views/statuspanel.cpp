@@ -236,22 +236,25 @@ QString StatusPanel::atRiskText(const idem::AtRiskReading& r)
             parts << tr("0 on %1 (synchronous)").arg(name);
             continue;
         }
-        if (s.flushLagMs <= 0) {
+        if (s.flushLagUs <= 0) {
             parts << tr("0 on %1 (no lag)").arg(name);
             continue;
         }
-        const QString lag = locale.toString(static_cast<double>(s.flushLagMs) / 1000.0, 'f', 3);
+        // Under a millisecond on a quiet loopback, seconds across a WAN.
+        const QString lag = s.flushLagUs < 1000
+            ? tr("%1 ms").arg(locale.toString(static_cast<double>(s.flushLagUs) / 1000.0, 'f', 2))
+            : tr("%1 s").arg(locale.toString(static_cast<double>(s.flushLagUs) / 1000000.0, 'f', 3));
         if (r.functionMissing)
-            parts << tr("%1 lags %2 s; the successes in that window: not available (idemctl migrate)").arg(name, lag);
+            parts << tr("%1 lags %2; the successes in that window: not available (idemctl migrate)").arg(name, lag);
         else if (!r.functionAllowed)
-            parts << tr("%1 lags %2 s; the successes in that window: not available (this role may not count them: "
+            parts << tr("%1 lags %2; the successes in that window: not available (this role may not count them: "
                         "grant idem_reader)")
                          .arg(name, lag);
         else if (s.successes > r.cap)
-            parts << tr("more than %1 successes acknowledged in the last %2 s of lag are not on %3 yet")
+            parts << tr("more than %1 successes acknowledged in the last %2 of lag are not on %3 yet")
                          .arg(locale.toString(static_cast<qlonglong>(r.cap)), lag, name);
         else
-            parts << tr("%n success(es) acknowledged in the last %1 s of lag are not on %2 yet", nullptr,
+            parts << tr("%n success(es) acknowledged in the last %1 of lag are not on %2 yet", nullptr,
                 static_cast<int>(std::max<std::int64_t>(s.successes, 0)))
                          .arg(lag, name);
     }

@@ -228,7 +228,7 @@ void TestAtRisk::olderSchemaSaysMigrate()
     QCOMPARE(idem::console::StatusPanel::atRiskText(r),
         QStringLiteral("not available (idemctl migrate); no standby streams from this server"));
     idem::AtRiskReading lagging = r;
-    lagging.standbys.push_back({ "node2", "async", 2500, -1 });
+    lagging.standbys.push_back({ "node2", "async", 2500000, -1 });
     QCOMPARE(idem::console::StatusPanel::atRiskText(lagging),
         QStringLiteral("node2 lags 2.500 s; the successes in that window: not available (idemctl migrate)"));
 }
@@ -238,11 +238,13 @@ void TestAtRisk::pageWords()
     idem::AtRiskReading r;
     r.functionAllowed = true;
     r.cap = 100000;
-    r.standbys = { { "node2", "async", 1500, 42 }, { "node3", "potential", 0, -1 }, { "node4", "sync", 20, -1 } };
+    r.standbys = { { "node2", "async", 1500000, 42 }, { "node3", "potential", 0, -1 }, { "node4", "sync", 20000, -1 },
+        { "node5", "async", 350, 1 } };
     QCOMPARE(idem::console::StatusPanel::atRiskText(r),
         QStringLiteral("42 success(es) acknowledged in the last 1.500 s of lag are not on node2 yet\n"
-                       "0 on node3 (no lag)\n0 on node4 (synchronous)"));
-    r.standbys = { { "node2", "async", 61000, 100001 } };
+                       "0 on node3 (no lag)\n0 on node4 (synchronous)\n"
+                       "1 success(es) acknowledged in the last 0.35 ms of lag are not on node5 yet"));
+    r.standbys = { { "node2", "async", 61000000, 100001 } };
     r.hiddenStandbys = 1;
     QCOMPARE(idem::console::StatusPanel::atRiskText(r),
         QStringLiteral("more than 100,000 successes acknowledged in the last 61.000 s of lag are not on node2 yet\n"
