@@ -125,7 +125,7 @@ void ClusterPanel::render()
         int height = m_table->horizontalHeader()->sizeHint().height() + 2 * m_table->frameWidth();
         for (int row = 0; row < m_model->rowCount(); ++row)
             height += m_table->rowHeight(row);
-        m_table->setFixedHeight(height + 2);
+        m_table->setFixedHeight(height);
         m_table->setProperty("sized", true);
     }
     m_table->setVisible(m_watcher->hasCluster());

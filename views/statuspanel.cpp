@@ -72,6 +72,10 @@ StatusPanel::StatusPanel(ConsoleSession* session, QWidget* parent)
     connect(session, &ConsoleSession::serverInfoChanged, this, &StatusPanel::showInfo);
     session->setInfoRefreshInterval(std::chrono::seconds(infoRefreshSeconds));
     connect(session, &ConsoleSession::stateChanged, this, &StatusPanel::showState);
+    connect(session, &ConsoleSession::stateChanged, this, [this](ConsoleSession::State s) {
+        if (s == ConsoleSession::State::Connected && m_atRiskWanted)
+            readAtRisk();
+    });
     showState();
 }
 
@@ -184,6 +188,13 @@ void StatusPanel::readAtRisk()
 {
     if (m_atRiskJob)
         return; // the last read is still running: this one would say the same
+    // The first read of the server comes just before the session says it is connected, and a job
+    // submitted then would fail as "not connected": read once it is.
+    if (m_session->state() != ConsoleSession::State::Connected) {
+        m_atRiskWanted = true;
+        return;
+    }
+    m_atRiskWanted = false;
     const ServerInfo& info = m_session->serverInfo();
     if (!info.isReader || !info.schemaError.isEmpty()) {
         m_atRiskReading.reset();

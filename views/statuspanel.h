@@ -71,6 +71,7 @@ private:
     QLabel* m_standbys;
     QLabel* m_atRisk;
     quint64 m_atRiskJob = 0;
+    bool m_atRiskWanted = false; // the server was read before the session said it is connected
     std::shared_ptr<const idem::AtRiskReading> m_atRiskReading;
     QString m_atRiskError;
     QLabel* m_asOf;
