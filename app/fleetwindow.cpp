@@ -8,6 +8,7 @@
 #include "app/mainwindow.h"
 #include "models/consolesession.h"
 #include "models/dashboardthresholds.h"
+#include "models/patroni.h"
 #include "models/profilestore.h"
 #include "views/fleetwidget.h"
 
@@ -122,6 +123,8 @@ MainWindow* FleetWindow::openDatabase(int row)
     connect(window, &QObject::destroyed, session, &QObject::deleteLater);
     m_windows[entry.name] = window;
     window->show();
+    if (const auto profile = m_profiles ? m_profiles->profile(entry.name) : std::nullopt)
+        setPatroniEndpointOf(session, profile->patroni);
     session->connectTo(entry.settings);
     return window;
 }

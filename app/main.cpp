@@ -18,6 +18,7 @@
 #include "models/dashboardmodel.h"
 #include "models/fleetmodel.h"
 #include "models/latencywatch.h"
+#include "models/patroni.h"
 #include "models/pausewatch.h"
 #include "models/profilestore.h"
 #include "views/dashboardwidget.h"
@@ -57,6 +58,10 @@ void arrangeScreenshot(MainWindow* window, const QString& file)
     LatencyWatch* latency = window->dashboard()->latencyWatch();
     if (latency)
         QObject::connect(latency, &LatencyWatch::changed, settle, restart);
+    // The Patroni cluster on the Connection page has its own read (issue #29).
+    PatroniWatcher* patroni = window->findChild<PatroniWatcher*>();
+    if (patroni)
+        QObject::connect(patroni, &PatroniWatcher::changed, settle, restart);
     // The pages load their tables on their own (tasks, audit): the picture waits for them too.
     const auto views = window->findChildren<QAbstractItemView*>();
     for (QAbstractItemView* view : views) {
@@ -66,21 +71,23 @@ void arrangeScreenshot(MainWindow* window, const QString& file)
             QObject::connect(model, &QAbstractItemModel::layoutChanged, settle, restart);
         }
     }
-    QObject::connect(settle, &QTimer::timeout, window, [window, session, monitor, settle, countsSeen, file, latency] {
-        const bool busy = session->state() == ConsoleSession::State::Connecting || session->migrating()
-            || monitor->state() == ConsoleSession::State::Connecting || (monitor->canPoll() && !*countsSeen)
-            || (monitor->canPoll() && monitor->serverInfo().schemaVersion >= PauseWatch::firstSchemaVersion
-                && window->pauseWatch()->reads() == 0 && window->pauseWatch()->error().isEmpty())
-            || (monitor->canPoll() && latency && !latency->unavailable() && latency->reads() == 0
-                && latency->error().isEmpty());
-        if (busy) {
-            settle->start();
-            return;
-        }
-        const bool saved = window->frontWindow()->grab().save(file);
-        std::fprintf(stderr, "idem-console: %s %s\n", saved ? "saved" : "could not save", qPrintable(file));
-        QApplication::exit(saved ? 0 : 1);
-    });
+    QObject::connect(
+        settle, &QTimer::timeout, window, [window, session, monitor, settle, countsSeen, file, latency, patroni] {
+            const bool busy = session->state() == ConsoleSession::State::Connecting || session->migrating()
+                || monitor->state() == ConsoleSession::State::Connecting || (monitor->canPoll() && !*countsSeen)
+                || (monitor->canPoll() && monitor->serverInfo().schemaVersion >= PauseWatch::firstSchemaVersion
+                    && window->pauseWatch()->reads() == 0 && window->pauseWatch()->error().isEmpty())
+                || (monitor->canPoll() && latency && !latency->unavailable() && latency->reads() == 0
+                    && latency->error().isEmpty())
+                || (patroni && patroni->configured() && patroni->reads() == 0);
+            if (busy) {
+                settle->start();
+                return;
+            }
+            const bool saved = window->frontWindow()->grab().save(file);
+            std::fprintf(stderr, "idem-console: %s %s\n", saved ? "saved" : "could not save", qPrintable(file));
+            QApplication::exit(saved ? 0 : 1);
+        });
     settle->start(1500);
     // Never hang a script: a connect timeout is 10 s, so 60 s means something is wrong.
     QTimer::singleShot(60000, window, [] {
@@ -161,6 +168,10 @@ int main(int argc, char** argv)
         QStringLiteral("Read the dashboard and task pages from DSN (e.g. a streaming standby; "
                        "target_session_attrs=prefer-standby unless it says otherwise). Default: the --dsn server."),
         QStringLiteral("DSN"));
+    const QCommandLineOption patroniOption(QStringLiteral("patroni"),
+        QStringLiteral("Show the Patroni cluster of --dsn on the Connection page, read from Patroni's REST API at URL "
+                       "(http://host:8008; several, comma-separated, are asked in turn). No password in it."),
+        QStringLiteral("URL"));
     const QCommandLineOption languageOption(QStringLiteral("language"),
         QStringLiteral("User interface language: en or zh_CN (default: View > Language, else the system "
                        "locale)."),
@@ -168,7 +179,7 @@ int main(int argc, char** argv)
     const QCommandLineOption pageOption(QStringLiteral("page"),
         QStringLiteral("Page to show first: dashboard, tasks, audit, storage or connection."), QStringLiteral("PAGE"),
         QStringLiteral("dashboard"));
-    parser.addOptions({ dsnOption, monitorOption, schemaOption, screenshotOption });
+    parser.addOptions({ dsnOption, monitorOption, patroniOption, schemaOption, screenshotOption });
     const QCommandLineOption themeOption(QStringLiteral("theme"),
         QStringLiteral("Theme for this run only: system, light or dark (default: View > Theme)."),
         QStringLiteral("THEME"));
@@ -241,6 +252,19 @@ int main(int argc, char** argv)
         language::apply(parser.isSet(languageOption) ? parser.value(languageOption) : language::loadChoice(settings));
     }
 
+    if (parser.isSet(patroniOption)) {
+        const PatroniEndpoints endpoints = parsePatroniEndpoints(parser.value(patroniOption));
+        if (!endpoints.error.isEmpty() || endpoints.urls.isEmpty()) {
+            std::fprintf(stderr, "idem-console: --patroni: %s\n",
+                qPrintable(endpoints.error.isEmpty() ? QStringLiteral("no URL given") : endpoints.error));
+            return 2;
+        }
+        if (!parser.isSet(dsnOption)) {
+            std::fprintf(stderr, "idem-console: --patroni needs --dsn (a profile keeps its own in the dialog)\n");
+            return 2;
+        }
+    }
+
     ConsoleSession session;
     ProfileStore profiles;
     MainWindow window(&session, &profiles);
@@ -260,6 +284,7 @@ int main(int argc, char** argv)
         settings.conninfo = parser.value(dsnOption);
         settings.schema = parser.value(schemaOption);
         settings.monitorConninfo = parser.value(monitorOption);
+        setPatroniEndpointOf(&session, parser.value(patroniOption));
         session.connectTo(settings);
     } else if (!parser.isSet(snapshotOption)) {
         window.openConnectionDialog();

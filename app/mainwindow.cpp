@@ -21,11 +21,12 @@
 #include "models/environment.h"
 #include "models/eventwatch.h"
 #include "models/jobrunners.h"
+#include "models/patroni.h"
 #include "models/pausewatch.h"
 #include "operations/rights.h"
 #include "views/approvalsdialog.h"
-#include "views/trustedkeysdialog.h"
 #include "views/auditwidget.h"
+#include "views/clusterpanel.h"
 #include "views/connectiondialog.h"
 #include "views/consolewidget.h"
 #include "views/dashboardrowsdialog.h"
@@ -35,11 +36,12 @@
 #include "views/jobswidget.h"
 #include "views/language.h"
 #include "views/shortcutsdialog.h"
+#include "views/snapshotwindow.h"
 #include "views/statuspanel.h"
 #include "views/storagewidget.h"
-#include "views/snapshotwindow.h"
 #include "views/taskbrowserwidget.h"
 #include "views/theme.h"
+#include "views/trustedkeysdialog.h"
 
 namespace idem::console {
 
@@ -76,6 +78,13 @@ MainWindow::MainWindow(ConsoleSession* session, ProfileStore* profiles, QWidget*
     tasks->setPauseWatch(m_pauses);
     m_console->addPage(tasks, tr("Tasks"), 1);
     m_console->statusPanel()->watch(m_monitor);
+    // The Patroni cluster is read at the dashboard's pace (issue #29).
+    m_console->clusterPanel()->watch(m_monitor);
+    const auto clusterPace = [this] {
+        m_console->clusterPanel()->setInterval(std::chrono::milliseconds(m_dashboard->model()->settings().intervalMs));
+    };
+    clusterPace();
+    connect(m_dashboard->model(), &DashboardModel::settingsChanged, this, clusterPace);
     auto* audit = new AuditWidget(m_monitor);
     m_console->addPage(audit, tr("Audit"), 2);
     m_console->addPage(m_jobs, tr("Jobs"), 3);
@@ -192,8 +201,10 @@ void MainWindow::openConnectionDialog(const std::optional<Failure>& failure)
 {
     if (!m_dialog)
         m_dialog = new ConnectionDialog(m_session, m_profiles, this);
-    if (!m_session->settings().conninfo.isEmpty())
+    if (!m_session->settings().conninfo.isEmpty()) {
         m_dialog->setSettings(m_session->settings());
+        m_dialog->setPatroniEndpoint(patroniEndpointOf(m_session));
+    }
     if (failure)
         m_dialog->showFailure(*failure);
     m_dialog->open();

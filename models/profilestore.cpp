@@ -1,5 +1,7 @@
 #include "models/profilestore.h"
 
+#include "models/patroni.h"
+
 #include <QSettings>
 #include <QUrl>
 
@@ -56,6 +58,7 @@ std::optional<Profile> ProfileStore::profile(const QString& name) const
         s.monitorConninfo = m_settings->value(QStringLiteral("monitorConninfo")).toString();
         s.environment = m_settings->value(QStringLiteral("environment")).toString();
         s.environmentColour = m_settings->value(QStringLiteral("environmentColour")).toString();
+        p.patroni = m_settings->value(QStringLiteral("patroni")).toString();
         out = p;
     }
     m_settings->endGroup();
@@ -77,6 +80,14 @@ void ProfileStore::save(const Profile& profile)
         monitor = QString::fromStdString(storableConninfo(bare)); // without its password too
     }
 
+    // A URL with a password is refused, not stored (GET /cluster needs none).
+    const QString patroni = profile.patroni.trimmed();
+    if (!patroni.isEmpty()) {
+        const auto endpoints = parsePatroniEndpoints(patroni);
+        if (!endpoints.error.isEmpty())
+            throw std::invalid_argument(endpoints.error.toStdString());
+    }
+
     m_settings->beginGroup(profilesGroup + QLatin1Char('/') + groupKey(profile.name.trimmed()));
     m_settings->remove(QString()); // whatever an older version of this profile held
     m_settings->setValue(QStringLiteral("name"), profile.name.trimmed());
@@ -89,6 +100,8 @@ void ProfileStore::save(const Profile& profile)
     m_settings->setValue(QStringLiteral("monitorConninfo"), monitor);
     m_settings->setValue(QStringLiteral("environment"), profile.settings.environment.trimmed());
     m_settings->setValue(QStringLiteral("environmentColour"), profile.settings.environmentColour);
+    if (!patroni.isEmpty())
+        m_settings->setValue(QStringLiteral("patroni"), patroni);
     m_settings->endGroup();
     m_settings->sync();
 }

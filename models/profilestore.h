@@ -15,6 +15,9 @@ namespace idem::console {
 struct Profile {
     QString name;
     ConnectionSettings settings; // password always empty when read back
+    // Patroni's REST API for this database (issue #29; models/patroni.h), for the Connection
+    // page's cluster table: one URL or several, comma-separated; never a password.
+    QString patroni = QString();
 };
 
 // Connection profiles in QSettings (the user's idem-console.conf unless told otherwise).

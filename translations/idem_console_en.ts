@@ -26,6 +26,23 @@
     </message>
 </context>
 <context>
+    <name>idem::console::ClusterPanel</name>
+    <message numerus="yes">
+        <source>%n member(s), leader %1; read %2 from %3</source>
+        <translation>
+            <numerusform>%n member, leader %1; read %2 from %3</numerusform>
+            <numerusform>%n members, leader %1; read %2 from %3</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n member(s) and no leader: a failover is under way or the cluster cannot elect one; read %1 from %2</source>
+        <translation>
+            <numerusform>%n member and no leader: a failover is under way or the cluster cannot elect one; read %1 from %2</numerusform>
+            <numerusform>%n members and no leader: a failover is under way or the cluster cannot elect one; read %1 from %2</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
     <name>idem::console::EventMarks</name>
     <message numerus="yes">
         <source>… and %n more</source>
@@ -130,6 +147,23 @@
         <translation>
             <numerusform>One consistent read of %1 (%2, %3; figures over the dashboard&apos;s last minute), read-only through the monitor connection.</numerusform>
             <numerusform>One consistent read of %1 (%2, %3; figures over the dashboard&apos;s last %n minutes), read-only through the monitor connection.</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::StatusPanel</name>
+    <message numerus="yes">
+        <source>%n standby(s) whose lag this role may not read (grant pg_monitor)</source>
+        <translation>
+            <numerusform>%n standby whose lag this role may not read (grant pg_monitor)</numerusform>
+            <numerusform>%n standbys whose lag this role may not read (grant pg_monitor)</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n success(es) acknowledged in the last %1 of lag are not on %2 yet</source>
+        <translation>
+            <numerusform>%n success acknowledged in the last %1 of lag is not on %2 yet</numerusform>
+            <numerusform>%n successes acknowledged in the last %1 of lag are not on %2 yet</numerusform>
         </translation>
     </message>
 </context>

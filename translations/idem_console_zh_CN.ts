@@ -735,6 +735,45 @@
     </message>
 </context>
 <context>
+    <name>idem::console::ClusterPanel</name>
+    <message>
+        <source>Patroni&apos;s REST API is unreachable: %1. The members below are as read %2.</source>
+        <translation>无法访问 Patroni 的 REST API：%1。下面的成员是 %2 读取的。</translation>
+    </message>
+    <message>
+        <source>Patroni&apos;s REST API is unreachable: %1</source>
+        <translation>无法访问 Patroni 的 REST API：%1</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n member(s), leader %1; read %2 from %3</source>
+        <translation>
+            <numerusform>%n 个成员，领导者 %1；%2 读自 %3</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n member(s) and no leader: a failover is under way or the cluster cannot elect one; read %1 from %2</source>
+        <translation>
+            <numerusform>%n 个成员，没有领导者：正在故障转移，或集群无法选出领导者；%1 读自 %2</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>reading %1…</source>
+        <translation>正在读取 %1…</translation>
+    </message>
+    <message>
+        <source>maintenance mode: Patroni fails nothing over until it is resumed</source>
+        <translation>维护模式：恢复之前 Patroni 不会进行任何故障转移</translation>
+    </message>
+    <message>
+        <source>a switchover is scheduled at %1</source>
+        <translation>已计划于 %1 进行切换</translation>
+    </message>
+    <message>
+        <source>this console&apos;s server (%1) is none of these members&apos; addresses: another cluster, or reached through another address</source>
+        <translation>本控制台的服务器（%1）不是这些成员中任何一个的地址：另一个集群，或经由其他地址到达</translation>
+    </message>
+</context>
+<context>
     <name>idem::console::ConnectionDialog</name>
     <message>
         <source>Connect to PostgreSQL</source>
@@ -896,6 +935,22 @@
         <source>&amp;Environment:</source>
         <translation>环境(&amp;E)：</translation>
     </message>
+    <message>
+        <source>optional: Patroni&apos;s REST API, http://host:8008 (several: comma-separated); no password</source>
+        <translation>可选：Patroni 的 REST API，http://host:8008（多个用逗号分隔）；不含密码</translation>
+    </message>
+    <message>
+        <source>Pa&amp;troni:</source>
+        <translation>Patroni(&amp;T)：</translation>
+    </message>
+    <message>
+        <source>Patroni: %1</source>
+        <translation>Patroni：%1</translation>
+    </message>
+    <message>
+        <source>Not saved: Patroni: %1</source>
+        <translation>未保存：Patroni：%1</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::ConsoleSession</name>
@@ -1003,6 +1058,10 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
     <message>
         <source>Acknowledge</source>
         <translation>知道了</translation>
+    </message>
+    <message>
+        <source>Patroni cluster</source>
+        <translation>Patroni 集群</translation>
     </message>
 </context>
 <context>
@@ -2774,6 +2833,172 @@ Safe repeated task execution on PostgreSQL.</source>
     </message>
 </context>
 <context>
+    <name>idem::console::Patroni</name>
+    <message>
+        <source>member %1: %2</source>
+        <translation>成员 %1：%2</translation>
+    </message>
+    <message>
+        <source>member %1 (%2): %3</source>
+        <translation>成员 %1（%2）：%3</translation>
+    </message>
+    <message>
+        <source>the answer is larger than %1 kB: not Patroni&apos;s cluster list</source>
+        <translation>应答大于 %1 kB：不是 Patroni 的集群列表</translation>
+    </message>
+    <message>
+        <source>the answer is empty, not JSON</source>
+        <translation>应答为空，不是 JSON</translation>
+    </message>
+    <message>
+        <source>the answer is not JSON (%1 at byte %2)</source>
+        <translation>应答不是 JSON（第 %2 字节处：%1）</translation>
+    </message>
+    <message>
+        <source>the answer is JSON but not an object with &quot;members&quot;: not Patroni&apos;s cluster list</source>
+        <translation>应答是 JSON，但不是带 &quot;members&quot; 的对象：不是 Patroni 的集群列表</translation>
+    </message>
+    <message>
+        <source>the answer has no &quot;members&quot; list: not Patroni&apos;s GET /cluster</source>
+        <translation>应答没有 &quot;members&quot; 列表：不是 Patroni 的 GET /cluster</translation>
+    </message>
+    <message>
+        <source>the answer lists %1 members, more than %2: not taken</source>
+        <translation>应答列出 %1 个成员，超过 %2 个：不予采用</translation>
+    </message>
+    <message>
+        <source>not an object</source>
+        <translation>不是对象</translation>
+    </message>
+    <message>
+        <source>no name</source>
+        <translation>没有名称</translation>
+    </message>
+    <message>
+        <source>&quot;%1&quot; is not text</source>
+        <translation>&quot;%1&quot; 不是文本</translation>
+    </message>
+    <message>
+        <source>&quot;port&quot; is not a port number</source>
+        <translation>&quot;port&quot; 不是端口号</translation>
+    </message>
+    <message>
+        <source>&quot;timeline&quot; is not a timeline number</source>
+        <translation>&quot;timeline&quot; 不是时间线编号</translation>
+    </message>
+    <message>
+        <source>&quot;lag&quot; is neither a byte count nor &quot;unknown&quot;</source>
+        <translation>&quot;lag&quot; 既不是字节数也不是 &quot;unknown&quot;</translation>
+    </message>
+    <message>
+        <source>%1 is not a URL (http://host:8008)</source>
+        <translation>%1 不是 URL（http://host:8008）</translation>
+    </message>
+    <message>
+        <source>%1: Patroni&apos;s REST API is http or https, not %2</source>
+        <translation>%1：Patroni 的 REST API 是 http 或 https，不是 %2</translation>
+    </message>
+    <message>
+        <source>%1 names no host</source>
+        <translation>%1 没有指明主机</translation>
+    </message>
+    <message>
+        <source>a Patroni URL must not carry a password (GET /cluster needs none, and profiles keep none)</source>
+        <translation>Patroni URL 不得包含密码（GET /cluster 不需要密码，配置文件也不保存密码）</translation>
+    </message>
+    <message>
+        <source>no URL given</source>
+        <translation>未给出 URL</translation>
+    </message>
+    <message>
+        <source>no answer within %1 s</source>
+        <translation>%1 秒内没有应答</translation>
+    </message>
+    <message>
+        <source>answered HTTP %1 %2</source>
+        <translation>应答为 HTTP %1 %2</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::PatroniModel</name>
+    <message>
+        <source>leader (primary)</source>
+        <translation>领导者（主库）</translation>
+    </message>
+    <message>
+        <source>synchronous standby</source>
+        <translation>同步备库</translation>
+    </message>
+    <message>
+        <source>replica (asynchronous)</source>
+        <translation>副本（异步）</translation>
+    </message>
+    <message>
+        <source>standby leader</source>
+        <translation>备用集群领导者</translation>
+    </message>
+    <message>
+        <source>unknown (no WAL position reported)</source>
+        <translation>未知（未报告 WAL 位置）</translation>
+    </message>
+    <message>
+        <source>%1 bytes</source>
+        <translation>%1 字节</translation>
+    </message>
+    <message>
+        <source>%1 MB (%2 bytes)</source>
+        <translation>%1 MB（%2 字节）</translation>
+    </message>
+    <message>
+        <source>this console (actions and pages)</source>
+        <translation>本控制台（操作和页面）</translation>
+    </message>
+    <message>
+        <source>this console (actions)</source>
+        <translation>本控制台（操作）</translation>
+    </message>
+    <message>
+        <source>this console (pages)</source>
+        <translation>本控制台（页面）</translation>
+    </message>
+    <message>
+        <source>%1 (restart pending)</source>
+        <translation>%1（待重启）</translation>
+    </message>
+    <message>
+        <source>Member</source>
+        <translation>成员</translation>
+    </message>
+    <message>
+        <source>Role</source>
+        <translation>角色</translation>
+    </message>
+    <message>
+        <source>State</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Host</source>
+        <translation>主机</translation>
+    </message>
+    <message>
+        <source>Lag</source>
+        <translation>延迟</translation>
+    </message>
+    <message>
+        <source>Timeline</source>
+        <translation>时间线</translation>
+    </message>
+    <message>
+        <source>Console on it</source>
+        <translation>控制台所在</translation>
+    </message>
+</context>
+<context>
     <name>idem::console::PauseBanner</name>
     <message>
         <source>Reason: %1 · %2</source>
@@ -4062,6 +4287,78 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>the timeline could not be recorded: %1</source>
         <translation>无法记录时间线：%1</translation>
+    </message>
+    <message>
+        <source>At risk:</source>
+        <translation>风险：</translation>
+    </message>
+    <message>
+        <source>not available: this role cannot read the schema</source>
+        <translation>不可用：此角色无法读取该模式</translation>
+    </message>
+    <message>
+        <source>not read: %1</source>
+        <translation>未读取：%1</translation>
+    </message>
+    <message>
+        <source>read on the primary: this server is a standby</source>
+        <translation>请在主库上读取：此服务器是备库</translation>
+    </message>
+    <message>
+        <source>0: every acknowledged commit waits for a synchronous standby (synchronous_standby_names = %1)</source>
+        <translation>0：每个已确认的提交都等待同步备库（synchronous_standby_names = %1）</translation>
+    </message>
+    <message>
+        <source>an unnamed standby</source>
+        <translation>一个未命名的备库</translation>
+    </message>
+    <message>
+        <source>0 on %1 (synchronous)</source>
+        <translation>%1 上为 0（同步）</translation>
+    </message>
+    <message>
+        <source>0 on %1 (no lag)</source>
+        <translation>%1 上为 0（无延迟）</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n standby(s) whose lag this role may not read (grant pg_monitor)</source>
+        <translation>
+            <numerusform>%n 个备库的延迟此角色无权读取（请授予 pg_monitor）</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>not available (idemctl migrate); no standby streams from this server</source>
+        <translation>不可用（idemctl migrate）；没有备库从此服务器流复制</translation>
+    </message>
+    <message>
+        <source>none: no standby streams from this server</source>
+        <translation>无：没有备库从此服务器流复制</translation>
+    </message>
+    <message>
+        <source>%1 ms</source>
+        <translation>%1 毫秒</translation>
+    </message>
+    <message>
+        <source>%1 s</source>
+        <translation>%1 秒</translation>
+    </message>
+    <message>
+        <source>%1 lags %2; the successes in that window: not available (idemctl migrate)</source>
+        <translation>%1 延迟 %2；该时间窗口内的成功数：不可用（idemctl migrate）</translation>
+    </message>
+    <message>
+        <source>%1 lags %2; the successes in that window: not available (this role may not count them: grant idem_reader)</source>
+        <translation>%1 延迟 %2；该时间窗口内的成功数：不可用（此角色无权统计：请授予 idem_reader）</translation>
+    </message>
+    <message>
+        <source>more than %1 successes acknowledged in the last %2 of lag are not on %3 yet</source>
+        <translation>延迟的最近 %2 内已确认的成功超过 %1 个，尚未到达 %3</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n success(es) acknowledged in the last %1 of lag are not on %2 yet</source>
+        <translation>
+            <numerusform>延迟的最近 %1 内已确认的 %n 个成功尚未到达 %2</numerusform>
+        </translation>
     </message>
 </context>
 <context>

@@ -18,6 +18,7 @@
 #include "core/identifier.h"
 #include "models/consolesession.h"
 #include "models/environment.h"
+#include "models/patroni.h"
 #include "models/profilestore.h"
 
 namespace idem::console {
@@ -74,6 +75,12 @@ ConnectionDialog::ConnectionDialog(ConsoleSession* session, ProfileStore* profil
     m_monitorEdit->setPlaceholderText(
         tr("optional: a standby for the dashboard and task reads (same server if empty)"));
 
+    m_patroniEdit = new QLineEdit;
+    m_patroniEdit->setObjectName(QStringLiteral("patroniEdit"));
+    m_patroniEdit->setPlaceholderText(
+        tr("optional: Patroni's REST API, http://host:8008 (several: comma-separated); no password"));
+    m_patroniEdit->setText(patroniEndpointOf(session));
+
     // The environment (issue #29): its name and colour on every window and dialog of this connection.
     m_environmentEdit = new QLineEdit;
     m_environmentEdit->setObjectName(QStringLiteral("environmentEdit"));
@@ -106,6 +113,7 @@ ConnectionDialog::ConnectionDialog(ConsoleSession* session, ProfileStore* profil
     form->addRow(tr("Pass&word:"), m_passwordEdit);
     form->addRow(tr("&Schema:"), m_schemaEdit);
     form->addRow(tr("&Monitor:"), m_monitorEdit);
+    form->addRow(tr("Pa&troni:"), m_patroniEdit);
     form->addRow(tr("&Environment:"), environmentRow);
 
     m_sslModeCombo = new QComboBox;
@@ -239,6 +247,14 @@ void ConnectionDialog::setSettings(const ConnectionSettings& incoming)
     m_environmentColourCombo->setCurrentIndex(colour < 0 ? 0 : colour);
 }
 
+QString ConnectionDialog::patroniEndpoint() const { return m_patroniEdit->text().trimmed(); }
+
+void ConnectionDialog::setPatroniEndpoint(const QString& endpoint)
+{
+    m_patroniEdit->setText(endpoint);
+    m_patroniEdit->setCursorPosition(0);
+}
+
 void ConnectionDialog::showFailure(const Failure& failure)
 {
     setError(failure.text());
@@ -271,8 +287,18 @@ void ConnectionDialog::connectClicked()
         setError(Failure { 0, FailureKind::BadConninfo, QString::fromUtf8(e.what()), {}, 0 }.text());
         return;
     }
+    const QString patroni = patroniEndpoint();
+    if (!patroni.isEmpty()) {
+        const PatroniEndpoints endpoints = parsePatroniEndpoints(patroni);
+        if (!endpoints.error.isEmpty()) {
+            setError(tr("Patroni: %1").arg(endpoints.error));
+            m_patroniEdit->setFocus();
+            return;
+        }
+    }
     setError({});
     setBusy(true);
+    setPatroniEndpointOf(m_session, patroni);
     const QString profile = m_profileCombo->currentText().trimmed();
     if (!profile.isEmpty() && m_profiles->profile(profile))
         m_profiles->setLastUsed(profile);
@@ -324,6 +350,7 @@ void ConnectionDialog::loadProfile(const QString& name)
     if (!p)
         return;
     setSettings(p->settings);
+    setPatroniEndpoint(p->patroni);
     m_passwordEdit->clear();
     m_profileCombo->setCurrentText(p->name);
     setError({});
@@ -337,8 +364,14 @@ void ConnectionDialog::saveProfile()
         m_profileCombo->setFocus();
         return;
     }
+    const PatroniEndpoints endpoints = parsePatroniEndpoints(patroniEndpoint());
+    if (!endpoints.error.isEmpty()) {
+        setError(tr("Not saved: Patroni: %1").arg(endpoints.error));
+        m_patroniEdit->setFocus();
+        return;
+    }
     try {
-        m_profiles->save({ name, settings() });
+        m_profiles->save({ name, settings(), patroniEndpoint() });
     } catch (const idem::ConnectError& e) {
         setError(tr("Not saved: the connection string is not valid: %1").arg(QString::fromUtf8(e.what())));
         return;

@@ -26,6 +26,10 @@ public:
 
     ConnectionSettings settings() const;
     void setSettings(const ConnectionSettings& settings);
+    // Patroni's REST API for the connection (issue #29): saved with the profile, handed to the
+    // session on Connect (models/patroni.h), never with a password.
+    QString patroniEndpoint() const;
+    void setPatroniEndpoint(const QString& endpoint);
     // Shows why the last attempt failed, e.g. when --dsn did not work at start.
     void showFailure(const Failure& failure);
     QString errorText() const;
@@ -57,6 +61,7 @@ private:
     QLineEdit* m_passwordEdit;
     QLineEdit* m_schemaEdit;
     QLineEdit* m_monitorEdit;
+    QLineEdit* m_patroniEdit;
     QLineEdit* m_environmentEdit;
     QComboBox* m_environmentColourCombo;
     QComboBox* m_sslModeCombo;

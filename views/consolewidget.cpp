@@ -7,6 +7,8 @@
 
 #include "models/auditwitness.h"
 #include "models/consolesession.h"
+#include "models/patroni.h"
+#include "views/clusterpanel.h"
 #include "views/noticebanner.h"
 #include "views/pausebanner.h"
 #include "views/statuspanel.h"
@@ -24,10 +26,20 @@ ConsoleWidget::ConsoleWidget(ConsoleSession* session, QWidget* parent)
     auto* statusLayout = new QVBoxLayout(statusBox);
     statusLayout->addWidget(m_status);
 
+    // The Patroni cluster (issue #29), where the connection names its REST API.
+    m_cluster = new ClusterPanel(session);
+    auto* clusterBox = new QGroupBox(tr("Patroni cluster"));
+    clusterBox->setObjectName(QStringLiteral("clusterBox"));
+    auto* clusterLayout = new QVBoxLayout(clusterBox);
+    clusterLayout->addWidget(m_cluster);
+    clusterBox->setVisible(m_cluster->watcher()->configured());
+    connect(m_cluster, &ClusterPanel::configuredChanged, clusterBox, &QWidget::setVisible);
+
     auto* connectionPage = new QWidget;
     connectionPage->setObjectName(QStringLiteral("connectionPage"));
     auto* pageLayout = new QVBoxLayout(connectionPage);
     pageLayout->addWidget(statusBox);
+    pageLayout->addWidget(clusterBox);
     pageLayout->addStretch(1);
     m_pages = new QTabWidget;
     m_pages->setObjectName(QStringLiteral("consolePages"));
@@ -79,6 +91,8 @@ void ConsoleWidget::changeEvent(QEvent* event)
     if (event->type() == QEvent::LanguageChange) {
         if (auto* box = findChild<QGroupBox*>(QStringLiteral("connectionBox")))
             box->setTitle(tr("Connection"));
+        if (auto* box = findChild<QGroupBox*>(QStringLiteral("clusterBox")))
+            box->setTitle(tr("Patroni cluster"));
         const int index = m_pages->indexOf(findChild<QWidget*>(QStringLiteral("connectionPage")));
         if (index >= 0)
             m_pages->setTabText(index, tr("Connection"));

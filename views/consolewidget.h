@@ -11,6 +11,7 @@ class QTabWidget;
 namespace idem::console {
 
 class AuditWitness;
+class ClusterPanel;
 class ConsoleSession;
 class NoticeBanner;
 enum class NoticeLevel;
@@ -29,6 +30,8 @@ public:
 
     NoticeBanner* banner() const { return m_banner; }
     StatusPanel* statusPanel() const { return m_status; }
+    // The Patroni cluster on the Connection page (issue #29): hidden without an endpoint.
+    ClusterPanel* clusterPanel() const { return m_cluster; }
     // The pages under the banner (dashboard, tasks, audit, connection): whoever builds the
     // window adds them; the connection page is there from the start.
     QTabWidget* pages() const { return m_pages; }
@@ -60,6 +63,7 @@ private:
     NoticeBanner* m_banner;
     PauseBanner* m_pauseBanner = nullptr;
     StatusPanel* m_status;
+    ClusterPanel* m_cluster;
     QTabWidget* m_pages;
     std::optional<Failure> m_failure; // shown until something newer supersedes it
     Action m_action = Action::None;

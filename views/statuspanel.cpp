@@ -7,8 +7,15 @@
 #include <QLocale>
 #include <QTimer>
 
+#include <algorithm>
+
+#include <pqxx/pqxx>
+
 #include "models/consolesession.h"
+#include "operations/node.h"
 #include "views/pagestatusline.h"
+
+Q_DECLARE_METATYPE(idem::AtRiskReading)
 
 namespace idem::console {
 
@@ -50,6 +57,9 @@ StatusPanel::StatusPanel(ConsoleSession* session, QWidget* parent)
     m_pooler = addRow(QT_TR_NOOP("Pooler:"), QStringLiteral("poolerValue"));
     m_replication = addRow(QT_TR_NOOP("Replication:"), QStringLiteral("replicationValue"));
     m_standbys = addRow(QT_TR_NOOP("Standbys:"), QStringLiteral("standbysValue"));
+    // What a failover could lose with asynchronous replication (issue #29): read on this (the
+    // admin, usually the primary's) connection after each read of the server.
+    m_atRisk = addRow(QT_TR_NOOP("At risk:"), QStringLiteral("atRiskValue"));
     // When this connection was made (a reconnect after a failover makes a new one); the rest is
     // as of the last read, which "Read:" dates.
     m_asOf = addRow(QT_TR_NOOP("Connected at:"), QStringLiteral("asOfValue"));
@@ -62,6 +72,10 @@ StatusPanel::StatusPanel(ConsoleSession* session, QWidget* parent)
     connect(session, &ConsoleSession::serverInfoChanged, this, &StatusPanel::showInfo);
     session->setInfoRefreshInterval(std::chrono::seconds(infoRefreshSeconds));
     connect(session, &ConsoleSession::stateChanged, this, &StatusPanel::showState);
+    connect(session, &ConsoleSession::stateChanged, this, [this](ConsoleSession::State s) {
+        if (s == ConsoleSession::State::Connected && m_atRiskWanted)
+            readAtRisk();
+    });
     showState();
 }
 
@@ -85,6 +99,7 @@ void StatusPanel::changeEvent(QEvent* event)
             label->setText(tr(source));
         if (m_readAt.isValid())
             renderInfo(m_session->serverInfo());
+        renderAtRisk();
         showState();
     }
     QWidget::changeEvent(event);
@@ -100,6 +115,7 @@ QString StatusPanel::nodeSinceText() const { return m_nodeSince->text(); }
 QString StatusPanel::replicationText() const { return m_replication->text(); }
 QString StatusPanel::standbysText() const { return m_standbys->text(); }
 QString StatusPanel::connectedAtText() const { return m_asOf->text(); }
+QString StatusPanel::atRiskText() const { return m_atRisk->text(); }
 
 void StatusPanel::watch(ConsoleSession* monitor)
 {
@@ -140,9 +156,11 @@ void StatusPanel::showState()
     case ConsoleSession::State::Disconnected:
         m_state->setText(tr("not connected"));
         for (auto* value : { m_server, m_node, m_nodeSince, m_database, m_role, m_privilege, m_schema, m_tls, m_pooler,
-                 m_replication, m_standbys, m_asOf, m_age })
+                 m_replication, m_standbys, m_atRisk, m_asOf, m_age })
             value->setText(QStringLiteral("–"));
         m_readAt = QDateTime();
+        m_atRiskReading.reset();
+        m_atRiskError.clear();
         break;
     case ConsoleSession::State::Connecting:
         m_state->setText(tr("connecting…"));
@@ -163,6 +181,100 @@ void StatusPanel::showInfo(const ServerInfo& info)
     m_readAt = QDateTime::currentDateTime();
     renderInfo(info);
     showState();
+    readAtRisk();
+}
+
+void StatusPanel::readAtRisk()
+{
+    if (m_atRiskJob)
+        return; // the last read is still running: this one would say the same
+    // The first read of the server comes just before the session says it is connected, and a job
+    // submitted then would fail as "not connected": read once it is.
+    if (m_session->state() != ConsoleSession::State::Connected) {
+        m_atRiskWanted = true;
+        return;
+    }
+    m_atRiskWanted = false;
+    const ServerInfo& info = m_session->serverInfo();
+    if (!info.isReader || !info.schemaError.isEmpty()) {
+        m_atRiskReading.reset();
+        m_atRiskError = tr("not available: this role cannot read the schema");
+        renderAtRisk();
+        return;
+    }
+    m_atRiskJob = m_session->submit(
+        [](pqxx::connection& conn, const idem::SchemaName& schema) {
+            pqxx::read_transaction t(conn);
+            t.exec("SET LOCAL statement_timeout = '5s'");
+            return QVariant::fromValue(idem::readAtRisk(t, schema));
+        },
+        this,
+        [this](const QVariant& answer) {
+            m_atRiskJob = 0;
+            m_atRiskReading = std::make_shared<const idem::AtRiskReading>(answer.value<idem::AtRiskReading>());
+            m_atRiskError.clear();
+            renderAtRisk();
+        },
+        [this](const Failure& failure) {
+            m_atRiskJob = 0;
+            m_atRiskReading.reset();
+            m_atRiskError = tr("not read: %1").arg(failure.text());
+            renderAtRisk();
+        });
+    if (m_atRiskJob)
+        m_session->bound(m_atRiskJob, ConsoleSession::boundFor(5000));
+}
+
+void StatusPanel::renderAtRisk()
+{
+    m_atRisk->setText(m_atRiskReading ? atRiskText(*m_atRiskReading)
+            : m_atRiskError.isEmpty() ? QStringLiteral("–")
+                                      : m_atRiskError);
+}
+
+QString StatusPanel::atRiskText(const idem::AtRiskReading& r)
+{
+    if (r.inRecovery)
+        return tr("read on the primary: this server is a standby");
+    if (r.synchronous)
+        return tr("0: every acknowledged commit waits for a synchronous standby (synchronous_standby_names = %1)")
+            .arg(QString::fromStdString(r.synchronousNames));
+    QStringList parts;
+    const QLocale locale;
+    for (const auto& s : r.standbys) {
+        const QString name = s.name.empty() ? tr("an unnamed standby") : QString::fromStdString(s.name);
+        if (s.syncState == "sync" || s.syncState == "quorum") {
+            parts << tr("0 on %1 (synchronous)").arg(name);
+            continue;
+        }
+        if (s.flushLagUs <= 0) {
+            parts << tr("0 on %1 (no lag)").arg(name);
+            continue;
+        }
+        // Under a millisecond on a quiet loopback, seconds across a WAN.
+        const QString lag = s.flushLagUs < 1000
+            ? tr("%1 ms").arg(locale.toString(static_cast<double>(s.flushLagUs) / 1000.0, 'f', 2))
+            : tr("%1 s").arg(locale.toString(static_cast<double>(s.flushLagUs) / 1000000.0, 'f', 3));
+        if (r.functionMissing)
+            parts << tr("%1 lags %2; the successes in that window: not available (idemctl migrate)").arg(name, lag);
+        else if (!r.functionAllowed)
+            parts << tr("%1 lags %2; the successes in that window: not available (this role may not count them: "
+                        "grant idem_reader)")
+                         .arg(name, lag);
+        else if (s.successes > r.cap)
+            parts << tr("more than %1 successes acknowledged in the last %2 of lag are not on %3 yet")
+                         .arg(locale.toString(static_cast<qlonglong>(r.cap)), lag, name);
+        else
+            parts << tr("%n success(es) acknowledged in the last %1 of lag are not on %2 yet", nullptr,
+                static_cast<int>(std::max<std::int64_t>(s.successes, 0)))
+                         .arg(lag, name);
+    }
+    if (r.hiddenStandbys > 0)
+        parts << tr("%n standby(s) whose lag this role may not read (grant pg_monitor)", nullptr, r.hiddenStandbys);
+    if (parts.isEmpty())
+        return r.functionMissing ? tr("not available (idemctl migrate); no standby streams from this server")
+                                 : tr("none: no standby streams from this server");
+    return parts.join(QStringLiteral("\n"));
 }
 
 void StatusPanel::renderInfo(const ServerInfo& info)

@@ -3,10 +3,15 @@
 #include <QDateTime>
 #include <QWidget>
 
+#include <memory>
 #include <utility>
 #include <vector>
 
 class QLabel;
+
+namespace idem {
+struct AtRiskReading;
+}
 
 namespace idem::console {
 
@@ -34,6 +39,11 @@ public:
     QString replicationText() const;
     QString standbysText() const;
     QString connectedAtText() const;
+    // The acknowledged successes a failover could lose (issue #29), read after every read of the
+    // server: per asynchronous standby, the successes within its lag.
+    QString atRiskText() const;
+    // The same words for a reading (also what the tests compare against).
+    static QString atRiskText(const idem::AtRiskReading& reading);
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -42,6 +52,8 @@ private:
     void showInfo(const ServerInfo& info);
     void renderInfo(const ServerInfo& info);
     void showState();
+    void readAtRisk();
+    void renderAtRisk();
     QLabel* addRow(const char* title, const QString& objectName);
 
     ConsoleSession* m_session;
@@ -57,6 +69,11 @@ private:
     QLabel* m_nodeSince;
     QLabel* m_replication;
     QLabel* m_standbys;
+    QLabel* m_atRisk;
+    quint64 m_atRiskJob = 0;
+    bool m_atRiskWanted = false; // the server was read before the session said it is connected
+    std::shared_ptr<const idem::AtRiskReading> m_atRiskReading;
+    QString m_atRiskError;
     QLabel* m_asOf;
     QLabel* m_age;
     ConsoleSession* m_monitor = nullptr;

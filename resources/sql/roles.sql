@@ -246,6 +246,8 @@ BEGIN
     EXECUTE format('REVOKE ALL ON %1$I.idem_timelines FROM idem_worker', s);
     EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_timelines FROM idem_reader, idem_operator', s);
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_note_timeline() TO idem_reader, idem_worker', s);
+    -- The acknowledged successes a lagging asynchronous standby does not have yet (the Connection page).
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_successes_since(timestamptz, integer) TO idem_reader', s);
 END
 $failovers$;
 

@@ -4133,6 +4133,35 @@ $$;
 
 
 --
+-- Name: idem_successes_since(timestamp with time zone, integer); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_successes_since(p_since timestamp with time zone, p_cap integer DEFAULT 100000) RETURNS bigint
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+BEGIN
+    IF p_since IS NULL THEN
+        RAISE EXCEPTION 'idem_successes_since: the time to count from is NULL' USING ERRCODE = 'ID003';
+    END IF;
+    IF p_cap IS NULL OR p_cap < 1 OR p_cap > 10000000 THEN
+        RAISE EXCEPTION 'idem_successes_since: the cap must be 1 to 10000000, not %', coalesce(p_cap::text, 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_since > now() THEN
+        RETURN 0;
+    END IF;
+    RETURN (SELECT count(*) FROM (
+        SELECT 1 FROM idem_succeeded_operations() o(op)
+        CROSS JOIN LATERAL (SELECT 1 FROM task_idempotency t
+                             WHERE t.status = 'succeeded' AND split_part(t.idempotency_key, ':', 2) = o.op
+                               AND t.updated_at >= p_since) s
+        LIMIT p_cap::bigint + 1) c);
+END
+$$;
+
+
+--
 -- Name: recovery_action_apply(text, text, text, bigint, integer, text, text, bigint); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -5900,6 +5929,14 @@ GRANT ALL ON FUNCTION idem.idem_storage_tables() TO idem_reader;
 
 REVOKE ALL ON FUNCTION idem.idem_succeeded_operations() FROM PUBLIC;
 GRANT ALL ON FUNCTION idem.idem_succeeded_operations() TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_successes_since(p_since timestamp with time zone, p_cap integer); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_successes_since(p_since timestamp with time zone, p_cap integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_successes_since(p_since timestamp with time zone, p_cap integer) TO idem_reader;
 
 
 --

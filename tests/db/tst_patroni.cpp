@@ -12,9 +12,13 @@
 #include <pqxx/pqxx>
 
 #include "models/consolesession.h"
+#include "models/patroni.h"
 #include "operations/events.h"
 #include "schema/migrate.h"
 #include "tests/support/cliprocess.h"
+#include "views/clusterpanel.h"
+#include "views/consolewidget.h"
+#include "views/statuspanel.h"
 
 using idem::test::CliRun;
 using idem::test::describe;
@@ -50,6 +54,8 @@ public:
         return run({ QStringLiteral("dsn"), which }, 10000).out.trimmed();
     }
     QString leader() const { return run({ QStringLiteral("leader") }, 10000).out.trimmed(); }
+    // A member's REST API, host:port.
+    QString rest(const QString& member) const { return run({ QStringLiteral("rest"), member }, 10000).out.trimmed(); }
     CliRun command(const QString& verb, int timeoutMs = 120000) const { return run({ verb }, timeoutMs); }
 
 private:
@@ -72,6 +78,17 @@ QString nodeAddress(const PatroniCluster& cluster, const QString& member)
 {
     const auto m = QRegularExpression(QStringLiteral("host=(\\S+) port=(\\d+)")).match(cluster.dsn(member));
     return m.captured(1) + QLatin1Char(':') + m.captured(2);
+}
+
+// The Connection page's cluster table, row by row: "member|role|console on it".
+QStringList clusterRows(const idem::console::PatroniModel& model)
+{
+    QStringList rows;
+    for (int r = 0; r < model.rowCount(); ++r)
+        rows << model.index(r, idem::console::PatroniModel::Member).data().toString() + QLatin1Char('|')
+                + model.index(r, idem::console::PatroniModel::Role).data().toString() + QLatin1Char('|')
+                + model.index(r, idem::console::PatroniModel::Console).data().toString();
+    return rows;
 }
 
 std::int64_t count(const QString& dsn, const char* sql)
@@ -119,7 +136,15 @@ void TestPatroni::synchronousSwitchoverAndLeaderKillLoseNothing()
     // A console through HAProxy, reading its server info every half second: it records the first
     // timeline, and after the switchover names the new leader and records the failover.
     idem::console::ConsoleSession console;
+    // Its Connection page, pointed at every member's REST API (issue #29): the cluster table.
+    idem::console::ConsoleWidget page(&console);
+    page.show();
     console.setInfoRefreshInterval(std::chrono::milliseconds(500));
+    page.clusterPanel()->setInterval(std::chrono::milliseconds(500));
+    QStringList rest;
+    for (const QString& member : { QStringLiteral("node1"), QStringLiteral("node2"), QStringLiteral("node3") })
+        rest << QStringLiteral("http://") + cluster.rest(member);
+    idem::console::setPatroniEndpointOf(&console, rest.join(QLatin1Char(',')));
     idem::console::ConnectionSettings settings;
     settings.conninfo = dsn;
     console.connectTo(settings);
@@ -127,6 +152,39 @@ void TestPatroni::synchronousSwitchoverAndLeaderKillLoseNothing()
     QCOMPARE(console.serverInfo().serverAddress, nodeAddress(cluster, first));
     const int firstTimeline = console.serverInfo().timeline;
     QVERIFY(firstTimeline > 0);
+    const auto& members = *page.clusterPanel()->model();
+    const auto leaderRow = [&](const QString& leader) {
+        QStringList expected;
+        for (const QString& member : { QStringLiteral("node1"), QStringLiteral("node2"), QStringLiteral("node3") })
+            expected << (member == leader
+                    ? QString(member + QStringLiteral("|leader (primary)|this console (actions and pages)"))
+                    : QString(member + QStringLiteral("|synchronous standby|") + QLatin1Char('\n') + member
+                        + QStringLiteral("|replica (asynchronous)|")));
+        return expected;
+    };
+    // Each row: the leader marked as what this console is on, the others a synchronous standby or
+    // a replica (which one Patroni made synchronous is its choice).
+    const auto matches = [&](const QString& leader) {
+        const QStringList rows = clusterRows(members);
+        const QStringList expected = leaderRow(leader);
+        if (rows.size() != 3)
+            return false;
+        for (int i = 0; i < 3; ++i)
+            if (!expected[i].split(QLatin1Char('\n')).contains(rows[i]))
+                return false;
+        return rows.join(QLatin1Char(' ')).count(QStringLiteral("synchronous standby")) == 1;
+    };
+    QTRY_VERIFY2_WITH_TIMEOUT(matches(first),
+        qPrintable(clusterRows(members).join(QStringLiteral("; ")) + QStringLiteral(" / ")
+            + page.clusterPanel()->statusText()),
+        30000);
+    QVERIFY2(page.clusterPanel()->statusText().startsWith(QStringLiteral("3 member(s), leader %1; read ").arg(first)),
+        qPrintable(page.clusterPanel()->statusText()));
+    QVERIFY(page.findChild<QWidget*>(QStringLiteral("clusterBox"))->isVisible());
+    // Synchronous mode: nothing acknowledged is at risk, and the page says why.
+    QTRY_VERIFY2_WITH_TIMEOUT(page.statusPanel()->atRiskText().startsWith(
+                                  QStringLiteral("0: every acknowledged commit waits for a synchronous standby")),
+        qPrintable(page.statusPanel()->atRiskText()), 30000);
 
     QProcess demo;
     demo.setProcessEnvironment(idem::test::cleanEnvironment());
@@ -151,6 +209,18 @@ void TestPatroni::synchronousSwitchoverAndLeaderKillLoseNothing()
                 && previous.contains(QStringLiteral("timeline %1").arg(firstTimeline))),
         qPrintable(previous));
     QVERIFY(!console.serverInfo().inRecovery);
+    // The cluster table names the new leader as the one this console is on, the old one as a
+    // standby now, on the new timeline.
+    QTRY_VERIFY2_WITH_TIMEOUT(matches(second),
+        qPrintable(clusterRows(members).join(QStringLiteral("; ")) + QStringLiteral(" / ")
+            + page.clusterPanel()->statusText()),
+        30000);
+    for (int r = 0; r < members.rowCount(); ++r)
+        if (members.index(r, idem::console::PatroniModel::Member).data().toString() == second)
+            QCOMPARE(members.index(r, idem::console::PatroniModel::Timeline).data().toString(),
+                QString::number(console.serverInfo().timeline));
+    QVERIFY2(page.clusterPanel()->statusText().contains(QStringLiteral("leader %1;").arg(second)),
+        qPrintable(page.clusterPanel()->statusText()));
     {
         pqxx::connection c(dsn.toStdString());
         const auto nowUs
@@ -220,5 +290,5 @@ void TestPatroni::verifyAcrossASwitchover()
     QCOMPARE(count(dsn, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'idem\\_verify\\_%'"), 0);
 }
 
-QTEST_GUILESS_MAIN(TestPatroni)
+QTEST_MAIN(TestPatroni)
 #include "tst_patroni.moc"
