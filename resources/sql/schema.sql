@@ -693,6 +693,31 @@ $$;
 
 
 --
+-- Name: idem_approver_check(text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_approver_check(p_what text, p_requester text) RETURNS void
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+BEGIN
+    IF p_requester IS NULL THEN
+        RAISE EXCEPTION '% records no login that requested it: it cannot be approved', p_what USING ERRCODE = 'ID003';
+    END IF;
+    IF session_user::text = p_requester
+       OR (EXISTS (SELECT FROM pg_catalog.pg_roles r WHERE r.rolname = p_requester)
+           AND (pg_catalog.pg_has_role(session_user, p_requester::name, 'MEMBER')
+                OR pg_catalog.pg_has_role(p_requester::name, session_user, 'MEMBER'))) THEN
+        RAISE EXCEPTION '%', format('login %s cannot approve %s: it was requested by login %s%s', session_user, p_what,
+                        p_requester, CASE WHEN session_user::text = p_requester THEN ''
+                                          ELSE ', and one of the two may act as the other (a member of it, or a superuser)' END)
+            USING ERRCODE = 'ID003', HINT = 'A second person approves: another login with the approve right.';
+    END IF;
+END
+$$;
+
+
+--
 -- Name: idem_caller(); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -751,16 +776,7 @@ BEGIN
             USING ERRCODE = 'ID003',
                   HINT = 'An approval names one request''s exact spec: read it again (idemctl job pending).';
     END IF;
-    IF session_user::text = r.requested_login
-       OR (EXISTS (SELECT FROM pg_catalog.pg_roles x WHERE x.rolname = r.requested_login)
-           AND (pg_catalog.pg_has_role(session_user, r.requested_login::name, 'MEMBER')
-                OR pg_catalog.pg_has_role(r.requested_login::name, session_user, 'MEMBER'))) THEN
-        RAISE EXCEPTION '%', format('login %s cannot approve change request %s: it was requested by login %s%s',
-                        session_user, r.id, r.requested_login,
-                        CASE WHEN session_user::text = r.requested_login THEN ''
-                             ELSE ', and one of the two may act as the other (a member of it, or a superuser)' END)
-            USING ERRCODE = 'ID003', HINT = 'A second person approves: another login with the approve right.';
-    END IF;
+    PERFORM idem_approver_check(format('change request %s', r.id), r.requested_login);
     IF r.approvable_until <= v_now THEN
         RAISE EXCEPTION 'change request %''s time for approval ended at %: it can no longer be approved', r.id,
                         to_char(r.approvable_until, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
@@ -1558,15 +1574,7 @@ BEGIN
                         j.cap, j.spec_sha256
             USING ERRCODE = 'ID003', HINT = 'An approval names one job''s exact spec: read it again (idemctl job pending).';
     END IF;
-    IF session_user::text = j.db_role
-       OR (EXISTS (SELECT FROM pg_catalog.pg_roles r WHERE r.rolname = j.db_role)
-           AND (pg_catalog.pg_has_role(session_user, j.db_role::name, 'MEMBER')
-                OR pg_catalog.pg_has_role(j.db_role::name, session_user, 'MEMBER'))) THEN
-        RAISE EXCEPTION '%', format('login %s cannot approve job %s: it was requested by login %s%s', session_user, j.id,
-                        j.db_role, CASE WHEN session_user::text = j.db_role THEN ''
-                                        ELSE ', and one of the two may act as the other (a member of it, or a superuser)' END)
-            USING ERRCODE = 'ID003', HINT = 'A second person approves: another login with the approve right.';
-    END IF;
+    PERFORM idem_approver_check(format('job %s', j.id), j.db_role);
     IF j.approval_requested_until <= v_now THEN
         RAISE EXCEPTION 'job %''s request for approval expired at %: it can no longer be approved', j.id,
                         to_char(j.approval_requested_until, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
@@ -5284,6 +5292,13 @@ GRANT ALL ON FUNCTION idem.heartbeat(p_key text, p_token uuid, p_lease_ms bigint
 
 REVOKE ALL ON FUNCTION idem.idem_annotate(p_text text, p_actor text, p_tenant text, p_operation text) FROM PUBLIC;
 GRANT ALL ON FUNCTION idem.idem_annotate(p_text text, p_actor text, p_tenant text, p_operation text) TO idem_operator;
+
+
+--
+-- Name: FUNCTION idem_approver_check(p_what text, p_requester text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_approver_check(p_what text, p_requester text) FROM PUBLIC;
 
 
 --

@@ -522,6 +522,11 @@ void TestChangeApprovals::hostileInputsChangeNothing_data()
         "a reason is required");
     row("approve no request", approve, "SELECT * FROM idem.idem_change_approve(999999, repeat('a', 64), 'r')",
         "there is no change request 999999");
+    // The second-person rule (the owner's internal, shared by both approvals) with no requester.
+    row("approver no requester", owner, "SELECT idem.idem_approver_check('job 1', NULL)",
+        "job 1 records no login that requested it");
+    row("approver is requester", owner, "SELECT idem.idem_approver_check('job 1', session_user)",
+        "cannot approve job 1: it was requested by login");
     row("use null id", purge, "SELECT * FROM idem.idem_change_use(NULL, repeat('a', 64))",
         "name the change request to use");
     row("use null sha", purge, "SELECT * FROM idem.idem_change_use(1, NULL)", "64 lower-case hex digits, not NULL");

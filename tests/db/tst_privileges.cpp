@@ -549,10 +549,12 @@ void TestPrivileges::changeApprovalFunctionGrants()
         "'idem_t_priv_op')"
         "   AND has_function_privilege(r.oid, p.oid, 'EXECUTE')), '-'), E'\\n' ORDER BY p.proname)"
         "  FROM pg_proc p WHERE p.pronamespace = 'idem'::regnamespace AND p.proname IN ('idem_set_change_approval',"
+        "  'idem_approver_check',"
         "  'idem_change_guard', 'idem_change_image', 'idem_change_request_add', 'idem_request_retention',"
         "  'idem_request_purge', 'idem_change_approve', 'idem_change_use')");
     QCOMPARE(grants,
         QStringLiteral(
+            "idem.idem_approver_check(text,text): -\n"
             "idem.idem_change_approve(bigint,text,text,text): idem_may_approve idem_operator idem_t_priv_op\n"
             "idem.idem_change_guard(text,jsonb): -\n"
             "idem.idem_change_image(idem.idem_change_requests): -\n"

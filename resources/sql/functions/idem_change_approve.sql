@@ -55,16 +55,7 @@ BEGIN
             USING ERRCODE = 'ID003',
                   HINT = 'An approval names one request''s exact spec: read it again (idemctl job pending).';
     END IF;
-    IF session_user::text = r.requested_login
-       OR (EXISTS (SELECT FROM pg_catalog.pg_roles x WHERE x.rolname = r.requested_login)
-           AND (pg_catalog.pg_has_role(session_user, r.requested_login::name, 'MEMBER')
-                OR pg_catalog.pg_has_role(r.requested_login::name, session_user, 'MEMBER'))) THEN
-        RAISE EXCEPTION '%', format('login %s cannot approve change request %s: it was requested by login %s%s',
-                        session_user, r.id, r.requested_login,
-                        CASE WHEN session_user::text = r.requested_login THEN ''
-                             ELSE ', and one of the two may act as the other (a member of it, or a superuser)' END)
-            USING ERRCODE = 'ID003', HINT = 'A second person approves: another login with the approve right.';
-    END IF;
+    PERFORM idem_approver_check(format('change request %s', r.id), r.requested_login);
     IF r.approvable_until <= v_now THEN
         RAISE EXCEPTION 'change request %''s time for approval ended at %: it can no longer be approved', r.id,
                         to_char(r.approvable_until, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')

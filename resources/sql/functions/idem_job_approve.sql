@@ -1,4 +1,4 @@
--- idem_job_approve (schema v21; the history is in git log).
+-- idem_job_approve (schema v21, changed with v22; the history is in git log).
 -- Approves recovery job p_job, waiting for approval, naming the spec the approver saw
 -- (p_spec_sha256: the SHA-256 of its action, extra attempts, filter, moment, cap and count,
 -- idem_jobs.spec_sha256), with a reason: the job becomes active and may start or resume until
@@ -58,15 +58,7 @@ BEGIN
                         j.cap, j.spec_sha256
             USING ERRCODE = 'ID003', HINT = 'An approval names one job''s exact spec: read it again (idemctl job pending).';
     END IF;
-    IF session_user::text = j.db_role
-       OR (EXISTS (SELECT FROM pg_catalog.pg_roles r WHERE r.rolname = j.db_role)
-           AND (pg_catalog.pg_has_role(session_user, j.db_role::name, 'MEMBER')
-                OR pg_catalog.pg_has_role(j.db_role::name, session_user, 'MEMBER'))) THEN
-        RAISE EXCEPTION '%', format('login %s cannot approve job %s: it was requested by login %s%s', session_user, j.id,
-                        j.db_role, CASE WHEN session_user::text = j.db_role THEN ''
-                                        ELSE ', and one of the two may act as the other (a member of it, or a superuser)' END)
-            USING ERRCODE = 'ID003', HINT = 'A second person approves: another login with the approve right.';
-    END IF;
+    PERFORM idem_approver_check(format('job %s', j.id), j.db_role);
     IF j.approval_requested_until <= v_now THEN
         RAISE EXCEPTION 'job %''s request for approval expired at %: it can no longer be approved', j.id,
                         to_char(j.approval_requested_until, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
