@@ -576,7 +576,16 @@ std::vector<ScenarioResult> runVerification(const VerifyOptions& options, const 
     // The schema first, with its owner: whatever happens after, a later run can tell whose it is.
     admin.run([&](pqxx::connection& c) {
         pqxx::work w(c);
-        w.exec("CREATE SCHEMA " + env.schema.quoted());
+        try {
+            w.exec("CREATE SCHEMA " + env.schema.quoted());
+        } catch (const pqxx::insufficient_privilege&) {
+            // The console's operator and reader logins hold no CREATE on the database, by design.
+            throw pqxx::insufficient_privilege(std::string("permission denied to create the scratch schema verify runs in: ")
+                + "the login needs CREATE on database " + c.dbname()
+                + " (the console's operator and reader logins have none, by design). Run verify as a login that has it,"
+                + " e.g. after GRANT CREATE ON DATABASE " + c.quote_name(c.dbname())
+                + " TO <verify login>. Nothing was changed.\n", "CREATE SCHEMA", "42501");
+        }
         w.exec("CREATE TABLE " + env.table("verify_owner")
             + " (host text NOT NULL, pid bigint NOT NULL, started timestamptz NOT NULL DEFAULT now())");
         w.exec_params("INSERT INTO " + env.table("verify_owner") + " (host, pid) VALUES ($1, $2)", thisHost(),

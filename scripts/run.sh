@@ -13,10 +13,13 @@ state=${IDEM_DB_DIR:-$here/.idem-db}
 idemctl=$here/build/dev/cli/idemctl
 console=$here/build/dev/app/idem-console
 
+# process_start and demo_pid: whether demo.pid still names this checkout's demo.
+. "$here/scripts/demo-pid.sh"
+
 stop_demo() {
-    if [ -f "$state/demo.pid" ] && kill -0 "$(cat "$state/demo.pid")" 2>/dev/null; then
-        local pid i
-        pid=$(cat "$state/demo.pid")
+    local pid i
+    pid=$(demo_pid)
+    if [ -n "$pid" ]; then
         kill -TERM "$pid"
         # It finishes its running tasks and checks the business table: let it, before the
         # database goes away under it.
@@ -25,6 +28,8 @@ stop_demo() {
             sleep 0.5
         done
         echo "run: demo stopped (summary in $state/demo.log)"
+    elif [ -f "$state/demo.pid" ]; then
+        echo "run: the demo recorded in $state/demo.pid is no longer running (its pid is not signalled: it may be another program's now)"
     fi
     rm -f "$state/demo.pid"
 }
@@ -56,7 +61,7 @@ build_with_progress() {
         elif [[ $line != "ninja: no work to do"* ]]; then
             printf '%s\n' "$line"
         fi
-    done < <(scripts/build.sh dev 2>&1)
+    done < <(scripts/build.sh dev idem-console idemctl 2>&1)
     wait $! || { echo "run: the build failed (its errors are above)" >&2; return 1; }
     echo "run: built in $(( $(date +%s) - t0 )) s."
 }
@@ -124,8 +129,9 @@ printf '%s\n' "$operator_dsn" >"$state/operator.dsn"
 # One demo at a time: a restart replaces the previous one.
 stop_demo
 IDEM_DSN=$demo_dsn nohup "$idemctl" demo --workers 4 --duration 0 >"$state/demo.log" 2>&1 &
-echo $! >"$state/demo.pid"
-echo "run: demo workload running in the background as idem_demo_worker (pid $(cat "$state/demo.pid"), log $state/demo.log)"
+demo=$!
+printf '%s %s\n' "$demo" "$(process_start "$demo")" >"$state/demo.pid"
+echo "run: demo workload running in the background as idem_demo_worker (pid $demo, log $state/demo.log)"
 echo "run: idemctl is $idemctl; scripts/idemctl runs it as idem_console_operator on this cluster. For every example in README.md and docs/:"
 echo "  export PATH=\"$here/scripts:\$PATH\"    # then: idemctl stats; man -l $here/packaging/idemctl.1"
 

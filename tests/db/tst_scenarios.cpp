@@ -19,6 +19,7 @@ private Q_SLOTS:
     void verifyCommand();
     void ledgerReportsALostSuccess();
     void verifyCommandBadDsn();
+    void verifyWithoutCreateSaysWhatItNeeds();
     void verifySurvivesLostConnections();
     void leftoverOfADeadRunIsDropped();
     void leftoverOfAnotherHostDroppedOnlyWhenIdle();
@@ -165,6 +166,27 @@ void TestScenarios::verifyCommandBadDsn()
     QVERIFY(p.waitForFinished(60000));
     QCOMPARE(p.exitCode(), 1);
     QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains(QLatin1String("cannot connect")));
+}
+
+// Issue 41 item 7: the console's operator login has no CREATE on the database; verify says what
+// it needs and how to grant it, refused (exit 3), and leaves nothing behind.
+void TestScenarios::verifyWithoutCreateSaysWhatItNeeds()
+{
+    idem::test::ScratchDatabase db("verifynocreate");
+    idem::test::createLoginRole("scen_nocreate", "scen-pw", "");
+    QProcess p;
+    p.start(idem::test::idemctlPath(),
+        { QStringLiteral("verify"), QStringLiteral("--dsn"),
+            QString::fromStdString(idem::test::loginDsn(db.dsn(), "scen_nocreate", "scen-pw")), QStringLiteral("--only"),
+            QStringLiteral("3") });
+    QVERIFY(p.waitForFinished(60000));
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QCOMPARE(p.exitCode(), 3);
+    QVERIFY2(err.contains(QLatin1String("needs CREATE on database ") + QString::fromStdString(db.name())), qPrintable(err));
+    QVERIFY2(err.contains(QLatin1String("GRANT CREATE ON DATABASE")), qPrintable(err));
+    QVERIFY2(err.contains(QLatin1String("Nothing was changed")), qPrintable(err));
+    auto c = db.connect();
+    QVERIFY(verifySchemas(*c).isEmpty());
 }
 
 // Issue 29 item 1: the connections of a verify run killed mid-run (as a failover does): the
