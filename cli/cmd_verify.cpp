@@ -14,7 +14,8 @@ namespace {
     constexpr const char* verifyHelp = R"(Usage: idemctl verify [--dsn DSN] [--only N]... [--threads N] [--rounds N] [--keep]
                       [--worker-command CMD]...
 
-Runs the article's verification scenarios against a database: in a scratch schema it
+Runs seven verification scenarios against a database (the article's six, 1 to 6, and
+Idem's own seventh: succeeded rows never change): in a scratch schema it
 creates (idem_verify_NNNNNN, migrated without roles) and drops afterwards. Each scenario
 checks the idempotency records and the business tables' row counts, and prints a line of
 a pass/fail table. Scenarios 4 and 5 start this idemctl as a worker process and SIGKILL it.
@@ -32,7 +33,8 @@ nothing was written in it for an hour) is dropped at the start.
   7  succeeded rows never change
 
   --dsn DSN     libpq conninfo, URI or service=NAME (default: $IDEM_DSN, then PG* variables);
-                the role needs CREATE on the database
+                the role needs CREATE on the database (the console's operator and
+                reader logins have none: verify says so and changes nothing)
   --only N      run only scenario N (repeatable)
   --threads N   concurrent claimers in scenario 1 (2..128, default 32)
   --rounds N    rounds of scenario 1 (1..10000, default 50)
