@@ -1,0 +1,205 @@
+"""The example order service of docs/http-idempotency.md: POST /orders (requires Idempotency-Key)
+inserts one row into shop.orders in the atomic phase and answers 201 with Location; GET
+/orders/<id> reads it back. X-Demo-Fail: <status> answers that status before writing;
+X-Demo-Sleep-Ms: N waits N ms before writing.
+
+    python3 http_orders.py --dsn DSN --listen 127.0.0.1:8001 [--framework fastapi|flask] [--bare]
+
+fastapi runs the ASGI middleware under uvicorn, flask the WSGI middleware under werkzeug's
+threaded server; --bare serves the same handler without the middleware (for bench/).
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import psycopg  # noqa: E402
+
+from idem_client.http import HttpIdempotency, Route  # noqa: E402
+
+SCHEMA_SQL = """
+CREATE SCHEMA IF NOT EXISTS shop;
+CREATE TABLE IF NOT EXISTS shop.orders (
+    id bigserial PRIMARY KEY,
+    order_id text NOT NULL,
+    amount_cents bigint NOT NULL,
+    currency text NOT NULL,
+    idempotency_key text,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+ALTER TABLE shop.orders ADD COLUMN IF NOT EXISTS order_id text;
+"""
+
+
+def ensure_schema(dsn):
+    with psycopg.connect(dsn, autocommit=True, prepare_threshold=None) as c:
+        with c.transaction():
+            # Two services starting together would race on CREATE ... IF NOT EXISTS.
+            c.execute("SELECT pg_advisory_xact_lock(hashtext('idem example shop.orders'))")
+            c.execute(SCHEMA_SQL)
+
+
+def parse_order(body):
+    """The order, or an error message for a 400."""
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return None, "the body is not JSON"
+    if not isinstance(doc, dict):
+        return None, "the body is not a JSON object"
+    order_id, amount, currency = doc.get("order_id"), doc.get("amount_cents"), doc.get("currency")
+    if not isinstance(order_id, str) or not 1 <= len(order_id) <= 200:
+        return None, "order_id must be a string of 1 to 200 characters"
+    if isinstance(amount, bool) or not isinstance(amount, int) or not 0 < amount < 10**12:
+        return None, "amount_cents must be a positive integer"
+    if not isinstance(currency, str) or len(currency) != 3 or not currency.isalpha():
+        return None, "currency must be three letters"
+    return {"order_id": order_id, "amount_cents": amount, "currency": currency.upper()}, None
+
+
+def demo_faults(header):
+    """(fail status or None) after the X-Demo-Sleep-Ms wait."""
+    sleep_ms = header("x-demo-sleep-ms")
+    if sleep_ms and sleep_ms.isdigit():
+        time.sleep(min(int(sleep_ms), 120_000) / 1000.0)
+    fail = header("x-demo-fail")
+    return int(fail) if fail and fail.isdigit() and 100 <= int(fail) <= 599 else None
+
+
+def insert_order(tx, order, key):
+    row = tx.execute("INSERT INTO shop.orders (order_id, amount_cents, currency, idempotency_key)"
+                     " VALUES (%s, %s, %s, %s) RETURNING id",
+                     (order["order_id"], order["amount_cents"], order["currency"], key)).fetchone()
+    return dict(order, id=row[0])
+
+
+def read_order(conn, order_id):
+    row = conn.execute("SELECT id, order_id, amount_cents, currency FROM shop.orders WHERE id = %s",
+                       (order_id,)).fetchone()
+    return None if row is None else {"id": row[0], "order_id": row[1], "amount_cents": row[2], "currency": row[3]}
+
+
+class BareTx:
+    """--bare: the handler's own transaction on a pooled connection, as without Idem."""
+
+    def __init__(self, pool):
+        self.pool = pool
+
+    def run(self, fn):
+        conn = self.pool.get()
+        try:
+            conn.execute("BEGIN")
+            out = fn(conn)
+            conn.execute("COMMIT")
+            return out
+        finally:
+            self.pool.put(conn)
+
+
+def create_order(tx_runner, ctx, body, header):
+    """The handler, framework-free: (status, headers, body dict)."""
+    order, error = parse_order(body)
+    if error:
+        return 400, [], {"error": error}
+    fail = demo_faults(header)
+    if fail:
+        return fail, [], {"error": "X-Demo-Fail asked for %d" % fail}
+    if ctx is not None:
+        saved = insert_order(ctx.tx, order, ctx.idempotency_key)
+    else:
+        saved = tx_runner.run(lambda tx: insert_order(tx, order, None))
+    return 201, [("Location", "/orders/%d" % saved["id"])], saved
+
+
+def fastapi_app(idem, pool):
+    from fastapi import FastAPI, Request
+    from fastapi.responses import JSONResponse
+    from starlette.concurrency import run_in_threadpool
+
+    from idem_client.http.asgi import IdempotencyMiddleware
+
+    app = FastAPI()
+    if idem is not None:
+        app.add_middleware(IdempotencyMiddleware, idem=idem, routes={"POST /orders": Route()})
+    bare = BareTx(pool)
+
+    @app.post("/orders")
+    async def post_order(request: Request):
+        body = await request.body()
+        ctx = getattr(request.state, "idem", None)
+        status, headers, doc = await run_in_threadpool(create_order, bare, ctx, body, request.headers.get)
+        return JSONResponse(doc, status_code=status, headers=dict(headers))
+
+    @app.get("/orders/{order_id}")
+    def get_order(order_id: int):
+        conn = pool.get()
+        try:
+            doc = read_order(conn, order_id)
+        finally:
+            pool.put(conn)
+        return JSONResponse(doc if doc else {"error": "no such order"}, status_code=200 if doc else 404)
+
+    return app
+
+
+def flask_app(idem, pool):
+    from flask import Flask, Response, request
+
+    from idem_client.http.wsgi import IdempotencyWSGI, flask_routes
+
+    app = Flask("idem-orders")
+    bare = BareTx(pool)
+
+    @app.post("/orders")
+    def post_order():
+        ctx = request.environ.get("idem")
+        status, headers, doc = create_order(bare, ctx, request.get_data(), request.headers.get)
+        return Response(json.dumps(doc), status=status, headers=headers, content_type="application/json")
+
+    @app.get("/orders/<int:order_id>")
+    def get_order(order_id):
+        conn = pool.get()
+        try:
+            doc = read_order(conn, order_id)
+        finally:
+            pool.put(conn)
+        return Response(json.dumps(doc if doc else {"error": "no such order"}), status=200 if doc else 404,
+                        content_type="application/json")
+
+    if idem is not None:
+        app.wsgi_app = IdempotencyWSGI(app.wsgi_app, idem, flask_routes(app, {"POST /orders": Route()}))
+    return app
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dsn", required=True)
+    parser.add_argument("--listen", default="127.0.0.1:8001")
+    parser.add_argument("--framework", choices=["fastapi", "flask"], default="fastapi")
+    parser.add_argument("--bare", action="store_true", help="the same handler without the middleware")
+    parser.add_argument("--lease-ms", type=int, default=int(os.environ.get("IDEM_HTTP_LEASE_MS", "30000")))
+    args = parser.parse_args()
+    host, _, port = args.listen.rpartition(":")
+    ensure_schema(args.dsn)
+    from idem_client.http.core import ConnectionPool
+    from idem_client.retrypolicy import RetryPolicy
+
+    idem = None if args.bare else HttpIdempotency(
+        args.dsn, lease_ms=args.lease_ms, retry=RetryPolicy(base_delay_ms=200, max_delay_ms=2000))
+    pool = ConnectionPool(args.dsn, 20, "idem example orders")
+    if args.framework == "fastapi":
+        import uvicorn
+
+        uvicorn.run(fastapi_app(idem, pool), host=host, port=int(port), log_level="warning")
+    else:
+        from werkzeug.serving import run_simple
+
+        run_simple(host, int(port), flask_app(idem, pool), threaded=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,436 @@
+"""The HTTP contract of docs/http-idempotency.md, framework-free: the key from the header, the
+fingerprint, the claim and what each decision answers, the finality of a response and how it is
+recorded. The adapters (asgi, wsgi, decorator) only translate their framework's request and
+response to and from the plain values used here.
+
+Everything here is synchronous (psycopg 3 connections from a small pool); the ASGI adapter runs
+it in a worker thread.
+"""
+
+import base64
+import hashlib
+import json
+import math
+import queue
+import re
+import threading
+from dataclasses import dataclass, field
+
+import psycopg
+from psycopg import pq, sql
+
+from .. import counters as _counters
+from ..canonicaljson import JsonError, parse_strict
+from ..digest import request_digest, without_fields
+from ..errors import IdemError, LostOwnership
+from ..key import TaskKey, quote_for_message
+from ..retrypolicy import RetryPolicy
+from ..store import Decision, FailureClass, TaskStore, translate
+
+MAX_KEY_CHARS = 255
+DEFAULT_HEADER = "Idempotency-Key"
+DEFAULT_METHODS = ("POST", "PATCH")
+DEFAULT_REPLAY_HEADERS = ("content-type", "location", "content-location", "etag", "last-modified", "link")
+# Never stored or replayed, whatever an allow-list says: they carry credentials or session state.
+NEVER_REPLAYED = frozenset(["set-cookie", "set-cookie2", "authorization", "proxy-authorization",
+                            "proxy-authenticate", "www-authenticate", "cookie"])
+RETRYABLE_STATUSES = frozenset([408, 409, 425, 429])
+PROBLEM_TYPE = "application/problem+json"
+_PARAM = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>|:([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def normalise_template(template):
+    """The route template with every parameter spelled {name}: Flask's /orders/<int:id>, Express's
+    /orders/:id and Starlette's /orders/{id} all become /orders/{id}."""
+    return _PARAM.sub(lambda m: "{%s}" % (m.group(1) or m.group(2)), template)
+
+
+def operation_of(method, template):
+    """The Idem operation of a route: the method and the template, e.g. POST/orders/{id}/refunds."""
+    return method.upper() + normalise_template(template)
+
+
+def is_final(status):
+    """A response that is the request's answer for good (stored and replayed): every status below
+    500 except 408, 409, 425 and 429."""
+    return status < 500 and status not in RETRYABLE_STATUSES
+
+
+@dataclass
+class Route:
+    """What a route opts into. operation defaults to METHOD + template; atomic: the handler gets the
+    transaction that records its response (request.state.idem.tx / req.idem.tx); otherwise it
+    runs outside one and its response is recorded afterwards."""
+
+    required: bool = True
+    operation: str = ""
+    ignore_fields: tuple = ()
+    fingerprint_headers: tuple = ()
+    atomic: bool = True
+
+
+@dataclass
+class HttpRequest:
+    method: str
+    template: str  # the route template, as the framework spells it
+    headers: dict  # lower-case name -> list of values
+    body: bytes = b""
+    tenant: str = "default"
+
+    def header(self, name):
+        values = self.headers.get(name.lower(), [])
+        return values
+
+
+@dataclass
+class HttpResponse:
+    status: int
+    headers: list = field(default_factory=list)  # [(name, value)] as str
+    body: bytes = b""
+
+
+def problem(status, title, detail, retry_after_ms=None, extra=None):
+    """An error answer as application/problem+json (RFC 9457)."""
+    doc = {"type": "about:blank", "title": title, "status": status, "detail": detail}
+    if extra:
+        doc.update(extra)
+    body = json.dumps(doc, ensure_ascii=True).encode("ascii")
+    headers = [("content-type", PROBLEM_TYPE), ("content-length", str(len(body)))]
+    if retry_after_ms is not None:
+        headers.append(("retry-after", str(max(1, math.ceil(retry_after_ms / 1000.0)))))
+    return HttpResponse(status, headers, body)
+
+
+class ConnectionPool:
+    """A few psycopg connections in autocommit mode, never a named prepared statement (PgBouncer in
+    transaction mode), handed out one request at a time."""
+
+    def __init__(self, conninfo, size=10, application_name="idem http"):
+        self.conninfo = conninfo
+        self.application_name = application_name
+        self._idle = queue.LifoQueue()
+        self._slots = threading.BoundedSemaphore(size)
+
+    def get(self):
+        self._slots.acquire()
+        try:
+            while True:
+                try:
+                    conn = self._idle.get_nowait()
+                except queue.Empty:
+                    return psycopg.connect(self.conninfo, autocommit=True, prepare_threshold=None,
+                                           application_name=self.application_name)
+                if not conn.closed and not conn.broken:
+                    return conn
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def put(self, conn):
+        try:
+            if not conn.closed and not conn.broken:
+                if conn.info.transaction_status != pq.TransactionStatus.IDLE:
+                    conn.execute("ROLLBACK")
+                self._idle.put(conn)
+            else:
+                conn.close()
+        except psycopg.Error:
+            conn.close()
+        finally:
+            self._slots.release()
+
+    def close(self):
+        while True:
+            try:
+                self._idle.get_nowait().close()
+            except queue.Empty:
+                return
+
+
+class IdemContext:
+    """What the handler sees as request.state.idem (ASGI), environ['idem'] (WSGI): the key, the
+    attempt, and in the atomic phase the transaction (a psycopg connection inside BEGIN) that will
+    record its response."""
+
+    def __init__(self, key, token, attempt, tx):
+        self.key = key
+        self.idempotency_key = str(key)
+        self.token = token
+        self.attempt = attempt
+        self.tx = tx
+
+
+class Claimed:
+    """An execution this request owns: finish() or abandon() it exactly once."""
+
+    def __init__(self, core, route, key, claim, conn):
+        self.core = core
+        self.route = route
+        self.key = key
+        self.claim = claim
+        self.conn = conn
+        self.context = IdemContext(key, claim.token, claim.attempts, conn if route.atomic else None)
+        self._stop = threading.Event()
+        self._heartbeat = None
+        if not route.atomic:
+            # In the atomic phase the fence's row lock keeps every claimer out (they answer
+            # in_progress); outside it the lease must be kept alive while the handler runs.
+            self._heartbeat = threading.Thread(target=self._beat, name="idem heartbeat", daemon=True)
+            self._heartbeat.start()
+
+    def _beat(self):
+        interval = max(0.05, self.core.lease_ms / 3000.0)
+        while not self._stop.wait(interval):
+            conn = None
+            try:
+                conn = self.core.pool.get()
+                self.core.store(conn).heartbeat(self.key, self.claim.token)
+            except LostOwnership:
+                return
+            except Exception:  # noqa: BLE001 - the next beat tries again; the lease is long
+                pass
+            finally:
+                if conn is not None:
+                    self.core.pool.put(conn)
+
+    def _end(self):
+        self._stop.set()
+        if self._heartbeat is not None:
+            self._heartbeat.join()
+        conn, self.conn = self.conn, None
+        return conn
+
+    def finish(self, response):
+        """Records the handler's response by the finality rule and returns what to send (the
+        response itself; the client gets it once even when it could not be stored)."""
+        core = self.core
+        conn = self._end()
+        store = core.store(conn)
+        try:
+            if not is_final(response.status):
+                self._rollback(conn)
+                self._fail(store, FailureClass.RETRYABLE, "HTTP %d from the handler" % response.status)
+                return response
+            too_big = len(response.body) > core.max_response_bytes
+            if too_big:
+                message = ("response of %d bytes is larger than the %d bytes stored (HTTP %d sent once, not "
+                           "stored)" % (len(response.body), core.max_response_bytes, response.status))
+                if self.route.atomic:
+                    # The handler's writes happened: they commit with the failure, not without it.
+                    store.fence(conn, self.key, self.claim.token)
+                    conn.execute(sql.SQL("SELECT status FROM {}(%s, %s::uuid, 'permanent', %s, 0, NULL)").format(
+                        store._fn("fail")), (str(self.key), self.claim.token, message))
+                    conn.execute("COMMIT")
+                    core.count(self.key, _counters.FAILED_PERMANENT)
+                else:
+                    self._fail(store, FailureClass.PERMANENT, message)
+                return response
+            stored = core.stored_result(response)
+            if not self.route.atomic:
+                conn.execute("BEGIN")
+            store.fence(conn, self.key, self.claim.token)
+            store.complete(conn, self.key, self.claim.token, stored)
+            conn.execute("COMMIT")
+            store.count_succeeded(self.key)
+            return response
+        except LostOwnership:
+            self._rollback(conn)
+            return response
+        except psycopg.Error as e:
+            self._rollback(conn)
+            raise translate(e) or e from e
+        finally:
+            core.pool.put(conn)
+
+    def abandon(self, reason):
+        """The handler raised or was cancelled: its writes roll back and the outcome is unknown."""
+        conn = self._end()
+        if conn is None:
+            return
+        try:
+            self._rollback(conn)
+            self._fail(self.core.store(conn), FailureClass.UNKNOWN, reason)
+        except Exception:  # noqa: BLE001 - the lease runs out and a retry decides
+            pass
+        finally:
+            self.core.pool.put(conn)
+
+    def _rollback(self, conn):
+        if not conn.closed and conn.info.transaction_status != pq.TransactionStatus.IDLE:
+            conn.execute("ROLLBACK")
+
+    def _fail(self, store, failure_class, message):
+        try:
+            store.fail(self.key, self.claim.token, self.claim.attempts, failure_class, message)
+        except LostOwnership:
+            pass
+
+
+class HttpIdempotency:
+    """The core every adapter shares. dsn: where Idem's schema lives (the handler's transaction is
+    on the same database); tenant: request -> tenant name (default: "default")."""
+
+    def __init__(self, dsn, *, schema="idem", header=DEFAULT_HEADER, methods=DEFAULT_METHODS, lease_ms=30_000,
+                 retry=None, max_response_bytes=1 << 20, max_request_bytes=1 << 20,
+                 replay_headers=DEFAULT_REPLAY_HEADERS, pool_size=10, counters=None, flush_interval=1.0):
+        self.dsn = dsn
+        self.schema = schema
+        self.header = header
+        self.methods = frozenset(m.upper() for m in methods)
+        self.lease_ms = lease_ms
+        self.retry = retry or RetryPolicy()
+        self.max_response_bytes = max_response_bytes
+        self.max_request_bytes = max_request_bytes
+        self.replay_headers = frozenset(h.lower() for h in replay_headers) - NEVER_REPLAYED
+        self.pool = ConnectionPool(dsn, pool_size)
+        if counters is None:
+            counters = _counters.OutcomeCounters()
+            self._flusher = _counters.CounterFlusher(dsn, counters, schema, flush_interval)
+        else:
+            self._flusher = None
+        self.counters = counters
+        TaskStore(None, schema, lease_ms, self.retry)  # validates the settings now, not at the first request
+
+    def close(self):
+        if self._flusher is not None:
+            self._flusher.close()
+        self.pool.close()
+
+    def store(self, conn):
+        # Result bound: the wrapper around a max_response_bytes body (base64 at most 4/3 of it).
+        return TaskStore(conn, self.schema, self.lease_ms, self.retry,
+                         max_result_bytes=min(64 << 20, self.max_response_bytes * 2 + 65536), counters=self.counters)
+
+    def count(self, key, outcome):
+        self.counters.add(key.tenant, key.operation, outcome)
+
+    def applies(self, method, route):
+        return route is not None and method.upper() in self.methods
+
+    # --- before the handler ------------------------------------------------------------------
+
+    def key_of(self, request, route):
+        """The TaskKey, None when the route does not require one and none came, or an answer (400)."""
+        values = request.header(self.header)
+        if not values:
+            if route.required:
+                return problem(400, "Idempotency key missing",
+                               "this endpoint requires an %s header (1 to %d visible ASCII characters)"
+                               % (self.header, MAX_KEY_CHARS))
+            return None
+        if len(values) > 1:
+            return problem(400, "Idempotency key repeated", "send one %s header, not %d" % (self.header, len(values)))
+        value = values[0]
+        if not 1 <= len(value) <= MAX_KEY_CHARS or any(not "!" <= c <= "~" for c in value):
+            return problem(400, "Idempotency key invalid",
+                           "the %s header must be 1 to %d visible ASCII characters (no spaces, control or non-ASCII "
+                           "bytes), got '%s'" % (self.header, MAX_KEY_CHARS, quote_for_message(value, 64)))
+        operation = route.operation or operation_of(request.method, request.template)
+        try:
+            return TaskKey(request.tenant, operation, value)
+        except ValueError as e:
+            return problem(400, "Idempotency key invalid", str(e))
+
+    def fingerprint(self, request, route):
+        """The v1 digest over method, route template, the canonical JSON body (the route's
+        irrelevant fields dropped) or the body's bytes and content type, and the chosen headers."""
+        content_type = ",".join(request.header("content-type"))
+        doc = {"method": request.method.upper(), "route": normalise_template(request.template)}
+        body = None
+        if request.body:
+            try:
+                body = {"json": without_fields(parse_strict(request.body), route.ignore_fields)}
+            except (JsonError, ValueError):
+                body = None
+        if body is None:
+            body = {"content_type": content_type, "sha256": hashlib.sha256(request.body).hexdigest()}
+        doc["body"] = body
+        doc["headers"] = {h.lower(): ",".join(request.header(h)) for h in route.fingerprint_headers}
+        return request_digest(doc)
+
+    def begin(self, request, route):
+        """Before the handler: an HttpResponse to send instead of running it, a Claimed when this
+        request runs the handler, or None when the route does not apply (no key, not required)."""
+        if len(request.body) > self.max_request_bytes:
+            return problem(413, "Request body too large",
+                           "the body is %d bytes, more than the %d this endpoint reads" % (len(request.body),
+                                                                                         self.max_request_bytes))
+        key = self.key_of(request, route)
+        if key is None or isinstance(key, HttpResponse):
+            return key
+        digest = self.fingerprint(request, route)
+        conn = self.pool.get()
+        try:
+            store = self.store(conn)
+            claim = store.claim(key, digest)
+            if not claim.may_execute:
+                self.pool.put(conn)
+                return self.answer(key, claim)
+            if route.atomic:
+                conn.execute("BEGIN")
+                store.fence(conn, key, claim.token)
+            else:
+                self.pool.put(conn)
+                conn = None
+            return Claimed(self, route, key, claim, conn)
+        except BaseException:
+            if conn is not None:
+                self.pool.put(conn)
+            raise
+
+    def answer(self, key, claim):
+        """What a claim that may not run the handler answers."""
+        d = claim.decision
+        if d == Decision.REPLAY:
+            return self.replay(claim.result_json)
+        if d == Decision.IN_PROGRESS:
+            return problem(409, "Request in progress",
+                           "a request with this idempotency key is still being processed; retry after the time "
+                           "in Retry-After", claim.retry_after_ms)
+        if d == Decision.CONFLICT:
+            return problem(422, "Idempotency key reused",
+                           "this idempotency key was used with a different request (method, route, body or "
+                           "headers); nothing ran and the stored answer is unchanged")
+        if d == Decision.RETRY_LATER:
+            return problem(503, "Retry later",
+                           "the last attempt failed (%s); the next one may start after Retry-After"
+                           % (claim.error_message or claim.error_class), claim.retry_after_ms)
+        if d == Decision.PAUSED:
+            return problem(503, "Operation paused",
+                           "an operator paused %s: %s" % (claim.detail, claim.error_message), claim.retry_after_ms)
+        # failed: permanent or exhausted; answer with the recorded failure
+        m = re.match(r"HTTP (\d{3}) ", claim.error_message or "")
+        status = int(m.group(1)) if m and not is_final(int(m.group(1))) else 500
+        return problem(status, "Request failed",
+                       "this idempotency key failed for good (%s): %s" % (claim.detail, claim.error_message),
+                       extra={"attempts": claim.attempts})
+
+    # --- the stored response -----------------------------------------------------------------
+
+    def stored_result(self, response):
+        headers = [[n.lower(), v] for n, v in response.headers if n.lower() in self.replay_headers]
+        doc = {"status": response.status, "headers": headers}
+        try:
+            text = response.body.decode("utf-8")
+            if "\0" in text:
+                raise UnicodeDecodeError("utf-8", response.body, 0, 1, "NUL")
+            doc["body"] = text
+        except UnicodeDecodeError:
+            doc["body_b64"] = base64.b64encode(response.body).decode("ascii")
+        return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+
+    def replay(self, result_json):
+        doc = json.loads(result_json)
+        if "body_b64" in doc:
+            body = base64.b64decode(doc["body_b64"])
+        else:
+            body = doc.get("body", "").encode("utf-8")
+        headers = [(n, v) for n, v in doc.get("headers", [])]
+        headers += [("content-length", str(len(body))), ("idempotent-replayed", "true")]
+        return HttpResponse(int(doc["status"]), headers, body)
+
+
+def error_response(e):
+    """The answer when Idem itself could not be reached or refused: 503, the handler not run."""
+    title = "Idempotency store unavailable" if not isinstance(e, IdemError) else "Idempotency store error"
+    return problem(503, title, "%s: %s" % (type(e).__name__, str(e)[:300]), 1000)
