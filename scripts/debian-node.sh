@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Unpacks Debian 12's node-pg, the pure-JavaScript packages it needs and @types/node (from Debian's
+# Unpacks Debian 12's node-pg and node-express, the pure-JavaScript packages it needs and @types/node (from Debian's
 # nodejs package) into .cache/debian-node/usr/share/nodejs, for a machine whose Node.js is not
 # Debian's: there apt cannot install node-pg (through node-libpq it needs libnode108, which
 # conflicts with e.g. nodesource's nodejs). Only Debian's archive is used; nothing is installed
@@ -8,12 +8,13 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dest=$here/.cache/debian-node
-[ -f "$dest/complete" ] && exit 0
+# express (issue 43: the HTTP middleware) came later: a directory unpacked before it is redone.
+[ -f "$dest/complete" ] && [ -d "$dest/usr/share/nodejs/express" ] && exit 0
 
-# The node-* packages node-pg depends on (node-libpq only serves pg-native, which is not used).
+# The node-* packages node-pg and node-express depend on (node-libpq only serves pg-native, which is not used).
 closure() {
     apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks --no-replaces \
-        --no-enhances node-pg 2>/dev/null | grep -E '^node-' | grep -vx 'node-libpq' | sort -u
+        --no-enhances node-pg node-express 2>/dev/null | grep -E '^node-' | grep -vx 'node-libpq' | sort -u
 }
 mapfile -t pkgs < <(closure)
 if [ ${#pkgs[@]} -eq 0 ]; then

@@ -41,7 +41,7 @@ if [ "${1:-run}" = test ]; then
     if [ -n "$installed_node" ] && ! apt-cache madison nodejs 2>/dev/null | grep -qF "| $installed_node |"; then
         unpack_node_pg=true
     else
-        packages+=(nodejs node-pg)
+        packages+=(nodejs node-pg node-express)
     fi
 fi
 

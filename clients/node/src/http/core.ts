@@ -1,0 +1,407 @@
+// The HTTP contract of docs/http-idempotency.md, framework-free: the key from the header, the
+// fingerprint, the claim and what each decision answers, the finality of a response and how it is
+// recorded. The adapters (express.ts, fastify.ts) only translate their framework's request and
+// response to and from the plain values used here; clients/python/idem_client/http/core.py is
+// the same core in Python, answer for answer.
+import { createHash } from 'crypto';
+import type { Pool, PoolClient } from 'pg';
+
+import { JsonError, parseJsonStrict } from '../canonicaljson';
+import { clientConfig } from '../conninfo';
+import { CounterFlusher, OutcomeCounters } from '../counters';
+import { connect } from '../connect';
+import { requestDigest, withoutFields } from '../digest';
+import { LostOwnershipError } from '../errors';
+import type { FailureClass } from '../errors';
+import { TaskKey } from '../key';
+import type { RetryPolicy } from '../retrypolicy';
+import { ClaimResult, TaskStore } from '../store';
+
+export const maxKeyChars = 255;
+export const defaultReplayHeaders = Object.freeze([
+    'content-type', 'location', 'content-location', 'etag', 'last-modified', 'link',
+]);
+// Never stored or replayed, whatever an allow-list says: they carry credentials or session state.
+const neverReplayed = new Set([
+    'set-cookie', 'set-cookie2', 'authorization', 'proxy-authorization', 'proxy-authenticate', 'www-authenticate', 'cookie',
+]);
+const retryableStatuses = new Set([408, 409, 425, 429]);
+export const problemType = 'application/problem+json';
+
+/** /orders/<int:id> (Flask), /orders/:id (Express), /orders/{id} (Starlette, Fastify's :id too) -> /orders/{id}. */
+export function normaliseTemplate(template: string): string {
+    return template.replace(/<(?:[^:<>]+:)?([^<>]+)>|:([A-Za-z_][A-Za-z0-9_]*)/g, (_m, a, b) => `{${a ?? b}}`);
+}
+
+/** The Idem operation of a route: the method and the template, e.g. POST/orders/{id}/refunds. */
+export function operationOf(method: string, template: string): string {
+    return method.toUpperCase() + normaliseTemplate(template);
+}
+
+/** A response that is the request's answer for good: every status below 500 except 408, 409, 425, 429. */
+export function isFinal(status: number): boolean {
+    return status < 500 && !retryableStatuses.has(status);
+}
+
+export interface RouteOptions {
+    /** A request without the header answers 400 (default true); false: it runs without Idem. */
+    required?: boolean;
+    /** The operation; default METHOD + template. */
+    operation?: string;
+    /** Body fields that do not change the request (trace ids, client timestamps), dotted paths allowed. */
+    ignoreFields?: readonly string[];
+    /** Request headers that are part of the fingerprint (none by default). */
+    fingerprintHeaders?: readonly string[];
+    /** The handler writes through req.idem.tx, committed with the stored response (default true). */
+    atomic?: boolean;
+}
+
+export interface HttpRequest {
+    method: string;
+    /** The route template as the framework spells it. */
+    template: string;
+    /** Lower-case name -> values. */
+    headers: Map<string, string[]>;
+    body: Buffer;
+    tenant: string;
+    /** The body as the framework already parsed it, when the bytes are gone (a JSON value). */
+    parsedBody?: unknown;
+}
+
+export interface HttpResponse {
+    status: number;
+    headers: [string, string][];
+    body: Buffer;
+}
+
+export function problem(status: number, title: string, detail: string, retryAfterMs?: number, extra?: object): HttpResponse {
+    const body = Buffer.from(JSON.stringify({ type: 'about:blank', title, status, detail, ...(extra ?? {}) }), 'utf8');
+    const headers: [string, string][] = [['content-type', problemType], ['content-length', String(body.length)]];
+    if (retryAfterMs !== undefined) headers.push(['retry-after', String(Math.max(1, Math.ceil(retryAfterMs / 1000)))]);
+    return { status, headers, body };
+}
+
+function quote(value: string, max = 64): string {
+    let out = '';
+    const bytes = Buffer.from(value, 'utf8');
+    for (const b of bytes.subarray(0, max)) out += b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`;
+    return bytes.length > max ? `${out}... (${bytes.length} bytes)` : out;
+}
+
+/** What the handler sees as req.idem: the key, the attempt, and in the atomic phase the transaction. */
+export interface IdemContext {
+    key: TaskKey;
+    idempotencyKey: string;
+    token: string;
+    attempt: number;
+    /** The transaction (BEGIN sent) that records the response; null outside the atomic phase. */
+    tx: PoolClient | null;
+}
+
+export interface HttpIdempotencyOptions {
+    schema?: string;
+    header?: string;
+    methods?: readonly string[];
+    leaseMs?: number;
+    retry?: Partial<RetryPolicy>;
+    maxResponseBytes?: number;
+    maxRequestBytes?: number;
+    replayHeaders?: readonly string[];
+    poolSize?: number;
+    /** Counters to add to; default: its own, flushed every second on a connection of their own. */
+    counters?: OutcomeCounters;
+}
+
+/** An execution this request owns: finish() or abandon() it exactly once. */
+export class Claimed {
+    readonly context: IdemContext;
+    private heartbeat: NodeJS.Timeout | undefined;
+
+    constructor(
+        private readonly core: HttpIdempotency,
+        private readonly route: RouteOptions,
+        readonly key: TaskKey,
+        readonly claim: ClaimResult,
+        private client: PoolClient | null,
+    ) {
+        const atomic = route.atomic !== false;
+        this.context = { key, idempotencyKey: key.str(), token: claim.token, attempt: claim.attempts, tx: atomic ? client : null };
+        if (!atomic) {
+            // In the atomic phase the fence's row lock keeps every claimer out; outside it the
+            // lease is kept alive while the handler runs.
+            this.heartbeat = setInterval(() => void this.beat(), Math.max(50, Math.floor(core.leaseMs / 3)));
+            this.heartbeat.unref();
+        }
+    }
+
+    private async beat(): Promise<void> {
+        await this.core.withClient((c) => this.core.store(c).heartbeat(this.key, this.claim.token)).catch(() => undefined);
+    }
+
+    private async end(): Promise<PoolClient> {
+        if (this.heartbeat) clearInterval(this.heartbeat);
+        this.heartbeat = undefined;
+        const c = this.client ?? (await this.core.pool.connect());
+        this.client = null;
+        return c;
+    }
+
+    /** Records the response by the finality rule; returns what to send (the client gets it once even when not stored). */
+    async finish(response: HttpResponse): Promise<HttpResponse> {
+        const core = this.core;
+        const atomic = this.route.atomic !== false;
+        const c = await this.end();
+        const store = core.store(c);
+        let broken: Error | undefined;
+        try {
+            if (!isFinal(response.status)) {
+                if (atomic) await c.query('ROLLBACK');
+                await this.fail(store, 'retryable', `HTTP ${response.status} from the handler`);
+                return response;
+            }
+            if (response.body.length > core.maxResponseBytes) {
+                const message =
+                    `response of ${response.body.length} bytes is larger than the ${core.maxResponseBytes} bytes stored ` +
+                    `(HTTP ${response.status} sent once, not stored)`;
+                if (atomic) {
+                    // The handler's writes happened: they commit with the failure, not without it.
+                    await store.fence(c, this.key, this.claim.token);
+                    await c.query(`SELECT status FROM ${store.qualify('fail')}($1, $2::uuid, 'permanent', $3, 0, NULL)`, [
+                        this.key.str(), this.claim.token, message,
+                    ]);
+                    await c.query('COMMIT');
+                    core.counters.add(this.key.tenant, this.key.operation, 'failed_permanent');
+                } else {
+                    await this.fail(store, 'permanent', message);
+                }
+                return response;
+            }
+            if (!atomic) await c.query('BEGIN');
+            await store.fence(c, this.key, this.claim.token);
+            await store.complete(c, this.key, this.claim.token, core.storedResult(response));
+            await c.query('COMMIT');
+            store.countSucceeded(this.key);
+            return response;
+        } catch (e) {
+            await c.query('ROLLBACK').catch((r) => (broken = r as Error));
+            if (e instanceof LostOwnershipError) return response;
+            throw e;
+        } finally {
+            c.release(broken);
+        }
+    }
+
+    /** The handler threw or the client's request ended without an answer: its writes roll back, the outcome is unknown. */
+    async abandon(reason: string): Promise<void> {
+        const c = await this.end();
+        let broken: Error | undefined;
+        try {
+            await c.query('ROLLBACK');
+            await this.fail(this.core.store(c), 'unknown', reason);
+        } catch (e) {
+            broken = e as Error; // the lease runs out and a retry decides
+        } finally {
+            c.release(broken);
+        }
+    }
+
+    private async fail(store: TaskStore, cls: FailureClass, message: string): Promise<void> {
+        try {
+            await store.fail(this.key, this.claim.token, this.claim.attempts, cls, message);
+        } catch (e) {
+            if (!(e instanceof LostOwnershipError)) throw e;
+        }
+    }
+}
+
+/** The core every adapter shares. dsn: where Idem's schema lives (the handler's transaction is on the same database). */
+export class HttpIdempotency {
+    readonly pool: Pool;
+    readonly header: string;
+    readonly methods: Set<string>;
+    readonly leaseMs: number;
+    readonly maxResponseBytes: number;
+    readonly maxRequestBytes: number;
+    readonly counters: OutcomeCounters;
+    private readonly replayHeaders: Set<string>;
+    private readonly flusher: CounterFlusher | undefined;
+    private readonly storeOptions: ConstructorParameters<typeof TaskStore>[1];
+
+    constructor(readonly dsn: string, options: HttpIdempotencyOptions = {}) {
+        // eslint-disable-next-line @typescript-eslint/no-var-requires
+        const pg = require('pg') as typeof import('pg');
+        this.pool = new pg.Pool({ ...clientConfig(dsn, 'idem http'), max: options.poolSize ?? 10 });
+        this.pool.on('error', () => undefined); // an idle client that broke is dropped by the pool
+        this.header = options.header ?? 'Idempotency-Key';
+        this.methods = new Set((options.methods ?? ['POST', 'PATCH']).map((m) => m.toUpperCase()));
+        this.leaseMs = options.leaseMs ?? 30_000;
+        this.maxResponseBytes = options.maxResponseBytes ?? 1 << 20;
+        this.maxRequestBytes = options.maxRequestBytes ?? 1 << 20;
+        this.replayHeaders = new Set((options.replayHeaders ?? defaultReplayHeaders).map((h) => h.toLowerCase()).filter((h) => !neverReplayed.has(h)));
+        this.storeOptions = {
+            schema: options.schema ?? 'idem',
+            leaseMs: this.leaseMs,
+            retry: options.retry,
+            // The wrapper around a maxResponseBytes body (base64 at most 4/3 of it).
+            maxResultBytes: Math.min(64 << 20, this.maxResponseBytes * 2 + 65536),
+        };
+        if (options.counters) {
+            this.counters = options.counters;
+        } else {
+            this.counters = new OutcomeCounters();
+            this.flusher = new CounterFlusher(() => connect(dsn, 'idem counters'), this.counters, this.storeOptions.schema);
+        }
+        new TaskStore({ query: async () => ({ rows: [] }) }, this.storeOptions); // validates the settings now
+    }
+
+    async close(): Promise<void> {
+        if (this.flusher) await this.flusher.stop();
+        await this.pool.end();
+    }
+
+    store(client: PoolClient): TaskStore {
+        return new TaskStore(client, this.storeOptions, this.counters);
+    }
+
+    async withClient<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
+        const c = await this.pool.connect();
+        let broken: Error | undefined;
+        try {
+            return await fn(c);
+        } catch (e) {
+            if (!(e instanceof LostOwnershipError)) broken = e as Error;
+            throw e;
+        } finally {
+            c.release(broken);
+        }
+    }
+
+    /** The TaskKey, null when the route does not require one and none came, or a 400 answer. */
+    keyOf(request: HttpRequest, route: RouteOptions): TaskKey | HttpResponse | null {
+        const values = request.headers.get(this.header.toLowerCase()) ?? [];
+        if (values.length === 0) {
+            if (route.required === false) return null;
+            return problem(400, 'Idempotency key missing',
+                `this endpoint requires an ${this.header} header (1 to ${maxKeyChars} visible ASCII characters)`);
+        }
+        if (values.length > 1) return problem(400, 'Idempotency key repeated', `send one ${this.header} header, not ${values.length}`);
+        const value = values[0];
+        if (value.length < 1 || value.length > maxKeyChars || !/^[!-~]+$/.test(value))
+            return problem(400, 'Idempotency key invalid',
+                `the ${this.header} header must be 1 to ${maxKeyChars} visible ASCII characters (no spaces, control or ` +
+                    `non-ASCII bytes), got '${quote(value)}'`);
+        try {
+            return new TaskKey(request.tenant, route.operation || operationOf(request.method, request.template), value);
+        } catch (e) {
+            return problem(400, 'Idempotency key invalid', (e as Error).message);
+        }
+    }
+
+    /** The v1 digest over method, template, the canonical JSON body (irrelevant fields dropped) or its bytes and content type, and chosen headers. */
+    fingerprint(request: HttpRequest, route: RouteOptions): string {
+        const contentType = (request.headers.get('content-type') ?? []).join(',');
+        let body: unknown;
+        if (request.parsedBody !== undefined && !Buffer.isBuffer(request.parsedBody) && typeof request.parsedBody !== 'string') {
+            body = { json: withoutFields(request.parsedBody, route.ignoreFields ?? []) };
+        } else if (request.body.length > 0) {
+            try {
+                body = { json: withoutFields(parseJsonStrict(request.body), route.ignoreFields ?? []) };
+            } catch (e) {
+                if (!(e instanceof JsonError) && !(e instanceof RangeError) && !(e instanceof TypeError)) throw e;
+            }
+        }
+        if (body === undefined) body = { content_type: contentType, sha256: createHash('sha256').update(request.body).digest('hex') };
+        const headers: Record<string, string> = {};
+        for (const h of route.fingerprintHeaders ?? []) headers[h.toLowerCase()] = (request.headers.get(h.toLowerCase()) ?? []).join(',');
+        return requestDigest({ method: request.method.toUpperCase(), route: normaliseTemplate(request.template), body, headers });
+    }
+
+    /** Before the handler: an answer to send instead, a Claimed when this request runs the handler, or null (no key, not required). */
+    async begin(request: HttpRequest, route: RouteOptions): Promise<HttpResponse | Claimed | null> {
+        if (request.body.length > this.maxRequestBytes)
+            return problem(413, 'Request body too large',
+                `the body is ${request.body.length} bytes, more than the ${this.maxRequestBytes} this endpoint reads`);
+        const key = this.keyOf(request, route);
+        if (key === null || !(key instanceof TaskKey)) return key;
+        const digest = this.fingerprint(request, route);
+        const c = await this.pool.connect();
+        let keep = false;
+        let broken: Error | undefined;
+        try {
+            const store = this.store(c);
+            const claim = await store.claim(key, digest);
+            if (!claim.mayExecute) return this.answer(claim);
+            if (route.atomic !== false) {
+                await c.query('BEGIN');
+                await store.fence(c, key, claim.token);
+                keep = true;
+                return new Claimed(this, route, key, claim, c);
+            }
+            return new Claimed(this, route, key, claim, null);
+        } catch (e) {
+            broken = e as Error;
+            if (keep) keep = false;
+            throw e;
+        } finally {
+            if (!keep) c.release(broken);
+        }
+    }
+
+    /** What a claim that may not run the handler answers. */
+    answer(claim: ClaimResult): HttpResponse {
+        switch (claim.decision) {
+            case 'replay':
+                return this.replay(claim.resultJson);
+            case 'in_progress':
+                return problem(409, 'Request in progress',
+                    'a request with this idempotency key is still being processed; retry after the time in Retry-After', claim.retryAfterMs);
+            case 'conflict':
+                return problem(422, 'Idempotency key reused',
+                    'this idempotency key was used with a different request (method, route, body or headers); nothing ran and the stored answer is unchanged');
+            case 'retry_later':
+                return problem(503, 'Retry later',
+                    `the last attempt failed (${claim.errorMessage || claim.errorClass}); the next one may start after Retry-After`, claim.retryAfterMs);
+            case 'paused':
+                return problem(503, 'Operation paused', `an operator paused ${claim.detail}: ${claim.errorMessage}`, claim.retryAfterMs);
+            default: {
+                const m = /^HTTP (\d{3}) /.exec(claim.errorMessage);
+                const status = m && !isFinal(Number(m[1])) ? Number(m[1]) : 500;
+                return problem(status, 'Request failed', `this idempotency key failed for good (${claim.detail}): ${claim.errorMessage}`,
+                    undefined, { attempts: claim.attempts });
+            }
+        }
+    }
+
+    storedResult(response: HttpResponse): string {
+        const headers = response.headers.filter(([n]) => this.replayHeaders.has(n.toLowerCase())).map(([n, v]) => [n.toLowerCase(), v]);
+        const doc: Record<string, unknown> = { status: response.status, headers };
+        const text = response.body.toString('utf8');
+        if (Buffer.from(text, 'utf8').equals(response.body) && !text.includes('\0')) doc.body = text;
+        else doc.body_b64 = response.body.toString('base64');
+        return JSON.stringify(doc);
+    }
+
+    replay(resultJson: string): HttpResponse {
+        const doc = JSON.parse(resultJson) as { status: number; headers?: [string, string][]; body?: string; body_b64?: string };
+        const body = doc.body_b64 !== undefined ? Buffer.from(doc.body_b64, 'base64') : Buffer.from(doc.body ?? '', 'utf8');
+        const headers: [string, string][] = [...(doc.headers ?? []), ['content-length', String(body.length)], ['idempotent-replayed', 'true']];
+        return { status: Number(doc.status), headers, body };
+    }
+}
+
+/** The answer when Idem itself could not be reached: 503, the handler not run. */
+export function errorResponse(e: unknown): HttpResponse {
+    return problem(503, 'Idempotency store unavailable', `${(e as Error)?.name ?? 'Error'}: ${String((e as Error)?.message ?? e).slice(0, 300)}`, 1000);
+}
+
+/** The request's headers as the core wants them (lower-case name -> values). */
+export function headerMap(raw: string[]): Map<string, string[]> {
+    const out = new Map<string, string[]>();
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+        const n = raw[i].toLowerCase();
+        const list = out.get(n);
+        if (list) list.push(raw[i + 1]);
+        else out.set(n, [raw[i + 1]]);
+    }
+    return out;
+}

@@ -1,0 +1,182 @@
+#!/usr/bin/env node
+// The example order service of docs/http-idempotency.md in TypeScript: POST /orders (requires
+// Idempotency-Key) inserts one row into shop.orders in the atomic phase and answers 201 with
+// Location; GET /orders/:id reads it back. X-Demo-Fail: <status> answers that status before
+// writing; X-Demo-Sleep-Ms: N waits N ms before writing.
+//
+//     node dist/src/http/example-orders.js --dsn DSN --listen 127.0.0.1:8002 [--framework express] [--bare]
+//
+// --bare serves the same handler without the middleware (bench/).
+import type { PoolClient } from 'pg';
+
+import { HttpIdempotency } from './core';
+import type { IdemContext } from './core';
+import { expressIdempotency } from './express';
+
+const schemaSql = `
+CREATE SCHEMA IF NOT EXISTS shop;
+CREATE TABLE IF NOT EXISTS shop.orders (
+    id bigserial PRIMARY KEY,
+    order_id text NOT NULL,
+    amount_cents bigint NOT NULL,
+    currency text NOT NULL,
+    idempotency_key text,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+ALTER TABLE shop.orders ADD COLUMN IF NOT EXISTS order_id text;`;
+
+interface Order {
+    order_id: string;
+    amount_cents: number;
+    currency: string;
+}
+
+export function parseOrder(body: unknown): Order | string {
+    let doc = body;
+    if (Buffer.isBuffer(doc)) {
+        try {
+            doc = JSON.parse(doc.toString('utf8'));
+        } catch {
+            return 'the body is not JSON';
+        }
+    }
+    if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return 'the body is not a JSON object';
+    const { order_id, amount_cents, currency } = doc as Record<string, unknown>;
+    if (typeof order_id !== 'string' || order_id.length < 1 || order_id.length > 200) return 'order_id must be a string of 1 to 200 characters';
+    if (typeof amount_cents !== 'number' || !Number.isSafeInteger(amount_cents) || amount_cents <= 0 || amount_cents >= 1e12)
+        return 'amount_cents must be a positive integer';
+    if (typeof currency !== 'string' || !/^[A-Za-z]{3}$/.test(currency)) return 'currency must be three letters';
+    return { order_id, amount_cents, currency: currency.toUpperCase() };
+}
+
+type Header = (name: string) => string | undefined;
+export interface Answer {
+    status: number;
+    headers: Record<string, string>;
+    body: unknown;
+}
+
+/** The handler, framework-free. */
+export async function createOrder(
+    pool: import('pg').Pool,
+    ctx: IdemContext | undefined,
+    body: unknown,
+    header: Header,
+): Promise<Answer> {
+    const order = parseOrder(body);
+    if (typeof order === 'string') return { status: 400, headers: {}, body: { error: order } };
+    const sleepMs = header('x-demo-sleep-ms');
+    if (sleepMs && /^\d+$/.test(sleepMs)) await new Promise((r) => setTimeout(r, Math.min(Number(sleepMs), 120_000)));
+    const fail = header('x-demo-fail');
+    if (fail && /^\d{3}$/.test(fail) && Number(fail) >= 100 && Number(fail) <= 599)
+        return { status: Number(fail), headers: {}, body: { error: `X-Demo-Fail asked for ${fail}` } };
+    const insert = async (tx: PoolClient, key: string | null) => {
+        const { rows } = await tx.query(
+            'INSERT INTO shop.orders (order_id, amount_cents, currency, idempotency_key) VALUES ($1, $2, $3, $4) RETURNING id::text AS id',
+            [order.order_id, order.amount_cents, order.currency, key],
+        );
+        return Number(rows[0].id);
+    };
+    let id: number;
+    if (ctx && ctx.tx) {
+        id = await insert(ctx.tx, ctx.idempotencyKey);
+    } else {
+        const c = await pool.connect();
+        try {
+            await c.query('BEGIN');
+            id = await insert(c, null);
+            await c.query('COMMIT');
+        } finally {
+            c.release();
+        }
+    }
+    return { status: 201, headers: { Location: `/orders/${id}` }, body: { ...order, id } };
+}
+
+export async function readOrder(pool: import('pg').Pool, id: string): Promise<Answer> {
+    if (!/^\d{1,18}$/.test(id)) return { status: 404, headers: {}, body: { error: 'no such order' } };
+    const { rows } = await pool.query(
+        'SELECT id::text AS id, order_id, amount_cents::text AS amount_cents, currency FROM shop.orders WHERE id = $1',
+        [id],
+    );
+    if (rows.length === 0) return { status: 404, headers: {}, body: { error: 'no such order' } };
+    const r = rows[0];
+    return { status: 200, headers: {}, body: { id: Number(r.id), order_id: r.order_id, amount_cents: Number(r.amount_cents), currency: r.currency } };
+}
+
+function expressApp(idem: HttpIdempotency | null, pool: import('pg').Pool): any {
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const express = require('express');
+    const app = express();
+    const send = (res: any, a: Answer) => res.status(a.status).set(a.headers).json(a.body);
+    const raw = express.raw({ type: () => true, limit: '1mb' });
+    const guard = idem ? [expressIdempotency(idem)] : [];
+    app.post('/orders', ...guard, raw, async (req: any, res: any) => {
+        try {
+            send(res, await createOrder(pool, req.idem, req.body, (n) => req.get(n)));
+        } catch (e) {
+            res.status(500).json({ error: String((e as Error).message) });
+        }
+    });
+    app.get('/orders/:id', async (req: any, res: any) => {
+        try {
+            send(res, await readOrder(pool, req.params.id));
+        } catch (e) {
+            res.status(500).json({ error: String((e as Error).message) });
+        }
+    });
+    return app;
+}
+
+async function main(): Promise<void> {
+    const args = process.argv.slice(2);
+    const opt = (name: string, def?: string) => {
+        const i = args.indexOf(name);
+        return i >= 0 && i + 1 < args.length ? args[i + 1] : def;
+    };
+    const dsn = opt('--dsn');
+    if (!dsn) {
+        console.error('usage: example-orders --dsn DSN --listen HOST:PORT [--framework express] [--bare]');
+        process.exit(2);
+    }
+    const listen = opt('--listen', '127.0.0.1:8002')!;
+    const framework = opt('--framework', 'express');
+    const bare = args.includes('--bare');
+    const host = listen.slice(0, listen.lastIndexOf(':'));
+    const port = Number(listen.slice(listen.lastIndexOf(':') + 1));
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const pg = require('pg') as typeof import('pg');
+    const { clientConfig } = await import('../conninfo');
+    const pool = new pg.Pool({ ...clientConfig(dsn, 'idem example orders'), max: 20 });
+    pool.on('error', () => undefined);
+    const c = await pool.connect();
+    try {
+        await c.query('BEGIN');
+        // Two services starting together would race on CREATE ... IF NOT EXISTS.
+        await c.query("SELECT pg_advisory_xact_lock(hashtext('idem example shop.orders'))");
+        await c.query(schemaSql);
+        await c.query('COMMIT');
+    } finally {
+        c.release();
+    }
+    const leaseMs = Number(process.env.IDEM_HTTP_LEASE_MS ?? 30_000);
+    const idem = bare ? null : new HttpIdempotency(dsn, { leaseMs, retry: { baseDelayMs: 200, maxDelayMs: 2000 } });
+    if (framework !== 'express') throw new Error(`unknown --framework ${framework}`);
+    {
+        const server = expressApp(idem, pool).listen(port, host);
+        await new Promise<void>((resolve, reject) => {
+            server.once('listening', resolve);
+            server.once('error', reject);
+        });
+    }
+    const stop = () => process.exit(0);
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+}
+
+if (require.main === module) {
+    main().catch((e) => {
+        console.error(`example-orders: ${(e as Error).message}`);
+        process.exit(1);
+    });
+}
