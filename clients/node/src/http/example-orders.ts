@@ -4,7 +4,7 @@
 // Location; GET /orders/:id reads it back. X-Demo-Fail: <status> answers that status before
 // writing; X-Demo-Sleep-Ms: N waits N ms before writing.
 //
-//     node dist/src/http/example-orders.js --dsn DSN --listen 127.0.0.1:8002 [--framework express] [--bare]
+//     node dist/src/http/example-orders.js --dsn DSN --listen 127.0.0.1:8002 [--framework express|fastify] [--bare]
 //
 // --bare serves the same handler without the middleware (bench/).
 import type { PoolClient } from 'pg';
@@ -12,6 +12,7 @@ import type { PoolClient } from 'pg';
 import { HttpIdempotency } from './core';
 import type { IdemContext } from './core';
 import { expressIdempotency } from './express';
+import { fastifyIdempotency } from './fastify';
 
 const schemaSql = `
 CREATE SCHEMA IF NOT EXISTS shop;
@@ -128,6 +129,25 @@ function expressApp(idem: HttpIdempotency | null, pool: import('pg').Pool): any 
     return app;
 }
 
+// Fastify from the npm registry (clients/node/http-deps, installed by its npm-ci.sh).
+function fastifyApp(idem: HttpIdempotency | null, pool: import('pg').Pool): any {
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const fastify = require('fastify');
+    const app = fastify({ bodyLimit: 2 << 20 });
+    // Any body reaches the handler as bytes (the handler parses it, as the other examples do).
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req: unknown, body: Buffer, done: (e: null, b: Buffer) => void) =>
+        done(null, body),
+    );
+    if (idem) app.register(fastifyIdempotency(idem));
+    const send = (reply: any, a: Answer) => reply.code(a.status).headers(a.headers).send(a.body);
+    app.post('/orders', { config: { idempotency: idem ? {} : undefined } }, async (request: any, reply: any) =>
+        send(reply, await createOrder(pool, request.idem ?? undefined, request.body ?? Buffer.alloc(0), (n) => request.headers[n])),
+    );
+    app.get('/orders/:id', async (request: any, reply: any) => send(reply, await readOrder(pool, request.params.id)));
+    return app;
+}
+
 async function main(): Promise<void> {
     const args = process.argv.slice(2);
     const opt = (name: string, def?: string) => {
@@ -136,7 +156,7 @@ async function main(): Promise<void> {
     };
     const dsn = opt('--dsn');
     if (!dsn) {
-        console.error('usage: example-orders --dsn DSN --listen HOST:PORT [--framework express] [--bare]');
+        console.error('usage: example-orders --dsn DSN --listen HOST:PORT [--framework express|fastify] [--bare]');
         process.exit(2);
     }
     const listen = opt('--listen', '127.0.0.1:8002')!;
@@ -161,8 +181,11 @@ async function main(): Promise<void> {
     }
     const leaseMs = Number(process.env.IDEM_HTTP_LEASE_MS ?? 30_000);
     const idem = bare ? null : new HttpIdempotency(dsn, { leaseMs, retry: { baseDelayMs: 200, maxDelayMs: 2000 } });
-    if (framework !== 'express') throw new Error(`unknown --framework ${framework}`);
-    {
+    if (framework === 'fastify') {
+        await fastifyApp(idem, pool).listen({ host, port });
+    } else if (framework !== 'express') {
+        throw new Error(`unknown --framework ${framework}`);
+    } else {
         const server = expressApp(idem, pool).listen(port, host);
         await new Promise<void>((resolve, reject) => {
             server.once('listening', resolve);
