@@ -115,7 +115,7 @@ def create_order(tx_runner, ctx, body, header):
     return 201, [("Location", "/orders/%d" % saved["id"])], saved
 
 
-def fastapi_app(idem, pool):
+def fastapi_app(idem, pool, tenant="default"):
     from fastapi import FastAPI, Request
     from fastapi.responses import JSONResponse
     from starlette.concurrency import run_in_threadpool
@@ -124,7 +124,8 @@ def fastapi_app(idem, pool):
 
     app = FastAPI()
     if idem is not None:
-        app.add_middleware(IdempotencyMiddleware, idem=idem, routes={"POST /orders": Route()})
+        app.add_middleware(IdempotencyMiddleware, idem=idem, routes={"POST /orders": Route()},
+                           tenant=lambda request: tenant)
     bare = BareTx(pool)
 
     @app.post("/orders")
@@ -146,7 +147,7 @@ def fastapi_app(idem, pool):
     return app
 
 
-def flask_app(idem, pool):
+def flask_app(idem, pool, tenant="default"):
     from flask import Flask, Response, request
 
     from idem_client.http.wsgi import IdempotencyWSGI, flask_routes
@@ -171,7 +172,8 @@ def flask_app(idem, pool):
                         content_type="application/json")
 
     if idem is not None:
-        app.wsgi_app = IdempotencyWSGI(app.wsgi_app, idem, flask_routes(app, {"POST /orders": Route()}))
+        app.wsgi_app = IdempotencyWSGI(app.wsgi_app, idem, flask_routes(app, {"POST /orders": Route()}),
+                                      tenant=lambda environ: tenant)
     return app
 
 
@@ -181,6 +183,8 @@ def main():
     parser.add_argument("--listen", default="127.0.0.1:8001")
     parser.add_argument("--framework", choices=["fastapi", "flask"], default="fastapi")
     parser.add_argument("--bare", action="store_true", help="the same handler without the middleware")
+    parser.add_argument("--tenant", default="default", help="the tenant of every request (a real service "
+                        "resolves it from the authenticated principal)")
     parser.add_argument("--lease-ms", type=int, default=int(os.environ.get("IDEM_HTTP_LEASE_MS", "30000")))
     args = parser.parse_args()
     host, _, port = args.listen.rpartition(":")
@@ -189,16 +193,17 @@ def main():
     from idem_client.retrypolicy import RetryPolicy
 
     idem = None if args.bare else HttpIdempotency(
-        args.dsn, lease_ms=args.lease_ms, retry=RetryPolicy(base_delay_ms=200, max_delay_ms=2000))
+        args.dsn, lease_ms=args.lease_ms,
+        max_response_bytes=int(os.environ.get("IDEM_HTTP_MAX_RESPONSE_BYTES", str(1 << 20))), retry=RetryPolicy(base_delay_ms=200, max_delay_ms=2000))
     pool = ConnectionPool(args.dsn, 20, "idem example orders")
     if args.framework == "fastapi":
         import uvicorn
 
-        uvicorn.run(fastapi_app(idem, pool), host=host, port=int(port), log_level="warning")
+        uvicorn.run(fastapi_app(idem, pool, args.tenant), host=host, port=int(port), log_level="warning")
     else:
         from werkzeug.serving import run_simple
 
-        run_simple(host, int(port), flask_app(idem, pool), threaded=True)
+        run_simple(host, int(port), flask_app(idem, pool, args.tenant), threaded=True)
 
 
 if __name__ == "__main__":

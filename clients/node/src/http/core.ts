@@ -317,10 +317,15 @@ export class HttpIdempotency {
     }
 
     /** Before the handler: an answer to send instead, a Claimed when this request runs the handler, or null (no key, not required). */
+    /** 413 for a body past maxRequestBytes (the adapters read at most one byte more), else null. */
+    tooLarge(size: number): HttpResponse | null {
+        if (size <= this.maxRequestBytes) return null;
+        return problem(413, 'Request body too large', `the body is more than the ${this.maxRequestBytes} bytes this endpoint reads`);
+    }
+
     async begin(request: HttpRequest, route: RouteOptions): Promise<HttpResponse | Claimed | null> {
-        if (request.body.length > this.maxRequestBytes)
-            return problem(413, 'Request body too large',
-                `the body is ${request.body.length} bytes, more than the ${this.maxRequestBytes} this endpoint reads`);
+        const tooLarge = this.tooLarge(request.body.length);
+        if (tooLarge) return tooLarge;
         const key = this.keyOf(request, route);
         if (key === null || !(key instanceof TaskKey)) return key;
         const digest = this.fingerprint(request, route);

@@ -36,7 +36,7 @@ export function parseOrder(body: unknown): Order | string {
     let doc = body;
     if (Buffer.isBuffer(doc)) {
         try {
-            doc = JSON.parse(doc.toString('utf8'));
+            doc = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(doc));
         } catch {
             return 'the body is not JSON';
         }
@@ -105,13 +105,13 @@ export async function readOrder(pool: import('pg').Pool, id: string): Promise<An
     return { status: 200, headers: {}, body: { id: Number(r.id), order_id: r.order_id, amount_cents: Number(r.amount_cents), currency: r.currency } };
 }
 
-function expressApp(idem: HttpIdempotency | null, pool: import('pg').Pool): any {
+function expressApp(idem: HttpIdempotency | null, pool: import('pg').Pool, tenant: string): any {
     // eslint-disable-next-line @typescript-eslint/no-var-requires
     const express = require('express');
     const app = express();
     const send = (res: any, a: Answer) => res.status(a.status).set(a.headers).json(a.body);
     const raw = express.raw({ type: () => true, limit: '1mb' });
-    const guard = idem ? [expressIdempotency(idem)] : [];
+    const guard = idem ? [expressIdempotency(idem, { tenant: () => tenant })] : [];
     app.post('/orders', ...guard, raw, async (req: any, res: any) => {
         try {
             send(res, await createOrder(pool, req.idem, req.body, (n) => req.get(n)));
@@ -130,17 +130,21 @@ function expressApp(idem: HttpIdempotency | null, pool: import('pg').Pool): any 
 }
 
 // Fastify from the npm registry (clients/node/http-deps, installed by its npm-ci.sh).
-function fastifyApp(idem: HttpIdempotency | null, pool: import('pg').Pool): any {
+function fastifyApp(idem: HttpIdempotency | null, pool: import('pg').Pool, tenant: string): any {
     // eslint-disable-next-line @typescript-eslint/no-var-requires
     const fastify = require('fastify');
-    const app = fastify({ bodyLimit: 2 << 20 });
+    const app = fastify({ bodyLimit: 16 << 20 });
     // Any body reaches the handler as bytes (the handler parses it, as the other examples do).
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req: unknown, body: Buffer, done: (e: null, b: Buffer) => void) =>
         done(null, body),
     );
-    if (idem) app.register(fastifyIdempotency(idem));
-    const send = (reply: any, a: Answer) => reply.code(a.status).headers(a.headers).send(a.body);
+    if (idem) app.register(fastifyIdempotency(idem, { tenant: () => tenant }));
+    // Returned, not reply.send(): the reply is sent once, by Fastify, after the onSend hooks.
+    const send = (reply: any, a: Answer) => {
+        reply.code(a.status).headers(a.headers);
+        return a.body;
+    };
     app.post('/orders', { config: { idempotency: idem ? {} : undefined } }, async (request: any, reply: any) =>
         send(reply, await createOrder(pool, request.idem ?? undefined, request.body ?? Buffer.alloc(0), (n) => request.headers[n])),
     );
@@ -156,12 +160,14 @@ async function main(): Promise<void> {
     };
     const dsn = opt('--dsn');
     if (!dsn) {
-        console.error('usage: example-orders --dsn DSN --listen HOST:PORT [--framework express|fastify] [--bare]');
+        console.error('usage: example-orders --dsn DSN --listen HOST:PORT [--framework express|fastify] [--tenant T] [--bare]');
         process.exit(2);
     }
     const listen = opt('--listen', '127.0.0.1:8002')!;
     const framework = opt('--framework', 'express');
     const bare = args.includes('--bare');
+    // A real service resolves the tenant from the authenticated principal.
+    const tenant = opt('--tenant', 'default')!;
     const host = listen.slice(0, listen.lastIndexOf(':'));
     const port = Number(listen.slice(listen.lastIndexOf(':') + 1));
     // eslint-disable-next-line @typescript-eslint/no-var-requires
@@ -180,13 +186,14 @@ async function main(): Promise<void> {
         c.release();
     }
     const leaseMs = Number(process.env.IDEM_HTTP_LEASE_MS ?? 30_000);
-    const idem = bare ? null : new HttpIdempotency(dsn, { leaseMs, retry: { baseDelayMs: 200, maxDelayMs: 2000 } });
+    const maxResponseBytes = Number(process.env.IDEM_HTTP_MAX_RESPONSE_BYTES ?? 1 << 20);
+    const idem = bare ? null : new HttpIdempotency(dsn, { leaseMs, maxResponseBytes, retry: { baseDelayMs: 200, maxDelayMs: 2000 } });
     if (framework === 'fastify') {
-        await fastifyApp(idem, pool).listen({ host, port });
+        await fastifyApp(idem, pool, tenant).listen({ host, port });
     } else if (framework !== 'express') {
         throw new Error(`unknown --framework ${framework}`);
     } else {
-        const server = expressApp(idem, pool).listen(port, host);
+        const server = expressApp(idem, pool, tenant).listen(port, host);
         await new Promise<void>((resolve, reject) => {
             server.once('listening', resolve);
             server.once('error', reject);

@@ -92,7 +92,7 @@ async function handle(idem: HttpIdempotency, options: ExpressOptions, req: Req, 
         req.body = body;
         if (/json/i.test(String(req.headers['content-type'] ?? ''))) {
             try {
-                req.body = JSON.parse(body.toString('utf8'));
+                req.body = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));
             } catch {
                 req.body = body;
             }

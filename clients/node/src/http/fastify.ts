@@ -47,9 +47,14 @@ function send(reply: any, r: HttpResponse): unknown {
 export function fastifyIdempotency(idem: HttpIdempotency, options: FastifyOptions = {}) {
     const plugin = (fastify: any, _opts: unknown, done: (err?: Error) => void) => {
         fastify.decorateRequest('idem', null);
-        fastify.addHook('preParsing', async (request: any, _reply: any, payload: any) => {
+        fastify.addHook('preParsing', async (request: any, reply: any, payload: any) => {
             if (!idem.methods.has(String(request.method).toUpperCase()) || !routeOptions(request)) return payload;
             const raw = (await readBody(payload as never, idem.maxRequestBytes)) ?? Buffer.alloc(0);
+            const tooLarge = idem.tooLarge(raw.length);
+            if (tooLarge) {
+                send(reply, tooLarge);
+                return reply;
+            }
             request[state] = { raw } as State;
             const out = Readable.from(raw.length ? [raw] : []);
             (out as any).receivedEncodedLength = raw.length;

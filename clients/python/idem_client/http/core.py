@@ -353,8 +353,7 @@ class HttpIdempotency:
         request runs the handler, or None when the route does not apply (no key, not required)."""
         if len(request.body) > self.max_request_bytes:
             return problem(413, "Request body too large",
-                           "the body is %d bytes, more than the %d this endpoint reads" % (len(request.body),
-                                                                                         self.max_request_bytes))
+                           "the body is more than the %d bytes this endpoint reads" % self.max_request_bytes)
         key = self.key_of(request, route)
         if key is None or isinstance(key, HttpResponse):
             return key
