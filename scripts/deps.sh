@@ -10,7 +10,21 @@ packages=(
     qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools
     qt6-qpa-plugins libgl-dev
     postgresql postgresql-client openssl
+    # The HTTP example services the demo drives (issue 43, scripts/example-service): FastAPI under
+    # uvicorn and Flask with the Python client; Express (and Fastify from the npm registry by
+    # lockfile) with the TypeScript client, whose build needs tsc
+    python3-psycopg python3-starlette python3-fastapi python3-uvicorn python3-flask node-typescript
 )
+# Node.js, node-pg and node-express from Debian, unless this machine's nodejs is another build
+# (nodesource's conflicts with libnode108, which node-pg needs through node-libpq): then it keeps its
+# Node.js (npm included) and the client uses Debian's node-pg and node-express unpacked beside the
+# checkout (scripts/debian-node.sh).
+installed_node=$(dpkg-query -W -f='${Version}' nodejs 2>/dev/null || true)
+if [ -n "$installed_node" ] && ! apt-cache madison nodejs 2>/dev/null | grep -qF "| $installed_node |"; then
+    unpack_node_pg=true
+else
+    packages+=(nodejs npm node-pg node-express)
+fi
 if [ "${1:-run}" = test ]; then
     # packaging/check-deb.sh: builds (dpkg-shlibdeps), installs and validates the .deb
     packages+=(xvfb xauth dpkg-dev desktop-file-utils appstream man-db)
@@ -32,17 +46,9 @@ if [ "${1:-run}" = test ]; then
     # tst_latency_clock runs a worker whose wall clock is a day off and jumps (libfaketime)
     packages+=(faketime)
     # The Python and TypeScript clients (clients/, issue 30): tst_python_client, tst_node_client,
-    # tst_digest_crosscheck and tst_scenarios_mixed; Debian's packages only, no registry at test time
-    packages+=(python3-psycopg python3-pytest node-typescript)
-    # Node.js and node-pg from Debian, unless this machine's nodejs is another build (nodesource's
-    # conflicts with libnode108, which node-pg needs through node-libpq): then it keeps its Node.js
-    # and the client uses Debian's node-pg unpacked beside the checkout (scripts/debian-node.sh).
-    installed_node=$(dpkg-query -W -f='${Version}' nodejs 2>/dev/null || true)
-    if [ -n "$installed_node" ] && ! apt-cache madison nodejs 2>/dev/null | grep -qF "| $installed_node |"; then
-        unpack_node_pg=true
-    else
-        packages+=(nodejs node-pg node-express)
-    fi
+    # tst_digest_crosscheck and tst_scenarios_mixed; Debian's packages only (tst_http_conformance adds
+    # Fastify, from the npm registry by lockfile: clients/node/http-deps/npm-ci.sh)
+    packages+=(python3-pytest)
 fi
 
 missing=()
