@@ -13,14 +13,16 @@ process_start() { # PID -> its start time, or nothing when no such process
 }
 
 # The pid in demo.pid when it is still this checkout's demo (same start time, and an idemctl
-# demo by its command line), else nothing.
+# demo by its command line), else nothing. Another demo: demo_pid PIDFILE GLOB (the HTTP demo:
+# http-demo.pid, a command line matching *http_demo.py*).
 demo_pid() {
-    local pid started cmdline
-    [ -f "$state/demo.pid" ] || return 0
-    read -r pid started <"$state/demo.pid" || true
+    local pid started cmdline file=${1:-$state/demo.pid} pattern=${2:-'*idemctl* demo *'}
+    [ -f "$file" ] || return 0
+    read -r pid started <"$file" || true
     [[ ${pid:-} =~ ^[0-9]+$ ]] || return 0
     [ -n "${started:-}" ] && [ "$(process_start "$pid")" = "$started" ] || return 0
     cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 0
-    [[ $cmdline == *idemctl*" demo "* ]] || return 0
+    # shellcheck disable=SC2053 # the pattern is a glob
+    [[ $cmdline == $pattern ]] || return 0
     printf '%s' "$pid"
 }

@@ -32,6 +32,17 @@ stop_demo() {
         echo "run: the demo recorded in $state/demo.pid is no longer running (its pid is not signalled: it may be another program's now)"
     fi
     rm -f "$state/demo.pid"
+    # The HTTP demo (issue 43): its example services stop with it.
+    pid=$(demo_pid "$state/http-demo.pid" '*http_demo.py*')
+    if [ -n "$pid" ]; then
+        kill -TERM "$pid"
+        for i in $(seq 1 40); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.5
+        done
+        echo "run: HTTP demo stopped (log in $state/http-demo.log)"
+    fi
+    rm -f "$state/http-demo.pid"
 }
 
 if [ "${1:-}" = --stop ]; then
@@ -113,6 +124,8 @@ ensure_login idem_demo_worker idem_worker idem_reader
 psql "$dsn" -Xq -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
 SET client_min_messages = warning;
 GRANT CREATE ON SCHEMA idem TO idem_demo_worker;
+-- The HTTP example services' table (shop.orders) lives in a schema of the demo's login.
+CREATE SCHEMA IF NOT EXISTS shop AUTHORIZATION idem_demo_worker;
 DO $$BEGIN
     IF to_regclass('idem.demo_payments') IS NOT NULL THEN
         ALTER TABLE idem.demo_payments OWNER TO idem_demo_worker;
@@ -132,6 +145,12 @@ IDEM_DSN=$demo_dsn nohup "$idemctl" demo --workers 4 --duration 0 >"$state/demo.
 demo=$!
 printf '%s %s\n' "$demo" "$(process_start "$demo")" >"$state/demo.pid"
 echo "run: demo workload running in the background as idem_demo_worker (pid $demo, log $state/demo.log)"
+# The HTTP demo: the example order service in FastAPI and in Express, driven by retrying clients
+# (docs/http-idempotency.md); the console shows them as tenants http-demo-python and http-demo-node.
+nohup /usr/bin/python3 "$here/clients/python/examples/http_demo.py" --dsn "$demo_dsn" >"$state/http-demo.log" 2>&1 &
+http_demo=$!
+printf '%s %s\n' "$http_demo" "$(process_start "$http_demo")" >"$state/http-demo.pid"
+echo "run: HTTP demo running in the background (pid $http_demo; its services' addresses and tallies in $state/http-demo.log)"
 echo "run: idemctl is $idemctl; scripts/idemctl runs it as idem_console_operator on this cluster. For every example in README.md and docs/:"
 echo "  export PATH=\"$here/scripts:\$PATH\"    # then: idemctl stats; man -l $here/packaging/idemctl.1"
 

@@ -21,8 +21,9 @@ import psycopg  # noqa: E402
 
 from idem_client.http import HttpIdempotency, Route  # noqa: E402
 
+# The schema is created only when missing: CREATE SCHEMA IF NOT EXISTS needs CREATE on the database
+# even when the schema exists (scripts/run.sh creates it for the demo's login).
 SCHEMA_SQL = """
-CREATE SCHEMA IF NOT EXISTS shop;
 CREATE TABLE IF NOT EXISTS shop.orders (
     id bigserial PRIMARY KEY,
     order_id text NOT NULL,
@@ -40,6 +41,8 @@ def ensure_schema(dsn):
         with c.transaction():
             # Two services starting together would race on CREATE ... IF NOT EXISTS.
             c.execute("SELECT pg_advisory_xact_lock(hashtext('idem example shop.orders'))")
+            if c.execute("SELECT to_regnamespace('shop')").fetchone()[0] is None:
+                c.execute("CREATE SCHEMA shop")
             c.execute(SCHEMA_SQL)
 
 

@@ -14,8 +14,9 @@ import type { IdemContext } from './core';
 import { expressIdempotency } from './express';
 import { fastifyIdempotency } from './fastify';
 
+// The schema is created only when missing: CREATE SCHEMA IF NOT EXISTS needs CREATE on the database
+// even when the schema exists (scripts/run.sh creates it for the demo's login).
 const schemaSql = `
-CREATE SCHEMA IF NOT EXISTS shop;
 CREATE TABLE IF NOT EXISTS shop.orders (
     id bigserial PRIMARY KEY,
     order_id text NOT NULL,
@@ -180,6 +181,8 @@ async function main(): Promise<void> {
         await c.query('BEGIN');
         // Two services starting together would race on CREATE ... IF NOT EXISTS.
         await c.query("SELECT pg_advisory_xact_lock(hashtext('idem example shop.orders'))");
+        const { rows } = await c.query("SELECT to_regnamespace('shop') IS NULL AS missing");
+        if (rows[0].missing) await c.query('CREATE SCHEMA shop');
         await c.query(schemaSql);
         await c.query('COMMIT');
     } finally {
