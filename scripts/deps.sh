@@ -49,6 +49,8 @@ if [ "${1:-run}" = test ]; then
     # tst_digest_crosscheck and tst_scenarios_mixed; Debian's packages only (tst_http_conformance adds
     # Fastify, from the npm registry by lockfile: clients/node/http-deps/npm-ci.sh)
     packages+=(python3-pytest)
+    # clients/python/tests/test_http_middleware.py: Starlette's TestClient runs on httpx
+    packages+=(python3-httpx)
 fi
 
 missing=()

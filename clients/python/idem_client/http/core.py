@@ -198,7 +198,8 @@ class Claimed:
         if self._heartbeat is not None:
             self._heartbeat.join()
         conn, self.conn = self.conn, None
-        return conn
+        # Outside the atomic phase the response is recorded on a connection taken now.
+        return conn if conn is not None else self.core.pool.get()
 
     def finish(self, response):
         """Records the handler's response by the finality rule and returns what to send (the
@@ -245,8 +246,6 @@ class Claimed:
     def abandon(self, reason):
         """The handler raised or was cancelled: its writes roll back and the outcome is unknown."""
         conn = self._end()
-        if conn is None:
-            return
         try:
             self._rollback(conn)
             self._fail(self.core.store(conn), FailureClass.UNKNOWN, reason)
