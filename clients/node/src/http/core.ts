@@ -164,8 +164,8 @@ export class Claimed {
                     `response of ${response.body.length} bytes is larger than the ${core.maxResponseBytes} bytes stored ` +
                     `(HTTP ${response.status} sent once, not stored)`;
                 if (atomic) {
-                    // The handler's writes happened: they commit with the failure, not without it.
-                    await store.fence(c, this.key, this.claim.token);
+                    // The handler's writes happened: they commit with the failure, not without it
+                    // (the fence in begin() holds the row).
                     await c.query(`SELECT status FROM ${store.qualify('fail')}($1, $2::uuid, 'permanent', $3, 0, NULL)`, [
                         this.key.str(), this.claim.token, message,
                     ]);
@@ -176,8 +176,10 @@ export class Claimed {
                 }
                 return response;
             }
-            if (!atomic) await c.query('BEGIN');
-            await store.fence(c, this.key, this.claim.token);
+            if (!atomic) {
+                await c.query('BEGIN');
+                await store.fence(c, this.key, this.claim.token);
+            } // else the fence in begin() has held the row since
             await store.complete(c, this.key, this.claim.token, core.storedResult(response));
             await c.query('COMMIT');
             store.countSucceeded(this.key);

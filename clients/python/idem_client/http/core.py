@@ -217,8 +217,8 @@ class Claimed:
                 message = ("response of %d bytes is larger than the %d bytes stored (HTTP %d sent once, not "
                            "stored)" % (len(response.body), core.max_response_bytes, response.status))
                 if self.route.atomic:
-                    # The handler's writes happened: they commit with the failure, not without it.
-                    store.fence(conn, self.key, self.claim.token)
+                    # The handler's writes happened: they commit with the failure, not without it
+                    # (the fence in begin() holds the row).
                     conn.execute(sql.SQL("SELECT status FROM {}(%s, %s::uuid, 'permanent', %s, 0, NULL)").format(
                         store._fn("fail")), (str(self.key), self.claim.token, message))
                     conn.execute("COMMIT")
@@ -229,9 +229,12 @@ class Claimed:
             stored = core.stored_result(response)
             if not self.route.atomic:
                 conn.execute("BEGIN")
-            store.fence(conn, self.key, self.claim.token)
-            store.complete(conn, self.key, self.claim.token, stored)
-            conn.execute("COMMIT")
+                store.fence(conn, self.key, self.claim.token)
+            # complete and COMMIT in one round trip (the atomic phase's fence has held the row
+            # since begin()).
+            with conn.pipeline():
+                store.complete(conn, self.key, self.claim.token, stored)
+                conn.execute("COMMIT")
             store.count_succeeded(self.key)
             return response
         except LostOwnership:
@@ -365,8 +368,9 @@ class HttpIdempotency:
                 self.pool.put(conn)
                 return self.answer(key, claim)
             if route.atomic:
-                conn.execute("BEGIN")
-                store.fence(conn, key, claim.token)
+                with conn.pipeline():  # one round trip
+                    conn.execute("BEGIN")
+                    store.fence(conn, key, claim.token)
             else:
                 self.pool.put(conn)
                 conn = None

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""The HTTP middleware's cost (issue 43): requests per second of the example order service's
+POST /orders with fresh keys and with replays, against the same handler without the middleware
+(--bare), in one run, for each adapter asked for.
+
+    bench/http_bench.py --dsn DSN [--adapters python,node] [--seconds 5] [--clients 8] [--repeat 3]
+
+DSN names a migrated database (idemctl migrate); the services create shop.orders there. Each
+client is a thread with one keep-alive connection; every request is a new order. Modes, per
+adapter, interleaved per repeat:
+  bare   the handler alone: BEGIN, INSERT, COMMIT on its own pooled connection
+  fresh  with the middleware, a new Idempotency-Key per request: claim, BEGIN, fence, INSERT,
+         complete, COMMIT
+  replay with the middleware, keys the fresh run completed, each sent again: one claim, the
+         stored response
+Prints medians over the repeats and the ratios fresh/bare and replay/fresh.
+"""
+
+import argparse
+import http.client
+import json
+import os
+import secrets
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Service:
+    def __init__(self, kind, dsn, bare):
+        self.port = free_port()
+        args = [os.path.join(ROOT, "scripts", "example-service"), kind, "--dsn", dsn, "--listen",
+                "127.0.0.1:%d" % self.port, "--tenant", "bench-" + kind]
+        self.proc = subprocess.Popen(args + (["--bare"] if bare else []), start_new_session=True,
+                                     stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+                c.request("GET", "/orders/0")
+                c.getresponse().read()
+                return
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit("http_bench: the %s service did not start" % kind)
+                time.sleep(0.1)
+
+    def stop(self):
+        os.killpg(self.proc.pid, signal.SIGTERM)
+        self.proc.wait(10)
+
+
+def run(port, seconds, clients, keys_per_client=None):
+    """(requests per second, keys completed per client). keys_per_client: replay those keys."""
+    done = [0] * clients
+    errors = [0] * clients
+    completed = [[] for _ in range(clients)]
+    start = threading.Barrier(clients + 1)
+    stop = threading.Event()
+
+    def client(i):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        replay = keys_per_client[i] if keys_per_client else None
+        n = 0
+        start.wait()
+        while not stop.is_set():
+            if replay:
+                key, body = replay[n % len(replay)]
+            else:
+                key = secrets.token_hex(12)
+                body = json.dumps({"order_id": "b-" + key[:8], "amount_cents": 1000 + n, "currency": "EUR"}).encode()
+            n += 1
+            try:
+                conn.request("POST", "/orders", body, {"Content-Type": "application/json", "Idempotency-Key": key})
+                r = conn.getresponse()
+                r.read()
+            except (OSError, http.client.HTTPException):
+                errors[i] += 1
+                conn.close()
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                continue
+            if r.status == 201:
+                done[i] += 1
+                if not replay:
+                    completed[i].append((key, body))
+            else:
+                errors[i] += 1
+        conn.close()
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    start.wait()
+    t0 = time.monotonic()
+    time.sleep(seconds)
+    stop.set()
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - t0
+    if sum(errors):
+        print("  (%d requests failed)" % sum(errors), file=sys.stderr)
+    return sum(done) / elapsed, completed
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--dsn", required=True)
+    p.add_argument("--adapters", default="python,node")
+    p.add_argument("--seconds", type=float, default=5)
+    p.add_argument("--clients", type=int, default=8)
+    p.add_argument("--repeat", type=int, default=3)
+    args = p.parse_args()
+    results = {}
+    for kind in args.adapters.split(","):
+        figures = {"bare": [], "fresh": [], "replay": []}
+        for r in range(args.repeat):
+            s = Service(kind, args.dsn, bare=True)
+            try:
+                run(s.port, 1, args.clients)  # warm-up
+                figures["bare"].append(run(s.port, args.seconds, args.clients)[0])
+            finally:
+                s.stop()
+            s = Service(kind, args.dsn, bare=False)
+            try:
+                run(s.port, 1, args.clients)
+                rate, completed = run(s.port, args.seconds, args.clients)
+                figures["fresh"].append(rate)
+                figures["replay"].append(run(s.port, args.seconds, args.clients, completed)[0])
+            finally:
+                s.stop()
+            print("%s repeat %d: bare %.0f, fresh %.0f, replay %.0f req/s" % (
+                kind, r + 1, figures["bare"][-1], figures["fresh"][-1], figures["replay"][-1]), file=sys.stderr)
+        results[kind] = {m: statistics.median(v) for m, v in figures.items()}
+    print("| adapter | bare handler (req/s) | middleware, fresh keys | middleware, replays | fresh / bare | replay / fresh |")
+    print("|---|---|---|---|---|---|")
+    for kind, f in results.items():
+        print("| %s | %.0f | %.0f | %.0f | %.2f | %.2f |" % (kind, f["bare"], f["fresh"], f["replay"],
+                                                           f["fresh"] / f["bare"], f["replay"] / f["fresh"]))
+
+
+if __name__ == "__main__":
+    main()
