@@ -232,7 +232,8 @@ export class HttpIdempotency {
     constructor(readonly dsn: string, options: HttpIdempotencyOptions = {}) {
         // eslint-disable-next-line @typescript-eslint/no-var-requires
         const pg = require('pg') as typeof import('pg');
-        this.pool = new pg.Pool({ ...clientConfig(dsn, 'idem http'), max: options.poolSize ?? 10 });
+        // A bounded wait for a free connection: a 503 with Retry-After rather than a queue without end.
+        this.pool = new pg.Pool({ ...clientConfig(dsn, 'idem http'), max: options.poolSize ?? 10, connectionTimeoutMillis: 10_000 });
         this.pool.on('error', () => undefined); // an idle client that broke is dropped by the pool
         this.header = options.header ?? 'Idempotency-Key';
         this.methods = new Set((options.methods ?? ['POST', 'PATCH']).map((m) => m.toUpperCase()));

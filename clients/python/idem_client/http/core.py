@@ -101,18 +101,27 @@ def problem(status, title, detail, retry_after_ms=None, extra=None):
     return HttpResponse(status, headers, body)
 
 
+class PoolExhausted(IdemError):
+    """Every pooled connection stayed busy for the whole wait: answered 503 with Retry-After."""
+
+
 class ConnectionPool:
     """A few psycopg connections in autocommit mode, never a named prepared statement (PgBouncer in
     transaction mode), handed out one request at a time."""
 
-    def __init__(self, conninfo, size=10, application_name="idem http"):
+    def __init__(self, conninfo, size=10, application_name="idem http", wait_s=10.0):
         self.conninfo = conninfo
+        # Bounded: a request waiting for a connection holds a worker thread, and the handlers that
+        # would give connections back may need one (a 503 after wait_s rather than a deadlock).
+        self.wait_s = wait_s
         self.application_name = application_name
         self._idle = queue.LifoQueue()
         self._slots = threading.BoundedSemaphore(size)
 
     def get(self):
-        self._slots.acquire()
+        if not self._slots.acquire(timeout=self.wait_s):
+            raise PoolExhausted("no database connection free within %.0f s (%s)" % (self.wait_s,
+                                                                                   self.application_name))
         try:
             while True:
                 try:
