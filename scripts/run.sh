@@ -16,17 +16,22 @@ console=$here/build/dev/app/idem-console
 # process_start and demo_pid: whether demo.pid still names this checkout's demo.
 . "$here/scripts/demo-pid.sh"
 
+# SIGTERM, then up to 30 s for it to end. The demo finishes its running tasks and checks the
+# business table; the HTTP demo stops its services: let them, before the database goes away.
+term_and_wait() { # PID
+    local i
+    kill -TERM "$1"
+    for i in $(seq 1 60); do
+        kill -0 "$1" 2>/dev/null || break
+        sleep 0.5
+    done
+}
+
 stop_demo() {
-    local pid i
+    local pid
     pid=$(demo_pid)
     if [ -n "$pid" ]; then
-        kill -TERM "$pid"
-        # It finishes its running tasks and checks the business table: let it, before the
-        # database goes away under it.
-        for i in $(seq 1 60); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.5
-        done
+        term_and_wait "$pid"
         echo "run: demo stopped (summary in $state/demo.log)"
     elif [ -f "$state/demo.pid" ]; then
         echo "run: the demo recorded in $state/demo.pid is no longer running (its pid is not signalled: it may be another program's now)"
@@ -35,11 +40,7 @@ stop_demo() {
     # The HTTP demo (issue 43): its example services stop with it.
     pid=$(demo_pid "$state/http-demo.pid" '*http_demo.py*')
     if [ -n "$pid" ]; then
-        kill -TERM "$pid"
-        for i in $(seq 1 40); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.5
-        done
+        term_and_wait "$pid"
         echo "run: HTTP demo stopped (log in $state/http-demo.log)"
     fi
     rm -f "$state/http-demo.pid"

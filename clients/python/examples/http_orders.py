@@ -21,19 +21,10 @@ import psycopg  # noqa: E402
 
 from idem_client.http import HttpIdempotency, Route  # noqa: E402
 
-# The schema is created only when missing: CREATE SCHEMA IF NOT EXISTS needs CREATE on the database
-# even when the schema exists (scripts/run.sh creates it for the demo's login).
-SCHEMA_SQL = """
-CREATE TABLE IF NOT EXISTS shop.orders (
-    id bigserial PRIMARY KEY,
-    order_id text NOT NULL,
-    amount_cents bigint NOT NULL,
-    currency text NOT NULL,
-    idempotency_key text,
-    created_at timestamptz NOT NULL DEFAULT now()
-);
-ALTER TABLE shop.orders ADD COLUMN IF NOT EXISTS order_id text;
-"""
+# The table's definition, shared with the TypeScript example. The schema is created only when
+# missing: CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when the schema exists
+# (scripts/run.sh creates it for the demo's login).
+SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shop-orders.sql")
 
 
 def ensure_schema(dsn):
@@ -43,7 +34,8 @@ def ensure_schema(dsn):
             c.execute("SELECT pg_advisory_xact_lock(hashtext('idem example shop.orders'))")
             if c.execute("SELECT to_regnamespace('shop')").fetchone()[0] is None:
                 c.execute("CREATE SCHEMA shop")
-            c.execute(SCHEMA_SQL)
+            with open(SCHEMA_FILE, encoding="utf-8") as f:
+                c.execute(f.read())
 
 
 def parse_order(body):

@@ -7,6 +7,8 @@
 //     node dist/src/http/example-orders.js --dsn DSN --listen 127.0.0.1:8002 [--framework express|fastify] [--bare]
 //
 // --bare serves the same handler without the middleware (bench/).
+import * as fs from 'fs';
+import * as path from 'path';
 import type { PoolClient } from 'pg';
 
 import { HttpIdempotency } from './core';
@@ -14,18 +16,10 @@ import type { IdemContext } from './core';
 import { expressIdempotency } from './express';
 import { fastifyIdempotency } from './fastify';
 
-// The schema is created only when missing: CREATE SCHEMA IF NOT EXISTS needs CREATE on the database
-// even when the schema exists (scripts/run.sh creates it for the demo's login).
-const schemaSql = `
-CREATE TABLE IF NOT EXISTS shop.orders (
-    id bigserial PRIMARY KEY,
-    order_id text NOT NULL,
-    amount_cents bigint NOT NULL,
-    currency text NOT NULL,
-    idempotency_key text,
-    created_at timestamptz NOT NULL DEFAULT now()
-);
-ALTER TABLE shop.orders ADD COLUMN IF NOT EXISTS order_id text;`;
+// The table's definition, shared with the Python example (clients/shop-orders.sql, from
+// dist/src/http). The schema is created only when missing: CREATE SCHEMA IF NOT EXISTS needs CREATE
+// on the database even when the schema exists (scripts/run.sh creates it for the demo's login).
+const schemaFile = path.join(__dirname, '..', '..', '..', '..', 'shop-orders.sql');
 
 interface Order {
     order_id: string;
@@ -183,7 +177,7 @@ async function main(): Promise<void> {
         await c.query("SELECT pg_advisory_xact_lock(hashtext('idem example shop.orders'))");
         const { rows } = await c.query("SELECT to_regnamespace('shop') IS NULL AS missing");
         if (rows[0].missing) await c.query('CREATE SCHEMA shop');
-        await c.query(schemaSql);
+        await c.query(fs.readFileSync(schemaFile, 'utf8'));
         await c.query('COMMIT');
     } finally {
         c.release();
