@@ -243,7 +243,7 @@ def test_same_key_other_body_is_422_and_changes_nothing(svc, db):
 def test_in_flight_duplicate_is_409_with_retry_after(svc, db):
     key = new_key()
     out = {}
-    t = threading.Thread(target=lambda: out.setdefault("a", post(svc, key, order(), [("X-Demo-Sleep-Ms", "1500")])))
+    t = threading.Thread(target=lambda: out.setdefault("a", post(svc, key, order(), [("X-Demo-Sleep-Ms", "2500")])))
     t.start()
     wait_for("the first request to claim", lambda: task(db, svc, key) is not None)
     doc = assert_problem(post(svc, key, order()), 409)
@@ -257,7 +257,7 @@ def test_in_flight_duplicate_is_409_with_retry_after(svc, db):
 
 def test_conflicting_409_has_retry_after(svc, db):
     key = new_key()
-    t = threading.Thread(target=lambda: post(svc, key, order(), [("X-Demo-Sleep-Ms", "800")]))
+    t = threading.Thread(target=lambda: post(svc, key, order(), [("X-Demo-Sleep-Ms", "2000")]))
     t.start()
     wait_for("the first request to claim", lambda: task(db, svc, key) is not None)
     status, headers, _ = post(svc, key, order())
