@@ -250,8 +250,13 @@ class Claimed:
             self._rollback(conn)
             return response
         except psycopg.Error as e:
+            # In a pipeline the fence's or complete's refusal arrives here, untranslated.
             self._rollback(conn)
-            raise translate(e) or e from e
+            mapped = translate(e)
+            if isinstance(mapped, LostOwnership):
+                core.count(self.key, _counters.STALE_TOKEN)
+                return response
+            raise mapped or e from e
         finally:
             core.pool.put(conn)
 
