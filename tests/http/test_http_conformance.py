@@ -431,5 +431,28 @@ def test_counters_show_http_traffic(svc, db):
     wait_for("the counters to be flushed", counted, timeout=10)
 
 
+def test_one_contract_across_adapters(dsn, db):
+    """The same tenant's key sent to each adapter in turn: the same operation name and fingerprint
+    everywhere, so the first answer is replayed by all the others, byte for byte, and another body
+    is a 422 from each."""
+    services = [Service(kind, dsn, "conf-shared") for kind in ADAPTERS]
+    try:
+        for s in services:
+            s.start()
+        key = new_key()
+        first = post(services[0], key, order(order_id="shared"))
+        assert first[0] == 201
+        for s in services[1:]:
+            again = post(s, key, None, raw=b'{"currency":"eur","order_id":"shared","amount_cents":1250}')
+            assert again[0] == 201 and again[2] == first[2], (s.kind, again)
+            assert again[1]["location"] == first[1]["location"] and again[1]["idempotent-replayed"] == "true"
+            assert_problem(post(s, key, order(order_id="other")), 422)
+        assert rows(db, services[0], key) == 1
+    finally:
+        for s in services:
+            if s.proc is not None:
+                s.stop()
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
