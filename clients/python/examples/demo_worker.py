@@ -56,25 +56,69 @@ def wait_for_tables(conn, schema, seconds=30):
         time.sleep(0.1)
 
 
+class Connections:
+    """The worker's two connections (its store's and the payment service's), made again after a
+    switchover or a restart as the C++ demo's clients do: with a growing pause until the server
+    is back, or until the run stops."""
+
+    def __init__(self, args, stop):
+        self.args, self.stop = args, stop
+        self.conn = self.downstream = self.store = None
+        self.reconnects = 0
+
+    def close(self):
+        for c in (self.conn, self.downstream):
+            if c is not None:
+                c.close()
+        self.conn = self.downstream = self.store = None
+
+    def broken(self):
+        return any(c is None or c.broken or c.closed for c in (self.conn, self.downstream))
+
+    def ensure(self):
+        """True once both connections are up; False when the run stopped first."""
+        if self.store is not None and not self.broken():
+            return True
+        self.close()
+        pause = 0.05
+        while not self.stop.is_set():
+            try:
+                self.conn = idem.connect(self.args.dsn, application_name="idem python demo worker")
+                self.downstream = idem.connect(self.args.dsn, application_name="idem python demo payment service")
+                self.store = idem.TaskStore(self.conn, schema=self.args.schema, lease_ms=5000)
+                return True
+            except (idem.DatabaseUnavailable, psycopg.OperationalError):
+                self.close()
+                self.stop.wait(pause)
+                pause = min(pause * 2, 1.0)
+        return False
+
+
 def worker(index, args, tally, lock, stop):
     rng = random.Random()
-    conn = idem.connect(args.dsn, application_name="idem python demo worker")
-    downstream = psycopg.connect(args.dsn, autocommit=True, application_name="idem python demo payment service")
-    store = idem.TaskStore(conn, schema=args.schema, lease_ms=5000)
+    links = Connections(args, stop)
     table = lambda name: sql.Identifier(args.schema, name)  # noqa: E731
     operations = args.operations.split(",")
-    while not stop.is_set():
-        key = idem.TaskKey("tenant-%d" % rng.randint(1, args.tenants), rng.choice(operations),
-                           "order-%s-%d" % (args.run_id, rng.randrange(args.keys)))
+    key = None
+    while links.ensure():
+        # A request that got no answer (the connection broke, or the server is not the primary
+        # any more) is sent again with the same key, as a client would: its key must not be left
+        # processing when its lease runs out. The run's stop ends the loop only between keys.
+        if key is None:
+            if stop.is_set():
+                break
+            key = idem.TaskKey("tenant-%d" % rng.randint(1, args.tenants), rng.choice(operations),
+                               "order-%s-%d" % (args.run_id, rng.randrange(args.keys)))
         body = body_for(key)
         sent = dict(body, meta={"trace_id": str(rng.getrandbits(63)), "sent_at": int(time.time() * 1000)})
         digest = idem.request_digest(sent, IGNORED)
 
         def call(ctx):
-            downstream.execute(sql.SQL("INSERT INTO {} (idempotency_key, amount_cents, currency, target)"
-                                       " VALUES (%s, %s, %s, %s) ON CONFLICT (idempotency_key) DO NOTHING").format(
-                                           table("demo_payments")),
-                               (ctx.idempotency_key, body["amount_cents"], body["currency"], body["target"]))
+            links.downstream.execute(
+                sql.SQL("INSERT INTO {} (idempotency_key, amount_cents, currency, target)"
+                        " VALUES (%s, %s, %s, %s) ON CONFLICT (idempotency_key) DO NOTHING").format(
+                            table("demo_payments")),
+                (ctx.idempotency_key, body["amount_cents"], body["currency"], body["target"]))
 
         def record(tx, ctx, _answer):
             tx.execute(sql.SQL("INSERT INTO {} (idempotency_key, run_id, worker, attempt, amount_cents, currency,"
@@ -85,18 +129,19 @@ def worker(index, args, tally, lock, stop):
                     "worker": 1000 + index, "attempt": ctx.attempt, "execution": ctx.token[:12]}
 
         try:
-            outcome = idem.run_task(store, key, digest, call=call, record=record)
+            outcome = idem.run_task(links.store, key, digest, call=call, record=record)
             name = outcome.kind.value
-        except idem.DatabaseUnavailable:
+            # An unknown outcome of the payment call (its connection broke) is recorded and
+            # retried later by the protocol; the next key needs a payment connection again.
+            key = None
+        except (idem.DatabaseUnavailable, idem.NotPrimary):
             name = "database_errors"
-            conn = idem.connect(args.dsn, application_name="idem python demo worker")
-            store = idem.TaskStore(conn, schema=args.schema, lease_ms=5000)
+            links.close()
         with lock:
             tally[name] = tally.get(name, 0) + 1
-        if args.rate > 0:
-            time.sleep(args.workers / args.rate)
-    conn.close()
-    downstream.close()
+        if args.rate > 0 and key is None:
+            stop.wait(args.workers / args.rate)
+    links.close()
 
 
 def main():
