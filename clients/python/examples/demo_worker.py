@@ -81,7 +81,6 @@ class Connections:
     def __init__(self, args, stop):
         self.args, self.stop = args, stop
         self.conn = self.downstream = self.store = None
-        self.reconnects = 0
 
     def close(self):
         for c in (self.conn, self.downstream):
@@ -175,6 +174,13 @@ def worker(index, args, tally, lock, stop):
             count("database_errors")
             links.close()
             pause = 0.05
+        except Exception as e:  # noqa: BLE001 - the thread goes on, as the demo's own workers do
+            # Unexpected: the request is dropped unanswered (the demo's check names its key if
+            # it is left processing) and the worker carries on with fresh connections.
+            count("errors")
+            sys.stderr.write("demo_worker %d: %s: %s\n" % (index, type(e).__name__, e))
+            links.close()
+            key, pause = None, 0.05
         if pause and key is None:
             stop.wait(pause)  # the next key: the stop cuts the pause short
         elif pause:
