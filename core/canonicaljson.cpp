@@ -143,9 +143,9 @@ namespace {
             return; // "0" and "-0" are zero (RFC 8785 writes -0 as 0)
         const std::string canonical = esNumberToString(d);
         if (plainInteger(canonical) != written)
-            throw JsonError(JsonErrorKind::NumberRange, "integer " + quoteForMessage(written, 64)
-                    + " is not a double's value: RFC 8785 would write it as " + canonical
-                    + ", as another integer (send integers past 2^53 as strings)");
+            throw JsonError(JsonErrorKind::NumberRange,
+                "integer " + quoteForMessage(written, 64) + " is not a double's value: RFC 8785 would write it as "
+                    + canonical + ", as another integer (send integers past 2^53 as strings)");
     }
 
     // A literal with a fraction or an exponent is a decimal approximation that RFC 8785 rounds
@@ -156,8 +156,8 @@ namespace {
             return;
         const auto mantissa = text.substr(0, text.find_first_of("eE"));
         if (mantissa.find_first_of("123456789") != std::string_view::npos)
-            throw JsonError(JsonErrorKind::NumberRange, "number " + quoteForMessage(text, 64)
-                    + " is not zero but rounds to 0 as a double (below 2.5e-324)");
+            throw JsonError(JsonErrorKind::NumberRange,
+                "number " + quoteForMessage(text, 64) + " is not zero but rounds to 0 as a double (below 2.5e-324)");
     }
 
     // Builds the DOM from nlohmann's SAX events so that a duplicate key is seen (nlohmann's own

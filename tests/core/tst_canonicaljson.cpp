@@ -227,8 +227,12 @@ void TestCanonicalJson::refusedValues()
                              "9007199254740992"),
         past.constData());
     QVERIFY2(past.endsWith(", at '/amount'"), past.constData());
-    QVERIFY(errorOf([] { idem::canonicalJson(std::uint64_t { 18446744073709551615ULL }); }).contains("18446744073709552000"));
-    QVERIFY(errorOf([] { idem::canonicalJson(std::int64_t { -9223372036854775807 - 1 }); }).contains("-9223372036854776000"));
+    QVERIFY(errorOf([] {
+        idem::canonicalJson(std::uint64_t { 18446744073709551615ULL });
+    }).contains("18446744073709552000"));
+    QVERIFY(errorOf([] {
+        idem::canonicalJson(std::int64_t { -9223372036854775807 - 1 });
+    }).contains("-9223372036854776000"));
     QCOMPARE(canonical(nlohmann::json(std::int64_t { 9007199254740992 })), QByteArray("9007199254740992"));
     QCOMPARE(canonical(nlohmann::json(std::int64_t { 9007199254740994 })), QByteArray("9007199254740994"));
     QCOMPARE(canonical(nlohmann::json(std::uint64_t { 10000000000000000000ULL })), QByteArray("10000000000000000000"));
@@ -252,14 +256,17 @@ void TestCanonicalJson::numbersADoubleCannotTell_data()
     QTest::addRow("2^53 + 2") << QByteArray("9007199254740994") << QByteArray("9007199254740994");
     QTest::addRow("int64 max") << QByteArray("9223372036854775807") << QByteArray();
     QTest::addRow("2^63, exact but written otherwise") << QByteArray("9223372036854775808") << QByteArray();
-    QTest::addRow("2^63 as RFC 8785 writes it") << QByteArray("9223372036854776000") << QByteArray("9223372036854776000");
+    QTest::addRow("2^63 as RFC 8785 writes it")
+        << QByteArray("9223372036854776000") << QByteArray("9223372036854776000");
     QTest::addRow("uint64 max") << QByteArray("18446744073709551615") << QByteArray();
     QTest::addRow("past uint64") << QByteArray("123456789012345678901") << QByteArray();
-    QTest::addRow("past uint64 as written") << QByteArray("295147905179352830000") << QByteArray("295147905179352830000");
+    QTest::addRow("past uint64 as written")
+        << QByteArray("295147905179352830000") << QByteArray("295147905179352830000");
     QTest::addRow("10^23 written out") << QByteArray("100000000000000000000000") << QByteArray("1e+23");
     QTest::addRow("in an object") << QByteArray(R"({"amount":9007199254740993})") << QByteArray();
     QTest::addRow("exponent form rounds") << QByteArray("9.007199254740993e15") << QByteArray("9007199254740992");
-    QTest::addRow("fraction rounds (RFC sample)") << QByteArray("333333333.33333329") << QByteArray("333333333.3333333");
+    QTest::addRow("fraction rounds (RFC sample)")
+        << QByteArray("333333333.33333329") << QByteArray("333333333.3333333");
     QTest::addRow("-0") << QByteArray("-0") << QByteArray("0");
     QTest::addRow("-0.0") << QByteArray("-0.0") << QByteArray("0");
     QTest::addRow("zero with a big exponent") << QByteArray("0e-999") << QByteArray("0");
