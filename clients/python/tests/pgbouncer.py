@@ -94,15 +94,14 @@ def main():
     child = subprocess.Popen([PGBOUNCER, os.path.join(directory, "pgbouncer.ini")], cwd="/",
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=child_setup)
 
+    stopping = []
+
+    # Only a signal to PgBouncer here: the main thread's wait() for it holds the Popen's lock,
+    # and returns once PgBouncer has gone.
     def stop(*_):
+        stopping.append(True)
         if child.poll() is None:
             child.terminate()  # SIGTERM: PgBouncer's immediate shutdown
-            try:
-                child.wait(10)
-            except subprocess.TimeoutExpired:
-                child.kill()
-        shutil.rmtree(directory, ignore_errors=True)
-        sys.exit(0)
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
@@ -129,7 +128,8 @@ def main():
     print("port %d" % port, flush=True)
     child.wait()
     shutil.rmtree(directory, ignore_errors=True)
-    sys.exit("pgbouncer.py: PgBouncer ended by itself (exit %d)" % child.returncode)
+    if not stopping:
+        sys.exit("pgbouncer.py: PgBouncer ended by itself (exit %d)" % child.returncode)
 
 
 if __name__ == "__main__":

@@ -51,10 +51,10 @@ def test_python_workers_survive_lost_connections(dsn, admin_dsn, conn, idemctl):
     run = "pyl" + secrets.token_hex(4)
     database = conninfo_to_dict(dsn)["dbname"]
     demo = subprocess.Popen([idemctl, "demo", "--dsn", dsn, "--run-id", run, "--keys", "20", "--tenants", "2",
-                             "--workers", "2", "--rate", "100", "--duration", "9", "--quiet"],
+                             "--workers", "2", "--rate", "100", "--duration", "12", "--quiet"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     python = subprocess.Popen([sys.executable, EXAMPLE, "--dsn", dsn, "--run-id", run, "--keys", "20", "--tenants",
-                               "2", "--workers", "2", "--rate", "100", "--duration", "6"],
+                               "2", "--workers", "2", "--rate", "100", "--duration", "10"],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
     def executed_by_both(since):
@@ -80,6 +80,8 @@ def test_python_workers_survive_lost_connections(dsn, admin_dsn, conn, idemctl):
             after_cut = admin.execute("SELECT now()").fetchone()[0]
         finally:
             admin.execute('ALTER DATABASE "%s" ALLOW_CONNECTIONS true' % database)
+    # A key in flight at the cut is asked again until its lease (5 s) lets it be taken over; new
+    # keys follow until the run's 10 s are up.
     wait_for("both Python workers to execute keys again", lambda: executed_by_both(after_cut))
     out, _ = python.communicate(timeout=60)
     report, _ = demo.communicate(timeout=60)
