@@ -40,8 +40,9 @@ no key has two effect rows, every succeeded record of this run has exactly one e
 and a payment, every effect row's record succeeded, and every success the demo acknowledged
 to its clients (its client-side ledger) is still succeeded with the result they were given
 (a failover to a standby that lagged loses those), no request was dropped on an unexpected
-error, and no key its clients gave up on is left processing with an expired lease. Exit 0
-when clean, 1 otherwise.
+error, and no key of this run is left processing with an expired lease without a request
+for it queued (whichever client claimed it: the check covers workers in other languages on
+the run's keys, clients/python/examples/demo_worker.py). Exit 0 when clean, 1 otherwise.
 
 A worker whose connection breaks, or whose server turns out read-only (a standby, a primary
 demoted by a switchover), says so, reconnects, waiting for a server that takes writes (with
@@ -400,8 +401,7 @@ int runDemo(const std::vector<std::string>& argv)
                 if (!options.quiet)
                     progress << "idemctl demo: the check waits for the primary: " << e.what() << std::endl;
             });
-    const demo::ClientSide clients { demo::at(shared.stats.snapshot(), demo::Tally::Errors), shared.givenUp(),
-        shared.retries.keys() };
+    const demo::ClientSide clients { demo::at(shared.stats.snapshot(), demo::Tally::Errors), shared.retries.keys() };
     const demo::Verification verification = demo::verify(*conn, options, shared.ledger, clients);
     const demo::RunSummary summary { options, shared.stats.snapshot(), elapsed, drained, shared.retries.size(),
         countersFlushed, verification };

@@ -41,6 +41,10 @@ any value does. Reads FILE, or standard input when FILE is absent or '-'.
 The input must be one JSON value in UTF-8 with no duplicate keys, no lone surrogates
 and no numbers beyond the double range, followed by nothing but spaces, tabs and line
 breaks: any other byte after the value (a NUL included) is refused with its offset.
+Numbers are hashed as the doubles RFC 8785 writes, so a number a double cannot tell
+from another is refused (number_range): an integer whose double is written as another
+integer (9007199254740993 would be 9007199254740992: send such integers as strings),
+and a number that is not zero but rounds to 0 (1e-400). -0 is 0, as RFC 8785 has it.
 Input larger than 64 MiB is refused before it is parsed. Anything else is refused with
 the reason.
 Exit codes: 0 ok, 1 unreadable, oversized or invalid input, 2 usage error.

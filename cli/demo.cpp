@@ -244,18 +244,6 @@ int SocketRegistry::interruptAll()
     return static_cast<int>(m_fds.size());
 }
 
-void Shared::giveUp(const std::string& key)
-{
-    std::lock_guard lock(m_givenUpMutex);
-    m_givenUp.insert(key);
-}
-
-std::set<std::string> Shared::givenUp() const
-{
-    std::lock_guard lock(m_givenUpMutex);
-    return m_givenUp;
-}
-
 void Shared::reportError(const std::string& message)
 {
     constexpr int shown = 10;

@@ -210,12 +210,6 @@ struct Shared {
     std::atomic<int> running { 0 }; // worker threads not yet returned
     std::atomic<long long> nextBusinessId { 0 };
 
-    // Keys whose client stopped asking without a settling answer (its request dropped on an
-    // unexpected error, or abandoned after too many tries): the end-of-run check looks for those
-    // left processing with an expired lease, which nobody retries.
-    void giveUp(const std::string& key);
-    std::set<std::string> givenUp() const;
-
     // Prints an unexpected error to stderr, the first few only so a database outage does not
     // flood the terminal.
     void reportError(const std::string& message);
@@ -223,8 +217,6 @@ struct Shared {
 private:
     std::mutex m_errorMutex;
     int m_errorsShown = 0;
-    mutable std::mutex m_givenUpMutex;
-    std::set<std::string> m_givenUp;
 };
 
 } // namespace idem::cli::demo

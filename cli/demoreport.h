@@ -51,10 +51,10 @@ struct Verification {
     long long purgedKeys = 0;
     long long purgedAcknowledged = 0; // of the ledger's keys, gone (or run again) after a purge
 
-    // What the run did to its own clients: requests dropped on an unexpected error (no answer,
-    // not retried: the demo's Errors), and keys whose client stopped asking (dropped so, or
-    // abandoned after too many tries) that are left processing with an expired lease and no
-    // request for them queued at exit: nobody takes them over.
+    // What the run did to its clients: requests dropped on an unexpected error (no answer, not
+    // retried: the demo's Errors), and keys of the run left processing with an expired lease
+    // and no request of the demo's for them queued at exit, whoever claimed them (the demo's
+    // clients, or workers in another language on its keys): nobody takes them over.
     long long droppedRequests = 0;
     long long stuckKeys = 0;
     std::vector<std::string> stuckExamples; // the first few
@@ -67,11 +67,10 @@ struct Verification {
     }
 };
 
-// What the demo's clients did, for the check: the requests it dropped, the keys it gave up on and
-// those still queued for a retry at exit.
+// What the demo's clients did, for the check: the requests it dropped and the keys still queued
+// for a retry at exit (their clients would ask again).
 struct ClientSide {
     long long droppedRequests = 0;
-    std::set<std::string> givenUp;
     std::set<std::string> queued;
 };
 

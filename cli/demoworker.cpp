@@ -113,12 +113,10 @@ namespace {
                     continue;
                 }
                 m_shared.stats.add(Tally::Errors);
-                m_shared.giveUp(req.key.str());
                 m_shared.reportError(
                     "worker " + std::to_string(m_index) + ": SQLSTATE " + e.sqlstate() + ": " + e.what());
             } catch (const std::exception& e) {
                 m_shared.stats.add(Tally::Errors);
-                m_shared.giveUp(req.key.str());
                 m_shared.reportError("worker " + std::to_string(m_index) + ": " + e.what());
             }
         }
@@ -448,14 +446,12 @@ namespace {
     {
         if (req.tries >= maxClientTries) {
             m_shared.stats.add(Tally::RetriesAbandoned);
-            m_shared.giveUp(req.key.str());
             return;
         }
         // A little jitter so that clients told the same time do not return together.
         const auto due = Clock::now() + std::max(after, milliseconds(10)) + milliseconds(below(50));
         if (!m_shared.retries.push(req, due)) {
             m_shared.stats.add(Tally::RetriesAbandoned);
-            m_shared.giveUp(req.key.str());
         }
     }
 

@@ -118,13 +118,56 @@ namespace {
         return out;
     }
 
+    // The integer an integral double's ECMAScript form names, in plain digits: "1e+21" is
+    // "1000000000000000000000"; below 10^21 the form has no exponent already.
+    std::string plainInteger(const std::string& es)
+    {
+        const auto e = es.find('e');
+        if (e == std::string::npos)
+            return es;
+        std::string digits = es.substr(0, e);
+        int zeros = std::stoi(es.substr(e + 1));
+        if (const auto dot = digits.find('.'); dot != std::string::npos) {
+            zeros -= static_cast<int>(digits.size() - dot - 1);
+            digits.erase(dot, 1);
+        }
+        return digits + std::string(static_cast<std::size_t>(std::max(zeros, 0)), '0');
+    }
+
+    // RFC 8785 writes every number as its double. An integer whose double's form names another
+    // integer (9007199254740993 reads as 9007199254740992) would share a digest with that one:
+    // refused, from text and from a built int64 / uint64 alike (clients/corpus/README.md).
+    void checkInteger(const std::string& written, double d)
+    {
+        if (d == 0)
+            return; // "0" and "-0" are zero (RFC 8785 writes -0 as 0)
+        const std::string canonical = esNumberToString(d);
+        if (plainInteger(canonical) != written)
+            throw JsonError(JsonErrorKind::NumberRange,
+                "integer " + quoteForMessage(written, 64) + " is not a double's value: RFC 8785 would write it as "
+                    + canonical + ", as another integer (send integers past 2^53 as strings)");
+    }
+
+    // A literal with a fraction or an exponent is a decimal approximation that RFC 8785 rounds
+    // to the nearest double; one that is not zero but rounds to zero (1e-400) is refused.
+    void checkDecimal(std::string_view text, double d)
+    {
+        if (d != 0)
+            return;
+        const auto mantissa = text.substr(0, text.find_first_of("eE"));
+        if (mantissa.find_first_of("123456789") != std::string_view::npos)
+            throw JsonError(JsonErrorKind::NumberRange,
+                "number " + quoteForMessage(text, 64) + " is not zero but rounds to 0 as a double (below 2.5e-324)");
+    }
+
     // Builds the DOM from nlohmann's SAX events so that a duplicate key is seen (nlohmann's own
     // DOM parser silently keeps the last one) and deep nesting is refused before it is built.
     class StrictBuilder {
     public:
-        StrictBuilder(std::string_view text, const char* const& readTo)
+        StrictBuilder(std::string_view text, const char* const& readTo, JsonNumbers numbers)
             : m_text(text)
             , m_readTo(readTo)
+            , m_numbers(numbers)
         {
         }
 
@@ -133,9 +176,28 @@ namespace {
 
         bool null() { return add(json(nullptr)); }
         bool boolean(bool v) { return add(json(v)); }
-        bool number_integer(json::number_integer_t v) { return addNumber(json(v)); }
-        bool number_unsigned(json::number_unsigned_t v) { return addNumber(json(v)); }
-        bool number_float(json::number_float_t v, const json::string_t& /*text*/) { return addNumber(json(v)); }
+        bool number_integer(json::number_integer_t v)
+        {
+            judge([&] { checkInteger(std::to_string(v), static_cast<double>(v)); });
+            return addNumber(json(v));
+        }
+        bool number_unsigned(json::number_unsigned_t v)
+        {
+            judge([&] { checkInteger(std::to_string(v), static_cast<double>(v)); });
+            return addNumber(json(v));
+        }
+        // Past 64 bits an integer literal comes as a double, with its text. An infinite one
+        // never gets here (the lexer refuses it: number_range, "number overflow").
+        bool number_float(json::number_float_t v, const json::string_t& text)
+        {
+            judge([&] {
+                if (text.find_first_of(".eE") == std::string::npos)
+                    checkInteger(text, v);
+                else
+                    checkDecimal(text, v);
+            });
+            return addNumber(json(v));
+        }
         bool string(json::string_t& v) { return add(json(std::move(v))); }
         bool binary(json::binary_t& /*v*/) { throw JsonError(JsonErrorKind::Unsupported, "binary values have no JSON text form"); }
         bool start_object(std::size_t /*elements*/) { return open(json::object()); }
@@ -201,6 +263,7 @@ namespace {
         };
         std::string_view m_text;
         const char* const& m_readTo;
+        JsonNumbers m_numbers;
         std::vector<Level> m_stack;
         std::string m_pendingKey;
 
@@ -223,6 +286,23 @@ namespace {
                 *segment = m_pendingKey;
             auto& members = parent.get_ref<json::object_t&>();
             return &members.emplace(std::move(m_pendingKey), std::move(v)).first->second;
+        }
+
+        // A number refused where it stands, as the lexer's overflow is.
+        template <typename Check> void judge(Check&& check) const
+        {
+            if (m_numbers != JsonNumbers::Digest)
+                return;
+            try {
+                check();
+            } catch (const JsonError& e) {
+                std::string at = currentPointer();
+                if (!m_stack.empty()) {
+                    const json& parent = *m_stack.back().container;
+                    appendPointerSegment(at, parent.is_array() ? std::to_string(parent.size()) : m_pendingKey);
+                }
+                throw JsonError(e.kind(), "invalid JSON: " + std::string(e.what()) + ", at " + describeLocation(at));
+            }
         }
 
         bool addNumber(json&& v)
@@ -295,13 +375,16 @@ namespace {
             case json::value_t::boolean:
                 out += v.get<bool>() ? "true" : "false";
                 return;
-            // JCS knows only IEEE-754 doubles: integers are converted (rounding past 2^53)
-            // before they are written, exactly as a JavaScript peer would see them.
+            // JCS knows only IEEE-754 doubles: integers are converted before they are written,
+            // exactly as a JavaScript peer would see them; one whose double names another
+            // integer is refused (checkInteger).
             case json::value_t::number_integer:
-                out += esNumberToString(static_cast<double>(v.get<json::number_integer_t>()));
+                integer(std::to_string(v.get<json::number_integer_t>()),
+                    static_cast<double>(v.get<json::number_integer_t>()), at);
                 return;
             case json::value_t::number_unsigned:
-                out += esNumberToString(static_cast<double>(v.get<json::number_unsigned_t>()));
+                integer(std::to_string(v.get<json::number_unsigned_t>()),
+                    static_cast<double>(v.get<json::number_unsigned_t>()), at);
                 return;
             case json::value_t::number_float: {
                 const double d = v.get<double>();
@@ -338,6 +421,16 @@ namespace {
         }
 
     private:
+        void integer(const std::string& written, double d, const PathStep* at)
+        {
+            try {
+                checkInteger(written, d);
+            } catch (const JsonError& e) {
+                throw JsonError(e.kind(), std::string(e.what()) + ", at " + describeLocation(pointerOf(at)));
+            }
+            out += esNumberToString(d);
+        }
+
         struct Member {
             std::u16string sortKey;
             const std::string* name;
@@ -454,12 +547,12 @@ const char* jsonErrorKindName(JsonErrorKind kind)
     return "syntax";
 }
 
-json parseJsonStrict(std::string_view text)
+json parseJsonStrict(std::string_view text, JsonNumbers numbers)
 {
     const char* const begin = text.data();
     const char* const end = begin + text.size();
     const char* readTo = begin;
-    StrictBuilder builder(text, readTo);
+    StrictBuilder builder(text, readTo, numbers);
     // Errors inside the value throw from the builder; non-strict mode stops after the value.
     json::sax_parse(TrackingIterator(begin, &readTo), TrackingIterator(end, &readTo), &builder,
         json::input_format_t::json, /*strict=*/false, /*ignore_comments=*/false);

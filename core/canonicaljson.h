@@ -17,7 +17,8 @@ enum class JsonErrorKind {
     DuplicateKey,
     InvalidUtf8, // ill-formed UTF-8 inside a string (outside one any such byte is a syntax error)
     LoneSurrogate, // a \u escape of a surrogate without its partner
-    NumberRange, // a number beyond the double range (or NaN / Infinity in a built value)
+    NumberRange, // a number beyond the double range, an integer a double does not name, a non-zero
+                 // number that rounds to 0 (or NaN / Infinity in a built value)
     Depth, // containers nested deeper than maxJsonDepth
     TrailingData, // a byte other than JSON whitespace after the value
     Empty, // nothing but an optional byte order mark and whitespace
@@ -46,21 +47,33 @@ private:
 // Containers nested deeper than this are refused rather than risking the stack.
 inline constexpr std::size_t maxJsonDepth = 512;
 
+// What parseJsonStrict accepts of finite numbers. Digest: only those canonicalJson writes
+// without refusing (an integer its double names as written, no non-zero number that rounds to
+// 0), refused where they stand in the text as NumberRange. Any: every finite number, integers
+// kept exact as int64 / uint64 where they fit (a snapshot's figures).
+enum class JsonNumbers { Digest, Any };
+
 // Parses JSON text strictly for canonicalisation: one value, no comments, well-formed UTF-8,
-// no lone surrogate escapes, finite numbers, and no object with the same key twice (RFC 8785
+// no lone surrogate escapes, finite numbers (see JsonNumbers), and no object with the same
+// key twice (RFC 8785
 // section 3.1: which duplicate wins differs between parsers, so two parties could hash
 // different requests). After the value only JSON whitespace (space, tab, LF, CR) may follow:
 // any other byte, NUL included, is refused with its offset ("unexpected byte 0x00 at offset 7
 // after the JSON document"), so "{}\0{...}" is not the same request as "{}". A UTF-8 byte
 // order mark at the very start is skipped. Throws JsonError naming the position or the path.
 // No size limit: the caller already holds the text (idemctl digest caps what it reads).
-nlohmann::json parseJsonStrict(std::string_view text);
+nlohmann::json parseJsonStrict(std::string_view text, JsonNumbers numbers = JsonNumbers::Digest);
 
 // The RFC 8785 (JSON Canonicalization Scheme) form of a value: no whitespace, object members
 // sorted by the UTF-16 code units of their names, strings escaped as ECMAScript's
 // JSON.stringify does, numbers written as ECMAScript's Number.prototype.toString writes the
-// IEEE-754 double (integers included: 9007199254740993 becomes 9007199254740992).
-// Throws JsonError for NaN/Infinity, ill-formed UTF-8, binary values or excessive depth.
+// IEEE-754 double (-0 as 0). Refused as NumberRange, so that two different numbers never share
+// a digest: an integer (a literal without fraction or exponent, an int64 / uint64) whose
+// double's form names another integer (9007199254740993 would be written 9007199254740992; so
+// would 9223372036854775807), and a literal with a fraction or exponent that is not zero but
+// rounds to 0 (1e-400). Other decimal literals are rounded to the nearest double, as RFC 8785
+// does (0.10000000000000001 is 0.1). Also throws JsonError for NaN/Infinity, ill-formed UTF-8,
+// binary values or excessive depth.
 std::string canonicalJson(const nlohmann::json& value);
 
 // parseJsonStrict then canonicalJson.

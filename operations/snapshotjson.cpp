@@ -448,7 +448,7 @@ SnapshotData snapshotFromJson(std::string_view text)
     // key given twice would leave it to the parser which value an operator is shown.
     Json j;
     try {
-        j = parseJsonStrict(text);
+        j = parseJsonStrict(text, JsonNumbers::Any); // its figures are int64, checked below
     } catch (const JsonError& e) {
         throw SnapshotFormatError(std::string("snapshot.json is not valid JSON: ") + e.what());
     }

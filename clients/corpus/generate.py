@@ -15,6 +15,7 @@ document, the base64 (standard, padded) of its raw bytes.
 
 import argparse
 import base64
+import decimal
 import json
 import os
 import random
@@ -124,9 +125,32 @@ HOSTILE = [
     ("largest subnormal", b"2.2250738585072009e-308"),
     ("smallest normal", b"2.2250738585072014e-308"),
     ("long mantissa", b"0." + b"1" * 800),
+    # Issue 40 item 9: an integer whose double RFC 8785 writes as another integer would share its
+    # digest (number_range); a literal with a fraction or exponent rounds, unless it is not zero
+    # and rounds to 0 (number_range); -0 is 0.
     ("2^53 + 1", b"9007199254740993"),
+    ("-(2^53 + 1)", b"-9007199254740993"),
+    ("2^53 + 1 in an object", b"{\"amount_cents\":9007199254740993}"),
+    ("2^53 + 1 then junk", b"[9007199254740993, x"),
+    ("2^53 + 1 as a key", b"{9007199254740993:1}"),
+    ("2^53 + 1 in exponent form", b"9.007199254740993e15"),
+    ("2^53 + 2", b"9007199254740994"),
+    ("int64 max", b"9223372036854775807"),
+    ("int64 min", b"-9223372036854775808"),
+    ("2^63 exact but not as written", b"9223372036854775808"),
+    ("2^63 as written", b"9223372036854776000"),
+    ("uint64 max", b"18446744073709551615"),
     ("2^64", b"18446744073709551616"),
     ("-2^63 - 1", b"-9223372036854775809"),
+    ("past uint64", b"123456789012345678901"),
+    ("past uint64 as written", b"295147905179352830000"),
+    ("30 digits", b"123456789012345678901234567890"),
+    ("10^23 written out", b"100000000000000000000000"),
+    ("negative zero", b"-0"),
+    ("negative zero fraction", b"[-0.0, 0.0, -0e5]"),
+    ("underflow then junk", b"[1e-400, x"),
+    ("underflow with leading zeros", b"0.00001e-320"),
+    ("zero below the subnormals", b"0.000e-400"),
     ("zero exponent", b"0e0"),
     ("big exponent of zero", b"0e999999999999"),
     ("depth 512", b"[" * 512 + b"]" * 512),
@@ -163,8 +187,14 @@ def random_number(rng):
     r = rng.random()
     if r < 0.35:
         return rng.choice(NUMBER_TEXTS)
+    if r < 0.45:
+        return str(rng.randint(-(2 ** 53), 2 ** 53))
+    if r < 0.5:
+        return str(rng.randint(-(2 ** 70), 2 ** 70))  # past 2^53 mostly refused
     if r < 0.55:
-        return str(rng.randint(-(2 ** 70), 2 ** 70))
+        # An integral double past 2^53 written out as RFC 8785 writes it: accepted.
+        x = rng.choice([1, -1]) * float(rng.randint(2 ** 53, 2 ** 69))
+        return str(int(decimal.Decimal(repr(x))))
     if r < 0.75:
         return repr(rng.uniform(-1e6, 1e6) * 10 ** rng.randint(-30, 30))
     if r < 0.9:

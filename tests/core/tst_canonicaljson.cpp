@@ -21,6 +21,9 @@ private Q_SLOTS:
     void bytesAfterTheDocument_data();
     void bytesAfterTheDocument();
     void refusedValues();
+    void numbersADoubleCannotTell_data();
+    void numbersADoubleCannotTell();
+    void snapshotNumbersAreRead();
     void errorKinds_data();
     void errorKinds();
 
@@ -217,11 +220,85 @@ void TestCanonicalJson::refusedValues()
         deep = nlohmann::json::array({ std::move(deep) });
     QVERIFY(errorOf([&] { idem::canonicalJson(deep); }).contains("nested deeper than 512"));
 
-    // Integers are JCS numbers too: past 2^53 they round as a double would.
-    QCOMPARE(canonical(nlohmann::json(std::int64_t { 9007199254740993 })), QByteArray("9007199254740992"));
-    QCOMPARE(canonical(nlohmann::json(std::uint64_t { 18446744073709551615ULL })), QByteArray("18446744073709552000"));
+    // Integers are JCS numbers too, written as their double; one whose double names another
+    // integer is refused (it would share a digest with that one), where it stands.
+    const QByteArray past = errorOf([] { idem::canonicalJson({ { "amount", std::int64_t { 9007199254740993 } } }); });
+    QVERIFY2(past.startsWith("integer 9007199254740993 is not a double's value: RFC 8785 would write it as "
+                             "9007199254740992"),
+        past.constData());
+    QVERIFY2(past.endsWith(", at '/amount'"), past.constData());
+    QVERIFY(errorOf([] {
+        idem::canonicalJson(std::uint64_t { 18446744073709551615ULL });
+    }).contains("18446744073709552000"));
+    QVERIFY(errorOf([] {
+        idem::canonicalJson(std::int64_t { -9223372036854775807 - 1 });
+    }).contains("-9223372036854776000"));
+    QCOMPARE(canonical(nlohmann::json(std::int64_t { 9007199254740992 })), QByteArray("9007199254740992"));
+    QCOMPARE(canonical(nlohmann::json(std::int64_t { 9007199254740994 })), QByteArray("9007199254740994"));
+    QCOMPARE(canonical(nlohmann::json(std::uint64_t { 10000000000000000000ULL })), QByteArray("10000000000000000000"));
+    // A double is itself: written as RFC 8785 writes it, whatever integer it came from.
+    QCOMPARE(canonical(nlohmann::json(9007199254740993.0)), QByteArray("9007199254740992"));
     QCOMPARE(canonical(nlohmann::json(-0.0)), QByteArray("0"));
     QCOMPARE(canonical(nlohmann::json(1.0)), QByteArray("1"));
+}
+
+// Issue 40 item 9: 9007199254740993 and 9007199254740992 digested alike, so a retry with the
+// amount changed there was answered `replay`; 1e-400 digested as 0. Refused now, the same in
+// C++, Python and TypeScript (clients/corpus/hostile.json holds all three to it); -0 stays 0,
+// as RFC 8785 writes it. canonical: the canonical form, or empty when refused as number_range.
+void TestCanonicalJson::numbersADoubleCannotTell_data()
+{
+    QTest::addColumn<QByteArray>("text");
+    QTest::addColumn<QByteArray>("canonical");
+    QTest::addRow("2^53") << QByteArray("9007199254740992") << QByteArray("9007199254740992");
+    QTest::addRow("2^53 + 1") << QByteArray("9007199254740993") << QByteArray();
+    QTest::addRow("-(2^53 + 1)") << QByteArray("[-9007199254740993]") << QByteArray();
+    QTest::addRow("2^53 + 2") << QByteArray("9007199254740994") << QByteArray("9007199254740994");
+    QTest::addRow("int64 max") << QByteArray("9223372036854775807") << QByteArray();
+    QTest::addRow("2^63, exact but written otherwise") << QByteArray("9223372036854775808") << QByteArray();
+    QTest::addRow("2^63 as RFC 8785 writes it")
+        << QByteArray("9223372036854776000") << QByteArray("9223372036854776000");
+    QTest::addRow("uint64 max") << QByteArray("18446744073709551615") << QByteArray();
+    QTest::addRow("past uint64") << QByteArray("123456789012345678901") << QByteArray();
+    QTest::addRow("past uint64 as written")
+        << QByteArray("295147905179352830000") << QByteArray("295147905179352830000");
+    QTest::addRow("10^23 written out") << QByteArray("100000000000000000000000") << QByteArray("1e+23");
+    QTest::addRow("in an object") << QByteArray(R"({"amount":9007199254740993})") << QByteArray();
+    QTest::addRow("exponent form rounds") << QByteArray("9.007199254740993e15") << QByteArray("9007199254740992");
+    QTest::addRow("fraction rounds (RFC sample)")
+        << QByteArray("333333333.33333329") << QByteArray("333333333.3333333");
+    QTest::addRow("-0") << QByteArray("-0") << QByteArray("0");
+    QTest::addRow("-0.0") << QByteArray("-0.0") << QByteArray("0");
+    QTest::addRow("zero with a big exponent") << QByteArray("0e-999") << QByteArray("0");
+    QTest::addRow("underflow") << QByteArray("1e-400") << QByteArray();
+    QTest::addRow("negative underflow") << QByteArray("[-1e-400]") << QByteArray();
+    QTest::addRow("underflow with leading zeros") << QByteArray("0.00001e-320") << QByteArray();
+    QTest::addRow("below half the smallest subnormal") << QByteArray("2e-324") << QByteArray();
+    QTest::addRow("above half the smallest subnormal") << QByteArray("3e-324") << QByteArray("5e-324");
+}
+
+void TestCanonicalJson::numbersADoubleCannotTell()
+{
+    QFETCH(QByteArray, text);
+    QFETCH(QByteArray, canonical);
+    try {
+        const auto out = QByteArray::fromStdString(idem::canonicalJsonFromText(text.toStdString()));
+        QCOMPARE(out, canonical);
+    } catch (const idem::JsonError& e) {
+        QVERIFY2(canonical.isEmpty(), e.what());
+        QCOMPARE(idem::jsonErrorKindName(e.kind()), "number_range");
+        QVERIFY2(QByteArray(e.what()).startsWith("invalid JSON: "), e.what());
+    }
+}
+
+// A snapshot's figures are int64 counts, not request numbers: the reader for them keeps every
+// finite number as written.
+void TestCanonicalJson::snapshotNumbersAreRead()
+{
+    const auto j = idem::parseJsonStrict(R"({"n":9223372036854775807,"t":1e-400})", idem::JsonNumbers::Any);
+    QCOMPARE(j["n"].get<std::int64_t>(), std::int64_t { 9223372036854775807 });
+    QCOMPARE(j["t"].get<double>(), 0.0);
+    QVERIFY(errorOf([] { idem::parseJsonStrict(R"({"n":9223372036854775807})"); }).contains("not a double's value"));
 }
 
 // The kind of a refusal, which `idemctl digest --batch` prints and the Python and TypeScript
@@ -251,6 +328,9 @@ void TestCanonicalJson::errorKinds_data()
     QTest::addRow("overflow") << bytes("[1e400, x") << int(K::NumberRange);
     QTest::addRow("huge integer") << "[1" + QByteArray(400, '0') + "]" << int(K::NumberRange);
     QTest::addRow("overflow as a key") << bytes("{1e400:1}") << int(K::Syntax);
+    QTest::addRow("2^53 + 1 then junk") << bytes("[9007199254740993, x") << int(K::NumberRange);
+    QTest::addRow("2^53 + 1 as a key") << bytes("{9007199254740993:1}") << int(K::Syntax);
+    QTest::addRow("underflow then junk") << bytes("[1e-400, x") << int(K::NumberRange);
     QTest::addRow("depth 512 ok then junk") << QByteArray(512, '[') + "x" << int(K::Syntax);
     QTest::addRow("depth 513") << QByteArray(513, '[') + "x" << int(K::Depth);
 }

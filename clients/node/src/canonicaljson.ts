@@ -126,6 +126,8 @@ class StrictReader {
                         `invalid JSON: number overflow parsing '${this.tokenText()}' at offset ${this.tokStart}`,
                         this.tokStart,
                     );
+                const problem = literalProblem(this.tokenText(), n);
+                if (problem) throw new JsonError('number_range', `invalid JSON: ${problem}, at offset ${this.tokStart}`, this.tokStart);
                 return n;
             }
             case Tok.BeginArray: {
@@ -492,6 +494,35 @@ export function parseJsonStrict(text: Uint8Array | string): JsonValue {
     return new StrictReader(toBytes(text)).parse();
 }
 
+function shortened(text: string): string {
+    return text.length <= 64 ? text : text.slice(0, 61) + '...';
+}
+
+/**
+ * Why an integer (its decimal text) cannot be a request's number, or ''. RFC 8785 writes every
+ * number as its double: an integer whose double's form names another integer (9007199254740993
+ * would be written 9007199254740992) would share a digest with that one.
+ */
+function integerProblem(written: string, d: number): string {
+    if (d === 0) return ''; // "0" and "-0" are zero (RFC 8785 writes -0 as 0)
+    const canonical = String(d);
+    // The integer the form names: "1e+21" is 10^21; below 10^21 the form has no exponent.
+    const m = /^(-?)(\d)(?:\.(\d+))?e\+(\d+)$/.exec(canonical);
+    const named = m ? m[1] + m[2] + (m[3] ?? '') + '0'.repeat(Number(m[4]) - (m[3] ?? '').length) : canonical;
+    if (BigInt(named) === BigInt(written)) return '';
+    return `integer ${shortened(written)} is not a double's value: RFC 8785 would write it as ${canonical}, as another integer (send integers past 2^53 as strings)`;
+}
+
+// As core/canonicaljson.cpp judges a finite number literal: an integer literal (no fraction, no
+// exponent) as integerProblem; any other is rounded to the nearest double, as RFC 8785 does,
+// unless it is not zero but rounds to 0 (1e-400).
+function literalProblem(text: string, d: number): string {
+    if (!/[.eE]/.test(text)) return integerProblem(text, d);
+    if (d === 0 && /[1-9]/.test(text.split(/[eE]/)[0]))
+        return `number ${shortened(text)} is not zero but rounds to 0 as a double (below 2.5e-324)`;
+    return '';
+}
+
 /** ECMAScript Number.prototype.toString for a finite number (RFC 8785 section 3.2.2.3). */
 export function esNumberToString(x: number): string {
     if (!Number.isFinite(x))
@@ -504,7 +535,11 @@ function isPlainObject(v: object): boolean {
     return proto === null || proto === Object.prototype;
 }
 
-function writeCanonical(v: unknown, path: string[], depth: number, out: string[]): void {
+// fromText: the value is parseJsonStrict's, whose numbers were judged on their text already; a
+// number built in JavaScript has no text, and one that is integral and past 2^53 - 1 is refused:
+// it may be what JSON.parse or arithmetic made of another integer (9007199254740993 parses as
+// 9007199254740992).
+function writeCanonical(v: unknown, path: string[], depth: number, out: string[], fromText: boolean): void {
     const where = () => (path.length === 0 ? 'the top level' : `'${path.map(pointerSegment).join('')}'`);
     if (v === null) {
         out.push('null');
@@ -520,8 +555,21 @@ function writeCanonical(v: unknown, path: string[], depth: number, out: string[]
                     'number_range',
                     `NaN and Infinity have no JSON form (RFC 8785 section 3.2.2.3), at ${where()}`,
                 );
+            if (!fromText && Number.isInteger(v) && !Number.isSafeInteger(v))
+                throw new JsonError(
+                    'number_range',
+                    `the integral number ${String(v)} is past 2^53 - 1, where a JavaScript number may stand for several integers (pass the request's JSON text to requestDigestFromText, a bigint, or the number as a string), at ${where()}`,
+                );
             out.push(String(v));
             return;
+        case 'bigint': {
+            // An integer with all its digits: refused as in C++ and Python when its double names another.
+            const d = Number(v);
+            const problem = Number.isFinite(d) ? integerProblem(v.toString(), d) : `integer ${shortened(v.toString())} is beyond the double range`;
+            if (problem) throw new JsonError('number_range', `${problem}, at ${where()}`);
+            out.push(String(d));
+            return;
+        }
         case 'string':
             out.push(quote(v, 'string', where));
             return;
@@ -538,7 +586,7 @@ function writeCanonical(v: unknown, path: string[], depth: number, out: string[]
         for (let i = 0; i < o.length; ++i) {
             if (i) out.push(',');
             path.push(String(i));
-            writeCanonical(o[i], path, depth + 1, out);
+            writeCanonical(o[i], path, depth + 1, out, fromText);
             path.pop();
         }
         out.push(']');
@@ -560,7 +608,7 @@ function writeCanonical(v: unknown, path: string[], depth: number, out: string[]
         path.push(name);
         out.push(quote(name, 'member name', where));
         out.push(':');
-        writeCanonical(member, path, depth + 1, out);
+        writeCanonical(member, path, depth + 1, out, fromText);
         path.pop();
     }
     out.push('}');
@@ -582,17 +630,31 @@ function quote(s: string, what: string, where: () => string): string {
  * The RFC 8785 canonical form of a value as a string: no whitespace, members sorted by UTF-16 code
  * units, strings escaped as JSON.stringify does, numbers as Number.prototype.toString writes them.
  * Accepts what parseJsonStrict returns and plain JavaScript values (plain objects, arrays, strings,
- * finite numbers, booleans, null; a member whose value is undefined is left out, as JSON.stringify
- * does). Throws JsonError for NaN/Infinity, lone surrogates and nesting past 512, TypeError for
- * values with no JSON form (undefined, functions, bigint, Date, Map, ...).
+ * finite numbers, bigints, booleans, null; a member whose value is undefined is left out, as
+ * JSON.stringify does). Throws JsonError for NaN/Infinity, an integral number past 2^53 - 1 (a
+ * JavaScript number there may stand for several integers: JSON.parse('9007199254740993') is
+ * 9007199254740992), a bigint whose double is another integer, lone surrogates and nesting past
+ * 512 (all number_range but the last two), TypeError for values with no JSON form (undefined,
+ * functions, Date, Map, ...).
  */
 export function canonicalJson(value: unknown): string {
     const out: string[] = [];
-    writeCanonical(value, [], 0, out);
+    writeCanonical(value, [], 0, out, false);
     return out.join('');
 }
 
-/** parseJsonStrict then canonicalJson. */
+/**
+ * The canonical form of what parseJsonStrict returned: its numbers were judged on their text (an
+ * integer literal whose double names another integer and a non-zero literal that rounds to 0
+ * are refused there), so an integral number past 2^53 - 1 is written as the double it is.
+ */
+export function canonicalJsonOfParsed(value: JsonValue): string {
+    const out: string[] = [];
+    writeCanonical(value, [], 0, out, true);
+    return out.join('');
+}
+
+/** parseJsonStrict then canonicalJsonOfParsed. */
 export function canonicalJsonFromText(text: Uint8Array | string): string {
-    return canonicalJson(parseJsonStrict(text));
+    return canonicalJsonOfParsed(parseJsonStrict(text));
 }

@@ -2,7 +2,7 @@
 // RFC 8785 canonical JSON of the request without the fields its caller names as irrelevant.
 import { createHash } from 'crypto';
 
-import { canonicalJson, parseJsonStrict } from './canonicaljson';
+import { JsonValue, canonicalJson, canonicalJsonOfParsed, parseJsonStrict } from './canonicaljson';
 
 /** Prefix of every digest this version computes: a stored digest names its rule. */
 export const requestDigestPrefix = 'v1:';
@@ -89,7 +89,9 @@ export function digestOfCanonical(canonical: Uint8Array | string): string {
 
 /**
  * The v1 digest of a request given as a JavaScript value (plain objects, arrays, strings, finite
- * numbers, booleans, null). Key order and number spelling do not change it; any value does.
+ * numbers, bigints, booleans, null). An integral number past 2^53 - 1 is refused (number_range):
+ * JSON.parse has already rounded it, so it may stand for several integers; pass the request's JSON
+ * text to requestDigestFromText instead, whose reader sees every digit. Key order and number spelling do not change it; any value does.
  * Throws JsonError (or TypeError for a value with no JSON form).
  */
 export function requestDigest(request: unknown, ignoreFields: readonly string[] = []): string {
@@ -99,11 +101,14 @@ export function requestDigest(request: unknown, ignoreFields: readonly string[] 
 /**
  * The v1 digest of a request given as JSON text: raw bytes (Buffer / Uint8Array), or a string
  * taken as its UTF-8. Parsed strictly (parseJsonStrict), so duplicate keys, lone surrogates,
- * invalid UTF-8, numbers past the double range, nesting past 512 and any byte after the value
+ * invalid UTF-8, numbers past the double range, an integer literal whose double names another
+ * integer (9007199254740993), a non-zero literal that rounds to 0 (1e-400), nesting past 512 and
+ * any byte after the value
  * but JSON whitespace are a JsonError.
  */
 export function requestDigestFromText(text: Uint8Array | string, ignoreFields: readonly string[] = []): string {
     const paths = ignoreFields.map(splitPath); // a bad name is reported before bad input
     void paths;
-    return digestOfCanonical(canonicalBytes(parseJsonStrict(text), ignoreFields));
+    const parsed = withoutFields(parseJsonStrict(text), ignoreFields) as JsonValue;
+    return digestOfCanonical(Buffer.from(canonicalJsonOfParsed(parsed), 'utf8'));
 }

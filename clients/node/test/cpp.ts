@@ -27,7 +27,7 @@ export function kindOfMessage(message: string, input: Buffer): string {
     if (/duplicate key/.test(message)) return 'duplicate_key';
     if (/ill-formed UTF-8/.test(message)) return 'invalid_utf8';
     if (/surrogate/.test(message)) return 'lone_surrogate';
-    if (/number overflow/.test(message)) return 'number_range';
+    if (/number overflow|is not a double's value|rounds to 0 as a double/.test(message)) return 'number_range';
     if (/nested deeper/.test(message)) return 'depth';
     if (/after the JSON document/.test(message)) return 'trailing_data';
     return 'syntax';

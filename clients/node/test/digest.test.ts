@@ -9,6 +9,7 @@ import {
     JsonError, canonicalJson, canonicalJsonFromText, esNumberToString, parseJsonStrict, requestDigest,
     requestDigestFromText, withoutFields,
 } from '../src/index';
+import { canonicalJsonOfParsed } from '../src/canonicaljson';
 import { digestBatchLine } from '../src/digest-batch';
 import { cppLines, idemctlPath } from './cpp';
 import { randomDocument, rng } from './gen';
@@ -20,6 +21,14 @@ const vectorsFile = join(here, '..', 'corpus', 'rfc8785.json');
 const vectors: { name: string; input: string; canonical: string }[] = JSON.parse(readFileSync(vectorsFile, 'utf8'));
 
 const sha = (s: string) => 'v1:' + createHash('sha256').update(Buffer.from(s, 'utf8')).digest('hex');
+
+function runCatching(f: () => unknown): unknown {
+    try {
+        return f();
+    } catch (e) {
+        return e instanceof Error ? e.message : e;
+    }
+}
 
 function kindOf(f: () => unknown): string {
     try {
@@ -53,7 +62,9 @@ describe('RFC 8785 vectors', () => {
         for (const [bits, text] of rows) {
             const d = Buffer.from(bits, 'hex').readDoubleBE(0);
             assert.equal(esNumberToString(d), text, bits);
-            assert.equal(canonicalJson({ n: d }), `{"n":${text}}`);
+            assert.equal(canonicalJsonOfParsed({ n: d }), `{"n":${text}}`);
+            // As a JavaScript value an integral number past 2^53 - 1 may stand for several integers.
+            assert.equal(kindOf(() => canonicalJson({ n: d })), Number.isInteger(d) && !Number.isSafeInteger(d) ? 'number_range' : 'none');
         }
         assert.equal(kindOf(() => esNumberToString(NaN)), 'number_range');
         assert.equal(kindOf(() => canonicalJson([1, Infinity])), 'number_range');
@@ -100,13 +111,36 @@ describe('canonical writer on JavaScript values', () => {
         assert.equal(kindOf(() => canonicalJson(deep)), 'depth');
         assert.throws(() => canonicalJson({ d: new Date(0) }), TypeError);
         assert.throws(() => canonicalJson([undefined]), TypeError);
-        assert.throws(() => canonicalJson(1n), TypeError);
+        assert.throws(() => canonicalJson(Symbol('s')), TypeError);
     });
     it('leaves out members whose value is undefined, as JSON.stringify', () => {
         assert.equal(canonicalJson({ a: undefined, b: 1 }), '{"b":1}');
     });
-    it('writes numbers as JavaScript does, integers past 2^53 rounded', () => {
-        assert.equal(canonicalJson([-0, 1e21, 1e-7, 2 ** 53 + 2, 0.1 + 0.2]), '[0,1e+21,1e-7,9007199254740994,0.30000000000000004]');
+    it('writes numbers as JavaScript does', () => {
+        assert.equal(canonicalJson([-0, 1234.5, 1e-7, 2 ** 53 - 1, 0.1 + 0.2, 1.5e-300]), '[0,1234.5,1e-7,9007199254740991,0.30000000000000004,1.5e-300]');
+    });
+    // Issue 40 item 9: 9007199254740993 and 9007199254740992 digested alike, so a retry with the
+    // amount changed there was answered `replay`; 1e-400 digested as 0. Refused, as in C++ and Python.
+    it('refuses numbers a double cannot tell apart (number_range), -0 is 0', () => {
+        const base = requestDigest({ order: 'o-1', amount_cents: 2 ** 53 - 1 });
+        for (const text of ['{"order":"o-1","amount_cents":9007199254740993}', '[-9007199254740993]', '9223372036854775807', '9223372036854775808', '123456789012345678901', '1e-400', '[-2e-324]', '0.00001e-320'])
+            assert.equal(kindOf(() => requestDigestFromText(text)), 'number_range', text);
+        // JSON.parse has already made 9007199254740993 into 9007199254740992: refused as a value.
+        const parsed = JSON.parse('{"order":"o-1","amount_cents":9007199254740993}');
+        assert.equal(parsed.amount_cents, 2 ** 53);
+        assert.equal(kindOf(() => requestDigest(parsed)), 'number_range');
+        assert.match(String(runCatching(() => requestDigest(parsed))), /requestDigestFromText/);
+        for (const v of [2 ** 53, -(2 ** 53), 1e21, 2 ** 60]) assert.equal(kindOf(() => canonicalJson({ v })), 'number_range', String(v));
+        // A bigint carries every digit: judged as C++ judges an int64.
+        assert.equal(kindOf(() => canonicalJson(9007199254740993n)), 'number_range');
+        assert.equal(kindOf(() => canonicalJson(2n ** 63n)), 'number_range');
+        assert.equal(kindOf(() => canonicalJson(10n ** 400n)), 'number_range');
+        assert.equal(canonicalJson([9007199254740994n, 10n ** 23n, -5n]), '[9007199254740994,1e+23,-5]');
+        // Text keeps every digit: integers a double writes back as written are accepted.
+        assert.equal(requestDigestFromText('{"order":"o-1","amount_cents":9007199254740991}'), base);
+        assert.equal(canonicalJsonFromText('[9007199254740992,9007199254740994,295147905179352830000,100000000000000000000000]'), '[9007199254740992,9007199254740994,295147905179352830000,1e+23]');
+        assert.equal(canonicalJsonFromText('[-0,-0.0,0e-400,333333333.33333329,3e-324]'), '[0,0,0,333333333.3333333,5e-324]');
+        assert.equal(requestDigest({ n: -0 }), requestDigest({ n: 0 }));
     });
 });
 

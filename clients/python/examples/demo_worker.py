@@ -11,7 +11,14 @@ own, calls the "payment service" (demo_payments, idempotent by key, its own conn
 transaction of ours open) and then writes the business effect (demo_orders_effects, no unique
 key) in a short fenced transaction with the success. `idemctl demo`'s check at its end covers
 these effects too: one effect and one payment per succeeded key. The effect rows of these
-workers carry worker numbers from 1000 up. Prints the tally of outcomes; exit 0.
+workers carry worker numbers from 1000 up, and so do their keys left processing with an expired
+lease (the check names every such key of the run, whichever language claimed it).
+
+Like the demo's own clients, a worker whose connection breaks (a switchover, a restart, a
+terminated backend) connects both its connections again, with a growing pause until the server
+is back, and asks again with the same key until it has a final answer (in progress, retry later,
+a retryable failure and paused are asked again after the pause the answer names). At the stop a
+key already sent gets 6 s more. Prints the tally of outcomes; exit 0.
 """
 
 import argparse
@@ -56,25 +63,97 @@ def wait_for_tables(conn, schema, seconds=30):
         time.sleep(0.1)
 
 
+class Stop(threading.Event):
+    """The run's stop, and when it came (a key already sent gets GRACE seconds more)."""
+
+    at = 0.0
+
+    def set(self):
+        self.at = time.monotonic()
+        super().set()
+
+
+class Connections:
+    """The worker's two connections (its store's and the payment service's), made again after a
+    switchover or a restart as the C++ demo's clients do: with a growing pause until the server
+    is back, or until the run stops."""
+
+    def __init__(self, args, stop):
+        self.args, self.stop = args, stop
+        self.conn = self.downstream = self.store = None
+
+    def close(self):
+        for c in (self.conn, self.downstream):
+            if c is not None:
+                c.close()
+        self.conn = self.downstream = self.store = None
+
+    def broken(self):
+        return any(c is None or c.broken or c.closed for c in (self.conn, self.downstream))
+
+    def ensure(self, grace):
+        """True once both connections are up; False when the run stopped (and grace seconds
+        passed since) first."""
+        if self.store is not None and not self.broken():
+            return True
+        self.close()
+        pause = 0.05
+        while not self.stop.is_set() or time.monotonic() < self.stop.at + grace:
+            try:
+                self.conn = idem.connect(self.args.dsn, application_name="idem python demo worker")
+                self.downstream = idem.connect(self.args.dsn, application_name="idem python demo payment service")
+                self.store = idem.TaskStore(self.conn, schema=self.args.schema, lease_ms=5000)
+                return True
+            except (idem.DatabaseUnavailable, psycopg.OperationalError):
+                self.close()
+                time.sleep(pause)
+                pause = min(pause * 2, 1.0)
+        return False
+
+
+# Answers after which the client asks again with the same key (someone else holds it, it is in
+# backoff, this attempt failed and will be retried, or intake is paused), as the demo's clients do.
+ASK_AGAIN = {idem.Outcome.IN_PROGRESS, idem.Outcome.RETRY_LATER, idem.Outcome.WILL_RETRY, idem.Outcome.PAUSED}
+GRACE = 6.0  # seconds after the stop to settle a key already sent: a lease (5 s) and a second
+
+
 def worker(index, args, tally, lock, stop):
     rng = random.Random()
-    conn = idem.connect(args.dsn, application_name="idem python demo worker")
-    downstream = psycopg.connect(args.dsn, autocommit=True, application_name="idem python demo payment service")
-    store = idem.TaskStore(conn, schema=args.schema, lease_ms=5000)
+    links = Connections(args, stop)
     table = lambda name: sql.Identifier(args.schema, name)  # noqa: E731
     operations = args.operations.split(",")
-    while not stop.is_set():
-        key = idem.TaskKey("tenant-%d" % rng.randint(1, args.tenants), rng.choice(operations),
-                           "order-%s-%d" % (args.run_id, rng.randrange(args.keys)))
+    key = None
+    pause = 0.0
+
+    def count(name):
+        with lock:
+            tally[name] = tally.get(name, 0) + 1
+
+    while True:
+        if key is None:
+            if stop.is_set():
+                break
+            key = idem.TaskKey("tenant-%d" % rng.randint(1, args.tenants), rng.choice(operations),
+                               "order-%s-%d" % (args.run_id, rng.randrange(args.keys)))
+        elif stop.is_set() and time.monotonic() > stop.at + GRACE:
+            count("given_up_at_stop")
+            break
+        # A key already sent is asked again until it has a final answer: one that got no answer
+        # (the connection broke, the server is no longer the primary) must not be left
+        # processing when its lease runs out.
+        if not links.ensure(grace=GRACE):
+            count("given_up_at_stop")
+            break
         body = body_for(key)
         sent = dict(body, meta={"trace_id": str(rng.getrandbits(63)), "sent_at": int(time.time() * 1000)})
         digest = idem.request_digest(sent, IGNORED)
 
         def call(ctx):
-            downstream.execute(sql.SQL("INSERT INTO {} (idempotency_key, amount_cents, currency, target)"
-                                       " VALUES (%s, %s, %s, %s) ON CONFLICT (idempotency_key) DO NOTHING").format(
-                                           table("demo_payments")),
-                               (ctx.idempotency_key, body["amount_cents"], body["currency"], body["target"]))
+            links.downstream.execute(
+                sql.SQL("INSERT INTO {} (idempotency_key, amount_cents, currency, target)"
+                        " VALUES (%s, %s, %s, %s) ON CONFLICT (idempotency_key) DO NOTHING").format(
+                            table("demo_payments")),
+                (ctx.idempotency_key, body["amount_cents"], body["currency"], body["target"]))
 
         def record(tx, ctx, _answer):
             tx.execute(sql.SQL("INSERT INTO {} (idempotency_key, run_id, worker, attempt, amount_cents, currency,"
@@ -85,18 +164,28 @@ def worker(index, args, tally, lock, stop):
                     "worker": 1000 + index, "attempt": ctx.attempt, "execution": ctx.token[:12]}
 
         try:
-            outcome = idem.run_task(store, key, digest, call=call, record=record)
-            name = outcome.kind.value
-        except idem.DatabaseUnavailable:
-            name = "database_errors"
-            conn = idem.connect(args.dsn, application_name="idem python demo worker")
-            store = idem.TaskStore(conn, schema=args.schema, lease_ms=5000)
-        with lock:
-            tally[name] = tally.get(name, 0) + 1
-        if args.rate > 0:
-            time.sleep(args.workers / args.rate)
-    conn.close()
-    downstream.close()
+            outcome = idem.run_task(links.store, key, digest, call=call, record=record)
+            count(outcome.kind.value)
+            if outcome.kind in ASK_AGAIN:
+                pause = min(max(outcome.claim.retry_after_ms, outcome.failure.retry_delay_ms, 10), 1000) / 1000.0
+            else:
+                key, pause = None, (args.workers / args.rate if args.rate > 0 else 0)
+        except (idem.DatabaseUnavailable, idem.NotPrimary):
+            count("database_errors")
+            links.close()
+            pause = 0.05
+        except Exception as e:  # noqa: BLE001 - the thread goes on, as the demo's own workers do
+            # Unexpected: the request is dropped unanswered (the demo's check names its key if
+            # it is left processing) and the worker carries on with fresh connections.
+            count("errors")
+            sys.stderr.write("demo_worker %d: %s: %s\n" % (index, type(e).__name__, e))
+            links.close()
+            key, pause = None, 0.05
+        if pause and key is None:
+            stop.wait(pause)  # the next key: the stop cuts the pause short
+        elif pause:
+            time.sleep(pause)
+    links.close()
 
 
 def main():
@@ -111,9 +200,9 @@ def main():
     parser.add_argument("--rate", type=float, default=50, help="requests per second over all workers; 0: no pause")
     parser.add_argument("--duration", type=float, default=10)
     args = parser.parse_args()
-    with psycopg.connect(args.dsn, autocommit=True) as c:
+    with idem.connect(args.dsn) as c:
         wait_for_tables(c, args.schema)
-    tally, lock, stop = {}, threading.Lock(), threading.Event()
+    tally, lock, stop = {}, threading.Lock(), Stop()
     threads = [threading.Thread(target=worker, args=(i, args, tally, lock, stop)) for i in range(args.workers)]
     for t in threads:
         t.start()

@@ -9,6 +9,7 @@ left to right, in the order the C++ reader (nlohmann's lexer and parser) meets t
 ``canonical_json`` writes the RFC 8785 form of a value.
 """
 
+import decimal
 import math
 import re
 
@@ -71,6 +72,7 @@ class _Lexer:
         self.data = data
         self.pos = 0
         self.value = None
+        self.number_text = b""  # the last number token as written
 
     def fail(self, kind, message):
         raise JsonError(kind, "invalid JSON: %s (at byte %d)" % (message, self.pos))
@@ -134,9 +136,10 @@ class _Lexer:
                 self.fail(SYNTAX, "invalid number; expected digit after exponent sign")
             pos = _DIGITS.match(data, pos).end()
         self.pos = pos
+        self.number_text = data[start:pos]
         # Correctly rounded, as strtod and an exact integer's conversion are; past the double
         # range it is infinite, which the parser refuses.
-        return float(data[start:pos])
+        return float(self.number_text)
 
     def _hex4(self, pos):
         quad = self.data[pos:pos + 4]
@@ -251,8 +254,12 @@ def parse_strict(text):
                 continue
         elif token == _VALUE or token == _NUMBER:
             value = lexer.value
-            if token == _NUMBER and math.isinf(value):
-                lexer.fail(NUMBER_RANGE, "number overflow")
+            if token == _NUMBER:
+                if math.isinf(value):
+                    lexer.fail(NUMBER_RANGE, "number overflow")
+                problem = _literal_problem(lexer.number_text.decode("ascii"), value)
+                if problem:
+                    lexer.fail(NUMBER_RANGE, problem)
             if stack:
                 _place(stack, value)
             else:
@@ -314,6 +321,31 @@ def _finish(lexer, result, top_is_number):
             raise JsonError(TRAILING_DATA, "invalid JSON: unexpected byte 0x%02x at offset %d after the JSON document"
                             % (data[i], i))
     return result
+
+
+def _integer_problem(written, d):
+    """Why an integer (its decimal text) cannot be a request's number, or None. RFC 8785 writes
+    every number as its double: an integer whose double's form names another integer
+    (9007199254740993 would be written 9007199254740992) would share a digest with that one."""
+    if d == 0:
+        return None  # "0" and "-0" are zero (RFC 8785 writes -0 as 0)
+    canonical = es_number_to_string(d)
+    if int(decimal.Decimal(canonical)) == int(written):
+        return None
+    return ("integer %s is not a double's value: RFC 8785 would write it as %s, as another integer (send "
+            "integers past 2^53 as strings)" % (written if len(written) <= 64 else written[:61] + "...", canonical))
+
+
+def _literal_problem(text, d):
+    """As core/canonicaljson.cpp judges a finite number literal: an integer literal (no fraction,
+    no exponent) as _integer_problem; any other is rounded to the nearest double, as RFC 8785
+    does, unless it is not zero but rounds to 0 (1e-400)."""
+    if not any(c in text for c in ".eE"):
+        return _integer_problem(text, d)
+    if d == 0 and any(c in "123456789" for c in re.split("[eE]", text)[0]):
+        return "number %s is not zero but rounds to 0 as a double (below 2.5e-324)" % (
+            text if len(text) <= 64 else text[:61] + "...")
+    return None
 
 
 def es_number_to_string(x):
@@ -400,11 +432,15 @@ def _write(value, out, depth):
     elif isinstance(value, float):
         out.append(es_number_to_string(value))
     elif isinstance(value, int):
-        # JCS knows only doubles: an integer is rounded as a JavaScript peer would see it.
+        # JCS knows only doubles: an integer is written as its double, as a JavaScript peer
+        # would see it; one whose double names another integer is refused.
         try:
             as_double = float(value)
         except OverflowError:
             raise JsonError(NUMBER_RANGE, "integer %d is beyond the double range" % value) from None
+        problem = _integer_problem(str(value), as_double)
+        if problem:
+            raise JsonError(NUMBER_RANGE, problem)
         out.append(es_number_to_string(as_double))
     elif isinstance(value, dict):
         if depth >= MAX_DEPTH:

@@ -145,7 +145,8 @@ class CounterFlusher:
     def _flush_once(self):
         try:
             if self._conn is None or self._conn.closed:
-                self._conn = psycopg.connect(self._conninfo, autocommit=True, application_name="idem counters")
+                from .store import connect  # store imports this module
+                self._conn = connect(self._conninfo, application_name="idem counters")
             self._counters.flush(self._conn, self._schema)
             return True
         except Exception:

@@ -106,7 +106,7 @@ def _run_claimed(store, key, claim, call, record):
             try:
                 answer = call(ctx)
             except psycopg.OperationalError as e:
-                if getattr(e, "sqlstate", None) is None:
+                if isinstance(translate(e), DatabaseUnavailable):
                     # The call's own connection: whether the other side acted is not known.
                     raise TaskFailure(FailureClass.UNKNOWN, "downstream connection lost: %s" % e) from e
                 raise

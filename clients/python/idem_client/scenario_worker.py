@@ -21,7 +21,7 @@ from psycopg import sql
 
 from .errors import InvalidArgument
 from .key import TaskKey
-from .store import TaskStore, check_schema_name
+from .store import TaskStore, check_schema_name, connect
 
 EXIT_FAILURE, EXIT_USAGE, EXIT_REFUSED = 1, 2, 3
 
@@ -60,7 +60,7 @@ def main(argv=None):
         sys.stderr.write("scenario-worker: %s\n" % e)
         return EXIT_USAGE
     try:
-        conn = psycopg.connect(args.dsn, autocommit=True, application_name="idem scenario worker (python)")
+        conn = connect(args.dsn, application_name="idem scenario worker (python)")
         store = TaskStore(conn, schema=schema, lease_ms=args.lease_ms)
         claim = store.claim(key, args.digest)
         if not claim.may_execute:

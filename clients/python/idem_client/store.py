@@ -120,15 +120,26 @@ def translate(error):
         return InvalidArgument(str(error))
     if state == READ_ONLY_SQL_TRANSACTION:
         return NotPrimary("the server is read-only (not the primary): " + str(error))
-    if isinstance(error, psycopg.OperationalError) and state is None:
+    # No SQLSTATE (the socket closed), a connection exception (08) or an operator's intervention
+    # (57P01..57P03: pg_terminate_backend, a shutdown or crash, a server not accepting
+    # connections yet), as the TypeScript client decides it.
+    if isinstance(error, psycopg.OperationalError) and (state is None or state.startswith("08")
+                                                         or state in ("57P01", "57P02", "57P03")):
         return DatabaseUnavailable("lost the connection to the database: " + str(error))
     return None
 
 
 def connect(conninfo="", **kwargs):
     """A connection as the store wants it: autocommit, so that claim, heartbeat and fail are one
-    statement each and the business transaction is an explicit `with conn.transaction():`."""
+    statement each and the business transaction is an explicit `with conn.transaction():`.
+
+    No server-side prepared statements (prepare_threshold=None): psycopg otherwise prepares a
+    statement on its fifth execution (`_pg3_0`), a session object that a pooler in transaction
+    mode (PgBouncer) leaves on whichever backend ran it, so the next transaction on another
+    backend fails with "prepared statement does not exist" or "already exists". Every statement
+    is one round trip either way; the planning it saves is not worth a worker that dies there."""
     kwargs.setdefault("application_name", "idem python worker")
+    kwargs.setdefault("prepare_threshold", None)
     try:
         return psycopg.connect(conninfo, autocommit=True, **kwargs)
     except psycopg.Error as e:

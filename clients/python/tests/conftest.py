@@ -12,7 +12,7 @@ import sys
 
 import psycopg
 import pytest
-from psycopg.conninfo import make_conninfo
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # the package, without installing it
@@ -84,3 +84,56 @@ def other(dsn):
 def unique():
     """A business id no other test uses."""
     return "order-" + secrets.token_hex(6)
+
+
+class Bouncer:
+    """A PgBouncer in transaction mode in front of the test cluster (pgbouncer.py), 2 server
+    connections per database and user, so that several clients' transactions share backends."""
+
+    POOL_SIZE = 2
+
+    def __init__(self, admin_dsn):
+        self._admin = conninfo_to_dict(admin_dsn)
+        self._process = subprocess.Popen([sys.executable, os.path.join(HERE, "pgbouncer.py"), "--backend", admin_dsn,
+                                          "--pool-mode", "transaction", "--pool-size", str(self.POOL_SIZE)],
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self._process.stdout.readline()
+        if not line.startswith("port "):
+            self._process.kill()
+            pytest.fail("PgBouncer did not start: %s" % self._process.stderr.read(), pytrace=False)
+        self.port = int(line.split()[1])
+
+    def dsn(self, dsn):
+        """The database and user of dsn, through the pool (no password, no TLS: trust on loopback)."""
+        params = conninfo_to_dict(dsn)
+        return make_conninfo(host="127.0.0.1", port=str(self.port), dbname=params.get("dbname", "postgres"),
+                             user=params.get("user", self._admin.get("user", "postgres")), sslmode="disable",
+                             connect_timeout="10")
+
+    def prepared_statements(self, dsn):
+        """The prepared statements every pooled backend of dsn's database keeps, by backend pid:
+        POOL_SIZE transactions held open at once through the pool, one per server connection."""
+        found, conns = {}, []
+        try:
+            for _ in range(self.POOL_SIZE):
+                c = psycopg.connect(self.dsn(dsn), prepare_threshold=None)
+                conns.append(c)
+                pid, names = c.execute("SELECT pg_backend_pid(), coalesce(array_agg(name ORDER BY name), '{}')"
+                                       " FROM pg_prepared_statements").fetchone()
+                found[pid] = names
+        finally:
+            for c in conns:
+                c.close()
+        assert len(found) == self.POOL_SIZE, "%d held transactions shared backends: %s" % (self.POOL_SIZE, found)
+        return found
+
+    def close(self):
+        self._process.terminate()
+        self._process.wait(20)
+
+
+@pytest.fixture(scope="session")
+def bouncer(admin_dsn):
+    b = Bouncer(admin_dsn)
+    yield b
+    b.close()

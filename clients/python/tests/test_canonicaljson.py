@@ -64,6 +64,9 @@ def test_hostile_corpus_as_the_cpp_library_answered(row):
     (b"\"\\ud800\\u12\"", cj.SYNTAX),
     (b"[1e400, x", cj.NUMBER_RANGE),
     (b"{1e400:1}", cj.SYNTAX),
+    (b"[9007199254740993, x", cj.NUMBER_RANGE),
+    (b"{9007199254740993:1}", cj.SYNTAX),
+    (b"[1e-400, x", cj.NUMBER_RANGE),
     (b"[" * 512 + b"x", cj.SYNTAX),
     (b"[" * 513 + b"x", cj.DEPTH),
     (b"1.5.", cj.TRAILING_DATA),
@@ -77,12 +80,15 @@ def test_first_fault_decides_the_kind(text, kind):
 
 
 def test_python_values():
-    # Integers are JCS numbers: past 2^53 they round as a double would; bool is not a number.
-    assert canonical_json({"b": 9007199254740993, "a": True, "c": (1, 2.0, None)}) == \
-        '{"a":true,"b":9007199254740992,"c":[1,2,null]}'
+    # Integers are JCS numbers, written as their double; bool is not a number.
+    assert canonical_json({"b": 9007199254740994, "a": True, "c": (1, 2.0, None)}) == \
+        '{"a":true,"b":9007199254740994,"c":[1,2,null]}'
     assert canonical_json(-0.0) == "0"
+    assert canonical_json(2 ** 53) == "9007199254740992"
+    assert canonical_json(float(2 ** 53 + 1)) == "9007199254740992"  # a float is its double already
     assert canonical_json({"\ue000": 1, "\U00010000": 2}) == '{"\U00010000":2,"\ue000":1}'
     for bad, kind in [(float("nan"), cj.NUMBER_RANGE), (float("inf"), cj.NUMBER_RANGE), (10 ** 400, cj.NUMBER_RANGE),
+                      (2 ** 53 + 1, cj.NUMBER_RANGE), (-(2 ** 53) - 1, cj.NUMBER_RANGE), (2 ** 63, cj.NUMBER_RANGE),
                       ("\ud800", cj.LONE_SURROGATE), ({1: 2}, cj.UNSUPPORTED), (object(), cj.UNSUPPORTED)]:
         with pytest.raises(JsonError) as e:
             canonical_json(bad)
@@ -112,7 +118,7 @@ def test_digest_equals_idemctl_digest(idemctl, tmp_path):
     cases = [
         (b'{"order":"o-1","amount_cents":1250,"trace_id":"t-1","meta":{"trace":"x","n":1.0}}', ["trace_id", "meta.trace"]),
         ("{\"\u20ac\":[1e21,1e-7,-0,\"\\ud83d\\ude00\"],\"a\":\"\\u001F\"}".encode("utf-8"), []),
-        (b"\xef\xbb\xbf[9007199254740993, 5e-324, 1.7976931348623157e308]\n", []),
+        (b"\xef\xbb\xbf[9007199254740994, 5e-324, 1.7976931348623157e308, -0]\n", []),
     ]
     for text, ignore in cases:
         path = tmp_path / "request.json"
@@ -144,3 +150,27 @@ def test_digest_batch_module_protocol():
         assert digest_batch.main(io.BytesIO(b"!!!\n"), io.StringIO()) == 1
     finally:
         sys.stderr = err
+
+
+def test_numbers_a_double_cannot_tell_apart_are_refused():
+    """Issue 40 item 9: 9007199254740993 and 9007199254740992 digested alike, so a retry with the
+    amount changed there was answered `replay`; 1e-400 digested as 0. Refused as number_range,
+    as the C++ library and the TypeScript client refuse them; -0 stays 0 (RFC 8785)."""
+    base = {"order": "o-1", "amount_cents": 9007199254740992}
+    for text in (b'{"order":"o-1","amount_cents":9007199254740993}', b'{"amount_cents":-9007199254740993}',
+                 b"[9223372036854775807]", b"9223372036854775808", b"123456789012345678901", b"1e-400",
+                 b"[-2e-324]", b"0.00001e-320"):
+        with pytest.raises(JsonError) as e:
+            request_digest_from_text(text)
+        assert e.value.kind == cj.NUMBER_RANGE, text
+    with pytest.raises(JsonError) as e:
+        request_digest(dict(base, amount_cents=9007199254740993))
+    assert e.value.kind == cj.NUMBER_RANGE
+    assert "RFC 8785 would write it as 9007199254740992" in str(e.value)
+    assert request_digest_from_text(b'{"order":"o-1","amount_cents":9007199254740992}') == request_digest(base)
+    assert request_digest_from_text(b'{"order":"o-1","amount_cents":9007199254740994}') != request_digest(base)
+    for text, canonical in ((b"-0", "0"), (b"[-0.0,0e-400]", "[0,0]"), (b"295147905179352830000", "295147905179352830000"),
+                            (b"100000000000000000000000", "1e+23"), (b"333333333.33333329", "333333333.3333333"),
+                            (b"3e-324", "5e-324")):
+        assert canonical_json_from_text(text) == canonical
+    assert request_digest({"n": -0.0}) == request_digest({"n": 0})

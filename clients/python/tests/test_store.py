@@ -7,9 +7,9 @@ import time
 import psycopg
 import pytest
 
-from idem_client import (Decision, FailureClass, InvalidArgument, LostOwnership, NoRecord, NotPrimary, RetryPolicy,
-                         TaskKey, TaskStore, UsageError, new_token, request_digest)
-from idem_client.store import translate
+from idem_client import (DatabaseUnavailable, Decision, FailureClass, InvalidArgument, LostOwnership, NoRecord,
+                         NotPrimary, RetryPolicy, TaskKey, TaskStore, UsageError, new_token, request_digest)
+from idem_client.store import connect as idem_connect, translate
 
 
 def row(conn, key):
@@ -157,3 +157,15 @@ def test_read_only_server_is_not_primary(dsn, unique):
         with pytest.raises(NotPrimary) as e:
             TaskStore(ro).claim(TaskKey("shop", "charge", unique), "v1:x")
         assert "read-only" in str(e.value)
+
+
+def test_terminated_backend_is_database_unavailable(dsn, conn, unique):
+    """pg_terminate_backend (a switchover, an operator) answers the next statement with SQLSTATE
+    57P01 before the socket closes: a lost connection, as the C++ and TypeScript clients see it."""
+    with idem_connect(dsn, application_name="idem python test (terminated)") as victim:
+        pid = victim.execute("SELECT pg_backend_pid()").fetchone()[0]
+        assert conn.execute("SELECT pg_terminate_backend(%s)", (pid,)).fetchone()[0] is True
+        with pytest.raises(DatabaseUnavailable):
+            TaskStore(victim).claim(TaskKey("shop", "charge", unique), "v1:x")
+    assert conn.execute("SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key = %s",
+                        ("shop:charge:" + unique,)).fetchone()[0] == 0
