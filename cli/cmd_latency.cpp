@@ -96,7 +96,9 @@ resumes, annotations, and deploys (a worker reporting a version the fleet had no
 the worker, the old and the new version), and failovers (schema v20: a new primary's timeline
 after another one, first seen by any client), each with the tenant and operation it concerns ('*':
 all) and its text. With --tenant or --operation, only those concerning them ('*' included). At
-most --limit (default 1000). Needs idem_reader.
+most --limit (default 1000) of each kind (operator actions, deploys, failovers), its newest when
+it has more, so workers' reports never crowd an operator's action out; a last line says how many
+each kind left out (--json: "truncated" and "omitted"). Needs idem_reader.
 )";
 
 } // namespace
@@ -165,9 +167,10 @@ int runEvents(const std::vector<std::string>& argv)
         tx.exec("SELECT pg_catalog.set_config('search_path', 'pg_catalog', true)");
         nowUs = tx.exec("SELECT " + updatedAtMicrosSql("clock_timestamp()")).at(0)[0].as<std::int64_t>();
     }
-    const auto events = listEvents(*conn, schema, nowUs - minutes * 60'000'000, nowUs + 1, tenant, operation, limit);
+    const auto list = readEvents(*conn, schema, nowUs - minutes * 60'000'000, nowUs + 1, tenant, operation, limit);
+    const auto& events = list.events;
     if (args.flag("json")) {
-        nlohmann::json list = nlohmann::json::array();
+        nlohmann::json jsonEvents = nlohmann::json::array();
         for (const auto& e : events) {
             nlohmann::json item { { e.isDeploy() ? "deploy_id" : "audit_id", e.auditId },
                 { "at", formatMicros(e.atUs) }, { "action", e.action }, { "tenant", e.tenant },
@@ -177,9 +180,18 @@ int runEvents(const std::vector<std::string>& argv)
                 item["old_version"] = e.oldVersion.empty() ? nlohmann::json() : nlohmann::json(e.oldVersion);
                 item["new_version"] = e.newVersion;
             }
-            list.push_back(std::move(item));
+            jsonEvents.push_back(std::move(item));
         }
-        std::cout << nlohmann::json({ { "server_now", formatMicros(nowUs) }, { "minutes", minutes }, { "events", list } })
+        // What each source's bound (--limit, its newest events) left out; null when the server
+        // (before schema v24) cannot count it.
+        const auto count = [&](std::int64_t n) { return list.omittedUncounted ? nlohmann::json() : nlohmann::json(n); };
+        std::cout << nlohmann::json({ { "server_now", formatMicros(nowUs) }, { "minutes", minutes },
+                                        { "limit", limit }, { "truncated", list.truncated() },
+                                        { "omitted",
+                                            { { "audit", count(list.omittedAudit) },
+                                                { "deploy", count(list.omittedDeploys) },
+                                                { "failover", count(list.omittedFailovers) } } },
+                                        { "events", jsonEvents } })
                          .dump(2)
                   << '\n';
         return ExitOk;
@@ -192,6 +204,15 @@ int runEvents(const std::vector<std::string>& argv)
         std::printf("%s  %-9s %s:%s  %s: %s\n", formatMicros(e.atUs).substr(0, 19).c_str(), e.action.c_str(),
             displaySafe(e.tenant, 40).c_str(), displaySafe(e.operation, 40).c_str(), displaySafe(e.actor, 60).c_str(),
             displaySafe(e.text, 300).c_str());
+    if (list.omittedUncounted)
+        std::printf("more events not listed: the list is full (--limit %d) and this server (before schema v24) does"
+                    " not count the rest; narrow the window or raise --limit\n",
+            limit);
+    else if (list.truncated())
+        std::printf("%lld more events not listed (%lld operator actions, %lld deploys, %lld failovers): each kind shows"
+                    " its newest %d (--limit); narrow the window or raise --limit\n",
+            static_cast<long long>(list.omitted()), static_cast<long long>(list.omittedAudit),
+            static_cast<long long>(list.omittedDeploys), static_cast<long long>(list.omittedFailovers), limit);
     return ExitOk;
 }
 

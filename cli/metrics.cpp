@@ -136,7 +136,7 @@ std::vector<prometheus::MetricFamily> statsFamilies(const StatsReading& s, const
     out.push_back(std::move(quality));
     // Schema v13: flushes add_counters() refused as implausible (idem_counters_refused); who sent
     // them is in `idemctl stats`.
-    out.push_back(singleFamily("idem_counter_flushes_refused",
+    out.push_back(singleFamily("idem_outcome_flushes_refused",
         "Counter flushes refused as implausible in the last 24 hours (idem_counters_refused).",
         prometheus::MetricType::Gauge, labels, static_cast<double>(s.refusedFlushes.last24h)));
     out.push_back(singleFamily("idem_exact_refresh_held", "1 when a session holds the shared exact refresh past its due time.",

@@ -31,6 +31,8 @@ const char* versionReportOutcomeName(VersionReport::Outcome outcome)
         return "new_worker";
     case VersionReport::Outcome::Changed:
         return "changed";
+    case VersionReport::Outcome::NotRecorded:
+        return "not_recorded";
     }
     return "unchanged";
 }
@@ -82,6 +84,8 @@ VersionReport reportVersion(
         out.outcome = VersionReport::Outcome::NewWorker;
     else if (outcome == "changed")
         out.outcome = VersionReport::Outcome::Changed;
+    else if (outcome == "not_recorded")
+        out.outcome = VersionReport::Outcome::NotRecorded;
     else
         throw std::runtime_error(
             "idem_report_version returned an unknown outcome '" + quoteForMessage(outcome) + "'; is the schema newer?");

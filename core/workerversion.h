@@ -19,10 +19,15 @@ struct VersionReport {
         Unchanged, // this worker's recorded version is this one: nothing was written
         NewWorker, // a worker name not seen before: recorded
         Changed, // the worker ran previousVersion before: recorded
+        // A worker name not seen before, but its login named 200 new workers within the hour
+        // already (schema v24): nothing was written. Name workers stably (hostWorkerName).
+        NotRecorded,
     };
     Outcome outcome = Outcome::Unchanged;
     std::string previousVersion; // Unchanged: the version; Changed: the one before; NewWorker: empty
-    std::int64_t deployId = 0; // > 0 when this report was a deploy (a version new to the fleet)
+    // > 0 when this report was a deploy (a version new to the fleet); 0 also for a new version past
+    // the login's 20 deploys an hour (schema v24), coalesced into its newest deploy's mark.
+    std::int64_t deployId = 0;
 };
 
 const char* versionReportOutcomeName(VersionReport::Outcome outcome);

@@ -105,8 +105,9 @@ EventWatch::EventWatch(ConsoleSession* session, QObject* parent)
             Q_EMIT changed();
         }
     });
-    // Two statements of 5 s at most: bounded as a tick is, on a server that does not answer.
-    m_poll.setBound(10000);
+    // Four statements of 5 s at most (the time, the events, and when a kind came back full what
+    // was left out): bounded as a tick is, on a server that does not answer.
+    m_poll.setBound(20000);
     m_poll.start();
 }
 
@@ -147,13 +148,14 @@ DatabaseJob EventWatch::makeJob() const
         const auto nowUs = tx.exec("SELECT " + idem::updatedAtMicrosSql("now()")).at(0).at(0).as<std::int64_t>();
         const std::int64_t fromUs = nowUs - (windowMs + marginBeforeMs) * 1000;
         const std::int64_t toUs = nowUs + marginAfterMs * 1000;
-        const auto events = idem::listEvents(tx, schema, fromUs, toUs, tenant, operation, maxEvents + 1);
+        const auto list = idem::readEvents(tx, schema, fromUs, toUs, tenant, operation, maxEvents);
         tx.commit();
         out.fromMs = fromUs / 1000;
         out.toMs = toUs / 1000;
-        out.truncated = events.size() > std::size_t(maxEvents);
-        for (std::size_t i = 0; i < events.size() && i < std::size_t(maxEvents); ++i) {
-            const auto& e = events[i];
+        out.omitted = list.omitted();
+        out.omittedUncounted = list.omittedUncounted;
+        out.truncated = list.truncated();
+        for (const auto& e : list.events) {
             out.events.push_back({ e.auditId, e.atUs / 1000, visibleText(e.action), visibleText(e.tenant),
                 visibleText(e.operation), visibleText(e.actor), visibleText(e.text) });
         }

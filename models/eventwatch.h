@@ -46,7 +46,12 @@ QStringList knownEventKinds();
 // What one read brought back.
 struct EventReading {
     std::vector<ChartEvent> events; // oldest first
-    bool truncated = false; // more than the bound: the newest are missing
+    // Each kind (operators' actions, deploys, failovers) is bounded on its own to its newest
+    // maxEvents (schema v24): how many the bounds left out; a server before v24 cannot count them
+    // (omittedUncounted when its one bound was reached).
+    qint64 omitted = 0;
+    bool omittedUncounted = false;
+    bool truncated = false; // omitted or omittedUncounted
     qint64 fromMs = 0; // the window read, server clock
     qint64 toMs = 0;
     int generation = 0;
@@ -62,8 +67,8 @@ public:
     // The first schema version with idem_events (migrations/0017_latency.sql).
     static constexpr int firstSchemaVersion = 17;
     static constexpr qint64 intervalMs = 60000;
-    // At most this many events a read (idem_events allows 10000); a bulk action of more keys
-    // shows as one group of marks whose tooltip says how many it holds.
+    // At most this many events of each kind a read (idem_events allows 10000); a bulk action of
+    // more keys shows as one group of marks whose tooltip says how many it holds.
     static constexpr int maxEvents = 5000;
 
     explicit EventWatch(ConsoleSession* session, QObject* parent = nullptr);
@@ -72,6 +77,7 @@ public:
     void setScope(int windowMinutes, const QString& tenant, const QString& operation);
     const std::vector<ChartEvent>& events() const { return m_reading.events; }
     bool truncated() const { return m_reading.truncated; }
+    const EventReading& reading() const { return m_reading; }
     // Why the last read failed (kept until one succeeds); empty otherwise.
     QString error() const { return m_error; }
     int reads() const { return m_reads; }

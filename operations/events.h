@@ -32,8 +32,31 @@ struct Event {
     bool isDeploy() const { return action == "deploy"; }
 };
 
+// What one read of the events holds (schema v24, issue 40): each source (the audit trail's
+// operator actions, deploys, failovers) bounded on its own to its newest `limit`, so workers'
+// reports never crowd an operator's pause out, and how many of each the bound left out.
+struct EventList {
+    std::vector<Event> events; // oldest first
+    std::int64_t omittedAudit = 0; // recovery actions, pauses, annotations, ... not listed
+    std::int64_t omittedDeploys = 0;
+    std::int64_t omittedFailovers = 0;
+    // A server before v24 bounds all sources together and cannot count what it left out: set when
+    // its list came back full.
+    bool omittedUncounted = false;
+    std::int64_t omitted() const { return omittedAudit + omittedDeploys + omittedFailovers; }
+    bool truncated() const { return omittedUncounted || omitted() > 0; }
+};
+
 // The events of [fromUs, toUs) (at most 31 days) concerning tenant / operation (empty: any; '*'
-// events always concern them), oldest first, at most `limit` (1 to 10000). Needs idem_reader.
+// events always concern them), oldest first, at most `limit` (1 to 10000) of each source, and
+// what was left out (one more round trip, only when a source came back full). Needs idem_reader.
+EventList readEvents(pqxx::connection& conn, const SchemaName& schema, std::int64_t fromUs, std::int64_t toUs,
+    const std::string& tenant = {}, const std::string& operation = {}, int limit = 1000);
+// The same in a transaction the caller holds (an incident snapshot's REPEATABLE READ read).
+EventList readEvents(pqxx::transaction_base& tx, const SchemaName& schema, std::int64_t fromUs, std::int64_t toUs,
+    const std::string& tenant = {}, const std::string& operation = {}, int limit = 1000);
+
+// readEvents' events alone.
 std::vector<Event> listEvents(pqxx::connection& conn, const SchemaName& schema, std::int64_t fromUs, std::int64_t toUs,
     const std::string& tenant = {}, const std::string& operation = {}, int limit = 1000);
 // The same in a transaction the caller holds (an incident snapshot's REPEATABLE READ read).

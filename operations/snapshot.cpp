@@ -188,8 +188,8 @@ namespace {
         return set;
     }
 
-    // The events of the history window, filtered as the figures are, through idem_events (one more
-    // than the bound, to know whether it was reached).
+    // The events of the history window, filtered as the figures are, through idem_events (at most
+    // the bound of each kind, and whether a bound left any out).
     SnapshotEventSet readEvents(pqxx::transaction_base& tx, const SchemaName& schema, int minutes, int limit,
         const StatsOptions& filter)
     {
@@ -206,11 +206,10 @@ namespace {
         const auto nowUs = tx.exec("SELECT " + updatedAtMicrosSql("now()")).at(0).at(0).as<std::int64_t>();
         constexpr std::int64_t maxWindowUs = 31LL * 24 * 3600 * 1000000;
         const std::int64_t fromUs = nowUs - std::min<std::int64_t>(maxWindowUs, std::int64_t(minutes) * 60'000'000);
-        auto events = listEvents(tx, schema, fromUs, nowUs + 1, tenant, operation, limit + 1);
-        set.truncated = events.size() > std::size_t(limit);
-        if (set.truncated)
-            events.resize(std::size_t(limit));
-        for (const auto& e : events)
+        // Each kind bounded on its own (its newest `limit`): the snapshot says when any was cut.
+        const auto list = idem::readEvents(tx, schema, fromUs, nowUs + 1, tenant, operation, limit);
+        set.truncated = list.truncated();
+        for (const auto& e : list.events)
             set.rows.push_back({ e.auditId, formatMicros(e.atUs), e.action, e.tenant, e.operation, e.actor, e.text });
         return set;
     }

@@ -161,8 +161,10 @@ SELECT live.processing, live.processing_capped, live.expired_leases, live.expire
         AND EXISTS (SELECT FROM )"
         + q("idem_stats_exact") + R"( d
                      WHERE d.taken_at + d.period_s * interval '1 second' < now()
-                       AND (d.attempt_at IS NULL
-                            OR d.attempt_at < now() - greatest(d.period_s, 60) * interval '1 second'))) AS exact_due,
+                       -- an attempt's lease is at least this long (v24: longer after a
+                       -- takeover, which begin() judges; columns of every version are read here)
+                       AND (d.attempt_token IS NULL
+                            OR d.attempt_at < now() - greatest(10, 4 * d.cost_ms / 1000) * interval '1 second'))) AS exact_due,
        holder.pid AS holder_pid, holder.db_role AS holder_role, holder.application AS holder_application,
        to_char(holder.since)" + utc + R"( AS holder_since,
        refused.n24 AS refused_24h, refused.kept AS refused_kept, to_char(rl.at)" + utc + R"( AS refused_last_at,

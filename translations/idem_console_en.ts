@@ -26,6 +26,16 @@
     </message>
 </context>
 <context>
+    <name>idem::console::ChartPanel</name>
+    <message numerus="yes">
+        <source>%n more event(s) in this window not marked: each kind (operators&apos; actions, deploys, failovers) marks its newest %1. Narrow the window to see them.</source>
+        <translation>
+            <numerusform>%n more event in this window not marked: each kind (operators&apos; actions, deploys, failovers) marks its newest %1. Narrow the window to see it.</numerusform>
+            <numerusform>%n more events in this window not marked: each kind (operators&apos; actions, deploys, failovers) marks its newest %1. Narrow the window to see them.</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
     <name>idem::console::ClusterPanel</name>
     <message numerus="yes">
         <source>%n member(s), leader %1; read %2 from %3</source>

@@ -733,6 +733,16 @@
         <source>intake paused</source>
         <translation>接收已暂停</translation>
     </message>
+    <message>
+        <source>More events in this window are not marked: the list is full and this server (before schema v24) does not count the rest. Narrow the window to see them.</source>
+        <translation>此时间窗口内还有更多事件未标记：列表已满，且此服务器（架构 v24 之前）不统计其余事件。缩小时间窗口即可看到。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n more event(s) in this window not marked: each kind (operators&apos; actions, deploys, failovers) marks its newest %1. Narrow the window to see them.</source>
+        <translation>
+            <numerusform>此时间窗口内还有 %n 个事件未标记：每类事件（操作员操作、部署、故障切换）只标记最新的 %1 个。缩小时间窗口即可看到。</numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>idem::console::ClusterPanel</name>

@@ -14,12 +14,15 @@
 #include <QGraphicsScene>
 #include <QBoxLayout>
 #include <QImage>
+#include <QLabel>
+#include <QLocale>
 #include <QLineSeries>
 #include <QPainter>
 #include <QValueAxis>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "models/dashboardmodel.h"
 #include "operations/outcomeseries.h"
@@ -105,6 +108,12 @@ ChartPanel::ChartPanel(QWidget* parent)
     bottom->addWidget(m_latency, 10);
     rows->addLayout(top, 1);
     rows->addLayout(bottom, 1);
+    // Issue 40: marks a bound left out are always said, never silently missing.
+    m_omittedLabel = new QLabel;
+    m_omittedLabel->setObjectName(QStringLiteral("eventsOmitted"));
+    m_omittedLabel->setWordWrap(true);
+    m_omittedLabel->hide();
+    rows->addWidget(m_omittedLabel);
     retranslate();
     applyTheme();
 }
@@ -137,6 +146,22 @@ void ChartPanel::retranslate()
     }
     m_histogram->setTitle(tr("Attempts among unfinished rows"));
     m_attempts->setLabel(tr("rows"));
+    setEventsOmitted(m_eventsOmitted, m_eventsUncounted);
+}
+
+void ChartPanel::setEventsOmitted(qint64 omitted, bool uncounted)
+{
+    m_eventsOmitted = omitted;
+    m_eventsUncounted = uncounted;
+    if (uncounted)
+        m_omittedLabel->setText(tr("More events in this window are not marked: the list is full and this server"
+                                   " (before schema v24) does not count the rest. Narrow the window to see them."));
+    else if (omitted > 0)
+        m_omittedLabel->setText(tr("%n more event(s) in this window not marked: each kind (operators' actions,"
+                                   " deploys, failovers) marks its newest %1. Narrow the window to see them.",
+            nullptr, int(std::min<qint64>(omitted, std::numeric_limits<int>::max())))
+                                    .arg(QLocale().toString(EventWatch::maxEvents)));
+    m_omittedLabel->setVisible(uncounted || omitted > 0);
 }
 
 void ChartPanel::applyTheme()

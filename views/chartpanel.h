@@ -11,6 +11,7 @@ class QAreaSeries;
 class QBarSet;
 class QBarCategoryAxis;
 class QChart;
+class QLabel;
 class QChartView;
 class QDateTimeAxis;
 class QLineSeries;
@@ -69,6 +70,10 @@ public:
     // The events to mark on every time axis (issue #27), oldest first.
     void setEvents(std::vector<ChartEvent> events);
     const std::vector<ChartEvent>& events() const { return m_events; }
+    // How many events of the window the marks leave out (each kind's bound kept its newest):
+    // said under the charts (object name "eventsOmitted") while there are any. `uncounted`: a
+    // server that cannot count them (before schema v24) said its list was full.
+    void setEventsOmitted(qint64 omitted, bool uncounted = false);
     // Every chart's marks, the latency chart's last, for tests.
     QList<EventMarks*> eventMarks() const;
     // Off: feed every sample of the window (the benchmark's baseline).
@@ -127,6 +132,9 @@ private:
     bool m_downsample = true;
     std::vector<PauseSpan> m_pauseSpans;
     std::vector<ChartEvent> m_events;
+    qint64 m_eventsOmitted = 0;
+    bool m_eventsUncounted = false;
+    QLabel* m_omittedLabel = nullptr;
     qint64 m_fromMs = 0; // the window drawn last: [m_fromMs, m_nowMs]
     qint64 m_nowMs = 0;
     std::vector<Chart> m_charts;

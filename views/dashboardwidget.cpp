@@ -172,7 +172,10 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
         connect(m_latency, &LatencyWatch::changed, this, [this] { refreshLatency(true); });
         m_events = new EventWatch(monitor, this);
         m_events->setScope(s.windowMinutes, s.tenant, s.operation);
-        connect(m_events, &EventWatch::changed, this, [this] { m_charts->setEvents(m_events->events()); });
+        connect(m_events, &EventWatch::changed, this, [this] {
+            m_charts->setEvents(m_events->events());
+            m_charts->setEventsOmitted(m_events->reading().omitted, m_events->reading().omittedUncounted);
+        });
     } else {
         // A snapshot's figures come with showSnapshotExtras(), if it carries any.
         m_latencyTile->hide();

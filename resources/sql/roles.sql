@@ -184,7 +184,8 @@ $pauses$;
 -- Latency (schema v17): readers read the folded histograms and may fold the minutes that are due
 -- (idem_latency_rollup, as their definer; it never waits); nobody else writes them. Workers:
 -- nothing (claim(), complete() and fail() record what is folded, as their definer). Readers list
--- the events of a window (idem_events); operators annotate (idem_annotate, audited).
+-- the events of a window (idem_events, and since v24 idem_events_omitted: what its per-source
+-- bounds left out); operators annotate (idem_annotate, audited).
 DO $latency$
 DECLARE
     s text := current_schema();
@@ -198,7 +199,11 @@ BEGIN
                    ' %1$I.idem_latency_percentiles(timestamptz, timestamptz, text, text, boolean, boolean),'
                    ' %1$I.idem_latency_quantile(text, smallint[], bigint[], double precision),'
                    ' %1$I.idem_latency_value(text, integer), %1$I.idem_latency_slot(double precision),'
-                   ' %1$I.idem_events(timestamptz, timestamptz, text, text, integer) TO idem_reader', s);
+                   ' %1$I.idem_events(timestamptz, timestamptz, text, text, integer),'
+                   -- v24: what the events' bounds leave out, and the two that both run as their caller
+                   ' %1$I.idem_events_omitted(timestamptz, timestamptz, text, text, integer),'
+                   ' %1$I.idem_event_rows(timestamptz, timestamptz, text, text),'
+                   ' %1$I.idem_events_check(timestamptz, timestamptz, integer) TO idem_reader', s);
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_annotate(text, text, text, text) TO idem_operator', s);
 END
 $latency$;

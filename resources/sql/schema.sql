@@ -370,6 +370,12 @@ BEGIN
         RAISE EXCEPTION 'max_age must be NULL or 1 to 31536000000 ms (365 days), not %', p_max_age_ms
             USING ERRCODE = 'ID003';
     END IF;
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'claim runs at READ COMMITTED, not %: a snapshot taken before a pause would not see it',
+            upper(current_setting('transaction_isolation'))
+            USING ERRCODE = 'ID003',
+                  HINT = 'Claim on its own or in a READ COMMITTED transaction (the default isolation level).';
+    END IF;
 
     -- First without a lock: a succeeded row and a row's digest never change, and a live lease
     -- or a pending backoff is an answer in itself. Only a takeover needs the lock.
@@ -1274,11 +1280,101 @@ $$;
 
 
 --
+-- Name: idem_deploys_expire(integer); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_deploys_expire(p_batch integer) RETURNS TABLE(deploys bigint, workers bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+BEGIN
+    IF p_batch IS NULL OR p_batch NOT BETWEEN 1 AND 100000 THEN
+        RAISE EXCEPTION 'batch must be 1 to 100000 rows, not %', COALESCE(p_batch::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    DELETE FROM idem_deploys d
+     WHERE d.id IN (SELECT o.id FROM idem_deploys o WHERE o.at < now() - interval '90 days'
+                     ORDER BY o.at LIMIT p_batch FOR UPDATE SKIP LOCKED);
+    GET DIAGNOSTICS deploys = ROW_COUNT;
+    DELETE FROM idem_worker_versions w
+     WHERE w.worker IN (SELECT o.worker FROM idem_worker_versions o WHERE o.since < now() - interval '90 days'
+                         ORDER BY o.since LIMIT p_batch FOR UPDATE SKIP LOCKED);
+    GET DIAGNOSTICS workers = ROW_COUNT;
+    RETURN NEXT;
+END
+$$;
+
+
+--
+-- Name: idem_event_rows(timestamp with time zone, timestamp with time zone, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_event_rows(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text, p_operation text) RETURNS TABLE(source text, id bigint, at timestamp with time zone, action text, tenant text, operation text, actor text, text text, worker text, old_version text, new_version text)
+    LANGUAGE sql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+    SELECT e.source, e.id, e.at, e.action, e.tenant, e.operation, e.actor, e.reason, e.worker, e.old_version,
+           e.new_version
+      FROM ((SELECT 'audit'::text AS source, a.id, a.at, a.action,
+                    CASE WHEN a.idempotency_key <> '' THEN split_part(a.idempotency_key, ':', 1)
+                         ELSE COALESCE(a.after_image->>'tenant', a.before_image->>'tenant', '*') END AS tenant,
+                    CASE WHEN a.idempotency_key <> '' THEN split_part(a.idempotency_key, ':', 2)
+                         ELSE COALESCE(a.after_image->>'operation', a.before_image->>'operation', '*') END AS operation,
+                    format('%s (%s)', a.db_role, a.os_user) AS actor, a.reason,
+                    NULL::text AS worker, NULL::text AS old_version, NULL::text AS new_version
+               FROM task_idempotency_audit a
+              WHERE a.at >= p_from AND a.at < p_to)
+            UNION ALL
+            (SELECT 'deploy'::text, d.id, d.at, 'deploy'::text, '*'::text, '*'::text, format('%s (%s)', d.db_role, d.worker),
+                    CASE WHEN d.old_version IS NULL THEN format('%s: %s (the first version reported)', d.worker, d.new_version)
+                         ELSE format('%s: %s -> %s', d.worker, d.old_version, d.new_version) END
+                    || CASE WHEN d.coalesced > 0
+                            THEN format(' (and %s more new versions from login %s within the hour, not marked: the last %s)',
+                                        d.coalesced, d.db_role, d.last_coalesced_version)
+                            ELSE '' END,
+                    d.worker, d.old_version, d.new_version
+               FROM idem_deploys d
+              WHERE d.at >= p_from AND d.at < p_to)
+            UNION ALL
+            (SELECT 'failover'::text, f.timeline::bigint, f.first_seen, 'failover'::text, '*'::text, '*'::text,
+                    format('%s (%s)', f.db_role, f.node),
+                    format('a new primary: timeline %s -> %s, at %s', f.previous_timeline, f.timeline, f.node),
+                    NULL::text, NULL::text, NULL::text
+               FROM idem_timelines f
+              WHERE f.first_seen >= p_from AND f.first_seen < p_to AND f.previous_timeline IS NOT NULL)) e
+     WHERE (p_tenant IS NULL OR e.tenant IN (p_tenant, '*'))
+       AND (p_operation IS NULL OR e.operation IN (p_operation, '*'))
+$$;
+
+
+--
 -- Name: idem_events(timestamp with time zone, timestamp with time zone, text, text, integer); Type: FUNCTION; Schema: idem; Owner: -
 --
 
 CREATE FUNCTION idem.idem_events(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text DEFAULT NULL::text, p_operation text DEFAULT NULL::text, p_limit integer DEFAULT 1000) RETURNS TABLE(id bigint, at timestamp with time zone, action text, tenant text, operation text, actor text, text text, worker text, old_version text, new_version text)
     LANGUAGE plpgsql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+BEGIN
+    PERFORM idem_events_check(p_from, p_to, p_limit);
+    RETURN QUERY
+    WITH e AS MATERIALIZED (SELECT * FROM idem_event_rows(p_from, p_to, p_tenant, p_operation))
+    SELECT b.id, b.at, b.action, b.tenant, b.operation, b.actor, b.text, b.worker, b.old_version, b.new_version
+      FROM ((SELECT * FROM e WHERE e.source = 'audit' ORDER BY e.at DESC, e.id DESC LIMIT p_limit)
+            UNION ALL
+            (SELECT * FROM e WHERE e.source = 'deploy' ORDER BY e.at DESC, e.id DESC LIMIT p_limit)
+            UNION ALL
+            (SELECT * FROM e WHERE e.source = 'failover' ORDER BY e.at DESC, e.id DESC LIMIT p_limit)) b
+     ORDER BY b.at, b.action = 'deploy', b.action = 'failover', b.id;
+END
+$$;
+
+
+--
+-- Name: idem_events_check(timestamp with time zone, timestamp with time zone, integer); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_events_check(p_from timestamp with time zone, p_to timestamp with time zone, p_limit integer) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
     SET search_path TO 'idem', 'pg_temp'
     AS $$
 BEGIN
@@ -1289,35 +1385,26 @@ BEGIN
     IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 10000 THEN
         RAISE EXCEPTION 'limit must be 1 to 10000, not %', p_limit USING ERRCODE = 'ID003';
     END IF;
+END
+$$;
+
+
+--
+-- Name: idem_events_omitted(timestamp with time zone, timestamp with time zone, text, text, integer); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_events_omitted(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text DEFAULT NULL::text, p_operation text DEFAULT NULL::text, p_limit integer DEFAULT 1000) RETURNS TABLE(source text, omitted bigint)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+BEGIN
+    PERFORM idem_events_check(p_from, p_to, p_limit);
     RETURN QUERY
-    SELECT e.id, e.at, e.action, e.tenant, e.operation, e.actor, e.reason, e.worker, e.old_version, e.new_version
-      FROM ((SELECT a.id, a.at, a.action,
-                    CASE WHEN a.idempotency_key <> '' THEN split_part(a.idempotency_key, ':', 1)
-                         ELSE COALESCE(a.after_image->>'tenant', a.before_image->>'tenant', '*') END AS tenant,
-                    CASE WHEN a.idempotency_key <> '' THEN split_part(a.idempotency_key, ':', 2)
-                         ELSE COALESCE(a.after_image->>'operation', a.before_image->>'operation', '*') END AS operation,
-                    format('%s (%s)', a.db_role, a.os_user) AS actor, a.reason,
-                    NULL::text AS worker, NULL::text AS old_version, NULL::text AS new_version
-               FROM task_idempotency_audit a
-              WHERE a.at >= p_from AND a.at < p_to)
-            UNION ALL
-            (SELECT d.id, d.at, 'deploy'::text, '*'::text, '*'::text, format('%s (%s)', d.db_role, d.worker),
-                    CASE WHEN d.old_version IS NULL THEN format('%s: %s (the first version reported)', d.worker, d.new_version)
-                         ELSE format('%s: %s -> %s', d.worker, d.old_version, d.new_version) END,
-                    d.worker, d.old_version, d.new_version
-               FROM idem_deploys d
-              WHERE d.at >= p_from AND d.at < p_to)
-            UNION ALL
-            (SELECT f.timeline::bigint, f.first_seen, 'failover'::text, '*'::text, '*'::text,
-                    format('%s (%s)', f.db_role, f.node),
-                    format('a new primary: timeline %s -> %s, at %s', f.previous_timeline, f.timeline, f.node),
-                    NULL::text, NULL::text, NULL::text
-               FROM idem_timelines f
-              WHERE f.first_seen >= p_from AND f.first_seen < p_to AND f.previous_timeline IS NOT NULL)) e
-     WHERE (p_tenant IS NULL OR e.tenant IN (p_tenant, '*'))
-       AND (p_operation IS NULL OR e.operation IN (p_operation, '*'))
-     ORDER BY e.at, e.action = 'deploy', e.action = 'failover', e.id
-     LIMIT p_limit;
+    SELECT s.source, greatest(count(e.id) - p_limit, 0)
+      FROM (VALUES (1, 'audit'), (2, 'deploy'), (3, 'failover')) s(n, source)
+      LEFT JOIN idem_event_rows(p_from, p_to, p_tenant, p_operation) e ON e.source = s.source
+     GROUP BY s.n, s.source
+     ORDER BY s.n;
 END
 $$;
 
@@ -1333,15 +1420,28 @@ CREATE FUNCTION idem.idem_exact_refresh_begin() RETURNS uuid
 DECLARE
     v idem_stats_exact;
     v_token uuid;
+    v_takeovers integer;
 BEGIN
-    SELECT * INTO v FROM idem_stats_exact x FOR UPDATE SKIP LOCKED;
+    -- Read first without a lock: a caller that is refused (most are) locks nothing, even in a
+    -- transaction it keeps open. Then lock, skipping a row another begin or store holds, and
+    -- decide again on what the lock shows.
+    SELECT * INTO v FROM idem_stats_exact x;
     IF NOT FOUND OR v.taken_at + v.period_s * interval '1 second' > clock_timestamp()
-       OR (v.attempt_at IS NOT NULL
-           AND v.attempt_at > clock_timestamp() - greatest(v.period_s, 60) * interval '1 second') THEN
+       OR (v.attempt_token IS NOT NULL AND v.attempt_until > clock_timestamp()) THEN
         RETURN NULL;
     END IF;
+    SELECT * INTO v FROM idem_stats_exact x FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND OR v.taken_at + v.period_s * interval '1 second' > clock_timestamp()
+       OR (v.attempt_token IS NOT NULL AND v.attempt_until > clock_timestamp()) THEN
+        RETURN NULL;
+    END IF;
+    -- An attempt still named here ran out of its lease without storing: this one is a takeover.
+    v_takeovers := CASE WHEN v.attempt_token IS NOT NULL THEN least(v.attempt_takeovers + 1, 8) ELSE 0 END;
     v_token := gen_random_uuid();
-    UPDATE idem_stats_exact SET attempt_at = clock_timestamp(), attempt_token = v_token;
+    UPDATE idem_stats_exact
+       SET attempt_at = clock_timestamp(), attempt_token = v_token, attempt_takeovers = v_takeovers,
+           attempt_until = clock_timestamp()
+                           + least(greatest(10, 4 * v.cost_ms / 1000) * 2 ^ v_takeovers, 900) * interval '1 second';
     RETURN v_token;
 END
 $$;
@@ -1357,50 +1457,55 @@ CREATE FUNCTION idem.idem_exact_refresh_finish(p_token uuid, p_long_after_minute
     SET max_parallel_workers_per_gather TO '0'
     AS $$
 DECLARE
-    v idem_stats_exact;
+    e record;
     v_start timestamptz;
     v_cost double precision;
-    v_locked boolean := false;
+    v_lock_timeout text := current_setting('lock_timeout');
+    v_stored integer;
 BEGIN
     IF p_long_after_minutes IS NULL OR p_long_after_minutes NOT BETWEEN 1 AND 525600 THEN
         RAISE EXCEPTION 'long-unfinished threshold must be 1 to 525600 minutes' USING ERRCODE = 'ID003';
     END IF;
-    FOR i IN 1..200 LOOP
-        IF p_token IS NULL OR NOT EXISTS (SELECT FROM idem_stats_exact x WHERE x.attempt_token = p_token) THEN
-            RETURN false;
-        END IF;
-        SELECT * INTO v FROM idem_stats_exact x FOR UPDATE SKIP LOCKED;
-        v_locked := FOUND;
-        EXIT WHEN v_locked;
-        PERFORM pg_sleep(0.01);
-    END LOOP;
-    IF NOT v_locked OR v.attempt_token IS DISTINCT FROM p_token THEN
+    IF p_token IS NULL OR NOT EXISTS (SELECT FROM idem_stats_exact x WHERE x.attempt_token = p_token) THEN
         RETURN false;
     END IF;
     v_start := clock_timestamp();
-    UPDATE idem_stats_exact AS x
-       SET (processing, expired_leases, oldest_processing_created_at, retryable_failed, uncertain,
-            failed_permanent, failed_exhausted, long_unfinished, attempts_histogram)
-           = (SELECT e.processing, e.expired_leases, e.oldest_processing_created_at, e.retryable_failed, e.uncertain,
-                     e.failed_permanent, e.failed_exhausted, e.long_unfinished, e.attempts_histogram
-                FROM idem_exact_stats(NULL, NULL, p_long_after_minutes) e),
-           taken_at = now(),
-           long_unfinished_after_minutes = p_long_after_minutes,
-           taken_by = session_user,
-           attempt_at = NULL,
-           attempt_token = NULL;
+    SELECT * INTO e FROM idem_exact_stats(NULL, NULL, p_long_after_minutes);
     v_cost := extract(epoch FROM clock_timestamp() - v_start) * 1000;
-    UPDATE idem_stats_exact
-       SET cost_ms = v_cost,
-           period_s = least(greatest(v_cost / 1000 * 50, 20), 900),
-           refreshes = refreshes + 1;
+    IF NOT EXISTS (SELECT FROM idem_stats_exact x WHERE x.attempt_token = p_token) THEN
+        RETURN false; -- taken over while counting
+    END IF;
     BEGIN -- v13
         PERFORM idem_counters_maintain(2000);
+        PERFORM idem_deploys_expire(2000); -- v24
     EXCEPTION WHEN others THEN
         RAISE WARNING 'counter upkeep failed (%: %); the exact figures are stored', SQLSTATE, SQLERRM;
     END;
     PERFORM idem_storage_sample();
-    RETURN true;
+    BEGIN
+        PERFORM set_config('lock_timeout', '2s', true);
+        UPDATE idem_stats_exact AS x
+           SET (processing, expired_leases, oldest_processing_created_at, retryable_failed, uncertain,
+                failed_permanent, failed_exhausted, long_unfinished, attempts_histogram)
+               = (e.processing, e.expired_leases, e.oldest_processing_created_at, e.retryable_failed, e.uncertain,
+                  e.failed_permanent, e.failed_exhausted, e.long_unfinished, e.attempts_histogram),
+               taken_at = now(),
+               long_unfinished_after_minutes = p_long_after_minutes,
+               taken_by = session_user,
+               attempt_at = NULL,
+               attempt_token = NULL,
+               attempt_until = NULL,
+               attempt_takeovers = 0,
+               cost_ms = v_cost,
+               period_s = least(greatest(v_cost / 1000 * 50, 20), 900),
+               refreshes = x.refreshes + 1
+         WHERE x.attempt_token = p_token;
+        GET DIAGNOSTICS v_stored = ROW_COUNT;
+        PERFORM set_config('lock_timeout', v_lock_timeout, true);
+    EXCEPTION WHEN lock_not_available THEN
+        RETURN false;
+    END;
+    RETURN v_stored = 1;
 END
 $$;
 
@@ -3618,6 +3723,8 @@ CREATE FUNCTION idem.idem_report_version(p_worker text, p_version text) RETURNS 
     SET search_path TO 'idem', 'pg_temp'
     AS $$
 DECLARE
+    c_new_workers_per_hour constant integer := 200;
+    c_deploys_per_hour constant integer := 20;
     v_old text;
     v_from text;
     v_what text;
@@ -3648,7 +3755,19 @@ BEGIN
         RETURN;
     END IF;
 
-    -- Something changes. The old version of a deploy by a worker new by name: the version most
+    -- Something changes: the login's bounds are judged one report at a time (a lock of this
+    -- login's reports for the rest of the transaction), over its rows of the last hour.
+    PERFORM pg_advisory_xact_lock(hashtext('idem_report_version'), hashtext(session_user));
+    IF v_old IS NULL AND (SELECT count(*) FROM (SELECT FROM idem_worker_versions w
+                                                 WHERE w.db_role = session_user AND w.first_seen > now() - interval '1 hour'
+                                                 LIMIT c_new_workers_per_hour) n) >= c_new_workers_per_hour THEN
+        RAISE WARNING 'worker % not recorded: login % named % new workers within the hour already', p_worker,
+            session_user, c_new_workers_per_hour;
+        RETURN QUERY SELECT 'not_recorded'::text, NULL::text, NULL::bigint;
+        RETURN;
+    END IF;
+
+    -- The old version of a deploy by a worker new by name: the version most
     -- recently taken up by another worker (read before this worker's row is written).
     IF v_old IS NULL THEN
         SELECT w.version INTO v_from FROM idem_worker_versions w WHERE w.worker <> p_worker
@@ -3676,7 +3795,20 @@ BEGIN
     END IF;
 
     -- A version the fleet has not reported before is a deploy, once: a concurrent first report of
-    -- the same version waits on the unique index for this one and then writes nothing.
+    -- the same version waits on the unique index for this one and then writes nothing. Past the
+    -- login's bound it is coalesced into the login's newest deploy instead.
+    IF NOT EXISTS (SELECT FROM idem_deploys e WHERE e.new_version = p_version)
+       AND (SELECT count(*) FROM (SELECT FROM idem_deploys d WHERE d.db_role = session_user
+                                     AND d.at > now() - interval '1 hour' LIMIT c_deploys_per_hour) n)
+           >= c_deploys_per_hour THEN
+        UPDATE idem_deploys d SET coalesced = d.coalesced + 1, last_coalesced_version = p_version
+         WHERE d.id = (SELECT l.id FROM idem_deploys l WHERE l.db_role = session_user ORDER BY l.at DESC, l.id DESC LIMIT 1);
+        RAISE WARNING 'version % not marked as a deploy: login % marked % deploys within the hour already', p_version,
+            session_user, c_deploys_per_hour;
+        deploy_id := NULL;
+        RETURN NEXT;
+        RETURN;
+    END IF;
     INSERT INTO idem_deploys AS d (at, worker, old_version, new_version, db_role)
     SELECT now(), p_worker, v_from, p_version, session_user
      WHERE NOT EXISTS (SELECT FROM idem_deploys e WHERE e.new_version = p_version)
@@ -4440,7 +4572,9 @@ CREATE TABLE idem.idem_deploys (
     worker text NOT NULL,
     old_version text,
     new_version text NOT NULL,
-    db_role text NOT NULL
+    db_role text NOT NULL,
+    coalesced bigint DEFAULT 0 NOT NULL,
+    last_coalesced_version text
 );
 
 
@@ -4642,6 +4776,8 @@ CREATE TABLE idem.idem_stats_exact (
     failed_exhausted bigint,
     long_unfinished bigint,
     attempts_histogram jsonb,
+    attempt_until timestamp with time zone,
+    attempt_takeovers integer DEFAULT 0 NOT NULL,
     CONSTRAINT idem_stats_exact_one_check CHECK (one)
 );
 
@@ -5048,6 +5184,13 @@ CREATE INDEX idem_deploys_at_idx ON idem.idem_deploys USING btree (at);
 
 
 --
+-- Name: idem_deploys_role_at_idx; Type: INDEX; Schema: idem; Owner: -
+--
+
+CREATE INDEX idem_deploys_role_at_idx ON idem.idem_deploys USING btree (db_role, at);
+
+
+--
 -- Name: idem_job_items_pending_idx; Type: INDEX; Schema: idem; Owner: -
 --
 
@@ -5080,6 +5223,13 @@ CREATE INDEX idem_purge_runs_running_idx ON idem.idem_purge_runs USING btree (id
 --
 
 CREATE INDEX idem_timelines_first_seen_idx ON idem.idem_timelines USING btree (first_seen);
+
+
+--
+-- Name: idem_worker_versions_role_first_seen_idx; Type: INDEX; Schema: idem; Owner: -
+--
+
+CREATE INDEX idem_worker_versions_role_first_seen_idx ON idem.idem_worker_versions USING btree (db_role, first_seen);
 
 
 --
@@ -5398,11 +5548,42 @@ GRANT ALL ON FUNCTION idem.idem_data_time() TO idem_reader;
 
 
 --
+-- Name: FUNCTION idem_deploys_expire(p_batch integer); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_deploys_expire(p_batch integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_event_rows(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text, p_operation text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_event_rows(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text, p_operation text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_event_rows(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text, p_operation text) TO idem_reader;
+
+
+--
 -- Name: FUNCTION idem_events(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text, p_operation text, p_limit integer); Type: ACL; Schema: idem; Owner: -
 --
 
 REVOKE ALL ON FUNCTION idem.idem_events(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text, p_operation text, p_limit integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION idem.idem_events(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text, p_operation text, p_limit integer) TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_events_check(p_from timestamp with time zone, p_to timestamp with time zone, p_limit integer); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_events_check(p_from timestamp with time zone, p_to timestamp with time zone, p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_events_check(p_from timestamp with time zone, p_to timestamp with time zone, p_limit integer) TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_events_omitted(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text, p_operation text, p_limit integer); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_events_omitted(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text, p_operation text, p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_events_omitted(p_from timestamp with time zone, p_to timestamp with time zone, p_tenant text, p_operation text, p_limit integer) TO idem_reader;
 
 
 --

@@ -15,6 +15,8 @@
 #include <QChartView>
 #include <QDateTimeAxis>
 #include <QGraphicsItem>
+#include <QLabel>
+#include <set>
 #include <QLineEdit>
 #include <QLineSeries>
 #include <QSettings>
@@ -85,6 +87,7 @@ private Q_SLOTS:
     void hoverShowsTheTooltip();
     void onlyTheFilteredScopesEvents();
     void aNewAnnotationIsMarkedWithoutWaiting();
+    void deploysNeverCrowdOutOperatorMarks();
     void crowdedMarksStayReadable();
 
 private:
@@ -383,6 +386,61 @@ void TestDashboardMarks::aNewAnnotationIsMarkedWithoutWaiting()
         QCOMPARE(last.events.back().atMs, e.atUs / 1000);
         QVERIFY(last.toolTip.contains(QStringLiteral("config change: pool size 40")));
     }
+}
+
+// Issue 40 item 2: 5,100 deploys, older than every operator event of the window (as a worker
+// login reporting versions before the operators acted would leave them), crowded every pause and
+// annotation off the charts and the console never said so. Each kind is bounded on its own now:
+// every operator event keeps its mark, the deploys their newest 5,000, and the charts say how
+// many are not marked.
+void TestDashboardMarks::deploysNeverCrowdOutOperatorMarks()
+{
+    constexpr int deploys = EventWatch::maxEvents + 100;
+    execSql(*m_owner,
+        "INSERT INTO idem.idem_deploys (at, worker, old_version, new_version, db_role)"
+        " SELECT now() - interval '14 minutes' + g * interval '10 milliseconds', 'spam', NULL, 'v' || g, 'idem_t_worker'"
+        "   FROM generate_series(1, $1) g",
+        deploys);
+    const auto cleanup = qScopeGuard([this] { execSql(*m_owner, "DELETE FROM idem.idem_deploys WHERE worker = 'spam'"); });
+    auto* dashboard = m_console.window->dashboard();
+    auto* watch = dashboard->eventWatch();
+    const auto operatorEvents = querySql(*m_owner,
+        "SELECT id FROM idem.task_idempotency_audit WHERE at > now() - interval '15 minutes' ORDER BY at, id");
+    QVERIFY(operatorEvents.size() >= 8);
+    watch->refreshNow();
+    QTRY_COMPARE_WITH_TIMEOUT(int(watch->events().size()), int(operatorEvents.size()) + EventWatch::maxEvents,
+        browserTimeoutMs);
+    // Every operator event is read and marked, the pause included.
+    std::set<qint64> read;
+    for (const auto& e : watch->events())
+        if (e.kind != QLatin1String("deploy"))
+            read.insert(e.auditId);
+    for (const auto& row : operatorEvents)
+        QVERIFY2(read.count(row[0].as<qint64>()), qPrintable(QString::number(row[0].as<qint64>())));
+    const qint64 pauseId = m_planted.at(1).id;
+    QCOMPARE(m_planted.at(1).action, QStringLiteral("pause"));
+    for (auto* marks : dashboard->charts()->eventMarks()) {
+        bool marked = false;
+        for (const auto& m : marks->marks())
+            for (const auto& e : m.events)
+                marked = marked || (e.auditId == pauseId && e.kind == QLatin1String("pause"));
+        QVERIFY(marked);
+    }
+    // And what the bound left out is said under the charts.
+    auto* omitted = dashboard->charts()->findChild<QLabel*>(QStringLiteral("eventsOmitted"));
+    QVERIFY(omitted);
+    QTRY_VERIFY_WITH_TIMEOUT(!omitted->isHidden(), browserTimeoutMs);
+    QVERIFY2(omitted->text().startsWith(QStringLiteral("100 more events in this window not marked")),
+        qPrintable(omitted->text()));
+    QCOMPARE(watch->reading().omitted, qint64(100));
+    QCOMPARE(querySql(*m_owner, "SELECT count(*) FROM idem.idem_deploys WHERE worker = 'spam'")[0][0].as<int>(), deploys);
+    screenshot(m_console.window.get(), QStringLiteral("marks-omitted.png"));
+
+    // Gone again: nothing is said.
+    execSql(*m_owner, "DELETE FROM idem.idem_deploys WHERE worker = 'spam'");
+    watch->refreshNow();
+    QTRY_VERIFY_WITH_TIMEOUT(omitted->isHidden(), browserTimeoutMs);
+    QCOMPARE(int(watch->events().size()), int(operatorEvents.size()));
 }
 
 void TestDashboardMarks::crowdedMarksStayReadable()

@@ -136,6 +136,29 @@ QList<std::pair<QString, double>> bucketsIn(const QByteArray& text, const char* 
     return out;
 }
 
+// What `promtool check metrics` prints about an exposition: nothing when every family passes its
+// lint (names, types, units, HELP), or each problem on a line (issue 40 item 10: it refused
+// idem_counter_flushes_refused, a gauge whose name says counter).
+QString promtoolSays(const QByteArray& exposition)
+{
+    QProcess p;
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(QStringLiteral("promtool"), { QStringLiteral("check"), QStringLiteral("metrics") });
+    if (!p.waitForStarted(10000))
+        return QStringLiteral("promtool did not start: install Debian's prometheus (scripts/deps.sh test)");
+    p.write(exposition);
+    p.closeWriteChannel();
+    if (!p.waitForFinished(30000)) {
+        p.kill();
+        p.waitForFinished();
+        return QStringLiteral("promtool did not finish in 30 s");
+    }
+    const QString out = QString::fromUtf8(p.readAll()).trimmed();
+    if (out.isEmpty() && (p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0))
+        return QStringLiteral("promtool exited %1 and said nothing").arg(p.exitCode());
+    return out;
+}
+
 // The exporter, scraped over Qt's sockets.
 class ExporterProcess : public idem::test::ExporterProcessBase {
 public:
@@ -484,6 +507,14 @@ void TestExporter::prometheusScrapesWhatSqlSays()
         qPrintable(log()));
     QCOMPARE(meta[QLatin1String("idem_task_run_seconds")].toArray()[0].toObject()[QLatin1String("type")].toString(),
         QStringLiteral("histogram"));
+    // Every family the exporter serves (figures, counters, pauses, histograms, its own) passes
+    // promtool's lint, as an operator's CI would check it.
+    {
+        const QByteArray body = exporter.scrape();
+        QVERIFY(body.contains("idem_task_run_seconds_bucket") && body.contains("idem_pause_active{"));
+        const QString said = promtoolSays(body);
+        QVERIFY2(said.isEmpty(), qPrintable(said));
+    }
     const double exactP95 = double(runs[size_t(std::ceil(0.95 * double(runs.size()))) - 1]) / 1e6;
     int k = 0;
     while (durationBound(k) < exactP95)
@@ -617,6 +648,8 @@ void TestExporter::pausesAndPausedClaims()
     owner("SELECT * FROM idem.idem_pause('*', 'refund', 'reason', 'me')");
     QVERIFY2(exporter.waitFor(count, 2), exporter.scrape().constData());
     const QByteArray text = exporter.scrape();
+    // With --labels tenant,operation and pauses listed, too.
+    QVERIFY2(promtoolSays(text).isEmpty(), qPrintable(promtoolSays(text)));
     const auto series = [](const char* name, const char* tenant, const char* operation) {
         return QStringLiteral("%1{schema=\"idem\",tenant=\"%2\",operation=\"%3\"}")
             .arg(QLatin1String(name), QLatin1String(tenant), QLatin1String(operation));

@@ -11,6 +11,7 @@
 
 #include "core/workerversion.h"
 #include "operations/events.h"
+#include "operations/pauses.h"
 #include "schema/migrate.h"
 #include "tests/support/cliprocess.h"
 #include "tests/support/taskrows.h"
@@ -51,6 +52,8 @@ private Q_SLOTS:
     void libraryRefusesBeforeAnyIo();
     void rolesAndPrivileges();
     void idemctlEventsShowsDeploys();
+    void deploysNeverHideAnOperatorsPause();
+    void deployReportsAreBoundedPerLogin();
     void demoWorkersReportTheBuildVersion();
 
 private:
@@ -406,6 +409,121 @@ void TestLatencyDeploys::idemctlEventsShowsDeploys()
     QCOMPARE(static_cast<qint64>(second.value(QLatin1String("deploy_id")).toDouble()),
         scalar(*m_owner, "SELECT max(id) FROM idem.idem_deploys").toLongLong());
     QVERIFY(!second.contains(QLatin1String("audit_id")));
+}
+
+// Issue 40 item 2: 1,500 deploys older than an operator's pause (a worker login reporting versions
+// before the operator acted) pushed the pause out of `idemctl events`, which listed the oldest
+// 1,000 and said nothing of the rest. Each kind is bounded on its own now, its newest first: the
+// pause is listed, and the deploys left out are counted, in the text and in --json.
+void TestLatencyDeploys::deploysNeverHideAnOperatorsPause()
+{
+    pqxx::nontransaction(*m_owner).exec_params(
+        "INSERT INTO idem.idem_deploys (at, worker, old_version, new_version, db_role)"
+        " SELECT now() - interval '10 minutes' + g * interval '1 millisecond', 'spam', NULL, 'v' || g, $1"
+        "   FROM generate_series(1, 1500) g",
+        std::string(workerRole));
+    auto op = login(operatorRole);
+    idem::PauseRequest pause;
+    pause.tenant = "acme";
+    pause.operation = "charge";
+    pause.reason = "card network outage";
+    pause.actor = "bob@ops";
+    idem::setPause(*op, schema, pause);
+    const auto cleanup = qScopeGuard([&] { idem::resumePause(*op, schema, "acme", "charge", "done", "bob@ops"); });
+
+    const auto dsn = QString::fromStdString(idem::test::loginDsn(m_db->dsn(), readerRole, password));
+    const auto text = idem::test::runProgram(idem::test::idemctlPath(),
+        { QStringLiteral("events"), QStringLiteral("--minutes"), QStringLiteral("30"), QStringLiteral("--dsn"), dsn },
+        60000);
+    QVERIFY2(text.exitCode == 0, qPrintable(idem::test::describe(text)));
+    QVERIFY2(text.out.contains(QRegularExpression(QStringLiteral("\n\\S+  pause +acme:charge  \\S+ \\(bob@ops\\): card network outage\n"))),
+        qPrintable(text.out.right(2000)));
+    QVERIFY2(text.out.endsWith(QStringLiteral("500 more events not listed (0 operator actions, 500 deploys, 0 failovers):"
+                                              " each kind shows its newest 1000 (--limit); narrow the window or raise"
+                                              " --limit\n")),
+        qPrintable(text.out.right(500)));
+    QCOMPARE(text.out.count(QLatin1String(" deploy ")), 1000);
+
+    const auto run = idem::test::runProgram(idem::test::idemctlPath(),
+        { QStringLiteral("events"), QStringLiteral("--json"), QStringLiteral("--minutes"), QStringLiteral("30"),
+            QStringLiteral("--dsn"), dsn },
+        60000);
+    QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
+    const auto j = json(run);
+    QCOMPARE(j.value(QLatin1String("truncated")).toBool(), true);
+    const auto omitted = j.value(QLatin1String("omitted")).toObject();
+    QCOMPARE(omitted.value(QLatin1String("deploy")).toInt(), 500);
+    QCOMPARE(omitted.value(QLatin1String("audit")).toInt(), 0);
+    QCOMPARE(omitted.value(QLatin1String("failover")).toInt(), 0);
+    int pauses = 0, deploys = 0;
+    QString newestDeploy;
+    for (const auto& v : j.value(QLatin1String("events")).toArray()) {
+        const auto e = v.toObject();
+        const auto action = e.value(QLatin1String("action")).toString();
+        pauses += action == QLatin1String("pause");
+        if (action == QLatin1String("deploy")) {
+            ++deploys;
+            newestDeploy = e.value(QLatin1String("new_version")).toString();
+        }
+    }
+    QCOMPARE(pauses, 1);
+    QCOMPARE(deploys, 1000);
+    QCOMPARE(newestDeploy, QStringLiteral("v1500")); // the newest are kept
+    // The database holds every deploy; the pause is audited.
+    QCOMPARE(scalar(*m_owner, "SELECT count(*) FROM idem.idem_deploys"), "1500"_b);
+    QCOMPARE(scalar(*m_owner, "SELECT count(*) FROM idem.task_idempotency_audit WHERE action = 'pause'"), "1"_b);
+}
+
+// Issue 40 item 2: a worker login named workers and versions without limit (each a row, each new
+// version a mark). Now at most 20 deploys an hour per login, the rest coalesced into its newest
+// deploy's mark (which says so); at most 200 new worker names an hour, the rest not recorded; and
+// rows past 90 days go with the counter upkeep.
+void TestLatencyDeploys::deployReportsAreBoundedPerLogin()
+{
+    auto worker = login(workerRole);
+    for (int i = 1; i <= 25; ++i) {
+        const auto r = idem::reportVersion(*worker, schema, "host-a/charge", "v" + std::to_string(i));
+        QCOMPARE(r.deployId > 0, i <= 20);
+        QCOMPARE(idem::versionReportOutcomeName(r.outcome), i == 1 ? "new_worker" : "changed");
+    }
+    QCOMPARE(scalar(*m_owner, "SELECT count(*) || ' ' || (SELECT new_version FROM idem.idem_deploys ORDER BY id DESC LIMIT 1)"
+                              " FROM idem.idem_deploys"), "20 v20"_b);
+    QCOMPARE(scalar(*m_owner, "SELECT coalesced || ' ' || last_coalesced_version FROM idem.idem_deploys"
+                              " ORDER BY id DESC LIMIT 1"),
+        "5 v25"_b);
+    QCOMPARE(scalar(*m_owner, "SELECT version FROM idem.idem_worker_versions"), "v25"_b);
+    const auto dsn = QString::fromStdString(idem::test::loginDsn(m_db->dsn(), readerRole, password));
+    const auto text = idem::test::runProgram(idem::test::idemctlPath(),
+        { QStringLiteral("events"), QStringLiteral("--minutes"), QStringLiteral("5"), QStringLiteral("--dsn"), dsn },
+        60000);
+    QVERIFY2(text.exitCode == 0, qPrintable(idem::test::describe(text)));
+    QVERIFY2(text.out.contains(QStringLiteral("host-a/charge: v19 -> v20 (and 5 more new versions from login %1 within"
+                                              " the hour, not marked: the last v25)")
+                                   .arg(QLatin1String(workerRole))),
+        qPrintable(text.out));
+
+    // 205 new names: the login's 200th is the last one recorded.
+    int notRecorded = 0;
+    for (int i = 0; i < 205; ++i)
+        notRecorded += idem::reportVersion(*worker, schema, "pod-" + std::to_string(i), "v25").outcome
+            == idem::VersionReport::Outcome::NotRecorded;
+    QCOMPARE(notRecorded, 6);
+    QCOMPARE(scalar(*m_owner, "SELECT count(*) FROM idem.idem_worker_versions"), "200"_b);
+    QCOMPARE(scalar(*m_owner, "SELECT count(*) FROM idem.idem_worker_versions WHERE worker = 'pod-204'"), "0"_b);
+
+    // Past 90 days they go, in the upkeep (the owner's; nobody else may call it).
+    pqxx::nontransaction(*m_owner).exec("UPDATE idem.idem_deploys SET at = now() - interval '91 days' WHERE new_version = 'v1';"
+                                        " UPDATE idem.idem_worker_versions SET since = now() - interval '91 days'"
+                                        " WHERE worker = 'pod-0'");
+    QCOMPARE(sqlstateOf(*worker, "SELECT * FROM idem.idem_deploys_expire(100)"), std::string("42501"));
+    {
+        pqxx::work w(*m_owner);
+        QCOMPARE(w.exec1("SELECT deploys || '/' || workers FROM idem.idem_deploys_expire(100)")[0].as<std::string>(),
+            std::string("1/1"));
+        w.commit();
+    }
+    QCOMPARE(scalar(*m_owner, "SELECT count(*) FROM idem.idem_deploys"), "19"_b);
+    QCOMPARE(scalar(*m_owner, "SELECT count(*) FROM idem.idem_worker_versions"), "199"_b);
 }
 
 // idemctl demo's workers report this build's version (idemctl --version) when they connect: one

@@ -154,7 +154,7 @@ void TestLowRoles::workerCannotOverflowTheCounters()
             && text.out.contains(QStringLiteral("by role idem_t_low_worker (application poisoner, from 127.0.0.1)")),
         qPrintable(text.out));
     const auto prom = idemctl(operatorRole, { QStringLiteral("stats"), QStringLiteral("--prometheus") });
-    QVERIFY2(prom.out.contains(QStringLiteral("idem_counter_flushes_refused{schema=\"idem\"} 20")), qPrintable(prom.out));
+    QVERIFY2(prom.out.contains(QStringLiteral("idem_outcome_flushes_refused{schema=\"idem\"} 20")), qPrintable(prom.out));
 
     // The roll-up of the hour 3 days back and the shared exact refresh run through.
     auto op = login(operatorRole);

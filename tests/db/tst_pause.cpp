@@ -67,6 +67,7 @@ private Q_SLOTS:
     void tenThousandPausesAtMost();
     void summaryFollowsEveryChange();
     void pauseRacingAClaimRace();
+    void claimOutsideReadCommittedIsRefused();
     void catalogSignalFollowsPauses();
     void otherOperationsReadNoPauseTable();
     void signalCannotBeForged();
@@ -650,6 +651,63 @@ void TestPause::pauseRacingAClaimRace()
     // After the pause, a new key of the tenant is always turned away.
     idem::TaskStore store(*conns[0], storeOptions(30s));
     QCOMPARE(idem::decisionName(store.claim(key("race", "charge"), digestOf('a')).decision), "paused");
+}
+
+// Issue 40 item 7: a claim in a REPEATABLE READ (or SERIALIZABLE) transaction whose snapshot was
+// taken before a pause read the pause with that old snapshot and acquired the key. Every claim
+// outside READ COMMITTED is refused (ID003, saying why) and writes nothing; a READ COMMITTED
+// transaction begun before the pause is told 'paused'.
+void TestPause::claimOutsideReadCommittedIsRefused()
+{
+    auto worker = login(workerRole);
+    for (const char* level : { "REPEATABLE READ", "SERIALIZABLE" }) {
+        const auto k = key("rr", "charge");
+        pqxx::nontransaction tx(*worker);
+        tx.exec(std::string("BEGIN ISOLATION LEVEL ") + level);
+        tx.exec("SELECT count(*) FROM pg_class"); // the transaction's snapshot, before the pause
+        pause("rr", "*", "snapshot test");
+        std::string state, message;
+        try {
+            tx.exec_params("SELECT decision FROM idem.claim($1, $2, gen_random_uuid(), 30000)", k.str(), digestOf('a'));
+        } catch (const pqxx::sql_error& e) {
+            state = e.sqlstate();
+            message = e.what();
+        }
+        tx.exec("ROLLBACK");
+        QCOMPARE(state, std::string("ID003"));
+        QVERIFY2(message.find("claim runs at READ COMMITTED, not " + std::string(level)) != std::string::npos,
+            message.c_str());
+        QCOMPARE(number(*m_owner, "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key = '" + k.str() + "'"),
+            0);
+        // Even as the transaction's first statement (its snapshot is as new as the claim): the rule
+        // is the level, which a client can check before it claims.
+        tx.exec(std::string("BEGIN ISOLATION LEVEL ") + level);
+        state.clear();
+        try {
+            tx.exec("SELECT decision FROM idem.claim('rr:refund:x', 'v1:a', gen_random_uuid(), 30000)");
+        } catch (const pqxx::sql_error& e) {
+            state = e.sqlstate();
+        }
+        tx.exec("ROLLBACK");
+        QCOMPARE(state, std::string("ID003"));
+        resume("rr", "*");
+    }
+    // READ COMMITTED, begun before the pause: each statement sees what committed before it.
+    const auto k = key("rr", "charge");
+    {
+        pqxx::work tx(*worker);
+        tx.exec("SELECT count(*) FROM pg_class");
+        pause("rr", "*", "snapshot test");
+        QCOMPARE(tx.exec_params1("SELECT decision FROM idem.claim($1, $2, gen_random_uuid(), 30000)", k.str(),
+                       digestOf('a'))[0]
+                     .as<std::string>(),
+            std::string("paused"));
+        tx.commit();
+    }
+    QCOMPARE(number(*m_owner, "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key = '" + k.str() + "'"), 0);
+    // The library claims on its own (the default level): told 'paused' as before.
+    idem::TaskStore store(*worker, storeOptions(30s));
+    QCOMPARE(idem::decisionName(store.claim(k, digestOf('a')).decision), "paused");
 }
 
 // The view idem_pauses_none exists exactly while idem_pauses has no row, and claim() skips the

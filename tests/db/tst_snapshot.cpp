@@ -532,13 +532,14 @@ void TestSnapshot::eventsOfTheWindowSurviveTheJson()
     for (const auto& e : tb.events->rows)
         actions.push_back(e.action);
     QCOMPARE(actions, (std::vector<std::string> { "requeue", "annotate" }));
-    // The bound: the oldest two, and it says so.
+    // The bound: the newest two (of the audit trail; each kind has its own), and it says so.
     idem::SnapshotOptions o;
     o.eventLimit = 2;
     const auto bound = idem::readSnapshot(*m_conn, o, {});
     QVERIFY(bound.events->truncated);
     QCOMPARE(bound.events->rows.size(), std::size_t(2));
-    QCOMPARE(bound.events->rows[1].action, std::string("requeue"));
+    QCOMPARE(bound.events->rows[0].action, std::string("release"));
+    QCOMPARE(bound.events->rows[1].action, std::string("annotate"));
     o.eventLimit = 0;
     QVERIFY_EXCEPTION_THROWN(idem::readSnapshot(*m_conn, o, {}), std::invalid_argument);
 

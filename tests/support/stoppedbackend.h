@@ -34,8 +34,16 @@ inline int consoleBackendPid(pqxx::connection& admin, const std::string& dbname,
 // stopped, and a stopped backend holds up every DROP DATABASE ... WITH (FORCE) on the cluster.
 inline bool stopBackend(int pid, int seconds)
 {
-    if (!QProcess::startDetached(QStringLiteral("/bin/sh"),
-            { QStringLiteral("-c"), QStringLiteral("sleep %1; kill -CONT %2 2>/dev/null").arg(seconds).arg(pid) }))
+    // Its output to the null device: a shell holding the test's stdout would keep ctest (which
+    // reads it to the end) waiting for the shell's sleep after the test has finished.
+    QProcess shell;
+    shell.setProgram(QStringLiteral("/bin/sh"));
+    shell.setArguments(
+        { QStringLiteral("-c"), QStringLiteral("sleep %1; kill -CONT %2 2>/dev/null").arg(seconds).arg(pid) });
+    shell.setStandardInputFile(QProcess::nullDevice());
+    shell.setStandardOutputFile(QProcess::nullDevice());
+    shell.setStandardErrorFile(QProcess::nullDevice());
+    if (!shell.startDetached())
         return false;
     return ::kill(pid, SIGSTOP) == 0;
 }

@@ -149,6 +149,20 @@ describe('the protocol', () => {
         assert.ok(hb.getTime() > Date.now() - 60_000);
     });
 
+    it('a claim outside READ COMMITTED is InvalidArgumentError (schema v24)', async () => {
+        // Under REPEATABLE READ the claim would read the pauses with a snapshot older than a pause.
+        const rr = await connect(scratch.dsn, 'idem-client repeatable read');
+        try {
+            await rr.query("SET default_transaction_isolation = 'repeatable read'");
+            const store = new TaskStore(rr, { schema });
+            await assert.rejects(store.claim(new TaskKey('shop', 'charge', 'rr-1'), 'v1:rr'), (e: any) =>
+                e instanceof InvalidArgumentError && e.sqlstate === 'ID003' && /claim runs at READ COMMITTED, not REPEATABLE READ/.test(e.message));
+        } finally {
+            await rr.end();
+        }
+        assert.equal(await row(new TaskKey('shop', 'charge', 'rr-1')), undefined);
+    });
+
     it('a read-only server is NotPrimaryError', async () => {
         const ro = await connect(scratch.dsn, 'idem-client read-only');
         try {

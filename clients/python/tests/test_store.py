@@ -152,6 +152,17 @@ def test_paused_is_a_decision_not_a_try(conn, dsn, idemctl, unique):
     assert store.claim(key, "v1:x").decision == Decision.ACQUIRED
 
 
+def test_claim_outside_read_committed_is_refused(dsn, unique):
+    # Schema v24: a claim under REPEATABLE READ could read the pauses with a snapshot older than a
+    # pause; the database refuses it (ID003), raised as InvalidArgument, and nothing is written.
+    with psycopg.connect(dsn, autocommit=True, options="-c default_transaction_isolation=repeatable\\ read") as rr:
+        key = TaskKey("shop", "charge", unique)
+        with pytest.raises(InvalidArgument) as e:
+            TaskStore(rr).claim(key, "v1:x")
+        assert "claim runs at READ COMMITTED, not REPEATABLE READ" in str(e.value)
+        assert row(rr, key) is None
+
+
 def test_read_only_server_is_not_primary(dsn, unique):
     with psycopg.connect(dsn, autocommit=True, options="-c default_transaction_read_only=on") as ro:
         with pytest.raises(NotPrimary) as e:

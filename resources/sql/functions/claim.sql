@@ -1,4 +1,4 @@
--- claim (schema v2, changed in v5, v6, v13, v15, v16, v17, v18; the history is in git log).
+-- claim (schema v2, changed in v5, v6, v13, v15, v16, v17, v18, v24; the history is in git log).
 -- The first step of every attempt, one round trip: takes key p_key for token p_token, or answers
 -- from the stored row. decision [detail]: acquired [new]; reacquired [lease_expired, retry_due]
 -- (a new token, attempts + 1); replay [succeeded] (the stored result); in_progress [lease_live,
@@ -10,6 +10,9 @@
 -- retry_after_ms at most 5 s and never past that end). It reads the row first, without a lock,
 -- and inserts only when there is none. An acquisition or takeover records the attempt's start in
 -- attempt_started_at (v17), from which the run time of the attempt is measured.
+-- It runs at READ COMMITTED only (v24): under REPEATABLE READ or SERIALIZABLE it would read the
+-- pauses with a snapshot as old as its transaction, and acquire a key that a pause committed
+-- since then covers; such a claim is refused (ID003) before anything is read.
 -- The table of decisions and what a caller does: docs/workers-guide.md; the SQLSTATEs (ID001
 -- lost ownership, ID002 no record, ID003 invalid argument): 0002_protocol.sql's header.
 CREATE OR REPLACE FUNCTION claim(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint,
@@ -50,6 +53,12 @@ BEGIN
     IF p_max_age_ms IS NOT NULL AND p_max_age_ms NOT BETWEEN 1 AND 31536000000 THEN
         RAISE EXCEPTION 'max_age must be NULL or 1 to 31536000000 ms (365 days), not %', p_max_age_ms
             USING ERRCODE = 'ID003';
+    END IF;
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'claim runs at READ COMMITTED, not %: a snapshot taken before a pause would not see it',
+            upper(current_setting('transaction_isolation'))
+            USING ERRCODE = 'ID003',
+                  HINT = 'Claim on its own or in a READ COMMITTED transaction (the default isolation level).';
     END IF;
 
     -- First without a lock: a succeeded row and a row's digest never change, and a live lease
