@@ -24,6 +24,8 @@
 #include "models/eventwatch.h"
 #include "models/latencywatch.h"
 #include "models/pausewatch.h"
+#include "models/breakdownmodel.h"
+#include "views/breakdownpanel.h"
 #include "views/chartpanel.h"
 #include "views/dashboardsettingsdialog.h"
 #include "views/integritynotice.h"
@@ -173,6 +175,9 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
         m_events = new EventWatch(monitor, this);
         m_events->setScope(s.windowMinutes, s.tenant, s.operation);
         connect(m_events, &EventWatch::changed, this, [this] { m_charts->setEvents(m_events->events()); });
+        m_breakdown = new BreakdownPanel(monitor);
+        m_breakdown->watch()->setScope(s.windowMinutes, s.tenant, s.operation, m_model->statementTimeoutMs());
+        connect(m_breakdown, &BreakdownPanel::openRows, this, &DashboardWidget::openRows);
     } else {
         // A snapshot's figures come with showSnapshotExtras(), if it carries any.
         m_latencyTile->hide();
@@ -191,6 +196,8 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
             integrity->showFor(r->stats);
     });
     layout->addLayout(tiles);
+    if (m_breakdown)
+        layout->addWidget(m_breakdown);
     layout->addWidget(m_charts, 1);
 
     if (monitor && QSystemTrayIcon::isSystemTrayAvailable()) {
@@ -235,6 +242,10 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
         if (m_events) {
             const auto& s = m_model->settings();
             m_events->setScope(s.windowMinutes, s.tenant, s.operation);
+        }
+        if (m_breakdown) {
+            const auto& s = m_model->settings();
+            m_breakdown->watch()->setScope(s.windowMinutes, s.tenant, s.operation, m_model->statementTimeoutMs());
         }
     });
     connect(m_model, &DashboardModel::alert, this, &DashboardWidget::showAlert);
