@@ -176,7 +176,7 @@ QVariant BreakdownModel::data(const QModelIndex& index, int role) const
                 return visibleText(e.message);
             }
         } else if (role == Qt::ToolTipRole) {
-            return tr("%1 unfinished rows of %2 updated in the %3 whose last error begins so%4. Double-click to open them.")
+            return tr("%1 unfinished rows of %2, updated in the %3, whose last error contains this text%4. Double-click to open them.")
                 .arg(count(e.rows, m_data.errorsCapped), visibleText(e.operation), windowText(m_windowMinutes),
                     m_data.errorsCapped ? tr(" (at least: only the newest %1 unfinished rows were read)")
                                               .arg(QLocale().toString(static_cast<qint64>(idem::BreakdownQuery {}.cap)))
