@@ -136,7 +136,7 @@ MainWindow::MainWindow(ConsoleSession* session, ProfileStore* profiles, QWidget*
     // Share a view (issue 41): a link to this page, filter and window, on every page.
     auto* copyLinkAction = track(file->addAction(QString(), this, [this] { copyLink(); }), QT_TR_NOOP("Copy &link"));
     copyLinkAction->setObjectName(QStringLiteral("copyLinkAction"));
-    copyLinkAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_L));
+    copyLinkAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
     file->addSeparator();
     auto* quit = track(file->addAction(QString(), qApp, &QApplication::closeAllWindows), QT_TR_NOOP("&Quit"));
     quit->setObjectName(QStringLiteral("quitAction"));

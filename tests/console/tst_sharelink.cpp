@@ -125,7 +125,7 @@ void TestShareLink::copyInOneWindowOpenInAnother()
 
     auto* copy = a.window->findChild<QAction*>(QStringLiteral("copyLinkAction"));
     QVERIFY(copy);
-    QCOMPARE(copy->shortcut(), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_L));
+    QCOMPARE(copy->shortcut(), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
     QGuiApplication::clipboard()->clear();
     copy->trigger();
     const QString link = QGuiApplication::clipboard()->text();
