@@ -253,9 +253,9 @@ QVariant BreakdownModel::headerData(int section, Qt::Orientation orientation, in
     case Processing:
         return tr("Processing");
     case Failed:
-        return tr("Failed");
+        return tr("Failures");
     case Retries:
-        return tr("Retrying");
+        return tr("Retries");
     case Conflicts:
         return tr("Conflicts");
     case P95:
@@ -298,10 +298,17 @@ QString BreakdownModel::rowTitle(int row) const
                             : tr("Tenant %1, operation %2").arg(visibleText(b.tenant), visibleText(b.operation));
 }
 
+QString BreakdownModel::legendText() const
+{
+    if (m_watch && !m_watch->error().isEmpty())
+        return tr("Last read failed (tooltip).");
+    return tr("%1; ≥ n: at least n").arg(windowText(m_windowMinutes));
+}
+
 QString BreakdownModel::noteText() const
 {
-    QString s = tr("In the %1: failed, retrying and conflicts from the per-minute counters; processing now; "
-                   "p95 over the folded minutes. ≥ marks a figure read up to the cap (at least).")
+    QString s = tr("In the %1: failures, retries and conflicts counted per minute; processing now; p95 of the folded "
+                   "minutes; ≥ n: at least n (read up to the cap).")
                     .arg(windowText(m_windowMinutes));
     if (m_watch && !m_watch->error().isEmpty())
         s += QLatin1Char(' ') + tr("Last read failed: %1").arg(m_watch->error());

@@ -78,6 +78,8 @@ public:
     bool tenantShown() const;
     // One line under the tables: the window, and which figures are lower bounds and why.
     QString noteText() const;
+    // Its short form for beside the tables: the window and what "≥" means, or that the read failed.
+    QString legendText() const;
 
 private:
     void reload();

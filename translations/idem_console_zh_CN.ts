@@ -623,14 +623,6 @@
         <translation>处理中</translation>
     </message>
     <message>
-        <source>Failed</source>
-        <translation>失败</translation>
-    </message>
-    <message>
-        <source>Retrying</source>
-        <translation>重试</translation>
-    </message>
-    <message>
         <source>Conflicts</source>
         <translation>冲突</translation>
     </message>
@@ -651,16 +643,32 @@
         <translation>租户 %1，操作 %2</translation>
     </message>
     <message>
-        <source>In the %1: failed, retrying and conflicts from the per-minute counters; processing now; p95 over the folded minutes. ≥ marks a figure read up to the cap (at least).</source>
-        <translation>%1内：失败、重试和冲突来自每分钟计数器；处理中为当前值；p95 基于已汇总的分钟。≥ 表示读取达到上限的数字（至少）。</translation>
-    </message>
-    <message>
         <source>Last read failed: %1</source>
         <translation>上次读取失败：%1</translation>
     </message>
     <message>
         <source>%1 unfinished rows of %2, updated in the %3, whose last error contains this text%4. Double-click to open them.</source>
         <translation>%2 有 %1 行未完成记录在%3内更新，其最近一次错误包含此文本%4。双击打开这些记录。</translation>
+    </message>
+    <message>
+        <source>In the %1: failures, retries and conflicts counted per minute; processing now; p95 of the folded minutes; ≥ n: at least n (read up to the cap).</source>
+        <translation>%1内：失败、重试和冲突按分钟计数；处理中为当前值；p95 基于已汇总的分钟；≥ n：至少 n（读取达到上限）。</translation>
+    </message>
+    <message>
+        <source>Failures</source>
+        <translation>失败次数</translation>
+    </message>
+    <message>
+        <source>Retries</source>
+        <translation>重试</translation>
+    </message>
+    <message>
+        <source>Last read failed (tooltip).</source>
+        <translation>上次读取失败（见提示）。</translation>
+    </message>
+    <message>
+        <source>%1; ≥ n: at least n</source>
+        <translation>%1；≥ n：至少 n</translation>
     </message>
 </context>
 <context>

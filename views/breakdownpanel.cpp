@@ -8,6 +8,8 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 #include "models/breakdownmodel.h"
 
 namespace idem::console {
@@ -26,8 +28,7 @@ namespace {
         view->setWordWrap(false);
         view->setTextElideMode(Qt::ElideRight);
         view->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
-        // Five rows in sight; more scroll. The dashboard's charts keep the rest of the height.
-        view->setFixedHeight(view->horizontalHeader()->sizeHint().height() + 5 * view->verticalHeader()->defaultSectionSize() + 4);
+
         return view;
     }
 } // namespace
@@ -49,21 +50,28 @@ BreakdownPanel::BreakdownPanel(ConsoleSession* monitor, QWidget* parent)
     bold.setBold(true);
     m_title->setFont(bold);
     m_note->setObjectName(QStringLiteral("breakdownNote"));
+    // A short legend under the title (the window, what "≥" means), the whole note in its tooltip.
     m_note->setWordWrap(true);
-    m_note->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_note->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     m_byTenant->setObjectName(QStringLiteral("breakdownByTenant"));
-    auto* head = new QHBoxLayout;
+    // The title, the split and the legend in a column left of the tables: no line of their own,
+    // so the panel adds only the tables' height to the dashboard.
+    auto* head = new QVBoxLayout;
+    head->setSpacing(2);
     head->addWidget(m_title);
     head->addWidget(m_byTenant);
+    head->addWidget(m_note);
     head->addStretch(1);
-    auto* tables = new QHBoxLayout;
-    tables->addWidget(m_operationsView, 3);
-    tables->addWidget(m_errorsView, 2);
-    auto* layout = new QVBoxLayout(this);
+    auto* headBox = new QWidget;
+    headBox->setLayout(head);
+    head->setContentsMargins(0, 0, 0, 0);
+    headBox->setFixedWidth(std::max(140, m_title->sizeHint().width() + 8));
+    m_headBox = headBox;
+    auto* layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addLayout(head);
-    layout->addLayout(tables);
-    layout->addWidget(m_note);
+    layout->addWidget(headBox);
+    layout->addWidget(m_operationsView, 3);
+    layout->addWidget(m_errorsView, 2);
 
     m_operationsView->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     m_errorsView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
@@ -93,12 +101,20 @@ void BreakdownPanel::refresh()
     const bool tenants = m_watch->byTenant();
     m_operationsView->setColumnHidden(BreakdownModel::Tenant, !tenants);
     m_errorsView->setColumnHidden(BreakdownModel::ErrorTenant, !tenants);
-    m_note->setText(m_operations->noteText());
+    // As tall as the rows there are, two to four, more scroll: the panel takes from the charts
+    // only what it shows, and never makes the window taller than the dashboard was without it.
+    const int rows = std::clamp(std::max(m_operations->rowCount(), m_errors->rowCount()), 2, 4);
+    for (QTableView* view : { m_operationsView, m_errorsView })
+        view->setFixedHeight(view->horizontalHeader()->sizeHint().height() + 4
+            + rows * view->verticalHeader()->defaultSectionSize());
+    m_note->setToolTip(m_operations->noteText());
+    m_note->setText(m_operations->legendText());
 }
 
 void BreakdownPanel::retranslate()
 {
     m_title->setText(tr("Where it is failing"));
+    m_headBox->setFixedWidth(std::max(140, m_title->sizeHint().width() + 8));
     m_byTenant->setText(tr("By tenant"));
     m_byTenant->setToolTip(tr("One row per tenant and operation instead of one per operation."));
     m_operationsView->setToolTip(tr("Double-click a row to open its tasks."));

@@ -53,6 +53,7 @@ private:
     QCheckBox* m_byTenant;
     QLabel* m_title;
     QLabel* m_note;
+    QWidget* m_headBox = nullptr;
 };
 
 } // namespace idem::console

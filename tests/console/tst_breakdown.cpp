@@ -166,7 +166,11 @@ void TestBreakdown::byOperation()
     const auto* m = panel->operations();
     QVERIFY(m->index(0, BreakdownModel::Failed).data(Qt::ToolTipRole).toString().startsWith(QStringLiteral("Exact")));
     QVERIFY(m->index(0, BreakdownModel::Processing).data(Qt::ToolTipRole).toString().startsWith(QStringLiteral("Exact")));
-    QVERIFY(panel->note()->text().startsWith(QStringLiteral("In the last 15 min: failed, retrying and conflicts from the per-minute counters")));
+    QVERIFY(panel->note()->toolTip().startsWith(QStringLiteral("In the last 15 min: failures, retries and conflicts counted per minute")));
+    QCOMPARE(panel->note()->text(), QStringLiteral("last 15 min; ≥ n: at least n"));
+    // The headers as a person reads them.
+    QCOMPARE(m->headerData(BreakdownModel::Failed, Qt::Horizontal).toString(), QStringLiteral("Failures"));
+    QCOMPARE(m->headerData(BreakdownModel::P95, Qt::Horizontal).toString(), QStringLiteral("p95 run"));
 }
 
 void TestBreakdown::byTenant()
