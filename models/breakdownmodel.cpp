@@ -52,7 +52,8 @@ BreakdownWatch::BreakdownWatch(ConsoleSession* session, QObject* parent)
 
 BreakdownWatch::~BreakdownWatch() = default;
 
-void BreakdownWatch::setScope(int windowMinutes, const QString& tenant, const QString& operation, int statementTimeoutMs)
+void BreakdownWatch::setScope(
+    int windowMinutes, const QString& tenant, const QString& operation, int statementTimeoutMs)
 {
     const auto t = tenant.trimmed().toStdString();
     const auto o = operation.trimmed().toStdString();
@@ -176,7 +177,8 @@ QVariant BreakdownModel::data(const QModelIndex& index, int role) const
                 return visibleText(e.message);
             }
         } else if (role == Qt::ToolTipRole) {
-            return tr("%1 unfinished rows of %2, updated in the %3, whose last error contains this text%4. Double-click to open them.")
+            return tr("%1 unfinished rows of %2, updated in the %3, whose last error contains this text%4. "
+                      "Double-click to open them.")
                 .arg(count(e.rows, m_data.errorsCapped), visibleText(e.operation), windowText(m_windowMinutes),
                     m_data.errorsCapped ? tr(" (at least: only the newest %1 unfinished rows were read)")
                                               .arg(QLocale().toString(static_cast<qint64>(idem::BreakdownQuery {}.cap)))
@@ -207,20 +209,25 @@ QVariant BreakdownModel::data(const QModelIndex& index, int role) const
     } else if (role == Qt::ToolTipRole) {
         switch (index.column()) {
         case Processing:
-            return m_data.processingCapped ? tr("At least: the first %1 processing rows were read.").arg(QLocale().toString(static_cast<qint64>(idem::BreakdownQuery {}.cap)))
-                                           : tr("Exact: rows processing now.");
+            return m_data.processingCapped
+                ? tr("At least: the first %1 processing rows were read.")
+                      .arg(QLocale().toString(static_cast<qint64>(idem::BreakdownQuery {}.cap)))
+                : tr("Exact: rows processing now.");
         case Failed:
         case Retries:
         case Conflicts:
-            return m_data.countersCapped ? tr("At least: the window's per-minute counters were read up to %1 rows.").arg(QLocale().toString(static_cast<qint64>(idem::BreakdownQuery {}.cap)))
-                                         : tr("Exact: the per-minute counters of the %1.").arg(windowText(m_windowMinutes));
+            return m_data.countersCapped
+                ? tr("At least: the window's per-minute counters were read up to %1 rows.")
+                      .arg(QLocale().toString(static_cast<qint64>(idem::BreakdownQuery {}.cap)))
+                : tr("Exact: the per-minute counters of the %1.").arg(windowText(m_windowMinutes));
         case P95:
             return r.p95Ms ? tr("p95 run time of %1 runs in the window's folded minutes (within 3.7 %)%2.")
                                  .arg(QLocale().toString(static_cast<qint64>(r.latencyRuns)),
                                      m_data.latencyCapped ? tr(", from the first latency rows read only") : QString())
                            : tr("No run folded in the window.");
         default:
-            return tr("Double-click to open the rows of %1 updated in the %2.").arg(visibleText(r.operation), windowText(m_windowMinutes));
+            return tr("Double-click to open the rows of %1 updated in the %2.")
+                .arg(visibleText(r.operation), windowText(m_windowMinutes));
         }
     } else if (role == Qt::TextAlignmentRole && index.column() >= Processing) {
         return QVariant(Qt::AlignRight | Qt::AlignVCenter);
@@ -292,7 +299,8 @@ QString BreakdownModel::rowTitle(int row) const
         return {};
     const auto r = static_cast<std::size_t>(row);
     if (m_kind == Kind::Errors)
-        return tr("%1: error \"%2\"").arg(visibleText(m_data.errors[r].operation), visibleText(m_data.errors[r].message.substr(0, 60)));
+        return tr("%1: error \"%2\"")
+            .arg(visibleText(m_data.errors[r].operation), visibleText(m_data.errors[r].message.substr(0, 60)));
     const auto& b = m_data.rows[r];
     return b.tenant.empty() ? tr("Operation %1").arg(visibleText(b.operation))
                             : tr("Tenant %1, operation %2").arg(visibleText(b.tenant), visibleText(b.operation));

@@ -70,16 +70,22 @@ ViewLinkParse parseViewLink(const QString& text)
         return out;
     };
     if (text.size() > maxViewLinkLength)
-        return fail(QCoreApplication::translate("idem::console::ViewLink", "The link is %1 characters long; a console link is at most %2.").arg(text.size()).arg(maxViewLinkLength));
+        return fail(QCoreApplication::translate(
+            "idem::console::ViewLink", "The link is %1 characters long; a console link is at most %2.")
+                        .arg(text.size())
+                        .arg(maxViewLinkLength));
     const QString trimmed = text.trimmed();
     if (hasControl(trimmed) || trimmed.contains(QLatin1Char(' ')))
-        return fail(QCoreApplication::translate("idem::console::ViewLink", "The link has spaces or control characters: it is not a console link."));
+        return fail(QCoreApplication::translate(
+            "idem::console::ViewLink", "The link has spaces or control characters: it is not a console link."));
     const QUrl url(trimmed, QUrl::StrictMode);
     if (!url.isValid() || url.scheme().compare(scheme, Qt::CaseInsensitive) != 0)
-        return fail(QCoreApplication::translate("idem::console::ViewLink", "Not a console link: it must start with idem://view?"));
-    if (url.host() != host || !url.userInfo().isEmpty() || url.port() != -1 || (!url.path().isEmpty() && url.path() != QLatin1String("/"))
-        || url.hasFragment())
-        return fail(QCoreApplication::translate("idem::console::ViewLink", "Not a console link: it must start with idem://view? and carry nothing else before the '?'."));
+        return fail(QCoreApplication::translate(
+            "idem::console::ViewLink", "Not a console link: it must start with idem://view?"));
+    if (url.host() != host || !url.userInfo().isEmpty() || url.port() != -1
+        || (!url.path().isEmpty() && url.path() != QLatin1String("/")) || url.hasFragment())
+        return fail(QCoreApplication::translate("idem::console::ViewLink",
+            "Not a console link: it must start with idem://view? and carry nothing else before the '?'."));
     ViewLink link;
     link.page.clear();
     const QUrlQuery query(url.query(QUrl::FullyEncoded));
@@ -89,30 +95,40 @@ ViewLinkParse parseViewLink(const QString& text)
         const QByteArray bytes = QByteArray::fromPercentEncoding(rawValue.toUtf8());
         const QString value = QString::fromUtf8(bytes);
         if (value.toUtf8() != bytes)
-            return fail(QCoreApplication::translate("idem::console::ViewLink", "The link's %1 is not valid UTF-8.").arg(visibleText(key)));
+            return fail(QCoreApplication::translate("idem::console::ViewLink", "The link's %1 is not valid UTF-8.")
+                            .arg(visibleText(key)));
         if (seen.contains(key))
-            return fail(QCoreApplication::translate("idem::console::ViewLink", "The link names %1 twice.").arg(visibleText(key)));
+            return fail(QCoreApplication::translate("idem::console::ViewLink", "The link names %1 twice.")
+                            .arg(visibleText(key)));
         seen << key;
         if (value.size() > maxFieldLength || hasControl(value))
-            return fail(QCoreApplication::translate("idem::console::ViewLink", "The link's %1 is too long or has control characters.").arg(visibleText(key)));
+            return fail(QCoreApplication::translate(
+                "idem::console::ViewLink", "The link's %1 is too long or has control characters.")
+                            .arg(visibleText(key)));
         if (key == QLatin1String("profile")) {
             if (value.trimmed().isEmpty() || value.size() > maxProfileLength)
-                return fail(QCoreApplication::translate("idem::console::ViewLink", "The link's profile name is empty or longer than %1 characters.").arg(maxProfileLength));
+                return fail(QCoreApplication::translate(
+                    "idem::console::ViewLink", "The link's profile name is empty or longer than %1 characters.")
+                                .arg(maxProfileLength));
             link.profile = value;
         } else if (key == QLatin1String("page")) {
             if (!viewLinkPages().contains(value))
-                return fail(QCoreApplication::translate("idem::console::ViewLink", "The link names no page this console has (%1): %2.")
-                        .arg(viewLinkPages().join(QStringLiteral(", ")), visibleText(value)));
+                return fail(QCoreApplication::translate(
+                    "idem::console::ViewLink", "The link names no page this console has (%1): %2.")
+                                .arg(viewLinkPages().join(QStringLiteral(", ")), visibleText(value)));
             link.page = value;
         } else if (key == QLatin1String("window")) {
             bool ok = false;
             const int minutes = value.toInt(&ok);
             if (!ok || minutes < 1 || minutes > maxWindowMinutes || value != QString::number(minutes))
-                return fail(QCoreApplication::translate("idem::console::ViewLink", "The link's window must be 1 to %1 minutes.").arg(maxWindowMinutes));
+                return fail(
+                    QCoreApplication::translate("idem::console::ViewLink", "The link's window must be 1 to %1 minutes.")
+                        .arg(maxWindowMinutes));
             link.windowMinutes = minutes;
         } else if (key == QLatin1String("tenant") || key == QLatin1String("operation")) {
             if (value.isEmpty() || value.contains(QLatin1Char(':')))
-                return fail(QCoreApplication::translate("idem::console::ViewLink", "The link's %1 is empty or has ':'.").arg(key));
+                return fail(QCoreApplication::translate("idem::console::ViewLink", "The link's %1 is empty or has ':'.")
+                                .arg(key));
             (key == QLatin1String("tenant") ? link.tenant : link.operation) = value;
         } else if (key == QLatin1String("filter")) {
             try {
@@ -120,11 +136,15 @@ ViewLinkParse parseViewLink(const QString& text)
                 idem::jobFilterJson(filter); // every check the Tasks page and a job make
                 link.filter = std::move(filter);
             } catch (const std::exception& e) {
-                return fail(QCoreApplication::translate("idem::console::ViewLink", "The link's Tasks filter is not one this console accepts: %1").arg(visibleText(std::string(e.what()))));
+                return fail(QCoreApplication::translate(
+                    "idem::console::ViewLink", "The link's Tasks filter is not one this console accepts: %1")
+                                .arg(visibleText(std::string(e.what()))));
             }
         } else {
             // A conninfo, a host, a password: never in a link, and never read from one.
-            return fail(QCoreApplication::translate("idem::console::ViewLink", "The link carries %1, which a console link never does.").arg(visibleText(key)));
+            return fail(QCoreApplication::translate(
+                "idem::console::ViewLink", "The link carries %1, which a console link never does.")
+                            .arg(visibleText(key)));
         }
     }
     if (link.profile.isEmpty())

@@ -39,10 +39,12 @@ std::string breakdownSql(const SchemaName& schema)
     return R"(
 WITH w AS (
     SELECT date_trunc('minute', now()) - make_interval(mins => $1::int - 1) AS since,
-           (SELECT s.folded_to FROM )" + q("idem_latency_state") + R"( s LIMIT 1) AS folded_to
+           (SELECT s.folded_to FROM )"
+        + q("idem_latency_state") + R"( s LIMIT 1) AS folded_to
 ),
 proc_scan AS (
-    SELECT t.idempotency_key AS k FROM )" + q("task_idempotency") + R"( t
+    SELECT t.idempotency_key AS k FROM )"
+        + q("task_idempotency") + R"( t
      WHERE t.status = 'processing' LIMIT $5::bigint
 ),
 proc AS (
@@ -54,7 +56,8 @@ proc AS (
      GROUP BY 1, 2
 ),
 cnt_scan AS (
-    SELECT c.tenant, c.operation, c.outcome, c.n FROM )" + q("idem_counters") + R"( c CROSS JOIN w
+    SELECT c.tenant, c.operation, c.outcome, c.n FROM )"
+        + q("idem_counters") + R"( c CROSS JOIN w
      WHERE c.bucket >= w.since AND c.bucket <= now()
        AND c.outcome IN ('failed_retryable', 'failed_permanent', 'failed_unknown',
                          'reacquired_lease', 'reacquired_retry', 'conflict')
@@ -72,7 +75,8 @@ cnt AS (
 ),
 lat_scan AS (
     -- the window's folded minutes, as the latency tile reads them: [folded_to - $1 min, folded_to)
-    SELECT l.tenant, l.operation, l.slots, l.counts FROM )" + q("idem_latency") + R"( l CROSS JOIN w
+    SELECT l.tenant, l.operation, l.slots, l.counts FROM )"
+        + q("idem_latency") + R"( l CROSS JOIN w
      WHERE l.bucket >= w.folded_to - make_interval(mins => $1::int) AND l.bucket < w.folded_to AND l.kind = 'run'
        AND ($3::text IS NULL OR l.tenant = $3::text) AND ($4::text IS NULL OR l.operation = $4::text)
      LIMIT $5::bigint
@@ -84,13 +88,16 @@ lat_cells AS (
 ),
 lat AS (
     SELECT c.tenant, c.operation, sum(c.c)::bigint AS runs,
-           )" + q("idem_latency_quantile") + R"(('run', array_agg(c.s ORDER BY c.s), array_agg(c.c ORDER BY c.s), 0.95::float8)
+           )"
+        + q("idem_latency_quantile")
+        + R"(('run', array_agg(c.s ORDER BY c.s), array_agg(c.c ORDER BY c.s), 0.95::float8)
                / 1000::float8 AS p95_ms
       FROM lat_cells c WHERE c.c > 0 GROUP BY 1, 2
 ),
 err_scan AS (
     -- the newest unfinished rows of the window (the unfinished partial index on updated_at)
-    SELECT t.idempotency_key AS k, t.error_message AS m FROM )" + q("task_idempotency") + R"( t CROSS JOIN w
+    SELECT t.idempotency_key AS k, t.error_message AS m FROM )"
+        + q("task_idempotency") + R"( t CROSS JOIN w
      WHERE t.status <> 'succeeded' AND t.updated_at >= w.since
      ORDER BY t.updated_at DESC LIMIT $5::bigint
 ),
@@ -138,8 +145,8 @@ Breakdown readBreakdown(pqxx::connection& conn, const SchemaName& schema, const 
     pqxx::result r;
     if (query.noSessionState) {
         pqxx::read_transaction tx(conn);
-        tx.exec_params("SELECT pg_catalog.set_config('statement_timeout', $1, true)",
-            std::to_string(query.statementTimeoutMs));
+        tx.exec_params(
+            "SELECT pg_catalog.set_config('statement_timeout', $1, true)", std::to_string(query.statementTimeoutMs));
         r = run(tx);
         tx.commit();
     } else {

@@ -105,8 +105,8 @@ void BreakdownPanel::refresh()
     // only what it shows, and never makes the window taller than the dashboard was without it.
     const int rows = std::clamp(std::max(m_operations->rowCount(), m_errors->rowCount()), 2, 4);
     for (QTableView* view : { m_operationsView, m_errorsView })
-        view->setFixedHeight(view->horizontalHeader()->sizeHint().height() + 4
-            + rows * view->verticalHeader()->defaultSectionSize());
+        view->setFixedHeight(
+            view->horizontalHeader()->sizeHint().height() + 4 + rows * view->verticalHeader()->defaultSectionSize());
     m_note->setToolTip(m_operations->noteText());
     m_note->setText(m_operations->legendText());
 }

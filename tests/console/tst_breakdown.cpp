@@ -8,12 +8,12 @@
 
 #include <pqxx/pqxx>
 
-#include "schema/migrate.h"
 #include "models/breakdownmodel.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
 #include "models/taskbrowsermodel.h"
 #include "operations/breakdown.h"
+#include "schema/migrate.h"
 #include "tests/support/testdb.h"
 #include "views/breakdownpanel.h"
 #include "views/dashboardwidget.h"
@@ -157,16 +157,18 @@ void TestBreakdown::byOperation()
     // Most failures first. p95: nearest rank; charge's 100 runs all in slot 160 (~103.7 ms), refund's
     // 95th of 100 in slot 200 (~1.84 s); email had no run.
     QCOMPARE(rowTexts(panel->operationsView()),
-        QStringList({ QStringLiteral("charge | 3 | 10 | 4 | 0 | 103.7 ms"), QStringLiteral("refund | 1 | 0 | 0 | 2 | 1.84 s"),
-            QStringLiteral("email | 0 | 0 | 1 | 0 | –") }));
+        QStringList({ QStringLiteral("charge | 3 | 10 | 4 | 0 | 103.7 ms"),
+            QStringLiteral("refund | 1 | 0 | 0 | 2 | 1.84 s"), QStringLiteral("email | 0 | 0 | 1 | 0 | –") }));
     QCOMPARE(rowTexts(panel->errorsView()),
         QStringList({ QStringLiteral("charge | 3 | gateway 503 from psp"), QStringLiteral("charge | 1 | card declined"),
             QStringLiteral("refund | 1 | gateway 503 from psp") }));
     // Every figure says what it is.
     const auto* m = panel->operations();
     QVERIFY(m->index(0, BreakdownModel::Failed).data(Qt::ToolTipRole).toString().startsWith(QStringLiteral("Exact")));
-    QVERIFY(m->index(0, BreakdownModel::Processing).data(Qt::ToolTipRole).toString().startsWith(QStringLiteral("Exact")));
-    QVERIFY(panel->note()->toolTip().startsWith(QStringLiteral("In the last 15 min: failures, retries and conflicts counted per minute")));
+    QVERIFY(
+        m->index(0, BreakdownModel::Processing).data(Qt::ToolTipRole).toString().startsWith(QStringLiteral("Exact")));
+    QVERIFY(panel->note()->toolTip().startsWith(
+        QStringLiteral("In the last 15 min: failures, retries and conflicts counted per minute")));
     QCOMPARE(panel->note()->text(), QStringLiteral("last 15 min; ≥ n: at least n"));
     // The headers as a person reads them.
     QCOMPARE(m->headerData(BreakdownModel::Failed, Qt::Horizontal).toString(), QStringLiteral("Failures"));
@@ -184,8 +186,10 @@ void TestBreakdown::byTenant()
     QVERIFY(waitFor(panel->watch(), reads));
     QVERIFY(!panel->operationsView()->isColumnHidden(BreakdownModel::Tenant));
     QCOMPARE(rowTexts(panel->operationsView()),
-        QStringList({ QStringLiteral("ta | charge | 2 | 7 | 4 | 0 | 103.7 ms"), QStringLiteral("tb | charge | 1 | 3 | 0 | 0 | 103.7 ms"),
-            QStringLiteral("ta | refund | 1 | 0 | 0 | 2 | 1.84 s"), QStringLiteral("tb | email | 0 | 0 | 1 | 0 | –") }));
+        QStringList({ QStringLiteral("ta | charge | 2 | 7 | 4 | 0 | 103.7 ms"),
+            QStringLiteral("tb | charge | 1 | 3 | 0 | 0 | 103.7 ms"),
+            QStringLiteral("ta | refund | 1 | 0 | 0 | 2 | 1.84 s"),
+            QStringLiteral("tb | email | 0 | 0 | 1 | 0 | –") }));
     QCOMPARE(rowTexts(panel->errorsView()),
         QStringList({ QStringLiteral("ta | charge | 2 | gateway 503 from psp"),
             QStringLiteral("tb | charge | 1 | card declined"), QStringLiteral("tb | charge | 1 | gateway 503 from psp"),
@@ -205,7 +209,10 @@ void TestBreakdown::capMakesLowerBounds()
         QVERIFY2(m->index(r, BreakdownModel::Processing).data().toString().startsWith(QStringLiteral("≥")),
             qPrintable(m->index(r, BreakdownModel::Processing).data().toString()));
         QVERIFY(m->index(r, BreakdownModel::Failed).data().toString().startsWith(QStringLiteral("≥")));
-        QVERIFY(m->index(r, BreakdownModel::Processing).data(Qt::ToolTipRole).toString().startsWith(QStringLiteral("At least")));
+        QVERIFY(m->index(r, BreakdownModel::Processing)
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .startsWith(QStringLiteral("At least")));
     }
     QVERIFY(panel->errors()->index(0, BreakdownModel::ErrorRows).data().toString().startsWith(QStringLiteral("≥")));
 }
@@ -246,7 +253,8 @@ void TestBreakdown::doubleClickOpensTasks()
     auto filter = opened.at(0).at(0).value<idem::TaskFilter>();
     QCOMPARE(filter.operation, std::optional<std::string>("refund"));
     QCOMPARE(filter.updatedWithinMinutes, std::optional<int>(15));
-    QTRY_COMPARE_WITH_TIMEOUT(keysShown(), QStringList({ QStringLiteral("ta:refund:f5"), QStringLiteral("ta:refund:p4") }), timeoutMs);
+    QTRY_COMPARE_WITH_TIMEOUT(
+        keysShown(), QStringList({ QStringLiteral("ta:refund:f5"), QStringLiteral("ta:refund:p4") }), timeoutMs);
     // "card declined" of charge: the one row that failed with it.
     doubleClick(panel->errorsView(), 1);
     QCOMPARE(opened.count(), 2);

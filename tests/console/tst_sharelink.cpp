@@ -11,11 +11,11 @@
 #include <pqxx/pqxx>
 
 #include "app/mainwindow.h"
-#include "schema/migrate.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
 #include "models/profilestore.h"
 #include "models/taskbrowsermodel.h"
+#include "schema/migrate.h"
 #include "tests/console/tst_taskbrowser_support.h"
 #include "views/consolewidget.h"
 #include "views/dashboardwidget.h"
@@ -120,8 +120,8 @@ void TestShareLink::copyInOneWindowOpenInAnother()
     filter.updatedWithinMinutes = 60;
     a.tasks()->applyFilter(filter, QStringLiteral("the gateway's failures"));
     QVERIFY(a.window->showPage(QStringLiteral("tasks")));
-    QTRY_COMPARE_WITH_TIMEOUT(keysShown(a.tasks()), QStringList({ QStringLiteral("ta:charge:1"), QStringLiteral("ta:charge:3") }),
-        browserTimeoutMs);
+    QTRY_COMPARE_WITH_TIMEOUT(keysShown(a.tasks()),
+        QStringList({ QStringLiteral("ta:charge:1"), QStringLiteral("ta:charge:3") }), browserTimeoutMs);
 
     auto* copy = a.window->findChild<QAction*>(QStringLiteral("copyLinkAction"));
     QVERIFY(copy);
@@ -133,7 +133,8 @@ void TestShareLink::copyInOneWindowOpenInAnother()
     // Never the connection: no host, port, password file or user from the DSN.
     const auto dsn = QString::fromStdString(m_db->dsn());
     for (const auto& part : dsn.split(QLatin1Char(' '), Qt::SkipEmptyParts))
-        QVERIFY2(!link.contains(QString::fromUtf8(QUrl::toPercentEncoding(part.section(QLatin1Char('='), 1)))), qPrintable(link));
+        QVERIFY2(!link.contains(QString::fromUtf8(QUrl::toPercentEncoding(part.section(QLatin1Char('='), 1)))),
+            qPrintable(link));
 
     // A colleague's console, not connected, opens it.
     Console b;
@@ -165,7 +166,8 @@ void TestShareLink::hostileLinkChangesNothing()
         QStringLiteral("idem://view?profile=incident%20db&page=tasks&dsn=host%3Devil.example%20password%3Dx")));
     QMessageBox* box = nullptr;
     QTRY_VERIFY_WITH_TIMEOUT((box = linkMessage(b.window.get())) != nullptr, browserTimeoutMs);
-    QVERIFY2(box->text().contains(QStringLiteral("never does")) && box->text().contains(QStringLiteral("Nothing was changed")),
+    QVERIFY2(box->text().contains(QStringLiteral("never does"))
+            && box->text().contains(QStringLiteral("Nothing was changed")),
         qPrintable(box->text()));
     box->close();
     QCOMPARE(b.window->currentView(), before);

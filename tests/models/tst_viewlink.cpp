@@ -94,11 +94,16 @@ void TestViewLink::everyFilterField()
         return l;
     };
     const std::vector<ViewLink> links = {
-        one([&](auto& f) { f.statuses = full.statuses; }), one([&](auto& f) { f.tenant = full.tenant; }),
-        one([&](auto& f) { f.operation = full.operation; }), one([&](auto& f) { f.keyPrefix = full.keyPrefix; }),
-        one([&](auto& f) { f.minAttempts = full.minAttempts; }), one([&](auto& f) { f.expiredLease = true; }),
-        one([&](auto& f) { f.liveLease = true; }), one([&](auto& f) { f.uncertain = true; }),
-        one([&](auto& f) { f.errorClass = full.errorClass; }), one([&](auto& f) { f.exhausted = true; }),
+        one([&](auto& f) { f.statuses = full.statuses; }),
+        one([&](auto& f) { f.tenant = full.tenant; }),
+        one([&](auto& f) { f.operation = full.operation; }),
+        one([&](auto& f) { f.keyPrefix = full.keyPrefix; }),
+        one([&](auto& f) { f.minAttempts = full.minAttempts; }),
+        one([&](auto& f) { f.expiredLease = true; }),
+        one([&](auto& f) { f.liveLease = true; }),
+        one([&](auto& f) { f.uncertain = true; }),
+        one([&](auto& f) { f.errorClass = full.errorClass; }),
+        one([&](auto& f) { f.exhausted = true; }),
         one([&](auto& f) { f.failedSince = full.failedSince; }),
         one([&](auto& f) { f.unfinishedForMinutes = full.unfinishedForMinutes; }),
         one([&](auto& f) { f.digestConflicts = true; }),
@@ -122,37 +127,53 @@ void TestViewLink::hostile_data()
 {
     QTest::addColumn<QString>("text");
     QTest::addColumn<QString>("says");
-    QTest::addRow("other scheme") << QStringLiteral("http://view?profile=p&page=tasks") << QStringLiteral("Not a console link");
-    QTest::addRow("password in userinfo") << QStringLiteral("idem://user:secret@view?profile=p&page=tasks")
-                                          << QStringLiteral("Not a console link");
+    QTest::addRow("other scheme") << QStringLiteral("http://view?profile=p&page=tasks")
+                                  << QStringLiteral("Not a console link");
+    QTest::addRow("password in userinfo")
+        << QStringLiteral("idem://user:secret@view?profile=p&page=tasks") << QStringLiteral("Not a console link");
     QTest::addRow("a dsn") << QStringLiteral("idem://view?profile=p&page=tasks&dsn=host%3Devil%20password%3Dx")
                            << QStringLiteral("never does");
     QTest::addRow("a password") << QStringLiteral("idem://view?profile=p&page=tasks&password=x")
                                 << QStringLiteral("never does");
     QTest::addRow("other host") << QStringLiteral("idem://evil.example?profile=p&page=tasks")
                                 << QStringLiteral("Not a console link");
-    QTest::addRow("port") << QStringLiteral("idem://view:5432?profile=p&page=tasks") << QStringLiteral("Not a console link");
-    QTest::addRow("fragment") << QStringLiteral("idem://view?profile=p&page=tasks#x") << QStringLiteral("Not a console link");
+    QTest::addRow("port") << QStringLiteral("idem://view:5432?profile=p&page=tasks")
+                          << QStringLiteral("Not a console link");
+    QTest::addRow("fragment") << QStringLiteral("idem://view?profile=p&page=tasks#x")
+                              << QStringLiteral("Not a console link");
     QTest::addRow("no profile") << QStringLiteral("idem://view?page=tasks") << QStringLiteral("no profile");
-    QTest::addRow("empty profile") << QStringLiteral("idem://view?profile=%20&page=tasks") << QStringLiteral("profile name");
+    QTest::addRow("empty profile") << QStringLiteral("idem://view?profile=%20&page=tasks")
+                                   << QStringLiteral("profile name");
     QTest::addRow("no page") << QStringLiteral("idem://view?profile=p") << QStringLiteral("no page");
-    QTest::addRow("unknown page") << QStringLiteral("idem://view?profile=p&page=%3Cb%3Eadmin") << QStringLiteral("no page this console has");
+    QTest::addRow("unknown page") << QStringLiteral("idem://view?profile=p&page=%3Cb%3Eadmin")
+                                  << QStringLiteral("no page this console has");
     QTest::addRow("twice") << QStringLiteral("idem://view?profile=p&profile=q&page=tasks") << QStringLiteral("twice");
-    QTest::addRow("window zero") << QStringLiteral("idem://view?profile=p&page=dashboard&window=0") << QStringLiteral("window");
-    QTest::addRow("window text") << QStringLiteral("idem://view?profile=p&page=dashboard&window=15m") << QStringLiteral("window");
-    QTest::addRow("window huge") << QStringLiteral("idem://view?profile=p&page=dashboard&window=99999999999") << QStringLiteral("window");
-    QTest::addRow("control character") << QStringLiteral("idem://view?profile=p%1B%5B31m&page=tasks") << QStringLiteral("control");
-    QTest::addRow("bidi override") << QStringLiteral("idem://view?profile=p%E2%80%AE&page=tasks") << QStringLiteral("control");
+    QTest::addRow("window zero") << QStringLiteral("idem://view?profile=p&page=dashboard&window=0")
+                                 << QStringLiteral("window");
+    QTest::addRow("window text") << QStringLiteral("idem://view?profile=p&page=dashboard&window=15m")
+                                 << QStringLiteral("window");
+    QTest::addRow("window huge") << QStringLiteral("idem://view?profile=p&page=dashboard&window=99999999999")
+                                 << QStringLiteral("window");
+    QTest::addRow("control character") << QStringLiteral("idem://view?profile=p%1B%5B31m&page=tasks")
+                                       << QStringLiteral("control");
+    QTest::addRow("bidi override") << QStringLiteral("idem://view?profile=p%E2%80%AE&page=tasks")
+                                   << QStringLiteral("control");
     QTest::addRow("not utf-8") << QStringLiteral("idem://view?profile=p%FF&page=tasks") << QStringLiteral("UTF-8");
-    QTest::addRow("filter not json") << QStringLiteral("idem://view?profile=p&page=tasks&filter=%7B") << QStringLiteral("Tasks filter");
-    QTest::addRow("filter unknown key") << QStringLiteral("idem://view?profile=p&page=tasks&filter=%7B%22sql%22%3A%22x%22%7D")
+    QTest::addRow("filter not json") << QStringLiteral("idem://view?profile=p&page=tasks&filter=%7B")
+                                     << QStringLiteral("Tasks filter");
+    QTest::addRow("filter unknown key") << QStringLiteral(
+        "idem://view?profile=p&page=tasks&filter=%7B%22sql%22%3A%22x%22%7D")
                                         << QStringLiteral("Tasks filter");
-    QTest::addRow("filter bad status") << QStringLiteral("idem://view?profile=p&page=tasks&filter=%7B%22statuses%22%3A%5B%22x%22%5D%7D")
+    QTest::addRow("filter bad status") << QStringLiteral(
+        "idem://view?profile=p&page=tasks&filter=%7B%22statuses%22%3A%5B%22x%22%5D%7D")
                                        << QStringLiteral("Tasks filter");
-    QTest::addRow("filter wrong type") << QStringLiteral("idem://view?profile=p&page=tasks&filter=%7B%22min_attempts%22%3A%22x%22%7D")
+    QTest::addRow("filter wrong type") << QStringLiteral(
+        "idem://view?profile=p&page=tasks&filter=%7B%22min_attempts%22%3A%22x%22%7D")
                                        << QStringLiteral("Tasks filter");
-    QTest::addRow("tenant with colon") << QStringLiteral("idem://view?profile=p&page=dashboard&tenant=a%3Ab") << QStringLiteral("':'");
-    QTest::addRow("too long") << QStringLiteral("idem://view?profile=") + QString(5000, QLatin1Char('a')) + QStringLiteral("&page=tasks")
+    QTest::addRow("tenant with colon") << QStringLiteral("idem://view?profile=p&page=dashboard&tenant=a%3Ab")
+                                       << QStringLiteral("':'");
+    QTest::addRow("too long") << QStringLiteral("idem://view?profile=") + QString(5000, QLatin1Char('a'))
+            + QStringLiteral("&page=tasks")
                               << QStringLiteral("at most 4096");
     QTest::addRow("space") << QStringLiteral("idem://view?profile=a b&page=tasks") << QStringLiteral("spaces");
     QTest::addRow("empty") << QString() << QStringLiteral("Not a console link");
