@@ -337,10 +337,10 @@ TaskPage listTasks(pqxx::connection& conn, const SchemaName& schema, const TaskF
     const std::string tsThrough = "(to_timestamp(0) + $20::bigint * interval '1 microsecond')";
     std::string keyset;
     if (byTime) {
-        keyset = "\n    AND ($17::text IS NULL OR (" + col + " " + std::string(sort.descending ? "<=" : ">=") + " " + tsAfter
-            + " AND (" + col + " " + gt + " " + tsAfter + " OR t.idempotency_key " + gt + " $17::text)))"
-            + "\n    AND ($19::text IS NULL OR (" + col + " " + le + " " + tsThrough + " AND (" + col + " <> " + tsThrough
-            + " OR t.idempotency_key " + le + " $19::text)))";
+        keyset = "\n    AND ($17::text IS NULL OR (" + col + " " + std::string(sort.descending ? "<=" : ">=") + " "
+            + tsAfter + " AND (" + col + " " + gt + " " + tsAfter + " OR t.idempotency_key " + gt + " $17::text)))"
+            + "\n    AND ($19::text IS NULL OR (" + col + " " + le + " " + tsThrough + " AND (" + col + " <> "
+            + tsThrough + " OR t.idempotency_key " + le + " $19::text)))";
     } else {
         keyset = "\n    AND ($17::text IS NULL OR t.idempotency_key " + std::string(gt)
             + " $17::text)"
@@ -366,8 +366,9 @@ TaskPage listTasks(pqxx::connection& conn, const SchemaName& schema, const TaskF
     const auto r = t.exec_params(sql, nullOr(p.statuses), nullOr(p.tenant), nullOr(p.tenantLike), nullOr(p.prefixLike),
         nullOr(p.operation), intOrNull(p.minAttempts, h6), f.expiredLease, f.liveLease, f.uncertain,
         nullOr(p.errorClass), f.exhausted, bigOrNull(p.failedSinceUs, h12), intOrNull(p.unfinished, h13),
-        intOrNull(p.updatedWithin, h14), intOrNull(p.conflictWithin, h15), nullOr(p.errorText), after ? after->key.c_str() : nullptr,
-        bigOrNull(afterUs, h17), through ? through->key.c_str() : nullptr, bigOrNull(throughUs, h19), limit + 1);
+        intOrNull(p.updatedWithin, h14), intOrNull(p.conflictWithin, h15), nullOr(p.errorText),
+        after ? after->key.c_str() : nullptr, bigOrNull(afterUs, h17), through ? through->key.c_str() : nullptr,
+        bigOrNull(throughUs, h19), limit + 1);
     // The server clock comes with the rows (one round trip); an empty page asks separately.
     page.serverNowUs = r.empty() ? t.exec("SELECT " + updatedAtMicrosSql("now()"))[0][0].as<std::int64_t>()
                                  : r[0][11].as<std::int64_t>();
