@@ -275,6 +275,10 @@ int main(int argc, char** argv)
         return 2;
     }
     const QString link = positional.isEmpty() ? QString() : positional.first();
+    if (!link.isEmpty() && (parser.isSet(dsnOption) || parser.isSet(snapshotOption) || parser.isSet(fleetOption))) {
+        std::fprintf(stderr, "idem-console: a link names its own profile: give it alone, without --dsn, --snapshot or --fleet\n");
+        return 2;
+    }
 
     ConsoleSession session;
     ProfileStore profiles;

@@ -18,7 +18,6 @@ namespace {
     {
         return lower ? QStringLiteral("≥\u00a0") + QLocale().toString(n) : QLocale().toString(n);
     }
-    constexpr int firstSchemaVersion = 17; // idem_latency (0017_latency.sql)
 } // namespace
 
 BreakdownWatch::BreakdownWatch(ConsoleSession* session, QObject* parent)
@@ -308,6 +307,8 @@ QString BreakdownModel::rowTitle(int row) const
 
 QString BreakdownModel::legendText() const
 {
+    if (m_watch && m_watch->unavailable())
+        return tr("Needs schema version %1 (idemctl migrate).").arg(BreakdownWatch::firstSchemaVersion);
     if (m_watch && !m_watch->error().isEmpty())
         return tr("Last read failed (tooltip).");
     return tr("%1; ≥ n: at least n").arg(windowText(m_windowMinutes));

@@ -670,6 +670,10 @@
         <source>%1; ≥ n: at least n</source>
         <translation>%1；≥ n：至少 n</translation>
     </message>
+    <message>
+        <source>Needs schema version %1 (idemctl migrate).</source>
+        <translation>需要架构版本 %1（idemctl migrate）。</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::BreakdownPanel</name>
