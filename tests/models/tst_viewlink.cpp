@@ -83,6 +83,10 @@ void TestViewLink::roundTrip()
 
 void TestViewLink::everyFilterField()
 {
+    // A tripwire for a field added to TaskFilter: a link carries the filter as a recovery job's
+    // JSON, so add the field to jobFilterJson() and taskFilterFromJobJson() (operations/jobs.cpp)
+    // and to fullFilter() and the list below, then set the size here to the new one.
+    QCOMPARE(sizeof(idem::TaskFilter), std::size_t(320));
     // Each field on its own survives the trip, so a field left out of the link would fail here.
     const auto full = fullFilter();
     const auto one = [](auto set) {
