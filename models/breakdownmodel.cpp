@@ -180,7 +180,7 @@ QVariant BreakdownModel::data(const QModelIndex& index, int role) const
                       "Double-click to open them.")
                 .arg(count(e.rows, m_data.errorsCapped), visibleText(e.operation), windowText(m_windowMinutes),
                     m_data.errorsCapped ? tr(" (at least: only the newest %1 unfinished rows were read)")
-                                              .arg(QLocale().toString(static_cast<qint64>(idem::BreakdownQuery {}.cap)))
+                                              .arg(QLocale().toString(static_cast<qint64>(cap())))
                                         : QString());
         } else if (role == Qt::TextAlignmentRole && index.column() == ErrorRows) {
             return QVariant(Qt::AlignRight | Qt::AlignVCenter);
@@ -210,14 +210,14 @@ QVariant BreakdownModel::data(const QModelIndex& index, int role) const
         case Processing:
             return m_data.processingCapped
                 ? tr("At least: the first %1 processing rows were read.")
-                      .arg(QLocale().toString(static_cast<qint64>(idem::BreakdownQuery {}.cap)))
+                      .arg(QLocale().toString(static_cast<qint64>(cap())))
                 : tr("Exact: rows processing now.");
         case Failed:
         case Retries:
         case Conflicts:
             return m_data.countersCapped
                 ? tr("At least: the window's per-minute counters were read up to %1 rows.")
-                      .arg(QLocale().toString(static_cast<qint64>(idem::BreakdownQuery {}.cap)))
+                      .arg(QLocale().toString(static_cast<qint64>(cap())))
                 : tr("Exact: the per-minute counters of the %1.").arg(windowText(m_windowMinutes));
         case P95:
             return r.p95Ms ? tr("p95 run time of %1 runs in the window's folded minutes (within 3.7 %)%2.")

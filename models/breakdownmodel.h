@@ -35,6 +35,7 @@ public:
     int windowMinutes() const { return m_query.windowMinutes; }
     const std::string& scopeTenant() const { return m_query.tenant; }
     void setCap(std::int64_t cap);
+    std::int64_t cap() const { return m_query.cap; }
     const std::optional<idem::Breakdown>& reading() const { return m_reading; }
     QString error() const { return m_error; }
     int reads() const { return m_poll.reads(); }
@@ -86,6 +87,7 @@ public:
 
 private:
     void reload();
+    std::int64_t cap() const { return m_watch ? m_watch->cap() : idem::BreakdownQuery {}.cap; }
 
     QPointer<BreakdownWatch> m_watch;
     Kind m_kind;
