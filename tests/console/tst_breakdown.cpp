@@ -13,7 +13,9 @@
 #include "models/dashboardmodel.h"
 #include "models/taskbrowsermodel.h"
 #include "operations/breakdown.h"
+#include "core/connection.h"
 #include "schema/migrate.h"
+#include "tests/support/countingproxy.h"
 #include "tests/support/testdb.h"
 #include "views/breakdownpanel.h"
 #include "views/dashboardwidget.h"
@@ -38,6 +40,7 @@ private Q_SLOTS:
     void capMakesLowerBounds();
     void doubleClickOpensTasks();
     void oneRoundTripUnderTheTimeout();
+    void oneRoundTripPerRead();
 
 private:
     std::unique_ptr<DashboardWidget> dashboard(ConsoleSession& session);
@@ -277,6 +280,41 @@ void TestBreakdown::oneRoundTripUnderTheTimeout()
     q.windowMinutes = 0;
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, idem::readBreakdown(c, idem::SchemaName(), q));
     QVERIFY(idem::breakdownSql(idem::SchemaName()).find(';') == std::string::npos);
+}
+
+void TestBreakdown::oneRoundTripPerRead()
+{
+    // Through a relay that counts the client's messages: after the connection's first read (which
+    // sets the session's statement timeout once), each read is one round trip.
+    const std::string role = "idem_t_breakdown_rt";
+    idem::test::createLoginRole(role, "pw-bd", "");
+    {
+        pqxx::work w(*m_conn);
+        w.exec("GRANT USAGE ON SCHEMA idem TO " + role + "; GRANT SELECT ON ALL TABLES IN SCHEMA idem TO " + role
+            + "; GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA idem TO " + role);
+        w.commit();
+    }
+    const auto options = idem::parseConninfo(m_db->dsn());
+    idem::test::CountingProxy proxy(QString::fromStdString(options.at("host")), quint16(std::stoi(options.at("port"))));
+    QVERIFY(proxy.listening());
+    ConsoleSession session;
+    BreakdownWatch watch(&session);
+    ConnectionSettings s;
+    s.conninfo = QString::fromStdString(idem::test::dsnWith(m_db->dsn(),
+        { { "host", "127.0.0.1" }, { "port", std::to_string(proxy.port()) }, { "user", role }, { "password", "pw-bd" },
+            { "sslmode", "disable" }, { "gssencmode", "disable" }, { "passfile", "/dev/null" } }));
+    session.connectTo(s);
+    QVERIFY2(waitFor(&watch, 0), qPrintable(watch.error()));
+    QTRY_VERIFY_WITH_TIMEOUT(!session.pendingJobs(), timeoutMs);
+    for (int i = 0; i < 3; ++i) {
+        const int trips = proxy.roundTrips();
+        const int reads = watch.reads();
+        watch.refreshNow();
+        QVERIFY(waitFor(&watch, reads));
+        QTRY_VERIFY_WITH_TIMEOUT(!session.pendingJobs(), timeoutMs);
+        QCOMPARE(proxy.roundTrips() - trips, 1);
+    }
+    QCOMPARE(watch.reading()->rows.size(), std::size_t(3));
 }
 
 QTEST_MAIN(TestBreakdown)
