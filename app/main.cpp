@@ -192,6 +192,10 @@ int main(int argc, char** argv)
     const QCommandLineOption fleetOption(QStringLiteral("fleet"),
         QStringLiteral("Open the Fleet window: every saved connection profile on one page (View > Fleet)."));
     parser.addOption(fleetOption);
+    parser.addPositionalArgument(QStringLiteral("link"),
+        QStringLiteral("An idem:// link (File > Copy link): open the view it names, connecting with the saved "
+                       "profile of that name."),
+        QStringLiteral("[idem://...]"));
 
     // --help and --version answer before QApplication exists, so they work over ssh
     // without a display; everything else is parsed again once Qt has taken its own options.
@@ -265,6 +269,17 @@ int main(int argc, char** argv)
         }
     }
 
+    const QStringList positional = parser.positionalArguments();
+    if (positional.size() > 1 || (positional.size() == 1 && !isViewLink(positional.first()))) {
+        std::fprintf(stderr, "idem-console: the only argument it takes is one idem:// link\n");
+        return 2;
+    }
+    const QString link = positional.isEmpty() ? QString() : positional.first();
+    if (!link.isEmpty() && (parser.isSet(dsnOption) || parser.isSet(snapshotOption) || parser.isSet(fleetOption))) {
+        std::fprintf(stderr, "idem-console: a link names its own profile: give it alone, without --dsn, --snapshot or --fleet\n");
+        return 2;
+    }
+
     ConsoleSession session;
     ProfileStore profiles;
     MainWindow window(&session, &profiles);
@@ -286,6 +301,10 @@ int main(int argc, char** argv)
         settings.monitorConninfo = parser.value(monitorOption);
         setPatroniEndpointOf(&session, parser.value(patroniOption));
         session.connectTo(settings);
+    } else if (!link.isEmpty()) {
+        // The link's profile connects; a link that cannot be opened says why in the window
+        // (and, for a profile this console lacks, offers the connection dialog).
+        window.openLink(link);
     } else if (!parser.isSet(snapshotOption)) {
         window.openConnectionDialog();
     }

@@ -99,6 +99,7 @@ MainWindow::MainWindow(ConsoleSession* session, ProfileStore* profiles, QWidget*
     m_console->pages()->setCurrentWidget(m_dashboard);
     connect(m_dashboard, &DashboardWidget::openRows, this, &MainWindow::openRows);
     connect(session, &ConsoleSession::stateChanged, this, &MainWindow::followAdmin);
+    connect(m_monitor, &ConsoleSession::stateChanged, this, &MainWindow::onMonitorConnectedForLink);
     connect(session, &ConsoleSession::migrationFinished, this, [this] {
         // The schema changed under the monitor's last look: it looks again.
         if (m_monitorFollows)
@@ -132,6 +133,10 @@ MainWindow::MainWindow(ConsoleSession* session, ProfileStore* profiles, QWidget*
     auto* trusted = track(file->addAction(QString(), this, [this] { TrustedKeysDialog::editConsoleKeys(this); }),
         QT_TR_NOOP("&Trusted signing keys…"));
     trusted->setObjectName(QStringLiteral("trustedKeysAction"));
+    // Share a view (issue 41): a link to this page, filter and window, on every page.
+    auto* copyLinkAction = track(file->addAction(QString(), this, [this] { copyLink(); }), QT_TR_NOOP("Copy &link"));
+    copyLinkAction->setObjectName(QStringLiteral("copyLinkAction"));
+    copyLinkAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
     file->addSeparator();
     auto* quit = track(file->addAction(QString(), qApp, &QApplication::closeAllWindows), QT_TR_NOOP("&Quit"));
     quit->setObjectName(QStringLiteral("quitAction"));
@@ -424,6 +429,15 @@ void MainWindow::changeEvent(QEvent* event)
 
 bool MainWindow::showPage(const QString& name)
 {
+    QWidget* page = pageWidget(name);
+    if (!page)
+        return false;
+    m_console->pages()->setCurrentWidget(page);
+    return true;
+}
+
+QWidget* MainWindow::pageWidget(const QString& name) const
+{
     QWidget* page = nullptr;
     if (name == QLatin1String("dashboard"))
         page = m_dashboard;
@@ -438,9 +452,8 @@ bool MainWindow::showPage(const QString& name)
     else if (name == QLatin1String("connection"))
         page = m_console->findChild<QWidget*>(QStringLiteral("connectionPage"));
     if (!page || m_console->pages()->indexOf(page) < 0)
-        return false;
-    m_console->pages()->setCurrentWidget(page);
-    return true;
+        return nullptr;
+    return page;
 }
 
 void MainWindow::stepPage(int delta)

@@ -11,6 +11,7 @@
 #include "operations/taskfilter.h"
 #include "operations/tasklist.h"
 #include "models/connectionsettings.h"
+#include "models/viewlink.h"
 #include "models/workermessages.h"
 
 namespace idem::console {
@@ -58,6 +59,15 @@ public:
     bool showPage(const QString& name);
     // Help > Keyboard shortcuts: the table built from the window's actions.
     void showShortcuts();
+    // Share a view (issue 41): File > Copy link puts the idem:// link of what this window shows on
+    // the clipboard and returns it (empty, saying why, when the connection is no saved profile).
+    QString copyLink();
+    // Opens a link: its profile's connection (unless this window is on it already), page, Tasks
+    // filter and dashboard window. A link that cannot be opened says why and changes nothing.
+    bool openLink(const QString& text);
+    // What a link of this window would carry, and the saved profile of its connection (empty: none).
+    ViewLink currentView() const;
+    QString connectionProfile() const;
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -75,6 +85,11 @@ private:
     void stepPage(int delta);
     void updateTitle();
     void followAdmin();
+    QString currentPageName() const;
+    QWidget* pageWidget(const QString& name) const;
+    void applyView(const ViewLink& link);
+    void showLinkMessage(const QString& text, bool offerProfiles);
+    void onMonitorConnectedForLink();
 
     ConsoleSession* m_session;
     ProfileStore* m_profiles;
@@ -90,6 +105,7 @@ private:
     EnvironmentBand* m_band = nullptr;
     QMenu* m_fileMenu = nullptr; // snapshot actions go above its separator and Quit
     std::vector<std::pair<QPointer<QObject>, const char*>> m_translatable;
+    std::optional<ViewLink> m_pendingView; // a link's view, applied again once its connection is up
 };
 
 } // namespace idem::console

@@ -178,6 +178,8 @@ std::string jobFilterJson(const TaskFilter& f)
         j["conflict_within_minutes"] = *f.conflictWithinMinutes;
     if (f.failedRetryInWindow)
         j["failed_retry_in_window"] = true;
+    if (f.errorText)
+        j["error_text"] = *f.errorText;
     return j.dump();
 }
 
@@ -228,6 +230,8 @@ TaskFilter taskFilterFromJobJson(const std::string& json)
                 f.conflictWithinMinutes = v.get<int>();
             else if (key == "failed_retry_in_window")
                 f.failedRetryInWindow = v.get<bool>();
+            else if (key == "error_text")
+                f.errorText = v.get<std::string>();
             else
                 throw std::invalid_argument("a job's filter has an unknown key " + quoteForMessage(key));
         }
@@ -276,6 +280,8 @@ std::string describeJobFilter(const TaskFilter& f)
         terms.push_back("a conflict within " + std::to_string(*f.conflictWithinMinutes) + " min");
     if (f.failedRetryInWindow)
         terms.push_back("a retry failed in the window");
+    if (f.errorText)
+        terms.push_back("error containing \"" + *f.errorText + "\"");
     if (terms.empty())
         return "every task";
     std::string out;
@@ -291,6 +297,10 @@ void validateJobRequest(const JobRequest& r)
     o.actor = r.actor;
     o.extraAttempts = r.extraAttempts;
     validateActionOptions(r.action, o);
+    // The database's matcher (idem_job_match) knows no error text: a job would take more rows
+    // than the page shows.
+    if (r.filter.errorText)
+        throw std::invalid_argument("a job cannot match on error text; narrow it by the other filters");
     if (r.cap < 1 || r.cap > JobLimits::maxCap)
         throw std::invalid_argument("a job's cap must be 1 to " + std::to_string(JobLimits::maxCap) + " rows, not "
             + std::to_string(r.cap));

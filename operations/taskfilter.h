@@ -31,6 +31,9 @@ struct TaskFilter {
     // the key's error history inside the updatedWithinMinutes window (which it needs), whatever
     // the key's status now (one that later succeeded included).
     bool failedRetryInWindow = false;
+    // The last error message contains this text (literally, case-sensitive): what a row of the
+    // dashboard's top errors opens.
+    std::optional<std::string> errorText;
 
     bool operator==(const TaskFilter&) const = default;
 };

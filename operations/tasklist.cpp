@@ -98,7 +98,7 @@ namespace {
         return row;
     }
 
-    // The WHERE clause over alias t. Every filter value is a parameter ($1..$15), always bound
+    // The WHERE clause over alias t. Every filter value is a parameter ($1..$16), always bound
     // (NULL when unset) so the arity never changes; the planner folds "$n IS NULL OR ..." away
     // for an unnamed statement, leaving index-usable predicates (LIKE 'prefix%' on the key).
     std::string whereClause(const SchemaName& schema, const TaskFilter& f)
@@ -117,7 +117,8 @@ namespace {
     AND (NOT $11::bool OR (t.status = 'failed' AND t.error_class IS DISTINCT FROM 'permanent'))
     AND ($12::bigint IS NULL OR (t.status = 'failed' AND t.updated_at >= to_timestamp(0) + $12::bigint * interval '1 microsecond'))
     AND ($13::int IS NULL OR (t.status <> 'succeeded' AND t.created_at < now() - $13::int * interval '1 minute'))
-    AND ($14::int IS NULL OR t.updated_at >= date_trunc('minute', now()) - ($14::int - 1) * interval '1 minute'))";
+    AND ($14::int IS NULL OR t.updated_at >= date_trunc('minute', now()) - ($14::int - 1) * interval '1 minute')
+    AND ($16::text IS NULL OR strpos(t.error_message, $16::text) > 0))";
         // The window as the counters have it: the last $15 minute buckets, the current one included.
         w += "\n    AND ($15::int IS NULL OR t.idempotency_key IN (SELECT c.idempotency_key FROM "
             + schema.qualify("task_idempotency_conflicts")
@@ -146,7 +147,7 @@ namespace {
     }
 
     struct FilterParams {
-        std::optional<std::string> statuses, tenant, tenantLike, prefixLike, operation, errorClass;
+        std::optional<std::string> statuses, tenant, tenantLike, prefixLike, operation, errorClass, errorText;
         std::optional<int> minAttempts, unfinished, updatedWithin, conflictWithin;
         std::optional<std::int64_t> failedSinceUs;
     };
@@ -163,6 +164,7 @@ namespace {
             p.prefixLike = likePrefix(*f.keyPrefix);
         p.operation = f.operation;
         p.errorClass = f.errorClass;
+        p.errorText = f.errorText;
         p.minAttempts = f.minAttempts;
         p.unfinished = f.unfinishedForMinutes;
         p.updatedWithin = f.updatedWithinMinutes;
@@ -290,6 +292,7 @@ void validateTaskQuery(const TaskFilter& f, const TaskSort& sort)
                 "unknown status " + quoteForMessage(s) + " (processing, succeeded, retryable_failed or failed)");
     checkText("the tenant", f.tenant, true);
     checkText("the operation", f.operation, true);
+    checkText("the error text", f.errorText, false);
     checkText("the key prefix", f.keyPrefix, false);
     if (f.errorClass && !known(*f.errorClass, std::begin(knownClasses), std::end(knownClasses)))
         throw std::invalid_argument(
@@ -330,27 +333,27 @@ TaskPage listTasks(pqxx::connection& conn, const SchemaName& schema, const TaskF
     const std::string col = sort.column == TaskSortColumn::CreatedAt ? "t.created_at" : "t.updated_at";
     const char* gt = sort.descending ? "<" : ">";
     const char* le = sort.descending ? ">=" : "<=";
-    const std::string tsAfter = "(to_timestamp(0) + $17::bigint * interval '1 microsecond')";
-    const std::string tsThrough = "(to_timestamp(0) + $19::bigint * interval '1 microsecond')";
+    const std::string tsAfter = "(to_timestamp(0) + $18::bigint * interval '1 microsecond')";
+    const std::string tsThrough = "(to_timestamp(0) + $20::bigint * interval '1 microsecond')";
     std::string keyset;
     if (byTime) {
-        keyset = "\n    AND ($16::text IS NULL OR (" + col + " " + std::string(sort.descending ? "<=" : ">=") + " " + tsAfter
-            + " AND (" + col + " " + gt + " " + tsAfter + " OR t.idempotency_key " + gt + " $16::text)))"
-            + "\n    AND ($18::text IS NULL OR (" + col + " " + le + " " + tsThrough + " AND (" + col + " <> " + tsThrough
-            + " OR t.idempotency_key " + le + " $18::text)))";
+        keyset = "\n    AND ($17::text IS NULL OR (" + col + " " + std::string(sort.descending ? "<=" : ">=") + " "
+            + tsAfter + " AND (" + col + " " + gt + " " + tsAfter + " OR t.idempotency_key " + gt + " $17::text)))"
+            + "\n    AND ($19::text IS NULL OR (" + col + " " + le + " " + tsThrough + " AND (" + col + " <> "
+            + tsThrough + " OR t.idempotency_key " + le + " $19::text)))";
     } else {
-        keyset = "\n    AND ($16::text IS NULL OR t.idempotency_key " + std::string(gt)
-            + " $16::text)"
-              "\n    AND ($17::bigint IS NULL OR true)"
-              "\n    AND ($18::text IS NULL OR t.idempotency_key "
-            + le + " $18::text)\n    AND ($19::bigint IS NULL OR true)";
+        keyset = "\n    AND ($17::text IS NULL OR t.idempotency_key " + std::string(gt)
+            + " $17::text)"
+              "\n    AND ($18::bigint IS NULL OR true)"
+              "\n    AND ($19::text IS NULL OR t.idempotency_key "
+            + le + " $19::text)\n    AND ($20::bigint IS NULL OR true)";
     }
     const char* dir = sort.descending ? " DESC" : "";
     const std::string order = byTime ? " ORDER BY " + col + dir + ", t.idempotency_key" + dir
                                      : std::string(" ORDER BY t.idempotency_key") + dir;
     const std::string sql = "SELECT " + rowColumns() + "left(t.error_message, 300), t.request_hash, "
         + updatedAtMicrosSql("now()") + " FROM " + schema.qualify("task_idempotency") + " t WHERE "
-        + whereClause(schema, f) + keyset + order + " LIMIT $20::int";
+        + whereClause(schema, f) + keyset + order + " LIMIT $21::int";
 
     std::string h6, h12, h13, h14, h15, h17, h19;
     const std::optional<std::int64_t> afterUs = after ? std::optional<std::int64_t>(after->updatedAtUs) : std::nullopt;
@@ -363,8 +366,9 @@ TaskPage listTasks(pqxx::connection& conn, const SchemaName& schema, const TaskF
     const auto r = t.exec_params(sql, nullOr(p.statuses), nullOr(p.tenant), nullOr(p.tenantLike), nullOr(p.prefixLike),
         nullOr(p.operation), intOrNull(p.minAttempts, h6), f.expiredLease, f.liveLease, f.uncertain,
         nullOr(p.errorClass), f.exhausted, bigOrNull(p.failedSinceUs, h12), intOrNull(p.unfinished, h13),
-        intOrNull(p.updatedWithin, h14), intOrNull(p.conflictWithin, h15), after ? after->key.c_str() : nullptr,
-        bigOrNull(afterUs, h17), through ? through->key.c_str() : nullptr, bigOrNull(throughUs, h19), limit + 1);
+        intOrNull(p.updatedWithin, h14), intOrNull(p.conflictWithin, h15), nullOr(p.errorText),
+        after ? after->key.c_str() : nullptr, bigOrNull(afterUs, h17), through ? through->key.c_str() : nullptr,
+        bigOrNull(throughUs, h19), limit + 1);
     // The server clock comes with the rows (one round trip); an empty page asks separately.
     page.serverNowUs = r.empty() ? t.exec("SELECT " + updatedAtMicrosSql("now()"))[0][0].as<std::int64_t>()
                                  : r[0][11].as<std::int64_t>();
@@ -392,12 +396,12 @@ TaskCount countTasks(pqxx::connection& conn, const SchemaName& schema, const Tas
         auto r = t.exec_params(sql, nullOr(p.statuses), nullOr(p.tenant), nullOr(p.tenantLike), nullOr(p.prefixLike),
             nullOr(p.operation), intOrNull(p.minAttempts, h6), f.expiredLease, f.liveLease, f.uncertain,
             nullOr(p.errorClass), f.exhausted, bigOrNull(p.failedSinceUs, h12), intOrNull(p.unfinished, h13),
-            intOrNull(p.updatedWithin, h14), intOrNull(p.conflictWithin, h15), extra...);
+            intOrNull(p.updatedWithin, h14), intOrNull(p.conflictWithin, h15), nullOr(p.errorText), extra...);
         t.commit();
         return r;
     };
     try {
-        const auto r = run("SELECT count(*) FROM (SELECT 1" + from + " LIMIT $16::bigint) s", exactUpTo + 1);
+        const auto r = run("SELECT count(*) FROM (SELECT 1" + from + " LIMIT $17::bigint) s", exactUpTo + 1);
         const auto n = r[0][0].as<std::int64_t>();
         if (n <= exactUpTo)
             return { n, true };

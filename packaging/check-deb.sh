@@ -155,9 +155,13 @@ check "appstreamcli validate --no-net $app_id.metainfo.xml" \
     appstreamcli validate --no-net "/usr/share/metainfo/$app_id.metainfo.xml"
 grep -q "<release version=\"$version\"" "/usr/share/metainfo/$app_id.metainfo.xml" \
     && pass "metainfo has a release entry for $version" || fail "metainfo has no <release version=\"$version\">"
-grep -qx "Icon=$app_id" "/usr/share/applications/$app_id.desktop" && grep -qx "Exec=idem-console" \
-    "/usr/share/applications/$app_id.desktop" && pass "desktop entry: Icon=$app_id, Exec=idem-console" \
+grep -qx "Icon=$app_id" "/usr/share/applications/$app_id.desktop" && grep -qx "Exec=idem-console %u" \
+    "/usr/share/applications/$app_id.desktop" && pass "desktop entry: Icon=$app_id, Exec=idem-console %u" \
     || fail "desktop entry's Icon or Exec is wrong"
+# A console link (idem://view?profile=...) opens in the console: the entry registers the scheme.
+grep -qx "MimeType=x-scheme-handler/idem;" "/usr/share/applications/$app_id.desktop" \
+    && pass "desktop entry: MimeType=x-scheme-handler/idem; (idem:// links open the console)" \
+    || fail "desktop entry does not register x-scheme-handler/idem"
 for sql in "$here"/resources/sql/*.sql "$here"/resources/sql/migrations/*.sql "$here"/resources/sql/functions/*.sql; do
     rel=${sql#"$here"/resources/sql/}
     cmp -s "$sql" "/usr/share/idem/sql/$rel" || sql_diff+=("$rel")

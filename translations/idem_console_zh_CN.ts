@@ -565,6 +565,140 @@
     </message>
 </context>
 <context>
+    <name>idem::console::BreakdownModel</name>
+    <message>
+        <source> (at least: only the newest %1 unfinished rows were read)</source>
+        <translation>（至少：只读取了最新的 %1 行未完成记录）</translation>
+    </message>
+    <message>
+        <source>At least: the first %1 processing rows were read.</source>
+        <translation>至少：只读取了前 %1 行处理中的记录。</translation>
+    </message>
+    <message>
+        <source>Exact: rows processing now.</source>
+        <translation>精确：当前处理中的行数。</translation>
+    </message>
+    <message>
+        <source>At least: the window&apos;s per-minute counters were read up to %1 rows.</source>
+        <translation>至少：窗口内的每分钟计数器最多读取了 %1 行。</translation>
+    </message>
+    <message>
+        <source>Exact: the per-minute counters of the %1.</source>
+        <translation>精确：%1的每分钟计数器。</translation>
+    </message>
+    <message>
+        <source>p95 run time of %1 runs in the window&apos;s folded minutes (within 3.7 %)%2.</source>
+        <translation>窗口内已汇总分钟中 %1 次运行的 p95 运行时间（误差 3.7 % 以内）%2。</translation>
+    </message>
+    <message>
+        <source>, from the first latency rows read only</source>
+        <translation>，仅来自最先读取的延迟行</translation>
+    </message>
+    <message>
+        <source>No run folded in the window.</source>
+        <translation>窗口内没有已汇总的运行。</translation>
+    </message>
+    <message>
+        <source>Double-click to open the rows of %1 updated in the %2.</source>
+        <translation>双击打开 %1 在%2内更新的记录。</translation>
+    </message>
+    <message>
+        <source>Tenant</source>
+        <translation>租户</translation>
+    </message>
+    <message>
+        <source>Operation</source>
+        <translation>操作</translation>
+    </message>
+    <message>
+        <source>Rows</source>
+        <translation>行数</translation>
+    </message>
+    <message>
+        <source>Top errors of the window</source>
+        <translation>窗口内最常见的错误</translation>
+    </message>
+    <message>
+        <source>Processing</source>
+        <translation>处理中</translation>
+    </message>
+    <message>
+        <source>Conflicts</source>
+        <translation>冲突</translation>
+    </message>
+    <message>
+        <source>p95 run</source>
+        <translation>p95 运行</translation>
+    </message>
+    <message>
+        <source>%1: error &quot;%2&quot;</source>
+        <translation>%1：错误“%2”</translation>
+    </message>
+    <message>
+        <source>Operation %1</source>
+        <translation>操作 %1</translation>
+    </message>
+    <message>
+        <source>Tenant %1, operation %2</source>
+        <translation>租户 %1，操作 %2</translation>
+    </message>
+    <message>
+        <source>Last read failed: %1</source>
+        <translation>上次读取失败：%1</translation>
+    </message>
+    <message>
+        <source>%1 unfinished rows of %2, updated in the %3, whose last error contains this text%4. Double-click to open them.</source>
+        <translation>%2 有 %1 行未完成记录在%3内更新，其最近一次错误包含此文本%4。双击打开这些记录。</translation>
+    </message>
+    <message>
+        <source>In the %1: failures, retries and conflicts counted per minute; processing now; p95 of the folded minutes; ≥ n: at least n (read up to the cap).</source>
+        <translation>%1内：失败、重试和冲突按分钟计数；处理中为当前值；p95 基于已汇总的分钟；≥ n：至少 n（读取达到上限）。</translation>
+    </message>
+    <message>
+        <source>Failures</source>
+        <translation>失败次数</translation>
+    </message>
+    <message>
+        <source>Retries</source>
+        <translation>重试</translation>
+    </message>
+    <message>
+        <source>Last read failed (tooltip).</source>
+        <translation>上次读取失败（见提示）。</translation>
+    </message>
+    <message>
+        <source>%1; ≥ n: at least n</source>
+        <translation>%1；≥ n：至少 n</translation>
+    </message>
+    <message>
+        <source>Needs schema version %1 (idemctl migrate).</source>
+        <translation>需要架构版本 %1（idemctl migrate）。</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::BreakdownPanel</name>
+    <message>
+        <source>Where it is failing</source>
+        <translation>哪里在失败</translation>
+    </message>
+    <message>
+        <source>By tenant</source>
+        <translation>按租户</translation>
+    </message>
+    <message>
+        <source>One row per tenant and operation instead of one per operation.</source>
+        <translation>每个租户和操作各占一行，而不是每个操作一行。</translation>
+    </message>
+    <message>
+        <source>Double-click a row to open its tasks.</source>
+        <translation>双击某行打开其任务。</translation>
+    </message>
+    <message>
+        <source>Double-click an error to open the tasks that failed with it.</source>
+        <translation>双击某个错误打开因它失败的任务。</translation>
+    </message>
+</context>
+<context>
     <name>idem::console::BulkActionModel</name>
     <message>
         <source>Key</source>
@@ -2785,6 +2919,42 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>Recovery jobs waiting for a second person&apos;s approval</source>
         <translation>等待第二人审批的恢复作业</translation>
+    </message>
+    <message>
+        <source>Copy &amp;link</source>
+        <translation>复制链接(&amp;L)</translation>
+    </message>
+    <message>
+        <source>No link copied: this connection is not one of your saved profiles. A link names a profile, never a connection string or a password: save this connection as a profile in the connection dialog, then copy the link again.</source>
+        <translation>未复制链接：此连接不是已保存的连接配置。链接只给出配置名称，从不包含连接字符串或密码：请先在连接对话框中将此连接保存为配置，然后再复制链接。</translation>
+    </message>
+    <message>
+        <source>No link copied: %1</source>
+        <translation>未复制链接：%1</translation>
+    </message>
+    <message>
+        <source>Link copied: %1</source>
+        <translation>已复制链接：%1</translation>
+    </message>
+    <message>
+        <source>Console link</source>
+        <translation>控制台链接</translation>
+    </message>
+    <message>
+        <source>Connection profiles…</source>
+        <translation>连接配置…</translation>
+    </message>
+    <message>
+        <source>This link cannot be opened: %1 Nothing was changed.</source>
+        <translation>无法打开此链接：%1 未做任何更改。</translation>
+    </message>
+    <message>
+        <source>This console has no saved profile named “%1”. Make one for that database in the connection dialog (the link names the profile, never its connection), then open the link again.</source>
+        <translation>本控制台没有名为“%1”的已保存配置。请在连接对话框中为该数据库创建一个（链接只给出配置名称，从不包含其连接），然后再次打开链接。</translation>
+    </message>
+    <message>
+        <source>what the link shows</source>
+        <translation>链接所示内容</translation>
     </message>
 </context>
 <context>
@@ -5291,6 +5461,10 @@ Safe repeated task execution on PostgreSQL.</source>
         <source>Also narrowed by the tile: %1</source>
         <translation>磁贴附加的筛选条件：%1</translation>
     </message>
+    <message>
+        <source>last error containing “%1”</source>
+        <translation>最近一次错误包含“%1”</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::TileWidget</name>
@@ -5368,6 +5542,69 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>Trust the key %1 only if you know whose it is. Name:</source>
         <translation>只有在确知密钥 %1 属于谁时才信任它。名称：</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::ViewLink</name>
+    <message>
+        <source>The link is %1 characters long; a console link is at most %2.</source>
+        <translation>该链接长 %1 个字符；控制台链接最多 %2 个字符。</translation>
+    </message>
+    <message>
+        <source>The link has spaces or control characters: it is not a console link.</source>
+        <translation>该链接含有空格或控制字符：不是控制台链接。</translation>
+    </message>
+    <message>
+        <source>Not a console link: it must start with idem://view?</source>
+        <translation>不是控制台链接：必须以 idem://view? 开头</translation>
+    </message>
+    <message>
+        <source>Not a console link: it must start with idem://view? and carry nothing else before the &apos;?&apos;.</source>
+        <translation>不是控制台链接：必须以 idem://view? 开头，且“?”之前不能有其他内容。</translation>
+    </message>
+    <message>
+        <source>The link&apos;s %1 is not valid UTF-8.</source>
+        <translation>链接中的 %1 不是有效的 UTF-8。</translation>
+    </message>
+    <message>
+        <source>The link names %1 twice.</source>
+        <translation>链接两次给出了 %1。</translation>
+    </message>
+    <message>
+        <source>The link&apos;s %1 is too long or has control characters.</source>
+        <translation>链接中的 %1 过长或含有控制字符。</translation>
+    </message>
+    <message>
+        <source>The link&apos;s profile name is empty or longer than %1 characters.</source>
+        <translation>链接中的配置名称为空或超过 %1 个字符。</translation>
+    </message>
+    <message>
+        <source>The link names no page this console has (%1): %2.</source>
+        <translation>链接指定的页面不在本控制台中（%1）：%2。</translation>
+    </message>
+    <message>
+        <source>The link&apos;s window must be 1 to %1 minutes.</source>
+        <translation>链接中的时间窗口必须为 1 到 %1 分钟。</translation>
+    </message>
+    <message>
+        <source>The link&apos;s %1 is empty or has &apos;:&apos;.</source>
+        <translation>链接中的 %1 为空或含有“:”。</translation>
+    </message>
+    <message>
+        <source>The link&apos;s Tasks filter is not one this console accepts: %1</source>
+        <translation>本控制台不接受链接中的任务筛选条件：%1</translation>
+    </message>
+    <message>
+        <source>The link carries %1, which a console link never does.</source>
+        <translation>链接带有 %1，控制台链接从不携带此项。</translation>
+    </message>
+    <message>
+        <source>The link names no profile.</source>
+        <translation>链接未指定连接配置。</translation>
+    </message>
+    <message>
+        <source>The link names no page.</source>
+        <translation>链接未指定页面。</translation>
     </message>
 </context>
 </TS>

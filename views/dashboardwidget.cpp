@@ -19,11 +19,13 @@
 
 #include <limits>
 
+#include "models/breakdownmodel.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
 #include "models/eventwatch.h"
 #include "models/latencywatch.h"
 #include "models/pausewatch.h"
+#include "views/breakdownpanel.h"
 #include "views/chartpanel.h"
 #include "views/dashboardsettingsdialog.h"
 #include "views/integritynotice.h"
@@ -176,6 +178,9 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
             m_charts->setEvents(m_events->events());
             m_charts->setEventsOmitted(m_events->reading().omitted, m_events->reading().omittedUncounted);
         });
+        m_breakdown = new BreakdownPanel(monitor);
+        m_breakdown->watch()->setScope(s.windowMinutes, s.tenant, s.operation, m_model->statementTimeoutMs());
+        connect(m_breakdown, &BreakdownPanel::openRows, this, &DashboardWidget::openRows);
     } else {
         // A snapshot's figures come with showSnapshotExtras(), if it carries any.
         m_latencyTile->hide();
@@ -194,6 +199,8 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
             integrity->showFor(r->stats);
     });
     layout->addLayout(tiles);
+    if (m_breakdown)
+        layout->addWidget(m_breakdown);
     layout->addWidget(m_charts, 1);
 
     if (monitor && QSystemTrayIcon::isSystemTrayAvailable()) {
@@ -238,6 +245,10 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
         if (m_events) {
             const auto& s = m_model->settings();
             m_events->setScope(s.windowMinutes, s.tenant, s.operation);
+        }
+        if (m_breakdown) {
+            const auto& s = m_model->settings();
+            m_breakdown->watch()->setScope(s.windowMinutes, s.tenant, s.operation, m_model->statementTimeoutMs());
         }
     });
     connect(m_model, &DashboardModel::alert, this, &DashboardWidget::showAlert);

@@ -23,6 +23,7 @@ class QToolButton;
 
 namespace idem::console {
 
+class BreakdownPanel;
 class ChartPanel;
 class ConsoleSession;
 class DashboardModel;
@@ -58,6 +59,8 @@ public:
     // p95 tile, or the chart saying it has none) and its events, marked on the charts.
     void showSnapshotExtras(const std::optional<LatencyReading>& latency, std::vector<ChartEvent> events);
     TileWidget* latencyTile() const { return m_latencyTile; }
+    // Where it is failing (issue 41): nullptr on a static dashboard.
+    BreakdownPanel* breakdown() const { return m_breakdown; }
     QString statusText() const;
     QString freshnessText() const;
     // The freshness line's tooltip: its whole text and, after a failed read, the server's detail.
@@ -117,6 +120,7 @@ private:
     std::optional<LatencyReading> m_snapshotLatency;
     std::optional<qint64> m_auditHead; // the last tick's: a new audit entry is a new event
     TileWidget* m_latencyTile = nullptr;
+    BreakdownPanel* m_breakdown = nullptr;
     QComboBox* m_interval;
     QToolButton* m_pause;
     QComboBox* m_window;

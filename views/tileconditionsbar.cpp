@@ -1,5 +1,7 @@
 #include "views/tileconditionsbar.h"
 
+#include "models/visibletext.h"
+
 #include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -32,6 +34,7 @@ idem::TaskFilter withHidden(idem::TaskFilter to, const idem::TaskFilter& from)
     to.updatedWithinMinutes = from.updatedWithinMinutes;
     to.conflictWithinMinutes = from.conflictWithinMinutes;
     to.failedRetryInWindow = from.failedRetryInWindow;
+    to.errorText = from.errorText;
     return to;
 }
 
@@ -91,6 +94,8 @@ void TileConditionsBar::retranslate()
         parts << tr("a digest conflict in the last %1 min").arg(*f.conflictWithinMinutes);
     if (f.failedRetryInWindow)
         parts << tr("a failure of attempt 2 or later in that window (from the error history)");
+    if (f.errorText)
+        parts << tr("last error containing “%1”").arg(visibleText(*f.errorText));
     m_text->setText(tr("Also narrowed by the tile: %1").arg(parts.join(QStringLiteral(" · "))));
     setVisible(!parts.isEmpty());
 }
