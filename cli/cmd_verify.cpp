@@ -11,7 +11,8 @@
 namespace idem::cli {
 
 namespace {
-    constexpr const char* verifyHelp = R"(Usage: idemctl verify [--dsn DSN] [--only N]... [--threads N] [--rounds N] [--keep]
+    constexpr const char* verifyHelp
+        = R"(Usage: idemctl verify [--dsn DSN] [--only N]... [--threads N] [--rounds N] [--keep]
                       [--worker-command CMD]...
 
 Runs seven verification scenarios against a database (the article's six, 1 to 6, and
@@ -19,8 +20,9 @@ Idem's own seventh: succeeded rows never change): in a scratch schema it
 creates (idem_verify_NNNNNN, migrated without roles) and drops afterwards. Each scenario
 checks the idempotency records and the business tables' row counts, and prints a line of
 a pass/fail table. Scenarios 4 and 5 start this idemctl as a worker process and SIGKILL it.
-A connection lost mid-run (a failover) fails the scenario it cut short; the run reconnects,
-waiting for the primary up to a minute, checks the ledger and drops its schema. A scratch
+A connection lost mid-run (a failover), in any of a scenario's threads, fails the scenario it
+cut short; the run reconnects, waiting for the primary up to a minute, checks the ledger,
+prints the table and drops its schema (or names it when it cannot). A scratch
 schema left by an earlier run that is gone (its pid no longer exists on this host, or
 nothing was written in it for an hour) is dropped at the start.
 

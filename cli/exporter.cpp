@@ -69,6 +69,10 @@ namespace {
             part(sub);
             sub.commit();
         } catch (const pqxx::sql_error& e) {
+            // The session ended under it (a terminated backend reports its FATAL as an SQL
+            // error): that is the reading's loss, said as one, not this part's problem.
+            if (!tx.conn().is_open())
+                throw pqxx::broken_connection(e.what());
             return sqlProblem(e);
         }
         return {};
@@ -256,6 +260,10 @@ void Exporter::readAttempt(const std::function<double()>& seconds)
     const auto pauses = readPauses(tx);
     auto latency = readLatencyPart(tx, latencyProblem);
     NodeIdentity node = readNodeIdentity(tx);
+    std::optional<AtRiskReading> atRisk;
+    if (!node.inRecovery)
+        inSavepoint(tx, "idem_at_risk",
+            [&](pqxx::transaction_base& sub) { atRisk = readAtRisk(sub, m_options.schema, 100000, &m_atRiskMemory); });
     tx.commit();
     // Recorded when this exporter first sees the primary's system and timeline (at its start, and
     // after a failover), not at every reading: another client may have recorded it already.
@@ -281,6 +289,7 @@ void Exporter::readAttempt(const std::function<double()>& seconds)
         ++m_nodeChanges;
     m_nodeKey = key;
     m_node = std::move(node);
+    m_atRisk = std::move(atRisk);
     m_lastSuccess = unixNow();
     if (!m_lastProblem.empty()) {
         std::cerr << "idemctl exporter: reading the database again\n";
@@ -458,6 +467,40 @@ void Exporter::publish(const StatsReading* stats, const PauseList* pauses, doubl
                 "The server's WAL timeline (a primary's current one, a standby's last restartpoint's): a promotion "
                 "raises it.",
                 MetricType::Gauge, m_labels, m_node->timeline));
+    }
+    if (stats && m_atRisk && !m_atRisk->standbys.empty()) {
+        // Per standby, as the Connection page says it: what a failover to it would lose now.
+        prometheus::MetricFamily successes { "idem_standby_at_risk_successes",
+            "Acknowledged successes an asynchronous standby lacks (since its flushed point, counted up to 100000 and "
+            "reading 100001 above): a failover to it loses them. 0 for a standby at the primary's WAL position or a "
+            "synchronous one.",
+            MetricType::Gauge, {} };
+        prometheus::MetricFamily behind { "idem_standby_behind_bytes",
+            "WAL the primary wrote that the standby has not flushed (from its slot or its last report when it is not "
+            "connected).",
+            MetricType::Gauge, {} };
+        prometheus::MetricFamily silent { "idem_standby_not_receiving",
+            "1 when the standby is behind and has not replied for 5 s or is not connected (its walsender ended): "
+            "what it lacks grows with every success.",
+            MetricType::Gauge, {} };
+        for (const auto& s : m_atRisk->standbys) {
+            auto labels = m_labels;
+            labels.push_back({ "standby", s.name });
+            const auto add = [&](prometheus::MetricFamily& family, double value) {
+                prometheus::ClientMetric m;
+                m.label = labels;
+                m.gauge.value = value;
+                family.metric.push_back(std::move(m));
+            };
+            add(successes, s.successes > 0 ? static_cast<double>(s.successes) : 0.0);
+            if (s.behindBytes >= 0)
+                add(behind, static_cast<double>(s.behindBytes));
+            add(silent, s.alert() ? 1 : 0);
+        }
+        f.push_back(std::move(successes));
+        if (!behind.metric.empty())
+            f.push_back(std::move(behind));
+        f.push_back(std::move(silent));
     }
     f.push_back(singleFamily("idem_exporter_node_changes_total",
         "Readings that reached another node than the reading before (address, system, timeline, or primary/standby) "

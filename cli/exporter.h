@@ -127,6 +127,11 @@ private:
     // The node the last reading reached (idem_node_info, idem_node_timeline), how often it
     // changed since the exporter started, and the last failure to record a timeline.
     std::optional<NodeIdentity> m_node;
+    // The acknowledged successes each asynchronous standby lacks (issue 40 item A), read on a
+    // primary in a savepoint of the same reading, with the memory that keeps a standby that went
+    // away counted. Empty on a standby or when that part failed.
+    AtRiskMemory m_atRiskMemory;
+    std::optional<AtRiskReading> m_atRisk;
     std::string m_nodeKey;
     std::int64_t m_nodeChanges = 0;
     std::string m_lastTimelineProblem;

@@ -10,6 +10,7 @@
 
 #include "core/connection.h"
 #include "operations/node.h"
+#include "schema/inspect.h"
 #include "schema/migrate.h"
 
 namespace idem::console {
@@ -19,6 +20,11 @@ namespace {
     // Every read the console makes is bounded, so a slow server stretches a poll instead of
     // piling them up; the value is a constant, not user input.
     constexpr const char* readTimeoutSql = "SET LOCAL statement_timeout = '5s'";
+    // The schema's and the rights' reads of the server are bounded too, lock waits included: a
+    // session holding a lock on a schema table (a migration, a LOCK TABLE) held a console's start
+    // for as long as it kept it (issue 40); past the bound the schema "cannot be read" for now,
+    // said with the server's words, and the next read of the server tries again.
+    constexpr int inspectBoundMs = 5000;
 
     QString q(const std::string& s) { return QString::fromStdString(s); }
     QString q(const char* s) { return s ? QString::fromUtf8(s) : QString(); }
@@ -247,7 +253,7 @@ ServerInfo DatabaseWorker::inspect(quint64 requestId)
     // idem_operator and idem_reader decide as they always did.
     info.rights = RoleRights::fromOperator(info.role, info.isOperator, info.isReader);
     try {
-        const auto rights = idem::readRights(conn, schema);
+        const auto rights = idem::readRights(conn, schema, inspectBoundMs);
         if (rights.known)
             info.rights = RoleRights::fromRights(rights);
     } catch (const pqxx::broken_connection&) {
@@ -256,7 +262,7 @@ ServerInfo DatabaseWorker::inspect(quint64 requestId)
         // Not allowed to ask: the fallback above stands (the database decides anyway).
     }
     try {
-        const auto state = idem::inspectSchema(conn, schema);
+        const auto state = idem::inspectSchemaBounded(conn, schema, inspectBoundMs);
         info.schemaExists = state.schemaExists;
         info.tableExists = state.articleTableExists;
         info.schemaVersion = state.version;

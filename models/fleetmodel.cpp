@@ -4,6 +4,7 @@
 #include <QLocale>
 
 #include <algorithm>
+#include <chrono>
 
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
@@ -17,6 +18,8 @@ namespace {
 
     // A standby this far behind is amber on the Fleet page (the lag is said at any size).
     constexpr double lagAmberSeconds = 30;
+    // How often a row that cannot poll reads its server: as a console's Connection page does.
+    constexpr int infoRefreshMs = 10000;
 } // namespace
 
 struct FleetModel::Row {
@@ -59,6 +62,14 @@ void FleetModel::setEntries(const std::vector<FleetEntry>& entries)
         connect(row->session.get(), &ConsoleSession::failed, this, changed);
         connect(row->session.get(), &ConsoleSession::serverInfoChanged, this, [this, r] {
             noteNode(const_cast<Row*>(r));
+            // A row whose dashboard cannot poll (no Idem schema yet, a role that may not read it)
+            // sends nothing, so nothing would notice its connection lost when its server restarts
+            // (issue 40: it never reconnected): it reads the server as a console's Connection page
+            // does, every 10 s, which finds a lost connection (and reconnects) and a schema created
+            // meanwhile. A row that polls finds both by its ticks.
+            const ServerInfo& info = r->session->serverInfo();
+            const bool polls = info.tableExists && info.isReader && info.schemaError.isEmpty();
+            r->session->setInfoRefreshInterval(std::chrono::milliseconds(polls ? 0 : infoRefreshMs));
             rowChanged(r);
         });
         connect(row->dashboard.get(), &DashboardModel::updated, this, changed);

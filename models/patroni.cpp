@@ -11,6 +11,8 @@
 #include <QNetworkRequest>
 #include <QTimer>
 
+#include "models/visibletext.h"
+
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -20,9 +22,15 @@ namespace idem::console {
 
 namespace {
 
-    // Text from the network reaches the table cut to a sane length.
+    // Text from the network reaches the table, the page's lines and the error sentences escaped
+    // as text from the database is (a U+202E in a member's name would reverse the rest of the
+    // line, the console's own words included), and cut to a sane length.
     constexpr int maxText = 200;
-    QString bounded(const QString& s) { return s.size() > maxText ? s.left(maxText) + QStringLiteral("…") : s; }
+    QString bounded(const QString& raw)
+    {
+        const QString s = visibleText(raw);
+        return s.size() > maxText ? s.left(maxText) + QStringLiteral("…") : s;
+    }
 
     // A whole number in [min, max] as JSON writes one, or nothing.
     bool wholeNumber(const QJsonValue& v, double min, double max, qint64* out)
@@ -365,7 +373,7 @@ void PatroniWatcher::ask(int index)
         if (why.isEmpty()) {
             const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
             if (reply->error() != QNetworkReply::NoError && status == 0)
-                why = reply->errorString();
+                why = bounded(reply->errorString());
             else if (status != 200)
                 why = QCoreApplication::translate("idem::console::Patroni", "answered HTTP %1 %2")
                           .arg(status)
@@ -403,6 +411,61 @@ void PatroniWatcher::fail(const QString& why)
     ++m_reads;
     Q_EMIT changed();
     m_timer->start(m_interval);
+}
+
+QStringList patroniDisagreements(const PatroniCluster& cluster, const PatroniServerFacts& server)
+{
+    QStringList out;
+    const PatroniMember* self = nullptr;
+    for (const auto& m : cluster.members)
+        if (!server.address.isEmpty() && m.address() == server.address)
+            self = &m;
+    if (!self)
+        return out; // the page says that the server is none of the members
+    const bool patroniPrimary = self->role == QLatin1String("leader");
+    const bool patroniStandby = !self->role.isEmpty() && !self->isLeader();
+    if (patroniPrimary && server.inRecovery)
+        out << QCoreApplication::translate(
+            "idem::console::Patroni", "Patroni says %1 is the leader; the server says it is a standby (in recovery)")
+                   .arg(self->name);
+    else if (self->role == QLatin1String("standby_leader") && !server.inRecovery)
+        out << QCoreApplication::translate("idem::console::Patroni",
+            "Patroni says %1 is a standby cluster's leader; the server says it is a primary (not in recovery)")
+                   .arg(self->name);
+    else if (patroniStandby && !server.inRecovery)
+        out << QCoreApplication::translate(
+            "idem::console::Patroni", "Patroni says %1 is a %2; the server says it is a primary (not in recovery)")
+                   .arg(self->name, PatroniModel::roleText(self->role));
+    const PatroniMember* leader = cluster.leader();
+    if (leader && leader != self && !server.inRecovery)
+        out << QCoreApplication::translate("idem::console::Patroni",
+            "Patroni's leader is %1, not this server, which is a primary too: two primaries, or Patroni's view is "
+            "not the cluster's")
+                   .arg(leader->name);
+    if (self->timeline > 0 && server.timeline > 0 && self->timeline != server.timeline && !server.inRecovery)
+        out << QCoreApplication::translate(
+            "idem::console::Patroni", "Patroni says timeline %1; the server is on timeline %2")
+                   .arg(self->timeline)
+                   .arg(server.timeline);
+    // The standbys Patroni has streaming from this leader, against the server's pg_stat_replication.
+    if (patroniPrimary && !server.inRecovery && server.standbysKnown) {
+        for (const auto& m : cluster.members) {
+            if (&m == self || m.isLeader())
+                continue;
+            const bool streaming = m.state == QLatin1String("running") || m.state == QLatin1String("streaming");
+            const auto found = server.standbys.constFind(m.name);
+            if (streaming && found == server.standbys.constEnd())
+                out << QCoreApplication::translate("idem::console::Patroni",
+                    "Patroni lists %1 as a %2 streaming from this server; the server has no such standby")
+                           .arg(m.name, PatroniModel::roleText(m.role));
+            else if (found != server.standbys.constEnd() && m.role == QLatin1String("sync_standby")
+                && found.value() != QLatin1String("sync") && found.value() != QLatin1String("quorum"))
+                out << QCoreApplication::translate("idem::console::Patroni",
+                    "Patroni says %1 is a synchronous standby; the server streams to it as %2")
+                           .arg(m.name, visibleText(found.value()));
+        }
+    }
+    return out;
 }
 
 PatroniModel::PatroniModel(QObject* parent)

@@ -3,6 +3,7 @@
 #include <QAbstractTableModel>
 #include <QDateTime>
 #include <QList>
+#include <QMap>
 #include <QObject>
 #include <QString>
 #include <QStringList>
@@ -17,6 +18,8 @@ class QTimer;
 namespace idem::console {
 
 // One member of a Patroni cluster as GET /cluster (Patroni 3.0) lists it.
+// Every text field is escaped as it is parsed (models/visibletext): what Patroni sends is shown, compared
+// and quoted in error sentences in that form.
 struct PatroniMember {
     QString name;
     QString role; // leader, sync_standby, replica, standby_leader (as Patroni says it)
@@ -48,6 +51,22 @@ struct PatroniParse {
     QString error;
 };
 PatroniParse parsePatroniCluster(const QByteArray& body);
+
+// What the server itself says (its own reading of pg_is_in_recovery, its timeline and
+// pg_stat_replication), held against what Patroni says of the member at the server's address.
+struct PatroniServerFacts {
+    QString address; // inet_server_addr():port
+    bool inRecovery = false;
+    int timeline = 0; // 0: not known
+    bool standbysKnown = false; // a primary whose role may read pg_stat_replication
+    QMap<QString, QString> standbys; // application_name (escaped) -> sync_state
+};
+
+// Where Patroni contradicts the server, one sentence each (issue 40 item 3: a lying or stale
+// endpoint said "synchronous standby on timeline 7 under another leader" of a primary on
+// timeline 1 with no standbys, and nothing flagged it). Empty when they agree, or when no member
+// has the server's address (said separately).
+QStringList patroniDisagreements(const PatroniCluster& cluster, const PatroniServerFacts& server);
 
 // The answer's largest accepted size: a three-member answer is about 1 kB.
 constexpr qint64 patroniMaxBody = 1024 * 1024;

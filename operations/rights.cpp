@@ -38,11 +38,15 @@ std::string Rights::whyNot(std::string_view right) const
         + rightRole(right) + " TO " + role;
 }
 
-Rights readRights(pqxx::connection& conn, const SchemaName& schema)
+Rights readRights(pqxx::connection& conn, const SchemaName& schema, int boundMs)
 {
     Rights out;
     try {
         pqxx::read_transaction t(conn);
+        if (boundMs > 0)
+            t.exec_params("SELECT pg_catalog.set_config('statement_timeout', $1, true),"
+                          "       pg_catalog.set_config('lock_timeout', $2, true)",
+                std::to_string(boundMs), std::to_string(boundMs / 2));
         const auto r = t.exec("SELECT r.login, r.caller, r.right_name, r.grant_role, r.granted FROM "
             + schema.qualify("idem_rights") + "() r");
         t.commit();

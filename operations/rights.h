@@ -52,6 +52,7 @@ std::string rightRole(std::string_view right);
 
 // The connected role's rights (idem_rights()). A role without any Idem role may not call it:
 // every right false. A schema before v21: known false.
-Rights readRights(pqxx::connection& conn, const SchemaName& schema);
+// boundMs > 0: gives up after that long, and after half as long waiting for a lock.
+Rights readRights(pqxx::connection& conn, const SchemaName& schema, int boundMs = 0);
 
 } // namespace idem

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 #include <functional>
 #include <latch>
 #include <map>
@@ -147,22 +148,32 @@ std::string scenario2(const ScenarioEnv& env)
     for (int round = 0; round < 10; ++round) {
         const TaskKey key("verify", "s2", "order-" + std::to_string(round));
         std::vector<RunOutcome> outcomes(threads);
+        std::vector<std::exception_ptr> errors(threads);
         std::latch start(threads);
         std::vector<std::thread> pool;
         for (int i = 0; i < threads; ++i) {
             pool.emplace_back([&, i] {
+                const auto idx = static_cast<std::size_t>(i);
                 start.arrive_and_wait();
-                const std::string amount = std::to_string(100 + i);
-                outcomes[static_cast<std::size_t>(i)] = runTask(*stores[static_cast<std::size_t>(i)], key,
-                                                                digestOf("s2:" + amount),
-                                                                [&](pqxx::work& tx, const TaskContext&) {
-                                                                    env.insertEffect(tx, key, amount);
-                                                                    return R"({"amount":)" + amount + "}";
-                                                                });
+                // Every thread's exception is caught here (a lost connection throws
+                // DatabaseUnavailable): one escaping a thread ends the process without a table.
+                try {
+                    const std::string amount = std::to_string(100 + i);
+                    outcomes[idx]
+                        = runTask(*stores[idx], key, digestOf("s2:" + amount), [&](pqxx::work& tx, const TaskContext&) {
+                              env.insertEffect(tx, key, amount);
+                              return R"({"amount":)" + amount + "}";
+                          });
+                } catch (...) {
+                    errors[idx] = std::current_exception();
+                }
             });
         }
         for (auto& t : pool)
             t.join();
+        for (const auto& error : errors)
+            if (error)
+                std::rethrow_exception(error); // the run says it in words, as for any scenario
         int winner = -1;
         for (int i = 0; i < threads; ++i) {
             const auto& o = outcomes[static_cast<std::size_t>(i)];
@@ -573,37 +584,56 @@ std::vector<ScenarioResult> runVerification(const VerifyOptions& options, const 
     }
     AdminConnection admin(options.conninfo, options.notice);
     admin.own(env.schema.name());
-    // The schema first, with its owner: whatever happens after, a later run can tell whose it is.
-    admin.run([&](pqxx::connection& c) {
-        pqxx::work w(c);
-        try {
-            w.exec("CREATE SCHEMA " + env.schema.quoted());
-        } catch (const pqxx::insufficient_privilege&) {
-            // The console's operator and reader logins hold no CREATE on the database, by design.
-            throw pqxx::insufficient_privilege(std::string("permission denied to create the scratch schema verify runs in: ")
-                + "the login needs CREATE on database " + c.dbname()
-                + " (the console's operator and reader logins have none, by design). Run verify as a login that has it,"
-                + " e.g. after GRANT CREATE ON DATABASE " + c.quote_name(c.dbname())
-                + " TO <verify login>. Nothing was changed.\n", "CREATE SCHEMA", "42501");
-        }
-        w.exec("CREATE TABLE " + env.table("verify_owner")
-            + " (host text NOT NULL, pid bigint NOT NULL, started timestamptz NOT NULL DEFAULT now())");
-        w.exec_params("INSERT INTO " + env.table("verify_owner") + " (host, pid) VALUES ($1, $2)", thisHost(),
-            static_cast<long long>(::getpid()));
-        w.commit();
-        return 0;
-    });
-    dropLeftovers(admin, env.schema.name());
-    admin.run([&](pqxx::connection& c) {
-        migrate(c, { env.schema, false });
-        pqxx::work w(c);
-        w.exec("CREATE TABLE IF NOT EXISTS " + env.table("verify_effects")
-            + " (id bigserial PRIMARY KEY, idempotency_key text NOT NULL, note text, at timestamptz DEFAULT now())");
-        w.exec("CREATE TABLE IF NOT EXISTS " + env.table("verify_downstream")
-            + " (idempotency_key text PRIMARY KEY, calls integer NOT NULL)");
-        w.commit();
-        return 0;
-    });
+    const auto& names = scenarioNames();
+    const auto selected = [&](int n) { return only.empty() || std::find(only.begin(), only.end(), n) != only.end(); };
+    // A failover while the scratch schema is made is the run's failure in words, with its table:
+    // every scenario not run, and the schema dropped (or named) as after a run.
+    std::string setupFailure;
+    bool schemaMade = false;
+    try {
+        // The schema first, with its owner: whatever happens after, a later run can tell whose it is.
+        admin.run([&](pqxx::connection& c) {
+            pqxx::work w(c);
+            try {
+                w.exec("CREATE SCHEMA " + env.schema.quoted());
+            } catch (const pqxx::insufficient_privilege&) {
+                // The console's operator and reader logins hold no CREATE on the database, by design.
+                throw pqxx::insufficient_privilege(
+                    std::string("permission denied to create the scratch schema verify runs in: ")
+                        + "the login needs CREATE on database " + c.dbname()
+                        + " (the console's operator and reader logins have none, by design). Run verify as a login"
+                        + " that has it, e.g. after GRANT CREATE ON DATABASE " + c.quote_name(c.dbname())
+                        + " TO <verify login>. Nothing was changed.\n",
+                    "CREATE SCHEMA", "42501");
+            }
+            schemaMade = true;
+            w.exec("CREATE TABLE " + env.table("verify_owner")
+                + " (host text NOT NULL, pid bigint NOT NULL, started timestamptz NOT NULL DEFAULT now())");
+            w.exec_params("INSERT INTO " + env.table("verify_owner") + " (host, pid) VALUES ($1, $2)", thisHost(),
+                static_cast<long long>(::getpid()));
+            w.commit();
+            return 0;
+        });
+        dropLeftovers(admin, env.schema.name());
+        admin.run([&](pqxx::connection& c) {
+            migrate(c, { env.schema, false });
+            pqxx::work w(c);
+            w.exec("CREATE TABLE IF NOT EXISTS " + env.table("verify_effects")
+                + " (id bigserial PRIMARY KEY, idempotency_key text NOT NULL, note text, at timestamptz DEFAULT "
+                  "now())");
+            w.exec("CREATE TABLE IF NOT EXISTS " + env.table("verify_downstream")
+                + " (idempotency_key text PRIMARY KEY, calls integer NOT NULL)");
+            w.commit();
+            return 0;
+        });
+    } catch (const std::exception& e) {
+        // Refused the schema itself: nothing was made; the caller says what the login lacks (exit 3).
+        if (!schemaMade && dynamic_cast<const pqxx::insufficient_privilege*>(&e))
+            throw;
+        bool lost = false;
+        setupFailure = failureText(std::current_exception(), lost, "");
+        admin.say("could not make the scratch schema " + env.schema.name() + ": " + setupFailure);
+    }
 
     const std::vector<std::function<std::string()>> scenarios = {
         [&] { return scenario1(env, options.threads, options.rounds); },
@@ -615,11 +645,15 @@ std::vector<ScenarioResult> runVerification(const VerifyOptions& options, const 
         [&] { return scenarioImmutable(env); },
     };
     std::vector<ScenarioResult> results;
-    const auto& names = scenarioNames();
     for (int n = 1; n <= static_cast<int>(names.size()); ++n) {
-        if (!only.empty() && std::find(only.begin(), only.end(), n) == only.end())
+        if (!selected(n))
             continue;
         ScenarioResult r { n, names[static_cast<std::size_t>(n - 1)] };
+        if (!setupFailure.empty()) {
+            r.detail = "not run: the scratch schema could not be made (" + setupFailure + ")";
+            results.push_back(std::move(r));
+            continue;
+        }
         env.scenario = n;
         const auto started = std::chrono::steady_clock::now();
         try {
@@ -635,15 +669,17 @@ std::vector<ScenarioResult> runVerification(const VerifyOptions& options, const 
         results.push_back(std::move(r));
     }
     try {
-        if (options.beforeLedgerCheck)
+        // Nothing ran when the schema could not be made: nothing to hold to the database.
+        if (setupFailure.empty() && options.beforeLedgerCheck)
             admin.run([&](pqxx::connection& c) {
                 options.beforeLedgerCheck(c, env.schema);
                 return 0;
             });
-        admin.run([&](pqxx::connection& c) {
-            checkLedger(c, env, results);
-            return 0;
-        });
+        if (setupFailure.empty())
+            admin.run([&](pqxx::connection& c) {
+                checkLedger(c, env, results);
+                return 0;
+            });
     } catch (const std::exception&) {
         // Not checked is not passed: the scenarios' answers were not held to the database.
         bool lost = false;

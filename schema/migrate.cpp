@@ -1,4 +1,5 @@
 #include "schema/migrate.h"
+#include "schema/inspect.h"
 
 #include <pqxx/pqxx>
 
@@ -253,11 +254,17 @@ const std::string& rolesSql()
     return text;
 }
 
-SchemaState inspectSchema(pqxx::connection& conn, const SchemaName& schema)
+SchemaState inspectSchema(pqxx::connection& conn, const SchemaName& schema) { return inspectSchemaBounded(conn, schema, 0); }
+
+SchemaState inspectSchemaBounded(pqxx::connection& conn, const SchemaName& schema, int boundMs)
 {
     SchemaState state;
     state.latest = latestSchemaVersion();
     pqxx::read_transaction t(conn);
+    if (boundMs > 0)
+        t.exec_params("SELECT pg_catalog.set_config('statement_timeout', $1, true),"
+                      "       pg_catalog.set_config('lock_timeout', $2, true)",
+            std::to_string(boundMs), std::to_string(boundMs / 2));
     const auto r = t.exec_params("SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname = $1),"
                                  "       to_regclass($2) IS NOT NULL, to_regclass($3) IS NOT NULL",
                                  schema.name(), schema.qualify("idem_schema_version"),

@@ -176,6 +176,13 @@
             <numerusform>%n successes acknowledged in the last %1 of lag are not on %2 yet</numerusform>
         </translation>
     </message>
+    <message numerus="yes">
+        <source>%Ln acknowledged success(es)</source>
+        <translation>
+            <numerusform>%Ln acknowledged success</numerusform>
+            <numerusform>%Ln acknowledged successes</numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>idem::console::StorageWidget</name>

@@ -916,6 +916,12 @@
         <source>this console&apos;s server (%1) is none of these members&apos; addresses: another cluster, or reached through another address</source>
         <translation>本控制台的服务器（%1）不是这些成员中任何一个的地址：另一个集群，或经由其他地址到达</translation>
     </message>
+    <message>
+        <source>Patroni and the server disagree (the Node line above is the server&apos;s own answer):
+%1</source>
+        <translation>Patroni 与服务器的说法不一致（上面的“节点”行是服务器自己的回答）：
+%1</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::ConnectionDialog</name>
@@ -3102,6 +3108,34 @@ Safe repeated task execution on PostgreSQL.</source>
         <source>%1: %2</source>
         <translation>%1：%2</translation>
     </message>
+    <message>
+        <source>Patroni says %1 is the leader; the server says it is a standby (in recovery)</source>
+        <translation>Patroni 说 %1 是领导者；服务器说它是备库（处于恢复中）</translation>
+    </message>
+    <message>
+        <source>Patroni says %1 is a standby cluster&apos;s leader; the server says it is a primary (not in recovery)</source>
+        <translation>Patroni 说 %1 是备用集群的领导者；服务器说它是主库（不在恢复中）</translation>
+    </message>
+    <message>
+        <source>Patroni says %1 is a %2; the server says it is a primary (not in recovery)</source>
+        <translation>Patroni 说 %1 是%2；服务器说它是主库（不在恢复中）</translation>
+    </message>
+    <message>
+        <source>Patroni&apos;s leader is %1, not this server, which is a primary too: two primaries, or Patroni&apos;s view is not the cluster&apos;s</source>
+        <translation>Patroni 的领导者是 %1，而不是本服务器，但本服务器也是主库：出现了两个主库，或者 Patroni 的视图与集群实际不符</translation>
+    </message>
+    <message>
+        <source>Patroni says timeline %1; the server is on timeline %2</source>
+        <translation>Patroni 说时间线为 %1；服务器处于时间线 %2</translation>
+    </message>
+    <message>
+        <source>Patroni lists %1 as a %2 streaming from this server; the server has no such standby</source>
+        <translation>Patroni 列出 %1 为从本服务器流复制的%2；服务器上没有这样的备库</translation>
+    </message>
+    <message>
+        <source>Patroni says %1 is a synchronous standby; the server streams to it as %2</source>
+        <translation>Patroni 说 %1 是同步备库；服务器以 %2 方式向它流复制</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::PatroniModel</name>
@@ -4539,6 +4573,60 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>
             <numerusform>延迟的最近 %1 内已确认的 %n 个成功尚未到达 %2</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>%1 MB</source>
+        <translation>%1 MB</translation>
+    </message>
+    <message>
+        <source>the successes since then: not available (idemctl migrate)</source>
+        <translation>此后的成功数：不可用（idemctl migrate）</translation>
+    </message>
+    <message>
+        <source>the successes since then: not available (this role may not count them: grant idem_reader)</source>
+        <translation>此后的成功数：不可用（此角色无权统计：授予 idem_reader）</translation>
+    </message>
+    <message numerus="yes">
+        <source>%Ln acknowledged success(es)</source>
+        <translation>
+            <numerusform>%Ln 个已确认的成功</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>more than %1</source>
+        <translation>超过 %1</translation>
+    </message>
+    <message>
+        <source>at least %1</source>
+        <translation>至少 %1</translation>
+    </message>
+    <message>
+        <source>an unknown amount</source>
+        <translation>未知数量</translation>
+    </message>
+    <message>
+        <source>%1 since %2 (server clock) are not on %3: it has not replied for %4 and is %5 of WAL behind; a failover to it now loses them</source>
+        <translation>自 %2（服务器时钟）以来的%1尚未到达 %3：它已有 %4 没有应答，落后 %5 的 WAL；此时故障转移到它会丢失这些成功</translation>
+    </message>
+    <message>
+        <source>as long as it streamed</source>
+        <translation>自流复制以来一直</translation>
+    </message>
+    <message>
+        <source>not connected; its replication slot %1 holds its point</source>
+        <translation>未连接；其复制槽 %1 保留了它的位置</translation>
+    </message>
+    <message>
+        <source>not connected since %1</source>
+        <translation>自 %1 起未连接</translation>
+    </message>
+    <message>
+        <source>%1 since %2 (server clock) are not on %3: it is %4, %5 of WAL behind; a failover to it now loses them</source>
+        <translation>自 %2（服务器时钟）以来的%1尚未到达 %3：它%4，落后 %5 的 WAL；此时故障转移到它会丢失这些成功</translation>
+    </message>
+    <message>
+        <source>%1 bytes</source>
+        <translation>%1 字节</translation>
     </message>
 </context>
 <context>

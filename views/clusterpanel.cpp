@@ -12,7 +12,9 @@
 
 #include "models/consolesession.h"
 #include "models/patroni.h"
+#include "models/visibletext.h"
 #include "views/pagestatusline.h"
+#include "views/theme.h"
 
 namespace idem::console {
 
@@ -35,6 +37,14 @@ ClusterPanel::ClusterPanel(ConsoleSession* session, QWidget* parent)
     m_status->setObjectName(QStringLiteral("clusterStatus"));
     m_status->setWordWrap(true);
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // Where Patroni contradicts the server (issue 40): said apart, in the alert tone.
+    m_disagreement = new QLabel;
+    m_disagreement->setObjectName(QStringLiteral("clusterDisagreement"));
+    m_disagreement->setWordWrap(true);
+    m_disagreement->setTextFormat(Qt::PlainText);
+    m_disagreement->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_disagreement->hide();
+    theme::followTone(m_disagreement, theme::Tone::Bad, true);
     m_table = new QTableView;
     m_table->setObjectName(QStringLiteral("clusterTable"));
     m_table->setModel(m_model);
@@ -50,6 +60,7 @@ ClusterPanel::ClusterPanel(ConsoleSession* session, QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_status);
+    layout->addWidget(m_disagreement);
     layout->addWidget(m_table);
 
     connect(m_watcher, &PatroniWatcher::changed, this, &ClusterPanel::render);
@@ -81,6 +92,10 @@ void ClusterPanel::setInterval(std::chrono::milliseconds interval)
 }
 
 QString ClusterPanel::statusText() const { return m_status->text(); }
+QString ClusterPanel::disagreementText() const
+{
+    return m_disagreement->isHidden() ? QString() : m_disagreement->text();
+}
 
 void ClusterPanel::changeEvent(QEvent* event)
 {
@@ -164,6 +179,33 @@ void ClusterPanel::render()
                          .arg(admin);
     }
     m_status->setText(parts.join(QStringLiteral("\n")));
+
+    // What the server says of itself against what Patroni says of the member at its address.
+    QStringList disagree;
+    if (m_watcher->hasCluster() && m_watcher->error().isEmpty()) {
+        for (const ConsoleSession* session :
+            { static_cast<const ConsoleSession*>(m_session), static_cast<const ConsoleSession*>(m_monitor) }) {
+            if (!session || session->state() != ConsoleSession::State::Connected
+                || (session == m_monitor && addressOf(m_monitor) == admin))
+                continue;
+            const ServerInfo& info = session->serverInfo();
+            PatroniServerFacts facts;
+            facts.address = info.serverAddress;
+            facts.inRecovery = info.inRecovery;
+            facts.timeline = info.timeline;
+            facts.standbysKnown = !info.inRecovery && info.hiddenStandbys == 0;
+            for (const auto& s : info.standbys)
+                facts.standbys.insert(visibleText(s.name), s.syncState);
+            for (const QString& line : patroniDisagreements(cluster, facts))
+                if (!disagree.contains(line))
+                    disagree << line;
+        }
+    }
+    m_disagreement->setText(disagree.isEmpty()
+            ? QString()
+            : tr("Patroni and the server disagree (the Node line above is the server's own answer):\n%1")
+                  .arg(disagree.join(QStringLiteral("\n"))));
+    m_disagreement->setVisible(!disagree.isEmpty());
 }
 
 } // namespace idem::console

@@ -29,6 +29,8 @@ public:
     PatroniModel* model() const { return m_model; }
     QTableView* table() const { return m_table; }
     QString statusText() const;
+    // Where Patroni contradicts the server, in the alert tone; empty when they agree.
+    QString disagreementText() const;
 
 Q_SIGNALS:
     // Shown or hidden (an endpoint configured or not): the page's box follows.
@@ -46,6 +48,7 @@ private:
     PatroniWatcher* m_watcher;
     PatroniModel* m_model;
     QLabel* m_status;
+    QLabel* m_disagreement;
     QTableView* m_table;
 };
 

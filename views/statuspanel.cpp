@@ -12,8 +12,10 @@
 #include <pqxx/pqxx>
 
 #include "models/consolesession.h"
+#include "models/visibletext.h"
 #include "operations/node.h"
 #include "views/pagestatusline.h"
+#include "views/theme.h"
 
 Q_DECLARE_METATYPE(idem::AtRiskReading)
 
@@ -37,6 +39,7 @@ namespace {
 StatusPanel::StatusPanel(ConsoleSession* session, QWidget* parent)
     : QWidget(parent)
     , m_session(session)
+    , m_atRiskMemory(std::make_shared<idem::AtRiskMemory>())
 {
     setObjectName(QStringLiteral("statusPanel"));
     auto* form = new QFormLayout(this);
@@ -202,11 +205,12 @@ void StatusPanel::readAtRisk()
         renderAtRisk();
         return;
     }
+    // The memory goes to the worker thread with the job and is touched only there, one job at a time.
     m_atRiskJob = m_session->submit(
-        [](pqxx::connection& conn, const idem::SchemaName& schema) {
+        [memory = m_atRiskMemory](pqxx::connection& conn, const idem::SchemaName& schema) {
             pqxx::read_transaction t(conn);
             t.exec("SET LOCAL statement_timeout = '5s'");
-            return QVariant::fromValue(idem::readAtRisk(t, schema));
+            return QVariant::fromValue(idem::readAtRisk(t, schema, 100000, memory.get()));
         },
         this,
         [this](const QVariant& answer) {
@@ -230,31 +234,97 @@ void StatusPanel::renderAtRisk()
     m_atRisk->setText(m_atRiskReading ? atRiskText(*m_atRiskReading)
             : m_atRiskError.isEmpty() ? QStringLiteral("–")
                                       : m_atRiskError);
+    // A standby behind that stopped replying or went away: what a failover to it loses, said loud.
+    const bool alert = m_atRiskReading && m_atRiskReading->alert();
+    if (alert)
+        theme::followTone(m_atRisk, theme::Tone::Bad, true);
+    else
+        theme::clearTone(m_atRisk);
+    m_atRisk->setProperty("alert", alert);
 }
+
+namespace {
+    QString bytesText(std::int64_t bytes)
+    {
+        const QLocale locale;
+        if (bytes < 1024 * 1024)
+            return QCoreApplication::translate("idem::console::StatusPanel", "%1 bytes").arg(locale.toString(bytes));
+        return QCoreApplication::translate("idem::console::StatusPanel", "%1 MB")
+            .arg(locale.toString(static_cast<double>(bytes) / (1024.0 * 1024.0), 'f', 1));
+    }
+
+    QString serverTimeUs(std::int64_t us)
+    {
+        return QLocale().toString(QDateTime::fromMSecsSinceEpoch(us / 1000).toLocalTime(), QStringLiteral("HH:mm:ss"));
+    }
+
+    QString secondsText(std::int64_t us)
+    {
+        return QCoreApplication::translate("idem::console::StatusPanel", "%1 s")
+            .arg(QLocale().toString(static_cast<double>(us) / 1000000.0, 'f', 0));
+    }
+} // namespace
 
 QString StatusPanel::atRiskText(const idem::AtRiskReading& r)
 {
+    using Presence = idem::AtRiskReading::Presence;
     if (r.inRecovery)
         return tr("read on the primary: this server is a standby");
     if (r.synchronous)
         return tr("0: every acknowledged commit waits for a synchronous standby (synchronous_standby_names = %1)")
-            .arg(QString::fromStdString(r.synchronousNames));
+            .arg(visibleText(r.synchronousNames));
     QStringList parts;
     const QLocale locale;
     for (const auto& s : r.standbys) {
-        const QString name = s.name.empty() ? tr("an unnamed standby") : QString::fromStdString(s.name);
+        const QString name = s.name.empty() ? tr("an unnamed standby") : visibleText(s.name);
         if (s.syncState == "sync" || s.syncState == "quorum") {
             parts << tr("0 on %1 (synchronous)").arg(name);
             continue;
         }
-        if (s.flushLagUs <= 0) {
+        if (s.behindBytes == 0) {
             parts << tr("0 on %1 (no lag)").arg(name);
             continue;
         }
+        // What it lacks: a streaming standby, the last moment of its lag; one that stopped
+        // replying or went away, everything since its flushed point (issue 40: it read 0 then).
+        QString what;
+        if (r.functionMissing)
+            what = tr("the successes since then: not available (idemctl migrate)");
+        else if (!r.functionAllowed)
+            what = tr("the successes since then: not available (this role may not count them: grant idem_reader)");
+        else {
+            const auto n = static_cast<int>(std::clamp<std::int64_t>(s.successes, 0, r.cap));
+            what = tr("%Ln acknowledged success(es)", nullptr, n);
+            if (s.successes > r.cap)
+                what = tr("more than %1").arg(what);
+            else if (!s.sinceBounded)
+                what = tr("at least %1").arg(what);
+        }
+        const QString since = s.sinceUs >= 0 ? serverTimeUs(s.sinceUs) : QStringLiteral("–");
+        const QString behind = s.behindBytes > 0 ? bytesText(s.behindBytes) : tr("an unknown amount");
+        if (s.presence == Presence::Silent) {
+            parts << tr("%1 since %2 (server clock) are not on %3: it has not replied for %4 and is %5 of WAL behind; "
+                        "a failover to it now loses them")
+                         .arg(what, since, name,
+                             s.replyAgeUs >= 0 ? secondsText(s.replyAgeUs) : tr("as long as it streamed"), behind);
+            continue;
+        }
+        if (s.presence == Presence::Disconnected) {
+            const QString how = !s.slot.empty()
+                ? tr("not connected; its replication slot %1 holds its point").arg(visibleText(s.slot))
+                : tr("not connected since %1")
+                      .arg(s.lastSeenUs >= 0 ? serverTimeUs(s.lastSeenUs) : QStringLiteral("–"));
+            parts << tr("%1 since %2 (server clock) are not on %3: it is %4, %5 of WAL behind; a failover to it now "
+                        "loses them")
+                         .arg(what, since, name, how, behind);
+            continue;
+        }
         // Under a millisecond on a quiet loopback, seconds across a WAN.
-        const QString lag = s.flushLagUs < 1000
-            ? tr("%1 ms").arg(locale.toString(static_cast<double>(s.flushLagUs) / 1000.0, 'f', 2))
-            : tr("%1 s").arg(locale.toString(static_cast<double>(s.flushLagUs) / 1000000.0, 'f', 3));
+        const std::int64_t lagUs
+            = s.sinceUs >= 0 ? std::max<std::int64_t>(r.nowUs - s.sinceUs, 0) : std::max<std::int64_t>(s.flushLagUs, 0);
+        const QString lag = lagUs < 1000
+            ? tr("%1 ms").arg(locale.toString(static_cast<double>(lagUs) / 1000.0, 'f', 2))
+            : tr("%1 s").arg(locale.toString(static_cast<double>(lagUs) / 1000000.0, 'f', 3));
         if (r.functionMissing)
             parts << tr("%1 lags %2; the successes in that window: not available (idemctl migrate)").arg(name, lag);
         else if (!r.functionAllowed)

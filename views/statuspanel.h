@@ -11,6 +11,7 @@ class QLabel;
 
 namespace idem {
 struct AtRiskReading;
+struct AtRiskMemory;
 }
 
 namespace idem::console {
@@ -73,6 +74,9 @@ private:
     quint64 m_atRiskJob = 0;
     bool m_atRiskWanted = false; // the server was read before the session said it is connected
     std::shared_ptr<const idem::AtRiskReading> m_atRiskReading;
+    // The primary's WAL positions and the standbys seen since this page started (issue 40): a
+    // standby that went away is still counted. Used by the worker thread, one read at a time.
+    std::shared_ptr<idem::AtRiskMemory> m_atRiskMemory;
     QString m_atRiskError;
     QLabel* m_asOf;
     QLabel* m_age;

@@ -36,6 +36,7 @@
 #include "operations/pauses.h"
 #include "tests/console/consolefixture.h"
 #include "tests/console/tst_taskbrowser_support.h"
+#include "tests/support/pgservers.h"
 #include "views/connectiondialog.h"
 #include "views/dashboardwidget.h"
 #include "views/environmentmark.h"
@@ -82,6 +83,7 @@ private Q_SLOTS:
     void tenDatabasesOnTheFleetPage();
     void doubleClickOpensTheDatabaseMarkedWithItsEnvironment();
     void eachDatabaseCostsOneDashboard();
+    void rowWithoutSchemaFollowsItsServer();
 
 private:
     struct Planted {
@@ -382,6 +384,39 @@ void TestFleet::eachDatabaseCostsOneDashboard()
         "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend'",
         m_dbs.at(static_cast<std::size_t>(databases - 1))->name());
     QCOMPARE(backends[0][0].as<int>(), 1);
+}
+
+// Issue 40 item F: a row whose database has no Idem schema sends nothing (its dashboard cannot
+// poll), so nothing noticed its connection die when the server restarted: it did not reconnect
+// within 70 s of the server's return and said "No Idem schema" about a connection that was gone.
+// Now it reads its server as a console's Connection page does: after a restart it reconnects, and
+// sees the schema created meanwhile.
+void TestFleet::rowWithoutSchemaFollowsItsServer()
+{
+    auto cluster = LocalCluster::primary();
+    QVERIFY2(cluster->problem().isEmpty(), qPrintable(cluster->problem()));
+    FleetModel model(DashboardSettings {});
+    FleetEntry entry;
+    entry.name = QStringLiteral("fresh");
+    entry.settings = settingsFor(cluster->dsn());
+    entry.settings.schema = QStringLiteral("idem");
+    model.setEntries({ entry });
+    QTRY_VERIFY_WITH_TIMEOUT(model.health(0).text.contains(QStringLiteral("No Idem schema")), browserTimeoutMs);
+    const QDateTime before = model.session(0)->serverInfo().asOf;
+
+    QVERIFY2(cluster->restart(), qPrintable(cluster->problem()));
+    {
+        auto c = idem::connect(cluster->dsn());
+        idem::migrate(*c, { idem::SchemaName(), true });
+    }
+    // The row finds its connection gone, connects again, and reads the schema now there.
+    QTRY_VERIFY2_WITH_TIMEOUT(model.session(0)->serverInfo().asOf > before
+            && model.session(0)->serverInfo().schemaVersion > 0
+            && model.session(0)->state() == ConsoleSession::State::Connected,
+        qPrintable(model.health(0).text), 40000);
+    QTRY_VERIFY2_WITH_TIMEOUT(
+        !model.health(0).text.contains(QStringLiteral("No Idem schema")) && model.health(0).level != Level::Critical,
+        qPrintable(model.health(0).text), browserTimeoutMs);
 }
 
 QTEST_MAIN(TestFleet)

@@ -13,15 +13,17 @@
 
 #include <pqxx/pqxx>
 
+#include "core/connection.h"
 #include "models/auditmodel.h"
 #include "models/consolesession.h"
 #include "models/storagemodel.h"
 #include "models/taskbrowserdetail.h"
 #include "models/taskbrowsermodel.h"
-#include "core/connection.h"
 #include "operations/actions.h"
 #include "tests/console/tst_taskbrowser_support.h"
 #include "tests/support/stoppedbackend.h"
+#include "views/consolewidget.h"
+#include "views/statuspanel.h"
 
 using namespace idem::console;
 
@@ -40,6 +42,7 @@ private Q_SLOTS:
     void taskDetail();
     void auditPage();
     void storagePage();
+    void startWhileASchemaTableIsLocked();
 
 private:
     int consoleBackend(int except = 0) { return idem::test::consoleBackendPid(*m_admin, m_db->name(), except); }
@@ -180,6 +183,45 @@ void TestReadBounds::storagePage()
     expectReconnectedPast(pid);
     model.reload();
     QTRY_VERIFY_WITH_TIMEOUT(!updated.isEmpty(), 20000);
+}
+
+// Issue 40 item F: a console started while another session holds a lock on a schema table (here
+// ACCESS EXCLUSIVE on idem_schema_version and task_idempotency, as a migration's ALTER or a LOCK
+// TABLE does) waited for the lock, until its release, before it showed anything. Its start is
+// bounded now: it connects within its bound while the lock is still held, says the schema cannot
+// be read for now in the server's words, and reads it as it is once the lock is gone.
+void TestReadBounds::startWhileASchemaTableIsLocked()
+{
+    m_session.reset();
+    auto holder = m_db->connect();
+    pqxx::work hold(*holder);
+    hold.exec("LOCK TABLE idem.idem_schema_version, idem.task_idempotency IN ACCESS EXCLUSIVE MODE");
+    ConsoleSession session;
+    ConsoleWidget console(&session);
+    QElapsedTimer clock;
+    clock.start();
+    session.connectTo(idem::test::settingsFor(m_db->dsn()));
+    QTRY_VERIFY_WITH_TIMEOUT(session.state() == ConsoleSession::State::Connected, 15000);
+    const qint64 connectedAfter = clock.elapsed();
+    // Connected while the lock is held (bounded at 5 s a read, not the lock holder's pace).
+    QVERIFY2(connectedAfter < 14000, qPrintable(QString::number(connectedAfter)));
+    QCOMPARE(pqxx::nontransaction(*m_owner)
+                 .exec_params("SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation"
+                              " WHERE c.relname = 'idem_schema_version' AND l.mode = 'AccessExclusiveLock'"
+                              "   AND l.granted AND l.pid = $1",
+                     holder->backendpid())[0][0]
+                 .as<int>(),
+        1);
+    const QString schema = console.statusPanel()->schemaText();
+    QVERIFY2(schema.startsWith(QStringLiteral("idem: cannot be read (")) && schema.contains(QStringLiteral("lock")),
+        qPrintable(schema));
+    hold.abort();
+    // The lock gone, the next read of the server reads the schema.
+    session.refreshServerInfo();
+    QTRY_VERIFY_WITH_TIMEOUT(
+        session.serverInfo().schemaVersion > 0 && session.serverInfo().schemaError.isEmpty(), 15000);
+    QVERIFY2(console.statusPanel()->schemaText().contains(QStringLiteral("(current)")),
+        qPrintable(console.statusPanel()->schemaText()));
 }
 
 QTEST_MAIN(TestReadBounds)

@@ -8,18 +8,27 @@
 
 #include <QLabel>
 
+#include <QDir>
+#include <QRegularExpression>
+
 #include <memory>
 
+#include <csignal>
 #include <pqxx/pqxx>
 
 #include "core/connection.h"
+#include "core/runner.h"
+#include "core/taskstore.h"
 #include "models/consolesession.h"
 #include "operations/node.h"
 #include "schema/migrate.h"
+#include "tests/support/exporterprocess.h"
+#include "tests/support/pgservers.h"
 #include "tests/support/taskrows.h"
 #include "tests/support/testdb.h"
 #include "views/consolewidget.h"
 #include "views/statuspanel.h"
+#include "views/theme.h"
 
 using idem::test::operator""_b;
 using idem::test::scalar;
@@ -46,6 +55,7 @@ private Q_SLOTS:
     void readingOnARealServer();
     void olderSchemaSaysMigrate();
     void pageWords();
+    void standbyThatStopsReceiving();
 
 private:
     std::unique_ptr<idem::test::ScratchDatabase> m_db;
@@ -229,7 +239,7 @@ void TestAtRisk::olderSchemaSaysMigrate()
     QCOMPARE(idem::console::StatusPanel::atRiskText(r),
         QStringLiteral("not available (idemctl migrate); no standby streams from this server"));
     idem::AtRiskReading lagging = r;
-    lagging.standbys.push_back({ "node2", "async", 2500000, -1 });
+    lagging.standbys.push_back({ "node2", "async", 2500000, -1, idem::AtRiskReading::Presence::Streaming, 4096 });
     QCOMPARE(idem::console::StatusPanel::atRiskText(lagging),
         QStringLiteral("node2 lags 2.500 s; the successes in that window: not available (idemctl migrate)"));
 }
@@ -239,17 +249,47 @@ void TestAtRisk::pageWords()
     idem::AtRiskReading r;
     r.functionAllowed = true;
     r.cap = 100000;
-    r.standbys = { { "node2", "async", 1500000, 42 }, { "node3", "potential", 0, -1 }, { "node4", "sync", 20000, -1 },
-        { "node5", "async", 350, 1 } };
+    using Presence = idem::AtRiskReading::Presence;
+    r.standbys = { { "node2", "async", 1500000, 42, Presence::Streaming, 8192 },
+        { "node3", "potential", -1, -1, Presence::Streaming, 0 }, { "node4", "sync", 20000, -1 },
+        { "node5", "async", 350, 1, Presence::Streaming, 120 } };
     QCOMPARE(idem::console::StatusPanel::atRiskText(r),
         QStringLiteral("42 success(es) acknowledged in the last 1.500 s of lag are not on node2 yet\n"
                        "0 on node3 (no lag)\n0 on node4 (synchronous)\n"
                        "1 success(es) acknowledged in the last 0.35 ms of lag are not on node5 yet"));
-    r.standbys = { { "node2", "async", 61000000, 100001 } };
+    r.standbys = { { "node2", "async", 61000000, 100001, Presence::Streaming, 1 << 20 } };
     r.hiddenStandbys = 1;
     QCOMPARE(idem::console::StatusPanel::atRiskText(r),
         QStringLiteral("more than 100,000 successes acknowledged in the last 61.000 s of lag are not on node2 yet\n"
                        "1 standby(s) whose lag this role may not read (grant pg_monitor)"));
+    QVERIFY(!r.alert());
+    // Stopped replying, and gone with a slot (issue 40): the words for each, in the alert tone; a
+    // count from before the memory's first reading is a lower bound; names escaped.
+    r.hiddenStandbys = 0;
+    r.nowUs = 1000000000000000; // 2001-09-09 01:46:40 UTC
+    idem::AtRiskReading::Standby silent { "stby", "async", -1, 1447, Presence::Silent, 3 * (1 << 20) };
+    silent.replyAgeUs = 45000000;
+    silent.sinceUs = r.nowUs - 45000000;
+    idem::AtRiskReading::Standby gone { "node\u202e9", "", -1, 2206, Presence::Disconnected, 2048 };
+    gone.slot = "node9";
+    gone.sinceUs = r.nowUs - 70000000;
+    gone.sinceBounded = false;
+    r.standbys = { silent, gone };
+    QVERIFY(r.alert());
+    const QString text = idem::console::StatusPanel::atRiskText(r);
+    QVERIFY2(
+        QRegularExpression(
+            QStringLiteral(
+                "^1,447 acknowledged success\\(es\\) since [0-9:]{8} \\(server clock\\) are not on stby: it has not "
+                "replied "
+                "for 45 s and is 3.0 MB of WAL behind; a failover to it now loses them\n"
+                "at least 2,206 acknowledged success\\(es\\) since [0-9:]{8} \\(server clock\\) are not on "
+                "node\\\\u202e9: it "
+                "is not connected; its replication slot node9 holds its point, 2,048 bytes of WAL behind; a failover "
+                "to it now loses them$"))
+            .match(text)
+            .hasMatch(),
+        qPrintable(text));
     r.synchronous = true;
     r.synchronousNames = "\"node2\"";
     QCOMPARE(idem::console::StatusPanel::atRiskText(r),
@@ -258,6 +298,153 @@ void TestAtRisk::pageWords()
     r.inRecovery = true;
     QCOMPARE(
         idem::console::StatusPanel::atRiskText(r), QStringLiteral("read on the primary: this server is a standby"));
+}
+
+namespace {
+// Successes through the protocol on the primary, as a worker makes them.
+void succeed(pqxx::connection& c, const std::string& prefix, int n)
+{
+    idem::TaskStore store(c);
+    for (int i = 0; i < n; ++i) {
+        const idem::TaskKey key("t", "charge", prefix + std::to_string(i));
+        const auto out = idem::runTask(store, key, "v1:" + prefix + std::to_string(i),
+            [](pqxx::work&, const idem::TaskContext&) { return std::string("{}"); });
+        QVERIFY(out.kind == idem::RunOutcome::Kind::Succeeded);
+    }
+}
+
+long long succeededOn(const std::string& dsn)
+{
+    auto c = idem::connect(dsn);
+    return pqxx::nontransaction(*c)
+        .exec("SELECT count(*) FROM idem.task_idempotency WHERE status = 'succeeded'")[0][0]
+        .as<long long>();
+}
+
+// The figure at the head of the page's line for stby: "40 acknowledged successes since …".
+long long shownFigure(const QString& text)
+{
+    const auto m = QRegularExpression(QStringLiteral("(?:at least )?([0-9,]+) acknowledged success")).match(text);
+    return m.hasMatch() ? QString(m.captured(1)).remove(QLatin1Char(',')).toLongLong() : -1;
+}
+} // namespace
+
+// Issue 40 item A: an asynchronous standby whose walreceiver stops (SIGSTOP: it neither receives
+// nor replies, and stays queryable) while successes go on. The page read "0 on stby (no lag)"
+// then (flush_lag NULL or stale), and "none: no standby streams" once its walsender ended. Now it
+// counts at least what the standby really lacks (counted on the standby itself), in the alert
+// tone, and keeps counting from its replication slot when the walsender is gone.
+void TestAtRisk::standbyThatStopsReceiving()
+{
+    auto primary = idem::test::LocalCluster::primary();
+    QVERIFY2(primary->problem().isEmpty(), qPrintable(primary->problem()));
+    {
+        auto c = idem::connect(primary->dsn());
+        idem::migrate(*c, { idem::SchemaName(), true });
+        pqxx::nontransaction(*c).exec("SELECT pg_create_physical_replication_slot('stby')");
+    }
+    auto standby = idem::test::LocalCluster::standbyOf(
+        *primary, QStringLiteral("stby"), { QStringLiteral("primary_slot_name = 'stby'") });
+    QVERIFY2(standby->problem().isEmpty(), qPrintable(standby->problem()));
+    // The exporter reads the primary too: it says the same per standby (and the alert rule reads it).
+    idem::test::ExporterProcessBase exporter;
+    QVERIFY2(exporter.start({ QStringLiteral("--dsn"), QString::fromStdString(primary->dsn()),
+                 QStringLiteral("--interval"), QStringLiteral("500ms") }),
+        qPrintable(exporter.err()));
+    const auto exported = [&](const char* name) {
+        return idem::test::sampleIn(idem::test::httpGet(exporter.port(), QStringLiteral("/metrics")).body,
+            QStringLiteral("%1{schema=\"idem\",standby=\"stby\"}").arg(QLatin1String(name)));
+    };
+    auto writer = idem::connect(primary->dsn());
+    succeed(*writer, "before-", 30);
+    QTRY_COMPARE_WITH_TIMEOUT(succeededOn(standby->dsn()), 30LL, 30000);
+
+    idem::console::ConsoleSession admin;
+    idem::console::ConsoleWidget console(&admin);
+    console.resize(1000, 800);
+    console.show();
+    idem::console::ConnectionSettings settings;
+    settings.conninfo = QString::fromStdString(primary->dsn());
+    settings.schema = QStringLiteral("idem");
+    admin.connectTo(settings);
+    auto* value = console.findChild<QLabel*>(QStringLiteral("atRiskValue"));
+    QVERIFY(value);
+    // Read again and again (the page does every 10 s) until it says what is expected.
+    const auto readsUntil = [&](const std::function<bool()>& done, int timeoutMs) {
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < timeoutMs) {
+            if (admin.state() == idem::console::ConsoleSession::State::Connected)
+                admin.refreshServerInfo();
+            if (QTest::qWaitFor(done, 1000))
+                return true;
+        }
+        return false;
+    };
+    QVERIFY2(readsUntil([&] { return value->text() == QStringLiteral("0 on stby (no lag)"); }, 30000),
+        qPrintable(value->text()));
+    QVERIFY(!value->property("alert").toBool());
+    // (The exporter's own reading writes WAL, so the standby may be a few bytes behind it.)
+    QTRY_COMPARE_WITH_TIMEOUT(exported("idem_standby_not_receiving"), 0.0, 20000);
+    QTRY_COMPARE_WITH_TIMEOUT(exported("idem_standby_at_risk_successes"), 0.0, 20000);
+
+    // Its walreceiver stops; the successes go on, and none reaches it.
+    long receiver = 0;
+    {
+        auto s = idem::connect(standby->dsn());
+        receiver = pqxx::nontransaction(*s).exec("SELECT pid FROM pg_stat_wal_receiver")[0][0].as<long>();
+    }
+    QCOMPARE(::kill(static_cast<pid_t>(receiver), SIGSTOP), 0);
+    struct Resume {
+        long pid;
+        ~Resume() { ::kill(static_cast<pid_t>(pid), SIGCONT); }
+    } resume { receiver };
+    succeed(*writer, "during-", 40);
+    const long long lacking = succeededOn(primary->dsn()) - succeededOn(standby->dsn());
+    QCOMPARE(lacking, 40LL); // what the database holds: the standby has none of them
+    const QRegularExpression silent(
+        QStringLiteral("^[0-9,]+ acknowledged success\\(es\\) since [0-9:]+ \\(server clock\\) are not on stby: it has "
+                       "not replied for "
+                       "[0-9,]+ s and is [0-9,.]+ (bytes|MB) of WAL behind; a failover to it now loses them$"));
+    QVERIFY2(readsUntil([&] { return silent.match(value->text()).hasMatch(); }, 30000), qPrintable(value->text()));
+    QVERIFY2(shownFigure(value->text()) >= lacking && shownFigure(value->text()) <= 70, qPrintable(value->text()));
+    QVERIFY(value->property("alert").toBool());
+    QVERIFY2(value->styleSheet().contains(idem::console::theme::toneCss(idem::console::theme::Tone::Bad)),
+        qPrintable(value->styleSheet()));
+    if (const QByteArray dir = qgetenv("IDEM_SCREENSHOT_DIR"); !dir.isEmpty()) {
+        QTest::qWait(200); // the bold alert tone lays the line out again
+        console.grab().save(
+            QDir(QString::fromLocal8Bit(dir)).filePath(QStringLiteral("connection-lagging-standby.png")));
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(exported("idem_standby_not_receiving"), 1.0, 20000);
+    QVERIFY2(exported("idem_standby_at_risk_successes") >= double(lacking), qPrintable(exporter.err()));
+    QVERIFY(exported("idem_standby_behind_bytes") > 0);
+
+    // Its walsender ends (as wal_sender_timeout ends it): gone from pg_stat_replication, its slot stays.
+    pqxx::nontransaction(*writer).exec("SELECT pg_terminate_backend(pid) FROM pg_stat_replication");
+    QTRY_COMPARE_WITH_TIMEOUT(
+        pqxx::nontransaction(*writer).exec("SELECT count(*) FROM pg_stat_replication")[0][0].as<int>(), 0, 10000);
+    succeed(*writer, "after-", 10);
+    const long long lackingNow = succeededOn(primary->dsn()) - succeededOn(standby->dsn());
+    QCOMPARE(lackingNow, 50LL);
+    const QRegularExpression gone(QStringLiteral(
+        "^[0-9,]+ acknowledged success\\(es\\) since [0-9:]+ \\(server clock\\) are not on stby: it is not connected; "
+        "its "
+        "replication slot stby holds its point, [0-9,.]+ (bytes|MB) of WAL behind; a failover to it now loses them$"));
+    QVERIFY2(readsUntil([&] { return gone.match(value->text()).hasMatch(); }, 20000), qPrintable(value->text()));
+    QVERIFY2(shownFigure(value->text()) >= lackingNow && shownFigure(value->text()) <= 80, qPrintable(value->text()));
+    QVERIFY(value->property("alert").toBool());
+    // The exporter keeps it too (by its slot), though it is no longer in pg_stat_replication.
+    QTRY_VERIFY_WITH_TIMEOUT(exported("idem_standby_at_risk_successes") >= double(lackingNow), 20000);
+    QCOMPARE(exported("idem_standby_not_receiving"), 1.0);
+
+    // It receives again: caught up, nothing at risk, the alert tone gone.
+    ::kill(static_cast<pid_t>(receiver), SIGCONT);
+    QTRY_COMPARE_WITH_TIMEOUT(succeededOn(standby->dsn()), 80LL, 60000);
+    QVERIFY2(readsUntil([&] { return value->text() == QStringLiteral("0 on stby (no lag)"); }, 30000),
+        qPrintable(value->text()));
+    QVERIFY(!value->property("alert").toBool());
+    QVERIFY(!value->styleSheet().contains(idem::console::theme::toneCss(idem::console::theme::Tone::Bad)));
 }
 
 QTEST_MAIN(TestAtRisk)

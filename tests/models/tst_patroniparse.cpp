@@ -16,8 +16,11 @@
 
 #include "models/patroni.h"
 #include "models/profilestore.h"
+#include "models/visibletext.h"
+#include "tests/support/fakepatroni.h"
 
 using namespace idem::console;
+using idem::test::FakePatroni;
 
 namespace {
 
@@ -28,48 +31,6 @@ namespace {
 // healthy member (3.0 says "streaming" for none).
 const QByteArray realCluster
     = R"({"members": [{"name": "node1", "role": "replica", "state": "running", "api_url": "http://127.0.0.1:41005/patroni", "host": "127.0.0.1", "port": 41011, "timeline": 2, "lag": 0}, {"name": "node2", "role": "leader", "state": "running", "api_url": "http://127.0.0.1:41006/patroni", "host": "127.0.0.1", "port": 41012, "timeline": 2}, {"name": "node3", "role": "sync_standby", "state": "running", "api_url": "http://127.0.0.1:41007/patroni", "host": "127.0.0.1", "port": 41013, "timeline": 2, "lag": 1572864, "tags": {"nofailover": false}, "pending_restart": true}]})";
-
-// A one-shot HTTP server on loopback: each connection gets what `answer` writes (or nothing).
-class FakePatroni : public QObject {
-public:
-    using Answer = std::function<void(QTcpSocket*)>;
-    explicit FakePatroni(Answer answer)
-        : m_answer(std::move(answer))
-    {
-        QVERIFY(m_server.listen(QHostAddress::LocalHost));
-        connect(&m_server, &QTcpServer::newConnection, this, [this] {
-            while (QTcpSocket* s = m_server.nextPendingConnection()) {
-                ++requests;
-                connect(s, &QTcpSocket::readyRead, s, [this, s] {
-                    m_request += s->readAll();
-                    if (m_request.contains("\r\n\r\n") && !m_answered.contains(s)) {
-                        m_answered << s;
-                        m_answer(s);
-                    }
-                });
-            }
-        });
-    }
-    QString url() const { return QStringLiteral("http://127.0.0.1:%1").arg(m_server.serverPort()); }
-    const QByteArray& request() const { return m_request; }
-    int requests = 0;
-
-    static Answer http(int status, const QByteArray& body, const QByteArray& reason = "OK")
-    {
-        return [=](QTcpSocket* s) {
-            s->write("HTTP/1.1 " + QByteArray::number(status) + ' ' + reason
-                + "\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: "
-                + QByteArray::number(body.size()) + "\r\n\r\n" + body);
-            s->disconnectFromHost();
-        };
-    }
-
-private:
-    QTcpServer m_server;
-    Answer m_answer;
-    QByteArray m_request;
-    QList<QTcpSocket*> m_answered;
-};
 
 // A port nothing listens on: bound, then closed.
 quint16 closedPort()
@@ -92,6 +53,7 @@ private Q_SLOTS:
     void malformed_data();
     void malformed();
     void hostileText();
+    void disagreements();
     void endpoints_data();
     void endpoints();
     void profileKeepsEndpointNeverPassword();
@@ -242,6 +204,71 @@ void TestPatroniParse::hostileText()
     QCOMPARE(model.index(0, PatroniModel::Member).data().toString(), QStringLiteral("%1 <b>x</b>"));
     model.clear();
     QCOMPARE(model.rowCount(), 0);
+
+    // Issue 40: every string from Patroni is escaped as one from the database is: a U+202E in a
+    // name, a role, a state or a host shows as \u202e, in the table and in the console's own
+    // error sentences (where it would otherwise reverse the rest of the line).
+    const PatroniParse bidi = parsePatroniCluster(
+        QByteArray(R"({"members": [{"name": "node\u202e1", "role": "lea\u202eder", "state": "run\u0007ning",)")
+        + R"( "host": "\u202e127.0.0.1", "port": 5432}]})");
+    QVERIFY2(bidi.error.isEmpty(), qPrintable(bidi.error));
+    model.setCluster(bidi.cluster, {}, {});
+    QCOMPARE(model.index(0, PatroniModel::Member).data().toString(), QStringLiteral("node\\u202e1"));
+    QCOMPARE(model.index(0, PatroniModel::Role).data().toString(), QStringLiteral("lea\\u202eder"));
+    QCOMPARE(model.index(0, PatroniModel::State).data().toString(), QStringLiteral("run\\x07ning"));
+    QCOMPARE(model.index(0, PatroniModel::Host).data().toString(), QStringLiteral("\\u202e127.0.0.1:5432"));
+    for (int c = 0; c < PatroniModel::COLUMN_COUNT; ++c)
+        QVERIFY(!hasInvisible(model.index(0, c).data().toString()));
+    const PatroniParse badPort = parsePatroniCluster(R"({"members": [{"name": "\u202enode2", "port": "x"}]})");
+    QCOMPARE(badPort.error, QStringLiteral("member 1 (\\u202enode2): \"port\" is not a port number"));
+}
+
+void TestPatroniParse::disagreements()
+{
+    // Issue 40 item 3: the endpoint says the console's server (127.0.0.1:5433) is a synchronous
+    // standby on timeline 7 under node1; the server says it is a primary on timeline 1 with no standbys.
+    const PatroniParse lie = parsePatroniCluster(
+        R"({"members": [{"name": "node1", "role": "leader", "state": "running", "host": "10.0.0.1", "port": 5432, "timeline": 7},)"
+        R"( {"name": "node2", "role": "sync_standby", "state": "streaming", "host": "127.0.0.1", "port": 5433, "timeline": 7, "lag": 0}]})");
+    QVERIFY2(lie.error.isEmpty(), qPrintable(lie.error));
+    PatroniServerFacts primary;
+    primary.address = QStringLiteral("127.0.0.1:5433");
+    primary.timeline = 1;
+    primary.standbysKnown = true;
+    QCOMPARE(patroniDisagreements(lie.cluster, primary),
+        (QStringList {
+            QStringLiteral("Patroni says node2 is a synchronous standby; the server says it is a primary (not "
+                           "in recovery)"),
+            QStringLiteral("Patroni's leader is node1, not this server, which is a primary too: two primaries, or "
+                           "Patroni's view is not the cluster's"),
+            QStringLiteral("Patroni says timeline 7; the server is on timeline 1") }));
+    // The truth: the server is that standby, in recovery: nothing to say.
+    PatroniServerFacts standby = primary;
+    standby.inRecovery = true;
+    standby.timeline = 7;
+    standby.standbysKnown = false;
+    QCOMPARE(patroniDisagreements(lie.cluster, standby), QStringList());
+    // A leader whose streaming replica the server does not have, and one it streams to asynchronously.
+    const PatroniParse three = parsePatroniCluster(
+        R"({"members": [{"name": "a", "role": "leader", "state": "running", "host": "127.0.0.1", "port": 5433, "timeline": 2},)"
+        R"( {"name": "b", "role": "replica", "state": "streaming", "host": "h", "port": 1, "timeline": 2},)"
+        R"( {"name": "c", "role": "sync_standby", "state": "streaming", "host": "h", "port": 2, "timeline": 2}]})");
+    QVERIFY2(three.error.isEmpty(), qPrintable(three.error));
+    PatroniServerFacts leader;
+    leader.address = QStringLiteral("127.0.0.1:5433");
+    leader.timeline = 2;
+    leader.standbysKnown = true;
+    leader.standbys.insert(QStringLiteral("c"), QStringLiteral("async"));
+    QCOMPARE(patroniDisagreements(three.cluster, leader),
+        (QStringList { QStringLiteral("Patroni lists b as a replica (asynchronous) streaming from this server; the "
+                                      "server has no such standby"),
+            QStringLiteral("Patroni says c is a synchronous standby; the server streams to it as async") }));
+    leader.standbys.insert(QStringLiteral("b"), QStringLiteral("async"));
+    leader.standbys.insert(QStringLiteral("c"), QStringLiteral("sync"));
+    QCOMPARE(patroniDisagreements(three.cluster, leader), QStringList());
+    // No member at the server's address: said by the page's other line, not here.
+    leader.address = QStringLiteral("127.0.0.1:9999");
+    QCOMPARE(patroniDisagreements(three.cluster, leader), QStringList());
 }
 
 void TestPatroniParse::endpoints_data()

@@ -3,6 +3,7 @@
 #include <QElapsedTimer>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QTcpSocket>
 #include <QtNumeric>
 
 #include "tests/support/cliprocess.h"
@@ -18,6 +19,32 @@ inline double sampleIn(const QByteArray& text, const QString& series)
         if (line.startsWith(prefix))
             return line.mid(prefix.size()).toDouble();
     return qQNaN();
+}
+
+struct Http {
+    int status = 0;
+    QByteArray body;
+};
+
+// One blocking HTTP/1.0 GET on loopback: enough for /metrics and Prometheus' API.
+inline Http httpGet(quint16 port, const QString& pathAndQuery)
+{
+    QTcpSocket s;
+    s.connectToHost(QHostAddress::LocalHost, port);
+    Http out;
+    if (!s.waitForConnected(5000))
+        return out;
+    s.write("GET " + pathAndQuery.toUtf8() + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+    QByteArray all;
+    while (s.state() == QAbstractSocket::ConnectedState && s.waitForReadyRead(5000))
+        all += s.readAll();
+    all += s.readAll();
+    const auto headerEnd = all.indexOf("\r\n\r\n");
+    if (!all.startsWith("HTTP/1.") || headerEnd < 0)
+        return out;
+    out.status = all.mid(9, 3).toInt();
+    out.body = all.mid(headerEnd + 4);
+    return out;
 }
 
 // A running `idemctl exporter`: its port comes from its first stderr line (it listens on port 0).
