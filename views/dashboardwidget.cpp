@@ -19,6 +19,7 @@
 
 #include <limits>
 
+#include "models/visibletext.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
 #include "models/eventwatch.h"
@@ -604,7 +605,7 @@ void DashboardWidget::refreshFreshness()
                                                 .arg(last.toString(QStringLiteral("HH:mm:ss")),
                                                     QString::number(last.secsTo(QDateTime::currentDateTime())))
                                           : QString();
-    showFreshness(text.simplified(), second);
+    showFreshness(oneLine(text), second);
     theme::followTone(m_freshness, theme::Tone::Caution, true);
 }
 

@@ -2,11 +2,14 @@
 // and 10): the Audit page loads when it is shown and follows new entries by itself; during an
 // outage the Connection, Tasks and Audit pages say the same connection state as the dashboard
 // and how old what they show is; the dashboard's disconnect message is whole; the text
-// operators tell rows apart by is not clipped.
+// operators tell rows apart by is not clipped. Issue 41 item 8: clicking every tile in turn never
+// widens the window (the Failed retries tile's match sentence made it 1713 px wide on a 1600 px
+// screen, Apply and Thresholds off-screen); long texts wrap or elide.
 
 #include <QtTest>
 
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QTextDocument>
 
 #include <QHeaderView>
@@ -29,6 +32,7 @@
 #include "views/consolewidget.h"
 #include "views/dashboardwidget.h"
 #include "views/taskbrowserwidget.h"
+#include "views/tilewidget.h"
 
 using namespace idem::console;
 using namespace idem::test;
@@ -43,6 +47,7 @@ private Q_SLOTS:
     void auditLoadsOnShowAndFollows();
     void outageIsToldOnEveryPage();
     void textIsNotClipped();
+    void tilesNeverWidenTheWindow();
 
 private:
     void act(const std::string& key, const std::string& reason);
@@ -107,6 +112,48 @@ void TestPageState::cleanupTestCase()
     m_admin.reset();
     m_conn.reset();
     m_db.reset();
+}
+
+void TestPageState::tilesNeverWidenTheWindow()
+{
+    // A 1600 px screen's window, narrower than the screen to start with.
+    m_window->setMaximumWidth(1600);
+    m_window->resize(1280, 900);
+    QTRY_COMPARE(m_window->width(), 1280);
+    const int start = m_window->width();
+    auto* pages = m_window->console()->pages();
+    auto* dashboard = m_window->dashboard();
+    auto* tasks = m_window->findChild<TaskBrowserWidget*>();
+    QVERIFY(tasks);
+    auto* apply = tasks->findChild<QPushButton*>(QStringLiteral("applyFilter"));
+    QVERIFY(apply);
+    QStringList sentences;
+    for (int i = 0; i < idem::console::tileCount; ++i) {
+        const auto tile = static_cast<idem::console::Tile>(i);
+        pages->setCurrentWidget(dashboard);
+        QTest::mouseClick(dashboard->tile(tile), Qt::LeftButton);
+        if (pages->currentWidget() == tasks) {
+            // The page's match sentence in, the tile's words with it.
+            QTRY_VERIFY_WITH_TIMEOUT(!tasks->model()->busy() && !tasks->countText().isEmpty()
+                    && !tasks->countText().startsWith(QStringLiteral("Counting")),
+                browserTimeoutMs);
+            sentences << tasks->countText();
+            QVERIFY2(apply->isVisible() && apply->mapTo(m_window.get(), QPoint(apply->width(), 0)).x() <= start,
+                qPrintable(tasks->countText()));
+        }
+        QCoreApplication::processEvents();
+        QVERIFY2(m_window->width() <= start,
+            qPrintable(QStringLiteral("%1 px after the tile %2 (started at %3): %4")
+                           .arg(m_window->width())
+                           .arg(i)
+                           .arg(start)
+                           .arg(tasks->countText())));
+        QVERIFY2(m_window->minimumSizeHint().width() <= start, qPrintable(QString::number(m_window->minimumSizeHint().width())));
+    }
+    // Some of the sentences are longer than the room beside the buttons: they wrapped.
+    QVERIFY2(std::any_of(sentences.begin(), sentences.end(),
+                 [&](const QString& s) { return tasks->fontMetrics().horizontalAdvance(s) > start / 2; }),
+        qPrintable(sentences.join(QLatin1Char('\n'))));
 }
 
 QString TestPageState::lineText(const char* name)
