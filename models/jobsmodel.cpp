@@ -54,7 +54,7 @@ QString taskFilterText(const idem::TaskFilter& filter)
         QStringList values;
         for (const auto& v : term.values)
             values << visibleText(v);
-        terms << words(term.words).arg(values.join(words(idem::orWords)));
+        terms << (values.isEmpty() ? words(term.words) : words(term.words).arg(values.join(words(idem::orWords))));
     }
     return terms.isEmpty() ? words(idem::everyTaskWords) : terms.join(words(idem::termSeparatorWords));
 }

@@ -2,6 +2,97 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN" sourcelanguage="en">
 <context>
+    <name>idem::Wording</name>
+    <message>
+        <source>every task</source>
+        <translation>所有任务</translation>
+    </message>
+    <message>
+        <source> or </source>
+        <translation> 或 </translation>
+    </message>
+    <message>
+        <source>, </source>
+        <translation>，</translation>
+    </message>
+    <message>
+        <source>Role %1 does not hold the %2 right (role %3): the database refuses this to it. An administrator grants it with GRANT %3 TO %1.</source>
+        <translation>角色 %1 没有 %2 权限（角色 %3）：数据库会拒绝它执行此操作。管理员可以用 GRANT %3 TO %1 授予。</translation>
+    </message>
+    <message>
+        <source>Role %1 is not idem_operator: the database refuses this to it.</source>
+        <translation>角色 %1 不是 idem_operator：数据库会拒绝它执行此操作。</translation>
+    </message>
+    <message>
+        <source>status %1</source>
+        <translation>状态为 %1</translation>
+    </message>
+    <message>
+        <source>tenant %1</source>
+        <translation>租户 %1</translation>
+    </message>
+    <message>
+        <source>operation %1</source>
+        <translation>操作 %1</translation>
+    </message>
+    <message>
+        <source>key starting with %1</source>
+        <translation>键以 %1 开头</translation>
+    </message>
+    <message>
+        <source>attempts &gt;= %1</source>
+        <translation>尝试次数 ≥ %1</translation>
+    </message>
+    <message>
+        <source>lease expired</source>
+        <translation>租约已过期</translation>
+    </message>
+    <message>
+        <source>lease running</source>
+        <translation>租约仍有效</translation>
+    </message>
+    <message>
+        <source>outcome unknown</source>
+        <translation>结果未知</translation>
+    </message>
+    <message>
+        <source>error class %1</source>
+        <translation>错误类别 %1</translation>
+    </message>
+    <message>
+        <source>retries exhausted (not a permanent error)</source>
+        <translation>重试已用尽（非永久性错误）</translation>
+    </message>
+    <message>
+        <source>failed since %1</source>
+        <translation>自 %1 起失败</translation>
+    </message>
+    <message>
+        <source>unfinished for %1 min</source>
+        <translation>未完成已超过 %1 分钟</translation>
+    </message>
+    <message>
+        <source>with digest conflicts</source>
+        <translation>有摘要冲突</translation>
+    </message>
+    <message>
+        <source>updated within %1 min</source>
+        <translation>最近 %1 分钟内更新</translation>
+    </message>
+    <message>
+        <source>a conflict within %1 min</source>
+        <translation>最近 %1 分钟内有冲突</translation>
+    </message>
+    <message>
+        <source>a retry failed in the window</source>
+        <translation>窗口内有重试失败</translation>
+    </message>
+    <message>
+        <source>error message containing &quot;%1&quot; (any case)</source>
+        <translation>错误信息包含“%1”（不区分大小写）</translation>
+    </message>
+</context>
+<context>
     <name>idem::console::ActionDialog</name>
     <message>
         <source>Requeue</source>
@@ -1119,10 +1210,6 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <translation>处理中，租约已到期</translation>
     </message>
     <message>
-        <source>of %1 claims, %2</source>
-        <translation>共 %1 次认领，%2</translation>
-    </message>
-    <message>
         <source>no claims, %1</source>
         <translation>无认领，%1</translation>
     </message>
@@ -1309,6 +1396,10 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
     <message>
         <source>No answer from the database for %1 s; the server ends a read at %2 s (statement timeout), else the console cancels it at %3 s and opens a new connection at %4 s.</source>
         <translation>数据库已 %1 秒无响应；服务器在第 %2 秒结束读取（语句超时），否则控制台将在第 %3 秒取消它，并在第 %4 秒打开新连接。</translation>
+    </message>
+    <message>
+        <source>of %1 requests (retries not counted), %2</source>
+        <translation>共 %1 次请求（不计重试），%2</translation>
     </message>
 </context>
 <context>
@@ -3205,6 +3296,18 @@ Safe repeated task execution on PostgreSQL.</source>
         <source>Resume %1…</source>
         <translation>恢复 %1…</translation>
     </message>
+    <message>
+        <source>Yes, stop all intake: every tenant and every operation</source>
+        <translation>是的，停止全部接收：所有租户和所有操作</translation>
+    </message>
+    <message>
+        <source>Scope *:* pauses all intake, of every tenant and operation: tick the box above to confirm, or name a tenant or an operation.</source>
+        <translation>范围 *:* 会暂停所有租户和所有操作的全部接收：请勾选上方的复选框确认，或者指定一个租户或操作。</translation>
+    </message>
+    <message>
+        <source>Pause everything</source>
+        <translation>全部暂停</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::PauseWatch</name>
@@ -3259,14 +3362,6 @@ Safe repeated task execution on PostgreSQL.</source>
 </context>
 <context>
     <name>idem::console::RoleRights</name>
-    <message>
-        <source>Role %1 is not idem_operator: the database refuses this to it.</source>
-        <translation>角色 %1 不是 idem_operator：数据库会拒绝它执行此操作。</translation>
-    </message>
-    <message>
-        <source>Role %1 does not hold the %2 right (role %3): the database refuses this to it. An administrator grants it with GRANT %3 TO %1.</source>
-        <translation>角色 %1 没有 %2 权限（角色 %3）：数据库会拒绝它执行此操作。管理员可以用 GRANT %3 TO %1 授予。</translation>
-    </message>
     <message>
         <source>none</source>
         <translation>无</translation>
@@ -4360,6 +4455,22 @@ Safe repeated task execution on PostgreSQL.</source>
             <numerusform>延迟的最近 %1 内已确认的 %n 个成功尚未到达 %2</numerusform>
         </translation>
     </message>
+    <message>
+        <source>Rights:</source>
+        <translation>权限：</translation>
+    </message>
+    <message>
+        <source>%1: yes (%2)</source>
+        <translation>%1：有（%2）</translation>
+    </message>
+    <message>
+        <source>%1: no (%2)</source>
+        <translation>%1：无（%2）</translation>
+    </message>
+    <message>
+        <source>(this schema predates per-action rights, v21: idem_operator may do everything)</source>
+        <translation>（此 schema 早于按操作划分的权限 v21：idem_operator 可以执行所有操作）</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::StorageModel</name>
@@ -4934,6 +5045,66 @@ Safe repeated task execution on PostgreSQL.</source>
         <source>Apply to all matching…</source>
         <translation>应用到所有匹配项…</translation>
     </message>
+    <message>
+        <source>Any error class</source>
+        <translation>任意错误类别</translation>
+    </message>
+    <message>
+        <source>class %1</source>
+        <translation>类别 %1</translation>
+    </message>
+    <message>
+        <source>Lease running</source>
+        <translation>租约仍有效</translation>
+    </message>
+    <message>
+        <source>Retries exhausted</source>
+        <translation>重试已用尽</translation>
+    </message>
+    <message>
+        <source>Failed for a reason other than a permanent error: attempts or age ran out</source>
+        <translation>因永久性错误以外的原因失败：尝试次数或时限已用尽</translation>
+    </message>
+    <message>
+        <source>unfinished for: any</source>
+        <translation>未完成时长：不限</translation>
+    </message>
+    <message>
+        <source>unfinished ≥ </source>
+        <translation>未完成 ≥ </translation>
+    </message>
+    <message>
+        <source> min</source>
+        <translation> 分钟</translation>
+    </message>
+    <message>
+        <source>Not succeeded, first seen at least this many minutes ago</source>
+        <translation>尚未成功，且首次出现至少在这么多分钟之前</translation>
+    </message>
+    <message>
+        <source>updated: any time</source>
+        <translation>更新时间：不限</translation>
+    </message>
+    <message>
+        <source>updated within </source>
+        <translation>最近更新于 </translation>
+    </message>
+    <message>
+        <source>Updated within the last this many minutes (minute buckets, as the tiles count)</source>
+        <translation>在最近这么多分钟内更新过（按分钟桶计，与磁贴的统计方式相同）</translation>
+    </message>
+    <message>
+        <source>error message contains…</source>
+        <translation>错误信息包含…</translation>
+    </message>
+    <message>
+        <source>Unfinished tasks whose last error message contains this text (literally, any case)</source>
+        <translation>最后一条错误信息包含此文本的未完成任务（按字面匹配，不区分大小写）</translation>
+    </message>
+    <message>
+        <source>Apply to all matching: this database&apos;s schema has no recovery jobs yet (v%1): migrate it.</source>
+        <translation>应用到所有匹配项：此数据库的 schema 还没有恢复作业（v%1）：请先迁移。</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::TaskDetailLoader</name>
@@ -5159,10 +5330,6 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>重复率</translation>
     </message>
     <message>
-        <source>Claims answered from an existing key (replay, in progress, conflict) over all claims in the window, from idem_counters.</source>
-        <translation>时间窗口内由已有键应答的认领（重放、进行中、冲突）占全部认领的比例，取自 idem_counters。</translation>
-    </message>
-    <message>
         <source>Retries</source>
         <translation>重试</translation>
     </message>
@@ -5242,32 +5409,16 @@ Safe repeated task execution on PostgreSQL.</source>
         <source>Attempts after the first (attempt 2 or later) that failed, whatever the error class, in the window, from idem_counters. A first attempt&apos;s failure is not counted. A click opens the keys with such a failure in their error history, whatever their status now: fewer keys than failures when a key failed more than once.</source>
         <translation>时间窗内首次之后（第 2 次或之后）失败的尝试，不论错误类别，取自 idem_counters。首次尝试的失败不计入。点击打开错误历史中有此类失败的键，不论其当前状态：同一键失败多次时，键数少于失败次数。</translation>
     </message>
+    <message>
+        <source>Claims answered from an existing key (replay, in progress, conflict) over the first claims of a key plus those, in the window, from idem_counters: a retry&apos;s claim of its own key is not counted.</source>
+        <translation>时间窗口内由已有键应答的认领（重放、进行中、冲突）占“键的首次认领加上这些认领”的比例，取自 idem_counters：重试对自身键的认领不计入。</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::TileConditionsBar</name>
     <message>
         <source>Remove these conditions: list exactly what the controls above say</source>
         <translation>移除这些条件：只按上方控件所示列出</translation>
-    </message>
-    <message>
-        <source>lease still running</source>
-        <translation>租约仍有效</translation>
-    </message>
-    <message>
-        <source>error class %1</source>
-        <translation>错误类别 %1</translation>
-    </message>
-    <message>
-        <source>failed with retries or age exhausted (not a permanent error)</source>
-        <translation>因重试次数或时限用尽而失败（非永久性错误）</translation>
-    </message>
-    <message>
-        <source>first seen over %1 min ago</source>
-        <translation>首次出现于 %1 分钟之前</translation>
-    </message>
-    <message>
-        <source>updated in the last %1 min</source>
-        <translation>最近 %1 分钟内更新</translation>
     </message>
     <message>
         <source>a digest conflict in the last %1 min</source>

@@ -261,7 +261,25 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     });
     for (auto* e : { m_tenant, m_operation, m_prefix, m_failedSince, m_errorContains })
         connect(e, &QLineEdit::returnPressed, this, &TaskBrowserWidget::reload);
-    connect(m_status, &QComboBox::activated, this, &TaskBrowserWidget::reload);
+    connect(m_status, &QComboBox::activated, this, [this] {
+        // A status chosen after a tile's click: the conditions that name another status (a
+        // running lease of the Processing tile) would leave the list empty; they go.
+        const auto chosen = m_status->currentData().toString().split(QLatin1Char(','), Qt::SkipEmptyParts);
+        if (!chosen.isEmpty()) {
+            const QSignalBlocker b1(m_liveLease), b2(m_expired), b3(m_uncertain), b4(m_exhausted);
+            if (!chosen.contains(QLatin1String("processing"))) {
+                m_liveLease->setChecked(false);
+                m_expired->setChecked(false);
+            }
+            if (!chosen.contains(QLatin1String("retryable_failed")))
+                m_uncertain->setChecked(false);
+            if (!chosen.contains(QLatin1String("failed"))) {
+                m_exhausted->setChecked(false);
+                m_failedSince->clear();
+            }
+        }
+        reload();
+    });
     connect(m_sort, &QComboBox::activated, this, &TaskBrowserWidget::reload);
     connect(m_errorClass, &QComboBox::activated, this, &TaskBrowserWidget::reload);
     for (auto* c : { m_expired, m_liveLease, m_uncertain, m_exhausted, m_conflicts })
@@ -726,9 +744,13 @@ void TaskBrowserWidget::startAction(idem::RecoveryAction action)
         // The rows acted on stay in view: a released lease or a requeued key no longer matches
         // a tile's hidden conditions (a live lease, "updated in the window" for a purge), and a
         // row vanishing under the operator's hands reads as lost. The list becomes what the
-        // controls show.
-        if (m_extra != idem::TaskFilter {}) {
+        // controls show, without those two (controls of their own since issue 41).
+        const auto f = m_model->filter();
+        if (m_extra != idem::TaskFilter {} || f.liveLease || f.updatedWithinMinutes) {
             dropTileConditions();
+            const QSignalBlocker b(m_liveLease);
+            m_liveLease->setChecked(false);
+            m_updatedWithin->setValue(0);
             reload();
         } else {
             refresh();

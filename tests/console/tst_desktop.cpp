@@ -28,6 +28,9 @@
 #include "schema/migrate.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
+#include "models/jobsmodel.h"
+#include "models/rolerights.h"
+#include "operations/rights.h"
 #include "models/profilestore.h"
 #include "tests/support/testdb.h"
 #include "views/chartpanel.h"
@@ -147,6 +150,7 @@ private Q_SLOTS:
     void translationsAreEmbedded();
     void everyChineseStringIsTranslated();
     void languageSwitchesLive();
+    void sharedWordsInChinese();
     void languageMenuTicksTheRunningChoice();
     void shortcuts();
     void themeOverride();
@@ -257,6 +261,41 @@ void TestDesktop::everyChineseStringIsTranslated()
                        .arg(untranslated.size())
                        .arg(untranslated.join(QStringLiteral("\n  ")))));
     QVERIFY2(badPlaceholders.isEmpty(), qPrintable(badPlaceholders.join(QLatin1Char('\n'))));
+}
+
+// Words the console shares with idemctl (operations/wording, issue 41 items 6 and 11): a filter
+// in words (the Jobs page's Filter column, Apply to all) and a missing right read in Chinese in
+// the Chinese console, with the values as they are.
+void TestDesktop::sharedWordsInChinese()
+{
+    idem::TaskFilter f;
+    f.statuses = { "failed", "retryable_failed" };
+    f.operation = "charge";
+    f.exhausted = true;
+    f.errorContains = "503";
+    idem::Rights rights;
+    rights.known = true;
+    rights.login = rights.caller = "alice";
+    rights.rights.push_back({ "read", "idem_reader", true });
+    const auto role = RoleRights::fromRights(rights);
+    QCOMPARE(taskFilterText(f),
+        QStringLiteral("status failed or retryable_failed, operation charge, retries exhausted (not a permanent error), "
+                       "error message containing \"503\" (any case)"));
+    QVERIFY(language::apply(QStringLiteral("zh_CN")));
+    const QString words = taskFilterText(f);
+    for (const char* english : { "status", "operation", "retries", "exhausted", "error message", " or " })
+        QVERIFY2(!words.contains(QLatin1String(english)), qPrintable(words));
+    for (const char* value : { "failed", "retryable_failed", "charge", "503" })
+        QVERIFY2(words.contains(QLatin1String(value)), qPrintable(words));
+    QCOMPARE(jobFilterText(idem::jobFilterJson(f)), words);
+    const QString refusal = role.refusal(QStringLiteral("approve"));
+    QVERIFY2(!refusal.contains(QStringLiteral("does not hold")) && refusal.contains(QStringLiteral("idem_may_approve"))
+            && refusal.contains(QStringLiteral("alice")),
+        qPrintable(refusal));
+    QVERIFY(language::apply(QStringLiteral("en")));
+    QCOMPARE(role.refusal(QStringLiteral("approve")),
+        QStringLiteral("Role alice does not hold the approve right (role idem_may_approve): the database refuses this "
+                       "to it. An administrator grants it with GRANT idem_may_approve TO alice."));
 }
 
 void TestDesktop::languageSwitchesLive()

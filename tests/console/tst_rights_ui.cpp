@@ -146,7 +146,9 @@ void TestRightsUi::tasksPageGreysOutWhatTheRoleMayNotDo()
     auto* beside = widget->findChild<QLabel*>(QStringLiteral("actionRefusal"));
     QVERIFY2(beside, "a line beside the actions says why they are greyed out");
     QVERIFY(beside->isVisible());
-    QVERIFY2(beside->text().contains(release->toolTip()) && beside->text().contains(QStringLiteral("the fail right"))
+    QVERIFY2(beside->text().contains(QStringLiteral("Role idem_t_rights_ui_requeuer does not hold the release right"))
+            && beside->text().contains(QStringLiteral("GRANT idem_may_release TO idem_t_rights_ui_requeuer"))
+            && beside->text().contains(QStringLiteral("the fail right"))
             && !beside->text().contains(QStringLiteral("the requeue right")),
         qPrintable(beside->text()));
     QVERIFY(beside->geometry().bottom() <= widget->height());

@@ -156,6 +156,11 @@ void TestTaskBrowserTiles::retriesTileThenFailedAnyAttempts()
     QVERIFY(attempts);
     QCOMPARE(attempts->value(), 2);
     attempts->setValue(0); // "any"
+    // The tile's window is a control of its own (issue 41): "any time" too.
+    auto* window = w.findChild<QSpinBox*>(QStringLiteral("updatedWithinFilter"));
+    QVERIFY(window);
+    QCOMPARE(window->value(), 15);
+    window->setValue(0);
     chooseStatus(w, QStringLiteral("failed"));
     QVERIFY(waitLoaded(w));
     QCOMPARE(w.model()->rowCount(), int(sqlCount("status = 'failed'"))); // all 9, not the 3 of the last 15 min
