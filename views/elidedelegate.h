@@ -15,6 +15,8 @@ public:
     {
     }
 
+    Qt::TextElideMode mode() const { return m_mode; }
+
 protected:
     void initStyleOption(QStyleOptionViewItem* option, const QModelIndex& index) const override
     {

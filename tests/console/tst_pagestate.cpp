@@ -27,9 +27,11 @@
 #include "models/dashboardmodel.h"
 #include "models/profilestore.h"
 #include "models/taskbrowsermodel.h"
+#include "models/visibletext.h"
 #include "tests/console/tst_taskbrowser_support.h"
 #include "views/auditwidget.h"
 #include "views/consolewidget.h"
+#include "views/elidedelegate.h"
 #include "views/dashboardwidget.h"
 #include "views/taskbrowserwidget.h"
 #include "views/tilewidget.h"
@@ -48,6 +50,7 @@ private Q_SLOTS:
     void outageIsToldOnEveryPage();
     void textIsNotClipped();
     void tilesNeverWidenTheWindow();
+    void disconnectedLineReadsAsSentences();
 
 private:
     void act(const std::string& key, const std::string& reason);
@@ -112,6 +115,18 @@ void TestPageState::cleanupTestCase()
     m_admin.reset();
     m_conn.reset();
     m_db.reset();
+}
+
+// libpq's two lines on the one status line read as two sentences, not "refused Is the server".
+void TestPageState::disconnectedLineReadsAsSentences()
+{
+    QCOMPARE(oneLine(QStringLiteral("connection to server at \"127.0.0.1\", port 1 failed: Connection refused\n"
+                                    "\tIs the server running on that host and accepting TCP/IP connections?\n")),
+        QStringLiteral("connection to server at \"127.0.0.1\", port 1 failed: Connection refused. Is the server running "
+                       "on that host and accepting TCP/IP connections?"));
+    QCOMPARE(oneLine(QStringLiteral("FATAL:  too many connections\n\nfor role \"x\".")),
+        QStringLiteral("FATAL: too many connections. for role \"x\"."));
+    QCOMPARE(oneLine(QStringLiteral("one: \n two")), QStringLiteral("one: two"));
 }
 
 void TestPageState::tilesNeverWidenTheWindow()
@@ -245,11 +260,24 @@ void TestPageState::textIsNotClipped()
     // (A plain text document's height is its line count.)
     QVERIFY2(digest->document()->size().height() * digest->fontMetrics().lineSpacing() <= digest->viewport()->height() + 1,
         qPrintable(QStringLiteral("%1 lines in %2 px").arg(digest->document()->size().height()).arg(digest->viewport()->height())));
-    // Audit: the time and the actor fit their columns.
+    // An error message elides at its end (its beginning says what failed), not in the middle
+    // (issue 41 item 11).
+    auto* errorDelegate = dynamic_cast<ElideDelegate*>(tasks->view()->itemDelegateForColumn(TaskBrowserModel::ErrorColumn));
+    QVERIFY(errorDelegate);
+    QCOMPARE(errorDelegate->mode(), Qt::ElideRight);
+    QVERIFY(!tasks->view()->itemDelegateForColumn(TaskBrowserModel::KeyColumn)); // the view's: the middle
+    // Audit: the time, the action (approve_policy was "appr…licy") and the actor fit their
+    // columns; a key elides from the left, so its business id stays.
+    execSql(*m_db->connect(), "SELECT idem.idem_set_approval(10, 3600, 'two people for bulk work')"); // m_conn: cut by the outage
     auto* audit = m_window->findChild<AuditWidget*>();
     QVERIFY(m_window->showPage(QStringLiteral("audit")));
-    QTRY_VERIFY_WITH_TIMEOUT(audit->model()->rowCount() >= 7, browserTimeoutMs);
-    for (int column : { int(AuditModel::AtColumn), int(AuditModel::ActorColumn) }) {
+    QTRY_VERIFY_WITH_TIMEOUT(audit->model()->rowCount() >= 8, browserTimeoutMs);
+    QTRY_COMPARE_WITH_TIMEOUT(audit->model()->data(audit->model()->index(0, AuditModel::ActionColumn)).toString(),
+        QStringLiteral("approval_policy"), browserTimeoutMs);
+    auto* keyDelegate = dynamic_cast<ElideDelegate*>(audit->view()->itemDelegateForColumn(AuditModel::KeyColumn));
+    QVERIFY(keyDelegate);
+    QCOMPARE(keyDelegate->mode(), Qt::ElideLeft);
+    for (int column : { int(AuditModel::AtColumn), int(AuditModel::ActionColumn), int(AuditModel::ActorColumn) }) {
         const QString text = audit->model()->data(audit->model()->index(0, column)).toString();
         const int needed = audit->view()->fontMetrics().horizontalAdvance(text) + 8;
         QVERIFY2(audit->view()->columnWidth(column) >= needed,
