@@ -4,6 +4,7 @@
 // with keys and menu actions, against a scratch database (F5 must make a real tick happen).
 
 #include <QAction>
+#include <QCheckBox>
 #include <QApplication>
 #include <QChart>
 #include <QChartView>
@@ -292,6 +293,23 @@ void TestDesktop::sharedWordsInChinese()
     QVERIFY2(!refusal.contains(QStringLiteral("does not hold")) && refusal.contains(QStringLiteral("idem_may_approve"))
             && refusal.contains(QStringLiteral("alice")),
         qPrintable(refusal));
+    // The Tasks page's new controls, as a Chinese operator sees them.
+    openWindow();
+    QVERIFY(m_window->showPage(QStringLiteral("tasks")));
+    auto* exhausted = m_window->findChild<QCheckBox*>(QStringLiteral("exhaustedFilter"));
+    auto* contains = m_window->findChild<QLineEdit*>(QStringLiteral("errorContainsFilter"));
+    QVERIFY(exhausted && contains);
+    QCOMPARE(exhausted->text(), QStringLiteral("重试已用尽"));
+    QCOMPARE(contains->placeholderText(), QStringLiteral("错误信息包含…"));
+    if (const QString dir = qEnvironmentVariable("IDEM_SCREENSHOT_DIR"); !dir.isEmpty()) {
+        for (const bool dark : { false, true }) {
+            theme::apply(dark ? Theme::Dark : Theme::Light);
+            QCoreApplication::processEvents();
+            m_window->grab().save(dir + (dark ? QStringLiteral("/tasks-zh_CN-dark.png") : QStringLiteral("/tasks-zh_CN-light.png")));
+        }
+        theme::apply(Theme::Light);
+    }
+    closeWindow();
     QVERIFY(language::apply(QStringLiteral("en")));
     QCOMPARE(role.refusal(QStringLiteral("approve")),
         QStringLiteral("Role alice does not hold the approve right (role idem_may_approve): the database refuses this "

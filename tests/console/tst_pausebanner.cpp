@@ -46,6 +46,7 @@
 #include "views/pausebanner.h"
 #include "views/pausedialog.h"
 #include "views/taskbrowserwidget.h"
+#include "views/theme.h"
 #include "views/tilewidget.h"
 
 using namespace idem::console;
@@ -400,6 +401,15 @@ void TestPauseBanner::everythingNeedsASecondStep()
     QVERIFY(dialog->isVisible());
     QVERIFY(!dialog->finished());
     QCOMPARE(pauses(), 0);
+    // IDEM_SCREENSHOT_DIR: the second step, light and dark, to look at.
+    if (const QString dir = qEnvironmentVariable("IDEM_SCREENSHOT_DIR"); !dir.isEmpty()) {
+        for (const bool dark : { false, true }) {
+            theme::apply(dark ? Theme::Dark : Theme::Light);
+            QCoreApplication::processEvents();
+            dialog->grab().save(dir + (dark ? QStringLiteral("/pause-everything-dark.png") : QStringLiteral("/pause-everything-light.png")));
+        }
+        theme::apply(Theme::Light);
+    }
     // Ticked, Enter still does not run it: only a click on Run does.
     QTest::mouseClick(confirm, Qt::LeftButton);
     QVERIFY(confirm->isChecked());

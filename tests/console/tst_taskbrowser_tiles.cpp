@@ -27,6 +27,7 @@
 #include "tests/console/tst_taskbrowser_support.h"
 #include "views/actiondialog.h"
 #include "views/applyalldialog.h"
+#include "views/theme.h"
 #include "views/taskbrowserwidget.h"
 
 using idem::console::ActionDialog;
@@ -437,6 +438,18 @@ void TestTaskBrowserTiles::gatewayFiltersAndApplyAllInWords()
     QVERIFY2(dialog->planLabel()->text().contains(QStringLiteral("retries exhausted")), qPrintable(dialog->planLabel()->text()));
     QTRY_VERIFY_WITH_TIMEOUT(dialog->preview().has_value(), browserTimeoutMs);
     QCOMPARE(dialog->preview()->matched, std::int64_t(191));
+    // IDEM_SCREENSHOT_DIR: the page and the dialog in light, dark and Chinese, to look at.
+    if (const QString dir = qEnvironmentVariable("IDEM_SCREENSHOT_DIR"); !dir.isEmpty()) {
+        // (Chinese: tst_desktop, whose binary embeds the translations.)
+        for (const auto& [name, dark] : { std::pair { "light", false }, std::pair { "dark", true } }) {
+            idem::console::theme::apply(dark ? idem::console::Theme::Dark : idem::console::Theme::Light);
+            QCoreApplication::processEvents();
+            w.grab().save(dir + QStringLiteral("/tasks-filters-%1.png").arg(QLatin1String(name)));
+            dialog->grab().save(dir + QStringLiteral("/applyall-words-%1.png").arg(QLatin1String(name)));
+        }
+        idem::console::theme::apply(idem::console::Theme::Light);
+        QCoreApplication::processEvents();
+    }
     dialog->runHereBox()->setChecked(false);
     QTest::keyClicks(dialog->reasonEdit(), QStringLiteral("INC-41: gateway 503, requeue what ran out"));
     QTRY_VERIFY(dialog->startButton()->isEnabled());
