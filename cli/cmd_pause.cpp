@@ -45,7 +45,8 @@ One audit entry (action resume). Exit code 3 when there is no such pause (nothin
 Needs idem_operator.
 )";
 
-    constexpr const char* pausesHelp = R"(Usage: idemctl pauses [--minutes N] [--history HOURS] [--json] [--dsn DSN] [--schema S]
+    constexpr const char* pausesHelp
+        = R"(Usage: idemctl pauses [--minutes N] [--history HOURS] [--json] [--dsn DSN] [--schema S]
 
 Every pause, in force first, then expired ones (an expired pause stays listed until it is lifted
 or set again): scope, reason, who, since, until when and how long is left by the server's clock,
@@ -244,7 +245,9 @@ int runPauses(const std::vector<std::string>& argv)
             for (const auto& x : ended)
                 e.push_back({ { "tenant", x.pause.tenant }, { "operation", x.pause.operation },
                     { "reason", x.pause.reason }, { "paused_by", x.pause.pausedBy },
-                    { "paused_at", x.pause.pausedAtUs ? nlohmann::json(formatMicros(x.pause.pausedAtUs)) : nlohmann::json(nullptr) },
+                    { "paused_at",
+                        x.pause.pausedAtUs ? nlohmann::json(formatMicros(x.pause.pausedAtUs))
+                                           : nlohmann::json(nullptr) },
                     { "until", optionalMicros(x.pause.untilUs) }, { "resumed_at", formatMicros(x.resumedAtUs) },
                     { "resumed_by", x.resumedBy }, { "resume_reason", x.resumeReason },
                     { "resume_audit_id", x.resumeAuditId } });
@@ -264,8 +267,9 @@ int runPauses(const std::vector<std::string>& argv)
         std::printf("\nlifted in the last %d h, newest first:\n", *hours);
         for (const auto& x : ended) {
             std::printf("  %s:%s  paused %s by %s, until %s: %s\n", safe(x.pause.tenant, 70).c_str(),
-                safe(x.pause.operation, 70).c_str(), x.pause.pausedAtUs ? formatMicros(x.pause.pausedAtUs).c_str() : "?",
-                safe(x.pause.pausedBy).c_str(), untilText(x.pause.untilUs).c_str(), safe(x.pause.reason, 400).c_str());
+                safe(x.pause.operation, 70).c_str(),
+                x.pause.pausedAtUs ? formatMicros(x.pause.pausedAtUs).c_str() : "?", safe(x.pause.pausedBy).c_str(),
+                untilText(x.pause.untilUs).c_str(), safe(x.pause.reason, 400).c_str());
             std::printf("      resumed %s by %s: %s (audit entry #%lld)\n", formatMicros(x.resumedAtUs).c_str(),
                 safe(x.resumedBy).c_str(), safe(x.resumeReason, 400).c_str(), static_cast<long long>(x.resumeAuditId));
         }

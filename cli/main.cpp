@@ -133,8 +133,8 @@ int main(int argc, char** argv)
         } catch (const pqxx::insufficient_privilege& e) {
             // libpqxx 6.4 leaves sqlstate() empty on this class; it is only ever 42501.
             std::cerr << "idemctl " << name << ": refused by the database (SQLSTATE "
-                      << (e.sqlstate().empty() ? std::string("42501") : e.sqlstate()) << "): "
-                      << idem::displaySafe(refusalText(args, e), idem::messageDisplay);
+                      << (e.sqlstate().empty() ? std::string("42501") : e.sqlstate())
+                      << "): " << idem::displaySafe(refusalText(args, e), idem::messageDisplay);
             return ExitRefused;
         } catch (const pqxx::sql_error& e) {
             if (idem::isReadOnlyRefusal(e)) {

@@ -214,8 +214,10 @@ std::vector<EndedPause> listEndedPauses(pqxx::connection& conn, const SchemaName
     const auto r = t.exec_params("SELECT a.after_image ->> 'tenant', a.after_image ->> 'operation',"
                                  " coalesce(p.image ->> 'reason', ''), coalesce(p.image ->> 'paused_by', ''), "
             + micros("(p.image ->> 'paused_at')::timestamptz") + ", " + micros("(p.image ->> 'until')::timestamptz")
-            + ", " + micros("a.at") + ", a.db_role || ' (' || a.os_user || '@' || a.client_host || ')', a.reason, a.id"
-              " FROM " + schema.qualify("task_idempotency_audit")
+            + ", " + micros("a.at")
+            + ", a.db_role || ' (' || a.os_user || '@' || a.client_host || ')', a.reason, a.id"
+              " FROM "
+            + schema.qualify("task_idempotency_audit")
             + " a, LATERAL (SELECT CASE WHEN jsonb_typeof(a.before_image -> 'pause') = 'object'"
               " THEN a.before_image -> 'pause' END AS image) p"
               " WHERE a.idempotency_key = '' AND a.action = 'resume'"

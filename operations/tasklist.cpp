@@ -304,7 +304,8 @@ void validateTaskQuery(const TaskFilter& f, const TaskSort& sort)
     checkText("the key prefix", f.keyPrefix, false);
     checkText("the error text", f.errorContains, false);
     if (f.errorContains && f.errorContains->size() > maxErrorContainsBytes)
-        throw std::invalid_argument("the error text is longer than " + std::to_string(maxErrorContainsBytes) + " bytes");
+        throw std::invalid_argument(
+            "the error text is longer than " + std::to_string(maxErrorContainsBytes) + " bytes");
     if (f.errorClass && !known(*f.errorClass, std::begin(knownClasses), std::end(knownClasses)))
         throw std::invalid_argument(
             "unknown error class " + quoteForMessage(*f.errorClass) + " (retryable, permanent or unknown)");

@@ -71,7 +71,8 @@ std::vector<FilterTerm> filterTerms(const TaskFilter& f)
     if (f.updatedWithinMinutes)
         add(QT_TRANSLATE_NOOP("idem::Wording", "updated within %1 min"), { std::to_string(*f.updatedWithinMinutes) });
     if (f.conflictWithinMinutes)
-        add(QT_TRANSLATE_NOOP("idem::Wording", "a conflict within %1 min"), { std::to_string(*f.conflictWithinMinutes) });
+        add(QT_TRANSLATE_NOOP("idem::Wording", "a conflict within %1 min"),
+            { std::to_string(*f.conflictWithinMinutes) });
     if (f.failedRetryInWindow)
         add(QT_TRANSLATE_NOOP("idem::Wording", "a retry failed in the window"));
     if (f.errorContains)

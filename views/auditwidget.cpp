@@ -15,13 +15,13 @@
 
 #include <algorithm>
 
-#include "operations/audit.h"
-#include "operations/tasklist.h"
 #include "models/auditmodel.h"
 #include "models/auditwitness.h"
 #include "models/consolesession.h"
 #include "models/taskbrowsermodel.h"
 #include "models/visibletext.h"
+#include "operations/audit.h"
+#include "operations/tasklist.h"
 #include "views/auditentryview.h"
 #include "views/elidedelegate.h"
 #include "views/pagestatusline.h"

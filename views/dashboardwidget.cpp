@@ -19,12 +19,12 @@
 
 #include <limits>
 
-#include "models/visibletext.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
 #include "models/eventwatch.h"
 #include "models/latencywatch.h"
 #include "models/pausewatch.h"
+#include "models/visibletext.h"
 #include "views/chartpanel.h"
 #include "views/dashboardsettingsdialog.h"
 #include "views/integritynotice.h"

@@ -130,7 +130,8 @@ JobsWidget::JobsWidget(ConsoleSession* monitor, ConsoleSession* admin, JobRunner
             int state = 0;
             for (const char* s : { "active", "finished", "cancelled", "awaiting_approval" })
                 state = std::max(state, m_view->fontMetrics().horizontalAdvance(jobStateLabel(s)) + 2 * em);
-            m_view->setColumnWidth(JobsModel::StateColumn, std::max(m_view->columnWidth(JobsModel::StateColumn), state));
+            m_view->setColumnWidth(
+                JobsModel::StateColumn, std::max(m_view->columnWidth(JobsModel::StateColumn), state));
         }
         updateDetail();
     });

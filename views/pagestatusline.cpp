@@ -4,8 +4,8 @@
 #include <QEvent>
 #include <QTimer>
 
-#include "models/visibletext.h"
 #include "models/consolesession.h"
+#include "models/visibletext.h"
 #include "views/theme.h"
 
 namespace idem::console {

@@ -11,8 +11,8 @@
 
 #include <pqxx/pqxx>
 
-#include "models/visibletext.h"
 #include "models/consolesession.h"
+#include "models/visibletext.h"
 #include "operations/node.h"
 #include "views/pagestatusline.h"
 
@@ -160,8 +160,8 @@ void StatusPanel::showState()
     switch (m_session->state()) {
     case ConsoleSession::State::Disconnected:
         m_state->setText(tr("not connected"));
-        for (auto* value : { m_server, m_node, m_nodeSince, m_database, m_role, m_privilege, m_rights, m_schema, m_tls, m_pooler,
-                 m_replication, m_standbys, m_atRisk, m_asOf, m_age })
+        for (auto* value : { m_server, m_node, m_nodeSince, m_database, m_role, m_privilege, m_rights, m_schema, m_tls,
+                 m_pooler, m_replication, m_standbys, m_atRisk, m_asOf, m_age })
             value->setText(QStringLiteral("–"));
         m_readAt = QDateTime();
         m_atRiskReading.reset();

@@ -27,20 +27,20 @@
 #include <limits>
 #include <utility>
 
+#include "core/key.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
-#include "core/key.h"
+#include "models/jobsmodel.h"
 #include "models/taskbrowserdetail.h"
 #include "models/taskbrowsermodel.h"
 #include "views/actiondialog.h"
 #include "views/applyalldialog.h"
-#include "models/jobsmodel.h"
-#include "views/pagestatusline.h"
 #include "views/elidedelegate.h"
+#include "views/pagestatusline.h"
 #include "views/pausedialog.h"
 #include "views/refusalnote.h"
-#include "views/theme.h"
 #include "views/taskdetailpane.h"
+#include "views/theme.h"
 #include "views/tileconditionsbar.h"
 
 namespace idem::console {
@@ -526,7 +526,8 @@ void TaskBrowserWidget::applyFilter(
     m_uncertain->setChecked(filter.uncertain);
     m_conflicts->setChecked(filter.digestConflicts);
     m_failedSince->setText(filter.failedSince ? QString::fromStdString(*filter.failedSince) : QString());
-    m_errorClass->setCurrentIndex(std::max(0, m_errorClass->findData(QString::fromStdString(filter.errorClass.value_or("")))));
+    m_errorClass->setCurrentIndex(
+        std::max(0, m_errorClass->findData(QString::fromStdString(filter.errorClass.value_or("")))));
     m_liveLease->setChecked(filter.liveLease);
     m_exhausted->setChecked(filter.exhausted);
     m_unfinishedFor->setValue(filter.unfinishedForMinutes.value_or(0));

@@ -3,14 +3,14 @@
 // light / dark override the platform palette and are remembered. The real MainWindow, driven
 // with keys and menu actions, against a scratch database (F5 must make a real tick happen).
 
+#include <QAbstractButton>
 #include <QAction>
-#include <QCheckBox>
 #include <QApplication>
 #include <QChart>
 #include <QChartView>
+#include <QCheckBox>
 #include <QFile>
 #include <QLineEdit>
-#include <QAbstractButton>
 #include <QMenu>
 #include <QMenuBar>
 #include <QRegularExpression>
@@ -26,28 +26,28 @@
 #include <memory>
 
 #include "app/mainwindow.h"
-#include "schema/migrate.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
 #include "models/jobsmodel.h"
+#include "models/profilestore.h"
 #include "models/rolerights.h"
 #include "operations/rights.h"
-#include "models/profilestore.h"
+#include "schema/migrate.h"
 #include "tests/support/testdb.h"
 #include "views/chartpanel.h"
 #include "views/consolewidget.h"
 #include "views/dashboardwidget.h"
 #include "views/language.h"
 #include "views/shortcutsdialog.h"
-#include "views/theme.h"
-#include "views/tilewidget.h"
 #include "views/taskbrowserwidget.h"
 #include "views/taskdetailpane.h"
-#include <QLineSeries>
-#include <QToolButton>
-#include <QPushButton>
+#include "views/theme.h"
+#include "views/tilewidget.h"
 #include <QComboBox>
 #include <QLabel>
+#include <QLineSeries>
+#include <QPushButton>
+#include <QToolButton>
 
 using namespace idem::console;
 
@@ -280,8 +280,9 @@ void TestDesktop::sharedWordsInChinese()
     rights.rights.push_back({ "read", "idem_reader", true });
     const auto role = RoleRights::fromRights(rights);
     QCOMPARE(taskFilterText(f),
-        QStringLiteral("status failed or retryable_failed, operation charge, retries exhausted (not a permanent error), "
-                       "error message containing \"503\" (any case)"));
+        QStringLiteral(
+            "status failed or retryable_failed, operation charge, retries exhausted (not a permanent error), "
+            "error message containing \"503\" (any case)"));
     QVERIFY(language::apply(QStringLiteral("zh_CN")));
     const QString words = taskFilterText(f);
     for (const char* english : { "status", "operation", "retries", "exhausted", "error message", " or " })
@@ -305,7 +306,8 @@ void TestDesktop::sharedWordsInChinese()
         for (const bool dark : { false, true }) {
             theme::apply(dark ? Theme::Dark : Theme::Light);
             QCoreApplication::processEvents();
-            m_window->grab().save(dir + (dark ? QStringLiteral("/tasks-zh_CN-dark.png") : QStringLiteral("/tasks-zh_CN-light.png")));
+            m_window->grab().save(
+                dir + (dark ? QStringLiteral("/tasks-zh_CN-dark.png") : QStringLiteral("/tasks-zh_CN-light.png")));
         }
         theme::apply(Theme::Light);
     }

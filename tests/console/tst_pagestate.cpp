@@ -21,18 +21,18 @@
 
 #include "app/mainwindow.h"
 #include "core/connection.h"
-#include "operations/actions.h"
 #include "models/auditmodel.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
 #include "models/profilestore.h"
 #include "models/taskbrowsermodel.h"
 #include "models/visibletext.h"
+#include "operations/actions.h"
 #include "tests/console/tst_taskbrowser_support.h"
 #include "views/auditwidget.h"
 #include "views/consolewidget.h"
-#include "views/elidedelegate.h"
 #include "views/dashboardwidget.h"
+#include "views/elidedelegate.h"
 #include "views/taskbrowserwidget.h"
 #include "views/tilewidget.h"
 
@@ -122,8 +122,9 @@ void TestPageState::disconnectedLineReadsAsSentences()
 {
     QCOMPARE(oneLine(QStringLiteral("connection to server at \"127.0.0.1\", port 1 failed: Connection refused\n"
                                     "\tIs the server running on that host and accepting TCP/IP connections?\n")),
-        QStringLiteral("connection to server at \"127.0.0.1\", port 1 failed: Connection refused. Is the server running "
-                       "on that host and accepting TCP/IP connections?"));
+        QStringLiteral(
+            "connection to server at \"127.0.0.1\", port 1 failed: Connection refused. Is the server running "
+            "on that host and accepting TCP/IP connections?"));
     QCOMPARE(oneLine(QStringLiteral("FATAL:  too many connections\n\nfor role \"x\".")),
         QStringLiteral("FATAL: too many connections. for role \"x\"."));
     QCOMPARE(oneLine(QStringLiteral("one: \n two")), QStringLiteral("one: two"));
@@ -163,7 +164,8 @@ void TestPageState::tilesNeverWidenTheWindow()
                            .arg(i)
                            .arg(start)
                            .arg(tasks->countText())));
-        QVERIFY2(m_window->minimumSizeHint().width() <= start, qPrintable(QString::number(m_window->minimumSizeHint().width())));
+        QVERIFY2(m_window->minimumSizeHint().width() <= start,
+            qPrintable(QString::number(m_window->minimumSizeHint().width())));
     }
     // Some of the sentences are longer than the room beside the buttons: they wrapped.
     QVERIFY2(std::any_of(sentences.begin(), sentences.end(),
@@ -262,13 +264,15 @@ void TestPageState::textIsNotClipped()
         qPrintable(QStringLiteral("%1 lines in %2 px").arg(digest->document()->size().height()).arg(digest->viewport()->height())));
     // An error message elides at its end (its beginning says what failed), not in the middle
     // (issue 41 item 11).
-    auto* errorDelegate = dynamic_cast<ElideDelegate*>(tasks->view()->itemDelegateForColumn(TaskBrowserModel::ErrorColumn));
+    auto* errorDelegate
+        = dynamic_cast<ElideDelegate*>(tasks->view()->itemDelegateForColumn(TaskBrowserModel::ErrorColumn));
     QVERIFY(errorDelegate);
     QCOMPARE(errorDelegate->mode(), Qt::ElideRight);
     QVERIFY(!tasks->view()->itemDelegateForColumn(TaskBrowserModel::KeyColumn)); // the view's: the middle
     // Audit: the time, the action (approve_policy was "appr…licy") and the actor fit their
     // columns; a key elides from the left, so its business id stays.
-    execSql(*m_db->connect(), "SELECT idem.idem_set_approval(10, 3600, 'two people for bulk work')"); // m_conn: cut by the outage
+    execSql(*m_db->connect(),
+        "SELECT idem.idem_set_approval(10, 3600, 'two people for bulk work')"); // m_conn: cut by the outage
     auto* audit = m_window->findChild<AuditWidget*>();
     QVERIFY(m_window->showPage(QStringLiteral("audit")));
     QTRY_VERIFY_WITH_TIMEOUT(audit->model()->rowCount() >= 8, browserTimeoutMs);

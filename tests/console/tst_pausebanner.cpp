@@ -31,13 +31,13 @@
 #include "core/counters.h"
 #include "core/runner.h"
 #include "core/taskstore.h"
-#include "operations/pauses.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
 #include "models/pausewatch.h"
 #include "models/profilestore.h"
 #include "models/taskbrowsermodel.h"
 #include "models/visibletext.h"
+#include "operations/pauses.h"
 #include "tests/console/tst_taskbrowser_support.h"
 #include "tests/support/taskrows.h"
 #include "views/chartpanel.h"
@@ -406,7 +406,9 @@ void TestPauseBanner::everythingNeedsASecondStep()
         for (const bool dark : { false, true }) {
             theme::apply(dark ? Theme::Dark : Theme::Light);
             QCoreApplication::processEvents();
-            dialog->grab().save(dir + (dark ? QStringLiteral("/pause-everything-dark.png") : QStringLiteral("/pause-everything-light.png")));
+            dialog->grab().save(dir
+                + (dark ? QStringLiteral("/pause-everything-dark.png")
+                        : QStringLiteral("/pause-everything-light.png")));
         }
         theme::apply(Theme::Light);
     }

@@ -188,15 +188,15 @@ void TestRightsUi::connectionPageListsTheRights()
     panel.show();
     QTRY_VERIFY_WITH_TIMEOUT(panel.rightsText().contains(QStringLiteral("requeue")), browserTimeoutMs);
     const QString text = panel.rightsText();
-    for (const QString& line : { QStringLiteral("read: yes (idem_reader)"), QStringLiteral("requeue: yes (idem_may_requeue)"),
-             QStringLiteral("release: no (idem_may_release)"), QStringLiteral("fail: no (idem_may_fail)"),
-             QStringLiteral("pause: no (idem_may_pause)"), QStringLiteral("purge: no (idem_may_purge)"),
-             QStringLiteral("approve: yes (idem_may_approve)") })
+    for (const QString& line : { QStringLiteral("read: yes (idem_reader)"),
+             QStringLiteral("requeue: yes (idem_may_requeue)"), QStringLiteral("release: no (idem_may_release)"),
+             QStringLiteral("fail: no (idem_may_fail)"), QStringLiteral("pause: no (idem_may_pause)"),
+             QStringLiteral("purge: no (idem_may_purge)"), QStringLiteral("approve: yes (idem_may_approve)") })
         QVERIFY2(text.split(QLatin1Char('\n')).contains(line), qPrintable(text + QStringLiteral(" lacks ") + line));
     // As the database has them for the login.
     auto login = idem::connect(dsnOf(requeuer));
-    const auto mine = querySql(*login,
-        "SELECT string_agg(right_name || ':' || granted, ',' ORDER BY right_name) FROM idem.idem_rights()");
+    const auto mine = querySql(
+        *login, "SELECT string_agg(right_name || ':' || granted, ',' ORDER BY right_name) FROM idem.idem_rights()");
     QCOMPARE(mine[0][0].as<std::string>(),
         std::string("approve:true,fail:false,pause:false,purge:false,read:true,release:false,requeue:true"));
     auto* value = panel.findChild<QLabel*>(QStringLiteral("rightsValue"));

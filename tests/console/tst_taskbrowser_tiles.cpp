@@ -13,9 +13,9 @@
 
 #include <QCheckBox>
 #include <QComboBox>
-#include <QLineEdit>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSpinBox>
@@ -27,8 +27,8 @@
 #include "tests/console/tst_taskbrowser_support.h"
 #include "views/actiondialog.h"
 #include "views/applyalldialog.h"
-#include "views/theme.h"
 #include "views/taskbrowserwidget.h"
+#include "views/theme.h"
 
 using idem::console::ActionDialog;
 using idem::console::ApplyAllDialog;
@@ -435,7 +435,8 @@ void TestTaskBrowserTiles::gatewayFiltersAndApplyAllInWords()
     for (const QString& term : { QStringLiteral("status failed"), QStringLiteral("operation charge"),
              QStringLiteral("retries exhausted"), QStringLiteral("error message containing \"503\"") })
         QVERIFY2(words.contains(term), qPrintable(words + QStringLiteral(" lacks ") + term));
-    QVERIFY2(dialog->planLabel()->text().contains(QStringLiteral("retries exhausted")), qPrintable(dialog->planLabel()->text()));
+    QVERIFY2(dialog->planLabel()->text().contains(QStringLiteral("retries exhausted")),
+        qPrintable(dialog->planLabel()->text()));
     QTRY_VERIFY_WITH_TIMEOUT(dialog->preview().has_value(), browserTimeoutMs);
     QCOMPARE(dialog->preview()->matched, std::int64_t(191));
     // IDEM_SCREENSHOT_DIR: the page and the dialog in light, dark and Chinese, to look at.

@@ -848,10 +848,10 @@ void TestJobs::filterMatchesWhatTheTaskListCounts()
     lost.errorContains = "l_st";
     QCOMPARE(idem::countTasks(*m_operator, schema, lost).n, std::int64_t(0));
     // idemctl job start takes it as the console does.
-    const auto dry = idemctl(operatorRole, { QStringLiteral("job"), QStringLiteral("start"), QStringLiteral("--action"),
-                                          QStringLiteral("fail"), QStringLiteral("--dry-run"), QStringLiteral("--json"),
-                                          QStringLiteral("--status"), QStringLiteral("failed"),
-                                          QStringLiteral("--error-contains"), QStringLiteral("lost") });
+    const auto dry = idemctl(operatorRole,
+        { QStringLiteral("job"), QStringLiteral("start"), QStringLiteral("--action"), QStringLiteral("fail"),
+            QStringLiteral("--dry-run"), QStringLiteral("--json"), QStringLiteral("--status"), QStringLiteral("failed"),
+            QStringLiteral("--error-contains"), QStringLiteral("lost") });
     QVERIFY2(dry.exitCode == 0, qPrintable(idem::test::describe(dry)));
     QCOMPARE(json(dry).value(QStringLiteral("matched")).toInteger(), 3);
     pqxx::nontransaction(*m_owner).exec("DELETE FROM idem.task_idempotency_conflicts");

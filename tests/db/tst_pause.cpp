@@ -972,13 +972,14 @@ void TestPause::idemctlPauseResumeAndPauses()
     // who paused it and why, who resumed it and why, text and JSON.
     const auto plain = idemctl(readerRole, { QStringLiteral("pauses") });
     QVERIFY2(plain.exitCode == 0 && !plain.out.contains(QStringLiteral("gateway back")), qPrintable(plain.out));
-    const auto history = idemctl(readerRole, { QStringLiteral("pauses"), QStringLiteral("--history"), QStringLiteral("24"),
-                                                 QStringLiteral("--json") });
+    const auto history = idemctl(readerRole,
+        { QStringLiteral("pauses"), QStringLiteral("--history"), QStringLiteral("24"), QStringLiteral("--json") });
     QVERIFY2(history.exitCode == 0, qPrintable(idem::test::describe(history)));
     const auto ended = json(history)[QStringLiteral("ended")].toArray();
     QCOMPARE(qint64(ended.size()),
-        qint64(number(*m_owner, "SELECT count(*) FROM idem.task_idempotency_audit WHERE action = 'resume'"
-                                " AND at >= now() - interval '24 hours'")));
+        qint64(number(*m_owner,
+            "SELECT count(*) FROM idem.task_idempotency_audit WHERE action = 'resume'"
+            " AND at >= now() - interval '24 hours'")));
     const auto newest = ended.at(0).toObject();
     QCOMPARE(newest[QStringLiteral("tenant")].toString(), QStringLiteral("*"));
     QCOMPARE(newest[QStringLiteral("operation")].toString(), QStringLiteral("charge"));
@@ -997,7 +998,8 @@ void TestPause::idemctlPauseResumeAndPauses()
             && historyText.out.contains(QStringLiteral("payment gateway down (INC-42)"))
             && historyText.out.contains(QStringLiteral("gateway back")),
         qPrintable(historyText.out));
-    const auto badHours = idemctl(readerRole, { QStringLiteral("pauses"), QStringLiteral("--history"), QStringLiteral("0") });
+    const auto badHours
+        = idemctl(readerRole, { QStringLiteral("pauses"), QStringLiteral("--history"), QStringLiteral("0") });
     QCOMPARE(badHours.exitCode, 2);
 }
 
