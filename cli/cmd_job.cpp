@@ -73,6 +73,7 @@ Filters (as idemctl tasks and the console's Tasks page; each narrows, none: ever
   --unfinished-for MIN   not succeeded, first seen at least MIN minutes before the start
   --updated-within MIN   updated within the last MIN minutes
   --digest-conflicts     keys with a recorded digest conflict
+  --error-contains TEXT  not succeeded, the last error message contains TEXT (literally, any case)
 
   --action A             requeue, release or fail
   --reason TEXT          why (mandatory, a visible character, up to 16384 characters; audited)
@@ -353,6 +354,7 @@ changed), or the job was cancelled.
         if (args.value("updated-within"))
             f.updatedWithinMinutes = static_cast<int>(args.intValue("updated-within", 1, 1, 5'256'000));
         f.digestConflicts = args.flag("digest-conflicts");
+        f.errorContains = args.value("error-contains");
         return f;
     }
 
@@ -361,7 +363,7 @@ changed), or the job was cancelled.
         Args args(argv,
             { "dsn", "schema", "action", "reason", "actor", "cap", "attempts", "batch", "duty", "status", "tenant",
                 "operation", "key-prefix", "min-attempts", "error-class", "failed-since", "unfinished-for",
-                "updated-within" },
+                "updated-within", "error-contains" },
             { "help", "json", "dry-run", "detach", "quiet", "expired-lease", "live-lease", "uncertain", "exhausted",
                 "digest-conflicts" });
         if (args.flag("help")) {

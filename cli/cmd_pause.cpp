@@ -45,13 +45,17 @@ One audit entry (action resume). Exit code 3 when there is no such pause (nothin
 Needs idem_operator.
 )";
 
-    constexpr const char* pausesHelp = R"(Usage: idemctl pauses [--minutes N] [--json] [--dsn DSN] [--schema S]
+    constexpr const char* pausesHelp
+        = R"(Usage: idemctl pauses [--minutes N] [--history HOURS] [--json] [--dsn DSN] [--schema S]
 
 Every pause, in force first, then expired ones (an expired pause stays listed until it is lifted
 or set again): scope, reason, who, since, until when and how long is left by the server's clock,
 how many claims it turned away over the last N minutes (default 15, 1 to 1440; from the outcome
 counters workers flush every second), and whether any traffic of its scope was counted in those
 minutes at all ("matches nothing yet" otherwise: a pause that precedes traffic, or a typo).
+With --history HOURS (1 to 8760), also the pauses lifted in the last HOURS hours, newest first
+(at most 200), from the audit trail: scope, the pause's reason, who and since when, and when,
+by whom and why it was lifted (--json: an array "ended").
 Exit code 0; with --json, an object with server_now and pauses. Needs idem_reader.
 )";
 
@@ -215,7 +219,7 @@ int runResume(const std::vector<std::string>& argv)
 
 int runPauses(const std::vector<std::string>& argv)
 {
-    Args args(argv, { "dsn", "schema", "minutes" }, { "json", "help" });
+    Args args(argv, { "dsn", "schema", "minutes", "history" }, { "json", "help" });
     if (args.flag("help")) {
         std::cout << pausesHelp;
         return ExitOk;
@@ -226,18 +230,53 @@ int runPauses(const std::vector<std::string>& argv)
     const SchemaName schema(args.valueOr("schema", SchemaName::defaultName));
     auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl pauses" });
     const auto list = listPauses(*conn, schema, minutes);
+    std::optional<int> hours;
+    if (args.value("history"))
+        hours = static_cast<int>(args.intValue("history", 24, 1, 8760));
+    const auto ended = hours ? listEndedPauses(*conn, schema, *hours) : std::vector<EndedPause> {};
     if (args.flag("json")) {
         nlohmann::json j = nlohmann::json::array();
         for (const auto& p : list.pauses)
             j.push_back(pauseJson(p));
-        std::cout << nlohmann::json({ { "schema", schema.name() }, { "server_now", formatMicros(list.serverNowUs) },
-                                        { "minutes", minutes }, { "pauses", j } })
-                         .dump(2)
-                  << '\n';
+        nlohmann::json out = { { "schema", schema.name() }, { "server_now", formatMicros(list.serverNowUs) },
+            { "minutes", minutes }, { "pauses", j } };
+        if (hours) {
+            nlohmann::json e = nlohmann::json::array();
+            for (const auto& x : ended)
+                e.push_back({ { "tenant", x.pause.tenant }, { "operation", x.pause.operation },
+                    { "reason", x.pause.reason }, { "paused_by", x.pause.pausedBy },
+                    { "paused_at",
+                        x.pause.pausedAtUs ? nlohmann::json(formatMicros(x.pause.pausedAtUs))
+                                           : nlohmann::json(nullptr) },
+                    { "until", optionalMicros(x.pause.untilUs) }, { "resumed_at", formatMicros(x.resumedAtUs) },
+                    { "resumed_by", x.resumedBy }, { "resume_reason", x.resumeReason },
+                    { "resume_audit_id", x.resumeAuditId } });
+            out["history_hours"] = *hours;
+            out["ended"] = e;
+        }
+        std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
         return ExitOk;
     }
+    const auto printEnded = [&] {
+        if (!hours)
+            return;
+        if (ended.empty()) {
+            std::printf("\nno pause was lifted in the last %d h\n", *hours);
+            return;
+        }
+        std::printf("\nlifted in the last %d h, newest first:\n", *hours);
+        for (const auto& x : ended) {
+            std::printf("  %s:%s  paused %s by %s, until %s: %s\n", safe(x.pause.tenant, 70).c_str(),
+                safe(x.pause.operation, 70).c_str(),
+                x.pause.pausedAtUs ? formatMicros(x.pause.pausedAtUs).c_str() : "?", safe(x.pause.pausedBy).c_str(),
+                untilText(x.pause.untilUs).c_str(), safe(x.pause.reason, 400).c_str());
+            std::printf("      resumed %s by %s: %s (audit entry #%lld)\n", formatMicros(x.resumedAtUs).c_str(),
+                safe(x.resumedBy).c_str(), safe(x.resumeReason, 400).c_str(), static_cast<long long>(x.resumeAuditId));
+        }
+    };
     if (list.pauses.empty()) {
         std::printf("nothing is paused (server time %s)\n", formatMicros(list.serverNowUs).c_str());
+        printEnded();
         return ExitOk;
     }
     std::printf("server time %s; turned away: claims answered 'paused' in the last %d min\n\n",
@@ -251,6 +290,7 @@ int runPauses(const std::vector<std::string>& argv)
         std::printf("      since %s by %s: %s\n", formatMicros(p.pausedAtUs).c_str(), safe(p.pausedBy).c_str(),
             safe(p.reason, 400).c_str());
     }
+    printEnded();
     return ExitOk;
 }
 

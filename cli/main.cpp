@@ -1,3 +1,4 @@
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <pqxx/pqxx>
@@ -6,6 +7,7 @@
 #include "cli/commands.h"
 #include "core/connection.h"
 #include "core/utf8.h"
+#include "operations/wording.h"
 
 namespace {
 
@@ -55,6 +57,42 @@ void printUsage(std::ostream& out)
            "Exit codes: 0 ok, 1 failure, 2 usage error, 3 refused by the database (nothing changed).\n";
 }
 
+// The role a command's connection acts as, asked again on a connection of its own (the refused
+// one is gone with its command); empty when that fails. Only after a refusal: never on the way.
+std::string refusedRole(const std::vector<std::string>& args)
+{
+    std::string dsn;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == "--dsn" && i + 1 < args.size())
+            dsn = args[i + 1];
+        else if (args[i].rfind("--dsn=", 0) == 0)
+            dsn = args[i].substr(6);
+    }
+    if (dsn.empty())
+        if (const char* env = std::getenv("IDEM_DSN"))
+            dsn = env;
+    try {
+        auto conn = idem::connect(dsn, idem::ConnectOptions { "idemctl", 5 });
+        pqxx::read_transaction t(*conn);
+        return t.exec("SELECT current_user::text")[0][0].as<std::string>();
+    } catch (const std::exception&) {
+        return {};
+    }
+}
+
+// A refusal (42501) in the console's words when it is about a right (operations/wording): who
+// lacks which right and the GRANT that gives it; the server's own text otherwise.
+std::string refusalText(const std::vector<std::string>& args, const std::exception& e)
+{
+    const std::string right = idem::rightOfRefusal(e.what());
+    if (!right.empty()) {
+        const std::string role = refusedRole(args);
+        if (!role.empty())
+            return idem::rightMissing(role, right) + "\n";
+    }
+    return e.what();
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -95,7 +133,8 @@ int main(int argc, char** argv)
         } catch (const pqxx::insufficient_privilege& e) {
             // libpqxx 6.4 leaves sqlstate() empty on this class; it is only ever 42501.
             std::cerr << "idemctl " << name << ": refused by the database (SQLSTATE "
-                      << (e.sqlstate().empty() ? std::string("42501") : e.sqlstate()) << "): " << msg(e);
+                      << (e.sqlstate().empty() ? std::string("42501") : e.sqlstate())
+                      << "): " << idem::displaySafe(refusalText(args, e), idem::messageDisplay);
             return ExitRefused;
         } catch (const pqxx::sql_error& e) {
             if (idem::isReadOnlyRefusal(e)) {

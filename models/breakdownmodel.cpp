@@ -287,7 +287,7 @@ idem::TaskFilter BreakdownModel::rowFilter(int row) const
     f.updatedWithinMinutes = m_windowMinutes;
     if (m_kind == Kind::Errors) {
         f.statuses = { "processing", "retryable_failed", "failed" };
-        f.errorText = m_data.errors[r].message;
+        f.errorContains = m_data.errors[r].message;
     }
     return f;
 }

@@ -11,6 +11,7 @@
 #include "models/taskbrowsermodel.h"
 #include "models/tones.h"
 #include "models/visibletext.h"
+#include "operations/wording.h"
 
 namespace idem::console {
 
@@ -45,10 +46,23 @@ QString jobActionLabel(const idem::JobStatus& job)
     return visibleText(job.action);
 }
 
+QString taskFilterText(const idem::TaskFilter& filter)
+{
+    const auto words = [](const char* english) { return QCoreApplication::translate(idem::wordingContext, english); };
+    QStringList terms;
+    for (const auto& term : idem::filterTerms(filter)) {
+        QStringList values;
+        for (const auto& v : term.values)
+            values << visibleText(v);
+        terms << (values.isEmpty() ? words(term.words) : words(term.words).arg(values.join(words(idem::orWords))));
+    }
+    return terms.isEmpty() ? words(idem::everyTaskWords) : terms.join(words(idem::termSeparatorWords));
+}
+
 QString jobFilterText(const std::string& filterJson)
 {
     try {
-        return visibleText(idem::describeJobFilter(idem::taskFilterFromJobJson(filterJson)));
+        return taskFilterText(idem::taskFilterFromJobJson(filterJson));
     } catch (const std::invalid_argument&) {
         return visibleText(filterJson);
     }

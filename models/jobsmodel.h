@@ -95,6 +95,9 @@ QString jobActionLabel(const idem::JobStatus& job);
 // The job's filter in words ("status failed, tenant t1"), display-safe; the raw JSON when it
 // does not read as a filter.
 QString jobFilterText(const std::string& filterJson);
+// A task filter in words, in the console's language (idem::filterTerms: what idemctl says in
+// English), values display-safe: "status failed, operation charge, retries exhausted".
+QString taskFilterText(const idem::TaskFilter& filter);
 // "120 changed, 3 refused, 7 skipped of 130 (0 to do)".
 QString jobProgressText(const idem::JobStatus& job);
 // "1 h 2 min", "3 min 10 s", "12 s".

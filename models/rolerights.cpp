@@ -3,6 +3,7 @@
 #include <QCoreApplication>
 
 #include "operations/rights.h"
+#include "operations/wording.h"
 
 namespace idem::console {
 
@@ -43,13 +44,10 @@ QString RoleRights::refusal(const QString& right) const
 {
     if (may(right))
         return {};
+    // idemctl's words too (operations/wording), in the console's language.
     if (!m_perRight)
-        return QCoreApplication::translate("idem::console::RoleRights",
-            "Role %1 is not idem_operator: the database refuses this to it.")
-            .arg(m_role);
-    return QCoreApplication::translate("idem::console::RoleRights",
-        "Role %1 does not hold the %2 right (role %3): the database refuses this to it. An administrator grants it "
-        "with GRANT %3 TO %1.")
+        return QCoreApplication::translate(idem::wordingContext, idem::rightMissingOperatorWords).arg(m_role);
+    return QCoreApplication::translate(idem::wordingContext, idem::rightMissingWords)
         .arg(m_role, right, grantRole(right));
 }
 

@@ -111,9 +111,10 @@ const std::vector<TileSpec>& tileCatalogue()
             { A::EachFigure }, nullptr, {}, at(1, 20), "failed", RedSeries::None, failed, QT_TRANSLATE_NOOP("idem::console::DashboardModel", "rows in failed"),
             {}, {}, nullptr, "failed" },
         { Tile::DuplicateRatio, "duplicateRatio", QT_TRANSLATE_NOOP("idem::console::Tile", "Duplicate ratio"),
-            QT_TRANSLATE_NOOP("idem::console::Tile", "Claims answered from an existing key (replay, in progress, conflict) over all "
-                      "claims in the window, from idem_counters."),
-            TileUnit::Percent, { F::DuplicateRatio }, QT_TRANSLATE_NOOP("idem::console::DashboardModel", "of %1 claims, %2"), { A::Claims, A::Window },
+            QT_TRANSLATE_NOOP("idem::console::Tile", "Claims answered from an existing key (replay, in progress, conflict) over "
+                      "the first claims of a key plus those, in the window, from idem_counters: a retry's claim of its own "
+                      "key is not counted."),
+            TileUnit::Percent, { F::DuplicateRatio }, QT_TRANSLATE_NOOP("idem::console::DashboardModel", "of %1 requests (retries not counted), %2"), { A::Claims, A::Window },
             QT_TRANSLATE_NOOP("idem::console::DashboardModel", "no claims, %1"), { A::Window }, at(20, 50), "duplicate_ratio", RedSeries::Counters, nullptr,
             nullptr, {}, {},
             // Only the counters know a duplicate: a replay or an in-progress answer writes nothing to the row.

@@ -38,6 +38,23 @@ QString visibleLines(const QString& text)
 
 QString visibleText(const std::string& utf8) { return shown(utf8, consoleDisplay); }
 
+QString oneLine(const QString& text)
+{
+    QString out;
+    for (const auto& raw : text.split(QLatin1Char('\n'))) {
+        const QString line = raw.simplified();
+        if (line.isEmpty())
+            continue;
+        if (!out.isEmpty()) {
+            const QChar last = out.back();
+            const bool stopped = QStringLiteral(".:;!?,。：；！？，").contains(last);
+            out += stopped ? QStringLiteral(" ") : QStringLiteral(". ");
+        }
+        out += line;
+    }
+    return out;
+}
+
 QString visibleHtml(const std::string& utf8) { return visibleText(utf8).toHtmlEscaped(); }
 
 } // namespace idem::console

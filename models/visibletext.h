@@ -20,6 +20,10 @@ QString visibleHtml(const std::string& utf8);
 // For a multi-line box (a reason, an error message): line breaks stay line breaks, everything
 // else as visibleText() shows it.
 QString visibleLines(const QString& text);
+// A message of several lines (libpq's "… failed: Connection refused" then "Is the server
+// running …?") on one line, its lines still read as sentences: a line that ends without a
+// stop gets one before the next ("refused. Is the server"), white space collapsed.
+QString oneLine(const QString& text);
 // Whether visibleText() would change anything.
 bool hasInvisible(const QString& text);
 

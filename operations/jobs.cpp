@@ -8,6 +8,7 @@
 #include "core/utf8.h"
 #include "operations/csv.h"
 #include "operations/tasklist.h"
+#include "operations/wording.h"
 
 namespace idem {
 
@@ -178,8 +179,8 @@ std::string jobFilterJson(const TaskFilter& f)
         j["conflict_within_minutes"] = *f.conflictWithinMinutes;
     if (f.failedRetryInWindow)
         j["failed_retry_in_window"] = true;
-    if (f.errorText)
-        j["error_text"] = *f.errorText;
+    if (f.errorContains)
+        j["error_contains"] = *f.errorContains;
     return j.dump();
 }
 
@@ -230,8 +231,8 @@ TaskFilter taskFilterFromJobJson(const std::string& json)
                 f.conflictWithinMinutes = v.get<int>();
             else if (key == "failed_retry_in_window")
                 f.failedRetryInWindow = v.get<bool>();
-            else if (key == "error_text")
-                f.errorText = v.get<std::string>();
+            else if (key == "error_contains")
+                f.errorContains = v.get<std::string>();
             else
                 throw std::invalid_argument("a job's filter has an unknown key " + quoteForMessage(key));
         }
@@ -243,51 +244,14 @@ TaskFilter taskFilterFromJobJson(const std::string& json)
 
 std::string describeJobFilter(const TaskFilter& f)
 {
-    std::vector<std::string> terms;
-    if (!f.statuses.empty()) {
-        std::string s = "status ";
-        for (std::size_t i = 0; i < f.statuses.size(); ++i)
-            s += (i ? " or " : "") + f.statuses[i];
-        terms.push_back(s);
-    }
-    if (f.tenant)
-        terms.push_back("tenant " + *f.tenant);
-    if (f.operation)
-        terms.push_back("operation " + *f.operation);
-    if (f.keyPrefix)
-        terms.push_back("key starting with " + *f.keyPrefix);
-    if (f.minAttempts)
-        terms.push_back("attempts >= " + std::to_string(*f.minAttempts));
-    if (f.expiredLease)
-        terms.push_back("lease expired");
-    if (f.liveLease)
-        terms.push_back("lease running");
-    if (f.uncertain)
-        terms.push_back("outcome unknown");
-    if (f.errorClass)
-        terms.push_back("error class " + *f.errorClass);
-    if (f.exhausted)
-        terms.push_back("retries exhausted");
-    if (f.failedSince)
-        terms.push_back("failed since " + *f.failedSince);
-    if (f.unfinishedForMinutes)
-        terms.push_back("unfinished for " + std::to_string(*f.unfinishedForMinutes) + " min");
-    if (f.digestConflicts)
-        terms.push_back("with digest conflicts");
-    if (f.updatedWithinMinutes)
-        terms.push_back("updated within " + std::to_string(*f.updatedWithinMinutes) + " min");
-    if (f.conflictWithinMinutes)
-        terms.push_back("a conflict within " + std::to_string(*f.conflictWithinMinutes) + " min");
-    if (f.failedRetryInWindow)
-        terms.push_back("a retry failed in the window");
-    if (f.errorText)
-        terms.push_back("error containing \"" + *f.errorText + "\"");
-    if (terms.empty())
-        return "every task";
     std::string out;
-    for (const auto& t : terms)
-        out += (out.empty() ? "" : ", ") + t;
-    return out;
+    for (const auto& term : filterTerms(f)) {
+        std::string values;
+        for (const auto& v : term.values)
+            values += (values.empty() ? "" : orWords) + v;
+        out += (out.empty() ? "" : termSeparatorWords) + fillWords(term.words, { values });
+    }
+    return out.empty() ? everyTaskWords : out;
 }
 
 void validateJobRequest(const JobRequest& r)
@@ -297,10 +261,6 @@ void validateJobRequest(const JobRequest& r)
     o.actor = r.actor;
     o.extraAttempts = r.extraAttempts;
     validateActionOptions(r.action, o);
-    // The database's matcher (idem_job_match) knows no error text: a job would take more rows
-    // than the page shows.
-    if (r.filter.errorText)
-        throw std::invalid_argument("a job cannot match on error text; narrow it by the other filters");
     if (r.cap < 1 || r.cap > JobLimits::maxCap)
         throw std::invalid_argument("a job's cap must be 1 to " + std::to_string(JobLimits::maxCap) + " rows, not "
             + std::to_string(r.cap));

@@ -203,4 +203,44 @@ std::string formatPauseLength(std::int64_t ms)
     return part(s, "s");
 }
 
+std::vector<EndedPause> listEndedPauses(pqxx::connection& conn, const SchemaName& schema, int hours, int limit)
+{
+    if (hours < 1 || hours > 8760)
+        throw std::invalid_argument("the history covers 1 to 8760 hours");
+    if (limit < 1 || limit > 1000)
+        throw std::invalid_argument("the history lists 1 to 1000 pauses");
+    pqxx::read_transaction t(conn);
+    // The image's times are JSON text: read back as timestamptz, then as the others are.
+    const auto r = t.exec_params("SELECT a.after_image ->> 'tenant', a.after_image ->> 'operation',"
+                                 " coalesce(p.image ->> 'reason', ''), coalesce(p.image ->> 'paused_by', ''), "
+            + micros("(p.image ->> 'paused_at')::timestamptz") + ", " + micros("(p.image ->> 'until')::timestamptz")
+            + ", " + micros("a.at")
+            + ", a.db_role || ' (' || a.os_user || '@' || a.client_host || ')', a.reason, a.id"
+              " FROM "
+            + schema.qualify("task_idempotency_audit")
+            + " a, LATERAL (SELECT CASE WHEN jsonb_typeof(a.before_image -> 'pause') = 'object'"
+              " THEN a.before_image -> 'pause' END AS image) p"
+              " WHERE a.idempotency_key = '' AND a.action = 'resume'"
+              " AND a.at >= now() - $1::int * interval '1 hour' ORDER BY a.id DESC LIMIT $2::int",
+        hours, limit);
+    t.commit();
+    std::vector<EndedPause> out;
+    for (const auto& row : r) {
+        EndedPause e;
+        e.pause.tenant = row[0].is_null() ? std::string() : row[0].as<std::string>();
+        e.pause.operation = row[1].is_null() ? std::string() : row[1].as<std::string>();
+        e.pause.reason = row[2].as<std::string>();
+        e.pause.pausedBy = row[3].as<std::string>();
+        e.pause.pausedAtUs = row[4].is_null() ? 0 : row[4].as<std::int64_t>();
+        if (!row[5].is_null())
+            e.pause.untilUs = row[5].as<std::int64_t>();
+        e.resumedAtUs = row[6].as<std::int64_t>();
+        e.resumedBy = row[7].as<std::string>();
+        e.resumeReason = row[8].as<std::string>();
+        e.resumeAuditId = row[9].as<std::int64_t>();
+        out.push_back(std::move(e));
+    }
+    return out;
+}
+
 } // namespace idem

@@ -55,6 +55,21 @@ PauseList listPauses(pqxx::connection& conn, const SchemaName& schema, int minut
 // statement timeout).
 PauseList listPauses(pqxx::transaction_base& tx, const SchemaName& schema, int minutes = 15);
 
+// A pause lifted by a resume (idem_resume), as the audit trail keeps it: the pause's own image
+// (reason, who, since, planned end) and the resume's entry (when, who, why).
+struct EndedPause {
+    Pause pause; // tenant, operation, reason, pausedBy, pausedAtUs, untilUs (active false)
+    std::int64_t resumedAtUs = 0;
+    std::string resumedBy; // "db_role (os_user@host)"
+    std::string resumeReason;
+    std::int64_t resumeAuditId = 0;
+};
+
+// The pauses lifted within the last `hours` (1 to 8760), newest first, at most `limit` (1 to
+// 1000): the resume entries of the audit trail (key '', so its key index bounds the read).
+// Read-only; needs idem_reader.
+std::vector<EndedPause> listEndedPauses(pqxx::connection& conn, const SchemaName& schema, int hours, int limit = 200);
+
 struct PauseRequest {
     static constexpr std::int64_t minLengthMs = 1000;
     static constexpr std::int64_t maxLengthMs = 365LL * 24 * 3600 * 1000;

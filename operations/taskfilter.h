@@ -31,9 +31,10 @@ struct TaskFilter {
     // the key's error history inside the updatedWithinMinutes window (which it needs), whatever
     // the key's status now (one that later succeeded included).
     bool failedRetryInWindow = false;
-    // The last error message contains this text (literally, case-sensitive): what a row of the
-    // dashboard's top errors opens.
-    std::optional<std::string> errorText;
+    // The last error message contains this text, case-insensitively, literally (no wildcards).
+    // Unfinished tasks only: a succeeded task's message is the history of an attempt before the
+    // success, and the restriction lets the unfinished-rows index bound the read.
+    std::optional<std::string> errorContains;
 
     bool operator==(const TaskFilter&) const = default;
 };

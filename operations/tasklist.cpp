@@ -36,6 +36,9 @@ namespace {
         return out + '%';
     }
 
+    // An ILIKE pattern matching the strings that contain `text` (literally, any case).
+    std::string likeContains(const std::string& text) { return '%' + likePrefix(text); }
+
     void checkText(const char* what, const std::optional<std::string>& v, bool noColon)
     {
         if (!v)
@@ -55,7 +58,8 @@ namespace {
         if (!f.statuses.empty())
             return std::none_of(f.statuses.begin(), f.statuses.end(), [](const auto& s) { return s == "succeeded"; });
         // These flags each imply a status other than succeeded.
-        return f.expiredLease || f.liveLease || f.uncertain || f.exhausted || f.failedSince || f.unfinishedForMinutes;
+        return f.expiredLease || f.liveLease || f.uncertain || f.exhausted || f.failedSince || f.unfinishedForMinutes
+            || f.errorContains;
     }
 
     const char* nullOr(const std::optional<std::string>& v) { return v ? v->c_str() : nullptr; }
@@ -98,10 +102,11 @@ namespace {
         return row;
     }
 
-    // The WHERE clause over alias t. Every filter value is a parameter ($1..$16), always bound
-    // (NULL when unset) so the arity never changes; the planner folds "$n IS NULL OR ..." away
-    // for an unnamed statement, leaving index-usable predicates (LIKE 'prefix%' on the key).
-    std::string whereClause(const SchemaName& schema, const TaskFilter& f)
+    // The WHERE clause over alias t. Every filter value is a parameter ($1..$15, and the error
+    // text's pattern as $containsParam), always bound (NULL when unset) so the arity never
+    // changes; the planner folds "$n IS NULL OR ..." away for an unnamed statement, leaving
+    // index-usable predicates (LIKE 'prefix%' on the key).
+    std::string whereClause(const SchemaName& schema, const TaskFilter& f, int containsParam)
     {
         std::string w = R"(
         ($1::text[] IS NULL OR t.status = ANY ($1::text[]))
@@ -117,8 +122,7 @@ namespace {
     AND (NOT $11::bool OR (t.status = 'failed' AND t.error_class IS DISTINCT FROM 'permanent'))
     AND ($12::bigint IS NULL OR (t.status = 'failed' AND t.updated_at >= to_timestamp(0) + $12::bigint * interval '1 microsecond'))
     AND ($13::int IS NULL OR (t.status <> 'succeeded' AND t.created_at < now() - $13::int * interval '1 minute'))
-    AND ($14::int IS NULL OR t.updated_at >= date_trunc('minute', now()) - ($14::int - 1) * interval '1 minute')
-    AND ($16::text IS NULL OR strpos(t.error_message, $16::text) > 0))";
+    AND ($14::int IS NULL OR t.updated_at >= date_trunc('minute', now()) - ($14::int - 1) * interval '1 minute'))";
         // The window as the counters have it: the last $15 minute buckets, the current one included.
         w += "\n    AND ($15::int IS NULL OR t.idempotency_key IN (SELECT c.idempotency_key FROM "
             + schema.qualify("task_idempotency_conflicts")
@@ -139,6 +143,10 @@ namespace {
         if (f.digestConflicts)
             w += "\n    AND t.idempotency_key IN (SELECT c.idempotency_key FROM "
                 + schema.qualify("task_idempotency_conflicts") + " c)";
+        // The error text: unfinished rows only (onlyUnfinished below), so the read walks the
+        // unfinished-rows index, bounded by the page's limit and the statement timeout.
+        const std::string c = "$" + std::to_string(containsParam) + "::text";
+        w += "\n    AND (" + c + " IS NULL OR t.error_message ILIKE " + c + ")";
         // The unfinished partial index serves an updated_at sort only when the planner can
         // prove the predicate; say it literally when the filter implies it.
         if (onlyUnfinished(f))
@@ -147,7 +155,7 @@ namespace {
     }
 
     struct FilterParams {
-        std::optional<std::string> statuses, tenant, tenantLike, prefixLike, operation, errorClass, errorText;
+        std::optional<std::string> statuses, tenant, tenantLike, prefixLike, operation, errorClass, errorLike;
         std::optional<int> minAttempts, unfinished, updatedWithin, conflictWithin;
         std::optional<std::int64_t> failedSinceUs;
     };
@@ -164,13 +172,14 @@ namespace {
             p.prefixLike = likePrefix(*f.keyPrefix);
         p.operation = f.operation;
         p.errorClass = f.errorClass;
-        p.errorText = f.errorText;
         p.minAttempts = f.minAttempts;
         p.unfinished = f.unfinishedForMinutes;
         p.updatedWithin = f.updatedWithinMinutes;
         p.conflictWithin = f.conflictWithinMinutes;
         if (f.failedSince)
             p.failedSinceUs = parseIsoMicros(*f.failedSince);
+        if (f.errorContains)
+            p.errorLike = likeContains(*f.errorContains);
         return p;
     }
 
@@ -292,8 +301,11 @@ void validateTaskQuery(const TaskFilter& f, const TaskSort& sort)
                 "unknown status " + quoteForMessage(s) + " (processing, succeeded, retryable_failed or failed)");
     checkText("the tenant", f.tenant, true);
     checkText("the operation", f.operation, true);
-    checkText("the error text", f.errorText, false);
     checkText("the key prefix", f.keyPrefix, false);
+    checkText("the error text", f.errorContains, false);
+    if (f.errorContains && f.errorContains->size() > maxErrorContainsBytes)
+        throw std::invalid_argument(
+            "the error text is longer than " + std::to_string(maxErrorContainsBytes) + " bytes");
     if (f.errorClass && !known(*f.errorClass, std::begin(knownClasses), std::end(knownClasses)))
         throw std::invalid_argument(
             "unknown error class " + quoteForMessage(*f.errorClass) + " (retryable, permanent or unknown)");
@@ -333,27 +345,27 @@ TaskPage listTasks(pqxx::connection& conn, const SchemaName& schema, const TaskF
     const std::string col = sort.column == TaskSortColumn::CreatedAt ? "t.created_at" : "t.updated_at";
     const char* gt = sort.descending ? "<" : ">";
     const char* le = sort.descending ? ">=" : "<=";
-    const std::string tsAfter = "(to_timestamp(0) + $18::bigint * interval '1 microsecond')";
-    const std::string tsThrough = "(to_timestamp(0) + $20::bigint * interval '1 microsecond')";
+    const std::string tsAfter = "(to_timestamp(0) + $17::bigint * interval '1 microsecond')";
+    const std::string tsThrough = "(to_timestamp(0) + $19::bigint * interval '1 microsecond')";
     std::string keyset;
     if (byTime) {
-        keyset = "\n    AND ($17::text IS NULL OR (" + col + " " + std::string(sort.descending ? "<=" : ">=") + " "
-            + tsAfter + " AND (" + col + " " + gt + " " + tsAfter + " OR t.idempotency_key " + gt + " $17::text)))"
-            + "\n    AND ($19::text IS NULL OR (" + col + " " + le + " " + tsThrough + " AND (" + col + " <> "
-            + tsThrough + " OR t.idempotency_key " + le + " $19::text)))";
+        keyset = "\n    AND ($16::text IS NULL OR (" + col + " " + std::string(sort.descending ? "<=" : ">=") + " " + tsAfter
+            + " AND (" + col + " " + gt + " " + tsAfter + " OR t.idempotency_key " + gt + " $16::text)))"
+            + "\n    AND ($18::text IS NULL OR (" + col + " " + le + " " + tsThrough + " AND (" + col + " <> " + tsThrough
+            + " OR t.idempotency_key " + le + " $18::text)))";
     } else {
-        keyset = "\n    AND ($17::text IS NULL OR t.idempotency_key " + std::string(gt)
-            + " $17::text)"
-              "\n    AND ($18::bigint IS NULL OR true)"
-              "\n    AND ($19::text IS NULL OR t.idempotency_key "
-            + le + " $19::text)\n    AND ($20::bigint IS NULL OR true)";
+        keyset = "\n    AND ($16::text IS NULL OR t.idempotency_key " + std::string(gt)
+            + " $16::text)"
+              "\n    AND ($17::bigint IS NULL OR true)"
+              "\n    AND ($18::text IS NULL OR t.idempotency_key "
+            + le + " $18::text)\n    AND ($19::bigint IS NULL OR true)";
     }
     const char* dir = sort.descending ? " DESC" : "";
     const std::string order = byTime ? " ORDER BY " + col + dir + ", t.idempotency_key" + dir
                                      : std::string(" ORDER BY t.idempotency_key") + dir;
     const std::string sql = "SELECT " + rowColumns() + "left(t.error_message, 300), t.request_hash, "
         + updatedAtMicrosSql("now()") + " FROM " + schema.qualify("task_idempotency") + " t WHERE "
-        + whereClause(schema, f) + keyset + order + " LIMIT $21::int";
+        + whereClause(schema, f, 21) + keyset + order + " LIMIT $20::int";
 
     std::string h6, h12, h13, h14, h15, h17, h19;
     const std::optional<std::int64_t> afterUs = after ? std::optional<std::int64_t>(after->updatedAtUs) : std::nullopt;
@@ -366,9 +378,9 @@ TaskPage listTasks(pqxx::connection& conn, const SchemaName& schema, const TaskF
     const auto r = t.exec_params(sql, nullOr(p.statuses), nullOr(p.tenant), nullOr(p.tenantLike), nullOr(p.prefixLike),
         nullOr(p.operation), intOrNull(p.minAttempts, h6), f.expiredLease, f.liveLease, f.uncertain,
         nullOr(p.errorClass), f.exhausted, bigOrNull(p.failedSinceUs, h12), intOrNull(p.unfinished, h13),
-        intOrNull(p.updatedWithin, h14), intOrNull(p.conflictWithin, h15), nullOr(p.errorText),
-        after ? after->key.c_str() : nullptr, bigOrNull(afterUs, h17), through ? through->key.c_str() : nullptr,
-        bigOrNull(throughUs, h19), limit + 1);
+        intOrNull(p.updatedWithin, h14), intOrNull(p.conflictWithin, h15), after ? after->key.c_str() : nullptr,
+        bigOrNull(afterUs, h17), through ? through->key.c_str() : nullptr, bigOrNull(throughUs, h19), limit + 1,
+        nullOr(p.errorLike));
     // The server clock comes with the rows (one round trip); an empty page asks separately.
     page.serverNowUs = r.empty() ? t.exec("SELECT " + updatedAtMicrosSql("now()"))[0][0].as<std::int64_t>()
                                  : r[0][11].as<std::int64_t>();
@@ -388,7 +400,7 @@ TaskCount countTasks(pqxx::connection& conn, const SchemaName& schema, const Tas
 {
     validateTaskQuery(f, {});
     const auto p = paramsOf(f);
-    const std::string from = " FROM " + schema.qualify("task_idempotency") + " t WHERE " + whereClause(schema, f);
+    const std::string from = " FROM " + schema.qualify("task_idempotency") + " t WHERE " + whereClause(schema, f, 16);
     std::string h6, h12, h13, h14, h15;
     const auto run = [&](const std::string& sql, auto&&... extra) {
         pqxx::read_transaction t(conn);
@@ -396,7 +408,7 @@ TaskCount countTasks(pqxx::connection& conn, const SchemaName& schema, const Tas
         auto r = t.exec_params(sql, nullOr(p.statuses), nullOr(p.tenant), nullOr(p.tenantLike), nullOr(p.prefixLike),
             nullOr(p.operation), intOrNull(p.minAttempts, h6), f.expiredLease, f.liveLease, f.uncertain,
             nullOr(p.errorClass), f.exhausted, bigOrNull(p.failedSinceUs, h12), intOrNull(p.unfinished, h13),
-            intOrNull(p.updatedWithin, h14), intOrNull(p.conflictWithin, h15), nullOr(p.errorText), extra...);
+            intOrNull(p.updatedWithin, h14), intOrNull(p.conflictWithin, h15), nullOr(p.errorLike), extra...);
         t.commit();
         return r;
     };

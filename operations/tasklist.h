@@ -84,6 +84,9 @@ TaskPage listTasks(pqxx::connection& conn, const SchemaName& schema, const TaskF
     const std::optional<TaskCursor>& after, int limit, const std::optional<TaskCursor>& through = std::nullopt,
     const TaskReadOptions& options = {});
 
+// The longest error text a filter searches for (TaskFilter::errorContains), in bytes.
+constexpr std::size_t maxErrorContainsBytes = 1024;
+
 // Throws std::invalid_argument (with the reason) for what listTasks would refuse.
 void validateTaskQuery(const TaskFilter& filter, const TaskSort& sort);
 

@@ -16,6 +16,7 @@
 
 #include "models/consolesession.h"
 #include "models/jobrunners.h"
+#include "models/jobsmodel.h"
 #include "models/taskbrowsermodel.h"
 #include "models/visibletext.h"
 #include "views/actiondialog.h"
@@ -73,7 +74,10 @@ ApplyAllDialog::ApplyAllDialog(ConsoleSession* admin, JobRunners* runners, const
                                 "runs it in small batches; a row that changed since the job's start is refused and "
                                 "listed, never changed."));
     intro->setWordWrap(true);
-    auto* filterText = new QLabel(visibleText(idem::describeJobFilter(m_filter)));
+    // --- The filter in words, before anything runs (issue 41, item 2) ---
+    auto* filterText = new QLabel(taskFilterText(m_filter));
+    filterText->setTextFormat(Qt::PlainText);
+    // --- end of the filter in words ---
     filterText->setWordWrap(true);
     filterText->setObjectName(QStringLiteral("filterLabel"));
     auto* runNote = new QLabel(tr("Closing the console stops running it here, not the job: it stays active with "
@@ -206,7 +210,7 @@ void ApplyAllDialog::updatePlan()
         ? tr("%1 (attempts +%2)").arg(actionTitle(a)).arg(m_extra->value())
         : actionTitle(a);
     QString plan = tr("Action: %1 — each task %2").arg(what, actionEffect(a, m_extra->value()));
-    plan += QLatin1Char('\n') + tr("Filter: %1").arg(visibleText(idem::describeJobFilter(m_filter)));
+    plan += QLatin1Char('\n') + tr("Filter: %1").arg(taskFilterText(m_filter)); // in words (issue 41, item 2)
     if (m_preview)
         plan += QLatin1Char('\n')
             + tr("Count: %1 match now, %2 to change; the job records the rows that match when it starts (its "

@@ -15,14 +15,15 @@
 
 #include <algorithm>
 
-#include "operations/audit.h"
-#include "operations/tasklist.h"
 #include "models/auditmodel.h"
 #include "models/auditwitness.h"
 #include "models/consolesession.h"
 #include "models/taskbrowsermodel.h"
 #include "models/visibletext.h"
+#include "operations/audit.h"
+#include "operations/tasklist.h"
 #include "views/auditentryview.h"
+#include "views/elidedelegate.h"
 #include "views/pagestatusline.h"
 #include "views/theme.h"
 
@@ -66,8 +67,10 @@ AuditWidget::AuditWidget(ConsoleSession* session, QWidget* parent)
     AuditEntryView::setUpTable(m_view, m_model,
         { { AuditModel::IdColumn, 50 }, { AuditModel::AtColumn, 160 }, { AuditModel::KeyColumn, 200 },
             { AuditModel::ActionColumn, 70 }, { AuditModel::ActorColumn, 200 } });
-    // Keys elide in the middle (their ends tell them apart); time and actor are never cut.
-    m_view->setTextElideMode(Qt::ElideMiddle);
+    // A reason elides at its end; a key from its left, so that its end (the business id, what
+    // tells keys apart) stays; time, action and actor are never cut.
+    m_view->setTextElideMode(Qt::ElideRight);
+    m_view->setItemDelegateForColumn(AuditModel::KeyColumn, new ElideDelegate(Qt::ElideLeft, m_view));
     m_verify->setObjectName(QStringLiteral("verifyChainButton"));
     auto* verifyKey = new QAction(this);
     m_verifyAction = verifyKey;
@@ -125,7 +128,7 @@ AuditWidget::AuditWidget(ConsoleSession* session, QWidget* parent)
     });
     connect(m_model, &AuditModel::pageLoaded, m_error, &QWidget::hide);
     const auto fitColumns = [this] {
-        for (int c : { int(AuditModel::AtColumn), int(AuditModel::ActorColumn) }) {
+        for (int c : { int(AuditModel::AtColumn), int(AuditModel::ActionColumn), int(AuditModel::ActorColumn) }) {
             const int before = m_view->columnWidth(c);
             m_view->resizeColumnToContents(c);
             // A few pixels over the content: another style's cell margins must not elide it.

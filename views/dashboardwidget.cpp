@@ -25,6 +25,7 @@
 #include "models/eventwatch.h"
 #include "models/latencywatch.h"
 #include "models/pausewatch.h"
+#include "models/visibletext.h"
 #include "views/breakdownpanel.h"
 #include "views/chartpanel.h"
 #include "views/dashboardsettingsdialog.h"
@@ -618,7 +619,7 @@ void DashboardWidget::refreshFreshness()
                                                 .arg(last.toString(QStringLiteral("HH:mm:ss")),
                                                     QString::number(last.secsTo(QDateTime::currentDateTime())))
                                           : QString();
-    showFreshness(text.simplified(), second);
+    showFreshness(oneLine(text), second);
     theme::followTone(m_freshness, theme::Tone::Caution, true);
 }
 

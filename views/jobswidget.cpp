@@ -122,8 +122,16 @@ JobsWidget::JobsWidget(ConsoleSession* monitor, ConsoleSession* admin, JobRunner
                       { JobsModel::EtaColumn, 5 * em }, { JobsModel::RunnerColumn, 14 * em } };
             for (const auto& [column, width] : least)
                 m_view->setColumnWidth(column, std::max(m_view->columnWidth(column), width));
+            // Long filters and reasons are capped; progress and state are read whole, and a state
+            // may become the longest one later ("awaiting approval").
             for (int c = 0; c < JobsModel::COLUMN_COUNT; ++c)
-                m_view->setColumnWidth(c, std::min(m_view->columnWidth(c), 300));
+                if (c != JobsModel::ProgressColumn && c != JobsModel::StateColumn)
+                    m_view->setColumnWidth(c, std::min(m_view->columnWidth(c), 300));
+            int state = 0;
+            for (const char* s : { "active", "finished", "cancelled", "awaiting_approval" })
+                state = std::max(state, m_view->fontMetrics().horizontalAdvance(jobStateLabel(s)) + 2 * em);
+            m_view->setColumnWidth(
+                JobsModel::StateColumn, std::max(m_view->columnWidth(JobsModel::StateColumn), state));
         }
         updateDetail();
     });

@@ -5,6 +5,7 @@
 #include <QTimer>
 
 #include "models/consolesession.h"
+#include "models/visibletext.h"
 #include "views/theme.h"
 
 namespace idem::console {
@@ -88,7 +89,7 @@ void PageStatusLine::refresh()
         break;
     case State::Failed: {
         const auto& f = m_reads->lastFailure();
-        reason = f ? f->message.simplified() : tr("the connection failed");
+        reason = f ? oneLine(f->message) : tr("the connection failed");
         connection = f && f->retryInSeconds > 0 ? tr("Disconnected: %1; reconnecting by itself")
                                                 : tr("Disconnected: %1");
         break;

@@ -1,6 +1,7 @@
 #include "views/pausedialog.h"
 
 #include <QAction>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDateTime>
 #include <QFormLayout>
@@ -111,6 +112,11 @@ void PauseDialog::build()
         form->addRow(tr("Operation:"), m_operation);
         form->addRow(tr("Length:"), lengthRow);
         layout->addLayout(form);
+        // '*:*' turns every worker away: a second, explicit step, never Enter alone.
+        m_everything = new QCheckBox(tr("Yes, stop all intake: every tenant and every operation"));
+        m_everything->setObjectName(QStringLiteral("pauseEverythingConfirm"));
+        layout->addWidget(m_everything);
+        connect(m_everything, &QCheckBox::toggled, this, &PauseDialog::updateRun);
         connect(m_length, &QComboBox::currentIndexChanged, this, [this] {
             m_custom->setEnabled(m_length->currentData().toInt() < 0);
             updateRun();
@@ -186,9 +192,21 @@ std::optional<qint64> PauseDialog::lengthMs() const
     return qint64(minutes < 0 ? m_custom->value() : minutes) * 60000;
 }
 
+bool PauseDialog::pausesEverything() const
+{
+    return m_mode == Mode::Pause && scopeOf(m_tenant->text()) == QLatin1String("*")
+        && scopeOf(m_operation->text()) == QLatin1String("*");
+}
+
 void PauseDialog::updateRun()
 {
     const bool blank = idem::reasonIsBlank(m_reason->toPlainText().toStdString());
+    const bool everything = pausesEverything();
+    if (m_everything) {
+        m_everything->setVisible(everything && !m_finished);
+        if (!everything)
+            m_everything->setChecked(false);
+    }
     QString why = pauseRefusal(m_admin);
     if (why.isEmpty() && m_mode == Mode::Pause) {
         for (auto* edit : { m_tenant, m_operation })
@@ -196,9 +214,18 @@ void PauseDialog::updateRun()
                 why = tr("%1 must be '*' or 1 to 64 visible ASCII characters without ':'.")
                           .arg(edit == m_tenant ? tr("The tenant") : tr("The operation"));
     }
+    if (why.isEmpty() && everything && !m_everything->isChecked())
+        why = tr("Scope *:* pauses all intake, of every tenant and operation: tick the box above to confirm, or "
+                 "name a tenant or an operation.");
     m_why->setText(why);
     m_why->setVisible(!why.isEmpty() && !m_finished);
     m_run->setEnabled(!blank && why.isEmpty() && !m_running && !m_finished);
+    // Enter never pauses everything: for '*:*' Run is no default button, only a click runs it.
+    if (m_mode == Mode::Pause) {
+        m_run->setDefault(!everything);
+        m_run->setAutoDefault(!everything);
+        m_run->setText(everything ? tr("Pause everything") : tr("Pause"));
+    }
     if (blank)
         theme::followTone(m_reasonHint, theme::Tone::Caution);
     else
@@ -207,14 +234,14 @@ void PauseDialog::updateRun()
 
 void PauseDialog::run()
 {
-    if (!m_run->isEnabled())
+    if (!m_run->isEnabled() || (pausesEverything() && !m_everything->isChecked()))
         return;
     const std::string reason = m_reason->toPlainText().toStdString();
     m_running = true;
     m_run->setEnabled(false);
     m_close->setEnabled(false);
     m_reason->setReadOnly(true);
-    for (QWidget* w : std::initializer_list<QWidget*> { m_tenant, m_operation, m_length, m_custom })
+    for (QWidget* w : std::initializer_list<QWidget*> { m_tenant, m_operation, m_length, m_custom, m_everything })
         if (w)
             w->setEnabled(false);
     DatabaseJob job;
@@ -288,6 +315,8 @@ void PauseDialog::showResult(const QString& text, bool good)
     m_run->hide();
     m_reasonHint->hide();
     m_why->hide();
+    if (m_everything)
+        m_everything->hide();
     Q_EMIT done(good ? m_auditId : 0);
 }
 

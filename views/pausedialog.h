@@ -6,6 +6,7 @@
 
 #include "operations/pauses.h"
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -43,6 +44,9 @@ public:
     QSpinBox* customMinutes() const { return m_custom; }
     QPlainTextEdit* reasonEdit() const { return m_reason; }
     QPushButton* runButton() const { return m_run; }
+    // Shown for the scope '*:*' (all intake everywhere): Run waits for it to be ticked.
+    QCheckBox* everythingConfirm() const { return m_everything; }
+    bool pausesEverything() const;
     QLabel* resultLabel() const { return m_result; }
     bool finished() const { return m_finished; }
     bool succeeded() const { return m_auditId > 0; }
@@ -71,6 +75,7 @@ private:
     QPlainTextEdit* m_reason = nullptr;
     QLabel* m_reasonHint = nullptr;
     QLabel* m_why = nullptr; // why Run is disabled (role, connection)
+    QCheckBox* m_everything = nullptr; // the second step for '*:*'
     QLabel* m_result = nullptr;
     QPushButton* m_run = nullptr;
     QPushButton* m_close = nullptr;

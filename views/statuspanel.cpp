@@ -55,6 +55,9 @@ StatusPanel::StatusPanel(ConsoleSession* session, QWidget* parent)
     m_database = addRow(QT_TR_NOOP("Database:"), QStringLiteral("databaseValue"));
     m_role = addRow(QT_TR_NOOP("Role:"), QStringLiteral("roleValue"));
     m_privilege = addRow(QT_TR_NOOP("Privilege:"), QStringLiteral("privilegeValue"));
+    // --- The login's rights, as idemctl rights lists them (issue 41, item 6) ---
+    m_rights = addRow(QT_TR_NOOP("Rights:"), QStringLiteral("rightsValue"));
+    // --- end of the rights ---
     m_schema = addRow(QT_TR_NOOP("Schema:"), QStringLiteral("schemaValue"));
     m_tls = addRow(QT_TR_NOOP("TLS:"), QStringLiteral("tlsValue"));
     m_pooler = addRow(QT_TR_NOOP("Pooler:"), QStringLiteral("poolerValue"));
@@ -111,6 +114,7 @@ void StatusPanel::changeEvent(QEvent* event)
 QString StatusPanel::serverText() const { return m_server->text(); }
 QString StatusPanel::roleText() const { return m_role->text(); }
 QString StatusPanel::privilegeText() const { return m_privilege->text(); }
+QString StatusPanel::rightsText() const { return m_rights->text(); }
 QString StatusPanel::schemaText() const { return m_schema->text(); }
 QString StatusPanel::tlsText() const { return m_tls->text(); }
 QString StatusPanel::nodeText() const { return m_node->text(); }
@@ -149,7 +153,7 @@ void StatusPanel::showState()
         : nullptr;
     if (lost) {
         const auto& f = lost->lastFailure();
-        const QString reason = f ? f->message.simplified() : tr("the connection failed");
+        const QString reason = f ? oneLine(f->message) : tr("the connection failed");
         m_state->setText(f && f->retryInSeconds > 0
                 ? tr("disconnected: %1; reconnecting by itself (showing the last known state)").arg(reason)
                 : tr("disconnected: %1 (showing the last known state)").arg(reason));
@@ -158,8 +162,8 @@ void StatusPanel::showState()
     switch (m_session->state()) {
     case ConsoleSession::State::Disconnected:
         m_state->setText(tr("not connected"));
-        for (auto* value : { m_server, m_node, m_nodeSince, m_database, m_role, m_privilege, m_schema, m_tls, m_pooler,
-                 m_replication, m_standbys, m_atRisk, m_asOf, m_age })
+        for (auto* value : { m_server, m_node, m_nodeSince, m_database, m_role, m_privilege, m_rights, m_schema, m_tls,
+                 m_pooler, m_replication, m_standbys, m_atRisk, m_asOf, m_age })
             value->setText(QStringLiteral("–"));
         m_readAt = QDateTime();
         m_atRiskReading.reset();
@@ -354,6 +358,17 @@ void StatusPanel::renderInfo(const ServerInfo& info)
     m_role->setText(
         info.role == info.sessionRole ? info.role : tr("%1 (logged in as %2)").arg(info.role, info.sessionRole));
     m_privilege->setText(info.privilegeText());
+    // --- The login's rights, one a line, as idemctl rights prints them (issue 41, item 6) ---
+    {
+        QStringList lines;
+        const auto& r = info.rights;
+        for (const auto& right : RoleRights::names())
+            lines << (r.may(right) ? tr("%1: yes (%2)") : tr("%1: no (%2)")).arg(right, RoleRights::grantRole(right));
+        if (!r.perRight())
+            lines << tr("(this schema predates per-action rights, v21: idem_operator may do everything)");
+        m_rights->setText(lines.join(QLatin1Char('\n')));
+    }
+    // --- end of the rights ---
 
     QString schema;
     if (!info.schemaError.isEmpty())

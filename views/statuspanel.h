@@ -33,6 +33,7 @@ public:
     QString serverText() const;
     QString roleText() const;
     QString privilegeText() const;
+    QString rightsText() const;
     QString schemaText() const;
     QString tlsText() const;
     QString nodeText() const;
@@ -63,6 +64,7 @@ private:
     QLabel* m_database;
     QLabel* m_role;
     QLabel* m_privilege;
+    QLabel* m_rights; // the login's rights, as idemctl rights lists them
     QLabel* m_schema;
     QLabel* m_tls;
     QLabel* m_pooler;

@@ -27,18 +27,20 @@
 #include <limits>
 #include <utility>
 
+#include "core/key.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
-#include "core/key.h"
+#include "models/jobsmodel.h"
 #include "models/taskbrowserdetail.h"
 #include "models/taskbrowsermodel.h"
 #include "views/actiondialog.h"
 #include "views/applyalldialog.h"
-#include "models/jobsmodel.h"
+#include "views/elidedelegate.h"
 #include "views/pagestatusline.h"
 #include "views/pausedialog.h"
-#include "views/theme.h"
+#include "views/refusalnote.h"
 #include "views/taskdetailpane.h"
+#include "views/theme.h"
 #include "views/tileconditionsbar.h"
 
 namespace idem::console {
@@ -107,6 +109,12 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     , m_uncertain(new QCheckBox)
     , m_conflicts(new QCheckBox)
     , m_failedSince(new QLineEdit)
+    , m_errorClass(new QComboBox)
+    , m_liveLease(new QCheckBox)
+    , m_exhausted(new QCheckBox)
+    , m_unfinishedFor(new QSpinBox)
+    , m_updatedWithin(new QSpinBox)
+    , m_errorContains(new QLineEdit)
     , m_sort(new QComboBox)
     , m_apply(new QPushButton)
     , m_countLabel(new QLabel)
@@ -116,6 +124,7 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     , m_release(new QPushButton)
     , m_fail(new QPushButton)
     , m_applyAll(new QPushButton)
+    , m_refusal(new RefusalNote(QStringLiteral("actionRefusal")))
     , m_copyKey(new QPushButton)
     , m_copyJson(new QPushButton)
     , m_refreshTimer(new QTimer(this))
@@ -135,11 +144,29 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     m_uncertain->setObjectName(QStringLiteral("uncertainFilter"));
     m_conflicts->setObjectName(QStringLiteral("conflictFilter"));
     m_failedSince->setObjectName(QStringLiteral("failedSinceFilter"));
+    m_errorClass->setObjectName(QStringLiteral("errorClassFilter"));
+    for (const char* c : { "", "retryable", "permanent", "unknown" })
+        m_errorClass->addItem(QString(), QString::fromLatin1(c));
+    m_liveLease->setObjectName(QStringLiteral("liveLeaseFilter"));
+    m_exhausted->setObjectName(QStringLiteral("exhaustedFilter"));
+    m_unfinishedFor->setObjectName(QStringLiteral("unfinishedForFilter"));
+    m_updatedWithin->setObjectName(QStringLiteral("updatedWithinFilter"));
+    // The bounds idem_job_filter_check takes (ten years of minutes); 0 reads "any".
+    for (auto* minutes : { m_unfinishedFor, m_updatedWithin }) {
+        minutes->setRange(0, 5256000);
+        minutes->setGroupSeparatorShown(true);
+    }
+    m_errorContains->setObjectName(QStringLiteral("errorContainsFilter"));
+    m_errorContains->setMaxLength(int(idem::maxErrorContainsBytes) / 4); // characters: at most 4 bytes each
+    m_errorContains->setClearButtonEnabled(true);
     m_sort->setObjectName(QStringLiteral("sortOrder"));
     for (int i = 0; i < 6; ++i)
         m_sort->addItem(QString());
     m_apply->setObjectName(QStringLiteral("applyFilter"));
     m_countLabel->setObjectName(QStringLiteral("matchCount"));
+    // A tile's sentence can be long: it wraps in the room beside the buttons, never widens the window.
+    m_countLabel->setWordWrap(true);
+    m_countLabel->setMinimumWidth(1);
     m_error->setObjectName(QStringLiteral("browserError"));
     theme::followTone(m_error, theme::Tone::Bad);
     m_error->setWordWrap(true);
@@ -159,11 +186,19 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     filters->addWidget(m_prefix, 0, 3);
     filters->addWidget(m_minAttempts, 0, 4);
     filters->addWidget(m_sort, 0, 5);
-    filters->addWidget(m_expired, 1, 0);
-    filters->addWidget(m_uncertain, 1, 1);
-    filters->addWidget(m_conflicts, 1, 2);
+    filters->addWidget(m_errorClass, 1, 0);
+    filters->addWidget(m_errorContains, 1, 1, 1, 2);
     filters->addWidget(m_failedSince, 1, 3);
-    filters->addWidget(m_apply, 1, 5);
+    filters->addWidget(m_unfinishedFor, 1, 4);
+    filters->addWidget(m_updatedWithin, 1, 5);
+    auto* flags = new QHBoxLayout;
+    for (auto* c : { m_expired, m_liveLease, m_uncertain, m_exhausted, m_conflicts })
+        flags->addWidget(c);
+    flags->addStretch(1);
+    filters->addLayout(flags, 2, 0, 1, 5);
+    filters->addWidget(m_apply, 2, 5);
+    filters->setColumnStretch(1, 1);
+    filters->setColumnStretch(2, 1);
     filters->setColumnStretch(3, 1);
 
     m_view->setObjectName(QStringLiteral("taskTable"));
@@ -176,6 +211,8 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     m_view->setWordWrap(false);
     // Keys share their beginning (tenant:operation:…) and differ at the end: elide the middle.
     m_view->setTextElideMode(Qt::ElideMiddle);
+    // An error message's beginning says what failed: it elides at its end.
+    m_view->setItemDelegateForColumn(TaskBrowserModel::ErrorColumn, new ElideDelegate(Qt::ElideRight, m_view));
     m_view->setColumnWidth(TaskBrowserModel::KeyColumn, 215);
     m_view->setColumnWidth(TaskBrowserModel::StatusColumn, 185);
     m_view->setColumnWidth(TaskBrowserModel::AttemptsColumn, 64);
@@ -215,17 +252,37 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     layout->addWidget(m_error);
     layout->addWidget(m_split, 1);
     layout->addLayout(actions);
+    layout->addWidget(m_refusal);
 
     connect(m_apply, &QPushButton::clicked, this, &TaskBrowserWidget::reload);
     connect(m_tileRow, &TileConditionsBar::removeRequested, this, [this] {
         dropTileConditions();
         reload();
     });
-    for (auto* e : { m_tenant, m_operation, m_prefix, m_failedSince })
+    for (auto* e : { m_tenant, m_operation, m_prefix, m_failedSince, m_errorContains })
         connect(e, &QLineEdit::returnPressed, this, &TaskBrowserWidget::reload);
-    connect(m_status, &QComboBox::activated, this, &TaskBrowserWidget::reload);
+    connect(m_status, &QComboBox::activated, this, [this] {
+        // A status chosen after a tile's click: the conditions that name another status (a
+        // running lease of the Processing tile) would leave the list empty; they go.
+        const auto chosen = m_status->currentData().toString().split(QLatin1Char(','), Qt::SkipEmptyParts);
+        if (!chosen.isEmpty()) {
+            const QSignalBlocker b1(m_liveLease), b2(m_expired), b3(m_uncertain), b4(m_exhausted);
+            if (!chosen.contains(QLatin1String("processing"))) {
+                m_liveLease->setChecked(false);
+                m_expired->setChecked(false);
+            }
+            if (!chosen.contains(QLatin1String("retryable_failed")))
+                m_uncertain->setChecked(false);
+            if (!chosen.contains(QLatin1String("failed"))) {
+                m_exhausted->setChecked(false);
+                m_failedSince->clear();
+            }
+        }
+        reload();
+    });
     connect(m_sort, &QComboBox::activated, this, &TaskBrowserWidget::reload);
-    for (auto* c : { m_expired, m_uncertain, m_conflicts })
+    connect(m_errorClass, &QComboBox::activated, this, &TaskBrowserWidget::reload);
+    for (auto* c : { m_expired, m_liveLease, m_uncertain, m_exhausted, m_conflicts })
         connect(c, &QCheckBox::toggled, this, &TaskBrowserWidget::reload);
     connect(
         m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this, &TaskBrowserWidget::onSelectionChanged);
@@ -317,6 +374,23 @@ void TaskBrowserWidget::retranslateUi()
     m_uncertain->setText(tr("Uncertain outcome"));
     m_conflicts->setText(tr("Digest conflicts"));
     m_failedSince->setPlaceholderText(tr("failed since (2024-05-01T10:00Z)"));
+    m_errorClass->setItemText(0, tr("Any error class"));
+    for (int i = 1; i < m_errorClass->count(); ++i) // as the database spells them
+        m_errorClass->setItemText(i, tr("class %1").arg(m_errorClass->itemData(i).toString()));
+    m_liveLease->setText(tr("Lease running"));
+    m_exhausted->setText(tr("Retries exhausted"));
+    m_exhausted->setToolTip(tr("Failed for a reason other than a permanent error: attempts or age ran out"));
+    m_unfinishedFor->setSpecialValueText(tr("unfinished for: any"));
+    m_unfinishedFor->setPrefix(tr("unfinished ≥ "));
+    m_unfinishedFor->setSuffix(tr(" min"));
+    m_unfinishedFor->setToolTip(tr("Not succeeded, first seen at least this many minutes ago"));
+    m_updatedWithin->setSpecialValueText(tr("updated: any time"));
+    m_updatedWithin->setPrefix(tr("updated within "));
+    m_updatedWithin->setSuffix(tr(" min"));
+    m_updatedWithin->setToolTip(tr("Updated within the last this many minutes (minute buckets, as the tiles count)"));
+    m_errorContains->setPlaceholderText(tr("error message contains…"));
+    m_errorContains->setToolTip(tr("Unfinished tasks whose last error message contains this text (literally, any "
+                                   "case)"));
     const char* const sorts[] = { QT_TR_NOOP("Key A→Z"), QT_TR_NOOP("Key Z→A"), QT_TR_NOOP("Oldest update first (unfinished)"),
         QT_TR_NOOP("Newest update first (unfinished)"), QT_TR_NOOP("Oldest first seen first (unfinished)"),
         QT_TR_NOOP("Newest first seen first (unfinished)") };
@@ -404,6 +478,15 @@ idem::TaskFilter TaskBrowserWidget::visibleFilter() const
     f.uncertain = m_uncertain->isChecked();
     f.digestConflicts = m_conflicts->isChecked();
     f.failedSince = optText(m_failedSince);
+    if (const auto c = m_errorClass->currentData().toString(); !c.isEmpty())
+        f.errorClass = c.toStdString();
+    f.liveLease = m_liveLease->isChecked();
+    f.exhausted = m_exhausted->isChecked();
+    if (m_unfinishedFor->value() > 0)
+        f.unfinishedForMinutes = m_unfinishedFor->value();
+    if (m_updatedWithin->value() > 0)
+        f.updatedWithinMinutes = m_updatedWithin->value();
+    f.errorContains = optText(m_errorContains);
     return f;
 }
 
@@ -433,7 +516,7 @@ void TaskBrowserWidget::applyFilter(
         m_tileStatusIndex = m_status->count() - 1;
         index = m_tileStatusIndex;
     }
-    const QSignalBlocker b1(m_expired), b2(m_uncertain), b3(m_conflicts);
+    const QSignalBlocker b1(m_expired), b2(m_uncertain), b3(m_conflicts), b4(m_liveLease), b5(m_exhausted);
     m_status->setCurrentIndex(index);
     m_tenant->setText(filter.tenant ? QString::fromStdString(*filter.tenant) : QString());
     m_operation->setText(filter.operation ? QString::fromStdString(*filter.operation) : QString());
@@ -443,6 +526,13 @@ void TaskBrowserWidget::applyFilter(
     m_uncertain->setChecked(filter.uncertain);
     m_conflicts->setChecked(filter.digestConflicts);
     m_failedSince->setText(filter.failedSince ? QString::fromStdString(*filter.failedSince) : QString());
+    m_errorClass->setCurrentIndex(
+        std::max(0, m_errorClass->findData(QString::fromStdString(filter.errorClass.value_or("")))));
+    m_liveLease->setChecked(filter.liveLease);
+    m_exhausted->setChecked(filter.exhausted);
+    m_unfinishedFor->setValue(filter.unfinishedForMinutes.value_or(0));
+    m_updatedWithin->setValue(filter.updatedWithinMinutes.value_or(0));
+    m_errorContains->setText(filter.errorContains ? QString::fromStdString(*filter.errorContains) : QString());
     // A time order needs an unfinished set; a tile over everything sorts by key.
     if (sort)
         m_sort->setCurrentIndex(sortIndex(*sort));
@@ -602,6 +692,7 @@ void TaskBrowserWidget::updateActions()
                  "nothing.");
     const std::pair<QPushButton*, idem::RecoveryAction> buttons[] = { { m_requeue, idem::RecoveryAction::Requeue },
         { m_release, idem::RecoveryAction::Release }, { m_fail, idem::RecoveryAction::Fail } };
+    QStringList reasons; // said beside the buttons, not only in their tooltips
     for (const auto& [button, action] : buttons) {
         // Each action its own right (schema v21): a role may requeue and not mark failed.
         const QString refusal = why.isEmpty()
@@ -609,6 +700,7 @@ void TaskBrowserWidget::updateActions()
             : why;
         button->setEnabled(mayAct && refusal.isEmpty() && any(action));
         button->setToolTip(refusal.isEmpty() ? actionEffect(action, 1) : refusal);
+        reasons << refusal;
     }
     for (const auto& [button, action] : m_keyedActions) {
         action->setEnabled(button->isEnabled());
@@ -622,6 +714,10 @@ void TaskBrowserWidget::updateActions()
     const bool someRight = rights.may(QStringLiteral("requeue")) || rights.may(QStringLiteral("release"))
         || rights.may(QStringLiteral("fail"));
     m_applyAll->setEnabled(mayAct && jobs && someRight && m_model->started());
+    if (why.isEmpty() && someRight && !jobs)
+        reasons << tr("Apply to all matching: this database's schema has no recovery jobs yet (v%1): migrate it.")
+                       .arg(JobsModel::firstSchemaVersion);
+    m_refusal->setReasons(reasons);
     m_applyAll->setToolTip(!why.isEmpty() ? why
             : !someRight ? rights.refusal(QStringLiteral("requeue"))
             : !jobs ? tr("This database's schema has no recovery jobs yet (v%1): migrate it.").arg(JobsModel::firstSchemaVersion)
@@ -649,9 +745,13 @@ void TaskBrowserWidget::startAction(idem::RecoveryAction action)
         // The rows acted on stay in view: a released lease or a requeued key no longer matches
         // a tile's hidden conditions (a live lease, "updated in the window" for a purge), and a
         // row vanishing under the operator's hands reads as lost. The list becomes what the
-        // controls show.
-        if (m_extra != idem::TaskFilter {}) {
+        // controls show, without those two (controls of their own since issue 41).
+        const auto f = m_model->filter();
+        if (m_extra != idem::TaskFilter {} || f.liveLease || f.updatedWithinMinutes) {
             dropTileConditions();
+            const QSignalBlocker b(m_liveLease);
+            m_liveLease->setChecked(false);
+            m_updatedWithin->setValue(0);
             reload();
         } else {
             refresh();

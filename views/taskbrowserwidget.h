@@ -32,6 +32,7 @@ class TaskBrowserModel;
 class TaskDetailPane;
 class PageStatusLine;
 class PauseWatch;
+class RefusalNote;
 class TileConditionsBar;
 
 // The Tasks page: server-side filters and sort over task_idempotency, a keyset-paged table
@@ -119,6 +120,13 @@ private:
     QCheckBox* m_uncertain;
     QCheckBox* m_conflicts;
     QLineEdit* m_failedSince;
+    // The rest of idemctl job start's filters, and the error message's text.
+    QComboBox* m_errorClass;
+    QCheckBox* m_liveLease;
+    QCheckBox* m_exhausted;
+    QSpinBox* m_unfinishedFor;
+    QSpinBox* m_updatedWithin;
+    QLineEdit* m_errorContains;
     QComboBox* m_sort;
     QPushButton* m_apply;
     QLabel* m_countLabel;
@@ -128,6 +136,7 @@ private:
     QPushButton* m_release;
     QPushButton* m_fail;
     QPushButton* m_applyAll;
+    RefusalNote* m_refusal; // why the greyed-out actions are greyed out, beside them
     JobRunners* m_runners = nullptr;
     qint64 m_matching = -1; // the exact match count, -1 when not known exactly
     void updateApplyAllText();

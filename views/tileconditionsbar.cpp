@@ -1,6 +1,5 @@
 #include "views/tileconditionsbar.h"
 
-#include "models/visibletext.h"
 
 #include <QEvent>
 #include <QHBoxLayout>
@@ -22,19 +21,19 @@ idem::TaskFilter visiblePart(const idem::TaskFilter& f)
     v.uncertain = f.uncertain;
     v.digestConflicts = f.digestConflicts;
     v.failedSince = f.failedSince;
+    v.errorClass = f.errorClass;
+    v.liveLease = f.liveLease;
+    v.exhausted = f.exhausted;
+    v.unfinishedForMinutes = f.unfinishedForMinutes.value_or(0) > 0 ? f.unfinishedForMinutes : std::nullopt;
+    v.updatedWithinMinutes = f.updatedWithinMinutes.value_or(0) > 0 ? f.updatedWithinMinutes : std::nullopt;
+    v.errorContains = f.errorContains;
     return v;
 }
 
 idem::TaskFilter withHidden(idem::TaskFilter to, const idem::TaskFilter& from)
 {
-    to.liveLease = from.liveLease;
-    to.errorClass = from.errorClass;
-    to.exhausted = from.exhausted;
-    to.unfinishedForMinutes = from.unfinishedForMinutes;
-    to.updatedWithinMinutes = from.updatedWithinMinutes;
     to.conflictWithinMinutes = from.conflictWithinMinutes;
     to.failedRetryInWindow = from.failedRetryInWindow;
-    to.errorText = from.errorText;
     return to;
 }
 
@@ -80,22 +79,10 @@ void TileConditionsBar::retranslate()
     m_clear->setAccessibleName(m_clear->toolTip());
     const auto& f = m_hidden;
     QStringList parts;
-    if (f.liveLease)
-        parts << tr("lease still running");
-    if (f.errorClass)
-        parts << tr("error class %1").arg(QString::fromStdString(*f.errorClass));
-    if (f.exhausted)
-        parts << tr("failed with retries or age exhausted (not a permanent error)");
-    if (f.unfinishedForMinutes)
-        parts << tr("first seen over %1 min ago").arg(*f.unfinishedForMinutes);
-    if (f.updatedWithinMinutes)
-        parts << tr("updated in the last %1 min").arg(*f.updatedWithinMinutes);
     if (f.conflictWithinMinutes)
         parts << tr("a digest conflict in the last %1 min").arg(*f.conflictWithinMinutes);
     if (f.failedRetryInWindow)
         parts << tr("a failure of attempt 2 or later in that window (from the error history)");
-    if (f.errorText)
-        parts << tr("last error containing “%1”").arg(visibleText(*f.errorText));
     m_text->setText(tr("Also narrowed by the tile: %1").arg(parts.join(QStringLiteral(" · "))));
     setVisible(!parts.isEmpty());
 }

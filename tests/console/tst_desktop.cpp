@@ -3,13 +3,14 @@
 // light / dark override the platform palette and are remembered. The real MainWindow, driven
 // with keys and menu actions, against a scratch database (F5 must make a real tick happen).
 
+#include <QAbstractButton>
 #include <QAction>
 #include <QApplication>
 #include <QChart>
 #include <QChartView>
+#include <QCheckBox>
 #include <QFile>
 #include <QLineEdit>
-#include <QAbstractButton>
 #include <QMenu>
 #include <QMenuBar>
 #include <QRegularExpression>
@@ -25,25 +26,28 @@
 #include <memory>
 
 #include "app/mainwindow.h"
-#include "schema/migrate.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
+#include "models/jobsmodel.h"
 #include "models/profilestore.h"
+#include "models/rolerights.h"
+#include "operations/rights.h"
+#include "schema/migrate.h"
 #include "tests/support/testdb.h"
 #include "views/chartpanel.h"
 #include "views/consolewidget.h"
 #include "views/dashboardwidget.h"
 #include "views/language.h"
 #include "views/shortcutsdialog.h"
-#include "views/theme.h"
-#include "views/tilewidget.h"
 #include "views/taskbrowserwidget.h"
 #include "views/taskdetailpane.h"
-#include <QLineSeries>
-#include <QToolButton>
-#include <QPushButton>
+#include "views/theme.h"
+#include "views/tilewidget.h"
 #include <QComboBox>
 #include <QLabel>
+#include <QLineSeries>
+#include <QPushButton>
+#include <QToolButton>
 
 using namespace idem::console;
 
@@ -147,6 +151,7 @@ private Q_SLOTS:
     void translationsAreEmbedded();
     void everyChineseStringIsTranslated();
     void languageSwitchesLive();
+    void sharedWordsInChinese();
     void languageMenuTicksTheRunningChoice();
     void shortcuts();
     void themeOverride();
@@ -257,6 +262,60 @@ void TestDesktop::everyChineseStringIsTranslated()
                        .arg(untranslated.size())
                        .arg(untranslated.join(QStringLiteral("\n  ")))));
     QVERIFY2(badPlaceholders.isEmpty(), qPrintable(badPlaceholders.join(QLatin1Char('\n'))));
+}
+
+// Words the console shares with idemctl (operations/wording, issue 41 items 6 and 11): a filter
+// in words (the Jobs page's Filter column, Apply to all) and a missing right read in Chinese in
+// the Chinese console, with the values as they are.
+void TestDesktop::sharedWordsInChinese()
+{
+    idem::TaskFilter f;
+    f.statuses = { "failed", "retryable_failed" };
+    f.operation = "charge";
+    f.exhausted = true;
+    f.errorContains = "503";
+    idem::Rights rights;
+    rights.known = true;
+    rights.login = rights.caller = "alice";
+    rights.rights.push_back({ "read", "idem_reader", true });
+    const auto role = RoleRights::fromRights(rights);
+    QCOMPARE(taskFilterText(f),
+        QStringLiteral(
+            "status failed or retryable_failed, operation charge, retries exhausted (not a permanent error), "
+            "error message containing \"503\" (any case)"));
+    QVERIFY(language::apply(QStringLiteral("zh_CN")));
+    const QString words = taskFilterText(f);
+    for (const char* english : { "status", "operation", "retries", "exhausted", "error message", " or " })
+        QVERIFY2(!words.contains(QLatin1String(english)), qPrintable(words));
+    for (const char* value : { "failed", "retryable_failed", "charge", "503" })
+        QVERIFY2(words.contains(QLatin1String(value)), qPrintable(words));
+    QCOMPARE(jobFilterText(idem::jobFilterJson(f)), words);
+    const QString refusal = role.refusal(QStringLiteral("approve"));
+    QVERIFY2(!refusal.contains(QStringLiteral("does not hold")) && refusal.contains(QStringLiteral("idem_may_approve"))
+            && refusal.contains(QStringLiteral("alice")),
+        qPrintable(refusal));
+    // The Tasks page's new controls, as a Chinese operator sees them.
+    openWindow();
+    QVERIFY(m_window->showPage(QStringLiteral("tasks")));
+    auto* exhausted = m_window->findChild<QCheckBox*>(QStringLiteral("exhaustedFilter"));
+    auto* contains = m_window->findChild<QLineEdit*>(QStringLiteral("errorContainsFilter"));
+    QVERIFY(exhausted && contains);
+    QCOMPARE(exhausted->text(), QStringLiteral("重试已用尽"));
+    QCOMPARE(contains->placeholderText(), QStringLiteral("错误信息包含…"));
+    if (const QString dir = qEnvironmentVariable("IDEM_SCREENSHOT_DIR"); !dir.isEmpty()) {
+        for (const bool dark : { false, true }) {
+            theme::apply(dark ? Theme::Dark : Theme::Light);
+            QCoreApplication::processEvents();
+            m_window->grab().save(
+                dir + (dark ? QStringLiteral("/tasks-zh_CN-dark.png") : QStringLiteral("/tasks-zh_CN-light.png")));
+        }
+        theme::apply(Theme::Light);
+    }
+    closeWindow();
+    QVERIFY(language::apply(QStringLiteral("en")));
+    QCOMPARE(role.refusal(QStringLiteral("approve")),
+        QStringLiteral("Role alice does not hold the approve right (role idem_may_approve): the database refuses this "
+                       "to it. An administrator grants it with GRANT idem_may_approve TO alice."));
 }
 
 void TestDesktop::languageSwitchesLive()

@@ -385,6 +385,20 @@ void TestJobsView::jobFromOperationsShowsAndCancels()
     QCOMPARE(jobs()->model()->index(row, JobsModel::ProgressColumn).data().toString(),
         QStringLiteral("0 changed, 0 refused, 0 skipped of 40 (40 to do)"));
     QCOMPARE(jobs()->model()->index(row, JobsModel::RunnerColumn).data().toString(), QStringLiteral("none yet"));
+    // Progress and State are read whole (issue 41 item 11: cut to "awaiting app…"), whatever
+    // state comes later.
+    auto* view = jobs()->findChild<QTableView*>(QStringLiteral("jobsView"));
+    QVERIFY(view);
+    const auto fits = [&](int column, const QString& text) {
+        return view->columnWidth(column) >= view->fontMetrics().horizontalAdvance(text) + 8;
+    };
+    for (int column : { int(JobsModel::ProgressColumn), int(JobsModel::StateColumn) }) {
+        const QString text = jobs()->model()->index(row, column).data().toString();
+        QTRY_VERIFY2_WITH_TIMEOUT(fits(column, text),
+            qPrintable(QStringLiteral("%1: %2 px").arg(text).arg(view->columnWidth(column))), browserTimeoutMs);
+    }
+    QVERIFY2(fits(JobsModel::StateColumn, idem::console::jobStateLabel("awaiting_approval")),
+        qPrintable(QString::number(view->columnWidth(JobsModel::StateColumn))));
     jobs()->selectJob(started.jobId);
     QTRY_COMPARE_WITH_TIMEOUT(jobs()->selectedJob(), started.jobId, browserTimeoutMs);
     QVERIFY2(jobs()->detailLabel()->text().contains(QStringLiteral("No runner holds it")),

@@ -2,11 +2,14 @@
 // and 10): the Audit page loads when it is shown and follows new entries by itself; during an
 // outage the Connection, Tasks and Audit pages say the same connection state as the dashboard
 // and how old what they show is; the dashboard's disconnect message is whole; the text
-// operators tell rows apart by is not clipped.
+// operators tell rows apart by is not clipped. Issue 41 item 8: clicking every tile in turn never
+// widens the window (the Failed retries tile's match sentence made it 1713 px wide on a 1600 px
+// screen, Apply and Thresholds off-screen); long texts wrap or elide.
 
 #include <QtTest>
 
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QTextDocument>
 
 #include <QHeaderView>
@@ -18,17 +21,20 @@
 
 #include "app/mainwindow.h"
 #include "core/connection.h"
-#include "operations/actions.h"
 #include "models/auditmodel.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
 #include "models/profilestore.h"
 #include "models/taskbrowsermodel.h"
+#include "models/visibletext.h"
+#include "operations/actions.h"
 #include "tests/console/tst_taskbrowser_support.h"
 #include "views/auditwidget.h"
 #include "views/consolewidget.h"
 #include "views/dashboardwidget.h"
+#include "views/elidedelegate.h"
 #include "views/taskbrowserwidget.h"
+#include "views/tilewidget.h"
 
 using namespace idem::console;
 using namespace idem::test;
@@ -43,6 +49,8 @@ private Q_SLOTS:
     void auditLoadsOnShowAndFollows();
     void outageIsToldOnEveryPage();
     void textIsNotClipped();
+    void tilesNeverWidenTheWindow();
+    void disconnectedLineReadsAsSentences();
 
 private:
     void act(const std::string& key, const std::string& reason);
@@ -107,6 +115,62 @@ void TestPageState::cleanupTestCase()
     m_admin.reset();
     m_conn.reset();
     m_db.reset();
+}
+
+// libpq's two lines on the one status line read as two sentences, not "refused Is the server".
+void TestPageState::disconnectedLineReadsAsSentences()
+{
+    QCOMPARE(oneLine(QStringLiteral("connection to server at \"127.0.0.1\", port 1 failed: Connection refused\n"
+                                    "\tIs the server running on that host and accepting TCP/IP connections?\n")),
+        QStringLiteral(
+            "connection to server at \"127.0.0.1\", port 1 failed: Connection refused. Is the server running "
+            "on that host and accepting TCP/IP connections?"));
+    QCOMPARE(oneLine(QStringLiteral("FATAL:  too many connections\n\nfor role \"x\".")),
+        QStringLiteral("FATAL: too many connections. for role \"x\"."));
+    QCOMPARE(oneLine(QStringLiteral("one: \n two")), QStringLiteral("one: two"));
+}
+
+void TestPageState::tilesNeverWidenTheWindow()
+{
+    // A 1600 px screen's window, narrower than the screen to start with.
+    m_window->setMaximumWidth(1600);
+    m_window->resize(1280, 900);
+    QTRY_COMPARE(m_window->width(), 1280);
+    const int start = m_window->width();
+    auto* pages = m_window->console()->pages();
+    auto* dashboard = m_window->dashboard();
+    auto* tasks = m_window->findChild<TaskBrowserWidget*>();
+    QVERIFY(tasks);
+    auto* apply = tasks->findChild<QPushButton*>(QStringLiteral("applyFilter"));
+    QVERIFY(apply);
+    QStringList sentences;
+    for (int i = 0; i < idem::console::tileCount; ++i) {
+        const auto tile = static_cast<idem::console::Tile>(i);
+        pages->setCurrentWidget(dashboard);
+        QTest::mouseClick(dashboard->tile(tile), Qt::LeftButton);
+        if (pages->currentWidget() == tasks) {
+            // The page's match sentence in, the tile's words with it.
+            QTRY_VERIFY_WITH_TIMEOUT(!tasks->model()->busy() && !tasks->countText().isEmpty()
+                    && !tasks->countText().startsWith(QStringLiteral("Counting")),
+                browserTimeoutMs);
+            sentences << tasks->countText();
+            QVERIFY2(apply->isVisible() && apply->mapTo(m_window.get(), QPoint(apply->width(), 0)).x() <= start,
+                qPrintable(tasks->countText()));
+        }
+        QCoreApplication::processEvents();
+        QVERIFY2(m_window->width() <= start,
+            qPrintable(QStringLiteral("%1 px after the tile %2 (started at %3): %4")
+                           .arg(m_window->width())
+                           .arg(i)
+                           .arg(start)
+                           .arg(tasks->countText())));
+        QVERIFY2(m_window->minimumSizeHint().width() <= start,
+            qPrintable(QString::number(m_window->minimumSizeHint().width())));
+    }
+    // Some of the sentences are longer than the room beside the buttons: they wrapped.
+    QVERIFY2(std::any_of(sentences.begin(), sentences.end(),
+                 [&](const QString& s) { return tasks->fontMetrics().horizontalAdvance(s) > start / 2; }),
+        qPrintable(sentences.join(QLatin1Char('\n'))));
 }
 
 QString TestPageState::lineText(const char* name)
@@ -198,11 +262,26 @@ void TestPageState::textIsNotClipped()
     // (A plain text document's height is its line count.)
     QVERIFY2(digest->document()->size().height() * digest->fontMetrics().lineSpacing() <= digest->viewport()->height() + 1,
         qPrintable(QStringLiteral("%1 lines in %2 px").arg(digest->document()->size().height()).arg(digest->viewport()->height())));
-    // Audit: the time and the actor fit their columns.
+    // An error message elides at its end (its beginning says what failed), not in the middle
+    // (issue 41 item 11).
+    auto* errorDelegate
+        = dynamic_cast<ElideDelegate*>(tasks->view()->itemDelegateForColumn(TaskBrowserModel::ErrorColumn));
+    QVERIFY(errorDelegate);
+    QCOMPARE(errorDelegate->mode(), Qt::ElideRight);
+    QVERIFY(!tasks->view()->itemDelegateForColumn(TaskBrowserModel::KeyColumn)); // the view's: the middle
+    // Audit: the time, the action (approve_policy was "appr…licy") and the actor fit their
+    // columns; a key elides from the left, so its business id stays.
+    execSql(*m_db->connect(),
+        "SELECT idem.idem_set_approval(10, 3600, 'two people for bulk work')"); // m_conn: cut by the outage
     auto* audit = m_window->findChild<AuditWidget*>();
     QVERIFY(m_window->showPage(QStringLiteral("audit")));
-    QTRY_VERIFY_WITH_TIMEOUT(audit->model()->rowCount() >= 7, browserTimeoutMs);
-    for (int column : { int(AuditModel::AtColumn), int(AuditModel::ActorColumn) }) {
+    QTRY_VERIFY_WITH_TIMEOUT(audit->model()->rowCount() >= 8, browserTimeoutMs);
+    QTRY_COMPARE_WITH_TIMEOUT(audit->model()->data(audit->model()->index(0, AuditModel::ActionColumn)).toString(),
+        QStringLiteral("approval_policy"), browserTimeoutMs);
+    auto* keyDelegate = dynamic_cast<ElideDelegate*>(audit->view()->itemDelegateForColumn(AuditModel::KeyColumn));
+    QVERIFY(keyDelegate);
+    QCOMPARE(keyDelegate->mode(), Qt::ElideLeft);
+    for (int column : { int(AuditModel::AtColumn), int(AuditModel::ActionColumn), int(AuditModel::ActorColumn) }) {
         const QString text = audit->model()->data(audit->model()->index(0, column)).toString();
         const int needed = audit->view()->fontMetrics().horizontalAdvance(text) + 8;
         QVERIFY2(audit->view()->columnWidth(column) >= needed,

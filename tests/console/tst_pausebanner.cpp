@@ -3,13 +3,16 @@
 // database has them; the dashboard's tiles carry a badge and its charts a band over the paused
 // time; Pause intake… / Resume intake… on the dashboard and in the Tasks page's context menu
 // write exactly one pause row and one audit entry each, with the reason typed; a reader sees the
-// banner and can change nothing.
+// banner and can change nothing. Issue 41 item 5: the dialog starts from the dashboard's scope,
+// and '*:*' (all intake everywhere) needs a second explicit step: a reason and Enter never
+// pause everything.
 
 #include <QtTest>
 
 #include <QSettings>
 
 #include <QAreaSeries>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDialog>
 #include <QLabel>
@@ -28,13 +31,13 @@
 #include "core/counters.h"
 #include "core/runner.h"
 #include "core/taskstore.h"
-#include "operations/pauses.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
 #include "models/pausewatch.h"
 #include "models/profilestore.h"
 #include "models/taskbrowsermodel.h"
 #include "models/visibletext.h"
+#include "operations/pauses.h"
 #include "tests/console/tst_taskbrowser_support.h"
 #include "tests/support/taskrows.h"
 #include "views/chartpanel.h"
@@ -43,6 +46,7 @@
 #include "views/pausebanner.h"
 #include "views/pausedialog.h"
 #include "views/taskbrowserwidget.h"
+#include "views/theme.h"
 #include "views/tilewidget.h"
 
 using namespace idem::console;
@@ -72,6 +76,7 @@ private Q_SLOTS:
     void bannerGoesAfterResumeAndExpiry();
     void pauseAndResumeFromTheDashboard();
     void pauseAndResumeFromTheTaskMenu();
+    void everythingNeedsASecondStep();
     void readerSeesTheBannerButCannotPause();
 
 private:
@@ -361,6 +366,69 @@ void TestPauseBanner::pauseAndResumeFromTheDashboard()
     QTRY_VERIFY_WITH_TIMEOUT(banner()->isHidden(), browserTimeoutMs);
     QTRY_VERIFY_WITH_TIMEOUT(dashboard->tile(Tile::Processing)->pausedText().isEmpty(), browserTimeoutMs);
     QTest::mouseClick(resume->findChild<QPushButton*>(QStringLiteral("closeButton")), Qt::LeftButton);
+}
+
+void TestPauseBanner::everythingNeedsASecondStep()
+{
+    openWindow(operatorRole);
+    auto* dashboard = m_window->dashboard();
+    // The dashboard's scope: a tenant only.
+    dashboard->model()->setFilter(QStringLiteral("acme"), QString());
+    auto* pauseButton = dashboard->pauseIntakeButton();
+    QTRY_VERIFY_WITH_TIMEOUT(pauseButton->isVisible() && pauseButton->isEnabled(), browserTimeoutMs);
+    QTest::mouseClick(pauseButton, Qt::LeftButton);
+    auto* dialog = waitForDialog<PauseDialog>("pauseDialog");
+    QVERIFY(dialog);
+    QCOMPARE(dialog->tenantEdit()->text(), QStringLiteral("acme"));
+    QCOMPARE(dialog->operationEdit()->text(), QStringLiteral("*"));
+    auto* confirm = dialog->findChild<QCheckBox*>(QStringLiteral("pauseEverythingConfirm"));
+    QVERIFY2(confirm, "the dialog has a confirmation for *:*");
+    QVERIFY(!confirm->isVisible()); // a tenant's pause needs no second step
+    // The operator widens it to everything, types a reason and presses Enter: nothing is paused.
+    dialog->tenantEdit()->selectAll();
+    QTest::keyClicks(dialog->tenantEdit(), QStringLiteral("*"));
+    QTest::keyClicks(dialog->reasonEdit(), QStringLiteral("gateway 503 everywhere"));
+    QVERIFY(confirm->isVisible());
+    QVERIFY(!confirm->isChecked());
+    QVERIFY(!dialog->runButton()->isEnabled());
+    auto* why = dialog->findChild<QLabel*>(QStringLiteral("pauseRefusal"));
+    QVERIFY(why && why->isVisible());
+    QVERIFY2(why->text().contains(QStringLiteral("*:*")), qPrintable(why->text()));
+    for (QWidget* at : std::initializer_list<QWidget*> { dialog->tenantEdit(), dialog->operationEdit(), dialog }) {
+        QTest::keyClick(at, Qt::Key_Return);
+        QTest::keyClick(at, Qt::Key_Enter);
+    }
+    QVERIFY(dialog->isVisible());
+    QVERIFY(!dialog->finished());
+    QCOMPARE(pauses(), 0);
+    // IDEM_SCREENSHOT_DIR: the second step, light and dark, to look at.
+    if (const QString dir = qEnvironmentVariable("IDEM_SCREENSHOT_DIR"); !dir.isEmpty()) {
+        for (const bool dark : { false, true }) {
+            theme::apply(dark ? Theme::Dark : Theme::Light);
+            QCoreApplication::processEvents();
+            dialog->grab().save(dir
+                + (dark ? QStringLiteral("/pause-everything-dark.png")
+                        : QStringLiteral("/pause-everything-light.png")));
+        }
+        theme::apply(Theme::Light);
+    }
+    // Ticked, Enter still does not run it: only a click on Run does.
+    QTest::mouseClick(confirm, Qt::LeftButton);
+    QVERIFY(confirm->isChecked());
+    QVERIFY(dialog->runButton()->isEnabled());
+    QVERIFY(!dialog->runButton()->isDefault());
+    QCOMPARE(dialog->runButton()->text(), QStringLiteral("Pause everything"));
+    QTest::keyClick(dialog->operationEdit(), Qt::Key_Return);
+    // A run starts synchronously (Run greys out at once, before the database answers).
+    QVERIFY(dialog->runButton()->isEnabled());
+    QVERIFY(!dialog->finished());
+    QCOMPARE(pauses(), 0);
+    QTest::mouseClick(dialog->runButton(), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(dialog->finished(), browserTimeoutMs);
+    QVERIFY2(dialog->succeeded(), qPrintable(dialog->resultLabel()->text()));
+    QCOMPARE(one(*m_owner, "SELECT tenant || ':' || operation || ' ' || reason FROM idem.idem_pauses"),
+        std::string("*:* gateway 503 everywhere"));
+    QTest::mouseClick(dialog->findChild<QPushButton*>(QStringLiteral("closeButton")), Qt::LeftButton);
 }
 
 void TestPauseBanner::pauseAndResumeFromTheTaskMenu()

@@ -12,6 +12,7 @@
 #include "tests/console/tst_taskbrowser_support.h"
 #include "views/approvalsdialog.h"
 #include "views/pausedialog.h"
+#include "views/statuspanel.h"
 #include "views/taskbrowserwidget.h"
 
 using idem::console::ApprovalsDialog;
@@ -47,6 +48,7 @@ private Q_SLOTS:
     void initTestCase();
     void cleanupTestCase();
     void tasksPageGreysOutWhatTheRoleMayNotDo();
+    void connectionPageListsTheRights();
     void approvalsAreListedAndApproved();
     void changeRequestsListedAndApproved();
     void readerCannotApprove();
@@ -140,6 +142,16 @@ void TestRightsUi::tasksPageGreysOutWhatTheRoleMayNotDo()
             && release->toolTip().contains(QStringLiteral("GRANT idem_may_release TO idem_t_rights_ui_requeuer")),
         qPrintable(release->toolTip()));
     QVERIFY2(fail->toolTip().contains(QStringLiteral("the fail right")), qPrintable(fail->toolTip()));
+    // Said beside the greyed-out buttons too, not only on hover (issue 41 item 6).
+    auto* beside = widget->findChild<QLabel*>(QStringLiteral("actionRefusal"));
+    QVERIFY2(beside, "a line beside the actions says why they are greyed out");
+    QVERIFY(beside->isVisible());
+    QVERIFY2(beside->text().contains(QStringLiteral("Role idem_t_rights_ui_requeuer does not hold the release right"))
+            && beside->text().contains(QStringLiteral("GRANT idem_may_release TO idem_t_rights_ui_requeuer"))
+            && beside->text().contains(QStringLiteral("the fail right"))
+            && !beside->text().contains(QStringLiteral("the requeue right")),
+        qPrintable(beside->text()));
+    QVERIFY(beside->geometry().bottom() <= widget->height());
     const QString pause = idem::console::pauseRefusal(&session);
     QVERIFY2(pause.contains(QStringLiteral("does not hold the pause right"))
             && pause.contains(QStringLiteral("GRANT idem_may_pause TO idem_t_rights_ui_requeuer")),
@@ -166,6 +178,32 @@ void TestRightsUi::tasksPageGreysOutWhatTheRoleMayNotDo()
 // Two jobs wait: the operator's and the approver's own. The list shows both; approving the
 // operator's lands (the job active, approved by this login, an audit entry); approving its own
 // is refused in the server's words and changes nothing.
+// The Connection page lists the login's rights as idemctl rights prints them (issue 41 item 6).
+void TestRightsUi::connectionPageListsTheRights()
+{
+    ConsoleSession session;
+    QVERIFY(connectSession(session, dsnOf(requeuer)));
+    idem::console::StatusPanel panel(&session);
+    panel.resize(700, 600);
+    panel.show();
+    QTRY_VERIFY_WITH_TIMEOUT(panel.rightsText().contains(QStringLiteral("requeue")), browserTimeoutMs);
+    const QString text = panel.rightsText();
+    for (const QString& line : { QStringLiteral("read: yes (idem_reader)"),
+             QStringLiteral("requeue: yes (idem_may_requeue)"), QStringLiteral("release: no (idem_may_release)"),
+             QStringLiteral("fail: no (idem_may_fail)"), QStringLiteral("pause: no (idem_may_pause)"),
+             QStringLiteral("purge: no (idem_may_purge)"), QStringLiteral("approve: yes (idem_may_approve)") })
+        QVERIFY2(text.split(QLatin1Char('\n')).contains(line), qPrintable(text + QStringLiteral(" lacks ") + line));
+    // As the database has them for the login.
+    auto login = idem::connect(dsnOf(requeuer));
+    const auto mine = querySql(
+        *login, "SELECT string_agg(right_name || ':' || granted, ',' ORDER BY right_name) FROM idem.idem_rights()");
+    QCOMPARE(mine[0][0].as<std::string>(),
+        std::string("approve:true,fail:false,pause:false,purge:false,read:true,release:false,requeue:true"));
+    auto* value = panel.findChild<QLabel*>(QStringLiteral("rightsValue"));
+    QVERIFY(value && value->isVisible());
+    screenshot(&panel, QStringLiteral("rights-connection.png"));
+}
+
 void TestRightsUi::approvalsAreListedAndApproved()
 {
     for (int i = 1; i <= 3; ++i) {

@@ -115,7 +115,7 @@ void TestShareLink::copyInOneWindowOpenInAnother()
     idem::TaskFilter filter;
     filter.statuses = { "failed" };
     filter.operation = "charge";
-    filter.errorText = "gateway";
+    filter.errorContains = "gateway";
     filter.minAttempts = 2;
     filter.updatedWithinMinutes = 60;
     a.tasks()->applyFilter(filter, QStringLiteral("the gateway's failures"));

@@ -4,13 +4,18 @@
 // what the controls show (the count as SQL counts it); a released row stays listed; Failed
 // retries opens every key whose attempt 2 or later failed in the window, a later success
 // included; the status list keeps one entry for a tile's statuses, in words; the page re-reads
-// when shown with data older than one poll; the Key column fits the keys it shows.
+// when shown with data older than one poll; the Key column fits the keys it shows. Issue 41
+// item 2: every filter of idemctl job start and the error text are controls, typed and ticked as
+// an operator does to single out what a gateway broke, and Apply to all says that filter in
+// words and starts a job over exactly those rows.
 
 #include <QtTest>
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSpinBox>
@@ -21,9 +26,12 @@
 #include "models/taskbrowsermodel.h"
 #include "tests/console/tst_taskbrowser_support.h"
 #include "views/actiondialog.h"
+#include "views/applyalldialog.h"
 #include "views/taskbrowserwidget.h"
+#include "views/theme.h"
 
 using idem::console::ActionDialog;
+using idem::console::ApplyAllDialog;
 using idem::console::ConsoleSession;
 using idem::console::DashboardModel;
 using idem::console::DashboardSettings;
@@ -46,6 +54,7 @@ private Q_SLOTS:
     void tileStatusesKeepOneEntryInWords();
     void shownPageIsNotOlderThanOnePoll();
     void keyColumnFitsTheKeys();
+    void gatewayFiltersAndApplyAllInWords();
 
 private:
     bool waitLoaded(TaskBrowserWidget& w);
@@ -148,6 +157,11 @@ void TestTaskBrowserTiles::retriesTileThenFailedAnyAttempts()
     QVERIFY(attempts);
     QCOMPARE(attempts->value(), 2);
     attempts->setValue(0); // "any"
+    // The tile's window is a control of its own (issue 41): "any time" too.
+    auto* window = w.findChild<QSpinBox*>(QStringLiteral("updatedWithinFilter"));
+    QVERIFY(window);
+    QCOMPARE(window->value(), 15);
+    window->setValue(0);
     chooseStatus(w, QStringLiteral("failed"));
     QVERIFY(waitLoaded(w));
     QCOMPARE(w.model()->rowCount(), int(sqlCount("status = 'failed'"))); // all 9, not the 3 of the last 15 min
@@ -160,20 +174,32 @@ void TestTaskBrowserTiles::tileConditionsAreShownAndRemovable()
     TaskBrowserWidget w(m_session.get(), m_session.get());
     w.applyFilter(m_dashboard.filterFor(Tile::Retries), m_dashboard.opensText(Tile::Retries));
     QVERIFY(waitLoaded(w));
-    // The window has no control: it is said above the table.
+    // The window is a control of its own now (issue 41): it shows there, not above the table.
+    auto* window = w.findChild<QSpinBox*>(QStringLiteral("updatedWithinFilter"));
+    QVERIFY(window);
+    QCOMPARE(window->value(), 15);
     auto* line = w.findChild<QLabel*>(QStringLiteral("tileConditions"));
     QVERIFY(line);
-    QVERIFY2(line->isVisibleTo(&w) && line->text().contains(QStringLiteral("updated in the last 15 min")),
+    QVERIFY(!line->isVisibleTo(&w));
+    QCOMPARE(w.model()->rowCount(), 4);
+    // Failed retries adds what no control says (a failure of a retry in the window): said above
+    // the table, and × removes it.
+    w.applyFilter(m_dashboard.filterFor(Tile::FailedRetries), m_dashboard.opensText(Tile::FailedRetries));
+    QVERIFY(waitLoaded(w));
+    QVERIFY2(line->isVisibleTo(&w) && line->text().contains(QStringLiteral("a failure of attempt 2 or later")),
         qPrintable(line->text()));
     QCOMPARE(w.tileConditionsText(), line->text());
-    QCOMPARE(w.model()->rowCount(), 4);
-    // × removes it, and the list is what the controls say: attempts >= 2, any time.
     auto* clear = w.findChild<QToolButton*>(QStringLiteral("clearTileConditions"));
     QVERIFY(clear);
     QTest::mouseClick(clear, Qt::LeftButton);
     QVERIFY(waitLoaded(w));
     QVERIFY(!line->isVisibleTo(&w));
     QVERIFY(w.tileConditionsText().isEmpty());
+    QVERIFY(!w.filter().failedRetryInWindow);
+    // Clearing the window's control lists what the controls say: attempts >= 2, any time.
+    window->setValue(0);
+    QTest::mouseClick(w.findChild<QPushButton*>(QStringLiteral("applyFilter")), Qt::LeftButton);
+    QVERIFY(waitLoaded(w));
     QCOMPARE(w.model()->rowCount(), int(sqlCount("attempts >= 2")));
     QVERIFY(!w.filter().updatedWithinMinutes);
 }
@@ -322,6 +348,127 @@ void TestTaskBrowserTiles::keyColumnFitsTheKeys()
     // Status is as wide as "processing" needs, not a fixed 185 px.
     const int status = w.view()->columnWidth(TaskBrowserModel::StatusColumn);
     QVERIFY2(status < 185, qPrintable(QString::number(status)));
+}
+
+// Issue 41 item 2, as the incident had it: 218 failed charges, 27 of them declined cards (a
+// permanent error a requeue cannot mend) and 191 that ran out of attempts against a gateway
+// answering 503. The page's own controls single out the 191; Apply to all says so in words and
+// starts a job over exactly those rows.
+void TestTaskBrowserTiles::gatewayFiltersAndApplyAllInWords()
+{
+    execSql(*m_conn, "DELETE FROM idem.task_idempotency");
+    const auto plant = [&](const std::string& prefix, int n, const std::string& status, const std::string& errorClass,
+                           const std::string& message) {
+        execSql(*m_conn,
+            "INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, attempts, max_attempts,"
+            " error_class, error_message, next_attempt_at, created_at, updated_at)"
+            " SELECT $1 || g, 'v1:' || repeat('d', 64), $3, 5, 5, $4, $5,"
+            " CASE WHEN $3 = 'retryable_failed' THEN now() + interval '1 minute' END,"
+            " now() - interval '40 minutes', now() - interval '5 minutes' FROM generate_series(1, $2::int) g",
+            prefix, n, status, errorClass, message);
+    };
+    plant("shop:charge:exhausted-", 191, "failed", "retryable", "gateway answered 503 Service Unavailable");
+    plant("shop:charge:declined-", 27, "failed", "permanent", "card declined");
+    plant("shop:refund:exhausted-", 12, "failed", "retryable", "gateway answered 503 Service Unavailable");
+    plant("shop:charge:waiting-", 9, "retryable_failed", "retryable", "gateway answered 503 Service Unavailable");
+
+    TaskBrowserWidget w(m_session.get(), m_session.get());
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(waitLoaded(w));
+    // Failed charges: the 218, declined cards among them.
+    chooseStatus(w, QStringLiteral("failed"));
+    QVERIFY(waitLoaded(w));
+    auto* operation = w.findChild<QLineEdit*>(QStringLiteral("operationFilter"));
+    QVERIFY(operation);
+    QTest::keyClicks(operation, QStringLiteral("charge"));
+    QTest::keyClick(operation, Qt::Key_Return);
+    QVERIFY(waitLoaded(w));
+    QCOMPARE(sqlCount("status = 'failed' AND split_part(idempotency_key, ':', 2) = 'charge'"), 218);
+    QCOMPARE(w.countText(), QStringLiteral("218 record(s) match"));
+    // Retries exhausted, ticked: the 191.
+    auto* exhausted = w.findChild<QCheckBox*>(QStringLiteral("exhaustedFilter"));
+    QVERIFY2(exhausted && exhausted->isVisible(), "the page has an exhausted filter");
+    QTest::mouseClick(exhausted, Qt::LeftButton);
+    QVERIFY(waitLoaded(w));
+    QCOMPARE(w.countText(), QStringLiteral("191 record(s) match"));
+    // The error text, in another case than the message has it: still the 191.
+    auto* contains = w.findChild<QLineEdit*>(QStringLiteral("errorContainsFilter"));
+    QVERIFY2(contains && contains->isVisible(), "the page has an error text filter");
+    QTest::keyClicks(contains, QStringLiteral("SERVICE unavailable"));
+    QTest::keyClick(contains, Qt::Key_Return);
+    QVERIFY(waitLoaded(w));
+    QCOMPARE(w.countText(), QStringLiteral("191 record(s) match"));
+    QCOMPARE(sqlCount("status = 'failed' AND split_part(idempotency_key, ':', 2) = 'charge'"
+                      " AND error_class <> 'permanent' AND error_message ILIKE '%service unavailable%'"),
+        191);
+    // Error class and the other controls idemctl job start has are on the page too.
+    auto* errorClass = w.findChild<QComboBox*>(QStringLiteral("errorClassFilter"));
+    QVERIFY(errorClass && errorClass->isVisible());
+    for (const char* name : { "liveLeaseFilter", "expiredFilter", "uncertainFilter", "conflictFilter" })
+        QVERIFY2(w.findChild<QCheckBox*>(QLatin1String(name)), name);
+    for (const char* name : { "unfinishedForFilter", "updatedWithinFilter", "minAttemptsFilter" })
+        QVERIFY2(w.findChild<QSpinBox*>(QLatin1String(name)), name);
+    // The declined cards alone, by their class: 27.
+    errorClass->setCurrentIndex(errorClass->findData(QStringLiteral("permanent")));
+    Q_EMIT errorClass->activated(errorClass->currentIndex());
+    contains->clear();
+    QTest::mouseClick(exhausted, Qt::LeftButton);
+    QTest::mouseClick(w.findChild<QPushButton*>(QStringLiteral("applyFilter")), Qt::LeftButton);
+    QVERIFY(waitLoaded(w));
+    QCOMPARE(w.countText(), QStringLiteral("27 record(s) match"));
+    // Back to what the gateway broke.
+    errorClass->setCurrentIndex(0);
+    QTest::mouseClick(exhausted, Qt::LeftButton);
+    QTest::keyClicks(contains, QStringLiteral("503"));
+    QTest::keyClick(contains, Qt::Key_Return);
+    QVERIFY(waitLoaded(w));
+    QCOMPARE(w.countText(), QStringLiteral("191 record(s) match"));
+
+    // Apply to all: the filter in words before anything runs, then a job over exactly the 191.
+    QTRY_VERIFY_WITH_TIMEOUT(w.applyAllButton()->isEnabled(), browserTimeoutMs);
+    QTest::mouseClick(w.applyAllButton(), Qt::LeftButton);
+    ApplyAllDialog* dialog = nullptr;
+    QTRY_VERIFY((dialog = w.findChild<ApplyAllDialog*>()) && dialog->isVisible());
+    const QString words = dialog->findChild<QLabel*>(QStringLiteral("filterLabel"))->text();
+    for (const QString& term : { QStringLiteral("status failed"), QStringLiteral("operation charge"),
+             QStringLiteral("retries exhausted"), QStringLiteral("error message containing \"503\"") })
+        QVERIFY2(words.contains(term), qPrintable(words + QStringLiteral(" lacks ") + term));
+    QVERIFY2(dialog->planLabel()->text().contains(QStringLiteral("retries exhausted")),
+        qPrintable(dialog->planLabel()->text()));
+    QTRY_VERIFY_WITH_TIMEOUT(dialog->preview().has_value(), browserTimeoutMs);
+    QCOMPARE(dialog->preview()->matched, std::int64_t(191));
+    // IDEM_SCREENSHOT_DIR: the page and the dialog in light, dark and Chinese, to look at.
+    if (const QString dir = qEnvironmentVariable("IDEM_SCREENSHOT_DIR"); !dir.isEmpty()) {
+        // (Chinese: tst_desktop, whose binary embeds the translations.)
+        for (const auto& [name, dark] : { std::pair { "light", false }, std::pair { "dark", true } }) {
+            idem::console::theme::apply(dark ? idem::console::Theme::Dark : idem::console::Theme::Light);
+            QCoreApplication::processEvents();
+            w.grab().save(dir + QStringLiteral("/tasks-filters-%1.png").arg(QLatin1String(name)));
+            dialog->grab().save(dir + QStringLiteral("/applyall-words-%1.png").arg(QLatin1String(name)));
+        }
+        idem::console::theme::apply(idem::console::Theme::Light);
+        QCoreApplication::processEvents();
+    }
+    dialog->runHereBox()->setChecked(false);
+    QTest::keyClicks(dialog->reasonEdit(), QStringLiteral("INC-41: gateway 503, requeue what ran out"));
+    QTRY_VERIFY(dialog->startButton()->isEnabled());
+    QTest::mouseClick(dialog->startButton(), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(dialog->startedJob().has_value(), browserTimeoutMs);
+    const auto job = *dialog->startedJob();
+    const auto row = querySql(*m_conn,
+        "SELECT j.matched, j.filter ->> 'error_contains', (j.filter ->> 'exhausted')::bool,"
+        " (SELECT count(*) FROM idem.idem_job_items i JOIN idem.task_idempotency t USING (idempotency_key)"
+        "   WHERE i.job_id = j.id AND t.error_class = 'retryable' AND t.idempotency_key LIKE 'shop:charge:exhausted-%')"
+        " FROM idem.idem_jobs j WHERE j.id = $1",
+        job);
+    QCOMPARE(row.size(), std::size_t(1));
+    QCOMPARE(row[0][0].as<qint64>(), 191);
+    QCOMPARE(row[0][1].as<std::string>(), std::string("503"));
+    QVERIFY(row[0][2].as<bool>());
+    QCOMPARE(row[0][3].as<qint64>(), 191); // every one of them, and no declined card
+    dialog->close();
 }
 
 QTEST_MAIN(TestTaskBrowserTiles)

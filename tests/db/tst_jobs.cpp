@@ -822,6 +822,13 @@ void TestJobs::filterMatchesWhatTheTaskListCounts()
     add("digest conflicts", [](auto& f) { f.digestConflicts = true; });
     add("updated within", [](auto& f) { f.updatedWithinMinutes = 20; });
     add("conflict within", [](auto& f) { f.conflictWithinMinutes = 5; });
+    // The error message's text (issue 41 item 2): literal, any case, unfinished rows only.
+    add("error contains", [](auto& f) { f.errorContains = "503"; });
+    add("error contains, other case", [](auto& f) { f.errorContains = "LOST"; });
+    add("error contains and exhausted", [](auto& f) {
+        f.errorContains = "hausted";
+        f.exhausted = true;
+    });
     const auto before = state();
     for (const auto& [name, f] : filters) {
         const auto counted = idem::countTasks(*m_operator, schema, f, 1000000);
@@ -834,6 +841,19 @@ void TestJobs::filterMatchesWhatTheTaskListCounts()
         QCOMPARE(idem::taskFilterFromJobJson(idem::jobFilterJson(f)), f);
     }
     QCOMPARE(state(), before);
+    // The counts by hand: one 503, three lost, a % or _ in the text is no wildcard.
+    idem::TaskFilter lost;
+    lost.errorContains = "LOST";
+    QCOMPARE(idem::countTasks(*m_operator, schema, lost).n, std::int64_t(3));
+    lost.errorContains = "l_st";
+    QCOMPARE(idem::countTasks(*m_operator, schema, lost).n, std::int64_t(0));
+    // idemctl job start takes it as the console does.
+    const auto dry = idemctl(operatorRole,
+        { QStringLiteral("job"), QStringLiteral("start"), QStringLiteral("--action"), QStringLiteral("fail"),
+            QStringLiteral("--dry-run"), QStringLiteral("--json"), QStringLiteral("--status"), QStringLiteral("failed"),
+            QStringLiteral("--error-contains"), QStringLiteral("lost") });
+    QVERIFY2(dry.exitCode == 0, qPrintable(idem::test::describe(dry)));
+    QCOMPARE(json(dry).value(QStringLiteral("matched")).toInteger(), 3);
     pqxx::nontransaction(*m_owner).exec("DELETE FROM idem.task_idempotency_conflicts");
 }
 

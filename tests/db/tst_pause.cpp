@@ -1025,6 +1025,40 @@ void TestPause::idemctlPauseResumeAndPauses()
                                                QStringLiteral("resume"), QStringLiteral("--limit"), QStringLiteral("1") });
     QVERIFY2(audit.exitCode == 0 && audit.out.contains(QStringLiteral("*:charge")),
         qPrintable(idem::test::describe(audit)));
+
+    // The lifted pause is history (issue 41 item 11): not in the plain list, in --history with
+    // who paused it and why, who resumed it and why, text and JSON.
+    const auto plain = idemctl(readerRole, { QStringLiteral("pauses") });
+    QVERIFY2(plain.exitCode == 0 && !plain.out.contains(QStringLiteral("gateway back")), qPrintable(plain.out));
+    const auto history = idemctl(readerRole,
+        { QStringLiteral("pauses"), QStringLiteral("--history"), QStringLiteral("24"), QStringLiteral("--json") });
+    QVERIFY2(history.exitCode == 0, qPrintable(idem::test::describe(history)));
+    const auto ended = json(history)[QStringLiteral("ended")].toArray();
+    QCOMPARE(qint64(ended.size()),
+        qint64(number(*m_owner,
+            "SELECT count(*) FROM idem.task_idempotency_audit WHERE action = 'resume'"
+            " AND at >= now() - interval '24 hours'")));
+    const auto newest = ended.at(0).toObject();
+    QCOMPARE(newest[QStringLiteral("tenant")].toString(), QStringLiteral("*"));
+    QCOMPARE(newest[QStringLiteral("operation")].toString(), QStringLiteral("charge"));
+    QCOMPARE(newest[QStringLiteral("reason")].toString(), QStringLiteral("payment gateway down (INC-42)"));
+    QCOMPARE(newest[QStringLiteral("resume_reason")].toString(), QStringLiteral("gateway back"));
+    QVERIFY2(newest[QStringLiteral("resumed_by")].toString().startsWith(QLatin1String(operatorRole)),
+        qPrintable(newest[QStringLiteral("resumed_by")].toString()));
+    QVERIFY(newest[QStringLiteral("paused_by")].toString().contains(QLatin1String(operatorRole)));
+    QCOMPARE(newest[QStringLiteral("resume_audit_id")].toInteger(),
+        qint64(number(*m_owner, "SELECT max(id) FROM idem.task_idempotency_audit WHERE action = 'resume'")));
+    QVERIFY(!newest[QStringLiteral("until")].isNull()); // it had an end: 15 min
+    const auto historyText
+        = idemctl(readerRole, { QStringLiteral("pauses"), QStringLiteral("--history"), QStringLiteral("24") });
+    QVERIFY2(historyText.exitCode == 0 && historyText.out.contains(QStringLiteral("lifted in the last 24 h"))
+            && historyText.out.contains(QStringLiteral("*:charge"))
+            && historyText.out.contains(QStringLiteral("payment gateway down (INC-42)"))
+            && historyText.out.contains(QStringLiteral("gateway back")),
+        qPrintable(historyText.out));
+    const auto badHours
+        = idemctl(readerRole, { QStringLiteral("pauses"), QStringLiteral("--history"), QStringLiteral("0") });
+    QCOMPARE(badHours.exitCode, 2);
 }
 
 QTEST_GUILESS_MAIN(TestPause)

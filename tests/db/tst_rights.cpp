@@ -13,6 +13,7 @@
 #include "operations/audit.h"
 #include "operations/jobs.h"
 #include "operations/rights.h"
+#include "operations/wording.h"
 #include "schema/migrate.h"
 #include "tests/support/cliprocess.h"
 #include "tests/support/taskrows.h"
@@ -650,6 +651,13 @@ void TestRights::idemctlPolicyPendingApproveRights()
                                                 QStringLiteral("--spec"), spec, QStringLiteral("--reason"), QStringLiteral("mine") });
     QCOMPARE(run.exitCode, 3);
     QVERIFY2(run.err.contains(QStringLiteral("42501")), qPrintable(run.err));
+    // In the console's words (issue 41 item 6), not the server's "permission denied for function".
+    QVERIFY2(run.err.contains(QStringLiteral("Role idem_t_rights_requeue does not hold the approve right (role "
+                                             "idem_may_approve)"))
+            && run.err.contains(QStringLiteral("GRANT idem_may_approve TO idem_t_rights_requeue"))
+            && !run.err.contains(QStringLiteral("permission denied")),
+        qPrintable(run.err));
+    QVERIFY(run.err.contains(QString::fromStdString(idem::rightMissing("idem_t_rights_requeue", "approve"))));
     run = idemctl("idem_t_rights_approve", { QStringLiteral("job"), QStringLiteral("approve"), QString::fromLatin1(id),
                                                 QStringLiteral("--spec"), spec, QStringLiteral("--reason"),
                                                 QStringLiteral("checked with the gateway team") });

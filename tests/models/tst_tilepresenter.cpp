@@ -101,7 +101,7 @@ private Q_SLOTS:
         QTest::addRow("long") << Tile::LongUnfinished << u("1") << u("in flight after 60 min") << Level::Warning;
         QTest::addRow("oldest") << Tile::OldestProcessing << u("6 min 12 s") << u("since first seen") << Level::Warning;
         QTest::addRow("failed") << Tile::Failed << u("6") << u("4 permanent · 2 exhausted") << Level::Warning;
-        QTest::addRow("ratio") << Tile::DuplicateRatio << u("25.0 %") << u("of 2,000 claims, last 15 min") << Level::Warning;
+        QTest::addRow("ratio") << Tile::DuplicateRatio << u("25.0 %") << u("of 2,000 requests (retries not counted), last 15 min") << Level::Warning;
         QTest::addRow("retries") << Tile::Retries << u("100") << u("5.0 % of claims, last 15 min") << Level::Normal;
         QTest::addRow("failed retries") << Tile::FailedRetries << u("60") << u("3.0 % of claims, last 15 min")
                                         << Level::Warning;

@@ -39,7 +39,7 @@ idem::TaskFilter fullFilter()
     f.updatedWithinMinutes = 15;
     f.conflictWithinMinutes = 20;
     f.failedRetryInWindow = true;
-    f.errorText = "gateway 503 \"bad\" 网关";
+    f.errorContains = "gateway 503 \"bad\" 网关";
     return f;
 }
 } // namespace
@@ -117,7 +117,7 @@ void TestViewLink::everyFilterField()
             f.updatedWithinMinutes = 5;
             f.failedRetryInWindow = true;
         }),
-        one([&](auto& f) { f.errorText = full.errorText; }),
+        one([&](auto& f) { f.errorContains = full.errorContains; }),
     };
     for (const auto& l : links) {
         QVERIFY(!(*l.filter == idem::TaskFilter {}));

@@ -19,6 +19,8 @@
 --   updated_within_minutes   updated_at within the last N minute buckets, the moment's included
 --   conflict_within_minutes  a digest conflict recorded within the last N minute buckets
 --   failed_retry_in_window   a failure of attempt 2 or later recorded within updated_within_minutes
+--   error_contains           not succeeded, error_message contains this text literally, any case:
+--                            1 to 1024 bytes
 CREATE OR REPLACE FUNCTION idem_job_filter_check(p_filter jsonb)
 RETURNS jsonb
 LANGUAGE plpgsql
@@ -55,7 +57,7 @@ BEGIN
             IF v_statuses IS NOT NULL THEN
                 v_out := v_out || jsonb_build_object('statuses', to_jsonb(v_statuses));
             END IF;
-        ELSIF v_key IN ('tenant', 'operation', 'key_prefix') THEN
+        ELSIF v_key IN ('tenant', 'operation', 'key_prefix', 'error_contains') THEN
             IF jsonb_typeof(v_value) <> 'string' THEN
                 RAISE EXCEPTION 'filter %: a string', v_key USING ERRCODE = 'ID003';
             END IF;
@@ -63,7 +65,7 @@ BEGIN
             IF octet_length(v_text) NOT BETWEEN 1 AND 1024 THEN
                 RAISE EXCEPTION 'filter %: 1 to 1024 bytes, not %', v_key, octet_length(v_text) USING ERRCODE = 'ID003';
             END IF;
-            IF v_key <> 'key_prefix' AND strpos(v_text, ':') > 0 THEN
+            IF v_key IN ('tenant', 'operation') AND strpos(v_text, ':') > 0 THEN
                 RAISE EXCEPTION 'filter %: a key''s field, without '':''', v_key USING ERRCODE = 'ID003';
             END IF;
             v_out := v_out || jsonb_build_object(v_key, v_text);

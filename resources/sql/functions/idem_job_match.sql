@@ -17,6 +17,7 @@ DECLARE
     v_statuses text[];
     v_tenant_like text;
     v_prefix_like text;
+    v_error_like text;
 BEGIN
     IF p_moment IS NULL OR p_limit IS NULL OR p_limit < 0 THEN
         RAISE EXCEPTION 'a moment and a limit of 0 or more are required' USING ERRCODE = 'ID003';
@@ -79,6 +80,11 @@ BEGIN
                            || ' THEN (e ->> ''attempt'')::numeric >= 2 AND (e ->> ''at'')::timestamptz'
                            || ' >= date_trunc(''minute'', $7) - ($11 - 1) * interval ''1 minute'' ELSE false END)';
     END IF;
+    IF f ? 'error_contains' THEN
+        -- Unfinished rows only, as the task list has it (an old message on a succeeded row is history).
+        v_error_like := '%' || replace(replace(replace(f ->> 'error_contains', '\', '\\'), '%', '\%'), '_', '\_') || '%';
+        v_where := v_where || ' AND t.status <> ''succeeded'' AND t.error_message ILIKE $14';
+    END IF;
     IF f ? 'digest_conflicts' THEN
         v_where := v_where || ' AND t.idempotency_key IN (SELECT c.idempotency_key FROM task_idempotency_conflicts c)';
     END IF;
@@ -87,7 +93,7 @@ BEGIN
         USING v_statuses, f ->> 'tenant', v_tenant_like, v_prefix_like, f ->> 'operation',
               (f ->> 'min_attempts')::integer, p_moment, f ->> 'error_class', (f ->> 'failed_since_us')::bigint,
               (f ->> 'unfinished_for_minutes')::integer, (f ->> 'updated_within_minutes')::integer,
-              (f ->> 'conflict_within_minutes')::integer, p_limit;
+              (f ->> 'conflict_within_minutes')::integer, p_limit, v_error_like;
 END
 $match$;
 
