@@ -248,8 +248,10 @@ changed), or the job was cancelled.
                     safe(s.approvedRole, 64).c_str(), safe(s.approvedActor, 80).c_str(), formatMicros(*s.approvedAtUs).c_str(),
                     s.approvalExpiresAtUs ? formatMicros(*s.approvalExpiresAtUs).c_str() : "?");
             else
-                std::printf("  approval  needed (more than %lld rows to act on); approvable until %s\n",
-                    static_cast<long long>(s.approvalThreshold.value_or(0)),
+                std::printf("  approval  needed (%s) from a holder of approve, another login; approvable until %s\n",
+                    s.approvalWhy == "budget"
+                        ? "its login's budget of rows changed without approval had no room for it"
+                        : ("more than " + std::to_string(s.approvalThreshold.value_or(0)) + " rows to act on").c_str(),
                     s.approvalRequestedUntilUs ? formatMicros(*s.approvalRequestedUntilUs).c_str() : "?");
         }
         std::printf("  audit     start entry %s%s\n", s.startAuditId ? std::to_string(*s.startAuditId).c_str() : "-",
@@ -330,10 +332,8 @@ changed), or the job was cancelled.
             // batch that committed and is resumable at once (its runner's lock went with the session).
             const bool lost = dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr;
             std::fprintf(stderr,
-                "idemctl job: running job %lld stopped: %s
-job %lld stays active with every batch that committed; "
-                "`idemctl job resume %lld` continues it (connected to the primary)
-",
+                "idemctl job: running job %lld stopped: %s\njob %lld stays active with every batch that committed; "
+                "`idemctl job resume %lld` continues it (connected to the primary)\n",
                 static_cast<long long>(id),
                 displaySafe(lost ? "lost the connection to the database server: " + describeLostConnection(e.what())
                                  : std::string(e.what()),
@@ -468,8 +468,7 @@ job %lld stays active with every batch that committed; "
         } catch (const JobRefused& e) {
             return refused(e, "start");
         } catch (const JobNeedsDirectConnection& e) {
-            std::fprintf(stderr, "idemctl job start: %s
-", e.what());
+            std::fprintf(stderr, "idemctl job start: %s\n", e.what());
             return ExitFailure;
         }
         if (!args.flag("json") || args.flag("detach"))

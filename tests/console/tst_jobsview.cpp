@@ -504,8 +504,8 @@ void TestJobsView::approvalSaidBeforeAndRunOnceApproved()
         said << jobs()->findChild<QLabel*>(QStringLiteral("jobMessage"))->text();
     });
     auto approver = idem::connect(loginDsn(m_db->dsn(), approverRole, password));
-    execSql(*approver, "SELECT * FROM idem.idem_job_approve($1, (SELECT spec_sha256 FROM idem.idem_jobs WHERE id = $1),"
-                       " 'checked the gateway')", id);
+    const std::string spec = one(*m_owner, "SELECT spec_sha256 FROM idem.idem_jobs WHERE id = " + std::to_string(id));
+    execSql(*approver, "SELECT * FROM idem.idem_job_approve($1, $2, 'checked the gateway')", id, spec);
     QTRY_VERIFY_WITH_TIMEOUT(
         jobs()->model()->jobById(id) && jobs()->model()->jobById(id)->state == "finished", 3 * browserTimeoutMs);
     const QString approved = QStringLiteral("Job %1 was approved by %2").arg(id).arg(QLatin1String(approverRole));
