@@ -811,10 +811,15 @@ void TestChangeApprovals::approvedPurgeHeldToItsSpec()
     plantSucceeded("t-spec", 40, "400 days");
     setSwitches(false, true);
     auto requester = login("idem_t_chg_both");
-    const auto r = scalar(*requester,
-        "SELECT request_id || ' ' || spec_sha256 FROM idem.idem_request_purge(10, 1, 0.01, 'slowly, please')");
-    const auto id = r.left(r.indexOf(' ')).toStdString();
-    const auto sha = r.mid(r.indexOf(' ') + 1).toStdString();
+    std::string id, sha;
+    {
+        pqxx::work w(*requester);
+        const auto r = w.exec("SELECT request_id, spec_sha256 FROM idem.idem_request_purge(10, 1, 0.01, 'slowly, please')")
+                           .at(0);
+        id = r[0].as<std::string>();
+        sha = r[1].as<std::string>();
+        w.commit();
+    }
     {
         auto approver = login("idem_t_chg_approve");
         pqxx::work w(*approver);
