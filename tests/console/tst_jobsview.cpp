@@ -468,6 +468,7 @@ void TestJobsView::approvalSaidBeforeAndRunOnceApproved()
         qPrintable(dialog->planLabel()->text()));
     QVERIFY2(dialog->planLabel()->text().contains(QStringLiteral("Runs: from this console once approved")),
         qPrintable(dialog->planLabel()->text()));
+    QCoreApplication::sendPostedEvents(); // the wrapped plan's new height laid out, for the picture
     dialog->grab().save(shot(QStringLiteral("apply-all-approval.png")));
     QTest::mouseClick(dialog->startButton(), Qt::LeftButton);
     QTRY_VERIFY_WITH_TIMEOUT(dialog->startedJob().has_value(), browserTimeoutMs);

@@ -480,19 +480,19 @@ void TestJobs::killedIdemctlResumes()
 // administrator) says its id and how to go on, not only "lost the connection".
 void TestJobs::runnerCutByTheServerSaysHowToResume()
 {
-    plant("jk", 2000, "failed");
+    plant("jt", 2000, "failed");
     QProcess p;
     p.setProcessEnvironment(idem::test::cleanEnvironment());
     p.start(idem::test::idemctlPath(),
         { QStringLiteral("job"), QStringLiteral("start"), QStringLiteral("--action"), QStringLiteral("requeue"),
-            QStringLiteral("--tenant"), QStringLiteral("jk"), QStringLiteral("--reason"), QStringLiteral("INC-40"),
+            QStringLiteral("--tenant"), QStringLiteral("jt"), QStringLiteral("--reason"), QStringLiteral("INC-40"),
             QStringLiteral("--batch"), QStringLiteral("50"), QStringLiteral("--duty"), QStringLiteral("0.5"),
             QStringLiteral("--quiet"), QStringLiteral("--dsn"), QString::fromStdString(dsnOf(operatorRole)) });
     QVERIFY(p.waitForStarted());
     std::int64_t id = 0;
     QVERIFY(idem::test::waitUntil(
         [&] {
-            id = number(*m_owner, "SELECT coalesce(max(id), 0) FROM idem.idem_jobs WHERE filter ->> 'tenant' = 'jk'");
+            id = number(*m_owner, "SELECT coalesce(max(id), 0) FROM idem.idem_jobs WHERE filter ->> 'tenant' = 'jt'");
             return (id > 0 && field(id, "changed") >= 100) || p.state() == QProcess::NotRunning;
         },
         60s));
