@@ -2,11 +2,16 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <stdexcept>
+#include <utility>
 
 namespace idem::cli {
 
-Args::Args(std::vector<std::string> argv, std::set<std::string> valueOptions, std::set<std::string> flags)
+Args::Args(std::vector<std::string> argv, std::set<std::string> valueOptions, std::set<std::string> flags,
+    std::set<std::string> repeatable)
+    : m_repeatable(std::move(repeatable))
 {
+    valueOptions.insert(m_repeatable.begin(), m_repeatable.end());
     bool onlyPositional = false;
     for (std::size_t i = 0; i < argv.size(); ++i) {
         const std::string& a = argv[i];
@@ -27,6 +32,9 @@ Args::Args(std::vector<std::string> argv, std::set<std::string> valueOptions, st
             name = name.substr(0, eq);
         }
         if (valueOptions.count(name)) {
+            if (m_values.count(name) && !m_repeatable.count(name))
+                throw UsageError("option --" + name + " is given twice: it takes one value (the command would "
+                                 "otherwise keep only the last)");
             if (inlineValue) {
                 m_values.emplace(name, *inlineValue);
             } else {
@@ -49,11 +57,13 @@ std::optional<std::string> Args::value(const std::string& name) const
     auto range = m_values.equal_range(name);
     if (range.first == range.second)
         return std::nullopt;
-    return std::prev(range.second)->second; // the last one given wins, as with most tools
+    return std::prev(range.second)->second; // a repeatable option read as one: its last
 }
 
 std::vector<std::string> Args::values(const std::string& name) const
 {
+    if (!m_repeatable.count(name))
+        throw std::logic_error("option --" + name + " is not declared repeatable");
     std::vector<std::string> out;
     auto range = m_values.equal_range(name);
     for (auto it = range.first; it != range.second; ++it)

@@ -23,13 +23,17 @@ public:
 };
 
 // A small GNU-style parser: --name value, --name=value, boolean flags, repeatable options and
-// positional arguments. Unknown options are usage errors, never ignored.
+// positional arguments. Unknown options are usage errors, never ignored; so is a value option
+// given twice unless it is declared repeatable (values() reads those): a second --error-class
+// silently replacing the first would change what a command does without a word.
 class Args {
 public:
-    Args(std::vector<std::string> argv, std::set<std::string> valueOptions, std::set<std::string> flags);
+    Args(std::vector<std::string> argv, std::set<std::string> valueOptions, std::set<std::string> flags,
+        std::set<std::string> repeatable = {});
 
     bool flag(const std::string& name) const { return m_flags.count(name) > 0; }
     std::optional<std::string> value(const std::string& name) const;
+    // Every value of a repeatable option, in the order given (std::logic_error for one not declared so).
     std::vector<std::string> values(const std::string& name) const;
     std::string valueOr(const std::string& name, const std::string& fallback) const;
     long long intValue(const std::string& name, long long fallback, long long min, long long max) const;
@@ -38,6 +42,7 @@ public:
 private:
     std::multimap<std::string, std::string> m_values;
     std::set<std::string> m_flags;
+    std::set<std::string> m_repeatable;
     std::vector<std::string> m_positional;
 };
 

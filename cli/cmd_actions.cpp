@@ -52,7 +52,9 @@ pass it with --expect-status and --expect-updated-at (one key).
 
 One line per key: applied, stale (changed since read: nothing changed, what it is now is shown),
 wrong_state (the action does not apply to its status), not_found, denied (the role may not run
-actions), error. Exit codes: 0 every key applied, 3 any refused by the database (nothing changed
+actions), needs_approval (schema v23: this login is past the approval policy's budget of rows
+changed without a second person, `idemctl job policy`; nothing changed: start a recovery job over
+the rows, which waits for another login's approval, and the message says how), error. Exit codes: 0 every key applied, 3 any refused by the database (nothing changed
 for those keys), 1 any error, 2 usage error.
 )";
 
@@ -182,16 +184,26 @@ for those keys), 1 any error, 2 usage error.
                 j["results"].push_back(resultJson(r));
             std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
         } else {
+            std::string approvalWords; // the policy's refusal, with how to get approval: said once
             for (const auto& r : results) {
                 std::cout << outcomeName(r.outcome) << "  " << displaySafe(r.key, 120);
                 if (r.outcome == ActionOutcome::Applied)
                     std::cout << "  -> " << r.status << ", audit entry " << (r.auditId ? *r.auditId : 0);
+                if (r.outcome == ActionOutcome::NeedsApproval) {
+                    if (approvalWords.empty())
+                        approvalWords = r.message;
+                    std::cout << "  over this login's budget without a second person's approval (below)\n";
+                    continue;
+                }
                 std::cout << "  " << displaySafe(r.message, 400) << '\n';
             }
             std::cout << "summary:";
             for (const auto& [name, n] : counts)
                 std::cout << ' ' << name << ' ' << n;
             std::cout << '\n';
+            if (!approvalWords.empty())
+                std::cerr << "idemctl " << actionName(action) << ": refused by the approval policy (SQLSTATE ID004): "
+                          << displaySafe(approvalWords, messageDisplay) << '\n';
         }
         return anyError ? ExitFailure : anyRefused ? ExitRefused : ExitOk;
     }

@@ -119,7 +119,7 @@ Exit codes: 0 ok, 1 unreadable, oversized or invalid input, 2 usage error.
 
 int runDigest(const std::vector<std::string>& argv)
 {
-    Args args(argv, { "ignore" }, { "canonical", "batch", "help" });
+    Args args(argv, {}, { "canonical", "batch", "help" }, { "ignore" });
     if (args.flag("help")) {
         std::cout << digestHelp;
         return ExitOk;

@@ -1,4 +1,5 @@
 // idemctl job: server-side recovery jobs (schema v19, operations/jobs.h).
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -32,6 +33,7 @@ namespace {
        idemctl job approve --request N --spec SHA256 --reason TEXT [--actor A] [--json]
        idemctl job policy [--json]
        idemctl job policy (--rows N [--ttl SECONDS] | --off) --reason TEXT [--actor A]
+       idemctl job policy --budget N|off [--window SECONDS] --reason TEXT [--actor A]
        idemctl job policy [--retention-changes on|off] [--manual-purges on|off] [--change-ttl SECONDS]
                           --reason TEXT [--actor A]
 
@@ -92,6 +94,9 @@ Other:
   --retention-changes on|off, --manual-purges on|off
                          policy: whether retention changes / manual purges need approval
   --change-ttl SECONDS   policy: how long a change request is approvable and its approval usable
+  --budget N|off         policy: one login changes at most N task rows without an approval in any
+                         --window (single actions and jobs together); off: no bound
+  --window SECONDS       policy: the budget's window, 60 to 604800 (default 3600)
   --json                 one JSON document on standard output
   --csv                  refused: CSV (the key as a spreadsheet may show it; --json has it exactly)
   --dsn DSN              libpq conninfo, URI or service=NAME (default: $IDEM_DSN, then PG*);
@@ -112,6 +117,16 @@ the other (SET ROLE); a superuser is a member of every role. A request not appro
 policy's time to live (--ttl, default 3600 s) can no longer be approved; an approval lets the job
 start or resume for as long, then resuming is refused: cancel it and start it again. Approvers
 may also cancel a job (turn it down).
+
+Budget (schema v23): the threshold bounds one job, not one login: jobs under it, and single
+actions (idemctl requeue, --keys-from, the console's), never wait. With job policy --budget N
+--window S, one login changes at most N task rows without an approval within any S seconds, single
+actions and jobs together (a job's rows to act on count at its start; approved jobs never count):
+past it a single action is refused (exit 3, SQLSTATE ID004, nothing changed) and a job starts
+waiting for approval. A login is not a person: two logins of one person have a budget each.
+A job that will run here (no --detach) is refused before anything is written when the connection
+goes through a pooler (PgBouncer): its runner needs a direct connection. --dry-run says whether
+the job would need approval.
 
 Changes (schema v22): with --retention-changes on (the schema owner's), `idemctl retention set`
 and `unset` no longer change the policy: they request the change and print 'awaiting approval:
@@ -234,8 +249,10 @@ changed), or the job was cancelled.
                     safe(s.approvedRole, 64).c_str(), safe(s.approvedActor, 80).c_str(), formatMicros(*s.approvedAtUs).c_str(),
                     s.approvalExpiresAtUs ? formatMicros(*s.approvalExpiresAtUs).c_str() : "?");
             else
-                std::printf("  approval  needed (more than %lld rows to act on); approvable until %s\n",
-                    static_cast<long long>(s.approvalThreshold.value_or(0)),
+                std::printf("  approval  needed (%s) from a holder of approve, another login; approvable until %s\n",
+                    s.approvalWhy == "budget"
+                        ? "its login's budget of rows changed without approval had no room for it"
+                        : ("more than " + std::to_string(s.approvalThreshold.value_or(0)) + " rows to act on").c_str(),
                     s.approvalRequestedUntilUs ? formatMicros(*s.approvalRequestedUntilUs).c_str() : "?");
         }
         std::printf("  audit     start entry %s%s\n", s.startAuditId ? std::to_string(*s.startAuditId).c_str() : "-",
@@ -306,7 +323,26 @@ changed), or the job was cancelled.
             last = std::make_pair(s.serverNowUs, done);
             return true;
         };
-        const JobStatus s = runRecoveryJob(conn, schema, id, o);
+        JobStatus s;
+        try {
+            s = runRecoveryJob(conn, schema, id, o);
+        } catch (const JobRefused&) {
+            throw;
+        } catch (const std::exception& e) {
+            // A failover, a switchover, a server restart, a lost network: the job keeps every
+            // batch that committed and is resumable at once (its runner's lock went with the session).
+            const bool lost = dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr;
+            std::fprintf(stderr,
+                "idemctl job: running job %lld stopped: %s\njob %lld stays active with every batch that committed; "
+                "`idemctl job resume %lld` continues it (connected to the primary)\n",
+                static_cast<long long>(id),
+                displaySafe(lost ? "lost the connection to the database server: " + describeLostConnection(e.what())
+                                 : std::string(e.what()),
+                    messageDisplay)
+                    .c_str(),
+                static_cast<long long>(id), static_cast<long long>(id));
+            return ExitFailure;
+        }
         if (args.flag("json"))
             std::cout << statusJson(s).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
         else
@@ -365,7 +401,8 @@ changed), or the job was cancelled.
                 "operation", "key-prefix", "min-attempts", "error-class", "failed-since", "unfinished-for",
                 "updated-within", "error-contains" },
             { "help", "json", "dry-run", "detach", "quiet", "expired-lease", "live-lease", "uncertain", "exhausted",
-                "digest-conflicts" });
+                "digest-conflicts" },
+            { "status" });
         if (args.flag("help")) {
             std::cout << jobHelp;
             return ExitOk;
@@ -394,12 +431,15 @@ changed), or the job was cancelled.
             jobFilterJson(r.filter); // a bad filter is a usage error before connecting
             auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl job" });
             const auto p = previewJob(*conn, schema, r.action, r.filter, JobLimits::maxCap);
+            const auto need = approvalNeeded(*conn, schema, "job", std::min(p.applicable, JobLimits::maxCap));
             if (args.flag("json")) {
                 std::cout << nlohmann::json({ { "schema", schema.name() }, { "action", *actionName },
                                                 { "filter", nlohmann::json::parse(jobFilterJson(r.filter)) },
                                                 { "moment", formatMicros(p.momentUs) }, { "matched", p.matched },
                                                 { "applicable", p.applicable }, { "more", p.more },
-                                                { "cap", r.cap }, { "over_cap", p.matched > r.cap || p.more } })
+                                                { "cap", r.cap }, { "over_cap", p.matched > r.cap || p.more },
+                                                { "needs_approval",
+                                                    need.needed() ? nlohmann::json(need.why) : nlohmann::json(nullptr) } })
                                  .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
                           << '\n';
             } else {
@@ -411,6 +451,8 @@ changed), or the job was cancelled.
                                                         + ": the job would be refused (raise --cap)")
                                                         .c_str()
                                                   : "");
+                if (need.needed())
+                    std::printf("if started now, %s\n", approvalNeedWords(need, p.applicable).c_str());
             }
             return ExitOk;
         }
@@ -419,6 +461,7 @@ changed), or the job was cancelled.
         if (!args.value("reason"))
             throw UsageError("--reason is required (it goes into the audit trail)");
         validateJobRequest(r);
+        r.runsHere = !args.flag("detach");
         const auto run = runOptions(args);
         auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl job" });
         JobStart started;
@@ -426,6 +469,9 @@ changed), or the job was cancelled.
             started = startJob(*conn, schema, r);
         } catch (const JobRefused& e) {
             return refused(e, "start");
+        } catch (const JobNeedsDirectConnection& e) {
+            std::fprintf(stderr, "idemctl job start: %s\n", e.what());
+            return ExitFailure;
         }
         if (!args.flag("json") || args.flag("detach"))
             std::fprintf(args.flag("json") ? stderr : stdout,
@@ -443,9 +489,12 @@ changed), or the job was cancelled.
                 const auto s = readJob(*conn, schema, started.jobId);
                 std::cout << statusJson(*s).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
             } else {
-                std::printf("waiting for approval: it would act on more rows than the approval policy allows without "
-                            "one; another login with the approve right runs `idemctl job approve %lld --spec %s --reason "
-                            "...`, then `idemctl job resume %lld` runs it\n",
+                std::printf("waiting for approval by another login holding the approve right (role idem_may_approve): "
+                            "%s; it runs `idemctl job approve %lld --spec %s --reason ...`, then `idemctl job resume "
+                            "%lld` runs it\n",
+                    started.approvalWhy == "budget"
+                        ? "over this login's budget of rows changed without a second person (idemctl job policy)"
+                        : "more rows to act on than the approval policy allows a job without one",
                     static_cast<long long>(started.jobId), started.specSha256.c_str(),
                     static_cast<long long>(started.jobId));
             }
@@ -864,10 +913,66 @@ changed), or the job was cancelled.
         return ExitOk;
     }
 
+    void printBudget(const ApprovalPolicy& p)
+    {
+        if (p.budgetRows)
+            std::printf("budget: one login changes at most %lld task row(s) without another login's approval in any "
+                        "%d s, single actions (requeue, release, fail, --keys-from, the console's) and jobs together; "
+                        "past it a single action is refused and a job waits for approval\n",
+                static_cast<long long>(*p.budgetRows), p.budgetWindowSeconds);
+        else
+            std::printf("budget: none: single actions never need approval, and %s (job policy --budget N --window "
+                        "SECONDS bounds what one login changes)\n",
+                p.jobRows ? "one login may change any number of rows in jobs under the threshold"
+                          : "neither do jobs");
+    }
+
+    int budgetPolicy(const Args& args, const SchemaName& schema)
+    {
+        if (args.value("rows") || args.flag("off") || args.value("ttl") || args.value("retention-changes")
+            || args.value("manual-purges") || args.value("change-ttl"))
+            throw UsageError("--budget and --window go without the other policy options (set those in a command of "
+                             "their own)");
+        if (!args.value("budget"))
+            throw UsageError("--window goes with --budget N (or --budget off)");
+        if (!args.value("reason"))
+            throw UsageError("--reason is required (it goes into the audit trail)");
+        const std::string reason = *args.value("reason");
+        const std::string actor = args.valueOr("actor", localActor());
+        validateReasonAndActor(reason, actor);
+        std::optional<std::int64_t> rows;
+        if (*args.value("budget") != "off")
+            rows = args.intValue("budget", 0, 0, ApprovalLimits::maxJobRows);
+        const int window = static_cast<int>(
+            args.intValue("window", 3600, ApprovalLimits::minTtlSeconds, ApprovalLimits::maxTtlSeconds));
+        auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl job" });
+        std::int64_t auditId = 0;
+        try {
+            auditId = setApprovalBudget(*conn, schema, rows, window, reason, actor);
+        } catch (const JobRefused& e) {
+            return refused(e, "policy");
+        } catch (const pqxx::undefined_function&) {
+            std::cerr << "idemctl job policy: the schema predates the approval budget (v23): run idemctl migrate\n";
+            return ExitRefused;
+        }
+        const auto p = readApprovalPolicy(*conn, schema);
+        if (args.flag("json")) {
+            std::cout << nlohmann::json({ { "schema", schema.name() }, { "budget_rows", opt(p.budgetRows) },
+                                            { "budget_window_seconds", p.budgetWindowSeconds }, { "audit_id", auditId } })
+                             .dump(2)
+                      << '\n';
+            return ExitOk;
+        }
+        printBudget(p);
+        std::printf("audit entry %lld\n", static_cast<long long>(auditId));
+        return ExitOk;
+    }
+
     int jobPolicy(const std::vector<std::string>& argv)
     {
         Args args(argv,
-            { "dsn", "schema", "rows", "ttl", "reason", "actor", "retention-changes", "manual-purges", "change-ttl" },
+            { "dsn", "schema", "rows", "ttl", "reason", "actor", "retention-changes", "manual-purges", "change-ttl",
+                "budget", "window" },
             { "help", "json", "off" });
         if (args.flag("help")) {
             std::cout << jobHelp;
@@ -876,6 +981,8 @@ changed), or the job was cancelled.
         if (!args.positional().empty())
             throw UsageError("job policy takes no job id");
         const SchemaName schema(args.valueOr("schema", SchemaName::defaultName));
+        if (args.value("budget") || args.value("window"))
+            return budgetPolicy(args, schema);
         const bool change = args.value("rows") || args.flag("off");
         const bool changeSwitches
             = args.value("retention-changes") || args.value("manual-purges") || args.value("change-ttl");
@@ -916,7 +1023,8 @@ changed), or the job was cancelled.
                 { { "schema", schema.name() }, { "job_rows", opt(p.jobRows) }, { "ttl_seconds", p.ttlSeconds },
                     { "updated_by", optText(p.updatedBy) }, { "updated_at", optTime(p.updatedAtUs) },
                     { "audit_id", opt(auditId) }, { "retention_changes_need_approval", c.retentionChanges },
-                    { "manual_purges_need_approval", c.manualPurges }, { "change_ttl_seconds", c.ttlSeconds } })
+                    { "manual_purges_need_approval", c.manualPurges }, { "change_ttl_seconds", c.ttlSeconds },
+                    { "budget_rows", opt(p.budgetRows) }, { "budget_window_seconds", p.budgetWindowSeconds } })
                              .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
                       << '\n';
             return ExitOk;
@@ -927,6 +1035,7 @@ changed), or the job was cancelled.
                 static_cast<long long>(*p.jobRows), p.ttlSeconds);
         else
             std::printf("approval: off (no job waits for one)\n");
+        printBudget(p);
         printChangePolicy(readChangePolicy(*conn, schema));
         if (p.updatedAtUs)
             std::printf("changed by %s at %s%s\n", safe(p.updatedBy, 200).c_str(), formatMicros(*p.updatedAtUs).c_str(),

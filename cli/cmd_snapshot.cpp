@@ -177,7 +177,7 @@ pubkey               print the public key of the signing key (give it to whoever
         }
     }
 
-    const std::set<std::string> trustOptions { "pubkey", "trusted-keys" };
+    const std::set<std::string> trustOptions { "trusted-keys" };
 
     // --pubkey FILE (repeated), --trusted-keys FILE, else the default file when it exists.
     TrustedKeys trustedKeys(const Args& args)
@@ -211,7 +211,7 @@ pubkey               print the public key of the signing key (give it to whoever
 
     int runVerifyBundle(const std::vector<std::string>& argv)
     {
-        Args args(argv, trustOptions, { "allow-unknown-signer" });
+        Args args(argv, trustOptions, { "allow-unknown-signer" }, { "pubkey" });
         const auto dir = onePath(args, "verify");
         const auto v = verifyBundle(dir, trustedKeys(args));
         const bool ok = v.ok(args.flag("allow-unknown-signer"));
@@ -225,7 +225,7 @@ pubkey               print the public key of the signing key (give it to whoever
 
     int runShow(const std::vector<std::string>& argv)
     {
-        Args args(argv, trustOptions, { "allow-unknown-signer" });
+        Args args(argv, trustOptions, { "allow-unknown-signer" }, { "pubkey" });
         const auto dir = onePath(args, "show");
         const auto loaded = openSnapshotBundle(dir, trustedKeys(args));
         const bool ok = loaded.verification.ok(args.flag("allow-unknown-signer"));

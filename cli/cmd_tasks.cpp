@@ -54,7 +54,7 @@ int runTasks(const std::vector<std::string>& argv)
     Args args(argv,
         { "dsn", "schema", "status", "tenant", "operation", "key-prefix", "min-attempts", "limit", "after",
             "timeout-ms" },
-        { "json", "help" });
+        { "json", "help" }, { "status" });
     if (args.flag("help")) {
         std::cout << tasksHelp;
         return ExitOk;

@@ -63,7 +63,7 @@ Exit status: 0 when every scenario passed, 1 otherwise.
 
 int runVerify(const std::vector<std::string>& argv)
 {
-    Args args(argv, { "dsn", "only", "threads", "rounds", "worker-command" }, { "keep", "help" });
+    Args args(argv, { "dsn", "threads", "rounds" }, { "keep", "help" }, { "only", "worker-command" });
     if (args.flag("help")) {
         std::cout << verifyHelp;
         return ExitOk;

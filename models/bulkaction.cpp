@@ -26,6 +26,8 @@ QString outcomeLabel(idem::ActionOutcome outcome)
         return QStringLiteral("refused-not-found");
     case idem::ActionOutcome::Denied:
         return QStringLiteral("denied");
+    case idem::ActionOutcome::NeedsApproval:
+        return QStringLiteral("needs-approval");
     case idem::ActionOutcome::Error:
         return QStringLiteral("error");
     case idem::ActionOutcome::Skipped:
@@ -116,8 +118,8 @@ QString BulkActionModel::summary() const
 {
     QStringList parts;
     for (auto o : { idem::ActionOutcome::Applied, idem::ActionOutcome::Stale, idem::ActionOutcome::WrongState,
-             idem::ActionOutcome::NotFound, idem::ActionOutcome::Denied, idem::ActionOutcome::Error,
-             idem::ActionOutcome::Skipped })
+             idem::ActionOutcome::NotFound, idem::ActionOutcome::Denied, idem::ActionOutcome::NeedsApproval,
+             idem::ActionOutcome::Error, idem::ActionOutcome::Skipped })
         if (count(o) > 0)
             parts << QStringLiteral("%1 %2").arg(count(o)).arg(outcomeLabel(o));
     const QString done

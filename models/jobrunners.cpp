@@ -4,6 +4,9 @@
 
 #include <pqxx/pqxx>
 
+#include <chrono>
+#include <thread>
+
 #include "core/connection.h"
 #include "models/consolesession.h"
 
@@ -84,6 +87,17 @@ void JobRunners::onSessionState(std::int64_t id)
     auto stop = r.stop;
     r.session->submit(
         [id, options, stop](pqxx::connection& conn, const idem::SchemaName& schema) {
+            // A job waiting for another login's approval: this console runs it once approved
+            // (one short read a second on this runner's own connection), until stopped.
+            for (;;) {
+                const auto job = idem::readJob(conn, schema, id);
+                if (!job || job->state != "awaiting_approval")
+                    break;
+                for (int i = 0; i < 10 && !stop->load(); ++i)
+                    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                if (stop->load())
+                    return QVariant(QString::fromStdString(job->state));
+            }
             // The console's sessions carry no statement timeout of their own; a call of
             // idem_job_run lasts about callSeconds by design.
             if (!idem::behindPooler(conn))

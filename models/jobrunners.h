@@ -28,7 +28,8 @@ public:
     ~JobRunners() override;
 
     // Starts running job `id` on a new connection made with `settings` (the admin's). A job
-    // this console runs already is left alone (returns false).
+    // this console runs already is left alone (returns false). A job waiting for another login's
+    // approval is run as soon as it is approved (its state read once a second), until stop().
     bool run(const ConnectionSettings& settings, std::int64_t id);
     // Stops running job `id` after the call in flight; it stays active (resumable).
     void stop(std::int64_t id);

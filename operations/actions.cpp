@@ -227,6 +227,18 @@ void validateReasonAndActor(const std::string& reason, const std::string& actor)
     validateActionOptions(RecoveryAction::Fail, o);
 }
 
+std::string serverWords(const pqxx::sql_error& e)
+{
+    std::string message = e.what();
+    if (const auto at = message.find("\nCONTEXT:"); at != std::string::npos)
+        message.erase(at);
+    if (message.rfind("ERROR:  ", 0) == 0)
+        message.erase(0, 8);
+    while (!message.empty() && (message.back() == '\n' || message.back() == ' '))
+        message.pop_back();
+    return message;
+}
+
 const char* outcomeName(ActionOutcome o)
 {
     switch (o) {
@@ -240,6 +252,8 @@ const char* outcomeName(ActionOutcome o)
         return "not_found";
     case ActionOutcome::Denied:
         return "denied";
+    case ActionOutcome::NeedsApproval:
+        return "needs_approval";
     case ActionOutcome::Error:
         return "error";
     case ActionOutcome::Skipped:
@@ -251,7 +265,7 @@ const char* outcomeName(ActionOutcome o)
 bool isRefusal(ActionOutcome o)
 {
     return o == ActionOutcome::Stale || o == ActionOutcome::WrongState || o == ActionOutcome::NotFound
-        || o == ActionOutcome::Denied;
+        || o == ActionOutcome::Denied || o == ActionOutcome::NeedsApproval;
 }
 
 ActionResult applyAction(pqxx::connection& conn, const SchemaName& schema, RecoveryAction action,
@@ -307,6 +321,8 @@ ActionResult applyAction(pqxx::connection& conn, const SchemaName& schema, Recov
             const std::string state = e.sqlstate();
             if (state == "42501")
                 return errorResult(expected.key, ActionOutcome::Denied, state, e.what());
+            if (state == "ID004")
+                return errorResult(expected.key, ActionOutcome::NeedsApproval, state, serverWords(e));
             if (state == "42883")
                 throw std::runtime_error("schema " + schema.name()
                     + " has no recovery actions (schema version 3); run idemctl migrate first");

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <pqxx/connection>
+#include <pqxx/except>
 
 #include "core/identifier.h"
 
@@ -86,12 +87,21 @@ enum class ActionOutcome {
     WrongState, // the row is as seen, but the action does not apply to its status: nothing changed
     NotFound, // no row with that key: nothing changed
     Denied, // SQLSTATE 42501: this role may not run the action (not idem_operator)
+    // SQLSTATE ID004 (schema v23): over the approval policy's budget, this login may change no more
+    // rows without a second person's approval (the message says how to get it approved)
+    NeedsApproval,
     Error, // any other failure for this key (message, sqlstate); nothing of it committed
     Skipped, // bulk only: not attempted (stopped by the caller or after a lost connection)
 };
 
-const char* outcomeName(ActionOutcome o); // applied, stale, wrong_state, not_found, denied, error, skipped
-bool isRefusal(ActionOutcome o); // Stale, WrongState, NotFound, Denied: the database said no, nothing changed
+// The server's words for a refusal: its message and hint, without where in a function it was
+// raised (CONTEXT) or trailing blanks. Quote it through displaySafe.
+std::string serverWords(const pqxx::sql_error& e);
+
+// applied, stale, wrong_state, not_found, denied, needs_approval, error, skipped
+const char* outcomeName(ActionOutcome o);
+// Stale, WrongState, NotFound, Denied, NeedsApproval: the database said no, nothing changed
+bool isRefusal(ActionOutcome o);
 
 struct ActionResult {
     std::string key;

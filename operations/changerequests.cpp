@@ -21,15 +21,7 @@ namespace {
     std::string micros(const std::string& column) { return updatedAtMicrosSql(column); }
 
     // The server's words without where in the function it was raised.
-    JobRefused refusal(const pqxx::sql_error& e)
-    {
-        std::string message = e.what();
-        if (const auto at = message.find("\nCONTEXT:"); at != std::string::npos)
-            message.erase(at);
-        while (!message.empty() && (message.back() == '\n' || message.back() == ' '))
-            message.pop_back();
-        return JobRefused(message, e.sqlstate());
-    }
+    JobRefused refusal(const pqxx::sql_error& e) { return JobRefused(serverWords(e), e.sqlstate()); }
 
     template <typename F> auto refusedAsJobRefused(F&& f)
     {

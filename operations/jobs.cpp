@@ -28,18 +28,13 @@ namespace {
     std::string micros(const std::string& column) { return updatedAtMicrosSql(column); }
 
     // The server's words: its message and, when it gave one, its hint.
-    JobRefused refusal(const pqxx::sql_error& e)
-    {
-        std::string message = e.what();
-        // Where in the function it was raised says nothing to an operator.
-        if (const auto at = message.find("\nCONTEXT:"); at != std::string::npos)
-            message.erase(at);
-        while (!message.empty() && (message.back() == '\n' || message.back() == ' '))
-            message.pop_back();
-        return JobRefused(message, e.sqlstate());
-    }
+    JobRefused refusal(const pqxx::sql_error& e) { return JobRefused(serverWords(e), e.sqlstate()); }
 
-    bool refusedState(const std::string& sqlstate) { return sqlstate == "ID002" || sqlstate == "ID003"; }
+    // ID004 (schema v23): refused by the approval policy, or an approved purge's spec.
+    bool refusedState(const std::string& sqlstate)
+    {
+        return sqlstate == "ID002" || sqlstate == "ID003" || sqlstate == "ID004";
+    }
 
     std::string jobColumns(const SchemaName& schema)
     {
@@ -52,7 +47,9 @@ namespace {
             + ", j.cancelled_by, j.cancel_reason, j.start_audit_id, j.end_audit_id, " + micros("clock_timestamp()")
             + ", COALESCE(j.starter_role, j.db_role), j.needs_approval, j.approval_threshold, "
             + micros("j.approval_requested_until") + ", j.approved_login, j.approved_role, j.approved_actor, "
-            + micros("j.approved_at") + ", " + micros("j.approval_expires_at");
+            + micros("j.approved_at") + ", " + micros("j.approval_expires_at")
+            // Schema v23's column, read so that an older schema (without it) reads as before.
+            + ", COALESCE(to_jsonb(j) ->> 'approval_why', '')";
     }
 
     JobStatus statusFrom(const pqxx::row& r)
@@ -102,6 +99,7 @@ namespace {
         s.approvedActor = text(r[39]);
         s.approvedAtUs = optionalInt(r[40]);
         s.approvalExpiresAtUs = optionalInt(r[41]);
+        s.approvalWhy = r[42].as<std::string>();
         return s;
     }
 
@@ -286,6 +284,14 @@ JobStart startJob(pqxx::connection& conn, const SchemaName& schema, const JobReq
 {
     validateJobRequest(request);
     const std::string json = jobFilterJson(request.filter);
+    // Its runner holds the job with a session lock: behind a transaction pooler the run would
+    // fail after the job was recorded (active, audited, holding its rows from the next job).
+    if (request.runsHere && behindPooler(conn))
+        throw JobNeedsDirectConnection(
+            "running a job needs a direct connection to the server, not one through a connection pooler "
+            "(PgBouncer): its runner holds a session lock. Nothing was started. Connect to the server itself, or "
+            "start it without running it here (idemctl job start --detach) and run it where the server is direct "
+            "(idemctl job resume ID, or CALL idem_job_run(ID) under pg_cron).");
     const std::optional<int> extra
         = request.action == RecoveryAction::Requeue ? std::optional<int>(request.extraAttempts) : std::nullopt;
     pqxx::work w(conn);
@@ -303,16 +309,14 @@ JobStart startJob(pqxx::connection& conn, const SchemaName& schema, const JobReq
     const auto row = r.at(0);
     // The job's row as the start left it (a statement of its own: the start's own statement does
     // not see what the function wrote).
-    const bool awaiting = w.exec_params("SELECT j.state = 'awaiting_approval' FROM " + schema.qualify("idem_jobs")
-                                  + " j WHERE j.id = $1",
-                               row[0].as<std::int64_t>())
-                              .at(0)
-                              .at(0)
-                              .as<bool>();
+    const auto state = w.exec_params("SELECT j.state = 'awaiting_approval', COALESCE(to_jsonb(j) ->> 'approval_why', '')"
+                                     " FROM " + schema.qualify("idem_jobs") + " j WHERE j.id = $1",
+                             row[0].as<std::int64_t>())
+                           .at(0);
     w.commit();
     return { row[0].as<std::int64_t>(), row[1].as<std::int64_t>(), row[2].as<std::int64_t>(),
         row[3].as<std::int64_t>(), row[4].as<std::int64_t>(), row[5].as<std::string>(), row[6].as<std::int64_t>(),
-        awaiting };
+        state[0].as<bool>(), state[1].as<std::string>() };
 }
 
 std::optional<JobStatus> readJob(pqxx::connection& conn, const SchemaName& schema, std::int64_t id)
@@ -474,7 +478,7 @@ ApprovalPolicy readApprovalPolicy(pqxx::connection& conn, const SchemaName& sche
 {
     pqxx::read_transaction t(conn);
     const auto r = t.exec("SELECT p.job_rows, p.ttl_seconds, COALESCE(p.updated_by, ''), " + micros("p.updated_at")
-        + " FROM " + schema.qualify("idem_approval_policy") + " p");
+        + ", to_jsonb(p)::text FROM " + schema.qualify("idem_approval_policy") + " p");
     t.commit();
     ApprovalPolicy p;
     if (r.empty())
@@ -483,6 +487,12 @@ ApprovalPolicy readApprovalPolicy(pqxx::connection& conn, const SchemaName& sche
     p.ttlSeconds = r[0][1].as<int>();
     p.updatedBy = r[0][2].as<std::string>();
     p.updatedAtUs = optionalInt(r[0][3]);
+    // Schema v23's columns, read so that an older schema (without them) reads as before.
+    const auto budget = nlohmann::json::parse(r[0][4].as<std::string>());
+    if (budget.contains("budget_rows") && budget["budget_rows"].is_number())
+        p.budgetRows = budget["budget_rows"].get<std::int64_t>();
+    if (budget.contains("budget_window_seconds") && budget["budget_window_seconds"].is_number())
+        p.budgetWindowSeconds = budget["budget_window_seconds"].get<int>();
     return p;
 }
 
@@ -510,6 +520,73 @@ std::optional<std::int64_t> setApprovalPolicy(pqxx::connection& conn, const Sche
     }
     w.commit();
     return optionalInt(r.at(0)[0]);
+}
+
+std::int64_t setApprovalBudget(pqxx::connection& conn, const SchemaName& schema, std::optional<std::int64_t> budgetRows,
+    int windowSeconds, const std::string& reason, const std::string& actor)
+{
+    validateReasonAndActor(reason, actor);
+    if (budgetRows && (*budgetRows < 0 || *budgetRows > ApprovalLimits::maxJobRows))
+        throw std::invalid_argument("the budget must be 0 to " + std::to_string(ApprovalLimits::maxJobRows)
+            + " rows, not " + std::to_string(*budgetRows));
+    if (windowSeconds < ApprovalLimits::minTtlSeconds || windowSeconds > ApprovalLimits::maxTtlSeconds)
+        throw std::invalid_argument("the budget's window must be " + std::to_string(ApprovalLimits::minTtlSeconds)
+            + " to " + std::to_string(ApprovalLimits::maxTtlSeconds) + " seconds, not " + std::to_string(windowSeconds));
+    pqxx::work w(conn);
+    pqxx::result r;
+    try {
+        r = w.exec_params("SELECT s.audit_id FROM " + schema.qualify("idem_set_approval_budget") + "($1, $2, $3, $4) s",
+            budgetRows, windowSeconds, reason, actor.empty() ? localActor() : actor);
+    } catch (const pqxx::sql_error& e) {
+        if (refusedState(e.sqlstate()))
+            throw refusal(e);
+        throw;
+    }
+    w.commit();
+    return r.at(0)[0].as<std::int64_t>();
+}
+
+ApprovalNeed approvalNeeded(pqxx::connection& conn, const SchemaName& schema, const std::string& kind, std::int64_t rows)
+{
+    if (kind != "job" && kind != "requeue" && kind != "release" && kind != "fail")
+        throw std::invalid_argument("a change under the approval policy is a job, requeue, release or fail");
+    if (rows < 0 || rows > JobLimits::maxCap)
+        throw std::invalid_argument("rows must be 0 to " + std::to_string(JobLimits::maxCap));
+    ApprovalNeed need;
+    pqxx::read_transaction t(conn);
+    if (t.exec_params("SELECT to_regprocedure($1) IS NULL", schema.qualify("idem_approval_needed") + "(text, bigint)")
+            .at(0)
+            .at(0)
+            .as<bool>())
+        return need; // before v23
+    const auto r = t.exec_params("SELECT COALESCE(n.why, ''), n.job_rows, n.budget_rows, n.window_seconds, n.used, "
+            + micros("n.frees_at") + " FROM " + schema.qualify("idem_approval_needed") + "($1, $2) n",
+        kind, rows)
+                       .at(0);
+    t.commit();
+    need.known = true;
+    need.why = r[0].as<std::string>();
+    need.jobRows = optionalInt(r[1]);
+    need.budgetRows = optionalInt(r[2]);
+    need.windowSeconds = r[3].as<int>();
+    need.used = r[4].as<std::int64_t>();
+    need.freesAtUs = optionalInt(r[5]);
+    return need;
+}
+
+std::string approvalNeedWords(const ApprovalNeed& need, std::int64_t rows)
+{
+    if (need.why == "rows")
+        return "it needs another login's approval: " + std::to_string(rows) + " rows to act on, more than the approval "
+            "policy's " + std::to_string(need.jobRows.value_or(0)) + " for a job without one; a login holding the "
+            "approve right (role idem_may_approve) approves it";
+    if (need.why == "budget")
+        return "it needs another login's approval: this login changed " + std::to_string(need.used)
+            + " task row(s) without one in the last " + std::to_string(need.windowSeconds) + " s, and "
+            + std::to_string(rows) + " more would pass the approval policy's budget of "
+            + std::to_string(need.budgetRows.value_or(0)) + " in any " + std::to_string(need.windowSeconds)
+            + " s; a login holding the approve right (role idem_may_approve) approves it";
+    return {};
 }
 
 std::vector<JobItem> listJobItems(pqxx::connection& conn, const SchemaName& schema, std::int64_t id,

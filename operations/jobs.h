@@ -52,6 +52,15 @@ struct JobRequest {
     int extraAttempts = 1; // requeue only: 1..1000
     std::string reason; // the recovery actions' rules (validateReasonAndActor)
     std::string actor; // empty: localActor()
+    // The caller runs the job at once through this connection (idemctl job start, the console's
+    // "run it from this console"): behind a transaction pooler its runner cannot hold the job, so
+    // startJob refuses (JobNeedsDirectConnection) before anything is written.
+    bool runsHere = false;
+};
+
+// The job would run here through a connection pooler: nothing was written.
+struct JobNeedsDirectConnection : std::runtime_error {
+    using std::runtime_error::runtime_error;
 };
 
 // Throws std::invalid_argument, before any I/O, for what idem_job_start would refuse as bad input.
@@ -86,6 +95,7 @@ struct JobStart {
     std::string specSha256;
     std::int64_t auditId = 0; // the job's start entry
     bool awaitingApproval = false; // schema v21: more rows than the approval policy's threshold
+    std::string approvalWhy; // schema v23: rows (over job_rows), budget (over the login's budget); empty: none
 };
 
 // Starts a job (one transaction; no task row changes yet). Throws std::invalid_argument for bad
@@ -136,6 +146,7 @@ struct JobStatus {
     std::string approvedActor;
     std::optional<std::int64_t> approvedAtUs;
     std::optional<std::int64_t> approvalExpiresAtUs; // may start or resume until then
+    std::string approvalWhy; // schema v23: rows or budget; empty before v23 or when not needed
 
     std::int64_t refused() const { return refusedMovedOn + refusedBusy + refusedGone; }
     std::int64_t skipped() const { return skippedNotApplicable + skippedCancelled; }
@@ -203,6 +214,10 @@ std::vector<JobStatus> listPendingApprovals(pqxx::connection& conn, const Schema
 struct ApprovalPolicy {
     std::optional<std::int64_t> jobRows; // unset: no job waits for approval
     int ttlSeconds = 3600;
+    // Schema v23: one login changes at most budgetRows task rows without an approval within any
+    // budgetWindowSeconds, single actions and jobs together; unset: no bound.
+    std::optional<std::int64_t> budgetRows;
+    int budgetWindowSeconds = 3600;
     std::string updatedBy;
     std::optional<std::int64_t> updatedAtUs;
 };
@@ -220,6 +235,29 @@ ApprovalPolicy readApprovalPolicy(pqxx::connection& conn, const SchemaName& sche
 // when clearing a policy that was off).
 std::optional<std::int64_t> setApprovalPolicy(pqxx::connection& conn, const SchemaName& schema,
     std::optional<std::int64_t> jobRows, int ttlSeconds, const std::string& reason, const std::string& actor = {});
+
+// Schema v23: the approval policy's budget (idem_set_approval_budget, the owner's), audited;
+// budgetRows unset turns it off. Bounds as ApprovalLimits (rows 0..maxJobRows, the window
+// minTtlSeconds..maxTtlSeconds); std::invalid_argument before any I/O; returns the audit entry.
+std::int64_t setApprovalBudget(pqxx::connection& conn, const SchemaName& schema, std::optional<std::int64_t> budgetRows,
+    int windowSeconds, const std::string& reason, const std::string& actor = {});
+
+// Schema v23: whether `rows` more task rows changed now by this login, by a job ("job") or single
+// actions ("requeue", "release", "fail"), would need another login's approval
+// (idem_approval_needed, the rule the database applies when they start). Read-only.
+struct ApprovalNeed {
+    bool known = false; // false: the schema predates v23 (only a job's threshold applies there)
+    std::string why; // empty: no approval needed; "rows": over the job threshold; "budget": over the budget
+    std::optional<std::int64_t> jobRows;
+    std::optional<std::int64_t> budgetRows;
+    int windowSeconds = 3600;
+    std::int64_t used = 0; // this login's rows changed without approval within the window
+    std::optional<std::int64_t> freesAtUs; // when the oldest of those leaves the window
+    bool needed() const { return !why.empty(); }
+};
+ApprovalNeed approvalNeeded(pqxx::connection& conn, const SchemaName& schema, const std::string& kind, std::int64_t rows);
+// One sentence for people: why it needs approval and who gives it; empty when it needs none.
+std::string approvalNeedWords(const ApprovalNeed& need, std::int64_t rows);
 
 struct JobItem {
     std::int64_t seq = 0;

@@ -72,10 +72,7 @@ PurgeResult runPurge(pqxx::connection& conn, const SchemaName& schema, const Pur
         } catch (const pqxx::sql_error& e) {
             if (e.sqlstate() != "ID003")
                 throw;
-            std::string message = e.what();
-            if (const auto at = message.find("\nCONTEXT:"); at != std::string::npos)
-                message.erase(at);
-            throw JobRefused(message, e.sqlstate());
+            throw JobRefused(serverWords(e), e.sqlstate());
         }
         if (r.at(0)[0].as<std::string>() != "purge")
             throw JobRefused("change request " + std::to_string(o.requestId)

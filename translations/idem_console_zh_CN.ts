@@ -240,6 +240,38 @@
         <source>%1 (attempts +%2)</source>
         <translation>%1（尝试次数 +%2）</translation>
     </message>
+    <message>
+        <source>%1 rows to change, more than the approval policy&apos;s %2 for a job without a second person</source>
+        <translation>待修改 %1 行，超过审批策略允许作业在无第二人审批时修改的 %2 行</translation>
+    </message>
+    <message>
+        <source>this login changed %1 rows without approval in the last %2, and the approval policy allows %3 without a second person</source>
+        <translation>此登录名在过去 %2 内未经审批修改了 %1 行，而审批策略只允许无第二人审批时修改 %3 行</translation>
+    </message>
+    <message>
+        <source>Approval: needed (%1). The job waits for approval by a holder of approve (another login with the approve right), then runs; until then nothing changes.</source>
+        <translation>审批：需要（%1）。作业将等待拥有 approve 权限者（另一个拥有审批权限的登录名）审批，然后运行；在此之前不做任何修改。</translation>
+    </message>
+    <message>
+        <source>Runs: from this console once approved, while it stays open; resumable by anyone after</source>
+        <translation>运行：获批后从本控制台运行（控制台须保持打开）；之后任何人都可继续</translation>
+    </message>
+    <message>
+        <source>Runs: not here; once approved, start its runner with idemctl job resume ID or pg_cron</source>
+        <translation>运行：不在此处；获批后用 idemctl job resume ID 或 pg_cron 启动其运行者</translation>
+    </message>
+    <message>
+        <source>Job %1 is waiting for approval by a holder of approve (another login with the approve right): %2 rows to change, nothing changed yet. %3</source>
+        <translation>作业 %1 正在等待拥有 approve 权限者（另一个拥有审批权限的登录名）审批：待修改 %2 行，尚未做任何修改。%3</translation>
+    </message>
+    <message>
+        <source>This console runs it as soon as it is approved, while it stays open; follow it on the Jobs page.</source>
+        <translation>一经批准，本控制台即运行它（控制台须保持打开）；请在作业页查看进度。</translation>
+    </message>
+    <message>
+        <source>Once approved, resume it from the Jobs page or idemctl.</source>
+        <translation>获批后，请从作业页或 idemctl 继续它。</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::ApprovalsDialog</name>
@@ -324,10 +356,6 @@
         <translation>按列出的内容原样批准所选作业（注明其规格 sha256）。</translation>
     </message>
     <message>
-        <source>Job %1 approved: it may start or resume until %2. Audit entry #%3.</source>
-        <translation>作业 %1 已批准：在 %2 之前可以开始或继续运行。审计条目 #%3。</translation>
-    </message>
-    <message>
         <source>Not approved: %1</source>
         <translation>未批准：%1</translation>
     </message>
@@ -390,6 +418,10 @@
     <message>
         <source>Change request %1 approved: it may be used once until %2. Audit entry #%3.</source>
         <translation>变更请求 %1 已批准：可在 %2 之前执行一次。审计条目 #%3。</translation>
+    </message>
+    <message>
+        <source>Job %1 approved: the console that requested it runs it now if it is still open; else anyone with its action&apos;s right resumes it (Jobs page &gt; Resume, idemctl job resume %1) until %2. Audit entry #%3.</source>
+        <translation>作业 %1 已批准：若申请它的控制台仍打开，该控制台现在就运行它；否则拥有其操作权限的任何人都可在 %2 之前继续它（作业页 &gt; 在此继续，idemctl job resume %1）。审计条目 #%3。</translation>
     </message>
 </context>
 <context>
@@ -2598,6 +2630,30 @@ Check the SSL mode and that the root certificate is the one that signed the serv
     <message>
         <source>Export CSV…</source>
         <translation>导出 CSV…</translation>
+    </message>
+    <message>
+        <source>Job %1 was approved by %2: this console runs it now.</source>
+        <translation>作业 %1 已由 %2 批准：本控制台现在运行它。</translation>
+    </message>
+    <message>
+        <source>Job %1 was approved by %2 and is %3.</source>
+        <translation>作业 %1 已由 %2 批准，现为%3。</translation>
+    </message>
+    <message>
+        <source>Job %1 was approved by %2: Resume runs it from this console (or idemctl job resume %1).</source>
+        <translation>作业 %1 已由 %2 批准：“在此继续”从本控制台运行它（或用 idemctl job resume %1）。</translation>
+    </message>
+    <message>
+        <source>Waiting for approval by a holder of approve (another login with the approve right: the Approvals dialog, or idemctl job approve %1); nothing changes until then. %2</source>
+        <translation>正在等待拥有 approve 权限者（另一个拥有审批权限的登录名：审批对话框，或 idemctl job approve %1）审批；在此之前不做任何修改。%2</translation>
+    </message>
+    <message>
+        <source>This console runs it as soon as it is approved.</source>
+        <translation>一经批准，本控制台即运行它。</translation>
+    </message>
+    <message>
+        <source>Once approved, Resume runs it from this console.</source>
+        <translation>获批后，“在此继续”从本控制台运行它。</translation>
     </message>
 </context>
 <context>

@@ -46,6 +46,7 @@ ApplyAllDialog::ApplyAllDialog(ConsoleSession* admin, JobRunners* runners, const
 {
     qRegisterMetaType<idem::JobPreview>();
     qRegisterMetaType<idem::JobStart>();
+    qRegisterMetaType<idem::ApprovalNeed>();
     setObjectName(QStringLiteral("applyAllDialog"));
     setWindowTitle(tr("Apply to all matching"));
     setAttribute(Qt::WA_DeleteOnClose);
@@ -143,20 +144,26 @@ void ApplyAllDialog::previewNow()
     if (m_previewRequest)
         m_admin->cancel(m_previewRequest);
     m_preview.reset();
+    m_need.reset();
     m_previewError.clear();
     const auto a = action();
     const idem::TaskFilter filter = m_filter;
     auto id = std::make_shared<quint64>(0);
     *id = m_admin->submit(
         [a, filter](pqxx::connection& conn, const idem::SchemaName& schema) {
-            return QVariant::fromValue(idem::previewJob(conn, schema, a, filter));
+            const auto preview = idem::previewJob(conn, schema, a, filter);
+            // The database's own rule for what would wait for a second person (schema v23).
+            const auto need = idem::approvalNeeded(conn, schema, "job", preview.applicable);
+            return QVariant(QVariantList { QVariant::fromValue(preview), QVariant::fromValue(need) });
         },
         this,
         [this, id](const QVariant& answer) {
             if (*id != m_previewRequest)
                 return;
             m_previewRequest = 0;
-            m_preview = answer.value<idem::JobPreview>();
+            const auto both = answer.toList();
+            m_preview = both.value(0).value<idem::JobPreview>();
+            m_need = both.value(1).value<idem::ApprovalNeed>();
             // A cap that takes what matches now, when the default is too small for it.
             if (m_preview->matched > m_cap->value() && m_preview->matched <= idem::JobLimits::maxCap)
                 m_cap->setValue(int(m_preview->matched));
@@ -217,9 +224,26 @@ void ApplyAllDialog::updatePlan()
                  "moment), and only those")
                   .arg(count(m_preview->matched), count(m_preview->applicable));
     plan += QLatin1Char('\n') + tr("Cap: %1 rows at most").arg(count(m_cap->value()));
-    plan += QLatin1Char('\n')
-        + (m_runHere->isChecked() ? tr("Runs: from this console now, resumable by anyone if it stops")
-                                  : tr("Runs: not here; start its runner with idemctl job resume ID or pg_cron"));
+    if (m_need && m_need->needed()) {
+        const QString why = m_need->why == "rows"
+            ? tr("%1 rows to change, more than the approval policy's %2 for a job without a second person")
+                  .arg(count(m_preview ? m_preview->applicable : 0), count(m_need->jobRows.value_or(0)))
+            : tr("this login changed %1 rows without approval in the last %2, and the approval policy allows %3 "
+                 "without a second person")
+                  .arg(count(m_need->used), jobDurationText(m_need->windowSeconds),
+                      count(m_need->budgetRows.value_or(0)));
+        plan += QLatin1Char('\n')
+            + tr("Approval: needed (%1). The job waits for approval by a holder of approve (another login with the "
+                 "approve right), then runs; until then nothing changes.")
+                  .arg(why);
+        plan += QLatin1Char('\n')
+            + (m_runHere->isChecked()
+                    ? tr("Runs: from this console once approved, while it stays open; resumable by anyone after")
+                    : tr("Runs: not here; once approved, start its runner with idemctl job resume ID or pg_cron"));
+    } else
+        plan += QLatin1Char('\n')
+            + (m_runHere->isChecked() ? tr("Runs: from this console now, resumable by anyone if it stops")
+                                      : tr("Runs: not here; start its runner with idemctl job resume ID or pg_cron"));
     if (!problems.isEmpty())
         plan += QLatin1Char('\n') + tr("Not yet: %1").arg(problems.join(QStringLiteral("; ")));
     m_plan->setText(plan);
@@ -234,6 +258,8 @@ void ApplyAllDialog::start()
     request.cap = m_cap->value();
     request.extraAttempts = m_extra->value();
     request.reason = m_reason->toPlainText().toStdString();
+    // Run from here: refused before anything is written when the console goes through a pooler.
+    request.runsHere = m_runHere->isChecked() && m_runners;
     try {
         idem::validateJobRequest(request);
     } catch (const std::invalid_argument& e) {
@@ -255,7 +281,16 @@ void ApplyAllDialog::start()
             const bool runHere = m_runHere->isChecked() && m_runners;
             if (runHere)
                 m_runners->run(m_admin->settings(), m_started->jobId);
-            m_result->setText(tr("Job %1 started as of %2: %3 matched, %4 to change, %5 skipped. %6")
+            if (m_started->awaitingApproval)
+                m_result->setText(tr("Job %1 is waiting for approval by a holder of approve (another login with the "
+                                     "approve right): %2 rows to change, nothing changed yet. %3")
+                                      .arg(m_started->jobId)
+                                      .arg(count(m_started->pending),
+                                          runHere ? tr("This console runs it as soon as it is approved, while it "
+                                                       "stays open; follow it on the Jobs page.")
+                                                  : tr("Once approved, resume it from the Jobs page or idemctl.")));
+            else
+                m_result->setText(tr("Job %1 started as of %2: %3 matched, %4 to change, %5 skipped. %6")
                                   .arg(m_started->jobId)
                                   .arg(formatTimeUs(m_started->momentUs), count(m_started->matched),
                                       count(m_started->pending), count(m_started->skipped),

@@ -34,6 +34,8 @@ public:
     idem::RecoveryAction action() const;
     const idem::TaskFilter& filter() const { return m_filter; }
     const std::optional<idem::JobPreview>& preview() const { return m_preview; }
+    // Whether the job would wait for another login's approval, as the database says (read with the preview).
+    const std::optional<idem::ApprovalNeed>& approvalNeed() const { return m_need; }
     std::optional<std::int64_t> startedJob() const
     {
         return m_started ? std::optional(m_started->jobId) : std::nullopt;
@@ -73,6 +75,7 @@ private:
     QPushButton* m_start;
     QPushButton* m_close;
     std::optional<idem::JobPreview> m_preview;
+    std::optional<idem::ApprovalNeed> m_need;
     QString m_previewError;
     quint64 m_previewRequest = 0;
     quint64 m_startRequest = 0;
@@ -83,3 +86,4 @@ private:
 
 Q_DECLARE_METATYPE(idem::JobPreview)
 Q_DECLARE_METATYPE(idem::JobStart)
+Q_DECLARE_METATYPE(idem::ApprovalNeed)

@@ -328,7 +328,9 @@ void ApprovalsDialog::approve()
         [this](const QVariant& answer) {
             m_running = false;
             const auto m = answer.toMap();
-            showResult(tr("Job %1 approved: it may start or resume until %2. Audit entry #%3.")
+            showResult(tr("Job %1 approved: the console that requested it runs it now if it is still open; else "
+                          "anyone with its action's right resumes it (Jobs page > Resume, idemctl job resume %1) until "
+                          "%2. Audit entry #%3.")
                            .arg(m.value(QStringLiteral("id")).toLongLong())
                            .arg(m.value(QStringLiteral("until")).toString())
                            .arg(m.value(QStringLiteral("auditId")).toLongLong()),

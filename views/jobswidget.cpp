@@ -109,6 +109,23 @@ JobsWidget::JobsWidget(ConsoleSession* monitor, ConsoleSession* admin, JobRunner
     layout->addWidget(split, 1);
 
     connect(m_model, &JobsModel::changed, this, [this] {
+        // An approval given meanwhile (by another login, anywhere): said once, with who runs it.
+        for (int row = 0; row < m_model->rowCount(); ++row) {
+            const auto& j = m_model->job(row);
+            if (j.state == "awaiting_approval") {
+                m_awaiting.insert(j.id);
+            } else if (m_awaiting.erase(j.id) && !j.approvedLogin.empty()) {
+                const QString by = visibleText(j.approvedLogin);
+                if (m_runners && m_runners->running(j.id))
+                    say(tr("Job %1 was approved by %2: this console runs it now.").arg(j.id).arg(by));
+                else if (j.ended())
+                    say(tr("Job %1 was approved by %2 and is %3.").arg(j.id).arg(by, jobStateLabel(j.state)));
+                else
+                    say(tr("Job %1 was approved by %2: Resume runs it from this console (or idemctl job resume %1).")
+                            .arg(j.id)
+                            .arg(by));
+            }
+        }
         if (m_wanted && m_model->rowOfJob(m_wanted) >= 0)
             selectJob(std::exchange(m_wanted, 0));
         // Fitted to the first rows read, then left to the user.
@@ -118,7 +135,9 @@ JobsWidget::JobsWidget(ConsoleSession* monitor, ConsoleSession* admin, JobRunner
             // Rate, ETA and the runner are empty until a runner works: room for what comes.
             const int em = m_view->fontMetrics().horizontalAdvance(QLatin1Char('M'));
             const std::pair<int, int> least[]
-                = { { JobsModel::StateColumn, 10 * em }, { JobsModel::RateColumn, 8 * em },
+                = { { JobsModel::StateColumn,
+                        m_view->fontMetrics().horizontalAdvance(jobStateLabel("awaiting_approval")) + 2 * em },
+                      { JobsModel::RateColumn, 8 * em },
                       { JobsModel::EtaColumn, 5 * em }, { JobsModel::RunnerColumn, 14 * em } };
             for (const auto& [column, width] : least)
                 m_view->setColumnWidth(column, std::max(m_view->columnWidth(column), width));
@@ -278,6 +297,13 @@ void JobsWidget::updateDetail()
         lines << tr("No runner holds it: it waits, with every batch done so far kept. Resume runs it from this "
                     "console; idemctl job resume %1 or CALL idem_job_run(%1) anywhere else.")
                      .arg(j.id);
+    else if (j.state == "awaiting_approval")
+        lines << tr("Waiting for approval by a holder of approve (another login with the approve right: the Approvals "
+                    "dialog, or idemctl job approve %1); nothing changes until then. %2")
+                     .arg(j.id)
+                     .arg(m_runners && m_runners->running(j.id)
+                             ? tr("This console runs it as soon as it is approved.")
+                             : tr("Once approved, Resume runs it from this console."));
     else
         lines << tr("State %1: nothing to run until it becomes active.").arg(jobStateLabel(j.state));
     m_detail->setText(lines.join(QLatin1Char('\n')));

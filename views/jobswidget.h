@@ -1,5 +1,7 @@
 #pragma once
 
+#include <set>
+
 #include <QWidget>
 
 #include <cstdint>
@@ -78,6 +80,7 @@ private:
     QTableView* m_refusedView;
     QLabel* m_message;
     std::int64_t m_wanted = 0; // selectJob() before the job was listed
+    std::set<std::int64_t> m_awaiting; // jobs last read waiting for approval: their approval is said here
     quint64 m_cancelRequest = 0;
     bool m_fitted = false;
 };

@@ -326,3 +326,17 @@ BEGIN
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_change_approve(bigint, text, text, text) TO idem_may_approve', s);
 END
 $changes$;
+
+-- The approval budget (schema v23): anyone with an Idem role may ask whether a change of theirs
+-- would need approval (idem_approval_needed: the Tasks page and idemctl say so before they start);
+-- readers see the policy (above). What each login changed without approval is read only through
+-- that function; the budget is the owner's (idem_set_approval_budget, granted to nobody).
+DO $budget$
+DECLARE
+    s text := current_schema();
+BEGIN
+    EXECUTE format('REVOKE ALL ON %1$I.idem_approval_uses FROM idem_worker, idem_reader, idem_operator', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_approval_needed(text, bigint) TO idem_reader, idem_may_requeue,'
+                   ' idem_may_release, idem_may_fail, idem_may_pause, idem_may_purge, idem_may_approve', s);
+END
+$budget$;

@@ -699,6 +699,89 @@ $$;
 
 
 --
+-- Name: idem_approval_gate(text, bigint, bigint); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_approval_gate(p_kind text, p_rows bigint, p_job bigint DEFAULT NULL::bigint) RETURNS text
+    LANGUAGE plpgsql
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    n record;
+BEGIN
+    SELECT * INTO n FROM idem_approval_needed(p_kind, p_rows);
+    IF n.budget_rows IS NULL AND n.why IS NULL THEN
+        RETURN NULL;
+    END IF;
+    IF n.budget_rows IS NOT NULL THEN
+        -- One login's changes one after the other: read again under the lock.
+        PERFORM pg_catalog.pg_advisory_xact_lock(7283100230000000000 + (pg_catalog.hashtext(session_user) & 2147483647));
+        SELECT * INTO n FROM idem_approval_needed(p_kind, p_rows);
+    END IF;
+    IF n.why IS NOT NULL THEN
+        IF p_kind = 'job' THEN
+            RETURN n.why;
+        END IF;
+        RAISE EXCEPTION '%', format('login %s changed %s task row(s) without an approval in the last %s s; the approval'
+                                    ' policy allows %s in any %s s without a second person: this %s is refused',
+                                    session_user, n.used, n.window_seconds, n.budget_rows, n.window_seconds, p_kind)
+            USING ERRCODE = 'ID004',
+                  HINT = format('Nothing changed. Have it approved: start a recovery job over the rows (idemctl job start'
+                                ' --action %s --key-prefix ... --reason ..., or the Tasks page''s "Apply to all'
+                                ' matching"); it waits for another login with the approve right (idemctl job pending,'
+                                ' idemctl job approve), then runs. Without one, the budget frees up from %s.',
+                                p_kind, COALESCE(to_char(n.frees_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), 'the window''s end'));
+    END IF;
+    -- A week is the longest window: older rows count for nothing.
+    DELETE FROM idem_approval_uses u WHERE u.login = session_user AND u.at < clock_timestamp() - interval '7 days';
+    IF p_rows > 0 THEN
+        INSERT INTO idem_approval_uses (login, at, row_count, kind, job_id)
+        VALUES (session_user, clock_timestamp(), p_rows, p_kind, p_job);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+
+--
+-- Name: idem_approval_needed(text, bigint); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_approval_needed(p_kind text, p_rows bigint) RETURNS TABLE(why text, job_rows bigint, budget_rows bigint, window_seconds integer, used bigint, frees_at timestamp with time zone)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_policy idem_approval_policy;
+BEGIN
+    IF p_kind IS NULL OR p_kind NOT IN ('job', 'requeue', 'release', 'fail') THEN
+        RAISE EXCEPTION 'a change under the approval policy is a job, requeue, release or fail, not %',
+                        COALESCE(quote_literal(left(p_kind, 64)), 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    IF p_rows IS NULL OR p_rows NOT BETWEEN 0 AND 1000000 THEN
+        RAISE EXCEPTION 'rows must be 0 to 1000000, not %', COALESCE(p_rows::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    SELECT * INTO v_policy FROM idem_approval_policy;
+    job_rows := v_policy.job_rows;
+    budget_rows := v_policy.budget_rows;
+    window_seconds := COALESCE(v_policy.budget_window_seconds, 3600);
+    used := 0;
+    IF v_policy.budget_rows IS NOT NULL THEN
+        -- The oldest change still in the window: when it leaves, the budget frees up.
+        SELECT COALESCE(sum(u.row_count), 0), min(u.at) + window_seconds * interval '1 second' INTO used, frees_at
+          FROM idem_approval_uses u
+         WHERE u.login = session_user AND u.at > clock_timestamp() - window_seconds * interval '1 second';
+    END IF;
+    why := CASE WHEN p_kind = 'job' AND v_policy.job_rows IS NOT NULL AND p_rows > v_policy.job_rows THEN 'rows'
+                WHEN v_policy.budget_rows IS NOT NULL AND used + p_rows > v_policy.budget_rows THEN 'budget' END;
+    RETURN NEXT;
+END
+$$;
+
+
+--
 -- Name: idem_approver_check(text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -816,6 +899,7 @@ CREATE FUNCTION idem.idem_change_guard(p_kind text, p_spec jsonb) RETURNS void
 DECLARE
     v_policy idem_approval_policy;
     v_scheduled boolean := false;
+    v_recorded boolean := false;
 BEGIN
     IF p_kind IS NULL OR p_kind NOT IN ('retention', 'purge') THEN
         RAISE EXCEPTION 'a guarded change is retention or purge, not %', COALESCE(quote_literal(p_kind), 'NULL')
@@ -834,17 +918,27 @@ BEGIN
     END IF;
     IF p_kind = 'purge' AND pg_catalog.to_regclass('cron.job') IS NOT NULL
        AND pg_catalog.to_regclass('cron.job_run_details') IS NOT NULL THEN
-        -- pg_cron's record of this session running the job; or, as pg_cron records the run's
-        -- backend only once the command is on its way, the session pg_cron opened (its
-        -- application_name) for a login with an active job of this database that calls the
-        -- purge: by hand, that login could only run what its schedule runs anyway.
+        -- Only for this login's active pg_cron job of this database whose command is the very
+        -- statement this session runs; then pg_cron's record of the run must name this backend.
+        -- pg_cron writes the pid into that record as it connects or as it sends the command (its
+        -- versions differ), a moment apart from this statement's start: wait for it, 5 s at most.
         BEGIN
-            EXECUTE 'SELECT EXISTS (SELECT FROM cron.job_run_details d WHERE d.job_pid = pg_catalog.pg_backend_pid()'
-                    '   AND d.status = ''running'' AND d.command ~ ''idem_purge'')'
-                    ' OR (pg_catalog.current_setting(''application_name'') = ''pg_cron'''
-                    '     AND EXISTS (SELECT FROM cron.job j WHERE j.active AND j.username = session_user'
-                    '                   AND j.database = pg_catalog.current_database() AND j.command ~ ''idem_purge''))'
+            EXECUTE 'SELECT EXISTS (SELECT FROM cron.job j WHERE j.active AND j.username = session_user'
+                    '   AND j.database = pg_catalog.current_database() AND j.command = pg_catalog.current_query()'
+                    '   AND j.command ~ ''idem_purge'')'
                INTO v_scheduled;
+            FOR i IN 1..100 LOOP
+                EXIT WHEN NOT v_scheduled;
+                EXECUTE 'SELECT EXISTS (SELECT FROM cron.job_run_details d JOIN cron.job j ON j.jobid = d.jobid'
+                        '  WHERE d.job_pid = pg_catalog.pg_backend_pid() AND d.end_time IS NULL'
+                        '    AND d.status IN (''starting'', ''connecting'', ''sending'', ''running'')'
+                        '    AND d.command = j.command AND d.command = pg_catalog.current_query() AND j.active'
+                        '    AND j.username = session_user AND j.database = pg_catalog.current_database())'
+                   INTO v_recorded;
+                EXIT WHEN v_recorded;
+                PERFORM pg_catalog.pg_sleep(0.05);
+            END LOOP;
+            v_scheduled := v_scheduled AND v_recorded;
         EXCEPTION WHEN insufficient_privilege OR undefined_column THEN
             v_scheduled := false;
         END;
@@ -856,14 +950,15 @@ BEGIN
         RAISE EXCEPTION 'retention changes need a second person''s approval (the approval policy): request this one'
                         ' (idem_request_retention, idemctl retention set), have another login approve it, then apply it'
             USING ERRCODE = 'ID003',
-                  HINT = 'idemctl retention set ... prints the request; idemctl job approve --request N --sha256 ...;'
-                         ' idemctl retention apply --request N --sha256 ...';
+                  HINT = 'idemctl retention set ... prints the request; idemctl job approve --request N --spec ...;'
+                         ' idemctl retention apply --request N --spec ...';
     END IF;
     RAISE EXCEPTION 'manual purges need a second person''s approval (the approval policy): request one'
                     ' (idem_request_purge, idemctl purge), have another login approve it, then run it'
         USING ERRCODE = 'ID003',
-              HINT = 'Scheduled purges (CALL idem_purge_run from pg_cron) keep running. idemctl purge prints the request;'
-                     ' idemctl job approve --request N --sha256 ...; idemctl purge --request N --sha256 ...';
+              HINT = 'Scheduled purges (CALL idem_purge_run from pg_cron, with cron.log_run on) keep running. idemctl'
+                     ' purge prints the request; idemctl job approve --request N --spec ...; idemctl purge --request N'
+                     ' --spec ...';
 END
 $$;
 
@@ -1048,6 +1143,11 @@ BEGIN
     ELSE
         v_run := idem_purge_begin(r.requested_reason, v_actor);
         UPDATE idem_change_requests x SET purge_run_id = v_run WHERE x.id = r.id;
+        -- The run is held to what was approved (idem_purge_batch): its batch, time and duty.
+        UPDATE idem_purge_runs x
+           SET change_request_id = r.id, spec_batch = (r.spec ->> 'batch')::integer,
+               spec_max_seconds = (r.spec ->> 'max_seconds')::integer, spec_duty = (r.spec ->> 'duty')::double precision
+         WHERE x.id = v_run;
     END IF;
     RETURN QUERY SELECT r.id, r.kind, r.spec, v_audit, v_applied, v_run;
 END
@@ -1744,7 +1844,11 @@ BEGIN
         END IF;
     END IF;
     IF j.state = 'awaiting_approval' THEN
-        RAISE EXCEPTION 'job % is waiting for approval: it cannot run yet', j.id USING ERRCODE = 'ID003';
+        RAISE EXCEPTION 'job % is waiting for approval by another login holding the approve right: it runs once'
+                        ' approved', j.id
+            USING ERRCODE = 'ID003',
+                  HINT = format('A login with the approve right (role idem_may_approve) runs idemctl job approve %s'
+                                ' --spec %s --reason ...; then idemctl job resume %s runs it.', j.id, j.spec_sha256, j.id);
     ELSIF j.state <> 'active' THEN
         RAISE EXCEPTION 'job % has ended: % at %', j.id, j.state,
                         to_char(j.finished_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') USING ERRCODE = 'ID003';
@@ -2019,8 +2123,10 @@ CREATE TABLE idem.idem_jobs (
     approved_at timestamp with time zone,
     approval_expires_at timestamp with time zone,
     approval_audit_id bigint,
+    approval_why text,
     CONSTRAINT idem_jobs_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text]))),
     CONSTRAINT idem_jobs_approval_check CHECK ((needs_approval OR ((approval_requested_until IS NULL) AND (approved_at IS NULL)))),
+    CONSTRAINT idem_jobs_approval_why_check CHECK ((approval_why = ANY (ARRAY['rows'::text, 'budget'::text]))),
     CONSTRAINT idem_jobs_approved_check CHECK ((((approved_at IS NULL) = (approved_login IS NULL)) AND ((approved_at IS NULL) = (approval_expires_at IS NULL)) AND ((approved_at IS NULL) = (approved_spec_sha256 IS NULL)))),
     CONSTRAINT idem_jobs_attaches_check CHECK ((attaches >= 0)),
     CONSTRAINT idem_jobs_awaiting_check CHECK (((state <> 'awaiting_approval'::text) OR needs_approval)),
@@ -2257,7 +2363,8 @@ CREATE FUNCTION idem.idem_job_image(j idem.idem_jobs) RETURNS jsonb
         || jsonb_build_object('starter_role', j.starter_role)
         || CASE WHEN j.needs_approval
                 THEN jsonb_build_object('approval', jsonb_build_object(
-                         'threshold', j.approval_threshold, 'requested_until', j.approval_requested_until,
+                         'threshold', j.approval_threshold, 'why', j.approval_why,
+                         'requested_until', j.approval_requested_until,
                          'approved_by', CASE WHEN j.approved_login IS NULL THEN NULL
                                              ELSE format('%s as %s (%s)', j.approved_login, j.approved_role,
                                                          j.approved_actor) END,
@@ -2525,6 +2632,7 @@ DECLARE
     v_overlap bigint;
     v_audit bigint;
     v_policy idem_approval_policy;
+    v_why text;
 BEGIN
     IF p_action IS NULL OR p_action NOT IN ('requeue', 'release', 'fail') THEN
         RAISE EXCEPTION 'a job''s action is requeue, release or fail, not %', COALESCE(left(p_action, 64), 'NULL')
@@ -2553,6 +2661,27 @@ BEGIN
     PERFORM FROM idem_job_start_lock l FOR UPDATE;
     -- The moment: what the filter sees is this statement's snapshot, taken after it.
     v_moment := clock_timestamp();
+    -- Counted first, writing nothing: a filter over the cap or matching nothing the action applies
+    -- to is refused before any row is written (the items are matched again below, in a statement
+    -- of their own, and checked again).
+    SELECT count(*), count(*) FILTER (WHERE NOT CASE p_action WHEN 'requeue' THEN m.status IN ('failed', 'retryable_failed')
+                                                              WHEN 'release' THEN m.status = 'processing'
+                                                              ELSE m.status IN ('processing', 'retryable_failed') END)
+      INTO v_matched, v_skipped
+      FROM idem_job_match(v_filter, v_moment, p_cap + 1) m;
+    PERFORM idem_job_start_check(p_action, p_cap, v_matched, v_skipped, NULL, NULL);
+    -- A row another open job has still to do: two jobs would race for it (the guard would keep
+    -- the row safe, the second job would refuse it as moved on), so refuse the second job.
+    IF v_matched <= p_cap AND EXISTS (SELECT FROM idem_jobs x WHERE x.state IN ('awaiting_approval', 'active')) THEN
+        SELECT o.job_id, count(*) INTO v_other, v_overlap
+          FROM idem_job_match(v_filter, v_moment, p_cap) m
+          JOIN idem_job_items o ON o.idempotency_key = m.idempotency_key AND o.state = 'pending'
+         WHERE CASE p_action WHEN 'requeue' THEN m.status IN ('failed', 'retryable_failed')
+                             WHEN 'release' THEN m.status = 'processing'
+                             ELSE m.status IN ('processing', 'retryable_failed') END
+         GROUP BY o.job_id ORDER BY o.job_id LIMIT 1;
+        PERFORM idem_job_start_check(p_action, p_cap, v_matched, v_skipped, v_other, v_overlap);
+    END IF;
     INSERT INTO idem_jobs (state, action, extra_attempts, filter, moment, cap, reason, db_role, starter_role, actor,
                            application)
     VALUES ('active', p_action, v_extra, v_filter, v_moment, p_cap, p_reason, session_user, idem_caller(),
@@ -2569,43 +2698,21 @@ BEGIN
                                          WHEN 'release' THEN m.status = 'processing'
                                          ELSE m.status IN ('processing', 'retryable_failed') END AS applies) a;
     GET DIAGNOSTICS v_matched = ROW_COUNT;
-    IF v_matched > p_cap THEN
-        RAISE EXCEPTION 'the filter matches more than the cap of % rows: nothing was started', p_cap
-            USING ERRCODE = 'ID003',
-                  HINT = 'Narrow the filter, or raise the cap (at most 1000000) once you have counted the rows.';
-    END IF;
-    IF v_matched = 0 THEN
-        RAISE EXCEPTION 'the filter matches no task: nothing was started' USING ERRCODE = 'ID002';
-    END IF;
     SELECT count(*) INTO v_skipped FROM idem_job_items i WHERE i.job_id = v_job.id AND i.state = 'skipped';
-    IF v_skipped = v_matched THEN
-        RAISE EXCEPTION '% applies to none of the % task(s) the filter matches (%): nothing was started', p_action,
-                        v_matched,
-                        CASE p_action WHEN 'requeue' THEN 'it applies to failed and retryable_failed'
-                                      WHEN 'release' THEN 'it applies to processing'
-                                      ELSE 'it applies to processing and retryable_failed' END
-            USING ERRCODE = 'ID002';
-    END IF;
-    -- A row another open job has still to do: two jobs would race for it (the guard would keep
-    -- the row safe, the second job would refuse it as moved on), so refuse the second job.
+    -- Rows written since the count may have tipped it over, or joined another open job.
     SELECT o.job_id, count(*) INTO v_other, v_overlap
       FROM idem_job_items n
       JOIN idem_job_items o ON o.idempotency_key = n.idempotency_key AND o.state = 'pending' AND o.job_id <> n.job_id
      WHERE n.job_id = v_job.id AND n.state = 'pending'
      GROUP BY o.job_id ORDER BY o.job_id LIMIT 1;
-    IF v_other IS NOT NULL THEN
-        RAISE EXCEPTION 'job % has still to do % of the tasks this job would act on: nothing was started', v_other,
-                        v_overlap
-            USING ERRCODE = 'ID003',
-                  HINT = format('Wait for job %s to end (idemctl job status %s), or cancel it, then start this one.',
-                                v_other, v_other);
-    END IF;
+    PERFORM idem_job_start_check(p_action, p_cap, v_matched, v_skipped, v_other, v_overlap);
 
     SELECT * INTO v_policy FROM idem_approval_policy;
-    IF v_policy.job_rows IS NOT NULL AND v_matched - v_skipped > v_policy.job_rows THEN
+    v_why := idem_approval_gate('job', v_matched - v_skipped, v_job.id);
+    IF v_why IS NOT NULL THEN
         UPDATE idem_jobs j
            SET matched = v_matched, skipped_not_applicable = v_skipped, state = 'awaiting_approval',
-               needs_approval = true, approval_threshold = v_policy.job_rows,
+               needs_approval = true, approval_threshold = v_policy.job_rows, approval_why = v_why,
                approval_requested_until = v_moment + v_policy.ttl_seconds * interval '1 second'
          WHERE j.id = v_job.id
         RETURNING * INTO v_job;
@@ -2620,6 +2727,42 @@ BEGIN
                             idem_job_image(v_job) || jsonb_build_object('event', 'start'));
     UPDATE idem_jobs j SET start_audit_id = v_audit WHERE j.id = v_job.id;
     RETURN QUERY SELECT v_job.id, v_moment, v_matched, v_matched - v_skipped, v_skipped, v_job.spec_sha256, v_audit;
+END
+$$;
+
+
+--
+-- Name: idem_job_start_check(text, bigint, bigint, bigint, bigint, bigint); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_job_start_check(p_action text, p_cap bigint, p_matched bigint, p_skipped bigint, p_other bigint, p_overlap bigint) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+BEGIN
+    IF p_matched > p_cap THEN
+        RAISE EXCEPTION 'the filter matches more than the cap of % rows: nothing was started', p_cap
+            USING ERRCODE = 'ID003',
+                  HINT = 'Narrow the filter, or raise the cap (at most 1000000) once you have counted the rows.';
+    END IF;
+    IF p_matched = 0 THEN
+        RAISE EXCEPTION 'the filter matches no task: nothing was started' USING ERRCODE = 'ID002';
+    END IF;
+    IF p_skipped = p_matched THEN
+        RAISE EXCEPTION '% applies to none of the % task(s) the filter matches (%): nothing was started', p_action,
+                        p_matched,
+                        CASE p_action WHEN 'requeue' THEN 'it applies to failed and retryable_failed'
+                                      WHEN 'release' THEN 'it applies to processing'
+                                      ELSE 'it applies to processing and retryable_failed' END
+            USING ERRCODE = 'ID002';
+    END IF;
+    IF p_other IS NOT NULL THEN
+        RAISE EXCEPTION 'job % has still to do % of the tasks this job would act on: nothing was started', p_other,
+                        p_overlap
+            USING ERRCODE = 'ID003',
+                  HINT = format('Wait for job %s to end (idemctl job status %s), or cancel it, then start this one.',
+                                p_other, p_other);
+    END IF;
 END
 $$;
 
@@ -3376,6 +3519,11 @@ CREATE TABLE idem.idem_purge_runs (
     backend_pid integer,
     lock_key1 integer,
     lock_key2 integer,
+    change_request_id bigint,
+    spec_batch integer,
+    spec_max_seconds integer,
+    spec_duty double precision,
+    last_batch_ms double precision,
     CONSTRAINT idem_purge_runs_batches_check CHECK ((batches >= 0)),
     CONSTRAINT idem_purge_runs_check CHECK (((state = 'running'::text) = (finished_at IS NULL))),
     CONSTRAINT idem_purge_runs_rows_removed_check CHECK ((rows_removed >= 0)),
@@ -3430,6 +3578,7 @@ DECLARE
     v_left bigint := p_batch;
     v_n bigint;
     v_max timestamptz;
+    v_started timestamptz;
 BEGIN
     IF p_batch IS NULL OR p_batch NOT BETWEEN 1 AND 100000 THEN
         RAISE EXCEPTION 'batch must be 1 to 100000 rows, not %', COALESCE(p_batch::text, 'NULL') USING ERRCODE = 'ID003';
@@ -3441,6 +3590,11 @@ BEGIN
     IF r.db_role <> session_user THEN
         RAISE EXCEPTION 'purge run % belongs to %', p_run, r.db_role USING ERRCODE = 'ID003';
     END IF;
+    -- v23: a run begun under an approved request runs as approved (its spec), not at any pace.
+    IF r.change_request_id IS NOT NULL THEN
+        PERFORM idem_purge_spec_check(r, p_batch);
+    END IF;
+    v_started := clock_timestamp();
     -- The operations known at the run's first batch; one that appears later is the next run's.
     v_ops := r.operations;
     IF r.batches = 0 THEN
@@ -3480,7 +3634,8 @@ BEGIN
     END LOOP;
     UPDATE idem_purge_runs x
        SET operations = v_ops, rows_removed = x.rows_removed + removed, batches = x.batches + 1,
-           last_batch_at = clock_timestamp()
+           last_batch_at = clock_timestamp(),
+           last_batch_ms = extract(epoch FROM clock_timestamp() - v_started) * 1000
      WHERE x.id = p_run;
     RETURN NEXT;
 END
@@ -3701,6 +3856,42 @@ BEGIN
         RAISE;
     END;
     COMMIT;
+END
+$$;
+
+
+--
+-- Name: idem_purge_spec_check(idem.idem_purge_runs, integer); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_purge_spec_check(r idem.idem_purge_runs, p_batch integer) RETURNS void
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_next timestamptz;
+BEGIN
+    IF p_batch > r.spec_batch THEN
+        RAISE EXCEPTION 'purge run % runs under change request %, approved for batches of % rows: not %', r.id,
+                        r.change_request_id, r.spec_batch, p_batch
+            USING ERRCODE = 'ID004', HINT = 'An approved purge runs as it was approved; request another for more.';
+    END IF;
+    IF r.spec_max_seconds > 0 AND clock_timestamp() >= r.started_at + r.spec_max_seconds * interval '1 second' THEN
+        RAISE EXCEPTION 'purge run % runs under change request %, approved for % s: that time is over', r.id,
+                        r.change_request_id, r.spec_max_seconds
+            USING ERRCODE = 'ID004', HINT = 'Finish the run (idem_purge_finish); request another purge for more.';
+    END IF;
+    IF r.last_batch_at IS NOT NULL AND r.last_batch_ms IS NOT NULL THEN
+        v_next := r.last_batch_at
+                  + least(r.last_batch_ms * (1 - r.spec_duty) / r.spec_duty, 10000) * interval '1 millisecond';
+        IF clock_timestamp() < v_next THEN
+            RAISE EXCEPTION 'purge run % runs under change request %, approved at duty %: its next batch is due at %,'
+                            ' not before', r.id, r.change_request_id, r.spec_duty,
+                            to_char(v_next, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+                USING ERRCODE = 'ID004', HINT = 'An approved purge runs at the pace it was approved for.';
+        END IF;
+    END IF;
 END
 $$;
 
@@ -4104,6 +4295,47 @@ $$;
 
 
 --
+-- Name: idem_set_approval_budget(bigint, integer, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_set_approval_budget(p_rows bigint, p_window_seconds integer, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(audit_id bigint, budget_rows bigint, budget_window_seconds integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_old idem_approval_policy;
+    v_new idem_approval_policy;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+BEGIN
+    IF p_rows IS NOT NULL AND p_rows NOT BETWEEN 0 AND 1000000 THEN
+        RAISE EXCEPTION 'the budget must be 0 to 1000000 rows (NULL: none), not %', p_rows USING ERRCODE = 'ID003';
+    END IF;
+    IF p_window_seconds IS NULL OR p_window_seconds NOT BETWEEN 60 AND 604800 THEN
+        RAISE EXCEPTION 'the budget''s window must be 60 to 604800 seconds (a week), not %',
+                        COALESCE(p_window_seconds::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    PERFORM audit_check_reason(p_reason, p_actor);
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+    SELECT * INTO v_old FROM idem_approval_policy FOR UPDATE;
+    UPDATE idem_approval_policy p
+       SET budget_rows = p_rows, budget_window_seconds = p_window_seconds, updated_at = clock_timestamp(),
+           updated_by = format('%s (%s)', session_user, v_actor)
+    RETURNING p.* INTO v_new;
+    audit_id := audit_append('', 'approval_policy', p_reason, v_actor,
+                             jsonb_build_object('budget_rows', v_old.budget_rows,
+                                                'budget_window_seconds', v_old.budget_window_seconds),
+                             jsonb_build_object('budget_rows', v_new.budget_rows,
+                                                'budget_window_seconds', v_new.budget_window_seconds));
+    UPDATE idem_approval_policy p SET audit_id = idem_set_approval_budget.audit_id;
+    budget_rows := v_new.budget_rows;
+    budget_window_seconds := v_new.budget_window_seconds;
+    RETURN NEXT;
+END
+$$;
+
+
+--
 -- Name: idem_set_change_approval(boolean, boolean, integer, text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -4391,6 +4623,12 @@ BEGIN
         RETURN;
     END IF;
 
+    -- What a login changes without a second person is bounded (schema v23); a job's rows were
+    -- counted when it started, or approved.
+    IF p_job_id IS NULL THEN
+        PERFORM idem_approval_gate(p_action, 1);
+    END IF;
+
     -- Every action moves updated_at forward, even within one transaction, so a view taken
     -- before it is always recognised as stale.
     v_updated := GREATEST(now(), r.updated_at + interval '1 microsecond');
@@ -4451,10 +4689,43 @@ CREATE TABLE idem.idem_approval_policy (
     retention_changes_need_approval boolean DEFAULT false NOT NULL,
     manual_purges_need_approval boolean DEFAULT false NOT NULL,
     change_ttl_seconds integer DEFAULT 3600 NOT NULL,
+    budget_rows bigint,
+    budget_window_seconds integer DEFAULT 3600 NOT NULL,
+    CONSTRAINT idem_approval_policy_budget_rows_check CHECK (((budget_rows >= 0) AND (budget_rows <= 1000000))),
+    CONSTRAINT idem_approval_policy_budget_window_seconds_check CHECK (((budget_window_seconds >= 60) AND (budget_window_seconds <= 604800))),
     CONSTRAINT idem_approval_policy_change_ttl_seconds_check CHECK (((change_ttl_seconds >= 60) AND (change_ttl_seconds <= 604800))),
     CONSTRAINT idem_approval_policy_job_rows_check CHECK (((job_rows >= 0) AND (job_rows <= 1000000))),
     CONSTRAINT idem_approval_policy_one_check CHECK (one),
     CONSTRAINT idem_approval_policy_ttl_seconds_check CHECK (((ttl_seconds >= 60) AND (ttl_seconds <= 604800)))
+);
+
+
+--
+-- Name: idem_approval_uses; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_approval_uses (
+    id bigint NOT NULL,
+    login text NOT NULL,
+    at timestamp with time zone NOT NULL,
+    row_count bigint NOT NULL,
+    kind text NOT NULL,
+    job_id bigint,
+    CONSTRAINT idem_approval_uses_row_count_check CHECK ((row_count > 0))
+);
+
+
+--
+-- Name: idem_approval_uses_id_seq; Type: SEQUENCE; Schema: idem; Owner: -
+--
+
+ALTER TABLE idem.idem_approval_uses ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME idem.idem_approval_uses_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
 );
 
 
@@ -4930,6 +5201,14 @@ ALTER TABLE ONLY idem.idem_approval_policy
 
 
 --
+-- Name: idem_approval_uses idem_approval_uses_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_approval_uses
+    ADD CONSTRAINT idem_approval_uses_pkey PRIMARY KEY (id);
+
+
+--
 -- Name: idem_change_requests idem_change_requests_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
 --
 
@@ -5159,6 +5438,13 @@ ALTER TABLE ONLY idem.task_idempotency_conflicts
 
 ALTER TABLE ONLY idem.task_idempotency
     ADD CONSTRAINT task_idempotency_pkey PRIMARY KEY (idempotency_key);
+
+
+--
+-- Name: idem_approval_uses_login; Type: INDEX; Schema: idem; Owner: -
+--
+
+CREATE INDEX idem_approval_uses_login ON idem.idem_approval_uses USING btree (login, at);
 
 
 --
@@ -5448,6 +5734,27 @@ GRANT ALL ON FUNCTION idem.heartbeat(p_key text, p_token uuid, p_lease_ms bigint
 
 REVOKE ALL ON FUNCTION idem.idem_annotate(p_text text, p_actor text, p_tenant text, p_operation text) FROM PUBLIC;
 GRANT ALL ON FUNCTION idem.idem_annotate(p_text text, p_actor text, p_tenant text, p_operation text) TO idem_operator;
+
+
+--
+-- Name: FUNCTION idem_approval_gate(p_kind text, p_rows bigint, p_job bigint); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_approval_gate(p_kind text, p_rows bigint, p_job bigint) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_approval_needed(p_kind text, p_rows bigint); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_approval_needed(p_kind text, p_rows bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_approval_needed(p_kind text, p_rows bigint) TO idem_reader;
+GRANT ALL ON FUNCTION idem.idem_approval_needed(p_kind text, p_rows bigint) TO idem_may_requeue;
+GRANT ALL ON FUNCTION idem.idem_approval_needed(p_kind text, p_rows bigint) TO idem_may_release;
+GRANT ALL ON FUNCTION idem.idem_approval_needed(p_kind text, p_rows bigint) TO idem_may_fail;
+GRANT ALL ON FUNCTION idem.idem_approval_needed(p_kind text, p_rows bigint) TO idem_may_pause;
+GRANT ALL ON FUNCTION idem.idem_approval_needed(p_kind text, p_rows bigint) TO idem_may_purge;
+GRANT ALL ON FUNCTION idem.idem_approval_needed(p_kind text, p_rows bigint) TO idem_may_approve;
 
 
 --
@@ -5774,6 +6081,13 @@ GRANT ALL ON FUNCTION idem.idem_job_start(p_action text, p_filter jsonb, p_cap b
 
 
 --
+-- Name: FUNCTION idem_job_start_check(p_action text, p_cap bigint, p_matched bigint, p_skipped bigint, p_other bigint, p_overlap bigint); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_job_start_check(p_action text, p_cap bigint, p_matched bigint, p_skipped bigint, p_other bigint, p_overlap bigint) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION idem_latency_fold(p_from timestamp with time zone, p_to timestamp with time zone); Type: ACL; Schema: idem; Owner: -
 --
 
@@ -5996,6 +6310,13 @@ GRANT ALL ON PROCEDURE idem.idem_purge_run(IN p_batch integer, IN p_max_seconds 
 
 
 --
+-- Name: FUNCTION idem_purge_spec_check(r idem.idem_purge_runs, p_batch integer); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_purge_spec_check(r idem.idem_purge_runs, p_batch integer) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION idem_release(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
 --
 
@@ -6092,6 +6413,13 @@ GRANT ALL ON FUNCTION idem.idem_rights() TO idem_may_approve;
 --
 
 REVOKE ALL ON FUNCTION idem.idem_set_approval(p_job_rows bigint, p_ttl_seconds integer, p_reason text, p_actor text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_set_approval_budget(p_rows bigint, p_window_seconds integer, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_set_approval_budget(p_rows bigint, p_window_seconds integer, p_reason text, p_actor text) FROM PUBLIC;
 
 
 --

@@ -46,6 +46,7 @@ using namespace idem::test;
 namespace {
 constexpr const char* operatorRole = "idem_t_jobsview_operator";
 constexpr const char* password = "pw-jobsview";
+constexpr const char* approverRole = "idem_t_jobsview_approver";
 const idem::SchemaName schema;
 constexpr const char* plantedAt = "2024-05-01 10:00:00.123456+00";
 
@@ -72,6 +73,7 @@ private Q_SLOTS:
     void applyToAllRunsHereAtOnce();
     void jobFromOperationsShowsAndCancels();
     void unknownStateShownByName();
+    void approvalSaidBeforeAndRunOnceApproved();
 
 private:
     void openWindow();
@@ -454,6 +456,83 @@ void TestJobsView::unknownStateShownByName()
     execSql(*m_owner,
         "UPDATE idem.idem_jobs SET state = 'cancelled', cancel_reason = 'test', finished_at = now() WHERE id = $1",
         started.jobId);
+}
+
+// Issue #41 item 1: with approval over 10 rows, "Apply to all 30 matching" said nothing of it,
+// then "Job 2 started … Running from this console" while the job waited; once another login
+// approved it, it stayed "never run yet" and nobody was told. Now the dialog says before the start
+// that a holder of approve must approve it, the result and the Jobs page say it waits for them,
+// this console runs it as soon as it is approved, and the page says who approved it.
+void TestJobsView::approvalSaidBeforeAndRunOnceApproved()
+{
+    execSql(*m_owner, "SELECT idem.idem_set_approval(10, 3600, 'two people over 10 rows', 'admin')");
+    createLoginRole(approverRole, password, "idem_may_approve");
+    plant("jp", 30, "failed");
+    openWindow();
+    idem::TaskFilter filter;
+    filter.tenant = "jp";
+    auto* dialog = openApplyAll(filter, 30);
+    QVERIFY(dialog);
+    QTRY_VERIFY_WITH_TIMEOUT(dialog->approvalNeed().has_value() && !dialog->previewing(), browserTimeoutMs);
+    QCOMPARE(dialog->approvalNeed()->why, std::string("rows"));
+    dialog->reasonEdit()->insertPlainText(QStringLiteral("gateway fixed"));
+    QVERIFY2(dialog->planLabel()->text().contains(
+                 QStringLiteral("Approval: needed (30 rows to change, more than the approval policy's 10 for a job "
+                                "without a second person). The job waits for approval by a holder of approve")),
+        qPrintable(dialog->planLabel()->text()));
+    QVERIFY2(dialog->planLabel()->text().contains(QStringLiteral("Runs: from this console once approved")),
+        qPrintable(dialog->planLabel()->text()));
+    QCoreApplication::sendPostedEvents(); // the wrapped plan's new height laid out, for the picture
+    dialog->grab().save(shot(QStringLiteral("apply-all-approval.png")));
+    QTest::mouseClick(dialog->startButton(), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(dialog->startedJob().has_value(), browserTimeoutMs);
+    const std::int64_t id = *dialog->startedJob();
+    const QString result = dialog->resultLabel()->text();
+    QVERIFY2(result.startsWith(QStringLiteral("Job %1 is waiting for approval by a holder of approve").arg(id))
+            && result.contains(QStringLiteral("This console runs it as soon as it is approved"))
+            && !result.contains(QStringLiteral("started")),
+        qPrintable(result));
+    QCOMPARE(one(*m_owner, "SELECT state || ' ' || approval_why FROM idem.idem_jobs WHERE id = " + std::to_string(id)),
+        "awaiting_approval rows");
+    dialog->close();
+    QVERIFY(m_window->jobRunners()->running(id)); // waiting for the approval, on a connection of its own
+
+    QVERIFY(m_window->showPage(QStringLiteral("jobs")));
+    jobs()->selectJob(id);
+    auto* detail = jobs()->findChild<QLabel*>(QStringLiteral("jobDetail"));
+    QTRY_VERIFY_WITH_TIMEOUT(detail->text().contains(QStringLiteral("Waiting for approval by a holder of approve")),
+        browserTimeoutMs);
+    QVERIFY2(detail->text().contains(QStringLiteral("This console runs it as soon as it is approved.")),
+        qPrintable(detail->text()));
+    // The State column is wide enough for its longest word.
+    auto* view = jobs()->findChild<QTableView*>(QStringLiteral("jobsView"));
+    QVERIFY(view->columnWidth(JobsModel::StateColumn)
+        > view->fontMetrics().horizontalAdvance(jobStateLabel("awaiting_approval")));
+    jobs()->grab().save(shot(QStringLiteral("jobs-awaiting-approval.png")));
+    QCOMPARE(one(*m_owner, "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key LIKE 'jp:%'"
+                           " AND status = 'failed'"),
+        "30");
+
+    // Another login approves it (as idemctl job approve does); this console sees it and runs it.
+    QStringList said;
+    connect(jobs()->model(), &JobsModel::changed, this, [&] {
+        said << jobs()->findChild<QLabel*>(QStringLiteral("jobMessage"))->text();
+    });
+    auto approver = idem::connect(loginDsn(m_db->dsn(), approverRole, password));
+    const std::string spec = one(*m_owner, "SELECT spec_sha256 FROM idem.idem_jobs WHERE id = " + std::to_string(id));
+    execSql(*approver, "SELECT * FROM idem.idem_job_approve($1, $2, 'checked the gateway')", id, spec);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        jobs()->model()->jobById(id) && jobs()->model()->jobById(id)->state == "finished", 3 * browserTimeoutMs);
+    const QString approved = QStringLiteral("Job %1 was approved by %2").arg(id).arg(QLatin1String(approverRole));
+    QVERIFY2(said.contains(approved + QStringLiteral(": this console runs it now."))
+            || said.contains(approved + QStringLiteral(" and is finished.")),
+        qPrintable(said.join(QLatin1Char('\n'))));
+    QCOMPARE(one(*m_owner, "SELECT changed || ' ' || runner_role FROM idem.idem_jobs WHERE id = " + std::to_string(id)),
+        std::string("30 ") + operatorRole);
+    QCOMPARE(one(*m_owner, "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key LIKE 'jp:%'"
+                           " AND status = 'retryable_failed'"),
+        "30");
+    execSql(*m_owner, "SELECT idem.idem_clear_approval('done', 'admin')");
 }
 
 QTEST_MAIN(TestJobsView)

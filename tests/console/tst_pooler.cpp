@@ -55,6 +55,7 @@ private Q_SLOTS:
     void demoDoesNotDeadlockASmallPool();
     void durationEndsTheDemoWhenThePoolIsExhausted();
     void purgeRefusesThePool();
+    void jobStartRefusesThePoolBeforeRecording();
 
 private:
     QString pooledDsn() const { return QString::fromStdString(m_bouncer->dsn(m_db->name())); }
@@ -286,6 +287,51 @@ void TestPooler::purgeRefusesThePool()
     QCOMPARE(r.rowsRemoved, 0);
     QVERIFY(r.auditId > 0);
     QCOMPARE(runs(), before + 1);
+}
+
+// Issue #40 item E: `idemctl job start` through PgBouncer recorded the job (active, audited,
+// holding its rows from the next job), then said "Nothing was changed" when its runner was refused.
+// Now the pooler is seen before anything is written; --detach (a runner elsewhere) still starts it.
+void TestPooler::jobStartRefusesThePoolBeforeRecording()
+{
+    auto direct = m_db->connect();
+    {
+        pqxx::work w(*direct);
+        w.exec("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, attempts, max_attempts,"
+               " error_class, updated_at) SELECT 'tj:charge:' || i, 'h', 'failed', 5, 5, 'retryable', now()"
+               " FROM generate_series(1, 5) i");
+        w.commit();
+    }
+    const auto jobs = [&] {
+        pqxx::read_transaction t(*direct);
+        return t.exec("SELECT count(*) || '/' || (SELECT count(*) FROM idem.task_idempotency_audit WHERE action = 'job')"
+                      " FROM idem.idem_jobs")[0][0]
+            .as<std::string>();
+    };
+    const auto before = jobs();
+    const QStringList start { QStringLiteral("job"), QStringLiteral("start"), QStringLiteral("--action"),
+        QStringLiteral("requeue"), QStringLiteral("--tenant"), QStringLiteral("tj"), QStringLiteral("--reason"),
+        QStringLiteral("gateway back"), QStringLiteral("--dsn"), pooledDsn() };
+    CliRun run = idemctl(start);
+    QCOMPARE(run.exitCode, 1);
+    QVERIFY2(run.err.contains(QStringLiteral("Nothing was started")) && run.err.contains(QStringLiteral("--detach")),
+        qPrintable(describe(run)));
+    QVERIFY2(!run.out.contains(QStringLiteral("started:")), qPrintable(describe(run)));
+    QCOMPARE(jobs(), before);
+    // Recorded through the pool for a runner elsewhere, then run directly.
+    run = idemctl(start + QStringList { QStringLiteral("--detach") });
+    QVERIFY2(run.exitCode == 0, qPrintable(describe(run)));
+    pqxx::read_transaction t(*direct);
+    const auto id = t.exec("SELECT max(id) FROM idem.idem_jobs")[0][0].as<std::int64_t>();
+    t.commit();
+    run = idemctl({ QStringLiteral("job"), QStringLiteral("resume"), QString::number(id), QStringLiteral("--quiet"),
+        QStringLiteral("--dsn"), QString::fromStdString(m_db->dsn()) });
+    QVERIFY2(run.exitCode == 0, qPrintable(describe(run)));
+    pqxx::read_transaction t2(*direct);
+    QCOMPARE(t2.exec("SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key LIKE 'tj:%' AND status = "
+                     "'retryable_failed'")[0][0]
+                 .as<int>(),
+        5);
 }
 
 QTEST_MAIN(TestPooler)

@@ -234,7 +234,7 @@ void TestRightsUi::approvalsAreListedAndApproved()
     loaded.clear();
     QTest::mouseClick(dialog.approveButton(), Qt::LeftButton);
     QVERIFY(QTest::qWaitFor([&] { return !loaded.isEmpty() && !dialog.loading(); }, browserTimeoutMs));
-    QVERIFY2(dialog.resultLabel()->text().startsWith(QStringLiteral("Job %1 approved: it may start or resume until").arg(theirs)),
+    QVERIFY2(dialog.resultLabel()->text().startsWith(QStringLiteral("Job %1 approved: the console that requested it runs it now").arg(theirs)),
         qPrintable(dialog.resultLabel()->text()));
     QCOMPARE(querySql(*m_conn, "SELECT state || ' ' || approved_login FROM idem.idem_jobs WHERE id = $1", theirs)
                  .at(0)

@@ -3,6 +3,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QTemporaryFile>
 
 #include <pqxx/pqxx>
 
@@ -40,6 +41,8 @@ const std::vector<LoginSpec> logins {
     // Another right, not the approve right.
     { "idem_t_chg_requeue", { "idem_reader", "idem_may_requeue" } },
     { "idem_t_chg_reader", { "idem_reader" } },
+    // Starts jobs and requeues (issue #40 item 1: the budget of one login).
+    { "idem_t_chg_operator", { "idem_operator" } },
 };
 
 // The error's message, or "" when it succeeds (then it commits).
@@ -77,6 +80,8 @@ private Q_SLOTS:
     void hostileInputsChangeNothing();
     void idemctlPurgeRequestApproveRun();
     void idemctlRetentionAndPending();
+    void budgetBoundsSplitJobsAndSingleActions();
+    void approvedPurgeHeldToItsSpec();
 
 private:
     std::unique_ptr<pqxx::connection> login(const char* role);
@@ -159,7 +164,7 @@ void TestChangeApprovals::init()
            " approved_login = coalesce(approved_login, 'x'), approved_at = coalesce(approved_at, now()),"
            " approval_expires_at = coalesce(approval_expires_at, now()) WHERE state <> 'used'");
     w.exec("UPDATE idem.idem_approval_policy SET retention_changes_need_approval = false,"
-           " manual_purges_need_approval = false, change_ttl_seconds = 3600");
+           " manual_purges_need_approval = false, change_ttl_seconds = 3600, job_rows = NULL, budget_rows = NULL");
     w.commit();
 }
 
@@ -701,6 +706,164 @@ void TestChangeApprovals::idemctlRetentionAndPending()
         { QStringLiteral("purge"), QStringLiteral("--request"), QStringLiteral("1"), QStringLiteral("--spec"),
             QStringLiteral("XYZ") });
     QCOMPARE(run.exitCode, 2);
+    checkChain();
+}
+
+// Issue #40 item 1: with jobs over 11 rows needing a second person, one login requeued 30 rows
+// unapproved as jobs of at most 11 rows (key prefixes) and 30 more one key at a time
+// (--keys-from). With the budget (schema v23, 20 rows an hour) the same login's jobs and single
+// actions count together: the third job of 10 rows waits for approval, and single requeues past
+// the budget are refused with ID004, nothing changed, saying how to get them approved.
+void TestChangeApprovals::budgetBoundsSplitJobsAndSingleActions()
+{
+    {
+        pqxx::work w(*m_owner);
+        w.exec("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, attempts, max_attempts,"
+               " error_class, created_at, updated_at)"
+               " SELECT 'bud:charge:' || g || lpad(i::text, 2, '0'), 'h', 'failed', 5, 5, 'retryable',"
+               "        now() - interval '2 hours', now() - interval '1 hour'"
+               "   FROM unnest(ARRAY['a', 'b', 'c', 'd']) g, generate_series(1, 10) i");
+        w.commit();
+    }
+    idem::setApprovalPolicy(*m_owner, schema, 11, 3600, "jobs over 11 rows need two people", "admin");
+    auto run = idemctl(nullptr,
+        { QStringLiteral("job"), QStringLiteral("policy"), QStringLiteral("--budget"), QStringLiteral("20"),
+            QStringLiteral("--window"), QStringLiteral("3600"), QStringLiteral("--reason"),
+            QStringLiteral("bound what one login changes alone") });
+    QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
+    QVERIFY2(run.out.contains(QStringLiteral("one login changes at most 20 task row(s) without another login's "
+                                             "approval in any 3600 s")),
+        qPrintable(run.out));
+    QCOMPARE(scalar(*m_owner,
+                 "SELECT (after_image ->> 'budget_rows') || ' ' || (after_image ->> 'budget_window_seconds') FROM "
+                 "idem.task_idempotency_audit WHERE action = 'approval_policy' ORDER BY id DESC LIMIT 1"),
+        QByteArray("20 3600"));
+    // Not the owner's to change by anyone else.
+    run = idemctl("idem_t_chg_operator",
+        { QStringLiteral("job"), QStringLiteral("policy"), QStringLiteral("--budget"), QStringLiteral("off"),
+            QStringLiteral("--reason"), QStringLiteral("x") });
+    QCOMPARE(run.exitCode, 3);
+    const auto job = [&](const char* group) {
+        return idemctl("idem_t_chg_operator",
+            { QStringLiteral("job"), QStringLiteral("start"), QStringLiteral("--action"), QStringLiteral("requeue"),
+                QStringLiteral("--key-prefix"), QStringLiteral("bud:charge:") + QLatin1String(group),
+                QStringLiteral("--reason"), QStringLiteral("gateway fixed"), QStringLiteral("--quiet") });
+    };
+    run = job("a");
+    QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
+    run = job("b");
+    QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
+    // A dry run says so before anything is started.
+    run = idemctl("idem_t_chg_operator",
+        { QStringLiteral("job"), QStringLiteral("start"), QStringLiteral("--action"), QStringLiteral("requeue"),
+            QStringLiteral("--key-prefix"), QStringLiteral("bud:charge:c"), QStringLiteral("--dry-run") });
+    QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
+    QVERIFY2(run.out.contains(QStringLiteral("if started now, it needs another login's approval: this login changed 20 "
+                                             "task row(s) without one in the last 3600 s")),
+        qPrintable(run.out));
+    run = job("c");
+    QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
+    QVERIFY2(run.out.contains(QStringLiteral("waiting for approval by another login holding the approve right (role "
+                                             "idem_may_approve): over this login's budget")),
+        qPrintable(run.out));
+    QCOMPARE(scalar(*m_owner,
+                 "SELECT string_agg(state || ':' || coalesce(approval_why, '-') || ':' || changed, ' ' ORDER BY id)"
+                 " FROM idem.idem_jobs WHERE filter ->> 'key_prefix' LIKE 'bud:%'"),
+        QByteArray("finished:-:10 finished:-:10 awaiting_approval:budget:0"));
+    QCOMPARE(number("SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key LIKE 'bud:charge:c%'"
+                    " AND status = 'failed'"),
+        10);
+
+    // Single actions, one key at a time (--keys-from): refused, nothing changed, and told how.
+    QTemporaryFile keys;
+    QVERIFY(keys.open());
+    for (int i = 1; i <= 10; ++i)
+        keys.write(QStringLiteral("bud:charge:d%1\n").arg(i, 2, 10, QLatin1Char('0')).toUtf8());
+    keys.flush();
+    const auto audit = number("SELECT count(*) FROM idem.task_idempotency_audit");
+    run = idemctl("idem_t_chg_operator",
+        { QStringLiteral("requeue"), QStringLiteral("--keys-from"), keys.fileName(), QStringLiteral("--reason"),
+            QStringLiteral("one by one") });
+    QCOMPARE(run.exitCode, 3);
+    QVERIFY2(run.out.contains(QStringLiteral("summary: needs_approval 10")), qPrintable(idem::test::describe(run)));
+    QVERIFY2(run.err.contains(QStringLiteral("refused by the approval policy (SQLSTATE ID004)"))
+            && run.err.contains(QStringLiteral("start a recovery job over the rows"))
+            && run.err.contains(QStringLiteral("idemctl job approve")),
+        qPrintable(run.err));
+    QCOMPARE(number("SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key LIKE 'bud:charge:d%'"
+                    " AND status = 'failed'"),
+        10);
+    QCOMPARE(number("SELECT count(*) FROM idem.task_idempotency_audit"), audit);
+    // Another login has a budget of its own (a login is not a person: the guide says so).
+    auto other = login("idem_t_chg_requeue");
+    QCOMPARE(scalar(*other, "SELECT used || ' ' || coalesce(why, '-') FROM idem.idem_approval_needed('requeue', 1)"),
+        QByteArray("0 -"));
+    run = idemctl("idem_t_chg_operator", { QStringLiteral("job"), QStringLiteral("policy") });
+    QVERIFY2(run.out.contains(QStringLiteral("budget: one login changes at most 20")), qPrintable(run.out));
+    checkChain();
+}
+
+// Issue #40 item 5: an approved purge (batch 10, 1 s, duty 0.01) driven by the same login with
+// idem_purge_batch(run, 100000), at any pace, past its time: each refused with ID004, nothing
+// removed; batches as approved go through.
+void TestChangeApprovals::approvedPurgeHeldToItsSpec()
+{
+    plantSucceeded("t-spec", 40, "400 days");
+    setSwitches(false, true);
+    auto requester = login("idem_t_chg_both");
+    std::string id, sha;
+    {
+        pqxx::work w(*requester);
+        const auto r = w.exec("SELECT request_id, spec_sha256 FROM idem.idem_request_purge(10, 1, 0.01, 'slowly, please')")
+                           .at(0);
+        id = r[0].as<std::string>();
+        sha = r[1].as<std::string>();
+        w.commit();
+    }
+    {
+        auto approver = login("idem_t_chg_approve");
+        pqxx::work w(*approver);
+        w.exec_params("SELECT * FROM idem.idem_change_approve($1, $2, 'ok at that pace')", std::stoll(id), sha);
+        w.commit();
+    }
+    std::int64_t run = 0;
+    {
+        pqxx::work w(*requester);
+        run = w.exec_params("SELECT purge_run_id FROM idem.idem_change_use($1, $2)", std::stoll(id), sha)[0][0]
+                  .as<std::int64_t>();
+        w.commit();
+    }
+    QCOMPARE(scalar(*m_owner,
+                 "SELECT spec_batch || ' ' || spec_max_seconds || ' ' || spec_duty || ' ' || change_request_id FROM "
+                 "idem.idem_purge_runs WHERE id = "
+                     + std::to_string(run)),
+        QByteArray::fromStdString("10 1 0.01 " + id));
+    // Every row (due rows other tests left count too: a batch takes the oldest due).
+    const auto rows = [&] { return number("SELECT count(*) FROM idem.task_idempotency"); };
+    const auto all = rows();
+    const std::string batch = "SELECT removed FROM idem.idem_purge_batch(" + std::to_string(run) + ", ";
+    QCOMPARE(sqlstateOf(*requester, batch + "100000)"), std::string("ID004"));
+    QVERIFY2(messageOf(*requester, batch + "100000)").find("approved for batches of 10 rows: not 100000")
+            != std::string::npos,
+        messageOf(*requester, batch + "100000)").c_str());
+    QCOMPARE(rows(), all);
+    QVERIFY(messageOf(*requester, batch + "10)").empty());
+    QCOMPARE(rows(), all - 10);
+    // At duty 0.01 the next batch waits 99 times the last one's time: at once is too soon.
+    const auto soon = messageOf(*requester, batch + "10)");
+    QVERIFY2(soon.find("its next batch is due at") != std::string::npos, soon.c_str());
+    QCOMPARE(rows(), all - 10);
+    // Past the approved second, no batch at all.
+    QVERIFY(idem::test::waitUntil(
+        [&] { return number("SELECT (clock_timestamp() > started_at + interval '1100 ms')::int FROM idem.idem_purge_runs"
+                             " WHERE id = " + std::to_string(run)) == 1; },
+        std::chrono::seconds(10)));
+    const auto late = messageOf(*requester, batch + "10)");
+    QVERIFY2(late.find("approved for 1 s: that time is over") != std::string::npos, late.c_str());
+    QCOMPARE(rows(), all - 10);
+    pqxx::work w(*requester);
+    w.exec("SELECT * FROM idem.idem_purge_finish(" + std::to_string(run) + ")");
+    w.commit();
     checkChain();
 }
 

@@ -81,6 +81,7 @@ private Q_SLOTS:
     void fiftyThousandRequeuedBesideWorkers();
     void killedRunnerResumesWithoutChangingARowTwice();
     void killedIdemctlResumes();
+    void runnerCutByTheServerSaysHowToResume();
     void cancelStopsAtTheNextBatch();
     void lockedRowsAreRetriedThenRefusedBusy();
     void claimNeverWaitsForABatch();
@@ -475,6 +476,42 @@ void TestJobs::killedIdemctlResumes()
     checkChain();
 }
 
+// Issue #40 item E: a job whose runner's session the server ends (a failover, a switchover, an
+// administrator) says its id and how to go on, not only "lost the connection".
+void TestJobs::runnerCutByTheServerSaysHowToResume()
+{
+    plant("jt", 2000, "failed");
+    QProcess p;
+    p.setProcessEnvironment(idem::test::cleanEnvironment());
+    p.start(idem::test::idemctlPath(),
+        { QStringLiteral("job"), QStringLiteral("start"), QStringLiteral("--action"), QStringLiteral("requeue"),
+            QStringLiteral("--tenant"), QStringLiteral("jt"), QStringLiteral("--reason"), QStringLiteral("INC-40"),
+            QStringLiteral("--batch"), QStringLiteral("50"), QStringLiteral("--duty"), QStringLiteral("0.5"),
+            QStringLiteral("--quiet"), QStringLiteral("--dsn"), QString::fromStdString(dsnOf(operatorRole)) });
+    QVERIFY(p.waitForStarted());
+    std::int64_t id = 0;
+    QVERIFY(idem::test::waitUntil(
+        [&] {
+            id = number(*m_owner, "SELECT coalesce(max(id), 0) FROM idem.idem_jobs WHERE filter ->> 'tenant' = 'jt'");
+            return (id > 0 && field(id, "changed") >= 100) || p.state() == QProcess::NotRunning;
+        },
+        60s));
+    QCOMPARE(p.state(), QProcess::Running);
+    const int pid = static_cast<int>(number(*m_owner, "SELECT runner_pid FROM idem.idem_jobs WHERE id = " + std::to_string(id)));
+    QVERIFY(idem::test::terminateBackend(*m_owner, pid));
+    const auto run = idem::test::finishProcess(p, 30000);
+    QCOMPARE(run.exitCode, 1);
+    QVERIFY2(run.err.contains(QStringLiteral("running job %1 stopped").arg(id))
+            && run.err.contains(QStringLiteral("`idemctl job resume %1` continues it").arg(id)),
+        qPrintable(idem::test::describe(run)));
+    const auto resumed = idemctl(operatorRole, { QStringLiteral("job"), QStringLiteral("resume"), QString::number(id),
+                                                    QStringLiteral("--batch"), QStringLiteral("1000"),
+                                                    QStringLiteral("--duty"), QStringLiteral("1"), QStringLiteral("--json") });
+    QVERIFY2(resumed.exitCode == 0, qPrintable(idem::test::describe(resumed)));
+    QCOMPARE(json(resumed).value(QStringLiteral("changed")).toInteger(), 2000);
+    checkCountsAddUp(id);
+}
+
 // A cancel while the job runs: the runner stops at its next batch, the rows not done are
 // skipped (cancelled) and unchanged, the cancel is the job's closing entry with its reason.
 void TestJobs::cancelStopsAtTheNextBatch()
@@ -719,7 +756,37 @@ void TestJobs::badInputThroughIdemctl()
                                                QStringLiteral("nobody"), QStringLiteral("--reason"), QStringLiteral("why") });
     QCOMPARE(none.exitCode, 3);
     QVERIFY2(none.err.contains(QStringLiteral("matches no task: nothing was started")), qPrintable(none.err));
+    // Issue #41 item 4: a second --error-class kept only the last, without a word. A value option
+    // given twice is a usage error unless it repeats by design (--status).
+    const auto twice = with(r + QStringList { QStringLiteral("--error-class"), QStringLiteral("retryable"),
+                                    QStringLiteral("--error-class"), QStringLiteral("unknown") });
+    QCOMPARE(twice.exitCode, 2);
+    QVERIFY2(twice.err.contains(QStringLiteral("option --error-class is given twice")), qPrintable(twice.err));
+    QCOMPARE(with(r + QStringList { QStringLiteral("--reason"), QStringLiteral("again") }).exitCode, 2);
+    const auto statuses = with({ QStringLiteral("--status"), QStringLiteral("failed"), QStringLiteral("--status"),
+        QStringLiteral("retryable_failed"), QStringLiteral("--dry-run") });
+    QVERIFY2(statuses.exitCode == 0 && statuses.out.contains(QStringLiteral("5 task(s) match status failed or retryable_failed, tenant jd")),
+        qPrintable(idem::test::describe(statuses)));
     QCOMPARE(state(), before);
+    // Issue #40 item 8: a start refused at the cap writes nothing first (it wrote up to cap + 1
+    // items and rolled them back: dead rows any login with one action right could pile up).
+    pqxx::work w(*m_operator);
+    const auto written = [&] {
+        return w.exec("SELECT pg_stat_get_xact_tuples_inserted('idem.idem_job_items'::regclass)"
+                      " + pg_stat_get_xact_tuples_inserted('idem.idem_jobs'::regclass)")[0][0]
+            .as<std::int64_t>();
+    };
+    const auto inserted = written();
+    std::string refusal;
+    try {
+        pqxx::subtransaction sub(w, "refused"); // rolled back to its savepoint as it goes
+        sub.exec("SELECT * FROM idem.idem_job_start('requeue', '{\"tenant\": \"jd\"}', 4, 'why')");
+    } catch (const pqxx::sql_error& e) {
+        refusal = e.what();
+    }
+    QVERIFY2(refusal.find("more than the cap of 4") != std::string::npos, refusal.c_str());
+    QCOMPARE(written(), inserted);
+    w.abort();
 }
 
 // Two open jobs never hold the same row: the second is refused naming the first (nothing

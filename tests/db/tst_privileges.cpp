@@ -564,6 +564,28 @@ void TestPrivileges::changeApprovalFunctionGrants()
             " idem_t_priv_op\n"
             "idem.idem_request_retention(text,text,bigint,text,text): idem_may_purge idem_operator idem_t_priv_op\n"
             "idem.idem_set_change_approval(boolean,boolean,integer,text,text): -"));
+    // Schema v23: anyone with an Idem role but a worker may ask whether a change would need
+    // approval; the gate, the budget and the checks are nobody's but the owner's; the table of
+    // what each login changed is read by nobody else.
+    const auto budget = value(*c,
+        "SELECT string_agg(p.oid::regprocedure::text || ': ' || coalesce((SELECT string_agg(r.rolname, ' ' ORDER BY "
+        "r.rolname) FROM pg_roles r WHERE r.rolname IN ('idem_reader', 'idem_operator', 'idem_worker', "
+        "'idem_may_requeue', 'idem_may_approve') AND has_function_privilege(r.oid, p.oid, 'EXECUTE')), '-'), E'\\n'"
+        " ORDER BY p.proname) FROM pg_proc p WHERE p.pronamespace = 'idem'::regnamespace AND p.proname IN"
+        " ('idem_approval_needed', 'idem_approval_gate', 'idem_set_approval_budget', 'idem_job_start_check',"
+        " 'idem_purge_spec_check')");
+    QCOMPARE(budget,
+        QStringLiteral("idem.idem_approval_gate(text,bigint,bigint): -\n"
+                       "idem.idem_approval_needed(text,bigint): idem_may_approve idem_may_requeue idem_operator "
+                       "idem_reader\n"
+                       "idem.idem_job_start_check(text,bigint,bigint,bigint,bigint,bigint): -\n"
+                       "idem.idem_purge_spec_check(idem.idem_purge_runs,integer): -\n"
+                       "idem.idem_set_approval_budget(bigint,integer,text,text): -"));
+    QCOMPARE(value(*c,
+                 "SELECT string_agg(r.rolname, ' ') FROM pg_roles r WHERE r.rolname IN ('idem_reader',"
+                 " 'idem_operator', 'idem_worker', 'idem_t_priv_op') AND has_table_privilege(r.oid,"
+                 " 'idem.idem_approval_uses', 'SELECT')"),
+        QStringLiteral("<null>"));
     QCOMPARE(
         value(*c,
             "SELECT string_agg(proname || ' ' || prosecdef || ' ' || array_to_string(proconfig, ';'), ','"

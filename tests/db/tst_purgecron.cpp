@@ -19,7 +19,8 @@ using idem::test::scalar;
 // every minute, pg_cron runs it in a session of its own (a libpq connection as that login, to
 // 127.0.0.1: the cluster has no Unix socket), and the due rows go, with a finished run record
 // and its audit entry, as the operator. With manual purges under approval (schema v22): the
-// scheduled one is not manual and runs; the same CALL by hand is refused.
+// scheduled one is not manual and runs, known by pg_cron's own record of the run (v23); the same
+// CALL by hand is refused, and so is one from a session that names itself pg_cron.
 class TestPurgeCron : public QObject {
     Q_OBJECT
 private Q_SLOTS:
@@ -67,6 +68,19 @@ void TestPurgeCron::scheduledPurgeRuns()
         // pg_cron 1.4 schedules by the minute (the seconds syntax came with 1.5).
         w.exec("SELECT cron.schedule('idem-purge', '* * * * *', 'CALL idem.idem_purge_run(100, 30, ''pg_cron purge'')')");
         w.commit();
+    }
+    // Issue #40 item 5: a name any client sets is no proof. The login whose job calls the purge,
+    // calling it by hand as "pg_cron", is refused (it once ran, at any size, with no approval).
+    {
+        auto spoof = idem::connect(cluster->dsn() + " user=cron_operator application_name=pg_cron");
+        try {
+            pqxx::nontransaction(*spoof).exec("CALL idem.idem_purge_run(100000, 30, 'spoofed')");
+            QFAIL("a purge by hand named pg_cron ran with manual purges needing approval");
+        } catch (const pqxx::sql_error& e) {
+            QVERIFY2(std::string(e.what()).find("manual purges need a second person's approval") != std::string::npos,
+                e.what());
+        }
+        QCOMPARE(scalar(*admin, "SELECT count(*) FROM idem.idem_purge_runs WHERE reason = 'spoofed'"), "0");
     }
     // The procedure commits its run record before the CALL returns (it commits between batches),
     // so pg_cron's own record of the run can still say "running" for a moment after "finished"

@@ -5,7 +5,8 @@
 -- applied (idem_set_retention or idem_clear_retention: its own audit entry, action 'retention',
 -- applied_audit_id) or a purge run begun (idem_purge_begin: purge_run_id; the caller then runs
 -- its batches with the spec's batch size, pacing and time, and finishes it, as idemctl purge
--- does). Refused with nothing written (ID003): bad arguments; no such request; one not approved,
+-- does; since v23 the run records the spec and idem_purge_batch holds it to it). Refused with
+-- nothing written (ID003): bad arguments; no such request; one not approved,
 -- already used, or whose approval expired; a spec that is not the request's. Granted to
 -- idem_may_purge.
 CREATE OR REPLACE FUNCTION idem_change_use(p_request bigint, p_spec_sha256 text, p_actor text DEFAULT NULL)
@@ -86,6 +87,11 @@ BEGIN
     ELSE
         v_run := idem_purge_begin(r.requested_reason, v_actor);
         UPDATE idem_change_requests x SET purge_run_id = v_run WHERE x.id = r.id;
+        -- The run is held to what was approved (idem_purge_batch): its batch, time and duty.
+        UPDATE idem_purge_runs x
+           SET change_request_id = r.id, spec_batch = (r.spec ->> 'batch')::integer,
+               spec_max_seconds = (r.spec ->> 'max_seconds')::integer, spec_duty = (r.spec ->> 'duty')::double precision
+         WHERE x.id = v_run;
     END IF;
     RETURN QUERY SELECT r.id, r.kind, r.spec, v_audit, v_applied, v_run;
 END

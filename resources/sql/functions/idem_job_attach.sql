@@ -48,7 +48,11 @@ BEGIN
         END IF;
     END IF;
     IF j.state = 'awaiting_approval' THEN
-        RAISE EXCEPTION 'job % is waiting for approval: it cannot run yet', j.id USING ERRCODE = 'ID003';
+        RAISE EXCEPTION 'job % is waiting for approval by another login holding the approve right: it runs once'
+                        ' approved', j.id
+            USING ERRCODE = 'ID003',
+                  HINT = format('A login with the approve right (role idem_may_approve) runs idemctl job approve %s'
+                                ' --spec %s --reason ...; then idemctl job resume %s runs it.', j.id, j.spec_sha256, j.id);
     ELSIF j.state <> 'active' THEN
         RAISE EXCEPTION 'job % has ended: % at %', j.id, j.state,
                         to_char(j.finished_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') USING ERRCODE = 'ID003';

@@ -25,7 +25,8 @@ AS $$
         || jsonb_build_object('starter_role', j.starter_role)
         || CASE WHEN j.needs_approval
                 THEN jsonb_build_object('approval', jsonb_build_object(
-                         'threshold', j.approval_threshold, 'requested_until', j.approval_requested_until,
+                         'threshold', j.approval_threshold, 'why', j.approval_why,
+                         'requested_until', j.approval_requested_until,
                          'approved_by', CASE WHEN j.approved_login IS NULL THEN NULL
                                              ELSE format('%s as %s (%s)', j.approved_login, j.approved_role,
                                                          j.approved_actor) END,

@@ -16,6 +16,11 @@
 -- starter_role: the job's rows are applied with its rights. With an approval policy
 -- (idem_approval_policy.job_rows) and more rows to act on than it, the job starts awaiting
 -- approval (idem_job_approve by another login), approvable for the policy's ttl_seconds.
+-- v23: the rows are counted against the cap, and checked, before anything is written (a refused
+-- start at the cap wrote and rolled back up to a million items); the approval policy's one gate
+-- (idem_approval_gate) decides whether the job waits for approval: more rows than job_rows
+-- (approval_why 'rows'), or more than the login's budget has left in its window ('budget');
+-- otherwise the job's rows are taken from that budget.
 CREATE OR REPLACE FUNCTION idem_job_start(p_action text, p_filter jsonb, p_cap bigint, p_reason text,
                                           p_actor text DEFAULT NULL, p_extra_attempts integer DEFAULT NULL)
 RETURNS TABLE (job_id bigint, moment timestamptz, matched bigint, pending bigint, skipped bigint, spec_sha256 text,
@@ -38,6 +43,7 @@ DECLARE
     v_overlap bigint;
     v_audit bigint;
     v_policy idem_approval_policy;
+    v_why text;
 BEGIN
     IF p_action IS NULL OR p_action NOT IN ('requeue', 'release', 'fail') THEN
         RAISE EXCEPTION 'a job''s action is requeue, release or fail, not %', COALESCE(left(p_action, 64), 'NULL')
@@ -66,6 +72,27 @@ BEGIN
     PERFORM FROM idem_job_start_lock l FOR UPDATE;
     -- The moment: what the filter sees is this statement's snapshot, taken after it.
     v_moment := clock_timestamp();
+    -- Counted first, writing nothing: a filter over the cap or matching nothing the action applies
+    -- to is refused before any row is written (the items are matched again below, in a statement
+    -- of their own, and checked again).
+    SELECT count(*), count(*) FILTER (WHERE NOT CASE p_action WHEN 'requeue' THEN m.status IN ('failed', 'retryable_failed')
+                                                              WHEN 'release' THEN m.status = 'processing'
+                                                              ELSE m.status IN ('processing', 'retryable_failed') END)
+      INTO v_matched, v_skipped
+      FROM idem_job_match(v_filter, v_moment, p_cap + 1) m;
+    PERFORM idem_job_start_check(p_action, p_cap, v_matched, v_skipped, NULL, NULL);
+    -- A row another open job has still to do: two jobs would race for it (the guard would keep
+    -- the row safe, the second job would refuse it as moved on), so refuse the second job.
+    IF v_matched <= p_cap AND EXISTS (SELECT FROM idem_jobs x WHERE x.state IN ('awaiting_approval', 'active')) THEN
+        SELECT o.job_id, count(*) INTO v_other, v_overlap
+          FROM idem_job_match(v_filter, v_moment, p_cap) m
+          JOIN idem_job_items o ON o.idempotency_key = m.idempotency_key AND o.state = 'pending'
+         WHERE CASE p_action WHEN 'requeue' THEN m.status IN ('failed', 'retryable_failed')
+                             WHEN 'release' THEN m.status = 'processing'
+                             ELSE m.status IN ('processing', 'retryable_failed') END
+         GROUP BY o.job_id ORDER BY o.job_id LIMIT 1;
+        PERFORM idem_job_start_check(p_action, p_cap, v_matched, v_skipped, v_other, v_overlap);
+    END IF;
     INSERT INTO idem_jobs (state, action, extra_attempts, filter, moment, cap, reason, db_role, starter_role, actor,
                            application)
     VALUES ('active', p_action, v_extra, v_filter, v_moment, p_cap, p_reason, session_user, idem_caller(),
@@ -82,43 +109,21 @@ BEGIN
                                          WHEN 'release' THEN m.status = 'processing'
                                          ELSE m.status IN ('processing', 'retryable_failed') END AS applies) a;
     GET DIAGNOSTICS v_matched = ROW_COUNT;
-    IF v_matched > p_cap THEN
-        RAISE EXCEPTION 'the filter matches more than the cap of % rows: nothing was started', p_cap
-            USING ERRCODE = 'ID003',
-                  HINT = 'Narrow the filter, or raise the cap (at most 1000000) once you have counted the rows.';
-    END IF;
-    IF v_matched = 0 THEN
-        RAISE EXCEPTION 'the filter matches no task: nothing was started' USING ERRCODE = 'ID002';
-    END IF;
     SELECT count(*) INTO v_skipped FROM idem_job_items i WHERE i.job_id = v_job.id AND i.state = 'skipped';
-    IF v_skipped = v_matched THEN
-        RAISE EXCEPTION '% applies to none of the % task(s) the filter matches (%): nothing was started', p_action,
-                        v_matched,
-                        CASE p_action WHEN 'requeue' THEN 'it applies to failed and retryable_failed'
-                                      WHEN 'release' THEN 'it applies to processing'
-                                      ELSE 'it applies to processing and retryable_failed' END
-            USING ERRCODE = 'ID002';
-    END IF;
-    -- A row another open job has still to do: two jobs would race for it (the guard would keep
-    -- the row safe, the second job would refuse it as moved on), so refuse the second job.
+    -- Rows written since the count may have tipped it over, or joined another open job.
     SELECT o.job_id, count(*) INTO v_other, v_overlap
       FROM idem_job_items n
       JOIN idem_job_items o ON o.idempotency_key = n.idempotency_key AND o.state = 'pending' AND o.job_id <> n.job_id
      WHERE n.job_id = v_job.id AND n.state = 'pending'
      GROUP BY o.job_id ORDER BY o.job_id LIMIT 1;
-    IF v_other IS NOT NULL THEN
-        RAISE EXCEPTION 'job % has still to do % of the tasks this job would act on: nothing was started', v_other,
-                        v_overlap
-            USING ERRCODE = 'ID003',
-                  HINT = format('Wait for job %s to end (idemctl job status %s), or cancel it, then start this one.',
-                                v_other, v_other);
-    END IF;
+    PERFORM idem_job_start_check(p_action, p_cap, v_matched, v_skipped, v_other, v_overlap);
 
     SELECT * INTO v_policy FROM idem_approval_policy;
-    IF v_policy.job_rows IS NOT NULL AND v_matched - v_skipped > v_policy.job_rows THEN
+    v_why := idem_approval_gate('job', v_matched - v_skipped, v_job.id);
+    IF v_why IS NOT NULL THEN
         UPDATE idem_jobs j
            SET matched = v_matched, skipped_not_applicable = v_skipped, state = 'awaiting_approval',
-               needs_approval = true, approval_threshold = v_policy.job_rows,
+               needs_approval = true, approval_threshold = v_policy.job_rows, approval_why = v_why,
                approval_requested_until = v_moment + v_policy.ttl_seconds * interval '1 second'
          WHERE j.id = v_job.id
         RETURNING * INTO v_job;

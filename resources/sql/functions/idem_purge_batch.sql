@@ -2,6 +2,9 @@
 -- One batch of run p_run: at most p_batch due rows, oldest first per operation, in this
 -- transaction. Rows another transaction holds are skipped. Returns what it removed; 0 (or
 -- fewer than p_batch) means nothing more is due that nobody holds.
+-- v23: a run begun by the use of an approved request (idem_change_use) is held to the request's
+-- spec (idem_purge_spec_check: ID004, nothing removed, for a larger batch, one past max_seconds,
+-- or one sooner than its duty allows); each batch records how long it took (last_batch_ms).
 CREATE OR REPLACE FUNCTION idem_purge_batch(p_run bigint, p_batch integer)
 RETURNS TABLE (removed bigint, by_operation jsonb)
 LANGUAGE plpgsql
@@ -23,6 +26,7 @@ DECLARE
     v_left bigint := p_batch;
     v_n bigint;
     v_max timestamptz;
+    v_started timestamptz;
 BEGIN
     IF p_batch IS NULL OR p_batch NOT BETWEEN 1 AND 100000 THEN
         RAISE EXCEPTION 'batch must be 1 to 100000 rows, not %', COALESCE(p_batch::text, 'NULL') USING ERRCODE = 'ID003';
@@ -34,6 +38,11 @@ BEGIN
     IF r.db_role <> session_user THEN
         RAISE EXCEPTION 'purge run % belongs to %', p_run, r.db_role USING ERRCODE = 'ID003';
     END IF;
+    -- v23: a run begun under an approved request runs as approved (its spec), not at any pace.
+    IF r.change_request_id IS NOT NULL THEN
+        PERFORM idem_purge_spec_check(r, p_batch);
+    END IF;
+    v_started := clock_timestamp();
     -- The operations known at the run's first batch; one that appears later is the next run's.
     v_ops := r.operations;
     IF r.batches = 0 THEN
@@ -73,7 +82,8 @@ BEGIN
     END LOOP;
     UPDATE idem_purge_runs x
        SET operations = v_ops, rows_removed = x.rows_removed + removed, batches = x.batches + 1,
-           last_batch_at = clock_timestamp()
+           last_batch_at = clock_timestamp(),
+           last_batch_ms = extract(epoch FROM clock_timestamp() - v_started) * 1000
      WHERE x.id = p_run;
     RETURN NEXT;
 END

@@ -2,6 +2,8 @@
 -- The three actions share this body; only the definer wrappers below are granted to anyone.
 -- v19: p_job_id, the recovery job whose batch applies it (idem_job_batch), goes into the audit
 -- entry's after image as "job_id"; NULL for a single action, whose entry is as before.
+-- v23: a single action that would change the row first passes the approval policy's gate
+-- (idem_approval_gate: one row of its login's budget; SQLSTATE ID004, nothing changed, over it).
 CREATE OR REPLACE FUNCTION recovery_action_apply(p_action text, p_key text, p_expected_status text,
                                                  p_expected_updated_at_us bigint, p_extra_attempts integer,
                                                  p_reason text, p_actor text, p_job_id bigint DEFAULT NULL)
@@ -84,6 +86,12 @@ BEGIN
                                                  WHEN 'release' THEN 'only processing'
                                                  ELSE 'only processing or retryable_failed' END);
         RETURN;
+    END IF;
+
+    -- What a login changes without a second person is bounded (schema v23); a job's rows were
+    -- counted when it started, or approved.
+    IF p_job_id IS NULL THEN
+        PERFORM idem_approval_gate(p_action, 1);
     END IF;
 
     -- Every action moves updated_at forward, even within one transaction, so a view taken
