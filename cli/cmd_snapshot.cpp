@@ -53,8 +53,10 @@ export
   --quiet            no progress on stderr
 
 verify DIR           check every file against MANIFEST and the signature; names every edited,
-                     added or removed file; exit 1 on any finding, and on a signature by a key
-                     not trusted (a bundle carries its signer's key: anyone may re-sign it)
+                     added or removed file; holds snapshot.json against itself (events against
+                     the audit entries they cite, nothing dated after taken_at); exit 1 on any
+                     finding, and on a signature by a key not trusted (a bundle carries its
+                     signer's key: anyone may re-sign it)
   --pubkey FILE      a public key (PEM) trusted to sign; repeat for several
   --trusted-keys F   a file of trusted keys: "<SHA-256 fingerprint> <name>" lines and/or PEM
                      blocks named by the "# name" line before them. Without --pubkey and
@@ -219,6 +221,9 @@ pubkey               print the public key of the signing key (give it to whoever
             std::cout << line << '\n';
         std::cout << (ok ? "OK: " : "FAILED: ") << dir << ", " << v.filesChecked << " files checked against MANIFEST"
                   << (ok && v.unknownSigner() ? ", signed by an unknown key (accepted with --allow-unknown-signer)" : "")
+                  << (v.consistent() ? std::string()
+                                     : ", and its content contradicts itself (" + std::to_string(v.contradictions.size())
+                              + " contradictions): whoever signed it, do not trust what it says")
                   << '\n';
         return ok ? ExitOk : ExitFailure;
     }
