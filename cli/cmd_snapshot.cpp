@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -27,9 +28,9 @@ namespace {
        idemctl snapshot pubkey [--key FILE]
 
 An incident snapshot is one read-only REPEATABLE READ read of the dashboard figures, the
-counters history, the rows that matter (expired leases, longest-running, failed, uncertain;
-each bounded, the bound stated), recent digest conflicts and the audit tail with its chain
-head, written as a directory: snapshot.json, CSV files, SVG charts, report.html and a MANIFEST
+counters history, the rows that matter (expired leases, longest-running, failed, uncertain,
+waiting to retry; each bounded, the bound stated), processing over the history window, the
+pauses and recovery jobs, recent digest conflicts and the audit tail with its chain head, written as a directory: snapshot.json, CSV files, SVG charts, report.html and a MANIFEST
 of SHA-256 sums, optionally signed with Ed25519. The format: docs/snapshot-format.md.
 
 export
@@ -256,6 +257,14 @@ pubkey               print the public key of the signing key (give it to whoever
         for (const auto& s : d.rowSets)
             std::cout << "  rows " << displaySafe(s.name, 80) << ": " << s.rows.size() << " of " << s.total
                       << (s.truncated ? " (bound reached)" : "") << '\n';
+        if (d.pauses)
+            std::cout << "  pauses: "
+                      << std::count_if(d.pauses->rows.begin(), d.pauses->rows.end(),
+                             [](const SnapshotPause& p) { return p.active; })
+                      << " in force, " << d.pauses->total << " listed" << (d.pauses->truncated ? " (bound reached)" : "")
+                      << '\n';
+        if (d.jobs)
+            std::cout << "  recovery jobs: " << d.jobs->total << (d.jobs->truncated ? " (bound reached)" : "") << '\n';
         std::cout << "  audit: " << d.audit.total << " entries, head " << auditHead(d.audit) << '\n';
         return ok ? ExitOk : ExitFailure;
     }

@@ -8,6 +8,7 @@
 
 #include "core/utf8.h"
 #include "operations/actions.h"
+#include "operations/pauses.h"
 #include "operations/tasklist.h"
 
 namespace idem {
@@ -141,7 +142,9 @@ SnapshotConsistency checkSnapshotConsistency(const SnapshotData& d)
     }
 
     // The other way: an entry of the window and scope the events leave out (unless cut at the bound).
-    if (!d.events->truncated) {
+    // A scope no key could carry lists no events at all (readEvents): nothing to hold against.
+    const bool scopeValid = (!d.tenant || validPauseName(*d.tenant)) && (!d.operation || validPauseName(*d.operation));
+    if (!d.events->truncated && scopeValid) {
         const std::int64_t windowUs
             = std::min<std::int64_t>(31LL * 24 * 3600 * 1000000, std::int64_t(d.historyMinutes) * 60'000'000);
         const std::int64_t fromUs = *takenUs - windowUs;
