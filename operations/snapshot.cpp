@@ -377,14 +377,17 @@ namespace {
         const auto table = schema.qualify("task_idempotency_audit");
         SnapshotAudit a;
         a.limit = limit;
-        a.total = tx.exec("SELECT count(*) FROM " + table).at(0).at(0).as<std::int64_t>();
+        // The trail as of the snapshot's instant: an entry appended (clock_timestamp, under the
+        // trail's lock) after now() but committed before this transaction's first read would be
+        // visible here though dated after taken_at. Ids rise with times, so these are the newest.
+        a.total = tx.exec("SELECT count(*) FROM " + table + " WHERE at <= now()").at(0).at(0).as<std::int64_t>();
         a.truncated = a.total > limit;
         const auto r = tx.exec_params("SELECT id, " + ts("at")
                 + " AS at, idempotency_key, action, reason, db_role, os_user, client_host,"
                   " before_image::text AS before_image, after_image::text AS after_image, prev_hash, entry_hash,"
                   // application came with schema v3; through to_jsonb an older audit simply has none
                   " to_jsonb(a) ->> 'application' AS application FROM "
-                + table + " a ORDER BY id DESC LIMIT $1",
+                + table + " a WHERE a.at <= now() ORDER BY id DESC LIMIT $1",
             limit);
         for (const auto& row : r) {
             SnapshotAuditEntry e;
@@ -567,6 +570,9 @@ SnapshotData readSnapshot(pqxx::connection& conn, const SnapshotOptions& options
     progress.checkCancel();
     progress.report("reading the audit tail", 0.9);
     d.audit = readAudit(tx, options.schema, options.auditLimit, options.redact);
+    // The figures name the same head as the tail, as of the same instant.
+    d.figures.auditHeadId = d.audit.headId.value_or(0);
+    d.figures.auditHeadHash = d.audit.headHash.value_or(std::string());
     tx.commit();
     progress.report("read", 1.0);
     return d;
