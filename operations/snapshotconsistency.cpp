@@ -1,6 +1,7 @@
 #include "operations/snapshotconsistency.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <optional>
 
@@ -76,11 +77,9 @@ SnapshotConsistency checkSnapshotConsistency(const SnapshotData& d)
             c.push_back("audit entry " + std::to_string(e.id) + " (" + displaySafe(e.action, 64) + " by "
                 + displaySafe(e.dbRole, 64) + ") is dated " + displaySafe(e.at, 64) + "," + taken);
     }
-    const std::optional<std::int64_t> oldestId
-        = tail.empty() ? std::nullopt : std::optional<std::int64_t>(tail.begin()->first);
-    const std::optional<std::int64_t> oldestUs = oldestId && entryUs.count(*oldestId)
-        ? std::optional<std::int64_t>(entryUs[*oldestId])
-        : std::nullopt;
+    // The tail's oldest entry (INT64_MAX: none, or its time unreadable).
+    const std::int64_t oldestId = tail.empty() ? INT64_MAX : tail.begin()->first;
+    const std::int64_t oldestUs = entryUs.count(oldestId) ? entryUs[oldestId] : INT64_MAX;
     const std::int64_t headId = d.audit.headId.value_or(0);
 
     if (!d.events)
@@ -108,10 +107,10 @@ SnapshotConsistency checkSnapshotConsistency(const SnapshotData& d)
         }
         const auto it = tail.find(ev.auditId);
         if (it == tail.end()) {
-            const bool inRange = oldestId && ev.auditId > *oldestId;
-            const bool inTime = oldestUs && atUs && *atUs > *oldestUs;
+            const bool inRange = ev.auditId > oldestId;
+            const bool inTime = atUs && *atUs > oldestUs;
             if (inRange || inTime)
-                c.push_back(name + " cites " + entry + ", which the audit tail (entries " + std::to_string(*oldestId)
+                c.push_back(name + " cites " + entry + ", which the audit tail (entries " + std::to_string(oldestId)
                     + " to " + std::to_string(headId) + ") does not hold though "
                     + (inRange ? "its id" : "its time") + " falls within it");
             else
