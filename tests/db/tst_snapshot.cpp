@@ -215,7 +215,9 @@ void TestSnapshot::figuresAndRowsAreExactlyTheKnownState()
     QCOMPARE(keysOf(d.rowSet("failed")), keys("status = 'failed' ORDER BY updated_at DESC, idempotency_key"));
     QCOMPARE(keysOf(d.rowSet("uncertain")),
         keys("status = 'retryable_failed' AND error_class = 'unknown' ORDER BY updated_at DESC, idempotency_key"));
-    QCOMPARE(d.rowSets.size(), std::size_t(4));
+    QCOMPARE(keysOf(d.rowSet("waiting_to_retry")),
+        keys("status = 'retryable_failed' ORDER BY next_attempt_at NULLS FIRST, idempotency_key"));
+    QCOMPARE(d.rowSets.size(), std::size_t(5));
     for (const auto& set : d.rowSets) {
         QCOMPARE(set.total, static_cast<std::int64_t>(set.rows.size()));
         QVERIFY(!set.truncated);
