@@ -357,13 +357,26 @@ namespace {
         return h;
     }
 
-    SnapshotPauseSet pauseSetFrom(const Reader& r)
+    // What every bounded set of the format starts with; its rows are refused past its limit.
+    template <typename Set> Set boundedSetFrom(const Reader& r)
     {
-        SnapshotPauseSet s;
+        Set s;
         s.description = r.str("description");
         s.limit = r.int32("limit");
         s.total = r.integer("total");
         s.truncated = r.boolean("truncated");
+        return s;
+    }
+
+    template <typename Set> void checkBound(const Reader& r, const Set& s, const char* noun)
+    {
+        if (s.rows.size() > std::size_t(std::max(0, s.limit)))
+            r.fail("rows", std::string("holds more ") + noun + " than its limit");
+    }
+
+    SnapshotPauseSet pauseSetFrom(const Reader& r)
+    {
+        auto s = boundedSetFrom<SnapshotPauseSet>(r);
         r.each("rows", [&](const Reader& row) {
             SnapshotPause p;
             p.tenant = row.str("tenant");
@@ -379,18 +392,13 @@ namespace {
             p.auditId = row.integer("audit_id");
             s.rows.push_back(std::move(p));
         });
-        if (s.rows.size() > std::size_t(std::max(0, s.limit)))
-            r.fail("rows", "holds more pauses than its limit");
+        checkBound(r, s, "pauses");
         return s;
     }
 
     SnapshotJobSet jobSetFrom(const Reader& r)
     {
-        SnapshotJobSet s;
-        s.description = r.str("description");
-        s.limit = r.int32("limit");
-        s.total = r.integer("total");
-        s.truncated = r.boolean("truncated");
+        auto s = boundedSetFrom<SnapshotJobSet>(r);
         r.each("rows", [&](const Reader& row) {
             SnapshotJob j;
             j.id = row.integer("id");
@@ -416,8 +424,7 @@ namespace {
             j.cancelReason = row.optStr("cancel_reason");
             s.rows.push_back(std::move(j));
         });
-        if (s.rows.size() > std::size_t(std::max(0, s.limit)))
-            r.fail("rows", "holds more jobs than its limit");
+        checkBound(r, s, "jobs");
         return s;
     }
 
