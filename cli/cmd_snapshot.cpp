@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -27,9 +28,9 @@ namespace {
        idemctl snapshot pubkey [--key FILE]
 
 An incident snapshot is one read-only REPEATABLE READ read of the dashboard figures, the
-counters history, the rows that matter (expired leases, longest-running, failed, uncertain;
-each bounded, the bound stated), recent digest conflicts and the audit tail with its chain
-head, written as a directory: snapshot.json, CSV files, SVG charts, report.html and a MANIFEST
+counters history, the rows that matter (expired leases, longest-running, failed, uncertain,
+waiting to retry; each bounded, the bound stated), processing over the history window, the
+pauses and recovery jobs, recent digest conflicts and the audit tail with its chain head, written as a directory: snapshot.json, CSV files, SVG charts, report.html and a MANIFEST
 of SHA-256 sums, optionally signed with Ed25519. The format: docs/snapshot-format.md.
 
 export
@@ -53,8 +54,10 @@ export
   --quiet            no progress on stderr
 
 verify DIR           check every file against MANIFEST and the signature; names every edited,
-                     added or removed file; exit 1 on any finding, and on a signature by a key
-                     not trusted (a bundle carries its signer's key: anyone may re-sign it)
+                     added or removed file; holds snapshot.json against itself (events against
+                     the audit entries they cite, nothing dated after taken_at); exit 1 on any
+                     finding, and on a signature by a key not trusted (a bundle carries its
+                     signer's key: anyone may re-sign it)
   --pubkey FILE      a public key (PEM) trusted to sign; repeat for several
   --trusted-keys F   a file of trusted keys: "<SHA-256 fingerprint> <name>" lines and/or PEM
                      blocks named by the "# name" line before them. Without --pubkey and
@@ -219,6 +222,9 @@ pubkey               print the public key of the signing key (give it to whoever
             std::cout << line << '\n';
         std::cout << (ok ? "OK: " : "FAILED: ") << dir << ", " << v.filesChecked << " files checked against MANIFEST"
                   << (ok && v.unknownSigner() ? ", signed by an unknown key (accepted with --allow-unknown-signer)" : "")
+                  << (v.consistent() ? std::string()
+                                     : ", and its content contradicts itself (" + std::to_string(v.contradictions.size())
+                              + " contradictions): whoever signed it, do not trust what it says")
                   << '\n';
         return ok ? ExitOk : ExitFailure;
     }
@@ -251,6 +257,14 @@ pubkey               print the public key of the signing key (give it to whoever
         for (const auto& s : d.rowSets)
             std::cout << "  rows " << displaySafe(s.name, 80) << ": " << s.rows.size() << " of " << s.total
                       << (s.truncated ? " (bound reached)" : "") << '\n';
+        if (d.pauses)
+            std::cout << "  pauses: "
+                      << std::count_if(d.pauses->rows.begin(), d.pauses->rows.end(),
+                             [](const SnapshotPause& p) { return p.active; })
+                      << " in force, " << d.pauses->total << " listed" << (d.pauses->truncated ? " (bound reached)" : "")
+                      << '\n';
+        if (d.jobs)
+            std::cout << "  recovery jobs: " << d.jobs->total << (d.jobs->truncated ? " (bound reached)" : "") << '\n';
         std::cout << "  audit: " << d.audit.total << " entries, head " << auditHead(d.audit) << '\n';
         return ok ? ExitOk : ExitFailure;
     }

@@ -44,14 +44,17 @@ DashboardModel::DashboardModel(QObject* parent)
 {
 }
 
-void DashboardModel::showStatic(
-    const DashboardSettings& settings, const idem::DashboardReading& reading, int figuresWindowMinutes)
+void DashboardModel::showStatic(const DashboardSettings& settings, const idem::DashboardReading& reading,
+    int figuresWindowMinutes, const std::vector<LiveSample>& earlier)
 {
     if (!m_static)
         return;
     m_settings = settings;
     m_figuresWindowMinutes = figuresWindowMinutes;
     resetData();
+    for (const auto& sample : earlier)
+        if (sample.ms < reading.serverNowMs)
+            m_history.addLive(sample);
     ingest({ reading, 0, settings.windowMinutes });
     Q_EMIT settingsChanged();
 }

@@ -60,7 +60,9 @@ public:
     int figuresWindowMinutes() const { return m_figuresWindowMinutes.value_or(m_settings.windowMinutes); }
     // Static mode only: the settings (thresholds, chart window) and one reading. The tiles'
     // window captions say figuresWindowMinutes, which may differ from the charts' window.
-    void showStatic(const DashboardSettings& settings, const idem::DashboardReading& reading, int figuresWindowMinutes);
+    // `earlier`: samples before the reading's instant (a snapshot's processing history), oldest first.
+    void showStatic(const DashboardSettings& settings, const idem::DashboardReading& reading, int figuresWindowMinutes,
+        const std::vector<LiveSample>& earlier = {});
 
     const DashboardSettings& settings() const { return m_settings; }
     void setSettings(const DashboardSettings& settings);

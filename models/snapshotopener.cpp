@@ -126,6 +126,17 @@ std::optional<LatencyReading> snapshotLatency(const idem::SnapshotData& data)
     return r;
 }
 
+std::vector<LiveSample> snapshotProcessingSamples(const idem::SnapshotData& data)
+{
+    std::vector<LiveSample> out;
+    if (!data.processingHistory)
+        return out;
+    for (const auto& p : data.processingHistory->points)
+        if (const auto ms = isoMs(p.at))
+            out.push_back({ *ms, p.processing, p.expired, 0 });
+    return out;
+}
+
 bool snapshotHasThresholds(const idem::SnapshotData& data) { return !data.thresholds.empty(); }
 
 DashboardSettings snapshotDashboardSettings(const idem::SnapshotData& data)
@@ -139,6 +150,10 @@ DashboardSettings snapshotDashboardSettings(const idem::SnapshotData& data)
     if (data.poll)
         s.intervalMs
             = std::clamp(data.poll->intervalMs, DashboardSettings::minIntervalMs, DashboardSettings::maxIntervalMs);
+    // Its processing history has a point a minute: the chart must not read a minute's step as an
+    // outage and break the line there.
+    if (data.processingHistory)
+        s.intervalMs = DashboardSettings::maxIntervalMs;
     for (const auto& t : data.thresholds) {
         for (int i = 0; i < tileCount; ++i) {
             const auto tile = static_cast<Tile>(i);

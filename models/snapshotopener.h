@@ -10,6 +10,7 @@
 
 #include "operations/dashboardquery.h"
 #include "operations/snapshotbundle.h"
+#include "models/dashboardhistory.h"
 #include "models/dashboardthresholds.h"
 #include "models/latencywatch.h"
 
@@ -29,6 +30,9 @@ DashboardSettings snapshotDashboardSettings(const idem::SnapshotData& data);
 // them: per minute, every tenant and operation of its scope as one, and per operation over its
 // history window; none when it carries none.
 std::optional<LatencyReading> snapshotLatency(const idem::SnapshotData& data);
+// The processing and expired lines before the snapshot's instant, from its processing_history (one
+// point a minute; none when it carries none), for the "Processing vs expired leases" chart.
+std::vector<LiveSample> snapshotProcessingSamples(const idem::SnapshotData& data);
 // Whether the snapshot carries thresholds for the tiles (else the console's defaults colour them).
 bool snapshotHasThresholds(const idem::SnapshotData& data);
 

@@ -83,7 +83,7 @@ const std::vector<TileSpec>& tileCatalogue()
                       "to elapse and the next claim of its key."),
             TileUnit::Rows, { F::RetryableFailed }, QT_TRANSLATE_NOOP("idem::console::DashboardModel", "retryable_failed now"), {}, nullptr, {},
             at(100, 1000), "retryable_failed", RedSeries::None, retryable,
-            QT_TRANSLATE_NOOP("idem::console::DashboardModel", "rows waiting to retry (retryable_failed)"), {}, {}, nullptr, nullptr },
+            QT_TRANSLATE_NOOP("idem::console::DashboardModel", "rows waiting to retry (retryable_failed)"), {}, {}, nullptr, "waiting_to_retry" },
         { Tile::Uncertain, "uncertain", QT_TRANSLATE_NOOP("idem::console::Tile", "Uncertain outcomes"),
             QT_TRANSLATE_NOOP("idem::console::Tile", "Retryable rows whose last attempt's effect is unknown (timeout after the "
                       "request left); retried with the same key."),

@@ -103,6 +103,32 @@ namespace {
                 jsonCell(e.beforeImage), jsonCell(e.afterImage), textCell(e.prevHash), textCell(e.entryHash) });
         return out;
     }
+
+    std::string pausesCsv(const SnapshotPauseSet& set)
+    {
+        std::string out = csvLine({ "tenant", "operation", "active", "reason", "paused_by", "paused_at", "until",
+            "ended_at", "ended_by", "end_reason", "audit_id" });
+        for (const auto& p : set.rows)
+            out += csvLine({ textCell(p.tenant), textCell(p.operation), std::string(p.active ? "true" : "false"),
+                textCell(p.reason), textCell(p.pausedBy), textCell(p.pausedAt), textCell(p.until), textCell(p.endedAt),
+                textCell(p.endedBy), textCell(p.endReason), num(p.auditId) });
+        return out;
+    }
+
+    std::string jobsCsv(const SnapshotJobSet& set)
+    {
+        std::string out = csvLine({ "id", "state", "action", "started_at", "started_by", "reason", "cap", "matched",
+            "changed", "refused_moved_on", "refused_busy", "refused_gone", "skipped", "needs_approval", "approved_by",
+            "approved_at", "last_batch_at", "finished_at", "cancelled_by", "cancel_reason", "filter" });
+        for (const auto& j : set.rows)
+            out += csvLine({ num(j.id), textCell(j.state), textCell(j.action), textCell(j.startedAt),
+                textCell(j.startedBy), textCell(j.reason), num(j.cap), num(j.matched), num(j.changed),
+                num(j.refusedMovedOn), num(j.refusedBusy), num(j.refusedGone), num(j.skipped),
+                std::string(j.needsApproval ? "true" : "false"), textCell(j.approvedBy), textCell(j.approvedAt),
+                textCell(j.lastBatchAt), textCell(j.finishedAt), textCell(j.cancelledBy), textCell(j.cancelReason),
+                jsonCell(j.filter) });
+        return out;
+    }
 } // namespace
 
 std::string csvField(const std::optional<std::string>& value)
@@ -183,6 +209,16 @@ std::vector<std::pair<std::string, std::string>> snapshotCsvFiles(const Snapshot
     files.emplace_back("audit_tail.csv", auditCsv(d.audit));
     for (const auto& s : d.rowSets)
         files.emplace_back("rows/" + s.name + ".csv", taskRowsCsv(s));
+    if (d.processingHistory) {
+        std::string out = csvLine({ "at", "processing", "expired" });
+        for (const auto& p : d.processingHistory->points)
+            out += csvLine({ textCell(p.at), num(p.processing), num(p.expired) });
+        files.emplace_back("processing_history.csv", out);
+    }
+    if (d.pauses)
+        files.emplace_back("pauses.csv", pausesCsv(*d.pauses));
+    if (d.jobs)
+        files.emplace_back("jobs.csv", jobsCsv(*d.jobs));
     return files;
 }
 

@@ -1,5 +1,8 @@
 #include "operations/snapshot.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
@@ -8,6 +11,7 @@
 #include "operations/events.h"
 #include "operations/latency.h"
 #include "operations/pauses.h"
+#include "operations/tasklist.h"
 #include "schema/migrate.h"
 #include "core/sha256.h"
 
@@ -54,6 +58,10 @@ namespace {
         { "uncertain", "retryable rows whose last outcome is unknown (figure: uncertain)",
             "t.status = 'retryable_failed' AND t.error_class = 'unknown'", "t.updated_at DESC, t.idempotency_key",
             "updated_at descending (newest first)" },
+        // Added within format 1: the work waiting for its next attempt (requeued rows among it).
+        { "waiting_to_retry", "rows waiting to retry, every error class (figure: retryable_failed)",
+            "t.status = 'retryable_failed'", "t.next_attempt_at NULLS FIRST, t.idempotency_key",
+            "next_attempt_at ascending (due first)" },
     };
 
     void redactErrors(nlohmann::json& errors)
@@ -214,19 +222,171 @@ namespace {
         return set;
     }
 
+    SnapshotPauseSet readPauses(
+        pqxx::transaction_base& tx, const SchemaName& schema, int minutes, int limit, const StatsOptions& filter)
+    {
+        SnapshotPauseSet set;
+        set.description = "pauses of intake in idem_pauses at the instant (in force, or past their end and not lifted), "
+                          "and those lifted within the history window (from their resume entries); in force first, "
+                          "then newest first";
+        set.limit = limit;
+        const std::string from = " FROM (SELECT p.tenant, p.operation, p.reason, p.paused_by, p.paused_at, p.until,"
+                                 " (p.until IS NULL OR p.until > now()) AS active,"
+                                 " CASE WHEN p.until <= now() THEN p.until END AS ended_at,"
+                                 " NULL::text AS ended_by, NULL::text AS end_reason, p.audit_id, p.changed_at AS sort_at"
+                                 " FROM "
+            + schema.qualify("idem_pauses")
+            + " p UNION ALL"
+              " SELECT a.before_image ->> 'tenant', a.before_image ->> 'operation',"
+              " COALESCE(a.before_image -> 'pause' ->> 'reason', ''), COALESCE(a.before_image -> 'pause' ->> 'paused_by', ''),"
+              " (a.before_image -> 'pause' ->> 'paused_at')::timestamptz, (a.before_image -> 'pause' ->> 'until')::timestamptz,"
+              " false, a.at, a.db_role || ' (' || a.os_user || ')', a.reason, a.id, a.at FROM "
+            + schema.qualify("task_idempotency_audit")
+            + " a WHERE a.action = 'resume' AND a.at >= now() - $3::int * interval '1 minute' AND a.at <= now()) x"
+              " WHERE ($1::text IS NULL OR x.tenant IN ($1::text, '*')) AND ($2::text IS NULL OR x.operation IN ($2::text, '*'))";
+        set.total = tx.exec_params("SELECT count(*)" + from, orNull(filter.tenant), orNull(filter.operation), minutes)
+                        .at(0)
+                        .at(0)
+                        .as<std::int64_t>();
+        set.truncated = set.total > limit;
+        const auto r = tx.exec_params("SELECT x.tenant, x.operation, x.reason, x.paused_by, " + ts("x.paused_at")
+                + " AS paused_at, " + ts("x.until") + " AS until, x.active, " + ts("x.ended_at")
+                + " AS ended_at, x.ended_by, x.end_reason, x.audit_id" + from
+                + " ORDER BY x.active DESC, x.sort_at DESC, x.audit_id DESC LIMIT $4",
+            orNull(filter.tenant), orNull(filter.operation), minutes, limit);
+        for (const auto& row : r) {
+            SnapshotPause p;
+            p.tenant = row["tenant"].as<std::string>("");
+            p.operation = row["operation"].as<std::string>("");
+            p.reason = row["reason"].as<std::string>("");
+            p.pausedBy = row["paused_by"].as<std::string>("");
+            p.pausedAt = row["paused_at"].as<std::string>("");
+            p.until = optText(row["until"]);
+            p.active = row["active"].as<bool>();
+            p.endedAt = optText(row["ended_at"]);
+            p.endedBy = optText(row["ended_by"]);
+            p.endReason = optText(row["end_reason"]);
+            p.auditId = row["audit_id"].as<std::int64_t>();
+            set.rows.push_back(std::move(p));
+        }
+        return set;
+    }
+
+    SnapshotJobSet readJobs(pqxx::transaction_base& tx, const SchemaName& schema, int minutes, int limit)
+    {
+        SnapshotJobSet set;
+        set.description = "recovery jobs open at the instant (awaiting approval or active) or ended within the history "
+                          "window (whatever the scope), newest first; who started and who approved each, and what became of its rows";
+        set.limit = limit;
+        // Approval columns came with schema v21: through to_jsonb an older job simply has none.
+        const std::string from = " FROM " + schema.qualify("idem_jobs")
+            + " j WHERE j.state IN ('awaiting_approval', 'active')"
+              " OR j.finished_at >= now() - $1::int * interval '1 minute'";
+        set.total = tx.exec_params("SELECT count(*)" + from, minutes).at(0).at(0).as<std::int64_t>();
+        set.truncated = set.total > limit;
+        const auto r = tx.exec_params("SELECT j.id, j.state, j.action, j.filter::text AS filter, " + ts("j.moment")
+                + " AS moment, j.db_role || ' (' || j.actor || ')' AS started_by, j.reason, j.cap, j.matched, j.changed,"
+                  " j.refused_moved_on, j.refused_busy, j.refused_gone,"
+                  " j.skipped_not_applicable + j.skipped_cancelled AS skipped,"
+                  " COALESCE((to_jsonb(j) ->> 'needs_approval')::boolean, false) AS needs_approval,"
+                  " CASE WHEN to_jsonb(j) ->> 'approved_login' IS NOT NULL THEN (to_jsonb(j) ->> 'approved_login')"
+                  " || ' (' || COALESCE(to_jsonb(j) ->> 'approved_actor', '') || ')' END AS approved_by, "
+                + ts("(to_jsonb(j) ->> 'approved_at')::timestamptz") + " AS approved_at, " + ts("j.last_batch_at")
+                + " AS last_batch_at, " + ts("j.finished_at")
+                + " AS finished_at, j.cancelled_by, j.cancel_reason" + from + " ORDER BY j.id DESC LIMIT $2",
+            minutes, limit);
+        for (const auto& row : r) {
+            SnapshotJob j;
+            j.id = row["id"].as<std::int64_t>();
+            j.state = row["state"].as<std::string>();
+            j.action = row["action"].as<std::string>();
+            j.filter = row["filter"].as<std::string>();
+            j.startedAt = row["moment"].as<std::string>();
+            j.startedBy = row["started_by"].as<std::string>();
+            j.reason = row["reason"].as<std::string>();
+            j.cap = row["cap"].as<std::int64_t>();
+            j.matched = row["matched"].as<std::int64_t>();
+            j.changed = row["changed"].as<std::int64_t>();
+            j.refusedMovedOn = row["refused_moved_on"].as<std::int64_t>();
+            j.refusedBusy = row["refused_busy"].as<std::int64_t>();
+            j.refusedGone = row["refused_gone"].as<std::int64_t>();
+            j.skipped = row["skipped"].as<std::int64_t>();
+            j.needsApproval = row["needs_approval"].as<bool>();
+            j.approvedBy = optText(row["approved_by"]);
+            j.approvedAt = optText(row["approved_at"]);
+            j.lastBatchAt = optText(row["last_batch_at"]);
+            j.finishedAt = optText(row["finished_at"]);
+            j.cancelledBy = optText(row["cancelled_by"]);
+            j.cancelReason = optText(row["cancel_reason"]);
+            set.rows.push_back(std::move(j));
+        }
+        return set;
+    }
+
+    // Per minute of the history window, from the rows processing now: when each row's current
+    // attempt started, and when its lease ran out (past its last renewal). One grouped read over
+    // the processing rows (the partial index's), times before the window folded into its start.
+    SnapshotProcessingHistory readProcessingHistory(pqxx::transaction_base& tx, const SchemaName& schema,
+        int schemaVersion, int minutes, const StatsOptions& filter, const std::string& takenAt)
+    {
+        SnapshotProcessingHistory h;
+        h.description = "the rows processing at the instant, counted back over the history window: processing (their "
+                        "attempt started, lease not yet run out) and expired (lease run out, not renewed since) at "
+                        "each minute; rows that finished before the instant are not counted, so past minutes are "
+                        "lower bounds; the last point, at taken_at, is exact";
+        const std::string started = schemaVersion >= 17 ? "COALESCE(t.attempt_started_at, t.created_at)" : "t.created_at";
+        const std::string start = "(date_trunc('minute', now()) - ($3::int - 1) * interval '1 minute')";
+        const std::string tasks = schema.qualify("task_idempotency");
+        const auto r = tx.exec_params("SELECT s.k, extract(epoch FROM date_trunc('minute', greatest(s.x, " + start
+                + " - interval '1 minute')))::bigint AS m, count(*) AS n FROM ("
+                  " SELECT 'p'::text AS k, "
+                + started + " AS x FROM " + tasks + " t WHERE t.status = 'processing' AND " + keyFilter
+                + " UNION ALL SELECT 'e', greatest(t.updated_at, COALESCE(t.lease_until, t.updated_at)) FROM " + tasks
+                + " t WHERE t.status = 'processing' AND (t.lease_until IS NULL OR t.lease_until <= now()) AND "
+                + keyFilter + ") s GROUP BY 1, 2",
+            orNull(filter.tenant), orNull(filter.operation), minutes);
+        std::vector<std::pair<std::int64_t, std::int64_t>> startedAt, expiredAt; // (minute epoch, rows)
+        for (const auto& row : r)
+            (row["k"].as<std::string>() == "p" ? startedAt : expiredAt)
+                .emplace_back(row["m"].as<std::int64_t>(), row["n"].as<std::int64_t>());
+        const auto takenUs = parseIsoMicros(takenAt).value_or(0);
+        const std::int64_t startMinute = takenUs / 60'000'000 * 60 - std::int64_t(minutes - 1) * 60;
+        // Rows whose time falls in a minute before `point` (seconds since the epoch) had started by then.
+        const auto before = [](const std::vector<std::pair<std::int64_t, std::int64_t>>& v, std::int64_t point) {
+            std::int64_t n = 0;
+            for (const auto& [m, c] : v)
+                if (m < point)
+                    n += c;
+            return n;
+        };
+        for (int i = 0; i < minutes; ++i) {
+            const std::int64_t point = startMinute + std::int64_t(i) * 60;
+            const auto expired = before(expiredAt, point);
+            h.points.push_back({ formatMicros(point * 1000000), std::max<std::int64_t>(0, before(startedAt, point) - expired),
+                expired });
+        }
+        constexpr std::int64_t never = INT64_MAX;
+        const auto all = before(startedAt, never), expired = before(expiredAt, never);
+        h.points.push_back({ takenAt, std::max<std::int64_t>(0, all - expired), expired });
+        return h;
+    }
+
     SnapshotAudit readAudit(pqxx::transaction_base& tx, const SchemaName& schema, int limit, bool redact)
     {
         const auto table = schema.qualify("task_idempotency_audit");
         SnapshotAudit a;
         a.limit = limit;
-        a.total = tx.exec("SELECT count(*) FROM " + table).at(0).at(0).as<std::int64_t>();
+        // The trail as of the snapshot's instant: an entry appended (clock_timestamp, under the
+        // trail's lock) after now() but committed before this transaction's first read would be
+        // visible here though dated after taken_at. Ids rise with times, so these are the newest.
+        a.total = tx.exec("SELECT count(*) FROM " + table + " WHERE at <= now()").at(0).at(0).as<std::int64_t>();
         a.truncated = a.total > limit;
         const auto r = tx.exec_params("SELECT id, " + ts("at")
                 + " AS at, idempotency_key, action, reason, db_role, os_user, client_host,"
                   " before_image::text AS before_image, after_image::text AS after_image, prev_hash, entry_hash,"
                   // application came with schema v3; through to_jsonb an older audit simply has none
                   " to_jsonb(a) ->> 'application' AS application FROM "
-                + table + " a ORDER BY id DESC LIMIT $1",
+                + table + " a WHERE a.at <= now() ORDER BY id DESC LIMIT $1",
             limit);
         for (const auto& row : r) {
             SnapshotAuditEntry e;
@@ -314,6 +474,8 @@ SnapshotData readSnapshot(pqxx::connection& conn, const SnapshotOptions& options
         throw std::invalid_argument("snapshot bounds must be at least 1 row");
     if (options.eventLimit < 1 || options.eventLimit > 9999)
         throw std::invalid_argument("a snapshot's event bound is 1 to 9999");
+    if (options.pauseLimit < 1 || options.jobLimit < 1)
+        throw std::invalid_argument("a snapshot's pause and job bounds must be at least 1");
     if (options.historyMinutes < 1 || options.stats.windowMinutes < 1)
         throw std::invalid_argument("snapshot windows must be at least 1 minute");
 
@@ -382,6 +544,9 @@ SnapshotData readSnapshot(pqxx::connection& conn, const SnapshotOptions& options
         d.rowSets.push_back(std::move(set));
     }
 
+    d.processingHistory = readProcessingHistory(
+        tx, options.schema, d.schemaVersion, options.historyMinutes, options.stats, d.takenAt);
+
     progress.checkCancel();
     progress.report("reading the counters history", 0.8);
     d.history = readCounters(tx, options.schema, "counters_history",
@@ -396,10 +561,17 @@ SnapshotData readSnapshot(pqxx::connection& conn, const SnapshotOptions& options
         d.latency = readLatencyRows(tx, options.schema, options.historyMinutes, options.counterLimit, options.stats);
     if (d.schemaVersion >= 17)
         d.events = readEvents(tx, options.schema, options.historyMinutes, options.eventLimit, options.stats);
+    if (d.schemaVersion >= 15)
+        d.pauses = readPauses(tx, options.schema, options.historyMinutes, options.pauseLimit, options.stats);
+    if (d.schemaVersion >= 19)
+        d.jobs = readJobs(tx, options.schema, options.historyMinutes, options.jobLimit);
 
     progress.checkCancel();
     progress.report("reading the audit tail", 0.9);
     d.audit = readAudit(tx, options.schema, options.auditLimit, options.redact);
+    // The figures name the same head as the tail, as of the same instant.
+    d.figures.auditHeadId = d.audit.headId.value_or(0);
+    d.figures.auditHeadHash = d.audit.headHash.value_or(std::string());
     tx.commit();
     progress.report("read", 1.0);
     return d;

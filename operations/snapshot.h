@@ -111,6 +111,80 @@ struct SnapshotEventSet {
     std::vector<SnapshotEvent> rows; // oldest first
 };
 
+// The rows processing at the snapshot's instant, counted back over its history window (what the
+// database holds of processing over time: no table keeps past counts). At each point, `processing`
+// is the rows whose current attempt had started and whose lease had not run out by then, `expired`
+// those whose lease had run out (and had not been renewed since). Rows that finished before the
+// instant are not counted: a lower bound for past minutes, exact at the instant (the last point,
+// at taken_at, equals figures.processing and figures.expired_leases).
+struct SnapshotProcessingPoint {
+    std::string at;
+    std::int64_t processing = 0;
+    std::int64_t expired = 0;
+};
+
+struct SnapshotProcessingHistory {
+    std::string description;
+    std::vector<SnapshotProcessingPoint> points; // oldest first: each minute of the window, then taken_at
+};
+
+// A pause of intake (schema v15): one in idem_pauses at the snapshot's instant (in force, or past
+// its end and not lifted yet), or one lifted within the history window (from its resume entry).
+struct SnapshotPause {
+    std::string tenant; // "*" for all
+    std::string operation;
+    std::string reason; // why it was set
+    std::string pausedBy; // "db_role (actor)"
+    std::string pausedAt;
+    std::optional<std::string> until; // its set end; none: until resumed
+    bool active = false; // in force at taken_at
+    std::optional<std::string> endedAt; // lifted (or ran out) at; none while in force
+    std::optional<std::string> endedBy; // who lifted it, "db_role (actor)"; none when it ran out
+    std::optional<std::string> endReason; // why it was lifted
+    std::int64_t auditId = 0; // the entry that set it last, or the resume entry
+};
+
+struct SnapshotPauseSet {
+    std::string description;
+    int limit = 0;
+    std::int64_t total = 0; // matching at the instant
+    bool truncated = false;
+    std::vector<SnapshotPause> rows; // in force first, then newest first
+};
+
+// A recovery job (schema v19): open at the instant, or ended within the history window.
+struct SnapshotJob {
+    std::int64_t id = 0;
+    std::string state; // awaiting_approval, active, finished, cancelled
+    std::string action; // requeue, release, fail
+    std::string filter; // JSON text, as the job holds it
+    std::string startedAt; // the instant its filter matched the rows
+    std::string startedBy; // "db_role (actor)"
+    std::string reason;
+    std::int64_t cap = 0;
+    std::int64_t matched = 0;
+    std::int64_t changed = 0;
+    std::int64_t refusedMovedOn = 0;
+    std::int64_t refusedBusy = 0;
+    std::int64_t refusedGone = 0;
+    std::int64_t skipped = 0; // not applicable, or cancelled
+    bool needsApproval = false;
+    std::optional<std::string> approvedBy; // "login (actor)" (schema v21)
+    std::optional<std::string> approvedAt;
+    std::optional<std::string> lastBatchAt;
+    std::optional<std::string> finishedAt;
+    std::optional<std::string> cancelledBy;
+    std::optional<std::string> cancelReason;
+};
+
+struct SnapshotJobSet {
+    std::string description;
+    int limit = 0;
+    std::int64_t total = 0;
+    bool truncated = false;
+    std::vector<SnapshotJob> rows; // newest first
+};
+
 struct SnapshotAuditEntry {
     std::int64_t id = 0;
     std::string at;
@@ -167,6 +241,8 @@ struct SnapshotOptions {
     int counterLimit = 100000; // counter rows (history, conflicts)
     int auditLimit = 200;
     int eventLimit = 1000; // the history window's events (1 to 9999)
+    int pauseLimit = 200; // pauses in force or lifted within the history window
+    int jobLimit = 200; // recovery jobs open or ended within the history window
     bool redact = false;
 };
 
@@ -211,6 +287,11 @@ struct SnapshotData {
     // in snapshots written before it was added within format 1).
     std::optional<SnapshotEventSet> events;
     std::vector<SnapshotRowSet> rowSets;
+    // Pauses and recovery jobs (added within format 1: absent in bundles written before, and
+    // before schema v15 / v19).
+    std::optional<SnapshotPauseSet> pauses;
+    std::optional<SnapshotProcessingHistory> processingHistory; // added within format 1
+    std::optional<SnapshotJobSet> jobs;
     SnapshotAudit audit;
 
     // Set by the bundle writer when it signs: the fingerprint of the key it will sign with.

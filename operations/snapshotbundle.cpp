@@ -15,6 +15,7 @@
 #include "core/sha256.h"
 #include "operations/csv.h"
 #include "operations/signing.h"
+#include "operations/snapshotconsistency.h"
 #include "operations/snapshotjson.h"
 
 namespace idem {
@@ -245,7 +246,7 @@ bool BundleVerification::intact() const
 
 bool BundleVerification::ok(bool allowUnknownSigner) const
 {
-    if (!intact())
+    if (!intact() || !consistent())
         return false;
     if (signature == SignatureState::Valid)
         return trustedKeyMatches || allowUnknownSigner;
@@ -263,6 +264,13 @@ std::vector<std::string> BundleVerification::report() const
         out.push_back("MISSING   " + f + " (listed in MANIFEST, not in the bundle)");
     for (const auto& f : added)
         out.push_back("ADDED     " + f + " (in the bundle, not listed in MANIFEST)");
+    for (const auto& c : contradictions)
+        out.push_back("CONTRADICTION in snapshot.json: " + c);
+    if (eventsChecked + eventsBeforeTail > 0 && contradictions.empty())
+        out.push_back("content: " + std::to_string(eventsChecked) + " events match the audit entries they cite"
+            + (eventsBeforeTail ? ", " + std::to_string(eventsBeforeTail)
+                        + " older than the audit tail could not be checked against it"
+                                : std::string()));
     switch (signature) {
     case SignatureState::Unsigned:
         out.push_back(std::string(trustedKeyGiven ? "SIGNATURE missing: the bundle is not signed, --pubkey expects it"
@@ -338,7 +346,34 @@ BundleVerification verifyBundle(const fs::path& dir, const std::optional<std::st
     return verifyBundle(dir, trustedKeysFromPem(trustedPublicPem));
 }
 
+namespace {
+    void addConsistency(BundleVerification& v, const SnapshotData& data)
+    {
+        const auto c = checkSnapshotConsistency(data);
+        v.contradictions = c.contradictions;
+        v.eventsChecked = c.eventsChecked;
+        v.eventsBeforeTail = c.eventsBeforeTail;
+    }
+
+    BundleVerification verifyFiles(const fs::path& dir, const TrustedKeys& trusted);
+} // namespace
+
 BundleVerification verifyBundle(const fs::path& dir, const TrustedKeys& trusted)
+{
+    auto v = verifyFiles(dir, trusted);
+    // The content too: a bundle re-signed by a trusted key is still held against itself.
+    if (const auto json = readFile(dir / "snapshot.json")) {
+        try {
+            addConsistency(v, snapshotFromJson(*json));
+        } catch (const SnapshotFormatError& e) {
+            v.problems.push_back(std::string("snapshot.json cannot be read: ") + e.what());
+        }
+    }
+    return v;
+}
+
+namespace {
+BundleVerification verifyFiles(const fs::path& dir, const TrustedKeys& trusted)
 {
     std::error_code ec;
     if (!fs::is_directory(dir, ec))
@@ -432,6 +467,7 @@ BundleVerification verifyBundle(const fs::path& dir, const TrustedKeys& trusted)
     }
     return v;
 }
+} // namespace
 
 LoadedSnapshot openSnapshotBundle(const fs::path& dir, const std::optional<std::string>& trustedPublicPem)
 {
@@ -441,11 +477,12 @@ LoadedSnapshot openSnapshotBundle(const fs::path& dir, const std::optional<std::
 LoadedSnapshot openSnapshotBundle(const fs::path& dir, const TrustedKeys& trusted)
 {
     LoadedSnapshot out;
-    out.verification = verifyBundle(dir, trusted);
+    out.verification = verifyFiles(dir, trusted);
     const auto json = readFile(dir / "snapshot.json");
     if (!json)
         throw BundleError(dir.string() + " holds no snapshot.json: not a snapshot bundle");
     out.data = snapshotFromJson(*json);
+    addConsistency(out.verification, out.data);
     return out;
 }
 

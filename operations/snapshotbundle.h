@@ -95,13 +95,21 @@ struct BundleVerification {
     bool trustedKeyMatches = false; // the valid signature is by one of them
     std::optional<std::string> trustedKeyName; // its name, when it has one
     std::size_t filesChecked = 0;
+    // What snapshot.json says against itself (operations/snapshotconsistency.h): events that
+    // contradict the audit tail they cite, anything dated after taken_at. Each line names both
+    // sides, its text escaped. A signature does not make a bundle's content true.
+    std::vector<std::string> contradictions;
+    std::size_t eventsChecked = 0;
+    std::size_t eventsBeforeTail = 0;
 
     // Every file matches MANIFEST, and a signature, if any, is whole and matches it.
     bool intact() const;
+    // snapshot.json agrees with itself (checked whether or not the files are intact).
+    bool consistent() const { return contradictions.empty(); }
     // A valid signature by a key nobody trusted: self-consistent only, anyone may have re-signed.
     bool unknownSigner() const { return signature == SignatureState::Valid && !trustedKeyMatches; }
-    // Every file matches; a signed bundle is signed by a trusted key (or allowUnknownSigner);
-    // with trusted keys given, an unsigned bundle fails too.
+    // Every file matches and the content agrees with itself; a signed bundle is signed by a
+    // trusted key (or allowUnknownSigner); with trusted keys given, an unsigned bundle fails too.
     bool ok(bool allowUnknownSigner = false) const;
     // What `idemctl snapshot verify` prints: one line per finding, naming the file.
     std::vector<std::string> report() const;

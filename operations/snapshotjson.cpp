@@ -60,6 +60,42 @@ namespace {
             { "rows", rows } };
     }
 
+    OJson processingJson(const SnapshotProcessingHistory& h)
+    {
+        OJson points = OJson::array();
+        for (const auto& p : h.points)
+            points.push_back(OJson { { "at", p.at }, { "processing", p.processing }, { "expired", p.expired } });
+        return OJson { { "description", h.description }, { "csv", "processing_history.csv" }, { "points", points } };
+    }
+
+    OJson pauseSetJson(const SnapshotPauseSet& s)
+    {
+        OJson rows = OJson::array();
+        for (const auto& p : s.rows)
+            rows.push_back(OJson { { "tenant", p.tenant }, { "operation", p.operation }, { "reason", p.reason },
+                { "paused_by", p.pausedBy }, { "paused_at", p.pausedAt }, { "until", opt(p.until) },
+                { "active", p.active }, { "ended_at", opt(p.endedAt) }, { "ended_by", opt(p.endedBy) },
+                { "end_reason", opt(p.endReason) }, { "audit_id", p.auditId } });
+        return OJson { { "description", s.description }, { "limit", s.limit }, { "total", s.total },
+            { "truncated", s.truncated }, { "csv", "pauses.csv" }, { "rows", rows } };
+    }
+
+    OJson jobSetJson(const SnapshotJobSet& s)
+    {
+        OJson rows = OJson::array();
+        for (const auto& j : s.rows)
+            rows.push_back(OJson { { "id", j.id }, { "state", j.state }, { "action", j.action }, { "filter", j.filter },
+                { "started_at", j.startedAt }, { "started_by", j.startedBy }, { "reason", j.reason }, { "cap", j.cap },
+                { "matched", j.matched }, { "changed", j.changed }, { "refused_moved_on", j.refusedMovedOn },
+                { "refused_busy", j.refusedBusy }, { "refused_gone", j.refusedGone }, { "skipped", j.skipped },
+                { "needs_approval", j.needsApproval }, { "approved_by", opt(j.approvedBy) },
+                { "approved_at", opt(j.approvedAt) }, { "last_batch_at", opt(j.lastBatchAt) },
+                { "finished_at", opt(j.finishedAt) }, { "cancelled_by", opt(j.cancelledBy) },
+                { "cancel_reason", opt(j.cancelReason) } });
+        return OJson { { "description", s.description }, { "limit", s.limit }, { "total", s.total },
+            { "truncated", s.truncated }, { "csv", "jobs.csv" }, { "rows", rows } };
+    }
+
     OJson figuresJson(const StatsReading& s)
     {
         // What each figure is (exact, lower_bound, estimate), by its name (added within format 1).
@@ -295,6 +331,103 @@ namespace {
         return s;
     }
 
+    // Points whose time does not parse, that go back in time, or that count below zero are refused.
+    SnapshotProcessingHistory processingFrom(const Reader& r)
+    {
+        SnapshotProcessingHistory h;
+        h.description = r.str("description");
+        std::int64_t previousUs = INT64_MIN;
+        r.each("points", [&](const Reader& p) {
+            SnapshotProcessingPoint x;
+            x.at = p.str("at");
+            const auto us = parseIsoMicros(x.at);
+            if (!us)
+                p.fail("at", "expected a time as YYYY-MM-DDTHH:MM:SS.ffffffZ");
+            if (*us < previousUs)
+                p.fail("at", "earlier than the point before it (points are oldest first)");
+            previousUs = *us;
+            x.processing = p.integer("processing");
+            x.expired = p.integer("expired");
+            if (x.processing < 0 || x.expired < 0)
+                p.fail("processing", "expected counts of at least 0");
+            h.points.push_back(std::move(x));
+        });
+        if (h.points.size() > 7 * 24 * 60 + 1)
+            r.fail("points", "holds more points than a week of minutes");
+        return h;
+    }
+
+    // What every bounded set of the format starts with; its rows are refused past its limit.
+    template <typename Set> Set boundedSetFrom(const Reader& r)
+    {
+        Set s;
+        s.description = r.str("description");
+        s.limit = r.int32("limit");
+        s.total = r.integer("total");
+        s.truncated = r.boolean("truncated");
+        return s;
+    }
+
+    template <typename Set> void checkBound(const Reader& r, const Set& s, const char* noun)
+    {
+        if (s.rows.size() > std::size_t(std::max(0, s.limit)))
+            r.fail("rows", std::string("holds more ") + noun + " than its limit");
+    }
+
+    SnapshotPauseSet pauseSetFrom(const Reader& r)
+    {
+        auto s = boundedSetFrom<SnapshotPauseSet>(r);
+        r.each("rows", [&](const Reader& row) {
+            SnapshotPause p;
+            p.tenant = row.str("tenant");
+            p.operation = row.str("operation");
+            p.reason = row.str("reason");
+            p.pausedBy = row.str("paused_by");
+            p.pausedAt = row.str("paused_at");
+            p.until = row.optStr("until");
+            p.active = row.boolean("active");
+            p.endedAt = row.optStr("ended_at");
+            p.endedBy = row.optStr("ended_by");
+            p.endReason = row.optStr("end_reason");
+            p.auditId = row.integer("audit_id");
+            s.rows.push_back(std::move(p));
+        });
+        checkBound(r, s, "pauses");
+        return s;
+    }
+
+    SnapshotJobSet jobSetFrom(const Reader& r)
+    {
+        auto s = boundedSetFrom<SnapshotJobSet>(r);
+        r.each("rows", [&](const Reader& row) {
+            SnapshotJob j;
+            j.id = row.integer("id");
+            j.state = row.str("state");
+            j.action = row.str("action");
+            j.filter = row.str("filter");
+            j.startedAt = row.str("started_at");
+            j.startedBy = row.str("started_by");
+            j.reason = row.str("reason");
+            j.cap = row.integer("cap");
+            j.matched = row.integer("matched");
+            j.changed = row.integer("changed");
+            j.refusedMovedOn = row.integer("refused_moved_on");
+            j.refusedBusy = row.integer("refused_busy");
+            j.refusedGone = row.integer("refused_gone");
+            j.skipped = row.integer("skipped");
+            j.needsApproval = row.boolean("needs_approval");
+            j.approvedBy = row.optStr("approved_by");
+            j.approvedAt = row.optStr("approved_at");
+            j.lastBatchAt = row.optStr("last_batch_at");
+            j.finishedAt = row.optStr("finished_at");
+            j.cancelledBy = row.optStr("cancelled_by");
+            j.cancelReason = row.optStr("cancel_reason");
+            s.rows.push_back(std::move(j));
+        });
+        checkBound(r, s, "jobs");
+        return s;
+    }
+
     SnapshotTaskRow taskRowFrom(const Reader& r)
     {
         SnapshotTaskRow t;
@@ -434,6 +567,9 @@ std::string snapshotToJson(const SnapshotData& d)
         { "latency_history", d.latency ? latencySetJson(*d.latency) : OJson(nullptr) },
         { "events", d.events ? eventSetJson(*d.events) : OJson(nullptr) },
         { "row_sets", rowSets },
+        { "processing_history", d.processingHistory ? processingJson(*d.processingHistory) : OJson(nullptr) },
+        { "pauses", d.pauses ? pauseSetJson(*d.pauses) : OJson(nullptr) },
+        { "jobs", d.jobs ? jobSetJson(*d.jobs) : OJson(nullptr) },
         { "audit",
             { { "limit", d.audit.limit }, { "total", d.audit.total }, { "truncated", d.audit.truncated },
                 { "head_id", opt(d.audit.headId) }, { "head_hash", opt(d.audit.headHash) }, { "tail", tail } } },
@@ -533,6 +669,14 @@ SnapshotData snapshotFromJson(std::string_view text)
         s.each("rows", [&](const Reader& r) { set.rows.push_back(taskRowFrom(r)); });
         d.rowSets.push_back(std::move(set));
     });
+
+    // Added within format 1: absent or null in older snapshots (pauses: schema v15, jobs: v19).
+    if (root.has("processing_history") && !root.at("processing_history").is_null())
+        d.processingHistory = processingFrom(root.object("processing_history"));
+    if (root.has("pauses") && !root.at("pauses").is_null())
+        d.pauses = pauseSetFrom(root.object("pauses"));
+    if (root.has("jobs") && !root.at("jobs").is_null())
+        d.jobs = jobSetFrom(root.object("jobs"));
 
     const auto audit = root.object("audit");
     d.audit.limit = audit.int32("limit");

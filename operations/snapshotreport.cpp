@@ -176,7 +176,8 @@ namespace {
     {
         static const std::map<std::string, std::string> titles
             = { { "expired_leases", "Expired leases" }, { "longest_running", "Longest-running (processing)" },
-                  { "failed", "Failed and exhausted" }, { "uncertain", "Uncertain outcomes" } };
+                  { "failed", "Failed and exhausted" }, { "uncertain", "Uncertain outcomes" },
+                  { "waiting_to_retry", "Waiting to retry" } };
         const auto it = titles.find(name);
         return it == titles.end() ? name : it->second;
     }
@@ -428,6 +429,45 @@ std::string snapshotReportHtml(const SnapshotData& d, const std::vector<ReportIm
                 h += row({ nowrap(shortTime(e.at)), htmlEscape(e.action), htmlEscape(e.tenant), htmlEscape(e.operation),
                     htmlEscape(e.actor), clip(e.text) });
             }
+            h += "</table>\n";
+        }
+    }
+
+    if (d.pauses) {
+        const auto& p = *d.pauses;
+        const auto active = std::count_if(p.rows.begin(), p.rows.end(), [](const SnapshotPause& x) { return x.active; });
+        h += "<h2>Pauses: " + n(static_cast<std::int64_t>(active)) + " in force, " + n(p.total) + " listed</h2>\n"
+            + "<p class=\"note\">" + htmlEscape(p.description) + (p.truncated ? "; bound " + n(p.limit) + " reached" : "")
+            + ". In <code>pauses.csv</code>.</p>\n";
+        if (!p.rows.empty()) {
+            h += "<table>\n"
+                + row({ "scope", "state", "why", "by", "since (UTC)", "until (UTC)", "ended (UTC)", "ended by", "why ended" },
+                    true);
+            for (const auto& x : p.rows)
+                h += row({ nowrap(htmlEscape(x.tenant + ":" + x.operation)),
+                    x.active ? std::string("in force") : std::string("ended"), clip(x.reason), htmlEscape(x.pausedBy),
+                    nowrap(shortTime(x.pausedAt)), nowrap(x.until ? shortTime(*x.until) : std::string("until resumed")),
+                    nowrap(optTime(x.endedAt)), opt(x.endedBy), clip(x.endReason) });
+            h += "</table>\n";
+        }
+    }
+
+    if (d.jobs) {
+        const auto& jobs = *d.jobs;
+        h += "<h2>Recovery jobs: " + n(jobs.total) + "</h2>\n<p class=\"note\">" + htmlEscape(jobs.description)
+            + (jobs.truncated ? "; bound " + n(jobs.limit) + " reached" : "") + ". In <code>jobs.csv</code>.</p>\n";
+        if (!jobs.rows.empty()) {
+            h += "<table>\n"
+                + row({ "job", "state", "action", "started (UTC)", "started by", "why", "approved by", "matched", "changed",
+                          "refused", "skipped", "ended (UTC)" },
+                    true);
+            for (const auto& j : jobs.rows)
+                h += row({ n(j.id), nowrap(htmlEscape(j.state)), htmlEscape(j.action), nowrap(shortTime(j.startedAt)),
+                    htmlEscape(j.startedBy), clip(j.reason),
+                    j.approvedBy ? htmlEscape(*j.approvedBy)
+                                 : std::string(j.needsApproval ? "waiting for approval" : "&ndash;"),
+                    n(j.matched), n(j.changed), n(j.refusedMovedOn + j.refusedBusy + j.refusedGone), n(j.skipped),
+                    nowrap(optTime(j.finishedAt)) });
             h += "</table>\n";
         }
     }

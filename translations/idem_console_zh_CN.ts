@@ -4184,6 +4184,10 @@ Safe repeated task execution on PostgreSQL.</source>
         <source>&lt;b&gt;%1&lt;/b&gt;: %2.&lt;br&gt;Order: %3. %4.</source>
         <translation>&lt;b&gt;%1&lt;/b&gt;：%2。&lt;br&gt;排序：%3。%4。</translation>
     </message>
+    <message>
+        <source>Waiting to retry</source>
+        <translation>等待重试</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::SnapshotWindow</name>
@@ -4406,6 +4410,161 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>Signing key SHA-256 %1</source>
         <translation>签名密钥 SHA-256 %1</translation>
+    </message>
+    <message>
+        <source>Processing vs expired: rows processing at the snapshot</source>
+        <translation>处理中与租约过期：快照时处理中的行</translation>
+    </message>
+    <message>
+        <source>The rows processing at the snapshot&apos;s instant, counted back a minute at a time: by when their attempt started and when their lease ran out. Rows that finished before the instant are not counted, so earlier minutes show at least this many; the last point is exact.</source>
+        <translation>快照时刻处理中的行，按分钟向前回溯：依据其本次尝试开始的时间和租约到期的时间。在该时刻之前已完成的行不计入，因此较早的分钟显示的是下限；最后一个点是精确值。</translation>
+    </message>
+    <message>
+        <source>Pauses and jobs</source>
+        <translation>暂停与作业</translation>
+    </message>
+    <message>
+        <source>It is not signed.</source>
+        <translation>它没有签名。</translation>
+    </message>
+    <message>
+        <source>It is signed by the trusted key %1: whoever holds that key wrote it like this.</source>
+        <translation>它由受信任的密钥 %1 签名：持有该密钥的人就是这样写的。</translation>
+    </message>
+    <message>
+        <source>It is signed by an unknown key %1.</source>
+        <translation>它由未知密钥 %1 签名。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;This snapshot CONTRADICTS ITSELF: its events do not match its own audit trail or its instant.&lt;/b&gt; What it shows may have been forged; do not act on it. %1&lt;br&gt;%2</source>
+        <translation>&lt;b&gt;此快照自相矛盾：其事件与其自身的审计链或快照时刻不符。&lt;/b&gt;其内容可能被伪造；请勿据此操作。%1&lt;br&gt;%2</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::SnapshotWorkPage</name>
+    <message>
+        <source>Scope</source>
+        <translation>范围</translation>
+    </message>
+    <message>
+        <source>State</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Why</source>
+        <translation>原因</translation>
+    </message>
+    <message>
+        <source>Paused by</source>
+        <translation>暂停者</translation>
+    </message>
+    <message>
+        <source>Since (UTC)</source>
+        <translation>开始于 (UTC)</translation>
+    </message>
+    <message>
+        <source>Until (UTC)</source>
+        <translation>截止 (UTC)</translation>
+    </message>
+    <message>
+        <source>Ended (UTC)</source>
+        <translation>结束于 (UTC)</translation>
+    </message>
+    <message>
+        <source>Ended by</source>
+        <translation>结束者</translation>
+    </message>
+    <message>
+        <source>Why ended</source>
+        <translation>结束原因</translation>
+    </message>
+    <message>
+        <source>Job</source>
+        <translation>作业</translation>
+    </message>
+    <message>
+        <source>Action</source>
+        <translation>操作</translation>
+    </message>
+    <message>
+        <source>Started (UTC)</source>
+        <translation>启动于 (UTC)</translation>
+    </message>
+    <message>
+        <source>Started by</source>
+        <translation>启动者</translation>
+    </message>
+    <message>
+        <source>Approved by</source>
+        <translation>批准者</translation>
+    </message>
+    <message>
+        <source>Matched</source>
+        <translation>匹配</translation>
+    </message>
+    <message>
+        <source>Changed</source>
+        <translation>已更改</translation>
+    </message>
+    <message>
+        <source>Refused</source>
+        <translation>被拒绝</translation>
+    </message>
+    <message>
+        <source>Skipped</source>
+        <translation>已跳过</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Pauses&lt;/b&gt;: not in this snapshot (written before snapshots carried them, or from a schema without pauses).</source>
+        <translation>&lt;b&gt;暂停&lt;/b&gt;：此快照中没有（写于快照包含暂停之前，或来自没有暂停功能的模式）。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Pauses&lt;/b&gt;: %1 in force at the snapshot&apos;s instant, %2 listed (in force, past their end, or lifted within its %3 min of history)%4.</source>
+        <translation>&lt;b&gt;暂停&lt;/b&gt;：快照时刻生效 %1 个，列出 %2 个（生效中、已过期未解除，或在其 %3 分钟历史内解除）%4。</translation>
+    </message>
+    <message>
+        <source>; only the first %1 are in the snapshot</source>
+        <translation>；快照中只有前 %1 个</translation>
+    </message>
+    <message>
+        <source>in force</source>
+        <translation>生效中</translation>
+    </message>
+    <message>
+        <source>ended</source>
+        <translation>已结束</translation>
+    </message>
+    <message>
+        <source>until resumed</source>
+        <translation>直到恢复</translation>
+    </message>
+    <message>
+        <source>ran out</source>
+        <translation>已到期</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Recovery jobs&lt;/b&gt;: not in this snapshot (written before snapshots carried them, or from a schema without jobs).</source>
+        <translation>&lt;b&gt;恢复作业&lt;/b&gt;：此快照中没有（写于快照包含作业之前，或来自没有作业功能的模式）。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Recovery jobs&lt;/b&gt;: %1 open at the snapshot&apos;s instant or ended within its %2 min of history%3.</source>
+        <translation>&lt;b&gt;恢复作业&lt;/b&gt;：%1 个在快照时刻未结束或在其 %2 分钟历史内结束%3。</translation>
+    </message>
+    <message>
+        <source>; only the newest %1 are in the snapshot</source>
+        <translation>；快照中只有最新的 %1 个</translation>
+    </message>
+    <message>
+        <source>waiting for approval</source>
+        <translation>等待批准</translation>
+    </message>
+    <message>
+        <source>not yet</source>
+        <translation>尚未</translation>
+    </message>
+    <message>
+        <source>not needed</source>
+        <translation>无需</translation>
     </message>
 </context>
 <context>

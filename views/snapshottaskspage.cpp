@@ -44,6 +44,8 @@ QString SnapshotTasksPage::setTitle(const QString& name)
         return tr("Failed");
     if (name == QLatin1String("uncertain"))
         return tr("Uncertain outcomes");
+    if (name == QLatin1String("waiting_to_retry"))
+        return tr("Waiting to retry");
     if (name == QLatin1String(conflictsSet))
         return tr("Recent digest conflicts");
     return name;

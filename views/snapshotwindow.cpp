@@ -16,6 +16,7 @@
 #include <QXYSeries>
 
 #include "operations/snapshotjson.h"
+#include "operations/tasklist.h"
 #include "models/dashboardmodel.h"
 #include "models/eventwatch.h"
 #include "models/snapshotopener.h"
@@ -23,14 +24,18 @@
 #include "views/dashboardwidget.h"
 #include "views/snapshotauditpage.h"
 #include "views/snapshottaskspage.h"
+#include "views/snapshotworkpage.h"
 #include "views/tilewidget.h"
 #include "views/trustedkeysdialog.h"
 #include "models/trustedkeystore.h"
+#include "models/visibletext.h"
 
 namespace idem::console {
 
 namespace {
     QString text(const std::string& s) { return QString::fromStdString(s); }
+    // Anything a bundle says, for rich text: escaped (models/visibletext), then HTML-escaped.
+    QString html(const std::string& s) { return visibleHtml(s); }
     QString yesNo(bool b) { return b ? SnapshotWindow::tr("yes") : SnapshotWindow::tr("no"); }
 } // namespace
 
@@ -44,6 +49,7 @@ SnapshotWindow::SnapshotWindow(SharedSnapshot snapshot, const QString& dir, QWid
     , m_dashboard(new DashboardWidget(nullptr, nullptr))
     , m_tasks(new SnapshotTasksPage(m_snapshot))
     , m_audit(new SnapshotAuditPage(m_snapshot))
+    , m_work(new SnapshotWorkPage(m_snapshot))
     , m_details(new QTextBrowser)
     , m_checked(m_snapshot->verification)
     , m_trustButton(new QPushButton(tr("Trust this signer…")))
@@ -54,7 +60,8 @@ SnapshotWindow::SnapshotWindow(SharedSnapshot snapshot, const QString& dir, QWid
 
     // The same dashboard as the live console, static: the snapshot's figures, thresholds and
     // counters history; what a snapshot does not hold is said on the charts that would show it.
-    m_dashboard->model()->showStatic(snapshotDashboardSettings(d), snapshotReading(d), d.windowMinutes);
+    m_dashboard->model()->showStatic(
+        snapshotDashboardSettings(d), snapshotReading(d), d.windowMinutes, snapshotProcessingSamples(d));
     // Its latency figures and the events of its window (issue #27), when it carries them.
     m_dashboard->showSnapshotExtras(snapshotLatency(d), snapshotEvents(d));
     if (auto* cost = m_dashboard->charts()->series(QStringLiteral("tickms"))) {
@@ -70,6 +77,28 @@ SnapshotWindow::SnapshotWindow(SharedSnapshot snapshot, const QString& dir, QWid
         if (d.latency && view->chart()->series().contains(m_dashboard->charts()->series(QStringLiteral("tickms"))))
             view->hide();
     }
+    // Its pauses shade every time axis, as the live console's do.
+    if (d.pauses) {
+        std::vector<PauseSpan> spans;
+        const auto end = snapshotTakenAt(d).toMSecsSinceEpoch();
+        for (const auto& p : d.pauses->rows) {
+            const auto from = idem::parseIsoMicros(p.pausedAt);
+            const auto to = p.endedAt ? idem::parseIsoMicros(*p.endedAt) : std::optional<std::int64_t>(end * 1000);
+            if (from && to)
+                spans.push_back({ *from / 1000, std::min<qint64>(end, *to / 1000) });
+        }
+        m_dashboard->charts()->setPauseSpans(std::move(spans));
+    }
+    if (d.processingHistory)
+        if (auto* live = m_dashboard->charts()->series(QStringLiteral("processing")))
+            for (auto* view : m_dashboard->charts()->findChildren<QChartView*>())
+                if (view->chart() == live->chart()) {
+                    view->chart()->setTitle(tr("Processing vs expired: rows processing at the snapshot"));
+                    view->setToolTip(tr("The rows processing at the snapshot's instant, counted back a minute at a "
+                                        "time: by when their attempt started and when their lease ran out. Rows that "
+                                        "finished before the instant are not counted, so earlier minutes show at "
+                                        "least this many; the last point is exact."));
+                }
     for (int i = 0; i < tileCount; ++i) {
         const auto t = static_cast<Tile>(i);
         connect(m_dashboard->tile(t), &TileWidget::clicked, this, [this](Tile tile) { openTile(tile); });
@@ -93,6 +122,7 @@ SnapshotWindow::SnapshotWindow(SharedSnapshot snapshot, const QString& dir, QWid
     m_pages->setObjectName(QStringLiteral("snapshotPages"));
     m_pages->addTab(m_dashboard, tr("Dashboard"));
     m_pages->addTab(m_tasks, tr("Tasks"));
+    m_pages->addTab(m_work, tr("Pauses and jobs"));
     m_pages->addTab(m_audit, tr("Audit"));
     m_pages->addTab(m_details, tr("Details"));
 
@@ -118,22 +148,20 @@ void SnapshotWindow::buildBanner()
     const auto& v = m_checked;
     const QString source = snapshotSource(d);
     const QString when = snapshotTimeText(snapshotTakenAt(d));
-    const QString server = d.inRecovery ? tr("PostgreSQL %1, standby").arg(text(d.serverVersion))
-                                        : tr("PostgreSQL %1, primary").arg(text(d.serverVersion));
+    const QString server = d.inRecovery ? tr("PostgreSQL %1, standby").arg(html(d.serverVersion))
+                                        : tr("PostgreSQL %1, primary").arg(html(d.serverVersion));
     QStringList facts;
-    facts << tr("producer %1").arg(text(d.producer).toHtmlEscaped())
+    facts << tr("producer %1").arg(html(d.producer))
           << tr("schema version %1 (this console knows %2)").arg(d.schemaVersion).arg(d.schemaLatestKnown)
-          << tr("format version %1").arg(d.formatVersion) << tr("redacted: %1").arg(yesNo(d.redacted))
-          << server.toHtmlEscaped() << tr("read as %1").arg(text(d.currentRole).toHtmlEscaped());
+          << tr("format version %1").arg(d.formatVersion) << tr("redacted: %1").arg(yesNo(d.redacted)) << server
+          << tr("read as %1").arg(html(d.currentRole));
     if (d.tenant || d.operation)
-        facts << tr("only tenant %1, operation %2")
-                     .arg(
-                         text(d.tenant.value_or("*")).toHtmlEscaped(), text(d.operation.value_or("*")).toHtmlEscaped());
+        facts << tr("only tenant %1, operation %2").arg(html(d.tenant.value_or("*")), html(d.operation.value_or("*")));
     m_banner->setObjectName(QStringLiteral("snapshotBanner"));
     m_banner->setWordWrap(true);
     m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_banner->setText(QStringLiteral("<span style='font-size:14pt; font-weight:bold'>%1</span><br>%2")
-                          .arg(tr("Snapshot of %1 taken %2 — read-only").arg(source.toHtmlEscaped(), when),
+                          .arg(tr("Snapshot of %1 taken %2 — read-only").arg(visibleText(source).toHtmlEscaped(), when),
                               facts.join(QStringLiteral(" · "))));
     m_banner->setStyleSheet(QStringLiteral("QLabel { background:#263238; color:#ffffff; padding:8px; }"));
 
@@ -152,6 +180,23 @@ void SnapshotWindow::buildBanner()
                   "altered.<br>%1")
                    .arg(findings.join(QStringLiteral("<br>")));
         style = QStringLiteral("QLabel { background:#b71c1c; color:#ffffff; padding:6px; }");
+    } else if (!v.consistent()) {
+        // Every file is as signed, but what the files say contradicts itself: a signature names who
+        // wrote a bundle, not that it is true.
+        QStringList findings;
+        for (const auto& f : v.contradictions)
+            findings << visibleText(f).toHtmlEscaped();
+        const QString signer = v.signature != idem::SignatureState::Valid ? tr("It is not signed.")
+            : v.trustedKeyMatches
+            ? tr("It is signed by the trusted key %1: whoever holds that key wrote it like this.")
+                  .arg(html(v.trustedKeyName.value_or("")).isEmpty()
+                          ? tr("(unnamed)")
+                          : QStringLiteral("“%1”").arg(html(v.trustedKeyName.value_or(""))))
+            : tr("It is signed by an unknown key %1.").arg(fingerprint);
+        line = tr("<b>This snapshot CONTRADICTS ITSELF: its events do not match its own audit trail or its "
+                  "instant.</b> What it shows may have been forged; do not act on it. %1<br>%2")
+                   .arg(signer, findings.join(QStringLiteral("<br>")));
+        style = QStringLiteral("QLabel { background:#b71c1c; color:#ffffff; padding:6px; }");
     } else if (v.unknownSigner()) {
         line = tr("<b>Signed by an unknown key %1</b>: all %2 files match the MANIFEST, but this console trusts no "
                   "such key, and anyone who edited the bundle could have re-signed it with a key of their own. "
@@ -162,7 +207,7 @@ void SnapshotWindow::buildBanner()
     } else if (v.signature == idem::SignatureState::Valid) {
         const QString name = text(v.trustedKeyName.value_or(""));
         line = tr("Signature valid, by the trusted key %1 (SHA-256 %2); all %3 files match the MANIFEST.")
-                   .arg(name.isEmpty() ? tr("(unnamed)") : QStringLiteral("“%1”").arg(name.toHtmlEscaped()),
+                   .arg(name.isEmpty() ? tr("(unnamed)") : QStringLiteral("“%1”").arg(visibleText(name).toHtmlEscaped()),
                        text(idem::shortFingerprint(fingerprint.toStdString())))
                    .arg(v.filesChecked);
         style = QStringLiteral("QLabel { background:#e3f2e6; color:#1b5e20; padding:6px; }");
@@ -203,7 +248,8 @@ void SnapshotWindow::buildDetails()
 {
     const auto& d = m_snapshot->data;
     const auto row = [](const QString& k, const QString& value) {
-        return QStringLiteral("<tr><th align=left valign=top>%1</th><td>%2</td></tr>").arg(k, value.toHtmlEscaped());
+        return QStringLiteral("<tr><th align=left valign=top>%1</th><td>%2</td></tr>")
+            .arg(k, visibleLines(value).toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>")));
     };
     QString html = QStringLiteral("<table cellspacing=4>");
     html += row(tr("Folder"), m_dir);

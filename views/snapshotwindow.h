@@ -14,6 +14,7 @@ namespace idem::console {
 class DashboardWidget;
 class SnapshotAuditPage;
 class SnapshotTasksPage;
+class SnapshotWorkPage;
 
 // An incident snapshot shown read-only, in a top-level window of its own beside the live
 // console (several may be open): a banner that says whose snapshot it is, when it was taken and
@@ -32,7 +33,9 @@ public:
     QLabel* verificationBanner() const { return m_verification; }
     // Intact and, when signed, signed by a key this console trusts (the console's list is no
     // demand that every bundle be signed: an unsigned one is shown as such, not as altered).
-    bool verified() const { return m_checked.intact() && !m_checked.unknownSigner(); }
+    // And its content agrees with itself: events match the audit entries they cite, nothing is dated
+    // after its instant (a bundle re-signed by a trusted key may still be forged).
+    bool verified() const { return m_checked.intact() && m_checked.consistent() && !m_checked.unknownSigner(); }
     QPushButton* trustSignerButton() const { return m_trustButton; }
     // The signer looked up again in `trusted` (after the operator changed the list); the banner follows.
     void recheckTrust(const idem::TrustedKeys& trusted);
@@ -40,6 +43,7 @@ public:
     DashboardWidget* dashboard() const { return m_dashboard; }
     SnapshotTasksPage* tasks() const { return m_tasks; }
     SnapshotAuditPage* audit() const { return m_audit; }
+    SnapshotWorkPage* work() const { return m_work; }
     QTextBrowser* details() const { return m_details; }
 
     // What a click on a tile opens: the row set that lists the tile's rows, or empty.
@@ -58,6 +62,7 @@ private:
     DashboardWidget* m_dashboard;
     SnapshotTasksPage* m_tasks;
     SnapshotAuditPage* m_audit;
+    SnapshotWorkPage* m_work;
     QTextBrowser* m_details;
     idem::BundleVerification m_checked;
     QPushButton* m_trustButton;

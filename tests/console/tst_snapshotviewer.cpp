@@ -24,6 +24,7 @@
 
 #include "operations/actions.h"
 #include "operations/events.h"
+#include "operations/pauses.h"
 #include "operations/latency.h"
 #include "operations/tasklist.h"
 #include "schema/migrate.h"
@@ -38,6 +39,7 @@
 #include "models/snapshotauditmodel.h"
 #include "models/snapshottaskmodel.h"
 #include "tests/console/roundticks.h"
+#include "tests/support/bundleforge.h"
 #include "tests/support/taskrows.h"
 #include "tests/support/testdb.h"
 #include "views/chartpanel.h"
@@ -47,6 +49,7 @@
 #include "views/snapshotauditpage.h"
 #include "views/snapshottaskpane.h"
 #include "views/snapshottaskspage.h"
+#include "views/snapshotworkpage.h"
 #include "views/snapshotwindow.h"
 #include "views/tilewidget.h"
 #include "views/trustedkeysdialog.h"
@@ -69,6 +72,7 @@ private Q_SLOTS:
     void opensWhatWasExported();
     void tamperedBundleOpensWithRedBanner();
     void resignedByAnotherKeyIsNeverGreen();
+    void forgedEventsResignedByTrustedKeyAreFlagged();
     void brokenBundlesSayWhyAndOpenNothing_data();
     void brokenBundlesSayWhyAndOpenNothing();
     void oldestFormatOpens();
@@ -76,6 +80,7 @@ private Q_SLOTS:
     void modelsPassTheTester();
     void closesWithCtrlWAndEscape();
     void drawsLatencyAndEventsOfItsWindow();
+    void showsTheIncidentsWork();
 
 private:
     void act(const std::string& key, idem::RecoveryAction action, const std::string& reason);
@@ -91,6 +96,7 @@ private:
     QString m_bundle; // signed, from the known state
     idem::SnapshotData m_data; // what was exported
     std::string m_headHash; // the audit's head in the database
+    std::optional<idem::SigningKey> m_key; // signed m_bundle; trusted by the console
 };
 
 namespace {
@@ -197,10 +203,10 @@ void TestSnapshotViewer::initTestCase()
     c.thresholds = { { "expired_leases", 1.0, 2.0 }, { "duplicate_ratio", 0.3, 0.5 } };
     m_data = idem::readSnapshot(*m_conn, o, c);
     m_bundle = m_tmp.filePath(QStringLiteral("bundle"));
-    const auto key = idem::SigningKey::generate();
-    idem::writeSnapshotBundle(m_bundle.toStdString(), m_data, false, &key);
+    m_key = idem::SigningKey::generate();
+    idem::writeSnapshotBundle(m_bundle.toStdString(), m_data, false, &*m_key);
     idem::TrustedKeys trusted;
-    trusted.addPem("incident laptop", key.publicPem());
+    trusted.addPem("incident laptop", m_key->publicPem());
     saveTrustedKeys(trusted);
     QCOMPARE(loadTrustedKeys().keys.size(), std::size_t(1));
 }
@@ -462,6 +468,51 @@ void TestSnapshotViewer::resignedByAnotherKeyIsNeverGreen()
     QCOMPARE(dialog.table()->rowCount(), 1);
     w->recheckTrust(dialog.keys());
     QVERIFY(!w->verified());
+}
+
+// Issue 40: the events made to contradict the bundle's own audit tail, re-signed with the key this
+// console trusts: never green, a red banner naming what contradicts what, every text escaped.
+void TestSnapshotViewer::forgedEventsResignedByTrustedKeyAreFlagged()
+{
+    const QString dir = copyBundle(QStringLiteral("forged"));
+    QVERIFY(!dir.isEmpty());
+    std::int64_t cited = 0;
+    QVERIFY(idem::test::editSnapshotJson(
+        dir, [&](nlohmann::json& j) { cited = idem::test::forgeEvents(j, "op (mallory)", "no one released it"); }));
+    QVERIFY(cited > 0);
+    QVERIFY(idem::test::resignBundle(dir, *m_key));
+
+    SnapshotWindow* w = open(dir);
+    QVERIFY(w);
+    QVERIFY(!w->verified());
+    const QString text = w->verificationBanner()->text();
+    QVERIFY2(text.contains(QStringLiteral("CONTRADICTS ITSELF")), qPrintable(text));
+    QVERIFY(text.contains(QStringLiteral("signed by the trusted key “incident laptop”")));
+    QVERIFY2(text.contains(QStringLiteral("contradicts audit entry %1 of the hash-chained audit tail: actor "
+                                          "&quot;op (mallory)&quot;")
+                               .arg(cited)),
+        qPrintable(text));
+    QVERIFY(text.contains(QStringLiteral("text &quot;no one released it&quot; where the entry has "
+                                         "&quot;worker host died&quot;")));
+    QVERIFY(text.contains(QStringLiteral("\\x1b[2J\\u202eevil")));
+    QVERIFY(text.contains(QStringLiteral("is dated after the snapshot was taken")));
+    QVERIFY(!text.contains(QChar(0x1b)) && !text.contains(QChar(0x202e)));
+    QVERIFY(w->verificationBanner()->styleSheet().contains(QStringLiteral("#b71c1c")));
+    QVERIFY(w->windowTitle().startsWith(QStringLiteral("UNVERIFIED")));
+    // The forged event's mark on the charts shows its text escaped too.
+    bool marked = false;
+    for (const auto& e : w->dashboard()->charts()->events())
+        if (e.kind == QStringLiteral("fail")) {
+            marked = true;
+            QVERIFY2(e.text.contains(QStringLiteral("\\u202e")) && !e.text.contains(QChar(0x202e))
+                    && !e.text.contains(QChar(0x1b)),
+                qPrintable(e.text));
+        }
+    QVERIFY(marked);
+    save(w, "snapshot-forged.png");
+    // What the Details page lists says it too.
+    QVERIFY(w->details()->toPlainText().contains(QStringLiteral("CONTRADICTION in snapshot.json")));
+    QVERIFY(!w->details()->toPlainText().contains(QChar(0x202e)));
 }
 
 void TestSnapshotViewer::brokenBundlesSayWhyAndOpenNothing_data()
@@ -818,6 +869,89 @@ void TestSnapshotViewer::drawsLatencyAndEventsOfItsWindow()
     QVERIFY(w->dashboard()->latencyTile()->isHidden());
     for (auto* marks : w->dashboard()->charts()->eventMarks())
         QVERIFY(marks->marks().empty());
+}
+
+// Issue 41: the rows waiting to retry, the pauses and the jobs of the incident, and processing over
+// the whole window (before: one point at the instant), as an operator opening the bundle sees them.
+void TestSnapshotViewer::showsTheIncidentsWork()
+{
+    idem::PauseRequest hold;
+    hold.tenant = "ta";
+    hold.operation = "charge";
+    hold.reason = "gateway answers 503 \u202e";
+    hold.actor = "sre@desk";
+    idem::setPause(*m_conn, idem::SchemaName(), hold);
+    {
+        pqxx::work w(*m_conn);
+        w.exec(R"(
+            INSERT INTO idem.idem_jobs (state, action, extra_attempts, filter, moment, cap, matched, reason, db_role,
+                actor, application, changed, refused_busy, batches, needs_approval)
+            VALUES ('awaiting_approval', 'requeue', 1, '{"statuses": ["failed"]}', now() - interval '2 minutes', 1000,
+                    159, 'requeue what the gateway broke', 'op', 'alice@desk', 'idem-console', 0, 0, 0, true)
+        )");
+        w.commit();
+    }
+    idem::SnapshotContext c;
+    c.producer = "tst_snapshotviewer";
+    c.conninfo = m_db->dsn();
+    const auto data = idem::readSnapshot(*m_conn, {}, c);
+    const QString dir = m_tmp.filePath(QStringLiteral("work"));
+    idem::writeSnapshotBundle(dir.toStdString(), data, false, &*m_key);
+
+    SnapshotWindow* w = open(dir);
+    QVERIFY(w);
+    QVERIFY2(w->verified(), qPrintable(w->verificationBanner()->text()));
+    // The waiting-to-retry tile opens the rows waiting to retry.
+    QTest::mouseClick(w->dashboard()->tile(Tile::WaitingRetry), Qt::LeftButton);
+    QCOMPARE(w->pages()->currentWidget(), w->tasks());
+    QCOMPARE(w->tasks()->model()->rowCount(), int(data.figures.retryableFailed));
+    // The requeued row (due now) first, then the uncertain one (due in a minute).
+    QCOMPARE(column(w->tasks()->model(), SnapshotTaskModel::KeyColumn),
+        (QStringList { QStringLiteral("tc:refund:f3"), QStringLiteral("ta:charge:u1") }));
+
+    // Processing over the window: a point a minute, not one dot at the instant.
+    auto* processing = w->dashboard()->charts()->series(QStringLiteral("processing"));
+    QVERIFY(processing);
+    QVERIFY2(processing->count() >= 30, qPrintable(QString::number(processing->count())));
+    const qint64 from = snapshotTakenAt(data).toMSecsSinceEpoch() - 60LL * 60000;
+    QVERIFY(processing->at(0).x() <= double(from + 60000));
+    QCOMPARE(processing->at(processing->count() - 1).y(), double(data.figures.processing));
+    QVERIFY(processing->chart()->title().contains(QStringLiteral("rows processing at the snapshot")));
+    // The pause shades the charts from when it was set.
+    QVERIFY(!w->dashboard()->charts()->pauseBands().isEmpty());
+    w->pages()->setCurrentWidget(w->dashboard());
+    save(w, "snapshot-processing.png");
+
+    // Pauses and jobs, with who and why, the text escaped.
+    w->pages()->setCurrentWidget(w->work());
+    auto* pauses = w->work()->pauses();
+    QCOMPARE(pauses->rowCount(), 1);
+    QCOMPARE(pauses->item(0, SnapshotWorkPage::PauseScope)->text(), QStringLiteral("ta:charge"));
+    QCOMPARE(pauses->item(0, SnapshotWorkPage::PauseState)->text(), QStringLiteral("in force"));
+    QCOMPARE(pauses->item(0, SnapshotWorkPage::PauseReason)->text(), QStringLiteral("gateway answers 503 \\u202e"));
+    QVERIFY(pauses->item(0, SnapshotWorkPage::PauseBy)->text().contains(QStringLiteral("sre@desk")));
+    QVERIFY(w->work()->pausesLabel()->text().contains(QStringLiteral("1 in force")));
+    auto* jobs = w->work()->jobs();
+    QCOMPARE(jobs->rowCount(), 1);
+    QCOMPARE(jobs->item(0, SnapshotWorkPage::JobState)->text(), QStringLiteral("waiting for approval"));
+    QCOMPARE(jobs->item(0, SnapshotWorkPage::JobStartedBy)->text(), QStringLiteral("op (alice@desk)"));
+    QCOMPARE(jobs->item(0, SnapshotWorkPage::JobApprovedBy)->text(), QStringLiteral("not yet"));
+    QCOMPARE(jobs->item(0, SnapshotWorkPage::JobMatched)->text(), QLocale().toString(159));
+    save(w, "snapshot-work.png");
+
+    // An older bundle, without any of it, opens and says so.
+    auto j = nlohmann::json::parse(idem::snapshotToJson(data));
+    for (const char* field : { "pauses", "jobs", "processing_history" })
+        j.erase(field);
+    auto older = idem::snapshotFromJson(j.dump());
+    older.rowSets.pop_back();
+    const QString oldDir = m_tmp.filePath(QStringLiteral("work-old"));
+    idem::writeSnapshotBundle(oldDir.toStdString(), older, false, &*m_key);
+    delete w;
+    w = open(oldDir);
+    QVERIFY(w);
+    QVERIFY(w->work()->pausesLabel()->text().contains(QStringLiteral("not in this snapshot")));
+    QCOMPARE(w->work()->pauses()->rowCount(), 0);
 }
 
 QTEST_MAIN(TestSnapshotViewer)

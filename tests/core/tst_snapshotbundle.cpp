@@ -8,7 +8,9 @@
 #include "operations/csv.h"
 #include "operations/signing.h"
 #include "operations/snapshotbundle.h"
+#include "operations/snapshotconsistency.h"
 #include "operations/snapshotjson.h"
+#include "tests/support/bundleforge.h"
 
 // The bundle without a database: what is written, that MANIFEST and the signature catch every
 // edited, added or removed file by name, that a failed write leaves nothing, and that
@@ -32,6 +34,8 @@ private Q_SLOTS:
     void jsonRoundTrip();
     void jsonVersionsAndCorruption();
     void csvRoundTrip();
+    void eventsHeldAgainstTheAuditTail();
+    void forgedAndResignedBundleFails();
 
 private:
     QString bundle(bool sign); // a fresh bundle directory
@@ -538,6 +542,118 @@ void TestSnapshotBundle::csvRoundTrip()
     QVERIFY(!rows[1][6]); // owner_token NULL
     QCOMPARE(QString::fromStdString(idem::redactedText("abc")),
         QStringLiteral("redacted:sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad:3"));
+}
+
+namespace {
+// m_data with events that agree with its audit tail: the requeue (entry 1) and a deploy.
+idem::SnapshotData withEvents(idem::SnapshotData d)
+{
+    d.audit.tail.insert(d.audit.tail.begin(),
+        { 2, "2024-05-01T12:20:00.500000Z", "", "annotate", "deploy v2 of charge", "op", "bob", "host", "{}",
+            R"({"tenant": "*", "operation": "charge"})", std::string(64, 'e'), std::string(64, 'f') });
+    d.audit.total = 2;
+    d.audit.headId = 2;
+    d.audit.headHash = std::string(64, 'f');
+    d.events = idem::SnapshotEventSet { "events", 100, false,
+        { { 1, "2024-05-01T12:10:00.000000Z", "requeue", "t", "charge", "op (alice)", "stuck" },
+            { 7, "2024-05-01T12:15:00.000000Z", "deploy", "*", "*", "worker (w1)", "w1: 1.0 -> 1.1" },
+            { 2, "2024-05-01T12:20:00.500000Z", "annotate", "*", "charge", "op (bob)", "deploy v2 of charge" } } };
+    return d;
+}
+
+QString contradictions(const idem::SnapshotData& d)
+{
+    return joined(idem::checkSnapshotConsistency(d).contradictions);
+}
+} // namespace
+
+// Issue 40: an event is held against the audit entry it cites and against taken_at; every finding
+// names both sides and shows text escaped.
+void TestSnapshotBundle::eventsHeldAgainstTheAuditTail()
+{
+    const auto good = withEvents(m_data);
+    const auto ok = idem::checkSnapshotConsistency(good);
+    QVERIFY2(ok.consistent(), qPrintable(joined(ok.contradictions)));
+    QCOMPARE(ok.eventsChecked, std::size_t(2));
+
+    // Another actor and text for the audited requeue.
+    auto d = good;
+    d.events->rows[0].actor = "op (mallory)";
+    d.events->rows[0].text = "nothing happened";
+    QString found = contradictions(d);
+    QVERIFY2(found.contains(QStringLiteral("event 1 (requeue at 2024-05-01T12:10:00.000000Z) contradicts audit entry 1 "
+                                           "of the hash-chained audit tail: actor \"op (mallory)\" where the entry "
+                                           "has \"op (alice)\"; text \"nothing happened\" where the entry has \"stuck\"")),
+        qPrintable(found));
+
+    // A fail event after taken_at, with an escape sequence and an RTL override: both escaped.
+    d = good;
+    d.events->rows.push_back({ 0, "2024-05-01T12:31:00.000000Z", "fail", "t", "charge", "op (mallory)",
+        "all clear \x1b[2J\xe2\x80\xae" "evil" });
+    found = contradictions(d);
+    QVERIFY2(found.contains(QStringLiteral("event 4 (fail at 2024-05-01T12:31:00.000000Z) by \"op (mallory)\", text "
+                                           "\"all clear \\x1b[2J\\u202eevil\", is dated after the snapshot was taken "
+                                           "(taken_at 2024-05-01T12:30:15.123456Z)")),
+        qPrintable(found));
+    QVERIFY(found.contains(QStringLiteral("event 4 (fail at 2024-05-01T12:31:00.000000Z) claims an operator's action")));
+    QVERIFY(!found.contains(QChar(0x1b)) && !found.contains(QChar(0x202e)));
+
+    // Another time, kind or scope; an entry past the head; an audited entry left out.
+    d = good;
+    d.events->rows[2].at = "2024-05-01T12:20:00.500001Z";
+    d.events->rows[2].operation = "refund";
+    QVERIFY(contradictions(d).contains(QStringLiteral("time \"2024-05-01T12:20:00.500001Z\" where the entry has "
+                                                       "\"2024-05-01T12:20:00.500000Z\"; operation \"refund\" where the "
+                                                       "entry has \"charge\"")));
+    d = good;
+    d.events->rows[2].auditId = 3;
+    found = contradictions(d);
+    QVERIFY2(found.contains(QStringLiteral("cites audit entry 3, past the audit chain's head (entry 2)")), qPrintable(found));
+    QVERIFY2(found.contains(QStringLiteral("audit entry 2 (annotate by op (bob) at 2024-05-01T12:20:00.500000Z) is within "
+                                           "the events' window and scope but no event shows it")),
+        qPrintable(found));
+    d = good;
+    d.events->rows.erase(d.events->rows.begin());
+    QVERIFY(contradictions(d).contains(QStringLiteral("audit entry 1 (requeue by op (alice)")));
+    d.events->truncated = true; // cut at its bound: the newest may be missing, no finding
+    QCOMPARE(contradictions(d), QString());
+    // Outside the scope, nothing is missing; a deploy's id is not an audit entry's.
+    d = good;
+    d.events->rows.erase(d.events->rows.begin());
+    d.tenant = "other";
+    QCOMPARE(contradictions(d), QString());
+    // An audit entry dated after taken_at.
+    d = good;
+    d.audit.tail.front().at = "2024-05-01T12:40:00.000000Z";
+    QVERIFY(contradictions(d).contains(QStringLiteral("audit entry 2 (annotate by op) is dated 2024-05-01T12:40:00.000000Z, "
+                                                       "after the snapshot was taken")));
+}
+
+// The whole bundle: forged, re-signed with the trusted key, it fails verify and opens flagged.
+void TestSnapshotBundle::forgedAndResignedBundleFails()
+{
+    const QString dir = m_tmp.filePath(QStringLiteral("forged"));
+    idem::writeSnapshotBundle(dir.toStdString(), withEvents(m_data), false, &*m_key);
+    QVERIFY2(verify(dir, true).ok(), qPrintable(joined(verify(dir, true).report())));
+    QVERIFY(joined(verify(dir, true).report()).contains(QStringLiteral("content: 2 events match the audit entries they cite")));
+
+    QVERIFY(idem::test::editSnapshotJson(dir, [](nlohmann::json& j) {
+        QCOMPARE(idem::test::forgeEvents(j, "op (mallory)", "nothing to see"), std::int64_t(1));
+    }));
+    QVERIFY(idem::test::resignBundle(dir, *m_key));
+    const auto v = verify(dir, true);
+    QVERIFY(v.intact());
+    QVERIFY(v.trustedKeyMatches);
+    QVERIFY(!v.ok());
+    QVERIFY(!v.consistent());
+    const QString report = joined(v.report());
+    QVERIFY2(report.contains(QStringLiteral("CONTRADICTION in snapshot.json: event 1 (requeue at "
+                                            "2024-05-01T12:10:00.000000Z) contradicts audit entry 1")),
+        qPrintable(report));
+    QVERIFY(report.contains(QStringLiteral("\\x1b[2J\\u202eevil")));
+    QVERIFY(report.contains(QStringLiteral("after the snapshot was taken")));
+    const auto loaded = idem::openSnapshotBundle(dir.toStdString(), m_key->publicPem());
+    QCOMPARE(loaded.verification.contradictions, v.contradictions);
 }
 
 QTEST_GUILESS_MAIN(TestSnapshotBundle)

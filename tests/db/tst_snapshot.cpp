@@ -10,13 +10,16 @@
 
 #include "core/connection.h"
 #include "schema/migrate.h"
+#include "operations/csv.h"
 #include "operations/events.h"
+#include "operations/pauses.h"
 #include "operations/signing.h"
 #include "operations/snapshotreport.h"
 #include "operations/snapshot.h"
 #include "operations/snapshotbundle.h"
 #include "operations/snapshotjson.h"
 #include "operations/stats.h"
+#include "tests/support/bundleforge.h"
 #include "tests/support/cliprocess.h"
 #include "tests/support/taskrows.h"
 #include "tests/support/testdb.h"
@@ -38,7 +41,9 @@ private Q_SLOTS:
     void cliVerifyNamesEditedFiles();
     void redactionLeavesNoSecret();
     void cliRefusesBadInputWritingNothing();
+    void cliVerifyCatchesForgedEventsResigned();
     void eventsOfTheWindowSurviveTheJson();
+    void incidentWorkIsInTheSnapshot();
 
 private:
     std::vector<std::string> keys(const std::string& sql, const char* tenant = nullptr);
@@ -210,7 +215,9 @@ void TestSnapshot::figuresAndRowsAreExactlyTheKnownState()
     QCOMPARE(keysOf(d.rowSet("failed")), keys("status = 'failed' ORDER BY updated_at DESC, idempotency_key"));
     QCOMPARE(keysOf(d.rowSet("uncertain")),
         keys("status = 'retryable_failed' AND error_class = 'unknown' ORDER BY updated_at DESC, idempotency_key"));
-    QCOMPARE(d.rowSets.size(), std::size_t(4));
+    QCOMPARE(keysOf(d.rowSet("waiting_to_retry")),
+        keys("status = 'retryable_failed' ORDER BY next_attempt_at NULLS FIRST, idempotency_key"));
+    QCOMPARE(d.rowSets.size(), std::size_t(5));
     for (const auto& set : d.rowSets) {
         QCOMPARE(set.total, static_cast<std::int64_t>(set.rows.size()));
         QVERIFY(!set.truncated);
@@ -482,6 +489,66 @@ void TestSnapshot::cliRefusesBadInputWritingNothing()
 // Issue #27: the events of the history window (what the viewer marks on its charts) are read in
 // the snapshot's transaction, as the audit table has them, filtered by the scope and bounded;
 // they survive snapshot.json, the report lists them, and a damaged event is refused by name.
+// Issue 40: a real bundle whose events are made to contradict its own audit tail (another actor and
+// text for an audited entry; a fail event after taken_at, with an escape sequence and an RTL
+// override), re-signed with the trusted key: verify fails, naming what contradicts what, the text
+// escaped; before, it said OK.
+void TestSnapshot::cliVerifyCatchesForgedEventsResigned()
+{
+    const auto keyFile = m_tmp.filePath(QStringLiteral("forge.key"));
+    const auto pubFile = m_tmp.filePath(QStringLiteral("forge.pub.pem"));
+    QCOMPARE(
+        idemctl({ QStringLiteral("snapshot"), QStringLiteral("keygen"), QStringLiteral("--key"), keyFile }).exitCode,
+        0);
+    const auto key = idem::SigningKey::load(keyFile.toStdString());
+    QVERIFY(idem::test::writeBundleFile(pubFile, QByteArray::fromStdString(key.publicPem())));
+    const QString dir = m_tmp.filePath(QStringLiteral("forged-bundle"));
+    auto run = idemctl({ QStringLiteral("snapshot"), QStringLiteral("export"), QStringLiteral("--dsn"),
+        QString::fromStdString(m_db->dsn()), QStringLiteral("--out"), dir, QStringLiteral("--key"), keyFile,
+        QStringLiteral("--quiet") });
+    QVERIFY2(run.exitCode == 0, qPrintable(describe(run)));
+    const QStringList verifyArgs { QStringLiteral("snapshot"), QStringLiteral("verify"), dir,
+        QStringLiteral("--pubkey"), pubFile };
+    run = idemctl(verifyArgs);
+    QVERIFY2(run.exitCode == 0, qPrintable(describe(run)));
+    QVERIFY2(run.out.contains(QStringLiteral("content: 3 events match the audit entries they cite")), qPrintable(run.out));
+
+    // The entry the first event cites, as the database holds it.
+    std::int64_t cited = 0;
+    QVERIFY(idem::test::editSnapshotJson(
+        dir, [&](nlohmann::json& j) { cited = idem::test::forgeEvents(j, "op (mallory)", "nobody touched it"); }));
+    QVERIFY(cited > 0);
+    QVERIFY(idem::test::resignBundle(dir, key));
+    pqxx::read_transaction t(*m_conn);
+    const auto entry = t.exec_params("SELECT db_role || ' (' || os_user || ')', reason FROM idem.task_idempotency_audit"
+                                     " WHERE id = $1",
+        cited)[0];
+    t.commit();
+
+    run = idemctl(verifyArgs);
+    QCOMPARE(run.exitCode, 1);
+    // The files and the signature are fine: only the content gives it away, and says so.
+    QVERIFY2(run.out.contains(QStringLiteral("signature: valid, by the trusted key")), qPrintable(run.out));
+    QVERIFY2(run.out.contains(QStringLiteral("contradicts audit entry %1 of the hash-chained audit tail: actor \"op "
+                                             "(mallory)\" where the entry has \"%2\"; text \"nobody touched it\" where "
+                                             "the entry has \"%3\"")
+                                  .arg(cited)
+                                  .arg(QString::fromStdString(entry[0].as<std::string>()),
+                                      QString::fromStdString(entry[1].as<std::string>()))),
+        qPrintable(run.out));
+    QVERIFY2(run.out.contains(QStringLiteral("text \"all clear \\x1b[2J\\u202eevil\", is dated after the snapshot was "
+                                             "taken (taken_at ")),
+        qPrintable(run.out));
+    QVERIFY(run.out.contains(QStringLiteral("claims an operator's action by \"op (mallory)\"")));
+    QVERIFY(!run.out.contains(QChar(0x1b)) && !run.out.contains(QChar(0x202e)));
+    QVERIFY2(run.out.contains(QStringLiteral("FAILED: ")) && run.out.contains(QStringLiteral("contradicts itself")),
+        qPrintable(run.out));
+    run = idemctl({ QStringLiteral("snapshot"), QStringLiteral("show"), dir, QStringLiteral("--pubkey"), pubFile });
+    QCOMPARE(run.exitCode, 1);
+    QVERIFY(run.out.contains(QStringLiteral("NOT VERIFIED")));
+    QVERIFY(!run.out.contains(QChar(0x1b)) && !run.out.contains(QChar(0x202e)));
+}
+
 void TestSnapshot::eventsOfTheWindowSurviveTheJson()
 {
     idem::Annotation a;
@@ -599,6 +666,148 @@ void TestSnapshot::eventsOfTheWindowSurviveTheJson()
     const auto later = idem::snapshotFromJson(j.dump());
     QCOMPARE(later.events->rows[0].action, std::string("failover-drill"));
     QCOMPARE(later.events->rows[0].auditId, std::int64_t(0));
+}
+
+// Issue 41: the incident's work is in the snapshot: the rows waiting to retry (bounded, the count
+// said), the pauses (in force and lifted, with who and why), the recovery jobs (state, counts, who
+// started and approved), and processing over the history window; through snapshot.json, the CSV
+// files and the report. Before, none of them was there.
+void TestSnapshot::incidentWorkIsInTheSnapshot()
+{
+    idem::PauseRequest hold;
+    hold.tenant = "ta";
+    hold.operation = "charge";
+    hold.reason = "gateway answers 503";
+    hold.actor = "sre@desk";
+    idem::setPause(*m_conn, idem::SchemaName(), hold);
+    idem::PauseRequest storm;
+    storm.tenant = "tb";
+    storm.operation = "*";
+    storm.reason = "refund storm";
+    storm.actor = "sre@desk";
+    idem::setPause(*m_conn, idem::SchemaName(), storm);
+    idem::resumePause(*m_conn, idem::SchemaName(), "tb", "*", "storm over", "lead@desk");
+    {
+        pqxx::work w(*m_conn);
+        // Jobs as the job functions leave them: one approved and running, one cancelled now, one that
+        // ended long before the window (not the snapshot's).
+        w.exec(R"(
+            INSERT INTO idem.idem_jobs (state, action, extra_attempts, filter, moment, cap, matched, reason, db_role,
+                actor, application, changed, refused_moved_on, refused_busy, skipped_not_applicable, batches,
+                needs_approval, approved_login, approved_actor, approved_at, approval_expires_at, approved_spec_sha256,
+                finished_at, cancelled_by, cancel_reason)
+            VALUES ('active', 'requeue', 1, '{"statuses": ["failed"]}', now() - interval '4 minutes', 1000, 159,
+                    'requeue what the gateway broke', 'op', 'alice@desk', 'idem-console', 120, 3, 1, 2, 5,
+                    true, 'bob', 'bob@desk', now() - interval '3 minutes', now() + interval '1 hour', repeat('c', 64),
+                    NULL, NULL, NULL),
+                   ('cancelled', 'release', NULL, '{"statuses": ["processing"]}', now() - interval '9 minutes', 100, 7,
+                    'stuck leases', 'op', 'carol@desk', 'idemctl', 2, 0, 0, 0, 1,
+                    false, NULL, NULL, NULL, NULL, NULL, now() - interval '1 minute', 'op (carol@desk)', 'wrong filter'),
+                   ('finished', 'fail', NULL, '{"statuses": ["retryable_failed"]}', now() - interval '5 hours', 10, 2,
+                    'long ago', 'op', 'zed', 'idemctl', 2, 0, 0, 0, 1,
+                    false, NULL, NULL, NULL, NULL, NULL, now() - interval '4 hours', NULL, NULL)
+        )");
+        w.commit();
+    }
+
+    const auto d = snapshot(2);
+    // Waiting to retry: every retryable_failed row, due first, bounded with the count said.
+    const auto* retry = d.rowSet("waiting_to_retry");
+    QVERIFY(retry);
+    QCOMPARE(retry->total, d.figures.retryableFailed);
+    QCOMPARE(retry->total, std::int64_t(3));
+    QVERIFY(retry->truncated);
+    QCOMPARE(retry->limit, 2);
+    const auto expected = keys("status = 'retryable_failed' ORDER BY next_attempt_at NULLS FIRST, idempotency_key");
+    QCOMPARE(keysOf(retry), std::vector<std::string>(expected.begin(), expected.begin() + 2));
+
+    // Pauses: the one in force first, then the lifted one, each with who and why.
+    QVERIFY(d.pauses);
+    QCOMPARE(d.pauses->rows.size(), std::size_t(2));
+    const auto& held = d.pauses->rows[0];
+    QVERIFY(held.active);
+    QCOMPARE(held.tenant + ":" + held.operation, std::string("ta:charge"));
+    QCOMPARE(held.reason, std::string("gateway answers 503"));
+    QVERIFY2(held.pausedBy.find("sre@desk") != std::string::npos, held.pausedBy.c_str());
+    QVERIFY(!held.until && !held.endedAt);
+    const auto& lifted = d.pauses->rows[1];
+    QVERIFY(!lifted.active);
+    QCOMPARE(lifted.tenant + ":" + lifted.operation, std::string("tb:*"));
+    QCOMPARE(lifted.reason, std::string("refund storm"));
+    QVERIFY(lifted.pausedBy.find("sre@desk") != std::string::npos);
+    QVERIFY(lifted.endedAt && lifted.endedBy && lifted.endedBy->find("lead@desk") != std::string::npos);
+    QCOMPARE(lifted.endReason.value_or(""), std::string("storm over"));
+    // A tenant scope keeps its own pauses and those for every tenant only.
+    idem::SnapshotOptions scoped;
+    scoped.stats.tenant = "tb";
+    const auto tb = idem::readSnapshot(*m_conn, scoped, {});
+    QCOMPARE(tb.pauses->rows.size(), std::size_t(1));
+    QCOMPARE(tb.pauses->rows[0].tenant, std::string("tb"));
+
+    // Jobs: the two of the window, newest first, with their counts and people.
+    QVERIFY(d.jobs);
+    QCOMPARE(d.jobs->total, std::int64_t(2));
+    QCOMPARE(d.jobs->rows.size(), std::size_t(2));
+    const auto& cancelled = d.jobs->rows[0];
+    const auto& running = d.jobs->rows[1];
+    QCOMPARE(cancelled.state, std::string("cancelled"));
+    QCOMPARE(cancelled.cancelledBy.value_or(""), std::string("op (carol@desk)"));
+    QCOMPARE(cancelled.cancelReason.value_or(""), std::string("wrong filter"));
+    QVERIFY(cancelled.finishedAt);
+    QCOMPARE(running.state, std::string("active"));
+    QCOMPARE(running.action, std::string("requeue"));
+    QCOMPARE(running.startedBy, std::string("op (alice@desk)"));
+    QCOMPARE(running.approvedBy.value_or(""), std::string("bob (bob@desk)"));
+    QVERIFY(running.needsApproval && running.approvedAt);
+    QCOMPARE(running.matched, std::int64_t(159));
+    QCOMPARE(running.changed, std::int64_t(120));
+    QCOMPARE(running.refusedMovedOn + running.refusedBusy + running.refusedGone, std::int64_t(4));
+    QCOMPARE(running.skipped, std::int64_t(2));
+    QCOMPARE(nlohmann::json::parse(running.filter)["statuses"][0], "failed");
+
+    // Processing over the window, from the planted processing rows: 60 minutes and the instant.
+    QVERIFY(d.processingHistory);
+    const auto& points = d.processingHistory->points;
+    QCOMPARE(points.size(), std::size_t(61));
+    QCOMPARE(points.back().at, d.takenAt);
+    QCOMPARE(points.back().processing, d.figures.processing);
+    QCOMPARE(points.back().expired, d.figures.expiredLeases);
+    // An hour ago only the two rows first claimed hours ago were running, both with live leases.
+    QCOMPARE(points.front().processing, std::int64_t(2));
+    QCOMPARE(points.front().expired, std::int64_t(0));
+    QCOMPARE(points[50].processing + points[50].expired, std::int64_t(2));
+    for (std::size_t i = 1; i < points.size(); ++i)
+        QVERIFY(points[i].expired >= points[i - 1].expired);
+
+    // Through snapshot.json, the CSV files and the report.
+    const auto json = idem::snapshotToJson(d);
+    const auto back = idem::snapshotFromJson(json);
+    QCOMPARE(idem::snapshotToJson(back), json);
+    const auto j = nlohmann::json::parse(json);
+    QCOMPARE(j["row_sets"][4]["name"], "waiting_to_retry");
+    QCOMPARE(j["row_sets"][4]["total"], 3);
+    QCOMPARE(j["pauses"]["rows"][1]["end_reason"], "storm over");
+    QCOMPARE(j["jobs"]["rows"][1]["approved_by"], "bob (bob@desk)");
+    QCOMPARE(j["processing_history"]["points"].size(), std::size_t(61));
+    std::map<std::string, std::string> csv;
+    for (const auto& [path, text] : idem::snapshotCsvFiles(d))
+        csv[path] = text;
+    QVERIFY(csv.count("rows/waiting_to_retry.csv") && csv.count("pauses.csv") && csv.count("jobs.csv")
+        && csv.count("processing_history.csv"));
+    QCOMPARE(idem::parseCsv(csv["pauses.csv"]).size(), std::size_t(3));
+    QVERIFY(csv["jobs.csv"].find("bob (bob@desk)") != std::string::npos);
+    const auto html = idem::snapshotReportHtml(d, {});
+    QVERIFY(html.find("<h2>Waiting to retry: 3 rows</h2>") != std::string::npos);
+    QVERIFY(html.find("<h2>Pauses: 1 in force, 2 listed</h2>") != std::string::npos);
+    QVERIFY(html.find("<h2>Recovery jobs: 2</h2>") != std::string::npos);
+    QVERIFY(html.find("gateway answers 503") != std::string::npos);
+    // An older bundle (none of them) still reads.
+    auto old = j;
+    for (const char* field : { "pauses", "jobs", "processing_history" })
+        old.erase(field);
+    old["row_sets"].erase(4);
+    const auto older = idem::snapshotFromJson(old.dump());
+    QVERIFY(!older.pauses && !older.jobs && !older.processingHistory && !older.rowSet("waiting_to_retry"));
 }
 
 QTEST_GUILESS_MAIN(TestSnapshot)
