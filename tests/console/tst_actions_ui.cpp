@@ -62,7 +62,7 @@ private:
 void TestActionsUi::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<ScratchDatabase>("actions_ui");
+    m_db = std::make_unique<ScratchDatabase>("actions_ui", idem::test::migrated);
     m_conn = m_db->connect();
     idem::migrate(*m_conn, { idem::SchemaName(), true }); // with the roles: a reader logs in below
     m_session = std::make_unique<ConsoleSession>();

@@ -59,7 +59,7 @@ void TestAuditView::act(
 void TestAuditView::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<ScratchDatabase>("auditview");
+    m_db = std::make_unique<ScratchDatabase>("auditview", idem::test::migrated);
     m_conn = m_db->connect();
     idem::migrate(*m_conn, { idem::SchemaName(), false });
     // 12 entries: 4 keys, alice and bob, all three actions.

@@ -17,7 +17,7 @@ namespace idem::test {
 // One database with a trail of real actions, a connected session and a dashboard ticking on it.
 struct Trail {
     explicit Trail(const std::string& tag)
-        : db(tag)
+        : db(tag, migrated)
         , conn(db.connect())
     {
         idem::migrate(*conn, { idem::SchemaName(), false });

@@ -45,7 +45,7 @@ void TestConnectionDialog::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
     QVERIFY2(std::getenv("IDEM_TEST_TLS_DIR"), "IDEM_TEST_TLS_DIR must name the test cluster's tls directory");
-    m_db = std::make_unique<idem::test::ScratchDatabase>("console_dialog");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("console_dialog", idem::test::migrated);
     auto c = m_db->connect();
     idem::migrate(*c, { idem::SchemaName() });
     idem::test::createLoginRole(m_reader, m_password, "idem_reader");

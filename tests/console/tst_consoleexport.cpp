@@ -122,7 +122,7 @@ void TestConsoleExport::initTestCase()
     // The signing key and the Documents folder of a throwaway home.
     qputenv("XDG_CONFIG_HOME", QFile::encodeName(m_tmp.filePath(QStringLiteral("config"))));
     QStandardPaths::setTestModeEnabled(true);
-    m_db = std::make_unique<idem::test::ScratchDatabase>("consoleexport");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("consoleexport", idem::test::migrated);
     m_conn = m_db->connect();
     idem::migrate(*m_conn, { idem::SchemaName() }); // with roles: the console logs in as an idem_reader
     idem::test::createLoginRole(m_role, m_password, "idem_reader");

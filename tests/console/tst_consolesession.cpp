@@ -44,7 +44,7 @@ private:
 void TestConsoleSession::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<idem::test::ScratchDatabase>("console_session");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("console_session", idem::test::migrated);
     auto c = m_db->connect();
     idem::migrate(*c, { idem::SchemaName() });
 }

@@ -79,7 +79,7 @@ ConnectionSettings TestDashboard::settings() const
 void TestDashboard::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<idem::test::ScratchDatabase>("dashboard");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("dashboard", idem::test::migrated);
     m_conn = m_db->connect();
     idem::migrate(*m_conn, { idem::SchemaName(), false });
     m_settings = std::make_unique<QSettings>(m_dir.filePath(QStringLiteral("console.conf")), QSettings::IniFormat);

@@ -99,7 +99,7 @@ void TestDashboardLatency::initTestCase()
     QSettings(QSettings::IniFormat, QSettings::UserScope, QStringLiteral("Idem"), QStringLiteral("idem-console")).clear();
     language::apply(QStringLiteral("en"));
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<ScratchDatabase>("dashlatency");
+    m_db = std::make_unique<ScratchDatabase>("dashlatency", idem::test::migrated);
     m_owner = m_db->connect();
     idem::migrate(*m_owner, { idem::SchemaName(), true });
 

@@ -109,7 +109,7 @@ void TestDashboardMarks::initTestCase()
         .clear();
     language::apply(QStringLiteral("en"));
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<ScratchDatabase>("dashmarks");
+    m_db = std::make_unique<ScratchDatabase>("dashmarks", idem::test::migrated);
     m_owner = m_db->connect();
     idem::migrate(*m_owner, { schema, true });
     plantTask(*m_owner, "acme:charge:f1", "failed", 1, 5, "permanent");

@@ -93,7 +93,7 @@ private:
 void TestDashboardOutage::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<idem::test::ScratchDatabase>("dashboard_outage");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("dashboard_outage", idem::test::migrated);
     auto c = m_db->connect();
     idem::migrate(*c, { idem::SchemaName(), false });
     pqxx::work w(*c);

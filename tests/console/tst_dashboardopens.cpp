@@ -71,7 +71,7 @@ void TestDashboardOpens::addCounters(const char* outcome, int n, int minutesBack
 void TestDashboardOpens::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<idem::test::ScratchDatabase>("dashopens");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("dashopens", idem::test::migrated);
     m_conn = m_db->connect();
     idem::migrate(*m_conn, { idem::SchemaName(), false });
     m_settings = std::make_unique<QSettings>(m_dir.filePath(QStringLiteral("console.conf")), QSettings::IniFormat);

@@ -178,7 +178,7 @@ void TestDesktop::initTestCase()
     // Before anything touches the palette: what "System" must come back to.
     m_platformWindow = theme::platformPalette().color(QPalette::Window);
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<idem::test::ScratchDatabase>("desktop");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("desktop", idem::test::migrated);
     auto c = m_db->connect();
     idem::migrate(*c, { idem::SchemaName(), false });
     language::apply(QStringLiteral("en"));

@@ -115,9 +115,10 @@ void TestFleet::initTestCase()
         { "ledger", "prod" }, { "catalog", "dev" }, { "payments", "prod" }, { "shipping", "staging" },
         { "mail", "dev" }, { "reports", "qa" }, { "identity", "prod" } };
     for (const auto& [name, env] : names) {
-        auto db = std::make_unique<ScratchDatabase>(std::string("fleet_") + name);
-        auto owner = db->connect();
         const bool schema = std::string(name) != "catalog"; // catalog: no Idem schema yet
+        auto db = std::make_unique<ScratchDatabase>(
+            std::string("fleet_") + name, schema ? ScratchDatabase::Contents::Migrated : ScratchDatabase::Contents::Empty);
+        auto owner = db->connect();
         if (schema) {
             idem::migrate(*owner, { idem::SchemaName(), true });
             if (m_dbs.empty())

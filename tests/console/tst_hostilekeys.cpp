@@ -86,7 +86,7 @@ void TestHostileKeys::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
     previousHandler = qInstallMessageHandler(failOnArg);
-    m_db = std::make_unique<ScratchDatabase>("hostilekeys");
+    m_db = std::make_unique<ScratchDatabase>("hostilekeys", idem::test::migrated);
     m_conn = m_db->connect();
     idem::migrate(*m_conn, { idem::SchemaName(), true });
     for (const auto& h : hostileKeys())

@@ -99,7 +99,7 @@ void TestJobsView::initTestCase()
     QSettings(QSettings::IniFormat, QSettings::UserScope, QStringLiteral("Idem"), QStringLiteral("idem-console"))
         .clear();
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<ScratchDatabase>("jobsview");
+    m_db = std::make_unique<ScratchDatabase>("jobsview", idem::test::migrated);
     m_owner = m_db->connect();
     idem::migrate(*m_owner, { idem::SchemaName(), true });
     createLoginRole(operatorRole, password, "idem_operator");

@@ -79,7 +79,7 @@ void TestPageState::initTestCase()
 {
     QStandardPaths::setTestModeEnabled(true);
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<ScratchDatabase>("pagestate");
+    m_db = std::make_unique<ScratchDatabase>("pagestate", idem::test::migrated);
     m_conn = m_db->connect();
     idem::migrate(*m_conn, { idem::SchemaName(), false });
     plantTask(*m_conn, "tenant-alpha:charge:2024-05-01:customer-000017:invoice-000123:attempt-a", "failed", 3, 3,

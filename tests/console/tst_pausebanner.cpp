@@ -112,7 +112,7 @@ void TestPauseBanner::initTestCase()
     // second run on the same machine sees what the first did.
     QSettings(QSettings::IniFormat, QSettings::UserScope, QStringLiteral("Idem"), QStringLiteral("idem-console")).clear();
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<ScratchDatabase>("pausebanner");
+    m_db = std::make_unique<ScratchDatabase>("pausebanner", idem::test::migrated);
     m_owner = m_db->connect();
     idem::migrate(*m_owner, { idem::SchemaName(), true });
     createLoginRole(operatorRole, password, "idem_operator");

@@ -67,7 +67,7 @@ private:
 void TestPooler::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<idem::test::ScratchDatabase>("pooler");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("pooler", idem::test::migrated);
     auto c = m_db->connect();
     idem::migrate(*c, { idem::SchemaName(), false });
     pqxx::work w(*c);

@@ -62,7 +62,7 @@ private:
 void TestReadBounds::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<idem::test::ScratchDatabase>("readbounds");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("readbounds", idem::test::migrated);
     m_owner = m_db->connect();
     idem::migrate(*m_owner, { idem::SchemaName(), false });
     idem::test::execSql(*m_owner,

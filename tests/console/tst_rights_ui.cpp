@@ -75,7 +75,7 @@ private:
 void TestRightsUi::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<ScratchDatabase>("rights_ui");
+    m_db = std::make_unique<ScratchDatabase>("rights_ui", idem::test::migrated);
     m_conn = m_db->connect();
     idem::migrate(*m_conn, { idem::SchemaName(), true });
     auto admin = idem::connect(adminDsn());

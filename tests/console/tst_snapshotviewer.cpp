@@ -150,7 +150,7 @@ void TestSnapshotViewer::initTestCase()
     // QStandardPaths' test mode: that puts every test's settings in one ~/.qttest, where a test
     // running beside this one (ctest -j 2) rewrote the trusted keys under it.
     qputenv("XDG_CONFIG_HOME", QFile::encodeName(m_tmp.filePath(QStringLiteral("config"))));
-    m_db = std::make_unique<ScratchDatabase>("snapshotviewer");
+    m_db = std::make_unique<ScratchDatabase>("snapshotviewer", idem::test::migrated);
     m_conn = m_db->connect();
     idem::migrate(*m_conn, { idem::SchemaName(), false });
     {

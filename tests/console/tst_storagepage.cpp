@@ -55,7 +55,7 @@ private:
 void TestStoragePage::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<ScratchDatabase>("storagepage");
+    m_db = std::make_unique<ScratchDatabase>("storagepage", idem::test::migrated);
     m_conn = m_db->connect();
     idem::migrate(*m_conn, { idem::SchemaName(), true }); // with the roles: a reader logs in below
     const double day = 86400;

@@ -55,7 +55,7 @@ private:
 void TestTaskBrowser::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<ScratchDatabase>("taskbrowser");
+    m_db = std::make_unique<ScratchDatabase>("taskbrowser", idem::test::migrated);
     m_conn = m_db->connect();
     idem::migrate(*m_conn, { idem::SchemaName(), false });
     // 5,000 rows: tenants t0..t2, statuses cycling, updated_at in steps of one second every 100

@@ -62,7 +62,7 @@ void TestTaskBrowserScreens::save(QWidget* w, const char* name)
 void TestTaskBrowserScreens::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<ScratchDatabase>("taskbrowser_screens");
+    m_db = std::make_unique<ScratchDatabase>("taskbrowser_screens", idem::test::migrated);
     m_conn = m_db->connect();
     idem::migrate(*m_conn, { idem::SchemaName(), false });
     // A morning's traffic: mostly succeeded with receipts, some processing (a few leases expired),

@@ -69,7 +69,7 @@ private:
 void TestTaskBrowserTiles::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<ScratchDatabase>("taskbrowser_tiles");
+    m_db = std::make_unique<ScratchDatabase>("taskbrowser_tiles", idem::test::migrated);
     m_conn = m_db->connect();
     idem::migrate(*m_conn, { idem::SchemaName(), true });
     m_session = std::make_unique<ConsoleSession>();

@@ -53,7 +53,7 @@ private:
 void TestTileOpens::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<ScratchDatabase>("tileopens");
+    m_db = std::make_unique<ScratchDatabase>("tileopens", idem::test::migrated);
     m_conn = m_db->connect();
     idem::migrate(*m_conn, { idem::SchemaName(), false });
     // Processing rows whose keys sort the other way round from their age: key order would put

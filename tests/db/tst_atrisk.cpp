@@ -66,7 +66,7 @@ void TestAtRisk::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
     QLocale::setDefault(QLocale(QLocale::English, QLocale::UnitedStates));
-    m_db = std::make_unique<idem::test::ScratchDatabase>("atrisk");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("atrisk", idem::test::migrated);
     m_owner = m_db->connect();
     idem::migrate(*m_owner, { idem::SchemaName(), true });
     idem::test::createLoginRole(readerRole, password, "idem_reader");

@@ -77,7 +77,7 @@ std::int64_t TestAuditState::headId(const std::string& schema)
 void TestAuditState::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<idem::test::ScratchDatabase>("auditstate");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("auditstate", idem::test::migrated);
     m_conn = m_db->connect();
     idem::migrate(*m_conn, { idem::SchemaName(), true });
     idem::migrate(*m_conn, { idem::SchemaName("other"), true });

@@ -79,7 +79,7 @@ void TestBoundedStats::expireShared()
 void TestBoundedStats::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<idem::test::ScratchDatabase>("boundedstats");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("boundedstats", idem::test::migrated);
     m_conn = m_db->connect();
     idem::migrate(*m_conn, { idem::SchemaName(), true });
     idem::test::createLoginRole(m_reader, "pw-bounded", "idem_reader");

@@ -132,7 +132,7 @@ private:
 void TestChangeApprovals::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<idem::test::ScratchDatabase>("changes");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("changes", idem::test::migrated);
     m_owner = m_db->connect();
     idem::migrate(*m_owner, { idem::SchemaName(), true });
     auto admin = idem::connect(idem::test::adminDsn());

@@ -66,7 +66,7 @@ void TestConninfoConventions::initTestCase()
     IDEM_REQUIRE_DATABASE();
     m_admin = idem::parseConninfo(idem::test::adminDsn());
     QVERIFY2(m_admin.count("host") && m_admin.count("port"), "IDEM_TEST_DSN must name host and port");
-    m_db = std::make_unique<idem::test::ScratchDatabase>("conninfo");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("conninfo", idem::test::migrated);
     m_conn = m_db->connect();
     idem::migrate(*m_conn, { idem::SchemaName(), true });
     idem::test::createLoginRole(reader.toStdString(), readerPassword.toStdString(), "idem_reader");

@@ -57,7 +57,7 @@ private:
 void TestDemo::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<idem::test::ScratchDatabase>("demo");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("demo", idem::test::migrated);
     m_conn = m_db->connect();
     // Roles are cluster-wide and not what this test is about.
     idem::migrate(*m_conn, idem::MigrateOptions { idem::SchemaName(), false });

@@ -210,7 +210,7 @@ void TestExporter::addCounter(const char* tenant, const char* operation, const c
 void TestExporter::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<idem::test::ScratchDatabase>("exporter");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("exporter", idem::test::migrated);
     m_conn = m_db->connect();
     idem::migrate(*m_conn, { idem::SchemaName(), true });
     // The exporter runs as a read-only login, as the packaged unit's role would.

@@ -147,7 +147,7 @@ private:
 void TestExporterSlow::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<idem::test::ScratchDatabase>("exporterslow");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("exporterslow", idem::test::migrated);
     auto c = m_db->connect();
     idem::migrate(*c, { idem::SchemaName(), true });
 }

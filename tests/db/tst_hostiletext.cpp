@@ -78,7 +78,7 @@ private:
 void TestHostileText::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<idem::test::ScratchDatabase>("hostiletext");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("hostiletext", idem::test::migrated);
     auto c = m_db->connect();
     idem::migrate(*c, { idem::SchemaName(), true });
     pqxx::work w(*c);

@@ -137,7 +137,7 @@ private:
 void TestJobs::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<idem::test::ScratchDatabase>("jobs");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("jobs", idem::test::migrated);
     m_owner = m_db->connect();
     idem::migrate(*m_owner, { idem::SchemaName(), true });
     idem::test::createLoginRole(operatorRole, password, "idem_operator");

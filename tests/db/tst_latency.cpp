@@ -108,7 +108,7 @@ private:
 void TestLatency::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<idem::test::ScratchDatabase>("latency");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("latency", idem::test::migrated);
     m_owner = m_db->connect();
     idem::migrate(*m_owner, { idem::SchemaName(), true });
     idem::test::createLoginRole(workerRole, password, "idem_worker");

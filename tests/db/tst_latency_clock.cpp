@@ -72,7 +72,7 @@ void TestLatencyClock::initTestCase()
     m_env = QStandardPaths::findExecutable(QStringLiteral("env"));
     QVERIFY2(!m_env.isEmpty(), "env(1) not found");
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<idem::test::ScratchDatabase>("latency_clock");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("latency_clock", idem::test::migrated);
     m_owner = m_db->connect();
     idem::migrate(*m_owner, { idem::SchemaName(), true });
     idem::test::createLoginRole(workerRole, password, "idem_worker");

@@ -91,7 +91,7 @@ private:
 void TestLatencyDeploys::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<idem::test::ScratchDatabase>("deploys");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("deploys", idem::test::migrated);
     m_owner = m_db->connect();
     idem::migrate(*m_owner, { idem::SchemaName(), true });
     idem::test::createLoginRole(workerRole, password, "idem_worker");

@@ -30,7 +30,7 @@ private:
 void TestOutcomeSeries::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<ScratchDatabase>("outcomeseries");
+    m_db = std::make_unique<ScratchDatabase>("outcomeseries", idem::test::migrated);
     auto conn = m_db->connect();
     idem::migrate(*conn, { idem::SchemaName(), false });
 }

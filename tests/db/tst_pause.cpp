@@ -130,7 +130,7 @@ private:
 void TestPause::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<idem::test::ScratchDatabase>("pause");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("pause", idem::test::migrated);
     m_owner = m_db->connect();
     idem::migrate(*m_owner, { idem::SchemaName(), true });
     idem::test::createLoginRole(workerRole, password, "idem_worker");

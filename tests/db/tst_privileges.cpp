@@ -286,7 +286,7 @@ void TestPrivileges::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
     // Migrating creates the cluster-wide idem_* roles if this is the first run on the cluster.
-    m_matrixDb = std::make_unique<idem::test::ScratchDatabase>("priv_matrix");
+    m_matrixDb = std::make_unique<idem::test::ScratchDatabase>("priv_matrix", idem::test::migrated);
     auto c = m_matrixDb->connect();
     idem::migrate(*c, { idem::SchemaName() });
     {

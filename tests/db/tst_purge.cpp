@@ -80,7 +80,7 @@ private:
 void TestPurge::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<idem::test::ScratchDatabase>("purge");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("purge", idem::test::migrated);
     m_owner = m_db->connect();
     idem::migrate(*m_owner, { idem::SchemaName(), false });
 }

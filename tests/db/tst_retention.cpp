@@ -75,7 +75,7 @@ private:
 void TestRetention::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<idem::test::ScratchDatabase>("retention");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("retention", idem::test::migrated);
     m_owner = m_db->connect();
     idem::migrate(*m_owner, { idem::SchemaName() });
     m_password = QUuid::createUuid().toString(QUuid::WithoutBraces).toStdString();
@@ -104,7 +104,7 @@ void TestRetention::init()
 void TestRetention::defaults()
 {
     // As a fresh migration leaves them (init restores the same).
-    idem::test::ScratchDatabase fresh("retention_fresh");
+    idem::test::ScratchDatabase fresh("retention_fresh", idem::test::migrated);
     auto c = fresh.connect();
     idem::migrate(*c, { idem::SchemaName(), false });
     const auto policies = idem::readRetention(*c, idem::SchemaName());

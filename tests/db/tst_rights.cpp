@@ -162,7 +162,7 @@ private:
 void TestRights::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<idem::test::ScratchDatabase>("rights");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("rights", idem::test::migrated);
     m_owner = m_db->connect();
     idem::migrate(*m_owner, { idem::SchemaName(), true });
     auto admin = idem::connect(idem::test::adminDsn());

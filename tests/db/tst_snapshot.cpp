@@ -124,7 +124,7 @@ void TestSnapshot::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
     QVERIFY(m_tmp.isValid());
-    m_db = std::make_unique<idem::test::ScratchDatabase>("snapshot");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("snapshot", idem::test::migrated);
     m_conn = m_db->connect();
     idem::migrate(*m_conn, { idem::SchemaName() }); // with roles: the CLI test logs in as an idem_reader
     idem::test::createLoginRole(m_role, m_password, "idem_reader");

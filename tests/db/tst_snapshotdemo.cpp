@@ -32,7 +32,7 @@ private:
 void TestSnapshotDemo::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<idem::test::ScratchDatabase>("snapdemo");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("snapdemo", idem::test::migrated);
     m_conn = m_db->connect();
     idem::migrate(*m_conn, { idem::SchemaName(), false });
 }

@@ -54,7 +54,7 @@ std::int64_t TestStats::count(const std::string& sql, const char* tenant)
 void TestStats::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<idem::test::ScratchDatabase>("stats");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("stats", idem::test::migrated);
     m_conn = m_db->connect();
     idem::migrate(*m_conn, { idem::SchemaName(), false });
 

@@ -65,7 +65,7 @@ void TestStatsIndex::initTestCase() { IDEM_REQUIRE_DATABASE(); }
 
 void TestStatsIndex::init()
 {
-    m_db = std::make_unique<idem::test::ScratchDatabase>("statsindex");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("statsindex", idem::test::migrated);
     m_conn = m_db->connect();
     idem::migrate(*m_conn, { idem::SchemaName(), false });
     pqxx::work w(*m_conn);

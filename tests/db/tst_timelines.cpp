@@ -84,7 +84,7 @@ private:
 void TestTimelines::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<idem::test::ScratchDatabase>("timelines");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("timelines", idem::test::migrated);
     m_owner = m_db->connect();
     idem::migrate(*m_owner, { idem::SchemaName(), true });
     idem::test::createLoginRole(workerRole, password, "idem_worker");

@@ -55,7 +55,7 @@ private:
 void TestWorkerRole::initTestCase()
 {
     IDEM_REQUIRE_DATABASE();
-    m_db = std::make_unique<idem::test::ScratchDatabase>("workerrole");
+    m_db = std::make_unique<idem::test::ScratchDatabase>("workerrole", idem::test::migrated);
     m_owner = m_db->connect();
     idem::migrate(*m_owner, { idem::SchemaName() }); // with roles and grants
     m_password = QUuid::createUuid().toString(QUuid::WithoutBraces).toStdString();

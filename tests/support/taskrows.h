@@ -104,7 +104,7 @@ inline StoreOptions storeOptions(std::chrono::milliseconds lease, int maxAttempt
 // and concurrent test programs would race creating them).
 inline std::unique_ptr<ScratchDatabase> migratedDatabase(const std::string& tag)
 {
-    auto db = std::make_unique<ScratchDatabase>(tag);
+    auto db = std::make_unique<ScratchDatabase>(tag, migrated);
     auto c = db->connect();
     migrate(*c, { SchemaName(), false });
     return db;

@@ -1,12 +1,16 @@
 #include "tests/support/testdb.h"
 
+#include <QCryptographicHash>
+
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <pqxx/pqxx>
 #include <stdexcept>
 #include <unistd.h>
 
 #include "core/connection.h"
+#include "schema/migrate.h"
 
 namespace idem::test {
 
@@ -47,7 +51,99 @@ std::string dsnWith(const std::string& base, std::initializer_list<std::pair<std
     return idem::formatConninfo(options);
 }
 
-ScratchDatabase::ScratchDatabase(const std::string& tag)
+namespace {
+
+    // Taken shared to copy the template and exclusively to (re)build it, on the admin database.
+    constexpr long long templateLockKey = 0x6964656d5f746d70; // "idem_tmp"
+    constexpr auto templateMaxAge = std::chrono::minutes(30);
+
+    // The template's name: a digest of everything migrate applies, so a changed migration or
+    // function file makes a new one.
+    std::string templateName()
+    {
+        QCryptographicHash hash(QCryptographicHash::Sha256);
+        for (const auto& m : idem::bundledMigrations()) {
+            hash.addData(QByteArray::fromStdString(m.name + ' ' + m.checksum + '\n'));
+        }
+        for (const auto& f : idem::bundledFunctions()) {
+            hash.addData(QByteArray::fromStdString(f.name + ' ' + f.checksum + '\n'));
+        }
+        return "idem_t_template_" + hash.result().toHex().left(16).toStdString();
+    }
+
+    long long nowSeconds()
+    {
+        return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    }
+
+    // Whether the template exists, is complete (its comment, the time it was finished, is
+    // written last) and young enough.
+    bool templateUsable(pqxx::nontransaction& n, const std::string& name)
+    {
+        const auto r = n.exec_params(
+            "SELECT coalesce(shobj_description(oid, 'pg_database'), '') FROM pg_database WHERE datname = $1", name);
+        if (r.empty())
+            return false;
+        const auto comment = r[0][0].as<std::string>();
+        if (comment.rfind("built ", 0) != 0)
+            return false;
+        const long long builtAt = std::stoll(comment.substr(6));
+        return nowSeconds() - builtAt < std::chrono::seconds(templateMaxAge).count();
+    }
+
+    // Holding the exclusive lock: drops every template (an older schema's, a stale or a half-built
+    // one) and migrates a new one. Nobody may connect to it afterwards: a session on a template
+    // makes CREATE DATABASE from it fail.
+    void buildTemplate(pqxx::nontransaction& n, const std::string& name)
+    {
+        const auto old = n.exec("SELECT datname FROM pg_database WHERE datname LIKE 'idem\\_t\\_template\\_%'");
+        for (const auto& row : old) {
+            n.exec("DROP DATABASE IF EXISTS \"" + row[0].as<std::string>() + "\" WITH (FORCE)");
+        }
+        n.exec("CREATE DATABASE \"" + name + "\"");
+        {
+            auto c = idem::connect(dsnWith(adminDsn(), { { "dbname", name } }));
+            idem::migrate(*c, { idem::SchemaName(), false });
+        }
+        n.exec("ALTER DATABASE \"" + name + "\" WITH ALLOW_CONNECTIONS false");
+        n.exec("COMMENT ON DATABASE \"" + name + "\" IS 'built " + std::to_string(nowSeconds()) + "'");
+    }
+
+    // Creates `target` as a copy of the migrated template, building that first when needed.
+    void createMigrated(pqxx::nontransaction& n, const std::string& target)
+    {
+        const std::string name = templateName();
+        const std::string create = "CREATE DATABASE \"" + target + "\" TEMPLATE \"" + name + "\"";
+        n.exec_params("SELECT pg_advisory_lock_shared($1)", templateLockKey);
+        bool made = false;
+        try {
+            if (templateUsable(n, name)) {
+                n.exec(create);
+                made = true;
+            }
+        } catch (...) {
+            n.exec_params("SELECT pg_advisory_unlock_shared($1)", templateLockKey);
+            throw;
+        }
+        n.exec_params("SELECT pg_advisory_unlock_shared($1)", templateLockKey);
+        if (made)
+            return;
+        n.exec_params("SELECT pg_advisory_lock($1)", templateLockKey);
+        try {
+            if (!templateUsable(n, name))
+                buildTemplate(n, name);
+            n.exec(create);
+        } catch (...) {
+            n.exec_params("SELECT pg_advisory_unlock($1)", templateLockKey);
+            throw;
+        }
+        n.exec_params("SELECT pg_advisory_unlock($1)", templateLockKey);
+    }
+
+} // namespace
+
+ScratchDatabase::ScratchDatabase(const std::string& tag, Contents contents)
 {
     static std::atomic<int> counter { 0 };
     m_name = "idem_t_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
@@ -55,7 +151,15 @@ ScratchDatabase::ScratchDatabase(const std::string& tag)
     auto admin = idem::connect(adminDsn());
     pqxx::nontransaction n(*admin);
     n.exec("DROP DATABASE IF EXISTS \"" + m_name + "\" WITH (FORCE)");
-    n.exec("CREATE DATABASE \"" + m_name + "\"");
+    if (contents == Contents::Empty) {
+        n.exec("CREATE DATABASE \"" + m_name + "\"");
+        return;
+    }
+    createMigrated(n, m_name);
+    // The roll-up starts where a migration run now would start it.
+    auto c = connect();
+    pqxx::nontransaction(*c).exec(
+        "UPDATE idem.idem_latency_state SET folded_to = date_trunc('minute', now()), folded_at = NULL");
 }
 
 ScratchDatabase::~ScratchDatabase()
