@@ -243,7 +243,8 @@ ServerInfo DatabaseWorker::inspect(quint64 requestId)
         info.checkpointAllowed = node.checkpointAllowed;
         info.postmasterStart = QDateTime::fromMSecsSinceEpoch(node.postmasterStartUs / 1000);
         for (const auto& s : node.standbys)
-            info.standbys.append({ q(s.name), q(s.syncState), q(s.state), s.replayLagMs });
+            info.standbys.append(
+                { q(s.name), q(s.syncState), q(s.state), s.replayLagMs, s.silentMs, s.replayBehindBytes });
         info.hiddenStandbys = node.hiddenStandbys;
     }
     if (!m_db->connectedAt.isValid())

@@ -58,7 +58,11 @@ QString ServerInfo::standbysText() const
         return QCoreApplication::translate("idem::console::ServerInfo", "none listed: this server is a standby");
     QStringList parts;
     for (const auto& s : standbys) {
-        const QString lag = s.replayLagMs < 0
+        const QString lag = s.silentBehind()
+            ? QCoreApplication::translate(
+                  "idem::console::ServerInfo", "no reply for %1 s and behind: its replay lag is not known")
+                  .arg(s.silentMs / 1000)
+            : s.replayLagMs < 0
             ? QCoreApplication::translate("idem::console::ServerInfo", "no replay lag reported")
             : QCoreApplication::translate("idem::console::ServerInfo", "replay lag %1 s")
                   .arg(QString::number(s.replayLagMs / 1000.0, 'f', 1));

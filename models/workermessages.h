@@ -65,6 +65,11 @@ struct ServerInfo {
         QString syncState;
         QString state;
         qint64 replayLagMs = -1; // -1: not known
+        qint64 silentMs = -1; // since its last reply; -1: never replied
+        qint64 replayBehindBytes = -1; // -1: not known
+        // Behind and silent for 5 s, as the at-risk reading judges it: its reported replay lag is stale
+        // (a streaming standby replies on every flush).
+        bool silentBehind() const { return silentMs >= 5000 && replayBehindBytes > 0; }
     };
     QList<Standby> standbys; // a primary's, as pg_stat_replication shows them now
     int hiddenStandbys = 0; // rows the role may not look into (needs pg_read_all_stats)

@@ -35,9 +35,16 @@ NodeIdentity readNodeIdentity(pqxx::transaction_base& tx)
     if (n.inRecovery && n.checkpointAllowed)
         n.timeline = tx.exec("SELECT timeline_id FROM pg_catalog.pg_control_checkpoint()")[0][0].as<int>();
     if (!n.inRecovery) {
-        for (const auto& r : tx.exec("SELECT application_name, sync_state, state,"
-                                     "       (extract(epoch FROM replay_lag) OPERATOR(pg_catalog.*) 1000::numeric)::bigint"
-                                     "  FROM pg_catalog.pg_stat_replication ORDER BY application_name")) {
+        // replay_lag is the last one reported: a standby that stopped replying keeps its old
+        // (or a NULL) value, so the time since its last reply and how far its replay is behind
+        // come too (issue 40 item A: "replay lag 0.0 s" beside the successes it lacked).
+        for (const auto& r : tx.exec(
+                 "SELECT application_name, sync_state, state,"
+                 "       (extract(epoch FROM replay_lag) OPERATOR(pg_catalog.*) 1000::numeric)::bigint,"
+                 "       (extract(epoch FROM pg_catalog.now() OPERATOR(pg_catalog.-) reply_time)"
+                 "            OPERATOR(pg_catalog.*) 1000::numeric)::bigint,"
+                 "       pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(), replay_lsn)::bigint"
+                 "  FROM pg_catalog.pg_stat_replication ORDER BY application_name")) {
             if (r[1].is_null()) {
                 ++n.hiddenStandbys;
                 continue;
@@ -47,6 +54,8 @@ NodeIdentity readNodeIdentity(pqxx::transaction_base& tx)
             s.syncState = r[1].as<std::string>();
             s.state = r[2].is_null() ? std::string() : r[2].as<std::string>();
             s.replayLagMs = r[3].is_null() ? -1 : r[3].as<std::int64_t>();
+            s.silentMs = r[4].is_null() ? -1 : r[4].as<std::int64_t>();
+            s.replayBehindBytes = r[5].is_null() ? -1 : r[5].as<std::int64_t>();
             n.standbys.push_back(std::move(s));
         }
     }

@@ -39,6 +39,8 @@ struct NodeIdentity {
         std::string syncState; // async, potential, sync, quorum
         std::string state; // streaming, catchup, ...
         std::int64_t replayLagMs = -1; // -1: not known (idle standbys report none)
+        std::int64_t silentMs = -1; // since its last reply (by the primary's clock); -1: never replied
+        std::int64_t replayBehindBytes = -1; // WAL written here and not replayed there; -1: not known
     };
     std::vector<Standby> standbys;
     int hiddenStandbys = 0;

@@ -3749,6 +3749,10 @@ Safe repeated task execution on PostgreSQL.</source>
         <source>rights: %1</source>
         <translation>权限：%1</translation>
     </message>
+    <message>
+        <source>no reply for %1 s and behind: its replay lag is not known</source>
+        <translation>已 %1 秒没有应答且落后：其回放延迟未知</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::ShortcutsDialog</name>

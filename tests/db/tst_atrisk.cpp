@@ -411,6 +411,15 @@ void TestAtRisk::standbyThatStopsReceiving()
     QVERIFY(value->property("alert").toBool());
     QVERIFY2(value->styleSheet().contains(idem::console::theme::toneCss(idem::console::theme::Tone::Bad)),
         qPrintable(value->styleSheet()));
+    // The Standbys line beside it no longer shows the last replay lag it reported ("0.0 s") as now.
+    QVERIFY2(readsUntil(
+                 [&] {
+                     return console.statusPanel()->standbysText().contains(
+                         QRegularExpression(QStringLiteral("stby \\(async, streaming, no reply for [0-9]+ s and behind: "
+                                                           "its replay lag is not known\\)")));
+                 },
+                 20000),
+        qPrintable(console.statusPanel()->standbysText()));
     if (const QByteArray dir = qgetenv("IDEM_SCREENSHOT_DIR"); !dir.isEmpty()) {
         QTest::qWait(200); // the bold alert tone lays the line out again
         console.grab().save(
