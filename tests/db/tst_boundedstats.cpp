@@ -213,9 +213,14 @@ void TestBoundedStats::aTickVisitsAtMostTheCap()
             continue;
         const auto delta = read - before.at(name);
         total += delta;
-        // Three branches of the processing index (live, expired, no lease) each stop at the cap.
-        const std::int64_t most = name == "task_idempotency_processing_idx" ? 3 * (idem::boundedCountCap + 1)
-                                                                            : idem::boundedCountCap + 1;
+        // Three branches of the processing index (live, expired, no lease) each stop at the cap. The
+        // planner may also probe an index's ends for a range's estimate (get_actual_variable_range),
+        // reading a few entries more where dead ones sit there (CI saw 11 on a loaded machine): a
+        // small allowance, far below the 510 rows the failed index holds past the cap.
+        constexpr std::int64_t plannerProbe = 64;
+        const std::int64_t most = (name == "task_idempotency_processing_idx" ? 3 * (idem::boundedCountCap + 1)
+                                                                             : idem::boundedCountCap + 1)
+            + plannerProbe;
         QVERIFY2(delta <= most, qPrintable(QString::fromStdString(name) + QStringLiteral(": ") + QString::number(delta)));
         QVERIFY2(name != "task_idempotency_pkey" && name != "task_idempotency_unfinished_idx" ? true : delta == 0,
             qPrintable(QString::fromStdString(name)));

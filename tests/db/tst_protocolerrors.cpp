@@ -270,33 +270,42 @@ void TestProtocolErrors::serializationFailureRetried_data()
 
 void TestProtocolErrors::serializationFailureRetried()
 {
-    // The store asks for no isolation level, so a deployment may make its claims REPEATABLE READ
-    // (ALTER ROLE ... SET default_transaction_isolation). Then a claim whose INSERT waits on a
-    // concurrent insert of the same key fails with 40001 once that commits; the store retries
-    // and sees the committed row. (40P01 cannot be provoked through the store: each call
-    // touches one row.)
+    // The store asks for no isolation level, so a deployment may make its sessions REPEATABLE READ
+    // (ALTER ROLE ... SET default_transaction_isolation). Claims refuse that (a pause committed
+    // after the snapshot would go unseen: tst_pause), but a heartbeat, fail or complete runs
+    // there: one whose UPDATE waits on a concurrent update of the same row fails with 40001 once
+    // that commits; the store retries and acts on the committed row. (40P01 cannot be provoked
+    // through the store: each call touches one row.)
     QFETCH(int, retries);
     auto conn = m_fx.db->connect();
-    {
-        pqxx::nontransaction n(*conn);
-        n.exec("SET default_transaction_isolation = 'repeatable read'");
-    }
     auto options = storeOptions(2000ms);
     options.maxSerializationRetries = retries;
     idem::TaskStore store(*conn, options);
     const auto key = nextKey();
+    const auto claimed = store.claim(key, digestOf('a')); // at READ COMMITTED, the session's default now
+    QCOMPARE(claimed.decision, idem::Decision::Acquired);
+    {
+        pqxx::nontransaction n(*conn);
+        n.exec("SET default_transaction_isolation = 'repeatable read'");
+    }
 
+    const auto leaseOf = [&] {
+        return scalar(*m_fx.admin,
+            "SELECT (extract(epoch FROM lease_until) * 1000000)::bigint::text FROM idem.task_idempotency"
+            " WHERE idempotency_key = $1",
+            key.str());
+    };
+    const auto leaseBefore = leaseOf();
     pqxx::work other(*m_fx.other);
-    other.exec_params("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, result_json)"
-                      " VALUES ($1, $2, 'succeeded', '{\"by\": \"other\"}')",
-        key.str(), digestOf('a'));
+    other.exec_params("UPDATE idem.task_idempotency SET updated_at = updated_at WHERE idempotency_key = $1", key.str());
 
-    std::optional<idem::ClaimResult> result;
+    bool extended = false;
     std::string error;
     std::string state;
-    std::thread claimer([&] {
+    std::thread beater([&] {
         try {
-            result = store.claim(key, digestOf('a'));
+            store.heartbeat(key, claimed.token);
+            extended = true;
         } catch (const pqxx::serialization_failure& e) {
             // libpqxx 6 gives this class no sqlstate(); it is raised for 40001 only.
             state = "40001";
@@ -313,16 +322,16 @@ void TestProtocolErrors::serializationFailureRetried()
         return scalar(*m_fx.admin, "SELECT wait_event_type FROM pg_stat_activity WHERE pid = $1", pid) == "Lock"_b;
     });
     other.commit();
-    claimer.join();
+    beater.join();
     QVERIFY(waiting);
 
     if (retries > 0) {
-        QVERIFY2(result.has_value(), error.c_str());
-        QCOMPARE(result->decision, idem::Decision::Replay);
-        QCOMPARE(bytes(result->resultJson), R"({"by": "other"})"_b);
+        QVERIFY2(extended, error.c_str());
+        QVERIFY(leaseOf().toLongLong() > leaseBefore.toLongLong()); // the retried heartbeat landed
     } else {
-        QVERIFY(!result.has_value());
+        QVERIFY(!extended);
         QCOMPARE(QString::fromStdString(state), QStringLiteral("40001"));
+        QCOMPARE(leaseOf(), leaseBefore); // refused whole
     }
 }
 
