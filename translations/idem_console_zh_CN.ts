@@ -1912,6 +1912,10 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <source>primary %1, timeline %2</source>
         <translation>主库 %1，时间线 %2</translation>
     </message>
+    <message>
+        <source>Pause intake: %1</source>
+        <translation>暂停接收：%1</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::EnvironmentBand</name>
@@ -2741,6 +2745,14 @@ Check the SSL mode and that the root certificate is the one that signed the serv
     <message>
         <source>Once approved, Resume runs it from this console.</source>
         <translation>获批后，“在此继续”从本控制台运行它。</translation>
+    </message>
+    <message>
+        <source>Resume: %1</source>
+        <translation>继续：%1</translation>
+    </message>
+    <message>
+        <source>Cancel: %1</source>
+        <translation>取消：%1</translation>
     </message>
 </context>
 <context>

@@ -28,6 +28,7 @@
 #include "models/visibletext.h"
 #include "views/breakdownpanel.h"
 #include "views/chartpanel.h"
+#include "views/refusalnote.h"
 #include "views/dashboardsettingsdialog.h"
 #include "views/integritynotice.h"
 #include "views/latencychart.h"
@@ -190,6 +191,8 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
 
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(m_controls);
+    m_pauseRefusal = new RefusalNote(QStringLiteral("dashboardPauseRefusal"));
+    layout->addWidget(m_pauseRefusal);
     layout->addWidget(m_status);
     layout->addWidget(m_freshness);
     layout->addWidget(m_alert);
@@ -435,6 +438,8 @@ void DashboardWidget::refreshPauses()
     m_charts->setPauseSpans(std::move(spans));
 
     const QString refusal = pauseRefusal(m_admin);
+    m_pauseRefusal->setReasons(
+        refusal.isEmpty() || !m_monitor ? QStringList() : QStringList { tr("Pause intake: %1").arg(refusal) });
     m_pauseIntake->setEnabled(refusal.isEmpty());
     m_pauseIntake->setToolTip(refusal.isEmpty() ? tr("Pause intake of %1 (the filtered scope): claim() turns its keys "
                                                      "away until resumed or for a length you choose.")

@@ -24,6 +24,7 @@ class QToolButton;
 namespace idem::console {
 
 class BreakdownPanel;
+class RefusalNote;
 class ChartPanel;
 class ConsoleSession;
 class DashboardModel;
@@ -79,6 +80,7 @@ public:
     void setPauseControl(PauseWatch* watch, ConsoleSession* admin);
     QPushButton* pauseIntakeButton() const { return m_pauseIntake; }
     QPushButton* resumeIntakeButton() const { return m_resumeIntake; }
+    RefusalNote* pauseRefusalNote() const { return m_pauseRefusal; }
     // Resume intake…: the dialog for the one pause covering the filtered scope, or a menu of them.
     void resumeIntake();
 
@@ -141,6 +143,7 @@ private:
     ConsoleSession* m_admin = nullptr;
     QPushButton* m_pauseIntake = nullptr;
     QPushButton* m_resumeIntake = nullptr;
+    RefusalNote* m_pauseRefusal = nullptr; // why Pause / Resume intake are greyed out, beside them (issue 41 item 6)
 };
 
 } // namespace idem::console

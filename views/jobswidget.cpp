@@ -27,6 +27,7 @@
 #include "models/rolerights.h"
 #include "models/taskbrowsermodel.h"
 #include "models/visibletext.h"
+#include "views/refusalnote.h"
 
 namespace idem::console {
 
@@ -61,6 +62,7 @@ JobsWidget::JobsWidget(ConsoleSession* monitor, ConsoleSession* admin, JobRunner
     , m_refusedTitle(new QLabel)
     , m_refusedView(new QTableView)
     , m_message(new QLabel)
+    , m_refusal(new RefusalNote(QStringLiteral("jobRefusal")))
 {
     setObjectName(QStringLiteral("jobsPage"));
     m_view->setObjectName(QStringLiteral("jobsView"));
@@ -95,6 +97,7 @@ JobsWidget::JobsWidget(ConsoleSession* monitor, ConsoleSession* admin, JobRunner
     lowerLayout->setContentsMargins(0, 0, 0, 0);
     lowerLayout->addWidget(m_detail);
     lowerLayout->addLayout(buttons);
+    lowerLayout->addWidget(m_refusal);
     lowerLayout->addWidget(m_message);
     lowerLayout->addLayout(refusedBar);
     lowerLayout->addWidget(m_refusedView, 1);
@@ -257,6 +260,7 @@ void JobsWidget::updateDetail()
         m_progress->setFormat(QString());
         m_cancel->setEnabled(false);
         m_resume->setEnabled(false);
+        m_refusal->setReasons({});
         m_export->setEnabled(false);
         m_refused->setJob(0, 0);
         m_refusedTitle->setText(tr("Refused rows"));
@@ -325,6 +329,9 @@ void JobsWidget::updateDetail()
     m_resume->setToolTip(cannotRun.isEmpty() ? (j.runnerAlive ? tr("A runner holds it already.")
                                                               : tr("Runs it from this console on a connection of its own."))
                                              : cannotRun);
+    // Issue 41 item 6: a missing right said beside the greyed-out buttons, not only in their tooltips.
+    m_refusal->setReasons({ cannotRun.isEmpty() || j.ended() ? QString() : tr("Resume: %1").arg(cannotRun),
+        cannotCancel.isEmpty() || j.ended() ? QString() : tr("Cancel: %1").arg(cannotCancel) });
     m_export->setEnabled(j.refused() > 0 && !m_refused->exporting());
     m_refused->setJob(j.id, j.refused());
     m_refusedTitle->setText(m_refused->more() ? tr("Refused rows: the first %1 of %2 (Export writes them all)")

@@ -18,6 +18,7 @@ namespace idem::console {
 class ConsoleSession;
 class JobItemsModel;
 class JobRunners;
+class RefusalNote;
 class JobsModel;
 
 // The Jobs page: every recovery job (started here, by another console, by idemctl or pg_cron),
@@ -40,6 +41,7 @@ public:
     QPushButton* resumeButton() const { return m_resume; }
     QPushButton* exportButton() const { return m_export; }
     QLabel* messageLabel() const { return m_message; }
+    RefusalNote* refusalNote() const { return m_refusal; }
 
     // Selects job `id` (once listed).
     void selectJob(std::int64_t id);
@@ -79,6 +81,7 @@ private:
     QLabel* m_refusedTitle;
     QTableView* m_refusedView;
     QLabel* m_message;
+    RefusalNote* m_refusal; // why Cancel / Resume are greyed out by a missing right, beside them
     std::int64_t m_wanted = 0; // selectJob() before the job was listed
     std::set<std::int64_t> m_awaiting; // jobs last read waiting for approval: their approval is said here
     quint64 m_cancelRequest = 0;

@@ -38,6 +38,7 @@
 #include "views/applyalldialog.h"
 #include "views/consolewidget.h"
 #include "views/jobswidget.h"
+#include "views/refusalnote.h"
 #include "views/taskbrowserwidget.h"
 
 using namespace idem::console;
@@ -73,10 +74,11 @@ private Q_SLOTS:
     void applyToAllRunsHereAtOnce();
     void jobFromOperationsShowsAndCancels();
     void unknownStateShownByName();
+    void readerSeesWhyJobButtonsAreGrey(); // before the approval policy the next one sets
     void approvalSaidBeforeAndRunOnceApproved();
 
 private:
-    void openWindow();
+    void openWindow(const char* login = operatorRole);
     void plant(const std::string& tenant, int n, const std::string& status);
     TaskBrowserWidget* tasks() const { return m_window->console()->findChild<TaskBrowserWidget*>(); }
     JobsWidget* jobs() const { return m_window->jobsPage(); }
@@ -108,7 +110,7 @@ void TestJobsView::initTestCase()
     QVERIFY(QDir().mkpath(m_shots));
 }
 
-void TestJobsView::openWindow()
+void TestJobsView::openWindow(const char* login)
 {
     m_session = std::make_unique<ConsoleSession>();
     m_profiles = std::make_unique<ProfileStore>();
@@ -117,9 +119,49 @@ void TestJobsView::openWindow()
     m_window->show();
     QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
     jobs()->setPollInterval(250);
-    m_session->connectTo(settingsFor(loginDsn(m_db->dsn(), operatorRole, password)));
+    m_session->connectTo(settingsFor(loginDsn(m_db->dsn(), login, password)));
     QTRY_VERIFY_WITH_TIMEOUT(m_session->state() == ConsoleSession::State::Connected, browserTimeoutMs);
     QTRY_VERIFY_WITH_TIMEOUT(jobs()->model()->reads() >= 1, browserTimeoutMs);
+}
+
+// Issue 41 item 6: a reader sees why Resume and Cancel are greyed out beside them, not only when
+// hovering; an operator sees no such line.
+void TestJobsView::readerSeesWhyJobButtonsAreGrey()
+{
+    constexpr const char* readerRole = "idem_t_jobsview_reader";
+    createLoginRole(readerRole, password, "idem_reader");
+    plant("jg", 5, "failed");
+    idem::JobRequest r;
+    r.filter.tenant = "jg";
+    r.reason = "for the reader to see";
+    idem::JobStart started;
+    try {
+        started = idem::startJob(*m_operator, schema, r);
+    } catch (const std::exception& e) {
+        QFAIL(e.what());
+    }
+    openWindow(readerRole);
+    QVERIFY(m_window->showPage(QStringLiteral("jobs")));
+    jobs()->selectJob(started.jobId);
+    QTRY_COMPARE_WITH_TIMEOUT(jobs()->selectedJob(), started.jobId, browserTimeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(jobs()->refusalNote()->isVisible(), browserTimeoutMs);
+    QVERIFY(!jobs()->resumeButton()->isEnabled());
+    QVERIFY(!jobs()->cancelButton()->isEnabled());
+    const QString why = jobs()->refusalNote()->text();
+    QVERIFY2(why.contains(QStringLiteral("Resume: ")) && why.contains(QStringLiteral("Cancel: ")), qPrintable(why));
+    QVERIFY2(why.contains(QStringLiteral("idem_may_requeue")), qPrintable(why));
+    cleanup();
+    openWindow();
+    QVERIFY(m_window->showPage(QStringLiteral("jobs")));
+    jobs()->selectJob(started.jobId);
+    QTRY_COMPARE_WITH_TIMEOUT(jobs()->selectedJob(), started.jobId, browserTimeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(jobs()->cancelButton()->isEnabled(), browserTimeoutMs);
+    QVERIFY2(!jobs()->refusalNote()->isVisible(), qPrintable(jobs()->refusalNote()->text()));
+    try {
+        idem::cancelJob(*m_operator, schema, started.jobId, "done looking");
+    } catch (const std::exception& e) {
+        QFAIL(e.what());
+    }
 }
 
 void TestJobsView::cleanup()

@@ -45,6 +45,7 @@
 #include "views/dashboardwidget.h"
 #include "views/pausebanner.h"
 #include "views/pausedialog.h"
+#include "views/refusalnote.h"
 #include "views/taskbrowserwidget.h"
 #include "views/theme.h"
 #include "views/tilewidget.h"
@@ -508,6 +509,10 @@ void TestPauseBanner::readerSeesTheBannerButCannotPause()
     QVERIFY2(dashboard->pauseIntakeButton()->toolTip().contains(QStringLiteral("GRANT idem_may_pause TO")),
         qPrintable(dashboard->pauseIntakeButton()->toolTip()));
     QVERIFY(!dashboard->resumeIntakeButton()->isEnabled());
+    // Issue 41 item 6: the reason is said beside the greyed-out buttons, not only when hovering.
+    QVERIFY(dashboard->pauseRefusalNote()->isVisible());
+    QVERIFY2(dashboard->pauseRefusalNote()->text().contains(QStringLiteral("GRANT idem_may_pause TO")),
+        qPrintable(dashboard->pauseRefusalNote()->text()));
 
     auto* tasks = m_window->findChild<TaskBrowserWidget*>();
     QVERIFY(m_window->showPage(QStringLiteral("tasks")));
