@@ -15,7 +15,7 @@
 
 namespace idem {
 
-// Outcome names as stored in idem_counters.outcome (see resources/sql/0001_initial.sql).
+// Outcome names as stored in idem_counters.outcome (see resources/sql/migrations/0001_initial.sql).
 namespace outcome {
     inline constexpr const char* Acquired = "acquired";
     inline constexpr const char* ReacquiredLease = "reacquired_lease";

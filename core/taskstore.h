@@ -17,7 +17,7 @@ namespace idem {
 
 class OutcomeCounters;
 
-// SQLSTATEs the protocol functions raise (resources/sql/0002_protocol.sql).
+// SQLSTATEs the protocol functions raise (resources/sql/migrations/0002_protocol.sql).
 namespace sqlstate {
     inline constexpr const char* LostOwnership = "ID001";
     inline constexpr const char* NoRecord = "ID002";
@@ -100,7 +100,7 @@ struct FailResult {
     std::chrono::milliseconds retryDelay { 0 };
 };
 
-// The bounds the SQL functions enforce (resources/sql/0006_protocol_hardening.sql, ID003
+// The bounds the SQL functions enforce (resources/sql/migrations/0006_protocol_hardening.sql, ID003
 // outside them). The store refuses options outside them when it is made and arguments outside
 // them before any I/O, with std::invalid_argument.
 namespace limits {

@@ -14,7 +14,7 @@
 namespace idem {
 
 // Audited manual recovery actions (DESIGN section 5). Each action is one SECURITY DEFINER SQL
-// function in resources/sql/0003_actions.sql (idem_requeue, idem_release, idem_fail) that checks
+// function in resources/sql/migrations/0003_actions.sql (idem_requeue, idem_release, idem_fail) that checks
 // the row still has the status and updated_at the operator saw, changes it and appends a
 // hash-chained audit entry, in one transaction. Nothing here deletes a row or touches a
 // succeeded one. No Qt: the console calls this from its worker thread, idemctl directly.
@@ -65,7 +65,7 @@ struct ActionOptions {
 // one rendered invisible (Default_Ignorable_Code_Point, e.g. U+00AD, U+180E, U+200B-U+200F,
 // U+2060-U+206F, U+FEFF, variation selectors, plane 14 tags; also U+FFF9-U+FFFB and the braille
 // blank U+2800). The SQL functions refuse the same reasons (audit_reason_blank in
-// resources/sql/0007_audit_hardening.sql holds the same list). One visible character is enough,
+// resources/sql/migrations/0007_audit_hardening.sql holds the same list). One visible character is enough,
 // and the reason is then kept exactly as given. Ill-formed UTF-8 is not blank: validation
 // reports the encoding instead.
 bool reasonIsBlank(const std::string& reason);

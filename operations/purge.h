@@ -14,7 +14,7 @@
 
 namespace idem {
 
-// The purge of succeeded keys past their horizon (resources/sql/0009_key_lifecycle.sql), driven
+// The purge of succeeded keys past their horizon (resources/sql/migrations/0009_key_lifecycle.sql), driven
 // from the client: idem_purge_begin, then idem_purge_batch until nothing more is due (or the time
 // is up), then idem_purge_finish, each its own short transaction. A batch skips any row another
 // transaction holds (SKIP LOCKED) and takes no lock for longer than 100 ms (lock_timeout), so a

@@ -14,7 +14,7 @@
 
 namespace idem {
 
-// Key lifecycle (resources/sql/0009_key_lifecycle.sql): how long a succeeded key is kept, what
+// Key lifecycle (resources/sql/migrations/0009_key_lifecycle.sql): how long a succeeded key is kept, what
 // the Idem tables hold and what a purge would remove. The console's Storage page and
 // `idemctl storage` / `idemctl retention` read through here. Read-only except setRetention and
 // clearRetention, which go through the audited SQL functions (idem_operator only).
