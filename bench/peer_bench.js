@@ -52,7 +52,7 @@ function args() {
     const a = process.argv.slice(2);
     const o = {
         systems: 'pgboss,pgboss-keyed,idem,idem-wide,http', rounds: 3, seconds: 8, workers: 4, batch: 100,
-        fault: 0.1, dup: 0.2, drain: 60,
+        fault: 0.1, dup: 0.2, drain: 60, crash: 1,
     };
     for (let i = 0; i < a.length; i++) {
         const k = a[i].replace(/^--/, '');
@@ -60,7 +60,7 @@ function args() {
             throw new Error(`peer_bench: unknown option ${a[i]}`);
         o[k] = a[++i];
     }
-    for (const k of ['rounds', 'seconds', 'workers', 'batch', 'fault', 'dup', 'drain', 'round']) if (k in o) o[k] = Number(o[k]);
+    for (const k of ['rounds', 'seconds', 'workers', 'batch', 'fault', 'dup', 'drain', 'round', 'crash']) if (k in o) o[k] = Number(o[k]);
     if (!o.dsn || !o.pgboss || !o['idem-client'] || !o.service) throw new Error('peer_bench: --dsn, --pgboss, --idem-client and --service are required (run bench/peer_bench.sh)');
     return o;
 }
@@ -460,6 +460,109 @@ async function dbCounters(admin) {
     return r;
 }
 
+// ---- a crash mid-handler ----------------------------------------------------------------------
+// Stage 1 (a process of its own): the handler writes the business row, then the process is killed
+// (SIGKILL) before the task's success is recorded. Stage 2 (another process): the system recovers
+// the task as it does by itself (pg-boss: the job expires after expireInSeconds and its supervisor
+// fails it for a retry; Idem: the lease expires and the next claim reacquires) and runs it to the
+// end. Then the business rows of that one task are counted.
+
+async function crash(o) {
+    const [system, stage] = o.child.slice('crash-'.length).split(':');
+    const idem = require(o['idem-client']);
+    const task = `crash-${system}-${o.tag}`;
+    const insert = `INSERT INTO bench_peer.effects (system, task_id, amount) VALUES ('crash-${system}', $1, 1)`;
+    if (system === 'pgboss') {
+        const PgBoss = require(path.join(o.pgboss, 'pg-boss'));
+        const { clientConfig } = require(path.join(o['idem-client'], 'conninfo'));
+        const cfg = clientConfig(o.dsn, 'peer bench crash');
+        const queue = `bench_crash_${o.tag}`;
+        // The shortest expiry and supervision pg-boss allows, so stage 2 takes seconds, not 15 minutes.
+        const boss = new PgBoss({ ...cfg, schema: 'pgboss', max: 2, schedule: false, supervise: stage === '2', maintenanceIntervalSeconds: 1 });
+        boss.on('error', () => undefined);
+        await boss.start();
+        const pool = new (require(path.join(o.pgboss, 'pg')).Pool)({ ...cfg, max: 1 });
+        if (stage === '1') {
+            await boss.createQueue(queue, { retryLimit: MAX_RETRIES, retryDelay: 0, expireInSeconds: 1 });
+            await boss.send(queue, { task }, { id: uuidOf(task) });
+            await boss.work(queue, { pollingIntervalSeconds: 0.5 }, async () => {
+                await pool.query(insert, [task]);
+                process.kill(process.pid, 'SIGKILL');
+            });
+            await sleep(30_000);
+            throw new Error('stage 1 was not killed');
+        }
+        let ran = 0;
+        await boss.work(queue, { pollingIntervalSeconds: 0.5 }, async () => {
+            ran++;
+            await pool.query(insert, [task]);
+        });
+        const deadline = Date.now() + 60_000;
+        let state = '';
+        while (Date.now() < deadline) {
+            const { rows } = await pool.query('SELECT state FROM pgboss.job WHERE name = $1 AND id = $2', [queue, uuidOf(task)]);
+            state = rows[0]?.state ?? 'gone';
+            if (state === 'completed') break;
+            await sleep(200);
+        }
+        await boss.offWork(queue);
+        await boss.deleteQueue(queue).catch(() => undefined);
+        await boss.stop({ graceful: true, wait: true, timeout: 5000 }).catch(() => undefined);
+        const { rows: [r] } = await pool.query('SELECT count(*)::int AS n FROM bench_peer.effects WHERE task_id = $1', [task]);
+        await pool.end();
+        process.stdout.write(JSON.stringify({ system, rows: r.n, recovered: state, reruns: ran }) + '\n');
+        return;
+    }
+    const db = await idem.connect(o.dsn, 'peer bench crash');
+    const store = new idem.TaskStore(db, { schema: 'idem', leaseMs: 1000, retry: { baseDelayMs: 0, maxDelayMs: 0 } });
+    const key = new idem.TaskKey('bench', 'peer-crash', task);
+    const digest = idem.requestDigest({ task });
+    if (stage === '1') {
+        await idem.runTask(store, key, digest, async (tx) => {
+            await tx.query(insert, [task]);
+            process.kill(process.pid, 'SIGKILL');
+            return '{}';
+        });
+        throw new Error('stage 1 was not killed');
+    }
+    let out, ran = 0;
+    const deadline = Date.now() + 60_000;
+    do {
+        out = await idem.runTask(store, key, digest, async (tx) => {
+            ran++;
+            await tx.query(insert, [task]);
+            return '{}';
+        });
+        if (out.kind !== 'succeeded') await sleep(100);
+    } while (out.kind !== 'succeeded' && out.kind !== 'replayed' && Date.now() < deadline);
+    const { rows: [r] } = await db.query('SELECT count(*)::int AS n FROM bench_peer.effects WHERE task_id = $1', [task]);
+    await db.end();
+    process.stdout.write(JSON.stringify({ system, rows: r.n, recovered: out.kind, reruns: ran }) + '\n');
+}
+
+async function crashCheck(o) {
+    const lines = [];
+    for (const system of ['pgboss', 'idem']) {
+        const res = {};
+        for (const stage of ['1', '2']) {
+            const argv = process.argv.slice(1).concat(['--child', `crash-${system}:${stage}`, '--tag', o.tag]);
+            Object.assign(res, await new Promise((resolve, reject) => {
+                const c = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
+                const guard = setTimeout(() => c.kill('SIGKILL'), 120_000);
+                let out = '';
+                c.stdout.on('data', (d) => { out += d; });
+                c.on('exit', (code, signal) => {
+                    clearTimeout(guard);
+                    if (stage === '1') return signal === 'SIGKILL' ? resolve({}) : reject(new Error(`peer_bench: crash stage 1 of ${system} ended without the kill`));
+                    return code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop())) : reject(new Error(`peer_bench: crash stage 2 of ${system} exited ${code}`));
+                });
+            }));
+        }
+        lines.push(res);
+    }
+    return lines;
+}
+
 // ---- one system, one round (a child process) --------------------------------------------------
 
 async function child(o) {
@@ -520,13 +623,13 @@ function loadavg() {
 
 async function parent(o) {
     const systems = o.systems.split(',');
+    o.tag = Date.now().toString(36); // task ids of this invocation: a second run meets none of the first's keys
     const results = Object.fromEntries(systems.map((s) => [s, []]));
     const loads = [loadavg()];
-    const tag = Date.now().toString(36); // task ids of this invocation: a second run meets none of the first's keys
     for (let r = 0; r < o.rounds; r++) {
         for (let k = 0; k < systems.length; k++) {
             const system = systems[(k + r) % systems.length];
-            const argv = process.argv.slice(1).concat(['--child', system, '--round', String(r), '--tag', tag]);
+            const argv = process.argv.slice(1).concat(['--child', system, '--round', String(r), '--tag', o.tag]);
             const res = await new Promise((resolve, reject) => {
                 const c = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
                 // A child that hangs is killed: start-up, the window, the drain and the check, bounded.
@@ -565,15 +668,23 @@ async function parent(o) {
     }
     const ratio = (a, b) => (m[a] && m[b] ? (m[a].rate / m[b].rate).toFixed(2) : '-');
     const cpu = (a, b) => (m[a] && m[b] ? (m[a].srv / m[b].srv).toFixed(2) : '-');
-    console.log('\n| ratio | tasks/s | server CPU per task |\n|---|---:|---:|');
-    for (const [a, b] of [['idem', 'pgboss'], ['idem', 'pgboss-keyed'], ['idem-wide', 'pgboss'], ['http', 'pgboss'], ['http', 'idem']])
-        if (m[a] && m[b]) console.log(`| ${a} / ${b} | ${ratio(a, b)} | ${cpu(a, b)} |`);
+    const pairs = [['idem', 'pgboss'], ['idem', 'pgboss-keyed'], ['idem-wide', 'pgboss'], ['http', 'pgboss'], ['http', 'idem']].filter(([a, b]) => m[a] && m[b]);
+    if (pairs.length) console.log('\n| ratio | tasks/s | server CPU per task |\n|---|---:|---:|');
+    for (const [a, b] of pairs)
+        console.log(`| ${a} / ${b} | ${ratio(a, b)} | ${cpu(a, b)} |`);
+    if (o.crash) {
+        console.log('\n| crash mid-handler: the row written, the process SIGKILLed before the success was recorded | business rows for the task | recovered as | handler runs after the crash |\n|---|---:|---|---:|');
+        for (const c of await crashCheck(o)) {
+            console.log(`| ${c.system === 'idem' ? 'idem (one transaction: the row rolled back with the crash; lease 1 s)' : 'pgboss (the job expired after 1 s, failed by the supervisor, retried)'} | ${c.rows} | ${c.recovered} | ${c.reruns} |`);
+            if (c.system === 'idem' && c.rows !== 1) bad = true;
+        }
+    }
     console.log(`\nexactly once: ${bad ? 'FAILED (see the table)' : 'held for every system that promises it'}`);
     process.exitCode = bad ? 1 : 0;
 }
 
 const o = args();
-(o.child ? child(o) : parent(o)).catch((e) => {
+(o.child?.startsWith('crash-') ? crash(o) : o.child ? child(o) : parent(o)).catch((e) => {
     console.error(e?.stack ?? String(e));
     process.exit(1);
 });
