@@ -11,6 +11,7 @@
 #include <QLineSeries>
 #include <QTableWidget>
 
+#include "core/connection.h"
 #include "models/auditmodel.h"
 #include "models/storagemodel.h"
 #include "operations/purge.h"
