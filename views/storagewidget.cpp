@@ -177,7 +177,8 @@ StorageWidget::StorageWidget(ConsoleSession* session, QWidget* parent)
 
     // The status table is as tall as its four rows; the retention table and the chart take the rest.
     m_status->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
-    m_status->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
+    // Fixed: the horizon box below must not squeeze the four rows (the retention table gives way).
+    m_status->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
     m_status->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     auto* statusLayout = new QVBoxLayout(m_statusBox);
     statusLayout->addWidget(m_status);
