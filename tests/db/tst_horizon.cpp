@@ -4,6 +4,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QTemporaryDir>
 
 #include <pqxx/pqxx>
 
@@ -175,6 +176,31 @@ void TestHorizon::namesTheHolderAndTheDeadRowsItKeeps()
     QVERIFY(text.out.contains(QStringLiteral("application nightly-report")));
     QVERIFY(text.out.contains(QStringLiteral("query: hidden")));
     QVERIFY(!text.out.contains(QStringLiteral("report_rows")));
+
+    // The incident snapshot keeps the holder, as the reader read it, in its JSON and its report.
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString out = dir.filePath(QStringLiteral("snap"));
+        const auto run = runProgram(idemctlPath(),
+            { QStringLiteral("snapshot"), QStringLiteral("export"), QStringLiteral("--dsn"),
+                QString::fromStdString(readerDsn), QStringLiteral("--out"), out });
+        QVERIFY2(run.exitCode == 0, qPrintable(describe(run)));
+        QFile json(out + QStringLiteral("/snapshot.json"));
+        QVERIFY(json.open(QIODevice::ReadOnly));
+        const auto snap = QJsonDocument::fromJson(json.readAll()).object()[QLatin1String("horizon")].toObject();
+        const auto held = snap[QLatin1String("holders")].toArray().first().toObject();
+        QCOMPARE(held[QLatin1String("pid")].toInt(), pid);
+        QCOMPARE(held[QLatin1String("application")].toString(), QStringLiteral("nightly-report"));
+        QVERIFY(held[QLatin1String("query")].isNull());
+        QVERIFY(snap[QLatin1String("dead_total")].toInt() >= 600);
+        QFile report(out + QStringLiteral("/report.html"));
+        QVERIFY(report.open(QIODevice::ReadOnly));
+        const QString html = QString::fromUtf8(report.readAll());
+        QVERIFY(html.contains(QStringLiteral("<h2>Transaction horizon: ")));
+        QVERIFY(html.contains(QStringLiteral("nightly-report")));
+        QVERIFY(!html.contains(QStringLiteral("report_rows")));
+    }
 
     // The owner (pg_read_all_stats through superuser) sees the query and the client as well.
     {
