@@ -506,32 +506,26 @@ void StorageWidget::renderChart()
     }
     m_tableBytes->replace(table);
     m_indexBytes->replace(index);
-    QList<QPointF> rows;
+    // The rows from the counters and the dead rows from the samples share the rows axis.
     double topRows = 0;
-    for (const auto& p : m_model->rowsHistory().points) {
-        const QDateTime at = storagetext::parseTime(p.at);
+    const auto rowsPoint = [&](const std::string& iso, std::int64_t value, QList<QPointF>& into) {
+        const QDateTime at = storagetext::parseTime(iso);
         if (!at.isValid())
-            continue;
+            return;
         if (!first.isValid() || at < first)
             first = at;
         if (!last.isValid() || at > last)
             last = at;
-        rows << QPointF(static_cast<qreal>(at.toMSecsSinceEpoch()), static_cast<double>(p.rows));
-        topRows = std::max(topRows, static_cast<double>(p.rows));
-    }
+        into << QPointF(static_cast<qreal>(at.toMSecsSinceEpoch()), static_cast<double>(value));
+        topRows = std::max(topRows, static_cast<double>(value));
+    };
+    QList<QPointF> rows;
+    for (const auto& p : m_model->rowsHistory().points)
+        rowsPoint(p.at, p.rows, rows);
     m_rows->replace(rows);
     QList<QPointF> dead;
-    for (const auto& d : r.horizon.samples) {
-        const QDateTime at = storagetext::parseTime(d.takenAt);
-        if (!at.isValid())
-            continue;
-        if (!first.isValid() || at < first)
-            first = at;
-        if (!last.isValid() || at > last)
-            last = at;
-        dead << QPointF(static_cast<qreal>(at.toMSecsSinceEpoch()), static_cast<double>(d.deadTuples));
-        topRows = std::max(topRows, static_cast<double>(d.deadTuples));
-    }
+    for (const auto& d : r.horizon.samples)
+        rowsPoint(d.takenAt, d.deadTuples, dead);
     m_dead->replace(dead);
     m_rowsAxis->setRange(0, std::max(10.0, topRows * 1.1));
     m_rowsAxis->applyNiceNumbers();
