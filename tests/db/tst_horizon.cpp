@@ -186,17 +186,17 @@ void TestHorizon::namesTheHolderAndTheDeadRowsItKeeps()
             { QStringLiteral("snapshot"), QStringLiteral("export"), QStringLiteral("--dsn"),
                 QString::fromStdString(readerDsn), QStringLiteral("--out"), out });
         QVERIFY2(run.exitCode == 0, qPrintable(describe(run)));
-        QFile json(out + QStringLiteral("/snapshot.json"));
-        QVERIFY(json.open(QIODevice::ReadOnly));
-        const auto snap = QJsonDocument::fromJson(json.readAll()).object()[QLatin1String("horizon")].toObject();
+        QFile snapFile(out + QStringLiteral("/snapshot.json"));
+        QVERIFY(snapFile.open(QIODevice::ReadOnly));
+        const auto snap = QJsonDocument::fromJson(snapFile.readAll()).object()[QLatin1String("horizon")].toObject();
         const auto held = snap[QLatin1String("holders")].toArray().first().toObject();
         QCOMPARE(held[QLatin1String("pid")].toInt(), pid);
         QCOMPARE(held[QLatin1String("application")].toString(), QStringLiteral("nightly-report"));
         QVERIFY(held[QLatin1String("query")].isNull());
         QVERIFY(snap[QLatin1String("dead_total")].toInt() >= 600);
-        QFile report(out + QStringLiteral("/report.html"));
-        QVERIFY(report.open(QIODevice::ReadOnly));
-        const QString html = QString::fromUtf8(report.readAll());
+        QFile reportFile(out + QStringLiteral("/report.html"));
+        QVERIFY(reportFile.open(QIODevice::ReadOnly));
+        const QString html = QString::fromUtf8(reportFile.readAll());
         QVERIFY(html.contains(QStringLiteral("<h2>Transaction horizon: ")));
         QVERIFY(html.contains(QStringLiteral("nightly-report")));
         QVERIFY(!html.contains(QStringLiteral("report_rows")));
