@@ -86,16 +86,24 @@ right approves it (`idemctl job approve --request N --spec SHA256`), then `reten
 applies it, before the approval expires. Exit 3 when the database refuses (nothing changed).
 )";
 
-    constexpr const char* storageHelp = R"(Usage: idemctl storage [--dsn DSN] [--schema S] [--cap N] [--days N] [--no-sample] [--json]
+    constexpr const char* storageHelp = R"(Usage: idemctl storage [--dsn DSN] [--schema S] [--cap N] [--days N] [--held-after SECONDS]
+                       [--no-sample] [--json]
 
 What the Idem tables hold and what a purge would do: table and index sizes, dead tuples and the
 last (auto)vacuum of each table, rows by status (the unfinished ones counted up to 10000 each or
 the shared exact count; succeeded as the planner's estimate), per operation its horizon, oldest
 succeeded key and the rows due for purge (counted up to --cap, default 10000: past it "at least"),
 the last purge run and the table's size over time. Nothing is scanned beyond those counts.
+The transaction horizon (schema v26): who holds back the oldest snapshot in the database (a
+session: pid, role, application, client, state, times, age in time and transaction ids; a
+prepared transaction, a replication slot or a standby's feedback), the dead rows the Idem tables
+keep meanwhile, the vacuums that removed nothing, and "HELD" when it is held past --held-after
+while task_idempotency's dead rows grew since the size sample before it began. Another role's
+client and query text show only to a login with pg_read_all_stats.
 
   --cap N       count due rows up to N per operation (default: 10000)
   --days N      size samples of the last N days (default: 90)
+  --held-after SECONDS  a horizon older than this is held (default: 300; 1 to 604800)
   --no-sample   do not take a size sample (one is taken if the last is 15 minutes old)
   --json        one JSON object
 )";
@@ -104,6 +112,75 @@ the last purge run and the table's size over time. Nothing is scanned beyond tho
     extern "C" void onStopSignal(int) { g_stop = true; }
 
     nlohmann::json opt(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
+
+    nlohmann::json horizonJson(const HorizonReading& h, const HorizonVerdict& v, double heldAfter)
+    {
+        if (!h.available)
+            return nullptr;
+        nlohmann::json holders = nlohmann::json::array();
+        for (const auto& x : h.holders)
+            holders.push_back({ { "kind", x.kind }, { "pid", x.pid ? nlohmann::json(*x.pid) : nlohmann::json(nullptr) },
+                { "role", opt(x.role) }, { "application", x.application }, { "client", opt(x.client) },
+                { "state", opt(x.state) }, { "backend_type", opt(x.backendType) }, { "xact_start", opt(x.xactStart) },
+                { "query_start", opt(x.queryStart) }, { "xid_age", x.xidAge },
+                { "age_seconds", x.ageSeconds ? nlohmann::json(*x.ageSeconds) : nlohmann::json(nullptr) },
+                { "name", opt(x.name) }, { "query", opt(x.query) }, { "query_hidden", x.queryHidden } });
+        nlohmann::json tables = nlohmann::json::array();
+        for (const auto& t : h.tables)
+            tables.push_back({ { "name", t.name }, { "dead_tuples", t.deadTuples }, { "live_tuples", t.liveTuples },
+                { "vacuums", t.vacuums }, { "last_vacuum", opt(t.lastVacuum) },
+                { "vacuumed_during_hold", t.vacuumedDuringHold } });
+        nlohmann::json samples = nlohmann::json::array();
+        for (const auto& x : h.samples)
+            samples.push_back({ { "taken_at", x.takenAt }, { "dead_tuples", x.deadTuples }, { "vacuums", x.vacuums } });
+        return { { "holders", holders }, { "owner_sees_all", h.ownerSeesAll }, { "login_sees_all", h.loginSeesAll },
+            { "tables", tables }, { "dead_total", h.deadTotal }, { "dead_total_quality", "estimate" },
+            { "dead_total_source", "pg_stat_user_tables.n_dead_tup" }, { "kept_at_least", h.keptAtLeast },
+            { "kept_at_most", h.deadTotal }, { "dead_samples", samples }, { "vacuums_in_samples", h.vacuumsInSamples },
+            { "fruitless_vacuum_intervals", h.fruitlessIntervals }, { "held_after_seconds", heldAfter },
+            { "held", v.held }, { "dead_rows_growing", v.growing }, { "dead_rows_grew_by", v.grewBy },
+            { "grew_since", opt(v.since) }, { "alert", v.alert() } };
+    }
+
+    void printHorizon(const HorizonReading& h, const HorizonVerdict& v, double heldAfter)
+    {
+        std::printf("\ntransaction horizon%s\n", v.alert() ? ": HELD while dead rows grow" : "");
+        if (!h.available) {
+            std::printf("  not available before schema v26 (idemctl migrate)\n");
+            return;
+        }
+        if (!h.ownerSeesAll)
+            std::printf("  (idem_horizon_holders' owner lacks pg_read_all_stats: other roles' sessions are missing)\n");
+        if (h.holders.empty())
+            std::printf("  no other transaction, slot or standby holds a snapshot\n");
+        for (const auto& x : h.holders) {
+            std::printf("  %s\n", describeHolder(x).c_str());
+            if (!x.query.empty())
+                std::printf("      query: %s\n", displaySafe(x.query, 200).c_str());
+            else if (x.queryHidden)
+                std::printf("      query: hidden (another role's; pg_read_all_stats shows it)\n");
+        }
+        std::printf("  dead rows in the Idem tables: about %lld (n_dead_tup); the horizon keeps at least %lld "
+                    "(tables vacuumed since it began), at most %lld\n",
+            static_cast<long long>(h.deadTotal), static_cast<long long>(h.keptAtLeast),
+            static_cast<long long>(h.deadTotal));
+        for (const auto& t : h.tables)
+            if (t.deadTuples > 0)
+                std::printf("    %-28s %10lld dead  %lld vacuums, last %s%s\n", t.name.c_str(),
+                    static_cast<long long>(t.deadTuples), static_cast<long long>(t.vacuums),
+                    t.lastVacuum.empty() ? "never" : t.lastVacuum.c_str(),
+                    t.vacuumedDuringHold ? " (during the hold: it could not remove them)" : "");
+        std::printf("  autovacuum: %d vacuums of task_idempotency between the samples, %d sample intervals with a "
+                    "vacuum after which the dead rows did not fall\n",
+            h.vacuumsInSamples, h.fruitlessIntervals);
+        if (v.held)
+            std::printf("  held past %.0f s%s\n", heldAfter,
+                v.growing ? (", while task_idempotency's dead rows grew by " + std::to_string(v.grewBy) + " since "
+                                + v.since)
+                                .c_str()
+                          : (v.since.empty() ? "; no size sample before it began to tell whether dead rows grow"
+                                             : "; dead rows did not grow since the sample before it began"));
+    }
 
     nlohmann::json runJson(const PurgeRun& r)
     {
@@ -464,7 +541,7 @@ int runRetention(const std::vector<std::string>& argv)
 
 int runStorage(const std::vector<std::string>& argv)
 {
-    Args args(argv, { "dsn", "schema", "cap", "days" }, { "json", "no-sample", "help" });
+    Args args(argv, { "dsn", "schema", "cap", "days", "held-after" }, { "json", "no-sample", "help" });
     if (args.flag("help")) {
         std::cout << storageHelp;
         return ExitOk;
@@ -474,8 +551,10 @@ int runStorage(const std::vector<std::string>& argv)
     o.dueCap = args.intValue("cap", 10000, 1, 10000000);
     o.sampleDays = static_cast<int>(args.intValue("days", 90, 1, 3650));
     o.takeSample = !args.flag("no-sample");
+    const auto heldAfter = static_cast<double>(args.intValue("held-after", 300, 1, 604800));
     auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl storage" });
     const auto s = readStorage(*conn, schema, o);
+    const auto verdict = judgeHorizon(s.horizon, heldAfter);
     if (args.flag("json")) {
         nlohmann::json tables = nlohmann::json::array();
         for (const auto& t : s.tables)
@@ -509,7 +588,8 @@ int runStorage(const std::vector<std::string>& argv)
                                         { "due_total_quality", s.dueTotalLowerBound ? "lower_bound" : "exact" },
                                         { "last_purge_run", s.lastRun ? runJson(*s.lastRun) : nlohmann::json(nullptr) },
                                         { "running_purge", s.running ? runJson(*s.running) : nlohmann::json(nullptr) },
-                                        { "samples", samples }, { "sample_period_seconds", s.samplePeriodSeconds } })
+                                        { "samples", samples }, { "sample_period_seconds", s.samplePeriodSeconds },
+                                        { "horizon", horizonJson(s.horizon, verdict, heldAfter) } })
                          .dump(2)
                   << '\n';
         return ExitOk;
@@ -562,6 +642,7 @@ int runStorage(const std::vector<std::string>& argv)
                                                  " primary's sessions)",
             *s.running);
     std::printf("size samples: %zu in the last %d days\n", s.samples.size(), o.sampleDays);
+    printHorizon(s.horizon, verdict, heldAfter);
     return ExitOk;
 }
 

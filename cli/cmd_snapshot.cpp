@@ -30,7 +30,8 @@ namespace {
 An incident snapshot is one read-only REPEATABLE READ read of the dashboard figures, the
 counters history, the rows that matter (expired leases, longest-running, failed, uncertain,
 waiting to retry; each bounded, the bound stated), processing over the history window, the
-pauses and recovery jobs, recent digest conflicts and the audit tail with its chain head, written as a directory: snapshot.json, CSV files, SVG charts, report.html and a MANIFEST
+pauses and recovery jobs, who held back the transaction horizon (schema v26), recent digest
+conflicts and the audit tail with its chain head, written as a directory: snapshot.json, CSV files, SVG charts, report.html and a MANIFEST
 of SHA-256 sums, optionally signed with Ed25519. The format: docs/snapshot-format.md.
 
 export

@@ -264,6 +264,8 @@ void Exporter::readAttempt(const std::function<double()>& seconds)
     if (!node.inRecovery)
         inSavepoint(tx, "idem_at_risk",
             [&](pqxx::transaction_base& sub) { atRisk = readAtRisk(sub, m_options.schema, 100000, &m_atRiskMemory); });
+    std::optional<HorizonReading> horizon;
+    inSavepoint(tx, "idem_horizon", [&](pqxx::transaction_base& sub) { horizon = readHorizon(sub, m_options.schema, 5, 1); });
     tx.commit();
     // Recorded when this exporter first sees the primary's system and timeline (at its start, and
     // after a failover), not at every reading: another client may have recorded it already.
@@ -290,6 +292,7 @@ void Exporter::readAttempt(const std::function<double()>& seconds)
     m_nodeKey = key;
     m_node = std::move(node);
     m_atRisk = std::move(atRisk);
+    m_horizon = std::move(horizon);
     m_lastSuccess = unixNow();
     if (!m_lastProblem.empty()) {
         std::cerr << "idemctl exporter: reading the database again\n";
@@ -502,6 +505,9 @@ void Exporter::publish(const StatsReading* stats, const PauseList* pauses, doubl
             f.push_back(std::move(behind));
         f.push_back(std::move(silent));
     }
+    if (stats && m_horizon)
+        for (auto& family : horizonFamilies(*m_horizon, m_labels))
+            f.push_back(std::move(family));
     f.push_back(singleFamily("idem_exporter_node_changes_total",
         "Readings that reached another node than the reading before (address, system, timeline, or primary/standby) "
         "since the exporter started.",

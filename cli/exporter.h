@@ -20,6 +20,7 @@
 
 #include "cli/metrics.h"
 #include "core/identifier.h"
+#include "operations/horizon.h"
 #include "operations/latency.h"
 #include "operations/node.h"
 #include "operations/pauses.h"
@@ -132,6 +133,9 @@ private:
     // away counted. Empty on a standby or when that part failed.
     AtRiskMemory m_atRiskMemory;
     std::optional<AtRiskReading> m_atRisk;
+    // The transaction horizon and the Idem tables' dead rows (schema v26), read in a savepoint of
+    // the same reading: unset when that part failed (or before v26, where it reads as unavailable).
+    std::optional<HorizonReading> m_horizon;
     std::string m_nodeKey;
     std::int64_t m_nodeChanges = 0;
     std::string m_lastTimelineProblem;

@@ -8,6 +8,7 @@
 
 #include <prometheus/text_serializer.h>
 
+#include "operations/horizon.h"
 #include "operations/latency.h"
 #include "operations/pauses.h"
 #include "operations/stats.h"
@@ -307,6 +308,38 @@ prometheus::MetricFamily singleFamily(
 std::string exposition(const std::vector<prometheus::MetricFamily>& families)
 {
     return prometheus::TextSerializer().Serialize(families);
+}
+
+std::vector<prometheus::MetricFamily> horizonFamilies(const HorizonReading& h, const MetricLabels& labels)
+{
+    std::vector<prometheus::MetricFamily> f;
+    if (!h.available)
+        return f;
+    const auto* timed = h.oldestTimed();
+    const auto* oldest = h.oldest();
+    f.push_back(singleFamily("idem_horizon_age_seconds",
+        "Age of the oldest transaction holding back the database's horizon (a session or a prepared transaction: "
+        "since its transaction began); 0 when none. VACUUM cannot remove rows that died after it.",
+        prometheus::MetricType::Gauge, labels, timed ? *timed->ageSeconds : 0.0));
+    f.push_back(singleFamily("idem_horizon_age_xids",
+        "Age in transaction ids of the oldest snapshot holding back the horizon (sessions, prepared transactions, "
+        "replication slots' xmin, standbys' feedback); 0 when none.",
+        prometheus::MetricType::Gauge, labels, oldest ? static_cast<double>(oldest->xidAge) : 0.0));
+    f.push_back(singleFamily("idem_horizon_holders", "Holders of the horizon read (oldest first, at most 5).",
+        prometheus::MetricType::Gauge, labels, static_cast<double>(h.holders.size())));
+    prometheus::MetricFamily dead { "idem_table_dead_rows",
+        "Dead rows of an Idem table as the statistics collector estimates them (pg_stat_user_tables.n_dead_tup).",
+        prometheus::MetricType::Gauge, {} };
+    for (const auto& t : h.tables) {
+        prometheus::ClientMetric m;
+        m.label = labels;
+        m.label.push_back({ "table", t.name });
+        m.gauge.value = static_cast<double>(t.deadTuples);
+        dead.metric.push_back(std::move(m));
+    }
+    if (!dead.metric.empty())
+        f.push_back(std::move(dead));
+    return f;
 }
 
 } // namespace idem::cli

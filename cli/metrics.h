@@ -10,6 +10,7 @@
 #include <prometheus/metric_family.h>
 
 namespace idem {
+struct HorizonReading;
 struct LatencyHistogram;
 struct PauseList;
 struct StatsReading;
@@ -59,6 +60,13 @@ private:
     };
     std::map<std::string, Series> m_byOperation;
 };
+
+// The transaction horizon (schema v26): idem_horizon_age_seconds (the oldest timed holder's,
+// a session or a prepared transaction; 0 when none), idem_horizon_age_xids (the oldest holder's
+// age in transaction ids, slots and standbys included, a slot's catalog_xmin not; 0 when none),
+// idem_horizon_holders (how many were read, at most 5) and idem_table_dead_rows per Idem table
+// (n_dead_tup, labelled table). Nothing before v26.
+std::vector<prometheus::MetricFamily> horizonFamilies(const HorizonReading& h, const MetricLabels& labels);
 
 // One family with one sample, for the exporter's own figures.
 prometheus::MetricFamily singleFamily(

@@ -52,6 +52,7 @@ void StorageModel::reload()
             auto answer = v.value<StorageAnswer>();
             m_report = std::move(answer.report);
             m_history = std::move(answer.history);
+            m_verdict = m_memory.judge(m_report->horizon, m_heldAfter);
             m_readAt = QDateTime::currentDateTime();
             m_error.clear();
             Q_EMIT updated();

@@ -35,6 +35,12 @@ public:
     // When the report was read (this machine's clock), invalid before the first answer.
     QDateTime readAt() const { return m_readAt; }
     bool busy() const { return m_pending != 0; }
+    // The transaction horizon judged held (past heldAfterSeconds, 5 min by default) while the Idem
+    // tables' dead rows grow: against the sample before the holder began, or what this model
+    // first read while it held.
+    const idem::HorizonVerdict& horizonVerdict() const { return m_verdict; }
+    void setHeldAfterSeconds(double seconds) { m_heldAfter = seconds; }
+    double heldAfterSeconds() const { return m_heldAfter; }
     QString lastError() const { return m_error; }
 
 Q_SIGNALS:
@@ -47,6 +53,9 @@ private:
     std::optional<idem::StorageReport> m_report;
     idem::RowsHistory m_history;
     QDateTime m_readAt;
+    idem::HorizonMemory m_memory;
+    idem::HorizonVerdict m_verdict;
+    double m_heldAfter = idem::defaultHeldAfterSeconds;
     QString m_error;
     quint64 m_pending = 0;
 };

@@ -52,6 +52,7 @@ namespace {
         { "tablebytes", 0x3b7dd8 },
         { "indexbytes", 0x8e6bd6 },
         { "rowsestimate", 0x2e9e4f },
+        { "deadrows", 0xd0453a }, // dead rows (issue 46): a warm red beside the rows green
         // Latency (issue #27): run time in blues, time to success in oranges, p50 to p99 darker
         // and, on the chart, solid to dotted.
         { "runp50", 0x6aa3ea },

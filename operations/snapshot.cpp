@@ -565,6 +565,16 @@ SnapshotData readSnapshot(pqxx::connection& conn, const SnapshotOptions& options
         d.pauses = readPauses(tx, options.schema, options.historyMinutes, options.pauseLimit, options.stats);
     if (d.schemaVersion >= 19)
         d.jobs = readJobs(tx, options.schema, options.historyMinutes, options.jobLimit);
+    if (d.schemaVersion >= 26) {
+        d.horizon = readHorizon(tx, options.schema, 5, 24);
+        if (options.redact)
+            for (auto& h : d.horizon->holders) {
+                if (!h.query.empty())
+                    h.query = redactedText(h.query);
+                if (!h.client.empty())
+                    h.client = redactedText(h.client);
+            }
+    }
 
     progress.checkCancel();
     progress.report("reading the audit tail", 0.9);

@@ -13,6 +13,7 @@
 #include <pqxx/connection>
 
 #include "core/identifier.h"
+#include "operations/horizon.h"
 #include "operations/stats.h"
 
 namespace idem {
@@ -292,6 +293,9 @@ struct SnapshotData {
     std::optional<SnapshotPauseSet> pauses;
     std::optional<SnapshotProcessingHistory> processingHistory; // added within format 1
     std::optional<SnapshotJobSet> jobs;
+    // Who held back the transaction horizon at the instant, and the Idem tables' dead rows
+    // (schema v26 on; added within format 1: absent before). Redacted: the query text and client.
+    std::optional<HorizonReading> horizon;
     SnapshotAudit audit;
 
     // Set by the bundle writer when it signs: the fingerprint of the key it will sign with.

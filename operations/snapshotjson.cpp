@@ -80,6 +80,30 @@ namespace {
             { "truncated", s.truncated }, { "csv", "pauses.csv" }, { "rows", rows } };
     }
 
+    OJson horizonJson(const HorizonReading& h)
+    {
+        const auto str = [](const std::string& v) { return v.empty() ? OJson(nullptr) : OJson(v); };
+        OJson holders = OJson::array();
+        for (const auto& x : h.holders)
+            holders.push_back(OJson { { "kind", x.kind }, { "pid", opt(x.pid) }, { "role", x.role },
+                { "application", x.application }, { "client", str(x.client) }, { "state", x.state },
+                { "backend_type", x.backendType }, { "xact_start", str(x.xactStart) },
+                { "query_start", str(x.queryStart) }, { "xid_age", x.xidAge }, { "age_seconds", opt(x.ageSeconds) },
+                { "name", x.name }, { "query", str(x.query) }, { "query_hidden", x.queryHidden } });
+        OJson tables = OJson::array();
+        for (const auto& t : h.tables)
+            tables.push_back(OJson { { "name", t.name }, { "dead_tuples", t.deadTuples }, { "live_tuples", t.liveTuples },
+                { "vacuums", t.vacuums }, { "last_vacuum", str(t.lastVacuum) },
+                { "vacuumed_during_hold", t.vacuumedDuringHold } });
+        return OJson { { "description",
+                           "who held back the transaction horizon at the instant (idem_horizon_holders, oldest first, "
+                           "at most 5) and the Idem tables' dead rows (pg_stat_user_tables.n_dead_tup, an estimate); "
+                           "kept_at_least: the dead rows of the tables vacuumed since the oldest holder began" },
+            { "as_of", h.asOf }, { "owner_sees_all", h.ownerSeesAll }, { "login_sees_all", h.loginSeesAll },
+            { "holders", holders }, { "tables", tables }, { "dead_total", h.deadTotal },
+            { "kept_at_least", h.keptAtLeast } };
+    }
+
     OJson jobSetJson(const SnapshotJobSet& s)
     {
         OJson rows = OJson::array();
@@ -396,6 +420,47 @@ namespace {
         return s;
     }
 
+    HorizonReading horizonFrom(const Reader& r)
+    {
+        HorizonReading h;
+        h.available = true;
+        h.asOf = r.str("as_of");
+        h.ownerSeesAll = r.boolean("owner_sees_all");
+        h.loginSeesAll = r.boolean("login_sees_all");
+        r.each("holders", [&](const Reader& x) {
+            HorizonHolder o;
+            o.kind = x.str("kind");
+            if (const auto pid = x.optInteger("pid"))
+                o.pid = static_cast<int>(*pid);
+            o.role = x.str("role");
+            o.application = x.str("application");
+            o.client = x.optStr("client").value_or(std::string());
+            o.state = x.str("state");
+            o.backendType = x.str("backend_type");
+            o.xactStart = x.optStr("xact_start").value_or(std::string());
+            o.queryStart = x.optStr("query_start").value_or(std::string());
+            o.xidAge = x.integer("xid_age");
+            o.ageSeconds = x.optNumber("age_seconds");
+            o.name = x.str("name");
+            o.query = x.optStr("query").value_or(std::string());
+            o.queryHidden = x.boolean("query_hidden");
+            h.holders.push_back(std::move(o));
+        });
+        r.each("tables", [&](const Reader& x) {
+            HorizonTable t;
+            t.name = x.str("name");
+            t.deadTuples = x.integer("dead_tuples");
+            t.liveTuples = x.integer("live_tuples");
+            t.vacuums = x.integer("vacuums");
+            t.lastVacuum = x.optStr("last_vacuum").value_or(std::string());
+            t.vacuumedDuringHold = x.boolean("vacuumed_during_hold");
+            h.tables.push_back(std::move(t));
+        });
+        h.deadTotal = r.integer("dead_total");
+        h.keptAtLeast = r.integer("kept_at_least");
+        return h;
+    }
+
     SnapshotJobSet jobSetFrom(const Reader& r)
     {
         auto s = boundedSetFrom<SnapshotJobSet>(r);
@@ -570,6 +635,7 @@ std::string snapshotToJson(const SnapshotData& d)
         { "processing_history", d.processingHistory ? processingJson(*d.processingHistory) : OJson(nullptr) },
         { "pauses", d.pauses ? pauseSetJson(*d.pauses) : OJson(nullptr) },
         { "jobs", d.jobs ? jobSetJson(*d.jobs) : OJson(nullptr) },
+        { "horizon", d.horizon ? horizonJson(*d.horizon) : OJson(nullptr) },
         { "audit",
             { { "limit", d.audit.limit }, { "total", d.audit.total }, { "truncated", d.audit.truncated },
                 { "head_id", opt(d.audit.headId) }, { "head_hash", opt(d.audit.headHash) }, { "tail", tail } } },
@@ -677,6 +743,8 @@ SnapshotData snapshotFromJson(std::string_view text)
         d.pauses = pauseSetFrom(root.object("pauses"));
     if (root.has("jobs") && !root.at("jobs").is_null())
         d.jobs = jobSetFrom(root.object("jobs"));
+    if (root.has("horizon") && !root.at("horizon").is_null())
+        d.horizon = horizonFrom(root.object("horizon"));
 
     const auto audit = root.object("audit");
     d.audit.limit = audit.int32("limit");

@@ -472,6 +472,34 @@ std::string snapshotReportHtml(const SnapshotData& d, const std::vector<ReportIm
         }
     }
 
+    if (d.horizon) {
+        const auto& hz = *d.horizon;
+        h += "<h2>Transaction horizon: " + n(static_cast<std::int64_t>(hz.holders.size())) + " holder"
+            + (hz.holders.size() == 1 ? "" : "s") + ", " + n(hz.deadTotal) + " dead rows</h2>\n"
+            + "<p class=\"note\">Who held back the oldest snapshot of the database at the instant (VACUUM cannot "
+              "remove rows that died after it), oldest first, at most 5; the Idem tables' dead rows are the statistics' "
+              "estimate (n_dead_tup), of which the horizon kept at least "
+            + n(hz.keptAtLeast) + " (the tables vacuumed since it began)."
+            + (hz.ownerSeesAll ? std::string() : std::string(" Other roles' sessions were not visible to the function's owner."))
+            + "</p>\n";
+        if (!hz.holders.empty()) {
+            h += "<table>\n"
+                + row({ "holder", "pid", "role", "application", "client", "state", "transaction began (UTC)", "open for",
+                          "transaction ids", "query" },
+                    true);
+            for (const auto& x : hz.holders)
+                h += row({ htmlEscape(horizonKindName(x.kind) + (x.name.empty() ? "" : " " + x.name)),
+                    x.pid ? n(*x.pid) : std::string("&ndash;"), htmlEscape(x.role), htmlEscape(x.application),
+                    x.client.empty() ? std::string(x.queryHidden ? "hidden" : "&ndash;") : htmlEscape(x.client),
+                    htmlEscape(x.state), nowrap(x.xactStart.empty() ? std::string("&ndash;") : shortTime(x.xactStart)),
+                    x.ageSeconds ? n(static_cast<std::int64_t>(*x.ageSeconds)) + " s" : std::string("&ndash;"),
+                    n(x.xidAge),
+                    x.query.empty() ? std::string(x.queryHidden ? "hidden (pg_read_all_stats shows it)" : "&ndash;")
+                                    : clip(x.query) });
+            h += "</table>\n";
+        }
+    }
+
     for (const auto& s : d.rowSets) {
         const auto shown = std::min<std::size_t>(s.rows.size(), static_cast<std::size_t>(std::max(0, reportRowLimit)));
         h += "<h2>" + htmlEscape(setTitle(s.name)) + ": " + n(s.total) + " row" + (s.total == 1 ? "" : "s") + "</h2>\n";

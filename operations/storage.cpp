@@ -273,6 +273,7 @@ StorageReport readStorage(pqxx::transaction_base& tx, const SchemaName& schema, 
             out.manualPurgesNeedApproval = p[0][1].as<bool>();
         }
     }
+    out.horizon = readHorizon(tx, schema, 5, std::clamp(options.sampleDays, 1, 90) * 24);
     return out;
 }
 
@@ -287,6 +288,7 @@ StorageReport readStorage(pqxx::connection& conn, const SchemaName& schema, cons
     }
     pqxx::read_transaction tx(conn);
     boundRead(tx, options.statementTimeoutMs);
+    tx.exec("SELECT pg_catalog.set_config('lock_timeout', '1000', true)");
     return readStorage(tx, schema, options);
 }
 

@@ -10,6 +10,7 @@
 #include <pqxx/transaction_base>
 
 #include "core/identifier.h"
+#include "operations/horizon.h"
 #include "operations/stats.h"
 
 namespace idem {
@@ -132,6 +133,9 @@ struct StorageReport {
     // manual purge waits for a second person's approval.
     bool retentionChangesNeedApproval = false;
     bool manualPurgesNeedApproval = false;
+    // Schema v26: who holds back the transaction horizon, the dead rows the Idem tables keep
+    // meanwhile and the vacuums that removed nothing (available false before v26).
+    HorizonReading horizon;
 };
 
 // The succeeded rows due for purge per operation (idem_retention_due: each counted up to cap,

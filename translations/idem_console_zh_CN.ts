@@ -2358,6 +2358,57 @@ Check the SSL mode and that the root certificate is the one that signed the serv
     </message>
 </context>
 <context>
+    <name>idem::console::HorizonWatch</name>
+    <message>
+        <source>session</source>
+        <translation>会话</translation>
+    </message>
+    <message>
+        <source>prepared transaction</source>
+        <translation>预备事务</translation>
+    </message>
+    <message>
+        <source>replication slot</source>
+        <translation>复制槽</translation>
+    </message>
+    <message>
+        <source>replication slot (catalogues only)</source>
+        <translation>复制槽（仅系统目录）</translation>
+    </message>
+    <message>
+        <source>standby feedback</source>
+        <translation>备库反馈</translation>
+    </message>
+    <message>
+        <source> pid %1</source>
+        <translation> pid %1</translation>
+    </message>
+    <message>
+        <source>role %1</source>
+        <translation>角色 %1</translation>
+    </message>
+    <message>
+        <source>application %1</source>
+        <translation>应用 %1</translation>
+    </message>
+    <message>
+        <source>from %1</source>
+        <translation>来自 %1</translation>
+    </message>
+    <message>
+        <source>open %1</source>
+        <translation>已打开 %1</translation>
+    </message>
+    <message>
+        <source>%1 xids</source>
+        <translation>%1 个事务 ID</translation>
+    </message>
+    <message>
+        <source>⚠ The transaction horizon is held past %1 by %2, and the Idem tables&apos; dead rows grew by %3 since %4: VACUUM cannot remove them until it ends (Storage page).</source>
+        <translation>⚠ 事务视界被 %2 拖住已超过 %1，Idem 表的死行自 %4 起增加了 %3：在它结束之前 VACUUM 无法清除它们（见存储页）。</translation>
+    </message>
+</context>
+<context>
     <name>idem::console::IntegrityNotice</name>
     <message numerus="yes">
         <source>⚠ %n counter flush(es) refused as implausible in the last 24 h; the last at %1 by role %2 (application %3, from %4): %5</source>
@@ -5325,6 +5376,102 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>A manual purge waits for a second person&apos;s approval: `idemctl purge` files a request, another login with the approve right approves it (Approvals), then `idemctl purge --request N --spec SHA256` runs it once. Scheduled purges (pg_cron) keep running.</source>
         <translation>手动清理需等待第二人审批：`idemctl purge` 提交请求，另一位拥有审批权限的登录在“审批”中批准后，由 `idemctl purge --request N --spec SHA256` 执行一次。计划清理（pg_cron）照常运行。</translation>
+    </message>
+    <message>
+        <source>Transaction horizon: who keeps dead rows from being removed</source>
+        <translation>事务视界：谁让死行无法被清除</translation>
+    </message>
+    <message>
+        <source>dead rows (samples)</source>
+        <translation>死行（样本）</translation>
+    </message>
+    <message>
+        <source>Holder</source>
+        <translation>持有者</translation>
+    </message>
+    <message>
+        <source>PID</source>
+        <translation>PID</translation>
+    </message>
+    <message>
+        <source>Role</source>
+        <translation>角色</translation>
+    </message>
+    <message>
+        <source>Application</source>
+        <translation>应用</translation>
+    </message>
+    <message>
+        <source>Client</source>
+        <translation>客户端</translation>
+    </message>
+    <message>
+        <source>State</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Open for</source>
+        <translation>已打开</translation>
+    </message>
+    <message>
+        <source>Transaction ids</source>
+        <translation>事务 ID 数</translation>
+    </message>
+    <message>
+        <source>Query</source>
+        <translation>查询</translation>
+    </message>
+    <message>
+        <source>Who holds back the transaction horizon shows from schema v26 on (idemctl migrate).</source>
+        <translation>谁在拖住事务视界从 schema v26 起显示（idemctl migrate）。</translation>
+    </message>
+    <message>
+        <source>Nothing holds back the horizon: no other open transaction, prepared transaction, replication slot or standby feedback. VACUUM can remove every dead row.</source>
+        <translation>没有任何东西拖住视界：没有其他未结束的事务、预备事务、复制槽或备库反馈。VACUUM 可以清除所有死行。</translation>
+    </message>
+    <message>
+        <source>⚠ Held past %1 by %2, while the Idem tables&apos; dead rows grew by %3 since %4: VACUUM cannot remove rows that died after it began, until it ends.</source>
+        <translation>⚠ 视界被 %2 拖住已超过 %1，同时 Idem 表的死行自 %4 起增加了 %3：在它结束之前，VACUUM 无法清除它开始之后死亡的行。</translation>
+    </message>
+    <message>
+        <source>Oldest: %1. VACUUM cannot remove rows that died after it began.</source>
+        <translation>最早：%1。VACUUM 无法清除它开始之后死亡的行。</translation>
+    </message>
+    <message>
+        <source>Dead rows in the Idem tables: ≈ %1 (statistics estimate, n_dead_tup). The horizon keeps at least %2 of them (tables vacuumed since it began: that vacuum removed what it could) and at most all %1.</source>
+        <translation>Idem 表中的死行：≈ %1（统计估计，n_dead_tup）。视界至少保留其中 %2 行（自它开始后执行过 VACUUM 的表：那次 VACUUM 已清除能清除的），至多全部 %1 行。</translation>
+    </message>
+    <message>
+        <source>Autovacuum: too few size samples yet to tell whether it keeps up (one every %1 while anyone reads).</source>
+        <translation>自动 VACUUM：大小样本尚少，无法判断它是否跟得上（有人读取时每 %1 采集一个）。</translation>
+    </message>
+    <message>
+        <source>Autovacuum does not keep up: %1 vacuums of the task table since %2; after %3 of the sample intervals with a vacuum its dead rows did not fall.</source>
+        <translation>自动 VACUUM 跟不上：自 %2 起任务表执行了 %1 次 VACUUM；其中 %3 个含 VACUUM 的样本间隔之后死行没有减少。</translation>
+    </message>
+    <message>
+        <source>Autovacuum keeps up: %1 vacuums of the task table since %2, each followed by fewer dead rows.</source>
+        <translation>自动 VACUUM 跟得上：自 %2 起任务表执行了 %1 次 VACUUM，每次之后死行都减少了。</translation>
+    </message>
+    <message>
+        <source>The owner of idem_horizon_holders lacks pg_read_all_stats: other roles&apos; sessions are missing here. Grant it to the role that ran idemctl migrate.</source>
+        <translation>idem_horizon_holders 的属主没有 pg_read_all_stats：这里缺少其他角色的会话。请将其授予运行 idemctl migrate 的角色。</translation>
+    </message>
+    <message>
+        <source>This login lacks pg_read_all_stats: it sees every holder&apos;s pid, role, application, state and age, but not another role&apos;s client address or query text; pg_read_all_stats adds them.</source>
+        <translation>此登录名没有 pg_read_all_stats：它能看到每个持有者的 pid、角色、应用、状态和时长，但看不到其他角色的客户端地址和查询文本；pg_read_all_stats 可补上这两项。</translation>
+    </message>
+    <message>
+        <source>hidden</source>
+        <translation>已隐藏</translation>
+    </message>
+    <message>
+        <source>transaction began %1; query began %2</source>
+        <translation>事务开始于 %1；查询开始于 %2</translation>
+    </message>
+    <message>
+        <source>hidden: another role&apos;s (pg_read_all_stats shows it)</source>
+        <translation>已隐藏：属于其他角色（pg_read_all_stats 可显示）</translation>
     </message>
 </context>
 <context>

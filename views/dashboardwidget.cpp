@@ -30,6 +30,7 @@
 #include "views/chartpanel.h"
 #include "views/refusalnote.h"
 #include "views/dashboardsettingsdialog.h"
+#include "views/horizonnotice.h"
 #include "views/integritynotice.h"
 #include "views/latencychart.h"
 #include "views/pausedialog.h"
@@ -202,6 +203,8 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
         if (const auto& r = m_model->latest())
             integrity->showFor(r->stats);
     });
+    if (monitor) // issue 46: the transaction horizon held while the Idem tables' dead rows grow
+        layout->addWidget(new HorizonNotice(monitor));
     layout->addLayout(tiles);
     if (m_breakdown)
         layout->addWidget(m_breakdown);

@@ -22,8 +22,10 @@
 #include <vector>
 
 #include "models/consolesession.h"
+#include "models/horizonwatch.h"
 #include "models/storagemodel.h"
 #include "models/tones.h"
+#include "models/visibletext.h"
 #include "views/chartpanel.h"
 #include "views/pagestatusline.h"
 #include "views/theme.h"
@@ -103,11 +105,15 @@ StorageWidget::StorageWidget(ConsoleSession* session, QWidget* parent)
     , m_meaning(new QLabel)
     , m_tablesBox(new QGroupBox)
     , m_tables(makeTable(QStringLiteral("storageTablesTable")))
+    , m_horizonBox(new QGroupBox)
+    , m_horizon(new QLabel)
+    , m_holders(makeTable(QStringLiteral("storageHoldersTable")))
     , m_chart(new QChart)
     , m_chartView(new QChartView(m_chart))
     , m_tableBytes(new QLineSeries)
     , m_indexBytes(new QLineSeries)
     , m_rows(new QLineSeries)
+    , m_dead(new QLineSeries)
     , m_rowsAxis(new QValueAxis)
     , m_x(new QDateTimeAxis)
     , m_y(new QValueAxis)
@@ -125,6 +131,12 @@ StorageWidget::StorageWidget(ConsoleSession* session, QWidget* parent)
     m_meaning->setObjectName(QStringLiteral("storageMeaning"));
     m_meaning->setWordWrap(true);
     m_meaning->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_horizon->setObjectName(QStringLiteral("storageHorizon"));
+    m_horizon->setWordWrap(true);
+    m_horizon->setTextFormat(Qt::PlainText); // role, application and query text come from the database
+    m_horizon->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_holders->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
+    m_holders->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
 
     m_tableBytes->setObjectName(QStringLiteral("tablebytes"));
     m_indexBytes->setObjectName(QStringLiteral("indexbytes"));
@@ -132,11 +144,15 @@ StorageWidget::StorageWidget(ConsoleSession* session, QWidget* parent)
     m_chart->addSeries(m_indexBytes);
     m_rows->setObjectName(QStringLiteral("rowsestimate"));
     m_chart->addSeries(m_rows);
+    m_dead->setObjectName(QStringLiteral("deadrows"));
+    m_chart->addSeries(m_dead);
     m_chart->addAxis(m_x, Qt::AlignBottom);
     m_chart->addAxis(m_y, Qt::AlignLeft);
     m_chart->addAxis(m_rowsAxis, Qt::AlignRight);
     m_rows->attachAxis(m_x);
     m_rows->attachAxis(m_rowsAxis);
+    m_dead->attachAxis(m_x);
+    m_dead->attachAxis(m_rowsAxis);
     m_rowsAxis->setLabelFormat(QStringLiteral("%.0f"));
     // One grid, the MB axis's: the rows axis's nice ticks fall elsewhere and doubled the lines.
     m_rowsAxis->setGridLineVisible(false);
@@ -161,7 +177,8 @@ StorageWidget::StorageWidget(ConsoleSession* session, QWidget* parent)
 
     // The status table is as tall as its four rows; the retention table and the chart take the rest.
     m_status->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
-    m_status->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
+    // Fixed: the horizon box below must not squeeze the four rows (the retention table gives way).
+    m_status->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
     m_status->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     auto* statusLayout = new QVBoxLayout(m_statusBox);
     statusLayout->addWidget(m_status);
@@ -172,6 +189,9 @@ StorageWidget::StorageWidget(ConsoleSession* session, QWidget* parent)
     retentionLayout->addWidget(m_meaning);
     auto* tablesLayout = new QVBoxLayout(m_tablesBox);
     tablesLayout->addWidget(m_tables);
+    auto* horizonLayout = new QVBoxLayout(m_horizonBox);
+    horizonLayout->addWidget(m_horizon);
+    horizonLayout->addWidget(m_holders);
 
     auto* grid = new QGridLayout;
     grid->addWidget(m_statusBox, 0, 0);
@@ -179,6 +199,7 @@ StorageWidget::StorageWidget(ConsoleSession* session, QWidget* parent)
     grid->addWidget(m_retentionBox, 1, 0);
     grid->addWidget(m_chartView, 1, 1);
     grid->addWidget(m_tablesBox, 2, 0, 1, 2);
+    grid->addWidget(m_horizonBox, 3, 0, 1, 2);
     // The tables need the width more than the chart: at 3:2 a policy set by an operator
     // ("when, role (user)") did not fit the default window.
     grid->setColumnStretch(0, 2);
@@ -247,6 +268,11 @@ void StorageWidget::retranslate()
     m_purgeBox->setTitle(tr("Purge"));
     m_retentionBox->setTitle(tr("Retention of succeeded keys"));
     m_tablesBox->setTitle(tr("Tables"));
+    m_horizonBox->setTitle(tr("Transaction horizon: who keeps dead rows from being removed"));
+    m_dead->setName(tr("dead rows (samples)"));
+    m_holders->setColumnCount(9);
+    m_holders->setHorizontalHeaderLabels({ tr("Holder"), tr("PID"), tr("Role"), tr("Application"), tr("Client"),
+        tr("State"), tr("Open for"), tr("Transaction ids"), tr("Query") });
     m_chart->setTitle(m_x->isVisible() ? tr("Size of the task table over time")
                                        : tr("Size of the task table over time: not read yet"));
     m_tableBytes->setName(tr("table"));
@@ -272,7 +298,7 @@ void StorageWidget::applyTheme()
     if (m_chart->theme() != chartTheme)
         m_chart->setTheme(chartTheme);
     m_chart->setBackgroundBrush(QApplication::palette().color(QPalette::Base));
-    for (auto* s : { m_tableBytes, m_indexBytes, m_rows })
+    for (auto* s : { m_tableBytes, m_indexBytes, m_rows, m_dead })
         s->setColor(tones::series(s->objectName()));
 }
 
@@ -366,7 +392,80 @@ void StorageWidget::render()
         m_tables->setItem(i, 7, cell(storagetext::when(t.lastAutovacuum)));
     }
     fitColumns(m_tables);
+    renderHorizon();
     renderChart();
+}
+
+void StorageWidget::renderHorizon()
+{
+    const auto& h = m_model->report()->horizon;
+    const auto& v = m_model->horizonVerdict();
+    QStringList lines;
+    m_holders->setRowCount(0);
+    if (!h.available) {
+        lines << tr("Who holds back the transaction horizon shows from schema v26 on (idemctl migrate).");
+        m_horizon->setText(lines.join(QLatin1Char('\n')));
+        m_holders->hide();
+        return;
+    }
+    const auto* oldest = h.oldest();
+    if (!oldest)
+        lines << tr("Nothing holds back the horizon: no other open transaction, prepared transaction, replication "
+                    "slot or standby feedback. VACUUM can remove every dead row.");
+    else if (v.alert())
+        lines << tr("⚠ Held past %1 by %2, while the Idem tables' dead rows grew by %3 since %4: VACUUM cannot remove "
+                    "rows that died after it began, until it ends.")
+                     .arg(storagetext::age(m_model->heldAfterSeconds()), horizontext::holder(*oldest),
+                         QLocale().toString(static_cast<qlonglong>(v.grewBy)), storagetext::when(v.since));
+    else
+        lines << tr("Oldest: %1. VACUUM cannot remove rows that died after it began.").arg(horizontext::holder(*oldest));
+    lines << tr("Dead rows in the Idem tables: ≈ %1 (statistics estimate, n_dead_tup). The horizon keeps at least %2 "
+                "of them (tables vacuumed since it began: that vacuum removed what it could) and at most all %1.")
+                 .arg(QLocale().toString(static_cast<qlonglong>(h.deadTotal)),
+                     QLocale().toString(static_cast<qlonglong>(h.keptAtLeast)));
+    if (h.samples.size() < 2)
+        lines << tr("Autovacuum: too few size samples yet to tell whether it keeps up (one every %1 while anyone "
+                    "reads).")
+                     .arg(storagetext::age(m_model->report()->samplePeriodSeconds));
+    else if (h.fruitlessIntervals > 0)
+        lines << tr("Autovacuum does not keep up: %1 vacuums of the task table since %2; after %3 of the sample "
+                    "intervals with a vacuum its dead rows did not fall.")
+                     .arg(h.vacuumsInSamples)
+                     .arg(storagetext::when(h.samples.front().takenAt))
+                     .arg(h.fruitlessIntervals);
+    else
+        lines << tr("Autovacuum keeps up: %1 vacuums of the task table since %2, each followed by fewer dead rows.")
+                     .arg(h.vacuumsInSamples)
+                     .arg(storagetext::when(h.samples.front().takenAt));
+    if (!h.ownerSeesAll)
+        lines << tr("The owner of idem_horizon_holders lacks pg_read_all_stats: other roles' sessions are missing "
+                    "here. Grant it to the role that ran idemctl migrate.");
+    if (!h.loginSeesAll)
+        lines << tr("This login lacks pg_read_all_stats: it sees every holder's pid, role, application, state and "
+                    "age, but not another role's client address or query text; pg_read_all_stats adds them.");
+    m_horizon->setText(lines.join(QLatin1Char('\n')));
+
+    m_holders->setVisible(!h.holders.empty());
+    m_holders->setRowCount(static_cast<int>(h.holders.size()));
+    for (int i = 0; i < static_cast<int>(h.holders.size()); ++i) {
+        const auto& x = h.holders[std::size_t(i)];
+        const QString holder = x.name.empty() ? horizontext::kind(x.kind)
+                                              : QString(horizontext::kind(x.kind) + QLatin1Char(' ') + visibleText(x.name));
+        m_holders->setItem(i, 0, cell(holder));
+        m_holders->setItem(i, 1, cell(x.pid ? QString::number(*x.pid) : QString(), true));
+        m_holders->setItem(i, 2, cell(visibleText(x.role)));
+        m_holders->setItem(i, 3, cell(visibleText(x.application)));
+        m_holders->setItem(i, 4, cell(x.client.empty() && x.queryHidden ? tr("hidden") : visibleText(x.client)));
+        m_holders->setItem(i, 5, cell(visibleText(x.state)));
+        m_holders->setItem(i, 6,
+            cell(x.ageSeconds ? storagetext::age(*x.ageSeconds) : QString(), true,
+                x.xactStart.empty() ? QString() : tr("transaction began %1; query began %2")
+                                                      .arg(storagetext::when(x.xactStart), storagetext::when(x.queryStart))));
+        m_holders->setItem(i, 7, cell(QLocale().toString(static_cast<qlonglong>(x.xidAge)), true));
+        m_holders->setItem(i, 8,
+            cell(x.queryHidden ? tr("hidden: another role's (pg_read_all_stats shows it)") : visibleText(x.query)));
+    }
+    fitColumns(m_holders);
 }
 
 void StorageWidget::renderChart()
@@ -407,20 +506,27 @@ void StorageWidget::renderChart()
     }
     m_tableBytes->replace(table);
     m_indexBytes->replace(index);
-    QList<QPointF> rows;
+    // The rows from the counters and the dead rows from the samples share the rows axis.
     double topRows = 0;
-    for (const auto& p : m_model->rowsHistory().points) {
-        const QDateTime at = storagetext::parseTime(p.at);
+    const auto rowsPoint = [&](const std::string& iso, std::int64_t value, QList<QPointF>& into) {
+        const QDateTime at = storagetext::parseTime(iso);
         if (!at.isValid())
-            continue;
+            return;
         if (!first.isValid() || at < first)
             first = at;
         if (!last.isValid() || at > last)
             last = at;
-        rows << QPointF(static_cast<qreal>(at.toMSecsSinceEpoch()), static_cast<double>(p.rows));
-        topRows = std::max(topRows, static_cast<double>(p.rows));
-    }
+        into << QPointF(static_cast<qreal>(at.toMSecsSinceEpoch()), static_cast<double>(value));
+        topRows = std::max(topRows, static_cast<double>(value));
+    };
+    QList<QPointF> rows;
+    for (const auto& p : m_model->rowsHistory().points)
+        rowsPoint(p.at, p.rows, rows);
     m_rows->replace(rows);
+    QList<QPointF> dead;
+    for (const auto& d : r.horizon.samples)
+        rowsPoint(d.takenAt, d.deadTuples, dead);
+    m_dead->replace(dead);
     m_rowsAxis->setRange(0, std::max(10.0, topRows * 1.1));
     m_rowsAxis->applyNiceNumbers();
     if (!first.isValid()) {

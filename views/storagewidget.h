@@ -22,7 +22,8 @@ class StorageModel;
 // runs one. Rows by status (each number says whether it is exact, cached or an estimate), the
 // retention horizon of every operation with its oldest succeeded key and the rows due, what
 // purging means in plain words, the last purge run, table and index sizes with dead tuples and
-// the last vacuum, and the size of the task table over time. Read when shown and every 30 s
+// the last vacuum, the size of the task table over time, and who holds back the transaction
+// horizon with the dead rows it keeps and whether autovacuum keeps up. Read when shown and every 30 s
 // while it stays shown (no table scan: operations/storage.h).
 class StorageWidget : public QWidget {
     Q_OBJECT
@@ -41,6 +42,9 @@ public:
     QLineSeries* tableSeries() const { return m_tableBytes; }
     QLineSeries* indexSeries() const { return m_indexBytes; }
     QLineSeries* rowsSeries() const { return m_rows; }
+    QLineSeries* deadSeries() const { return m_dead; }
+    QLabel* horizonLabel() const { return m_horizon; }
+    QTableWidget* holdersTable() const { return m_holders; }
 
 protected:
     void showEvent(QShowEvent* event) override;
@@ -49,6 +53,7 @@ protected:
 private:
     void render();
     void renderChart();
+    void renderHorizon();
     void retranslate();
     void applyTheme();
 
@@ -65,11 +70,15 @@ private:
     QLabel* m_meaning;
     QGroupBox* m_tablesBox;
     QTableWidget* m_tables;
+    QGroupBox* m_horizonBox;
+    QLabel* m_horizon;
+    QTableWidget* m_holders;
     QChart* m_chart;
     QChartView* m_chartView;
     QLineSeries* m_tableBytes;
     QLineSeries* m_indexBytes;
     QLineSeries* m_rows; // from the counters, on its own axis
+    QLineSeries* m_dead; // task_idempotency's dead rows in the size samples (schema v26), on the rows axis
     QValueAxis* m_rowsAxis;
     QDateTimeAxis* m_x;
     QValueAxis* m_y;

@@ -340,3 +340,14 @@ BEGIN
                    ' idem_may_release, idem_may_fail, idem_may_pause, idem_may_purge, idem_may_approve', s);
 END
 $budget$;
+
+-- The transaction horizon (schema v26): readers see who holds it back (idem_horizon_holders, as
+-- its definer: pid, role, application, state and times of every holder; a holder's client and
+-- query text only to a login with pg_read_all_stats or of the holder's own role). Nobody else.
+DO $horizon$
+DECLARE
+    s text := current_schema();
+BEGIN
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_horizon_holders(integer) TO idem_reader', s);
+END
+$horizon$;

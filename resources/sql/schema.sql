@@ -1730,6 +1730,69 @@ $$;
 
 
 --
+-- Name: idem_horizon_holders(integer); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_horizon_holders(p_limit integer) RETURNS TABLE(kind text, pid integer, role text, application text, client text, state text, backend_type text, xact_start timestamp with time zone, query_start timestamp with time zone, xid_age integer, age_seconds double precision, name text, query text, query_hidden boolean)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+DECLARE
+    v_all boolean := pg_has_role(session_user, 'pg_read_all_stats', 'USAGE');
+BEGIN
+    IF p_limit IS NULL OR p_limit < 1 OR p_limit > 50 THEN
+        RAISE EXCEPTION 'limit must be 1 to 50, not %', COALESCE(p_limit::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    RETURN QUERY
+    WITH h AS (
+        SELECT 'session'::text AS kind, a.pid, a.usename::text AS role, a.application_name::text AS application,
+               CASE WHEN a.client_addr IS NULL THEN 'local' ELSE host(a.client_addr) || ':' || a.client_port END AS client,
+               a.state::text AS state, a.backend_type::text AS backend_type, a.xact_start, a.query_start,
+               GREATEST(age(a.backend_xmin), age(a.backend_xid)) AS xid_age,
+               extract(epoch FROM now() - a.xact_start)::float8 AS age_seconds, NULL::text AS name,
+               a.query::text AS query,
+               (v_all OR (a.usesysid IS NOT NULL AND pg_has_role(session_user, a.usesysid, 'USAGE'))) AS visible
+          FROM pg_stat_activity a
+         WHERE a.datid = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
+           AND (a.backend_xmin IS NOT NULL OR a.backend_xid IS NOT NULL)
+           AND a.pid <> pg_backend_pid()
+           AND a.backend_type NOT IN ('walsender', 'autovacuum worker')
+        UNION ALL
+        SELECT 'prepared', NULL, p.owner::text, NULL, NULL, 'prepared', NULL, p.prepared, NULL, age(p.transaction),
+               extract(epoch FROM now() - p.prepared)::float8, p.gid, NULL, true
+          FROM pg_prepared_xacts p
+         WHERE p.database = current_database()
+        UNION ALL
+        SELECT 'slot', s.active_pid, NULL, NULL, NULL, CASE WHEN s.active THEN 'active' ELSE 'inactive' END,
+               s.slot_type, NULL, NULL, age(s.xmin), NULL, s.slot_name::text, NULL, true
+          FROM pg_replication_slots s
+         WHERE s.xmin IS NOT NULL AND (s.database IS NULL OR s.database = current_database())
+        UNION ALL
+        SELECT 'slot_catalog', s.active_pid, NULL, NULL, NULL, CASE WHEN s.active THEN 'active' ELSE 'inactive' END,
+               s.slot_type, NULL, NULL, age(s.catalog_xmin), NULL, s.slot_name::text, NULL, true
+          FROM pg_replication_slots s
+         WHERE s.catalog_xmin IS NOT NULL AND (s.database IS NULL OR s.database = current_database())
+        UNION ALL
+        SELECT 'standby', r.pid, r.usename::text, r.application_name::text,
+               CASE WHEN r.client_addr IS NULL THEN 'local' ELSE host(r.client_addr) || ':' || r.client_port END,
+               r.state::text, 'walsender', NULL, NULL, age(r.backend_xmin), NULL, NULL, NULL,
+               (v_all OR (r.usesysid IS NOT NULL AND pg_has_role(session_user, r.usesysid, 'USAGE')))
+          FROM pg_stat_replication r
+         WHERE r.backend_xmin IS NOT NULL
+    )
+    SELECT h.kind, h.pid, left(h.role, 64), regexp_replace(left(h.application, 64), '[[:cntrl:]]', ' ', 'g'),
+           CASE WHEN h.visible THEN h.client END, h.state, h.backend_type, h.xact_start, h.query_start, h.xid_age,
+           h.age_seconds, regexp_replace(left(h.name, 200), '[[:cntrl:]]', ' ', 'g'),
+           CASE WHEN h.visible THEN regexp_replace(left(h.query, 200), '[[:cntrl:]]', ' ', 'g') END,
+           NOT h.visible AND h.kind IN ('session', 'standby')
+      FROM h
+     ORDER BY h.xid_age DESC NULLS LAST, h.age_seconds DESC NULLS LAST, h.pid
+     LIMIT p_limit;
+END
+$$;
+
+
+--
 -- Name: idem_job_approve(bigint, text, text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -4453,10 +4516,12 @@ BEGIN
        OR EXISTS (SELECT FROM idem_storage_samples s WHERE s.bucket = v_bucket) THEN
         RETURN false;
     END IF;
-    INSERT INTO idem_storage_samples (bucket, taken_at, table_bytes, index_bytes, rows_estimate)
+    INSERT INTO idem_storage_samples (bucket, taken_at, table_bytes, index_bytes, rows_estimate, dead_tuples, vacuums)
     SELECT v_bucket, now(), pg_table_size(c.oid), pg_indexes_size(c.oid),
-           CASE WHEN c.reltuples >= 0 THEN c.reltuples::bigint END
-      FROM pg_class c WHERE c.oid = 'task_idempotency'::regclass
+           CASE WHEN c.reltuples >= 0 THEN c.reltuples::bigint END,
+           s.n_dead_tup, s.vacuum_count + s.autovacuum_count
+      FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
+     WHERE c.oid = 'task_idempotency'::regclass
     ON CONFLICT (bucket) DO NOTHING;
     GET DIAGNOSTICS v_n = ROW_COUNT;
     DELETE FROM idem_storage_samples s
@@ -5099,7 +5164,9 @@ CREATE TABLE idem.idem_storage_samples (
     taken_at timestamp with time zone NOT NULL,
     table_bytes bigint NOT NULL,
     index_bytes bigint NOT NULL,
-    rows_estimate bigint
+    rows_estimate bigint,
+    dead_tuples bigint,
+    vacuums bigint
 );
 
 
@@ -5944,6 +6011,14 @@ GRANT ALL ON FUNCTION idem.idem_fail(p_key text, p_expected_status text, p_expec
 --
 
 REVOKE ALL ON FUNCTION idem.idem_has_right(p_role name, p_right text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_horizon_holders(p_limit integer); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_horizon_holders(p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_horizon_holders(p_limit integer) TO idem_reader;
 
 
 --

@@ -11,18 +11,22 @@
 #include <QLineSeries>
 #include <QTableWidget>
 
+#include "core/connection.h"
 #include "models/auditmodel.h"
 #include "models/storagemodel.h"
 #include "operations/purge.h"
 #include "operations/storagehistory.h"
 #include "tests/console/roundticks.h"
 #include "tests/console/tst_taskbrowser_support.h"
+#include "views/horizonnotice.h"
 #include "views/storagewidget.h"
+#include "models/horizonwatch.h"
 
 using idem::console::AuditModel;
 using idem::console::ConsoleSession;
 using idem::console::StorageModel;
 using idem::console::StorageWidget;
+using idem::console::HorizonNotice;
 using namespace idem::test;
 
 // The Storage page shows what the database holds and what a purge would remove, as SQL says:
@@ -42,6 +46,7 @@ private Q_SLOTS:
     void succeededFollowsInsertsBetweenAnalyses();
     void policySetIsWholeOrInItsTooltip();
     void runningPurgeSaysWhetherItsSessionLives();
+    void readerSeesWhoHoldsTheHorizon();
 
 private:
     // The page shown on `session`, loaded once (fails the test if it does not load).
@@ -359,6 +364,85 @@ void TestStoragePage::runningPurgeSaysWhetherItsSessionLives()
     run.alive.reset();
     const QString standby = idem::console::storagetext::purgeRun(run);
     QVERIFY2(standby.contains(QStringLiteral("as of the replay point")), qPrintable(standby));
+}
+
+// Issue 46 item 1: a report holds a REPEATABLE READ snapshot open while the claims go on updating
+// rows. A reader login's Storage page names the session (pid, application) in its holders table,
+// with the query text hidden, and the dashboard's line says the horizon is held while the dead
+// rows grow, both within one refresh of the hold; once it ends, both clear.
+void TestStoragePage::readerSeesWhoHoldsTheHorizon()
+{
+    const std::string role = "idem_t_storagepage_reader";
+    createLoginRole(role, "reader-pw-7c2", "idem_reader");
+    ConsoleSession reader;
+    QVERIFY(connectSession(reader, dsnWith(m_db->dsn(), { { "user", role }, { "password", "reader-pw-7c2" } })));
+    StorageWidget page(&reader);
+    page.model()->setHeldAfterSeconds(1);
+    HorizonNotice notice(&reader);
+    notice.watch()->setHeldAfterSeconds(1);
+    notice.watch()->setInterval(300);
+    QSignalSpy pageRead(page.model(), &StorageModel::updated);
+    page.resize(1280, 1000);
+    page.show();
+    QVERIFY(QTest::qWaitFor([&] { return !pageRead.isEmpty(); }, browserTimeoutMs));
+    QVERIFY(page.holdersTable()->rowCount() == 0 || !page.horizonLabel()->text().contains(QStringLiteral("Held past")));
+
+    auto holder = idem::connect(dsnWith(m_db->dsn(), { { "application_name", "storage-report" } }));
+    const int pid = holder->backendpid();
+    pqxx::work report(*holder);
+    report.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+    report.exec("SELECT count(*) AS report_secret_rows FROM idem.task_idempotency");
+    const auto work = [this] {
+        execSql(*m_conn, "UPDATE idem.task_idempotency SET attempts = attempts WHERE idempotency_key LIKE 't1:%'");
+    };
+    work();
+    const auto holderRow = [&]() -> int {
+        for (int r = 0; r < page.holdersTable()->rowCount(); ++r)
+            if (page.holdersTable()->item(r, 1)->text() == QString::number(pid))
+                return r;
+        return -1;
+    };
+    // One refresh after the hold began (the page reads every 30 s; here at once).
+    pageRead.clear();
+    page.reload();
+    QVERIFY(QTest::qWaitFor([&] { return !pageRead.isEmpty(); }, browserTimeoutMs));
+    const int row = holderRow();
+    QVERIFY2(row >= 0, qPrintable(page.horizonLabel()->text()));
+    QCOMPARE(page.holdersTable()->item(row, 3)->text(), QStringLiteral("storage-report"));
+    QCOMPARE(page.holdersTable()->item(row, 5)->text(), QStringLiteral("idle in transaction"));
+    QCOMPARE(page.holdersTable()->item(row, 4)->text(), QStringLiteral("hidden"));
+    QVERIFY(page.holdersTable()->item(row, 8)->text().startsWith(QStringLiteral("hidden")));
+    QVERIFY(page.horizonLabel()->text().contains(QStringLiteral("This login lacks pg_read_all_stats")));
+    for (int r = 0; r < page.holdersTable()->rowCount(); ++r)
+        QVERIFY(!page.holdersTable()->item(r, 8)->text().contains(QStringLiteral("report_secret_rows")));
+
+    // The dashboard's line: held past 1 s while dead rows grow (the workload goes on meanwhile).
+    QVERIFY2(QTest::qWaitFor(
+                 [&] {
+                     work();
+                     return notice.isVisibleTo(nullptr) && !notice.isHidden();
+                 },
+                 browserTimeoutMs),
+        qPrintable(notice.watch()->error()));
+    QVERIFY2(notice.text().contains(QStringLiteral("pid %1").arg(pid)), qPrintable(notice.text()));
+    QVERIFY(notice.text().contains(QStringLiteral("application storage-report")));
+    QVERIFY(!notice.text().contains(QStringLiteral("report_secret_rows")));
+    pageRead.clear();
+    page.reload();
+    QVERIFY(QTest::qWaitFor([&] { return !pageRead.isEmpty(); }, browserTimeoutMs));
+    QVERIFY2(page.horizonLabel()->text().contains(QStringLiteral("Held past")), qPrintable(page.horizonLabel()->text()));
+    if (!qEnvironmentVariableIsEmpty("IDEM_SCREENSHOT_DIR"))
+        page.grab().save(qEnvironmentVariable("IDEM_SCREENSHOT_DIR") + QStringLiteral("/storage-horizon.png"));
+
+    // Released: the line goes at the next read, the holder leaves the page's table.
+    report.commit();
+    holder.reset();
+    QVERIFY(QTest::qWaitFor([&] { return notice.isHidden(); }, browserTimeoutMs));
+    pageRead.clear();
+    page.reload();
+    QVERIFY(QTest::qWaitFor([&] { return !pageRead.isEmpty(); }, browserTimeoutMs));
+    QCOMPARE(holderRow(), -1);
+    QVERIFY(!page.horizonLabel()->text().contains(QStringLiteral("Held past")));
 }
 
 QTEST_MAIN(TestStoragePage)

@@ -1,7 +1,8 @@
 -- idem_storage_sample (schema v9; the history is in git log).
 -- Takes a sample if this bucket has none (a primary, read-write, READ COMMITTED), and removes
 -- samples older than the counters' expire_after. Returns whether it took one. Readers may call
--- it: it writes at most one row per 15 minutes, whoever calls it how often.
+-- it: it writes at most one row per 15 minutes, whoever calls it how often. Since v26 a sample
+-- also keeps the table's dead rows and the vacuums run on it so far (the statistics views').
 CREATE OR REPLACE FUNCTION idem_storage_sample()
 RETURNS boolean
 LANGUAGE plpgsql
@@ -18,10 +19,12 @@ BEGIN
        OR EXISTS (SELECT FROM idem_storage_samples s WHERE s.bucket = v_bucket) THEN
         RETURN false;
     END IF;
-    INSERT INTO idem_storage_samples (bucket, taken_at, table_bytes, index_bytes, rows_estimate)
+    INSERT INTO idem_storage_samples (bucket, taken_at, table_bytes, index_bytes, rows_estimate, dead_tuples, vacuums)
     SELECT v_bucket, now(), pg_table_size(c.oid), pg_indexes_size(c.oid),
-           CASE WHEN c.reltuples >= 0 THEN c.reltuples::bigint END
-      FROM pg_class c WHERE c.oid = 'task_idempotency'::regclass
+           CASE WHEN c.reltuples >= 0 THEN c.reltuples::bigint END,
+           s.n_dead_tup, s.vacuum_count + s.autovacuum_count
+      FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
+     WHERE c.oid = 'task_idempotency'::regclass
     ON CONFLICT (bucket) DO NOTHING;
     GET DIAGNOSTICS v_n = ROW_COUNT;
     DELETE FROM idem_storage_samples s
