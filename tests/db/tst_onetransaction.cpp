@@ -55,19 +55,15 @@ private:
         return o;
     }
     // A row left by an earlier attempt that failed, due for a retry now (a takeover's start).
-    void plantRetryDue(const idem::TaskKey& key)
+    void plantRetryDue(const idem::TaskKey& key, int maxAttempts = 5)
     {
-        idem::TaskStore other(*m_fx.other, storeOptions(2000ms));
+        idem::TaskStore other(*m_fx.other, storeOptions(2000ms, maxAttempts));
         const auto c = other.claim(key, digestOf('a'));
         QVERIFY(c.mayExecute());
         pqxx::work w(*m_fx.other);
         w.exec_params("SELECT * FROM idem.fail($1, $2::uuid, 'retryable', 'bank timeout', 1)", key.str(), c.token);
         w.commit();
-        QTRY_VERIFY_WITH_TIMEOUT(
-            scalar(*m_fx.admin, "SELECT next_attempt_at <= now() FROM idem.task_idempotency WHERE idempotency_key = $1",
-                key.str())
-                == "true"_b,
-            5000);
+        QTRY_VERIFY_WITH_TIMEOUT(f(key, "next_attempt_at <= now()") == "true"_b, 5000);
     }
 
     idem::test::ProtocolFixture m_fx;
@@ -106,16 +102,26 @@ void TestOneTransaction::succeedsWithOneCommit()
     idem::OutcomeCounters counters;
     idem::TaskStore store(*m_fx.conn, storeOptions(2000ms), &counters);
     const auto key = nextKey();
-    const auto out = idem::runTask(store, key, digestOf('a'), insertPayment(), oneTx());
+    std::string taskNow;
+    const auto out = idem::runTask(store, key, digestOf('a'),
+        [&](pqxx::work& tx, const idem::TaskContext& ctx) {
+            taskNow = tx.exec("SELECT now()::text")[0][0].as<std::string>();
+            return insertPayment()(tx, ctx);
+        },
+        oneTx());
     QCOMPARE(QByteArray(idem::runOutcomeName(out.kind)), "succeeded"_b);
     QCOMPARE(bytes(out.resultJson), bytes(charged));
     QCOMPARE(out.claim.attempts, 1);
     QCOMPARE(businessRows(key), 1);
-    // One transaction wrote both rows (the same xmin), and claimed and completed the key at the
-    // same now(): its start.
+    // One transaction wrote both rows (the same xmin), and it is the one that claimed the key: the
+    // claim's now() is the task's (two steps claim in a transaction of their own, earlier).
     QCOMPARE(f(key, "t.xmin::text = (SELECT p.xmin::text FROM payments p WHERE p.idempotency_key = t.idempotency_key)"),
         "true"_b);
-    QCOMPARE(f(key, "created_at = updated_at AND attempt_started_at = updated_at"), "true"_b);
+    QCOMPARE(scalar(*m_fx.admin,
+                 "SELECT (created_at = $2::timestamptz AND attempt_started_at = created_at)::text"
+                 " FROM idem.task_idempotency WHERE idempotency_key = $1",
+                 key.str(), taskNow),
+        "true"_b);
     QCOMPARE(f(key, "status || ' ' || attempts || ' ' || result_json::text"), R"(succeeded 1 {"charged": 1250})"_b);
     QCOMPARE(f(key, "owner_token IS NULL AND lease_until IS NULL"), "true"_b);
     // The payment was written by the token that completed it.
@@ -200,7 +206,7 @@ void TestOneTransaction::failureRolledBackThenRecorded()
     QFETCH(QByteArray, row);
     const auto key = nextKey();
     if (takeover)
-        plantRetryDue(key);
+        plantRetryDue(key, maxAttempts);
     idem::TaskStore store(*m_fx.conn, storeOptions(2000ms, maxAttempts));
     const auto cls = static_cast<idem::FailureClass>(failureClass);
     const auto out = idem::runTask(store, key, digestOf('a'), insertPayment([cls] {

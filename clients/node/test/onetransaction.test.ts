@@ -39,10 +39,10 @@ function charge(meanwhile?: () => Promise<void>) {
     };
 }
 
-async function retryDue(key: TaskKey): Promise<void> {
+async function retryDue(key: TaskKey, maxAttempts = 5): Promise<void> {
     const c = await connect(scratch.dsn, 'onetx setup');
     try {
-        const store = new TaskStore(c, { retry: { maxAttempts: 5, baseDelayMs: 0, maxDelayMs: 0, maxAgeMs: 0 } });
+        const store = new TaskStore(c, { retry: { maxAttempts, baseDelayMs: 0, maxDelayMs: 0, maxAgeMs: 0 } });
         const claim = await store.claim(key, 'v1:x');
         await store.fail(key, claim.token, claim.attempts, 'retryable', 'bank timeout');
     } finally {
@@ -81,12 +81,25 @@ after(async () => {
 describe('one transaction for local effects', () => {
     it('claims, writes and completes in one commit, then replays and records a conflict', async () => {
         const key = nextKey();
-        const out = await withWorker((s) => runTask(s, key, 'v1:x', charge(), { oneTransaction: true }));
+        let taskNow = '';
+        const out = await withWorker((s) =>
+            runTask(
+                s,
+                key,
+                'v1:x',
+                async (tx, ctx) => {
+                    taskNow = (await tx.query('SELECT now()::text AS now')).rows[0].now;
+                    return charge()(tx, ctx);
+                },
+                { oneTransaction: true },
+            ),
+        );
         assert.equal(out.kind, 'succeeded');
+        // The claim's now() is the task's: one transaction (two steps claim in one of their own, earlier).
         const same = await admin.query(
             'SELECT t.xmin::text = (SELECT e.xmin::text FROM public.effects e WHERE e.k = t.idempotency_key) AS one,' +
-                ' t.created_at = t.updated_at AS at FROM idem.task_idempotency t WHERE t.idempotency_key = $1',
-            [key.str()],
+                ' t.created_at = $2::timestamptz AS at FROM idem.task_idempotency t WHERE t.idempotency_key = $1',
+            [key.str(), taskNow],
         );
         assert.deepEqual(same.rows[0], { one: true, at: true });
         const again = await withWorker((s) => runTask(s, key, 'v1:x', charge(), { oneTransaction: true }));
@@ -102,7 +115,7 @@ describe('one transaction for local effects', () => {
     for (const takeover of [false, true]) {
         it(`rolls a failure back and records it after (${takeover ? 'takeover' : 'new key'})`, async () => {
             const key = nextKey();
-            if (takeover) await retryDue(key);
+            if (takeover) await retryDue(key, 2);
             const c = await connect(scratch.dsn, 'onetx worker');
             try {
                 const store = new TaskStore(c, { retry: { maxAttempts: 2, baseDelayMs: 0, maxDelayMs: 0, maxAgeMs: 0 } });

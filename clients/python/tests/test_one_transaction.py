@@ -29,9 +29,9 @@ def charge(order, meanwhile=None):
     return task
 
 
-def retry_due(conn, key, digest):
+def retry_due(conn, key, digest, max_attempts=5):
     """The row an earlier failed attempt left, due for a retry now."""
-    c = TaskStore(conn).claim(key, digest)
+    c = TaskStore(conn, retry=RetryPolicy(max_attempts=max_attempts)).claim(key, digest)
     TaskStore(conn, retry=RetryPolicy(base_delay_ms=0, max_delay_ms=0)).fail(key, c.token, c.attempts, "retryable",
                                                                              "bank timeout")
 
@@ -39,13 +39,20 @@ def retry_due(conn, key, digest):
 def test_one_commit_holds_claim_writes_and_success(conn, other, unique):
     key = TaskKey("shop", "charge", unique)
     digest = request_digest({"order": unique})
-    out = run_task(TaskStore(conn), key, digest, charge(unique), one_transaction=True)
+    seen = {}
+
+    def task(tx, ctx):
+        seen["now"] = tx.execute("SELECT now()").fetchone()[0]
+        return charge(unique)(tx, ctx)
+
+    out = run_task(TaskStore(conn), key, digest, task, one_transaction=True)
     assert out.kind == Outcome.SUCCEEDED and out.result == {"receipt": "r-" + unique}
-    # One transaction: the task row and the payment share their xmin, and the claim's now() is the completion's.
+    # One transaction: the task row and the payment share their xmin, and the claim's now() is the
+    # task's (two steps claim in a transaction of their own, earlier).
     same = other.execute(
         "SELECT t.xmin::text = (SELECT p.xmin::text FROM payments p WHERE p.order_id = %s),"
-        " t.created_at = t.updated_at FROM idem.task_idempotency t WHERE t.idempotency_key = %s",
-        (unique, str(key))).fetchone()
+        " t.created_at = %s FROM idem.task_idempotency t WHERE t.idempotency_key = %s",
+        (unique, seen["now"], str(key))).fetchone()
     assert same == (True, True)
     again = run_task(TaskStore(other), key, digest, charge(unique), one_transaction=True)
     assert again.kind == Outcome.REPLAYED and again.result == {"receipt": "r-" + unique}
@@ -61,7 +68,7 @@ def test_one_commit_holds_claim_writes_and_success(conn, other, unique):
 def test_failure_rolled_back_then_recorded(conn, unique, takeover):
     key = TaskKey("shop", "charge", unique)
     if takeover:
-        retry_due(conn, key, "v1:x")
+        retry_due(conn, key, "v1:x", max_attempts=2)
     store = TaskStore(conn, retry=RetryPolicy(max_attempts=2, base_delay_ms=0, max_delay_ms=0))
 
     def fails(tx, ctx):
