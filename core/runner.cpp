@@ -107,6 +107,30 @@ namespace {
         }
     }
 
+    // A failed attempt recorded with the token of `claim`, after its transaction rolled back.
+    RunOutcome recordFailure(TaskStore& store, const TaskKey& key, const ClaimResult& claim, FailureClass cls,
+        const std::string& message, Reconnects& reconnects)
+    {
+        RunOutcome out;
+        out.claim = claim;
+        out.error = message;
+        for (;;) {
+            try {
+                out.failure = store.fail(key, claim.token, claim.attempts, cls, message);
+                break;
+            } catch (const LostOwnership& e) {
+                out.kind = RunOutcome::Kind::LostOwnership;
+                out.error = message + "; and the lease was lost before the failure was recorded: " + e.what();
+                return out;
+            } catch (const NotPrimary& e) {
+                if (!reconnects.again(e))
+                    throw;
+            }
+        }
+        out.kind = out.failure.status == "failed" ? RunOutcome::Kind::Failed : RunOutcome::Kind::WillRetry;
+        return out;
+    }
+
     // What the fenced transaction's try came to when it did not succeed.
     enum class Attempt { Failed, Again };
 
@@ -198,22 +222,7 @@ namespace {
         }
 
         // The business transaction is gone (rolled back) by now; record the failure on its own.
-        out.error = message;
-        for (;;) {
-            try {
-                out.failure = store.fail(key, claim.token, claim.attempts, cls, message);
-                break;
-            } catch (const LostOwnership& e) {
-                out.kind = RunOutcome::Kind::LostOwnership;
-                out.error = message + "; and the lease was lost before the failure was recorded: " + e.what();
-                return out;
-            } catch (const NotPrimary& e) {
-                if (!reconnects.again(e))
-                    throw;
-            }
-        }
-        out.kind = out.failure.status == "failed" ? RunOutcome::Kind::Failed : RunOutcome::Kind::WillRetry;
-        return out;
+        return recordFailure(store, key, claim, cls, message, reconnects);
     }
 
     // What a task's exception amounts to: its class and message.
@@ -313,24 +322,7 @@ namespace {
                 + " when the failure was to be recorded";
             return out;
         }
-        RunOutcome out;
-        out.claim = claim;
-        out.error = failure.second;
-        for (;;) {
-            try {
-                out.failure = store.fail(key, claim.token, claim.attempts, failure.first, failure.second);
-                break;
-            } catch (const LostOwnership& e) {
-                out.kind = RunOutcome::Kind::LostOwnership;
-                out.error = failure.second + "; and the lease was lost before the failure was recorded: " + e.what();
-                return out;
-            } catch (const NotPrimary& e) {
-                if (!reconnects.again(e))
-                    throw;
-            }
-        }
-        out.kind = out.failure.status == "failed" ? RunOutcome::Kind::Failed : RunOutcome::Kind::WillRetry;
-        return out;
+        return recordFailure(store, key, claim, failure.first, failure.second, reconnects);
     }
 
 } // namespace

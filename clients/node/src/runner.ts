@@ -171,13 +171,23 @@ async function runClaimed(
     }
 
     // The business transaction is rolled back by now; record the failure on its own.
-    out.error = message;
+    return recordFailure(store, key, claim, { cls, message });
+}
+
+// A failed attempt recorded with the token of `claim`, after its transaction rolled back.
+async function recordFailure(
+    store: TaskStore,
+    key: TaskKey,
+    claim: ClaimResult,
+    failure: { cls: FailureClass; message: string },
+): Promise<RunOutcome> {
+    const out: RunOutcome = { kind: 'will_retry', claim, resultJson: '', error: failure.message };
     try {
-        out.failure = await store.fail(key, claim.token, claim.attempts, cls, message);
+        out.failure = await store.fail(key, claim.token, claim.attempts, failure.cls, failure.message);
     } catch (e) {
         if (e instanceof LostOwnershipError) {
             out.kind = 'lost_ownership';
-            out.error = `${message}; and the lease was lost before the failure was recorded: ${e.message}`;
+            out.error = `${failure.message}; and the lease was lost before the failure was recorded: ${e.message}`;
             return out;
         }
         throw e;
@@ -284,19 +294,7 @@ async function recordAfterRollback(
         out.error = `${failure.message}; not recorded: the key was ${claim.decision} when the failure was to be recorded`;
         return out;
     }
-    const out: RunOutcome = { kind: 'will_retry', claim, resultJson: '', error: failure.message };
-    try {
-        out.failure = await store.fail(key, claim.token, claim.attempts, failure.cls, failure.message);
-    } catch (e) {
-        if (e instanceof LostOwnershipError) {
-            out.kind = 'lost_ownership';
-            out.error = `${failure.message}; and the lease was lost before the failure was recorded: ${e.message}`;
-            return out;
-        }
-        throw e;
-    }
-    out.kind = out.failure.status === 'failed' ? 'failed' : 'will_retry';
-    return out;
+    return recordFailure(store, key, claim, failure);
 }
 
 /**

@@ -144,7 +144,12 @@ def _run_claimed(store, key, claim, call, record):
         message = str(e) or type(e).__name__
 
     # The business transaction is gone (rolled back) by now; record the failure on its own.
-    out.error = message
+    return _record_failure(store, key, claim, failure_class, message)
+
+
+def _record_failure(store, key, claim, failure_class, message):
+    """A failed attempt recorded with the token of `claim`, after its transaction rolled back."""
+    out = RunOutcome(kind=Outcome.WILL_RETRY, claim=claim, error=message)
     try:
         out.failure = store.fail(key, claim.token, claim.attempts, failure_class, message)
     except LostOwnership as e:
@@ -226,15 +231,7 @@ def _record_after_rollback(store, key, request_digest, failure_class, message):
         out.error = "%s; not recorded: the key was %s when the failure was to be recorded" % (
             message, claim.decision.value)
         return out
-    out = RunOutcome(kind=Outcome.WILL_RETRY, claim=claim, error=message)
-    try:
-        out.failure = store.fail(key, claim.token, claim.attempts, failure_class, message)
-    except LostOwnership as e:
-        out.kind = Outcome.LOST_OWNERSHIP
-        out.error = "%s; and the lease was lost before the failure was recorded: %s" % (message, e)
-        return out
-    out.kind = Outcome.FAILED if out.failure.status == "failed" else Outcome.WILL_RETRY
-    return out
+    return _record_failure(store, key, claim, failure_class, message)
 
 
 def run_task(store, key, request_digest, task=None, *, call=None, record=None, one_transaction=False,
