@@ -21,7 +21,11 @@ enum class Mode {
     Bare, // (b) the schema's SQL functions called with exec_params, no library
     Library, // (c) idem::runTask with OutcomeCounters and a CounterFlusher
     LibraryNoCounters, // (d) idem::runTask without counters
+    LibraryOneTransaction, // (e) idem::runTask with RunOptions::oneTransaction, counters on (issue 45 item 1)
 };
+
+// The modes that count outcomes (an OutcomeCounters and a CounterFlusher per run).
+inline bool countsOutcomes(Mode mode) { return mode == Mode::Library || mode == Mode::LibraryOneTransaction; }
 
 const char* modeLabel(Mode mode);
 const char* modeTag(Mode mode); // the key's operation part: keeps the modes' keys apart
@@ -49,7 +53,7 @@ struct ClientSetup {
     Mode mode = Mode::Bare;
     SchemaName schema;
     std::string digest; // the request digest every request carries
-    OutcomeCounters* counters = nullptr; // Mode::Library only
+    OutcomeCounters* counters = nullptr; // countsOutcomes(mode) only
 };
 
 std::unique_ptr<Client> makeClient(pqxx::connection& conn, const ClientSetup& setup);

@@ -304,6 +304,12 @@ void printTargets(const std::vector<Row>& rows, const std::string& section, cons
             rateOf(rows, section, a, n), "");
         printRatio("counters on / counters off", rateOf(rows, section, c, n), rateOf(rows, section, d, n),
             target ? "target 0.95 .. 1.05" : "");
+        // Issue 45 item 1: one transaction for local effects against the article by hand.
+        const std::string e = modeLabel(Mode::LibraryOneTransaction);
+        printRatio("(e) one transaction / (a) article by hand", rateOf(rows, section, e, n), rateOf(rows, section, a, n),
+            n == 1 ? "target >= 1.80" : target ? "target >= 1.30" : "");
+        printRatio("(e) one transaction / (c) library, two steps", rateOf(rows, section, e, n),
+            rateOf(rows, section, c, n), "");
     }
 }
 
@@ -362,6 +368,7 @@ int main(int argc, char** argv)
             { modeLabel(Mode::Bare), Mode::Bare, &schema },
             { modeLabel(Mode::Library), Mode::Library, &schema },
             { modeLabel(Mode::LibraryNoCounters), Mode::LibraryNoCounters, &schema },
+            { modeLabel(Mode::LibraryOneTransaction), Mode::LibraryOneTransaction, &schema },
         };
         std::vector<Row> rows;
         if (o.fresh) {

@@ -153,26 +153,28 @@ namespace {
     };
 
     // (c), (d) The library: runTask does claim, fence, the task's write, complete, commit.
+    // (e) The library in one transaction: BEGIN, claim, the task's write, complete, COMMIT.
     class LibraryClient final : public Client {
     public:
         LibraryClient(pqxx::connection& conn, const ClientSetup& s)
             : m_mode(s.mode)
             , m_digest(s.digest)
-            , m_store(conn, StoreOptions { s.schema }, s.mode == Mode::Library ? s.counters : nullptr)
+            , m_store(conn, StoreOptions { s.schema }, countsOutcomes(s.mode) ? s.counters : nullptr)
             , m_task([business = "INSERT INTO " + s.schema.qualify("bench_effects")
                              + " (idempotency_key, amount) VALUES ($1, $2)"](pqxx::work& tx, const TaskContext& ctx) {
                 tx.exec_params(business, ctx.idempotencyKey, 100);
                 return resultJson;
             })
         {
-            if (s.mode == Mode::Library && !s.counters)
-                throw std::invalid_argument("the counters-on mode needs an OutcomeCounters");
+            if (countsOutcomes(s.mode) && !s.counters)
+                throw std::invalid_argument("the counters-on modes need an OutcomeCounters");
+            m_options.oneTransaction = s.mode == Mode::LibraryOneTransaction;
         }
 
         Outcome request(const std::string& businessId) override
         {
             const TaskKey key("bench", modeTag(m_mode), businessId);
-            const RunOutcome out = runTask(m_store, key, m_digest, m_task);
+            const RunOutcome out = runTask(m_store, key, m_digest, m_task, m_options);
             switch (out.kind) {
             case RunOutcome::Kind::Succeeded:
                 return Outcome::Executed;
@@ -188,6 +190,7 @@ namespace {
         std::string m_digest;
         TaskStore m_store;
         TaskFunction m_task;
+        RunOptions m_options;
     };
 
 } // namespace
@@ -203,6 +206,8 @@ const char* modeLabel(Mode mode)
         return "(c) library, counters on";
     case Mode::LibraryNoCounters:
         return "(d) library, counters off";
+    case Mode::LibraryOneTransaction:
+        return "(e) library, one transaction";
     }
     return "?";
 }
@@ -218,6 +223,8 @@ const char* modeTag(Mode mode)
         return "lib";
     case Mode::LibraryNoCounters:
         return "libnc";
+    case Mode::LibraryOneTransaction:
+        return "lib1tx";
     }
     return "x";
 }
@@ -231,6 +238,7 @@ std::unique_ptr<Client> makeClient(pqxx::connection& conn, const ClientSetup& se
         return std::make_unique<BareClient>(conn, setup);
     case Mode::Library:
     case Mode::LibraryNoCounters:
+    case Mode::LibraryOneTransaction:
         return std::make_unique<LibraryClient>(conn, setup);
     }
     throw std::logic_error("unknown mode");

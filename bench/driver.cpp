@@ -108,7 +108,7 @@ RunResult runOnce(pqxx::connection& admin, const RunSpec& spec)
 
     std::optional<OutcomeCounters> counters;
     std::optional<CounterFlusher> flusher;
-    if (spec.mode == Mode::Library) {
+    if (countsOutcomes(spec.mode)) {
         counters.emplace();
         flusher.emplace(spec.dsn, spec.schema, *counters, std::chrono::seconds(1));
         flusher->flushNow(); // connects now, not inside the timed window
@@ -228,7 +228,7 @@ RunResult runOnce(pqxx::connection& admin, const RunSpec& spec)
     else if (effects != executedTotal || succeeded != executedTotal || rows != executedTotal)
         out.problem = "tables disagree: " + std::to_string(effects) + " effects, " + std::to_string(succeeded)
             + " succeeded of " + std::to_string(rows) + " rows, " + std::to_string(executedTotal) + " executed";
-    if (spec.mode == Mode::Library && out.problem.empty()) {
+    if (countsOutcomes(spec.mode) && out.problem.empty()) {
         // Counters on: every request of this run (warm-up included) was counted and flushed.
         const long long counted = scalar(admin,
             "SELECT COALESCE(sum(n), 0) FROM " + spec.schema.qualify("idem_counters")

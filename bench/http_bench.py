@@ -4,6 +4,7 @@ POST /orders with fresh keys and with replays, against the same handler without 
 (--bare), in one run, for each adapter asked for.
 
     bench/http_bench.py --dsn DSN [--adapters python,node] [--seconds 5] [--clients 8] [--repeat 3]
+                        [--one-transaction]
 
 DSN names a migrated database (idemctl migrate); the services create shop.orders there. Each
 client is a thread with one keep-alive connection; every request is a new order. Modes, per
@@ -13,6 +14,10 @@ adapter, interleaved per repeat:
          complete, COMMIT
   replay with the middleware, keys the fresh run completed, each sent again: one claim, the
          stored response
+  with --one-transaction, also (issue 45 item 1):
+  fresh-1tx  the middleware in one transaction for local effects (--one-transaction): BEGIN and
+         the claim in one round trip, INSERT, complete and COMMIT: one commit
+  replay-1tx its replays: BEGIN and the claim, COMMIT
 Prints medians over the repeats and the ratios fresh/bare and replay/fresh.
 """
 
@@ -39,12 +44,12 @@ def free_port():
 
 
 class Service:
-    def __init__(self, kind, dsn, bare):
+    def __init__(self, kind, dsn, bare, one_transaction=False):
         self.port = free_port()
         args = [os.path.join(ROOT, "scripts", "example-service"), kind, "--dsn", dsn, "--listen",
                 "127.0.0.1:%d" % self.port, "--tenant", "bench-" + kind]
-        self.proc = subprocess.Popen(args + (["--bare"] if bare else []), start_new_session=True,
-                                     stdout=subprocess.DEVNULL)
+        extra = (["--bare"] if bare else []) + (["--one-transaction"] if one_transaction else [])
+        self.proc = subprocess.Popen(args + extra, start_new_session=True, stdout=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -121,10 +126,12 @@ def main():
     p.add_argument("--seconds", type=float, default=5)
     p.add_argument("--clients", type=int, default=8)
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--one-transaction", action="store_true",
+                   help="also the middleware in one transaction for local effects (fresh-1tx, replay-1tx)")
     args = p.parse_args()
     results = {}
     for kind in args.adapters.split(","):
-        figures = {"bare": [], "fresh": [], "replay": []}
+        figures = {"bare": [], "fresh": [], "replay": [], "fresh-1tx": [], "replay-1tx": []}
         for r in range(args.repeat):
             s = Service(kind, args.dsn, bare=True)
             try:
@@ -140,14 +147,32 @@ def main():
                 figures["replay"].append(run(s.port, args.seconds, args.clients, completed)[0])
             finally:
                 s.stop()
-            print("%s repeat %d: bare %.0f, fresh %.0f, replay %.0f req/s" % (
-                kind, r + 1, figures["bare"][-1], figures["fresh"][-1], figures["replay"][-1]), file=sys.stderr)
-        results[kind] = {m: statistics.median(v) for m, v in figures.items()}
+            if args.one_transaction:
+                s = Service(kind, args.dsn, bare=False, one_transaction=True)
+                try:
+                    run(s.port, 1, args.clients)
+                    rate, completed = run(s.port, args.seconds, args.clients)
+                    figures["fresh-1tx"].append(rate)
+                    figures["replay-1tx"].append(run(s.port, args.seconds, args.clients, completed)[0])
+                finally:
+                    s.stop()
+            print("%s repeat %d: %s req/s" % (kind, r + 1, ", ".join(
+                "%s %.0f" % (m, v[-1]) for m, v in figures.items() if v)), file=sys.stderr)
+        results[kind] = {m: statistics.median(v) if v else 0.0 for m, v in figures.items()}
     print("| adapter | bare handler (req/s) | middleware, fresh keys | middleware, replays | fresh / bare | replay / fresh |")
     print("|---|---|---|---|---|---|")
     for kind, f in results.items():
         print("| %s | %.0f | %.0f | %.0f | %.2f | %.2f |" % (kind, f["bare"], f["fresh"], f["replay"],
                                                            f["fresh"] / f["bare"], f["replay"] / f["fresh"]))
+    if args.one_transaction:
+        print()
+        print("| adapter | bare handler (req/s) | one transaction, fresh keys | one transaction, replays |"
+              " fresh / bare (target >= 0.8) | replay / fresh | one transaction / two steps, fresh |")
+        print("|---|---|---|---|---|---|---|")
+        for kind, f in results.items():
+            print("| %s | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f |" % (
+                kind, f["bare"], f["fresh-1tx"], f["replay-1tx"], f["fresh-1tx"] / f["bare"],
+                f["replay-1tx"] / f["fresh-1tx"], f["fresh-1tx"] / f["fresh"]))
 
 
 if __name__ == "__main__":

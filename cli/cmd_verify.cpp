@@ -13,7 +13,7 @@ namespace idem::cli {
 namespace {
     constexpr const char* verifyHelp
         = R"(Usage: idemctl verify [--dsn DSN] [--only N]... [--threads N] [--rounds N] [--keep]
-                      [--worker-command CMD]...
+                      [--worker-command CMD]... [--one-transaction]
 
 Runs seven verification scenarios against a database (the article's six, 1 to 6, and
 Idem's own seventh: succeeded rows never change): in a scratch schema it
@@ -49,6 +49,11 @@ nothing was written in it for an hour) is dropped at the start.
                 --worker-command 'python3 -m idem_client.scenario_worker'
                 --worker-command 'node clients/node/dist/scenario-worker.js'
                 The other scenarios run their workers as threads in this process.
+  --one-transaction
+                run every task in one transaction for local effects (claim, business
+                write and completion in one commit): a duplicate waits for the run it
+                duplicates and replays it; a worker killed in scenarios 4 and 5 leaves
+                nothing behind, no claim and no lease, and the next run goes at once
 
 Exit status: 0 when every scenario passed, 1 otherwise.
 )";
@@ -63,7 +68,7 @@ Exit status: 0 when every scenario passed, 1 otherwise.
 
 int runVerify(const std::vector<std::string>& argv)
 {
-    Args args(argv, { "dsn", "threads", "rounds" }, { "keep", "help" }, { "only", "worker-command" });
+    Args args(argv, { "dsn", "threads", "rounds" }, { "keep", "help", "one-transaction" }, { "only", "worker-command" });
     if (args.flag("help")) {
         std::cout << verifyHelp;
         return ExitOk;
@@ -74,6 +79,7 @@ int runVerify(const std::vector<std::string>& argv)
     options.threads = static_cast<int>(args.intValue("threads", 32, 2, 128));
     options.rounds = static_cast<int>(args.intValue("rounds", 50, 1, 10000));
     options.keepSchema = args.flag("keep");
+    options.oneTransaction = args.flag("one-transaction");
     options.notice = [](const std::string& line) {
         std::cerr << "idemctl verify: " << displaySafe(line, messageDisplay) << std::endl;
     };
@@ -107,8 +113,8 @@ int runScenarioWorker(const std::vector<std::string>& argv)
 {
     Args args(argv, { "dsn", "schema", "key", "digest", "lease-ms", "mode" }, {});
     const auto mode = args.valueOr("mode", "claim");
-    if (mode != "claim" && mode != "write")
-        throw UsageError("--mode is claim or write");
+    if (mode != "claim" && mode != "write" && mode != "claim-1tx" && mode != "write-1tx")
+        throw UsageError("--mode is claim, write, claim-1tx or write-1tx");
     return verify::scenarioWorkerMain(dsnFrom(args), SchemaName(args.valueOr("schema", SchemaName::defaultName)),
                                       args.valueOr("key", ""), args.valueOr("digest", ""),
                                       args.intValue("lease-ms", 1500, 1, 3'600'000), mode);

@@ -35,3 +35,14 @@ for n in 4 5; do
     done
 done
 grep -q "ledger: all" <<<"$out" || { echo "verify-mixed: no ledger check in the output" >&2; exit 1; }
+
+# The same worker processes in one transaction for local effects (their claim-1tx / write-1tx modes).
+out=$("$idemctl" verify --dsn "$IDEM_TEST_DSN" --one-transaction --only 4 --only 5 \
+    --worker-command "$python -m idem_client.scenario_worker" \
+    --worker-command "$node $node_worker") || { echo "$out"; echo "verify-mixed: idemctl verify --one-transaction failed" >&2; exit 1; }
+echo "$out"
+grep -q '^2 passed, 0 failed$' <<<"$out" || { echo "verify-mixed: not every one-transaction scenario passed" >&2; exit 1; }
+for n in 4 5; do
+    grep -E "^ $n  " <<<"$out" | grep -q "in one transaction" \
+        || { echo "verify-mixed: scenario $n did not run in one transaction" >&2; exit 1; }
+done

@@ -107,6 +107,30 @@ namespace {
         }
     }
 
+    // A failed attempt recorded with the token of `claim`, after its transaction rolled back.
+    RunOutcome recordFailure(TaskStore& store, const TaskKey& key, const ClaimResult& claim, FailureClass cls,
+        const std::string& message, Reconnects& reconnects)
+    {
+        RunOutcome out;
+        out.claim = claim;
+        out.error = message;
+        for (;;) {
+            try {
+                out.failure = store.fail(key, claim.token, claim.attempts, cls, message);
+                break;
+            } catch (const LostOwnership& e) {
+                out.kind = RunOutcome::Kind::LostOwnership;
+                out.error = message + "; and the lease was lost before the failure was recorded: " + e.what();
+                return out;
+            } catch (const NotPrimary& e) {
+                if (!reconnects.again(e))
+                    throw;
+            }
+        }
+        out.kind = out.failure.status == "failed" ? RunOutcome::Kind::Failed : RunOutcome::Kind::WillRetry;
+        return out;
+    }
+
     // What the fenced transaction's try came to when it did not succeed.
     enum class Attempt { Failed, Again };
 
@@ -198,22 +222,107 @@ namespace {
         }
 
         // The business transaction is gone (rolled back) by now; record the failure on its own.
-        out.error = message;
-        for (;;) {
+        return recordFailure(store, key, claim, cls, message, reconnects);
+    }
+
+    // What a task's exception amounts to: its class and message.
+    std::pair<FailureClass, std::string> classifyFailure(const std::exception_ptr& error)
+    {
+        try {
+            std::rethrow_exception(error);
+        } catch (const TaskFailure& e) {
+            return { e.failureClass(), e.what() };
+        } catch (const std::invalid_argument& e) {
+            return { FailureClass::Permanent, e.what() }; // bad output is just as bad next time
+        } catch (const std::exception& e) {
+            return { FailureClass::Retryable, e.what() };
+        }
+    }
+
+    // One transaction for local effects: claim, the task and complete in one transaction. A
+    // failure is recorded after the rollback, by a claim of its own (the rolled-back one left
+    // no row, or the row as it was) and fail(), so it counts an attempt as the two-step run does.
+    RunOutcome runInOneTransaction(TaskStore& store, const TaskKey& key, const std::string& requestDigest,
+        const TaskFunction& task, const RunOptions& options, Reconnects& reconnects)
+    {
+        std::pair<FailureClass, std::string> failure;
+        for (bool failed = false; !failed;) {
             try {
-                out.failure = store.fail(key, claim.token, claim.attempts, cls, message);
-                break;
-            } catch (const LostOwnership& e) {
-                out.kind = RunOutcome::Kind::LostOwnership;
-                out.error = message + "; and the lease was lost before the failure was recorded: " + e.what();
+                pqxx::work tx(store.connection());
+                const ClaimResult claim = store.claimInTransaction(tx, key, requestDigest, options.duplicateWait);
+                if (!claim.mayExecute()) {
+                    // What claim() wrote for such an answer (a conflict's record, an exhaustion)
+                    // stands; after a wait that ran out tx is aborted and rolls back.
+                    if (claim.detail != "wait_timeout")
+                        tx.commit();
+                    return outcomeOfClaim(claim);
+                }
+                const bool previousUnknown = claim.errorClass == "unknown" || claim.detail == "lease_expired";
+                const TaskContext ctx { key, key.str(), claim.token, claim.attempts, previousUnknown };
+                RunOutcome out;
+                out.claim = claim;
+                try {
+                    out.resultJson = task(tx, ctx);
+                    store.complete(tx, key, claim.token, out.resultJson);
+                } catch (const DatabaseUnavailable&) {
+                    throw;
+                } catch (const LostOwnership&) {
+                    throw;
+                } catch (const pqxx::broken_connection&) {
+                    throw;
+                } catch (const pqxx::sql_error& e) {
+                    if (isReadOnlyRefusal(e))
+                        throw;
+                    failure = classifyFailure(std::current_exception());
+                    failed = true;
+                    continue; // tx rolls back
+                } catch (const std::exception&) {
+                    failure = classifyFailure(std::current_exception());
+                    failed = true;
+                    continue;
+                }
+                tx.commit();
+                store.countClaim(key, claim);
+                store.countSucceeded(key);
+                out.kind = RunOutcome::Kind::Succeeded;
                 return out;
-            } catch (const NotPrimary& e) {
+            } catch (const LostOwnership& e) {
+                // Only an operator's release could take the row from under its lock; nothing committed.
+                RunOutcome out;
+                out.kind = RunOutcome::Kind::LostOwnership;
+                out.error = e.what();
+                return out;
+            } catch (const pqxx::in_doubt_error& e) {
+                throw DatabaseUnavailable(
+                    describeLostConnection(e.what()) + " during the commit: its outcome is unknown");
+            } catch (const DatabaseUnavailable& e) {
+                // Before the commit: all of it rolled back, so the whole run may be done again.
                 if (!reconnects.again(e))
                     throw;
+            } catch (const pqxx::broken_connection& e) {
+                const DatabaseUnavailable lost(describeLostConnection(e.what()));
+                if (!reconnects.again(lost))
+                    throw lost;
+            } catch (const pqxx::sql_error& e) {
+                if (!isReadOnlyRefusal(e))
+                    throw;
+                const NotPrimary readOnly(describeReadOnly(e.what()));
+                if (!reconnects.again(readOnly))
+                    throw readOnly;
             }
         }
-        out.kind = out.failure.status == "failed" ? RunOutcome::Kind::Failed : RunOutcome::Kind::WillRetry;
-        return out;
+
+        // The transaction rolled back: the key is absent or as it was. Claim it on its own and
+        // record the failure, fenced by that claim's token.
+        const ClaimResult claim = claimWithReconnects(store, key, requestDigest, reconnects);
+        if (!claim.mayExecute()) {
+            // Someone else claimed or finished it meanwhile (or a pause began): theirs is the answer.
+            RunOutcome out = outcomeOfClaim(claim);
+            out.error = failure.second + "; not recorded: the key was " + decisionName(claim.decision)
+                + " when the failure was to be recorded";
+            return out;
+        }
+        return recordFailure(store, key, claim, failure.first, failure.second, reconnects);
     }
 
 } // namespace
@@ -222,6 +331,8 @@ RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requ
     const RunOptions& options)
 {
     Reconnects reconnects(store, options);
+    if (options.oneTransaction)
+        return runInOneTransaction(store, key, requestDigest, task, options, reconnects);
     const ClaimResult claim = claimWithReconnects(store, key, requestDigest, reconnects);
     if (!claim.mayExecute())
         return outcomeOfClaim(claim);
@@ -233,6 +344,9 @@ RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requ
 RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requestDigest, const DownstreamCall& call,
     const RecordFunction& record, const RunOptions& options)
 {
+    if (options.oneTransaction)
+        throw std::invalid_argument("one transaction is only for a task whose effects are all in this database; "
+                                    "a task that calls another service runs in two steps");
     Reconnects reconnects(store, options);
     const ClaimResult claim = claimWithReconnects(store, key, requestDigest, reconnects);
     if (!claim.mayExecute())

@@ -80,6 +80,15 @@ const char* runOutcomeName(RunOutcome::Kind kind);
 struct RunOptions {
     std::function<pqxx::connection&(const DatabaseUnavailable& why)> reconnect;
     int maxReconnects = 3;
+    // One transaction for local effects (docs/workers-guide.md): the claim, the task's writes and
+    // the completion are one transaction and one commit. Only for a task whose every effect is a
+    // write to this database through tx (the call-then-record form refuses it): a concurrent
+    // duplicate waits up to duplicateWait for the run to end, then replays its result (or answers
+    // InProgress), and a crash or a lost connection rolls everything back, the claim included
+    // (nothing to wait out; no attempt counted). A task that fails is rolled back and its failure
+    // recorded after, on its own: the key is claimed again and failed, as the two-step run does.
+    bool oneTransaction = false;
+    std::chrono::milliseconds duplicateWait { 2000 }; // 1 ms .. limits::maxDuplicateWait
 };
 
 // The outcome a claim that may not execute amounts to (replay, in progress, conflict, ...).

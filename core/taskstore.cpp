@@ -175,6 +175,81 @@ void TaskStore::count(const TaskKey& key, const char* what)
         m_counters->add(key.tenant(), key.operation(), what);
 }
 
+namespace {
+
+    // The columns claim() and idem_claim_local() answer, as the store reads them.
+    const char* const claimColumns
+        = "SELECT decision, detail, owner_token, attempts, max_attempts, retry_after_ms,"
+          "       result_json, request_hash, error_class, error_message,"
+          "       CASE WHEN decision = 'paused' AND lease_until IS NOT NULL"
+          "            THEN GREATEST(1, ceil(extract(epoch FROM lease_until - now()) OPERATOR(pg_catalog.*) 1000::numeric))::bigint"
+          "       END FROM ";
+
+    ClaimResult claimFromRow(const pqxx::row& row)
+    {
+        ClaimResult c;
+        const std::string decision = row[0].as<std::string>();
+        c.detail = row[1].is_null() ? std::string() : row[1].as<std::string>();
+        c.attempts = row[3].as<int>();
+        c.maxAttempts = row[4].as<int>();
+        c.retryAfter = std::chrono::milliseconds(row[5].as<long long>());
+        if (!row[8].is_null())
+            c.errorClass = row[8].as<std::string>();
+        if (!row[9].is_null())
+            c.errorMessage = row[9].as<std::string>();
+        if (decision == "acquired") {
+            c.decision = Decision::Acquired;
+            c.token = row[2].as<std::string>();
+        } else if (decision == "reacquired") {
+            c.decision = Decision::Reacquired;
+            c.token = row[2].as<std::string>();
+        } else if (decision == "replay") {
+            c.decision = Decision::Replay;
+            c.resultJson = row[6].is_null() ? "null" : row[6].as<std::string>();
+        } else if (decision == "in_progress") {
+            c.decision = Decision::InProgress;
+        } else if (decision == "conflict") {
+            c.decision = Decision::Conflict;
+            // Empty since schema v13: a conflict does not reveal the stored digest (docs/deployment.md, "Who can read what").
+            c.storedDigest = row[7].is_null() ? std::string() : row[7].as<std::string>();
+        } else if (decision == "retry_later") {
+            c.decision = Decision::RetryLater;
+        } else if (decision == "failed") {
+            c.decision = Decision::Failed;
+        } else if (decision == "paused") {
+            c.decision = Decision::Paused;
+            if (!row[10].is_null())
+                c.pausedFor = std::chrono::milliseconds(row[10].as<long long>());
+        } else {
+            throw std::runtime_error("claim returned an unknown decision '" + decision + "'; is the schema newer?");
+        }
+        return c;
+    }
+
+} // namespace
+
+void TaskStore::countClaim(const TaskKey& key, const ClaimResult& c)
+{
+    switch (c.decision) {
+    case Decision::Acquired:
+        return count(key, outcome::Acquired);
+    case Decision::Reacquired:
+        return count(key, c.detail == "lease_expired" ? outcome::ReacquiredLease : outcome::ReacquiredRetry);
+    case Decision::Replay:
+        return count(key, outcome::Replayed);
+    case Decision::InProgress:
+        return count(key, outcome::InProgress);
+    case Decision::Conflict:
+        return count(key, outcome::Conflict);
+    case Decision::RetryLater:
+        return count(key, outcome::RetryLater);
+    case Decision::Failed:
+        return count(key, c.detail == "exhausted" ? outcome::Exhausted : outcome::RejectedFailed);
+    case Decision::Paused:
+        return count(key, outcome::Paused);
+    }
+}
+
 ClaimResult TaskStore::claim(const TaskKey& key, const std::string& requestDigest)
 {
     requireDigest(requestDigest);
@@ -184,61 +259,49 @@ ClaimResult TaskStore::claim(const TaskKey& key, const std::string& requestDiges
         // One statement is its own transaction: no BEGIN and COMMIT round trips around it
         // (pqxx::work would send both, tripling a replay's round trips).
         pqxx::nontransaction w(*m_conn);
-        return w.exec_params("SELECT decision, detail, owner_token, attempts, max_attempts, retry_after_ms,"
-                             "       result_json, request_hash, error_class, error_message,"
-                             "       CASE WHEN decision = 'paused' AND lease_until IS NOT NULL"
-                             "            THEN GREATEST(1, ceil(extract(epoch FROM lease_until - now()) OPERATOR(pg_catalog.*) 1000::numeric))::bigint"
-                             "       END FROM "
-                + m_options.schema.qualify("claim") + "($1, $2, $3::uuid, $4, $5, $6)",
+        return w.exec_params(claimColumns + m_options.schema.qualify("claim") + "($1, $2, $3::uuid, $4, $5, $6)",
             key.str(), requestDigest, token, static_cast<long long>(m_options.lease.count()),
             m_options.retry.maxAttempts,
             maxAge > 0 ? std::to_string(maxAge).c_str() : static_cast<const char*>(nullptr));
     });
-    const auto row = r[0];
+    const ClaimResult c = claimFromRow(r[0]);
+    countClaim(key, c);
+    return c;
+}
+
+ClaimResult TaskStore::claimInTransaction(
+    pqxx::work& tx, const TaskKey& key, const std::string& requestDigest, std::chrono::milliseconds wait)
+{
+    requireDigest(requestDigest);
+    if (wait.count() < 1 || wait > limits::maxDuplicateWait)
+        throw std::invalid_argument(
+            "the wait for a duplicate must be 1 to " + std::to_string(limits::maxDuplicateWait.count()) + " ms");
+    const std::string token = newToken();
+    const auto maxAge = m_options.retry.maxAge.count();
     ClaimResult c;
-    const std::string decision = row[0].as<std::string>();
-    c.detail = row[1].is_null() ? std::string() : row[1].as<std::string>();
-    c.attempts = row[3].as<int>();
-    c.maxAttempts = row[4].as<int>();
-    c.retryAfter = std::chrono::milliseconds(row[5].as<long long>());
-    if (!row[8].is_null())
-        c.errorClass = row[8].as<std::string>();
-    if (!row[9].is_null())
-        c.errorMessage = row[9].as<std::string>();
-    if (decision == "acquired") {
-        c.decision = Decision::Acquired;
-        c.token = row[2].as<std::string>();
-        count(key, outcome::Acquired);
-    } else if (decision == "reacquired") {
-        c.decision = Decision::Reacquired;
-        c.token = row[2].as<std::string>();
-        count(key, c.detail == "lease_expired" ? outcome::ReacquiredLease : outcome::ReacquiredRetry);
-    } else if (decision == "replay") {
-        c.decision = Decision::Replay;
-        c.resultJson = row[6].is_null() ? "null" : row[6].as<std::string>();
-        count(key, outcome::Replayed);
-    } else if (decision == "in_progress") {
+    try {
+        const pqxx::result r = tx.exec_params(claimColumns + m_options.schema.qualify("idem_claim_local")
+                + "($1, $2, $3::uuid, $4, $5, $6, $7)",
+            key.str(), requestDigest, token, static_cast<long long>(m_options.lease.count()),
+            m_options.retry.maxAttempts,
+            maxAge > 0 ? std::to_string(maxAge).c_str() : static_cast<const char*>(nullptr),
+            static_cast<int>(wait.count()));
+        c = claimFromRow(r[0]);
+    } catch (const pqxx::broken_connection& e) {
+        throw DatabaseUnavailable(describeLostConnection(e.what()));
+    } catch (const pqxx::sql_error& e) {
+        if (e.sqlstate() != sqlstate::LockNotAvailable)
+            rethrowProtocolError(e);
+        // Another transaction held the key for the whole wait; tx is aborted (it holds nothing).
         c.decision = Decision::InProgress;
-        count(key, outcome::InProgress);
-    } else if (decision == "conflict") {
-        c.decision = Decision::Conflict;
-        // Empty since schema v13: a conflict does not reveal the stored digest (docs/deployment.md, "Who can read what").
-        c.storedDigest = row[7].is_null() ? std::string() : row[7].as<std::string>();
-        count(key, outcome::Conflict);
-    } else if (decision == "retry_later") {
-        c.decision = Decision::RetryLater;
-        count(key, outcome::RetryLater);
-    } else if (decision == "failed") {
-        c.decision = Decision::Failed;
-        count(key, c.detail == "exhausted" ? outcome::Exhausted : outcome::RejectedFailed);
-    } else if (decision == "paused") {
-        c.decision = Decision::Paused;
-        if (!row[10].is_null())
-            c.pausedFor = std::chrono::milliseconds(row[10].as<long long>());
-        count(key, outcome::Paused);
-    } else {
-        throw std::runtime_error("claim returned an unknown decision '" + decision + "'; is the schema newer?");
+        c.detail = "wait_timeout";
+        c.retryAfter = std::chrono::milliseconds(50);
+        c.maxAttempts = m_options.retry.maxAttempts;
     }
+    // An acquisition counts once it committed (the caller counts it then, or the failure's own
+    // claim does): a run rolled back left nothing, not even a count.
+    if (!c.mayExecute())
+        countClaim(key, c);
     return c;
 }
 

@@ -23,6 +23,7 @@ namespace sqlstate {
     inline constexpr const char* NoRecord = "ID002";
     inline constexpr const char* InvalidArgument = "ID003";
     inline constexpr const char* ReadOnlyTransaction = "25006"; // PostgreSQL's read_only_sql_transaction
+    inline constexpr const char* LockNotAvailable = "55P03"; // lock_timeout ran out
 }
 
 // The token no longer owns the row: its lease was taken over or released, or the row already
@@ -110,6 +111,7 @@ namespace limits {
     inline constexpr int maxAttempts = 1000;
     inline constexpr std::size_t maxResultBytes = 64 << 20; // 64 MiB
     inline constexpr std::size_t maxDigestBytes = 256; // visible ASCII; a v1 digest is 67
+    inline constexpr std::chrono::milliseconds maxDuplicateWait { 60'000 }; // idem_claim_local
 }
 
 struct StoreOptions {
@@ -138,6 +140,20 @@ public:
     // Decides, from the stored state, what this caller does with the key (DESIGN section 3).
     // A digest that is not 1 to 256 bytes of visible ASCII is std::invalid_argument.
     ClaimResult claim(const TaskKey& key, const std::string& requestDigest);
+
+    // One transaction for local effects (docs/workers-guide.md): the claim inside the caller's
+    // business transaction tx (READ COMMITTED), through idem_claim_local. A concurrent holder of
+    // the key (another such transaction, or an executor completing) is waited for up to `wait`
+    // (1 ms .. limits::maxDuplicateWait), then the answer is what it left: a replay, or the key.
+    // When the wait runs out the answer is InProgress [wait_timeout] and tx is aborted (it held
+    // nothing): the caller only rolls it back; after any other answer that does not execute the
+    // caller commits tx, which keeps what claim() records (a conflict, an exhaustion). An acquisition is not counted here (it is undone
+    // if tx rolls back): count it with countClaim once tx committed. Run with fence not needed:
+    // tx holds the row's lock from the claim to its commit.
+    ClaimResult claimInTransaction(
+        pqxx::work& tx, const TaskKey& key, const std::string& requestDigest, std::chrono::milliseconds wait);
+    // Counts what a claim decided (claim() does so itself).
+    void countClaim(const TaskKey& key, const ClaimResult& claim);
 
     // fence, complete, heartbeat and fail take the token of a claim that may execute; any other
     // (the empty token of a claim that did not acquire the key) is std::invalid_argument, thrown

@@ -69,7 +69,8 @@ const std::vector<TileSpec>& tileCatalogue()
 {
     static const std::vector<TileSpec> all = {
         { Tile::Processing, "processing", QT_TRANSLATE_NOOP("idem::console::Tile", "Processing"),
-            QT_TRANSLATE_NOOP("idem::console::Tile", "Rows in processing whose lease is still running: tasks a worker is on now."), TileUnit::Rows,
+            QT_TRANSLATE_NOOP("idem::console::Tile", "Rows in processing whose lease is still running: tasks a worker is on now. A task run in one "
+                                                       "transaction (claim, writes and success in one commit) shows nothing until it commits."), TileUnit::Rows,
             { F::Processing }, QT_TRANSLATE_NOOP("idem::console::DashboardModel", "live leases"), {}, nullptr, {}, {}, "processing", RedSeries::LiveProcessing,
             processingLive, QT_TRANSLATE_NOOP("idem::console::DashboardModel", "rows in processing with a live lease"), {}, {}, nullptr, "longest_running" },
         { Tile::ExpiredLeases, "expiredLeases", QT_TRANSLATE_NOOP("idem::console::Tile", "Expired leases"),

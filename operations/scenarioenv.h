@@ -53,6 +53,19 @@ struct ScenarioEnv {
     std::string workerNames() const;
     std::shared_ptr<AckLedger> ledger = std::make_shared<AckLedger>();
     int scenario = 0; // the one running, for the ledger
+    bool oneTransaction = false; // VerifyOptions::oneTransaction
+
+    // How the scenarios run a task: in two steps, or in one transaction with a duplicate waiting
+    // up to 20 s for the run it duplicates.
+    RunOptions runOptions() const
+    {
+        RunOptions o;
+        o.oneTransaction = oneTransaction;
+        o.duplicateWait = std::chrono::milliseconds(20'000);
+        return o;
+    }
+    // The worker process's mode for scenarios 4 and 5 ("claim" or "write", "-1tx" in one transaction).
+    std::string workerMode(const char* mode) const { return std::string(mode) + (oneTransaction ? "-1tx" : ""); }
 
     // Records a success or a replay as told to the client (other outcomes are ignored).
     void acknowledge(const TaskKey& key, const RunOutcome& outcome) const;

@@ -93,7 +93,7 @@ std::string scenario1(const ScenarioEnv& env, int threads, int rounds)
                         // Hold the task open long enough for every other thread to see it running.
                         std::this_thread::sleep_for(std::chrono::milliseconds(20));
                         return R"({"charged":)" + std::to_string(round) + "}";
-                    });
+                    }, env.runOptions());
                 } catch (const std::exception& e) {
                     errors[idx] = e.what();
                 }
@@ -163,7 +163,7 @@ std::string scenario2(const ScenarioEnv& env)
                         = runTask(*stores[idx], key, digestOf("s2:" + amount), [&](pqxx::work& tx, const TaskContext&) {
                               env.insertEffect(tx, key, amount);
                               return R"({"amount":)" + amount + "}";
-                          });
+                          }, env.runOptions());
                 } catch (...) {
                     errors[idx] = std::current_exception();
                 }
@@ -199,7 +199,7 @@ std::string scenario2(const ScenarioEnv& env)
         const auto late = runTask(*stores[0], key, digestOf("s2:late"), [&](pqxx::work& tx, const TaskContext&) {
             env.insertEffect(tx, key, "late");
             return std::string("{}");
-        });
+        }, env.runOptions());
         expect(late.kind == RunOutcome::Kind::Conflict, "a late different digest was not a conflict");
         expect(env.rowJson(*check, key) == before, "a conflict changed the stored record");
         expect(env.effects(*check, key) == 1, "business effects != 1 after conflicts");
@@ -221,12 +221,12 @@ std::string scenario3(const ScenarioEnv& env)
         env.insertEffect(tx, key, "s3");
         return std::string(R"({"receipt":"r-1","amount":{"value":"12.50","currency":"EUR"}})");
     };
-    const auto first = runTask(store, key, digest, task);
+    const auto first = runTask(store, key, digest, task, env.runOptions());
     expect(first.kind == RunOutcome::Kind::Succeeded, std::string("first run: ") + runOutcomeName(first.kind));
     env.acknowledge(key, first);
     const std::string before = env.rowJson(*conn, key);
     for (int i = 0; i < 10; ++i) {
-        const auto again = runTask(store, key, digest, task);
+        const auto again = runTask(store, key, digest, task, env.runOptions());
         env.acknowledge(key, again);
         expect(again.kind == RunOutcome::Kind::Replayed, std::string("repeat: ") + runOutcomeName(again.kind));
         expect(nlohmann::json::parse(again.resultJson) == nlohmann::json::parse(first.resultJson),
@@ -244,9 +244,17 @@ std::string scenarioImmutable(const ScenarioEnv& env)
     auto conn = env.connect();
     TaskStore store(*conn, env.storeOptions());
     const TaskKey key("verify", "immutable", "order-1");
-    const auto claimed = store.claim(key, digestOf("imm"));
-    expect(claimed.decision == Decision::Acquired, "first claim did not acquire");
-    {
+    ClaimResult claimed;
+    if (env.oneTransaction) {
+        pqxx::work tx(*conn);
+        claimed = store.claimInTransaction(tx, key, digestOf("imm"), std::chrono::milliseconds(5000));
+        expect(claimed.decision == Decision::Acquired, "first claim did not acquire");
+        env.insertEffect(tx, key, "imm");
+        store.complete(tx, key, claimed.token, R"({"ok":true})");
+        tx.commit();
+    } else {
+        claimed = store.claim(key, digestOf("imm"));
+        expect(claimed.decision == Decision::Acquired, "first claim did not acquire");
         pqxx::work tx(*conn);
         store.fence(tx, key, claimed.token);
         env.insertEffect(tx, key, "imm");
@@ -582,6 +590,7 @@ std::vector<ScenarioResult> runVerification(const VerifyOptions& options, const 
             throw std::invalid_argument("a worker command is empty");
         env.workers.push_back(std::move(words));
     }
+    env.oneTransaction = options.oneTransaction;
     AdminConnection admin(options.conninfo, options.notice);
     admin.own(env.schema.name());
     const auto& names = scenarioNames();

@@ -31,6 +31,11 @@ struct VerifyOptions {
     int threads = 32; // scenario 1
     int rounds = 50; // scenario 1
     bool keepSchema = false; // leave the scratch schema for inspection
+    // One transaction for local effects (RunOptions::oneTransaction): every run of a task, and the
+    // worker processes of scenarios 4 and 5, claim, write and complete in one transaction; the
+    // scenarios then hold the database to that mode's promises (a duplicate waits and replays, a
+    // killed worker leaves nothing and no lease).
+    bool oneTransaction = false;
     std::string schema; // the scratch schema's name; empty picks idem_verify_<random>
     // What the run says on the way, one line each: a connection lost and found again, a scratch
     // schema of an earlier run that is gone dropped, its own left behind. Empty: said nowhere.
@@ -58,7 +63,8 @@ const std::vector<std::string>& scenarioNames();
 
 // The worker process that scenarios 4 and 5 kill: claims the key, optionally writes the
 // business row inside the fenced transaction, says so on stdout, then waits to be killed.
-// mode: "claim" or "write".
+// mode: "claim" or "write"; "claim-1tx" and "write-1tx" do the same inside one transaction
+// (TaskStore::claimInTransaction), killed before its commit.
 int scenarioWorkerMain(const std::string& conninfo, const SchemaName& schema, const std::string& key,
                        const std::string& digest, long long leaseMs, const std::string& mode);
 

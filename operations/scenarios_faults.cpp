@@ -1,4 +1,5 @@
 // Scenarios 4-6: crashes, unknown outcomes and backoff. 4 and 5 kill a real worker process.
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -154,6 +155,21 @@ int scenarioWorkerMain(const std::string& conninfo, const SchemaName& schema, co
     options.lease = std::chrono::milliseconds(leaseMs);
     TaskStore store(*conn, options);
     const TaskKey taskKey = TaskKey::parse(key);
+    if (mode == "claim-1tx" || mode == "write-1tx") {
+        // One transaction for local effects: the claim (and the write) inside it, killed before its commit.
+        pqxx::work tx(*conn);
+        const auto claim = store.claimInTransaction(tx, taskKey, digest, std::chrono::milliseconds(20'000));
+        if (!claim.mayExecute()) {
+            std::cout << "not-claimed " << decisionName(claim.decision) << std::endl;
+            return 1;
+        }
+        if (mode == "write-1tx")
+            tx.exec_params("INSERT INTO " + schema.qualify("verify_effects") + " (idempotency_key, note) VALUES ($1, $2)",
+                key, "written by the worker that is about to die");
+        std::cout << (mode == "claim-1tx" ? "claimed " : "written ") << claim.token << std::endl;
+        for (;;)
+            std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
     const auto claim = store.claim(taskKey, digest);
     if (!claim.mayExecute()) {
         std::cout << "not-claimed " << decisionName(claim.decision) << std::endl;
@@ -173,12 +189,49 @@ int scenarioWorkerMain(const std::string& conninfo, const SchemaName& schema, co
         std::this_thread::sleep_for(std::chrono::seconds(1));
 }
 
+namespace {
+std::string killedBeforeCommitInOneTransaction(
+    const ScenarioEnv& env, pqxx::connection& conn, TaskStore& store, const TaskKey& key, const std::string& digest);
+std::string killedBeforeCommit(
+    const ScenarioEnv& env, pqxx::connection& conn, TaskStore& store, const TaskKey& key, const std::string& digest);
+std::string unknownOutcomeRetried(const ScenarioEnv& env, pqxx::connection& conn);
+void expectHeldInvisibly(const ScenarioEnv& env, pqxx::connection& conn, TaskStore& store, const TaskKey& key,
+    const std::string& digest, const std::string& before, const std::string& worker);
+void expectRunsAtOnce(const ScenarioEnv& env, pqxx::connection& conn, TaskStore& store, const TaskKey& key,
+    const std::string& digest, int attempts, const std::vector<std::string>& deadTokens);
+
+// Scenario 4 in one transaction: each worker claims the key in its one transaction and is killed;
+// its claim goes with it, so the next claim is not kept waiting for a lease and counts attempt 1.
+std::string scenario4OneTransaction(const ScenarioEnv& env)
+{
+    const TaskKey key("verify", "s4", "order-1");
+    const std::string digest = digestOf("s4");
+    expect(!env.workers.empty(), "no worker executable to start (idemctl path unknown)");
+    auto conn = env.connect();
+    TaskStore store(*conn, env.storeOptions());
+    std::vector<std::string> deadTokens;
+    for (const auto& command : env.workers) {
+        {
+            WorkerProcess worker(env, command, key, digest, 1500, env.workerMode("claim").c_str());
+            deadTokens.push_back(tokenFrom(worker.readLine(), "claimed", commandName(env, command)));
+            expectHeldInvisibly(env, *conn, store, key, digest, "", commandName(env, command));
+        } // SIGKILL
+    }
+    expectRunsAtOnce(env, *conn, store, key, digest, 1, deadTokens);
+    return "workers " + env.workerNames() + " each claimed the key in one transaction and were SIGKILLed; a duplicate "
+        + "waited and said in_progress while each ran, nothing showed; after the kills no lease to wait out: the next "
+          "run went at once, attempt 1; every dead token was refused; 1 effect";
+}
+} // namespace
+
 // 4. A worker process killed after claiming: after its lease another claims with a new token
 // and attempts + 1; the dead worker's token can no longer commit anything. With several worker
 // implementations (VerifyOptions::workerCommands) each one claims the same key in turn after the
 // last one's lease ran out, and is killed; the takeover then counts one attempt more than them.
 std::string scenario4(const ScenarioEnv& env)
 {
+    if (env.oneTransaction)
+        return scenario4OneTransaction(env);
     const TaskKey key("verify", "s4", "order-1");
     const std::string digest = digestOf("s4");
     expect(!env.workers.empty(), "no worker executable to start (idemctl path unknown)");
@@ -246,6 +299,21 @@ std::string scenario5(const ScenarioEnv& env)
     expect(!env.workers.empty(), "no worker executable to start (idemctl path unknown)");
     auto conn = env.connect();
     TaskStore store(*conn, env.storeOptions());
+    std::string killed;
+    if (env.oneTransaction)
+        killed = killedBeforeCommitInOneTransaction(env, *conn, store, key, digest);
+    else
+        killed = killedBeforeCommit(env, *conn, store, key, digest);
+    return killed + unknownOutcomeRetried(env, *conn);
+}
+
+namespace {
+
+// Scenario 5's first half in two steps: a worker killed after its business write, before commit.
+std::string killedBeforeCommit(
+    const ScenarioEnv& env, pqxx::connection& connRef, TaskStore& store, const TaskKey& key, const std::string& digest)
+{
+    pqxx::connection* conn = &connRef;
     int workers = 0;
     for (const auto& command : env.workers) {
         if (workers > 0)
@@ -281,8 +349,18 @@ std::string scenario5(const ScenarioEnv& env)
         tx.commit();
     }
     expect(env.effects(*conn, key) == 1, "business effects != 1 after the takeover");
+    return workers == 1
+        ? std::string("SIGKILLed after the business write: no write, no success, in_progress until the lease ran out; ")
+        : "workers " + env.workerNames() + " each wrote on the key after the last one's lease and were SIGKILLed "
+            + "before commit: no write, no success, in_progress while each lease was live, taken over at attempt "
+            + std::to_string(workers + 1) + "; ";
+}
 
-    // The unknown outcome path, on a fresh key.
+// Scenario 5's second half: an external side effect whose answer is lost, retried with the same
+// key; the downstream keeps one effect.
+std::string unknownOutcomeRetried(const ScenarioEnv& env, pqxx::connection& connRef)
+{
+    pqxx::connection* conn = &connRef;
     StoreOptions fast = env.storeOptions();
     fast.retry.baseDelay = std::chrono::milliseconds(10);
     fast.retry.maxDelay = std::chrono::milliseconds(10);
@@ -300,13 +378,13 @@ std::string scenario5(const ScenarioEnv& env)
         env.insertEffect(tx, payKey, "paid");
         return std::string(R"({"paid":true})");
     };
-    const auto first = runTask(quick, payKey, payDigest, pay);
+    const auto first = runTask(quick, payKey, payDigest, pay, env.runOptions());
     expect(first.kind == RunOutcome::Kind::WillRetry, std::string("unknown outcome gave ") + runOutcomeName(first.kind));
     const auto row = nlohmann::json::parse(env.rowJson(*conn, payKey));
     expect(row["status"] == "retryable_failed" && row["error_class"] == "unknown", "record after unknown: " + row.dump());
     RunOutcome second;
     for (int i = 0; i < 100; ++i) {
-        second = runTask(quick, payKey, payDigest, pay);
+        second = runTask(quick, payKey, payDigest, pay, env.runOptions());
         if (second.kind != RunOutcome::Kind::RetryLater)
             break;
         std::this_thread::sleep_for(second.claim.retryAfter + std::chrono::milliseconds(2));
@@ -323,14 +401,76 @@ std::string scenario5(const ScenarioEnv& env)
            "downstream holds " + d[0][0].as<std::string>() + " effects after " + d[0][1].as<std::string>() + " calls");
     t.commit();
     expect(env.effects(*conn, payKey) == 1, "business effects != 1 for the payment");
-    const std::string killed = workers == 1
-        ? std::string("SIGKILLed after the business write: no write, no success, in_progress until the lease ran out; ")
-        : "workers " + env.workerNames() + " each wrote on the key after the last one's lease and were SIGKILLed "
-            + "before commit: no write, no success, in_progress while each lease was live, taken over at attempt "
-            + std::to_string(workers + 1) + "; ";
-    return killed
-        + "unknown outcome retried with the same key: 2 downstream calls, 1 downstream effect, 1 business effect";
+    return "unknown outcome retried with the same key: 2 downstream calls, 1 downstream effect, 1 business effect";
 }
+
+// While a worker holds the key in its one transaction, a one-transaction claim waits for it; its
+// short wait running out says in_progress, and nothing of the worker's shows.
+void expectHeldInvisibly(const ScenarioEnv& env, pqxx::connection& conn, TaskStore& store, const TaskKey& key,
+    const std::string& digest, const std::string& before, const std::string& worker)
+{
+    pqxx::work tx(conn);
+    const auto busy = store.claimInTransaction(tx, key, digest, std::chrono::milliseconds(300));
+    tx.abort();
+    expect(busy.decision == Decision::InProgress && busy.detail == "wait_timeout",
+        "a claim during the " + worker + " worker's one transaction said " + decisionName(busy.decision) + " "
+            + busy.detail);
+    expect(env.rowJson(conn, key) == before, "the " + worker + " worker's uncommitted claim showed");
+    expect(env.effects(conn, key) == 0, "the " + worker + " worker's uncommitted business write showed");
+}
+
+// After the kill the next run goes at once: nothing to wait out. Its run succeeds at `attempts`.
+void expectRunsAtOnce(const ScenarioEnv& env, pqxx::connection& conn, TaskStore& store, const TaskKey& key,
+    const std::string& digest, int attempts, const std::vector<std::string>& deadTokens)
+{
+    const auto out = runTask(store, key, digest, [&](pqxx::work& tx, const TaskContext& ctx) {
+        expect(std::find(deadTokens.begin(), deadTokens.end(), ctx.token) == deadTokens.end(), "a dead token was reused");
+        env.insertEffect(tx, key, "after the kill");
+        return std::string(R"({"ok":true})");
+    }, env.runOptions());
+    expect(out.kind == RunOutcome::Kind::Succeeded, std::string("the run after the kill said ") + runOutcomeName(out.kind)
+            + " " + out.claim.detail + ": " + out.error);
+    env.acknowledge(key, out);
+    for (const auto& deadToken : deadTokens) {
+        bool fenced = false;
+        try {
+            pqxx::work tx(conn);
+            store.fence(tx, key, deadToken);
+            env.insertEffect(tx, key, "dead executor");
+            store.complete(tx, key, deadToken, "{}");
+            tx.commit();
+        } catch (const LostOwnership&) {
+            fenced = true;
+        }
+        expect(fenced, "a dead worker's token could still complete");
+    }
+    expect(env.effects(conn, key) == 1, "business effects != 1 after the run that followed the kill");
+    const auto row = nlohmann::json::parse(env.rowJson(conn, key));
+    expect(row["status"] == "succeeded" && row["attempts"] == attempts, "record is " + row.dump());
+}
+
+// Scenario 5's first half in one transaction: each worker writes on the key in its one
+// transaction and is killed before the commit; nothing of it lands, not even its claim.
+std::string killedBeforeCommitInOneTransaction(
+    const ScenarioEnv& env, pqxx::connection& conn, TaskStore& store, const TaskKey& key, const std::string& digest)
+{
+    std::vector<std::string> deadTokens;
+    for (const auto& command : env.workers) {
+        const std::string before = env.rowJson(conn, key);
+        {
+            WorkerProcess worker(env, command, key, digest, 1500, env.workerMode("write").c_str());
+            deadTokens.push_back(tokenFrom(worker.readLine(), "written", commandName(env, command)));
+            expectHeldInvisibly(env, conn, store, key, digest, before, commandName(env, command));
+        } // SIGKILL: the open transaction dies with the process
+    }
+    expect(env.rowJson(conn, key).empty(), "a killed worker's claim remained");
+    expectRunsAtOnce(env, conn, store, key, digest, 1, deadTokens);
+    return "workers " + env.workerNames() + " each wrote on the key in one transaction and were SIGKILLed before "
+        + "commit: a duplicate waited and said in_progress, nothing showed, nothing remained (no claim, no write, no "
+          "lease); the next run went at once, attempt 1; ";
+}
+
+} // namespace
 
 // 6. Transient errors back off with bounded jitter and every claimer respects next_attempt_at;
 // permanent errors stop at once; exhaustion ends in failed with the last error and attempts.
@@ -359,7 +499,7 @@ std::string scenario6(const ScenarioEnv& env)
                         env.insertEffect(tx, key, "never commits");
                         throw TaskFailure(FailureClass::Retryable, "transient failure #" + std::to_string(ctx.attempt));
                         return std::string();
-                    });
+                    }, env.runOptions());
                     if (out.kind == RunOutcome::Kind::Failed && failures > 0)
                         break;
                     if (out.kind == RunOutcome::Kind::RetryLater) {
@@ -448,7 +588,7 @@ std::string scenario6(const ScenarioEnv& env)
     const auto perm = runTask(store, bad, digestOf("s6-bad"), [&](pqxx::work& tx, const TaskContext&) -> std::string {
         env.insertEffect(tx, bad, "never commits");
         throw TaskFailure(FailureClass::Permanent, "card declined");
-    });
+    }, env.runOptions());
     expect(perm.kind == RunOutcome::Kind::Failed && perm.failure.attempts == 1, "a permanent error did not stop at once");
     const auto after = store.claim(bad, digestOf("s6-bad"));
     expect(after.decision == Decision::Failed && after.errorMessage == "card declined",

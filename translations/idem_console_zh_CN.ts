@@ -5751,6 +5751,10 @@ Safe repeated task execution on PostgreSQL.</source>
         <source>Apply to all matching: this database&apos;s schema has no recovery jobs yet (v%1): migrate it.</source>
         <translation>应用到所有匹配项：此数据库的 schema 还没有恢复作业（v%1）：请先迁移。</translation>
     </message>
+    <message>
+        <source>Tasks a worker is on now. A task run in one transaction (claim, writes and success in one commit) has no row until it commits, and is not listed while it runs.</source>
+        <translation>工作进程正在执行的任务。在一个事务中运行的任务（认领、写入和成功记录在一次提交中）在提交之前没有行，运行期间不会列出。</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::TaskDetailLoader</name>
@@ -5960,10 +5964,6 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>处理中</translation>
     </message>
     <message>
-        <source>Rows in processing whose lease is still running: tasks a worker is on now.</source>
-        <translation>租约仍有效的 processing 行：工作进程正在执行的任务。</translation>
-    </message>
-    <message>
         <source>Expired leases</source>
         <translation>过期租约</translation>
     </message>
@@ -6058,6 +6058,10 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>Claims answered from an existing key (replay, in progress, conflict) over the first claims of a key plus those, in the window, from idem_counters: a retry&apos;s claim of its own key is not counted.</source>
         <translation>时间窗口内由已有键应答的认领（重放、进行中、冲突）占“键的首次认领加上这些认领”的比例，取自 idem_counters：重试对自身键的认领不计入。</translation>
+    </message>
+    <message>
+        <source>Rows in processing whose lease is still running: tasks a worker is on now. A task run in one transaction (claim, writes and success in one commit) shows nothing until it commits.</source>
+        <translation>租约仍有效的 processing 行：工作进程正在执行的任务。在一个事务中运行的任务（认领、写入和成功记录在一次提交中）在提交之前不显示任何内容。</translation>
     </message>
 </context>
 <context>

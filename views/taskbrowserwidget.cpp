@@ -378,6 +378,8 @@ void TaskBrowserWidget::retranslateUi()
     for (int i = 1; i < m_errorClass->count(); ++i) // as the database spells them
         m_errorClass->setItemText(i, tr("class %1").arg(m_errorClass->itemData(i).toString()));
     m_liveLease->setText(tr("Lease running"));
+    m_liveLease->setToolTip(tr("Tasks a worker is on now. A task run in one transaction (claim, writes and success "
+                               "in one commit) has no row until it commits, and is not listed while it runs."));
     m_exhausted->setText(tr("Retries exhausted"));
     m_exhausted->setToolTip(tr("Failed for a reason other than a permanent error: attempts or age ran out"));
     m_unfinishedFor->setSpecialValueText(tr("unfinished for: any"));

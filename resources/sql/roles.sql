@@ -72,7 +72,8 @@ BEGIN
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.claim(text, text, uuid, bigint, integer, bigint),'
                    ' %1$I.fence(text, uuid), %1$I.complete(text, uuid, jsonb, integer),'
                    ' %1$I.heartbeat(text, uuid, bigint), %1$I.fail(text, uuid, text, text, bigint, bigint),'
-                   ' %1$I.add_counters(jsonb) TO idem_worker', s);
+                   ' %1$I.add_counters(jsonb),'
+                   ' %1$I.idem_claim_local(text, text, uuid, bigint, integer, bigint, integer) TO idem_worker', s);
 END
 $protocol$;
 

@@ -1155,6 +1155,39 @@ $_$;
 
 
 --
+-- Name: idem_claim_local(text, text, uuid, bigint, integer, bigint, integer); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_claim_local(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint, p_max_attempts integer, p_max_age_ms bigint, p_wait_ms integer) RETURNS TABLE(decision text, detail text, owner_token uuid, attempts integer, max_attempts integer, lease_until timestamp with time zone, retry_after_ms bigint, result_json jsonb, request_hash text, error_class text, error_message text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET lock_timeout TO '1s'
+    AS $$
+BEGIN
+    IF p_wait_ms IS NULL OR p_wait_ms NOT BETWEEN 1 AND 60000 THEN
+        RAISE EXCEPTION 'wait must be 1 to 60000 ms, not %', p_wait_ms USING ERRCODE = 'ID003';
+    END IF;
+    -- The function's own SET clause puts the caller's lock_timeout back when it returns, so the
+    -- business writes after it wait as the caller configured.
+    PERFORM pg_catalog.set_config('lock_timeout', p_wait_ms::text, true);
+    SELECT * INTO decision, detail, owner_token, attempts, max_attempts, lease_until, retry_after_ms, result_json,
+                  request_hash, error_class, error_message
+      FROM claim(p_key, p_request_hash, p_token, p_lease_ms, p_max_attempts, p_max_age_ms) c;
+    IF decision = 'in_progress' AND detail IN ('locked', 'contended') THEN
+        -- Another transaction holds the row (its executor completing, or a one-transaction run
+        -- that took it over): wait for it to end, then decide again from what it left. The lock
+        -- is kept, so claim()'s SKIP LOCKED takes the row for this caller.
+        PERFORM 1 FROM task_idempotency t WHERE t.idempotency_key = p_key FOR UPDATE;
+        SELECT * INTO decision, detail, owner_token, attempts, max_attempts, lease_until, retry_after_ms,
+                      result_json, request_hash, error_class, error_message
+          FROM claim(p_key, p_request_hash, p_token, p_lease_ms, p_max_attempts, p_max_age_ms) c;
+    END IF;
+    RETURN NEXT;
+END
+$$;
+
+
+--
 -- Name: idem_clear_approval(text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -5880,6 +5913,14 @@ REVOKE ALL ON FUNCTION idem.idem_change_request_add(p_kind text, p_spec jsonb, p
 
 REVOKE ALL ON FUNCTION idem.idem_change_use(p_request bigint, p_spec_sha256 text, p_actor text) FROM PUBLIC;
 GRANT ALL ON FUNCTION idem.idem_change_use(p_request bigint, p_spec_sha256 text, p_actor text) TO idem_may_purge;
+
+
+--
+-- Name: FUNCTION idem_claim_local(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint, p_max_attempts integer, p_max_age_ms bigint, p_wait_ms integer); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_claim_local(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint, p_max_attempts integer, p_max_age_ms bigint, p_wait_ms integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_claim_local(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint, p_max_attempts integer, p_max_age_ms bigint, p_wait_ms integer) TO idem_worker;
 
 
 --

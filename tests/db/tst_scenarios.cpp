@@ -76,9 +76,13 @@ bool startLongVerify(QProcess& p, const std::string& dsn, pqxx::connection& c, Q
 void TestScenarios::scenario_data()
 {
     QTest::addColumn<int>("number");
+    QTest::addColumn<bool>("oneTransaction"); // issue 45 item 1: every scenario in that mode too
     const auto& names = idem::verify::scenarioNames();
-    for (int n = 1; n <= static_cast<int>(names.size()); ++n)
-        QTest::addRow("%d %s", n, names[static_cast<std::size_t>(n - 1)].c_str()) << n;
+    for (const bool oneTx : { false, true })
+        for (int n = 1; n <= static_cast<int>(names.size()); ++n)
+            QTest::addRow("%d %s%s", n, names[static_cast<std::size_t>(n - 1)].c_str(),
+                oneTx ? ", one transaction" : "")
+                << n << oneTx;
 }
 
 // A success the client was told about and the database no longer holds (a failover to a
@@ -106,12 +110,14 @@ void TestScenarios::ledgerReportsALostSuccess()
 void TestScenarios::scenario()
 {
     QFETCH(int, number);
-    idem::test::ScratchDatabase db("scenario" + std::to_string(number));
+    QFETCH(bool, oneTransaction);
+    idem::test::ScratchDatabase db("scenario" + std::to_string(number) + (oneTransaction ? "_1tx" : ""));
     idem::verify::VerifyOptions options;
     options.conninfo = db.dsn();
     options.workerExecutable = idem::test::idemctlPath().toStdString();
     options.schema = "scenario";
     options.keepSchema = true;
+    options.oneTransaction = oneTransaction;
     const auto results = idem::verify::runVerification(options, { number });
     QCOMPARE(results.size(), std::size_t(1));
     QVERIFY2(results[0].passed, results[0].detail.c_str());

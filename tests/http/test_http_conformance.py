@@ -25,6 +25,10 @@ from psycopg.conninfo import make_conninfo
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 SERVICE = os.path.join(ROOT, "scripts", "example-service")
 ADAPTERS = ["python", "python-flask", "node", "node-fastify"]
+# The same contract with one transaction for local effects (claim, the order's insert and the stored
+# response in one commit): a service per language's core, "-1tx" after the adapter's name.
+SERVICES = ADAPTERS + ["python-1tx", "node-1tx"]
+DUPLICATE_WAIT_MS = 1000  # how long a one-transaction duplicate waits for the first request's commit
 LEASE_MS = 3000  # short, so that a killed server's key is taken over within the test
 MAX_RESPONSE = 200  # bytes stored per response in these services: a long order_id goes past it
 OPERATION = "POST/orders"
@@ -79,13 +83,17 @@ class Service:
     """One example service process; kill() and start() again on the same port."""
 
     def __init__(self, kind, dsn, tenant):
-        self.kind, self.dsn, self.tenant = kind, dsn, tenant
+        self.one_tx = kind.endswith("-1tx")
+        self.kind = kind[:-len("-1tx")] if self.one_tx else kind
+        self.dsn, self.tenant = dsn, tenant
         self.port = free_port()
         self.proc = None
         self.log = tempfile.TemporaryFile()
 
     def start(self):
-        env = dict(os.environ, IDEM_HTTP_LEASE_MS=str(LEASE_MS), IDEM_HTTP_MAX_RESPONSE_BYTES=str(MAX_RESPONSE))
+        env = dict(os.environ, IDEM_HTTP_LEASE_MS=str(LEASE_MS), IDEM_HTTP_MAX_RESPONSE_BYTES=str(MAX_RESPONSE),
+                   IDEM_HTTP_ONE_TRANSACTION="1" if self.one_tx else "",
+                   IDEM_HTTP_DUPLICATE_WAIT_MS=str(DUPLICATE_WAIT_MS))
         self.proc = subprocess.Popen([SERVICE, self.kind, "--dsn", self.dsn, "--listen", "127.0.0.1:%d" % self.port,
                                       "--tenant", self.tenant], stdout=self.log, stderr=subprocess.STDOUT, env=env,
                                      start_new_session=True)
@@ -117,7 +125,7 @@ class Service:
         self.log.close()
 
 
-@pytest.fixture(scope="module", params=ADAPTERS)
+@pytest.fixture(scope="module", params=SERVICES)
 def svc(request, dsn):
     s = Service(request.param, dsn, "conf-" + request.param).start()
     yield s
@@ -165,6 +173,16 @@ def rows(db, svc, key):
 def task(db, svc, key):
     return db.execute("SELECT status, attempts, error_class, error_message FROM idem.task_idempotency"
                       " WHERE idempotency_key = %s", (full_key(svc, key),)).fetchone()
+
+
+def in_flight(db, svc, key):
+    """The first request has claimed the key and its handler runs. In one transaction the claim is
+    invisible until the commit: what shows is a transaction holding a write lock on the task table."""
+    if not svc.one_tx:
+        return task(db, svc, key) is not None
+    return db.execute("SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid)"
+                      " WHERE l.relation = 'idem.task_idempotency'::regclass AND l.granted"
+                      "   AND l.mode = 'RowExclusiveLock' AND a.state = 'idle in transaction'").fetchone()[0] > 0
 
 
 def all_orders(db):
@@ -245,7 +263,9 @@ def test_in_flight_duplicate_is_409_with_retry_after(svc, db):
     out = {}
     t = threading.Thread(target=lambda: out.setdefault("a", post(svc, key, order(), [("X-Demo-Sleep-Ms", "2500")])))
     t.start()
-    wait_for("the first request to claim", lambda: task(db, svc, key) is not None)
+    wait_for("the first request to claim", lambda: in_flight(db, svc, key))
+    if svc.one_tx:
+        assert task(db, svc, key) is None  # nothing shows of a one-transaction request in flight
     doc = assert_problem(post(svc, key, order()), 409)
     assert "in progress" in doc["title"].lower()
     t.join(30)
@@ -259,10 +279,29 @@ def test_conflicting_409_has_retry_after(svc, db):
     key = new_key()
     t = threading.Thread(target=lambda: post(svc, key, order(), [("X-Demo-Sleep-Ms", "2000")]))
     t.start()
-    wait_for("the first request to claim", lambda: task(db, svc, key) is not None)
+    wait_for("the first request to claim", lambda: in_flight(db, svc, key))
     status, headers, _ = post(svc, key, order())
     t.join(30)
     assert status == 409 and int(headers["retry-after"]) >= 1
+
+
+def test_duplicate_behind_a_short_handler(svc, db):
+    """A duplicate of a request whose handler takes 150 ms: in two steps 409 (the claim is seen at
+    once; a replay if the first was quicker than the second's claim); in one transaction it waits
+    for the first to commit and replays its answer."""
+    key = new_key()
+    out = {}
+    t = threading.Thread(target=lambda: out.setdefault("a", post(svc, key, order(), [("X-Demo-Sleep-Ms", "150")])))
+    t.start()
+    wait_for("the first request to claim", lambda: in_flight(db, svc, key))
+    second = post(svc, key, order())
+    t.join(30)
+    assert out["a"][0] == 201 and "idempotent-replayed" not in out["a"][1]
+    if svc.one_tx:
+        assert second[0] == 201 and second[1]["idempotent-replayed"] == "true" and second[2] == out["a"][2]
+    elif second[0] != 201:
+        assert_problem(second, 409)
+    assert rows(db, svc, key) == 1
 
 
 def test_5xx_is_a_retryable_failure_then_the_retry_runs(svc, db):
@@ -406,10 +445,18 @@ def test_server_killed_mid_handler_then_retry(svc, db):
 
     t = threading.Thread(target=doomed)
     t.start()
-    wait_for("the handler to start", lambda: task(db, svc, key) is not None)
+    wait_for("the handler to start", lambda: in_flight(db, svc, key))
     svc.kill()
     t.join(10)
     svc.start()
+    if svc.one_tx:
+        # The claim rolled back with the rest: nothing is left, no lease to wait out.
+        wait_for("the killed transaction to end", lambda: not in_flight(db, svc, key))
+        assert task(db, svc, key) is None
+        answer = post(svc, key, order())
+        assert answer[0] == 201 and "idempotent-replayed" not in answer[1]
+        assert rows(db, svc, key) == 1 and task(db, svc, key)[:2] == ("succeeded", 1)
+        return
     # Its transaction rolled back with the process; the lease runs out and the retry takes over.
     answer = until_not(svc, key, order(), (409, 503), timeout=LEASE_MS / 1000 + 20)
     assert answer[0] == 201 and "idempotent-replayed" not in answer[1]

@@ -13,7 +13,7 @@ export type { ClaimResult, Decision, FailResult, Queryable, StoreOptions } from 
 export { ceilingAfter, defaultRetryPolicy, delayAfter } from './retrypolicy';
 export type { RetryPolicy } from './retrypolicy';
 export { outcomeOfClaim, runTask } from './runner';
-export type { DownstreamCall, RecordFunction, RunOutcome, RunOutcomeKind, TaskContext, TaskFunction } from './runner';
+export type { DownstreamCall, RecordFunction, RunOptions, RunOutcome, RunOutcomeKind, TaskContext, TaskFunction } from './runner';
 export { CounterBatchRefused, CounterFlusher, OutcomeCounters, outcomes } from './counters';
 export type { Outcome } from './counters';
 export { clientConfig, parseKeywordValue } from './conninfo';

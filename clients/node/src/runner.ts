@@ -1,5 +1,13 @@
 // The whole claim / fenced execute / complete-or-fail sequence, with core/runner.cpp's semantics.
-import { DatabaseUnavailableError, InvalidArgumentError, LostOwnershipError, TaskFailure, isConnectionError } from './errors';
+import {
+    DatabaseUnavailableError,
+    InvalidArgumentError,
+    LostOwnershipError,
+    NotPrimaryError,
+    TaskFailure,
+    isConnectionError,
+    translateError,
+} from './errors';
 import type { FailureClass } from './errors';
 import type { TaskKey } from './key';
 import type { ClaimResult, FailResult, Queryable, TaskStore } from './store';
@@ -163,13 +171,23 @@ async function runClaimed(
     }
 
     // The business transaction is rolled back by now; record the failure on its own.
-    out.error = message;
+    return recordFailure(store, key, claim, { cls, message });
+}
+
+// A failed attempt recorded with the token of `claim`, after its transaction rolled back.
+async function recordFailure(
+    store: TaskStore,
+    key: TaskKey,
+    claim: ClaimResult,
+    failure: { cls: FailureClass; message: string },
+): Promise<RunOutcome> {
+    const out: RunOutcome = { kind: 'will_retry', claim, resultJson: '', error: failure.message };
     try {
-        out.failure = await store.fail(key, claim.token, claim.attempts, cls, message);
+        out.failure = await store.fail(key, claim.token, claim.attempts, failure.cls, failure.message);
     } catch (e) {
         if (e instanceof LostOwnershipError) {
             out.kind = 'lost_ownership';
-            out.error = `${message}; and the lease was lost before the failure was recorded: ${e.message}`;
+            out.error = `${failure.message}; and the lease was lost before the failure was recorded: ${e.message}`;
             return out;
         }
         throw e;
@@ -178,19 +196,127 @@ async function runClaimed(
     return out;
 }
 
+/** runTask's options for the transaction form. */
+export interface RunOptions {
+    /**
+     * One transaction for local effects (docs/workers-guide.md): the claim, the task's writes and
+     * the completion are one transaction and one commit. Only for a task whose every effect is a
+     * write through `tx` to this database. A concurrent duplicate waits up to duplicateWaitMs for
+     * the run to end, then replays its result (or answers in_progress); a crash or a lost
+     * connection rolls all of it back, the claim included. A task that throws is rolled back and
+     * its failure recorded after, on its own.
+     */
+    oneTransaction?: boolean;
+    /** 1 .. 60000 ms; default 2000. */
+    duplicateWaitMs?: number;
+}
+
+function classify(e: unknown): { cls: FailureClass; message: string } {
+    if (e instanceof TaskFailure) return { cls: e.failureClass, message: e.message };
+    // Bad output (an oversize result) will be just as bad next time.
+    if (e instanceof InvalidArgumentError) return { cls: 'permanent', message: e.message };
+    return { cls: 'retryable', message: e instanceof Error ? e.message : String(e) };
+}
+
+async function runInOneTransaction(
+    store: TaskStore,
+    key: TaskKey,
+    requestDigest: string,
+    task: TaskFunction,
+    waitMs: number,
+): Promise<RunOutcome> {
+    const client = store.client;
+    let failure: { cls: FailureClass; message: string };
+    await client.query('BEGIN');
+    let claim: ClaimResult | undefined;
+    try {
+        claim = await store.claimInTransaction(client, key, requestDigest, waitMs);
+        if (!claim.mayExecute) {
+            // What claim wrote for such an answer (a conflict's record, an exhaustion) stands;
+            // after a wait that ran out the transaction is aborted and rolls back.
+            await client.query(claim.detail === 'wait_timeout' ? 'ROLLBACK' : 'COMMIT');
+            return outcomeOfClaim(claim);
+        }
+        const previousUnknown = claim.errorClass === 'unknown' || claim.detail === 'lease_expired';
+        const ctx: TaskContext = Object.freeze({
+            key,
+            idempotencyKey: key.str(),
+            token: claim.token,
+            attempt: claim.attempts,
+            previousOutcomeUnknown: previousUnknown,
+        });
+        let result: string;
+        try {
+            result = await task(client, ctx);
+            await store.complete(client, key, claim.token, result);
+        } catch (e) {
+            if (e instanceof DatabaseUnavailableError || e instanceof LostOwnershipError || isConnectionError(e)) throw e;
+            const translated = translateError(e);
+            if (translated instanceof NotPrimaryError) throw translated;
+            failure = classify(e);
+            await rollbackQuietly(client);
+            return recordAfterRollback(store, key, requestDigest, failure);
+        }
+        try {
+            await client.query('COMMIT');
+        } catch (e) {
+            if (isConnectionError(e))
+                throw new DatabaseUnavailableError(
+                    `the connection to the database was lost during the commit: its outcome is unknown: ${(e as Error).message}`,
+                );
+            throw e;
+        }
+        store.countClaim(key, claim);
+        store.countSucceeded(key);
+        return { kind: 'succeeded', claim, resultJson: result, error: '' };
+    } catch (e) {
+        await rollbackQuietly(client);
+        if (e instanceof LostOwnershipError && claim)
+            return { kind: 'lost_ownership', claim, resultJson: '', error: e.message };
+        if (e instanceof DatabaseUnavailableError) throw e;
+        if (isConnectionError(e))
+            throw new DatabaseUnavailableError(`the connection to the database was lost: ${(e as Error).message}`);
+        throw translateError(e);
+    }
+}
+
+// The rolled-back claim left the key absent or as it was: claim it on its own and record the
+// failure with that token, so it counts an attempt as a two-step run's does.
+async function recordAfterRollback(
+    store: TaskStore,
+    key: TaskKey,
+    requestDigest: string,
+    failure: { cls: FailureClass; message: string },
+): Promise<RunOutcome> {
+    const claim = await store.claim(key, requestDigest);
+    if (!claim.mayExecute) {
+        const out = outcomeOfClaim(claim);
+        out.error = `${failure.message}; not recorded: the key was ${claim.decision} when the failure was to be recorded`;
+        return out;
+    }
+    return recordFailure(store, key, claim, failure);
+}
+
 /**
  * Claims the key, and when this caller may execute: runs the task inside a fenced transaction on
  * the store's client, completes it in the same transaction, or records the failure. For a task that
  * only writes to this database; a task that calls another service takes the other form:
  *
  *     runTask(store, key, digest, task)
+ *     runTask(store, key, digest, task, { oneTransaction: true })
  *     runTask(store, key, digest, call, record)
  *
- * In the second, `call` runs first with no transaction open (pass ctx.idempotencyKey downstream),
+ * In the third, `call` runs first with no transaction open (pass ctx.idempotencyKey downstream),
  * then `record` writes the local effects in a short fenced transaction that also records the
  * success. Throws DatabaseUnavailableError when the connection breaks.
  */
-export async function runTask(store: TaskStore, key: TaskKey, requestDigest: string, task: TaskFunction): Promise<RunOutcome>;
+export async function runTask(
+    store: TaskStore,
+    key: TaskKey,
+    requestDigest: string,
+    task: TaskFunction,
+    options?: RunOptions,
+): Promise<RunOutcome>;
 export async function runTask(
     store: TaskStore,
     key: TaskKey,
@@ -203,8 +329,12 @@ export async function runTask(
     key: TaskKey,
     requestDigest: string,
     taskOrCall: TaskFunction | DownstreamCall,
-    record?: RecordFunction,
+    recordOrOptions?: RecordFunction | RunOptions,
 ): Promise<RunOutcome> {
+    const record = typeof recordOrOptions === 'function' ? recordOrOptions : undefined;
+    const options = typeof recordOrOptions === 'object' && recordOrOptions !== null ? recordOrOptions : {};
+    if (options.oneTransaction)
+        return runInOneTransaction(store, key, requestDigest, taskOrCall as TaskFunction, options.duplicateWaitMs ?? 2000);
     const claim = await store.claim(key, requestDigest);
     if (!claim.mayExecute) return outcomeOfClaim(claim);
     if (record) return runClaimed(store, key, claim, taskOrCall as DownstreamCall, record);

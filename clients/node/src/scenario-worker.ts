@@ -57,7 +57,8 @@ function writeLine(line: string): Promise<void> {
 async function main(argv: string[]): Promise<number> {
     const args = parseArgs(argv);
     const mode = args.get('mode') ?? 'claim';
-    if (mode !== 'claim' && mode !== 'write') throw new UsageError('--mode is claim or write');
+    if (!['claim', 'write', 'claim-1tx', 'write-1tx'].includes(mode))
+        throw new UsageError('--mode is claim, write, claim-1tx or write-1tx');
     const schema = args.get('schema') ?? 'idem';
     const leaseMs = intValue(args, 'lease-ms', 1500, 1, 3_600_000);
     const dsn = args.get('dsn') ?? process.env.IDEM_DSN ?? '';
@@ -67,13 +68,22 @@ async function main(argv: string[]): Promise<number> {
 
     const client = await connect(dsn, 'idem scenario worker');
     const store = new TaskStore(client, { schema, leaseMs });
-    const claim = await store.claim(key, digest);
+    const oneTransaction = mode.endsWith('-1tx');
+    // One transaction for local effects: the claim (and the write) inside it, killed before its commit.
+    if (oneTransaction) await client.query('BEGIN');
+    const claim = oneTransaction ? await store.claimInTransaction(client, key, digest, 20_000) : await store.claim(key, digest);
     if (!claim.mayExecute) {
         await writeLine(`not-claimed ${claim.decision}`);
         await client.end();
         return 1;
     }
-    if (mode === 'write') {
+    if (mode === 'write-1tx') {
+        await client.query(`INSERT INTO ${quoteSchema(schema)}.verify_effects (idempotency_key, note) VALUES ($1, $2)`, [
+            key.str(),
+            'written by the worker that is about to die',
+        ]);
+        await writeLine(`written ${claim.token}`);
+    } else if (mode === 'write') {
         await client.query('BEGIN');
         await store.fence(client, key, claim.token);
         await client.query(`INSERT INTO ${quoteSchema(schema)}.verify_effects (idempotency_key, note) VALUES ($1, $2)`, [

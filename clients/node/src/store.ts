@@ -63,6 +63,7 @@ export const limits = Object.freeze({
     maxAttempts: 1000,
     maxResultBytes: 64 << 20,
     maxDigestBytes: 256,
+    maxDuplicateWaitMs: 60_000, // idem_claim_local
 });
 
 export interface StoreOptions {
@@ -131,6 +132,58 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * The protocol on one connection. Every call is one round trip to one SQL function. A connection
  * runs one statement at a time: use one store (and one client) per concurrent worker.
  */
+// The columns claim() and idem_claim_local() answer, as the store reads them.
+const claimColumns =
+    'SELECT decision, detail, owner_token::text AS owner_token, attempts, max_attempts,' +
+    ' retry_after_ms::text AS retry_after_ms, result_json::text AS result_json, request_hash,' +
+    ' error_class, error_message,' +
+    " CASE WHEN decision = 'paused' AND lease_until IS NOT NULL" +
+    '      THEN GREATEST(1, ceil(extract(epoch FROM lease_until - now()) * 1000))::bigint::text' +
+    ' END AS paused_for_ms';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function claimFromRow(row: any): ClaimResult {
+    const decision = row.decision as string;
+    const c: ClaimResult = {
+        decision: 'in_progress',
+        detail: row.detail ?? '',
+        token: '',
+        attempts: Number(row.attempts),
+        maxAttempts: Number(row.max_attempts),
+        retryAfterMs: Number(row.retry_after_ms ?? 0),
+        resultJson: '',
+        storedDigest: '',
+        errorClass: row.error_class ?? '',
+        errorMessage: row.error_message ?? '',
+        pausedForMs: 0,
+        mayExecute: false,
+    };
+    switch (decision) {
+        case 'acquired':
+        case 'reacquired':
+            c.token = row.owner_token;
+            break;
+        case 'replay':
+            c.resultJson = row.result_json ?? 'null';
+            break;
+        case 'conflict':
+            c.storedDigest = row.request_hash ?? '';
+            break;
+        case 'paused':
+            if (row.paused_for_ms !== null && row.paused_for_ms !== undefined) c.pausedForMs = Number(row.paused_for_ms);
+            break;
+        case 'in_progress':
+        case 'retry_later':
+        case 'failed':
+            break;
+        default:
+            throw new Error(`claim returned an unknown decision '${decision}'; is the schema newer?`);
+    }
+    c.decision = decision as Decision;
+    c.mayExecute = decision === 'acquired' || decision === 'reacquired';
+    return c;
+}
+
 export class TaskStore {
     readonly client: Queryable;
     readonly schema: string;
@@ -202,68 +255,68 @@ export class TaskStore {
         const maxAge = this.retry.maxAgeMs;
         const { rows } = await this.withRetry(() =>
             this.client.query(
-                'SELECT decision, detail, owner_token::text AS owner_token, attempts, max_attempts,' +
-                    ' retry_after_ms::text AS retry_after_ms, result_json::text AS result_json, request_hash,' +
-                    ' error_class, error_message,' +
-                    " CASE WHEN decision = 'paused' AND lease_until IS NOT NULL" +
-                    '      THEN GREATEST(1, ceil(extract(epoch FROM lease_until - now()) * 1000))::bigint::text' +
-                    ' END AS paused_for_ms' +
-                    ` FROM ${this.qualify('claim')}($1, $2, $3::uuid, $4, $5, $6)`,
+                claimColumns + ` FROM ${this.qualify('claim')}($1, $2, $3::uuid, $4, $5, $6)`,
                 [key.str(), requestDigest, token, String(this.leaseMs), this.retry.maxAttempts, maxAge > 0 ? String(maxAge) : null],
             ),
         );
-        const row = rows[0];
-        const decision = row.decision as string;
-        const c: ClaimResult = {
-            decision: 'in_progress',
-            detail: row.detail ?? '',
-            token: '',
-            attempts: Number(row.attempts),
-            maxAttempts: Number(row.max_attempts),
-            retryAfterMs: Number(row.retry_after_ms ?? 0),
-            resultJson: '',
-            storedDigest: '',
-            errorClass: row.error_class ?? '',
-            errorMessage: row.error_message ?? '',
-            pausedForMs: 0,
-            mayExecute: false,
-        };
-        switch (decision) {
-            case 'acquired':
-                c.token = row.owner_token;
-                this.count(key, 'acquired');
-                break;
-            case 'reacquired':
-                c.token = row.owner_token;
-                this.count(key, c.detail === 'lease_expired' ? 'reacquired_lease' : 'reacquired_retry');
-                break;
-            case 'replay':
-                c.resultJson = row.result_json ?? 'null';
-                this.count(key, 'replayed');
-                break;
-            case 'in_progress':
-                this.count(key, 'in_progress');
-                break;
-            case 'conflict':
-                c.storedDigest = row.request_hash ?? '';
-                this.count(key, 'conflict');
-                break;
-            case 'retry_later':
-                this.count(key, 'retry_later');
-                break;
-            case 'failed':
-                this.count(key, c.detail === 'exhausted' ? 'exhausted' : 'rejected_failed');
-                break;
-            case 'paused':
-                if (row.paused_for_ms !== null && row.paused_for_ms !== undefined) c.pausedForMs = Number(row.paused_for_ms);
-                this.count(key, 'paused');
-                break;
-            default:
-                throw new Error(`claim returned an unknown decision '${decision}'; is the schema newer?`);
-        }
-        c.decision = decision as Decision;
-        c.mayExecute = decision === 'acquired' || decision === 'reacquired';
+        const c = claimFromRow(rows[0]);
+        this.countClaim(key, c);
         return c;
+    }
+
+    /**
+     * One transaction for local effects (docs/workers-guide.md): the claim inside the caller's
+     * business transaction (BEGIN sent on `tx`, READ COMMITTED), through idem_claim_local. Another
+     * transaction holding the key is waited for up to waitMs (1 .. 60000), then the answer is what
+     * it left (a replay, or the key). When the wait runs out the answer is in_progress
+     * [wait_timeout] and the transaction is aborted (roll it back: it holds nothing); after any
+     * other answer that does not execute, commit it (it keeps a conflict's or an exhaustion's
+     * record). An acquisition is counted with countClaim once the transaction committed.
+     */
+    async claimInTransaction(tx: Queryable, key: TaskKey, requestDigest: string, waitMs = 2000): Promise<ClaimResult> {
+        requireKey(key);
+        requireDigest(requestDigest);
+        if (!Number.isSafeInteger(waitMs) || waitMs < 1 || waitMs > limits.maxDuplicateWaitMs)
+            throw new InvalidArgumentError(`the wait for a duplicate must be 1 to ${limits.maxDuplicateWaitMs} ms`);
+        const maxAge = this.retry.maxAgeMs;
+        let c: ClaimResult;
+        try {
+            const { rows } = await tx.query(
+                claimColumns + ` FROM ${this.qualify('idem_claim_local')}($1, $2, $3::uuid, $4, $5, $6, $7)`,
+                [key.str(), requestDigest, TaskStore.newToken(), String(this.leaseMs), this.retry.maxAttempts,
+                    maxAge > 0 ? String(maxAge) : null, waitMs],
+            );
+            c = claimFromRow(rows[0]);
+        } catch (e) {
+            if ((e as { code?: unknown }).code !== '55P03') throw translateError(e);
+            // Another transaction held the key for the whole wait; tx is aborted (it holds nothing).
+            c = claimFromRow({ decision: 'in_progress', detail: 'wait_timeout', attempts: 0,
+                max_attempts: this.retry.maxAttempts, retry_after_ms: '50' });
+        }
+        if (!c.mayExecute) this.countClaim(key, c);
+        return c;
+    }
+
+    /** Counts what a claim decided (claim does so itself). */
+    countClaim(key: TaskKey, c: ClaimResult): void {
+        switch (c.decision) {
+            case 'acquired':
+                return this.count(key, 'acquired');
+            case 'reacquired':
+                return this.count(key, c.detail === 'lease_expired' ? 'reacquired_lease' : 'reacquired_retry');
+            case 'replay':
+                return this.count(key, 'replayed');
+            case 'in_progress':
+                return this.count(key, 'in_progress');
+            case 'conflict':
+                return this.count(key, 'conflict');
+            case 'retry_later':
+                return this.count(key, 'retry_later');
+            case 'failed':
+                return this.count(key, c.detail === 'exhausted' ? 'exhausted' : 'rejected_failed');
+            case 'paused':
+                return this.count(key, 'paused');
+        }
     }
 
     /**

@@ -181,6 +181,9 @@ def main():
     parser.add_argument("--tenant", default="default", help="the tenant of every request (a real service "
                         "resolves it from the authenticated principal)")
     parser.add_argument("--lease-ms", type=int, default=int(os.environ.get("IDEM_HTTP_LEASE_MS", "30000")))
+    parser.add_argument("--one-transaction", action="store_true",
+                        default=os.environ.get("IDEM_HTTP_ONE_TRANSACTION", "") == "1",
+                        help="claim, the order's insert and the stored response in one transaction")
     args = parser.parse_args()
     host, _, port = args.listen.rpartition(":")
     ensure_schema(args.dsn)
@@ -188,7 +191,8 @@ def main():
     from idem_client.retrypolicy import RetryPolicy
 
     idem = None if args.bare else HttpIdempotency(
-        args.dsn, lease_ms=args.lease_ms,
+        args.dsn, lease_ms=args.lease_ms, one_transaction=args.one_transaction,
+        duplicate_wait_ms=int(os.environ.get("IDEM_HTTP_DUPLICATE_WAIT_MS", "2000")),
         max_response_bytes=int(os.environ.get("IDEM_HTTP_MAX_RESPONSE_BYTES", str(1 << 20))), retry=RetryPolicy(base_delay_ms=200, max_delay_ms=2000))
     pool = ConnectionPool(args.dsn, 20, "idem example orders")
     if args.framework == "fastapi":

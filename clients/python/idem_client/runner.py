@@ -144,7 +144,12 @@ def _run_claimed(store, key, claim, call, record):
         message = str(e) or type(e).__name__
 
     # The business transaction is gone (rolled back) by now; record the failure on its own.
-    out.error = message
+    return _record_failure(store, key, claim, failure_class, message)
+
+
+def _record_failure(store, key, claim, failure_class, message):
+    """A failed attempt recorded with the token of `claim`, after its transaction rolled back."""
+    out = RunOutcome(kind=Outcome.WILL_RETRY, claim=claim, error=message)
     try:
         out.failure = store.fail(key, claim.token, claim.attempts, failure_class, message)
     except LostOwnership as e:
@@ -155,7 +160,82 @@ def _run_claimed(store, key, claim, call, record):
     return out
 
 
-def run_task(store, key, request_digest, task=None, *, call=None, record=None):
+class _RolledBack(Exception):
+    """Ends the one transaction without its commit, carrying the task's failure out of it."""
+
+    def __init__(self, failure_class, message):
+        super().__init__(message)
+        self.failure_class = failure_class
+        self.message = message
+
+
+def _classify(error):
+    if isinstance(error, TaskFailure):
+        return error.failure_class, str(error)
+    if isinstance(error, ValueError):
+        return FailureClass.PERMANENT, str(error)
+    return FailureClass.RETRYABLE, str(error) or type(error).__name__
+
+
+def _run_in_one_transaction(store, key, request_digest, task, wait_ms):
+    conn = store.conn
+    try:
+        try:
+            with conn.transaction():
+                claim = store.claim_in_transaction(conn, key, request_digest, wait_ms)
+                if not claim.may_execute:
+                    if claim.detail == "wait_timeout":
+                        raise psycopg.Rollback()  # aborted by the wait's end; it holds nothing
+                    # What claim wrote for such an answer (a conflict's record, an exhaustion) stands.
+                    return outcome_of_claim(claim)
+                previous_unknown = claim.error_class == "unknown" or claim.detail == "lease_expired"
+                ctx = TaskContext(key=key, idempotency_key=str(key), token=claim.token, attempt=claim.attempts,
+                                  previous_outcome_unknown=previous_unknown)
+                try:
+                    result_json = _result_text(task(conn, ctx))
+                    store.complete(conn, key, claim.token, result_json)
+                except (DatabaseUnavailable, NotPrimary, LostOwnership):
+                    raise
+                except psycopg.Error as e:
+                    mapped = translate(e)
+                    if isinstance(mapped, (DatabaseUnavailable, NotPrimary)) or conn.broken:
+                        raise
+                    raise _RolledBack(*_classify(e)) from e
+                except Exception as e:  # noqa: BLE001 - a task's failure, classified as run_task does
+                    raise _RolledBack(*_classify(e)) from e
+            if claim.detail == "wait_timeout":
+                return outcome_of_claim(claim)
+        except psycopg.Error as e:
+            mapped = translate(e)
+            if isinstance(mapped, DatabaseUnavailable) or conn.broken:
+                raise DatabaseUnavailable("lost the connection to the database during the one transaction: "
+                                          "its outcome is unknown if the commit was sent (%s)" % e) from e
+            if mapped is not None:
+                raise mapped from e
+            raise
+    except LostOwnership as e:
+        return RunOutcome(kind=Outcome.LOST_OWNERSHIP, claim=claim, error=str(e))
+    except _RolledBack as failure:
+        return _record_after_rollback(store, key, request_digest, failure.failure_class, failure.message)
+    store.count_claim(key, claim)
+    store.count_succeeded(key)
+    return RunOutcome(kind=Outcome.SUCCEEDED, claim=claim, result_json=result_json)
+
+
+def _record_after_rollback(store, key, request_digest, failure_class, message):
+    # The rolled-back claim left the key absent or as it was: claim it on its own and record the
+    # failure with that token, so it counts an attempt as a two-step run's does.
+    claim = store.claim(key, request_digest)
+    if not claim.may_execute:
+        out = outcome_of_claim(claim)
+        out.error = "%s; not recorded: the key was %s when the failure was to be recorded" % (
+            message, claim.decision.value)
+        return out
+    return _record_failure(store, key, claim, failure_class, message)
+
+
+def run_task(store, key, request_digest, task=None, *, call=None, record=None, one_transaction=False,
+             duplicate_wait_ms=2000):
     """Claims the key and, if this caller may execute, runs the task.
 
     Transaction form, for a task that only writes to this database:
@@ -173,6 +253,13 @@ def run_task(store, key, request_digest, task=None, *, call=None, record=None):
     refuses and the outcome is LOST_OWNERSHIP: the other service saw the same key twice and
     kept one effect.
 
+    One transaction for local effects (one_transaction=True, the transaction form only): the
+    claim, the task's writes and the completion are one transaction and one commit. Only for a
+    task whose every effect is a write through `conn` to this database (docs/workers-guide.md).
+    A concurrent duplicate waits up to duplicate_wait_ms for the run to end and then replays its
+    result (or answers IN_PROGRESS); a crash or a lost connection rolls all of it back, the claim
+    included. A task that raises is rolled back and its failure recorded after, on its own.
+
     Returns a RunOutcome. Raises DatabaseUnavailable when the connection breaks (the outcome is
     then decided by the next claim after the lease) and NotPrimary on a read-only server.
     """
@@ -180,6 +267,11 @@ def run_task(store, key, request_digest, task=None, *, call=None, record=None):
         raise TypeError("run_task takes a task, or call= and record=, not both")
     if task is None and (call is None or record is None):
         raise TypeError("run_task needs a task, or both call= and record=")
+    if one_transaction:
+        if task is None:
+            raise TypeError("one_transaction is only for a task whose effects are all in this database; a task "
+                            "that calls another service runs in two steps (call= and record=)")
+        return _run_in_one_transaction(store, key, request_digest, task, duplicate_wait_ms)
     claim = store.claim(key, request_digest)
     if not claim.may_execute:
         return outcome_of_claim(claim)

@@ -51,8 +51,8 @@ def main(argv=None):
     parser.add_argument("--lease-ms", type=lease, default=1500)
     parser.add_argument("--mode", default="claim")
     args = parser.parse_args(argv)
-    if args.mode not in ("claim", "write"):
-        parser.error("--mode is claim or write")
+    if args.mode not in ("claim", "write", "claim-1tx", "write-1tx"):
+        parser.error("--mode is claim, write, claim-1tx or write-1tx")
     try:
         schema = check_schema_name(args.schema)
         key = TaskKey.parse(args.key)
@@ -62,12 +62,23 @@ def main(argv=None):
     try:
         conn = connect(args.dsn, application_name="idem scenario worker (python)")
         store = TaskStore(conn, schema=schema, lease_ms=args.lease_ms)
-        claim = store.claim(key, args.digest)
+        one_transaction = args.mode.endswith("-1tx")
+        if one_transaction:
+            # One transaction for local effects: the claim (and the write) inside it, killed before its commit.
+            tx = conn.transaction()
+            tx.__enter__()
+            claim = store.claim_in_transaction(conn, key, args.digest, 20000)
+        else:
+            claim = store.claim(key, args.digest)
         if not claim.may_execute:
             print("not-claimed", claim.decision.value, flush=True)
             return EXIT_FAILURE
-        if args.mode == "claim":
+        if args.mode in ("claim", "claim-1tx"):
             print("claimed", claim.token, flush=True)
+        elif one_transaction:
+            conn.execute(sql.SQL("INSERT INTO {}.verify_effects (idempotency_key, note) VALUES (%s, %s)").format(
+                sql.Identifier(schema)), (str(key), "written by the worker that is about to die"))
+            print("written", claim.token, flush=True)
         else:
             # Killed inside this transaction: after the business write, before the commit.
             tx = conn.transaction()

@@ -27,6 +27,8 @@ MAX_AGE_MS = 31_536_000_000  # 365 days
 MAX_ATTEMPTS = 1000
 MAX_RESULT_BYTES = 64 << 20  # 64 MiB
 MAX_DIGEST_BYTES = 256  # visible ASCII; a v1 digest is 67
+MAX_DUPLICATE_WAIT_MS = 60_000  # idem_claim_local
+LOCK_NOT_AVAILABLE = "55P03"  # lock_timeout ran out
 DEFAULT_SCHEMA = "idem"
 
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}\Z")
@@ -211,47 +213,70 @@ class TaskStore:
                     continue
                 raise translate(e) or e from e
 
+    _CLAIM_COLUMNS = ("SELECT decision, detail, owner_token::text, attempts, max_attempts, retry_after_ms,"
+                      " result_json::text, request_hash, error_class, error_message,"
+                      " CASE WHEN decision = 'paused' AND lease_until IS NOT NULL"
+                      "      THEN GREATEST(1, ceil(extract(epoch FROM lease_until - now()) * 1000))::bigint"
+                      " END FROM ")
+
     def claim(self, key, request_digest):
         """Decides, from the stored state, what this caller does with the key."""
         _require_digest(request_digest)
         token = new_token()
         row = self._single(
-            sql.SQL("SELECT decision, detail, owner_token::text, attempts, max_attempts, retry_after_ms,"
-                    " result_json::text, request_hash, error_class, error_message,"
-                    " CASE WHEN decision = 'paused' AND lease_until IS NOT NULL"
-                    "      THEN GREATEST(1, ceil(extract(epoch FROM lease_until - now()) * 1000))::bigint"
-                    " END FROM {}(%s, %s, %s::uuid, %s, %s, %s)").format(self._fn("claim")),
+            sql.SQL(self._CLAIM_COLUMNS + "{}(%s, %s, %s::uuid, %s, %s, %s)").format(self._fn("claim")),
             (str(key), request_digest, token, self.lease_ms, self.retry.max_attempts, self._max_age()))
-        decision_text = row[0]
-        try:
-            decision = Decision(decision_text)
-        except ValueError:
-            raise IdemProtocolError("claim returned an unknown decision '%s'; is the schema newer?" % decision_text) \
-                from None
-        c = ClaimResult(decision=decision, detail=row[1] or "", attempts=row[3], max_attempts=row[4],
-                        retry_after_ms=row[5], error_class=row[8] or "", error_message=row[9] or "")
-        if decision == Decision.ACQUIRED:
-            c.token = row[2]
-            self._count(key, _counters.ACQUIRED)
-        elif decision == Decision.REACQUIRED:
-            c.token = row[2]
-            self._count(key, _counters.REACQUIRED_LEASE if c.detail == "lease_expired" else _counters.REACQUIRED_RETRY)
-        elif decision == Decision.REPLAY:
-            c.result_json = row[6] if row[6] is not None else "null"
-            self._count(key, _counters.REPLAYED)
-        elif decision == Decision.IN_PROGRESS:
-            self._count(key, _counters.IN_PROGRESS)
-        elif decision == Decision.CONFLICT:
-            c.stored_digest = row[7] or ""
-            self._count(key, _counters.CONFLICT)
-        elif decision == Decision.RETRY_LATER:
-            self._count(key, _counters.RETRY_LATER)
-        elif decision == Decision.FAILED:
-            self._count(key, _counters.EXHAUSTED if c.detail == "exhausted" else _counters.REJECTED_FAILED)
-        elif decision == Decision.PAUSED:
-            c.paused_for_ms = row[10] or 0
-            self._count(key, _counters.PAUSED)
+        c = _claim_from_row(row)
+        self.count_claim(key, c)
         return c
+
+    def claim_in_transaction(self, tx, key, request_digest, wait_ms=2000):
+        """One transaction for local effects (docs/workers-guide.md): the claim inside the
+        caller's business transaction (READ COMMITTED), through idem_claim_local. Another
+        transaction holding the key is waited for up to wait_ms (1 .. 60000), then the answer is
+        what it left (a replay, or the key). When the wait runs out the answer is IN_PROGRESS
+        [wait_timeout] and the transaction is aborted (roll it back: it holds nothing); after any
+        other answer that does not execute, commit it (it keeps a conflict's or an exhaustion's
+        record). An acquisition is counted with count_claim once the transaction committed."""
+        _require_digest(request_digest)
+        if not isinstance(wait_ms, int) or not 1 <= wait_ms <= MAX_DUPLICATE_WAIT_MS:
+            raise InvalidArgument("the wait for a duplicate must be 1 to %d ms" % MAX_DUPLICATE_WAIT_MS)
+        self._in_transaction(tx, "claim_in_transaction")
+        try:
+            row = tx.execute(
+                sql.SQL(self._CLAIM_COLUMNS + "{}(%s, %s, %s::uuid, %s, %s, %s, %s)").format(
+                    self._fn("idem_claim_local")),
+                (str(key), request_digest, new_token(), self.lease_ms, self.retry.max_attempts, self._max_age(),
+                 wait_ms)).fetchone()
+            c = _claim_from_row(row)
+        except psycopg.Error as e:
+            if getattr(e, "sqlstate", None) != LOCK_NOT_AVAILABLE:
+                raise translate(e) or e from e
+            c = ClaimResult(decision=Decision.IN_PROGRESS, detail="wait_timeout", retry_after_ms=50,
+                            max_attempts=self.retry.max_attempts)
+        if not c.may_execute:
+            self.count_claim(key, c)
+        return c
+
+    def count_claim(self, key, c):
+        """Counts what a claim decided (claim does so itself)."""
+        d = c.decision
+        if d == Decision.ACQUIRED:
+            self._count(key, _counters.ACQUIRED)
+        elif d == Decision.REACQUIRED:
+            self._count(key, _counters.REACQUIRED_LEASE if c.detail == "lease_expired" else _counters.REACQUIRED_RETRY)
+        elif d == Decision.REPLAY:
+            self._count(key, _counters.REPLAYED)
+        elif d == Decision.IN_PROGRESS:
+            self._count(key, _counters.IN_PROGRESS)
+        elif d == Decision.CONFLICT:
+            self._count(key, _counters.CONFLICT)
+        elif d == Decision.RETRY_LATER:
+            self._count(key, _counters.RETRY_LATER)
+        elif d == Decision.FAILED:
+            self._count(key, _counters.EXHAUSTED if c.detail == "exhausted" else _counters.REJECTED_FAILED)
+        elif d == Decision.PAUSED:
+            self._count(key, _counters.PAUSED)
 
     def _in_transaction(self, tx, what):
         conn = getattr(tx, "connection", tx)
@@ -349,6 +374,26 @@ class TaskStore:
         if out.exhausted:
             self._count(key, _counters.EXHAUSTED)
         return out
+
+
+def _claim_from_row(row):
+    decision_text = row[0]
+    try:
+        decision = Decision(decision_text)
+    except ValueError:
+        raise IdemProtocolError("claim returned an unknown decision '%s'; is the schema newer?" % decision_text) \
+            from None
+    c = ClaimResult(decision=decision, detail=row[1] or "", attempts=row[3], max_attempts=row[4],
+                    retry_after_ms=row[5], error_class=row[8] or "", error_message=row[9] or "")
+    if decision in (Decision.ACQUIRED, Decision.REACQUIRED):
+        c.token = row[2]
+    elif decision == Decision.REPLAY:
+        c.result_json = row[6] if row[6] is not None else "null"
+    elif decision == Decision.CONFLICT:
+        c.stored_digest = row[7] or ""
+    elif decision == Decision.PAUSED:
+        c.paused_for_ms = row[10] or 0
+    return c
 
 
 class IdemProtocolError(Exception):

@@ -110,6 +110,13 @@ export interface HttpIdempotencyOptions {
     poolSize?: number;
     /** Counters to add to; default: its own, flushed every second on a connection of their own. */
     counters?: OutcomeCounters;
+    /**
+     * One transaction for local effects (docs/http-idempotency.md): an atomic route's claim, the
+     * handler's writes and the stored response are one transaction and one commit; a duplicate
+     * waits up to duplicateWaitMs (default 2000) for it, then replays it (or answers 409).
+     */
+    oneTransaction?: boolean;
+    duplicateWaitMs?: number;
 }
 
 /** An execution this request owns: finish() or abandon() it exactly once. */
@@ -123,6 +130,10 @@ export class Claimed {
         readonly key: TaskKey,
         readonly claim: ClaimResult,
         private client: PoolClient | null,
+        // One transaction: the claim is in client's transaction too, so nothing of it exists after
+        // a rollback; a failure is recorded by a claim of its own (digest).
+        private readonly digest = '',
+        private readonly oneTransaction = false,
     ) {
         const atomic = route.atomic !== false;
         this.context = { key, idempotencyKey: key.str(), token: claim.token, attempt: claim.attempts, tx: atomic ? client : null };
@@ -156,7 +167,7 @@ export class Claimed {
         try {
             if (!isFinal(response.status)) {
                 if (atomic) await c.query('ROLLBACK');
-                await this.fail(store, 'retryable', `HTTP ${response.status} from the handler`);
+                await this.record(store, 'retryable', `HTTP ${response.status} from the handler`);
                 return response;
             }
             if (response.body.length > core.maxResponseBytes) {
@@ -170,9 +181,10 @@ export class Claimed {
                         this.key.str(), this.claim.token, message,
                     ]);
                     await c.query('COMMIT');
+                    if (this.oneTransaction) store.countClaim(this.key, this.claim);
                     core.counters.add(this.key.tenant, this.key.operation, 'failed_permanent');
                 } else {
-                    await this.fail(store, 'permanent', message);
+                    await this.fail(store, this.claim, 'permanent', message);
                 }
                 return response;
             }
@@ -182,6 +194,7 @@ export class Claimed {
             } // else the fence in begin() has held the row since
             await store.complete(c, this.key, this.claim.token, core.storedResult(response));
             await c.query('COMMIT');
+            if (this.oneTransaction) store.countClaim(this.key, this.claim);
             store.countSucceeded(this.key);
             return response;
         } catch (e) {
@@ -199,7 +212,7 @@ export class Claimed {
         let broken: Error | undefined;
         try {
             await c.query('ROLLBACK');
-            await this.fail(this.core.store(c), 'unknown', reason);
+            await this.record(this.core.store(c), 'unknown', reason);
         } catch (e) {
             broken = e as Error; // the lease runs out and a retry decides
         } finally {
@@ -207,9 +220,18 @@ export class Claimed {
         }
     }
 
-    private async fail(store: TaskStore, cls: FailureClass, message: string): Promise<void> {
+    // A failure after the rollback. In one transaction the rollback took the claim with it: the key
+    // is claimed again on its own (counting the attempt) and failed with that token, unless someone
+    // else holds or finished it meanwhile (theirs is the answer).
+    private async record(store: TaskStore, cls: FailureClass, message: string): Promise<void> {
+        if (!this.oneTransaction) return this.fail(store, this.claim, cls, message);
+        const claim = await store.claim(this.key, this.digest);
+        if (claim.mayExecute) await this.fail(store, claim, cls, message);
+    }
+
+    private async fail(store: TaskStore, claim: ClaimResult, cls: FailureClass, message: string): Promise<void> {
         try {
-            await store.fail(this.key, this.claim.token, this.claim.attempts, cls, message);
+            await store.fail(this.key, claim.token, claim.attempts, cls, message);
         } catch (e) {
             if (!(e instanceof LostOwnershipError)) throw e;
         }
@@ -225,6 +247,8 @@ export class HttpIdempotency {
     readonly maxResponseBytes: number;
     readonly maxRequestBytes: number;
     readonly counters: OutcomeCounters;
+    readonly oneTransaction: boolean;
+    readonly duplicateWaitMs: number;
     private readonly replayHeaders: Set<string>;
     private readonly flusher: CounterFlusher | undefined;
     private readonly storeOptions: ConstructorParameters<typeof TaskStore>[1];
@@ -240,6 +264,8 @@ export class HttpIdempotency {
         this.leaseMs = options.leaseMs ?? 30_000;
         this.maxResponseBytes = options.maxResponseBytes ?? 1 << 20;
         this.maxRequestBytes = options.maxRequestBytes ?? 1 << 20;
+        this.oneTransaction = options.oneTransaction ?? false;
+        this.duplicateWaitMs = options.duplicateWaitMs ?? 2000;
         this.replayHeaders = new Set((options.replayHeaders ?? defaultReplayHeaders).map((h) => h.toLowerCase()).filter((h) => !neverReplayed.has(h)));
         this.storeOptions = {
             schema: options.schema ?? 'idem',
@@ -337,6 +363,18 @@ export class HttpIdempotency {
         let broken: Error | undefined;
         try {
             const store = this.store(c);
+            if (route.atomic !== false && this.oneTransaction) {
+                await c.query('BEGIN');
+                const claim = await store.claimInTransaction(c, key, digest, this.duplicateWaitMs);
+                if (!claim.mayExecute) {
+                    // After a wait that ran out the transaction is aborted; otherwise it keeps what
+                    // the claim recorded (a conflict, an exhaustion).
+                    await c.query(claim.detail === 'wait_timeout' ? 'ROLLBACK' : 'COMMIT');
+                    return this.answer(claim);
+                }
+                keep = true;
+                return new Claimed(this, route, key, claim, c, digest, true);
+            }
             const claim = await store.claim(key, digest);
             if (!claim.mayExecute) return this.answer(claim);
             if (route.atomic !== false) {

@@ -5,8 +5,10 @@
 // writing; X-Demo-Sleep-Ms: N waits N ms before writing.
 //
 //     node dist/src/http/example-orders.js --dsn DSN --listen 127.0.0.1:8002 [--framework express|fastify] [--bare]
+//         [--one-transaction]
 //
-// --bare serves the same handler without the middleware (bench/).
+// --bare serves the same handler without the middleware (bench/); --one-transaction (or
+// IDEM_HTTP_ONE_TRANSACTION=1) claims, inserts and stores the response in one transaction.
 import * as fs from 'fs';
 import * as path from 'path';
 import type { PoolClient } from 'pg';
@@ -155,12 +157,14 @@ async function main(): Promise<void> {
     };
     const dsn = opt('--dsn');
     if (!dsn) {
-        console.error('usage: example-orders --dsn DSN --listen HOST:PORT [--framework express|fastify] [--tenant T] [--bare]');
+        console.error('usage: example-orders --dsn DSN --listen HOST:PORT [--framework express|fastify] [--tenant T] [--bare] [--one-transaction]');
         process.exit(2);
     }
     const listen = opt('--listen', '127.0.0.1:8002')!;
     const framework = opt('--framework', 'express');
     const bare = args.includes('--bare');
+    const oneTransaction = args.includes('--one-transaction') || process.env.IDEM_HTTP_ONE_TRANSACTION === '1';
+    const duplicateWaitMs = Number(process.env.IDEM_HTTP_DUPLICATE_WAIT_MS ?? 2000);
     // A real service resolves the tenant from the authenticated principal.
     const tenant = opt('--tenant', 'default')!;
     const host = listen.slice(0, listen.lastIndexOf(':'));
@@ -184,7 +188,13 @@ async function main(): Promise<void> {
     }
     const leaseMs = Number(process.env.IDEM_HTTP_LEASE_MS ?? 30_000);
     const maxResponseBytes = Number(process.env.IDEM_HTTP_MAX_RESPONSE_BYTES ?? 1 << 20);
-    const idem = bare ? null : new HttpIdempotency(dsn, { leaseMs, maxResponseBytes, retry: { baseDelayMs: 200, maxDelayMs: 2000 } });
+    const idem = bare ? null : new HttpIdempotency(dsn, {
+              leaseMs,
+              maxResponseBytes,
+              retry: { baseDelayMs: 200, maxDelayMs: 2000 },
+              oneTransaction,
+              duplicateWaitMs,
+          });
     if (framework === 'fastify') {
         await fastifyApp(idem, pool, tenant).listen({ host, port });
     } else if (framework !== 'express') {

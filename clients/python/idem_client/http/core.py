@@ -172,12 +172,16 @@ class IdemContext:
 class Claimed:
     """An execution this request owns: finish() or abandon() it exactly once."""
 
-    def __init__(self, core, route, key, claim, conn):
+    def __init__(self, core, route, key, claim, conn, digest=None, one_transaction=False):
         self.core = core
         self.route = route
         self.key = key
         self.claim = claim
         self.conn = conn
+        # One transaction for local effects: the claim is in conn's transaction too, so nothing of
+        # it exists after a rollback; a failure is recorded by a claim of its own (digest).
+        self.digest = digest
+        self.one_transaction = one_transaction
         self.context = IdemContext(key, claim.token, claim.attempts, conn if route.atomic else None)
         self._stop = threading.Event()
         self._heartbeat = None
@@ -219,7 +223,7 @@ class Claimed:
         try:
             if not is_final(response.status):
                 self._rollback(conn)
-                self._fail(store, FailureClass.RETRYABLE, "HTTP %d from the handler" % response.status)
+                self._record(store, FailureClass.RETRYABLE, "HTTP %d from the handler" % response.status)
                 return response
             too_big = len(response.body) > core.max_response_bytes
             if too_big:
@@ -231,6 +235,8 @@ class Claimed:
                     conn.execute(sql.SQL("SELECT status FROM {}(%s, %s::uuid, 'permanent', %s, 0, NULL)").format(
                         store._fn("fail")), (str(self.key), self.claim.token, message))
                     conn.execute("COMMIT")
+                    if self.one_transaction:
+                        store.count_claim(self.key, self.claim)
                     core.count(self.key, _counters.FAILED_PERMANENT)
                 else:
                     self._fail(store, FailureClass.PERMANENT, message)
@@ -244,6 +250,8 @@ class Claimed:
             with conn.pipeline():
                 store.complete(conn, self.key, self.claim.token, stored)
                 conn.execute("COMMIT")
+            if self.one_transaction:
+                store.count_claim(self.key, self.claim)
             store.count_succeeded(self.key)
             return response
         except LostOwnership:
@@ -265,7 +273,7 @@ class Claimed:
         conn = self._end()
         try:
             self._rollback(conn)
-            self._fail(self.core.store(conn), FailureClass.UNKNOWN, reason)
+            self._record(self.core.store(conn), FailureClass.UNKNOWN, reason)
         except Exception:  # noqa: BLE001 - the lease runs out and a retry decides
             pass
         finally:
@@ -274,6 +282,17 @@ class Claimed:
     def _rollback(self, conn):
         if not conn.closed and conn.info.transaction_status != pq.TransactionStatus.IDLE:
             conn.execute("ROLLBACK")
+
+    def _record(self, store, failure_class, message):
+        """Records a failure after the rollback. In one transaction the rollback took the claim
+        with it: the key is claimed again on its own (counting the attempt) and failed with that
+        token, unless someone else holds or finished it meanwhile (theirs is the answer)."""
+        if not self.one_transaction:
+            return self._fail(store, failure_class, message)
+        claim = store.claim(self.key, self.digest)
+        if claim.may_execute:
+            self.claim = claim
+            self._fail(store, failure_class, message)
 
     def _fail(self, store, failure_class, message):
         try:
@@ -288,7 +307,8 @@ class HttpIdempotency:
 
     def __init__(self, dsn, *, schema="idem", header=DEFAULT_HEADER, methods=DEFAULT_METHODS, lease_ms=30_000,
                  retry=None, max_response_bytes=1 << 20, max_request_bytes=1 << 20,
-                 replay_headers=DEFAULT_REPLAY_HEADERS, pool_size=10, counters=None, flush_interval=1.0):
+                 replay_headers=DEFAULT_REPLAY_HEADERS, pool_size=10, counters=None, flush_interval=1.0,
+                 one_transaction=False, duplicate_wait_ms=2000):
         self.dsn = dsn
         self.schema = schema
         self.header = header
@@ -299,6 +319,11 @@ class HttpIdempotency:
         self.max_request_bytes = max_request_bytes
         self.replay_headers = frozenset(h.lower() for h in replay_headers) - NEVER_REPLAYED
         self.pool = ConnectionPool(dsn, pool_size)
+        # One transaction for local effects (docs/http-idempotency.md): an atomic route's claim,
+        # the handler's writes and the stored response are one transaction and one commit; a
+        # duplicate waits up to duplicate_wait_ms for it, then replays (or answers 409).
+        self.one_transaction = bool(one_transaction)
+        self.duplicate_wait_ms = duplicate_wait_ms
         if counters is None:
             counters = _counters.OutcomeCounters()
             self._flusher = _counters.CounterFlusher(dsn, counters, schema, flush_interval)
@@ -374,6 +399,8 @@ class HttpIdempotency:
         if key is None or isinstance(key, HttpResponse):
             return key
         digest = self.fingerprint(request, route)
+        if route.atomic and self.one_transaction:
+            return self._begin_one_transaction(key, digest, route)
         conn = self.pool.get()
         try:
             store = self.store(conn)
@@ -389,6 +416,26 @@ class HttpIdempotency:
                 self.pool.put(conn)
                 conn = None
             return Claimed(self, route, key, claim, conn)
+        except BaseException:
+            if conn is not None:
+                self.pool.put(conn)
+            raise
+
+    def _begin_one_transaction(self, key, digest, route):
+        conn = self.pool.get()
+        try:
+            store = self.store(conn)
+            with conn.pipeline():  # BEGIN and the claim in one round trip
+                conn.execute("BEGIN")
+                claim = store.claim_in_transaction(conn, key, digest, self.duplicate_wait_ms)
+            if not claim.may_execute:
+                # After a wait that ran out the transaction is aborted; otherwise it keeps what the
+                # claim recorded (a conflict, an exhaustion).
+                conn.execute("ROLLBACK" if claim.detail == "wait_timeout" else "COMMIT")
+                self.pool.put(conn)
+                conn = None
+                return self.answer(key, claim)
+            return Claimed(self, route, key, claim, conn, digest=digest, one_transaction=True)
         except BaseException:
             if conn is not None:
                 self.pool.put(conn)
