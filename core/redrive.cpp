@@ -95,8 +95,8 @@ RegisterOutcome registerRedrivable(pqxx::connection& conn, const SchemaName& sch
 {
     if (r.tenant != "*" && !isKeyName(r.tenant))
         throw std::invalid_argument("tenant must be '*' or 1 to 64 visible ASCII characters without ':'");
-    if (!isKeyName(r.operation))
-        throw std::invalid_argument("operation must be 1 to 64 visible ASCII characters without ':'");
+    if (!isKeyName(r.operation) || r.operation == "*")
+        throw std::invalid_argument("operation must be 1 to 64 visible ASCII characters without ':', and not '*'");
     if (r.maxRequestBytes < 1 || r.maxRequestBytes > 1048576)
         throw std::invalid_argument(
             "max request bytes must be 1 to 1048576 (1 MiB), not " + std::to_string(r.maxRequestBytes));
@@ -178,8 +178,8 @@ Redriver::Redriver(pqxx::connection& conn, StoreOptions storeOptions, std::strin
 {
     if (m_tenant != "*" && !isKeyName(m_tenant))
         throw std::invalid_argument("tenant must be '*' or 1 to 64 visible ASCII characters without ':'");
-    if (!isKeyName(m_operation))
-        throw std::invalid_argument("operation must be 1 to 64 visible ASCII characters without ':'");
+    if (!isKeyName(m_operation) || m_operation == "*")
+        throw std::invalid_argument("operation must be 1 to 64 visible ASCII characters without ':', and not '*'");
     validateVersionText(m_worker, "worker");
     validateVersionText(m_options.version, "version");
     if (m_options.batch < 1 || m_options.batch > 100)

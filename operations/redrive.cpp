@@ -109,7 +109,7 @@ std::string redriveOutcomeSentence(std::int64_t requeued, const RedriveOutcomes&
     return s;
 }
 
-std::vector<RedriveItem> readRedriveItems(pqxx::connection& conn, const SchemaName& schema, const std::string& key)
+std::vector<RedriveItemRow> readRedriveItems(pqxx::connection& conn, const SchemaName& schema, const std::string& key)
 {
     pqxx::read_transaction t(conn);
     const auto r = t.exec_params("SELECT i.item_id, i.state, i.job_id, i.worker, i.tries, " + iso("i.requested_at")
@@ -118,9 +118,9 @@ std::vector<RedriveItem> readRedriveItems(pqxx::connection& conn, const SchemaNa
             + schema.qualify("idem_redrive_items_of") + "($1) i",
         key);
     t.commit();
-    std::vector<RedriveItem> out;
+    std::vector<RedriveItemRow> out;
     for (const auto& row : r) {
-        RedriveItem i;
+        RedriveItemRow i;
         i.id = row[0].as<std::int64_t>();
         i.state = text(row[1]);
         if (!row[2].is_null())

@@ -59,7 +59,7 @@ RedriveOutcomes readRedriveOutcomes(pqxx::connection& conn, const SchemaName& sc
 // that has items, finished ones first (succeeded, failed, conflict, gone, running, queued).
 std::string redriveOutcomeSentence(std::int64_t requeued, const RedriveOutcomes& outcomes);
 
-struct RedriveItem {
+struct RedriveItemRow {
     std::int64_t id = 0;
     std::string state; // queued, running, succeeded, failed, conflict, gone
     std::optional<std::int64_t> jobId;
@@ -76,7 +76,7 @@ struct RedriveItem {
 };
 
 // The key's re-drive items, newest first (at most 100).
-std::vector<RedriveItem> readRedriveItems(pqxx::connection& conn, const SchemaName& schema, const std::string& key);
+std::vector<RedriveItemRow> readRedriveItems(pqxx::connection& conn, const SchemaName& schema, const std::string& key);
 
 struct StoredRequest {
     bool stored = false;

@@ -6,12 +6,14 @@
 #include <QUuid>
 
 #include <chrono>
+#include <csignal>
 #include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
 
 #include <pqxx/pqxx>
+#include <sys/types.h>
 
 #include "core/connection.h"
 #include "core/digest.h"
@@ -220,11 +222,12 @@ void TestRedrive::killRun(const std::string& dsn, bool listen)
     const QString listenArg = listen ? QStringLiteral("1") : QStringLiteral("0");
     std::vector<std::unique_ptr<QProcess>> redrivers;
     int named = 0;
+    int killed = 0;
     const auto startRedriver = [&] {
         redrivers.push_back(startWorker(dsn,
             { QStringLiteral("redrive"), QStringLiteral("t1"), QStringLiteral("charge"),
                 QStringLiteral("rd-%1").arg(++named), listenArg, QStringLiteral("3000") }));
-        QVERIFY2(redrivers.back()->waitForReadyRead(30000), qPrintable(redrivers.back()->readAllStandardError()));
+        QVERIFY2(redrivers.back()->waitForReadyRead(30000), qPrintable(QString::fromUtf8(redrivers.back()->readAllStandardError())));
     };
     for (int i = 0; i < 4; ++i)
         startRedriver();
@@ -255,9 +258,16 @@ void TestRedrive::killRun(const std::string& dsn, bool listen)
                      60s),
             "the re-drivers did not get that far");
         for (int k = 0; k < 2; ++k) {
-            auto& victim = redrivers[redrivers.size() - 4 + static_cast<std::size_t>(k)];
+            const std::size_t v = redrivers.size() - 4 + static_cast<std::size_t>(k);
+            auto& victim = redrivers[v];
+            // Mid-batch: while it holds running items (rd-N is the N-th started).
+            const std::string name = "rd-" + std::to_string(v + 1);
+            waitFor([&] { return count(*m_owner, "SELECT count(*) FROM idem.idem_redrive_items WHERE state = 'running'"
+                                                 " AND worker = '" + name + "'") > 0; },
+                10s);
             ::kill(static_cast<pid_t>(victim->processId()), SIGKILL);
             victim->waitForFinished(5000);
+            ++killed;
         }
         startRedriver();
         startRedriver();
@@ -292,8 +302,14 @@ void TestRedrive::killRun(const std::string& dsn, bool listen)
     QCOMPARE(scalar(*m_owner, "SELECT string_agg(DISTINCT state, ',') FROM idem.idem_redrive_items"), std::string("succeeded"));
     const auto outcomes = idem::readRedriveOutcomes(*m_owner, idem::SchemaName(), jobId);
     QCOMPARE(idem::redriveOutcomeSentence(n, outcomes), std::string("1000 requeued: 1000 succeeded"));
-    // Re-drivers did run some: the kills hit real work.
+    // Re-drivers did run some, and the kills hit items they were running: taken again after their lease.
+    QCOMPARE(killed, 4);
     QVERIFY(count(*m_owner, "SELECT count(*) FROM public.redrive_effects WHERE by_whom LIKE 'rd-%'") > 0);
+    QVERIFY(count(*m_owner, "SELECT count(*) FROM idem.idem_redrive_items WHERE tries > 1") > 0);
+    qInfo("%lld effects by re-drivers, %lld by clients; %lld items taken more than once",
+        count(*m_owner, "SELECT count(*) FROM public.redrive_effects WHERE by_whom LIKE 'rd-%'"),
+        count(*m_owner, "SELECT count(*) FROM public.redrive_effects WHERE by_whom = 'client'"),
+        count(*m_owner, "SELECT count(*) FROM idem.idem_redrive_items WHERE tries > 1"));
     const auto verify = idem::test::runProgram(idem::test::idemctlPath(),
         { QStringLiteral("audit"), QStringLiteral("verify"), QStringLiteral("--dsn"), QString::fromStdString(m_db->dsn()) });
     QVERIFY2(verify.exitCode == 0, qPrintable(idem::test::describe(verify)));
