@@ -1178,7 +1178,12 @@ BEGIN
     END IF;
     v_tenant := split_part(p_key, ':', 1);
     v_operation := split_part(p_key, ':', 2);
-    SELECT o.max_request_bytes INTO v_max FROM idem_redrive_registration(v_tenant, v_operation) o;
+    -- idem_redrive_registration's query, written out: a call of that (non-inlinable) function cost
+    -- about as much as the claim itself (bench/README.md, Session 17).
+    SELECT o.max_request_bytes INTO v_max FROM idem_redrive_operations o
+     WHERE o.operation = v_operation AND o.tenant IN (v_tenant, '*')
+     ORDER BY o.tenant = '*'
+     LIMIT 1;
     IF NOT FOUND THEN
         RAISE EXCEPTION '%:% is not registered as re-drivable: claim it with claim(), or register it first'
                         ' (idem_redrive_register)', left(v_tenant, 64), left(v_operation, 64) USING ERRCODE = 'ID003';
