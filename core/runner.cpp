@@ -94,12 +94,12 @@ namespace {
         int m_used = 0;
     };
 
-    ClaimResult claimWithReconnects(
-        TaskStore& store, const TaskKey& key, const std::string& requestDigest, Reconnects& reconnects)
+    ClaimResult claimWithReconnects(TaskStore& store, const TaskKey& key, const std::string& requestDigest,
+        const std::string& request, Reconnects& reconnects)
     {
         for (;;) {
             try {
-                return store.claim(key, requestDigest);
+                return store.claim(key, requestDigest, request);
             } catch (const DatabaseUnavailable& e) {
                 if (!reconnects.again(e))
                     throw;
@@ -333,7 +333,7 @@ RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requ
     Reconnects reconnects(store, options);
     if (options.oneTransaction)
         return runInOneTransaction(store, key, requestDigest, task, options, reconnects);
-    const ClaimResult claim = claimWithReconnects(store, key, requestDigest, reconnects);
+    const ClaimResult claim = claimWithReconnects(store, key, requestDigest, options.request, reconnects);
     if (!claim.mayExecute())
         return outcomeOfClaim(claim);
     return runClaimed(
@@ -348,7 +348,7 @@ RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requ
         throw std::invalid_argument("one transaction is only for a task whose effects are all in this database; "
                                     "a task that calls another service runs in two steps");
     Reconnects reconnects(store, options);
-    const ClaimResult claim = claimWithReconnects(store, key, requestDigest, reconnects);
+    const ClaimResult claim = claimWithReconnects(store, key, requestDigest, options.request, reconnects);
     if (!claim.mayExecute())
         return outcomeOfClaim(claim);
     return runClaimed(store, key, claim, &call, record, reconnects);

@@ -89,6 +89,10 @@ struct RunOptions {
     // recorded after, on its own: the key is claimed again and failed, as the two-step run does.
     bool oneTransaction = false;
     std::chrono::milliseconds duplicateWait { 2000 }; // 1 ms .. limits::maxDuplicateWait
+    // Schema v25 (docs/redrive.md): the request's canonical JSON text (the text whose v1 digest is
+    // the request digest). Needed for an operation in StoreOptions::storeRequestsOf, whose claim
+    // stores it (TaskStore::claim's third argument); ignored for others.
+    std::string request;
 };
 
 // The outcome a claim that may not execute amounts to (replay, in progress, conflict, ...).

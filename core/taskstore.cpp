@@ -252,17 +252,38 @@ void TaskStore::countClaim(const TaskKey& key, const ClaimResult& c)
 
 ClaimResult TaskStore::claim(const TaskKey& key, const std::string& requestDigest)
 {
+    return claim(key, requestDigest, std::string());
+}
+
+bool TaskStore::storesRequests(const TaskKey& key) const
+{
+    return !m_options.storeRequestsOf.empty() && m_options.storeRequestsOf.count(key.operation()) > 0;
+}
+
+ClaimResult TaskStore::claim(const TaskKey& key, const std::string& requestDigest, const std::string& canonicalRequest)
+{
     requireDigest(requestDigest);
+    const bool stored = storesRequests(key);
+    if (stored && canonicalRequest.empty())
+        throw std::invalid_argument("operation " + key.operation()
+            + " is re-drivable (StoreOptions::storeRequestsOf): its claims store the request, so the canonical"
+              " request is required");
     const std::string token = newToken();
     const auto maxAge = m_options.retry.maxAge.count();
     const pqxx::result r = withRetry([&] {
         // One statement is its own transaction: no BEGIN and COMMIT round trips around it
         // (pqxx::work would send both, tripling a replay's round trips).
         pqxx::nontransaction w(*m_conn);
+        const std::string ageText = std::to_string(maxAge);
+        const char* age = maxAge > 0 ? ageText.c_str() : nullptr;
+        if (stored)
+            return w.exec_params(claimColumns + m_options.schema.qualify("idem_claim_stored")
+                    + "($1, $2, $3::uuid, $4, $5, $6, $7)",
+                key.str(), requestDigest, token, static_cast<long long>(m_options.lease.count()),
+                m_options.retry.maxAttempts, age, canonicalRequest);
         return w.exec_params(claimColumns + m_options.schema.qualify("claim") + "($1, $2, $3::uuid, $4, $5, $6)",
             key.str(), requestDigest, token, static_cast<long long>(m_options.lease.count()),
-            m_options.retry.maxAttempts,
-            maxAge > 0 ? std::to_string(maxAge).c_str() : static_cast<const char*>(nullptr));
+            m_options.retry.maxAttempts, age);
     });
     const ClaimResult c = claimFromRow(r[0]);
     countClaim(key, c);
@@ -273,6 +294,10 @@ ClaimResult TaskStore::claimInTransaction(
     pqxx::work& tx, const TaskKey& key, const std::string& requestDigest, std::chrono::milliseconds wait)
 {
     requireDigest(requestDigest);
+    if (storesRequests(key))
+        throw std::invalid_argument("operation " + key.operation()
+            + " is re-drivable (StoreOptions::storeRequestsOf): its claims store the request, which one"
+              " transaction for local effects does not do yet; run it in two steps");
     if (wait.count() < 1 || wait > limits::maxDuplicateWait)
         throw std::invalid_argument(
             "the wait for a duplicate must be 1 to " + std::to_string(limits::maxDuplicateWait.count()) + " ms");

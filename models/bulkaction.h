@@ -74,7 +74,8 @@ private:
     std::shared_ptr<std::atomic_bool> m_stop;
     bool m_running = false;
     int m_done = 0;
-    std::array<int, 7> m_counts {};
+    // One count per ActionOutcome (Skipped is the last, 8; schema v25 added NotRedrivable).
+    std::array<int, 9> m_counts {};
 };
 
 // applied, refused-stale, refused-state, refused-not-found, denied, error, skipped

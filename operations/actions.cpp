@@ -68,6 +68,8 @@ namespace {
             return ActionOutcome::WrongState;
         if (s == "not_found")
             return ActionOutcome::NotFound;
+        if (s == "not_redrivable")
+            return ActionOutcome::NotRedrivable;
         throw std::runtime_error("recovery action returned an unknown outcome '" + s + "'; is the schema newer?");
     }
 
@@ -87,8 +89,10 @@ namespace {
     {
         pqxx::work w(conn);
         w.exec_params("SELECT set_config('lock_timeout', $1, true)", std::to_string(options.lockTimeoutMs) + "ms");
-        const std::string head = "SELECT outcome, status, updated_at_us, row_image::text, audit_id, message FROM "
-            + schema.qualify(functionOf(action));
+        const bool reexecute = action == RecoveryAction::Requeue && options.reexecute;
+        const std::string head = "SELECT outcome, status, updated_at_us, row_image::text, audit_id, message, "
+            + std::string(reexecute ? "redrive_item_id" : "NULL::bigint") + " FROM "
+            + schema.qualify(reexecute ? "idem_requeue_reexecute" : functionOf(action));
         pqxx::result r;
         if (action == RecoveryAction::Requeue)
             r = w.exec_params(head + "($1, $2, $3, $4, $5, $6)", expected.key, expected.status,
@@ -207,6 +211,8 @@ void validateActionOptions(RecoveryAction a, const ActionOptions& options)
     if (codePoints(reason) > static_cast<std::size_t>(ActionOptions::maxReasonChars))
         throw std::invalid_argument("the reason is " + std::to_string(codePoints(reason))
             + " characters, more than the " + std::to_string(ActionOptions::maxReasonChars) + " allowed");
+    if (a != RecoveryAction::Requeue && options.reexecute)
+        throw std::invalid_argument("only a requeue re-executes");
     if (a == RecoveryAction::Requeue
         && (options.extraAttempts < 1 || options.extraAttempts > ActionOptions::maxExtraAttempts))
         throw std::invalid_argument("extra attempts must be 1 to " + std::to_string(ActionOptions::maxExtraAttempts)
@@ -254,6 +260,8 @@ const char* outcomeName(ActionOutcome o)
         return "denied";
     case ActionOutcome::NeedsApproval:
         return "needs_approval";
+    case ActionOutcome::NotRedrivable:
+        return "not_redrivable";
     case ActionOutcome::Error:
         return "error";
     case ActionOutcome::Skipped:
@@ -265,7 +273,7 @@ const char* outcomeName(ActionOutcome o)
 bool isRefusal(ActionOutcome o)
 {
     return o == ActionOutcome::Stale || o == ActionOutcome::WrongState || o == ActionOutcome::NotFound
-        || o == ActionOutcome::Denied || o == ActionOutcome::NeedsApproval;
+        || o == ActionOutcome::Denied || o == ActionOutcome::NeedsApproval || o == ActionOutcome::NotRedrivable;
 }
 
 ActionResult applyAction(pqxx::connection& conn, const SchemaName& schema, RecoveryAction action,
@@ -291,6 +299,8 @@ ActionResult applyAction(pqxx::connection& conn, const SchemaName& schema, Recov
             if (!row[4].is_null())
                 res.auditId = row[4].as<std::int64_t>();
             res.message = optionalText(row[5]);
+            if (!row[6].is_null())
+                res.redriveItemId = row[6].as<std::int64_t>();
             return res;
         } catch (const pqxx::broken_connection& e) {
             throw DatabaseUnavailable(std::string("database connection lost; whether the ") + actionName(action)

@@ -59,6 +59,9 @@ struct ActionOptions {
     // How long to wait, for each lock: the task's row (its executor holds it while completing)
     // and the audit trail (another action holds it from its append until its transaction ends).
     int lockTimeoutMs = 5000;
+    // Requeue only (schema v25, docs/redrive.md): also queue a re-execution of the stored request
+    // (idem_requeue_reexecute); a key with no stored request is refused as NotRedrivable.
+    bool reexecute = false;
 };
 
 // Whether a reason has no visible character: every code point is White_Space, a control (Cc) or
@@ -90,6 +93,9 @@ enum class ActionOutcome {
     // SQLSTATE ID004 (schema v23): over the approval policy's budget, this login may change no more
     // rows without a second person's approval (the message says how to get it approved)
     NeedsApproval,
+    // Schema v25: a requeue with re-execute for a key without a stored request (its operation was
+    // not re-drivable when it was claimed): nothing changed
+    NotRedrivable,
     Error, // any other failure for this key (message, sqlstate); nothing of it committed
     Skipped, // bulk only: not attempted (stopped by the caller or after a lost connection)
 };
@@ -98,9 +104,9 @@ enum class ActionOutcome {
 // raised (CONTEXT) or trailing blanks. Quote it through displaySafe.
 std::string serverWords(const pqxx::sql_error& e);
 
-// applied, stale, wrong_state, not_found, denied, needs_approval, error, skipped
+// applied, stale, wrong_state, not_found, denied, needs_approval, not_redrivable, error, skipped
 const char* outcomeName(ActionOutcome o);
-// Stale, WrongState, NotFound, Denied, NeedsApproval: the database said no, nothing changed
+// Stale, WrongState, NotFound, Denied, NeedsApproval, NotRedrivable: the database said no, nothing changed
 bool isRefusal(ActionOutcome o);
 
 struct ActionResult {
@@ -114,6 +120,7 @@ struct ActionResult {
     std::optional<std::int64_t> auditId; // Applied only
     std::string message; // one line for people: what happened and, on refusal, what changed
     std::string sqlstate; // Denied / Error, when the server gave one
+    std::optional<std::int64_t> redriveItemId; // Applied with ActionOptions::reexecute: the re-drive item queued
 };
 
 // Runs one action on one key, in its own transaction (READ COMMITTED), retrying 40001/40P01.
