@@ -1,6 +1,7 @@
 // The whole claim / fenced execute / complete-or-fail sequence, with core/runner.cpp's semantics.
 import { DatabaseUnavailableError, InvalidArgumentError, LostOwnershipError, TaskFailure, isConnectionError } from './errors';
 import type { FailureClass } from './errors';
+import type { CanonicalRequest } from './digest';
 import type { TaskKey } from './key';
 import type { ClaimResult, FailResult, Queryable, TaskStore } from './store';
 
@@ -190,18 +191,18 @@ async function runClaimed(
  * then `record` writes the local effects in a short fenced transaction that also records the
  * success. Throws DatabaseUnavailableError when the connection breaks.
  */
-export async function runTask(store: TaskStore, key: TaskKey, requestDigest: string, task: TaskFunction): Promise<RunOutcome>;
+export async function runTask(store: TaskStore, key: TaskKey, requestDigest: string | CanonicalRequest, task: TaskFunction): Promise<RunOutcome>;
 export async function runTask(
     store: TaskStore,
     key: TaskKey,
-    requestDigest: string,
+    requestDigest: string | CanonicalRequest,
     call: DownstreamCall,
     record: RecordFunction,
 ): Promise<RunOutcome>;
 export async function runTask(
     store: TaskStore,
     key: TaskKey,
-    requestDigest: string,
+    requestDigest: string | CanonicalRequest,
     taskOrCall: TaskFunction | DownstreamCall,
     record?: RecordFunction,
 ): Promise<RunOutcome> {
