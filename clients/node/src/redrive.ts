@@ -131,8 +131,8 @@ export class Redriver {
         this.pollMs = options.pollIntervalMs ?? 2000;
         this.listenMs = Math.max(this.pollMs, options.listenIntervalMs ?? 5000);
         if (!Number.isSafeInteger(this.batch) || this.batch < 1 || this.batch > maxBatch) throw new RangeError(`batch must be 1 to ${maxBatch}`);
-        if (!Number.isSafeInteger(this.itemLeaseMs) || this.itemLeaseMs < 1000 || this.itemLeaseMs > 86_400_000)
-            throw new RangeError('itemLeaseMs must be 1000 to 86400000');
+        if (!Number.isSafeInteger(this.itemLeaseMs) || this.itemLeaseMs < 1000 || this.itemLeaseMs > 3_600_000)
+            throw new RangeError('itemLeaseMs must be 1000 to 3600000 (1 h)');
         if (!(this.pollMs >= 50 && this.pollMs <= 2000)) throw new RangeError('pollIntervalMs must be 50 to 2000 (a pooled re-driver polls at least every 2 s)');
     }
 

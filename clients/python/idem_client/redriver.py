@@ -88,8 +88,8 @@ class Redriver:
         TaskKey(tenant, operation, "x")  # a bad tenant or operation fails here
         if not 1 <= batch <= MAX_BATCH:
             raise ValueError("batch must be 1 to %d" % MAX_BATCH)
-        if not 1000 <= item_lease_ms <= 86_400_000:
-            raise ValueError("item_lease_ms must be 1000 to 86400000")
+        if not 1000 <= item_lease_ms <= 3_600_000:
+            raise ValueError("item_lease_ms must be 1000 to 3600000 (1 h)")
         if not 0.05 <= poll_interval <= 2.0:
             raise ValueError("poll_interval must be 0.05 to 2 s (a pooled re-driver polls at least every 2 s)")
         self.connect_to = connect_to
