@@ -107,6 +107,7 @@ export class Redriver {
     private client: Client | null = null;
     private stopping = false;
     private woken = false;
+    private putBack = false;
     private wake: (() => void) | null = null;
     private seenAt = 0;
     private running: Promise<Record<string, number>> | null = null;
@@ -156,7 +157,9 @@ export class Redriver {
                 if (!this.client) await this.open();
                 const items = await this.take();
                 if (items.length === 0) {
-                    await this.waitForWork(this.options.pooled ? this.pollMs : this.listenMs);
+                    // An item put back (later) sends no NOTIFY: while one may be due soon, poll.
+                    await this.waitForWork(this.options.pooled || this.putBack ? this.pollMs : this.listenMs);
+                    this.putBack = false;
                     continue;
                 }
                 for (let i = 0; i < items.length; ++i) {
@@ -251,6 +254,7 @@ export class Redriver {
         ]);
         // stale: the item moved on meanwhile (its lease ran out and another re-driver took it)
         this.count(rows[0]?.outcome === 'stale' ? 'stale' : outcome);
+        if (outcome === 'later') this.putBack = true;
     }
 
     private async runOne(item: RedriveItem): Promise<[FinishOutcome, string | null]> {

@@ -70,12 +70,13 @@ it('re-executes requeued keys once while the original client retries them', asyn
         await requeueReexecute(keys[i]);
     }
     const redrivers = [0, 1].map((w) =>
-        redrive(scratch.dsn, 'nd', 'charge', (tx, ctx: RedriveContext) => pay(tx, ctx), { worker: `nd-${w}`, batch: 4 }),
+        // Short leases: an item that met the client's run comes back after that run's lease.
+        redrive(scratch.dsn, 'nd', 'charge', (tx, ctx: RedriveContext) => pay(tx, ctx), { worker: `nd-${w}`, batch: 4, storeOptions: { leaseMs: 3000 } }),
     );
     // The original client, back, retrying each key with the same request.
     const client = await connect(scratch.dsn, 'idem-client original client');
     try {
-        const own = new TaskStore(client);
+        const own = new TaskStore(client, { leaseMs: 3000 });
         await own.registerRedrivable('nd', 'charge');
         for (let i = 0; i < n; ++i) {
             for (;;) {

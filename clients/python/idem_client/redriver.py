@@ -106,6 +106,7 @@ class Redriver:
         self.tally = {}
         self.conn = None
         self._woken = False
+        self._put_back = False
         self._seen_at = 0.0
         self._thread = None
 
@@ -120,7 +121,9 @@ class Redriver:
                     self._open()
                 items = self._take()
                 if not items:
-                    self._wait(self.poll_interval if self.pooled else self.listen_interval)
+                    # An item put back (later) sends no NOTIFY: while one may be due soon, poll.
+                    self._wait(self.poll_interval if self.pooled or self._put_back else self.listen_interval)
+                    self._put_back = False
                     continue
                 for i, item in enumerate(items):
                     if self.stopping.is_set():
@@ -201,6 +204,8 @@ class Redriver:
                          (item.item_id, self.worker, outcome, None if detail is None else str(detail)[:2000]))
         # stale: the item moved on meanwhile (its lease ran out and another re-driver took it)
         self._count(outcome if row and row[0][0] != "stale" else "stale")
+        if outcome == "later":
+            self._put_back = True
 
     def _run_one(self, item):
         try:

@@ -98,14 +98,15 @@ def test_redrivers_reexecute_requeued_keys_once_while_clients_retry(dsn, conn, u
         requeue_reexecute(conn, key)
     assert item_states(conn, keys) == {"queued": 40}
     stop = threading.Event()
-    redrivers = [redrive(dsn, "rd", "charge", pay, worker="rd-%d" % i, batch=5, stop=stop, start=True)
-                 for i in range(2)]
+    # Short leases: an item that met the client's run comes back after that run's lease.
+    redrivers = [redrive(dsn, "rd", "charge", pay, worker="rd-%d" % i, batch=5, stop=stop, start=True,
+                         store_options={"lease_ms": 3000}) for i in range(2)]
     outcomes, lock = [], threading.Lock()
 
     def original_client(part):
         # The client that sent the requests comes back and retries them with the same key and body.
         with connect(dsn) as c:
-            store = TaskStore(c)
+            store = TaskStore(c, lease_ms=3000)
             store.register_redrivable("rd", "charge")
             for i, key in part:
                 while True:
@@ -224,10 +225,10 @@ def test_request_over_the_bound_is_refused_with_nothing_stored(conn, unique):
 
 
 NODE_STORE = r"""
-const idem = require(process.argv[2]);
+const idem = require(process.argv[1]);
 const lines = require('fs').readFileSync(0, 'utf8').split('\n').filter((l) => l);
 (async () => {
-    const c = await idem.connect(process.argv[3], 'idem node store check');
+    const c = await idem.connect(process.argv[2], 'idem node store check');
     const store = new idem.TaskStore(c);
     await store.registerRedrivable('xl', 'store');
     for (const line of lines) {
@@ -264,8 +265,10 @@ def test_python_typescript_and_cpp_store_the_same_bytes(conn, dsn, idemctl):
     store.register_redrivable("xl", "store")
     for n, (_, value) in enumerate(docs):
         assert store.claim(TaskKey("xl", "store", "py-%d" % n), canonical_request(value)).may_execute
+    share = subprocess.run([os.path.join(ROOT, "clients", "node", "share.sh")], check=True, text=True,
+                           stdout=subprocess.PIPE).stdout.strip()  # where node-pg is, as test.sh finds it
     node = subprocess.run([os.environ.get("NODE", "node"), "-e", NODE_STORE, node_dist, dsn],
-                          input="".join("%d %s\n" % (n, line.decode()) for n, (line, _) in enumerate(docs)),
+                          env=dict(os.environ, NODE_PATH=share), input="".join("%d %s\n" % (n, line.decode()) for n, (line, _) in enumerate(docs)),
                           text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
     assert node.returncode == 0, node.stdout
     cpp = subprocess.run([idemctl, "digest", "--batch"], input=b"\n".join(line for line, _ in docs) + b"\n",
