@@ -173,12 +173,15 @@ export class Redriver {
                 }
                 pause = 100;
             } catch (e) {
-                if (!(e instanceof DatabaseUnavailableError || e instanceof NotPrimaryError || isConnectionError(e))) {
+                const lost = e instanceof DatabaseUnavailableError || e instanceof NotPrimaryError || isConnectionError(e);
+                // A refusal (not registered, no right, not online yet) is tried again as a lost connection is.
+                const refused = e instanceof IdemError || typeof (e as { code?: unknown })?.code === 'string';
+                if (!lost && !refused) {
                     await this.close();
                     throw e;
                 }
                 // Items taken and not finished come back when their lease ends.
-                this.count('reconnects');
+                this.count(lost ? 'reconnects' : 'errors');
                 await this.close();
                 await this.pause(pause);
                 pause = Math.min(pause * 2, maxReconnectPauseMs);

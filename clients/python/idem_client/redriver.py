@@ -134,9 +134,11 @@ class Redriver:
                     outcome, detail = self._run_one(item)
                     self._finish(item, outcome, detail)
                 pause = 0.1
-            except (DatabaseUnavailable, NotPrimary, psycopg.OperationalError) as e:
-                # Items taken and not finished come back when their lease ends.
-                self._count("reconnects")
+            except (DatabaseUnavailable, NotPrimary, psycopg.Error, IdemError) as e:
+                # A broken connection, or a refusal (not registered, no right, not online yet): the
+                # items taken and not finished come back when their lease ends; try again.
+                lost = isinstance(e, (DatabaseUnavailable, NotPrimary, psycopg.OperationalError))
+                self._count("reconnects" if lost else "errors")
                 log.warning("re-driver %s of %s:%s: %s; connecting again in %.1f s", self.worker, self.tenant,
                             self.operation, e, pause)
                 self._close()

@@ -13,7 +13,7 @@ import { connect } from '../connect';
 import { canonicalJson } from '../canonicaljson';
 import { canonicalRequest, requestDigest, withoutFields } from '../digest';
 import type { CanonicalRequest } from '../digest';
-import { LostOwnershipError } from '../errors';
+import { LostOwnershipError, isConnectionError } from '../errors';
 import type { FailureClass } from '../errors';
 import { TaskKey } from '../key';
 import type { RetryPolicy } from '../retrypolicy';
@@ -387,7 +387,13 @@ export class HttpIdempotency {
             if (!request) return ['failed', 'the stored request has no JSON body to send the handler again'];
             const atomic = route.atomic !== false;
             let claimed: Claimed;
-            const c = await this.pool.connect();
+            let c: PoolClient;
+            try {
+                c = await this.pool.connect();
+            } catch (e) {
+                if (isConnectionError(e)) throw e;
+                return ['later', `no database connection free: ${(e as Error).message}`]; // busy: the item waits
+            }
             let keep = false;
             let broken: Error | undefined;
             try {

@@ -9,7 +9,7 @@ from ..digest import CanonicalRequest
 from ..key import TaskKey
 from ..redriver import Redriver, finish_outcome
 from ..runner import outcome_of_claim
-from .core import Claimed, HttpRequest, HttpResponse, is_final
+from .core import Claimed, HttpRequest, HttpResponse, PoolExhausted, is_final
 
 
 def stored_http_request(text, tenant):
@@ -34,7 +34,10 @@ def http_redriver(idem, tenant, operation, handler, route, **options):
         request = stored_http_request(item.request, key.tenant)
         if request is None:
             return "failed", "the stored request has no JSON body to send the handler again"
-        conn = pool.get()
+        try:
+            conn = pool.get()
+        except PoolExhausted as e:  # the service is busy: the item waits, it did not fail
+            return "later", str(e)
         try:
             store = idem.store(conn)
             store.redrivable[(key.tenant, key.operation)] = route.stored_request_bytes
