@@ -344,6 +344,39 @@ def test_http_route_redriven_calls_the_handler_again(dsn, conn, unique):
         idem.close()
 
 
+def test_redriver_under_a_worker_login(dsn, conn, unique):
+    """A worker login (idem_worker) registers, stores and re-drives: the grants a re-driving
+    service needs, and nothing more (it cannot read the stored requests' table)."""
+    import psycopg
+    from psycopg import sql
+    from psycopg.conninfo import make_conninfo
+
+    role, password = "rd_worker_" + secrets.token_hex(4), secrets.token_hex(16)
+    conn.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD {} IN ROLE idem_worker").format(sql.Identifier(role),
+                                                                                         sql.Literal(password)))
+    conn.execute(sql.SQL("GRANT INSERT ON payments TO {}").format(sql.Identifier(role)))
+    worker_dsn = make_conninfo(dsn, user=role, password=password)
+    tenant = "rdw-" + secrets.token_hex(3)
+    try:
+        with connect(worker_dsn) as w:
+            keys = failed_keys(w, tenant, "charge", unique, 3)
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                w.execute("SELECT count(*) FROM idem.idem_stored_requests")
+        for key, _ in keys:
+            requeue_reexecute(conn, key)
+        r = redrive(worker_dsn, tenant, "charge", pay, worker="rd-login", start=True)
+        try:
+            wait_for("the worker login's re-driver", lambda: open_items(conn, keys) == 0)
+        finally:
+            r.stop(30)
+        assert_one_effect_each(conn, unique, keys)
+        assert conn.execute("SELECT db_role FROM idem.idem_redrivers WHERE tenant = %s", (tenant,)).fetchall() \
+            == [(role,)]
+    finally:
+        conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
+        conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+
+
 def test_plain_digest_of_an_unregistered_operation_is_unchanged(conn, unique):
     # Operations nobody registered keep the plain claim, and store nothing.
     key = TaskKey("rd", "plain", unique)
