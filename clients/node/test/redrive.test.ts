@@ -1,8 +1,10 @@
 // Re-drivers (schema v25) in TypeScript: requeued keys re-executed from their stored request with
 // one effect each while the original client retries too; a request over the operation's bound
-// refused with nothing stored. (Through PgBouncer: pooler.test.ts; a re-driver killed mid-batch and
-// the bytes the three languages store: clients/python/tests/test_redrive.py.)
+// refused with nothing stored; a re-driver SIGKILLed mid-batch whose items another finishes. (Through
+// PgBouncer: pooler.test.ts; the bytes the three languages store: clients/python/tests/test_redrive.py.)
 import { strict as assert } from 'assert';
+import { spawn } from 'child_process';
+import { join } from 'path';
 import { after, before, it } from 'node:test';
 
 import { InvalidArgumentError, TaskKey, TaskStore, canonicalRequest, connect, redrive, requestDigest, runTask } from '../src/index';
@@ -48,6 +50,14 @@ async function requeueReexecute(key: TaskKey): Promise<void> {
     assert.equal(r.rows[0].outcome, 'applied');
 }
 
+async function waitFor(what: string, check: () => Promise<boolean>, ms = 60_000): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (!(await check())) {
+        assert.ok(Date.now() < deadline, `waited ${ms} ms for ${what}`);
+        await new Promise((r) => setTimeout(r, 50));
+    }
+}
+
 async function openItems(pattern: string): Promise<number> {
     const r = await admin.query(
         "SELECT count(*)::int AS n FROM idem.idem_redrive_items WHERE idempotency_key LIKE $1 AND state IN ('queued', 'running')",
@@ -89,11 +99,7 @@ it('re-executes requeued keys once while the original client retries them', asyn
     } finally {
         await client.end();
     }
-    const deadline = Date.now() + 60_000;
-    while ((await openItems('nd:charge:%')) > 0) {
-        assert.ok(Date.now() < deadline, 'the re-drive items did not end in 60 s');
-        await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitFor('the re-drive items to end', async () => (await openItems('nd:charge:%')) === 0);
     const tallies = await Promise.all(redrivers.map((r) => r.stop()));
     assert.equal(tallies.reduce((s, t) => s + (t.succeeded ?? 0), 0), n);
     const payments = await admin.query("SELECT order_id, count(*)::int AS n FROM public.payments WHERE order_id LIKE 'o-%' GROUP BY 1");
@@ -125,4 +131,40 @@ it('refuses a request over the operation bound and stores nothing', async () => 
     await absent();
     await assert.rejects(store.claim(key, requestDigest({ order: 'big' })), /re-drivable/);
     await absent();
+});
+
+it('leaves the items of a re-driver killed mid-batch to another, one effect each', async () => {
+    if (setupError) throw setupError;
+    const n = 10;
+    const store = new TaskStore(admin);
+    await store.registerRedrivable('nd', 'refund');
+    const keys = Array.from({ length: n }, (_, i) => new TaskKey('nd', 'refund', `k-${i}`));
+    for (let i = 0; i < n; ++i) {
+        await runTask(store, keys[i], canonicalRequest({ order: `k-${i}`, amount_cents: 500 + i }), () => {
+            throw new Error('gateway down');
+        });
+        await requeueReexecute(keys[i]);
+    }
+    const paid = async () => (await admin.query("SELECT count(*)::int AS n FROM public.payments WHERE order_id LIKE 'k-%'")).rows[0].n as number;
+    const child = spawn(process.execPath, [join(__dirname, 'redrive-child.js'), scratch.dsn, 'nd', 'refund', '2000', '400'], { stdio: 'ignore' });
+    const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+    try {
+        await waitFor("the first re-driver's effects", async () => (await paid()) >= 3);
+    } finally {
+        child.kill('SIGKILL');
+        await exited;
+    }
+    assert.ok((await paid()) < n, 'the killed re-driver had finished everything: nothing was left mid-batch');
+    const running = await admin.query("SELECT count(*)::int AS n FROM idem.idem_redrive_items WHERE idempotency_key LIKE 'nd:refund:%' AND state = 'running'");
+    assert.ok(running.rows[0].n > 0, 'the killed re-driver held no items');
+    const after = redrive(scratch.dsn, 'nd', 'refund', (tx, ctx) => pay(tx, ctx), { worker: 'nd-after', batch: 20, itemLeaseMs: 2000, storeOptions: { leaseMs: 2000 } });
+    try {
+        await waitFor('the second re-driver to finish the items', async () => (await openItems('nd:refund:%')) === 0);
+    } finally {
+        await after.stop();
+    }
+    const payments = await admin.query("SELECT order_id, count(*)::int AS n FROM public.payments WHERE order_id LIKE 'k-%' GROUP BY 1 ORDER BY 1");
+    assert.deepEqual(payments.rows, keys.map((k) => ({ order_id: k.businessId, n: 1 })).sort((a, b) => a.order_id.localeCompare(b.order_id)));
+    const items = await admin.query("SELECT state, count(*)::int AS n FROM idem.idem_redrive_items WHERE idempotency_key LIKE 'nd:refund:%' GROUP BY 1");
+    assert.deepEqual(items.rows, [{ state: 'succeeded', n }]);
 });
