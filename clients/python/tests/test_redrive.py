@@ -192,6 +192,25 @@ def test_redriver_through_pgbouncer_polls(bouncer, dsn, conn, unique):
     assert all(names == [] for names in bouncer.prepared_statements(dsn).values())
 
 
+def test_redriver_connects_again_after_its_backend_is_terminated(dsn, conn, unique):
+    keys = failed_keys(conn, "rd", "void", unique, 4)
+    r = redrive(dsn, "rd", "void", pay, worker="rd-cut", start=True)
+    try:
+        def listening():
+            return conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'idem re-driver void'"
+                                " AND datname = current_database()").fetchone()[0] == 1
+        wait_for("the re-driver's connection", listening)
+        assert conn.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name ="
+                            " 'idem re-driver void' AND datname = current_database()").fetchone()[0] == 1
+        for key, _ in keys:
+            requeue_reexecute(conn, key)
+        wait_for("the items after the reconnect", lambda: open_items(conn, keys) == 0)
+    finally:
+        r.stop(30)
+    assert r.tally.get("reconnects", 0) >= 1 and r.tally["succeeded"] == 4, r.tally
+    assert_one_effect_each(conn, unique, keys)
+
+
 def test_request_over_the_bound_is_refused_with_nothing_stored(conn, unique):
     store = TaskStore(conn)
     assert store.register_redrivable("rd", "bounded", max_request_bytes=200) in ("registered", "unchanged")
