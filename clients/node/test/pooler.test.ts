@@ -8,7 +8,7 @@ import { after, before, it } from 'node:test';
 
 import { CounterFlusher, OutcomeCounters, TaskKey, TaskStore, canonicalRequest, connect, redrive, requestDigest, runTask } from '../src/index';
 import type { Client } from 'pg';
-import { Scratch, createScratch, testDsn } from './scratch';
+import { Scratch, createScratch, requeueReexecute, testDsn } from './scratch';
 
 const CLIENTS = 4;
 const KEYS_PER_CLIENT = 8; // each key: a claim that executes, then one that replays: 16 claims per connection
@@ -140,14 +140,7 @@ it('re-drives requeued keys through PgBouncer by polling (no LISTEN), one effect
             throw new Error('gateway down');
         });
         assert.equal(out.kind, 'will_retry');
-        const seen = await admin.query(
-            'SELECT status, (extract(epoch FROM updated_at) * 1000000)::bigint::text AS us FROM idem.task_idempotency WHERE idempotency_key = $1',
-            [key.str()],
-        );
-        const r = await admin.query('SELECT outcome FROM idem.idem_requeue_reexecute($1, $2, $3, 3, $4, $5)', [
-            key.str(), seen.rows[0].status, seen.rows[0].us, 're-execute', 'node test',
-        ]);
-        assert.equal(r.rows[0].outcome, 'applied');
+        await requeueReexecute(admin, key.str());
     }
     const redriver = redrive(
         () => connect(pooledDsn(), 'idem-client pooled re-driver'),

@@ -10,7 +10,7 @@ import { after, before, it } from 'node:test';
 import { InvalidArgumentError, TaskKey, TaskStore, canonicalRequest, connect, redrive, requestDigest, runTask } from '../src/index';
 import type { Queryable, RedriveContext } from '../src/index';
 import type { Client } from 'pg';
-import { Scratch, createScratch } from './scratch';
+import { Scratch, createScratch, requeueReexecute as requeueAs } from './scratch';
 
 let scratch: Scratch;
 let admin: Client;
@@ -40,14 +40,7 @@ async function pay(tx: Queryable, ctx: { key: TaskKey; request?: unknown }): Pro
 }
 
 async function requeueReexecute(key: TaskKey): Promise<void> {
-    const seen = await admin.query(
-        'SELECT status, (extract(epoch FROM updated_at) * 1000000)::bigint::text AS us FROM idem.task_idempotency WHERE idempotency_key = $1',
-        [key.str()],
-    );
-    const r = await admin.query('SELECT outcome, redrive_item_id FROM idem.idem_requeue_reexecute($1, $2, $3, 3, $4, $5)', [
-        key.str(), seen.rows[0].status, seen.rows[0].us, 're-execute after the outage', 'node test',
-    ]);
-    assert.equal(r.rows[0].outcome, 'applied');
+    await requeueAs(admin, key.str());
 }
 
 async function waitFor(what: string, check: () => Promise<boolean>, ms = 60_000): Promise<void> {

@@ -15,6 +15,17 @@ from idem_client import TaskKey, TaskStore
 EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "demo_worker.py")
 
 
+def start_fleet(idemctl, dsn, run, rate, demo_seconds, workers, worker_seconds):
+    """`idemctl demo` and the Python demo worker on the same keys (20 per tenant, 2 tenants)."""
+    demo = subprocess.Popen([idemctl, "demo", "--dsn", dsn, "--run-id", run, "--keys", "20", "--tenants", "2",
+                             "--workers", "2", "--rate", str(rate), "--duration", str(demo_seconds), "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    python = subprocess.Popen([sys.executable, EXAMPLE, "--dsn", dsn, "--run-id", run, "--keys", "20", "--tenants",
+                               "2", "--workers", str(workers), "--rate", str(rate), "--duration", str(worker_seconds)],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return demo, python
+
+
 def test_python_workers_beside_idemctl_demo(dsn, conn, idemctl):
     run = "py" + secrets.token_hex(4)
     demo = subprocess.Popen([idemctl, "demo", "--dsn", dsn, "--run-id", run, "--keys", "20", "--tenants", "2",
@@ -50,12 +61,7 @@ def test_python_workers_survive_lost_connections(dsn, admin_dsn, conn, idemctl):
     the demo's check over the run is clean (no key left processing)."""
     run = "pyl" + secrets.token_hex(4)
     database = conninfo_to_dict(dsn)["dbname"]
-    demo = subprocess.Popen([idemctl, "demo", "--dsn", dsn, "--run-id", run, "--keys", "20", "--tenants", "2",
-                             "--workers", "2", "--rate", "100", "--duration", "12", "--quiet"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    python = subprocess.Popen([sys.executable, EXAMPLE, "--dsn", dsn, "--run-id", run, "--keys", "20", "--tenants",
-                               "2", "--workers", "2", "--rate", "100", "--duration", "10"],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    demo, python = start_fleet(idemctl, dsn, run, 100, 12, 2, 10)
 
     def executed_by_both(since):
         return conn.execute("SELECT count(DISTINCT worker) FROM idem.demo_orders_effects WHERE run_id = %s"
@@ -127,12 +133,7 @@ def test_python_demo_worker_redrives_a_requeued_key(dsn, conn, idemctl):
     demo_worker = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(demo_worker)
     run = "pyr" + secrets.token_hex(4)
-    demo = subprocess.Popen([idemctl, "demo", "--dsn", dsn, "--run-id", run, "--keys", "20", "--tenants", "2",
-                             "--workers", "2", "--rate", "50", "--duration", "12", "--quiet"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    python = subprocess.Popen([sys.executable, EXAMPLE, "--dsn", dsn, "--run-id", run, "--keys", "20", "--tenants",
-                               "2", "--workers", "1", "--rate", "20", "--duration", "10"],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    demo, python = start_fleet(idemctl, dsn, run, 30, 12, 1, 10)
     wait_for("the demo's tables", lambda: conn.execute(
         "SELECT to_regclass('idem.demo_orders_effects') IS NOT NULL").fetchone()[0])
     # A key no client of the run asks for (outside --keys), whose first run failed for good.
