@@ -82,10 +82,10 @@ def free_port():
 class Service:
     """One example service process; kill() and start() again on the same port."""
 
-    def __init__(self, kind, dsn, tenant):
+    def __init__(self, kind, dsn, tenant, extra=()):
         self.one_tx = kind.endswith("-1tx")
         self.kind = kind[:-len("-1tx")] if self.one_tx else kind
-        self.dsn, self.tenant = dsn, tenant
+        self.dsn, self.tenant, self.extra = dsn, tenant, list(extra)
         self.port = free_port()
         self.proc = None
         self.log = tempfile.TemporaryFile()
@@ -95,7 +95,7 @@ class Service:
                    IDEM_HTTP_ONE_TRANSACTION="1" if self.one_tx else "",
                    IDEM_HTTP_DUPLICATE_WAIT_MS=str(DUPLICATE_WAIT_MS))
         self.proc = subprocess.Popen([SERVICE, self.kind, "--dsn", self.dsn, "--listen", "127.0.0.1:%d" % self.port,
-                                      "--tenant", self.tenant], stdout=self.log, stderr=subprocess.STDOUT, env=env,
+                                      "--tenant", self.tenant] + self.extra, stdout=self.log, stderr=subprocess.STDOUT, env=env,
                                      start_new_session=True)
 
         def up():
@@ -499,6 +499,35 @@ def test_one_contract_across_adapters(dsn, db):
         for s in services:
             if s.proc is not None:
                 s.stop()
+
+
+@pytest.mark.parametrize("kind", ["python", "node"])
+def test_requeue_with_reexecute_runs_the_handler_again(kind, dsn, db):
+    """--redrive (schema v25): a request that failed with a 500 is stored; an operator's requeue with
+    re-execute has the service's re-driver call the handler with the stored body (one order row),
+    and the client's retry replays that response."""
+    s = Service(kind, dsn, "rd-" + kind, ["--redrive"]).start()
+    try:
+        key, doc = new_key(), order(order_id="redriven-" + kind, amount=4321)
+        assert post(s, key, doc, [("X-Demo-Fail", "500")])[0] == 500  # the handler's own answer
+        assert rows(db, s, key) == 0
+        stored = db.execute("SELECT request FROM idem.idem_stored_requests WHERE idempotency_key = %s",
+                            (full_key(s, key),)).fetchone()
+        assert stored is not None and json.loads(stored[0])["body"]["json"] == doc
+        status, seen_us = db.execute("SELECT status, (extract(epoch FROM updated_at) * 1000000)::bigint FROM"
+                                     " idem.task_idempotency WHERE idempotency_key = %s", (full_key(s, key),)).fetchone()
+        assert db.execute("SELECT outcome FROM idem.idem_requeue_reexecute(%s, %s, %s, 1, 'after the 500', 'test')",
+                          (full_key(s, key), status, seen_us)).fetchone()[0] == "applied"
+        wait_for("the re-driven request", lambda: db.execute(
+            "SELECT state FROM idem.idem_redrive_items WHERE idempotency_key = %s", (full_key(s, key),)).fetchone()[0]
+            == "succeeded")
+        assert db.execute("SELECT order_id, amount_cents FROM shop.orders WHERE idempotency_key = %s",
+                          (full_key(s, key),)).fetchall() == [("redriven-" + kind, 4321)]
+        code, headers, body = post(s, key, doc)
+        assert code == 201 and headers["idempotent-replayed"] == "true" and headers["location"].startswith("/orders/")
+        assert json.loads(body)["order_id"] == "redriven-" + kind
+    finally:
+        s.stop()
 
 
 if __name__ == "__main__":

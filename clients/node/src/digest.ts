@@ -112,3 +112,27 @@ export function requestDigestFromText(text: Uint8Array | string, ignoreFields: r
     const parsed = withoutFields(parseJsonStrict(text), ignoreFields) as JsonValue;
     return digestOfCanonical(Buffer.from(canonicalJsonOfParsed(parsed), 'utf8'));
 }
+
+/**
+ * A request as a re-drivable operation's claim stores it (schema v25): its canonical JSON text
+ * (ignored fields left out) and that text's v1 digest. TaskStore.claim and runTask take it where a
+ * digest goes; the database checks that the digest is the text's before storing anything.
+ */
+export interface CanonicalRequest {
+    readonly text: string;
+    readonly digest: string;
+}
+
+/** The CanonicalRequest of a request given as a JavaScript value: the text C++ and Python store for the same input. */
+export function canonicalRequest(request: unknown, ignoreFields: readonly string[] = []): CanonicalRequest {
+    const bytes = canonicalBytes(request, ignoreFields);
+    return Object.freeze({ text: bytes.toString('utf8'), digest: digestOfCanonical(bytes) });
+}
+
+/** The CanonicalRequest of a request given as JSON text, read strictly as requestDigestFromText reads it. */
+export function canonicalRequestFromText(text: Uint8Array | string, ignoreFields: readonly string[] = []): CanonicalRequest {
+    ignoreFields.forEach(splitPath); // a bad name is reported before bad input
+    const parsed = withoutFields(parseJsonStrict(text), ignoreFields) as JsonValue;
+    const canonical = canonicalJsonOfParsed(parsed);
+    return Object.freeze({ text: canonical, digest: digestOfCanonical(Buffer.from(canonical, 'utf8')) });
+}

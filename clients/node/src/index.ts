@@ -1,7 +1,11 @@
 // idem-client: workers in TypeScript / JavaScript that agree with the C++ library to the byte.
 export { JsonError, canonicalJson, canonicalJsonFromText, esNumberToString, maxJsonDepth, parseJsonStrict } from './canonicaljson';
 export type { JsonErrorKind, JsonValue } from './canonicaljson';
-export { canonicalBytes, digestOfCanonical, requestDigest, requestDigestFromText, requestDigestPrefix, withoutFields } from './digest';
+export {
+    canonicalBytes, canonicalRequest, canonicalRequestFromText, digestOfCanonical, requestDigest, requestDigestFromText, requestDigestPrefix,
+    withoutFields,
+} from './digest';
+export type { CanonicalRequest } from './digest';
 export { TaskKey, maxBusinessIdBytes, maxNameBytes } from './key';
 export {
     DatabaseUnavailableError, IdemError, InvalidArgumentError, LostOwnershipError, NoRecordError, NotPrimaryError,
@@ -18,3 +22,5 @@ export { CounterBatchRefused, CounterFlusher, OutcomeCounters, outcomes } from '
 export type { Outcome } from './counters';
 export { clientConfig, parseKeywordValue } from './conninfo';
 export { connect, connectionBroken } from './connect';
+export { Redriver, finishOutcome, redrive, redriveChannel } from './redrive';
+export type { FinishOutcome, RedriveCallRecord, RedriveContext, RedriveItem, RedriveOptions, RedriveTask, RedriverOptions, RunItem } from './redrive';

@@ -9,6 +9,7 @@ import {
     translateError,
 } from './errors';
 import type { FailureClass } from './errors';
+import type { CanonicalRequest } from './digest';
 import type { TaskKey } from './key';
 import type { ClaimResult, FailResult, Queryable, TaskStore } from './store';
 
@@ -221,7 +222,7 @@ function classify(e: unknown): { cls: FailureClass; message: string } {
 async function runInOneTransaction(
     store: TaskStore,
     key: TaskKey,
-    requestDigest: string,
+    requestDigest: string | CanonicalRequest,
     task: TaskFunction,
     waitMs: number,
 ): Promise<RunOutcome> {
@@ -285,7 +286,7 @@ async function runInOneTransaction(
 async function recordAfterRollback(
     store: TaskStore,
     key: TaskKey,
-    requestDigest: string,
+    requestDigest: string | CanonicalRequest,
     failure: { cls: FailureClass; message: string },
 ): Promise<RunOutcome> {
     const claim = await store.claim(key, requestDigest);
@@ -313,21 +314,21 @@ async function recordAfterRollback(
 export async function runTask(
     store: TaskStore,
     key: TaskKey,
-    requestDigest: string,
+    requestDigest: string | CanonicalRequest,
     task: TaskFunction,
     options?: RunOptions,
 ): Promise<RunOutcome>;
 export async function runTask(
     store: TaskStore,
     key: TaskKey,
-    requestDigest: string,
+    requestDigest: string | CanonicalRequest,
     call: DownstreamCall,
     record: RecordFunction,
 ): Promise<RunOutcome>;
 export async function runTask(
     store: TaskStore,
     key: TaskKey,
-    requestDigest: string,
+    requestDigest: string | CanonicalRequest,
     taskOrCall: TaskFunction | DownstreamCall,
     recordOrOptions?: RecordFunction | RunOptions,
 ): Promise<RunOutcome> {

@@ -3,6 +3,7 @@
 import { randomUUID } from 'crypto';
 
 import { connectionBroken } from './connect';
+import type { CanonicalRequest } from './digest';
 import type { OutcomeCounters } from './counters';
 import { DatabaseUnavailableError, InvalidArgumentError, LostOwnershipError, translateError } from './errors';
 import type { FailureClass } from './errors';
@@ -64,6 +65,10 @@ export const limits = Object.freeze({
     maxResultBytes: 64 << 20,
     maxDigestBytes: 256,
     maxDuplicateWaitMs: 60_000, // idem_claim_local
+    /** Schema v25: a re-drivable operation's stored request, default and most (idem_redrive_register). */
+    defaultStoredRequestBytes: 65_536,
+    maxStoredRequestBytes: 1_048_576,
+    maxRedactFields: 64,
 });
 
 export interface StoreOptions {
@@ -191,6 +196,11 @@ export class TaskStore {
     readonly retry: Readonly<RetryPolicy>;
     readonly maxResultBytes: number;
     readonly maxSerializationRetries: number;
+    /**
+     * "tenant:operation" -> the stored request's bound, for the operations this store registered as
+     * re-drivable: their claims must send the request (a CanonicalRequest).
+     */
+    readonly redrivable = new Map<string, number>();
     private readonly q: string;
 
     constructor(client: Queryable, options: StoreOptions = {}, private readonly counters?: OutcomeCounters) {
@@ -245,18 +255,70 @@ export class TaskStore {
     }
 
     /**
-     * Decides, from the stored state, what this caller does with the key. A digest that is not 1 to
-     * 256 bytes of visible ASCII is an InvalidArgumentError, before any I/O.
+     * Registers the operation as re-drivable (schema v25, idem_redrive_register): from now on its
+     * claims store the canonical request beside the key, so that an operator's requeue can have a
+     * re-driver run it again. redact: top-level request fields shown as "[redacted]" to those who
+     * may read stored requests. Returns registered, unchanged or updated. Claims of the operation on
+     * this store must then pass a CanonicalRequest (canonicalRequest(...)).
      */
-    async claim(key: TaskKey, requestDigest: string): Promise<ClaimResult> {
+    async registerRedrivable(
+        tenant: string,
+        operation: string,
+        maxRequestBytes: number = limits.defaultStoredRequestBytes,
+        redact: readonly string[] = [],
+    ): Promise<string> {
+        new TaskKey(tenant, operation, 'x'); // a bad tenant or operation fails here, before any I/O
+        if (!Number.isSafeInteger(maxRequestBytes) || maxRequestBytes < 1 || maxRequestBytes > limits.maxStoredRequestBytes)
+            throw new InvalidArgumentError(`maxRequestBytes must be 1 to ${limits.maxStoredRequestBytes}, not ${maxRequestBytes}`);
+        if (redact.length > limits.maxRedactFields || redact.some((f) => typeof f !== 'string' || f.length < 1 || f.length > 200))
+            throw new InvalidArgumentError(`redact names at most ${limits.maxRedactFields} top-level fields of 1 to 200 characters`);
+        const { rows } = await this.withRetry(() =>
+            this.client.query(`SELECT outcome FROM ${this.qualify('idem_redrive_register')}($1, $2, $3, $4::text[])`, [
+                tenant, operation, maxRequestBytes, [...redact],
+            ]),
+        );
+        this.redrivable.set(`${tenant}:${operation}`, maxRequestBytes);
+        return rows[0].outcome as string;
+    }
+
+    /**
+     * Decides, from the stored state, what this caller does with the key. A digest that is not 1 to
+     * 256 bytes of visible ASCII is an InvalidArgumentError, before any I/O. For a re-drivable
+     * operation pass a CanonicalRequest: the claim stores the request when it acquires the key
+     * (idem_claim_stored), refused whole above the operation's bound.
+     */
+    async claim(key: TaskKey, request: string | CanonicalRequest): Promise<ClaimResult> {
         requireKey(key);
+        const stored = typeof request === 'string' ? undefined : request;
+        const requestDigest = typeof request === 'string' ? request : request?.digest;
         requireDigest(requestDigest);
+        const bound = this.redrivable.get(`${key.tenant}:${key.operation}`) ?? this.redrivable.get(`*:${key.operation}`);
+        if (stored === undefined && bound !== undefined)
+            throw new InvalidArgumentError(
+                `operation ${key.operation} of tenant ${key.tenant} is re-drivable: its claims pass the request ` +
+                    '(canonicalRequest(request, ignoreFields)), not only its digest',
+            );
         const token = TaskStore.newToken();
         const maxAge = this.retry.maxAgeMs;
+        const params: unknown[] = [key.str(), requestDigest, token, String(this.leaseMs), this.retry.maxAttempts, maxAge > 0 ? String(maxAge) : null];
+        let fn = 'claim';
+        if (stored !== undefined) {
+            if (typeof stored.text !== 'string') throw new InvalidArgumentError('the stored request is JSON text (a string)');
+            const size = Buffer.byteLength(stored.text, 'utf8');
+            const limit = bound ?? limits.maxStoredRequestBytes;
+            if (size > limit)
+                throw new InvalidArgumentError(
+                    `request of ${key.str()} is ${size} bytes, more than the ${limit} bytes its operation stores for ` +
+                        're-execution: nothing was claimed or stored',
+                );
+            fn = 'idem_claim_stored';
+            params.push(stored.text);
+        }
+        const args = params.map((_v, i) => (i === 2 ? `$${i + 1}::uuid` : `$${i + 1}`)).join(', ');
         const { rows } = await this.withRetry(() =>
             this.client.query(
-                claimColumns + ` FROM ${this.qualify('claim')}($1, $2, $3::uuid, $4, $5, $6)`,
-                [key.str(), requestDigest, token, String(this.leaseMs), this.retry.maxAttempts, maxAge > 0 ? String(maxAge) : null],
+                claimColumns + ` FROM ${this.qualify(fn)}(${args})`,
+                params,
             ),
         );
         const c = claimFromRow(rows[0]);
@@ -273,8 +335,15 @@ export class TaskStore {
      * other answer that does not execute, commit it (it keeps a conflict's or an exhaustion's
      * record). An acquisition is counted with countClaim once the transaction committed.
      */
-    async claimInTransaction(tx: Queryable, key: TaskKey, requestDigest: string, waitMs = 2000): Promise<ClaimResult> {
+    async claimInTransaction(tx: Queryable, key: TaskKey, request: string | CanonicalRequest, waitMs = 2000): Promise<ClaimResult> {
         requireKey(key);
+        if (typeof request !== 'string' || this.redrivable.has(`${key.tenant}:${key.operation}`) ||
+            this.redrivable.has(`*:${key.operation}`))
+            throw new InvalidArgumentError(
+                `operation ${key.operation} of tenant ${key.tenant} is re-drivable: its claims store the request, ` +
+                    'which one transaction for local effects does not do yet; run it in two steps',
+            );
+        const requestDigest = request;
         requireDigest(requestDigest);
         if (!Number.isSafeInteger(waitMs) || waitMs < 1 || waitMs > limits.maxDuplicateWaitMs)
             throw new InvalidArgumentError(`the wait for a duplicate must be 1 to ${limits.maxDuplicateWaitMs} ms`);

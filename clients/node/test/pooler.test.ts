@@ -6,9 +6,9 @@ import { ChildProcess, spawn } from 'child_process';
 import { join } from 'path';
 import { after, before, it } from 'node:test';
 
-import { CounterFlusher, OutcomeCounters, TaskKey, TaskStore, connect, requestDigest, runTask } from '../src/index';
+import { CounterFlusher, OutcomeCounters, TaskKey, TaskStore, canonicalRequest, connect, redrive, requestDigest, runTask } from '../src/index';
 import type { Client } from 'pg';
-import { Scratch, createScratch, testDsn } from './scratch';
+import { Scratch, createScratch, requeueReexecute, testDsn } from './scratch';
 
 const CLIENTS = 4;
 const KEYS_PER_CLIENT = 8; // each key: a claim that executes, then one that replays: 16 claims per connection
@@ -125,4 +125,46 @@ it('runs workers through PgBouncer in transaction mode and leaves no statement o
     } finally {
         for (const c of held) await c.end().catch(() => undefined);
     }
+});
+
+it('re-drives requeued keys through PgBouncer by polling (no LISTEN), one effect each', async () => {
+    if (setupError) throw setupError;
+    const n = 8;
+    const store = new TaskStore(admin);
+    await store.registerRedrivable('pool', 'redrive');
+    const keys: TaskKey[] = [];
+    for (let i = 0; i < n; ++i) {
+        const key = new TaskKey('pool', 'redrive', `rd-${i}`);
+        keys.push(key);
+        const out = await runTask(store, key, canonicalRequest({ order: `rd-${i}`, amount_cents: 300 + i }), () => {
+            throw new Error('gateway down');
+        });
+        assert.equal(out.kind, 'will_retry');
+        await requeueReexecute(admin, key.str());
+    }
+    const redriver = redrive(
+        () => connect(pooledDsn(), 'idem-client pooled re-driver'),
+        'pool',
+        'redrive',
+        async (tx, ctx) => {
+            const request = ctx.request as { order: string; amount_cents: number };
+            await tx.query('INSERT INTO public.payments VALUES ($1, $2)', [request.order, request.amount_cents]);
+            return JSON.stringify({ order: request.order });
+        },
+        { worker: 'node-pooled', pooled: true, pollIntervalMs: 200 },
+    );
+    const deadline = Date.now() + 60_000;
+    const open = async () =>
+        (await admin.query("SELECT count(*)::int AS n FROM idem.idem_redrive_items WHERE idempotency_key LIKE 'pool:redrive:%' AND state IN ('queued', 'running')")).rows[0].n;
+    while ((await open()) > 0) {
+        assert.ok(Date.now() < deadline, 'the pooled re-driver did not finish the items in 60 s');
+        await new Promise((r) => setTimeout(r, 50));
+    }
+    const tally = await redriver.stop();
+    assert.equal(tally.succeeded, n);
+    assert.equal(tally.reconnects, undefined);
+    const payments = await admin.query("SELECT order_id, count(*)::int AS n, sum(amount_cents)::int AS total FROM public.payments WHERE order_id LIKE 'rd-%' GROUP BY 1 ORDER BY 1");
+    assert.deepEqual(payments.rows, keys.map((_k, i) => ({ order_id: `rd-${i}`, n: 1, total: 300 + i })));
+    const items = await admin.query("SELECT state, count(*)::int AS n FROM idem.idem_redrive_items WHERE idempotency_key LIKE 'pool:redrive:%' GROUP BY 1");
+    assert.deepEqual(items.rows, [{ state: 'succeeded', n }]);
 });

@@ -55,4 +55,16 @@ export async function createScratch(): Promise<Scratch> {
     };
 }
 
+/** An operator's requeue with re-execute (schema v25) of a key as it stands now; asserts it applied. */
+export async function requeueReexecute(admin: Client, key: string): Promise<void> {
+    const seen = await admin.query(
+        'SELECT status, (extract(epoch FROM updated_at) * 1000000)::bigint::text AS us FROM idem.task_idempotency WHERE idempotency_key = $1',
+        [key],
+    );
+    const r = await admin.query('SELECT outcome FROM idem.idem_requeue_reexecute($1, $2, $3, 3, $4, $5)', [
+        key, seen.rows[0].status, seen.rows[0].us, 're-execute after the outage', 'node test',
+    ]);
+    if (r.rows[0].outcome !== 'applied') throw new Error(`requeue with re-execute of ${key}: ${r.rows[0].outcome}`);
+}
+
 export type { Client };

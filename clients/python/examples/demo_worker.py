@@ -102,7 +102,12 @@ class Connections:
             try:
                 self.conn = idem.connect(self.args.dsn, application_name="idem python demo worker")
                 self.downstream = idem.connect(self.args.dsn, application_name="idem python demo payment service")
-                self.store = idem.TaskStore(self.conn, schema=self.args.schema, lease_ms=5000)
+                store = idem.TaskStore(self.conn, schema=self.args.schema, lease_ms=5000)
+                if self.args.redrive:
+                    for tenant in range(1, self.args.tenants + 1):
+                        for operation in self.args.operations.split(","):
+                            store.register_redrivable("tenant-%d" % tenant, operation)
+                self.store = store
                 return True
             except (idem.DatabaseUnavailable, psycopg.OperationalError):
                 self.close()
@@ -146,14 +151,10 @@ def worker(index, args, tally, lock, stop):
             break
         body = body_for(key)
         sent = dict(body, meta={"trace_id": str(rng.getrandbits(63)), "sent_at": int(time.time() * 1000)})
-        digest = idem.request_digest(sent, IGNORED)
+        # A re-drivable operation's claim stores the request (without the ignored metadata).
+        digest = idem.canonical_request(sent, IGNORED) if args.redrive else idem.request_digest(sent, IGNORED)
 
-        def call(ctx):
-            links.downstream.execute(
-                sql.SQL("INSERT INTO {} (idempotency_key, amount_cents, currency, target)"
-                        " VALUES (%s, %s, %s, %s) ON CONFLICT (idempotency_key) DO NOTHING").format(
-                            table("demo_payments")),
-                (ctx.idempotency_key, body["amount_cents"], body["currency"], body["target"]))
+        call = payment_call(links.downstream, table, body)
 
         def record(tx, ctx, _answer):
             tx.execute(sql.SQL("INSERT INTO {} (idempotency_key, run_id, worker, attempt, amount_cents, currency,"
@@ -188,6 +189,52 @@ def worker(index, args, tally, lock, stop):
     links.close()
 
 
+REDRIVER_WORKER = 1999  # the effect rows of re-driven executions
+
+
+def payment_call(downstream, table, body):
+    def call(ctx):
+        downstream.execute(
+            sql.SQL("INSERT INTO {} (idempotency_key, amount_cents, currency, target)"
+                    " VALUES (%s, %s, %s, %s) ON CONFLICT (idempotency_key) DO NOTHING").format(table("demo_payments")),
+            (ctx.idempotency_key, body["amount_cents"], body["currency"], body["target"]))
+    return call
+
+
+def start_redrivers(args, stop):
+    """One re-driver per tenant and operation: the demo's execution (the payment call, then the
+    effect with the success), its body the stored request's."""
+    table = lambda name: sql.Identifier(args.schema, name)  # noqa: E731
+    downstream = {}
+
+    def payments():
+        # The payment service's connection, shared by the re-drivers one call at a time.
+        c = downstream.get("conn")
+        if c is None or c.broken or c.closed:
+            c = downstream["conn"] = idem.connect(args.dsn, application_name="idem re-driver payment service")
+        return c
+
+    lock = threading.Lock()
+
+    def call(ctx):
+        with lock:
+            payment_call(payments(), table, ctx.request)(ctx)
+
+    def record(tx, ctx, _answer):
+        body = ctx.request
+        tx.execute(sql.SQL("INSERT INTO {} (idempotency_key, run_id, worker, attempt, amount_cents, currency,"
+                           " target) VALUES (%s, %s, %s, %s, %s, %s, %s)").format(table("demo_orders_effects")),
+                   (ctx.idempotency_key, args.run_id, REDRIVER_WORKER, ctx.attempt, body["amount_cents"],
+                    body["currency"], body["target"]))
+        return {"payment": ctx.idempotency_key, "amount_cents": body["amount_cents"], "currency": body["currency"],
+                "worker": REDRIVER_WORKER, "attempt": ctx.attempt, "execution": ctx.token[:12], "redriven": True}
+
+    return [idem.redrive(args.dsn, "tenant-%d" % tenant, operation, call=call, record=record, schema=args.schema,
+                         worker="python-demo-%d" % os.getpid(), store_options={"lease_ms": 5000}, stop=stop,
+                         start=True)
+            for tenant in range(1, args.tenants + 1) for operation in args.operations.split(",")]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dsn", default=os.environ.get("IDEM_DSN", ""))
@@ -199,6 +246,8 @@ def main():
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--rate", type=float, default=50, help="requests per second over all workers; 0: no pause")
     parser.add_argument("--duration", type=float, default=10)
+    parser.add_argument("--no-redrive", dest="redrive", action="store_false",
+                        help="no re-drivers, and the operations' requests are not stored")
     args = parser.parse_args()
     with idem.connect(args.dsn) as c:
         wait_for_tables(c, args.schema)
@@ -206,11 +255,22 @@ def main():
     threads = [threading.Thread(target=worker, args=(i, args, tally, lock, stop)) for i in range(args.workers)]
     for t in threads:
         t.start()
+    redrive_stop = threading.Event()
+    redrivers = start_redrivers(args, redrive_stop) if args.redrive else []
     time.sleep(args.duration)
     stop.set()
     for t in threads:
         t.join()
+    redrive_stop.set()
+    redriven = {}
+    for r in redrivers:
+        r.stop()
+        for k, v in r.tally.items():
+            redriven[k] = redriven.get(k, 0) + v
     print("python demo workers: " + ", ".join("%s %d" % (k, v) for k, v in sorted(tally.items())))
+    if redrivers:
+        print("python demo re-drivers (%d): " % len(redrivers)
+              + (", ".join("%s %d" % (k, v) for k, v in sorted(redriven.items())) or "nothing requeued"))
     return 0
 
 

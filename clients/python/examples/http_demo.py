@@ -2,7 +2,8 @@
 (scripts/example-service) and drives both with clients that behave as real ones do: they time out
 and retry with the same key, retry after a 5xx, reuse a key with a changed body, and send
 concurrent duplicates. The console shows the traffic as tenants http-demo-python and
-http-demo-node. Runs until SIGTERM (then stops its services); prints a summary every 30 s.
+http-demo-node. Both services run with --redrive: POST /orders is re-drivable, so an operator's
+requeue with re-execute of one of its keys runs the handler again at once. Runs until SIGTERM (then stops its services); prints a summary every 30 s.
 
     python3 http_demo.py --dsn DSN [--rate 8]
 """
@@ -130,7 +131,7 @@ def main():
     for kind, name in (("python", "fastapi"), ("node", "express")):
         port = free_port()
         proc = subprocess.Popen([os.path.join(ROOT, "scripts", "example-service"), kind, "--dsn", args.dsn,
-                                 "--listen", "127.0.0.1:%d" % port, "--tenant", "http-demo-" + kind],
+                                 "--listen", "127.0.0.1:%d" % port, "--tenant", "http-demo-" + kind, "--redrive"],
                                 start_new_session=True)
         services.append((kind, name, port, proc))
     try:

@@ -6,7 +6,9 @@ X-Demo-Sleep-Ms: N waits N ms before writing.
     python3 http_orders.py --dsn DSN --listen 127.0.0.1:8001 [--framework fastapi|flask] [--bare]
 
 fastapi runs the ASGI middleware under uvicorn, flask the WSGI middleware under werkzeug's
-threaded server; --bare serves the same handler without the middleware (for bench/).
+threaded server; --bare serves the same handler without the middleware (for bench/). --redrive
+(schema v25) makes POST /orders re-drivable: its requests are stored and a re-driver calls the same
+handler again with the stored body when an operator requeues one with "re-execute".
 """
 
 import argparse
@@ -19,7 +21,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import psycopg  # noqa: E402
 
-from idem_client.http import HttpIdempotency, Route  # noqa: E402
+from idem_client.http import HttpIdempotency, HttpResponse, Route, operation_of  # noqa: E402
 
 # The table's definition, shared with the TypeScript example. The schema is created only when
 # missing: CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when the schema exists
@@ -110,7 +112,21 @@ def create_order(tx_runner, ctx, body, header):
     return 201, [("Location", "/orders/%d" % saved["id"])], saved
 
 
-def fastapi_app(idem, pool, tenant="default"):
+def redrive_order(pool):
+    """The handler as a re-driver calls it: the stored request in, the response out (as
+    JSONResponse writes it)."""
+    bare = BareTx(pool)
+
+    def handler(request, ctx):
+        status, headers, doc = create_order(bare, ctx, request.body,
+                                            lambda name: (request.header(name) or [None])[0])
+        body = json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+        return HttpResponse(status, [("content-type", "application/json")] + list(headers), body)
+
+    return handler
+
+
+def fastapi_app(idem, pool, tenant="default", route=None):
     from fastapi import FastAPI, Request
     from fastapi.responses import JSONResponse
     from starlette.concurrency import run_in_threadpool
@@ -119,7 +135,7 @@ def fastapi_app(idem, pool, tenant="default"):
 
     app = FastAPI()
     if idem is not None:
-        app.add_middleware(IdempotencyMiddleware, idem=idem, routes={"POST /orders": Route()},
+        app.add_middleware(IdempotencyMiddleware, idem=idem, routes={"POST /orders": route or Route()},
                            tenant=lambda request: tenant)
     bare = BareTx(pool)
 
@@ -142,7 +158,7 @@ def fastapi_app(idem, pool, tenant="default"):
     return app
 
 
-def flask_app(idem, pool, tenant="default"):
+def flask_app(idem, pool, tenant="default", route=None):
     from flask import Flask, Response, request
 
     from idem_client.http.wsgi import IdempotencyWSGI, flask_routes
@@ -167,7 +183,7 @@ def flask_app(idem, pool, tenant="default"):
                         content_type="application/json")
 
     if idem is not None:
-        app.wsgi_app = IdempotencyWSGI(app.wsgi_app, idem, flask_routes(app, {"POST /orders": Route()}),
+        app.wsgi_app = IdempotencyWSGI(app.wsgi_app, idem, flask_routes(app, {"POST /orders": route or Route()}),
                                       tenant=lambda environ: tenant)
     return app
 
@@ -180,6 +196,8 @@ def main():
     parser.add_argument("--bare", action="store_true", help="the same handler without the middleware")
     parser.add_argument("--tenant", default="default", help="the tenant of every request (a real service "
                         "resolves it from the authenticated principal)")
+    parser.add_argument("--redrive", action="store_true", help="POST /orders is re-drivable: its requests are "
+                        "stored and a re-driver runs what an operator requeues with re-execute")
     parser.add_argument("--lease-ms", type=int, default=int(os.environ.get("IDEM_HTTP_LEASE_MS", "30000")))
     parser.add_argument("--one-transaction", action="store_true",
                         default=os.environ.get("IDEM_HTTP_ONE_TRANSACTION", "") == "1",
@@ -195,14 +213,18 @@ def main():
         duplicate_wait_ms=int(os.environ.get("IDEM_HTTP_DUPLICATE_WAIT_MS", "2000")),
         max_response_bytes=int(os.environ.get("IDEM_HTTP_MAX_RESPONSE_BYTES", str(1 << 20))), retry=RetryPolicy(base_delay_ms=200, max_delay_ms=2000))
     pool = ConnectionPool(args.dsn, 20, "idem example orders")
+    route = Route(redrive=args.redrive)
+    if idem is not None and args.redrive:
+        # What an operator requeues with re-execute runs again here, in a thread of its own.
+        idem.redriver(args.tenant, operation_of("POST", "/orders"), redrive_order(pool), route).start()
     if args.framework == "fastapi":
         import uvicorn
 
-        uvicorn.run(fastapi_app(idem, pool, args.tenant), host=host, port=int(port), log_level="warning")
+        uvicorn.run(fastapi_app(idem, pool, args.tenant, route), host=host, port=int(port), log_level="warning")
     else:
         from werkzeug.serving import run_simple
 
-        run_simple(host, int(port), flask_app(idem, pool, args.tenant), threaded=True)
+        run_simple(host, int(port), flask_app(idem, pool, args.tenant, route), threaded=True)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@ heartbeat / fail over the SQL API, run_task and the outcome counters. The same b
 C++ core (core/), byte for byte where bytes are concerned."""
 
 from .canonicaljson import JsonError, canonical_json, canonical_json_from_text, es_number_to_string, parse_strict
-from .digest import REQUEST_DIGEST_PREFIX, canonical_bytes, request_digest, request_digest_from_text, without_fields
+from .digest import (REQUEST_DIGEST_PREFIX, CanonicalRequest, canonical_bytes, canonical_request, request_digest,
+                     request_digest_from_text, without_fields)
 from .errors import (DatabaseUnavailable, IdemError, InvalidArgument, LostOwnership, NoRecord, NotPrimary,
                      UsageError)
 from .key import TaskKey
@@ -17,6 +18,8 @@ _LAZY = {
     "outcome_of_claim": "runner", "run_task": "runner",
     "ClaimResult": "store", "Decision": "store", "FailResult": "store", "FailureClass": "store",
     "TaskStore": "store", "connect": "store", "new_token": "store",
+    "RedriveContext": "redriver", "RedriveItem": "redriver", "Redriver": "redriver", "finish_outcome": "redriver",
+    "redrive": "redriver",
 }
 
 
@@ -34,9 +37,10 @@ __version__ = "0.1.0"
 __all__ = [
     "JsonError", "canonical_json", "canonical_json_from_text", "es_number_to_string", "parse_strict",
     "CounterFlusher", "OutcomeCounters",
-    "REQUEST_DIGEST_PREFIX", "canonical_bytes", "request_digest", "request_digest_from_text", "without_fields",
+    "REQUEST_DIGEST_PREFIX", "CanonicalRequest", "canonical_bytes", "canonical_request", "request_digest", "request_digest_from_text", "without_fields",
     "DatabaseUnavailable", "IdemError", "InvalidArgument", "LostOwnership", "NoRecord", "NotPrimary", "UsageError",
     "TaskKey", "RetryPolicy",
     "Outcome", "RunOutcome", "TaskContext", "TaskFailure", "outcome_of_claim", "run_task",
     "ClaimResult", "Decision", "FailResult", "FailureClass", "TaskStore", "connect", "new_token",
+    "RedriveContext", "RedriveItem", "Redriver", "finish_outcome", "redrive",
 ]

@@ -5,6 +5,7 @@ fields (trace ids, client timestamps) left out before canonicalising.
 """
 
 import hashlib
+from collections import namedtuple
 
 from .canonicaljson import canonical_json, parse_strict
 
@@ -68,3 +69,18 @@ def request_digest(request, ignore_fields=()):
 def request_digest_from_text(text, ignore_fields=()):
     """The digest of a request given as JSON text (bytes or str), read strictly (parse_strict)."""
     return request_digest(parse_strict(text), ignore_fields)
+
+
+class CanonicalRequest(namedtuple("CanonicalRequest", "text digest")):
+    """A request as a re-drivable operation's claim stores it: its canonical JSON text (ignored
+    fields left out) and that text's v1 digest. Pass it to TaskStore.claim / run_task where a
+    digest goes; the database checks that the digest is the text's before storing anything."""
+
+    __slots__ = ()
+
+
+def canonical_request(request, ignore_fields=()):
+    """The CanonicalRequest of a request given as Python values: the text C++ and TypeScript
+    store for the same input, byte for byte."""
+    data = canonical_bytes(request, ignore_fields)
+    return CanonicalRequest(data.decode("utf-8"), REQUEST_DIGEST_PREFIX + hashlib.sha256(data).hexdigest())

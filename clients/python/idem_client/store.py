@@ -17,6 +17,7 @@ import psycopg
 from psycopg import pq, sql
 
 from . import counters as _counters
+from .digest import CanonicalRequest
 from .errors import (INVALID_ARGUMENT, LOST_OWNERSHIP, NO_RECORD, READ_ONLY_SQL_TRANSACTION, DatabaseUnavailable,
                      InvalidArgument, LostOwnership, NoRecord, NotPrimary, UsageError)
 from .retrypolicy import RetryPolicy
@@ -29,8 +30,13 @@ MAX_RESULT_BYTES = 64 << 20  # 64 MiB
 MAX_DIGEST_BYTES = 256  # visible ASCII; a v1 digest is 67
 MAX_DUPLICATE_WAIT_MS = 60_000  # idem_claim_local
 LOCK_NOT_AVAILABLE = "55P03"  # lock_timeout ran out
+# Schema v25: what a re-drivable operation's claims store (idem_redrive_register's bounds).
+DEFAULT_STORED_REQUEST_BYTES = 65_536
+MAX_STORED_REQUEST_BYTES = 1_048_576
+MAX_REDACT_FIELDS = 64
 DEFAULT_SCHEMA = "idem"
 
+_CLAIM_ARGS = {6: "%s, %s, %s::uuid, %s, %s, %s", 7: "%s, %s, %s::uuid, %s, %s, %s, %s"}
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}\Z")
 _TOKEN = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z")
 
@@ -177,6 +183,9 @@ class TaskStore:
         self.counters = counters
         self.max_serialization_retries = max_serialization_retries
         self._rng = random.SystemRandom()
+        # (tenant, operation) -> the stored request's bound, for the operations this store
+        # registered as re-drivable: their claims must send the request (CanonicalRequest).
+        self.redrivable = {}
 
     def _fn(self, name):
         return sql.SQL("{}.{}").format(sql.Identifier(self.schema), sql.Identifier(name))
@@ -219,13 +228,55 @@ class TaskStore:
                       "      THEN GREATEST(1, ceil(extract(epoch FROM lease_until - now()) * 1000))::bigint"
                       " END FROM ")
 
+    def register_redrivable(self, tenant, operation, max_request_bytes=DEFAULT_STORED_REQUEST_BYTES, redact=()):
+        """Registers the operation as re-drivable (schema v25, idem_redrive_register): from now on
+        its claims store the canonical request beside the key, so that an operator's requeue can
+        have a re-driver run it again. redact: top-level request fields shown as "[redacted]" to
+        those who may read stored requests. Returns registered, unchanged or updated. Claims of the
+        operation on this store must then pass a CanonicalRequest (canonical_request(...))."""
+        from .key import TaskKey
+
+        TaskKey(tenant, operation, "x")  # a bad tenant or operation fails here, before any I/O
+        if isinstance(max_request_bytes, bool) or not isinstance(max_request_bytes, int) \
+                or not 1 <= max_request_bytes <= MAX_STORED_REQUEST_BYTES:
+            raise InvalidArgument("max_request_bytes must be 1 to %d, not %r" % (MAX_STORED_REQUEST_BYTES,
+                                                                                 max_request_bytes))
+        redact = list(redact)
+        if len(redact) > MAX_REDACT_FIELDS or any(not isinstance(f, str) or not 1 <= len(f) <= 200 for f in redact):
+            raise InvalidArgument("redact names at most %d top-level fields of 1 to 200 characters" % MAX_REDACT_FIELDS)
+        row = self._single(sql.SQL("SELECT outcome FROM {}(%s, %s, %s, %s::text[])").format(
+            self._fn("idem_redrive_register")), (tenant, operation, max_request_bytes, redact))
+        self.redrivable[(tenant, operation)] = max_request_bytes
+        return row[0]
+
     def claim(self, key, request_digest):
-        """Decides, from the stored state, what this caller does with the key."""
+        """Decides, from the stored state, what this caller does with the key. request_digest is the
+        digest (str), or for a re-drivable operation a CanonicalRequest: its claim stores the request
+        when it acquires the key (idem_claim_stored), refused whole above the operation's bound."""
+        stored = request_digest if isinstance(request_digest, CanonicalRequest) else None
+        if stored is not None:
+            request_digest = stored.digest
         _require_digest(request_digest)
+        bound = self.redrivable.get((key.tenant, key.operation), self.redrivable.get(("*", key.operation)))
+        if stored is None and bound is not None:
+            raise UsageError("operation %s of tenant %s is re-drivable: its claims pass the request "
+                             "(canonical_request(request, ignore_fields)), not only its digest"
+                             % (key.operation, key.tenant))
         token = new_token()
+        function, params = "claim", (str(key), request_digest, token, self.lease_ms, self.retry.max_attempts,
+                                     self._max_age())
+        if stored is not None:
+            if not isinstance(stored.text, str):
+                raise InvalidArgument("the stored request is JSON text (str)")
+            size = len(stored.text.encode("utf-8", "surrogatepass"))
+            limit = bound if bound is not None else MAX_STORED_REQUEST_BYTES
+            if size > limit:
+                raise InvalidArgument("request of %s is %d bytes, more than the %d bytes its operation stores for "
+                                      "re-execution: nothing was claimed or stored" % (key, size, limit))
+            function, params = "idem_claim_stored", params + (stored.text,)
         row = self._single(
-            sql.SQL(self._CLAIM_COLUMNS + "{}(%s, %s, %s::uuid, %s, %s, %s)").format(self._fn("claim")),
-            (str(key), request_digest, token, self.lease_ms, self.retry.max_attempts, self._max_age()))
+            sql.SQL(self._CLAIM_COLUMNS + "{}({})").format(self._fn(function), sql.SQL(_CLAIM_ARGS[len(params)])),
+            params)
         c = _claim_from_row(row)
         self.count_claim(key, c)
         return c
@@ -237,7 +288,14 @@ class TaskStore:
         what it left (a replay, or the key). When the wait runs out the answer is IN_PROGRESS
         [wait_timeout] and the transaction is aborted (roll it back: it holds nothing); after any
         other answer that does not execute, commit it (it keeps a conflict's or an exhaustion's
-        record). An acquisition is counted with count_claim once the transaction committed."""
+        record). An acquisition is counted with count_claim once the transaction committed. A
+        re-drivable operation's claims store the request, which this does not do yet: they run in
+        two steps."""
+        if isinstance(request_digest, CanonicalRequest) or \
+                self.redrivable.get((key.tenant, key.operation), self.redrivable.get(("*", key.operation))) is not None:
+            raise UsageError("operation %s of tenant %s is re-drivable: its claims store the request, which one "
+                             "transaction for local effects does not do yet; run it in two steps"
+                             % (key.operation, key.tenant))
         _require_digest(request_digest)
         if not isinstance(wait_ms, int) or not 1 <= wait_ms <= MAX_DUPLICATE_WAIT_MS:
             raise InvalidArgument("the wait for a duplicate must be 1 to %d ms" % MAX_DUPLICATE_WAIT_MS)

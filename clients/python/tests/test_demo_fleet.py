@@ -15,6 +15,17 @@ from idem_client import TaskKey, TaskStore
 EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "demo_worker.py")
 
 
+def start_fleet(idemctl, dsn, run, rate, demo_seconds, workers, worker_seconds):
+    """`idemctl demo` and the Python demo worker on the same keys (20 per tenant, 2 tenants)."""
+    demo = subprocess.Popen([idemctl, "demo", "--dsn", dsn, "--run-id", run, "--keys", "20", "--tenants", "2",
+                             "--workers", "2", "--rate", str(rate), "--duration", str(demo_seconds), "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    python = subprocess.Popen([sys.executable, EXAMPLE, "--dsn", dsn, "--run-id", run, "--keys", "20", "--tenants",
+                               "2", "--workers", str(workers), "--rate", str(rate), "--duration", str(worker_seconds)],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return demo, python
+
+
 def test_python_workers_beside_idemctl_demo(dsn, conn, idemctl):
     run = "py" + secrets.token_hex(4)
     demo = subprocess.Popen([idemctl, "demo", "--dsn", dsn, "--run-id", run, "--keys", "20", "--tenants", "2",
@@ -50,12 +61,7 @@ def test_python_workers_survive_lost_connections(dsn, admin_dsn, conn, idemctl):
     the demo's check over the run is clean (no key left processing)."""
     run = "pyl" + secrets.token_hex(4)
     database = conninfo_to_dict(dsn)["dbname"]
-    demo = subprocess.Popen([idemctl, "demo", "--dsn", dsn, "--run-id", run, "--keys", "20", "--tenants", "2",
-                             "--workers", "2", "--rate", "100", "--duration", "12", "--quiet"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    python = subprocess.Popen([sys.executable, EXAMPLE, "--dsn", dsn, "--run-id", run, "--keys", "20", "--tenants",
-                               "2", "--workers", "2", "--rate", "100", "--duration", "10"],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    demo, python = start_fleet(idemctl, dsn, run, 100, 12, 2, 10)
 
     def executed_by_both(since):
         return conn.execute("SELECT count(DISTINCT worker) FROM idem.demo_orders_effects WHERE run_id = %s"
@@ -112,3 +118,44 @@ def test_demo_check_names_a_key_left_processing_by_another_language(dsn, conn, i
     assert "  %s\n" % abandoned in demo.stdout and str(alive) not in demo.stdout, demo.stdout
     assert conn.execute("SELECT status FROM idem.task_idempotency WHERE idempotency_key = %s",
                         (str(abandoned),)).fetchone()[0] == "processing"
+
+
+def test_python_demo_worker_redrives_a_requeued_key(dsn, conn, idemctl):
+    """The demo worker's re-drivers: a failed key of the run, requeued with re-execute, is run
+    again (its payment and its effect, worker 1999) while the workers run, and the demo's check
+    stays clean."""
+    import importlib.util
+
+    from idem_client import Outcome, TaskFailure, canonical_request, run_task
+    from test_redrive import requeue_reexecute
+
+    spec = importlib.util.spec_from_file_location("demo_worker", EXAMPLE)
+    demo_worker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(demo_worker)
+    run = "pyr" + secrets.token_hex(4)
+    demo, python = start_fleet(idemctl, dsn, run, 30, 12, 1, 10)
+    wait_for("the demo's tables", lambda: conn.execute(
+        "SELECT to_regclass('idem.demo_orders_effects') IS NOT NULL").fetchone()[0])
+    # A key no client of the run asks for (outside --keys), whose first run failed for good.
+    key = TaskKey("tenant-2", "refund", "order-%s-999" % run)
+    sent = dict(demo_worker.body_for(key), meta={"trace_id": "1", "sent_at": 1})
+    store = TaskStore(conn)
+    store.register_redrivable("tenant-2", "refund")
+
+    def fail(_tx, _ctx):
+        raise TaskFailure("permanent", "card declined by the gateway")
+
+    assert run_task(store, key, canonical_request(sent, demo_worker.IGNORED), fail).kind == Outcome.FAILED
+    requeue_reexecute(conn, key)
+    wait_for("the re-driven effect", lambda: conn.execute(
+        "SELECT count(*) FROM idem.demo_orders_effects WHERE idempotency_key = %s AND worker = 1999",
+        (str(key),)).fetchone()[0] == 1)
+    out, _ = python.communicate(timeout=60)
+    report, _ = demo.communicate(timeout=60)
+    assert python.returncode == 0, out
+    assert "python demo re-drivers (6): " in out and "succeeded 1" in out.split("re-drivers")[1], out
+    assert demo.returncode == 0, report
+    assert conn.execute("SELECT status FROM idem.task_idempotency WHERE idempotency_key = %s",
+                        (str(key),)).fetchone()[0] == "succeeded"
+    assert conn.execute("SELECT amount_cents FROM idem.demo_payments WHERE idempotency_key = %s",
+                        (str(key),)).fetchall() == [(demo_worker.body_for(key)["amount_cents"],)]

@@ -10,12 +10,17 @@ import { JsonError, parseJsonStrict } from '../canonicaljson';
 import { clientConfig } from '../conninfo';
 import { CounterFlusher, OutcomeCounters } from '../counters';
 import { connect } from '../connect';
-import { requestDigest, withoutFields } from '../digest';
-import { LostOwnershipError } from '../errors';
+import { canonicalJson } from '../canonicaljson';
+import { canonicalRequest, requestDigest, withoutFields } from '../digest';
+import type { CanonicalRequest } from '../digest';
+import { LostOwnershipError, isConnectionError } from '../errors';
 import type { FailureClass } from '../errors';
 import { TaskKey } from '../key';
 import type { RetryPolicy } from '../retrypolicy';
-import { ClaimResult, TaskStore } from '../store';
+import { outcomeOfClaim } from '../runner';
+import { Redriver, finishOutcome } from '../redrive';
+import type { FinishOutcome, RedriverOptions } from '../redrive';
+import { ClaimResult, TaskStore, limits } from '../store';
 
 export const maxKeyChars = 255;
 export const defaultReplayHeaders = Object.freeze([
@@ -54,6 +59,16 @@ export interface RouteOptions {
     fingerprintHeaders?: readonly string[];
     /** The handler writes through req.idem.tx, committed with the stored response (default true). */
     atomic?: boolean;
+    /**
+     * Schema v25: the route's operation is re-drivable. Its requests with a JSON body are stored
+     * (the fingerprint's canonical JSON, at most storedRequestBytes, default 64 KiB: a larger one
+     * answers 413), so an operator's requeue can have HttpIdempotency.redriver() call the handler
+     * again with that body.
+     */
+    redrive?: boolean;
+    storedRequestBytes?: number;
+    /** Top-level body fields shown as "[redacted]" to readers of stored requests. */
+    redact?: readonly string[];
 }
 
 export interface HttpRequest {
@@ -122,6 +137,8 @@ export interface HttpIdempotencyOptions {
 /** An execution this request owns: finish() or abandon() it exactly once. */
 export class Claimed {
     readonly context: IdemContext;
+    /** finish() stored the response (the key succeeded). */
+    recorded = false;
     private heartbeat: NodeJS.Timeout | undefined;
 
     constructor(
@@ -196,6 +213,7 @@ export class Claimed {
             await c.query('COMMIT');
             if (this.oneTransaction) store.countClaim(this.key, this.claim);
             store.countSucceeded(this.key);
+            this.recorded = true;
             return response;
         } catch (e) {
             await c.query('ROLLBACK').catch((r) => (broken = r as Error));
@@ -252,6 +270,7 @@ export class HttpIdempotency {
     private readonly replayHeaders: Set<string>;
     private readonly flusher: CounterFlusher | undefined;
     private readonly storeOptions: ConstructorParameters<typeof TaskStore>[1];
+    private readonly registered = new Set<string>();
 
     constructor(readonly dsn: string, options: HttpIdempotencyOptions = {}) {
         // eslint-disable-next-line @typescript-eslint/no-var-requires
@@ -326,10 +345,14 @@ export class HttpIdempotency {
         }
     }
 
-    /** The v1 digest over method, template, the canonical JSON body (irrelevant fields dropped) or its bytes and content type, and chosen headers. */
-    fingerprint(request: HttpRequest, route: RouteOptions): string {
+    /**
+     * What the fingerprint hashes: method, template, the canonical JSON body (irrelevant fields
+     * dropped) or its bytes and content type, and chosen headers. For a re-drivable route this
+     * document (with a JSON body) is the stored request.
+     */
+    fingerprintDoc(request: HttpRequest, route: RouteOptions): { method: string; route: string; body: Record<string, unknown>; headers: Record<string, string> } {
         const contentType = (request.headers.get('content-type') ?? []).join(',');
-        let body: unknown;
+        let body: Record<string, unknown> | undefined;
         if (request.parsedBody !== undefined && !Buffer.isBuffer(request.parsedBody) && typeof request.parsedBody !== 'string') {
             body = { json: withoutFields(request.parsedBody, route.ignoreFields ?? []) };
         } else if (request.body.length > 0) {
@@ -342,7 +365,104 @@ export class HttpIdempotency {
         if (body === undefined) body = { content_type: contentType, sha256: createHash('sha256').update(request.body).digest('hex') };
         const headers: Record<string, string> = {};
         for (const h of route.fingerprintHeaders ?? []) headers[h.toLowerCase()] = (request.headers.get(h.toLowerCase()) ?? []).join(',');
-        return requestDigest({ method: request.method.toUpperCase(), route: normaliseTemplate(request.template), body, headers });
+        return { method: request.method.toUpperCase(), route: normaliseTemplate(request.template), body, headers };
+    }
+
+    /** The v1 digest of fingerprintDoc. */
+    fingerprint(request: HttpRequest, route: RouteOptions): string {
+        return requestDigest(this.fingerprintDoc(request, route));
+    }
+
+    // The digest, or for a re-drivable route's JSON request the CanonicalRequest to store (the
+    // operation registered first, once per process); a 413 answer when it is too large to store.
+    private async claimRequest(store: TaskStore, key: TaskKey, request: HttpRequest, route: RouteOptions): Promise<string | CanonicalRequest | HttpResponse> {
+        const doc = this.fingerprintDoc(request, route);
+        // A body that is not JSON cannot be given to the handler again: its key is not re-drivable.
+        if (!route.redrive || !('json' in doc.body)) return requestDigest(doc);
+        const canonical = canonicalRequest(doc);
+        const size = Buffer.byteLength(canonical.text, 'utf8');
+        const bound = route.storedRequestBytes ?? limits.defaultStoredRequestBytes;
+        if (size > bound)
+            return problem(413, 'Request too large to store',
+                `this endpoint stores its requests for re-execution, at most ${bound} bytes of them; this one is ${size}`);
+        const scope = `${key.tenant}:${key.operation}`;
+        if (!this.registered.has(scope)) {
+            await store.registerRedrivable(key.tenant, key.operation, bound, route.redact ?? []);
+            this.registered.add(scope);
+        }
+        return canonical;
+    }
+
+    /**
+     * A Redriver that re-executes this service's requeued requests of a re-drivable route: handler
+     * is called with an HttpRequest rebuilt from the stored request (method, template, the JSON
+     * body, the fingerprint's headers) and the IdemContext (ctx.tx in the atomic phase), and returns
+     * the HttpResponse, recorded as a live request's would be. start() runs it, stop() ends it.
+     */
+    redriver(
+        tenant: string,
+        operation: string,
+        handler: (request: HttpRequest, ctx: IdemContext) => Promise<HttpResponse> | HttpResponse,
+        route: RouteOptions = { redrive: true },
+        options: RedriverOptions = {},
+    ): Redriver {
+        const bound = route.storedRequestBytes ?? limits.defaultStoredRequestBytes;
+        const runItem = async (_client: unknown, item: { key: string; request: string; requestHash: string }): Promise<[FinishOutcome, string | null]> => {
+            const key = TaskKey.parse(item.key);
+            const request = storedHttpRequest(item.request, key.tenant);
+            if (!request) return ['failed', 'the stored request has no JSON body to send the handler again'];
+            const atomic = route.atomic !== false;
+            let claimed: Claimed;
+            let c: PoolClient;
+            try {
+                c = await this.pool.connect();
+            } catch (e) {
+                if (isConnectionError(e)) throw e;
+                return ['later', `no database connection free: ${(e as Error).message}`]; // busy: the item waits
+            }
+            let keep = false;
+            let broken: Error | undefined;
+            try {
+                const store = this.store(c);
+                store.redrivable.set(`${key.tenant}:${key.operation}`, bound);
+                const claim = await store.claim(key, { text: item.request, digest: item.requestHash });
+                if (!claim.mayExecute) {
+                    const out = outcomeOfClaim(claim);
+                    return [finishOutcome(out.kind), out.error || claim.detail || null];
+                }
+                if (atomic) {
+                    await c.query('BEGIN');
+                    await store.fence(c, key, claim.token);
+                    keep = true;
+                }
+                claimed = new Claimed(this, route, key, claim, atomic ? c : null);
+            } catch (e) {
+                broken = e as Error;
+                keep = false;
+                throw e;
+            } finally {
+                if (!keep) c.release(broken);
+            }
+            let response: HttpResponse;
+            try {
+                response = await handler(request, claimed.context);
+            } catch (e) {
+                const reason = `re-driven handler threw ${(e as Error)?.name ?? 'Error'}: ${String((e as Error)?.message ?? e).slice(0, 200)}`;
+                await claimed.abandon(reason);
+                return ['later', reason];
+            }
+            await claimed.finish(response);
+            if (claimed.recorded) return ['succeeded', `HTTP ${response.status}`];
+            if (isFinal(response.status) && response.body.length > this.maxResponseBytes)
+                return ['failed', `HTTP ${response.status}: a response of ${response.body.length} bytes is too large to store`];
+            if (isFinal(response.status)) return ['later', `HTTP ${response.status}, not recorded (the key was taken over)`];
+            return ['later', `HTTP ${response.status} from the handler`];
+        };
+        return new Redriver(this.dsn, tenant, operation, runItem, {
+            schema: this.storeOptions?.schema,
+            ...options,
+            register: { maxRequestBytes: bound, redact: route.redact ?? [] },
+        });
     }
 
     /** Before the handler: an answer to send instead, a Claimed when this request runs the handler, or null (no key, not required). */
@@ -357,13 +477,16 @@ export class HttpIdempotency {
         if (tooLarge) return tooLarge;
         const key = this.keyOf(request, route);
         if (key === null || !(key instanceof TaskKey)) return key;
-        const digest = this.fingerprint(request, route);
         const c = await this.pool.connect();
         let keep = false;
         let broken: Error | undefined;
         try {
             const store = this.store(c);
-            if (route.atomic !== false && this.oneTransaction) {
+            const digest = await this.claimRequest(store, key, request, route);
+            if (!(typeof digest === 'string' || 'text' in digest)) return digest;
+            // A re-drivable route's claim stores the request, which one transaction does not do yet: it runs
+            // in two steps.
+            if (route.atomic !== false && this.oneTransaction && typeof digest === 'string') {
                 await c.query('BEGIN');
                 const claim = await store.claimInTransaction(c, key, digest, this.duplicateWaitMs);
                 if (!claim.mayExecute) {
@@ -438,6 +561,19 @@ export class HttpIdempotency {
 /** The answer when Idem itself could not be reached: 503, the handler not run. */
 export function errorResponse(e: unknown): HttpResponse {
     return problem(503, 'Idempotency store unavailable', `${(e as Error)?.name ?? 'Error'}: ${String((e as Error)?.message ?? e).slice(0, 300)}`, 1000);
+}
+
+/**
+ * The HttpRequest a stored request stands for: method, route template, headers (the fingerprint's,
+ * and Content-Type: application/json) and the JSON body as canonical bytes; null when it has no JSON body.
+ */
+export function storedHttpRequest(text: string, tenant: string): HttpRequest | null {
+    const doc = JSON.parse(text) as { method: string; route: string; body?: { json?: unknown }; headers?: Record<string, string> };
+    if (!doc.body || !('json' in doc.body)) return null;
+    const headers = new Map<string, string[]>([['content-type', ['application/json']]]);
+    for (const [name, value] of Object.entries(doc.headers ?? {})) headers.set(name.toLowerCase(), [value]);
+    const json = doc.body.json;
+    return { method: doc.method, template: doc.route, headers, body: Buffer.from(canonicalJson(json as never), 'utf8'), tenant, parsedBody: json };
 }
 
 /** The request's headers as the core wants them (lower-case name -> values). */

@@ -8,13 +8,15 @@
 //         [--one-transaction]
 //
 // --bare serves the same handler without the middleware (bench/); --one-transaction (or
-// IDEM_HTTP_ONE_TRANSACTION=1) claims, inserts and stores the response in one transaction.
+// IDEM_HTTP_ONE_TRANSACTION=1) claims, inserts and stores the response in one transaction. --redrive
+// (schema v25) makes POST /orders re-drivable: its requests are stored and a re-driver calls the same
+// handler again with the stored body when an operator requeues one with "re-execute".
 import * as fs from 'fs';
 import * as path from 'path';
 import type { PoolClient } from 'pg';
 
-import { HttpIdempotency } from './core';
-import type { IdemContext } from './core';
+import { HttpIdempotency, operationOf } from './core';
+import type { HttpRequest, HttpResponse, IdemContext, RouteOptions } from './core';
 import { expressIdempotency } from './express';
 import { fastifyIdempotency } from './fastify';
 
@@ -102,13 +104,23 @@ export async function readOrder(pool: import('pg').Pool, id: string): Promise<An
     return { status: 200, headers: {}, body: { id: Number(r.id), order_id: r.order_id, amount_cents: Number(r.amount_cents), currency: r.currency } };
 }
 
-function expressApp(idem: HttpIdempotency | null, pool: import('pg').Pool, tenant: string): any {
+/** The handler as a re-driver calls it: the stored request in, the response out. */
+export function redriveOrder(pool: import('pg').Pool) {
+    return async (request: HttpRequest, ctx: IdemContext): Promise<HttpResponse> => {
+        const a = await createOrder(pool, ctx, request.body, (n) => request.headers.get(n.toLowerCase())?.[0]);
+        const body = Buffer.from(JSON.stringify(a.body), 'utf8');
+        const headers: [string, string][] = [['content-type', 'application/json; charset=utf-8'], ...Object.entries(a.headers)];
+        return { status: a.status, headers, body };
+    };
+}
+
+function expressApp(idem: HttpIdempotency | null, pool: import('pg').Pool, tenant: string, route: RouteOptions): any {
     // eslint-disable-next-line @typescript-eslint/no-var-requires
     const express = require('express');
     const app = express();
     const send = (res: any, a: Answer) => res.status(a.status).set(a.headers).json(a.body);
     const raw = express.raw({ type: () => true, limit: '1mb' });
-    const guard = idem ? [expressIdempotency(idem, { tenant: () => tenant })] : [];
+    const guard = idem ? [expressIdempotency(idem, { ...route, tenant: () => tenant })] : [];
     app.post('/orders', ...guard, raw, async (req: any, res: any) => {
         try {
             send(res, await createOrder(pool, req.idem, req.body, (n) => req.get(n)));
@@ -127,7 +139,7 @@ function expressApp(idem: HttpIdempotency | null, pool: import('pg').Pool, tenan
 }
 
 // Fastify from the npm registry (clients/node/http-deps, installed by its npm-ci.sh).
-function fastifyApp(idem: HttpIdempotency | null, pool: import('pg').Pool, tenant: string): any {
+function fastifyApp(idem: HttpIdempotency | null, pool: import('pg').Pool, tenant: string, route: RouteOptions): any {
     // eslint-disable-next-line @typescript-eslint/no-var-requires
     const fastify = require('fastify');
     const app = fastify({ bodyLimit: 16 << 20 });
@@ -142,7 +154,7 @@ function fastifyApp(idem: HttpIdempotency | null, pool: import('pg').Pool, tenan
         reply.code(a.status).headers(a.headers);
         return a.body;
     };
-    app.post('/orders', { config: { idempotency: idem ? {} : undefined } }, async (request: any, reply: any) =>
+    app.post('/orders', { config: { idempotency: idem ? route : undefined } }, async (request: any, reply: any) =>
         send(reply, await createOrder(pool, request.idem ?? undefined, request.body ?? Buffer.alloc(0), (n) => request.headers[n])),
     );
     app.get('/orders/:id', async (request: any, reply: any) => send(reply, await readOrder(pool, request.params.id)));
@@ -157,7 +169,7 @@ async function main(): Promise<void> {
     };
     const dsn = opt('--dsn');
     if (!dsn) {
-        console.error('usage: example-orders --dsn DSN --listen HOST:PORT [--framework express|fastify] [--tenant T] [--bare] [--one-transaction]');
+        console.error('usage: example-orders --dsn DSN --listen HOST:PORT [--framework express|fastify] [--tenant T] [--bare] [--one-transaction] [--redrive]');
         process.exit(2);
     }
     const listen = opt('--listen', '127.0.0.1:8002')!;
@@ -165,6 +177,7 @@ async function main(): Promise<void> {
     const bare = args.includes('--bare');
     const oneTransaction = args.includes('--one-transaction') || process.env.IDEM_HTTP_ONE_TRANSACTION === '1';
     const duplicateWaitMs = Number(process.env.IDEM_HTTP_DUPLICATE_WAIT_MS ?? 2000);
+    const route: RouteOptions = { redrive: args.includes('--redrive') };
     // A real service resolves the tenant from the authenticated principal.
     const tenant = opt('--tenant', 'default')!;
     const host = listen.slice(0, listen.lastIndexOf(':'));
@@ -195,12 +208,15 @@ async function main(): Promise<void> {
               oneTransaction,
               duplicateWaitMs,
           });
+    // The re-driver of POST /orders: what an operator requeues with re-execute runs again here.
+    const redriver = idem && route.redrive ? idem.redriver(tenant, operationOf('POST', '/orders'), redriveOrder(pool), route) : null;
+    void redriver?.start().catch((e) => console.error(`example-orders: re-driver stopped: ${(e as Error).message}`));
     if (framework === 'fastify') {
-        await fastifyApp(idem, pool, tenant).listen({ host, port });
+        await fastifyApp(idem, pool, tenant, route).listen({ host, port });
     } else if (framework !== 'express') {
         throw new Error(`unknown --framework ${framework}`);
     } else {
-        const server = expressApp(idem, pool, tenant).listen(port, host);
+        const server = expressApp(idem, pool, tenant, route).listen(port, host);
         await new Promise<void>((resolve, reject) => {
             server.once('listening', resolve);
             server.once('error', reject);

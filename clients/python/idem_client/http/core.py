@@ -21,11 +21,11 @@ from psycopg import pq, sql
 
 from .. import counters as _counters
 from ..canonicaljson import JsonError, parse_strict
-from ..digest import request_digest, without_fields
+from ..digest import CanonicalRequest, canonical_request, request_digest, without_fields
 from ..errors import IdemError, LostOwnership
 from ..key import TaskKey, quote_for_message
 from ..retrypolicy import RetryPolicy
-from ..store import Decision, FailureClass, TaskStore, translate
+from ..store import DEFAULT_STORED_REQUEST_BYTES, Decision, FailureClass, TaskStore, translate
 
 MAX_KEY_CHARS = 255
 DEFAULT_HEADER = "Idempotency-Key"
@@ -67,6 +67,13 @@ class Route:
     ignore_fields: tuple = ()
     fingerprint_headers: tuple = ()
     atomic: bool = True
+    # Schema v25: the route's operation is re-drivable. Its requests with a JSON body are stored
+    # (the fingerprint's canonical JSON, at most stored_request_bytes: a larger one answers 413),
+    # so an operator's requeue can have HttpIdempotency.redriver() call the handler again with
+    # that body. redact: top-level body fields shown as "[redacted]" to readers of stored requests.
+    redrive: bool = False
+    stored_request_bytes: int = DEFAULT_STORED_REQUEST_BYTES
+    redact: tuple = ()
 
 
 @dataclass
@@ -185,6 +192,7 @@ class Claimed:
         self.context = IdemContext(key, claim.token, claim.attempts, conn if route.atomic else None)
         self._stop = threading.Event()
         self._heartbeat = None
+        self.recorded = False  # finish() stored the response (the key succeeded)
         if not route.atomic:
             # In the atomic phase the fence's row lock keeps every claimer out (they answer
             # in_progress); outside it the lease must be kept alive while the handler runs.
@@ -253,6 +261,7 @@ class Claimed:
             if self.one_transaction:
                 store.count_claim(self.key, self.claim)
             store.count_succeeded(self.key)
+            self.recorded = True
             return response
         except LostOwnership:
             self._rollback(conn)
@@ -330,7 +339,20 @@ class HttpIdempotency:
         else:
             self._flusher = None
         self.counters = counters
+        self._registered = set()
+        self._lock = threading.Lock()
         TaskStore(None, schema, lease_ms, self.retry)  # validates the settings now, not at the first request
+
+    def redriver(self, tenant, operation, handler, route=None, **options):
+        """A Redriver that re-executes this service's requeued requests of a re-drivable route:
+        handler(request, ctx) is called with an HttpRequest rebuilt from the stored request (method,
+        template, the JSON body, the fingerprint's headers) and the IdemContext (ctx.tx in the
+        atomic phase), and returns the HttpResponse, recorded as a live request's would be.
+        operation: the route's (operation_of(method, template) unless the Route names one);
+        route: its Route (atomic, redrive bound). .start() runs it in a thread, .stop() ends it."""
+        from .redrive import http_redriver
+
+        return http_redriver(self, tenant, operation, handler, route or Route(redrive=True), **options)
 
     def close(self):
         if self._flusher is not None:
@@ -372,9 +394,10 @@ class HttpIdempotency:
         except ValueError as e:
             return problem(400, "Idempotency key invalid", str(e))
 
-    def fingerprint(self, request, route):
-        """The v1 digest over method, route template, the canonical JSON body (the route's
-        irrelevant fields dropped) or the body's bytes and content type, and the chosen headers."""
+    def fingerprint_doc(self, request, route):
+        """What the fingerprint hashes: method, route template, the canonical JSON body (the route's
+        irrelevant fields dropped) or the body's bytes and content type, and the chosen headers.
+        For a re-drivable route this document (with a JSON body) is the stored request."""
         content_type = ",".join(request.header("content-type"))
         doc = {"method": request.method.upper(), "route": normalise_template(request.template)}
         body = None
@@ -387,7 +410,36 @@ class HttpIdempotency:
             body = {"content_type": content_type, "sha256": hashlib.sha256(request.body).hexdigest()}
         doc["body"] = body
         doc["headers"] = {h.lower(): ",".join(request.header(h)) for h in route.fingerprint_headers}
-        return request_digest(doc)
+        return doc
+
+    def fingerprint(self, request, route):
+        """The v1 digest of fingerprint_doc."""
+        return request_digest(self.fingerprint_doc(request, route))
+
+    def _claim_request(self, store, key, request, route):
+        """The digest, or for a re-drivable route's JSON request the CanonicalRequest to store (the
+        operation registered first, once per process); an answer (413) when it is too large."""
+        doc = self.fingerprint_doc(request, route)
+        if not route.redrive or "json" not in doc["body"]:
+            # A body that is not JSON cannot be given to the handler again: its key is not re-drivable.
+            return request_digest(doc)
+        canonical = canonical_request(doc)
+        size = len(canonical.text.encode("utf-8"))
+        if size > route.stored_request_bytes:
+            return problem(413, "Request too large to store",
+                           "this endpoint stores its requests for re-execution, at most %d bytes of them; this one "
+                           "is %d" % (route.stored_request_bytes, size))
+        self.register_redrivable(store, key.tenant, key.operation, route)
+        return canonical
+
+    def register_redrivable(self, store, tenant, operation, route):
+        """Registers the operation as re-drivable (idem_redrive_register), once per process."""
+        scope = (tenant, operation)
+        if scope in self._registered:
+            return
+        store.register_redrivable(tenant, operation, route.stored_request_bytes, route.redact)
+        with self._lock:
+            self._registered.add(scope)
 
     def begin(self, request, route):
         """Before the handler: an HttpResponse to send instead of running it, a Claimed when this
@@ -398,12 +450,17 @@ class HttpIdempotency:
         key = self.key_of(request, route)
         if key is None or isinstance(key, HttpResponse):
             return key
-        digest = self.fingerprint(request, route)
-        if route.atomic and self.one_transaction:
-            return self._begin_one_transaction(key, digest, route)
+        if route.atomic and self.one_transaction and not route.redrive:
+            # A re-drivable route's claim stores the request, which one transaction does not do
+            # yet: it runs in two steps.
+            return self._begin_one_transaction(key, self.fingerprint(request, route), route)
         conn = self.pool.get()
         try:
             store = self.store(conn)
+            digest = self._claim_request(store, key, request, route)
+            if isinstance(digest, HttpResponse):
+                self.pool.put(conn)
+                return digest
             claim = store.claim(key, digest)
             if not claim.may_execute:
                 self.pool.put(conn)
