@@ -68,6 +68,8 @@ namespace {
             return ActionOutcome::WrongState;
         if (s == "not_found")
             return ActionOutcome::NotFound;
+        if (s == "not_redrivable")
+            return ActionOutcome::NotRedrivable;
         throw std::runtime_error("recovery action returned an unknown outcome '" + s + "'; is the schema newer?");
     }
 
@@ -87,8 +89,10 @@ namespace {
     {
         pqxx::work w(conn);
         w.exec_params("SELECT set_config('lock_timeout', $1, true)", std::to_string(options.lockTimeoutMs) + "ms");
-        const std::string head = "SELECT outcome, status, updated_at_us, row_image::text, audit_id, message FROM "
-            + schema.qualify(functionOf(action));
+        const bool reexecute = action == RecoveryAction::Requeue && options.reexecute;
+        const std::string head = std::string("SELECT outcome, status, updated_at_us, row_image::text, audit_id, message")
+            + (reexecute ? ", redrive_item_id" : "") + " FROM "
+            + schema.qualify(reexecute ? "idem_requeue_reexecute" : functionOf(action));
         pqxx::result r;
         if (action == RecoveryAction::Requeue)
             r = w.exec_params(head + "($1, $2, $3, $4, $5, $6)", expected.key, expected.status,
@@ -258,6 +262,8 @@ const char* outcomeName(ActionOutcome o)
         return "error";
     case ActionOutcome::Skipped:
         return "skipped";
+    case ActionOutcome::NotRedrivable:
+        return "not_redrivable";
     }
     return "error";
 }
@@ -265,7 +271,7 @@ const char* outcomeName(ActionOutcome o)
 bool isRefusal(ActionOutcome o)
 {
     return o == ActionOutcome::Stale || o == ActionOutcome::WrongState || o == ActionOutcome::NotFound
-        || o == ActionOutcome::Denied || o == ActionOutcome::NeedsApproval;
+        || o == ActionOutcome::Denied || o == ActionOutcome::NeedsApproval || o == ActionOutcome::NotRedrivable;
 }
 
 ActionResult applyAction(pqxx::connection& conn, const SchemaName& schema, RecoveryAction action,
@@ -291,6 +297,8 @@ ActionResult applyAction(pqxx::connection& conn, const SchemaName& schema, Recov
             if (!row[4].is_null())
                 res.auditId = row[4].as<std::int64_t>();
             res.message = optionalText(row[5]);
+            if (row.size() > 6 && !row[6].is_null())
+                res.redriveItemId = row[6].as<std::int64_t>();
             return res;
         } catch (const pqxx::broken_connection& e) {
             throw DatabaseUnavailable(std::string("database connection lost; whether the ") + actionName(action)
@@ -315,6 +323,10 @@ ActionResult applyAction(pqxx::connection& conn, const SchemaName& schema, Recov
             return errorResult(expected.key, ActionOutcome::Denied, "42501",
                 std::string("permission denied (this role is not idem_operator): ") + e.what());
         } catch (const pqxx::undefined_function& e) {
+            if (options.reexecute && action == RecoveryAction::Requeue)
+                throw std::runtime_error("schema " + schema.name()
+                    + " cannot re-execute a requeued key (schema version 25); run idemctl migrate first (" + e.what()
+                    + ")");
             throw std::runtime_error("schema " + schema.name()
                 + " has no recovery actions (schema version 3); run idemctl migrate first (" + e.what() + ")");
         } catch (const pqxx::sql_error& e) {

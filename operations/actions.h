@@ -59,6 +59,10 @@ struct ActionOptions {
     // How long to wait, for each lock: the task's row (its executor holds it while completing)
     // and the audit trail (another action holds it from its append until its transaction ends).
     int lockTimeoutMs = 5000;
+    // Requeue only (schema v25): also queue a re-drive item, so a registered re-driver of the key's
+    // operation runs its stored request again (idem_requeue_reexecute); a key without a stored
+    // request is refused as NotRedrivable, nothing changed.
+    bool reexecute = false;
 };
 
 // Whether a reason has no visible character: every code point is White_Space, a control (Cc) or
@@ -92,15 +96,19 @@ enum class ActionOutcome {
     NeedsApproval,
     Error, // any other failure for this key (message, sqlstate); nothing of it committed
     Skipped, // bulk only: not attempted (stopped by the caller or after a lost connection)
+    // A requeue asked to re-execute a key with no stored request (its operation is not re-drivable,
+    // or the key was claimed before it was registered): nothing changed
+    NotRedrivable,
 };
+constexpr std::size_t actionOutcomeCount = 9;
 
 // The server's words for a refusal: its message and hint, without where in a function it was
 // raised (CONTEXT) or trailing blanks. Quote it through displaySafe.
 std::string serverWords(const pqxx::sql_error& e);
 
-// applied, stale, wrong_state, not_found, denied, needs_approval, error, skipped
+// applied, stale, wrong_state, not_found, denied, needs_approval, error, skipped, not_redrivable
 const char* outcomeName(ActionOutcome o);
-// Stale, WrongState, NotFound, Denied, NeedsApproval: the database said no, nothing changed
+// Stale, WrongState, NotFound, Denied, NeedsApproval, NotRedrivable: the database said no, nothing changed
 bool isRefusal(ActionOutcome o);
 
 struct ActionResult {
@@ -112,6 +120,7 @@ struct ActionResult {
     std::optional<std::int64_t> updatedAtUs;
     std::string rowImage; // the row as JSON (result_json replaced by its SHA-256), same as the audit's images
     std::optional<std::int64_t> auditId; // Applied only
+    std::optional<std::int64_t> redriveItemId; // Applied with ActionOptions::reexecute: the queued re-drive item
     std::string message; // one line for people: what happened and, on refusal, what changed
     std::string sqlstate; // Denied / Error, when the server gave one
 };

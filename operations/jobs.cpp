@@ -49,7 +49,9 @@ namespace {
             + micros("j.approval_requested_until") + ", j.approved_login, j.approved_role, j.approved_actor, "
             + micros("j.approved_at") + ", " + micros("j.approval_expires_at")
             // Schema v23's column, read so that an older schema (without it) reads as before.
-            + ", COALESCE(to_jsonb(j) ->> 'approval_why', '')";
+            + ", COALESCE(to_jsonb(j) ->> 'approval_why', '')"
+            // Schema v25's, the same way.
+            + ", COALESCE((to_jsonb(j) ->> 'redrive')::boolean, false)";
     }
 
     JobStatus statusFrom(const pqxx::row& r)
@@ -100,6 +102,7 @@ namespace {
         s.approvedAtUs = optionalInt(r[40]);
         s.approvalExpiresAtUs = optionalInt(r[41]);
         s.approvalWhy = r[42].as<std::string>();
+        s.redrive = r[43].as<bool>();
         return s;
     }
 
@@ -259,6 +262,8 @@ void validateJobRequest(const JobRequest& r)
     o.actor = r.actor;
     o.extraAttempts = r.extraAttempts;
     validateActionOptions(r.action, o);
+    if (r.redrive && r.action != RecoveryAction::Requeue)
+        throw std::invalid_argument("only a requeue job re-executes what it changes");
     if (r.cap < 1 || r.cap > JobLimits::maxCap)
         throw std::invalid_argument("a job's cap must be 1 to " + std::to_string(JobLimits::maxCap) + " rows, not "
             + std::to_string(r.cap));
@@ -297,8 +302,10 @@ JobStart startJob(pqxx::connection& conn, const SchemaName& schema, const JobReq
     pqxx::work w(conn);
     pqxx::result r;
     try {
+        // Schema v25's p_redrive only when asked for: an older schema starts a plain job as before.
         r = w.exec_params("SELECT s.job_id, " + micros("s.moment") + ", s.matched, s.pending, s.skipped, s.spec_sha256,"
-                " s.audit_id FROM " + schema.qualify("idem_job_start") + "($1, $2::jsonb, $3, $4, $5, $6) s",
+                " s.audit_id FROM " + schema.qualify("idem_job_start")
+                + (request.redrive ? "($1, $2::jsonb, $3, $4, $5, $6, true) s" : "($1, $2::jsonb, $3, $4, $5, $6) s"),
             std::string(actionName(request.action)), json, request.cap, request.reason,
             request.actor.empty() ? localActor() : request.actor, extra);
     } catch (const pqxx::sql_error& e) {

@@ -24,6 +24,7 @@
 #include "models/jobitemsmodel.h"
 #include "models/jobrunners.h"
 #include "models/jobsmodel.h"
+#include "models/redrivewatch.h"
 #include "models/rolerights.h"
 #include "models/taskbrowsermodel.h"
 #include "models/visibletext.h"
@@ -141,13 +142,14 @@ JobsWidget::JobsWidget(ConsoleSession* monitor, ConsoleSession* admin, JobRunner
                 = { { JobsModel::StateColumn,
                         m_view->fontMetrics().horizontalAdvance(jobStateLabel("awaiting_approval")) + 2 * em },
                       { JobsModel::RateColumn, 8 * em },
-                      { JobsModel::EtaColumn, 5 * em }, { JobsModel::RunnerColumn, 14 * em } };
+                      { JobsModel::EtaColumn, 5 * em }, { JobsModel::RunnerColumn, 14 * em },
+                      { JobsModel::ReexecutionColumn, 20 * em } };
             for (const auto& [column, width] : least)
                 m_view->setColumnWidth(column, std::max(m_view->columnWidth(column), width));
             // Long filters and reasons are capped; progress and state are read whole, and a state
             // may become the longest one later ("awaiting approval").
             for (int c = 0; c < JobsModel::COLUMN_COUNT; ++c)
-                if (c != JobsModel::ProgressColumn && c != JobsModel::StateColumn)
+                if (c != JobsModel::ProgressColumn && c != JobsModel::StateColumn && c != JobsModel::ReexecutionColumn)
                     m_view->setColumnWidth(c, std::min(m_view->columnWidth(c), 300));
             int state = 0;
             for (const char* s : { "active", "finished", "cancelled", "awaiting_approval" })
@@ -281,6 +283,9 @@ void JobsWidget::updateDetail()
                   .arg(j.refusedGone)
                   .arg(j.skippedNotApplicable)
                   .arg(j.skippedCancelled);
+    // Issue 42: what the re-executions a requeue job queued came to, live.
+    if (const auto outcomes = m_model->outcomes(j.id))
+        lines << tr("Re-executed: %1").arg(redriveOutcomesText(j.changed, *outcomes));
     const auto rate = m_model->rate(j.id);
     const auto eta = m_model->etaSeconds(j.id);
     if (j.ended()) {
