@@ -82,7 +82,7 @@ SQL
     ratio=$(python3 -c "print('%.3f' % (${us[v23]} / ${us[v24]}))")
     printf '%-6s %12s %12s %8s\n' "$r" "${us[v23]}" "${us[v24]}" "$ratio"
     results+=("${us[v23]} ${us[v24]} $ratio")
-    psql -c "TRUNCATE $schema.task_idempotency; ANALYZE $schema.task_idempotency" >/dev/null
+    psql -c "TRUNCATE $schema.task_idempotency CASCADE; ANALYZE $schema.task_idempotency" >/dev/null
     unset us
 done
 printf '%s\n' "${results[@]}" | python3 -c '

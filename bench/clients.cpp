@@ -249,7 +249,7 @@ void resetTables(pqxx::connection& conn, const SchemaName& schema)
 {
     pqxx::work w(conn);
     w.exec("TRUNCATE " + schema.qualify("task_idempotency") + ", " + schema.qualify("bench_effects") + ", "
-        + schema.qualify("idem_counters"));
+        + schema.qualify("idem_counters") + " CASCADE"); // v25: stored requests reference the tasks
     w.commit();
 }
 

@@ -16,7 +16,7 @@ namespace {
     constexpr const char* rightsHelp = R"(Usage: idemctl rights [--json]
 
 What the connected role may do, as the database enforces it (schema v21). Each right is granted
-through a role of its own; idem_operator is a member of all of them:
+through a role of its own; idem_operator is a member of all of them but read_requests:
   read     idem_reader       the console, status, tasks, audit, jobs
   requeue  idem_may_requeue  requeue tasks; start, run and cancel requeue jobs
   release  idem_may_release  release leases; release jobs
@@ -24,6 +24,8 @@ through a role of its own; idem_operator is a member of all of them:
   pause    idem_may_pause    pause and resume claims
   purge    idem_may_purge    purge, and change the retention policy
   approve  idem_may_approve  approve another login's job (and turn it down by cancelling it)
+  read_requests  idem_may_read_requests  read stored requests (personal data; schema v25,
+           granted on its own: idem_operator does not hold it)
 A right counts when the role holds it directly or through roles it inherits from. After SET ROLE
 (options=-crole=NAME in the DSN) the rights are the role's, not the login's.
 )";
@@ -55,7 +57,7 @@ int runRights(const std::vector<std::string>& argv)
     }
     std::printf("login %s, acting as %s\n", displaySafe(r.login, 64).c_str(), displaySafe(r.caller, 64).c_str());
     for (const auto& x : r.rights)
-        std::printf("  %-8s %-4s (%s)\n", x.name.c_str(), x.granted ? "yes" : "no", x.grantRole.c_str());
+        std::printf("  %-13s %-4s (%s)\n", x.name.c_str(), x.granted ? "yes" : "no", x.grantRole.c_str());
     return ExitOk;
 }
 

@@ -10,7 +10,7 @@ namespace idem::console {
 QStringList RoleRights::names()
 {
     return { QStringLiteral("read"), QStringLiteral("requeue"), QStringLiteral("release"), QStringLiteral("fail"),
-        QStringLiteral("pause"), QStringLiteral("purge"), QStringLiteral("approve") };
+        QStringLiteral("pause"), QStringLiteral("purge"), QStringLiteral("approve"), QStringLiteral("read_requests") };
 }
 
 QString RoleRights::grantRole(const QString& right)
@@ -33,8 +33,11 @@ RoleRights RoleRights::fromOperator(const QString& role, bool isOperator, bool i
 {
     RoleRights r;
     r.m_role = role;
-    if (isOperator)
+    if (isOperator) {
         r.m_granted = names();
+        // Schema v25: stored requests hold personal data; idem_operator does not read them.
+        r.m_granted.removeAll(QStringLiteral("read_requests"));
+    }
     else if (isReader)
         r.m_granted << QStringLiteral("read");
     return r;

@@ -9,7 +9,8 @@ namespace idem {
 
 const std::vector<std::string>& rightNames()
 {
-    static const std::vector<std::string> names { "read", "requeue", "release", "fail", "pause", "purge", "approve" };
+    static const std::vector<std::string> names { "read", "requeue", "release", "fail", "pause", "purge", "approve",
+        "read_requests" };
     return names;
 }
 
@@ -17,7 +18,7 @@ std::string rightRole(std::string_view right)
 {
     const auto& names = rightNames();
     if (std::find(names.begin(), names.end(), right) == names.end())
-        throw std::invalid_argument("a right is read, requeue, release, fail, pause, purge or approve");
+        throw std::invalid_argument("a right is read, requeue, release, fail, pause, purge, approve or read_requests");
     return right == "read" ? std::string("idem_reader") : "idem_may_" + std::string(right);
 }
 

@@ -12,7 +12,8 @@ namespace idem {
 
 // Per-action rights (schema v21, resources/sql/migrations/0021_action_rights.sql): each right is
 // granted through a NOLOGIN role of its own, and the database enforces them. idem_operator is a
-// member of every one. No Qt.
+// member of every one but read_requests (schema v25: stored requests hold personal data, so
+// that right is granted on its own). No Qt.
 //   read     idem_reader       the console, idemctl status, tasks, audit, jobs
 //   requeue  idem_may_requeue  requeue a task, or start/run/cancel a requeue job
 //   release  idem_may_release  release a task's lease, or a release job
@@ -20,8 +21,9 @@ namespace idem {
 //   pause    idem_may_pause    pause and resume claims
 //   purge    idem_may_purge    purge and change the retention policy
 //   approve  idem_may_approve  approve (or turn down) another login's job
+//   read_requests  idem_may_read_requests  read the content of stored requests (docs/redrive.md)
 struct Right {
-    std::string name; // read, requeue, release, fail, pause, purge, approve
+    std::string name; // read, requeue, release, fail, pause, purge, approve, read_requests
     std::string grantRole; // the role that grants it
     bool granted = false;
 };

@@ -90,6 +90,7 @@ std::string rightOfRefusal(std::string_view message)
     // Each right's functions (resources/sql/roles.sql); the jobs' own functions serve three
     // rights and name none.
     static const std::pair<const char*, const char*> functions[] = {
+        { "idem_requeue_reexecute", "requeue" },
         { "idem_requeue", "requeue" },
         { "idem_release", "release" },
         { "idem_fail", "fail" },

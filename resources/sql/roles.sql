@@ -4,6 +4,8 @@
 -- Schema v21: one role per right (README, "Roles and rights"): idem_reader reads; idem_may_requeue,
 -- idem_may_release, idem_may_fail, idem_may_pause, idem_may_purge (purge and retention) and
 -- idem_may_approve each allow one kind of change. idem_operator is a member of all of them.
+-- Schema v25: idem_may_read_requests reads stored requests (personal data): granted on its own,
+-- idem_operator is NOT a member of it.
 -- Grants name each Idem object, so adopting a table in a shared schema such as public
 -- never widens access to anything else there.
 DO $roles$
@@ -13,7 +15,8 @@ BEGIN
     -- migrate's lock is per database but roles are per cluster: a migrate of another database
     -- may create the same role at the same moment, which surfaces here as a duplicate.
     FOREACH r IN ARRAY ARRAY['idem_reader', 'idem_operator', 'idem_worker', 'idem_may_requeue', 'idem_may_release',
-                             'idem_may_fail', 'idem_may_pause', 'idem_may_purge', 'idem_may_approve'] LOOP
+                             'idem_may_fail', 'idem_may_pause', 'idem_may_purge', 'idem_may_approve',
+                             'idem_may_read_requests'] LOOP
         IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = r) THEN
             BEGIN
                 EXECUTE format('CREATE ROLE %I NOLOGIN', r);
@@ -42,7 +45,8 @@ DECLARE
     s text := current_schema();
 BEGIN
     EXECUTE format('GRANT USAGE ON SCHEMA %I TO idem_reader, idem_operator, idem_worker, idem_may_requeue,'
-                   ' idem_may_release, idem_may_fail, idem_may_pause, idem_may_purge, idem_may_approve', s);
+                   ' idem_may_release, idem_may_fail, idem_may_pause, idem_may_purge, idem_may_approve,'
+                   ' idem_may_read_requests', s);
 
     -- Readers (the console) see everything and change nothing.
     EXECUTE format('GRANT SELECT ON %I.task_idempotency, %I.idem_counters, %I.task_idempotency_audit,'
@@ -272,7 +276,7 @@ BEGIN
                    ' %1$I.idem_purge_begin(text, text), %1$I.idem_purge_batch(bigint, integer),'
                    ' %1$I.idem_purge_finish(bigint), %1$I.idem_purge(integer, integer, text, text),'
                    ' %1$I.idem_purge_lock_key(bigint), %1$I.idem_purge_release(bigint),'
-                   ' %1$I.idem_job_start(text, jsonb, bigint, text, text, integer), %1$I.idem_job_attach(bigint, text),'
+                   ' %1$I.idem_job_start(text, jsonb, bigint, text, text, integer, boolean), %1$I.idem_job_attach(bigint, text),'
                    ' %1$I.idem_job_batch(bigint, integer), %1$I.idem_job_detach(bigint),'
                    ' %1$I.idem_job_cancel(bigint, text, text) FROM idem_operator', s);
     EXECUTE format('REVOKE EXECUTE ON PROCEDURE %1$I.idem_purge_run(integer, integer, text, text, double precision),'
@@ -291,7 +295,7 @@ BEGIN
                    ' %1$I.idem_purge_release(bigint) TO idem_may_purge', s);
     EXECUTE format('GRANT EXECUTE ON PROCEDURE %1$I.idem_purge_run(integer, integer, text, text, double precision)'
                    ' TO idem_may_purge', s);
-    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_job_start(text, jsonb, bigint, text, text, integer),'
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_job_start(text, jsonb, bigint, text, text, integer, boolean),'
                    ' %1$I.idem_job_attach(bigint, text), %1$I.idem_job_batch(bigint, integer),'
                    ' %1$I.idem_job_detach(bigint), %1$I.idem_job_cancel(bigint, text, text)'
                    ' TO idem_may_requeue, idem_may_release, idem_may_fail', s);
@@ -302,7 +306,7 @@ BEGIN
                    ' %1$I.idem_job_cancel(bigint, text, text) TO idem_may_approve', s);
     -- Anyone with an Idem role may ask what it may do; readers see the approval policy.
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_rights() TO idem_reader, idem_may_requeue, idem_may_release,'
-                   ' idem_may_fail, idem_may_pause, idem_may_purge, idem_may_approve', s);
+                   ' idem_may_fail, idem_may_pause, idem_may_purge, idem_may_approve, idem_may_read_requests', s);
     EXECUTE format('GRANT SELECT ON %1$I.idem_approval_policy TO idem_reader', s);
     EXECUTE format('REVOKE ALL ON %1$I.idem_approval_policy FROM idem_worker', s);
     EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_approval_policy FROM idem_reader, idem_operator', s);
@@ -337,6 +341,38 @@ DECLARE
 BEGIN
     EXECUTE format('REVOKE ALL ON %1$I.idem_approval_uses FROM idem_worker, idem_reader, idem_operator', s);
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_approval_needed(text, bigint) TO idem_reader, idem_may_requeue,'
-                   ' idem_may_release, idem_may_fail, idem_may_pause, idem_may_purge, idem_may_approve', s);
+                   ' idem_may_release, idem_may_fail, idem_may_pause, idem_may_purge, idem_may_approve,'
+                   ' idem_may_read_requests', s);
 END
 $budget$;
+
+-- Re-execution (schema v25, docs/redrive.md): workers register re-drivable operations, report
+-- their re-drivers, claim with the request stored, take and finish re-drive items, all through
+-- these definers (each checks the login against the operation's registration). A requeue that
+-- re-executes is the requeue right's. Readers see registrations, re-drivers and items (never a
+-- request: idem_stored_requests is nobody's but the owner's), and through idem_stored_request
+-- that a request is stored and its size; its content needs idem_may_read_requests.
+DO $redrive$
+DECLARE
+    s text := current_schema();
+BEGIN
+    EXECUTE format('GRANT SELECT ON %1$I.idem_redrive_operations, %1$I.idem_redrivers, %1$I.idem_redrive_items'
+                   ' TO idem_reader', s);
+    EXECUTE format('REVOKE ALL ON %1$I.idem_redrive_operations, %1$I.idem_redrivers, %1$I.idem_redrive_items,'
+                   ' %1$I.idem_stored_requests FROM idem_worker', s);
+    EXECUTE format('REVOKE ALL ON %1$I.idem_stored_requests FROM idem_reader, idem_operator, idem_may_read_requests', s);
+    EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_redrive_operations, %1$I.idem_redrivers,'
+                   ' %1$I.idem_redrive_items FROM idem_reader, idem_operator', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_redrive_register(text, text, integer, text[]),'
+                   ' %1$I.idem_redriver_seen(text, text, text, text),'
+                   ' %1$I.idem_claim_stored(text, text, uuid, bigint, integer, bigint, text),'
+                   ' %1$I.idem_redrive_take(text, text, text, integer, bigint),'
+                   ' %1$I.idem_redrive_finish(bigint, text, text, text) TO idem_worker', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_requeue_reexecute(text, text, bigint, integer, text, text)'
+                   ' TO idem_may_requeue', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_redrive_status(text, text) TO idem_reader, idem_may_requeue', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_redrive_outcomes(bigint), %1$I.idem_redrive_items_of(text)'
+                   ' TO idem_reader', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_stored_request(text) TO idem_reader, idem_may_read_requests', s);
+END
+$redrive$;

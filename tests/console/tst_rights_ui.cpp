@@ -198,7 +198,8 @@ void TestRightsUi::connectionPageListsTheRights()
     const auto mine = querySql(
         *login, "SELECT string_agg(right_name || ':' || granted, ',' ORDER BY right_name) FROM idem.idem_rights()");
     QCOMPARE(mine[0][0].as<std::string>(),
-        std::string("approve:true,fail:false,pause:false,purge:false,read:true,release:false,requeue:true"));
+        std::string("approve:true,fail:false,pause:false,purge:false,read:true,read_requests:false,release:false,"
+                    "requeue:true"));
     auto* value = panel.findChild<QLabel*>(QStringLiteral("rightsValue"));
     QVERIFY(value && value->isVisible());
     screenshot(&panel, QStringLiteral("rights-connection.png"));

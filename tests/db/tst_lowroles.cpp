@@ -190,7 +190,7 @@ void TestLowRoles::plantedShadowsNeverRunAsTheOperator()
 {
     {
         pqxx::work w(*m_owner);
-        w.exec("TRUNCATE idem.task_idempotency");
+        w.exec("TRUNCATE idem.task_idempotency, idem.idem_stored_requests");
         w.exec("DELETE FROM idem.idem_retention_policy");
         // Completed 2 hours ago: 30 days of retention keep them; one hour would not.
         w.exec("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, result_json, attempts,"

@@ -3,6 +3,7 @@
 #include <QUuid>
 
 #include <optional>
+#include <string_view>
 #include <vector>
 #include <pqxx/pqxx>
 
@@ -27,6 +28,8 @@ const LoginRole loginRoles[] = {
     { "idem_may_requeue", "idem_t_priv_rq" },
     { "idem_may_purge", "idem_t_priv_pg" },
     { "idem_may_approve", "idem_t_priv_ap" },
+    // Schema v25: reading stored requests is a right of its own, through idem_stored_request only.
+    { "idem_may_read_requests", "idem_t_priv_rr" },
 };
 
 // One attempted statement and how to see, as the owner, whether it took effect: `check`
@@ -201,6 +204,54 @@ std::optional<Probe> probeFor(const QString& table, const QString& op)
             return Probe { "DELETE FROM " + t + " WHERE requested_reason = $1", "seed",
                 "SELECT count(*)::text FROM " + t + " WHERE requested_reason = 'seed'", "0" };
     }
+    // Schema v25: re-execution's tables change only through the redrive functions; stored
+    // requests are read by nobody but the owner (idem_stored_request shows them).
+    if (table == QLatin1String("idem_redrive_operations")) {
+        if (o == "INSERT")
+            return Probe { "INSERT INTO " + t + " (tenant, operation, registered_at, registered_by, updated_at)"
+                    " VALUES ($1, 'charge', now(), 'forged', now())",
+                "probe", "SELECT count(*)::text FROM " + t + " WHERE tenant = 'probe'", "1" };
+        if (o == "UPDATE")
+            return Probe { "UPDATE " + t + " SET registered_by = 'forged' WHERE tenant = $1", "seed",
+                "SELECT registered_by FROM " + t + " WHERE tenant = 'seed'", "forged" };
+        if (o == "DELETE")
+            return Probe { "DELETE FROM " + t + " WHERE tenant = $1", "seed",
+                "SELECT count(*)::text FROM " + t + " WHERE tenant = 'seed'", "0" };
+    }
+    if (table == QLatin1String("idem_redrivers")) {
+        if (o == "INSERT")
+            return Probe { "INSERT INTO " + t + " VALUES ($1, 'charge', 'w', '1', 'me', now(), now())", "probe",
+                "SELECT count(*)::text FROM " + t + " WHERE tenant = 'probe'", "1" };
+        if (o == "UPDATE")
+            return Probe { "UPDATE " + t + " SET version = 'forged' WHERE tenant = $1", "seed",
+                "SELECT version FROM " + t + " WHERE tenant = 'seed'", "forged" };
+        if (o == "DELETE")
+            return Probe { "DELETE FROM " + t + " WHERE tenant = $1", "seed",
+                "SELECT count(*)::text FROM " + t + " WHERE tenant = 'seed'", "0" };
+    }
+    if (table == QLatin1String("idem_redrive_items")) {
+        if (o == "INSERT")
+            return Probe { "INSERT INTO " + t + " (idempotency_key, tenant, operation, state, requested_at,"
+                    " requested_role, requested_actor) VALUES ($1, 'probe', 'charge', 'queued', now(), 'u', 'u')",
+                "probe:charge:1", "SELECT count(*)::text FROM " + t + " WHERE tenant = 'probe'", "1" };
+        if (o == "UPDATE")
+            return Probe { "UPDATE " + t + " SET state = 'succeeded', finished_at = now() WHERE idempotency_key = $1",
+                "seed", "SELECT state FROM " + t + " WHERE idempotency_key = 'seed'", "succeeded" };
+        if (o == "DELETE")
+            return Probe { "DELETE FROM " + t + " WHERE idempotency_key = $1", "seed",
+                "SELECT count(*)::text FROM " + t + " WHERE idempotency_key = 'seed'", "0" };
+    }
+    if (table == QLatin1String("idem_stored_requests")) {
+        if (o == "INSERT")
+            return Probe { "INSERT INTO " + t + " SELECT 'seed2', '{}', 'h', 2, now() WHERE $1 = 'probe'", "probe",
+                "SELECT count(*)::text FROM " + t + " WHERE idempotency_key = 'seed2'", "1" };
+        if (o == "UPDATE")
+            return Probe { "UPDATE " + t + " SET request = '{\"forged\":1}' WHERE idempotency_key = $1", "seed",
+                "SELECT request FROM " + t + " WHERE idempotency_key = 'seed'", "{\"forged\":1}" };
+        if (o == "DELETE")
+            return Probe { "DELETE FROM " + t + " WHERE idempotency_key = $1", "seed",
+                "SELECT count(*)::text FROM " + t + " WHERE idempotency_key = 'seed'", "0" };
+    }
     if (table == QLatin1String("idem_schema_version")) {
         if (o == "UPDATE")
             return Probe { "UPDATE " + t + " SET checksum = $1 WHERE version = 1", "tampered",
@@ -226,7 +277,8 @@ void reseed(pqxx::connection& c)
     w.exec("TRUNCATE idem.task_idempotency, idem.idem_counters, idem.task_idempotency_audit,"
            " idem.task_idempotency_conflicts, idem.idem_pauses, idem.idem_worker_versions, idem.idem_deploys,"
            " idem.idem_job_items, idem.idem_jobs, idem.idem_timelines, idem.idem_approval_policy,"
-           " idem.idem_change_requests");
+           " idem.idem_change_requests, idem.idem_stored_requests, idem.idem_redrive_items, idem.idem_redrivers,"
+           " idem.idem_redrive_operations");
     w.exec_params("INSERT INTO idem.idem_change_requests (kind, spec, spec_sha256, requested_login, requested_role,"
                   " requested_actor, requested_reason, requested_at, approvable_until, request_audit_id)"
                   " VALUES ('retention', '{}', repeat('b', 64), 'alice', 'alice', 'alice', $1, now(),"
@@ -248,7 +300,15 @@ void reseed(pqxx::connection& c)
         "seed");
     w.exec_params("INSERT INTO idem.task_idempotency_conflicts VALUES ($1, now(), now(), 1, 'v1:b')", "seed");
     w.exec_params("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, attempts)"
-                  " VALUES ($1, 'h', 'processing', 1)",
+                  " VALUES ($1, 'h', 'processing', 1), ('seed2', 'h', 'processing', 1)",
+        "seed");
+    w.exec_params("INSERT INTO idem.idem_stored_requests VALUES ($1, '{\"card\":\"4242\"}', 'h', 16, now())", "seed");
+    w.exec_params("INSERT INTO idem.idem_redrive_operations (tenant, operation, registered_at, registered_by, updated_at)"
+                  " VALUES ($1, 'charge', now(), 'postgres', now())",
+        "seed");
+    w.exec_params("INSERT INTO idem.idem_redrivers VALUES ($1, 'charge', 'w1', '1.0', 'postgres', now(), now())", "seed");
+    w.exec_params("INSERT INTO idem.idem_redrive_items (idempotency_key, tenant, operation, state, requested_at,"
+                  " requested_role, requested_actor) VALUES ($1, 'seed', 'charge', 'queued', now(), 'alice', 'alice')",
         "seed");
     w.exec_params("INSERT INTO idem.idem_counters (bucket, tenant, operation, outcome, n)"
                   " VALUES (date_trunc('minute', now()), $1, 'charge', 'acquired', 1)",
@@ -328,6 +388,10 @@ void TestPrivileges::matrix_data()
         { "idem_timelines", every },
         { "idem_approval_policy", every },
         { "idem_change_requests", every },
+        { "idem_redrive_operations", every },
+        { "idem_redrivers", every },
+        { "idem_redrive_items", every },
+        { "idem_stored_requests", every },
         { "idem_schema_version",
             { QStringLiteral("SELECT"), QStringLiteral("UPDATE"), QStringLiteral("DELETE"), QStringLiteral("LOCK") } },
     };
@@ -342,8 +406,10 @@ void TestPrivileges::matrix_data()
         for (const auto& [table, ops] : tables) {
             for (const auto& op : ops) {
                 const QString key = QString::fromLatin1(table) + QLatin1Char(' ') + op;
+                // Schema v25: a stored request is read by nobody but the owner, whatever the role.
                 const bool allowed = role == QLatin1String("idem_worker") ? workerMay.contains(key)
                     : role.startsWith(QLatin1String("idem_may_"))          ? false
+                    : std::string_view(table) == "idem_stored_requests"    ? false
                                                                           : op == QLatin1String("SELECT");
                 QTest::addRow("%s %s %s", r.idemRole, qPrintable(op), table)
                     << QString::fromLatin1(r.login) << QString::fromLatin1(table) << op << allowed;

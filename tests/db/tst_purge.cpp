@@ -94,7 +94,7 @@ void TestPurge::cleanupTestCase()
 void TestPurge::init()
 {
     pqxx::work w(*m_owner);
-    w.exec("TRUNCATE idem.task_idempotency");
+    w.exec("TRUNCATE idem.task_idempotency, idem.idem_stored_requests");
     w.commit();
 }
 

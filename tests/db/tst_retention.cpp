@@ -94,7 +94,7 @@ void TestRetention::cleanupTestCase()
 void TestRetention::init()
 {
     pqxx::work w(*m_owner);
-    w.exec("TRUNCATE idem.task_idempotency");
+    w.exec("TRUNCATE idem.task_idempotency, idem.idem_stored_requests");
     w.exec("DELETE FROM idem.idem_retention_policy");
     w.exec("INSERT INTO idem.idem_retention_policy (operation, horizon, changed_by) VALUES"
            " ('*', 604800 * interval '1 second', 'migration'), ('charge', 2592000 * interval '1 second', 'migration')");

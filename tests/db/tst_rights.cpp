@@ -594,7 +594,8 @@ void TestRights::hostilePolicyInputsChangeNothing_data()
     row("approve null spec", "SELECT idem.idem_job_approve(1, NULL, 'r')", "64 lower-case hex digits, not NULL");
     row("approve bad spec", "SELECT idem.idem_job_approve(1, 'ABC', 'r')", "not 'ABC'");
     row("approve no job", "SELECT idem.idem_job_approve(999999, repeat('a', 64), 'r')", "there is no job 999999");
-    row("unknown right", "SELECT idem.idem_right_role('root')", "a right is read, requeue, release, fail, pause, purge or approve");
+    row("unknown right", "SELECT idem.idem_right_role('root')",
+        "a right is read, requeue, release, fail, pause, purge, approve or read_requests");
 }
 
 void TestRights::hostilePolicyInputsChangeNothing()

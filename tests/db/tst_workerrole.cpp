@@ -221,7 +221,13 @@ void TestWorkerRole::functionsAreDefinersWithPinnedPath()
         "add_counters true search_path=\"idem\", pg_temp,claim true search_path=\"idem\", pg_temp,"
         "complete true search_path=\"idem\", pg_temp,fail true search_path=\"idem\", pg_temp,"
         "fence true search_path=\"idem\", pg_temp,heartbeat true search_path=\"idem\", pg_temp,"
+        "idem_claim_stored true search_path=\"idem\", pg_temp,"
         "idem_note_timeline true search_path=\"idem\", pg_temp,"
+        // Schema v25: re-execution (docs/redrive.md).
+        "idem_redrive_finish true search_path=\"idem\", pg_temp,"
+        "idem_redrive_register true search_path=\"idem\", pg_temp,"
+        "idem_redrive_take true search_path=\"idem\", pg_temp,"
+        "idem_redriver_seen true search_path=\"idem\", pg_temp,"
         "idem_report_version true search_path=\"idem\", pg_temp"_b);
     auto conn = asWorker();
     {

@@ -14,6 +14,8 @@
 -- when every pending row is waiting for a retry (else 0).
 -- v21: each batch checks that the runner (idem_caller) and the job's starter still hold the job's
 -- action right (42501 else: revoking the starter's right stops the job at its next batch).
+-- v25: a job started with p_redrive also queues a re-drive item for each row it requeues
+-- (idem_redrive_enqueue), in the same transaction.
 CREATE OR REPLACE FUNCTION idem_job_batch(p_job bigint, p_batch integer DEFAULT 100)
 RETURNS TABLE (state text, done bigint, pending bigint, wait_ms integer)
 LANGUAGE plpgsql
@@ -103,12 +105,17 @@ BEGIN
         ELSE
             SELECT * INTO a FROM recovery_action_apply(j.action, it.idempotency_key, it.seen_status,
                                                        (extract(epoch FROM it.seen_updated_at) * 1000000)::bigint,
-                                                       j.extra_attempts, j.reason, v_actor, j.id) x;
+                                                       j.extra_attempts, j.reason, v_actor, j.id, j.redrive) x;
             v_tries := it.tries;
             v_ns := a.o_status;
             v_nu := a.o_updated_at_us;
             v_aid := a.o_audit_id;
             IF a.o_outcome = 'applied' THEN
+                IF j.redrive THEN
+                    -- v25: a job that re-executes queues each row it requeued for the operation's
+                    -- re-drivers, with its job id (idem_redrive_outcomes counts them).
+                    PERFORM idem_redrive_enqueue(it.idempotency_key, j.id, a.o_audit_id, j.starter_role, v_actor);
+                END IF;
                 v_state := 'changed';
                 v_why := NULL;
                 v_changed := v_changed + 1;

@@ -32,6 +32,8 @@ AS $$
                                                          j.approved_actor) END,
                          'approved_at', j.approved_at, 'expires_at', j.approval_expires_at))
                 ELSE '{}'::jsonb END
+        -- v25: a requeue job that re-executes what it requeues.
+        || CASE WHEN j.redrive THEN jsonb_build_object('redrive', true) ELSE '{}'::jsonb END
 $$;
 
 REVOKE ALL ON FUNCTION idem_job_image(idem_jobs) FROM PUBLIC;

@@ -21,8 +21,12 @@
 -- (idem_approval_gate) decides whether the job waits for approval: more rows than job_rows
 -- (approval_why 'rows'), or more than the login's budget has left in its window ('budget');
 -- otherwise the job's rows are taken from that budget.
+-- v25: p_redrive (requeue only): each row the job requeues also gets a re-drive item
+-- (idem_redrive_enqueue, with the job's id), run by the operation's re-drivers once the job runs
+-- (so a job awaiting approval re-executes nothing before it is approved). Part of its spec.
 CREATE OR REPLACE FUNCTION idem_job_start(p_action text, p_filter jsonb, p_cap bigint, p_reason text,
-                                          p_actor text DEFAULT NULL, p_extra_attempts integer DEFAULT NULL)
+                                          p_actor text DEFAULT NULL, p_extra_attempts integer DEFAULT NULL,
+                                          p_redrive boolean DEFAULT false)
 RETURNS TABLE (job_id bigint, moment timestamptz, matched bigint, pending bigint, skipped bigint, spec_sha256 text,
                audit_id bigint)
 LANGUAGE plpgsql
@@ -57,6 +61,9 @@ BEGIN
         END IF;
     ELSIF v_extra IS NOT NULL THEN
         RAISE EXCEPTION 'extra attempts are for requeue, not %', p_action USING ERRCODE = 'ID003';
+    END IF;
+    IF p_redrive IS NULL OR (p_redrive AND p_action <> 'requeue') THEN
+        RAISE EXCEPTION 'only a requeue job re-executes (p_redrive true or false, not NULL)' USING ERRCODE = 'ID003';
     END IF;
     IF p_cap IS NULL OR p_cap NOT BETWEEN 1 AND 1000000 THEN
         RAISE EXCEPTION 'a job''s cap must be 1 to 1000000 rows, not %', COALESCE(p_cap::text, 'NULL')
@@ -94,10 +101,10 @@ BEGIN
         PERFORM idem_job_start_check(p_action, p_cap, v_matched, v_skipped, v_other, v_overlap);
     END IF;
     INSERT INTO idem_jobs (state, action, extra_attempts, filter, moment, cap, reason, db_role, starter_role, actor,
-                           application)
+                           application, redrive)
     VALUES ('active', p_action, v_extra, v_filter, v_moment, p_cap, p_reason, session_user, idem_caller(),
             CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END,
-            COALESCE(current_setting('application_name', true), ''))
+            COALESCE(current_setting('application_name', true), ''), p_redrive)
     RETURNING * INTO v_job;
 
     INSERT INTO idem_job_items (job_id, seq, idempotency_key, seen_status, seen_updated_at, state, why)
@@ -141,4 +148,4 @@ BEGIN
 END
 $start$;
 
-REVOKE ALL ON FUNCTION idem_job_start(text, jsonb, bigint, text, text, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION idem_job_start(text, jsonb, bigint, text, text, integer, boolean) FROM PUBLIC;

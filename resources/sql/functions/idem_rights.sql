@@ -1,6 +1,6 @@
--- idem_rights (schema v21; the history is in git log).
+-- idem_rights (schema v21, changed in v25; the history is in git log).
 -- What the caller (idem_caller: the role taken with SET ROLE, else the login) may do: one row per
--- right (read, requeue, release, fail, pause, purge, approve) with the role that grants it and
+-- right (read, requeue, release, fail, pause, purge, approve, v25 read_requests) with the role that grants it and
 -- whether the caller holds it, plus the caller's login and role. For the console, which greys out
 -- what it may not do, and idemctl rights. Changes nothing.
 CREATE OR REPLACE FUNCTION idem_rights()
@@ -12,7 +12,7 @@ SET search_path FROM CURRENT
 AS $$
     SELECT session_user, idem_caller(), r.right_name, idem_right_role(r.right_name),
            idem_has_right(idem_caller(), r.right_name)
-      FROM unnest(ARRAY['read', 'requeue', 'release', 'fail', 'pause', 'purge', 'approve']) WITH ORDINALITY
+      FROM unnest(ARRAY['read', 'requeue', 'release', 'fail', 'pause', 'purge', 'approve', 'read_requests']) WITH ORDINALITY
            AS r(right_name, n)
      ORDER BY r.n
 $$;

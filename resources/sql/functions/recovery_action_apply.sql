@@ -4,9 +4,12 @@
 -- entry's after image as "job_id"; NULL for a single action, whose entry is as before.
 -- v23: a single action that would change the row first passes the approval policy's gate
 -- (idem_approval_gate: one row of its login's budget; SQLSTATE ID004, nothing changed, over it).
+-- v25: p_redrive, a requeue that re-executes (idem_requeue_reexecute, a job started with
+-- p_redrive): the audit entry's after image says "redrive": true.
 CREATE OR REPLACE FUNCTION recovery_action_apply(p_action text, p_key text, p_expected_status text,
                                                  p_expected_updated_at_us bigint, p_extra_attempts integer,
-                                                 p_reason text, p_actor text, p_job_id bigint DEFAULT NULL)
+                                                 p_reason text, p_actor text, p_job_id bigint DEFAULT NULL,
+                                                 p_redrive boolean DEFAULT false)
 RETURNS TABLE (o_outcome text, o_status text, o_updated_at_us bigint, o_row_image jsonb, o_audit_id bigint,
                o_message text)
 LANGUAGE plpgsql
@@ -26,6 +29,9 @@ DECLARE
 BEGIN
     IF p_action IS NULL OR p_action NOT IN ('requeue', 'release', 'fail') THEN
         RAISE EXCEPTION 'unknown recovery action %', p_action USING ERRCODE = 'ID003';
+    END IF;
+    IF p_redrive IS NULL OR (p_redrive AND p_action <> 'requeue') THEN
+        RAISE EXCEPTION 'only a requeue re-executes' USING ERRCODE = 'ID003';
     END IF;
     IF p_job_id IS NULL THEN
         PERFORM idem_require_right(p_action, CASE p_action WHEN 'fail' THEN 'mark a task failed'
@@ -128,7 +134,8 @@ BEGIN
     -- the task's row lock above, so an operator waiting for a busy row never holds up everyone
     -- else's actions.
     v_id := audit_append(p_key, p_action, p_reason, p_actor, v_before,
-                         CASE WHEN p_job_id IS NULL THEN v_after ELSE v_after || jsonb_build_object('job_id', p_job_id) END);
+                         CASE WHEN p_job_id IS NULL THEN v_after ELSE v_after || jsonb_build_object('job_id', p_job_id) END
+                         || CASE WHEN p_redrive THEN jsonb_build_object('redrive', true) ELSE '{}'::jsonb END);
 
     RETURN QUERY SELECT 'applied'::text, a.status, (extract(epoch FROM a.updated_at) * 1000000)::bigint, v_after, v_id,
                         CASE p_action
@@ -139,4 +146,4 @@ BEGIN
 END
 $apply$;
 
-REVOKE ALL ON FUNCTION recovery_action_apply(text, text, text, bigint, integer, text, text, bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION recovery_action_apply(text, text, text, bigint, integer, text, text, bigint, boolean) FROM PUBLIC;
