@@ -111,13 +111,13 @@ QString jobProgressText(const idem::JobStatus& job);
 // "1 h 2 min", "3 min 10 s", "12 s".
 QString jobDurationText(double seconds);
 
-} // namespace idem::console
-
 // A read of the Jobs page: the jobs, and the outcomes of the re-executions of those asked for.
 struct JobsReading {
     std::vector<idem::JobStatus> jobs;
     std::map<std::int64_t, idem::RedriveOutcomes> outcomes;
 };
+
+} // namespace idem::console
 
 Q_DECLARE_METATYPE(std::vector<idem::JobStatus>)
 Q_DECLARE_METATYPE(idem::console::JobsReading)

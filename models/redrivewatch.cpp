@@ -15,15 +15,21 @@ QString redriveOfferText(const std::string& operation, const std::optional<idem:
 {
     const QString op = visibleText(operation);
     if (!status || !status->registered)
-        return QCoreApplication::translate("idem::console::RedriveWatch", "%1 is not re-drivable (no worker registered it, so no request is stored): the key waits for its "
-                  "client")
+        return QCoreApplication::translate("idem::console::RedriveWatch",
+            "%1 is not re-drivable (no worker registered it, so no request is stored): the key waits for its "
+            "client")
             .arg(op);
     if (status->onlineWorkers > 0)
-        return QCoreApplication::translate("idem::console::RedriveWatch", "%n worker(s) of %1 are online", nullptr, status->onlineWorkers).arg(op);
+        return QCoreApplication::translate(
+            "idem::console::RedriveWatch", "%n worker(s) of %1 are online", nullptr, status->onlineWorkers)
+            .arg(op);
     if (status->lastSeenUs)
-        return QCoreApplication::translate("idem::console::RedriveWatch", "No re-driver for %1 is online (last seen %2): the key waits for its client")
+        return QCoreApplication::translate(
+            "idem::console::RedriveWatch", "No re-driver for %1 is online (last seen %2): the key waits for its client")
             .arg(op, formatTimeUs(*status->lastSeenUs));
-    return QCoreApplication::translate("idem::console::RedriveWatch", "No re-driver for %1 is online: the key waits for its client").arg(op);
+    return QCoreApplication::translate(
+        "idem::console::RedriveWatch", "No re-driver for %1 is online: the key waits for its client")
+        .arg(op);
 }
 
 RedriveStatusWatch::RedriveStatusWatch(ConsoleSession* session, QObject* parent)
@@ -64,7 +70,8 @@ void RedriveStatusWatch::setInterval(int ms)
         m_poll.readIn(m_intervalMs);
 }
 
-std::optional<idem::RedriveStatus> RedriveStatusWatch::status(const std::string& tenant, const std::string& operation) const
+std::optional<idem::RedriveStatus> RedriveStatusWatch::status(
+    const std::string& tenant, const std::string& operation) const
 {
     if (!m_list)
         return std::nullopt;
@@ -92,12 +99,16 @@ bool RedriveStatusWatch::canReexecute(const std::string& tenant, const std::stri
 QString RedriveStatusWatch::offerText(const std::string& tenant, const std::string& operation) const
 {
     if (schemaTooOld())
-        return QCoreApplication::translate("idem::console::RedriveWatch", "This database's schema cannot re-execute requeued keys (v%1): migrate it.")
+        return QCoreApplication::translate(
+            "idem::console::RedriveWatch", "This database's schema cannot re-execute requeued keys (v%1): migrate it.")
             .arg(idem::firstRedriveSchemaVersion);
     if (!m_error.isEmpty() && !m_list)
-        return QCoreApplication::translate("idem::console::RedriveWatch", "Whether a re-driver is online could not be read: %1").arg(m_error);
+        return QCoreApplication::translate(
+            "idem::console::RedriveWatch", "Whether a re-driver is online could not be read: %1")
+            .arg(m_error);
     if (!m_list)
-        return QCoreApplication::translate("idem::console::RedriveWatch", "Looking for re-drivers of %1…").arg(visibleText(operation));
+        return QCoreApplication::translate("idem::console::RedriveWatch", "Looking for re-drivers of %1…")
+            .arg(visibleText(operation));
     return redriveOfferText(operation, status(tenant, operation));
 }
 
@@ -135,9 +146,9 @@ RedriveStatusWatch::Offer RedriveStatusWatch::offerFor(
         o.refusals << offerText(tenant.value_or("*"), *operation);
     else if (!operation)
         o.refusals << (o.any ? QCoreApplication::translate("idem::console::RedriveWatch",
-                                   "Keys of other operations are requeued only: they wait for their clients")
+                           "Keys of other operations are requeued only: they wait for their clients")
                              : QCoreApplication::translate("idem::console::RedriveWatch",
-                                   "No re-driver of any operation is online: the keys wait for their clients"));
+                                 "No re-driver of any operation is online: the keys wait for their clients"));
     return o;
 }
 
@@ -229,39 +240,51 @@ QString redriveOutcomesText(std::int64_t requeued, const idem::RedriveOutcomes& 
         { "conflict", o.conflict }, { "gone", o.gone }, { "running", o.running }, { "queued", o.queued } };
     for (const auto& [state, n] : states)
         if (n > 0)
-            parts << QCoreApplication::translate("idem::console::RedriveWatch", "%1 %2").arg(locale.toString(qlonglong(n)), redriveStateLabel(state));
+            parts << QCoreApplication::translate("idem::console::RedriveWatch", "%1 %2")
+                         .arg(locale.toString(qlonglong(n)), redriveStateLabel(state));
     for (const auto& [state, n] : o.other)
         if (n > 0)
-            parts << QCoreApplication::translate("idem::console::RedriveWatch", "%1 %2").arg(locale.toString(qlonglong(n)), redriveStateLabel(state));
+            parts << QCoreApplication::translate("idem::console::RedriveWatch", "%1 %2")
+                         .arg(locale.toString(qlonglong(n)), redriveStateLabel(state));
     if (requeued > o.total())
         parts << QCoreApplication::translate("idem::console::RedriveWatch", "%1 not re-executable (no stored request)")
                      .arg(locale.toString(qlonglong(requeued - o.total())));
     if (parts.isEmpty())
-        return QCoreApplication::translate("idem::console::RedriveWatch", "%1 requeued: none re-executed yet").arg(locale.toString(qlonglong(requeued)));
-    return QCoreApplication::translate("idem::console::RedriveWatch", "%1 requeued: %2").arg(locale.toString(qlonglong(requeued)), parts.join(QStringLiteral(", ")));
+        return QCoreApplication::translate("idem::console::RedriveWatch", "%1 requeued: none re-executed yet")
+            .arg(locale.toString(qlonglong(requeued)));
+    return QCoreApplication::translate("idem::console::RedriveWatch", "%1 requeued: %2")
+        .arg(locale.toString(qlonglong(requeued)), parts.join(QStringLiteral(", ")));
 }
 
 QString byteSizeText(std::int64_t bytes)
 {
     const QLocale locale;
     if (bytes >= 1024 * 1024)
-        return QCoreApplication::translate("idem::console::RedriveWatch", "%1 MiB").arg(locale.toString(double(bytes) / (1024.0 * 1024.0), 'f', 1));
+        return QCoreApplication::translate("idem::console::RedriveWatch", "%1 MiB")
+            .arg(locale.toString(double(bytes) / (1024.0 * 1024.0), 'f', 1));
     if (bytes >= 1024)
-        return QCoreApplication::translate("idem::console::RedriveWatch", "%1 KiB").arg(locale.toString(double(bytes) / 1024.0, 'f', 1));
+        return QCoreApplication::translate("idem::console::RedriveWatch", "%1 KiB")
+            .arg(locale.toString(double(bytes) / 1024.0, 'f', 1));
     return QCoreApplication::translate("idem::console::RedriveWatch", "%n byte(s)", nullptr, int(bytes));
 }
 
 QString storedRequestText(const idem::StoredRequest& r)
 {
     if (!r.stored)
-        return QCoreApplication::translate("idem::console::RedriveWatch", "No request is stored for this key: a re-execution has nothing to run (its operation is not "
-                  "re-drivable, or the key was claimed before it was registered).");
+        return QCoreApplication::translate("idem::console::RedriveWatch",
+            "No request is stored for this key: a re-execution has nothing to run (its operation is not "
+            "re-drivable, or the key was claimed before it was registered).");
     const QString size = byteSizeText(r.bytes);
     if (!r.content)
-        return QCoreApplication::translate("idem::console::RedriveWatch", "A request is stored (%1); reading it needs the read_requests right.").arg(size);
-    return r.storedAtUs ? QCoreApplication::translate("idem::console::RedriveWatch", "A request is stored (%1, since %2); fields its operation redacts read \"[redacted]\".")
+        return QCoreApplication::translate(
+            "idem::console::RedriveWatch", "A request is stored (%1); reading it needs the read_requests right.")
+            .arg(size);
+    return r.storedAtUs ? QCoreApplication::translate("idem::console::RedriveWatch",
+               "A request is stored (%1, since %2); fields its operation redacts read \"[redacted]\".")
                               .arg(size, formatTimeUs(*r.storedAtUs))
-                        : QCoreApplication::translate("idem::console::RedriveWatch", "A request is stored (%1); fields its operation redacts read \"[redacted]\".").arg(size);
+                        : QCoreApplication::translate("idem::console::RedriveWatch",
+                            "A request is stored (%1); fields its operation redacts read \"[redacted]\".")
+                              .arg(size);
 }
 
 } // namespace idem::console

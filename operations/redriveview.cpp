@@ -81,10 +81,11 @@ std::map<std::int64_t, RedriveOutcomes> readRedriveOutcomes(
     for (auto id : jobIds)
         ids.push_back(id);
     pqxx::read_transaction t(conn);
-    const auto r = t.exec_params("SELECT j.id, o.state, o.n FROM (SELECT pg_catalog.jsonb_array_elements_text($1::jsonb)"
-                                 "::bigint AS id) j CROSS JOIN LATERAL "
-            + schema.qualify("idem_redrive_outcomes") + "(j.id) o",
-        ids.dump());
+    const auto r
+        = t.exec_params("SELECT j.id, o.state, o.n FROM (SELECT pg_catalog.jsonb_array_elements_text($1::jsonb)"
+                        "::bigint AS id) j CROSS JOIN LATERAL "
+                + schema.qualify("idem_redrive_outcomes") + "(j.id) o",
+            ids.dump());
     t.commit();
     for (auto id : jobIds)
         out[id];

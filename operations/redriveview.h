@@ -36,7 +36,8 @@ struct RedriveStatus {
 
 // Every operation registered or with a re-driver (tenant and operation unset), or the one named.
 std::vector<RedriveStatus> readRedriveStatus(pqxx::connection& conn, const SchemaName& schema,
-    const std::optional<std::string>& tenant = std::nullopt, const std::optional<std::string>& operation = std::nullopt);
+    const std::optional<std::string>& tenant = std::nullopt,
+    const std::optional<std::string>& operation = std::nullopt);
 
 // A job's (or any set of items') re-drive items by state.
 struct RedriveOutcomes {

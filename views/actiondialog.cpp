@@ -342,7 +342,8 @@ void ActionDialog::updateReexecute()
             (can ? offers : refusals) << m_redrivers->offerText(tenant, operation);
     }
     if (unnamed)
-        refusals << tr("A key not of the form tenant:operation:business_id names no operation: it waits for its client");
+        refusals << tr(
+            "A key not of the form tenant:operation:business_id names no operation: it waits for its client");
     const bool mayRequeue = !m_admin || m_admin->serverInfo().rights.may(QStringLiteral("requeue"));
     if (!any && m_reexecute->isChecked())
         m_reexecute->setChecked(false); // the last re-driver went away before Run

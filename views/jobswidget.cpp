@@ -141,9 +141,8 @@ JobsWidget::JobsWidget(ConsoleSession* monitor, ConsoleSession* admin, JobRunner
             const std::pair<int, int> least[]
                 = { { JobsModel::StateColumn,
                         m_view->fontMetrics().horizontalAdvance(jobStateLabel("awaiting_approval")) + 2 * em },
-                      { JobsModel::RateColumn, 8 * em },
-                      { JobsModel::EtaColumn, 5 * em }, { JobsModel::RunnerColumn, 14 * em },
-                      { JobsModel::ReexecutionColumn, 20 * em } };
+                      { JobsModel::RateColumn, 8 * em }, { JobsModel::EtaColumn, 5 * em },
+                      { JobsModel::RunnerColumn, 14 * em }, { JobsModel::ReexecutionColumn, 20 * em } };
             for (const auto& [column, width] : least)
                 m_view->setColumnWidth(column, std::max(m_view->columnWidth(column), width));
             // Long filters and reasons are capped; progress and state are read whole, and a state

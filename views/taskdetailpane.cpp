@@ -3,22 +3,22 @@
 
 #include <QCoreApplication>
 
-#include <algorithm>
 #include <QEvent>
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QHBoxLayout>
+#include <QHeaderView>
+#include <QJsonDocument>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QHeaderView>
-#include <QJsonDocument>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "models/redrivewatch.h"
 #include "models/taskbrowsermodel.h"
@@ -248,8 +248,8 @@ void TaskDetailPane::showRedrive()
 {
     auto* watch = m_loader->redrive();
     const auto& r = watch->current();
-    m_redriveTable->setHorizontalHeaderLabels({ tr("Requested"), tr("State"), tr("Worker"), tr("Tries"),
-        tr("Finished"), tr("Requested by"), tr("Detail") });
+    m_redriveTable->setHorizontalHeaderLabels(
+        { tr("Requested"), tr("State"), tr("Worker"), tr("Tries"), tr("Finished"), tr("Requested by"), tr("Detail") });
     const bool shown = !m_pendingKey.isEmpty() && watch->key() == m_pendingKey;
     if (!shown || !r) {
         m_redriveTable->setRowCount(0);
@@ -274,7 +274,7 @@ void TaskDetailPane::showRedrive()
         for (int c = 0; c < 7; ++c) {
             auto* item = new QTableWidgetItem(cells[c]);
             if (c == 6)
-                item->setToolTip(visibleLines(i.detail));
+                item->setToolTip(visibleLines(QString::fromStdString(i.detail)));
             m_redriveTable->setItem(row, c, item);
         }
     }
@@ -293,8 +293,9 @@ void TaskDetailPane::showRedrive()
     }
     const int open = int(std::count_if(r->items.begin(), r->items.end(), [](const auto& i) { return i.open(); }));
     m_view->tabs()->setTabText(m_redriveTab,
-        r->items.empty() ? tr("Re-execution") : open > 0 ? tr("Re-execution (%1, %2 open)").arg(r->items.size()).arg(open)
-                                                         : tr("Re-execution (%1)").arg(r->items.size()));
+        r->items.empty() ? tr("Re-execution")
+            : open > 0   ? tr("Re-execution (%1, %2 open)").arg(r->items.size()).arg(open)
+                         : tr("Re-execution (%1)").arg(r->items.size()));
 }
 
 void TaskDetailPane::updateLease()

@@ -57,6 +57,15 @@ constexpr const char* workerRole = "idem_t_redrive_worker";
 constexpr const char* readerRole = "idem_t_redrive_reader";
 constexpr const char* password = "pw-redrive-ui";
 
+// A statement that writes and answers (idem_redrive_take), committed.
+template <typename... P> pqxx::result written(pqxx::connection& c, const std::string& sql, P&&... params)
+{
+    pqxx::work w(c);
+    auto r = w.exec_params(sql, std::forward<P>(params)...);
+    w.commit();
+    return r;
+}
+
 std::string one(pqxx::connection& c, const std::string& sql)
 {
     const auto r = querySql(c, sql);
@@ -78,6 +87,8 @@ private Q_SLOTS:
 
 private:
     void openWindow(const char* login = operatorRole);
+    // The re-drivers report themselves (online: seen within 30 s): three of rx:charge, one of jx:charge.
+    void seen();
     // A failed key of tenant:operation with its request stored (its digest the row's).
     void plant(const std::string& key, const std::string& request, bool stored = true);
     ActionDialog* openRequeue(const std::string& key);
@@ -114,9 +125,6 @@ void TestRedriveUi::initTestCase()
     execSql(*m_worker, "SELECT * FROM idem.idem_redrive_register('rx', 'charge', 65536, ARRAY['card'])");
     execSql(*m_worker, "SELECT * FROM idem.idem_redrive_register('rx', 'ship')");
     execSql(*m_worker, "SELECT * FROM idem.idem_redrive_register('jx', 'charge')");
-    for (const char* w : { "w1", "w2", "w3" })
-        execSql(*m_worker, "SELECT * FROM idem.idem_redriver_seen('rx', 'charge', $1, '1.0')", std::string(w));
-    execSql(*m_worker, "SELECT * FROM idem.idem_redriver_seen('jx', 'charge', 'w1', '1.0')");
     m_shots = qEnvironmentVariable("IDEM_REDRIVE_SCREENSHOTS", QDir::temp().filePath(QStringLiteral("idem-redrive")));
     QVERIFY(QDir().mkpath(m_shots));
 }
@@ -146,6 +154,13 @@ void TestRedriveUi::openWindow(const char* login)
     jobs()->setPollInterval(250);
     m_session->connectTo(settingsFor(loginDsn(m_db->dsn(), login, password)));
     QTRY_VERIFY_WITH_TIMEOUT(m_session->state() == ConsoleSession::State::Connected, browserTimeoutMs);
+}
+
+void TestRedriveUi::seen()
+{
+    for (const char* w : { "w1", "w2", "w3" })
+        execSql(*m_worker, "SELECT * FROM idem.idem_redriver_seen('rx', 'charge', $1, '1.0')", std::string(w));
+    execSql(*m_worker, "SELECT * FROM idem.idem_redriver_seen('jx', 'charge', 'w1', '1.0')");
 }
 
 void TestRedriveUi::plant(const std::string& key, const std::string& request, bool stored)
@@ -182,8 +197,8 @@ ActionDialog* TestRedriveUi::openRequeue(const std::string& key)
         return nullptr;
     auto* view = tasks()->view();
     view->clearSelection();
-    QTest::mouseClick(view->viewport(), Qt::LeftButton, Qt::NoModifier,
-        view->visualRect(tasks()->model()->index(row, 0)).center());
+    QTest::mouseClick(
+        view->viewport(), Qt::LeftButton, Qt::NoModifier, view->visualRect(tasks()->model()->index(row, 0)).center());
     auto* button = tasks()->findChild<QPushButton*>(QStringLiteral("requeueButton"));
     if (!button || !QTest::qWaitFor([&] { return button->isEnabled(); }, browserTimeoutMs))
         return nullptr;
@@ -201,6 +216,7 @@ void TestRedriveUi::requeueOffersReexecutionAndQueuesIt()
     plant("rx:charge:k1", R"({"amount":5,"card":"4111111111111111","currency":"EUR"})");
     plant("rx:ship:k1", R"({"parcel":7})");
     plant("rx:mail:k1", R"({"to":"a@example.org"})", false);
+    seen();
     openWindow();
 
     // ship is registered, but no re-driver of it is online.
@@ -217,8 +233,8 @@ void TestRedriveUi::requeueOffersReexecutionAndQueuesIt()
     // mail was never registered: no request is stored for it.
     auto* mail = openRequeue("rx:mail:k1");
     QVERIFY(mail);
-    QTRY_VERIFY_WITH_TIMEOUT(mail->reexecuteRefusal()->text().startsWith(QStringLiteral("mail is not re-drivable")),
-        browserTimeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        mail->reexecuteRefusal()->text().startsWith(QStringLiteral("mail is not re-drivable")), browserTimeoutMs);
     QVERIFY2(mail->reexecuteRefusal()->text().endsWith(QStringLiteral("the key waits for its client")),
         qPrintable(mail->reexecuteRefusal()->text()));
     QVERIFY(!mail->reexecuteBox()->isEnabled());
@@ -243,8 +259,9 @@ void TestRedriveUi::requeueOffersReexecutionAndQueuesIt()
     QTRY_VERIFY_WITH_TIMEOUT(dialog->finished(), browserTimeoutMs);
     auto* results = dialog->results();
     QCOMPARE(results->data(results->index(0, BulkActionModel::OutcomeColumn)).toString(), QStringLiteral("applied"));
-    QVERIFY2(results->data(results->index(0, BulkActionModel::MessageColumn)).toString().contains(
-                 QStringLiteral("re-execution queued")),
+    QVERIFY2(results->data(results->index(0, BulkActionModel::MessageColumn))
+                 .toString()
+                 .contains(QStringLiteral("re-execution queued")),
         qPrintable(results->data(results->index(0, BulkActionModel::MessageColumn)).toString()));
     QVERIFY(results->result(0).redriveItemId.has_value());
 
@@ -286,16 +303,17 @@ void TestRedriveUi::detailFollowsTheKeysReexecution()
     const auto stateOf = [table] { return table->rowCount() == 1 ? table->item(0, 1)->text() : QString(); };
     QTRY_COMPARE_WITH_TIMEOUT(stateOf(), QStringLiteral("queued"), browserTimeoutMs);
     QCOMPARE(pane->tabs()->tabText(pane->redriveTab()), QStringLiteral("Re-execution (1, 1 open)"));
-    const std::string bytes = one(*m_owner,
-        "SELECT bytes FROM idem.idem_stored_requests WHERE idempotency_key = 'rx:charge:k1'");
+    const std::string bytes
+        = one(*m_owner, "SELECT bytes FROM idem.idem_stored_requests WHERE idempotency_key = 'rx:charge:k1'");
     QCOMPARE(pane->requestInfo()->text(),
         QStringLiteral("A request is stored (%1 bytes); reading it needs the read_requests right.")
             .arg(QString::fromStdString(bytes)));
     QVERIFY(!pane->requestView()->isVisible());
 
     // A re-driver takes it, then finishes it: the pane follows without a click.
-    const auto taken = querySql(*m_worker,
-        "SELECT item_id, request FROM idem.idem_redrive_take('rx', 'charge', 'w2', 10, 60000)");
+    seen();
+    const auto taken
+        = written(*m_worker, "SELECT item_id, request FROM idem.idem_redrive_take('rx', 'charge', 'w2', 10, 60000)");
     QCOMPARE(taken.size(), 1);
     QTRY_COMPARE_WITH_TIMEOUT(stateOf(), QStringLiteral("running"), browserTimeoutMs);
     QCOMPARE(table->item(0, 2)->text(), QStringLiteral("w2"));
@@ -311,10 +329,13 @@ void TestRedriveUi::requestReadOnlyWithTheRight()
 {
     plant("rx:charge:k2", R"({"amount":12,"card":"5500000000000004","currency":"EUR"})");
     openWindow(readerRole);
-    QTRY_VERIFY_WITH_TIMEOUT(m_window->console()->statusPanel()->rightsText().contains(QStringLiteral("read_requests")),
-        browserTimeoutMs);
-    QVERIFY2(m_window->console()->statusPanel()->rightsText().split(QLatin1Char('\n')).contains(
-                 QStringLiteral("read_requests: yes (idem_may_read_requests)")),
+    QTRY_VERIFY_WITH_TIMEOUT(
+        m_window->console()->statusPanel()->rightsText().contains(QStringLiteral("read_requests")), browserTimeoutMs);
+    QVERIFY2(m_window->console()
+                 ->statusPanel()
+                 ->rightsText()
+                 .split(QLatin1Char('\n'))
+                 .contains(QStringLiteral("read_requests: yes (idem_may_read_requests)")),
         qPrintable(m_window->console()->statusPanel()->rightsText()));
     QVERIFY(m_window->showPage(QStringLiteral("tasks")));
     idem::TaskFilter f;
@@ -335,8 +356,11 @@ void TestRedriveUi::requestReadOnlyWithTheRight()
     cleanup();
     // The operator does not hold it (idem_operator is no member of idem_may_read_requests).
     openWindow();
-    QTRY_VERIFY_WITH_TIMEOUT(m_window->console()->statusPanel()->rightsText().split(QLatin1Char('\n')).contains(
-                                 QStringLiteral("read_requests: no (idem_may_read_requests)")),
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->console()
+                                 ->statusPanel()
+                                 ->rightsText()
+                                 .split(QLatin1Char('\n'))
+                                 .contains(QStringLiteral("read_requests: no (idem_may_read_requests)")),
         browserTimeoutMs);
 }
 
@@ -346,14 +370,15 @@ void TestRedriveUi::jobOutcomesFollowedLive()
 {
     for (int i = 1; i <= 5; ++i)
         plant("jx:charge:k" + std::to_string(i), R"({"amount":)" + std::to_string(i) + "}");
+    seen();
     openWindow();
     QVERIFY(m_window->showPage(QStringLiteral("tasks")));
     idem::TaskFilter filter;
     filter.tenant = "jx";
     filter.operation = "charge";
     tasks()->applyFilter(filter);
-    QTRY_VERIFY_WITH_TIMEOUT(tasks()->applyAllButton()->isEnabled() && tasks()->model()->rowCount() == 5,
-        browserTimeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        tasks()->applyAllButton()->isEnabled() && tasks()->model()->rowCount() == 5, browserTimeoutMs);
     QTest::mouseClick(tasks()->applyAllButton(), Qt::LeftButton);
     ApplyAllDialog* dialog = nullptr;
     QTRY_VERIFY_WITH_TIMEOUT((dialog = m_window->findChild<ApplyAllDialog*>()) && dialog->preview(), browserTimeoutMs);
@@ -386,7 +411,9 @@ void TestRedriveUi::jobOutcomesFollowedLive()
         std::string("5"));
 
     // A re-driver takes three and finishes them: two succeed, one fails.
-    const auto taken = querySql(*m_worker, "SELECT item_id FROM idem.idem_redrive_take('jx', 'charge', 'w1', 3, 60000)");
+    seen();
+    const auto taken
+        = written(*m_worker, "SELECT item_id FROM idem.idem_redrive_take('jx', 'charge', 'w1', 3, 60000)");
     QCOMPARE(taken.size(), 3);
     QTRY_COMPARE_WITH_TIMEOUT(figure(), QStringLiteral("5 requeued: 3 running, 2 queued"), browserTimeoutMs);
     execSql(*m_worker, "SELECT * FROM idem.idem_redrive_finish($1, 'w1', 'succeeded')", taken[0][0].as<std::int64_t>());
@@ -399,8 +426,12 @@ void TestRedriveUi::jobOutcomesFollowedLive()
                  QStringLiteral("Re-executed: 5 requeued: 2 succeeded, 1 failed, 2 queued")),
         qPrintable(jobs()->detailLabel()->text()));
     const int row = jobs()->model()->rowOfJob(id);
-    QVERIFY2(jobs()->model()->index(row, JobsModel::ActionColumn).data().toString().startsWith(
-                 QStringLiteral("requeue and re-execute")),
+    QVERIFY2(jobs()
+                 ->model()
+                 ->index(row, JobsModel::ActionColumn)
+                 .data()
+                 .toString()
+                 .startsWith(QStringLiteral("requeue and re-execute")),
         qPrintable(jobs()->model()->index(row, JobsModel::ActionColumn).data().toString()));
     QVERIFY(m_window->grab().save(shot(QStringLiteral("jobs-reexecution.png"))));
 }
@@ -409,6 +440,7 @@ void TestRedriveUi::jobOutcomesFollowedLive()
 // exporter holding read_requests, and never in a redacted snapshot.
 void TestRedriveUi::snapshotCarriesReexecutions()
 {
+    seen();
     auto operatorLogin = idem::connect(loginDsn(m_db->dsn(), operatorRole, password));
     auto readerLogin = idem::connect(loginDsn(m_db->dsn(), readerRole, password));
     const auto item = [](const idem::SnapshotData& d, const std::string& key) -> const idem::SnapshotRedriveItem* {
