@@ -138,11 +138,17 @@ JobsWidget::JobsWidget(ConsoleSession* monitor, ConsoleSession* admin, JobRunner
             m_view->resizeColumnsToContents();
             // Rate, ETA and the runner are empty until a runner works: room for what comes.
             const int em = m_view->fontMetrics().horizontalAdvance(QLatin1Char('M'));
+            // Outcomes come after the first read: room for a figure of an incident's size.
+            idem::RedriveOutcomes sample;
+            sample.succeeded = 185;
+            sample.failed = 4;
+            sample.running = 2;
+            const int reexecutionWidth = m_view->fontMetrics().horizontalAdvance(redriveOutcomesText(191, sample));
             const std::pair<int, int> least[]
                 = { { JobsModel::StateColumn,
                         m_view->fontMetrics().horizontalAdvance(jobStateLabel("awaiting_approval")) + 2 * em },
                       { JobsModel::RateColumn, 8 * em }, { JobsModel::EtaColumn, 5 * em },
-                      { JobsModel::RunnerColumn, 14 * em }, { JobsModel::ReexecutionColumn, 20 * em } };
+                      { JobsModel::RunnerColumn, 14 * em }, { JobsModel::ReexecutionColumn, reexecutionWidth + em } };
             for (const auto& [column, width] : least)
                 m_view->setColumnWidth(column, std::max(m_view->columnWidth(column), width));
             // Long filters and reasons are capped; progress and state are read whole, and a state

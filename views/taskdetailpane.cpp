@@ -87,6 +87,8 @@ TaskDetailPane::TaskDetailPane(TaskDetailLoader* loader, QWidget* parent)
     m_redriveTable->horizontalHeader()->setStretchLastSection(true);
     m_redriveTable->verticalHeader()->setVisible(false);
     m_redriveTable->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_redriveTable->setWordWrap(false);
+    m_redriveTable->verticalHeader()->setDefaultSectionSize(m_redriveTable->fontMetrics().height() + 6);
     auto* redriveLayout = new QVBoxLayout(m_redrivePage);
     redriveLayout->setContentsMargins(0, 0, 0, 0);
     redriveLayout->addWidget(m_redriveTable, 1);
@@ -278,6 +280,8 @@ void TaskDetailPane::showRedrive()
             m_redriveTable->setItem(row, c, item);
         }
     }
+    if (!r->items.empty())
+        m_redriveTable->resizeColumnsToContents();
     m_requestInfo->setText(storedRequestText(r->request));
     if (r->request.content) {
         // As the database returns it (redacted fields already "[redacted]"), indented, escaped.

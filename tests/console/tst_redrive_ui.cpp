@@ -321,6 +321,7 @@ void TestRedriveUi::detailFollowsTheKeysReexecution()
     QTRY_COMPARE_WITH_TIMEOUT(stateOf(), QStringLiteral("succeeded"), browserTimeoutMs);
     QVERIFY(!table->item(0, 4)->text().isEmpty()); // finished at
     QCOMPARE(pane->tabs()->tabText(pane->redriveTab()), QStringLiteral("Re-execution (1)"));
+    QVERIFY(m_window->grab().save(shot(QStringLiteral("tasks-reexecution.png"))));
 }
 
 // The request's content: for a holder of read_requests, with the operation's redacted field as
@@ -353,6 +354,7 @@ void TestRedriveUi::requestReadOnlyWithTheRight()
     QVERIFY2(pane->requestInfo()->text().startsWith(QStringLiteral("A request is stored (")),
         qPrintable(pane->requestInfo()->text()));
     QCOMPARE(pane->redriveTable()->rowCount(), 0);
+    QVERIFY(m_window->grab().save(shot(QStringLiteral("tasks-request.png"))));
     cleanup();
     // The operator does not hold it (idem_operator is no member of idem_may_read_requests).
     openWindow();
