@@ -37,6 +37,7 @@
 #include "operations/snapshot.h"
 #include "operations/snapshotjson.h"
 #include "operations/snapshotreport.h"
+#include "tests/console/consolewindow_support.h"
 #include "tests/console/tst_taskbrowser_support.h"
 #include "views/actiondialog.h"
 #include "views/applyalldialog.h"
@@ -92,6 +93,8 @@ private:
     // A failed key of tenant:operation with its request stored (its digest the row's).
     void plant(const std::string& key, const std::string& request, bool stored = true);
     ActionDialog* openRequeue(const std::string& key);
+    // The Tasks page on `key` alone, selected, its detail on the Re-execution tab.
+    TaskDetailPane* showDetail(const std::string& key);
     TaskBrowserWidget* tasks() const { return m_window->console()->findChild<TaskBrowserWidget*>(); }
     JobsWidget* jobs() const { return m_window->jobsPage(); }
     QString shot(const QString& name) const { return QDir(m_shots).filePath(name); }
@@ -99,9 +102,8 @@ private:
     std::unique_ptr<ScratchDatabase> m_db;
     std::unique_ptr<pqxx::connection> m_owner;
     std::unique_ptr<pqxx::connection> m_worker;
-    std::unique_ptr<ConsoleSession> m_session;
-    std::unique_ptr<ProfileStore> m_profiles;
-    std::unique_ptr<MainWindow> m_window;
+    ConsoleWindow m_w;
+    MainWindow* m_window = nullptr;
     QString m_shots;
 };
 
@@ -131,9 +133,8 @@ void TestRedriveUi::initTestCase()
 
 void TestRedriveUi::cleanup()
 {
-    m_window.reset();
-    m_profiles.reset();
-    m_session.reset();
+    m_window = nullptr;
+    m_w.reset();
 }
 
 void TestRedriveUi::cleanupTestCase()
@@ -145,15 +146,10 @@ void TestRedriveUi::cleanupTestCase()
 
 void TestRedriveUi::openWindow(const char* login)
 {
-    m_session = std::make_unique<ConsoleSession>();
-    m_profiles = std::make_unique<ProfileStore>();
-    m_window = std::make_unique<MainWindow>(m_session.get(), m_profiles.get());
+    openConsoleWindow(m_w, loginDsn(m_db->dsn(), login, password));
+    m_window = m_w.window.get();
     m_window->resize(1400, 900);
-    m_window->show();
-    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
     jobs()->setPollInterval(250);
-    m_session->connectTo(settingsFor(loginDsn(m_db->dsn(), login, password)));
-    QTRY_VERIFY_WITH_TIMEOUT(m_session->state() == ConsoleSession::State::Connected, browserTimeoutMs);
 }
 
 void TestRedriveUi::seen()
@@ -207,6 +203,22 @@ ActionDialog* TestRedriveUi::openRequeue(const std::string& key)
         if (d->isVisible())
             return d;
     return nullptr;
+}
+
+TaskDetailPane* TestRedriveUi::showDetail(const std::string& key)
+{
+    if (!m_window->showPage(QStringLiteral("tasks")))
+        return nullptr;
+    idem::TaskFilter f;
+    f.keyPrefix = key;
+    tasks()->applyFilter(f);
+    const QString k = QString::fromStdString(key);
+    if (!QTest::qWaitFor([&] { return tasks()->model()->rowOfKey(k) >= 0; }, browserTimeoutMs))
+        return nullptr;
+    tasks()->view()->selectRow(tasks()->model()->rowOfKey(k));
+    auto* pane = tasks()->detail();
+    pane->tabs()->setCurrentIndex(pane->redriveTab());
+    return pane;
 }
 
 // The single requeue: offered where a re-driver of the key's operation is online, said plainly
@@ -291,14 +303,8 @@ void TestRedriveUi::detailFollowsTheKeysReexecution()
     QCOMPARE(one(*m_owner, "SELECT count(*) FROM idem.idem_redrive_items WHERE idempotency_key = 'rx:charge:k1'"),
         std::string("1"));
     openWindow();
-    QVERIFY(m_window->showPage(QStringLiteral("tasks")));
-    idem::TaskFilter f;
-    f.keyPrefix = "rx:charge:k1";
-    tasks()->applyFilter(f);
-    QTRY_VERIFY_WITH_TIMEOUT(tasks()->model()->rowOfKey(QStringLiteral("rx:charge:k1")) >= 0, browserTimeoutMs);
-    tasks()->view()->selectRow(tasks()->model()->rowOfKey(QStringLiteral("rx:charge:k1")));
-    auto* pane = tasks()->detail();
-    pane->tabs()->setCurrentIndex(pane->redriveTab());
+    auto* pane = showDetail("rx:charge:k1");
+    QVERIFY(pane);
     auto* table = pane->redriveTable();
     const auto stateOf = [table] { return table->rowCount() == 1 ? table->item(0, 1)->text() : QString(); };
     QTRY_COMPARE_WITH_TIMEOUT(stateOf(), QStringLiteral("queued"), browserTimeoutMs);
@@ -338,14 +344,8 @@ void TestRedriveUi::requestReadOnlyWithTheRight()
                  .split(QLatin1Char('\n'))
                  .contains(QStringLiteral("read_requests: yes (idem_may_read_requests)")),
         qPrintable(m_window->console()->statusPanel()->rightsText()));
-    QVERIFY(m_window->showPage(QStringLiteral("tasks")));
-    idem::TaskFilter f;
-    f.keyPrefix = "rx:charge:k2";
-    tasks()->applyFilter(f);
-    QTRY_VERIFY_WITH_TIMEOUT(tasks()->model()->rowOfKey(QStringLiteral("rx:charge:k2")) >= 0, browserTimeoutMs);
-    tasks()->view()->selectRow(tasks()->model()->rowOfKey(QStringLiteral("rx:charge:k2")));
-    auto* pane = tasks()->detail();
-    pane->tabs()->setCurrentIndex(pane->redriveTab());
+    auto* pane = showDetail("rx:charge:k2");
+    QVERIFY(pane);
     QTRY_VERIFY_WITH_TIMEOUT(pane->requestView()->isVisible(), browserTimeoutMs);
     const QString shown = pane->requestView()->toPlainText();
     QVERIFY2(shown.contains(QStringLiteral("\"card\": \"[redacted]\"")), qPrintable(shown));
