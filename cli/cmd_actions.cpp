@@ -2,7 +2,9 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
 
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -10,12 +12,13 @@
 #include "schema/migrate.h"
 #include "core/utf8.h"
 #include "operations/actions.h"
+#include "operations/redrive.h"
 
 namespace idem::cli {
 
 namespace {
 
-    constexpr const char* actionsHelp = R"(Usage: idemctl requeue KEY... --reason TEXT [--attempts N] [options]
+    constexpr const char* actionsHelp = R"(Usage: idemctl requeue KEY... --reason TEXT [--attempts N] [--re-execute] [options]
        idemctl release KEY... --reason TEXT [options]
        idemctl fail    KEY... --reason TEXT [options]
 
@@ -39,6 +42,13 @@ pass it with --expect-status and --expect-updated-at (one key).
   --reason TEXT           why (mandatory, with a visible character, up to 16384 characters;
                           recorded in the audit)
   --attempts N            requeue: attempts granted (1..1000, default 1)
+  --re-execute            requeue: also re-execute each key now with its stored request, run by a
+                          registered re-driver of its operation (schema v25, idem_requeue_reexecute,
+                          docs/redrive.md). Says first, per operation, who will ("3 workers of
+                          charge are online") or that nobody is online to ("no re-driver for ship
+                          is online: the key waits for its client"); a key without a stored
+                          request is refused as not_redrivable, nothing changed. idemctl tasks show
+                          KEY follows each re-execution
   --keys-from FILE        read more keys from FILE, one per line ('-': standard input)
   --expect-status S       the status the row was seen with (needs --expect-updated-at, one key)
   --expect-updated-at US  its updated_at in microseconds since the Unix epoch (idemctl tasks shows it)
@@ -51,7 +61,8 @@ pass it with --expect-status and --expect-updated-at (one key).
   --json                  one JSON object with a result per key
 
 One line per key: applied, stale (changed since read: nothing changed, what it is now is shown),
-wrong_state (the action does not apply to its status), not_found, denied (the role may not run
+wrong_state (the action does not apply to its status), not_found, not_redrivable (--re-execute:
+no stored request for the key; nothing changed), denied (the role may not run
 actions), needs_approval (schema v23: this login is past the approval policy's budget of rows
 changed without a second person, `idemctl job policy`; nothing changed: start a recovery job over
 the rows, which waits for another login's approval, and the message says how), error. Exit codes: 0 every key applied, 3 any refused by the database (nothing changed
@@ -86,7 +97,8 @@ for those keys), 1 any error, 2 usage error.
             { "updated_at_us", opt(r.updatedAtUs) },
             { "updated_at", r.updatedAtUs ? nlohmann::json(formatMicros(*r.updatedAtUs)) : nlohmann::json(nullptr) },
             { "audit_id", opt(r.auditId) }, { "message", r.message },
-            { "sqlstate", r.sqlstate.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.sqlstate) } };
+            { "sqlstate", r.sqlstate.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.sqlstate) },
+            { "redrive_item_id", opt(r.redriveItemId) } };
         if (!r.rowImage.empty())
             j["row"] = nlohmann::json::parse(r.rowImage);
         return j;
@@ -97,7 +109,7 @@ for those keys), 1 any error, 2 usage error.
         Args args(argv,
             { "dsn", "schema", "reason", "attempts", "keys-from", "expect-status", "expect-updated-at", "actor",
                 "lock-timeout-ms" },
-            { "json", "help" });
+            { "json", "help", "re-execute" });
         if (args.flag("help")) {
             std::cout << actionsHelp;
             return ExitOk;
@@ -113,6 +125,8 @@ for those keys), 1 any error, 2 usage error.
             throw UsageError("--reason is required: it goes into the audit trail");
         if (action != RecoveryAction::Requeue && args.value("attempts"))
             throw UsageError("--attempts applies to requeue only");
+        if (action != RecoveryAction::Requeue && args.flag("re-execute"))
+            throw UsageError("--re-execute applies to requeue only");
         const bool expectGiven = args.value("expect-status") || args.value("expect-updated-at");
         if (expectGiven && (!args.value("expect-status") || !args.value("expect-updated-at") || keys.size() != 1))
             throw UsageError("--expect-status and --expect-updated-at go together, with exactly one key");
@@ -123,6 +137,7 @@ for those keys), 1 any error, 2 usage error.
         options.extraAttempts = static_cast<int>(args.intValue("attempts", 1, 1, ActionOptions::maxExtraAttempts));
         options.actor = args.valueOr("actor", localActor());
         options.lockTimeoutMs = static_cast<int>(args.intValue("lock-timeout-ms", 5000, 1, 600'000));
+        options.reexecute = args.flag("re-execute");
         validateActionOptions(action, options); // std::invalid_argument: a usage error, before connecting
 
         auto conn = connect(dsnFrom(args), ConnectOptions { std::string("idemctl ") + actionName(action) });
@@ -157,6 +172,34 @@ for those keys), 1 any error, 2 usage error.
                 }
             }
         }
+        // Who will re-execute, per operation of the keys, said before anything changes.
+        nlohmann::json redrivers = nlohmann::json::array();
+        if (options.reexecute) {
+            std::set<std::pair<std::string, std::string>> scopes;
+            for (const auto& k : keys) {
+                const auto a = k.find(':');
+                const auto b = a == std::string::npos ? a : k.find(':', a + 1);
+                if (b != std::string::npos)
+                    scopes.emplace(k.substr(0, a), k.substr(a + 1, b - a - 1));
+            }
+            for (const auto& [tenant, operation] : scopes) {
+                if (scopes.size() > 20)
+                    break; // a bulk over many operations: the per-key results say the rest
+                try {
+                    for (const auto& st : readRedriveStatus(*conn, schema, tenant, operation)) {
+                        redrivers.push_back({ { "tenant", st.tenant }, { "operation", st.operation },
+                            { "registered", st.registered }, { "online_workers", st.onlineWorkers },
+                            { "message", redriveAvailability(st) } });
+                        if (!args.flag("json"))
+                            std::cout << "re-execute " << displaySafe(tenant, 64) << ':' << displaySafe(operation, 64)
+                                      << ": " << displaySafe(redriveAvailability(st), 200) << '\n';
+                    }
+                } catch (const pqxx::sql_error&) {
+                    // not a key the status can name (bad tenant or operation), or a schema before
+                    // v25: the key's own result says so
+                }
+            }
+        }
         if (!args.flag("json"))
             std::cout << actionName(action) << ": " << keys.size() << " key(s)"
                       << (expectGiven ? ", as seen by the caller" : ", each as read just now")
@@ -180,6 +223,10 @@ for those keys), 1 any error, 2 usage error.
                       { "actor", options.actor }, { "results", nlohmann::json::array() }, { "summary", counts } };
             if (action == RecoveryAction::Requeue)
                 j["attempts"] = options.extraAttempts;
+            if (options.reexecute) {
+                j["re_execute"] = true;
+                j["redrivers"] = redrivers;
+            }
             for (const auto& r : results)
                 j["results"].push_back(resultJson(r));
             std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';

@@ -32,6 +32,12 @@ own connection, committed at once) and writes a business effect inside the prote
 transaction (demo_orders_effects, no unique constraint, so a double effect would show).
 Both tables are created in the Idem schema when missing.
 
+Its operations are registered re-drivable (schema v25, docs/redrive.md): the workers' claims
+store their requests, and one re-driver per operation (every tenant) runs what an operator
+requeues with re-execute (idemctl requeue --re-execute, a requeue job with --re-execute, the
+console), with the stored request and the same key, paying and writing the effect as a worker
+does. Requeued keys of earlier runs complete too.
+
 Each execution calls the payment service with the key and no transaction open, then
 records the effect and the success in a short fenced transaction. At the end (after
 --duration, or on SIGINT / SIGTERM) running tasks get 2 s (or --slow-ms + 1 s) to finish;
@@ -297,6 +303,9 @@ int runDemo(const std::vector<std::string>& argv)
 
     using Clock = std::chrono::steady_clock;
     demo::Shared shared(options);
+    // Schema v25: its operations re-drivable, so that an operator's requeue with re-execute
+    // (idemctl requeue --re-execute, the console) is run by the re-drivers started below.
+    demo::registerOperations(*conn, shared);
     const StopSignals signals;
     const auto start = Clock::now();
     bool countersFlushed = true;
@@ -306,10 +315,17 @@ int runDemo(const std::vector<std::string>& argv)
     conn.reset(); // the monitor has its own, cut at the stop like the workers'
     {
         CounterFlusher flusher(options.dsn, options.schema, shared.counters);
-        shared.running = options.workers;
+        // The re-drivers count as running too: the stop's grace waits for them as for the workers.
+        shared.running = options.workers + (shared.redrivable ? static_cast<int>(options.operations.size()) : 0);
         std::vector<std::thread> threads;
         for (int i = 0; i < options.workers; ++i)
             threads.emplace_back([&shared, i] { demo::runWorker(shared, i); });
+        std::vector<std::thread> redrivers;
+        if (shared.redrivable)
+            for (std::size_t k = 0; k < options.operations.size(); ++k)
+                redrivers.emplace_back([&shared, &options, k] {
+                    demo::runRedriver(shared, options.operations[k], options.workers + static_cast<int>(k));
+                });
         // The progress line's processing count, off this thread: a query that waits for the
         // database (a pool with no free connection) must not keep the loop below from stopping.
         std::mutex processingMutex;
@@ -384,6 +400,10 @@ int runDemo(const std::vector<std::string>& argv)
         }
         for (auto& t : threads)
             t.join();
+        for (auto& t : redrivers)
+            t.join();
+        if (shared.reexecuted.load() > 0 && !options.quiet)
+            progress << "idemctl demo: re-executed " << shared.reexecuted.load() << " requeued key(s)" << std::endl;
         if (monitor.joinable()) {
             shared.sockets.interruptAll();
             monitor.join();

@@ -16,6 +16,7 @@
 #include "operations/actions.h"
 #include "operations/changerequests.h"
 #include "operations/jobs.h"
+#include "operations/redrive.h"
 
 namespace idem::cli {
 
@@ -23,7 +24,7 @@ namespace {
 
     constexpr const char* jobHelp
         = R"(Usage: idemctl job start --action requeue|release|fail --reason TEXT [FILTER...] [--cap N]
-                        [--attempts N] [--dry-run | --detach] [RUN OPTIONS] [--json]
+                        [--attempts N] [--re-execute] [--dry-run | --detach] [RUN OPTIONS] [--json]
        idemctl job status [ID] [--limit N] [--json]
        idemctl job resume ID [RUN OPTIONS] [--json]
        idemctl job cancel ID --reason TEXT [--actor A] [--json]
@@ -80,6 +81,11 @@ Filters (as idemctl tasks and the console's Tasks page; each narrows, none: ever
   --action A             requeue, release or fail
   --reason TEXT          why (mandatory, a visible character, up to 16384 characters; audited)
   --attempts N           requeue: attempts granted to each row (1..1000, default 1)
+  --re-execute           requeue: also re-execute each row it requeues with its stored request,
+                         run by a registered re-driver of its operation (schema v25,
+                         docs/redrive.md); rows without a stored request end 'gone' and wait for
+                         their client. Says first how many re-drivers are online; status shows
+                         what became of them ("191 requeued: 185 succeeded, 4 failed, 2 running")
   --cap N                the most rows the job may match, 1 to 1000000 (default 10000): a filter
                          matching more refuses the job; count first with --dry-run
   --actor NAME           who is acting, for the audit (default: login@hostname)
@@ -153,9 +159,22 @@ changed), or the job was cancelled.
     }
     nlohmann::json optText(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
 
+    // Schema v25: what became of a job's re-executions (read only for a job that re-executes).
+    std::optional<RedriveOutcomes> g_outcomes;
+
+    nlohmann::json outcomesJson(const JobStatus& s)
+    {
+        if (!s.redrive || !g_outcomes)
+            return nullptr;
+        const auto& o = *g_outcomes;
+        return { { "queued", o.queued }, { "running", o.running }, { "succeeded", o.succeeded },
+            { "failed", o.failed }, { "conflict", o.conflict }, { "gone", o.gone },
+            { "summary", redriveOutcomeSentence(s.changed, o) } };
+    }
+
     nlohmann::json statusJson(const JobStatus& s)
     {
-        return { { "id", s.id }, { "state", s.state }, { "action", s.action },
+        return { { "id", s.id }, { "re_execute", s.redrive }, { "re_executions", outcomesJson(s) }, { "state", s.state }, { "action", s.action },
             { "extra_attempts", s.extraAttempts ? nlohmann::json(*s.extraAttempts) : nlohmann::json(nullptr) },
             { "filter", nlohmann::json::parse(s.filterJson) }, { "moment", formatMicros(s.momentUs) },
             { "moment_us", s.momentUs }, { "cap", s.cap }, { "spec_sha256", s.specSha256 }, { "reason", s.reason },
@@ -201,7 +220,8 @@ changed), or the job was cancelled.
     std::string actionWords(const JobStatus& s)
     {
         if (s.action == "requeue" && s.extraAttempts)
-            return "requeue (+" + std::to_string(*s.extraAttempts) + " attempt" + (*s.extraAttempts == 1 ? "" : "s") + ")";
+            return "requeue (+" + std::to_string(*s.extraAttempts) + " attempt" + (*s.extraAttempts == 1 ? "" : "s") + ")"
+                + (s.redrive ? " and re-execute" : "");
         return s.action;
     }
 
@@ -231,6 +251,8 @@ changed), or the job was cancelled.
             safe(s.application, 64).c_str());
         std::printf("  matched   %lld (cap %lld)\n", static_cast<long long>(s.matched), static_cast<long long>(s.cap));
         std::printf("  changed   %lld\n", static_cast<long long>(s.changed));
+        if (s.redrive && g_outcomes)
+            std::printf("  re-execute %s\n", redriveOutcomeSentence(s.changed, *g_outcomes).c_str());
         std::printf("  refused   %lld (moved on %lld, busy %lld, gone %lld)%s\n", static_cast<long long>(s.refused()),
             static_cast<long long>(s.refusedMovedOn), static_cast<long long>(s.refusedBusy),
             static_cast<long long>(s.refusedGone),
@@ -343,6 +365,8 @@ changed), or the job was cancelled.
                 static_cast<long long>(id), static_cast<long long>(id));
             return ExitFailure;
         }
+        if (s.redrive)
+            g_outcomes = readRedriveOutcomes(conn, schema, id);
         if (args.flag("json"))
             std::cout << statusJson(s).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
         else
@@ -401,7 +425,7 @@ changed), or the job was cancelled.
                 "operation", "key-prefix", "min-attempts", "error-class", "failed-since", "unfinished-for",
                 "updated-within", "error-contains" },
             { "help", "json", "dry-run", "detach", "quiet", "expired-lease", "live-lease", "uncertain", "exhausted",
-                "digest-conflicts" },
+                "digest-conflicts", "re-execute" },
             { "status" });
         if (args.flag("help")) {
             std::cout << jobHelp;
@@ -419,7 +443,10 @@ changed), or the job was cancelled.
             throw UsageError("--action must be requeue, release or fail, not '" + *actionName + "'");
         if (args.value("attempts") && *action != RecoveryAction::Requeue)
             throw UsageError("--attempts is for requeue");
+        if (args.flag("re-execute") && *action != RecoveryAction::Requeue)
+            throw UsageError("--re-execute is for requeue");
         JobRequest r;
+        r.reexecute = args.flag("re-execute");
         r.action = *action;
         r.filter = filterFrom(args);
         r.cap = args.intValue("cap", JobLimits::defaultCap, 1, JobLimits::maxCap);
@@ -464,6 +491,17 @@ changed), or the job was cancelled.
         r.runsHere = !args.flag("detach");
         const auto run = runOptions(args);
         auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl job" });
+        if (r.reexecute) {
+            // Said before it starts: who will re-execute (or that nobody is there to).
+            FILE* out = args.flag("json") ? stderr : stdout;
+            const auto statuses = readRedriveStatus(*conn, schema, r.filter.tenant.value_or(std::string()),
+                r.filter.operation.value_or(std::string()));
+            if (statuses.empty())
+                std::fprintf(out, "re-execute: no operation is re-drivable%s: the keys wait for their clients\n",
+                    r.filter.operation ? (" as " + safe(*r.filter.operation, 64)).c_str() : "");
+            for (const auto& st : statuses)
+                std::fprintf(out, "re-execute: %s\n", safe(redriveAvailability(st), 200).c_str());
+        }
         JobStart started;
         try {
             started = startJob(*conn, schema, r);
@@ -555,6 +593,8 @@ changed), or the job was cancelled.
                 std::cerr << "idemctl job status: there is no job " << id << '\n';
                 return ExitFailure;
             }
+            if (s->redrive)
+                g_outcomes = readRedriveOutcomes(*conn, schema, id);
             if (args.flag("json"))
                 std::cout << statusJson(*s).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
             else

@@ -207,7 +207,12 @@ struct Shared {
     Ledger ledger;
     SocketRegistry sockets;
     std::atomic<bool> stop { false };
-    std::atomic<int> running { 0 }; // worker threads not yet returned
+    std::atomic<int> running { 0 }; // worker and re-driver threads not yet returned
+    // Schema v25: the demo's operations are registered re-drivable (tenant '*'): the workers'
+    // claims store their requests, and a re-driver per operation runs operators' re-executions.
+    // False when the registration was refused (another login owns it): plain claims as before.
+    bool redrivable = false;
+    std::atomic<long long> reexecuted { 0 }; // re-executions the demo's re-drivers ran to success
     std::atomic<long long> nextBusinessId { 0 };
 
     // Prints an unexpected error to stderr, the first few only so a database outage does not

@@ -7,6 +7,7 @@
 #include "cli/demo.h"
 #include "core/connection.h"
 #include "core/digest.h"
+#include "core/redrive.h"
 #include "core/runner.h"
 #include "core/taskstore.h"
 #include "core/timeline.h"
@@ -62,9 +63,10 @@ namespace {
         void lostConnection(const Request& req, const std::string& what, bool notPrimary);
         Request nextRequest();
         void send(Request& req);
-        void execute(Request& req, const std::string& digest);
-        void die(Request& req, const std::string& digest);
-        void stale(Request& req, const std::string& digest);
+        // `canonical`: the request's canonical text, stored by claims of re-drivable operations.
+        void execute(Request& req, const std::string& digest, const std::string& canonical);
+        void die(Request& req, const std::string& digest, const std::string& canonical);
+        void stale(Request& req, const std::string& digest, const std::string& canonical);
         void settle(const Request& req, const RunOutcome& out);
         void settleClaim(const Request& req, const ClaimResult& claim);
         void retryLater(const Request& req, milliseconds after);
@@ -158,6 +160,8 @@ namespace {
                 // someone is watching.
                 options.retry.baseDelay = milliseconds(500);
                 options.retry.maxDelay = std::chrono::seconds(5);
+                if (m_shared.redrivable)
+                    options.storeRequestsOf = { m_options.operations.begin(), m_options.operations.end() };
                 m_store = std::make_unique<TaskStore>(*m_conn, options, &m_shared.counters);
                 options.lease = staleLease;
                 m_staleStore = std::make_unique<TaskStore>(*m_conn, options, &m_shared.counters);
@@ -290,16 +294,17 @@ namespace {
                 std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count() }
         };
         const std::string digest = requestDigest(sent, ignoredFields());
+        const std::string canonical = m_shared.redrivable ? canonicalRequest(sent, ignoredFields()) : std::string();
         const double u = std::uniform_real_distribution<double>(0, 1)(m_rng);
         if (u < m_options.dieRate)
-            die(req, digest);
+            die(req, digest, canonical);
         else if (u < m_options.dieRate + m_options.staleRate)
-            stale(req, digest);
+            stale(req, digest, canonical);
         else
-            execute(req, digest);
+            execute(req, digest, canonical);
     }
 
-    void Worker::execute(Request& req, const std::string& digest)
+    void Worker::execute(Request& req, const std::string& digest, const std::string& canonical)
     {
         Plan plan;
         plan.slow = chance(m_options.slowRate);
@@ -334,14 +339,15 @@ namespace {
         };
         RunOptions run;
         run.reconnect = [this](const DatabaseUnavailable& why) -> pqxx::connection& { return reconnectForRetry(why); };
+        run.request = canonical;
         settle(req, runTask(*m_store, req.key, digest, call, record, run));
     }
 
     // An executor that claims and vanishes mid-task (the process is killed): no completion, no
     // failure recorded. Its lease runs out and the client's retry reclaims the key.
-    void Worker::die(Request& req, const std::string& digest)
+    void Worker::die(Request& req, const std::string& digest, const std::string& canonical)
     {
-        const ClaimResult claim = m_store->claim(req.key, digest);
+        const ClaimResult claim = m_store->claim(req.key, digest, canonical);
         if (!claim.mayExecute()) {
             settleClaim(req, claim);
             return;
@@ -367,9 +373,9 @@ namespace {
 
     // An executor that stalls past its lease (a long GC pause, a frozen VM), is taken over, and
     // then wakes up and tries to finish. Its token must no longer commit anything.
-    void Worker::stale(Request& req, const std::string& digest)
+    void Worker::stale(Request& req, const std::string& digest, const std::string& canonical)
     {
-        const ClaimResult claim = m_staleStore->claim(req.key, digest);
+        const ClaimResult claim = m_staleStore->claim(req.key, digest, canonical);
         if (!claim.mayExecute()) {
             settleClaim(req, claim);
             return;
@@ -377,7 +383,7 @@ namespace {
         m_shared.stats.add(Tally::StaleAttempts);
         std::this_thread::sleep_for(staleLease + milliseconds(40));
         // Meanwhile the client's retry reaches an executor that takes the expired lease over.
-        execute(req, digest);
+        execute(req, digest, canonical);
 
         const std::string key = req.key.str();
         try {
@@ -515,7 +521,129 @@ namespace {
         return r.dump();
     }
 
+    // The payment service and the effect, as a worker's record does, for a re-execution: paid
+    // (idempotent by key) on its own connection, the effect in the fenced transaction.
+    class DemoRedriver {
+    public:
+        DemoRedriver(Shared& shared, std::string operation, int slot)
+            : m_shared(shared)
+            , m_options(shared.options)
+            , m_operation(std::move(operation))
+            , m_slot(slot)
+        {
+        }
+        ~DemoRedriver()
+        {
+            m_shared.sockets.set(2 * m_slot, -1);
+            m_shared.sockets.set(2 * m_slot + 1, -1);
+        }
+
+        void run()
+        {
+            while (!m_shared.stop.load()) {
+                try {
+                    if (!m_conn || !m_conn->is_open()) {
+                        m_shared.sockets.set(2 * m_slot, -1);
+                        m_redriver.reset();
+                        m_conn = connectPrimary(m_options.dsn, { "idemctl demo re-driver " + m_operation });
+                        m_shared.sockets.set(2 * m_slot, m_conn->sock());
+                        StoreOptions store;
+                        store.schema = m_options.schema;
+                        store.lease = m_options.lease;
+                        store.storeRequestsOf = { m_operation };
+                        RedriveOptions options;
+                        options.version = m_options.workerVersion;
+                        options.listen = false;
+                        options.poll = milliseconds(500);
+                        m_redriver = std::make_unique<Redriver>(*m_conn, store, "*", m_operation,
+                            hostWorkerName("idemctl-demo-redrive-" + m_operation),
+                            [this](pqxx::work& tx, const TaskContext& ctx, const nlohmann::json& request) {
+                                return execute(tx, ctx, request);
+                            },
+                            options, &m_shared.counters);
+                    }
+                    const auto before = m_redriver->stats().succeeded;
+                    const int taken = m_redriver->runOnce();
+                    m_shared.reexecuted.fetch_add(m_redriver->stats().succeeded - before);
+                    if (taken == 0)
+                        sleepUnlessStopped(m_shared.stop, milliseconds(500));
+                } catch (const std::exception& e) {
+                    if (m_shared.stop.load())
+                        break;
+                    m_shared.stats.add(Tally::Errors);
+                    m_shared.reportError("re-driver " + m_operation + ": " + e.what());
+                    m_shared.sockets.set(2 * m_slot, -1);
+                    m_redriver.reset();
+                    m_conn.reset();
+                    sleepUnlessStopped(m_shared.stop, milliseconds(1000));
+                }
+            }
+        }
+
+    private:
+        std::string execute(pqxx::work& tx, const TaskContext& ctx, const nlohmann::json& body)
+        {
+            const std::string key = ctx.idempotencyKey;
+            if (!m_downstream || !m_downstream->is_open()) {
+                m_shared.sockets.set(2 * m_slot + 1, -1);
+                m_downstream = connectPrimary(m_options.dsn, { "idemctl demo payment service" });
+                m_shared.sockets.set(2 * m_slot + 1, m_downstream->sock());
+            }
+            {
+                pqxx::work w(*m_downstream);
+                w.exec_params("INSERT INTO " + m_options.schema.qualify("demo_payments")
+                        + " (idempotency_key, amount_cents, currency, target)"
+                          " VALUES ($1, $2, $3, $4) ON CONFLICT (idempotency_key) DO NOTHING",
+                    key, body.at("amount_cents").get<long long>(), body.at("currency").get<std::string>(),
+                    body.at("target").get<std::string>());
+                w.commit();
+            }
+            tx.exec_params("INSERT INTO " + m_options.schema.qualify("demo_orders_effects")
+                    + " (idempotency_key, run_id, worker, attempt, amount_cents, currency, target)"
+                      " VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                key, m_options.runId, m_slot, ctx.attempt, body.at("amount_cents").get<long long>(),
+                body.at("currency").get<std::string>(), body.at("target").get<std::string>());
+            return nlohmann::json({ { "payment", key }, { "amount_cents", body.at("amount_cents") },
+                                      { "currency", body.at("currency") }, { "re_executed", true },
+                                      { "attempt", ctx.attempt }, { "execution", ctx.token.substr(0, 12) } })
+                .dump();
+        }
+
+        Shared& m_shared;
+        const Options& m_options;
+        std::string m_operation;
+        int m_slot;
+        // Declared before the re-driver, which holds a reference to it.
+        std::unique_ptr<pqxx::connection> m_conn;
+        std::unique_ptr<pqxx::connection> m_downstream;
+        std::unique_ptr<Redriver> m_redriver;
+    };
+
 } // namespace
+
+void registerOperations(pqxx::connection& conn, Shared& shared)
+{
+    try {
+        for (const auto& op : shared.options.operations)
+            registerRedrivable(conn, shared.options.schema, { "*", op, 65536, {} });
+        shared.redrivable = true;
+    } catch (const std::exception& e) {
+        shared.redrivable = false;
+        shared.reportError(std::string("re-execution off: registering the operations as re-drivable was refused: ")
+            + e.what());
+    }
+}
+
+void runRedriver(Shared& shared, const std::string& operation, int slot)
+{
+    try {
+        DemoRedriver(shared, operation, slot).run();
+    } catch (const std::exception& e) {
+        shared.stats.add(Tally::Errors);
+        shared.reportError("re-driver " + operation + " stopped: " + e.what());
+    }
+    shared.running.fetch_sub(1);
+}
 
 void runWorker(Shared& shared, int index)
 {

@@ -94,12 +94,12 @@ namespace {
         int m_used = 0;
     };
 
-    ClaimResult claimWithReconnects(
-        TaskStore& store, const TaskKey& key, const std::string& requestDigest, Reconnects& reconnects)
+    ClaimResult claimWithReconnects(TaskStore& store, const TaskKey& key, const std::string& requestDigest,
+        const std::string& request, Reconnects& reconnects)
     {
         for (;;) {
             try {
-                return store.claim(key, requestDigest);
+                return store.claim(key, requestDigest, request);
             } catch (const DatabaseUnavailable& e) {
                 if (!reconnects.again(e))
                     throw;
@@ -222,7 +222,7 @@ RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requ
     const RunOptions& options)
 {
     Reconnects reconnects(store, options);
-    const ClaimResult claim = claimWithReconnects(store, key, requestDigest, reconnects);
+    const ClaimResult claim = claimWithReconnects(store, key, requestDigest, options.request, reconnects);
     if (!claim.mayExecute())
         return outcomeOfClaim(claim);
     return runClaimed(
@@ -234,7 +234,7 @@ RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requ
     const RecordFunction& record, const RunOptions& options)
 {
     Reconnects reconnects(store, options);
-    const ClaimResult claim = claimWithReconnects(store, key, requestDigest, reconnects);
+    const ClaimResult claim = claimWithReconnects(store, key, requestDigest, options.request, reconnects);
     if (!claim.mayExecute())
         return outcomeOfClaim(claim);
     return runClaimed(store, key, claim, &call, record, reconnects);

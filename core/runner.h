@@ -80,6 +80,10 @@ const char* runOutcomeName(RunOutcome::Kind kind);
 struct RunOptions {
     std::function<pqxx::connection&(const DatabaseUnavailable& why)> reconnect;
     int maxReconnects = 3;
+    // Schema v25 (docs/redrive.md): the request's canonical JSON text (the text whose v1 digest is
+    // the request digest). Needed for an operation in StoreOptions::storeRequestsOf, whose claim
+    // stores it (TaskStore::claim's third argument); ignored for others.
+    std::string request;
 };
 
 // The outcome a claim that may not execute amounts to (replay, in progress, conflict, ...).

@@ -177,22 +177,41 @@ void TaskStore::count(const TaskKey& key, const char* what)
 
 ClaimResult TaskStore::claim(const TaskKey& key, const std::string& requestDigest)
 {
+    return claim(key, requestDigest, std::string());
+}
+
+bool TaskStore::storesRequests(const TaskKey& key) const
+{
+    return !m_options.storeRequestsOf.empty() && m_options.storeRequestsOf.count(key.operation()) > 0;
+}
+
+ClaimResult TaskStore::claim(const TaskKey& key, const std::string& requestDigest, const std::string& canonicalRequest)
+{
     requireDigest(requestDigest);
+    const bool stored = storesRequests(key);
+    if (stored && canonicalRequest.empty())
+        throw std::invalid_argument("operation " + key.operation()
+            + " is re-drivable (StoreOptions::storeRequestsOf): its claims store the request, so the canonical"
+              " request is required");
     const std::string token = newToken();
     const auto maxAge = m_options.retry.maxAge.count();
     const pqxx::result r = withRetry([&] {
         // One statement is its own transaction: no BEGIN and COMMIT round trips around it
         // (pqxx::work would send both, tripling a replay's round trips).
         pqxx::nontransaction w(*m_conn);
-        return w.exec_params("SELECT decision, detail, owner_token, attempts, max_attempts, retry_after_ms,"
-                             "       result_json, request_hash, error_class, error_message,"
-                             "       CASE WHEN decision = 'paused' AND lease_until IS NOT NULL"
-                             "            THEN GREATEST(1, ceil(extract(epoch FROM lease_until - now()) OPERATOR(pg_catalog.*) 1000::numeric))::bigint"
-                             "       END FROM "
-                + m_options.schema.qualify("claim") + "($1, $2, $3::uuid, $4, $5, $6)",
-            key.str(), requestDigest, token, static_cast<long long>(m_options.lease.count()),
-            m_options.retry.maxAttempts,
-            maxAge > 0 ? std::to_string(maxAge).c_str() : static_cast<const char*>(nullptr));
+        const std::string head = "SELECT decision, detail, owner_token, attempts, max_attempts, retry_after_ms,"
+                                 "       result_json, request_hash, error_class, error_message,"
+                                 "       CASE WHEN decision = 'paused' AND lease_until IS NOT NULL"
+                                 "            THEN GREATEST(1, ceil(extract(epoch FROM lease_until - now()) OPERATOR(pg_catalog.*) 1000::numeric))::bigint"
+                                 "       END FROM ";
+        const std::string ageText = std::to_string(maxAge);
+        const char* age = maxAge > 0 ? ageText.c_str() : nullptr;
+        if (stored)
+            return w.exec_params(head + m_options.schema.qualify("idem_claim_stored") + "($1, $2, $3::uuid, $4, $5, $6, $7)",
+                key.str(), requestDigest, token, static_cast<long long>(m_options.lease.count()),
+                m_options.retry.maxAttempts, age, canonicalRequest);
+        return w.exec_params(head + m_options.schema.qualify("claim") + "($1, $2, $3::uuid, $4, $5, $6)", key.str(),
+            requestDigest, token, static_cast<long long>(m_options.lease.count()), m_options.retry.maxAttempts, age);
     });
     const auto row = r[0];
     ClaimResult c;

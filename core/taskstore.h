@@ -3,6 +3,7 @@
 #include <chrono>
 #include <optional>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -118,6 +119,11 @@ struct StoreOptions {
     RetryPolicy retry; // maxAttempts <= limits::maxAttempts, maxDelay <= maxRetryDelay, maxAge <= limits::maxAge
     std::size_t maxResultBytes = 1 << 20; // 1 .. limits::maxResultBytes
     int maxSerializationRetries = 5; // SQLSTATE 40001 / 40P01
+    // Schema v25 (docs/redrive.md): operations registered as re-drivable (idem::registerRedrivable).
+    // Their claims go through idem_claim_stored, which stores the canonical request beside the key
+    // when it is acquired, and need that request (claim's third argument, RunOptions::request).
+    // Claims of other operations call claim() as before.
+    std::set<std::string> storeRequestsOf;
 };
 
 // The protocol on one connection (a connection belongs to one thread; use one store per
@@ -138,6 +144,15 @@ public:
     // Decides, from the stored state, what this caller does with the key (DESIGN section 3).
     // A digest that is not 1 to 256 bytes of visible ASCII is std::invalid_argument.
     ClaimResult claim(const TaskKey& key, const std::string& requestDigest);
+    // The same, with the request's canonical JSON text (canonicalJson of the request without its
+    // ignored fields: the text whose v1 digest is requestDigest). For an operation in
+    // storeRequestsOf it is stored when the key is acquired; a request that is empty there is
+    // std::invalid_argument before any I/O, one over the operation's bound or not matching the
+    // digest is refused by the server (std::invalid_argument, nothing claimed or stored). For
+    // other operations the request is not sent.
+    ClaimResult claim(const TaskKey& key, const std::string& requestDigest, const std::string& canonicalRequest);
+    // Whether claims of key's operation store their request (StoreOptions::storeRequestsOf).
+    bool storesRequests(const TaskKey& key) const;
 
     // fence, complete, heartbeat and fail take the token of a claim that may execute; any other
     // (the empty token of a claim that did not acquire the key) is std::invalid_argument, thrown

@@ -99,23 +99,18 @@ QString jobDurationText(double seconds)
 JobsModel::JobsModel(ConsoleSession* monitor, QObject* parent)
     : QAbstractTableModel(parent)
     , m_poll(monitor, firstSchemaVersion, [this, monitor] {
-        // Schema v25: the outcomes of the re-executions that may still change, in the same read.
-        const auto outcomeJobs = monitor->serverInfo().schemaVersion >= idem::firstRedriveSchemaVersion
-            ? outcomesToRead()
-            : std::vector<std::int64_t>();
+        // Schema v25: the outcomes of the re-executions that may still change, in the same read
+        // (one indexed count per job that re-executes; none for one whose figures are final).
         const bool redrive = monitor->serverInfo().schemaVersion >= idem::firstRedriveSchemaVersion;
-        return [outcomeJobs, redrive](pqxx::connection& conn, const idem::SchemaName& schema) {
+        const auto settled = finalOutcomes();
+        return [settled, redrive](pqxx::connection& conn, const idem::SchemaName& schema) {
             JobsReading reading;
             // One indexed read of at most listLimit rows: its cost does not grow with the jobs' rows.
             reading.jobs = idem::listJobs(conn, schema, listLimit);
-            if (redrive) {
-                // Jobs listed now that were not known at the last read: read theirs too.
-                std::vector<std::int64_t> ids = outcomeJobs;
+            if (redrive)
                 for (const auto& j : reading.jobs)
-                    if (j.redrive && std::find(ids.begin(), ids.end(), j.id) == ids.end())
-                        ids.push_back(j.id);
-                reading.outcomes = idem::readRedriveOutcomes(conn, schema, ids);
-            }
+                    if (j.redrive && !settled.count(j.id))
+                        reading.outcomes[j.id] = idem::readRedriveOutcomes(conn, schema, j.id);
             return QVariant::fromValue(reading);
         };
     })
@@ -216,21 +211,19 @@ std::optional<double> JobsModel::etaSeconds(std::int64_t id) const
 std::optional<idem::RedriveOutcomes> JobsModel::outcomes(std::int64_t id) const
 {
     const auto it = m_outcomes.find(id);
-    if (it == m_outcomes.end() || it->second.empty())
+    if (it == m_outcomes.end() || it->second.total() == 0)
         return std::nullopt;
     return it->second;
 }
 
-std::vector<std::int64_t> JobsModel::outcomesToRead() const
+std::set<std::int64_t> JobsModel::finalOutcomes() const
 {
-    std::vector<std::int64_t> ids;
+    std::set<std::int64_t> ids;
     for (const auto& j : m_jobs) {
-        if (!j.redrive)
-            continue;
         const auto it = m_outcomes.find(j.id);
         // An ended job queues no more items: once none is open its figures are final.
-        if (it == m_outcomes.end() || !j.ended() || it->second.open() > 0)
-            ids.push_back(j.id);
+        if (j.ended() && it != m_outcomes.end() && it->second.queued + it->second.running == 0)
+            ids.insert(j.id);
     }
     return ids;
 }

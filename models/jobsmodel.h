@@ -7,12 +7,13 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "models/sessionpoll.h"
 #include "models/workermessages.h"
 #include "operations/jobs.h"
-#include "operations/redriveview.h"
+#include "operations/redrive.h"
 
 namespace idem::console {
 
@@ -80,8 +81,8 @@ Q_SIGNALS:
 
 private:
     void merge(std::vector<idem::JobStatus> fresh);
-    // The re-executing jobs whose outcomes may still change.
-    std::vector<std::int64_t> outcomesToRead() const;
+    // The jobs whose re-executions' outcomes are final: ended, none queued or running.
+    std::set<std::int64_t> finalOutcomes() const;
     void sample(const idem::JobStatus& job);
 
     SessionPoll m_poll;

@@ -1,6 +1,7 @@
 #include "models/redrivewatch.h"
 
 #include <QCoreApplication>
+#include <QDateTime>
 #include <QLocale>
 
 #include <algorithm>
@@ -10,6 +11,16 @@
 #include "models/visibletext.h"
 
 namespace idem::console {
+
+bool canRedriveNow(const idem::RedriveStatus& status) { return status.registered && status.onlineWorkers > 0; }
+
+bool redriveItemOpen(const idem::RedriveItemRow& item) { return item.state == "queued" || item.state == "running"; }
+
+QString isoTimeText(const std::string& iso)
+{
+    const auto at = QDateTime::fromString(QString::fromStdString(iso), Qt::ISODateWithMs);
+    return at.isValid() ? formatTimeUs(at.toMSecsSinceEpoch() * 1000) : QString::fromStdString(iso);
+}
 
 QString redriveOfferText(const std::string& operation, const std::optional<idem::RedriveStatus>& status)
 {
@@ -23,10 +34,6 @@ QString redriveOfferText(const std::string& operation, const std::optional<idem:
         return QCoreApplication::translate(
             "idem::console::RedriveWatch", "%n worker(s) of %1 are online", nullptr, status->onlineWorkers)
             .arg(op);
-    if (status->lastSeenUs)
-        return QCoreApplication::translate(
-            "idem::console::RedriveWatch", "No re-driver for %1 is online (last seen %2): the key waits for its client")
-            .arg(op, formatTimeUs(*status->lastSeenUs));
     return QCoreApplication::translate(
         "idem::console::RedriveWatch", "No re-driver for %1 is online: the key waits for its client")
         .arg(op);
@@ -83,9 +90,9 @@ std::optional<idem::RedriveStatus> RedriveStatusWatch::status(
         else if (s.operation == operation && s.tenant == "*")
             every = s;
     }
-    if (exact && exact->canReexecute())
+    if (exact && canRedriveNow(*exact))
         return exact;
-    if (every && every->canReexecute())
+    if (every && canRedriveNow(*every))
         return every;
     return exact ? exact : every;
 }
@@ -93,7 +100,7 @@ std::optional<idem::RedriveStatus> RedriveStatusWatch::status(
 bool RedriveStatusWatch::canReexecute(const std::string& tenant, const std::string& operation) const
 {
     const auto s = status(tenant, operation);
-    return s && s->canReexecute();
+    return s && canRedriveNow(*s);
 }
 
 QString RedriveStatusWatch::offerText(const std::string& tenant, const std::string& operation) const
@@ -117,7 +124,7 @@ std::vector<idem::RedriveStatus> RedriveStatusWatch::reexecutable() const
     std::vector<idem::RedriveStatus> out;
     if (m_list)
         for (const auto& s : *m_list)
-            if (s.canReexecute())
+            if (canRedriveNow(s))
                 out.push_back(s);
     return out;
 }
@@ -137,7 +144,7 @@ RedriveStatusWatch::Offer RedriveStatusWatch::offerFor(
     }
     for (const auto& s : *m_list)
         if ((!operation || s.operation == *operation) && (!tenant || s.tenant == *tenant || s.tenant == "*")
-            && s.canReexecute()) {
+            && canRedriveNow(s)) {
             o.any = true;
             o.offers << redriveOfferText(s.operation, s);
         }
@@ -160,11 +167,13 @@ KeyRedriveWatch::KeyRedriveWatch(ConsoleSession* session, QObject* parent)
         if (key.empty())
             return [](pqxx::connection&, const idem::SchemaName&) { return QVariant(); };
         return [key](pqxx::connection& conn, const idem::SchemaName& schema) {
-            return QVariant::fromValue(idem::readKeyRedrive(conn, schema, key));
+            // Two reads of one key each: its items (at most 100) and whether its request is stored.
+            KeyRedrive r { idem::readRedriveItems(conn, schema, key), idem::readStoredRequest(conn, schema, key) };
+            return QVariant::fromValue(r);
         };
     })
 {
-    qRegisterMetaType<idem::KeyRedrive>();
+    qRegisterMetaType<KeyRedrive>();
     connect(&m_poll, &SessionPoll::answered, this, [this](const QVariant& answer, bool superseded) {
         if (superseded || m_readKey != m_key)
             return; // a read for another key: the next one is under way
@@ -174,10 +183,9 @@ KeyRedriveWatch::KeyRedriveWatch(ConsoleSession* session, QObject* parent)
             Q_EMIT changed();
             return; // nothing to follow
         }
-        m_current = answer.value<idem::KeyRedrive>();
+        m_current = answer.value<KeyRedrive>();
         Q_EMIT changed();
-        const bool open = std::any_of(
-            m_current->items.begin(), m_current->items.end(), [](const idem::RedriveItem& i) { return i.open(); });
+        const bool open = std::any_of(m_current->items.begin(), m_current->items.end(), redriveItemOpen);
         m_poll.readIn(open ? m_openMs : m_idleMs);
     });
     connect(&m_poll, &SessionPoll::failed, this, [this](const Failure& failure) {
@@ -242,10 +250,6 @@ QString redriveOutcomesText(std::int64_t requeued, const idem::RedriveOutcomes& 
         if (n > 0)
             parts << QCoreApplication::translate("idem::console::RedriveWatch", "%1 %2")
                          .arg(locale.toString(qlonglong(n)), redriveStateLabel(state));
-    for (const auto& [state, n] : o.other)
-        if (n > 0)
-            parts << QCoreApplication::translate("idem::console::RedriveWatch", "%1 %2")
-                         .arg(locale.toString(qlonglong(n)), redriveStateLabel(state));
     if (requeued > o.total())
         parts << QCoreApplication::translate("idem::console::RedriveWatch", "%1 not re-executable (no stored request)")
                      .arg(locale.toString(qlonglong(requeued - o.total())));
@@ -275,13 +279,13 @@ QString storedRequestText(const idem::StoredRequest& r)
             "No request is stored for this key: a re-execution has nothing to run (its operation is not "
             "re-drivable, or the key was claimed before it was registered).");
     const QString size = byteSizeText(r.bytes);
-    if (!r.content)
+    if (!r.readable)
         return QCoreApplication::translate(
             "idem::console::RedriveWatch", "A request is stored (%1); reading it needs the read_requests right.")
             .arg(size);
-    return r.storedAtUs ? QCoreApplication::translate("idem::console::RedriveWatch",
+    return !r.storedAt.empty() ? QCoreApplication::translate("idem::console::RedriveWatch",
                "A request is stored (%1, since %2); fields its operation redacts read \"[redacted]\".")
-                              .arg(size, formatTimeUs(*r.storedAtUs))
+                              .arg(size, isoTimeText(r.storedAt))
                         : QCoreApplication::translate("idem::console::RedriveWatch",
                             "A request is stored (%1); fields its operation redacts read \"[redacted]\".")
                               .arg(size);

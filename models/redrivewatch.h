@@ -11,7 +11,7 @@
 
 #include "models/sessionpoll.h"
 #include "models/workermessages.h"
-#include "operations/redriveview.h"
+#include "operations/redrive.h"
 
 namespace idem::console {
 
@@ -62,6 +62,17 @@ private:
     QString m_error;
 };
 
+// Registered, and a re-driver of it online.
+bool canRedriveNow(const idem::RedriveStatus& status);
+// Queued or running: a re-drive item still to end.
+bool redriveItemOpen(const idem::RedriveItemRow& item);
+
+// A key's re-drive items (newest first) and its stored request, as the Tasks detail shows them.
+struct KeyRedrive {
+    std::vector<idem::RedriveItemRow> items;
+    idem::StoredRequest request;
+};
+
 // The words for one operation's re-drivers (status unset: not re-drivable), display-safe.
 QString redriveOfferText(const std::string& operation, const std::optional<idem::RedriveStatus>& status);
 
@@ -81,7 +92,7 @@ public:
     const QString& key() const { return m_key; }
     void refreshNow() { m_poll.refreshNow(); }
     // The last read of the key shown; nullopt before it answered.
-    const std::optional<idem::KeyRedrive>& current() const { return m_current; }
+    const std::optional<KeyRedrive>& current() const { return m_current; }
     bool schemaTooOld() const { return m_poll.schemaTooOld(); }
     QString error() const { return m_error; }
     int reads() const { return m_poll.reads(); }
@@ -94,7 +105,7 @@ private:
     SessionPoll m_poll;
     QString m_key;
     QString m_readKey; // the key the read under way is for
-    std::optional<idem::KeyRedrive> m_current;
+    std::optional<KeyRedrive> m_current;
     QString m_error;
     int m_openMs = openIntervalMs;
     int m_idleMs = idleIntervalMs;
@@ -104,6 +115,9 @@ private:
 QString redriveStateLabel(const std::string& state);
 // "191 requeued: 185 succeeded, 4 failed, 2 running" (requeued: the rows the job requeued).
 QString redriveOutcomesText(std::int64_t requeued, const idem::RedriveOutcomes& outcomes);
+// An ISO 8601 UTC time as idemctl prints it, in the console's local time; as given when it does
+// not read as one.
+QString isoTimeText(const std::string& iso);
 // "1.2 KiB", "512 bytes".
 QString byteSizeText(std::int64_t bytes);
 // What the Tasks detail says of a stored request: "No request is stored …", "A request is
@@ -113,4 +127,4 @@ QString storedRequestText(const idem::StoredRequest& request);
 } // namespace idem::console
 
 Q_DECLARE_METATYPE(std::vector<idem::RedriveStatus>)
-Q_DECLARE_METATYPE(idem::KeyRedrive)
+Q_DECLARE_METATYPE(idem::console::KeyRedrive)

@@ -90,8 +90,8 @@ namespace {
         pqxx::work w(conn);
         w.exec_params("SELECT set_config('lock_timeout', $1, true)", std::to_string(options.lockTimeoutMs) + "ms");
         const bool reexecute = action == RecoveryAction::Requeue && options.reexecute;
-        const std::string head = std::string("SELECT outcome, status, updated_at_us, row_image::text, audit_id, message")
-            + (reexecute ? ", redrive_item_id" : "") + " FROM "
+        const std::string head = "SELECT outcome, status, updated_at_us, row_image::text, audit_id, message, "
+            + std::string(reexecute ? "redrive_item_id" : "NULL::bigint") + " FROM "
             + schema.qualify(reexecute ? "idem_requeue_reexecute" : functionOf(action));
         pqxx::result r;
         if (action == RecoveryAction::Requeue)
@@ -211,6 +211,8 @@ void validateActionOptions(RecoveryAction a, const ActionOptions& options)
     if (codePoints(reason) > static_cast<std::size_t>(ActionOptions::maxReasonChars))
         throw std::invalid_argument("the reason is " + std::to_string(codePoints(reason))
             + " characters, more than the " + std::to_string(ActionOptions::maxReasonChars) + " allowed");
+    if (a != RecoveryAction::Requeue && options.reexecute)
+        throw std::invalid_argument("only a requeue re-executes");
     if (a == RecoveryAction::Requeue
         && (options.extraAttempts < 1 || options.extraAttempts > ActionOptions::maxExtraAttempts))
         throw std::invalid_argument("extra attempts must be 1 to " + std::to_string(ActionOptions::maxExtraAttempts)
@@ -258,12 +260,12 @@ const char* outcomeName(ActionOutcome o)
         return "denied";
     case ActionOutcome::NeedsApproval:
         return "needs_approval";
+    case ActionOutcome::NotRedrivable:
+        return "not_redrivable";
     case ActionOutcome::Error:
         return "error";
     case ActionOutcome::Skipped:
         return "skipped";
-    case ActionOutcome::NotRedrivable:
-        return "not_redrivable";
     }
     return "error";
 }
@@ -297,7 +299,7 @@ ActionResult applyAction(pqxx::connection& conn, const SchemaName& schema, Recov
             if (!row[4].is_null())
                 res.auditId = row[4].as<std::int64_t>();
             res.message = optionalText(row[5]);
-            if (row.size() > 6 && !row[6].is_null())
+            if (!row[6].is_null())
                 res.redriveItemId = row[6].as<std::int64_t>();
             return res;
         } catch (const pqxx::broken_connection& e) {
@@ -323,10 +325,6 @@ ActionResult applyAction(pqxx::connection& conn, const SchemaName& schema, Recov
             return errorResult(expected.key, ActionOutcome::Denied, "42501",
                 std::string("permission denied (this role is not idem_operator): ") + e.what());
         } catch (const pqxx::undefined_function& e) {
-            if (options.reexecute && action == RecoveryAction::Requeue)
-                throw std::runtime_error("schema " + schema.name()
-                    + " cannot re-execute a requeued key (schema version 25); run idemctl migrate first (" + e.what()
-                    + ")");
             throw std::runtime_error("schema " + schema.name()
                 + " has no recovery actions (schema version 3); run idemctl migrate first (" + e.what() + ")");
         } catch (const pqxx::sql_error& e) {

@@ -59,9 +59,8 @@ struct ActionOptions {
     // How long to wait, for each lock: the task's row (its executor holds it while completing)
     // and the audit trail (another action holds it from its append until its transaction ends).
     int lockTimeoutMs = 5000;
-    // Requeue only (schema v25): also queue a re-drive item, so a registered re-driver of the key's
-    // operation runs its stored request again (idem_requeue_reexecute); a key without a stored
-    // request is refused as NotRedrivable, nothing changed.
+    // Requeue only (schema v25, docs/redrive.md): also queue a re-execution of the stored request
+    // (idem_requeue_reexecute); a key with no stored request is refused as NotRedrivable.
     bool reexecute = false;
 };
 
@@ -94,19 +93,19 @@ enum class ActionOutcome {
     // SQLSTATE ID004 (schema v23): over the approval policy's budget, this login may change no more
     // rows without a second person's approval (the message says how to get it approved)
     NeedsApproval,
+    // Schema v25: a requeue with re-execute for a key without a stored request (its operation was
+    // not re-drivable when it was claimed): nothing changed
+    NotRedrivable,
     Error, // any other failure for this key (message, sqlstate); nothing of it committed
     Skipped, // bulk only: not attempted (stopped by the caller or after a lost connection)
-    // A requeue asked to re-execute a key with no stored request (its operation is not re-drivable,
-    // or the key was claimed before it was registered): nothing changed
-    NotRedrivable,
 };
-constexpr std::size_t actionOutcomeCount = 9;
+constexpr std::size_t actionOutcomeCount = 9; // the values above, for tables indexed by them
 
 // The server's words for a refusal: its message and hint, without where in a function it was
 // raised (CONTEXT) or trailing blanks. Quote it through displaySafe.
 std::string serverWords(const pqxx::sql_error& e);
 
-// applied, stale, wrong_state, not_found, denied, needs_approval, error, skipped, not_redrivable
+// applied, stale, wrong_state, not_found, denied, needs_approval, not_redrivable, error, skipped
 const char* outcomeName(ActionOutcome o);
 // Stale, WrongState, NotFound, Denied, NeedsApproval, NotRedrivable: the database said no, nothing changed
 bool isRefusal(ActionOutcome o);
@@ -120,9 +119,9 @@ struct ActionResult {
     std::optional<std::int64_t> updatedAtUs;
     std::string rowImage; // the row as JSON (result_json replaced by its SHA-256), same as the audit's images
     std::optional<std::int64_t> auditId; // Applied only
-    std::optional<std::int64_t> redriveItemId; // Applied with ActionOptions::reexecute: the queued re-drive item
     std::string message; // one line for people: what happened and, on refusal, what changed
     std::string sqlstate; // Denied / Error, when the server gave one
+    std::optional<std::int64_t> redriveItemId; // Applied with ActionOptions::reexecute: the re-drive item queued
 };
 
 // Runs one action on one key, in its own transaction (READ COMMITTED), retrying 40001/40P01.

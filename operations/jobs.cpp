@@ -50,7 +50,7 @@ namespace {
             + micros("j.approved_at") + ", " + micros("j.approval_expires_at")
             // Schema v23's column, read so that an older schema (without it) reads as before.
             + ", COALESCE(to_jsonb(j) ->> 'approval_why', '')"
-            // Schema v25's, the same way.
+            // Schema v25's, likewise.
             + ", COALESCE((to_jsonb(j) ->> 'redrive')::boolean, false)";
     }
 
@@ -261,9 +261,8 @@ void validateJobRequest(const JobRequest& r)
     o.reason = r.reason;
     o.actor = r.actor;
     o.extraAttempts = r.extraAttempts;
+    o.reexecute = r.reexecute; // only a requeue re-executes
     validateActionOptions(r.action, o);
-    if (r.redrive && r.action != RecoveryAction::Requeue)
-        throw std::invalid_argument("only a requeue job re-executes what it changes");
     if (r.cap < 1 || r.cap > JobLimits::maxCap)
         throw std::invalid_argument("a job's cap must be 1 to " + std::to_string(JobLimits::maxCap) + " rows, not "
             + std::to_string(r.cap));
@@ -302,12 +301,15 @@ JobStart startJob(pqxx::connection& conn, const SchemaName& schema, const JobReq
     pqxx::work w(conn);
     pqxx::result r;
     try {
-        // Schema v25's p_redrive only when asked for: an older schema starts a plain job as before.
-        r = w.exec_params("SELECT s.job_id, " + micros("s.moment") + ", s.matched, s.pending, s.skipped, s.spec_sha256,"
-                " s.audit_id FROM " + schema.qualify("idem_job_start")
-                + (request.redrive ? "($1, $2::jsonb, $3, $4, $5, $6, true) s" : "($1, $2::jsonb, $3, $4, $5, $6) s"),
-            std::string(actionName(request.action)), json, request.cap, request.reason,
-            request.actor.empty() ? localActor() : request.actor, extra);
+        const std::string head = "SELECT s.job_id, " + micros("s.moment")
+            + ", s.matched, s.pending, s.skipped, s.spec_sha256, s.audit_id FROM " + schema.qualify("idem_job_start");
+        // Schema v25's p_redrive only when asked for: a plain job starts on an older schema too.
+        if (request.reexecute)
+            r = w.exec_params(head + "($1, $2::jsonb, $3, $4, $5, $6, true) s", std::string(actionName(request.action)),
+                json, request.cap, request.reason, request.actor.empty() ? localActor() : request.actor, extra);
+        else
+            r = w.exec_params(head + "($1, $2::jsonb, $3, $4, $5, $6) s", std::string(actionName(request.action)),
+                json, request.cap, request.reason, request.actor.empty() ? localActor() : request.actor, extra);
     } catch (const pqxx::sql_error& e) {
         if (refusedState(e.sqlstate()))
             throw refusal(e);

@@ -56,9 +56,9 @@ struct JobRequest {
     // "run it from this console"): behind a transaction pooler its runner cannot hold the job, so
     // startJob refuses (JobNeedsDirectConnection) before anything is written.
     bool runsHere = false;
-    // Schema v25, requeue only: each row the job requeues also gets a re-drive item, which a
-    // registered re-driver of its operation runs (idem_job_start's p_redrive; docs/redrive.md).
-    bool redrive = false;
+    // Requeue only (schema v25, docs/redrive.md): each row the job requeues also gets a re-drive
+    // item, run by a re-driver of its operation with the stored request.
+    bool reexecute = false;
 };
 
 // The job would run here through a connection pooler: nothing was written.
@@ -150,7 +150,7 @@ struct JobStatus {
     std::optional<std::int64_t> approvedAtUs;
     std::optional<std::int64_t> approvalExpiresAtUs; // may start or resume until then
     std::string approvalWhy; // schema v23: rows or budget; empty before v23 or when not needed
-    bool redrive = false; // schema v25: its requeues re-execute (false before v25)
+    bool redrive = false; // schema v25: a requeue job that re-executes what it requeues
 
     std::int64_t refused() const { return refusedMovedOn + refusedBusy + refusedGone; }
     std::int64_t skipped() const { return skippedNotApplicable + skippedCancelled; }

@@ -3707,10 +3707,6 @@ Safe repeated task execution on PostgreSQL.</source>
         </translation>
     </message>
     <message>
-        <source>No re-driver for %1 is online (last seen %2): the key waits for its client</source>
-        <translation>%1 没有在线的重驱器（最后一次见到于 %2）：该键等待其客户端</translation>
-    </message>
-    <message>
         <source>No re-driver for %1 is online: the key waits for its client</source>
         <translation>%1 没有在线的重驱器：该键等待其客户端</translation>
     </message>

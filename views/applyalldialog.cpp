@@ -305,7 +305,7 @@ void ApplyAllDialog::start()
     request.cap = m_cap->value();
     request.extraAttempts = m_extra->value();
     request.reason = m_reason->toPlainText().toStdString();
-    request.redrive
+    request.reexecute
         = request.action == idem::RecoveryAction::Requeue && m_reexecute->isChecked() && m_reexecute->isEnabled();
     // Run from here: refused before anything is written when the console goes through a pooler.
     request.runsHere = m_runHere->isChecked() && m_runners;

@@ -269,8 +269,8 @@ void TaskDetailPane::showRedrive()
     m_redriveTable->setRowCount(int(r->items.size()));
     for (int row = 0; row < int(r->items.size()); ++row) {
         const auto& i = r->items[std::size_t(row)];
-        const QString cells[] = { formatTimeUs(i.requestedAtUs), redriveStateLabel(i.state), visibleText(i.worker),
-            QString::number(i.tries), i.finishedAtUs ? formatTimeUs(*i.finishedAtUs) : QString(),
+        const QString cells[] = { isoTimeText(i.requestedAt), redriveStateLabel(i.state), visibleText(i.worker),
+            QString::number(i.tries), isoTimeText(i.finishedAt),
             i.jobId ? tr("%1, job %2").arg(visibleText(i.requestedBy)).arg(*i.jobId) : visibleText(i.requestedBy),
             visibleText(i.detail) };
         for (int c = 0; c < 7; ++c) {
@@ -283,10 +283,10 @@ void TaskDetailPane::showRedrive()
     if (!r->items.empty())
         m_redriveTable->resizeColumnsToContents();
     m_requestInfo->setText(storedRequestText(r->request));
-    if (r->request.content) {
+    if (r->request.readable) {
         // As the database returns it (redacted fields already "[redacted]"), indented, escaped.
-        const auto doc = QJsonDocument::fromJson(QByteArray::fromStdString(*r->request.content));
-        const QString text = doc.isNull() ? QString::fromStdString(*r->request.content)
+        const auto doc = QJsonDocument::fromJson(QByteArray::fromStdString(r->request.request));
+        const QString text = doc.isNull() ? QString::fromStdString(r->request.request)
                                           : QString::fromUtf8(doc.toJson(QJsonDocument::Indented));
         if (m_requestView->toPlainText() != visibleLines(text))
             m_requestView->setPlainText(visibleLines(text));
@@ -295,7 +295,7 @@ void TaskDetailPane::showRedrive()
         m_requestView->hide();
         m_requestView->clear();
     }
-    const int open = int(std::count_if(r->items.begin(), r->items.end(), [](const auto& i) { return i.open(); }));
+    const int open = int(std::count_if(r->items.begin(), r->items.end(), redriveItemOpen));
     m_view->tabs()->setTabText(m_redriveTab,
         r->items.empty() ? tr("Re-execution")
             : open > 0   ? tr("Re-execution (%1, %2 open)").arg(r->items.size()).arg(open)

@@ -3980,8 +3980,8 @@ BEGIN
         RAISE EXCEPTION 'tenant must be ''*'' or 1 to 64 visible ASCII characters without '':'', not %',
             COALESCE(quote_literal(left(p_tenant, 80)), 'NULL') USING ERRCODE = 'ID003';
     END IF;
-    IF p_operation IS NULL OR p_operation !~ '^[!-9;-~]{1,64}$' THEN
-        RAISE EXCEPTION 'operation must be 1 to 64 visible ASCII characters without '':'', not %',
+    IF p_operation IS NULL OR p_operation !~ '^[!-9;-~]{1,64}$' OR p_operation = '*' THEN
+        RAISE EXCEPTION 'operation must be 1 to 64 visible ASCII characters without '':'', and not ''*'', not %',
             COALESCE(quote_literal(left(p_operation, 80)), 'NULL') USING ERRCODE = 'ID003';
     END IF;
 END
