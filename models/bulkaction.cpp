@@ -28,6 +28,8 @@ QString outcomeLabel(idem::ActionOutcome outcome)
         return QStringLiteral("denied");
     case idem::ActionOutcome::NeedsApproval:
         return QStringLiteral("needs-approval");
+    case idem::ActionOutcome::NotRedrivable: // schema v25: a requeue with re-execute, no stored request
+        return QStringLiteral("refused-not-redrivable");
     case idem::ActionOutcome::Error:
         return QStringLiteral("error");
     case idem::ActionOutcome::Skipped:

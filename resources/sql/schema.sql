@@ -1155,6 +1155,33 @@ $_$;
 
 
 --
+-- Name: idem_check_worker_text(text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_check_worker_text(p_what text, p_value text) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+BEGIN
+    IF p_value IS NULL OR char_length(p_value) NOT BETWEEN 1 AND 200 THEN
+        RAISE EXCEPTION 'a % must be 1 to 200 characters, not %', p_what,
+            COALESCE(char_length(p_value)::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    IF p_value ~ (E'[\\u0001-\\u001F\\u007F-\\u009F\\u00AD\\u0600-\\u0605\\u061C\\u06DD\\u070F\\u0890-\\u0891'
+                  || E'\\u08E2\\u180E\\u200B-\\u200F\\u2028-\\u202E\\u2060-\\u2064\\u2066-\\u206F\\uFEFF'
+                  || E'\\uFFF9-\\uFFFB\\U000110BD\\U000110CD\\U00013430-\\U0001343F\\U0001BCA0-\\U0001BCA3'
+                  || E'\\U0001D173-\\U0001D17A\\U000E0001\\U000E0020-\\U000E007F]') THEN
+        RAISE EXCEPTION 'a % must not hold a control or format character', p_what USING ERRCODE = 'ID003';
+    END IF;
+    IF p_value LIKE ' %' OR p_value LIKE '% ' OR audit_reason_blank(p_value) THEN
+        RAISE EXCEPTION 'a % needs a visible character and no leading or trailing space', p_what
+            USING ERRCODE = 'ID003';
+    END IF;
+END
+$$;
+
+
+--
 -- Name: idem_claim_stored(text, text, uuid, bigint, integer, bigint, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -1173,12 +1200,14 @@ BEGIN
     IF p_key IS NULL OR octet_length(p_key) NOT BETWEEN 1 AND 1024 THEN
         RAISE EXCEPTION 'idempotency key must be 1 to 1024 bytes' USING ERRCODE = 'ID003';
     END IF;
-    IF p_request_hash IS NULL OR octet_length(p_request_hash) NOT BETWEEN 1 AND 256 THEN
-        RAISE EXCEPTION 'request hash must be 1 to 256 bytes' USING ERRCODE = 'ID003';
-    END IF;
     v_tenant := split_part(p_key, ':', 1);
     v_operation := split_part(p_key, ':', 2);
-    SELECT o.max_request_bytes INTO v_max FROM idem_redrive_registration(v_tenant, v_operation) o;
+    -- idem_redrive_registration's query, written out: a call of that (non-inlinable) function cost
+    -- about as much as the claim itself (bench/README.md, Session 17).
+    SELECT o.max_request_bytes INTO v_max FROM idem_redrive_operations o
+     WHERE o.operation = v_operation AND o.tenant IN (v_tenant, '*')
+     ORDER BY o.tenant = '*'
+     LIMIT 1;
     IF NOT FOUND THEN
         RAISE EXCEPTION '%:% is not registered as re-drivable: claim it with claim(), or register it first'
                         ' (idem_redrive_register)', left(v_tenant, 64), left(v_operation, 64) USING ERRCODE = 'ID003';
@@ -1195,6 +1224,7 @@ BEGIN
                   HINT = 'Send a smaller request, or register the operation with a larger max_request_bytes'
                          ' (at most 1048576).';
     END IF;
+    -- (A NULL or malformed p_request_hash is claim()'s to refuse, below, before it reads anything.)
     IF 'v1:' || encode(sha256(convert_to(p_request, 'UTF8')), 'hex') <> p_request_hash THEN
         RAISE EXCEPTION 'the request is not the one digest % was computed from (v1: sha256 of its canonical JSON)',
             left(p_request_hash, 80) USING ERRCODE = 'ID003';
@@ -3989,33 +4019,6 @@ $_$;
 
 
 --
--- Name: idem_redrive_check_text(text, text); Type: FUNCTION; Schema: idem; Owner: -
---
-
-CREATE FUNCTION idem.idem_redrive_check_text(p_what text, p_value text) RETURNS void
-    LANGUAGE plpgsql IMMUTABLE
-    SET search_path TO 'idem', 'pg_temp'
-    AS $$
-BEGIN
-    IF p_value IS NULL OR char_length(p_value) NOT BETWEEN 1 AND 200 THEN
-        RAISE EXCEPTION 'a % must be 1 to 200 characters, not %', p_what,
-            COALESCE(char_length(p_value)::text, 'NULL') USING ERRCODE = 'ID003';
-    END IF;
-    IF p_value ~ (E'[\\u0001-\\u001F\\u007F-\\u009F\\u00AD\\u0600-\\u0605\\u061C\\u06DD\\u070F\\u0890-\\u0891'
-                  || E'\\u08E2\\u180E\\u200B-\\u200F\\u2028-\\u202E\\u2060-\\u2064\\u2066-\\u206F\\uFEFF'
-                  || E'\\uFFF9-\\uFFFB\\U000110BD\\U000110CD\\U00013430-\\U0001343F\\U0001BCA0-\\U0001BCA3'
-                  || E'\\U0001D173-\\U0001D17A\\U000E0001\\U000E0020-\\U000E007F]') THEN
-        RAISE EXCEPTION 'a % must not hold a control or format character', p_what USING ERRCODE = 'ID003';
-    END IF;
-    IF p_value LIKE ' %' OR p_value LIKE '% ' OR audit_reason_blank(p_value) THEN
-        RAISE EXCEPTION 'a % needs a visible character and no leading or trailing space', p_what
-            USING ERRCODE = 'ID003';
-    END IF;
-END
-$$;
-
-
---
 -- Name: idem_redrive_enqueue(text, bigint, bigint, text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -4069,7 +4072,7 @@ BEGIN
     IF p_item_id IS NULL OR p_item_id < 1 THEN
         RAISE EXCEPTION 'an item id is a positive number, not %', COALESCE(p_item_id::text, 'NULL') USING ERRCODE = 'ID003';
     END IF;
-    PERFORM idem_redrive_check_text('worker', p_worker);
+    PERFORM idem_check_worker_text('worker', p_worker);
     IF p_outcome IS NULL OR p_outcome NOT IN ('succeeded', 'failed', 'conflict', 'gone', 'later') THEN
         RAISE EXCEPTION 'a re-drive ends succeeded, failed, conflict, gone or later, not %',
             COALESCE(quote_literal(left(p_outcome, 64)), 'NULL') USING ERRCODE = 'ID003';
@@ -4360,7 +4363,7 @@ DECLARE
     v_reg idem_redrive_operations%ROWTYPE;
 BEGIN
     PERFORM idem_redrive_check_scope(p_tenant, p_operation);
-    PERFORM idem_redrive_check_text('worker', p_worker);
+    PERFORM idem_check_worker_text('worker', p_worker);
     IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 100 THEN
         RAISE EXCEPTION 'a re-driver takes 1 to 100 items at a time, not %', COALESCE(p_limit::text, 'NULL')
             USING ERRCODE = 'ID003';
@@ -4449,8 +4452,8 @@ DECLARE
     v_reg idem_redrive_operations%ROWTYPE;
 BEGIN
     PERFORM idem_redrive_check_scope(p_tenant, p_operation);
-    PERFORM idem_redrive_check_text('worker', p_worker);
-    PERFORM idem_redrive_check_text('version', p_version);
+    PERFORM idem_check_worker_text('worker', p_worker);
+    PERFORM idem_check_worker_text('version', p_version);
     IF p_tenant = '*' THEN
         SELECT * INTO v_reg FROM idem_redrive_operations o WHERE o.operation = p_operation AND o.tenant = '*';
     ELSE
@@ -4539,24 +4542,9 @@ DECLARE
     v_old text;
     v_from text;
     v_what text;
-    v_value text;
 BEGIN
     FOREACH v_what IN ARRAY ARRAY['worker', 'version'] LOOP
-        v_value := CASE v_what WHEN 'worker' THEN p_worker ELSE p_version END;
-        IF v_value IS NULL OR char_length(v_value) NOT BETWEEN 1 AND 200 THEN
-            RAISE EXCEPTION 'a % must be 1 to 200 characters, not %', v_what,
-                COALESCE(char_length(v_value)::text, 'NULL') USING ERRCODE = 'ID003';
-        END IF;
-        IF v_value ~ (E'[\\u0001-\\u001F\\u007F-\\u009F\\u00AD\\u0600-\\u0605\\u061C\\u06DD\\u070F\\u0890-\\u0891'
-                      || E'\\u08E2\\u180E\\u200B-\\u200F\\u2028-\\u202E\\u2060-\\u2064\\u2066-\\u206F\\uFEFF'
-                      || E'\\uFFF9-\\uFFFB\\U000110BD\\U000110CD\\U00013430-\\U0001343F\\U0001BCA0-\\U0001BCA3'
-                      || E'\\U0001D173-\\U0001D17A\\U000E0001\\U000E0020-\\U000E007F]') THEN
-            RAISE EXCEPTION 'a % must not hold a control or format character', v_what USING ERRCODE = 'ID003';
-        END IF;
-        IF v_value LIKE ' %' OR v_value LIKE '% ' OR audit_reason_blank(v_value) THEN
-            RAISE EXCEPTION 'a % needs a visible character and no leading or trailing space', v_what
-                USING ERRCODE = 'ID003';
-        END IF;
+        PERFORM idem_check_worker_text(v_what, CASE v_what WHEN 'worker' THEN p_worker ELSE p_version END);
     END LOOP;
 
     -- The report of every start and reconnect: a read by primary key, nothing written.
@@ -6686,6 +6674,13 @@ GRANT ALL ON FUNCTION idem.idem_change_use(p_request bigint, p_spec_sha256 text,
 
 
 --
+-- Name: FUNCTION idem_check_worker_text(p_what text, p_value text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_check_worker_text(p_what text, p_value text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION idem_claim_stored(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint, p_max_attempts integer, p_max_age_ms bigint, p_request text); Type: ACL; Schema: idem; Owner: -
 --
 
@@ -7199,13 +7194,6 @@ REVOKE ALL ON FUNCTION idem.idem_purge_spec_check(r idem.idem_purge_runs, p_batc
 --
 
 REVOKE ALL ON FUNCTION idem.idem_redrive_check_scope(p_tenant text, p_operation text) FROM PUBLIC;
-
-
---
--- Name: FUNCTION idem_redrive_check_text(p_what text, p_value text); Type: ACL; Schema: idem; Owner: -
---
-
-REVOKE ALL ON FUNCTION idem.idem_redrive_check_text(p_what text, p_value text) FROM PUBLIC;
 
 
 --

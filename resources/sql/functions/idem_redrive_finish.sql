@@ -23,7 +23,7 @@ BEGIN
     IF p_item_id IS NULL OR p_item_id < 1 THEN
         RAISE EXCEPTION 'an item id is a positive number, not %', COALESCE(p_item_id::text, 'NULL') USING ERRCODE = 'ID003';
     END IF;
-    PERFORM idem_redrive_check_text('worker', p_worker);
+    PERFORM idem_check_worker_text('worker', p_worker);
     IF p_outcome IS NULL OR p_outcome NOT IN ('succeeded', 'failed', 'conflict', 'gone', 'later') THEN
         RAISE EXCEPTION 'a re-drive ends succeeded, failed, conflict, gone or later, not %',
             COALESCE(quote_literal(left(p_outcome, 64)), 'NULL') USING ERRCODE = 'ID003';

@@ -26,7 +26,7 @@ DECLARE
     v_reg idem_redrive_operations%ROWTYPE;
 BEGIN
     PERFORM idem_redrive_check_scope(p_tenant, p_operation);
-    PERFORM idem_redrive_check_text('worker', p_worker);
+    PERFORM idem_check_worker_text('worker', p_worker);
     IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 100 THEN
         RAISE EXCEPTION 'a re-driver takes 1 to 100 items at a time, not %', COALESCE(p_limit::text, 'NULL')
             USING ERRCODE = 'ID003';

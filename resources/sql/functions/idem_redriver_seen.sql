@@ -18,8 +18,8 @@ DECLARE
     v_reg idem_redrive_operations%ROWTYPE;
 BEGIN
     PERFORM idem_redrive_check_scope(p_tenant, p_operation);
-    PERFORM idem_redrive_check_text('worker', p_worker);
-    PERFORM idem_redrive_check_text('version', p_version);
+    PERFORM idem_check_worker_text('worker', p_worker);
+    PERFORM idem_check_worker_text('version', p_version);
     IF p_tenant = '*' THEN
         SELECT * INTO v_reg FROM idem_redrive_operations o WHERE o.operation = p_operation AND o.tenant = '*';
     ELSE

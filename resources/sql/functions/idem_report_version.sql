@@ -1,4 +1,4 @@
--- idem_report_version (schema v18, changed in v24; the history is in git log).
+-- idem_report_version (schema v18, changed in v24, v25; the history is in git log).
 -- What a worker calls when it starts and when it reconnects (never per task): the version string
 -- its build carries, under a name that stays the same across its restarts (host and service, say).
 -- Returns what came of it:
@@ -31,24 +31,9 @@ DECLARE
     v_old text;
     v_from text;
     v_what text;
-    v_value text;
 BEGIN
     FOREACH v_what IN ARRAY ARRAY['worker', 'version'] LOOP
-        v_value := CASE v_what WHEN 'worker' THEN p_worker ELSE p_version END;
-        IF v_value IS NULL OR char_length(v_value) NOT BETWEEN 1 AND 200 THEN
-            RAISE EXCEPTION 'a % must be 1 to 200 characters, not %', v_what,
-                COALESCE(char_length(v_value)::text, 'NULL') USING ERRCODE = 'ID003';
-        END IF;
-        IF v_value ~ (E'[\\u0001-\\u001F\\u007F-\\u009F\\u00AD\\u0600-\\u0605\\u061C\\u06DD\\u070F\\u0890-\\u0891'
-                      || E'\\u08E2\\u180E\\u200B-\\u200F\\u2028-\\u202E\\u2060-\\u2064\\u2066-\\u206F\\uFEFF'
-                      || E'\\uFFF9-\\uFFFB\\U000110BD\\U000110CD\\U00013430-\\U0001343F\\U0001BCA0-\\U0001BCA3'
-                      || E'\\U0001D173-\\U0001D17A\\U000E0001\\U000E0020-\\U000E007F]') THEN
-            RAISE EXCEPTION 'a % must not hold a control or format character', v_what USING ERRCODE = 'ID003';
-        END IF;
-        IF v_value LIKE ' %' OR v_value LIKE '% ' OR audit_reason_blank(v_value) THEN
-            RAISE EXCEPTION 'a % needs a visible character and no leading or trailing space', v_what
-                USING ERRCODE = 'ID003';
-        END IF;
+        PERFORM idem_check_worker_text(v_what, CASE v_what WHEN 'worker' THEN p_worker ELSE p_version END);
     END LOOP;
 
     -- The report of every start and reconnect: a read by primary key, nothing written.

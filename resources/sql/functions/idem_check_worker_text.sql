@@ -1,8 +1,9 @@
--- idem_redrive_check_text (schema v25; the history is in git log).
--- A worker name or version a re-driver reports (p_what says which, for the message): 1 to 200
+-- idem_check_worker_text (schema v25; the history is in git log).
+-- A worker name or version that a worker (idem_report_version) or a re-driver (idem_redriver_seen,
+-- idem_redrive_take, idem_redrive_finish) reports; p_what says which, for the message: 1 to 200
 -- characters, a visible one among them, no leading or trailing space, no control or format
--- character (as idem_report_version checks them). ID003 otherwise.
-CREATE OR REPLACE FUNCTION idem_redrive_check_text(p_what text, p_value text)
+-- character. ID003 otherwise.
+CREATE OR REPLACE FUNCTION idem_check_worker_text(p_what text, p_value text)
 RETURNS void
 LANGUAGE plpgsql
 IMMUTABLE
@@ -26,4 +27,4 @@ BEGIN
 END
 $check$;
 
-REVOKE ALL ON FUNCTION idem_redrive_check_text(text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION idem_check_worker_text(text, text) FROM PUBLIC;
