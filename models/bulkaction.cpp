@@ -34,8 +34,6 @@ QString outcomeLabel(idem::ActionOutcome outcome)
         return QStringLiteral("error");
     case idem::ActionOutcome::Skipped:
         return QStringLiteral("skipped");
-    case idem::ActionOutcome::NotRedrivable:
-        return QStringLiteral("refused-not-redrivable");
     }
     return QStringLiteral("error");
 }
