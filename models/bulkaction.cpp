@@ -120,8 +120,8 @@ QString BulkActionModel::summary() const
 {
     QStringList parts;
     for (auto o : { idem::ActionOutcome::Applied, idem::ActionOutcome::Stale, idem::ActionOutcome::WrongState,
-             idem::ActionOutcome::NotFound, idem::ActionOutcome::Denied, idem::ActionOutcome::NeedsApproval,
-             idem::ActionOutcome::Error, idem::ActionOutcome::Skipped })
+             idem::ActionOutcome::NotFound, idem::ActionOutcome::NotRedrivable, idem::ActionOutcome::Denied,
+             idem::ActionOutcome::NeedsApproval, idem::ActionOutcome::Error, idem::ActionOutcome::Skipped })
         if (count(o) > 0)
             parts << QStringLiteral("%1 %2").arg(count(o)).arg(outcomeLabel(o));
     const QString done
@@ -129,13 +129,14 @@ QString BulkActionModel::summary() const
     return parts.isEmpty() ? done : done + QStringLiteral(": ") + parts.join(QStringLiteral(", "));
 }
 
-void BulkActionModel::start(
-    ConsoleSession* admin, idem::RecoveryAction action, std::vector<idem::RowVersion> keys, idem::ActionOptions options)
+void BulkActionModel::start(ConsoleSession* admin, idem::RecoveryAction action, std::vector<idem::RowVersion> keys,
+    idem::ActionOptions options, const std::vector<bool>& reexecute)
 {
     beginResetModel();
     m_items.clear();
-    for (auto& k : keys)
-        m_items.push_back(Item { std::move(k), {}, false });
+    for (std::size_t i = 0; i < keys.size(); ++i)
+        m_items.push_back(Item { std::move(keys[i]), {}, false,
+            action == idem::RecoveryAction::Requeue && i < reexecute.size() && reexecute[i] });
     m_done = 0;
     m_counts = {};
     m_nextChunk = 0;
@@ -163,14 +164,18 @@ void BulkActionModel::submitNext()
     if (!m_session || m_nextChunk >= m_items.size() || *m_stop)
         return;
     const std::size_t first = m_nextChunk;
-    const std::size_t last = std::min(m_items.size(), first + chunkSize);
+    // A chunk re-executes all its keys or none: it ends where that changes.
+    std::size_t last = first + 1;
+    while (last < m_items.size() && last < first + chunkSize && m_items[last].reexecute == m_items[first].reexecute)
+        ++last;
     m_nextChunk = last;
     std::vector<idem::RowVersion> chunk;
     for (std::size_t i = first; i < last; ++i)
         chunk.push_back(m_items[i].expected);
     const auto stop = m_stop;
     const auto action = m_action;
-    const auto options = m_options;
+    auto options = m_options;
+    options.reexecute = m_items[first].reexecute;
     const quint64 id = m_session->submit(
         [chunk, stop, action, options](pqxx::connection& c, const idem::SchemaName& schema) {
             return QVariant::fromValue(idem::applyBulk(c, schema, action, chunk, options,

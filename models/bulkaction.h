@@ -36,9 +36,11 @@ public:
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
     // Lists the keys (all "pending") and starts. Bad options are reported by finished() with
-    // every key skipped and nothing sent.
+    // every key skipped and nothing sent. `reexecute` (a requeue's, one flag per key; empty: none)
+    // names the keys requeued to be re-executed (ActionOptions::reexecute); the others are
+    // requeued only.
     void start(ConsoleSession* admin, idem::RecoveryAction action, std::vector<idem::RowVersion> keys,
-        idem::ActionOptions options);
+        idem::ActionOptions options, const std::vector<bool>& reexecute = {});
     // Stops after the key in progress; the rest are reported skipped.
     void cancel();
 
@@ -59,6 +61,7 @@ private:
         idem::RowVersion expected;
         idem::ActionResult result;
         bool done = false;
+        bool reexecute = false;
     };
     void submitNext();
     void onChunk(std::size_t first, const std::vector<idem::ActionResult>& results);
@@ -74,8 +77,7 @@ private:
     std::shared_ptr<std::atomic_bool> m_stop;
     bool m_running = false;
     int m_done = 0;
-    // One count per ActionOutcome (Skipped is the last, 8; schema v25 added NotRedrivable).
-    std::array<int, 9> m_counts {};
+    std::array<int, idem::actionOutcomeCount> m_counts {};
 };
 
 // applied, refused-stale, refused-state, refused-not-found, denied, error, skipped

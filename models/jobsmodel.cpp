@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "models/consolesession.h"
+#include "models/redrivewatch.h"
 #include "models/taskbrowsermodel.h"
 #include "models/tones.h"
 #include "models/visibletext.h"
@@ -35,6 +36,11 @@ QString jobStateLabel(const std::string& state)
 
 QString jobActionLabel(const idem::JobStatus& job)
 {
+    if (job.action == "requeue" && job.redrive)
+        return job.extraAttempts ? QCoreApplication::translate(
+                                       "idem::console::JobsModel", "requeue and re-execute (attempts +%1)")
+                                       .arg(*job.extraAttempts)
+                                 : QCoreApplication::translate("idem::console::JobsModel", "requeue and re-execute");
     if (job.action == "requeue")
         return job.extraAttempts
             ? QCoreApplication::translate("idem::console::JobsModel", "requeue (attempts +%1)").arg(*job.extraAttempts)
@@ -92,17 +98,31 @@ QString jobDurationText(double seconds)
 
 JobsModel::JobsModel(ConsoleSession* monitor, QObject* parent)
     : QAbstractTableModel(parent)
-    , m_poll(monitor, firstSchemaVersion, [] {
-        return [](pqxx::connection& conn, const idem::SchemaName& schema) {
+    , m_poll(monitor, firstSchemaVersion, [this, monitor] {
+        // Schema v25: the outcomes of the re-executions that may still change, in the same read
+        // (one indexed count per job that re-executes; none for one whose figures are final).
+        const bool redrive = monitor->serverInfo().schemaVersion >= idem::firstRedriveSchemaVersion;
+        const auto settled = finalOutcomes();
+        return [settled, redrive](pqxx::connection& conn, const idem::SchemaName& schema) {
+            JobsReading reading;
             // One indexed read of at most listLimit rows: its cost does not grow with the jobs' rows.
-            return QVariant::fromValue(idem::listJobs(conn, schema, listLimit));
+            reading.jobs = idem::listJobs(conn, schema, listLimit);
+            if (redrive)
+                for (const auto& j : reading.jobs)
+                    if (j.redrive && !settled.count(j.id))
+                        reading.outcomes[j.id] = idem::readRedriveOutcomes(conn, schema, j.id);
+            return QVariant::fromValue(reading);
         };
     })
 {
     qRegisterMetaType<std::vector<idem::JobStatus>>();
+    qRegisterMetaType<JobsReading>();
     connect(&m_poll, &SessionPoll::answered, this, [this](const QVariant& answer, bool) {
         m_error.clear();
-        merge(answer.value<std::vector<idem::JobStatus>>());
+        auto reading = answer.value<JobsReading>();
+        for (auto& [id, o] : reading.outcomes)
+            m_outcomes[id] = std::move(o);
+        merge(std::move(reading.jobs));
         Q_EMIT changed();
         m_poll.readIn(m_intervalMs);
     });
@@ -188,6 +208,26 @@ std::optional<double> JobsModel::etaSeconds(std::int64_t id) const
     return double(j->pending()) / *r;
 }
 
+std::optional<idem::RedriveOutcomes> JobsModel::outcomes(std::int64_t id) const
+{
+    const auto it = m_outcomes.find(id);
+    if (it == m_outcomes.end() || it->second.total() == 0)
+        return std::nullopt;
+    return it->second;
+}
+
+std::set<std::int64_t> JobsModel::finalOutcomes() const
+{
+    std::set<std::int64_t> ids;
+    for (const auto& j : m_jobs) {
+        const auto it = m_outcomes.find(j.id);
+        // An ended job queues no more items: once none is open its figures are final.
+        if (j.ended() && it != m_outcomes.end() && it->second.queued + it->second.running == 0)
+            ids.insert(j.id);
+    }
+    return ids;
+}
+
 void JobsModel::merge(std::vector<idem::JobStatus> fresh)
 {
     for (const auto& j : fresh)
@@ -197,6 +237,10 @@ void JobsModel::merge(std::vector<idem::JobStatus> fresh)
             ? std::next(it)
             : m_samples.erase(it);
     // Rows no longer listed go, new ones come in at their place, the rest change in place.
+    for (auto it = m_outcomes.begin(); it != m_outcomes.end();)
+        it = std::any_of(fresh.begin(), fresh.end(), [&](const auto& j) { return j.id == it->first; })
+            ? std::next(it)
+            : m_outcomes.erase(it);
     for (int row = rowCount() - 1; row >= 0; --row) {
         const auto id = m_jobs[std::size_t(row)].id;
         if (std::none_of(fresh.begin(), fresh.end(), [id](const auto& j) { return j.id == id; })) {
@@ -242,6 +286,8 @@ QVariant JobsModel::headerData(int section, Qt::Orientation orientation, int rol
         return QCoreApplication::translate("idem::console::JobsModel", "Filter");
     case ProgressColumn:
         return QCoreApplication::translate("idem::console::JobsModel", "Progress");
+    case ReexecutionColumn:
+        return QCoreApplication::translate("idem::console::JobsModel", "Re-execution");
     case RateColumn:
         return QCoreApplication::translate("idem::console::JobsModel", "Rate");
     case EtaColumn:
@@ -304,6 +350,10 @@ QVariant JobsModel::data(const QModelIndex& index, int role) const
         return jobFilterText(j.filterJson);
     case ProgressColumn:
         return jobProgressText(j);
+    case ReexecutionColumn: {
+        const auto o = outcomes(j.id);
+        return o ? redriveOutcomesText(j.changed, *o) : QString();
+    }
     case RateColumn: {
         const auto r = rate(j.id);
         return r ? QCoreApplication::translate("idem::console::JobsModel", "%1 rows/s").arg(*r, 0, 'f', *r < 10 ? 1 : 0)

@@ -7,11 +7,13 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "models/sessionpoll.h"
 #include "models/workermessages.h"
 #include "operations/jobs.h"
+#include "operations/redrive.h"
 
 namespace idem::console {
 
@@ -32,6 +34,7 @@ public:
         ActionColumn,
         FilterColumn,
         ProgressColumn,
+        ReexecutionColumn,
         RateColumn,
         EtaColumn,
         RunnerColumn,
@@ -69,12 +72,17 @@ public:
     std::optional<double> rate(std::int64_t id) const;
     // Seconds left at that rate; nullopt when unknown (not running, no rate yet).
     std::optional<double> etaSeconds(std::int64_t id) const;
+    // Schema v25: the re-executions a requeue job started to re-execute queued, by state (read with
+    // the jobs, again while any is open); nullopt for a job that queued none (or not read yet).
+    std::optional<idem::RedriveOutcomes> outcomes(std::int64_t id) const;
 
 Q_SIGNALS:
     void changed();
 
 private:
     void merge(std::vector<idem::JobStatus> fresh);
+    // The jobs whose re-executions' outcomes are final: ended, none queued or running.
+    std::set<std::int64_t> finalOutcomes() const;
     void sample(const idem::JobStatus& job);
 
     SessionPoll m_poll;
@@ -85,6 +93,7 @@ private:
         std::int64_t done;
     };
     std::map<std::int64_t, std::deque<Sample>> m_samples;
+    std::map<std::int64_t, idem::RedriveOutcomes> m_outcomes;
     QString m_error;
 };
 
@@ -103,6 +112,13 @@ QString jobProgressText(const idem::JobStatus& job);
 // "1 h 2 min", "3 min 10 s", "12 s".
 QString jobDurationText(double seconds);
 
+// A read of the Jobs page: the jobs, and the outcomes of the re-executions of those asked for.
+struct JobsReading {
+    std::vector<idem::JobStatus> jobs;
+    std::map<std::int64_t, idem::RedriveOutcomes> outcomes;
+};
+
 } // namespace idem::console
 
 Q_DECLARE_METATYPE(std::vector<idem::JobStatus>)
+Q_DECLARE_METATYPE(idem::console::JobsReading)

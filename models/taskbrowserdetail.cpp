@@ -7,12 +7,14 @@
 #include <fstream>
 
 #include "models/consolesession.h"
+#include "models/redrivewatch.h"
 
 namespace idem::console {
 
 TaskDetailLoader::TaskDetailLoader(ConsoleSession* session, QObject* parent)
     : QObject(parent)
     , m_session(session)
+    , m_redrive(new KeyRedriveWatch(session, this))
 {
     qRegisterMetaType<TaskDetailAnswer>();
     m_progressTimer.setInterval(100);
@@ -36,6 +38,7 @@ void TaskDetailLoader::clear()
         m_session->cancel(m_loadJob);
     m_loadJob = 0;
     m_current.reset();
+    m_redrive->setKey({});
 }
 
 void TaskDetailLoader::load(const QString& key)
@@ -75,6 +78,7 @@ void TaskDetailLoader::load(const QString& key)
     m_loadJob = id;
     if (id)
         m_session->bound(id, ConsoleSession::boundFor(2 * options.statementTimeoutMs));
+    m_redrive->setKey(key);
 }
 
 void TaskDetailLoader::saveResult(const QString& key, const QString& path)

@@ -17,6 +17,7 @@
 namespace idem::console {
 
 class ConsoleSession;
+class KeyRedriveWatch;
 struct Failure;
 
 // What the detail pane shows for one key: the record (result preview only) and its audit.
@@ -45,6 +46,8 @@ public:
     void load(const QString& key);
     void clear();
     const std::optional<TaskDetailAnswer>& current() const { return m_current; }
+    // The loaded key's re-executions and stored request (schema v25), followed live while it is shown.
+    KeyRedriveWatch* redrive() const { return m_redrive; }
 
     // Streams the key's result_json text to `path` (written to path.part, renamed when complete).
     void saveResult(const QString& key, const QString& path);
@@ -64,6 +67,7 @@ private:
     quint64 m_loadJob = 0;
     quint64 m_saveJob = 0;
     std::optional<TaskDetailAnswer> m_current;
+    KeyRedriveWatch* m_redrive;
     struct SaveState {
         std::atomic<qint64> done { 0 };
         std::atomic<qint64> total { 0 };

@@ -99,6 +99,7 @@ enum class ActionOutcome {
     Error, // any other failure for this key (message, sqlstate); nothing of it committed
     Skipped, // bulk only: not attempted (stopped by the caller or after a lost connection)
 };
+constexpr std::size_t actionOutcomeCount = 9; // the values above, for tables indexed by them
 
 // The server's words for a refusal: its message and hint, without where in a function it was
 // raised (CONTEXT) or trailing blanks. Quote it through displaySafe.

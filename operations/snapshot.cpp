@@ -323,6 +323,74 @@ namespace {
         return set;
     }
 
+    // Schema v25: the re-drive items open at the instant or asked for within the history window, and
+    // the re-drivers of registered operations. A stored request's content only through
+    // idem_stored_request (NULL without read_requests), and never when redacting.
+    SnapshotRedriveSet readRedrive(
+        pqxx::transaction_base& tx, const SchemaName& schema, int minutes, int limit, bool redact)
+    {
+        SnapshotRedriveSet set;
+        set.description = "re-drive items (re-executions a requeue asked for) queued or running at the instant or asked "
+                          "for within the history window, open first, then newest first; the stored request's size, "
+                          "and its content only when the exporting role holds read_requests";
+        set.limit = limit;
+        const std::string from = " FROM " + schema.qualify("idem_redrive_items")
+            + " i WHERE i.state IN ('queued', 'running') OR i.requested_at >= now() - $1::int * interval '1 minute'";
+        set.total = tx.exec_params("SELECT count(*)" + from, minutes).at(0).at(0).as<std::int64_t>();
+        set.truncated = set.total > limit;
+        set.requestsReadable = !redact
+            && tx.exec("SELECT COALESCE(bool_or(r.granted), false) FROM " + schema.qualify("idem_rights")
+                       + "() r WHERE r.right_name = 'read_requests'")
+                   .at(0)
+                   .at(0)
+                   .as<bool>();
+        const auto r = tx.exec_params("SELECT i.*, q.stored, q.bytes, CASE WHEN $3 THEN q.request::text END AS request"
+                                      " FROM (SELECT i.id, i.idempotency_key, i.tenant, i.operation, i.job_id, i.state,"
+                                      " i.worker, i.tries, "
+                + ts("i.requested_at") + " AS requested_at, i.requested_role || ' (' || i.requested_actor || ')' AS by, "
+                + ts("i.taken_at") + " AS taken_at, " + ts("i.finished_at") + " AS finished_at, i.detail" + from
+                + " ORDER BY (i.state IN ('queued', 'running')) DESC, i.id DESC LIMIT $2) i LEFT JOIN LATERAL "
+                + schema.qualify("idem_stored_request")
+                + "(i.idempotency_key) q ON true ORDER BY (i.state IN ('queued', 'running')) DESC, i.id DESC",
+            minutes, limit, set.requestsReadable);
+        for (const auto& row : r) {
+            SnapshotRedriveItem i;
+            i.id = row["id"].as<std::int64_t>();
+            i.key = row["idempotency_key"].as<std::string>();
+            i.tenant = row["tenant"].as<std::string>();
+            i.operation = row["operation"].as<std::string>();
+            if (!row["job_id"].is_null())
+                i.jobId = row["job_id"].as<std::int64_t>();
+            i.state = row["state"].as<std::string>();
+            i.worker = optText(row["worker"]);
+            i.tries = row["tries"].as<int>();
+            i.requestedAt = row["requested_at"].as<std::string>();
+            i.requestedBy = row["by"].as<std::string>();
+            i.takenAt = optText(row["taken_at"]);
+            i.finishedAt = optText(row["finished_at"]);
+            i.detail = optText(row["detail"]);
+            if (redact && i.detail) // a worker's words about the run may quote what it handled
+                i.detail = redactedText(*i.detail);
+            i.requestStored = !row["stored"].is_null() && row["stored"].as<bool>();
+            if (!row["bytes"].is_null())
+                i.requestBytes = row["bytes"].as<std::int64_t>();
+            i.request = optText(row["request"]);
+            set.rows.push_back(std::move(i));
+        }
+        const auto w = tx.exec_params("SELECT d.tenant, d.operation, d.worker, d.version, " + ts("d.last_seen")
+                + " AS last_seen, d.last_seen > now() - interval '30 seconds' AS online FROM "
+                + schema.qualify("idem_redrivers")
+                + " d WHERE EXISTS (SELECT FROM " + schema.qualify("idem_redrive_operations")
+                + " o WHERE o.operation = d.operation AND o.tenant IN (d.tenant, '*'))"
+                  " ORDER BY d.operation, d.tenant, d.last_seen DESC, d.worker LIMIT $1",
+            limit);
+        for (const auto& row : w)
+            set.redrivers.push_back({ row["tenant"].as<std::string>(), row["operation"].as<std::string>(),
+                row["worker"].as<std::string>(), row["version"].as<std::string>(), row["last_seen"].as<std::string>(),
+                row["online"].as<bool>() });
+        return set;
+    }
+
     // Per minute of the history window, from the rows processing now: when each row's current
     // attempt started, and when its lease ran out (past its last renewal). One grouped read over
     // the processing rows (the partial index's), times before the window folded into its start.
@@ -474,8 +542,8 @@ SnapshotData readSnapshot(pqxx::connection& conn, const SnapshotOptions& options
         throw std::invalid_argument("snapshot bounds must be at least 1 row");
     if (options.eventLimit < 1 || options.eventLimit > 9999)
         throw std::invalid_argument("a snapshot's event bound is 1 to 9999");
-    if (options.pauseLimit < 1 || options.jobLimit < 1)
-        throw std::invalid_argument("a snapshot's pause and job bounds must be at least 1");
+    if (options.pauseLimit < 1 || options.jobLimit < 1 || options.redriveLimit < 1)
+        throw std::invalid_argument("a snapshot's pause, job and re-drive bounds must be at least 1");
     if (options.historyMinutes < 1 || options.stats.windowMinutes < 1)
         throw std::invalid_argument("snapshot windows must be at least 1 minute");
 
@@ -575,6 +643,8 @@ SnapshotData readSnapshot(pqxx::connection& conn, const SnapshotOptions& options
                     h.client = redactedText(h.client);
             }
     }
+    if (d.schemaVersion >= 25)
+        d.redrive = readRedrive(tx, options.schema, options.historyMinutes, options.redriveLimit, options.redact);
 
     progress.checkCancel();
     progress.report("reading the audit tail", 0.9);

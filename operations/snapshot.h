@@ -186,6 +186,49 @@ struct SnapshotJobSet {
     std::vector<SnapshotJob> rows; // newest first
 };
 
+// Re-execution (schema v25, docs/redrive.md): one re-drive item, open at the instant or asked for
+// within the history window. The stored request's content only when the exporting role holds
+// read_requests (the database decides; redacted fields as it returns them), and never in a
+// redacted snapshot.
+struct SnapshotRedriveItem {
+    std::int64_t id = 0;
+    std::string key;
+    std::string tenant;
+    std::string operation;
+    std::optional<std::int64_t> jobId;
+    std::string state; // queued, running, succeeded, failed, conflict, gone
+    std::optional<std::string> worker;
+    int tries = 0;
+    std::string requestedAt;
+    std::string requestedBy; // "role (actor)"
+    std::optional<std::string> takenAt;
+    std::optional<std::string> finishedAt;
+    std::optional<std::string> detail;
+    bool requestStored = false;
+    std::optional<std::int64_t> requestBytes;
+    std::optional<std::string> request; // JSON text; unset without read_requests
+};
+
+// A re-driver that reported itself (online: seen within 30 s of the instant).
+struct SnapshotRedriver {
+    std::string tenant;
+    std::string operation;
+    std::string worker;
+    std::string version;
+    std::string lastSeen;
+    bool online = false;
+};
+
+struct SnapshotRedriveSet {
+    std::string description;
+    int limit = 0;
+    std::int64_t total = 0; // items matching at the instant
+    bool truncated = false;
+    bool requestsReadable = false; // the exporting role held read_requests
+    std::vector<SnapshotRedriveItem> rows; // open first, then newest first
+    std::vector<SnapshotRedriver> redrivers; // every registered operation's, at most `limit`
+};
+
 struct SnapshotAuditEntry {
     std::int64_t id = 0;
     std::string at;
@@ -244,6 +287,7 @@ struct SnapshotOptions {
     int eventLimit = 1000; // the history window's events (1 to 9999)
     int pauseLimit = 200; // pauses in force or lifted within the history window
     int jobLimit = 200; // recovery jobs open or ended within the history window
+    int redriveLimit = 200; // re-drive items open or asked for within the history window (schema v25)
     bool redact = false;
 };
 
@@ -296,6 +340,8 @@ struct SnapshotData {
     // Who held back the transaction horizon at the instant, and the Idem tables' dead rows
     // (schema v26 on; added within format 1: absent before). Redacted: the query text and client.
     std::optional<HorizonReading> horizon;
+    // Re-drive items and re-drivers (added within format 1: absent before, and before schema v25).
+    std::optional<SnapshotRedriveSet> redrive;
     SnapshotAudit audit;
 
     // Set by the bundle writer when it signs: the fingerprint of the key it will sign with.

@@ -120,6 +120,26 @@ namespace {
             { "truncated", s.truncated }, { "csv", "jobs.csv" }, { "rows", rows } };
     }
 
+    OJson redriveSetJson(const SnapshotRedriveSet& s)
+    {
+        OJson rows = OJson::array();
+        for (const auto& i : s.rows)
+            rows.push_back(OJson { { "id", i.id }, { "key", i.key }, { "tenant", i.tenant }, { "operation", i.operation },
+                { "job_id", i.jobId ? OJson(*i.jobId) : OJson(nullptr) }, { "state", i.state },
+                { "worker", opt(i.worker) }, { "tries", i.tries }, { "requested_at", i.requestedAt },
+                { "requested_by", i.requestedBy }, { "taken_at", opt(i.takenAt) }, { "finished_at", opt(i.finishedAt) },
+                { "detail", opt(i.detail) }, { "request_stored", i.requestStored },
+                { "request_bytes", i.requestBytes ? OJson(*i.requestBytes) : OJson(nullptr) },
+                { "request", opt(i.request) } });
+        OJson redrivers = OJson::array();
+        for (const auto& d : s.redrivers)
+            redrivers.push_back(OJson { { "tenant", d.tenant }, { "operation", d.operation }, { "worker", d.worker },
+                { "version", d.version }, { "last_seen", d.lastSeen }, { "online", d.online } });
+        return OJson { { "description", s.description }, { "limit", s.limit }, { "total", s.total },
+            { "truncated", s.truncated }, { "requests_readable", s.requestsReadable }, { "rows", rows },
+            { "redrivers", redrivers } };
+    }
+
     OJson figuresJson(const StatsReading& s)
     {
         // What each figure is (exact, lower_bound, estimate), by its name (added within format 1).
@@ -461,6 +481,38 @@ namespace {
         return h;
     }
 
+    SnapshotRedriveSet redriveSetFrom(const Reader& r)
+    {
+        auto s = boundedSetFrom<SnapshotRedriveSet>(r);
+        s.requestsReadable = r.boolean("requests_readable");
+        r.each("rows", [&](const Reader& row) {
+            SnapshotRedriveItem i;
+            i.id = row.integer("id");
+            i.key = row.str("key");
+            i.tenant = row.str("tenant");
+            i.operation = row.str("operation");
+            i.jobId = row.optInteger("job_id");
+            i.state = row.str("state");
+            i.worker = row.optStr("worker");
+            i.tries = int(row.integer("tries"));
+            i.requestedAt = row.str("requested_at");
+            i.requestedBy = row.str("requested_by");
+            i.takenAt = row.optStr("taken_at");
+            i.finishedAt = row.optStr("finished_at");
+            i.detail = row.optStr("detail");
+            i.requestStored = row.boolean("request_stored");
+            i.requestBytes = row.optInteger("request_bytes");
+            i.request = row.optStr("request");
+            s.rows.push_back(std::move(i));
+        });
+        r.each("redrivers", [&](const Reader& row) {
+            s.redrivers.push_back({ row.str("tenant"), row.str("operation"), row.str("worker"), row.str("version"),
+                row.str("last_seen"), row.boolean("online") });
+        });
+        checkBound(r, s, "re-drive items");
+        return s;
+    }
+
     SnapshotJobSet jobSetFrom(const Reader& r)
     {
         auto s = boundedSetFrom<SnapshotJobSet>(r);
@@ -636,6 +688,7 @@ std::string snapshotToJson(const SnapshotData& d)
         { "pauses", d.pauses ? pauseSetJson(*d.pauses) : OJson(nullptr) },
         { "jobs", d.jobs ? jobSetJson(*d.jobs) : OJson(nullptr) },
         { "horizon", d.horizon ? horizonJson(*d.horizon) : OJson(nullptr) },
+        { "redrive", d.redrive ? redriveSetJson(*d.redrive) : OJson(nullptr) },
         { "audit",
             { { "limit", d.audit.limit }, { "total", d.audit.total }, { "truncated", d.audit.truncated },
                 { "head_id", opt(d.audit.headId) }, { "head_hash", opt(d.audit.headHash) }, { "tail", tail } } },
@@ -745,6 +798,8 @@ SnapshotData snapshotFromJson(std::string_view text)
         d.jobs = jobSetFrom(root.object("jobs"));
     if (root.has("horizon") && !root.at("horizon").is_null())
         d.horizon = horizonFrom(root.object("horizon"));
+    if (root.has("redrive") && !root.at("redrive").is_null())
+        d.redrive = redriveSetFrom(root.object("redrive"));
 
     const auto audit = root.object("audit");
     d.audit.limit = audit.int32("limit");

@@ -500,6 +500,36 @@ std::string snapshotReportHtml(const SnapshotData& d, const std::vector<ReportIm
         }
     }
 
+    if (d.redrive) {
+        const auto& rd = *d.redrive;
+        h += "<h2>Re-executions: " + n(rd.total) + "</h2>\n<p class=\"note\">" + htmlEscape(rd.description)
+            + (rd.truncated ? "; bound " + n(rd.limit) + " reached" : "") + ". "
+            + (rd.requestsReadable ? "The exporting role holds read_requests: stored requests are in snapshot.json."
+                                   : "The exporting role does not hold read_requests (or the snapshot is redacted): no "
+                                     "request's content is in this snapshot.")
+            + "</p>\n";
+        if (!rd.redrivers.empty()) {
+            h += "<table>\n" + row({ "operation", "tenant", "re-driver", "version", "last seen (UTC)", "online" }, true);
+            for (const auto& w : rd.redrivers)
+                h += row({ htmlEscape(w.operation), htmlEscape(w.tenant), htmlEscape(w.worker), htmlEscape(w.version),
+                    nowrap(shortTime(w.lastSeen)), w.online ? "yes" : "no" });
+            h += "</table>\n";
+        }
+        if (!rd.rows.empty()) {
+            h += "<table>\n"
+                + row({ "item", "key", "state", "job", "worker", "tries", "asked (UTC)", "asked by", "ended (UTC)",
+                          "request", "detail" },
+                    true);
+            for (const auto& i : rd.rows)
+                h += row({ n(i.id), htmlEscape(i.key), nowrap(htmlEscape(i.state)), i.jobId ? n(*i.jobId) : "&ndash;",
+                    opt(i.worker), n(i.tries), nowrap(shortTime(i.requestedAt)), htmlEscape(i.requestedBy),
+                    nowrap(optTime(i.finishedAt)),
+                    i.requestStored ? n(i.requestBytes.value_or(0)) + " bytes stored" : std::string("none"),
+                    clip(i.detail) });
+            h += "</table>\n";
+        }
+    }
+
     for (const auto& s : d.rowSets) {
         const auto shown = std::min<std::size_t>(s.rows.size(), static_cast<std::size_t>(std::max(0, reportRowLimit)));
         h += "<h2>" + htmlEscape(setTitle(s.name)) + ": " + n(s.total) + " row" + (s.total == 1 ? "" : "s") + "</h2>\n";

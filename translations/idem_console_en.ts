@@ -24,6 +24,20 @@
             <numerusform>%1 %n records</numerusform>
         </translation>
     </message>
+    <message numerus="yes">
+        <source>&lt;p&gt;&lt;b&gt;Re-executed now: %n record(s).&lt;/b&gt; Each gets a re-drive item that a re-driver of its operation takes, running the stored request through the ordinary claim with the same key (one effect, even if its client retries too).</source>
+        <translation>
+            <numerusform>&lt;p&gt;&lt;b&gt;Re-executed now: %n record.&lt;/b&gt; It gets a re-drive item that a re-driver of its operation takes, running the stored request through the ordinary claim with the same key (one effect, even if its client retries too).</numerusform>
+            <numerusform>&lt;p&gt;&lt;b&gt;Re-executed now: %n records.&lt;/b&gt; Each gets a re-drive item that a re-driver of its operation takes, running the stored request through the ordinary claim with the same key (one effect, even if its client retries too).</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n record(s) requeued only: no re-driver of their operation is online, they wait for their clients.</source>
+        <translation>
+            <numerusform>%n record requeued only: no re-driver of its operation is online, it waits for its client.</numerusform>
+            <numerusform>%n records requeued only: no re-driver of their operation is online, they wait for their clients.</numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>idem::console::ChartPanel</name>
@@ -137,6 +151,23 @@
         <translation>
             <numerusform>and %n more pause</numerusform>
             <numerusform>and %n more pauses</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::RedriveWatch</name>
+    <message numerus="yes">
+        <source>%n worker(s) of %1 are online</source>
+        <translation>
+            <numerusform>%n worker of %1 is online</numerusform>
+            <numerusform>%n workers of %1 are online</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n byte(s)</source>
+        <translation>
+            <numerusform>%n byte</numerusform>
+            <numerusform>%n bytes</numerusform>
         </translation>
     </message>
 </context>

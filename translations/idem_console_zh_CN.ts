@@ -188,6 +188,26 @@
         <source>&lt;p&gt;Each record is changed only if it still has the status and update time listed here; otherwise it is refused and left as it is.&lt;/p&gt;</source>
         <translation>&lt;p&gt;每条记录只有在仍保持此处列出的状态和更新时间时才会被更改；否则会被拒绝并保持原样。&lt;/p&gt;</translation>
     </message>
+    <message>
+        <source>Re-execute now (a re-driver of the operation runs the stored request again, with the same key)</source>
+        <translation>立即重新执行（该操作的重驱器以同一键再次运行已存储的请求）</translation>
+    </message>
+    <message numerus="yes">
+        <source>&lt;p&gt;&lt;b&gt;Re-executed now: %n record(s).&lt;/b&gt; Each gets a re-drive item that a re-driver of its operation takes, running the stored request through the ordinary claim with the same key (one effect, even if its client retries too).</source>
+        <translation>
+            <numerusform>&lt;p&gt;&lt;b&gt;立即重新执行：%n 条记录。&lt;/b&gt;每条得到一个重驱项，由其操作的重驱器领取，以同一键经常规认领运行已存储的请求（即使其客户端也在重试，效果只有一次）。</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n record(s) requeued only: no re-driver of their operation is online, they wait for their clients.</source>
+        <translation>
+            <numerusform>%n 条记录仅重新排队：其操作没有在线的重驱器，它们等待各自的客户端。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>A key not of the form tenant:operation:business_id names no operation: it waits for its client</source>
+        <translation>不是 tenant:operation:business_id 形式的键不指明操作：它等待其客户端</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::ApplyAllDialog</name>
@@ -362,6 +382,22 @@
     <message>
         <source>Once approved, resume it from the Jobs page or idemctl.</source>
         <translation>获批后，请从作业页或 idemctl 继续它。</translation>
+    </message>
+    <message>
+        <source>Re-execute now: each requeued key&apos;s stored request runs again on a re-driver of its operation, with the same key</source>
+        <translation>立即重新执行：每个重新排队的键的已存储请求由其操作的重驱器以同一键再次运行</translation>
+    </message>
+    <message>
+        <source>Re-execution:</source>
+        <translation>重新执行：</translation>
+    </message>
+    <message>
+        <source>Only a requeue re-executes.</source>
+        <translation>只有重新排队才会重新执行。</translation>
+    </message>
+    <message>
+        <source>Re-execution: each requeued key with a stored request gets a re-drive item that its operation&apos;s re-drivers run with the same key (%1); the Jobs page shows their outcomes. A key without one waits for its client.</source>
+        <translation>重新执行：每个有已存储请求的重新排队键得到一个重驱项，由其操作的重驱器以同一键运行（%1）；“作业”页显示其结果。没有已存储请求的键等待其客户端。</translation>
     </message>
 </context>
 <context>
@@ -2594,6 +2630,18 @@ Check the SSL mode and that the root certificate is the one that signed the serv
         <source>requeue (attempts +%1)</source>
         <translation>重新入队（尝试次数 +%1）</translation>
     </message>
+    <message>
+        <source>requeue and re-execute (attempts +%1)</source>
+        <translation>重新排队并重新执行（尝试次数 +%1）</translation>
+    </message>
+    <message>
+        <source>requeue and re-execute</source>
+        <translation>重新排队并重新执行</translation>
+    </message>
+    <message>
+        <source>Re-execution</source>
+        <translation>重新执行</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::JobsWidget</name>
@@ -2804,6 +2852,10 @@ Check the SSL mode and that the root certificate is the one that signed the serv
     <message>
         <source>Cancel: %1</source>
         <translation>取消：%1</translation>
+    </message>
+    <message>
+        <source>Re-executed: %1</source>
+        <translation>重新执行：%1</translation>
     </message>
 </context>
 <context>
@@ -3691,6 +3743,113 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>%1 s</source>
         <translation>%1 秒</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::RedriveWatch</name>
+    <message>
+        <source>%1 is not re-drivable (no worker registered it, so no request is stored): the key waits for its client</source>
+        <translation>%1 不可重驱（没有工作进程注册它，因此未存储请求）：该键等待其客户端</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n worker(s) of %1 are online</source>
+        <translation>
+            <numerusform>%1 有 %n 个工作进程在线</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>No re-driver for %1 is online: the key waits for its client</source>
+        <translation>%1 没有在线的重驱器：该键等待其客户端</translation>
+    </message>
+    <message>
+        <source>This database&apos;s schema cannot re-execute requeued keys (v%1): migrate it.</source>
+        <translation>此数据库的架构无法重新执行重新排队的键（v%1）：请先迁移。</translation>
+    </message>
+    <message>
+        <source>Whether a re-driver is online could not be read: %1</source>
+        <translation>无法读取是否有重驱器在线：%1</translation>
+    </message>
+    <message>
+        <source>Looking for re-drivers of %1…</source>
+        <translation>正在查找 %1 的重驱器…</translation>
+    </message>
+    <message>
+        <source>Keys of other operations are requeued only: they wait for their clients</source>
+        <translation>其他操作的键仅重新排队：它们等待各自的客户端</translation>
+    </message>
+    <message>
+        <source>No re-driver of any operation is online: the keys wait for their clients</source>
+        <translation>没有任何操作的重驱器在线：这些键等待各自的客户端</translation>
+    </message>
+    <message>
+        <source>queued</source>
+        <translation>已排队</translation>
+    </message>
+    <message>
+        <source>running</source>
+        <translation>运行中</translation>
+    </message>
+    <message>
+        <source>succeeded</source>
+        <translation>已成功</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>已失败</translation>
+    </message>
+    <message>
+        <source>conflict</source>
+        <translation>冲突</translation>
+    </message>
+    <message>
+        <source>gone</source>
+        <translation>已消失</translation>
+    </message>
+    <message>
+        <source>%1 %2</source>
+        <translation>%1 %2</translation>
+    </message>
+    <message>
+        <source>%1 not re-executable (no stored request)</source>
+        <translation>%1 个不可重新执行（无已存储请求）</translation>
+    </message>
+    <message>
+        <source>%1 requeued: none re-executed yet</source>
+        <translation>已重新排队 %1 个：尚无重新执行</translation>
+    </message>
+    <message>
+        <source>%1 requeued: %2</source>
+        <translation>已重新排队 %1 个：%2</translation>
+    </message>
+    <message>
+        <source>%1 MiB</source>
+        <translation>%1 MiB</translation>
+    </message>
+    <message>
+        <source>%1 KiB</source>
+        <translation>%1 KiB</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n byte(s)</source>
+        <translation>
+            <numerusform>%n 字节</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>No request is stored for this key: a re-execution has nothing to run (its operation is not re-drivable, or the key was claimed before it was registered).</source>
+        <translation>此键没有已存储的请求：重新执行无可运行之物（其操作不可重驱，或该键在操作注册之前被认领）。</translation>
+    </message>
+    <message>
+        <source>A request is stored (%1); reading it needs the read_requests right.</source>
+        <translation>已存储请求（%1）；读取其内容需要 read_requests 权限。</translation>
+    </message>
+    <message>
+        <source>A request is stored (%1, since %2); fields its operation redacts read &quot;[redacted]&quot;.</source>
+        <translation>已存储请求（%1，自 %2 起）；其操作要求遮蔽的字段显示为 &quot;[redacted]&quot;。</translation>
+    </message>
+    <message>
+        <source>A request is stored (%1); fields its operation redacts read &quot;[redacted]&quot;.</source>
+        <translation>已存储请求（%1）；其操作要求遮蔽的字段显示为 &quot;[redacted]&quot;。</translation>
     </message>
 </context>
 <context>
@@ -5860,6 +6019,62 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>none (not processing)</source>
         <translation>无（不在处理中）</translation>
+    </message>
+    <message>
+        <source>Requested</source>
+        <translation>请求时间</translation>
+    </message>
+    <message>
+        <source>State</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Worker</source>
+        <translation>工作进程</translation>
+    </message>
+    <message>
+        <source>Tries</source>
+        <translation>尝试次数</translation>
+    </message>
+    <message>
+        <source>Finished</source>
+        <translation>结束时间</translation>
+    </message>
+    <message>
+        <source>Requested by</source>
+        <translation>请求者</translation>
+    </message>
+    <message>
+        <source>Detail</source>
+        <translation>详情</translation>
+    </message>
+    <message>
+        <source>This database&apos;s schema keeps no stored requests and no re-executions (v%1).</source>
+        <translation>此数据库的架构不保存请求，也没有重新执行（v%1）。</translation>
+    </message>
+    <message>
+        <source>Could not read its re-executions: %1</source>
+        <translation>无法读取其重新执行：%1</translation>
+    </message>
+    <message>
+        <source>Reading its re-executions…</source>
+        <translation>正在读取其重新执行…</translation>
+    </message>
+    <message>
+        <source>Re-execution</source>
+        <translation>重新执行</translation>
+    </message>
+    <message>
+        <source>%1, job %2</source>
+        <translation>%1，作业 %2</translation>
+    </message>
+    <message>
+        <source>Re-execution (%1, %2 open)</source>
+        <translation>重新执行（%1，%2 个未结束）</translation>
+    </message>
+    <message>
+        <source>Re-execution (%1)</source>
+        <translation>重新执行（%1）</translation>
     </message>
 </context>
 <context>

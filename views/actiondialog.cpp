@@ -1,6 +1,7 @@
 #include "views/actiondialog.h"
 #include "views/theme.h"
 
+#include <QCheckBox>
 #include <QCoreApplication>
 #include <QDialogButtonBox>
 #include <QFormLayout>
@@ -16,12 +17,16 @@
 #include <QTextBrowser>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <map>
 
+#include "core/key.h"
 #include "models/bulkaction.h"
 #include "models/consolesession.h"
+#include "models/redrivewatch.h"
 #include "models/taskbrowsermodel.h"
 #include "models/visibletext.h"
+#include "views/refusalnote.h"
 
 namespace idem::console {
 
@@ -91,6 +96,12 @@ ActionDialog::ActionDialog(
         if (idem::actionAppliesTo(action, r.status)) {
             byStatus[r.status].push_back(r);
             m_targets.push_back(idem::RowVersion { r.key, r.status, r.updatedAtUs });
+            try {
+                const auto k = idem::TaskKey::parse(r.key);
+                m_scopes.emplace_back(k.tenant(), k.operation());
+            } catch (const std::exception&) {
+                m_scopes.emplace_back(); // an adopted table's key names no operation: never re-executed
+            }
         } else {
             excluded.push_back(r);
         }
@@ -116,7 +127,32 @@ ActionDialog::ActionDialog(
     auto* extraRow = new QWidget;
     auto* extraLayout = new QHBoxLayout(extraRow);
     extraLayout->setContentsMargins(0, 0, 0, 0);
+    auto* reexecuteRow = new QWidget;
+    auto* reexecuteLayout = new QVBoxLayout(reexecuteRow);
+    reexecuteLayout->setContentsMargins(0, 0, 0, 0);
+    reexecuteRow->hide();
     if (action == idem::RecoveryAction::Requeue) {
+        // Issue 42: a requeue that runs again, where a re-driver of the key's operation is online.
+        m_reexecute = new QCheckBox(tr("Re-execute now (a re-driver of the operation runs the stored request again, "
+                                       "with the same key)"));
+        m_reexecute->setObjectName(QStringLiteral("reexecuteBox"));
+        m_reexecute->setEnabled(false);
+        m_offer = new QLabel;
+        m_offer->setObjectName(QStringLiteral("reexecuteOffer"));
+        m_offer->setWordWrap(true);
+        m_offer->setTextFormat(Qt::PlainText);
+        m_offerRefusal = new RefusalNote(QStringLiteral("reexecuteRefusal"));
+        auto* offerLines = new QVBoxLayout;
+        offerLines->setContentsMargins(24, 0, 0, 0);
+        offerLines->addWidget(m_offer);
+        offerLines->addWidget(m_offerRefusal);
+        reexecuteLayout->addWidget(m_reexecute);
+        reexecuteLayout->addLayout(offerLines);
+        reexecuteRow->show();
+        if (m_admin) {
+            m_redrivers = new RedriveStatusWatch(m_admin, this);
+            connect(m_redrivers, &RedriveStatusWatch::changed, this, &ActionDialog::updateReexecute);
+        }
         m_extra = new QSpinBox;
         m_extra->setObjectName(QStringLiteral("extraAttempts"));
         m_extra->setRange(1, idem::ActionOptions::maxExtraAttempts);
@@ -130,6 +166,22 @@ ActionDialog::ActionDialog(
     const auto buildPlan = [this, byStatus, excluded, listRows] {
         QString p = tr("<p><b>%1 %n record(s).</b> Each %2</p>", nullptr, int(m_targets.size()))
                         .arg(actionTitle(m_action), actionEffect(m_action, m_extra ? m_extra->value() : 1).toHtmlEscaped());
+        if (m_reexecute && m_reexecute->isChecked()) {
+            int now = 0;
+            for (std::size_t i = 0; i < m_targets.size(); ++i)
+                now += reexecutes(i) ? 1 : 0;
+            const int only = int(m_targets.size()) - now;
+            p += tr("<p><b>Re-executed now: %n record(s).</b> Each gets a re-drive item that a re-driver of its "
+                    "operation takes, running the stored request through the ordinary claim with the same key (one "
+                    "effect, even if its client retries too).",
+                nullptr, now);
+            if (only > 0)
+                p += QLatin1Char(' ')
+                    + tr("%n record(s) requeued only: no re-driver of their operation is online, they wait for their "
+                         "clients.",
+                        nullptr, only);
+            p += QStringLiteral("</p>");
+        }
         for (const auto& [status, list] : byStatus)
             p += tr("<p style='margin-bottom:0'><b>%1</b>: %n record(s)</p>", nullptr, int(list.size()))
                      .arg(html(status))
@@ -144,10 +196,13 @@ ActionDialog::ActionDialog(
                 "update time listed here; otherwise it is refused and left as it is.</p>");
         m_plan->setHtml(p);
     };
+    m_buildPlan = buildPlan;
     buildPlan();
     theme::onChange(this, buildPlan); // the left-out heading's tone follows the theme
     if (m_extra)
         connect(m_extra, &QSpinBox::valueChanged, this, buildPlan);
+    if (m_reexecute)
+        connect(m_reexecute, &QCheckBox::toggled, this, buildPlan);
 
     m_plan->setObjectName(QStringLiteral("actionPlan"));
     m_plan->setOpenLinks(false);
@@ -192,6 +247,7 @@ ActionDialog::ActionDialog(
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(m_plan, 2);
     layout->addWidget(extraRow);
+    layout->addWidget(reexecuteRow);
     layout->addWidget(new QLabel(tr("Reason:")));
     layout->addWidget(m_reason);
     layout->addWidget(m_reasonHint);
@@ -236,6 +292,7 @@ ActionDialog::ActionDialog(
         }
         Q_EMIT runFinished();
     });
+    updateReexecute();
     updateRun();
 }
 
@@ -255,6 +312,50 @@ void ActionDialog::updateRun()
         theme::clearTone(m_reasonHint);
 }
 
+bool ActionDialog::reexecutes(std::size_t target) const
+{
+    if (!m_reexecute || !m_reexecute->isChecked() || !m_redrivers || target >= m_scopes.size())
+        return false;
+    const auto& [tenant, operation] = m_scopes[target];
+    return !operation.empty() && m_redrivers->canReexecute(tenant, operation);
+}
+
+void ActionDialog::updateReexecute()
+{
+    if (!m_reexecute)
+        return;
+    // Each operation of the keys once, in the order first seen.
+    std::vector<std::pair<std::string, std::string>> scopes;
+    bool unnamed = false;
+    for (const auto& scope : m_scopes) {
+        if (scope.second.empty())
+            unnamed = true;
+        else if (std::find(scopes.begin(), scopes.end(), scope) == scopes.end())
+            scopes.push_back(scope);
+    }
+    QStringList offers, refusals;
+    bool any = false;
+    for (const auto& [tenant, operation] : scopes) {
+        const bool can = m_redrivers && m_redrivers->canReexecute(tenant, operation);
+        any = any || can;
+        if (m_redrivers)
+            (can ? offers : refusals) << m_redrivers->offerText(tenant, operation);
+    }
+    if (unnamed)
+        refusals << tr(
+            "A key not of the form tenant:operation:business_id names no operation: it waits for its client");
+    const bool mayRequeue = !m_admin || m_admin->serverInfo().rights.may(QStringLiteral("requeue"));
+    if (!any && m_reexecute->isChecked())
+        m_reexecute->setChecked(false); // the last re-driver went away before Run
+    m_reexecute->setEnabled(any && mayRequeue && !m_results->running() && !m_finished);
+    m_offer->setText(offers.join(QLatin1Char('\n')));
+    m_offer->setVisible(!offers.isEmpty());
+    m_offerRefusal->setReasons(refusals);
+    m_reexecute->setToolTip((any ? offers : refusals).join(QLatin1Char('\n')));
+    if (m_buildPlan)
+        m_buildPlan();
+}
+
 void ActionDialog::run()
 {
     if (!m_run->isEnabled())
@@ -262,9 +363,14 @@ void ActionDialog::run()
     idem::ActionOptions options;
     options.reason = m_reason->toPlainText().toStdString();
     options.extraAttempts = m_extra ? m_extra->value() : 1;
+    std::vector<bool> reexecute;
+    for (std::size_t i = 0; i < m_targets.size(); ++i)
+        reexecute.push_back(reexecutes(i));
     m_reason->setReadOnly(true);
     if (m_extra)
         m_extra->setEnabled(false);
+    if (m_reexecute)
+        m_reexecute->setEnabled(false);
     m_run->setEnabled(false);
     m_run->hide();
     m_close->setEnabled(false);
@@ -273,7 +379,7 @@ void ActionDialog::run()
     m_resultView->show();
     m_reasonHint->hide();
     m_plan->setMaximumHeight(m_plan->height() / 2); // the results need the room now
-    m_results->start(m_admin, m_action, m_targets, options);
+    m_results->start(m_admin, m_action, m_targets, options, reexecute);
 }
 
 } // namespace idem::console

@@ -2,11 +2,15 @@
 
 #include <QDialog>
 
+#include <functional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "operations/actions.h"
 #include "operations/tasklist.h"
 
+class QCheckBox;
 class QDialogButtonBox;
 class QLabel;
 class QPlainTextEdit;
@@ -20,6 +24,8 @@ namespace idem::console {
 
 class BulkActionModel;
 class ConsoleSession;
+class RedriveStatusWatch;
+class RefusalNote;
 
 // Confirms and runs one recovery action on the rows an operator selected. Before anything
 // runs it says exactly what will happen and to how many records (per status, keys listed;
@@ -47,6 +53,14 @@ public:
     QTableView* resultView() const { return m_resultView; }
     BulkActionModel* results() const { return m_results; }
     QLabel* summary() const { return m_summary; }
+    // Requeue only (null otherwise): "Re-execute now", enabled where a key's operation is
+    // re-drivable and a re-driver of it is online; the offer ("3 workers of charge are online")
+    // beside it, and why not for the operations that cannot ("No re-driver for ship is online:
+    // the key waits for its client").
+    QCheckBox* reexecuteBox() const { return m_reexecute; }
+    QLabel* reexecuteOffer() const { return m_offer; }
+    RefusalNote* reexecuteRefusal() const { return m_offerRefusal; }
+    RedriveStatusWatch* redrivers() const { return m_redrivers; }
     bool finished() const { return m_finished; }
 
 Q_SIGNALS:
@@ -54,7 +68,10 @@ Q_SIGNALS:
 
 private:
     void updateRun();
+    void updateReexecute();
     void run();
+    // Whether target i would be re-executed now (the box checked, its operation re-executable).
+    bool reexecutes(std::size_t target) const;
 
     ConsoleSession* m_admin;
     idem::RecoveryAction m_action;
@@ -72,6 +89,12 @@ private:
     QPushButton* m_close;
     BulkActionModel* m_results;
     bool m_finished = false;
+    QCheckBox* m_reexecute = nullptr;
+    QLabel* m_offer = nullptr;
+    RefusalNote* m_offerRefusal = nullptr;
+    RedriveStatusWatch* m_redrivers = nullptr;
+    std::vector<std::pair<std::string, std::string>> m_scopes; // per target: tenant, operation (empty: none)
+    std::function<void()> m_buildPlan;
 };
 
 QString actionTitle(idem::RecoveryAction action); // "Requeue", "Release lease", "Mark failed"

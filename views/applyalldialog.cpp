@@ -17,9 +17,11 @@
 #include "models/consolesession.h"
 #include "models/jobrunners.h"
 #include "models/jobsmodel.h"
+#include "models/redrivewatch.h"
 #include "models/taskbrowsermodel.h"
 #include "models/visibletext.h"
 #include "views/actiondialog.h"
+#include "views/refusalnote.h"
 
 namespace idem::console {
 
@@ -38,6 +40,11 @@ ApplyAllDialog::ApplyAllDialog(ConsoleSession* admin, JobRunners* runners, const
     , m_cap(new QSpinBox)
     , m_reason(new QPlainTextEdit)
     , m_runHere(new QCheckBox(tr("Run it from this console (on a connection of its own)")))
+    , m_reexecute(new QCheckBox(tr("Re-execute now: each requeued key's stored request runs again on a re-driver of "
+                                   "its operation, with the same key")))
+    , m_offer(new QLabel)
+    , m_offerRefusal(new RefusalNote(QStringLiteral("reexecuteRefusal")))
+    , m_redrivers(new RedriveStatusWatch(admin, this))
     , m_count(new QLabel)
     , m_plan(new QLabel)
     , m_result(new QLabel)
@@ -70,6 +77,11 @@ ApplyAllDialog::ApplyAllDialog(ConsoleSession* admin, JobRunners* runners, const
     m_plan->setObjectName(QStringLiteral("planLabel"));
     m_result->setObjectName(QStringLiteral("resultLabel"));
     m_start->setObjectName(QStringLiteral("startJobButton"));
+    m_reexecute->setObjectName(QStringLiteral("reexecuteBox"));
+    m_reexecute->setEnabled(false);
+    m_offer->setObjectName(QStringLiteral("reexecuteOffer"));
+    m_offer->setWordWrap(true);
+    m_offer->setTextFormat(Qt::PlainText);
 
     auto* intro = new QLabel(tr("Every task the Tasks page's filters match, not only the rows loaded. The database "
                                 "runs it in small batches; a row that changed since the job's start is refused and "
@@ -90,6 +102,12 @@ ApplyAllDialog::ApplyAllDialog(ConsoleSession* admin, JobRunners* runners, const
     auto* form = new QFormLayout;
     form->addRow(tr("Action:"), m_action);
     form->addRow(tr("Extra attempts:"), m_extra);
+    // Issue 42: a requeue job that re-executes, where a re-driver of the operation is online.
+    auto* reexecute = new QVBoxLayout;
+    reexecute->addWidget(m_reexecute);
+    reexecute->addWidget(m_offer);
+    reexecute->addWidget(m_offerRefusal);
+    form->addRow(tr("Re-execution:"), reexecute);
     form->addRow(tr("Filter:"), filterText);
     form->addRow(tr("Matching now:"), m_count);
     form->addRow(tr("Cap (rows at most):"), m_cap);
@@ -116,16 +134,39 @@ ApplyAllDialog::ApplyAllDialog(ConsoleSession* admin, JobRunners* runners, const
 
     connect(m_action, &QComboBox::currentIndexChanged, this, [this] {
         m_extra->setEnabled(action() == idem::RecoveryAction::Requeue);
+        updateReexecute();
         previewNow();
     });
     connect(m_extra, &QSpinBox::valueChanged, this, &ApplyAllDialog::updatePlan);
     connect(m_cap, &QSpinBox::valueChanged, this, &ApplyAllDialog::updatePlan);
     connect(m_reason, &QPlainTextEdit::textChanged, this, &ApplyAllDialog::updatePlan);
     connect(m_runHere, &QCheckBox::toggled, this, &ApplyAllDialog::updatePlan);
+    connect(m_reexecute, &QCheckBox::toggled, this, &ApplyAllDialog::updatePlan);
+    connect(m_redrivers, &RedriveStatusWatch::changed, this, &ApplyAllDialog::updateReexecute);
     connect(m_start, &QPushButton::clicked, this, &ApplyAllDialog::start);
     connect(m_close, &QPushButton::clicked, this, &QDialog::reject);
     m_extra->setEnabled(action() == idem::RecoveryAction::Requeue);
+    updateReexecute();
     previewNow();
+}
+
+void ApplyAllDialog::updateReexecute()
+{
+    const bool requeue = action() == idem::RecoveryAction::Requeue;
+    const auto offer = m_redrivers->offerFor(m_filter.tenant, m_filter.operation);
+    QStringList refusals = offer.refusals;
+    if (!requeue)
+        refusals = QStringList { tr("Only a requeue re-executes.") };
+    else if (const QString no = m_admin->serverInfo().rights.refusal(QStringLiteral("requeue")); !no.isEmpty())
+        refusals.prepend(no);
+    const bool can = requeue && offer.any && !m_started && !m_startRequest;
+    if (!offer.any && m_reexecute->isChecked())
+        m_reexecute->setChecked(false); // the last re-driver went away before the start
+    m_reexecute->setEnabled(can);
+    m_offer->setText(requeue ? offer.offers.join(QLatin1Char('\n')) : QString());
+    m_offer->setVisible(requeue && !offer.offers.isEmpty());
+    m_offerRefusal->setReasons(refusals);
+    updatePlan();
 }
 
 ApplyAllDialog::~ApplyAllDialog()
@@ -244,6 +285,12 @@ void ApplyAllDialog::updatePlan()
         plan += QLatin1Char('\n')
             + (m_runHere->isChecked() ? tr("Runs: from this console now, resumable by anyone if it stops")
                                       : tr("Runs: not here; start its runner with idemctl job resume ID or pg_cron"));
+    if (a == idem::RecoveryAction::Requeue && m_reexecute->isChecked())
+        plan += QLatin1Char('\n')
+            + tr("Re-execution: each requeued key with a stored request gets a re-drive item that its operation's "
+                 "re-drivers run with the same key (%1); the Jobs page shows their outcomes. A key without one waits "
+                 "for its client.")
+                  .arg(m_offer->text().replace(QLatin1Char('\n'), QStringLiteral("; ")));
     if (!problems.isEmpty())
         plan += QLatin1Char('\n') + tr("Not yet: %1").arg(problems.join(QStringLiteral("; ")));
     m_plan->setText(plan);
@@ -258,6 +305,8 @@ void ApplyAllDialog::start()
     request.cap = m_cap->value();
     request.extraAttempts = m_extra->value();
     request.reason = m_reason->toPlainText().toStdString();
+    request.reexecute
+        = request.action == idem::RecoveryAction::Requeue && m_reexecute->isChecked() && m_reexecute->isEnabled();
     // Run from here: refused before anything is written when the console goes through a pooler.
     request.runsHere = m_runHere->isChecked() && m_runners;
     try {
@@ -267,6 +316,7 @@ void ApplyAllDialog::start()
         return;
     }
     m_result->setText(tr("starting…"));
+    m_reexecute->setEnabled(false);
     auto id = std::make_shared<quint64>(0);
     *id = m_admin->submit(
         [request](pqxx::connection& conn, const idem::SchemaName& schema) {
@@ -305,7 +355,7 @@ void ApplyAllDialog::start()
                 return;
             m_startRequest = 0;
             m_result->setText(tr("Not started, nothing changed: %1").arg(failure.text()));
-            updatePlan();
+            updateReexecute();
         });
     m_startRequest = *id;
     updatePlan();

@@ -17,6 +17,8 @@ namespace idem::console {
 
 class ConsoleSession;
 class JobRunners;
+class RedriveStatusWatch;
+class RefusalNote;
 
 // "Apply to all N matching": one recovery action over every task the Tasks page's filters match,
 // as of the moment the job starts, run by the database as a recovery job (operations/jobs). It
@@ -46,6 +48,12 @@ public:
     QSpinBox* capBox() const { return m_cap; }
     QPlainTextEdit* reasonEdit() const { return m_reason; }
     QCheckBox* runHereBox() const { return m_runHere; }
+    // Requeue only: "Re-execute now" where the filter's operations have a re-driver online, the
+    // offer beside it, and why not for the rest.
+    QCheckBox* reexecuteBox() const { return m_reexecute; }
+    QLabel* reexecuteOffer() const { return m_offer; }
+    RefusalNote* reexecuteRefusal() const { return m_offerRefusal; }
+    RedriveStatusWatch* redrivers() const { return m_redrivers; }
     QPushButton* startButton() const { return m_start; }
     QLabel* countLabel() const { return m_count; }
     QLabel* planLabel() const { return m_plan; }
@@ -59,6 +67,7 @@ Q_SIGNALS:
 private:
     void previewNow();
     void updatePlan();
+    void updateReexecute();
     void start();
 
     ConsoleSession* m_admin;
@@ -69,6 +78,10 @@ private:
     QSpinBox* m_cap;
     QPlainTextEdit* m_reason;
     QCheckBox* m_runHere;
+    QCheckBox* m_reexecute;
+    QLabel* m_offer;
+    RefusalNote* m_offerRefusal;
+    RedriveStatusWatch* m_redrivers;
     QLabel* m_count;
     QLabel* m_plan;
     QLabel* m_result;

@@ -24,6 +24,7 @@
 #include "models/jobitemsmodel.h"
 #include "models/jobrunners.h"
 #include "models/jobsmodel.h"
+#include "models/redrivewatch.h"
 #include "models/rolerights.h"
 #include "models/taskbrowsermodel.h"
 #include "models/visibletext.h"
@@ -137,17 +138,23 @@ JobsWidget::JobsWidget(ConsoleSession* monitor, ConsoleSession* admin, JobRunner
             m_view->resizeColumnsToContents();
             // Rate, ETA and the runner are empty until a runner works: room for what comes.
             const int em = m_view->fontMetrics().horizontalAdvance(QLatin1Char('M'));
+            // Outcomes come after the first read: room for a figure of an incident's size.
+            idem::RedriveOutcomes sample;
+            sample.succeeded = 185;
+            sample.failed = 4;
+            sample.running = 2;
+            const int reexecutionWidth = m_view->fontMetrics().horizontalAdvance(redriveOutcomesText(191, sample));
             const std::pair<int, int> least[]
                 = { { JobsModel::StateColumn,
                         m_view->fontMetrics().horizontalAdvance(jobStateLabel("awaiting_approval")) + 2 * em },
-                      { JobsModel::RateColumn, 8 * em },
-                      { JobsModel::EtaColumn, 5 * em }, { JobsModel::RunnerColumn, 14 * em } };
+                      { JobsModel::RateColumn, 8 * em }, { JobsModel::EtaColumn, 5 * em },
+                      { JobsModel::RunnerColumn, 14 * em }, { JobsModel::ReexecutionColumn, reexecutionWidth + em } };
             for (const auto& [column, width] : least)
                 m_view->setColumnWidth(column, std::max(m_view->columnWidth(column), width));
             // Long filters and reasons are capped; progress and state are read whole, and a state
             // may become the longest one later ("awaiting approval").
             for (int c = 0; c < JobsModel::COLUMN_COUNT; ++c)
-                if (c != JobsModel::ProgressColumn && c != JobsModel::StateColumn)
+                if (c != JobsModel::ProgressColumn && c != JobsModel::StateColumn && c != JobsModel::ReexecutionColumn)
                     m_view->setColumnWidth(c, std::min(m_view->columnWidth(c), 300));
             int state = 0;
             for (const char* s : { "active", "finished", "cancelled", "awaiting_approval" })
@@ -281,6 +288,9 @@ void JobsWidget::updateDetail()
                   .arg(j.refusedGone)
                   .arg(j.skippedNotApplicable)
                   .arg(j.skippedCancelled);
+    // Issue 42: what the re-executions a requeue job queued came to, live.
+    if (const auto outcomes = m_model->outcomes(j.id))
+        lines << tr("Re-executed: %1").arg(redriveOutcomesText(j.changed, *outcomes));
     const auto rate = m_model->rate(j.id);
     const auto eta = m_model->etaSeconds(j.id);
     if (j.ended()) {

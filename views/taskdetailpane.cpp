@@ -2,19 +2,27 @@
 #include "views/theme.h"
 
 #include <QCoreApplication>
+
 #include <QEvent>
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QHBoxLayout>
+#include <QHeaderView>
+#include <QJsonDocument>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QTimer>
+#include <QVBoxLayout>
+#include <algorithm>
 
+#include "models/redrivewatch.h"
 #include "models/taskbrowsermodel.h"
+#include "models/visibletext.h"
 
 namespace idem::console {
 
@@ -45,6 +53,10 @@ TaskDetailPane::TaskDetailPane(TaskDetailLoader* loader, QWidget* parent)
     , m_cancelSave(new QPushButton(tr("Stop")))
     , m_saveProgress(new QProgressBar)
     , m_conflicts(new QLabel)
+    , m_redrivePage(new QWidget)
+    , m_requestInfo(new QLabel)
+    , m_requestView(new QPlainTextEdit)
+    , m_redriveTable(new QTableWidget(0, 7))
     , m_tick(new QTimer(this))
 {
     m_save->setObjectName(QStringLiteral("saveResultButton"));
@@ -60,7 +72,31 @@ TaskDetailPane::TaskDetailPane(TaskDetailLoader* loader, QWidget* parent)
     saveRow->addWidget(m_cancelSave);
     saveRow->addWidget(m_save);
     m_view->addTabs(saveRow, 0);
+    // Issue 42: the key's re-executions, followed live, and its stored request.
+    m_requestInfo->setObjectName(QStringLiteral("detailRequestInfo"));
+    m_requestInfo->setWordWrap(true);
+    m_requestInfo->setTextFormat(Qt::PlainText);
+    m_requestInfo->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_requestView->setObjectName(QStringLiteral("detailRequest"));
+    m_requestView->setReadOnly(true);
+    m_requestView->setLineWrapMode(QPlainTextEdit::NoWrap);
+    m_requestView->setFont(QFont(QStringLiteral("monospace")));
+    m_requestView->setMaximumHeight(120);
+    m_requestView->hide();
+    m_redriveTable->setObjectName(QStringLiteral("detailRedrive"));
+    m_redriveTable->horizontalHeader()->setStretchLastSection(true);
+    m_redriveTable->verticalHeader()->setVisible(false);
+    m_redriveTable->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_redriveTable->setWordWrap(false);
+    m_redriveTable->verticalHeader()->setDefaultSectionSize(m_redriveTable->fontMetrics().height() + 6);
+    auto* redriveLayout = new QVBoxLayout(m_redrivePage);
+    redriveLayout->setContentsMargins(0, 0, 0, 0);
+    redriveLayout->addWidget(m_redriveTable, 1);
+    redriveLayout->addWidget(m_requestInfo);
+    redriveLayout->addWidget(m_requestView);
+    m_redriveTab = m_view->tabs()->addTab(m_redrivePage, QString());
     m_view->install(this);
+    connect(loader->redrive(), &KeyRedriveWatch::changed, this, &TaskDetailPane::showRedrive);
 
     m_tick->setInterval(1000);
     connect(m_tick, &QTimer::timeout, this, &TaskDetailPane::updateLease);
@@ -105,6 +141,7 @@ void TaskDetailPane::changeEvent(QEvent* event)
     if (event->type() == QEvent::LanguageChange) {
         m_save->setText(tr("Save full result…"));
         m_cancelSave->setText(tr("Stop"));
+        showRedrive();
         if (m_pendingKey.isEmpty())
             m_view->title()->setText(tr("Select a task to see its record."));
         else if (const auto& c = m_loader->current(); c && c->key == m_pendingKey && c->detail)
@@ -121,6 +158,7 @@ void TaskDetailPane::clearDetail()
     m_view->title()->setText(tr("Select a task to see its record."));
     m_view->clear();
     m_conflicts->clear();
+    showRedrive();
     m_save->setEnabled(false);
     m_leaseLeftMs.reset();
     m_tick->stop();
@@ -206,6 +244,62 @@ void TaskDetailPane::showConflicts(const idem::TaskDetail& d)
                       text(d.conflicts->lastDigest).toHtmlEscaped(), theme::toneCss(theme::Tone::Bad))
             : QString());
     m_conflicts->setVisible(d.conflicts.has_value());
+}
+
+void TaskDetailPane::showRedrive()
+{
+    auto* watch = m_loader->redrive();
+    const auto& r = watch->current();
+    m_redriveTable->setHorizontalHeaderLabels(
+        { tr("Requested"), tr("State"), tr("Worker"), tr("Tries"), tr("Finished"), tr("Requested by"), tr("Detail") });
+    const bool shown = !m_pendingKey.isEmpty() && watch->key() == m_pendingKey;
+    if (!shown || !r) {
+        m_redriveTable->setRowCount(0);
+        m_requestView->hide();
+        m_requestView->clear();
+        m_requestInfo->setText(!shown ? QString()
+                : watch->schemaTooOld()
+                ? tr("This database's schema keeps no stored requests and no re-executions (v%1).")
+                      .arg(idem::firstRedriveSchemaVersion)
+                : !watch->error().isEmpty() ? tr("Could not read its re-executions: %1").arg(watch->error())
+                                            : tr("Reading its re-executions…"));
+        m_view->tabs()->setTabText(m_redriveTab, tr("Re-execution"));
+        return;
+    }
+    m_redriveTable->setRowCount(int(r->items.size()));
+    for (int row = 0; row < int(r->items.size()); ++row) {
+        const auto& i = r->items[std::size_t(row)];
+        const QString cells[] = { isoTimeText(i.requestedAt), redriveStateLabel(i.state), visibleText(i.worker),
+            QString::number(i.tries), isoTimeText(i.finishedAt),
+            i.jobId ? tr("%1, job %2").arg(visibleText(i.requestedBy)).arg(*i.jobId) : visibleText(i.requestedBy),
+            visibleText(i.detail) };
+        for (int c = 0; c < 7; ++c) {
+            auto* item = new QTableWidgetItem(cells[c]);
+            if (c == 6)
+                item->setToolTip(visibleLines(QString::fromStdString(i.detail)));
+            m_redriveTable->setItem(row, c, item);
+        }
+    }
+    if (!r->items.empty())
+        m_redriveTable->resizeColumnsToContents();
+    m_requestInfo->setText(storedRequestText(r->request));
+    if (r->request.readable) {
+        // As the database returns it (redacted fields already "[redacted]"), indented, escaped.
+        const auto doc = QJsonDocument::fromJson(QByteArray::fromStdString(r->request.request));
+        const QString text = doc.isNull() ? QString::fromStdString(r->request.request)
+                                          : QString::fromUtf8(doc.toJson(QJsonDocument::Indented));
+        if (m_requestView->toPlainText() != visibleLines(text))
+            m_requestView->setPlainText(visibleLines(text));
+        m_requestView->show();
+    } else {
+        m_requestView->hide();
+        m_requestView->clear();
+    }
+    const int open = int(std::count_if(r->items.begin(), r->items.end(), redriveItemOpen));
+    m_view->tabs()->setTabText(m_redriveTab,
+        r->items.empty() ? tr("Re-execution")
+            : open > 0   ? tr("Re-execution (%1, %2 open)").arg(r->items.size()).arg(open)
+                         : tr("Re-execution (%1)").arg(r->items.size()));
 }
 
 void TaskDetailPane::updateLease()

@@ -43,6 +43,11 @@ public:
     QTableWidget* auditTable() const { return m_view->audit(); }
     QPlainTextEdit* errorsView() const { return m_view->errors(); }
     QTabWidget* tabs() const { return m_view->tabs(); }
+    // Schema v25: the key's re-executions (newest first) and whether a request is stored.
+    QTableWidget* redriveTable() const { return m_redriveTable; }
+    QLabel* requestInfo() const { return m_requestInfo; }
+    QPlainTextEdit* requestView() const { return m_requestView; }
+    int redriveTab() const { return m_redriveTab; }
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -51,6 +56,7 @@ private:
     void onLoaded(const TaskDetailAnswer& answer);
     void updateLease();
     void showConflicts(const idem::TaskDetail& detail);
+    void showRedrive();
 
     TaskDetailLoader* m_loader;
     TaskRecordView* m_view;
@@ -58,6 +64,11 @@ private:
     QPushButton* m_cancelSave;
     QProgressBar* m_saveProgress;
     QLabel* m_conflicts;
+    QWidget* m_redrivePage;
+    QLabel* m_requestInfo;
+    QPlainTextEdit* m_requestView;
+    QTableWidget* m_redriveTable;
+    int m_redriveTab = -1;
     QTimer* m_tick;
     QElapsedTimer m_sinceLoad;
     std::optional<std::int64_t> m_leaseLeftMs; // at load time, by the server clock
