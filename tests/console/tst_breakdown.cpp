@@ -235,7 +235,7 @@ void TestBreakdown::doubleClickOpensTasks()
     page.show();
     // As MainWindow does with what the dashboard opens.
     connect(w.get(), &DashboardWidget::openRows, &page,
-        [&page](const idem::TaskFilter& filter, const QString&, const QString& what,
+        [&page](const idem::TaskFilter& filter, const QString&, const LiveText& what,
             const std::optional<idem::TaskSort>& sort) { page.applyFilter(filter, what, sort); });
     const auto keysShown = [&page] {
         QStringList keys;
