@@ -2384,87 +2384,14 @@ CREATE FUNCTION idem.idem_job_match(p_filter jsonb, p_moment timestamp with time
     AS $_$
 DECLARE
     f jsonb := idem_job_filter_check(p_filter);
-    v_where text := 'true';
-    v_statuses text[];
-    v_tenant_like text;
-    v_prefix_like text;
-    v_error_like text;
 BEGIN
     IF p_moment IS NULL OR p_limit IS NULL OR p_limit < 0 THEN
         RAISE EXCEPTION 'a moment and a limit of 0 or more are required' USING ERRCODE = 'ID003';
     END IF;
-    IF f ? 'statuses' THEN
-        SELECT array_agg(s) INTO v_statuses FROM jsonb_array_elements_text(f -> 'statuses') s;
-        v_where := v_where || ' AND t.status = ANY ($1)';
-    END IF;
-    IF f ? 'tenant' THEN
-        -- The key's first field, and (for the primary key's order) the literal prefix it implies.
-        v_tenant_like := replace(replace(replace((f ->> 'tenant') || ':' || COALESCE((f ->> 'operation') || ':', ''),
-                                                 '\', '\\'), '%', '\%'), '_', '\_') || '%';
-        v_where := v_where || ' AND split_part(t.idempotency_key, '':'', 1) = $2 AND t.idempotency_key LIKE $3';
-    END IF;
-    IF f ? 'key_prefix' THEN
-        v_prefix_like := replace(replace(replace(f ->> 'key_prefix', '\', '\\'), '%', '\%'), '_', '\_') || '%';
-        v_where := v_where || ' AND t.idempotency_key LIKE $4';
-    END IF;
-    IF f ? 'operation' THEN
-        v_where := v_where || ' AND split_part(t.idempotency_key, '':'', 2) = $5';
-    END IF;
-    IF f ? 'min_attempts' THEN
-        v_where := v_where || ' AND t.attempts >= $6'
-                           || CASE WHEN (f ->> 'min_attempts')::bigint >= 2 THEN ' AND t.attempts > 1' ELSE '' END;
-    END IF;
-    IF f ? 'expired_lease' THEN
-        v_where := v_where || ' AND t.status = ''processing'' AND (t.lease_until IS NULL OR t.lease_until <= $7)';
-    END IF;
-    IF f ? 'live_lease' THEN
-        v_where := v_where || ' AND t.status = ''processing'' AND t.lease_until > $7';
-    END IF;
-    IF f ? 'uncertain' THEN
-        v_where := v_where || ' AND t.status = ''retryable_failed'' AND t.error_class = ''unknown''';
-    END IF;
-    IF f ? 'error_class' THEN
-        v_where := v_where || ' AND t.error_class = $8';
-    END IF;
-    IF f ? 'exhausted' THEN
-        v_where := v_where || ' AND t.status = ''failed'' AND t.error_class IS DISTINCT FROM ''permanent''';
-    END IF;
-    IF f ? 'failed_since_us' THEN
-        v_where := v_where || ' AND t.status = ''failed'''
-                           || ' AND t.updated_at >= to_timestamp(0) + $9 * interval ''1 microsecond''';
-    END IF;
-    IF f ? 'unfinished_for_minutes' THEN
-        v_where := v_where || ' AND t.status <> ''succeeded'' AND t.created_at < $7 - $10 * interval ''1 minute''';
-    END IF;
-    IF f ? 'updated_within_minutes' THEN
-        v_where := v_where || ' AND t.updated_at >= date_trunc(''minute'', $7) - ($11 - 1) * interval ''1 minute''';
-    END IF;
-    IF f ? 'conflict_within_minutes' THEN
-        v_where := v_where || ' AND t.idempotency_key IN (SELECT c.idempotency_key FROM task_idempotency_conflicts c'
-                           || ' WHERE c.last_at >= date_trunc(''minute'', $7) - ($12 - 1) * interval ''1 minute'')';
-    END IF;
-    IF f ? 'failed_retry_in_window' THEN
-        -- As the task list: an entry is cast only once its shape is known.
-        v_where := v_where || ' AND t.attempts > 1 AND EXISTS (SELECT 1 FROM jsonb_array_elements(t.errors) e WHERE CASE'
-                           || ' WHEN jsonb_typeof(e -> ''attempt'') = ''number'' AND jsonb_typeof(e -> ''at'') = ''string'''
-                           || ' AND (e ->> ''at'') ~ ''^\d{4}-\d\d-\d\d[T ]\d\d:\d\d'''
-                           || ' THEN (e ->> ''attempt'')::numeric >= 2 AND (e ->> ''at'')::timestamptz'
-                           || ' >= date_trunc(''minute'', $7) - ($11 - 1) * interval ''1 minute'' ELSE false END)';
-    END IF;
-    IF f ? 'error_contains' THEN
-        -- Unfinished rows only, as the task list has it (an old message on a succeeded row is history).
-        v_error_like := '%' || replace(replace(replace(f ->> 'error_contains', '\', '\\'), '%', '\%'), '_', '\_') || '%';
-        v_where := v_where || ' AND t.status <> ''succeeded'' AND t.error_message ILIKE $14';
-    END IF;
-    IF f ? 'digest_conflicts' THEN
-        v_where := v_where || ' AND t.idempotency_key IN (SELECT c.idempotency_key FROM task_idempotency_conflicts c)';
-    END IF;
     RETURN QUERY EXECUTE
-        'SELECT t.idempotency_key, t.status, t.updated_at FROM task_idempotency t WHERE ' || v_where || ' LIMIT $13'
-        USING v_statuses, f ->> 'tenant', v_tenant_like, v_prefix_like, f ->> 'operation',
-              (f ->> 'min_attempts')::integer, p_moment, f ->> 'error_class', (f ->> 'failed_since_us')::bigint,
-              (f ->> 'unfinished_for_minutes')::integer, (f ->> 'updated_within_minutes')::integer,
-              (f ->> 'conflict_within_minutes')::integer, p_limit, v_error_like;
+        'SELECT t.idempotency_key, t.status, t.updated_at FROM task_idempotency t WHERE '
+        || idem_task_filter_where(f) || ' LIMIT $3'
+        USING f, p_moment, p_limit;
 END
 $_$;
 
@@ -4540,6 +4467,83 @@ $$;
 
 
 --
+-- Name: idem_task_filter_where(jsonb); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_task_filter_where(p_filter jsonb) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $_$
+DECLARE
+    f jsonb := idem_job_filter_check(p_filter);
+    v_conflicts constant text := quote_ident(current_schema()) || '.task_idempotency_conflicts';
+    v_now constant text := 'coalesce($2::timestamptz, now())';
+    v_window constant text := 'date_trunc(''minute'', coalesce($2::timestamptz, now()))'
+                              || ' - (($1::jsonb ->> ''updated_within_minutes'')::int - 1) * interval ''1 minute''';
+    v_unfinished boolean;
+    w text;
+BEGIN
+    -- A literal: its LIKE pattern escapes \, % and _.
+    w := '
+        ($1::jsonb -> ''statuses'' IS NULL OR t.status = ANY (translate($1::jsonb ->> ''statuses'', ''[]" '', ''{}'')::text[]))
+    AND ($1::jsonb ->> ''tenant'' IS NULL OR split_part(t.idempotency_key, '':'', 1) = $1::jsonb ->> ''tenant'')
+    AND ($1::jsonb ->> ''tenant'' IS NULL OR t.idempotency_key LIKE (replace(replace(replace($1::jsonb ->> ''tenant''
+             || '':'' || coalesce(($1::jsonb ->> ''operation'') || '':'', ''''), ''\'', ''\\''), ''%'', ''\%''), ''_'', ''\_'') || ''%''))
+    AND ($1::jsonb ->> ''key_prefix'' IS NULL OR t.idempotency_key LIKE (replace(replace(replace($1::jsonb ->> ''key_prefix'',
+             ''\'', ''\\''), ''%'', ''\%''), ''_'', ''\_'') || ''%''))
+    AND ($1::jsonb ->> ''operation'' IS NULL OR split_part(t.idempotency_key, '':'', 2) = $1::jsonb ->> ''operation'')
+    AND ($1::jsonb ->> ''min_attempts'' IS NULL OR t.attempts >= ($1::jsonb ->> ''min_attempts'')::int)
+    AND (NOT coalesce(($1::jsonb ->> ''expired_lease'')::boolean, false)
+         OR (t.status = ''processing'' AND (t.lease_until IS NULL OR t.lease_until <= ' || v_now || ')))
+    AND (NOT coalesce(($1::jsonb ->> ''live_lease'')::boolean, false) OR (t.status = ''processing'' AND t.lease_until > ' || v_now || '))
+    AND (NOT coalesce(($1::jsonb ->> ''uncertain'')::boolean, false) OR (t.status = ''retryable_failed'' AND t.error_class = ''unknown''))
+    AND ($1::jsonb ->> ''error_class'' IS NULL OR t.error_class = $1::jsonb ->> ''error_class'')
+    AND (NOT coalesce(($1::jsonb ->> ''exhausted'')::boolean, false) OR (t.status = ''failed'' AND t.error_class IS DISTINCT FROM ''permanent''))
+    AND ($1::jsonb ->> ''failed_since_us'' IS NULL OR (t.status = ''failed''
+         AND t.updated_at >= to_timestamp(0) + ($1::jsonb ->> ''failed_since_us'')::bigint * interval ''1 microsecond''))
+    AND ($1::jsonb ->> ''unfinished_for_minutes'' IS NULL OR (t.status <> ''succeeded''
+         AND t.created_at < ' || v_now || ' - ($1::jsonb ->> ''unfinished_for_minutes'')::int * interval ''1 minute''))
+    AND ($1::jsonb ->> ''updated_within_minutes'' IS NULL OR t.updated_at >= ' || v_window || ')
+    AND ($1::jsonb ->> ''conflict_within_minutes'' IS NULL OR t.idempotency_key IN (SELECT c.idempotency_key
+         FROM ' || v_conflicts || ' c WHERE c.last_at >= date_trunc(''minute'', ' || v_now || ')
+         - (($1::jsonb ->> ''conflict_within_minutes'')::int - 1) * interval ''1 minute''))
+    AND ($1::jsonb ->> ''error_contains'' IS NULL OR (t.status <> ''succeeded''
+         AND t.error_message ILIKE (''%'' || replace(replace(replace($1::jsonb ->> ''error_contains'',
+             ''\'', ''\\''), ''%'', ''\%''), ''_'', ''\_'') || ''%'')))';
+    -- Lets the planner use the retried-rows partial index (attempts > 1) for a retry filter.
+    IF (f ->> 'min_attempts')::int >= 2 OR f ? 'failed_retry_in_window' THEN
+        w := w || '
+    AND t.attempts > 1';
+    END IF;
+    -- A failure of a retry in the window: its row was updated then, so the index on (updated_at)
+    -- WHERE attempts > 1 bounds the rows whose history is read. CASE, not AND: an entry is cast
+    -- only once its shape is known (the history is a column anyone with UPDATE could have written).
+    IF f ? 'failed_retry_in_window' THEN
+        w := w || '
+    AND EXISTS (SELECT 1 FROM jsonb_array_elements(t.errors) e WHERE CASE
+         WHEN jsonb_typeof(e -> ''attempt'') = ''number'' AND jsonb_typeof(e -> ''at'') = ''string''
+          AND (e ->> ''at'') ~ ''^\d{4}-\d\d-\d\d[T ]\d\d:\d\d''
+         THEN (e ->> ''attempt'')::numeric >= 2 AND (e ->> ''at'')::timestamptz >= ' || v_window || ' ELSE false END)';
+    END IF;
+    IF f ? 'digest_conflicts' THEN
+        w := w || '
+    AND t.idempotency_key IN (SELECT c.idempotency_key FROM ' || v_conflicts || ' c)';
+    END IF;
+    -- The unfinished-rows partial index serves a read only when the planner can prove its
+    -- predicate: say it literally when the filter implies it.
+    v_unfinished := CASE WHEN f ? 'statuses' THEN NOT (f -> 'statuses') ? 'succeeded'
+                         ELSE f ?| ARRAY['expired_lease', 'live_lease', 'uncertain', 'exhausted', 'failed_since_us',
+                                         'unfinished_for_minutes', 'error_contains'] END;
+    IF v_unfinished THEN
+        w := w || '
+    AND t.status <> ''succeeded''';
+    END IF;
+    RETURN w;
+END
+$_$;
+
+
+--
 -- Name: recovery_action_apply(text, text, text, bigint, integer, text, text, bigint); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -6467,6 +6471,14 @@ GRANT ALL ON FUNCTION idem.idem_succeeded_operations() TO idem_reader;
 
 REVOKE ALL ON FUNCTION idem.idem_successes_since(p_since timestamp with time zone, p_cap integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION idem.idem_successes_since(p_since timestamp with time zone, p_cap integer) TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_task_filter_where(p_filter jsonb); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_task_filter_where(p_filter jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_task_filter_where(p_filter jsonb) TO idem_reader;
 
 
 --
