@@ -6,6 +6,7 @@
 #include <pqxx/pqxx>
 
 #include "models/consolesession.h"
+#include "models/durationtext.h"
 #include "models/latencywatch.h"
 #include "models/tilepresenter.h"
 #include "models/visibletext.h"
@@ -203,7 +204,7 @@ QVariant BreakdownModel::data(const QModelIndex& index, int role) const
         case Conflicts:
             return count(r.conflicts, m_data.countersCapped);
         case P95:
-            return r.p95Ms ? latencyText(*r.p95Ms) : QStringLiteral("–");
+            return r.p95Ms ? durationText(*r.p95Ms, idem::DurationForm::Precise) : QStringLiteral("–");
         }
     } else if (role == Qt::ToolTipRole) {
         switch (index.column()) {

@@ -12,6 +12,7 @@
 #include <pqxx/pqxx>
 
 #include "models/consolesession.h"
+#include "models/durationtext.h"
 #include "models/visibletext.h"
 #include "operations/node.h"
 #include "views/pagestatusline.h"
@@ -262,11 +263,7 @@ namespace {
         return QLocale().toString(QDateTime::fromMSecsSinceEpoch(us / 1000).toLocalTime(), QStringLiteral("HH:mm:ss"));
     }
 
-    QString secondsText(std::int64_t us)
-    {
-        return QCoreApplication::translate("idem::console::StatusPanel", "%1 s")
-            .arg(QLocale().toString(static_cast<double>(us) / 1000000.0, 'f', 0));
-    }
+    QString secondsText(std::int64_t us) { return durationText(static_cast<double>(us) / 1000.0); }
 } // namespace
 
 QString StatusPanel::atRiskText(const idem::AtRiskReading& r)

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "models/consolesession.h"
+#include "models/durationtext.h"
 #include "models/storagemodel.h"
 #include "models/tones.h"
 #include "views/chartpanel.h"
@@ -302,7 +303,7 @@ void StorageWidget::render()
                 storagetext::meaning(o.operation, o.horizonSeconds)));
         QString oldest = tr("none");
         if (!o.oldestCompletedAt.empty())
-            oldest = o.oldestAgeSeconds ? tr("%1 ago").arg(storagetext::age(*o.oldestAgeSeconds))
+            oldest = o.oldestAgeSeconds ? tr("%1 ago").arg(durationText(std::max(0.0, *o.oldestAgeSeconds) * 1000.0))
                                         : storagetext::when(o.oldestCompletedAt);
         m_retention->setItem(i, 2,
             cell(oldest, false,
@@ -450,9 +451,9 @@ void StorageWidget::renderChart()
     m_chartView->setToolTip(tr("Rows: counted back from now by the keys the claims created and the rows the purges "
                                "removed, per hour (per ten minutes over the last two days; an estimate). ")
         + (r.samples.empty() ? tr("No size sample yet: one is taken at most every %1 while a console or idemctl reads.")
-                                   .arg(storagetext::age(r.samplePeriodSeconds))
+                                   .arg(durationText(double(r.samplePeriodSeconds) * 1000.0))
                              : tr("%n sample(s), at most one every %1", nullptr, static_cast<int>(r.samples.size()))
-                                   .arg(storagetext::age(r.samplePeriodSeconds))));
+                                   .arg(durationText(double(r.samplePeriodSeconds) * 1000.0))));
 }
 
 } // namespace idem::console
