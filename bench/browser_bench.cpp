@@ -2,8 +2,9 @@
 //
 //  1. Page fetch time through operations/tasklist (keyset) for the first, middle and last page of a
 //     table of --rows records (default 10M), sorted by key over every status and by update
-//     time over the unfinished ones; and, as the baseline in the same run, OFFSET paging to the
-//     same positions.
+//     time over the unfinished ones, and under four filters (a tenant and operation, expired
+//     leases, the error text, the last hour); and, as the baseline in the same run, OFFSET
+//     paging to the same positions.
 //  2. A bulk requeue of --bulk keys (default 10,000) driven through the console's
 //     BulkActionModel on a ConsoleSession (the worker thread), timed, while a 1 ms QTimer
 //     probes the UI event loop's longest stall; the baseline is idem_operations' applyBulk on the same
