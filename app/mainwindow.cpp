@@ -241,7 +241,7 @@ void MainWindow::followAdmin()
 }
 
 void MainWindow::openRows(
-    const idem::TaskFilter& filter, const QString& title, const QString& what, const std::optional<idem::TaskSort>& sort)
+    const idem::TaskFilter& filter, const QString& title, const LiveText& what, const std::optional<idem::TaskSort>& sort)
 {
     // The Tasks page shows exactly the tile's rows, with paging and actions; the list of the
     // newest rows is for a window built without it.

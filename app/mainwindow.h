@@ -11,6 +11,7 @@
 #include "operations/taskfilter.h"
 #include "operations/tasklist.h"
 #include "models/connectionsettings.h"
+#include "models/livetext.h"
 #include "models/viewlink.h"
 #include "models/workermessages.h"
 
@@ -52,7 +53,7 @@ public:
     // The band of the connection's environment above the pages (hidden without one).
     EnvironmentBand* environmentBand() const { return m_band; }
     // A dashboard tile's rows: the Tasks page with that filter, or a list of the newest rows.
-    void openRows(const idem::TaskFilter& filter, const QString& title, const QString& what,
+    void openRows(const idem::TaskFilter& filter, const QString& title, const LiveText& what,
         const std::optional<idem::TaskSort>& sort = std::nullopt);
     // Brings a page to the front: "dashboard", "tasks", "audit", "jobs", "storage"
     // or "connection" (--page, Ctrl+1..6).

@@ -148,7 +148,7 @@ void MainWindow::applyView(const ViewLink& link)
     model->setFilter(link.tenant, link.operation);
     if (link.filter)
         if (auto* tasks = m_console->findChild<TaskBrowserWidget*>())
-            tasks->applyFilter(*link.filter, tr("what the link shows"));
+            tasks->applyFilter(*link.filter, LiveText([] { return tr("what the link shows"); }));
     showPage(link.page);
 }
 

@@ -2,8 +2,9 @@
 //
 //  1. Page fetch time through operations/tasklist (keyset) for the first, middle and last page of a
 //     table of --rows records (default 10M), sorted by key over every status and by update
-//     time over the unfinished ones; and, as the baseline in the same run, OFFSET paging to the
-//     same positions.
+//     time over the unfinished ones, and under four filters (a tenant and operation, expired
+//     leases, the error text, the last hour); and, as the baseline in the same run, OFFSET
+//     paging to the same positions.
 //  2. A bulk requeue of --bulk keys (default 10,000) driven through the console's
 //     BulkActionModel on a ConsoleSession (the worker thread), timed, while a 1 ms QTimer
 //     probes the UI event loop's longest stall; the baseline is idem_operations' applyBulk on the same
@@ -135,9 +136,30 @@ void pageFetches(pqxx::connection& c, const Args& a)
     };
     idem::TaskFilter unfinished;
     unfinished.statuses = { "processing", "retryable_failed", "failed" };
+    // Filters whose predicates take other indexes or plans: a key prefix, a lease, the error
+    // text, a minute window.
+    idem::TaskFilter tenantOp;
+    tenantOp.tenant = "tenant-7";
+    tenantOp.operation = "op-3";
+    idem::TaskFilter expired;
+    expired.expiredLease = true;
+    idem::TaskFilter errorText;
+    errorText.statuses = { "failed" };
+    errorText.errorContains = "timeout";
+    idem::TaskFilter lastHour = unfinished;
+    lastHour.updatedWithinMinutes = 60;
     const std::vector<Case> cases = {
         { "key, all statuses", {}, { idem::TaskSortColumn::Key, false }, "true", "idempotency_key" },
         { "updated_at, unfinished", unfinished, { idem::TaskSortColumn::UpdatedAt, false }, "status <> 'succeeded'",
+            "updated_at, idempotency_key" },
+        { "key, tenant and operation", tenantOp, { idem::TaskSortColumn::Key, false },
+            "idempotency_key LIKE 'tenant-7:op-3:%'", "idempotency_key" },
+        { "updated_at, expired lease", expired, { idem::TaskSortColumn::UpdatedAt, false },
+            "status = 'processing' AND (lease_until IS NULL OR lease_until <= now())", "updated_at, idempotency_key" },
+        { "updated_at, failed with error text", errorText, { idem::TaskSortColumn::UpdatedAt, false },
+            "status = 'failed' AND error_message ILIKE '%timeout%'", "updated_at, idempotency_key" },
+        { "updated_at, unfinished in the last hour", lastHour, { idem::TaskSortColumn::UpdatedAt, false },
+            "status <> 'succeeded' AND updated_at >= date_trunc('minute', now()) - interval '59 minutes'",
             "updated_at, idempotency_key" },
     };
     const int limit = 200;

@@ -12,6 +12,7 @@
 #include "core/key.h"
 #include "core/utf8.h"
 #include "operations/actions.h"
+#include "operations/duration.h"
 #include "operations/events.h"
 #include "operations/latency.h"
 
@@ -40,26 +41,10 @@ command folds what is due first.
 Needs idem_reader.
 )";
 
-    std::string duration(double ms)
-    {
-        char b[32];
-        if (ms < 1)
-            std::snprintf(b, sizeof b, "%.0f us", ms * 1000);
-        else if (ms < 1000)
-            std::snprintf(b, sizeof b, "%.3g ms", ms);
-        else if (ms < 120000)
-            std::snprintf(b, sizeof b, "%.3g s", ms / 1000);
-        else if (ms < 7200000)
-            std::snprintf(b, sizeof b, "%.3g min", ms / 60000);
-        else
-            std::snprintf(b, sizeof b, "%.3g h", ms / 3600000);
-        return b;
-    }
-
     std::string figure(const LatencyHistogram& h, double v)
     {
         if (h.kind != LatencyKind::Attempts)
-            return duration(v);
+            return formatDuration(v, DurationForm::Precise);
         char b[32];
         std::snprintf(b, sizeof b, "%.3g", v);
         return b;

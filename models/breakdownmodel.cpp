@@ -6,6 +6,7 @@
 #include <pqxx/pqxx>
 
 #include "models/consolesession.h"
+#include "models/durationtext.h"
 #include "models/latencywatch.h"
 #include "models/tilepresenter.h"
 #include "models/visibletext.h"
@@ -203,7 +204,7 @@ QVariant BreakdownModel::data(const QModelIndex& index, int role) const
         case Conflicts:
             return count(r.conflicts, m_data.countersCapped);
         case P95:
-            return r.p95Ms ? latencyText(*r.p95Ms) : QStringLiteral("–");
+            return r.p95Ms ? durationText(*r.p95Ms, idem::DurationForm::Precise) : QStringLiteral("–");
         }
     } else if (role == Qt::ToolTipRole) {
         switch (index.column()) {
@@ -292,17 +293,22 @@ idem::TaskFilter BreakdownModel::rowFilter(int row) const
     return f;
 }
 
-QString BreakdownModel::rowTitle(int row) const
+QString BreakdownModel::rowTitle(int row) const { return rowWords(row).text(); }
+
+LiveText BreakdownModel::rowWords(int row) const
 {
     if (row < 0 || row >= rowCount())
         return {};
     const auto r = static_cast<std::size_t>(row);
     if (m_kind == Kind::Errors)
-        return tr("%1: error \"%2\"")
-            .arg(visibleText(m_data.errors[r].operation), visibleText(m_data.errors[r].message.substr(0, 60)));
+        return LiveText([operation = visibleText(m_data.errors[r].operation),
+                            message = visibleText(m_data.errors[r].message.substr(0, 60))] {
+            return tr("%1: error \"%2\"").arg(operation, message);
+        });
     const auto& b = m_data.rows[r];
-    return b.tenant.empty() ? tr("Operation %1").arg(visibleText(b.operation))
-                            : tr("Tenant %1, operation %2").arg(visibleText(b.tenant), visibleText(b.operation));
+    return LiveText([tenant = visibleText(b.tenant), operation = visibleText(b.operation)] {
+        return tenant.isEmpty() ? tr("Operation %1").arg(operation) : tr("Tenant %1, operation %2").arg(tenant, operation);
+    });
 }
 
 QString BreakdownModel::legendText() const

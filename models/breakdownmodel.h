@@ -6,6 +6,7 @@
 
 #include <optional>
 
+#include "models/livetext.h"
 #include "models/sessionpoll.h"
 #include "operations/breakdown.h"
 #include "operations/taskfilter.h"
@@ -78,6 +79,8 @@ public:
     // The Tasks page's filter for a row (what a double-click opens) and the words for it.
     idem::TaskFilter rowFilter(int row) const;
     QString rowTitle(int row) const;
+    // rowTitle() as a LiveText: the row's names, written again in the language of the moment.
+    LiveText rowWords(int row) const;
     // The tenant column shows only when split by tenant.
     bool tenantShown() const;
     // One line under the tables: the window, and which figures are lower bounds and why.

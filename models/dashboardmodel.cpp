@@ -532,6 +532,19 @@ TileValue DashboardModel::tile(Tile t) const { return presenter().tile(t); }
 
 QString DashboardModel::opensText(Tile t) const { return presenter().opensText(t); }
 
+LiveText DashboardModel::opensWords(Tile t) const
+{
+    if (!tileSpec(t).opens)
+        return {};
+    // The words depend on the settings and window of the click, not on those of a later moment.
+    return LiveText([t, settings = m_settings, window = figuresWindowMinutes()] {
+        TileInputs in;
+        in.settings = &settings;
+        in.figuresWindowMinutes = window;
+        return TilePresenter(in).opensText(t);
+    });
+}
+
 idem::TaskFilter DashboardModel::filterFor(Tile t) const { return presenter().filterFor(t); }
 
 } // namespace idem::console

@@ -16,6 +16,7 @@
 #include "operations/taskfilter.h"
 #include "operations/tasklist.h"
 #include "models/dashboardhistory.h"
+#include "models/livetext.h"
 #include "models/dashboardpolling.h"
 #include "models/dashboardthresholds.h"
 #include "models/tilepresenter.h"
@@ -109,6 +110,9 @@ public:
     // The rows filterFor() selects, in words (what the tile's click opens); empty when the tile
     // opens nothing.
     QString opensText(Tile tile) const;
+    // The same words as a LiveText: what was opened (the tile, with this moment's window and
+    // limit), written again in the language of the moment whenever it is shown.
+    LiveText opensWords(Tile tile) const;
     // Why the tile opens no rows (what they would be, and why they cannot be found); empty for a
     // tile that opens rows.
     static QString opensNothingText(Tile tile) { return TilePresenter::opensNothingText(tile); }

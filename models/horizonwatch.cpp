@@ -4,6 +4,7 @@
 #include <QLocale>
 
 #include "models/consolesession.h"
+#include "models/durationtext.h"
 #include "models/storagemodel.h"
 #include "models/visibletext.h"
 
@@ -90,7 +91,7 @@ namespace horizontext {
             parts << visibleText(h.state);
         if (h.ageSeconds)
             parts << QCoreApplication::translate("idem::console::HorizonWatch", "open %1")
-                         .arg(storagetext::age(*h.ageSeconds));
+                         .arg(durationText(double(*h.ageSeconds) * 1000.0));
         parts << QCoreApplication::translate("idem::console::HorizonWatch", "%1 xids")
                      .arg(QLocale().toString(static_cast<qlonglong>(h.xidAge)));
         return parts.join(QStringLiteral(" · "));
@@ -104,7 +105,7 @@ namespace horizontext {
         return QCoreApplication::translate("idem::console::HorizonWatch",
             "⚠ The transaction horizon is held past %1 by %2, and the Idem tables' dead rows grew by %3 since %4: "
             "VACUUM cannot remove them until it ends (Storage page).")
-            .arg(storagetext::age(heldAfterSeconds), holder(*h),
+            .arg(durationText(double(heldAfterSeconds) * 1000.0), holder(*h),
                 QLocale().toString(static_cast<qlonglong>(v.grewBy)), storagetext::when(v.since));
     }
 

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "models/consolesession.h"
+#include "models/durationtext.h"
 #include "models/redrivewatch.h"
 #include "models/taskbrowsermodel.h"
 #include "models/tones.h"
@@ -83,17 +84,6 @@ QString jobProgressText(const idem::JobStatus& j)
         .arg(j.skipped())
         .arg(j.matched)
         .arg(j.pending());
-}
-
-QString jobDurationText(double seconds)
-{
-    const qint64 s = qint64(std::ceil(std::max(0.0, seconds)));
-    const qint64 h = s / 3600, m = s % 3600 / 60, r = s % 60;
-    if (h > 0)
-        return QCoreApplication::translate("idem::console::JobsModel", "%1 h %2 min").arg(h).arg(m);
-    if (m > 0)
-        return QCoreApplication::translate("idem::console::JobsModel", "%1 min %2 s").arg(m).arg(r);
-    return QCoreApplication::translate("idem::console::JobsModel", "%1 s").arg(r);
 }
 
 JobsModel::JobsModel(ConsoleSession* monitor, QObject* parent)
@@ -363,7 +353,7 @@ QVariant JobsModel::data(const QModelIndex& index, int role) const
         if (j.ended())
             return QString(); // when it ended: the page's detail says
         const auto eta = etaSeconds(j.id);
-        return eta ? jobDurationText(*eta) : QStringLiteral("—");
+        return eta ? durationText(std::max(0.0, *eta) * 1000.0) : QStringLiteral("—");
     }
     case RunnerColumn:
         if (j.runnerAlive)

@@ -110,7 +110,6 @@ QString taskFilterText(const idem::TaskFilter& filter);
 // "120 changed, 3 refused, 7 skipped of 130 (0 to do)".
 QString jobProgressText(const idem::JobStatus& job);
 // "1 h 2 min", "3 min 10 s", "12 s".
-QString jobDurationText(double seconds);
 
 // A read of the Jobs page: the jobs, and the outcomes of the re-executions of those asked for.
 struct JobsReading {

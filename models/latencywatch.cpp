@@ -11,6 +11,7 @@
 #include <pqxx/pqxx>
 
 #include "models/consolesession.h"
+#include "models/durationtext.h"
 #include "models/tilepresenter.h"
 #include "models/visibletext.h"
 #include "operations/latency.h"
@@ -28,21 +29,6 @@ namespace {
 
     QString clockText(qint64 ms) { return QDateTime::fromMSecsSinceEpoch(ms).toLocalTime().toString(QStringLiteral("HH:mm")); }
 } // namespace
-
-QString latencyText(double ms)
-{
-    const QLocale locale;
-    // Three significant figures: 0.42 ms, 12.3 ms, 850 ms, 1.24 s, 12.4 s.
-    const auto sig3 = [&](double v) { return locale.toString(v, 'g', v >= 100 ? 4 : 3); };
-    if (ms < 1000)
-        return QCoreApplication::translate("idem::console::LatencyWatch", "%1 ms").arg(sig3(ms));
-    if (ms < 60000)
-        return QCoreApplication::translate("idem::console::LatencyWatch", "%1 s").arg(sig3(ms / 1000.0));
-    const auto s = static_cast<qint64>(std::llround(ms / 1000.0));
-    if (s < 3600)
-        return QCoreApplication::translate("idem::console::LatencyWatch", "%1 min %2 s").arg(s / 60).arg(s % 60);
-    return QCoreApplication::translate("idem::console::LatencyWatch", "%1 h %2 min").arg(s / 3600).arg(s % 3600 / 60);
-}
 
 LatencyWatch::LatencyWatch(ConsoleSession* session, QObject* parent)
     : QObject(parent)
@@ -226,7 +212,7 @@ TileValue latencyWorstTile(const LatencyState& state, const Threshold& threshold
         return v;
     }
     const auto& worst = ops.front();
-    v.text = latencyText(worst.p95Ms);
+    v.text = durationText(worst.p95Ms, idem::DurationForm::Precise);
     v.value = worst.p95Ms / 1000.0;
     v.level = levelOf(v.value, threshold);
     v.detail = QCoreApplication::translate("idem::console::LatencyWatch", "%1, %2 to %3").arg(worst.operation, window, clockText(foldedToMs));
@@ -238,7 +224,7 @@ QString latencyWorstTileToolTip(const LatencyState& state, const Threshold& thre
     QString tip = QCoreApplication::translate("idem::console::LatencyWatch", "The operation whose 95th-percentile run time (claim to complete or fail, by the server's "
                      "clock) is highest over the window's folded minutes. A minute is folded once it has been "
                      "closed for a minute, so the figures end a minute or two before now.");
-    const auto limit = [](const std::optional<double>& s) { return s ? latencyText(*s * 1000.0) : QCoreApplication::translate("idem::console::LatencyWatch", "off"); };
+    const auto limit = [](const std::optional<double>& s) { return s ? durationText(*s * 1000.0, idem::DurationForm::Precise) : QCoreApplication::translate("idem::console::LatencyWatch", "off"); };
     tip += QLatin1Char('\n')
         + (threshold.warning || threshold.critical
                   ? QCoreApplication::translate("idem::console::LatencyWatch", "Amber from %1, red from %2.").arg(limit(threshold.warning), limit(threshold.critical))
@@ -256,7 +242,7 @@ QString latencyWorstTileToolTip(const LatencyState& state, const Threshold& thre
             const int runs = static_cast<int>(std::min<qint64>(ops[i].count, std::numeric_limits<int>::max()));
             tip += QLatin1Char('\n')
                 + QCoreApplication::translate("idem::console::LatencyWatch", "%1: %2 (%Ln runs)", nullptr, runs)
-                      .arg(ops[i].operation, latencyText(ops[i].p95Ms));
+                      .arg(ops[i].operation, durationText(ops[i].p95Ms, idem::DurationForm::Precise));
         }
         if (ops.size() > shown)
             tip += QLatin1Char('\n') + QCoreApplication::translate("idem::console::LatencyWatch", "… and %n more", nullptr, int(ops.size() - shown));

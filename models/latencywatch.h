@@ -137,9 +137,6 @@ QString latencyWorstTileToolTip(const LatencyState& state, const Threshold& thre
 // The highest p95 first, then by name.
 void sortLatencyByP95(std::vector<OperationLatency>& ops);
 
-// A duration for people: "850 ms", "1.24 s", "2 min 5 s" (three significant figures below a minute).
-QString latencyText(double ms);
-
 } // namespace idem::console
 
 Q_DECLARE_METATYPE(idem::console::LatencyReading)

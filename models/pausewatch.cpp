@@ -4,6 +4,7 @@
 #include <QDateTime>
 
 #include "models/consolesession.h"
+#include "models/durationtext.h"
 #include "models/visibletext.h"
 
 namespace idem::console {
@@ -111,26 +112,6 @@ QString pauseScopeText(const std::string& tenant, const std::string& operation)
 
 QString pauseScopeText(const idem::Pause& pause) { return pauseScopeText(pause.tenant, pause.operation); }
 
-namespace {
-    // "3 d 4 h", "2 h 5 min", "12 min 30 s", "45 s": the two largest units, in the console's language.
-    QString lengthText(qint64 ms)
-    {
-        qint64 s = (std::max<qint64>(ms, 0) + 999) / 1000;
-        const qint64 d = s / 86400, h = s % 86400 / 3600, m = s % 3600 / 60;
-        s %= 60;
-        if (d > 0)
-            return h ? QCoreApplication::translate("idem::console::PauseWatch", "%1 d %2 h").arg(d).arg(h)
-                     : QCoreApplication::translate("idem::console::PauseWatch", "%1 d").arg(d);
-        if (h > 0)
-            return m ? QCoreApplication::translate("idem::console::PauseWatch", "%1 h %2 min").arg(h).arg(m)
-                     : QCoreApplication::translate("idem::console::PauseWatch", "%1 h").arg(h);
-        if (m > 0)
-            return s ? QCoreApplication::translate("idem::console::PauseWatch", "%1 min %2 s").arg(m).arg(s)
-                     : QCoreApplication::translate("idem::console::PauseWatch", "%1 min").arg(m);
-        return QCoreApplication::translate("idem::console::PauseWatch", "%1 s").arg(s);
-    }
-} // namespace
-
 QString pauseUntilText(const idem::Pause& pause, std::optional<qint64> remainingMs)
 {
     if (!pause.untilUs)
@@ -139,7 +120,7 @@ QString pauseUntilText(const idem::Pause& pause, std::optional<qint64> remaining
     const bool today = at.date() == QDate::currentDate();
     const QString when = at.toString(today ? QStringLiteral("HH:mm:ss") : QStringLiteral("yyyy-MM-dd HH:mm"));
     const qint64 left = remainingMs.value_or(pause.remainingMs.value_or(0));
-    return QCoreApplication::translate("idem::console::PauseWatch", "until %1 (%2 left)").arg(when, lengthText(left));
+    return QCoreApplication::translate("idem::console::PauseWatch", "until %1 (%2 left)").arg(when, durationText(double(std::max<qint64>(left, 0))));
 }
 
 } // namespace idem::console

@@ -1,5 +1,6 @@
 #include "models/snapshottaskmodel.h"
 
+#include "models/durationtext.h"
 #include "operations/tasklist.h"
 #include "models/taskbrowsermodel.h"
 
@@ -23,8 +24,8 @@ QString snapshotLeaseText(const idem::SnapshotTaskRow& row, qint64 takenAtMs)
     if (!us || takenAtMs == 0)
         return snapshotTimeCell(row.leaseUntil);
     const qint64 left = *us / 1000 - takenAtMs;
-    return left > 0 ? SnapshotTaskModel::tr("%1 left").arg(formatDurationMs(left))
-                    : SnapshotTaskModel::tr("expired %1 before").arg(formatDurationMs(-left));
+    return left > 0 ? SnapshotTaskModel::tr("%1 left").arg(durationText(double(left)))
+                    : SnapshotTaskModel::tr("expired %1 before").arg(durationText(double(-left)));
 }
 
 SnapshotTaskModel::SnapshotTaskModel(QObject* parent)

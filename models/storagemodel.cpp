@@ -9,6 +9,7 @@
 #include <pqxx/transaction>
 
 #include "models/consolesession.h"
+#include "models/durationtext.h"
 
 namespace idem::console {
 
@@ -153,13 +154,13 @@ namespace storagetext {
         case idem::FigureQuality::ExactCached:
             if (label.exactAgeSeconds)
                 return QCoreApplication::translate("idem::console::StorageModel", "exact · %1 ago")
-                    .arg(age(*label.exactAgeSeconds));
+                    .arg(durationText(std::max(0.0, *label.exactAgeSeconds) * 1000.0));
             return QCoreApplication::translate("idem::console::StorageModel", "exact as of %1")
                 .arg(when(label.observedAt));
         case idem::FigureQuality::LowerBound:
             if (label.exact && label.exactAgeSeconds)
                 return QCoreApplication::translate("idem::console::StorageModel", "at least; exact %1 · %2 ago")
-                    .arg(count(static_cast<std::int64_t>(*label.exact)), age(*label.exactAgeSeconds));
+                    .arg(count(static_cast<std::int64_t>(*label.exact)), durationText(std::max(0.0, *label.exactAgeSeconds) * 1000.0));
             if (cap > 0)
                 return QCoreApplication::translate("idem::console::StorageModel", "at least (counted up to %1)")
                     .arg(count(cap));
@@ -181,22 +182,6 @@ namespace storagetext {
         if (!t.isValid())
             return QString::fromStdString(iso);
         return t.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
-    }
-
-    QString age(double seconds)
-    {
-        const auto s = static_cast<std::int64_t>(std::llround(std::max(0.0, seconds)));
-        if (s < 120)
-            return QCoreApplication::translate("idem::console::StorageModel", "%1 s").arg(s);
-        if (s < 2 * 3600)
-            return QCoreApplication::translate("idem::console::StorageModel", "%1 min").arg(s / 60);
-        if (s < 2 * 86400)
-            return QCoreApplication::translate("idem::console::StorageModel", "%1 h %2 min")
-                .arg(s / 3600)
-                .arg((s % 3600) / 60);
-        return QCoreApplication::translate("idem::console::StorageModel", "%1 d %2 h")
-            .arg(s / 86400)
-            .arg((s % 86400) / 3600);
     }
 
     QString purgeRun(const idem::PurgeRun& run)

@@ -77,8 +77,6 @@ namespace storagetext {
     QString quality(const idem::FigureLabel& label, std::int64_t cap = 0);
     // An ISO 8601 UTC time from the server in local time ("2026-12-01 14:03:07"); "never" when empty.
     QString when(const std::string& iso);
-    // "3 d 4 h", "5 min", "12 s".
-    QString age(double seconds);
     // "Running since …", "12,345 rows in 3.2 s, 2026-12-01 03:00 by postgres (pg_cron)", "never".
     QString purgeRun(const idem::PurgeRun& run);
 } // namespace storagetext

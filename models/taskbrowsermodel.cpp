@@ -1,4 +1,5 @@
 #include "models/taskbrowsermodel.h"
+#include "models/durationtext.h"
 #include "models/visibletext.h"
 #include "models/tones.h"
 
@@ -40,26 +41,6 @@ QString formatCellTimeUs(std::int64_t us, std::int64_t nowUs)
     if (at.date() == today)
         return at.toString(QStringLiteral("HH:mm:ss.zzz"));
     return at.toString(at.date().year() == today.year() ? QStringLiteral("MM-dd HH:mm:ss") : QStringLiteral("yyyy-MM-dd HH:mm:ss"));
-}
-
-QString formatDurationMs(std::int64_t ms)
-{
-    const bool negative = ms < 0;
-    std::int64_t s = (negative ? -ms : ms) / 1000;
-    QString out;
-    if (s >= 86400)
-        out = QCoreApplication::translate("idem::console::TaskBrowserModel", "%1 d %2 h")
-                  .arg(s / 86400)
-                  .arg((s % 86400) / 3600);
-    else if (s >= 3600)
-        out = QCoreApplication::translate("idem::console::TaskBrowserModel", "%1 h %2 m")
-                  .arg(s / 3600)
-                  .arg((s % 3600) / 60);
-    else if (s >= 60)
-        out = QCoreApplication::translate("idem::console::TaskBrowserModel", "%1 m %2 s").arg(s / 60).arg(s % 60);
-    else
-        out = QCoreApplication::translate("idem::console::TaskBrowserModel", "%1 s").arg(s);
-    return negative ? QStringLiteral("-") + out : out;
 }
 
 TaskBrowserModel::TaskBrowserModel(ConsoleSession* session, QObject* parent)
@@ -168,9 +149,9 @@ QVariant TaskBrowserModel::data(const QModelIndex& index, int role) const
             return QCoreApplication::translate("idem::console::TaskBrowserModel", "none");
         return *t.leaseUntilUs <= m_serverNowUs
             ? QCoreApplication::translate("idem::console::TaskBrowserModel", "expired %1 ago")
-                  .arg(formatDurationMs((m_serverNowUs - *t.leaseUntilUs) / 1000))
+                  .arg(durationText(double(m_serverNowUs - *t.leaseUntilUs) / 1000.0))
             : QCoreApplication::translate("idem::console::TaskBrowserModel", "%1 left")
-                  .arg(formatDurationMs((*t.leaseUntilUs - m_serverNowUs) / 1000));
+                  .arg(durationText(double(*t.leaseUntilUs - m_serverNowUs) / 1000.0));
     case NextAttemptColumn:
         return t.nextAttemptAtUs ? formatCellTimeUs(*t.nextAttemptAtUs, m_serverNowUs) : QVariant();
     case ErrorColumn:

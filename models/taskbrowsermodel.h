@@ -110,7 +110,6 @@ QString formatTimeUs(std::int64_t us); // local time, yyyy-MM-dd HH:mm:ss.zzz
 // A table cell's time: HH:mm:ss.zzz on the day of `nowUs` (local time), else yyyy-MM-dd
 // HH:mm:ss; the cell's tooltip has the whole formatTimeUs().
 QString formatCellTimeUs(std::int64_t us, std::int64_t nowUs);
-QString formatDurationMs(std::int64_t ms); // "3 m 12 s", "-4 s"
 
 } // namespace idem::console
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/durationtext.h"
 #include "operations/outcomeseries.h"
 
 namespace idem::console {
@@ -15,26 +16,6 @@ namespace {
     QString translated(const char* text) { return QCoreApplication::translate("idem::console::DashboardModel", text); }
 
     QString count(qint64 n) { return QLocale().toString(n); }
-
-    QString durationText(double seconds)
-    {
-        const auto s = static_cast<qint64>(std::floor(seconds));
-        if (s < 60)
-            return QCoreApplication::translate("idem::console::DashboardModel", "%1 s").arg(s);
-        if (s < 3600)
-            return QCoreApplication::translate("idem::console::DashboardModel", "%1 min %2 s").arg(s / 60).arg(s % 60);
-        return QCoreApplication::translate("idem::console::DashboardModel", "%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60);
-    }
-    // How old a figure is, as a person says it on a tile's last line: "20 s", "11 min", "3 h".
-    QString ageText(double seconds)
-    {
-        const auto s = static_cast<qint64>(std::floor(std::max(0.0, seconds)));
-        if (s < 60)
-            return QCoreApplication::translate("idem::console::DashboardModel", "%1 s").arg(s);
-        if (s < 3600)
-            return QCoreApplication::translate("idem::console::DashboardModel", "%1 min").arg(s / 60);
-        return QCoreApplication::translate("idem::console::DashboardModel", "%1 h").arg(s / 3600);
-    }
 
     std::int64_t countOf(const idem::StatsReading& s, idem::Figure f) { return idem::countFigure(s, f).value_or(0); }
 } // namespace
@@ -126,7 +107,9 @@ TileValue TilePresenter::tile(Tile t) const
         v.text = QStringLiteral("≥ ") + v.text;
         if (haveExact && age)
             v.quality = QCoreApplication::translate("idem::console::DashboardModel", "exact %1 · %2 ago")
-                            .arg(duration ? durationText(exact) : count(static_cast<qint64>(exact)), ageText(*age));
+                            .arg(duration ? durationText(exact * 1000.0) : count(static_cast<qint64>(exact)),
+                                // how old the figure is: "20 s", "11 min", "3 h"
+                                durationText(std::max(0.0, *age) * 1000.0, idem::DurationForm::Largest));
         else
             v.quality = QCoreApplication::translate("idem::console::DashboardModel", "counted up to %1; exact count pending").arg(count(idem::boundedCountCap));
     };
@@ -166,7 +149,7 @@ TileValue TilePresenter::tile(Tile t) const
     case TileUnit::Seconds:
         if (s.oldestProcessingAgeSeconds) {
             v.value = *s.oldestProcessingAgeSeconds;
-            v.text = durationText(*v.value);
+            v.text = durationText(*v.value * 1000.0);
             detail();
             bounded(true);
         } else {

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "operations/actions.h"
+#include "operations/jobs.h"
 #include "operations/stats.h"
 #include "core/utf8.h"
 
@@ -23,21 +24,6 @@ namespace {
     {
         return std::any_of(begin, end, [&](const char* s) { return v == s; });
     }
-
-    // A LIKE pattern matching exactly the strings that start with `prefix`.
-    std::string likePrefix(const std::string& prefix)
-    {
-        std::string out;
-        for (char c : prefix) {
-            if (c == '\\' || c == '%' || c == '_')
-                out += '\\';
-            out += c;
-        }
-        return out + '%';
-    }
-
-    // An ILIKE pattern matching the strings that contain `text` (literally, any case).
-    std::string likeContains(const std::string& text) { return '%' + likePrefix(text); }
 
     void checkText(const char* what, const std::optional<std::string>& v, bool noColon)
     {
@@ -62,14 +48,12 @@ namespace {
             || f.errorContains;
     }
 
-    const char* nullOr(const std::optional<std::string>& v) { return v ? v->c_str() : nullptr; }
-
-    std::string statusArray(const TaskFilter& f)
+    const char* bigOrNull(const std::optional<std::int64_t>& v, std::string& holder)
     {
-        std::string out = "{";
-        for (const auto& s : f.statuses)
-            out += (out.size() > 1 ? "," : "") + s; // validated names: no quoting needed
-        return out + "}";
+        if (!v)
+            return nullptr;
+        holder = std::to_string(*v);
+        return holder.c_str();
     }
 
     std::string rowColumns()
@@ -102,101 +86,20 @@ namespace {
         return row;
     }
 
-    // The WHERE clause over alias t. Every filter value is a parameter ($1..$15, and the error
-    // text's pattern as $containsParam), always bound (NULL when unset) so the arity never
-    // changes; the planner folds "$n IS NULL OR ..." away for an unnamed statement, leaving
-    // index-usable predicates (LIKE 'prefix%' on the key).
-    std::string whereClause(const SchemaName& schema, const TaskFilter& f, int containsParam)
+    // Bounds the read's transaction and returns the filter's predicate over alias t, in one round
+    // trip: idem_task_filter_where, the one definition a recovery job matches with too. It is SQL
+    // text that names no value, only $1 (the filter as its job JSON) and $2 (the moment: NULL, so
+    // now()); with their values known when the statement is planned, its guards fold away and
+    // the indexes are chosen as for a predicate written out. In UTC, as a job matches: a time in
+    // an error history written without a zone, and the minute windows, read the same whatever
+    // the reader's TimeZone (the row columns are epoch microseconds, which no zone changes).
+    std::string boundTimeoutAndWhere(
+        pqxx::read_transaction& t, const TaskReadOptions& o, const SchemaName& schema, const std::string& filterJson)
     {
-        std::string w = R"(
-        ($1::text[] IS NULL OR t.status = ANY ($1::text[]))
-    AND ($2::text IS NULL OR split_part(t.idempotency_key, ':', 1) = $2::text)
-    AND ($3::text IS NULL OR t.idempotency_key LIKE $3::text)
-    AND ($4::text IS NULL OR t.idempotency_key LIKE $4::text)
-    AND ($5::text IS NULL OR split_part(t.idempotency_key, ':', 2) = $5::text)
-    AND ($6::int IS NULL OR t.attempts >= $6::int)
-    AND (NOT $7::bool OR (t.status = 'processing' AND (t.lease_until IS NULL OR t.lease_until <= now())))
-    AND (NOT $8::bool OR (t.status = 'processing' AND t.lease_until > now()))
-    AND (NOT $9::bool OR (t.status = 'retryable_failed' AND t.error_class = 'unknown'))
-    AND ($10::text IS NULL OR t.error_class = $10::text)
-    AND (NOT $11::bool OR (t.status = 'failed' AND t.error_class IS DISTINCT FROM 'permanent'))
-    AND ($12::bigint IS NULL OR (t.status = 'failed' AND t.updated_at >= to_timestamp(0) + $12::bigint * interval '1 microsecond'))
-    AND ($13::int IS NULL OR (t.status <> 'succeeded' AND t.created_at < now() - $13::int * interval '1 minute'))
-    AND ($14::int IS NULL OR t.updated_at >= date_trunc('minute', now()) - ($14::int - 1) * interval '1 minute'))";
-        // The window as the counters have it: the last $15 minute buckets, the current one included.
-        w += "\n    AND ($15::int IS NULL OR t.idempotency_key IN (SELECT c.idempotency_key FROM "
-            + schema.qualify("task_idempotency_conflicts")
-            + " c WHERE c.last_at >= date_trunc('minute', now()) - ($15::int - 1) * interval '1 minute'))";
-        // Lets the planner use the retried-rows partial index (attempts > 1) for a retry filter.
-        if ((f.minAttempts && *f.minAttempts >= 2) || f.failedRetryInWindow)
-            w += "\n    AND t.attempts > 1";
-        // A failure of a retry in the window ($14): its row was updated then, so the index on
-        // (updated_at) WHERE attempts > 1 bounds the rows whose history is read. CASE, not AND:
-        // an entry is cast only once its shape is known (the history is a column anyone with
-        // UPDATE could have written).
-        if (f.failedRetryInWindow)
-            w += "\n    AND EXISTS (SELECT 1 FROM jsonb_array_elements(t.errors) e WHERE CASE"
-                 " WHEN jsonb_typeof(e -> 'attempt') = 'number' AND jsonb_typeof(e -> 'at') = 'string'"
-                 " AND (e ->> 'at') ~ '^\\d{4}-\\d\\d-\\d\\d[T ]\\d\\d:\\d\\d'"
-                 " THEN (e ->> 'attempt')::numeric >= 2 AND (e ->> 'at')::timestamptz >= date_trunc('minute', now())"
-                 " - ($14::int - 1) * interval '1 minute' ELSE false END)";
-        if (f.digestConflicts)
-            w += "\n    AND t.idempotency_key IN (SELECT c.idempotency_key FROM "
-                + schema.qualify("task_idempotency_conflicts") + " c)";
-        // The error text: unfinished rows only (onlyUnfinished below), so the read walks the
-        // unfinished-rows index, bounded by the page's limit and the statement timeout.
-        const std::string c = "$" + std::to_string(containsParam) + "::text";
-        w += "\n    AND (" + c + " IS NULL OR t.error_message ILIKE " + c + ")";
-        // The unfinished partial index serves an updated_at sort only when the planner can
-        // prove the predicate; say it literally when the filter implies it.
-        if (onlyUnfinished(f))
-            w += "\n    AND t.status <> 'succeeded'";
-        return w;
-    }
-
-    struct FilterParams {
-        std::optional<std::string> statuses, tenant, tenantLike, prefixLike, operation, errorClass, errorLike;
-        std::optional<int> minAttempts, unfinished, updatedWithin, conflictWithin;
-        std::optional<std::int64_t> failedSinceUs;
-    };
-
-    FilterParams paramsOf(const TaskFilter& f)
-    {
-        FilterParams p;
-        if (!f.statuses.empty())
-            p.statuses = statusArray(f);
-        p.tenant = f.tenant;
-        if (f.tenant)
-            p.tenantLike = likePrefix(*f.tenant + ":" + (f.operation ? *f.operation + ":" : std::string()));
-        if (f.keyPrefix)
-            p.prefixLike = likePrefix(*f.keyPrefix);
-        p.operation = f.operation;
-        p.errorClass = f.errorClass;
-        p.minAttempts = f.minAttempts;
-        p.unfinished = f.unfinishedForMinutes;
-        p.updatedWithin = f.updatedWithinMinutes;
-        p.conflictWithin = f.conflictWithinMinutes;
-        if (f.failedSince)
-            p.failedSinceUs = parseIsoMicros(*f.failedSince);
-        if (f.errorContains)
-            p.errorLike = likeContains(*f.errorContains);
-        return p;
-    }
-
-    const char* intOrNull(const std::optional<int>& v, std::string& holder)
-    {
-        if (!v)
-            return nullptr;
-        holder = std::to_string(*v);
-        return holder.c_str();
-    }
-
-    const char* bigOrNull(const std::optional<std::int64_t>& v, std::string& holder)
-    {
-        if (!v)
-            return nullptr;
-        holder = std::to_string(*v);
-        return holder.c_str();
+        const auto r = t.exec_params("SELECT set_config('statement_timeout', $1, true), "
+                + schema.qualify("idem_task_filter_where") + "($2::jsonb), set_config('TimeZone', 'UTC', true)",
+            std::to_string(o.statementTimeoutMs), filterJson);
+        return r[0][1].as<std::string>();
     }
 
     template <typename Tx> void boundTimeout(Tx& t, const TaskReadOptions& o)
@@ -338,49 +241,44 @@ TaskPage listTasks(pqxx::connection& conn, const SchemaName& schema, const TaskF
     if (limit < 1 || limit > TaskReadOptions::maxLimit)
         throw std::invalid_argument("page size must be 1 to " + std::to_string(TaskReadOptions::maxLimit));
     const auto start = std::chrono::steady_clock::now();
-    const auto p = paramsOf(f);
+    const std::string filterJson = jobFilterJson(f);
 
     // Keyset: strictly after `after`, up to and including `through`, in (sort value, key) order.
     const bool byTime = sort.column != TaskSortColumn::Key;
     const std::string col = sort.column == TaskSortColumn::CreatedAt ? "t.created_at" : "t.updated_at";
     const char* gt = sort.descending ? "<" : ">";
     const char* le = sort.descending ? ">=" : "<=";
-    const std::string tsAfter = "(to_timestamp(0) + $17::bigint * interval '1 microsecond')";
-    const std::string tsThrough = "(to_timestamp(0) + $19::bigint * interval '1 microsecond')";
+    const std::string tsAfter = "(to_timestamp(0) + $4::bigint * interval '1 microsecond')";
+    const std::string tsThrough = "(to_timestamp(0) + $6::bigint * interval '1 microsecond')";
     std::string keyset;
     if (byTime) {
-        keyset = "\n    AND ($16::text IS NULL OR (" + col + " " + std::string(sort.descending ? "<=" : ">=") + " " + tsAfter
-            + " AND (" + col + " " + gt + " " + tsAfter + " OR t.idempotency_key " + gt + " $16::text)))"
-            + "\n    AND ($18::text IS NULL OR (" + col + " " + le + " " + tsThrough + " AND (" + col + " <> " + tsThrough
-            + " OR t.idempotency_key " + le + " $18::text)))";
+        keyset = "\n    AND ($3::text IS NULL OR (" + col + " " + std::string(sort.descending ? "<=" : ">=") + " " + tsAfter
+            + " AND (" + col + " " + gt + " " + tsAfter + " OR t.idempotency_key " + gt + " $3::text)))"
+            + "\n    AND ($5::text IS NULL OR (" + col + " " + le + " " + tsThrough + " AND (" + col + " <> " + tsThrough
+            + " OR t.idempotency_key " + le + " $5::text)))";
     } else {
-        keyset = "\n    AND ($16::text IS NULL OR t.idempotency_key " + std::string(gt)
-            + " $16::text)"
-              "\n    AND ($17::bigint IS NULL OR true)"
-              "\n    AND ($18::text IS NULL OR t.idempotency_key "
-            + le + " $18::text)\n    AND ($19::bigint IS NULL OR true)";
+        keyset = "\n    AND ($3::text IS NULL OR t.idempotency_key " + std::string(gt)
+            + " $3::text)"
+              "\n    AND ($4::bigint IS NULL OR true)"
+              "\n    AND ($5::text IS NULL OR t.idempotency_key "
+            + le + " $5::text)\n    AND ($6::bigint IS NULL OR true)";
     }
     const char* dir = sort.descending ? " DESC" : "";
     const std::string order = byTime ? " ORDER BY " + col + dir + ", t.idempotency_key" + dir
                                      : std::string(" ORDER BY t.idempotency_key") + dir;
-    const std::string sql = "SELECT " + rowColumns() + "left(t.error_message, 300), t.request_hash, "
-        + updatedAtMicrosSql("now()") + " FROM " + schema.qualify("task_idempotency") + " t WHERE "
-        + whereClause(schema, f, 21) + keyset + order + " LIMIT $20::int";
 
-    std::string h6, h12, h13, h14, h15, h17, h19;
+    std::string h4, h6;
     const std::optional<std::int64_t> afterUs = after ? std::optional<std::int64_t>(after->updatedAtUs) : std::nullopt;
     const std::optional<std::int64_t> throughUs
         = through ? std::optional<std::int64_t>(through->updatedAtUs) : std::nullopt;
 
     TaskPage page;
     pqxx::read_transaction t(conn);
-    boundTimeout(t, options);
-    const auto r = t.exec_params(sql, nullOr(p.statuses), nullOr(p.tenant), nullOr(p.tenantLike), nullOr(p.prefixLike),
-        nullOr(p.operation), intOrNull(p.minAttempts, h6), f.expiredLease, f.liveLease, f.uncertain,
-        nullOr(p.errorClass), f.exhausted, bigOrNull(p.failedSinceUs, h12), intOrNull(p.unfinished, h13),
-        intOrNull(p.updatedWithin, h14), intOrNull(p.conflictWithin, h15), after ? after->key.c_str() : nullptr,
-        bigOrNull(afterUs, h17), through ? through->key.c_str() : nullptr, bigOrNull(throughUs, h19), limit + 1,
-        nullOr(p.errorLike));
+    const std::string sql = "SELECT " + rowColumns() + "left(t.error_message, 300), t.request_hash, "
+        + updatedAtMicrosSql("now()") + " FROM " + schema.qualify("task_idempotency") + " t WHERE "
+        + boundTimeoutAndWhere(t, options, schema, filterJson) + keyset + order + " LIMIT $7::int";
+    const auto r = t.exec_params(sql, filterJson, static_cast<const char*>(nullptr), after ? after->key.c_str() : nullptr,
+        bigOrNull(afterUs, h4), through ? through->key.c_str() : nullptr, bigOrNull(throughUs, h6), limit + 1);
     // The server clock comes with the rows (one round trip); an empty page asks separately.
     page.serverNowUs = r.empty() ? t.exec("SELECT " + updatedAtMicrosSql("now()"))[0][0].as<std::int64_t>()
                                  : r[0][11].as<std::int64_t>();
@@ -399,21 +297,18 @@ TaskCount countTasks(pqxx::connection& conn, const SchemaName& schema, const Tas
     const TaskReadOptions& options)
 {
     validateTaskQuery(f, {});
-    const auto p = paramsOf(f);
-    const std::string from = " FROM " + schema.qualify("task_idempotency") + " t WHERE " + whereClause(schema, f, 16);
-    std::string h6, h12, h13, h14, h15;
-    const auto run = [&](const std::string& sql, auto&&... extra) {
+    const std::string filterJson = jobFilterJson(f);
+    const std::string from = " FROM " + schema.qualify("task_idempotency") + " t WHERE ";
+    const auto run = [&](const std::string& select, const std::string& rest, auto&&... extra) {
         pqxx::read_transaction t(conn);
-        boundTimeout(t, options);
-        auto r = t.exec_params(sql, nullOr(p.statuses), nullOr(p.tenant), nullOr(p.tenantLike), nullOr(p.prefixLike),
-            nullOr(p.operation), intOrNull(p.minAttempts, h6), f.expiredLease, f.liveLease, f.uncertain,
-            nullOr(p.errorClass), f.exhausted, bigOrNull(p.failedSinceUs, h12), intOrNull(p.unfinished, h13),
-            intOrNull(p.updatedWithin, h14), intOrNull(p.conflictWithin, h15), nullOr(p.errorLike), extra...);
+        const auto where = boundTimeoutAndWhere(t, options, schema, filterJson);
+        auto r = t.exec_params(
+            select + from + where + rest, filterJson, static_cast<const char*>(nullptr), extra...);
         t.commit();
         return r;
     };
     try {
-        const auto r = run("SELECT count(*) FROM (SELECT 1" + from + " LIMIT $17::bigint) s", exactUpTo + 1);
+        const auto r = run("SELECT count(*) FROM (SELECT 1", " LIMIT $3::bigint) s", exactUpTo + 1);
         const auto n = r[0][0].as<std::int64_t>();
         if (n <= exactUpTo)
             return { n, true };
@@ -434,7 +329,7 @@ TaskCount countTasks(pqxx::connection& conn, const SchemaName& schema, const Tas
             return { r[0][0].as<std::int64_t>(), false,
                 r[0][1].as<bool>() ? liveRowCounterSource : plannerStatisticsSource };
     }
-    const auto plan = nlohmann::json::parse(run("EXPLAIN (FORMAT JSON) SELECT 1" + from)[0][0].as<std::string>());
+    const auto plan = nlohmann::json::parse(run("EXPLAIN (FORMAT JSON) SELECT 1", "")[0][0].as<std::string>());
     return { plan.at(0).at("Plan").at("Plan Rows").get<std::int64_t>(), false };
 }
 

@@ -91,6 +91,26 @@
         <source>error message containing &quot;%1&quot; (any case)</source>
         <translation>错误信息包含“%1”（不区分大小写）</translation>
     </message>
+    <message>
+        <source>%1 ms</source>
+        <translation>%1 毫秒</translation>
+    </message>
+    <message>
+        <source>%1 s</source>
+        <translation>%1 秒</translation>
+    </message>
+    <message>
+        <source>%1 min</source>
+        <translation>%1 分钟</translation>
+    </message>
+    <message>
+        <source>%1 h</source>
+        <translation>%1 小时</translation>
+    </message>
+    <message>
+        <source>%1 d</source>
+        <translation>%1 天</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::ActionDialog</name>
@@ -1384,18 +1404,6 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <translation>最近 %1 分钟</translation>
     </message>
     <message>
-        <source>%1 s</source>
-        <translation>%1 秒</translation>
-    </message>
-    <message>
-        <source>%1 min %2 s</source>
-        <translation>%1 分 %2 秒</translation>
-    </message>
-    <message>
-        <source>%1 h %2 min</source>
-        <translation>%1 小时 %2 分</translation>
-    </message>
-    <message>
         <source>Connecting…</source>
         <translation>正在连接…</translation>
     </message>
@@ -1454,14 +1462,6 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
     <message>
         <source>estimate: not analysed yet</source>
         <translation>估计值：尚未 ANALYZE</translation>
-    </message>
-    <message>
-        <source>%1 min</source>
-        <translation>%1 分钟</translation>
-    </message>
-    <message>
-        <source>%1 h</source>
-        <translation>%1 小时</translation>
     </message>
     <message>
         <source>exact %1 · %2 ago</source>
@@ -2547,18 +2547,6 @@ Check the SSL mode and that the root certificate is the one that signed the serv
         <translation>共 %4 个：已修改 %1，拒绝 %2，跳过 %3（待处理 %5）</translation>
     </message>
     <message>
-        <source>%1 h %2 min</source>
-        <translation>%1 小时 %2 分</translation>
-    </message>
-    <message>
-        <source>%1 min %2 s</source>
-        <translation>%1 分 %2 秒</translation>
-    </message>
-    <message>
-        <source>%1 s</source>
-        <translation>%1 秒</translation>
-    </message>
-    <message>
         <source>Job</source>
         <translation>作业</translation>
     </message>
@@ -2936,22 +2924,6 @@ Check the SSL mode and that the root certificate is the one that signed the serv
 <context>
     <name>idem::console::LatencyWatch</name>
     <message>
-        <source>%1 ms</source>
-        <translation>%1 毫秒</translation>
-    </message>
-    <message>
-        <source>%1 s</source>
-        <translation>%1 秒</translation>
-    </message>
-    <message>
-        <source>%1 min %2 s</source>
-        <translation>%1 分 %2 秒</translation>
-    </message>
-    <message>
-        <source>%1 h %2 min</source>
-        <translation>%1 小时 %2 分钟</translation>
-    </message>
-    <message>
         <source>No latency figures: they need schema version %1 and this database has version %2. Upgrade the schema (idemctl migrate) to record them.</source>
         <translation>没有延迟数据：需要模式版本 %1，而此数据库的版本为 %2。请升级模式（idemctl migrate）以开始记录。</translation>
     </message>
@@ -3228,18 +3200,6 @@ Safe repeated task execution on PostgreSQL.</source>
 <context>
     <name>idem::console::PageStatusLine</name>
     <message>
-        <source>%1 s ago</source>
-        <translation>%1 秒前</translation>
-    </message>
-    <message>
-        <source>%1 min ago</source>
-        <translation>%1 分钟前</translation>
-    </message>
-    <message>
-        <source>%1 h ago</source>
-        <translation>%1 小时前</translation>
-    </message>
-    <message>
         <source>Not connected</source>
         <translation>未连接</translation>
     </message>
@@ -3278,6 +3238,10 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>the recovery actions&apos; connection is lost, reconnecting by itself</source>
         <translation>恢复操作所用的连接已断开，正在自动重连</translation>
+    </message>
+    <message>
+        <source>%1 ago</source>
+        <translation>%1前</translation>
     </message>
 </context>
 <context>
@@ -3715,34 +3679,6 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>until %1 (%2 left)</source>
         <translation>直到 %1（剩余 %2）</translation>
-    </message>
-    <message>
-        <source>%1 d %2 h</source>
-        <translation>%1 天 %2 小时</translation>
-    </message>
-    <message>
-        <source>%1 d</source>
-        <translation>%1 天</translation>
-    </message>
-    <message>
-        <source>%1 h %2 min</source>
-        <translation>%1 小时 %2 分钟</translation>
-    </message>
-    <message>
-        <source>%1 h</source>
-        <translation>%1 小时</translation>
-    </message>
-    <message>
-        <source>%1 min %2 s</source>
-        <translation>%1 分 %2 秒</translation>
-    </message>
-    <message>
-        <source>%1 min</source>
-        <translation>%1 分钟</translation>
-    </message>
-    <message>
-        <source>%1 s</source>
-        <translation>%1 秒</translation>
     </message>
 </context>
 <context>
@@ -5260,22 +5196,6 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>从未</translation>
     </message>
     <message>
-        <source>%1 s</source>
-        <translation>%1 秒</translation>
-    </message>
-    <message>
-        <source>%1 min</source>
-        <translation>%1 分钟</translation>
-    </message>
-    <message>
-        <source>%1 h %2 min</source>
-        <translation>%1 小时 %2 分钟</translation>
-    </message>
-    <message>
-        <source>%1 d %2 h</source>
-        <translation>%1 天 %2 小时</translation>
-    </message>
-    <message>
         <source>%1 (%2)</source>
         <translation>%1（%2）</translation>
     </message>
@@ -5635,22 +5555,6 @@ Safe repeated task execution on PostgreSQL.</source>
 </context>
 <context>
     <name>idem::console::TaskBrowserModel</name>
-    <message>
-        <source>%1 d %2 h</source>
-        <translation>%1 天 %2 小时</translation>
-    </message>
-    <message>
-        <source>%1 h %2 m</source>
-        <translation>%1 小时 %2 分</translation>
-    </message>
-    <message>
-        <source>%1 m %2 s</source>
-        <translation>%1 分 %2 秒</translation>
-    </message>
-    <message>
-        <source>%1 s</source>
-        <translation>%1 秒</translation>
-    </message>
     <message>
         <source>Key</source>
         <translation>键</translation>

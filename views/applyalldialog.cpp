@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "models/consolesession.h"
+#include "models/durationtext.h"
 #include "models/jobrunners.h"
 #include "models/jobsmodel.h"
 #include "models/redrivewatch.h"
@@ -271,7 +272,7 @@ void ApplyAllDialog::updatePlan()
                   .arg(count(m_preview ? m_preview->applicable : 0), count(m_need->jobRows.value_or(0)))
             : tr("this login changed %1 rows without approval in the last %2, and the approval policy allows %3 "
                  "without a second person")
-                  .arg(count(m_need->used), jobDurationText(m_need->windowSeconds),
+                  .arg(count(m_need->used), durationText(double(m_need->windowSeconds) * 1000.0),
                       count(m_need->budgetRows.value_or(0)));
         plan += QLatin1Char('\n')
             + tr("Approval: needed (%1). The job waits for approval by a holder of approve (another login with the "

@@ -83,7 +83,7 @@ BreakdownPanel::BreakdownPanel(ConsoleSession* monitor, QWidget* parent)
     const auto open = [this](BreakdownModel* model, const QModelIndex& index) {
         if (!index.isValid())
             return;
-        Q_EMIT openRows(model->rowFilter(index.row()), model->rowTitle(index.row()), model->rowTitle(index.row()),
+        Q_EMIT openRows(model->rowFilter(index.row()), model->rowTitle(index.row()), model->rowWords(index.row()),
             idem::TaskSort { idem::TaskSortColumn::UpdatedAt, true });
     };
     connect(m_operationsView, &QTableView::doubleClicked, this,

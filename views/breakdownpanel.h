@@ -6,6 +6,7 @@
 
 #include "operations/taskfilter.h"
 #include "operations/tasklist.h"
+#include "models/livetext.h"
 
 class QCheckBox;
 class QLabel;
@@ -35,7 +36,7 @@ public:
     QLabel* note() const { return m_note; }
 
 Q_SIGNALS:
-    void openRows(const idem::TaskFilter& filter, const QString& title, const QString& what,
+    void openRows(const idem::TaskFilter& filter, const QString& title, const idem::console::LiveText& what,
         const std::optional<idem::TaskSort>& sort);
 
 protected:

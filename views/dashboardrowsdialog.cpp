@@ -40,11 +40,11 @@ Q_DECLARE_METATYPE(idem::console::RowsAnswer)
 namespace idem::console {
 
 DashboardRowsDialog::DashboardRowsDialog(ConsoleSession* session, const idem::TaskFilter& filter, const QString& title,
-    const QString& what, const std::optional<idem::TaskSort>& order, QWidget* parent)
+    const LiveText& what, const std::optional<idem::TaskSort>& order, QWidget* parent)
     : QDialog(parent)
 {
     setObjectName(QStringLiteral("dashboardRowsDialog"));
-    setWindowTitle(what.isEmpty() ? title : tr("%1: %2").arg(title, what));
+    setWindowTitle(what.isEmpty() ? title : tr("%1: %2").arg(title, what.text()));
     resize(900, 480);
     m_status = new QLabel(tr("Reading…"));
     m_status->setObjectName(QStringLiteral("rowsStatus"));
@@ -106,7 +106,7 @@ DashboardRowsDialog::DashboardRowsDialog(ConsoleSession* session, const idem::Ta
             const QString n = QLocale().toString(qint64(a.count.n));
             QString text = a.count.exact ? tr("%1 rows match").arg(n) : tr("about %1 rows match (planner estimate)").arg(n);
             if (!what.isEmpty())
-                text = tr("%1: %2").arg(text, what);
+                text = tr("%1: %2").arg(text, what.text());
             if (a.rows.empty())
                 text = tr("%1.").arg(text);
             else if (qint64(a.rows.size()) < a.count.n || !a.count.exact)

@@ -4,6 +4,7 @@
 
 #include "operations/taskfilter.h"
 #include "operations/tasklist.h"
+#include "models/livetext.h"
 
 #include <optional>
 
@@ -23,7 +24,7 @@ public:
     static constexpr int rowLimit = 100;
 
     DashboardRowsDialog(ConsoleSession* session, const idem::TaskFilter& filter, const QString& title,
-        const QString& what = QString(), const std::optional<idem::TaskSort>& sort = std::nullopt,
+        const LiveText& what = {}, const std::optional<idem::TaskSort>& sort = std::nullopt,
         QWidget* parent = nullptr);
 
     QTableWidget* table() const { return m_table; }

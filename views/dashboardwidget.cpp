@@ -162,7 +162,7 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
         connect(w, &TileWidget::clicked, this,
             [this](Tile tile) {
                 Q_EMIT openRows(
-                    m_model->filterFor(tile), tileTitle(tile), m_model->opensText(tile), DashboardModel::sortFor(tile));
+                    m_model->filterFor(tile), tileTitle(tile), m_model->opensWords(tile), DashboardModel::sortFor(tile));
             });
     }
     // The worst p95 run time (issue #27) in the free place at the end of the second row; its

@@ -11,6 +11,7 @@
 #include "operations/tasklist.h"
 #include "models/dashboardthresholds.h"
 #include "models/latencywatch.h"
+#include "models/livetext.h"
 
 class QCheckBox;
 class QComboBox;
@@ -87,7 +88,7 @@ public:
 Q_SIGNALS:
     // A tile was clicked: the rows behind it, what they are in words (DashboardModel::opensText)
     // and the order that puts the row its figure is about first (DashboardModel::sortFor).
-    void openRows(const idem::TaskFilter& filter, const QString& title, const QString& what,
+    void openRows(const idem::TaskFilter& filter, const QString& title, const idem::console::LiveText& what,
         const std::optional<idem::TaskSort>& sort);
 
 protected:

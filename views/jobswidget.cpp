@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "models/consolesession.h"
+#include "models/durationtext.h"
 #include "models/jobitemsmodel.h"
 #include "models/jobrunners.h"
 #include "models/jobsmodel.h"
@@ -305,7 +306,7 @@ void JobsWidget::updateDetail()
                      .arg(j.runnerPid.value_or(0))
                      .arg(rate ? tr(", %1 rows/s, about %2 left")
                                      .arg(*rate, 0, 'f', 1)
-                                     .arg(eta ? jobDurationText(*eta) : QStringLiteral("—"))
+                                     .arg(eta ? durationText(std::max(0.0, *eta) * 1000.0) : QStringLiteral("—"))
                                : QString());
     else if (j.state == "active")
         lines << tr("No runner holds it: it waits, with every batch done so far kept. Resume runs it from this "

@@ -5,6 +5,7 @@
 #include <QTimer>
 
 #include "models/consolesession.h"
+#include "models/durationtext.h"
 #include "models/visibletext.h"
 #include "views/theme.h"
 
@@ -12,12 +13,8 @@ namespace idem::console {
 
 QString ageText(const QDateTime& at, const QDateTime& now)
 {
-    const qint64 s = std::max<qint64>(0, at.secsTo(now));
-    if (s < 120)
-        return QCoreApplication::translate("idem::console::PageStatusLine", "%1 s ago").arg(s);
-    if (s < 2 * 3600)
-        return QCoreApplication::translate("idem::console::PageStatusLine", "%1 min ago").arg(s / 60);
-    return QCoreApplication::translate("idem::console::PageStatusLine", "%1 h ago").arg(s / 3600);
+    return QCoreApplication::translate("idem::console::PageStatusLine", "%1 ago")
+        .arg(durationText(1000.0 * double(std::max<qint64>(0, at.secsTo(now))), idem::DurationForm::Largest));
 }
 
 PageStatusLine::PageStatusLine(ConsoleSession* reads, const QString& objectName, QWidget* parent)

@@ -12,6 +12,7 @@
 #include <pqxx/pqxx>
 
 #include "models/consolesession.h"
+#include "models/durationtext.h"
 #include "models/visibletext.h"
 #include "operations/node.h"
 #include "views/pagestatusline.h"
@@ -167,7 +168,7 @@ void StatusPanel::showState()
             value->setText(QStringLiteral("–"));
         m_readAt = QDateTime();
         m_atRiskReading.reset();
-        m_atRiskError.clear();
+        m_atRiskError = {};
         break;
     case ConsoleSession::State::Connecting:
         m_state->setText(tr("connecting…"));
@@ -205,7 +206,7 @@ void StatusPanel::readAtRisk()
     const ServerInfo& info = m_session->serverInfo();
     if (!info.isReader || !info.schemaError.isEmpty()) {
         m_atRiskReading.reset();
-        m_atRiskError = tr("not available: this role cannot read the schema");
+        m_atRiskError = LiveText([] { return tr("not available: this role cannot read the schema"); });
         renderAtRisk();
         return;
     }
@@ -220,13 +221,13 @@ void StatusPanel::readAtRisk()
         [this](const QVariant& answer) {
             m_atRiskJob = 0;
             m_atRiskReading = std::make_shared<const idem::AtRiskReading>(answer.value<idem::AtRiskReading>());
-            m_atRiskError.clear();
+            m_atRiskError = {};
             renderAtRisk();
         },
         [this](const Failure& failure) {
             m_atRiskJob = 0;
             m_atRiskReading.reset();
-            m_atRiskError = tr("not read: %1").arg(failure.text());
+            m_atRiskError = LiveText([failure] { return tr("not read: %1").arg(failure.text()); });
             renderAtRisk();
         });
     if (m_atRiskJob)
@@ -237,7 +238,7 @@ void StatusPanel::renderAtRisk()
 {
     m_atRisk->setText(m_atRiskReading ? atRiskText(*m_atRiskReading)
             : m_atRiskError.isEmpty() ? QStringLiteral("–")
-                                      : m_atRiskError);
+                                      : m_atRiskError.text());
     // A standby behind that stopped replying or went away: what a failover to it loses, said loud.
     const bool alert = m_atRiskReading && m_atRiskReading->alert();
     if (alert)
@@ -262,11 +263,7 @@ namespace {
         return QLocale().toString(QDateTime::fromMSecsSinceEpoch(us / 1000).toLocalTime(), QStringLiteral("HH:mm:ss"));
     }
 
-    QString secondsText(std::int64_t us)
-    {
-        return QCoreApplication::translate("idem::console::StatusPanel", "%1 s")
-            .arg(QLocale().toString(static_cast<double>(us) / 1000000.0, 'f', 0));
-    }
+    QString secondsText(std::int64_t us) { return durationText(static_cast<double>(us) / 1000.0); }
 } // namespace
 
 QString StatusPanel::atRiskText(const idem::AtRiskReading& r)

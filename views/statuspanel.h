@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "models/livetext.h"
+
 class QLabel;
 
 namespace idem {
@@ -79,7 +81,7 @@ private:
     // The primary's WAL positions and the standbys seen since this page started (issue 40): a
     // standby that went away is still counted. Used by the worker thread, one read at a time.
     std::shared_ptr<idem::AtRiskMemory> m_atRiskMemory;
-    QString m_atRiskError;
+    LiveText m_atRiskError; // written again on a language switch
     QLabel* m_asOf;
     QLabel* m_age;
     ConsoleSession* m_monitor = nullptr;

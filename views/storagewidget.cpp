@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "models/consolesession.h"
+#include "models/durationtext.h"
 #include "models/horizonwatch.h"
 #include "models/storagemodel.h"
 #include "models/tones.h"
@@ -328,7 +329,7 @@ void StorageWidget::render()
                 storagetext::meaning(o.operation, o.horizonSeconds)));
         QString oldest = tr("none");
         if (!o.oldestCompletedAt.empty())
-            oldest = o.oldestAgeSeconds ? tr("%1 ago").arg(storagetext::age(*o.oldestAgeSeconds))
+            oldest = o.oldestAgeSeconds ? tr("%1 ago").arg(durationText(std::max(0.0, *o.oldestAgeSeconds) * 1000.0))
                                         : storagetext::when(o.oldestCompletedAt);
         m_retention->setItem(i, 2,
             cell(oldest, false,
@@ -415,7 +416,7 @@ void StorageWidget::renderHorizon()
     else if (v.alert())
         lines << tr("⚠ Held past %1 by %2, while the Idem tables' dead rows grew by %3 since %4: VACUUM cannot remove "
                     "rows that died after it began, until it ends.")
-                     .arg(storagetext::age(m_model->heldAfterSeconds()), horizontext::holder(*oldest),
+                     .arg(durationText(double(m_model->heldAfterSeconds()) * 1000.0), horizontext::holder(*oldest),
                          QLocale().toString(static_cast<qlonglong>(v.grewBy)), storagetext::when(v.since));
     else
         lines << tr("Oldest: %1. VACUUM cannot remove rows that died after it began.").arg(horizontext::holder(*oldest));
@@ -426,7 +427,7 @@ void StorageWidget::renderHorizon()
     if (h.samples.size() < 2)
         lines << tr("Autovacuum: too few size samples yet to tell whether it keeps up (one every %1 while anyone "
                     "reads).")
-                     .arg(storagetext::age(m_model->report()->samplePeriodSeconds));
+                     .arg(durationText(double(m_model->report()->samplePeriodSeconds) * 1000.0));
     else if (h.fruitlessIntervals > 0)
         lines << tr("Autovacuum does not keep up: %1 vacuums of the task table since %2; after %3 of the sample "
                     "intervals with a vacuum its dead rows did not fall.")
@@ -458,7 +459,7 @@ void StorageWidget::renderHorizon()
         m_holders->setItem(i, 4, cell(x.client.empty() && x.queryHidden ? tr("hidden") : visibleText(x.client)));
         m_holders->setItem(i, 5, cell(visibleText(x.state)));
         m_holders->setItem(i, 6,
-            cell(x.ageSeconds ? storagetext::age(*x.ageSeconds) : QString(), true,
+            cell(x.ageSeconds ? durationText(double(*x.ageSeconds) * 1000.0) : QString(), true,
                 x.xactStart.empty() ? QString() : tr("transaction began %1; query began %2")
                                                       .arg(storagetext::when(x.xactStart), storagetext::when(x.queryStart))));
         m_holders->setItem(i, 7, cell(QLocale().toString(static_cast<qlonglong>(x.xidAge)), true));
@@ -556,9 +557,9 @@ void StorageWidget::renderChart()
     m_chartView->setToolTip(tr("Rows: counted back from now by the keys the claims created and the rows the purges "
                                "removed, per hour (per ten minutes over the last two days; an estimate). ")
         + (r.samples.empty() ? tr("No size sample yet: one is taken at most every %1 while a console or idemctl reads.")
-                                   .arg(storagetext::age(r.samplePeriodSeconds))
+                                   .arg(durationText(double(r.samplePeriodSeconds) * 1000.0))
                              : tr("%n sample(s), at most one every %1", nullptr, static_cast<int>(r.samples.size()))
-                                   .arg(storagetext::age(r.samplePeriodSeconds))));
+                                   .arg(durationText(double(r.samplePeriodSeconds) * 1000.0))));
 }
 
 } // namespace idem::console

@@ -408,6 +408,10 @@ void TaskBrowserWidget::retranslateUi()
     for (const auto& [button, action] : m_keyedActions)
         action->setText(button->text());
     updateActions();
+    if (!m_count.isEmpty())
+        writeCount();
+    else if (m_countJob)
+        m_countLabel->setText(tr("Counting…"));
     if (m_model->started())
         updateCount(CountRefresh::Quiet);
 }
@@ -502,7 +506,7 @@ idem::TaskFilter TaskBrowserWidget::filter() const { return m_model->filter(); }
 QString TaskBrowserWidget::countText() const { return m_countLabel->text(); }
 
 void TaskBrowserWidget::applyFilter(
-    const idem::TaskFilter& filter, const QString& what, const std::optional<idem::TaskSort>& sort)
+    const idem::TaskFilter& filter, const LiveText& what, const std::optional<idem::TaskSort>& sort)
 {
     m_extra = hiddenPart(filter);
     m_tileRow->setConditions(m_extra);
@@ -583,6 +587,7 @@ void TaskBrowserWidget::updateCount(CountRefresh mode)
         m_monitor->cancel(m_countJob);
     m_countJob = 0;
     if (mode == CountRefresh::Announce) { // a new query: the old figure is wrong, say it is coming
+        m_count.clear();
         m_countLabel->setText(tr("Counting…"));
         m_matching = -1;
         updateApplyAllText();
@@ -603,31 +608,42 @@ void TaskBrowserWidget::updateCount(CountRefresh mode)
         this,
         [this](const QVariant& v) {
             m_countJob = 0;
-            const auto l = v.toList();
-            const auto n = l.value(0).toLongLong();
-            const auto source = l.value(2).toString();
-            m_matching = l.value(1).toBool() ? n : -1;
+            m_count = v.toList();
+            const auto n = m_count.value(0).toLongLong();
+            m_matching = m_count.value(1).toBool() ? n : -1;
             updateApplyAllText();
-            QString text = l.value(1).toBool()
-                ? tr("%Ln record(s) match", nullptr, int(std::min<qint64>(n, std::numeric_limits<int>::max())))
-                : source.isEmpty() ? tr("about %L1 records match (planner estimate)").arg(n)
-                                   // every row: the Total rows tile's figure and label
-                                   : tr("about %1 records match: %2")
-                                         .arg(QLocale().toString(n), totalRowsSourceText(source.toStdString()));
-            // A tile's rows, said in words while the filter is still the tile's.
-            if (!m_what.isEmpty() && m_model->filter() == m_applied)
-                text = tr("%1: %2").arg(text, m_what);
-            m_countLabel->setText(text);
+            writeCount();
         },
         [this, mode](const Failure&) {
             m_countJob = 0;
-            if (mode == CountRefresh::Announce)
+            if (mode == CountRefresh::Announce) {
+                m_count.clear();
                 m_countLabel->clear(); // a refresh that failed leaves the last figure
+            }
         });
     // Two reads, each under TaskReadOptions' statement timeout; cancelled, then cut, when the
     // server does not answer at all.
     if (m_countJob)
         m_monitor->bound(m_countJob, ConsoleSession::boundFor(2 * idem::TaskReadOptions {}.statementTimeoutMs));
+}
+
+// The last count in words, in the language of the moment (written again on a language switch).
+void TaskBrowserWidget::writeCount()
+{
+    if (m_count.isEmpty())
+        return;
+    const auto n = m_count.value(0).toLongLong();
+    const auto source = m_count.value(2).toString();
+    QString text = m_count.value(1).toBool()
+        ? tr("%Ln record(s) match", nullptr, int(std::min<qint64>(n, std::numeric_limits<int>::max())))
+        : source.isEmpty() ? tr("about %L1 records match (planner estimate)").arg(n)
+                           // every row: the Total rows tile's figure and label
+                           : tr("about %1 records match: %2")
+                                 .arg(QLocale().toString(n), totalRowsSourceText(source.toStdString()));
+    // A tile's rows, said in words while the filter is still the tile's.
+    if (!m_what.isEmpty() && m_model->filter() == m_applied)
+        text = tr("%1: %2").arg(text, m_what.text());
+    m_countLabel->setText(text);
 }
 
 QMenu* TaskBrowserWidget::contextMenuFor(const QModelIndex& index)

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QElapsedTimer>
+#include <QVariant>
 #include <QWidget>
 
 #include <utility>
@@ -9,6 +10,7 @@
 #include "operations/actions.h"
 #include "operations/taskfilter.h"
 #include "operations/tasklist.h"
+#include "models/livetext.h"
 
 class QCheckBox;
 class QComboBox;
@@ -49,7 +51,7 @@ public:
     // take its values, the table reloads from the first page. `what` says which rows they are in
     // words; the match count says it while the filter is unchanged. With `sort`, the table
     // takes that order and selects its first row (the row a tile's figure is about).
-    void applyFilter(const idem::TaskFilter& filter, const QString& what = QString(),
+    void applyFilter(const idem::TaskFilter& filter, const LiveText& what = {},
         const std::optional<idem::TaskSort>& sort = std::nullopt);
     QString countText() const;
     idem::TaskFilter filter() const;
@@ -96,6 +98,7 @@ private:
     void updateActions();
     enum class CountRefresh { Announce, Quiet };
     void updateCount(CountRefresh mode = CountRefresh::Announce);
+    void writeCount();
     void copyKeys();
     void copyJson();
     idem::TaskFilter filterFromControls() const;
@@ -148,9 +151,10 @@ private:
     int m_tileStatusIndex = -1; // the status entry a tile added (one at most), -1 when none
     QElapsedTimer m_readAt; // since the table was last read
     idem::TaskFilter m_applied; // the last applyFilter()'s filter, which m_what describes
-    QString m_what;
+    LiveText m_what; // written again at each count, in the language of the moment
     bool m_selectFirst = false; // the next first page selects its first row (a tile asked for it)
     quint64 m_countJob = 0;
+    QList<QVariant> m_count; // the last count's answer (n, exact, source), empty while none stands
     PageStatusLine* m_statusLine;
     PauseWatch* m_pauses = nullptr;
 };

@@ -1,4 +1,5 @@
 #include "views/taskdetailpane.h"
+#include "models/durationtext.h"
 #include "views/theme.h"
 
 #include <QCoreApplication>
@@ -313,8 +314,8 @@ void TaskDetailPane::updateLease()
     }
     const auto left = *m_leaseLeftMs - m_sinceLoad.elapsed();
     m_view->lease()->setText(left > 0
-            ? tr("%1 left").arg(formatDurationMs(left))
-            : tr("<span style='%2'>expired %1 ago</span>").arg(formatDurationMs(-left), theme::toneCss(theme::Tone::Bad)));
+            ? tr("%1 left").arg(durationText(double(left)))
+            : tr("<span style='%2'>expired %1 ago</span>").arg(durationText(double(-left)), theme::toneCss(theme::Tone::Bad)));
 }
 
 } // namespace idem::console

@@ -242,6 +242,9 @@ BEGIN
                    ' FROM idem_reader, idem_operator', s);
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_job_preview(text, jsonb, bigint),'
                    ' %1$I.idem_job_runner_alive(%1$I.idem_jobs) TO idem_reader', s);
+    -- The task filter's predicate (schema v24), as text: the Tasks page and idemctl tasks read
+    -- with the one a job matches with.
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_task_filter_where(jsonb) TO idem_reader', s);
 END
 $jobs$;
 

@@ -197,7 +197,7 @@ void TestDashboardOpens::tileOpensWhatItSays()
     QCOMPARE(open.count(), 1);
     const auto filter = open.first().at(0).value<idem::TaskFilter>();
     const auto title = open.first().at(1).toString();
-    const auto what = open.first().at(2).toString();
+    const auto what = open.first().at(2).value<LiveText>().text();
     // The tile says what its click opens, in the words the dialog uses.
     QVERIFY2(what.contains(words), qPrintable(what));
     QVERIFY2(w->tile(tile)->toolTip().contains(QStringLiteral("Click: opens ") + what), qPrintable(w->tile(tile)->toolTip()));

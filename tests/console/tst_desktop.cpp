@@ -153,6 +153,7 @@ private Q_SLOTS:
     void languageSwitchesLive();
     void sharedWordsInChinese();
     void languageMenuTicksTheRunningChoice();
+    void tileWordsFollowLanguage();
     void shortcuts();
     void themeOverride();
 
@@ -452,6 +453,53 @@ void TestDesktop::languageMenuTicksTheRunningChoice()
     language::apply(QString());
     openWindow();
     QVERIFY(m_window->findChild<QAction*>(QStringLiteral("language_system"))->isChecked());
+    language::apply(QStringLiteral("en"));
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::LanguageChange);
+}
+
+// Issue 41 item 11: the Tasks page's match sentence ended in English ("every row") after a
+// switch to Chinese, the tile's words having been written once, when the tile was clicked.
+void TestDesktop::tileWordsFollowLanguage()
+{
+    openWindow();
+    ConnectionSettings s;
+    s.conninfo = QString::fromStdString(m_db->dsn());
+    m_session->connectTo(s);
+    DashboardModel* model = m_window->dashboard()->model();
+    QTRY_VERIFY_WITH_TIMEOUT(model->ticks() >= 1, timeoutMs);
+    auto* tasks = m_window->findChild<TaskBrowserWidget*>();
+    QVERIFY(tasks);
+    const auto labels = [tasks] {
+        QStringList out;
+        for (const auto* l : tasks->findChildren<QLabel*>())
+            if (!l->text().isEmpty())
+                out << l->text();
+        return out;
+    };
+    for (const Tile tile : { Tile::TotalRows, Tile::Failed, Tile::FailedRetries, Tile::LongUnfinished }) {
+        const QString english = model->opensText(tile);
+        QVERIFY2(!english.isEmpty(), qPrintable(tileTitle(tile)));
+        m_window->console()->pages()->setCurrentIndex(0); // the dashboard, as a person clicks it
+        QTest::mouseClick(m_window->dashboard()->tile(tile), Qt::LeftButton);
+        QTRY_VERIFY2_WITH_TIMEOUT(tasks->countText().endsWith(english),
+            qPrintable(tileTitle(tile) + QStringLiteral(": ") + tasks->countText()), timeoutMs);
+
+        m_window->findChild<QAction*>(QStringLiteral("language_zh_CN"))->trigger();
+        QCoreApplication::sendPostedEvents(nullptr, QEvent::LanguageChange);
+        QCOMPARE(language::current(), QStringLiteral("zh_CN"));
+        const QString chinese = model->opensText(tile);
+        QVERIFY2(chinese != english, qPrintable(chinese));
+        // At once, and after the page's next count.
+        QVERIFY2(tasks->countText().endsWith(chinese), qPrintable(tasks->countText()));
+        QVERIFY2(!labels().join(u'\n').contains(english), qPrintable(labels().join(u'\n')));
+        tasks->refresh();
+        QTRY_VERIFY_WITH_TIMEOUT(tasks->countText().endsWith(chinese), timeoutMs);
+        QVERIFY2(!labels().join(u'\n').contains(english), qPrintable(labels().join(u'\n')));
+
+        m_window->findChild<QAction*>(QStringLiteral("language_en"))->trigger();
+        QCoreApplication::sendPostedEvents(nullptr, QEvent::LanguageChange);
+        QVERIFY2(tasks->countText().endsWith(english), qPrintable(tasks->countText()));
+    }
     language::apply(QStringLiteral("en"));
     QCoreApplication::sendPostedEvents(nullptr, QEvent::LanguageChange);
 }

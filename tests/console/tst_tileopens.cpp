@@ -99,7 +99,7 @@ std::unique_ptr<DashboardWidget> TestTileOpens::dashboard(ConsoleSession& sessio
 void TestTileOpens::openOnPage(DashboardWidget& w, Tile tile, TaskBrowserWidget& page)
 {
     connect(&w, &DashboardWidget::openRows, &page,
-        [&page](const idem::TaskFilter& filter, const QString&, const QString& what,
+        [&page](const idem::TaskFilter& filter, const QString&, const LiveText& what,
             const std::optional<idem::TaskSort>& sort) { page.applyFilter(filter, what, sort); });
     QTest::mouseClick(w.tile(tile), Qt::LeftButton);
 }

@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
 #include "core/key.h"
@@ -865,7 +866,28 @@ void TestJobs::filterMatchesWhatTheTaskListCounts()
         ('fq:charge:a%9', 'failed', NULL, 2, 'unknown', 'lost', NULL, interval '30 minutes'),
         ('fpx:charge:b1', 'failed', NULL, 2, 'unknown', 'lost', NULL, interval '30 minutes'))"));
     w.exec("INSERT INTO idem.task_idempotency_conflicts VALUES ('fp:charge:a6', now(), now(), 1, 'v1:x')");
+    // Failures of retries in their error history (issue 44 item 4): r1 in the window, its time
+    // written without a zone (read as UTC whatever the reader's TimeZone); r2's retry failed 50
+    // minutes ago, inside a 60-minute window only; r3 succeeded since; r4's entries are not of
+    // the shape the filter reads (an attempt as a string, a time that is no time).
+    w.exec(idem::test::plantTasksSql(R"(
+        ('fr:charge:r1', 'failed', NULL::interval, 2, 'retryable', 'timeout', NULL, interval '1 hour'),
+        ('fr:charge:r2', 'retryable_failed', NULL, 3, 'retryable', '503', NULL, interval '1 hour'),
+        ('fr:charge:r3', 'succeeded', NULL, 2, NULL, NULL, '{"ok": 2}', interval '1 hour'),
+        ('fr:charge:r4', 'failed', NULL, 2, 'retryable', 'timeout', NULL, interval '1 hour'))"));
+    w.exec(R"(UPDATE idem.task_idempotency SET updated_at = now() - interval '1 minute', errors = CASE idempotency_key
+        WHEN 'fr:charge:r1' THEN jsonb_build_array(jsonb_build_object('attempt', 1, 'at', now() - interval '1 hour'),
+            jsonb_build_object('attempt', 2, 'at', to_char(now() AT TIME ZONE 'UTC' - interval '3 minutes',
+                                                           'YYYY-MM-DD"T"HH24:MI:SS')))
+        WHEN 'fr:charge:r2' THEN jsonb_build_array(jsonb_build_object('attempt', 1, 'at', now() - interval '2 minutes'),
+            jsonb_build_object('attempt', 3, 'at', now() - interval '50 minutes'))
+        WHEN 'fr:charge:r3' THEN jsonb_build_array(jsonb_build_object('attempt', 2, 'at', now() - interval '5 minutes'))
+        ELSE jsonb_build_array(jsonb_build_object('attempt', '2', 'at', now()), jsonb_build_object('attempt', 2, 'at', 'soon'),
+            42, jsonb_build_object('attempt', 2)) END
+        WHERE idempotency_key LIKE 'fr:%')");
     w.commit();
+    // The Tasks page's reader in another time zone than the job's (UTC): the rows are the same.
+    pqxx::nontransaction(*m_operator).exec("SET TimeZone = 'Asia/Shanghai'");
     std::vector<std::pair<const char*, idem::TaskFilter>> filters;
     const auto add = [&](const char* name, auto&& set) {
         idem::TaskFilter f;
@@ -896,7 +918,29 @@ void TestJobs::filterMatchesWhatTheTaskListCounts()
         f.errorContains = "hausted";
         f.exhausted = true;
     });
+    // What the Failed retries tile opens, at two windows, and beside other fields.
+    add("failed retry in window", [](auto& f) {
+        f.updatedWithinMinutes = 20;
+        f.failedRetryInWindow = true;
+    });
+    add("failed retry in a longer window", [](auto& f) {
+        f.updatedWithinMinutes = 60;
+        f.failedRetryInWindow = true;
+    });
+    add("failed retry in window, unfinished, tenant", [](auto& f) {
+        f.updatedWithinMinutes = 60;
+        f.failedRetryInWindow = true;
+        f.statuses = { "failed", "retryable_failed" };
+        f.tenant = "fr";
+    });
+    add("min attempts, class, operation, prefix", [](auto& f) {
+        f.minAttempts = 2;
+        f.errorClass = "unknown";
+        f.operation = "charge";
+        f.keyPrefix = "fq:";
+    });
     const auto before = state();
+    std::set<std::string> fieldsCovered;
     for (const auto& [name, f] : filters) {
         const auto counted = idem::countTasks(*m_operator, schema, f, 1000000);
         QVERIFY(counted.exact);
@@ -904,9 +948,45 @@ void TestJobs::filterMatchesWhatTheTaskListCounts()
         QVERIFY2(preview.matched == counted.n,
             qPrintable(QStringLiteral("%1: job %2, task list %3").arg(QLatin1String(name)).arg(preview.matched).arg(counted.n)));
         QVERIFY(counted.n > 0);
+        // The rows themselves: the Tasks page's, and the ones a job started now would take.
+        QStringList page, job;
+        std::optional<idem::TaskCursor> after;
+        do { // every page, as the Tasks page scrolls (the earlier tests left thousands of rows)
+            const auto read = idem::listTasks(*m_operator, schema, f, {}, after, idem::TaskReadOptions::maxLimit);
+            for (const auto& row : read.rows)
+                page << QString::fromStdString(row.key);
+            after = read.next;
+        } while (after);
+        {
+            pqxx::read_transaction t(*m_owner);
+            for (const auto& r : t.exec_params("SELECT idempotency_key FROM idem.idem_job_match($1::jsonb, now(), 1000000)",
+                     idem::jobFilterJson(f)))
+                job << QString::fromStdString(r[0].as<std::string>());
+        }
+        page.sort();
+        job.sort();
+        QVERIFY2(page == job,
+            qPrintable(QStringLiteral("%1: Tasks page %2, job %3").arg(QLatin1String(name), page.join(u','), job.join(u','))));
         // The round trip through the job's JSON keeps the filter.
         QCOMPARE(idem::taskFilterFromJobJson(idem::jobFilterJson(f)), f);
+        const auto fields = nlohmann::json::parse(idem::jobFilterJson(f));
+        for (auto it = fields.begin(); it != fields.end(); ++it)
+            fieldsCovered.insert(it.key());
     }
+    pqxx::nontransaction(*m_operator).exec("RESET TimeZone");
+    // Every field of TaskFilter, as its job JSON names them.
+    QCOMPARE(fieldsCovered,
+        (std::set<std::string> { "statuses", "tenant", "operation", "key_prefix", "min_attempts", "expired_lease",
+            "live_lease", "uncertain", "error_class", "exhausted", "failed_since_us", "unfinished_for_minutes",
+            "digest_conflicts", "updated_within_minutes", "conflict_within_minutes", "failed_retry_in_window",
+            "error_contains" }));
+    // The failed retries by hand: r1 (zone-less, 3 minutes ago) and r3 in 20 minutes, r2 too in 60.
+    idem::TaskFilter retries;
+    retries.updatedWithinMinutes = 20;
+    retries.failedRetryInWindow = true;
+    QCOMPARE(idem::countTasks(*m_operator, schema, retries).n, std::int64_t(2));
+    retries.updatedWithinMinutes = 60;
+    QCOMPARE(idem::countTasks(*m_operator, schema, retries).n, std::int64_t(3));
     QCOMPARE(state(), before);
     // The counts by hand: one 503, three lost, a % or _ in the text is no wildcard.
     idem::TaskFilter lost;
@@ -922,6 +1002,7 @@ void TestJobs::filterMatchesWhatTheTaskListCounts()
     QVERIFY2(dry.exitCode == 0, qPrintable(idem::test::describe(dry)));
     QCOMPARE(json(dry).value(QStringLiteral("matched")).toInteger(), 3);
     pqxx::nontransaction(*m_owner).exec("DELETE FROM idem.task_idempotency_conflicts");
+    pqxx::nontransaction(*m_owner).exec("DELETE FROM idem.task_idempotency WHERE idempotency_key LIKE 'fr:%'");
 }
 
 // Workers, readers and roles without an Idem role start, run and cancel nothing (42501);
