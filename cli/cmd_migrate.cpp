@@ -24,8 +24,9 @@ existing task_idempotency table of the article's shape is adopted in place.
                   then the PG* environment variables, as psql)
   --schema NAME   schema holding the Idem tables (default: idem)
   --to-version N  stop at schema version N (default: the newest this idemctl ships). The
-                  function files are written for the newest version: below it they are left
-                  as the database has them until a migrate that reaches the newest
+                  function files and the role script are written for the newest version:
+                  below it they are left as the database has them until a migrate that
+                  reaches the newest
   --no-roles      do not create the idem_reader/idem_operator/idem_worker roles or grant;
                   prints what to run by hand instead
   --lock-timeout D  how long to wait for the migrate lock another session holds (another
@@ -101,7 +102,10 @@ int runMigrate(const std::vector<std::string>& argv)
                 std::cout << "the newest version is " << latestSchemaVersion()
                           << "; the function files are applied by the migrate that reaches it\n";
         }
-        if (report.rolesApplied)
+        if (report.toVersion < latestSchemaVersion())
+            std::cout << "roles and grants: applied by the migrate that reaches version " << latestSchemaVersion()
+                      << '\n';
+        else if (report.rolesApplied)
             std::cout << "roles idem_reader, idem_operator, idem_worker and their grants are in place\n";
         else if (!report.rolesSkippedLockHolder.empty())
             std::cout << "roles and grants not re-applied: the migrate lock is held by "

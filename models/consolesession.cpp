@@ -52,7 +52,20 @@ ConsoleSession::~ConsoleSession()
 
 bool ConsoleSession::canPoll() const
 {
-    return m_state == State::Connected && m_info.tableExists && m_info.isReader && m_info.schemaError.isEmpty();
+    // The console reads the schema it ships (or a newer one): an older one is offered an upgrade
+    // and read no further, so no reader carries branches for older versions.
+    return m_state == State::Connected && m_info.tableExists && m_info.isReader && m_info.schemaError.isEmpty()
+        && !m_info.schemaOlder();
+}
+
+QString ConsoleSession::olderSchemaRefusal() const
+{
+    if (!m_info.schemaOlder())
+        return {};
+    return tr("Schema %1 has version %2, older than this console (%3): upgrade the schema first.")
+        .arg(m_info.schema)
+        .arg(m_info.schemaVersion)
+        .arg(m_info.schemaLatest);
 }
 
 void ConsoleSession::connectTo(const ConnectionSettings& settings)

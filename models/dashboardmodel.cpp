@@ -164,7 +164,8 @@ void DashboardModel::onSessionState()
     if (!m_session->canPoll()) {
         const auto& si = m_session->serverInfo();
         setFreshness(Freshness::NoData,
-            !si.isReader && !si.schemaMissing()
+            si.schemaOlder() ? m_session->olderSchemaRefusal()
+            : !si.isReader && !si.schemaMissing()
                 ? QCoreApplication::translate("idem::console::DashboardModel", "Role %1 may not read the Idem tables.")
                       .arg(si.role)
                 : QCoreApplication::translate("idem::console::DashboardModel", "No Idem schema %1 to read yet.")

@@ -92,7 +92,7 @@ QString jobDurationText(double seconds)
 
 JobsModel::JobsModel(ConsoleSession* monitor, QObject* parent)
     : QAbstractTableModel(parent)
-    , m_poll(monitor, firstSchemaVersion, [] {
+    , m_poll(monitor, [] {
         return [](pqxx::connection& conn, const idem::SchemaName& schema) {
             // One indexed read of at most listLimit rows: its cost does not grow with the jobs' rows.
             return QVariant::fromValue(idem::listJobs(conn, schema, listLimit));

@@ -335,8 +335,10 @@ MigrateReport migrate(pqxx::connection& conn, const MigrateOptions& options)
         // Every version applied: current when every function file is too (one read, same snapshot).
         current = current && (target < latest || pendingFunctions(t, schema).empty());
     }
+    // The role script, like the function files, is written for the newest version.
+    const bool applyRoles = options.applyRoles && target == latest;
     if (current) {
-        if (options.applyRoles) {
+        if (applyRoles) {
             // Re-applied only if nobody holds the lock right now: a migrator that does applies them
             // itself when it ends, and anyone else must not be able to make this wait.
             pqxx::work w(conn);
@@ -395,8 +397,8 @@ MigrateReport migrate(pqxx::connection& conn, const MigrateOptions& options)
         report.toVersion = m.version;
     }
 
-    // The function files are written for the newest version: a migrate that stops short of it
-    // leaves the bodies the database had until one that reaches it.
+    // The function files (and the role script) are written for the newest version: a migrate that
+    // stops short of it leaves the bodies and grants the database had until one that reaches it.
     if (target == latest) {
         try {
             report.functionsApplied = applyFunctions(w, schema);
@@ -409,7 +411,7 @@ MigrateReport migrate(pqxx::connection& conn, const MigrateOptions& options)
     // The role script in the same transaction, in a savepoint: a migrator without CREATEROLE
     // still commits the schema, and is told to have the roles applied.
     std::string rolesRefused;
-    if (options.applyRoles) {
+    if (applyRoles) {
         pqxx::subtransaction s(w, "roles");
         try {
             s.exec(rolesSql());

@@ -81,7 +81,7 @@ struct MigrateOptions {
     // How long to wait for another migrator (or whoever holds the lock) before giving up.
     std::chrono::milliseconds lockTimeout { 30000 };
     // The version to stop at, 0 for the newest this binary knows. Below the newest, the function
-    // files (written for the newest) are left for a migrate that reaches it.
+    // files and the role script (written for the newest) are left for a migrate that reaches it.
     int toVersion = 0;
 };
 

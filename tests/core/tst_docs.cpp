@@ -158,7 +158,20 @@ private:
     std::map<QString, QString> m_help;
     std::vector<Text> m_texts;
     const QString& helpOf(const QString& command);
+    // A command idemctl runs but does not list (scenario-worker, which verify starts).
+    bool isCommand(const QString& word);
+    std::map<QString, bool> m_known;
 };
+
+bool TestDocs::isCommand(const QString& word)
+{
+    auto it = m_known.find(word);
+    if (it == m_known.end()) {
+        const auto run = idemctl({ word, QStringLiteral("--help") });
+        it = m_known.emplace(word, !run.err.contains(QStringLiteral("unknown command"))).first;
+    }
+    return it->second;
+}
 
 const QString& TestDocs::helpOf(const QString& command)
 {
@@ -213,7 +226,9 @@ void TestDocs::pathsExist()
                 p.chop(1);
             const QChar next = m.capturedEnd(1) < t.text.size() ? t.text.at(m.capturedEnd(1)) : QChar();
             if (next == QLatin1Char('<') || next == QLatin1Char('*') || next == QLatin1Char('{') || next == QLatin1Char('$')
-                || placeholder.match(p).hasMatch() || p.contains(QLatin1String("..")))
+                || placeholder.match(p).hasMatch() || p.contains(QLatin1String(".."))
+                || p.contains(QLatin1String("/dist/"))) // what a client's build writes
+
                 continue;
             if (!exists(p))
                 missing << where(t) + QStringLiteral(": ") + p;
@@ -234,8 +249,8 @@ void TestDocs::pathsExist()
     QVERIFY2(missing.isEmpty(), qPrintable(QStringLiteral("named but not in the repository:\n") + missing.join(QLatin1Char('\n'))));
 }
 
-// "idemctl WORD" names a command of the table (or one it runs itself, such as scenario-worker:
-// its --help answers), or is prose (a short list of words).
+// "idemctl WORD" names a command of the table (or one it runs itself, such as scenario-worker,
+// which it does not call unknown), or is prose (a short list of words).
 void TestDocs::commandsExist()
 {
     static const QRegularExpression mention(QStringLiteral(R"(\bidemctl\s+([a-z][a-z0-9-]*))"));
@@ -243,7 +258,7 @@ void TestDocs::commandsExist()
     for (const auto& t : m_texts) {
         for (auto it = mention.globalMatch(t.text); it.hasNext();) {
             const QString word = it.next().captured(1);
-            if (m_commands.contains(word) || proseWords().count(word) || !helpOf(word).isEmpty())
+            if (m_commands.contains(word) || proseWords().count(word) || isCommand(word))
                 continue;
             wrong << where(t) + QStringLiteral(": idemctl ") + word;
         }

@@ -77,7 +77,8 @@ int buildOldSchema(pqxx::connection& c, int version)
     int at = 0;
     for (const auto& f : fixtureFiles(version)) {
         pqxx::work w(c);
-        w.exec("SET LOCAL search_path = idem, pg_temp");
+        // As migrate has always set it (a function's SET search_path FROM CURRENT keeps this text).
+        w.exec("SELECT set_config('search_path', '\"idem\", pg_temp', true)");
         if (f.kind == QLatin1String("migration")) {
             at = f.name.left(4).toInt();
             w.exec(f.text);
@@ -188,7 +189,7 @@ QStringList schemaShape(pqxx::connection& c)
         "SELECT 'column ' || c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod)"
         "       || CASE WHEN a.attnotnull THEN ' not null' ELSE '' END"
         "       || coalesce(' default ' || pg_get_expr(d.adbin, d.adrelid), '')"
-        "       || CASE WHEN a.attidentity <> '' THEN ' identity ' || a.attidentity ELSE '' END"
+        "       || CASE WHEN a.attidentity <> '' THEN ' identity ' || a.attidentity::text ELSE '' END"
         "       || coalesce(' acl ' || a.attacl::text, '')"
         "  FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid"
         "  LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum"
@@ -219,7 +220,7 @@ QStringList everything(pqxx::connection& c)
     QStringList out = schemaShape(c);
     out << lines(c, "SELECT 'version ' || version || ' ' || name || ' ' || checksum FROM idem.idem_schema_version"
                     " ORDER BY version");
-    if (one(c, "SELECT to_regclass('idem.idem_schema_functions') IS NOT NULL") == QLatin1String("true"))
+    if (one(c, "SELECT to_regclass('idem.idem_schema_functions') IS NOT NULL") == QLatin1String("t"))
         out << lines(c, "SELECT 'function file ' || name || ' ' || checksum FROM idem.idem_schema_functions ORDER BY 1");
     out << taskRows(c) << auditRows(c);
     return out;
@@ -381,7 +382,7 @@ void TestUpgrade::failingStatementLeavesOldVersion()
     const QStringList after = everything(*c);
     QVERIFY2(after == before, qPrintable(firstDifference(before, after)));
     QCOMPARE(one(*c, "SELECT max(version) FROM idem.idem_schema_version"), QStringLiteral("18"));
-    QCOMPARE(one(*c, "SELECT to_regclass('idem.idem_jobs') IS NULL"), QStringLiteral("true"));
+    QCOMPARE(one(*c, "SELECT to_regclass('idem.idem_jobs') IS NULL"), QStringLiteral("t"));
 
     {
         pqxx::work w(*c);
@@ -442,7 +443,7 @@ void TestUpgrade::killedMigrateLeavesOldVersion()
     QVERIFY(p.waitForFinished(10000));
     // The server learns of a dead client only when it next talks to it: end its backend, as a
     // crash of the database host or a restart would.
-    QCOMPARE(one(*watch, "SELECT pg_terminate_backend(" + pid.toStdString() + ")"), QStringLiteral("true"));
+    QCOMPARE(one(*watch, "SELECT pg_terminate_backend(" + pid.toStdString() + ")"), QStringLiteral("t"));
     hold.commit();
     deadline.setRemainingTime(30000);
     while (!deadline.hasExpired()
