@@ -58,16 +58,6 @@ bool ConsoleSession::canPoll() const
         && !m_info.schemaOlder();
 }
 
-QString ConsoleSession::olderSchemaRefusal() const
-{
-    if (!m_info.schemaOlder())
-        return {};
-    return tr("Schema %1 has version %2, older than this console (%3): upgrade the schema first.")
-        .arg(m_info.schema)
-        .arg(m_info.schemaVersion)
-        .arg(m_info.schemaLatest);
-}
-
 void ConsoleSession::connectTo(const ConnectionSettings& settings)
 {
     m_settings = settings;

@@ -42,8 +42,6 @@ public:
     // A schema newer than this console knows: look, but change nothing.
     bool readOnly() const { return m_info.schemaNewer() || !m_info.schemaProblems.isEmpty(); }
     bool canPoll() const;
-    // Why an action cannot run on a schema older than the console's (empty when it is not older).
-    QString olderSchemaRefusal() const;
 
 
     using JobDone = std::function<void(const QVariant& answer)>;

@@ -24,6 +24,7 @@
 #include "models/jobitemsmodel.h"
 #include "models/jobrunners.h"
 #include "models/jobsmodel.h"
+#include "models/olderschema.h"
 #include "models/rolerights.h"
 #include "models/taskbrowsermodel.h"
 #include "models/visibletext.h"
@@ -229,7 +230,7 @@ std::int64_t JobsWidget::selectedJob() const
 
 void JobsWidget::updateDetail()
 {
-    if (const QString older = m_monitor->olderSchemaRefusal(); !older.isEmpty())
+    if (const QString older = olderSchemaRefusal(*m_monitor); !older.isEmpty())
         m_state->setText(older);
     else if (!m_model->error().isEmpty())
         m_state->setText(tr("Could not read the jobs: %1").arg(m_model->error()));

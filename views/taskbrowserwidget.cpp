@@ -31,6 +31,7 @@
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
 #include "models/jobsmodel.h"
+#include "models/olderschema.h"
 #include "models/taskbrowserdetail.h"
 #include "models/taskbrowsermodel.h"
 #include "views/actiondialog.h"
@@ -708,7 +709,7 @@ void TaskBrowserWidget::updateActions()
             + QLatin1Char(')'));
     }
     // Over every row the applied filters match, loaded or not: needs jobs in the schema.
-    const QString older = m_admin->olderSchemaRefusal();
+    const QString older = olderSchemaRefusal(*m_admin);
     const bool jobs = older.isEmpty();
     // Some action's right: the dialog offers the three and refuses the ones the role may not do.
     const auto& rights = m_admin->serverInfo().rights;
