@@ -279,7 +279,16 @@ void TestDashboardLatency::olderSchemaSaysSoInWords()
     // so, offers the upgrade, and reads nothing, latency included.
     const int older = idem::latestSchemaVersion() - 1;
     execSql(*m_owner, "DELETE FROM idem.idem_schema_version WHERE version > " + std::to_string(older));
-    openWindow();
+    // openConsoleWindow() but for its wait for the first tick: there is none.
+    auto& w = m_console;
+    w.reset();
+    w.session = std::make_unique<ConsoleSession>();
+    w.profiles = std::make_unique<ProfileStore>();
+    w.window = std::make_unique<MainWindow>(w.session.get(), w.profiles.get());
+    w.window->resize(1280, 900);
+    w.window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(w.window.get()));
+    QVERIFY(connectSession(*w.session, m_db->dsn()));
     auto* dashboard = m_console.window->dashboard();
     QCOMPARE(m_console.session->serverInfo().schemaVersion, older);
     const QString says = QStringLiteral("Schema idem has version %1, older than this console (%2): upgrade the schema first.")
