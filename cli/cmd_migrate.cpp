@@ -84,8 +84,9 @@ int runMigrate(const std::vector<std::string>& argv)
         const auto report = migrate(*conn, options);
         if (report.applied.empty() && report.functionsApplied.empty()) {
             std::cout << "schema " << options.schema.quoted()
-                      << (options.toVersion != 0 && options.toVersion < latestSchemaVersion() ? " is at version "
-                                                                                              : " is up to date at version ")
+                      << (options.toVersion != 0 && options.toVersion < latestSchemaVersion()
+                                 ? " is at version "
+                                 : " is up to date at version ")
                       << report.toVersion << '\n';
         } else if (report.applied.empty()) {
             std::cout << "schema " << options.schema.quoted() << " at version " << report.toVersion << ": applied "

@@ -198,8 +198,8 @@ namespace {
                     w.exec(std::string(row[1].as<bool>() ? "DROP PROCEDURE " : "DROP FUNCTION ")
                         + row[0].as<std::string>());
             } catch (const pqxx::sql_error& e) {
-                throw std::runtime_error("function file " + f.name + ".sql failed (SQLSTATE " + e.sqlstate()
-                    + "): " + e.what());
+                throw std::runtime_error(
+                    "function file " + f.name + ".sql failed (SQLSTATE " + e.sqlstate() + "): " + e.what());
             }
             w.exec_params("INSERT INTO " + schema.qualify("idem_schema_functions")
                     + " (name, checksum) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE"
@@ -306,8 +306,8 @@ MigrateReport migrate(pqxx::connection& conn, const MigrateOptions& options)
     const int latest = latestSchemaVersion();
     const int target = options.toVersion == 0 ? latest : options.toVersion;
     if (target < 1 || target > latest)
-        throw MigrationRefused("there is no schema version " + std::to_string(target) + " to migrate to: this binary knows versions 1 to "
-            + std::to_string(latest));
+        throw MigrationRefused("there is no schema version " + std::to_string(target)
+            + " to migrate to: this binary knows versions 1 to " + std::to_string(latest));
 
     // Refusals come first, from a read that changes nothing.
     const SchemaState before = inspectSchema(conn, schema);
@@ -390,8 +390,8 @@ MigrateReport migrate(pqxx::connection& conn, const MigrateOptions& options)
             throw std::runtime_error("migration " + m.name + " failed (SQLSTATE " + e.sqlstate()
                 + "); nothing was applied, the schema is still at version " + std::to_string(at) + ": " + e.what());
         }
-        w.exec_params("INSERT INTO " + schema.qualify("idem_schema_version")
-                + " (version, name, checksum) VALUES ($1, $2, $3)",
+        w.exec_params(
+            "INSERT INTO " + schema.qualify("idem_schema_version") + " (version, name, checksum) VALUES ($1, $2, $3)",
             m.version, m.name, m.checksum);
         report.applied.push_back(m.name);
         report.toVersion = m.version;

@@ -79,7 +79,9 @@ void manTexts(const QString& file, std::vector<Text>& out)
         ++n;
         const bool entry = previous == QLatin1String(".TP");
         previous = line;
-        line.remove(font).replace(QLatin1String("\\-"), QLatin1String("-")).replace(QLatin1String("\\e"), QLatin1String("\\"));
+        line.remove(font)
+            .replace(QLatin1String("\\-"), QLatin1String("-"))
+            .replace(QLatin1String("\\e"), QLatin1String("\\"));
         if (line.startsWith(QLatin1String(".SH")))
             commands = line.contains(QLatin1String("COMMANDS"));
         if (commands && entry && line.startsWith(QLatin1String(".B ")))
@@ -95,7 +97,8 @@ void commentTexts(std::vector<Text>& out)
     static const QRegularExpression span(QStringLiteral("`([^`]+)`"));
     for (const char* dir : { "core", "operations", "models", "cli" }) {
         const QDir d(sourceDir() + QLatin1Char('/') + QLatin1String(dir));
-        for (const auto& name : d.entryList({ QStringLiteral("*.h"), QStringLiteral("*.cpp") }, QDir::Files, QDir::Name)) {
+        for (const auto& name :
+            d.entryList({ QStringLiteral("*.h"), QStringLiteral("*.cpp") }, QDir::Files, QDir::Name)) {
             const QString file = QLatin1String(dir) + QLatin1Char('/') + name;
             int n = 0;
             for (const auto& line : readFile(file).split(QLatin1Char('\n'))) {
@@ -124,7 +127,10 @@ std::vector<Text> allTexts()
 
 QString where(const Text& t) { return t.file + QLatin1Char(':') + QString::number(t.line); }
 
-idem::test::CliRun idemctl(const QStringList& args) { return idem::test::runProgram(idem::test::idemctlPath(), args, 20000); }
+idem::test::CliRun idemctl(const QStringList& args)
+{
+    return idem::test::runProgram(idem::test::idemctlPath(), args, 20000);
+}
 
 // Words that follow "idemctl" in prose without naming a command ("idemctl and the console").
 const std::set<QString>& proseWords()
@@ -225,8 +231,8 @@ void TestDocs::pathsExist()
             while (p.endsWith(QLatin1Char('.')) || p.endsWith(QLatin1Char(',')) || p.endsWith(QLatin1Char(':')))
                 p.chop(1);
             const QChar next = m.capturedEnd(1) < t.text.size() ? t.text.at(m.capturedEnd(1)) : QChar();
-            if (next == QLatin1Char('<') || next == QLatin1Char('*') || next == QLatin1Char('{') || next == QLatin1Char('$')
-                || placeholder.match(p).hasMatch() || p.contains(QLatin1String(".."))
+            if (next == QLatin1Char('<') || next == QLatin1Char('*') || next == QLatin1Char('{')
+                || next == QLatin1Char('$') || placeholder.match(p).hasMatch() || p.contains(QLatin1String(".."))
                 || p.contains(QLatin1String("/dist/"))) // what a client's build writes
 
                 continue;
@@ -246,7 +252,8 @@ void TestDocs::pathsExist()
         }
     }
     missing.removeDuplicates();
-    QVERIFY2(missing.isEmpty(), qPrintable(QStringLiteral("named but not in the repository:\n") + missing.join(QLatin1Char('\n'))));
+    QVERIFY2(missing.isEmpty(),
+        qPrintable(QStringLiteral("named but not in the repository:\n") + missing.join(QLatin1Char('\n'))));
 }
 
 // "idemctl WORD" names a command of the table (or one it runs itself, such as scenario-worker,
@@ -265,8 +272,10 @@ void TestDocs::commandsExist()
     }
     wrong.removeDuplicates();
     QVERIFY2(wrong.isEmpty(),
-        qPrintable(QStringLiteral("no such idemctl command (`idemctl --help` lists them; a word of prose after \"idemctl\" goes into "
-                                  "proseWords() in this test):\n")
+        qPrintable(
+            QStringLiteral(
+                "no such idemctl command (`idemctl --help` lists them; a word of prose after \"idemctl\" goes into "
+                "proseWords() in this test):\n")
             + wrong.join(QLatin1Char('\n'))));
 }
 
@@ -292,7 +301,8 @@ void TestDocs::optionsExist()
             ++checked;
             if (name == QLatin1String("help"))
                 continue;
-            const QRegularExpression listed(QStringLiteral(R"((?<![\w-])--%1(?![\w-]))").arg(QRegularExpression::escape(name)));
+            const QRegularExpression listed(
+                QStringLiteral(R"((?<![\w-])--%1(?![\w-]))").arg(QRegularExpression::escape(name)));
             if (!listed.match(help).hasMatch())
                 wrong << where(t) + QStringLiteral(": idemctl ") + m.captured(1) + QStringLiteral(" --") + name;
         }
@@ -319,7 +329,8 @@ void TestDocs::commandListsAgree()
         guide << m.captured(1);
         for (const auto& alt : m.captured(2).split(QStringLiteral("\\|"), Qt::SkipEmptyParts))
             guide << alt;
-        const QString line = section.mid(m.capturedStart(), section.indexOf(QLatin1Char('\n'), m.capturedStart()) - m.capturedStart());
+        const QString line
+            = section.mid(m.capturedStart(), section.indexOf(QLatin1Char('\n'), m.capturedStart()) - m.capturedStart());
         for (auto j = more.globalMatch(line); j.hasNext();)
             guide << j.next().captured(1);
     }
@@ -344,7 +355,8 @@ void TestDocs::commandListsAgree()
     for (const auto& c : commands)
         QVERIFY2(man.contains(c), qPrintable(QStringLiteral("packaging/idemctl.1 has no entry for ") + c));
     for (const auto& c : man)
-        QVERIFY2(commands.contains(c), qPrintable(QStringLiteral("packaging/idemctl.1 describes a command idemctl lacks: ") + c));
+        QVERIFY2(commands.contains(c),
+            qPrintable(QStringLiteral("packaging/idemctl.1 describes a command idemctl lacks: ") + c));
 }
 
 // README's table of rights: one row per right of operations/rights, by the role that grants it,

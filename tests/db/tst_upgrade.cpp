@@ -49,7 +49,8 @@ std::vector<FixtureFile> fixtureFiles(int version)
         const auto f = line.split(QLatin1Char(' '));
         if (f.size() != 4)
             throw std::runtime_error("bad MANIFEST line: " + line.toStdString());
-        const QString path = (f[2] == QLatin1String("current") ? source + QStringLiteral("/resources/sql/") : dir) + f[3];
+        const QString path
+            = (f[2] == QLatin1String("current") ? source + QStringLiteral("/resources/sql/") : dir) + f[3];
         QFile file(path);
         if (!file.open(QIODevice::ReadOnly))
             throw std::runtime_error("cannot read " + path.toStdString());
@@ -86,7 +87,9 @@ int buildOldSchema(pqxx::connection& c, int version)
                 f.name.toStdString(), f.checksum);
         } else if (f.kind == QLatin1String("function")) {
             w.exec("SET LOCAL check_function_bodies = off");
-            w.exec(QString::fromStdString(f.text).replace(QStringLiteral("@extschema@"), QStringLiteral("\"idem\"")).toStdString());
+            w.exec(QString::fromStdString(f.text)
+                       .replace(QStringLiteral("@extschema@"), QStringLiteral("\"idem\""))
+                       .toStdString());
             w.exec_params("INSERT INTO idem.idem_schema_functions (name, checksum) VALUES ($1, $2)",
                 f.name.chopped(4).toStdString(), f.checksum);
         } else {
@@ -179,8 +182,7 @@ QString auditRows(pqxx::connection& c)
 QStringList schemaShape(pqxx::connection& c)
 {
     QStringList out;
-    out << lines(c,
-        "SELECT 'schema acl ' || coalesce(nspacl::text, '-') FROM pg_namespace WHERE nspname = 'idem'");
+    out << lines(c, "SELECT 'schema acl ' || coalesce(nspacl::text, '-') FROM pg_namespace WHERE nspname = 'idem'");
     out << lines(c,
         "SELECT 'relation ' || c.relname || ' ' || c.relkind::text || ' acl '"
         "       || coalesce((SELECT string_agg(a::text, ',' ORDER BY a::text) FROM unnest(c.relacl) a), '-')"
@@ -218,10 +220,12 @@ QStringList schemaShape(pqxx::connection& c)
 QStringList everything(pqxx::connection& c)
 {
     QStringList out = schemaShape(c);
-    out << lines(c, "SELECT 'version ' || version || ' ' || name || ' ' || checksum FROM idem.idem_schema_version"
-                    " ORDER BY version");
+    out << lines(c,
+        "SELECT 'version ' || version || ' ' || name || ' ' || checksum FROM idem.idem_schema_version"
+        " ORDER BY version");
     if (one(c, "SELECT to_regclass('idem.idem_schema_functions') IS NOT NULL") == QLatin1String("t"))
-        out << lines(c, "SELECT 'function file ' || name || ' ' || checksum FROM idem.idem_schema_functions ORDER BY 1");
+        out << lines(
+            c, "SELECT 'function file ' || name || ' ' || checksum FROM idem.idem_schema_functions ORDER BY 1");
     out << taskRows(c) << auditRows(c);
     return out;
 }
@@ -289,7 +293,8 @@ void TestUpgrade::upgradesOldDatabase()
 
     const auto run = idemctl({ QStringLiteral("migrate"), QStringLiteral("--dsn"), qs(db.dsn()) });
     QVERIFY2(run.exitCode == 0, qPrintable(describe(run)));
-    QVERIFY2(run.out.contains(QStringLiteral("migrated from version %1 to %2").arg(version).arg(idem::latestSchemaVersion())),
+    QVERIFY2(run.out.contains(
+                 QStringLiteral("migrated from version %1 to %2").arg(version).arg(idem::latestSchemaVersion())),
         qPrintable(describe(run)));
     QVERIFY(idem::inspectSchema(*c, idem::SchemaName()).upToDate());
 
@@ -312,15 +317,17 @@ void TestUpgrade::upgradesOldDatabase()
     QVERIFY2(upgraded == made, qPrintable(firstDifference(upgraded, made)));
 
     // The chain the old code hashed verifies with today's.
-    const auto verify = idemctl({ QStringLiteral("audit"), QStringLiteral("verify"), QStringLiteral("--dsn"), qs(db.dsn()) });
+    const auto verify
+        = idemctl({ QStringLiteral("audit"), QStringLiteral("verify"), QStringLiteral("--dsn"), qs(db.dsn()) });
     QVERIFY2(verify.exitCode == 0, qPrintable(describe(verify)));
     // Today's actions append to it, and it still verifies.
-    const auto requeue = idemctl({ QStringLiteral("requeue"), QStringLiteral("u:other:failed"), QStringLiteral("--reason"),
-        QStringLiteral("after the upgrade"), QStringLiteral("--dsn"), qs(db.dsn()) });
+    const auto requeue = idemctl({ QStringLiteral("requeue"), QStringLiteral("u:other:failed"),
+        QStringLiteral("--reason"), QStringLiteral("after the upgrade"), QStringLiteral("--dsn"), qs(db.dsn()) });
     QVERIFY2(requeue.exitCode == 0, qPrintable(describe(requeue)));
     QCOMPARE(one(*c, "SELECT status FROM idem.task_idempotency WHERE idempotency_key = 'u:other:failed'"),
         QStringLiteral("retryable_failed"));
-    const auto again = idemctl({ QStringLiteral("audit"), QStringLiteral("verify"), QStringLiteral("--dsn"), qs(db.dsn()) });
+    const auto again
+        = idemctl({ QStringLiteral("audit"), QStringLiteral("verify"), QStringLiteral("--dsn"), qs(db.dsn()) });
     QVERIFY2(again.exitCode == 0, qPrintable(describe(again)));
 }
 
@@ -336,9 +343,11 @@ void TestUpgrade::toVersion()
     auto run = idemctl({ QStringLiteral("migrate"), QStringLiteral("--to-version"), QString::number(latest + 1),
         QStringLiteral("--dsn"), dsn });
     QCOMPARE(run.exitCode, 2);
-    QVERIFY2(run.err.contains(QStringLiteral("this idemctl ships schema versions 1 to %1").arg(latest)), qPrintable(describe(run)));
+    QVERIFY2(run.err.contains(QStringLiteral("this idemctl ships schema versions 1 to %1").arg(latest)),
+        qPrintable(describe(run)));
 
-    run = idemctl({ QStringLiteral("migrate"), QStringLiteral("--to-version"), QStringLiteral("15"), QStringLiteral("--dsn"), dsn });
+    run = idemctl({ QStringLiteral("migrate"), QStringLiteral("--to-version"), QStringLiteral("15"),
+        QStringLiteral("--dsn"), dsn });
     QVERIFY2(run.exitCode == 0, qPrintable(describe(run)));
     QVERIFY2(run.out.contains(QStringLiteral("migrated from version 12 to 15")), qPrintable(describe(run)));
     QCOMPARE(one(*c, "SELECT max(version) FROM idem.idem_schema_version"), QStringLiteral("15"));
@@ -346,14 +355,16 @@ void TestUpgrade::toVersion()
 
     // Below the current version: refused, nothing changed.
     const QStringList before = everything(*c);
-    run = idemctl({ QStringLiteral("migrate"), QStringLiteral("--to-version"), QStringLiteral("14"), QStringLiteral("--dsn"), dsn });
+    run = idemctl({ QStringLiteral("migrate"), QStringLiteral("--to-version"), QStringLiteral("14"),
+        QStringLiteral("--dsn"), dsn });
     QCOMPARE(run.exitCode, 3);
     QVERIFY2(run.err.contains(QStringLiteral("is at version 15, past version 14: migrate never takes a schema back")),
         qPrintable(describe(run)));
     QCOMPARE(everything(*c), before);
 
     // To the current version: nothing to do.
-    run = idemctl({ QStringLiteral("migrate"), QStringLiteral("--to-version"), QStringLiteral("15"), QStringLiteral("--dsn"), dsn });
+    run = idemctl({ QStringLiteral("migrate"), QStringLiteral("--to-version"), QStringLiteral("15"),
+        QStringLiteral("--dsn"), dsn });
     QVERIFY2(run.exitCode == 0 && run.out.contains(QStringLiteral("is at version 15")), qPrintable(describe(run)));
 
     run = idemctl({ QStringLiteral("migrate"), QStringLiteral("--dsn"), dsn });
@@ -374,10 +385,13 @@ void TestUpgrade::failingStatementLeavesOldVersion()
         pqxx::work w(*c);
         w.exec("CREATE FUNCTION public.upgrade_inject() RETURNS event_trigger LANGUAGE plpgsql AS $$"
                " BEGIN IF EXISTS (SELECT FROM pg_event_trigger_ddl_commands()"
-               "   WHERE object_identity LIKE 'idem." + last + "(%') THEN"
-               "   RAISE EXCEPTION 'injected failure in the last function file'; END IF; END $$");
-        w.exec("CREATE EVENT TRIGGER upgrade_inject ON ddl_command_end WHEN TAG IN ('CREATE FUNCTION', 'CREATE PROCEDURE')"
-               " EXECUTE FUNCTION public.upgrade_inject()");
+               "   WHERE object_identity LIKE 'idem."
+            + last
+            + "(%') THEN"
+              "   RAISE EXCEPTION 'injected failure in the last function file'; END IF; END $$");
+        w.exec(
+            "CREATE EVENT TRIGGER upgrade_inject ON ddl_command_end WHEN TAG IN ('CREATE FUNCTION', 'CREATE PROCEDURE')"
+            " EXECUTE FUNCTION public.upgrade_inject()");
         w.commit();
     }
     const QStringList before = everything(*c);
@@ -435,15 +449,18 @@ void TestUpgrade::killedMigrateLeavesOldVersion()
         QTest::qWait(100);
     }
     QVERIFY2(!pid.isEmpty(), "idemctl migrate never waited for the function files' table");
-    QVERIFY(one(*watch, "SELECT count(*) FROM pg_locks WHERE pid = " + pid.toStdString()
-                        + " AND locktype = 'relation' AND mode = 'AccessExclusiveLock' AND granted").toInt()
+    QVERIFY(one(*watch,
+                "SELECT count(*) FROM pg_locks WHERE pid = " + pid.toStdString()
+                    + " AND locktype = 'relation' AND mode = 'AccessExclusiveLock' AND granted")
+                .toInt()
         > 0);
 
     // A second migrate meanwhile: it waits for the first, then gives up, naming it.
     const auto second = idemctl({ QStringLiteral("migrate"), QStringLiteral("--lock-timeout"), QStringLiteral("1s"),
         QStringLiteral("--dsn"), qs(db.dsn()) });
     QCOMPARE(second.exitCode, 1);
-    QVERIFY2(second.err.contains(QStringLiteral("pid ") + pid) && second.err.contains(QStringLiteral("Nothing was changed")),
+    QVERIFY2(
+        second.err.contains(QStringLiteral("pid ") + pid) && second.err.contains(QStringLiteral("Nothing was changed")),
         qPrintable(describe(second)));
 
     p.kill();
