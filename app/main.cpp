@@ -75,9 +75,8 @@ void arrangeScreenshot(MainWindow* window, const QString& file)
         settle, &QTimer::timeout, window, [window, session, monitor, settle, countsSeen, file, latency, patroni] {
             const bool busy = session->state() == ConsoleSession::State::Connecting || session->migrating()
                 || monitor->state() == ConsoleSession::State::Connecting || (monitor->canPoll() && !*countsSeen)
-                || (monitor->canPoll() && monitor->serverInfo().schemaVersion >= PauseWatch::firstSchemaVersion
-                    && window->pauseWatch()->reads() == 0 && window->pauseWatch()->error().isEmpty())
-                || (monitor->canPoll() && latency && !latency->unavailable() && latency->reads() == 0
+                || (monitor->canPoll() && window->pauseWatch()->reads() == 0 && window->pauseWatch()->error().isEmpty())
+                || (monitor->canPoll() && latency && latency->reads() == 0
                     && latency->error().isEmpty())
                 || (patroni && patroni->configured() && patroni->reads() == 0);
             if (busy) {

@@ -21,6 +21,7 @@
 #include "models/environment.h"
 #include "models/eventwatch.h"
 #include "models/jobrunners.h"
+#include "models/olderschema.h"
 #include "models/patroni.h"
 #include "models/pausewatch.h"
 #include "operations/rights.h"
@@ -178,11 +179,7 @@ MainWindow::MainWindow(ConsoleSession* session, ProfileStore* profiles, QWidget*
         disconnect->setEnabled(m_session->state() != ConsoleSession::State::Disconnected);
         const bool connected = m_session->state() == ConsoleSession::State::Connected;
         const QString approveRefusal = !connected ? tr("Not connected.")
-            : m_session->serverInfo().schemaVersion < idem::firstRightsSchemaVersion
-            ? tr("Schema %1 has version %2: approvals need version %3 (upgrade the schema first).")
-                  .arg(m_session->serverInfo().schema)
-                  .arg(m_session->serverInfo().schemaVersion)
-                  .arg(idem::firstRightsSchemaVersion)
+            : !olderSchemaRefusal(*m_session).isEmpty() ? olderSchemaRefusal(*m_session)
             : m_session->serverInfo().rights.refusal(QStringLiteral("approve"));
         approvals->setEnabled(approveRefusal.isEmpty());
         approvals->setToolTip(approveRefusal.isEmpty() ? tr("Recovery jobs waiting for a second person's approval")

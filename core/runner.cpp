@@ -314,7 +314,7 @@ namespace {
 
         // The transaction rolled back: the key is absent or as it was. Claim it on its own and
         // record the failure, fenced by that claim's token.
-        const ClaimResult claim = claimWithReconnects(store, key, requestDigest, reconnects);
+        const ClaimResult claim = claimWithReconnects(store, key, requestDigest, options.request, reconnects);
         if (!claim.mayExecute()) {
             // Someone else claimed or finished it meanwhile (or a pause began): theirs is the answer.
             RunOutcome out = outcomeOfClaim(claim);

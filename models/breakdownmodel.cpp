@@ -24,7 +24,7 @@ namespace {
 BreakdownWatch::BreakdownWatch(ConsoleSession* session, QObject* parent)
     : QObject(parent)
     , m_session(session)
-    , m_poll(session, firstSchemaVersion, [this] { return makeJob(); })
+    , m_poll(session, [this] { return makeJob(); })
 {
     qRegisterMetaType<idem::Breakdown>();
     connect(&m_poll, &SessionPoll::answered, this, [this](const QVariant& answer, bool superseded) {
@@ -313,8 +313,6 @@ LiveText BreakdownModel::rowWords(int row) const
 
 QString BreakdownModel::legendText() const
 {
-    if (m_watch && m_watch->unavailable())
-        return tr("Needs schema version %1 (idemctl migrate).").arg(BreakdownWatch::firstSchemaVersion);
     if (m_watch && !m_watch->error().isEmpty())
         return tr("Last read failed (tooltip).");
     return tr("%1; ≥ n: at least n").arg(windowText(m_windowMinutes));

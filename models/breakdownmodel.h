@@ -41,8 +41,6 @@ public:
     QString error() const { return m_error; }
     int reads() const { return m_poll.reads(); }
     // Connected, but the schema is older than the latency tables the read needs.
-    bool unavailable() const { return m_poll.schemaTooOld(); }
-    static constexpr int firstSchemaVersion = 17; // idem_latency (0017_latency.sql)
     void refreshNow() { m_poll.refreshNow(); }
 
 Q_SIGNALS:

@@ -52,7 +52,10 @@ ConsoleSession::~ConsoleSession()
 
 bool ConsoleSession::canPoll() const
 {
-    return m_state == State::Connected && m_info.tableExists && m_info.isReader && m_info.schemaError.isEmpty();
+    // The console reads the schema it ships (or a newer one): an older one is offered an upgrade
+    // and read no further, so no reader carries branches for older versions.
+    return m_state == State::Connected && m_info.tableExists && m_info.isReader && m_info.schemaError.isEmpty()
+        && !m_info.schemaOlder();
 }
 
 void ConsoleSession::connectTo(const ConnectionSettings& settings)

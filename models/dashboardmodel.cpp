@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "models/consolesession.h"
+#include "models/olderschema.h"
 
 namespace idem::console {
 
@@ -164,7 +165,8 @@ void DashboardModel::onSessionState()
     if (!m_session->canPoll()) {
         const auto& si = m_session->serverInfo();
         setFreshness(Freshness::NoData,
-            !si.isReader && !si.schemaMissing()
+            si.schemaOlder() ? olderSchemaRefusal(*m_session)
+            : !si.isReader && !si.schemaMissing()
                 ? QCoreApplication::translate("idem::console::DashboardModel", "Role %1 may not read the Idem tables.")
                       .arg(si.role)
                 : QCoreApplication::translate("idem::console::DashboardModel", "No Idem schema %1 to read yet.")

@@ -278,10 +278,9 @@ ServerInfo DatabaseWorker::inspect(quint64 requestId)
         info.schemaLatest = idem::latestSchemaVersion();
         info.schemaError = serverMessage(e.what());
     }
-    // The first client to see a new timeline on the primary records it (schema v20), so that a
-    // failover is an event on every console's charts, not only on the one that noticed it.
-    if (!info.readOnly && info.isReader && info.schemaError.isEmpty() && info.schemaVersion >= 20
-        && info.schemaVersion <= info.schemaLatest) {
+    // The first client to see a new timeline on the primary records it, so that a failover is an
+    // event on every console's charts, not only on the one that noticed it.
+    if (!info.readOnly && info.isReader && info.schemaError.isEmpty() && info.schemaVersion == info.schemaLatest) {
         try {
             const auto note = idem::noteTimeline(conn, schema);
             info.timelineOutcome = q(note.outcome);

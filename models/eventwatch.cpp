@@ -79,7 +79,7 @@ QString eventHeadline(const ChartEvent& e, bool withDate)
 
 EventWatch::EventWatch(ConsoleSession* session, QObject* parent)
     : QObject(parent)
-    , m_poll(session, firstSchemaVersion, [this] { return makeJob(); })
+    , m_poll(session, [this] { return makeJob(); })
 {
     qRegisterMetaType<EventReading>();
     connect(&m_poll, &SessionPoll::answered, this, [this](const QVariant& answer, bool superseded) {

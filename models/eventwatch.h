@@ -64,8 +64,6 @@ struct EventReading {
 class EventWatch : public QObject {
     Q_OBJECT
 public:
-    // The first schema version with idem_events (migrations/0017_latency.sql).
-    static constexpr int firstSchemaVersion = 17;
     static constexpr qint64 intervalMs = 60000;
     // At most this many events of each kind a read (idem_events allows 10000); a bulk action of
     // more keys shows as one group of marks whose tooltip says how many it holds.

@@ -12,7 +12,7 @@ namespace idem::console {
 
 HorizonWatch::HorizonWatch(ConsoleSession* session, QObject* parent)
     : QObject(parent)
-    , m_poll(session, firstSchemaVersion, [] {
+    , m_poll(session, [] {
         return [](pqxx::connection& conn, const idem::SchemaName& schema) {
             return QVariant::fromValue(idem::readHorizon(conn, schema, 5000, 5));
         };

@@ -21,8 +21,6 @@ class ConsoleSession;
 class HorizonWatch : public QObject {
     Q_OBJECT
 public:
-    static constexpr int firstSchemaVersion = 26;
-
     explicit HorizonWatch(ConsoleSession* session, QObject* parent = nullptr);
     ~HorizonWatch() override;
 

@@ -88,12 +88,11 @@ QString jobProgressText(const idem::JobStatus& j)
 
 JobsModel::JobsModel(ConsoleSession* monitor, QObject* parent)
     : QAbstractTableModel(parent)
-    , m_poll(monitor, firstSchemaVersion, [this, monitor] {
-        // Schema v25: the outcomes of the re-executions that may still change, in the same read
-        // (one indexed count per job that re-executes; none for one whose figures are final).
-        const bool redrive = monitor->serverInfo().schemaVersion >= idem::firstRedriveSchemaVersion;
+    , m_poll(monitor, [this] {
+        // The outcomes of the re-executions that may still change, in the same read (one indexed
+        // count per job that re-executes; none for one whose figures are final).
         const auto settled = finalOutcomes();
-        return [settled, redrive](pqxx::connection& conn, const idem::SchemaName& schema) {
+        return [settled](pqxx::connection& conn, const idem::SchemaName& schema) {
             JobsReading reading;
             // One indexed read of at most listLimit rows: its cost does not grow with the jobs' rows.
             reading.jobs = idem::listJobs(conn, schema, listLimit);

@@ -43,8 +43,6 @@ public:
         COLUMN_COUNT
     };
     enum Role { JobIdRole = Qt::UserRole, StateRole };
-    // The first schema version with recovery jobs (migrations/0019_recovery_jobs.sql).
-    static constexpr int firstSchemaVersion = 19;
     // Jobs read per poll: the open ones first, so a bounded read never hides one.
     static constexpr int listLimit = 100;
     // Rate over this much of the recent past.
@@ -62,7 +60,6 @@ public:
     int interval() const { return m_intervalMs; }
     void refreshNow() { m_poll.refreshNow(); }
     int reads() const { return m_poll.reads(); }
-    bool schemaTooOld() const { return m_poll.schemaTooOld(); }
     QString error() const { return m_error; }
 
     const idem::JobStatus& job(int row) const { return m_jobs[static_cast<std::size_t>(row)]; }

@@ -33,7 +33,7 @@ namespace {
 LatencyWatch::LatencyWatch(ConsoleSession* session, QObject* parent)
     : QObject(parent)
     , m_session(session)
-    , m_poll(session, firstSchemaVersion, [this] { return makeJob(); })
+    , m_poll(session, [this] { return makeJob(); })
 {
     qRegisterMetaType<LatencyReading>();
     connect(&m_poll, &SessionPoll::answered, this, &LatencyWatch::onAnswer);
@@ -63,22 +63,6 @@ void LatencyWatch::setScope(int windowMinutes, const QString& tenant, const QStr
     m_error.clear();
     Q_EMIT changed();
     m_poll.refreshNow();
-}
-
-bool LatencyWatch::unavailable() const
-{
-    // Not connected: not known (the dashboard says the connection state).
-    return m_poll.schemaTooOld();
-}
-
-QString LatencyWatch::unavailableText() const
-{
-    if (!unavailable())
-        return {};
-    return QCoreApplication::translate("idem::console::LatencyWatch", "No latency figures: they need schema version %1 and this database has version %2. "
-              "Upgrade the schema (idemctl migrate) to record them.")
-        .arg(firstSchemaVersion)
-        .arg(m_session->serverInfo().schemaVersion);
 }
 
 void LatencyWatch::refreshNow() { m_poll.refreshNow(); }
@@ -184,22 +168,18 @@ qint64 LatencyWatch::foldedToMs() const { return m_reading ? m_reading->foldedTo
 
 TileValue LatencyWatch::worstTile(const Threshold& threshold) const
 {
-    return latencyWorstTile({ m_reading ? &*m_reading : nullptr, m_windowMinutes, m_error, unavailableText() }, threshold);
+    return latencyWorstTile({ m_reading ? &*m_reading : nullptr, m_windowMinutes, m_error }, threshold);
 }
 
 QString LatencyWatch::worstTileToolTip(const Threshold& threshold) const
 {
-    return latencyWorstTileToolTip({ m_reading ? &*m_reading : nullptr, m_windowMinutes, m_error, unavailableText() }, threshold);
+    return latencyWorstTileToolTip({ m_reading ? &*m_reading : nullptr, m_windowMinutes, m_error }, threshold);
 }
 
 TileValue latencyWorstTile(const LatencyState& state, const Threshold& threshold)
 {
     TileValue v;
     v.text = QStringLiteral("–");
-    if (!state.unavailable.isEmpty()) {
-        v.detail = QCoreApplication::translate("idem::console::LatencyWatch", "needs schema v%1").arg(LatencyWatch::firstSchemaVersion);
-        return v;
-    }
     if (!state.reading) {
         v.detail = state.error.isEmpty() ? QCoreApplication::translate("idem::console::LatencyWatch", "not read yet") : QCoreApplication::translate("idem::console::LatencyWatch", "could not be read");
         return v;
@@ -229,8 +209,6 @@ QString latencyWorstTileToolTip(const LatencyState& state, const Threshold& thre
         + (threshold.warning || threshold.critical
                   ? QCoreApplication::translate("idem::console::LatencyWatch", "Amber from %1, red from %2.").arg(limit(threshold.warning), limit(threshold.critical))
                   : QCoreApplication::translate("idem::console::LatencyWatch", "No thresholds set."));
-    if (!state.unavailable.isEmpty())
-        return tip + QLatin1Char('\n') + state.unavailable;
     if (!state.error.isEmpty())
         tip += QLatin1Char('\n') + QCoreApplication::translate("idem::console::LatencyWatch", "The last read failed: %1").arg(state.error);
     const auto ops = state.reading ? state.reading->runByOperation : std::vector<OperationLatency>();

@@ -51,13 +51,11 @@ struct LatencyReading {
 // has been closed for a minute, so there is nothing new to read before the next minute is due:
 // the watch reads once when the scope changes, then once per newly due minute (from where the
 // last read said the roll-up stands, by the server's clock), not on every dashboard tick. The
-// read calls the roll-up first on a primary (a standby reads what its primary folded). On a
-// schema older than v17 it reads nothing and says so in words. Nothing here waits on the database.
+// read calls the roll-up first on a primary (a standby reads what its primary folded). Nothing
+// here waits on the database.
 class LatencyWatch : public QObject {
     Q_OBJECT
 public:
-    // The first schema version with latency (migrations/0017_latency.sql).
-    static constexpr int firstSchemaVersion = 17;
     // A read that found no new minute folded (another session folding, a standby whose primary
     // has not folded yet) tries again after this long, doubled each time, up to a minute.
     static constexpr qint64 retryMs = 10000;
@@ -70,9 +68,6 @@ public:
     void setScope(int windowMinutes, const QString& tenant, const QString& operation);
     int windowMinutes() const { return m_windowMinutes; }
 
-    // The schema has no latency figures (older than v17, or none); unavailableText() says why.
-    bool unavailable() const;
-    QString unavailableText() const;
     const std::optional<LatencyReading>& reading() const { return m_reading; }
     // Why the last read failed (kept until one succeeds); empty otherwise.
     QString error() const { return m_error; }
@@ -130,7 +125,6 @@ struct LatencyState {
     const LatencyReading* reading = nullptr; // none read (yet)
     int windowMinutes = 15;
     QString error; // the last read's failure
-    QString unavailable; // why there are no figures at all (an older schema)
 };
 TileValue latencyWorstTile(const LatencyState& state, const Threshold& threshold);
 QString latencyWorstTileToolTip(const LatencyState& state, const Threshold& threshold);

@@ -18,7 +18,7 @@ namespace {
 
 PauseWatch::PauseWatch(ConsoleSession* session, QObject* parent)
     : QObject(parent)
-    , m_poll(session, firstSchemaVersion, [] {
+    , m_poll(session, [] {
         return [](pqxx::connection& conn, const idem::SchemaName& schema) {
             return QVariant::fromValue(idem::listPauses(conn, schema, windowMinutes));
         };

@@ -22,8 +22,6 @@ class ConsoleSession;
 class PauseWatch : public QObject {
     Q_OBJECT
 public:
-    // The first schema version with pauses (migrations/0015_pauses.sql).
-    static constexpr int firstSchemaVersion = 15;
     // turnedAway counts over this many minutes.
     static constexpr int windowMinutes = 15;
 

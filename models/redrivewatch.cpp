@@ -41,7 +41,7 @@ QString redriveOfferText(const std::string& operation, const std::optional<idem:
 
 RedriveStatusWatch::RedriveStatusWatch(ConsoleSession* session, QObject* parent)
     : QObject(parent)
-    , m_poll(session, idem::firstRedriveSchemaVersion, [] {
+    , m_poll(session, [] {
         return [](pqxx::connection& conn, const idem::SchemaName& schema) {
             // Every registered operation: as many rows as registrations, not keys.
             return QVariant::fromValue(idem::readRedriveStatus(conn, schema));
@@ -105,10 +105,6 @@ bool RedriveStatusWatch::canReexecute(const std::string& tenant, const std::stri
 
 QString RedriveStatusWatch::offerText(const std::string& tenant, const std::string& operation) const
 {
-    if (schemaTooOld())
-        return QCoreApplication::translate(
-            "idem::console::RedriveWatch", "This database's schema cannot re-execute requeued keys (v%1): migrate it.")
-            .arg(idem::firstRedriveSchemaVersion);
     if (!m_error.isEmpty() && !m_list)
         return QCoreApplication::translate(
             "idem::console::RedriveWatch", "Whether a re-driver is online could not be read: %1")
@@ -161,7 +157,7 @@ RedriveStatusWatch::Offer RedriveStatusWatch::offerFor(
 
 KeyRedriveWatch::KeyRedriveWatch(ConsoleSession* session, QObject* parent)
     : QObject(parent)
-    , m_poll(session, idem::firstRedriveSchemaVersion, [this]() -> DatabaseJob {
+    , m_poll(session, [this]() -> DatabaseJob {
         const std::string key = m_key.toStdString();
         m_readKey = m_key;
         if (key.empty())

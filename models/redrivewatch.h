@@ -31,7 +31,6 @@ public:
     void refreshNow() { m_poll.refreshNow(); }
     // Read at least once since the session could be read.
     bool known() const { return m_list.has_value(); }
-    bool schemaTooOld() const { return m_poll.schemaTooOld(); }
     QString error() const { return m_error; }
     int reads() const { return m_poll.reads(); }
     // The operation's status; nullopt when neither registered nor re-driven (or not read yet).
@@ -93,7 +92,6 @@ public:
     void refreshNow() { m_poll.refreshNow(); }
     // The last read of the key shown; nullopt before it answered.
     const std::optional<KeyRedrive>& current() const { return m_current; }
-    bool schemaTooOld() const { return m_poll.schemaTooOld(); }
     QString error() const { return m_error; }
     int reads() const { return m_poll.reads(); }
     void setIntervals(int openMs, int idleMs);

@@ -10,10 +10,9 @@
 
 namespace idem::console {
 
-SessionPoll::SessionPoll(ConsoleSession* session, int firstSchemaVersion, MakeJob makeJob, QObject* parent)
+SessionPoll::SessionPoll(ConsoleSession* session, MakeJob makeJob, QObject* parent)
     : QObject(parent)
     , m_session(session)
-    , m_firstSchemaVersion(firstSchemaVersion)
     , m_makeJob(std::move(makeJob))
 {
     m_timer.setSingleShot(true);
@@ -34,15 +33,7 @@ void SessionPoll::start()
     onSessionState();
 }
 
-bool SessionPoll::readable() const
-{
-    return m_session && m_session->canPoll() && m_session->serverInfo().schemaVersion >= m_firstSchemaVersion;
-}
-
-bool SessionPoll::schemaTooOld() const
-{
-    return m_session && m_session->canPoll() && m_session->serverInfo().schemaVersion < m_firstSchemaVersion;
-}
+bool SessionPoll::readable() const { return m_session && m_session->canPoll(); }
 
 void SessionPoll::onSessionState()
 {

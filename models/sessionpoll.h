@@ -17,23 +17,21 @@ class ConsoleSession;
 // The skeleton the console's slower readers share (pauses, latency, chart events): one read at
 // a time on the session's worker thread, the next armed by its owner only once the last one
 // answered, so a slow server gets fewer reads, not more; a refresh asked for while a read is
-// under way runs once that one has answered. Reads only while the session can poll a schema of
-// at least `firstSchemaVersion`. Nothing here waits on the database.
+// under way runs once that one has answered. Reads only while the session can poll (a schema of
+// the version the console ships, or newer). Nothing here waits on the database.
 class SessionPoll : public QObject {
     Q_OBJECT
 public:
     using MakeJob = std::function<DatabaseJob()>;
 
-    SessionPoll(ConsoleSession* session, int firstSchemaVersion, MakeJob makeJob, QObject* parent = nullptr);
+    SessionPoll(ConsoleSession* session, MakeJob makeJob, QObject* parent = nullptr);
     ~SessionPoll() override;
 
     // Follows the session from now on, and reads at once if it can (called by the owner once it
     // is ready for answers).
     void start();
-    // Connected, pollable and the schema new enough.
+    // Connected and pollable.
     bool readable() const;
-    // Connected and pollable, but the schema older than firstSchemaVersion.
-    bool schemaTooOld() const;
     ConsoleSession* session() const;
 
     // Reads now; a read already under way answers first, then this one runs.
@@ -54,7 +52,7 @@ Q_SIGNALS:
     // follows at once, the owner need not arm one).
     void answered(const QVariant& answer, bool superseded);
     void failed(const idem::console::Failure& failure);
-    // The session cannot be read (disconnected, or the schema too old): the timer is stopped and
+    // The session cannot be read (disconnected, or the schema older than the console's): the timer is stopped and
     // any read dropped. Emitted on every such session change.
     void stopped();
 
@@ -62,7 +60,6 @@ private:
     void onSessionState();
 
     QPointer<ConsoleSession> m_session;
-    int m_firstSchemaVersion = 0;
     MakeJob m_makeJob;
     QTimer m_timer;
     quint64 m_pending = 0;

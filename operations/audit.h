@@ -11,7 +11,8 @@
 
 namespace idem {
 
-// The recovery actions' audit trail, task_idempotency_audit (resources/sql/0001 and 0003).
+// The recovery actions' audit trail, task_idempotency_audit (resources/sql/migrations/0001_initial.sql
+// and 0003_actions.sql).
 //
 // Entries form a hash chain: ids are dense (1, 2, 3, ...; allocated under a lock, so a missing
 // id is a deleted entry, never a rolled-back one), the first entry's prev_hash is

@@ -16,9 +16,6 @@ namespace idem {
 // re-drive items (idem_redrive_items_of) and whether it has a stored request (idem_stored_request).
 // Each read is one round trip in a read-only transaction. No Qt: idemctl and the console share it.
 
-// The first schema version with re-execution (resources/sql/migrations/0025_redrive.sql).
-constexpr int firstRedriveSchemaVersion = 25;
-
 struct RedriveStatus {
     std::string tenant; // '*': registered for every tenant
     std::string operation;

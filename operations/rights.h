@@ -14,7 +14,7 @@ namespace idem {
 // granted through a NOLOGIN role of its own, and the database enforces them. idem_operator is a
 // member of every one but read_requests (schema v25: stored requests hold personal data, so
 // that right is granted on its own). No Qt.
-//   read     idem_reader       the console, idemctl status, tasks, audit, jobs
+//   read     idem_reader       the console, idemctl stats, tasks, audit, jobs
 //   requeue  idem_may_requeue  requeue a task, or start/run/cancel a requeue job
 //   release  idem_may_release  release a task's lease, or a release job
 //   fail     idem_may_fail     mark a task failed, or a fail job

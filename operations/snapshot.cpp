@@ -395,14 +395,14 @@ namespace {
     // attempt started, and when its lease ran out (past its last renewal). One grouped read over
     // the processing rows (the partial index's), times before the window folded into its start.
     SnapshotProcessingHistory readProcessingHistory(pqxx::transaction_base& tx, const SchemaName& schema,
-        int schemaVersion, int minutes, const StatsOptions& filter, const std::string& takenAt)
+        int minutes, const StatsOptions& filter, const std::string& takenAt)
     {
         SnapshotProcessingHistory h;
         h.description = "the rows processing at the instant, counted back over the history window: processing (their "
                         "attempt started, lease not yet run out) and expired (lease run out, not renewed since) at "
                         "each minute; rows that finished before the instant are not counted, so past minutes are "
                         "lower bounds; the last point, at taken_at, is exact";
-        const std::string started = schemaVersion >= 17 ? "COALESCE(t.attempt_started_at, t.created_at)" : "t.created_at";
+        const std::string started = "COALESCE(t.attempt_started_at, t.created_at)";
         const std::string start = "(date_trunc('minute', now()) - ($3::int - 1) * interval '1 minute')";
         const std::string tasks = schema.qualify("task_idempotency");
         const auto r = tx.exec_params("SELECT s.k, extract(epoch FROM date_trunc('minute', greatest(s.x, " + start
@@ -572,6 +572,10 @@ SnapshotData readSnapshot(pqxx::connection& conn, const SnapshotOptions& options
         "SELECT set_config('statement_timeout', $1, true)", std::to_string(options.stats.statementTimeoutMs));
 
     readServer(tx, options.schema, d);
+    // Idem reads the schema it ships (docs/deployment.md, "Migrations and their lock").
+    if (d.schemaVersion < d.schemaLatestKnown)
+        throw std::runtime_error("schema " + options.schema.quoted() + " has version " + std::to_string(d.schemaVersion)
+            + ", older than this Idem reads (" + std::to_string(d.schemaLatestKnown) + "): upgrade it (idemctl migrate) first");
     progress.report("reading the figures", 0.1);
     // Exact: one pass over the unfinished rows in this snapshot (an export is a one-off; a tick's
     // bounded counts would leave lower bounds in an incident record).
@@ -613,7 +617,7 @@ SnapshotData readSnapshot(pqxx::connection& conn, const SnapshotOptions& options
     }
 
     d.processingHistory = readProcessingHistory(
-        tx, options.schema, d.schemaVersion, options.historyMinutes, options.stats, d.takenAt);
+        tx, options.schema, options.historyMinutes, options.stats, d.takenAt);
 
     progress.checkCancel();
     progress.report("reading the counters history", 0.8);
@@ -625,26 +629,19 @@ SnapshotData readSnapshot(pqxx::connection& conn, const SnapshotOptions& options
         "the counters are its only trace; figure: digest_conflicts)",
         "conflict", options.stats.windowMinutes, options.counterLimit, options.stats, true);
 
-    if (d.schemaVersion >= 17)
-        d.latency = readLatencyRows(tx, options.schema, options.historyMinutes, options.counterLimit, options.stats);
-    if (d.schemaVersion >= 17)
-        d.events = readEvents(tx, options.schema, options.historyMinutes, options.eventLimit, options.stats);
-    if (d.schemaVersion >= 15)
-        d.pauses = readPauses(tx, options.schema, options.historyMinutes, options.pauseLimit, options.stats);
-    if (d.schemaVersion >= 19)
-        d.jobs = readJobs(tx, options.schema, options.historyMinutes, options.jobLimit);
-    if (d.schemaVersion >= 26) {
-        d.horizon = readHorizon(tx, options.schema, 5, 24);
-        if (options.redact)
-            for (auto& h : d.horizon->holders) {
-                if (!h.query.empty())
-                    h.query = redactedText(h.query);
-                if (!h.client.empty())
-                    h.client = redactedText(h.client);
-            }
-    }
-    if (d.schemaVersion >= 25)
-        d.redrive = readRedrive(tx, options.schema, options.historyMinutes, options.redriveLimit, options.redact);
+    d.latency = readLatencyRows(tx, options.schema, options.historyMinutes, options.counterLimit, options.stats);
+    d.events = readEvents(tx, options.schema, options.historyMinutes, options.eventLimit, options.stats);
+    d.pauses = readPauses(tx, options.schema, options.historyMinutes, options.pauseLimit, options.stats);
+    d.jobs = readJobs(tx, options.schema, options.historyMinutes, options.jobLimit);
+    d.horizon = readHorizon(tx, options.schema, 5, 24);
+    if (options.redact)
+        for (auto& h : d.horizon->holders) {
+            if (!h.query.empty())
+                h.query = redactedText(h.query);
+            if (!h.client.empty())
+                h.client = redactedText(h.client);
+        }
+    d.redrive = readRedrive(tx, options.schema, options.historyMinutes, options.redriveLimit, options.redact);
 
     progress.checkCancel();
     progress.report("reading the audit tail", 0.9);

@@ -167,7 +167,10 @@ namespace {
 
     // Applies, in w, the function files the database holds another version of, and records them.
     // Bodies are checked when called, not here (check_function_bodies off, as pg_dump restores):
-    // the files can then come in name order whatever calls what. Commits w.
+    // the files can then come in name order whatever calls what. A file's function is its name's
+    // one routine in the schema: any other routine of that name (a signature an older file had,
+    // which CREATE OR REPLACE leaves beside the new one) is dropped. The schema's routines named
+    // like a function file are Idem's. Does not commit.
     std::vector<std::string> applyFunctions(pqxx::work& w, const SchemaName& schema)
     {
         const auto pending = pendingFunctions(w, schema);
@@ -180,16 +183,29 @@ namespace {
                 continue;
             try {
                 w.exec(functionSqlFor(f, schema));
+                // CREATE OR REPLACE writes the routine's catalogue row in this transaction, even
+                // when nothing changed: every other row of that name is an older signature.
+                const auto stale = w.exec_params(
+                    "SELECT p.oid::pg_catalog.regprocedure::text, p.prokind = 'p'"
+                    "  FROM pg_catalog.pg_proc p"
+                    " WHERE p.pronamespace = (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = $1)"
+                    "   AND p.proname = $2"
+                    "   AND NOT p.xmin = (pg_catalog.txid_current() % 4294967296)::text::xid"
+                    " ORDER BY 1",
+                    schema.name(), f.name);
+                for (const auto& row : stale)
+                    // A name the catalogue wrote (regprocedure quotes and qualifies it).
+                    w.exec(std::string(row[1].as<bool>() ? "DROP PROCEDURE " : "DROP FUNCTION ")
+                        + row[0].as<std::string>());
             } catch (const pqxx::sql_error& e) {
-                throw std::runtime_error("function file " + f.name + ".sql failed (SQLSTATE " + e.sqlstate()
-                    + "), no function file was applied: " + e.what());
+                throw std::runtime_error(
+                    "function file " + f.name + ".sql failed (SQLSTATE " + e.sqlstate() + "): " + e.what());
             }
             w.exec_params("INSERT INTO " + schema.qualify("idem_schema_functions")
                     + " (name, checksum) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE"
                       " SET checksum = excluded.checksum, applied_at = now(), applied_by = current_user",
                 f.name, f.checksum);
         }
-        w.commit();
         return pending;
     }
 
@@ -287,32 +303,42 @@ MigrateReport migrate(pqxx::connection& conn, const MigrateOptions& options)
 {
     const SchemaName& schema = options.schema;
     MigrateReport report;
+    const int latest = latestSchemaVersion();
+    const int target = options.toVersion == 0 ? latest : options.toVersion;
+    if (target < 1 || target > latest)
+        throw MigrationRefused("there is no schema version " + std::to_string(target)
+            + " to migrate to: this binary knows versions 1 to " + std::to_string(latest));
 
     // Refusals come first, from a read that changes nothing.
     const SchemaState before = inspectSchema(conn, schema);
     if (!before.problems.empty())
         throw MigrationRefused(joinProblems(before.problems));
+    if (before.version > target)
+        throw MigrationRefused("schema " + schema.quoted() + " is at version " + std::to_string(before.version)
+            + ", past version " + std::to_string(target) + ": migrate never takes a schema back");
     report.fromVersion = before.version;
     report.toVersion = before.version;
 
     // Nothing to apply is decided without the lock (which anyone can hold): every bundled version
-    // is recorded, with its checksum (checked above). Versions are only ever added, so a later
-    // migrator cannot make this schema need one of ours.
+    // up to the target is recorded, with its checksum (checked above). Versions are only ever
+    // added, so a later migrator cannot make this schema need one of ours.
     bool current = before.versionTableExists;
     if (current) {
         pqxx::read_transaction t(conn);
         const auto applied = readApplied(t, schema);
         for (const auto& m : bundledMigrations()) {
-            bool found = false;
+            bool found = m.version > target;
             for (const auto& a : applied)
                 found = found || a.version == m.version;
             current = current && found;
         }
         // Every version applied: current when every function file is too (one read, same snapshot).
-        current = current && pendingFunctions(t, schema).empty();
+        current = current && (target < latest || pendingFunctions(t, schema).empty());
     }
+    // The role script, like the function files, is written for the newest version.
+    const bool applyRoles = options.applyRoles && target == latest;
     if (current) {
-        if (options.applyRoles) {
+        if (applyRoles) {
             // Re-applied only if nobody holds the lock right now: a migrator that does applies them
             // itself when it ends, and anyone else must not be able to make this wait.
             pqxx::work w(conn);
@@ -326,67 +352,80 @@ MigrateReport migrate(pqxx::connection& conn, const MigrateOptions& options)
         return report;
     }
 
-    {
-        pqxx::work w(conn);
-        lockSchema(w, schema, options.lockTimeout);
-        w.exec("CREATE SCHEMA IF NOT EXISTS " + schema.quoted());
-        w.exec("CREATE TABLE IF NOT EXISTS " + schema.qualify("idem_schema_version")
-               + " (version INTEGER PRIMARY KEY, name TEXT NOT NULL, checksum TEXT NOT NULL,"
-                 " applied_at TIMESTAMPTZ NOT NULL DEFAULT now(), applied_by TEXT NOT NULL DEFAULT current_user)");
-        w.commit();
-    }
-
+    // Every pending migration, the function files and the role script in one transaction: a
+    // failure or a crash anywhere leaves the schema as it was, tables and bodies of one version.
+    // No migration holds a statement that cannot run in a transaction block (an index that must
+    // not block writers is built CONCURRENTLY by hand beforehand, and the migration checks it).
+    pqxx::work w(conn);
+    lockSchema(w, schema, options.lockTimeout);
+    w.exec("CREATE SCHEMA IF NOT EXISTS " + schema.quoted());
+    w.exec("CREATE TABLE IF NOT EXISTS " + schema.qualify("idem_schema_version")
+        + " (version INTEGER PRIMARY KEY, name TEXT NOT NULL, checksum TEXT NOT NULL,"
+          " applied_at TIMESTAMPTZ NOT NULL DEFAULT now(), applied_by TEXT NOT NULL DEFAULT current_user)");
+    // Re-read under the lock: another migrator may have got here first.
+    const auto applied = readApplied(w, schema);
+    if (auto problems = checkApplied(applied); !problems.empty())
+        throw MigrationRefused(joinProblems(problems));
+    int at = 0;
+    for (const auto& a : applied)
+        at = std::max(at, a.version);
+    if (at > target)
+        throw MigrationRefused("schema " + schema.quoted() + " was taken to version " + std::to_string(at)
+            + " by another migrate meanwhile, past version " + std::to_string(target) + ": nothing changed");
+    report.toVersion = at;
+    useSchema(w, schema);
     for (const auto& m : bundledMigrations()) {
-        pqxx::work w(conn);
-        try {
-            lockSchema(w, schema, options.lockTimeout);
-        } catch (const MigrationLockTimeout& e) {
-            if (report.applied.empty())
-                throw;
-            throw MigrationLockTimeout(std::string(e.what()) + " (this run applied " + report.applied.back()
-                + " before: the schema is at version " + std::to_string(report.toVersion) + ")");
-        }
-        // Re-read under the lock: another migrator may have got here first.
-        const auto applied = readApplied(w, schema);
-        if (auto problems = checkApplied(applied); !problems.empty())
-            throw MigrationRefused(joinProblems(problems));
+        if (m.version > target)
+            break;
         bool done = false;
         for (const auto& a : applied)
             done = done || a.version == m.version;
-        if (done) {
-            // Possibly applied by a concurrent migrator since `before` was read.
-            report.toVersion = std::max(report.toVersion, m.version);
+        if (done)
             continue;
-        }
         if (m.version == 1 && before.articleTableExists)
             report.adoptedExistingTable = true;
-        useSchema(w, schema);
         try {
             w.exec(m.sql);
         } catch (const pqxx::sql_error& e) {
             throw std::runtime_error("migration " + m.name + " failed (SQLSTATE " + e.sqlstate()
-                                     + "), nothing of it was applied: " + e.what());
+                + "); nothing was applied, the schema is still at version " + std::to_string(at) + ": " + e.what());
         }
-        w.exec_params("INSERT INTO " + schema.qualify("idem_schema_version")
-                          + " (version, name, checksum) VALUES ($1, $2, $3)",
-                      m.version, m.name, m.checksum);
-        w.commit();
+        w.exec_params(
+            "INSERT INTO " + schema.qualify("idem_schema_version") + " (version, name, checksum) VALUES ($1, $2, $3)",
+            m.version, m.name, m.checksum);
         report.applied.push_back(m.name);
         report.toVersion = m.version;
     }
 
-    {
-        pqxx::work w(conn);
-        lockSchema(w, schema, options.lockTimeout);
-        report.functionsApplied = applyFunctions(w, schema);
+    // The function files (and the role script) are written for the newest version: a migrate that
+    // stops short of it leaves the bodies and grants the database had until one that reaches it.
+    if (target == latest) {
+        try {
+            report.functionsApplied = applyFunctions(w, schema);
+        } catch (const std::runtime_error& e) {
+            throw std::runtime_error(std::string(e.what()) + " (nothing was applied, the schema is still at version "
+                + std::to_string(at) + ")");
+        }
     }
 
-    if (options.applyRoles) {
-        pqxx::work w(conn);
-        lockSchema(w, schema, options.lockTimeout);
-        applyRolesScript(w, schema);
-        report.rolesApplied = true;
+    // The role script in the same transaction, in a savepoint: a migrator without CREATEROLE
+    // still commits the schema, and is told to have the roles applied.
+    std::string rolesRefused;
+    if (applyRoles) {
+        pqxx::subtransaction s(w, "roles");
+        try {
+            s.exec(rolesSql());
+            s.commit();
+            report.rolesApplied = true;
+        } catch (const pqxx::insufficient_privilege& e) {
+            s.abort();
+            rolesRefused = e.what();
+        }
     }
+    w.commit();
+    if (!rolesRefused.empty())
+        throw std::runtime_error("the schema is migrated, but creating the Idem roles needs the CREATEROLE privilege: "
+            + rolesRefused + "Re-run with --no-roles and have an administrator apply the roles.");
     return report;
 }
 

@@ -80,6 +80,9 @@ struct MigrateOptions {
     bool applyRoles = true;
     // How long to wait for another migrator (or whoever holds the lock) before giving up.
     std::chrono::milliseconds lockTimeout { 30000 };
+    // The version to stop at, 0 for the newest this binary knows. Below the newest, the function
+    // files and the role script (written for the newest) are left for a migrate that reaches it.
+    int toVersion = 0;
 };
 
 struct MigrateReport {
@@ -94,13 +97,17 @@ struct MigrateReport {
     std::string rolesSkippedLockHolder;
 };
 
-// Applies pending migrations, each in its own transaction, recording version and checksum in
-// idem_schema_version; then, in one transaction, every function file whose checksum differs from
-// the one recorded in idem_schema_functions; then the role script. Idempotent. Throws MigrationRefused, changing
-// nothing, when the database's schema is newer than this binary or an applied migration's
-// checksum differs from the bundled one. Concurrent runs serialise on an advisory lock, waited for
-// at most options.lockTimeout (MigrationLockTimeout, naming the holder); a schema already current
-// takes no lock to find that out, and re-applies the roles only when the lock is free at once.
+// Applies, in ONE transaction under an advisory lock of the schema, every pending migration up
+// to options.toVersion (recording version and checksum in idem_schema_version), then, when that is
+// the newest version, every function file whose checksum differs from the one recorded in
+// idem_schema_functions (dropping any other signature of its name), then the role script (in a
+// savepoint: without CREATEROLE the schema still commits, and this throws saying so). A failure
+// or a crash anywhere leaves the schema as it was. Idempotent. Throws MigrationRefused, changing
+// nothing, when the database's schema is newer than this binary or past toVersion, toVersion is
+// not a version this binary knows, or an applied migration's checksum differs from the bundled
+// one. Concurrent runs serialise on the lock, waited for at most options.lockTimeout
+// (MigrationLockTimeout, naming the holder); the second finds the work done. A schema already
+// current takes no lock to find that out, and re-applies the roles only when the lock is free.
 MigrateReport migrate(pqxx::connection& conn, const MigrateOptions& options);
 
 // What to run by hand (as a role allowed to create roles) when migrate ran with --no-roles.

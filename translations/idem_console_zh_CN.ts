@@ -849,10 +849,6 @@
         <source>%1; ≥ n: at least n</source>
         <translation>%1；≥ n：至少 n</translation>
     </message>
-    <message>
-        <source>Needs schema version %1 (idemctl migrate).</source>
-        <translation>需要架构版本 %1（idemctl migrate）。</translation>
-    </message>
 </context>
 <context>
     <name>idem::console::BreakdownPanel</name>
@@ -1302,6 +1298,10 @@
     <message>
         <source>the console closed it: the server answered neither the read nor a request to cancel it (its server process may be stopped, or the network cut)</source>
         <translation>控制台已将其关闭：服务器既未响应读取，也未响应取消请求（其服务器进程可能已停止，或网络已断开）</translation>
+    </message>
+    <message>
+        <source>Schema %1 has version %2, older than this console (%3): upgrade the schema first.</source>
+        <translation>schema %1 的版本为 %2，早于本控制台的版本（%3）：请先升级 schema。</translation>
     </message>
 </context>
 <context>
@@ -2660,10 +2660,6 @@ Check the SSL mode and that the root certificate is the one that signed the serv
         <translation>作业 %1 无法从本控制台运行：%2</translation>
     </message>
     <message>
-        <source>This database&apos;s schema has no recovery jobs (schema v%1 or later): migrate it first.</source>
-        <translation>此数据库的模式没有恢复作业（需要模式 v%1 或更高）：请先迁移。</translation>
-    </message>
-    <message>
         <source>Could not read the jobs: %1</source>
         <translation>无法读取作业：%1</translation>
     </message>
@@ -2924,14 +2920,6 @@ Check the SSL mode and that the root certificate is the one that signed the serv
 <context>
     <name>idem::console::LatencyWatch</name>
     <message>
-        <source>No latency figures: they need schema version %1 and this database has version %2. Upgrade the schema (idemctl migrate) to record them.</source>
-        <translation>没有延迟数据：需要模式版本 %1，而此数据库的版本为 %2。请升级模式（idemctl migrate）以开始记录。</translation>
-    </message>
-    <message>
-        <source>needs schema v%1</source>
-        <translation>需要模式 v%1</translation>
-    </message>
-    <message>
         <source>not read yet</source>
         <translation>尚未读取</translation>
     </message>
@@ -3151,10 +3139,6 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>Not connected.</source>
         <translation>未连接。</translation>
-    </message>
-    <message>
-        <source>Schema %1 has version %2: approvals need version %3 (upgrade the schema first).</source>
-        <translation>模式 %1 的版本为 %2：审批需要版本 %3（请先升级模式）。</translation>
     </message>
     <message>
         <source>Recovery jobs waiting for a second person&apos;s approval</source>
@@ -3498,10 +3482,6 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>模式比此控制台新，或其迁移不匹配：只能查看，不做任何更改。</translation>
     </message>
     <message>
-        <source>Schema %1 has version %2: pauses need version %3 (upgrade the schema first).</source>
-        <translation>模式 %1 的版本为 %2：暂停需要版本 %3（请先升级模式）。</translation>
-    </message>
-    <message>
         <source>Pause intake – Idem console</source>
         <translation>暂停接收 – Idem 控制台</translation>
     </message>
@@ -3696,10 +3676,6 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>No re-driver for %1 is online: the key waits for its client</source>
         <translation>%1 没有在线的重驱器：该键等待其客户端</translation>
-    </message>
-    <message>
-        <source>This database&apos;s schema cannot re-execute requeued keys (v%1): migrate it.</source>
-        <translation>此数据库的架构无法重新执行重新排队的键（v%1）：请先迁移。</translation>
     </message>
     <message>
         <source>Whether a re-driver is online could not be read: %1</source>
@@ -5737,10 +5713,6 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>暂停接收…（此键未指明租户和操作）</translation>
     </message>
     <message>
-        <source>This database&apos;s schema has no recovery jobs yet (v%1): migrate it.</source>
-        <translation>此数据库的模式还没有恢复作业（v%1）：请迁移。</translation>
-    </message>
-    <message>
         <source>Requeue, release or mark failed every task these filters match (not only the loaded rows), as a recovery job the database runs.</source>
         <translation>将这些筛选条件匹配的每个任务（不只是已加载的行）重新入队、释放或标记为失败，作为由数据库运行的恢复作业。</translation>
     </message>
@@ -5811,12 +5783,12 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>最后一条错误信息包含此文本的未完成任务（按字面匹配，不区分大小写）</translation>
     </message>
     <message>
-        <source>Apply to all matching: this database&apos;s schema has no recovery jobs yet (v%1): migrate it.</source>
-        <translation>应用到所有匹配项：此数据库的 schema 还没有恢复作业（v%1）：请先迁移。</translation>
-    </message>
-    <message>
         <source>Tasks a worker is on now. A task run in one transaction (claim, writes and success in one commit) has no row until it commits, and is not listed while it runs.</source>
         <translation>工作进程正在执行的任务。在一个事务中运行的任务（认领、写入和成功记录在一次提交中）在提交之前没有行，运行期间不会列出。</translation>
+    </message>
+    <message>
+        <source>Apply to all matching: %1</source>
+        <translation>应用到所有匹配项：%1</translation>
     </message>
 </context>
 <context>
@@ -5951,10 +5923,6 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>Detail</source>
         <translation>详情</translation>
-    </message>
-    <message>
-        <source>This database&apos;s schema keeps no stored requests and no re-executions (v%1).</source>
-        <translation>此数据库的架构不保存请求，也没有重新执行（v%1）。</translation>
     </message>
     <message>
         <source>Could not read its re-executions: %1</source>

@@ -482,7 +482,7 @@ void DashboardWidget::refreshSnapshotLatency()
     if (!m_snapshotLatency)
         return;
     const auto& s = m_model->settings();
-    const LatencyState state { &*m_snapshotLatency, s.windowMinutes, QString(), QString() };
+    const LatencyState state { &*m_snapshotLatency, s.windowMinutes, QString() };
     m_latencyTile->setValue(latencyWorstTile(state, s.worstP95Run), false, QString());
     m_latencyTile->setTexts(tr("Worst p95 run time"), latencyWorstTileToolTip(state, s.worstP95Run));
 }

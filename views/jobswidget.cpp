@@ -25,6 +25,7 @@
 #include "models/jobitemsmodel.h"
 #include "models/jobrunners.h"
 #include "models/jobsmodel.h"
+#include "models/olderschema.h"
 #include "models/redrivewatch.h"
 #include "models/rolerights.h"
 #include "models/taskbrowsermodel.h"
@@ -237,9 +238,8 @@ std::int64_t JobsWidget::selectedJob() const
 
 void JobsWidget::updateDetail()
 {
-    if (m_model->schemaTooOld())
-        m_state->setText(tr("This database's schema has no recovery jobs (schema v%1 or later): migrate it first.")
-                             .arg(JobsModel::firstSchemaVersion));
+    if (const QString older = olderSchemaRefusal(*m_monitor); !older.isEmpty())
+        m_state->setText(older);
     else if (!m_model->error().isEmpty())
         m_state->setText(tr("Could not read the jobs: %1").arg(m_model->error()));
     else if (m_monitor->state() != ConsoleSession::State::Connected)

@@ -109,7 +109,6 @@ void LatencyChart::setData(const LatencyWatch& watch, const QString& operation)
     m_tts = watch.timeToSuccessPoints();
     m_foldedToMs = watch.foldedToMs();
     m_operation = operation;
-    m_unavailable = watch.unavailableText();
     m_snapshotWithout = false;
     m_error = watch.error();
     m_read = watch.reading().has_value();
@@ -124,7 +123,6 @@ void LatencyChart::setSnapshot(const std::optional<LatencyReading>& reading, con
     m_foldedToMs = reading ? reading->foldedToMs : 0;
     m_operation = operation;
     m_snapshotWithout = !reading;
-    m_unavailable.clear();
     m_error.clear();
     m_read = reading.has_value();
     redraw();
@@ -225,8 +223,6 @@ void LatencyChart::retranslate()
     QString onChart, problem;
     if (m_snapshotWithout)
         problem = tr("This snapshot carries no latency figures (taken before schema version 17, or by an older Idem).");
-    else if (!m_unavailable.isEmpty())
-        problem = m_unavailable;
     else if (!m_read && !m_error.isEmpty())
         problem = tr("The latency figures could not be read: %1").arg(m_error);
     else if (!m_read)
@@ -241,7 +237,7 @@ void LatencyChart::retranslate()
     m_noteText = problem.isEmpty() ? onChart : problem;
     m_note->setText(problem);
     m_note->setVisible(!problem.isEmpty());
-    m_legend->setVisible(m_unavailable.isEmpty() && !m_snapshotWithout); // no lines to explain
+    m_legend->setVisible(!m_snapshotWithout); // no lines to explain
     m_view->setToolTip(tr("p50, p95 and p99 of the run time of each attempt (claim to complete or fail) and of "
                           "the time to success of each key (first claim to complete, across retries), per "
                           "minute, by the server's clock; log scale. Only folded minutes are drawn: the current "

@@ -78,7 +78,6 @@ private:
     QString m_operation;
     QString m_title;
     QString m_noteText;
-    QString m_unavailable;
     QString m_error;
     bool m_read = false;
     bool m_snapshotWithout = false; // an incident snapshot that carries no latency figures

@@ -16,6 +16,7 @@
 
 #include "operations/actions.h"
 #include "models/consolesession.h"
+#include "models/olderschema.h"
 #include "models/pausewatch.h"
 #include "models/visibletext.h"
 #include "views/theme.h"
@@ -42,12 +43,7 @@ QString pauseRefusal(const ConsoleSession* admin)
     if (admin->readOnly())
         return PauseDialog::tr("The schema is newer than this console, or its migrations do not match: look, change "
                                "nothing.");
-    if (si.schemaVersion < PauseWatch::firstSchemaVersion)
-        return PauseDialog::tr("Schema %1 has version %2: pauses need version %3 (upgrade the schema first).")
-            .arg(si.schema)
-            .arg(si.schemaVersion)
-            .arg(PauseWatch::firstSchemaVersion);
-    return {};
+    return olderSchemaRefusal(*admin);
 }
 
 PauseDialog::PauseDialog(ConsoleSession* admin, const QString& tenant, const QString& operation, QWidget* parent)

@@ -31,6 +31,7 @@
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
 #include "models/jobsmodel.h"
+#include "models/olderschema.h"
 #include "models/taskbrowserdetail.h"
 #include "models/taskbrowsermodel.h"
 #include "views/actiondialog.h"
@@ -726,19 +727,19 @@ void TaskBrowserWidget::updateActions()
             + QLatin1Char(')'));
     }
     // Over every row the applied filters match, loaded or not: needs jobs in the schema.
-    const bool jobs = m_admin->serverInfo().schemaVersion >= JobsModel::firstSchemaVersion;
+    const QString older = olderSchemaRefusal(*m_admin);
+    const bool jobs = older.isEmpty();
     // Some action's right: the dialog offers the three and refuses the ones the role may not do.
     const auto& rights = m_admin->serverInfo().rights;
     const bool someRight = rights.may(QStringLiteral("requeue")) || rights.may(QStringLiteral("release"))
         || rights.may(QStringLiteral("fail"));
     m_applyAll->setEnabled(mayAct && jobs && someRight && m_model->started());
     if (why.isEmpty() && someRight && !jobs)
-        reasons << tr("Apply to all matching: this database's schema has no recovery jobs yet (v%1): migrate it.")
-                       .arg(JobsModel::firstSchemaVersion);
+        reasons << tr("Apply to all matching: %1").arg(older);
     m_refusal->setReasons(reasons);
     m_applyAll->setToolTip(!why.isEmpty() ? why
             : !someRight ? rights.refusal(QStringLiteral("requeue"))
-            : !jobs ? tr("This database's schema has no recovery jobs yet (v%1): migrate it.").arg(JobsModel::firstSchemaVersion)
+            : !jobs ? older
                     : tr("Requeue, release or mark failed every task these filters match (not only the loaded rows), "
                          "as a recovery job the database runs."));
     m_copyKey->setEnabled(!rows.isEmpty());

@@ -259,9 +259,6 @@ void TaskDetailPane::showRedrive()
         m_requestView->hide();
         m_requestView->clear();
         m_requestInfo->setText(!shown ? QString()
-                : watch->schemaTooOld()
-                ? tr("This database's schema keeps no stored requests and no re-executions (v%1).")
-                      .arg(idem::firstRedriveSchemaVersion)
                 : !watch->error().isEmpty() ? tr("Could not read its re-executions: %1").arg(watch->error())
                                             : tr("Reading its re-executions…"));
         m_view->tabs()->setTabText(m_redriveTab, tr("Re-execution"));
