@@ -96,10 +96,9 @@ JobsModel::JobsModel(ConsoleSession* monitor, QObject* parent)
             JobsReading reading;
             // One indexed read of at most listLimit rows: its cost does not grow with the jobs' rows.
             reading.jobs = idem::listJobs(conn, schema, listLimit);
-            if (redrive)
-                for (const auto& j : reading.jobs)
-                    if (j.redrive && !settled.count(j.id))
-                        reading.outcomes[j.id] = idem::readRedriveOutcomes(conn, schema, j.id);
+            for (const auto& j : reading.jobs)
+                if (j.redrive && !settled.count(j.id))
+                    reading.outcomes[j.id] = idem::readRedriveOutcomes(conn, schema, j.id);
             return QVariant::fromValue(reading);
         };
     })

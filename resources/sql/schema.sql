@@ -1155,6 +1155,127 @@ $_$;
 
 
 --
+-- Name: idem_check_worker_text(text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_check_worker_text(p_what text, p_value text) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+BEGIN
+    IF p_value IS NULL OR char_length(p_value) NOT BETWEEN 1 AND 200 THEN
+        RAISE EXCEPTION 'a % must be 1 to 200 characters, not %', p_what,
+            COALESCE(char_length(p_value)::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    IF p_value ~ (E'[\\u0001-\\u001F\\u007F-\\u009F\\u00AD\\u0600-\\u0605\\u061C\\u06DD\\u070F\\u0890-\\u0891'
+                  || E'\\u08E2\\u180E\\u200B-\\u200F\\u2028-\\u202E\\u2060-\\u2064\\u2066-\\u206F\\uFEFF'
+                  || E'\\uFFF9-\\uFFFB\\U000110BD\\U000110CD\\U00013430-\\U0001343F\\U0001BCA0-\\U0001BCA3'
+                  || E'\\U0001D173-\\U0001D17A\\U000E0001\\U000E0020-\\U000E007F]') THEN
+        RAISE EXCEPTION 'a % must not hold a control or format character', p_what USING ERRCODE = 'ID003';
+    END IF;
+    IF p_value LIKE ' %' OR p_value LIKE '% ' OR audit_reason_blank(p_value) THEN
+        RAISE EXCEPTION 'a % needs a visible character and no leading or trailing space', p_what
+            USING ERRCODE = 'ID003';
+    END IF;
+END
+$$;
+
+
+--
+-- Name: idem_claim_local(text, text, uuid, bigint, integer, bigint, integer); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_claim_local(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint, p_max_attempts integer, p_max_age_ms bigint, p_wait_ms integer) RETURNS TABLE(decision text, detail text, owner_token uuid, attempts integer, max_attempts integer, lease_until timestamp with time zone, retry_after_ms bigint, result_json jsonb, request_hash text, error_class text, error_message text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET lock_timeout TO '1s'
+    AS $$
+BEGIN
+    IF p_wait_ms IS NULL OR p_wait_ms NOT BETWEEN 1 AND 60000 THEN
+        RAISE EXCEPTION 'wait must be 1 to 60000 ms, not %', p_wait_ms USING ERRCODE = 'ID003';
+    END IF;
+    -- The function's own SET clause puts the caller's lock_timeout back when it returns, so the
+    -- business writes after it wait as the caller configured.
+    PERFORM pg_catalog.set_config('lock_timeout', p_wait_ms::text, true);
+    SELECT * INTO decision, detail, owner_token, attempts, max_attempts, lease_until, retry_after_ms, result_json,
+                  request_hash, error_class, error_message
+      FROM claim(p_key, p_request_hash, p_token, p_lease_ms, p_max_attempts, p_max_age_ms) c;
+    IF decision = 'in_progress' AND detail IN ('locked', 'contended') THEN
+        -- Another transaction holds the row (its executor completing, or a one-transaction run
+        -- that took it over): wait for it to end, then decide again from what it left. The lock
+        -- is kept, so claim()'s SKIP LOCKED takes the row for this caller.
+        PERFORM 1 FROM task_idempotency t WHERE t.idempotency_key = p_key FOR UPDATE;
+        SELECT * INTO decision, detail, owner_token, attempts, max_attempts, lease_until, retry_after_ms,
+                      result_json, request_hash, error_class, error_message
+          FROM claim(p_key, p_request_hash, p_token, p_lease_ms, p_max_attempts, p_max_age_ms) c;
+    END IF;
+    RETURN NEXT;
+END
+$$;
+
+
+--
+-- Name: idem_claim_stored(text, text, uuid, bigint, integer, bigint, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_claim_stored(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint, p_max_attempts integer DEFAULT 5, p_max_age_ms bigint DEFAULT NULL::bigint, p_request text DEFAULT NULL::text) RETURNS TABLE(decision text, detail text, owner_token uuid, attempts integer, max_attempts integer, lease_until timestamp with time zone, retry_after_ms bigint, result_json jsonb, request_hash text, error_class text, error_message text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+DECLARE
+    c record;
+    v_max integer;
+    v_bytes integer;
+    v_tenant text;
+    v_operation text;
+BEGIN
+    IF p_key IS NULL OR octet_length(p_key) NOT BETWEEN 1 AND 1024 THEN
+        RAISE EXCEPTION 'idempotency key must be 1 to 1024 bytes' USING ERRCODE = 'ID003';
+    END IF;
+    v_tenant := split_part(p_key, ':', 1);
+    v_operation := split_part(p_key, ':', 2);
+    -- idem_redrive_registration's query, written out: a call of that (non-inlinable) function cost
+    -- about as much as the claim itself (bench/README.md, Session 17).
+    SELECT o.max_request_bytes INTO v_max FROM idem_redrive_operations o
+     WHERE o.operation = v_operation AND o.tenant IN (v_tenant, '*')
+     ORDER BY o.tenant = '*'
+     LIMIT 1;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION '%:% is not registered as re-drivable: claim it with claim(), or register it first'
+                        ' (idem_redrive_register)', left(v_tenant, 64), left(v_operation, 64) USING ERRCODE = 'ID003';
+    END IF;
+    IF p_request IS NULL THEN
+        RAISE EXCEPTION 'a claim of re-drivable %:% stores its request: the request is required', v_tenant, v_operation
+            USING ERRCODE = 'ID003';
+    END IF;
+    v_bytes := octet_length(p_request);
+    IF v_bytes NOT BETWEEN 1 AND v_max THEN
+        RAISE EXCEPTION 'the request is % bytes, over the bound of % bytes of %:%: nothing was claimed or stored',
+            v_bytes, v_max, v_tenant, v_operation
+            USING ERRCODE = 'ID003',
+                  HINT = 'Send a smaller request, or register the operation with a larger max_request_bytes'
+                         ' (at most 1048576).';
+    END IF;
+    -- (A NULL or malformed p_request_hash is claim()'s to refuse, below, before it reads anything.)
+    IF 'v1:' || encode(sha256(convert_to(p_request, 'UTF8')), 'hex') <> p_request_hash THEN
+        RAISE EXCEPTION 'the request is not the one digest % was computed from (v1: sha256 of its canonical JSON)',
+            left(p_request_hash, 80) USING ERRCODE = 'ID003';
+    END IF;
+
+    SELECT * INTO c FROM claim(p_key, p_request_hash, p_token, p_lease_ms, p_max_attempts, p_max_age_ms) x;
+    IF c.decision IN ('acquired', 'reacquired') THEN
+        INSERT INTO idem_stored_requests (idempotency_key, request, request_hash, bytes, stored_at)
+        VALUES (p_key, p_request, p_request_hash, v_bytes, now())
+        ON CONFLICT (idempotency_key) DO NOTHING;
+    END IF;
+    RETURN QUERY SELECT c.decision, c.detail, c.owner_token, c.attempts, c.max_attempts, c.lease_until,
+                        c.retry_after_ms, c.result_json, c.request_hash, c.error_class, c.error_message;
+END
+$$;
+
+
+--
 -- Name: idem_clear_approval(text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -1730,6 +1851,69 @@ $$;
 
 
 --
+-- Name: idem_horizon_holders(integer); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_horizon_holders(p_limit integer) RETURNS TABLE(kind text, pid integer, role text, application text, client text, state text, backend_type text, xact_start timestamp with time zone, query_start timestamp with time zone, xid_age integer, age_seconds double precision, name text, query text, query_hidden boolean)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+DECLARE
+    v_all boolean := pg_has_role(session_user, 'pg_read_all_stats', 'USAGE');
+BEGIN
+    IF p_limit IS NULL OR p_limit < 1 OR p_limit > 50 THEN
+        RAISE EXCEPTION 'limit must be 1 to 50, not %', COALESCE(p_limit::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    RETURN QUERY
+    WITH h AS (
+        SELECT 'session'::text AS kind, a.pid, a.usename::text AS role, a.application_name::text AS application,
+               CASE WHEN a.client_addr IS NULL THEN 'local' ELSE host(a.client_addr) || ':' || a.client_port END AS client,
+               a.state::text AS state, a.backend_type::text AS backend_type, a.xact_start, a.query_start,
+               GREATEST(age(a.backend_xmin), age(a.backend_xid)) AS xid_age,
+               extract(epoch FROM now() - a.xact_start)::float8 AS age_seconds, NULL::text AS name,
+               a.query::text AS query,
+               (v_all OR (a.usesysid IS NOT NULL AND pg_has_role(session_user, a.usesysid, 'USAGE'))) AS visible
+          FROM pg_stat_activity a
+         WHERE a.datid = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
+           AND (a.backend_xmin IS NOT NULL OR a.backend_xid IS NOT NULL)
+           AND a.pid <> pg_backend_pid()
+           AND a.backend_type NOT IN ('walsender', 'autovacuum worker')
+        UNION ALL
+        SELECT 'prepared', NULL, p.owner::text, NULL, NULL, 'prepared', NULL, p.prepared, NULL, age(p.transaction),
+               extract(epoch FROM now() - p.prepared)::float8, p.gid, NULL, true
+          FROM pg_prepared_xacts p
+         WHERE p.database = current_database()
+        UNION ALL
+        SELECT 'slot', s.active_pid, NULL, NULL, NULL, CASE WHEN s.active THEN 'active' ELSE 'inactive' END,
+               s.slot_type, NULL, NULL, age(s.xmin), NULL, s.slot_name::text, NULL, true
+          FROM pg_replication_slots s
+         WHERE s.xmin IS NOT NULL AND (s.database IS NULL OR s.database = current_database())
+        UNION ALL
+        SELECT 'slot_catalog', s.active_pid, NULL, NULL, NULL, CASE WHEN s.active THEN 'active' ELSE 'inactive' END,
+               s.slot_type, NULL, NULL, age(s.catalog_xmin), NULL, s.slot_name::text, NULL, true
+          FROM pg_replication_slots s
+         WHERE s.catalog_xmin IS NOT NULL AND (s.database IS NULL OR s.database = current_database())
+        UNION ALL
+        SELECT 'standby', r.pid, r.usename::text, r.application_name::text,
+               CASE WHEN r.client_addr IS NULL THEN 'local' ELSE host(r.client_addr) || ':' || r.client_port END,
+               r.state::text, 'walsender', NULL, NULL, age(r.backend_xmin), NULL, NULL, NULL,
+               (v_all OR (r.usesysid IS NOT NULL AND pg_has_role(session_user, r.usesysid, 'USAGE')))
+          FROM pg_stat_replication r
+         WHERE r.backend_xmin IS NOT NULL
+    )
+    SELECT h.kind, h.pid, left(h.role, 64), regexp_replace(left(h.application, 64), '[[:cntrl:]]', ' ', 'g'),
+           CASE WHEN h.visible THEN h.client END, h.state, h.backend_type, h.xact_start, h.query_start, h.xid_age,
+           h.age_seconds, regexp_replace(left(h.name, 200), '[[:cntrl:]]', ' ', 'g'),
+           CASE WHEN h.visible THEN regexp_replace(left(h.query, 200), '[[:cntrl:]]', ' ', 'g') END,
+           NOT h.visible AND h.kind IN ('session', 'standby')
+      FROM h
+     ORDER BY h.xid_age DESC NULLS LAST, h.age_seconds DESC NULLS LAST, h.pid
+     LIMIT p_limit;
+END
+$$;
+
+
+--
 -- Name: idem_job_approve(bigint, text, text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -1971,12 +2155,17 @@ BEGIN
         ELSE
             SELECT * INTO a FROM recovery_action_apply(j.action, it.idempotency_key, it.seen_status,
                                                        (extract(epoch FROM it.seen_updated_at) * 1000000)::bigint,
-                                                       j.extra_attempts, j.reason, v_actor, j.id) x;
+                                                       j.extra_attempts, j.reason, v_actor, j.id, j.redrive) x;
             v_tries := it.tries;
             v_ns := a.o_status;
             v_nu := a.o_updated_at_us;
             v_aid := a.o_audit_id;
             IF a.o_outcome = 'applied' THEN
+                IF j.redrive THEN
+                    -- v25: a job that re-executes queues each row it requeued for the operation's
+                    -- re-drivers, with its job id (idem_redrive_outcomes counts them).
+                    PERFORM idem_redrive_enqueue(it.idempotency_key, j.id, a.o_audit_id, j.starter_role, v_actor);
+                END IF;
                 v_state := 'changed';
                 v_why := NULL;
                 v_changed := v_changed + 1;
@@ -2124,6 +2313,7 @@ CREATE TABLE idem.idem_jobs (
     approval_expires_at timestamp with time zone,
     approval_audit_id bigint,
     approval_why text,
+    redrive boolean DEFAULT false NOT NULL,
     CONSTRAINT idem_jobs_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text]))),
     CONSTRAINT idem_jobs_approval_check CHECK ((needs_approval OR ((approval_requested_until IS NULL) AND (approved_at IS NULL)))),
     CONSTRAINT idem_jobs_approval_why_check CHECK ((approval_why = ANY (ARRAY['rows'::text, 'budget'::text]))),
@@ -2139,6 +2329,7 @@ CREATE TABLE idem.idem_jobs (
     CONSTRAINT idem_jobs_check3 CHECK (((state = 'cancelled'::text) = (cancel_reason IS NOT NULL))),
     CONSTRAINT idem_jobs_extra_attempts_check CHECK (((extra_attempts >= 1) AND (extra_attempts <= 1000))),
     CONSTRAINT idem_jobs_matched_check CHECK ((matched >= 0)),
+    CONSTRAINT idem_jobs_redrive_check CHECK (((NOT redrive) OR (action = 'requeue'::text))),
     CONSTRAINT idem_jobs_refused_busy_check CHECK ((refused_busy >= 0)),
     CONSTRAINT idem_jobs_refused_gone_check CHECK ((refused_gone >= 0)),
     CONSTRAINT idem_jobs_refused_moved_on_check CHECK ((refused_moved_on >= 0)),
@@ -2370,6 +2561,8 @@ CREATE FUNCTION idem.idem_job_image(j idem.idem_jobs) RETURNS jsonb
                                                          j.approved_actor) END,
                          'approved_at', j.approved_at, 'expires_at', j.approval_expires_at))
                 ELSE '{}'::jsonb END
+        -- v25: a requeue job that re-executes what it requeues.
+        || CASE WHEN j.redrive THEN jsonb_build_object('redrive', true) ELSE '{}'::jsonb END
 $$;
 
 
@@ -2534,14 +2727,15 @@ CREATE FUNCTION idem.idem_job_spec(j idem.idem_jobs) RETURNS jsonb
     SELECT jsonb_build_object('action', j.action, 'extra_attempts', j.extra_attempts, 'filter', j.filter,
                               'moment_us', (extract(epoch FROM j.moment) * 1000000)::bigint, 'cap', j.cap,
                               'matched', j.matched)
+           || CASE WHEN j.redrive THEN jsonb_build_object('redrive', true) ELSE '{}'::jsonb END
 $$;
 
 
 --
--- Name: idem_job_start(text, jsonb, bigint, text, text, integer); Type: FUNCTION; Schema: idem; Owner: -
+-- Name: idem_job_start(text, jsonb, bigint, text, text, integer, boolean); Type: FUNCTION; Schema: idem; Owner: -
 --
 
-CREATE FUNCTION idem.idem_job_start(p_action text, p_filter jsonb, p_cap bigint, p_reason text, p_actor text DEFAULT NULL::text, p_extra_attempts integer DEFAULT NULL::integer) RETURNS TABLE(job_id bigint, moment timestamp with time zone, matched bigint, pending bigint, skipped bigint, spec_sha256 text, audit_id bigint)
+CREATE FUNCTION idem.idem_job_start(p_action text, p_filter jsonb, p_cap bigint, p_reason text, p_actor text DEFAULT NULL::text, p_extra_attempts integer DEFAULT NULL::integer, p_redrive boolean DEFAULT false) RETURNS TABLE(job_id bigint, moment timestamp with time zone, matched bigint, pending bigint, skipped bigint, spec_sha256 text, audit_id bigint)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'idem', 'pg_temp'
     SET "TimeZone" TO 'UTC'
@@ -2573,6 +2767,9 @@ BEGIN
         END IF;
     ELSIF v_extra IS NOT NULL THEN
         RAISE EXCEPTION 'extra attempts are for requeue, not %', p_action USING ERRCODE = 'ID003';
+    END IF;
+    IF p_redrive IS NULL OR (p_redrive AND p_action <> 'requeue') THEN
+        RAISE EXCEPTION 'only a requeue job re-executes (p_redrive true or false, not NULL)' USING ERRCODE = 'ID003';
     END IF;
     IF p_cap IS NULL OR p_cap NOT BETWEEN 1 AND 1000000 THEN
         RAISE EXCEPTION 'a job''s cap must be 1 to 1000000 rows, not %', COALESCE(p_cap::text, 'NULL')
@@ -2610,10 +2807,10 @@ BEGIN
         PERFORM idem_job_start_check(p_action, p_cap, v_matched, v_skipped, v_other, v_overlap);
     END IF;
     INSERT INTO idem_jobs (state, action, extra_attempts, filter, moment, cap, reason, db_role, starter_role, actor,
-                           application)
+                           application, redrive)
     VALUES ('active', p_action, v_extra, v_filter, v_moment, p_cap, p_reason, session_user, idem_caller(),
             CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END,
-            COALESCE(current_setting('application_name', true), ''))
+            COALESCE(current_setting('application_name', true), ''), p_redrive)
     RETURNING * INTO v_job;
 
     INSERT INTO idem_job_items (job_id, seq, idempotency_key, seen_status, seen_updated_at, state, why)
@@ -3824,6 +4021,522 @@ $$;
 
 
 --
+-- Name: idem_redrive_check_scope(text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_redrive_check_scope(p_tenant text, p_operation text) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $_$
+BEGIN
+    IF p_tenant IS NULL OR NOT (p_tenant = '*' OR p_tenant ~ '^[!-9;-~]{1,64}$') THEN
+        RAISE EXCEPTION 'tenant must be ''*'' or 1 to 64 visible ASCII characters without '':'', not %',
+            COALESCE(quote_literal(left(p_tenant, 80)), 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    IF p_operation IS NULL OR p_operation !~ '^[!-9;-~]{1,64}$' OR p_operation = '*' THEN
+        RAISE EXCEPTION 'operation must be 1 to 64 visible ASCII characters without '':'', and not ''*'', not %',
+            COALESCE(quote_literal(left(p_operation, 80)), 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+END
+$_$;
+
+
+--
+-- Name: idem_redrive_enqueue(text, bigint, bigint, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_redrive_enqueue(p_key text, p_job_id bigint, p_audit_id bigint, p_role text, p_actor text) RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+DECLARE
+    v_tenant text := split_part(p_key, ':', 1);
+    v_operation text := split_part(p_key, ':', 2);
+    v_actor text := COALESCE(NULLIF(btrim(COALESCE(p_actor, '')), ''), 'unknown');
+    v_id bigint;
+BEGIN
+    IF NOT EXISTS (SELECT FROM idem_stored_requests q WHERE q.idempotency_key = p_key) THEN
+        INSERT INTO idem_redrive_items (idempotency_key, tenant, operation, job_id, state, requested_at, requested_role,
+                                        requested_actor, finished_at, detail, audit_id)
+        VALUES (p_key, v_tenant, v_operation, p_job_id, 'gone', now(), p_role, v_actor, now(),
+                'no stored request: the key waits for its client', p_audit_id)
+        RETURNING id INTO v_id;
+        RETURN v_id;
+    END IF;
+    INSERT INTO idem_redrive_items AS i (idempotency_key, tenant, operation, job_id, state, requested_at,
+                                         requested_role, requested_actor, audit_id)
+    VALUES (p_key, v_tenant, v_operation, p_job_id, 'queued', now(), p_role, v_actor, p_audit_id)
+    ON CONFLICT (idempotency_key) WHERE state IN ('queued', 'running')
+    DO UPDATE SET job_id = COALESCE(EXCLUDED.job_id, i.job_id), audit_id = EXCLUDED.audit_id,
+                  requested_at = EXCLUDED.requested_at, requested_role = EXCLUDED.requested_role,
+                  requested_actor = EXCLUDED.requested_actor, not_before = NULL
+    RETURNING i.id INTO v_id;
+    PERFORM pg_notify('idem_redrive', v_tenant || ':' || v_operation);
+    RETURN v_id;
+END
+$$;
+
+
+--
+-- Name: idem_redrive_finish(bigint, text, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text DEFAULT NULL::text) RETURNS TABLE(outcome text, state text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+DECLARE
+    c_max_tries constant integer := 20;
+    i idem_redrive_items%ROWTYPE;
+    t task_idempotency%ROWTYPE;
+    v_not_before timestamptz;
+BEGIN
+    IF p_item_id IS NULL OR p_item_id < 1 THEN
+        RAISE EXCEPTION 'an item id is a positive number, not %', COALESCE(p_item_id::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    PERFORM idem_check_worker_text('worker', p_worker);
+    IF p_outcome IS NULL OR p_outcome NOT IN ('succeeded', 'failed', 'conflict', 'gone', 'later') THEN
+        RAISE EXCEPTION 'a re-drive ends succeeded, failed, conflict, gone or later, not %',
+            COALESCE(quote_literal(left(p_outcome, 64)), 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    IF p_detail IS NOT NULL AND char_length(p_detail) > 4096 THEN
+        RAISE EXCEPTION 'a re-drive''s detail is at most 4096 characters, not %', char_length(p_detail)
+            USING ERRCODE = 'ID003';
+    END IF;
+    SELECT * INTO i FROM idem_redrive_items x WHERE x.id = p_item_id FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no re-drive item %', p_item_id USING ERRCODE = 'ID003';
+    END IF;
+    IF i.state <> 'running' OR i.worker <> p_worker OR i.worker_role <> session_user THEN
+        RETURN QUERY SELECT 'stale'::text, i.state;
+        RETURN;
+    END IF;
+    IF p_outcome = 'later' AND i.tries < c_max_tries THEN
+        SELECT * INTO t FROM task_idempotency x WHERE x.idempotency_key = i.idempotency_key;
+        v_not_before := GREATEST(now() + interval '2 seconds',
+                                 CASE WHEN t.status = 'processing' THEN t.lease_until END,
+                                 CASE WHEN t.status = 'retryable_failed' THEN t.next_attempt_at END);
+        v_not_before := LEAST(v_not_before, now() + interval '1 hour');
+        UPDATE idem_redrive_items x
+           SET state = 'queued', lease_until = NULL, not_before = v_not_before, detail = p_detail
+         WHERE x.id = p_item_id;
+        RETURN QUERY SELECT 'queued'::text, 'queued'::text;
+        RETURN;
+    END IF;
+    UPDATE idem_redrive_items x
+       SET state = CASE WHEN p_outcome = 'later' THEN 'failed' ELSE p_outcome END,
+           lease_until = NULL, not_before = NULL, finished_at = now(),
+           detail = CASE WHEN p_outcome = 'later'
+                         THEN left(format('gave up after %s tries', i.tries) || COALESCE('; last: ' || p_detail, ''), 4096)
+                         ELSE p_detail END
+     WHERE x.id = p_item_id
+    RETURNING x.* INTO i;
+    RETURN QUERY SELECT 'finished'::text, i.state;
+END
+$$;
+
+
+--
+-- Name: idem_redrive_items_of(text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_redrive_items_of(p_key text) RETURNS TABLE(item_id bigint, state text, job_id bigint, worker text, tries integer, requested_at timestamp with time zone, requested_role text, requested_actor text, taken_at timestamp with time zone, lease_until timestamp with time zone, not_before timestamp with time zone, finished_at timestamp with time zone, detail text, audit_id bigint)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    IF p_key IS NULL OR octet_length(p_key) NOT BETWEEN 1 AND 1024 THEN
+        RAISE EXCEPTION 'idempotency key must be 1 to 1024 bytes' USING ERRCODE = 'ID003';
+    END IF;
+    RETURN QUERY
+    SELECT i.id, i.state, i.job_id, i.worker, i.tries, i.requested_at, i.requested_role, i.requested_actor, i.taken_at,
+           i.lease_until, i.not_before, i.finished_at, i.detail, i.audit_id
+      FROM idem_redrive_items i
+     WHERE i.idempotency_key = p_key
+     ORDER BY i.id DESC
+     LIMIT 100;
+END
+$$;
+
+
+--
+-- Name: idem_redrive_may_serve(text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_redrive_may_serve(p_registered_by text) RETURNS boolean
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+DECLARE
+    v_owner oid;
+BEGIN
+    IF p_registered_by = session_user THEN
+        RETURN true;
+    END IF;
+    SELECT c.relowner INTO v_owner FROM pg_catalog.pg_class c WHERE c.oid = 'task_idempotency'::regclass;
+    IF pg_catalog.pg_has_role(session_user, v_owner, 'MEMBER') THEN
+        RETURN true;
+    END IF;
+    RETURN EXISTS (SELECT FROM pg_catalog.pg_roles r WHERE r.rolname = p_registered_by)
+           AND pg_catalog.pg_has_role(session_user, p_registered_by::name, 'MEMBER');
+END
+$$;
+
+
+--
+-- Name: idem_redrive_outcomes(bigint); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_redrive_outcomes(p_job_id bigint) RETURNS TABLE(state text, n bigint)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    IF p_job_id IS NULL OR p_job_id < 1 THEN
+        RAISE EXCEPTION 'a job id is a positive number, not %', COALESCE(p_job_id::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    RETURN QUERY
+    SELECT i.state, count(*)
+      FROM idem_redrive_items i
+     WHERE i.job_id = p_job_id
+     GROUP BY i.state
+     ORDER BY array_position(ARRAY['queued', 'running', 'succeeded', 'failed', 'conflict', 'gone'], i.state);
+END
+$$;
+
+
+--
+-- Name: idem_redrive_register(text, text, integer, text[]); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_redrive_register(p_tenant text, p_operation text, p_max_request_bytes integer DEFAULT 65536, p_redact text[] DEFAULT '{}'::text[]) RETURNS TABLE(outcome text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+DECLARE
+    r idem_redrive_operations%ROWTYPE;
+    v_redact text[];
+BEGIN
+    PERFORM idem_redrive_check_scope(p_tenant, p_operation);
+    IF p_max_request_bytes IS NULL OR p_max_request_bytes NOT BETWEEN 1 AND 1048576 THEN
+        RAISE EXCEPTION 'max_request_bytes must be 1 to 1048576 (1 MiB), not %',
+            COALESCE(p_max_request_bytes::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    IF p_redact IS NULL OR cardinality(p_redact) > 64 OR array_ndims(p_redact) > 1 THEN
+        RAISE EXCEPTION 'redact must be a list of at most 64 field names, not %',
+            COALESCE(left(p_redact::text, 80), 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    IF EXISTS (SELECT FROM unnest(p_redact) f WHERE f IS NULL OR char_length(f) NOT BETWEEN 1 AND 200) THEN
+        RAISE EXCEPTION 'a redacted field name must be 1 to 200 characters' USING ERRCODE = 'ID003';
+    END IF;
+    SELECT COALESCE(array_agg(DISTINCT f ORDER BY f), '{}') INTO v_redact FROM unnest(p_redact) f;
+
+    SELECT * INTO r FROM idem_redrive_operations o
+     WHERE o.operation = p_operation AND o.tenant = p_tenant FOR UPDATE;
+    IF FOUND THEN
+        IF r.max_request_bytes = p_max_request_bytes AND r.redact = v_redact THEN
+            RETURN QUERY SELECT 'unchanged'::text;
+            RETURN;
+        END IF;
+        IF NOT idem_redrive_may_serve(r.registered_by) THEN
+            RAISE EXCEPTION 'login % may not change the registration of %:%: login % registered it', session_user,
+                p_tenant, p_operation, r.registered_by
+                USING ERRCODE = 'insufficient_privilege',
+                      HINT = format('Register from login %s, or: GRANT %I TO %I;', r.registered_by, r.registered_by,
+                                    session_user);
+        END IF;
+        UPDATE idem_redrive_operations o
+           SET max_request_bytes = p_max_request_bytes, redact = v_redact, updated_at = now()
+         WHERE o.operation = p_operation AND o.tenant = p_tenant;
+        RETURN QUERY SELECT 'updated'::text;
+        RETURN;
+    END IF;
+    -- A tenant's registration beside another login's for every tenant, or the reverse, would let
+    -- one login's re-drivers read the other's requests.
+    SELECT * INTO r FROM idem_redrive_operations o
+     WHERE o.operation = p_operation AND (p_tenant = '*' OR o.tenant = '*') AND NOT idem_redrive_may_serve(o.registered_by)
+     LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'login % may not register %:%: login % registered %:%', session_user, p_tenant, p_operation,
+            r.registered_by, r.tenant, r.operation
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = format('Register from login %s, or: GRANT %I TO %I;', r.registered_by, r.registered_by,
+                                session_user);
+    END IF;
+    INSERT INTO idem_redrive_operations AS o (tenant, operation, max_request_bytes, redact, registered_at,
+                                              registered_by, updated_at)
+    VALUES (p_tenant, p_operation, p_max_request_bytes, v_redact, now(), session_user, now())
+    ON CONFLICT (operation, tenant) DO NOTHING;
+    IF NOT FOUND THEN
+        -- Registered at the same moment by another session: decide again against its row.
+        RETURN QUERY SELECT * FROM idem_redrive_register(p_tenant, p_operation, p_max_request_bytes, p_redact);
+        RETURN;
+    END IF;
+    RETURN QUERY SELECT 'registered'::text;
+END
+$$;
+
+
+--
+-- Name: idem_redrive_operations; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_redrive_operations (
+    tenant text NOT NULL,
+    operation text NOT NULL,
+    max_request_bytes integer DEFAULT 65536 NOT NULL,
+    redact text[] DEFAULT '{}'::text[] NOT NULL,
+    registered_at timestamp with time zone NOT NULL,
+    registered_by text NOT NULL,
+    updated_at timestamp with time zone NOT NULL,
+    CONSTRAINT idem_redrive_operations_max_request_bytes_check CHECK (((max_request_bytes >= 1) AND (max_request_bytes <= 1048576))),
+    CONSTRAINT idem_redrive_operations_operation_check CHECK ((operation ~ '^[!-9;-~]{1,64}$'::text)),
+    CONSTRAINT idem_redrive_operations_redact_check CHECK ((cardinality(redact) <= 64)),
+    CONSTRAINT idem_redrive_operations_tenant_check CHECK (((tenant = '*'::text) OR (tenant ~ '^[!-9;-~]{1,64}$'::text)))
+);
+
+
+--
+-- Name: idem_redrive_registration(text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_redrive_registration(p_tenant text, p_operation text) RETURNS SETOF idem.idem_redrive_operations
+    LANGUAGE sql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+    SELECT o.* FROM idem_redrive_operations o
+     WHERE o.operation = p_operation AND o.tenant IN (p_tenant, '*')
+     ORDER BY o.tenant = '*'
+     LIMIT 1
+$$;
+
+
+--
+-- Name: idem_redrive_status(text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_redrive_status(p_tenant text DEFAULT NULL::text, p_operation text DEFAULT NULL::text) RETURNS TABLE(tenant text, operation text, registered boolean, online_workers integer, workers text[], last_seen timestamp with time zone, queued bigint, running bigint)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $_$
+#variable_conflict use_column
+BEGIN
+    IF p_tenant IS NOT NULL AND NOT (p_tenant = '*' OR p_tenant ~ '^[!-9;-~]{1,64}$') THEN
+        RAISE EXCEPTION 'tenant must be NULL, ''*'' or 1 to 64 visible ASCII characters without '':'', not %',
+            quote_literal(left(p_tenant, 80)) USING ERRCODE = 'ID003';
+    END IF;
+    IF p_operation IS NOT NULL AND p_operation !~ '^[!-9;-~]{1,64}$' THEN
+        RAISE EXCEPTION 'operation must be NULL or 1 to 64 visible ASCII characters without '':'', not %',
+            quote_literal(left(p_operation, 80)) USING ERRCODE = 'ID003';
+    END IF;
+    IF p_tenant IS NOT NULL AND p_tenant <> '*' AND p_operation IS NOT NULL THEN
+        RETURN QUERY
+        SELECT p_tenant, p_operation,
+               EXISTS (SELECT FROM idem_redrive_operations o WHERE o.operation = p_operation AND o.tenant IN (p_tenant, '*')),
+               w.n::integer, w.names, w.seen,
+               (SELECT count(*) FROM idem_redrive_items i WHERE i.operation = p_operation AND i.tenant = p_tenant
+                   AND i.state = 'queued'),
+               (SELECT count(*) FROM idem_redrive_items i WHERE i.operation = p_operation AND i.tenant = p_tenant
+                   AND i.state = 'running')
+          FROM (SELECT count(*) AS n, COALESCE(array_agg(DISTINCT d.worker ORDER BY d.worker), '{}') AS names,
+                       max(d.last_seen) AS seen
+                  FROM idem_redrivers d
+                 WHERE d.operation = p_operation AND d.tenant IN (p_tenant, '*')
+                   AND d.last_seen > now() - interval '30 seconds'
+                   AND EXISTS (SELECT FROM idem_redrive_operations o WHERE o.operation = p_operation
+                                  AND o.tenant IN (p_tenant, '*'))) w;
+        RETURN;
+    END IF;
+    RETURN QUERY
+    SELECT o.tenant, o.operation, true,
+           w.n::integer, w.names, w.seen,
+           (SELECT count(*) FROM idem_redrive_items i WHERE i.operation = o.operation
+               AND (o.tenant = '*' OR i.tenant = o.tenant) AND i.state = 'queued'),
+           (SELECT count(*) FROM idem_redrive_items i WHERE i.operation = o.operation
+               AND (o.tenant = '*' OR i.tenant = o.tenant) AND i.state = 'running')
+      FROM idem_redrive_operations o,
+           LATERAL (SELECT count(*) AS n, COALESCE(array_agg(d.worker ORDER BY d.worker), '{}') AS names,
+                           max(d.last_seen) AS seen
+                      FROM idem_redrivers d
+                     WHERE d.operation = o.operation AND d.tenant = o.tenant
+                       AND d.last_seen > now() - interval '30 seconds') w
+     WHERE (p_tenant IS NULL OR o.tenant = p_tenant) AND (p_operation IS NULL OR o.operation = p_operation)
+     ORDER BY o.operation, o.tenant;
+END
+$_$;
+
+
+--
+-- Name: idem_redrive_take(text, text, text, integer, bigint); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_redrive_take(p_tenant text, p_operation text, p_worker text, p_limit integer, p_lease_ms bigint) RETURNS TABLE(item_id bigint, idempotency_key text, request text, request_hash text, job_id bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+DECLARE
+    c_max_tries constant integer := 20;
+    it record;
+    s idem_stored_requests%ROWTYPE;
+    v_seen idem_redrivers%ROWTYPE;
+    v_reg idem_redrive_operations%ROWTYPE;
+BEGIN
+    PERFORM idem_redrive_check_scope(p_tenant, p_operation);
+    PERFORM idem_check_worker_text('worker', p_worker);
+    IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 100 THEN
+        RAISE EXCEPTION 'a re-driver takes 1 to 100 items at a time, not %', COALESCE(p_limit::text, 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_lease_ms IS NULL OR p_lease_ms NOT BETWEEN 1000 AND 3600000 THEN
+        RAISE EXCEPTION 'an item''s lease must be 1000 to 3600000 ms (1 h), not %', COALESCE(p_lease_ms::text, 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'a re-driver takes items in a READ COMMITTED transaction, not %',
+            current_setting('transaction_isolation') USING ERRCODE = 'ID003';
+    END IF;
+    SELECT * INTO v_seen FROM idem_redrivers d
+     WHERE d.operation = p_operation AND d.tenant = p_tenant AND d.worker = p_worker;
+    IF NOT FOUND OR v_seen.db_role <> session_user OR v_seen.last_seen <= now() - interval '30 seconds' THEN
+        RAISE EXCEPTION 'worker % is not an online re-driver of %:% under login %: report it first'
+                        ' (idem_redriver_seen, every 10 s)', p_worker, p_tenant, p_operation, session_user
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    -- The registration may have changed hands since (or the login lost its membership).
+    FOR v_reg IN SELECT * FROM idem_redrive_operations o
+                  WHERE o.operation = p_operation AND (p_tenant = '*' OR o.tenant IN (p_tenant, '*')) LOOP
+        IF NOT idem_redrive_may_serve(v_reg.registered_by) THEN
+            RAISE EXCEPTION 'login % may not re-drive %:%: login % registered it', session_user, v_reg.tenant,
+                p_operation, v_reg.registered_by USING ERRCODE = 'insufficient_privilege';
+        END IF;
+    END LOOP;
+    IF p_tenant <> '*' AND EXISTS (SELECT FROM idem_pause_covering(p_tenant, p_operation)) THEN
+        RETURN;  -- a pause holds re-drives
+    END IF;
+
+    FOR it IN SELECT i.id, i.idempotency_key, i.tenant, i.tries, i.job_id
+                FROM idem_redrive_items i
+               WHERE i.operation = p_operation AND (p_tenant = '*' OR i.tenant = p_tenant)
+                 AND i.state IN ('queued', 'running')
+                 AND CASE i.state WHEN 'queued' THEN i.not_before IS NULL OR i.not_before <= now()
+                                  ELSE i.lease_until < now() END
+                 AND (p_tenant <> '*' OR NOT EXISTS (SELECT FROM idem_pause_covering(i.tenant, i.operation)))
+               ORDER BY i.id
+               LIMIT p_limit
+                 FOR UPDATE SKIP LOCKED LOOP
+        SELECT * INTO s FROM idem_stored_requests q WHERE q.idempotency_key = it.idempotency_key;
+        IF NOT FOUND THEN
+            UPDATE idem_redrive_items i
+               SET state = 'gone', finished_at = now(), lease_until = NULL, not_before = NULL,
+                   detail = CASE WHEN EXISTS (SELECT FROM task_idempotency t WHERE t.idempotency_key = it.idempotency_key)
+                                 THEN 'no stored request: the key waits for its client'
+                                 ELSE 'the key is gone (purged)' END
+             WHERE i.id = it.id;
+            CONTINUE;
+        END IF;
+        IF it.tries >= c_max_tries THEN
+            UPDATE idem_redrive_items i
+               SET state = 'failed', finished_at = now(), lease_until = NULL, not_before = NULL,
+                   detail = left(format('gave up after %s tries', it.tries) || COALESCE('; last: ' || i.detail, ''), 4096)
+             WHERE i.id = it.id;
+            CONTINUE;
+        END IF;
+        UPDATE idem_redrive_items i
+           SET state = 'running', worker = p_worker, worker_role = session_user, tries = i.tries + 1,
+               lease_until = now() + p_lease_ms * interval '1 millisecond', not_before = NULL,
+               taken_at = now()
+         WHERE i.id = it.id;
+        item_id := it.id;
+        idempotency_key := it.idempotency_key;
+        request := s.request;
+        request_hash := s.request_hash;
+        job_id := it.job_id;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+
+
+--
+-- Name: idem_redriver_seen(text, text, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_redriver_seen(p_tenant text, p_operation text, p_worker text, p_version text) RETURNS TABLE(outcome text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+DECLARE
+    c_per_login constant integer := 1000;
+    r idem_redrivers%ROWTYPE;
+    v_reg idem_redrive_operations%ROWTYPE;
+BEGIN
+    PERFORM idem_redrive_check_scope(p_tenant, p_operation);
+    PERFORM idem_check_worker_text('worker', p_worker);
+    PERFORM idem_check_worker_text('version', p_version);
+    IF p_tenant = '*' THEN
+        SELECT * INTO v_reg FROM idem_redrive_operations o WHERE o.operation = p_operation AND o.tenant = '*';
+    ELSE
+        SELECT * INTO v_reg FROM idem_redrive_registration(p_tenant, p_operation);
+    END IF;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION '%:% is not registered as re-drivable: register it first (idem_redrive_register)',
+            p_tenant, p_operation USING ERRCODE = 'ID003';
+    END IF;
+    IF NOT idem_redrive_may_serve(v_reg.registered_by) THEN
+        RAISE EXCEPTION 'login % may not re-drive %:%: login % registered it', session_user, p_tenant, p_operation,
+            v_reg.registered_by
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = format('Re-drive from login %s, or: GRANT %I TO %I;', v_reg.registered_by, v_reg.registered_by,
+                                session_user);
+    END IF;
+
+    SELECT * INTO r FROM idem_redrivers d
+     WHERE d.operation = p_operation AND d.tenant = p_tenant AND d.worker = p_worker;
+    IF FOUND THEN
+        IF r.db_role <> session_user AND r.last_seen > now() - interval '30 seconds' THEN
+            RAISE EXCEPTION 're-driver % of %:% reports under login %, not %', p_worker, p_tenant, p_operation,
+                r.db_role, session_user USING ERRCODE = 'insufficient_privilege';
+        END IF;
+        IF r.db_role = session_user AND r.version = p_version AND r.last_seen > now() - interval '5 seconds' THEN
+            RETURN QUERY SELECT 'unchanged'::text;
+            RETURN;
+        END IF;
+        UPDATE idem_redrivers d SET version = p_version, db_role = session_user, last_seen = now()
+         WHERE d.operation = p_operation AND d.tenant = p_tenant AND d.worker = p_worker;
+        RETURN QUERY SELECT 'seen'::text;
+        RETURN;
+    END IF;
+
+    -- A new name: the login's rows are bounded, judged one new name at a time.
+    PERFORM pg_advisory_xact_lock(hashtext('idem_redriver_seen'), hashtext(session_user));
+    IF (SELECT count(*) FROM (SELECT FROM idem_redrivers d WHERE d.db_role = session_user LIMIT c_per_login) n)
+       >= c_per_login THEN
+        DELETE FROM idem_redrivers d WHERE d.db_role = session_user AND d.last_seen < now() - interval '1 day';
+        IF (SELECT count(*) FROM (SELECT FROM idem_redrivers d WHERE d.db_role = session_user LIMIT c_per_login) n)
+           >= c_per_login THEN
+            RAISE WARNING 're-driver % not recorded: login % has % re-drivers seen within a day already', p_worker,
+                session_user, c_per_login;
+            RETURN QUERY SELECT 'not_recorded'::text;
+            RETURN;
+        END IF;
+    END IF;
+    INSERT INTO idem_redrivers AS d (tenant, operation, worker, version, db_role, first_seen, last_seen)
+    VALUES (p_tenant, p_operation, p_worker, p_version, session_user, now(), now())
+    ON CONFLICT (operation, tenant, worker) DO NOTHING;
+    IF NOT FOUND THEN
+        RETURN QUERY SELECT * FROM idem_redriver_seen(p_tenant, p_operation, p_worker, p_version);
+        RETURN;
+    END IF;
+    RETURN QUERY SELECT 'new'::text;
+END
+$$;
+
+
+--
 -- Name: idem_release(text, text, bigint, text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -3852,24 +4565,9 @@ DECLARE
     v_old text;
     v_from text;
     v_what text;
-    v_value text;
 BEGIN
     FOREACH v_what IN ARRAY ARRAY['worker', 'version'] LOOP
-        v_value := CASE v_what WHEN 'worker' THEN p_worker ELSE p_version END;
-        IF v_value IS NULL OR char_length(v_value) NOT BETWEEN 1 AND 200 THEN
-            RAISE EXCEPTION 'a % must be 1 to 200 characters, not %', v_what,
-                COALESCE(char_length(v_value)::text, 'NULL') USING ERRCODE = 'ID003';
-        END IF;
-        IF v_value ~ (E'[\\u0001-\\u001F\\u007F-\\u009F\\u00AD\\u0600-\\u0605\\u061C\\u06DD\\u070F\\u0890-\\u0891'
-                      || E'\\u08E2\\u180E\\u200B-\\u200F\\u2028-\\u202E\\u2060-\\u2064\\u2066-\\u206F\\uFEFF'
-                      || E'\\uFFF9-\\uFFFB\\U000110BD\\U000110CD\\U00013430-\\U0001343F\\U0001BCA0-\\U0001BCA3'
-                      || E'\\U0001D173-\\U0001D17A\\U000E0001\\U000E0020-\\U000E007F]') THEN
-            RAISE EXCEPTION 'a % must not hold a control or format character', v_what USING ERRCODE = 'ID003';
-        END IF;
-        IF v_value LIKE ' %' OR v_value LIKE '% ' OR audit_reason_blank(v_value) THEN
-            RAISE EXCEPTION 'a % needs a visible character and no leading or trailing space', v_what
-                USING ERRCODE = 'ID003';
-        END IF;
+        PERFORM idem_check_worker_text(v_what, CASE v_what WHEN 'worker' THEN p_worker ELSE p_version END);
     END LOOP;
 
     -- The report of every start and reconnect: a read by primary key, nothing written.
@@ -4026,6 +4724,62 @@ $$;
 
 
 --
+-- Name: idem_requeue_reexecute(text, text, bigint, integer, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_requeue_reexecute(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(outcome text, status text, updated_at_us bigint, row_image jsonb, audit_id bigint, message text, redrive_item_id bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+DECLARE
+    a record;
+    r task_idempotency%ROWTYPE;
+    v_item bigint;
+BEGIN
+    PERFORM idem_require_right('requeue', 'requeue a task');
+    IF p_key IS NULL OR p_key = '' THEN
+        RAISE EXCEPTION 'a key is required' USING ERRCODE = 'ID003';
+    END IF;
+    IF octet_length(p_key) > 1024 THEN
+        RAISE EXCEPTION 'idempotency key must be 1 to 1024 bytes' USING ERRCODE = 'ID003';
+    END IF;
+    IF NOT EXISTS (SELECT FROM idem_stored_requests q WHERE q.idempotency_key = p_key) THEN
+        -- The arguments are checked as the requeue would check them, so a bad call is ID003 here too.
+        IF p_expected_status IS NULL OR p_expected_updated_at_us IS NULL THEN
+            RAISE EXCEPTION 'the status and updated_at the operator saw are required' USING ERRCODE = 'ID003';
+        END IF;
+        PERFORM audit_check_reason(p_reason, p_actor);
+        IF p_extra_attempts IS NULL OR p_extra_attempts NOT BETWEEN 1 AND 1000 THEN
+            RAISE EXCEPTION 'extra attempts must be 1 to 1000, not %', p_extra_attempts USING ERRCODE = 'ID003';
+        END IF;
+        SELECT * INTO r FROM task_idempotency t WHERE t.idempotency_key = p_key;
+        IF NOT FOUND THEN
+            RETURN QUERY SELECT 'not_found'::text, NULL::text, NULL::bigint, NULL::jsonb, NULL::bigint,
+                                'no task with that key'::text, NULL::bigint;
+            RETURN;
+        END IF;
+        RETURN QUERY SELECT 'not_redrivable'::text, r.status, (extract(epoch FROM r.updated_at) * 1000000)::bigint,
+                            audit_task_image(r), NULL::bigint,
+                            format('no stored request for this key (%s was not re-drivable when it was claimed):'
+                                   ' nothing changed; a plain requeue leaves it to its client',
+                                   split_part(p_key, ':', 1) || ':' || split_part(p_key, ':', 2)),
+                            NULL::bigint;
+        RETURN;
+    END IF;
+    SELECT * INTO a FROM recovery_action_apply('requeue', p_key, p_expected_status, p_expected_updated_at_us,
+                                               p_extra_attempts, p_reason, p_actor, NULL, true) x;
+    IF a.o_outcome = 'applied' THEN
+        v_item := idem_redrive_enqueue(p_key, NULL, a.o_audit_id, idem_caller(), p_actor);
+    END IF;
+    RETURN QUERY SELECT a.o_outcome, a.o_status, a.o_updated_at_us, a.o_row_image, a.o_audit_id,
+                        CASE WHEN v_item IS NULL THEN a.o_message
+                             ELSE a.o_message || format('; re-execution queued (item %s)', v_item) END,
+                        v_item;
+END
+$$;
+
+
+--
 -- Name: idem_require_right(text, text, name); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -4156,8 +4910,9 @@ CREATE FUNCTION idem.idem_right_role(p_right text) RETURNS name
     SET search_path TO 'idem', 'pg_temp'
     AS $$
 BEGIN
-    IF p_right IS NULL OR p_right NOT IN ('read', 'requeue', 'release', 'fail', 'pause', 'purge', 'approve') THEN
-        RAISE EXCEPTION 'a right is read, requeue, release, fail, pause, purge or approve, not %',
+    IF p_right IS NULL OR p_right NOT IN ('read', 'requeue', 'release', 'fail', 'pause', 'purge', 'approve',
+                                          'read_requests') THEN
+        RAISE EXCEPTION 'a right is read, requeue, release, fail, pause, purge, approve or read_requests, not %',
             COALESCE(quote_literal(left(p_right, 64)), 'NULL') USING ERRCODE = 'ID003';
     END IF;
     RETURN CASE p_right WHEN 'read' THEN 'idem_reader' ELSE 'idem_may_' || p_right END;
@@ -4175,7 +4930,7 @@ CREATE FUNCTION idem.idem_rights() RETURNS TABLE(login name, caller name, right_
     AS $$
     SELECT session_user, idem_caller(), r.right_name, idem_right_role(r.right_name),
            idem_has_right(idem_caller(), r.right_name)
-      FROM unnest(ARRAY['read', 'requeue', 'release', 'fail', 'pause', 'purge', 'approve']) WITH ORDINALITY
+      FROM unnest(ARRAY['read', 'requeue', 'release', 'fail', 'pause', 'purge', 'approve', 'read_requests']) WITH ORDINALITY
            AS r(right_name, n)
      ORDER BY r.n
 $$;
@@ -4380,10 +5135,12 @@ BEGIN
        OR EXISTS (SELECT FROM idem_storage_samples s WHERE s.bucket = v_bucket) THEN
         RETURN false;
     END IF;
-    INSERT INTO idem_storage_samples (bucket, taken_at, table_bytes, index_bytes, rows_estimate)
+    INSERT INTO idem_storage_samples (bucket, taken_at, table_bytes, index_bytes, rows_estimate, dead_tuples, vacuums)
     SELECT v_bucket, now(), pg_table_size(c.oid), pg_indexes_size(c.oid),
-           CASE WHEN c.reltuples >= 0 THEN c.reltuples::bigint END
-      FROM pg_class c WHERE c.oid = 'task_idempotency'::regclass
+           CASE WHEN c.reltuples >= 0 THEN c.reltuples::bigint END,
+           s.n_dead_tup, s.vacuum_count + s.autovacuum_count
+      FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
+     WHERE c.oid = 'task_idempotency'::regclass
     ON CONFLICT (bucket) DO NOTHING;
     GET DIAGNOSTICS v_n = ROW_COUNT;
     DELETE FROM idem_storage_samples s
@@ -4411,6 +5168,43 @@ CREATE FUNCTION idem.idem_storage_tables() RETURNS TABLE(name text, table_bytes 
        AND c.relkind IN ('r', 'p')
        AND (c.relname = 'task_idempotency' OR c.relname LIKE 'task\_idempotency\_%' OR c.relname LIKE 'idem\_%')
      ORDER BY pg_total_relation_size(c.oid) DESC, c.relname
+$$;
+
+
+--
+-- Name: idem_stored_request(text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_stored_request(p_key text) RETURNS TABLE(stored boolean, bytes integer, stored_at timestamp with time zone, request jsonb)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+DECLARE
+    s idem_stored_requests%ROWTYPE;
+    v_request jsonb;
+    v_redact text[];
+BEGIN
+    IF p_key IS NULL OR octet_length(p_key) NOT BETWEEN 1 AND 1024 THEN
+        RAISE EXCEPTION 'idempotency key must be 1 to 1024 bytes' USING ERRCODE = 'ID003';
+    END IF;
+    SELECT * INTO s FROM idem_stored_requests q WHERE q.idempotency_key = p_key;
+    IF NOT FOUND THEN
+        RETURN QUERY SELECT false, NULL::integer, NULL::timestamptz, NULL::jsonb;
+        RETURN;
+    END IF;
+    IF idem_has_right(idem_caller(), 'read_requests') THEN
+        v_request := s.request::jsonb;
+        SELECT o.redact INTO v_redact FROM idem_redrive_registration(split_part(p_key, ':', 1), split_part(p_key, ':', 2)) o;
+        IF jsonb_typeof(v_request) = 'object' AND cardinality(v_redact) > 0 THEN
+            SELECT COALESCE(jsonb_object_agg(e.key, CASE WHEN e.key = ANY (v_redact) THEN '"[redacted]"'::jsonb
+                                                         ELSE e.value END), '{}'::jsonb)
+              INTO v_request
+              FROM jsonb_each(v_request) e;
+        END IF;
+    END IF;
+    RETURN QUERY SELECT true, s.bytes, s.stored_at, v_request;
+END
 $$;
 
 
@@ -4544,10 +5338,10 @@ $_$;
 
 
 --
--- Name: recovery_action_apply(text, text, text, bigint, integer, text, text, bigint); Type: FUNCTION; Schema: idem; Owner: -
+-- Name: recovery_action_apply(text, text, text, bigint, integer, text, text, bigint, boolean); Type: FUNCTION; Schema: idem; Owner: -
 --
 
-CREATE FUNCTION idem.recovery_action_apply(p_action text, p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text, p_job_id bigint DEFAULT NULL::bigint) RETURNS TABLE(o_outcome text, o_status text, o_updated_at_us bigint, o_row_image jsonb, o_audit_id bigint, o_message text)
+CREATE FUNCTION idem.recovery_action_apply(p_action text, p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text, p_job_id bigint DEFAULT NULL::bigint, p_redrive boolean DEFAULT false) RETURNS TABLE(o_outcome text, o_status text, o_updated_at_us bigint, o_row_image jsonb, o_audit_id bigint, o_message text)
     LANGUAGE plpgsql
     SET search_path TO 'idem', 'pg_temp'
     SET "TimeZone" TO 'UTC'
@@ -4565,6 +5359,9 @@ DECLARE
 BEGIN
     IF p_action IS NULL OR p_action NOT IN ('requeue', 'release', 'fail') THEN
         RAISE EXCEPTION 'unknown recovery action %', p_action USING ERRCODE = 'ID003';
+    END IF;
+    IF p_redrive IS NULL OR (p_redrive AND p_action <> 'requeue') THEN
+        RAISE EXCEPTION 'only a requeue re-executes' USING ERRCODE = 'ID003';
     END IF;
     IF p_job_id IS NULL THEN
         PERFORM idem_require_right(p_action, CASE p_action WHEN 'fail' THEN 'mark a task failed'
@@ -4667,7 +5464,8 @@ BEGIN
     -- the task's row lock above, so an operator waiting for a busy row never holds up everyone
     -- else's actions.
     v_id := audit_append(p_key, p_action, p_reason, p_actor, v_before,
-                         CASE WHEN p_job_id IS NULL THEN v_after ELSE v_after || jsonb_build_object('job_id', p_job_id) END);
+                         CASE WHEN p_job_id IS NULL THEN v_after ELSE v_after || jsonb_build_object('job_id', p_job_id) END
+                         || CASE WHEN p_redrive THEN jsonb_build_object('redrive', true) ELSE '{}'::jsonb END);
 
     RETURN QUERY SELECT 'applied'::text, a.status, (extract(epoch FROM a.updated_at) * 1000000)::bigint, v_after, v_id,
                         CASE p_action
@@ -4996,6 +5794,65 @@ ALTER TABLE idem.idem_purge_runs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTIT
 
 
 --
+-- Name: idem_redrive_items; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_redrive_items (
+    id bigint NOT NULL,
+    idempotency_key text NOT NULL,
+    tenant text NOT NULL,
+    operation text NOT NULL,
+    job_id bigint,
+    state text NOT NULL,
+    worker text,
+    worker_role text,
+    tries integer DEFAULT 0 NOT NULL,
+    lease_until timestamp with time zone,
+    not_before timestamp with time zone,
+    requested_at timestamp with time zone NOT NULL,
+    requested_role text NOT NULL,
+    requested_actor text NOT NULL,
+    taken_at timestamp with time zone,
+    finished_at timestamp with time zone,
+    detail text,
+    audit_id bigint,
+    CONSTRAINT idem_redrive_items_check CHECK (((state = ANY (ARRAY['queued'::text, 'running'::text])) = (finished_at IS NULL))),
+    CONSTRAINT idem_redrive_items_check1 CHECK (((state <> 'running'::text) OR ((worker IS NOT NULL) AND (lease_until IS NOT NULL)))),
+    CONSTRAINT idem_redrive_items_state_check CHECK ((state = ANY (ARRAY['queued'::text, 'running'::text, 'succeeded'::text, 'failed'::text, 'conflict'::text, 'gone'::text]))),
+    CONSTRAINT idem_redrive_items_tries_check CHECK ((tries >= 0))
+);
+
+
+--
+-- Name: idem_redrive_items_id_seq; Type: SEQUENCE; Schema: idem; Owner: -
+--
+
+ALTER TABLE idem.idem_redrive_items ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME idem.idem_redrive_items_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: idem_redrivers; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_redrivers (
+    tenant text NOT NULL,
+    operation text NOT NULL,
+    worker text NOT NULL,
+    version text NOT NULL,
+    db_role text NOT NULL,
+    first_seen timestamp with time zone NOT NULL,
+    last_seen timestamp with time zone NOT NULL
+);
+
+
+--
 -- Name: idem_retention_policy; Type: TABLE; Schema: idem; Owner: -
 --
 
@@ -5103,7 +5960,23 @@ CREATE TABLE idem.idem_storage_samples (
     taken_at timestamp with time zone NOT NULL,
     table_bytes bigint NOT NULL,
     index_bytes bigint NOT NULL,
-    rows_estimate bigint
+    rows_estimate bigint,
+    dead_tuples bigint,
+    vacuums bigint
+);
+
+
+--
+-- Name: idem_stored_requests; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_stored_requests (
+    idempotency_key text NOT NULL,
+    request text NOT NULL,
+    request_hash text NOT NULL,
+    bytes integer NOT NULL,
+    stored_at timestamp with time zone NOT NULL,
+    CONSTRAINT idem_stored_requests_bytes_check CHECK (((bytes >= 1) AND (bytes <= 1048576)))
 );
 
 
@@ -5341,6 +6214,30 @@ ALTER TABLE ONLY idem.idem_purge_runs
 
 
 --
+-- Name: idem_redrive_items idem_redrive_items_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_redrive_items
+    ADD CONSTRAINT idem_redrive_items_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: idem_redrive_operations idem_redrive_operations_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_redrive_operations
+    ADD CONSTRAINT idem_redrive_operations_pkey PRIMARY KEY (operation, tenant);
+
+
+--
+-- Name: idem_redrivers idem_redrivers_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_redrivers
+    ADD CONSTRAINT idem_redrivers_pkey PRIMARY KEY (operation, tenant, worker);
+
+
+--
 -- Name: idem_retention_policy idem_retention_policy_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
 --
 
@@ -5386,6 +6283,14 @@ ALTER TABLE ONLY idem.idem_stats_live
 
 ALTER TABLE ONLY idem.idem_storage_samples
     ADD CONSTRAINT idem_storage_samples_pkey PRIMARY KEY (bucket);
+
+
+--
+-- Name: idem_stored_requests idem_stored_requests_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_stored_requests
+    ADD CONSTRAINT idem_stored_requests_pkey PRIMARY KEY (idempotency_key);
 
 
 --
@@ -5515,6 +6420,41 @@ CREATE INDEX idem_purge_runs_running_idx ON idem.idem_purge_runs USING btree (id
 
 
 --
+-- Name: idem_redrive_items_job_idx; Type: INDEX; Schema: idem; Owner: -
+--
+
+CREATE INDEX idem_redrive_items_job_idx ON idem.idem_redrive_items USING btree (job_id, state) WHERE (job_id IS NOT NULL);
+
+
+--
+-- Name: idem_redrive_items_key_idx; Type: INDEX; Schema: idem; Owner: -
+--
+
+CREATE INDEX idem_redrive_items_key_idx ON idem.idem_redrive_items USING btree (idempotency_key, id);
+
+
+--
+-- Name: idem_redrive_items_open_key_idx; Type: INDEX; Schema: idem; Owner: -
+--
+
+CREATE UNIQUE INDEX idem_redrive_items_open_key_idx ON idem.idem_redrive_items USING btree (idempotency_key) WHERE (state = ANY (ARRAY['queued'::text, 'running'::text]));
+
+
+--
+-- Name: idem_redrive_items_take_idx; Type: INDEX; Schema: idem; Owner: -
+--
+
+CREATE INDEX idem_redrive_items_take_idx ON idem.idem_redrive_items USING btree (operation, tenant, id) WHERE (state = ANY (ARRAY['queued'::text, 'running'::text]));
+
+
+--
+-- Name: idem_redrivers_role_idx; Type: INDEX; Schema: idem; Owner: -
+--
+
+CREATE INDEX idem_redrivers_role_idx ON idem.idem_redrivers USING btree (db_role, last_seen);
+
+
+--
 -- Name: idem_timelines_first_seen_idx; Type: INDEX; Schema: idem; Owner: -
 --
 
@@ -5621,6 +6561,22 @@ ALTER TABLE ONLY idem.idem_job_items
 
 
 --
+-- Name: idem_redrive_items idem_redrive_items_job_id_fkey; Type: FK CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_redrive_items
+    ADD CONSTRAINT idem_redrive_items_job_id_fkey FOREIGN KEY (job_id) REFERENCES idem.idem_jobs(id);
+
+
+--
+-- Name: idem_stored_requests idem_stored_requests_idempotency_key_fkey; Type: FK CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_stored_requests
+    ADD CONSTRAINT idem_stored_requests_idempotency_key_fkey FOREIGN KEY (idempotency_key) REFERENCES idem.task_idempotency(idempotency_key) ON DELETE CASCADE;
+
+
+--
 -- Name: SCHEMA idem; Type: ACL; Schema: -; Owner: -
 --
 
@@ -5633,6 +6589,7 @@ GRANT USAGE ON SCHEMA idem TO idem_may_fail;
 GRANT USAGE ON SCHEMA idem TO idem_may_pause;
 GRANT USAGE ON SCHEMA idem TO idem_may_purge;
 GRANT USAGE ON SCHEMA idem TO idem_may_approve;
+GRANT USAGE ON SCHEMA idem TO idem_may_read_requests;
 
 
 --
@@ -5759,6 +6716,7 @@ GRANT ALL ON FUNCTION idem.idem_approval_needed(p_kind text, p_rows bigint) TO i
 GRANT ALL ON FUNCTION idem.idem_approval_needed(p_kind text, p_rows bigint) TO idem_may_pause;
 GRANT ALL ON FUNCTION idem.idem_approval_needed(p_kind text, p_rows bigint) TO idem_may_purge;
 GRANT ALL ON FUNCTION idem.idem_approval_needed(p_kind text, p_rows bigint) TO idem_may_approve;
+GRANT ALL ON FUNCTION idem.idem_approval_needed(p_kind text, p_rows bigint) TO idem_may_read_requests;
 
 
 --
@@ -5817,6 +6775,29 @@ REVOKE ALL ON FUNCTION idem.idem_change_request_add(p_kind text, p_spec jsonb, p
 
 REVOKE ALL ON FUNCTION idem.idem_change_use(p_request bigint, p_spec_sha256 text, p_actor text) FROM PUBLIC;
 GRANT ALL ON FUNCTION idem.idem_change_use(p_request bigint, p_spec_sha256 text, p_actor text) TO idem_may_purge;
+
+
+--
+-- Name: FUNCTION idem_check_worker_text(p_what text, p_value text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_check_worker_text(p_what text, p_value text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_claim_local(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint, p_max_attempts integer, p_max_age_ms bigint, p_wait_ms integer); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_claim_local(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint, p_max_attempts integer, p_max_age_ms bigint, p_wait_ms integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_claim_local(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint, p_max_attempts integer, p_max_age_ms bigint, p_wait_ms integer) TO idem_worker;
+
+
+--
+-- Name: FUNCTION idem_claim_stored(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint, p_max_attempts integer, p_max_age_ms bigint, p_request text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_claim_stored(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint, p_max_attempts integer, p_max_age_ms bigint, p_request text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_claim_stored(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint, p_max_attempts integer, p_max_age_ms bigint, p_request text) TO idem_worker;
 
 
 --
@@ -5951,6 +6932,14 @@ REVOKE ALL ON FUNCTION idem.idem_has_right(p_role name, p_right text) FROM PUBLI
 
 
 --
+-- Name: FUNCTION idem_horizon_holders(p_limit integer); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_horizon_holders(p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_horizon_holders(p_limit integer) TO idem_reader;
+
+
+--
 -- Name: FUNCTION idem_job_approve(p_job bigint, p_spec_sha256 text, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
 --
 
@@ -6075,13 +7064,13 @@ REVOKE ALL ON FUNCTION idem.idem_job_spec(j idem.idem_jobs) FROM PUBLIC;
 
 
 --
--- Name: FUNCTION idem_job_start(p_action text, p_filter jsonb, p_cap bigint, p_reason text, p_actor text, p_extra_attempts integer); Type: ACL; Schema: idem; Owner: -
+-- Name: FUNCTION idem_job_start(p_action text, p_filter jsonb, p_cap bigint, p_reason text, p_actor text, p_extra_attempts integer, p_redrive boolean); Type: ACL; Schema: idem; Owner: -
 --
 
-REVOKE ALL ON FUNCTION idem.idem_job_start(p_action text, p_filter jsonb, p_cap bigint, p_reason text, p_actor text, p_extra_attempts integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_job_start(p_action text, p_filter jsonb, p_cap bigint, p_reason text, p_actor text, p_extra_attempts integer) TO idem_may_requeue;
-GRANT ALL ON FUNCTION idem.idem_job_start(p_action text, p_filter jsonb, p_cap bigint, p_reason text, p_actor text, p_extra_attempts integer) TO idem_may_release;
-GRANT ALL ON FUNCTION idem.idem_job_start(p_action text, p_filter jsonb, p_cap bigint, p_reason text, p_actor text, p_extra_attempts integer) TO idem_may_fail;
+REVOKE ALL ON FUNCTION idem.idem_job_start(p_action text, p_filter jsonb, p_cap bigint, p_reason text, p_actor text, p_extra_attempts integer, p_redrive boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_job_start(p_action text, p_filter jsonb, p_cap bigint, p_reason text, p_actor text, p_extra_attempts integer, p_redrive boolean) TO idem_may_requeue;
+GRANT ALL ON FUNCTION idem.idem_job_start(p_action text, p_filter jsonb, p_cap bigint, p_reason text, p_actor text, p_extra_attempts integer, p_redrive boolean) TO idem_may_release;
+GRANT ALL ON FUNCTION idem.idem_job_start(p_action text, p_filter jsonb, p_cap bigint, p_reason text, p_actor text, p_extra_attempts integer, p_redrive boolean) TO idem_may_fail;
 
 
 --
@@ -6321,6 +7310,98 @@ REVOKE ALL ON FUNCTION idem.idem_purge_spec_check(r idem.idem_purge_runs, p_batc
 
 
 --
+-- Name: FUNCTION idem_redrive_check_scope(p_tenant text, p_operation text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_redrive_check_scope(p_tenant text, p_operation text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_redrive_enqueue(p_key text, p_job_id bigint, p_audit_id bigint, p_role text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_redrive_enqueue(p_key text, p_job_id bigint, p_audit_id bigint, p_role text, p_actor text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text) TO idem_worker;
+
+
+--
+-- Name: FUNCTION idem_redrive_items_of(p_key text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_redrive_items_of(p_key text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_redrive_items_of(p_key text) TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_redrive_may_serve(p_registered_by text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_redrive_may_serve(p_registered_by text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_redrive_outcomes(p_job_id bigint); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_redrive_outcomes(p_job_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_redrive_outcomes(p_job_id bigint) TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_redrive_register(p_tenant text, p_operation text, p_max_request_bytes integer, p_redact text[]); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_redrive_register(p_tenant text, p_operation text, p_max_request_bytes integer, p_redact text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_redrive_register(p_tenant text, p_operation text, p_max_request_bytes integer, p_redact text[]) TO idem_worker;
+
+
+--
+-- Name: TABLE idem_redrive_operations; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_redrive_operations TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_redrive_registration(p_tenant text, p_operation text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_redrive_registration(p_tenant text, p_operation text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_redrive_status(p_tenant text, p_operation text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_redrive_status(p_tenant text, p_operation text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_redrive_status(p_tenant text, p_operation text) TO idem_reader;
+GRANT ALL ON FUNCTION idem.idem_redrive_status(p_tenant text, p_operation text) TO idem_may_requeue;
+
+
+--
+-- Name: FUNCTION idem_redrive_take(p_tenant text, p_operation text, p_worker text, p_limit integer, p_lease_ms bigint); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_redrive_take(p_tenant text, p_operation text, p_worker text, p_limit integer, p_lease_ms bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_redrive_take(p_tenant text, p_operation text, p_worker text, p_limit integer, p_lease_ms bigint) TO idem_worker;
+
+
+--
+-- Name: FUNCTION idem_redriver_seen(p_tenant text, p_operation text, p_worker text, p_version text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_redriver_seen(p_tenant text, p_operation text, p_worker text, p_version text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_redriver_seen(p_tenant text, p_operation text, p_worker text, p_version text) TO idem_worker;
+
+
+--
 -- Name: FUNCTION idem_release(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
 --
 
@@ -6358,6 +7439,14 @@ GRANT ALL ON FUNCTION idem.idem_request_retention(p_change text, p_operation tex
 
 REVOKE ALL ON FUNCTION idem.idem_requeue(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text) FROM PUBLIC;
 GRANT ALL ON FUNCTION idem.idem_requeue(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text) TO idem_may_requeue;
+
+
+--
+-- Name: FUNCTION idem_requeue_reexecute(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_requeue_reexecute(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_requeue_reexecute(p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text) TO idem_may_requeue;
 
 
 --
@@ -6410,6 +7499,7 @@ GRANT ALL ON FUNCTION idem.idem_rights() TO idem_may_fail;
 GRANT ALL ON FUNCTION idem.idem_rights() TO idem_may_pause;
 GRANT ALL ON FUNCTION idem.idem_rights() TO idem_may_purge;
 GRANT ALL ON FUNCTION idem.idem_rights() TO idem_may_approve;
+GRANT ALL ON FUNCTION idem.idem_rights() TO idem_may_read_requests;
 
 
 --
@@ -6458,6 +7548,15 @@ GRANT ALL ON FUNCTION idem.idem_storage_tables() TO idem_reader;
 
 
 --
+-- Name: FUNCTION idem_stored_request(p_key text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_stored_request(p_key text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_stored_request(p_key text) TO idem_reader;
+GRANT ALL ON FUNCTION idem.idem_stored_request(p_key text) TO idem_may_read_requests;
+
+
+--
 -- Name: FUNCTION idem_succeeded_operations(); Type: ACL; Schema: idem; Owner: -
 --
 
@@ -6482,10 +7581,10 @@ GRANT ALL ON FUNCTION idem.idem_task_filter_where(p_filter jsonb) TO idem_reader
 
 
 --
--- Name: FUNCTION recovery_action_apply(p_action text, p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text, p_job_id bigint); Type: ACL; Schema: idem; Owner: -
+-- Name: FUNCTION recovery_action_apply(p_action text, p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text, p_job_id bigint, p_redrive boolean); Type: ACL; Schema: idem; Owner: -
 --
 
-REVOKE ALL ON FUNCTION idem.recovery_action_apply(p_action text, p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text, p_job_id bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION idem.recovery_action_apply(p_action text, p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text, p_job_id bigint, p_redrive boolean) FROM PUBLIC;
 
 
 --
@@ -6556,6 +7655,20 @@ GRANT SELECT ON TABLE idem.idem_latency TO idem_reader;
 --
 
 GRANT SELECT ON TABLE idem.idem_latency_state TO idem_reader;
+
+
+--
+-- Name: TABLE idem_redrive_items; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_redrive_items TO idem_reader;
+
+
+--
+-- Name: TABLE idem_redrivers; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_redrivers TO idem_reader;
 
 
 --
