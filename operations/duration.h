@@ -5,7 +5,7 @@
 
 namespace idem {
 
-// How a length of time is written, by the console and by idemctl alike: one formatter, one set
+// How a length of time is written everywhere (the console and the command line): one formatter, one set
 // of unit words, whole units rounded down (a duration is never said to be longer than it was;
 // only a latency's three significant figures round to the nearest).
 enum class DurationForm {
