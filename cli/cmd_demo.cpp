@@ -89,6 +89,8 @@ later.
                           HOST/idemctl-demo-N (default: this build's, )" IDEM_VERSION R"();
                           a version the database has not seen before is a deploy on the
                           charts' time axis and in `idemctl events`
+  --no-redrive            neither register the operations re-drivable nor run re-drivers
+                          (another process re-drives them, or nothing does)
   --quiet                 no progress line every second
   --json                  print the summary as JSON on stdout (progress goes to stderr)
 )";
@@ -176,7 +178,7 @@ later.
             { "dsn", "schema", "workers", "tenants", "operations", "keys", "rate", "duration", "duplicate-rate",
                 "conflict-rate", "slow-rate", "slow-ms", "transient-rate", "permanent-rate", "unknown-rate", "die-rate",
                 "stale-rate", "lease-ms", "seed", "run-id", "worker-version" },
-            { "quiet", "json", "help" });
+            { "quiet", "json", "no-redrive", "help" });
         help = args.flag("help");
         demo::Options o;
         if (help)
@@ -225,6 +227,7 @@ later.
             o.seed = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
         }
         o.quiet = args.flag("quiet");
+        o.redrive = !args.flag("no-redrive");
         o.json = args.flag("json");
         o.runId = makeRunId();
         if (const auto runId = args.value("run-id")) {
@@ -305,7 +308,8 @@ int runDemo(const std::vector<std::string>& argv)
     demo::Shared shared(options);
     // Schema v25: its operations re-drivable, so that an operator's requeue with re-execute
     // (idemctl requeue --re-execute, the console) is run by the re-drivers started below.
-    demo::registerOperations(*conn, shared);
+    if (options.redrive)
+        demo::registerOperations(*conn, shared);
     const StopSignals signals;
     const auto start = Clock::now();
     bool countersFlushed = true;

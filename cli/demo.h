@@ -45,6 +45,7 @@ struct Options {
     double rate = 50; // requests per second over all workers; 0: as fast as possible
     std::uint64_t seed = 0;
     bool quiet = false;
+    bool redrive = true; // register the operations re-drivable and run their re-drivers
     bool json = false;
     std::string runId; // part of every business id, so each run's keys are its own
     // What each worker reports when it connects (idem_report_version, schema v18): this build's
