@@ -2,23 +2,24 @@
 #include <iostream>
 #include <limits>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
+#include <set>
 
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "core/connection.h"
-#include "schema/migrate.h"
 #include "core/utf8.h"
 #include "operations/actions.h"
 #include "operations/redrive.h"
+#include "schema/migrate.h"
 
 namespace idem::cli {
 
 namespace {
 
-    constexpr const char* actionsHelp = R"(Usage: idemctl requeue KEY... --reason TEXT [--attempts N] [--re-execute] [options]
+    constexpr const char* actionsHelp
+        = R"(Usage: idemctl requeue KEY... --reason TEXT [--attempts N] [--re-execute] [options]
        idemctl release KEY... --reason TEXT [options]
        idemctl fail    KEY... --reason TEXT [options]
 
@@ -187,9 +188,14 @@ for those keys), 1 any error, 2 usage error.
                     break; // a bulk over many operations: the per-key results say the rest
                 try {
                     for (const auto& st : readRedriveStatus(*conn, schema, tenant, operation)) {
+                        nlohmann::json seen = nlohmann::json::array();
+                        for (const auto& r : st.redrivers)
+                            seen.push_back({ { "worker", r.worker }, { "version", r.version },
+                                { "last_seen", r.lastSeen }, { "online", r.online } });
                         redrivers.push_back({ { "tenant", st.tenant }, { "operation", st.operation },
                             { "registered", st.registered }, { "online_workers", st.onlineWorkers },
-                            { "message", redriveAvailability(st) } });
+                            { "last_seen", st.lastSeen.empty() ? nlohmann::json() : nlohmann::json(st.lastSeen) },
+                            { "redrivers", seen }, { "message", redriveAvailability(st) } });
                         if (!args.flag("json"))
                             std::cout << "re-execute " << displaySafe(tenant, 64) << ':' << displaySafe(operation, 64)
                                       << ": " << displaySafe(redriveAvailability(st), 200) << '\n';

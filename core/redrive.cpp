@@ -38,8 +38,7 @@ namespace {
     }
 
     // Runs fn; a broken connection is DatabaseUnavailable, an ID003 std::invalid_argument.
-    template <typename Fn>
-    auto guarded(Fn&& fn)
+    template <typename Fn> auto guarded(Fn&& fn)
     {
         try {
             return fn();
@@ -190,6 +189,8 @@ Redriver::Redriver(pqxx::connection& conn, StoreOptions storeOptions, std::strin
         throw std::invalid_argument("a re-driver polls every 10 ms to 2 s");
     if (m_options.presenceEvery < std::chrono::seconds(1) || m_options.presenceEvery > std::chrono::seconds(10))
         throw std::invalid_argument("a re-driver reports itself every 1 to 10 s");
+    if (m_options.laterWait < std::chrono::seconds(2) || m_options.laterWait > std::chrono::hours(1))
+        throw std::invalid_argument("an item put back waits 2 s to 1 h at most");
     if (!m_task)
         throw std::invalid_argument("a re-driver needs a task");
 }
@@ -203,8 +204,8 @@ void Redriver::reportPresence(bool force)
         return;
     guarded([&] {
         pqxx::nontransaction w(m_conn);
-        return w.exec_params("SELECT outcome FROM " + m_store.options().schema.qualify("idem_redriver_seen")
-                + "($1, $2, $3, $4)",
+        return w.exec_params(
+            "SELECT outcome FROM " + m_store.options().schema.qualify("idem_redriver_seen") + "($1, $2, $3, $4)",
             m_tenant, m_operation, m_worker, m_options.version);
     });
     m_lastSeen = now;
@@ -216,8 +217,9 @@ bool Redriver::finish(std::int64_t itemId, const char* outcome, const std::strin
     const auto r = guarded([&] {
         pqxx::nontransaction w(m_conn);
         return w.exec_params("SELECT outcome, state FROM " + m_store.options().schema.qualify("idem_redrive_finish")
-                + "($1, $2, $3, $4)",
-            static_cast<long long>(itemId), m_worker, std::string(outcome), bounded(detail));
+                + "($1, $2, $3, $4, $5)",
+            static_cast<long long>(itemId), m_worker, std::string(outcome), bounded(detail),
+            static_cast<int>(m_options.laterWait.count()));
     });
     if (r.at(0)[0].as<std::string>() == "stale") {
         ++m_stats.stale;

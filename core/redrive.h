@@ -54,8 +54,7 @@ struct RedriveItem {
 
 // The business work of a re-execution: as a TaskFunction, with the stored request parsed. It runs
 // inside the fenced business transaction (its writes commit with the success or not at all).
-using RedriveTask
-    = std::function<std::string(pqxx::work& tx, const TaskContext& ctx, const nlohmann::json& request)>;
+using RedriveTask = std::function<std::string(pqxx::work& tx, const TaskContext& ctx, const nlohmann::json& request)>;
 
 // What finish records for a run's outcome: Succeeded, Replayed -> succeeded; Failed -> failed;
 // Conflict -> conflict; InProgress, RetryLater, Paused, WillRetry, LostOwnership -> later.
@@ -70,6 +69,10 @@ struct RedriveOptions {
     bool listen = true;
     std::chrono::milliseconds poll { 2'000 }; // how often it looks for items when nothing woke it, <= 2 s
     std::chrono::milliseconds presenceEvery { 10'000 }; // idem_redriver_seen, <= 10 s
+    // An item that finishes later (its key held by another, in backoff or paused) is taken again
+    // when the key's lease or backoff ends, but after at most this long (2 s .. 1 h; schema v27):
+    // a holder that finishes early is not waited for its whole lease.
+    std::chrono::milliseconds laterWait { 5'000 };
     RunOptions run; // for each item's runTask (request is set per item)
 };
 

@@ -38,10 +38,10 @@ QString jobStateLabel(const std::string& state)
 QString jobActionLabel(const idem::JobStatus& job)
 {
     if (job.action == "requeue" && job.redrive)
-        return job.extraAttempts ? QCoreApplication::translate(
-                                       "idem::console::JobsModel", "requeue and re-execute (attempts +%1)")
-                                       .arg(*job.extraAttempts)
-                                 : QCoreApplication::translate("idem::console::JobsModel", "requeue and re-execute");
+        return job.extraAttempts
+            ? QCoreApplication::translate("idem::console::JobsModel", "requeue and re-execute (attempts +%1)")
+                  .arg(*job.extraAttempts)
+            : QCoreApplication::translate("idem::console::JobsModel", "requeue and re-execute");
     if (job.action == "requeue")
         return job.extraAttempts
             ? QCoreApplication::translate("idem::console::JobsModel", "requeue (attempts +%1)").arg(*job.extraAttempts)
@@ -89,16 +89,19 @@ QString jobProgressText(const idem::JobStatus& j)
 JobsModel::JobsModel(ConsoleSession* monitor, QObject* parent)
     : QAbstractTableModel(parent)
     , m_poll(monitor, [this] {
-        // The outcomes of the re-executions that may still change, in the same read (one indexed
-        // count per job that re-executes; none for one whose figures are final).
+        // The outcomes of the re-executions that may still change, in the same read: one round
+        // trip for every job that re-executes (idem_redrive_outcomes_of, an indexed count per
+        // job; none for one whose figures are final).
         const auto settled = finalOutcomes();
         return [settled](pqxx::connection& conn, const idem::SchemaName& schema) {
             JobsReading reading;
             // One indexed read of at most listLimit rows: its cost does not grow with the jobs' rows.
             reading.jobs = idem::listJobs(conn, schema, listLimit);
+            std::vector<std::int64_t> open;
             for (const auto& j : reading.jobs)
                 if (j.redrive && !settled.count(j.id))
-                    reading.outcomes[j.id] = idem::readRedriveOutcomes(conn, schema, j.id);
+                    open.push_back(j.id);
+            reading.outcomes = idem::readRedriveOutcomesOf(conn, schema, open);
             return QVariant::fromValue(reading);
         };
     })

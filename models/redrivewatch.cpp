@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "models/consolesession.h"
+#include "models/durationtext.h"
 #include "models/taskbrowsermodel.h"
 #include "models/visibletext.h"
 
@@ -34,6 +35,11 @@ QString redriveOfferText(const std::string& operation, const std::optional<idem:
         return QCoreApplication::translate(
             "idem::console::RedriveWatch", "%n worker(s) of %1 are online", nullptr, status->onlineWorkers)
             .arg(op);
+    if (const auto* last = status->lastOffline())
+        return QCoreApplication::translate("idem::console::RedriveWatch",
+            "No re-driver for %1 is online (%2 was last seen %3 ago, at %4): the key waits for its client")
+            .arg(op, visibleText(last->worker), durationText(double(last->secondsAgo) * 1000.0),
+                isoTimeText(last->lastSeen));
     return QCoreApplication::translate(
         "idem::console::RedriveWatch", "No re-driver for %1 is online: the key waits for its client")
         .arg(op);
@@ -281,10 +287,10 @@ QString storedRequestText(const idem::StoredRequest& r)
             .arg(size);
     return !r.storedAt.empty() ? QCoreApplication::translate("idem::console::RedriveWatch",
                "A request is stored (%1, since %2); fields its operation redacts read \"[redacted]\".")
-                              .arg(size, isoTimeText(r.storedAt))
-                        : QCoreApplication::translate("idem::console::RedriveWatch",
-                            "A request is stored (%1); fields its operation redacts read \"[redacted]\".")
-                              .arg(size);
+                                     .arg(size, isoTimeText(r.storedAt))
+                               : QCoreApplication::translate("idem::console::RedriveWatch",
+                                   "A request is stored (%1); fields its operation redacts read \"[redacted]\".")
+                                     .arg(size);
 }
 
 } // namespace idem::console

@@ -1,8 +1,12 @@
 #include "operations/redrive.h"
 
 #include <array>
+#include <stdexcept>
 
+#include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
+
+#include "operations/duration.h"
 
 namespace idem {
 
@@ -34,11 +38,11 @@ std::vector<RedriveStatus> readRedriveStatus(
     pqxx::connection& conn, const SchemaName& schema, const std::string& tenant, const std::string& operation)
 {
     pqxx::read_transaction t(conn);
-    const auto r = t.exec_params("SELECT s.tenant, s.operation, s.registered, s.online_workers, s.workers, "
-            + iso("s.last_seen") + ", s.queued, s.running FROM " + schema.qualify("idem_redrive_status")
-            + "($1, $2) s",
-        tenant.empty() ? static_cast<const char*>(nullptr) : tenant.c_str(),
-        operation.empty() ? static_cast<const char*>(nullptr) : operation.c_str());
+    const auto r
+        = t.exec_params("SELECT s.tenant, s.operation, s.registered, s.online_workers, s.workers, " + iso("s.last_seen")
+                + ", s.queued, s.running, s.redrivers FROM " + schema.qualify("idem_redrive_status") + "($1, $2) s",
+            tenant.empty() ? static_cast<const char*>(nullptr) : tenant.c_str(),
+            operation.empty() ? static_cast<const char*>(nullptr) : operation.c_str());
     t.commit();
     std::vector<RedriveStatus> out;
     for (const auto& row : r) {
@@ -51,32 +55,49 @@ std::vector<RedriveStatus> readRedriveStatus(
         s.lastSeen = text(row[5]);
         s.queued = row[6].as<std::int64_t>();
         s.running = row[7].as<std::int64_t>();
+        if (!row[8].is_null())
+            for (const auto& j : nlohmann::json::parse(row[8].c_str())) {
+                RedriverSeen seen;
+                seen.worker = j.value("worker", "");
+                seen.version = j.value("version", "");
+                seen.lastSeen = j.value("last_seen", "");
+                seen.secondsAgo = j.value("seconds_ago", std::int64_t { 0 });
+                seen.online = j.value("online", false);
+                s.redrivers.push_back(std::move(seen));
+            }
         out.push_back(std::move(s));
     }
     return out;
+}
+
+const RedriverSeen* RedriveStatus::lastOffline() const
+{
+    for (const auto& r : redrivers)
+        if (!r.online)
+            return &r; // the list is online first, then the most recently seen
+    return nullptr;
 }
 
 std::string redriveAvailability(const RedriveStatus& status)
 {
     if (!status.registered)
         return status.operation + " is not re-drivable: the key waits for its client";
-    if (status.onlineWorkers == 0)
-        return "no re-driver for " + status.operation + " is online: the key waits for its client";
+    if (status.onlineWorkers == 0) {
+        std::string s = "no re-driver for " + status.operation + " is online";
+        if (const auto* last = status.lastOffline())
+            s += " (" + last->worker + " was last seen " + formatDuration(double(last->secondsAgo) * 1000.0)
+                + " ago, at " + last->lastSeen + ")";
+        return s + ": the key waits for its client";
+    }
     if (status.onlineWorkers == 1)
         return "1 worker of " + status.operation + " is online";
     return std::to_string(status.onlineWorkers) + " workers of " + status.operation + " are online";
 }
 
-RedriveOutcomes readRedriveOutcomes(pqxx::connection& conn, const SchemaName& schema, std::int64_t jobId)
-{
-    pqxx::read_transaction t(conn);
-    const auto r = t.exec_params(
-        "SELECT o.state, o.n FROM " + schema.qualify("idem_redrive_outcomes") + "($1) o", static_cast<long long>(jobId));
-    t.commit();
-    RedriveOutcomes out;
-    for (const auto& row : r) {
-        const std::string state = row[0].as<std::string>();
-        const auto n = row[1].as<std::int64_t>();
+namespace {
+
+    void addOutcome(RedriveOutcomes& out, const std::string& state, std::int64_t n)
+    {
         if (state == "queued")
             out.queued = n;
         else if (state == "running")
@@ -90,6 +111,43 @@ RedriveOutcomes readRedriveOutcomes(pqxx::connection& conn, const SchemaName& sc
         else if (state == "gone")
             out.gone = n;
     }
+
+} // namespace
+
+RedriveOutcomes readRedriveOutcomes(pqxx::connection& conn, const SchemaName& schema, std::int64_t jobId)
+{
+    pqxx::read_transaction t(conn);
+    const auto r = t.exec_params("SELECT o.state, o.n FROM " + schema.qualify("idem_redrive_outcomes") + "($1) o",
+        static_cast<long long>(jobId));
+    t.commit();
+    RedriveOutcomes out;
+    for (const auto& row : r)
+        addOutcome(out, row[0].as<std::string>(), row[1].as<std::int64_t>());
+    return out;
+}
+
+std::map<std::int64_t, RedriveOutcomes> readRedriveOutcomesOf(
+    pqxx::connection& conn, const SchemaName& schema, const std::vector<std::int64_t>& jobIds)
+{
+    if (jobIds.size() > 1000)
+        throw std::invalid_argument("at most 1000 jobs' re-drive outcomes at once");
+    std::map<std::int64_t, RedriveOutcomes> out;
+    if (jobIds.empty())
+        return out;
+    std::string ids = "{";
+    for (const auto id : jobIds) {
+        if (id < 1)
+            throw std::invalid_argument("a job id is a positive number");
+        ids += (ids.size() > 1 ? "," : "") + std::to_string(id);
+        out[id];
+    }
+    ids += '}';
+    pqxx::read_transaction t(conn);
+    const auto r = t.exec_params(
+        "SELECT o.job_id, o.state, o.n FROM " + schema.qualify("idem_redrive_outcomes_of") + "($1::bigint[]) o", ids);
+    t.commit();
+    for (const auto& row : r)
+        addOutcome(out[row[0].as<std::int64_t>()], row[1].as<std::string>(), row[2].as<std::int64_t>());
     return out;
 }
 

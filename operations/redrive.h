@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,15 +17,28 @@ namespace idem {
 // re-drive items (idem_redrive_items_of) and whether it has a stored request (idem_stored_request).
 // Each read is one round trip in a read-only transaction. No Qt: idemctl and the console share it.
 
+// One re-driver of a registration, online or not (schema v27).
+struct RedriverSeen {
+    std::string worker;
+    std::string version;
+    std::string lastSeen; // ISO 8601 UTC
+    std::int64_t secondsAgo = 0; // as the database's clock had it
+    bool online = false; // seen within 30 s
+};
+
 struct RedriveStatus {
     std::string tenant; // '*': registered for every tenant
     std::string operation;
     bool registered = false;
     int onlineWorkers = 0; // seen within 30 s
     std::vector<std::string> workers;
-    std::string lastSeen; // ISO 8601 UTC, empty when none is online
+    std::string lastSeen; // ISO 8601 UTC: the latest of every re-driver's (v27), empty when none ever reported
     std::int64_t queued = 0;
     std::int64_t running = 0;
+    // Every re-driver that reported itself, online first, then the most recently seen (at most 50).
+    std::vector<RedriverSeen> redrivers;
+    // The most recently seen re-driver that is not online; nullptr when there is none.
+    const RedriverSeen* lastOffline() const;
 };
 
 // idem_redrive_status(tenant, operation); an empty tenant or operation matches any. With both
@@ -51,6 +65,11 @@ struct RedriveOutcomes {
 };
 
 RedriveOutcomes readRedriveOutcomes(pqxx::connection& conn, const SchemaName& schema, std::int64_t jobId);
+// The outcomes of many jobs in one round trip (idem_redrive_outcomes_of, schema v27): every id
+// asked for is in the answer (all zero when it has no items). At most 1000 ids
+// (std::invalid_argument before any I/O otherwise); none below 1.
+std::map<std::int64_t, RedriveOutcomes> readRedriveOutcomesOf(
+    pqxx::connection& conn, const SchemaName& schema, const std::vector<std::int64_t>& jobIds);
 
 // "191 requeued: 185 succeeded, 4 failed, 2 running": the rows a job requeued, then each state
 // that has items, finished ones first (succeeded, failed, conflict, gone, running, queued).

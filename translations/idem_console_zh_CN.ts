@@ -3763,6 +3763,10 @@ Safe repeated task execution on PostgreSQL.</source>
         <source>A request is stored (%1); fields its operation redacts read &quot;[redacted]&quot;.</source>
         <translation>已存储请求（%1）；其操作要求遮蔽的字段显示为 &quot;[redacted]&quot;。</translation>
     </message>
+    <message>
+        <source>No re-driver for %1 is online (%2 was last seen %3 ago, at %4): the key waits for its client</source>
+        <translation>%1 没有在线的重驱器（%2 最后一次出现在 %3 前，于 %4）：该键等待其客户端</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::RoleRights</name>

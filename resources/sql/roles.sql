@@ -381,12 +381,12 @@ BEGIN
                    ' %1$I.idem_redriver_seen(text, text, text, text),'
                    ' %1$I.idem_claim_stored(text, text, uuid, bigint, integer, bigint, text),'
                    ' %1$I.idem_redrive_take(text, text, text, integer, bigint),'
-                   ' %1$I.idem_redrive_finish(bigint, text, text, text) TO idem_worker', s);
+                   ' %1$I.idem_redrive_finish(bigint, text, text, text, integer) TO idem_worker', s);
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_requeue_reexecute(text, text, bigint, integer, text, text)'
                    ' TO idem_may_requeue', s);
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_redrive_status(text, text) TO idem_reader, idem_may_requeue', s);
-    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_redrive_outcomes(bigint), %1$I.idem_redrive_items_of(text)'
-                   ' TO idem_reader', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_redrive_outcomes(bigint), %1$I.idem_redrive_items_of(text),'
+                   ' %1$I.idem_redrive_outcomes_of(bigint[]) TO idem_reader', s);
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_stored_request(text) TO idem_reader, idem_may_read_requests', s);
 END
 $redrive$;

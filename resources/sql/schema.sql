@@ -1224,53 +1224,56 @@ CREATE FUNCTION idem.idem_claim_stored(p_key text, p_request_hash text, p_token 
     AS $$
 #variable_conflict use_column
 DECLARE
-    c record;
     v_max integer;
     v_bytes integer;
     v_tenant text;
     v_operation text;
 BEGIN
-    IF p_key IS NULL OR octet_length(p_key) NOT BETWEEN 1 AND 1024 THEN
-        RAISE EXCEPTION 'idempotency key must be 1 to 1024 bytes' USING ERRCODE = 'ID003';
-    END IF;
-    v_tenant := split_part(p_key, ':', 1);
-    v_operation := split_part(p_key, ':', 2);
-    -- idem_redrive_registration's query, written out: a call of that (non-inlinable) function cost
-    -- about as much as the claim itself (bench/README.md, Session 17).
-    SELECT o.max_request_bytes INTO v_max FROM idem_redrive_operations o
-     WHERE o.operation = v_operation AND o.tenant IN (v_tenant, '*')
-     ORDER BY o.tenant = '*'
-     LIMIT 1;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION '%:% is not registered as re-drivable: claim it with claim(), or register it first'
-                        ' (idem_redrive_register)', left(v_tenant, 64), left(v_operation, 64) USING ERRCODE = 'ID003';
-    END IF;
-    IF p_request IS NULL THEN
-        RAISE EXCEPTION 'a claim of re-drivable %:% stores its request: the request is required', v_tenant, v_operation
+    IF p_request IS NULL OR p_request = '' THEN
+        RAISE EXCEPTION 'a claim of a re-drivable operation stores its request: the request is required'
             USING ERRCODE = 'ID003';
     END IF;
-    v_bytes := octet_length(p_request);
-    IF v_bytes NOT BETWEEN 1 AND v_max THEN
-        RAISE EXCEPTION 'the request is % bytes, over the bound of % bytes of %:%: nothing was claimed or stored',
-            v_bytes, v_max, v_tenant, v_operation
-            USING ERRCODE = 'ID003',
-                  HINT = 'Send a smaller request, or register the operation with a larger max_request_bytes'
-                         ' (at most 1048576).';
-    END IF;
-    -- (A NULL or malformed p_request_hash is claim()'s to refuse, below, before it reads anything.)
-    IF 'v1:' || encode(sha256(convert_to(p_request, 'UTF8')), 'hex') <> p_request_hash THEN
-        RAISE EXCEPTION 'the request is not the one digest % was computed from (v1: sha256 of its canonical JSON)',
-            left(p_request_hash, 80) USING ERRCODE = 'ID003';
-    END IF;
-
-    SELECT * INTO c FROM claim(p_key, p_request_hash, p_token, p_lease_ms, p_max_attempts, p_max_age_ms) x;
-    IF c.decision IN ('acquired', 'reacquired') THEN
-        INSERT INTO idem_stored_requests (idempotency_key, request, request_hash, bytes, stored_at)
+    SELECT x.decision, x.detail, x.owner_token, x.attempts, x.max_attempts, x.lease_until, x.retry_after_ms,
+           x.result_json, x.request_hash, x.error_class, x.error_message
+      INTO decision, detail, owner_token, attempts, max_attempts, lease_until, retry_after_ms,
+           result_json, request_hash, error_class, error_message
+      FROM claim(p_key, p_request_hash, p_token, p_lease_ms, p_max_attempts, p_max_age_ms) x;
+    IF decision IN ('acquired', 'reacquired')
+       AND (decision = 'acquired'
+            OR NOT EXISTS (SELECT FROM idem_stored_requests q WHERE q.idempotency_key = p_key)) THEN
+        v_tenant := split_part(p_key, ':', 1);
+        v_operation := split_part(p_key, ':', 2);
+        -- idem_redrive_registration's query, written out: a call of that (non-inlinable) function
+        -- cost about as much as the claim itself (bench/README.md, Session 17).
+        SELECT o.max_request_bytes INTO v_max FROM idem_redrive_operations o
+         WHERE o.operation = v_operation AND o.tenant IN (v_tenant, '*')
+         ORDER BY o.tenant = '*'
+         LIMIT 1;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION '%:% is not registered as re-drivable: claim it with claim(), or register it first'
+                            ' (idem_redrive_register)', left(v_tenant, 64), left(v_operation, 64)
+                USING ERRCODE = 'ID003';
+        END IF;
+        v_bytes := octet_length(p_request);
+        IF v_bytes > v_max THEN
+            RAISE EXCEPTION 'the request is % bytes, over the bound of % bytes of %:%: nothing was claimed or stored',
+                v_bytes, v_max, v_tenant, v_operation
+                USING ERRCODE = 'ID003',
+                      HINT = 'Send a smaller request, or register the operation with a larger max_request_bytes'
+                             ' (at most 1048576).';
+        END IF;
+        IF 'v1:' || encode(sha256(convert_to(p_request, 'UTF8')), 'hex') <> p_request_hash THEN
+            RAISE EXCEPTION 'the request is not the one digest % was computed from (v1: sha256 of its canonical JSON):'
+                            ' nothing was claimed or stored', left(p_request_hash, 80) USING ERRCODE = 'ID003';
+        END IF;
+        -- A new key's leftover (a request of a key truncated by hand) is replaced.
+        INSERT INTO idem_stored_requests AS q (idempotency_key, request, request_hash, bytes, stored_at)
         VALUES (p_key, p_request, p_request_hash, v_bytes, now())
-        ON CONFLICT (idempotency_key) DO NOTHING;
+        ON CONFLICT (idempotency_key) DO UPDATE
+            SET request = excluded.request, request_hash = excluded.request_hash, bytes = excluded.bytes,
+                stored_at = excluded.stored_at;
     END IF;
-    RETURN QUERY SELECT c.decision, c.detail, c.owner_token, c.attempts, c.max_attempts, c.lease_until,
-                        c.retry_after_ms, c.result_json, c.request_hash, c.error_class, c.error_message;
+    RETURN NEXT;
 END
 $$;
 
@@ -3743,7 +3746,10 @@ BEGIN
                         LIMIT v_left
                           FOR UPDATE SKIP LOCKED))
                AND t.status = 'succeeded' AND t.updated_at < v_cutoff AND split_part(t.idempotency_key, ':', 2) = v_op
-            RETURNING t.updated_at
+            RETURNING t.idempotency_key, t.updated_at
+        ), requests AS (
+            -- v27: a stored request goes with its key (no foreign key does it since v27).
+            DELETE FROM idem_stored_requests s WHERE s.idempotency_key IN (SELECT g.idempotency_key FROM gone g)
         )
         SELECT count(*), max(g.updated_at) INTO v_n, v_max FROM gone g;
         v_left := v_left - v_n;
@@ -4078,10 +4084,10 @@ $$;
 
 
 --
--- Name: idem_redrive_finish(bigint, text, text, text); Type: FUNCTION; Schema: idem; Owner: -
+-- Name: idem_redrive_finish(bigint, text, text, text, integer); Type: FUNCTION; Schema: idem; Owner: -
 --
 
-CREATE FUNCTION idem.idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text DEFAULT NULL::text) RETURNS TABLE(outcome text, state text)
+CREATE FUNCTION idem.idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text DEFAULT NULL::text, p_later_max_ms integer DEFAULT 5000) RETURNS TABLE(outcome text, state text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'idem', 'pg_temp'
     AS $$
@@ -4104,6 +4110,10 @@ BEGIN
         RAISE EXCEPTION 'a re-drive''s detail is at most 4096 characters, not %', char_length(p_detail)
             USING ERRCODE = 'ID003';
     END IF;
+    IF p_later_max_ms IS NULL OR p_later_max_ms NOT BETWEEN 2000 AND 3600000 THEN
+        RAISE EXCEPTION 'a re-drive put back waits 2000 to 3600000 ms at most, not %', COALESCE(p_later_max_ms::text, 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
     SELECT * INTO i FROM idem_redrive_items x WHERE x.id = p_item_id FOR UPDATE;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'there is no re-drive item %', p_item_id USING ERRCODE = 'ID003';
@@ -4112,12 +4122,14 @@ BEGIN
         RETURN QUERY SELECT 'stale'::text, i.state;
         RETURN;
     END IF;
-    IF p_outcome = 'later' AND i.tries < c_max_tries THEN
+    IF p_outcome = 'later' THEN
         SELECT * INTO t FROM task_idempotency x WHERE x.idempotency_key = i.idempotency_key;
+    END IF;
+    IF p_outcome = 'later' AND (i.tries < c_max_tries OR (t.status = 'processing' AND t.lease_until > now())) THEN
         v_not_before := GREATEST(now() + interval '2 seconds',
                                  CASE WHEN t.status = 'processing' THEN t.lease_until END,
                                  CASE WHEN t.status = 'retryable_failed' THEN t.next_attempt_at END);
-        v_not_before := LEAST(v_not_before, now() + interval '1 hour');
+        v_not_before := LEAST(v_not_before, now() + p_later_max_ms * interval '1 millisecond');
         UPDATE idem_redrive_items x
            SET state = 'queued', lease_until = NULL, not_before = v_not_before, detail = p_detail
          WHERE x.id = p_item_id;
@@ -4204,6 +4216,36 @@ BEGIN
      WHERE i.job_id = p_job_id
      GROUP BY i.state
      ORDER BY array_position(ARRAY['queued', 'running', 'succeeded', 'failed', 'conflict', 'gone'], i.state);
+END
+$$;
+
+
+--
+-- Name: idem_redrive_outcomes_of(bigint[]); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_redrive_outcomes_of(p_job_ids bigint[]) RETURNS TABLE(job_id bigint, state text, n bigint)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    IF p_job_ids IS NULL THEN
+        RAISE EXCEPTION 'the job ids are an array (empty for none), not NULL' USING ERRCODE = 'ID003';
+    END IF;
+    IF cardinality(p_job_ids) > 1000 THEN
+        RAISE EXCEPTION 'at most 1000 job ids at once, not %', cardinality(p_job_ids) USING ERRCODE = 'ID003';
+    END IF;
+    IF array_position(p_job_ids, NULL) IS NOT NULL OR EXISTS (SELECT FROM unnest(p_job_ids) j WHERE j < 1) THEN
+        RAISE EXCEPTION 'a job id is a positive number, not NULL or below 1' USING ERRCODE = 'ID003';
+    END IF;
+    RETURN QUERY
+    SELECT i.job_id, i.state, count(*)
+      FROM idem_redrive_items i
+     WHERE i.job_id = ANY (p_job_ids)
+     GROUP BY i.job_id, i.state
+     ORDER BY i.job_id,
+              array_position(ARRAY['queued', 'running', 'succeeded', 'failed', 'conflict', 'gone'], i.state);
 END
 $$;
 
@@ -4318,7 +4360,7 @@ $$;
 -- Name: idem_redrive_status(text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
-CREATE FUNCTION idem.idem_redrive_status(p_tenant text DEFAULT NULL::text, p_operation text DEFAULT NULL::text) RETURNS TABLE(tenant text, operation text, registered boolean, online_workers integer, workers text[], last_seen timestamp with time zone, queued bigint, running bigint)
+CREATE FUNCTION idem.idem_redrive_status(p_tenant text DEFAULT NULL::text, p_operation text DEFAULT NULL::text) RETURNS TABLE(tenant text, operation text, registered boolean, online_workers integer, workers text[], last_seen timestamp with time zone, queued bigint, running bigint, redrivers jsonb)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'idem', 'pg_temp'
     AS $_$
@@ -4340,12 +4382,15 @@ BEGIN
                (SELECT count(*) FROM idem_redrive_items i WHERE i.operation = p_operation AND i.tenant = p_tenant
                    AND i.state = 'queued'),
                (SELECT count(*) FROM idem_redrive_items i WHERE i.operation = p_operation AND i.tenant = p_tenant
-                   AND i.state = 'running')
-          FROM (SELECT count(*) AS n, COALESCE(array_agg(DISTINCT d.worker ORDER BY d.worker), '{}') AS names,
-                       max(d.last_seen) AS seen
+                   AND i.state = 'running'),
+               w.list
+          FROM (SELECT count(*) FILTER (WHERE d.last_seen > now() - interval '30 seconds') AS n,
+                       COALESCE(array_agg(DISTINCT d.worker ORDER BY d.worker)
+                                    FILTER (WHERE d.last_seen > now() - interval '30 seconds'), '{}') AS names,
+                       max(d.last_seen) AS seen,
+                       idem_redrivers_seen(array_agg(d)) AS list
                   FROM idem_redrivers d
                  WHERE d.operation = p_operation AND d.tenant IN (p_tenant, '*')
-                   AND d.last_seen > now() - interval '30 seconds'
                    AND EXISTS (SELECT FROM idem_redrive_operations o WHERE o.operation = p_operation
                                   AND o.tenant IN (p_tenant, '*'))) w;
         RETURN;
@@ -4356,13 +4401,16 @@ BEGIN
            (SELECT count(*) FROM idem_redrive_items i WHERE i.operation = o.operation
                AND (o.tenant = '*' OR i.tenant = o.tenant) AND i.state = 'queued'),
            (SELECT count(*) FROM idem_redrive_items i WHERE i.operation = o.operation
-               AND (o.tenant = '*' OR i.tenant = o.tenant) AND i.state = 'running')
+               AND (o.tenant = '*' OR i.tenant = o.tenant) AND i.state = 'running'),
+           w.list
       FROM idem_redrive_operations o,
-           LATERAL (SELECT count(*) AS n, COALESCE(array_agg(d.worker ORDER BY d.worker), '{}') AS names,
-                           max(d.last_seen) AS seen
+           LATERAL (SELECT count(*) FILTER (WHERE d.last_seen > now() - interval '30 seconds') AS n,
+                           COALESCE(array_agg(d.worker ORDER BY d.worker)
+                                        FILTER (WHERE d.last_seen > now() - interval '30 seconds'), '{}') AS names,
+                           max(d.last_seen) AS seen,
+                           idem_redrivers_seen(array_agg(d)) AS list
                       FROM idem_redrivers d
-                     WHERE d.operation = o.operation AND d.tenant = o.tenant
-                       AND d.last_seen > now() - interval '30 seconds') w
+                     WHERE d.operation = o.operation AND d.tenant = o.tenant) w
      WHERE (p_tenant IS NULL OR o.tenant = p_tenant) AND (p_operation IS NULL OR o.operation = p_operation)
      ORDER BY o.operation, o.tenant;
 END
@@ -4438,7 +4486,11 @@ BEGIN
              WHERE i.id = it.id;
             CONTINUE;
         END IF;
-        IF it.tries >= c_max_tries THEN
+        -- v27: not while another holds the key under a live lease (idem_redrive_finish puts such
+        -- an item back every few seconds, so its tries grow with the holder's lease).
+        IF it.tries >= c_max_tries
+           AND NOT EXISTS (SELECT FROM task_idempotency t WHERE t.idempotency_key = it.idempotency_key
+                              AND t.status = 'processing' AND t.lease_until > now()) THEN
             UPDATE idem_redrive_items i
                SET state = 'failed', finished_at = now(), lease_until = NULL, not_before = NULL,
                    detail = left(format('gave up after %s tries', it.tries) || COALESCE('; last: ' || i.detail, ''), 4096)
@@ -4533,6 +4585,41 @@ BEGIN
     END IF;
     RETURN QUERY SELECT 'new'::text;
 END
+$$;
+
+
+--
+-- Name: idem_redrivers; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_redrivers (
+    tenant text NOT NULL,
+    operation text NOT NULL,
+    worker text NOT NULL,
+    version text NOT NULL,
+    db_role text NOT NULL,
+    first_seen timestamp with time zone NOT NULL,
+    last_seen timestamp with time zone NOT NULL
+);
+
+
+--
+-- Name: idem_redrivers_seen(idem.idem_redrivers[]); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_redrivers_seen(p_rows idem.idem_redrivers[]) RETURNS jsonb
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+    SELECT COALESCE(jsonb_agg(jsonb_build_object(
+               'worker', r.worker, 'version', r.version,
+               'last_seen', to_char(r.last_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+               'seconds_ago', GREATEST(0, floor(extract(epoch FROM now() - r.last_seen)))::bigint,
+               'online', r.last_seen > now() - interval '30 seconds')
+               ORDER BY r.last_seen > now() - interval '30 seconds' DESC, r.last_seen DESC, r.worker), '[]'::jsonb)
+      FROM (SELECT x.* FROM unnest(p_rows) x
+             ORDER BY x.last_seen > now() - interval '30 seconds' DESC, x.last_seen DESC, x.worker
+             LIMIT 50) r
 $$;
 
 
@@ -5838,21 +5925,6 @@ ALTER TABLE idem.idem_redrive_items ALTER COLUMN id ADD GENERATED ALWAYS AS IDEN
 
 
 --
--- Name: idem_redrivers; Type: TABLE; Schema: idem; Owner: -
---
-
-CREATE TABLE idem.idem_redrivers (
-    tenant text NOT NULL,
-    operation text NOT NULL,
-    worker text NOT NULL,
-    version text NOT NULL,
-    db_role text NOT NULL,
-    first_seen timestamp with time zone NOT NULL,
-    last_seen timestamp with time zone NOT NULL
-);
-
-
---
 -- Name: idem_retention_policy; Type: TABLE; Schema: idem; Owner: -
 --
 
@@ -6566,14 +6638,6 @@ ALTER TABLE ONLY idem.idem_job_items
 
 ALTER TABLE ONLY idem.idem_redrive_items
     ADD CONSTRAINT idem_redrive_items_job_id_fkey FOREIGN KEY (job_id) REFERENCES idem.idem_jobs(id);
-
-
---
--- Name: idem_stored_requests idem_stored_requests_idempotency_key_fkey; Type: FK CONSTRAINT; Schema: idem; Owner: -
---
-
-ALTER TABLE ONLY idem.idem_stored_requests
-    ADD CONSTRAINT idem_stored_requests_idempotency_key_fkey FOREIGN KEY (idempotency_key) REFERENCES idem.task_idempotency(idempotency_key) ON DELETE CASCADE;
 
 
 --
@@ -7324,11 +7388,11 @@ REVOKE ALL ON FUNCTION idem.idem_redrive_enqueue(p_key text, p_job_id bigint, p_
 
 
 --
--- Name: FUNCTION idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text); Type: ACL; Schema: idem; Owner: -
+-- Name: FUNCTION idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text, p_later_max_ms integer); Type: ACL; Schema: idem; Owner: -
 --
 
-REVOKE ALL ON FUNCTION idem.idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text) TO idem_worker;
+REVOKE ALL ON FUNCTION idem.idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text, p_later_max_ms integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text, p_later_max_ms integer) TO idem_worker;
 
 
 --
@@ -7352,6 +7416,14 @@ REVOKE ALL ON FUNCTION idem.idem_redrive_may_serve(p_registered_by text) FROM PU
 
 REVOKE ALL ON FUNCTION idem.idem_redrive_outcomes(p_job_id bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION idem.idem_redrive_outcomes(p_job_id bigint) TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_redrive_outcomes_of(p_job_ids bigint[]); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_redrive_outcomes_of(p_job_ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_redrive_outcomes_of(p_job_ids bigint[]) TO idem_reader;
 
 
 --
@@ -7399,6 +7471,20 @@ GRANT ALL ON FUNCTION idem.idem_redrive_take(p_tenant text, p_operation text, p_
 
 REVOKE ALL ON FUNCTION idem.idem_redriver_seen(p_tenant text, p_operation text, p_worker text, p_version text) FROM PUBLIC;
 GRANT ALL ON FUNCTION idem.idem_redriver_seen(p_tenant text, p_operation text, p_worker text, p_version text) TO idem_worker;
+
+
+--
+-- Name: TABLE idem_redrivers; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_redrivers TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_redrivers_seen(p_rows idem.idem_redrivers[]); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_redrivers_seen(p_rows idem.idem_redrivers[]) FROM PUBLIC;
 
 
 --
@@ -7662,13 +7748,6 @@ GRANT SELECT ON TABLE idem.idem_latency_state TO idem_reader;
 --
 
 GRANT SELECT ON TABLE idem.idem_redrive_items TO idem_reader;
-
-
---
--- Name: TABLE idem_redrivers; Type: ACL; Schema: idem; Owner: -
---
-
-GRANT SELECT ON TABLE idem.idem_redrivers TO idem_reader;
 
 
 --

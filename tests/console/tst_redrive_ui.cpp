@@ -85,6 +85,7 @@ private Q_SLOTS:
     void requestReadOnlyWithTheRight();
     void jobOutcomesFollowedLive();
     void snapshotCarriesReexecutions();
+    void offlineRedriverSaysWhenItWasSeen();
 
 private:
     void openWindow(const char* login = operatorRole);
@@ -398,6 +399,13 @@ void TestRedriveUi::jobOutcomesFollowedLive()
     dialog->close();
     QCOMPARE(one(*m_owner, "SELECT redrive FROM idem.idem_jobs WHERE id = " + std::to_string(id)), std::string("t"));
 
+    // The Jobs page reads every job's outcomes in one call (idem_redrive_outcomes_of, schema v27),
+    // not one idem_redrive_outcomes call per job: the figures below come without the latter.
+    execSql(*m_owner, "REVOKE EXECUTE ON FUNCTION idem.idem_redrive_outcomes(bigint) FROM idem_reader");
+    struct Regrant {
+        pqxx::connection& owner;
+        ~Regrant() { execSql(owner, "GRANT EXECUTE ON FUNCTION idem.idem_redrive_outcomes(bigint) TO idem_reader"); }
+    } regrant { *m_owner };
     QVERIFY(m_window->showPage(QStringLiteral("jobs")));
     jobs()->selectJob(id);
     QTRY_COMPARE_WITH_TIMEOUT(jobs()->selectedJob(), id, browserTimeoutMs);
@@ -414,8 +422,7 @@ void TestRedriveUi::jobOutcomesFollowedLive()
 
     // A re-driver takes three and finishes them: two succeed, one fails.
     seen();
-    const auto taken
-        = written(*m_worker, "SELECT item_id FROM idem.idem_redrive_take('jx', 'charge', 'w1', 3, 60000)");
+    const auto taken = written(*m_worker, "SELECT item_id FROM idem.idem_redrive_take('jx', 'charge', 'w1', 3, 60000)");
     QCOMPARE(taken.size(), 3);
     QTRY_COMPARE_WITH_TIMEOUT(figure(), QStringLiteral("5 requeued: 3 running, 2 queued"), browserTimeoutMs);
     execSql(*m_worker, "SELECT * FROM idem.idem_redrive_finish($1, 'w1', 'succeeded')", taken[0][0].as<std::int64_t>());
@@ -491,4 +498,20 @@ void TestRedriveUi::snapshotCarriesReexecutions()
 }
 
 QTEST_MAIN(TestRedriveUi)
+// A re-driver that went away is named with when it was last seen (schema v27): "No re-driver for
+// ship is online (w-away was last seen 3 min 20 s ago, at …): the key waits for its client".
+void TestRedriveUi::offlineRedriverSaysWhenItWasSeen()
+{
+    execSql(*m_worker, "SELECT * FROM idem.idem_redriver_seen('rx', 'ship', 'w-away', '1')");
+    execSql(
+        *m_owner, "UPDATE idem.idem_redrivers SET last_seen = now() - interval '200 seconds' WHERE worker = 'w-away'");
+    const auto st = idem::readRedriveStatus(*m_owner, idem::SchemaName(), "rx", "ship");
+    QCOMPARE(st.size(), std::size_t(1));
+    const QString text = redriveOfferText("ship", st[0]);
+    QVERIFY2(text.startsWith(QStringLiteral("No re-driver for ship is online (w-away was last seen 3 min 2")),
+        qPrintable(text));
+    QVERIFY2(text.endsWith(QStringLiteral("): the key waits for its client")), qPrintable(text));
+    execSql(*m_owner, "DELETE FROM idem.idem_redrivers WHERE worker = 'w-away'");
+}
+
 #include "tst_redrive_ui.moc"

@@ -19,6 +19,7 @@
 #include "core/digest.h"
 #include "core/redrive.h"
 #include "core/runner.h"
+#include "operations/purge.h"
 #include "operations/redrive.h"
 #include "schema/migrate.h"
 #include "tests/support/cliprocess.h"
@@ -99,6 +100,9 @@ private Q_SLOTS:
     void purgeRemovesStoredRequests();
     void jobUnderApprovalWaits();
     void pauseHoldsRedrives();
+    void laterWaitsAFewSeconds();
+    void statusSaysWhenOfflineRedriversWereSeen();
+    void outcomesOfManyJobsInOneRead();
     void badArgumentsAreRefused_data();
     void badArgumentsAreRefused();
     void idemctlRequeueReexecutes();
@@ -123,10 +127,10 @@ void TestRedrive::initTestCase()
     m_db = std::make_unique<idem::test::ScratchDatabase>("redrive", idem::test::migrated);
     m_owner = m_db->connect();
     idem::migrate(*m_owner, { idem::SchemaName() });
-    for (const auto& [login, role] : std::vector<std::pair<std::string, std::string>> { { "idem_t_rd_reader", "idem_reader" },
-             { "idem_t_rd_requests", "idem_may_read_requests" }, { "idem_t_rd_wka", "idem_worker" },
-             { "idem_t_rd_wkb", "idem_worker" }, { "idem_t_rd_op", "idem_operator" },
-             { "idem_t_rd_approver", "idem_may_approve" } })
+    for (const auto& [login, role] : std::vector<std::pair<std::string, std::string>> {
+             { "idem_t_rd_reader", "idem_reader" }, { "idem_t_rd_requests", "idem_may_read_requests" },
+             { "idem_t_rd_wka", "idem_worker" }, { "idem_t_rd_wkb", "idem_worker" },
+             { "idem_t_rd_op", "idem_operator" }, { "idem_t_rd_approver", "idem_may_approve" } })
         idem::test::createLoginRole(login, password, role);
     pqxx::work w(*m_owner);
     w.exec("GRANT idem_reader TO idem_t_rd_requests");
@@ -227,7 +231,8 @@ void TestRedrive::killRun(const std::string& dsn, bool listen)
         redrivers.push_back(startWorker(dsn,
             { QStringLiteral("redrive"), QStringLiteral("t1"), QStringLiteral("charge"),
                 QStringLiteral("rd-%1").arg(++named), listenArg, QStringLiteral("3000") }));
-        QVERIFY2(redrivers.back()->waitForReadyRead(30000), qPrintable(QString::fromUtf8(redrivers.back()->readAllStandardError())));
+        QVERIFY2(redrivers.back()->waitForReadyRead(30000),
+            qPrintable(QString::fromUtf8(redrivers.back()->readAllStandardError())));
     };
     for (int i = 0; i < 4; ++i)
         startRedriver();
@@ -246,15 +251,21 @@ void TestRedrive::killRun(const std::string& dsn, bool listen)
     job.setProcessEnvironment(idem::test::cleanEnvironment());
     job.start(idem::test::idemctlPath(),
         { QStringLiteral("job"), QStringLiteral("start"), QStringLiteral("--action"), QStringLiteral("requeue"),
-            QStringLiteral("--re-execute"), QStringLiteral("--tenant"), QStringLiteral("t1"), QStringLiteral("--operation"),
-            QStringLiteral("charge"), QStringLiteral("--status"), QStringLiteral("failed"), QStringLiteral("--reason"),
-            QStringLiteral("gateway back"), QStringLiteral("--attempts"), QStringLiteral("20"), QStringLiteral("--batch"),
-            QStringLiteral("100"), QStringLiteral("--duty"),
-            QStringLiteral("1"), QStringLiteral("--quiet"), QStringLiteral("--dsn"), QString::fromStdString(m_db->dsn()) });
+            QStringLiteral("--re-execute"), QStringLiteral("--tenant"), QStringLiteral("t1"),
+            QStringLiteral("--operation"), QStringLiteral("charge"), QStringLiteral("--status"),
+            QStringLiteral("failed"), QStringLiteral("--reason"), QStringLiteral("gateway back"),
+            QStringLiteral("--attempts"), QStringLiteral("20"), QStringLiteral("--batch"), QStringLiteral("100"),
+            QStringLiteral("--duty"), QStringLiteral("1"), QStringLiteral("--quiet"), QStringLiteral("--dsn"),
+            QString::fromStdString(m_db->dsn()) });
     // Killed mid-batch: while items are running, twice, two re-drivers each time.
     for (const long long at : { 150LL, 500LL }) {
-        QVERIFY2(waitFor([&] { return count(*m_owner, "SELECT count(*) FROM idem.idem_redrive_items"
-                                                      " WHERE state = 'succeeded'") >= at; },
+        QVERIFY2(waitFor(
+                     [&] {
+                         return count(*m_owner,
+                                    "SELECT count(*) FROM idem.idem_redrive_items"
+                                    " WHERE state = 'succeeded'")
+                             >= at;
+                     },
                      60s),
             "the re-drivers did not get that far");
         for (int k = 0; k < 2; ++k) {
@@ -262,8 +273,14 @@ void TestRedrive::killRun(const std::string& dsn, bool listen)
             auto& victim = redrivers[v];
             // Mid-batch: while it holds running items (rd-N is the N-th started).
             const std::string name = "rd-" + std::to_string(v + 1);
-            waitFor([&] { return count(*m_owner, "SELECT count(*) FROM idem.idem_redrive_items WHERE state = 'running'"
-                                                 " AND worker = '" + name + "'") > 0; },
+            waitFor(
+                [&] {
+                    return count(*m_owner,
+                               "SELECT count(*) FROM idem.idem_redrive_items WHERE state = 'running'"
+                               " AND worker = '"
+                                   + name + "'")
+                        > 0;
+                },
                 10s);
             ::kill(static_cast<pid_t>(victim->processId()), SIGKILL);
             victim->waitForFinished(5000);
@@ -277,13 +294,22 @@ void TestRedrive::killRun(const std::string& dsn, bool listen)
     QVERIFY2(jobRun.out.contains(QStringLiteral("re-execute: 4 workers of charge are online")), qPrintable(jobRun.out));
     const auto jobId = count(*m_owner, "SELECT max(id) FROM idem.idem_jobs");
 
-    QVERIFY2(waitFor([&] { return count(*m_owner, "SELECT count(*) FROM idem.idem_redrive_items"
-                                                  " WHERE state IN ('queued', 'running')") == 0
-                              && count(*m_owner, "SELECT count(*) FROM idem.task_idempotency"
-                                                 " WHERE status = 'succeeded'") == n; },
+    QVERIFY2(waitFor(
+                 [&] {
+                     return count(*m_owner,
+                                "SELECT count(*) FROM idem.idem_redrive_items"
+                                " WHERE state IN ('queued', 'running')")
+                         == 0
+                         && count(*m_owner,
+                                "SELECT count(*) FROM idem.task_idempotency"
+                                " WHERE status = 'succeeded'")
+                         == n;
+                 },
                  75s),
-        scalar(*m_owner, "SELECT string_agg(state || ' ' || n, ', ') FROM (SELECT state, count(*) n FROM"
-                         " idem.idem_redrive_items GROUP BY state) s").c_str());
+        scalar(*m_owner,
+            "SELECT string_agg(state || ' ' || n, ', ') FROM (SELECT state, count(*) n FROM"
+            " idem.idem_redrive_items GROUP BY state) s")
+            .c_str());
     for (auto& c : clients)
         c->waitForFinished(90000);
     for (auto& r : redrivers) {
@@ -294,12 +320,14 @@ void TestRedrive::killRun(const std::string& dsn, bool listen)
     }
 
     // Exactly one business effect per key, whoever ran it (a client, a re-driver, a killed one's successor).
-    QCOMPARE(count(*m_owner, "SELECT count(DISTINCT idempotency_key) FROM public.redrive_effects"), static_cast<long long>(n));
+    QCOMPARE(count(*m_owner, "SELECT count(DISTINCT idempotency_key) FROM public.redrive_effects"),
+        static_cast<long long>(n));
     QCOMPARE(count(*m_owner, "SELECT count(*) FROM public.redrive_effects"), static_cast<long long>(n));
     // Every item the job queued ended, and each as succeeded (run, or replayed after a client won).
     QCOMPARE(count(*m_owner, "SELECT count(*) FROM idem.idem_redrive_items WHERE job_id = " + std::to_string(jobId)),
         static_cast<long long>(n));
-    QCOMPARE(scalar(*m_owner, "SELECT string_agg(DISTINCT state, ',') FROM idem.idem_redrive_items"), std::string("succeeded"));
+    QCOMPARE(scalar(*m_owner, "SELECT string_agg(DISTINCT state, ',') FROM idem.idem_redrive_items"),
+        std::string("succeeded"));
     const auto outcomes = idem::readRedriveOutcomes(*m_owner, idem::SchemaName(), jobId);
     QCOMPARE(idem::redriveOutcomeSentence(n, outcomes), std::string("1000 requeued: 1000 succeeded"));
     // Re-drivers did run some, and the kills hit items they were running: taken again after their lease.
@@ -311,7 +339,8 @@ void TestRedrive::killRun(const std::string& dsn, bool listen)
         count(*m_owner, "SELECT count(*) FROM public.redrive_effects WHERE by_whom = 'client'"),
         count(*m_owner, "SELECT count(*) FROM idem.idem_redrive_items WHERE tries > 1"));
     const auto verify = idem::test::runProgram(idem::test::idemctlPath(),
-        { QStringLiteral("audit"), QStringLiteral("verify"), QStringLiteral("--dsn"), QString::fromStdString(m_db->dsn()) });
+        { QStringLiteral("audit"), QStringLiteral("verify"), QStringLiteral("--dsn"),
+            QString::fromStdString(m_db->dsn()) });
     QVERIFY2(verify.exitCode == 0, qPrintable(idem::test::describe(verify)));
 }
 
@@ -332,7 +361,8 @@ void TestRedrive::exactlyOnceThroughPgBouncer()
 // holder of read_requests reads it with the operation's redacted fields replaced.
 void TestRedrive::storedRequestReadOnlyWithItsRight()
 {
-    const auto as = [&](const std::string& login) { return idem::connect(idem::test::loginDsn(m_db->dsn(), login, password)); };
+    const auto as
+        = [&](const std::string& login) { return idem::connect(idem::test::loginDsn(m_db->dsn(), login, password)); };
     auto wka = as("idem_t_rd_wka");
     auto wkb = as("idem_t_rd_wkb");
     QCOMPARE(idem::registerRedrivable(*wka, idem::SchemaName(), { "t1", "charge", 1024, { "card" } }),
@@ -356,13 +386,16 @@ void TestRedrive::storedRequestReadOnlyWithItsRight()
     auto holder = as("idem_t_rd_requests");
     const auto full = idem::readStoredRequest(*holder, idem::SchemaName(), key.str());
     QVERIFY(full.readable);
-    QCOMPARE(nlohmann::json::parse(full.request), nlohmann::json({ { "amount", 7 }, { "card", "[redacted]" }, { "currency", "EUR" } }));
+    QCOMPARE(nlohmann::json::parse(full.request),
+        nlohmann::json({ { "amount", 7 }, { "card", "[redacted]" }, { "currency", "EUR" } }));
     QCOMPARE(sqlstateOf(*holder, "SELECT * FROM idem.idem_stored_requests"), std::string("42501"));
 
     // Worker B, another login: may not join charge, take it, or re-register it for itself.
     const auto before = everything(*m_owner);
-    QCOMPARE(sqlstateOf(*wkb, "SELECT * FROM idem.idem_redriver_seen('t1', 'charge', 'b-1', '1')"), std::string("42501"));
-    QCOMPARE(sqlstateOf(*wkb, "SELECT * FROM idem.idem_redrive_take('t1', 'charge', 'b-1', 10, 60000)"), std::string("42501"));
+    QCOMPARE(
+        sqlstateOf(*wkb, "SELECT * FROM idem.idem_redriver_seen('t1', 'charge', 'b-1', '1')"), std::string("42501"));
+    QCOMPARE(sqlstateOf(*wkb, "SELECT * FROM idem.idem_redrive_take('t1', 'charge', 'b-1', 10, 60000)"),
+        std::string("42501"));
     QCOMPARE(sqlstateOf(*wkb, "SELECT * FROM idem.idem_redrive_register('t1', 'charge', 2048)"), std::string("42501"));
     QCOMPARE(sqlstateOf(*wkb, "SELECT * FROM idem.idem_redrive_register('*', 'charge')"), std::string("42501"));
     QCOMPARE(sqlstateOf(*wkb, "SELECT * FROM idem.idem_stored_request('t1:charge:secret-1')"), std::string("42501"));
@@ -371,8 +404,9 @@ void TestRedrive::storedRequestReadOnlyWithItsRight()
     QCOMPARE(idem::registerRedrivable(*wkb, idem::SchemaName(), { "t1", "ship" }), idem::RegisterOutcome::Registered);
 
     // Worker A's re-driver takes it, as its own login, and runs it once.
-    QCOMPARE(scalar(*m_owner, "SELECT outcome FROM idem.idem_requeue_reexecute('t1:charge:secret-1', 'failed', (SELECT "
-                              "(extract(epoch FROM updated_at) * 1000000)::bigint FROM idem.task_idempotency), 1, 'retry', 'ann')"),
+    QCOMPARE(scalar(*m_owner,
+                 "SELECT outcome FROM idem.idem_requeue_reexecute('t1:charge:secret-1', 'failed', (SELECT "
+                 "(extract(epoch FROM updated_at) * 1000000)::bigint FROM idem.task_idempotency), 1, 'retry', 'ann')"),
         std::string("applied"));
     idem::Redriver redriver(*wka, storeOptions(), "t1", "charge", "a-1", effectTask("a-1"), redriveOptions());
     QCOMPARE(redriver.runOnce(), 1);
@@ -401,33 +435,81 @@ void TestRedrive::requestOverTheBoundStoresNothing()
     QVERIFY_EXCEPTION_THROWN(store.claim(idem::TaskKey("t1", "charge", "x"), idem::requestDigest(requestOf(1)),
                                  idem::canonicalRequest(requestOf(2))),
         std::invalid_argument);
-    QVERIFY_EXCEPTION_THROWN(store.claim(idem::TaskKey("t1", "charge", "x"), idem::requestDigest(requestOf(1))),
-        std::invalid_argument);
+    QVERIFY_EXCEPTION_THROWN(
+        store.claim(idem::TaskKey("t1", "charge", "x"), idem::requestDigest(requestOf(1))), std::invalid_argument);
     QCOMPARE(everything(*m_owner), before);
 }
 
-// The purge deletes a stored request with its key.
+// Every path that deletes task rows deletes their stored requests in the same statement (no
+// foreign key does it since v27): idem_purge, idemctl purge's runPurge, pg_cron's idem_purge_run
+// (all three through idem_purge_batch, the one statement that deletes task rows). No stored
+// request outlives its key, and the others stay.
 void TestRedrive::purgeRemovesStoredRequests()
 {
-    QCOMPARE(idem::registerRedrivable(*m_owner, idem::SchemaName(), { "t1", "charge" }), idem::RegisterOutcome::Registered);
+    QCOMPARE(
+        idem::registerRedrivable(*m_owner, idem::SchemaName(), { "t1", "charge" }), idem::RegisterOutcome::Registered);
     idem::TaskStore store(*m_owner, storeOptions());
-    for (int i = 0; i < 5; ++i) {
+    for (int i = 0; i < 8; ++i) {
         idem::RunOptions run;
         run.request = idem::canonicalRequest(requestOf(i));
-        const auto out = idem::runTask(store, idem::TaskKey("t1", "charge", "p-" + std::to_string(i)),
-            idem::requestDigest(requestOf(i)), [](pqxx::work&, const idem::TaskContext&) { return std::string("{}"); }, run);
+        const auto out = idem::runTask(
+            store, idem::TaskKey("t1", "charge", "p-" + std::to_string(i)), idem::requestDigest(requestOf(i)),
+            [](pqxx::work&, const idem::TaskContext&) { return std::string("{}"); }, run);
         QCOMPARE(out.kind, idem::RunOutcome::Kind::Succeeded);
     }
-    QCOMPARE(count(*m_owner, "SELECT count(*) FROM idem.idem_stored_requests"), 5LL);
-    pqxx::work w(*m_owner);
-    w.exec("SELECT idem.idem_set_retention('charge', 3600, 'a day is enough', 'ann')");
-    w.exec("UPDATE idem.task_idempotency SET updated_at = now() - interval '2 hours'"
-           " WHERE idempotency_key IN ('t1:charge:p-0', 't1:charge:p-1', 't1:charge:p-2')");
-    w.commit();
-    QCOMPARE(scalar(*m_owner, "SELECT rows_removed FROM idem.idem_purge(1000, 1, 'test purge', 'ann')"), std::string("3"));
-    QCOMPARE(scalar(*m_owner, "SELECT string_agg(idempotency_key, ',' ORDER BY idempotency_key) FROM idem.idem_stored_requests"),
-        std::string("t1:charge:p-3,t1:charge:p-4"));
+    QCOMPARE(count(*m_owner, "SELECT count(*) FROM idem.idem_stored_requests"), 8LL);
+    {
+        pqxx::work w(*m_owner);
+        w.exec("SELECT idem.idem_set_retention('charge', 3600, 'a day is enough', 'ann')");
+        w.commit();
+    }
+    const auto age = [&](const std::string& keys) {
+        pqxx::work w(*m_owner);
+        w.exec("UPDATE idem.task_idempotency SET updated_at = now() - interval '2 hours'"
+               " WHERE idempotency_key = ANY ('{"
+            + keys + "}'::text[])");
+        w.commit();
+    };
+    const auto orphans = [&] {
+        return count(*m_owner,
+            "SELECT count(*) FROM idem.idem_stored_requests s WHERE NOT EXISTS"
+            " (SELECT FROM idem.task_idempotency t WHERE t.idempotency_key = s.idempotency_key)");
+    };
+    const auto stored = [&] {
+        return scalar(*m_owner,
+            "SELECT string_agg(split_part(idempotency_key, ':', 3), ',' ORDER BY idempotency_key)"
+            " FROM idem.idem_stored_requests");
+    };
+
+    age("t1:charge:p-0,t1:charge:p-1,t1:charge:p-2");
+    QCOMPARE(
+        scalar(*m_owner, "SELECT rows_removed FROM idem.idem_purge(1000, 1, 'test purge', 'ann')"), std::string("3"));
+    QCOMPARE(orphans(), 0LL);
+    QCOMPARE(stored(), std::string("p-3,p-4,p-5,p-6,p-7"));
     QVERIFY(!idem::readStoredRequest(*m_owner, idem::SchemaName(), "t1:charge:p-0").stored);
+
+    age("t1:charge:p-3,t1:charge:p-4");
+    idem::PurgeOptions o;
+    o.duty = 1;
+    o.reason = "test purge";
+    o.actor = "ann";
+    QCOMPARE(idem::runPurge(*m_owner, idem::SchemaName(), o).rowsRemoved, 2);
+    QCOMPARE(orphans(), 0LL);
+    QCOMPARE(stored(), std::string("p-5,p-6,p-7"));
+
+    age("t1:charge:p-5,t1:charge:p-6");
+    {
+        pqxx::nontransaction n(*m_owner);
+        n.exec("CALL idem.idem_purge_run(1000, 10, 'scheduled purge', 'cron', 1)");
+    }
+    QCOMPARE(orphans(), 0LL);
+    QCOMPARE(stored(), std::string("p-7"));
+    QVERIFY(idem::readStoredRequest(*m_owner, idem::SchemaName(), "t1:charge:p-7").stored);
+    // The foreign key is gone (what made every claim of a key pay for it).
+    QCOMPARE(count(*m_owner,
+                 "SELECT count(*) FROM pg_constraint WHERE conrelid = 'idem.idem_stored_requests'::regclass"
+                 " AND contype = 'f'"),
+        0LL);
 }
 
 // A re-executing job that needs approval queues nothing until another login approves it and it runs.
@@ -441,8 +523,9 @@ void TestRedrive::jobUnderApprovalWaits()
     }
     auto op = idem::connect(idem::test::loginDsn(m_db->dsn(), "idem_t_rd_op", password));
     auto approver = idem::connect(idem::test::loginDsn(m_db->dsn(), "idem_t_rd_approver", password));
-    const auto job = scalar(*op, "SELECT job_id FROM idem.idem_job_start('requeue', '{\"operation\": \"charge\"}', 100,"
-                                 " 'gateway back', 'ann', 1, true)");
+    const auto job = scalar(*op,
+        "SELECT job_id FROM idem.idem_job_start('requeue', '{\"operation\": \"charge\"}', 100,"
+        " 'gateway back', 'ann', 1, true)");
     QCOMPARE(scalar(*m_owner, "SELECT state || ' ' || redrive FROM idem.idem_jobs WHERE id = " + job),
         std::string("awaiting_approval true"));
     idem::Redriver redriver(*m_owner, storeOptions(), "t1", "charge", "w-approval", effectTask("w"), redriveOptions());
@@ -453,12 +536,16 @@ void TestRedrive::jobUnderApprovalWaits()
     QCOMPARE(scalar(*m_owner, "SELECT idem.idem_job_spec(j) ->> 'redrive' FROM idem.idem_jobs j WHERE id = " + job),
         std::string("true"));
     const auto spec = scalar(*m_owner, "SELECT spec_sha256 FROM idem.idem_jobs WHERE id = " + job);
-    pqxx::nontransaction(*approver).exec("SELECT * FROM idem.idem_job_approve(" + job + ", '" + spec + "', 'ok', 'bob')");
+    pqxx::nontransaction(*approver).exec(
+        "SELECT * FROM idem.idem_job_approve(" + job + ", '" + spec + "', 'ok', 'bob')");
     pqxx::nontransaction(*op).exec("CALL idem.idem_job_run(" + job + ", 100, 1, 10, 'ann', false)");
     QCOMPARE(scalar(*m_owner, "SELECT state FROM idem.idem_jobs WHERE id = " + job), std::string("finished"));
-    QCOMPARE(count(*m_owner, "SELECT count(*) FROM idem.idem_redrive_items WHERE state = 'queued' AND job_id = " + job), 20LL);
-    QCOMPARE(count(*m_owner, "SELECT count(*) FROM idem.task_idempotency_audit WHERE action = 'requeue'"
-                             " AND after_image ->> 'redrive' = 'true' AND after_image ->> 'job_id' = '" + job + "'"),
+    QCOMPARE(count(*m_owner, "SELECT count(*) FROM idem.idem_redrive_items WHERE state = 'queued' AND job_id = " + job),
+        20LL);
+    QCOMPARE(count(*m_owner,
+                 "SELECT count(*) FROM idem.task_idempotency_audit WHERE action = 'requeue'"
+                 " AND after_image ->> 'redrive' = 'true' AND after_image ->> 'job_id' = '"
+                     + job + "'"),
         20LL);
     while (redriver.runOnce() > 0) { }
     QCOMPARE(count(*m_owner, "SELECT count(*) FROM public.redrive_effects"), 20LL);
@@ -487,6 +574,166 @@ void TestRedrive::pauseHoldsRedrives()
     QCOMPARE(count(*m_owner, "SELECT count(*) FROM public.redrive_effects"), 10LL);
 }
 
+// A re-drive put back (later: its key held by the original client) comes back after a few
+// seconds, not after the holder's whole lease (v27; the bound is the re-driver's laterWait); it is
+// not given up after 20 tries while the holder's lease lives; once the holder has finished, it
+// ends succeeded (a replay) and the key has one effect.
+void TestRedrive::laterWaitsAFewSeconds()
+{
+    plantFailed(1);
+    pqxx::nontransaction(*m_owner).exec(
+        "SELECT * FROM idem.task_idempotency t, LATERAL idem.idem_requeue_reexecute(t.idempotency_key, t.status,"
+        " (extract(epoch FROM t.updated_at) * 1000000)::bigint, 1, 'gateway back', 'ann') r");
+    // The original client retries first and holds the key for ten minutes.
+    std::string token;
+    {
+        pqxx::work w(*m_owner);
+        const auto r = w.exec_params("SELECT decision, owner_token FROM idem.idem_claim_stored('t1:charge:k-0', $1,"
+                                     " gen_random_uuid(), 600000, 5, NULL, $2)",
+            idem::requestDigest(requestOf(0)), idem::canonicalRequest(requestOf(0)));
+        QCOMPARE(r[0][0].as<std::string>(), std::string("reacquired"));
+        token = r[0][1].as<std::string>();
+        w.commit();
+    }
+    idem::Redriver redriver(*m_owner, storeOptions(), "t1", "charge", "w-later", effectTask("w"), redriveOptions());
+    QCOMPARE(redriver.runOnce(), 1);
+    QCOMPARE(redriver.stats().later, 1LL);
+    // The item's state, and whether it is due `bound` seconds after it was taken (the finish
+    // follows the take by far less than 5 s), and long before the holder's lease ends.
+    const auto wait = [&](int bound) {
+        return scalar(*m_owner,
+            "SELECT i.state || ' ' || (i.not_before - i.taken_at BETWEEN interval '" + std::to_string(bound)
+                + " seconds' AND interval '" + std::to_string(bound + 5)
+                + " seconds') || ' ' || (t.lease_until - i.not_before > interval '590 seconds')"
+                  "  FROM idem.idem_redrive_items i JOIN idem.task_idempotency t USING (idempotency_key)");
+    };
+    // Due 5 s after it was taken (the default bound), not when the holder's 600 s lease ends.
+    QCOMPARE(wait(5), std::string("queued true true"));
+
+    auto quick = redriveOptions();
+    quick.laterWait = 3s;
+    idem::Redriver three(*m_owner, storeOptions(), "t1", "charge", "w-three", effectTask("w"), quick);
+    // Due now, and tried past the 20 tries after which an item is given up: the holder's lease
+    // lives, so it is put back again, due within 3 s.
+    pqxx::nontransaction(*m_owner).exec("UPDATE idem.idem_redrive_items SET not_before = now(), tries = 25");
+    QCOMPARE(three.runOnce(), 1);
+    QCOMPARE(wait(3), std::string("queued true true"));
+    QVERIFY(
+        scalar(*m_owner, "SELECT not_before - taken_at < interval '5 seconds' FROM idem.idem_redrive_items") == "t");
+    QCOMPARE(scalar(*m_owner, "SELECT tries FROM idem.idem_redrive_items"), std::string("26"));
+
+    // The holder finishes; the re-drive replays its result: one effect, the client's.
+    {
+        pqxx::work w(*m_owner);
+        w.exec("INSERT INTO public.redrive_effects VALUES ('t1:charge:k-0', 'client')");
+        w.exec_params("SELECT * FROM idem.complete('t1:charge:k-0', $1::uuid, '{\"ok\":true}'::jsonb)", token);
+        w.commit();
+    }
+    // (Tried a few times, not past the 20 after which a key nobody holds any more is given up.)
+    pqxx::nontransaction(*m_owner).exec("UPDATE idem.idem_redrive_items SET not_before = now(), tries = 3");
+    QCOMPARE(three.runOnce(), 1);
+    QCOMPARE(scalar(*m_owner, "SELECT state FROM idem.idem_redrive_items"), std::string("succeeded"));
+    QCOMPARE(scalar(*m_owner, "SELECT string_agg(by_whom, ',') FROM public.redrive_effects"), std::string("client"));
+
+    auto bad = redriveOptions();
+    bad.laterWait = 1s;
+    QVERIFY_EXCEPTION_THROWN(
+        idem::Redriver(*m_owner, storeOptions(), "t1", "charge", "w-bad", effectTask("w"), bad), std::invalid_argument);
+}
+
+// Every re-driver of an operation is listed with when it was last seen, online or not (v27), so
+// an operator reads who went away and when, not only that nobody is online (idemctl too).
+void TestRedrive::statusSaysWhenOfflineRedriversWereSeen()
+{
+    QCOMPARE(
+        idem::registerRedrivable(*m_owner, idem::SchemaName(), { "t1", "charge" }), idem::RegisterOutcome::Registered);
+    idem::Redriver gone(*m_owner, storeOptions(), "t1", "charge", "w-gone", effectTask("w"), redriveOptions());
+    idem::Redriver here(*m_owner, storeOptions(), "t1", "charge", "w-here", effectTask("w"), redriveOptions());
+    QCOMPARE(gone.runOnce(), 0);
+    QCOMPARE(here.runOnce(), 0);
+    pqxx::nontransaction(*m_owner).exec(
+        "UPDATE idem.idem_redrivers SET last_seen = now() - interval '200 seconds' WHERE worker = 'w-gone'");
+    auto st = idem::readRedriveStatus(*m_owner, idem::SchemaName(), "t1", "charge");
+    QCOMPARE(st.size(), std::size_t(1));
+    QCOMPARE(st[0].onlineWorkers, 1);
+    QCOMPARE(st[0].redrivers.size(), std::size_t(2));
+    QCOMPARE(st[0].redrivers[0].worker, std::string("w-here"));
+    QVERIFY(st[0].redrivers[0].online);
+    QCOMPARE(st[0].redrivers[1].worker, std::string("w-gone"));
+    QCOMPARE(st[0].redrivers[1].version, std::string("tst-1"));
+    QVERIFY(!st[0].redrivers[1].online);
+    QVERIFY2(st[0].redrivers[1].secondsAgo >= 200 && st[0].redrivers[1].secondsAgo < 260,
+        std::to_string(st[0].redrivers[1].secondsAgo).c_str());
+    QCOMPARE(st[0].redrivers[1].lastSeen.size(), std::size_t(27)); // 2026-12-07T21:50:00.123456Z
+
+    // Nobody online: the status still says when each was last seen, and the sentence names the last.
+    pqxx::nontransaction(*m_owner).exec(
+        "UPDATE idem.idem_redrivers SET last_seen = now() - interval '100 seconds' WHERE worker = 'w-here'");
+    st = idem::readRedriveStatus(*m_owner, idem::SchemaName());
+    QCOMPARE(st.size(), std::size_t(1));
+    QCOMPARE(st[0].onlineWorkers, 0);
+    QVERIFY(st[0].workers.empty());
+    QCOMPARE(st[0].lastSeen, st[0].redrivers[0].lastSeen);
+    QCOMPARE(st[0].redrivers[0].worker, std::string("w-here"));
+    const auto sentence = idem::redriveAvailability(st[0]);
+    QVERIFY2(
+        sentence.rfind("no re-driver for charge is online (w-here was last seen 1 min 4", 0) == 0, sentence.c_str());
+    QVERIFY2(sentence.find(" ago, at " + st[0].lastSeen + "): the key waits for its client") != std::string::npos,
+        sentence.c_str());
+    const auto run = idem::test::runProgram(idem::test::idemctlPath(),
+        { QStringLiteral("requeue"), QStringLiteral("t1:charge:nothing"), QStringLiteral("--re-execute"),
+            QStringLiteral("--reason"), QStringLiteral("gateway back"), QStringLiteral("--dsn"),
+            QString::fromStdString(m_db->dsn()) });
+    QVERIFY2(run.out.contains(QStringLiteral(
+                 "re-execute t1:charge: no re-driver for charge is online (w-here was last seen 1 min 4")),
+        qPrintable(run.out));
+}
+
+// The Jobs page reads every job's re-execution outcomes in one call (idem_redrive_outcomes_of,
+// v27): the figures one call per job gives, a job without items all zero, for readers only; a
+// NULL array, a NULL or zero id, more than 1000 ids refused with ID003.
+void TestRedrive::outcomesOfManyJobsInOneRead()
+{
+    plantFailed(6);
+    const auto job = scalar(*m_owner,
+        "SELECT job_id FROM idem.idem_job_start('requeue', '{\"operation\": \"charge\"}', 100,"
+        " 'gateway back', 'ann', 1, true)");
+    pqxx::nontransaction(*m_owner).exec("CALL idem.idem_job_run(" + job + ", 100, 1, 10, 'ann', false)");
+    {
+        pqxx::work w(*m_owner);
+        w.exec("UPDATE idem.idem_redrive_items SET state = 'succeeded', finished_at = now()"
+               " WHERE id IN (SELECT id FROM idem.idem_redrive_items ORDER BY id LIMIT 3)");
+        w.exec("UPDATE idem.idem_redrive_items SET state = 'failed', finished_at = now()"
+               " WHERE id = (SELECT max(id) FROM idem.idem_redrive_items)");
+        w.commit();
+    }
+    auto reader = idem::connect(idem::test::loginDsn(m_db->dsn(), "idem_t_rd_reader", password));
+    const std::int64_t id = std::stoll(job);
+    const auto many = idem::readRedriveOutcomesOf(*reader, idem::SchemaName(), { id, 999999 });
+    QCOMPARE(many.size(), std::size_t(2));
+    QCOMPARE(idem::redriveOutcomeSentence(6, many.at(id)), std::string("6 requeued: 3 succeeded, 1 failed, 2 queued"));
+    QCOMPARE(idem::redriveOutcomeSentence(6, many.at(id)),
+        idem::redriveOutcomeSentence(6, idem::readRedriveOutcomes(*reader, idem::SchemaName(), id)));
+    QCOMPARE(many.at(999999).total(), 0LL);
+    QVERIFY(idem::readRedriveOutcomesOf(*reader, idem::SchemaName(), {}).empty());
+    QCOMPARE(scalar(*reader,
+                 "SELECT string_agg(job_id || ' ' || state || ' ' || n, ', ')"
+                 " FROM idem.idem_redrive_outcomes_of(ARRAY["
+                     + job + ", " + job + ", 999999])"),
+        job + " queued 2, " + job + " succeeded 3, " + job + " failed 1");
+    for (const char* sql : { "SELECT * FROM idem.idem_redrive_outcomes_of(NULL)",
+             "SELECT * FROM idem.idem_redrive_outcomes_of(ARRAY[1, NULL]::bigint[])",
+             "SELECT * FROM idem.idem_redrive_outcomes_of(ARRAY[0]::bigint[])",
+             "SELECT * FROM idem.idem_redrive_outcomes_of(ARRAY(SELECT generate_series(1, 1001))::bigint[])" })
+        QCOMPARE(sqlstateOf(*reader, sql), std::string("ID003"));
+    auto worker = idem::connect(idem::test::loginDsn(m_db->dsn(), "idem_t_rd_wka", password));
+    QCOMPARE(
+        sqlstateOf(*worker, "SELECT * FROM idem.idem_redrive_outcomes_of(ARRAY[1]::bigint[])"), std::string("42501"));
+    QVERIFY_EXCEPTION_THROWN(
+        idem::readRedriveOutcomesOf(*reader, idem::SchemaName(), std::vector<std::int64_t>(1001, 1)),
+        std::invalid_argument);
+}
+
 void TestRedrive::badArgumentsAreRefused_data()
 {
     QTest::addColumn<QString>("sql");
@@ -501,7 +748,8 @@ void TestRedrive::badArgumentsAreRefused_data()
     row("register null redact", "SELECT * FROM idem.idem_redrive_register('t1', 'charge', 10, NULL)");
     row("register null field", "SELECT * FROM idem.idem_redrive_register('t1', 'charge', 10, ARRAY[NULL]::text[])");
     row("register many fields",
-        "SELECT * FROM idem.idem_redrive_register('t1', 'charge', 10, ARRAY(SELECT 'f' || g FROM generate_series(1, 65) g))");
+        "SELECT * FROM idem.idem_redrive_register('t1', 'charge', 10, ARRAY(SELECT 'f' || g FROM generate_series(1, "
+        "65) g))");
     row("seen null worker", "SELECT * FROM idem.idem_redriver_seen('t1', 'charge', NULL, '1')");
     row("seen long worker", "SELECT * FROM idem.idem_redriver_seen('t1', 'charge', repeat('w', 201), '1')");
     row("seen control worker", "SELECT * FROM idem.idem_redriver_seen('t1', 'charge', E'w\\n1', '1')");
@@ -514,11 +762,14 @@ void TestRedrive::badArgumentsAreRefused_data()
         "SELECT * FROM idem.idem_claim_stored('t1:charge:1', 'v1:aa', gen_random_uuid(), 1000, 5, NULL, '')");
     row("claim wrong digest",
         "SELECT * FROM idem.idem_claim_stored('t1:charge:1', 'v1:aa', gen_random_uuid(), 1000, 5, NULL, '{}')");
-    row("claim null key", "SELECT * FROM idem.idem_claim_stored(NULL, 'v1:aa', gen_random_uuid(), 1000, 5, NULL, '{}')");
+    row("claim null key",
+        "SELECT * FROM idem.idem_claim_stored(NULL, 'v1:aa', gen_random_uuid(), 1000, 5, NULL, '{}')");
     row("claim null token",
-        "SELECT * FROM idem.idem_claim_stored('t1:charge:1', 'v1:' || encode(sha256('{}'), 'hex'), NULL, 1000, 5, NULL, '{}')");
+        "SELECT * FROM idem.idem_claim_stored('t1:charge:1', 'v1:' || encode(sha256('{}'), 'hex'), NULL, 1000, 5, "
+        "NULL, '{}')");
     row("claim zero lease",
-        "SELECT * FROM idem.idem_claim_stored('t1:charge:1', 'v1:' || encode(sha256('{}'), 'hex'), gen_random_uuid(), 0, 5,"
+        "SELECT * FROM idem.idem_claim_stored('t1:charge:1', 'v1:' || encode(sha256('{}'), 'hex'), gen_random_uuid(), "
+        "0, 5,"
         " NULL, '{}')");
     row("take zero limit", "SELECT * FROM idem.idem_redrive_take('t1', 'charge', 'w', 0, 60000)");
     row("take big limit", "SELECT * FROM idem.idem_redrive_take('t1', 'charge', 'w', 101, 60000)");
@@ -532,15 +783,20 @@ void TestRedrive::badArgumentsAreRefused_data()
     row("finish bad outcome", "SELECT * FROM idem.idem_redrive_finish(1, 'w', 'queued')");
     row("finish null outcome", "SELECT * FROM idem.idem_redrive_finish(1, 'w', NULL)");
     row("finish long detail", "SELECT * FROM idem.idem_redrive_finish(1, 'w', 'failed', repeat('d', 4097))");
+    row("finish short later wait", "SELECT * FROM idem.idem_redrive_finish(1, 'w', 'later', NULL, 1999)");
+    row("finish long later wait", "SELECT * FROM idem.idem_redrive_finish(1, 'w', 'later', NULL, 3600001)");
+    row("finish null later wait", "SELECT * FROM idem.idem_redrive_finish(1, 'w', 'later', NULL, NULL)");
     row("reexecute null key", "SELECT * FROM idem.idem_requeue_reexecute(NULL, 'failed', 1, 1, 'r')");
     row("reexecute null status", "SELECT * FROM idem.idem_requeue_reexecute('t1:charge:k-0', NULL, 1, 1, 'r')");
-    row("reexecute null attempts", "SELECT * FROM idem.idem_requeue_reexecute('t1:charge:k-0', 'failed', 1, NULL, 'r')");
+    row("reexecute null attempts",
+        "SELECT * FROM idem.idem_requeue_reexecute('t1:charge:k-0', 'failed', 1, NULL, 'r')");
     row("reexecute zero attempts", "SELECT * FROM idem.idem_requeue_reexecute('t1:charge:k-0', 'failed', 1, 0, 'r')");
     row("reexecute blank reason", "SELECT * FROM idem.idem_requeue_reexecute('t1:charge:k-0', 'failed', 1, 1, ' ')");
     row("reexecute no stored, null status", "SELECT * FROM idem.idem_requeue_reexecute('t1:ship:1', NULL, 1, 1, 'r')");
     row("job null redrive",
         "SELECT * FROM idem.idem_job_start('requeue', '{\"operation\": \"charge\"}', 10, 'r', 'a', 1, NULL)");
-    row("job fail redrive", "SELECT * FROM idem.idem_job_start('fail', '{\"operation\": \"charge\"}', 10, 'r', 'a', NULL, true)");
+    row("job fail redrive",
+        "SELECT * FROM idem.idem_job_start('fail', '{\"operation\": \"charge\"}', 10, 'r', 'a', NULL, true)");
     row("status bad tenant", "SELECT * FROM idem.idem_redrive_status('t:1', 'charge')");
     row("status bad operation", "SELECT * FROM idem.idem_redrive_status('t1', '')");
     row("outcomes null job", "SELECT * FROM idem.idem_redrive_outcomes(NULL)");
@@ -567,7 +823,8 @@ void TestRedrive::badArgumentsAreRefused()
 void TestRedrive::idemctlRequeueReexecutes()
 {
     plantFailed(2);
-    QCOMPARE(idem::registerRedrivable(*m_owner, idem::SchemaName(), { "t1", "ship" }), idem::RegisterOutcome::Registered);
+    QCOMPARE(
+        idem::registerRedrivable(*m_owner, idem::SchemaName(), { "t1", "ship" }), idem::RegisterOutcome::Registered);
     const auto idemctl = [&](QStringList args) {
         args << QStringLiteral("--dsn") << QString::fromStdString(m_db->dsn());
         return idem::test::runProgram(idem::test::idemctlPath(), args);
@@ -576,8 +833,10 @@ void TestRedrive::idemctlRequeueReexecutes()
     QCOMPARE(redriver.runOnce(), 0); // its presence: online
     auto run = idemctl({ QStringLiteral("requeue"), QStringLiteral("t1:charge:k-0"), QStringLiteral("t1:ship:nothing"),
         QStringLiteral("--re-execute"), QStringLiteral("--reason"), QStringLiteral("gateway back") });
-    QVERIFY2(run.out.contains(QStringLiteral("re-execute t1:charge: 1 worker of charge is online")), qPrintable(run.out));
-    QVERIFY2(run.out.contains(QStringLiteral("re-execute t1:ship: no re-driver for ship is online: the key waits for its client")),
+    QVERIFY2(
+        run.out.contains(QStringLiteral("re-execute t1:charge: 1 worker of charge is online")), qPrintable(run.out));
+    QVERIFY2(run.out.contains(
+                 QStringLiteral("re-execute t1:ship: no re-driver for ship is online: the key waits for its client")),
         qPrintable(run.out));
     QVERIFY2(run.out.contains(QStringLiteral("re-execution queued (item ")), qPrintable(run.out));
     QCOMPARE(run.exitCode, 3); // the ship key does not exist: refused
@@ -585,7 +844,8 @@ void TestRedrive::idemctlRequeueReexecutes()
     run = idemctl({ QStringLiteral("tasks"), QStringLiteral("show"), QStringLiteral("t1:charge:k-0") });
     QCOMPARE(run.exitCode, 0);
     QVERIFY2(run.out.contains(QStringLiteral("t1:charge:k-0: succeeded")), qPrintable(run.out));
-    QVERIFY2(run.out.contains(QStringLiteral("request   stored, %1 bytes at ").arg(idem::canonicalRequest(requestOf(0)).size())),
+    QVERIFY2(run.out.contains(
+                 QStringLiteral("request   stored, %1 bytes at ").arg(idem::canonicalRequest(requestOf(0)).size())),
         qPrintable(run.out));
     QVERIFY2(run.out.contains(QStringLiteral(": succeeded, requested by ")), qPrintable(run.out));
     QVERIFY2(run.out.contains(QStringLiteral("; worker w-cli, tries 1")), qPrintable(run.out));

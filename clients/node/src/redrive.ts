@@ -84,6 +84,8 @@ export interface RedriverOptions {
     batch?: number;
     /** How long a taken item is this re-driver's; then another may take it. Default 60 000 ms. */
     itemLeaseMs?: number;
+    /** An item put back (later) is taken again when its key's lease or backoff ends, but after at most this long, 2000 to 3 600 000 ms (schema v27). Default 5000. */
+    laterWaitMs?: number;
     /** The connection goes through a pooler: poll instead of LISTEN. Default false. */
     pooled?: boolean;
     /** Polling interval when pooled, 50 to 2000 ms. Default 2000. */
@@ -114,6 +116,7 @@ export class Redriver {
     private readonly q: string;
     private readonly batch: number;
     private readonly itemLeaseMs: number;
+    private readonly laterWaitMs: number;
     private readonly pollMs: number;
     private readonly listenMs: number;
 
@@ -129,11 +132,14 @@ export class Redriver {
         this.q = quoteSchema(options.schema ?? 'idem');
         this.batch = options.batch ?? 10;
         this.itemLeaseMs = options.itemLeaseMs ?? 60_000;
+        this.laterWaitMs = options.laterWaitMs ?? 5000;
         this.pollMs = options.pollIntervalMs ?? 2000;
         this.listenMs = Math.max(this.pollMs, options.listenIntervalMs ?? 5000);
         if (!Number.isSafeInteger(this.batch) || this.batch < 1 || this.batch > maxBatch) throw new RangeError(`batch must be 1 to ${maxBatch}`);
         if (!Number.isSafeInteger(this.itemLeaseMs) || this.itemLeaseMs < 1000 || this.itemLeaseMs > 3_600_000)
             throw new RangeError('itemLeaseMs must be 1000 to 3600000 (1 h)');
+        if (!Number.isSafeInteger(this.laterWaitMs) || this.laterWaitMs < 2000 || this.laterWaitMs > 3_600_000)
+            throw new RangeError('laterWaitMs must be 2000 to 3600000 (1 h)');
         if (!(this.pollMs >= 50 && this.pollMs <= 2000)) throw new RangeError('pollIntervalMs must be 50 to 2000 (a pooled re-driver polls at least every 2 s)');
     }
 
@@ -252,8 +258,8 @@ export class Redriver {
     }
 
     private async finish(item: RedriveItem, outcome: FinishOutcome, detail: string | null): Promise<void> {
-        const rows = await this.call(`SELECT outcome FROM ${this.q}.idem_redrive_finish($1, $2, $3, $4)`, [
-            item.itemId, this.worker, outcome, detail === null ? null : detail.slice(0, 2000),
+        const rows = await this.call(`SELECT outcome FROM ${this.q}.idem_redrive_finish($1, $2, $3, $4, $5)`, [
+            item.itemId, this.worker, outcome, detail === null ? null : detail.slice(0, 2000), this.laterWaitMs,
         ]);
         // stale: the item moved on meanwhile (its lease ran out and another re-driver took it)
         this.count(rows[0]?.outcome === 'stale' ? 'stale' : outcome);

@@ -84,12 +84,16 @@ class Redriver:
 
     def __init__(self, connect_to, tenant, operation, run_item, *, worker=None, version=__version__,
                  schema=DEFAULT_SCHEMA, batch=10, item_lease_ms=60_000, pooled=False, poll_interval=2.0,
-                 listen_interval=5.0, register=None, on_open=None, stop=None):
+                 listen_interval=5.0, register=None, on_open=None, stop=None, later_wait_ms=5_000):
         TaskKey(tenant, operation, "x")  # a bad tenant or operation fails here
         if not 1 <= batch <= MAX_BATCH:
             raise ValueError("batch must be 1 to %d" % MAX_BATCH)
         if not 1000 <= item_lease_ms <= 3_600_000:
             raise ValueError("item_lease_ms must be 1000 to 3600000 (1 h)")
+        # An item put back (later) is taken again when its key's lease or backoff ends, but after
+        # at most later_wait_ms (schema v27): a holder that finishes early is not waited out.
+        if not 2000 <= later_wait_ms <= 3_600_000:
+            raise ValueError("later_wait_ms must be 2000 to 3600000 (1 h)")
         if not 0.05 <= poll_interval <= 2.0:
             raise ValueError("poll_interval must be 0.05 to 2 s (a pooled re-driver polls at least every 2 s)")
         self.connect_to = connect_to
@@ -99,6 +103,7 @@ class Redriver:
         self.version = str(version)[:100]
         self.schema = check_schema_name(schema)
         self.batch, self.item_lease_ms, self.pooled = batch, item_lease_ms, pooled
+        self.later_wait_ms = later_wait_ms
         self.poll_interval, self.listen_interval = poll_interval, max(poll_interval, listen_interval)
         self.register = register  # None, or the keyword arguments of TaskStore.register_redrivable
         self.on_open = on_open  # called with each new connection (after register, before the first take)
@@ -202,8 +207,9 @@ class Redriver:
         return [RedriveItem(r[0], r[1], r[2], r[3], r[4]) for r in rows]
 
     def _finish(self, item, outcome, detail):
-        row = self._call("idem_redrive_finish", "%s, %s, %s, %s",
-                         (item.item_id, self.worker, outcome, None if detail is None else str(detail)[:2000]))
+        row = self._call("idem_redrive_finish", "%s, %s, %s, %s, %s",
+                         (item.item_id, self.worker, outcome, None if detail is None else str(detail)[:2000],
+                          self.later_wait_ms))
         # stale: the item moved on meanwhile (its lease ran out and another re-driver took it)
         self._count(outcome if row and row[0][0] != "stale" else "stale")
         if outcome == "later":

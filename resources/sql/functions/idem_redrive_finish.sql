@@ -1,4 +1,4 @@
--- idem_redrive_finish (schema v25; the history is in git log).
+-- idem_redrive_finish (schema v25, changed in v27; the history is in git log).
 -- Records what became of re-drive item p_item_id, by the re-driver p_worker holding it (taken by
 -- idem_redrive_take under this login, still running). p_outcome: succeeded | failed | conflict |
 -- gone end it (finished_at, p_detail kept, at most 4096 characters); later puts it back queued,
@@ -7,7 +7,13 @@
 -- tried 20 times ends failed instead, saying so. outcome: finished | queued | stale (the item is
 -- no longer this worker's: it was taken again after its lease, or has ended; nothing written),
 -- state: the item's state afterwards.
-CREATE OR REPLACE FUNCTION idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text DEFAULT NULL)
+-- v27: later waits at most p_later_max_ms (2000 to 3600000, default 5000) however long the key's
+-- lease or backoff, so a re-drive comes back within seconds of the key's holder finishing early
+-- (before v27 it waited the holder's whole lease, up to 1 h); and an item whose key is held under
+-- a live lease is not given up after 20 tries while that lease lives (it is tried every few
+-- seconds instead of once per lease).
+CREATE OR REPLACE FUNCTION idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text DEFAULT NULL,
+                                               p_later_max_ms integer DEFAULT 5000)
 RETURNS TABLE (outcome text, state text)
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -32,6 +38,10 @@ BEGIN
         RAISE EXCEPTION 'a re-drive''s detail is at most 4096 characters, not %', char_length(p_detail)
             USING ERRCODE = 'ID003';
     END IF;
+    IF p_later_max_ms IS NULL OR p_later_max_ms NOT BETWEEN 2000 AND 3600000 THEN
+        RAISE EXCEPTION 'a re-drive put back waits 2000 to 3600000 ms at most, not %', COALESCE(p_later_max_ms::text, 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
     SELECT * INTO i FROM idem_redrive_items x WHERE x.id = p_item_id FOR UPDATE;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'there is no re-drive item %', p_item_id USING ERRCODE = 'ID003';
@@ -40,12 +50,14 @@ BEGIN
         RETURN QUERY SELECT 'stale'::text, i.state;
         RETURN;
     END IF;
-    IF p_outcome = 'later' AND i.tries < c_max_tries THEN
+    IF p_outcome = 'later' THEN
         SELECT * INTO t FROM task_idempotency x WHERE x.idempotency_key = i.idempotency_key;
+    END IF;
+    IF p_outcome = 'later' AND (i.tries < c_max_tries OR (t.status = 'processing' AND t.lease_until > now())) THEN
         v_not_before := GREATEST(now() + interval '2 seconds',
                                  CASE WHEN t.status = 'processing' THEN t.lease_until END,
                                  CASE WHEN t.status = 'retryable_failed' THEN t.next_attempt_at END);
-        v_not_before := LEAST(v_not_before, now() + interval '1 hour');
+        v_not_before := LEAST(v_not_before, now() + p_later_max_ms * interval '1 millisecond');
         UPDATE idem_redrive_items x
            SET state = 'queued', lease_until = NULL, not_before = v_not_before, detail = p_detail
          WHERE x.id = p_item_id;
@@ -64,4 +76,4 @@ BEGIN
 END
 $finish$;
 
-REVOKE ALL ON FUNCTION idem_redrive_finish(bigint, text, text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION idem_redrive_finish(bigint, text, text, text, integer) FROM PUBLIC;

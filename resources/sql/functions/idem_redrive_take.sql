@@ -1,4 +1,4 @@
--- idem_redrive_take (schema v25; the history is in git log).
+-- idem_redrive_take (schema v25, changed in v27; the history is in git log).
 -- Up to p_limit (1 to 100) re-drive items of operation p_operation (of tenant p_tenant, '*': of
 -- every tenant) for re-driver p_worker, oldest first: queued ones that are due (not_before), and
 -- running ones whose item lease has expired (their re-driver died). Each is locked with SKIP
@@ -6,7 +6,8 @@
 -- tries + 1, lease_until now + p_lease_ms (1000 to 3600000). Returned with the stored request and
 -- its digest, which the re-driver runs through the ordinary claim (idem_claim_stored or claim),
 -- fence and complete with the same key. Items whose key is gone (purged) or has no stored
--- request end 'gone' here, and items tried 20 times end 'failed'; neither is returned. Nothing
+-- request end 'gone' here, and items tried 20 times end 'failed' (v27: unless another holds the
+-- key under a live lease); neither is returned. Nothing
 -- is taken while a pause covers the operation (for '*', items of covered tenants stay queued).
 -- Only for a registered, online re-driver of that scope (idem_redriver_seen within 30 s) under its
 -- own login: refused (ID003, 42501) otherwise, nothing taken.
@@ -78,7 +79,11 @@ BEGIN
              WHERE i.id = it.id;
             CONTINUE;
         END IF;
-        IF it.tries >= c_max_tries THEN
+        -- v27: not while another holds the key under a live lease (idem_redrive_finish puts such
+        -- an item back every few seconds, so its tries grow with the holder's lease).
+        IF it.tries >= c_max_tries
+           AND NOT EXISTS (SELECT FROM task_idempotency t WHERE t.idempotency_key = it.idempotency_key
+                              AND t.status = 'processing' AND t.lease_until > now()) THEN
             UPDATE idem_redrive_items i
                SET state = 'failed', finished_at = now(), lease_until = NULL, not_before = NULL,
                    detail = left(format('gave up after %s tries', it.tries) || COALESCE('; last: ' || i.detail, ''), 4096)
