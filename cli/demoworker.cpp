@@ -213,13 +213,14 @@ namespace {
         } catch (const pqxx::sql_error& e) {
             if (isReadOnlyRefusal(e)) {
                 m_shared.stats.add(Tally::NotPrimary);
-                m_shared.reportError("worker " + std::to_string(m_index)
-                    + ": the server is read-only (not the primary); reconnecting");
+                m_shared.reportError(
+                    "worker " + std::to_string(m_index) + ": the server is read-only (not the primary); reconnecting");
                 disconnect();
                 return false;
             }
             m_shared.stats.add(Tally::Errors);
-            m_shared.reportError("worker " + std::to_string(m_index) + ": recording the primary's timeline: " + e.what());
+            m_shared.reportError(
+                "worker " + std::to_string(m_index) + ": recording the primary's timeline: " + e.what());
         }
         return true;
     }
@@ -555,8 +556,8 @@ namespace {
                         options.version = m_options.workerVersion;
                         options.listen = false;
                         options.poll = milliseconds(500);
-                        m_redriver = std::make_unique<Redriver>(*m_conn, store, "*", m_operation,
-                            hostWorkerName("idemctl-demo-redrive-" + m_operation),
+                        m_redriver = std::make_unique<Redriver>(
+                            *m_conn, store, "*", m_operation, hostWorkerName("idemctl-demo-redrive-" + m_operation),
                             [this](pqxx::work& tx, const TaskContext& ctx, const nlohmann::json& request) {
                                 return execute(tx, ctx, request);
                             },
@@ -567,20 +568,47 @@ namespace {
                     m_shared.reexecuted.fetch_add(m_redriver->stats().succeeded - before);
                     if (taken == 0)
                         sleepUnlessStopped(m_shared.stop, milliseconds(500));
+                }
+                // A lost primary (a failover, a switchover, a restart) is what the workers meet
+                // too: counted and said as theirs are, then the loop connects to the primary
+                // again and carries on (issue 42). Anything else is an error of the demo's.
+                catch (const ConnectError& e) {
+                    lost(e.kind() == ConnectErrorKind::ReadOnly ? Tally::NotPrimary : Tally::DatabaseErrors,
+                        std::string("cannot connect: ") + e.what());
+                } catch (const NotPrimary& e) {
+                    lost(Tally::NotPrimary, e.what());
+                } catch (const DatabaseUnavailable& e) {
+                    lost(Tally::DatabaseErrors, e.what());
+                } catch (const pqxx::broken_connection& e) {
+                    lost(Tally::DatabaseErrors, describeLostConnection(e.what()));
+                } catch (const pqxx::sql_error& e) {
+                    if (isReadOnlyRefusal(e))
+                        lost(Tally::NotPrimary, describeReadOnly(e.what()));
+                    else
+                        lost(Tally::Errors, std::string("SQLSTATE ") + e.sqlstate() + ": " + e.what());
                 } catch (const std::exception& e) {
-                    if (m_shared.stop.load())
-                        break;
-                    m_shared.stats.add(Tally::Errors);
-                    m_shared.reportError("re-driver " + m_operation + ": " + e.what());
-                    m_shared.sockets.set(2 * m_slot, -1);
-                    m_redriver.reset();
-                    m_conn.reset();
-                    sleepUnlessStopped(m_shared.stop, milliseconds(1000));
+                    lost(Tally::Errors, e.what());
                 }
             }
         }
 
     private:
+        // The connections dropped (the payment service's too: it was on the same server), then a
+        // pause before connecting again; nothing counted once the run is stopping.
+        void lost(Tally tally, const std::string& what)
+        {
+            m_shared.sockets.set(2 * m_slot, -1);
+            m_shared.sockets.set(2 * m_slot + 1, -1);
+            m_redriver.reset();
+            m_conn.reset();
+            m_downstream.reset();
+            if (m_shared.stop.load())
+                return;
+            m_shared.stats.add(tally);
+            m_shared.reportError("re-driver " + m_operation + ": " + what + "; reconnecting");
+            sleepUnlessStopped(m_shared.stop, milliseconds(tally == Tally::NotPrimary ? 100 : 500));
+        }
+
         std::string execute(pqxx::work& tx, const TaskContext& ctx, const nlohmann::json& body)
         {
             const std::string key = ctx.idempotencyKey;
@@ -603,9 +631,9 @@ namespace {
                       " VALUES ($1, $2, $3, $4, $5, $6, $7)",
                 key, m_options.runId, m_slot, ctx.attempt, body.at("amount_cents").get<long long>(),
                 body.at("currency").get<std::string>(), body.at("target").get<std::string>());
-            return nlohmann::json({ { "payment", key }, { "amount_cents", body.at("amount_cents") },
-                                      { "currency", body.at("currency") }, { "re_executed", true },
-                                      { "attempt", ctx.attempt }, { "execution", ctx.token.substr(0, 12) } })
+            return nlohmann::json(
+                { { "payment", key }, { "amount_cents", body.at("amount_cents") }, { "currency", body.at("currency") },
+                    { "re_executed", true }, { "attempt", ctx.attempt }, { "execution", ctx.token.substr(0, 12) } })
                 .dump();
         }
 
@@ -629,8 +657,8 @@ void registerOperations(pqxx::connection& conn, Shared& shared)
         shared.redrivable = true;
     } catch (const std::exception& e) {
         shared.redrivable = false;
-        shared.reportError(std::string("re-execution off: registering the operations as re-drivable was refused: ")
-            + e.what());
+        shared.reportError(
+            std::string("re-execution off: registering the operations as re-drivable was refused: ") + e.what());
     }
 }
 

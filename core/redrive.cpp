@@ -9,6 +9,7 @@
 #include <pqxx/pqxx>
 
 #include "core/canonicaljson.h"
+#include "core/connection.h"
 #include "core/digest.h"
 #include "core/workerversion.h"
 
@@ -43,7 +44,8 @@ namespace {
         try {
             return fn();
         } catch (const pqxx::broken_connection& e) {
-            throw DatabaseUnavailable(std::string("database connection lost: ") + e.what());
+            // In words, as the workers say it (never libpqxx's "client encoding" text).
+            throw DatabaseUnavailable(describeLostConnection(e.what()));
         } catch (const pqxx::sql_error& e) {
             rethrow(e);
         }

@@ -13,11 +13,12 @@
 #include <memory>
 #include <pqxx/pqxx>
 
-#include "schema/migrate.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
 #include "operations/stats.h"
+#include "schema/migrate.h"
 #include "tests/support/cliprocess.h"
+#include "tests/support/demoredrive.h"
 #include "tests/support/pgservers.h"
 #include "views/dashboardwidget.h"
 #include "views/tilewidget.h"
@@ -54,10 +55,10 @@ void TestFailover::initTestCase()
 
 // QVERIFY2 for a function that returns a value: records the failure and returns {} from it (a
 // QVERIFY in a lambda only left the lambda, and the run went on with no standby or no demo).
-#define REQUIRE_OR_RETURN(cond, description)                                                               \
-    do {                                                                                                   \
-        if (!QTest::qVerify(static_cast<bool>(cond), #cond, description, __FILE__, __LINE__))             \
-            return {};                                                                                     \
+#define REQUIRE_OR_RETURN(cond, description)                                                                           \
+    do {                                                                                                               \
+        if (!QTest::qVerify(static_cast<bool>(cond), #cond, description, __FILE__, __LINE__))                          \
+            return {};                                                                                                 \
     } while (false)
 
 QJsonObject TestFailover::failover(bool synchronous, int* exitCode)
@@ -95,25 +96,60 @@ QJsonObject TestFailover::failover(bool synchronous, int* exitCode)
                             .arg(standby->port());
     QProcess demo;
     demo.setProcessEnvironment(idem::test::cleanEnvironment());
+    // With its re-drivers (issue 42): they carry on across the failover as the workers do.
     demo.start(idem::test::idemctlPath(),
         { QStringLiteral("demo"), QStringLiteral("--dsn"), dsn, QStringLiteral("--json"), QStringLiteral("--quiet"),
-            // Its re-drivers left out: they do not carry on across a failover yet (the workers do).
-            QStringLiteral("--no-redrive"), QStringLiteral("--duration"), QStringLiteral("6"), QStringLiteral("--workers"), QStringLiteral("4"),
+            QStringLiteral("--duration"), QStringLiteral("12"), QStringLiteral("--workers"), QStringLiteral("4"),
             QStringLiteral("--rate"), QStringLiteral("250"), QStringLiteral("--lease-ms"), QStringLiteral("1000"),
             QStringLiteral("--slow-ms"), QStringLiteral("100") });
-    QThread::msleep(2000);
+    pqxx::connection watch(primary->dsn());
+    const auto succeeded = [&] {
+        return pqxx::nontransaction(watch)
+            .exec("SELECT count(*) FROM idem.task_idempotency WHERE status = 'succeeded'")[0][0]
+            .as<long long>();
+    };
+    // The demo at work: successes committed (and replicated) before anything is stopped.
+    QElapsedTimer clock;
+    clock.start();
+    while (succeeded() < 50 && clock.elapsed() < 20000)
+        QThread::msleep(100);
+    REQUIRE_OR_RETURN(succeeded() >= 50, "the demo committed fewer than 50 successes in 20 s");
     // The walsender stops: the standby receives nothing more. Under synchronous replication the
     // commits now wait; under asynchronous they are acknowledged and never reach the standby.
     const auto senders = primary->walSenderPids();
     REQUIRE_OR_RETURN(!senders.empty(), "no walsender on the primary");
     for (const long pid : senders)
         ::kill(static_cast<pid_t>(pid), SIGSTOP);
-    QThread::msleep(1200);
+    // The window, counted rather than slept: asynchronous, at least 20 successes committed (and
+    // acknowledged to the demo's clients) that the standby never received; synchronous, commits
+    // waiting for the standby (wait event SyncRep).
+    const long long atStop = succeeded();
+    const auto windowSeen = [&] {
+        if (!synchronous)
+            return succeeded() >= atStop + 20;
+        return pqxx::nontransaction(watch)
+                   .exec("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'")[0][0]
+                   .as<long long>()
+            > 0;
+    };
+    clock.restart();
+    while (!windowSeen() && clock.elapsed() < 20000)
+        QThread::msleep(50);
+    REQUIRE_OR_RETURN(windowSeen(),
+        synchronous ? "no commit waited for the stopped standby in 20 s"
+                    : "fewer than 20 successes committed after the walsender stopped, in 20 s");
+    watch.disconnect();
     // The primary dies (restart_after_crash is off: a killed child takes the server down).
     for (const long pid : senders)
         ::kill(static_cast<pid_t>(pid), SIGKILL);
     primary->crash();
     REQUIRE_OR_RETURN(standby->promote(), qPrintable(standby->problem()));
+    // A failed key requeued with re-execute on the promoted standby: the demo's re-driver of
+    // charge, reconnected, runs it (one effect) while the demo still runs.
+    const auto item = idem::test::requeueDemoKeyForRedrive(standby->dsn(), "tf:charge:after-failover");
+    REQUIRE_OR_RETURN(item > 0, "the requeue queued no re-drive item");
+    const auto redriven = idem::test::waitForRedrive(standby->dsn(), item, std::chrono::seconds(30));
+    REQUIRE_OR_RETURN(redriven == "succeeded succeeded 1", qPrintable(QString::fromStdString(redriven)));
 
     const CliRun run = idem::test::finishProcess(demo, 60000);
     *exitCode = run.exitCode;
@@ -235,8 +271,7 @@ void TestFailover::demoThroughAReadOnlyFlipLosesNothing()
     demo.setProcessEnvironment(idem::test::cleanEnvironment());
     demo.start(idem::test::idemctlPath(),
         { QStringLiteral("demo"), QStringLiteral("--dsn"), QString::fromStdString(server->dsn()),
-            QStringLiteral("--json"), QStringLiteral("--quiet"), QStringLiteral("--no-redrive"),
-            QStringLiteral("--duration"), QStringLiteral("12"),
+            QStringLiteral("--json"), QStringLiteral("--quiet"), QStringLiteral("--duration"), QStringLiteral("12"),
             QStringLiteral("--workers"), QStringLiteral("4"), QStringLiteral("--rate"), QStringLiteral("200"),
             QStringLiteral("--lease-ms"), QStringLiteral("1000"), QStringLiteral("--slow-ms"), QStringLiteral("300"),
             QStringLiteral("--slow-rate"), QStringLiteral("0.2"), QStringLiteral("--die-rate"), QStringLiteral("0"),
