@@ -20,9 +20,10 @@ Idem's own seventh: succeeded rows never change): in a scratch schema it
 creates (idem_verify_NNNNNN, migrated without roles) and drops afterwards. Each scenario
 checks the idempotency records and the business tables' row counts, and prints a line of
 a pass/fail table. Scenarios 4 and 5 start this idemctl as a worker process and SIGKILL it.
-A connection lost mid-run (a failover), in any of a scenario's threads, fails the scenario it
-cut short; the run reconnects, waiting for the primary up to a minute, checks the ledger,
-prints the table and drops its schema (or names it when it cannot). A scratch
+A connection lost mid-run (a failover), in any of a scenario's threads, cuts the scenario
+short: it is run once more on the primary, on keys of its own (a second cut fails it); the run
+reconnects, waiting for the primary up to a minute, checks the ledger (the first run's
+acknowledged successes too), prints the table and drops its schema (or names it when it cannot). A scratch
 schema left by an earlier run that is gone (its pid no longer exists on this host, or
 nothing was written in it for an hour) is dropped at the start.
 

@@ -53,6 +53,9 @@ struct ScenarioEnv {
     std::string workerNames() const;
     std::shared_ptr<AckLedger> ledger = std::make_shared<AckLedger>();
     int scenario = 0; // the one running, for the ledger
+    // The tenant of the scenarios' keys: "verify", and "verifyagain" for a scenario run again
+    // after a lost connection cut its first run short (its keys then differ from the first run's).
+    std::string tenant = "verify";
     bool oneTransaction = false; // VerifyOptions::oneTransaction
 
     // How the scenarios run a task: in two steps, or in one transaction with a duplicate waiting
