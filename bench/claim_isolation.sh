@@ -11,22 +11,10 @@
 # this checkout's private cluster (scripts/idem-db) or IDEM_BENCH_DSN; drops its schema at the end.
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$here"
-rounds=${1:-15}
-tasks=${2:-3000}
-if [ -n "${IDEM_BENCH_DSN:-}" ]; then
-    dsn=$IDEM_BENCH_DSN
-else
-    scripts/idem-db start >&2
-    dsn=$(scripts/idem-db dsn)
-fi
-idemctl=${IDEMCTL:-build/ci/cli/idemctl}
+. "$(dirname "${BASH_SOURCE[0]}")/scratch.sh"
+bench_init 15 3000 "$@"
 schema=idem_bench_iso_$$
-psql() { command psql "$dsn" -qXAt -v ON_ERROR_STOP=1 "$@"; }
-trap 'psql -c "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null 2>&1 || true' EXIT
-
-"$idemctl" migrate --dsn "$dsn" --schema "$schema" --no-roles >&2
+bench_schema "$schema"
 # The baseline: the shipped body without the isolation check (the IF block that raises it).
 python3 - "$schema" > /tmp/claim_v23_$$.sql <<'EOF'
 import re, sys

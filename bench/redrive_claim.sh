@@ -1,37 +1,27 @@
 #!/usr/bin/env bash
 # bench/redrive_claim.sh [ROUNDS] [TASKS]
 #
-# What storing requests costs the claim path (schema v25, issue 42; bench/README.md, "Session 17"),
-# inside the backend (a PL/pgSQL loop: no network, no client), in one scratch schema migrated by
-# this checkout's idemctl (build/ci), with operation rd registered re-drivable:
+# What storing requests costs the claim path (issue 42; bench/README.md, "Session 17" for schema
+# v25, "Session 18" for v27), inside the backend (a PL/pgSQL loop: no network, no client), in one
+# scratch schema migrated by this checkout's idemctl (build/ci), with operation rd registered
+# re-drivable:
 #   stored  idem_claim_stored of new keys of rd with a 200-byte request, plus complete()
 #   plain   claim() of new keys of another operation, plus complete(), in the same schema
-#   v24     claim() + complete() in a second scratch schema without idem_stored_requests (its
-#           foreign key to task_idempotency dropped with it): the claim path as v24 had it
+#   v24     claim() + complete() in a second scratch schema without idem_stored_requests: the
+#           claim path as v24 had it (before v27 the table's foreign key to task_idempotency went
+#           with it; since v27 there is none, so the two schemas differ by an idle table)
 # Each round runs TASKS (default 2000) tasks of each variant, in one session, warmed first, in an
 # order that rotates over the rounds; the figures are the paired medians over ROUNDS (default 9):
 # stored/plain (a re-drivable operation's claims) and plain/v24 (every other operation's).
 # Against this checkout's private cluster (scripts/idem-db) or IDEM_BENCH_DSN; drops its schemas.
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$here"
-rounds=${1:-9}
-tasks=${2:-2000}
-if [ -n "${IDEM_BENCH_DSN:-}" ]; then
-    dsn=$IDEM_BENCH_DSN
-else
-    scripts/idem-db start >&2
-    dsn=$(scripts/idem-db dsn)
-fi
-idemctl=${IDEMCTL:-build/ci/cli/idemctl}
+. "$(dirname "${BASH_SOURCE[0]}")/scratch.sh"
+bench_init 9 2000 "$@"
 a=idem_bench_rd_$$
 b=idem_bench_rd24_$$
-psql() { command psql "$dsn" -qXAt -v ON_ERROR_STOP=1 "$@"; }
-trap 'psql -c "DROP SCHEMA IF EXISTS $a CASCADE; DROP SCHEMA IF EXISTS $b CASCADE" >/dev/null 2>&1 || true' EXIT
-
-"$idemctl" migrate --dsn "$dsn" --schema "$a" --no-roles >&2
-"$idemctl" migrate --dsn "$dsn" --schema "$b" --no-roles >&2
+bench_schema "$a"
+bench_schema "$b"
 psql <<EOF
 DROP TABLE $b.idem_stored_requests;
 SELECT * FROM $a.idem_redrive_register('b', 'rd');
