@@ -17,8 +17,8 @@
 
 namespace idem::test {
 
-// Returns the re-drive item's id (0 when the requeue did not queue one).
-inline std::int64_t requeueDemoKeyForRedrive(const std::string& dsn, const std::string& key)
+// One try of requeueDemoKeyForRedrive, in one transaction.
+inline std::int64_t requeueDemoKeyOnce(const std::string& dsn, const std::string& key)
 {
     const nlohmann::json request { { "amount_cents", 4711 }, { "currency", "EUR" }, { "target", "acct-failover" } };
     pqxx::connection c(dsn);
@@ -37,6 +37,23 @@ inline std::int64_t requeueDemoKeyForRedrive(const std::string& dsn, const std::
             key);
     w.commit();
     return r.empty() || r[0][1].is_null() ? 0 : r[0][1].as<std::int64_t>();
+}
+
+// Returns the re-drive item's id (0 when the requeue did not queue one). Tried again for up to
+// 30 s while the primary is still settling (a pooler or proxy may route to the old one for a
+// moment); the last failure is rethrown.
+inline std::int64_t requeueDemoKeyForRedrive(const std::string& dsn, const std::string& key)
+{
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    for (;;) {
+        try {
+            return requeueDemoKeyOnce(dsn, key);
+        } catch (const std::exception&) {
+            if (std::chrono::steady_clock::now() >= until)
+                throw;
+        }
+        QThread::msleep(200);
+    }
 }
 
 // The item's state and the key's, "succeeded succeeded 1" once the demo's re-driver ran it (the
