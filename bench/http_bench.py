@@ -18,10 +18,13 @@ adapter, interleaved per repeat:
   fresh-1tx  the middleware in one transaction for local effects (--one-transaction): BEGIN and
          the claim in one round trip, INSERT, complete and COMMIT: one commit
   replay-1tx its replays: BEGIN and the claim, COMMIT
-Prints medians over the repeats and the ratios fresh/bare and replay/fresh.
+Prints medians over the repeats and the ratios fresh/bare and replay/fresh, and where the CPU went:
+the service's processes (the example service and its children) and the cluster's (every process
+named postgres on this machine, when the cluster runs here), in microseconds per request.
 """
 
 import argparse
+import glob
 import http.client
 import json
 import os
@@ -67,7 +70,53 @@ class Service:
         self.proc.wait(10)
 
 
-def run(port, seconds, clients, keys_per_client=None):
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_of(stat):
+    f = stat.rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / TICK
+
+
+def service_cpu(pid):
+    """CPU seconds of the service's process and its children (scripts/example-service execs it)."""
+    total = 0.0
+    try:
+        kids = open("/proc/%d/task/%d/children" % (pid, pid)).read().split()
+    except OSError:
+        kids = []
+    for p in [pid] + [int(k) for k in kids]:
+        try:
+            total += _cpu_of(open("/proc/%d/stat" % p).read())
+        except OSError:
+            pass
+    return total
+
+
+def cluster_cpu():
+    """CPU seconds of every postgres process on this machine (the backends, WAL writer, ...)."""
+    total = 0.0
+    for path in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            stat = open(path).read()
+        except OSError:
+            continue
+        if "(postgres)" in stat:
+            total += _cpu_of(stat)
+    return total
+
+
+def run(port, seconds, clients, keys_per_client=None, cpu=None):
+    """cpu: the service's pid, to add (service µs, cluster µs) per request to what is returned."""
+    c0 = (service_cpu(cpu), cluster_cpu()) if cpu else None
+    out = _run(port, seconds, clients, keys_per_client)
+    if not cpu:
+        return out
+    n = max(1.0, out[0] * seconds)
+    return out + (((service_cpu(cpu) - c0[0]) / n * 1e6, (cluster_cpu() - c0[1]) / n * 1e6),)
+
+
+def _run(port, seconds, clients, keys_per_client=None):
     """(requests per second, keys completed per client). keys_per_client: replay those keys."""
     done = [0] * clients
     errors = [0] * clients
@@ -130,35 +179,47 @@ def main():
                    help="also the middleware in one transaction for local effects (fresh-1tx, replay-1tx)")
     args = p.parse_args()
     results = {}
+    cpus = {}
     for kind in args.adapters.split(","):
         figures = {"bare": [], "fresh": [], "replay": [], "fresh-1tx": [], "replay-1tx": []}
+        cpu = {m: [] for m in figures}
         for r in range(args.repeat):
             s = Service(kind, args.dsn, bare=True)
             try:
                 run(s.port, 1, args.clients)  # warm-up
-                figures["bare"].append(run(s.port, args.seconds, args.clients)[0])
+                rate, _, used = run(s.port, args.seconds, args.clients, cpu=s.proc.pid)
+                figures["bare"].append(rate)
+                cpu["bare"].append(used)
             finally:
                 s.stop()
             s = Service(kind, args.dsn, bare=False)
             try:
                 run(s.port, 1, args.clients)
-                rate, completed = run(s.port, args.seconds, args.clients)
+                rate, completed, used = run(s.port, args.seconds, args.clients, cpu=s.proc.pid)
                 figures["fresh"].append(rate)
-                figures["replay"].append(run(s.port, args.seconds, args.clients, completed)[0])
+                cpu["fresh"].append(used)
+                rate, _, used = run(s.port, args.seconds, args.clients, completed, cpu=s.proc.pid)
+                figures["replay"].append(rate)
+                cpu["replay"].append(used)
             finally:
                 s.stop()
             if args.one_transaction:
                 s = Service(kind, args.dsn, bare=False, one_transaction=True)
                 try:
                     run(s.port, 1, args.clients)
-                    rate, completed = run(s.port, args.seconds, args.clients)
+                    rate, completed, used = run(s.port, args.seconds, args.clients, cpu=s.proc.pid)
                     figures["fresh-1tx"].append(rate)
-                    figures["replay-1tx"].append(run(s.port, args.seconds, args.clients, completed)[0])
+                    cpu["fresh-1tx"].append(used)
+                    rate, _, used = run(s.port, args.seconds, args.clients, completed, cpu=s.proc.pid)
+                    figures["replay-1tx"].append(rate)
+                    cpu["replay-1tx"].append(used)
                 finally:
                     s.stop()
             print("%s repeat %d: %s req/s" % (kind, r + 1, ", ".join(
                 "%s %.0f" % (m, v[-1]) for m, v in figures.items() if v)), file=sys.stderr)
         results[kind] = {m: statistics.median(v) if v else 0.0 for m, v in figures.items()}
+        cpus[kind] = {m: (statistics.median(u[0] for u in v), statistics.median(u[1] for u in v))
+                      for m, v in cpu.items() if v}
     print("| adapter | bare handler (req/s) | middleware, fresh keys | middleware, replays | fresh / bare | replay / fresh |")
     print("|---|---|---|---|---|---|")
     for kind, f in results.items():
@@ -173,6 +234,16 @@ def main():
             print("| %s | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f |" % (
                 kind, f["bare"], f["fresh-1tx"], f["replay-1tx"], f["fresh-1tx"] / f["bare"],
                 f["replay-1tx"] / f["fresh-1tx"], f["fresh-1tx"] / f["fresh"]))
+    print_cpu(cpus)
+
+
+def print_cpu(cpus):
+    print()
+    print("| adapter | mode | service µs/request | cluster µs/request |")
+    print("|---|---|---:|---:|")
+    for kind, per_mode in cpus.items():
+        for m, (service, cluster) in per_mode.items():
+            print("| %s | %s | %.0f | %.0f |" % (kind, m, service, cluster))
 
 
 if __name__ == "__main__":

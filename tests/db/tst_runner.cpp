@@ -432,8 +432,8 @@ void TestRunner::fenceInCompleteRefusesAStaleAttempt()
     QCOMPARE(bytes(during->detail), "lease_expired"_b);
     QCOMPARE(QByteArray(idem::runOutcomeName(out.kind)), "lost_ownership"_b);
     QCOMPARE(businessRows(key), 1);
-    QCOMPARE(scalar(*m_fx.admin, "SELECT string_agg(amount::text, ',') FROM payments WHERE idempotency_key = $1",
-                 key.str()),
+    QCOMPARE(
+        scalar(*m_fx.admin, "SELECT string_agg(amount::text, ',') FROM payments WHERE idempotency_key = $1", key.str()),
         "2"_b);
     QCOMPARE(f(key, "status"), "succeeded"_b);
     QCOMPARE(f(key, "result_json->>'by'"), "other"_b);
