@@ -19,12 +19,12 @@ adapter, interleaved per repeat:
          the claim in one round trip, INSERT, complete and COMMIT: one commit
   replay-1tx its replays: BEGIN and the claim, COMMIT
 Prints medians over the repeats and the ratios fresh/bare and replay/fresh, and where the CPU went:
-the service's processes (the example service and its children) and the cluster's (every process
-named postgres on this machine, when the cluster runs here), in microseconds per request.
+the service's processes (the example service and its children) and the cluster's (its postmaster and
+every child of it, when the cluster runs on this machine and the role may read data_directory), in
+microseconds per request.
 """
 
 import argparse
-import glob
 import http.client
 import json
 import os
@@ -93,27 +93,47 @@ def service_cpu(pid):
     return total
 
 
-def cluster_cpu():
-    """CPU seconds of every postgres process on this machine (the backends, WAL writer, ...)."""
-    total = 0.0
-    for path in glob.glob("/proc/[0-9]*/stat"):
+def cluster_pids(dsn):
+    """The pids of the cluster DSN names (its postmaster and the postmaster's children), when it runs
+    on this machine and the role may read data_directory; else []."""
+    try:
+        import psycopg
+
+        with psycopg.connect(dsn, autocommit=True) as c:
+            data = c.execute("SHOW data_directory").fetchone()[0]
+        postmaster = int(open(os.path.join(data, "postmaster.pid")).readline())
+        return [postmaster] + [int(k) for k in open("/proc/%d/task/%d/children" % (postmaster, postmaster)).read().split()]
+    except Exception:  # noqa: BLE001 - another machine, or no right to read it: no figure
+        return []
+
+
+def cluster_cpu(pids):
+    """{pid: CPU seconds} of those processes (the backends, WAL writer, ...) that are there."""
+    seconds = {}
+    for p in pids:
         try:
-            stat = open(path).read()
+            seconds[p] = _cpu_of(open("/proc/%d/stat" % p).read())
         except OSError:
-            continue
-        if "(postgres)" in stat:
-            total += _cpu_of(stat)
-    return total
+            pass
+    return seconds
+
+
+CLUSTER_DSN = None
 
 
 def run(port, seconds, clients, keys_per_client=None, cpu=None):
-    """cpu: the service's pid, to add (service µs, cluster µs) per request to what is returned."""
-    c0 = (service_cpu(cpu), cluster_cpu()) if cpu else None
-    out = _run(port, seconds, clients, keys_per_client)
+    """cpu: the service's pid, to add (service µs, cluster µs) per request to what is returned. The
+    cluster's processes are taken after the warm-up, when the service's pool is open, and counted
+    only while they live through the window."""
     if not cpu:
-        return out
+        return _run(port, seconds, clients, keys_per_client)
+    pids = cluster_pids(CLUSTER_DSN) if CLUSTER_DSN else []
+    c0 = (service_cpu(cpu), cluster_cpu(pids))
+    out = _run(port, seconds, clients, keys_per_client)
     n = max(1.0, out[0] * seconds)
-    return out + (((service_cpu(cpu) - c0[0]) / n * 1e6, (cluster_cpu() - c0[1]) / n * 1e6),)
+    c1 = cluster_cpu(pids)
+    cluster = sum(c1[p] - c0[1][p] for p in c1 if p in c0[1]) / n * 1e6 if pids else float("nan")
+    return out + (((service_cpu(cpu) - c0[0]) / n * 1e6, cluster),)
 
 
 def _run(port, seconds, clients, keys_per_client=None):
@@ -178,6 +198,8 @@ def main():
     p.add_argument("--one-transaction", action="store_true",
                    help="also the middleware in one transaction for local effects (fresh-1tx, replay-1tx)")
     args = p.parse_args()
+    global CLUSTER_DSN
+    CLUSTER_DSN = args.dsn
     results = {}
     cpus = {}
     for kind in args.adapters.split(","):
