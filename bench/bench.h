@@ -22,10 +22,14 @@ enum class Mode {
     Library, // (c) idem::runTask with OutcomeCounters and a CounterFlusher
     LibraryNoCounters, // (d) idem::runTask without counters
     LibraryOneTransaction, // (e) idem::runTask with RunOptions::oneTransaction, counters on (issue 45 item 1)
+    LibraryFenceInComplete, // (f) (c) with RunOptions::fenceInComplete: no fence call (issue 45 item 2)
 };
 
 // The modes that count outcomes (an OutcomeCounters and a CounterFlusher per run).
-inline bool countsOutcomes(Mode mode) { return mode == Mode::Library || mode == Mode::LibraryOneTransaction; }
+inline bool countsOutcomes(Mode mode)
+{
+    return mode == Mode::Library || mode == Mode::LibraryOneTransaction || mode == Mode::LibraryFenceInComplete;
+}
 
 const char* modeLabel(Mode mode);
 const char* modeTag(Mode mode); // the key's operation part: keeps the modes' keys apart

@@ -310,6 +310,14 @@ void printTargets(const std::vector<Row>& rows, const std::string& section, cons
             n == 1 ? "target >= 1.80" : target ? "target >= 1.30" : "");
         printRatio("(e) one transaction / (c) library, two steps", rateOf(rows, section, e, n),
             rateOf(rows, section, c, n), "");
+        // Issue 45 item 2: the two-step run without the fence call (complete checks the token).
+        const std::string f = modeLabel(Mode::LibraryFenceInComplete);
+        printRatio("(f) fence in complete / (a) article by hand", rateOf(rows, section, f, n),
+            rateOf(rows, section, a, n), target ? "target >= 1.30" : "");
+        printRatio("(f) fence in complete / (b) bare functions", rateOf(rows, section, f, n),
+            rateOf(rows, section, b, n), "target >= 0.90 (dup)");
+        printRatio("(f) fence in complete / (c) library with the fence", rateOf(rows, section, f, n),
+            rateOf(rows, section, c, n), "");
     }
 }
 
@@ -369,6 +377,7 @@ int main(int argc, char** argv)
             { modeLabel(Mode::Library), Mode::Library, &schema },
             { modeLabel(Mode::LibraryNoCounters), Mode::LibraryNoCounters, &schema },
             { modeLabel(Mode::LibraryOneTransaction), Mode::LibraryOneTransaction, &schema },
+            { modeLabel(Mode::LibraryFenceInComplete), Mode::LibraryFenceInComplete, &schema },
         };
         std::vector<Row> rows;
         if (o.fresh) {

@@ -154,6 +154,7 @@ namespace {
 
     // (c), (d) The library: runTask does claim, fence, the task's write, complete, commit.
     // (e) The library in one transaction: BEGIN, claim, the task's write, complete, COMMIT.
+    // (f) The library, two steps, complete checking the token: claim; BEGIN, the write, complete, COMMIT.
     class LibraryClient final : public Client {
     public:
         LibraryClient(pqxx::connection& conn, const ClientSetup& s)
@@ -169,6 +170,7 @@ namespace {
             if (countsOutcomes(s.mode) && !s.counters)
                 throw std::invalid_argument("the counters-on modes need an OutcomeCounters");
             m_options.oneTransaction = s.mode == Mode::LibraryOneTransaction;
+            m_options.fenceInComplete = s.mode == Mode::LibraryFenceInComplete;
         }
 
         Outcome request(const std::string& businessId) override
@@ -208,6 +210,8 @@ const char* modeLabel(Mode mode)
         return "(d) library, counters off";
     case Mode::LibraryOneTransaction:
         return "(e) library, one transaction";
+    case Mode::LibraryFenceInComplete:
+        return "(f) library, fence in complete";
     }
     return "?";
 }
@@ -225,6 +229,8 @@ const char* modeTag(Mode mode)
         return "libnc";
     case Mode::LibraryOneTransaction:
         return "lib1tx";
+    case Mode::LibraryFenceInComplete:
+        return "libfc";
     }
     return "x";
 }
@@ -239,6 +245,7 @@ std::unique_ptr<Client> makeClient(pqxx::connection& conn, const ClientSetup& se
     case Mode::Library:
     case Mode::LibraryNoCounters:
     case Mode::LibraryOneTransaction:
+    case Mode::LibraryFenceInComplete:
         return std::make_unique<LibraryClient>(conn, setup);
     }
     throw std::logic_error("unknown mode");

@@ -18,7 +18,10 @@ adapter, interleaved per repeat:
   fresh-1tx  the middleware in one transaction for local effects (--one-transaction): BEGIN and
          the claim in one round trip, INSERT, complete and COMMIT: one commit
   replay-1tx its replays: BEGIN and the claim, COMMIT
-Prints medians over the repeats and the ratios fresh/bare and replay/fresh.
+Prints medians over the repeats and the ratios fresh/bare and replay/fresh, and where the CPU went:
+the service's processes (the example service and its children) and the cluster's (its postmaster and
+every child of it, when the cluster runs on this machine and the role may read data_directory), in
+microseconds per request.
 """
 
 import argparse
@@ -67,7 +70,73 @@ class Service:
         self.proc.wait(10)
 
 
-def run(port, seconds, clients, keys_per_client=None):
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_of(stat):
+    f = stat.rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / TICK
+
+
+def service_cpu(pid):
+    """CPU seconds of the service's process and its children (scripts/example-service execs it)."""
+    total = 0.0
+    try:
+        kids = open("/proc/%d/task/%d/children" % (pid, pid)).read().split()
+    except OSError:
+        kids = []
+    for p in [pid] + [int(k) for k in kids]:
+        try:
+            total += _cpu_of(open("/proc/%d/stat" % p).read())
+        except OSError:
+            pass
+    return total
+
+
+def cluster_pids(dsn):
+    """The pids of the cluster DSN names (its postmaster and the postmaster's children), when it runs
+    on this machine and the role may read data_directory; else []."""
+    try:
+        import psycopg
+
+        with psycopg.connect(dsn, autocommit=True) as c:
+            data = c.execute("SHOW data_directory").fetchone()[0]
+        postmaster = int(open(os.path.join(data, "postmaster.pid")).readline())
+        return [postmaster] + [int(k) for k in open("/proc/%d/task/%d/children" % (postmaster, postmaster)).read().split()]
+    except Exception:  # noqa: BLE001 - another machine, or no right to read it: no figure
+        return []
+
+
+def cluster_cpu(pids):
+    """{pid: CPU seconds} of those processes (the backends, WAL writer, ...) that are there."""
+    seconds = {}
+    for p in pids:
+        try:
+            seconds[p] = _cpu_of(open("/proc/%d/stat" % p).read())
+        except OSError:
+            pass
+    return seconds
+
+
+CLUSTER_DSN = None
+
+
+def run(port, seconds, clients, keys_per_client=None, cpu=None):
+    """cpu: the service's pid, to add (service µs, cluster µs) per request to what is returned. The
+    cluster's processes are taken after the warm-up, when the service's pool is open, and counted
+    only while they live through the window."""
+    if not cpu:
+        return _run(port, seconds, clients, keys_per_client)
+    pids = cluster_pids(CLUSTER_DSN) if CLUSTER_DSN else []
+    c0 = (service_cpu(cpu), cluster_cpu(pids))
+    out = _run(port, seconds, clients, keys_per_client)
+    n = max(1.0, out[0] * seconds)
+    c1 = cluster_cpu(pids)
+    cluster = sum(c1[p] - c0[1][p] for p in c1 if p in c0[1]) / n * 1e6 if pids else float("nan")
+    return out + (((service_cpu(cpu) - c0[0]) / n * 1e6, cluster),)
+
+
+def _run(port, seconds, clients, keys_per_client=None):
     """(requests per second, keys completed per client). keys_per_client: replay those keys."""
     done = [0] * clients
     errors = [0] * clients
@@ -129,36 +198,50 @@ def main():
     p.add_argument("--one-transaction", action="store_true",
                    help="also the middleware in one transaction for local effects (fresh-1tx, replay-1tx)")
     args = p.parse_args()
+    global CLUSTER_DSN
+    CLUSTER_DSN = args.dsn
     results = {}
+    cpus = {}
     for kind in args.adapters.split(","):
         figures = {"bare": [], "fresh": [], "replay": [], "fresh-1tx": [], "replay-1tx": []}
+        cpu = {m: [] for m in figures}
         for r in range(args.repeat):
             s = Service(kind, args.dsn, bare=True)
             try:
                 run(s.port, 1, args.clients)  # warm-up
-                figures["bare"].append(run(s.port, args.seconds, args.clients)[0])
+                rate, _, used = run(s.port, args.seconds, args.clients, cpu=s.proc.pid)
+                figures["bare"].append(rate)
+                cpu["bare"].append(used)
             finally:
                 s.stop()
             s = Service(kind, args.dsn, bare=False)
             try:
                 run(s.port, 1, args.clients)
-                rate, completed = run(s.port, args.seconds, args.clients)
+                rate, completed, used = run(s.port, args.seconds, args.clients, cpu=s.proc.pid)
                 figures["fresh"].append(rate)
-                figures["replay"].append(run(s.port, args.seconds, args.clients, completed)[0])
+                cpu["fresh"].append(used)
+                rate, _, used = run(s.port, args.seconds, args.clients, completed, cpu=s.proc.pid)
+                figures["replay"].append(rate)
+                cpu["replay"].append(used)
             finally:
                 s.stop()
             if args.one_transaction:
                 s = Service(kind, args.dsn, bare=False, one_transaction=True)
                 try:
                     run(s.port, 1, args.clients)
-                    rate, completed = run(s.port, args.seconds, args.clients)
+                    rate, completed, used = run(s.port, args.seconds, args.clients, cpu=s.proc.pid)
                     figures["fresh-1tx"].append(rate)
-                    figures["replay-1tx"].append(run(s.port, args.seconds, args.clients, completed)[0])
+                    cpu["fresh-1tx"].append(used)
+                    rate, _, used = run(s.port, args.seconds, args.clients, completed, cpu=s.proc.pid)
+                    figures["replay-1tx"].append(rate)
+                    cpu["replay-1tx"].append(used)
                 finally:
                     s.stop()
             print("%s repeat %d: %s req/s" % (kind, r + 1, ", ".join(
                 "%s %.0f" % (m, v[-1]) for m, v in figures.items() if v)), file=sys.stderr)
         results[kind] = {m: statistics.median(v) if v else 0.0 for m, v in figures.items()}
+        cpus[kind] = {m: (statistics.median(u[0] for u in v), statistics.median(u[1] for u in v))
+                      for m, v in cpu.items() if v}
     print("| adapter | bare handler (req/s) | middleware, fresh keys | middleware, replays | fresh / bare | replay / fresh |")
     print("|---|---|---|---|---|---|")
     for kind, f in results.items():
@@ -173,6 +256,16 @@ def main():
             print("| %s | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f |" % (
                 kind, f["bare"], f["fresh-1tx"], f["replay-1tx"], f["fresh-1tx"] / f["bare"],
                 f["replay-1tx"] / f["fresh-1tx"], f["fresh-1tx"] / f["fresh"]))
+    print_cpu(cpus)
+
+
+def print_cpu(cpus):
+    print()
+    print("| adapter | mode | service µs/request | cluster µs/request |")
+    print("|---|---|---:|---:|")
+    for kind, per_mode in cpus.items():
+        for m, (service, cluster) in per_mode.items():
+            print("| %s | %s | %.0f | %.0f |" % (kind, m, service, cluster))
 
 
 if __name__ == "__main__":

@@ -135,7 +135,7 @@ namespace {
     enum class Attempt { Failed, Again };
 
     RunOutcome runClaimed(TaskStore& store, const TaskKey& key, const ClaimResult& claim, const DownstreamCall* call,
-        const RecordFunction& record, Reconnects& reconnects)
+        const RecordFunction& record, Reconnects& reconnects, bool fenceInComplete)
     {
         RunOutcome out;
         out.claim = claim;
@@ -183,7 +183,8 @@ namespace {
         while (!failed) {
             try {
                 pqxx::work tx(store.connection());
-                store.fence(tx, key, claim.token);
+                if (!fenceInComplete)
+                    store.fence(tx, key, claim.token);
                 std::string result = record(tx, ctx, answer);
                 store.complete(tx, key, claim.token, result);
                 tx.commit();
@@ -338,7 +339,8 @@ RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requ
         return outcomeOfClaim(claim);
     return runClaimed(
         store, key, claim, nullptr,
-        [&task](pqxx::work& tx, const TaskContext& ctx, const std::string&) { return task(tx, ctx); }, reconnects);
+        [&task](pqxx::work& tx, const TaskContext& ctx, const std::string&) { return task(tx, ctx); }, reconnects,
+        options.fenceInComplete);
 }
 
 RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requestDigest, const DownstreamCall& call,
@@ -351,7 +353,7 @@ RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requ
     const ClaimResult claim = claimWithReconnects(store, key, requestDigest, options.request, reconnects);
     if (!claim.mayExecute())
         return outcomeOfClaim(claim);
-    return runClaimed(store, key, claim, &call, record, reconnects);
+    return runClaimed(store, key, claim, &call, record, reconnects, options.fenceInComplete);
 }
 
 } // namespace idem

@@ -89,6 +89,15 @@ struct RunOptions {
     // recorded after, on its own: the key is claimed again and failed, as the two-step run does.
     bool oneTransaction = false;
     std::chrono::milliseconds duplicateWait { 2000 }; // 1 ms .. limits::maxDuplicateWait
+    // Issue 45 item 2: the two-step run's business transaction without the fence before the task:
+    // BEGIN, the task's writes, complete, COMMIT (one statement fewer). complete() checks the owner
+    // token under the row lock its UPDATE takes, so a stale attempt (the lease taken over while the
+    // task ran) is refused there and its writes roll back with it (LostOwnership), as with the
+    // fence. What the fence adds and this gives up: the row is not locked while the task runs, so a
+    // lease that runs out mid-task may be taken over and the new executor's task may run beside the
+    // old one until the old one's complete() refuses (only one commits). For tasks well inside their
+    // lease. oneTransaction has no fence to leave out.
+    bool fenceInComplete = false;
     // Schema v25 (docs/redrive.md): the request's canonical JSON text (the text whose v1 digest is
     // the request digest). Needed for an operation in StoreOptions::storeRequestsOf, whose claim
     // stores it (TaskStore::claim's third argument); ignored for others.

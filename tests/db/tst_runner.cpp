@@ -37,6 +37,7 @@ private Q_SLOTS:
     void unknownOutcomeRetriedWithSameKey();
     void expiredLeaseCountsAsUnknownOutcome();
     void fenceHoldsPastTheLease();
+    void fenceInCompleteRefusesAStaleAttempt();
     void undecodableMessageStillRecorded_data();
     void undecodableMessageStillRecorded();
     void claimOnReadOnlyServerReconnects();
@@ -396,6 +397,47 @@ void TestRunner::fenceHoldsPastTheLease()
     QCOMPARE(businessRows(key), 1);
     QCOMPARE(f(key, "attempts"), "1"_b);
     QCOMPARE(other.claim(key, digestOf('a')).decision, idem::Decision::Replay);
+}
+
+// Issue 45 item 2: RunOptions::fenceInComplete sends no fence, so nothing locks the row while the
+// task runs and a lease that runs out is taken over (the claim says reacquired, not in progress:
+// with the fence it is "locked", as above). The stale attempt's complete() then refuses its token
+// and its business write rolls back with it: one effect, the new owner's.
+void TestRunner::fenceInCompleteRefusesAStaleAttempt()
+{
+    idem::TaskStore store(*m_fx.conn, storeOptions(300ms));
+    idem::TaskStore other(*m_fx.other, storeOptions(30000ms));
+    const auto key = nextKey();
+    std::optional<idem::ClaimResult> during;
+    idem::RunOptions options;
+    options.fenceInComplete = true;
+    const auto out = idem::runTask(
+        store, key, digestOf('a'),
+        [&](pqxx::work& tx, const idem::TaskContext& ctx) {
+            tx.exec_params("INSERT INTO payments (idempotency_key, amount) VALUES ($1, 1)", ctx.idempotencyKey);
+            std::this_thread::sleep_for(400ms);
+            during = other.claim(key, digestOf('a'));
+            if (during->mayExecute()) {
+                pqxx::work w(*m_fx.other);
+                other.fence(w, key, during->token);
+                w.exec_params("INSERT INTO payments (idempotency_key, amount) VALUES ($1, 2)", ctx.idempotencyKey);
+                other.complete(w, key, during->token, R"({"by": "other"})");
+                w.commit();
+            }
+            return std::string(R"({"by": "stale"})");
+        },
+        options);
+    QVERIFY(during.has_value());
+    QCOMPARE(during->decision, idem::Decision::Reacquired);
+    QCOMPARE(bytes(during->detail), "lease_expired"_b);
+    QCOMPARE(QByteArray(idem::runOutcomeName(out.kind)), "lost_ownership"_b);
+    QCOMPARE(businessRows(key), 1);
+    QCOMPARE(
+        scalar(*m_fx.admin, "SELECT string_agg(amount::text, ',') FROM payments WHERE idempotency_key = $1", key.str()),
+        "2"_b);
+    QCOMPARE(f(key, "status"), "succeeded"_b);
+    QCOMPARE(f(key, "result_json->>'by'"), "other"_b);
+    QCOMPARE(f(key, "attempts"), "2"_b);
 }
 
 // Issue 29 item 2: a claim on a read-only server (SQLSTATE 25006) is NotPrimary, in words, and

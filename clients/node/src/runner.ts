@@ -103,6 +103,7 @@ async function runClaimed(
     claim: ClaimResult,
     call: DownstreamCall | undefined,
     record: RecordFunction,
+    fenceInComplete = false,
 ): Promise<RunOutcome> {
     const out: RunOutcome = { kind: 'succeeded', claim, resultJson: '', error: '' };
     // An executor whose lease ran out recorded nothing: its request may have left, as with a recorded unknown.
@@ -132,7 +133,7 @@ async function runClaimed(
         }
         await client.query('BEGIN');
         inTransaction = true;
-        await store.fence(client, key, claim.token);
+        if (!fenceInComplete) await store.fence(client, key, claim.token);
         const result = await record(client, ctx, answer);
         await store.complete(client, key, claim.token, result);
         try {
@@ -210,6 +211,15 @@ export interface RunOptions {
     oneTransaction?: boolean;
     /** 1 .. 60000 ms; default 2000. */
     duplicateWaitMs?: number;
+    /**
+     * Two steps only (issue 45 item 2): the business transaction without the fence before the
+     * task (BEGIN, the task's writes, complete, COMMIT: one statement fewer). complete checks the
+     * owner token under the row lock its UPDATE takes, so a stale attempt is refused there and its
+     * writes roll back (lost_ownership), as with the fence; but the row is not locked while the
+     * task runs, so a lease that runs out mid-task may be taken over and the next executor's task
+     * may run beside this one until this one's complete refuses. For tasks well inside their lease.
+     */
+    fenceInComplete?: boolean;
 }
 
 function classify(e: unknown): { cls: FailureClass; message: string } {
@@ -340,5 +350,5 @@ export async function runTask(
     if (!claim.mayExecute) return outcomeOfClaim(claim);
     if (record) return runClaimed(store, key, claim, taskOrCall as DownstreamCall, record);
     const task = taskOrCall as TaskFunction;
-    return runClaimed(store, key, claim, undefined, (tx, ctx) => task(tx, ctx));
+    return runClaimed(store, key, claim, undefined, (tx, ctx) => task(tx, ctx), options.fenceInComplete === true);
 }

@@ -297,6 +297,41 @@ describe('runTask', () => {
         assert.equal((await row(key))?.attempts, 2);
     });
 
+    it('fenceInComplete: no fence, so an expired lease is taken over mid-task; complete refuses the stale token and its write rolls back', async () => {
+        // Issue 45 item 2: with the fence the claim below answers in_progress [locked].
+        const store = new TaskStore(db, { schema, leaseMs: 50 });
+        const other = new TaskStore(admin, { schema });
+        const key = new TaskKey('shop', 'charge', 'fence-in-complete-1');
+        const digest = requestDigest({ fic: 1 });
+        let taken: any;
+        const out = await runTask(
+            store,
+            key,
+            digest,
+            async (tx: any) => {
+                await tx.query('INSERT INTO public.effects VALUES ($1, $2)', [key.str(), 'stale']);
+                await new Promise((r) => setTimeout(r, 150));
+                taken = await other.claim(key, digest);
+                if (taken.mayExecute) {
+                    await admin.query('BEGIN');
+                    await admin.query('INSERT INTO public.effects VALUES ($1, $2)', [key.str(), 'other']);
+                    await other.complete(admin, key, taken.token, '{"by":"other"}');
+                    await admin.query('COMMIT');
+                }
+                return '{"by":"stale"}';
+            },
+            { fenceInComplete: true },
+        );
+        assert.equal(taken.decision, 'reacquired');
+        assert.equal(taken.detail, 'lease_expired');
+        assert.equal(out.kind, 'lost_ownership');
+        const notes = await admin.query('SELECT note FROM public.effects WHERE k = $1', [key.str()]);
+        assert.deepEqual(notes.rows.map((r: any) => r.note), ['other']);
+        assert.equal((await row(key))?.status, 'succeeded');
+        assert.equal((await row(key))?.result, '{"by": "other"}');
+        assert.equal((await row(key))?.attempts, 2);
+    });
+
     it("paused: backs off per retry_after_ms, counts no try, and runs once resumed", async () => {
         const counters = new OutcomeCounters();
         const store = new TaskStore(db, { schema }, counters);

@@ -91,7 +91,7 @@ def _result_text(value):
     return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
-def _run_claimed(store, key, claim, call, record):
+def _run_claimed(store, key, claim, call, record, fence_in_complete=False):
     out = RunOutcome(kind=Outcome.SUCCEEDED, claim=claim)
     # An executor whose lease ran out recorded nothing: its request may have left, just as with
     # a recorded unknown.
@@ -112,7 +112,8 @@ def _run_claimed(store, key, claim, call, record):
                 raise
         try:
             with conn.transaction():
-                store.fence(conn, key, claim.token)
+                if not fence_in_complete:
+                    store.fence(conn, key, claim.token)
                 result_json = _result_text(record(conn, ctx, answer))
                 store.complete(conn, key, claim.token, result_json)
         except psycopg.Error as e:
@@ -235,7 +236,7 @@ def _record_after_rollback(store, key, request_digest, failure_class, message):
 
 
 def run_task(store, key, request_digest, task=None, *, call=None, record=None, one_transaction=False,
-             duplicate_wait_ms=2000):
+             duplicate_wait_ms=2000, fence_in_complete=False):
     """Claims the key and, if this caller may execute, runs the task.
 
     Transaction form, for a task that only writes to this database:
@@ -260,6 +261,14 @@ def run_task(store, key, request_digest, task=None, *, call=None, record=None, o
     result (or answers IN_PROGRESS); a crash or a lost connection rolls all of it back, the claim
     included. A task that raises is rolled back and its failure recorded after, on its own.
 
+    fence_in_complete=True (two steps only; issue 45 item 2): the business transaction without the
+    fence before the task (BEGIN, the task's writes, complete, COMMIT: one statement fewer).
+    complete checks the owner token under the row lock its UPDATE takes, so a stale attempt is
+    refused there and its writes roll back (LOST_OWNERSHIP), as with the fence; but the row is not
+    locked while the task runs, so a lease that runs out mid-task may be taken over and the next
+    executor's task may run beside this one until this one's complete refuses. For tasks well
+    inside their lease.
+
     Returns a RunOutcome. Raises DatabaseUnavailable when the connection breaks (the outcome is
     then decided by the next claim after the lease) and NotPrimary on a read-only server.
     """
@@ -276,5 +285,5 @@ def run_task(store, key, request_digest, task=None, *, call=None, record=None, o
     if not claim.may_execute:
         return outcome_of_claim(claim)
     if task is not None:
-        return _run_claimed(store, key, claim, None, lambda conn, ctx, _answer: task(conn, ctx))
-    return _run_claimed(store, key, claim, call, record)
+        return _run_claimed(store, key, claim, None, lambda conn, ctx, _answer: task(conn, ctx), fence_in_complete)
+    return _run_claimed(store, key, claim, call, record, fence_in_complete)

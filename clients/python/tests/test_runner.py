@@ -94,6 +94,33 @@ def test_the_fence_holds_the_key_for_the_transaction(conn, other, unique):
     assert payments(conn, unique) == 1
 
 
+def test_fence_in_complete_refuses_a_stale_attempt(conn, other, unique):
+    # Issue 45 item 2: without the fence nothing locks the row while the task runs, so the lease
+    # that ran out is taken over (reacquired, where the fence answers "locked"); the stale
+    # attempt's complete refuses its token and its write rolls back: one effect, the new owner's.
+    key = TaskKey("shop", "charge", unique)
+    store = TaskStore(conn, lease_ms=100)
+    during = []
+
+    def stale(tx, ctx):
+        tx.execute("INSERT INTO payments VALUES (%s, 1)", (unique,))
+        time.sleep(0.2)
+        taker = TaskStore(other)
+        claim = taker.claim(key, "v1:x")
+        during.append(claim)
+        if claim.may_execute:
+            with other.transaction():
+                other.execute("INSERT INTO payments VALUES (%s, 2)", (unique,))
+                taker.complete(other, key, claim.token, '{"by":"other"}')
+        return {"by": "stale"}
+
+    out = run_task(store, key, "v1:x", stale, fence_in_complete=True)
+    assert during[0].decision == Decision.REACQUIRED and during[0].detail == "lease_expired"
+    assert out.kind == Outcome.LOST_OWNERSHIP
+    assert conn.execute("SELECT array_agg(amount_cents) FROM payments WHERE order_id = %s", (unique,)).fetchone()[0] == [2]
+    assert record_state(conn, key) == ("succeeded", 2, None)
+
+
 def test_call_then_record_form(conn, other, unique):
     key = TaskKey("shop", "charge", unique)
     store = TaskStore(conn, lease_ms=100)
