@@ -124,7 +124,6 @@ std::vector<FrameResult> ReadFrame::run(pqxx::connection& conn) const
     Error error;
     std::vector<FrameResult> out;
     out.reserve(m_count);
-    bool broken = false;
     try {
         for (const auto& q : queue)
             send(pg, q);
@@ -133,7 +132,6 @@ std::vector<FrameResult> ReadFrame::run(pqxx::connection& conn) const
         for (const auto& q : queue) {
             PGresult* r = PQgetResult(pg);
             if (!r) {
-                broken = true;
                 throwBroken(pg);
             }
             const auto status = PQresultStatus(r);
@@ -151,7 +149,6 @@ std::vector<FrameResult> ReadFrame::run(pqxx::connection& conn) const
             while ((r = PQgetResult(pg)) != nullptr) {
                 if (PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
                     PQclear(r);
-                    broken = true; // out of step: nothing more to trust on this connection
                     throwBroken(pg);
                 }
                 PQclear(r);
@@ -161,17 +158,17 @@ std::vector<FrameResult> ReadFrame::run(pqxx::connection& conn) const
         const bool synced = sync && PQresultStatus(sync) == PGRES_PIPELINE_SYNC;
         PQclear(sync);
         if (!synced) {
-            broken = true;
             throwBroken(pg);
         }
-    } catch (...) {
-        // A lost or out-of-step connection is not used again: the caller drops it (as it does any
-        // pqxx::broken_connection) and pqxx closes it.
-        if (PQstatus(pg) == CONNECTION_BAD || broken)
-            throw pqxx::broken_connection(firstLine(PQerrorMessage(pg)));
+    } catch (const pqxx::broken_connection&) {
         throw;
+    } catch (...) {
+        // Answers left unread (an allocation failed): the connection is out of step with the
+        // server. It is not used again: the caller drops it, as it does any broken connection.
+        throw pqxx::broken_connection("a read was interrupted between its answers");
     }
-    PQexitPipelineMode(pg);
+    if (PQexitPipelineMode(pg) != 1)
+        throwBroken(pg);
     if (PQtransactionStatus(pg) == PQTRANS_INERROR) {
         // A statement failed: the server skipped the rest up to the sync, COMMIT included.
         PGresult* r = PQexec(pg, "ROLLBACK");
