@@ -77,10 +77,10 @@ LatencyReport readLatency(pqxx::connection& conn, const SchemaName& schema, cons
 // The read alone, in a transaction the caller holds (the exporter's savepoint); no roll-up.
 LatencyReport readLatency(pqxx::transaction_base& tx, const SchemaName& schema, const LatencyQuery& query);
 // The console's latency view: when rollupMinutes > 0 a roll-up of at most that many minutes in a
-// read-write transaction of its own, then both queries' reports from one read-only REPEATABLE READ
-// transaction, each transaction bounded by statementTimeoutMs. On a connection a DirectReads scope
-// names (operations/readframe.h) all of it in one round trip; elsewhere (behind a transaction
-// pooler) statement by statement.
+// read-write transaction of its own, then both queries' reports from one read-only transaction,
+// each transaction bounded by statementTimeoutMs. On a connection a DirectReads scope names
+// (operations/readframe.h) all of it in one round trip, the read REPEATABLE READ (the state and
+// both reports from one snapshot); elsewhere (behind a transaction pooler) statement by statement.
 struct LatencyView {
     int minutesFolded = 0;
     LatencyReport perMinute;
