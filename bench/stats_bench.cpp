@@ -50,6 +50,8 @@ struct Options {
     int tickParts = 0; // --tick-parts N: what a tick's server CPU is made of, N calls per part
     bool snapshotConsole = true; // --no-readstats-console: only none / dashboard (/ naive)
     bool floorConsole = false; // --floor-console: also consoles that only SELECT 1
+    bool watchConsoles = false; // --watch-consoles: also the tick with the watches, waiting and framed
+    bool loadOnly = false; // --load-only: the load part on the claim table alone, no populated tables
     int loadSeconds = 20;
     int loadRepeat = 3;
     int claimConnections = 4;
@@ -64,7 +66,7 @@ struct Options {
         "           [--reps 15] [--batch 1000000] [--schema-prefix P] [--keep] [--json FILE]\n"
         "           [--compare-v1-index] [--pollers 20] [--load-rows N] [--load-on claim,prop,flat]\n"
         "           [--no-naive-console] [--no-readstats-console] [--monitor-dsn DSN] [--tick-parts N]\n"
-        "           [--floor-console]\n"
+        "           [--floor-console] [--watch-consoles] [--load-only]\n"
         "           [--load-seconds 20] [--load-repeat 3] [--claim-connections 4] [--index-pairs N]\n"
         "Scratch schemas P_<rows> are generated once and reused while they hold the same table;\n"
         "without --keep they are dropped at the end. --pollers 0 skips the load part. --load-on claim:\n"
@@ -138,6 +140,10 @@ Options parseArgs(int argc, char** argv)
             o.tickParts = std::stoi(value());
         else if (a == "--floor-console")
             o.floorConsole = true;
+        else if (a == "--watch-consoles")
+            o.watchConsoles = true;
+        else if (a == "--load-only")
+            o.loadOnly = true;
         else if (a == "--no-readstats-console")
             o.snapshotConsole = false;
         else if (a == "--load-seconds")
@@ -295,6 +301,10 @@ void runLoad(pqxx::connection& admin, const Options& o, const std::optional<Sche
         kinds.push_back(Console::Naive);
     if (o.floorConsole)
         kinds.push_back(Console::RoundTrip);
+    if (o.watchConsoles) {
+        kinds.push_back(Console::WatchedWaiting);
+        kinds.push_back(Console::WatchedFramed);
+    }
     const std::size_t first = out.size();
     for (Console k : kinds)
         out.push_back({ target, pop, k, {} });
@@ -447,7 +457,7 @@ int main(int argc, char** argv)
         // The setting first: the consoles watch the database the claim benchmark writes.
         if (o.pollers > 0 && o.loadClaim)
             runLoad(*admin, o, std::nullopt, Population {}, loads);
-        for (std::size_t s = 0; s < o.rows.size(); ++s) {
+        for (std::size_t s = 0; s < (o.loadOnly ? 0 : o.rows.size()); ++s) {
             const long long rows = o.rows[s];
             const SchemaName schema(o.prefix + "_" + std::to_string(rows));
             made.push_back(schema);

@@ -73,6 +73,14 @@ enum class Console {
     Dashboard, // idem::readDashboard without the histogram: the console's own tick, one statement
     Naive, // naiveCountSql() then histogramSql(), each a statement of its own
     RoundTrip, // SELECT 1, prepared: the floor of any console that polls (a wakeup, a round trip, TLS)
+    // The dashboard tick and the watches the real console runs beside it on the same connection,
+    // one read at a time: the pause list every 5 s, the latency roll-up and view and the chart's
+    // events every 60 s (each console on its own phase). WatchedWaiting sends every statement of a
+    // watch's read on its own (as before issue 45, and behind a pooler still); WatchedFramed
+    // sends each read in one round trip (operations/readframe.h, as the console's worker does on
+    // a direct connection).
+    WatchedWaiting,
+    WatchedFramed,
 };
 
 const char* consoleLabel(Console console);

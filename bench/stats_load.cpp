@@ -18,6 +18,10 @@
 
 #include "core/connection.h"
 #include "operations/dashboardquery.h"
+#include "operations/events.h"
+#include "operations/latency.h"
+#include "operations/pauses.h"
+#include "operations/readframe.h"
 #include "operations/stats.h"
 
 namespace idem::bench::stats {
@@ -91,6 +95,26 @@ namespace {
         return r.empty() ? ExactRow {} : ExactRow { r[0][0].as<long long>(), r[0][1].as<double>() };
     }
 
+    // The watches beside the tick, on tick `n` of console `p` (LatencyWatch, EventWatch and
+    // PauseWatch's reads, as their jobs make them: models/latencywatch.cpp, eventwatch.cpp,
+    // pausewatch.cpp).
+    void watchPolls(pqxx::connection& conn, const SchemaName& schema, long long n, int p)
+    {
+        if ((n + p) % 5 == 0)
+            listPauses(conn, schema, 60);
+        if ((n + p) % 60 == 0) {
+            LatencyQuery perMinute;
+            perMinute.minutes = 60;
+            perMinute.perMinute = true;
+            LatencyQuery byOperation = perMinute;
+            byOperation.byOperation = true;
+            byOperation.perMinute = false;
+            readLatencyView(conn, schema, perMinute, byOperation, 60, 5000);
+        }
+        if ((n + p + 30) % 60 == 0)
+            readRecentEvents(conn, schema, (60 + 2) * 60'000'000LL, 60'000'000LL, {}, {}, 500, 5000);
+    }
+
     bool isTimeout(const pqxx::sql_error& e) { return e.sqlstate() == "57014"; } // query_canceled
 
     // One poll as the naive console runs it: two plain statements under the same timeout.
@@ -127,6 +151,10 @@ const char* consoleLabel(Console console)
         return "consoles: naive count + histogram";
     case Console::RoundTrip:
         return "consoles: SELECT 1 (the floor)";
+    case Console::WatchedWaiting:
+        return "consoles: tick+watches, waiting";
+    case Console::WatchedFramed:
+        return "consoles: tick+watches, framed";
     }
     return "?";
 }
@@ -162,8 +190,18 @@ LoadResult runWithConsoles(pqxx::connection& admin, const LoadSpec& spec)
                 ReadStatsOptions how;
                 how.prepared = true; // as the exporter reads, on a direct connection
                 const int pid = backendPid(*conn);
-                if (spec.console == Console::Dashboard) // as the console's worker does, once
+                const bool watched
+                    = spec.console == Console::WatchedWaiting || spec.console == Console::WatchedFramed;
+                if (spec.console == Console::Dashboard || watched) // as the console's worker does, once
                     prepareDashboardConnection(*conn, spec.statementTimeoutMs);
+                std::optional<DirectReads> direct;
+                if (spec.console == Console::WatchedFramed) {
+                    pqxx::read_transaction t(*conn);
+                    const auto raw = rawConnection(t);
+                    t.commit();
+                    direct.emplace(*conn, raw);
+                }
+                long long tick = 0;
                 conn->prepare("bench_round_trip", "SELECT 1");
                 // Consoles are not synchronised: each ticks on a phase of its own.
                 std::mt19937 rng(0x5eedu + static_cast<unsigned>(p));
@@ -181,10 +219,12 @@ LoadResult runWithConsoles(pqxx::connection& admin, const LoadSpec& spec)
                     try {
                         if (spec.console == Console::Snapshot)
                             readStats(*conn, spec.polled, options, how);
-                        else if (spec.console == Console::Dashboard) {
+                        else if (spec.console == Console::Dashboard || watched) {
                             const double age = dashboardPoll(*conn, spec.polled, dashboard, exact, tally);
                             if (age >= 0 && t0 - begin > std::chrono::seconds(3))
                                 tally.oldestExactShownS = std::max(tally.oldestExactShownS, age);
+                            if (watched)
+                                watchPolls(*conn, spec.polled, tick++, p);
                         } else if (spec.console == Console::RoundTrip) {
                             pqxx::nontransaction n(*conn);
                             n.exec_prepared("bench_round_trip");

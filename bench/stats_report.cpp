@@ -159,6 +159,29 @@ void printLoad(const std::vector<LoadRow>& rows, int claimConnections, int loadS
                 (1 - medianOf(pair)) * 100, r.console == Console::Naive ? "" : "  target: cost < 3%");
         }
     }
+    // The watches' reads in one round trip each against the same reads statement by statement
+    // (issue 45 item 3): claim rate and the consoles' server and client CPU per poll, per pair.
+    for (const auto& framed : rows) {
+        if (framed.console != Console::WatchedFramed)
+            continue;
+        for (const auto& waiting : rows) {
+            if (waiting.console != Console::WatchedWaiting || waiting.target != framed.target)
+                continue;
+            std::string rate, server, client;
+            for (std::size_t i = 0; i < framed.runs.size() && i < waiting.runs.size(); ++i) {
+                char b[64];
+                std::snprintf(b, sizeof b, "%.3f", framed.runs[i].claim.perSecond / waiting.runs[i].claim.perSecond);
+                rate += (rate.empty() ? "" : " ") + std::string(b);
+                std::snprintf(b, sizeof b, "%.2f", framed.runs[i].pollCpuMs / waiting.runs[i].pollCpuMs);
+                server += (server.empty() ? "" : " ") + std::string(b);
+                std::snprintf(b, sizeof b, "%.2f", framed.runs[i].pollClientCpuMs / waiting.runs[i].pollClientCpuMs);
+                client += (client.empty() ? "" : " ") + std::string(b);
+            }
+            std::printf("%s, watches framed / waiting: claim rate per pair %s; consoles' server CPU per poll %s;"
+                        " client CPU per poll %s\n",
+                framed.target.c_str(), rate.c_str(), server.c_str(), client.c_str());
+        }
+    }
     std::fflush(stdout);
 }
 

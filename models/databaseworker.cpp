@@ -10,6 +10,7 @@
 
 #include "core/connection.h"
 #include "operations/node.h"
+#include "operations/readframe.h"
 #include "schema/inspect.h"
 #include "schema/migrate.h"
 
@@ -98,6 +99,9 @@ struct DatabaseWorker::Connection {
     // replaced, so that the reconnect finds the primary (a multi-host conninfo, a proxy).
     bool readOnlyAtOpen = false;
     QDateTime connectedAt; // the server's clock at the first read on it
+    // libpq's connection under conn, for the polls' reads in one round trip each (readframe.h);
+    // unset behind a pooler, where they keep their statement-by-statement form.
+    idem::RawConnection raw;
 };
 
 DatabaseWorker::DatabaseWorker() = default;
@@ -234,6 +238,7 @@ ServerInfo DatabaseWorker::inspect(quint64 requestId)
         // Asked as a setting: this read-only transaction's own transaction_read_only is on anyway.
         info.readOnly = info.inRecovery || row[14].as<std::string>() == "on";
         m_db->pooler = info.pooler;
+        m_db->raw = info.pooler ? idem::RawConnection() : idem::rawConnection(t);
 
         const auto node = idem::readNodeIdentity(t);
         info.serverAddress = q(node.serverAddress);
@@ -310,6 +315,10 @@ void DatabaseWorker::runJob(
     }
     m_interrupt->begin(requestId);
     guarded(requestId, [&] {
+        // Nothing pools in between: the job's framed reads go in one round trip each.
+        std::optional<idem::DirectReads> direct;
+        if (m_db->raw.pg)
+            direct.emplace(*m_db->conn, m_db->raw);
         QVariant answer = job(*m_db->conn, m_db->schema);
         Q_EMIT jobDone(requestId, answer);
     });

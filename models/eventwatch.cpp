@@ -143,15 +143,11 @@ DatabaseJob EventWatch::makeJob() const
         for (const auto* name : { &tenant, &operation })
             if (!name->empty() && !idem::validPauseName(*name))
                 return QVariant::fromValue(out);
-        pqxx::read_transaction tx(conn);
-        tx.exec("SET LOCAL statement_timeout = '5s'");
-        const auto nowUs = tx.exec("SELECT " + idem::updatedAtMicrosSql("now()")).at(0).at(0).as<std::int64_t>();
-        const std::int64_t fromUs = nowUs - (windowMs + marginBeforeMs) * 1000;
-        const std::int64_t toUs = nowUs + marginAfterMs * 1000;
-        const auto list = idem::readEvents(tx, schema, fromUs, toUs, tenant, operation, maxEvents);
-        tx.commit();
-        out.fromMs = fromUs / 1000;
-        out.toMs = toUs / 1000;
+        const auto recent = idem::readRecentEvents(conn, schema, (windowMs + marginBeforeMs) * 1000,
+            marginAfterMs * 1000, tenant, operation, maxEvents, 5000);
+        const auto& list = recent.list;
+        out.fromMs = recent.fromUs / 1000;
+        out.toMs = recent.toUs / 1000;
         out.omitted = list.omitted();
         out.omittedUncounted = list.omittedUncounted;
         out.truncated = list.truncated();

@@ -84,19 +84,13 @@ DatabaseJob LatencyWatch::makeJob() const
     return [perMinute, byOperation, rollup, generation](pqxx::connection& conn, const idem::SchemaName& schema) {
         LatencyReading out;
         out.generation = generation;
-        if (rollup) {
-            // Its own short transaction with its own limit: behind a pooler the session's
-            // statement timeout does not follow the connection.
-            pqxx::work w(conn);
-            w.exec("SET LOCAL statement_timeout = '5s'");
-            out.minutesFolded = idem::rollupLatency(w, schema, rollupMaxMinutes);
-            w.commit();
-        }
-        pqxx::read_transaction tx(conn);
-        tx.exec("SET LOCAL statement_timeout = '5s'");
-        const auto minutes = idem::readLatency(tx, schema, perMinute);
-        const auto operations = idem::readLatency(tx, schema, byOperation);
-        tx.commit();
+        // The roll-up in a short transaction of its own, each with its own limit (behind a pooler
+        // a session's statement timeout does not follow the connection).
+        const auto view
+            = idem::readLatencyView(conn, schema, perMinute, byOperation, rollup ? rollupMaxMinutes : 0, 5000);
+        out.minutesFolded = view.minutesFolded;
+        const auto& minutes = view.perMinute;
+        const auto& operations = view.byOperation;
         out.foldedToMs = minutes.toUs / 1000;
         out.serverNowMs = minutes.serverNowUs / 1000;
         for (const auto& h : minutes.histograms) {

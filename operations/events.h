@@ -56,6 +56,18 @@ EventList readEvents(pqxx::connection& conn, const SchemaName& schema, std::int6
 EventList readEvents(pqxx::transaction_base& tx, const SchemaName& schema, std::int64_t fromUs, std::int64_t toUs,
     const std::string& tenant = {}, const std::string& operation = {}, int limit = 1000);
 
+// The console's chart marks: the events of [now - beforeUs, now + afterUs) by the server's clock,
+// as readEvents() reads them, in one read-only transaction bounded by statementTimeoutMs. On a
+// connection a DirectReads scope names, one round trip (one more only when a source came back
+// full); elsewhere (behind a transaction pooler) statement by statement.
+struct RecentEvents {
+    std::int64_t fromUs = 0;
+    std::int64_t toUs = 0;
+    EventList list;
+};
+RecentEvents readRecentEvents(pqxx::connection& conn, const SchemaName& schema, std::int64_t beforeUs,
+    std::int64_t afterUs, const std::string& tenant, const std::string& operation, int limit, int statementTimeoutMs);
+
 // readEvents' events alone.
 std::vector<Event> listEvents(pqxx::connection& conn, const SchemaName& schema, std::int64_t fromUs, std::int64_t toUs,
     const std::string& tenant = {}, const std::string& operation = {}, int limit = 1000);

@@ -8,6 +8,7 @@
 
 #include "core/key.h"
 #include "operations/actions.h"
+#include "operations/readframe.h"
 
 namespace idem {
 
@@ -36,19 +37,13 @@ namespace {
                 "an operation is 1 to 64 visible ASCII characters without ':', not '" + q.operation + "'");
     }
 
-    LatencyKind kindFrom(const pqxx::field& f)
-    {
-        const auto k = latencyKindFromName(f.as<std::string>());
-        if (!k)
-            throw std::runtime_error("the server reported an unknown latency kind '" + f.as<std::string>() + "'");
-        return *k;
-    }
 
-    // The histograms of the window with (when percentiles) idem_latency_percentiles' figures.
-    std::vector<LatencyHistogram> readHistograms(pqxx::transaction_base& tx, const SchemaName& schema,
-        std::int64_t fromUs, std::int64_t toUs, const LatencyQuery& q, bool percentiles)
+    // The histograms of the window with (when percentiles) idem_latency_percentiles' figures;
+    // `window` is the two instants' SQL, then $n.. the query's four values.
+    std::string histogramsSql(const SchemaName& schema, const std::string& window, int n, bool percentiles)
     {
-        const std::string args = "(" + microsParamSql(1) + ", " + microsParamSql(2) + ", $3, $4, $5, $6)";
+        const std::string args = "(" + window + ", $" + std::to_string(n) + ", $" + std::to_string(n + 1) + ", $"
+            + std::to_string(n + 2) + ", $" + std::to_string(n + 3) + ")";
         std::string sql = "SELECT " + micros("h.bucket") + ", h.operation, h.kind, h.n, h.total::float8,"
             " array_to_string(h.slots, ','), array_to_string(h.counts, ',')";
         if (percentiles)
@@ -58,28 +53,63 @@ namespace {
         else
             sql += " FROM " + schema.qualify("idem_latency_histogram") + args + " h";
         sql += " ORDER BY h.bucket NULLS FIRST, h.operation, h.kind";
-        const auto optional = [](const std::string& s) { return s.empty() ? std::optional<std::string>() : std::optional(s); };
-        const auto r = tx.exec_params(
-            sql, fromUs, toUs, optional(q.tenant), optional(q.operation), q.byOperation, q.perMinute);
+        return sql;
+    }
+
+    std::optional<std::string> optional(const std::string& s)
+    {
+        return s.empty() ? std::optional<std::string>() : std::optional(s);
+    }
+
+    template <typename Result> std::vector<LatencyHistogram> histogramsFrom(const Result& r, bool percentiles)
+    {
         std::vector<LatencyHistogram> out;
-        for (const auto& row : r) {
+        for (std::size_t i = 0; i < r.size(); ++i) {
+            const auto row = r[i];
             LatencyHistogram h;
             if (!row[0].is_null())
-                h.minuteUs = row[0].as<std::int64_t>();
-            h.operation = row[1].as<std::string>();
-            h.kind = kindFrom(row[2]);
-            h.count = row[3].as<std::int64_t>();
-            h.total = row[4].as<double>();
-            h.slotCounts = parseSlotCounts(row[5].as<std::string>(), row[6].as<std::string>());
+                h.minuteUs = row[0].template as<std::int64_t>();
+            h.operation = row[1].template as<std::string>();
+            const auto kind = row[2].template as<std::string>();
+            const auto k = latencyKindFromName(kind);
+            if (!k)
+                throw std::runtime_error("the server reported an unknown latency kind '" + kind + "'");
+            h.kind = *k;
+            h.count = row[3].template as<std::int64_t>();
+            h.total = row[4].template as<double>();
+            h.slotCounts = parseSlotCounts(row[5].template as<std::string>(), row[6].template as<std::string>());
             if (percentiles) {
-                h.mean = row[7].as<double>();
-                h.p50 = row[8].as<double>();
-                h.p95 = row[9].as<double>();
-                h.p99 = row[10].as<double>();
+                h.mean = row[7].template as<double>();
+                h.p50 = row[8].template as<double>();
+                h.p95 = row[9].template as<double>();
+                h.p99 = row[10].template as<double>();
             }
             out.push_back(std::move(h));
         }
         return out;
+    }
+
+    std::vector<LatencyHistogram> readHistograms(pqxx::transaction_base& tx, const SchemaName& schema,
+        std::int64_t fromUs, std::int64_t toUs, const LatencyQuery& q, bool percentiles)
+    {
+        const auto r = tx.exec_params(histogramsSql(schema, microsParamSql(1) + ", " + microsParamSql(2), 3, percentiles),
+            fromUs, toUs, optional(q.tenant), optional(q.operation), q.byOperation, q.perMinute);
+        return histogramsFrom(r, percentiles);
+    }
+
+    std::string stateSql(const SchemaName& schema)
+    {
+        return "SELECT " + micros("s.folded_to") + ", " + micros("s.folded_at") + ", " + micros("clock_timestamp()")
+            + " FROM " + schema.qualify("idem_latency_state") + " s";
+    }
+
+    template <typename Row> void stateFrom(const Row& state, const LatencyQuery& query, LatencyReport& out)
+    {
+        out.toUs = state[0].template as<std::int64_t>();
+        if (!state[1].is_null())
+            out.foldedAtUs = state[1].template as<std::int64_t>();
+        out.serverNowUs = state[2].template as<std::int64_t>();
+        out.fromUs = out.toUs - static_cast<std::int64_t>(query.minutes) * 60'000'000;
     }
 } // namespace
 
@@ -199,14 +229,66 @@ LatencyReport readLatency(pqxx::transaction_base& tx, const SchemaName& schema, 
     checkQuery(query);
     catalogPath(tx);
     LatencyReport out;
-    const auto state = tx.exec("SELECT " + micros("s.folded_to") + ", " + micros("s.folded_at") + ", "
-        + micros("clock_timestamp()") + " FROM " + schema.qualify("idem_latency_state") + " s").at(0);
-    out.toUs = state[0].as<std::int64_t>();
-    if (!state[1].is_null())
-        out.foldedAtUs = state[1].as<std::int64_t>();
-    out.serverNowUs = state[2].as<std::int64_t>();
-    out.fromUs = out.toUs - static_cast<std::int64_t>(query.minutes) * 60'000'000;
+    stateFrom(tx.exec(stateSql(schema)).at(0), query, out);
     out.histograms = readHistograms(tx, schema, out.fromUs, out.toUs, query, true);
+    return out;
+}
+
+LatencyView readLatencyView(pqxx::connection& conn, const SchemaName& schema, const LatencyQuery& perMinute,
+    const LatencyQuery& byOperation, int rollupMinutes, int statementTimeoutMs)
+{
+    checkQuery(perMinute); // before any I/O
+    checkQuery(byOperation);
+    if (rollupMinutes < 0 || rollupMinutes > 1440)
+        throw std::invalid_argument("a roll-up folds 1 to 1440 minutes, not " + std::to_string(rollupMinutes));
+    LatencyView out;
+    const std::string timeout = std::to_string(statementTimeoutMs);
+    if (!directReads(conn)) {
+        // Statement by statement, as a transaction pooler needs it: each transaction its own limit.
+        if (rollupMinutes > 0) {
+            pqxx::work w(conn);
+            w.exec_params("SELECT pg_catalog.set_config('statement_timeout', $1, true)", timeout);
+            out.minutesFolded = rollupLatency(w, schema, rollupMinutes);
+            w.commit();
+        }
+        pqxx::read_transaction tx(conn);
+        tx.exec_params("SELECT pg_catalog.set_config('statement_timeout', $1, true)", timeout);
+        out.perMinute = readLatency(tx, schema, perMinute);
+        out.byOperation = readLatency(tx, schema, byOperation);
+        tx.commit();
+        return out;
+    }
+    // One round trip: the roll-up's transaction, then one REPEATABLE READ snapshot for the state
+    // and both reports, whose window is the state's folded_to less the minutes (bound), as the
+    // statement by statement form computes it.
+    FrameTransaction write;
+    write.readOnly = false;
+    write.catalogPath = false;
+    write.statementTimeoutMs = statementTimeoutMs;
+    FrameTransaction read;
+    read.repeatableRead = true;
+    read.statementTimeoutMs = statementTimeoutMs;
+    ReadFrame frame(rollupMinutes > 0 ? write : read);
+    std::size_t rolled = 0;
+    if (rollupMinutes > 0) {
+        rolled = frame.add("SELECT " + schema.qualify("idem_latency_rollup") + "($1)", rollupMinutes);
+        frame.begin(read);
+    }
+    const std::size_t state = frame.add(stateSql(schema));
+    const std::string folded = "(SELECT s.folded_to FROM " + schema.qualify("idem_latency_state") + " s)";
+    const std::string window = "(" + folded + " - $1::bigint * interval '1 minute'), " + folded;
+    std::size_t reports[2];
+    int i = 0;
+    for (const auto* q : { &perMinute, &byOperation })
+        reports[i++] = frame.add(histogramsSql(schema, window, 2, true), q->minutes, optional(q->tenant),
+            optional(q->operation), q->byOperation, q->perMinute);
+    const auto r = frame.run(conn);
+    if (rollupMinutes > 0)
+        out.minutesFolded = r[rolled].at(0)[0].as<int>();
+    stateFrom(r[state].at(0), perMinute, out.perMinute);
+    stateFrom(r[state].at(0), byOperation, out.byOperation);
+    out.perMinute.histograms = histogramsFrom(r[reports[0]], true);
+    out.byOperation.histograms = histogramsFrom(r[reports[1]], true);
     return out;
 }
 

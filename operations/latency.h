@@ -76,6 +76,18 @@ int rollupLatency(pqxx::transaction_base& tx, const SchemaName& schema, int maxM
 LatencyReport readLatency(pqxx::connection& conn, const SchemaName& schema, const LatencyQuery& query);
 // The read alone, in a transaction the caller holds (the exporter's savepoint); no roll-up.
 LatencyReport readLatency(pqxx::transaction_base& tx, const SchemaName& schema, const LatencyQuery& query);
+// The console's latency view: when rollupMinutes > 0 a roll-up of at most that many minutes in a
+// read-write transaction of its own, then both queries' reports from one read-only transaction,
+// each transaction bounded by statementTimeoutMs. On a connection a DirectReads scope names
+// (operations/readframe.h) all of it in one round trip, the read REPEATABLE READ (the state and
+// both reports from one snapshot); elsewhere (behind a transaction pooler) statement by statement.
+struct LatencyView {
+    int minutesFolded = 0;
+    LatencyReport perMinute;
+    LatencyReport byOperation;
+};
+LatencyView readLatencyView(pqxx::connection& conn, const SchemaName& schema, const LatencyQuery& perMinute,
+    const LatencyQuery& byOperation, int rollupMinutes, int statementTimeoutMs);
 // The folded histograms of [fromUs, toUs) (whole minutes), by operation: what the exporter adds to
 // its cumulative histograms as minutes are folded. No percentiles.
 std::vector<LatencyHistogram> readLatencyHistograms(

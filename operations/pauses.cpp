@@ -8,6 +8,7 @@
 
 #include "core/key.h"
 #include "operations/actions.h"
+#include "operations/readframe.h"
 
 namespace idem {
 
@@ -80,9 +81,52 @@ void validatePauseRequest(const PauseRequest& r)
         throw std::invalid_argument("the lock timeout must be positive");
 }
 
+namespace {
+    std::string pauseListSql(const SchemaName& schema)
+    {
+        return "SELECT l.tenant, l.operation, l.reason, l.paused_by, " + micros("l.paused_at") + ", "
+            + micros("l.changed_at") + ", " + micros("l.until") + ", l.active, l.remaining_ms, l.turned_away, l.seen,"
+              " l.audit_id FROM "
+            + schema.qualify("idem_pause_list") + "($1) l";
+    }
+
+    template <typename Result> void pausesFrom(const Result& r, PauseList& out)
+    {
+        for (std::size_t i = 0; i < r.size(); ++i) {
+            const auto row = r[i];
+            Pause p;
+            p.tenant = row[0].template as<std::string>();
+            p.operation = row[1].template as<std::string>();
+            p.reason = row[2].template as<std::string>();
+            p.pausedBy = row[3].template as<std::string>();
+            p.pausedAtUs = row[4].template as<std::int64_t>();
+            p.changedAtUs = row[5].template as<std::int64_t>();
+            p.untilUs = row[6].is_null() ? std::nullopt : std::optional(row[6].template as<std::int64_t>());
+            p.active = row[7].template as<bool>();
+            p.remainingMs = row[8].is_null() ? std::nullopt : std::optional(row[8].template as<std::int64_t>());
+            p.turnedAway = row[9].template as<std::int64_t>();
+            p.seen = row[10].template as<bool>();
+            p.auditId = row[11].template as<std::int64_t>();
+            out.pauses.push_back(std::move(p));
+        }
+    }
+} // namespace
+
 PauseList listPauses(pqxx::connection& conn, const SchemaName& schema, int minutes)
 {
     checkMinutes(minutes); // before any I/O
+    if (directReads(conn)) {
+        // The console's poll on a direct connection: the same transaction in one round trip.
+        ReadFrame frame;
+        frame.add(pauseListSql(schema), minutes);
+        frame.add("SELECT " + micros("clock_timestamp()"));
+        const auto r = frame.run(conn);
+        PauseList out;
+        out.minutes = minutes;
+        out.serverNowUs = r[1].at(0)[0].as<std::int64_t>();
+        pausesFrom(r[0], out);
+        return out;
+    }
     pqxx::read_transaction tx(conn);
     PauseList out = listPauses(tx, schema, minutes);
     tx.commit();
@@ -93,29 +137,11 @@ PauseList listPauses(pqxx::transaction_base& tx, const SchemaName& schema, int m
 {
     checkMinutes(minutes);
     tx.exec("SELECT pg_catalog.set_config('search_path', 'pg_catalog', true)"); // as setLockTimeout says
-    const auto r = tx.exec_params("SELECT l.tenant, l.operation, l.reason, l.paused_by, " + micros("l.paused_at") + ", "
-            + micros("l.changed_at") + ", " + micros("l.until") + ", l.active, l.remaining_ms, l.turned_away, l.seen,"
-            " l.audit_id FROM " + schema.qualify("idem_pause_list") + "($1) l",
-        minutes);
+    const auto r = tx.exec_params(pauseListSql(schema), minutes);
     PauseList out;
     out.minutes = minutes;
     out.serverNowUs = tx.exec("SELECT " + micros("clock_timestamp()"))[0][0].as<std::int64_t>();
-    for (const auto& row : r) {
-        Pause p;
-        p.tenant = row[0].as<std::string>();
-        p.operation = row[1].as<std::string>();
-        p.reason = row[2].as<std::string>();
-        p.pausedBy = row[3].as<std::string>();
-        p.pausedAtUs = row[4].as<std::int64_t>();
-        p.changedAtUs = row[5].as<std::int64_t>();
-        p.untilUs = optionalInt(row[6]);
-        p.active = row[7].as<bool>();
-        p.remainingMs = optionalInt(row[8]);
-        p.turnedAway = row[9].as<std::int64_t>();
-        p.seen = row[10].as<bool>();
-        p.auditId = row[11].as<std::int64_t>();
-        out.pauses.push_back(std::move(p));
-    }
+    pausesFrom(r, out);
     return out;
 }
 

@@ -19,6 +19,10 @@
 #include "schema/migrate.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
+#include "models/eventwatch.h"
+#include "models/latencywatch.h"
+#include "models/pausewatch.h"
+#include "operations/readframe.h"
 #include "models/profilestore.h"
 #include "tests/support/testdb.h"
 #include "views/chartpanel.h"
@@ -49,6 +53,8 @@ private Q_SLOTS:
     void settingsPersistWithoutSecrets();
     void tileOpensItsRows();
     void oneRoundTripPerTick();
+    void watchReadsOneRoundTripEach();
+    void framedReadsKeepTheirGuarantees();
     void historyIsBoundedAndDownsampled();
     void monitorConnectionSettings();
     void tickNeverScansSucceededRows(); // it adds 20,000 succeeded rows
@@ -541,6 +547,100 @@ void TestDashboard::oneRoundTripPerTick()
         &context, [&seen](const QVariant& v) { seen = v.toString(); });
     QTRY_VERIFY_WITH_TIMEOUT(!seen.isEmpty(), timeoutMs);
     QCOMPARE(seen, QStringLiteral("5s off"));
+}
+
+// Issue 45 item 3: the reads the dashboard's slower watches make beside the tick (pauses, the
+// latency roll-up and view, the chart's events) are one round trip each on a direct connection:
+// a read's BEGIN READ ONLY, bound timeout, catalog path, statements and COMMIT travel together.
+void TestDashboard::watchReadsOneRoundTripEach()
+{
+    const auto options = idem::parseConninfo(m_db->dsn());
+    CountingProxy proxy(QString::fromStdString(options.at("host")), quint16(std::stoi(options.at("port"))));
+    QVERIFY(proxy.listening());
+    ConsoleSession session;
+    PauseWatch pauses(&session);
+    pauses.setInterval(3600000); // read when asked, below
+    LatencyWatch latency(&session);
+    EventWatch events(&session);
+    ConnectionSettings s;
+    s.conninfo = QString::fromStdString(idem::test::dsnWith(m_db->dsn(),
+        { { "host", "127.0.0.1" }, { "port", std::to_string(proxy.port()) }, { "sslmode", "disable" },
+            { "gssencmode", "disable" } }));
+    session.connectTo(s);
+    const auto idle = [&] { return !pauses.pending() && !latency.pending() && !events.pending(); };
+    QTRY_VERIFY_WITH_TIMEOUT(pauses.reads() >= 1 && latency.reads() >= 1 && events.reads() >= 1 && idle(), timeoutMs);
+    QVERIFY2(pauses.error().isEmpty() && latency.error().isEmpty() && events.error().isEmpty(),
+        qPrintable(pauses.error() + latency.error() + events.error()));
+    QVERIFY(latency.reading().has_value());
+    // Each watch read three times more, one at a time; whatever else reads meanwhile (a watch's
+    // own timer) is one of the reads counted too.
+    const int trips = proxy.roundTrips();
+    const auto readsNow = [&] { return pauses.reads() + latency.reads() + events.reads(); };
+    const int reads = readsNow();
+    for (int i = 0; i < 3; ++i) {
+        for (auto refresh : { std::function<void()>([&] { pauses.refreshNow(); }),
+                 std::function<void()>([&] { latency.refreshNow(); }),
+                 std::function<void()>([&] { events.refreshNow(); }) }) {
+            const int before = readsNow();
+            refresh();
+            QTRY_VERIFY_WITH_TIMEOUT(readsNow() > before && idle(), timeoutMs);
+        }
+    }
+    QVERIFY2(pauses.error().isEmpty() && latency.error().isEmpty() && events.error().isEmpty(),
+        qPrintable(pauses.error() + latency.error() + events.error()));
+    QVERIFY(readsNow() - reads >= 9);
+    QCOMPARE(proxy.roundTrips() - trips, readsNow() - reads);
+}
+
+// What a framed read guarantees whichever way it travels: read-only, bounded by its statement
+// timeout, every value bound; a refused read is rolled back and leaves the connection as it was
+// (same backend, no transaction, the session's own statement timeout untouched).
+void TestDashboard::framedReadsKeepTheirGuarantees()
+{
+    ConsoleSession session;
+    session.connectTo(settings());
+    QTRY_VERIFY_WITH_TIMEOUT(session.state() == ConsoleSession::State::Connected, timeoutMs);
+    QStringList seen;
+    QObject context;
+    session.submit(
+        [](pqxx::connection& c, const idem::SchemaName&) {
+            QStringList out;
+            const auto pid = c.backendpid();
+            const auto setting = [&c] {
+                pqxx::nontransaction n(c);
+                return n.exec("SELECT current_setting('statement_timeout')")[0][0].as<std::string>();
+            };
+            const std::string before = setting();
+            const auto refused = [&](const std::string& sql, int timeoutMs) {
+                idem::FrameTransaction t;
+                t.statementTimeoutMs = timeoutMs;
+                idem::ReadFrame frame(t);
+                frame.add(sql);
+                try {
+                    frame.run(c);
+                    return std::string("ran");
+                } catch (const pqxx::sql_error& e) {
+                    return e.sqlstate();
+                }
+            };
+            out << QString::fromStdString(refused("UPDATE idem.task_idempotency SET attempts = attempts", 5000));
+            out << QString::fromStdString(refused("SELECT pg_sleep(3)", 200));
+            idem::ReadFrame frame;
+            frame.add("SELECT $1::text, $2::text IS NULL, current_setting('transaction_read_only'),"
+                      " current_setting('statement_timeout'), current_setting('search_path')",
+                "it's; COMMIT", static_cast<const char*>(nullptr));
+            frame.add("SELECT pg_backend_pid()");
+            const auto r = frame.run(c);
+            const auto row = r[0].at(0);
+            out << QString::fromStdString(row[0].as<std::string>() + "|" + row[1].as<std::string>() + "|"
+                + row[2].as<std::string>() + "|" + row[3].as<std::string>() + "|" + row[4].as<std::string>());
+            out << QString::number(r[1].at(0)[0].as<int>() == pid) << QString::number(setting() == before);
+            return QVariant(out);
+        },
+        &context, [&seen](const QVariant& v) { seen = v.toStringList(); });
+    QTRY_VERIFY_WITH_TIMEOUT(!seen.isEmpty(), timeoutMs);
+    QCOMPARE(seen, QStringList({ QStringLiteral("25006"), QStringLiteral("57014"),
+                       QStringLiteral("it's; COMMIT|t|on|5s|pg_catalog"), QStringLiteral("1"), QStringLiteral("1") }));
 }
 
 void TestDashboard::historyIsBoundedAndDownsampled()

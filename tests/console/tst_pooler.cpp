@@ -17,6 +17,9 @@
 #include "core/taskstore.h"
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
+#include "models/eventwatch.h"
+#include "models/latencywatch.h"
+#include "models/pausewatch.h"
 #include "operations/purge.h"
 #include "tests/support/cliprocess.h"
 #include "tests/support/pgservers.h"
@@ -123,6 +126,18 @@ void TestPooler::consoleTickLeavesNoSessionState()
     const int ticks = model->ticks();
     QTRY_VERIFY_WITH_TIMEOUT(model->ticks() >= ticks + 3, timeoutMs);
     QVERIFY2(failures.isEmpty(), qPrintable(failures.join(QLatin1Char('\n'))));
+
+    // The watches beside the tick (issue 45 item 3): behind the pooler each read keeps its
+    // statement-by-statement form in a transaction of its own, and reads.
+    PauseWatch pauses(&session);
+    LatencyWatch latency(&session);
+    EventWatch events(&session);
+    QTRY_VERIFY_WITH_TIMEOUT(pauses.reads() >= 1 && latency.reads() >= 1 && events.reads() >= 1
+            && !pauses.pending() && !latency.pending() && !events.pending(),
+        timeoutMs);
+    QVERIFY2(pauses.error().isEmpty() && latency.error().isEmpty() && events.error().isEmpty(),
+        qPrintable(pauses.error() + latency.error() + events.error()));
+    QVERIFY(latency.reading().has_value());
 
     // While the console is still connected and after it has gone.
     auto left = idem::test::pooledBackendLeftovers(*m_bouncer, m_db->name(), {});
