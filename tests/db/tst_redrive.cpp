@@ -141,7 +141,7 @@ void TestRedrive::init()
     w.exec("TRUNCATE idem.task_idempotency, idem.idem_stored_requests, idem.idem_redrive_items, idem.idem_redrivers,"
            " idem.idem_redrive_operations, idem.idem_pauses, idem.idem_job_items, idem.idem_jobs,"
            " public.redrive_effects");
-    w.exec("UPDATE idem.idem_approval_policy SET job_rows = NULL");
+    w.exec("UPDATE idem.idem_approval_kinds SET gated = false WHERE kind = 'job'");
     w.commit();
 }
 
