@@ -2817,8 +2817,8 @@ Check the SSL mode and that the root certificate is the one that signed the serv
         <translation>作业 %1 已由 %2 批准：“在此继续”从本控制台运行它（或用 idemctl job resume %1）。</translation>
     </message>
     <message>
-        <source>Waiting for approval by a holder of approve (another login with the approve right: the Approvals dialog, or idemctl job approve %1); nothing changes until then. %2</source>
-        <translation>正在等待拥有 approve 权限者（另一个拥有审批权限的登录名：审批对话框，或 idemctl job approve %1）审批；在此之前不做任何修改。%2</translation>
+        <source>Waiting for approval by a holder of approve (another login with the approve right: the Approvals dialog, or idemctl approvals approve %1); nothing changes until then. %2</source>
+        <translation>正在等待拥有 approve 权限者（另一个拥有审批权限的登录名：审批对话框，或 idemctl approvals approve %1）审批；在此之前不做任何修改。%2</translation>
     </message>
     <message>
         <source>This console runs it as soon as it is approved.</source>

@@ -302,6 +302,8 @@ void TestRightsUi::changeRequestsListedAndApproved()
                     .at(0)
                     .at(0)
                     .as<std::int64_t>();
+        // One more, waiting: the picture shows a purge to approve beside the jobs.
+        w.exec("SELECT request_id FROM idem.idem_request_purge(2000, 600, 0.2, 'disk at 90%', 'ann')");
         w.commit();
     }
     execSql(*m_conn,

@@ -15,6 +15,12 @@ BEGIN
     IF p_job IS NULL THEN
         RAISE EXCEPTION 'name the job to approve' USING ERRCODE = 'ID003';
     END IF;
+    -- Bad arguments before any state: as idem_approval_approve would say them.
+    IF p_spec_sha256 IS NULL OR p_spec_sha256 !~ '^[0-9a-f]{64}$' THEN
+        RAISE EXCEPTION 'an approval names the job''s spec: its spec_sha256, 64 lower-case hex digits, not %',
+                        COALESCE(quote_literal(left(p_spec_sha256, 80)), 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    PERFORM audit_check_reason(p_reason, p_actor);
     SELECT x.id INTO v_request FROM idem_approval_requests x WHERE x.job_id = p_job;
     IF NOT FOUND THEN
         IF NOT EXISTS (SELECT FROM idem_jobs x WHERE x.id = p_job) THEN

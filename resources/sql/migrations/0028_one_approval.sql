@@ -42,8 +42,8 @@ SELECT 'retention', p.retention_changes_need_approval, NULL, p.change_ttl_second
        p.updated_at, p.updated_by, p.audit_id
   FROM idem_approval_policy p
 UNION ALL
-SELECT 'purge', p.manual_purges_need_approval, NULL, p.change_ttl_seconds,
-       'a manual purge (scheduled purges keep running)', p.updated_at, p.updated_by, p.audit_id
+SELECT 'purge', p.manual_purges_need_approval, NULL, p.change_ttl_seconds, 'a manual purge', p.updated_at,
+       p.updated_by, p.audit_id
   FROM idem_approval_policy p;
 
 ALTER TABLE idem_approval_policy
@@ -136,5 +136,6 @@ ALTER TABLE task_idempotency_audit
                                                      'approve', 'approval_policy', 'change_request', 'change_approve',
                                                      'change_use', 'decline')));
 
--- idem_set_approval_policy(), idem_approval_kind(), idem_approval_approve(), idem_approval_decline(),
--- idem_approval_list(): defined in functions/.
+-- idem_set_approval_policy(), idem_approval_request_add(), idem_approval_image(), idem_approval_approve(),
+-- idem_approval_decline(): defined in functions/. Readers list the requests from the table itself
+-- (operations/approvals.h, idemctl approvals list, the console's Approvals dialog).
