@@ -533,8 +533,9 @@ void TestRights::approvalByAnotherLoginOfTheExactSpec()
     auto second = login("idem_t_rights_approve2");
     QCOMPARE(sqlstateOf(*second, "SELECT * FROM idem.idem_job_cancel(" + idsB + ", 'not during the sale')"),
         std::string("42501"));
-    const auto declined = resultOf(*second, "SELECT d.job_id::text FROM idem.idem_approval_decline((SELECT r.id FROM"
-                                            " idem.idem_approval_requests r WHERE r.job_id = " + idsB + "), 'not during the sale') d");
+    const auto requestB = scalar(*m_owner, "SELECT id FROM idem.idem_approval_requests WHERE job_id = " + idsB).toStdString();
+    const auto declined = resultOf(*second, "SELECT d.job_id::text FROM idem.idem_approval_decline(" + requestB
+            + ", 'not during the sale') d");
     QVERIFY2(declined == idsB, declined.c_str());
     QCOMPARE(scalar(*m_owner, "SELECT state FROM idem.idem_jobs WHERE id = " + idsB), QByteArray("cancelled"));
     checkChain();

@@ -703,7 +703,7 @@ void TestSnapshot::incidentWorkIsInTheSnapshot()
                     false, NULL, now() - interval '1 minute', 'op (carol@desk)', 'wrong filter'),
                    ('finished', 'fail', NULL, '{"statuses": ["retryable_failed"]}', now() - interval '5 hours', 10, 2,
                     'long ago', 'op', 'zed', 'idemctl', 2, 0, 0, 0, 1,
-                    false, NULL, NULL, now() - interval '4 hours', NULL, NULL)
+                    false, NULL, now() - interval '4 hours', NULL, NULL)
         )");
         // The approved one's request (schema v28: a job's approval is its request's).
         w.exec(R"(
