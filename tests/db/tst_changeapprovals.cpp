@@ -612,7 +612,7 @@ void TestChangeApprovals::hostileInputsChangeNothing()
     QCOMPARE(state(), before);
 }
 
-// idemctl: the owner turns the switch on; purge requests instead of removing; job pending lists
+// idemctl: the owner turns the switch on; purge requests instead of removing; approvals list shows
 // it; the requester cannot approve; another login does; purge --request runs it once; the
 // audit chain verifies.
 void TestChangeApprovals::idemctlPurgeRequestApproveRun()
