@@ -65,7 +65,7 @@ One line per key: applied, stale (changed since read: nothing changed, what it i
 wrong_state (the action does not apply to its status), not_found, not_redrivable (--re-execute:
 no stored request for the key; nothing changed), denied (the role may not run
 actions), needs_approval (schema v23: this login is past the approval policy's budget of rows
-changed without a second person, `idemctl job policy`; nothing changed: start a recovery job over
+changed without a second person, `idemctl approvals policy`; nothing changed: start a recovery job over
 the rows, which waits for another login's approval, and the message says how), error. Exit codes: 0 every key applied, 3 any refused by the database (nothing changed
 for those keys), 1 any error, 2 usage error.
 )";

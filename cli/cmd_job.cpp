@@ -14,7 +14,6 @@
 #include "core/connection.h"
 #include "core/utf8.h"
 #include "operations/actions.h"
-#include "operations/changerequests.h"
 #include "operations/jobs.h"
 #include "operations/redrive.h"
 
@@ -29,14 +28,6 @@ namespace {
        idemctl job resume ID [RUN OPTIONS] [--json]
        idemctl job cancel ID --reason TEXT [--actor A] [--json]
        idemctl job refused ID [--json | --csv]
-       idemctl job pending [--json]
-       idemctl job approve ID --spec SHA256 --reason TEXT [--actor A] [--json]
-       idemctl job approve --request N --spec SHA256 --reason TEXT [--actor A] [--json]
-       idemctl job policy [--json]
-       idemctl job policy (--rows N [--ttl SECONDS] | --off) --reason TEXT [--actor A]
-       idemctl job policy --budget N|off [--window SECONDS] --reason TEXT [--actor A]
-       idemctl job policy [--retention-changes on|off] [--manual-purges on|off] [--change-ttl SECONDS]
-                          --reason TEXT [--actor A]
 
 A recovery job applies one audited recovery action to every task a filter matches as of the
 job's start, however many, in the database, in batches that commit on their own. Each row gets
@@ -96,13 +87,6 @@ Run options:
   --quiet                no progress lines
 Other:
   --limit N              status: jobs listed (1..1000, default 20)
-  --request N            approve: the change request N instead of a job
-  --retention-changes on|off, --manual-purges on|off
-                         policy: whether retention changes / manual purges need approval
-  --change-ttl SECONDS   policy: how long a change request is approvable and its approval usable
-  --budget N|off         policy: one login changes at most N task rows without an approval in any
-                         --window (single actions and jobs together); off: no bound
-  --window SECONDS       policy: the budget's window, 60 to 604800 (default 3600)
   --json                 one JSON document on standard output
   --csv                  refused: CSV (the key as a spreadsheet may show it; --json has it exactly)
   --dsn DSN              libpq conninfo, URI or service=NAME (default: $IDEM_DSN, then PG*);
@@ -114,35 +98,19 @@ idem_may_requeue, idem_may_release, idem_may_fail; idem_operator holds all), che
 role that calls and, at each batch, for the role that started it: a job's rows are applied with
 its starter's rights.
 
-Approval: with a policy set (job policy --rows N, the schema owner's), a job that would act on
-more than N rows starts waiting for approval and does not run. Another login with the approve
-right (idem_may_approve) reads it (job pending) and approves it naming its spec sha256 (its
-action, filter, moment, cap and count: nothing else runs under that approval); then job resume
-runs it. The requester never approves: not the same login, and neither login may be a member of
-the other (SET ROLE); a superuser is a member of every role. A request not approved within the
-policy's time to live (--ttl, default 3600 s) can no longer be approved; an approval lets the job
-start or resume for as long, then resuming is refused: cancel it and start it again. Approvers
-may also cancel a job (turn it down).
-
-Budget (schema v23): the threshold bounds one job, not one login: jobs under it, and single
-actions (idemctl requeue, --keys-from, the console's), never wait. With job policy --budget N
---window S, one login changes at most N task rows without an approval within any S seconds, single
-actions and jobs together (a job's rows to act on count at its start; approved jobs never count):
-past it a single action is refused (exit 3, SQLSTATE ID004, nothing changed) and a job starts
-waiting for approval. A login is not a person: two logins of one person have a budget each.
-A job that will run here (no --detach) is refused before anything is written when the connection
-goes through a pooler (PgBouncer): its runner needs a direct connection. --dry-run says whether
-the job would need approval.
-
-Changes (schema v22): with --retention-changes on (the schema owner's), `idemctl retention set`
-and `unset` no longer change the policy: they request the change and print 'awaiting approval:
-request N (sha256 ...)'; with --manual-purges on, `idemctl purge` does the same (scheduled purges,
-CALL idem_purge_run from pg_cron, keep running). job pending lists those requests with the jobs;
-another login with the approve right approves one with `job approve --request N --spec SHA256`
-(the same rule: never the requester); then whoever has the purge right uses it, once, naming the
-sha256 again: `idemctl retention apply --request N --spec SHA256` or `idemctl purge --request N
---spec SHA256`. A request is approvable for --change-ttl seconds (default 3600, 60 to 604800),
-its approval usable as long; an expired or used one is refused: request it again.
+Approval (schema v21; one mechanism for jobs and changes since v28, `idemctl approvals`): with
+gated kind 'job' on (idemctl approvals policy job --on --over-rows N, the schema owner's), a job
+that would act on more than N rows starts waiting for approval and does not run; so does one past
+this login's budget (approvals policy --budget N --window S: single actions and jobs together,
+counted per login over the window). Another login with the approve right (idem_may_approve)
+approves its request naming its spec sha256 (idemctl approvals list, approvals approve ID --spec
+SHA256: nothing else runs under that approval), or declines it (approvals decline ID), which
+cancels the job. The requester never approves. A job started here without --detach runs as soon as
+it is approved. An approval lets the job start or resume until it expires; an approved job that
+runs is stopped with cancel, by its action's right, never by the approve right. A job that will run
+here (no --detach) is refused before anything is written when the connection goes through a pooler
+(PgBouncer): its runner needs a direct connection. --dry-run says whether the job would need
+approval. `job pending`, `job approve` and `job policy` moved to idemctl approvals.
 
 Exit codes: 0 done (a job that ran to its end, whatever it refused), 1 failure or stopped before
 the end (the job stays active: resume it), 2 usage error, 3 refused by the database (nothing
@@ -235,8 +203,8 @@ changed), or the job was cancelled.
                 + (s.runnerRole.empty() ? std::string(" (never run yet)")
                                         : " (last run by " + safe(s.runnerRole, 64) + " (" + safe(s.runnerActor, 80) + "))");
         if (s.state == "awaiting_approval")
-            return "waiting for approval by another login: `idemctl job approve " + std::to_string(s.id) + " --spec "
-                + s.specSha256 + " --reason ...`";
+            return "waiting for approval by another login: `idemctl approvals approve "
+                + std::to_string(s.approvalRequestId.value_or(0)) + " --spec " + s.specSha256 + " --reason ...`";
         return s.finishedAtUs ? "at " + formatMicros(*s.finishedAtUs) : std::string();
     }
 
@@ -528,12 +496,12 @@ changed), or the job was cancelled.
                 std::cout << statusJson(*s).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
             } else {
                 std::printf("waiting for approval by another login holding the approve right (role idem_may_approve): "
-                            "%s; it runs `idemctl job approve %lld --spec %s --reason ...`, then `idemctl job resume "
-                            "%lld` runs it\n",
+                            "%s; it runs `idemctl approvals approve %lld --spec %s --reason ...`, then `idemctl job "
+                            "resume %lld` runs it\n",
                     started.approvalWhy == "budget"
-                        ? "over this login's budget of rows changed without a second person (idemctl job policy)"
+                        ? "over this login's budget of rows changed without a second person (idemctl approvals policy)"
                         : "more rows to act on than the approval policy allows a job without one",
-                    static_cast<long long>(started.jobId), started.specSha256.c_str(),
+                    static_cast<long long>(started.approvalRequestId.value_or(0)), started.specSha256.c_str(),
                     static_cast<long long>(started.jobId));
             }
             return ExitOk;
@@ -728,367 +696,12 @@ changed), or the job was cancelled.
         return ExitOk;
     }
 
-    nlohmann::json changeJson(const ChangeRequest& c)
-    {
-        auto spec = nlohmann::json::parse(c.specJson, nullptr, false);
-        return { { "id", c.id }, { "kind", c.kind }, { "state", c.state }, { "expired", c.expired() },
-            { "what", c.what() }, { "spec", spec.is_discarded() ? nlohmann::json(c.specJson) : spec },
-            { "spec_sha256", c.specSha256 }, { "requested_login", c.requestedLogin },
-            { "requested_role", c.requestedRole }, { "requested_actor", c.requestedActor },
-            { "reason", c.requestedReason }, { "requested_at", formatMicros(c.requestedAtUs) },
-            { "approvable_until", formatMicros(c.approvableUntilUs) }, { "approved_login", optText(c.approvedLogin) },
-            { "approved_role", optText(c.approvedRole) }, { "approved_at", optTime(c.approvedAtUs) },
-            { "approval_expires_at", optTime(c.approvalExpiresAtUs) } };
-    }
-
-    int jobPending(const std::vector<std::string>& argv)
-    {
-        Args args(argv, { "dsn", "schema" }, { "help", "json" });
-        if (args.flag("help")) {
-            std::cout << jobHelp;
-            return ExitOk;
-        }
-        if (!args.positional().empty())
-            throw UsageError("job pending takes no job id");
-        const SchemaName schema(args.valueOr("schema", SchemaName::defaultName));
-        auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl job" });
-        const auto jobs = listPendingApprovals(*conn, schema);
-        const auto changes = listOpenChangeRequests(*conn, schema);
-        if (args.flag("json")) {
-            nlohmann::json j = { { "schema", schema.name() }, { "pending", nlohmann::json::array() },
-                { "change_requests", nlohmann::json::array() } };
-            for (const auto& s : jobs)
-                j["pending"].push_back(statusJson(s));
-            for (const auto& c : changes)
-                j["change_requests"].push_back(changeJson(c));
-            std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-            return ExitOk;
-        }
-        for (const auto& c : changes) {
-            std::printf("request %lld: %s%s\n", static_cast<long long>(c.id), safe(c.what(), 200).c_str(),
-                c.state == "approved"
-                    ? (c.expired() ? " (approved; the approval expired)" : " (approved, not used yet)")
-                    : (c.expired() ? " (its time for approval ended)" : ""));
-            std::printf("  requested by %s (%s) at %s: %s\n", safe(c.requestedLogin, 64).c_str(),
-                safe(c.requestedActor, 80).c_str(), formatMicros(c.requestedAtUs).c_str(),
-                safe(c.requestedReason, 400).c_str());
-            if (c.approvedAtUs)
-                std::printf("  approved by %s (%s) at %s; usable until %s; spec sha256 %s\n",
-                    safe(c.approvedLogin, 64).c_str(), safe(c.approvedActor, 80).c_str(),
-                    formatMicros(*c.approvedAtUs).c_str(),
-                    c.approvalExpiresAtUs ? formatMicros(*c.approvalExpiresAtUs).c_str() : "?", c.specSha256.c_str());
-            else
-                std::printf("  approvable until %s; spec sha256 %s\n", formatMicros(c.approvableUntilUs).c_str(),
-                    c.specSha256.c_str());
-            std::printf("  spec %s\n", safe(c.specJson, 400).c_str());
-        }
-        if (jobs.empty()) {
-            if (changes.empty())
-                std::printf("no job or change is waiting for approval\n");
-            return ExitOk;
-        }
-        for (const auto& s : jobs) {
-            std::printf("job %lld: %s of %lld row(s) (%lld matched, cap %lld) matching %s as of %s\n",
-                static_cast<long long>(s.id), actionWords(s).c_str(), static_cast<long long>(s.pending()),
-                static_cast<long long>(s.matched), static_cast<long long>(s.cap), safe(filterWords(s.filterJson), 400).c_str(),
-                formatMicros(s.momentUs).c_str());
-            std::printf("  requested by %s (%s): %s\n", safe(s.dbRole, 64).c_str(), safe(s.actor, 80).c_str(),
-                safe(s.reason, 400).c_str());
-            std::printf("  approvable until %s; spec sha256 %s\n",
-                s.approvalRequestedUntilUs ? formatMicros(*s.approvalRequestedUntilUs).c_str() : "?", s.specSha256.c_str());
-        }
-        return ExitOk;
-    }
-
-    int approveRequest(const Args& args)
-    {
-        if (!args.positional().empty())
-            throw UsageError("--request N names the change request: no job id with it");
-        const auto id = args.intValue("request", 0, 1, std::numeric_limits<std::int64_t>::max());
-        if (!args.value("spec"))
-            throw UsageError("--spec is required: the request's spec sha256 as `idemctl job pending` shows it (an "
-                             "approval names the exact change it approves)");
-        if (!args.value("reason"))
-            throw UsageError("--reason is required (it goes into the audit trail)");
-        const std::string reason = *args.value("reason");
-        const std::string actor = args.valueOr("actor", localActor());
-        validateReasonAndActor(reason, actor);
-        const std::string spec = *args.value("spec");
-        if (!isSpecSha256(spec))
-            throw UsageError("--spec is the request's spec sha256: 64 lower-case hex digits");
-        const SchemaName schema(args.valueOr("schema", SchemaName::defaultName));
-        auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl job" });
-        ChangeApproval a;
-        try {
-            a = approveChange(*conn, schema, id, spec, reason, actor);
-        } catch (const JobRefused& e) {
-            return refused(e, "approve");
-        }
-        const auto c = readChangeRequest(*conn, schema, id);
-        if (args.flag("json")) {
-            std::cout << nlohmann::json({ { "audit_id", a.auditId }, { "approved_at", formatMicros(a.approvedAtUs) },
-                                            { "expires_at", formatMicros(a.expiresAtUs) },
-                                            { "request", c ? changeJson(*c) : nlohmann::json(nullptr) } })
-                             .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-                      << '\n';
-            return ExitOk;
-        }
-        const bool purge = c && c->kind == "purge";
-        std::printf("request %lld approved: %s; it may be used once until %s (`idemctl %s --request %lld --spec %s`); "
-                    "audit entry %lld\n",
-            static_cast<long long>(id), c ? safe(c->what(), 200).c_str() : "?", formatMicros(a.expiresAtUs).c_str(),
-            purge ? "purge" : "retention apply", static_cast<long long>(id), spec.c_str(),
-            static_cast<long long>(a.auditId));
-        return ExitOk;
-    }
-
-    int jobApprove(const std::vector<std::string>& argv)
-    {
-        Args args(argv, { "dsn", "schema", "spec", "reason", "actor", "request" }, { "help", "json" });
-        if (args.flag("help")) {
-            std::cout << jobHelp;
-            return ExitOk;
-        }
-        if (args.value("request"))
-            return approveRequest(args);
-        const auto id = jobId(args);
-        if (!args.value("spec"))
-            throw UsageError("--spec is required: the job's spec sha256 as `idemctl job pending` shows it (an approval "
-                             "names the exact job it approves)");
-        if (!args.value("reason"))
-            throw UsageError("--reason is required (it goes into the audit trail)");
-        const std::string reason = *args.value("reason");
-        const std::string actor = args.valueOr("actor", localActor());
-        validateReasonAndActor(reason, actor);
-        const std::string spec = *args.value("spec");
-        if (spec.size() != 64 || spec.find_first_not_of("0123456789abcdef") != std::string::npos)
-            throw UsageError("--spec is the job's spec sha256: 64 lower-case hex digits");
-        const SchemaName schema(args.valueOr("schema", SchemaName::defaultName));
-        auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl job" });
-        JobApproval a;
-        try {
-            a = approveJob(*conn, schema, id, spec, reason, actor);
-        } catch (const JobRefused& e) {
-            return refused(e, "approve");
-        }
-        if (args.flag("json")) {
-            const auto s = readJob(*conn, schema, id);
-            std::cout << nlohmann::json({ { "audit_id", a.auditId }, { "approved_at", formatMicros(a.approvedAtUs) },
-                                            { "expires_at", formatMicros(a.expiresAtUs) }, { "job", statusJson(*s) } })
-                             .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-                      << '\n';
-            return ExitOk;
-        }
-        std::printf("job %lld approved: it may start or resume until %s (`idemctl job resume %lld`); audit entry %lld\n",
-            static_cast<long long>(id), formatMicros(a.expiresAtUs).c_str(), static_cast<long long>(id),
-            static_cast<long long>(a.auditId));
-        return ExitOk;
-    }
-
-    void printChangePolicy(const ChangePolicy& c)
-    {
-        if (!c.known)
-            return;
-        std::printf("retention changes: %s; manual purges: %s", c.retentionChanges ? "need approval" : "made directly",
-            c.manualPurges ? "need approval (scheduled purges keep running)" : "run directly");
-        if (c.retentionChanges || c.manualPurges)
-            std::printf("; change requests and their approvals last %d s", c.ttlSeconds);
-        std::printf("\n");
-    }
-
-    bool onOff(const Args& args, const char* name, bool current)
-    {
-        const auto v = args.value(name);
-        if (!v)
-            return current;
-        if (*v == "on")
-            return true;
-        if (*v == "off")
-            return false;
-        throw UsageError(std::string("--") + name + " is on or off, not '" + *v + "'");
-    }
-
-    int changePolicy(const Args& args, const SchemaName& schema, bool jobChange)
-    {
-        if (jobChange || args.value("ttl"))
-            throw UsageError("--retention-changes, --manual-purges and --change-ttl go without --rows, --off and --ttl "
-                             "(set the job threshold in a command of its own)");
-        if (!args.value("reason"))
-            throw UsageError("--reason is required (it goes into the audit trail)");
-        const std::string reason = *args.value("reason");
-        const std::string actor = args.valueOr("actor", localActor());
-        validateReasonAndActor(reason, actor);
-        onOff(args, "retention-changes", false); // usage errors before connecting
-        onOff(args, "manual-purges", false);
-        if (args.value("change-ttl"))
-            args.intValue("change-ttl", 3600, ChangeLimits::minTtlSeconds, ChangeLimits::maxTtlSeconds);
-        auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl job" });
-        const auto now = readChangePolicy(*conn, schema);
-        if (!now.known) {
-            std::cerr << "idemctl job policy: the schema predates change approvals (v22): run idemctl migrate\n";
-            return ExitRefused;
-        }
-        const bool retention = onOff(args, "retention-changes", now.retentionChanges);
-        const bool purges = onOff(args, "manual-purges", now.manualPurges);
-        const int ttl = static_cast<int>(
-            args.intValue("change-ttl", now.ttlSeconds, ChangeLimits::minTtlSeconds, ChangeLimits::maxTtlSeconds));
-        std::int64_t auditId = 0;
-        try {
-            auditId = setChangePolicy(*conn, schema, retention, purges, ttl, reason, actor);
-        } catch (const JobRefused& e) {
-            return refused(e, "policy");
-        }
-        const auto after = readChangePolicy(*conn, schema);
-        if (args.flag("json")) {
-            std::cout << nlohmann::json(
-                { { "schema", schema.name() }, { "retention_changes_need_approval", after.retentionChanges },
-                    { "manual_purges_need_approval", after.manualPurges }, { "change_ttl_seconds", after.ttlSeconds },
-                    { "audit_id", auditId } })
-                             .dump(2)
-                      << '\n';
-            return ExitOk;
-        }
-        printChangePolicy(after);
-        std::printf("audit entry %lld\n", static_cast<long long>(auditId));
-        return ExitOk;
-    }
-
-    void printBudget(const ApprovalPolicy& p)
-    {
-        if (p.budgetRows)
-            std::printf("budget: one login changes at most %lld task row(s) without another login's approval in any "
-                        "%d s, single actions (requeue, release, fail, --keys-from, the console's) and jobs together; "
-                        "past it a single action is refused and a job waits for approval\n",
-                static_cast<long long>(*p.budgetRows), p.budgetWindowSeconds);
-        else
-            std::printf("budget: none: single actions never need approval, and %s (job policy --budget N --window "
-                        "SECONDS bounds what one login changes)\n",
-                p.jobRows ? "one login may change any number of rows in jobs under the threshold"
-                          : "neither do jobs");
-    }
-
-    int budgetPolicy(const Args& args, const SchemaName& schema)
-    {
-        if (args.value("rows") || args.flag("off") || args.value("ttl") || args.value("retention-changes")
-            || args.value("manual-purges") || args.value("change-ttl"))
-            throw UsageError("--budget and --window go without the other policy options (set those in a command of "
-                             "their own)");
-        if (!args.value("budget"))
-            throw UsageError("--window goes with --budget N (or --budget off)");
-        if (!args.value("reason"))
-            throw UsageError("--reason is required (it goes into the audit trail)");
-        const std::string reason = *args.value("reason");
-        const std::string actor = args.valueOr("actor", localActor());
-        validateReasonAndActor(reason, actor);
-        std::optional<std::int64_t> rows;
-        if (*args.value("budget") != "off")
-            rows = args.intValue("budget", 0, 0, ApprovalLimits::maxJobRows);
-        const int window = static_cast<int>(
-            args.intValue("window", 3600, ApprovalLimits::minTtlSeconds, ApprovalLimits::maxTtlSeconds));
-        auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl job" });
-        std::int64_t auditId = 0;
-        try {
-            auditId = setApprovalBudget(*conn, schema, rows, window, reason, actor);
-        } catch (const JobRefused& e) {
-            return refused(e, "policy");
-        } catch (const pqxx::undefined_function&) {
-            std::cerr << "idemctl job policy: the schema predates the approval budget (v23): run idemctl migrate\n";
-            return ExitRefused;
-        }
-        const auto p = readApprovalPolicy(*conn, schema);
-        if (args.flag("json")) {
-            std::cout << nlohmann::json({ { "schema", schema.name() }, { "budget_rows", opt(p.budgetRows) },
-                                            { "budget_window_seconds", p.budgetWindowSeconds }, { "audit_id", auditId } })
-                             .dump(2)
-                      << '\n';
-            return ExitOk;
-        }
-        printBudget(p);
-        std::printf("audit entry %lld\n", static_cast<long long>(auditId));
-        return ExitOk;
-    }
-
-    int jobPolicy(const std::vector<std::string>& argv)
-    {
-        Args args(argv,
-            { "dsn", "schema", "rows", "ttl", "reason", "actor", "retention-changes", "manual-purges", "change-ttl",
-                "budget", "window" },
-            { "help", "json", "off" });
-        if (args.flag("help")) {
-            std::cout << jobHelp;
-            return ExitOk;
-        }
-        if (!args.positional().empty())
-            throw UsageError("job policy takes no job id");
-        const SchemaName schema(args.valueOr("schema", SchemaName::defaultName));
-        if (args.value("budget") || args.value("window"))
-            return budgetPolicy(args, schema);
-        const bool change = args.value("rows") || args.flag("off");
-        const bool changeSwitches
-            = args.value("retention-changes") || args.value("manual-purges") || args.value("change-ttl");
-        if (changeSwitches)
-            return changePolicy(args, schema, change);
-        if (!change && (args.value("ttl") || args.value("reason")))
-            throw UsageError("--ttl and --reason go with --rows N or --off");
-        if (args.value("rows") && args.flag("off"))
-            throw UsageError("--rows and --off exclude each other");
-        if (args.flag("off") && args.value("ttl"))
-            throw UsageError("--ttl goes with --rows N");
-        std::optional<std::int64_t> rows;
-        int ttl = 3600;
-        std::string reason, actor;
-        if (change) {
-            if (args.value("rows"))
-                rows = args.intValue("rows", 0, 0, ApprovalLimits::maxJobRows);
-            ttl = static_cast<int>(args.intValue("ttl", 3600, ApprovalLimits::minTtlSeconds, ApprovalLimits::maxTtlSeconds));
-            if (!args.value("reason"))
-                throw UsageError("--reason is required (it goes into the audit trail)");
-            reason = *args.value("reason");
-            actor = args.valueOr("actor", localActor());
-            validateReasonAndActor(reason, actor);
-        }
-        auto conn = connect(dsnFrom(args), ConnectOptions { "idemctl job" });
-        std::optional<std::int64_t> auditId;
-        if (change) {
-            try {
-                auditId = setApprovalPolicy(*conn, schema, rows, ttl, reason, actor);
-            } catch (const JobRefused& e) {
-                return refused(e, "policy");
-            }
-        }
-        const auto p = readApprovalPolicy(*conn, schema);
-        if (args.flag("json")) {
-            const auto c = readChangePolicy(*conn, schema);
-            std::cout << nlohmann::json(
-                { { "schema", schema.name() }, { "job_rows", opt(p.jobRows) }, { "ttl_seconds", p.ttlSeconds },
-                    { "updated_by", optText(p.updatedBy) }, { "updated_at", optTime(p.updatedAtUs) },
-                    { "audit_id", opt(auditId) }, { "retention_changes_need_approval", c.retentionChanges },
-                    { "manual_purges_need_approval", c.manualPurges }, { "change_ttl_seconds", c.ttlSeconds },
-                    { "budget_rows", opt(p.budgetRows) }, { "budget_window_seconds", p.budgetWindowSeconds } })
-                             .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-                      << '\n';
-            return ExitOk;
-        }
-        if (p.jobRows)
-            std::printf("approval: a job acting on more than %lld row(s) waits for another login's approval; requests "
-                        "and approvals last %d s\n",
-                static_cast<long long>(*p.jobRows), p.ttlSeconds);
-        else
-            std::printf("approval: off (no job waits for one)\n");
-        printBudget(p);
-        printChangePolicy(readChangePolicy(*conn, schema));
-        if (p.updatedAtUs)
-            std::printf("changed by %s at %s%s\n", safe(p.updatedBy, 200).c_str(), formatMicros(*p.updatedAtUs).c_str(),
-                auditId ? ("; audit entry " + std::to_string(*auditId)).c_str() : "");
-        return ExitOk;
-    }
-
 } // namespace
 
 int runJob(const std::vector<std::string>& argv)
 {
     if (argv.empty())
-        throw UsageError("name a subcommand: start, status, resume, cancel, refused, pending, approve or policy");
+        throw UsageError("name a subcommand: start, status, resume, cancel or refused");
     const std::vector<std::string> rest(argv.begin() + 1, argv.end());
     if (argv[0] == "start")
         return jobStart(rest);
@@ -1100,17 +713,16 @@ int runJob(const std::vector<std::string>& argv)
         return jobCancel(rest);
     if (argv[0] == "refused")
         return jobRefusedList(rest);
-    if (argv[0] == "pending")
-        return jobPending(rest);
-    if (argv[0] == "approve")
-        return jobApprove(rest);
-    if (argv[0] == "policy")
-        return jobPolicy(rest);
+    // Schema v28: one approval mechanism for jobs and changes, under idemctl approvals.
+    if (argv[0] == "pending" || argv[0] == "approve" || argv[0] == "policy")
+        throw UsageError("idemctl job " + argv[0] + " moved: idemctl approvals "
+            + (argv[0] == "pending" ? std::string("list") : argv[0])
+            + " (approvals approve and decline take the request's id, as approvals list shows it)");
     if (argv[0] == "--help" || argv[0] == "-h") {
         std::cout << jobHelp;
         return ExitOk;
     }
-    throw UsageError("unknown job subcommand '" + argv[0] + "' (start, status, resume, cancel, refused, pending, approve or policy)");
+    throw UsageError("unknown job subcommand '" + argv[0] + "' (start, status, resume, cancel or refused)");
 }
 
 } // namespace idem::cli

@@ -21,7 +21,7 @@ namespace {
     constexpr const char* purgeHelp
         = R"(Usage: idemctl purge [--dsn DSN] [--schema S] [--dry-run] [--batch N] [--max-seconds S]
                      [--duty F] [--pause-ms MS] [--reason R] [--actor A] [--cap N] [--json]
-       idemctl purge --request N --spec SHA256 [--actor A] [--pause-ms MS] [--json]
+       idemctl purge --request N --spec SHA256 [--actor A] [--json]
 
 Removes succeeded keys completed longer ago than their operation's retention horizon
 (`idemctl retention show`). Processing, retryable and failed rows are never removed. A request
@@ -51,12 +51,14 @@ after the current batch and finishes the run.
   --json             one JSON object at the end
   --request N        run approved purge request N (with --spec, its spec sha256), once
 
-Approval (schema v22): with the approval policy's manual-purge switch on (`idemctl job policy
---manual-purges on`, the schema owner's), a purge is not run at once: this command requests it
-(its batch, --max-seconds and --duty are the request's spec) and prints 'awaiting approval:
-request N (sha256 ...)'. Another login with the approve right approves it (`idemctl job approve
---request N --spec SHA256`); then `idemctl purge --request N --spec SHA256` runs it, once, before
-the approval expires. Scheduled purges (pg_cron, below) keep running.
+Approval (schema v22): with gated kind 'purge' on (`idemctl approvals policy purge --on`, the
+schema owner's), a purge is not run at once: this command requests it (its batch, --max-seconds
+and --duty are the request's spec) and prints 'awaiting approval: request N (sha256 ...)'. Another
+login with the approve right approves it (`idemctl approvals approve N --spec SHA256`); then
+`idemctl purge --request N --spec SHA256` runs it, once, before the approval expires, as it was
+approved: the database refuses a larger batch, a batch past --max-seconds or one sooner than the
+duty allows (SQLSTATE ID004), so --request takes none of --batch, --max-seconds, --duty or
+--pause-ms. Scheduled purges (pg_cron, below) keep running.
 
 Scheduled in the database instead (pg_cron):
   SELECT cron.schedule('idem-purge', '*/10 * * * *', 'CALL idem.idem_purge_run(1000, 300)');
@@ -79,10 +81,10 @@ set     OPERATION's horizon ('*': the default); DURATION is Nd (days), Nh (hours
 unset   OPERATION falls back to '*' (which cannot be removed). Audited as set.
 apply   applies approved change request N, naming its spec sha256, once.
 
-Approval (schema v22): with the approval policy's retention switch on (`idemctl job policy
---retention-changes on`, the schema owner's), set and unset change nothing: they request the
-change and print 'awaiting approval: request N (sha256 ...)'. Another login with the approve
-right approves it (`idemctl job approve --request N --spec SHA256`), then `retention apply`
+Approval (schema v22): with gated kind 'retention' on (`idemctl approvals policy retention --on`,
+the schema owner's), set and unset change nothing: they request the change and print 'awaiting
+approval: request N (sha256 ...)'. Another login with the approve right approves it (`idemctl
+approvals approve N --spec SHA256`), then `retention apply`
 applies it, before the approval expires. Exit 3 when the database refuses (nothing changed).
 )";
 
@@ -283,7 +285,7 @@ client and query text show only to a login with pg_read_all_stats.
             "awaiting approval: request %lld (sha256 %s)\n", static_cast<long long>(q.id), q.specSha256.c_str());
         std::printf("  %s needs a second person's approval (the approval policy); nothing changed yet\n", what);
         std::printf("  spec %s\n", q.specJson.c_str());
-        std::printf("  another login with the approve right, until %s: idemctl job approve --request %lld --spec %s "
+        std::printf("  another login with the approve right, until %s: idemctl approvals approve %lld --spec %s "
                     "--reason ...\n",
             formatMicros(q.approvableUntilUs).c_str(), static_cast<long long>(q.id), q.specSha256.c_str());
         std::printf("  then: idemctl %s --request %lld --spec %s\n",
@@ -299,7 +301,7 @@ client and query text show only to a login with pg_read_all_stats.
             throw UsageError("retention apply takes --request N --spec SHA256, no other argument");
         if (!args.value("request") || !args.value("spec"))
             throw UsageError(
-                "retention apply needs --request N and --spec SHA256 (as `idemctl job pending` shows them)");
+                "retention apply needs --request N and --spec SHA256 (as `idemctl approvals list` shows them)");
         if (args.value("reason"))
             throw UsageError("retention apply takes no --reason: the request's reason is the one audited");
         const auto id = args.intValue("request", 0, 1, std::numeric_limits<std::int64_t>::max());
@@ -317,7 +319,7 @@ client and query text show only to a login with pg_read_all_stats.
                       << "): " << displaySafe(e.what(), messageDisplay) << "\nnothing changed\n";
             return ExitRefused;
         }
-        ChangeRequest c;
+        ApprovalRequest c;
         c.kind = u.kind;
         c.specJson = u.specJson;
         if (args.flag("json")) {
@@ -364,14 +366,16 @@ int runPurge(const std::vector<std::string>& argv)
     o.reason = args.valueOr("reason", "idemctl purge");
     o.actor = args.valueOr("actor", localActor());
     if (args.value("request")) {
+        // The database holds the run to the approved batch, time and duty (idem_purge_spec_check):
+        // nothing here may ask for another pace, slower included.
         if (args.flag("dry-run") || args.value("batch") || args.value("max-seconds") || args.value("duty")
-            || args.value("reason") || args.value("cap"))
+            || args.value("pause-ms") || args.value("reason") || args.value("cap"))
             throw UsageError("--request runs the approved request as it was approved: no --dry-run, --batch, "
-                             "--max-seconds, --duty, --reason or --cap with it");
+                             "--max-seconds, --duty, --pause-ms, --reason or --cap with it");
         o.requestId = args.intValue("request", 0, 1, std::numeric_limits<std::int64_t>::max());
         if (!args.value("spec"))
-            throw UsageError("--spec is required with --request: the request's spec sha256 as `idemctl job pending` "
-                             "shows it");
+            throw UsageError("--spec is required with --request: the request's spec sha256 as `idemctl approvals "
+                             "list` shows it");
         o.requestSha256 = *args.value("spec");
         if (!isSpecSha256(o.requestSha256))
             throw UsageError("--spec is the request's spec sha256: 64 lower-case hex digits");

@@ -34,6 +34,7 @@ int runLatency(const std::vector<std::string>& args);
 int runAnnotate(const std::vector<std::string>& args);
 int runEvents(const std::vector<std::string>& args);
 int runJob(const std::vector<std::string>& args);
+int runApprovals(const std::vector<std::string>& args);
 int runRights(const std::vector<std::string>& args);
 int runScenarioWorker(const std::vector<std::string>& args);
 

@@ -38,6 +38,8 @@ const Command commands[] = {
         &idem::cli::runAnnotate },
     { "job", "audited: requeue, release or fail every task a filter matches, in the database, in batches",
         &idem::cli::runJob },
+    { "approvals", "a second person's approval: list, show, approve or decline requests; the policy",
+        &idem::cli::runApprovals },
     { "rights", "what the connected role may do: read, requeue, release, fail, pause, purge, approve",
         &idem::cli::runRights },
     { "events", "what happened in a window: recovery actions, purges, pauses, annotations", &idem::cli::runEvents },

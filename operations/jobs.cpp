@@ -46,12 +46,17 @@ namespace {
             + micros("j.runner_since") + ", " + micros("j.last_batch_at") + ", " + micros("j.finished_at")
             + ", j.cancelled_by, j.cancel_reason, j.start_audit_id, j.end_audit_id, " + micros("clock_timestamp()")
             + ", COALESCE(j.starter_role, j.db_role), j.needs_approval, j.approval_threshold, "
-            + micros("j.approval_requested_until") + ", j.approved_login, j.approved_role, j.approved_actor, "
-            + micros("j.approved_at") + ", " + micros("j.approval_expires_at")
-            // Schema v23's column, read so that an older schema (without it) reads as before.
-            + ", COALESCE(to_jsonb(j) ->> 'approval_why', '')"
-            // Schema v25's, likewise.
-            + ", COALESCE((to_jsonb(j) ->> 'redrive')::boolean, false)";
+            // Schema v28: the job's request (idem_approval_requests a, see jobsFrom).
+            + micros("a.approvable_until") + ", a.approved_login, a.approved_role, a.approved_actor, "
+            + micros("a.approved_at") + ", " + micros("a.approval_expires_at")
+            + ", COALESCE(j.approval_why, ''), j.redrive, a.id";
+    }
+
+    // The jobs with their approval requests (a), for jobColumns.
+    std::string jobsFrom(const SchemaName& schema)
+    {
+        return schema.qualify("idem_jobs") + " j LEFT JOIN " + schema.qualify("idem_approval_requests")
+            + " a ON a.job_id = j.id";
     }
 
     JobStatus statusFrom(const pqxx::row& r)
@@ -103,6 +108,7 @@ namespace {
         s.approvalExpiresAtUs = optionalInt(r[41]);
         s.approvalWhy = r[42].as<std::string>();
         s.redrive = r[43].as<bool>();
+        s.approvalRequestId = optionalInt(r[44]);
         return s;
     }
 
@@ -318,21 +324,21 @@ JobStart startJob(pqxx::connection& conn, const SchemaName& schema, const JobReq
     const auto row = r.at(0);
     // The job's row as the start left it (a statement of its own: the start's own statement does
     // not see what the function wrote).
-    const auto state = w.exec_params("SELECT j.state = 'awaiting_approval', COALESCE(to_jsonb(j) ->> 'approval_why', '')"
-                                     " FROM " + schema.qualify("idem_jobs") + " j WHERE j.id = $1",
+    const auto state = w.exec_params("SELECT j.state = 'awaiting_approval', COALESCE(j.approval_why, ''), a.id"
+                                     " FROM " + jobsFrom(schema) + " WHERE j.id = $1",
                              row[0].as<std::int64_t>())
                            .at(0);
     w.commit();
     return { row[0].as<std::int64_t>(), row[1].as<std::int64_t>(), row[2].as<std::int64_t>(),
         row[3].as<std::int64_t>(), row[4].as<std::int64_t>(), row[5].as<std::string>(), row[6].as<std::int64_t>(),
-        state[0].as<bool>(), state[1].as<std::string>() };
+        state[0].as<bool>(), state[1].as<std::string>(), optionalInt(state[2]) };
 }
 
 std::optional<JobStatus> readJob(pqxx::connection& conn, const SchemaName& schema, std::int64_t id)
 {
     pqxx::read_transaction t(conn);
     const auto r = t.exec_params(
-        "SELECT " + jobColumns(schema) + " FROM " + schema.qualify("idem_jobs") + " j WHERE j.id = $1", id);
+        "SELECT " + jobColumns(schema) + " FROM " + jobsFrom(schema) + " WHERE j.id = $1", id);
     t.commit();
     if (r.empty())
         return std::nullopt;
@@ -349,7 +355,7 @@ namespace {
             throw std::invalid_argument(std::string(what) + " holds 1 to 1000 jobs, not " + std::to_string(limit));
         pqxx::read_transaction t(conn);
         const auto r = t.exec_params(
-            "SELECT " + jobColumns(schema) + " FROM " + schema.qualify("idem_jobs") + " j " + tail + " LIMIT $1", limit);
+            "SELECT " + jobColumns(schema) + " FROM " + jobsFrom(schema) + " " + tail + " LIMIT $1", limit);
         t.commit();
         std::vector<JobStatus> out;
         for (const auto& row : r)
@@ -453,106 +459,6 @@ JobCancel cancelJob(pqxx::connection& conn, const SchemaName& schema, std::int64
     w.commit();
     const auto row = r.at(0);
     return { row[0].as<std::string>(), row[1].as<std::int64_t>(), row[2].as<std::int64_t>() };
-}
-
-JobApproval approveJob(pqxx::connection& conn, const SchemaName& schema, std::int64_t id, const std::string& specSha256,
-    const std::string& reason, const std::string& actor)
-{
-    validateReasonAndActor(reason, actor);
-    if (specSha256.size() != 64
-        || specSha256.find_first_not_of("0123456789abcdef") != std::string::npos)
-        throw std::invalid_argument("an approval names the job's spec: its spec_sha256, 64 lower-case hex digits");
-    pqxx::work w(conn);
-    pqxx::result r;
-    try {
-        r = w.exec_params("SELECT a.job_id, " + micros("a.approved_at") + ", " + micros("a.expires_at")
-                + ", a.audit_id FROM " + schema.qualify("idem_job_approve") + "($1, $2, $3, $4) a",
-            id, specSha256, reason, actor.empty() ? localActor() : actor);
-    } catch (const pqxx::sql_error& e) {
-        if (refusedState(e.sqlstate()))
-            throw refusal(e);
-        throw;
-    }
-    w.commit();
-    const auto row = r.at(0);
-    return { row[0].as<std::int64_t>(), row[1].as<std::int64_t>(), row[2].as<std::int64_t>(), row[3].as<std::int64_t>() };
-}
-
-std::vector<JobStatus> listPendingApprovals(pqxx::connection& conn, const SchemaName& schema, int limit)
-{
-    return readJobs(conn, schema, "WHERE j.state = 'awaiting_approval' ORDER BY j.id", limit, "a list of approvals");
-}
-
-ApprovalPolicy readApprovalPolicy(pqxx::connection& conn, const SchemaName& schema)
-{
-    pqxx::read_transaction t(conn);
-    const auto r = t.exec("SELECT p.job_rows, p.ttl_seconds, COALESCE(p.updated_by, ''), " + micros("p.updated_at")
-        + ", to_jsonb(p)::text FROM " + schema.qualify("idem_approval_policy") + " p");
-    t.commit();
-    ApprovalPolicy p;
-    if (r.empty())
-        return p;
-    p.jobRows = optionalInt(r[0][0]);
-    p.ttlSeconds = r[0][1].as<int>();
-    p.updatedBy = r[0][2].as<std::string>();
-    p.updatedAtUs = optionalInt(r[0][3]);
-    // Schema v23's columns, read so that an older schema (without them) reads as before.
-    const auto budget = nlohmann::json::parse(r[0][4].as<std::string>());
-    if (budget.contains("budget_rows") && budget["budget_rows"].is_number())
-        p.budgetRows = budget["budget_rows"].get<std::int64_t>();
-    if (budget.contains("budget_window_seconds") && budget["budget_window_seconds"].is_number())
-        p.budgetWindowSeconds = budget["budget_window_seconds"].get<int>();
-    return p;
-}
-
-std::optional<std::int64_t> setApprovalPolicy(pqxx::connection& conn, const SchemaName& schema,
-    std::optional<std::int64_t> jobRows, int ttlSeconds, const std::string& reason, const std::string& actor)
-{
-    validateReasonAndActor(reason, actor);
-    if (jobRows && (*jobRows < 0 || *jobRows > ApprovalLimits::maxJobRows))
-        throw std::invalid_argument("the approval threshold must be 0 to " + std::to_string(ApprovalLimits::maxJobRows)
-            + " rows, not " + std::to_string(*jobRows));
-    if (jobRows && (ttlSeconds < ApprovalLimits::minTtlSeconds || ttlSeconds > ApprovalLimits::maxTtlSeconds))
-        throw std::invalid_argument("an approval's time to live must be " + std::to_string(ApprovalLimits::minTtlSeconds)
-            + " to " + std::to_string(ApprovalLimits::maxTtlSeconds) + " seconds, not " + std::to_string(ttlSeconds));
-    const std::string who = actor.empty() ? localActor() : actor;
-    pqxx::work w(conn);
-    pqxx::result r;
-    try {
-        r = jobRows ? w.exec_params("SELECT s.audit_id FROM " + schema.qualify("idem_set_approval") + "($1, $2, $3, $4) s",
-                          *jobRows, ttlSeconds, reason, who)
-                    : w.exec_params("SELECT " + schema.qualify("idem_clear_approval") + "($1, $2)", reason, who);
-    } catch (const pqxx::sql_error& e) {
-        if (refusedState(e.sqlstate()))
-            throw refusal(e);
-        throw;
-    }
-    w.commit();
-    return optionalInt(r.at(0)[0]);
-}
-
-std::int64_t setApprovalBudget(pqxx::connection& conn, const SchemaName& schema, std::optional<std::int64_t> budgetRows,
-    int windowSeconds, const std::string& reason, const std::string& actor)
-{
-    validateReasonAndActor(reason, actor);
-    if (budgetRows && (*budgetRows < 0 || *budgetRows > ApprovalLimits::maxJobRows))
-        throw std::invalid_argument("the budget must be 0 to " + std::to_string(ApprovalLimits::maxJobRows)
-            + " rows, not " + std::to_string(*budgetRows));
-    if (windowSeconds < ApprovalLimits::minTtlSeconds || windowSeconds > ApprovalLimits::maxTtlSeconds)
-        throw std::invalid_argument("the budget's window must be " + std::to_string(ApprovalLimits::minTtlSeconds)
-            + " to " + std::to_string(ApprovalLimits::maxTtlSeconds) + " seconds, not " + std::to_string(windowSeconds));
-    pqxx::work w(conn);
-    pqxx::result r;
-    try {
-        r = w.exec_params("SELECT s.audit_id FROM " + schema.qualify("idem_set_approval_budget") + "($1, $2, $3, $4) s",
-            budgetRows, windowSeconds, reason, actor.empty() ? localActor() : actor);
-    } catch (const pqxx::sql_error& e) {
-        if (refusedState(e.sqlstate()))
-            throw refusal(e);
-        throw;
-    }
-    w.commit();
-    return r.at(0)[0].as<std::int64_t>();
 }
 
 ApprovalNeed approvalNeeded(pqxx::connection& conn, const SchemaName& schema, const std::string& kind, std::int64_t rows)

@@ -99,6 +99,7 @@ struct JobStart {
     std::int64_t auditId = 0; // the job's start entry
     bool awaitingApproval = false; // schema v21: more rows than the approval policy's threshold
     std::string approvalWhy; // schema v23: rows (over job_rows), budget (over the login's budget); empty: none
+    std::optional<std::int64_t> approvalRequestId; // schema v28: its request, which another login approves
 };
 
 // Starts a job (one transaction; no task row changes yet). Throws std::invalid_argument for bad
@@ -150,6 +151,7 @@ struct JobStatus {
     std::optional<std::int64_t> approvedAtUs;
     std::optional<std::int64_t> approvalExpiresAtUs; // may start or resume until then
     std::string approvalWhy; // schema v23: rows or budget; empty before v23 or when not needed
+    std::optional<std::int64_t> approvalRequestId; // schema v28: its request (operations/approvals.h)
     bool redrive = false; // schema v25: a requeue job that re-executes what it requeues
 
     std::int64_t refused() const { return refusedMovedOn + refusedBusy + refusedGone; }
@@ -194,57 +196,6 @@ struct JobCancel {
 // job or one that has ended.
 JobCancel cancelJob(pqxx::connection& conn, const SchemaName& schema, std::int64_t id, const std::string& reason,
     const std::string& actor = {});
-
-// Schema v21: a second person's approval. A job over more rows than the policy's threshold
-// starts awaiting approval; another login with the approve right (idem_may_approve) approves
-// it, naming its spec (spec_sha256: action, extra attempts, filter, moment, cap and count).
-struct JobApproval {
-    std::int64_t jobId = 0;
-    std::int64_t approvedAtUs = 0;
-    std::int64_t expiresAtUs = 0; // the job may start or resume until then
-    std::int64_t auditId = 0; // the approval's entry (action approve)
-};
-
-// Approves job `id` (idem_job_approve). specSha256: the spec the approver read (64 lower-case
-// hex digits). Throws std::invalid_argument for bad input (nothing sent), JobRefused (ID003) for
-// a job not waiting, another spec, an expired request, or an approver who is the requester;
-// pqxx::insufficient_privilege without the approve right.
-JobApproval approveJob(pqxx::connection& conn, const SchemaName& schema, std::int64_t id, const std::string& specSha256,
-    const std::string& reason, const std::string& actor = {});
-
-// The jobs waiting for approval, oldest first, at most `limit` (1..1000). Read-only.
-std::vector<JobStatus> listPendingApprovals(pqxx::connection& conn, const SchemaName& schema, int limit = 100);
-
-struct ApprovalPolicy {
-    std::optional<std::int64_t> jobRows; // unset: no job waits for approval
-    int ttlSeconds = 3600;
-    // Schema v23: one login changes at most budgetRows task rows without an approval within any
-    // budgetWindowSeconds, single actions and jobs together; unset: no bound.
-    std::optional<std::int64_t> budgetRows;
-    int budgetWindowSeconds = 3600;
-    std::string updatedBy;
-    std::optional<std::int64_t> updatedAtUs;
-};
-
-struct ApprovalLimits {
-    static constexpr std::int64_t maxJobRows = 1'000'000;
-    static constexpr int minTtlSeconds = 60;
-    static constexpr int maxTtlSeconds = 604'800;
-};
-
-ApprovalPolicy readApprovalPolicy(pqxx::connection& conn, const SchemaName& schema);
-// Sets (jobRows 0..maxJobRows, ttlSeconds minTtlSeconds..maxTtlSeconds) or, with jobRows unset,
-// clears the policy, audited. The schema owner's: others get pqxx::insufficient_privilege.
-// Throws std::invalid_argument for bad input before any I/O. Returns the audit entry's id (none
-// when clearing a policy that was off).
-std::optional<std::int64_t> setApprovalPolicy(pqxx::connection& conn, const SchemaName& schema,
-    std::optional<std::int64_t> jobRows, int ttlSeconds, const std::string& reason, const std::string& actor = {});
-
-// Schema v23: the approval policy's budget (idem_set_approval_budget, the owner's), audited;
-// budgetRows unset turns it off. Bounds as ApprovalLimits (rows 0..maxJobRows, the window
-// minTtlSeconds..maxTtlSeconds); std::invalid_argument before any I/O; returns the audit entry.
-std::int64_t setApprovalBudget(pqxx::connection& conn, const SchemaName& schema, std::optional<std::int64_t> budgetRows,
-    int windowSeconds, const std::string& reason, const std::string& actor = {});
 
 // Schema v23: whether `rows` more task rows changed now by this login, by a job ("job") or single
 // actions ("requeue", "release", "fail"), would need another login's approval

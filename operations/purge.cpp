@@ -70,14 +70,15 @@ PurgeResult runPurge(pqxx::connection& conn, const SchemaName& schema, const Pur
                     + schema.qualify("idem_change_use") + "($1, $2, $3) u",
                 o.requestId, o.requestSha256, o.actor.empty() ? localActor() : o.actor);
         } catch (const pqxx::sql_error& e) {
-            if (e.sqlstate() != "ID003")
+            // v28: ID002 no such request, ID004 one not approved, used, declined or expired.
+            if (e.sqlstate() != "ID002" && e.sqlstate() != "ID003" && e.sqlstate() != "ID004")
                 throw;
             throw JobRefused(serverWords(e), e.sqlstate());
         }
         if (r.at(0)[0].as<std::string>() != "purge")
             throw JobRefused("change request " + std::to_string(o.requestId)
                     + " is a retention change, not a purge: " + "apply it with idemctl retention apply --request",
-                "ID003"); // and the transaction rolls back: nothing used
+                "ID004"); // and the transaction rolls back: nothing used
         const auto spec = nlohmann::json::parse(r[0][1].as<std::string>());
         o.batch = spec.at("batch").get<int>();
         o.maxSeconds = spec.at("max_seconds").get<double>();

@@ -278,9 +278,10 @@ namespace {
         set.description = "recovery jobs open at the instant (awaiting approval or active) or ended within the history "
                           "window (whatever the scope), newest first; who started and who approved each, and what became of its rows";
         set.limit = limit;
-        // Approval columns came with schema v21: through to_jsonb an older job simply has none.
-        const std::string from = " FROM " + schema.qualify("idem_jobs")
-            + " j WHERE j.state IN ('awaiting_approval', 'active')"
+        // Schema v28: a job's approval is its request's (idem_approval_requests a).
+        const std::string from = " FROM " + schema.qualify("idem_jobs") + " j LEFT JOIN "
+            + schema.qualify("idem_approval_requests")
+            + " a ON a.job_id = j.id WHERE j.state IN ('awaiting_approval', 'active')"
               " OR j.finished_at >= now() - $1::int * interval '1 minute'";
         set.total = tx.exec_params("SELECT count(*)" + from, minutes).at(0).at(0).as<std::int64_t>();
         set.truncated = set.total > limit;
@@ -288,10 +289,10 @@ namespace {
                 + " AS moment, j.db_role || ' (' || j.actor || ')' AS started_by, j.reason, j.cap, j.matched, j.changed,"
                   " j.refused_moved_on, j.refused_busy, j.refused_gone,"
                   " j.skipped_not_applicable + j.skipped_cancelled AS skipped,"
-                  " COALESCE((to_jsonb(j) ->> 'needs_approval')::boolean, false) AS needs_approval,"
-                  " CASE WHEN to_jsonb(j) ->> 'approved_login' IS NOT NULL THEN (to_jsonb(j) ->> 'approved_login')"
-                  " || ' (' || COALESCE(to_jsonb(j) ->> 'approved_actor', '') || ')' END AS approved_by, "
-                + ts("(to_jsonb(j) ->> 'approved_at')::timestamptz") + " AS approved_at, " + ts("j.last_batch_at")
+                  " j.needs_approval,"
+                  " CASE WHEN a.approved_login IS NOT NULL THEN a.approved_login"
+                  " || ' (' || COALESCE(a.approved_actor, '') || ')' END AS approved_by, "
+                + ts("a.approved_at") + " AS approved_at, " + ts("j.last_batch_at")
                 + " AS last_batch_at, " + ts("j.finished_at")
                 + " AS finished_at, j.cancelled_by, j.cancel_reason" + from + " ORDER BY j.id DESC LIMIT $2",
             minutes, limit);

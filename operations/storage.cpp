@@ -265,13 +265,13 @@ StorageReport readStorage(pqxx::transaction_base& tx, const SchemaName& schema, 
                  + " s WHERE s.taken_at > now() - $1 * interval '1 day' ORDER BY s.taken_at",
              options.sampleDays))
         out.samples.push_back({ r[0].as<std::string>(), r[1].as<std::int64_t>(), r[2].as<std::int64_t>(), optionalInt(r[3]) });
-    if (!tx.exec_params("SELECT to_regclass($1)", schema.qualify("idem_change_requests"))[0][0].is_null()) {
-        const auto p = tx.exec("SELECT p.retention_changes_need_approval, p.manual_purges_need_approval FROM "
-            + schema.qualify("idem_approval_policy") + " p");
-        if (!p.empty()) {
-            out.retentionChangesNeedApproval = p[0][0].as<bool>();
-            out.manualPurgesNeedApproval = p[0][1].as<bool>();
-        }
+    // Schema v28: the registry of gated kinds.
+    for (const auto& k : tx.exec("SELECT k.kind, k.gated FROM " + schema.qualify("idem_approval_kinds")
+             + " k WHERE k.kind IN ('retention', 'purge')")) {
+        if (k[0].as<std::string>() == "retention")
+            out.retentionChangesNeedApproval = k[1].as<bool>();
+        else
+            out.manualPurgesNeedApproval = k[1].as<bool>();
     }
     out.horizon = readHorizon(tx, schema, 5, std::clamp(options.sampleDays, 1, 90) * 24);
     return out;

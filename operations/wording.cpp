@@ -104,6 +104,8 @@ std::string rightOfRefusal(std::string_view message)
         { "idem_purge", "purge" },
         { "idem_job_approve", "approve" },
         { "idem_change_approve", "approve" },
+        { "idem_approval_approve", "approve" },
+        { "idem_approval_decline", "approve" },
     };
     for (const char* kind : { "permission denied for function ", "permission denied for procedure " }) {
         const auto at = message.find(kind);

@@ -427,42 +427,6 @@
         <translation>审批 – Idem 控制台</translation>
     </message>
     <message>
-        <source>Recovery jobs waiting for a second person. Approving one lets exactly what is listed run: its action, on the rows its filter matched at its moment, no more than counted. You cannot approve a job your own login requested.</source>
-        <translation>等待第二人审批的恢复作业。批准一个作业只允许列出的内容运行：它的动作，作用于其过滤条件在其时刻匹配的行，不超过所计数量。你不能批准自己的登录名提交的作业。</translation>
-    </message>
-    <message>
-        <source>Job</source>
-        <translation>作业</translation>
-    </message>
-    <message>
-        <source>Action</source>
-        <translation>动作</translation>
-    </message>
-    <message>
-        <source>Rows</source>
-        <translation>行数</translation>
-    </message>
-    <message>
-        <source>Filter</source>
-        <translation>过滤条件</translation>
-    </message>
-    <message>
-        <source>As of</source>
-        <translation>截至</translation>
-    </message>
-    <message>
-        <source>Requested by</source>
-        <translation>申请人</translation>
-    </message>
-    <message>
-        <source>Reason</source>
-        <translation>原因</translation>
-    </message>
-    <message>
-        <source>Approvable until</source>
-        <translation>可审批截止</translation>
-    </message>
-    <message>
         <source>Reason for the audit trail (required)</source>
         <translation>记入审计记录的原因（必填）</translation>
     </message>
@@ -479,14 +443,6 @@
         <translation>关闭</translation>
     </message>
     <message>
-        <source>%1 of %2 matched</source>
-        <translation>匹配 %2 行中的 %1 行</translation>
-    </message>
-    <message>
-        <source>Spec sha256 %1</source>
-        <translation>规格 sha256 %1</translation>
-    </message>
-    <message>
         <source>Not connected.</source>
         <translation>未连接。</translation>
     </message>
@@ -499,17 +455,40 @@
         <translation>请填写原因：它会记入审计记录。</translation>
     </message>
     <message>
-        <source>Approve the selected job exactly as listed (its spec sha256 is named).</source>
-        <translation>按列出的内容原样批准所选作业（注明其规格 sha256）。</translation>
+        <source>Nothing is waiting for approval.</source>
+        <translation>没有等待审批的内容。</translation>
     </message>
     <message>
-        <source>Not approved: %1</source>
-        <translation>未批准：%1</translation>
+        <source>Could not read what is waiting for approval: %1</source>
+        <translation>无法读取等待审批的内容：%1</translation>
     </message>
     <message>
-        <source>Changes waiting for a second person: a retention change or a manual purge, when the approval policy holds them. Approving one lets exactly its spec be used, once.</source>
-        <translation>等待第二人审批的变更：审批策略要求审批时的保留期变更或手动清理。批准后，只允许按其规格（spec）执行一次。</translation>
+        <source>Requests waiting for a second person: recovery jobs, retention changes and manual purges, when the approval policy holds them. Approving one lets exactly what is listed run (its spec sha256 is named); declining one turns it down (a job&apos;s: the job is cancelled). You cannot approve what your own login requested.</source>
+        <translation>等待第二人审批的请求：审批策略要求审批的恢复作业、保留期变更和手动清理。批准一项即只允许所列内容运行（指明其规格 sha256）；拒绝一项即驳回它（作业的请求被拒绝时，该作业被取消）。你不能批准自己的登录名发起的请求。</translation>
     </message>
+    <message>
+        <source>Decline</source>
+        <translation>拒绝</translation>
+    </message>
+    <message>
+        <source>Select the request to approve.</source>
+        <translation>请选择要批准的请求。</translation>
+    </message>
+    <message>
+        <source>Approve the selected request exactly as listed (its spec sha256 is named).</source>
+        <translation>按所列内容原样批准所选请求（指明其规格 sha256）。</translation>
+    </message>
+    <message>
+        <source>Select the request to decline.</source>
+        <translation>请选择要拒绝的请求。</translation>
+    </message>
+    <message>
+        <source>Turn the selected request down: it can no longer be approved (a job&apos;s request declined cancels the job).</source>
+        <translation>驳回所选请求：它将不能再被批准（作业的请求被拒绝时，该作业被取消）。</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::ApprovalsModel</name>
     <message>
         <source>Request</source>
         <translation>请求</translation>
@@ -519,56 +498,76 @@
         <translation>内容</translation>
     </message>
     <message>
+        <source>Requested by</source>
+        <translation>请求者</translation>
+    </message>
+    <message>
+        <source>Reason</source>
+        <translation>原因</translation>
+    </message>
+    <message>
+        <source>Until</source>
+        <translation>截止</translation>
+    </message>
+    <message>
         <source>Spec sha256</source>
         <translation>规格 sha256</translation>
     </message>
     <message>
-        <source>Expires</source>
-        <translation>到期</translation>
-    </message>
-    <message>
-        <source>Approved already by %1: it waits to be used.</source>
-        <translation>已由 %1 批准：等待执行。</translation>
+        <source>Select the request to approve or decline.</source>
+        <translation>请选择要批准或拒绝的请求。</translation>
     </message>
     <message>
         <source>Its approval expired: it can no longer be used.</source>
         <translation>其批准已过期：不能再执行。</translation>
     </message>
     <message>
+        <source>Approved already by %1: it waits to be used.</source>
+        <translation>已由 %1 批准：等待执行。</translation>
+    </message>
+    <message>
         <source>Its time for approval ended: it can no longer be approved.</source>
         <translation>其审批期限已过：不能再批准。</translation>
+    </message>
+    <message>
+        <source>Spec sha256 %1</source>
+        <translation>规格 sha256 %1</translation>
     </message>
     <message>
         <source>%1 (expired)</source>
         <translation>%1（已过期）</translation>
     </message>
     <message>
+        <source>%1 (approved; may run until then)</source>
+        <translation>%1（已批准；在此之前可运行）</translation>
+    </message>
+    <message>
         <source>%1 (approved; to be used by then)</source>
         <translation>%1（已批准；须在此前执行）</translation>
     </message>
     <message>
-        <source>Nothing is waiting for approval.</source>
-        <translation>没有等待审批的内容。</translation>
+        <source>Request %1 declined: job %2 is cancelled, nothing of it ran. Audit entry #%3.</source>
+        <translation>请求 %1 已拒绝：作业 %2 已取消，其任何部分都未运行。审计条目 #%3。</translation>
     </message>
     <message>
-        <source>Could not read what is waiting for approval: %1</source>
-        <translation>无法读取等待审批的内容：%1</translation>
+        <source>Request %1 declined: it can no longer be approved or used. Audit entry #%2.</source>
+        <translation>请求 %1 已拒绝：它不能再被批准或使用。审计条目 #%2。</translation>
     </message>
     <message>
-        <source>Select the job or the change to approve.</source>
-        <translation>请选择要批准的作业或变更。</translation>
-    </message>
-    <message>
-        <source>Approve the selected change exactly as listed (its spec sha256 is named).</source>
-        <translation>按所列内容原样批准所选变更（指明其规格 sha256）。</translation>
+        <source>Job %1 approved: the console that requested it runs it now if it is still open; else anyone with its action&apos;s right resumes it (Jobs page &gt; Resume, idemctl job resume %1) until %2. Audit entry #%3.</source>
+        <translation>作业 %1 已批准：若申请它的控制台仍打开，该控制台现在就运行它；否则拥有其操作权限的任何人都可在 %2 之前继续它（作业页 &gt; 在此继续，idemctl job resume %1）。审计条目 #%3。</translation>
     </message>
     <message>
         <source>Change request %1 approved: it may be used once until %2. Audit entry #%3.</source>
         <translation>变更请求 %1 已批准：可在 %2 之前执行一次。审计条目 #%3。</translation>
     </message>
     <message>
-        <source>Job %1 approved: the console that requested it runs it now if it is still open; else anyone with its action&apos;s right resumes it (Jobs page &gt; Resume, idemctl job resume %1) until %2. Audit entry #%3.</source>
-        <translation>作业 %1 已批准：若申请它的控制台仍打开，该控制台现在就运行它；否则拥有其操作权限的任何人都可在 %2 之前继续它（作业页 &gt; 在此继续，idemctl job resume %1）。审计条目 #%3。</translation>
+        <source>Not approved: %1</source>
+        <translation>未批准：%1</translation>
+    </message>
+    <message>
+        <source>Not declined: %1</source>
+        <translation>未拒绝：%1</translation>
     </message>
 </context>
 <context>
@@ -2818,8 +2817,8 @@ Check the SSL mode and that the root certificate is the one that signed the serv
         <translation>作业 %1 已由 %2 批准：“在此继续”从本控制台运行它（或用 idemctl job resume %1）。</translation>
     </message>
     <message>
-        <source>Waiting for approval by a holder of approve (another login with the approve right: the Approvals dialog, or idemctl job approve %1); nothing changes until then. %2</source>
-        <translation>正在等待拥有 approve 权限者（另一个拥有审批权限的登录名：审批对话框，或 idemctl job approve %1）审批；在此之前不做任何修改。%2</translation>
+        <source>Waiting for approval by a holder of approve (another login with the approve right: the Approvals dialog, or idemctl approvals approve %1); nothing changes until then. %2</source>
+        <translation>正在等待拥有 approve 权限者（另一个拥有审批权限的登录名：审批对话框，或 idemctl approvals approve %1）审批；在此之前不做任何修改。%2</translation>
     </message>
     <message>
         <source>This console runs it as soon as it is approved.</source>

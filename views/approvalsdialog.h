@@ -2,41 +2,38 @@
 
 #include <QDialog>
 
-#include <QList>
-#include <QString>
-
 class QLabel;
 class QLineEdit;
 class QPushButton;
-class QTableWidget;
+class QTableView;
 
 namespace idem::console {
 
+class ApprovalsModel;
 class ConsoleSession;
 
-// The recovery jobs waiting for a second person's approval (schema v21), read through the admin
-// session's worker, and Approve for the one selected: idem_job_approve names the job's spec as
-// listed (its action, filter, moment, cap and count), so the approval covers exactly what the
-// approver read. A reason is required (idem::reasonIsBlank). Approve stays disabled, with the
-// reason in its tooltip, for a role without the approve right; the database refuses the
-// requester's own request and says so, shown as the server words it. Beside them (schema v22)
-// the change requests not yet used (a retention change, a manual purge): what, by whom, the
-// spec's sha256 and until when; one waiting and not expired is approved the same way
-// (idem_change_approve naming its spec sha256), the others are listed greyed with why.
+// What waits for a second person's approval (schema v28: recovery jobs, retention changes and
+// manual purges, one list, models/approvalsmodel), and Approve or Decline for the one selected.
+// Approve names the request's spec as listed, so the approval covers exactly what the approver
+// read; Decline turns a waiting request down (a job's: the job is cancelled, nothing of it ran).
+// A reason is required (idem::reasonIsBlank). Both stay disabled, with the reason in their
+// tooltip, for a role without the approve right and for a request approved already or past its
+// time; the database refuses the requester's own approval and says so, shown as the server's
+// words. The dialog does no database work itself: the model does.
 class ApprovalsDialog : public QDialog {
     Q_OBJECT
 public:
     explicit ApprovalsDialog(ConsoleSession* admin, QWidget* parent = nullptr);
     ~ApprovalsDialog() override;
 
-    QTableWidget* table() const { return m_table; }
-    QTableWidget* changesTable() const { return m_changes; }
-    int changeCount() const { return static_cast<int>(m_changeRows.size()); }
+    QTableView* table() const { return m_table; }
+    ApprovalsModel* model() const { return m_model; }
     QLineEdit* reasonEdit() const { return m_reason; }
     QPushButton* approveButton() const { return m_approve; }
+    QPushButton* declineButton() const { return m_decline; }
     QLabel* resultLabel() const { return m_result; }
-    bool loading() const { return m_loading; }
-    int pendingCount() const { return static_cast<int>(m_jobs.size()); }
+    bool loading() const;
+    int pendingCount() const;
 
 public Q_SLOTS:
     void reload();
@@ -46,29 +43,21 @@ Q_SIGNALS:
     void approved(qint64 auditId);
 
 private:
-    struct Pending {
-        qint64 id = 0;
-        QString spec;
-        QString whyNot; // a change request that cannot be approved: why
-    };
-    void updateApprove();
-    void approve();
+    int selectedRow() const;
+    void updateButtons();
     void showResult(const QString& text, bool good);
 
     ConsoleSession* m_admin;
+    ApprovalsModel* m_model;
     QLabel* m_intro;
-    QTableWidget* m_table;
-    QLabel* m_changesIntro;
-    QTableWidget* m_changes;
+    QTableView* m_table;
     QLineEdit* m_reason;
     QPushButton* m_refresh;
     QPushButton* m_approve;
+    QPushButton* m_decline;
     QPushButton* m_close;
     QLabel* m_result;
-    QList<Pending> m_jobs;
-    QList<Pending> m_changeRows;
-    bool m_loading = false;
-    bool m_running = false;
+    bool m_approving = false;
 };
 
 // Opens the dialog (deleted on close) over `parent`.

@@ -314,8 +314,8 @@ void JobsWidget::updateDetail()
                      .arg(j.id);
     else if (j.state == "awaiting_approval")
         lines << tr("Waiting for approval by a holder of approve (another login with the approve right: the Approvals "
-                    "dialog, or idemctl job approve %1); nothing changes until then. %2")
-                     .arg(j.id)
+                    "dialog, or idemctl approvals approve %1); nothing changes until then. %2")
+                     .arg(j.approvalRequestId.value_or(0))
                      .arg(m_runners && m_runners->running(j.id)
                              ? tr("This console runs it as soon as it is approved.")
                              : tr("Once approved, Resume runs it from this console."));

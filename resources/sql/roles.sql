@@ -305,9 +305,10 @@ BEGIN
                    ' TO idem_may_requeue, idem_may_release, idem_may_fail', s);
     EXECUTE format('GRANT EXECUTE ON PROCEDURE %1$I.idem_job_run(bigint, integer, double precision, integer, text, boolean)'
                    ' TO idem_may_requeue, idem_may_release, idem_may_fail', s);
-    -- Approvers approve, and turn a request down by cancelling it.
-    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_job_approve(bigint, text, text, text),'
-                   ' %1$I.idem_job_cancel(bigint, text, text) TO idem_may_approve', s);
+    -- Approvers approve (idem_job_approve: kept for older clients, it calls idem_approval_approve).
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_job_approve(bigint, text, text, text) TO idem_may_approve', s);
+    -- v28: the approve right turns a job's request down (idem_approval_decline), it cancels no job.
+    EXECUTE format('REVOKE EXECUTE ON FUNCTION %1$I.idem_job_cancel(bigint, text, text) FROM idem_may_approve', s);
     -- Anyone with an Idem role may ask what it may do; readers see the approval policy.
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_rights() TO idem_reader, idem_may_requeue, idem_may_release,'
                    ' idem_may_fail, idem_may_pause, idem_may_purge, idem_may_approve, idem_may_read_requests', s);
@@ -317,17 +318,24 @@ BEGIN
 END
 $rights$;
 
--- Change approvals (schema v22): with the approval policy's switches on, a retention change or a
--- manual purge is requested and used by the purge right, approved by the approve right; readers
--- see the requests (the console's Approvals dialog, idemctl job pending). Nobody writes the table
--- but the functions; the switches are the owner's (idem_set_change_approval, granted to nobody).
+-- Approvals (schema v22, one mechanism since v28): a request of any gated kind (a recovery job, a
+-- retention change, a manual purge) is approved by the approve right (idem_approval_approve) and
+-- declined by it or withdrawn by the login that asked (idem_approval_decline, which checks that
+-- inside, so the rights that request may call it); readers see the requests and the registry of
+-- gated kinds (the console's Approvals dialog, idemctl approvals). Nobody writes the tables but
+-- the functions; the policy is the owner's (idem_set_approval_policy, granted to nobody). A
+-- retention change or a manual purge is requested and used by the purge right.
 DO $changes$
 DECLARE
     s text := current_schema();
 BEGIN
-    EXECUTE format('GRANT SELECT ON %1$I.idem_change_requests TO idem_reader', s);
-    EXECUTE format('REVOKE ALL ON %1$I.idem_change_requests FROM idem_worker', s);
-    EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_change_requests FROM idem_reader, idem_operator', s);
+    EXECUTE format('GRANT SELECT ON %1$I.idem_approval_requests, %1$I.idem_approval_kinds TO idem_reader', s);
+    EXECUTE format('REVOKE ALL ON %1$I.idem_approval_requests, %1$I.idem_approval_kinds FROM idem_worker', s);
+    EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_approval_requests, %1$I.idem_approval_kinds'
+                   ' FROM idem_reader, idem_operator', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_approval_approve(bigint, text, text, text) TO idem_may_approve', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_approval_decline(bigint, text, text) TO idem_may_approve,'
+                   ' idem_may_purge, idem_may_requeue, idem_may_release, idem_may_fail', s);
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_request_retention(text, text, bigint, text, text),'
                    ' %1$I.idem_request_purge(integer, integer, double precision, text, text),'
                    ' %1$I.idem_change_use(bigint, text, text) TO idem_may_purge', s);

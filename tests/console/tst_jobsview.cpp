@@ -555,7 +555,7 @@ void TestJobsView::approvalSaidBeforeAndRunOnceApproved()
                            " AND status = 'failed'"),
         "30");
 
-    // Another login approves it (as idemctl job approve does); this console sees it and runs it.
+    // Another login approves it (as idemctl approvals approve does); this console sees it and runs it.
     QStringList said;
     connect(jobs()->model(), &JobsModel::changed, this, [&] {
         said << jobs()->findChild<QLabel*>(QStringLiteral("jobMessage"))->text();

@@ -174,21 +174,34 @@ std::optional<Probe> probeFor(const QString& table, const QString& op)
             return Probe { "DELETE FROM " + t + " WHERE timeline = $1::int", "2",
                 "SELECT count(*)::text FROM " + t + " WHERE timeline = 2", "0" };
     }
-    // Schema v21: the approval policy changes only through idem_set_approval / idem_clear_approval,
-    // the owner's.
+    // Schema v21: the approval policy (since v28 the budget only) changes only through the
+    // owner's functions (idem_set_approval_budget).
     if (table == QLatin1String("idem_approval_policy")) {
         if (o == "INSERT")
-            return Probe { "INSERT INTO " + t + " (one, job_rows) VALUES (true, $1::bigint)", "1",
+            return Probe { "INSERT INTO " + t + " (one, budget_rows) VALUES (true, $1::bigint)", "1",
                 "SELECT count(*)::text FROM " + t, "2" };
         if (o == "UPDATE")
-            return Probe { "UPDATE " + t + " SET job_rows = $1::bigint", "0", "SELECT job_rows::text FROM " + t, "0" };
+            return Probe { "UPDATE " + t + " SET budget_rows = $1::bigint", "0", "SELECT budget_rows::text FROM " + t, "0" };
         if (o == "DELETE")
-            return Probe { "DELETE FROM " + t + " WHERE job_rows = $1::bigint", "10",
+            return Probe { "DELETE FROM " + t + " WHERE budget_rows = $1::bigint", "10",
                 "SELECT count(*)::text FROM " + t, "0" };
     }
-    // Schema v22: change requests are written only by idem_request_*, idem_change_approve and
-    // idem_change_use.
-    if (table == QLatin1String("idem_change_requests")) {
+    // Schema v28: the registry of gated kinds changes only through idem_set_approval_policy, the
+    // owner's.
+    if (table == QLatin1String("idem_approval_kinds")) {
+        if (o == "INSERT")
+            return Probe { "INSERT INTO " + t + " (kind, what) VALUES ($1, 'forged')", "reboot",
+                "SELECT count(*)::text FROM " + t + " WHERE kind = 'reboot'", "1" };
+        if (o == "UPDATE")
+            return Probe { "UPDATE " + t + " SET gated = false WHERE kind = $1", "purge",
+                "SELECT gated::text FROM " + t + " WHERE kind = 'purge'", "false" };
+        if (o == "DELETE")
+            return Probe { "DELETE FROM " + t + " WHERE kind = $1", "purge",
+                "SELECT count(*)::text FROM " + t + " WHERE kind = 'purge'", "0" };
+    }
+    // Schema v22 (every gated kind's since v28): requests are written only by idem_request_*,
+    // idem_job_start, idem_approval_approve, idem_approval_decline and idem_change_use.
+    if (table == QLatin1String("idem_approval_requests")) {
         if (o == "INSERT")
             return Probe { "INSERT INTO " + t
                     + " (kind, spec, spec_sha256, requested_login, requested_role,"
@@ -277,15 +290,18 @@ void reseed(pqxx::connection& c)
     w.exec("TRUNCATE idem.task_idempotency, idem.idem_counters, idem.task_idempotency_audit,"
            " idem.task_idempotency_conflicts, idem.idem_pauses, idem.idem_worker_versions, idem.idem_deploys,"
            " idem.idem_job_items, idem.idem_jobs, idem.idem_timelines, idem.idem_approval_policy,"
-           " idem.idem_change_requests, idem.idem_stored_requests, idem.idem_redrive_items, idem.idem_redrivers,"
+           " idem.idem_approval_requests, idem.idem_stored_requests, idem.idem_redrive_items, idem.idem_redrivers,"
            " idem.idem_redrive_operations");
-    w.exec_params("INSERT INTO idem.idem_change_requests (kind, spec, spec_sha256, requested_login, requested_role,"
+    w.exec("DELETE FROM idem.idem_approval_kinds");
+    w.exec("INSERT INTO idem.idem_approval_kinds (kind, gated, what) VALUES ('job', false, 'a job'),"
+           " ('retention', false, 'a retention change'), ('purge', true, 'a manual purge')");
+    w.exec_params("INSERT INTO idem.idem_approval_requests (kind, spec, spec_sha256, requested_login, requested_role,"
                   " requested_actor, requested_reason, requested_at, approvable_until, request_audit_id)"
                   " VALUES ('retention', '{}', repeat('b', 64), 'alice', 'alice', 'alice', $1, now(),"
                   " now() + interval '1 hour', 1)",
         "seed");
     w.exec_params("INSERT INTO idem.idem_timelines VALUES (42, $1::int, now(), 1, '127.0.0.1:5432', 'postgres')", "2");
-    w.exec("INSERT INTO idem.idem_approval_policy (one, job_rows) VALUES (true, 10)");
+    w.exec("INSERT INTO idem.idem_approval_policy (one, budget_rows) VALUES (true, 10)");
     w.exec_params("INSERT INTO idem.idem_worker_versions VALUES ($1, '2.3.1', now(), now(), 'postgres')", "seed");
     w.exec_params(
         "INSERT INTO idem.idem_deploys (at, worker, new_version, db_role) VALUES (now(), $1, '2.3.1', 'postgres')",
@@ -387,7 +403,8 @@ void TestPrivileges::matrix_data()
         { "idem_job_items", every },
         { "idem_timelines", every },
         { "idem_approval_policy", every },
-        { "idem_change_requests", every },
+        { "idem_approval_requests", every },
+        { "idem_approval_kinds", every },
         { "idem_redrive_operations", every },
         { "idem_redrivers", every },
         { "idem_redrive_items", every },
@@ -615,20 +632,29 @@ void TestPrivileges::changeApprovalFunctionGrants()
         "'idem_t_priv_op')"
         "   AND has_function_privilege(r.oid, p.oid, 'EXECUTE')), '-'), E'\\n' ORDER BY p.proname)"
         "  FROM pg_proc p WHERE p.pronamespace = 'idem'::regnamespace AND p.proname IN ('idem_set_change_approval',"
-        "  'idem_approver_check',"
-        "  'idem_change_guard', 'idem_change_image', 'idem_change_request_add', 'idem_request_retention',"
+        "  'idem_approver_check', 'idem_approval_approve', 'idem_approval_decline', 'idem_approval_image',"
+        "  'idem_approval_request_add', 'idem_set_approval_policy', 'idem_job_approve', 'idem_job_cancel',"
+        "  'idem_change_guard', 'idem_request_retention',"
         "  'idem_request_purge', 'idem_change_approve', 'idem_change_use')");
+    // Schema v28: one approve and one decline; the approve right alone cancels no job.
     QCOMPARE(grants,
         QStringLiteral(
+            "idem.idem_approval_approve(bigint,text,text,text): idem_may_approve idem_operator idem_t_priv_op\n"
+            "idem.idem_approval_decline(bigint,text,text): idem_may_approve idem_may_fail idem_may_purge"
+            " idem_may_release idem_may_requeue idem_operator idem_t_priv_op\n"
+            "idem.idem_approval_image(idem.idem_approval_requests): -\n"
+            "idem.idem_approval_request_add(text,jsonb,text,text,bigint): -\n"
             "idem.idem_approver_check(text,text): -\n"
             "idem.idem_change_approve(bigint,text,text,text): idem_may_approve idem_operator idem_t_priv_op\n"
             "idem.idem_change_guard(text,jsonb): -\n"
-            "idem.idem_change_image(idem.idem_change_requests): -\n"
-            "idem.idem_change_request_add(text,jsonb,text,text): -\n"
             "idem.idem_change_use(bigint,text,text): idem_may_purge idem_operator idem_t_priv_op\n"
+            "idem.idem_job_approve(bigint,text,text,text): idem_may_approve idem_operator idem_t_priv_op\n"
+            "idem.idem_job_cancel(bigint,text,text): idem_may_fail idem_may_release idem_may_requeue idem_operator"
+            " idem_t_priv_op\n"
             "idem.idem_request_purge(integer,integer,double precision,text,text): idem_may_purge idem_operator"
             " idem_t_priv_op\n"
             "idem.idem_request_retention(text,text,bigint,text,text): idem_may_purge idem_operator idem_t_priv_op\n"
+            "idem.idem_set_approval_policy(text,boolean,bigint,integer,text,text): -\n"
             "idem.idem_set_change_approval(boolean,boolean,integer,text,text): -"));
     // Schema v23: anyone with an Idem role but a worker may ask whether a change would need
     // approval; the gate, the budget and the checks are nobody's but the owner's; the table of
@@ -656,7 +682,8 @@ void TestPrivileges::changeApprovalFunctionGrants()
         value(*c,
             "SELECT string_agg(proname || ' ' || prosecdef || ' ' || array_to_string(proconfig, ';'), ','"
             " ORDER BY proname) FROM pg_proc WHERE pronamespace = 'idem'::regnamespace"
-            " AND proname IN ('idem_request_retention', 'idem_request_purge', 'idem_change_approve', 'idem_change_use')"
+            " AND proname IN ('idem_request_retention', 'idem_request_purge', 'idem_change_approve', 'idem_change_use',"
+            " 'idem_approval_approve', 'idem_approval_decline', 'idem_job_approve')"
             " AND NOT (prosecdef AND array_to_string(proconfig, ';') LIKE 'search_path=\"idem\", pg_temp%')"),
         QStringLiteral("<null>"));
 }

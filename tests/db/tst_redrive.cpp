@@ -143,9 +143,10 @@ void TestRedrive::init()
 {
     pqxx::work w(*m_owner);
     w.exec("TRUNCATE idem.task_idempotency, idem.idem_stored_requests, idem.idem_redrive_items, idem.idem_redrivers,"
-           " idem.idem_redrive_operations, idem.idem_pauses, idem.idem_job_items, idem.idem_jobs,"
+           " idem.idem_redrive_operations, idem.idem_pauses, idem.idem_job_items, idem.idem_approval_requests,"
+           " idem.idem_jobs,"
            " public.redrive_effects");
-    w.exec("UPDATE idem.idem_approval_policy SET job_rows = NULL");
+    w.exec("UPDATE idem.idem_approval_kinds SET gated = false WHERE kind = 'job'");
     w.commit();
 }
 

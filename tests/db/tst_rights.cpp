@@ -195,7 +195,7 @@ void TestRights::init()
     w.exec("UPDATE idem.idem_job_items SET state = 'skipped', why = 'cancelled' WHERE state = 'pending'");
     w.commit();
     // Those two writes are the owner's, outside the functions; the policy is off between tests.
-    if (scalar(*m_owner, "SELECT job_rows IS NOT NULL FROM idem.idem_approval_policy") == "t")
+    if (scalar(*m_owner, "SELECT gated FROM idem.idem_approval_kinds WHERE kind = 'job'") == "t")
         clearPolicy();
 }
 
@@ -343,21 +343,21 @@ void TestRights::everyRoleAgainstEveryAction()
                 return a.rfind("ERR", 0) == 0 ? a : std::string("ok");
             },
             [&] { return number(*m_owner, "SELECT count(*) FROM idem.idem_purge_runs WHERE db_role = '" + r + "'") == 1; } },
-        // Schema v22: the grants of change approvals. With the policy's switches off a request is
-        // refused inside (ID003) and there is no request 0 to approve: the function ran, and
+        // Schema v22: the grants of change approvals. With the kinds off a request is refused
+        // inside (ID004, v28) and there is no request 0 to approve (ID002): the function ran, and
         // nothing changed (no request, no audit entry) for those allowed; 42501 for the rest.
         { QStringLiteral("change_request"),
             [&] {
                 const auto a = resultOf(*c, "SELECT request_id FROM idem.idem_request_purge(10, 0, 0.5, 'incident 28')");
-                return a == "ERR ID003" ? std::string("ok") : a;
+                return a == "ERR ID004" ? std::string("ok") : a;
             },
-            [&] { return number(*m_owner, "SELECT count(*) FROM idem.idem_change_requests") == 0; } },
+            [&] { return number(*m_owner, "SELECT count(*) FROM idem.idem_approval_requests WHERE kind <> 'job'") == 0; } },
         { QStringLiteral("change_approve"),
             [&] {
                 const auto a = resultOf(*c, "SELECT request_id FROM idem.idem_change_approve(0, repeat('a', 64), 'incident 28')");
-                return a == "ERR ID003" ? std::string("ok") : a;
+                return a == "ERR ID002" ? std::string("ok") : a;
             },
-            [&] { return number(*m_owner, "SELECT count(*) FROM idem.idem_change_requests") == 0; } },
+            [&] { return number(*m_owner, "SELECT count(*) FROM idem.idem_approval_requests WHERE kind <> 'job'") == 0; } },
         { QStringLiteral("job_requeue"), [&] { return job("requeue", t + "-jrq"); },
             [&] { return number(*m_owner, jobRows + "'requeue')") == 3; } },
         { QStringLiteral("job_release"), [&] { return job("release", t + "-jrl"); },
@@ -455,9 +455,9 @@ void TestRights::approvalByAnotherLoginOfTheExactSpec()
     plant("t-appr-b", 7, "failed");
     plant("t-appr-small", 2, "failed");
     setPolicy(5, 3600);
-    QCOMPARE(scalar(*m_owner, "SELECT action || ' ' || (after_image ->> 'job_rows') FROM idem.task_idempotency_audit"
-                              " ORDER BY id DESC LIMIT 1"),
-        QByteArray("approval_policy 5"));
+    QCOMPARE(scalar(*m_owner, "SELECT action || ' ' || (after_image ->> 'kind') || ' ' || (after_image ->> 'over_rows')"
+                              " FROM idem.task_idempotency_audit ORDER BY id DESC LIMIT 1"),
+        QByteArray("approval_policy job 5"));
     const auto small = startJob("idem_t_rights_both", "t-appr-small");
     QCOMPARE(scalar(*m_owner, "SELECT state FROM idem.idem_jobs WHERE id = " + std::to_string(small)), QByteArray("active"));
     const auto a = startJob("idem_t_rights_both", "t-appr-a");
@@ -507,8 +507,9 @@ void TestRights::approvalByAnotherLoginOfTheExactSpec()
     // The right one, by another login.
     msg = approve(*approver, ids, specA);
     QVERIFY2(msg.empty(), msg.c_str());
-    QCOMPARE(scalar(*m_owner, "SELECT state || ' ' || approved_login || ' ' || approved_spec_sha256 FROM idem.idem_jobs WHERE id = " + ids),
-        QByteArray::fromStdString("active idem_t_rights_approve " + specA));
+    QCOMPARE(scalar(*m_owner, "SELECT j.state || ' ' || r.state || ' ' || r.approved_login || ' ' || r.spec_sha256"
+                              " FROM idem.idem_jobs j JOIN idem.idem_approval_requests r ON r.job_id = j.id WHERE j.id = " + ids),
+        QByteArray::fromStdString("active approved idem_t_rights_approve " + specA));
     QCOMPARE(scalar(*m_owner, "SELECT action || ' ' || db_role || ' ' || os_user || ' ' || reason || ' ' ||"
                               " (after_image ->> 'job_id') || ' ' || (after_image ->> 'spec_sha256') || ' ' ||"
                               " (after_image -> 'approval' ->> 'approved_by')"
@@ -528,10 +529,15 @@ void TestRights::approvalByAnotherLoginOfTheExactSpec()
 
     pqxx::nontransaction(*both).exec("CALL idem.idem_job_run(" + ids + ")");
     QCOMPARE(scalar(*m_owner, "SELECT state || ' ' || changed FROM idem.idem_jobs WHERE id = " + ids), QByteArray("finished 6"));
-    // An approver turns a request down by cancelling it.
+    // An approver turns a request down by declining it (schema v28: no longer by cancelling it).
     auto second = login("idem_t_rights_approve2");
-    QCOMPARE(resultOf(*second, "SELECT state FROM idem.idem_job_cancel(" + idsB + ", 'not during the sale')"),
-        std::string("cancelled"));
+    QCOMPARE(sqlstateOf(*second, "SELECT * FROM idem.idem_job_cancel(" + idsB + ", 'not during the sale')"),
+        std::string("42501"));
+    const auto requestB = scalar(*m_owner, "SELECT id FROM idem.idem_approval_requests WHERE job_id = " + idsB).toStdString();
+    const auto declined = resultOf(*second, "SELECT d.job_id::text FROM idem.idem_approval_decline(" + requestB
+            + ", 'not during the sale') d");
+    QVERIFY2(declined == idsB, declined.c_str());
+    QCOMPARE(scalar(*m_owner, "SELECT state FROM idem.idem_jobs WHERE id = " + idsB), QByteArray("cancelled"));
     checkChain();
 }
 
@@ -550,12 +556,13 @@ void TestRights::expiredApprovalIsRefused()
     const std::string specA = scalar(*m_owner, "SELECT spec_sha256 FROM idem.idem_jobs WHERE id = " + ids).toStdString();
     const std::string specB = scalar(*m_owner, "SELECT spec_sha256 FROM idem.idem_jobs WHERE id = " + idsB).toStdString();
     QVERIFY(messageOf(*approver, "SELECT * FROM idem.idem_job_approve(" + ids + ", '" + specA + "', 'ok')").empty());
-    QCOMPARE(number(*m_owner, "SELECT extract(epoch FROM approval_expires_at - approved_at)::bigint FROM idem.idem_jobs WHERE id = " + ids), 60);
+    QCOMPARE(number(*m_owner, "SELECT extract(epoch FROM approval_expires_at - approved_at)::bigint FROM"
+                              " idem.idem_approval_requests WHERE job_id = " + ids), 60);
     {
         pqxx::work w(*m_owner);
-        w.exec("UPDATE idem.idem_jobs SET approval_expires_at = now() - interval '1 second', approved_at = now() - interval '61 seconds'"
-               " WHERE id = " + ids);
-        w.exec("UPDATE idem.idem_jobs SET approval_requested_until = now() - interval '1 second' WHERE id = " + idsB);
+        w.exec("UPDATE idem.idem_approval_requests SET approval_expires_at = now() - interval '1 second',"
+               " approved_at = now() - interval '61 seconds' WHERE job_id = " + ids);
+        w.exec("UPDATE idem.idem_approval_requests SET approvable_until = now() - interval '1 second' WHERE job_id = " + idsB);
         w.commit();
     }
     const auto before = state();
@@ -611,7 +618,7 @@ void TestRights::hostilePolicyInputsChangeNothing()
     auto op = login("idem_t_rights_operator");
     QCOMPARE(sqlstateOf(*op, "SELECT idem.idem_set_approval(5, 3600, 'r')"), std::string("42501"));
     QCOMPARE(sqlstateOf(*op, "SELECT idem.idem_clear_approval('r')"), std::string("42501"));
-    QCOMPARE(sqlstateOf(*op, "UPDATE idem.idem_approval_policy SET job_rows = 0"), std::string("42501"));
+    QCOMPARE(sqlstateOf(*op, "UPDATE idem.idem_approval_kinds SET over_rows = 0"), std::string("42501"));
     QCOMPARE(state(), before);
 }
 
@@ -620,14 +627,18 @@ void TestRights::hostilePolicyInputsChangeNothing()
 void TestRights::idemctlPolicyPendingApproveRights()
 {
     plant("t-cli", 4, "failed");
-    auto run = idemctl(nullptr, { QStringLiteral("job"), QStringLiteral("policy"), QStringLiteral("--rows"), QStringLiteral("2"),
+    auto run = idemctl(nullptr, { QStringLiteral("approvals"), QStringLiteral("policy"), QStringLiteral("job"),
+                                     QStringLiteral("--on"), QStringLiteral("--over-rows"), QStringLiteral("2"),
                                      QStringLiteral("--ttl"), QStringLiteral("900"), QStringLiteral("--reason"),
                                      QStringLiteral("two-person rule"), QStringLiteral("--json") });
     QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
-    QCOMPARE(json(run).value(QStringLiteral("job_rows")).toInt(), 2);
-    QCOMPARE(json(run).value(QStringLiteral("ttl_seconds")).toInt(), 900);
-    const auto bad = idemctl(nullptr, { QStringLiteral("job"), QStringLiteral("policy"), QStringLiteral("--rows"),
-                                           QStringLiteral("1000001"), QStringLiteral("--reason"), QStringLiteral("x") });
+    const auto jobKind = json(run).value(QStringLiteral("kinds")).toArray().at(0).toObject();
+    QCOMPARE(jobKind.value(QStringLiteral("kind")).toString(), QStringLiteral("job"));
+    QCOMPARE(jobKind.value(QStringLiteral("over_rows")).toInt(), 2);
+    QCOMPARE(jobKind.value(QStringLiteral("ttl_seconds")).toInt(), 900);
+    const auto bad = idemctl(nullptr, { QStringLiteral("approvals"), QStringLiteral("policy"), QStringLiteral("job"),
+                                           QStringLiteral("--on"), QStringLiteral("--over-rows"), QStringLiteral("1000001"),
+                                           QStringLiteral("--reason"), QStringLiteral("x") });
     QCOMPARE(bad.exitCode, 2);
 
     run = idemctl("idem_t_rights_requeue", { QStringLiteral("job"), QStringLiteral("start"), QStringLiteral("--action"),
@@ -639,16 +650,18 @@ void TestRights::idemctlPolicyPendingApproveRights()
     QCOMPARE(scalar(*m_owner, "SELECT state || ' ' || changed FROM idem.idem_jobs WHERE id = " + id.toStdString()),
         QByteArray("awaiting_approval 0"));
 
-    run = idemctl("idem_t_rights_approve", { QStringLiteral("job"), QStringLiteral("pending"), QStringLiteral("--json") });
+    run = idemctl("idem_t_rights_approve", { QStringLiteral("approvals"), QStringLiteral("list"), QStringLiteral("--json") });
     QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));
-    const auto pending = json(run).value(QStringLiteral("pending")).toArray();
+    const auto pending = json(run).value(QStringLiteral("requests")).toArray();
     QCOMPARE(pending.size(), 1);
     const auto job = pending.at(0).toObject();
-    QCOMPARE(job.value(QStringLiteral("id")).toInteger(), id.toLongLong());
-    QCOMPARE(job.value(QStringLiteral("pending")).toInt(), 4);
+    QCOMPARE(job.value(QStringLiteral("kind")).toString(), QStringLiteral("job"));
+    QCOMPARE(job.value(QStringLiteral("job_id")).toInteger(), id.toLongLong());
+    QCOMPARE(job.value(QStringLiteral("spec")).toObject().value(QStringLiteral("matched")).toInt(), 4);
     const QString spec = job.value(QStringLiteral("spec_sha256")).toString();
+    const QString request = QString::number(job.value(QStringLiteral("id")).toInteger());
 
-    run = idemctl("idem_t_rights_requeue", { QStringLiteral("job"), QStringLiteral("approve"), QString::fromLatin1(id),
+    run = idemctl("idem_t_rights_requeue", { QStringLiteral("approvals"), QStringLiteral("approve"), request,
                                                 QStringLiteral("--spec"), spec, QStringLiteral("--reason"), QStringLiteral("mine") });
     QCOMPARE(run.exitCode, 3);
     QVERIFY2(run.err.contains(QStringLiteral("42501")), qPrintable(run.err));
@@ -659,7 +672,7 @@ void TestRights::idemctlPolicyPendingApproveRights()
             && !run.err.contains(QStringLiteral("permission denied")),
         qPrintable(run.err));
     QVERIFY(run.err.contains(QString::fromStdString(idem::rightMissing("idem_t_rights_requeue", "approve"))));
-    run = idemctl("idem_t_rights_approve", { QStringLiteral("job"), QStringLiteral("approve"), QString::fromLatin1(id),
+    run = idemctl("idem_t_rights_approve", { QStringLiteral("approvals"), QStringLiteral("approve"), request,
                                                 QStringLiteral("--spec"), spec, QStringLiteral("--reason"),
                                                 QStringLiteral("checked with the gateway team") });
     QVERIFY2(run.exitCode == 0, qPrintable(idem::test::describe(run)));

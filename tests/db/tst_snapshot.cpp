@@ -694,18 +694,26 @@ void TestSnapshot::incidentWorkIsInTheSnapshot()
         w.exec(R"(
             INSERT INTO idem.idem_jobs (state, action, extra_attempts, filter, moment, cap, matched, reason, db_role,
                 actor, application, changed, refused_moved_on, refused_busy, skipped_not_applicable, batches,
-                needs_approval, approved_login, approved_actor, approved_at, approval_expires_at, approved_spec_sha256,
-                finished_at, cancelled_by, cancel_reason)
+                needs_approval, spec_sha256, finished_at, cancelled_by, cancel_reason)
             VALUES ('active', 'requeue', 1, '{"statuses": ["failed"]}', now() - interval '4 minutes', 1000, 159,
                     'requeue what the gateway broke', 'op', 'alice@desk', 'idem-console', 120, 3, 1, 2, 5,
-                    true, 'bob', 'bob@desk', now() - interval '3 minutes', now() + interval '1 hour', repeat('c', 64),
-                    NULL, NULL, NULL),
+                    true, repeat('c', 64), NULL, NULL, NULL),
                    ('cancelled', 'release', NULL, '{"statuses": ["processing"]}', now() - interval '9 minutes', 100, 7,
                     'stuck leases', 'op', 'carol@desk', 'idemctl', 2, 0, 0, 0, 1,
-                    false, NULL, NULL, NULL, NULL, NULL, now() - interval '1 minute', 'op (carol@desk)', 'wrong filter'),
+                    false, NULL, now() - interval '1 minute', 'op (carol@desk)', 'wrong filter'),
                    ('finished', 'fail', NULL, '{"statuses": ["retryable_failed"]}', now() - interval '5 hours', 10, 2,
                     'long ago', 'op', 'zed', 'idemctl', 2, 0, 0, 0, 1,
-                    false, NULL, NULL, NULL, NULL, NULL, now() - interval '4 hours', NULL, NULL)
+                    false, NULL, now() - interval '4 hours', NULL, NULL)
+        )");
+        // The approved one's request (schema v28: a job's approval is its request's).
+        w.exec(R"(
+            INSERT INTO idem.idem_approval_requests (kind, job_id, spec, spec_sha256, state, requested_login,
+                requested_role, requested_actor, requested_reason, requested_at, approvable_until, request_audit_id,
+                approved_login, approved_role, approved_actor, approved_reason, approved_at, approval_expires_at)
+            SELECT 'job', j.id, '{}', repeat('c', 64), 'approved', 'op', 'op', 'alice@desk', j.reason,
+                   now() - interval '4 minutes', now() + interval '1 hour', 0, 'bob', 'bob', 'bob@desk', 'fine',
+                   now() - interval '3 minutes', now() + interval '1 hour'
+              FROM idem.idem_jobs j WHERE j.reason = 'requeue what the gateway broke'
         )");
         w.commit();
     }

@@ -37,8 +37,8 @@ BEGIN
             USING ERRCODE = 'ID004',
                   HINT = format('Nothing changed. Have it approved: start a recovery job over the rows (idemctl job start'
                                 ' --action %s --key-prefix ... --reason ..., or the Tasks page''s "Apply to all'
-                                ' matching"); it waits for another login with the approve right (idemctl job pending,'
-                                ' idemctl job approve), then runs. Without one, the budget frees up from %s.',
+                                ' matching"); it waits for another login with the approve right (idemctl approvals list,'
+                                ' idemctl approvals approve), then runs. Without one, the budget frees up from %s.',
                                 p_kind, COALESCE(to_char(n.frees_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), 'the window''s end'));
     END IF;
     -- A week is the longest window: older rows count for nothing.

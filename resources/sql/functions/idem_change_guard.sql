@@ -1,6 +1,6 @@
--- idem_change_guard (schema v22; the history is in git log).
--- The gate of a change the approval policy may hold for a second person (p_kind 'retention' or
--- 'purge'), called by idem_set_retention, idem_clear_retention (p_spec: the change, as
+-- idem_change_guard (schema v22, changed in v28; the history is in git log).
+-- The gate of a change the approval policy may hold for a second person (p_kind: a gated kind of
+-- idem_approval_kinds other than 'job', today 'retention' or 'purge'), called by idem_set_retention, idem_clear_retention (p_spec: the change, as
 -- idem_request_retention writes it) and idem_purge_begin, before they change anything. With the
 -- policy's switch off it passes. On, it passes only
 --   - the use of an approved request of that kind in this very transaction (idem_change_use marks
@@ -12,31 +12,51 @@
 --     on) names this backend (job_pid), is starting or running, and its command is the very
 --     statement this session runs (current_query()) and the command of an active job of this
 --     login and database in cron.job, which calls idem_purge_run (or idem_purge);
--- and refuses anything else with ID003, saying to request the change. Granted to nobody.
+-- and refuses anything else with ID004 (ID003 before v28), saying to request the change. ID002 for
+-- a kind that is not registered. Granted to nobody.
 CREATE OR REPLACE FUNCTION idem_change_guard(p_kind text, p_spec jsonb)
 RETURNS void
 LANGUAGE plpgsql
 SET search_path FROM CURRENT
 AS $guard$
 DECLARE
-    v_policy idem_approval_policy;
+    k idem_approval_kinds;
     v_scheduled boolean := false;
     v_recorded boolean := false;
 BEGIN
-    IF p_kind IS NULL OR p_kind NOT IN ('retention', 'purge') THEN
-        RAISE EXCEPTION 'a guarded change is retention or purge, not %', COALESCE(quote_literal(p_kind), 'NULL')
-            USING ERRCODE = 'ID003';
+    SELECT * INTO k FROM idem_approval_kinds x WHERE x.kind = p_kind AND x.kind <> 'job';
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no gated change %', COALESCE(quote_literal(left(p_kind, 64)), 'NULL')
+            USING ERRCODE = 'ID002';
     END IF;
-    SELECT * INTO v_policy FROM idem_approval_policy;
-    IF NOT FOUND OR (p_kind = 'retention' AND NOT v_policy.retention_changes_need_approval)
-       OR (p_kind = 'purge' AND NOT v_policy.manual_purges_need_approval) THEN
+    IF NOT k.gated THEN
         RETURN;
     END IF;
-    IF EXISTS (SELECT FROM idem_change_requests r
-                WHERE r.used_xid = pg_catalog.pg_current_xact_id() AND r.kind = p_kind AND r.state = 'used'
-                  AND CASE p_kind WHEN 'retention' THEN r.applied_audit_id IS NULL AND r.spec = p_spec
-                                  ELSE r.purge_run_id IS NULL END) THEN
-        RETURN;
+    -- The use of an approved request of that kind in this very transaction, once: a purge's run
+    -- not begun yet; any other kind's change only with the request's exact spec, not made yet (a
+    -- kind added since v28 is marked made here, applied_audit_id 0, for idem_change_use leaves the
+    -- change to its caller, in the same transaction).
+    IF p_kind = 'purge' THEN
+        IF EXISTS (SELECT FROM idem_approval_requests r
+                    WHERE r.used_xid = pg_catalog.pg_current_xact_id() AND r.kind = p_kind AND r.state = 'used'
+                      AND r.purge_run_id IS NULL) THEN
+            RETURN;
+        END IF;
+    ELSIF p_kind = 'retention' THEN
+        IF EXISTS (SELECT FROM idem_approval_requests r
+                    WHERE r.used_xid = pg_catalog.pg_current_xact_id() AND r.kind = p_kind AND r.state = 'used'
+                      AND r.applied_audit_id IS NULL AND r.spec = p_spec) THEN
+            RETURN;
+        END IF;
+    ELSE
+        UPDATE idem_approval_requests r SET applied_audit_id = 0
+         WHERE r.id = (SELECT x.id FROM idem_approval_requests x
+                        WHERE x.used_xid = pg_catalog.pg_current_xact_id() AND x.kind = p_kind AND x.state = 'used'
+                          AND x.applied_audit_id IS NULL AND x.spec = p_spec
+                        ORDER BY x.id LIMIT 1);
+        IF FOUND THEN
+            RETURN;
+        END IF;
     END IF;
     IF p_kind = 'purge' AND pg_catalog.to_regclass('cron.job') IS NOT NULL
        AND pg_catalog.to_regclass('cron.job_run_details') IS NOT NULL THEN
@@ -71,16 +91,21 @@ BEGIN
     IF p_kind = 'retention' THEN
         RAISE EXCEPTION 'retention changes need a second person''s approval (the approval policy): request this one'
                         ' (idem_request_retention, idemctl retention set), have another login approve it, then apply it'
-            USING ERRCODE = 'ID003',
-                  HINT = 'idemctl retention set ... prints the request; idemctl job approve --request N --spec ...;'
-                         ' idemctl retention apply --request N --spec ...';
+            USING ERRCODE = 'ID004',
+                  HINT = 'idemctl retention set ... prints the request; idemctl approvals approve N --spec SHA256'
+                         ' --reason ...; idemctl retention apply --request N --spec SHA256';
     END IF;
-    RAISE EXCEPTION 'manual purges need a second person''s approval (the approval policy): request one'
-                    ' (idem_request_purge, idemctl purge), have another login approve it, then run it'
-        USING ERRCODE = 'ID003',
-              HINT = 'Scheduled purges (CALL idem_purge_run from pg_cron, with cron.log_run on) keep running. idemctl'
-                     ' purge prints the request; idemctl job approve --request N --spec ...; idemctl purge --request N'
-                     ' --spec ...';
+    IF p_kind = 'purge' THEN
+        RAISE EXCEPTION 'manual purges need a second person''s approval (the approval policy): request one'
+                        ' (idem_request_purge, idemctl purge), have another login approve it, then run it'
+            USING ERRCODE = 'ID004',
+                  HINT = 'Scheduled purges (CALL idem_purge_run from pg_cron, with cron.log_run on) keep running. idemctl'
+                         ' purge prints the request; idemctl approvals approve N --spec SHA256 --reason ...; idemctl'
+                         ' purge --request N --spec SHA256';
+    END IF;
+    RAISE EXCEPTION '% needs a second person''s approval (the approval policy): request it, have another login'
+                    ' approve it, then use it', k.what
+        USING ERRCODE = 'ID004', HINT = 'idemctl approvals list; idemctl approvals approve N --spec SHA256 --reason ...';
 END
 $guard$;
 

@@ -33,7 +33,10 @@ BEGIN
             CONTINUE WHEN NOT idem_has_right(idem_caller(), v_candidate.action)
                           OR NOT idem_has_right(COALESCE(v_candidate.starter_role, v_candidate.db_role)::name,
                                                 v_candidate.action)
-                          OR (v_candidate.needs_approval AND v_candidate.approval_expires_at <= clock_timestamp());
+                          OR (v_candidate.needs_approval
+                              AND NOT EXISTS (SELECT FROM idem_approval_requests r
+                                               WHERE r.job_id = v_candidate.id
+                                                 AND r.approval_expires_at > clock_timestamp()));
             SELECT * INTO j FROM idem_jobs x WHERE x.id = v_candidate.id AND x.state = 'active' FOR UPDATE SKIP LOCKED;
             EXIT WHEN FOUND AND NOT idem_job_runner_alive(j);
             j := NULL;
@@ -51,8 +54,9 @@ BEGIN
         RAISE EXCEPTION 'job % is waiting for approval by another login holding the approve right: it runs once'
                         ' approved', j.id
             USING ERRCODE = 'ID003',
-                  HINT = format('A login with the approve right (role idem_may_approve) runs idemctl job approve %s'
-                                ' --spec %s --reason ...; then idemctl job resume %s runs it.', j.id, j.spec_sha256, j.id);
+                  HINT = format('A login with the approve right (role idem_may_approve) runs idemctl approvals approve %s'
+                                ' --spec %s --reason ...; then idemctl job resume %s runs it.',
+                                (SELECT r.id FROM idem_approval_requests r WHERE r.job_id = j.id), j.spec_sha256, j.id);
     ELSIF j.state <> 'active' THEN
         RAISE EXCEPTION 'job % has ended: % at %', j.id, j.state,
                         to_char(j.finished_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') USING ERRCODE = 'ID003';

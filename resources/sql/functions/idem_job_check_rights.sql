@@ -13,6 +13,7 @@ SET TimeZone = 'UTC'
 AS $$
 DECLARE
     v_starter name := COALESCE(j.starter_role, j.db_role)::name;
+    r idem_approval_requests;
 BEGIN
     PERFORM idem_require_right(j.action, format('run job %s (a %s job)', j.id, j.action));
     IF NOT idem_has_right(v_starter, j.action) THEN
@@ -23,13 +24,15 @@ BEGIN
                                 idem_right_role(j.action), v_starter);
     END IF;
     IF p_when = 'run' AND j.needs_approval AND j.state = 'active' THEN
-        IF j.approved_at IS NULL OR j.approved_spec_sha256 IS DISTINCT FROM j.spec_sha256
+        -- v28: its approval is its request's (idem_approval_requests).
+        SELECT * INTO r FROM idem_approval_requests x WHERE x.job_id = j.id;
+        IF r.approved_at IS NULL OR r.spec_sha256 IS DISTINCT FROM j.spec_sha256
            OR j.spec_sha256 IS DISTINCT FROM encode(sha256(convert_to(idem_job_spec(j)::text, 'UTF8')), 'hex') THEN
             RAISE EXCEPTION 'job % has no approval of its spec: it cannot run', j.id USING ERRCODE = 'ID003';
         END IF;
-        IF j.approval_expires_at <= clock_timestamp() THEN
+        IF r.approval_expires_at <= clock_timestamp() THEN
             RAISE EXCEPTION 'job %''s approval by % expired at %: it cannot start or resume under it', j.id,
-                            j.approved_login, to_char(j.approval_expires_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+                            r.approved_login, to_char(r.approval_expires_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
                 USING ERRCODE = 'ID003',
                       HINT = format('Cancel it (idemctl job cancel %s) and start it again: the new job matches the rows'
                                     ' as they are now and needs a new approval.', j.id);

@@ -23,14 +23,17 @@ AS $$
         'cancelled_by', j.cancelled_by, 'cancel_reason', j.cancel_reason)
         -- v21: who it runs as and its approval, when it needs one.
         || jsonb_build_object('starter_role', j.starter_role)
+        -- v28: the approval from the job's request (idem_approval_requests).
         || CASE WHEN j.needs_approval
-                THEN jsonb_build_object('approval', jsonb_build_object(
-                         'threshold', j.approval_threshold, 'why', j.approval_why,
-                         'requested_until', j.approval_requested_until,
-                         'approved_by', CASE WHEN j.approved_login IS NULL THEN NULL
-                                             ELSE format('%s as %s (%s)', j.approved_login, j.approved_role,
-                                                         j.approved_actor) END,
-                         'approved_at', j.approved_at, 'expires_at', j.approval_expires_at))
+                THEN jsonb_build_object('approval', (
+                         SELECT jsonb_build_object(
+                                    'threshold', j.approval_threshold, 'why', j.approval_why, 'request_id', r.id,
+                                    'requested_until', r.approvable_until,
+                                    'approved_by', CASE WHEN r.approved_login IS NULL THEN NULL
+                                                        ELSE format('%s as %s (%s)', r.approved_login, r.approved_role,
+                                                                    r.approved_actor) END,
+                                    'approved_at', r.approved_at, 'expires_at', r.approval_expires_at)
+                           FROM idem_approval_requests r WHERE r.job_id = j.id))
                 ELSE '{}'::jsonb END
         -- v25: a requeue job that re-executes what it requeues.
         || CASE WHEN j.redrive THEN jsonb_build_object('redrive', true) ELSE '{}'::jsonb END

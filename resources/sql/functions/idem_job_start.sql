@@ -13,9 +13,10 @@
 --          two jobs never hold the same row pending
 -- Starts serialise on idem_job_start_lock, so two at once see each other's rows.
 -- v21: the caller (idem_caller) needs the action's right (42501, in words, else), recorded as
--- starter_role: the job's rows are applied with its rights. With an approval policy
--- (idem_approval_policy.job_rows) and more rows to act on than it, the job starts awaiting
--- approval (idem_job_approve by another login), approvable for the policy's ttl_seconds.
+-- starter_role: the job's rows are applied with its rights. With gated kind 'job' on
+-- (idem_approval_kinds) and more rows to act on than its over_rows, the job starts awaiting
+-- approval: its request (idem_approval_requests, v28) waits for another login
+-- (idem_approval_approve), approvable for the kind's ttl_seconds.
 -- v23: the rows are counted against the cap, and checked, before anything is written (a refused
 -- start at the cap wrote and rolled back up to a million items); the approval policy's one gate
 -- (idem_approval_gate) decides whether the job waits for approval: more rows than job_rows
@@ -46,7 +47,7 @@ DECLARE
     v_other bigint;
     v_overlap bigint;
     v_audit bigint;
-    v_policy idem_approval_policy;
+    v_kind idem_approval_kinds;
     v_why text;
 BEGIN
     IF p_action IS NULL OR p_action NOT IN ('requeue', 'release', 'fail') THEN
@@ -125,13 +126,13 @@ BEGIN
      GROUP BY o.job_id ORDER BY o.job_id LIMIT 1;
     PERFORM idem_job_start_check(p_action, p_cap, v_matched, v_skipped, v_other, v_overlap);
 
-    SELECT * INTO v_policy FROM idem_approval_policy;
+    SELECT * INTO v_kind FROM idem_approval_kinds k WHERE k.kind = 'job';
     v_why := idem_approval_gate('job', v_matched - v_skipped, v_job.id);
     IF v_why IS NOT NULL THEN
         UPDATE idem_jobs j
            SET matched = v_matched, skipped_not_applicable = v_skipped, state = 'awaiting_approval',
-               needs_approval = true, approval_threshold = v_policy.job_rows, approval_why = v_why,
-               approval_requested_until = v_moment + v_policy.ttl_seconds * interval '1 second'
+               needs_approval = true, approval_why = v_why,
+               approval_threshold = CASE WHEN v_kind.gated THEN COALESCE(v_kind.over_rows, 0) END
          WHERE j.id = v_job.id
         RETURNING * INTO v_job;
     ELSE
@@ -141,9 +142,14 @@ BEGIN
     UPDATE idem_jobs j SET spec_sha256 = encode(sha256(convert_to(idem_job_spec(v_job)::text, 'UTF8')), 'hex')
      WHERE j.id = v_job.id
     RETURNING * INTO v_job;
+    IF v_job.needs_approval THEN
+        -- Its request, which the job's start entry audits.
+        PERFORM idem_approval_request_add('job', idem_job_spec(v_job), p_reason, p_actor, v_job.id);
+    END IF;
     v_audit := audit_append('', 'job', p_reason, p_actor, jsonb_build_object('job_id', v_job.id, 'state', NULL),
                             idem_job_image(v_job) || jsonb_build_object('event', 'start'));
     UPDATE idem_jobs j SET start_audit_id = v_audit WHERE j.id = v_job.id;
+    UPDATE idem_approval_requests r SET request_audit_id = v_audit WHERE r.job_id = v_job.id;
     RETURN QUERY SELECT v_job.id, v_moment, v_matched, v_matched - v_skipped, v_skipped, v_job.spec_sha256, v_audit;
 END
 $start$;

@@ -26,7 +26,7 @@ BEGIN
     IF p_duty IS NULL OR NOT (p_duty >= 0.01 AND p_duty <= 1) THEN
         RAISE EXCEPTION 'duty must be 0.01 to 1, not %', COALESCE(p_duty::text, 'NULL') USING ERRCODE = 'ID003';
     END IF;
-    RETURN QUERY SELECT * FROM idem_change_request_add('purge',
+    RETURN QUERY SELECT * FROM idem_approval_request_add('purge',
         jsonb_build_object('kind', 'purge', 'batch', p_batch, 'max_seconds', p_max_seconds, 'duty', p_duty),
         p_reason, p_actor);
 END

@@ -38,7 +38,7 @@ BEGIN
                 USING ERRCODE = 'ID003';
         END IF;
     END IF;
-    RETURN QUERY SELECT * FROM idem_change_request_add('retention',
+    RETURN QUERY SELECT * FROM idem_approval_request_add('retention',
         jsonb_build_object('kind', 'retention', 'change', p_change, 'operation', p_operation,
                            'horizon_seconds', p_horizon_seconds), p_reason, p_actor);
 END
