@@ -27,39 +27,22 @@ PauseWatch::PauseWatch(ConsoleSession* session, QObject* parent)
     connect(&m_poll, &SessionPoll::answered, this, [this](const QVariant& answer, bool) {
         m_list = answer.value<idem::PauseList>();
         m_readAt.start();
-        m_error.clear();
         Q_EMIT changed();
-        m_poll.readIn(m_intervalMs);
     });
-    connect(&m_poll, &SessionPoll::failed, this, [this](const Failure& failure) {
-        m_error = failure.text();
-        Q_EMIT changed();
-        m_poll.readIn(m_intervalMs);
-    });
+    connect(&m_poll, &SessionPoll::failed, this, &PauseWatch::changed);
     connect(&m_poll, &SessionPoll::stopped, this, [this] {
         // Not connected (or no pauses in this schema): nothing is known to be paused. The pages
         // say the connection state themselves.
-        if (m_list || !m_error.isEmpty()) {
-            m_list.reset();
-            m_error.clear();
-            Q_EMIT changed();
-        }
+        m_list.reset();
+        Q_EMIT changed();
     });
+    m_poll.setInterval(5000);
     // One statement under the monitor connection's statement timeout (5 s): bounded as a tick is, on a server that does not answer.
     m_poll.setBound(5000);
     m_poll.start();
 }
 
 PauseWatch::~PauseWatch() = default;
-
-void PauseWatch::setInterval(int ms)
-{
-    m_intervalMs = std::max(200, ms);
-    if (m_poll.nextReadInMs() > 0)
-        m_poll.readIn(m_intervalMs);
-}
-
-void PauseWatch::refreshNow() { m_poll.refreshNow(); }
 
 std::optional<qint64> PauseWatch::remainingNow(const idem::Pause& pause) const
 {

@@ -28,13 +28,13 @@ public:
     explicit PauseWatch(ConsoleSession* session, QObject* parent = nullptr);
     ~PauseWatch() override;
 
-    void setInterval(int ms);
-    int interval() const { return m_intervalMs; }
+    void setInterval(int ms) { m_poll.setInterval(ms); }
+    int interval() const { return m_poll.interval(); }
     // The last list read; nullopt before the first, after a disconnect, or on a schema without pauses.
     const std::optional<idem::PauseList>& list() const { return m_list; }
     bool anyActive() const { return m_list && m_list->anyActive(); }
     // Why the last read failed (kept until one succeeds); empty otherwise.
-    QString error() const { return m_error; }
+    QString error() const { return m_poll.error(); }
     int reads() const { return m_poll.reads(); }
     // How long ago the list was read (its remainingMs are as of then).
     qint64 msSinceRead() const { return m_readAt.isValid() ? m_readAt.elapsed() : 0; }
@@ -53,16 +53,14 @@ public:
 
 public Q_SLOTS:
     // Reads now (after an action, or F5); a read already under way answers first.
-    void refreshNow();
+    void refreshNow() { m_poll.refreshNow(); }
 
 Q_SIGNALS:
     void changed();
 
 private:
     SessionPoll m_poll;
-    int m_intervalMs = 5000;
     std::optional<idem::PauseList> m_list;
-    QString m_error;
     QElapsedTimer m_readAt;
 };
 
