@@ -81,6 +81,36 @@ std::vector<idem::Pause> PauseWatch::coveringSome(const QString& tenant, const Q
     return out;
 }
 
+PauseChange::PauseChange(ConsoleSession* admin, QObject* parent)
+    : QObject(parent)
+    , m_request(admin, SessionRequest::Kind::Write)
+{
+    qRegisterMetaType<PauseOutcome>();
+    connect(&m_request, &SessionRequest::answered, this,
+        [this](const QVariant& answer) { Q_EMIT done(answer.value<PauseOutcome>()); });
+    connect(&m_request, &SessionRequest::failed, this, [this](const Failure& failure) { Q_EMIT failed(failure.text()); });
+}
+
+void PauseChange::pause(const idem::PauseRequest& request)
+{
+    m_request.run([request](pqxx::connection& conn, const idem::SchemaName& schema) {
+        const auto change = idem::setPause(conn, schema, request);
+        return QVariant::fromValue(PauseOutcome { change.auditId, change.wasPaused, pauseScopeText(change.pause),
+            pauseUntilText(change.pause, change.pause.remainingMs), {} });
+    });
+}
+
+void PauseChange::resume(const idem::Pause& pause, const std::string& reason)
+{
+    m_request.run([pause, reason](pqxx::connection& conn, const idem::SchemaName& schema) {
+        const auto change = idem::resumePause(conn, schema, pause.tenant, pause.operation, reason);
+        PauseOutcome out { change.auditId, false, pauseScopeText(change.tenant, change.operation), {}, {} };
+        for (const auto& [t, o] : change.stillPausedBy)
+            out.stillPausedBy << pauseScopeText(t, o);
+        return QVariant::fromValue(out);
+    });
+}
+
 QString pauseScopeText(const std::string& tenant, const std::string& operation)
 {
     const QString scope = visibleText(tenant) + QLatin1Char(':') + visibleText(operation);

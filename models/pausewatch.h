@@ -3,11 +3,13 @@
 #include <QElapsedTimer>
 #include <QObject>
 #include <QString>
+#include <QStringList>
 
 #include <optional>
 
 #include "operations/pauses.h"
 #include "models/sessionpoll.h"
+#include "models/sessionrequest.h"
 #include "models/workermessages.h"
 
 namespace idem::console {
@@ -64,6 +66,34 @@ private:
     QElapsedTimer m_readAt;
 };
 
+// What a pause or a resume did, in words (display-safe): the scope, until when (a pause), the
+// pauses that still cover the scope (a resume), and the audit entry.
+struct PauseOutcome {
+    qint64 auditId = 0;
+    bool wasPaused = false; // a pause that changed one in force
+    QString scope;
+    QString until;
+    QStringList stillPausedBy;
+};
+
+// Pauses intake of a scope or lifts one pause (idem_pause / idem_resume, one audit entry each),
+// on the admin session's worker thread; the answer comes by signal.
+class PauseChange : public QObject {
+    Q_OBJECT
+public:
+    explicit PauseChange(ConsoleSession* admin, QObject* parent = nullptr);
+
+    void pause(const idem::PauseRequest& request);
+    void resume(const idem::Pause& pause, const std::string& reason);
+
+Q_SIGNALS:
+    void done(const idem::console::PauseOutcome& outcome);
+    void failed(const QString& why);
+
+private:
+    SessionRequest m_request;
+};
+
 // "tenant-7:charge", "all tenants:charge" …: a pause's scope for people ('*' spelled out),
 // display-safe.
 QString pauseScopeText(const idem::Pause& pause);
@@ -74,3 +104,4 @@ QString pauseUntilText(const idem::Pause& pause, std::optional<qint64> remaining
 } // namespace idem::console
 
 Q_DECLARE_METATYPE(idem::PauseList)
+Q_DECLARE_METATYPE(idem::console::PauseOutcome)
