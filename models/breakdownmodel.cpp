@@ -23,30 +23,19 @@ namespace {
 
 BreakdownWatch::BreakdownWatch(ConsoleSession* session, QObject* parent)
     : QObject(parent)
-    , m_session(session)
     , m_poll(session, [this] { return makeJob(); })
 {
     qRegisterMetaType<idem::Breakdown>();
-    connect(&m_poll, &SessionPoll::answered, this, [this](const QVariant& answer, bool superseded) {
-        const auto generation = answer.toMap().value(QStringLiteral("generation")).toInt();
-        if (generation == m_generation) {
-            m_reading = answer.toMap().value(QStringLiteral("reading")).value<idem::Breakdown>();
-            m_error.clear();
-            Q_EMIT changed();
-        }
-        if (!superseded)
-            m_poll.readIn(refreshMs);
-    });
-    connect(&m_poll, &SessionPoll::failed, this, [this](const Failure& failure) {
-        m_error = failure.text();
+    connect(&m_poll, &SessionPoll::answered, this, [this](const QVariant& answer, bool) {
+        m_reading = answer.value<idem::Breakdown>();
         Q_EMIT changed();
-        m_poll.readIn(refreshMs);
     });
+    connect(&m_poll, &SessionPoll::failed, this, &BreakdownWatch::changed);
     connect(&m_poll, &SessionPoll::stopped, this, [this] {
         m_reading.reset();
-        m_error.clear();
         Q_EMIT changed();
     });
+    m_poll.setInterval(refreshMs);
     m_poll.start();
 }
 
@@ -83,31 +72,25 @@ void BreakdownWatch::setCap(std::int64_t cap)
 
 void BreakdownWatch::rescope()
 {
-    ++m_generation;
     // Figures of another scope must not stand under this one's headers.
     m_reading.reset();
-    m_error.clear();
+    m_poll.rescope();
     Q_EMIT changed();
-    m_poll.refreshNow();
 }
 
 DatabaseJob BreakdownWatch::makeJob() const
 {
     auto query = m_query;
-    query.noSessionState = m_session && m_session->serverInfo().pooler;
-    const int generation = m_generation;
+    query.noSessionState = m_poll.session() && m_poll.session()->serverInfo().pooler;
     auto prepared = m_preparedPid;
-    return [query, generation, prepared](pqxx::connection& conn, const idem::SchemaName& schema) {
+    return [query, prepared](pqxx::connection& conn, const idem::SchemaName& schema) {
         // The session statement timeout the dashboard's tick sets (the same console setting),
         // once per backend, so the read itself is one round trip.
         if (!query.noSessionState && *prepared != conn.backendpid()) {
             idem::prepareDashboardConnection(conn, query.statementTimeoutMs);
             *prepared = conn.backendpid();
         }
-        QVariantMap out;
-        out.insert(QStringLiteral("generation"), generation);
-        out.insert(QStringLiteral("reading"), QVariant::fromValue(idem::readBreakdown(conn, schema, query)));
-        return QVariant(out);
+        return QVariant::fromValue(idem::readBreakdown(conn, schema, query));
     };
 }
 

@@ -38,7 +38,7 @@ public:
     void setCap(std::int64_t cap);
     std::int64_t cap() const { return m_query.cap; }
     const std::optional<idem::Breakdown>& reading() const { return m_reading; }
-    QString error() const { return m_error; }
+    QString error() const { return m_poll.error(); }
     int reads() const { return m_poll.reads(); }
     // Connected, but the schema is older than the latency tables the read needs.
     void refreshNow() { m_poll.refreshNow(); }
@@ -50,12 +50,9 @@ private:
     DatabaseJob makeJob() const;
     void rescope();
 
-    QPointer<ConsoleSession> m_session;
     SessionPoll m_poll;
     idem::BreakdownQuery m_query;
-    int m_generation = 0;
     std::optional<idem::Breakdown> m_reading;
-    QString m_error;
     // The backend whose session statement timeout this watch set (worker thread only).
     std::shared_ptr<int> m_preparedPid = std::make_shared<int>(0);
 };

@@ -83,28 +83,19 @@ EventWatch::EventWatch(ConsoleSession* session, QObject* parent)
 {
     qRegisterMetaType<EventReading>();
     connect(&m_poll, &SessionPoll::answered, this, [this](const QVariant& answer, bool superseded) {
-        auto reading = answer.value<EventReading>();
-        if (superseded || reading.generation != m_generation)
-            return; // another scope's: the poll reads again at once
-        m_reading = std::move(reading);
-        m_error.clear();
+        if (superseded)
+            return; // the poll reads again at once
+        m_reading = answer.value<EventReading>();
         ++m_reads;
         Q_EMIT changed();
-        m_poll.readIn(intervalMs);
     });
-    connect(&m_poll, &SessionPoll::failed, this, [this](const Failure& failure) {
-        m_error = failure.text();
-        Q_EMIT changed();
-        m_poll.readIn(intervalMs);
-    });
+    connect(&m_poll, &SessionPoll::failed, this, &EventWatch::changed);
     connect(&m_poll, &SessionPoll::stopped, this, [this] {
         // Disconnected or an older schema: no marks (the dashboard says the connection state).
-        if (!m_reading.events.empty() || !m_error.isEmpty()) {
-            m_reading = EventReading();
-            m_error.clear();
-            Q_EMIT changed();
-        }
+        m_reading = EventReading();
+        Q_EMIT changed();
     });
+    m_poll.setInterval(int(intervalMs));
     // Four statements of 5 s at most (the time, the events, and when a kind came back full what
     // was left out): bounded as a tick is, on a server that does not answer.
     m_poll.setBound(20000);
@@ -120,25 +111,19 @@ void EventWatch::setScope(int windowMinutes, const QString& tenant, const QStrin
     m_windowMinutes = windowMinutes;
     m_tenant = tenant;
     m_operation = operation;
-    ++m_generation;
     // Another scope's marks must not stand on this one's charts.
     m_reading = EventReading();
-    m_error.clear();
+    m_poll.rescope();
     Q_EMIT changed();
-    m_poll.refreshNow();
 }
-
-void EventWatch::refreshNow() { m_poll.refreshNow(); }
 
 DatabaseJob EventWatch::makeJob() const
 {
     const qint64 windowMs = qint64(m_windowMinutes) * 60000;
     const std::string tenant = m_tenant.trimmed().toStdString();
     const std::string operation = m_operation.trimmed().toStdString();
-    const int generation = m_generation;
-    return [windowMs, tenant, operation, generation](pqxx::connection& conn, const idem::SchemaName& schema) {
+    return [windowMs, tenant, operation](pqxx::connection& conn, const idem::SchemaName& schema) {
         EventReading out;
-        out.generation = generation;
         // A filter no key could carry has no events either (and idem_events would be refused it).
         for (const auto* name : { &tenant, &operation })
             if (!name->empty() && !idem::validPauseName(*name))

@@ -54,7 +54,6 @@ struct EventReading {
     bool truncated = false; // omitted or omittedUncounted
     qint64 fromMs = 0; // the window read, server clock
     qint64 toMs = 0;
-    int generation = 0;
 };
 
 // The events of the dashboard's window, tenant and operation (idem_events, schema v17), read on
@@ -77,13 +76,13 @@ public:
     bool truncated() const { return m_reading.truncated; }
     const EventReading& reading() const { return m_reading; }
     // Why the last read failed (kept until one succeeds); empty otherwise.
-    QString error() const { return m_error; }
+    QString error() const { return m_poll.error(); }
     int reads() const { return m_reads; }
     bool pending() const { return m_poll.pending(); }
     qint64 nextReadInMs() const { return m_poll.nextReadInMs(); }
 
 public Q_SLOTS:
-    void refreshNow();
+    void refreshNow() { m_poll.refreshNow(); }
 
 Q_SIGNALS:
     void changed();
@@ -95,9 +94,7 @@ private:
     int m_windowMinutes = 15;
     QString m_tenant;
     QString m_operation;
-    int m_generation = 0;
     EventReading m_reading;
-    QString m_error;
     int m_reads = 0;
 };
 

@@ -22,37 +22,20 @@ HorizonWatch::HorizonWatch(ConsoleSession* session, QObject* parent)
     connect(&m_poll, &SessionPoll::answered, this, [this](const QVariant& answer, bool) {
         m_reading = answer.value<idem::HorizonReading>();
         m_verdict = m_memory.judge(*m_reading, m_heldAfter);
-        m_error.clear();
         Q_EMIT changed();
-        m_poll.readIn(m_intervalMs);
     });
-    connect(&m_poll, &SessionPoll::failed, this, [this](const Failure& failure) {
-        m_error = failure.text();
-        Q_EMIT changed();
-        m_poll.readIn(m_intervalMs);
-    });
+    connect(&m_poll, &SessionPoll::failed, this, &HorizonWatch::changed);
     connect(&m_poll, &SessionPoll::stopped, this, [this] {
-        if (m_reading || !m_error.isEmpty()) {
-            m_reading.reset();
-            m_verdict = {};
-            m_error.clear();
-            Q_EMIT changed();
-        }
+        m_reading.reset();
+        m_verdict = {};
+        Q_EMIT changed();
     });
+    m_poll.setInterval(15000);
     m_poll.setBound(5000);
     m_poll.start();
 }
 
 HorizonWatch::~HorizonWatch() = default;
-
-void HorizonWatch::setInterval(int ms)
-{
-    m_intervalMs = std::max(200, ms);
-    if (m_poll.nextReadInMs() > 0)
-        m_poll.readIn(m_intervalMs);
-}
-
-void HorizonWatch::refreshNow() { m_poll.refreshNow(); }
 
 namespace horizontext {
 

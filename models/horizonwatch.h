@@ -24,28 +24,26 @@ public:
     explicit HorizonWatch(ConsoleSession* session, QObject* parent = nullptr);
     ~HorizonWatch() override;
 
-    void setInterval(int ms);
+    void setInterval(int ms) { m_poll.setInterval(ms); }
     void setHeldAfterSeconds(double seconds) { m_heldAfter = seconds; }
     double heldAfterSeconds() const { return m_heldAfter; }
     const std::optional<idem::HorizonReading>& reading() const { return m_reading; }
     const idem::HorizonVerdict& verdict() const { return m_verdict; }
-    QString error() const { return m_error; }
+    QString error() const { return m_poll.error(); }
     int reads() const { return m_poll.reads(); }
 
 public Q_SLOTS:
-    void refreshNow();
+    void refreshNow() { m_poll.refreshNow(); }
 
 Q_SIGNALS:
     void changed();
 
 private:
     SessionPoll m_poll;
-    int m_intervalMs = 15000;
     double m_heldAfter = idem::defaultHeldAfterSeconds;
     idem::HorizonMemory m_memory;
     std::optional<idem::HorizonReading> m_reading;
     idem::HorizonVerdict m_verdict;
-    QString m_error;
 };
 
 namespace horizontext {

@@ -109,36 +109,24 @@ JobsModel::JobsModel(ConsoleSession* monitor, QObject* parent)
     qRegisterMetaType<std::vector<idem::JobStatus>>();
     qRegisterMetaType<JobsReading>();
     connect(&m_poll, &SessionPoll::answered, this, [this](const QVariant& answer, bool) {
-        m_error.clear();
         auto reading = answer.value<JobsReading>();
         for (auto& [id, o] : reading.outcomes)
             m_outcomes[id] = std::move(o);
         merge(std::move(reading.jobs));
         Q_EMIT changed();
-        m_poll.readIn(m_intervalMs);
     });
-    connect(&m_poll, &SessionPoll::failed, this, [this](const Failure& failure) {
-        m_error = failure.text();
-        Q_EMIT changed();
-        m_poll.readIn(m_intervalMs);
-    });
+    connect(&m_poll, &SessionPoll::failed, this, &JobsModel::changed);
     connect(&m_poll, &SessionPoll::stopped, this, [this] {
         // Kept as the last picture; rate samples restart with the next read.
         m_samples.clear();
         Q_EMIT changed();
     });
+    m_poll.setInterval(2000);
     m_poll.setBound(5000);
     m_poll.start();
 }
 
 JobsModel::~JobsModel() = default;
-
-void JobsModel::setInterval(int ms)
-{
-    m_intervalMs = std::max(200, ms);
-    if (m_poll.nextReadInMs() > 0)
-        m_poll.readIn(m_intervalMs);
-}
 
 int JobsModel::rowCount(const QModelIndex& parent) const
 {

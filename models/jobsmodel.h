@@ -56,11 +56,11 @@ public:
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
-    void setInterval(int ms);
-    int interval() const { return m_intervalMs; }
+    void setInterval(int ms) { m_poll.setInterval(ms); }
+    int interval() const { return m_poll.interval(); }
     void refreshNow() { m_poll.refreshNow(); }
     int reads() const { return m_poll.reads(); }
-    QString error() const { return m_error; }
+    QString error() const { return m_poll.error(); }
 
     const idem::JobStatus& job(int row) const { return m_jobs[static_cast<std::size_t>(row)]; }
     int rowOfJob(std::int64_t id) const;
@@ -83,7 +83,6 @@ private:
     void sample(const idem::JobStatus& job);
 
     SessionPoll m_poll;
-    int m_intervalMs = 2000;
     std::vector<idem::JobStatus> m_jobs;
     struct Sample {
         std::int64_t atUs;
@@ -91,7 +90,6 @@ private:
     };
     std::map<std::int64_t, std::deque<Sample>> m_samples;
     std::map<std::int64_t, idem::RedriveOutcomes> m_outcomes;
-    QString m_error;
 };
 
 // "active", "finished", … for people; a state this console does not know, by its name.

@@ -32,7 +32,6 @@ namespace {
 
 LatencyWatch::LatencyWatch(ConsoleSession* session, QObject* parent)
     : QObject(parent)
-    , m_session(session)
     , m_poll(session, [this] { return makeJob(); })
 {
     qRegisterMetaType<LatencyReading>();
@@ -40,7 +39,6 @@ LatencyWatch::LatencyWatch(ConsoleSession* session, QObject* parent)
     connect(&m_poll, &SessionPoll::failed, this, &LatencyWatch::onFailure);
     connect(&m_poll, &SessionPoll::stopped, this, [this] {
         m_reading.reset();
-        m_error.clear();
         Q_EMIT changed();
     });
     // Three statements of 5 s at most: bounded as a tick is, on a server that does not answer.
@@ -57,15 +55,11 @@ void LatencyWatch::setScope(int windowMinutes, const QString& tenant, const QStr
     m_windowMinutes = windowMinutes;
     m_tenant = tenant;
     m_operation = operation;
-    ++m_generation;
     // Figures of another scope must not stand under this one's title.
     m_reading.reset();
-    m_error.clear();
+    m_poll.rescope();
     Q_EMIT changed();
-    m_poll.refreshNow();
 }
-
-void LatencyWatch::refreshNow() { m_poll.refreshNow(); }
 
 DatabaseJob LatencyWatch::makeJob() const
 {
@@ -79,11 +73,9 @@ DatabaseJob LatencyWatch::makeJob() const
     byOperation.byOperation = true;
     byOperation.perMinute = false;
     // A standby (or any read-only server) cannot fold: it reads what its primary's readers folded.
-    const bool rollup = m_session && !m_session->serverInfo().readOnly;
-    const int generation = m_generation;
-    return [perMinute, byOperation, rollup, generation](pqxx::connection& conn, const idem::SchemaName& schema) {
+    const bool rollup = m_poll.session() && !m_poll.session()->serverInfo().readOnly;
+    return [perMinute, byOperation, rollup](pqxx::connection& conn, const idem::SchemaName& schema) {
         LatencyReading out;
-        out.generation = generation;
         // The roll-up in a short transaction of its own, each with its own limit (behind a pooler
         // a session's statement timeout does not follow the connection).
         const auto view
@@ -115,13 +107,12 @@ DatabaseJob LatencyWatch::makeJob() const
 
 void LatencyWatch::onAnswer(const QVariant& answer, bool superseded)
 {
+    if (superseded)
+        return; // the poll reads again at once
     auto reading = answer.value<LatencyReading>();
-    if (superseded || reading.generation != m_generation)
-        return; // asked under a scope that has changed since: the poll reads again at once
     const std::optional<qint64> before = m_reading ? std::optional(m_reading->foldedToMs) : std::nullopt;
     const bool more = reading.minutesFolded >= rollupMaxMinutes;
     m_reading = std::move(reading);
-    m_error.clear();
     ++m_reads;
     Q_EMIT changed();
     if (more)
@@ -133,7 +124,6 @@ void LatencyWatch::onAnswer(const QVariant& answer, bool superseded)
 void LatencyWatch::onFailure(const Failure& failure)
 {
     // Said once, where the figures would be; tried again later, less often each time.
-    m_error = failure.text();
     Q_EMIT changed();
     if (failure.kind != FailureKind::ConnectionLost) {
         m_poll.readIn(m_retryMs);
@@ -162,12 +152,12 @@ qint64 LatencyWatch::foldedToMs() const { return m_reading ? m_reading->foldedTo
 
 TileValue LatencyWatch::worstTile(const Threshold& threshold) const
 {
-    return latencyWorstTile({ m_reading ? &*m_reading : nullptr, m_windowMinutes, m_error }, threshold);
+    return latencyWorstTile({ m_reading ? &*m_reading : nullptr, m_windowMinutes, error() }, threshold);
 }
 
 QString LatencyWatch::worstTileToolTip(const Threshold& threshold) const
 {
-    return latencyWorstTileToolTip({ m_reading ? &*m_reading : nullptr, m_windowMinutes, m_error }, threshold);
+    return latencyWorstTileToolTip({ m_reading ? &*m_reading : nullptr, m_windowMinutes, error() }, threshold);
 }
 
 TileValue latencyWorstTile(const LatencyState& state, const Threshold& threshold)

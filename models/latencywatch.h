@@ -1,7 +1,6 @@
 #pragma once
 
 #include <QObject>
-#include <QPointer>
 #include <QString>
 
 #include <optional>
@@ -43,7 +42,6 @@ struct LatencyReading {
     qint64 foldedToMs = 0; // where the roll-up stands: the end of the last folded minute
     qint64 serverNowMs = 0;
     int minutesFolded = 0; // by this read's own roll-up call
-    int generation = 0;
 };
 
 // The latency figures (issue #27, schema v17) for the dashboard's window, tenant and operation,
@@ -70,7 +68,7 @@ public:
 
     const std::optional<LatencyReading>& reading() const { return m_reading; }
     // Why the last read failed (kept until one succeeds); empty otherwise.
-    QString error() const { return m_error; }
+    QString error() const { return m_poll.error(); }
     int reads() const { return m_reads; }
     bool pending() const { return m_poll.pending(); }
     // When the next read is due, in ms from now (0 when none is armed).
@@ -97,7 +95,7 @@ public:
 
 public Q_SLOTS:
     // Reads now; a read already under way answers first.
-    void refreshNow();
+    void refreshNow() { m_poll.refreshNow(); }
 
 Q_SIGNALS:
     void changed();
@@ -108,14 +106,11 @@ private:
     void onFailure(const Failure& failure);
     void armNext(std::optional<qint64> previousFoldedToMs);
 
-    QPointer<ConsoleSession> m_session;
     SessionPoll m_poll;
     int m_windowMinutes = 15;
     QString m_tenant;
     QString m_operation;
-    int m_generation = 0;
     std::optional<LatencyReading> m_reading;
-    QString m_error;
     int m_reads = 0;
     qint64 m_retryMs = retryMs;
 };

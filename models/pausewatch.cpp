@@ -27,39 +27,22 @@ PauseWatch::PauseWatch(ConsoleSession* session, QObject* parent)
     connect(&m_poll, &SessionPoll::answered, this, [this](const QVariant& answer, bool) {
         m_list = answer.value<idem::PauseList>();
         m_readAt.start();
-        m_error.clear();
         Q_EMIT changed();
-        m_poll.readIn(m_intervalMs);
     });
-    connect(&m_poll, &SessionPoll::failed, this, [this](const Failure& failure) {
-        m_error = failure.text();
-        Q_EMIT changed();
-        m_poll.readIn(m_intervalMs);
-    });
+    connect(&m_poll, &SessionPoll::failed, this, &PauseWatch::changed);
     connect(&m_poll, &SessionPoll::stopped, this, [this] {
         // Not connected (or no pauses in this schema): nothing is known to be paused. The pages
         // say the connection state themselves.
-        if (m_list || !m_error.isEmpty()) {
-            m_list.reset();
-            m_error.clear();
-            Q_EMIT changed();
-        }
+        m_list.reset();
+        Q_EMIT changed();
     });
+    m_poll.setInterval(5000);
     // One statement under the monitor connection's statement timeout (5 s): bounded as a tick is, on a server that does not answer.
     m_poll.setBound(5000);
     m_poll.start();
 }
 
 PauseWatch::~PauseWatch() = default;
-
-void PauseWatch::setInterval(int ms)
-{
-    m_intervalMs = std::max(200, ms);
-    if (m_poll.nextReadInMs() > 0)
-        m_poll.readIn(m_intervalMs);
-}
-
-void PauseWatch::refreshNow() { m_poll.refreshNow(); }
 
 std::optional<qint64> PauseWatch::remainingNow(const idem::Pause& pause) const
 {
@@ -96,6 +79,36 @@ std::vector<idem::Pause> PauseWatch::coveringSome(const QString& tenant, const Q
         for (const auto* p : m_list->covering(any(tenant), any(operation)))
             out.push_back(*p);
     return out;
+}
+
+PauseChange::PauseChange(ConsoleSession* admin, QObject* parent)
+    : QObject(parent)
+    , m_request(admin, SessionRequest::Kind::Write)
+{
+    qRegisterMetaType<PauseOutcome>();
+    connect(&m_request, &SessionRequest::answered, this,
+        [this](const QVariant& answer) { Q_EMIT done(answer.value<PauseOutcome>()); });
+    connect(&m_request, &SessionRequest::failed, this, [this](const Failure& failure) { Q_EMIT failed(failure.text()); });
+}
+
+void PauseChange::pause(const idem::PauseRequest& request)
+{
+    m_request.run([request](pqxx::connection& conn, const idem::SchemaName& schema) {
+        const auto change = idem::setPause(conn, schema, request);
+        return QVariant::fromValue(PauseOutcome { change.auditId, change.wasPaused, pauseScopeText(change.pause),
+            pauseUntilText(change.pause, change.pause.remainingMs), {} });
+    });
+}
+
+void PauseChange::resume(const idem::Pause& pause, const std::string& reason)
+{
+    m_request.run([pause, reason](pqxx::connection& conn, const idem::SchemaName& schema) {
+        const auto change = idem::resumePause(conn, schema, pause.tenant, pause.operation, reason);
+        PauseOutcome out { change.auditId, false, pauseScopeText(change.tenant, change.operation), {}, {} };
+        for (const auto& [t, o] : change.stillPausedBy)
+            out.stillPausedBy << pauseScopeText(t, o);
+        return QVariant::fromValue(out);
+    });
 }
 
 QString pauseScopeText(const std::string& tenant, const std::string& operation)

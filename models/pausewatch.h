@@ -3,11 +3,13 @@
 #include <QElapsedTimer>
 #include <QObject>
 #include <QString>
+#include <QStringList>
 
 #include <optional>
 
 #include "operations/pauses.h"
 #include "models/sessionpoll.h"
+#include "models/sessionrequest.h"
 #include "models/workermessages.h"
 
 namespace idem::console {
@@ -28,13 +30,13 @@ public:
     explicit PauseWatch(ConsoleSession* session, QObject* parent = nullptr);
     ~PauseWatch() override;
 
-    void setInterval(int ms);
-    int interval() const { return m_intervalMs; }
+    void setInterval(int ms) { m_poll.setInterval(ms); }
+    int interval() const { return m_poll.interval(); }
     // The last list read; nullopt before the first, after a disconnect, or on a schema without pauses.
     const std::optional<idem::PauseList>& list() const { return m_list; }
     bool anyActive() const { return m_list && m_list->anyActive(); }
     // Why the last read failed (kept until one succeeds); empty otherwise.
-    QString error() const { return m_error; }
+    QString error() const { return m_poll.error(); }
     int reads() const { return m_poll.reads(); }
     // How long ago the list was read (its remainingMs are as of then).
     qint64 msSinceRead() const { return m_readAt.isValid() ? m_readAt.elapsed() : 0; }
@@ -53,17 +55,43 @@ public:
 
 public Q_SLOTS:
     // Reads now (after an action, or F5); a read already under way answers first.
-    void refreshNow();
+    void refreshNow() { m_poll.refreshNow(); }
 
 Q_SIGNALS:
     void changed();
 
 private:
     SessionPoll m_poll;
-    int m_intervalMs = 5000;
     std::optional<idem::PauseList> m_list;
-    QString m_error;
     QElapsedTimer m_readAt;
+};
+
+// What a pause or a resume did, in words (display-safe): the scope, until when (a pause), the
+// pauses that still cover the scope (a resume), and the audit entry.
+struct PauseOutcome {
+    qint64 auditId = 0;
+    bool wasPaused = false; // a pause that changed one in force
+    QString scope;
+    QString until;
+    QStringList stillPausedBy;
+};
+
+// Pauses intake of a scope or lifts one pause (idem_pause / idem_resume, one audit entry each),
+// on the admin session's worker thread; the answer comes by signal.
+class PauseChange : public QObject {
+    Q_OBJECT
+public:
+    explicit PauseChange(ConsoleSession* admin, QObject* parent = nullptr);
+
+    void pause(const idem::PauseRequest& request);
+    void resume(const idem::Pause& pause, const std::string& reason);
+
+Q_SIGNALS:
+    void done(const idem::console::PauseOutcome& outcome);
+    void failed(const QString& why);
+
+private:
+    SessionRequest m_request;
 };
 
 // "tenant-7:charge", "all tenants:charge" …: a pause's scope for people ('*' spelled out),
@@ -76,3 +104,4 @@ QString pauseUntilText(const idem::Pause& pause, std::optional<qint64> remaining
 } // namespace idem::console
 
 Q_DECLARE_METATYPE(idem::PauseList)
+Q_DECLARE_METATYPE(idem::console::PauseOutcome)

@@ -57,31 +57,19 @@ RedriveStatusWatch::RedriveStatusWatch(ConsoleSession* session, QObject* parent)
     qRegisterMetaType<std::vector<idem::RedriveStatus>>();
     connect(&m_poll, &SessionPoll::answered, this, [this](const QVariant& answer, bool) {
         m_list = answer.value<std::vector<idem::RedriveStatus>>();
-        m_error.clear();
         Q_EMIT changed();
-        m_poll.readIn(m_intervalMs);
     });
-    connect(&m_poll, &SessionPoll::failed, this, [this](const Failure& failure) {
-        m_error = failure.text();
-        Q_EMIT changed();
-        m_poll.readIn(m_intervalMs);
-    });
+    connect(&m_poll, &SessionPoll::failed, this, &RedriveStatusWatch::changed);
     connect(&m_poll, &SessionPoll::stopped, this, [this] {
         m_list.reset();
         Q_EMIT changed();
     });
+    m_poll.setInterval(5000);
     m_poll.setBound(5000);
     m_poll.start();
 }
 
 RedriveStatusWatch::~RedriveStatusWatch() = default;
-
-void RedriveStatusWatch::setInterval(int ms)
-{
-    m_intervalMs = std::max(200, ms);
-    if (m_poll.nextReadInMs() > 0)
-        m_poll.readIn(m_intervalMs);
-}
 
 std::optional<idem::RedriveStatus> RedriveStatusWatch::status(
     const std::string& tenant, const std::string& operation) const
@@ -111,10 +99,10 @@ bool RedriveStatusWatch::canReexecute(const std::string& tenant, const std::stri
 
 QString RedriveStatusWatch::offerText(const std::string& tenant, const std::string& operation) const
 {
-    if (!m_error.isEmpty() && !m_list)
+    if (!error().isEmpty() && !m_list)
         return QCoreApplication::translate(
             "idem::console::RedriveWatch", "Whether a re-driver is online could not be read: %1")
-            .arg(m_error);
+            .arg(error());
     if (!m_list)
         return QCoreApplication::translate("idem::console::RedriveWatch", "Looking for re-drivers of %1…")
             .arg(visibleText(operation));
@@ -165,9 +153,8 @@ KeyRedriveWatch::KeyRedriveWatch(ConsoleSession* session, QObject* parent)
     : QObject(parent)
     , m_poll(session, [this]() -> DatabaseJob {
         const std::string key = m_key.toStdString();
-        m_readKey = m_key;
         if (key.empty())
-            return [](pqxx::connection&, const idem::SchemaName&) { return QVariant(); };
+            return {}; // nothing to follow
         return [key](pqxx::connection& conn, const idem::SchemaName& schema) {
             // Two reads of one key each: its items (at most 100) and whether its request is stored.
             KeyRedrive r { idem::readRedriveItems(conn, schema, key), idem::readStoredRequest(conn, schema, key) };
@@ -177,31 +164,23 @@ KeyRedriveWatch::KeyRedriveWatch(ConsoleSession* session, QObject* parent)
 {
     qRegisterMetaType<KeyRedrive>();
     connect(&m_poll, &SessionPoll::answered, this, [this](const QVariant& answer, bool superseded) {
-        if (superseded || m_readKey != m_key)
-            return; // a read for another key: the next one is under way
-        m_error.clear();
-        if (m_key.isEmpty()) {
-            m_current.reset();
-            Q_EMIT changed();
-            return; // nothing to follow
-        }
+        if (superseded)
+            return; // the next read is under way
         m_current = answer.value<KeyRedrive>();
         Q_EMIT changed();
         const bool open = std::any_of(m_current->items.begin(), m_current->items.end(), redriveItemOpen);
         m_poll.readIn(open ? m_openMs : m_idleMs);
     });
-    connect(&m_poll, &SessionPoll::failed, this, [this](const Failure& failure) {
-        m_error = failure.text();
+    connect(&m_poll, &SessionPoll::failed, this, [this] {
         Q_EMIT changed();
-        if (!m_key.isEmpty())
-            m_poll.readIn(m_idleMs);
+        m_poll.readIn(m_idleMs);
     });
     connect(&m_poll, &SessionPoll::stopped, this, [this] {
         m_current.reset();
         Q_EMIT changed();
     });
     m_poll.setBound(5000);
-    m_poll.start(); // with no key, a read answers nothing and arms no other
+    m_poll.start(); // with no key, nothing is read
 }
 
 KeyRedriveWatch::~KeyRedriveWatch() = default;
@@ -218,11 +197,8 @@ void KeyRedriveWatch::setKey(const QString& key)
         return;
     m_key = key;
     m_current.reset();
-    m_error.clear();
     Q_EMIT changed();
-    if (key.isEmpty())
-        return;
-    m_poll.refreshNow();
+    m_poll.rescope(); // a read of the key before is dropped; none for no key
 }
 
 QString redriveStateLabel(const std::string& state)

@@ -27,11 +27,11 @@ public:
     explicit RedriveStatusWatch(ConsoleSession* session, QObject* parent = nullptr);
     ~RedriveStatusWatch() override;
 
-    void setInterval(int ms);
+    void setInterval(int ms) { m_poll.setInterval(ms); }
     void refreshNow() { m_poll.refreshNow(); }
     // Read at least once since the session could be read.
     bool known() const { return m_list.has_value(); }
-    QString error() const { return m_error; }
+    QString error() const { return m_poll.error(); }
     int reads() const { return m_poll.reads(); }
     // The operation's status; nullopt when neither registered nor re-driven (or not read yet).
     std::optional<idem::RedriveStatus> status(const std::string& tenant, const std::string& operation) const;
@@ -56,9 +56,7 @@ Q_SIGNALS:
 
 private:
     SessionPoll m_poll;
-    int m_intervalMs = 5000;
     std::optional<std::vector<idem::RedriveStatus>> m_list;
-    QString m_error;
 };
 
 // Registered, and a re-driver of it online.
@@ -92,7 +90,7 @@ public:
     void refreshNow() { m_poll.refreshNow(); }
     // The last read of the key shown; nullopt before it answered.
     const std::optional<KeyRedrive>& current() const { return m_current; }
-    QString error() const { return m_error; }
+    QString error() const { return m_poll.error(); }
     int reads() const { return m_poll.reads(); }
     void setIntervals(int openMs, int idleMs);
 
@@ -102,9 +100,7 @@ Q_SIGNALS:
 private:
     SessionPoll m_poll;
     QString m_key;
-    QString m_readKey; // the key the read under way is for
     std::optional<KeyRedrive> m_current;
-    QString m_error;
     int m_openMs = openIntervalMs;
     int m_idleMs = idleIntervalMs;
 };

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <memory>
 #include <utility>
 
 #include "models/consolesession.h"
@@ -40,16 +39,35 @@ void SessionPoll::onSessionState()
     if (!m_started)
         return;
     if (!readable()) {
+        // Nothing is read while it stays so: one stop says it all.
+        if (std::exchange(m_stopped, true))
+            return;
         m_timer.stop();
         if (m_pending && m_session)
             m_session->cancel(m_pending);
         m_pending = 0;
         m_again = false;
+        m_error.clear();
         Q_EMIT stopped();
         return;
     }
+    m_stopped = false;
     if (!m_pending && !m_timer.isActive())
         refreshNow();
+}
+
+void SessionPoll::setInterval(int ms)
+{
+    m_intervalMs = std::max(minIntervalMs, ms);
+    if (nextReadInMs() > 0)
+        readIn(m_intervalMs);
+}
+
+void SessionPoll::rescope()
+{
+    ++m_scope;
+    m_error.clear(); // the earlier scope's
+    refreshNow();
 }
 
 void SessionPoll::refreshNow()
@@ -61,31 +79,47 @@ void SessionPoll::refreshNow()
         return;
     }
     m_timer.stop();
+    auto job = m_makeJob();
+    if (!job)
+        return;
     auto id = std::make_shared<quint64>(0);
+    const quint64 scope = m_scope;
     *id = m_session->submit(
-        m_makeJob(), this,
-        [this, id](const QVariant& answer) {
+        std::move(job), this,
+        [this, id, scope](const QVariant& answer) {
             if (*id != m_pending)
                 return;
             m_pending = 0;
-            ++m_reads;
-            const bool superseded = std::exchange(m_again, false);
-            Q_EMIT answered(answer, superseded);
-            if (superseded)
-                refreshNow();
+            const bool again = std::exchange(m_again, false);
+            if (scope == m_scope) {
+                ++m_reads;
+                m_error.clear();
+                Q_EMIT answered(answer, again);
+            }
+            next(again || scope != m_scope);
         },
-        [this, id](const Failure& failure) {
+        [this, id, scope](const Failure& failure) {
             if (*id != m_pending)
                 return;
             m_pending = 0;
-            const bool superseded = std::exchange(m_again, false);
-            Q_EMIT failed(failure);
-            if (superseded)
-                refreshNow();
+            const bool again = std::exchange(m_again, false);
+            if (scope == m_scope) {
+                m_error = failure.text();
+                Q_EMIT failed(failure);
+            }
+            next(again || scope != m_scope);
         });
     m_pending = *id;
     if (m_pending && m_boundMs > 0)
         m_session->bound(m_pending, ConsoleSession::boundFor(m_boundMs));
+}
+
+void SessionPoll::next(bool again)
+{
+    if (again)
+        refreshNow();
+    else if (m_intervalMs && !m_timer.isActive())
+        readIn(m_intervalMs);
 }
 
 void SessionPoll::readIn(qint64 ms)

@@ -404,4 +404,24 @@ void TaskBrowserModel::merge(const std::vector<idem::TaskRow>& fresh)
     }
 }
 
+TaskCounter::TaskCounter(ConsoleSession* session, QObject* parent)
+    : QObject(parent)
+    , m_request(session, SessionRequest::Kind::Read)
+{
+    qRegisterMetaType<idem::TaskCount>();
+    connect(&m_request, &SessionRequest::answered, this,
+        [this](const QVariant& answer) { Q_EMIT counted(answer.value<idem::TaskCount>()); });
+    connect(&m_request, &SessionRequest::failed, this, &TaskCounter::failed);
+}
+
+void TaskCounter::count(const idem::TaskFilter& filter)
+{
+    // Two reads, each under TaskReadOptions' statement timeout; cancelled, then cut, when the
+    // server does not answer at all.
+    m_request.run([filter](pqxx::connection& c, const idem::SchemaName& schema) {
+        return QVariant::fromValue(idem::countTasks(c, schema, filter));
+    },
+        2 * idem::TaskReadOptions {}.statementTimeoutMs);
+}
+
 } // namespace idem::console

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "models/sessionrequest.h"
 #include "operations/taskfilter.h"
 #include "operations/tasklist.h"
 
@@ -111,6 +112,27 @@ QString formatTimeUs(std::int64_t us); // local time, yyyy-MM-dd HH:mm:ss.zzz
 // HH:mm:ss; the cell's tooltip has the whole formatTimeUs().
 QString formatCellTimeUs(std::int64_t us, std::int64_t nowUs);
 
+// How many tasks a filter matches, as the Tasks page says it (countTasks: exact up to its cap,
+// else the planner's estimate), counted on the session's worker thread; a new count drops the one
+// under way.
+class TaskCounter : public QObject {
+    Q_OBJECT
+public:
+    explicit TaskCounter(ConsoleSession* session, QObject* parent = nullptr);
+
+    void count(const idem::TaskFilter& filter);
+    void drop() { m_request.drop(); }
+    bool pending() const { return m_request.pending(); }
+
+Q_SIGNALS:
+    void counted(const idem::TaskCount& count);
+    void failed();
+
+private:
+    SessionRequest m_request;
+};
+
 } // namespace idem::console
 
 Q_DECLARE_METATYPE(idem::TaskPage)
+Q_DECLARE_METATYPE(idem::TaskCount)

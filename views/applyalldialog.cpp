@@ -16,6 +16,7 @@
 
 #include "models/consolesession.h"
 #include "models/durationtext.h"
+#include "models/jobcontrol.h"
 #include "models/jobrunners.h"
 #include "models/jobsmodel.h"
 #include "models/redrivewatch.h"
@@ -46,15 +47,13 @@ ApplyAllDialog::ApplyAllDialog(ConsoleSession* admin, JobRunners* runners, const
     , m_offer(new QLabel)
     , m_offerRefusal(new RefusalNote(QStringLiteral("reexecuteRefusal")))
     , m_redrivers(new RedriveStatusWatch(admin, this))
+    , m_jobs(new JobControl(admin, this))
     , m_count(new QLabel)
     , m_plan(new QLabel)
     , m_result(new QLabel)
     , m_start(new QPushButton(tr("Start job")))
     , m_close(new QPushButton(tr("Close")))
 {
-    qRegisterMetaType<idem::JobPreview>();
-    qRegisterMetaType<idem::JobStart>();
-    qRegisterMetaType<idem::ApprovalNeed>();
     setObjectName(QStringLiteral("applyAllDialog"));
     setWindowTitle(tr("Apply to all matching"));
     setAttribute(Qt::WA_DeleteOnClose);
@@ -146,6 +145,16 @@ ApplyAllDialog::ApplyAllDialog(ConsoleSession* admin, JobRunners* runners, const
     connect(m_redrivers, &RedriveStatusWatch::changed, this, &ApplyAllDialog::updateReexecute);
     connect(m_start, &QPushButton::clicked, this, &ApplyAllDialog::start);
     connect(m_close, &QPushButton::clicked, this, &QDialog::reject);
+    connect(m_jobs, &JobControl::previewed, this, &ApplyAllDialog::previewed);
+    connect(m_jobs, &JobControl::previewFailed, this, [this](const QString& why) {
+        m_previewError = why;
+        updatePlan();
+    });
+    connect(m_jobs, &JobControl::started, this, &ApplyAllDialog::started);
+    connect(m_jobs, &JobControl::startFailed, this, [this](const QString& why) {
+        m_result->setText(tr("Not started, nothing changed: %1").arg(why));
+        updateReexecute();
+    });
     m_extra->setEnabled(action() == idem::RecoveryAction::Requeue);
     updateReexecute();
     previewNow();
@@ -160,7 +169,7 @@ void ApplyAllDialog::updateReexecute()
         refusals = QStringList { tr("Only a requeue re-executes.") };
     else if (const QString no = m_admin->serverInfo().rights.refusal(QStringLiteral("requeue")); !no.isEmpty())
         refusals.prepend(no);
-    const bool can = requeue && offer.any && !m_started && !m_startRequest;
+    const bool can = requeue && offer.any && !m_started && !m_jobs->starting();
     if (!offer.any && m_reexecute->isChecked())
         m_reexecute->setChecked(false); // the last re-driver went away before the start
     m_reexecute->setEnabled(can);
@@ -170,62 +179,38 @@ void ApplyAllDialog::updateReexecute()
     updatePlan();
 }
 
-ApplyAllDialog::~ApplyAllDialog()
-{
-    if (m_admin && m_previewRequest)
-        m_admin->cancel(m_previewRequest);
-}
+ApplyAllDialog::~ApplyAllDialog() = default;
 
 idem::RecoveryAction ApplyAllDialog::action() const
 {
     return static_cast<idem::RecoveryAction>(m_action->currentData().toInt());
 }
 
+bool ApplyAllDialog::previewing() const { return m_jobs->previewing(); }
+
 void ApplyAllDialog::previewNow()
 {
-    if (m_previewRequest)
-        m_admin->cancel(m_previewRequest);
     m_preview.reset();
     m_need.reset();
     m_previewError.clear();
-    const auto a = action();
-    const idem::TaskFilter filter = m_filter;
-    auto id = std::make_shared<quint64>(0);
-    *id = m_admin->submit(
-        [a, filter](pqxx::connection& conn, const idem::SchemaName& schema) {
-            const auto preview = idem::previewJob(conn, schema, a, filter);
-            // The database's own rule for what would wait for a second person (schema v23).
-            const auto need = idem::approvalNeeded(conn, schema, "job", preview.applicable);
-            return QVariant(QVariantList { QVariant::fromValue(preview), QVariant::fromValue(need) });
-        },
-        this,
-        [this, id](const QVariant& answer) {
-            if (*id != m_previewRequest)
-                return;
-            m_previewRequest = 0;
-            const auto both = answer.toList();
-            m_preview = both.value(0).value<idem::JobPreview>();
-            m_need = both.value(1).value<idem::ApprovalNeed>();
-            // A cap that takes what matches now, when the default is too small for it.
-            if (m_preview->matched > m_cap->value() && m_preview->matched <= idem::JobLimits::maxCap)
-                m_cap->setValue(int(m_preview->matched));
-            updatePlan();
-        },
-        [this, id](const Failure& failure) {
-            if (*id != m_previewRequest)
-                return;
-            m_previewRequest = 0;
-            m_previewError = failure.text();
-            updatePlan();
-        });
-    m_previewRequest = *id;
+    m_jobs->preview(action(), m_filter);
+    updatePlan();
+}
+
+void ApplyAllDialog::previewed(const idem::JobPreview& preview, const idem::ApprovalNeed& need)
+{
+    m_preview = preview;
+    m_need = need;
+    // A cap that takes what matches now, when the default is too small for it.
+    if (m_preview->matched > m_cap->value() && m_preview->matched <= idem::JobLimits::maxCap)
+        m_cap->setValue(int(m_preview->matched));
     updatePlan();
 }
 
 void ApplyAllDialog::updatePlan()
 {
     const auto a = action();
-    if (m_previewRequest)
+    if (m_jobs->previewing())
         m_count->setText(tr("counting…"));
     else if (!m_previewError.isEmpty())
         m_count->setText(tr("Could not count: %1").arg(m_previewError));
@@ -295,7 +280,7 @@ void ApplyAllDialog::updatePlan()
     if (!problems.isEmpty())
         plan += QLatin1Char('\n') + tr("Not yet: %1").arg(problems.join(QStringLiteral("; ")));
     m_plan->setText(plan);
-    m_start->setEnabled(problems.isEmpty() && !m_started && !m_startRequest && !m_admin->readOnly());
+    m_start->setEnabled(problems.isEmpty() && !m_started && !m_jobs->starting() && !m_admin->readOnly());
 }
 
 void ApplyAllDialog::start()
@@ -318,48 +303,34 @@ void ApplyAllDialog::start()
     }
     m_result->setText(tr("starting…"));
     m_reexecute->setEnabled(false);
-    auto id = std::make_shared<quint64>(0);
-    *id = m_admin->submit(
-        [request](pqxx::connection& conn, const idem::SchemaName& schema) {
-            return QVariant::fromValue(idem::startJob(conn, schema, request));
-        },
-        this,
-        [this, id](const QVariant& answer) {
-            if (*id != m_startRequest)
-                return;
-            m_startRequest = 0;
-            m_started = answer.value<idem::JobStart>();
-            const bool runHere = m_runHere->isChecked() && m_runners;
-            if (runHere)
-                m_runners->run(m_admin->settings(), m_started->jobId);
-            if (m_started->awaitingApproval)
-                m_result->setText(tr("Job %1 is waiting for approval by a holder of approve (another login with the "
-                                     "approve right): %2 rows to change, nothing changed yet. %3")
-                                      .arg(m_started->jobId)
-                                      .arg(count(m_started->pending),
-                                          runHere ? tr("This console runs it as soon as it is approved, while it "
-                                                       "stays open; follow it on the Jobs page.")
-                                                  : tr("Once approved, resume it from the Jobs page or idemctl.")));
-            else
-                m_result->setText(tr("Job %1 started as of %2: %3 matched, %4 to change, %5 skipped. %6")
-                                  .arg(m_started->jobId)
-                                  .arg(formatTimeUs(m_started->momentUs), count(m_started->matched),
-                                      count(m_started->pending), count(m_started->skipped),
-                                      runHere ? tr("Running from this console; follow it on the Jobs page.")
-                                              : tr("Not running yet: resume it from the Jobs page or idemctl.")));
-            m_close->setText(tr("Close"));
-            updatePlan();
-            Q_EMIT jobStarted(m_started->jobId);
-        },
-        [this, id](const Failure& failure) {
-            if (*id != m_startRequest)
-                return;
-            m_startRequest = 0;
-            m_result->setText(tr("Not started, nothing changed: %1").arg(failure.text()));
-            updateReexecute();
-        });
-    m_startRequest = *id;
+    m_jobs->start(request);
     updatePlan();
+}
+
+void ApplyAllDialog::started(const idem::JobStart& start)
+{
+    m_started = start;
+    const bool runHere = m_runHere->isChecked() && m_runners;
+    if (runHere)
+        m_runners->run(m_admin->settings(), m_started->jobId);
+    if (m_started->awaitingApproval)
+        m_result->setText(tr("Job %1 is waiting for approval by a holder of approve (another login with the "
+                             "approve right): %2 rows to change, nothing changed yet. %3")
+                              .arg(m_started->jobId)
+                              .arg(count(m_started->pending),
+                                  runHere ? tr("This console runs it as soon as it is approved, while it "
+                                               "stays open; follow it on the Jobs page.")
+                                          : tr("Once approved, resume it from the Jobs page or idemctl.")));
+    else
+        m_result->setText(tr("Job %1 started as of %2: %3 matched, %4 to change, %5 skipped. %6")
+                              .arg(m_started->jobId)
+                              .arg(formatTimeUs(m_started->momentUs), count(m_started->matched),
+                                  count(m_started->pending), count(m_started->skipped),
+                                  runHere ? tr("Running from this console; follow it on the Jobs page.")
+                                          : tr("Not running yet: resume it from the Jobs page or idemctl.")));
+    m_close->setText(tr("Close"));
+    updatePlan();
+    Q_EMIT jobStarted(m_started->jobId);
 }
 
 } // namespace idem::console

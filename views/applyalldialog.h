@@ -4,7 +4,7 @@
 
 #include <optional>
 
-#include "operations/jobs.h"
+#include "models/jobcontrol.h"
 
 class QCheckBox;
 class QComboBox;
@@ -24,8 +24,8 @@ class RefusalNote;
 // as of the moment the job starts, run by the database as a recovery job (operations/jobs). It
 // previews the count (idem_job_preview, nothing written), asks for a reason and a cap, says
 // exactly what will run (action, filter, count, cap, moment), then starts the job
-// (idem_job_start) and, if asked, runs it from this console on a connection of its own. Nothing
-// here waits on the database.
+// (idem_job_start, through JobControl) and, if asked, runs it from this console on a connection
+// of its own. Nothing here waits on the database.
 class ApplyAllDialog : public QDialog {
     Q_OBJECT
 public:
@@ -58,7 +58,7 @@ public:
     QLabel* countLabel() const { return m_count; }
     QLabel* planLabel() const { return m_plan; }
     QLabel* resultLabel() const { return m_result; }
-    bool previewing() const { return m_previewRequest != 0; }
+    bool previewing() const;
 
 Q_SIGNALS:
     // The job was started (and, with "run it from this console", is running here).
@@ -66,6 +66,8 @@ Q_SIGNALS:
 
 private:
     void previewNow();
+    void previewed(const idem::JobPreview& preview, const idem::ApprovalNeed& need);
+    void started(const idem::JobStart& start);
     void updatePlan();
     void updateReexecute();
     void start();
@@ -82,6 +84,7 @@ private:
     QLabel* m_offer;
     RefusalNote* m_offerRefusal;
     RedriveStatusWatch* m_redrivers;
+    JobControl* m_jobs;
     QLabel* m_count;
     QLabel* m_plan;
     QLabel* m_result;
@@ -90,13 +93,7 @@ private:
     std::optional<idem::JobPreview> m_preview;
     std::optional<idem::ApprovalNeed> m_need;
     QString m_previewError;
-    quint64 m_previewRequest = 0;
-    quint64 m_startRequest = 0;
     std::optional<idem::JobStart> m_started;
 };
 
 } // namespace idem::console
-
-Q_DECLARE_METATYPE(idem::JobPreview)
-Q_DECLARE_METATYPE(idem::JobStart)
-Q_DECLARE_METATYPE(idem::ApprovalNeed)

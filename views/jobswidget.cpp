@@ -22,6 +22,7 @@
 
 #include "models/consolesession.h"
 #include "models/durationtext.h"
+#include "models/jobcontrol.h"
 #include "models/jobitemsmodel.h"
 #include "models/jobrunners.h"
 #include "models/jobsmodel.h"
@@ -54,6 +55,7 @@ JobsWidget::JobsWidget(ConsoleSession* monitor, ConsoleSession* admin, JobRunner
     , m_runners(runners)
     , m_model(new JobsModel(monitor, this))
     , m_refused(new JobItemsModel(monitor, this))
+    , m_control(new JobControl(m_admin, this))
     , m_intro(new QLabel)
     , m_state(new QLabel)
     , m_view(new QTableView)
@@ -199,6 +201,14 @@ JobsWidget::JobsWidget(ConsoleSession* monitor, ConsoleSession* admin, JobRunner
         });
         connect(m_runners, &JobRunners::started, this, [this] { m_model->refreshNow(); });
     }
+    connect(m_control, &JobControl::cancelled, this, [this](qint64 id, qint64 skipped) {
+        say(tr("Job %1 cancelled: %2 row(s) not done, recorded as skipped.").arg(id).arg(skipped));
+        m_model->refreshNow();
+    });
+    connect(m_control, &JobControl::cancelFailed, this, [this](qint64 id, const QString& why) {
+        say(tr("Job %1 was not cancelled: %2").arg(id).arg(why));
+        updateDetail();
+    });
     for (auto* s : { m_monitor, m_admin }) {
         connect(s, &ConsoleSession::stateChanged, this, &JobsWidget::updateDetail);
         connect(s, &ConsoleSession::serverInfoChanged, this, &JobsWidget::updateDetail);
@@ -206,11 +216,7 @@ JobsWidget::JobsWidget(ConsoleSession* monitor, ConsoleSession* admin, JobRunner
     retranslateUi();
 }
 
-JobsWidget::~JobsWidget()
-{
-    if (m_cancelRequest && m_admin)
-        m_admin->cancel(m_cancelRequest);
-}
+JobsWidget::~JobsWidget() = default;
 
 void JobsWidget::setPollInterval(int ms) { m_model->setInterval(ms); }
 
@@ -332,7 +338,7 @@ void JobsWidget::updateDetail()
     const QString cannotCancel = refusal(actionRight).isEmpty() || refusal(QStringLiteral("approve")).isEmpty()
         ? QString()
         : cannotRun;
-    m_cancel->setEnabled(cannotCancel.isEmpty() && !j.ended() && !m_cancelRequest);
+    m_cancel->setEnabled(cannotCancel.isEmpty() && !j.ended() && !m_control->cancelling());
     m_cancel->setToolTip(cannotCancel.isEmpty()
             ? tr("Stops it at the next batch; the rows not done are recorded as skipped.")
             : cannotCancel);
@@ -391,32 +397,10 @@ QDialog* JobsWidget::askCancel()
 void JobsWidget::cancelSelected(const QString& reason)
 {
     const auto id = selectedJob();
-    if (!id || m_cancelRequest)
+    if (!id || m_control->cancelling())
         return;
-    const std::string why = reason.toStdString();
     say(tr("Cancelling job %1…").arg(id));
-    auto request = std::make_shared<quint64>(0);
-    *request = m_admin->submit(
-        [id, why](pqxx::connection& conn, const idem::SchemaName& schema) {
-            const auto c = idem::cancelJob(conn, schema, id, why);
-            return QVariant(qlonglong(c.skippedCancelled));
-        },
-        this,
-        [this, request, id](const QVariant& answer) {
-            if (*request != m_cancelRequest)
-                return;
-            m_cancelRequest = 0;
-            say(tr("Job %1 cancelled: %2 row(s) not done, recorded as skipped.").arg(id).arg(answer.toLongLong()));
-            m_model->refreshNow();
-        },
-        [this, request, id](const Failure& failure) {
-            if (*request != m_cancelRequest)
-                return;
-            m_cancelRequest = 0;
-            say(tr("Job %1 was not cancelled: %2").arg(id).arg(failure.text()));
-            updateDetail();
-        });
-    m_cancelRequest = *request;
+    m_control->cancel(id, reason.toStdString());
     updateDetail();
 }
 

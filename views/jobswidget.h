@@ -16,6 +16,7 @@ class QDialog;
 namespace idem::console {
 
 class ConsoleSession;
+class JobControl;
 class JobItemsModel;
 class JobRunners;
 class RefusalNote;
@@ -70,6 +71,7 @@ private:
     JobRunners* m_runners;
     JobsModel* m_model;
     JobItemsModel* m_refused;
+    JobControl* m_control;
     QLabel* m_intro;
     QLabel* m_state;
     QTableView* m_view;
@@ -84,7 +86,6 @@ private:
     RefusalNote* m_refusal; // why Cancel / Resume are greyed out by a missing right, beside them
     std::int64_t m_wanted = 0; // selectJob() before the job was listed
     std::set<std::int64_t> m_awaiting; // jobs last read waiting for approval: their approval is said here
-    quint64 m_cancelRequest = 0;
     bool m_fitted = false;
 };
 

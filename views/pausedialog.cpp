@@ -171,6 +171,24 @@ void PauseDialog::build()
         if (!m_running)
             m_finished ? accept() : reject();
     });
+    m_change = new PauseChange(m_admin, this);
+    connect(m_change, &PauseChange::done, this, [this](const PauseOutcome& out) {
+        m_auditId = out.auditId;
+        QString text;
+        if (m_mode == Mode::Pause) {
+            text = (out.wasPaused ? tr("Pause of %1 changed: %2.") : tr("Paused %1 %2.")).arg(out.scope, out.until);
+        } else {
+            text = tr("Resumed %1.").arg(out.scope);
+            if (!out.stillPausedBy.isEmpty())
+                text += QLatin1Char(' ') + tr("Still paused by: %1.").arg(out.stillPausedBy.join(QStringLiteral(", ")));
+        }
+        text += QLatin1Char(' ') + tr("Audit entry #%1.").arg(m_auditId);
+        showResult(text, true);
+    });
+    connect(m_change, &PauseChange::failed, this, [this](const QString& why) {
+        // The server's words, whole, with anything that would hide or rearrange them escaped.
+        showResult((m_mode == Mode::Pause ? tr("Not paused: %1") : tr("Not resumed: %1")).arg(visibleLines(why)), false);
+    });
     if (m_admin) {
         connect(m_admin, &ConsoleSession::stateChanged, this, &PauseDialog::updateRun);
         connect(m_admin, &ConsoleSession::serverInfoChanged, this, &PauseDialog::updateRun);
@@ -240,7 +258,6 @@ void PauseDialog::run()
     for (QWidget* w : std::initializer_list<QWidget*> { m_tenant, m_operation, m_length, m_custom, m_everything })
         if (w)
             w->setEnabled(false);
-    DatabaseJob job;
     if (m_mode == Mode::Pause) {
         idem::PauseRequest request;
         request.tenant = m_tenant->text().trimmed().toStdString();
@@ -248,55 +265,10 @@ void PauseDialog::run()
         request.reason = reason;
         if (const auto ms = lengthMs())
             request.lengthMs = *ms;
-        job = [request](pqxx::connection& conn, const idem::SchemaName& schema) {
-            const auto change = idem::setPause(conn, schema, request);
-            QVariantMap out;
-            out[QStringLiteral("auditId")] = qint64(change.auditId);
-            out[QStringLiteral("wasPaused")] = change.wasPaused;
-            out[QStringLiteral("scope")] = pauseScopeText(change.pause);
-            out[QStringLiteral("until")] = pauseUntilText(change.pause, change.pause.remainingMs);
-            return QVariant(out);
-        };
+        m_change->pause(request);
     } else {
-        const idem::Pause pause = m_pause;
-        job = [pause, reason](pqxx::connection& conn, const idem::SchemaName& schema) {
-            const auto change = idem::resumePause(conn, schema, pause.tenant, pause.operation, reason);
-            QVariantMap out;
-            out[QStringLiteral("auditId")] = qint64(change.auditId);
-            out[QStringLiteral("scope")] = pauseScopeText(change.tenant, change.operation);
-            QStringList still;
-            for (const auto& [t, o] : change.stillPausedBy)
-                still << pauseScopeText(t, o);
-            out[QStringLiteral("still")] = still;
-            return QVariant(out);
-        };
+        m_change->resume(m_pause, reason);
     }
-    m_admin->submit(
-        std::move(job), this,
-        [this](const QVariant& answer) {
-            const auto out = answer.toMap();
-            m_auditId = out.value(QStringLiteral("auditId")).toLongLong();
-            const QString scope = out.value(QStringLiteral("scope")).toString();
-            QString text;
-            if (m_mode == Mode::Pause) {
-                text = (out.value(QStringLiteral("wasPaused")).toBool() ? tr("Pause of %1 changed: %2.")
-                                                                        : tr("Paused %1 %2."))
-                           .arg(scope, out.value(QStringLiteral("until")).toString());
-            } else {
-                text = tr("Resumed %1.").arg(scope);
-                const QStringList still = out.value(QStringLiteral("still")).toStringList();
-                if (!still.isEmpty())
-                    text += QLatin1Char(' ') + tr("Still paused by: %1.").arg(still.join(QStringLiteral(", ")));
-            }
-            text += QLatin1Char(' ') + tr("Audit entry #%1.").arg(m_auditId);
-            showResult(text, true);
-        },
-        [this](const Failure& failure) {
-            // The server's words, whole, with anything that would hide or rearrange them escaped.
-            showResult((m_mode == Mode::Pause ? tr("Not paused: %1") : tr("Not resumed: %1"))
-                           .arg(visibleLines(failure.text())),
-                false);
-        });
 }
 
 void PauseDialog::showResult(const QString& text, bool good)

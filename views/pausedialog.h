@@ -18,10 +18,11 @@ class QSpinBox;
 namespace idem::console {
 
 class ConsoleSession;
+class PauseChange;
 class PauseWatch;
 
-// Pauses intake of a scope (issue #26), or lifts one pause, through the admin session's worker:
-// idem_pause / idem_resume, one audit entry each. The scope comes prefilled (the dashboard's
+// Pauses intake of a scope (issue #26), or lifts one pause, through the admin session's worker
+// (PauseChange: idem_pause / idem_resume, one audit entry each). The scope comes prefilled (the dashboard's
 // filter, a task row's tenant and operation) and may be changed ('*' for all); a reason is
 // required by the recovery actions' rule (idem::reasonIsBlank); a pause may have a length. Run
 // stays disabled for a role that is not idem_operator (the database refuses it too) and says why.
@@ -65,6 +66,7 @@ private:
     void showResult(const QString& text, bool good);
 
     ConsoleSession* m_admin;
+    PauseChange* m_change = nullptr;
     Mode m_mode;
     idem::Pause m_pause; // Resume: the one to lift
     QLineEdit* m_tenant = nullptr;

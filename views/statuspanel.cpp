@@ -9,8 +9,7 @@
 
 #include <algorithm>
 
-#include <pqxx/pqxx>
-
+#include "models/atriskwatch.h"
 #include "models/consolesession.h"
 #include "models/durationtext.h"
 #include "models/visibletext.h"
@@ -18,7 +17,6 @@
 #include "views/pagestatusline.h"
 #include "views/theme.h"
 
-Q_DECLARE_METATYPE(idem::AtRiskReading)
 
 namespace idem::console {
 
@@ -40,7 +38,7 @@ namespace {
 StatusPanel::StatusPanel(ConsoleSession* session, QWidget* parent)
     : QWidget(parent)
     , m_session(session)
-    , m_atRiskMemory(std::make_shared<idem::AtRiskMemory>())
+    , m_atRiskWatch(new AtRiskWatch(session, this))
 {
     setObjectName(QStringLiteral("statusPanel"));
     auto* form = new QFormLayout(this);
@@ -79,10 +77,7 @@ StatusPanel::StatusPanel(ConsoleSession* session, QWidget* parent)
     connect(session, &ConsoleSession::serverInfoChanged, this, &StatusPanel::showInfo);
     session->setInfoRefreshInterval(std::chrono::seconds(infoRefreshSeconds));
     connect(session, &ConsoleSession::stateChanged, this, &StatusPanel::showState);
-    connect(session, &ConsoleSession::stateChanged, this, [this](ConsoleSession::State s) {
-        if (s == ConsoleSession::State::Connected && m_atRiskWanted)
-            readAtRisk();
-    });
+    connect(m_atRiskWatch, &AtRiskWatch::changed, this, &StatusPanel::renderAtRisk);
     showState();
 }
 
@@ -167,8 +162,7 @@ void StatusPanel::showState()
                  m_pooler, m_replication, m_standbys, m_atRisk, m_asOf, m_age })
             value->setText(QStringLiteral("–"));
         m_readAt = QDateTime();
-        m_atRiskReading.reset();
-        m_atRiskError = {};
+        m_atRiskWatch->clear();
         break;
     case ConsoleSession::State::Connecting:
         m_state->setText(tr("connecting…"));
@@ -189,58 +183,18 @@ void StatusPanel::showInfo(const ServerInfo& info)
     m_readAt = QDateTime::currentDateTime();
     renderInfo(info);
     showState();
-    readAtRisk();
-}
-
-void StatusPanel::readAtRisk()
-{
-    if (m_atRiskJob)
-        return; // the last read is still running: this one would say the same
-    // The first read of the server comes just before the session says it is connected, and a job
-    // submitted then would fail as "not connected": read once it is.
-    if (m_session->state() != ConsoleSession::State::Connected) {
-        m_atRiskWanted = true;
-        return;
-    }
-    m_atRiskWanted = false;
-    const ServerInfo& info = m_session->serverInfo();
-    if (!info.isReader || !info.schemaError.isEmpty()) {
-        m_atRiskReading.reset();
-        m_atRiskError = LiveText([] { return tr("not available: this role cannot read the schema"); });
-        renderAtRisk();
-        return;
-    }
-    // The memory goes to the worker thread with the job and is touched only there, one job at a time.
-    m_atRiskJob = m_session->submit(
-        [memory = m_atRiskMemory](pqxx::connection& conn, const idem::SchemaName& schema) {
-            pqxx::read_transaction t(conn);
-            t.exec("SET LOCAL statement_timeout = '5s'");
-            return QVariant::fromValue(idem::readAtRisk(t, schema, 100000, memory.get()));
-        },
-        this,
-        [this](const QVariant& answer) {
-            m_atRiskJob = 0;
-            m_atRiskReading = std::make_shared<const idem::AtRiskReading>(answer.value<idem::AtRiskReading>());
-            m_atRiskError = {};
-            renderAtRisk();
-        },
-        [this](const Failure& failure) {
-            m_atRiskJob = 0;
-            m_atRiskReading.reset();
-            m_atRiskError = LiveText([failure] { return tr("not read: %1").arg(failure.text()); });
-            renderAtRisk();
-        });
-    if (m_atRiskJob)
-        m_session->bound(m_atRiskJob, ConsoleSession::boundFor(5000));
+    m_atRiskWatch->read();
 }
 
 void StatusPanel::renderAtRisk()
 {
-    m_atRisk->setText(m_atRiskReading ? atRiskText(*m_atRiskReading)
-            : m_atRiskError.isEmpty() ? QStringLiteral("–")
-                                      : m_atRiskError.text());
+    const auto& reading = m_atRiskWatch->reading();
+    m_atRisk->setText(reading            ? atRiskText(*reading)
+            : m_atRiskWatch->unavailable() ? tr("not available: this role cannot read the schema")
+            : !m_atRiskWatch->error().isEmpty() ? tr("not read: %1").arg(m_atRiskWatch->error())
+                                               : QStringLiteral("–"));
     // A standby behind that stopped replying or went away: what a failover to it loses, said loud.
-    const bool alert = m_atRiskReading && m_atRiskReading->alert();
+    const bool alert = reading && reading->alert();
     if (alert)
         theme::followTone(m_atRisk, theme::Tone::Bad, true);
     else

@@ -7,17 +7,15 @@
 #include <utility>
 #include <vector>
 
-#include "models/livetext.h"
-
 class QLabel;
 
 namespace idem {
 struct AtRiskReading;
-struct AtRiskMemory;
 }
 
 namespace idem::console {
 
+class AtRiskWatch;
 class ConsoleSession;
 struct ServerInfo;
 
@@ -56,7 +54,6 @@ private:
     void showInfo(const ServerInfo& info);
     void renderInfo(const ServerInfo& info);
     void showState();
-    void readAtRisk();
     void renderAtRisk();
     QLabel* addRow(const char* title, const QString& objectName);
 
@@ -75,13 +72,7 @@ private:
     QLabel* m_replication;
     QLabel* m_standbys;
     QLabel* m_atRisk;
-    quint64 m_atRiskJob = 0;
-    bool m_atRiskWanted = false; // the server was read before the session said it is connected
-    std::shared_ptr<const idem::AtRiskReading> m_atRiskReading;
-    // The primary's WAL positions and the standbys seen since this page started (issue 40): a
-    // standby that went away is still counted. Used by the worker thread, one read at a time.
-    std::shared_ptr<idem::AtRiskMemory> m_atRiskMemory;
-    LiveText m_atRiskError; // written again on a language switch
+    AtRiskWatch* m_atRiskWatch;
     QLabel* m_asOf;
     QLabel* m_age;
     ConsoleSession* m_monitor = nullptr;

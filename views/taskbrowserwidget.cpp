@@ -98,6 +98,7 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     , m_monitor(monitor)
     , m_admin(admin ? admin : monitor)
     , m_model(new TaskBrowserModel(monitor, this))
+    , m_counter(new TaskCounter(monitor, this))
     , m_view(new QTableView)
     , m_detail(new TaskDetailPane(new TaskDetailLoader(monitor, this)))
     , m_split(new QSplitter(Qt::Horizontal))
@@ -337,6 +338,13 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
         connect(s, &ConsoleSession::serverInfoChanged, this, &TaskBrowserWidget::updateActions);
         connect(s, &ConsoleSession::stateChanged, this, &TaskBrowserWidget::updateActions);
     }
+    connect(m_counter, &TaskCounter::counted, this, &TaskBrowserWidget::counted);
+    connect(m_counter, &TaskCounter::failed, this, [this] {
+        if (m_countMode == CountRefresh::Announce) {
+            m_count.reset();
+            m_countLabel->clear(); // a refresh that failed leaves the last figure
+        }
+    });
     // A first connection loads the table; afterwards the timer keeps it fresh while shown.
     connect(m_monitor, &ConsoleSession::stateChanged, this, [this](ConsoleSession::State state) {
         if (state == ConsoleSession::State::Connected && m_model->rowCount() == 0 && !m_model->busy())
@@ -409,9 +417,9 @@ void TaskBrowserWidget::retranslateUi()
     for (const auto& [button, action] : m_keyedActions)
         action->setText(button->text());
     updateActions();
-    if (!m_count.isEmpty())
+    if (m_count)
         writeCount();
-    else if (m_countJob)
+    else if (m_counter->pending())
         m_countLabel->setText(tr("Counting…"));
     if (m_model->started())
         updateCount(CountRefresh::Quiet);
@@ -578,17 +586,16 @@ void TaskBrowserWidget::reload()
 void TaskBrowserWidget::refresh()
 {
     m_model->refresh();
-    if (!m_countJob) // one count at a time: a slow one is not stacked up by the timer
+    if (!m_counter->pending()) // one count at a time: a slow one is not stacked up by the timer
         updateCount(CountRefresh::Quiet);
 }
 
 void TaskBrowserWidget::updateCount(CountRefresh mode)
 {
-    if (m_countJob)
-        m_monitor->cancel(m_countJob);
-    m_countJob = 0;
+    m_counter->drop();
+    m_countMode = mode;
     if (mode == CountRefresh::Announce) { // a new query: the old figure is wrong, say it is coming
-        m_count.clear();
+        m_count.reset();
         m_countLabel->setText(tr("Counting…"));
         m_matching = -1;
         updateApplyAllText();
@@ -600,42 +607,25 @@ void TaskBrowserWidget::updateCount(CountRefresh mode)
         m_countLabel->clear();
         return;
     }
-    m_countJob = m_monitor->submit(
-        [filter](pqxx::connection& c, const idem::SchemaName& schema) {
-            const auto n = idem::countTasks(c, schema, filter);
-            return QVariant(
-                QList<QVariant> { QVariant::fromValue<qint64>(n.n), n.exact, QString::fromStdString(n.source) });
-        },
-        this,
-        [this](const QVariant& v) {
-            m_countJob = 0;
-            m_count = v.toList();
-            const auto n = m_count.value(0).toLongLong();
-            m_matching = m_count.value(1).toBool() ? n : -1;
-            updateApplyAllText();
-            writeCount();
-        },
-        [this, mode](const Failure&) {
-            m_countJob = 0;
-            if (mode == CountRefresh::Announce) {
-                m_count.clear();
-                m_countLabel->clear(); // a refresh that failed leaves the last figure
-            }
-        });
-    // Two reads, each under TaskReadOptions' statement timeout; cancelled, then cut, when the
-    // server does not answer at all.
-    if (m_countJob)
-        m_monitor->bound(m_countJob, ConsoleSession::boundFor(2 * idem::TaskReadOptions {}.statementTimeoutMs));
+    m_counter->count(filter);
+}
+
+void TaskBrowserWidget::counted(const idem::TaskCount& count)
+{
+    m_count = count;
+    m_matching = count.exact ? count.n : -1;
+    updateApplyAllText();
+    writeCount();
 }
 
 // The last count in words, in the language of the moment (written again on a language switch).
 void TaskBrowserWidget::writeCount()
 {
-    if (m_count.isEmpty())
+    if (!m_count)
         return;
-    const auto n = m_count.value(0).toLongLong();
-    const auto source = m_count.value(2).toString();
-    QString text = m_count.value(1).toBool()
+    const qint64 n = m_count->n;
+    const auto source = QString::fromStdString(m_count->source);
+    QString text = m_count->exact
         ? tr("%Ln record(s) match", nullptr, int(std::min<qint64>(n, std::numeric_limits<int>::max())))
         : source.isEmpty() ? tr("about %L1 records match (planner estimate)").arg(n)
                            // every row: the Total rows tile's figure and label

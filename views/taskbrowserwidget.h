@@ -4,6 +4,7 @@
 #include <QVariant>
 #include <QWidget>
 
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -31,6 +32,7 @@ class ApplyAllDialog;
 class ConsoleSession;
 class JobRunners;
 class TaskBrowserModel;
+class TaskCounter;
 class TaskDetailPane;
 class PageStatusLine;
 class PauseWatch;
@@ -98,6 +100,7 @@ private:
     void updateActions();
     enum class CountRefresh { Announce, Quiet };
     void updateCount(CountRefresh mode = CountRefresh::Announce);
+    void counted(const idem::TaskCount& count);
     void writeCount();
     void copyKeys();
     void copyJson();
@@ -110,6 +113,7 @@ private:
     ConsoleSession* m_monitor;
     ConsoleSession* m_admin;
     TaskBrowserModel* m_model;
+    TaskCounter* m_counter;
     QTableView* m_view;
     TaskDetailPane* m_detail;
     QSplitter* m_split;
@@ -153,8 +157,8 @@ private:
     idem::TaskFilter m_applied; // the last applyFilter()'s filter, which m_what describes
     LiveText m_what; // written again at each count, in the language of the moment
     bool m_selectFirst = false; // the next first page selects its first row (a tile asked for it)
-    quint64 m_countJob = 0;
-    QList<QVariant> m_count; // the last count's answer (n, exact, source), empty while none stands
+    CountRefresh m_countMode = CountRefresh::Announce; // the count under way's
+    std::optional<idem::TaskCount> m_count; // the last count, unset while none stands
     PageStatusLine* m_statusLine;
     PauseWatch* m_pauses = nullptr;
 };
