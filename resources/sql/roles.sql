@@ -4,8 +4,8 @@
 -- Schema v21: one role per right (README, "Roles and rights"): idem_reader reads; each idem_may_*
 -- role allows one kind of change. The rights, their roles and which of them idem_operator holds
 -- are one list, idem_right_list() (functions/idem_right_list.sql, schema v30): the roles, the
--- memberships and what every right's role may call (the $every_right$ block) follow from it; what
--- each right may change is granted below, function by function.
+-- memberships, the schema's USAGE and what every right's role may call (the $every_right$ block)
+-- follow from it; what each right may change is granted below, function by function.
 -- Grants name each Idem object, so adopting a table in a shared schema such as public
 -- never widens access to anything else there.
 DO $roles$
@@ -41,9 +41,14 @@ $roles$;
 DO $grants$
 DECLARE
     s text := current_schema();
+    r name;
 BEGIN
-    -- Every right's role too (the $every_right$ block at the end).
-    EXECUTE format('GRANT USAGE ON SCHEMA %I TO idem_operator, idem_worker', s);
+    -- Every right's role too, in the list's order (a schema made new and one upgraded list the
+    -- grantees alike).
+    EXECUTE format('GRANT USAGE ON SCHEMA %I TO idem_reader, idem_operator, idem_worker', s);
+    FOR r IN SELECT l.grant_role FROM idem_right_list() l ORDER BY l.ordinal LOOP
+        EXECUTE format('GRANT USAGE ON SCHEMA %I TO %I', s, r);
+    END LOOP;
 
     -- Readers (the console) see everything and change nothing.
     EXECUTE format('GRANT SELECT ON %I.task_idempotency, %I.idem_counters, %I.task_idempotency_audit,'
@@ -384,16 +389,15 @@ BEGIN
 END
 $redrive$;
 
--- Every right's role (idem_right_list, schema v30) may use the schema, ask what its role may do
--- (idem_rights) and whether a change of theirs would need approval (idem_approval_needed). What a
--- right may change is granted above, function by function.
+-- Every right's role (idem_right_list, schema v30) may use the schema ($grants$), ask what its
+-- role may do (idem_rights) and whether a change of theirs would need approval
+-- (idem_approval_needed). What a right may change is granted above, function by function.
 DO $every_right$
 DECLARE
     s text := current_schema();
     r name;
 BEGIN
     FOR r IN SELECT l.grant_role FROM idem_right_list() l ORDER BY l.ordinal LOOP
-        EXECUTE format('GRANT USAGE ON SCHEMA %I TO %I', s, r);
         EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_rights(), %1$I.idem_approval_needed(text, bigint) TO %2$I',
                        s, r);
     END LOOP;

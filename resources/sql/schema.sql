@@ -6606,9 +6606,9 @@ ALTER TABLE ONLY idem.idem_stored_requests
 -- Name: SCHEMA idem; Type: ACL; Schema: -; Owner: -
 --
 
+GRANT USAGE ON SCHEMA idem TO idem_reader;
 GRANT USAGE ON SCHEMA idem TO idem_operator;
 GRANT USAGE ON SCHEMA idem TO idem_worker;
-GRANT USAGE ON SCHEMA idem TO idem_reader;
 GRANT USAGE ON SCHEMA idem TO idem_may_requeue;
 GRANT USAGE ON SCHEMA idem TO idem_may_release;
 GRANT USAGE ON SCHEMA idem TO idem_may_fail;
