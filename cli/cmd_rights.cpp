@@ -1,4 +1,5 @@
-// idemctl rights: what the connected role may do (schema v21, operations/rights.h).
+// idemctl rights: what the connected role may do (schema v21), right by right as the database lists
+// them (idem_right_list, operations/rights.h).
 #include <cstdio>
 #include <iostream>
 
@@ -15,19 +16,17 @@ namespace idem::cli {
 namespace {
     constexpr const char* rightsHelp = R"(Usage: idemctl rights [--json]
 
-What the connected role may do, as the database enforces it (schema v21). Each right is granted
-through a role of its own; idem_operator is a member of all of them but read_requests:
-  read     idem_reader       the console, status, tasks, audit, jobs
-  requeue  idem_may_requeue  requeue tasks; start, run and cancel requeue jobs
-  release  idem_may_release  release leases; release jobs
-  fail     idem_may_fail     mark tasks failed; fail jobs
-  pause    idem_may_pause    pause and resume claims
-  purge    idem_may_purge    purge, and change the retention policy
-  approve  idem_may_approve  approve another login's job (and turn it down by cancelling it)
-  read_requests  idem_may_read_requests  read stored requests (personal data; schema v25,
-           granted on its own: idem_operator does not hold it)
-A right counts when the role holds it directly or through roles it inherits from. After SET ROLE
-(options=-crole=NAME in the DSN) the rights are the role's, not the login's.
+What the connected role may do, as the database enforces it (schema v21): one line per right, with
+the role that grants it and what it allows, as the database lists them (idem_right_list). Each
+right is granted through a role of its own (idem_reader for read, idem_may_RIGHT for the others);
+idem_operator is a member of most of them (not of read_requests: stored requests hold personal
+data). A right counts when the role holds it directly or through roles it inherits from. After
+SET ROLE (options=-crole=NAME in the DSN) the rights are the role's, not the login's.
+
+  --dsn DSN         libpq conninfo, URI or service=NAME (default: $IDEM_DSN, then PG* variables)
+  --schema S        schema holding the Idem tables (default: idem)
+  --json            one JSON document: schema, login, role, known, and per right granted, role
+                    and description
 )";
 } // namespace
 
@@ -47,7 +46,7 @@ int runRights(const std::vector<std::string>& argv)
         nlohmann::json j = { { "schema", schema.name() }, { "login", r.login }, { "role", r.caller },
             { "known", r.known }, { "rights", nlohmann::json::object() } };
         for (const auto& x : r.rights)
-            j["rights"][x.name] = { { "granted", x.granted }, { "role", x.grantRole } };
+            j["rights"][x.name] = { { "granted", x.granted }, { "role", x.grantRole }, { "description", x.description } };
         std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
         return ExitOk;
     }
@@ -56,8 +55,11 @@ int runRights(const std::vector<std::string>& argv)
         return ExitFailure;
     }
     std::printf("login %s, acting as %s\n", displaySafe(r.login, 64).c_str(), displaySafe(r.caller, 64).c_str());
+    if (r.rights.empty())
+        std::printf("  no right: the role holds no Idem role (grant idem_reader, or a right's role)\n");
     for (const auto& x : r.rights)
-        std::printf("  %-13s %-4s (%s)\n", x.name.c_str(), x.granted ? "yes" : "no", x.grantRole.c_str());
+        std::printf("  %-13s %-4s %-22s %s\n", x.name.c_str(), x.granted ? "yes" : "no", x.grantRole.c_str(),
+            displaySafe(x.description, 200).c_str());
     return ExitOk;
 }
 

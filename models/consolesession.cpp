@@ -3,6 +3,7 @@
 #include "models/dashboardpolling.h"
 
 #include <QCoreApplication>
+#include <QPointer>
 
 #include "models/databaseworker.h"
 
@@ -187,6 +188,24 @@ quint64 ConsoleSession::submit(DatabaseJob job, QObject* context, JobDone done, 
         m_worker, [w = m_worker, id, job = std::move(job), cancelled] { w->runJob(id, job, cancelled); },
         Qt::QueuedConnection);
     return id;
+}
+
+void ConsoleSession::afterQueued(QObject* context, std::function<void()> done)
+{
+    // The worker answers by queued signals to this object; this call, queued to it after them,
+    // comes after every one of them. The session outlives its worker's calls (the destructor
+    // waits for the thread).
+    QMetaObject::invokeMethod(
+        m_worker,
+        [this, guard = QPointer<QObject>(context), done = std::move(done)] {
+            QMetaObject::invokeMethod(
+                this, [guard, done] {
+                    if (guard)
+                        done();
+                },
+                Qt::QueuedConnection);
+        },
+        Qt::QueuedConnection);
 }
 
 void ConsoleSession::cancel(quint64 requestId)

@@ -74,6 +74,10 @@ public:
     // The bound of a job whose statements the server gives up after statementsMs in all
     // (DashboardPolling::cancelAfter / cutAfter): a read that sets its own statement timeout.
     static JobBound boundFor(int statementsMs);
+    // Calls done on this thread, unless context is gone by then, once the worker has got through
+    // everything queued to it before this call and this thread has taken in what it answered
+    // (failures of an abandoned connect included): what "nothing more will come of it" waits for.
+    void afterQueued(QObject* context, std::function<void()> done);
     // Whether a job runs yet, for how long, and what the session did about it.
     JobInterrupt::Progress progress(quint64 requestId) const { return m_interrupt->progress(requestId); }
 

@@ -7,25 +7,14 @@
 
 namespace idem::console {
 
-QStringList RoleRights::names()
-{
-    return { QStringLiteral("read"), QStringLiteral("requeue"), QStringLiteral("release"), QStringLiteral("fail"),
-        QStringLiteral("pause"), QStringLiteral("purge"), QStringLiteral("approve"), QStringLiteral("read_requests") };
-}
-
-QString RoleRights::grantRole(const QString& right)
-{
-    return right == QLatin1String("read") ? QStringLiteral("idem_reader") : QStringLiteral("idem_may_") + right;
-}
-
 RoleRights RoleRights::fromRights(const idem::Rights& rights)
 {
     RoleRights r;
     r.m_role = QString::fromStdString(rights.caller.empty() ? rights.login : rights.caller);
     r.m_perRight = rights.known;
-    for (const auto& n : names())
-        if (rights.may(n.toStdString()))
-            r.m_granted << n;
+    r.m_operator = !rights.known;
+    for (const auto& x : rights.rights)
+        r.m_rights.append({ QString::fromStdString(x.name), QString::fromStdString(x.grantRole), x.granted });
     return r;
 }
 
@@ -33,14 +22,19 @@ RoleRights RoleRights::fromOperator(const QString& role, bool isOperator, bool i
 {
     RoleRights r;
     r.m_role = role;
-    if (isOperator) {
-        r.m_granted = names();
-        // Schema v25: stored requests hold personal data; idem_operator does not read them.
-        r.m_granted.removeAll(QStringLiteral("read_requests"));
-    }
-    else if (isReader)
-        r.m_granted << QStringLiteral("read");
+    r.m_operator = isOperator;
+    r.m_reader = isReader;
     return r;
+}
+
+bool RoleRights::may(const QString& right) const
+{
+    if (!m_perRight)
+        return m_operator || (m_reader && right == QLatin1String("read"));
+    for (const auto& x : m_rights)
+        if (x.name == right)
+            return x.granted;
+    return false;
 }
 
 QString RoleRights::refusal(const QString& right) const
@@ -50,15 +44,22 @@ QString RoleRights::refusal(const QString& right) const
     // idemctl's words too (operations/wording), in the console's language.
     if (!m_perRight)
         return QCoreApplication::translate(idem::wordingContext, idem::rightMissingOperatorWords).arg(m_role);
-    return QCoreApplication::translate(idem::wordingContext, idem::rightMissingWords)
-        .arg(m_role, right, grantRole(right));
+    QString grantRole = QString::fromStdString(idem::rightRole(right.toStdString()));
+    for (const auto& x : m_rights)
+        if (x.name == right)
+            grantRole = x.grantRole;
+    return QCoreApplication::translate(idem::wordingContext, idem::rightMissingWords).arg(m_role, right, grantRole);
 }
 
 QString RoleRights::summary() const
 {
-    if (m_granted.isEmpty())
+    QStringList held;
+    for (const auto& x : m_rights)
+        if (x.granted)
+            held << x.name;
+    if (held.isEmpty())
         return QCoreApplication::translate("idem::console::RoleRights", "none");
-    return m_granted.join(QStringLiteral(", "));
+    return held.join(QStringLiteral(", "));
 }
 
 } // namespace idem::console

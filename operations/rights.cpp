@@ -1,24 +1,13 @@
 #include "operations/rights.h"
 
 #include <algorithm>
-#include <stdexcept>
 
 #include <pqxx/pqxx>
 
 namespace idem {
 
-const std::vector<std::string>& rightNames()
-{
-    static const std::vector<std::string> names { "read", "requeue", "release", "fail", "pause", "purge", "approve",
-        "read_requests" };
-    return names;
-}
-
 std::string rightRole(std::string_view right)
 {
-    const auto& names = rightNames();
-    if (std::find(names.begin(), names.end(), right) == names.end())
-        throw std::invalid_argument("a right is read, requeue, release, fail, pause, purge, approve or read_requests");
     return right == "read" ? std::string("idem_reader") : "idem_may_" + std::string(right);
 }
 
@@ -35,8 +24,9 @@ std::string Rights::whyNot(std::string_view right) const
     if (may(right))
         return {};
     const std::string role = caller.empty() ? login : caller;
+    const auto it = std::find_if(rights.begin(), rights.end(), [&](const Right& r) { return r.name == right; });
     return "role " + role + " does not hold the " + std::string(right) + " right: an administrator grants it with GRANT "
-        + rightRole(right) + " TO " + role;
+        + (it != rights.end() ? it->grantRole : rightRole(right)) + " TO " + role;
 }
 
 Rights readRights(pqxx::connection& conn, const SchemaName& schema, int boundMs)
@@ -48,13 +38,14 @@ Rights readRights(pqxx::connection& conn, const SchemaName& schema, int boundMs)
             t.exec_params("SELECT pg_catalog.set_config('statement_timeout', $1, true),"
                           "       pg_catalog.set_config('lock_timeout', $2, true)",
                 std::to_string(boundMs), std::to_string(boundMs / 2));
-        const auto r = t.exec("SELECT r.login, r.caller, r.right_name, r.grant_role, r.granted FROM "
+        const auto r = t.exec("SELECT r.login, r.caller, r.right_name, r.grant_role, r.granted, r.description FROM "
             + schema.qualify("idem_rights") + "() r");
         t.commit();
         for (const auto& row : r) {
             out.login = row[0].as<std::string>();
             out.caller = row[1].as<std::string>();
-            out.rights.push_back({ row[2].as<std::string>(), row[3].as<std::string>(), row[4].as<bool>() });
+            out.rights.push_back(
+                { row[2].as<std::string>(), row[3].as<std::string>(), row[4].as<bool>(), row[5].as<std::string>() });
         }
         out.known = true;
         return out;
@@ -69,9 +60,6 @@ Rights readRights(pqxx::connection& conn, const SchemaName& schema, int boundMs)
     t.commit();
     out.login = r[0][0].as<std::string>();
     out.caller = r[0][1].as<std::string>();
-    if (out.known)
-        for (const auto& n : rightNames())
-            out.rights.push_back({ n, rightRole(n), false });
     return out;
 }
 

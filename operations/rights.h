@@ -10,22 +10,16 @@
 
 namespace idem {
 
-// Per-action rights (schema v21, resources/sql/migrations/0021_action_rights.sql): each right is
-// granted through a NOLOGIN role of its own, and the database enforces them. idem_operator is a
-// member of every one but read_requests (schema v25: stored requests hold personal data, so
-// that right is granted on its own). No Qt.
-//   read     idem_reader       the console, idemctl stats, tasks, audit, jobs
-//   requeue  idem_may_requeue  requeue a task, or start/run/cancel a requeue job
-//   release  idem_may_release  release a task's lease, or a release job
-//   fail     idem_may_fail     mark a task failed, or a fail job
-//   pause    idem_may_pause    pause and resume claims
-//   purge    idem_may_purge    purge and change the retention policy
-//   approve  idem_may_approve  approve (or turn down) another login's job
-//   read_requests  idem_may_read_requests  read the content of stored requests (docs/redrive.md)
+// Per-action rights (schema v21): each right is granted through a NOLOGIN role of its own, and the
+// database enforces them. Which rights there are, the role that grants each, whether
+// idem_operator holds it and what it allows are one list in the database, idem_right_list()
+// (resources/sql/functions/idem_right_list.sql); this side reads it through idem_rights() and
+// names no right but those its callers check. No Qt.
 struct Right {
-    std::string name; // read, requeue, release, fail, pause, purge, approve, read_requests
+    std::string name; // as the list names it: read, requeue, ...
     std::string grantRole; // the role that grants it
     bool granted = false;
+    std::string description; // what it allows
 };
 
 struct Rights {
@@ -43,17 +37,13 @@ struct Rights {
     std::string whyNot(std::string_view right) const;
 };
 
-// The first schema version with per-action rights and approvals (0021_action_rights.sql).
-constexpr int firstRightsSchemaVersion = 21;
-
-// The rights names in display order.
-const std::vector<std::string>& rightNames();
-// The role that grants `right` (idem_reader for read, idem_may_<right> else); throws
-// std::invalid_argument for another name.
+// The role that grants `right`, by the rule the list follows (idem_reader for read,
+// idem_may_<right> for the others), for words written without the list at hand (a refusal).
 std::string rightRole(std::string_view right);
 
-// The connected role's rights (idem_rights()). A role without any Idem role may not call it:
-// every right false. A schema before v21: known false.
+// The connected role's rights (idem_rights()), in the list's order. A role without any Idem role
+// may not call it: known, and no right listed (may() is false for every one). A schema before
+// v21: known false.
 // boundMs > 0: gives up after that long, and after half as long waiting for a lock.
 Rights readRights(pqxx::connection& conn, const SchemaName& schema, int boundMs = 0);
 

@@ -313,8 +313,8 @@ void StatusPanel::renderInfo(const ServerInfo& info)
     {
         QStringList lines;
         const auto& r = info.rights;
-        for (const auto& right : RoleRights::names())
-            lines << (r.may(right) ? tr("%1: yes (%2)") : tr("%1: no (%2)")).arg(right, RoleRights::grantRole(right));
+        for (const auto& right : r.rights())
+            lines << (right.granted ? tr("%1: yes (%2)") : tr("%1: no (%2)")).arg(right.name, right.grantRole);
         if (!r.perRight())
             lines << tr("(this schema predates per-action rights, v21: idem_operator may do everything)");
         m_rights->setText(lines.join(QLatin1Char('\n')));

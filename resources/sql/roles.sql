@@ -1,11 +1,11 @@
 -- Idem roles and grants. idemctl migrate re-applies this after every migration run
 -- (skip with --no-roles), with search_path set to the Idem schema. Roles are cluster-wide
 -- and NOLOGIN: give them to login roles with GRANT idem_operator TO alice.
--- Schema v21: one role per right (README, "Roles and rights"): idem_reader reads; idem_may_requeue,
--- idem_may_release, idem_may_fail, idem_may_pause, idem_may_purge (purge and retention) and
--- idem_may_approve each allow one kind of change. idem_operator is a member of all of them.
--- Schema v25: idem_may_read_requests reads stored requests (personal data): granted on its own,
--- idem_operator is NOT a member of it.
+-- Schema v21: one role per right (README, "Roles and rights"): idem_reader reads; each idem_may_*
+-- role allows one kind of change. The rights, their roles and which of them idem_operator holds
+-- are one list, idem_right_list() (functions/idem_right_list.sql, schema v30): the roles, the
+-- memberships, the schema's USAGE and what every right's role may call (the $every_right$ block)
+-- follow from it; what each right may change is granted below, function by function.
 -- Grants name each Idem object, so adopting a table in a shared schema such as public
 -- never widens access to anything else there.
 DO $roles$
@@ -14,9 +14,8 @@ DECLARE
 BEGIN
     -- migrate's lock is per database but roles are per cluster: a migrate of another database
     -- may create the same role at the same moment, which surfaces here as a duplicate.
-    FOREACH r IN ARRAY ARRAY['idem_reader', 'idem_operator', 'idem_worker', 'idem_may_requeue', 'idem_may_release',
-                             'idem_may_fail', 'idem_may_pause', 'idem_may_purge', 'idem_may_approve',
-                             'idem_may_read_requests'] LOOP
+    FOR r IN SELECT x FROM unnest(ARRAY['idem_operator', 'idem_worker']) x
+             UNION ALL SELECT l.grant_role FROM idem_right_list() l LOOP
         IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = r) THEN
             BEGIN
                 EXECUTE format('CREATE ROLE %I NOLOGIN', r);
@@ -27,8 +26,7 @@ BEGIN
     END LOOP;
     -- Only when missing: granting a membership needs CREATEROLE (or ADMIN OPTION) even when it
     -- exists already, and a database owner re-running migrate against existing roles has neither.
-    FOREACH r IN ARRAY ARRAY['idem_reader', 'idem_may_requeue', 'idem_may_release', 'idem_may_fail', 'idem_may_pause',
-                             'idem_may_purge', 'idem_may_approve'] LOOP
+    FOR r IN SELECT l.grant_role FROM idem_right_list() l WHERE l.operator_holds LOOP
         IF NOT pg_has_role('idem_operator', r, 'MEMBER') THEN
             BEGIN
                 EXECUTE format('GRANT %I TO idem_operator', r);
@@ -43,10 +41,14 @@ $roles$;
 DO $grants$
 DECLARE
     s text := current_schema();
+    r name;
 BEGIN
-    EXECUTE format('GRANT USAGE ON SCHEMA %I TO idem_reader, idem_operator, idem_worker, idem_may_requeue,'
-                   ' idem_may_release, idem_may_fail, idem_may_pause, idem_may_purge, idem_may_approve,'
-                   ' idem_may_read_requests', s);
+    -- Every right's role too, in the list's order (a schema made new and one upgraded list the
+    -- grantees alike).
+    EXECUTE format('GRANT USAGE ON SCHEMA %I TO idem_reader, idem_operator, idem_worker', s);
+    FOR r IN SELECT l.grant_role FROM idem_right_list() l ORDER BY l.ordinal LOOP
+        EXECUTE format('GRANT USAGE ON SCHEMA %I TO %I', s, r);
+    END LOOP;
 
     -- Readers (the console) see everything and change nothing.
     EXECUTE format('GRANT SELECT ON %I.task_idempotency, %I.idem_counters, %I.task_idempotency_audit,'
@@ -309,9 +311,7 @@ BEGIN
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_job_approve(bigint, text, text, text) TO idem_may_approve', s);
     -- v28: the approve right turns a job's request down (idem_approval_decline), it cancels no job.
     EXECUTE format('REVOKE EXECUTE ON FUNCTION %1$I.idem_job_cancel(bigint, text, text) FROM idem_may_approve', s);
-    -- Anyone with an Idem role may ask what it may do; readers see the approval policy.
-    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_rights() TO idem_reader, idem_may_requeue, idem_may_release,'
-                   ' idem_may_fail, idem_may_pause, idem_may_purge, idem_may_approve, idem_may_read_requests', s);
+    -- Readers see the approval policy (anyone with an Idem role may ask what it may do: $every_right$).
     EXECUTE format('GRANT SELECT ON %1$I.idem_approval_policy TO idem_reader', s);
     EXECUTE format('REVOKE ALL ON %1$I.idem_approval_policy FROM idem_worker', s);
     EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_approval_policy FROM idem_reader, idem_operator', s);
@@ -352,9 +352,7 @@ DECLARE
     s text := current_schema();
 BEGIN
     EXECUTE format('REVOKE ALL ON %1$I.idem_approval_uses FROM idem_worker, idem_reader, idem_operator', s);
-    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_approval_needed(text, bigint) TO idem_reader, idem_may_requeue,'
-                   ' idem_may_release, idem_may_fail, idem_may_pause, idem_may_purge, idem_may_approve,'
-                   ' idem_may_read_requests', s);
+    -- Granted to every right's role in the $every_right$ block.
 END
 $budget$;
 
@@ -398,3 +396,18 @@ BEGIN
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_stored_request(text) TO idem_reader, idem_may_read_requests', s);
 END
 $redrive$;
+
+-- Every right's role (idem_right_list, schema v30) may use the schema ($grants$), ask what its
+-- role may do (idem_rights) and whether a change of theirs would need approval
+-- (idem_approval_needed). What a right may change is granted above, function by function.
+DO $every_right$
+DECLARE
+    s text := current_schema();
+    r name;
+BEGIN
+    FOR r IN SELECT l.grant_role FROM idem_right_list() l ORDER BY l.ordinal LOOP
+        EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_rights(), %1$I.idem_approval_needed(text, bigint) TO %2$I',
+                       s, r);
+    END LOOP;
+END
+$every_right$;

@@ -5122,6 +5122,26 @@ $$;
 
 
 --
+-- Name: idem_right_list(); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_right_list() RETURNS TABLE(ordinal integer, right_name text, grant_role name, operator_holds boolean, description text)
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+    VALUES
+        (1, 'read', 'idem_reader'::name, true, 'the console; idemctl stats, tasks, audit, job status, pauses, storage'),
+        (2, 'requeue', 'idem_may_requeue', true, 'requeue a task; start, run and cancel requeue jobs'),
+        (3, 'release', 'idem_may_release', true, 'release a task''s lease; release jobs'),
+        (4, 'fail', 'idem_may_fail', true, 'mark a task failed; fail jobs'),
+        (5, 'pause', 'idem_may_pause', true, 'pause and resume claims'),
+        (6, 'purge', 'idem_may_purge', true, 'run the purge, change the retention policy'),
+        (7, 'approve', 'idem_may_approve', true, 'approve (or turn down) another login''s job or change request'),
+        (8, 'read_requests', 'idem_may_read_requests', false, 'read the content of stored requests (personal data)')
+$$;
+
+
+--
 -- Name: idem_right_role(text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -5129,13 +5149,20 @@ CREATE FUNCTION idem.idem_right_role(p_right text) RETURNS name
     LANGUAGE plpgsql IMMUTABLE
     SET search_path TO 'idem', 'pg_temp'
     AS $$
+DECLARE
+    v_role name;
+    v_names text[];
 BEGIN
-    IF p_right IS NULL OR p_right NOT IN ('read', 'requeue', 'release', 'fail', 'pause', 'purge', 'approve',
-                                          'read_requests') THEN
-        RAISE EXCEPTION 'a right is read, requeue, release, fail, pause, purge, approve or read_requests, not %',
-            COALESCE(quote_literal(left(p_right, 64)), 'NULL') USING ERRCODE = 'ID003';
+    IF p_right IS NULL THEN
+        RAISE EXCEPTION 'name a right, not NULL' USING ERRCODE = 'ID003';
     END IF;
-    RETURN CASE p_right WHEN 'read' THEN 'idem_reader' ELSE 'idem_may_' || p_right END;
+    SELECT l.grant_role INTO v_role FROM idem_right_list() l WHERE l.right_name = p_right;
+    IF v_role IS NULL THEN
+        v_names := ARRAY(SELECT l.right_name FROM idem_right_list() l ORDER BY l.ordinal);
+        RAISE EXCEPTION 'a right is % or %, not %', array_to_string(v_names[1:cardinality(v_names) - 1], ', '),
+            v_names[cardinality(v_names)], quote_literal(left(p_right, 64)) USING ERRCODE = 'ID002';
+    END IF;
+    RETURN v_role;
 END
 $$;
 
@@ -5144,15 +5171,14 @@ $$;
 -- Name: idem_rights(); Type: FUNCTION; Schema: idem; Owner: -
 --
 
-CREATE FUNCTION idem.idem_rights() RETURNS TABLE(login name, caller name, right_name text, grant_role name, granted boolean)
+CREATE FUNCTION idem.idem_rights() RETURNS TABLE(login name, caller name, right_name text, grant_role name, granted boolean, description text)
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'idem', 'pg_temp'
     AS $$
-    SELECT session_user, idem_caller(), r.right_name, idem_right_role(r.right_name),
-           idem_has_right(idem_caller(), r.right_name)
-      FROM unnest(ARRAY['read', 'requeue', 'release', 'fail', 'pause', 'purge', 'approve', 'read_requests']) WITH ORDINALITY
-           AS r(right_name, n)
-     ORDER BY r.n
+    SELECT session_user, idem_caller(), l.right_name, l.grant_role, idem_has_right(idem_caller(), l.right_name),
+           l.description
+      FROM idem_right_list() l
+     ORDER BY l.ordinal
 $$;
 
 
@@ -7772,6 +7798,13 @@ GRANT ALL ON FUNCTION idem.idem_retention_due(p_cap bigint) TO idem_reader;
 
 REVOKE ALL ON FUNCTION idem.idem_retention_horizon(p_operation text) FROM PUBLIC;
 GRANT ALL ON FUNCTION idem.idem_retention_horizon(p_operation text) TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_right_list(); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_right_list() FROM PUBLIC;
 
 
 --

@@ -88,8 +88,10 @@ void TestConsoleSession::supersededConnectIsDropped()
         settingsFor(idem::test::dsnWith(m_db->dsn(), { { "password", "wrong" }, { "user", "nobody_here" } })));
     session.connectTo(settingsFor(m_db->dsn()));
     QTRY_COMPARE_WITH_TIMEOUT(session.state(), State::Connected, 20000);
-    // Give the worker time to have answered everything queued.
-    QTest::qWait(300);
+    // Once the worker has answered everything queued (the refused connect first).
+    bool drained = false;
+    session.afterQueued(this, [&drained] { drained = true; });
+    QTRY_VERIFY_WITH_TIMEOUT(drained, 20000);
     QCOMPARE(failures.count(), 0);
     QCOMPARE(infos.count(), 1);
     QCOMPARE(session.state(), State::Connected);

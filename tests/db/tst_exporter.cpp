@@ -519,7 +519,34 @@ void TestExporter::prometheusScrapesWhatSqlSays()
         }
         return QJsonObject();
     };
-    QTest::qWait(2000); // two evaluations
+    // The alerting rule as Prometheus last evaluated it (/api/v1/rules): its lastEvaluation, state
+    // and health.
+    const auto rule = [&](const char* alert) {
+        const auto groups = QJsonDocument::fromJson(httpGet(promPort, QStringLiteral("/api/v1/rules?type=alert")).body)
+                                .object()[QLatin1String("data")]
+                                .toObject()[QLatin1String("groups")]
+                                .toArray();
+        for (const auto& g : groups)
+            for (const auto& r : g.toObject()[QLatin1String("rules")].toArray())
+                if (r.toObject()[QLatin1String("name")].toString() == QLatin1String(alert))
+                    return r.toObject();
+        return QJsonObject();
+    };
+    // Quiet, not by a fixed wait: Prometheus holds the 2 (above), then evaluates the rule twice
+    // more (each evaluation a new lastEvaluation), and it is still inactive, not even pending.
+    QString seen = rule("IdemExpiredLeasesPilingUp")[QLatin1String("lastEvaluation")].toString();
+    for (int evaluation = 0; evaluation < 2; ++evaluation) {
+        QVERIFY2(waitUntil([&] {
+            const QString at = rule("IdemExpiredLeasesPilingUp")[QLatin1String("lastEvaluation")].toString();
+            if (at == seen)
+                return false;
+            seen = at;
+            return true;
+        }),
+            qPrintable(QStringLiteral("the rule was not evaluated again after %1\n%2").arg(seen, log())));
+    }
+    QCOMPARE(rule("IdemExpiredLeasesPilingUp")[QLatin1String("health")].toString(), QStringLiteral("ok"));
+    QCOMPARE(rule("IdemExpiredLeasesPilingUp")[QLatin1String("state")].toString(), QStringLiteral("inactive"));
     QVERIFY(firing("IdemExpiredLeasesPilingUp").isEmpty());
     {
         pqxx::work w(*m_conn);

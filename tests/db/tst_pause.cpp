@@ -4,6 +4,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
+#include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <thread>
@@ -594,63 +595,100 @@ void TestPause::summaryFollowsEveryChange()
     QCOMPARE(idem::decisionName(store.claim(key("sum", "op4"), digestOf('a')).decision), "acquired");
 }
 
-// A pause committed while 32 clients race for one new key: at most one acquires (before the
-// pause), every answer is one the protocol gives, and every claim that starts after the pause
-// committed is turned away. Repeated to meet the race at different points.
+// A pause committed while claims of its scope are in flight, held at two known points by an
+// owner's open transaction and seen waiting on it (pg_blocking_pids) before and after the pause
+// commits, then let go (issue 44 item 8: the race made visible, not left to timing).
+// - Held before the pause check (the owner holds task_idempotency's ACCESS EXCLUSIVE lock, so each
+//   claim waits at its first read): every one of them is told 'paused' and writes nothing.
+// - Held past the check (the owner inserted the key and has not committed, so each claim waits in
+//   its INSERT): as the operator's guide says, a claim already past the check when the pause
+//   committed may still acquire: exactly one does (the others find its row in progress).
+// A claim that starts after the pause committed is turned away.
 void TestPause::pauseRacingAClaimRace()
 {
-    constexpr int clients = 32;
+    constexpr int clients = 8;
     std::vector<std::unique_ptr<pqxx::connection>> conns;
     for (int i = 0; i < clients; ++i)
         conns.push_back(m_db->connect());
-    for (int round = 0; round < 5; ++round) {
-        // Nothing paused: every connection's catalog cache has seen the view before the pause.
-        deleteAllPauses();
-        const auto k = key("race", "charge");
-        std::barrier start(clients + 1);
-        std::atomic<bool> pauseCommitted { false };
-        std::atomic<int> acquired { 0 }, pausedAfter { 0 }, startedAfter { 0 };
-        std::vector<std::string> bad;
-        std::mutex badMutex;
-        std::vector<std::thread> threads;
+    auto holder = m_db->connect();
+    const auto holderPid = std::to_string(number(*holder, "SELECT pg_backend_pid()"));
+    const auto waitingOnHolder = [&] {
+        return number(*m_owner, "SELECT count(*) FROM pg_stat_activity WHERE " + holderPid + " = ANY(pg_blocking_pids(pid))");
+    };
+    // Every client claims k once, at the same moment; their decisions, in no order.
+    const auto claimAll = [&](const idem::TaskKey& k, std::vector<std::thread>& threads,
+                              std::vector<idem::Decision>& decisions) {
+        decisions.assign(clients, idem::Decision::Conflict);
         for (int i = 0; i < clients; ++i)
             threads.emplace_back([&, i] {
-                idem::TaskStore store(*conns[i], storeOptions(30s));
-                start.arrive_and_wait();
-                for (int n = 0; n < 3; ++n) {
-                    const bool after = pauseCommitted.load();
-                    const auto r = store.claim(k, digestOf('a'));
-                    if (r.mayExecute())
-                        ++acquired;
-                    if (after) {
-                        ++startedAfter;
-                        if (r.decision == idem::Decision::Paused || r.decision == idem::Decision::InProgress)
-                            ++pausedAfter;
-                    }
-                    if (r.decision != idem::Decision::Paused && r.decision != idem::Decision::InProgress
-                        && !r.mayExecute()) {
-                        std::lock_guard lock(badMutex);
-                        bad.push_back(idem::decisionName(r.decision));
-                    }
+                try {
+                    idem::TaskStore store(*conns[i], storeOptions(30s));
+                    decisions[i] = store.claim(k, digestOf('a')).decision;
+                } catch (const std::exception&) {
+                    // left as Conflict, which no count below expects
                 }
             });
-        start.arrive_and_wait();
-        std::this_thread::sleep_for(std::chrono::microseconds(round * 700));
-        pause("race", "*", "racing");
-        pauseCommitted = true;
+    };
+    const auto count = [](const std::vector<idem::Decision>& decisions, idem::Decision d) {
+        return static_cast<int>(std::count(decisions.begin(), decisions.end(), d));
+    };
+    // Waits (bounded) until every client waits on the holder, commits the pause, and says how many
+    // still wait then (-1: they never all waited); lets them go in any case.
+    const auto pauseWhileHeld = [&](pqxx::work& hold, std::vector<std::thread>& threads, const std::string& tenant) {
+        std::int64_t stillWaiting = -1;
+        if (QTest::qWaitFor([&] { return waitingOnHolder() == clients; }, 20000)) {
+            pause(tenant, "*", "racing");
+            stillWaiting = waitingOnHolder();
+        }
+        hold.abort();
         for (auto& t : threads)
             t.join();
-        QVERIFY2(bad.empty(), bad.empty() ? "" : bad.front().c_str());
-        QVERIFY(acquired.load() <= 1);
-        QCOMPARE(pausedAfter.load(), startedAfter.load());
-        const auto rows = number(*m_owner, "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key = '"
-                + k.str() + "'");
-        QCOMPARE(rows, static_cast<std::int64_t>(acquired.load()));
-        QCOMPARE(number(*m_owner, "SELECT count(*) FROM idem.idem_pauses"), 1);
+        return stillWaiting;
+    };
+    const auto rowsOf = [&](const idem::TaskKey& k) {
+        return number(*m_owner, "SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key = '" + k.str() + "'");
+    };
+
+    // Held before the check.
+    {
+        const auto k = key("race-early", "charge");
+        pqxx::work hold(*holder);
+        hold.exec("LOCK TABLE idem.task_idempotency IN ACCESS EXCLUSIVE MODE");
+        std::vector<std::thread> threads;
+        std::vector<idem::Decision> decisions;
+        claimAll(k, threads, decisions);
+        // Every claim waited on the holder before the pause committed, and still did after it.
+        QCOMPARE(pauseWhileHeld(hold, threads, "race-early"), std::int64_t(clients));
+        QCOMPARE(count(decisions, idem::Decision::Paused), clients);
+        QCOMPARE(rowsOf(k), std::int64_t(0));
     }
-    // After the pause, a new key of the tenant is always turned away.
-    idem::TaskStore store(*conns[0], storeOptions(30s));
-    QCOMPARE(idem::decisionName(store.claim(key("race", "charge"), digestOf('a')).decision), "paused");
+
+    // Held past the check: nothing of this tenant is paused when they pass it.
+    {
+        deleteAllPauses();
+        const auto k = key("race-late", "charge");
+        pqxx::work hold(*holder);
+        hold.exec_params("INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status)"
+                         " VALUES ($1, 'v1:held', 'processing')",
+            k.str());
+        std::vector<std::thread> threads;
+        std::vector<idem::Decision> decisions;
+        claimAll(k, threads, decisions);
+        // Every claim waited on the holder before the pause committed, and still did after it.
+        QCOMPARE(pauseWhileHeld(hold, threads, "race-late"), std::int64_t(clients));
+        QCOMPARE(count(decisions, idem::Decision::Acquired), 1);
+        QCOMPARE(count(decisions, idem::Decision::InProgress), clients - 1);
+        QCOMPARE(rowsOf(k), std::int64_t(1));
+        QCOMPARE(number(*m_owner, "SELECT count(*) FROM idem.idem_pauses"), 1);
+
+        // After the pause, a new key of the tenant is turned away, from every connection.
+        const auto next = key("race-late", "charge");
+        for (auto& c : conns) {
+            idem::TaskStore store(*c, storeOptions(30s));
+            QCOMPARE(idem::decisionName(store.claim(next, digestOf('a')).decision), "paused");
+        }
+        QCOMPARE(rowsOf(next), std::int64_t(0));
+    }
 }
 
 // Issue 40 item 7: a claim in a REPEATABLE READ (or SERIALIZABLE) transaction whose snapshot was

@@ -113,6 +113,7 @@ private Q_SLOTS:
     void hostilePolicyInputsChangeNothing_data();
     void hostilePolicyInputsChangeNothing();
     void idemctlPolicyPendingApproveRights();
+    void rightsComeFromOneList();
 
 private:
     std::unique_ptr<pqxx::connection> login(const char* role);
@@ -690,6 +691,45 @@ void TestRights::idemctlPolicyPendingApproveRights()
     QCOMPARE(rights.value(QStringLiteral("requeue")).toObject().value(QStringLiteral("role")).toString(),
         QStringLiteral("idem_may_requeue"));
     checkChain();
+}
+
+// Issue 44 item 5: the rights are one list, idem_right_list(); the roles and idem_operator's
+// memberships, what every right's role may call, idem_right_role, idem_rights() (and so the
+// console and idemctl rights) and the role named in refusal words all follow it.
+void TestRights::rightsComeFromOneList()
+{
+    pqxx::result list;
+    {
+        pqxx::read_transaction t(*m_owner);
+        list = t.exec("SELECT right_name, grant_role::text, operator_holds, description,"
+                      "       pg_has_role('idem_operator', grant_role, 'MEMBER'),"
+                      "       has_schema_privilege(grant_role, 'idem', 'USAGE'),"
+                      "       has_function_privilege(grant_role, 'idem.idem_rights()', 'EXECUTE'),"
+                      "       idem.idem_right_role(right_name)::text"
+                      "  FROM idem.idem_right_list() ORDER BY ordinal");
+        t.commit();
+    }
+    QVERIFY(list.size() >= 8);
+    auto reader = login("idem_t_rights_reader");
+    const auto rights = idem::readRights(*reader, schema);
+    QVERIFY(rights.known);
+    QCOMPARE(rights.rights.size(), std::size_t(list.size()));
+    for (std::size_t i = 0; i < rights.rights.size(); ++i) {
+        const auto& row = list[static_cast<int>(i)];
+        const auto& r = rights.rights[i];
+        const std::string name = row[0].as<std::string>(), role = row[1].as<std::string>();
+        QCOMPARE(r.name, name);
+        QCOMPARE(r.grantRole, role);
+        QCOMPARE(r.description, row[3].as<std::string>());
+        QVERIFY2(!r.description.empty(), name.c_str());
+        QCOMPARE(r.granted, name == "read");
+        QCOMPARE(row[4].as<bool>(), row[2].as<bool>()); // idem_operator holds it as the list says
+        QVERIFY2(row[5].as<bool>() && row[6].as<bool>(), role.c_str()); // may use the schema and ask
+        QCOMPARE(row[7].as<std::string>(), role);
+        QCOMPARE(idem::rightRole(name), role); // the rule refusal words apply without the list
+    }
+    QCOMPARE(sqlstateOf(*m_owner, "SELECT idem.idem_right_role('root')"), std::string("ID002"));
+    QCOMPARE(sqlstateOf(*m_owner, "SELECT idem.idem_right_role(NULL)"), std::string("ID003"));
 }
 
 QTEST_GUILESS_MAIN(TestRights)
