@@ -390,3 +390,31 @@ BEGIN
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_stored_request(text) TO idem_reader, idem_may_read_requests', s);
 END
 $redrive$;
+
+-- Continuous reconciliation (schema v31, docs/operators-guide.md "Reconcile probes"): the owner
+-- registers and removes probes (idem_reconcile_add, idem_reconcile_remove: granted to nobody,
+-- since a probe's query runs on a schedule). idem_reconcile runs them: its members (the exporter's
+-- login, or whoever runs idemctl reconcile run) take a due run and record its results, and each
+-- probe query runs as idem_reconcile itself (SET LOCAL ROLE in a READ ONLY transaction), so it
+-- reads only what the DBA granted to idem_reconcile (GRANT SELECT ON shop.payments TO
+-- idem_reconcile) and nothing of Idem. Readers see the probes and their runs. Workers: nothing.
+DO $reconcile$
+DECLARE
+    s text := current_schema();
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'idem_reconcile') THEN
+        BEGIN
+            CREATE ROLE idem_reconcile NOLOGIN;
+        EXCEPTION WHEN duplicate_object OR unique_violation THEN
+            NULL;
+        END;
+    END IF;
+    EXECUTE format('GRANT USAGE ON SCHEMA %I TO idem_reconcile', s);
+    EXECUTE format('GRANT SELECT ON %1$I.idem_reconcile_probes, %1$I.idem_reconcile_runs TO idem_reader', s);
+    EXECUTE format('REVOKE ALL ON %1$I.idem_reconcile_probes, %1$I.idem_reconcile_runs FROM idem_worker, idem_reconcile', s);
+    EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_reconcile_probes, %1$I.idem_reconcile_runs'
+                   ' FROM idem_reader, idem_operator', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_reconcile_begin(text, boolean, text),'
+                   ' %1$I.idem_reconcile_finish(bigint, jsonb, text) TO idem_reconcile', s);
+END
+$reconcile$;
