@@ -35,6 +35,7 @@ int runAnnotate(const std::vector<std::string>& args);
 int runEvents(const std::vector<std::string>& args);
 int runJob(const std::vector<std::string>& args);
 int runRights(const std::vector<std::string>& args);
+int runReconcile(const std::vector<std::string>& args);
 int runScenarioWorker(const std::vector<std::string>& args);
 
 } // namespace idem::cli
