@@ -1,5 +1,7 @@
 #include "operations/reconcile.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
@@ -281,6 +283,69 @@ std::optional<ReconcileRun> runReconcileProbe(pqxx::connection& conn, const Sche
     auto out = runFrom(r, 0);
     tx.commit();
     return out;
+}
+
+std::string reconcileTotalsColumnSql(const SchemaName& schema)
+{
+    // The probes (at most a few hundred) each with its last finished run: one index probe each.
+    return R"((SELECT json_build_object('probes', count(*), 'run', count(r.id),
+                        'sampled', coalesce(sum(r.sampled), 0), 'missing', coalesce(sum(r.missing), 0),
+                        'duplicated', coalesce(sum(r.duplicated), 0), 'errors', coalesce(sum(r.errors), 0),
+                        'oldest_ms', (extract(epoch FROM min(r.finished_at)) OPERATOR(pg_catalog.*) 1000::numeric)::bigint,
+                        'not_ok_operations', count(*) FILTER (WHERE r.missing + r.duplicated > 0),
+                        'worst', (array_agg(p.operation ORDER BY r.missing + r.duplicated DESC, p.operation)
+                                  FILTER (WHERE r.id IS NOT NULL))[1])::text
+          FROM )" + schema.qualify("idem_reconcile_probes") + R"( p
+          LEFT JOIN LATERAL (SELECT x.id, x.sampled, x.missing, x.duplicated, x.errors, x.finished_at FROM )"
+        + schema.qualify("idem_reconcile_runs") + R"( x
+                              WHERE x.operation = p.operation AND x.finished_at IS NOT NULL
+                              ORDER BY x.id DESC LIMIT 1) r ON true
+         WHERE $2::text IS NULL OR p.operation = $2::text))";
+}
+
+ReconcileTotals reconcileTotalsFromJson(const std::string& json)
+{
+    const auto j = nlohmann::json::parse(json);
+    ReconcileTotals t;
+    t.probes = j.value("probes", std::int64_t { 0 });
+    t.run = j.value("run", std::int64_t { 0 });
+    t.sampled = j.value("sampled", std::int64_t { 0 });
+    t.missing = j.value("missing", std::int64_t { 0 });
+    t.duplicated = j.value("duplicated", std::int64_t { 0 });
+    t.errors = j.value("errors", std::int64_t { 0 });
+    if (j.contains("oldest_ms") && j["oldest_ms"].is_number_integer())
+        t.oldestFinishedMs = j["oldest_ms"].get<std::int64_t>();
+    if (j.contains("worst") && j["worst"].is_string())
+        t.worst = j["worst"].get<std::string>();
+    t.operationsNotOk = j.value("not_ok_operations", std::int64_t { 0 });
+    return t;
+}
+
+ReconcileTotals reconcileTotals(const ReconcileReading& reading)
+{
+    ReconcileTotals t;
+    std::int64_t worst = -1;
+    for (const auto& p : reading.probes) {
+        ++t.probes;
+        if (!p.last)
+            continue;
+        const auto& r = *p.last;
+        ++t.run;
+        t.sampled += r.sampled;
+        t.missing += r.missing;
+        t.duplicated += r.duplicated;
+        t.errors += r.errors;
+        if (r.finishedAtUs)
+            t.oldestFinishedMs = std::min(t.oldestFinishedMs.value_or(*r.finishedAtUs / 1000), *r.finishedAtUs / 1000);
+        const auto notOk = r.missing + r.duplicated;
+        if (notOk > 0)
+            ++t.operationsNotOk;
+        if (notOk > worst) {
+            worst = notOk;
+            t.worst = p.probe.operation;
+        }
+    }
+    return t;
 }
 
 std::string reconcileRunSentence(const ReconcileRun& run)

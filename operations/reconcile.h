@@ -68,6 +68,23 @@ struct ReconcileReading {
     std::int64_t errors() const;
 };
 
+// The dashboard's Reconcile tile: the probes' last runs summed, read by the tick
+// (dashboardSql(), one column; filtered by the dashboard's operation).
+struct ReconcileTotals {
+    std::int64_t probes = 0; // registered
+    std::int64_t run = 0; // of those, with a finished run
+    std::int64_t sampled = 0, missing = 0, duplicated = 0, errors = 0; // over their last runs
+    std::optional<std::int64_t> oldestFinishedMs; // the oldest of those runs' finish, epoch ms
+    std::string worst; // the run probe with the most keys not ok (the first by name on a tie); empty: none run
+    std::int64_t operationsNotOk = 0; // operations whose last run found a key not ok
+    std::int64_t notOk() const { return missing + duplicated; }
+};
+// The tick's column (an expression over $2::text, the dashboard's operation filter).
+std::string reconcileTotalsColumnSql(const SchemaName& schema);
+ReconcileTotals reconcileTotalsFromJson(const std::string& json);
+// The same totals from a full reading (an incident snapshot's).
+ReconcileTotals reconcileTotals(const ReconcileReading& reading);
+
 constexpr int maxReconcileProbes = 200;
 constexpr int reconcileStopAfterErrors = 5; // a run stops after this many keys' queries failed
 
