@@ -128,7 +128,8 @@ CliRun TestReconcile::add(const std::string& dsn, const QString& operation, cons
 void TestReconcile::onlyTheOwnerRegisters()
 {
     const QByteArray audit = scalar(*m_conn, "SELECT count(*) FROM idem.task_idempotency_audit");
-    for (const auto& [login, password] : { std::pair { readerLogin, readerPassword }, { workerLogin, workerPassword },
+    using Logins = std::initializer_list<std::pair<const char*, const char*>>;
+    for (const auto& [login, password] : Logins { { readerLogin, readerPassword }, { workerLogin, workerPassword },
              { operatorLogin, operatorPassword }, { runnerLogin, runnerPassword } }) {
         const auto run = add(loginDsn(m_db->dsn(), login, password), QStringLiteral("charge"), chargeQuery);
         QVERIFY2(run.exitCode == 3, qPrintable(describe(run)));
@@ -138,8 +139,8 @@ void TestReconcile::onlyTheOwnerRegisters()
     QCOMPARE(scalar(*m_conn, "SELECT count(*) FROM idem.idem_reconcile_probes"), "0"_b);
     QCOMPARE(scalar(*m_conn, "SELECT count(*) FROM idem.task_idempotency_audit"), audit);
     // Nor may they record a run: taking and finishing runs is idem_reconcile's.
-    for (const auto& [login, password] : { std::pair { readerLogin, readerPassword }, { workerLogin, workerPassword },
-             { operatorLogin, operatorPassword } }) {
+    for (const auto& [login, password] :
+        Logins { { readerLogin, readerPassword }, { workerLogin, workerPassword }, { operatorLogin, operatorPassword } }) {
         const auto run = idemctl(loginDsn(m_db->dsn(), login, password), { QStringLiteral("run") });
         QVERIFY2(run.exitCode == 3 && run.err.contains(QStringLiteral("needs idem_reconcile")), qPrintable(describe(run)));
     }
@@ -229,7 +230,7 @@ void TestReconcile::hostileProbesAreRefusedOrFailCleanly()
     const QByteArray audit = scalar(*m_conn, "SELECT count(*) FROM idem.task_idempotency_audit");
     const QByteArray before = payments();
     // Refused when registered: DML, two statements, no $1, another parameter.
-    for (const QString& q : { QStringLiteral("DELETE FROM shop.payments WHERE order_id = $1"),
+    for (const QString& q : std::initializer_list<QString> { QStringLiteral("DELETE FROM shop.payments WHERE order_id = $1"),
              QStringLiteral("SELECT count(*) FROM shop.payments WHERE order_id = $1; DELETE FROM shop.payments"),
              QStringLiteral("SELECT count(*) FROM shop.payments"),
              QStringLiteral("SELECT count(*) FROM shop.payments WHERE order_id = $1 OR order_id = $2"),
@@ -238,7 +239,7 @@ void TestReconcile::hostileProbesAreRefusedOrFailCleanly()
         QVERIFY2(run.exitCode == 3 && run.err.contains(QStringLiteral("SQLSTATE ID003")), qPrintable(describe(run)));
     }
     // NULL arguments, through SQL as any caller could send them.
-    for (const char* sql : { "SELECT * FROM idem.idem_reconcile_add(NULL, 'SELECT $1', 1, 60, 60, 10, 'r')",
+    for (const char* sql : std::initializer_list<const char*> { "SELECT * FROM idem.idem_reconcile_add(NULL, 'SELECT $1', 1, 60, 60, 10, 'r')",
              "SELECT * FROM idem.idem_reconcile_add('x', NULL, 1, 60, 60, 10, 'r')",
              "SELECT * FROM idem.idem_reconcile_add('x', 'SELECT count(*) WHERE $1 = ''a''', NULL, 60, 60, 10, 'r')",
              "SELECT * FROM idem.idem_reconcile_add('x', 'SELECT count(*) WHERE $1 = ''a''', 1, 60, 60, NULL, 'r')",
@@ -263,7 +264,7 @@ void TestReconcile::hostileProbesAreRefusedOrFailCleanly()
         QString timeoutMs;
         QString error;
     };
-    for (const auto& c : { Case { QStringLiteral("WITH d AS (DELETE FROM shop.payments WHERE order_id = $1 RETURNING 1)"
+    for (const auto& c : std::initializer_list<Case> { Case { QStringLiteral("WITH d AS (DELETE FROM shop.payments WHERE order_id = $1 RETURNING 1)"
                                                  " SELECT count(*) FROM d"),
                                 QStringLiteral("1000"), QStringLiteral("SQLSTATE 25006") },
              Case { QStringLiteral("SELECT 'one: ' || $1"), QStringLiteral("1000"), QStringLiteral("not an integer count") },
