@@ -112,7 +112,7 @@ run      runs the operation's probe now if it is due (with --force: whether due 
 
     int refused(const char* verb, const pqxx::sql_error& e)
     {
-        const std::string state = e.sqlstate();
+        const std::string state = dynamic_cast<const pqxx::insufficient_privilege*>(&e) ? std::string("42501") : e.sqlstate();
         if (state == "42501")
             std::cerr << "idemctl reconcile " << verb << ": refused (SQLSTATE 42501): "
                       << (std::string(verb) == "run" ? "running probes needs idem_reconcile (GRANT idem_reconcile TO "
@@ -146,7 +146,7 @@ run      runs the operation's probe now if it is due (with --force: whether due 
         try {
             a = addReconcileProbe(*conn, schema, s);
         } catch (const pqxx::sql_error& e) {
-            if (e.sqlstate() != "ID003" && e.sqlstate() != "42501")
+            if (e.sqlstate() != "ID003" && !dynamic_cast<const pqxx::insufficient_privilege*>(&e))
                 throw;
             return refused("add", e);
         }
@@ -179,7 +179,7 @@ run      runs the operation's probe now if it is due (with --force: whether due 
             std::cerr << "idemctl reconcile remove: " << displaySafe(e.what(), messageDisplay) << '\n';
             return ExitRefused;
         } catch (const pqxx::sql_error& e) {
-            if (e.sqlstate() != "ID003" && e.sqlstate() != "42501")
+            if (e.sqlstate() != "ID003" && !dynamic_cast<const pqxx::insufficient_privilege*>(&e))
                 throw;
             return refused("remove", e);
         }
@@ -279,7 +279,7 @@ run      runs the operation's probe now if it is due (with --force: whether due 
             std::cerr << "idemctl reconcile run: " << displaySafe(e.what(), messageDisplay) << '\n';
             return ExitRefused;
         } catch (const pqxx::sql_error& e) {
-            if (e.sqlstate() != "ID003" && e.sqlstate() != "42501")
+            if (e.sqlstate() != "ID003" && !dynamic_cast<const pqxx::insufficient_privilege*>(&e))
                 throw;
             return refused("run", e);
         }

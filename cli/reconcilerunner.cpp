@@ -142,7 +142,7 @@ void ReconcileRunner::runDue()
         m_lastProblem.clear();
     } catch (const pqxx::sql_error& e) {
         // 42883/42P01: a schema before v31; 42501: the login is no member of idem_reconcile.
-        problem(e.sqlstate() == "42501"
+        problem(dynamic_cast<const pqxx::insufficient_privilege*>(&e)
                 ? std::string("the login needs idem_reconcile (GRANT idem_reconcile TO it)")
                 : "SQLSTATE " + e.sqlstate() + ": " + e.what());
     } catch (const pqxx::broken_connection& e) {

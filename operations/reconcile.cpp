@@ -63,6 +63,22 @@ namespace {
         return x;
     }
 
+    // libpqxx 6.4 leaves sqlstate() empty on some of its own exception classes.
+    std::string stateOf(const pqxx::sql_error& e)
+    {
+        if (!e.sqlstate().empty())
+            return e.sqlstate();
+        if (dynamic_cast<const pqxx::insufficient_privilege*>(&e))
+            return "42501";
+        if (dynamic_cast<const pqxx::undefined_table*>(&e))
+            return "42P01";
+        if (dynamic_cast<const pqxx::undefined_function*>(&e))
+            return "42883";
+        if (dynamic_cast<const pqxx::syntax_error*>(&e))
+            return "42601";
+        return "unknown";
+    }
+
     // One key's query, in a transaction of its own that is rolled back: READ ONLY before anything
     // else, the statement timeout, then the role, so that the query runs with idem_reconcile's
     // grants only. Returns the count, or throws ProbeFailure with what went wrong.
@@ -81,7 +97,7 @@ namespace {
         try {
             tx.exec("SET LOCAL ROLE idem_reconcile");
         } catch (const pqxx::sql_error& e) {
-            throw RoleRefused("cannot run the probe as role idem_reconcile (SQLSTATE " + e.sqlstate() + "): " + e.what());
+            throw RoleRefused("cannot run the probe as role idem_reconcile (SQLSTATE " + stateOf(e) + "): " + e.what());
         }
         pqxx::result r;
         try {
@@ -90,7 +106,7 @@ namespace {
         } catch (const pqxx::broken_connection&) {
             throw;
         } catch (const pqxx::sql_error& e) {
-            throw ProbeFailure("SQLSTATE " + e.sqlstate() + ": " + e.what());
+            throw ProbeFailure("SQLSTATE " + stateOf(e) + ": " + e.what());
         }
         tx.abort();
         if (r.columns() != 1)
