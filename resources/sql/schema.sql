@@ -4021,6 +4021,291 @@ $$;
 
 
 --
+-- Name: idem_reconcile_add(text, text, integer, integer, integer, integer, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_reconcile_add(p_operation text, p_query text, p_sample_size integer, p_window_seconds integer, p_every_seconds integer, p_timeout_ms integer, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(audit_id bigint, operation text, replaced boolean, next_run_at timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $_$
+DECLARE
+    v_old idem_reconcile_probes;
+    v_new idem_reconcile_probes;
+    v_query text;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+BEGIN
+    IF p_operation IS NULL OR p_operation !~ '^[!-9;-~]{1,64}$' OR p_operation = '*' THEN
+        RAISE EXCEPTION 'operation must be 1 to 64 visible ASCII characters without '':'', and not ''*'', not %',
+            COALESCE(quote_literal(left(p_operation, 80)), 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    v_query := idem_reconcile_check_query(p_query);
+    IF p_sample_size IS NULL OR p_sample_size NOT BETWEEN 1 AND 1000 THEN
+        RAISE EXCEPTION 'a probe samples 1 to 1000 keys a run, not %', COALESCE(p_sample_size::text, 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_window_seconds IS NULL OR p_window_seconds NOT BETWEEN 60 AND 2592000 THEN
+        RAISE EXCEPTION 'a probe''s window is 60 to 2592000 seconds (30 days), not %',
+            COALESCE(p_window_seconds::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    IF p_every_seconds IS NULL OR p_every_seconds NOT BETWEEN 60 AND 86400 THEN
+        RAISE EXCEPTION 'a probe runs every 60 to 86400 seconds (a day), not %', COALESCE(p_every_seconds::text, 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_timeout_ms IS NULL OR p_timeout_ms NOT BETWEEN 10 AND 60000 THEN
+        RAISE EXCEPTION 'a probe''s statement timeout is 10 to 60000 ms, not %', COALESCE(p_timeout_ms::text, 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    PERFORM audit_check_reason(p_reason, p_actor);
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+
+    SELECT * INTO v_old FROM idem_reconcile_probes p WHERE p.operation = p_operation FOR UPDATE;
+    INSERT INTO idem_reconcile_probes AS p (operation, query, sample_size, window_seconds, every_seconds, timeout_ms,
+                                            created_at, created_by, next_run_at, audit_id)
+    VALUES (p_operation, v_query, p_sample_size, p_window_seconds, p_every_seconds, p_timeout_ms, now(),
+            format('%s (%s)', session_user, v_actor), now(), 0)
+    ON CONFLICT ON CONSTRAINT idem_reconcile_probes_pkey DO UPDATE
+       SET query = EXCLUDED.query, sample_size = EXCLUDED.sample_size, window_seconds = EXCLUDED.window_seconds,
+           every_seconds = EXCLUDED.every_seconds, timeout_ms = EXCLUDED.timeout_ms, created_at = EXCLUDED.created_at,
+           created_by = EXCLUDED.created_by, next_run_at = EXCLUDED.next_run_at
+    RETURNING p.* INTO v_new;
+    audit_id := audit_append('', 'reconcile_probe', p_reason, v_actor,
+                             CASE WHEN v_old.operation IS NULL THEN 'null'::jsonb
+                                  ELSE to_jsonb(v_old) - 'audit_id' - 'next_run_at' END,
+                             to_jsonb(v_new) - 'audit_id' - 'next_run_at');
+    UPDATE idem_reconcile_probes p SET audit_id = idem_reconcile_add.audit_id WHERE p.operation = p_operation;
+    operation := p_operation;
+    replaced := v_old.operation IS NOT NULL;
+    next_run_at := v_new.next_run_at;
+    RETURN NEXT;
+END
+$_$;
+
+
+--
+-- Name: idem_reconcile_begin(text, boolean, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_reconcile_begin(p_operation text, p_force boolean, p_runner text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_probe idem_reconcile_probes;
+    v_run bigint;
+    v_keys jsonb;
+BEGIN
+    IF p_operation IS NOT NULL AND char_length(p_operation) > 64 THEN
+        RAISE EXCEPTION 'an operation is at most 64 characters, not %', char_length(p_operation) USING ERRCODE = 'ID003';
+    END IF;
+    IF p_force IS NULL THEN
+        RAISE EXCEPTION 'say whether to run the probe before it is due: true or false, not NULL' USING ERRCODE = 'ID003';
+    END IF;
+    PERFORM idem_check_worker_text('runner', p_runner);
+    IF p_operation IS NOT NULL THEN
+        PERFORM FROM idem_reconcile_probes p WHERE p.operation = p_operation;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'operation % has no reconcile probe', quote_literal(p_operation) USING ERRCODE = 'ID002';
+        END IF;
+    END IF;
+    SELECT * INTO v_probe FROM idem_reconcile_probes p
+     WHERE (p_operation IS NULL OR p.operation = p_operation) AND (p_force OR p.next_run_at <= now())
+     ORDER BY p.next_run_at LIMIT 1 FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND THEN
+        RETURN NULL;
+    END IF;
+    UPDATE idem_reconcile_probes p SET next_run_at = now() + v_probe.every_seconds * interval '1 second'
+     WHERE p.operation = v_probe.operation;
+    UPDATE idem_reconcile_runs r
+       SET finished_at = now(), sampled = 0, ok = 0, missing = 0, duplicated = 0, errors = 0,
+           problem = 'the runner stopped before it finished the run'
+     WHERE r.operation = v_probe.operation AND r.finished_at IS NULL AND r.started_at < now() - interval '1 hour';
+    INSERT INTO idem_reconcile_runs (operation, started_at, runner, sample_size)
+    VALUES (v_probe.operation, now(), format('%s (%s)', session_user, p_runner), v_probe.sample_size)
+    RETURNING id INTO v_run;
+    SELECT COALESCE(jsonb_agg(jsonb_build_object('key', s.k,
+                                                 'business_id', regexp_replace(s.k, '^[^:]*:[^:]*:', ''))
+                              ORDER BY s.at DESC), '[]'::jsonb)
+      INTO v_keys
+      FROM (SELECT t.idempotency_key AS k, t.updated_at AS at FROM task_idempotency t
+             WHERE t.status = 'succeeded' AND split_part(t.idempotency_key, ':', 2) = v_probe.operation
+               AND t.updated_at >= now() - v_probe.window_seconds * interval '1 second'
+             ORDER BY t.updated_at DESC LIMIT v_probe.sample_size) s;
+    RETURN jsonb_build_object('run', v_run, 'operation', v_probe.operation, 'query', v_probe.query,
+                              'timeout_ms', v_probe.timeout_ms, 'keys', v_keys);
+END
+$$;
+
+
+--
+-- Name: idem_reconcile_check_query(text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_reconcile_check_query(p_query text) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $_$
+DECLARE
+    v_query text := btrim(p_query, E' \t\r\n');
+BEGIN
+    IF p_query IS NULL OR v_query = '' THEN
+        RAISE EXCEPTION 'a probe needs a query that counts the effects of one business id ($1), not %',
+            CASE WHEN p_query IS NULL THEN 'NULL' ELSE 'only white space' END USING ERRCODE = 'ID003';
+    END IF;
+    IF char_length(p_query) > 4000 THEN
+        RAISE EXCEPTION 'the probe''s query is % characters, more than the 4000 allowed', char_length(p_query)
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_query ~ '[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]' THEN
+        RAISE EXCEPTION 'the probe''s query holds a control character' USING ERRCODE = 'ID003';
+    END IF;
+    v_query := rtrim(rtrim(v_query, ';'), E' \t\r\n');
+    IF strpos(v_query, ';') > 0 THEN
+        RAISE EXCEPTION 'the probe''s query must be one statement: it holds a '';'' before its end'
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF v_query !~* '^(select|with)\M' THEN
+        RAISE EXCEPTION 'the probe''s query must be a SELECT (or WITH ... SELECT) that returns one count, not %',
+            quote_literal(left(v_query, 40)) USING ERRCODE = 'ID003';
+    END IF;
+    IF v_query !~ '\$1(?![0-9])' THEN
+        RAISE EXCEPTION 'the probe''s query must name the business id as $1 (it is bound, never written into the text)'
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF v_query ~ '\$([2-9]|1[0-9])' THEN
+        RAISE EXCEPTION 'the probe''s query may use only $1, the business id' USING ERRCODE = 'ID003';
+    END IF;
+    RETURN v_query;
+END
+$_$;
+
+
+--
+-- Name: idem_reconcile_runs; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_reconcile_runs (
+    id bigint NOT NULL,
+    operation text NOT NULL,
+    started_at timestamp with time zone NOT NULL,
+    finished_at timestamp with time zone,
+    runner text NOT NULL,
+    sample_size integer NOT NULL,
+    sampled integer,
+    ok integer,
+    missing integer,
+    duplicated integer,
+    errors integer,
+    offenders jsonb DEFAULT '[]'::jsonb NOT NULL,
+    problem text,
+    CONSTRAINT idem_reconcile_runs_check CHECK (((finished_at IS NULL) OR ((sampled IS NOT NULL) AND (ok IS NOT NULL) AND (missing IS NOT NULL) AND (duplicated IS NOT NULL) AND (errors IS NOT NULL) AND (sampled = (((ok + missing) + duplicated) + errors)))))
+);
+
+
+--
+-- Name: idem_reconcile_finish(bigint, jsonb, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_reconcile_finish(p_run bigint, p_results jsonb, p_problem text DEFAULT NULL::text) RETURNS SETOF idem.idem_reconcile_runs
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $_$
+DECLARE
+    v_run idem_reconcile_runs;
+    v_bad integer;
+BEGIN
+    IF p_run IS NULL THEN
+        RAISE EXCEPTION 'name the run to finish, not NULL' USING ERRCODE = 'ID003';
+    END IF;
+    IF p_results IS NULL OR jsonb_typeof(p_results) <> 'array' THEN
+        RAISE EXCEPTION 'a run''s results are a JSON array, not %', COALESCE(jsonb_typeof(p_results), 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_problem IS NOT NULL AND char_length(p_problem) > 1000 THEN
+        RAISE EXCEPTION 'a run''s problem is at most 1000 characters, not %', char_length(p_problem)
+            USING ERRCODE = 'ID003';
+    END IF;
+    SELECT * INTO v_run FROM idem_reconcile_runs r WHERE r.id = p_run FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no reconcile run %', p_run USING ERRCODE = 'ID002';
+    END IF;
+    IF v_run.finished_at IS NOT NULL THEN
+        RAISE EXCEPTION 'reconcile run % is finished already', p_run USING ERRCODE = 'ID004';
+    END IF;
+    IF left(v_run.runner, char_length(session_user) + 2) <> session_user || ' (' THEN
+        RAISE EXCEPTION 'reconcile run % was begun by another login (%)', p_run, v_run.runner USING ERRCODE = 'ID004';
+    END IF;
+    IF jsonb_array_length(p_results) > v_run.sample_size THEN
+        RAISE EXCEPTION 'run % sampled at most % keys, not %', p_run, v_run.sample_size, jsonb_array_length(p_results)
+            USING ERRCODE = 'ID003';
+    END IF;
+    SELECT count(*) INTO v_bad FROM jsonb_array_elements(p_results) e(v)
+     WHERE jsonb_typeof(e.v) <> 'object' OR jsonb_typeof(e.v -> 'key') IS DISTINCT FROM 'string'
+        OR char_length(e.v ->> 'key') > 1000
+        OR NOT ((jsonb_typeof(e.v -> 'count') = 'number' AND NOT e.v ? 'error'
+                 AND (e.v ->> 'count') ~ '^[0-9]{1,18}$')
+                OR (jsonb_typeof(e.v -> 'error') = 'string' AND NOT e.v ? 'count'));
+    IF v_bad > 0 THEN
+        RAISE EXCEPTION '% of the results are not {"key": text, "count": a whole number of 0 or more} or {"key": text, "error": text}',
+            v_bad USING ERRCODE = 'ID003';
+    END IF;
+    UPDATE idem_reconcile_runs r
+       SET finished_at = now(), problem = p_problem,
+           sampled = jsonb_array_length(p_results),
+           ok = (SELECT count(*) FROM jsonb_array_elements(p_results) e(v) WHERE (e.v ->> 'count')::bigint = 1),
+           missing = (SELECT count(*) FROM jsonb_array_elements(p_results) e(v) WHERE (e.v ->> 'count')::bigint = 0),
+           duplicated = (SELECT count(*) FROM jsonb_array_elements(p_results) e(v) WHERE (e.v ->> 'count')::bigint > 1),
+           errors = (SELECT count(*) FROM jsonb_array_elements(p_results) e(v) WHERE e.v ? 'error'),
+           offenders = COALESCE((SELECT jsonb_agg(CASE WHEN o.v ? 'error'
+                                                       THEN jsonb_build_object('key', o.v ->> 'key', 'error', left(o.v ->> 'error', 300))
+                                                       ELSE jsonb_build_object('key', o.v ->> 'key', 'count', (o.v ->> 'count')::bigint) END
+                                                  ORDER BY o.n)
+                                   FROM (SELECT e.v, e.n FROM jsonb_array_elements(p_results) WITH ORDINALITY e(v, n)
+                                          WHERE e.v ? 'error' OR (e.v ->> 'count')::bigint <> 1
+                                          ORDER BY e.n LIMIT 50) o), '[]'::jsonb)
+     WHERE r.id = p_run
+    RETURNING r.* INTO v_run;
+    DELETE FROM idem_reconcile_runs r
+     WHERE r.operation = v_run.operation
+       AND r.id < (SELECT k.id FROM idem_reconcile_runs k WHERE k.operation = v_run.operation
+                    ORDER BY k.id DESC OFFSET 99 LIMIT 1);
+    RETURN NEXT v_run;
+END
+$_$;
+
+
+--
+-- Name: idem_reconcile_remove(text, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_reconcile_remove(p_operation text, p_reason text, p_actor text DEFAULT NULL::text) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_old idem_reconcile_probes;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+BEGIN
+    IF p_operation IS NULL OR char_length(p_operation) > 64 THEN
+        RAISE EXCEPTION 'name the operation whose probe to remove (at most 64 characters), not %',
+            COALESCE(quote_literal(left(p_operation, 80)), 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    PERFORM audit_check_reason(p_reason, p_actor);
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+    DELETE FROM idem_reconcile_probes p WHERE p.operation = p_operation RETURNING p.* INTO v_old;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'operation % has no reconcile probe', quote_literal(p_operation) USING ERRCODE = 'ID002';
+    END IF;
+    DELETE FROM idem_reconcile_runs r WHERE r.operation = p_operation;
+    RETURN audit_append('', 'reconcile_probe', p_reason, v_actor, to_jsonb(v_old) - 'audit_id' - 'next_run_at', 'null'::jsonb);
+END
+$$;
+
+
+--
 -- Name: idem_redrive_check_scope(text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -5794,6 +6079,49 @@ ALTER TABLE idem.idem_purge_runs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTIT
 
 
 --
+-- Name: idem_reconcile_probes; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_reconcile_probes (
+    operation text NOT NULL,
+    query text NOT NULL,
+    sample_size integer NOT NULL,
+    window_seconds integer NOT NULL,
+    every_seconds integer NOT NULL,
+    timeout_ms integer NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    created_by text NOT NULL,
+    next_run_at timestamp with time zone NOT NULL,
+    audit_id bigint NOT NULL,
+    CONSTRAINT idem_reconcile_probes_every_seconds_check CHECK (((every_seconds >= 60) AND (every_seconds <= 86400))),
+    CONSTRAINT idem_reconcile_probes_operation_check CHECK (((operation ~ '^[!-9;-~]{1,64}$'::text) AND (operation <> '*'::text))),
+    CONSTRAINT idem_reconcile_probes_query_check CHECK (((char_length(query) >= 1) AND (char_length(query) <= 4000))),
+    CONSTRAINT idem_reconcile_probes_sample_size_check CHECK (((sample_size >= 1) AND (sample_size <= 1000))),
+    CONSTRAINT idem_reconcile_probes_timeout_ms_check CHECK (((timeout_ms >= 10) AND (timeout_ms <= 60000))),
+    CONSTRAINT idem_reconcile_probes_window_seconds_check CHECK (((window_seconds >= 60) AND (window_seconds <= 2592000)))
+);
+
+
+--
+-- Name: idem_reconcile_runs_id_seq; Type: SEQUENCE; Schema: idem; Owner: -
+--
+
+CREATE SEQUENCE idem.idem_reconcile_runs_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+
+--
+-- Name: idem_reconcile_runs_id_seq; Type: SEQUENCE OWNED BY; Schema: idem; Owner: -
+--
+
+ALTER SEQUENCE idem.idem_reconcile_runs_id_seq OWNED BY idem.idem_reconcile_runs.id;
+
+
+--
 -- Name: idem_redrive_items; Type: TABLE; Schema: idem; Owner: -
 --
 
@@ -6025,8 +6353,8 @@ CREATE TABLE idem.task_idempotency_audit (
     prev_hash text NOT NULL,
     entry_hash text NOT NULL,
     application text DEFAULT ''::text NOT NULL,
-    CONSTRAINT task_idempotency_audit_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text, 'retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text, 'job'::text, 'approve'::text, 'approval_policy'::text, 'change_request'::text, 'change_approve'::text, 'change_use'::text]))),
-    CONSTRAINT task_idempotency_audit_key_check CHECK (((idempotency_key = ''::text) = (action = ANY (ARRAY['retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text, 'job'::text, 'approve'::text, 'approval_policy'::text, 'change_request'::text, 'change_approve'::text, 'change_use'::text])))),
+    CONSTRAINT task_idempotency_audit_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text, 'retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text, 'job'::text, 'approve'::text, 'approval_policy'::text, 'change_request'::text, 'change_approve'::text, 'change_use'::text, 'reconcile_probe'::text]))),
+    CONSTRAINT task_idempotency_audit_key_check CHECK (((idempotency_key = ''::text) = (action = ANY (ARRAY['retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text, 'job'::text, 'approve'::text, 'approval_policy'::text, 'change_request'::text, 'change_approve'::text, 'change_use'::text, 'reconcile_probe'::text])))),
     CONSTRAINT task_idempotency_audit_reason_check CHECK ((length(btrim(reason)) > 0))
 );
 
@@ -6067,6 +6395,13 @@ CREATE TABLE idem.task_idempotency_conflicts (
     last_digest text NOT NULL,
     CONSTRAINT task_idempotency_conflicts_n_check CHECK ((n >= 1))
 );
+
+
+--
+-- Name: idem_reconcile_runs id; Type: DEFAULT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_reconcile_runs ALTER COLUMN id SET DEFAULT nextval('idem.idem_reconcile_runs_id_seq'::regclass);
 
 
 --
@@ -6211,6 +6546,22 @@ ALTER TABLE ONLY idem.idem_pauses
 
 ALTER TABLE ONLY idem.idem_purge_runs
     ADD CONSTRAINT idem_purge_runs_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: idem_reconcile_probes idem_reconcile_probes_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_reconcile_probes
+    ADD CONSTRAINT idem_reconcile_probes_pkey PRIMARY KEY (operation);
+
+
+--
+-- Name: idem_reconcile_runs idem_reconcile_runs_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_reconcile_runs
+    ADD CONSTRAINT idem_reconcile_runs_pkey PRIMARY KEY (id);
 
 
 --
@@ -6420,6 +6771,13 @@ CREATE INDEX idem_purge_runs_running_idx ON idem.idem_purge_runs USING btree (id
 
 
 --
+-- Name: idem_reconcile_runs_operation_idx; Type: INDEX; Schema: idem; Owner: -
+--
+
+CREATE INDEX idem_reconcile_runs_operation_idx ON idem.idem_reconcile_runs USING btree (operation, id DESC);
+
+
+--
 -- Name: idem_redrive_items_job_idx; Type: INDEX; Schema: idem; Owner: -
 --
 
@@ -6590,6 +6948,7 @@ GRANT USAGE ON SCHEMA idem TO idem_may_pause;
 GRANT USAGE ON SCHEMA idem TO idem_may_purge;
 GRANT USAGE ON SCHEMA idem TO idem_may_approve;
 GRANT USAGE ON SCHEMA idem TO idem_may_read_requests;
+GRANT USAGE ON SCHEMA idem TO idem_reconcile;
 
 
 --
@@ -7310,6 +7669,50 @@ REVOKE ALL ON FUNCTION idem.idem_purge_spec_check(r idem.idem_purge_runs, p_batc
 
 
 --
+-- Name: FUNCTION idem_reconcile_add(p_operation text, p_query text, p_sample_size integer, p_window_seconds integer, p_every_seconds integer, p_timeout_ms integer, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_reconcile_add(p_operation text, p_query text, p_sample_size integer, p_window_seconds integer, p_every_seconds integer, p_timeout_ms integer, p_reason text, p_actor text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_reconcile_begin(p_operation text, p_force boolean, p_runner text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_reconcile_begin(p_operation text, p_force boolean, p_runner text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_reconcile_begin(p_operation text, p_force boolean, p_runner text) TO idem_reconcile;
+
+
+--
+-- Name: FUNCTION idem_reconcile_check_query(p_query text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_reconcile_check_query(p_query text) FROM PUBLIC;
+
+
+--
+-- Name: TABLE idem_reconcile_runs; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_reconcile_runs TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_reconcile_finish(p_run bigint, p_results jsonb, p_problem text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_reconcile_finish(p_run bigint, p_results jsonb, p_problem text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_reconcile_finish(p_run bigint, p_results jsonb, p_problem text) TO idem_reconcile;
+
+
+--
+-- Name: FUNCTION idem_reconcile_remove(p_operation text, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_reconcile_remove(p_operation text, p_reason text, p_actor text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION idem_redrive_check_scope(p_tenant text, p_operation text); Type: ACL; Schema: idem; Owner: -
 --
 
@@ -7655,6 +8058,13 @@ GRANT SELECT ON TABLE idem.idem_latency TO idem_reader;
 --
 
 GRANT SELECT ON TABLE idem.idem_latency_state TO idem_reader;
+
+
+--
+-- Name: TABLE idem_reconcile_probes; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_reconcile_probes TO idem_reader;
 
 
 --
