@@ -121,6 +121,24 @@ void ReconcileRunner::runDue()
     try {
         if (!m_conn)
             m_conn = connect(m_conninfo, ConnectOptions { "idemctl exporter reconcile", 10 });
+        // Nothing to run on a read-only server (a standby: its primary's exporter runs them) or
+        // for a login that may not: said once, not counted as failures.
+        {
+            pqxx::nontransaction n(*m_conn);
+            const auto r = n.exec("SELECT pg_catalog.current_setting('transaction_read_only') = 'on',"
+                                  " CASE WHEN EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'idem_reconcile')"
+                                  " THEN pg_catalog.pg_has_role('idem_reconcile', 'MEMBER') ELSE false END")[0];
+            const char* idle = r[0].as<bool>() ? "the server is read-only (not the primary): no reconcile probe runs here"
+                : !r[1].as<bool>() ? "the login is no member of idem_reconcile: no reconcile probe runs (GRANT "
+                                     "idem_reconcile TO it, or --no-reconcile)"
+                                   : nullptr;
+            if (idle) {
+                if (m_lastProblem != idle)
+                    std::cerr << "idemctl exporter: " << idle << '\n';
+                m_lastProblem = idle;
+                return;
+            }
+        }
         for (int i = 0; i < maxReconcileProbes; ++i) {
             {
                 std::lock_guard lock(m_mutex);

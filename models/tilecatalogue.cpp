@@ -200,6 +200,7 @@ QString tileThresholdUnit(Tile tile)
         return QStringLiteral(" s");
     case TileUnit::Rows:
     case TileUnit::Estimate:
+    case TileUnit::Reconcile:
         break;
     }
     return {};

@@ -172,13 +172,18 @@ std::int64_t ReconcileReading::errors() const
 ReconcileReading readReconcile(pqxx::transaction_base& tx, const SchemaName& schema)
 {
     ReconcileReading out;
-    const auto rows = tx.exec_params("SELECT " + probeColumns() + ", " + runColumns() + ", "
-            + updatedAtMicrosSql("pg_catalog.clock_timestamp()") + " FROM " + schema.qualify("idem_reconcile_probes")
+    // One statement whatever the probes: the server's time rides on a row of its own when there is none.
+    const auto rows = tx.exec_params("SELECT x.*, n.now_us FROM (SELECT "
+            + updatedAtMicrosSql("pg_catalog.clock_timestamp()") + " AS now_us) n LEFT JOIN (SELECT " + probeColumns()
+            + ", " + runColumns() + " FROM " + schema.qualify("idem_reconcile_probes")
             + " p LEFT JOIN LATERAL (SELECT * FROM " + schema.qualify("idem_reconcile_runs")
             + " r WHERE r.operation = p.operation AND r.finished_at IS NOT NULL ORDER BY r.id DESC LIMIT 1) r ON true"
-              " ORDER BY p.operation LIMIT $1",
+              " ORDER BY p.operation LIMIT $1) x ON true ORDER BY 1",
         maxReconcileProbes);
     for (const auto& r : rows) {
+        out.serverNowUs = r[22].as<std::int64_t>();
+        if (r[0].is_null())
+            continue;
         ReconcileStatus s;
         s.probe.operation = r[0].as<std::string>();
         s.probe.query = r[1].as<std::string>();
@@ -191,11 +196,8 @@ ReconcileReading readReconcile(pqxx::transaction_base& tx, const SchemaName& sch
         s.probe.nextRunAtUs = r[8].as<std::int64_t>();
         if (!r[9].is_null())
             s.last = runFrom(r, 9);
-        out.serverNowUs = r[22].as<std::int64_t>();
         out.probes.push_back(std::move(s));
     }
-    if (rows.empty())
-        out.serverNowUs = tx.exec("SELECT " + updatedAtMicrosSql("pg_catalog.clock_timestamp()"))[0][0].as<std::int64_t>();
     return out;
 }
 
