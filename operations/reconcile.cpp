@@ -294,6 +294,9 @@ std::optional<ReconcileRun> runReconcileProbe(pqxx::connection& conn, const Sche
     }
     if (problem.size() > 1000)
         problem.resize(1000);
+    // Each query's transaction was rolled back, and its settings with it; a session-level
+    // advisory lock a query took would outlive it: none stays on this connection.
+    pqxx::nontransaction(conn).exec("SELECT pg_catalog.pg_advisory_unlock_all()");
     pqxx::work tx(conn);
     const auto r = tx.exec_params1("SELECT " + runColumns() + " FROM " + schema.qualify("idem_reconcile_finish")
             + "($1, $2::jsonb, $3) r",
