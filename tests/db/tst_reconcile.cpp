@@ -4,6 +4,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QTemporaryDir>
 
 #include <map>
 
@@ -193,6 +194,34 @@ void TestReconcile::aRunFindsTheMissingAndTheDuplicated()
     QCOMPARE(listed.value(QStringLiteral("missing")).toInt(), 2);
     QCOMPARE(listed.value(QStringLiteral("duplicated")).toInt(), 1);
     QCOMPARE(listed.value(QStringLiteral("sampled")).toInt(), 21);
+
+    // The incident snapshot keeps the run: its JSON and its report.
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString out = dir.path() + QStringLiteral("/snap");
+    const auto snap = runProgram(idemctlPath(),
+        { QStringLiteral("snapshot"), QStringLiteral("export"), QStringLiteral("--dsn"),
+            QString::fromStdString(loginDsn(m_db->dsn(), readerLogin, readerPassword)), QStringLiteral("--out"), out,
+            QStringLiteral("--quiet") });
+    QVERIFY2(snap.exitCode == 0, qPrintable(describe(snap)));
+    QFile json(out + QStringLiteral("/snapshot.json"));
+    QVERIFY(json.open(QIODevice::ReadOnly));
+    const auto probe = QJsonDocument::fromJson(json.readAll())
+                           .object()
+                           .value(QStringLiteral("reconcile"))
+                           .toObject()
+                           .value(QStringLiteral("probes"))
+                           .toArray()
+                           .at(0)
+                           .toObject();
+    QCOMPARE(probe.value(QStringLiteral("operation")).toString(), QStringLiteral("charge"));
+    const auto last = probe.value(QStringLiteral("last_run")).toObject();
+    QCOMPARE(last.value(QStringLiteral("missing")).toInt(), 2);
+    QCOMPARE(last.value(QStringLiteral("duplicated")).toInt(), 1);
+    QCOMPARE(last.value(QStringLiteral("offenders")).toArray().size(), 3);
+    QFile report(out + QStringLiteral("/report.html"));
+    QVERIFY(report.open(QIODevice::ReadOnly));
+    QVERIFY(report.readAll().contains("Reconcile: 2 keys with no effect, 1 with two or more, in the last 21 sampled"));
 
     // Not due again for an hour: a second run does nothing.
     const auto again = idemctl(runnerDsn(), { QStringLiteral("run"), QStringLiteral("--operation"), QStringLiteral("charge") });
