@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/exporter.h"
 #include "cli/metricsserver.h"
+#include "cli/reconcilerunner.h"
 #include "core/connection.h"
 
 namespace idem::cli {
@@ -14,7 +15,8 @@ namespace {
     constexpr const char* exporterHelp
         = R"(Usage: idemctl exporter [--listen HOST:PORT] [--dsn DSN] [--schema S] [--interval DURATION]
                         [--labels tenant,operation] [--window MIN] [--long-after MIN] [--timeout-ms MS]
-                        [--header-timeout D] [--max-connections N]
+                        [--header-timeout D] [--max-connections N] [--reconcile-every D]
+                        [--no-reconcile]
 
 Serves the figures of `idemctl stats`, the outcome counters, the pauses of intake, the latency
 histograms (per operation) and its own cost over HTTP at /metrics, in the Prometheus text format,
@@ -37,6 +39,10 @@ When the database cannot be read it keeps serving, with idem_up 0, and says why 
   --window MIN        minutes of counters for the window gauges, as `idemctl stats` (default: 15)
   --long-after MIN    as `idemctl stats` (default: 60)
   --timeout-ms MS     statement timeout of a reading (default: 5000)
+  --reconcile-every D how often to look for reconcile probes that are due and run them, on a
+                      connection of their own (default: 30s; the login needs idem_reconcile:
+                      `idemctl reconcile --help`)
+  --no-reconcile      run no reconcile probes (their last runs are still served)
   --header-timeout D  a client's time from connect to the end of its request header (default: 5s);
                       a slower one is closed, however steadily it sends
   --max-connections N open connections at most (default: 128); a new one past it closes the
@@ -50,8 +56,8 @@ int runExporter(const std::vector<std::string>& argv)
 {
     Args args(argv,
         { "listen", "dsn", "schema", "interval", "labels", "window", "long-after", "timeout-ms", "header-timeout",
-            "max-connections" },
-        { "help" });
+            "max-connections", "reconcile-every" },
+        { "help", "no-reconcile" });
     if (args.flag("help")) {
         std::cout << exporterHelp;
         return ExitOk;
@@ -104,8 +110,17 @@ int runExporter(const std::vector<std::string>& argv)
     auto exporter = std::make_shared<Exporter>(options);
     const MetricLabels labels { { "schema", options.schema.name() } };
     MetricsServer* self = nullptr;
-    MetricsServer server(http, [&exporter, &self, &labels] {
+    // The reconcile probes that are due, on a thread and connection of their own (schema v30).
+    std::unique_ptr<ReconcileRunner> reconciler;
+    if (!args.flag("no-reconcile"))
+        reconciler = std::make_unique<ReconcileRunner>(options.conninfo, options.schema,
+            parseInterval(args.valueOr("reconcile-every", "30s"), "reconcile-every"), "idemctl exporter");
+    const ReconcileRunner* runner = reconciler.get();
+    MetricsServer server(http, [&exporter, &self, &labels, runner] {
         auto families = exporter->Collect();
+        if (runner)
+            for (auto& f : runner->families(labels))
+                families.push_back(std::move(f));
         for (auto& f : self->families(labels))
             families.push_back(std::move(f));
         return exposition(families);
@@ -125,12 +140,16 @@ int runExporter(const std::vector<std::string>& argv)
     // After that line: the reading thread's own lines (a failed first reading) would otherwise
     // land inside it, and a supervisor or test reading the port from it would miss it.
     exporter->start();
+    if (reconciler)
+        reconciler->start();
 
     int received = 0;
     sigwait(&signals, &received);
     std::cerr << "idemctl exporter: stopping (" << (received == SIGTERM ? "SIGTERM" : "SIGINT") << ")\n";
     server.stop(); // no scrape in flight past this point
     exporter->stop();
+    if (reconciler)
+        reconciler->stop();
     return ExitOk;
 }
 

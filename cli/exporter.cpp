@@ -7,6 +7,7 @@
 #include <pqxx/pqxx>
 
 #include "cli/args.h"
+#include "cli/reconcilerunner.h"
 #include "core/connection.h"
 #include "core/counters.h"
 #include "core/utf8.h"
@@ -265,7 +266,13 @@ void Exporter::readAttempt(const std::function<double()>& seconds)
         inSavepoint(tx, "idem_at_risk",
             [&](pqxx::transaction_base& sub) { atRisk = readAtRisk(sub, m_options.schema, 100000, &m_atRiskMemory); });
     std::optional<HorizonReading> horizon;
-    inSavepoint(tx, "idem_horizon", [&](pqxx::transaction_base& sub) { horizon = readHorizon(sub, m_options.schema, 5, 1); });
+    // The reconcile probes' last runs (one statement) share the horizon's savepoint: a round trip
+    // fewer each reading; the horizon read first is kept when they fail.
+    std::optional<ReconcileReading> reconcile;
+    inSavepoint(tx, "idem_horizon", [&](pqxx::transaction_base& sub) {
+        horizon = readHorizon(sub, m_options.schema, 5, 1);
+        reconcile = readReconcile(sub, m_options.schema);
+    });
     tx.commit();
     // Recorded when this exporter first sees the primary's system and timeline (at its start, and
     // after a failover), not at every reading: another client may have recorded it already.
@@ -293,6 +300,7 @@ void Exporter::readAttempt(const std::function<double()>& seconds)
     m_node = std::move(node);
     m_atRisk = std::move(atRisk);
     m_horizon = std::move(horizon);
+    m_reconcile = std::move(reconcile);
     m_lastSuccess = unixNow();
     if (!m_lastProblem.empty()) {
         std::cerr << "idemctl exporter: reading the database again\n";
@@ -507,6 +515,9 @@ void Exporter::publish(const StatsReading* stats, const PauseList* pauses, doubl
     }
     if (stats && m_horizon)
         for (auto& family : horizonFamilies(*m_horizon, m_labels))
+            f.push_back(std::move(family));
+    if (stats && m_reconcile)
+        for (auto& family : reconcileFamilies(*m_reconcile, m_labels))
             f.push_back(std::move(family));
     f.push_back(singleFamily("idem_exporter_node_changes_total",
         "Readings that reached another node than the reading before (address, system, timeline, or primary/standby) "

@@ -24,6 +24,7 @@
 #include "operations/latency.h"
 #include "operations/node.h"
 #include "operations/pauses.h"
+#include "operations/reconcile.h"
 #include "operations/stats.h"
 
 namespace idem::cli {
@@ -136,6 +137,9 @@ private:
     // The transaction horizon and the Idem tables' dead rows (schema v26), read in a savepoint of
     // the same reading: unset when that part failed (or before v26, where it reads as unavailable).
     std::optional<HorizonReading> m_horizon;
+    // The reconcile probes' last runs (schema v30), read in a savepoint: unset when that part
+    // failed (a schema before v30). Whoever ran them: every exporter publishes them.
+    std::optional<ReconcileReading> m_reconcile;
     std::string m_nodeKey;
     std::int64_t m_nodeChanges = 0;
     std::string m_lastTimelineProblem;

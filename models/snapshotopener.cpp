@@ -85,6 +85,8 @@ idem::DashboardReading snapshotReading(const idem::SnapshotData& data)
     }
     for (const auto& [minute, bucket] : minutes)
         r.buckets.push_back(bucket);
+    if (data.reconcile)
+        r.reconcile = idem::reconcileTotals(*data.reconcile);
     return r;
 }
 

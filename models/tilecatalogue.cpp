@@ -163,6 +163,19 @@ const std::vector<TileSpec>& tileCatalogue()
             QT_TRANSLATE_NOOP("idem::console::Tile", "The planner's estimate of the table's rows (pg_class.reltuples), never a count."),
             TileUnit::Estimate, { F::TotalRows }, nullptr, {}, QT_TRANSLATE_NOOP("idem::console::DashboardModel", "estimate: not analysed yet"), {}, {},
             "total_rows_estimate", RedSeries::None, everyRow, QT_TRANSLATE_NOOP("idem::console::DashboardModel", "every row"), {}, {}, nullptr, nullptr },
+        // The probes' last runs: no row of task_idempotency marks a key whose effect is missing or doubled.
+        { Tile::Reconcile, "reconcile", QT_TRANSLATE_NOOP("idem::console::Tile", "Reconcile"),
+            QT_TRANSLATE_NOOP("idem::console::Tile", "Succeeded keys whose business effect the reconcile probes did not count exactly "
+                      "once (none, or two or more) in their last runs, over the keys those runs sampled: exact for "
+                      "those keys, as of the runs (idemctl reconcile)."),
+            TileUnit::Reconcile, {}, QT_TRANSLATE_NOOP("idem::console::DashboardModel", "%1: %2 with no effect, %3 with two or more, in the last %4 sampled"),
+            { A::ReconcileScope, A::ReconcileMissing, A::ReconcileDuplicated, A::ReconcileSampled },
+            QT_TRANSLATE_NOOP("idem::console::DashboardModel", "no probe has run (idemctl reconcile add)"), {}, at(1, 1), "reconcile_not_ok_keys",
+            RedSeries::None, nullptr, nullptr, {}, {},
+            QT_TRANSLATE_NOOP("idem::console::DashboardModel", "It would open the keys the probes found without exactly one effect, but their rows "
+                       "look like any other succeeded key's: idemctl reconcile list names them (the first 50 of each run), "
+                       "and the incident snapshot keeps them."),
+            nullptr },
     };
     return all;
 }
@@ -187,6 +200,7 @@ QString tileThresholdUnit(Tile tile)
         return QStringLiteral(" s");
     case TileUnit::Rows:
     case TileUnit::Estimate:
+    case TileUnit::Reconcile:
         break;
     }
     return {};

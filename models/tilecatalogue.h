@@ -28,6 +28,7 @@ enum class Tile {
     DigestConflicts,
     StaleTokens,
     TotalRows,
+    Reconcile,
     COUNT
 };
 constexpr int tileCount = static_cast<int>(Tile::COUNT);
@@ -51,6 +52,9 @@ enum class TileUnit {
     Percent, // the duplicate ratio, in percent
     Seconds, // an age, written as a duration
     Estimate, // the planner's estimate of the table's rows, "≈ n"
+    // The reconcile probes' last runs (DashboardReading::reconcile, no figure): the keys whose
+    // business effect was not counted exactly once, exact as of those runs
+    Reconcile,
 };
 
 // What a detail line or an "opens" text fills its %1, %2 with, in order.
@@ -60,6 +64,10 @@ enum class TileArg {
     Claims, // the window's claims
     PercentOfClaims, // the tile's value, "4.1"
     EachFigure, // one argument per figure: its count, "≥ 10,000" when a lower bound
+    ReconcileScope, // the operation whose probe found keys not ok, or "3 operations"
+    ReconcileMissing, // keys with no effect in the probes' last runs
+    ReconcileDuplicated, // keys with two or more
+    ReconcileSampled, // keys those runs sampled
 };
 
 // What a tile's rows depend on besides the tile: the Tasks page filter's window and limit.

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "models/durationtext.h"
+#include "models/visibletext.h"
 #include "operations/outcomeseries.h"
 
 namespace idem::console {
@@ -53,6 +54,33 @@ QString TilePresenter::withArgs(const TileSpec& spec, const char* text, const st
             break;
         case TileArg::PercentOfClaims:
             out = out.arg(QLocale().toString(value.value.value_or(0), 'f', 1));
+            break;
+        case TileArg::ReconcileScope: {
+            if (!m_in.latest) {
+                out = out.arg(QString());
+                break;
+            }
+            const auto& r = m_in.latest->reconcile;
+            const int operations = static_cast<int>(r.operationsNotOk);
+            const int probes = static_cast<int>(r.run);
+            QString scope;
+            if (operations == 1 || (operations == 0 && probes == 1))
+                scope = visibleText(r.worst);
+            else if (operations > 1)
+                scope = QCoreApplication::translate("idem::console::DashboardModel", "%n operations", nullptr, operations);
+            else
+                scope = QCoreApplication::translate("idem::console::DashboardModel", "%n probes", nullptr, probes);
+            out = out.arg(scope);
+            break;
+        }
+        case TileArg::ReconcileMissing:
+            out = out.arg(count(m_in.latest ? m_in.latest->reconcile.missing : 0));
+            break;
+        case TileArg::ReconcileDuplicated:
+            out = out.arg(count(m_in.latest ? m_in.latest->reconcile.duplicated : 0));
+            break;
+        case TileArg::ReconcileSampled:
+            out = out.arg(count(m_in.latest ? m_in.latest->reconcile.sampled : 0));
             break;
         case TileArg::EachFigure:
             // Each figure's count, "≥ n" when it is a lower bound (a no-break space: a tile's
@@ -156,6 +184,29 @@ TileValue TilePresenter::tile(Tile t) const
             none();
         }
         break;
+    case TileUnit::Reconcile: {
+        const auto& r = m_in.latest->reconcile;
+        if (r.run == 0) {
+            none();
+            break;
+        }
+        v.value = static_cast<double>(r.notOk());
+        v.text = count(r.notOk());
+        detail();
+        // Exact for the keys sampled, as of the runs: the oldest one's age, and the keys whose
+        // query failed (they were not checked).
+        if (r.oldestFinishedMs)
+            v.quality = QCoreApplication::translate("idem::console::DashboardModel", "last runs up to %1 ago")
+                            .arg(durationText(static_cast<double>(std::max<std::int64_t>(0, m_in.latest->serverNowMs - *r.oldestFinishedMs)),
+                                idem::DurationForm::Largest));
+        if (r.errors > 0) {
+            const int unchecked = static_cast<int>(r.errors);
+            const QString line
+                = QCoreApplication::translate("idem::console::DashboardModel", "%n keys not checked (query failed)", nullptr, unchecked);
+            v.quality += (v.quality.isEmpty() ? QString() : QStringLiteral(" · ")) + line;
+        }
+        break;
+    }
     case TileUnit::Estimate:
         if (const auto n = idem::countFigure(s, spec.figures.front())) {
             v.value = static_cast<double>(*n);

@@ -79,7 +79,7 @@ std::string auditEntryHash(const AuditEntry& e) { return sha256Hex(auditCanonica
 const std::vector<std::string>& auditActionNames()
 {
     static const std::vector<std::string> names { "requeue", "release", "fail", "retention", "purge", "pause", "resume",
-        "annotate", "job", "approve", "approval_policy", "change_request", "change_approve", "change_use" };
+        "annotate", "job", "approve", "approval_policy", "change_request", "change_approve", "change_use", "decline", "reconcile_probe" };
     return names;
 }
 

@@ -68,7 +68,8 @@ SELECT stats.*,
        (extract(epoch FROM now()) OPERATOR(pg_catalog.*) 1000::numeric)::bigint AS server_now_ms,
        (SELECT coalesce(json_agg(json_build_array(extract(epoch FROM h.bucket)::bigint, h.outcome, h.n)
                                  ORDER BY h.bucket), '[]'::json)
-          FROM history h) AS buckets
+          FROM history h) AS buckets,
+       )" + reconcileTotalsColumnSql(schema) + R"( AS reconcile
 FROM stats
 )";
 }
@@ -148,6 +149,7 @@ namespace {
         }
         if (out.stats.exact)
             out.attempts = out.stats.exact->attempts;
+        out.reconcile = reconcileTotalsFromJson(row["reconcile"].as<std::string>());
         return out;
     }
 } // namespace

@@ -8,6 +8,7 @@
 #include <pqxx/connection>
 
 #include "core/identifier.h"
+#include "operations/reconcile.h"
 #include "operations/stats.h"
 
 namespace idem {
@@ -67,6 +68,8 @@ struct DashboardReading {
     std::vector<CounterBucket> buckets; // oldest first; minutes without counts are absent
     // Unfinished rows by attempts, from the shared exact refresh (stats.exact): set when one exists.
     std::optional<std::vector<AttemptsBin>> attempts;
+    // The reconcile probes' last runs, summed (schema v31): the Reconcile tile.
+    ReconcileTotals reconcile;
 };
 
 // $1..$4 as statsSql(), $5 history minutes.

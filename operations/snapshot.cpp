@@ -643,6 +643,13 @@ SnapshotData readSnapshot(pqxx::connection& conn, const SnapshotOptions& options
                 h.client = redactedText(h.client);
         }
     d.redrive = readRedrive(tx, options.schema, options.historyMinutes, options.redriveLimit, options.redact);
+    d.reconcile = readReconcile(tx, options.schema);
+    if (options.redact)
+        for (auto& p : d.reconcile->probes)
+            if (p.last)
+                for (auto& o : p.last->offenders)
+                    if (!o.error.empty())
+                        o.error = redactedText(o.error);
 
     progress.checkCancel();
     progress.report("reading the audit tail", 0.9);

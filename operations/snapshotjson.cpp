@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/canonicaljson.h"
+#include "operations/actions.h"
 #include "operations/tasklist.h"
 
 namespace idem {
@@ -102,6 +103,37 @@ namespace {
             { "as_of", h.asOf }, { "owner_sees_all", h.ownerSeesAll }, { "login_sees_all", h.loginSeesAll },
             { "holders", holders }, { "tables", tables }, { "dead_total", h.deadTotal },
             { "kept_at_least", h.keptAtLeast } };
+    }
+
+    OJson reconcileJson(const ReconcileReading& r)
+    {
+        OJson probes = OJson::array();
+        for (const auto& s : r.probes) {
+            const auto& p = s.probe;
+            OJson last(nullptr);
+            if (s.last) {
+                const auto& x = *s.last;
+                OJson offenders = OJson::array();
+                for (const auto& o : x.offenders)
+                    offenders.push_back(o.count ? OJson { { "key", o.key }, { "count", *o.count } }
+                                                : OJson { { "key", o.key }, { "error", o.error } });
+                last = OJson { { "id", x.id }, { "started_at", formatMicros(x.startedAtUs) },
+                    { "finished_at", x.finishedAtUs ? OJson(formatMicros(*x.finishedAtUs)) : OJson(nullptr) },
+                    { "runner", x.runner }, { "sample_size", x.sampleSize }, { "sampled", x.sampled }, { "ok", x.ok },
+                    { "missing", x.missing }, { "duplicated", x.duplicated }, { "errors", x.errors },
+                    { "offenders", offenders }, { "problem", x.problem.empty() ? OJson(nullptr) : OJson(x.problem) } };
+            }
+            probes.push_back(OJson { { "operation", p.operation }, { "query", p.query },
+                { "sample_size", p.sampleSize }, { "window_seconds", p.windowSeconds },
+                { "every_seconds", p.everySeconds }, { "timeout_ms", p.timeoutMs },
+                { "created_at", formatMicros(p.createdAtUs) }, { "created_by", p.createdBy },
+                { "next_run_at", formatMicros(p.nextRunAtUs) }, { "last_run", last } });
+        }
+        return OJson { { "description",
+                           "the reconcile probes (idemctl reconcile) and each one's last finished run: of the sampled "
+                           "succeeded keys, how many had exactly one business effect (ok), none (missing), two or more "
+                           "(duplicated), or a failed query (errors); offenders: the first 50 keys that were not ok" },
+            { "as_of", formatMicros(r.serverNowUs) }, { "probes", probes } };
     }
 
     OJson jobSetJson(const SnapshotJobSet& s)
@@ -513,6 +545,59 @@ namespace {
         return s;
     }
 
+    ReconcileReading reconcileFrom(const Reader& r)
+    {
+        ReconcileReading out;
+        const auto parseMicros = [](const Reader& at, const char* key) {
+            const auto us = parseIsoMicros(at.str(key));
+            if (!us)
+                at.fail(key, "expected an ISO 8601 time");
+            return *us;
+        };
+        out.serverNowUs = parseMicros(r, "as_of");
+        r.each("probes", [&](const Reader& x) {
+            ReconcileStatus s;
+            s.probe.operation = x.str("operation");
+            s.probe.query = x.str("query");
+            s.probe.sampleSize = x.int32("sample_size");
+            s.probe.windowSeconds = x.int32("window_seconds");
+            s.probe.everySeconds = x.int32("every_seconds");
+            s.probe.timeoutMs = x.int32("timeout_ms");
+            s.probe.createdAtUs = parseMicros(x, "created_at");
+            s.probe.createdBy = x.str("created_by");
+            s.probe.nextRunAtUs = parseMicros(x, "next_run_at");
+            if (!x.at("last_run").is_null()) {
+                const auto l = x.object("last_run");
+                ReconcileRun run;
+                run.id = l.integer("id");
+                run.operation = s.probe.operation;
+                run.startedAtUs = parseMicros(l, "started_at");
+                if (l.optStr("finished_at"))
+                    run.finishedAtUs = parseMicros(l, "finished_at");
+                run.runner = l.str("runner");
+                run.sampleSize = l.int32("sample_size");
+                run.sampled = l.integer("sampled");
+                run.ok = l.integer("ok");
+                run.missing = l.integer("missing");
+                run.duplicated = l.integer("duplicated");
+                run.errors = l.integer("errors");
+                l.each("offenders", [&](const Reader& o) {
+                    ReconcileOffender off;
+                    off.key = o.str("key");
+                    if (o.has("count"))
+                        off.count = o.integer("count");
+                    else
+                        off.error = o.str("error");
+                    run.offenders.push_back(std::move(off));
+                });
+                run.problem = l.optStr("problem").value_or(std::string());
+                s.last = std::move(run);
+            }
+            out.probes.push_back(std::move(s));
+        });
+        return out;
+    }
+
     SnapshotJobSet jobSetFrom(const Reader& r)
     {
         auto s = boundedSetFrom<SnapshotJobSet>(r);
@@ -688,6 +773,7 @@ std::string snapshotToJson(const SnapshotData& d)
         { "pauses", d.pauses ? pauseSetJson(*d.pauses) : OJson(nullptr) },
         { "jobs", d.jobs ? jobSetJson(*d.jobs) : OJson(nullptr) },
         { "horizon", d.horizon ? horizonJson(*d.horizon) : OJson(nullptr) },
+        { "reconcile", d.reconcile ? reconcileJson(*d.reconcile) : OJson(nullptr) },
         { "redrive", d.redrive ? redriveSetJson(*d.redrive) : OJson(nullptr) },
         { "audit",
             { { "limit", d.audit.limit }, { "total", d.audit.total }, { "truncated", d.audit.truncated },
@@ -798,6 +884,8 @@ SnapshotData snapshotFromJson(std::string_view text)
         d.jobs = jobSetFrom(root.object("jobs"));
     if (root.has("horizon") && !root.at("horizon").is_null())
         d.horizon = horizonFrom(root.object("horizon"));
+    if (root.has("reconcile") && !root.at("reconcile").is_null())
+        d.reconcile = reconcileFrom(root.object("reconcile"));
     if (root.has("redrive") && !root.at("redrive").is_null())
         d.redrive = redriveSetFrom(root.object("redrive"));
 

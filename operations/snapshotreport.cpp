@@ -8,6 +8,7 @@
 #include <ctime>
 #include <map>
 
+#include "operations/actions.h"
 #include "operations/latency.h"
 #include "operations/outcomeseries.h"
 
@@ -470,6 +471,32 @@ std::string snapshotReportHtml(const SnapshotData& d, const std::vector<ReportIm
                     nowrap(optTime(j.finishedAt)) });
             h += "</table>\n";
         }
+    }
+
+    if (d.reconcile && !d.reconcile->probes.empty()) {
+        const auto& rc = *d.reconcile;
+        h += "<h2>Reconcile: " + n(rc.missing()) + " keys with no effect, " + n(rc.duplicated())
+            + " with two or more, in the last " + n(rc.sampled()) + " sampled</h2>\n"
+            + "<p class=\"note\">Each probe's last finished run at the instant: of the operation's recently succeeded "
+              "keys it sampled, how many its query counted exactly once (ok), never (missing), more than once "
+              "(duplicated), or could not count (errors); the keys that were not ok, at most 50 a run.</p>\n<table>\n"
+            + row({ "operation", "finished (UTC)", "sampled", "ok", "missing", "duplicated", "errors", "keys not ok" }, true);
+        for (const auto& s : rc.probes) {
+            if (!s.last) {
+                h += row({ htmlEscape(s.probe.operation), "not run yet", "", "", "", "", "", "" });
+                continue;
+            }
+            const auto& x = *s.last;
+            std::string keys;
+            for (const auto& o : x.offenders)
+                keys += (keys.empty() ? "" : "<br>") + htmlEscape(o.key) + " ("
+                    + (o.count ? n(*o.count) : "error: " + clip(o.error, 120)) + ")";
+            h += row({ htmlEscape(s.probe.operation),
+                nowrap(x.finishedAtUs ? shortTime(formatMicros(*x.finishedAtUs)) : std::string("&ndash;")), n(x.sampled),
+                n(x.ok), n(x.missing), n(x.duplicated), n(x.errors),
+                keys + (x.problem.empty() ? std::string() : "<br>" + clip(x.problem)) });
+        }
+        h += "</table>\n";
     }
 
     if (d.horizon) {

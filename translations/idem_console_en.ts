@@ -67,6 +67,30 @@
     </message>
 </context>
 <context>
+    <name>idem::console::DashboardModel</name>
+    <message numerus="yes">
+        <source>%n operations</source>
+        <translation>
+            <numerusform>%n operation</numerusform>
+            <numerusform>%n operations</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n probes</source>
+        <translation>
+            <numerusform>%n probe</numerusform>
+            <numerusform>%n probes</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n keys not checked (query failed)</source>
+        <translation>
+            <numerusform>%n key not checked (query failed)</numerusform>
+            <numerusform>%n keys not checked (query failed)</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
     <name>idem::console::EventMarks</name>
     <message numerus="yes">
         <source>… and %n more</source>

@@ -1618,6 +1618,40 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <source>of %1 requests (retries not counted), %2</source>
         <translation>共 %1 次请求（不计重试），%2</translation>
     </message>
+    <message>
+        <source>%1: %2 with no effect, %3 with two or more, in the last %4 sampled</source>
+        <translation>%1：%2 个无效果，%3 个有两个或更多，共抽查最近 %4 个</translation>
+    </message>
+    <message>
+        <source>no probe has run (idemctl reconcile add)</source>
+        <translation>尚无探针运行过（idemctl reconcile add）</translation>
+    </message>
+    <message>
+        <source>It would open the keys the probes found without exactly one effect, but their rows look like any other succeeded key&apos;s: idemctl reconcile list names them (the first 50 of each run), and the incident snapshot keeps them.</source>
+        <translation>本应打开探针发现效果不恰为一次的键，但它们的行与其他已成功键无异：idemctl reconcile list 列出这些键（每次运行前 50 个），事件快照也会保存它们。</translation>
+    </message>
+    <message>
+        <source>last runs up to %1 ago</source>
+        <translation>最近运行最早在 %1 前</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n operations</source>
+        <translation>
+            <numerusform>%n 个操作</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n probes</source>
+        <translation>
+            <numerusform>%n 个探针</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n keys not checked (query failed)</source>
+        <translation>
+            <numerusform>%n 个键未检查（查询失败）</numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>idem::console::DashboardRowsDialog</name>
@@ -6152,6 +6186,14 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>Rows in processing whose lease is still running: tasks a worker is on now. A task run in one transaction (claim, writes and success in one commit) shows nothing until it commits.</source>
         <translation>租约仍有效的 processing 行：工作进程正在执行的任务。在一个事务中运行的任务（认领、写入和成功记录在一次提交中）在提交之前不显示任何内容。</translation>
+    </message>
+    <message>
+        <source>Reconcile</source>
+        <translation>对账</translation>
+    </message>
+    <message>
+        <source>Succeeded keys whose business effect the reconcile probes did not count exactly once (none, or two or more) in their last runs, over the keys those runs sampled: exact for those keys, as of the runs (idemctl reconcile).</source>
+        <translation>对账探针最近一次运行中，业务效果未恰好计数一次（没有，或两个及以上）的已成功键，相对于这些运行抽查的键：对这些键精确，截至各次运行（idemctl reconcile）。</translation>
     </message>
 </context>
 <context>

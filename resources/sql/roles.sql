@@ -3,7 +3,7 @@
 -- and NOLOGIN: give them to login roles with GRANT idem_operator TO alice.
 -- Schema v21: one role per right (README, "Roles and rights"): idem_reader reads; each idem_may_*
 -- role allows one kind of change. The rights, their roles and which of them idem_operator holds
--- are one list, idem_right_list() (functions/idem_right_list.sql, schema v30): the roles, the
+-- are one list, idem_right_list() (functions/idem_right_list.sql, schema v29): the roles, the
 -- memberships, the schema's USAGE and what every right's role may call (the $every_right$ block)
 -- follow from it; what each right may change is granted below, function by function.
 -- Grants name each Idem object, so adopting a table in a shared schema such as public
@@ -397,7 +397,7 @@ BEGIN
 END
 $redrive$;
 
--- Every right's role (idem_right_list, schema v30) may use the schema ($grants$), ask what its
+-- Every right's role (idem_right_list, schema v29) may use the schema ($grants$), ask what its
 -- role may do (idem_rights) and whether a change of theirs would need approval
 -- (idem_approval_needed). What a right may change is granted above, function by function.
 DO $every_right$
@@ -411,3 +411,31 @@ BEGIN
     END LOOP;
 END
 $every_right$;
+
+-- Continuous reconciliation (schema v30, docs/operators-guide.md "Reconcile probes"): the owner
+-- registers and removes probes (idem_reconcile_add, idem_reconcile_remove: granted to nobody,
+-- since a probe's query runs on a schedule). idem_reconcile runs them: its members (the exporter's
+-- login, or whoever runs idemctl reconcile run) take a due run and record its results, and each
+-- probe query runs as idem_reconcile itself (SET LOCAL ROLE in a READ ONLY transaction), so it
+-- reads only what the DBA granted to idem_reconcile (GRANT SELECT ON shop.payments TO
+-- idem_reconcile) and nothing of Idem. Readers see the probes and their runs. Workers: nothing.
+DO $reconcile$
+DECLARE
+    s text := current_schema();
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'idem_reconcile') THEN
+        BEGIN
+            CREATE ROLE idem_reconcile NOLOGIN;
+        EXCEPTION WHEN duplicate_object OR unique_violation THEN
+            NULL;
+        END;
+    END IF;
+    EXECUTE format('GRANT USAGE ON SCHEMA %I TO idem_reconcile', s);
+    EXECUTE format('GRANT SELECT ON %1$I.idem_reconcile_probes, %1$I.idem_reconcile_runs TO idem_reader', s);
+    EXECUTE format('REVOKE ALL ON %1$I.idem_reconcile_probes, %1$I.idem_reconcile_runs FROM idem_worker, idem_reconcile', s);
+    EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_reconcile_probes, %1$I.idem_reconcile_runs'
+                   ' FROM idem_reader, idem_operator', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_reconcile_begin(text, boolean, text),'
+                   ' %1$I.idem_reconcile_finish(bigint, jsonb, text) TO idem_reconcile', s);
+END
+$reconcile$;

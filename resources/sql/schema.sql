@@ -699,182 +699,6 @@ $$;
 
 
 --
--- Name: idem_approval_approve(bigint, text, text, text); Type: FUNCTION; Schema: idem; Owner: -
---
-
-CREATE FUNCTION idem.idem_approval_approve(p_request bigint, p_spec_sha256 text, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(request_id bigint, kind text, job_id bigint, approved_at timestamp with time zone, expires_at timestamp with time zone, audit_id bigint)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'idem', 'pg_temp'
-    SET "TimeZone" TO 'UTC'
-    SET lock_timeout TO '30s'
-    AS $_$
-DECLARE
-    r idem_approval_requests;
-    j idem_jobs;
-    k idem_approval_kinds;
-    v_job bigint;
-    v_what text;
-    v_before jsonb;
-    v_actor text := btrim(COALESCE(p_actor, ''));
-    v_now timestamptz := clock_timestamp();
-    v_audit bigint;
-BEGIN
-    PERFORM idem_require_right('approve', 'approve a request');
-    IF p_request IS NULL THEN
-        RAISE EXCEPTION 'name the request to approve' USING ERRCODE = 'ID003';
-    END IF;
-    IF p_spec_sha256 IS NULL OR p_spec_sha256 !~ '^[0-9a-f]{64}$' THEN
-        RAISE EXCEPTION 'an approval names the request''s spec: its spec_sha256, 64 lower-case hex digits, not %',
-                        COALESCE(quote_literal(left(p_spec_sha256, 80)), 'NULL') USING ERRCODE = 'ID003';
-    END IF;
-    PERFORM audit_check_reason(p_reason, p_actor);
-    IF current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'a request is approved in a READ COMMITTED transaction, not %',
-            current_setting('transaction_isolation') USING ERRCODE = 'ID004';
-    END IF;
-    -- A job's row before its request's, as every function that changes a job locks it first.
-    SELECT x.job_id INTO v_job FROM idem_approval_requests x WHERE x.id = p_request;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'there is no request %', p_request USING ERRCODE = 'ID002',
-              HINT = 'idemctl approvals list shows the requests.';
-    END IF;
-    IF v_job IS NOT NULL THEN
-        SELECT * INTO j FROM idem_jobs x WHERE x.id = v_job FOR UPDATE;
-    END IF;
-    SELECT * INTO r FROM idem_approval_requests x WHERE x.id = p_request FOR UPDATE;
-    v_what := CASE WHEN r.job_id IS NOT NULL THEN format('job %s', r.job_id) ELSE format('change request %s', r.id) END;
-    IF r.state <> 'awaiting_approval' OR (j.id IS NOT NULL AND j.state <> 'awaiting_approval') THEN
-        RAISE EXCEPTION '%', format('%s is not waiting for approval: it is %s%s', v_what,
-                        CASE WHEN j.id IS NOT NULL AND r.state <> 'declined' THEN j.state ELSE r.state END,
-                        CASE WHEN r.approved_at IS NOT NULL
-                             THEN format(', approved by %s at %s', r.approved_login,
-                                         to_char(r.approved_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
-                             WHEN r.declined_at IS NOT NULL
-                             THEN format(', declined by %s at %s', r.declined_login,
-                                         to_char(r.declined_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
-                             ELSE '' END)
-            USING ERRCODE = 'ID004';
-    END IF;
-    IF p_spec_sha256 <> r.spec_sha256 OR r.spec_sha256 <> encode(sha256(convert_to(r.spec::text, 'UTF8')), 'hex')
-       OR (j.id IS NOT NULL AND (j.spec_sha256 IS DISTINCT FROM r.spec_sha256
-                                 OR r.spec_sha256 <> encode(sha256(convert_to(idem_job_spec(j)::text, 'UTF8')), 'hex'))) THEN
-        IF j.id IS NOT NULL THEN
-            RAISE EXCEPTION 'that spec is not job %''s: job % is % of % row(s) matched by % as of %, cap % (spec %)', j.id,
-                            j.id, j.action, j.matched, j.filter::text,
-                            to_char(j.moment, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), j.cap, j.spec_sha256
-                USING ERRCODE = 'ID004', HINT = format('An approval names one request''s exact spec: read it again'
-                                                       ' (idemctl approvals show %s).', r.id);
-        END IF;
-        RAISE EXCEPTION 'that spec is not change request %''s: request % is % (spec %)', r.id, r.id, r.spec::text,
-                        r.spec_sha256
-            USING ERRCODE = 'ID004', HINT = format('An approval names one request''s exact spec: read it again'
-                                                   ' (idemctl approvals show %s).', r.id);
-    END IF;
-    PERFORM idem_approver_check(v_what, r.requested_login);
-    IF r.approvable_until <= v_now THEN
-        RAISE EXCEPTION '%''s request for approval expired at %: it can no longer be approved', v_what,
-                        to_char(r.approvable_until, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
-            USING ERRCODE = 'ID004',
-                  HINT = CASE WHEN j.id IS NOT NULL
-                              THEN format('Decline it (idemctl approvals decline %s) and start the job again for a'
-                                          ' new request.', r.id)
-                              ELSE 'Request the change again.' END;
-    END IF;
-    SELECT * INTO k FROM idem_approval_kinds x WHERE x.kind = r.kind;
-    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
-    v_before := CASE WHEN j.id IS NOT NULL THEN idem_job_image(j) ELSE idem_approval_image(r) END;
-    UPDATE idem_approval_requests x
-       SET state = 'approved', approved_login = session_user, approved_role = idem_caller(), approved_actor = v_actor,
-           approved_reason = p_reason, approved_at = v_now, approval_expires_at = v_now + k.ttl_seconds * interval '1 second'
-     WHERE x.id = r.id
-    RETURNING x.* INTO r;
-    IF j.id IS NOT NULL THEN
-        UPDATE idem_jobs x SET state = 'active' WHERE x.id = j.id RETURNING x.* INTO j;
-        v_audit := audit_append('', 'approve', p_reason, v_actor, v_before,
-                                idem_job_image(j) || jsonb_build_object('event', 'approve', 'request_id', r.id));
-    ELSE
-        v_audit := audit_append('', 'change_approve', p_reason, v_actor, v_before,
-                                idem_approval_image(r) || jsonb_build_object('event', 'approve'));
-    END IF;
-    UPDATE idem_approval_requests x SET approval_audit_id = v_audit WHERE x.id = r.id;
-    RETURN QUERY SELECT r.id, r.kind, r.job_id, r.approved_at, r.approval_expires_at, v_audit;
-END
-$_$;
-
-
---
--- Name: idem_approval_decline(bigint, text, text); Type: FUNCTION; Schema: idem; Owner: -
---
-
-CREATE FUNCTION idem.idem_approval_decline(p_request bigint, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(request_id bigint, kind text, job_id bigint, declined_at timestamp with time zone, audit_id bigint)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'idem', 'pg_temp'
-    SET "TimeZone" TO 'UTC'
-    SET lock_timeout TO '30s'
-    AS $$
-DECLARE
-    r idem_approval_requests;
-    j idem_jobs;
-    v_job bigint;
-    v_what text;
-    v_before jsonb;
-    v_actor text := btrim(COALESCE(p_actor, ''));
-    v_now timestamptz := clock_timestamp();
-    v_audit bigint;
-BEGIN
-    IF p_request IS NULL THEN
-        RAISE EXCEPTION 'name the request to decline' USING ERRCODE = 'ID003';
-    END IF;
-    PERFORM audit_check_reason(p_reason, p_actor);
-    IF current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'a request is declined in a READ COMMITTED transaction, not %',
-            current_setting('transaction_isolation') USING ERRCODE = 'ID004';
-    END IF;
-    SELECT x.job_id INTO v_job FROM idem_approval_requests x WHERE x.id = p_request;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'there is no request %', p_request USING ERRCODE = 'ID002',
-              HINT = 'idemctl approvals list shows the requests.';
-    END IF;
-    IF v_job IS NOT NULL THEN
-        SELECT * INTO j FROM idem_jobs x WHERE x.id = v_job FOR UPDATE;
-    END IF;
-    SELECT * INTO r FROM idem_approval_requests x WHERE x.id = p_request FOR UPDATE;
-    v_what := CASE WHEN r.job_id IS NOT NULL THEN format('job %s', r.job_id) ELSE format('change request %s', r.id) END;
-    IF NOT idem_has_right(idem_caller(), 'approve') AND session_user::text <> r.requested_login
-       AND NOT (j.id IS NOT NULL AND idem_has_right(idem_caller(), j.action)) THEN
-        RAISE EXCEPTION 'role % may not decline %: that needs the approve right (role %), or to be the login that'
-                        ' requested it (%)', idem_caller(), v_what, idem_right_role('approve'), r.requested_login
-            USING ERRCODE = 'insufficient_privilege';
-    END IF;
-    IF r.state <> 'awaiting_approval' OR (j.id IS NOT NULL AND j.state <> 'awaiting_approval') THEN
-        RAISE EXCEPTION '%', format('%s is not waiting for approval: it is %s; only a request waiting for approval'
-                                    ' is declined', v_what,
-                                    CASE WHEN j.id IS NOT NULL AND r.state <> 'declined' THEN j.state ELSE r.state END)
-            USING ERRCODE = 'ID004',
-                  HINT = CASE WHEN j.id IS NOT NULL AND j.state = 'active'
-                              THEN format('An approved job is stopped by cancelling it, with its action''s right'
-                                          ' (idemctl job cancel %s).', j.id)
-                              ELSE NULL END;
-    END IF;
-    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
-    v_before := idem_approval_image(r);
-    UPDATE idem_approval_requests x
-       SET state = 'declined', declined_login = session_user, declined_role = idem_caller(), declined_actor = v_actor,
-           declined_reason = p_reason, declined_at = v_now
-     WHERE x.id = r.id
-    RETURNING x.* INTO r;
-    v_audit := audit_append('', 'decline', p_reason, v_actor, v_before,
-                            idem_approval_image(r) || jsonb_build_object('event', 'decline'));
-    UPDATE idem_approval_requests x SET decline_audit_id = v_audit WHERE x.id = r.id;
-    IF j.id IS NOT NULL THEN
-        PERFORM idem_job_close(j, 'cancelled', p_reason, p_actor);
-    END IF;
-    RETURN QUERY SELECT r.id, r.kind, r.job_id, r.declined_at, v_audit;
-END
-$$;
-
-
---
 -- Name: idem_approval_gate(text, bigint, bigint); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -905,8 +729,8 @@ BEGIN
             USING ERRCODE = 'ID004',
                   HINT = format('Nothing changed. Have it approved: start a recovery job over the rows (idemctl job start'
                                 ' --action %s --key-prefix ... --reason ..., or the Tasks page''s "Apply to all'
-                                ' matching"); it waits for another login with the approve right (idemctl approvals list,'
-                                ' idemctl approvals approve), then runs. Without one, the budget frees up from %s.',
+                                ' matching"); it waits for another login with the approve right (idemctl job pending,'
+                                ' idemctl job approve), then runs. Without one, the budget frees up from %s.',
                                 p_kind, COALESCE(to_char(n.frees_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), 'the window''s end'));
     END IF;
     -- A week is the longest window: older rows count for nothing.
@@ -921,72 +745,6 @@ $$;
 
 
 --
--- Name: idem_approval_requests; Type: TABLE; Schema: idem; Owner: -
---
-
-CREATE TABLE idem.idem_approval_requests (
-    id bigint NOT NULL,
-    kind text NOT NULL,
-    spec jsonb NOT NULL,
-    spec_sha256 text NOT NULL,
-    state text DEFAULT 'awaiting_approval'::text NOT NULL,
-    requested_login text NOT NULL,
-    requested_role text NOT NULL,
-    requested_actor text NOT NULL,
-    requested_reason text NOT NULL,
-    requested_at timestamp with time zone NOT NULL,
-    approvable_until timestamp with time zone NOT NULL,
-    request_audit_id bigint NOT NULL,
-    approved_login text,
-    approved_role text,
-    approved_actor text,
-    approved_reason text,
-    approved_at timestamp with time zone,
-    approval_expires_at timestamp with time zone,
-    approval_audit_id bigint,
-    used_login text,
-    used_at timestamp with time zone,
-    used_xid xid8,
-    use_audit_id bigint,
-    applied_audit_id bigint,
-    purge_run_id bigint,
-    declined_login text,
-    declined_role text,
-    declined_actor text,
-    declined_reason text,
-    declined_at timestamp with time zone,
-    decline_audit_id bigint,
-    job_id bigint,
-    CONSTRAINT idem_approval_requests_approved_check CHECK ((((approved_at IS NULL) = (approved_login IS NULL)) AND ((approved_at IS NULL) = (approval_expires_at IS NULL)) AND ((state = ANY (ARRAY['awaiting_approval'::text, 'declined'::text])) = (approved_at IS NULL)))),
-    CONSTRAINT idem_approval_requests_declined_check CHECK ((((state = 'declined'::text) = (declined_at IS NOT NULL)) AND ((declined_at IS NULL) = (declined_login IS NULL)))),
-    CONSTRAINT idem_approval_requests_job_check CHECK (((kind = 'job'::text) = (job_id IS NOT NULL))),
-    CONSTRAINT idem_approval_requests_spec_sha256_check CHECK ((spec_sha256 ~ '^[0-9a-f]{64}$'::text)),
-    CONSTRAINT idem_approval_requests_state_check CHECK ((state = ANY (ARRAY['awaiting_approval'::text, 'approved'::text, 'used'::text, 'declined'::text]))),
-    CONSTRAINT idem_approval_requests_used_check CHECK ((((state = 'used'::text) = (used_at IS NOT NULL)) AND ((used_at IS NULL) = (used_xid IS NULL))))
-);
-
-
---
--- Name: idem_approval_image(idem.idem_approval_requests); Type: FUNCTION; Schema: idem; Owner: -
---
-
-CREATE FUNCTION idem.idem_approval_image(r idem.idem_approval_requests) RETURNS jsonb
-    LANGUAGE sql STABLE
-    SET search_path TO 'idem', 'pg_temp'
-    SET "TimeZone" TO 'UTC'
-    AS $$
-    SELECT jsonb_build_object('request_id', r.id, 'kind', r.kind, 'job_id', r.job_id, 'spec', r.spec,
-                              'spec_sha256', r.spec_sha256, 'state', r.state, 'requested_login', r.requested_login,
-                              'requested_role', r.requested_role, 'requested_at', r.requested_at,
-                              'approvable_until', r.approvable_until, 'approved_login', r.approved_login,
-                              'approved_role', r.approved_role, 'approved_at', r.approved_at,
-                              'approval_expires_at', r.approval_expires_at, 'declined_login', r.declined_login,
-                              'declined_at', r.declined_at, 'used_login', r.used_login, 'used_at', r.used_at,
-                              'purge_run_id', r.purge_run_id)
-$$;
-
-
---
 -- Name: idem_approval_needed(text, bigint); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -997,7 +755,6 @@ CREATE FUNCTION idem.idem_approval_needed(p_kind text, p_rows bigint) RETURNS TA
     AS $$
 DECLARE
     v_policy idem_approval_policy;
-    v_jobs idem_approval_kinds;
 BEGIN
     IF p_kind IS NULL OR p_kind NOT IN ('job', 'requeue', 'release', 'fail') THEN
         RAISE EXCEPTION 'a change under the approval policy is a job, requeue, release or fail, not %',
@@ -1007,8 +764,7 @@ BEGIN
         RAISE EXCEPTION 'rows must be 0 to 1000000, not %', COALESCE(p_rows::text, 'NULL') USING ERRCODE = 'ID003';
     END IF;
     SELECT * INTO v_policy FROM idem_approval_policy;
-    SELECT * INTO v_jobs FROM idem_approval_kinds k WHERE k.kind = 'job';
-    job_rows := CASE WHEN v_jobs.gated THEN COALESCE(v_jobs.over_rows, 0) END;
+    job_rows := v_policy.job_rows;
     budget_rows := v_policy.budget_rows;
     window_seconds := COALESCE(v_policy.budget_window_seconds, 3600);
     used := 0;
@@ -1018,57 +774,8 @@ BEGIN
           FROM idem_approval_uses u
          WHERE u.login = session_user AND u.at > clock_timestamp() - window_seconds * interval '1 second';
     END IF;
-    why := CASE WHEN p_kind = 'job' AND job_rows IS NOT NULL AND p_rows > job_rows THEN 'rows'
+    why := CASE WHEN p_kind = 'job' AND v_policy.job_rows IS NOT NULL AND p_rows > v_policy.job_rows THEN 'rows'
                 WHEN v_policy.budget_rows IS NOT NULL AND used + p_rows > v_policy.budget_rows THEN 'budget' END;
-    RETURN NEXT;
-END
-$$;
-
-
---
--- Name: idem_approval_request_add(text, jsonb, text, text, bigint); Type: FUNCTION; Schema: idem; Owner: -
---
-
-CREATE FUNCTION idem.idem_approval_request_add(p_kind text, p_spec jsonb, p_reason text, p_actor text, p_job bigint DEFAULT NULL::bigint) RETURNS TABLE(request_id bigint, spec_sha256 text, spec jsonb, approvable_until timestamp with time zone, audit_id bigint)
-    LANGUAGE plpgsql
-    SET search_path TO 'idem', 'pg_temp'
-    SET "TimeZone" TO 'UTC'
-    AS $$
-DECLARE
-    k idem_approval_kinds;
-    v_actor text := btrim(COALESCE(p_actor, ''));
-    v_now timestamptz := clock_timestamp();
-    r idem_approval_requests;
-BEGIN
-    PERFORM audit_check_reason(p_reason, p_actor);
-    SELECT * INTO k FROM idem_approval_kinds x WHERE x.kind = p_kind;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'there is no gated kind %', COALESCE(quote_literal(left(p_kind, 64)), 'NULL')
-            USING ERRCODE = 'ID002';
-    END IF;
-    IF p_kind <> 'job' AND NOT k.gated THEN
-        RAISE EXCEPTION '% does not need approval (the approval policy): make the change directly', k.what
-            USING ERRCODE = 'ID004',
-                  HINT = CASE p_kind WHEN 'retention' THEN 'idemctl retention set / clear.'
-                                     WHEN 'purge' THEN 'idemctl purge.' ELSE 'idemctl approvals policy.' END;
-    END IF;
-    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
-    INSERT INTO idem_approval_requests AS x (kind, job_id, spec, spec_sha256, requested_login, requested_role,
-                                             requested_actor, requested_reason, requested_at, approvable_until,
-                                             request_audit_id)
-    VALUES (p_kind, p_job, p_spec, encode(sha256(convert_to(p_spec::text, 'UTF8')), 'hex'), session_user,
-            idem_caller(), v_actor, p_reason, v_now, v_now + k.ttl_seconds * interval '1 second', 0)
-    RETURNING x.* INTO r;
-    IF p_kind <> 'job' THEN
-        audit_id := audit_append('', 'change_request', p_reason, v_actor,
-                                 jsonb_build_object('request_id', r.id, 'state', NULL),
-                                 idem_approval_image(r) || jsonb_build_object('event', 'request'));
-        UPDATE idem_approval_requests x SET request_audit_id = audit_id WHERE x.id = r.id;
-    END IF;
-    request_id := r.id;
-    spec_sha256 := r.spec_sha256;
-    spec := r.spec;
-    approvable_until := r.approvable_until;
     RETURN NEXT;
 END
 $$;
@@ -1084,7 +791,7 @@ CREATE FUNCTION idem.idem_approver_check(p_what text, p_requester text) RETURNS 
     AS $$
 BEGIN
     IF p_requester IS NULL THEN
-        RAISE EXCEPTION '% records no login that requested it: it cannot be approved', p_what USING ERRCODE = 'ID004';
+        RAISE EXCEPTION '% records no login that requested it: it cannot be approved', p_what USING ERRCODE = 'ID003';
     END IF;
     IF session_user::text = p_requester
        OR (EXISTS (SELECT FROM pg_catalog.pg_roles r WHERE r.rolname = p_requester)
@@ -1093,7 +800,7 @@ BEGIN
         RAISE EXCEPTION '%', format('login %s cannot approve %s: it was requested by login %s%s', session_user, p_what,
                         p_requester, CASE WHEN session_user::text = p_requester THEN ''
                                           ELSE ', and one of the two may act as the other (a member of it, or a superuser)' END)
-            USING ERRCODE = 'ID004', HINT = 'A second person approves: another login with the approve right.';
+            USING ERRCODE = 'ID003', HINT = 'A second person approves: another login with the approve right.';
     END IF;
 END
 $$;
@@ -1117,12 +824,68 @@ $$;
 --
 
 CREATE FUNCTION idem.idem_change_approve(p_request bigint, p_spec_sha256 text, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(request_id bigint, approved_at timestamp with time zone, expires_at timestamp with time zone, audit_id bigint)
-    LANGUAGE sql SECURITY DEFINER
+    LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'idem', 'pg_temp'
-    AS $$
-    SELECT a.request_id, a.approved_at, a.expires_at, a.audit_id
-      FROM idem_approval_approve(p_request, p_spec_sha256, p_reason, p_actor) a
-$$;
+    SET "TimeZone" TO 'UTC'
+    SET lock_timeout TO '30s'
+    AS $_$
+DECLARE
+    r idem_change_requests;
+    v_before jsonb;
+    v_policy idem_approval_policy;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+    v_now timestamptz := clock_timestamp();
+    v_audit bigint;
+BEGIN
+    PERFORM idem_require_right('approve', 'approve a change request');
+    IF p_request IS NULL THEN
+        RAISE EXCEPTION 'name the change request to approve' USING ERRCODE = 'ID003';
+    END IF;
+    IF p_spec_sha256 IS NULL OR p_spec_sha256 !~ '^[0-9a-f]{64}$' THEN
+        RAISE EXCEPTION 'an approval names the request''s spec: its spec_sha256, 64 lower-case hex digits, not %',
+                        COALESCE(quote_literal(left(p_spec_sha256, 80)), 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    PERFORM audit_check_reason(p_reason, p_actor);
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'a change request is approved in a READ COMMITTED transaction, not %',
+            current_setting('transaction_isolation') USING ERRCODE = 'ID003';
+    END IF;
+    SELECT * INTO r FROM idem_change_requests x WHERE x.id = p_request FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no change request %', p_request USING ERRCODE = 'ID003';
+    END IF;
+    IF r.state <> 'awaiting_approval' THEN
+        RAISE EXCEPTION '%', format('change request %s is not waiting for approval: it is %s, approved by %s at %s', r.id,
+                        r.state, r.approved_login, to_char(r.approved_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_spec_sha256 <> r.spec_sha256 OR r.spec_sha256 <> encode(sha256(convert_to(r.spec::text, 'UTF8')), 'hex') THEN
+        RAISE EXCEPTION 'that spec is not change request %''s: request % is % (spec %)', r.id, r.id, r.spec::text,
+                        r.spec_sha256
+            USING ERRCODE = 'ID003',
+                  HINT = 'An approval names one request''s exact spec: read it again (idemctl job pending).';
+    END IF;
+    PERFORM idem_approver_check(format('change request %s', r.id), r.requested_login);
+    IF r.approvable_until <= v_now THEN
+        RAISE EXCEPTION 'change request %''s time for approval ended at %: it can no longer be approved', r.id,
+                        to_char(r.approvable_until, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+            USING ERRCODE = 'ID003', HINT = 'Request the change again.';
+    END IF;
+    SELECT * INTO v_policy FROM idem_approval_policy;
+    v_before := idem_change_image(r);
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+    UPDATE idem_change_requests x
+       SET state = 'approved', approved_login = session_user, approved_role = idem_caller(), approved_actor = v_actor,
+           approved_reason = p_reason, approved_at = v_now,
+           approval_expires_at = v_now + v_policy.change_ttl_seconds * interval '1 second'
+     WHERE x.id = r.id
+    RETURNING x.* INTO r;
+    v_audit := audit_append('', 'change_approve', p_reason, v_actor, v_before,
+                            idem_change_image(r) || jsonb_build_object('event', 'approve'));
+    UPDATE idem_change_requests x SET approval_audit_id = v_audit WHERE x.id = r.id;
+    RETURN QUERY SELECT r.id, r.approved_at, r.approval_expires_at, v_audit;
+END
+$_$;
 
 
 --
@@ -1134,43 +897,24 @@ CREATE FUNCTION idem.idem_change_guard(p_kind text, p_spec jsonb) RETURNS void
     SET search_path TO 'idem', 'pg_temp'
     AS $$
 DECLARE
-    k idem_approval_kinds;
+    v_policy idem_approval_policy;
     v_scheduled boolean := false;
     v_recorded boolean := false;
 BEGIN
-    SELECT * INTO k FROM idem_approval_kinds x WHERE x.kind = p_kind AND x.kind <> 'job';
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'there is no gated change %', COALESCE(quote_literal(left(p_kind, 64)), 'NULL')
-            USING ERRCODE = 'ID002';
+    IF p_kind IS NULL OR p_kind NOT IN ('retention', 'purge') THEN
+        RAISE EXCEPTION 'a guarded change is retention or purge, not %', COALESCE(quote_literal(p_kind), 'NULL')
+            USING ERRCODE = 'ID003';
     END IF;
-    IF NOT k.gated THEN
+    SELECT * INTO v_policy FROM idem_approval_policy;
+    IF NOT FOUND OR (p_kind = 'retention' AND NOT v_policy.retention_changes_need_approval)
+       OR (p_kind = 'purge' AND NOT v_policy.manual_purges_need_approval) THEN
         RETURN;
     END IF;
-    -- The use of an approved request of that kind in this very transaction, once: a purge's run
-    -- not begun yet; any other kind's change only with the request's exact spec, not made yet (a
-    -- kind added since v28 is marked made here, applied_audit_id 0, for idem_change_use leaves the
-    -- change to its caller, in the same transaction).
-    IF p_kind = 'purge' THEN
-        IF EXISTS (SELECT FROM idem_approval_requests r
-                    WHERE r.used_xid = pg_catalog.pg_current_xact_id() AND r.kind = p_kind AND r.state = 'used'
-                      AND r.purge_run_id IS NULL) THEN
-            RETURN;
-        END IF;
-    ELSIF p_kind = 'retention' THEN
-        IF EXISTS (SELECT FROM idem_approval_requests r
-                    WHERE r.used_xid = pg_catalog.pg_current_xact_id() AND r.kind = p_kind AND r.state = 'used'
-                      AND r.applied_audit_id IS NULL AND r.spec = p_spec) THEN
-            RETURN;
-        END IF;
-    ELSE
-        UPDATE idem_approval_requests r SET applied_audit_id = 0
-         WHERE r.id = (SELECT x.id FROM idem_approval_requests x
-                        WHERE x.used_xid = pg_catalog.pg_current_xact_id() AND x.kind = p_kind AND x.state = 'used'
-                          AND x.applied_audit_id IS NULL AND x.spec = p_spec
-                        ORDER BY x.id LIMIT 1);
-        IF FOUND THEN
-            RETURN;
-        END IF;
+    IF EXISTS (SELECT FROM idem_change_requests r
+                WHERE r.used_xid = pg_catalog.pg_current_xact_id() AND r.kind = p_kind AND r.state = 'used'
+                  AND CASE p_kind WHEN 'retention' THEN r.applied_audit_id IS NULL AND r.spec = p_spec
+                                  ELSE r.purge_run_id IS NULL END) THEN
+        RETURN;
     END IF;
     IF p_kind = 'purge' AND pg_catalog.to_regclass('cron.job') IS NOT NULL
        AND pg_catalog.to_regclass('cron.job_run_details') IS NOT NULL THEN
@@ -1205,21 +949,116 @@ BEGIN
     IF p_kind = 'retention' THEN
         RAISE EXCEPTION 'retention changes need a second person''s approval (the approval policy): request this one'
                         ' (idem_request_retention, idemctl retention set), have another login approve it, then apply it'
-            USING ERRCODE = 'ID004',
-                  HINT = 'idemctl retention set ... prints the request; idemctl approvals approve N --spec SHA256'
-                         ' --reason ...; idemctl retention apply --request N --spec SHA256';
+            USING ERRCODE = 'ID003',
+                  HINT = 'idemctl retention set ... prints the request; idemctl job approve --request N --spec ...;'
+                         ' idemctl retention apply --request N --spec ...';
     END IF;
-    IF p_kind = 'purge' THEN
-        RAISE EXCEPTION 'manual purges need a second person''s approval (the approval policy): request one'
-                        ' (idem_request_purge, idemctl purge), have another login approve it, then run it'
-            USING ERRCODE = 'ID004',
-                  HINT = 'Scheduled purges (CALL idem_purge_run from pg_cron, with cron.log_run on) keep running. idemctl'
-                         ' purge prints the request; idemctl approvals approve N --spec SHA256 --reason ...; idemctl'
-                         ' purge --request N --spec SHA256';
+    RAISE EXCEPTION 'manual purges need a second person''s approval (the approval policy): request one'
+                    ' (idem_request_purge, idemctl purge), have another login approve it, then run it'
+        USING ERRCODE = 'ID003',
+              HINT = 'Scheduled purges (CALL idem_purge_run from pg_cron, with cron.log_run on) keep running. idemctl'
+                     ' purge prints the request; idemctl job approve --request N --spec ...; idemctl purge --request N'
+                     ' --spec ...';
+END
+$$;
+
+
+--
+-- Name: idem_change_requests; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_change_requests (
+    id bigint NOT NULL,
+    kind text NOT NULL,
+    spec jsonb NOT NULL,
+    spec_sha256 text NOT NULL,
+    state text DEFAULT 'awaiting_approval'::text NOT NULL,
+    requested_login text NOT NULL,
+    requested_role text NOT NULL,
+    requested_actor text NOT NULL,
+    requested_reason text NOT NULL,
+    requested_at timestamp with time zone NOT NULL,
+    approvable_until timestamp with time zone NOT NULL,
+    request_audit_id bigint NOT NULL,
+    approved_login text,
+    approved_role text,
+    approved_actor text,
+    approved_reason text,
+    approved_at timestamp with time zone,
+    approval_expires_at timestamp with time zone,
+    approval_audit_id bigint,
+    used_login text,
+    used_at timestamp with time zone,
+    used_xid xid8,
+    use_audit_id bigint,
+    applied_audit_id bigint,
+    purge_run_id bigint,
+    CONSTRAINT idem_change_requests_approved_check CHECK ((((approved_at IS NULL) = (approved_login IS NULL)) AND ((approved_at IS NULL) = (approval_expires_at IS NULL)) AND ((state = 'awaiting_approval'::text) = (approved_at IS NULL)))),
+    CONSTRAINT idem_change_requests_kind_check CHECK ((kind = ANY (ARRAY['retention'::text, 'purge'::text]))),
+    CONSTRAINT idem_change_requests_spec_sha256_check CHECK ((spec_sha256 ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT idem_change_requests_state_check CHECK ((state = ANY (ARRAY['awaiting_approval'::text, 'approved'::text, 'used'::text]))),
+    CONSTRAINT idem_change_requests_used_check CHECK ((((state = 'used'::text) = (used_at IS NOT NULL)) AND ((used_at IS NULL) = (used_xid IS NULL))))
+);
+
+
+--
+-- Name: idem_change_image(idem.idem_change_requests); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_change_image(r idem.idem_change_requests) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+    SELECT jsonb_build_object('request_id', r.id, 'kind', r.kind, 'spec', r.spec, 'spec_sha256', r.spec_sha256,
+                              'state', r.state, 'requested_login', r.requested_login,
+                              'requested_role', r.requested_role, 'requested_at', r.requested_at,
+                              'approvable_until', r.approvable_until, 'approved_login', r.approved_login,
+                              'approved_role', r.approved_role, 'approved_at', r.approved_at,
+                              'approval_expires_at', r.approval_expires_at, 'used_login', r.used_login,
+                              'used_at', r.used_at, 'purge_run_id', r.purge_run_id)
+$$;
+
+
+--
+-- Name: idem_change_request_add(text, jsonb, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_change_request_add(p_kind text, p_spec jsonb, p_reason text, p_actor text) RETURNS TABLE(request_id bigint, spec_sha256 text, spec jsonb, approvable_until timestamp with time zone, audit_id bigint)
+    LANGUAGE plpgsql
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_policy idem_approval_policy;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+    v_now timestamptz := clock_timestamp();
+    r idem_change_requests;
+BEGIN
+    PERFORM audit_check_reason(p_reason, p_actor);
+    SELECT * INTO v_policy FROM idem_approval_policy;
+    IF p_kind = 'retention' AND NOT v_policy.retention_changes_need_approval THEN
+        RAISE EXCEPTION 'retention changes do not need approval (the approval policy): make the change directly'
+            USING ERRCODE = 'ID003', HINT = 'idemctl retention set / clear, or idem_set_retention / idem_clear_retention.';
     END IF;
-    RAISE EXCEPTION '% needs a second person''s approval (the approval policy): request it, have another login'
-                    ' approve it, then use it', k.what
-        USING ERRCODE = 'ID004', HINT = 'idemctl approvals list; idemctl approvals approve N --spec SHA256 --reason ...';
+    IF p_kind = 'purge' AND NOT v_policy.manual_purges_need_approval THEN
+        RAISE EXCEPTION 'manual purges do not need approval (the approval policy): run the purge directly'
+            USING ERRCODE = 'ID003', HINT = 'idemctl purge, or idem_purge_begin.';
+    END IF;
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+    INSERT INTO idem_change_requests AS x (kind, spec, spec_sha256, requested_login, requested_role, requested_actor,
+                                           requested_reason, requested_at, approvable_until, request_audit_id)
+    VALUES (p_kind, p_spec, encode(sha256(convert_to(p_spec::text, 'UTF8')), 'hex'), session_user, idem_caller(),
+            v_actor, p_reason, v_now, v_now + v_policy.change_ttl_seconds * interval '1 second', 0)
+    RETURNING x.* INTO r;
+    audit_id := audit_append('', 'change_request', p_reason, v_actor, jsonb_build_object('request_id', r.id, 'state', NULL),
+                             idem_change_image(r) || jsonb_build_object('event', 'request'));
+    UPDATE idem_change_requests x SET request_audit_id = audit_id WHERE x.id = r.id;
+    request_id := r.id;
+    spec_sha256 := r.spec_sha256;
+    spec := r.spec;
+    approvable_until := r.approvable_until;
+    RETURN NEXT;
 END
 $$;
 
@@ -1235,7 +1074,7 @@ CREATE FUNCTION idem.idem_change_use(p_request bigint, p_spec_sha256 text, p_act
     SET lock_timeout TO '30s'
     AS $_$
 DECLARE
-    r idem_approval_requests;
+    r idem_change_requests;
     v_before jsonb;
     v_actor text := btrim(COALESCE(p_actor, ''));
     v_now timestamptz := clock_timestamp();
@@ -1255,46 +1094,40 @@ BEGIN
     END IF;
     IF current_setting('transaction_isolation') <> 'read committed' THEN
         RAISE EXCEPTION 'a change request is used in a READ COMMITTED transaction, not %',
-            current_setting('transaction_isolation') USING ERRCODE = 'ID004';
+            current_setting('transaction_isolation') USING ERRCODE = 'ID003';
     END IF;
-    SELECT * INTO r FROM idem_approval_requests x WHERE x.id = p_request AND x.job_id IS NULL FOR UPDATE;
+    SELECT * INTO r FROM idem_change_requests x WHERE x.id = p_request FOR UPDATE;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'there is no change request %', p_request USING ERRCODE = 'ID002',
-              HINT = 'idemctl approvals list shows the requests.';
+        RAISE EXCEPTION 'there is no change request %', p_request USING ERRCODE = 'ID003';
     END IF;
     IF r.state = 'used' THEN
         RAISE EXCEPTION '%', format('change request %s was used already, by login %s at %s: an approval is used once',
                         r.id, r.used_login, to_char(r.used_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
-            USING ERRCODE = 'ID004', HINT = 'Request the change again.';
-    END IF;
-    IF r.state = 'declined' THEN
-        RAISE EXCEPTION '%', format('change request %s was declined, by login %s at %s: it can no longer be used', r.id,
-                        r.declined_login, to_char(r.declined_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
-            USING ERRCODE = 'ID004', HINT = 'Request the change again.';
+            USING ERRCODE = 'ID003', HINT = 'Request the change again.';
     END IF;
     IF r.state <> 'approved' THEN
         RAISE EXCEPTION 'change request % is not approved yet: it waits for another login''s approval', r.id
-            USING ERRCODE = 'ID004';
+            USING ERRCODE = 'ID003';
     END IF;
     IF p_spec_sha256 <> r.spec_sha256 OR r.spec_sha256 <> encode(sha256(convert_to(r.spec::text, 'UTF8')), 'hex') THEN
         RAISE EXCEPTION 'that spec is not change request %''s: request % is % (spec %)', r.id, r.id, r.spec::text,
                         r.spec_sha256
-            USING ERRCODE = 'ID004', HINT = 'An approval is used for its request''s exact spec, nothing else.';
+            USING ERRCODE = 'ID003', HINT = 'An approval is used for its request''s exact spec, nothing else.';
     END IF;
     IF r.approval_expires_at <= v_now THEN
         RAISE EXCEPTION 'change request %''s approval expired at %: it can no longer be used', r.id,
                         to_char(r.approval_expires_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
-            USING ERRCODE = 'ID004', HINT = 'Request the change again.';
+            USING ERRCODE = 'ID003', HINT = 'Request the change again.';
     END IF;
     v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
-    v_before := idem_approval_image(r);
-    UPDATE idem_approval_requests x
+    v_before := idem_change_image(r);
+    UPDATE idem_change_requests x
        SET state = 'used', used_login = session_user, used_at = v_now, used_xid = pg_current_xact_id()
      WHERE x.id = r.id
     RETURNING x.* INTO r;
     v_audit := audit_append('', 'change_use', r.requested_reason, v_actor, v_before,
-                            idem_approval_image(r) || jsonb_build_object('event', 'use'));
-    UPDATE idem_approval_requests x SET use_audit_id = v_audit WHERE x.id = r.id;
+                            idem_change_image(r) || jsonb_build_object('event', 'use'));
+    UPDATE idem_change_requests x SET use_audit_id = v_audit WHERE x.id = r.id;
     IF r.kind = 'retention' THEN
         IF r.spec ->> 'change' = 'set' THEN
             SELECT s.audit_id INTO v_applied
@@ -1306,18 +1139,16 @@ BEGIN
         END IF;
         -- 0 when clearing an operation that had no row of its own (nothing to audit): the
         -- request's change is still made, once.
-        UPDATE idem_approval_requests x SET applied_audit_id = COALESCE(v_applied, 0) WHERE x.id = r.id;
-    ELSIF r.kind = 'purge' THEN
+        UPDATE idem_change_requests x SET applied_audit_id = COALESCE(v_applied, 0) WHERE x.id = r.id;
+    ELSE
         v_run := idem_purge_begin(r.requested_reason, v_actor);
-        UPDATE idem_approval_requests x SET purge_run_id = v_run WHERE x.id = r.id;
+        UPDATE idem_change_requests x SET purge_run_id = v_run WHERE x.id = r.id;
         -- The run is held to what was approved (idem_purge_batch): its batch, time and duty.
         UPDATE idem_purge_runs x
            SET change_request_id = r.id, spec_batch = (r.spec ->> 'batch')::integer,
                spec_max_seconds = (r.spec ->> 'max_seconds')::integer, spec_duty = (r.spec ->> 'duty')::double precision
          WHERE x.id = v_run;
     END IF;
-    -- Any other kind: the caller makes its change next, in this transaction, through that action's
-    -- own function, which idem_change_guard lets through once with the request's exact spec.
     RETURN QUERY SELECT r.id, r.kind, r.spec, v_audit, v_applied, v_run;
 END
 $_$;
@@ -1393,56 +1224,53 @@ CREATE FUNCTION idem.idem_claim_stored(p_key text, p_request_hash text, p_token 
     AS $$
 #variable_conflict use_column
 DECLARE
+    c record;
     v_max integer;
     v_bytes integer;
     v_tenant text;
     v_operation text;
 BEGIN
-    IF p_request IS NULL OR p_request = '' THEN
-        RAISE EXCEPTION 'a claim of a re-drivable operation stores its request: the request is required'
+    IF p_key IS NULL OR octet_length(p_key) NOT BETWEEN 1 AND 1024 THEN
+        RAISE EXCEPTION 'idempotency key must be 1 to 1024 bytes' USING ERRCODE = 'ID003';
+    END IF;
+    v_tenant := split_part(p_key, ':', 1);
+    v_operation := split_part(p_key, ':', 2);
+    -- idem_redrive_registration's query, written out: a call of that (non-inlinable) function cost
+    -- about as much as the claim itself (bench/README.md, Session 17).
+    SELECT o.max_request_bytes INTO v_max FROM idem_redrive_operations o
+     WHERE o.operation = v_operation AND o.tenant IN (v_tenant, '*')
+     ORDER BY o.tenant = '*'
+     LIMIT 1;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION '%:% is not registered as re-drivable: claim it with claim(), or register it first'
+                        ' (idem_redrive_register)', left(v_tenant, 64), left(v_operation, 64) USING ERRCODE = 'ID003';
+    END IF;
+    IF p_request IS NULL THEN
+        RAISE EXCEPTION 'a claim of re-drivable %:% stores its request: the request is required', v_tenant, v_operation
             USING ERRCODE = 'ID003';
     END IF;
-    SELECT x.decision, x.detail, x.owner_token, x.attempts, x.max_attempts, x.lease_until, x.retry_after_ms,
-           x.result_json, x.request_hash, x.error_class, x.error_message
-      INTO decision, detail, owner_token, attempts, max_attempts, lease_until, retry_after_ms,
-           result_json, request_hash, error_class, error_message
-      FROM claim(p_key, p_request_hash, p_token, p_lease_ms, p_max_attempts, p_max_age_ms) x;
-    IF decision IN ('acquired', 'reacquired')
-       AND (decision = 'acquired'
-            OR NOT EXISTS (SELECT FROM idem_stored_requests q WHERE q.idempotency_key = p_key)) THEN
-        v_tenant := split_part(p_key, ':', 1);
-        v_operation := split_part(p_key, ':', 2);
-        -- idem_redrive_registration's query, written out: a call of that (non-inlinable) function
-        -- cost about as much as the claim itself (bench/README.md, Session 17).
-        SELECT o.max_request_bytes INTO v_max FROM idem_redrive_operations o
-         WHERE o.operation = v_operation AND o.tenant IN (v_tenant, '*')
-         ORDER BY o.tenant = '*'
-         LIMIT 1;
-        IF NOT FOUND THEN
-            RAISE EXCEPTION '%:% is not registered as re-drivable: claim it with claim(), or register it first'
-                            ' (idem_redrive_register)', left(v_tenant, 64), left(v_operation, 64)
-                USING ERRCODE = 'ID003';
-        END IF;
-        v_bytes := octet_length(p_request);
-        IF v_bytes > v_max THEN
-            RAISE EXCEPTION 'the request is % bytes, over the bound of % bytes of %:%: nothing was claimed or stored',
-                v_bytes, v_max, v_tenant, v_operation
-                USING ERRCODE = 'ID003',
-                      HINT = 'Send a smaller request, or register the operation with a larger max_request_bytes'
-                             ' (at most 1048576).';
-        END IF;
-        IF 'v1:' || encode(sha256(convert_to(p_request, 'UTF8')), 'hex') <> p_request_hash THEN
-            RAISE EXCEPTION 'the request is not the one digest % was computed from (v1: sha256 of its canonical JSON):'
-                            ' nothing was claimed or stored', left(p_request_hash, 80) USING ERRCODE = 'ID003';
-        END IF;
-        -- A new key's leftover (a request of a key truncated by hand) is replaced.
-        INSERT INTO idem_stored_requests AS q (idempotency_key, request, request_hash, bytes, stored_at)
-        VALUES (p_key, p_request, p_request_hash, v_bytes, now())
-        ON CONFLICT (idempotency_key) DO UPDATE
-            SET request = excluded.request, request_hash = excluded.request_hash, bytes = excluded.bytes,
-                stored_at = excluded.stored_at;
+    v_bytes := octet_length(p_request);
+    IF v_bytes NOT BETWEEN 1 AND v_max THEN
+        RAISE EXCEPTION 'the request is % bytes, over the bound of % bytes of %:%: nothing was claimed or stored',
+            v_bytes, v_max, v_tenant, v_operation
+            USING ERRCODE = 'ID003',
+                  HINT = 'Send a smaller request, or register the operation with a larger max_request_bytes'
+                         ' (at most 1048576).';
     END IF;
-    RETURN NEXT;
+    -- (A NULL or malformed p_request_hash is claim()'s to refuse, below, before it reads anything.)
+    IF 'v1:' || encode(sha256(convert_to(p_request, 'UTF8')), 'hex') <> p_request_hash THEN
+        RAISE EXCEPTION 'the request is not the one digest % was computed from (v1: sha256 of its canonical JSON)',
+            left(p_request_hash, 80) USING ERRCODE = 'ID003';
+    END IF;
+
+    SELECT * INTO c FROM claim(p_key, p_request_hash, p_token, p_lease_ms, p_max_attempts, p_max_age_ms) x;
+    IF c.decision IN ('acquired', 'reacquired') THEN
+        INSERT INTO idem_stored_requests (idempotency_key, request, request_hash, bytes, stored_at)
+        VALUES (p_key, p_request, p_request_hash, v_bytes, now())
+        ON CONFLICT (idempotency_key) DO NOTHING;
+    END IF;
+    RETURN QUERY SELECT c.decision, c.detail, c.owner_token, c.attempts, c.max_attempts, c.lease_until,
+                        c.retry_after_ms, c.result_json, c.request_hash, c.error_class, c.error_message;
 END
 $$;
 
@@ -1454,16 +1282,26 @@ $$;
 CREATE FUNCTION idem.idem_clear_approval(p_reason text, p_actor text DEFAULT NULL::text) RETURNS bigint
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
     AS $$
 DECLARE
-    k idem_approval_kinds;
+    v_old idem_approval_policy;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+    v_audit bigint;
 BEGIN
     PERFORM audit_check_reason(p_reason, p_actor);
-    SELECT * INTO k FROM idem_approval_kinds x WHERE x.kind = 'job';
-    IF NOT k.gated THEN
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+    SELECT * INTO v_old FROM idem_approval_policy FOR UPDATE;
+    IF v_old.job_rows IS NULL THEN
         RETURN NULL;
     END IF;
-    RETURN (SELECT s.audit_id FROM idem_set_approval_policy('job', false, NULL, k.ttl_seconds, p_reason, p_actor) s);
+    UPDATE idem_approval_policy p
+       SET job_rows = NULL, updated_at = clock_timestamp(), updated_by = format('%s (%s)', session_user, v_actor);
+    v_audit := audit_append('', 'approval_policy', p_reason, v_actor,
+                            jsonb_build_object('job_rows', v_old.job_rows, 'ttl_seconds', v_old.ttl_seconds),
+                            jsonb_build_object('job_rows', NULL, 'ttl_seconds', v_old.ttl_seconds));
+    UPDATE idem_approval_policy p SET audit_id = v_audit;
+    RETURN v_audit;
 END
 $$;
 
@@ -2082,29 +1920,69 @@ $$;
 CREATE FUNCTION idem.idem_job_approve(p_job bigint, p_spec_sha256 text, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(job_id bigint, approved_at timestamp with time zone, expires_at timestamp with time zone, audit_id bigint)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    SET lock_timeout TO '30s'
     AS $_$
 DECLARE
-    v_request bigint;
+    j idem_jobs;
+    v_before jsonb;
+    v_policy idem_approval_policy;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+    v_now timestamptz := clock_timestamp();
+    v_audit bigint;
 BEGIN
     PERFORM idem_require_right('approve', 'approve a job');
     IF p_job IS NULL THEN
         RAISE EXCEPTION 'name the job to approve' USING ERRCODE = 'ID003';
     END IF;
-    -- Bad arguments before any state: as idem_approval_approve would say them.
     IF p_spec_sha256 IS NULL OR p_spec_sha256 !~ '^[0-9a-f]{64}$' THEN
         RAISE EXCEPTION 'an approval names the job''s spec: its spec_sha256, 64 lower-case hex digits, not %',
                         COALESCE(quote_literal(left(p_spec_sha256, 80)), 'NULL') USING ERRCODE = 'ID003';
     END IF;
     PERFORM audit_check_reason(p_reason, p_actor);
-    SELECT x.id INTO v_request FROM idem_approval_requests x WHERE x.job_id = p_job;
-    IF NOT FOUND THEN
-        IF NOT EXISTS (SELECT FROM idem_jobs x WHERE x.id = p_job) THEN
-            RAISE EXCEPTION 'there is no job %', p_job USING ERRCODE = 'ID002';
-        END IF;
-        RAISE EXCEPTION 'job % is not waiting for approval: it never needed an approval', p_job USING ERRCODE = 'ID004';
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'a job is approved in a READ COMMITTED transaction, not %',
+            current_setting('transaction_isolation') USING ERRCODE = 'ID003';
     END IF;
-    RETURN QUERY SELECT a.job_id, a.approved_at, a.expires_at, a.audit_id
-                   FROM idem_approval_approve(v_request, p_spec_sha256, p_reason, p_actor) a;
+    SELECT * INTO j FROM idem_jobs x WHERE x.id = p_job FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no job %', p_job USING ERRCODE = 'ID003';
+    END IF;
+    IF j.state <> 'awaiting_approval' THEN
+        RAISE EXCEPTION '%', format('job %s is not waiting for approval: it is %s%s', j.id, j.state,
+                        CASE WHEN j.approved_at IS NOT NULL
+                             THEN format(', approved by %s at %s', j.approved_login,
+                                         to_char(j.approved_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+                             WHEN NOT j.needs_approval THEN ' and never needed an approval' ELSE '' END)
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_spec_sha256 <> j.spec_sha256
+       OR j.spec_sha256 <> encode(sha256(convert_to(idem_job_spec(j)::text, 'UTF8')), 'hex') THEN
+        RAISE EXCEPTION 'that spec is not job %''s: job % is % of % row(s) matched by % as of %, cap % (spec %)', j.id,
+                        j.id, j.action, j.matched, j.filter::text, to_char(j.moment, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                        j.cap, j.spec_sha256
+            USING ERRCODE = 'ID003', HINT = 'An approval names one job''s exact spec: read it again (idemctl job pending).';
+    END IF;
+    PERFORM idem_approver_check(format('job %s', j.id), j.db_role);
+    IF j.approval_requested_until <= v_now THEN
+        RAISE EXCEPTION 'job %''s request for approval expired at %: it can no longer be approved', j.id,
+                        to_char(j.approval_requested_until, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+            USING ERRCODE = 'ID003',
+                  HINT = format('Cancel it (idemctl job cancel %s) and start it again for a new request.', j.id);
+    END IF;
+    SELECT * INTO v_policy FROM idem_approval_policy;
+    v_before := idem_job_image(j);
+    UPDATE idem_jobs x
+       SET state = 'active', approved_login = session_user, approved_role = idem_caller(),
+           approved_actor = CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END, approved_reason = p_reason,
+           approved_spec_sha256 = j.spec_sha256, approved_at = v_now,
+           approval_expires_at = v_now + v_policy.ttl_seconds * interval '1 second'
+     WHERE x.id = j.id
+    RETURNING * INTO j;
+    v_audit := audit_append('', 'approve', p_reason, p_actor, v_before,
+                            idem_job_image(j) || jsonb_build_object('event', 'approve'));
+    UPDATE idem_jobs x SET approval_audit_id = v_audit WHERE x.id = j.id;
+    RETURN QUERY SELECT j.id, j.approved_at, j.approval_expires_at, v_audit;
 END
 $_$;
 
@@ -2135,10 +2013,7 @@ BEGIN
             CONTINUE WHEN NOT idem_has_right(idem_caller(), v_candidate.action)
                           OR NOT idem_has_right(COALESCE(v_candidate.starter_role, v_candidate.db_role)::name,
                                                 v_candidate.action)
-                          OR (v_candidate.needs_approval
-                              AND NOT EXISTS (SELECT FROM idem_approval_requests r
-                                               WHERE r.job_id = v_candidate.id
-                                                 AND r.approval_expires_at > clock_timestamp()));
+                          OR (v_candidate.needs_approval AND v_candidate.approval_expires_at <= clock_timestamp());
             SELECT * INTO j FROM idem_jobs x WHERE x.id = v_candidate.id AND x.state = 'active' FOR UPDATE SKIP LOCKED;
             EXIT WHEN FOUND AND NOT idem_job_runner_alive(j);
             j := NULL;
@@ -2156,9 +2031,8 @@ BEGIN
         RAISE EXCEPTION 'job % is waiting for approval by another login holding the approve right: it runs once'
                         ' approved', j.id
             USING ERRCODE = 'ID003',
-                  HINT = format('A login with the approve right (role idem_may_approve) runs idemctl approvals approve %s'
-                                ' --spec %s --reason ...; then idemctl job resume %s runs it.',
-                                (SELECT r.id FROM idem_approval_requests r WHERE r.job_id = j.id), j.spec_sha256, j.id);
+                  HINT = format('A login with the approve right (role idem_may_approve) runs idemctl job approve %s'
+                                ' --spec %s --reason ...; then idemctl job resume %s runs it.', j.id, j.spec_sha256, j.id);
     ELSIF j.state <> 'active' THEN
         RAISE EXCEPTION 'job % has ended: % at %', j.id, j.state,
                         to_char(j.finished_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') USING ERRCODE = 'ID003';
@@ -2366,30 +2240,20 @@ BEGIN
     PERFORM audit_check_reason(p_reason, p_actor);
     IF current_setting('transaction_isolation') <> 'read committed' THEN
         RAISE EXCEPTION 'a job is cancelled in a READ COMMITTED transaction, not %',
-            current_setting('transaction_isolation') USING ERRCODE = 'ID004';
+            current_setting('transaction_isolation') USING ERRCODE = 'ID003';
     END IF;
     SELECT * INTO j FROM idem_jobs x WHERE x.id = p_job FOR UPDATE;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'there is no job %', COALESCE(p_job::text, 'NULL') USING ERRCODE = 'ID002';
+        RAISE EXCEPTION 'there is no job %', COALESCE(p_job::text, 'NULL') USING ERRCODE = 'ID003';
     END IF;
-    IF NOT idem_has_right(idem_caller(), j.action) THEN
-        RAISE EXCEPTION 'role % may not cancel job %: that needs the % right (role %)', idem_caller(), j.id, j.action,
-                        idem_right_role(j.action)
-            USING ERRCODE = 'insufficient_privilege',
-                  HINT = CASE WHEN j.state = 'awaiting_approval'
-                              THEN format('A request waiting for approval is turned down with the approve right:'
-                                          ' idemctl approvals decline %s --reason ...',
-                                          (SELECT r.id FROM idem_approval_requests r WHERE r.job_id = j.id)) END;
+    IF NOT idem_has_right(idem_caller(), j.action) AND NOT idem_has_right(idem_caller(), 'approve') THEN
+        RAISE EXCEPTION 'role % may not cancel job %: that needs the % right (role %) or the approve right (role %)',
+                        idem_caller(), j.id, j.action, idem_right_role(j.action), idem_right_role('approve')
+            USING ERRCODE = 'insufficient_privilege';
     END IF;
     IF j.state NOT IN ('active', 'awaiting_approval') THEN
         RAISE EXCEPTION 'job % has ended already: % at %', j.id, j.state,
-                        to_char(j.finished_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') USING ERRCODE = 'ID004';
-    END IF;
-    IF j.state = 'awaiting_approval' AND EXISTS (SELECT FROM idem_approval_requests r WHERE r.job_id = j.id) THEN
-        PERFORM idem_approval_decline((SELECT r.id FROM idem_approval_requests r WHERE r.job_id = j.id), p_reason,
-                                      p_actor);
-        RETURN QUERY SELECT x.state, x.skipped_cancelled, x.end_audit_id FROM idem_jobs x WHERE x.id = p_job;
-        RETURN;
+                        to_char(j.finished_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') USING ERRCODE = 'ID003';
     END IF;
     v_audit := idem_job_close(j, 'cancelled', p_reason, p_actor);
     RETURN QUERY SELECT x.state, x.skipped_cancelled, v_audit FROM idem_jobs x WHERE x.id = p_job;
@@ -2439,10 +2303,21 @@ CREATE TABLE idem.idem_jobs (
     starter_role text,
     needs_approval boolean DEFAULT false NOT NULL,
     approval_threshold bigint,
+    approval_requested_until timestamp with time zone,
+    approved_login text,
+    approved_role text,
+    approved_actor text,
+    approved_reason text,
+    approved_spec_sha256 text,
+    approved_at timestamp with time zone,
+    approval_expires_at timestamp with time zone,
+    approval_audit_id bigint,
     approval_why text,
     redrive boolean DEFAULT false NOT NULL,
     CONSTRAINT idem_jobs_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text]))),
+    CONSTRAINT idem_jobs_approval_check CHECK ((needs_approval OR ((approval_requested_until IS NULL) AND (approved_at IS NULL)))),
     CONSTRAINT idem_jobs_approval_why_check CHECK ((approval_why = ANY (ARRAY['rows'::text, 'budget'::text]))),
+    CONSTRAINT idem_jobs_approved_check CHECK ((((approved_at IS NULL) = (approved_login IS NULL)) AND ((approved_at IS NULL) = (approval_expires_at IS NULL)) AND ((approved_at IS NULL) = (approved_spec_sha256 IS NULL)))),
     CONSTRAINT idem_jobs_attaches_check CHECK ((attaches >= 0)),
     CONSTRAINT idem_jobs_awaiting_check CHECK (((state <> 'awaiting_approval'::text) OR needs_approval)),
     CONSTRAINT idem_jobs_batches_check CHECK ((batches >= 0)),
@@ -2475,7 +2350,6 @@ CREATE FUNCTION idem.idem_job_check_rights(j idem.idem_jobs, p_when text) RETURN
     AS $$
 DECLARE
     v_starter name := COALESCE(j.starter_role, j.db_role)::name;
-    r idem_approval_requests;
 BEGIN
     PERFORM idem_require_right(j.action, format('run job %s (a %s job)', j.id, j.action));
     IF NOT idem_has_right(v_starter, j.action) THEN
@@ -2486,15 +2360,13 @@ BEGIN
                                 idem_right_role(j.action), v_starter);
     END IF;
     IF p_when = 'run' AND j.needs_approval AND j.state = 'active' THEN
-        -- v28: its approval is its request's (idem_approval_requests).
-        SELECT * INTO r FROM idem_approval_requests x WHERE x.job_id = j.id;
-        IF r.approved_at IS NULL OR r.spec_sha256 IS DISTINCT FROM j.spec_sha256
+        IF j.approved_at IS NULL OR j.approved_spec_sha256 IS DISTINCT FROM j.spec_sha256
            OR j.spec_sha256 IS DISTINCT FROM encode(sha256(convert_to(idem_job_spec(j)::text, 'UTF8')), 'hex') THEN
             RAISE EXCEPTION 'job % has no approval of its spec: it cannot run', j.id USING ERRCODE = 'ID003';
         END IF;
-        IF r.approval_expires_at <= clock_timestamp() THEN
+        IF j.approval_expires_at <= clock_timestamp() THEN
             RAISE EXCEPTION 'job %''s approval by % expired at %: it cannot start or resume under it', j.id,
-                            r.approved_login, to_char(r.approval_expires_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+                            j.approved_login, to_char(j.approval_expires_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
                 USING ERRCODE = 'ID003',
                       HINT = format('Cancel it (idemctl job cancel %s) and start it again: the new job matches the rows'
                                     ' as they are now and needs a new approval.', j.id);
@@ -2680,17 +2552,14 @@ CREATE FUNCTION idem.idem_job_image(j idem.idem_jobs) RETURNS jsonb
         'cancelled_by', j.cancelled_by, 'cancel_reason', j.cancel_reason)
         -- v21: who it runs as and its approval, when it needs one.
         || jsonb_build_object('starter_role', j.starter_role)
-        -- v28: the approval from the job's request (idem_approval_requests).
         || CASE WHEN j.needs_approval
-                THEN jsonb_build_object('approval', (
-                         SELECT jsonb_build_object(
-                                    'threshold', j.approval_threshold, 'why', j.approval_why, 'request_id', r.id,
-                                    'requested_until', r.approvable_until,
-                                    'approved_by', CASE WHEN r.approved_login IS NULL THEN NULL
-                                                        ELSE format('%s as %s (%s)', r.approved_login, r.approved_role,
-                                                                    r.approved_actor) END,
-                                    'approved_at', r.approved_at, 'expires_at', r.approval_expires_at)
-                           FROM idem_approval_requests r WHERE r.job_id = j.id))
+                THEN jsonb_build_object('approval', jsonb_build_object(
+                         'threshold', j.approval_threshold, 'why', j.approval_why,
+                         'requested_until', j.approval_requested_until,
+                         'approved_by', CASE WHEN j.approved_login IS NULL THEN NULL
+                                             ELSE format('%s as %s (%s)', j.approved_login, j.approved_role,
+                                                         j.approved_actor) END,
+                         'approved_at', j.approved_at, 'expires_at', j.approval_expires_at))
                 ELSE '{}'::jsonb END
         -- v25: a requeue job that re-executes what it requeues.
         || CASE WHEN j.redrive THEN jsonb_build_object('redrive', true) ELSE '{}'::jsonb END
@@ -2883,7 +2752,7 @@ DECLARE
     v_other bigint;
     v_overlap bigint;
     v_audit bigint;
-    v_kind idem_approval_kinds;
+    v_policy idem_approval_policy;
     v_why text;
 BEGIN
     IF p_action IS NULL OR p_action NOT IN ('requeue', 'release', 'fail') THEN
@@ -2962,13 +2831,13 @@ BEGIN
      GROUP BY o.job_id ORDER BY o.job_id LIMIT 1;
     PERFORM idem_job_start_check(p_action, p_cap, v_matched, v_skipped, v_other, v_overlap);
 
-    SELECT * INTO v_kind FROM idem_approval_kinds k WHERE k.kind = 'job';
+    SELECT * INTO v_policy FROM idem_approval_policy;
     v_why := idem_approval_gate('job', v_matched - v_skipped, v_job.id);
     IF v_why IS NOT NULL THEN
         UPDATE idem_jobs j
            SET matched = v_matched, skipped_not_applicable = v_skipped, state = 'awaiting_approval',
-               needs_approval = true, approval_why = v_why,
-               approval_threshold = CASE WHEN v_kind.gated THEN COALESCE(v_kind.over_rows, 0) END
+               needs_approval = true, approval_threshold = v_policy.job_rows, approval_why = v_why,
+               approval_requested_until = v_moment + v_policy.ttl_seconds * interval '1 second'
          WHERE j.id = v_job.id
         RETURNING * INTO v_job;
     ELSE
@@ -2978,14 +2847,9 @@ BEGIN
     UPDATE idem_jobs j SET spec_sha256 = encode(sha256(convert_to(idem_job_spec(v_job)::text, 'UTF8')), 'hex')
      WHERE j.id = v_job.id
     RETURNING * INTO v_job;
-    IF v_job.needs_approval THEN
-        -- Its request, which the job's start entry audits.
-        PERFORM idem_approval_request_add('job', idem_job_spec(v_job), p_reason, p_actor, v_job.id);
-    END IF;
     v_audit := audit_append('', 'job', p_reason, p_actor, jsonb_build_object('job_id', v_job.id, 'state', NULL),
                             idem_job_image(v_job) || jsonb_build_object('event', 'start'));
     UPDATE idem_jobs j SET start_audit_id = v_audit WHERE j.id = v_job.id;
-    UPDATE idem_approval_requests r SET request_audit_id = v_audit WHERE r.job_id = v_job.id;
     RETURN QUERY SELECT v_job.id, v_moment, v_matched, v_matched - v_skipped, v_skipped, v_job.spec_sha256, v_audit;
 END
 $$;
@@ -3879,10 +3743,7 @@ BEGIN
                         LIMIT v_left
                           FOR UPDATE SKIP LOCKED))
                AND t.status = 'succeeded' AND t.updated_at < v_cutoff AND split_part(t.idempotency_key, ':', 2) = v_op
-            RETURNING t.idempotency_key, t.updated_at
-        ), requests AS (
-            -- v27: a stored request goes with its key (no foreign key does it since v27).
-            DELETE FROM idem_stored_requests s WHERE s.idempotency_key IN (SELECT g.idempotency_key FROM gone g)
+            RETURNING t.updated_at
         )
         SELECT count(*), max(g.updated_at) INTO v_n, v_max FROM gone g;
         v_left := v_left - v_n;
@@ -4160,6 +4021,291 @@ $$;
 
 
 --
+-- Name: idem_reconcile_add(text, text, integer, integer, integer, integer, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_reconcile_add(p_operation text, p_query text, p_sample_size integer, p_window_seconds integer, p_every_seconds integer, p_timeout_ms integer, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(audit_id bigint, operation text, replaced boolean, next_run_at timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $_$
+DECLARE
+    v_old idem_reconcile_probes;
+    v_new idem_reconcile_probes;
+    v_query text;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+BEGIN
+    IF p_operation IS NULL OR p_operation !~ '^[!-9;-~]{1,64}$' OR p_operation = '*' THEN
+        RAISE EXCEPTION 'operation must be 1 to 64 visible ASCII characters without '':'', and not ''*'', not %',
+            COALESCE(quote_literal(left(p_operation, 80)), 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    v_query := idem_reconcile_check_query(p_query);
+    IF p_sample_size IS NULL OR p_sample_size NOT BETWEEN 1 AND 1000 THEN
+        RAISE EXCEPTION 'a probe samples 1 to 1000 keys a run, not %', COALESCE(p_sample_size::text, 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_window_seconds IS NULL OR p_window_seconds NOT BETWEEN 60 AND 2592000 THEN
+        RAISE EXCEPTION 'a probe''s window is 60 to 2592000 seconds (30 days), not %',
+            COALESCE(p_window_seconds::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    IF p_every_seconds IS NULL OR p_every_seconds NOT BETWEEN 60 AND 86400 THEN
+        RAISE EXCEPTION 'a probe runs every 60 to 86400 seconds (a day), not %', COALESCE(p_every_seconds::text, 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_timeout_ms IS NULL OR p_timeout_ms NOT BETWEEN 10 AND 60000 THEN
+        RAISE EXCEPTION 'a probe''s statement timeout is 10 to 60000 ms, not %', COALESCE(p_timeout_ms::text, 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    PERFORM audit_check_reason(p_reason, p_actor);
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+
+    SELECT * INTO v_old FROM idem_reconcile_probes p WHERE p.operation = p_operation FOR UPDATE;
+    INSERT INTO idem_reconcile_probes AS p (operation, query, sample_size, window_seconds, every_seconds, timeout_ms,
+                                            created_at, created_by, next_run_at, audit_id)
+    VALUES (p_operation, v_query, p_sample_size, p_window_seconds, p_every_seconds, p_timeout_ms, now(),
+            format('%s (%s)', session_user, v_actor), now(), 0)
+    ON CONFLICT ON CONSTRAINT idem_reconcile_probes_pkey DO UPDATE
+       SET query = EXCLUDED.query, sample_size = EXCLUDED.sample_size, window_seconds = EXCLUDED.window_seconds,
+           every_seconds = EXCLUDED.every_seconds, timeout_ms = EXCLUDED.timeout_ms, created_at = EXCLUDED.created_at,
+           created_by = EXCLUDED.created_by, next_run_at = EXCLUDED.next_run_at
+    RETURNING p.* INTO v_new;
+    audit_id := audit_append('', 'reconcile_probe', p_reason, v_actor,
+                             CASE WHEN v_old.operation IS NULL THEN 'null'::jsonb
+                                  ELSE to_jsonb(v_old) - 'audit_id' - 'next_run_at' END,
+                             to_jsonb(v_new) - 'audit_id' - 'next_run_at');
+    UPDATE idem_reconcile_probes p SET audit_id = idem_reconcile_add.audit_id WHERE p.operation = p_operation;
+    operation := p_operation;
+    replaced := v_old.operation IS NOT NULL;
+    next_run_at := v_new.next_run_at;
+    RETURN NEXT;
+END
+$_$;
+
+
+--
+-- Name: idem_reconcile_begin(text, boolean, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_reconcile_begin(p_operation text, p_force boolean, p_runner text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_probe idem_reconcile_probes;
+    v_run bigint;
+    v_keys jsonb;
+BEGIN
+    IF p_operation IS NOT NULL AND char_length(p_operation) > 64 THEN
+        RAISE EXCEPTION 'an operation is at most 64 characters, not %', char_length(p_operation) USING ERRCODE = 'ID003';
+    END IF;
+    IF p_force IS NULL THEN
+        RAISE EXCEPTION 'say whether to run the probe before it is due: true or false, not NULL' USING ERRCODE = 'ID003';
+    END IF;
+    PERFORM idem_check_worker_text('runner', p_runner);
+    IF p_operation IS NOT NULL THEN
+        PERFORM FROM idem_reconcile_probes p WHERE p.operation = p_operation;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'operation % has no reconcile probe', quote_literal(p_operation) USING ERRCODE = 'ID002';
+        END IF;
+    END IF;
+    SELECT * INTO v_probe FROM idem_reconcile_probes p
+     WHERE (p_operation IS NULL OR p.operation = p_operation) AND (p_force OR p.next_run_at <= now())
+     ORDER BY p.next_run_at LIMIT 1 FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND THEN
+        RETURN NULL;
+    END IF;
+    UPDATE idem_reconcile_probes p SET next_run_at = now() + v_probe.every_seconds * interval '1 second'
+     WHERE p.operation = v_probe.operation;
+    UPDATE idem_reconcile_runs r
+       SET finished_at = now(), sampled = 0, ok = 0, missing = 0, duplicated = 0, errors = 0,
+           problem = 'the runner stopped before it finished the run'
+     WHERE r.operation = v_probe.operation AND r.finished_at IS NULL AND r.started_at < now() - interval '1 hour';
+    INSERT INTO idem_reconcile_runs (operation, started_at, runner, sample_size)
+    VALUES (v_probe.operation, now(), format('%s (%s)', session_user, p_runner), v_probe.sample_size)
+    RETURNING id INTO v_run;
+    SELECT COALESCE(jsonb_agg(jsonb_build_object('key', s.k,
+                                                 'business_id', regexp_replace(s.k, '^[^:]*:[^:]*:', ''))
+                              ORDER BY s.at DESC), '[]'::jsonb)
+      INTO v_keys
+      FROM (SELECT t.idempotency_key AS k, t.updated_at AS at FROM task_idempotency t
+             WHERE t.status = 'succeeded' AND split_part(t.idempotency_key, ':', 2) = v_probe.operation
+               AND t.updated_at >= now() - v_probe.window_seconds * interval '1 second'
+             ORDER BY t.updated_at DESC LIMIT v_probe.sample_size) s;
+    RETURN jsonb_build_object('run', v_run, 'operation', v_probe.operation, 'query', v_probe.query,
+                              'timeout_ms', v_probe.timeout_ms, 'keys', v_keys);
+END
+$$;
+
+
+--
+-- Name: idem_reconcile_check_query(text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_reconcile_check_query(p_query text) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $_$
+DECLARE
+    v_query text := btrim(p_query, E' \t\r\n');
+BEGIN
+    IF p_query IS NULL OR v_query = '' THEN
+        RAISE EXCEPTION 'a probe needs a query that counts the effects of one business id ($1), not %',
+            CASE WHEN p_query IS NULL THEN 'NULL' ELSE 'only white space' END USING ERRCODE = 'ID003';
+    END IF;
+    IF char_length(p_query) > 4000 THEN
+        RAISE EXCEPTION 'the probe''s query is % characters, more than the 4000 allowed', char_length(p_query)
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_query ~ '[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]' THEN
+        RAISE EXCEPTION 'the probe''s query holds a control character' USING ERRCODE = 'ID003';
+    END IF;
+    v_query := rtrim(rtrim(v_query, ';'), E' \t\r\n');
+    IF strpos(v_query, ';') > 0 THEN
+        RAISE EXCEPTION 'the probe''s query must be one statement: it holds a '';'' before its end'
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF v_query !~* '^(select|with)\M' THEN
+        RAISE EXCEPTION 'the probe''s query must be a SELECT (or WITH ... SELECT) that returns one count, not %',
+            quote_literal(left(v_query, 40)) USING ERRCODE = 'ID003';
+    END IF;
+    IF v_query !~ '\$1(?![0-9])' THEN
+        RAISE EXCEPTION 'the probe''s query must name the business id as $1 (it is bound, never written into the text)'
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF v_query ~ '\$([2-9]|1[0-9])' THEN
+        RAISE EXCEPTION 'the probe''s query may use only $1, the business id' USING ERRCODE = 'ID003';
+    END IF;
+    RETURN v_query;
+END
+$_$;
+
+
+--
+-- Name: idem_reconcile_runs; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_reconcile_runs (
+    id bigint NOT NULL,
+    operation text NOT NULL,
+    started_at timestamp with time zone NOT NULL,
+    finished_at timestamp with time zone,
+    runner text NOT NULL,
+    sample_size integer NOT NULL,
+    sampled integer,
+    ok integer,
+    missing integer,
+    duplicated integer,
+    errors integer,
+    offenders jsonb DEFAULT '[]'::jsonb NOT NULL,
+    problem text,
+    CONSTRAINT idem_reconcile_runs_check CHECK (((finished_at IS NULL) OR ((sampled IS NOT NULL) AND (ok IS NOT NULL) AND (missing IS NOT NULL) AND (duplicated IS NOT NULL) AND (errors IS NOT NULL) AND (sampled = (((ok + missing) + duplicated) + errors)))))
+);
+
+
+--
+-- Name: idem_reconcile_finish(bigint, jsonb, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_reconcile_finish(p_run bigint, p_results jsonb, p_problem text DEFAULT NULL::text) RETURNS SETOF idem.idem_reconcile_runs
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $_$
+DECLARE
+    v_run idem_reconcile_runs;
+    v_bad integer;
+BEGIN
+    IF p_run IS NULL THEN
+        RAISE EXCEPTION 'name the run to finish, not NULL' USING ERRCODE = 'ID003';
+    END IF;
+    IF p_results IS NULL OR jsonb_typeof(p_results) <> 'array' THEN
+        RAISE EXCEPTION 'a run''s results are a JSON array, not %', COALESCE(jsonb_typeof(p_results), 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_problem IS NOT NULL AND char_length(p_problem) > 1000 THEN
+        RAISE EXCEPTION 'a run''s problem is at most 1000 characters, not %', char_length(p_problem)
+            USING ERRCODE = 'ID003';
+    END IF;
+    SELECT * INTO v_run FROM idem_reconcile_runs r WHERE r.id = p_run FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no reconcile run %', p_run USING ERRCODE = 'ID002';
+    END IF;
+    IF v_run.finished_at IS NOT NULL THEN
+        RAISE EXCEPTION 'reconcile run % is finished already', p_run USING ERRCODE = 'ID004';
+    END IF;
+    IF left(v_run.runner, char_length(session_user) + 2) <> session_user || ' (' THEN
+        RAISE EXCEPTION 'reconcile run % was begun by another login (%)', p_run, v_run.runner USING ERRCODE = 'ID004';
+    END IF;
+    IF jsonb_array_length(p_results) > v_run.sample_size THEN
+        RAISE EXCEPTION 'run % sampled at most % keys, not %', p_run, v_run.sample_size, jsonb_array_length(p_results)
+            USING ERRCODE = 'ID003';
+    END IF;
+    SELECT count(*) INTO v_bad FROM jsonb_array_elements(p_results) e(v)
+     WHERE jsonb_typeof(e.v) <> 'object' OR jsonb_typeof(e.v -> 'key') IS DISTINCT FROM 'string'
+        OR char_length(e.v ->> 'key') > 1000
+        OR NOT ((jsonb_typeof(e.v -> 'count') = 'number' AND NOT e.v ? 'error'
+                 AND (e.v ->> 'count') ~ '^[0-9]{1,18}$')
+                OR (jsonb_typeof(e.v -> 'error') = 'string' AND NOT e.v ? 'count'));
+    IF v_bad > 0 THEN
+        RAISE EXCEPTION '% of the results are not {"key": text, "count": a whole number of 0 or more} or {"key": text, "error": text}',
+            v_bad USING ERRCODE = 'ID003';
+    END IF;
+    UPDATE idem_reconcile_runs r
+       SET finished_at = now(), problem = p_problem,
+           sampled = jsonb_array_length(p_results),
+           ok = (SELECT count(*) FROM jsonb_array_elements(p_results) e(v) WHERE (e.v ->> 'count')::bigint = 1),
+           missing = (SELECT count(*) FROM jsonb_array_elements(p_results) e(v) WHERE (e.v ->> 'count')::bigint = 0),
+           duplicated = (SELECT count(*) FROM jsonb_array_elements(p_results) e(v) WHERE (e.v ->> 'count')::bigint > 1),
+           errors = (SELECT count(*) FROM jsonb_array_elements(p_results) e(v) WHERE e.v ? 'error'),
+           offenders = COALESCE((SELECT jsonb_agg(CASE WHEN o.v ? 'error'
+                                                       THEN jsonb_build_object('key', o.v ->> 'key', 'error', left(o.v ->> 'error', 300))
+                                                       ELSE jsonb_build_object('key', o.v ->> 'key', 'count', (o.v ->> 'count')::bigint) END
+                                                  ORDER BY o.n)
+                                   FROM (SELECT e.v, e.n FROM jsonb_array_elements(p_results) WITH ORDINALITY e(v, n)
+                                          WHERE e.v ? 'error' OR (e.v ->> 'count')::bigint <> 1
+                                          ORDER BY e.n LIMIT 50) o), '[]'::jsonb)
+     WHERE r.id = p_run
+    RETURNING r.* INTO v_run;
+    DELETE FROM idem_reconcile_runs r
+     WHERE r.operation = v_run.operation
+       AND r.id < (SELECT k.id FROM idem_reconcile_runs k WHERE k.operation = v_run.operation
+                    ORDER BY k.id DESC OFFSET 99 LIMIT 1);
+    RETURN NEXT v_run;
+END
+$_$;
+
+
+--
+-- Name: idem_reconcile_remove(text, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_reconcile_remove(p_operation text, p_reason text, p_actor text DEFAULT NULL::text) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_old idem_reconcile_probes;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+BEGIN
+    IF p_operation IS NULL OR char_length(p_operation) > 64 THEN
+        RAISE EXCEPTION 'name the operation whose probe to remove (at most 64 characters), not %',
+            COALESCE(quote_literal(left(p_operation, 80)), 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    PERFORM audit_check_reason(p_reason, p_actor);
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+    DELETE FROM idem_reconcile_probes p WHERE p.operation = p_operation RETURNING p.* INTO v_old;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'operation % has no reconcile probe', quote_literal(p_operation) USING ERRCODE = 'ID002';
+    END IF;
+    DELETE FROM idem_reconcile_runs r WHERE r.operation = p_operation;
+    RETURN audit_append('', 'reconcile_probe', p_reason, v_actor, to_jsonb(v_old) - 'audit_id' - 'next_run_at', 'null'::jsonb);
+END
+$$;
+
+
+--
 -- Name: idem_redrive_check_scope(text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -4217,10 +4363,10 @@ $$;
 
 
 --
--- Name: idem_redrive_finish(bigint, text, text, text, integer); Type: FUNCTION; Schema: idem; Owner: -
+-- Name: idem_redrive_finish(bigint, text, text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
-CREATE FUNCTION idem.idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text DEFAULT NULL::text, p_later_max_ms integer DEFAULT 5000) RETURNS TABLE(outcome text, state text)
+CREATE FUNCTION idem.idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text DEFAULT NULL::text) RETURNS TABLE(outcome text, state text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'idem', 'pg_temp'
     AS $$
@@ -4243,10 +4389,6 @@ BEGIN
         RAISE EXCEPTION 'a re-drive''s detail is at most 4096 characters, not %', char_length(p_detail)
             USING ERRCODE = 'ID003';
     END IF;
-    IF p_later_max_ms IS NULL OR p_later_max_ms NOT BETWEEN 2000 AND 3600000 THEN
-        RAISE EXCEPTION 'a re-drive put back waits 2000 to 3600000 ms at most, not %', COALESCE(p_later_max_ms::text, 'NULL')
-            USING ERRCODE = 'ID003';
-    END IF;
     SELECT * INTO i FROM idem_redrive_items x WHERE x.id = p_item_id FOR UPDATE;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'there is no re-drive item %', p_item_id USING ERRCODE = 'ID003';
@@ -4255,14 +4397,12 @@ BEGIN
         RETURN QUERY SELECT 'stale'::text, i.state;
         RETURN;
     END IF;
-    IF p_outcome = 'later' THEN
+    IF p_outcome = 'later' AND i.tries < c_max_tries THEN
         SELECT * INTO t FROM task_idempotency x WHERE x.idempotency_key = i.idempotency_key;
-    END IF;
-    IF p_outcome = 'later' AND (i.tries < c_max_tries OR (t.status = 'processing' AND t.lease_until > now())) THEN
         v_not_before := GREATEST(now() + interval '2 seconds',
                                  CASE WHEN t.status = 'processing' THEN t.lease_until END,
                                  CASE WHEN t.status = 'retryable_failed' THEN t.next_attempt_at END);
-        v_not_before := LEAST(v_not_before, now() + p_later_max_ms * interval '1 millisecond');
+        v_not_before := LEAST(v_not_before, now() + interval '1 hour');
         UPDATE idem_redrive_items x
            SET state = 'queued', lease_until = NULL, not_before = v_not_before, detail = p_detail
          WHERE x.id = p_item_id;
@@ -4349,36 +4489,6 @@ BEGIN
      WHERE i.job_id = p_job_id
      GROUP BY i.state
      ORDER BY array_position(ARRAY['queued', 'running', 'succeeded', 'failed', 'conflict', 'gone'], i.state);
-END
-$$;
-
-
---
--- Name: idem_redrive_outcomes_of(bigint[]); Type: FUNCTION; Schema: idem; Owner: -
---
-
-CREATE FUNCTION idem.idem_redrive_outcomes_of(p_job_ids bigint[]) RETURNS TABLE(job_id bigint, state text, n bigint)
-    LANGUAGE plpgsql STABLE SECURITY DEFINER
-    SET search_path TO 'idem', 'pg_temp'
-    AS $$
-#variable_conflict use_column
-BEGIN
-    IF p_job_ids IS NULL THEN
-        RAISE EXCEPTION 'the job ids are an array (empty for none), not NULL' USING ERRCODE = 'ID003';
-    END IF;
-    IF cardinality(p_job_ids) > 1000 THEN
-        RAISE EXCEPTION 'at most 1000 job ids at once, not %', cardinality(p_job_ids) USING ERRCODE = 'ID003';
-    END IF;
-    IF array_position(p_job_ids, NULL) IS NOT NULL OR EXISTS (SELECT FROM unnest(p_job_ids) j WHERE j < 1) THEN
-        RAISE EXCEPTION 'a job id is a positive number, not NULL or below 1' USING ERRCODE = 'ID003';
-    END IF;
-    RETURN QUERY
-    SELECT i.job_id, i.state, count(*)
-      FROM idem_redrive_items i
-     WHERE i.job_id = ANY (p_job_ids)
-     GROUP BY i.job_id, i.state
-     ORDER BY i.job_id,
-              array_position(ARRAY['queued', 'running', 'succeeded', 'failed', 'conflict', 'gone'], i.state);
 END
 $$;
 
@@ -4493,7 +4603,7 @@ $$;
 -- Name: idem_redrive_status(text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
-CREATE FUNCTION idem.idem_redrive_status(p_tenant text DEFAULT NULL::text, p_operation text DEFAULT NULL::text) RETURNS TABLE(tenant text, operation text, registered boolean, online_workers integer, workers text[], last_seen timestamp with time zone, queued bigint, running bigint, redrivers jsonb)
+CREATE FUNCTION idem.idem_redrive_status(p_tenant text DEFAULT NULL::text, p_operation text DEFAULT NULL::text) RETURNS TABLE(tenant text, operation text, registered boolean, online_workers integer, workers text[], last_seen timestamp with time zone, queued bigint, running bigint)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'idem', 'pg_temp'
     AS $_$
@@ -4515,15 +4625,12 @@ BEGIN
                (SELECT count(*) FROM idem_redrive_items i WHERE i.operation = p_operation AND i.tenant = p_tenant
                    AND i.state = 'queued'),
                (SELECT count(*) FROM idem_redrive_items i WHERE i.operation = p_operation AND i.tenant = p_tenant
-                   AND i.state = 'running'),
-               w.list
-          FROM (SELECT count(*) FILTER (WHERE d.last_seen > now() - interval '30 seconds') AS n,
-                       COALESCE(array_agg(DISTINCT d.worker ORDER BY d.worker)
-                                    FILTER (WHERE d.last_seen > now() - interval '30 seconds'), '{}') AS names,
-                       max(d.last_seen) AS seen,
-                       idem_redrivers_seen(array_agg(d)) AS list
+                   AND i.state = 'running')
+          FROM (SELECT count(*) AS n, COALESCE(array_agg(DISTINCT d.worker ORDER BY d.worker), '{}') AS names,
+                       max(d.last_seen) AS seen
                   FROM idem_redrivers d
                  WHERE d.operation = p_operation AND d.tenant IN (p_tenant, '*')
+                   AND d.last_seen > now() - interval '30 seconds'
                    AND EXISTS (SELECT FROM idem_redrive_operations o WHERE o.operation = p_operation
                                   AND o.tenant IN (p_tenant, '*'))) w;
         RETURN;
@@ -4534,16 +4641,13 @@ BEGIN
            (SELECT count(*) FROM idem_redrive_items i WHERE i.operation = o.operation
                AND (o.tenant = '*' OR i.tenant = o.tenant) AND i.state = 'queued'),
            (SELECT count(*) FROM idem_redrive_items i WHERE i.operation = o.operation
-               AND (o.tenant = '*' OR i.tenant = o.tenant) AND i.state = 'running'),
-           w.list
+               AND (o.tenant = '*' OR i.tenant = o.tenant) AND i.state = 'running')
       FROM idem_redrive_operations o,
-           LATERAL (SELECT count(*) FILTER (WHERE d.last_seen > now() - interval '30 seconds') AS n,
-                           COALESCE(array_agg(d.worker ORDER BY d.worker)
-                                        FILTER (WHERE d.last_seen > now() - interval '30 seconds'), '{}') AS names,
-                           max(d.last_seen) AS seen,
-                           idem_redrivers_seen(array_agg(d)) AS list
+           LATERAL (SELECT count(*) AS n, COALESCE(array_agg(d.worker ORDER BY d.worker), '{}') AS names,
+                           max(d.last_seen) AS seen
                       FROM idem_redrivers d
-                     WHERE d.operation = o.operation AND d.tenant = o.tenant) w
+                     WHERE d.operation = o.operation AND d.tenant = o.tenant
+                       AND d.last_seen > now() - interval '30 seconds') w
      WHERE (p_tenant IS NULL OR o.tenant = p_tenant) AND (p_operation IS NULL OR o.operation = p_operation)
      ORDER BY o.operation, o.tenant;
 END
@@ -4619,11 +4723,7 @@ BEGIN
              WHERE i.id = it.id;
             CONTINUE;
         END IF;
-        -- v27: not while another holds the key under a live lease (idem_redrive_finish puts such
-        -- an item back every few seconds, so its tries grow with the holder's lease).
-        IF it.tries >= c_max_tries
-           AND NOT EXISTS (SELECT FROM task_idempotency t WHERE t.idempotency_key = it.idempotency_key
-                              AND t.status = 'processing' AND t.lease_until > now()) THEN
+        IF it.tries >= c_max_tries THEN
             UPDATE idem_redrive_items i
                SET state = 'failed', finished_at = now(), lease_until = NULL, not_before = NULL,
                    detail = left(format('gave up after %s tries', it.tries) || COALESCE('; last: ' || i.detail, ''), 4096)
@@ -4718,41 +4818,6 @@ BEGIN
     END IF;
     RETURN QUERY SELECT 'new'::text;
 END
-$$;
-
-
---
--- Name: idem_redrivers; Type: TABLE; Schema: idem; Owner: -
---
-
-CREATE TABLE idem.idem_redrivers (
-    tenant text NOT NULL,
-    operation text NOT NULL,
-    worker text NOT NULL,
-    version text NOT NULL,
-    db_role text NOT NULL,
-    first_seen timestamp with time zone NOT NULL,
-    last_seen timestamp with time zone NOT NULL
-);
-
-
---
--- Name: idem_redrivers_seen(idem.idem_redrivers[]); Type: FUNCTION; Schema: idem; Owner: -
---
-
-CREATE FUNCTION idem.idem_redrivers_seen(p_rows idem.idem_redrivers[]) RETURNS jsonb
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO 'idem', 'pg_temp'
-    AS $$
-    SELECT COALESCE(jsonb_agg(jsonb_build_object(
-               'worker', r.worker, 'version', r.version,
-               'last_seen', to_char(r.last_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-               'seconds_ago', GREATEST(0, floor(extract(epoch FROM now() - r.last_seen)))::bigint,
-               'online', r.last_seen > now() - interval '30 seconds')
-               ORDER BY r.last_seen > now() - interval '30 seconds' DESC, r.last_seen DESC, r.worker), '[]'::jsonb)
-      FROM (SELECT x.* FROM unnest(p_rows) x
-             ORDER BY x.last_seen > now() - interval '30 seconds' DESC, x.last_seen DESC, x.worker
-             LIMIT 50) r
 $$;
 
 
@@ -4881,7 +4946,7 @@ BEGIN
     IF p_duty IS NULL OR NOT (p_duty >= 0.01 AND p_duty <= 1) THEN
         RAISE EXCEPTION 'duty must be 0.01 to 1, not %', COALESCE(p_duty::text, 'NULL') USING ERRCODE = 'ID003';
     END IF;
-    RETURN QUERY SELECT * FROM idem_approval_request_add('purge',
+    RETURN QUERY SELECT * FROM idem_change_request_add('purge',
         jsonb_build_object('kind', 'purge', 'batch', p_batch, 'max_seconds', p_max_seconds, 'duty', p_duty),
         p_reason, p_actor);
 END
@@ -4921,7 +4986,7 @@ BEGIN
                 USING ERRCODE = 'ID003';
         END IF;
     END IF;
-    RETURN QUERY SELECT * FROM idem_approval_request_add('retention',
+    RETURN QUERY SELECT * FROM idem_change_request_add('retention',
         jsonb_build_object('kind', 'retention', 'change', p_change, 'operation', p_operation,
                            'horizon_seconds', p_horizon_seconds), p_reason, p_actor);
 END
@@ -5122,26 +5187,6 @@ $$;
 
 
 --
--- Name: idem_right_list(); Type: FUNCTION; Schema: idem; Owner: -
---
-
-CREATE FUNCTION idem.idem_right_list() RETURNS TABLE(ordinal integer, right_name text, grant_role name, operator_holds boolean, description text)
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    SET search_path TO 'idem', 'pg_temp'
-    AS $$
-    VALUES
-        (1, 'read', 'idem_reader'::name, true, 'the console; idemctl stats, tasks, audit, job status, pauses, storage'),
-        (2, 'requeue', 'idem_may_requeue', true, 'requeue a task; start, run and cancel requeue jobs'),
-        (3, 'release', 'idem_may_release', true, 'release a task''s lease; release jobs'),
-        (4, 'fail', 'idem_may_fail', true, 'mark a task failed; fail jobs'),
-        (5, 'pause', 'idem_may_pause', true, 'pause and resume claims'),
-        (6, 'purge', 'idem_may_purge', true, 'run the purge, change the retention policy'),
-        (7, 'approve', 'idem_may_approve', true, 'approve (or turn down) another login''s job or change request'),
-        (8, 'read_requests', 'idem_may_read_requests', false, 'read the content of stored requests (personal data)')
-$$;
-
-
---
 -- Name: idem_right_role(text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -5149,20 +5194,13 @@ CREATE FUNCTION idem.idem_right_role(p_right text) RETURNS name
     LANGUAGE plpgsql IMMUTABLE
     SET search_path TO 'idem', 'pg_temp'
     AS $$
-DECLARE
-    v_role name;
-    v_names text[];
 BEGIN
-    IF p_right IS NULL THEN
-        RAISE EXCEPTION 'name a right, not NULL' USING ERRCODE = 'ID003';
+    IF p_right IS NULL OR p_right NOT IN ('read', 'requeue', 'release', 'fail', 'pause', 'purge', 'approve',
+                                          'read_requests') THEN
+        RAISE EXCEPTION 'a right is read, requeue, release, fail, pause, purge, approve or read_requests, not %',
+            COALESCE(quote_literal(left(p_right, 64)), 'NULL') USING ERRCODE = 'ID003';
     END IF;
-    SELECT l.grant_role INTO v_role FROM idem_right_list() l WHERE l.right_name = p_right;
-    IF v_role IS NULL THEN
-        v_names := ARRAY(SELECT l.right_name FROM idem_right_list() l ORDER BY l.ordinal);
-        RAISE EXCEPTION 'a right is % or %, not %', array_to_string(v_names[1:cardinality(v_names) - 1], ', '),
-            v_names[cardinality(v_names)], quote_literal(left(p_right, 64)) USING ERRCODE = 'ID002';
-    END IF;
-    RETURN v_role;
+    RETURN CASE p_right WHEN 'read' THEN 'idem_reader' ELSE 'idem_may_' || p_right END;
 END
 $$;
 
@@ -5171,14 +5209,15 @@ $$;
 -- Name: idem_rights(); Type: FUNCTION; Schema: idem; Owner: -
 --
 
-CREATE FUNCTION idem.idem_rights() RETURNS TABLE(login name, caller name, right_name text, grant_role name, granted boolean, description text)
+CREATE FUNCTION idem.idem_rights() RETURNS TABLE(login name, caller name, right_name text, grant_role name, granted boolean)
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'idem', 'pg_temp'
     AS $$
-    SELECT session_user, idem_caller(), l.right_name, l.grant_role, idem_has_right(idem_caller(), l.right_name),
-           l.description
-      FROM idem_right_list() l
-     ORDER BY l.ordinal
+    SELECT session_user, idem_caller(), r.right_name, idem_right_role(r.right_name),
+           idem_has_right(idem_caller(), r.right_name)
+      FROM unnest(ARRAY['read', 'requeue', 'release', 'fail', 'pause', 'purge', 'approve', 'read_requests']) WITH ORDINALITY
+           AS r(right_name, n)
+     ORDER BY r.n
 $$;
 
 
@@ -5189,14 +5228,35 @@ $$;
 CREATE FUNCTION idem.idem_set_approval(p_job_rows bigint, p_ttl_seconds integer, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(audit_id bigint, job_rows bigint, ttl_seconds integer)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
     AS $$
+DECLARE
+    v_old idem_approval_policy;
+    v_new idem_approval_policy;
+    v_actor text := btrim(COALESCE(p_actor, ''));
 BEGIN
-    IF p_job_rows IS NULL THEN
-        RAISE EXCEPTION 'the approval threshold must be 0 to 1000000 rows, not NULL (idem_clear_approval turns approval off)'
-            USING ERRCODE = 'ID003';
+    IF p_job_rows IS NULL OR p_job_rows NOT BETWEEN 0 AND 1000000 THEN
+        RAISE EXCEPTION 'the approval threshold must be 0 to 1000000 rows, not % (idem_clear_approval turns approval off)',
+                        COALESCE(p_job_rows::text, 'NULL') USING ERRCODE = 'ID003';
     END IF;
-    RETURN QUERY SELECT s.audit_id, s.over_rows, s.ttl_seconds
-                   FROM idem_set_approval_policy('job', true, p_job_rows, p_ttl_seconds, p_reason, p_actor) s;
+    IF p_ttl_seconds IS NULL OR p_ttl_seconds NOT BETWEEN 60 AND 604800 THEN
+        RAISE EXCEPTION 'an approval''s time to live must be 60 to 604800 seconds (a week), not %',
+                        COALESCE(p_ttl_seconds::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    PERFORM audit_check_reason(p_reason, p_actor);
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+    SELECT * INTO v_old FROM idem_approval_policy FOR UPDATE;
+    UPDATE idem_approval_policy p
+       SET job_rows = p_job_rows, ttl_seconds = p_ttl_seconds, updated_at = clock_timestamp(),
+           updated_by = format('%s (%s)', session_user, v_actor)
+    RETURNING p.* INTO v_new;
+    audit_id := audit_append('', 'approval_policy', p_reason, v_actor,
+                             jsonb_build_object('job_rows', v_old.job_rows, 'ttl_seconds', v_old.ttl_seconds),
+                             jsonb_build_object('job_rows', v_new.job_rows, 'ttl_seconds', v_new.ttl_seconds));
+    UPDATE idem_approval_policy p SET audit_id = idem_set_approval.audit_id;
+    job_rows := v_new.job_rows;
+    ttl_seconds := v_new.ttl_seconds;
+    RETURN NEXT;
 END
 $$;
 
@@ -5243,82 +5303,49 @@ $$;
 
 
 --
--- Name: idem_set_approval_policy(text, boolean, bigint, integer, text, text); Type: FUNCTION; Schema: idem; Owner: -
---
-
-CREATE FUNCTION idem.idem_set_approval_policy(p_kind text, p_gated boolean, p_over_rows bigint, p_ttl_seconds integer, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(audit_id bigint, kind text, gated boolean, over_rows bigint, ttl_seconds integer)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'idem', 'pg_temp'
-    SET "TimeZone" TO 'UTC'
-    AS $$
-DECLARE
-    v_old idem_approval_kinds;
-    v_new idem_approval_kinds;
-    v_actor text := btrim(COALESCE(p_actor, ''));
-BEGIN
-    IF p_kind IS NULL THEN
-        RAISE EXCEPTION 'name the gated kind whose policy to set' USING ERRCODE = 'ID003';
-    END IF;
-    IF p_gated IS NULL THEN
-        RAISE EXCEPTION 'say whether % needs approval: true or false, not NULL', p_kind USING ERRCODE = 'ID003';
-    END IF;
-    IF p_over_rows IS NOT NULL AND p_over_rows NOT BETWEEN 0 AND 1000000 THEN
-        RAISE EXCEPTION 'the approval threshold must be 0 to 1000000 rows (NULL: every request), not %', p_over_rows
-            USING ERRCODE = 'ID003';
-    END IF;
-    IF p_ttl_seconds IS NULL OR p_ttl_seconds NOT BETWEEN 60 AND 604800 THEN
-        RAISE EXCEPTION 'an approval''s time to live must be 60 to 604800 seconds (a week), not %',
-                        COALESCE(p_ttl_seconds::text, 'NULL') USING ERRCODE = 'ID003';
-    END IF;
-    PERFORM audit_check_reason(p_reason, p_actor);
-    SELECT * INTO v_old FROM idem_approval_kinds k WHERE k.kind = p_kind FOR UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'there is no gated kind %', quote_literal(left(p_kind, 64))
-            USING ERRCODE = 'ID002',
-                  HINT = format('The gated kinds: %s (idemctl approvals policy).',
-                                (SELECT string_agg(k.kind, ', ' ORDER BY k.kind) FROM idem_approval_kinds k));
-    END IF;
-    IF p_over_rows IS NOT NULL AND p_kind <> 'job' THEN
-        RAISE EXCEPTION 'a % request counts no rows: its threshold is NULL, not %', p_kind, p_over_rows
-            USING ERRCODE = 'ID003';
-    END IF;
-    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
-    UPDATE idem_approval_kinds k
-       SET gated = p_gated, over_rows = p_over_rows, ttl_seconds = p_ttl_seconds, updated_at = clock_timestamp(),
-           updated_by = format('%s (%s)', session_user, v_actor)
-     WHERE k.kind = p_kind
-    RETURNING k.* INTO v_new;
-    audit_id := audit_append('', 'approval_policy', p_reason, v_actor,
-                             jsonb_build_object('kind', v_old.kind, 'gated', v_old.gated, 'over_rows', v_old.over_rows,
-                                                'ttl_seconds', v_old.ttl_seconds),
-                             jsonb_build_object('kind', v_new.kind, 'gated', v_new.gated, 'over_rows', v_new.over_rows,
-                                                'ttl_seconds', v_new.ttl_seconds));
-    UPDATE idem_approval_kinds k SET audit_id = idem_set_approval_policy.audit_id WHERE k.kind = p_kind;
-    kind := v_new.kind;
-    gated := v_new.gated;
-    over_rows := v_new.over_rows;
-    ttl_seconds := v_new.ttl_seconds;
-    RETURN NEXT;
-END
-$$;
-
-
---
 -- Name: idem_set_change_approval(boolean, boolean, integer, text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
 CREATE FUNCTION idem.idem_set_change_approval(p_retention_changes boolean, p_manual_purges boolean, p_ttl_seconds integer, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(audit_id bigint, retention_changes_need_approval boolean, manual_purges_need_approval boolean, change_ttl_seconds integer)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
     AS $$
+DECLARE
+    v_old idem_approval_policy;
+    v_new idem_approval_policy;
+    v_actor text := btrim(COALESCE(p_actor, ''));
 BEGIN
     IF p_retention_changes IS NULL OR p_manual_purges IS NULL THEN
         RAISE EXCEPTION 'say whether retention changes and manual purges need approval: true or false, not NULL'
             USING ERRCODE = 'ID003';
     END IF;
-    PERFORM idem_set_approval_policy('retention', p_retention_changes, NULL, p_ttl_seconds, p_reason, p_actor);
-    RETURN QUERY SELECT s.audit_id, p_retention_changes, s.gated, s.ttl_seconds
-                   FROM idem_set_approval_policy('purge', p_manual_purges, NULL, p_ttl_seconds, p_reason, p_actor) s;
+    IF p_ttl_seconds IS NULL OR p_ttl_seconds NOT BETWEEN 60 AND 604800 THEN
+        RAISE EXCEPTION 'a change request''s time to live must be 60 to 604800 seconds (a week), not %',
+                        COALESCE(p_ttl_seconds::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    PERFORM audit_check_reason(p_reason, p_actor);
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+    SELECT * INTO v_old FROM idem_approval_policy FOR UPDATE;
+    UPDATE idem_approval_policy p
+       SET retention_changes_need_approval = p_retention_changes, manual_purges_need_approval = p_manual_purges,
+           change_ttl_seconds = p_ttl_seconds, updated_at = clock_timestamp(),
+           updated_by = format('%s (%s)', session_user, v_actor)
+    RETURNING p.* INTO v_new;
+    audit_id := audit_append('', 'approval_policy', p_reason, v_actor,
+                             jsonb_build_object('job_rows', v_old.job_rows, 'ttl_seconds', v_old.ttl_seconds,
+                                                'retention_changes_need_approval', v_old.retention_changes_need_approval,
+                                                'manual_purges_need_approval', v_old.manual_purges_need_approval,
+                                                'change_ttl_seconds', v_old.change_ttl_seconds),
+                             jsonb_build_object('job_rows', v_new.job_rows, 'ttl_seconds', v_new.ttl_seconds,
+                                                'retention_changes_need_approval', v_new.retention_changes_need_approval,
+                                                'manual_purges_need_approval', v_new.manual_purges_need_approval,
+                                                'change_ttl_seconds', v_new.change_ttl_seconds));
+    UPDATE idem_approval_policy p SET audit_id = idem_set_change_approval.audit_id;
+    retention_changes_need_approval := v_new.retention_changes_need_approval;
+    manual_purges_need_approval := v_new.manual_purges_need_approval;
+    change_ttl_seconds := v_new.change_ttl_seconds;
+    RETURN NEXT;
 END
 $$;
 
@@ -5736,53 +5763,27 @@ $$;
 
 
 --
--- Name: idem_approval_kinds; Type: TABLE; Schema: idem; Owner: -
---
-
-CREATE TABLE idem.idem_approval_kinds (
-    kind text NOT NULL,
-    gated boolean DEFAULT false NOT NULL,
-    over_rows bigint,
-    ttl_seconds integer DEFAULT 3600 NOT NULL,
-    what text NOT NULL,
-    updated_at timestamp with time zone,
-    updated_by text,
-    audit_id bigint,
-    CONSTRAINT idem_approval_kinds_kind_check CHECK ((kind ~ '^[a-z][a-z0-9_]{0,31}$'::text)),
-    CONSTRAINT idem_approval_kinds_over_rows_check CHECK (((over_rows >= 0) AND (over_rows <= 1000000))),
-    CONSTRAINT idem_approval_kinds_ttl_seconds_check CHECK (((ttl_seconds >= 60) AND (ttl_seconds <= 604800))),
-    CONSTRAINT idem_approval_kinds_what_check CHECK (((char_length(what) >= 1) AND (char_length(what) <= 200)))
-);
-
-
---
 -- Name: idem_approval_policy; Type: TABLE; Schema: idem; Owner: -
 --
 
 CREATE TABLE idem.idem_approval_policy (
     one boolean DEFAULT true NOT NULL,
+    job_rows bigint,
+    ttl_seconds integer DEFAULT 3600 NOT NULL,
     updated_at timestamp with time zone,
     updated_by text,
     audit_id bigint,
+    retention_changes_need_approval boolean DEFAULT false NOT NULL,
+    manual_purges_need_approval boolean DEFAULT false NOT NULL,
+    change_ttl_seconds integer DEFAULT 3600 NOT NULL,
     budget_rows bigint,
     budget_window_seconds integer DEFAULT 3600 NOT NULL,
     CONSTRAINT idem_approval_policy_budget_rows_check CHECK (((budget_rows >= 0) AND (budget_rows <= 1000000))),
     CONSTRAINT idem_approval_policy_budget_window_seconds_check CHECK (((budget_window_seconds >= 60) AND (budget_window_seconds <= 604800))),
-    CONSTRAINT idem_approval_policy_one_check CHECK (one)
-);
-
-
---
--- Name: idem_approval_requests_id_seq; Type: SEQUENCE; Schema: idem; Owner: -
---
-
-ALTER TABLE idem.idem_approval_requests ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
-    SEQUENCE NAME idem.idem_approval_requests_id_seq
-    START WITH 1
-    INCREMENT BY 1
-    NO MINVALUE
-    NO MAXVALUE
-    CACHE 1
+    CONSTRAINT idem_approval_policy_change_ttl_seconds_check CHECK (((change_ttl_seconds >= 60) AND (change_ttl_seconds <= 604800))),
+    CONSTRAINT idem_approval_policy_job_rows_check CHECK (((job_rows >= 0) AND (job_rows <= 1000000))),
+    CONSTRAINT idem_approval_policy_one_check CHECK (one),
+    CONSTRAINT idem_approval_policy_ttl_seconds_check CHECK (((ttl_seconds >= 60) AND (ttl_seconds <= 604800)))
 );
 
 
@@ -5807,6 +5808,20 @@ CREATE TABLE idem.idem_approval_uses (
 
 ALTER TABLE idem.idem_approval_uses ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME idem.idem_approval_uses_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: idem_change_requests_id_seq; Type: SEQUENCE; Schema: idem; Owner: -
+--
+
+ALTER TABLE idem.idem_change_requests ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME idem.idem_change_requests_id_seq
     START WITH 1
     INCREMENT BY 1
     NO MINVALUE
@@ -6064,6 +6079,49 @@ ALTER TABLE idem.idem_purge_runs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTIT
 
 
 --
+-- Name: idem_reconcile_probes; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_reconcile_probes (
+    operation text NOT NULL,
+    query text NOT NULL,
+    sample_size integer NOT NULL,
+    window_seconds integer NOT NULL,
+    every_seconds integer NOT NULL,
+    timeout_ms integer NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    created_by text NOT NULL,
+    next_run_at timestamp with time zone NOT NULL,
+    audit_id bigint NOT NULL,
+    CONSTRAINT idem_reconcile_probes_every_seconds_check CHECK (((every_seconds >= 60) AND (every_seconds <= 86400))),
+    CONSTRAINT idem_reconcile_probes_operation_check CHECK (((operation ~ '^[!-9;-~]{1,64}$'::text) AND (operation <> '*'::text))),
+    CONSTRAINT idem_reconcile_probes_query_check CHECK (((char_length(query) >= 1) AND (char_length(query) <= 4000))),
+    CONSTRAINT idem_reconcile_probes_sample_size_check CHECK (((sample_size >= 1) AND (sample_size <= 1000))),
+    CONSTRAINT idem_reconcile_probes_timeout_ms_check CHECK (((timeout_ms >= 10) AND (timeout_ms <= 60000))),
+    CONSTRAINT idem_reconcile_probes_window_seconds_check CHECK (((window_seconds >= 60) AND (window_seconds <= 2592000)))
+);
+
+
+--
+-- Name: idem_reconcile_runs_id_seq; Type: SEQUENCE; Schema: idem; Owner: -
+--
+
+CREATE SEQUENCE idem.idem_reconcile_runs_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+
+--
+-- Name: idem_reconcile_runs_id_seq; Type: SEQUENCE OWNED BY; Schema: idem; Owner: -
+--
+
+ALTER SEQUENCE idem.idem_reconcile_runs_id_seq OWNED BY idem.idem_reconcile_runs.id;
+
+
+--
 -- Name: idem_redrive_items; Type: TABLE; Schema: idem; Owner: -
 --
 
@@ -6104,6 +6162,21 @@ ALTER TABLE idem.idem_redrive_items ALTER COLUMN id ADD GENERATED ALWAYS AS IDEN
     NO MINVALUE
     NO MAXVALUE
     CACHE 1
+);
+
+
+--
+-- Name: idem_redrivers; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_redrivers (
+    tenant text NOT NULL,
+    operation text NOT NULL,
+    worker text NOT NULL,
+    version text NOT NULL,
+    db_role text NOT NULL,
+    first_seen timestamp with time zone NOT NULL,
+    last_seen timestamp with time zone NOT NULL
 );
 
 
@@ -6280,8 +6353,8 @@ CREATE TABLE idem.task_idempotency_audit (
     prev_hash text NOT NULL,
     entry_hash text NOT NULL,
     application text DEFAULT ''::text NOT NULL,
-    CONSTRAINT task_idempotency_audit_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text, 'retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text, 'job'::text, 'approve'::text, 'approval_policy'::text, 'change_request'::text, 'change_approve'::text, 'change_use'::text, 'decline'::text]))),
-    CONSTRAINT task_idempotency_audit_key_check CHECK (((idempotency_key = ''::text) = (action = ANY (ARRAY['retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text, 'job'::text, 'approve'::text, 'approval_policy'::text, 'change_request'::text, 'change_approve'::text, 'change_use'::text, 'decline'::text])))),
+    CONSTRAINT task_idempotency_audit_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text, 'retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text, 'job'::text, 'approve'::text, 'approval_policy'::text, 'change_request'::text, 'change_approve'::text, 'change_use'::text, 'reconcile_probe'::text]))),
+    CONSTRAINT task_idempotency_audit_key_check CHECK (((idempotency_key = ''::text) = (action = ANY (ARRAY['retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text, 'job'::text, 'approve'::text, 'approval_policy'::text, 'change_request'::text, 'change_approve'::text, 'change_use'::text, 'reconcile_probe'::text])))),
     CONSTRAINT task_idempotency_audit_reason_check CHECK ((length(btrim(reason)) > 0))
 );
 
@@ -6325,11 +6398,10 @@ CREATE TABLE idem.task_idempotency_conflicts (
 
 
 --
--- Name: idem_approval_kinds idem_approval_kinds_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+-- Name: idem_reconcile_runs id; Type: DEFAULT; Schema: idem; Owner: -
 --
 
-ALTER TABLE ONLY idem.idem_approval_kinds
-    ADD CONSTRAINT idem_approval_kinds_pkey PRIMARY KEY (kind);
+ALTER TABLE ONLY idem.idem_reconcile_runs ALTER COLUMN id SET DEFAULT nextval('idem.idem_reconcile_runs_id_seq'::regclass);
 
 
 --
@@ -6341,27 +6413,19 @@ ALTER TABLE ONLY idem.idem_approval_policy
 
 
 --
--- Name: idem_approval_requests idem_approval_requests_job_id_key; Type: CONSTRAINT; Schema: idem; Owner: -
---
-
-ALTER TABLE ONLY idem.idem_approval_requests
-    ADD CONSTRAINT idem_approval_requests_job_id_key UNIQUE (job_id);
-
-
---
--- Name: idem_approval_requests idem_approval_requests_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
---
-
-ALTER TABLE ONLY idem.idem_approval_requests
-    ADD CONSTRAINT idem_approval_requests_pkey PRIMARY KEY (id);
-
-
---
 -- Name: idem_approval_uses idem_approval_uses_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
 --
 
 ALTER TABLE ONLY idem.idem_approval_uses
     ADD CONSTRAINT idem_approval_uses_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: idem_change_requests idem_change_requests_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_change_requests
+    ADD CONSTRAINT idem_change_requests_pkey PRIMARY KEY (id);
 
 
 --
@@ -6482,6 +6546,22 @@ ALTER TABLE ONLY idem.idem_pauses
 
 ALTER TABLE ONLY idem.idem_purge_runs
     ADD CONSTRAINT idem_purge_runs_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: idem_reconcile_probes idem_reconcile_probes_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_reconcile_probes
+    ADD CONSTRAINT idem_reconcile_probes_pkey PRIMARY KEY (operation);
+
+
+--
+-- Name: idem_reconcile_runs idem_reconcile_runs_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_reconcile_runs
+    ADD CONSTRAINT idem_reconcile_runs_pkey PRIMARY KEY (id);
 
 
 --
@@ -6621,24 +6701,24 @@ ALTER TABLE ONLY idem.task_idempotency
 
 
 --
--- Name: idem_approval_requests_open; Type: INDEX; Schema: idem; Owner: -
---
-
-CREATE INDEX idem_approval_requests_open ON idem.idem_approval_requests USING btree (id) WHERE (state = ANY (ARRAY['awaiting_approval'::text, 'approved'::text]));
-
-
---
--- Name: idem_approval_requests_used_xid; Type: INDEX; Schema: idem; Owner: -
---
-
-CREATE INDEX idem_approval_requests_used_xid ON idem.idem_approval_requests USING btree (used_xid) WHERE (used_xid IS NOT NULL);
-
-
---
 -- Name: idem_approval_uses_login; Type: INDEX; Schema: idem; Owner: -
 --
 
 CREATE INDEX idem_approval_uses_login ON idem.idem_approval_uses USING btree (login, at);
+
+
+--
+-- Name: idem_change_requests_pending; Type: INDEX; Schema: idem; Owner: -
+--
+
+CREATE INDEX idem_change_requests_pending ON idem.idem_change_requests USING btree (id) WHERE (state <> 'used'::text);
+
+
+--
+-- Name: idem_change_requests_used_xid; Type: INDEX; Schema: idem; Owner: -
+--
+
+CREATE INDEX idem_change_requests_used_xid ON idem.idem_change_requests USING btree (used_xid) WHERE (used_xid IS NOT NULL);
 
 
 --
@@ -6688,6 +6768,13 @@ CREATE INDEX idem_jobs_open_idx ON idem.idem_jobs USING btree (id) WHERE (state 
 --
 
 CREATE INDEX idem_purge_runs_running_idx ON idem.idem_purge_runs USING btree (id) WHERE (state = 'running'::text);
+
+
+--
+-- Name: idem_reconcile_runs_operation_idx; Type: INDEX; Schema: idem; Owner: -
+--
+
+CREATE INDEX idem_reconcile_runs_operation_idx ON idem.idem_reconcile_runs USING btree (operation, id DESC);
 
 
 --
@@ -6824,22 +6911,6 @@ CREATE INDEX task_idempotency_unfinished_idx ON idem.task_idempotency USING btre
 
 
 --
--- Name: idem_approval_requests idem_approval_requests_job_id_fkey; Type: FK CONSTRAINT; Schema: idem; Owner: -
---
-
-ALTER TABLE ONLY idem.idem_approval_requests
-    ADD CONSTRAINT idem_approval_requests_job_id_fkey FOREIGN KEY (job_id) REFERENCES idem.idem_jobs(id);
-
-
---
--- Name: idem_approval_requests idem_approval_requests_kind_fkey; Type: FK CONSTRAINT; Schema: idem; Owner: -
---
-
-ALTER TABLE ONLY idem.idem_approval_requests
-    ADD CONSTRAINT idem_approval_requests_kind_fkey FOREIGN KEY (kind) REFERENCES idem.idem_approval_kinds(kind);
-
-
---
 -- Name: idem_job_items idem_job_items_job_id_fkey; Type: FK CONSTRAINT; Schema: idem; Owner: -
 --
 
@@ -6856,6 +6927,14 @@ ALTER TABLE ONLY idem.idem_redrive_items
 
 
 --
+-- Name: idem_stored_requests idem_stored_requests_idempotency_key_fkey; Type: FK CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_stored_requests
+    ADD CONSTRAINT idem_stored_requests_idempotency_key_fkey FOREIGN KEY (idempotency_key) REFERENCES idem.task_idempotency(idempotency_key) ON DELETE CASCADE;
+
+
+--
 -- Name: SCHEMA idem; Type: ACL; Schema: -; Owner: -
 --
 
@@ -6869,6 +6948,7 @@ GRANT USAGE ON SCHEMA idem TO idem_may_pause;
 GRANT USAGE ON SCHEMA idem TO idem_may_purge;
 GRANT USAGE ON SCHEMA idem TO idem_may_approve;
 GRANT USAGE ON SCHEMA idem TO idem_may_read_requests;
+GRANT USAGE ON SCHEMA idem TO idem_reconcile;
 
 
 --
@@ -6977,44 +7057,10 @@ GRANT ALL ON FUNCTION idem.idem_annotate(p_text text, p_actor text, p_tenant tex
 
 
 --
--- Name: FUNCTION idem_approval_approve(p_request bigint, p_spec_sha256 text, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
---
-
-REVOKE ALL ON FUNCTION idem.idem_approval_approve(p_request bigint, p_spec_sha256 text, p_reason text, p_actor text) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_approval_approve(p_request bigint, p_spec_sha256 text, p_reason text, p_actor text) TO idem_may_approve;
-
-
---
--- Name: FUNCTION idem_approval_decline(p_request bigint, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
---
-
-REVOKE ALL ON FUNCTION idem.idem_approval_decline(p_request bigint, p_reason text, p_actor text) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_approval_decline(p_request bigint, p_reason text, p_actor text) TO idem_may_approve;
-GRANT ALL ON FUNCTION idem.idem_approval_decline(p_request bigint, p_reason text, p_actor text) TO idem_may_purge;
-GRANT ALL ON FUNCTION idem.idem_approval_decline(p_request bigint, p_reason text, p_actor text) TO idem_may_requeue;
-GRANT ALL ON FUNCTION idem.idem_approval_decline(p_request bigint, p_reason text, p_actor text) TO idem_may_release;
-GRANT ALL ON FUNCTION idem.idem_approval_decline(p_request bigint, p_reason text, p_actor text) TO idem_may_fail;
-
-
---
 -- Name: FUNCTION idem_approval_gate(p_kind text, p_rows bigint, p_job bigint); Type: ACL; Schema: idem; Owner: -
 --
 
 REVOKE ALL ON FUNCTION idem.idem_approval_gate(p_kind text, p_rows bigint, p_job bigint) FROM PUBLIC;
-
-
---
--- Name: TABLE idem_approval_requests; Type: ACL; Schema: idem; Owner: -
---
-
-GRANT SELECT ON TABLE idem.idem_approval_requests TO idem_reader;
-
-
---
--- Name: FUNCTION idem_approval_image(r idem.idem_approval_requests); Type: ACL; Schema: idem; Owner: -
---
-
-REVOKE ALL ON FUNCTION idem.idem_approval_image(r idem.idem_approval_requests) FROM PUBLIC;
 
 
 --
@@ -7030,13 +7076,6 @@ GRANT ALL ON FUNCTION idem.idem_approval_needed(p_kind text, p_rows bigint) TO i
 GRANT ALL ON FUNCTION idem.idem_approval_needed(p_kind text, p_rows bigint) TO idem_may_purge;
 GRANT ALL ON FUNCTION idem.idem_approval_needed(p_kind text, p_rows bigint) TO idem_may_approve;
 GRANT ALL ON FUNCTION idem.idem_approval_needed(p_kind text, p_rows bigint) TO idem_may_read_requests;
-
-
---
--- Name: FUNCTION idem_approval_request_add(p_kind text, p_spec jsonb, p_reason text, p_actor text, p_job bigint); Type: ACL; Schema: idem; Owner: -
---
-
-REVOKE ALL ON FUNCTION idem.idem_approval_request_add(p_kind text, p_spec jsonb, p_reason text, p_actor text, p_job bigint) FROM PUBLIC;
 
 
 --
@@ -7066,6 +7105,27 @@ GRANT ALL ON FUNCTION idem.idem_change_approve(p_request bigint, p_spec_sha256 t
 --
 
 REVOKE ALL ON FUNCTION idem.idem_change_guard(p_kind text, p_spec jsonb) FROM PUBLIC;
+
+
+--
+-- Name: TABLE idem_change_requests; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_change_requests TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_change_image(r idem.idem_change_requests); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_change_image(r idem.idem_change_requests) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_change_request_add(p_kind text, p_spec jsonb, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_change_request_add(p_kind text, p_spec jsonb, p_reason text, p_actor text) FROM PUBLIC;
 
 
 --
@@ -7274,6 +7334,7 @@ REVOKE ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor
 GRANT ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor text) TO idem_may_requeue;
 GRANT ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor text) TO idem_may_release;
 GRANT ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor text) TO idem_may_fail;
+GRANT ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor text) TO idem_may_approve;
 
 
 --
@@ -7608,6 +7669,50 @@ REVOKE ALL ON FUNCTION idem.idem_purge_spec_check(r idem.idem_purge_runs, p_batc
 
 
 --
+-- Name: FUNCTION idem_reconcile_add(p_operation text, p_query text, p_sample_size integer, p_window_seconds integer, p_every_seconds integer, p_timeout_ms integer, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_reconcile_add(p_operation text, p_query text, p_sample_size integer, p_window_seconds integer, p_every_seconds integer, p_timeout_ms integer, p_reason text, p_actor text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_reconcile_begin(p_operation text, p_force boolean, p_runner text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_reconcile_begin(p_operation text, p_force boolean, p_runner text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_reconcile_begin(p_operation text, p_force boolean, p_runner text) TO idem_reconcile;
+
+
+--
+-- Name: FUNCTION idem_reconcile_check_query(p_query text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_reconcile_check_query(p_query text) FROM PUBLIC;
+
+
+--
+-- Name: TABLE idem_reconcile_runs; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_reconcile_runs TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_reconcile_finish(p_run bigint, p_results jsonb, p_problem text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_reconcile_finish(p_run bigint, p_results jsonb, p_problem text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_reconcile_finish(p_run bigint, p_results jsonb, p_problem text) TO idem_reconcile;
+
+
+--
+-- Name: FUNCTION idem_reconcile_remove(p_operation text, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_reconcile_remove(p_operation text, p_reason text, p_actor text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION idem_redrive_check_scope(p_tenant text, p_operation text); Type: ACL; Schema: idem; Owner: -
 --
 
@@ -7622,11 +7727,11 @@ REVOKE ALL ON FUNCTION idem.idem_redrive_enqueue(p_key text, p_job_id bigint, p_
 
 
 --
--- Name: FUNCTION idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text, p_later_max_ms integer); Type: ACL; Schema: idem; Owner: -
+-- Name: FUNCTION idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text); Type: ACL; Schema: idem; Owner: -
 --
 
-REVOKE ALL ON FUNCTION idem.idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text, p_later_max_ms integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text, p_later_max_ms integer) TO idem_worker;
+REVOKE ALL ON FUNCTION idem.idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text) TO idem_worker;
 
 
 --
@@ -7650,14 +7755,6 @@ REVOKE ALL ON FUNCTION idem.idem_redrive_may_serve(p_registered_by text) FROM PU
 
 REVOKE ALL ON FUNCTION idem.idem_redrive_outcomes(p_job_id bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION idem.idem_redrive_outcomes(p_job_id bigint) TO idem_reader;
-
-
---
--- Name: FUNCTION idem_redrive_outcomes_of(p_job_ids bigint[]); Type: ACL; Schema: idem; Owner: -
---
-
-REVOKE ALL ON FUNCTION idem.idem_redrive_outcomes_of(p_job_ids bigint[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_redrive_outcomes_of(p_job_ids bigint[]) TO idem_reader;
 
 
 --
@@ -7705,20 +7802,6 @@ GRANT ALL ON FUNCTION idem.idem_redrive_take(p_tenant text, p_operation text, p_
 
 REVOKE ALL ON FUNCTION idem.idem_redriver_seen(p_tenant text, p_operation text, p_worker text, p_version text) FROM PUBLIC;
 GRANT ALL ON FUNCTION idem.idem_redriver_seen(p_tenant text, p_operation text, p_worker text, p_version text) TO idem_worker;
-
-
---
--- Name: TABLE idem_redrivers; Type: ACL; Schema: idem; Owner: -
---
-
-GRANT SELECT ON TABLE idem.idem_redrivers TO idem_reader;
-
-
---
--- Name: FUNCTION idem_redrivers_seen(p_rows idem.idem_redrivers[]); Type: ACL; Schema: idem; Owner: -
---
-
-REVOKE ALL ON FUNCTION idem.idem_redrivers_seen(p_rows idem.idem_redrivers[]) FROM PUBLIC;
 
 
 --
@@ -7801,13 +7884,6 @@ GRANT ALL ON FUNCTION idem.idem_retention_horizon(p_operation text) TO idem_read
 
 
 --
--- Name: FUNCTION idem_right_list(); Type: ACL; Schema: idem; Owner: -
---
-
-REVOKE ALL ON FUNCTION idem.idem_right_list() FROM PUBLIC;
-
-
---
 -- Name: FUNCTION idem_right_role(p_right text); Type: ACL; Schema: idem; Owner: -
 --
 
@@ -7841,13 +7917,6 @@ REVOKE ALL ON FUNCTION idem.idem_set_approval(p_job_rows bigint, p_ttl_seconds i
 --
 
 REVOKE ALL ON FUNCTION idem.idem_set_approval_budget(p_rows bigint, p_window_seconds integer, p_reason text, p_actor text) FROM PUBLIC;
-
-
---
--- Name: FUNCTION idem_set_approval_policy(p_kind text, p_gated boolean, p_over_rows bigint, p_ttl_seconds integer, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
---
-
-REVOKE ALL ON FUNCTION idem.idem_set_approval_policy(p_kind text, p_gated boolean, p_over_rows bigint, p_ttl_seconds integer, p_reason text, p_actor text) FROM PUBLIC;
 
 
 --
@@ -7922,13 +7991,6 @@ REVOKE ALL ON FUNCTION idem.recovery_action_apply(p_action text, p_key text, p_e
 
 
 --
--- Name: TABLE idem_approval_kinds; Type: ACL; Schema: idem; Owner: -
---
-
-GRANT SELECT ON TABLE idem.idem_approval_kinds TO idem_reader;
-
-
---
 -- Name: TABLE idem_approval_policy; Type: ACL; Schema: idem; Owner: -
 --
 
@@ -7999,10 +8061,24 @@ GRANT SELECT ON TABLE idem.idem_latency_state TO idem_reader;
 
 
 --
+-- Name: TABLE idem_reconcile_probes; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_reconcile_probes TO idem_reader;
+
+
+--
 -- Name: TABLE idem_redrive_items; Type: ACL; Schema: idem; Owner: -
 --
 
 GRANT SELECT ON TABLE idem.idem_redrive_items TO idem_reader;
+
+
+--
+-- Name: TABLE idem_redrivers; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_redrivers TO idem_reader;
 
 
 --

@@ -1,4 +1,4 @@
--- idem_right_list (schema v30; the history is in git log).
+-- idem_right_list (schema v29; the history is in git log).
 -- The rights, the one list of them (docs/development.md, "Adding a right"): one row per right in
 -- display order, with the NOLOGIN role that grants it, whether idem_operator is a member of that
 -- role, and what it allows. roles.sql creates the roles and idem_operator's memberships from it,

@@ -1,4 +1,4 @@
--- idem_right_role (schema v21, changed in v25 and v30; the history is in git log).
+-- idem_right_role (schema v21, changed in v25 and v29; the history is in git log).
 -- The NOLOGIN role that grants right p_right, as the one list of rights has it (idem_right_list:
 -- idem_reader for read, idem_may_<right> for the others). ID003 for NULL, ID002 for a name that
 -- is no right (the message lists the rights).

@@ -1,4 +1,4 @@
--- idem_rights (schema v21, changed in v25 and v30; the history is in git log).
+-- idem_rights (schema v21, changed in v25 and v29; the history is in git log).
 -- What the caller (idem_caller: the role taken with SET ROLE, else the login) may do: one row per
 -- right of the one list (idem_right_list), in its order, with the role that grants it, whether
 -- the caller holds it and what it allows, plus the caller's login and role. For the console,

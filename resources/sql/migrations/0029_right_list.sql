@@ -1,4 +1,4 @@
--- Idem schema v30: the rights from one list (issue 44 item 5). idem_right_list(), in
+-- Idem schema v29: the rights from one list (issue 44 item 5). idem_right_list(), in
 -- functions/idem_right_list.sql, names every right, the role that grants it, whether
 -- idem_operator holds it and what it allows; roles.sql, idem_right_role and idem_rights() read it.
 -- idem_rights() gains the description column: a changed result type that CREATE OR REPLACE cannot
