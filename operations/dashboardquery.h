@@ -68,7 +68,7 @@ struct DashboardReading {
     std::vector<CounterBucket> buckets; // oldest first; minutes without counts are absent
     // Unfinished rows by attempts, from the shared exact refresh (stats.exact): set when one exists.
     std::optional<std::vector<AttemptsBin>> attempts;
-    // The reconcile probes' last runs, summed (schema v31): the Reconcile tile.
+    // The reconcile probes' last runs, summed (schema v30): the Reconcile tile.
     ReconcileTotals reconcile;
 };
 

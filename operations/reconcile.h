@@ -13,7 +13,7 @@
 
 namespace idem {
 
-// Continuous reconciliation (schema v31, resources/sql/migrations/0031_reconcile.sql): per
+// Continuous reconciliation (schema v30, resources/sql/migrations/0030_reconcile.sql): per
 // operation, a probe the owner of the Idem schema registered counts the business effect of one key
 // (its business id, the part of the key after the second ':', bound as $1). A run samples the
 // operation's recently succeeded keys and runs the query for each as role idem_reconcile, in a
@@ -109,7 +109,7 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-// One statement each. A schema before v31 throws pqxx::undefined_table / undefined_function.
+// One statement each. A schema before v30 throws pqxx::undefined_table / undefined_function.
 ReconcileReading readReconcile(pqxx::connection& conn, const SchemaName& schema);
 ReconcileReading readReconcile(pqxx::transaction_base& tx, const SchemaName& schema);
 // The operation's runs, newest first (limit 1 to 100), finished or not.

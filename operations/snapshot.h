@@ -341,7 +341,7 @@ struct SnapshotData {
     // Who held back the transaction horizon at the instant, and the Idem tables' dead rows
     // (schema v26 on; added within format 1: absent before). Redacted: the query text and client.
     std::optional<HorizonReading> horizon;
-    // The reconcile probes and each one's last run at the instant (schema v31 on; added within
+    // The reconcile probes and each one's last run at the instant (schema v30 on; added within
     // format 1: absent before). Redacted: the offenders' error messages (they may quote values).
     std::optional<ReconcileReading> reconcile;
     // Re-drive items and re-drivers (added within format 1: absent before, and before schema v25).
