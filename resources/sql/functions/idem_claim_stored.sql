@@ -2,10 +2,10 @@
 -- claim() for a key of a re-drivable operation (idem_redrive_register), in one round trip: the
 -- same arguments and answers, plus p_request, the canonical JSON text of the request. When the key
 -- is acquired (new, or reacquired) and has no stored request yet, p_request is stored beside it
--- (idem_stored_requests, deleted with the key). Refused with ID003 before anything is read or
--- claimed: the operation is not registered for the key's tenant; p_request is NULL, empty or over
+-- (idem_stored_requests, deleted with the key). Refused before anything is read or claimed: the
+-- operation is not registered for the key's tenant (ID004); p_request is NULL, empty or over
 -- the operation's max_request_bytes; p_request is not the text whose v1 digest is p_request_hash
--- ('v1:' || hex(sha256(its UTF-8 bytes))). Claims of operations not registered call claim().
+-- ('v1:' || hex(sha256(its UTF-8 bytes))) (ID003). Claims of operations not registered call claim().
 CREATE OR REPLACE FUNCTION idem_claim_stored(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint,
                                              p_max_attempts integer DEFAULT 5, p_max_age_ms bigint DEFAULT NULL,
                                              p_request text DEFAULT NULL)
@@ -37,7 +37,7 @@ BEGIN
      LIMIT 1;
     IF NOT FOUND THEN
         RAISE EXCEPTION '%:% is not registered as re-drivable: claim it with claim(), or register it first'
-                        ' (idem_redrive_register)', left(v_tenant, 64), left(v_operation, 64) USING ERRCODE = 'ID003';
+                        ' (idem_redrive_register)', left(v_tenant, 64), left(v_operation, 64) USING ERRCODE = 'ID004';
     END IF;
     IF p_request IS NULL THEN
         RAISE EXCEPTION 'a claim of re-drivable %:% stores its request: the request is required', v_tenant, v_operation
