@@ -28,7 +28,7 @@ namespace {
         try {
             return f();
         } catch (const pqxx::sql_error& e) {
-            if (e.sqlstate() == "ID003")
+            if (isIdemRefusal(e.sqlstate()))
                 throw refusal(e);
             throw;
         }

@@ -30,11 +30,7 @@ namespace {
     // The server's words: its message and, when it gave one, its hint.
     JobRefused refusal(const pqxx::sql_error& e) { return JobRefused(serverWords(e), e.sqlstate()); }
 
-    // ID004 (schema v23): refused by the approval policy, or an approved purge's spec.
-    bool refusedState(const std::string& sqlstate)
-    {
-        return sqlstate == "ID002" || sqlstate == "ID003" || sqlstate == "ID004";
-    }
+    bool refusedState(const std::string& sqlstate) { return isIdemRefusal(sqlstate); }
 
     std::string jobColumns(const SchemaName& schema)
     {
@@ -415,7 +411,7 @@ JobStatus runRecoveryJob(pqxx::connection& conn, const SchemaName& schema, std::
             }
             auto status = readJob(conn, schema, id);
             if (!status)
-                throw JobRefused("there is no job " + std::to_string(id), "ID003");
+                throw JobRefused("there is no job " + std::to_string(id), "ID002");
             const bool goOn = !o.progress || o.progress(*status);
             if (status->ended() || !goOn || (o.stop && o.stop->load())) {
                 if (status->ended())

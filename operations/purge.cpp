@@ -70,7 +70,7 @@ PurgeResult runPurge(pqxx::connection& conn, const SchemaName& schema, const Pur
                     + schema.qualify("idem_change_use") + "($1, $2, $3) u",
                 o.requestId, o.requestSha256, o.actor.empty() ? localActor() : o.actor);
         } catch (const pqxx::sql_error& e) {
-            if (e.sqlstate() != "ID003")
+            if (!isIdemRefusal(e.sqlstate()))
                 throw;
             throw JobRefused(serverWords(e), e.sqlstate());
         }
