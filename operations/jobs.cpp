@@ -30,8 +30,6 @@ namespace {
     // The server's words: its message and, when it gave one, its hint.
     JobRefused refusal(const pqxx::sql_error& e) { return JobRefused(serverWords(e), e.sqlstate()); }
 
-    bool refusedState(const std::string& sqlstate) { return isIdemRefusal(sqlstate); }
-
     std::string jobColumns(const SchemaName& schema)
     {
         return "j.id, j.state, j.action, j.extra_attempts, j.filter::text, " + micros("j.moment")
@@ -307,7 +305,7 @@ JobStart startJob(pqxx::connection& conn, const SchemaName& schema, const JobReq
             r = w.exec_params(head + "($1, $2::jsonb, $3, $4, $5, $6) s", std::string(actionName(request.action)),
                 json, request.cap, request.reason, request.actor.empty() ? localActor() : request.actor, extra);
     } catch (const pqxx::sql_error& e) {
-        if (refusedState(e.sqlstate()))
+        if (isIdemRefusal(e.sqlstate()))
             throw refusal(e);
         throw;
     }
@@ -389,7 +387,7 @@ JobStatus runRecoveryJob(pqxx::connection& conn, const SchemaName& schema, std::
         w.exec_params("SELECT " + schema.qualify("idem_job_attach") + "($1, $2)", id, actor);
         w.commit();
     } catch (const pqxx::sql_error& e) {
-        if (refusedState(e.sqlstate()))
+        if (isIdemRefusal(e.sqlstate()))
             throw refusal(e);
         throw;
     }
@@ -405,7 +403,7 @@ JobStatus runRecoveryJob(pqxx::connection& conn, const SchemaName& schema, std::
                 pqxx::nontransaction n(conn);
                 n.exec_params(call, id, o.batch, o.duty, o.callSeconds, actor);
             } catch (const pqxx::sql_error& e) {
-                if (refusedState(e.sqlstate()))
+                if (isIdemRefusal(e.sqlstate()))
                     throw refusal(e);
                 throw;
             }
@@ -442,7 +440,7 @@ JobCancel cancelJob(pqxx::connection& conn, const SchemaName& schema, std::int64
                 + "($1, $2, $3) c",
             id, reason, actor.empty() ? localActor() : actor);
     } catch (const pqxx::sql_error& e) {
-        if (refusedState(e.sqlstate()))
+        if (isIdemRefusal(e.sqlstate()))
             throw refusal(e);
         throw;
     }
@@ -465,7 +463,7 @@ JobApproval approveJob(pqxx::connection& conn, const SchemaName& schema, std::in
                 + ", a.audit_id FROM " + schema.qualify("idem_job_approve") + "($1, $2, $3, $4) a",
             id, specSha256, reason, actor.empty() ? localActor() : actor);
     } catch (const pqxx::sql_error& e) {
-        if (refusedState(e.sqlstate()))
+        if (isIdemRefusal(e.sqlstate()))
             throw refusal(e);
         throw;
     }
@@ -519,7 +517,7 @@ std::optional<std::int64_t> setApprovalPolicy(pqxx::connection& conn, const Sche
                           *jobRows, ttlSeconds, reason, who)
                     : w.exec_params("SELECT " + schema.qualify("idem_clear_approval") + "($1, $2)", reason, who);
     } catch (const pqxx::sql_error& e) {
-        if (refusedState(e.sqlstate()))
+        if (isIdemRefusal(e.sqlstate()))
             throw refusal(e);
         throw;
     }
@@ -543,7 +541,7 @@ std::int64_t setApprovalBudget(pqxx::connection& conn, const SchemaName& schema,
         r = w.exec_params("SELECT s.audit_id FROM " + schema.qualify("idem_set_approval_budget") + "($1, $2, $3, $4) s",
             budgetRows, windowSeconds, reason, actor.empty() ? localActor() : actor);
     } catch (const pqxx::sql_error& e) {
-        if (refusedState(e.sqlstate()))
+        if (isIdemRefusal(e.sqlstate()))
             throw refusal(e);
         throw;
     }

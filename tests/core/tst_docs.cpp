@@ -523,6 +523,8 @@ void TestDocs::raisesNameRealCommands()
             }
         }
     }
+    qInfo("%d mentions of idemctl commands and %d options in %d RAISEs checked", commands, options,
+        static_cast<int>(raises.size()));
     QVERIFY2(commands >= 10, qPrintable(QString::number(commands)));
     QVERIFY2(options >= 5, qPrintable(QString::number(options)));
     wrong.removeDuplicates();
