@@ -151,10 +151,10 @@ int runPause(const std::vector<std::string>& argv)
     try {
         c = setPause(*conn, schema, r);
     } catch (const pqxx::sql_error& e) {
-        if (e.sqlstate() != "ID003")
+        if (!isIdemRefusal(e.sqlstate()))
             throw;
-        std::cerr << "idemctl pause: refused (SQLSTATE ID003): " << displaySafe(e.what(), messageDisplay)
-                  << "nothing changed\n";
+        std::cerr << "idemctl pause: refused (SQLSTATE " << e.sqlstate()
+                  << "): " << displaySafe(serverWords(e), messageDisplay) << "\nnothing changed\n";
         return ExitRefused;
     }
     if (args.flag("json")) {

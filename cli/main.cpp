@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "core/connection.h"
 #include "core/utf8.h"
+#include "operations/actions.h"
 #include "operations/wording.h"
 
 namespace {
@@ -148,6 +149,14 @@ int main(int argc, char** argv)
                     << "; the refused transaction changed nothing. Connect to the primary (with several hosts in the "
                        "conninfo, target_session_attrs=read-write picks it)\n";
                 return ExitFailure;
+            }
+            if (idem::isIdemRefusal(e.sqlstate())) {
+                // Not found (ID002), a bad argument (ID003), a state or policy (ID004): in the
+                // server's words, and the transaction it ended changed nothing.
+                std::cerr << "idemctl " << name << ": refused (SQLSTATE " << e.sqlstate()
+                          << "): " << idem::displaySafe(idem::serverWords(e), idem::messageDisplay)
+                          << "\nnothing changed\n";
+                return ExitRefused;
             }
             std::cerr << "idemctl " << name << ": database error (SQLSTATE " << e.sqlstate() << "): " << msg(e);
             return ExitFailure;

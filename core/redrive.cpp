@@ -35,11 +35,15 @@ namespace {
     {
         if (e.sqlstate() == sqlstate::InvalidArgument)
             throw std::invalid_argument(e.what());
+        if (e.sqlstate() == sqlstate::Refused)
+            throw Refused(e.what());
         throw;
     }
 
-    // Runs fn; a broken connection is DatabaseUnavailable, an ID003 std::invalid_argument.
-    template <typename Fn> auto guarded(Fn&& fn)
+    // Runs fn; a broken connection is DatabaseUnavailable, an ID003 std::invalid_argument, an
+    // ID004 Refused.
+    template <typename Fn>
+    auto guarded(Fn&& fn)
     {
         try {
             return fn();

@@ -101,8 +101,8 @@ public:
 
     // Reports presence, then takes and runs batches until stop(). Throws DatabaseUnavailable when
     // the connection breaks (the items it held are taken again once their lease ends),
-    // pqxx::insufficient_privilege when the login may not re-drive the operation, and
-    // std::invalid_argument when it is not registered.
+    // pqxx::insufficient_privilege when the login may not re-drive the operation, and Refused
+    // (ID004) when it is not registered.
     void run();
     // One presence report if due, one take and the runs of what it took; returns the items taken.
     int runOnce();

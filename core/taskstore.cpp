@@ -62,6 +62,8 @@ namespace {
             throw LostOwnership(e.what());
         if (state == sqlstate::InvalidArgument)
             throw std::invalid_argument(e.what());
+        if (state == sqlstate::Refused)
+            throw Refused(e.what());
         if (state == sqlstate::ReadOnlyTransaction)
             throw NotPrimary(describeReadOnly(e.what()));
         throw;

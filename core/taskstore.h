@@ -18,11 +18,13 @@ namespace idem {
 
 class OutcomeCounters;
 
-// SQLSTATEs the protocol functions raise (resources/sql/migrations/0002_protocol.sql).
+// Idem's own SQLSTATEs (the list, and what a caller does about each: docs/development.md, "Errors
+// the functions raise"), and PostgreSQL's that the store acts on.
 namespace sqlstate {
     inline constexpr const char* LostOwnership = "ID001";
-    inline constexpr const char* NoRecord = "ID002";
-    inline constexpr const char* InvalidArgument = "ID003";
+    inline constexpr const char* NoRecord = "ID002"; // the thing named does not exist
+    inline constexpr const char* InvalidArgument = "ID003"; // NULL, out of range, malformed
+    inline constexpr const char* Refused = "ID004"; // the arguments are fine; a state or a policy refuses
     inline constexpr const char* ReadOnlyTransaction = "25006"; // PostgreSQL's read_only_sql_transaction
     inline constexpr const char* LockNotAvailable = "55P03"; // lock_timeout ran out
 }
@@ -31,6 +33,15 @@ namespace sqlstate {
 // finished. Whatever the caller did in the same transaction must not commit (it cannot: the
 // transaction is aborted).
 class LostOwnership : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// SQLSTATE ID004: the arguments are fine, but the database's state or a policy refuses the call
+// (an operation not registered as re-drivable, a re-driver that has not reported itself online).
+// Nothing changed; the same call succeeds once that state changes, so it is no bug in the call.
+// what(): the server's message.
+class Refused : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };

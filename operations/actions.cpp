@@ -245,6 +245,11 @@ std::string serverWords(const pqxx::sql_error& e)
     return message;
 }
 
+bool isIdemRefusal(const std::string& sqlstate)
+{
+    return sqlstate == "ID002" || sqlstate == "ID003" || sqlstate == "ID004";
+}
+
 const char* outcomeName(ActionOutcome o)
 {
     switch (o) {

@@ -105,6 +105,11 @@ constexpr std::size_t actionOutcomeCount = 9; // the values above, for tables in
 // raised (CONTEXT) or trailing blanks. Quote it through displaySafe.
 std::string serverWords(const pqxx::sql_error& e);
 
+// Idem's refusals in words, each of which changed nothing: ID002 (the thing named does not
+// exist), ID003 (a bad argument), ID004 (refused by a state or a policy). docs/development.md,
+// "Errors the functions raise", lists them.
+bool isIdemRefusal(const std::string& sqlstate);
+
 // applied, stale, wrong_state, not_found, denied, needs_approval, not_redrivable, error, skipped
 const char* outcomeName(ActionOutcome o);
 // Stale, WrongState, NotFound, Denied, NeedsApproval, NotRedrivable: the database said no, nothing changed

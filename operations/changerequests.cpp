@@ -26,7 +26,7 @@ namespace {
         try {
             return f();
         } catch (const pqxx::sql_error& e) {
-            if (e.sqlstate() == "ID002" || e.sqlstate() == "ID003" || e.sqlstate() == "ID004")
+            if (isIdemRefusal(e.sqlstate()))
                 throw refusal(e);
             throw;
         }

@@ -30,12 +30,6 @@ namespace {
     // The server's words: its message and, when it gave one, its hint.
     JobRefused refusal(const pqxx::sql_error& e) { return JobRefused(serverWords(e), e.sqlstate()); }
 
-    // ID004 (schema v23): refused by the approval policy, or an approved purge's spec.
-    bool refusedState(const std::string& sqlstate)
-    {
-        return sqlstate == "ID002" || sqlstate == "ID003" || sqlstate == "ID004";
-    }
-
     std::string jobColumns(const SchemaName& schema)
     {
         return "j.id, j.state, j.action, j.extra_attempts, j.filter::text, " + micros("j.moment")
@@ -317,7 +311,7 @@ JobStart startJob(pqxx::connection& conn, const SchemaName& schema, const JobReq
             r = w.exec_params(head + "($1, $2::jsonb, $3, $4, $5, $6) s", std::string(actionName(request.action)),
                 json, request.cap, request.reason, request.actor.empty() ? localActor() : request.actor, extra);
     } catch (const pqxx::sql_error& e) {
-        if (refusedState(e.sqlstate()))
+        if (isIdemRefusal(e.sqlstate()))
             throw refusal(e);
         throw;
     }
@@ -399,7 +393,7 @@ JobStatus runRecoveryJob(pqxx::connection& conn, const SchemaName& schema, std::
         w.exec_params("SELECT " + schema.qualify("idem_job_attach") + "($1, $2)", id, actor);
         w.commit();
     } catch (const pqxx::sql_error& e) {
-        if (refusedState(e.sqlstate()))
+        if (isIdemRefusal(e.sqlstate()))
             throw refusal(e);
         throw;
     }
@@ -415,13 +409,13 @@ JobStatus runRecoveryJob(pqxx::connection& conn, const SchemaName& schema, std::
                 pqxx::nontransaction n(conn);
                 n.exec_params(call, id, o.batch, o.duty, o.callSeconds, actor);
             } catch (const pqxx::sql_error& e) {
-                if (refusedState(e.sqlstate()))
+                if (isIdemRefusal(e.sqlstate()))
                     throw refusal(e);
                 throw;
             }
             auto status = readJob(conn, schema, id);
             if (!status)
-                throw JobRefused("there is no job " + std::to_string(id), "ID003");
+                throw JobRefused("there is no job " + std::to_string(id), "ID002");
             const bool goOn = !o.progress || o.progress(*status);
             if (status->ended() || !goOn || (o.stop && o.stop->load())) {
                 if (status->ended())
@@ -452,7 +446,7 @@ JobCancel cancelJob(pqxx::connection& conn, const SchemaName& schema, std::int64
                 + "($1, $2, $3) c",
             id, reason, actor.empty() ? localActor() : actor);
     } catch (const pqxx::sql_error& e) {
-        if (refusedState(e.sqlstate()))
+        if (isIdemRefusal(e.sqlstate()))
             throw refusal(e);
         throw;
     }

@@ -69,10 +69,11 @@ struct JobNeedsDirectConnection : std::runtime_error {
 // Throws std::invalid_argument, before any I/O, for what idem_job_start would refuse as bad input.
 void validateJobRequest(const JobRequest& request);
 
-// The database refused to start, run or cancel a job, and changed nothing: the filter matches no
-// task (ID002), the action applies to none of them (ID002), more rows than the cap (ID003),
-// rows another open job has still to do (ID003), a job that has ended or another session runs
-// (ID003). what() is the server's message (and hint); quote it through displaySafe.
+// The database refused to start, run or cancel a job, and changed nothing: no such job, the
+// filter matches no task, the action applies to none of them (ID002); a bad argument (ID003);
+// more rows than the cap, rows another open job has still to do, a job that has ended, waits for
+// approval or another session runs (ID004). what() is the server's message (and hint); quote it
+// through displaySafe. sqlstate: which of the three.
 struct JobRefused : std::runtime_error {
     JobRefused(const std::string& message, std::string state) : std::runtime_error(message), sqlstate(std::move(state)) { }
     std::string sqlstate;

@@ -101,7 +101,7 @@ void validatePauseRequest(const PauseRequest& request);
 
 // Sets (or changes) one pause, with its audit entry, in one transaction. Throws
 // pqxx::insufficient_privilege for a role that is not idem_operator, pqxx::sql_error with SQLSTATE
-// ID003 for an end in the past by the server's clock or a 10,001st pause.
+// ID003 for an end in the past by the server's clock, ID004 for a 10,001st pause.
 PauseChange setPause(pqxx::connection& conn, const SchemaName& schema, const PauseRequest& request);
 
 struct ResumeChange {

@@ -71,7 +71,7 @@ PurgeResult runPurge(pqxx::connection& conn, const SchemaName& schema, const Pur
                 o.requestId, o.requestSha256, o.actor.empty() ? localActor() : o.actor);
         } catch (const pqxx::sql_error& e) {
             // v28: ID002 no such request, ID004 one not approved, used, declined or expired.
-            if (e.sqlstate() != "ID002" && e.sqlstate() != "ID003" && e.sqlstate() != "ID004")
+            if (!isIdemRefusal(e.sqlstate()))
                 throw;
             throw JobRefused(serverWords(e), e.sqlstate());
         }

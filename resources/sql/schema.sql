@@ -1243,7 +1243,7 @@ BEGIN
      LIMIT 1;
     IF NOT FOUND THEN
         RAISE EXCEPTION '%:% is not registered as re-drivable: claim it with claim(), or register it first'
-                        ' (idem_redrive_register)', left(v_tenant, 64), left(v_operation, 64) USING ERRCODE = 'ID003';
+                        ' (idem_redrive_register)', left(v_tenant, 64), left(v_operation, 64) USING ERRCODE = 'ID004';
     END IF;
     IF p_request IS NULL THEN
         RAISE EXCEPTION 'a claim of re-drivable %:% stores its request: the request is required', v_tenant, v_operation
@@ -2024,18 +2024,18 @@ BEGIN
     ELSE
         SELECT * INTO j FROM idem_jobs x WHERE x.id = p_job FOR UPDATE;
         IF NOT FOUND THEN
-            RAISE EXCEPTION 'there is no job %', p_job USING ERRCODE = 'ID003';
+            RAISE EXCEPTION 'there is no job %', p_job USING ERRCODE = 'ID002';
         END IF;
     END IF;
     IF j.state = 'awaiting_approval' THEN
         RAISE EXCEPTION 'job % is waiting for approval by another login holding the approve right: it runs once'
                         ' approved', j.id
-            USING ERRCODE = 'ID003',
+            USING ERRCODE = 'ID004',
                   HINT = format('A login with the approve right (role idem_may_approve) runs idemctl job approve %s'
                                 ' --spec %s --reason ...; then idemctl job resume %s runs it.', j.id, j.spec_sha256, j.id);
     ELSIF j.state <> 'active' THEN
         RAISE EXCEPTION 'job % has ended: % at %', j.id, j.state,
-                        to_char(j.finished_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') USING ERRCODE = 'ID003';
+                        to_char(j.finished_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') USING ERRCODE = 'ID004';
     END IF;
     PERFORM idem_job_check_rights(j, 'run');
     IF idem_job_runner_alive(j) THEN
@@ -2044,7 +2044,7 @@ BEGIN
         END IF;
         RAISE EXCEPTION 'job % is being run by another session: pid %, role %, %, since %', j.id, j.runner_pid,
                         j.runner_role, j.runner_actor, to_char(j.runner_since, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
-            USING ERRCODE = 'ID003',
+            USING ERRCODE = 'ID004',
                   HINT = 'One runner per job. idemctl job status shows its progress; if that session hangs, ending it'
                          || ' (pg_terminate_backend) lets anyone resume the job from its last batch.';
     END IF;
@@ -2112,7 +2112,7 @@ BEGIN
     END IF;
     SELECT * INTO j FROM idem_jobs x WHERE x.id = p_job FOR UPDATE;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'there is no job %', p_job USING ERRCODE = 'ID003';
+        RAISE EXCEPTION 'there is no job %', p_job USING ERRCODE = 'ID002';
     END IF;
     v_pending := j.matched - j.changed - j.refused_moved_on - j.refused_busy - j.refused_gone
                  - j.skipped_not_applicable - j.skipped_cancelled;
@@ -2122,7 +2122,7 @@ BEGIN
     END IF;
     IF j.runner_pid IS DISTINCT FROM pg_backend_pid() OR NOT idem_job_runner_alive(j) THEN
         RAISE EXCEPTION 'this session is not the runner of job %: attach first (idem_job_attach)', p_job
-            USING ERRCODE = 'ID003';
+            USING ERRCODE = 'ID004';
     END IF;
     PERFORM idem_job_check_rights(j, 'batch');
     v_actor := COALESCE(j.runner_actor, j.actor);
@@ -2362,12 +2362,12 @@ BEGIN
     IF p_when = 'run' AND j.needs_approval AND j.state = 'active' THEN
         IF j.approved_at IS NULL OR j.approved_spec_sha256 IS DISTINCT FROM j.spec_sha256
            OR j.spec_sha256 IS DISTINCT FROM encode(sha256(convert_to(idem_job_spec(j)::text, 'UTF8')), 'hex') THEN
-            RAISE EXCEPTION 'job % has no approval of its spec: it cannot run', j.id USING ERRCODE = 'ID003';
+            RAISE EXCEPTION 'job % has no approval of its spec: it cannot run', j.id USING ERRCODE = 'ID004';
         END IF;
         IF j.approval_expires_at <= clock_timestamp() THEN
             RAISE EXCEPTION 'job %''s approval by % expired at %: it cannot start or resume under it', j.id,
                             j.approved_login, to_char(j.approval_expires_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
-                USING ERRCODE = 'ID003',
+                USING ERRCODE = 'ID004',
                       HINT = format('Cancel it (idemctl job cancel %s) and start it again: the new job matches the rows'
                                     ' as they are now and needs a new approval.', j.id);
         END IF;
@@ -2866,7 +2866,7 @@ CREATE FUNCTION idem.idem_job_start_check(p_action text, p_cap bigint, p_matched
 BEGIN
     IF p_matched > p_cap THEN
         RAISE EXCEPTION 'the filter matches more than the cap of % rows: nothing was started', p_cap
-            USING ERRCODE = 'ID003',
+            USING ERRCODE = 'ID004',
                   HINT = 'Narrow the filter, or raise the cap (at most 1000000) once you have counted the rows.';
     END IF;
     IF p_matched = 0 THEN
@@ -2883,7 +2883,7 @@ BEGIN
     IF p_other IS NOT NULL THEN
         RAISE EXCEPTION 'job % has still to do % of the tasks this job would act on: nothing was started', p_other,
                         p_overlap
-            USING ERRCODE = 'ID003',
+            USING ERRCODE = 'ID004',
                   HINT = format('Wait for job %s to end (idemctl job status %s), or cancel it, then start this one.',
                                 p_other, p_other);
     END IF;
@@ -3339,7 +3339,7 @@ BEGIN
         SELECT count(*) INTO v_count FROM idem_pauses;
         IF v_count >= c_max_pauses THEN
             RAISE EXCEPTION 'there are % pauses already, the most there may be; resume some (expired ones first)', v_count
-                USING ERRCODE = 'ID003';
+                USING ERRCODE = 'ID004';
         END IF;
     END IF;
 
@@ -3709,10 +3709,11 @@ BEGIN
     END IF;
     SELECT * INTO r FROM idem_purge_runs x WHERE x.id = p_run FOR UPDATE;
     IF NOT FOUND OR r.state <> 'running' THEN
-        RAISE EXCEPTION 'purge run % is not running (%)', p_run, COALESCE(r.state, 'no such run') USING ERRCODE = 'ID003';
+        RAISE EXCEPTION 'purge run % is not running (%)', p_run, COALESCE(r.state, 'no such run')
+            USING ERRCODE = CASE WHEN r.state IS NULL THEN 'ID002' ELSE 'ID004' END;
     END IF;
     IF r.db_role <> session_user THEN
-        RAISE EXCEPTION 'purge run % belongs to %', p_run, r.db_role USING ERRCODE = 'ID003';
+        RAISE EXCEPTION 'purge run % belongs to %', p_run, r.db_role USING ERRCODE = 'ID004';
     END IF;
     -- v23: a run begun under an approved request runs as approved (its spec), not at any pace.
     IF r.change_request_id IS NOT NULL THEN
@@ -3865,10 +3866,11 @@ DECLARE
 BEGIN
     SELECT * INTO r FROM idem_purge_runs x WHERE x.id = p_run FOR UPDATE;
     IF NOT FOUND OR r.state <> 'running' THEN
-        RAISE EXCEPTION 'purge run % is not running (%)', p_run, COALESCE(r.state, 'no such run') USING ERRCODE = 'ID003';
+        RAISE EXCEPTION 'purge run % is not running (%)', p_run, COALESCE(r.state, 'no such run')
+            USING ERRCODE = CASE WHEN r.state IS NULL THEN 'ID002' ELSE 'ID004' END;
     END IF;
     IF r.db_role <> session_user THEN
-        RAISE EXCEPTION 'purge run % belongs to %', p_run, r.db_role USING ERRCODE = 'ID003';
+        RAISE EXCEPTION 'purge run % belongs to %', p_run, r.db_role USING ERRCODE = 'ID004';
     END IF;
     audit_id := idem_purge_close(r, 'finished');
     PERFORM idem_purge_release(p_run); -- v13
@@ -4391,7 +4393,7 @@ BEGIN
     END IF;
     SELECT * INTO i FROM idem_redrive_items x WHERE x.id = p_item_id FOR UPDATE;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'there is no re-drive item %', p_item_id USING ERRCODE = 'ID003';
+        RAISE EXCEPTION 'there is no re-drive item %', p_item_id USING ERRCODE = 'ID002';
     END IF;
     IF i.state <> 'running' OR i.worker <> p_worker OR i.worker_role <> session_user THEN
         RETURN QUERY SELECT 'stale'::text, i.state;
@@ -4689,7 +4691,7 @@ BEGIN
     IF NOT FOUND OR v_seen.db_role <> session_user OR v_seen.last_seen <= now() - interval '30 seconds' THEN
         RAISE EXCEPTION 'worker % is not an online re-driver of %:% under login %: report it first'
                         ' (idem_redriver_seen, every 10 s)', p_worker, p_tenant, p_operation, session_user
-            USING ERRCODE = 'insufficient_privilege';
+            USING ERRCODE = 'ID004';
     END IF;
     -- The registration may have changed hands since (or the login lost its membership).
     FOR v_reg IN SELECT * FROM idem_redrive_operations o
@@ -4769,7 +4771,7 @@ BEGIN
     END IF;
     IF NOT FOUND THEN
         RAISE EXCEPTION '%:% is not registered as re-drivable: register it first (idem_redrive_register)',
-            p_tenant, p_operation USING ERRCODE = 'ID003';
+            p_tenant, p_operation USING ERRCODE = 'ID004';
     END IF;
     IF NOT idem_redrive_may_serve(v_reg.registered_by) THEN
         RAISE EXCEPTION 'login % may not re-drive %:%: login % registered it', session_user, p_tenant, p_operation,

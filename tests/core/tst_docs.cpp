@@ -131,6 +131,79 @@ idem::test::CliRun idemctl(const QStringList& args)
     return idem::test::runProgram(idem::test::idemctlPath(), args, 20000);
 }
 
+// The text of each RAISE of resources/sql/functions/*.sql, its message, HINT and DETAIL: its string
+// literals, those written one after the other (adjacent, or joined by ||) as one, the others apart
+// (" | "), a format() placeholder (%s, %I, %L) read as "1". Comments are left out.
+struct Raise {
+    QString file;
+    int line = 0;
+    QString text;
+};
+
+std::vector<Raise> functionRaises()
+{
+    std::vector<Raise> out;
+    const QDir dir(sourceDir() + QStringLiteral("/resources/sql/functions"));
+    static const QRegularExpression placeholder(QStringLiteral("%[sIL]"));
+    for (const auto& name : dir.entryList({ QStringLiteral("*.sql") }, QDir::Files, QDir::Name)) {
+        const QString file = QStringLiteral("resources/sql/functions/") + name;
+        const QString sql = readFile(file);
+        const auto wordAt = [&](qsizetype i, QLatin1String word) {
+            return sql.mid(i, word.size()).compare(word, Qt::CaseInsensitive) == 0
+                && (i == 0 || !(sql.at(i - 1).isLetterOrNumber() || sql.at(i - 1) == QLatin1Char('_')))
+                && (i + word.size() >= sql.size() || !sql.at(i + word.size()).isLetterOrNumber());
+        };
+        // One literal from i (at its opening quote); returns the index past its closing quote.
+        const auto literal = [&](qsizetype i, QString& text) {
+            for (++i; i < sql.size(); ++i) {
+                if (sql.at(i) != QLatin1Char('\''))
+                    text += sql.at(i);
+                else if (i + 1 < sql.size() && sql.at(i + 1) == QLatin1Char('\'')) {
+                    text += QLatin1Char('\'');
+                    ++i;
+                } else
+                    return i + 1;
+            }
+            return i;
+        };
+        const auto skipComment = [&](qsizetype i) {
+            const auto eol = sql.indexOf(QLatin1Char('\n'), i);
+            return eol < 0 ? sql.size() : eol;
+        };
+        for (qsizetype i = 0; i < sql.size();) {
+            if (sql.mid(i, 2) == QLatin1String("--")) {
+                i = skipComment(i);
+            } else if (sql.at(i) == QLatin1Char('\'')) {
+                QString ignored;
+                i = literal(i, ignored);
+            } else if (wordAt(i, QLatin1String("RAISE"))) {
+                Raise r { file, static_cast<int>(sql.left(i).count(QLatin1Char('\n'))) + 1, {} };
+                bool joined = false; // the last thing was a literal, or a literal and ||
+                for (i += 5; i < sql.size() && sql.at(i) != QLatin1Char(';');) {
+                    if (sql.mid(i, 2) == QLatin1String("--")) {
+                        i = skipComment(i);
+                    } else if (sql.at(i) == QLatin1Char('\'')) {
+                        if (!joined)
+                            r.text += QStringLiteral(" | ");
+                        i = literal(i, r.text);
+                        joined = true;
+                    } else if (sql.mid(i, 2) == QLatin1String("||") || sql.at(i).isSpace()) {
+                        i += sql.at(i).isSpace() ? 1 : 2;
+                    } else {
+                        joined = false;
+                        ++i;
+                    }
+                }
+                r.text.replace(placeholder, QStringLiteral("1"));
+                out.push_back(r);
+            } else {
+                ++i;
+            }
+        }
+    }
+    return out;
+}
+
 // Words that follow "idemctl" in prose without naming a command ("idemctl and the console").
 const std::set<QString>& proseWords()
 {
@@ -156,6 +229,7 @@ private slots:
     void optionsExist();
     void commandListsAgree();
     void rightsTableAgrees();
+    void raisesNameRealCommands();
 
 private:
     // The command table as `idemctl --help` prints it, and each command's --help.
@@ -397,6 +471,82 @@ void TestDocs::rightsTableAgrees()
     QVERIFY2(!operatorRow.isEmpty(), "no idem_operator row");
     for (const auto& right : notOperators)
         QVERIFY2(operatorRow.contains(right), qPrintable(operatorRow + QStringLiteral(" leaves out ") + right));
+}
+
+// Issue 44 item 3: a HINT (or a message) of a function that tells a person to run an idemctl
+// command names one that exists: the command, its sub-command when it has some (the words its
+// --help shows after "idemctl COMMAND"), and each --option its --help lists; and
+// `idemctl COMMAND [SUB] --help` runs. A hint of `--sha256`, which idemctl refuses, fails here.
+void TestDocs::raisesNameRealCommands()
+{
+    static const QRegularExpression mention(QStringLiteral(R"(\bidemctl\s+([a-z][a-z0-9-]*)(.*))"));
+    static const QRegularExpression option(QStringLiteral(R"((?<![\w-])--([a-z][a-z0-9-]*))"));
+    static const QRegularExpression end(QStringLiteral(R"re([;()",|]|\.(\s|$)|\bidemctl\b)re"));
+    static const QRegularExpression firstWord(QStringLiteral(R"(^\s*([a-z][a-z0-9-]*))"));
+    QStringList wrong;
+    int commands = 0;
+    int options = 0;
+    const auto raises = functionRaises();
+    QVERIFY(raises.size() > 150);
+    for (const auto& r : raises) {
+        for (qsizetype at = 0;;) {
+            const auto m = mention.match(r.text, at);
+            if (!m.hasMatch())
+                break;
+            at = m.capturedStart(2);
+            const QString where = r.file + QLatin1Char(':') + QString::number(r.line) + QStringLiteral(": idemctl ");
+            const QString command = m.captured(1);
+            ++commands;
+            if (!m_commands.contains(command)) {
+                wrong << where + command + QStringLiteral(" (no such command)");
+                continue;
+            }
+            // This command's words only: up to the end of its clause, or the next "idemctl".
+            QString rest = m.captured(2);
+            if (const auto e = end.match(rest); e.hasMatch())
+                rest.truncate(e.capturedStart());
+            // Its sub-commands, as its --help writes them ("idemctl job approve ...").
+            QStringList subs;
+            const QRegularExpression usage(
+                QStringLiteral(R"(\bidemctl %1 ([a-z][a-z0-9-]*))").arg(QRegularExpression::escape(command)));
+            for (auto it = usage.globalMatch(helpOf(command)); it.hasNext();)
+                subs << it.next().captured(1);
+            QStringList run { command };
+            QString named = command;
+            if (!subs.isEmpty()) {
+                const QString sub = firstWord.match(rest).captured(1);
+                if (!subs.contains(sub)) {
+                    wrong << where + command + QLatin1Char(' ') + sub + QStringLiteral(" (its sub-commands: ")
+                            + subs.join(QStringLiteral(", ")) + QLatin1Char(')');
+                    continue;
+                }
+                run << sub;
+                named += QLatin1Char(' ') + sub;
+            }
+            run << QStringLiteral("--help");
+            const auto help = idemctl(run);
+            if (help.exitCode != 0) {
+                wrong << where + named + QStringLiteral(" --help exits ") + QString::number(help.exitCode);
+                continue;
+            }
+            for (auto it = option.globalMatch(rest); it.hasNext();) {
+                const QString name = it.next().captured(1);
+                ++options;
+                const QRegularExpression listed(
+                    QStringLiteral(R"((?<![\w-])--%1(?![\w-]))").arg(QRegularExpression::escape(name)));
+                if (!listed.match(help.out).hasMatch())
+                    wrong << where + named + QStringLiteral(" --") + name + QStringLiteral(" (not an option of it)");
+            }
+        }
+    }
+    qInfo("%d mentions of idemctl commands and %d options in %d RAISEs checked", commands, options,
+        static_cast<int>(raises.size()));
+    QVERIFY2(commands >= 10, qPrintable(QString::number(commands)));
+    QVERIFY2(options >= 5, qPrintable(QString::number(options)));
+    wrong.removeDuplicates();
+    QVERIFY2(wrong.isEmpty(),
+        qPrintable(QStringLiteral("a function's RAISE names an idemctl command or option that does not exist:\n")
+            + wrong.join(QLatin1Char('\n'))));
 }
 
 QTEST_GUILESS_MAIN(TestDocs)

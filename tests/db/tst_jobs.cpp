@@ -376,7 +376,7 @@ void TestJobs::killedRunnerResumesWithoutChangingARowTwice()
             idem::runRecoveryJob(*other, schema, started.jobId);
             QFAIL("a second runner attached");
         } catch (const idem::JobRefused& e) {
-            QCOMPARE(e.sqlstate, std::string("ID003"));
+            QCOMPARE(e.sqlstate, std::string("ID004"));
             QVERIFY2(std::string(e.what()).find("is being run by another session: pid " + std::to_string(pid))
                     != std::string::npos,
                 e.what());
@@ -564,6 +564,7 @@ void TestJobs::cancelStopsAtTheNextBatch()
     const auto resume = idemctl(operatorRole, { QStringLiteral("job"), QStringLiteral("resume"), QString::number(started.jobId) });
     QCOMPARE(resume.exitCode, 3);
     QVERIFY2(resume.err.contains(QStringLiteral("has ended")), qPrintable(resume.err));
+    QVERIFY2(resume.err.contains(QStringLiteral("refused (SQLSTATE ID004)")), qPrintable(resume.err));
     checkChain();
 }
 
@@ -670,7 +671,7 @@ void TestJobs::badInputChangesNothing_data()
     QTest::newRow("cap 1000001") << s(rq, jb, QStringLiteral("1000001"), r) << "ID003";
     QTest::newRow("cap negative") << s(rq, jb, QStringLiteral("-1"), r) << "ID003";
     QTest::newRow("cap NULL") << s(rq, jb, QStringLiteral("NULL"), r) << "ID003";
-    QTest::newRow("cap under the match") << s(rq, jb, QStringLiteral("9"), r) << "ID003";
+    QTest::newRow("cap under the match") << s(rq, jb, QStringLiteral("9"), r) << "ID004";
     QTest::newRow("reason NULL") << s(rq, jb, QStringLiteral("100"), QStringLiteral("NULL")) << "ID003";
     QTest::newRow("reason blank") << s(rq, jb, QStringLiteral("100"), QStringLiteral("E' \\u200B\\t'")) << "ID003";
     QTest::newRow("reason 16385 characters") << s(rq, jb, QStringLiteral("100"), QStringLiteral("repeat('r', 16385)")) << "ID003";
@@ -711,8 +712,8 @@ void TestJobs::badInputChangesNothing_data()
     QTest::newRow("action applies to none")
         << s(QStringLiteral("'release'"), jb, QStringLiteral("100"), r) << "ID002";
     // Runs and cancels of nothing.
-    QTest::newRow("attach no job") << QStringLiteral("SELECT idem.idem_job_attach(999999, 'x')") << "ID003";
-    QTest::newRow("batch no job") << QStringLiteral("SELECT * FROM idem.idem_job_batch(999999, 10)") << "ID003";
+    QTest::newRow("attach no job") << QStringLiteral("SELECT idem.idem_job_attach(999999, 'x')") << "ID002";
+    QTest::newRow("batch no job") << QStringLiteral("SELECT * FROM idem.idem_job_batch(999999, 10)") << "ID002";
     QTest::newRow("batch 0 rows") << QStringLiteral("SELECT * FROM idem.idem_job_batch(999999, 0)") << "ID003";
     QTest::newRow("cancel no job") << QStringLiteral("SELECT * FROM idem.idem_job_cancel(999999, 'r')") << "ID002"; // not found (schema v28)
     QTest::newRow("cancel NULL reason") << QStringLiteral("SELECT * FROM idem.idem_job_cancel(999999, NULL)") << "ID003";
@@ -752,11 +753,13 @@ void TestJobs::badInputThroughIdemctl()
     const auto capped = with(r + QStringList { QStringLiteral("--cap"), QStringLiteral("4") });
     QCOMPARE(capped.exitCode, 3);
     QVERIFY2(capped.err.contains(QStringLiteral("more than the cap of 4")), qPrintable(capped.err));
+    QVERIFY2(capped.err.contains(QStringLiteral("refused (SQLSTATE ID004)")), qPrintable(capped.err));
     const auto none = idemctl(operatorRole, { QStringLiteral("job"), QStringLiteral("start"), QStringLiteral("--action"),
                                                QStringLiteral("requeue"), QStringLiteral("--tenant"),
                                                QStringLiteral("nobody"), QStringLiteral("--reason"), QStringLiteral("why") });
     QCOMPARE(none.exitCode, 3);
     QVERIFY2(none.err.contains(QStringLiteral("matches no task: nothing was started")), qPrintable(none.err));
+    QVERIFY2(none.err.contains(QStringLiteral("refused (SQLSTATE ID002)")), qPrintable(none.err));
     // Issue #41 item 4: a second --error-class kept only the last, without a word. A value option
     // given twice is a usage error unless it repeats by design (--status).
     const auto twice = with(r + QStringList { QStringLiteral("--error-class"), QStringLiteral("retryable"),
@@ -806,7 +809,7 @@ void TestJobs::overlappingJobsAreRefused()
         start("jo");
         QFAIL("a job over rows job A has still to do started");
     } catch (const idem::JobRefused& e) {
-        QCOMPARE(e.sqlstate, std::string("ID003"));
+        QCOMPARE(e.sqlstate, std::string("ID004"));
         QVERIFY2(std::string(e.what()).find("job " + std::to_string(first.jobId) + " has still to do 99 of the tasks")
                 != std::string::npos,
             e.what());
@@ -830,7 +833,7 @@ void TestJobs::overlappingJobsAreRefused()
             idem::startJob(conn, schema, r);
             ++won;
         } catch (const idem::JobRefused& e) {
-            if (e.sqlstate == "ID003")
+            if (e.sqlstate == "ID004")
                 ++refused;
         }
     };

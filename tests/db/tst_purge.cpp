@@ -160,6 +160,14 @@ void TestPurge::claimNeverWaitsForABatch()
     pqxx::work f(*purger);
     f.exec_params("SELECT * FROM idem.idem_purge_finish($1)", run);
     f.commit();
+    // A finished run takes no batch and no second finish: a refusal of state (ID004); a run that
+    // never was is not found (ID002). Neither changes anything.
+    const auto runs = scalar(*m_owner, "SELECT string_agg(id || state || batches, ',' ORDER BY id) FROM idem.idem_purge_runs");
+    QCOMPARE(idem::test::sqlstateOf(*purger, "SELECT * FROM idem.idem_purge_batch($1, 100)", run), std::string("ID004"));
+    QCOMPARE(idem::test::sqlstateOf(*purger, "SELECT * FROM idem.idem_purge_finish($1)", run), std::string("ID004"));
+    QCOMPARE(idem::test::sqlstateOf(*purger, "SELECT * FROM idem.idem_purge_batch(0, 100)"), std::string("ID002"));
+    QCOMPARE(idem::test::sqlstateOf(*purger, "SELECT * FROM idem.idem_purge_finish(0)"), std::string("ID002"));
+    QCOMPARE(scalar(*m_owner, "SELECT string_agg(id || state || batches, ',' ORDER BY id) FROM idem.idem_purge_runs"), runs);
 }
 
 void TestPurge::oneAuditEntryPerRun()

@@ -393,10 +393,9 @@ void TestRedrive::storedRequestReadOnlyWithItsRight()
 
     // Worker B, another login: may not join charge, take it, or re-register it for itself.
     const auto before = everything(*m_owner);
-    QCOMPARE(
-        sqlstateOf(*wkb, "SELECT * FROM idem.idem_redriver_seen('t1', 'charge', 'b-1', '1')"), std::string("42501"));
-    QCOMPARE(sqlstateOf(*wkb, "SELECT * FROM idem.idem_redrive_take('t1', 'charge', 'b-1', 10, 60000)"),
-        std::string("42501"));
+    QCOMPARE(sqlstateOf(*wkb, "SELECT * FROM idem.idem_redriver_seen('t1', 'charge', 'b-1', '1')"), std::string("42501"));
+    // Not online under its login (it could not report): a refusal of state, ID004.
+    QCOMPARE(sqlstateOf(*wkb, "SELECT * FROM idem.idem_redrive_take('t1', 'charge', 'b-1', 10, 60000)"), std::string("ID004"));
     QCOMPARE(sqlstateOf(*wkb, "SELECT * FROM idem.idem_redrive_register('t1', 'charge', 2048)"), std::string("42501"));
     QCOMPARE(sqlstateOf(*wkb, "SELECT * FROM idem.idem_redrive_register('*', 'charge')"), std::string("42501"));
     QCOMPARE(sqlstateOf(*wkb, "SELECT * FROM idem.idem_stored_request('t1:charge:secret-1')"), std::string("42501"));
@@ -438,6 +437,20 @@ void TestRedrive::requestOverTheBoundStoresNothing()
         std::invalid_argument);
     QVERIFY_EXCEPTION_THROWN(
         store.claim(idem::TaskKey("t1", "charge", "x"), idem::requestDigest(requestOf(1))), std::invalid_argument);
+    QCOMPARE(everything(*m_owner), before);
+    // Stored by this store, but not registered in the database: the arguments are fine, the state
+    // refuses it (ID004), as Refused and not as a bad argument.
+    auto options = storeOptions();
+    options.storeRequestsOf = { "unregistered" };
+    idem::TaskStore unregistered(*m_owner, options);
+    try {
+        unregistered.claim(idem::TaskKey("t1", "unregistered", "x"), idem::requestDigest(requestOf(1)),
+            idem::canonicalRequest(requestOf(1)));
+        QFAIL("a claim of an operation not registered as re-drivable was taken");
+    } catch (const idem::Refused& e) {
+        QVERIFY2(std::string(e.what()).find("t1:unregistered is not registered as re-drivable") != std::string::npos,
+            e.what());
+    }
     QCOMPARE(everything(*m_owner), before);
 }
 
@@ -565,7 +578,7 @@ void TestRedrive::pauseHoldsRedrives()
     QCOMPARE(count(*m_owner, "SELECT count(*) FROM idem.idem_redrive_items WHERE state = 'queued'"), 10LL);
     idem::Redriver star(*m_owner, storeOptions(), "*", "charge", "w-star", effectTask("w"), redriveOptions());
     idem::Redriver redriver(*m_owner, storeOptions(), "t1", "charge", "w-pause", effectTask("w"), redriveOptions());
-    QVERIFY_EXCEPTION_THROWN(star.runOnce(), std::invalid_argument); // '*' is not registered: t1 is
+    QVERIFY_EXCEPTION_THROWN(star.runOnce(), idem::Refused); // '*' is not registered: t1 is (ID004)
     QCOMPARE(redriver.runOnce(), 0);
     QCOMPARE(count(*m_owner, "SELECT count(*) FROM idem.idem_redrive_items WHERE state = 'queued'"), 10LL);
     QCOMPARE(count(*m_owner, "SELECT count(*) FROM public.redrive_effects"), 0LL);
@@ -738,7 +751,12 @@ void TestRedrive::outcomesOfManyJobsInOneRead()
 void TestRedrive::badArgumentsAreRefused_data()
 {
     QTest::addColumn<QString>("sql");
-    const auto row = [](const char* name, const char* sql) { QTest::newRow(name) << QString::fromLatin1(sql); };
+    QTest::addColumn<QString>("sqlstate");
+    // ID003 a bad argument; ID002 a thing named that does not exist; ID004 arguments that are fine
+    // but a state refuses (an operation not registered as re-drivable).
+    const auto row = [](const char* name, const char* sql, const char* state = "ID003") {
+        QTest::newRow(name) << QString::fromLatin1(sql) << QString::fromLatin1(state);
+    };
     row("register null tenant", "SELECT * FROM idem.idem_redrive_register(NULL, 'charge')");
     row("register colon", "SELECT * FROM idem.idem_redrive_register('t:1', 'charge')");
     row("register null operation", "SELECT * FROM idem.idem_redrive_register('t1', NULL)");
@@ -755,9 +773,9 @@ void TestRedrive::badArgumentsAreRefused_data()
     row("seen long worker", "SELECT * FROM idem.idem_redriver_seen('t1', 'charge', repeat('w', 201), '1')");
     row("seen control worker", "SELECT * FROM idem.idem_redriver_seen('t1', 'charge', E'w\\n1', '1')");
     row("seen null version", "SELECT * FROM idem.idem_redriver_seen('t1', 'charge', 'w', NULL)");
-    row("seen unregistered", "SELECT * FROM idem.idem_redriver_seen('t1', 'ship', 'w', '1')");
+    row("seen unregistered", "SELECT * FROM idem.idem_redriver_seen('t1', 'ship', 'w', '1')", "ID004");
     row("claim unregistered",
-        "SELECT * FROM idem.idem_claim_stored('t1:ship:1', 'v1:aa', gen_random_uuid(), 1000, 5, NULL, '{}')");
+        "SELECT * FROM idem.idem_claim_stored('t1:ship:1', 'v1:aa', gen_random_uuid(), 1000, 5, NULL, '{}')", "ID004");
     row("claim null request", "SELECT * FROM idem.idem_claim_stored('t1:charge:1', 'v1:aa', gen_random_uuid(), 1000)");
     row("claim empty request",
         "SELECT * FROM idem.idem_claim_stored('t1:charge:1', 'v1:aa', gen_random_uuid(), 1000, 5, NULL, '')");
@@ -780,7 +798,8 @@ void TestRedrive::badArgumentsAreRefused_data()
     row("take null worker", "SELECT * FROM idem.idem_redrive_take('t1', 'charge', NULL, 10, 60000)");
     row("finish null item", "SELECT * FROM idem.idem_redrive_finish(NULL, 'w', 'succeeded')");
     row("finish zero item", "SELECT * FROM idem.idem_redrive_finish(0, 'w', 'succeeded')");
-    row("finish no item", "SELECT * FROM idem.idem_redrive_finish(999999, 'w', 'succeeded')");
+    row("finish no item", "SELECT * FROM idem.idem_redrive_finish(999999, 'w', 'succeeded')", "ID002");
+    row("take not online", "SELECT * FROM idem.idem_redrive_take('t1', 'charge', 'never-seen', 10, 60000)", "ID004");
     row("finish bad outcome", "SELECT * FROM idem.idem_redrive_finish(1, 'w', 'queued')");
     row("finish null outcome", "SELECT * FROM idem.idem_redrive_finish(1, 'w', NULL)");
     row("finish long detail", "SELECT * FROM idem.idem_redrive_finish(1, 'w', 'failed', repeat('d', 4097))");
@@ -809,14 +828,16 @@ void TestRedrive::badArgumentsAreRefused_data()
     row("stored long key", "SELECT * FROM idem.idem_stored_request(repeat('k', 1025))");
 }
 
-// NULL or out-of-range arguments to every new function: ID003, and nothing written.
+// NULL or out-of-range arguments to every new function: ID003, and nothing written; the same for
+// a refusal of state (ID004) and a thing that does not exist (ID002).
 void TestRedrive::badArgumentsAreRefused()
 {
     QFETCH(QString, sql);
+    QFETCH(QString, sqlstate);
     plantFailed(2);
     pqxx::nontransaction(*m_owner).exec("SELECT * FROM idem.idem_redriver_seen('t1', 'charge', 'w', '1')");
     const auto before = everything(*m_owner);
-    QCOMPARE(sqlstateOf(*m_owner, sql.toStdString()), std::string("ID003"));
+    QCOMPARE(QString::fromStdString(sqlstateOf(*m_owner, sql.toStdString())), sqlstate);
     QCOMPARE(everything(*m_owner), before);
 }
 

@@ -579,6 +579,7 @@ void TestRights::expiredApprovalIsRefused()
     const auto resume = idemctl("idem_t_rights_requeue", { QStringLiteral("job"), QStringLiteral("resume"), QString::fromStdString(ids) });
     QCOMPARE(resume.exitCode, 3);
     QVERIFY2(resume.err.contains(QStringLiteral("expired at")), qPrintable(resume.err));
+    QVERIFY2(resume.err.contains(QStringLiteral("refused (SQLSTATE ID004)")), qPrintable(resume.err));
     QCOMPARE(state(), before);
     checkChain();
 }

@@ -1,4 +1,5 @@
-// Typed errors, one per thing a worker does something different about.
+// Typed errors, one per thing a worker does something different about. Idem's SQLSTATEs, and what a
+// caller does about each, are listed once in docs/development.md ("Errors the functions raise").
 
 /** Base class of the errors this library throws about the protocol and the database. */
 export class IdemError extends Error {
@@ -25,6 +26,13 @@ export class NoRecordError extends LostOwnershipError {}
  * (a NULL or malformed token, an unknown failure class, an oversize result, a bad key or digest).
  */
 export class InvalidArgumentError extends IdemError {}
+
+/**
+ * ID004: the arguments are fine, but the database's state or a policy refuses the call (an operation
+ * not registered as re-drivable, a re-driver not reported online). Nothing changed; the same call
+ * succeeds once that state changes.
+ */
+export class RefusedError extends IdemError {}
 
 /** 25006 (read-only SQL transaction): the server is a standby or read-only, not the primary. */
 export class NotPrimaryError extends IdemError {}
@@ -71,7 +79,7 @@ export function isConnectionError(e: unknown): boolean {
 }
 
 /**
- * The typed error for an error node-pg raised: ID001, ID002, ID003, 25006 and a broken
+ * The typed error for an error node-pg raised: ID001, ID002, ID003, ID004, 25006 and a broken
  * connection become the classes above; anything else is returned as it is.
  */
 export function translateError(e: unknown): unknown {
@@ -84,6 +92,8 @@ export function translateError(e: unknown): unknown {
             return new NoRecordError(e.message, code);
         case 'ID003':
             return new InvalidArgumentError(e.message, code);
+        case 'ID004':
+            return new RefusedError(e.message, code);
         case '25006':
             return new NotPrimaryError(
                 `the server is read-only (a standby, or default_transaction_read_only): not the primary: ${e.message}`,

@@ -9,7 +9,7 @@ export type { CanonicalRequest } from './digest';
 export { TaskKey, maxBusinessIdBytes, maxNameBytes } from './key';
 export {
     DatabaseUnavailableError, IdemError, InvalidArgumentError, LostOwnershipError, NoRecordError, NotPrimaryError,
-    TaskFailure, isConnectionError, translateError,
+    RefusedError, TaskFailure, isConnectionError, translateError,
 } from './errors';
 export type { FailureClass } from './errors';
 export { TaskStore, limits, quoteSchema } from './store';

@@ -7,7 +7,7 @@ import { spawn } from 'child_process';
 import { join } from 'path';
 import { after, before, it } from 'node:test';
 
-import { InvalidArgumentError, TaskKey, TaskStore, canonicalRequest, connect, redrive, requestDigest, runTask } from '../src/index';
+import { InvalidArgumentError, RefusedError, TaskKey, TaskStore, canonicalRequest, connect, redrive, requestDigest, runTask } from '../src/index';
 import type { Queryable, RedriveContext } from '../src/index';
 import type { Client } from 'pg';
 import { Scratch, createScratch, requeueReexecute as requeueAs } from './scratch';
@@ -124,6 +124,17 @@ it('refuses a request over the operation bound and stores nothing', async () => 
     await absent();
     await assert.rejects(store.claim(key, requestDigest({ order: 'big' })), /re-drivable/);
     await absent();
+    // A claim that stores its request, of an operation nobody registered: the arguments are fine,
+    // the state refuses it (ID004), and nothing is claimed or stored.
+    const unregistered = new TaskKey('nd', 'unregistered', 'u-1');
+    await assert.rejects(
+        new TaskStore(admin).claim(unregistered, canonicalRequest({ order: 'u-1' })),
+        (e: unknown) =>
+            e instanceof RefusedError && !(e instanceof InvalidArgumentError) && e.sqlstate === 'ID004' &&
+            /is not registered as re-drivable/.test((e as Error).message),
+    );
+    const rows = await admin.query('SELECT count(*)::int AS n FROM idem.task_idempotency WHERE idempotency_key = $1', [unregistered.str()]);
+    assert.equal(rows.rows[0].n, 0);
 });
 
 it('leaves the items of a re-driver killed mid-batch to another, one effect each', async () => {

@@ -5,7 +5,7 @@ C++ core (core/), byte for byte where bytes are concerned."""
 from .canonicaljson import JsonError, canonical_json, canonical_json_from_text, es_number_to_string, parse_strict
 from .digest import (REQUEST_DIGEST_PREFIX, CanonicalRequest, canonical_bytes, canonical_request, request_digest,
                      request_digest_from_text, without_fields)
-from .errors import (DatabaseUnavailable, IdemError, InvalidArgument, LostOwnership, NoRecord, NotPrimary,
+from .errors import (DatabaseUnavailable, IdemError, InvalidArgument, LostOwnership, NoRecord, NotPrimary, Refused,
                      UsageError)
 from .key import TaskKey
 from .retrypolicy import RetryPolicy
@@ -38,7 +38,8 @@ __all__ = [
     "JsonError", "canonical_json", "canonical_json_from_text", "es_number_to_string", "parse_strict",
     "CounterFlusher", "OutcomeCounters",
     "REQUEST_DIGEST_PREFIX", "CanonicalRequest", "canonical_bytes", "canonical_request", "request_digest", "request_digest_from_text", "without_fields",
-    "DatabaseUnavailable", "IdemError", "InvalidArgument", "LostOwnership", "NoRecord", "NotPrimary", "UsageError",
+    "DatabaseUnavailable", "IdemError", "InvalidArgument", "LostOwnership", "NoRecord", "NotPrimary", "Refused",
+    "UsageError",
     "TaskKey", "RetryPolicy",
     "Outcome", "RunOutcome", "TaskContext", "TaskFailure", "outcome_of_claim", "run_task",
     "ClaimResult", "Decision", "FailResult", "FailureClass", "TaskStore", "connect", "new_token",

@@ -1,8 +1,10 @@
-"""The errors the client raises, by what the caller does about them."""
+"""The errors the client raises, by what the caller does about them. Idem's SQLSTATEs, and what a
+caller does about each, are listed once in docs/development.md ("Errors the functions raise")."""
 
 LOST_OWNERSHIP = "ID001"
 NO_RECORD = "ID002"
 INVALID_ARGUMENT = "ID003"
+REFUSED = "ID004"
 READ_ONLY_SQL_TRANSACTION = "25006"
 
 
@@ -22,6 +24,12 @@ class NoRecord(LostOwnership):
 
 class InvalidArgument(IdemError, ValueError):
     """ID003, or the same bound checked before any I/O: NULL or out of bounds; nothing changed."""
+
+
+class Refused(IdemError):
+    """ID004: the arguments are fine, but the database's state or a policy refuses the call (an
+    operation not registered as re-drivable, a re-driver not reported online). Nothing changed;
+    the same call succeeds once that state changes."""
 
 
 class NotPrimary(IdemError):

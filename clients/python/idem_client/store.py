@@ -18,8 +18,8 @@ from psycopg import pq, sql
 
 from . import counters as _counters
 from .digest import CanonicalRequest
-from .errors import (INVALID_ARGUMENT, LOST_OWNERSHIP, NO_RECORD, READ_ONLY_SQL_TRANSACTION, DatabaseUnavailable,
-                     InvalidArgument, LostOwnership, NoRecord, NotPrimary, UsageError)
+from .errors import (INVALID_ARGUMENT, LOST_OWNERSHIP, NO_RECORD, READ_ONLY_SQL_TRANSACTION, REFUSED,
+                     DatabaseUnavailable, InvalidArgument, LostOwnership, NoRecord, NotPrimary, Refused, UsageError)
 from .retrypolicy import RetryPolicy
 
 MAX_LEASE_MS = 86_400_000  # 24 h (claim, heartbeat)
@@ -126,6 +126,8 @@ def translate(error):
         return LostOwnership(str(error))
     if state == INVALID_ARGUMENT:
         return InvalidArgument(str(error))
+    if state == REFUSED:
+        return Refused(str(error))
     if state == READ_ONLY_SQL_TRANSACTION:
         return NotPrimary("the server is read-only (not the primary): " + str(error))
     # No SQLSTATE (the socket closed), a connection exception (08) or an operator's intervention

@@ -16,8 +16,8 @@ import time
 
 import pytest
 
-from idem_client import (CanonicalRequest, InvalidArgument, Outcome, TaskFailure, TaskKey, TaskStore, UsageError,
-                         canonical_request, connect, redrive, request_digest, run_task)
+from idem_client import (CanonicalRequest, InvalidArgument, Outcome, Refused, TaskFailure, TaskKey, TaskStore,
+                         UsageError, canonical_request, connect, redrive, request_digest, run_task)
 from idem_client.canonicaljson import JsonError, parse_strict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -238,6 +238,14 @@ def test_request_over_the_bound_is_refused_with_nothing_stored(conn, unique):
     with pytest.raises(UsageError, match="re-drivable"):
         store.claim(key, small.digest)
     assert absent()
+    # A claim that stores its request, of an operation nobody registered: the arguments are fine,
+    # the state refuses it (ID004), and nothing is claimed or stored.
+    unregistered = TaskKey("rd", "unregistered", unique)
+    with pytest.raises(Refused, match="is not registered as re-drivable") as refused:
+        TaskStore(conn).claim(unregistered, small)
+    assert not isinstance(refused.value, InvalidArgument)
+    assert conn.execute("SELECT count(*) FROM idem.task_idempotency WHERE idempotency_key = %s",
+                        (str(unregistered),)).fetchone()[0] == 0
     assert run_task(store, key, small, pay).kind == Outcome.SUCCEEDED
     assert conn.execute("SELECT request, bytes FROM idem.idem_stored_requests WHERE idempotency_key = %s",
                         (str(key),)).fetchone() == (small.text, len(small.text))

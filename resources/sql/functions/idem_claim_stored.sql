@@ -2,11 +2,11 @@
 -- claim() for a key of a re-drivable operation (idem_redrive_register), in one round trip: the
 -- same arguments and answers, plus p_request, the canonical JSON text of the request. When the key
 -- is acquired (new, or reacquired without one) and has no stored request yet, p_request is stored
--- beside it (idem_stored_requests, deleted with the key by idem_purge_batch). Refused with ID003,
--- nothing claimed or stored: p_request NULL or empty (always); and when the claim acquires the
--- key, the operation not registered for the key's tenant (nor '*'), p_request over the
+-- beside it (idem_stored_requests, deleted with the key by idem_purge_batch). Refused, nothing
+-- claimed or stored: p_request NULL or empty (always, ID003); and when the claim acquires the
+-- key, the operation not registered for the key's tenant (nor '*') (ID004), p_request over the
 -- operation's max_request_bytes, or p_request not the text whose v1 digest is p_request_hash
--- ('v1:' || hex(sha256(its UTF-8 bytes))). The refusal undoes the claim with the rest of the
+-- ('v1:' || hex(sha256(its UTF-8 bytes))) (ID003). The refusal undoes the claim with the rest of the
 -- statement. v27: a claim that does not acquire (a replay, in_progress, retry_later, conflict,
 -- failed, paused) neither reads the registration nor hashes the request, and an acquisition
 -- hashes it once; claim()'s answer is copied into the out columns, not re-selected.
@@ -51,7 +51,7 @@ BEGIN
         IF NOT FOUND THEN
             RAISE EXCEPTION '%:% is not registered as re-drivable: claim it with claim(), or register it first'
                             ' (idem_redrive_register)', left(v_tenant, 64), left(v_operation, 64)
-                USING ERRCODE = 'ID003';
+                USING ERRCODE = 'ID004';
         END IF;
         v_bytes := octet_length(p_request);
         IF v_bytes > v_max THEN

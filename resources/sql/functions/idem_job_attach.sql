@@ -3,11 +3,11 @@
 -- running; then NULL when there is none): takes a session advisory lock under two random keys
 -- and records them with this backend's pid, role, p_actor and application in the job's row. One
 -- runner per job: while another session's runner is alive (idem_job_runner_alive) the job is
--- refused with ID003 naming it. A runner that died (killed, cancelled, disconnected) lost its
+-- refused with ID004 naming it. A runner that died (killed, cancelled, disconnected) lost its
 -- lock with its session, so anyone with idem_operator attaches and the job goes on from its last
 -- committed batch. Attaching again from the runner's own session changes nothing. Returns the job.
 -- v21: the caller (idem_caller) and the job's starter both need the job's action right (42501);
--- a job that needed approval runs only under its approval, until it expires (ID003 in words
+-- a job that needed approval runs only under its approval, until it expires (ID004 in words
 -- after). With p_job NULL, jobs the caller may not run and expired approvals are passed over.
 CREATE OR REPLACE FUNCTION idem_job_attach(p_job bigint, p_actor text DEFAULT NULL)
 RETURNS bigint
@@ -47,19 +47,19 @@ BEGIN
     ELSE
         SELECT * INTO j FROM idem_jobs x WHERE x.id = p_job FOR UPDATE;
         IF NOT FOUND THEN
-            RAISE EXCEPTION 'there is no job %', p_job USING ERRCODE = 'ID003';
+            RAISE EXCEPTION 'there is no job %', p_job USING ERRCODE = 'ID002';
         END IF;
     END IF;
     IF j.state = 'awaiting_approval' THEN
         RAISE EXCEPTION 'job % is waiting for approval by another login holding the approve right: it runs once'
                         ' approved', j.id
-            USING ERRCODE = 'ID003',
+            USING ERRCODE = 'ID004',
                   HINT = format('A login with the approve right (role idem_may_approve) runs idemctl approvals approve %s'
                                 ' --spec %s --reason ...; then idemctl job resume %s runs it.',
                                 (SELECT r.id FROM idem_approval_requests r WHERE r.job_id = j.id), j.spec_sha256, j.id);
     ELSIF j.state <> 'active' THEN
         RAISE EXCEPTION 'job % has ended: % at %', j.id, j.state,
-                        to_char(j.finished_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') USING ERRCODE = 'ID003';
+                        to_char(j.finished_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') USING ERRCODE = 'ID004';
     END IF;
     PERFORM idem_job_check_rights(j, 'run');
     IF idem_job_runner_alive(j) THEN
@@ -68,7 +68,7 @@ BEGIN
         END IF;
         RAISE EXCEPTION 'job % is being run by another session: pid %, role %, %, since %', j.id, j.runner_pid,
                         j.runner_role, j.runner_actor, to_char(j.runner_since, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
-            USING ERRCODE = 'ID003',
+            USING ERRCODE = 'ID004',
                   HINT = 'One runner per job. idemctl job status shows its progress; if that session hangs, ending it'
                          || ' (pg_terminate_backend) lets anyone resume the job from its last batch.';
     END IF;

@@ -62,7 +62,7 @@ BEGIN
     END IF;
     SELECT * INTO j FROM idem_jobs x WHERE x.id = p_job FOR UPDATE;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'there is no job %', p_job USING ERRCODE = 'ID003';
+        RAISE EXCEPTION 'there is no job %', p_job USING ERRCODE = 'ID002';
     END IF;
     v_pending := j.matched - j.changed - j.refused_moved_on - j.refused_busy - j.refused_gone
                  - j.skipped_not_applicable - j.skipped_cancelled;
@@ -72,7 +72,7 @@ BEGIN
     END IF;
     IF j.runner_pid IS DISTINCT FROM pg_backend_pid() OR NOT idem_job_runner_alive(j) THEN
         RAISE EXCEPTION 'this session is not the runner of job %: attach first (idem_job_attach)', p_job
-            USING ERRCODE = 'ID003';
+            USING ERRCODE = 'ID004';
     END IF;
     PERFORM idem_job_check_rights(j, 'batch');
     v_actor := COALESCE(j.runner_actor, j.actor);

@@ -3,7 +3,7 @@
 -- 42501 in words unless the caller (idem_caller) holds the job's action right, and so does the
 -- role that started it (starter_role; db_role for a job of v19): a job's rows are applied with
 -- its starter's rights. On attach, a job that needs approval must hold an approval of its exact
--- spec that has not expired (ID003 in words else). Changes nothing.
+-- spec that has not expired (ID004 in words else). Changes nothing.
 CREATE OR REPLACE FUNCTION idem_job_check_rights(j idem_jobs, p_when text)
 RETURNS void
 LANGUAGE plpgsql
@@ -28,12 +28,12 @@ BEGIN
         SELECT * INTO r FROM idem_approval_requests x WHERE x.job_id = j.id;
         IF r.approved_at IS NULL OR r.spec_sha256 IS DISTINCT FROM j.spec_sha256
            OR j.spec_sha256 IS DISTINCT FROM encode(sha256(convert_to(idem_job_spec(j)::text, 'UTF8')), 'hex') THEN
-            RAISE EXCEPTION 'job % has no approval of its spec: it cannot run', j.id USING ERRCODE = 'ID003';
+            RAISE EXCEPTION 'job % has no approval of its spec: it cannot run', j.id USING ERRCODE = 'ID004';
         END IF;
         IF r.approval_expires_at <= clock_timestamp() THEN
             RAISE EXCEPTION 'job %''s approval by % expired at %: it cannot start or resume under it', j.id,
                             r.approved_login, to_char(r.approval_expires_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
-                USING ERRCODE = 'ID003',
+                USING ERRCODE = 'ID004',
                       HINT = format('Cancel it (idemctl job cancel %s) and start it again: the new job matches the rows'
                                     ' as they are now and needs a new approval.', j.id);
         END IF;

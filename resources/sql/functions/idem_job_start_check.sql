@@ -1,8 +1,8 @@
 -- idem_job_start_check (schema v23; the history is in git log).
 -- idem_job_start's refusals of what a filter matched (p_matched rows, up to the cap + 1, of which
 -- p_skipped the action p_action does not apply to), its one wording, raised before the job's rows
--- are written and checked again after: more than p_cap rows (ID003), none (ID002), none the action
--- applies to (ID002); rows another open job, p_other, has still to do (p_overlap of them; ID003).
+-- are written and checked again after: more than p_cap rows (ID004), none (ID002), none the action
+-- applies to (ID002); rows another open job, p_other, has still to do (p_overlap of them; ID004).
 -- Changes nothing. Granted to nobody.
 CREATE OR REPLACE FUNCTION idem_job_start_check(p_action text, p_cap bigint, p_matched bigint, p_skipped bigint,
                                                 p_other bigint, p_overlap bigint)
@@ -14,7 +14,7 @@ AS $check$
 BEGIN
     IF p_matched > p_cap THEN
         RAISE EXCEPTION 'the filter matches more than the cap of % rows: nothing was started', p_cap
-            USING ERRCODE = 'ID003',
+            USING ERRCODE = 'ID004',
                   HINT = 'Narrow the filter, or raise the cap (at most 1000000) once you have counted the rows.';
     END IF;
     IF p_matched = 0 THEN
@@ -31,7 +31,7 @@ BEGIN
     IF p_other IS NOT NULL THEN
         RAISE EXCEPTION 'job % has still to do % of the tasks this job would act on: nothing was started', p_other,
                         p_overlap
-            USING ERRCODE = 'ID003',
+            USING ERRCODE = 'ID004',
                   HINT = format('Wait for job %s to end (idemctl job status %s), or cancel it, then start this one.',
                                 p_other, p_other);
     END IF;

@@ -50,7 +50,7 @@ BEGIN
         SELECT count(*) INTO v_count FROM idem_pauses;
         IF v_count >= c_max_pauses THEN
             RAISE EXCEPTION 'there are % pauses already, the most there may be; resume some (expired ones first)', v_count
-                USING ERRCODE = 'ID003';
+                USING ERRCODE = 'ID004';
         END IF;
     END IF;
 

@@ -34,10 +34,11 @@ BEGIN
     END IF;
     SELECT * INTO r FROM idem_purge_runs x WHERE x.id = p_run FOR UPDATE;
     IF NOT FOUND OR r.state <> 'running' THEN
-        RAISE EXCEPTION 'purge run % is not running (%)', p_run, COALESCE(r.state, 'no such run') USING ERRCODE = 'ID003';
+        RAISE EXCEPTION 'purge run % is not running (%)', p_run, COALESCE(r.state, 'no such run')
+            USING ERRCODE = CASE WHEN r.state IS NULL THEN 'ID002' ELSE 'ID004' END;
     END IF;
     IF r.db_role <> session_user THEN
-        RAISE EXCEPTION 'purge run % belongs to %', p_run, r.db_role USING ERRCODE = 'ID003';
+        RAISE EXCEPTION 'purge run % belongs to %', p_run, r.db_role USING ERRCODE = 'ID004';
     END IF;
     -- v23: a run begun under an approved request runs as approved (its spec), not at any pace.
     IF r.change_request_id IS NOT NULL THEN

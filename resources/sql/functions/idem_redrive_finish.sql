@@ -44,7 +44,7 @@ BEGIN
     END IF;
     SELECT * INTO i FROM idem_redrive_items x WHERE x.id = p_item_id FOR UPDATE;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'there is no re-drive item %', p_item_id USING ERRCODE = 'ID003';
+        RAISE EXCEPTION 'there is no re-drive item %', p_item_id USING ERRCODE = 'ID002';
     END IF;
     IF i.state <> 'running' OR i.worker <> p_worker OR i.worker_role <> session_user THEN
         RETURN QUERY SELECT 'stale'::text, i.state;

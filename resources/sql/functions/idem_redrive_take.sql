@@ -10,7 +10,7 @@
 -- key under a live lease); neither is returned. Nothing
 -- is taken while a pause covers the operation (for '*', items of covered tenants stay queued).
 -- Only for a registered, online re-driver of that scope (idem_redriver_seen within 30 s) under its
--- own login: refused (ID003, 42501) otherwise, nothing taken.
+-- own login: refused (ID004 not online, 42501 another login's registration) otherwise, nothing taken.
 CREATE OR REPLACE FUNCTION idem_redrive_take(p_tenant text, p_operation text, p_worker text, p_limit integer,
                                              p_lease_ms bigint)
 RETURNS TABLE (item_id bigint, idempotency_key text, request text, request_hash text, job_id bigint)
@@ -45,7 +45,7 @@ BEGIN
     IF NOT FOUND OR v_seen.db_role <> session_user OR v_seen.last_seen <= now() - interval '30 seconds' THEN
         RAISE EXCEPTION 'worker % is not an online re-driver of %:% under login %: report it first'
                         ' (idem_redriver_seen, every 10 s)', p_worker, p_tenant, p_operation, session_user
-            USING ERRCODE = 'insufficient_privilege';
+            USING ERRCODE = 'ID004';
     END IF;
     -- The registration may have changed hands since (or the login lost its membership).
     FOR v_reg IN SELECT * FROM idem_redrive_operations o

@@ -27,7 +27,7 @@ BEGIN
     END IF;
     IF NOT FOUND THEN
         RAISE EXCEPTION '%:% is not registered as re-drivable: register it first (idem_redrive_register)',
-            p_tenant, p_operation USING ERRCODE = 'ID003';
+            p_tenant, p_operation USING ERRCODE = 'ID004';
     END IF;
     IF NOT idem_redrive_may_serve(v_reg.registered_by) THEN
         RAISE EXCEPTION 'login % may not re-drive %:%: login % registered it', session_user, p_tenant, p_operation,
