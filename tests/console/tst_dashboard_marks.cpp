@@ -294,17 +294,20 @@ void TestDashboardMarks::marksStandWhereTheEventsHappened()
     }
 
     // The pause in force is shaded on the latency chart too, from when it began.
+    // (The pause watch's answer may land after the events': wait for it with a bounded clock.)
+    QTRY_COMPARE_WITH_TIMEOUT(dashboard->charts()->latency()->pauseBands().size(), 1, 10000);
     const auto bands = dashboard->charts()->latency()->pauseBands();
-    QCOMPARE(bands.size(), 1);
     QCOMPARE(qint64(bands[0]->upperSeries()->at(0).x()), m_activePauseMs);
-    QCOMPARE(dashboard->charts()->pauseBands().size(), 6);
+    QTRY_COMPARE_WITH_TIMEOUT(dashboard->charts()->pauseBands().size(), 6, 10000);
     screenshot(m_console.window.get(), QStringLiteral("marks-dashboard-en.png"));
     screenshot(dashboard->charts(), QStringLiteral("marks-charts-en.png"));
 
     language::apply(QStringLiteral("zh_CN"));
-    QTest::qWait(200);
+    // Written again in the new language: wait for the evidence, not a fixed time.
+    QTRY_VERIFY_WITH_TIMEOUT(!dashboard->charts()->eventMarks().first()->marks().empty()
+            && !dashboard->charts()->eventMarks().first()->marks()[0].toolTip.contains(QStringLiteral("annotation")),
+        10000);
     const auto& zh = dashboard->charts()->eventMarks().first()->marks();
-    QVERIFY(!zh.empty());
     QVERIFY2(!zh[0].toolTip.contains(QStringLiteral("annotation")), qPrintable(zh[0].toolTip));
     screenshot(dashboard->charts(), QStringLiteral("marks-charts-zh_CN.png"));
     language::apply(QStringLiteral("en"));
