@@ -699,6 +699,182 @@ $$;
 
 
 --
+-- Name: idem_approval_approve(bigint, text, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_approval_approve(p_request bigint, p_spec_sha256 text, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(request_id bigint, kind text, job_id bigint, approved_at timestamp with time zone, expires_at timestamp with time zone, audit_id bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    SET lock_timeout TO '30s'
+    AS $_$
+DECLARE
+    r idem_approval_requests;
+    j idem_jobs;
+    k idem_approval_kinds;
+    v_job bigint;
+    v_what text;
+    v_before jsonb;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+    v_now timestamptz := clock_timestamp();
+    v_audit bigint;
+BEGIN
+    PERFORM idem_require_right('approve', 'approve a request');
+    IF p_request IS NULL THEN
+        RAISE EXCEPTION 'name the request to approve' USING ERRCODE = 'ID003';
+    END IF;
+    IF p_spec_sha256 IS NULL OR p_spec_sha256 !~ '^[0-9a-f]{64}$' THEN
+        RAISE EXCEPTION 'an approval names the request''s spec: its spec_sha256, 64 lower-case hex digits, not %',
+                        COALESCE(quote_literal(left(p_spec_sha256, 80)), 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    PERFORM audit_check_reason(p_reason, p_actor);
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'a request is approved in a READ COMMITTED transaction, not %',
+            current_setting('transaction_isolation') USING ERRCODE = 'ID004';
+    END IF;
+    -- A job's row before its request's, as every function that changes a job locks it first.
+    SELECT x.job_id INTO v_job FROM idem_approval_requests x WHERE x.id = p_request;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no request %', p_request USING ERRCODE = 'ID002',
+              HINT = 'idemctl approvals list shows the requests.';
+    END IF;
+    IF v_job IS NOT NULL THEN
+        SELECT * INTO j FROM idem_jobs x WHERE x.id = v_job FOR UPDATE;
+    END IF;
+    SELECT * INTO r FROM idem_approval_requests x WHERE x.id = p_request FOR UPDATE;
+    v_what := CASE WHEN r.job_id IS NOT NULL THEN format('job %s', r.job_id) ELSE format('change request %s', r.id) END;
+    IF r.state <> 'awaiting_approval' OR (j.id IS NOT NULL AND j.state <> 'awaiting_approval') THEN
+        RAISE EXCEPTION '%', format('%s is not waiting for approval: it is %s%s', v_what,
+                        CASE WHEN j.id IS NOT NULL AND r.state <> 'declined' THEN j.state ELSE r.state END,
+                        CASE WHEN r.approved_at IS NOT NULL
+                             THEN format(', approved by %s at %s', r.approved_login,
+                                         to_char(r.approved_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+                             WHEN r.declined_at IS NOT NULL
+                             THEN format(', declined by %s at %s', r.declined_login,
+                                         to_char(r.declined_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+                             ELSE '' END)
+            USING ERRCODE = 'ID004';
+    END IF;
+    IF p_spec_sha256 <> r.spec_sha256 OR r.spec_sha256 <> encode(sha256(convert_to(r.spec::text, 'UTF8')), 'hex')
+       OR (j.id IS NOT NULL AND (j.spec_sha256 IS DISTINCT FROM r.spec_sha256
+                                 OR r.spec_sha256 <> encode(sha256(convert_to(idem_job_spec(j)::text, 'UTF8')), 'hex'))) THEN
+        IF j.id IS NOT NULL THEN
+            RAISE EXCEPTION 'that spec is not job %''s: job % is % of % row(s) matched by % as of %, cap % (spec %)', j.id,
+                            j.id, j.action, j.matched, j.filter::text,
+                            to_char(j.moment, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), j.cap, j.spec_sha256
+                USING ERRCODE = 'ID004', HINT = format('An approval names one request''s exact spec: read it again'
+                                                       ' (idemctl approvals show %s).', r.id);
+        END IF;
+        RAISE EXCEPTION 'that spec is not change request %''s: request % is % (spec %)', r.id, r.id, r.spec::text,
+                        r.spec_sha256
+            USING ERRCODE = 'ID004', HINT = format('An approval names one request''s exact spec: read it again'
+                                                   ' (idemctl approvals show %s).', r.id);
+    END IF;
+    PERFORM idem_approver_check(v_what, r.requested_login);
+    IF r.approvable_until <= v_now THEN
+        RAISE EXCEPTION '%''s request for approval expired at %: it can no longer be approved', v_what,
+                        to_char(r.approvable_until, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+            USING ERRCODE = 'ID004',
+                  HINT = CASE WHEN j.id IS NOT NULL
+                              THEN format('Decline it (idemctl approvals decline %s) and start the job again for a'
+                                          ' new request.', r.id)
+                              ELSE 'Request the change again.' END;
+    END IF;
+    SELECT * INTO k FROM idem_approval_kinds x WHERE x.kind = r.kind;
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+    v_before := CASE WHEN j.id IS NOT NULL THEN idem_job_image(j) ELSE idem_approval_image(r) END;
+    UPDATE idem_approval_requests x
+       SET state = 'approved', approved_login = session_user, approved_role = idem_caller(), approved_actor = v_actor,
+           approved_reason = p_reason, approved_at = v_now, approval_expires_at = v_now + k.ttl_seconds * interval '1 second'
+     WHERE x.id = r.id
+    RETURNING x.* INTO r;
+    IF j.id IS NOT NULL THEN
+        UPDATE idem_jobs x SET state = 'active' WHERE x.id = j.id RETURNING x.* INTO j;
+        v_audit := audit_append('', 'approve', p_reason, v_actor, v_before,
+                                idem_job_image(j) || jsonb_build_object('event', 'approve', 'request_id', r.id));
+    ELSE
+        v_audit := audit_append('', 'change_approve', p_reason, v_actor, v_before,
+                                idem_approval_image(r) || jsonb_build_object('event', 'approve'));
+    END IF;
+    UPDATE idem_approval_requests x SET approval_audit_id = v_audit WHERE x.id = r.id;
+    RETURN QUERY SELECT r.id, r.kind, r.job_id, r.approved_at, r.approval_expires_at, v_audit;
+END
+$_$;
+
+
+--
+-- Name: idem_approval_decline(bigint, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_approval_decline(p_request bigint, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(request_id bigint, kind text, job_id bigint, declined_at timestamp with time zone, audit_id bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    SET lock_timeout TO '30s'
+    AS $$
+DECLARE
+    r idem_approval_requests;
+    j idem_jobs;
+    v_job bigint;
+    v_what text;
+    v_before jsonb;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+    v_now timestamptz := clock_timestamp();
+    v_audit bigint;
+BEGIN
+    IF p_request IS NULL THEN
+        RAISE EXCEPTION 'name the request to decline' USING ERRCODE = 'ID003';
+    END IF;
+    PERFORM audit_check_reason(p_reason, p_actor);
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'a request is declined in a READ COMMITTED transaction, not %',
+            current_setting('transaction_isolation') USING ERRCODE = 'ID004';
+    END IF;
+    SELECT x.job_id INTO v_job FROM idem_approval_requests x WHERE x.id = p_request;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no request %', p_request USING ERRCODE = 'ID002',
+              HINT = 'idemctl approvals list shows the requests.';
+    END IF;
+    IF v_job IS NOT NULL THEN
+        SELECT * INTO j FROM idem_jobs x WHERE x.id = v_job FOR UPDATE;
+    END IF;
+    SELECT * INTO r FROM idem_approval_requests x WHERE x.id = p_request FOR UPDATE;
+    v_what := CASE WHEN r.job_id IS NOT NULL THEN format('job %s', r.job_id) ELSE format('change request %s', r.id) END;
+    IF NOT idem_has_right(idem_caller(), 'approve') AND session_user::text <> r.requested_login
+       AND NOT (j.id IS NOT NULL AND idem_has_right(idem_caller(), j.action)) THEN
+        RAISE EXCEPTION 'role % may not decline %: that needs the approve right (role %), or to be the login that'
+                        ' requested it (%)', idem_caller(), v_what, idem_right_role('approve'), r.requested_login
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF r.state <> 'awaiting_approval' OR (j.id IS NOT NULL AND j.state <> 'awaiting_approval') THEN
+        RAISE EXCEPTION '%', format('%s is not waiting for approval: it is %s; only a request waiting for approval'
+                                    ' is declined', v_what,
+                                    CASE WHEN j.id IS NOT NULL AND r.state <> 'declined' THEN j.state ELSE r.state END)
+            USING ERRCODE = 'ID004',
+                  HINT = CASE WHEN j.id IS NOT NULL AND j.state = 'active'
+                              THEN format('An approved job is stopped by cancelling it, with its action''s right'
+                                          ' (idemctl job cancel %s).', j.id)
+                              ELSE NULL END;
+    END IF;
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+    v_before := idem_approval_image(r);
+    UPDATE idem_approval_requests x
+       SET state = 'declined', declined_login = session_user, declined_role = idem_caller(), declined_actor = v_actor,
+           declined_reason = p_reason, declined_at = v_now
+     WHERE x.id = r.id
+    RETURNING x.* INTO r;
+    v_audit := audit_append('', 'decline', p_reason, v_actor, v_before,
+                            idem_approval_image(r) || jsonb_build_object('event', 'decline'));
+    UPDATE idem_approval_requests x SET decline_audit_id = v_audit WHERE x.id = r.id;
+    IF j.id IS NOT NULL THEN
+        PERFORM idem_job_close(j, 'cancelled', p_reason, p_actor);
+    END IF;
+    RETURN QUERY SELECT r.id, r.kind, r.job_id, r.declined_at, v_audit;
+END
+$$;
+
+
+--
 -- Name: idem_approval_gate(text, bigint, bigint); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -729,8 +905,8 @@ BEGIN
             USING ERRCODE = 'ID004',
                   HINT = format('Nothing changed. Have it approved: start a recovery job over the rows (idemctl job start'
                                 ' --action %s --key-prefix ... --reason ..., or the Tasks page''s "Apply to all'
-                                ' matching"); it waits for another login with the approve right (idemctl job pending,'
-                                ' idemctl job approve), then runs. Without one, the budget frees up from %s.',
+                                ' matching"); it waits for another login with the approve right (idemctl approvals list,'
+                                ' idemctl approvals approve), then runs. Without one, the budget frees up from %s.',
                                 p_kind, COALESCE(to_char(n.frees_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), 'the window''s end'));
     END IF;
     -- A week is the longest window: older rows count for nothing.
@@ -745,6 +921,72 @@ $$;
 
 
 --
+-- Name: idem_approval_requests; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_approval_requests (
+    id bigint NOT NULL,
+    kind text NOT NULL,
+    spec jsonb NOT NULL,
+    spec_sha256 text NOT NULL,
+    state text DEFAULT 'awaiting_approval'::text NOT NULL,
+    requested_login text NOT NULL,
+    requested_role text NOT NULL,
+    requested_actor text NOT NULL,
+    requested_reason text NOT NULL,
+    requested_at timestamp with time zone NOT NULL,
+    approvable_until timestamp with time zone NOT NULL,
+    request_audit_id bigint NOT NULL,
+    approved_login text,
+    approved_role text,
+    approved_actor text,
+    approved_reason text,
+    approved_at timestamp with time zone,
+    approval_expires_at timestamp with time zone,
+    approval_audit_id bigint,
+    used_login text,
+    used_at timestamp with time zone,
+    used_xid xid8,
+    use_audit_id bigint,
+    applied_audit_id bigint,
+    purge_run_id bigint,
+    declined_login text,
+    declined_role text,
+    declined_actor text,
+    declined_reason text,
+    declined_at timestamp with time zone,
+    decline_audit_id bigint,
+    job_id bigint,
+    CONSTRAINT idem_approval_requests_approved_check CHECK ((((approved_at IS NULL) = (approved_login IS NULL)) AND ((approved_at IS NULL) = (approval_expires_at IS NULL)) AND ((state = ANY (ARRAY['awaiting_approval'::text, 'declined'::text])) = (approved_at IS NULL)))),
+    CONSTRAINT idem_approval_requests_declined_check CHECK ((((state = 'declined'::text) = (declined_at IS NOT NULL)) AND ((declined_at IS NULL) = (declined_login IS NULL)))),
+    CONSTRAINT idem_approval_requests_job_check CHECK (((kind = 'job'::text) = (job_id IS NOT NULL))),
+    CONSTRAINT idem_approval_requests_spec_sha256_check CHECK ((spec_sha256 ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT idem_approval_requests_state_check CHECK ((state = ANY (ARRAY['awaiting_approval'::text, 'approved'::text, 'used'::text, 'declined'::text]))),
+    CONSTRAINT idem_approval_requests_used_check CHECK ((((state = 'used'::text) = (used_at IS NOT NULL)) AND ((used_at IS NULL) = (used_xid IS NULL))))
+);
+
+
+--
+-- Name: idem_approval_image(idem.idem_approval_requests); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_approval_image(r idem.idem_approval_requests) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+    SELECT jsonb_build_object('request_id', r.id, 'kind', r.kind, 'job_id', r.job_id, 'spec', r.spec,
+                              'spec_sha256', r.spec_sha256, 'state', r.state, 'requested_login', r.requested_login,
+                              'requested_role', r.requested_role, 'requested_at', r.requested_at,
+                              'approvable_until', r.approvable_until, 'approved_login', r.approved_login,
+                              'approved_role', r.approved_role, 'approved_at', r.approved_at,
+                              'approval_expires_at', r.approval_expires_at, 'declined_login', r.declined_login,
+                              'declined_at', r.declined_at, 'used_login', r.used_login, 'used_at', r.used_at,
+                              'purge_run_id', r.purge_run_id)
+$$;
+
+
+--
 -- Name: idem_approval_needed(text, bigint); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -755,6 +997,7 @@ CREATE FUNCTION idem.idem_approval_needed(p_kind text, p_rows bigint) RETURNS TA
     AS $$
 DECLARE
     v_policy idem_approval_policy;
+    v_jobs idem_approval_kinds;
 BEGIN
     IF p_kind IS NULL OR p_kind NOT IN ('job', 'requeue', 'release', 'fail') THEN
         RAISE EXCEPTION 'a change under the approval policy is a job, requeue, release or fail, not %',
@@ -764,7 +1007,8 @@ BEGIN
         RAISE EXCEPTION 'rows must be 0 to 1000000, not %', COALESCE(p_rows::text, 'NULL') USING ERRCODE = 'ID003';
     END IF;
     SELECT * INTO v_policy FROM idem_approval_policy;
-    job_rows := v_policy.job_rows;
+    SELECT * INTO v_jobs FROM idem_approval_kinds k WHERE k.kind = 'job';
+    job_rows := CASE WHEN v_jobs.gated THEN COALESCE(v_jobs.over_rows, 0) END;
     budget_rows := v_policy.budget_rows;
     window_seconds := COALESCE(v_policy.budget_window_seconds, 3600);
     used := 0;
@@ -774,8 +1018,57 @@ BEGIN
           FROM idem_approval_uses u
          WHERE u.login = session_user AND u.at > clock_timestamp() - window_seconds * interval '1 second';
     END IF;
-    why := CASE WHEN p_kind = 'job' AND v_policy.job_rows IS NOT NULL AND p_rows > v_policy.job_rows THEN 'rows'
+    why := CASE WHEN p_kind = 'job' AND job_rows IS NOT NULL AND p_rows > job_rows THEN 'rows'
                 WHEN v_policy.budget_rows IS NOT NULL AND used + p_rows > v_policy.budget_rows THEN 'budget' END;
+    RETURN NEXT;
+END
+$$;
+
+
+--
+-- Name: idem_approval_request_add(text, jsonb, text, text, bigint); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_approval_request_add(p_kind text, p_spec jsonb, p_reason text, p_actor text, p_job bigint DEFAULT NULL::bigint) RETURNS TABLE(request_id bigint, spec_sha256 text, spec jsonb, approvable_until timestamp with time zone, audit_id bigint)
+    LANGUAGE plpgsql
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    k idem_approval_kinds;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+    v_now timestamptz := clock_timestamp();
+    r idem_approval_requests;
+BEGIN
+    PERFORM audit_check_reason(p_reason, p_actor);
+    SELECT * INTO k FROM idem_approval_kinds x WHERE x.kind = p_kind;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no gated kind %', COALESCE(quote_literal(left(p_kind, 64)), 'NULL')
+            USING ERRCODE = 'ID002';
+    END IF;
+    IF p_kind <> 'job' AND NOT k.gated THEN
+        RAISE EXCEPTION '% does not need approval (the approval policy): make the change directly', k.what
+            USING ERRCODE = 'ID004',
+                  HINT = CASE p_kind WHEN 'retention' THEN 'idemctl retention set / clear.'
+                                     WHEN 'purge' THEN 'idemctl purge.' ELSE 'idemctl approvals policy.' END;
+    END IF;
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+    INSERT INTO idem_approval_requests AS x (kind, job_id, spec, spec_sha256, requested_login, requested_role,
+                                             requested_actor, requested_reason, requested_at, approvable_until,
+                                             request_audit_id)
+    VALUES (p_kind, p_job, p_spec, encode(sha256(convert_to(p_spec::text, 'UTF8')), 'hex'), session_user,
+            idem_caller(), v_actor, p_reason, v_now, v_now + k.ttl_seconds * interval '1 second', 0)
+    RETURNING x.* INTO r;
+    IF p_kind <> 'job' THEN
+        audit_id := audit_append('', 'change_request', p_reason, v_actor,
+                                 jsonb_build_object('request_id', r.id, 'state', NULL),
+                                 idem_approval_image(r) || jsonb_build_object('event', 'request'));
+        UPDATE idem_approval_requests x SET request_audit_id = audit_id WHERE x.id = r.id;
+    END IF;
+    request_id := r.id;
+    spec_sha256 := r.spec_sha256;
+    spec := r.spec;
+    approvable_until := r.approvable_until;
     RETURN NEXT;
 END
 $$;
@@ -791,7 +1084,7 @@ CREATE FUNCTION idem.idem_approver_check(p_what text, p_requester text) RETURNS 
     AS $$
 BEGIN
     IF p_requester IS NULL THEN
-        RAISE EXCEPTION '% records no login that requested it: it cannot be approved', p_what USING ERRCODE = 'ID003';
+        RAISE EXCEPTION '% records no login that requested it: it cannot be approved', p_what USING ERRCODE = 'ID004';
     END IF;
     IF session_user::text = p_requester
        OR (EXISTS (SELECT FROM pg_catalog.pg_roles r WHERE r.rolname = p_requester)
@@ -800,7 +1093,7 @@ BEGIN
         RAISE EXCEPTION '%', format('login %s cannot approve %s: it was requested by login %s%s', session_user, p_what,
                         p_requester, CASE WHEN session_user::text = p_requester THEN ''
                                           ELSE ', and one of the two may act as the other (a member of it, or a superuser)' END)
-            USING ERRCODE = 'ID003', HINT = 'A second person approves: another login with the approve right.';
+            USING ERRCODE = 'ID004', HINT = 'A second person approves: another login with the approve right.';
     END IF;
 END
 $$;
@@ -824,68 +1117,12 @@ $$;
 --
 
 CREATE FUNCTION idem.idem_change_approve(p_request bigint, p_spec_sha256 text, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(request_id bigint, approved_at timestamp with time zone, expires_at timestamp with time zone, audit_id bigint)
-    LANGUAGE plpgsql SECURITY DEFINER
+    LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'idem', 'pg_temp'
-    SET "TimeZone" TO 'UTC'
-    SET lock_timeout TO '30s'
-    AS $_$
-DECLARE
-    r idem_change_requests;
-    v_before jsonb;
-    v_policy idem_approval_policy;
-    v_actor text := btrim(COALESCE(p_actor, ''));
-    v_now timestamptz := clock_timestamp();
-    v_audit bigint;
-BEGIN
-    PERFORM idem_require_right('approve', 'approve a change request');
-    IF p_request IS NULL THEN
-        RAISE EXCEPTION 'name the change request to approve' USING ERRCODE = 'ID003';
-    END IF;
-    IF p_spec_sha256 IS NULL OR p_spec_sha256 !~ '^[0-9a-f]{64}$' THEN
-        RAISE EXCEPTION 'an approval names the request''s spec: its spec_sha256, 64 lower-case hex digits, not %',
-                        COALESCE(quote_literal(left(p_spec_sha256, 80)), 'NULL') USING ERRCODE = 'ID003';
-    END IF;
-    PERFORM audit_check_reason(p_reason, p_actor);
-    IF current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'a change request is approved in a READ COMMITTED transaction, not %',
-            current_setting('transaction_isolation') USING ERRCODE = 'ID003';
-    END IF;
-    SELECT * INTO r FROM idem_change_requests x WHERE x.id = p_request FOR UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'there is no change request %', p_request USING ERRCODE = 'ID003';
-    END IF;
-    IF r.state <> 'awaiting_approval' THEN
-        RAISE EXCEPTION '%', format('change request %s is not waiting for approval: it is %s, approved by %s at %s', r.id,
-                        r.state, r.approved_login, to_char(r.approved_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
-            USING ERRCODE = 'ID003';
-    END IF;
-    IF p_spec_sha256 <> r.spec_sha256 OR r.spec_sha256 <> encode(sha256(convert_to(r.spec::text, 'UTF8')), 'hex') THEN
-        RAISE EXCEPTION 'that spec is not change request %''s: request % is % (spec %)', r.id, r.id, r.spec::text,
-                        r.spec_sha256
-            USING ERRCODE = 'ID003',
-                  HINT = 'An approval names one request''s exact spec: read it again (idemctl job pending).';
-    END IF;
-    PERFORM idem_approver_check(format('change request %s', r.id), r.requested_login);
-    IF r.approvable_until <= v_now THEN
-        RAISE EXCEPTION 'change request %''s time for approval ended at %: it can no longer be approved', r.id,
-                        to_char(r.approvable_until, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
-            USING ERRCODE = 'ID003', HINT = 'Request the change again.';
-    END IF;
-    SELECT * INTO v_policy FROM idem_approval_policy;
-    v_before := idem_change_image(r);
-    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
-    UPDATE idem_change_requests x
-       SET state = 'approved', approved_login = session_user, approved_role = idem_caller(), approved_actor = v_actor,
-           approved_reason = p_reason, approved_at = v_now,
-           approval_expires_at = v_now + v_policy.change_ttl_seconds * interval '1 second'
-     WHERE x.id = r.id
-    RETURNING x.* INTO r;
-    v_audit := audit_append('', 'change_approve', p_reason, v_actor, v_before,
-                            idem_change_image(r) || jsonb_build_object('event', 'approve'));
-    UPDATE idem_change_requests x SET approval_audit_id = v_audit WHERE x.id = r.id;
-    RETURN QUERY SELECT r.id, r.approved_at, r.approval_expires_at, v_audit;
-END
-$_$;
+    AS $$
+    SELECT a.request_id, a.approved_at, a.expires_at, a.audit_id
+      FROM idem_approval_approve(p_request, p_spec_sha256, p_reason, p_actor) a
+$$;
 
 
 --
@@ -897,24 +1134,43 @@ CREATE FUNCTION idem.idem_change_guard(p_kind text, p_spec jsonb) RETURNS void
     SET search_path TO 'idem', 'pg_temp'
     AS $$
 DECLARE
-    v_policy idem_approval_policy;
+    k idem_approval_kinds;
     v_scheduled boolean := false;
     v_recorded boolean := false;
 BEGIN
-    IF p_kind IS NULL OR p_kind NOT IN ('retention', 'purge') THEN
-        RAISE EXCEPTION 'a guarded change is retention or purge, not %', COALESCE(quote_literal(p_kind), 'NULL')
-            USING ERRCODE = 'ID003';
+    SELECT * INTO k FROM idem_approval_kinds x WHERE x.kind = p_kind AND x.kind <> 'job';
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no gated change %', COALESCE(quote_literal(left(p_kind, 64)), 'NULL')
+            USING ERRCODE = 'ID002';
     END IF;
-    SELECT * INTO v_policy FROM idem_approval_policy;
-    IF NOT FOUND OR (p_kind = 'retention' AND NOT v_policy.retention_changes_need_approval)
-       OR (p_kind = 'purge' AND NOT v_policy.manual_purges_need_approval) THEN
+    IF NOT k.gated THEN
         RETURN;
     END IF;
-    IF EXISTS (SELECT FROM idem_change_requests r
-                WHERE r.used_xid = pg_catalog.pg_current_xact_id() AND r.kind = p_kind AND r.state = 'used'
-                  AND CASE p_kind WHEN 'retention' THEN r.applied_audit_id IS NULL AND r.spec = p_spec
-                                  ELSE r.purge_run_id IS NULL END) THEN
-        RETURN;
+    -- The use of an approved request of that kind in this very transaction, once: a purge's run
+    -- not begun yet; any other kind's change only with the request's exact spec, not made yet (a
+    -- kind added since v28 is marked made here, applied_audit_id 0, for idem_change_use leaves the
+    -- change to its caller, in the same transaction).
+    IF p_kind = 'purge' THEN
+        IF EXISTS (SELECT FROM idem_approval_requests r
+                    WHERE r.used_xid = pg_catalog.pg_current_xact_id() AND r.kind = p_kind AND r.state = 'used'
+                      AND r.purge_run_id IS NULL) THEN
+            RETURN;
+        END IF;
+    ELSIF p_kind = 'retention' THEN
+        IF EXISTS (SELECT FROM idem_approval_requests r
+                    WHERE r.used_xid = pg_catalog.pg_current_xact_id() AND r.kind = p_kind AND r.state = 'used'
+                      AND r.applied_audit_id IS NULL AND r.spec = p_spec) THEN
+            RETURN;
+        END IF;
+    ELSE
+        UPDATE idem_approval_requests r SET applied_audit_id = 0
+         WHERE r.id = (SELECT x.id FROM idem_approval_requests x
+                        WHERE x.used_xid = pg_catalog.pg_current_xact_id() AND x.kind = p_kind AND x.state = 'used'
+                          AND x.applied_audit_id IS NULL AND x.spec = p_spec
+                        ORDER BY x.id LIMIT 1);
+        IF FOUND THEN
+            RETURN;
+        END IF;
     END IF;
     IF p_kind = 'purge' AND pg_catalog.to_regclass('cron.job') IS NOT NULL
        AND pg_catalog.to_regclass('cron.job_run_details') IS NOT NULL THEN
@@ -949,116 +1205,21 @@ BEGIN
     IF p_kind = 'retention' THEN
         RAISE EXCEPTION 'retention changes need a second person''s approval (the approval policy): request this one'
                         ' (idem_request_retention, idemctl retention set), have another login approve it, then apply it'
-            USING ERRCODE = 'ID003',
-                  HINT = 'idemctl retention set ... prints the request; idemctl job approve --request N --spec ...;'
-                         ' idemctl retention apply --request N --spec ...';
+            USING ERRCODE = 'ID004',
+                  HINT = 'idemctl retention set ... prints the request; idemctl approvals approve N --spec SHA256'
+                         ' --reason ...; idemctl retention apply --request N --spec SHA256';
     END IF;
-    RAISE EXCEPTION 'manual purges need a second person''s approval (the approval policy): request one'
-                    ' (idem_request_purge, idemctl purge), have another login approve it, then run it'
-        USING ERRCODE = 'ID003',
-              HINT = 'Scheduled purges (CALL idem_purge_run from pg_cron, with cron.log_run on) keep running. idemctl'
-                     ' purge prints the request; idemctl job approve --request N --spec ...; idemctl purge --request N'
-                     ' --spec ...';
-END
-$$;
-
-
---
--- Name: idem_change_requests; Type: TABLE; Schema: idem; Owner: -
---
-
-CREATE TABLE idem.idem_change_requests (
-    id bigint NOT NULL,
-    kind text NOT NULL,
-    spec jsonb NOT NULL,
-    spec_sha256 text NOT NULL,
-    state text DEFAULT 'awaiting_approval'::text NOT NULL,
-    requested_login text NOT NULL,
-    requested_role text NOT NULL,
-    requested_actor text NOT NULL,
-    requested_reason text NOT NULL,
-    requested_at timestamp with time zone NOT NULL,
-    approvable_until timestamp with time zone NOT NULL,
-    request_audit_id bigint NOT NULL,
-    approved_login text,
-    approved_role text,
-    approved_actor text,
-    approved_reason text,
-    approved_at timestamp with time zone,
-    approval_expires_at timestamp with time zone,
-    approval_audit_id bigint,
-    used_login text,
-    used_at timestamp with time zone,
-    used_xid xid8,
-    use_audit_id bigint,
-    applied_audit_id bigint,
-    purge_run_id bigint,
-    CONSTRAINT idem_change_requests_approved_check CHECK ((((approved_at IS NULL) = (approved_login IS NULL)) AND ((approved_at IS NULL) = (approval_expires_at IS NULL)) AND ((state = 'awaiting_approval'::text) = (approved_at IS NULL)))),
-    CONSTRAINT idem_change_requests_kind_check CHECK ((kind = ANY (ARRAY['retention'::text, 'purge'::text]))),
-    CONSTRAINT idem_change_requests_spec_sha256_check CHECK ((spec_sha256 ~ '^[0-9a-f]{64}$'::text)),
-    CONSTRAINT idem_change_requests_state_check CHECK ((state = ANY (ARRAY['awaiting_approval'::text, 'approved'::text, 'used'::text]))),
-    CONSTRAINT idem_change_requests_used_check CHECK ((((state = 'used'::text) = (used_at IS NOT NULL)) AND ((used_at IS NULL) = (used_xid IS NULL))))
-);
-
-
---
--- Name: idem_change_image(idem.idem_change_requests); Type: FUNCTION; Schema: idem; Owner: -
---
-
-CREATE FUNCTION idem.idem_change_image(r idem.idem_change_requests) RETURNS jsonb
-    LANGUAGE sql STABLE
-    SET search_path TO 'idem', 'pg_temp'
-    SET "TimeZone" TO 'UTC'
-    AS $$
-    SELECT jsonb_build_object('request_id', r.id, 'kind', r.kind, 'spec', r.spec, 'spec_sha256', r.spec_sha256,
-                              'state', r.state, 'requested_login', r.requested_login,
-                              'requested_role', r.requested_role, 'requested_at', r.requested_at,
-                              'approvable_until', r.approvable_until, 'approved_login', r.approved_login,
-                              'approved_role', r.approved_role, 'approved_at', r.approved_at,
-                              'approval_expires_at', r.approval_expires_at, 'used_login', r.used_login,
-                              'used_at', r.used_at, 'purge_run_id', r.purge_run_id)
-$$;
-
-
---
--- Name: idem_change_request_add(text, jsonb, text, text); Type: FUNCTION; Schema: idem; Owner: -
---
-
-CREATE FUNCTION idem.idem_change_request_add(p_kind text, p_spec jsonb, p_reason text, p_actor text) RETURNS TABLE(request_id bigint, spec_sha256 text, spec jsonb, approvable_until timestamp with time zone, audit_id bigint)
-    LANGUAGE plpgsql
-    SET search_path TO 'idem', 'pg_temp'
-    SET "TimeZone" TO 'UTC'
-    AS $$
-DECLARE
-    v_policy idem_approval_policy;
-    v_actor text := btrim(COALESCE(p_actor, ''));
-    v_now timestamptz := clock_timestamp();
-    r idem_change_requests;
-BEGIN
-    PERFORM audit_check_reason(p_reason, p_actor);
-    SELECT * INTO v_policy FROM idem_approval_policy;
-    IF p_kind = 'retention' AND NOT v_policy.retention_changes_need_approval THEN
-        RAISE EXCEPTION 'retention changes do not need approval (the approval policy): make the change directly'
-            USING ERRCODE = 'ID003', HINT = 'idemctl retention set / clear, or idem_set_retention / idem_clear_retention.';
+    IF p_kind = 'purge' THEN
+        RAISE EXCEPTION 'manual purges need a second person''s approval (the approval policy): request one'
+                        ' (idem_request_purge, idemctl purge), have another login approve it, then run it'
+            USING ERRCODE = 'ID004',
+                  HINT = 'Scheduled purges (CALL idem_purge_run from pg_cron, with cron.log_run on) keep running. idemctl'
+                         ' purge prints the request; idemctl approvals approve N --spec SHA256 --reason ...; idemctl'
+                         ' purge --request N --spec SHA256';
     END IF;
-    IF p_kind = 'purge' AND NOT v_policy.manual_purges_need_approval THEN
-        RAISE EXCEPTION 'manual purges do not need approval (the approval policy): run the purge directly'
-            USING ERRCODE = 'ID003', HINT = 'idemctl purge, or idem_purge_begin.';
-    END IF;
-    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
-    INSERT INTO idem_change_requests AS x (kind, spec, spec_sha256, requested_login, requested_role, requested_actor,
-                                           requested_reason, requested_at, approvable_until, request_audit_id)
-    VALUES (p_kind, p_spec, encode(sha256(convert_to(p_spec::text, 'UTF8')), 'hex'), session_user, idem_caller(),
-            v_actor, p_reason, v_now, v_now + v_policy.change_ttl_seconds * interval '1 second', 0)
-    RETURNING x.* INTO r;
-    audit_id := audit_append('', 'change_request', p_reason, v_actor, jsonb_build_object('request_id', r.id, 'state', NULL),
-                             idem_change_image(r) || jsonb_build_object('event', 'request'));
-    UPDATE idem_change_requests x SET request_audit_id = audit_id WHERE x.id = r.id;
-    request_id := r.id;
-    spec_sha256 := r.spec_sha256;
-    spec := r.spec;
-    approvable_until := r.approvable_until;
-    RETURN NEXT;
+    RAISE EXCEPTION '% needs a second person''s approval (the approval policy): request it, have another login'
+                    ' approve it, then use it', k.what
+        USING ERRCODE = 'ID004', HINT = 'idemctl approvals list; idemctl approvals approve N --spec SHA256 --reason ...';
 END
 $$;
 
@@ -1074,7 +1235,7 @@ CREATE FUNCTION idem.idem_change_use(p_request bigint, p_spec_sha256 text, p_act
     SET lock_timeout TO '30s'
     AS $_$
 DECLARE
-    r idem_change_requests;
+    r idem_approval_requests;
     v_before jsonb;
     v_actor text := btrim(COALESCE(p_actor, ''));
     v_now timestamptz := clock_timestamp();
@@ -1094,40 +1255,46 @@ BEGIN
     END IF;
     IF current_setting('transaction_isolation') <> 'read committed' THEN
         RAISE EXCEPTION 'a change request is used in a READ COMMITTED transaction, not %',
-            current_setting('transaction_isolation') USING ERRCODE = 'ID003';
+            current_setting('transaction_isolation') USING ERRCODE = 'ID004';
     END IF;
-    SELECT * INTO r FROM idem_change_requests x WHERE x.id = p_request FOR UPDATE;
+    SELECT * INTO r FROM idem_approval_requests x WHERE x.id = p_request AND x.job_id IS NULL FOR UPDATE;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'there is no change request %', p_request USING ERRCODE = 'ID003';
+        RAISE EXCEPTION 'there is no change request %', p_request USING ERRCODE = 'ID002',
+              HINT = 'idemctl approvals list shows the requests.';
     END IF;
     IF r.state = 'used' THEN
         RAISE EXCEPTION '%', format('change request %s was used already, by login %s at %s: an approval is used once',
                         r.id, r.used_login, to_char(r.used_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
-            USING ERRCODE = 'ID003', HINT = 'Request the change again.';
+            USING ERRCODE = 'ID004', HINT = 'Request the change again.';
+    END IF;
+    IF r.state = 'declined' THEN
+        RAISE EXCEPTION '%', format('change request %s was declined, by login %s at %s: it can no longer be used', r.id,
+                        r.declined_login, to_char(r.declined_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+            USING ERRCODE = 'ID004', HINT = 'Request the change again.';
     END IF;
     IF r.state <> 'approved' THEN
         RAISE EXCEPTION 'change request % is not approved yet: it waits for another login''s approval', r.id
-            USING ERRCODE = 'ID003';
+            USING ERRCODE = 'ID004';
     END IF;
     IF p_spec_sha256 <> r.spec_sha256 OR r.spec_sha256 <> encode(sha256(convert_to(r.spec::text, 'UTF8')), 'hex') THEN
         RAISE EXCEPTION 'that spec is not change request %''s: request % is % (spec %)', r.id, r.id, r.spec::text,
                         r.spec_sha256
-            USING ERRCODE = 'ID003', HINT = 'An approval is used for its request''s exact spec, nothing else.';
+            USING ERRCODE = 'ID004', HINT = 'An approval is used for its request''s exact spec, nothing else.';
     END IF;
     IF r.approval_expires_at <= v_now THEN
         RAISE EXCEPTION 'change request %''s approval expired at %: it can no longer be used', r.id,
                         to_char(r.approval_expires_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
-            USING ERRCODE = 'ID003', HINT = 'Request the change again.';
+            USING ERRCODE = 'ID004', HINT = 'Request the change again.';
     END IF;
     v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
-    v_before := idem_change_image(r);
-    UPDATE idem_change_requests x
+    v_before := idem_approval_image(r);
+    UPDATE idem_approval_requests x
        SET state = 'used', used_login = session_user, used_at = v_now, used_xid = pg_current_xact_id()
      WHERE x.id = r.id
     RETURNING x.* INTO r;
     v_audit := audit_append('', 'change_use', r.requested_reason, v_actor, v_before,
-                            idem_change_image(r) || jsonb_build_object('event', 'use'));
-    UPDATE idem_change_requests x SET use_audit_id = v_audit WHERE x.id = r.id;
+                            idem_approval_image(r) || jsonb_build_object('event', 'use'));
+    UPDATE idem_approval_requests x SET use_audit_id = v_audit WHERE x.id = r.id;
     IF r.kind = 'retention' THEN
         IF r.spec ->> 'change' = 'set' THEN
             SELECT s.audit_id INTO v_applied
@@ -1139,16 +1306,18 @@ BEGIN
         END IF;
         -- 0 when clearing an operation that had no row of its own (nothing to audit): the
         -- request's change is still made, once.
-        UPDATE idem_change_requests x SET applied_audit_id = COALESCE(v_applied, 0) WHERE x.id = r.id;
-    ELSE
+        UPDATE idem_approval_requests x SET applied_audit_id = COALESCE(v_applied, 0) WHERE x.id = r.id;
+    ELSIF r.kind = 'purge' THEN
         v_run := idem_purge_begin(r.requested_reason, v_actor);
-        UPDATE idem_change_requests x SET purge_run_id = v_run WHERE x.id = r.id;
+        UPDATE idem_approval_requests x SET purge_run_id = v_run WHERE x.id = r.id;
         -- The run is held to what was approved (idem_purge_batch): its batch, time and duty.
         UPDATE idem_purge_runs x
            SET change_request_id = r.id, spec_batch = (r.spec ->> 'batch')::integer,
                spec_max_seconds = (r.spec ->> 'max_seconds')::integer, spec_duty = (r.spec ->> 'duty')::double precision
          WHERE x.id = v_run;
     END IF;
+    -- Any other kind: the caller makes its change next, in this transaction, through that action's
+    -- own function, which idem_change_guard lets through once with the request's exact spec.
     RETURN QUERY SELECT r.id, r.kind, r.spec, v_audit, v_applied, v_run;
 END
 $_$;
@@ -1224,53 +1393,56 @@ CREATE FUNCTION idem.idem_claim_stored(p_key text, p_request_hash text, p_token 
     AS $$
 #variable_conflict use_column
 DECLARE
-    c record;
     v_max integer;
     v_bytes integer;
     v_tenant text;
     v_operation text;
 BEGIN
-    IF p_key IS NULL OR octet_length(p_key) NOT BETWEEN 1 AND 1024 THEN
-        RAISE EXCEPTION 'idempotency key must be 1 to 1024 bytes' USING ERRCODE = 'ID003';
-    END IF;
-    v_tenant := split_part(p_key, ':', 1);
-    v_operation := split_part(p_key, ':', 2);
-    -- idem_redrive_registration's query, written out: a call of that (non-inlinable) function cost
-    -- about as much as the claim itself (bench/README.md, Session 17).
-    SELECT o.max_request_bytes INTO v_max FROM idem_redrive_operations o
-     WHERE o.operation = v_operation AND o.tenant IN (v_tenant, '*')
-     ORDER BY o.tenant = '*'
-     LIMIT 1;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION '%:% is not registered as re-drivable: claim it with claim(), or register it first'
-                        ' (idem_redrive_register)', left(v_tenant, 64), left(v_operation, 64) USING ERRCODE = 'ID004';
-    END IF;
-    IF p_request IS NULL THEN
-        RAISE EXCEPTION 'a claim of re-drivable %:% stores its request: the request is required', v_tenant, v_operation
+    IF p_request IS NULL OR p_request = '' THEN
+        RAISE EXCEPTION 'a claim of a re-drivable operation stores its request: the request is required'
             USING ERRCODE = 'ID003';
     END IF;
-    v_bytes := octet_length(p_request);
-    IF v_bytes NOT BETWEEN 1 AND v_max THEN
-        RAISE EXCEPTION 'the request is % bytes, over the bound of % bytes of %:%: nothing was claimed or stored',
-            v_bytes, v_max, v_tenant, v_operation
-            USING ERRCODE = 'ID003',
-                  HINT = 'Send a smaller request, or register the operation with a larger max_request_bytes'
-                         ' (at most 1048576).';
-    END IF;
-    -- (A NULL or malformed p_request_hash is claim()'s to refuse, below, before it reads anything.)
-    IF 'v1:' || encode(sha256(convert_to(p_request, 'UTF8')), 'hex') <> p_request_hash THEN
-        RAISE EXCEPTION 'the request is not the one digest % was computed from (v1: sha256 of its canonical JSON)',
-            left(p_request_hash, 80) USING ERRCODE = 'ID003';
-    END IF;
-
-    SELECT * INTO c FROM claim(p_key, p_request_hash, p_token, p_lease_ms, p_max_attempts, p_max_age_ms) x;
-    IF c.decision IN ('acquired', 'reacquired') THEN
-        INSERT INTO idem_stored_requests (idempotency_key, request, request_hash, bytes, stored_at)
+    SELECT x.decision, x.detail, x.owner_token, x.attempts, x.max_attempts, x.lease_until, x.retry_after_ms,
+           x.result_json, x.request_hash, x.error_class, x.error_message
+      INTO decision, detail, owner_token, attempts, max_attempts, lease_until, retry_after_ms,
+           result_json, request_hash, error_class, error_message
+      FROM claim(p_key, p_request_hash, p_token, p_lease_ms, p_max_attempts, p_max_age_ms) x;
+    IF decision IN ('acquired', 'reacquired')
+       AND (decision = 'acquired'
+            OR NOT EXISTS (SELECT FROM idem_stored_requests q WHERE q.idempotency_key = p_key)) THEN
+        v_tenant := split_part(p_key, ':', 1);
+        v_operation := split_part(p_key, ':', 2);
+        -- idem_redrive_registration's query, written out: a call of that (non-inlinable) function
+        -- cost about as much as the claim itself (bench/README.md, Session 17).
+        SELECT o.max_request_bytes INTO v_max FROM idem_redrive_operations o
+         WHERE o.operation = v_operation AND o.tenant IN (v_tenant, '*')
+         ORDER BY o.tenant = '*'
+         LIMIT 1;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION '%:% is not registered as re-drivable: claim it with claim(), or register it first'
+                            ' (idem_redrive_register)', left(v_tenant, 64), left(v_operation, 64)
+                USING ERRCODE = 'ID004';
+        END IF;
+        v_bytes := octet_length(p_request);
+        IF v_bytes > v_max THEN
+            RAISE EXCEPTION 'the request is % bytes, over the bound of % bytes of %:%: nothing was claimed or stored',
+                v_bytes, v_max, v_tenant, v_operation
+                USING ERRCODE = 'ID003',
+                      HINT = 'Send a smaller request, or register the operation with a larger max_request_bytes'
+                             ' (at most 1048576).';
+        END IF;
+        IF 'v1:' || encode(sha256(convert_to(p_request, 'UTF8')), 'hex') <> p_request_hash THEN
+            RAISE EXCEPTION 'the request is not the one digest % was computed from (v1: sha256 of its canonical JSON):'
+                            ' nothing was claimed or stored', left(p_request_hash, 80) USING ERRCODE = 'ID003';
+        END IF;
+        -- A new key's leftover (a request of a key truncated by hand) is replaced.
+        INSERT INTO idem_stored_requests AS q (idempotency_key, request, request_hash, bytes, stored_at)
         VALUES (p_key, p_request, p_request_hash, v_bytes, now())
-        ON CONFLICT (idempotency_key) DO NOTHING;
+        ON CONFLICT (idempotency_key) DO UPDATE
+            SET request = excluded.request, request_hash = excluded.request_hash, bytes = excluded.bytes,
+                stored_at = excluded.stored_at;
     END IF;
-    RETURN QUERY SELECT c.decision, c.detail, c.owner_token, c.attempts, c.max_attempts, c.lease_until,
-                        c.retry_after_ms, c.result_json, c.request_hash, c.error_class, c.error_message;
+    RETURN NEXT;
 END
 $$;
 
@@ -1282,26 +1454,16 @@ $$;
 CREATE FUNCTION idem.idem_clear_approval(p_reason text, p_actor text DEFAULT NULL::text) RETURNS bigint
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'idem', 'pg_temp'
-    SET "TimeZone" TO 'UTC'
     AS $$
 DECLARE
-    v_old idem_approval_policy;
-    v_actor text := btrim(COALESCE(p_actor, ''));
-    v_audit bigint;
+    k idem_approval_kinds;
 BEGIN
     PERFORM audit_check_reason(p_reason, p_actor);
-    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
-    SELECT * INTO v_old FROM idem_approval_policy FOR UPDATE;
-    IF v_old.job_rows IS NULL THEN
+    SELECT * INTO k FROM idem_approval_kinds x WHERE x.kind = 'job';
+    IF NOT k.gated THEN
         RETURN NULL;
     END IF;
-    UPDATE idem_approval_policy p
-       SET job_rows = NULL, updated_at = clock_timestamp(), updated_by = format('%s (%s)', session_user, v_actor);
-    v_audit := audit_append('', 'approval_policy', p_reason, v_actor,
-                            jsonb_build_object('job_rows', v_old.job_rows, 'ttl_seconds', v_old.ttl_seconds),
-                            jsonb_build_object('job_rows', NULL, 'ttl_seconds', v_old.ttl_seconds));
-    UPDATE idem_approval_policy p SET audit_id = v_audit;
-    RETURN v_audit;
+    RETURN (SELECT s.audit_id FROM idem_set_approval_policy('job', false, NULL, k.ttl_seconds, p_reason, p_actor) s);
 END
 $$;
 
@@ -1920,69 +2082,29 @@ $$;
 CREATE FUNCTION idem.idem_job_approve(p_job bigint, p_spec_sha256 text, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(job_id bigint, approved_at timestamp with time zone, expires_at timestamp with time zone, audit_id bigint)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'idem', 'pg_temp'
-    SET "TimeZone" TO 'UTC'
-    SET lock_timeout TO '30s'
     AS $_$
 DECLARE
-    j idem_jobs;
-    v_before jsonb;
-    v_policy idem_approval_policy;
-    v_actor text := btrim(COALESCE(p_actor, ''));
-    v_now timestamptz := clock_timestamp();
-    v_audit bigint;
+    v_request bigint;
 BEGIN
     PERFORM idem_require_right('approve', 'approve a job');
     IF p_job IS NULL THEN
         RAISE EXCEPTION 'name the job to approve' USING ERRCODE = 'ID003';
     END IF;
+    -- Bad arguments before any state: as idem_approval_approve would say them.
     IF p_spec_sha256 IS NULL OR p_spec_sha256 !~ '^[0-9a-f]{64}$' THEN
         RAISE EXCEPTION 'an approval names the job''s spec: its spec_sha256, 64 lower-case hex digits, not %',
                         COALESCE(quote_literal(left(p_spec_sha256, 80)), 'NULL') USING ERRCODE = 'ID003';
     END IF;
     PERFORM audit_check_reason(p_reason, p_actor);
-    IF current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'a job is approved in a READ COMMITTED transaction, not %',
-            current_setting('transaction_isolation') USING ERRCODE = 'ID003';
-    END IF;
-    SELECT * INTO j FROM idem_jobs x WHERE x.id = p_job FOR UPDATE;
+    SELECT x.id INTO v_request FROM idem_approval_requests x WHERE x.job_id = p_job;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'there is no job %', p_job USING ERRCODE = 'ID003';
+        IF NOT EXISTS (SELECT FROM idem_jobs x WHERE x.id = p_job) THEN
+            RAISE EXCEPTION 'there is no job %', p_job USING ERRCODE = 'ID002';
+        END IF;
+        RAISE EXCEPTION 'job % is not waiting for approval: it never needed an approval', p_job USING ERRCODE = 'ID004';
     END IF;
-    IF j.state <> 'awaiting_approval' THEN
-        RAISE EXCEPTION '%', format('job %s is not waiting for approval: it is %s%s', j.id, j.state,
-                        CASE WHEN j.approved_at IS NOT NULL
-                             THEN format(', approved by %s at %s', j.approved_login,
-                                         to_char(j.approved_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
-                             WHEN NOT j.needs_approval THEN ' and never needed an approval' ELSE '' END)
-            USING ERRCODE = 'ID003';
-    END IF;
-    IF p_spec_sha256 <> j.spec_sha256
-       OR j.spec_sha256 <> encode(sha256(convert_to(idem_job_spec(j)::text, 'UTF8')), 'hex') THEN
-        RAISE EXCEPTION 'that spec is not job %''s: job % is % of % row(s) matched by % as of %, cap % (spec %)', j.id,
-                        j.id, j.action, j.matched, j.filter::text, to_char(j.moment, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-                        j.cap, j.spec_sha256
-            USING ERRCODE = 'ID003', HINT = 'An approval names one job''s exact spec: read it again (idemctl job pending).';
-    END IF;
-    PERFORM idem_approver_check(format('job %s', j.id), j.db_role);
-    IF j.approval_requested_until <= v_now THEN
-        RAISE EXCEPTION 'job %''s request for approval expired at %: it can no longer be approved', j.id,
-                        to_char(j.approval_requested_until, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
-            USING ERRCODE = 'ID003',
-                  HINT = format('Cancel it (idemctl job cancel %s) and start it again for a new request.', j.id);
-    END IF;
-    SELECT * INTO v_policy FROM idem_approval_policy;
-    v_before := idem_job_image(j);
-    UPDATE idem_jobs x
-       SET state = 'active', approved_login = session_user, approved_role = idem_caller(),
-           approved_actor = CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END, approved_reason = p_reason,
-           approved_spec_sha256 = j.spec_sha256, approved_at = v_now,
-           approval_expires_at = v_now + v_policy.ttl_seconds * interval '1 second'
-     WHERE x.id = j.id
-    RETURNING * INTO j;
-    v_audit := audit_append('', 'approve', p_reason, p_actor, v_before,
-                            idem_job_image(j) || jsonb_build_object('event', 'approve'));
-    UPDATE idem_jobs x SET approval_audit_id = v_audit WHERE x.id = j.id;
-    RETURN QUERY SELECT j.id, j.approved_at, j.approval_expires_at, v_audit;
+    RETURN QUERY SELECT a.job_id, a.approved_at, a.expires_at, a.audit_id
+                   FROM idem_approval_approve(v_request, p_spec_sha256, p_reason, p_actor) a;
 END
 $_$;
 
@@ -2013,7 +2135,10 @@ BEGIN
             CONTINUE WHEN NOT idem_has_right(idem_caller(), v_candidate.action)
                           OR NOT idem_has_right(COALESCE(v_candidate.starter_role, v_candidate.db_role)::name,
                                                 v_candidate.action)
-                          OR (v_candidate.needs_approval AND v_candidate.approval_expires_at <= clock_timestamp());
+                          OR (v_candidate.needs_approval
+                              AND NOT EXISTS (SELECT FROM idem_approval_requests r
+                                               WHERE r.job_id = v_candidate.id
+                                                 AND r.approval_expires_at > clock_timestamp()));
             SELECT * INTO j FROM idem_jobs x WHERE x.id = v_candidate.id AND x.state = 'active' FOR UPDATE SKIP LOCKED;
             EXIT WHEN FOUND AND NOT idem_job_runner_alive(j);
             j := NULL;
@@ -2031,8 +2156,9 @@ BEGIN
         RAISE EXCEPTION 'job % is waiting for approval by another login holding the approve right: it runs once'
                         ' approved', j.id
             USING ERRCODE = 'ID004',
-                  HINT = format('A login with the approve right (role idem_may_approve) runs idemctl job approve %s'
-                                ' --spec %s --reason ...; then idemctl job resume %s runs it.', j.id, j.spec_sha256, j.id);
+                  HINT = format('A login with the approve right (role idem_may_approve) runs idemctl approvals approve %s'
+                                ' --spec %s --reason ...; then idemctl job resume %s runs it.',
+                                (SELECT r.id FROM idem_approval_requests r WHERE r.job_id = j.id), j.spec_sha256, j.id);
     ELSIF j.state <> 'active' THEN
         RAISE EXCEPTION 'job % has ended: % at %', j.id, j.state,
                         to_char(j.finished_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') USING ERRCODE = 'ID004';
@@ -2240,20 +2366,30 @@ BEGIN
     PERFORM audit_check_reason(p_reason, p_actor);
     IF current_setting('transaction_isolation') <> 'read committed' THEN
         RAISE EXCEPTION 'a job is cancelled in a READ COMMITTED transaction, not %',
-            current_setting('transaction_isolation') USING ERRCODE = 'ID003';
+            current_setting('transaction_isolation') USING ERRCODE = 'ID004';
     END IF;
     SELECT * INTO j FROM idem_jobs x WHERE x.id = p_job FOR UPDATE;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'there is no job %', COALESCE(p_job::text, 'NULL') USING ERRCODE = 'ID003';
+        RAISE EXCEPTION 'there is no job %', COALESCE(p_job::text, 'NULL') USING ERRCODE = 'ID002';
     END IF;
-    IF NOT idem_has_right(idem_caller(), j.action) AND NOT idem_has_right(idem_caller(), 'approve') THEN
-        RAISE EXCEPTION 'role % may not cancel job %: that needs the % right (role %) or the approve right (role %)',
-                        idem_caller(), j.id, j.action, idem_right_role(j.action), idem_right_role('approve')
-            USING ERRCODE = 'insufficient_privilege';
+    IF NOT idem_has_right(idem_caller(), j.action) THEN
+        RAISE EXCEPTION 'role % may not cancel job %: that needs the % right (role %)', idem_caller(), j.id, j.action,
+                        idem_right_role(j.action)
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = CASE WHEN j.state = 'awaiting_approval'
+                              THEN format('A request waiting for approval is turned down with the approve right:'
+                                          ' idemctl approvals decline %s --reason ...',
+                                          (SELECT r.id FROM idem_approval_requests r WHERE r.job_id = j.id)) END;
     END IF;
     IF j.state NOT IN ('active', 'awaiting_approval') THEN
         RAISE EXCEPTION 'job % has ended already: % at %', j.id, j.state,
-                        to_char(j.finished_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') USING ERRCODE = 'ID003';
+                        to_char(j.finished_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') USING ERRCODE = 'ID004';
+    END IF;
+    IF j.state = 'awaiting_approval' AND EXISTS (SELECT FROM idem_approval_requests r WHERE r.job_id = j.id) THEN
+        PERFORM idem_approval_decline((SELECT r.id FROM idem_approval_requests r WHERE r.job_id = j.id), p_reason,
+                                      p_actor);
+        RETURN QUERY SELECT x.state, x.skipped_cancelled, x.end_audit_id FROM idem_jobs x WHERE x.id = p_job;
+        RETURN;
     END IF;
     v_audit := idem_job_close(j, 'cancelled', p_reason, p_actor);
     RETURN QUERY SELECT x.state, x.skipped_cancelled, v_audit FROM idem_jobs x WHERE x.id = p_job;
@@ -2303,21 +2439,10 @@ CREATE TABLE idem.idem_jobs (
     starter_role text,
     needs_approval boolean DEFAULT false NOT NULL,
     approval_threshold bigint,
-    approval_requested_until timestamp with time zone,
-    approved_login text,
-    approved_role text,
-    approved_actor text,
-    approved_reason text,
-    approved_spec_sha256 text,
-    approved_at timestamp with time zone,
-    approval_expires_at timestamp with time zone,
-    approval_audit_id bigint,
     approval_why text,
     redrive boolean DEFAULT false NOT NULL,
     CONSTRAINT idem_jobs_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text]))),
-    CONSTRAINT idem_jobs_approval_check CHECK ((needs_approval OR ((approval_requested_until IS NULL) AND (approved_at IS NULL)))),
     CONSTRAINT idem_jobs_approval_why_check CHECK ((approval_why = ANY (ARRAY['rows'::text, 'budget'::text]))),
-    CONSTRAINT idem_jobs_approved_check CHECK ((((approved_at IS NULL) = (approved_login IS NULL)) AND ((approved_at IS NULL) = (approval_expires_at IS NULL)) AND ((approved_at IS NULL) = (approved_spec_sha256 IS NULL)))),
     CONSTRAINT idem_jobs_attaches_check CHECK ((attaches >= 0)),
     CONSTRAINT idem_jobs_awaiting_check CHECK (((state <> 'awaiting_approval'::text) OR needs_approval)),
     CONSTRAINT idem_jobs_batches_check CHECK ((batches >= 0)),
@@ -2350,6 +2475,7 @@ CREATE FUNCTION idem.idem_job_check_rights(j idem.idem_jobs, p_when text) RETURN
     AS $$
 DECLARE
     v_starter name := COALESCE(j.starter_role, j.db_role)::name;
+    r idem_approval_requests;
 BEGIN
     PERFORM idem_require_right(j.action, format('run job %s (a %s job)', j.id, j.action));
     IF NOT idem_has_right(v_starter, j.action) THEN
@@ -2360,13 +2486,15 @@ BEGIN
                                 idem_right_role(j.action), v_starter);
     END IF;
     IF p_when = 'run' AND j.needs_approval AND j.state = 'active' THEN
-        IF j.approved_at IS NULL OR j.approved_spec_sha256 IS DISTINCT FROM j.spec_sha256
+        -- v28: its approval is its request's (idem_approval_requests).
+        SELECT * INTO r FROM idem_approval_requests x WHERE x.job_id = j.id;
+        IF r.approved_at IS NULL OR r.spec_sha256 IS DISTINCT FROM j.spec_sha256
            OR j.spec_sha256 IS DISTINCT FROM encode(sha256(convert_to(idem_job_spec(j)::text, 'UTF8')), 'hex') THEN
             RAISE EXCEPTION 'job % has no approval of its spec: it cannot run', j.id USING ERRCODE = 'ID004';
         END IF;
-        IF j.approval_expires_at <= clock_timestamp() THEN
+        IF r.approval_expires_at <= clock_timestamp() THEN
             RAISE EXCEPTION 'job %''s approval by % expired at %: it cannot start or resume under it', j.id,
-                            j.approved_login, to_char(j.approval_expires_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+                            r.approved_login, to_char(r.approval_expires_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
                 USING ERRCODE = 'ID004',
                       HINT = format('Cancel it (idemctl job cancel %s) and start it again: the new job matches the rows'
                                     ' as they are now and needs a new approval.', j.id);
@@ -2552,14 +2680,17 @@ CREATE FUNCTION idem.idem_job_image(j idem.idem_jobs) RETURNS jsonb
         'cancelled_by', j.cancelled_by, 'cancel_reason', j.cancel_reason)
         -- v21: who it runs as and its approval, when it needs one.
         || jsonb_build_object('starter_role', j.starter_role)
+        -- v28: the approval from the job's request (idem_approval_requests).
         || CASE WHEN j.needs_approval
-                THEN jsonb_build_object('approval', jsonb_build_object(
-                         'threshold', j.approval_threshold, 'why', j.approval_why,
-                         'requested_until', j.approval_requested_until,
-                         'approved_by', CASE WHEN j.approved_login IS NULL THEN NULL
-                                             ELSE format('%s as %s (%s)', j.approved_login, j.approved_role,
-                                                         j.approved_actor) END,
-                         'approved_at', j.approved_at, 'expires_at', j.approval_expires_at))
+                THEN jsonb_build_object('approval', (
+                         SELECT jsonb_build_object(
+                                    'threshold', j.approval_threshold, 'why', j.approval_why, 'request_id', r.id,
+                                    'requested_until', r.approvable_until,
+                                    'approved_by', CASE WHEN r.approved_login IS NULL THEN NULL
+                                                        ELSE format('%s as %s (%s)', r.approved_login, r.approved_role,
+                                                                    r.approved_actor) END,
+                                    'approved_at', r.approved_at, 'expires_at', r.approval_expires_at)
+                           FROM idem_approval_requests r WHERE r.job_id = j.id))
                 ELSE '{}'::jsonb END
         -- v25: a requeue job that re-executes what it requeues.
         || CASE WHEN j.redrive THEN jsonb_build_object('redrive', true) ELSE '{}'::jsonb END
@@ -2752,7 +2883,7 @@ DECLARE
     v_other bigint;
     v_overlap bigint;
     v_audit bigint;
-    v_policy idem_approval_policy;
+    v_kind idem_approval_kinds;
     v_why text;
 BEGIN
     IF p_action IS NULL OR p_action NOT IN ('requeue', 'release', 'fail') THEN
@@ -2831,13 +2962,13 @@ BEGIN
      GROUP BY o.job_id ORDER BY o.job_id LIMIT 1;
     PERFORM idem_job_start_check(p_action, p_cap, v_matched, v_skipped, v_other, v_overlap);
 
-    SELECT * INTO v_policy FROM idem_approval_policy;
+    SELECT * INTO v_kind FROM idem_approval_kinds k WHERE k.kind = 'job';
     v_why := idem_approval_gate('job', v_matched - v_skipped, v_job.id);
     IF v_why IS NOT NULL THEN
         UPDATE idem_jobs j
            SET matched = v_matched, skipped_not_applicable = v_skipped, state = 'awaiting_approval',
-               needs_approval = true, approval_threshold = v_policy.job_rows, approval_why = v_why,
-               approval_requested_until = v_moment + v_policy.ttl_seconds * interval '1 second'
+               needs_approval = true, approval_why = v_why,
+               approval_threshold = CASE WHEN v_kind.gated THEN COALESCE(v_kind.over_rows, 0) END
          WHERE j.id = v_job.id
         RETURNING * INTO v_job;
     ELSE
@@ -2847,9 +2978,14 @@ BEGIN
     UPDATE idem_jobs j SET spec_sha256 = encode(sha256(convert_to(idem_job_spec(v_job)::text, 'UTF8')), 'hex')
      WHERE j.id = v_job.id
     RETURNING * INTO v_job;
+    IF v_job.needs_approval THEN
+        -- Its request, which the job's start entry audits.
+        PERFORM idem_approval_request_add('job', idem_job_spec(v_job), p_reason, p_actor, v_job.id);
+    END IF;
     v_audit := audit_append('', 'job', p_reason, p_actor, jsonb_build_object('job_id', v_job.id, 'state', NULL),
                             idem_job_image(v_job) || jsonb_build_object('event', 'start'));
     UPDATE idem_jobs j SET start_audit_id = v_audit WHERE j.id = v_job.id;
+    UPDATE idem_approval_requests r SET request_audit_id = v_audit WHERE r.job_id = v_job.id;
     RETURN QUERY SELECT v_job.id, v_moment, v_matched, v_matched - v_skipped, v_skipped, v_job.spec_sha256, v_audit;
 END
 $$;
@@ -3744,7 +3880,10 @@ BEGIN
                         LIMIT v_left
                           FOR UPDATE SKIP LOCKED))
                AND t.status = 'succeeded' AND t.updated_at < v_cutoff AND split_part(t.idempotency_key, ':', 2) = v_op
-            RETURNING t.updated_at
+            RETURNING t.idempotency_key, t.updated_at
+        ), requests AS (
+            -- v27: a stored request goes with its key (no foreign key does it since v27).
+            DELETE FROM idem_stored_requests s WHERE s.idempotency_key IN (SELECT g.idempotency_key FROM gone g)
         )
         SELECT count(*), max(g.updated_at) INTO v_n, v_max FROM gone g;
         v_left := v_left - v_n;
@@ -4365,10 +4504,10 @@ $$;
 
 
 --
--- Name: idem_redrive_finish(bigint, text, text, text); Type: FUNCTION; Schema: idem; Owner: -
+-- Name: idem_redrive_finish(bigint, text, text, text, integer); Type: FUNCTION; Schema: idem; Owner: -
 --
 
-CREATE FUNCTION idem.idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text DEFAULT NULL::text) RETURNS TABLE(outcome text, state text)
+CREATE FUNCTION idem.idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text DEFAULT NULL::text, p_later_max_ms integer DEFAULT 5000) RETURNS TABLE(outcome text, state text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'idem', 'pg_temp'
     AS $$
@@ -4391,6 +4530,10 @@ BEGIN
         RAISE EXCEPTION 'a re-drive''s detail is at most 4096 characters, not %', char_length(p_detail)
             USING ERRCODE = 'ID003';
     END IF;
+    IF p_later_max_ms IS NULL OR p_later_max_ms NOT BETWEEN 2000 AND 3600000 THEN
+        RAISE EXCEPTION 'a re-drive put back waits 2000 to 3600000 ms at most, not %', COALESCE(p_later_max_ms::text, 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
     SELECT * INTO i FROM idem_redrive_items x WHERE x.id = p_item_id FOR UPDATE;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'there is no re-drive item %', p_item_id USING ERRCODE = 'ID002';
@@ -4399,12 +4542,14 @@ BEGIN
         RETURN QUERY SELECT 'stale'::text, i.state;
         RETURN;
     END IF;
-    IF p_outcome = 'later' AND i.tries < c_max_tries THEN
+    IF p_outcome = 'later' THEN
         SELECT * INTO t FROM task_idempotency x WHERE x.idempotency_key = i.idempotency_key;
+    END IF;
+    IF p_outcome = 'later' AND (i.tries < c_max_tries OR (t.status = 'processing' AND t.lease_until > now())) THEN
         v_not_before := GREATEST(now() + interval '2 seconds',
                                  CASE WHEN t.status = 'processing' THEN t.lease_until END,
                                  CASE WHEN t.status = 'retryable_failed' THEN t.next_attempt_at END);
-        v_not_before := LEAST(v_not_before, now() + interval '1 hour');
+        v_not_before := LEAST(v_not_before, now() + p_later_max_ms * interval '1 millisecond');
         UPDATE idem_redrive_items x
            SET state = 'queued', lease_until = NULL, not_before = v_not_before, detail = p_detail
          WHERE x.id = p_item_id;
@@ -4491,6 +4636,36 @@ BEGIN
      WHERE i.job_id = p_job_id
      GROUP BY i.state
      ORDER BY array_position(ARRAY['queued', 'running', 'succeeded', 'failed', 'conflict', 'gone'], i.state);
+END
+$$;
+
+
+--
+-- Name: idem_redrive_outcomes_of(bigint[]); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_redrive_outcomes_of(p_job_ids bigint[]) RETURNS TABLE(job_id bigint, state text, n bigint)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+BEGIN
+    IF p_job_ids IS NULL THEN
+        RAISE EXCEPTION 'the job ids are an array (empty for none), not NULL' USING ERRCODE = 'ID003';
+    END IF;
+    IF cardinality(p_job_ids) > 1000 THEN
+        RAISE EXCEPTION 'at most 1000 job ids at once, not %', cardinality(p_job_ids) USING ERRCODE = 'ID003';
+    END IF;
+    IF array_position(p_job_ids, NULL) IS NOT NULL OR EXISTS (SELECT FROM unnest(p_job_ids) j WHERE j < 1) THEN
+        RAISE EXCEPTION 'a job id is a positive number, not NULL or below 1' USING ERRCODE = 'ID003';
+    END IF;
+    RETURN QUERY
+    SELECT i.job_id, i.state, count(*)
+      FROM idem_redrive_items i
+     WHERE i.job_id = ANY (p_job_ids)
+     GROUP BY i.job_id, i.state
+     ORDER BY i.job_id,
+              array_position(ARRAY['queued', 'running', 'succeeded', 'failed', 'conflict', 'gone'], i.state);
 END
 $$;
 
@@ -4605,7 +4780,7 @@ $$;
 -- Name: idem_redrive_status(text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
-CREATE FUNCTION idem.idem_redrive_status(p_tenant text DEFAULT NULL::text, p_operation text DEFAULT NULL::text) RETURNS TABLE(tenant text, operation text, registered boolean, online_workers integer, workers text[], last_seen timestamp with time zone, queued bigint, running bigint)
+CREATE FUNCTION idem.idem_redrive_status(p_tenant text DEFAULT NULL::text, p_operation text DEFAULT NULL::text) RETURNS TABLE(tenant text, operation text, registered boolean, online_workers integer, workers text[], last_seen timestamp with time zone, queued bigint, running bigint, redrivers jsonb)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'idem', 'pg_temp'
     AS $_$
@@ -4627,12 +4802,15 @@ BEGIN
                (SELECT count(*) FROM idem_redrive_items i WHERE i.operation = p_operation AND i.tenant = p_tenant
                    AND i.state = 'queued'),
                (SELECT count(*) FROM idem_redrive_items i WHERE i.operation = p_operation AND i.tenant = p_tenant
-                   AND i.state = 'running')
-          FROM (SELECT count(*) AS n, COALESCE(array_agg(DISTINCT d.worker ORDER BY d.worker), '{}') AS names,
-                       max(d.last_seen) AS seen
+                   AND i.state = 'running'),
+               w.list
+          FROM (SELECT count(*) FILTER (WHERE d.last_seen > now() - interval '30 seconds') AS n,
+                       COALESCE(array_agg(DISTINCT d.worker ORDER BY d.worker)
+                                    FILTER (WHERE d.last_seen > now() - interval '30 seconds'), '{}') AS names,
+                       max(d.last_seen) AS seen,
+                       idem_redrivers_seen(array_agg(d)) AS list
                   FROM idem_redrivers d
                  WHERE d.operation = p_operation AND d.tenant IN (p_tenant, '*')
-                   AND d.last_seen > now() - interval '30 seconds'
                    AND EXISTS (SELECT FROM idem_redrive_operations o WHERE o.operation = p_operation
                                   AND o.tenant IN (p_tenant, '*'))) w;
         RETURN;
@@ -4643,13 +4821,16 @@ BEGIN
            (SELECT count(*) FROM idem_redrive_items i WHERE i.operation = o.operation
                AND (o.tenant = '*' OR i.tenant = o.tenant) AND i.state = 'queued'),
            (SELECT count(*) FROM idem_redrive_items i WHERE i.operation = o.operation
-               AND (o.tenant = '*' OR i.tenant = o.tenant) AND i.state = 'running')
+               AND (o.tenant = '*' OR i.tenant = o.tenant) AND i.state = 'running'),
+           w.list
       FROM idem_redrive_operations o,
-           LATERAL (SELECT count(*) AS n, COALESCE(array_agg(d.worker ORDER BY d.worker), '{}') AS names,
-                           max(d.last_seen) AS seen
+           LATERAL (SELECT count(*) FILTER (WHERE d.last_seen > now() - interval '30 seconds') AS n,
+                           COALESCE(array_agg(d.worker ORDER BY d.worker)
+                                        FILTER (WHERE d.last_seen > now() - interval '30 seconds'), '{}') AS names,
+                           max(d.last_seen) AS seen,
+                           idem_redrivers_seen(array_agg(d)) AS list
                       FROM idem_redrivers d
-                     WHERE d.operation = o.operation AND d.tenant = o.tenant
-                       AND d.last_seen > now() - interval '30 seconds') w
+                     WHERE d.operation = o.operation AND d.tenant = o.tenant) w
      WHERE (p_tenant IS NULL OR o.tenant = p_tenant) AND (p_operation IS NULL OR o.operation = p_operation)
      ORDER BY o.operation, o.tenant;
 END
@@ -4725,7 +4906,11 @@ BEGIN
              WHERE i.id = it.id;
             CONTINUE;
         END IF;
-        IF it.tries >= c_max_tries THEN
+        -- v27: not while another holds the key under a live lease (idem_redrive_finish puts such
+        -- an item back every few seconds, so its tries grow with the holder's lease).
+        IF it.tries >= c_max_tries
+           AND NOT EXISTS (SELECT FROM task_idempotency t WHERE t.idempotency_key = it.idempotency_key
+                              AND t.status = 'processing' AND t.lease_until > now()) THEN
             UPDATE idem_redrive_items i
                SET state = 'failed', finished_at = now(), lease_until = NULL, not_before = NULL,
                    detail = left(format('gave up after %s tries', it.tries) || COALESCE('; last: ' || i.detail, ''), 4096)
@@ -4820,6 +5005,41 @@ BEGIN
     END IF;
     RETURN QUERY SELECT 'new'::text;
 END
+$$;
+
+
+--
+-- Name: idem_redrivers; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_redrivers (
+    tenant text NOT NULL,
+    operation text NOT NULL,
+    worker text NOT NULL,
+    version text NOT NULL,
+    db_role text NOT NULL,
+    first_seen timestamp with time zone NOT NULL,
+    last_seen timestamp with time zone NOT NULL
+);
+
+
+--
+-- Name: idem_redrivers_seen(idem.idem_redrivers[]); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_redrivers_seen(p_rows idem.idem_redrivers[]) RETURNS jsonb
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+    SELECT COALESCE(jsonb_agg(jsonb_build_object(
+               'worker', r.worker, 'version', r.version,
+               'last_seen', to_char(r.last_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+               'seconds_ago', GREATEST(0, floor(extract(epoch FROM now() - r.last_seen)))::bigint,
+               'online', r.last_seen > now() - interval '30 seconds')
+               ORDER BY r.last_seen > now() - interval '30 seconds' DESC, r.last_seen DESC, r.worker), '[]'::jsonb)
+      FROM (SELECT x.* FROM unnest(p_rows) x
+             ORDER BY x.last_seen > now() - interval '30 seconds' DESC, x.last_seen DESC, x.worker
+             LIMIT 50) r
 $$;
 
 
@@ -4948,7 +5168,7 @@ BEGIN
     IF p_duty IS NULL OR NOT (p_duty >= 0.01 AND p_duty <= 1) THEN
         RAISE EXCEPTION 'duty must be 0.01 to 1, not %', COALESCE(p_duty::text, 'NULL') USING ERRCODE = 'ID003';
     END IF;
-    RETURN QUERY SELECT * FROM idem_change_request_add('purge',
+    RETURN QUERY SELECT * FROM idem_approval_request_add('purge',
         jsonb_build_object('kind', 'purge', 'batch', p_batch, 'max_seconds', p_max_seconds, 'duty', p_duty),
         p_reason, p_actor);
 END
@@ -4988,7 +5208,7 @@ BEGIN
                 USING ERRCODE = 'ID003';
         END IF;
     END IF;
-    RETURN QUERY SELECT * FROM idem_change_request_add('retention',
+    RETURN QUERY SELECT * FROM idem_approval_request_add('retention',
         jsonb_build_object('kind', 'retention', 'change', p_change, 'operation', p_operation,
                            'horizon_seconds', p_horizon_seconds), p_reason, p_actor);
 END
@@ -5189,6 +5409,26 @@ $$;
 
 
 --
+-- Name: idem_right_list(); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_right_list() RETURNS TABLE(ordinal integer, right_name text, grant_role name, operator_holds boolean, description text)
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+    VALUES
+        (1, 'read', 'idem_reader'::name, true, 'the console; idemctl stats, tasks, audit, job status, pauses, storage'),
+        (2, 'requeue', 'idem_may_requeue', true, 'requeue a task; start, run and cancel requeue jobs'),
+        (3, 'release', 'idem_may_release', true, 'release a task''s lease; release jobs'),
+        (4, 'fail', 'idem_may_fail', true, 'mark a task failed; fail jobs'),
+        (5, 'pause', 'idem_may_pause', true, 'pause and resume claims'),
+        (6, 'purge', 'idem_may_purge', true, 'run the purge, change the retention policy'),
+        (7, 'approve', 'idem_may_approve', true, 'approve or decline another login''s request waiting for approval (a recovery job, a retention change, a manual purge); it cancels no job'),
+        (8, 'read_requests', 'idem_may_read_requests', false, 'read the content of stored requests (personal data)')
+$$;
+
+
+--
 -- Name: idem_right_role(text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -5196,13 +5436,20 @@ CREATE FUNCTION idem.idem_right_role(p_right text) RETURNS name
     LANGUAGE plpgsql IMMUTABLE
     SET search_path TO 'idem', 'pg_temp'
     AS $$
+DECLARE
+    v_role name;
+    v_names text[];
 BEGIN
-    IF p_right IS NULL OR p_right NOT IN ('read', 'requeue', 'release', 'fail', 'pause', 'purge', 'approve',
-                                          'read_requests') THEN
-        RAISE EXCEPTION 'a right is read, requeue, release, fail, pause, purge, approve or read_requests, not %',
-            COALESCE(quote_literal(left(p_right, 64)), 'NULL') USING ERRCODE = 'ID003';
+    IF p_right IS NULL THEN
+        RAISE EXCEPTION 'name a right, not NULL' USING ERRCODE = 'ID003';
     END IF;
-    RETURN CASE p_right WHEN 'read' THEN 'idem_reader' ELSE 'idem_may_' || p_right END;
+    SELECT l.grant_role INTO v_role FROM idem_right_list() l WHERE l.right_name = p_right;
+    IF v_role IS NULL THEN
+        v_names := ARRAY(SELECT l.right_name FROM idem_right_list() l ORDER BY l.ordinal);
+        RAISE EXCEPTION 'a right is % or %, not %', array_to_string(v_names[1:cardinality(v_names) - 1], ', '),
+            v_names[cardinality(v_names)], quote_literal(left(p_right, 64)) USING ERRCODE = 'ID002';
+    END IF;
+    RETURN v_role;
 END
 $$;
 
@@ -5211,15 +5458,14 @@ $$;
 -- Name: idem_rights(); Type: FUNCTION; Schema: idem; Owner: -
 --
 
-CREATE FUNCTION idem.idem_rights() RETURNS TABLE(login name, caller name, right_name text, grant_role name, granted boolean)
+CREATE FUNCTION idem.idem_rights() RETURNS TABLE(login name, caller name, right_name text, grant_role name, granted boolean, description text)
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'idem', 'pg_temp'
     AS $$
-    SELECT session_user, idem_caller(), r.right_name, idem_right_role(r.right_name),
-           idem_has_right(idem_caller(), r.right_name)
-      FROM unnest(ARRAY['read', 'requeue', 'release', 'fail', 'pause', 'purge', 'approve', 'read_requests']) WITH ORDINALITY
-           AS r(right_name, n)
-     ORDER BY r.n
+    SELECT session_user, idem_caller(), l.right_name, l.grant_role, idem_has_right(idem_caller(), l.right_name),
+           l.description
+      FROM idem_right_list() l
+     ORDER BY l.ordinal
 $$;
 
 
@@ -5230,35 +5476,14 @@ $$;
 CREATE FUNCTION idem.idem_set_approval(p_job_rows bigint, p_ttl_seconds integer, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(audit_id bigint, job_rows bigint, ttl_seconds integer)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'idem', 'pg_temp'
-    SET "TimeZone" TO 'UTC'
     AS $$
-DECLARE
-    v_old idem_approval_policy;
-    v_new idem_approval_policy;
-    v_actor text := btrim(COALESCE(p_actor, ''));
 BEGIN
-    IF p_job_rows IS NULL OR p_job_rows NOT BETWEEN 0 AND 1000000 THEN
-        RAISE EXCEPTION 'the approval threshold must be 0 to 1000000 rows, not % (idem_clear_approval turns approval off)',
-                        COALESCE(p_job_rows::text, 'NULL') USING ERRCODE = 'ID003';
+    IF p_job_rows IS NULL THEN
+        RAISE EXCEPTION 'the approval threshold must be 0 to 1000000 rows, not NULL (idem_clear_approval turns approval off)'
+            USING ERRCODE = 'ID003';
     END IF;
-    IF p_ttl_seconds IS NULL OR p_ttl_seconds NOT BETWEEN 60 AND 604800 THEN
-        RAISE EXCEPTION 'an approval''s time to live must be 60 to 604800 seconds (a week), not %',
-                        COALESCE(p_ttl_seconds::text, 'NULL') USING ERRCODE = 'ID003';
-    END IF;
-    PERFORM audit_check_reason(p_reason, p_actor);
-    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
-    SELECT * INTO v_old FROM idem_approval_policy FOR UPDATE;
-    UPDATE idem_approval_policy p
-       SET job_rows = p_job_rows, ttl_seconds = p_ttl_seconds, updated_at = clock_timestamp(),
-           updated_by = format('%s (%s)', session_user, v_actor)
-    RETURNING p.* INTO v_new;
-    audit_id := audit_append('', 'approval_policy', p_reason, v_actor,
-                             jsonb_build_object('job_rows', v_old.job_rows, 'ttl_seconds', v_old.ttl_seconds),
-                             jsonb_build_object('job_rows', v_new.job_rows, 'ttl_seconds', v_new.ttl_seconds));
-    UPDATE idem_approval_policy p SET audit_id = idem_set_approval.audit_id;
-    job_rows := v_new.job_rows;
-    ttl_seconds := v_new.ttl_seconds;
-    RETURN NEXT;
+    RETURN QUERY SELECT s.audit_id, s.over_rows, s.ttl_seconds
+                   FROM idem_set_approval_policy('job', true, p_job_rows, p_ttl_seconds, p_reason, p_actor) s;
 END
 $$;
 
@@ -5305,49 +5530,82 @@ $$;
 
 
 --
+-- Name: idem_set_approval_policy(text, boolean, bigint, integer, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_set_approval_policy(p_kind text, p_gated boolean, p_over_rows bigint, p_ttl_seconds integer, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(audit_id bigint, kind text, gated boolean, over_rows bigint, ttl_seconds integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_old idem_approval_kinds;
+    v_new idem_approval_kinds;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+BEGIN
+    IF p_kind IS NULL THEN
+        RAISE EXCEPTION 'name the gated kind whose policy to set' USING ERRCODE = 'ID003';
+    END IF;
+    IF p_gated IS NULL THEN
+        RAISE EXCEPTION 'say whether % needs approval: true or false, not NULL', p_kind USING ERRCODE = 'ID003';
+    END IF;
+    IF p_over_rows IS NOT NULL AND p_over_rows NOT BETWEEN 0 AND 1000000 THEN
+        RAISE EXCEPTION 'the approval threshold must be 0 to 1000000 rows (NULL: every request), not %', p_over_rows
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_ttl_seconds IS NULL OR p_ttl_seconds NOT BETWEEN 60 AND 604800 THEN
+        RAISE EXCEPTION 'an approval''s time to live must be 60 to 604800 seconds (a week), not %',
+                        COALESCE(p_ttl_seconds::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    PERFORM audit_check_reason(p_reason, p_actor);
+    SELECT * INTO v_old FROM idem_approval_kinds k WHERE k.kind = p_kind FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no gated kind %', quote_literal(left(p_kind, 64))
+            USING ERRCODE = 'ID002',
+                  HINT = format('The gated kinds: %s (idemctl approvals policy).',
+                                (SELECT string_agg(k.kind, ', ' ORDER BY k.kind) FROM idem_approval_kinds k));
+    END IF;
+    IF p_over_rows IS NOT NULL AND p_kind <> 'job' THEN
+        RAISE EXCEPTION 'a % request counts no rows: its threshold is NULL, not %', p_kind, p_over_rows
+            USING ERRCODE = 'ID003';
+    END IF;
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+    UPDATE idem_approval_kinds k
+       SET gated = p_gated, over_rows = p_over_rows, ttl_seconds = p_ttl_seconds, updated_at = clock_timestamp(),
+           updated_by = format('%s (%s)', session_user, v_actor)
+     WHERE k.kind = p_kind
+    RETURNING k.* INTO v_new;
+    audit_id := audit_append('', 'approval_policy', p_reason, v_actor,
+                             jsonb_build_object('kind', v_old.kind, 'gated', v_old.gated, 'over_rows', v_old.over_rows,
+                                                'ttl_seconds', v_old.ttl_seconds),
+                             jsonb_build_object('kind', v_new.kind, 'gated', v_new.gated, 'over_rows', v_new.over_rows,
+                                                'ttl_seconds', v_new.ttl_seconds));
+    UPDATE idem_approval_kinds k SET audit_id = idem_set_approval_policy.audit_id WHERE k.kind = p_kind;
+    kind := v_new.kind;
+    gated := v_new.gated;
+    over_rows := v_new.over_rows;
+    ttl_seconds := v_new.ttl_seconds;
+    RETURN NEXT;
+END
+$$;
+
+
+--
 -- Name: idem_set_change_approval(boolean, boolean, integer, text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
 CREATE FUNCTION idem.idem_set_change_approval(p_retention_changes boolean, p_manual_purges boolean, p_ttl_seconds integer, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(audit_id bigint, retention_changes_need_approval boolean, manual_purges_need_approval boolean, change_ttl_seconds integer)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'idem', 'pg_temp'
-    SET "TimeZone" TO 'UTC'
     AS $$
-DECLARE
-    v_old idem_approval_policy;
-    v_new idem_approval_policy;
-    v_actor text := btrim(COALESCE(p_actor, ''));
 BEGIN
     IF p_retention_changes IS NULL OR p_manual_purges IS NULL THEN
         RAISE EXCEPTION 'say whether retention changes and manual purges need approval: true or false, not NULL'
             USING ERRCODE = 'ID003';
     END IF;
-    IF p_ttl_seconds IS NULL OR p_ttl_seconds NOT BETWEEN 60 AND 604800 THEN
-        RAISE EXCEPTION 'a change request''s time to live must be 60 to 604800 seconds (a week), not %',
-                        COALESCE(p_ttl_seconds::text, 'NULL') USING ERRCODE = 'ID003';
-    END IF;
-    PERFORM audit_check_reason(p_reason, p_actor);
-    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
-    SELECT * INTO v_old FROM idem_approval_policy FOR UPDATE;
-    UPDATE idem_approval_policy p
-       SET retention_changes_need_approval = p_retention_changes, manual_purges_need_approval = p_manual_purges,
-           change_ttl_seconds = p_ttl_seconds, updated_at = clock_timestamp(),
-           updated_by = format('%s (%s)', session_user, v_actor)
-    RETURNING p.* INTO v_new;
-    audit_id := audit_append('', 'approval_policy', p_reason, v_actor,
-                             jsonb_build_object('job_rows', v_old.job_rows, 'ttl_seconds', v_old.ttl_seconds,
-                                                'retention_changes_need_approval', v_old.retention_changes_need_approval,
-                                                'manual_purges_need_approval', v_old.manual_purges_need_approval,
-                                                'change_ttl_seconds', v_old.change_ttl_seconds),
-                             jsonb_build_object('job_rows', v_new.job_rows, 'ttl_seconds', v_new.ttl_seconds,
-                                                'retention_changes_need_approval', v_new.retention_changes_need_approval,
-                                                'manual_purges_need_approval', v_new.manual_purges_need_approval,
-                                                'change_ttl_seconds', v_new.change_ttl_seconds));
-    UPDATE idem_approval_policy p SET audit_id = idem_set_change_approval.audit_id;
-    retention_changes_need_approval := v_new.retention_changes_need_approval;
-    manual_purges_need_approval := v_new.manual_purges_need_approval;
-    change_ttl_seconds := v_new.change_ttl_seconds;
-    RETURN NEXT;
+    PERFORM idem_set_approval_policy('retention', p_retention_changes, NULL, p_ttl_seconds, p_reason, p_actor);
+    RETURN QUERY SELECT s.audit_id, p_retention_changes, s.gated, s.ttl_seconds
+                   FROM idem_set_approval_policy('purge', p_manual_purges, NULL, p_ttl_seconds, p_reason, p_actor) s;
 END
 $$;
 
@@ -5765,27 +6023,53 @@ $$;
 
 
 --
+-- Name: idem_approval_kinds; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_approval_kinds (
+    kind text NOT NULL,
+    gated boolean DEFAULT false NOT NULL,
+    over_rows bigint,
+    ttl_seconds integer DEFAULT 3600 NOT NULL,
+    what text NOT NULL,
+    updated_at timestamp with time zone,
+    updated_by text,
+    audit_id bigint,
+    CONSTRAINT idem_approval_kinds_kind_check CHECK ((kind ~ '^[a-z][a-z0-9_]{0,31}$'::text)),
+    CONSTRAINT idem_approval_kinds_over_rows_check CHECK (((over_rows >= 0) AND (over_rows <= 1000000))),
+    CONSTRAINT idem_approval_kinds_ttl_seconds_check CHECK (((ttl_seconds >= 60) AND (ttl_seconds <= 604800))),
+    CONSTRAINT idem_approval_kinds_what_check CHECK (((char_length(what) >= 1) AND (char_length(what) <= 200)))
+);
+
+
+--
 -- Name: idem_approval_policy; Type: TABLE; Schema: idem; Owner: -
 --
 
 CREATE TABLE idem.idem_approval_policy (
     one boolean DEFAULT true NOT NULL,
-    job_rows bigint,
-    ttl_seconds integer DEFAULT 3600 NOT NULL,
     updated_at timestamp with time zone,
     updated_by text,
     audit_id bigint,
-    retention_changes_need_approval boolean DEFAULT false NOT NULL,
-    manual_purges_need_approval boolean DEFAULT false NOT NULL,
-    change_ttl_seconds integer DEFAULT 3600 NOT NULL,
     budget_rows bigint,
     budget_window_seconds integer DEFAULT 3600 NOT NULL,
     CONSTRAINT idem_approval_policy_budget_rows_check CHECK (((budget_rows >= 0) AND (budget_rows <= 1000000))),
     CONSTRAINT idem_approval_policy_budget_window_seconds_check CHECK (((budget_window_seconds >= 60) AND (budget_window_seconds <= 604800))),
-    CONSTRAINT idem_approval_policy_change_ttl_seconds_check CHECK (((change_ttl_seconds >= 60) AND (change_ttl_seconds <= 604800))),
-    CONSTRAINT idem_approval_policy_job_rows_check CHECK (((job_rows >= 0) AND (job_rows <= 1000000))),
-    CONSTRAINT idem_approval_policy_one_check CHECK (one),
-    CONSTRAINT idem_approval_policy_ttl_seconds_check CHECK (((ttl_seconds >= 60) AND (ttl_seconds <= 604800)))
+    CONSTRAINT idem_approval_policy_one_check CHECK (one)
+);
+
+
+--
+-- Name: idem_approval_requests_id_seq; Type: SEQUENCE; Schema: idem; Owner: -
+--
+
+ALTER TABLE idem.idem_approval_requests ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME idem.idem_approval_requests_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
 );
 
 
@@ -5810,20 +6094,6 @@ CREATE TABLE idem.idem_approval_uses (
 
 ALTER TABLE idem.idem_approval_uses ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME idem.idem_approval_uses_id_seq
-    START WITH 1
-    INCREMENT BY 1
-    NO MINVALUE
-    NO MAXVALUE
-    CACHE 1
-);
-
-
---
--- Name: idem_change_requests_id_seq; Type: SEQUENCE; Schema: idem; Owner: -
---
-
-ALTER TABLE idem.idem_change_requests ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
-    SEQUENCE NAME idem.idem_change_requests_id_seq
     START WITH 1
     INCREMENT BY 1
     NO MINVALUE
@@ -6168,21 +6438,6 @@ ALTER TABLE idem.idem_redrive_items ALTER COLUMN id ADD GENERATED ALWAYS AS IDEN
 
 
 --
--- Name: idem_redrivers; Type: TABLE; Schema: idem; Owner: -
---
-
-CREATE TABLE idem.idem_redrivers (
-    tenant text NOT NULL,
-    operation text NOT NULL,
-    worker text NOT NULL,
-    version text NOT NULL,
-    db_role text NOT NULL,
-    first_seen timestamp with time zone NOT NULL,
-    last_seen timestamp with time zone NOT NULL
-);
-
-
---
 -- Name: idem_retention_policy; Type: TABLE; Schema: idem; Owner: -
 --
 
@@ -6355,8 +6610,8 @@ CREATE TABLE idem.task_idempotency_audit (
     prev_hash text NOT NULL,
     entry_hash text NOT NULL,
     application text DEFAULT ''::text NOT NULL,
-    CONSTRAINT task_idempotency_audit_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text, 'retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text, 'job'::text, 'approve'::text, 'approval_policy'::text, 'change_request'::text, 'change_approve'::text, 'change_use'::text, 'reconcile_probe'::text]))),
-    CONSTRAINT task_idempotency_audit_key_check CHECK (((idempotency_key = ''::text) = (action = ANY (ARRAY['retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text, 'job'::text, 'approve'::text, 'approval_policy'::text, 'change_request'::text, 'change_approve'::text, 'change_use'::text, 'reconcile_probe'::text])))),
+    CONSTRAINT task_idempotency_audit_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text, 'retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text, 'job'::text, 'approve'::text, 'approval_policy'::text, 'change_request'::text, 'change_approve'::text, 'change_use'::text, 'decline'::text, 'reconcile_probe'::text]))),
+    CONSTRAINT task_idempotency_audit_key_check CHECK (((idempotency_key = ''::text) = (action = ANY (ARRAY['retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text, 'job'::text, 'approve'::text, 'approval_policy'::text, 'change_request'::text, 'change_approve'::text, 'change_use'::text, 'decline'::text, 'reconcile_probe'::text])))),
     CONSTRAINT task_idempotency_audit_reason_check CHECK ((length(btrim(reason)) > 0))
 );
 
@@ -6407,6 +6662,14 @@ ALTER TABLE ONLY idem.idem_reconcile_runs ALTER COLUMN id SET DEFAULT nextval('i
 
 
 --
+-- Name: idem_approval_kinds idem_approval_kinds_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_approval_kinds
+    ADD CONSTRAINT idem_approval_kinds_pkey PRIMARY KEY (kind);
+
+
+--
 -- Name: idem_approval_policy idem_approval_policy_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
 --
 
@@ -6415,19 +6678,27 @@ ALTER TABLE ONLY idem.idem_approval_policy
 
 
 --
+-- Name: idem_approval_requests idem_approval_requests_job_id_key; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_approval_requests
+    ADD CONSTRAINT idem_approval_requests_job_id_key UNIQUE (job_id);
+
+
+--
+-- Name: idem_approval_requests idem_approval_requests_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_approval_requests
+    ADD CONSTRAINT idem_approval_requests_pkey PRIMARY KEY (id);
+
+
+--
 -- Name: idem_approval_uses idem_approval_uses_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
 --
 
 ALTER TABLE ONLY idem.idem_approval_uses
     ADD CONSTRAINT idem_approval_uses_pkey PRIMARY KEY (id);
-
-
---
--- Name: idem_change_requests idem_change_requests_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
---
-
-ALTER TABLE ONLY idem.idem_change_requests
-    ADD CONSTRAINT idem_change_requests_pkey PRIMARY KEY (id);
 
 
 --
@@ -6703,24 +6974,24 @@ ALTER TABLE ONLY idem.task_idempotency
 
 
 --
+-- Name: idem_approval_requests_open; Type: INDEX; Schema: idem; Owner: -
+--
+
+CREATE INDEX idem_approval_requests_open ON idem.idem_approval_requests USING btree (id) WHERE (state = ANY (ARRAY['awaiting_approval'::text, 'approved'::text]));
+
+
+--
+-- Name: idem_approval_requests_used_xid; Type: INDEX; Schema: idem; Owner: -
+--
+
+CREATE INDEX idem_approval_requests_used_xid ON idem.idem_approval_requests USING btree (used_xid) WHERE (used_xid IS NOT NULL);
+
+
+--
 -- Name: idem_approval_uses_login; Type: INDEX; Schema: idem; Owner: -
 --
 
 CREATE INDEX idem_approval_uses_login ON idem.idem_approval_uses USING btree (login, at);
-
-
---
--- Name: idem_change_requests_pending; Type: INDEX; Schema: idem; Owner: -
---
-
-CREATE INDEX idem_change_requests_pending ON idem.idem_change_requests USING btree (id) WHERE (state <> 'used'::text);
-
-
---
--- Name: idem_change_requests_used_xid; Type: INDEX; Schema: idem; Owner: -
---
-
-CREATE INDEX idem_change_requests_used_xid ON idem.idem_change_requests USING btree (used_xid) WHERE (used_xid IS NOT NULL);
 
 
 --
@@ -6913,6 +7184,22 @@ CREATE INDEX task_idempotency_unfinished_idx ON idem.task_idempotency USING btre
 
 
 --
+-- Name: idem_approval_requests idem_approval_requests_job_id_fkey; Type: FK CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_approval_requests
+    ADD CONSTRAINT idem_approval_requests_job_id_fkey FOREIGN KEY (job_id) REFERENCES idem.idem_jobs(id);
+
+
+--
+-- Name: idem_approval_requests idem_approval_requests_kind_fkey; Type: FK CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_approval_requests
+    ADD CONSTRAINT idem_approval_requests_kind_fkey FOREIGN KEY (kind) REFERENCES idem.idem_approval_kinds(kind);
+
+
+--
 -- Name: idem_job_items idem_job_items_job_id_fkey; Type: FK CONSTRAINT; Schema: idem; Owner: -
 --
 
@@ -6926,14 +7213,6 @@ ALTER TABLE ONLY idem.idem_job_items
 
 ALTER TABLE ONLY idem.idem_redrive_items
     ADD CONSTRAINT idem_redrive_items_job_id_fkey FOREIGN KEY (job_id) REFERENCES idem.idem_jobs(id);
-
-
---
--- Name: idem_stored_requests idem_stored_requests_idempotency_key_fkey; Type: FK CONSTRAINT; Schema: idem; Owner: -
---
-
-ALTER TABLE ONLY idem.idem_stored_requests
-    ADD CONSTRAINT idem_stored_requests_idempotency_key_fkey FOREIGN KEY (idempotency_key) REFERENCES idem.task_idempotency(idempotency_key) ON DELETE CASCADE;
 
 
 --
@@ -7059,10 +7338,44 @@ GRANT ALL ON FUNCTION idem.idem_annotate(p_text text, p_actor text, p_tenant tex
 
 
 --
+-- Name: FUNCTION idem_approval_approve(p_request bigint, p_spec_sha256 text, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_approval_approve(p_request bigint, p_spec_sha256 text, p_reason text, p_actor text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_approval_approve(p_request bigint, p_spec_sha256 text, p_reason text, p_actor text) TO idem_may_approve;
+
+
+--
+-- Name: FUNCTION idem_approval_decline(p_request bigint, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_approval_decline(p_request bigint, p_reason text, p_actor text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_approval_decline(p_request bigint, p_reason text, p_actor text) TO idem_may_approve;
+GRANT ALL ON FUNCTION idem.idem_approval_decline(p_request bigint, p_reason text, p_actor text) TO idem_may_purge;
+GRANT ALL ON FUNCTION idem.idem_approval_decline(p_request bigint, p_reason text, p_actor text) TO idem_may_requeue;
+GRANT ALL ON FUNCTION idem.idem_approval_decline(p_request bigint, p_reason text, p_actor text) TO idem_may_release;
+GRANT ALL ON FUNCTION idem.idem_approval_decline(p_request bigint, p_reason text, p_actor text) TO idem_may_fail;
+
+
+--
 -- Name: FUNCTION idem_approval_gate(p_kind text, p_rows bigint, p_job bigint); Type: ACL; Schema: idem; Owner: -
 --
 
 REVOKE ALL ON FUNCTION idem.idem_approval_gate(p_kind text, p_rows bigint, p_job bigint) FROM PUBLIC;
+
+
+--
+-- Name: TABLE idem_approval_requests; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_approval_requests TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_approval_image(r idem.idem_approval_requests); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_approval_image(r idem.idem_approval_requests) FROM PUBLIC;
 
 
 --
@@ -7078,6 +7391,13 @@ GRANT ALL ON FUNCTION idem.idem_approval_needed(p_kind text, p_rows bigint) TO i
 GRANT ALL ON FUNCTION idem.idem_approval_needed(p_kind text, p_rows bigint) TO idem_may_purge;
 GRANT ALL ON FUNCTION idem.idem_approval_needed(p_kind text, p_rows bigint) TO idem_may_approve;
 GRANT ALL ON FUNCTION idem.idem_approval_needed(p_kind text, p_rows bigint) TO idem_may_read_requests;
+
+
+--
+-- Name: FUNCTION idem_approval_request_add(p_kind text, p_spec jsonb, p_reason text, p_actor text, p_job bigint); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_approval_request_add(p_kind text, p_spec jsonb, p_reason text, p_actor text, p_job bigint) FROM PUBLIC;
 
 
 --
@@ -7107,27 +7427,6 @@ GRANT ALL ON FUNCTION idem.idem_change_approve(p_request bigint, p_spec_sha256 t
 --
 
 REVOKE ALL ON FUNCTION idem.idem_change_guard(p_kind text, p_spec jsonb) FROM PUBLIC;
-
-
---
--- Name: TABLE idem_change_requests; Type: ACL; Schema: idem; Owner: -
---
-
-GRANT SELECT ON TABLE idem.idem_change_requests TO idem_reader;
-
-
---
--- Name: FUNCTION idem_change_image(r idem.idem_change_requests); Type: ACL; Schema: idem; Owner: -
---
-
-REVOKE ALL ON FUNCTION idem.idem_change_image(r idem.idem_change_requests) FROM PUBLIC;
-
-
---
--- Name: FUNCTION idem_change_request_add(p_kind text, p_spec jsonb, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
---
-
-REVOKE ALL ON FUNCTION idem.idem_change_request_add(p_kind text, p_spec jsonb, p_reason text, p_actor text) FROM PUBLIC;
 
 
 --
@@ -7336,7 +7635,6 @@ REVOKE ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor
 GRANT ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor text) TO idem_may_requeue;
 GRANT ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor text) TO idem_may_release;
 GRANT ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor text) TO idem_may_fail;
-GRANT ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor text) TO idem_may_approve;
 
 
 --
@@ -7729,11 +8027,11 @@ REVOKE ALL ON FUNCTION idem.idem_redrive_enqueue(p_key text, p_job_id bigint, p_
 
 
 --
--- Name: FUNCTION idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text); Type: ACL; Schema: idem; Owner: -
+-- Name: FUNCTION idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text, p_later_max_ms integer); Type: ACL; Schema: idem; Owner: -
 --
 
-REVOKE ALL ON FUNCTION idem.idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text) FROM PUBLIC;
-GRANT ALL ON FUNCTION idem.idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text) TO idem_worker;
+REVOKE ALL ON FUNCTION idem.idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text, p_later_max_ms integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_redrive_finish(p_item_id bigint, p_worker text, p_outcome text, p_detail text, p_later_max_ms integer) TO idem_worker;
 
 
 --
@@ -7757,6 +8055,14 @@ REVOKE ALL ON FUNCTION idem.idem_redrive_may_serve(p_registered_by text) FROM PU
 
 REVOKE ALL ON FUNCTION idem.idem_redrive_outcomes(p_job_id bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION idem.idem_redrive_outcomes(p_job_id bigint) TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_redrive_outcomes_of(p_job_ids bigint[]); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_redrive_outcomes_of(p_job_ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_redrive_outcomes_of(p_job_ids bigint[]) TO idem_reader;
 
 
 --
@@ -7804,6 +8110,20 @@ GRANT ALL ON FUNCTION idem.idem_redrive_take(p_tenant text, p_operation text, p_
 
 REVOKE ALL ON FUNCTION idem.idem_redriver_seen(p_tenant text, p_operation text, p_worker text, p_version text) FROM PUBLIC;
 GRANT ALL ON FUNCTION idem.idem_redriver_seen(p_tenant text, p_operation text, p_worker text, p_version text) TO idem_worker;
+
+
+--
+-- Name: TABLE idem_redrivers; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_redrivers TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_redrivers_seen(p_rows idem.idem_redrivers[]); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_redrivers_seen(p_rows idem.idem_redrivers[]) FROM PUBLIC;
 
 
 --
@@ -7886,6 +8206,13 @@ GRANT ALL ON FUNCTION idem.idem_retention_horizon(p_operation text) TO idem_read
 
 
 --
+-- Name: FUNCTION idem_right_list(); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_right_list() FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION idem_right_role(p_right text); Type: ACL; Schema: idem; Owner: -
 --
 
@@ -7919,6 +8246,13 @@ REVOKE ALL ON FUNCTION idem.idem_set_approval(p_job_rows bigint, p_ttl_seconds i
 --
 
 REVOKE ALL ON FUNCTION idem.idem_set_approval_budget(p_rows bigint, p_window_seconds integer, p_reason text, p_actor text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_set_approval_policy(p_kind text, p_gated boolean, p_over_rows bigint, p_ttl_seconds integer, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_set_approval_policy(p_kind text, p_gated boolean, p_over_rows bigint, p_ttl_seconds integer, p_reason text, p_actor text) FROM PUBLIC;
 
 
 --
@@ -7990,6 +8324,13 @@ GRANT ALL ON FUNCTION idem.idem_task_filter_where(p_filter jsonb) TO idem_reader
 --
 
 REVOKE ALL ON FUNCTION idem.recovery_action_apply(p_action text, p_key text, p_expected_status text, p_expected_updated_at_us bigint, p_extra_attempts integer, p_reason text, p_actor text, p_job_id bigint, p_redrive boolean) FROM PUBLIC;
+
+
+--
+-- Name: TABLE idem_approval_kinds; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_approval_kinds TO idem_reader;
 
 
 --
@@ -8074,13 +8415,6 @@ GRANT SELECT ON TABLE idem.idem_reconcile_probes TO idem_reader;
 --
 
 GRANT SELECT ON TABLE idem.idem_redrive_items TO idem_reader;
-
-
---
--- Name: TABLE idem_redrivers; Type: ACL; Schema: idem; Owner: -
---
-
-GRANT SELECT ON TABLE idem.idem_redrivers TO idem_reader;
 
 
 --
