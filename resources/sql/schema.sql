@@ -1049,7 +1049,7 @@ BEGIN
     IF p_kind <> 'job' AND NOT k.gated THEN
         RAISE EXCEPTION '% does not need approval (the approval policy): make the change directly', k.what
             USING ERRCODE = 'ID004',
-                  HINT = CASE p_kind WHEN 'retention' THEN 'idemctl retention set / clear.'
+                  HINT = CASE p_kind WHEN 'retention' THEN 'idemctl retention set / unset.'
                                      WHEN 'purge' THEN 'idemctl purge.' ELSE 'idemctl approvals policy.' END;
     END IF;
     v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
