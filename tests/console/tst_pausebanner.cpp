@@ -219,7 +219,11 @@ void TestPauseBanner::bannerOnEveryPageMatchesTheDatabase()
     const QString pausedBy = QString::fromStdString(one(*m_owner, "SELECT paused_by FROM idem.idem_pauses"));
     QCOMPARE(pausedBy, QStringLiteral("%1 (alice@ops-7)").arg(QLatin1String(operatorRole)));
     const qint64 untilMs = std::stoll(one(*m_owner, "SELECT (extract(epoch FROM until) * 1000)::bigint FROM idem.idem_pauses"));
-    const QString until = QDateTime::fromMSecsSinceEpoch(untilMs).toLocalTime().toString(QStringLiteral("HH:mm:ss"));
+    // The time alone when the pause ends today; the date and minutes when it ends another day (an
+    // hour's pause begun after 23:00).
+    const QDateTime untilAt = QDateTime::fromMSecsSinceEpoch(untilMs).toLocalTime();
+    const QString until = untilAt.toString(untilAt.date() == QDate::currentDate() ? QStringLiteral("HH:mm:ss")
+                                                                                   : QStringLiteral("yyyy-MM-dd HH:mm"));
     const QString expected[] = { QStringLiteral("acme:invoice"), visibleText(reason), pausedBy,
         QStringLiteral("until %1").arg(until), QStringLiteral("claims turned away in the last 15 min: 3") };
     const auto pages = { "dashboard", "tasks", "audit", "storage", "connection" };
