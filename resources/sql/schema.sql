@@ -4630,12 +4630,9 @@ BEGIN
     IF p_job_id IS NULL OR p_job_id < 1 THEN
         RAISE EXCEPTION 'a job id is a positive number, not %', COALESCE(p_job_id::text, 'NULL') USING ERRCODE = 'ID003';
     END IF;
+    -- One job's rows of idem_redrive_outcomes_of (v27), the one place that counts them.
     RETURN QUERY
-    SELECT i.state, count(*)
-      FROM idem_redrive_items i
-     WHERE i.job_id = p_job_id
-     GROUP BY i.state
-     ORDER BY array_position(ARRAY['queued', 'running', 'succeeded', 'failed', 'conflict', 'gone'], i.state);
+    SELECT o.state, o.n FROM idem_redrive_outcomes_of(ARRAY[p_job_id]) o;
 END
 $$;
 
