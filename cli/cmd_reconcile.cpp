@@ -1,5 +1,6 @@
 // idemctl reconcile add | list | remove | run: continuous reconciliation (schema v30,
 // operations/reconcile.h).
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -52,7 +53,8 @@ run      runs the operation's probe now if it is due (with --force: whether due 
          other than one row of one integer is that key's error, and a run stops after 5 errors.
          Needs idem_reconcile (GRANT idem_reconcile TO the login), which also needs SELECT on the
          business tables the queries read. --runner names the runner in the run's record
-         (default: idemctl on this host).
+         (default: idemctl on this host). Exit 1 when a run found a key that is not ok (missing,
+         duplicated or its query failed), 0 when every key sampled was ok or nothing was due.
 )";
 
     std::string safe(const std::string& s, std::size_t n = 200) { return displaySafe(s, n); }
@@ -283,12 +285,17 @@ run      runs the operation's probe now if it is due (with --force: whether due 
                 throw;
             return refused("run", e);
         }
+        // A script (or cron) that runs the probes learns from the exit status that one found keys
+        // that are not ok, as `idemctl verify` tells it: 1, whatever the output's form.
+        const bool allOk = std::all_of(
+            runs.begin(), runs.end(), [](const ReconcileRun& r) { return !r.missing && !r.duplicated && !r.errors; });
+        const int status = allOk ? ExitOk : ExitFailure;
         if (args.flag("json")) {
             nlohmann::json out = nlohmann::json::array();
             for (const auto& r : runs)
                 out.push_back(runJson(r));
             std::cout << nlohmann::json({ { "schema", schema.name() }, { "runs", out } }).dump(2) << '\n';
-            return ExitOk;
+            return status;
         }
         if (runs.empty())
             std::printf(op ? "the probe of %s is not due yet (--force runs it now)\n" : "no probe is due%s\n",
@@ -297,7 +304,7 @@ run      runs the operation's probe now if it is due (with --force: whether due 
             std::printf("%s\n", safe(reconcileRunSentence(r), 1200).c_str());
             printOffenders(r);
         }
-        return ExitOk;
+        return status;
     }
 
 } // namespace
