@@ -644,6 +644,24 @@ SnapshotData readSnapshot(pqxx::connection& conn, const SnapshotOptions& options
         }
     d.redrive = readRedrive(tx, options.schema, options.historyMinutes, options.redriveLimit, options.redact);
     d.reconcile = readReconcile(tx, options.schema);
+    // The snapshot's scope: an operation keeps its own probe only; a tenant keeps the keys of its
+    // own that were not ok (a run samples the operation's keys of every tenant, so its counts
+    // stay the operation's, as the section's description says).
+    auto& probes = d.reconcile->probes;
+    if (options.stats.operation)
+        probes.erase(std::remove_if(probes.begin(), probes.end(),
+                         [&](const ReconcileStatus& p) { return p.probe.operation != *options.stats.operation; }),
+            probes.end());
+    if (options.stats.tenant) {
+        const std::string prefix = *options.stats.tenant + ":";
+        for (auto& p : probes)
+            if (p.last) {
+                auto& o = p.last->offenders;
+                o.erase(std::remove_if(o.begin(), o.end(),
+                            [&](const ReconcileOffender& x) { return x.key.compare(0, prefix.size(), prefix) != 0; }),
+                    o.end());
+            }
+    }
     if (options.redact)
         for (auto& p : d.reconcile->probes)
             if (p.last)

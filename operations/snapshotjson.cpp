@@ -132,7 +132,9 @@ namespace {
         return OJson { { "description",
                            "the reconcile probes (idemctl reconcile) and each one's last finished run: of the sampled "
                            "succeeded keys, how many had exactly one business effect (ok), none (missing), two or more "
-                           "(duplicated), or a failed query (errors); offenders: the first 50 keys that were not ok" },
+                           "(duplicated), or a failed query (errors); offenders: the first 50 keys that were not ok. In a "
+                           "snapshot of one operation, that operation's probe only; of one tenant, that tenant's "
+                           "offenders only, while the counts stay the whole operation's" },
             { "as_of", formatMicros(r.serverNowUs) }, { "probes", probes } };
     }
 
