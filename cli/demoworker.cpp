@@ -6,10 +6,10 @@
 
 #include "cli/demo.h"
 #include "core/connection.h"
-#include "core/servergone.h"
 #include "core/digest.h"
 #include "core/redrive.h"
 #include "core/runner.h"
+#include "core/servergone.h"
 #include "core/taskstore.h"
 #include "core/timeline.h"
 #include "core/workerversion.h"
@@ -503,7 +503,8 @@ namespace {
             }
             if (isServerGone(e)) {
                 dropDownstream();
-                throw TaskFailure(FailureClass::Unknown, "payment service connection lost: " + describeLostConnection(e.what()));
+                throw TaskFailure(
+                    FailureClass::Unknown, "payment service connection lost: " + describeLostConnection(e.what()));
             }
             throw TaskFailure(FailureClass::Unknown, std::string("payment service error: ") + e.what());
         }
