@@ -9,6 +9,7 @@
 #include "core/digest.h"
 #include "core/redrive.h"
 #include "core/runner.h"
+#include "core/servergone.h"
 #include "core/taskstore.h"
 #include "core/timeline.h"
 #include "core/workerversion.h"
@@ -112,6 +113,10 @@ namespace {
                 // refused by a read-only server: not the primary, as the library's calls say.
                 if (isReadOnlyRefusal(e)) {
                     lostConnection(req, describeReadOnly(e.what()), true);
+                    continue;
+                }
+                if (isServerGone(e)) {
+                    lostConnection(req, describeLostConnection(e.what()), false);
                     continue;
                 }
                 m_shared.stats.add(Tally::Errors);
@@ -496,6 +501,11 @@ namespace {
                 dropDownstream();
                 throw TaskFailure(FailureClass::Retryable, "payment service: " + describeReadOnly(e.what()));
             }
+            if (isServerGone(e)) {
+                dropDownstream();
+                throw TaskFailure(
+                    FailureClass::Unknown, "payment service connection lost: " + describeLostConnection(e.what()));
+            }
             throw TaskFailure(FailureClass::Unknown, std::string("payment service error: ") + e.what());
         }
     }
@@ -584,6 +594,8 @@ namespace {
                 } catch (const pqxx::sql_error& e) {
                     if (isReadOnlyRefusal(e))
                         lost(Tally::NotPrimary, describeReadOnly(e.what()));
+                    else if (isServerGone(e))
+                        lost(Tally::DatabaseErrors, describeLostConnection(e.what()));
                     else
                         lost(Tally::Errors, std::string("SQLSTATE ") + e.sqlstate() + ": " + e.what());
                 } catch (const std::exception& e) {

@@ -11,6 +11,7 @@
 #include "core/canonicaljson.h"
 #include "core/connection.h"
 #include "core/digest.h"
+#include "core/servergone.h"
 #include "core/workerversion.h"
 
 namespace idem {
@@ -37,6 +38,12 @@ namespace {
             throw std::invalid_argument(e.what());
         if (e.sqlstate() == sqlstate::Refused)
             throw Refused(e.what());
+        // A server going away or turning read-only under the loop is a lost server, as a broken
+        // connection is (issue 42): the caller connects to the primary again.
+        if (isServerGone(e))
+            throw DatabaseUnavailable(describeLostConnection(e.what()));
+        if (isReadOnlyRefusal(e))
+            throw NotPrimary(describeReadOnly(e.what()));
         throw;
     }
 

@@ -1,6 +1,7 @@
 #include "core/runner.h"
 
 #include "core/connection.h"
+#include "core/servergone.h"
 
 #include <exception>
 #include <pqxx/pqxx>
@@ -209,8 +210,13 @@ namespace {
                     throw lost;
             } catch (const pqxx::sql_error& e) {
                 // A statement of the task's own refused by a read-only server is not the task's
-                // failure: nothing was written, and the primary is elsewhere.
-                if (!isReadOnlyRefusal(e)) {
+                // failure: nothing was written, and the primary is elsewhere. Nor is the server
+                // going away under it (57P01.., 08...), which is a lost connection.
+                if (isServerGone(e)) {
+                    const DatabaseUnavailable lost(describeLostConnection(e.what()));
+                    if (!reconnects.again(lost))
+                        throw lost;
+                } else if (!isReadOnlyRefusal(e)) {
                     classify(std::current_exception());
                 } else {
                     const NotPrimary readOnly(describeReadOnly(e.what()));
@@ -272,7 +278,7 @@ namespace {
                 } catch (const pqxx::broken_connection&) {
                     throw;
                 } catch (const pqxx::sql_error& e) {
-                    if (isReadOnlyRefusal(e))
+                    if (isReadOnlyRefusal(e) || isServerGone(e))
                         throw;
                     failure = classifyFailure(std::current_exception());
                     failed = true;
@@ -305,6 +311,12 @@ namespace {
                 if (!reconnects.again(lost))
                     throw lost;
             } catch (const pqxx::sql_error& e) {
+                if (isServerGone(e)) {
+                    const DatabaseUnavailable lost(describeLostConnection(e.what()));
+                    if (!reconnects.again(lost))
+                        throw lost;
+                    continue;
+                }
                 if (!isReadOnlyRefusal(e))
                     throw;
                 const NotPrimary readOnly(describeReadOnly(e.what()));

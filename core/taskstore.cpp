@@ -9,6 +9,7 @@
 
 #include "core/connection.h"
 #include "core/counters.h"
+#include "core/servergone.h"
 #include "core/utf8.h"
 
 namespace idem {
@@ -66,6 +67,8 @@ namespace {
             throw Refused(e.what());
         if (state == sqlstate::ReadOnlyTransaction)
             throw NotPrimary(describeReadOnly(e.what()));
+        if (isServerGone(e))
+            throw DatabaseUnavailable(describeLostConnection(e.what()));
         throw;
     }
 

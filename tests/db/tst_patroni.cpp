@@ -16,6 +16,7 @@
 #include "operations/events.h"
 #include "schema/migrate.h"
 #include "tests/support/cliprocess.h"
+#include "tests/support/demoredrive.h"
 #include "views/clusterpanel.h"
 #include "views/consolewidget.h"
 #include "views/statuspanel.h"
@@ -197,18 +198,33 @@ void TestPatroni::synchronousSwitchoverAndLeaderKillLoseNothing()
     demo.setProcessEnvironment(idem::test::cleanEnvironment());
     demo.start(idem::test::idemctlPath(),
         { QStringLiteral("demo"), QStringLiteral("--dsn"), dsn, QStringLiteral("--json"), QStringLiteral("--quiet"),
-            // Its re-drivers left out: across a Patroni switchover and the leader's kill one of their
-            // requests can still end as an error of the demo's (dropped_requests 1 in a full run; a
-            // re-drive queued after the switch also stayed queued). tst_failover runs them across a
-            // promotion. Left open in issue 42.
-            QStringLiteral("--no-redrive"), QStringLiteral("--duration"), QStringLiteral("14"), QStringLiteral("--workers"), QStringLiteral("4"),
+            // With its re-drivers (issue 42): a lost server is theirs as it is the workers', across
+            // the switchover and the leader's kill. It runs until it is told to stop (SIGTERM), once
+            // both have happened and a re-drive after each has succeeded: a fixed duration could end
+            // before a switchover that takes its time, and the re-drive would wait for nobody.
+            QStringLiteral("--duration"), QStringLiteral("0"), QStringLiteral("--workers"), QStringLiteral("4"),
             QStringLiteral("--rate"), QStringLiteral("150"), QStringLiteral("--lease-ms"), QStringLiteral("1000"),
             QStringLiteral("--slow-ms"), QStringLiteral("100") });
+    QElapsedTimer demoClock;
+    demoClock.start();
     QThread::msleep(3000);
     const CliRun switched = cluster.command(QStringLiteral("switchover"));
     QVERIFY2(switched.exitCode == 0, qPrintable(describe(switched)));
     const QString second = cluster.leader();
     QVERIFY2(second != first, qPrintable(second));
+    // A failed key requeued with re-execute on the new leader: the demo's re-driver of charge,
+    // reconnected through HAProxy, runs it (one effect) while the demo still runs.
+    const auto redrive = [&](const char* key) {
+        const auto item = idem::test::requeueDemoKeyForRedrive(dsn.toStdString(), key);
+        QVERIFY2(item > 0, "the requeue queued no re-drive item");
+        const auto redriven = idem::test::waitForRedrive(dsn.toStdString(), item, std::chrono::seconds(30));
+        qInfo("%s re-driven at %.1f s of the demo: %s", key, demoClock.elapsed() / 1000.0, redriven.c_str());
+        QCOMPARE(QString::fromStdString(redriven), QStringLiteral("succeeded succeeded 1"));
+    };
+    qInfo("switchover done at %.1f s of the demo", demoClock.elapsed() / 1000.0);
+    redrive("tp:charge:after-switchover");
+    if (QTest::currentTestFailed())
+        return;
     QTRY_VERIFY2_WITH_TIMEOUT(console.serverInfo().serverAddress == nodeAddress(cluster, second)
             && console.serverInfo().timeline > firstTimeline,
         qPrintable(console.serverInfo().nodeText()), 30000);
@@ -248,12 +264,22 @@ void TestPatroni::synchronousSwitchoverAndLeaderKillLoseNothing()
     QVERIFY2(killed.exitCode == 0, qPrintable(describe(killed)));
     const CliRun back = cluster.command(QStringLiteral("wait-leader"));
     QVERIFY2(back.exitCode == 0, qPrintable(describe(back)));
+    qInfo("leader back at %.1f s of the demo", demoClock.elapsed() / 1000.0);
+    // And after the leader's kill: the re-drivers found the new one too.
+    redrive("tp:charge:after-kill");
+    if (QTest::currentTestFailed())
+        return;
 
+    demo.terminate();
     const CliRun run = idem::test::finishProcess(demo, 120000);
     QJsonParseError error;
     const QJsonObject summary = QJsonDocument::fromJson(run.out.toUtf8(), &error).object();
     QVERIFY2(error.error == QJsonParseError::NoError, qPrintable(describe(run)));
     const QJsonObject ledger = summary.value(QStringLiteral("ledger")).toObject();
+    // How the re-drivers met the switchover and the kill, in their words (one line each).
+    for (const QString& line : run.err.split(QLatin1Char('\n')))
+        if (line.contains(QStringLiteral("re-driver")))
+            qInfo("demo: %s", qPrintable(line.left(300)));
     qInfo("ledger %s, expired leases %lld", QJsonDocument(ledger).toJson(QJsonDocument::Compact).constData(),
         static_cast<long long>(summary.value(QStringLiteral("expired_leases")).toInteger()));
     // Synchronous replication: nothing acknowledged is missing or run again on the new leader.

@@ -44,6 +44,7 @@ private Q_SLOTS:
     void completionAfterReadOnlyRetriedOnNewConnection();
     void completionRetriedIsDecidedByItsFence();
     void failureRecordedAfterReadOnlyOnNewConnection();
+    void serverGoneUnderTheTaskIsALostConnection();
 
 private:
     // A connection whose transactions are read-only, as on a standby or a demoted primary.
@@ -585,6 +586,74 @@ void TestRunner::failureRecordedAfterReadOnlyOnNewConnection()
     QCOMPARE(f(key, "status"), "retryable_failed"_b);
     QCOMPARE(f(key, "error_message"), "503 from the bank"_b);
     QCOMPARE(businessRows(key), 0);
+}
+
+// Issue 42: a server going away under the fenced transaction can reach libpqxx as the statement's
+// error (FATAL 57P01 read before the socket closed), not as a broken connection. It is a lost
+// connection all the same: not the task's failure (nothing of the transaction committed), the
+// fenced transaction is done again on a new connection with the same token. Raised here with the
+// SQLSTATE of a shutdown's termination, as the server's FATAL carries it.
+void TestRunner::serverGoneUnderTheTaskIsALostConnection()
+{
+    const auto terminated = [](pqxx::work& tx) {
+        tx.exec("DO $$BEGIN RAISE EXCEPTION 'terminating connection due to administrator command'"
+                " USING ERRCODE = '57P01'; END$$");
+    };
+    int records = 0;
+    const idem::DownstreamCall call = [](const idem::TaskContext&) { return std::string("charge-1"); };
+    const idem::RecordFunction record = [&](pqxx::work& tx, const idem::TaskContext& ctx, const std::string& answer) {
+        tx.exec_params("INSERT INTO payments (idempotency_key, amount) VALUES ($1, 900)", ctx.idempotencyKey);
+        if (++records == 1)
+            terminated(tx);
+        return R"({"charge": ")" + answer + R"("})";
+    };
+    // Without a way to reconnect the caller is told the server is gone, and the lease decides later.
+    {
+        auto conn = m_fx.db->connect();
+        idem::TaskStore alone(*conn, storeOptions(5000ms));
+        const auto other = nextKey();
+        bool lost = false;
+        try {
+            idem::runTask(alone, other, digestOf('a'), call, record);
+        } catch (const idem::DatabaseUnavailable& e) {
+            lost = true;
+            QVERIFY2(QByteArray(e.what()).startsWith("the server ended this session"), e.what());
+        }
+        QVERIFY(lost);
+        QCOMPARE(f(other, "status"), "processing"_b);
+        QCOMPARE(businessRows(other), 0);
+    }
+    records = 0;
+    auto conn = m_fx.db->connect();
+    idem::TaskStore store(*conn, storeOptions(5000ms));
+    const auto key = nextKey();
+    std::vector<std::string> reasons;
+    const auto out = idem::runTask(store, key, digestOf('a'), call, record, reconnecting(reasons));
+    QCOMPARE(QByteArray(idem::runOutcomeName(out.kind)), "succeeded"_b);
+    QCOMPARE(reasons.size(), std::size_t(1));
+    QVERIFY2(QByteArray::fromStdString(reasons[0]).startsWith("the server ended this session"), reasons[0].c_str());
+    QCOMPARE(records, 2);
+    QCOMPARE(f(key, "status"), "succeeded"_b);
+    QCOMPARE(f(key, "attempts"), "1"_b);
+    QCOMPARE(businessRows(key), 1);
+
+    // The same in one transaction (RunOptions::oneTransaction): claim, task and complete again.
+    records = 0;
+    const auto local = nextKey();
+    auto options = reconnecting(reasons);
+    options.oneTransaction = true;
+    const idem::TaskFunction task = [&](pqxx::work& tx, const idem::TaskContext& ctx) {
+        tx.exec_params("INSERT INTO payments (idempotency_key, amount) VALUES ($1, 700)", ctx.idempotencyKey);
+        if (++records == 1)
+            terminated(tx);
+        return std::string(R"({"paid": 700})");
+    };
+    const auto one = idem::runTask(store, local, digestOf('a'), task, options);
+    QCOMPARE(QByteArray(idem::runOutcomeName(one.kind)), "succeeded"_b);
+    QCOMPARE(reasons.size(), std::size_t(2));
+    QCOMPARE(f(local, "status"), "succeeded"_b);
+    QCOMPARE(f(local, "attempts"), "1"_b);
+    QCOMPARE(businessRows(local), 1);
 }
 
 void TestRunner::undecodableMessageStillRecorded_data()
