@@ -50,6 +50,13 @@ namespace {
     }
 } // namespace
 
+std::optional<double> Ramp::failureRate() const
+{
+    if (claimed <= 0)
+        return std::nullopt;
+    return double(failed) / double(claimed);
+}
+
 bool PauseList::anyActive() const
 {
     return std::any_of(pauses.begin(), pauses.end(), [](const Pause& p) { return p.active; });
@@ -86,7 +93,10 @@ namespace {
     {
         return "SELECT l.tenant, l.operation, l.reason, l.paused_by, " + micros("l.paused_at") + ", "
             + micros("l.changed_at") + ", " + micros("l.until") + ", l.active, l.remaining_ms, l.turned_away, l.seen,"
-              " l.audit_id FROM "
+              " l.audit_id, pg_catalog.array_to_string(l.ramp_steps, ','), l.ramp_step_ms, "
+            + micros("l.ramp_started_at")
+            + ", l.ramp_abort_above, l.ramp_min_claims, l.ramp_step, l.ramp_percent, l.ramp_claimed, l.ramp_failed"
+              " FROM "
             + schema.qualify("idem_pause_list") + "($1) l";
     }
 
@@ -107,6 +117,24 @@ namespace {
             p.turnedAway = row[9].template as<std::int64_t>();
             p.seen = row[10].template as<bool>();
             p.auditId = row[11].template as<std::int64_t>();
+            if (!row[12].is_null()) {
+                Ramp ramp;
+                const auto steps = row[12].template as<std::string>();
+                for (std::size_t at = 0; at <= steps.size();) {
+                    const auto comma = std::min(steps.find(',', at), steps.size());
+                    ramp.steps.push_back(std::stoi(steps.substr(at, comma - at)));
+                    at = comma + 1;
+                }
+                ramp.stepMs = row[13].template as<std::int64_t>();
+                ramp.startedAtUs = row[14].template as<std::int64_t>();
+                ramp.abortAbove = row[15].template as<double>();
+                ramp.minClaims = row[16].template as<int>();
+                ramp.step = row[17].template as<int>();
+                ramp.percent = row[18].template as<int>();
+                ramp.claimed = row[19].template as<std::int64_t>();
+                ramp.failed = row[20].template as<std::int64_t>();
+                p.ramp = std::move(ramp);
+            }
             out.pauses.push_back(std::move(p));
         }
     }
