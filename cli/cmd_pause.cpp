@@ -115,7 +115,8 @@ Exit code 0; with --json, an object with server_now and pauses. Needs idem_reade
             { "active", p.active },
             { "remaining_ms", p.remainingMs ? nlohmann::json(*p.remainingMs) : nlohmann::json(nullptr) },
             { "turned_away", p.turnedAway }, { "seen", p.seen }, { "audit_id", p.auditId },
-            { "ramp", p.ramp ? rampJson(*p.ramp) : nlohmann::json(nullptr) } };
+            { "ramp", p.ramp ? rampJson(*p.ramp) : nlohmann::json(nullptr) },
+            { "ramp_aborted_at", optionalMicros(p.rampAbortedAtUs) } };
     }
 
     std::string safe(const std::string& s, std::size_t n = 200) { return displaySafe(s, n); }

@@ -95,8 +95,8 @@ namespace {
             + micros("l.changed_at") + ", " + micros("l.until") + ", l.active, l.remaining_ms, l.turned_away, l.seen,"
               " l.audit_id, pg_catalog.array_to_string(l.ramp_steps, ','), l.ramp_step_ms, "
             + micros("l.ramp_started_at")
-            + ", l.ramp_abort_above, l.ramp_min_claims, l.ramp_step, l.ramp_percent, l.ramp_claimed, l.ramp_failed"
-              " FROM "
+            + ", l.ramp_abort_above, l.ramp_min_claims, l.ramp_step, l.ramp_percent, l.ramp_claimed, l.ramp_failed, "
+            + micros("l.ramp_aborted_at") + " FROM "
             + schema.qualify("idem_pause_list") + "($1) l";
     }
 
@@ -135,6 +135,8 @@ namespace {
                 ramp.failed = row[20].template as<std::int64_t>();
                 p.ramp = std::move(ramp);
             }
+            if (!row[21].is_null())
+                p.rampAbortedAtUs = row[21].template as<std::int64_t>();
             out.pauses.push_back(std::move(p));
         }
     }

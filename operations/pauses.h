@@ -55,6 +55,7 @@ struct Pause {
     bool seen = false; // any outcome of its scope counted over the listing's minutes (false: matches nothing yet)
     std::int64_t auditId = 0; // the entry that set it last
     std::optional<Ramp> ramp; // a resume in steps under way (v35); none: a plain pause
+    std::optional<std::int64_t> rampAbortedAtUs; // a ramp's automatic re-pause set this pause (v35)
 
     // "tenant:operation", as claim() reports the scope in ClaimResult::detail.
     std::string scope() const { return tenant + ':' + operation; }

@@ -61,7 +61,7 @@ BEGIN
            until = EXCLUDED.until,
            -- a pause set again on a ramping scope ends the ramp (v35): the scope is paused whole
            ramp_steps = NULL, ramp_step_ms = NULL, ramp_started_at = NULL, ramp_abort_above = NULL,
-           ramp_min_claims = NULL, ramp_step_audited = NULL,
+           ramp_min_claims = NULL, ramp_step_audited = NULL, ramp_aborted_at = NULL,
            -- a pause that had expired starts again
            paused_at = CASE WHEN p.until IS NOT NULL AND p.until <= now() THEN EXCLUDED.paused_at ELSE p.paused_at END
     RETURNING p.* INTO v_new;

@@ -54,7 +54,7 @@ BEGIN
         UPDATE idem_pauses q
            SET reason = v_reason, paused_by = format('%s (ramp)', session_user), changed_at = now(), until = NULL,
                ramp_steps = NULL, ramp_step_ms = NULL, ramp_started_at = NULL, ramp_abort_above = NULL,
-               ramp_min_claims = NULL, ramp_step_audited = NULL
+               ramp_min_claims = NULL, ramp_step_audited = NULL, ramp_aborted_at = now()
          WHERE q.tenant = p.tenant AND q.operation = p.operation AND q.ramp_started_at = p.ramp_started_at
         RETURNING q.* INTO v_new;
         CONTINUE WHEN NOT FOUND;

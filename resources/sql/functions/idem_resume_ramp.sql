@@ -70,6 +70,7 @@ BEGIN
     UPDATE idem_pauses p
        SET ramp_steps = p_steps::smallint[], ramp_step_ms = p_step_ms, ramp_started_at = now(),
            ramp_abort_above = p_abort_above, ramp_min_claims = p_min_claims, ramp_step_audited = 0,
+           ramp_aborted_at = NULL,
            until = now() + (cardinality(p_steps) - 1) * p_step_ms * interval '1 millisecond', changed_at = now()
      WHERE p.tenant = p_tenant AND p.operation = p_operation
     RETURNING p.* INTO v_new;

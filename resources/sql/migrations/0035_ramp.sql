@@ -16,6 +16,7 @@ ALTER TABLE idem_pauses
     ADD COLUMN ramp_abort_above  DOUBLE PRECISION,  -- re-pause when failed / claimed of a step exceeds it
     ADD COLUMN ramp_min_claims   INTEGER,           -- ... once the step has admitted at least this many claims
     ADD COLUMN ramp_step_audited SMALLINT,          -- the last step with its audit entry
+    ADD COLUMN ramp_aborted_at   TIMESTAMPTZ,       -- a ramp's automatic re-pause set this pause (the exporter's alert)
     ADD CONSTRAINT idem_pauses_ramp_check CHECK (
         (ramp_started_at IS NULL) = (ramp_steps IS NULL)
         AND (ramp_started_at IS NULL) = (ramp_step_ms IS NULL)
