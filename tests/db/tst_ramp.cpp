@@ -396,6 +396,13 @@ void TestRamp::badRampsChangeNothing()
         std::string("42501"));
     QCOMPARE(sqlstateOf(*m_worker, "SELECT * FROM idem.idem_resume_ramp('t', 'bad', '{10,100}', 1000, 0.2, 20, 'r')"),
         std::string("42501"));
+    // The registry and the tally: readers read them, nobody but the owner writes them, workers see neither.
+    QCOMPARE(sqlstateOf(*reader, "SELECT count(*) FROM idem.idem_audit_actions, idem.idem_ramp_tally"), std::string("ok"));
+    QCOMPARE(sqlstateOf(*reader, "INSERT INTO idem.idem_audit_actions VALUES ('forged', true)"), std::string("42501"));
+    QCOMPARE(sqlstateOf(*m_worker, "SELECT count(*) FROM idem.idem_ramp_tally"), std::string("42501"));
+    auto op = login(operatorRole);
+    QCOMPARE(sqlstateOf(*op, "INSERT INTO idem.idem_ramp_tally (tenant, operation, step, slot) VALUES ('t', 'bad', 0, 0)"),
+        std::string("42501"));
     QCOMPARE(scalar(*m_owner, "SELECT count(*) FROM idem.task_idempotency_audit"), before);
     QVERIFY(!pauseOf("bad").ramp.has_value());
 }
