@@ -186,7 +186,8 @@ BEGIN
     EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_pauses FROM idem_reader, idem_operator', s);
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_pause_list(integer) TO idem_reader', s);
     -- Schema v35: the forecast before a resume, and the audit actions' registry, read by readers.
-    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_pause_forecast(text, text, integer, integer) TO idem_reader', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_pause_forecast(text, text, integer, integer),'
+                   ' %1$I.idem_ramp_step(%1$I.idem_pauses), %1$I.idem_ramp_bucket(text) TO idem_reader', s);
     EXECUTE format('GRANT SELECT ON %1$I.idem_audit_actions TO idem_reader', s);
     EXECUTE format('REVOKE ALL ON %1$I.idem_ramp_tally FROM idem_worker', s);
     EXECUTE format('GRANT SELECT ON %1$I.idem_ramp_tally TO idem_reader', s);

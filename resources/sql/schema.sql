@@ -3650,7 +3650,7 @@ $$;
 --
 
 CREATE FUNCTION idem.idem_pause_forecast(p_tenant text, p_operation text, p_minutes integer DEFAULT 30, p_cap integer DEFAULT 100000) RETURNS TABLE(tenant text, operation text, paused_at timestamp with time zone, server_now timestamp with time zone, minutes integer, due_by_minute jsonb, due_now bigint, due_total bigint, due_bounded boolean, scanned bigint, turned_away bigint, turned_away_since timestamp with time zone, total bigint)
-    LANGUAGE plpgsql STABLE
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'idem', 'pg_temp'
     SET "TimeZone" TO 'UTC'
     AS $$
@@ -8379,6 +8379,7 @@ REVOKE ALL ON FUNCTION idem.idem_purge_spec_check(r idem.idem_purge_runs, p_batc
 --
 
 REVOKE ALL ON FUNCTION idem.idem_ramp_bucket(p_key text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_ramp_bucket(p_key text) TO idem_reader;
 
 
 --
@@ -8400,6 +8401,7 @@ REVOKE ALL ON FUNCTION idem.idem_ramp_image(p idem.idem_pauses) FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION idem.idem_ramp_step(p idem.idem_pauses) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_ramp_step(p idem.idem_pauses) TO idem_reader;
 
 
 --

@@ -13,6 +13,7 @@
 #include "operations/audit.h"
 #include "operations/pauseramp.h"
 #include "operations/pauses.h"
+#include "schema/migrate.h"
 #include "tests/support/cliprocess.h"
 #include "tests/support/exporterprocess.h"
 #include "tests/support/taskrows.h"
@@ -135,6 +136,7 @@ void TestRamp::initTestCase()
     IDEM_REQUIRE_DATABASE();
     m_db = std::make_unique<idem::test::ScratchDatabase>("ramp", idem::test::migrated);
     m_owner = m_db->connect();
+    idem::migrate(*m_owner, { idem::SchemaName(), true }); // with the roles' grants
     idem::test::createLoginRole(workerRole, password, "idem_worker");
     idem::test::createLoginRole(operatorRole, password, "idem_operator");
     idem::test::createLoginRole(readerRole, password, "idem_reader");
@@ -418,13 +420,13 @@ void TestRamp::auditActionsAreARegistry()
     QCOMPARE(scalar(*m_owner, "SELECT string_agg(action, ',' ORDER BY action) FROM idem.idem_audit_actions"
                               " WHERE action IN ('requeue', 'pause', 'ramp', 'ramp_step', 'ramp_abort', 'reconcile_probe')"),
         "pause,ramp,ramp_abort,ramp_step,reconcile_probe,requeue"_b);
-    QCOMPARE(sqlstateOf(*m_owner, "SELECT idem.audit_append('', 'no_such_action', 'r', 'a', NULL, NULL)"),
+    QCOMPARE(sqlstateOf(*m_owner, "SELECT idem.audit_append('', 'no_such_action', 'r', 'a', '{}', '{}')"),
         std::string("ID003"));
-    QCOMPARE(sqlstateOf(*m_owner, "SELECT idem.audit_append('t:op:1', 'pause', 'r', 'a', NULL, NULL)"),
+    QCOMPARE(sqlstateOf(*m_owner, "SELECT idem.audit_append('t:op:1', 'pause', 'r', 'a', '{}', '{}')"),
         std::string("ID003"));
-    QCOMPARE(sqlstateOf(*m_owner, "SELECT idem.audit_append('', 'requeue', 'r', 'a', NULL, NULL)"), std::string("ID003"));
+    QCOMPARE(sqlstateOf(*m_owner, "SELECT idem.audit_append('', 'requeue', 'r', 'a', '{}', '{}')"), std::string("ID003"));
     owner("INSERT INTO idem.idem_audit_actions (action, keyless) VALUES ('t_custom', true)");
-    QCOMPARE(sqlstateOf(*m_owner, "SELECT idem.audit_append('', 't_custom', 'r', 'a', NULL, NULL)"), std::string("ok"));
+    QCOMPARE(sqlstateOf(*m_owner, "SELECT idem.audit_append('', 't_custom', 'r', 'a', '{}', '{}')"), std::string("ok"));
     QVERIFY(idem::verifyChain(*m_owner, schema).ok());
 }
 

@@ -11,7 +11,8 @@
 --   counters, a claim asked again counts again), over at most the last 1440 minutes
 --   (turned_away_since says from when).
 -- - total: due_total + turned_away, labelled like due_total.
--- ID002 when the scope has no pause. Read-only; needs idem_reader.
+-- ID002 when the scope has no pause. Read-only; needs idem_reader (SECURITY DEFINER for the scope
+-- check it shares with idem_pause; it reads nothing a reader cannot read).
 CREATE OR REPLACE FUNCTION idem_pause_forecast(p_tenant text, p_operation text, p_minutes integer DEFAULT 30,
                                                p_cap integer DEFAULT 100000)
 RETURNS TABLE (tenant text, operation text, paused_at timestamptz, server_now timestamptz, minutes integer,
@@ -19,6 +20,7 @@ RETURNS TABLE (tenant text, operation text, paused_at timestamptz, server_now ti
                turned_away bigint, turned_away_since timestamptz, total bigint)
 LANGUAGE plpgsql
 STABLE
+SECURITY DEFINER
 SET search_path FROM CURRENT
 SET TimeZone = 'UTC'
 AS $forecast$
