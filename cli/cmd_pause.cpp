@@ -24,7 +24,7 @@ namespace {
     constexpr const char* pauseHelp = R"(Usage: idemctl pause [--tenant T] [--operation O] --reason TEXT [--for LENGTH | --until TIME]
                      [--actor NAME] [--json] [--dsn DSN] [--schema S]
 
-       idemctl pause forecast [--tenant T] [--operation O] [--minutes N] [--json]  (see its --help)
+       idemctl pause forecast [--tenant T] [--operation O] [--minutes N] [--cap N] [--json]  (see its --help)
 
 Stops intake for a tenant, an operation or both ('*' for all; at least one of --tenant and
 --operation is required, the other is then '*'): from the moment this commits, claim() neither
@@ -44,6 +44,8 @@ nothing yet. One audit entry (action pause). Needs idem_operator.
 
     constexpr const char* resumeHelp = R"(Usage: idemctl resume [--tenant T] [--operation O] --reason TEXT [--actor NAME] [--json]
                       [--dsn DSN] [--schema S]
+       idemctl resume ... --ramp P1,...,100 [--step-minutes M | --step-seconds S] [--abort-above RATE]
+                      [--abort-min N]  (see idemctl resume --ramp --help)
 
 Lifts the pause of exactly this scope, as it was set ('*' included; at least one of --tenant
 and --operation, the other is then '*'), in force or expired. Claims of the scope acquire again

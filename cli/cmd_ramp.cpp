@@ -1,5 +1,6 @@
 // idemctl pause forecast | resume --ramp: what a resume sends downstream, and a resume in steps
 // (schema v35, operations/pauseramp.h).
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -149,6 +150,11 @@ int runPauseForecast(const std::vector<std::string>& argv)
 
 int runResumeRamp(const std::vector<std::string>& argv)
 {
+    // "--ramp --help": the help, whatever --ramp would have taken as its value.
+    if (std::find(argv.begin(), argv.end(), "--help") != argv.end()) {
+        std::cout << rampHelp;
+        return ExitOk;
+    }
     Args args(argv,
         { "dsn", "schema", "tenant", "operation", "reason", "actor", "ramp", "step-minutes", "step-seconds",
             "abort-above", "abort-min" },

@@ -13,16 +13,6 @@ namespace idem {
 namespace {
     std::string micros(const std::string& column) { return updatedAtMicrosSql(column); }
 
-    void checkScope(const std::string& tenant, const std::string& operation)
-    {
-        if (!validPauseName(tenant))
-            throw std::invalid_argument(
-                "the tenant must be '*' or 1 to 64 visible ASCII characters without ':', not '" + tenant + "'");
-        if (!validPauseName(operation))
-            throw std::invalid_argument(
-                "the operation must be '*' or 1 to 64 visible ASCII characters without ':', not '" + operation + "'");
-    }
-
     std::string grouped(std::int64_t n)
     {
         std::string digits = std::to_string(n < 0 ? -n : n), out;
@@ -35,12 +25,22 @@ namespace {
     }
 } // namespace
 
+void validatePauseScope(const std::string& tenant, const std::string& operation)
+{
+    if (!validPauseName(tenant))
+        throw std::invalid_argument(
+            "the tenant must be '*' or 1 to 64 visible ASCII characters without ':', not '" + tenant + "'");
+    if (!validPauseName(operation))
+        throw std::invalid_argument(
+            "the operation must be '*' or 1 to 64 visible ASCII characters without ':', not '" + operation + "'");
+}
+
 std::string PauseForecast::label(std::int64_t n) const { return (dueBounded ? "at least " : "") + grouped(n); }
 
 PauseForecast forecastResume(pqxx::connection& conn, const SchemaName& schema, const std::string& tenant,
     const std::string& operation, int minutes, int cap)
 {
-    checkScope(tenant, operation);
+    validatePauseScope(tenant, operation);
     if (minutes < 1 || minutes > 1440)
         throw std::invalid_argument("the forecast covers 1 to 1440 minutes, not " + std::to_string(minutes));
     if (cap < 1 || cap > 1000000)
@@ -93,7 +93,7 @@ std::vector<int> parseRampSteps(const std::string& text)
 
 void validateRampRequest(const RampRequest& r)
 {
-    checkScope(r.tenant, r.operation);
+    validatePauseScope(r.tenant, r.operation);
     validateReasonAndActor(r.reason, r.actor);
     if (r.steps.size() < 2 || r.steps.size() > 20)
         throw std::invalid_argument("a ramp has 2 to 20 steps, not " + std::to_string(r.steps.size()));

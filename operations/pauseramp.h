@@ -60,6 +60,9 @@ struct RampChange {
     std::int64_t endsAtUs = 0; // when the last step (100 %) begins
 };
 
+// A pause's scope: each name '*' or as keys carry them (validPauseName); std::invalid_argument
+// otherwise, before any I/O. Shared by every pause function here and in operations/pauses.cpp.
+void validatePauseScope(const std::string& tenant, const std::string& operation);
 // "10,25,50,100" -> {10, 25, 50, 100}; throws std::invalid_argument for anything else.
 std::vector<int> parseRampSteps(const std::string& text);
 // Throws std::invalid_argument before any I/O for what idem_resume_ramp refuses with ID003.

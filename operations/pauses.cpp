@@ -8,6 +8,7 @@
 
 #include "core/key.h"
 #include "operations/actions.h"
+#include "operations/pauseramp.h"
 #include "operations/readframe.h"
 
 namespace idem {
@@ -34,15 +35,6 @@ namespace {
             std::to_string(ms));
     }
 
-    void checkScope(const std::string& tenant, const std::string& operation)
-    {
-        if (!validPauseName(tenant))
-            throw std::invalid_argument(
-                "the tenant must be '*' or 1 to 64 visible ASCII characters without ':', not '" + tenant + "'");
-        if (!validPauseName(operation))
-            throw std::invalid_argument(
-                "the operation must be '*' or 1 to 64 visible ASCII characters without ':', not '" + operation + "'");
-    }
     void checkMinutes(int minutes)
     {
         if (minutes < 1 || minutes > 1440)
@@ -78,7 +70,7 @@ bool validPauseName(const std::string& name) { return name == "*" || isKeyName(n
 
 void validatePauseRequest(const PauseRequest& r)
 {
-    checkScope(r.tenant, r.operation);
+    validatePauseScope(r.tenant, r.operation);
     validateReasonAndActor(r.reason, r.actor);
     if (r.lengthMs && r.endUs)
         throw std::invalid_argument("give a pause a length or an end, not both");
@@ -212,7 +204,7 @@ PauseChange setPause(pqxx::connection& conn, const SchemaName& schema, const Pau
 ResumeChange resumePause(pqxx::connection& conn, const SchemaName& schema, const std::string& tenant,
     const std::string& operation, const std::string& reason, const std::string& actor, int lockTimeoutMs)
 {
-    checkScope(tenant, operation);
+    validatePauseScope(tenant, operation);
     validateReasonAndActor(reason, actor);
     pqxx::work w(conn);
     setLockTimeout(w, lockTimeoutMs);

@@ -90,9 +90,7 @@ QString ResumeRampPanel::problem() const
     if (!inSteps())
         return {};
     try {
-        auto r = request("x");
-        r.actor = "x";
-        idem::validateRampRequest(r);
+        idem::validateRampRequest(request("reason"));
     } catch (const std::invalid_argument&) {
         return tr("Steps are 2 to 20 rising percentages from 1 to 100 separated by commas, the last 100 "
                   "(e.g. 10,25,50,100).");
