@@ -11,13 +11,20 @@
 #include "core/utf8.h"
 #include "operations/actions.h"
 #include "operations/pauses.h"
+#include "operations/pauseramp.h"
 
 namespace idem::cli {
+
+// A ramp as idemctl pauses writes it (cmd_ramp.cpp).
+nlohmann::json rampJson(const Ramp& r);
+std::string rampText(const Ramp& r);
 
 namespace {
 
     constexpr const char* pauseHelp = R"(Usage: idemctl pause [--tenant T] [--operation O] --reason TEXT [--for LENGTH | --until TIME]
                      [--actor NAME] [--json] [--dsn DSN] [--schema S]
+
+       idemctl pause forecast [--tenant T] [--operation O] [--minutes N] [--cap N] [--json]  (see its --help)
 
 Stops intake for a tenant, an operation or both ('*' for all; at least one of --tenant and
 --operation is required, the other is then '*'): from the moment this commits, claim() neither
@@ -37,12 +44,14 @@ nothing yet. One audit entry (action pause). Needs idem_operator.
 
     constexpr const char* resumeHelp = R"(Usage: idemctl resume [--tenant T] [--operation O] --reason TEXT [--actor NAME] [--json]
                       [--dsn DSN] [--schema S]
+       idemctl resume ... --ramp P1,...,100 [--step-minutes M | --step-seconds S] [--abort-above RATE]
+                      [--abort-min N]  (see idemctl resume --ramp --help)
 
 Lifts the pause of exactly this scope, as it was set ('*' included; at least one of --tenant
 and --operation, the other is then '*'), in force or expired. Claims of the scope acquire again
 from the moment this commits, unless another pause still covers them: the output names those.
 One audit entry (action resume). Exit code 3 when there is no such pause (nothing changed).
-Needs idem_operator.
+Needs idem_operator. With --ramp, resumes in steps instead: idemctl resume --ramp --help.
 )";
 
     constexpr const char* pausesHelp
@@ -107,7 +116,9 @@ Exit code 0; with --json, an object with server_now and pauses. Needs idem_reade
             { "changed_at", formatMicros(p.changedAtUs) }, { "until", optionalMicros(p.untilUs) },
             { "active", p.active },
             { "remaining_ms", p.remainingMs ? nlohmann::json(*p.remainingMs) : nlohmann::json(nullptr) },
-            { "turned_away", p.turnedAway }, { "seen", p.seen }, { "audit_id", p.auditId } };
+            { "turned_away", p.turnedAway }, { "seen", p.seen }, { "audit_id", p.auditId },
+            { "ramp", p.ramp ? rampJson(*p.ramp) : nlohmann::json(nullptr) },
+            { "ramp_aborted_at", optionalMicros(p.rampAbortedAtUs) } };
     }
 
     std::string safe(const std::string& s, std::size_t n = 200) { return displaySafe(s, n); }
@@ -116,6 +127,8 @@ Exit code 0; with --json, an object with server_now and pauses. Needs idem_reade
 
 int runPause(const std::vector<std::string>& argv)
 {
+    if (!argv.empty() && argv[0] == "forecast")
+        return runPauseForecast(std::vector<std::string>(argv.begin() + 1, argv.end()));
     Args args(argv, { "dsn", "schema", "tenant", "operation", "reason", "actor", "for", "until" }, { "json", "help" });
     if (args.flag("help")) {
         std::cout << pauseHelp;
@@ -176,6 +189,9 @@ int runPause(const std::vector<std::string>& argv)
 
 int runResume(const std::vector<std::string>& argv)
 {
+    for (const auto& a : argv)
+        if (a == "--ramp" || a.rfind("--ramp=", 0) == 0)
+            return runResumeRamp(argv);
     Args args(argv, { "dsn", "schema", "tenant", "operation", "reason", "actor" }, { "json", "help" });
     if (args.flag("help")) {
         std::cout << resumeHelp;
@@ -289,6 +305,8 @@ int runPauses(const std::vector<std::string>& argv)
             static_cast<long long>(p.turnedAway), p.seen ? "" : "; matches nothing yet (no traffic counted in the window)");
         std::printf("      since %s by %s: %s\n", formatMicros(p.pausedAtUs).c_str(), safe(p.pausedBy).c_str(),
             safe(p.reason, 400).c_str());
+        if (p.ramp)
+            std::printf("      %s\n", rampText(*p.ramp).c_str());
     }
     printEnded();
     return ExitOk;

@@ -30,6 +30,8 @@ int runStorage(const std::vector<std::string>& args);
 int runPause(const std::vector<std::string>& args);
 int runResume(const std::vector<std::string>& args);
 int runPauses(const std::vector<std::string>& args);
+int runPauseForecast(const std::vector<std::string>& args); // idemctl pause forecast (cmd_ramp.cpp)
+int runResumeRamp(const std::vector<std::string>& args); // idemctl resume --ramp (cmd_ramp.cpp)
 int runLatency(const std::vector<std::string>& args);
 int runAnnotate(const std::vector<std::string>& args);
 int runEvents(const std::vector<std::string>& args);

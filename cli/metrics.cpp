@@ -168,6 +168,18 @@ std::vector<prometheus::MetricFamily> pauseFamilies(const PauseList& pauses, con
     prometheus::MetricFamily planned { "idem_pause_planned_seconds",
         "The pause's planned length: its end minus when it was set; no sample for a pause until resumed.",
         MetricType::Gauge, {} };
+    prometheus::MetricFamily rampStep { "idem_pause_ramp_step",
+        "A resume in steps under way (idemctl resume --ramp): the step it is at, 1 for the first, by the server's clock.",
+        MetricType::Gauge, {} };
+    prometheus::MetricFamily rampPercent { "idem_pause_ramp_admitted_percent",
+        "A resume in steps under way: the percentage of the scope's keys its current step admits (by key hash).",
+        MetricType::Gauge, {} };
+    prometheus::MetricFamily rampFailure { "idem_pause_ramp_failure_ratio",
+        "A resume in steps under way: failures over admitted claims in its current step; no sample before one was admitted.",
+        MetricType::Gauge, {} };
+    prometheus::MetricFamily rampAborted { "idem_pause_ramp_aborted",
+        "1 for a pause in force that a ramp's automatic re-pause set (its admitted keys failed past the threshold).",
+        MetricType::Gauge, {} };
     int inForce = 0;
     for (const auto& p : pauses.pauses) {
         // The table's CHECK bounds both to '*' or 1 to 64 visible ASCII characters, as the
@@ -180,9 +192,17 @@ std::vector<prometheus::MetricFamily> pauseFamilies(const PauseList& pauses, con
             planned.metric.push_back(
                 sample(scoped, MetricType::Gauge, static_cast<double>(*p.untilUs - p.pausedAtUs) / 1e6));
         inForce += p.active ? 1 : 0;
+        if (p.ramp && p.active) {
+            rampStep.metric.push_back(sample(scoped, MetricType::Gauge, p.ramp->step + 1));
+            rampPercent.metric.push_back(sample(scoped, MetricType::Gauge, p.ramp->percent));
+            if (const auto rate = p.ramp->failureRate())
+                rampFailure.metric.push_back(sample(scoped, MetricType::Gauge, *rate));
+        }
+        if (p.rampAbortedAtUs && p.active)
+            rampAborted.metric.push_back(sample(scoped, MetricType::Gauge, 1));
     }
     std::vector<prometheus::MetricFamily> out;
-    for (auto* family : { &active, &age, &planned })
+    for (auto* family : { &active, &age, &planned, &rampStep, &rampPercent, &rampFailure, &rampAborted })
         if (!family->metric.empty())
             out.push_back(std::move(*family));
     out.push_back(singleFamily("idem_pauses_active", "Pauses of intake in force.", MetricType::Gauge, labels, inForce));

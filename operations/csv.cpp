@@ -107,11 +107,11 @@ namespace {
     std::string pausesCsv(const SnapshotPauseSet& set)
     {
         std::string out = csvLine({ "tenant", "operation", "active", "reason", "paused_by", "paused_at", "until",
-            "ended_at", "ended_by", "end_reason", "audit_id" });
+            "ended_at", "ended_by", "end_reason", "audit_id", "ramp" });
         for (const auto& p : set.rows)
             out += csvLine({ textCell(p.tenant), textCell(p.operation), std::string(p.active ? "true" : "false"),
                 textCell(p.reason), textCell(p.pausedBy), textCell(p.pausedAt), textCell(p.until), textCell(p.endedAt),
-                textCell(p.endedBy), textCell(p.endReason), num(p.auditId) });
+                textCell(p.endedBy), textCell(p.endReason), num(p.auditId), textCell(p.ramp) });
         return out;
     }
 

@@ -8,6 +8,7 @@
 
 #include "core/key.h"
 #include "operations/actions.h"
+#include "operations/pauseramp.h"
 #include "operations/readframe.h"
 
 namespace idem {
@@ -34,21 +35,19 @@ namespace {
             std::to_string(ms));
     }
 
-    void checkScope(const std::string& tenant, const std::string& operation)
-    {
-        if (!validPauseName(tenant))
-            throw std::invalid_argument(
-                "the tenant must be '*' or 1 to 64 visible ASCII characters without ':', not '" + tenant + "'");
-        if (!validPauseName(operation))
-            throw std::invalid_argument(
-                "the operation must be '*' or 1 to 64 visible ASCII characters without ':', not '" + operation + "'");
-    }
     void checkMinutes(int minutes)
     {
         if (minutes < 1 || minutes > 1440)
             throw std::invalid_argument("the window must be 1 to 1440 minutes, not " + std::to_string(minutes));
     }
 } // namespace
+
+std::optional<double> Ramp::failureRate() const
+{
+    if (claimed <= 0)
+        return std::nullopt;
+    return double(failed) / double(claimed);
+}
 
 bool PauseList::anyActive() const
 {
@@ -71,7 +70,7 @@ bool validPauseName(const std::string& name) { return name == "*" || isKeyName(n
 
 void validatePauseRequest(const PauseRequest& r)
 {
-    checkScope(r.tenant, r.operation);
+    validatePauseScope(r.tenant, r.operation);
     validateReasonAndActor(r.reason, r.actor);
     if (r.lengthMs && r.endUs)
         throw std::invalid_argument("give a pause a length or an end, not both");
@@ -86,7 +85,10 @@ namespace {
     {
         return "SELECT l.tenant, l.operation, l.reason, l.paused_by, " + micros("l.paused_at") + ", "
             + micros("l.changed_at") + ", " + micros("l.until") + ", l.active, l.remaining_ms, l.turned_away, l.seen,"
-              " l.audit_id FROM "
+              " l.audit_id, pg_catalog.array_to_string(l.ramp_steps, ','), l.ramp_step_ms, "
+            + micros("l.ramp_started_at")
+            + ", l.ramp_abort_above, l.ramp_min_claims, l.ramp_step, l.ramp_percent, l.ramp_claimed, l.ramp_failed, "
+            + micros("l.ramp_aborted_at") + " FROM "
             + schema.qualify("idem_pause_list") + "($1) l";
     }
 
@@ -107,6 +109,26 @@ namespace {
             p.turnedAway = row[9].template as<std::int64_t>();
             p.seen = row[10].template as<bool>();
             p.auditId = row[11].template as<std::int64_t>();
+            if (!row[12].is_null()) {
+                Ramp ramp;
+                const auto steps = row[12].template as<std::string>();
+                for (std::size_t at = 0; at <= steps.size();) {
+                    const auto comma = std::min(steps.find(',', at), steps.size());
+                    ramp.steps.push_back(std::stoi(steps.substr(at, comma - at)));
+                    at = comma + 1;
+                }
+                ramp.stepMs = row[13].template as<std::int64_t>();
+                ramp.startedAtUs = row[14].template as<std::int64_t>();
+                ramp.abortAbove = row[15].template as<double>();
+                ramp.minClaims = row[16].template as<int>();
+                ramp.step = row[17].template as<int>();
+                ramp.percent = row[18].template as<int>();
+                ramp.claimed = row[19].template as<std::int64_t>();
+                ramp.failed = row[20].template as<std::int64_t>();
+                p.ramp = std::move(ramp);
+            }
+            if (!row[21].is_null())
+                p.rampAbortedAtUs = row[21].template as<std::int64_t>();
             out.pauses.push_back(std::move(p));
         }
     }
@@ -182,7 +204,7 @@ PauseChange setPause(pqxx::connection& conn, const SchemaName& schema, const Pau
 ResumeChange resumePause(pqxx::connection& conn, const SchemaName& schema, const std::string& tenant,
     const std::string& operation, const std::string& reason, const std::string& actor, int lockTimeoutMs)
 {
-    checkScope(tenant, operation);
+    validatePauseScope(tenant, operation);
     validateReasonAndActor(reason, actor);
     pqxx::work w(conn);
     setLockTimeout(w, lockTimeoutMs);

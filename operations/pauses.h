@@ -18,6 +18,29 @@ namespace idem {
 // Set, changed and lifted only through the audited SQL functions idem_pause and idem_resume
 // (idem_operator); listed by idem_pause_list (idem_reader). No Qt: idemctl, the console's worker
 // thread and the exporter call these.
+// A resume in steps (schema v35, idem_resume_ramp): the pause row of a scope admits a rising share
+// of its keys step by step, chosen by the key's hash (idem_ramp_bucket), and is paused again by the
+// database when the admitted keys of a step fail past abortAbove (idem_ramp_failed).
+struct Ramp {
+    std::vector<int> steps; // percent of keys admitted per step, rising, the last 100
+    std::int64_t stepMs = 0;
+    std::int64_t startedAtUs = 0;
+    double abortAbove = 0; // failed / claimed of a step, 0 to 1
+    int minClaims = 0; // a step aborts only once it admitted this many claims
+    int step = 0; // 0-based, by the server's clock when the list was read
+    int percent = 0; // of keys admitted at that step
+    std::int64_t claimed = 0; // admitted claims of that step (the tally)
+    std::int64_t failed = 0; // their failures recorded by fail()
+
+    int stepCount() const { return static_cast<int>(steps.size()); }
+    bool done() const { return percent >= 100; }
+    // failed / claimed of the current step; none before any claim was admitted.
+    std::optional<double> failureRate() const;
+    // When the current step began and when the ramp reaches 100 %, by the server's clock.
+    std::int64_t stepBeganAtUs() const { return startedAtUs + std::int64_t(step) * stepMs * 1000; }
+    std::int64_t endsAtUs() const { return startedAtUs + std::int64_t(stepCount() - 1) * stepMs * 1000; }
+};
+
 struct Pause {
     std::string tenant; // '*' for every tenant
     std::string operation; // '*' for every operation
@@ -31,6 +54,8 @@ struct Pause {
     std::int64_t turnedAway = 0; // claims counted 'paused' in its scope over the listing's minutes
     bool seen = false; // any outcome of its scope counted over the listing's minutes (false: matches nothing yet)
     std::int64_t auditId = 0; // the entry that set it last
+    std::optional<Ramp> ramp; // a resume in steps under way (v35); none: a plain pause
+    std::optional<std::int64_t> rampAbortedAtUs; // a ramp's automatic re-pause set this pause (v35)
 
     // "tenant:operation", as claim() reports the scope in ClaimResult::detail.
     std::string scope() const { return tenant + ':' + operation; }

@@ -233,14 +233,25 @@ namespace {
         const std::string from = " FROM (SELECT p.tenant, p.operation, p.reason, p.paused_by, p.paused_at, p.until,"
                                  " (p.until IS NULL OR p.until > now()) AS active,"
                                  " CASE WHEN p.until <= now() THEN p.until END AS ended_at,"
-                                 " NULL::text AS ended_by, NULL::text AS end_reason, p.audit_id, p.changed_at AS sort_at"
+                                 " NULL::text AS ended_by, NULL::text AS end_reason, p.audit_id, p.changed_at AS sort_at,"
+                                 // schema v35: a ramp under way, or the abort that set this pause, in words
+                                 " CASE WHEN p.ramp_started_at IS NOT NULL THEN pg_catalog.format("
+                                 "'ramping: step %s of %s, %s %% of keys admitted, one step every %s s from %s,"
+                                 " re-pauses above %s of a step''s admitted claims failing',"
+                                 " LEAST(pg_catalog.cardinality(p.ramp_steps), 1 + pg_catalog.floor(pg_catalog.date_part('epoch',"
+                                 " now() - p.ramp_started_at) * 1000 / p.ramp_step_ms)::int), pg_catalog.cardinality(p.ramp_steps),"
+                                 " p.ramp_steps[LEAST(pg_catalog.cardinality(p.ramp_steps), 1 + pg_catalog.floor("
+                                 "pg_catalog.date_part('epoch', now() - p.ramp_started_at) * 1000 / p.ramp_step_ms)::int)],"
+                                 " p.ramp_step_ms / 1000, p.ramp_started_at, p.ramp_abort_above)"
+                                 " WHEN p.ramp_aborted_at IS NOT NULL THEN pg_catalog.format('set by a ramp''s abort at %s',"
+                                 " p.ramp_aborted_at) END AS ramp"
                                  " FROM "
             + schema.qualify("idem_pauses")
             + " p UNION ALL"
               " SELECT a.before_image ->> 'tenant', a.before_image ->> 'operation',"
               " COALESCE(a.before_image -> 'pause' ->> 'reason', ''), COALESCE(a.before_image -> 'pause' ->> 'paused_by', ''),"
               " (a.before_image -> 'pause' ->> 'paused_at')::timestamptz, (a.before_image -> 'pause' ->> 'until')::timestamptz,"
-              " false, a.at, a.db_role || ' (' || a.os_user || ')', a.reason, a.id, a.at FROM "
+              " false, a.at, a.db_role || ' (' || a.os_user || ')', a.reason, a.id, a.at, NULL::text FROM "
             + schema.qualify("task_idempotency_audit")
             + " a WHERE a.action = 'resume' AND a.at >= now() - $3::int * interval '1 minute' AND a.at <= now()) x"
               " WHERE ($1::text IS NULL OR x.tenant IN ($1::text, '*')) AND ($2::text IS NULL OR x.operation IN ($2::text, '*'))";
@@ -251,7 +262,7 @@ namespace {
         set.truncated = set.total > limit;
         const auto r = tx.exec_params("SELECT x.tenant, x.operation, x.reason, x.paused_by, " + ts("x.paused_at")
                 + " AS paused_at, " + ts("x.until") + " AS until, x.active, " + ts("x.ended_at")
-                + " AS ended_at, x.ended_by, x.end_reason, x.audit_id" + from
+                + " AS ended_at, x.ended_by, x.end_reason, x.audit_id, x.ramp" + from
                 + " ORDER BY x.active DESC, x.sort_at DESC, x.audit_id DESC LIMIT $4",
             orNull(filter.tenant), orNull(filter.operation), minutes, limit);
         for (const auto& row : r) {
@@ -267,6 +278,7 @@ namespace {
             p.endedBy = optText(row["ended_by"]);
             p.endReason = optText(row["end_reason"]);
             p.auditId = row["audit_id"].as<std::int64_t>();
+            p.ramp = optText(row["ramp"]);
             set.rows.push_back(std::move(p));
         }
         return set;

@@ -144,6 +144,7 @@ struct SnapshotPause {
     std::optional<std::string> endedBy; // who lifted it, "db_role (actor)"; none when it ran out
     std::optional<std::string> endReason; // why it was lifted
     std::int64_t auditId = 0; // the entry that set it last, or the resume entry
+    std::optional<std::string> ramp; // a resume in steps under way, or the ramp abort that set it (v35), in words
 };
 
 struct SnapshotPauseSet {

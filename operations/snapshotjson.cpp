@@ -76,7 +76,7 @@ namespace {
             rows.push_back(OJson { { "tenant", p.tenant }, { "operation", p.operation }, { "reason", p.reason },
                 { "paused_by", p.pausedBy }, { "paused_at", p.pausedAt }, { "until", opt(p.until) },
                 { "active", p.active }, { "ended_at", opt(p.endedAt) }, { "ended_by", opt(p.endedBy) },
-                { "end_reason", opt(p.endReason) }, { "audit_id", p.auditId } });
+                { "end_reason", opt(p.endReason) }, { "audit_id", p.auditId }, { "ramp", opt(p.ramp) } });
         return OJson { { "description", s.description }, { "limit", s.limit }, { "total", s.total },
             { "truncated", s.truncated }, { "csv", "pauses.csv" }, { "rows", rows } };
     }
@@ -468,6 +468,8 @@ namespace {
             p.endedBy = row.optStr("ended_by");
             p.endReason = row.optStr("end_reason");
             p.auditId = row.integer("audit_id");
+            if (row.has("ramp")) // schema v35 on
+                p.ramp = row.optStr("ramp");
             s.rows.push_back(std::move(p));
         });
         checkBound(r, s, "pauses");

@@ -446,7 +446,7 @@ std::string snapshotReportHtml(const SnapshotData& d, const std::vector<ReportIm
                     true);
             for (const auto& x : p.rows)
                 h += row({ nowrap(htmlEscape(x.tenant + ":" + x.operation)),
-                    x.active ? std::string("in force") : std::string("ended"), clip(x.reason), htmlEscape(x.pausedBy),
+                    x.active ? std::string("in force") : std::string("ended"), clip(x.reason + (x.ramp ? " (" + *x.ramp + ")" : "")), htmlEscape(x.pausedBy),
                     nowrap(shortTime(x.pausedAt)), nowrap(x.until ? shortTime(*x.until) : std::string("until resumed")),
                     nowrap(optTime(x.endedAt)), opt(x.endedBy), clip(x.endReason) });
             h += "</table>\n";

@@ -3670,6 +3670,37 @@ Safe repeated task execution on PostgreSQL.</source>
         <source>Pause everything</source>
         <translation>全部暂停</translation>
     </message>
+    <message>
+        <source>Resuming %1 in steps: every key admitted at %2 unless its keys fail first. Audit entry #%3.</source>
+        <translation>正在分步恢复 %1：除非其键先失败，将于 %2 接纳全部键。审计条目 #%3。</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::PauseRamp</name>
+    <message>
+        <source>at least %1</source>
+        <translation>至少 %1</translation>
+    </message>
+    <message>
+        <source>Resuming sends %1 retries due in the next %2 min (%3 due already, %4 in the busiest minute) and %5 claims turned away since %6: %7 in all.</source>
+        <translation>恢复将发出未来 %2 分钟内到期的 %1 个重试（%3 个已到期，最忙的一分钟 %4 个），以及自 %6 起被拒绝的 %5 次认领：共 %7。</translation>
+    </message>
+    <message>
+        <source>Ramp done: every key admitted.</source>
+        <translation>分步恢复完成：已接纳全部键。</translation>
+    </message>
+    <message>
+        <source>%1 % of %2 admitted claims failed</source>
+        <translation>%2 次已接纳认领中有 %1 % 失败</translation>
+    </message>
+    <message>
+        <source>no admitted claim yet</source>
+        <translation>尚无已接纳的认领</translation>
+    </message>
+    <message>
+        <source>Ramping: step %1 of %2, %3 % of keys admitted; %4 (re-pauses above %5 %).</source>
+        <translation>分步恢复中：第 %1 步（共 %2 步），接纳 %3 % 的键；%4（超过 %5 % 时重新暂停）。</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::PauseWatch</name>
@@ -3799,6 +3830,49 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>No re-driver for %1 is online (%2 was last seen %3 ago, at %4): the key waits for its client</source>
         <translation>%1 没有在线的重驱器（%2 最后一次出现在 %3 前，于 %4）：该键等待其客户端</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::ResumeRampPanel</name>
+    <message>
+        <source>Reading what a resume sends…</source>
+        <translation>正在读取恢复将发出的负载…</translation>
+    </message>
+    <message>
+        <source>Resume in steps: admit a growing share of keys (by key hash), pause again by itself when they fail</source>
+        <translation>分步恢复：按键哈希逐步接纳更多键，失败过多时自动重新暂停</translation>
+    </message>
+    <message>
+        <source>Percentages of keys admitted step by step, rising, the last 100.</source>
+        <translation>每一步接纳的键的百分比，递增，最后一步为 100。</translation>
+    </message>
+    <message>
+        <source> min</source>
+        <translation> 分钟</translation>
+    </message>
+    <message>
+        <source>Once a step admitted 20 claims, more failures than this share of them pause the scope again, until resumed.</source>
+        <translation>某一步接纳 20 次认领后，失败比例超过此值时，该范围将重新暂停，直到恢复。</translation>
+    </message>
+    <message>
+        <source>Steps (%):</source>
+        <translation>步骤（%）：</translation>
+    </message>
+    <message>
+        <source>Each step:</source>
+        <translation>每一步：</translation>
+    </message>
+    <message>
+        <source>Pause again above:</source>
+        <translation>超过此值重新暂停：</translation>
+    </message>
+    <message>
+        <source>What a resume sends could not be read: %1</source>
+        <translation>无法读取恢复将发出的负载：%1</translation>
+    </message>
+    <message>
+        <source>Steps are 2 to 20 rising percentages from 1 to 100 separated by commas, the last 100 (e.g. 10,25,50,100).</source>
+        <translation>步骤是 2 到 20 个以逗号分隔、从 1 到 100 递增的百分比，最后一个为 100（例如 10,25,50,100）。</translation>
     </message>
 </context>
 <context>

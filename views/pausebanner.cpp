@@ -11,6 +11,7 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
+#include "models/pauseramp.h"
 #include "models/pausewatch.h"
 #include "models/visibletext.h"
 #include "views/theme.h"
@@ -103,6 +104,8 @@ void PauseBanner::render()
     QString line1 = tr("Intake paused: %1, %2, by %3.")
                         .arg(pauseScopeText(p), pauseUntilText(p, m_watch->remainingNow(p)), visibleText(p.pausedBy));
     QString line2 = tr("Reason: %1 · %2").arg(reasonShort(p.reason), turnedAwayText(p, minutes));
+    if (p.ramp)
+        line2 += QStringLiteral(" · ") + rampText(*p.ramp);
     if (active.size() > 1)
         line2 += QStringLiteral(" · ") + tr("and %n more pause(s)", nullptr, int(active.size() - 1));
     m_text->setText(line1 + QLatin1Char('\n') + line2);
@@ -132,6 +135,8 @@ QString PauseBanner::detailsText() const
         lines << tr("%1 — %2; paused by %3 since %4; %5; reason: %6 (audit entry #%7)")
                      .arg(pauseScopeText(p), state, visibleText(p.pausedBy), since, turnedAwayText(p, list->minutes),
                          visibleText(p.reason), QString::number(p.auditId));
+        if (p.ramp)
+            lines.last() += QStringLiteral(" ") + rampText(*p.ramp);
     }
     return lines.join(QLatin1Char('\n'));
 }

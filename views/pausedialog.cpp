@@ -17,8 +17,10 @@
 #include "operations/actions.h"
 #include "models/consolesession.h"
 #include "models/olderschema.h"
+#include "models/pauseramp.h"
 #include "models/pausewatch.h"
 #include "models/visibletext.h"
+#include "views/resumeramppanel.h"
 #include "views/theme.h"
 
 namespace idem::console {
@@ -129,6 +131,10 @@ void PauseDialog::build()
             + tr("Paused by %1 since %2, %3.").arg(visibleText(m_pause.pausedBy), localTime(m_pause.pausedAtUs), until)
             + QStringLiteral("\n") + tr("Reason: %1").arg(visibleText(m_pause.reason)));
         m_intro->setTextFormat(Qt::PlainText);
+        m_rampPanel = new ResumeRampPanel(m_admin, m_pause);
+        m_rampPanel->setObjectName(QStringLiteral("resumeRampPanel"));
+        layout->addWidget(m_rampPanel);
+        connect(m_rampPanel, &ResumeRampPanel::changed, this, &PauseDialog::updateRun);
     }
     m_reason = new QPlainTextEdit;
     m_reason->setObjectName(QStringLiteral("reasonEdit"));
@@ -163,7 +169,7 @@ void PauseDialog::build()
     layout->addWidget(m_result);
     layout->addStretch(1);
     layout->addLayout(buttons);
-    resize(560, pausing ? 420 : 340);
+    resize(560, pausing ? 420 : 520);
 
     connect(m_reason, &QPlainTextEdit::textChanged, this, &PauseDialog::updateRun);
     connect(m_run, &QPushButton::clicked, this, &PauseDialog::run);
@@ -185,6 +191,15 @@ void PauseDialog::build()
         text += QLatin1Char(' ') + tr("Audit entry #%1.").arg(m_auditId);
         showResult(text, true);
     });
+    m_rampChange = new PauseRampChange(m_admin, this);
+    connect(m_rampChange, &PauseRampChange::done, this, [this](qint64 auditId, qint64 endsAtUs) {
+        m_auditId = auditId;
+        showResult(tr("Resuming %1 in steps: every key admitted at %2 unless its keys fail first. Audit entry #%3.")
+                       .arg(pauseScopeText(m_pause), localTime(endsAtUs), QString::number(auditId)),
+            true);
+    });
+    connect(m_rampChange, &PauseRampChange::failed, this,
+        [this](const QString& why) { showResult(tr("Not resumed: %1").arg(visibleLines(why)), false); });
     connect(m_change, &PauseChange::failed, this, [this](const QString& why) {
         // The server's words, whole, with anything that would hide or rearrange them escaped.
         showResult((m_mode == Mode::Pause ? tr("Not paused: %1") : tr("Not resumed: %1")).arg(visibleLines(why)), false);
@@ -228,6 +243,8 @@ void PauseDialog::updateRun()
                 why = tr("%1 must be '*' or 1 to 64 visible ASCII characters without ':'.")
                           .arg(edit == m_tenant ? tr("The tenant") : tr("The operation"));
     }
+    if (why.isEmpty() && m_rampPanel)
+        why = m_rampPanel->problem();
     if (why.isEmpty() && everything && !m_everything->isChecked())
         why = tr("Scope *:* pauses all intake, of every tenant and operation: tick the box above to confirm, or "
                  "name a tenant or an operation.");
@@ -266,7 +283,12 @@ void PauseDialog::run()
         if (const auto ms = lengthMs())
             request.lengthMs = *ms;
         m_change->pause(request);
+    } else if (m_rampPanel && m_rampPanel->inSteps()) {
+        m_rampPanel->lock();
+        m_rampChange->start(m_rampPanel->request(reason));
     } else {
+        if (m_rampPanel)
+            m_rampPanel->lock();
         m_change->resume(m_pause, reason);
     }
 }

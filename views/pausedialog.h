@@ -19,7 +19,9 @@ namespace idem::console {
 
 class ConsoleSession;
 class PauseChange;
+class PauseRampChange;
 class PauseWatch;
+class ResumeRampPanel;
 
 // Pauses intake of a scope (issue #26), or lifts one pause, through the admin session's worker
 // (PauseChange: idem_pause / idem_resume, one audit entry each). The scope comes prefilled (the dashboard's
@@ -49,6 +51,8 @@ public:
     QCheckBox* everythingConfirm() const { return m_everything; }
     bool pausesEverything() const;
     QLabel* resultLabel() const { return m_result; }
+    // Resume: the forecast and the choice to resume in steps (schema v35).
+    ResumeRampPanel* rampPanel() const { return m_rampPanel; }
     bool finished() const { return m_finished; }
     bool succeeded() const { return m_auditId > 0; }
     qint64 auditId() const { return m_auditId; }
@@ -67,6 +71,8 @@ private:
 
     ConsoleSession* m_admin;
     PauseChange* m_change = nullptr;
+    PauseRampChange* m_rampChange = nullptr;
+    ResumeRampPanel* m_rampPanel = nullptr;
     Mode m_mode;
     idem::Pause m_pause; // Resume: the one to lift
     QLineEdit* m_tenant = nullptr;

@@ -185,6 +185,12 @@ BEGIN
     EXECUTE format('REVOKE ALL ON %1$I.idem_pauses FROM idem_worker', s);
     EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_pauses FROM idem_reader, idem_operator', s);
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_pause_list(integer) TO idem_reader', s);
+    -- Schema v35: the forecast before a resume, and the audit actions' registry, read by readers.
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_pause_forecast(text, text, integer, integer),'
+                   ' %1$I.idem_ramp_step(%1$I.idem_pauses), %1$I.idem_ramp_bucket(text) TO idem_reader', s);
+    EXECUTE format('GRANT SELECT ON %1$I.idem_audit_actions TO idem_reader', s);
+    EXECUTE format('REVOKE ALL ON %1$I.idem_ramp_tally FROM idem_worker', s);
+    EXECUTE format('GRANT SELECT ON %1$I.idem_ramp_tally TO idem_reader', s);
 END
 $pauses$;
 
@@ -293,7 +299,9 @@ BEGIN
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_release(text, text, bigint, text, text) TO idem_may_release', s);
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_fail(text, text, bigint, text, text) TO idem_may_fail', s);
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_pause(text, text, text, text, bigint, timestamptz),'
-                   ' %1$I.idem_resume(text, text, text, text) TO idem_may_pause', s);
+                   ' %1$I.idem_resume(text, text, text, text),'
+                   ' %1$I.idem_resume_ramp(text, text, integer[], bigint, double precision, integer, text, text)'
+                   ' TO idem_may_pause', s);
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_set_retention(text, bigint, text, text),'
                    ' %1$I.idem_clear_retention(text, text, text), %1$I.idem_purge_begin(text, text),'
                    ' %1$I.idem_purge_batch(bigint, integer), %1$I.idem_purge_finish(bigint),'

@@ -90,6 +90,10 @@ BEGIN
         RAISE EXCEPTION 'audited changes run in READ COMMITTED transactions, not %',
             current_setting('transaction_isolation') USING ERRCODE = 'ID003';
     END IF;
+    IF NOT EXISTS (SELECT FROM idem_audit_actions a WHERE a.action = p_action AND a.keyless = (p_key = '')) THEN
+        RAISE EXCEPTION 'audit action % is not in idem_audit_actions or does not take % key', quote_literal(p_action),
+            CASE WHEN p_key = '' THEN 'an empty' ELSE 'a' END USING ERRCODE = 'ID003';
+    END IF;
     BEGIN
         PERFORM FROM task_idempotency_audit_head h FOR UPDATE;
         v_found := FOUND;
@@ -345,8 +349,6 @@ DECLARE
     v_expired_by_age boolean;
     v_detail text;
     v_pause idem_pauses%ROWTYPE;
-    v_tenant text;
-    v_operation text;
 BEGIN
     IF p_key IS NULL OR octet_length(p_key) NOT BETWEEN 1 AND 1024 THEN
         RAISE EXCEPTION 'idempotency key must be 1 to 1024 bytes' USING ERRCODE = 'ID003';
@@ -385,17 +387,15 @@ BEGIN
         -- every other answer comes from the stored row, paused or not. The pause tables are read
         -- only when the catalog says a pause may cover the key (idem_pause_may_cover, v18): while
         -- nothing is paused, or only other operations are, the check is a catalog-cache lookup.
+        -- A ramping pause (v35) turns away only the keys outside its step's fraction, inside
+        -- idem_pause_check, which counts the keys it admits.
         IF idem_pause_may_cover(p_key) THEN
-            v_tenant := split_part(p_key, ':', 1);
-            v_operation := split_part(p_key, ':', 2);
-            IF idem_pause_named(v_tenant, v_operation) THEN
-                SELECT * INTO v_pause FROM idem_pause_covering(v_tenant, v_operation);
-                IF FOUND THEN
-                    RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid, 0,
-                                        p_max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until),
-                                        NULL::jsonb, NULL::text, NULL::text, v_pause.reason;
-                    RETURN;
-                END IF;
+            SELECT * INTO v_pause FROM idem_pause_check(p_key);
+            IF FOUND THEN
+                RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid, 0,
+                                    p_max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until),
+                                    NULL::jsonb, NULL::text, NULL::text, v_pause.reason;
+                RETURN;
             END IF;
         END IF;
         INSERT INTO task_idempotency AS t (idempotency_key, request_hash, status, owner_token, lease_until,
@@ -484,16 +484,12 @@ BEGIN
     END IF;
 
     IF idem_pause_may_cover(p_key) THEN
-        v_tenant := split_part(p_key, ':', 1);
-        v_operation := split_part(p_key, ':', 2);
-        IF idem_pause_named(v_tenant, v_operation) THEN
-            SELECT * INTO v_pause FROM idem_pause_covering(v_tenant, v_operation);
-            IF FOUND THEN
-                RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid,
-                                    r.attempts, r.max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until),
-                                    NULL::jsonb, r.request_hash, NULL::text, v_pause.reason;
-                RETURN;
-            END IF;
+        SELECT * INTO v_pause FROM idem_pause_check(p_key);
+        IF FOUND THEN
+            RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid,
+                                r.attempts, r.max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until),
+                                NULL::jsonb, r.request_hash, NULL::text, v_pause.reason;
+            RETURN;
         END IF;
     END IF;
 
@@ -606,6 +602,9 @@ BEGIN
            owner_token = NULL, lease_until = NULL, updated_at = now()
      WHERE t.idempotency_key = p_key
     RETURNING t.* INTO r;
+    IF idem_pause_may_cover(p_key) THEN
+        PERFORM idem_ramp_failed(p_key);
+    END IF;
     RETURN QUERY SELECT r.status, r.attempts, r.max_attempts, r.next_attempt_at,
                         r.status = 'failed' AND p_class <> 'permanent';
 END
@@ -3484,6 +3483,9 @@ BEGIN
     ON CONFLICT ON CONSTRAINT idem_pauses_pkey DO UPDATE
        SET reason = EXCLUDED.reason, paused_by = EXCLUDED.paused_by, changed_at = EXCLUDED.changed_at,
            until = EXCLUDED.until,
+           -- a pause set again on a ramping scope ends the ramp (v35): the scope is paused whole
+           ramp_steps = NULL, ramp_step_ms = NULL, ramp_started_at = NULL, ramp_abort_above = NULL,
+           ramp_min_claims = NULL, ramp_step_audited = NULL, ramp_aborted_at = NULL,
            -- a pause that had expired starts again
            paused_at = CASE WHEN p.until IS NOT NULL AND p.until <= now() THEN EXCLUDED.paused_at ELSE p.paused_at END
     RETURNING p.* INTO v_new;
@@ -3515,6 +3517,97 @@ $$;
 
 
 --
+-- Name: idem_pauses; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_pauses (
+    tenant text NOT NULL,
+    operation text NOT NULL,
+    reason text NOT NULL,
+    paused_by text NOT NULL,
+    paused_at timestamp with time zone NOT NULL,
+    changed_at timestamp with time zone NOT NULL,
+    until timestamp with time zone,
+    audit_id bigint NOT NULL,
+    ramp_steps smallint[],
+    ramp_step_ms bigint,
+    ramp_started_at timestamp with time zone,
+    ramp_abort_above double precision,
+    ramp_min_claims integer,
+    ramp_step_audited smallint,
+    ramp_aborted_at timestamp with time zone,
+    CONSTRAINT idem_pauses_check CHECK (((until IS NULL) OR (until > changed_at))),
+    CONSTRAINT idem_pauses_operation_check CHECK (((operation = '*'::text) OR (operation ~ '^[!-9;-~]{1,64}$'::text))),
+    CONSTRAINT idem_pauses_ramp_check CHECK ((((ramp_started_at IS NULL) = (ramp_steps IS NULL)) AND ((ramp_started_at IS NULL) = (ramp_step_ms IS NULL)) AND ((ramp_started_at IS NULL) = (ramp_abort_above IS NULL)) AND ((ramp_started_at IS NULL) = (ramp_min_claims IS NULL)) AND ((ramp_started_at IS NULL) = (ramp_step_audited IS NULL)) AND ((ramp_started_at IS NULL) OR (((cardinality(ramp_steps) >= 2) AND (cardinality(ramp_steps) <= 20)) AND (ramp_steps[cardinality(ramp_steps)] = 100) AND ((ramp_step_ms >= 1000) AND (ramp_step_ms <= 86400000)) AND (ramp_abort_above > (0)::double precision) AND (ramp_abort_above <= (1)::double precision) AND ((ramp_min_claims >= 1) AND (ramp_min_claims <= 1000000)) AND (until IS NOT NULL))))),
+    CONSTRAINT idem_pauses_tenant_check CHECK (((tenant = '*'::text) OR (tenant ~ '^[!-9;-~]{1,64}$'::text)))
+);
+
+
+--
+-- Name: idem_pause_check(text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_pause_check(p_key text) RETURNS SETOF idem.idem_pauses
+    LANGUAGE plpgsql
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+DECLARE
+    v_tenant text := split_part(p_key, ':', 1);
+    v_operation text := split_part(p_key, ':', 2);
+    p idem_pauses;
+    v_bucket integer;
+    v_step integer;
+    v_admitted idem_pauses[] := '{}';
+    v_steps integer[] := '{}';
+    i integer;
+BEGIN
+    IF NOT idem_pause_named(v_tenant, v_operation) THEN
+        RETURN;
+    END IF;
+    FOR p IN
+        SELECT q.* FROM idem_pauses q
+         WHERE (q.tenant = v_tenant OR q.tenant = '*') AND (q.operation = v_operation OR q.operation = '*')
+           AND (q.until IS NULL OR q.until > now())
+         ORDER BY q.ramp_started_at IS NOT NULL, q.until DESC NULLS FIRST
+    LOOP
+        IF p.ramp_started_at IS NULL THEN
+            RETURN NEXT p;
+            RETURN;
+        END IF;
+        v_step := idem_ramp_step(p);
+        IF v_step > p.ramp_step_audited THEN
+            UPDATE idem_pauses q SET ramp_step_audited = v_step
+             WHERE q.tenant = p.tenant AND q.operation = p.operation AND q.ramp_started_at = p.ramp_started_at
+               AND q.ramp_step_audited < v_step;
+            IF FOUND THEN
+                PERFORM audit_append('', 'ramp_step',
+                    format('ramp step %s of %s: %s %% of keys admitted', v_step + 1, cardinality(p.ramp_steps),
+                           p.ramp_steps[v_step + 1]),
+                    'ramp', jsonb_build_object('tenant', p.tenant, 'operation', p.operation, 'ramp', idem_ramp_image(p),
+                                               'step', p.ramp_step_audited),
+                    jsonb_build_object('tenant', p.tenant, 'operation', p.operation, 'ramp', idem_ramp_image(p),
+                                       'step', v_step));
+            END IF;
+        END IF;
+        v_bucket := COALESCE(v_bucket, idem_ramp_bucket(p_key));
+        IF v_bucket >= p.ramp_steps[v_step + 1] * 100 THEN
+            RETURN NEXT p;
+            RETURN;
+        END IF;
+        v_admitted := v_admitted || p;
+        v_steps := v_steps || v_step;
+    END LOOP;
+    -- Admitted by every ramp that covers the key: counted in each one's step.
+    FOR i IN 1 .. cardinality(v_admitted) LOOP
+        INSERT INTO idem_ramp_tally AS t (tenant, operation, step, slot, claimed)
+        VALUES (v_admitted[i].tenant, v_admitted[i].operation, v_steps[i], v_bucket % 16, 1)
+        ON CONFLICT (tenant, operation, step, slot) DO UPDATE SET claimed = t.claimed + 1;
+    END LOOP;
+END
+$$;
+
+
+--
 -- Name: idem_pause_check_scope(text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -3536,25 +3629,6 @@ $_$;
 
 
 --
--- Name: idem_pauses; Type: TABLE; Schema: idem; Owner: -
---
-
-CREATE TABLE idem.idem_pauses (
-    tenant text NOT NULL,
-    operation text NOT NULL,
-    reason text NOT NULL,
-    paused_by text NOT NULL,
-    paused_at timestamp with time zone NOT NULL,
-    changed_at timestamp with time zone NOT NULL,
-    until timestamp with time zone,
-    audit_id bigint NOT NULL,
-    CONSTRAINT idem_pauses_check CHECK (((until IS NULL) OR (until > changed_at))),
-    CONSTRAINT idem_pauses_operation_check CHECK (((operation = '*'::text) OR (operation ~ '^[!-9;-~]{1,64}$'::text))),
-    CONSTRAINT idem_pauses_tenant_check CHECK (((tenant = '*'::text) OR (tenant ~ '^[!-9;-~]{1,64}$'::text)))
-);
-
-
---
 -- Name: idem_pause_covering(text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -3568,6 +3642,69 @@ CREATE FUNCTION idem.idem_pause_covering(p_tenant text, p_operation text) RETURN
        AND (p.until IS NULL OR p.until OPERATOR(pg_catalog.>) pg_catalog.now())
      ORDER BY p.until DESC NULLS FIRST
      LIMIT 1
+$$;
+
+
+--
+-- Name: idem_pause_forecast(text, text, integer, integer); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_pause_forecast(p_tenant text, p_operation text, p_minutes integer DEFAULT 30, p_cap integer DEFAULT 100000) RETURNS TABLE(tenant text, operation text, paused_at timestamp with time zone, server_now timestamp with time zone, minutes integer, due_by_minute jsonb, due_now bigint, due_total bigint, due_bounded boolean, scanned bigint, turned_away bigint, turned_away_since timestamp with time zone, total bigint)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_pause idem_pauses;
+BEGIN
+    PERFORM idem_pause_check_scope(p_tenant, p_operation);
+    IF p_minutes IS NULL OR p_minutes NOT BETWEEN 1 AND 1440 THEN
+        RAISE EXCEPTION 'minutes must be 1 to 1440, not %', COALESCE(p_minutes::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    IF p_cap IS NULL OR p_cap NOT BETWEEN 1 AND 1000000 THEN
+        RAISE EXCEPTION 'the cap must be 1 to 1000000 rows, not %', COALESCE(p_cap::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    SELECT * INTO v_pause FROM idem_pauses p WHERE p.tenant = p_tenant AND p.operation = p_operation;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no pause of tenant % and operation %', quote_literal(p_tenant),
+            quote_literal(p_operation) USING ERRCODE = 'ID002',
+            HINT = 'A forecast reads the pause with the tenant and operation it was set with (''*'' included): idemctl pauses lists them.';
+    END IF;
+    tenant := p_tenant;
+    operation := p_operation;
+    paused_at := v_pause.paused_at;
+    server_now := now();
+    minutes := p_minutes;
+    WITH scan AS MATERIALIZED (
+        SELECT t.next_attempt_at, t.idempotency_key
+          FROM task_idempotency t
+         WHERE t.status = 'retryable_failed'
+           AND t.next_attempt_at < date_trunc('minute', now()) + p_minutes * interval '1 minute'
+         ORDER BY t.next_attempt_at
+         LIMIT p_cap
+    ), mine AS (
+        SELECT greatest(date_trunc('minute', s.next_attempt_at), date_trunc('minute', now())) AS minute,
+               s.next_attempt_at <= now() AS due_now
+          FROM scan s
+         WHERE (p_tenant = '*' OR split_part(s.idempotency_key, ':', 1) = p_tenant)
+           AND (p_operation = '*' OR split_part(s.idempotency_key, ':', 2) = p_operation)
+    ), by_minute AS (
+        SELECT m.minute, count(*) AS due, count(*) FILTER (WHERE m.due_now) AS due_now FROM mine m GROUP BY m.minute
+    )
+    SELECT COALESCE(jsonb_agg(jsonb_build_object('minute', b.minute, 'due', b.due) ORDER BY b.minute), '[]'::jsonb),
+           COALESCE(sum(b.due_now), 0)::bigint, COALESCE(sum(b.due), 0)::bigint,
+           (SELECT count(*) FROM scan)
+      INTO due_by_minute, due_now, due_total, scanned
+      FROM by_minute b;
+    due_bounded := scanned >= p_cap;
+    turned_away_since := greatest(date_trunc('minute', v_pause.paused_at), date_trunc('minute', now()) - interval '1439 minutes');
+    SELECT least(COALESCE(sum(c.n), 0), 9223372036854775807)::bigint INTO turned_away
+      FROM idem_counters c
+     WHERE c.bucket >= turned_away_since AND c.outcome = 'paused'
+       AND (p_tenant = '*' OR c.tenant = p_tenant) AND (p_operation = '*' OR c.operation = p_operation);
+    total := due_total + turned_away;
+    RETURN NEXT;
+END
 $$;
 
 
@@ -3589,7 +3726,7 @@ $$;
 -- Name: idem_pause_list(integer); Type: FUNCTION; Schema: idem; Owner: -
 --
 
-CREATE FUNCTION idem.idem_pause_list(p_minutes integer DEFAULT 15) RETURNS TABLE(tenant text, operation text, reason text, paused_by text, paused_at timestamp with time zone, changed_at timestamp with time zone, until timestamp with time zone, active boolean, remaining_ms bigint, turned_away bigint, seen boolean, audit_id bigint, server_now timestamp with time zone)
+CREATE FUNCTION idem.idem_pause_list(p_minutes integer DEFAULT 15) RETURNS TABLE(tenant text, operation text, reason text, paused_by text, paused_at timestamp with time zone, changed_at timestamp with time zone, until timestamp with time zone, active boolean, remaining_ms bigint, turned_away bigint, seen boolean, audit_id bigint, server_now timestamp with time zone, ramp_steps integer[], ramp_step_ms bigint, ramp_started_at timestamp with time zone, ramp_abort_above double precision, ramp_min_claims integer, ramp_step integer, ramp_percent integer, ramp_claimed bigint, ramp_failed bigint, ramp_aborted_at timestamp with time zone)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'idem', 'pg_temp'
     AS $$
@@ -3609,8 +3746,16 @@ BEGIN
            p.until IS NULL OR p.until > now(),
            CASE WHEN p.until IS NULL THEN NULL::bigint
                 ELSE GREATEST(0, ceil(extract(epoch FROM p.until - now()) * 1000))::bigint END,
-           COALESCE(m.turned_away, 0), COALESCE(m.seen, false), p.audit_id, now()
+           COALESCE(m.turned_away, 0), COALESCE(m.seen, false), p.audit_id, now(),
+           p.ramp_steps::integer[], p.ramp_step_ms, p.ramp_started_at, p.ramp_abort_above, p.ramp_min_claims,
+           r.step, p.ramp_steps[r.step + 1]::integer, rt.claimed, rt.failed, p.ramp_aborted_at
       FROM idem_pauses p
+      CROSS JOIN LATERAL (SELECT idem_ramp_step(p) AS step) r
+      LEFT JOIN LATERAL (
+          SELECT COALESCE(sum(t.claimed), 0)::bigint AS claimed, COALESCE(sum(t.failed), 0)::bigint AS failed
+            FROM idem_ramp_tally t
+           WHERE r.step IS NOT NULL AND t.tenant = p.tenant AND t.operation = p.operation AND t.step = r.step) rt
+        ON r.step IS NOT NULL
       LEFT JOIN LATERAL (
           SELECT least(COALESCE(sum(w.paused), 0), 9223372036854775807)::bigint AS turned_away, true AS seen
             FROM w
@@ -4158,6 +4303,123 @@ BEGIN
         END IF;
     END IF;
 END
+$$;
+
+
+--
+-- Name: idem_ramp_bucket(text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_ramp_bucket(p_key text) RETURNS integer
+    LANGUAGE sql IMMUTABLE STRICT
+    AS $$
+    SELECT (('x' OPERATOR(pg_catalog.||) pg_catalog.substr(pg_catalog.md5(p_key), 1, 8))::bit(32)::bigint
+            OPERATOR(pg_catalog.%) 10000)::integer
+$$;
+
+
+--
+-- Name: idem_ramp_failed(text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_ramp_failed(p_key text) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_tenant text := split_part(p_key, ':', 1);
+    v_operation text := split_part(p_key, ':', 2);
+    p idem_pauses;
+    v_new idem_pauses;
+    v_bucket integer;
+    v_step integer;
+    v_claimed bigint;
+    v_failed bigint;
+    v_reason text;
+    v_aborted integer := 0;
+    v_audit bigint;
+BEGIN
+    IF NOT idem_pause_named(v_tenant, v_operation) THEN
+        RETURN 0;
+    END IF;
+    FOR p IN
+        SELECT q.* FROM idem_pauses q
+         WHERE (q.tenant = v_tenant OR q.tenant = '*') AND (q.operation = v_operation OR q.operation = '*')
+           AND q.ramp_started_at IS NOT NULL AND q.until > now()
+         ORDER BY q.tenant, q.operation
+    LOOP
+        v_step := idem_ramp_step(p);
+        v_bucket := COALESCE(v_bucket, idem_ramp_bucket(p_key));
+        CONTINUE WHEN v_bucket >= p.ramp_steps[v_step + 1] * 100;
+        INSERT INTO idem_ramp_tally AS t (tenant, operation, step, slot, failed)
+        VALUES (p.tenant, p.operation, v_step, v_bucket % 16, 1)
+        ON CONFLICT (tenant, operation, step, slot) DO UPDATE SET failed = t.failed + 1;
+        SELECT COALESCE(sum(t.claimed), 0), COALESCE(sum(t.failed), 0) INTO v_claimed, v_failed
+          FROM idem_ramp_tally t WHERE t.tenant = p.tenant AND t.operation = p.operation AND t.step = v_step;
+        CONTINUE WHEN v_claimed < p.ramp_min_claims OR v_failed::double precision / v_claimed <= p.ramp_abort_above;
+        -- The audit chain is appended under READ COMMITTED only; a failure recorded at another
+        -- level is counted, and the next one recorded at READ COMMITTED aborts.
+        CONTINUE WHEN current_setting('transaction_isolation') <> 'read committed';
+        v_reason := format('ramp aborted at step %s of %s (%s %% of keys): %s of %s admitted claims failed (%s %%, above %s %%)',
+                           v_step + 1, cardinality(p.ramp_steps), p.ramp_steps[v_step + 1], v_failed, v_claimed,
+                           round((100.0 * v_failed / v_claimed)::numeric, 1),
+                           round((100.0 * p.ramp_abort_above)::numeric, 1));
+        UPDATE idem_pauses q
+           SET reason = v_reason, paused_by = format('%s (ramp)', session_user), changed_at = now(), until = NULL,
+               ramp_steps = NULL, ramp_step_ms = NULL, ramp_started_at = NULL, ramp_abort_above = NULL,
+               ramp_min_claims = NULL, ramp_step_audited = NULL, ramp_aborted_at = now()
+         WHERE q.tenant = p.tenant AND q.operation = p.operation AND q.ramp_started_at = p.ramp_started_at
+        RETURNING q.* INTO v_new;
+        CONTINUE WHEN NOT FOUND;
+        v_audit := audit_append('', 'ramp_abort', v_reason, 'ramp',
+                                jsonb_build_object('tenant', p.tenant, 'operation', p.operation,
+                                                   'pause', idem_pause_image(p), 'ramp', idem_ramp_image(p)),
+                                jsonb_build_object('tenant', p.tenant, 'operation', p.operation,
+                                                   'pause', idem_pause_image(v_new),
+                                                   'step', v_step, 'percent', p.ramp_steps[v_step + 1],
+                                                   'claimed', v_claimed, 'failed', v_failed,
+                                                   'abort_above', p.ramp_abort_above, 'failed_key', p_key));
+        UPDATE idem_pauses q SET audit_id = v_audit WHERE q.tenant = p.tenant AND q.operation = p.operation;
+        v_aborted := v_aborted + 1;
+    END LOOP;
+    RETURN v_aborted;
+END
+$$;
+
+
+--
+-- Name: idem_ramp_image(idem.idem_pauses); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_ramp_image(p idem.idem_pauses) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+    SELECT CASE WHEN p.ramp_started_at IS NULL THEN 'null'::jsonb
+                ELSE jsonb_build_object('steps', to_jsonb(p.ramp_steps), 'step_ms', p.ramp_step_ms,
+                                        'started_at', p.ramp_started_at, 'abort_above', p.ramp_abort_above,
+                                        'min_claims', p.ramp_min_claims, 'step', s.step,
+                                        'percent', p.ramp_steps[s.step + 1],
+                                        'step_began_at', p.ramp_started_at + s.step * p.ramp_step_ms * interval '1 millisecond',
+                                        'ends_at', p.until) END
+      FROM (SELECT idem_ramp_step(p) AS step) s
+$$;
+
+
+--
+-- Name: idem_ramp_step(idem.idem_pauses); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_ramp_step(p idem.idem_pauses) RETURNS integer
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT CASE WHEN p.ramp_started_at IS NULL THEN NULL::integer
+                ELSE LEAST(pg_catalog.cardinality(p.ramp_steps) OPERATOR(pg_catalog.-) 1,
+                         GREATEST(0, pg_catalog.floor(
+                             pg_catalog.date_part('epoch'::text, pg_catalog.now() OPERATOR(pg_catalog.-) p.ramp_started_at)
+                             OPERATOR(pg_catalog.*) 1000::double precision
+                             OPERATOR(pg_catalog./) p.ramp_step_ms::double precision)::integer)) END
 $$;
 
 
@@ -5351,6 +5613,89 @@ $$;
 
 
 --
+-- Name: idem_resume_ramp(text, text, integer[], bigint, double precision, integer, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_resume_ramp(p_tenant text, p_operation text, p_steps integer[], p_step_ms bigint, p_abort_above double precision, p_min_claims integer, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(audit_id bigint, tenant text, operation text, steps integer[], step_ms bigint, started_at timestamp with time zone, ends_at timestamp with time zone, abort_above double precision, min_claims integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_old idem_pauses;
+    v_new idem_pauses;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+    i integer;
+BEGIN
+    PERFORM idem_pause_check_scope(p_tenant, p_operation);
+    PERFORM audit_check_reason(p_reason, p_actor);
+    IF p_steps IS NULL OR cardinality(p_steps) NOT BETWEEN 2 AND 20 OR array_ndims(p_steps) <> 1 THEN
+        RAISE EXCEPTION 'a ramp has 2 to 20 steps, not %', COALESCE(cardinality(p_steps)::text, 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    FOR i IN 1 .. cardinality(p_steps) LOOP
+        IF p_steps[i] IS NULL OR p_steps[i] NOT BETWEEN 1 AND 100 OR (i > 1 AND p_steps[i] <= p_steps[i - 1]) THEN
+            RAISE EXCEPTION 'a ramp''s steps are rising percentages from 1 to 100, not %', p_steps USING ERRCODE = 'ID003';
+        END IF;
+    END LOOP;
+    IF p_steps[cardinality(p_steps)] <> 100 THEN
+        RAISE EXCEPTION 'a ramp''s last step admits 100 %% of keys, not %', p_steps[cardinality(p_steps)]
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_step_ms IS NULL OR p_step_ms NOT BETWEEN 1000 AND 86400000 THEN
+        RAISE EXCEPTION 'a ramp step lasts 1000 to 86400000 ms (1 s to 24 h), not %', COALESCE(p_step_ms::text, 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_abort_above IS NULL OR NOT (p_abort_above > 0 AND p_abort_above <= 1) THEN
+        RAISE EXCEPTION 'the abort threshold is a failure rate above 0 and at most 1, not %',
+            COALESCE(p_abort_above::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    IF p_min_claims IS NULL OR p_min_claims NOT BETWEEN 1 AND 1000000 THEN
+        RAISE EXCEPTION 'a step needs 1 to 1000000 admitted claims before it may abort, not %',
+            COALESCE(p_min_claims::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+
+    SELECT * INTO v_old FROM idem_pauses p WHERE p.tenant = p_tenant AND p.operation = p_operation FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no pause of tenant % and operation %', quote_literal(p_tenant),
+            quote_literal(p_operation) USING ERRCODE = 'ID002',
+            HINT = 'A ramp resumes a pause with the tenant and operation it was set with (''*'' included): idemctl pauses lists them.';
+    END IF;
+    IF v_old.until IS NOT NULL AND v_old.until <= now() THEN
+        RAISE EXCEPTION 'the pause of tenant % and operation % has ended already (at %): nothing is held back to ramp',
+            quote_literal(p_tenant), quote_literal(p_operation), v_old.until USING ERRCODE = 'ID004',
+            HINT = 'Lift it with idemctl resume, or pause again first.';
+    END IF;
+    DELETE FROM idem_ramp_tally t WHERE t.tenant = p_tenant AND t.operation = p_operation;
+    UPDATE idem_pauses p
+       SET ramp_steps = p_steps::smallint[], ramp_step_ms = p_step_ms, ramp_started_at = now(),
+           ramp_abort_above = p_abort_above, ramp_min_claims = p_min_claims, ramp_step_audited = 0,
+           ramp_aborted_at = NULL,
+           until = now() + (cardinality(p_steps) - 1) * p_step_ms * interval '1 millisecond', changed_at = now()
+     WHERE p.tenant = p_tenant AND p.operation = p_operation
+    RETURNING p.* INTO v_new;
+    audit_id := audit_append('', 'ramp', p_reason, v_actor,
+                             jsonb_build_object('tenant', p_tenant, 'operation', p_operation,
+                                                'pause', idem_pause_image(v_old), 'ramp', idem_ramp_image(v_old)),
+                             jsonb_build_object('tenant', p_tenant, 'operation', p_operation,
+                                                'pause', idem_pause_image(v_new), 'ramp', idem_ramp_image(v_new)));
+    UPDATE idem_pauses p SET audit_id = idem_resume_ramp.audit_id
+     WHERE p.tenant = p_tenant AND p.operation = p_operation;
+    tenant := p_tenant;
+    operation := p_operation;
+    steps := p_steps;
+    step_ms := p_step_ms;
+    started_at := v_new.ramp_started_at;
+    ends_at := v_new.until;
+    abort_above := p_abort_above;
+    min_claims := p_min_claims;
+    RETURN NEXT;
+END
+$$;
+
+
+--
 -- Name: idem_retention_due(bigint); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -6100,6 +6445,17 @@ ALTER TABLE idem.idem_approval_uses ALTER COLUMN id ADD GENERATED ALWAYS AS IDEN
 
 
 --
+-- Name: idem_audit_actions; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_audit_actions (
+    action text NOT NULL,
+    keyless boolean NOT NULL,
+    CONSTRAINT idem_audit_actions_action_check CHECK ((action ~ '^[a-z][a-z0-9_]{0,63}$'::text))
+);
+
+
+--
 -- Name: idem_counters; Type: TABLE; Schema: idem; Owner: -
 --
 
@@ -6344,6 +6700,22 @@ ALTER TABLE idem.idem_purge_runs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTIT
     NO MINVALUE
     NO MAXVALUE
     CACHE 1
+);
+
+
+--
+-- Name: idem_ramp_tally; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_ramp_tally (
+    tenant text NOT NULL,
+    operation text NOT NULL,
+    step smallint NOT NULL,
+    slot smallint NOT NULL,
+    claimed bigint DEFAULT 0 NOT NULL,
+    failed bigint DEFAULT 0 NOT NULL,
+    CONSTRAINT idem_ramp_tally_slot_check CHECK (((slot >= 0) AND (slot <= 15))),
+    CONSTRAINT idem_ramp_tally_step_check CHECK (((step >= 0) AND (step <= 19)))
 );
 
 
@@ -6607,8 +6979,6 @@ CREATE TABLE idem.task_idempotency_audit (
     prev_hash text NOT NULL,
     entry_hash text NOT NULL,
     application text DEFAULT ''::text NOT NULL,
-    CONSTRAINT task_idempotency_audit_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text, 'retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text, 'job'::text, 'approve'::text, 'approval_policy'::text, 'change_request'::text, 'change_approve'::text, 'change_use'::text, 'decline'::text, 'reconcile_probe'::text]))),
-    CONSTRAINT task_idempotency_audit_key_check CHECK (((idempotency_key = ''::text) = (action = ANY (ARRAY['retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text, 'job'::text, 'approve'::text, 'approval_policy'::text, 'change_request'::text, 'change_approve'::text, 'change_use'::text, 'decline'::text, 'reconcile_probe'::text])))),
     CONSTRAINT task_idempotency_audit_reason_check CHECK ((length(btrim(reason)) > 0))
 );
 
@@ -6696,6 +7066,14 @@ ALTER TABLE ONLY idem.idem_approval_requests
 
 ALTER TABLE ONLY idem.idem_approval_uses
     ADD CONSTRAINT idem_approval_uses_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: idem_audit_actions idem_audit_actions_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_audit_actions
+    ADD CONSTRAINT idem_audit_actions_pkey PRIMARY KEY (action);
 
 
 --
@@ -6816,6 +7194,14 @@ ALTER TABLE ONLY idem.idem_pauses
 
 ALTER TABLE ONLY idem.idem_purge_runs
     ADD CONSTRAINT idem_purge_runs_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: idem_ramp_tally idem_ramp_tally_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_ramp_tally
+    ADD CONSTRAINT idem_ramp_tally_pkey PRIMARY KEY (tenant, operation, step, slot);
 
 
 --
@@ -7210,6 +7596,14 @@ ALTER TABLE ONLY idem.idem_job_items
 
 ALTER TABLE ONLY idem.idem_redrive_items
     ADD CONSTRAINT idem_redrive_items_job_id_fkey FOREIGN KEY (job_id) REFERENCES idem.idem_jobs(id);
+
+
+--
+-- Name: task_idempotency_audit task_idempotency_audit_action_fkey; Type: FK CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.task_idempotency_audit
+    ADD CONSTRAINT task_idempotency_audit_action_fkey FOREIGN KEY (action) REFERENCES idem.idem_audit_actions(action);
 
 
 --
@@ -7817,13 +8211,6 @@ GRANT ALL ON FUNCTION idem.idem_pause(p_tenant text, p_operation text, p_reason 
 
 
 --
--- Name: FUNCTION idem_pause_check_scope(p_tenant text, p_operation text); Type: ACL; Schema: idem; Owner: -
---
-
-REVOKE ALL ON FUNCTION idem.idem_pause_check_scope(p_tenant text, p_operation text) FROM PUBLIC;
-
-
---
 -- Name: TABLE idem_pauses; Type: ACL; Schema: idem; Owner: -
 --
 
@@ -7831,10 +8218,32 @@ GRANT SELECT ON TABLE idem.idem_pauses TO idem_reader;
 
 
 --
+-- Name: FUNCTION idem_pause_check(p_key text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_pause_check(p_key text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_pause_check_scope(p_tenant text, p_operation text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_pause_check_scope(p_tenant text, p_operation text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION idem_pause_covering(p_tenant text, p_operation text); Type: ACL; Schema: idem; Owner: -
 --
 
 REVOKE ALL ON FUNCTION idem.idem_pause_covering(p_tenant text, p_operation text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_pause_forecast(p_tenant text, p_operation text, p_minutes integer, p_cap integer); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_pause_forecast(p_tenant text, p_operation text, p_minutes integer, p_cap integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_pause_forecast(p_tenant text, p_operation text, p_minutes integer, p_cap integer) TO idem_reader;
 
 
 --
@@ -7963,6 +8372,36 @@ GRANT ALL ON PROCEDURE idem.idem_purge_run(IN p_batch integer, IN p_max_seconds 
 --
 
 REVOKE ALL ON FUNCTION idem.idem_purge_spec_check(r idem.idem_purge_runs, p_batch integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_ramp_bucket(p_key text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_ramp_bucket(p_key text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_ramp_bucket(p_key text) TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_ramp_failed(p_key text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_ramp_failed(p_key text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_ramp_image(p idem.idem_pauses); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_ramp_image(p idem.idem_pauses) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_ramp_step(p idem.idem_pauses); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_ramp_step(p idem.idem_pauses) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_ramp_step(p idem.idem_pauses) TO idem_reader;
 
 
 --
@@ -8187,6 +8626,14 @@ GRANT ALL ON FUNCTION idem.idem_resume(p_tenant text, p_operation text, p_reason
 
 
 --
+-- Name: FUNCTION idem_resume_ramp(p_tenant text, p_operation text, p_steps integer[], p_step_ms bigint, p_abort_above double precision, p_min_claims integer, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_resume_ramp(p_tenant text, p_operation text, p_steps integer[], p_step_ms bigint, p_abort_above double precision, p_min_claims integer, p_reason text, p_actor text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_resume_ramp(p_tenant text, p_operation text, p_steps integer[], p_step_ms bigint, p_abort_above double precision, p_min_claims integer, p_reason text, p_actor text) TO idem_may_pause;
+
+
+--
 -- Name: FUNCTION idem_retention_due(p_cap bigint); Type: ACL; Schema: idem; Owner: -
 --
 
@@ -8338,6 +8785,13 @@ GRANT SELECT ON TABLE idem.idem_approval_policy TO idem_reader;
 
 
 --
+-- Name: TABLE idem_audit_actions; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_audit_actions TO idem_reader;
+
+
+--
 -- Name: TABLE idem_counters; Type: ACL; Schema: idem; Owner: -
 --
 
@@ -8398,6 +8852,13 @@ GRANT SELECT ON TABLE idem.idem_latency TO idem_reader;
 --
 
 GRANT SELECT ON TABLE idem.idem_latency_state TO idem_reader;
+
+
+--
+-- Name: TABLE idem_ramp_tally; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_ramp_tally TO idem_reader;
 
 
 --

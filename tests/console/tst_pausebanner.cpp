@@ -46,6 +46,7 @@
 #include "views/pausebanner.h"
 #include "views/pausedialog.h"
 #include "views/refusalnote.h"
+#include "views/resumeramppanel.h"
 #include "views/taskbrowserwidget.h"
 #include "views/theme.h"
 #include "views/tilewidget.h"
@@ -79,6 +80,7 @@ private Q_SLOTS:
     void pauseAndResumeFromTheTaskMenu();
     void everythingNeedsASecondStep();
     void readerSeesTheBannerButCannotPause();
+    void resumeInStepsFromTheDialog();
 
 private:
     void openWindow(const char* role);
@@ -549,6 +551,58 @@ void TestPauseBanner::readerSeesTheBannerButCannotPause()
     QCOMPARE(one(*m_owner, "SELECT (SELECT count(*) FROM idem.idem_pauses) || '/' || "
                            "(SELECT count(*) FROM idem.task_idempotency_audit)"),
         before);
+}
+
+// Issue 46 item 4: the resume dialog shows what a resume sends (the forecast, as the database
+// holds it), resumes in steps when asked (the pause row carries the ramp, one 'ramp' audit
+// entry), and the banner then shows the ramp's step and its failure rate. Screenshots with
+// IDEM_SCREENSHOT_DIR.
+void TestPauseBanner::resumeInStepsFromTheDialog()
+{
+    execSql(*m_owner, "SELECT * FROM idem.idem_pause('acme', 'ship', 'carrier API down', 'ops')");
+    execSql(*m_owner, "INSERT INTO idem.task_idempotency (idempotency_key, request_hash, status, attempts, max_attempts,"
+                      " created_at, updated_at, next_attempt_at, error_class, errors)"
+                      " SELECT 'acme:ship:r' || g, 'v1:x', 'retryable_failed', 1, 5, now(), now(),"
+                      " now() - interval '1 min' + (g % 3) * interval '2 min', 'retryable', '[]'"
+                      " FROM generate_series(1, 30) g");
+    execSql(*m_owner, "INSERT INTO idem.idem_counters (bucket, tenant, operation, outcome, n)"
+                      " VALUES (date_trunc('minute', now()), 'acme', 'ship', 'paused', 12)");
+    openWindow(operatorRole);
+    QTRY_VERIFY_WITH_TIMEOUT(!m_window->pauseWatch()->active().empty(), browserTimeoutMs);
+    auto* dialog = openResumeDialog(m_window.get(), m_session.get(), m_window->pauseWatch(),
+        m_window->pauseWatch()->active().front());
+    QVERIFY(dialog && dialog->rampPanel());
+    // 30 retryable keys, 10 due already; 12 claims turned away; 42 in all.
+    QTRY_VERIFY_WITH_TIMEOUT(dialog->rampPanel()->forecastLabel()->text().contains(
+                                 QStringLiteral("Resuming sends 30 retries due in the next 30 min (10 due already")),
+        browserTimeoutMs);
+    const QString forecast = dialog->rampPanel()->forecastLabel()->text();
+    QVERIFY2(forecast.contains(QStringLiteral("12 claims turned away")) && forecast.contains(QStringLiteral("42 in all")),
+        qPrintable(forecast));
+    dialog->rampPanel()->inStepsBox()->setChecked(true);
+    dialog->rampPanel()->stepsEdit()->setText(QStringLiteral("10,50"));
+    QVERIFY(!dialog->runButton()->isEnabled()); // the last step is 100
+    dialog->rampPanel()->stepsEdit()->setText(QStringLiteral("10,50,100"));
+    const QString dir = qEnvironmentVariable("IDEM_SCREENSHOT_DIR");
+    if (!dir.isEmpty()) {
+        dialog->reasonEdit()->insertPlainText(QStringLiteral("carrier back, INC-90"));
+        QCoreApplication::processEvents();
+        dialog->grab().save(dir + QStringLiteral("/resume-in-steps.png"));
+        dialog->reasonEdit()->clear();
+    }
+    QVERIFY(runWithReason(dialog, QStringLiteral("carrier back, INC-90")));
+    QVERIFY2(dialog->succeeded(), qPrintable(dialog->resultLabel()->text()));
+    QCOMPARE(one(*m_owner, "SELECT array_to_string(ramp_steps, ',') || ' ' || ramp_step_ms || ' ' || ramp_abort_above"
+                           " FROM idem.idem_pauses WHERE tenant = 'acme' AND operation = 'ship'"),
+        std::string("10,50,100 300000 0.2"));
+    QCOMPARE(one(*m_owner, "SELECT action || ' ' || reason FROM idem.task_idempotency_audit ORDER BY id DESC LIMIT 1"),
+        std::string("ramp carrier back, INC-90"));
+    QTRY_VERIFY_WITH_TIMEOUT(
+        bannerText().contains(QStringLiteral("Ramping: step 1 of 3, 10 % of keys admitted; no admitted claim yet")),
+        browserTimeoutMs);
+    if (!dir.isEmpty())
+        m_window->grab().save(dir + QStringLiteral("/ramp-banner.png"));
+    QTest::mouseClick(dialog->findChild<QPushButton*>(QStringLiteral("closeButton")), Qt::LeftButton);
 }
 
 QTEST_MAIN(TestPauseBanner)

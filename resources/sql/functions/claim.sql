@@ -1,4 +1,4 @@
--- claim (schema v2, changed in v5, v6, v13, v15, v16, v17, v18, v24; the history is in git log).
+-- claim (schema v2, changed in v5, v6, v13, v15, v16, v17, v18, v24, v35; the history is in git log).
 -- The first step of every attempt, one round trip: takes key p_key for token p_token, or answers
 -- from the stored row. decision [detail]: acquired [new]; reacquired [lease_expired, retry_due]
 -- (a new token, attempts + 1); replay [succeeded] (the stored result); in_progress [lease_live,
@@ -7,7 +7,8 @@
 -- exhausted]; paused [tenant:operation of the pause] (v15: a pause in idem_pauses covers the key,
 -- which would otherwise be acquired or taken over; nothing changes, no attempt is counted;
 -- error_message is the pause's reason, lease_until its end (NULL: until resumed), and
--- retry_after_ms at most 5 s and never past that end). It reads the row first, without a lock,
+-- retry_after_ms at most 5 s and never past that end; v35: a ramping pause turns away only the
+-- keys outside its step's fraction, idem_pause_check). It reads the row first, without a lock,
 -- and inserts only when there is none. An acquisition or takeover records the attempt's start in
 -- attempt_started_at (v17), from which the run time of the attempt is measured.
 -- It runs at READ COMMITTED only (v24): under REPEATABLE READ or SERIALIZABLE it would read the
@@ -29,8 +30,6 @@ DECLARE
     v_expired_by_age boolean;
     v_detail text;
     v_pause idem_pauses%ROWTYPE;
-    v_tenant text;
-    v_operation text;
 BEGIN
     IF p_key IS NULL OR octet_length(p_key) NOT BETWEEN 1 AND 1024 THEN
         RAISE EXCEPTION 'idempotency key must be 1 to 1024 bytes' USING ERRCODE = 'ID003';
@@ -69,17 +68,15 @@ BEGIN
         -- every other answer comes from the stored row, paused or not. The pause tables are read
         -- only when the catalog says a pause may cover the key (idem_pause_may_cover, v18): while
         -- nothing is paused, or only other operations are, the check is a catalog-cache lookup.
+        -- A ramping pause (v35) turns away only the keys outside its step's fraction, inside
+        -- idem_pause_check, which counts the keys it admits.
         IF idem_pause_may_cover(p_key) THEN
-            v_tenant := split_part(p_key, ':', 1);
-            v_operation := split_part(p_key, ':', 2);
-            IF idem_pause_named(v_tenant, v_operation) THEN
-                SELECT * INTO v_pause FROM idem_pause_covering(v_tenant, v_operation);
-                IF FOUND THEN
-                    RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid, 0,
-                                        p_max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until),
-                                        NULL::jsonb, NULL::text, NULL::text, v_pause.reason;
-                    RETURN;
-                END IF;
+            SELECT * INTO v_pause FROM idem_pause_check(p_key);
+            IF FOUND THEN
+                RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid, 0,
+                                    p_max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until),
+                                    NULL::jsonb, NULL::text, NULL::text, v_pause.reason;
+                RETURN;
             END IF;
         END IF;
         INSERT INTO task_idempotency AS t (idempotency_key, request_hash, status, owner_token, lease_until,
@@ -168,16 +165,12 @@ BEGIN
     END IF;
 
     IF idem_pause_may_cover(p_key) THEN
-        v_tenant := split_part(p_key, ':', 1);
-        v_operation := split_part(p_key, ':', 2);
-        IF idem_pause_named(v_tenant, v_operation) THEN
-            SELECT * INTO v_pause FROM idem_pause_covering(v_tenant, v_operation);
-            IF FOUND THEN
-                RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid,
-                                    r.attempts, r.max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until),
-                                    NULL::jsonb, r.request_hash, NULL::text, v_pause.reason;
-                RETURN;
-            END IF;
+        SELECT * INTO v_pause FROM idem_pause_check(p_key);
+        IF FOUND THEN
+            RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid,
+                                r.attempts, r.max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until),
+                                NULL::jsonb, r.request_hash, NULL::text, v_pause.reason;
+            RETURN;
         END IF;
     END IF;
 

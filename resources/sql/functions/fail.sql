@@ -1,9 +1,11 @@
--- fail (schema v2, changed in v6, v17; the history is in git log).
+-- fail (schema v2, changed in v6, v17, v35; the history is in git log).
 -- Records a failed attempt, fenced by the token. p_class: retryable (definitely failed,
 -- safe to retry), permanent (stop now), unknown (the request left and the answer was lost:
 -- retried like retryable, with the same key, and flagged). Retryable and unknown rows are
 -- due again after p_retry_delay_ms unless attempts or age are exhausted, which ends in failed.
 -- The last 20 failures are kept in errors, each (v17) with its attempt's run time in run_us.
+-- A failure of a key a ramp admitted (v35) counts against the ramp, which it may abort
+-- (idem_ramp_failed); while nothing is paused or ramping that is the catalog lookup claim() makes.
 CREATE OR REPLACE FUNCTION fail(p_key text, p_token uuid, p_class text, p_message text, p_retry_delay_ms bigint,
                      p_max_age_ms bigint DEFAULT NULL)
 RETURNS TABLE (status text, attempts integer, max_attempts integer, next_attempt_at timestamptz, exhausted boolean)
@@ -57,6 +59,9 @@ BEGIN
            owner_token = NULL, lease_until = NULL, updated_at = now()
      WHERE t.idempotency_key = p_key
     RETURNING t.* INTO r;
+    IF idem_pause_may_cover(p_key) THEN
+        PERFORM idem_ramp_failed(p_key);
+    END IF;
     RETURN QUERY SELECT r.status, r.attempts, r.max_attempts, r.next_attempt_at,
                         r.status = 'failed' AND p_class <> 'permanent';
 END
