@@ -8,7 +8,6 @@
 #include "app/mainwindow.h"
 #include "models/consolesession.h"
 #include "models/dashboardthresholds.h"
-#include "models/patroni.h"
 #include "models/profilestore.h"
 #include "views/fleetwidget.h"
 
@@ -124,7 +123,7 @@ MainWindow* FleetWindow::openDatabase(int row)
     m_windows[entry.name] = window;
     window->show();
     if (const auto profile = m_profiles ? m_profiles->profile(entry.name) : std::nullopt)
-        setPatroniEndpointOf(session, profile->patroni);
+        session->setPatroniEndpoint(profile->patroni);
     session->connectTo(entry.settings);
     return window;
 }

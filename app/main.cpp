@@ -18,7 +18,7 @@
 #include "models/dashboardmodel.h"
 #include "models/fleetmodel.h"
 #include "models/latencywatch.h"
-#include "models/patroni.h"
+#include "models/patroniwatcher.h"
 #include "models/pausewatch.h"
 #include "models/profilestore.h"
 #include "views/dashboardwidget.h"
@@ -298,7 +298,7 @@ int main(int argc, char** argv)
         settings.conninfo = parser.value(dsnOption);
         settings.schema = parser.value(schemaOption);
         settings.monitorConninfo = parser.value(monitorOption);
-        setPatroniEndpointOf(&session, parser.value(patroniOption));
+        session.setPatroniEndpoint(parser.value(patroniOption));
         session.connectTo(settings);
     } else if (!link.isEmpty()) {
         // The link's profile connects; a link that cannot be opened says why in the window

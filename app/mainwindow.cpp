@@ -22,7 +22,6 @@
 #include "models/eventwatch.h"
 #include "models/jobrunners.h"
 #include "models/olderschema.h"
-#include "models/patroni.h"
 #include "models/pausewatch.h"
 #include "operations/rights.h"
 #include "views/approvalsdialog.h"
@@ -205,7 +204,7 @@ void MainWindow::openConnectionDialog(const std::optional<Failure>& failure)
         m_dialog = new ConnectionDialog(m_session, m_profiles, this);
     if (!m_session->settings().conninfo.isEmpty()) {
         m_dialog->setSettings(m_session->settings());
-        m_dialog->setPatroniEndpoint(patroniEndpointOf(m_session));
+        m_dialog->setPatroniEndpoint(m_session->patroniEndpoint());
     }
     if (failure)
         m_dialog->showFailure(*failure);

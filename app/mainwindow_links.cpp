@@ -13,7 +13,6 @@
 
 #include "models/consolesession.h"
 #include "models/dashboardmodel.h"
-#include "models/patroni.h"
 #include "models/profilestore.h"
 #include "models/visibletext.h"
 #include "views/consolewidget.h"
@@ -134,7 +133,7 @@ bool MainWindow::openLink(const QString& text)
     // is asked for by the dialog the failed attempt opens.
     m_pendingView = link;
     m_profiles->setLastUsed(profile->name);
-    setPatroniEndpointOf(m_session, profile->patroni);
+    m_session->setPatroniEndpoint(profile->patroni);
     m_session->connectTo(profile->settings);
     applyView(link); // the page and the filters now; their reads follow the connection
     return true;

@@ -21,11 +21,34 @@ namespace {
 } // namespace
 
 ApprovalsModel::ApprovalsModel(ConsoleSession* session, QObject* parent)
-    : QAbstractTableModel(parent)
+    : RowTableModel(parent)
     , m_session(session)
 {
     qRegisterMetaType<std::vector<idem::ApprovalRequest>>();
     qRegisterMetaType<idem::ApprovalDecision>();
+    using R = idem::ApprovalRequest;
+    setColumns({
+        { QT_TR_NOOP("Request"), [](const R& r) { return QString::number(r.id); } },
+        { QT_TR_NOOP("What"), [](const R& r) { return q(r.what()); } },
+        { QT_TR_NOOP("Requested by"),
+            [](const R& r) {
+                return QString(q(r.requestedLogin) + QStringLiteral(" (") + q(r.requestedActor) + QLatin1Char(')'));
+            } },
+        { QT_TR_NOOP("Reason"), [](const R& r) { return q(r.requestedReason); } },
+        { QT_TR_NOOP("Until"),
+            [](const R& r) {
+                const bool approved = r.state == "approved";
+                const QString until
+                    = localTime(approved && r.approvalExpiresAtUs ? *r.approvalExpiresAtUs : r.approvableUntilUs);
+                if (r.expired())
+                    return tr("%1 (expired)").arg(until);
+                if (approved)
+                    return r.jobId ? tr("%1 (approved; may run until then)").arg(until)
+                                   : tr("%1 (approved; to be used by then)").arg(until);
+                return until;
+            } },
+        { QT_TR_NOOP("Spec sha256"), [](const R& r) { return QString::fromStdString(r.specSha256); } },
+    });
 }
 
 ApprovalsModel::~ApprovalsModel()
@@ -38,39 +61,15 @@ ApprovalsModel::~ApprovalsModel()
     }
 }
 
-int ApprovalsModel::rowCount(const QModelIndex& parent) const
-{
-    return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
-}
-
-int ApprovalsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : COLUMN_COUNT; }
-
-QVariant ApprovalsModel::headerData(int section, Qt::Orientation orientation, int role) const
-{
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
-        return {};
-    switch (section) {
-    case RequestColumn:
-        return tr("Request");
-    case WhatColumn:
-        return tr("What");
-    case ByColumn:
-        return tr("Requested by");
-    case ReasonColumn:
-        return tr("Reason");
-    case UntilColumn:
-        return tr("Until");
-    case SpecColumn:
-        return tr("Spec sha256");
-    }
-    return {};
-}
-
 QString ApprovalsModel::whyNot(int row) const
 {
     if (row < 0 || row >= rowCount())
         return tr("Select the request to approve or decline.");
-    const auto& r = request(row);
+    return whyNot(request(row));
+}
+
+QString ApprovalsModel::whyNot(const idem::ApprovalRequest& r) const
+{
     if (r.state == "approved") {
         if (r.expired())
             return tr("Its approval expired: it can no longer be used.");
@@ -81,11 +80,8 @@ QString ApprovalsModel::whyNot(int row) const
     return {};
 }
 
-QVariant ApprovalsModel::data(const QModelIndex& index, int role) const
+QVariant ApprovalsModel::rowData(const idem::ApprovalRequest& r, int, int role) const
 {
-    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
-        return {};
-    const auto& r = request(index.row());
     if (role == IdRole)
         return qint64(r.id);
     if (role == KindRole)
@@ -93,36 +89,11 @@ QVariant ApprovalsModel::data(const QModelIndex& index, int role) const
     if (role == SpecRole)
         return QString::fromStdString(r.specSha256);
     if (role == Qt::ToolTipRole) {
-        const QString why = whyNot(index.row());
+        const QString why = whyNot(r);
         return why.isEmpty() ? tr("Spec sha256 %1").arg(QString::fromStdString(r.specSha256)) : why;
     }
-    if (role == Qt::ForegroundRole && !whyNot(index.row()).isEmpty())
+    if (role == Qt::ForegroundRole && !whyNot(r).isEmpty())
         return QGuiApplication::palette().color(QPalette::Disabled, QPalette::Text);
-    if (role != Qt::DisplayRole)
-        return {};
-    switch (index.column()) {
-    case RequestColumn:
-        return QString::number(r.id);
-    case WhatColumn:
-        return q(r.what());
-    case ByColumn:
-        return QString(q(r.requestedLogin) + QStringLiteral(" (") + q(r.requestedActor) + QLatin1Char(')'));
-    case ReasonColumn:
-        return q(r.requestedReason);
-    case UntilColumn: {
-        const bool approved = r.state == "approved";
-        const QString until
-            = localTime(approved && r.approvalExpiresAtUs ? *r.approvalExpiresAtUs : r.approvableUntilUs);
-        if (r.expired())
-            return tr("%1 (expired)").arg(until);
-        if (approved)
-            return r.jobId ? tr("%1 (approved; may run until then)").arg(until)
-                           : tr("%1 (approved; to be used by then)").arg(until);
-        return until;
-    }
-    case SpecColumn:
-        return QString::fromStdString(r.specSha256);
-    }
     return {};
 }
 

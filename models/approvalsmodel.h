@@ -1,12 +1,12 @@
 #pragma once
 
-#include <QAbstractTableModel>
 #include <QMetaType>
 #include <QPointer>
 #include <QString>
 
 #include <vector>
 
+#include "models/rowtablemodel.h"
 #include "operations/approvals.h"
 
 namespace idem::console {
@@ -18,7 +18,7 @@ struct Failure;
 // requests of recovery jobs, retention changes and manual purges, one row each, read on the
 // session's worker thread; and the approve (naming the spec sha256 the row shows) and decline of
 // one of them, run there too. The dialog over it (views/approvalsdialog) does no database work.
-class ApprovalsModel : public QAbstractTableModel {
+class ApprovalsModel : public RowTableModel<idem::ApprovalRequest> {
     Q_OBJECT
 public:
     enum Column { RequestColumn, WhatColumn, ByColumn, ReasonColumn, UntilColumn, SpecColumn, COLUMN_COUNT };
@@ -26,11 +26,6 @@ public:
 
     explicit ApprovalsModel(ConsoleSession* session, QObject* parent = nullptr);
     ~ApprovalsModel() override;
-
-    int rowCount(const QModelIndex& parent = {}) const override;
-    int columnCount(const QModelIndex& parent = {}) const override;
-    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
     const idem::ApprovalRequest& request(int row) const { return m_rows[static_cast<std::size_t>(row)]; }
     // Why row's request can be neither approved nor declined now (approved already, its time
@@ -50,11 +45,14 @@ Q_SIGNALS:
     // good: the request was approved or declined; text: what happened, or the server's refusal.
     void finished(bool good, const QString& text, qint64 auditId);
 
+protected:
+    QVariant rowData(const idem::ApprovalRequest& r, int column, int role) const override;
+
 private:
+    QString whyNot(const idem::ApprovalRequest& r) const;
     void decide(int row, const QString& reason, bool approving);
 
     QPointer<ConsoleSession> m_session;
-    std::vector<idem::ApprovalRequest> m_rows;
     quint64 m_loading = 0;
     quint64 m_deciding = 0;
     QString m_error;

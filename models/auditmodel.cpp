@@ -58,11 +58,30 @@ QList<AuditFieldChange> auditDiff(const std::string& beforeImage, const std::str
 }
 
 AuditModel::AuditModel(ConsoleSession* session, QObject* parent)
-    : QAbstractTableModel(parent)
+    : RowTableModel(parent)
     , m_session(session)
 {
     qRegisterMetaType<std::vector<idem::AuditEntry>>();
     qRegisterMetaType<idem::ChainReport>();
+    using E = idem::AuditEntry;
+    setColumns({
+        { QT_TR_NOOP("#"), [](const E& e) { return QVariant::fromValue<qint64>(e.id); } },
+        { QT_TR_NOOP("At"), [](const E& e) { return formatTimeUs(e.atUs); } },
+        // A retention change or a purge run is about many keys (or none yet): no single key.
+        { QT_TR_NOOP("Key"), [](const E& e) { return e.key.empty() ? QStringLiteral("—") : visibleText(e.key); } },
+        { QT_TR_NOOP("Action"), [](const E& e) { return QString::fromStdString(e.action); } },
+        { QT_TR_NOOP("Actor"),
+            [](const E& e) {
+                return tr("%1 (%2 from %3)").arg(visibleText(e.dbRole), visibleText(e.osUser), visibleText(e.clientHost));
+            } },
+        { QT_TR_NOOP("Reason"),
+            [](const E& e) {
+                auto r = QString::fromStdString(e.reason);
+                r.replace(QLatin1Char('\n'), QChar(0x21b5));
+                return visibleText(r.left(300));
+            },
+            [](const E& e) { return QString::fromStdString(e.reason); } },
+    });
 }
 
 AuditModel::~AuditModel()
@@ -73,65 +92,9 @@ AuditModel::~AuditModel()
         m_session->cancel(m_verifyJob);
 }
 
-int AuditModel::rowCount(const QModelIndex& parent) const
+QVariant AuditModel::rowData(const idem::AuditEntry& e, int, int role) const
 {
-    return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
-}
-
-int AuditModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : COLUMN_COUNT; }
-
-QVariant AuditModel::headerData(int section, Qt::Orientation orientation, int role) const
-{
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
-        return {};
-    switch (section) {
-    case IdColumn:
-        return QStringLiteral("#");
-    case AtColumn:
-        return QCoreApplication::translate("idem::console::AuditModel", "At");
-    case KeyColumn:
-        return QCoreApplication::translate("idem::console::AuditModel", "Key");
-    case ActionColumn:
-        return QCoreApplication::translate("idem::console::AuditModel", "Action");
-    case ActorColumn:
-        return QCoreApplication::translate("idem::console::AuditModel", "Actor");
-    case ReasonColumn:
-        return QCoreApplication::translate("idem::console::AuditModel", "Reason");
-    }
-    return {};
-}
-
-QVariant AuditModel::data(const QModelIndex& index, int role) const
-{
-    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
-        return {};
-    const auto& e = entry(index.row());
-    if (role == IdRole)
-        return QVariant::fromValue<qint64>(e.id);
-    if (role == Qt::ToolTipRole && index.column() == ReasonColumn)
-        return QString::fromStdString(e.reason);
-    if (role != Qt::DisplayRole)
-        return {};
-    switch (index.column()) {
-    case IdColumn:
-        return QVariant::fromValue<qint64>(e.id);
-    case AtColumn:
-        return formatTimeUs(e.atUs);
-    case KeyColumn:
-        // A retention change or a purge run is about many keys (or none yet): no single key.
-        return e.key.empty() ? QStringLiteral("—") : visibleText(e.key);
-    case ActionColumn:
-        return QString::fromStdString(e.action);
-    case ActorColumn:
-        return QCoreApplication::translate("idem::console::AuditModel", "%1 (%2 from %3)")
-            .arg(visibleText(e.dbRole), visibleText(e.osUser), visibleText(e.clientHost));
-    case ReasonColumn: {
-        auto r = QString::fromStdString(e.reason);
-        r.replace(QLatin1Char('\n'), QChar(0x21b5));
-        return visibleText(r.left(300));
-    }
-    }
-    return {};
+    return role == IdRole ? QVariant::fromValue<qint64>(e.id) : QVariant();
 }
 
 bool AuditModel::canFetchMore(const QModelIndex& parent) const

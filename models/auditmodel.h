@@ -2,7 +2,6 @@
 
 #include <functional>
 
-#include <QAbstractTableModel>
 #include <QList>
 #include <QMetaType>
 #include <QPointer>
@@ -11,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "models/rowtablemodel.h"
 #include "operations/audit.h"
 
 namespace idem::console {
@@ -32,7 +32,7 @@ QList<AuditFieldChange> auditDiff(const std::string& beforeImage, const std::str
 
 // The audit trail, newest first, paged by id (keyset) on the session's worker thread; and the
 // chain verification (operations/audit verifyChain), also off the UI thread.
-class AuditModel : public QAbstractTableModel {
+class AuditModel : public RowTableModel<idem::AuditEntry> {
     Q_OBJECT
 public:
     enum Column { IdColumn, AtColumn, KeyColumn, ActionColumn, ActorColumn, ReasonColumn, COLUMN_COUNT };
@@ -41,10 +41,6 @@ public:
     explicit AuditModel(ConsoleSession* session, QObject* parent = nullptr);
     ~AuditModel() override;
 
-    int rowCount(const QModelIndex& parent = {}) const override;
-    int columnCount(const QModelIndex& parent = {}) const override;
-    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
     bool canFetchMore(const QModelIndex& parent) const override;
     void fetchMore(const QModelIndex& parent) override;
 
@@ -77,6 +73,9 @@ Q_SIGNALS:
     void chainVerified(const idem::ChainReport& report);
     void verifyFailed(const QString& message);
 
+protected:
+    QVariant rowData(const idem::AuditEntry& e, int column, int role) const override;
+
 private:
     // Lists `filter` on the worker thread; `rows` gets the answer unless the filter changed since.
     void fetch(idem::AuditFilter filter, std::function<void(std::vector<idem::AuditEntry>)> rows);
@@ -84,7 +83,6 @@ private:
 
     QPointer<ConsoleSession> m_session;
     idem::AuditFilter m_filter;
-    std::vector<idem::AuditEntry> m_rows;
     bool m_more = false;
     std::optional<std::int64_t> m_cursor; // smallest id loaded
     bool m_started = false;

@@ -39,9 +39,32 @@ QString outcomeLabel(idem::ActionOutcome outcome)
 }
 
 BulkActionModel::BulkActionModel(QObject* parent)
-    : QAbstractTableModel(parent)
+    : RowTableModel(parent)
 {
     qRegisterMetaType<std::vector<idem::ActionResult>>();
+    using I = BulkActionItem;
+    setColumns({
+        { QT_TR_NOOP("Key"), [](const I& item) { return visibleText(item.expected.key); } },
+        { .header = QT_TR_NOOP("Result"),
+            .display = [](const I& item) { return item.done ? outcomeLabel(item.result.outcome) : tr("pending"); },
+            .foreground = [](const I& item) -> QVariant {
+                if (!item.done)
+                    return {};
+                if (item.result.outcome == idem::ActionOutcome::Applied)
+                    return QBrush(tones::color(Tone::Good));
+                if (item.result.outcome == idem::ActionOutcome::Skipped)
+                    return QBrush(tones::color(Tone::Muted));
+                return QBrush(tones::color(Tone::Bad));
+            } },
+        { QT_TR_NOOP("Status now"),
+            [](const I& item) { return item.done ? QString::fromStdString(item.result.status) : QString(); } },
+        { QT_TR_NOOP("Updated now"),
+            [](const I& item) {
+                return item.done && item.result.updatedAtUs ? formatTimeUs(*item.result.updatedAtUs) : QString();
+            } },
+        { QT_TR_NOOP("Details"), [](const I& item) { return visibleText(item.result.message); },
+            [](const I& item) { return QString::fromStdString(item.result.message); } },
+    });
 }
 
 BulkActionModel::~BulkActionModel()
@@ -53,66 +76,12 @@ BulkActionModel::~BulkActionModel()
             m_session->cancel(id);
 }
 
-int BulkActionModel::rowCount(const QModelIndex& parent) const
+QVariant BulkActionModel::rowData(const BulkActionItem& item, int, int role) const
 {
-    return parent.isValid() ? 0 : static_cast<int>(m_items.size());
-}
-
-int BulkActionModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : COLUMN_COUNT; }
-
-QVariant BulkActionModel::headerData(int section, Qt::Orientation orientation, int role) const
-{
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
-        return {};
-    switch (section) {
-    case KeyColumn:
-        return QCoreApplication::translate("idem::console::BulkActionModel", "Key");
-    case OutcomeColumn:
-        return QCoreApplication::translate("idem::console::BulkActionModel", "Result");
-    case StatusColumn:
-        return QCoreApplication::translate("idem::console::BulkActionModel", "Status now");
-    case UpdatedColumn:
-        return QCoreApplication::translate("idem::console::BulkActionModel", "Updated now");
-    case MessageColumn:
-        return QCoreApplication::translate("idem::console::BulkActionModel", "Details");
-    }
-    return {};
-}
-
-QVariant BulkActionModel::data(const QModelIndex& index, int role) const
-{
-    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
-        return {};
-    const auto& item = m_items[static_cast<std::size_t>(index.row())];
-    const auto& r = item.result;
     if (role == KeyRole)
         return QString::fromStdString(item.expected.key);
-    if (role == OutcomeRole)
-        return item.done ? QVariant(static_cast<int>(r.outcome)) : QVariant();
-    if (role == Qt::ForegroundRole && index.column() == OutcomeColumn && item.done) {
-        if (r.outcome == idem::ActionOutcome::Applied)
-            return QBrush(tones::color(Tone::Good));
-        if (r.outcome == idem::ActionOutcome::Skipped)
-            return QBrush(tones::color(Tone::Muted));
-        return QBrush(tones::color(Tone::Bad));
-    }
-    if (role == Qt::ToolTipRole && index.column() == MessageColumn)
-        return QString::fromStdString(r.message);
-    if (role != Qt::DisplayRole)
-        return {};
-    switch (index.column()) {
-    case KeyColumn:
-        return visibleText(item.expected.key);
-    case OutcomeColumn:
-        return item.done ? outcomeLabel(r.outcome)
-                         : QCoreApplication::translate("idem::console::BulkActionModel", "pending");
-    case StatusColumn:
-        return item.done ? QString::fromStdString(r.status) : QString();
-    case UpdatedColumn:
-        return item.done && r.updatedAtUs ? formatTimeUs(*r.updatedAtUs) : QString();
-    case MessageColumn:
-        return visibleText(r.message);
-    }
+    if (role == OutcomeRole && item.done)
+        return static_cast<int>(item.result.outcome);
     return {};
 }
 
@@ -133,9 +102,9 @@ void BulkActionModel::start(ConsoleSession* admin, idem::RecoveryAction action, 
     idem::ActionOptions options, const std::vector<bool>& reexecute)
 {
     beginResetModel();
-    m_items.clear();
+    m_rows.clear();
     for (std::size_t i = 0; i < keys.size(); ++i)
-        m_items.push_back(Item { std::move(keys[i]), {}, false,
+        m_rows.push_back(BulkActionItem { std::move(keys[i]), {}, false,
             action == idem::RecoveryAction::Requeue && i < reexecute.size() && reexecute[i] });
     m_done = 0;
     m_counts = {};
@@ -155,27 +124,27 @@ void BulkActionModel::start(ConsoleSession* admin, idem::RecoveryAction action, 
     }
     submitNext();
     submitNext(); // two chunks in flight: the worker never waits for the UI thread
-    if (m_items.empty())
+    if (m_rows.empty())
         finishRemaining({});
 }
 
 void BulkActionModel::submitNext()
 {
-    if (!m_session || m_nextChunk >= m_items.size() || *m_stop)
+    if (!m_session || m_nextChunk >= m_rows.size() || *m_stop)
         return;
     const std::size_t first = m_nextChunk;
     // A chunk re-executes all its keys or none: it ends where that changes.
     std::size_t last = first + 1;
-    while (last < m_items.size() && last < first + chunkSize && m_items[last].reexecute == m_items[first].reexecute)
+    while (last < m_rows.size() && last < first + chunkSize && m_rows[last].reexecute == m_rows[first].reexecute)
         ++last;
     m_nextChunk = last;
     std::vector<idem::RowVersion> chunk;
     for (std::size_t i = first; i < last; ++i)
-        chunk.push_back(m_items[i].expected);
+        chunk.push_back(m_rows[i].expected);
     const auto stop = m_stop;
     const auto action = m_action;
     auto options = m_options;
-    options.reexecute = m_items[first].reexecute;
+    options.reexecute = m_rows[first].reexecute;
     const quint64 id = m_session->submit(
         [chunk, stop, action, options](pqxx::connection& c, const idem::SchemaName& schema) {
             return QVariant::fromValue(idem::applyBulk(c, schema, action, chunk, options,
@@ -193,7 +162,7 @@ void BulkActionModel::submitNext()
 
 void BulkActionModel::store(std::size_t row, const idem::ActionResult& r)
 {
-    auto& item = m_items[row];
+    auto& item = m_rows[row];
     if (item.done)
         return;
     item.result = r;
@@ -208,11 +177,10 @@ void BulkActionModel::onChunk(std::size_t first, const std::vector<idem::ActionR
         return;
     if (!m_inFlight.empty())
         m_inFlight.erase(m_inFlight.begin()); // answers come in submission order
-    for (std::size_t i = 0; i < results.size() && first + i < m_items.size(); ++i)
+    for (std::size_t i = 0; i < results.size() && first + i < m_rows.size(); ++i)
         store(first + i, results[i]);
     if (!results.empty())
-        Q_EMIT dataChanged(
-            index(static_cast<int>(first), 0), index(static_cast<int>(first + results.size() - 1), COLUMN_COUNT - 1));
+        rowsChanged(static_cast<int>(first), static_cast<int>(first + results.size() - 1));
     Q_EMIT progress(m_done, total());
     if (*m_stop) {
         finishRemaining(QCoreApplication::translate("idem::console::BulkActionModel", "cancelled before this key"));
@@ -248,19 +216,19 @@ void BulkActionModel::finishRemaining(const QString& why)
     m_inFlight.clear();
     *m_stop = true;
     int first = -1;
-    for (std::size_t i = 0; i < m_items.size(); ++i) {
-        if (m_items[i].done)
+    for (std::size_t i = 0; i < m_rows.size(); ++i) {
+        if (m_rows[i].done)
             continue;
         if (first < 0)
             first = static_cast<int>(i);
         idem::ActionResult r;
-        r.key = m_items[i].expected.key;
+        r.key = m_rows[i].expected.key;
         r.outcome = idem::ActionOutcome::Skipped;
         r.message = "not done: " + why.toStdString();
         store(i, r);
     }
     if (first >= 0)
-        Q_EMIT dataChanged(index(first, 0), index(rowCount() - 1, COLUMN_COUNT - 1));
+        rowsChanged(first, rowCount() - 1);
     m_running = false;
     Q_EMIT progress(m_done, total());
     Q_EMIT finished();

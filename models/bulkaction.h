@@ -1,6 +1,5 @@
 #pragma once
 
-#include <QAbstractTableModel>
 #include <QMetaType>
 #include <QPointer>
 
@@ -9,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "models/rowtablemodel.h"
 #include "operations/actions.h"
 
 namespace idem::console {
@@ -20,7 +20,15 @@ struct Failure;
 // (operations/actions applyBulk, in small chunks so cancel is prompt and other work on the
 // connection interleaves), with one result row per key: applied / refused-stale /
 // refused-state / refused-not-found / denied / error / skipped.
-class BulkActionModel : public QAbstractTableModel {
+// One key of a bulk action: the row version the operator saw, and its result once done.
+struct BulkActionItem {
+    idem::RowVersion expected;
+    idem::ActionResult result;
+    bool done = false;
+    bool reexecute = false;
+};
+
+class BulkActionModel : public RowTableModel<BulkActionItem> {
     Q_OBJECT
 public:
     enum Column { KeyColumn, OutcomeColumn, StatusColumn, UpdatedColumn, MessageColumn, COLUMN_COUNT };
@@ -29,11 +37,6 @@ public:
 
     explicit BulkActionModel(QObject* parent = nullptr);
     ~BulkActionModel() override;
-
-    int rowCount(const QModelIndex& parent = {}) const override;
-    int columnCount(const QModelIndex& parent = {}) const override;
-    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
     // Lists the keys (all "pending") and starts. Bad options are reported by finished() with
     // every key skipped and nothing sent. `reexecute` (a requeue's, one flag per key; empty: none)
@@ -45,24 +48,21 @@ public:
     void cancel();
 
     bool running() const { return m_running; }
-    int total() const { return static_cast<int>(m_items.size()); }
+    int total() const { return static_cast<int>(m_rows.size()); }
     int done() const { return m_done; }
     int count(idem::ActionOutcome outcome) const { return m_counts[static_cast<std::size_t>(outcome)]; }
-    const idem::ActionResult& result(int row) const { return m_items[static_cast<std::size_t>(row)].result; }
-    bool isDone(int row) const { return m_items[static_cast<std::size_t>(row)].done; }
+    const idem::ActionResult& result(int row) const { return m_rows[static_cast<std::size_t>(row)].result; }
+    bool isDone(int row) const { return m_rows[static_cast<std::size_t>(row)].done; }
     QString summary() const;
 
 Q_SIGNALS:
     void progress(int done, int total);
     void finished();
 
+protected:
+    QVariant rowData(const BulkActionItem& item, int column, int role) const override;
+
 private:
-    struct Item {
-        idem::RowVersion expected;
-        idem::ActionResult result;
-        bool done = false;
-        bool reexecute = false;
-    };
     void submitNext();
     void onChunk(std::size_t first, const std::vector<idem::ActionResult>& results);
     void finishRemaining(const QString& why);
@@ -71,7 +71,6 @@ private:
     QPointer<ConsoleSession> m_session;
     idem::RecoveryAction m_action = idem::RecoveryAction::Requeue;
     idem::ActionOptions m_options;
-    std::vector<Item> m_items;
     std::size_t m_nextChunk = 0;
     std::vector<quint64> m_inFlight;
     std::shared_ptr<std::atomic_bool> m_stop;

@@ -38,6 +38,12 @@ public:
     const std::optional<Failure>& lastFailure() const { return m_lastFailure; }
     // The settings of the current or last connection, password included, in memory only.
     const ConnectionSettings& settings() const { return m_settings; }
+    // The Patroni REST endpoint of this connection (models/patroniendpoints: one URL or several,
+    // comma-separated; empty: none), set by whoever connects it (the connection dialog from its
+    // field or profile, --patroni, the Fleet window from the profile), kept across reconnects and
+    // read by the Connection page. Not in ConnectionSettings: no libpq connection uses it.
+    QString patroniEndpoint() const { return m_patroniEndpoint; }
+    void setPatroniEndpoint(const QString& endpoint) { m_patroniEndpoint = endpoint.trimmed(); }
     bool migrating() const { return m_pendingMigrate != 0; }
     // A schema newer than this console knows: look, but change nothing.
     bool readOnly() const { return m_info.schemaNewer() || !m_info.schemaProblems.isEmpty(); }
@@ -146,6 +152,7 @@ private:
     // The node last shown (ServerInfo::nodeKey), since when, and what it was before: kept across
     // reconnects, forgotten when the user connects anew.
     QString m_nodeKey;
+    QString m_patroniEndpoint;
     QDateTime m_nodeSince;
     QString m_previousNode;
 

@@ -28,10 +28,33 @@ QString jobWhyLabel(const std::string& why)
 }
 
 JobItemsModel::JobItemsModel(ConsoleSession* session, QObject* parent)
-    : QAbstractTableModel(parent)
+    : RowTableModel(parent)
     , m_session(session)
 {
     qRegisterMetaType<std::vector<idem::JobItem>>();
+    using I = idem::JobItem;
+    std::vector<TableColumn<I>> columns {
+        { QT_TR_NOOP("Key"), [](const I& it) { return visibleText(it.key); } },
+        { QT_TR_NOOP("Why refused"), [](const I& it) { return jobWhyLabel(it.why); } },
+        { QT_TR_NOOP("At the job's moment"),
+            [](const I& it) {
+                return QStringLiteral("%1, %2").arg(statusLabel(it.seenStatus), formatTimeUs(it.seenUpdatedAtUs));
+            } },
+        { QT_TR_NOOP("As the job found it"),
+            [](const I& it) {
+                if (it.nowStatus.empty())
+                    return QString();
+                return it.nowUpdatedAtUs
+                    ? QStringLiteral("%1, %2").arg(statusLabel(it.nowStatus), formatTimeUs(*it.nowUpdatedAtUs))
+                    : statusLabel(it.nowStatus);
+            } },
+        { QT_TR_NOOP("Tries"), [](const I& it) -> QVariant { return it.tries; } },
+        { QT_TR_NOOP("Refused at"),
+            [](const I& it) { return it.doneAtUs ? formatTimeUs(*it.doneAtUs) : QString(); } },
+    };
+    for (auto& c : columns)
+        c.toolTip = c.display; // a cell's tooltip is its whole text
+    setColumns(std::move(columns));
 }
 
 JobItemsModel::~JobItemsModel()
@@ -44,63 +67,12 @@ JobItemsModel::~JobItemsModel()
     }
 }
 
-int JobItemsModel::rowCount(const QModelIndex& parent) const
+QVariant JobItemsModel::rowData(const idem::JobItem& it, int, int role) const
 {
-    return parent.isValid() ? 0 : static_cast<int>(m_items.size());
-}
-
-int JobItemsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : COLUMN_COUNT; }
-
-QVariant JobItemsModel::headerData(int section, Qt::Orientation orientation, int role) const
-{
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
-        return {};
-    switch (section) {
-    case KeyColumn:
-        return QCoreApplication::translate("idem::console::JobItemsModel", "Key");
-    case WhyColumn:
-        return QCoreApplication::translate("idem::console::JobItemsModel", "Why refused");
-    case SeenColumn:
-        return QCoreApplication::translate("idem::console::JobItemsModel", "At the job's moment");
-    case FoundColumn:
-        return QCoreApplication::translate("idem::console::JobItemsModel", "As the job found it");
-    case TriesColumn:
-        return QCoreApplication::translate("idem::console::JobItemsModel", "Tries");
-    case DoneColumn:
-        return QCoreApplication::translate("idem::console::JobItemsModel", "Refused at");
-    }
-    return {};
-}
-
-QVariant JobItemsModel::data(const QModelIndex& index, int role) const
-{
-    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
-        return {};
-    const auto& it = item(index.row());
     if (role == KeyRole)
         return QString::fromStdString(it.key);
     if (role == WhyRole)
         return QString::fromStdString(it.why);
-    if (role != Qt::DisplayRole && role != Qt::ToolTipRole)
-        return {};
-    switch (index.column()) {
-    case KeyColumn:
-        return visibleText(it.key);
-    case WhyColumn:
-        return jobWhyLabel(it.why);
-    case SeenColumn:
-        return QStringLiteral("%1, %2").arg(statusLabel(it.seenStatus), formatTimeUs(it.seenUpdatedAtUs));
-    case FoundColumn:
-        if (it.nowStatus.empty())
-            return QString();
-        return it.nowUpdatedAtUs
-            ? QStringLiteral("%1, %2").arg(statusLabel(it.nowStatus), formatTimeUs(*it.nowUpdatedAtUs))
-            : statusLabel(it.nowStatus);
-    case TriesColumn:
-        return it.tries;
-    case DoneColumn:
-        return it.doneAtUs ? formatTimeUs(*it.doneAtUs) : QString();
-    }
     return {};
 }
 
@@ -110,16 +82,16 @@ void JobItemsModel::setJob(std::int64_t id, std::int64_t refusedCount)
         return;
     if (id != m_jobId) {
         beginResetModel();
-        m_items.clear();
+        m_rows.clear();
         m_more = false;
         endResetModel();
         m_jobId = id;
     }
     m_loadedFor = refusedCount;
     if (id == 0 || refusedCount == 0) {
-        if (!m_items.empty()) {
+        if (!m_rows.empty()) {
             beginResetModel();
-            m_items.clear();
+            m_rows.clear();
             endResetModel();
         }
         Q_EMIT loaded();
@@ -153,7 +125,7 @@ void JobItemsModel::load()
             if (m_more)
                 items.resize(shownLimit);
             beginResetModel();
-            m_items = std::move(items);
+            m_rows = std::move(items);
             endResetModel();
             Q_EMIT loaded();
         },

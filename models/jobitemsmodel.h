@@ -1,12 +1,12 @@
 #pragma once
 
-#include <QAbstractTableModel>
 #include <QMetaType>
 #include <QPointer>
 #include <QString>
 
 #include <vector>
 
+#include "models/rowtablemodel.h"
 #include "operations/jobs.h"
 
 namespace idem::console {
@@ -17,7 +17,7 @@ struct Failure;
 // A recovery job's refused rows (key, why, what the row was at the job's moment and what the job
 // found), read on a session's worker thread a bounded page at a time; and the whole list
 // written as CSV (the columns of `idemctl job refused --csv`) off the UI thread.
-class JobItemsModel : public QAbstractTableModel {
+class JobItemsModel : public RowTableModel<idem::JobItem> {
     Q_OBJECT
 public:
     enum Column { KeyColumn, WhyColumn, SeenColumn, FoundColumn, TriesColumn, DoneColumn, COLUMN_COUNT };
@@ -28,15 +28,10 @@ public:
     explicit JobItemsModel(ConsoleSession* session, QObject* parent = nullptr);
     ~JobItemsModel() override;
 
-    int rowCount(const QModelIndex& parent = {}) const override;
-    int columnCount(const QModelIndex& parent = {}) const override;
-    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
-
     // Shows job `id`'s refused rows (0: none). Re-reads when the same job's refused count grew.
     void setJob(std::int64_t id, std::int64_t refusedCount);
     std::int64_t jobId() const { return m_jobId; }
-    const idem::JobItem& item(int row) const { return m_items[static_cast<std::size_t>(row)]; }
+    const idem::JobItem& item(int row) const { return m_rows[static_cast<std::size_t>(row)]; }
     bool more() const { return m_more; } // more refused rows than shown
     bool busy() const { return m_pending != 0; }
     int loads() const { return m_loads; }
@@ -52,13 +47,15 @@ Q_SIGNALS:
     void exported(const QString& path, qint64 rows);
     void exportFailed(const QString& message);
 
+protected:
+    QVariant rowData(const idem::JobItem& it, int column, int role) const override;
+
 private:
     void load();
 
     QPointer<ConsoleSession> m_session;
     std::int64_t m_jobId = 0;
     std::int64_t m_loadedFor = -1; // the refused count the shown list was read at
-    std::vector<idem::JobItem> m_items;
     bool m_more = false;
     quint64 m_pending = 0;
     quint64 m_exporting = 0;

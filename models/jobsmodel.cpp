@@ -87,7 +87,7 @@ QString jobProgressText(const idem::JobStatus& j)
 }
 
 JobsModel::JobsModel(ConsoleSession* monitor, QObject* parent)
-    : QAbstractTableModel(parent)
+    : RowTableModel(parent)
     , m_poll(monitor, [this] {
         // The outcomes of the re-executions that may still change, in the same read: one round
         // trip for every job that re-executes (idem_redrive_outcomes_of, an indexed count per
@@ -123,22 +123,16 @@ JobsModel::JobsModel(ConsoleSession* monitor, QObject* parent)
     });
     m_poll.setInterval(2000);
     m_poll.setBound(5000);
+    setColumns(columns());
     m_poll.start();
 }
 
 JobsModel::~JobsModel() = default;
 
-int JobsModel::rowCount(const QModelIndex& parent) const
-{
-    return parent.isValid() ? 0 : static_cast<int>(m_jobs.size());
-}
-
-int JobsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : COLUMN_COUNT; }
-
 int JobsModel::rowOfJob(std::int64_t id) const
 {
-    for (std::size_t i = 0; i < m_jobs.size(); ++i)
-        if (m_jobs[i].id == id)
+    for (std::size_t i = 0; i < m_rows.size(); ++i)
+        if (m_rows[i].id == id)
             return static_cast<int>(i);
     return -1;
 }
@@ -198,7 +192,7 @@ std::optional<idem::RedriveOutcomes> JobsModel::outcomes(std::int64_t id) const
 std::set<std::int64_t> JobsModel::finalOutcomes() const
 {
     std::set<std::int64_t> ids;
-    for (const auto& j : m_jobs) {
+    for (const auto& j : m_rows) {
         const auto it = m_outcomes.find(j.id);
         // An ended job queues no more items: once none is open its figures are final.
         if (j.ended() && it != m_outcomes.end() && it->second.queued + it->second.running == 0)
@@ -221,10 +215,10 @@ void JobsModel::merge(std::vector<idem::JobStatus> fresh)
             ? std::next(it)
             : m_outcomes.erase(it);
     for (int row = rowCount() - 1; row >= 0; --row) {
-        const auto id = m_jobs[std::size_t(row)].id;
+        const auto id = m_rows[std::size_t(row)].id;
         if (std::none_of(fresh.begin(), fresh.end(), [id](const auto& j) { return j.id == id; })) {
             beginRemoveRows({}, row, row);
-            m_jobs.erase(m_jobs.begin() + row);
+            m_rows.erase(m_rows.begin() + row);
             endRemoveRows();
         }
     }
@@ -233,133 +227,97 @@ void JobsModel::merge(std::vector<idem::JobStatus> fresh)
         const int want = int(i);
         if (at < 0) {
             beginInsertRows({}, want, want);
-            m_jobs.insert(m_jobs.begin() + want, fresh[i]);
+            m_rows.insert(m_rows.begin() + want, fresh[i]);
             endInsertRows();
             continue;
         }
         if (at != want) {
             // A job that ended moves below the open ones.
             beginMoveRows({}, at, at, {}, at < want ? want + 1 : want);
-            auto moved = std::move(m_jobs[std::size_t(at)]);
-            m_jobs.erase(m_jobs.begin() + at);
-            m_jobs.insert(m_jobs.begin() + want, std::move(moved));
+            auto moved = std::move(m_rows[std::size_t(at)]);
+            m_rows.erase(m_rows.begin() + at);
+            m_rows.insert(m_rows.begin() + want, std::move(moved));
             endMoveRows();
         }
-        m_jobs[i] = fresh[i];
+        m_rows[i] = fresh[i];
         Q_EMIT dataChanged(index(want, 0), index(want, COLUMN_COUNT - 1));
     }
 }
 
-QVariant JobsModel::headerData(int section, Qt::Orientation orientation, int role) const
+std::vector<TableColumn<idem::JobStatus>> JobsModel::columns()
 {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
-        return {};
-    switch (section) {
-    case IdColumn:
-        return QCoreApplication::translate("idem::console::JobsModel", "Job");
-    case StateColumn:
-        return QCoreApplication::translate("idem::console::JobsModel", "State");
-    case ActionColumn:
-        return QCoreApplication::translate("idem::console::JobsModel", "Action");
-    case FilterColumn:
-        return QCoreApplication::translate("idem::console::JobsModel", "Filter");
-    case ProgressColumn:
-        return QCoreApplication::translate("idem::console::JobsModel", "Progress");
-    case ReexecutionColumn:
-        return QCoreApplication::translate("idem::console::JobsModel", "Re-execution");
-    case RateColumn:
-        return QCoreApplication::translate("idem::console::JobsModel", "Rate");
-    case EtaColumn:
-        return QCoreApplication::translate("idem::console::JobsModel", "ETA");
-    case RunnerColumn:
-        return QCoreApplication::translate("idem::console::JobsModel", "Runner");
-    case StartedByColumn:
-        return QCoreApplication::translate("idem::console::JobsModel", "Started by");
-    case ReasonColumn:
-        return QCoreApplication::translate("idem::console::JobsModel", "Reason");
-    }
-    return {};
+    using J = idem::JobStatus;
+    return {
+        { QT_TR_NOOP("Job"), [](const J& j) { return qlonglong(j.id); } },
+        { .header = QT_TR_NOOP("State"),
+            .display =
+                [](const J& j) {
+                    if (j.state == "active" && !j.runnerAlive)
+                        return tr("active, not running");
+                    return jobStateLabel(j.state);
+                },
+            .foreground = [](const J& j) -> QVariant {
+                if (j.state == "finished")
+                    return QBrush(tones::color(j.refused() > 0 ? Tone::Caution : Tone::Good));
+                if (j.state == "cancelled")
+                    return QBrush(tones::color(Tone::Muted));
+                if (j.state == "active" && !j.runnerAlive)
+                    return QBrush(tones::color(Tone::Caution));
+                return {};
+            } },
+        { QT_TR_NOOP("Action"), [](const J& j) { return jobActionLabel(j); } },
+        { QT_TR_NOOP("Filter"), [](const J& j) { return jobFilterText(j.filterJson); },
+            [](const J& j) { return visibleText(j.filterJson); } },
+        { QT_TR_NOOP("Progress"), [](const J& j) { return jobProgressText(j); },
+            [](const J& j) {
+                return tr("refused: %1 moved on, %2 busy, %3 gone; skipped: %4 not applicable, %5 cancelled")
+                    .arg(j.refusedMovedOn)
+                    .arg(j.refusedBusy)
+                    .arg(j.refusedGone)
+                    .arg(j.skippedNotApplicable)
+                    .arg(j.skippedCancelled);
+            } },
+        { QT_TR_NOOP("Re-execution"),
+            [this](const J& j) {
+                const auto o = outcomes(j.id);
+                return o ? redriveOutcomesText(j.changed, *o) : QString();
+            } },
+        { QT_TR_NOOP("Rate"),
+            [this](const J& j) {
+                const auto r = rate(j.id);
+                return r ? tr("%1 rows/s").arg(*r, 0, 'f', *r < 10 ? 1 : 0) : QStringLiteral("—");
+            } },
+        { QT_TR_NOOP("ETA"),
+            [this](const J& j) {
+                if (j.ended())
+                    return QString(); // when it ended: the page's detail says
+                const auto eta = etaSeconds(j.id);
+                return eta ? durationText(std::max(0.0, *eta) * 1000.0) : QStringLiteral("—");
+            } },
+        { QT_TR_NOOP("Runner"),
+            [](const J& j) {
+                if (j.runnerAlive)
+                    return tr("%1 (pid %2)").arg(visibleText(j.runnerActor)).arg(j.runnerPid.value_or(0));
+                if (j.ended())
+                    return QString();
+                return j.runnerRole.empty() ? tr("none yet") : tr("gone (last: %1)").arg(visibleText(j.runnerActor));
+            } },
+        { QT_TR_NOOP("Started by"),
+            [](const J& j) {
+                return tr("%1 (%2), %3")
+                    .arg(visibleText(j.dbRole), visibleText(j.actor), formatCellTimeUs(j.momentUs, j.serverNowUs));
+            } },
+        { QT_TR_NOOP("Reason"), [](const J& j) { return visibleText(j.reason); },
+            [](const J& j) { return visibleText(j.reason); } },
+    };
 }
 
-QVariant JobsModel::data(const QModelIndex& index, int role) const
+QVariant JobsModel::rowData(const idem::JobStatus& j, int, int role) const
 {
-    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
-        return {};
-    const auto& j = job(index.row());
     if (role == JobIdRole)
         return qlonglong(j.id);
     if (role == StateRole)
         return QString::fromStdString(j.state);
-    if (role == Qt::ForegroundRole && index.column() == StateColumn) {
-        if (j.state == "finished")
-            return QBrush(tones::color(j.refused() > 0 ? Tone::Caution : Tone::Good));
-        if (j.state == "cancelled")
-            return QBrush(tones::color(Tone::Muted));
-        if (j.state == "active" && !j.runnerAlive)
-            return QBrush(tones::color(Tone::Caution));
-        return {};
-    }
-    if (role == Qt::ToolTipRole) {
-        if (index.column() == FilterColumn)
-            return visibleText(j.filterJson);
-        if (index.column() == ReasonColumn)
-            return visibleText(j.reason);
-        if (index.column() == ProgressColumn)
-            return QCoreApplication::translate("idem::console::JobsModel",
-                "refused: %1 moved on, %2 busy, %3 gone; skipped: %4 not applicable, %5 cancelled")
-                .arg(j.refusedMovedOn)
-                .arg(j.refusedBusy)
-                .arg(j.refusedGone)
-                .arg(j.skippedNotApplicable)
-                .arg(j.skippedCancelled);
-        return {};
-    }
-    if (role != Qt::DisplayRole)
-        return {};
-    switch (index.column()) {
-    case IdColumn:
-        return qlonglong(j.id);
-    case StateColumn:
-        if (j.state == "active" && !j.runnerAlive)
-            return QCoreApplication::translate("idem::console::JobsModel", "active, not running");
-        return jobStateLabel(j.state);
-    case ActionColumn:
-        return jobActionLabel(j);
-    case FilterColumn:
-        return jobFilterText(j.filterJson);
-    case ProgressColumn:
-        return jobProgressText(j);
-    case ReexecutionColumn: {
-        const auto o = outcomes(j.id);
-        return o ? redriveOutcomesText(j.changed, *o) : QString();
-    }
-    case RateColumn: {
-        const auto r = rate(j.id);
-        return r ? QCoreApplication::translate("idem::console::JobsModel", "%1 rows/s").arg(*r, 0, 'f', *r < 10 ? 1 : 0)
-                 : QStringLiteral("—");
-    }
-    case EtaColumn: {
-        if (j.ended())
-            return QString(); // when it ended: the page's detail says
-        const auto eta = etaSeconds(j.id);
-        return eta ? durationText(std::max(0.0, *eta) * 1000.0) : QStringLiteral("—");
-    }
-    case RunnerColumn:
-        if (j.runnerAlive)
-            return QCoreApplication::translate("idem::console::JobsModel", "%1 (pid %2)")
-                .arg(visibleText(j.runnerActor))
-                .arg(j.runnerPid.value_or(0));
-        if (j.ended())
-            return QString();
-        return j.runnerRole.empty() ? QCoreApplication::translate("idem::console::JobsModel", "none yet")
-                                    : QCoreApplication::translate("idem::console::JobsModel", "gone (last: %1)")
-                                          .arg(visibleText(j.runnerActor));
-    case StartedByColumn:
-        return QCoreApplication::translate("idem::console::JobsModel", "%1 (%2), %3")
-            .arg(visibleText(j.dbRole), visibleText(j.actor), formatCellTimeUs(j.momentUs, j.serverNowUs));
-    case ReasonColumn:
-        return visibleText(j.reason);
-    }
     return {};
 }
 

@@ -1,6 +1,5 @@
 #pragma once
 
-#include <QAbstractTableModel>
 #include <QMetaType>
 #include <QString>
 
@@ -10,6 +9,7 @@
 #include <set>
 #include <vector>
 
+#include "models/rowtablemodel.h"
 #include "models/sessionpoll.h"
 #include "models/workermessages.h"
 #include "operations/jobs.h"
@@ -25,7 +25,7 @@ class ConsoleSession;
 // Rows merge by job id (selection and scroll stay). Rate and ETA come from the counts of this
 // console's successive reads, by the server's clock. A state this console does not know (a later
 // schema's) is shown by its name.
-class JobsModel : public QAbstractTableModel {
+class JobsModel : public RowTableModel<idem::JobStatus> {
     Q_OBJECT
 public:
     enum Column {
@@ -51,18 +51,13 @@ public:
     explicit JobsModel(ConsoleSession* monitor, QObject* parent = nullptr);
     ~JobsModel() override;
 
-    int rowCount(const QModelIndex& parent = {}) const override;
-    int columnCount(const QModelIndex& parent = {}) const override;
-    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
-
     void setInterval(int ms) { m_poll.setInterval(ms); }
     int interval() const { return m_poll.interval(); }
     void refreshNow() { m_poll.refreshNow(); }
     int reads() const { return m_poll.reads(); }
     QString error() const { return m_poll.error(); }
 
-    const idem::JobStatus& job(int row) const { return m_jobs[static_cast<std::size_t>(row)]; }
+    const idem::JobStatus& job(int row) const { return m_rows[static_cast<std::size_t>(row)]; }
     int rowOfJob(std::int64_t id) const;
     std::optional<idem::JobStatus> jobById(std::int64_t id) const;
     // Rows done per second over the recent reads; nullopt until two reads saw it run.
@@ -76,14 +71,17 @@ public:
 Q_SIGNALS:
     void changed();
 
+protected:
+    QVariant rowData(const idem::JobStatus& j, int column, int role) const override;
+
 private:
+    std::vector<TableColumn<idem::JobStatus>> columns();
     void merge(std::vector<idem::JobStatus> fresh);
     // The jobs whose re-executions' outcomes are final: ended, none queued or running.
     std::set<std::int64_t> finalOutcomes() const;
     void sample(const idem::JobStatus& job);
 
     SessionPoll m_poll;
-    std::vector<idem::JobStatus> m_jobs;
     struct Sample {
         std::int64_t atUs;
         std::int64_t done;

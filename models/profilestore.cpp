@@ -1,6 +1,6 @@
 #include "models/profilestore.h"
 
-#include "models/patroni.h"
+#include "models/patroniparse.h"
 
 #include <QSettings>
 #include <QUrl>

@@ -15,7 +15,7 @@ namespace idem::console {
 struct Profile {
     QString name;
     ConnectionSettings settings; // password always empty when read back
-    // Patroni's REST API for this database (issue #29; models/patroni.h), for the Connection
+    // Patroni's REST API for this database (issue #29; models/patroniparse.h), for the Connection
     // page's cluster table: one URL or several, comma-separated; never a password.
     QString patroni = QString();
 };

@@ -7,8 +7,27 @@
 namespace idem::console {
 
 SnapshotAuditModel::SnapshotAuditModel(QObject* parent)
-    : QAbstractTableModel(parent)
+    : RowTableModel(parent)
 {
+    using E = idem::SnapshotAuditEntry;
+    const auto key = [](const E& e) { return QString::fromStdString(e.key); };
+    const auto reason = [](const E& e) {
+        QString r = QString::fromStdString(e.reason).left(300);
+        r.replace(QLatin1Char('\n'), QLatin1Char(' '));
+        return r;
+    };
+    setColumns({
+        { QT_TR_NOOP("#"), [](const E& e) { return qlonglong(e.id); } },
+        { QT_TR_NOOP("At (UTC)"), [](const E& e) { return snapshotTimeCell(e.at); },
+            [](const E& e) { return QString::fromStdString(e.at); } },
+        { QT_TR_NOOP("Key"), key, key },
+        { QT_TR_NOOP("Action"), [](const E& e) { return QString::fromStdString(e.action); } },
+        { QT_TR_NOOP("Actor (role, OS user)"),
+            [](const E& e) {
+                return tr("%1 (%2)").arg(QString::fromStdString(e.dbRole), QString::fromStdString(e.osUser));
+            } },
+        { QT_TR_NOOP("Reason"), reason, reason },
+    });
 }
 
 SnapshotAuditModel::~SnapshotAuditModel() = default;
@@ -16,74 +35,15 @@ SnapshotAuditModel::~SnapshotAuditModel() = default;
 void SnapshotAuditModel::setSnapshot(const SharedSnapshot& snapshot)
 {
     beginResetModel();
-    m_snapshot = snapshot;
+    m_rows = snapshot ? snapshot->data.audit.tail : std::vector<idem::SnapshotAuditEntry>();
     endResetModel();
 }
 
-const idem::SnapshotAuditEntry& SnapshotAuditModel::entry(int row) const
-{
-    return m_snapshot->data.audit.tail[static_cast<std::size_t>(row)];
-}
+const idem::SnapshotAuditEntry& SnapshotAuditModel::entry(int row) const { return m_rows[static_cast<std::size_t>(row)]; }
 
-int SnapshotAuditModel::rowCount(const QModelIndex& parent) const
+QVariant SnapshotAuditModel::rowData(const idem::SnapshotAuditEntry& e, int, int role) const
 {
-    return parent.isValid() || !m_snapshot ? 0 : static_cast<int>(m_snapshot->data.audit.tail.size());
-}
-
-int SnapshotAuditModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : COLUMN_COUNT; }
-
-QVariant SnapshotAuditModel::data(const QModelIndex& index, int role) const
-{
-    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
-        return {};
-    const auto& e = entry(index.row());
-    if (role == IdRole)
-        return qlonglong(e.id);
-    if (role == Qt::ToolTipRole && (index.column() == ReasonColumn || index.column() == KeyColumn))
-        return data(index, Qt::DisplayRole);
-    if (role == Qt::ToolTipRole && index.column() == AtColumn)
-        return QString::fromStdString(e.at);
-    if (role != Qt::DisplayRole)
-        return {};
-    switch (index.column()) {
-    case IdColumn:
-        return qlonglong(e.id);
-    case AtColumn:
-        return snapshotTimeCell(e.at);
-    case KeyColumn:
-        return QString::fromStdString(e.key);
-    case ActionColumn:
-        return QString::fromStdString(e.action);
-    case ActorColumn:
-        return tr("%1 (%2)").arg(QString::fromStdString(e.dbRole), QString::fromStdString(e.osUser));
-    case ReasonColumn: {
-        QString r = QString::fromStdString(e.reason).left(300);
-        r.replace(QLatin1Char('\n'), QLatin1Char(' '));
-        return r;
-    }
-    }
-    return {};
-}
-
-QVariant SnapshotAuditModel::headerData(int section, Qt::Orientation orientation, int role) const
-{
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
-        return {};
-    switch (section) {
-    case IdColumn:
-        return tr("#");
-    case AtColumn:
-        return tr("At (UTC)");
-    case KeyColumn:
-        return tr("Key");
-    case ActionColumn:
-        return tr("Action");
-    case ActorColumn:
-        return tr("Actor (role, OS user)");
-    case ReasonColumn:
-        return tr("Reason");
-    }
-    return {};
+    return role == IdRole ? QVariant(qlonglong(e.id)) : QVariant();
 }
 
 idem::AuditEntry toAuditEntry(const idem::SnapshotAuditEntry& e)

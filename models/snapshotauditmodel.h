@@ -1,15 +1,14 @@
 #pragma once
 
-#include <QAbstractTableModel>
-
 #include "operations/audit.h"
+#include "models/rowtablemodel.h"
 #include "models/snapshotopener.h"
 
 namespace idem::console {
 
 // A snapshot's audit tail, newest first, read-only; and the offline check of the tail's own
 // hash chain (each entry's hash recomputed, each link to the entry below it).
-class SnapshotAuditModel : public QAbstractTableModel {
+class SnapshotAuditModel : public RowTableModel<idem::SnapshotAuditEntry> {
     Q_OBJECT
 public:
     enum Column { IdColumn, AtColumn, KeyColumn, ActionColumn, ActorColumn, ReasonColumn, COLUMN_COUNT };
@@ -18,16 +17,11 @@ public:
     explicit SnapshotAuditModel(QObject* parent = nullptr);
     ~SnapshotAuditModel() override;
 
-    int rowCount(const QModelIndex& parent = {}) const override;
-    int columnCount(const QModelIndex& parent = {}) const override;
-    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
-
     void setSnapshot(const SharedSnapshot& snapshot);
     const idem::SnapshotAuditEntry& entry(int row) const;
 
-private:
-    SharedSnapshot m_snapshot;
+protected:
+    QVariant rowData(const idem::SnapshotAuditEntry& e, int column, int role) const override;
 };
 
 // The tail as operations/audit.h's AuditEntry (hashable).

@@ -29,8 +29,46 @@ QString snapshotLeaseText(const idem::SnapshotTaskRow& row, qint64 takenAtMs)
 }
 
 SnapshotTaskModel::SnapshotTaskModel(QObject* parent)
-    : QAbstractTableModel(parent)
+    : RowTableModel(parent)
 {
+    using R = idem::SnapshotTaskRow;
+    const auto key = [](const R& r) { return QString::fromStdString(r.key); };
+    const auto created = [](const R& r) { return QString::fromStdString(r.createdAt); };
+    const auto updated = [](const R& r) { return QString::fromStdString(r.updatedAt); };
+    const auto error = [](const R& r) {
+        // One line in the table; the detail pane shows it whole.
+        QString e = QString::fromStdString(r.errorMessage.value_or(std::string())).left(300);
+        e.replace(QLatin1Char('\n'), QLatin1Char(' '));
+        return e;
+    };
+    setColumns({
+        { QT_TR_NOOP("Key"), key, key },
+        { QT_TR_NOOP("Status"), [](const R& r) { return statusLabel(r.status); } },
+        { .header = QT_TR_NOOP("Attempts"),
+            .display = [](const R& r) { return tr("%1 of %2").arg(r.attempts).arg(r.maxAttempts); },
+            .sortKey = [](const R& r) -> QVariant { return r.attempts; } },
+        { .header = QT_TR_NOOP("Lease (at snapshot)"),
+            .display = [this](const R& r) { return snapshotLeaseText(r, m_takenAtMs); },
+            .toolTip = [](const R& r) { return r.leaseUntil ? QString::fromStdString(*r.leaseUntil) : QVariant(); },
+            .sortKey = [](const R& r) { return QString::fromStdString(r.leaseUntil.value_or(std::string())); } },
+        { .header = QT_TR_NOOP("Next attempt (UTC)"),
+            .display = [](const R& r) { return snapshotTimeCell(r.nextAttemptAt); },
+            .toolTip
+            = [](const R& r) { return r.nextAttemptAt ? QString::fromStdString(*r.nextAttemptAt) : QVariant(); },
+            .sortKey = [](const R& r) { return QString::fromStdString(r.nextAttemptAt.value_or(std::string())); } },
+        { .header = QT_TR_NOOP("Created (UTC)"),
+            .display = [](const R& r) { return snapshotTimeCell(r.createdAt); },
+            .toolTip = created,
+            .sortKey = created },
+        { .header = QT_TR_NOOP("Updated (UTC)"),
+            .display = [](const R& r) { return snapshotTimeCell(r.updatedAt); },
+            .toolTip = updated,
+            .sortKey = updated },
+        { QT_TR_NOOP("Error class"),
+            [](const R& r) { return QString::fromStdString(r.errorClass.value_or(std::string())); } },
+        { QT_TR_NOOP("Error"), error, error },
+    });
+    setSortRole(SortRole);
 }
 
 SnapshotTaskModel::~SnapshotTaskModel() = default;
@@ -40,112 +78,15 @@ void SnapshotTaskModel::setRowSet(const SharedSnapshot& snapshot, const QString&
     beginResetModel();
     m_snapshot = snapshot;
     m_set = snapshot ? snapshot->data.rowSet(name.toStdString()) : nullptr;
+    m_rows = m_set ? m_set->rows : std::vector<idem::SnapshotTaskRow>();
     const QDateTime at = snapshot ? snapshotTakenAt(snapshot->data) : QDateTime();
     m_takenAtMs = at.isValid() ? at.toMSecsSinceEpoch() : 0;
     endResetModel();
 }
 
-int SnapshotTaskModel::rowCount(const QModelIndex& parent) const
+QVariant SnapshotTaskModel::rowData(const idem::SnapshotTaskRow& r, int, int role) const
 {
-    return parent.isValid() || !m_set ? 0 : static_cast<int>(m_set->rows.size());
-}
-
-int SnapshotTaskModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : COLUMN_COUNT; }
-
-QVariant SnapshotTaskModel::data(const QModelIndex& index, int role) const
-{
-    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
-        return {};
-    const auto& r = task(index.row());
-    if (role == KeyRole)
-        return QString::fromStdString(r.key);
-    if (role == Qt::ToolTipRole) {
-        switch (index.column()) {
-        case LeaseColumn:
-            return r.leaseUntil ? QString::fromStdString(*r.leaseUntil) : QVariant();
-        case NextAttemptColumn:
-            return r.nextAttemptAt ? QString::fromStdString(*r.nextAttemptAt) : QVariant();
-        case CreatedColumn:
-            return QString::fromStdString(r.createdAt);
-        case UpdatedColumn:
-            return QString::fromStdString(r.updatedAt);
-        case ErrorColumn:
-        case KeyColumn:
-            return data(index, Qt::DisplayRole);
-        default:
-            return {};
-        }
-    }
-    if (role == SortRole) {
-        switch (index.column()) {
-        case AttemptsColumn:
-            return r.attempts;
-        case LeaseColumn:
-            return QString::fromStdString(r.leaseUntil.value_or(std::string()));
-        case NextAttemptColumn:
-            return QString::fromStdString(r.nextAttemptAt.value_or(std::string()));
-        case CreatedColumn:
-            return QString::fromStdString(r.createdAt);
-        case UpdatedColumn:
-            return QString::fromStdString(r.updatedAt);
-        default:
-            return data(index, Qt::DisplayRole);
-        }
-    }
-    if (role != Qt::DisplayRole)
-        return {};
-    switch (index.column()) {
-    case KeyColumn:
-        return QString::fromStdString(r.key);
-    case StatusColumn:
-        return statusLabel(r.status);
-    case AttemptsColumn:
-        return tr("%1 of %2").arg(r.attempts).arg(r.maxAttempts);
-    case LeaseColumn:
-        return snapshotLeaseText(r, m_takenAtMs);
-    case NextAttemptColumn:
-        return snapshotTimeCell(r.nextAttemptAt);
-    case CreatedColumn:
-        return snapshotTimeCell(r.createdAt);
-    case UpdatedColumn:
-        return snapshotTimeCell(r.updatedAt);
-    case ErrorClassColumn:
-        return QString::fromStdString(r.errorClass.value_or(std::string()));
-    case ErrorColumn: {
-        // One line in the table; the detail pane shows it whole.
-        QString e = QString::fromStdString(r.errorMessage.value_or(std::string())).left(300);
-        e.replace(QLatin1Char('\n'), QLatin1Char(' '));
-        return e;
-    }
-    }
-    return {};
-}
-
-QVariant SnapshotTaskModel::headerData(int section, Qt::Orientation orientation, int role) const
-{
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
-        return {};
-    switch (section) {
-    case KeyColumn:
-        return tr("Key");
-    case StatusColumn:
-        return tr("Status");
-    case AttemptsColumn:
-        return tr("Attempts");
-    case LeaseColumn:
-        return tr("Lease (at snapshot)");
-    case NextAttemptColumn:
-        return tr("Next attempt (UTC)");
-    case CreatedColumn:
-        return tr("Created (UTC)");
-    case UpdatedColumn:
-        return tr("Updated (UTC)");
-    case ErrorClassColumn:
-        return tr("Error class");
-    case ErrorColumn:
-        return tr("Error");
-    }
-    return {};
+    return role == KeyRole ? QVariant(QString::fromStdString(r.key)) : QVariant();
 }
 
 } // namespace idem::console

@@ -1,7 +1,6 @@
 #pragma once
 
-#include <QAbstractTableModel>
-
+#include "models/rowtablemodel.h"
 #include "models/snapshotopener.h"
 
 namespace idem::console {
@@ -9,7 +8,7 @@ namespace idem::console {
 // One row set of a snapshot (expired leases, longest running, failed, uncertain), read-only, in
 // the set's own order. Times are UTC as the snapshot holds them; the lease is measured against
 // the snapshot's instant, not the viewer's clock.
-class SnapshotTaskModel : public QAbstractTableModel {
+class SnapshotTaskModel : public RowTableModel<idem::SnapshotTaskRow> {
     Q_OBJECT
 public:
     enum Column {
@@ -29,15 +28,13 @@ public:
     explicit SnapshotTaskModel(QObject* parent = nullptr);
     ~SnapshotTaskModel() override;
 
-    int rowCount(const QModelIndex& parent = {}) const override;
-    int columnCount(const QModelIndex& parent = {}) const override;
-    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
-
     // The set named `name` of the snapshot (none: empty).
     void setRowSet(const SharedSnapshot& snapshot, const QString& name);
     const idem::SnapshotRowSet* rowSet() const { return m_set; }
-    const idem::SnapshotTaskRow& task(int row) const { return m_set->rows[static_cast<std::size_t>(row)]; }
+    const idem::SnapshotTaskRow& task(int row) const { return m_rows[static_cast<std::size_t>(row)]; }
+
+protected:
+    QVariant rowData(const idem::SnapshotTaskRow& r, int column, int role) const override;
 
 private:
     SharedSnapshot m_snapshot; // keeps m_set alive

@@ -44,10 +44,11 @@ QString formatCellTimeUs(std::int64_t us, std::int64_t nowUs)
 }
 
 TaskBrowserModel::TaskBrowserModel(ConsoleSession* session, QObject* parent)
-    : QAbstractTableModel(parent)
+    : RowTableModel(parent)
     , m_session(session)
 {
     qRegisterMetaType<idem::TaskPage>();
+    setColumns(columns());
 }
 
 TaskBrowserModel::~TaskBrowserModel()
@@ -56,41 +57,64 @@ TaskBrowserModel::~TaskBrowserModel()
         m_session->cancel(m_pending);
 }
 
-int TaskBrowserModel::rowCount(const QModelIndex& parent) const
+std::vector<TableColumn<idem::TaskRow>> TaskBrowserModel::columns()
 {
-    return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
+    using T = idem::TaskRow;
+    return {
+        { .header = QT_TR_NOOP("Key"),
+            .display = [](const T& t) { return visibleText(t.key); }, // one line, every character there
+            .toolTip = [](const T& t) { return plainTip(t.key); } },
+        { .header = QT_TR_NOOP("Status"),
+            .display =
+                [](const T& t) {
+                    return t.status == "retryable_failed" && t.errorClass == "unknown"
+                        ? tr("retryable_failed (uncertain)")
+                        : text(t.status);
+                },
+            .foreground = [](const T& t) -> QVariant {
+                if (t.status == "failed")
+                    return QBrush(tones::color(Tone::Bad));
+                if (t.status == "retryable_failed")
+                    return QBrush(tones::color(Tone::Caution));
+                if (t.status == "succeeded")
+                    return QBrush(tones::color(Tone::Good));
+                return {};
+            } },
+        { QT_TR_NOOP("Attempts"), [](const T& t) { return tr("%1 of %2").arg(t.attempts).arg(t.maxAttempts); } },
+        { QT_TR_NOOP("Updated"), [this](const T& t) { return formatCellTimeUs(t.updatedAtUs, m_serverNowUs); },
+            [](const T& t) { return formatTimeUs(t.updatedAtUs); } },
+        { .header = QT_TR_NOOP("Lease"),
+            .display = [this](const T& t) -> QVariant {
+                if (t.status != "processing")
+                    return {};
+                if (!t.leaseUntilUs)
+                    return tr("none");
+                return *t.leaseUntilUs <= m_serverNowUs
+                    ? tr("expired %1 ago").arg(durationText(double(m_serverNowUs - *t.leaseUntilUs) / 1000.0))
+                    : tr("%1 left").arg(durationText(double(*t.leaseUntilUs - m_serverNowUs) / 1000.0));
+            },
+            .foreground = [this](const T& t) -> QVariant {
+                if (t.status == "processing" && t.leaseUntilUs && *t.leaseUntilUs <= m_serverNowUs)
+                    return QBrush(tones::color(Tone::Bad));
+                return {};
+            } },
+        { QT_TR_NOOP("Next attempt"),
+            [this](const T& t) {
+                return t.nextAttemptAtUs ? formatCellTimeUs(*t.nextAttemptAtUs, m_serverNowUs) : QVariant();
+            },
+            [](const T& t) { return t.nextAttemptAtUs ? formatTimeUs(*t.nextAttemptAtUs) : QVariant(); } },
+        { QT_TR_NOOP("Error"),
+            [](const T& t) -> QVariant {
+                if (t.errorClass.empty() && t.errorMessage.empty())
+                    return {};
+                return QStringLiteral("[%1] %2").arg(text(t.errorClass), visibleText(t.errorMessage));
+            },
+            [](const T& t) { return t.errorMessage.empty() ? QVariant() : plainTip(t.errorMessage); } },
+    };
 }
 
-int TaskBrowserModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : COLUMN_COUNT; }
-
-QVariant TaskBrowserModel::headerData(int section, Qt::Orientation orientation, int role) const
+QVariant TaskBrowserModel::rowData(const idem::TaskRow& t, int, int role) const
 {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
-        return {};
-    switch (section) {
-    case KeyColumn:
-        return QCoreApplication::translate("idem::console::TaskBrowserModel", "Key");
-    case StatusColumn:
-        return QCoreApplication::translate("idem::console::TaskBrowserModel", "Status");
-    case AttemptsColumn:
-        return QCoreApplication::translate("idem::console::TaskBrowserModel", "Attempts");
-    case UpdatedColumn:
-        return QCoreApplication::translate("idem::console::TaskBrowserModel", "Updated");
-    case LeaseColumn:
-        return QCoreApplication::translate("idem::console::TaskBrowserModel", "Lease");
-    case NextAttemptColumn:
-        return QCoreApplication::translate("idem::console::TaskBrowserModel", "Next attempt");
-    case ErrorColumn:
-        return QCoreApplication::translate("idem::console::TaskBrowserModel", "Error");
-    }
-    return {};
-}
-
-QVariant TaskBrowserModel::data(const QModelIndex& index, int role) const
-{
-    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
-        return {};
-    const auto& t = task(index.row());
     switch (role) {
     case KeyRole:
         return text(t.key);
@@ -101,65 +125,9 @@ QVariant TaskBrowserModel::data(const QModelIndex& index, int role) const
     case SortValueRole:
         return m_sort.column == idem::TaskSortColumn::Key ? QVariant(text(t.key))
                                                           : QVariant::fromValue<qint64>(idem::sortTimeOf(t, m_sort.column));
-    case Qt::ToolTipRole:
-        if (index.column() == ErrorColumn && !t.errorMessage.empty())
-            return plainTip(t.errorMessage);
-        if (index.column() == KeyColumn)
-            return plainTip(t.key);
-        if (index.column() == UpdatedColumn)
-            return formatTimeUs(t.updatedAtUs);
-        if (index.column() == NextAttemptColumn && t.nextAttemptAtUs)
-            return formatTimeUs(*t.nextAttemptAtUs);
-        return {};
-    case Qt::ForegroundRole:
-        if (index.column() == StatusColumn) {
-            if (t.status == "failed")
-                return QBrush(tones::color(Tone::Bad));
-            if (t.status == "retryable_failed")
-                return QBrush(tones::color(Tone::Caution));
-            if (t.status == "succeeded")
-                return QBrush(tones::color(Tone::Good));
-        }
-        if (index.column() == LeaseColumn && t.status == "processing" && t.leaseUntilUs
-            && *t.leaseUntilUs <= m_serverNowUs)
-            return QBrush(tones::color(Tone::Bad));
-        return {};
-    case Qt::DisplayRole:
-        break;
     default:
         return {};
     }
-    switch (index.column()) {
-    case KeyColumn:
-        return visibleText(t.key); // one line, every character there (the detail pane the same)
-    case StatusColumn:
-        return t.status == "retryable_failed" && t.errorClass == "unknown"
-            ? QCoreApplication::translate("idem::console::TaskBrowserModel", "retryable_failed (uncertain)")
-            : text(t.status);
-    case AttemptsColumn:
-        return QCoreApplication::translate("idem::console::TaskBrowserModel", "%1 of %2")
-            .arg(t.attempts)
-            .arg(t.maxAttempts);
-    case UpdatedColumn:
-        return formatCellTimeUs(t.updatedAtUs, m_serverNowUs);
-    case LeaseColumn:
-        if (t.status != "processing")
-            return {};
-        if (!t.leaseUntilUs)
-            return QCoreApplication::translate("idem::console::TaskBrowserModel", "none");
-        return *t.leaseUntilUs <= m_serverNowUs
-            ? QCoreApplication::translate("idem::console::TaskBrowserModel", "expired %1 ago")
-                  .arg(durationText(double(m_serverNowUs - *t.leaseUntilUs) / 1000.0))
-            : QCoreApplication::translate("idem::console::TaskBrowserModel", "%1 left")
-                  .arg(durationText(double(*t.leaseUntilUs - m_serverNowUs) / 1000.0));
-    case NextAttemptColumn:
-        return t.nextAttemptAtUs ? formatCellTimeUs(*t.nextAttemptAtUs, m_serverNowUs) : QVariant();
-    case ErrorColumn:
-        if (t.errorClass.empty() && t.errorMessage.empty())
-            return {};
-        return QStringLiteral("[%1] %2").arg(text(t.errorClass), visibleText(t.errorMessage));
-    }
-    return {};
 }
 
 int TaskBrowserModel::rowOfKey(const QString& key) const

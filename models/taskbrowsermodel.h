@@ -1,12 +1,12 @@
 #pragma once
 
-#include <QAbstractTableModel>
 #include <QMetaType>
 #include <QPointer>
 
 #include <optional>
 #include <vector>
 
+#include "models/rowtablemodel.h"
 #include "models/sessionrequest.h"
 #include "operations/taskfilter.h"
 #include "operations/tasklist.h"
@@ -21,7 +21,7 @@ struct Failure;
 // Scrolling to the end asks for the next page (canFetchMore/fetchMore), so the model holds
 // only what was scrolled through. refresh() re-reads the loaded range and merges it row by
 // row (dataChanged / insert / remove), so selection and scroll position stay.
-class TaskBrowserModel : public QAbstractTableModel {
+class TaskBrowserModel : public RowTableModel<idem::TaskRow> {
     Q_OBJECT
 public:
     enum Column {
@@ -43,10 +43,6 @@ public:
     explicit TaskBrowserModel(ConsoleSession* session, QObject* parent = nullptr);
     ~TaskBrowserModel() override;
 
-    int rowCount(const QModelIndex& parent = {}) const override;
-    int columnCount(const QModelIndex& parent = {}) const override;
-    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
     bool canFetchMore(const QModelIndex& parent) const override;
     void fetchMore(const QModelIndex& parent) override;
 
@@ -80,7 +76,11 @@ Q_SIGNALS:
     void failed(const QString& message);
     void busyChanged(bool busy);
 
+protected:
+    QVariant rowData(const idem::TaskRow& t, int column, int role) const override;
+
 private:
+    std::vector<TableColumn<idem::TaskRow>> columns();
     void requestPage();
     void onPage(quint64 generation, const idem::TaskPage& page);
     void onRefresh(quint64 generation, const idem::TaskPage& page, bool whole);
@@ -92,7 +92,6 @@ private:
     QPointer<ConsoleSession> m_session;
     idem::TaskFilter m_filter;
     idem::TaskSort m_sort;
-    std::vector<idem::TaskRow> m_rows;
     std::optional<idem::TaskCursor> m_next;
     bool m_started = false; // a query was set
     quint64 m_generation = 0; // bumped by setQuery: answers for older queries are dropped

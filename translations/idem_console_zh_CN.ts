@@ -615,6 +615,10 @@
         <source>%1 (%2 from %3)</source>
         <translation>%1（%2，来自 %3）</translation>
     </message>
+    <message>
+        <source>#</source>
+        <translation>#</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::AuditWidget</name>

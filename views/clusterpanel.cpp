@@ -11,7 +11,8 @@
 #include <algorithm>
 
 #include "models/consolesession.h"
-#include "models/patroni.h"
+#include "models/patronimodel.h"
+#include "models/patroniwatcher.h"
 #include "models/visibletext.h"
 #include "views/pagestatusline.h"
 #include "views/theme.h"
@@ -112,7 +113,7 @@ void ClusterPanel::follow()
     // and read on while the database does not answer (a failover is when it matters most).
     const bool wasConfigured = m_watcher->configured();
     const QString endpoint
-        = m_session->state() == ConsoleSession::State::Disconnected ? QString() : patroniEndpointOf(m_session);
+        = m_session->state() == ConsoleSession::State::Disconnected ? QString() : m_session->patroniEndpoint();
     m_watcher->setEndpoint(endpoint);
     if (wasConfigured != m_watcher->configured())
         Q_EMIT configuredChanged(m_watcher->configured());

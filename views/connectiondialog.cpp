@@ -18,7 +18,7 @@
 #include "core/identifier.h"
 #include "models/consolesession.h"
 #include "models/environment.h"
-#include "models/patroni.h"
+#include "models/patroniparse.h"
 #include "models/profilestore.h"
 
 namespace idem::console {
@@ -79,7 +79,7 @@ ConnectionDialog::ConnectionDialog(ConsoleSession* session, ProfileStore* profil
     m_patroniEdit->setObjectName(QStringLiteral("patroniEdit"));
     m_patroniEdit->setPlaceholderText(
         tr("optional: Patroni's REST API, http://host:8008 (several: comma-separated); no password"));
-    m_patroniEdit->setText(patroniEndpointOf(session));
+    m_patroniEdit->setText(session->patroniEndpoint());
 
     // The environment (issue #29): its name and colour on every window and dialog of this connection.
     m_environmentEdit = new QLineEdit;
@@ -298,7 +298,7 @@ void ConnectionDialog::connectClicked()
     }
     setError({});
     setBusy(true);
-    setPatroniEndpointOf(m_session, patroni);
+    m_session->setPatroniEndpoint(patroni);
     const QString profile = m_profileCombo->currentText().trimmed();
     if (!profile.isEmpty() && m_profiles->profile(profile))
         m_profiles->setLastUsed(profile);

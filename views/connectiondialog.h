@@ -27,7 +27,7 @@ public:
     ConnectionSettings settings() const;
     void setSettings(const ConnectionSettings& settings);
     // Patroni's REST API for the connection (issue #29): saved with the profile, handed to the
-    // session on Connect (models/patroni.h), never with a password.
+    // session on Connect (ConsoleSession::setPatroniEndpoint), never with a password.
     QString patroniEndpoint() const;
     void setPatroniEndpoint(const QString& endpoint);
     // Shows why the last attempt failed, e.g. when --dsn did not work at start.

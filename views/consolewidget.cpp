@@ -7,7 +7,7 @@
 
 #include "models/auditwitness.h"
 #include "models/consolesession.h"
-#include "models/patroni.h"
+#include "models/patroniwatcher.h"
 #include "views/clusterpanel.h"
 #include "views/noticebanner.h"
 #include "views/pausebanner.h"

@@ -710,8 +710,8 @@ CREATE FUNCTION idem.idem_approval_approve(p_request bigint, p_spec_sha256 text,
 DECLARE
     r idem_approval_requests;
     j idem_jobs;
+    v_lock record;
     k idem_approval_kinds;
-    v_job bigint;
     v_what text;
     v_before jsonb;
     v_actor text := btrim(COALESCE(p_actor, ''));
@@ -727,21 +727,10 @@ BEGIN
                         COALESCE(quote_literal(left(p_spec_sha256, 80)), 'NULL') USING ERRCODE = 'ID003';
     END IF;
     PERFORM audit_check_reason(p_reason, p_actor);
-    IF current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'a request is approved in a READ COMMITTED transaction, not %',
-            current_setting('transaction_isolation') USING ERRCODE = 'ID004';
-    END IF;
-    -- A job's row before its request's, as every function that changes a job locks it first.
-    SELECT x.job_id INTO v_job FROM idem_approval_requests x WHERE x.id = p_request;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'there is no request %', p_request USING ERRCODE = 'ID002',
-              HINT = 'idemctl approvals list shows the requests.';
-    END IF;
-    IF v_job IS NOT NULL THEN
-        SELECT * INTO j FROM idem_jobs x WHERE x.id = v_job FOR UPDATE;
-    END IF;
-    SELECT * INTO r FROM idem_approval_requests x WHERE x.id = p_request FOR UPDATE;
-    v_what := CASE WHEN r.job_id IS NOT NULL THEN format('job %s', r.job_id) ELSE format('change request %s', r.id) END;
+    v_lock := idem_approval_lock(p_request, 'approved'); -- the job, then the request
+    r := v_lock.r;
+    j := v_lock.j;
+    v_what := v_lock.what;
     IF r.state <> 'awaiting_approval' OR (j.id IS NOT NULL AND j.state <> 'awaiting_approval') THEN
         RAISE EXCEPTION '%', format('%s is not waiting for approval: it is %s%s', v_what,
                         CASE WHEN j.id IS NOT NULL AND r.state <> 'declined' THEN j.state ELSE r.state END,
@@ -814,7 +803,7 @@ CREATE FUNCTION idem.idem_approval_decline(p_request bigint, p_reason text, p_ac
 DECLARE
     r idem_approval_requests;
     j idem_jobs;
-    v_job bigint;
+    v_lock record;
     v_what text;
     v_before jsonb;
     v_actor text := btrim(COALESCE(p_actor, ''));
@@ -825,20 +814,10 @@ BEGIN
         RAISE EXCEPTION 'name the request to decline' USING ERRCODE = 'ID003';
     END IF;
     PERFORM audit_check_reason(p_reason, p_actor);
-    IF current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'a request is declined in a READ COMMITTED transaction, not %',
-            current_setting('transaction_isolation') USING ERRCODE = 'ID004';
-    END IF;
-    SELECT x.job_id INTO v_job FROM idem_approval_requests x WHERE x.id = p_request;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'there is no request %', p_request USING ERRCODE = 'ID002',
-              HINT = 'idemctl approvals list shows the requests.';
-    END IF;
-    IF v_job IS NOT NULL THEN
-        SELECT * INTO j FROM idem_jobs x WHERE x.id = v_job FOR UPDATE;
-    END IF;
-    SELECT * INTO r FROM idem_approval_requests x WHERE x.id = p_request FOR UPDATE;
-    v_what := CASE WHEN r.job_id IS NOT NULL THEN format('job %s', r.job_id) ELSE format('change request %s', r.id) END;
+    v_lock := idem_approval_lock(p_request, 'declined'); -- the job, then the request
+    r := v_lock.r;
+    j := v_lock.j;
+    v_what := v_lock.what;
     IF NOT idem_has_right(idem_caller(), 'approve') AND session_user::text <> r.requested_login
        AND NOT (j.id IS NOT NULL AND idem_has_right(idem_caller(), j.action)) THEN
         RAISE EXCEPTION 'role % may not decline %: that needs the approve right (role %), or to be the login that'
@@ -982,6 +961,102 @@ CREATE FUNCTION idem.idem_approval_image(r idem.idem_approval_requests) RETURNS 
                               'approval_expires_at', r.approval_expires_at, 'declined_login', r.declined_login,
                               'declined_at', r.declined_at, 'used_login', r.used_login, 'used_at', r.used_at,
                               'purge_run_id', r.purge_run_id)
+$$;
+
+
+--
+-- Name: idem_jobs; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_jobs (
+    id bigint NOT NULL,
+    state text NOT NULL,
+    action text NOT NULL,
+    extra_attempts integer,
+    filter jsonb NOT NULL,
+    moment timestamp with time zone NOT NULL,
+    cap bigint NOT NULL,
+    matched bigint DEFAULT 0 NOT NULL,
+    spec_sha256 text,
+    reason text NOT NULL,
+    db_role text NOT NULL,
+    actor text NOT NULL,
+    application text NOT NULL,
+    changed bigint DEFAULT 0 NOT NULL,
+    refused_moved_on bigint DEFAULT 0 NOT NULL,
+    refused_busy bigint DEFAULT 0 NOT NULL,
+    refused_gone bigint DEFAULT 0 NOT NULL,
+    skipped_not_applicable bigint DEFAULT 0 NOT NULL,
+    skipped_cancelled bigint DEFAULT 0 NOT NULL,
+    batches bigint DEFAULT 0 NOT NULL,
+    attaches integer DEFAULT 0 NOT NULL,
+    runner_pid integer,
+    runner_key1 integer,
+    runner_key2 integer,
+    runner_role text,
+    runner_actor text,
+    runner_application text,
+    runner_since timestamp with time zone,
+    last_batch_at timestamp with time zone,
+    cancelled_by text,
+    cancel_reason text,
+    finished_at timestamp with time zone,
+    start_audit_id bigint,
+    end_audit_id bigint,
+    starter_role text,
+    needs_approval boolean DEFAULT false NOT NULL,
+    approval_threshold bigint,
+    approval_why text,
+    redrive boolean DEFAULT false NOT NULL,
+    CONSTRAINT idem_jobs_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text]))),
+    CONSTRAINT idem_jobs_approval_why_check CHECK ((approval_why = ANY (ARRAY['rows'::text, 'budget'::text]))),
+    CONSTRAINT idem_jobs_attaches_check CHECK ((attaches >= 0)),
+    CONSTRAINT idem_jobs_awaiting_check CHECK (((state <> 'awaiting_approval'::text) OR needs_approval)),
+    CONSTRAINT idem_jobs_batches_check CHECK ((batches >= 0)),
+    CONSTRAINT idem_jobs_cap_check CHECK (((cap >= 1) AND (cap <= 1000000))),
+    CONSTRAINT idem_jobs_changed_check CHECK ((changed >= 0)),
+    CONSTRAINT idem_jobs_check CHECK (((action = 'requeue'::text) = (extra_attempts IS NOT NULL))),
+    CONSTRAINT idem_jobs_check1 CHECK (((((((changed + refused_moved_on) + refused_busy) + refused_gone) + skipped_not_applicable) + skipped_cancelled) <= matched)),
+    CONSTRAINT idem_jobs_check2 CHECK (((state = ANY (ARRAY['finished'::text, 'cancelled'::text])) = (finished_at IS NOT NULL))),
+    CONSTRAINT idem_jobs_check3 CHECK (((state = 'cancelled'::text) = (cancel_reason IS NOT NULL))),
+    CONSTRAINT idem_jobs_extra_attempts_check CHECK (((extra_attempts >= 1) AND (extra_attempts <= 1000))),
+    CONSTRAINT idem_jobs_matched_check CHECK ((matched >= 0)),
+    CONSTRAINT idem_jobs_redrive_check CHECK (((NOT redrive) OR (action = 'requeue'::text))),
+    CONSTRAINT idem_jobs_refused_busy_check CHECK ((refused_busy >= 0)),
+    CONSTRAINT idem_jobs_refused_gone_check CHECK ((refused_gone >= 0)),
+    CONSTRAINT idem_jobs_refused_moved_on_check CHECK ((refused_moved_on >= 0)),
+    CONSTRAINT idem_jobs_skipped_cancelled_check CHECK ((skipped_cancelled >= 0)),
+    CONSTRAINT idem_jobs_skipped_not_applicable_check CHECK ((skipped_not_applicable >= 0)),
+    CONSTRAINT idem_jobs_state_check CHECK ((state = ANY (ARRAY['awaiting_approval'::text, 'active'::text, 'finished'::text, 'cancelled'::text])))
+);
+
+
+--
+-- Name: idem_approval_lock(bigint, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_approval_lock(p_request bigint, p_verb text, OUT r idem.idem_approval_requests, OUT j idem.idem_jobs, OUT what text) RETURNS record
+    LANGUAGE plpgsql
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+DECLARE
+    v_job bigint;
+BEGIN
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'a request is % in a READ COMMITTED transaction, not %', p_verb,
+            current_setting('transaction_isolation') USING ERRCODE = 'ID004';
+    END IF;
+    SELECT x.job_id INTO v_job FROM idem_approval_requests x WHERE x.id = p_request;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no request %', p_request USING ERRCODE = 'ID002',
+              HINT = 'idemctl approvals list shows the requests.';
+    END IF;
+    IF v_job IS NOT NULL THEN
+        SELECT * INTO j FROM idem_jobs x WHERE x.id = v_job FOR UPDATE;
+    END IF;
+    SELECT * INTO r FROM idem_approval_requests x WHERE x.id = p_request FOR UPDATE;
+    what := CASE WHEN r.job_id IS NOT NULL THEN format('job %s', r.job_id) ELSE format('change request %s', r.id) END;
+END
 $$;
 
 
@@ -2394,73 +2469,6 @@ BEGIN
     RETURN QUERY SELECT x.state, x.skipped_cancelled, v_audit FROM idem_jobs x WHERE x.id = p_job;
 END
 $$;
-
-
---
--- Name: idem_jobs; Type: TABLE; Schema: idem; Owner: -
---
-
-CREATE TABLE idem.idem_jobs (
-    id bigint NOT NULL,
-    state text NOT NULL,
-    action text NOT NULL,
-    extra_attempts integer,
-    filter jsonb NOT NULL,
-    moment timestamp with time zone NOT NULL,
-    cap bigint NOT NULL,
-    matched bigint DEFAULT 0 NOT NULL,
-    spec_sha256 text,
-    reason text NOT NULL,
-    db_role text NOT NULL,
-    actor text NOT NULL,
-    application text NOT NULL,
-    changed bigint DEFAULT 0 NOT NULL,
-    refused_moved_on bigint DEFAULT 0 NOT NULL,
-    refused_busy bigint DEFAULT 0 NOT NULL,
-    refused_gone bigint DEFAULT 0 NOT NULL,
-    skipped_not_applicable bigint DEFAULT 0 NOT NULL,
-    skipped_cancelled bigint DEFAULT 0 NOT NULL,
-    batches bigint DEFAULT 0 NOT NULL,
-    attaches integer DEFAULT 0 NOT NULL,
-    runner_pid integer,
-    runner_key1 integer,
-    runner_key2 integer,
-    runner_role text,
-    runner_actor text,
-    runner_application text,
-    runner_since timestamp with time zone,
-    last_batch_at timestamp with time zone,
-    cancelled_by text,
-    cancel_reason text,
-    finished_at timestamp with time zone,
-    start_audit_id bigint,
-    end_audit_id bigint,
-    starter_role text,
-    needs_approval boolean DEFAULT false NOT NULL,
-    approval_threshold bigint,
-    approval_why text,
-    redrive boolean DEFAULT false NOT NULL,
-    CONSTRAINT idem_jobs_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text]))),
-    CONSTRAINT idem_jobs_approval_why_check CHECK ((approval_why = ANY (ARRAY['rows'::text, 'budget'::text]))),
-    CONSTRAINT idem_jobs_attaches_check CHECK ((attaches >= 0)),
-    CONSTRAINT idem_jobs_awaiting_check CHECK (((state <> 'awaiting_approval'::text) OR needs_approval)),
-    CONSTRAINT idem_jobs_batches_check CHECK ((batches >= 0)),
-    CONSTRAINT idem_jobs_cap_check CHECK (((cap >= 1) AND (cap <= 1000000))),
-    CONSTRAINT idem_jobs_changed_check CHECK ((changed >= 0)),
-    CONSTRAINT idem_jobs_check CHECK (((action = 'requeue'::text) = (extra_attempts IS NOT NULL))),
-    CONSTRAINT idem_jobs_check1 CHECK (((((((changed + refused_moved_on) + refused_busy) + refused_gone) + skipped_not_applicable) + skipped_cancelled) <= matched)),
-    CONSTRAINT idem_jobs_check2 CHECK (((state = ANY (ARRAY['finished'::text, 'cancelled'::text])) = (finished_at IS NOT NULL))),
-    CONSTRAINT idem_jobs_check3 CHECK (((state = 'cancelled'::text) = (cancel_reason IS NOT NULL))),
-    CONSTRAINT idem_jobs_extra_attempts_check CHECK (((extra_attempts >= 1) AND (extra_attempts <= 1000))),
-    CONSTRAINT idem_jobs_matched_check CHECK ((matched >= 0)),
-    CONSTRAINT idem_jobs_redrive_check CHECK (((NOT redrive) OR (action = 'requeue'::text))),
-    CONSTRAINT idem_jobs_refused_busy_check CHECK ((refused_busy >= 0)),
-    CONSTRAINT idem_jobs_refused_gone_check CHECK ((refused_gone >= 0)),
-    CONSTRAINT idem_jobs_refused_moved_on_check CHECK ((refused_moved_on >= 0)),
-    CONSTRAINT idem_jobs_skipped_cancelled_check CHECK ((skipped_cancelled >= 0)),
-    CONSTRAINT idem_jobs_skipped_not_applicable_check CHECK ((skipped_not_applicable >= 0)),
-    CONSTRAINT idem_jobs_state_check CHECK ((state = ANY (ARRAY['awaiting_approval'::text, 'active'::text, 'finished'::text, 'cancelled'::text])))
-);
 
 
 --
@@ -7770,6 +7778,20 @@ REVOKE ALL ON FUNCTION idem.idem_approval_image(r idem.idem_approval_requests) F
 
 
 --
+-- Name: TABLE idem_jobs; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_jobs TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_approval_lock(p_request bigint, p_verb text, OUT r idem.idem_approval_requests, OUT j idem.idem_jobs, OUT what text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_approval_lock(p_request bigint, p_verb text, OUT r idem.idem_approval_requests, OUT j idem.idem_jobs, OUT what text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION idem_approval_needed(p_kind text, p_rows bigint); Type: ACL; Schema: idem; Owner: -
 --
 
@@ -8026,13 +8048,6 @@ REVOKE ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor
 GRANT ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor text) TO idem_may_requeue;
 GRANT ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor text) TO idem_may_release;
 GRANT ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor text) TO idem_may_fail;
-
-
---
--- Name: TABLE idem_jobs; Type: ACL; Schema: idem; Owner: -
---
-
-GRANT SELECT ON TABLE idem.idem_jobs TO idem_reader;
 
 
 --

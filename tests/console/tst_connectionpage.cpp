@@ -13,7 +13,6 @@
 #include <QTableView>
 
 #include "models/consolesession.h"
-#include "models/patroni.h"
 #include "tests/console/tst_taskbrowser_support.h"
 #include "tests/support/fakepatroni.h"
 #include "tests/support/pgservers.h"
@@ -94,7 +93,7 @@ void TestConnectionPage::lyingPatroniIsFlagged()
     console.resize(1100, 900);
     console.show();
     console.clusterPanel()->setInterval(std::chrono::milliseconds(300));
-    idem::console::setPatroniEndpointOf(&admin, patroni.url());
+    admin.setPatroniEndpoint(patroni.url());
     QVERIFY(connectSession(admin, cluster->dsn()));
     auto* node = console.findChild<QLabel*>(QStringLiteral("nodeValue"));
     auto* disagreement = console.findChild<QLabel*>(QStringLiteral("clusterDisagreement"));

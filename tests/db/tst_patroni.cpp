@@ -12,7 +12,7 @@
 #include <pqxx/pqxx>
 
 #include "models/consolesession.h"
-#include "models/patroni.h"
+#include "models/patronimodel.h"
 #include "operations/events.h"
 #include "schema/migrate.h"
 #include "tests/support/cliprocess.h"
@@ -152,7 +152,7 @@ void TestPatroni::synchronousSwitchoverAndLeaderKillLoseNothing()
     QStringList rest;
     for (const QString& member : { QStringLiteral("node1"), QStringLiteral("node2"), QStringLiteral("node3") })
         rest << QStringLiteral("http://") + cluster.rest(member);
-    idem::console::setPatroniEndpointOf(&console, rest.join(QLatin1Char(',')));
+    console.setPatroniEndpoint(rest.join(QLatin1Char(',')));
     idem::console::ConnectionSettings settings;
     settings.conninfo = dsn;
     console.connectTo(settings);

@@ -633,7 +633,7 @@ void TestPrivileges::changeApprovalFunctionGrants()
         "   AND has_function_privilege(r.oid, p.oid, 'EXECUTE')), '-'), E'\\n' ORDER BY p.proname)"
         "  FROM pg_proc p WHERE p.pronamespace = 'idem'::regnamespace AND p.proname IN ('idem_set_change_approval',"
         "  'idem_approver_check', 'idem_approval_approve', 'idem_approval_decline', 'idem_approval_image',"
-        "  'idem_approval_request_add', 'idem_set_approval_policy', 'idem_job_approve', 'idem_job_cancel',"
+        "  'idem_approval_lock', 'idem_approval_request_add', 'idem_set_approval_policy', 'idem_job_approve', 'idem_job_cancel',"
         "  'idem_change_guard', 'idem_request_retention',"
         "  'idem_request_purge', 'idem_change_approve', 'idem_change_use')");
     // Schema v28: one approve and one decline; the approve right alone cancels no job.
@@ -643,6 +643,7 @@ void TestPrivileges::changeApprovalFunctionGrants()
             "idem.idem_approval_decline(bigint,text,text): idem_may_approve idem_may_fail idem_may_purge"
             " idem_may_release idem_may_requeue idem_operator idem_t_priv_op\n"
             "idem.idem_approval_image(idem.idem_approval_requests): -\n"
+            "idem.idem_approval_lock(bigint,text): -\n"
             "idem.idem_approval_request_add(text,jsonb,text,text,bigint): -\n"
             "idem.idem_approver_check(text,text): -\n"
             "idem.idem_change_approve(bigint,text,text,text): idem_may_approve idem_operator idem_t_priv_op\n"

@@ -14,7 +14,8 @@
 #include <functional>
 #include <memory>
 
-#include "models/patroni.h"
+#include "models/patronimodel.h"
+#include "models/patroniwatcher.h"
 #include "models/profilestore.h"
 #include "models/visibletext.h"
 #include "tests/support/fakepatroni.h"

@@ -26,8 +26,8 @@ AS $approve$
 DECLARE
     r idem_approval_requests;
     j idem_jobs;
+    v_lock record;
     k idem_approval_kinds;
-    v_job bigint;
     v_what text;
     v_before jsonb;
     v_actor text := btrim(COALESCE(p_actor, ''));
@@ -43,21 +43,10 @@ BEGIN
                         COALESCE(quote_literal(left(p_spec_sha256, 80)), 'NULL') USING ERRCODE = 'ID003';
     END IF;
     PERFORM audit_check_reason(p_reason, p_actor);
-    IF current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'a request is approved in a READ COMMITTED transaction, not %',
-            current_setting('transaction_isolation') USING ERRCODE = 'ID004';
-    END IF;
-    -- A job's row before its request's, as every function that changes a job locks it first.
-    SELECT x.job_id INTO v_job FROM idem_approval_requests x WHERE x.id = p_request;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'there is no request %', p_request USING ERRCODE = 'ID002',
-              HINT = 'idemctl approvals list shows the requests.';
-    END IF;
-    IF v_job IS NOT NULL THEN
-        SELECT * INTO j FROM idem_jobs x WHERE x.id = v_job FOR UPDATE;
-    END IF;
-    SELECT * INTO r FROM idem_approval_requests x WHERE x.id = p_request FOR UPDATE;
-    v_what := CASE WHEN r.job_id IS NOT NULL THEN format('job %s', r.job_id) ELSE format('change request %s', r.id) END;
+    v_lock := idem_approval_lock(p_request, 'approved'); -- the job, then the request
+    r := v_lock.r;
+    j := v_lock.j;
+    v_what := v_lock.what;
     IF r.state <> 'awaiting_approval' OR (j.id IS NOT NULL AND j.state <> 'awaiting_approval') THEN
         RAISE EXCEPTION '%', format('%s is not waiting for approval: it is %s%s', v_what,
                         CASE WHEN j.id IS NOT NULL AND r.state <> 'declined' THEN j.state ELSE r.state END,

@@ -22,7 +22,7 @@ AS $decline$
 DECLARE
     r idem_approval_requests;
     j idem_jobs;
-    v_job bigint;
+    v_lock record;
     v_what text;
     v_before jsonb;
     v_actor text := btrim(COALESCE(p_actor, ''));
@@ -33,20 +33,10 @@ BEGIN
         RAISE EXCEPTION 'name the request to decline' USING ERRCODE = 'ID003';
     END IF;
     PERFORM audit_check_reason(p_reason, p_actor);
-    IF current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'a request is declined in a READ COMMITTED transaction, not %',
-            current_setting('transaction_isolation') USING ERRCODE = 'ID004';
-    END IF;
-    SELECT x.job_id INTO v_job FROM idem_approval_requests x WHERE x.id = p_request;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'there is no request %', p_request USING ERRCODE = 'ID002',
-              HINT = 'idemctl approvals list shows the requests.';
-    END IF;
-    IF v_job IS NOT NULL THEN
-        SELECT * INTO j FROM idem_jobs x WHERE x.id = v_job FOR UPDATE;
-    END IF;
-    SELECT * INTO r FROM idem_approval_requests x WHERE x.id = p_request FOR UPDATE;
-    v_what := CASE WHEN r.job_id IS NOT NULL THEN format('job %s', r.job_id) ELSE format('change request %s', r.id) END;
+    v_lock := idem_approval_lock(p_request, 'declined'); -- the job, then the request
+    r := v_lock.r;
+    j := v_lock.j;
+    v_what := v_lock.what;
     IF NOT idem_has_right(idem_caller(), 'approve') AND session_user::text <> r.requested_login
        AND NOT (j.id IS NOT NULL AND idem_has_right(idem_caller(), j.action)) THEN
         RAISE EXCEPTION 'role % may not decline %: that needs the approve right (role %), or to be the login that'
