@@ -8,11 +8,6 @@
 namespace idem::console {
 
 namespace {
-    QString tr(const char* text, int n = -1)
-    {
-        return QCoreApplication::translate("idem::console::FieldComparison", text, nullptr, n);
-    }
-
     QString names(const std::vector<std::string>& list)
     {
         constexpr std::size_t maxNames = 16;
@@ -26,7 +21,7 @@ namespace {
         }
         QString joined = out.join(QStringLiteral(", "));
         if (list.size() > maxNames)
-            joined = tr("%1 and %n more", static_cast<int>(list.size() - maxNames)).arg(joined);
+            joined = QCoreApplication::translate("idem::console::FieldComparison", "%1 and %2 more").arg(joined).arg(list.size() - maxNames);
         return QStringLiteral("<b>%1</b>").arg(joined);
     }
 } // namespace
@@ -35,26 +30,26 @@ QString fieldComparisonHtml(const idem::FieldComparison& c)
 {
     if (!c.conflictKept)
         return c.storedKept
-            ? tr("Fields: %n fingerprinted; no conflicting request's fingerprints to compare with.", c.storedFields)
+            ? QCoreApplication::translate("idem::console::FieldComparison", "Fields: %1 fingerprinted; no conflicting request's fingerprints to compare with.").arg(c.storedFields)
             : QString();
     if (!c.storedKept)
-        return tr("Fields: the conflicting request's fields are fingerprinted, the key's request was not: nothing "
+        return QCoreApplication::translate("idem::console::FieldComparison", "Fields: the conflicting request's fields are fingerprinted, the key's request was not: nothing "
                   "to compare.");
     QStringList parts;
     if (!c.differ.empty())
-        parts << tr("%1 differs", static_cast<int>(c.differ.size())).arg(names(c.differ));
+        parts << (c.differ.size() == 1 ? QCoreApplication::translate("idem::console::FieldComparison", "%1 differs") : QCoreApplication::translate("idem::console::FieldComparison", "%1 differ")).arg(names(c.differ));
     if (!c.onlyStored.empty())
-        parts << tr("%1 only in the stored request").arg(names(c.onlyStored));
+        parts << QCoreApplication::translate("idem::console::FieldComparison", "%1 only in the stored request").arg(names(c.onlyStored));
     if (!c.onlyConflicting.empty())
-        parts << tr("%1 only in the conflicting request").arg(names(c.onlyConflicting));
+        parts << QCoreApplication::translate("idem::console::FieldComparison", "%1 only in the conflicting request").arg(names(c.onlyConflicting));
     if (!c.same.empty())
-        parts << tr("%1 same").arg(names(c.same));
+        parts << QCoreApplication::translate("idem::console::FieldComparison", "%1 same").arg(names(c.same));
     if (c.notCompared > 0)
-        parts << tr("%n field(s) not compared (past 64 fields or a name over 256 bytes)", c.notCompared);
+        parts << QCoreApplication::translate("idem::console::FieldComparison", "%1 field(s) not compared (past 64 fields or a name over 256 bytes)").arg(c.notCompared);
     if (c.differ.empty() && c.onlyStored.empty() && c.onlyConflicting.empty() && c.notCompared == 0)
-        parts.prepend(tr("no field differs by its fingerprint (the field keys differ, or a field was ignored for "
+        parts.prepend(QCoreApplication::translate("idem::console::FieldComparison", "no field differs by its fingerprint (the field keys differ, or a field was ignored for "
                          "the digest)"));
-    return tr("Fields: %1").arg(parts.join(QStringLiteral("; ")));
+    return QCoreApplication::translate("idem::console::FieldComparison", "Fields: %1").arg(parts.join(QStringLiteral("; ")));
 }
 
 } // namespace idem::console

@@ -6,7 +6,7 @@
 // JSON of the value). At most 64 names of 1 to 256 UTF-8 bytes are fingerprinted, the first in
 // UTF-8 byte order of the names; the rest are counted. A reader of the database who lacks the key
 // cannot try every value against a fingerprint.
-import { createHmac } from 'crypto';
+import { KeyObject, createHmac, createSecretKey } from 'crypto';
 
 import { JsonValue, canonicalJsonOfParsed, parseJsonStrict } from './canonicaljson';
 
@@ -27,11 +27,46 @@ export function fieldKeyBytes(key: string | Uint8Array): Buffer {
     return bytes;
 }
 
+/** The key as a KeyObject, made once (TaskStore keeps it): HMAC then skips importing the key per field. */
+export function fieldKeyObject(key: string | Uint8Array): KeyObject {
+    return createSecretKey(fieldKeyBytes(key));
+}
+
+function membersOf(request: { [name: string]: JsonValue }): Map<string, string> {
+    const members = new Map<string, string>();
+    for (const name of Object.keys(request)) members.set(name, canonicalJsonOfParsed(name) + ':' + canonicalJsonOfParsed(request[name]));
+    return members;
+}
+
+const isObject = (v: JsonValue): v is { [name: string]: JsonValue } => v !== null && typeof v === 'object' && !Array.isArray(v);
+
 /** The fingerprints of a request given as its canonical JSON text. */
-export function fieldFingerprints(canonicalRequest: string, key: string | Uint8Array): FieldPrints {
-    const k = fieldKeyBytes(key);
-    const request = parseJsonStrict(canonicalRequest);
-    if (request === null || typeof request !== 'object' || Array.isArray(request)) return { json: '{}', fields: 0 };
+export function fieldFingerprints(canonicalRequest: string, key: string | Uint8Array | KeyObject): FieldPrints {
+    const k = key instanceof KeyObject ? key : fieldKeyObject(key);
+    // Canonical text (what canonicalRequest made) is read by JSON.parse, several times faster than
+    // the strict reader, and checked by joining the members written again: canonical text is a
+    // fixed point. Anything else (other text, duplicate names) is read strictly, and refused as the
+    // C++ library refuses it.
+    let request: JsonValue | undefined;
+    let members: Map<string, string> | undefined;
+    try {
+        const parsed = JSON.parse(canonicalRequest) as JsonValue;
+        if (isObject(parsed)) {
+            members = membersOf(parsed);
+            // Object.keys' order is not UTF-16 order for integer-like names: sort as canonicalJson does.
+            const joined = '{' + [...members.keys()].sort().map((n) => members!.get(n)).join(',') + '}';
+            if (joined === canonicalRequest) request = parsed;
+        } else if (canonicalJsonOfParsed(parsed) === canonicalRequest) {
+            request = parsed;
+        }
+    } catch {
+        request = undefined;
+    }
+    if (request === undefined) {
+        request = parseJsonStrict(canonicalRequest);
+        members = isObject(request) ? membersOf(request) : undefined;
+    }
+    if (!isObject(request) || members === undefined) return { json: '{}', fields: 0 };
     const names = Object.keys(request).sort((a, b) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')));
     // No prototype: a field named __proto__ is a field like any other.
     const prints = Object.create(null) as Record<string, JsonValue>;
@@ -40,8 +75,7 @@ export function fieldFingerprints(canonicalRequest: string, key: string | Uint8A
         if (kept >= maxFingerprintFields) break;
         const size = Buffer.byteLength(name, 'utf8');
         if (size < 1 || size > maxFingerprintNameBytes) continue;
-        const member = canonicalJsonOfParsed(name) + ':' + canonicalJsonOfParsed(request[name]);
-        prints[name] = createHmac('sha256', k).update(member, 'utf8').digest('hex').slice(0, 16);
+        prints[name] = createHmac('sha256', k).update(members.get(name) as string, 'utf8').digest('hex').slice(0, 16);
         kept++;
     }
     return { json: canonicalJsonOfParsed(prints), fields: names.length };

@@ -6,7 +6,7 @@ export {
     withoutFields,
 } from './digest';
 export type { CanonicalRequest } from './digest';
-export { fieldFingerprints, fieldKeyBytes, maxFingerprintFields, maxFingerprintNameBytes } from './fieldprints';
+export { fieldFingerprints, fieldKeyBytes, fieldKeyObject, maxFingerprintFields, maxFingerprintNameBytes } from './fieldprints';
 export type { FieldPrints } from './fieldprints';
 export { TaskKey, maxBusinessIdBytes, maxNameBytes } from './key';
 export {

@@ -4,7 +4,8 @@ import { randomUUID } from 'crypto';
 
 import { connectionBroken } from './connect';
 import type { CanonicalRequest } from './digest';
-import { fieldFingerprints, fieldKeyBytes } from './fieldprints';
+import { fieldFingerprints, fieldKeyObject } from './fieldprints';
+import type { KeyObject } from 'crypto';
 import type { FieldPrints } from './fieldprints';
 import type { OutcomeCounters } from './counters';
 import { DatabaseUnavailableError, InvalidArgumentError, LostOwnershipError, translateError } from './errors';
@@ -212,7 +213,7 @@ export class TaskStore {
      */
     readonly redrivable = new Map<string, number>();
     private readonly fingerprintFieldsOf: Set<string>;
-    private fieldKey: Buffer | undefined;
+    private fieldKey: KeyObject | undefined;
     private readonly q: string;
 
     constructor(client: Queryable, options: StoreOptions = {}, private readonly counters?: OutcomeCounters) {
@@ -226,7 +227,7 @@ export class TaskStore {
         this.fingerprintFieldsOf = new Set(options.fingerprintFieldsOf ?? []);
         if (this.fingerprintFieldsOf.size > 0) {
             try {
-                this.fieldKey = fieldKeyBytes(options.fieldKey ?? '');
+                this.fieldKey = fieldKeyObject(options.fieldKey ?? '');
             } catch {
                 throw new InvalidArgumentError('fingerprintFieldsOf needs fieldKey (16 to 1024 bytes)');
             }
@@ -325,7 +326,7 @@ export class TaskStore {
                     `operation ${key.operation} fingerprints its fields: its claims pass the request ` +
                         '(canonicalRequest(request, ignoreFields)), not only its digest',
                 );
-            prints = fieldFingerprints(stored.text, this.fieldKey as Buffer);
+            prints = fieldFingerprints(stored.text, this.fieldKey as KeyObject);
         }
         const token = TaskStore.newToken();
         const maxAge = this.retry.maxAgeMs;
