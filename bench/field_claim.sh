@@ -33,7 +33,7 @@ DECLARE
     t0 timestamptz := clock_timestamp();
     tok uuid;
     h text := 'v1:' || repeat('ab', 32);
-    prints text := '{"amount_cents":"efe2e89af36f7b79","currency":"a6013c41d8d49477","customer":"0f3c9a1b2d4e5f60",'
+    prints jsonb := '{"amount_cents":"efe2e89af36f7b79","currency":"a6013c41d8d49477","customer":"0f3c9a1b2d4e5f60",'
                    '"description":"1a2b3c4d5e6f7081","items":"9f8e7d6c5b4a3928","target":"ec0d84b19927f7da"}';
 BEGIN
     FOR i IN 1..p_tasks LOOP

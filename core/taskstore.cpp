@@ -297,7 +297,7 @@ ClaimResult TaskStore::claim(const TaskKey& key, const std::string& requestDiges
         const char* age = maxAge > 0 ? ageText.c_str() : nullptr;
         if (prints)
             return w.exec_params(claimColumns + m_options.schema.qualify("idem_claim_fields")
-                    + "($1, $2, $3::uuid, $4, $5, $6, $7, $8, $9)",
+                    + "($1, $2, $3::uuid, $4, $5, $6, $7::jsonb, $8, $9)",
                 key.str(), requestDigest, token, static_cast<long long>(m_options.lease.count()),
                 m_options.retry.maxAttempts, age, prints->json, prints->fields,
                 stored ? canonicalRequest.c_str() : static_cast<const char*>(nullptr));

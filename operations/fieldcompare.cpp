@@ -2,6 +2,7 @@
 
 #include <pqxx/pqxx>
 
+#include <algorithm>
 #include <map>
 
 #include "core/utf8.h"

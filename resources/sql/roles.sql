@@ -406,7 +406,7 @@ BEGIN
     EXECUTE format('REVOKE ALL ON %1$I.idem_request_fields FROM idem_worker', s);
     EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_request_fields FROM idem_reader, idem_operator', s);
     EXECUTE format('GRANT EXECUTE ON FUNCTION'
-                   ' %1$I.idem_claim_fields(text, text, uuid, bigint, integer, bigint, text, integer, text)'
+                   ' %1$I.idem_claim_fields(text, text, uuid, bigint, integer, bigint, jsonb, integer, text)'
                    ' TO idem_worker', s);
 END
 $fields$;

@@ -348,7 +348,7 @@ export class TaskStore {
             fn = 'idem_claim_stored';
             params.push(stored.text);
         }
-        const args = params.map((_v, i) => (i === 2 ? `$${i + 1}::uuid` : `$${i + 1}`)).join(', ');
+        const args = params.map((_v, i) => (i === 2 ? `$${i + 1}::uuid` : i === 6 && prints !== undefined ? `$${i + 1}::jsonb` : `$${i + 1}`)).join(', ');
         const { rows } = await this.withRetry(() =>
             this.client.query(
                 claimColumns + ` FROM ${this.qualify(fn)}(${args})`,

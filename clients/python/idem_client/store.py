@@ -39,7 +39,7 @@ MAX_REDACT_FIELDS = 64
 DEFAULT_SCHEMA = "idem"
 
 _CLAIM_ARGS = {6: "%s, %s, %s::uuid, %s, %s, %s", 7: "%s, %s, %s::uuid, %s, %s, %s, %s",
-               9: "%s, %s, %s::uuid, %s, %s, %s, %s, %s::integer, %s"}
+               9: "%s, %s, %s::uuid, %s, %s, %s, %s::jsonb, %s::integer, %s"}
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}\Z")
 _TOKEN = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z")
 

@@ -8,12 +8,13 @@
 -- When the key is acquired (new, or reacquired without fingerprints) the fingerprints are kept in
 -- idem_request_fields; when the claim conflicts, with the key's conflict record
 -- (task_idempotency_conflicts.last_fields). Every other answer writes nothing more, and nothing but
--- the bound's octet_length is checked on it. Refused (ID003), nothing claimed or stored: p_fields
--- NULL, over 131072 bytes, not an object, over 64 names, a name outside 1 to 256 bytes, a value not
--- 16 lowercase hex digits; p_field_count NULL, outside 0 to 1000000, or below the names given.
+-- its size is checked on it. Refused (ID003), nothing claimed or stored: p_fields NULL, over 131072
+-- bytes, not an object, over 64 names, a name outside 1 to 256 bytes, a value not 16 lowercase hex
+-- digits; p_field_count NULL, outside 0 to 1000000, or below the names given. Text that is not JSON
+-- is refused by PostgreSQL before the call (22P02).
 CREATE OR REPLACE FUNCTION idem_claim_fields(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint,
                                              p_max_attempts integer, p_max_age_ms bigint,
-                                             p_fields text, p_field_count integer, p_request text DEFAULT NULL)
+                                             p_fields jsonb, p_field_count integer, p_request text DEFAULT NULL)
 RETURNS TABLE (decision text, detail text, owner_token uuid, attempts integer, max_attempts integer,
                lease_until timestamptz, retry_after_ms bigint, result_json jsonb, request_hash text,
                error_class text, error_message text)
@@ -22,10 +23,8 @@ SECURITY DEFINER
 SET search_path FROM CURRENT
 AS $claim$
 #variable_conflict use_column
-DECLARE
-    v_fields jsonb;
 BEGIN
-    IF p_fields IS NULL OR octet_length(p_fields) > 131072 THEN
+    IF p_fields IS NULL OR pg_column_size(p_fields) > 131072 THEN
         RAISE EXCEPTION 'the field fingerprints are required, at most 131072 bytes' USING ERRCODE = 'ID003';
     END IF;
     IF p_field_count IS NULL OR p_field_count NOT BETWEEN 0 AND 1000000 THEN
@@ -50,34 +49,28 @@ BEGIN
        OR (decision IN ('acquired', 'reacquired')
            AND (decision = 'acquired'
                 OR NOT EXISTS (SELECT FROM idem_request_fields f WHERE f.idempotency_key = p_key))) THEN
-        BEGIN
-            v_fields := p_fields::jsonb;
-        EXCEPTION WHEN invalid_text_representation THEN
-            RAISE EXCEPTION 'the field fingerprints are not JSON: nothing was claimed or stored' USING ERRCODE = 'ID003';
-        END;
-        IF jsonb_typeof(v_fields) <> 'object' THEN
-            RAISE EXCEPTION 'the field fingerprints must be a JSON object, not %', jsonb_typeof(v_fields)
+        -- One query checks every fingerprint (no exception block: it would open a subtransaction).
+        IF jsonb_typeof(p_fields) <> 'object' THEN
+            RAISE EXCEPTION 'the field fingerprints must be a JSON object, not %', jsonb_typeof(p_fields)
                 USING ERRCODE = 'ID003';
         END IF;
-        IF (SELECT count(*) FROM jsonb_each(v_fields)) > LEAST(64, p_field_count) THEN
-            RAISE EXCEPTION 'at most 64 field fingerprints, and no more than the request''s % fields', p_field_count
-                USING ERRCODE = 'ID003';
-        END IF;
-        IF EXISTS (SELECT FROM jsonb_each(v_fields) e
-                    WHERE octet_length(e.key) NOT BETWEEN 1 AND 256
-                       OR jsonb_typeof(e.value) <> 'string' OR e.value #>> '{}' !~ '^[0-9a-f]{16}$') THEN
-            RAISE EXCEPTION 'a field fingerprint is a name of 1 to 256 bytes and 16 lowercase hex digits:'
-                            ' nothing was claimed or stored' USING ERRCODE = 'ID003';
+        IF (SELECT count(*) > LEAST(64, p_field_count)
+                   OR COALESCE(bool_or(octet_length(e.key) NOT BETWEEN 1 AND 256 OR jsonb_typeof(e.value) <> 'string'
+                                       OR e.value #>> '{}' !~ '^[0-9a-f]{16}$'), false)
+              FROM jsonb_each(p_fields) e) THEN
+            RAISE EXCEPTION 'the field fingerprints are at most 64 (and no more than the request''s % fields), each a'
+                            ' name of 1 to 256 bytes and 16 lowercase hex digits: nothing was claimed or stored',
+                            p_field_count USING ERRCODE = 'ID003';
         END IF;
         IF decision = 'conflict' THEN
             -- claim() recorded the conflict in this statement's transaction: the row is there.
             UPDATE task_idempotency_conflicts c
-               SET last_fields = v_fields, last_field_count = p_field_count
+               SET last_fields = p_fields, last_field_count = p_field_count
              WHERE c.idempotency_key = p_key;
         ELSE
             -- A new key's leftover (fingerprints of a key truncated by hand) is replaced.
             INSERT INTO idem_request_fields AS f (idempotency_key, fields, field_count, stored_at)
-            VALUES (p_key, v_fields, p_field_count, now())
+            VALUES (p_key, p_fields, p_field_count, now())
             ON CONFLICT (idempotency_key) DO UPDATE
                 SET fields = excluded.fields, field_count = excluded.field_count, stored_at = excluded.stored_at;
         END IF;
@@ -86,4 +79,4 @@ BEGIN
 END
 $claim$;
 
-REVOKE ALL ON FUNCTION idem_claim_fields(text, text, uuid, bigint, integer, bigint, text, integer, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION idem_claim_fields(text, text, uuid, bigint, integer, bigint, jsonb, integer, text) FROM PUBLIC;
