@@ -9,7 +9,7 @@
 -- idem_request_fields; when the claim conflicts, with the key's conflict record
 -- (task_idempotency_conflicts.last_fields). Every other answer writes nothing more, and nothing but
 -- its size is checked on it. Refused (ID003), nothing claimed or stored: p_fields NULL, over 131072
--- bytes, not an object, over 64 names, a name outside 1 to 256 bytes, a value not 16 lowercase hex
+-- bytes, not an object, over 64 names, a name outside 1 to 256 characters, a value not 16 lowercase hex
 -- digits; p_field_count NULL, outside 0 to 1000000, or below the names given. Text that is not JSON
 -- is refused by PostgreSQL before the call (22P02).
 CREATE OR REPLACE FUNCTION idem_claim_fields(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint,
@@ -49,18 +49,14 @@ BEGIN
        OR (decision IN ('acquired', 'reacquired')
            AND (decision = 'acquired'
                 OR NOT EXISTS (SELECT FROM idem_request_fields f WHERE f.idempotency_key = p_key))) THEN
-        -- One query checks every fingerprint (no exception block: it would open a subtransaction).
-        IF jsonb_typeof(p_fields) <> 'object' THEN
-            RAISE EXCEPTION 'the field fingerprints must be a JSON object, not %', jsonb_typeof(p_fields)
-                USING ERRCODE = 'ID003';
-        END IF;
-        IF (SELECT count(*) > LEAST(64, p_field_count)
-                   OR COALESCE(bool_or(octet_length(e.key) NOT BETWEEN 1 AND 256 OR jsonb_typeof(e.value) <> 'string'
-                                       OR e.value #>> '{}' !~ '^[0-9a-f]{16}$'), false)
-              FROM jsonb_each(p_fields) e) THEN
-            RAISE EXCEPTION 'the field fingerprints are at most 64 (and no more than the request''s % fields), each a'
-                            ' name of 1 to 256 bytes and 16 lowercase hex digits: nothing was claimed or stored',
-                            p_field_count USING ERRCODE = 'ID003';
+        -- One expression checks every fingerprint (jsonpath: no query, no exception block).
+        IF jsonb_typeof(p_fields) <> 'object'
+           OR jsonb_array_length(jsonb_path_query_array(p_fields, '$.*')) > LEAST(64, p_field_count)
+           OR jsonb_path_exists(p_fields, '$.keyvalue() ? (@.key like_regex "^$" || @.key like_regex "^.{129}.{128}"'
+                                          ' || @.value.type() != "string" || !(@.value like_regex "^[0-9a-f]{16}$"))') THEN
+            RAISE EXCEPTION 'the field fingerprints are a JSON object of at most 64 names (and no more than the'
+                            ' request''s % fields), each of 1 to 256 characters with 16 lowercase hex digits:'
+                            ' nothing was claimed or stored', p_field_count USING ERRCODE = 'ID003';
         END IF;
         IF decision = 'conflict' THEN
             -- claim() recorded the conflict in this statement's transaction: the row is there.
