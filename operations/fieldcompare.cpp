@@ -116,7 +116,7 @@ std::optional<FieldComparison> readFieldComparison(pqxx::transaction_base& t, co
 std::string fieldComparisonText(const FieldComparison& c, std::size_t maxNames, std::size_t maxNameBytes)
 {
     if (!c.conflictKept)
-        return c.storedKept ? "fields fingerprinted (" + std::to_string(c.storedFields) + "); no conflicting request's"
+        return c.storedKept ? std::to_string(c.storedFields) + " fingerprinted; no conflicting request's"
                               " fingerprints to compare with"
                             : std::string();
     if (!c.storedKept)
