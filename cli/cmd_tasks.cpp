@@ -1,12 +1,14 @@
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
 
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "core/connection.h"
 #include "core/utf8.h"
 #include "operations/actions.h"
+#include "operations/fieldcompare.h"
 #include "operations/redrive.h"
 #include "operations/tasklist.h"
 
@@ -39,7 +41,9 @@ tasks show KEY: the one task, whether a request is stored for it (schema v25: it
 content, redacted fields shown as "[redacted]", only for a role holding the read_requests right,
 idem_may_read_requests) and its re-executions, newest first: each re-drive item's state
 (queued, running, succeeded, failed, conflict, gone), worker, tries, who asked for it and when,
-and why it ended (docs/redrive.md).
+and why it ended (docs/redrive.md). Schema v34: on a digest conflict of a key whose operation
+fingerprints its fields, which fields of the last conflicting request differed and which matched
+("amount_cents differs; currency, order_id same"; names only, never values; --json: "fields").
 )";
 
     nlohmann::json rowJson(const TaskRow& r)
@@ -80,6 +84,12 @@ and why it ended (docs/redrive.md).
                 row = &r;
         const StoredRequest stored = readStoredRequest(*conn, schema, key);
         const auto items = readRedriveItems(*conn, schema, key);
+        std::optional<FieldComparison> fields;
+        {
+            pqxx::read_transaction t(*conn);
+            fields = readFieldComparison(t, schema, key);
+            t.commit();
+        }
         if (args.flag("json")) {
             nlohmann::json j = { { "schema", schema.name() }, { "key", key },
                 { "task", row ? rowJson(*row) : nlohmann::json(nullptr) },
@@ -87,7 +97,8 @@ and why it ended (docs/redrive.md).
                     { { "stored", stored.stored }, { "bytes", stored.stored ? nlohmann::json(stored.bytes) : nlohmann::json(nullptr) },
                         { "stored_at", stored.storedAt.empty() ? nlohmann::json(nullptr) : nlohmann::json(stored.storedAt) },
                         { "request", stored.readable ? nlohmann::json::parse(stored.request) : nlohmann::json(nullptr) } } },
-                { "re_executions", nlohmann::json::array() } };
+                { "re_executions", nlohmann::json::array() },
+                { "fields", fields ? fieldComparisonJson(*fields) : nlohmann::json(nullptr) } };
             for (const auto& i : items) {
                 const auto text = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
                 j["re_executions"].push_back({ { "item_id", i.id }, { "state", i.state },
@@ -120,6 +131,8 @@ and why it ended (docs/redrive.md).
             std::printf("  request   stored, %d bytes at %s (its content needs the read_requests right: "
                         "GRANT idem_may_read_requests)\n",
                 stored.bytes, stored.storedAt.c_str());
+        if (fields)
+            std::printf("  fields    %s\n", fieldComparisonText(*fields).c_str());
         if (items.empty())
             std::printf("  re-executions: none\n");
         for (const auto& i : items) {

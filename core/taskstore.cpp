@@ -1,6 +1,7 @@
 #include "core/taskstore.h"
 
 #include <array>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 #include <thread>
@@ -9,6 +10,7 @@
 
 #include "core/connection.h"
 #include "core/counters.h"
+#include "core/fieldprints.h"
 #include "core/servergone.h"
 #include "core/utf8.h"
 
@@ -129,6 +131,9 @@ TaskStore::TaskStore(pqxx::connection& conn, StoreOptions options, OutcomeCounte
     if (m_options.retry.maxAge > limits::maxAge)
         throw std::invalid_argument(
             "retry policy: maxAge must be at most " + std::to_string(limits::maxAge.count()) + " ms");
+    if (!m_options.fingerprintFieldsOf.empty()
+        && (m_options.fieldKey.size() < fieldprints::minKeyBytes || m_options.fieldKey.size() > fieldprints::maxKeyBytes))
+        throw std::invalid_argument("fieldKey must be 16 to 1024 bytes when fingerprintFieldsOf names an operation");
 }
 
 std::string TaskStore::newToken()
@@ -265,6 +270,11 @@ bool TaskStore::storesRequests(const TaskKey& key) const
     return !m_options.storeRequestsOf.empty() && m_options.storeRequestsOf.count(key.operation()) > 0;
 }
 
+bool TaskStore::fingerprintsFields(const TaskKey& key) const
+{
+    return !m_options.fingerprintFieldsOf.empty() && m_options.fingerprintFieldsOf.count(key.operation()) > 0;
+}
+
 ClaimResult TaskStore::claim(const TaskKey& key, const std::string& requestDigest, const std::string& canonicalRequest)
 {
     requireDigest(requestDigest);
@@ -273,6 +283,13 @@ ClaimResult TaskStore::claim(const TaskKey& key, const std::string& requestDiges
         throw std::invalid_argument("operation " + key.operation()
             + " is re-drivable (StoreOptions::storeRequestsOf): its claims store the request, so the canonical"
               " request is required");
+    std::optional<FieldPrints> prints;
+    if (fingerprintsFields(key)) {
+        if (canonicalRequest.empty())
+            throw std::invalid_argument("operation " + key.operation()
+                + " fingerprints its fields (StoreOptions::fingerprintFieldsOf), so the canonical request is required");
+        prints = fieldFingerprints(canonicalRequest, m_options.fieldKey);
+    }
     const std::string token = newToken();
     const auto maxAge = m_options.retry.maxAge.count();
     const pqxx::result r = withRetry([&] {
@@ -281,6 +298,12 @@ ClaimResult TaskStore::claim(const TaskKey& key, const std::string& requestDiges
         pqxx::nontransaction w(*m_conn);
         const std::string ageText = std::to_string(maxAge);
         const char* age = maxAge > 0 ? ageText.c_str() : nullptr;
+        if (prints)
+            return w.exec_params(claimColumns + m_options.schema.qualify("idem_claim_fields")
+                    + "($1, $2, $3::uuid, $4, $5, $6, $7::jsonb, $8, $9)",
+                key.str(), requestDigest, token, static_cast<long long>(m_options.lease.count()),
+                m_options.retry.maxAttempts, age, prints->json, prints->fields,
+                stored ? canonicalRequest.c_str() : static_cast<const char*>(nullptr));
         if (stored)
             return w.exec_params(claimColumns + m_options.schema.qualify("idem_claim_stored")
                     + "($1, $2, $3::uuid, $4, $5, $6, $7)",
@@ -303,6 +326,10 @@ ClaimResult TaskStore::claimInTransaction(
         throw std::invalid_argument("operation " + key.operation()
             + " is re-drivable (StoreOptions::storeRequestsOf): its claims store the request, which one"
               " transaction for local effects does not do yet; run it in two steps");
+    if (fingerprintsFields(key))
+        throw std::invalid_argument("operation " + key.operation()
+            + " fingerprints its fields (StoreOptions::fingerprintFieldsOf), which one transaction for local"
+              " effects does not do yet; run it in two steps");
     if (wait.count() < 1 || wait > limits::maxDuplicateWait)
         throw std::invalid_argument(
             "the wait for a duplicate must be 1 to " + std::to_string(limits::maxDuplicateWait.count()) + " ms");

@@ -137,6 +137,14 @@ struct StoreOptions {
     // when it is acquired, and need that request (claim's third argument, RunOptions::request).
     // Claims of other operations call claim() as before.
     std::set<std::string> storeRequestsOf;
+    // Schema v34 (docs/workers-guide.md, "Which field differed"): operations whose claims keep a
+    // keyed fingerprint per top-level field of the request (idem::fieldFingerprints, keyed by
+    // fieldKey, 16 to 1024 bytes, the same for every worker of the operation), so that a digest
+    // conflict shows which fields differed. Their claims go through idem_claim_fields and need the
+    // canonical request (claim's third argument, RunOptions::request). Claims of other operations
+    // call claim() as before and pay nothing for it.
+    std::set<std::string> fingerprintFieldsOf;
+    std::string fieldKey;
 };
 
 // The protocol on one connection (a connection belongs to one thread; use one store per
@@ -166,6 +174,8 @@ public:
     ClaimResult claim(const TaskKey& key, const std::string& requestDigest, const std::string& canonicalRequest);
     // Whether claims of key's operation store their request (StoreOptions::storeRequestsOf).
     bool storesRequests(const TaskKey& key) const;
+    // Whether claims of key's operation keep field fingerprints (StoreOptions::fingerprintFieldsOf).
+    bool fingerprintsFields(const TaskKey& key) const;
 
     // One transaction for local effects (docs/workers-guide.md): the claim inside the caller's
     // business transaction tx (READ COMMITTED), through idem_claim_local. A concurrent holder of

@@ -641,6 +641,7 @@ SnapshotData readSnapshot(pqxx::connection& conn, const SnapshotOptions& options
         "digest conflicts of the figures' window, per minute, tenant and operation (a conflict changes no row, so "
         "the counters are its only trace; figure: digest_conflicts)",
         "conflict", options.stats.windowMinutes, options.counterLimit, options.stats, true);
+    d.fieldConflicts = readSnapshotFieldConflicts(tx, options.schema, options.stats.windowMinutes, 50);
 
     d.latency = readLatencyRows(tx, options.schema, options.historyMinutes, options.counterLimit, options.stats);
     d.events = readEvents(tx, options.schema, options.historyMinutes, options.eventLimit, options.stats);

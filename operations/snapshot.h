@@ -15,6 +15,7 @@
 #include "core/identifier.h"
 #include "operations/horizon.h"
 #include "operations/reconcile.h"
+#include "operations/snapshotfields.h"
 #include "operations/stats.h"
 
 namespace idem {
@@ -327,6 +328,9 @@ struct SnapshotData {
     StatsReading figures;
     SnapshotCounterSet history;
     SnapshotCounterSet conflicts;
+    // Schema v34: which fields the window's fingerprinted conflicts changed (absent before v34, and
+    // in snapshots written before it was added within format 1).
+    std::optional<SnapshotFieldConflictSet> fieldConflicts;
     // The folded latency minutes of the history window (schema v17 on; absent before, and in
     // snapshots written before it was added within format 1).
     std::optional<SnapshotLatencySet> latency;

@@ -770,6 +770,7 @@ std::string snapshotToJson(const SnapshotData& d)
         { "figures", figuresJson(d.figures) },
         { "counters_history", counterSetJson(d.history) },
         { "recent_conflicts", counterSetJson(d.conflicts) },
+        { "field_conflicts", d.fieldConflicts ? OJson(snapshotFieldConflictsJson(*d.fieldConflicts)) : OJson(nullptr) },
         { "latency_history", d.latency ? latencySetJson(*d.latency) : OJson(nullptr) },
         { "events", d.events ? eventSetJson(*d.events) : OJson(nullptr) },
         { "row_sets", rowSets },
@@ -860,6 +861,9 @@ SnapshotData snapshotFromJson(std::string_view text)
     d.figures = figuresFrom(root.object("figures"));
     d.history = counterSetFrom(root.object("counters_history"), "counters_history");
     d.conflicts = counterSetFrom(root.object("recent_conflicts"), "recent_conflicts");
+    // Added within format 1 (schema v34): absent or null in older snapshots and before v34.
+    if (root.has("field_conflicts") && !root.at("field_conflicts").is_null())
+        d.fieldConflicts = snapshotFieldConflictsFrom(root.at("field_conflicts"));
     // Added within format 1 (schema v17): absent or null in older snapshots and before v17.
     if (root.has("latency_history") && !root.at("latency_history").is_null())
         d.latency = latencySetFrom(root.object("latency_history"));

@@ -605,6 +605,8 @@ std::string snapshotReportHtml(const SnapshotData& d, const std::vector<ReportIm
         h += "</table>\n";
     }
 
+    if (d.fieldConflicts)
+        h += snapshotFieldConflictsHtml(*d.fieldConflicts); // schema v34
     h += "<h2>Audit: " + n(d.audit.total) + " entr" + (d.audit.total == 1 ? "y" : "ies") + "</h2>\n<p>Chain head: "
         + (d.audit.headHash ? "entry " + n(*d.audit.headId) + ", <code>" + htmlEscape(*d.audit.headHash) + "</code>"
                             : std::string("(empty)"))

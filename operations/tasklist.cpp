@@ -369,6 +369,7 @@ std::optional<TaskDetail> readTask(pqxx::connection& conn, const SchemaName& sch
             d.conflicts = TaskConflictInfo { c[0][0].as<std::int64_t>(), c[0][1].as<std::int64_t>(),
                 c[0][2].as<std::int64_t>(), c[0][3].as<std::string>() };
     }
+    d.fields = readFieldComparison(t, schema, key);
     t.commit();
     return d;
 }

@@ -2274,6 +2274,53 @@ Check the SSL mode and that the root certificate is the one that signed the serv
     </message>
 </context>
 <context>
+    <name>idem::console::FieldComparison</name>
+    <message>
+        <source>%1 and %2 more</source>
+        <translation>%1 等另外 %2 个</translation>
+    </message>
+    <message>
+        <source>Fields: %1 fingerprinted; no conflicting request&apos;s fingerprints to compare with.</source>
+        <translation>字段：已为 %1 个字段计算指纹；没有冲突请求的指纹可供比较。</translation>
+    </message>
+    <message>
+        <source>Fields: the conflicting request&apos;s fields are fingerprinted, the key&apos;s request was not: nothing to compare.</source>
+        <translation>字段：冲突请求的字段有指纹，而该键原请求没有：无从比较。</translation>
+    </message>
+    <message>
+        <source>%1 differs</source>
+        <translation>%1 不同</translation>
+    </message>
+    <message>
+        <source>%1 differ</source>
+        <translation>%1 不同</translation>
+    </message>
+    <message>
+        <source>%1 only in the stored request</source>
+        <translation>%1 仅在已存请求中</translation>
+    </message>
+    <message>
+        <source>%1 only in the conflicting request</source>
+        <translation>%1 仅在冲突请求中</translation>
+    </message>
+    <message>
+        <source>%1 same</source>
+        <translation>%1 相同</translation>
+    </message>
+    <message>
+        <source>%1 field(s) not compared (past 64 fields or a name over 256 bytes)</source>
+        <translation>%1 个字段未比较（超过 64 个字段，或名称超过 256 字节）</translation>
+    </message>
+    <message>
+        <source>no field differs by its fingerprint (the field keys differ, or a field was ignored for the digest)</source>
+        <translation>按指纹没有字段不同（字段密钥不同，或某字段在摘要中被忽略）</translation>
+    </message>
+    <message>
+        <source>Fields: %1</source>
+        <translation>字段：%1</translation>
+    </message>
+</context>
+<context>
     <name>idem::console::FleetModel</name>
     <message>
         <source> (standby)</source>

@@ -1,5 +1,6 @@
 #include "views/taskdetailpane.h"
 #include "models/durationtext.h"
+#include "models/fieldtext.h"
 #include "views/theme.h"
 
 #include <QCoreApplication>
@@ -244,7 +245,14 @@ void TaskDetailPane::showConflicts(const idem::TaskDetail& d)
                   .arg(QString::number(d.conflicts->count), formatTimeUs(d.conflicts->lastAtUs),
                       text(d.conflicts->lastDigest).toHtmlEscaped(), theme::toneCss(theme::Tone::Bad))
             : QString());
-    m_conflicts->setVisible(d.conflicts.has_value());
+    // Schema v34: which fields of the last conflicting request differed (names only).
+    if (d.fields) {
+        const QString fields = fieldComparisonHtml(*d.fields);
+        if (!fields.isEmpty())
+            m_conflicts->setText(m_conflicts->text().isEmpty() ? fields
+                                                               : m_conflicts->text() + QStringLiteral("<br>") + fields);
+    }
+    m_conflicts->setVisible(!m_conflicts->text().isEmpty());
 }
 
 void TaskDetailPane::showRedrive()

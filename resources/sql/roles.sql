@@ -404,6 +404,20 @@ BEGIN
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_stored_request(text) TO idem_reader, idem_may_read_requests', s);
 END
 $redrive$;
+-- Field fingerprints (schema v34): workers claim through idem_claim_fields; readers see the
+-- fingerprints (keyed hashes, never a value), as they see the conflict records.
+DO $fields$
+DECLARE
+    s text := current_schema();
+BEGIN
+    EXECUTE format('GRANT SELECT ON %1$I.idem_request_fields TO idem_reader', s);
+    EXECUTE format('REVOKE ALL ON %1$I.idem_request_fields FROM idem_worker', s);
+    EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_request_fields FROM idem_reader, idem_operator', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION'
+                   ' %1$I.idem_claim_fields(text, text, uuid, bigint, integer, bigint, jsonb, integer, text)'
+                   ' TO idem_worker', s);
+END
+$fields$;
 
 -- Every right's role (idem_right_list, schema v29) may use the schema ($grants$), ask what its
 -- role may do (idem_rights) and whether a change of theirs would need approval

@@ -1425,6 +1425,68 @@ $$;
 
 
 --
+-- Name: idem_claim_fields(text, text, uuid, bigint, integer, bigint, jsonb, integer, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_claim_fields(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint, p_max_attempts integer, p_max_age_ms bigint, p_fields jsonb, p_field_count integer, p_request text DEFAULT NULL::text) RETURNS TABLE(decision text, detail text, owner_token uuid, attempts integer, max_attempts integer, lease_until timestamp with time zone, retry_after_ms bigint, result_json jsonb, request_hash text, error_class text, error_message text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $_$
+#variable_conflict use_column
+BEGIN
+    IF p_fields IS NULL OR pg_column_size(p_fields) > 131072 THEN
+        RAISE EXCEPTION 'the field fingerprints are required, at most 131072 bytes' USING ERRCODE = 'ID003';
+    END IF;
+    IF p_field_count IS NULL OR p_field_count NOT BETWEEN 0 AND 1000000 THEN
+        RAISE EXCEPTION 'the field count must be 0 to 1000000, not %', COALESCE(p_field_count::text, 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_request IS NULL THEN
+        SELECT x.decision, x.detail, x.owner_token, x.attempts, x.max_attempts, x.lease_until, x.retry_after_ms,
+               x.result_json, x.request_hash, x.error_class, x.error_message
+          INTO decision, detail, owner_token, attempts, max_attempts, lease_until, retry_after_ms,
+               result_json, request_hash, error_class, error_message
+          FROM claim(p_key, p_request_hash, p_token, p_lease_ms, p_max_attempts, p_max_age_ms) x;
+    ELSE
+        SELECT x.decision, x.detail, x.owner_token, x.attempts, x.max_attempts, x.lease_until, x.retry_after_ms,
+               x.result_json, x.request_hash, x.error_class, x.error_message
+          INTO decision, detail, owner_token, attempts, max_attempts, lease_until, retry_after_ms,
+               result_json, request_hash, error_class, error_message
+          FROM idem_claim_stored(p_key, p_request_hash, p_token, p_lease_ms, p_max_attempts, p_max_age_ms,
+                                 p_request) x;
+    END IF;
+    IF decision = 'conflict'
+       OR (decision IN ('acquired', 'reacquired')
+           AND (decision = 'acquired'
+                OR NOT EXISTS (SELECT FROM idem_request_fields f WHERE f.idempotency_key = p_key))) THEN
+        -- One expression checks every fingerprint (jsonpath: no query, no exception block).
+        IF jsonb_typeof(p_fields) <> 'object'
+           OR jsonb_array_length(jsonb_path_query_array(p_fields, '$.*')) > LEAST(64, p_field_count)
+           OR jsonb_path_exists(p_fields, '$.keyvalue() ? (@.key like_regex "^$" || @.key like_regex "^.{129}.{128}"'
+                                          ' || @.value.type() != "string" || !(@.value like_regex "^[0-9a-f]{16}$"))') THEN
+            RAISE EXCEPTION 'the field fingerprints are a JSON object of at most 64 names (and no more than the'
+                            ' request''s % fields), each of 1 to 256 characters with 16 lowercase hex digits:'
+                            ' nothing was claimed or stored', p_field_count USING ERRCODE = 'ID003';
+        END IF;
+        IF decision = 'conflict' THEN
+            -- claim() recorded the conflict in this statement's transaction: the row is there.
+            UPDATE task_idempotency_conflicts c
+               SET last_fields = p_fields, last_field_count = p_field_count
+             WHERE c.idempotency_key = p_key;
+        ELSE
+            -- A new key's leftover (fingerprints of a key truncated by hand) is replaced.
+            INSERT INTO idem_request_fields AS f (idempotency_key, fields, field_count, stored_at)
+            VALUES (p_key, p_fields, p_field_count, now())
+            ON CONFLICT (idempotency_key) DO UPDATE
+                SET fields = excluded.fields, field_count = excluded.field_count, stored_at = excluded.stored_at;
+        END IF;
+    END IF;
+    RETURN NEXT;
+END
+$_$;
+
+
+--
 -- Name: idem_claim_local(text, text, uuid, bigint, integer, bigint, integer); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -4037,6 +4099,9 @@ BEGIN
         ), requests AS (
             -- v27: a stored request goes with its key (no foreign key does it since v27).
             DELETE FROM idem_stored_requests s WHERE s.idempotency_key IN (SELECT g.idempotency_key FROM gone g)
+        ), prints AS (
+            -- v34: and so do its field fingerprints.
+            DELETE FROM idem_request_fields f WHERE f.idempotency_key IN (SELECT g.idempotency_key FROM gone g)
         )
         SELECT count(*), max(g.updated_at) INTO v_n, v_max FROM gone g;
         v_left := v_left - v_n;
@@ -6815,6 +6880,20 @@ ALTER TABLE idem.idem_redrive_items ALTER COLUMN id ADD GENERATED ALWAYS AS IDEN
 
 
 --
+-- Name: idem_request_fields; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_request_fields (
+    idempotency_key text NOT NULL,
+    fields jsonb NOT NULL,
+    field_count integer NOT NULL,
+    stored_at timestamp with time zone NOT NULL,
+    CONSTRAINT idem_request_fields_field_count_check CHECK (((field_count >= 0) AND (field_count <= 1000000))),
+    CONSTRAINT idem_request_fields_fields_check CHECK ((jsonb_typeof(fields) = 'object'::text))
+);
+
+
+--
 -- Name: idem_retention_policy; Type: TABLE; Schema: idem; Owner: -
 --
 
@@ -7025,6 +7104,10 @@ CREATE TABLE idem.task_idempotency_conflicts (
     last_at timestamp with time zone NOT NULL,
     n bigint NOT NULL,
     last_digest text NOT NULL,
+    last_fields jsonb,
+    last_field_count integer,
+    CONSTRAINT task_idempotency_conflicts_last_field_count_check CHECK (((last_field_count >= 0) AND (last_field_count <= 1000000))),
+    CONSTRAINT task_idempotency_conflicts_last_fields_check CHECK (((last_fields IS NULL) OR (jsonb_typeof(last_fields) = 'object'::text))),
     CONSTRAINT task_idempotency_conflicts_n_check CHECK ((n >= 1))
 );
 
@@ -7250,6 +7333,14 @@ ALTER TABLE ONLY idem.idem_redrive_operations
 
 ALTER TABLE ONLY idem.idem_redrivers
     ADD CONSTRAINT idem_redrivers_pkey PRIMARY KEY (operation, tenant, worker);
+
+
+--
+-- Name: idem_request_fields idem_request_fields_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_request_fields
+    ADD CONSTRAINT idem_request_fields_pkey PRIMARY KEY (idempotency_key);
 
 
 --
@@ -7855,6 +7946,14 @@ GRANT ALL ON FUNCTION idem.idem_change_use(p_request bigint, p_spec_sha256 text,
 --
 
 REVOKE ALL ON FUNCTION idem.idem_check_worker_text(p_what text, p_value text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_claim_fields(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint, p_max_attempts integer, p_max_age_ms bigint, p_fields jsonb, p_field_count integer, p_request text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_claim_fields(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint, p_max_attempts integer, p_max_age_ms bigint, p_fields jsonb, p_field_count integer, p_request text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_claim_fields(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint, p_max_attempts integer, p_max_age_ms bigint, p_fields jsonb, p_field_count integer, p_request text) TO idem_worker;
 
 
 --
@@ -8888,6 +8987,13 @@ GRANT SELECT ON TABLE idem.idem_reconcile_probes TO idem_reader;
 --
 
 GRANT SELECT ON TABLE idem.idem_redrive_items TO idem_reader;
+
+
+--
+-- Name: TABLE idem_request_fields; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_request_fields TO idem_reader;
 
 
 --

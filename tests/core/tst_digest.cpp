@@ -2,6 +2,7 @@
 
 #include "core/canonicaljson.h"
 #include "core/digest.h"
+#include "core/fieldprints.h"
 
 // The request digest decides between "replay the stored result" and "conflict": spelling must
 // not change it, meaning must.
@@ -21,6 +22,9 @@ private Q_SLOTS:
     void valueAndTextAgree();
     void badJsonIsJsonError();
     void bytesAfterTheRequestAreRefused();
+    void fieldFingerprintVectors_data();
+    void fieldFingerprintVectors();
+    void fieldKeyIsBounded();
 };
 
 namespace {
@@ -199,6 +203,47 @@ void TestDigest::bytesAfterTheRequestAreRefused()
     QVERIFY_THROWS_EXCEPTION(idem::JsonError, idem::requestDigestFromText(R"({"a":1} {"b":2})"));
     // Trailing JSON whitespace is not a difference.
     QCOMPARE(digestOf("{\"a\":1}\r\n\t "), digestOf(R"({"a":1})"));
+}
+
+// The field fingerprints (schema v34) of clients/corpus/fields.json: the vectors the Python and
+// TypeScript clients check too, computed by clients/corpus/fields.py with hashlib and hmac alone.
+void TestDigest::fieldFingerprintVectors_data()
+{
+    QTest::addColumn<QByteArray>("key");
+    QTest::addColumn<QByteArray>("canonical");
+    QTest::addColumn<QByteArray>("fingerprints");
+    QTest::addColumn<int>("fields");
+    const QString root = qEnvironmentVariable("IDEM_SOURCE_DIR");
+    if (root.isEmpty())
+        qFatal("IDEM_SOURCE_DIR is not set: run this test with ctest, which sets it to the source tree");
+    QFile file(root + QStringLiteral("/clients/corpus/fields.json"));
+    if (!file.open(QIODevice::ReadOnly))
+        qFatal("cannot read %s", qPrintable(file.fileName()));
+    const auto rows = nlohmann::json::parse(file.readAll().toStdString());
+    QVERIFY(rows.size() >= 15);
+    for (const auto& row : rows)
+        QTest::newRow(row.at("name").get<std::string>().c_str())
+            << QByteArray::fromStdString(row.at("key").get<std::string>())
+            << QByteArray::fromStdString(row.at("canonical").get<std::string>())
+            << QByteArray::fromStdString(row.at("fingerprints").get<std::string>()) << row.at("fields").get<int>();
+}
+
+void TestDigest::fieldFingerprintVectors()
+{
+    QFETCH(QByteArray, key);
+    QFETCH(QByteArray, canonical);
+    QFETCH(QByteArray, fingerprints);
+    QFETCH(int, fields);
+    const auto got = idem::fieldFingerprints(canonical.toStdString(), key.toStdString());
+    QCOMPARE(QByteArray::fromStdString(got.json), fingerprints);
+    QCOMPARE(got.fields, fields);
+}
+
+void TestDigest::fieldKeyIsBounded()
+{
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, idem::fieldFingerprints("{}", std::string(15, 'k')));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, idem::fieldFingerprints("{}", std::string(1025, 'k')));
+    QCOMPARE(idem::fieldFingerprints("{}", std::string(16, 'k')).json, std::string("{}"));
 }
 
 QTEST_GUILESS_MAIN(TestDigest)

@@ -265,6 +265,17 @@ std::optional<Probe> probeFor(const QString& table, const QString& op)
             return Probe { "DELETE FROM " + t + " WHERE idempotency_key = $1", "seed",
                 "SELECT count(*)::text FROM " + t + " WHERE idempotency_key = 'seed'", "0" };
     }
+    if (table == QLatin1String("idem_request_fields")) {
+        if (o == "INSERT")
+            return Probe { "INSERT INTO " + t + " SELECT 'seed2', '{}', 0, now() WHERE $1 = 'probe'", "probe",
+                "SELECT count(*)::text FROM " + t + " WHERE idempotency_key = 'seed2'", "1" };
+        if (o == "UPDATE")
+            return Probe { "UPDATE " + t + " SET field_count = 9 WHERE idempotency_key = $1", "seed",
+                "SELECT field_count::text FROM " + t + " WHERE idempotency_key = 'seed'", "9" };
+        if (o == "DELETE")
+            return Probe { "DELETE FROM " + t + " WHERE idempotency_key = $1", "seed",
+                "SELECT count(*)::text FROM " + t + " WHERE idempotency_key = 'seed'", "0" };
+    }
     if (table == QLatin1String("idem_schema_version")) {
         if (o == "UPDATE")
             return Probe { "UPDATE " + t + " SET checksum = $1 WHERE version = 1", "tampered",
@@ -291,7 +302,7 @@ void reseed(pqxx::connection& c)
            " idem.task_idempotency_conflicts, idem.idem_pauses, idem.idem_worker_versions, idem.idem_deploys,"
            " idem.idem_job_items, idem.idem_jobs, idem.idem_timelines, idem.idem_approval_policy,"
            " idem.idem_approval_requests, idem.idem_stored_requests, idem.idem_redrive_items, idem.idem_redrivers,"
-           " idem.idem_redrive_operations");
+           " idem.idem_redrive_operations, idem.idem_request_fields");
     w.exec("DELETE FROM idem.idem_approval_kinds");
     w.exec("INSERT INTO idem.idem_approval_kinds (kind, gated, what) VALUES ('job', false, 'a job'),"
            " ('retention', false, 'a retention change'), ('purge', true, 'a manual purge')");
@@ -319,6 +330,7 @@ void reseed(pqxx::connection& c)
                   " VALUES ($1, 'h', 'processing', 1), ('seed2', 'h', 'processing', 1)",
         "seed");
     w.exec_params("INSERT INTO idem.idem_stored_requests VALUES ($1, '{\"card\":\"4242\"}', 'h', 16, now())", "seed");
+    w.exec_params("INSERT INTO idem.idem_request_fields VALUES ($1, '{\"amount\":\"0123456789abcdef\"}', 1, now())", "seed");
     w.exec_params("INSERT INTO idem.idem_redrive_operations (tenant, operation, registered_at, registered_by, updated_at)"
                   " VALUES ($1, 'charge', now(), 'postgres', now())",
         "seed");
@@ -409,6 +421,7 @@ void TestPrivileges::matrix_data()
         { "idem_redrivers", every },
         { "idem_redrive_items", every },
         { "idem_stored_requests", every },
+        { "idem_request_fields", every },
         { "idem_schema_version",
             { QStringLiteral("SELECT"), QStringLiteral("UPDATE"), QStringLiteral("DELETE"), QStringLiteral("LOCK") } },
     };

@@ -221,6 +221,7 @@ void TestWorkerRole::functionsAreDefinersWithPinnedPath()
         "add_counters true search_path=\"idem\", pg_temp,claim true search_path=\"idem\", pg_temp,"
         "complete true search_path=\"idem\", pg_temp,fail true search_path=\"idem\", pg_temp,"
         "fence true search_path=\"idem\", pg_temp,heartbeat true search_path=\"idem\", pg_temp,"
+        "idem_claim_fields true search_path=\"idem\", pg_temp,"
         "idem_claim_local true search_path=\"idem\", pg_temp;lock_timeout=1s,"
         "idem_claim_stored true search_path=\"idem\", pg_temp,"
         "idem_note_timeline true search_path=\"idem\", pg_temp,"

@@ -6,6 +6,8 @@ export {
     withoutFields,
 } from './digest';
 export type { CanonicalRequest } from './digest';
+export { fieldFingerprints, fieldKeyBytes, fieldKeyObject, maxFingerprintFields, maxFingerprintNameBytes } from './fieldprints';
+export type { FieldPrints } from './fieldprints';
 export { TaskKey, maxBusinessIdBytes, maxNameBytes } from './key';
 export {
     DatabaseUnavailableError, IdemError, InvalidArgumentError, LostOwnershipError, NoRecordError, NotPrimaryError,

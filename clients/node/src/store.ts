@@ -4,6 +4,9 @@ import { randomUUID } from 'crypto';
 
 import { connectionBroken } from './connect';
 import type { CanonicalRequest } from './digest';
+import { fieldFingerprints, fieldKeyObject } from './fieldprints';
+import type { KeyObject } from 'crypto';
+import type { FieldPrints } from './fieldprints';
 import type { OutcomeCounters } from './counters';
 import { DatabaseUnavailableError, InvalidArgumentError, LostOwnershipError, translateError } from './errors';
 import type { FailureClass } from './errors';
@@ -81,6 +84,14 @@ export interface StoreOptions {
     maxResultBytes?: number;
     /** Retries of SQLSTATE 40001 / 40P01. Default 5. */
     maxSerializationRetries?: number;
+    /**
+     * Schema v34 (docs/workers-guide.md, "Which field differed"): operations whose claims keep a keyed
+     * fingerprint per top-level field of the request (idem_claim_fields), keyed by fieldKey (16 to
+     * 1024 bytes, the same for every worker of the operation, in any language). Their claims pass a
+     * CanonicalRequest, not only the digest. Claims of other operations call claim() as before.
+     */
+    fingerprintFieldsOf?: readonly string[];
+    fieldKey?: string | Uint8Array;
 }
 
 /** A schema name as core/identifier.cpp accepts it, double-quoted for splicing before an object name. */
@@ -201,6 +212,8 @@ export class TaskStore {
      * re-drivable: their claims must send the request (a CanonicalRequest).
      */
     readonly redrivable = new Map<string, number>();
+    private readonly fingerprintFieldsOf: Set<string>;
+    private fieldKey: KeyObject | undefined;
     private readonly q: string;
 
     constructor(client: Queryable, options: StoreOptions = {}, private readonly counters?: OutcomeCounters) {
@@ -211,6 +224,14 @@ export class TaskStore {
         this.retry = Object.freeze({ ...defaultRetryPolicy, ...(options.retry ?? {}) });
         this.maxResultBytes = options.maxResultBytes ?? 1 << 20;
         this.maxSerializationRetries = options.maxSerializationRetries ?? 5;
+        this.fingerprintFieldsOf = new Set(options.fingerprintFieldsOf ?? []);
+        if (this.fingerprintFieldsOf.size > 0) {
+            try {
+                this.fieldKey = fieldKeyObject(options.fieldKey ?? '');
+            } catch {
+                throw new InvalidArgumentError('fingerprintFieldsOf needs fieldKey (16 to 1024 bytes)');
+            }
+        }
         validateRetryPolicy(this.retry);
         if (!Number.isSafeInteger(this.leaseMs) || this.leaseMs <= 0 || this.leaseMs > limits.maxLeaseMs)
             throw new InvalidArgumentError(`lease must be 1 to ${limits.maxLeaseMs} ms`);
@@ -298,11 +319,24 @@ export class TaskStore {
                 `operation ${key.operation} of tenant ${key.tenant} is re-drivable: its claims pass the request ` +
                     '(canonicalRequest(request, ignoreFields)), not only its digest',
             );
+        let prints: FieldPrints | undefined;
+        if (this.fingerprintFieldsOf.has(key.operation)) {
+            if (stored === undefined)
+                throw new InvalidArgumentError(
+                    `operation ${key.operation} fingerprints its fields: its claims pass the request ` +
+                        '(canonicalRequest(request, ignoreFields)), not only its digest',
+                );
+            prints = fieldFingerprints(stored.text, this.fieldKey as KeyObject);
+        }
         const token = TaskStore.newToken();
         const maxAge = this.retry.maxAgeMs;
         const params: unknown[] = [key.str(), requestDigest, token, String(this.leaseMs), this.retry.maxAttempts, maxAge > 0 ? String(maxAge) : null];
         let fn = 'claim';
-        if (stored !== undefined) {
+        if (prints !== undefined) {
+            // A request is stored only for an operation this store registered as re-drivable.
+            fn = 'idem_claim_fields';
+            params.push(prints.json, prints.fields, bound !== undefined ? stored!.text : null);
+        } else if (stored !== undefined) {
             if (typeof stored.text !== 'string') throw new InvalidArgumentError('the stored request is JSON text (a string)');
             const size = Buffer.byteLength(stored.text, 'utf8');
             const limit = bound ?? limits.maxStoredRequestBytes;
@@ -314,7 +348,7 @@ export class TaskStore {
             fn = 'idem_claim_stored';
             params.push(stored.text);
         }
-        const args = params.map((_v, i) => (i === 2 ? `$${i + 1}::uuid` : `$${i + 1}`)).join(', ');
+        const args = params.map((_v, i) => (i === 2 ? `$${i + 1}::uuid` : i === 6 && prints !== undefined ? `$${i + 1}::jsonb` : `$${i + 1}`)).join(', ');
         const { rows } = await this.withRetry(() =>
             this.client.query(
                 claimColumns + ` FROM ${this.qualify(fn)}(${args})`,
@@ -342,6 +376,11 @@ export class TaskStore {
             throw new InvalidArgumentError(
                 `operation ${key.operation} of tenant ${key.tenant} is re-drivable: its claims store the request, ` +
                     'which one transaction for local effects does not do yet; run it in two steps',
+            );
+        if (this.fingerprintFieldsOf.has(key.operation))
+            throw new InvalidArgumentError(
+                `operation ${key.operation} fingerprints its fields, which one transaction for local effects does not do yet; ` +
+                    'run it in two steps',
             );
         const requestDigest = request;
         requireDigest(requestDigest);

@@ -10,6 +10,7 @@ import {
     requestDigestFromText, withoutFields,
 } from '../src/index';
 import { canonicalJsonOfParsed } from '../src/canonicaljson';
+import { fieldFingerprints } from '../src/fieldprints';
 import { digestBatchLine } from '../src/digest-batch';
 import { cppLines, idemctlPath } from './cpp';
 import { randomDocument, rng } from './gen';
@@ -205,5 +206,24 @@ describe('agreement with the C++ idemctl', () => {
             'err trailing_data',
             '',
         ]);
+    });
+});
+
+describe('field fingerprints (schema v34)', () => {
+    // The vectors the C++ library (tst_digest) and the Python client check too.
+    const rows: { name: string; key: string; canonical: string; fingerprints: string; fields: number }[] = JSON.parse(
+        readFileSync(join(here, '..', 'corpus', 'fields.json'), 'utf8'),
+    );
+    it('has the shared vectors', () => assert.ok(rows.length >= 15));
+    for (const row of rows) {
+        it(row.name, () => {
+            const got = fieldFingerprints(row.canonical, row.key);
+            assert.equal(got.json, row.fingerprints);
+            assert.equal(got.fields, row.fields);
+        });
+    }
+    it('bounds the key', () => {
+        assert.throws(() => fieldFingerprints('{}', 'k'.repeat(15)), RangeError);
+        assert.throws(() => fieldFingerprints('{}', 'k'.repeat(1025)), RangeError);
     });
 });

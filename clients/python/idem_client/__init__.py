@@ -5,6 +5,7 @@ C++ core (core/), byte for byte where bytes are concerned."""
 from .canonicaljson import JsonError, canonical_json, canonical_json_from_text, es_number_to_string, parse_strict
 from .digest import (REQUEST_DIGEST_PREFIX, CanonicalRequest, canonical_bytes, canonical_request, request_digest,
                      request_digest_from_text, without_fields)
+from .fieldprints import FieldPrints, field_fingerprints
 from .errors import (DatabaseUnavailable, IdemError, InvalidArgument, LostOwnership, NoRecord, NotPrimary, Refused,
                      UsageError)
 from .key import TaskKey
@@ -38,6 +39,7 @@ __all__ = [
     "JsonError", "canonical_json", "canonical_json_from_text", "es_number_to_string", "parse_strict",
     "CounterFlusher", "OutcomeCounters",
     "REQUEST_DIGEST_PREFIX", "CanonicalRequest", "canonical_bytes", "canonical_request", "request_digest", "request_digest_from_text", "without_fields",
+    "FieldPrints", "field_fingerprints",
     "DatabaseUnavailable", "IdemError", "InvalidArgument", "LostOwnership", "NoRecord", "NotPrimary", "Refused",
     "UsageError",
     "TaskKey", "RetryPolicy",

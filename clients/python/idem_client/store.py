@@ -18,6 +18,8 @@ from psycopg import pq, sql
 
 from . import counters as _counters
 from .digest import CanonicalRequest
+from .fieldprints import field_fingerprints as _field_fingerprints
+from .fieldprints import field_key_bytes as _field_key_bytes
 from .errors import (INVALID_ARGUMENT, LOST_OWNERSHIP, NO_RECORD, READ_ONLY_SQL_TRANSACTION, REFUSED,
                      DatabaseUnavailable, InvalidArgument, LostOwnership, NoRecord, NotPrimary, Refused, UsageError)
 from .retrypolicy import RetryPolicy
@@ -36,7 +38,8 @@ MAX_STORED_REQUEST_BYTES = 1_048_576
 MAX_REDACT_FIELDS = 64
 DEFAULT_SCHEMA = "idem"
 
-_CLAIM_ARGS = {6: "%s, %s, %s::uuid, %s, %s, %s", 7: "%s, %s, %s::uuid, %s, %s, %s, %s"}
+_CLAIM_ARGS = {6: "%s, %s, %s::uuid, %s, %s, %s", 7: "%s, %s, %s::uuid, %s, %s, %s, %s",
+               9: "%s, %s, %s::uuid, %s, %s, %s, %s::jsonb, %s::integer, %s"}
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}\Z")
 _TOKEN = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z")
 
@@ -165,7 +168,12 @@ class TaskStore:
     """
 
     def __init__(self, conn, schema=DEFAULT_SCHEMA, lease_ms=30_000, retry=None, max_result_bytes=1 << 20,
-                 counters=None, max_serialization_retries=5):
+                 counters=None, max_serialization_retries=5, fingerprint_fields_of=(), field_key=None):
+        """fingerprint_fields_of names the operations whose claims keep a keyed fingerprint per
+        top-level field of the request (schema v34, idem_claim_fields; docs/workers-guide.md, "Which
+        field differed"), keyed by field_key (16 to 1024 bytes, the same for every worker of the
+        operation, in any language). Their claims pass the request (canonical_request), not only
+        its digest. Claims of other operations call claim() as before."""
         self.conn = conn
         self.schema = check_schema_name(schema)
         self.retry = retry or RetryPolicy()
@@ -188,6 +196,15 @@ class TaskStore:
         # (tenant, operation) -> the stored request's bound, for the operations this store
         # registered as re-drivable: their claims must send the request (CanonicalRequest).
         self.redrivable = {}
+        self.fingerprint_fields_of = frozenset(fingerprint_fields_of)
+        self.field_key = None
+        if self.fingerprint_fields_of:
+            if field_key is None:
+                raise InvalidArgument("fingerprint_fields_of needs field_key (16 to 1024 bytes)")
+            try:
+                self.field_key = _field_key_bytes(field_key)
+            except ValueError as e:
+                raise InvalidArgument(str(e)) from None
 
     def _fn(self, name):
         return sql.SQL("{}.{}").format(sql.Identifier(self.schema), sql.Identifier(name))
@@ -264,10 +281,16 @@ class TaskStore:
             raise UsageError("operation %s of tenant %s is re-drivable: its claims pass the request "
                              "(canonical_request(request, ignore_fields)), not only its digest"
                              % (key.operation, key.tenant))
+        prints = None
+        if key.operation in self.fingerprint_fields_of:
+            if stored is None:
+                raise UsageError("operation %s fingerprints its fields: its claims pass the request "
+                                 "(canonical_request(request, ignore_fields)), not only its digest" % key.operation)
+            prints = _field_fingerprints(stored.text, self.field_key)
         token = new_token()
         function, params = "claim", (str(key), request_digest, token, self.lease_ms, self.retry.max_attempts,
                                      self._max_age())
-        if stored is not None:
+        if stored is not None and (prints is None or bound is not None):
             if not isinstance(stored.text, str):
                 raise InvalidArgument("the stored request is JSON text (str)")
             size = len(stored.text.encode("utf-8", "surrogatepass"))
@@ -276,6 +299,10 @@ class TaskStore:
                 raise InvalidArgument("request of %s is %d bytes, more than the %d bytes its operation stores for "
                                       "re-execution: nothing was claimed or stored" % (key, size, limit))
             function, params = "idem_claim_stored", params + (stored.text,)
+        if prints is not None:
+            # A request is stored only for an operation this store registered as re-drivable.
+            function, params = "idem_claim_fields", params[:6] + (prints.json, prints.fields,
+                                                                  stored.text if bound is not None else None)
         row = self._single(
             sql.SQL(self._CLAIM_COLUMNS + "{}({})").format(self._fn(function), sql.SQL(_CLAIM_ARGS[len(params)])),
             params)
@@ -298,6 +325,9 @@ class TaskStore:
             raise UsageError("operation %s of tenant %s is re-drivable: its claims store the request, which one "
                              "transaction for local effects does not do yet; run it in two steps"
                              % (key.operation, key.tenant))
+        if key.operation in self.fingerprint_fields_of:
+            raise UsageError("operation %s fingerprints its fields, which one transaction for local effects does not "
+                             "do yet; run it in two steps" % key.operation)
         _require_digest(request_digest)
         if not isinstance(wait_ms, int) or not 1 <= wait_ms <= MAX_DUPLICATE_WAIT_MS:
             raise InvalidArgument("the wait for a duplicate must be 1 to %d ms" % MAX_DUPLICATE_WAIT_MS)

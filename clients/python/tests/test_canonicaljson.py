@@ -174,3 +174,24 @@ def test_numbers_a_double_cannot_tell_apart_are_refused():
                             (b"3e-324", "5e-324")):
         assert canonical_json_from_text(text) == canonical
     assert request_digest({"n": -0.0}) == request_digest({"n": 0})
+
+
+with open(corpus_path("fields.json"), encoding="utf-8") as f:
+    FIELD_VECTORS = json.load(f)
+
+
+@pytest.mark.parametrize("row", FIELD_VECTORS, ids=[r["name"] for r in FIELD_VECTORS])
+def test_field_fingerprint_vectors(row):
+    # The vectors the C++ library (tst_digest) and the TypeScript client check too.
+    from idem_client import field_fingerprints
+    got = field_fingerprints(row["canonical"], row["key"])
+    assert got.json == row["fingerprints"]
+    assert got.fields == row["fields"]
+
+
+def test_field_key_is_bounded():
+    from idem_client import field_fingerprints
+    with pytest.raises(ValueError):
+        field_fingerprints("{}", "k" * 15)
+    with pytest.raises(ValueError):
+        field_fingerprints("{}", "k" * 1025)
