@@ -169,7 +169,7 @@ function claimFromRow(row: any): ClaimResult {
     switch (decision) {
         case 'acquired':
         case 'reacquired':
-            c.token = row.owner_token;
+            c.token = row.owner_token ?? ''; // none for record at commit
             break;
         case 'replay':
             c.resultJson = row.result_json ?? 'null';

@@ -281,7 +281,7 @@ describe('record at commit', () => {
         assert.equal(again.resultJson, '{"charged": 1250}');
         const conflict = await withWorker((s) => runTask(s, key, 'v1:y', counting, { recordAtCommit: true }));
         assert.equal(conflict.kind, 'conflict');
-        const n = await admin.query('SELECT n FROM idem.task_idempotency_conflicts WHERE idempotency_key = $1', [key.str()]);
+        const n = await admin.query('SELECT n::int AS n FROM idem.task_idempotency_conflicts WHERE idempotency_key = $1', [key.str()]);
         assert.equal(n.rows[0].n, 1);
         assert.equal(calls, 1);
         // Without the read the replay runs the task, learns at the record, and rolls its writes back.

@@ -494,7 +494,7 @@ def _claim_from_row(row):
     c = ClaimResult(decision=decision, detail=row[1] or "", attempts=row[3], max_attempts=row[4],
                     retry_after_ms=row[5], error_class=row[8] or "", error_message=row[9] or "")
     if decision in (Decision.ACQUIRED, Decision.REACQUIRED):
-        c.token = row[2]
+        c.token = row[2] or ""  # none for record at commit
     elif decision == Decision.REPLAY:
         c.result_json = row[6] if row[6] is not None else "null"
     elif decision == Decision.CONFLICT:
