@@ -240,7 +240,9 @@ namespace {
         }
         expectRunsAtOnce(env, *conn, store, key, digest, 1, deadTokens);
         return "workers " + env.workerNames()
-            + " each claimed the key in one transaction and were SIGKILLed; a duplicate "
+            + (env.recordAtCommit
+                    ? " each recorded the key at commit (in one transaction) and were SIGKILLed before it; a duplicate "
+                    : " each claimed the key in one transaction and were SIGKILLed; a duplicate ")
             + "waited and said in_progress while each ran, nothing showed; after the kills no lease to wait out: the "
               "next "
               "run went at once, attempt 1; every dead token was refused; 1 effect";
@@ -498,7 +500,10 @@ namespace {
         }
         expect(env.rowJson(conn, key).empty(), "a killed worker's claim remained");
         expectRunsAtOnce(env, conn, store, key, digest, 1, deadTokens);
-        return "workers " + env.workerNames() + " each wrote on the key in one transaction and were SIGKILLed before "
+        return "workers " + env.workerNames()
+            + (env.recordAtCommit
+                    ? " each wrote and recorded the key at commit (in one transaction) and were SIGKILLed before "
+                    : " each wrote on the key in one transaction and were SIGKILLed before ")
             + "commit: a duplicate waited and said in_progress, nothing showed, nothing remained (no claim, no write, "
               "no "
               "lease); the next run went at once, attempt 1; ";
