@@ -3371,6 +3371,36 @@ $$;
 
 
 --
+-- Name: idem_local_answer(idem.task_idempotency, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_local_answer(r idem.task_idempotency, p_request_hash text) RETURNS TABLE(decision text, detail text, owner_token uuid, attempts integer, max_attempts integer, lease_until timestamp with time zone, retry_after_ms bigint, result_json jsonb, request_hash text, error_class text, error_message text)
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT a.decision,
+           CASE a.decision WHEN 'conflict' THEN r.status WHEN 'replay' THEN 'succeeded' WHEN 'failed' THEN 'failed'
+                           WHEN 'in_progress' THEN 'lease_live' ELSE r.error_class END,
+           NULL::uuid, r.attempts, r.max_attempts,
+           CASE a.decision WHEN 'in_progress' THEN r.lease_until WHEN 'retry_later' THEN r.next_attempt_at END,
+           CASE a.decision
+               WHEN 'in_progress' THEN GREATEST(1, ceil(extract(epoch FROM r.lease_until - now()) * 1000))::bigint
+               WHEN 'retry_later' THEN GREATEST(1, ceil(extract(epoch FROM r.next_attempt_at - now()) * 1000))::bigint
+               ELSE 0::bigint END,
+           CASE a.decision WHEN 'replay' THEN r.result_json END,
+           CASE WHEN a.decision <> 'conflict' THEN r.request_hash END,
+           CASE WHEN a.decision IN ('failed', 'retry_later') THEN r.error_class END,
+           CASE WHEN a.decision IN ('failed', 'retry_later') THEN r.error_message END
+      FROM (SELECT CASE WHEN r.request_hash <> p_request_hash THEN 'conflict'
+                        WHEN r.status = 'succeeded' THEN 'replay'
+                        WHEN r.status = 'failed' THEN 'failed'
+                        WHEN r.status = 'processing' AND r.lease_until > now() THEN 'in_progress'
+                        WHEN r.status = 'retryable_failed' AND r.next_attempt_at > now() THEN 'retry_later'
+                   END AS decision) a
+     WHERE a.decision IS NOT NULL
+$$;
+
+
+--
 -- Name: idem_note_timeline(); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -3755,33 +3785,14 @@ BEGIN
     SELECT * INTO r FROM task_idempotency t WHERE t.idempotency_key = p_key;
     IF FOUND THEN
         IF r.request_hash <> p_request_hash THEN
+            -- claim()'s record of a conflicting digest.
             INSERT INTO task_idempotency_conflicts AS c (idempotency_key, first_at, last_at, n, last_digest)
             VALUES (p_key, now(), now(), 1, p_request_hash)
             ON CONFLICT (idempotency_key) DO UPDATE
                SET last_at = now(), n = c.n + 1, last_digest = EXCLUDED.last_digest;
-            RETURN QUERY SELECT 'conflict'::text, r.status, NULL::uuid, r.attempts, r.max_attempts,
-                                NULL::timestamptz, 0::bigint, NULL::jsonb, NULL::text, NULL::text, NULL::text;
-            RETURN;
-        ELSIF r.status = 'succeeded' THEN
-            RETURN QUERY SELECT 'replay'::text, 'succeeded'::text, NULL::uuid, r.attempts, r.max_attempts,
-                                NULL::timestamptz, 0::bigint, r.result_json, r.request_hash, NULL::text, NULL::text;
-            RETURN;
-        ELSIF r.status = 'failed' THEN
-            RETURN QUERY SELECT 'failed'::text, 'failed'::text, NULL::uuid, r.attempts, r.max_attempts,
-                                NULL::timestamptz, 0::bigint, NULL::jsonb, r.request_hash, r.error_class,
-                                r.error_message;
-            RETURN;
-        ELSIF r.status = 'processing' AND r.lease_until > now() THEN
-            RETURN QUERY SELECT 'in_progress'::text, 'lease_live'::text, NULL::uuid, r.attempts, r.max_attempts,
-                                r.lease_until,
-                                GREATEST(1, ceil(extract(epoch FROM r.lease_until - now()) * 1000))::bigint,
-                                NULL::jsonb, r.request_hash, NULL::text, NULL::text;
-            RETURN;
-        ELSIF r.status = 'retryable_failed' AND r.next_attempt_at > now() THEN
-            RETURN QUERY SELECT 'retry_later'::text, r.error_class, NULL::uuid, r.attempts, r.max_attempts,
-                                r.next_attempt_at,
-                                GREATEST(1, ceil(extract(epoch FROM r.next_attempt_at - now()) * 1000))::bigint,
-                                NULL::jsonb, r.request_hash, r.error_class, r.error_message;
+        END IF;
+        RETURN QUERY SELECT * FROM idem_local_answer(r, p_request_hash);
+        IF FOUND THEN
             RETURN;
         END IF;
         v_aged := p_max_age_ms IS NOT NULL AND r.created_at + p_max_age_ms * interval '1 millisecond' <= now();
@@ -4646,30 +4657,9 @@ BEGIN
     END IF;
 
     FOR i IN 1..2 LOOP
-        IF r.request_hash <> p_request_hash THEN
-            RETURN QUERY SELECT 'conflict'::text, r.status, NULL::uuid, r.attempts, r.max_attempts,
-                                NULL::timestamptz, 0::bigint, NULL::jsonb, NULL::text, NULL::text, NULL::text;
-            RETURN;
-        ELSIF r.status = 'succeeded' THEN
-            RETURN QUERY SELECT 'replay'::text, 'succeeded'::text, NULL::uuid, r.attempts, r.max_attempts,
-                                NULL::timestamptz, 0::bigint, r.result_json, r.request_hash, NULL::text, NULL::text;
-            RETURN;
-        ELSIF r.status = 'failed' THEN
-            RETURN QUERY SELECT 'failed'::text, 'failed'::text, NULL::uuid, r.attempts, r.max_attempts,
-                                NULL::timestamptz, 0::bigint, NULL::jsonb, r.request_hash, r.error_class,
-                                r.error_message;
-            RETURN;
-        ELSIF r.status = 'processing' AND r.lease_until > now() THEN
-            RETURN QUERY SELECT 'in_progress'::text, 'lease_live'::text, NULL::uuid, r.attempts, r.max_attempts,
-                                r.lease_until,
-                                GREATEST(1, ceil(extract(epoch FROM r.lease_until - now()) * 1000))::bigint,
-                                NULL::jsonb, r.request_hash, NULL::text, NULL::text;
-            RETURN;
-        ELSIF r.status = 'retryable_failed' AND r.next_attempt_at > now() THEN
-            RETURN QUERY SELECT 'retry_later'::text, r.error_class, NULL::uuid, r.attempts, r.max_attempts,
-                                r.next_attempt_at,
-                                GREATEST(1, ceil(extract(epoch FROM r.next_attempt_at - now()) * 1000))::bigint,
-                                NULL::jsonb, r.request_hash, r.error_class, r.error_message;
+        -- claim()'s answer from the stored row, unless the row may be taken over.
+        RETURN QUERY SELECT * FROM idem_local_answer(r, p_request_hash);
+        IF FOUND THEN
             RETURN;
         END IF;
         EXIT WHEN i = 2;
@@ -8063,6 +8053,13 @@ GRANT ALL ON FUNCTION idem.idem_latency_value(p_kind text, p_slot integer) TO id
 
 REVOKE ALL ON FUNCTION idem.idem_live_stats(p_tenant text, p_operation text, p_long_after_minutes integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION idem.idem_live_stats(p_tenant text, p_operation text, p_long_after_minutes integer) TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_local_answer(r idem.task_idempotency, p_request_hash text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_local_answer(r idem.task_idempotency, p_request_hash text) FROM PUBLIC;
 
 
 --

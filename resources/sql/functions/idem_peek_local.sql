@@ -44,33 +44,14 @@ BEGIN
     SELECT * INTO r FROM task_idempotency t WHERE t.idempotency_key = p_key;
     IF FOUND THEN
         IF r.request_hash <> p_request_hash THEN
+            -- claim()'s record of a conflicting digest.
             INSERT INTO task_idempotency_conflicts AS c (idempotency_key, first_at, last_at, n, last_digest)
             VALUES (p_key, now(), now(), 1, p_request_hash)
             ON CONFLICT (idempotency_key) DO UPDATE
                SET last_at = now(), n = c.n + 1, last_digest = EXCLUDED.last_digest;
-            RETURN QUERY SELECT 'conflict'::text, r.status, NULL::uuid, r.attempts, r.max_attempts,
-                                NULL::timestamptz, 0::bigint, NULL::jsonb, NULL::text, NULL::text, NULL::text;
-            RETURN;
-        ELSIF r.status = 'succeeded' THEN
-            RETURN QUERY SELECT 'replay'::text, 'succeeded'::text, NULL::uuid, r.attempts, r.max_attempts,
-                                NULL::timestamptz, 0::bigint, r.result_json, r.request_hash, NULL::text, NULL::text;
-            RETURN;
-        ELSIF r.status = 'failed' THEN
-            RETURN QUERY SELECT 'failed'::text, 'failed'::text, NULL::uuid, r.attempts, r.max_attempts,
-                                NULL::timestamptz, 0::bigint, NULL::jsonb, r.request_hash, r.error_class,
-                                r.error_message;
-            RETURN;
-        ELSIF r.status = 'processing' AND r.lease_until > now() THEN
-            RETURN QUERY SELECT 'in_progress'::text, 'lease_live'::text, NULL::uuid, r.attempts, r.max_attempts,
-                                r.lease_until,
-                                GREATEST(1, ceil(extract(epoch FROM r.lease_until - now()) * 1000))::bigint,
-                                NULL::jsonb, r.request_hash, NULL::text, NULL::text;
-            RETURN;
-        ELSIF r.status = 'retryable_failed' AND r.next_attempt_at > now() THEN
-            RETURN QUERY SELECT 'retry_later'::text, r.error_class, NULL::uuid, r.attempts, r.max_attempts,
-                                r.next_attempt_at,
-                                GREATEST(1, ceil(extract(epoch FROM r.next_attempt_at - now()) * 1000))::bigint,
-                                NULL::jsonb, r.request_hash, r.error_class, r.error_message;
+        END IF;
+        RETURN QUERY SELECT * FROM idem_local_answer(r, p_request_hash);
+        IF FOUND THEN
             RETURN;
         END IF;
         v_aged := p_max_age_ms IS NOT NULL AND r.created_at + p_max_age_ms * interval '1 millisecond' <= now();

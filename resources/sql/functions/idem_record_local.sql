@@ -110,30 +110,9 @@ BEGIN
     END IF;
 
     FOR i IN 1..2 LOOP
-        IF r.request_hash <> p_request_hash THEN
-            RETURN QUERY SELECT 'conflict'::text, r.status, NULL::uuid, r.attempts, r.max_attempts,
-                                NULL::timestamptz, 0::bigint, NULL::jsonb, NULL::text, NULL::text, NULL::text;
-            RETURN;
-        ELSIF r.status = 'succeeded' THEN
-            RETURN QUERY SELECT 'replay'::text, 'succeeded'::text, NULL::uuid, r.attempts, r.max_attempts,
-                                NULL::timestamptz, 0::bigint, r.result_json, r.request_hash, NULL::text, NULL::text;
-            RETURN;
-        ELSIF r.status = 'failed' THEN
-            RETURN QUERY SELECT 'failed'::text, 'failed'::text, NULL::uuid, r.attempts, r.max_attempts,
-                                NULL::timestamptz, 0::bigint, NULL::jsonb, r.request_hash, r.error_class,
-                                r.error_message;
-            RETURN;
-        ELSIF r.status = 'processing' AND r.lease_until > now() THEN
-            RETURN QUERY SELECT 'in_progress'::text, 'lease_live'::text, NULL::uuid, r.attempts, r.max_attempts,
-                                r.lease_until,
-                                GREATEST(1, ceil(extract(epoch FROM r.lease_until - now()) * 1000))::bigint,
-                                NULL::jsonb, r.request_hash, NULL::text, NULL::text;
-            RETURN;
-        ELSIF r.status = 'retryable_failed' AND r.next_attempt_at > now() THEN
-            RETURN QUERY SELECT 'retry_later'::text, r.error_class, NULL::uuid, r.attempts, r.max_attempts,
-                                r.next_attempt_at,
-                                GREATEST(1, ceil(extract(epoch FROM r.next_attempt_at - now()) * 1000))::bigint,
-                                NULL::jsonb, r.request_hash, r.error_class, r.error_message;
+        -- claim()'s answer from the stored row, unless the row may be taken over.
+        RETURN QUERY SELECT * FROM idem_local_answer(r, p_request_hash);
+        IF FOUND THEN
             RETURN;
         END IF;
         EXIT WHEN i = 2;
