@@ -46,3 +46,13 @@ for n in 4 5; do
     grep -E "^ $n  " <<<"$out" | grep -q "in one transaction" \
         || { echo "verify-mixed: scenario $n did not run in one transaction" >&2; exit 1; }
 done
+
+out=$("$idemctl" verify --dsn "$IDEM_TEST_DSN" --record-at-commit --only 4 --only 5 \
+    --worker-command "$python -m idem_client.scenario_worker" \
+    --worker-command "$node $node_worker") || { echo "$out"; echo "verify-mixed: idemctl verify --record-at-commit failed" >&2; exit 1; }
+echo "$out"
+grep -q '^2 passed, 0 failed$' <<<"$out" || { echo "verify-mixed: not every record-at-commit scenario passed" >&2; exit 1; }
+for n in 4 5; do
+    grep -E "^ $n  " <<<"$out" | grep -q "recorded the key at commit" \
+        || { echo "verify-mixed: scenario $n did not record at commit" >&2; exit 1; }
+done

@@ -79,7 +79,9 @@ BEGIN
                    ' %1$I.fence(text, uuid), %1$I.complete(text, uuid, jsonb, integer),'
                    ' %1$I.heartbeat(text, uuid, bigint), %1$I.fail(text, uuid, text, text, bigint, bigint),'
                    ' %1$I.add_counters(jsonb),'
-                   ' %1$I.idem_claim_local(text, text, uuid, bigint, integer, bigint, integer) TO idem_worker', s);
+                   ' %1$I.idem_claim_local(text, text, uuid, bigint, integer, bigint, integer),'
+                   ' %1$I.idem_record_local(text, text, jsonb, integer, bigint, integer, integer),'
+                   ' %1$I.idem_peek_local(text, text, integer, bigint) TO idem_worker', s);
 END
 $protocol$;
 
