@@ -8,11 +8,13 @@
 -- - A ramping pause (v35, idemctl resume --ramp) turns away only the keys outside its current
 --   step's fraction (idem_ramp_bucket(p_key) >= percent * 100, the step by the server's clock,
 --   idem_ramp_step); a key it admits is counted in its step's tally (idem_ramp_tally), which
---   fail() reads to re-pause the scope when admitted keys fail past the ramp's threshold.
+--   fail() reads to re-pause the scope when admitted keys fail past the ramp's threshold; a
+--   caller that only looks (idem_peek_local, before the task runs) passes p_count false, so
+--   the statement that then records the key counts it once.
 -- - The first claim that reads a ramp at a step not yet audited writes that step's audit entry
 --   ('ramp_step'); concurrent claims race for it on the pause row and one wins.
 -- Reads idem_pause_tenants first (idem_pause_named), idem_pauses only on a possible match.
-CREATE OR REPLACE FUNCTION idem_pause_check(p_key text)
+CREATE OR REPLACE FUNCTION idem_pause_check(p_key text, p_count boolean DEFAULT true)
 RETURNS SETOF idem_pauses
 LANGUAGE plpgsql
 SET search_path FROM CURRENT
@@ -64,7 +66,7 @@ BEGIN
         v_steps := v_steps || v_step;
     END LOOP;
     -- Admitted by every ramp that covers the key: counted in each one's step.
-    FOR i IN 1 .. cardinality(v_admitted) LOOP
+    FOR i IN 1 .. CASE WHEN p_count THEN cardinality(v_admitted) ELSE 0 END LOOP
         INSERT INTO idem_ramp_tally AS t (tenant, operation, step, slot, claimed)
         VALUES (v_admitted[i].tenant, v_admitted[i].operation, v_steps[i], v_bucket % 16, 1)
         ON CONFLICT (tenant, operation, step, slot) DO UPDATE SET claimed = t.claimed + 1;
@@ -72,4 +74,4 @@ BEGIN
 END
 $check$;
 
-REVOKE ALL ON FUNCTION idem_pause_check(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION idem_pause_check(text, boolean) FROM PUBLIC;

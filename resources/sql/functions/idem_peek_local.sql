@@ -83,10 +83,10 @@ BEGIN
         END IF;
     END IF;
 
-    -- claim()'s pause check (the same three functions in the same order), where the key would be
+    -- claim()'s pause check (idem_pause_may_cover, then idem_pause_check, a ramp honoured; it only looks: the record counts an admitted key), where the key would be
     -- recorded: a new key or a takeover.
-    IF idem_pause_may_cover(p_key) AND idem_pause_named(split_part(p_key, ':', 1), split_part(p_key, ':', 2)) THEN
-        SELECT * INTO v_pause FROM idem_pause_covering(split_part(p_key, ':', 1), split_part(p_key, ':', 2));
+    IF idem_pause_may_cover(p_key) THEN
+        SELECT * INTO v_pause FROM idem_pause_check(p_key, false);
         IF FOUND THEN
             RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid,
                                 COALESCE(r.attempts, 0), COALESCE(r.max_attempts, p_max_attempts), v_pause.until,

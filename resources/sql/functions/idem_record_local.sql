@@ -15,8 +15,8 @@
 -- row lock; both bounded by lock_timeout = p_wait_ms for this statement's duration (the SET
 -- clause puts the caller's value back). When the wait runs out the statement fails with SQLSTATE
 -- 55P03 (lock_not_available) and the caller's transaction is aborted: the caller answers
--- in_progress [wait_timeout]. The pause check is claim()'s (idem_pause_may_cover,
--- idem_pause_named, idem_pause_covering), where the key would be recorded: a new key, a takeover;
+-- in_progress [wait_timeout]. The pause check is claim()'s (idem_pause_may_cover, then
+-- idem_pause_check, which honours a ramp and counts the key it admits), where the key would be recorded: a new key, a takeover;
 -- made after the statement's first lock on task_idempotency, so that a pause committed while the
 -- task ran (after the caller's transaction began) is seen: a new key's paused answer undoes its
 -- insert (the caller rolls back).
@@ -85,8 +85,8 @@ BEGIN
             -- on the table makes this backend read the catalog's news, and the caller's transaction
             -- may be older than a pause committed while the task ran (idem_pause_may_cover asks
             -- the catalog). A paused answer rolls the insert back with the caller's writes.
-            IF idem_pause_may_cover(p_key) AND idem_pause_named(split_part(p_key, ':', 1), split_part(p_key, ':', 2)) THEN
-                SELECT * INTO v_pause FROM idem_pause_covering(split_part(p_key, ':', 1), split_part(p_key, ':', 2));
+            IF idem_pause_may_cover(p_key) THEN
+                SELECT * INTO v_pause FROM idem_pause_check(p_key);
                 IF FOUND THEN
                     RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid, 0,
                                         p_max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until),
@@ -133,8 +133,8 @@ BEGIN
                             NULL::timestamptz, 0::bigint, NULL::jsonb, r.request_hash, r.error_class, r.error_message;
         RETURN;
     END IF;
-    IF idem_pause_may_cover(p_key) AND idem_pause_named(split_part(p_key, ':', 1), split_part(p_key, ':', 2)) THEN
-        SELECT * INTO v_pause FROM idem_pause_covering(split_part(p_key, ':', 1), split_part(p_key, ':', 2));
+    IF idem_pause_may_cover(p_key) THEN
+        SELECT * INTO v_pause FROM idem_pause_check(p_key);
         IF FOUND THEN
             RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid,
                                 r.attempts, r.max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until),
