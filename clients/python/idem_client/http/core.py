@@ -25,7 +25,8 @@ from ..digest import CanonicalRequest, canonical_request, request_digest, withou
 from ..errors import IdemError, LostOwnership
 from ..key import TaskKey, quote_for_message
 from ..retrypolicy import RetryPolicy
-from ..store import DEFAULT_STORED_REQUEST_BYTES, Decision, FailureClass, TaskStore, translate
+from ..store import (DEFAULT_STORED_REQUEST_BYTES, LOCK_NOT_AVAILABLE, ClaimResult, Decision, FailureClass,
+                     TaskStore, _claim_from_row, check_schema_name, translate)
 
 MAX_KEY_CHARS = 255
 DEFAULT_HEADER = "Idempotency-Key"
@@ -108,6 +109,21 @@ def problem(status, title, detail, retry_after_ms=None, extra=None):
     return HttpResponse(status, headers, body)
 
 
+# The columns the claim functions answer (claim, idem_claim_local, idem_peek_local, idem_record_local).
+_CLAIM_COLUMNS = TaskStore._CLAIM_COLUMNS
+# Record at commit: the seed of the key's advisory lock (hashtextextended), so that the lock's
+# 64-bit number is Idem's own, not a plain hash another application might take.
+_LOCK_SEED = 4343
+_CLAIM_OUTCOME = {
+    Decision.REPLAY: lambda c: _counters.REPLAYED,
+    Decision.IN_PROGRESS: lambda c: _counters.IN_PROGRESS,
+    Decision.CONFLICT: lambda c: _counters.CONFLICT,
+    Decision.RETRY_LATER: lambda c: _counters.RETRY_LATER,
+    Decision.FAILED: lambda c: _counters.EXHAUSTED if c.detail == "exhausted" else _counters.REJECTED_FAILED,
+    Decision.PAUSED: lambda c: _counters.PAUSED,
+}
+
+
 class PoolExhausted(IdemError):
     """Every pooled connection stayed busy for the whole wait: answered 503 with Retry-After."""
 
@@ -179,8 +195,10 @@ class IdemContext:
 class Claimed:
     """An execution this request owns: finish() or abandon() it exactly once."""
 
-    def __init__(self, core, route, key, claim, conn, digest=None, one_transaction=False):
+    def __init__(self, core, route, key, claim, conn, digest=None, one_transaction=False, record_at_commit=False):
         self.core = core
+        # Record at commit: no claim before the handler; finish() records the key with the response.
+        self.record_at_commit = record_at_commit
         self.route = route
         self.key = key
         self.claim = claim
@@ -227,6 +245,8 @@ class Claimed:
         response itself; the client gets it once even when it could not be stored)."""
         core = self.core
         conn = self._end()
+        if self.record_at_commit:
+            return self._finish_record(conn, response)
         store = core.store(conn)
         try:
             if not is_final(response.status):
@@ -278,15 +298,75 @@ class Claimed:
             core.pool.put(conn)
 
     def abandon(self, reason):
-        """The handler raised or was cancelled: its writes roll back and the outcome is unknown."""
+        """The handler raised or was cancelled: its writes roll back and the outcome is unknown.
+        Returns the answer to send instead of a 500 when another run of the key succeeded
+        meanwhile (its replay: a handler whose write met that run's, e.g. on a unique column),
+        else None."""
         conn = self._end()
         try:
             self._rollback(conn)
-            self._record(self.core.store(conn), FailureClass.UNKNOWN, reason)
+            return self._record(self.core.store(conn), FailureClass.UNKNOWN, reason)
         except Exception:  # noqa: BLE001 - the lease runs out and a retry decides
-            pass
+            return None
         finally:
             self.core.pool.put(conn)
+
+    def _finish_record(self, conn, response):
+        """Record at commit: the handler's writes are in conn's transaction, nothing of the key
+        yet. One statement (idem_record_local) records the final response as the key's success, or
+        answers what another run left: then the writes roll back and that is the answer."""
+        core = self.core
+        store = core.store(conn)
+        try:
+            if not is_final(response.status):
+                self._rollback(conn)
+                answer = self._record(store, FailureClass.RETRYABLE, "HTTP %d from the handler" % response.status)
+                return answer or response
+            if len(response.body) > core.max_response_bytes:
+                # The handler's writes commit with the failure: the key is claimed in this transaction
+                # (idem_claim_local) and failed in it, as in one transaction.
+                message = ("response of %d bytes is larger than the %d bytes stored (HTTP %d sent once, not "
+                           "stored)" % (len(response.body), core.max_response_bytes, response.status))
+                claim = store.claim_in_transaction(conn, self.key, self.digest, core.duplicate_wait_ms)
+                if not claim.may_execute:
+                    self._rollback(conn)
+                    return core.answer(self.key, claim)
+                conn.execute(core.sql_fail_permanent, (str(self.key), claim.token, message))
+                conn.execute("COMMIT")
+                store.count_claim(self.key, claim)
+                core.count(self.key, _counters.FAILED_PERMANENT)
+                return response
+            try:
+                row = conn.execute(core.sql_record, (str(self.key), self.digest, core.stored_result(response),
+                                                     core.retry.max_attempts, store._max_age(),
+                                                     core.duplicate_wait_ms, store.max_result_bytes)).fetchone()
+            except psycopg.Error as e:
+                self._rollback(conn)
+                if getattr(e, "sqlstate", None) != LOCK_NOT_AVAILABLE:
+                    raise translate(e) or e from e
+                core.count(self.key, _counters.IN_PROGRESS)
+                return core.answer(self.key, ClaimResult(decision=Decision.IN_PROGRESS, detail="wait_timeout",
+                                                         retry_after_ms=50))
+            if row[0] == "recorded":
+                conn.execute("COMMIT")
+                core.count(self.key, _counters.ACQUIRED if row[1] == "new" else
+                           _counters.REACQUIRED_LEASE if row[1] == "lease_expired" else _counters.REACQUIRED_RETRY)
+                store.count_succeeded(self.key)
+                self.recorded = True
+                return response
+            self._rollback(conn)
+            claim = _claim_from_row(row)
+            if claim.decision != Decision.REPLAY:
+                # The final answer from the row as it is now, with claim()'s writes for it (a
+                # conflict's record, an exhaustion).
+                claim = core.peek(conn, self.key, self.digest)
+            store.count_claim(self.key, claim)
+            return core.answer(self.key, claim)
+        except BaseException:
+            self._rollback(conn)
+            raise
+        finally:
+            core.pool.put(conn)
 
     def _rollback(self, conn):
         if not conn.closed and conn.info.transaction_status != pq.TransactionStatus.IDLE:
@@ -297,11 +377,15 @@ class Claimed:
         with it: the key is claimed again on its own (counting the attempt) and failed with that
         token, unless someone else holds or finished it meanwhile (theirs is the answer)."""
         if not self.one_transaction:
-            return self._fail(store, failure_class, message)
+            self._fail(store, failure_class, message)
+            return None
         claim = store.claim(self.key, self.digest)
         if claim.may_execute:
             self.claim = claim
             self._fail(store, failure_class, message)
+        elif claim.decision == Decision.REPLAY:
+            return self.core.answer(self.key, claim)
+        return None
 
     def _fail(self, store, failure_class, message):
         try:
@@ -317,7 +401,7 @@ class HttpIdempotency:
     def __init__(self, dsn, *, schema="idem", header=DEFAULT_HEADER, methods=DEFAULT_METHODS, lease_ms=30_000,
                  retry=None, max_response_bytes=1 << 20, max_request_bytes=1 << 20,
                  replay_headers=DEFAULT_REPLAY_HEADERS, pool_size=10, counters=None, flush_interval=1.0,
-                 one_transaction=False, duplicate_wait_ms=2000):
+                 one_transaction=False, duplicate_wait_ms=2000, record_at_commit=False):
         self.dsn = dsn
         self.schema = schema
         self.header = header
@@ -333,6 +417,18 @@ class HttpIdempotency:
         # duplicate waits up to duplicate_wait_ms for it, then replays (or answers 409).
         self.one_transaction = bool(one_transaction)
         self.duplicate_wait_ms = duplicate_wait_ms
+        # Record at commit (docs/http-idempotency.md): one transaction without a claim before the
+        # handler; a read of the key (and a transaction-scoped advisory lock on it, so that a
+        # duplicate in flight is seen) before it, one statement recording the response after it.
+        self.record_at_commit = bool(record_at_commit)
+        self.lock_seed = _LOCK_SEED
+        q = '"%s".' % check_schema_name(schema)  # a plain identifier: quoting it is enough
+        self.sql_peek = _CLAIM_COLUMNS + q + "idem_peek_local(%s, %s, %s, %s)"
+        self.sql_peek_lock = ("SELECT pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended(%s, " +
+                              str(_LOCK_SEED) + ")), " + _CLAIM_COLUMNS[len("SELECT "):] + q +
+                              "idem_peek_local(%s, %s, %s, %s)")
+        self.sql_record = _CLAIM_COLUMNS + q + "idem_record_local(%s, %s, %s::jsonb, %s, %s, %s, %s)"
+        self.sql_fail_permanent = "SELECT status FROM " + q + "fail(%s, %s::uuid, 'permanent', %s, 0, NULL)"
         if counters is None:
             counters = _counters.OutcomeCounters()
             self._flusher = _counters.CounterFlusher(dsn, counters, schema, flush_interval)
@@ -450,9 +546,11 @@ class HttpIdempotency:
         key = self.key_of(request, route)
         if key is None or isinstance(key, HttpResponse):
             return key
-        if route.atomic and self.one_transaction and not route.redrive:
+        if route.atomic and (self.one_transaction or self.record_at_commit) and not route.redrive:
             # A re-drivable route's claim stores the request, which one transaction does not do
             # yet: it runs in two steps.
+            if self.record_at_commit:
+                return self._begin_record(key, self.fingerprint(request, route), route)
             return self._begin_one_transaction(key, self.fingerprint(request, route), route)
         conn = self.pool.get()
         try:
@@ -493,6 +591,59 @@ class HttpIdempotency:
                 conn = None
                 return self.answer(key, claim)
             return Claimed(self, route, key, claim, conn, digest=digest, one_transaction=True)
+        except BaseException:
+            if conn is not None:
+                self.pool.put(conn)
+            raise
+
+    def peek(self, conn, key, digest):
+        """idem_peek_local on conn (in autocommit mode, or inside its transaction): what the key's
+        row says a run of this request should do (decision "run"), or claim()'s answer with its
+        writes for it."""
+        row = conn.execute(self.sql_peek, (str(key), digest, self.retry.max_attempts,
+                                           self.retry.max_age_ms or None)).fetchone()
+        if row[0] == "run":
+            # Nothing stops a run now, yet this one will not: ask again shortly.
+            return ClaimResult(decision=Decision.IN_PROGRESS, detail="contended", retry_after_ms=50)
+        return _claim_from_row(row)
+
+    def _begin_record(self, key, digest, route):
+        """Record at commit, before the handler: BEGIN, then in one statement the key's row read
+        (idem_peek_local) and the key's transaction-scoped advisory lock taken without waiting. A
+        duplicate in flight holds that lock: this one waits for it up to duplicate_wait_ms (then 409)
+        and reads the row again, so it replays the first one's answer."""
+        conn = self.pool.get()
+        try:
+            conn.execute("BEGIN")
+            params = (str(key), digest, self.retry.max_attempts, self.retry.max_age_ms or None)
+            row = conn.execute(self.sql_peek_lock, (str(key),) + params).fetchone()
+            locked, row = row[0], row[1:]
+            if row[0] == "run" and not locked:
+                try:
+                    prev = conn.execute(
+                        "SELECT pg_catalog.current_setting('lock_timeout'), pg_catalog.set_config('lock_timeout', %s, true),"
+                        " pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended(%s, " + str(self.lock_seed) + "))",
+                        (str(self.duplicate_wait_ms), str(key))).fetchone()[0]
+                except psycopg.Error as e:
+                    conn.execute("ROLLBACK")
+                    if getattr(e, "sqlstate", None) != LOCK_NOT_AVAILABLE:
+                        raise translate(e) or e from e
+                    self.count(key, _counters.IN_PROGRESS)
+                    return self.answer(key, ClaimResult(decision=Decision.IN_PROGRESS, detail="wait_timeout",
+                                                        retry_after_ms=50))
+                row = conn.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true), " +
+                                   self.sql_peek[len("SELECT "):], (prev,) + params).fetchone()[1:]
+            if row[0] != "run":
+                # A replay, a conflict (its record), an exhaustion (marked): committed, nothing else ran.
+                conn.execute("COMMIT")
+                self.pool.put(conn)
+                conn = None
+                claim = _claim_from_row(row)
+                self.count(key, _CLAIM_OUTCOME[claim.decision](claim))
+                return self.answer(key, claim)
+            claim = ClaimResult(decision=Decision.ACQUIRED if row[1] == "new" else Decision.REACQUIRED, detail=row[1],
+                                attempts=row[3] + 1, max_attempts=row[4])
+            return Claimed(self, route, key, claim, conn, digest=digest, one_transaction=True, record_at_commit=True)
         except BaseException:
             if conn is not None:
                 self.pool.put(conn)
