@@ -8,6 +8,7 @@ it in a worker thread.
 """
 
 import base64
+import copy
 import hashlib
 import json
 import math
@@ -20,8 +21,8 @@ import psycopg
 from psycopg import pq, sql
 
 from .. import counters as _counters
-from ..canonicaljson import JsonError, parse_strict
-from ..digest import CanonicalRequest, canonical_request, request_digest, without_fields
+from ..canonicaljson import MAX_DEPTH, JsonError, parse_strict
+from ..digest import REQUEST_DIGEST_PREFIX, CanonicalRequest, canonical_request, request_digest, without_fields
 from ..errors import IdemError, LostOwnership
 from ..key import TaskKey, quote_for_message
 from ..retrypolicy import RetryPolicy
@@ -49,6 +50,58 @@ def normalise_template(template):
 def operation_of(method, template):
     """The Idem operation of a route: the method and the template, e.g. POST/orders/{id}/refunds."""
     return method.upper() + normalise_template(template)
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def _plain_int(text):
+    value = int(text)
+    if -_MAX_SAFE <= value <= _MAX_SAFE:
+        return value
+    raise _NotPlain()
+
+
+def _not_plain(*_args):
+    raise _NotPlain()
+
+
+def _unique_members(pairs):
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _NotPlain()  # a duplicate key: parse_strict says which
+    return out
+
+
+_MAX_SAFE = (1 << 53) - 1
+_OUTSIDE_BMP = re.compile("[\U00010000-\U0010ffff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD]")
+_OUTSIDE_BMP_OR_SURROGATE = re.compile("[\ud800-\udfff\U00010000-\U0010ffff]")
+_PLAIN_DECODER = json.JSONDecoder(object_pairs_hook=_unique_members, parse_float=_not_plain, parse_int=_plain_int,
+                                  parse_constant=_not_plain)
+_CANONICAL_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def fast_json(body):
+    """The value of a JSON body whose RFC 8785 form json.dumps(sort_keys=True, ensure_ascii=False,
+    separators=(",", ":")) writes byte for byte, read by the json module's C code; None for any other
+    body (then parse_strict reads it and says why it is not JSON, if it is not). Plain means: strict
+    UTF-8 without a byte order mark, no character outside the Basic Multilingual Plane (whose UTF-16
+    order would sort keys differently) and no \\uD... escape (a surrogate), no number but integers
+    within +-(2^53 - 1) (a fraction, an exponent or a larger integer is written by RFC 8785's
+    number rules), no duplicate key, nesting below parse_strict's limit."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if text[:1] == "\ufeff" or (not text.isascii() and _OUTSIDE_BMP.search(text)) \
+            or ("\\u" in text and _SURROGATE_ESCAPE.search(text)) or text.count("[") + text.count("{") >= MAX_DEPTH:
+        return None
+    try:
+        return _PLAIN_DECODER.decode(text)
+    except (_NotPlain, ValueError, RecursionError):
+        return None
 
 
 def is_final(status):
@@ -437,7 +490,10 @@ class HttpIdempotency:
         self.counters = counters
         self._registered = set()
         self._lock = threading.Lock()
-        TaskStore(None, schema, lease_ms, self.retry)  # validates the settings now, not at the first request
+        # Validates the settings now, not at the first request. Result bound: the wrapper around a
+        # max_response_bytes body (base64 at most 4/3 of it).
+        self._store = TaskStore(None, schema, lease_ms, self.retry,
+                                max_result_bytes=min(64 << 20, self.max_response_bytes * 2 + 65536), counters=self.counters)
 
     def redriver(self, tenant, operation, handler, route=None, **options):
         """A Redriver that re-executes this service's requeued requests of a re-drivable route:
@@ -456,9 +512,11 @@ class HttpIdempotency:
         self.pool.close()
 
     def store(self, conn):
-        # Result bound: the wrapper around a max_response_bytes body (base64 at most 4/3 of it).
-        return TaskStore(conn, self.schema, self.lease_ms, self.retry,
-                         max_result_bytes=min(64 << 20, self.max_response_bytes * 2 + 65536), counters=self.counters)
+        # A copy of one store made and checked once (its settings never change), on conn.
+        store = copy.copy(self._store)
+        store.conn = conn
+        store.redrivable = {}
+        return store
 
     def count(self, key, outcome):
         self.counters.add(key.tenant, key.operation, outcome)
@@ -509,8 +567,19 @@ class HttpIdempotency:
         return doc
 
     def fingerprint(self, request, route):
-        """The v1 digest of fingerprint_doc."""
-        return request_digest(self.fingerprint_doc(request, route))
+        """The v1 digest of fingerprint_doc. A plain JSON body (fast_json) is canonicalised by the
+        json module's C code; any other goes through parse_strict and canonical_json."""
+        value = fast_json(request.body) if request.body else None
+        if value is None:
+            return request_digest(self.fingerprint_doc(request, route))
+        doc = {"method": request.method.upper(), "route": normalise_template(request.template),
+               "body": {"json": without_fields(value, route.ignore_fields)},
+               "headers": {h.lower(): ",".join(request.header(h)) for h in route.fingerprint_headers}}
+        text = _CANONICAL_ENCODER.encode(doc)
+        if _OUTSIDE_BMP_OR_SURROGATE.search(doc["method"] + doc["route"] + "".join(doc["headers"]) +
+                                            "".join(doc["headers"].values())):
+            return request_digest(self.fingerprint_doc(request, route))
+        return REQUEST_DIGEST_PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def _claim_request(self, store, key, request, route):
         """The digest, or for a re-drivable route's JSON request the CanonicalRequest to store (the
