@@ -258,24 +258,18 @@ def main():
     for kind, f in results.items():
         print("| %s | %.0f | %.0f | %.0f | %.2f | %.2f |" % (kind, f["bare"], f["fresh"], f["replay"],
                                                            f["fresh"] / f["bare"], f["replay"] / f["fresh"]))
-    if args.one_transaction:
+    for on, mode, name in ((args.one_transaction, "1tx", "one transaction"),
+                           (args.record_at_commit, "rec", "record at commit")):
+        if not on:
+            continue
         print()
-        print("| adapter | bare handler (req/s) | one transaction, fresh keys | one transaction, replays |"
-              " fresh / bare (target >= 0.8) | replay / fresh | one transaction / two steps, fresh |")
+        print("| adapter | bare handler (req/s) | %s, fresh keys | %s, replays | fresh / bare (target >= 0.8) |"
+              " replay / fresh | %s / two steps, fresh |" % (name, name, name))
         print("|---|---|---|---|---|---|---|")
         for kind, f in results.items():
             print("| %s | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f |" % (
-                kind, f["bare"], f["fresh-1tx"], f["replay-1tx"], f["fresh-1tx"] / f["bare"],
-                f["replay-1tx"] / f["fresh-1tx"], f["fresh-1tx"] / f["fresh"]))
-    if args.record_at_commit:
-        print()
-        print("| adapter | bare handler (req/s) | record at commit, fresh keys | record at commit, replays |"
-              " fresh / bare (target >= 0.8) | replay / fresh | record at commit / two steps, fresh |")
-        print("|---|---|---|---|---|---|---|")
-        for kind, f in results.items():
-            print("| %s | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f |" % (
-                kind, f["bare"], f["fresh-rec"], f["replay-rec"], f["fresh-rec"] / f["bare"],
-                f["replay-rec"] / f["fresh-rec"], f["fresh-rec"] / f["fresh"]))
+                kind, f["bare"], f["fresh-" + mode], f["replay-" + mode], f["fresh-" + mode] / f["bare"],
+                f["replay-" + mode] / f["fresh-" + mode], f["fresh-" + mode] / f["fresh"]))
     print_cpu(cpus)
 
 
