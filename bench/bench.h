@@ -23,12 +23,15 @@ enum class Mode {
     LibraryNoCounters, // (d) idem::runTask without counters
     LibraryOneTransaction, // (e) idem::runTask with RunOptions::oneTransaction, counters on (issue 45 item 1)
     LibraryFenceInComplete, // (f) (c) with RunOptions::fenceInComplete: no fence call (issue 45 item 2)
+    LibraryRecordAtCommit, // (g) RunOptions::recordAtCommit with the read before the task, counters on
+    LibraryRecordNoCheck, // (h) (g) without the read before the task (RunOptions::checkFirst off)
 };
 
 // The modes that count outcomes (an OutcomeCounters and a CounterFlusher per run).
 inline bool countsOutcomes(Mode mode)
 {
-    return mode == Mode::Library || mode == Mode::LibraryOneTransaction || mode == Mode::LibraryFenceInComplete;
+    return mode == Mode::Library || mode == Mode::LibraryOneTransaction || mode == Mode::LibraryFenceInComplete
+        || mode == Mode::LibraryRecordAtCommit || mode == Mode::LibraryRecordNoCheck;
 }
 
 const char* modeLabel(Mode mode);

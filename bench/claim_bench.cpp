@@ -36,6 +36,7 @@ struct Options {
     int loopCalls = 20000;
     std::string schema;
     bool keepSchema = false;
+    std::string modes = "abcdefgh"; // --modes a,e,g: the modes of fresh and dup, by letter
 };
 
 [[noreturn]] void usage(int code)
@@ -46,6 +47,7 @@ struct Options {
         "                        [--replay-share 0.9] [--warmup N] [--schema NAME] [--keep-schema]\n"
         "                        [--only harden] [--harden-connections 4] [--loop-calls 20000]\n"
         "                        [--only pause] [--pause-connections 1,4] [--pause-count 100]\n"
+        "                        [--modes a,b,c,d,e,f,g,h] (fresh and dup: the modes run, by letter)\n"
         "Creates a scratch schema (and NAME_lk; with harden NAME_h0..h3; with pause NAME_v14), migrates\n"
         "it, runs, drops it.\n"
         "harden (only when named): schema v6's protocol against SECURITY INVOKER, insert-first and v5.\n"
@@ -101,6 +103,8 @@ Options parseArgs(int argc, char** argv)
             o.schema = value();
         else if (a == "--keep-schema")
             o.keepSchema = true;
+        else if (a == "--modes")
+            o.modes = value();
         else if (a == "--only") {
             const std::string v = value();
             o.fresh = v.find("fresh") != std::string::npos;
@@ -318,6 +322,17 @@ void printTargets(const std::vector<Row>& rows, const std::string& section, cons
             rateOf(rows, section, b, n), "target >= 0.90 (dup)");
         printRatio("(f) fence in complete / (c) library with the fence", rateOf(rows, section, f, n),
             rateOf(rows, section, c, n), "");
+        // Issue 45 item 1, record at commit: the task's write, one Idem statement, one commit.
+        const std::string g = modeLabel(Mode::LibraryRecordAtCommit);
+        const std::string h = modeLabel(Mode::LibraryRecordNoCheck);
+        printRatio("(g) record at commit / (a) article by hand", rateOf(rows, section, g, n),
+            rateOf(rows, section, a, n), n == 1 ? "target >= 1.80" : target ? "target >= 1.30" : "");
+        printRatio("(h) record, no read first / (a) article by hand", rateOf(rows, section, h, n),
+            rateOf(rows, section, a, n), n == 1 ? "target >= 1.80" : target ? "target >= 1.30" : "");
+        printRatio("(g) record at commit / (e) one transaction", rateOf(rows, section, g, n),
+            rateOf(rows, section, e, n), "");
+        printRatio("(h) record, no read first / (e) one transaction", rateOf(rows, section, h, n),
+            rateOf(rows, section, e, n), "");
     }
 }
 
@@ -371,14 +386,21 @@ int main(int argc, char** argv)
         base.replayShare = o.replayShare;
         base.hotKeys = o.hotKeys;
 
-        const std::vector<Variant> four {
+        const std::vector<Variant> every {
             { modeLabel(Mode::Article), Mode::Article, &schema },
             { modeLabel(Mode::Bare), Mode::Bare, &schema },
             { modeLabel(Mode::Library), Mode::Library, &schema },
             { modeLabel(Mode::LibraryNoCounters), Mode::LibraryNoCounters, &schema },
             { modeLabel(Mode::LibraryOneTransaction), Mode::LibraryOneTransaction, &schema },
             { modeLabel(Mode::LibraryFenceInComplete), Mode::LibraryFenceInComplete, &schema },
+            { modeLabel(Mode::LibraryRecordAtCommit), Mode::LibraryRecordAtCommit, &schema },
+            { modeLabel(Mode::LibraryRecordNoCheck), Mode::LibraryRecordNoCheck, &schema },
         };
+        std::vector<Variant> chosen;
+        for (const auto& v : every)
+            if (o.modes.find(v.label[1]) != std::string::npos) // "(a) ..." -> 'a'
+                chosen.push_back(v);
+        const std::vector<Variant>& four = chosen;
         std::vector<Row> rows;
         if (o.fresh) {
             base.workload = Workload::Fresh;

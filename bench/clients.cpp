@@ -155,6 +155,8 @@ namespace {
     // (c), (d) The library: runTask does claim, fence, the task's write, complete, commit.
     // (e) The library in one transaction: BEGIN, claim, the task's write, complete, COMMIT.
     // (f) The library, two steps, complete checking the token: claim; BEGIN, the write, complete, COMMIT.
+    // (g) Record at commit: idem_peek_local; BEGIN, the write, idem_record_local, COMMIT.
+    // (h) The same without the read: BEGIN, the write, idem_record_local, COMMIT.
     class LibraryClient final : public Client {
     public:
         LibraryClient(pqxx::connection& conn, const ClientSetup& s)
@@ -171,6 +173,8 @@ namespace {
                 throw std::invalid_argument("the counters-on modes need an OutcomeCounters");
             m_options.oneTransaction = s.mode == Mode::LibraryOneTransaction;
             m_options.fenceInComplete = s.mode == Mode::LibraryFenceInComplete;
+            m_options.recordAtCommit = s.mode == Mode::LibraryRecordAtCommit || s.mode == Mode::LibraryRecordNoCheck;
+            m_options.checkFirst = s.mode == Mode::LibraryRecordAtCommit;
         }
 
         Outcome request(const std::string& businessId) override
@@ -212,6 +216,10 @@ const char* modeLabel(Mode mode)
         return "(e) library, one transaction";
     case Mode::LibraryFenceInComplete:
         return "(f) library, fence in complete";
+    case Mode::LibraryRecordAtCommit:
+        return "(g) library, record at commit";
+    case Mode::LibraryRecordNoCheck:
+        return "(h) record at commit, no read first";
     }
     return "?";
 }
@@ -231,6 +239,10 @@ const char* modeTag(Mode mode)
         return "lib1tx";
     case Mode::LibraryFenceInComplete:
         return "libfc";
+    case Mode::LibraryRecordAtCommit:
+        return "librec";
+    case Mode::LibraryRecordNoCheck:
+        return "librecnc";
     }
     return "x";
 }
@@ -246,6 +258,8 @@ std::unique_ptr<Client> makeClient(pqxx::connection& conn, const ClientSetup& se
     case Mode::LibraryNoCounters:
     case Mode::LibraryOneTransaction:
     case Mode::LibraryFenceInComplete:
+    case Mode::LibraryRecordAtCommit:
+    case Mode::LibraryRecordNoCheck:
         return std::make_unique<LibraryClient>(conn, setup);
     }
     throw std::logic_error("unknown mode");

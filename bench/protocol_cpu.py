@@ -17,6 +17,8 @@ interleaved per round (each round starts one mode later), medians over the round
                 Python HTTP middleware's one-transaction form)
   two-step      claim() (autocommit); BEGIN, fence(), INSERT, complete(), COMMIT
   two-step-nofence  the same without fence() (RunOptions::fenceInComplete)
+  record        record at commit: BEGIN, INSERT, idem_record_local(), COMMIT (issue 45 item 1)
+  record-peek   the same after idem_peek_local() (autocommit), the libraries' default
   article       the article's steps by hand: BEGIN, INSERT ... ON CONFLICT DO NOTHING, COMMIT;
                 BEGIN, SELECT ... FOR UPDATE, INSERT, UPDATE ... WHERE owner_token, COMMIT
 
@@ -46,7 +48,8 @@ def main():
     p.add_argument("--schema", default="idem")
     p.add_argument("--tasks", type=int, default=400)
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--modes", default="bare,claim,claim-local,local,local-pipe,two-step,two-step-nofence,article")
+    p.add_argument("--modes", default="bare,claim,claim-local,local,local-pipe,two-step,two-step-nofence,record,"
+                                      "record-peek,article")
     p.add_argument("--indexes", action="store_true")
     a = p.parse_args()
     s = a.schema
@@ -73,6 +76,8 @@ def main():
     local = "SELECT * FROM %s.idem_claim_local(%%s, 'v1:abcdef', %%s::uuid, 30000, 5, NULL, 2000)" % s
     complete = "SELECT %s.complete(%%s, %%s::uuid, %%s::jsonb, 2162688)" % s
     fence = "SELECT * FROM %s.fence(%%s, %%s::uuid)" % s
+    record_local = "SELECT * FROM %s.idem_record_local(%%s, 'v1:abcdef', %%s::jsonb, 5, NULL, 2000, 2162688)" % s
+    peek_local = "SELECT * FROM %s.idem_peek_local(%%s, 'v1:abcdef', 5, NULL)" % s
 
     def bare():
         c.execute("BEGIN"); c.execute(insert, (key(),)); c.execute("COMMIT")
@@ -111,6 +116,15 @@ def main():
         c.execute(complete, (k, token, RESULT))
         c.execute("COMMIT")
 
+    def record(peek=False):
+        k = key()
+        if peek:
+            c.execute(peek_local, (k,)).fetchone()
+        c.execute("BEGIN")
+        c.execute(insert, (k,))
+        c.execute(record_local, (k, RESULT)).fetchone()
+        c.execute("COMMIT")
+
     def article():
         k, token = key(), str(uuid.uuid4())
         c.execute("BEGIN")
@@ -128,6 +142,7 @@ def main():
 
     every = {"bare": bare, "claim": claim_tx, "claim-local": claim_local_tx, "local": local_seq,
              "local-pipe": local_pipe, "two-step": two_step, "two-step-nofence": lambda: two_step(False),
+             "record": record, "record-peek": lambda: record(True),
              "article": article}
     modes = {m: every[m] for m in a.modes.split(",")}
     index_defs = {}

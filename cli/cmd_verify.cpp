@@ -14,6 +14,7 @@ namespace {
     constexpr const char* verifyHelp
         = R"(Usage: idemctl verify [--dsn DSN] [--only N]... [--threads N] [--rounds N] [--keep]
                       [--worker-command CMD]... [--one-transaction]
+                      [--record-at-commit]
 
 Runs seven verification scenarios against a database (the article's six, 1 to 6, and
 Idem's own seventh: succeeded rows never change): in a scratch schema it
@@ -55,6 +56,10 @@ nothing was written in it for an hour) is dropped at the start.
                 write and completion in one commit): a duplicate waits for the run it
                 duplicates and replays it; a worker killed in scenarios 4 and 5 leaves
                 nothing behind, no claim and no lease, and the next run goes at once
+  --record-at-commit
+                the same in its record-at-commit form: the business write first, then
+                one statement records the key succeeded (idem_record_local), one commit;
+                the killed workers of scenarios 4 and 5 are killed after that record
 
 Exit status: 0 when every scenario passed, 1 otherwise.
 )";
@@ -69,7 +74,7 @@ Exit status: 0 when every scenario passed, 1 otherwise.
 
 int runVerify(const std::vector<std::string>& argv)
 {
-    Args args(argv, { "dsn", "threads", "rounds" }, { "keep", "help", "one-transaction" }, { "only", "worker-command" });
+    Args args(argv, { "dsn", "threads", "rounds" }, { "keep", "help", "one-transaction", "record-at-commit" }, { "only", "worker-command" });
     if (args.flag("help")) {
         std::cout << verifyHelp;
         return ExitOk;
@@ -81,6 +86,7 @@ int runVerify(const std::vector<std::string>& argv)
     options.rounds = static_cast<int>(args.intValue("rounds", 50, 1, 10000));
     options.keepSchema = args.flag("keep");
     options.oneTransaction = args.flag("one-transaction");
+    options.recordAtCommit = args.flag("record-at-commit");
     options.notice = [](const std::string& line) {
         std::cerr << "idemctl verify: " << displaySafe(line, messageDisplay) << std::endl;
     };
@@ -114,8 +120,9 @@ int runScenarioWorker(const std::vector<std::string>& argv)
 {
     Args args(argv, { "dsn", "schema", "key", "digest", "lease-ms", "mode" }, {});
     const auto mode = args.valueOr("mode", "claim");
-    if (mode != "claim" && mode != "write" && mode != "claim-1tx" && mode != "write-1tx")
-        throw UsageError("--mode is claim, write, claim-1tx or write-1tx");
+    if (mode != "claim" && mode != "write" && mode != "claim-1tx" && mode != "write-1tx" && mode != "claim-rec"
+        && mode != "write-rec")
+        throw UsageError("--mode is claim, write, claim-1tx, write-1tx, claim-rec or write-rec");
     return verify::scenarioWorkerMain(dsnFrom(args), SchemaName(args.valueOr("schema", SchemaName::defaultName)),
                                       args.valueOr("key", ""), args.valueOr("digest", ""),
                                       args.intValue("lease-ms", 1500, 1, 3'600'000), mode);

@@ -3,6 +3,7 @@
 #include "core/connection.h"
 
 #include <exception>
+#include <utility>
 #include <pqxx/pqxx>
 
 namespace idem {
@@ -326,12 +327,146 @@ namespace {
         return recordFailure(store, key, claim, failure.first, failure.second, reconnects);
     }
 
+    // A statement of the task met a concurrent transaction's write: a unique row another run of
+    // the same key inserted first (23505), or writes that crossed (40P01, 40001).
+    bool isCollision(const std::string& state)
+    {
+        return state == "23505" || state == "40P01" || state == "40001";
+    }
+
+    // Record at commit (docs/workers-guide.md): the task's writes, then idem_record_local, one
+    // commit. A run whose record did not answer recorded is rolled back and idem_peek_local (on
+    // its own) decides; so does a collision of the task's writes with a concurrent duplicate's.
+    RunOutcome runRecordingAtCommit(TaskStore& store, const TaskKey& key, const std::string& requestDigest,
+        const TaskFunction& task, const RunOptions& options, Reconnects& reconnects)
+    {
+        constexpr int maxRounds = 3;
+        std::pair<FailureClass, std::string> failure;
+        std::exception_ptr collision; // the task's 23505 / 40P01 / 40001 of the last round
+        bool failed = false;
+        for (int round = 0; !failed;) {
+            try {
+                ClaimResult ahead;
+                ahead.decision = Decision::Acquired;
+                ahead.detail = "new";
+                if (options.checkFirst || round > 0) {
+                    ahead = store.peekLocal(key, requestDigest);
+                    if (!ahead.mayExecute()) {
+                        store.countClaim(key, ahead);
+                        return outcomeOfClaim(ahead);
+                    }
+                    if (collision) {
+                        // The key is free: the unique row the task met is not a duplicate's.
+                        const std::exception_ptr why = std::exchange(collision, nullptr);
+                        try {
+                            std::rethrow_exception(why);
+                        } catch (const pqxx::sql_error& e) {
+                            if (e.sqlstate() == "23505") {
+                                failure = classifyFailure(why);
+                                failed = true;
+                                continue;
+                            }
+                        } catch (...) {
+                        }
+                    }
+                }
+                if (round++ >= maxRounds) {
+                    ClaimResult busy;
+                    busy.decision = Decision::InProgress;
+                    busy.detail = "contended";
+                    busy.retryAfter = std::chrono::milliseconds(50);
+                    busy.maxAttempts = ahead.maxAttempts;
+                    store.countClaim(key, busy);
+                    return outcomeOfClaim(busy);
+                }
+                const bool previousUnknown = ahead.errorClass == "unknown" || ahead.detail == "lease_expired";
+                const TaskContext ctx { key, key.str(), std::string(), ahead.attempts + 1, previousUnknown };
+                pqxx::work tx(store.connection());
+                RunOutcome out;
+                ClaimResult recorded;
+                try {
+                    out.resultJson = task(tx, ctx);
+                    recorded = store.recordInTransaction(tx, key, requestDigest, out.resultJson, options.duplicateWait);
+                } catch (const DatabaseUnavailable&) {
+                    throw;
+                } catch (const pqxx::broken_connection&) {
+                    throw;
+                } catch (const pqxx::serialization_failure&) {
+                    collision = std::current_exception();
+                    continue; // tx rolls back; the peek decides
+                } catch (const pqxx::deadlock_detected&) {
+                    collision = std::current_exception();
+                    continue;
+                } catch (const pqxx::sql_error& e) {
+                    if (isReadOnlyRefusal(e))
+                        throw;
+                    if (isCollision(e.sqlstate())) {
+                        collision = std::current_exception();
+                        continue;
+                    }
+                    failure = classifyFailure(std::current_exception());
+                    failed = true;
+                    continue;
+                } catch (const std::exception&) {
+                    failure = classifyFailure(std::current_exception());
+                    failed = true;
+                    continue;
+                }
+                if (recorded.mayExecute()) {
+                    tx.commit();
+                    store.countClaim(key, recorded);
+                    store.countSucceeded(key);
+                    out.claim = recorded;
+                    out.kind = RunOutcome::Kind::Succeeded;
+                    return out;
+                }
+                tx.abort();
+                if (recorded.decision == Decision::Replay || recorded.detail == "wait_timeout") {
+                    store.countClaim(key, recorded);
+                    return outcomeOfClaim(recorded);
+                }
+                // Another answer from the stored row: the peek gives it, with claim()'s writes for it.
+            } catch (const pqxx::in_doubt_error& e) {
+                throw DatabaseUnavailable(
+                    describeLostConnection(e.what()) + " during the commit: its outcome is unknown");
+            } catch (const DatabaseUnavailable& e) {
+                if (!reconnects.again(e))
+                    throw;
+            } catch (const pqxx::broken_connection& e) {
+                const DatabaseUnavailable lost(describeLostConnection(e.what()));
+                if (!reconnects.again(lost))
+                    throw lost;
+            } catch (const pqxx::sql_error& e) {
+                if (!isReadOnlyRefusal(e))
+                    throw;
+                const NotPrimary readOnly(describeReadOnly(e.what()));
+                if (!reconnects.again(readOnly))
+                    throw readOnly;
+            }
+        }
+
+        // Rolled back: record the failure as one transaction for local effects does.
+        const ClaimResult claim = claimWithReconnects(store, key, requestDigest, options.request, reconnects);
+        if (!claim.mayExecute()) {
+            RunOutcome out = outcomeOfClaim(claim);
+            out.error = failure.second + "; not recorded: the key was " + decisionName(claim.decision)
+                + " when the failure was to be recorded";
+            return out;
+        }
+        return recordFailure(store, key, claim, failure.first, failure.second, reconnects);
+    }
+
 } // namespace
 
 RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requestDigest, const TaskFunction& task,
     const RunOptions& options)
 {
     Reconnects reconnects(store, options);
+    if (options.oneTransaction && options.recordAtCommit)
+        throw std::invalid_argument("oneTransaction and recordAtCommit are two forms of one transaction for local"
+                                    " effects: choose one");
+    if (options.recordAtCommit)
+        return runRecordingAtCommit(store, key, requestDigest, task, options, reconnects);
     if (options.oneTransaction)
         return runInOneTransaction(store, key, requestDigest, task, options, reconnects);
     const ClaimResult claim = claimWithReconnects(store, key, requestDigest, options.request, reconnects);
@@ -346,7 +481,7 @@ RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requ
 RunOutcome runTask(TaskStore& store, const TaskKey& key, const std::string& requestDigest, const DownstreamCall& call,
     const RecordFunction& record, const RunOptions& options)
 {
-    if (options.oneTransaction)
+    if (options.oneTransaction || options.recordAtCommit)
         throw std::invalid_argument("one transaction is only for a task whose effects are all in this database; "
                                     "a task that calls another service runs in two steps");
     Reconnects reconnects(store, options);

@@ -89,6 +89,18 @@ struct RunOptions {
     // recorded after, on its own: the key is claimed again and failed, as the two-step run does.
     bool oneTransaction = false;
     std::chrono::milliseconds duplicateWait { 2000 }; // 1 ms .. limits::maxDuplicateWait
+    // Record at commit (docs/workers-guide.md, "Record at commit"): the same mode without a claim
+    // before the task. The task's writes run first, then one statement (idem_record_local) records
+    // the key succeeded with the result, then the one commit: one row write and one Idem statement
+    // per new key. A concurrent duplicate's record waits up to duplicateWait for the first's
+    // commit and replays it (its writes rolled back), and so does a duplicate whose own write met
+    // the first's uncommitted unique row (23505; 40P01 and 40001 likewise): rolled back, decided
+    // from the stored row. A failure is recorded as oneTransaction does. Not with oneTransaction.
+    bool recordAtCommit = false;
+    // With recordAtCommit: read the key's row before the task (idem_peek_local, one primary-key
+    // read), so a replay, a conflict or a pause is answered without running the task. Off, a
+    // duplicate of a finished key runs the task and learns it is a replay at the record.
+    bool checkFirst = true;
     // Issue 45 item 2: the two-step run's business transaction without the fence before the task:
     // BEGIN, the task's writes, complete, COMMIT (one statement fewer). complete() checks the owner
     // token under the row lock its UPDATE takes, so a stale attempt (the lease taken over while the

@@ -199,7 +199,11 @@ namespace {
             c.errorClass = row[8].as<std::string>();
         if (!row[9].is_null())
             c.errorMessage = row[9].as<std::string>();
-        if (decision == "acquired") {
+        if (decision == "recorded" || decision == "run") {
+            // Record at commit (idem_record_local, idem_peek_local): the key recorded, or free to
+            // be; as an acquisition (new) or a takeover, with no token.
+            c.decision = c.detail == "new" ? Decision::Acquired : Decision::Reacquired;
+        } else if (decision == "acquired") {
             c.decision = Decision::Acquired;
             c.token = row[2].as<std::string>();
         } else if (decision == "reacquired") {
@@ -332,6 +336,67 @@ ClaimResult TaskStore::claimInTransaction(
     return c;
 }
 
+void TaskStore::requireResult(const std::string& resultJson) const
+{
+    if (resultJson.size() > m_options.maxResultBytes)
+        throw std::invalid_argument("result is " + std::to_string(resultJson.size()) + " bytes, more than the "
+                                    + std::to_string(m_options.maxResultBytes) + " allowed");
+    // libpq sends a text parameter up to its first NUL, so {"a":1}\0... would be stored as
+    // {"a":1}; nlohmann's accept() takes the NUL for the end of the input and says yes.
+    if (const auto nul = resultJson.find('\0'); nul != std::string::npos)
+        throw std::invalid_argument(
+            "result is not valid JSON: unexpected byte 0x00 at offset " + std::to_string(nul));
+    if (!nlohmann::json::accept(resultJson))
+        throw std::invalid_argument("result is not valid JSON");
+}
+
+ClaimResult TaskStore::peekLocal(const TaskKey& key, const std::string& requestDigest)
+{
+    requireDigest(requestDigest);
+    const auto maxAge = m_options.retry.maxAge.count();
+    const pqxx::result r = withRetry([&] {
+        pqxx::nontransaction w(*m_conn);
+        return w.exec_params(claimColumns + m_options.schema.qualify("idem_peek_local") + "($1, $2, $3, $4)",
+            key.str(), requestDigest, m_options.retry.maxAttempts,
+            maxAge > 0 ? std::to_string(maxAge).c_str() : static_cast<const char*>(nullptr));
+    });
+    return claimFromRow(r[0]);
+}
+
+ClaimResult TaskStore::recordInTransaction(pqxx::work& tx, const TaskKey& key, const std::string& requestDigest,
+    const std::string& resultJson, std::chrono::milliseconds wait)
+{
+    requireDigest(requestDigest);
+    if (storesRequests(key))
+        throw std::invalid_argument("operation " + key.operation()
+            + " is re-drivable (StoreOptions::storeRequestsOf): its claims store the request, which one"
+              " transaction for local effects does not do yet; run it in two steps");
+    if (wait.count() < 1 || wait > limits::maxDuplicateWait)
+        throw std::invalid_argument(
+            "the wait for a duplicate must be 1 to " + std::to_string(limits::maxDuplicateWait.count()) + " ms");
+    requireResult(resultJson);
+    const auto maxAge = m_options.retry.maxAge.count();
+    ClaimResult c;
+    try {
+        const pqxx::result r = tx.exec_params(claimColumns + m_options.schema.qualify("idem_record_local")
+                + "($1, $2, $3::jsonb, $4, $5, $6, $7)",
+            key.str(), requestDigest, resultJson, m_options.retry.maxAttempts,
+            maxAge > 0 ? std::to_string(maxAge).c_str() : static_cast<const char*>(nullptr),
+            static_cast<int>(wait.count()), static_cast<long long>(m_options.maxResultBytes));
+        c = claimFromRow(r[0]);
+    } catch (const pqxx::broken_connection& e) {
+        throw DatabaseUnavailable(describeLostConnection(e.what()));
+    } catch (const pqxx::sql_error& e) {
+        if (e.sqlstate() != sqlstate::LockNotAvailable)
+            rethrowProtocolError(e);
+        c.decision = Decision::InProgress;
+        c.detail = "wait_timeout";
+        c.retryAfter = std::chrono::milliseconds(50);
+        c.maxAttempts = m_options.retry.maxAttempts;
+    }
+    return c;
+}
+
 void TaskStore::fence(pqxx::work& tx, const TaskKey& key, const std::string& token)
 {
     requireToken(token);
@@ -349,16 +414,7 @@ void TaskStore::fence(pqxx::work& tx, const TaskKey& key, const std::string& tok
 void TaskStore::complete(pqxx::work& tx, const TaskKey& key, const std::string& token, const std::string& resultJson)
 {
     requireToken(token);
-    if (resultJson.size() > m_options.maxResultBytes)
-        throw std::invalid_argument("result is " + std::to_string(resultJson.size()) + " bytes, more than the "
-                                    + std::to_string(m_options.maxResultBytes) + " allowed");
-    // libpq sends a text parameter up to its first NUL, so {"a":1}\0... would be stored as
-    // {"a":1}; nlohmann's accept() takes the NUL for the end of the input and says yes.
-    if (const auto nul = resultJson.find('\0'); nul != std::string::npos)
-        throw std::invalid_argument(
-            "result is not valid JSON: unexpected byte 0x00 at offset " + std::to_string(nul));
-    if (!nlohmann::json::accept(resultJson))
-        throw std::invalid_argument("result is not valid JSON");
+    requireResult(resultJson);
     try {
         tx.exec_params("SELECT " + m_options.schema.qualify("complete") + "($1, $2::uuid, $3::jsonb, $4)", key.str(),
                        token, resultJson, static_cast<long long>(m_options.maxResultBytes));

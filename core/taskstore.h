@@ -178,6 +178,19 @@ public:
     // tx holds the row's lock from the claim to its commit.
     ClaimResult claimInTransaction(
         pqxx::work& tx, const TaskKey& key, const std::string& requestDigest, std::chrono::milliseconds wait);
+    // Record at commit (docs/workers-guide.md, "Record at commit"), idem_peek_local: what the
+    // stored row says a run of requestDigest should do, in a statement of its own, without taking
+    // the key: Acquired [new] / Reacquired [retry_due, lease_expired] with no token (run the task,
+    // then recordInTransaction), or claim()'s other answers (and its writes for them: a
+    // conflict's record, an exhaustion). Not counted: the caller counts the answer it returns.
+    ClaimResult peekLocal(const TaskKey& key, const std::string& requestDigest);
+    // idem_record_local inside tx (READ COMMITTED), after the task's writes: records the key
+    // succeeded with resultJson. Acquired [new] / Reacquired [retry_due, lease_expired] (no
+    // token): commit tx. Any other answer wrote nothing: roll tx back (InProgress [wait_timeout]
+    // after a wait that ran out aborted it), then ask peekLocal for the final answer (a replay's
+    // result is in this one already). Not counted here. resultJson is checked as complete() does.
+    ClaimResult recordInTransaction(pqxx::work& tx, const TaskKey& key, const std::string& requestDigest,
+        const std::string& resultJson, std::chrono::milliseconds wait);
     // Counts what a claim decided (claim() does so itself).
     void countClaim(const TaskKey& key, const ClaimResult& claim);
 
@@ -210,6 +223,8 @@ private:
     template <typename Fn>
     auto withRetry(Fn&& fn);
     void count(const TaskKey& key, const char* outcome);
+    // A result as complete() takes it: JSON, no NUL, at most maxResultBytes (std::invalid_argument).
+    void requireResult(const std::string& resultJson) const;
 
     pqxx::connection* m_conn;
     StoreOptions m_options;

@@ -57,18 +57,24 @@ struct ScenarioEnv {
     // after a lost connection cut its first run short (its keys then differ from the first run's).
     std::string tenant = "verify";
     bool oneTransaction = false; // VerifyOptions::oneTransaction
+    bool recordAtCommit = false; // VerifyOptions::recordAtCommit (oneTransaction too)
 
     // How the scenarios run a task: in two steps, or in one transaction with a duplicate waiting
     // up to 20 s for the run it duplicates.
     RunOptions runOptions() const
     {
         RunOptions o;
-        o.oneTransaction = oneTransaction;
+        o.oneTransaction = oneTransaction && !recordAtCommit;
+        o.recordAtCommit = recordAtCommit;
         o.duplicateWait = std::chrono::milliseconds(20'000);
         return o;
     }
-    // The worker process's mode for scenarios 4 and 5 ("claim" or "write", "-1tx" in one transaction).
-    std::string workerMode(const char* mode) const { return std::string(mode) + (oneTransaction ? "-1tx" : ""); }
+    // The worker process's mode for scenarios 4 and 5 ("claim" or "write", "-1tx" in one
+    // transaction, "-rec" recording at commit).
+    std::string workerMode(const char* mode) const
+    {
+        return std::string(mode) + (recordAtCommit ? "-rec" : oneTransaction ? "-1tx" : "");
+    }
 
     // Records a success or a replay as told to the client (other outcomes are ignored).
     void acknowledge(const TaskKey& key, const RunOutcome& outcome) const;

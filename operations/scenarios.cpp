@@ -613,7 +613,8 @@ std::vector<ScenarioResult> runVerification(const VerifyOptions& options, const 
             throw std::invalid_argument("a worker command is empty");
         env.workers.push_back(std::move(words));
     }
-    env.oneTransaction = options.oneTransaction;
+    env.oneTransaction = options.oneTransaction || options.recordAtCommit;
+    env.recordAtCommit = options.recordAtCommit;
     AdminConnection admin(options.conninfo, options.notice);
     admin.own(env.schema.name());
     const auto& names = scenarioNames();

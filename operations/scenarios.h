@@ -36,6 +36,9 @@ struct VerifyOptions {
     // scenarios then hold the database to that mode's promises (a duplicate waits and replays, a
     // killed worker leaves nothing and no lease).
     bool oneTransaction = false;
+    // Its record-at-commit form (RunOptions::recordAtCommit; implies oneTransaction): the task's
+    // write first, then idem_record_local, one commit; the worker processes likewise.
+    bool recordAtCommit = false;
     std::string schema; // the scratch schema's name; empty picks idem_verify_<random>
     // What the run says on the way, one line each: a connection lost and found again, a scratch
     // schema of an earlier run that is gone dropped, its own left behind. Empty: said nowhere.

@@ -156,6 +156,25 @@ int scenarioWorkerMain(const std::string& conninfo, const SchemaName& schema, co
     options.lease = std::chrono::milliseconds(leaseMs);
     TaskStore store(*conn, options);
     const TaskKey taskKey = TaskKey::parse(key);
+    if (mode == "claim-rec" || mode == "write-rec") {
+        // Record at commit: the write (for write-rec) and the record inside one transaction,
+        // killed before its commit. It has no token: a fresh one stands for it (nothing holds it).
+        pqxx::work tx(*conn);
+        if (mode == "write-rec")
+            tx.exec_params(
+                "INSERT INTO " + schema.qualify("verify_effects") + " (idempotency_key, note) VALUES ($1, $2)", key,
+                "written by the worker that is about to die");
+        const auto recorded
+            = store.recordInTransaction(tx, taskKey, digest, R"({"worker":"killed"})", std::chrono::milliseconds(20'000));
+        if (!recorded.mayExecute()) {
+            std::cout << "not-claimed " << decisionName(recorded.decision) << std::endl;
+            return 1;
+        }
+        const std::string token = tx.exec("SELECT gen_random_uuid()::text")[0][0].as<std::string>();
+        std::cout << (mode == "claim-rec" ? "claimed " : "written ") << token << std::endl;
+        for (;;)
+            std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
     if (mode == "claim-1tx" || mode == "write-1tx") {
         // One transaction for local effects: the claim (and the write) inside it, killed before its commit.
         pqxx::work tx(*conn);

@@ -3725,6 +3725,119 @@ $$;
 
 
 --
+-- Name: idem_peek_local(text, text, integer, bigint); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_peek_local(p_key text, p_request_hash text, p_max_attempts integer, p_max_age_ms bigint) RETURNS TABLE(decision text, detail text, owner_token uuid, attempts integer, max_attempts integer, lease_until timestamp with time zone, retry_after_ms bigint, result_json jsonb, request_hash text, error_class text, error_message text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $_$
+DECLARE
+    r task_idempotency%ROWTYPE;
+    v_pause idem_pauses%ROWTYPE;
+    v_aged boolean;
+BEGIN
+    IF p_key IS NULL OR octet_length(p_key) NOT BETWEEN 1 AND 1024 THEN
+        RAISE EXCEPTION 'idempotency key must be 1 to 1024 bytes' USING ERRCODE = 'ID003';
+    END IF;
+    IF p_request_hash IS NULL OR octet_length(p_request_hash) NOT BETWEEN 1 AND 256
+       OR p_request_hash !~ '^[!-~]+$' THEN
+        RAISE EXCEPTION 'request hash must be 1 to 256 bytes of visible ASCII (no spaces)' USING ERRCODE = 'ID003';
+    END IF;
+    IF p_max_attempts IS NULL OR p_max_attempts NOT BETWEEN 1 AND 1000 THEN
+        RAISE EXCEPTION 'max_attempts must be 1 to 1000, not %', p_max_attempts USING ERRCODE = 'ID003';
+    END IF;
+    IF p_max_age_ms IS NOT NULL AND p_max_age_ms NOT BETWEEN 1 AND 31536000000 THEN
+        RAISE EXCEPTION 'max_age must be NULL or 1 to 31536000000 ms (365 days), not %', p_max_age_ms
+            USING ERRCODE = 'ID003';
+    END IF;
+
+    SELECT * INTO r FROM task_idempotency t WHERE t.idempotency_key = p_key;
+    IF FOUND THEN
+        IF r.request_hash <> p_request_hash THEN
+            INSERT INTO task_idempotency_conflicts AS c (idempotency_key, first_at, last_at, n, last_digest)
+            VALUES (p_key, now(), now(), 1, p_request_hash)
+            ON CONFLICT (idempotency_key) DO UPDATE
+               SET last_at = now(), n = c.n + 1, last_digest = EXCLUDED.last_digest;
+            RETURN QUERY SELECT 'conflict'::text, r.status, NULL::uuid, r.attempts, r.max_attempts,
+                                NULL::timestamptz, 0::bigint, NULL::jsonb, NULL::text, NULL::text, NULL::text;
+            RETURN;
+        ELSIF r.status = 'succeeded' THEN
+            RETURN QUERY SELECT 'replay'::text, 'succeeded'::text, NULL::uuid, r.attempts, r.max_attempts,
+                                NULL::timestamptz, 0::bigint, r.result_json, r.request_hash, NULL::text, NULL::text;
+            RETURN;
+        ELSIF r.status = 'failed' THEN
+            RETURN QUERY SELECT 'failed'::text, 'failed'::text, NULL::uuid, r.attempts, r.max_attempts,
+                                NULL::timestamptz, 0::bigint, NULL::jsonb, r.request_hash, r.error_class,
+                                r.error_message;
+            RETURN;
+        ELSIF r.status = 'processing' AND r.lease_until > now() THEN
+            RETURN QUERY SELECT 'in_progress'::text, 'lease_live'::text, NULL::uuid, r.attempts, r.max_attempts,
+                                r.lease_until,
+                                GREATEST(1, ceil(extract(epoch FROM r.lease_until - now()) * 1000))::bigint,
+                                NULL::jsonb, r.request_hash, NULL::text, NULL::text;
+            RETURN;
+        ELSIF r.status = 'retryable_failed' AND r.next_attempt_at > now() THEN
+            RETURN QUERY SELECT 'retry_later'::text, r.error_class, NULL::uuid, r.attempts, r.max_attempts,
+                                r.next_attempt_at,
+                                GREATEST(1, ceil(extract(epoch FROM r.next_attempt_at - now()) * 1000))::bigint,
+                                NULL::jsonb, r.request_hash, r.error_class, r.error_message;
+            RETURN;
+        END IF;
+        v_aged := p_max_age_ms IS NOT NULL AND r.created_at + p_max_age_ms * interval '1 millisecond' <= now();
+        IF r.attempts >= r.max_attempts OR v_aged THEN
+            -- Out of attempts (or too old) with no recorded outcome: marked failed as claim() does,
+            -- unless another transaction holds the row (then it is in progress by definition).
+            UPDATE task_idempotency t
+               SET status = 'failed',
+                   error_class = COALESCE(CASE WHEN t.status = 'processing' THEN 'unknown' END, t.error_class, 'unknown'),
+                   error_message = CASE WHEN t.status = 'processing'
+                                        THEN 'lease expired with no outcome recorded; '
+                                        ELSE COALESCE(t.error_message || '; ', '') END
+                                   || CASE WHEN v_aged THEN 'maximum age reached' ELSE 'attempts exhausted' END,
+                   owner_token = NULL, lease_until = NULL, next_attempt_at = NULL, updated_at = now()
+             WHERE t.idempotency_key = p_key
+               AND t.idempotency_key = (SELECT k.idempotency_key FROM task_idempotency k
+                                         WHERE k.idempotency_key = p_key AND k.status = r.status
+                                           AND k.attempts = r.attempts FOR UPDATE SKIP LOCKED)
+            RETURNING t.* INTO r;
+            IF NOT FOUND THEN
+                RETURN QUERY SELECT 'in_progress'::text, 'locked'::text, NULL::uuid, 0, p_max_attempts,
+                                    NULL::timestamptz, 50::bigint, NULL::jsonb, NULL::text, NULL::text, NULL::text;
+                RETURN;
+            END IF;
+            RETURN QUERY SELECT 'failed'::text, 'exhausted'::text, NULL::uuid, r.attempts, r.max_attempts,
+                                NULL::timestamptz, 0::bigint, NULL::jsonb, r.request_hash, r.error_class,
+                                r.error_message;
+            RETURN;
+        END IF;
+    END IF;
+
+    -- claim()'s pause check (the same three functions in the same order), where the key would be
+    -- recorded: a new key or a takeover.
+    IF idem_pause_may_cover(p_key) AND idem_pause_named(split_part(p_key, ':', 1), split_part(p_key, ':', 2)) THEN
+        SELECT * INTO v_pause FROM idem_pause_covering(split_part(p_key, ':', 1), split_part(p_key, ':', 2));
+        IF FOUND THEN
+            RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid,
+                                COALESCE(r.attempts, 0), COALESCE(r.max_attempts, p_max_attempts), v_pause.until,
+                                idem_pause_retry_after_ms(v_pause.until), NULL::jsonb, r.request_hash, NULL::text,
+                                v_pause.reason;
+            RETURN;
+        END IF;
+    END IF;
+    IF r.idempotency_key IS NULL THEN
+        RETURN QUERY SELECT 'run'::text, 'new'::text, NULL::uuid, 0, p_max_attempts, NULL::timestamptz, 0::bigint,
+                            NULL::jsonb, NULL::text, NULL::text, NULL::text;
+    ELSE
+        RETURN QUERY SELECT 'run'::text, CASE WHEN r.status = 'processing' THEN 'lease_expired' ELSE 'retry_due' END,
+                            NULL::uuid, r.attempts, r.max_attempts, NULL::timestamptz, 0::bigint, NULL::jsonb,
+                            r.request_hash, r.error_class, r.error_message;
+    END IF;
+END
+$_$;
+
+
+--
 -- Name: idem_purge(integer, integer, text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -4444,6 +4557,159 @@ BEGIN
     RETURN audit_append('', 'reconcile_probe', p_reason, v_actor, to_jsonb(v_old) - 'audit_id' - 'next_run_at', 'null'::jsonb);
 END
 $$;
+
+
+--
+-- Name: idem_record_local(text, text, jsonb, integer, bigint, integer, integer); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_record_local(p_key text, p_request_hash text, p_result jsonb, p_max_attempts integer, p_max_age_ms bigint, p_wait_ms integer, p_max_result_bytes integer) RETURNS TABLE(decision text, detail text, owner_token uuid, attempts integer, max_attempts integer, lease_until timestamp with time zone, retry_after_ms bigint, result_json jsonb, request_hash text, error_class text, error_message text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET lock_timeout TO '1s'
+    AS $_$
+DECLARE
+    r task_idempotency%ROWTYPE;
+    v_pause idem_pauses%ROWTYPE;
+    v_detail text;
+BEGIN
+    IF p_key IS NULL OR octet_length(p_key) NOT BETWEEN 1 AND 1024 THEN
+        RAISE EXCEPTION 'idempotency key must be 1 to 1024 bytes' USING ERRCODE = 'ID003';
+    END IF;
+    IF p_request_hash IS NULL OR octet_length(p_request_hash) NOT BETWEEN 1 AND 256
+       OR p_request_hash !~ '^[!-~]+$' THEN
+        RAISE EXCEPTION 'request hash must be 1 to 256 bytes of visible ASCII (no spaces)' USING ERRCODE = 'ID003';
+    END IF;
+    IF p_max_attempts IS NULL OR p_max_attempts NOT BETWEEN 1 AND 1000 THEN
+        RAISE EXCEPTION 'max_attempts must be 1 to 1000, not %', p_max_attempts USING ERRCODE = 'ID003';
+    END IF;
+    IF p_max_age_ms IS NOT NULL AND p_max_age_ms NOT BETWEEN 1 AND 31536000000 THEN
+        RAISE EXCEPTION 'max_age must be NULL or 1 to 31536000000 ms (365 days), not %', p_max_age_ms
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_wait_ms IS NULL OR p_wait_ms NOT BETWEEN 1 AND 60000 THEN
+        RAISE EXCEPTION 'wait must be 1 to 60000 ms, not %', p_wait_ms USING ERRCODE = 'ID003';
+    END IF;
+    IF p_max_result_bytes IS NULL OR p_max_result_bytes NOT BETWEEN 1 AND 67108864 THEN
+        RAISE EXCEPTION 'max_result_bytes must be 1 to 67108864 (64 MiB), not %', p_max_result_bytes
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_result IS NULL THEN
+        RAISE EXCEPTION 'a result is required (the JSON value null is one)' USING ERRCODE = 'ID003';
+    END IF;
+    IF octet_length(p_result::text) > p_max_result_bytes THEN
+        RAISE EXCEPTION 'result is % bytes, more than the % allowed', octet_length(p_result::text), p_max_result_bytes
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'idem_record_local runs at READ COMMITTED, not %: a snapshot taken before a pause would not see it',
+            upper(current_setting('transaction_isolation'))
+            USING ERRCODE = 'ID003',
+                  HINT = 'Run the task in a READ COMMITTED transaction (the default isolation level).';
+    END IF;
+    PERFORM pg_catalog.set_config('lock_timeout', p_wait_ms::text, true);
+
+    FOR i IN 1..3 LOOP
+        INSERT INTO task_idempotency AS t (idempotency_key, request_hash, status, result_json, attempts, max_attempts,
+                                           created_at, updated_at, attempt_started_at)
+        VALUES (p_key, p_request_hash, 'succeeded', p_result, 1, p_max_attempts, now(), clock_timestamp(), now())
+        ON CONFLICT (idempotency_key) DO NOTHING
+        RETURNING t.* INTO r;
+        IF FOUND THEN
+            -- The pause check where the key is recorded as new (claim()'s, not copied: the same
+            -- three functions in the same order). After the insert, not before: the insert's lock
+            -- on the table makes this backend read the catalog's news, and the caller's transaction
+            -- may be older than a pause committed while the task ran (idem_pause_may_cover asks
+            -- the catalog). A paused answer rolls the insert back with the caller's writes.
+            IF idem_pause_may_cover(p_key) AND idem_pause_named(split_part(p_key, ':', 1), split_part(p_key, ':', 2)) THEN
+                SELECT * INTO v_pause FROM idem_pause_covering(split_part(p_key, ':', 1), split_part(p_key, ':', 2));
+                IF FOUND THEN
+                    RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid, 0,
+                                        p_max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until),
+                                        NULL::jsonb, NULL::text, NULL::text, v_pause.reason;
+                    RETURN;
+                END IF;
+            END IF;
+            RETURN QUERY SELECT 'recorded'::text, 'new'::text, NULL::uuid, 1, p_max_attempts, NULL::timestamptz,
+                                0::bigint, NULL::jsonb, p_request_hash, NULL::text, NULL::text;
+            RETURN;
+        END IF;
+        -- The key exists (the insert waited for its inserter's commit): decide from what is stored.
+        SELECT * INTO r FROM task_idempotency t WHERE t.idempotency_key = p_key;
+        EXIT WHEN FOUND;
+        -- Inserted by a transaction that rolled back (or removed since): try the insert again.
+    END LOOP;
+    IF r.idempotency_key IS NULL THEN
+        RETURN QUERY SELECT 'in_progress'::text, 'contended'::text, NULL::uuid, 0, p_max_attempts,
+                            NULL::timestamptz, 50::bigint, NULL::jsonb, NULL::text, NULL::text, NULL::text;
+        RETURN;
+    END IF;
+
+    FOR i IN 1..2 LOOP
+        IF r.request_hash <> p_request_hash THEN
+            RETURN QUERY SELECT 'conflict'::text, r.status, NULL::uuid, r.attempts, r.max_attempts,
+                                NULL::timestamptz, 0::bigint, NULL::jsonb, NULL::text, NULL::text, NULL::text;
+            RETURN;
+        ELSIF r.status = 'succeeded' THEN
+            RETURN QUERY SELECT 'replay'::text, 'succeeded'::text, NULL::uuid, r.attempts, r.max_attempts,
+                                NULL::timestamptz, 0::bigint, r.result_json, r.request_hash, NULL::text, NULL::text;
+            RETURN;
+        ELSIF r.status = 'failed' THEN
+            RETURN QUERY SELECT 'failed'::text, 'failed'::text, NULL::uuid, r.attempts, r.max_attempts,
+                                NULL::timestamptz, 0::bigint, NULL::jsonb, r.request_hash, r.error_class,
+                                r.error_message;
+            RETURN;
+        ELSIF r.status = 'processing' AND r.lease_until > now() THEN
+            RETURN QUERY SELECT 'in_progress'::text, 'lease_live'::text, NULL::uuid, r.attempts, r.max_attempts,
+                                r.lease_until,
+                                GREATEST(1, ceil(extract(epoch FROM r.lease_until - now()) * 1000))::bigint,
+                                NULL::jsonb, r.request_hash, NULL::text, NULL::text;
+            RETURN;
+        ELSIF r.status = 'retryable_failed' AND r.next_attempt_at > now() THEN
+            RETURN QUERY SELECT 'retry_later'::text, r.error_class, NULL::uuid, r.attempts, r.max_attempts,
+                                r.next_attempt_at,
+                                GREATEST(1, ceil(extract(epoch FROM r.next_attempt_at - now()) * 1000))::bigint,
+                                NULL::jsonb, r.request_hash, r.error_class, r.error_message;
+            RETURN;
+        END IF;
+        EXIT WHEN i = 2;
+        -- A takeover candidate: lock it, waiting (bounded) for its holder (an executor completing,
+        -- another run taking it over), and decide again from the newest version.
+        SELECT * INTO r FROM task_idempotency t WHERE t.idempotency_key = p_key FOR UPDATE;
+        IF NOT FOUND THEN -- removed meanwhile (an operator's purge): ask again
+            RETURN QUERY SELECT 'in_progress'::text, 'contended'::text, NULL::uuid, 0, p_max_attempts,
+                                NULL::timestamptz, 50::bigint, NULL::jsonb, NULL::text, NULL::text, NULL::text;
+            RETURN;
+        END IF;
+    END LOOP;
+
+    IF r.attempts >= r.max_attempts
+       OR (p_max_age_ms IS NOT NULL AND r.created_at + p_max_age_ms * interval '1 millisecond' <= now()) THEN
+        -- claim() would mark it failed; idem_peek_local does, after the caller's rollback.
+        RETURN QUERY SELECT 'failed'::text, 'exhausted'::text, NULL::uuid, r.attempts, r.max_attempts,
+                            NULL::timestamptz, 0::bigint, NULL::jsonb, r.request_hash, r.error_class, r.error_message;
+        RETURN;
+    END IF;
+    IF idem_pause_may_cover(p_key) AND idem_pause_named(split_part(p_key, ':', 1), split_part(p_key, ':', 2)) THEN
+        SELECT * INTO v_pause FROM idem_pause_covering(split_part(p_key, ':', 1), split_part(p_key, ':', 2));
+        IF FOUND THEN
+            RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid,
+                                r.attempts, r.max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until),
+                                NULL::jsonb, r.request_hash, NULL::text, v_pause.reason;
+            RETURN;
+        END IF;
+    END IF;
+    v_detail := CASE WHEN r.status = 'processing' THEN 'lease_expired' ELSE 'retry_due' END;
+    UPDATE task_idempotency t
+       SET status = 'succeeded', result_json = p_result, owner_token = NULL, lease_until = NULL,
+           next_attempt_at = NULL, attempts = t.attempts + 1, updated_at = clock_timestamp(),
+           attempt_started_at = now()
+     WHERE t.idempotency_key = p_key
+    RETURNING t.* INTO STRICT r;
+    RETURN QUERY SELECT 'recorded'::text, v_detail, NULL::uuid, r.attempts, r.max_attempts, NULL::timestamptz,
+                        0::bigint, NULL::jsonb, r.request_hash, r.error_class, r.error_message;
+END
+$_$;
 
 
 --
@@ -7881,6 +8147,14 @@ REVOKE ALL ON FUNCTION idem.idem_pause_summarise() FROM PUBLIC;
 
 
 --
+-- Name: FUNCTION idem_peek_local(p_key text, p_request_hash text, p_max_attempts integer, p_max_age_ms bigint); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_peek_local(p_key text, p_request_hash text, p_max_attempts integer, p_max_age_ms bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_peek_local(p_key text, p_request_hash text, p_max_attempts integer, p_max_age_ms bigint) TO idem_worker;
+
+
+--
 -- Name: FUNCTION idem_purge(p_batch integer, p_max_batches integer, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
 --
 
@@ -8007,6 +8281,14 @@ GRANT ALL ON FUNCTION idem.idem_reconcile_finish(p_run bigint, p_results jsonb, 
 --
 
 REVOKE ALL ON FUNCTION idem.idem_reconcile_remove(p_operation text, p_reason text, p_actor text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_record_local(p_key text, p_request_hash text, p_result jsonb, p_max_attempts integer, p_max_age_ms bigint, p_wait_ms integer, p_max_result_bytes integer); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_record_local(p_key text, p_request_hash text, p_result jsonb, p_max_attempts integer, p_max_age_ms bigint, p_wait_ms integer, p_max_result_bytes integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_record_local(p_key text, p_request_hash text, p_result jsonb, p_max_attempts integer, p_max_age_ms bigint, p_wait_ms integer, p_max_result_bytes integer) TO idem_worker;
 
 
 --

@@ -30,27 +30,53 @@ private Q_SLOTS:
     void initTestCase();
     void cleanupTestCase();
 
+    void succeedsWithOneCommit_data();
     void succeedsWithOneCommit();
+    void answersWithoutExecuting_data();
     void answersWithoutExecuting();
     void failureRolledBackThenRecorded_data();
     void failureRolledBackThenRecorded();
     void nothingVisibleWhileInFlight_data();
     void nothingVisibleWhileInFlight();
+    void duplicateWaitsRunsOut_data();
     void duplicateWaitsRunsOut();
     void concurrentDuplicatesOneEffect_data();
     void concurrentDuplicatesOneEffect();
     void killedMidTransactionLeavesNothing_data();
     void killedMidTransactionLeavesNothing();
     void downstreamFormRefused();
+    // Record at commit (RunOptions::recordAtCommit).
+    void recordFirstToRecordWins();
+    void recordDuplicateReplaysBehindLiveRecord_data();
+    void recordDuplicateReplaysBehindLiveRecord();
+    void recordBusinessCollisionReplays();
+    void recordBusinessCollisionOfAnotherKeyFails();
+    void recordPauseCommittedMidFlight();
+    void recordNotBesideOneTransaction();
 
 private:
     idem::TaskKey nextKey() { return m_fx.nextKey("onetx"); }
     int businessRows(const idem::TaskKey& key) { return m_fx.businessRows(key); }
     QByteArray f(const idem::TaskKey& key, const std::string& expr) { return field(*m_fx.admin, key, expr); }
+    // The mode of the data row: one transaction, or (column "record") its record-at-commit form,
+    // with the read before the task unless the column "checkFirst" says otherwise.
     static idem::RunOptions oneTx(std::chrono::milliseconds wait = 5000ms)
     {
         idem::RunOptions o;
-        o.oneTransaction = true;
+        const bool record = QTest::currentDataTag() && std::string(QTest::currentDataTag()).find("record")
+            != std::string::npos;
+        o.oneTransaction = !record;
+        o.recordAtCommit = record;
+        o.checkFirst = !QTest::currentDataTag() || std::string(QTest::currentDataTag()).find("no check first")
+            == std::string::npos;
+        o.duplicateWait = wait;
+        return o;
+    }
+    static idem::RunOptions recordAtCommit(std::chrono::milliseconds wait = 5000ms, bool checkFirst = true)
+    {
+        idem::RunOptions o;
+        o.recordAtCommit = true;
+        o.checkFirst = checkFirst;
         o.duplicateWait = wait;
         return o;
     }
@@ -77,7 +103,8 @@ idem::TaskFunction insertPayment(std::function<void()> meanwhile = {})
 {
     return [meanwhile](pqxx::work& tx, const idem::TaskContext& ctx) -> std::string {
         tx.exec_params(
-            "INSERT INTO payments (idempotency_key, amount, by_token) VALUES ($1, 1250, $2::uuid)", ctx.idempotencyKey,
+            "INSERT INTO payments (idempotency_key, amount, by_token) VALUES ($1, 1250, NULLIF($2, '')::uuid)",
+            ctx.idempotencyKey,
             ctx.token);
         if (meanwhile)
             meanwhile();
@@ -95,8 +122,15 @@ void TestOneTransaction::initTestCase()
 
 void TestOneTransaction::cleanupTestCase() { m_fx.close(); }
 
+void TestOneTransaction::succeedsWithOneCommit_data()
+{
+    QTest::addColumn<int>("unused");
+    QTest::addRow("one transaction") << 0;
+    QTest::addRow("record at commit") << 0;
+}
+
 // A new key: one commit holds the claim, the business row and the success; the counters say one
-// acquisition and one success.
+// acquisition and one success. Record at commit: the same, with no token at all.
 void TestOneTransaction::succeedsWithOneCommit()
 {
     idem::OutcomeCounters counters;
@@ -126,7 +160,9 @@ void TestOneTransaction::succeedsWithOneCommit()
     QCOMPARE(f(key, "owner_token IS NULL AND lease_until IS NULL"), "true"_b);
     // The payment was written by the token that completed it.
     QCOMPARE(scalar(*m_fx.admin, "SELECT by_token::text FROM payments WHERE idempotency_key = $1", key.str()),
-        bytes(out.claim.token));
+        out.claim.token.empty() ? "<null>"_b : bytes(out.claim.token));
+    QCOMPARE(out.claim.token.empty(), oneTx().recordAtCommit);
+    pqxx::nontransaction(*m_fx.admin).exec("DELETE FROM idem.idem_counters WHERE tenant = 'onetx'");
     counters.flush(*m_fx.admin, idem::SchemaName("idem"));
     QCOMPARE(scalar(*m_fx.admin,
                  "SELECT string_agg(outcome || '=' || n, ',' ORDER BY outcome) FROM (SELECT outcome, sum(n) AS n"
@@ -134,7 +170,15 @@ void TestOneTransaction::succeedsWithOneCommit()
         "acquired=1,succeeded=1"_b);
 }
 
+void TestOneTransaction::answersWithoutExecuting_data()
+{
+    QTest::addColumn<int>("unused");
+    QTest::addRow("one transaction") << 0;
+    QTest::addRow("record at commit") << 0;
+}
+
 // Every answer that does not execute is claim()'s, and what claim() records for it stays.
+// Record at commit: the read before the task gives them (idem_peek_local), with the same writes.
 void TestOneTransaction::answersWithoutExecuting()
 {
     idem::TaskStore store(*m_fx.conn, storeOptions(2000ms, 1));
@@ -185,14 +229,16 @@ void TestOneTransaction::failureRolledBackThenRecorded_data()
     QTest::addColumn<int>("maxAttempts");
     QTest::addColumn<QByteArray>("kind");
     QTest::addColumn<QByteArray>("row"); // status, attempts, error_class, errors recorded
-    QTest::addRow("new key, retryable") << false << int(idem::FailureClass::Retryable) << 5 << "will_retry"_b
-                                        << "retryable_failed 1 retryable 1"_b;
-    QTest::addRow("new key, permanent") << false << int(idem::FailureClass::Permanent) << 5 << "failed"_b
-                                        << "failed 1 permanent 1"_b;
-    QTest::addRow("takeover, retryable") << true << int(idem::FailureClass::Retryable) << 5 << "will_retry"_b
-                                         << "retryable_failed 2 retryable 2"_b;
-    QTest::addRow("takeover, last attempt") << true << int(idem::FailureClass::Retryable) << 2 << "failed"_b
-                                            << "failed 2 retryable 2"_b;
+    for (const char* mode : { "", ", record at commit" }) {
+        QTest::addRow("new key, retryable%s", mode) << false << int(idem::FailureClass::Retryable) << 5
+                                                    << "will_retry"_b << "retryable_failed 1 retryable 1"_b;
+        QTest::addRow("new key, permanent%s", mode)
+            << false << int(idem::FailureClass::Permanent) << 5 << "failed"_b << "failed 1 permanent 1"_b;
+        QTest::addRow("takeover, retryable%s", mode) << true << int(idem::FailureClass::Retryable) << 5
+                                                     << "will_retry"_b << "retryable_failed 2 retryable 2"_b;
+        QTest::addRow("takeover, last attempt%s", mode)
+            << true << int(idem::FailureClass::Retryable) << 2 << "failed"_b << "failed 2 retryable 2"_b;
+    }
 }
 
 // A task that throws rolls everything back (its business row too); the failure is then recorded
@@ -268,15 +314,36 @@ void TestOneTransaction::nothingVisibleWhileInFlight()
     QCOMPARE(f(key, "status || ' ' || attempts"), takeover ? "succeeded 2"_b : "succeeded 1"_b);
 }
 
+void TestOneTransaction::duplicateWaitsRunsOut_data()
+{
+    QTest::addColumn<int>("unused");
+    QTest::addRow("one transaction") << 0;
+    QTest::addRow("record at commit") << 0;
+}
+
 // A duplicate waits no longer than its bound, then answers in progress; nothing of it is written.
+// Record at commit: the first holds its recorded, uncommitted row (the duplicate's task runs, and
+// its record waits for that row).
 void TestOneTransaction::duplicateWaitsRunsOut()
 {
     const auto key = nextKey();
+    const bool record = oneTx().recordAtCommit;
     std::promise<void> inTask, release;
     auto released = release.get_future().share();
     auto first = std::async(std::launch::async, [&] {
         auto conn = m_fx.db->connect();
         idem::TaskStore store(*conn, storeOptions(2000ms));
+        if (record) {
+            pqxx::work tx(*conn);
+            insertPayment()(tx, idem::TaskContext { key, key.str(), std::string(), 1, false });
+            const auto c = store.recordInTransaction(tx, key, digestOf('a'), charged, 5000ms);
+            inTask.set_value();
+            released.wait();
+            tx.commit();
+            idem::RunOutcome out;
+            out.kind = c.mayExecute() ? Kind::Succeeded : Kind::InProgress;
+            return out;
+        }
         return idem::runTask(store, key, digestOf('a'), insertPayment([&] {
             inTask.set_value();
             released.wait();
@@ -305,6 +372,10 @@ void TestOneTransaction::concurrentDuplicatesOneEffect_data()
     QTest::addColumn<bool>("takeover");
     QTest::addRow("new key") << false;
     QTest::addRow("takeover of a retry") << true;
+    QTest::addRow("new key, record at commit") << false;
+    QTest::addRow("takeover of a retry, record at commit") << true;
+    QTest::addRow("new key, record at commit, no check first") << false;
+    QTest::addRow("takeover of a retry, record at commit, no check first") << true;
 }
 
 // Eight runs of one key released together by a barrier: exactly one executes, every other one
@@ -346,6 +417,8 @@ void TestOneTransaction::killedMidTransactionLeavesNothing_data()
     QTest::addColumn<bool>("takeover");
     QTest::addRow("new key") << false;
     QTest::addRow("takeover of a retry") << true;
+    QTest::addRow("new key, record at commit") << false;
+    QTest::addRow("takeover of a retry, record at commit") << true;
 }
 
 // The executor's backend is terminated inside the task (as a crash of the worker or a lost
@@ -384,6 +457,198 @@ void TestOneTransaction::downstreamFormRefused()
         idem::runTask(
             store, key, digestOf('a'), [](const idem::TaskContext&) { return std::string("ok"); },
             [](pqxx::work&, const idem::TaskContext&, const std::string& a) { return a; }, oneTx()));
+    QCOMPARE(f(key, "status"), "<no row>"_b);
+}
+
+// Record at commit, optimistic: a key is nobody's until its record. While the first run's task
+// runs nothing shows, and a duplicate that starts meanwhile runs its task and records first; the
+// first then learns at its record that it is a replay, and its writes roll back.
+void TestOneTransaction::recordFirstToRecordWins()
+{
+    const auto key = nextKey();
+    std::promise<void> inTask, release;
+    auto released = release.get_future().share();
+    auto first = std::async(std::launch::async, [&] {
+        auto conn = m_fx.db->connect();
+        idem::TaskStore store(*conn, storeOptions(2000ms));
+        return idem::runTask(store, key, digestOf('a'), insertPayment([&] {
+            inTask.set_value();
+            released.wait();
+        }),
+            recordAtCommit());
+    });
+    inTask.get_future().wait();
+    QCOMPARE(f(key, "status"), "<no row>"_b);
+    QCOMPARE(businessRows(key), 0);
+    idem::OutcomeCounters counters;
+    idem::TaskStore store(*m_fx.conn, storeOptions(2000ms), &counters);
+    const auto second = idem::runTask(store, key, digestOf('a'), insertPayment(), recordAtCommit());
+    QCOMPARE(QByteArray(idem::runOutcomeName(second.kind)), "succeeded"_b);
+    QCOMPARE(bytes(second.claim.detail), "new"_b);
+    release.set_value();
+    const auto a = first.get();
+    QCOMPARE(QByteArray(idem::runOutcomeName(a.kind)), "replayed"_b);
+    QCOMPARE(bytes(a.resultJson), bytes(charged));
+    QCOMPARE(businessRows(key), 1);
+    QCOMPARE(f(key, "status || ' ' || attempts || ' ' || result_json::text"), R"(succeeded 1 {"charged": 1250})"_b);
+    // The winner's counters: one acquisition, one success (the dashboard's figures).
+    pqxx::nontransaction(*m_fx.admin).exec("DELETE FROM idem.idem_counters WHERE tenant = 'onetx'");
+    counters.flush(*m_fx.admin, idem::SchemaName("idem"));
+    QCOMPARE(scalar(*m_fx.admin,
+                 "SELECT string_agg(outcome || '=' || n, ',' ORDER BY outcome) FROM (SELECT outcome, sum(n) AS n"
+                 " FROM idem.idem_counters WHERE tenant = 'onetx' GROUP BY outcome) c"),
+        "acquired=1,succeeded=1"_b);
+}
+
+void TestOneTransaction::recordDuplicateReplaysBehindLiveRecord_data()
+{
+    QTest::addColumn<bool>("takeover");
+    QTest::addRow("new key") << false;
+    QTest::addRow("takeover of a retry") << true;
+}
+
+// A run that has recorded and not committed holds the key: a duplicate's record waits for that
+// commit (its task ran meanwhile; its writes roll back) and replays.
+void TestOneTransaction::recordDuplicateReplaysBehindLiveRecord()
+{
+    QFETCH(bool, takeover);
+    const auto key = nextKey();
+    if (takeover)
+        plantRetryDue(key);
+    std::promise<void> recorded, release;
+    auto released = release.get_future().share();
+    auto first = std::async(std::launch::async, [&] {
+        auto conn = m_fx.db->connect();
+        idem::TaskStore store(*conn, storeOptions(2000ms));
+        pqxx::work tx(*conn);
+        insertPayment()(tx, idem::TaskContext { key, key.str(), std::string(), 1, false });
+        const auto c = store.recordInTransaction(tx, key, digestOf('a'), charged, 5000ms);
+        recorded.set_value();
+        released.wait();
+        tx.commit();
+        return c;
+    });
+    recorded.get_future().wait();
+    auto second = std::async(std::launch::async, [&] {
+        auto conn = m_fx.db->connect();
+        idem::TaskStore store(*conn, storeOptions(2000ms));
+        return idem::runTask(store, key, digestOf('a'), insertPayment(), recordAtCommit(20000ms));
+    });
+    QCOMPARE(second.wait_for(300ms), std::future_status::timeout);
+    release.set_value();
+    const auto a = first.get();
+    QVERIFY(a.mayExecute());
+    QCOMPARE(bytes(a.detail), takeover ? "retry_due"_b : "new"_b);
+    const auto b = second.get();
+    QCOMPARE(QByteArray(idem::runOutcomeName(b.kind)), "replayed"_b);
+    QCOMPARE(businessRows(key), 1);
+    QCOMPARE(f(key, "status || ' ' || attempts"), takeover ? "succeeded 2"_b : "succeeded 1"_b);
+}
+
+namespace {
+
+// A task whose business row has a unique order id (the key's own), which waits for `meanwhile`.
+idem::TaskFunction insertOrder(std::function<void()> meanwhile, std::atomic<int>& calls)
+{
+    return [meanwhile, &calls](pqxx::work& tx, const idem::TaskContext& ctx) -> std::string {
+        ++calls;
+        tx.exec_params("INSERT INTO orders (order_id) VALUES ($1)", ctx.idempotencyKey);
+        if (meanwhile)
+            meanwhile();
+        return charged;
+    };
+}
+
+} // namespace
+
+// Two runs of one new key whose tasks insert the same unique order id: the second's INSERT waits
+// for the first's transaction and then fails with 23505. That is not the task's failure: the
+// second rolls back, reads the stored row and replays the first's result.
+void TestOneTransaction::recordBusinessCollisionReplays()
+{
+    pqxx::nontransaction(*m_fx.admin).exec("CREATE TABLE IF NOT EXISTS orders (order_id text PRIMARY KEY)");
+    const auto key = nextKey();
+    std::atomic<int> calls { 0 };
+    std::promise<void> inTask, release;
+    auto released = release.get_future().share();
+    auto first = std::async(std::launch::async, [&] {
+        auto conn = m_fx.db->connect();
+        idem::TaskStore store(*conn, storeOptions(2000ms));
+        return idem::runTask(store, key, digestOf('a'), insertOrder([&] {
+            inTask.set_value();
+            released.wait();
+        }, calls),
+            recordAtCommit());
+    });
+    inTask.get_future().wait();
+    auto second = std::async(std::launch::async, [&] {
+        auto conn = m_fx.db->connect();
+        idem::TaskStore store(*conn, storeOptions(2000ms));
+        return idem::runTask(store, key, digestOf('a'), insertOrder({}, calls), recordAtCommit());
+    });
+    // The second's task is blocked on the first's uncommitted order row.
+    QTRY_COMPARE_WITH_TIMEOUT(scalar(*m_fx.admin,
+                                  "SELECT count(*)::text FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                                  " AND query LIKE 'INSERT INTO orders%'"),
+        "1"_b, 10000);
+    release.set_value();
+    QCOMPARE(QByteArray(idem::runOutcomeName(first.get().kind)), "succeeded"_b);
+    const auto b = second.get();
+    QCOMPARE(QByteArray(idem::runOutcomeName(b.kind)), "replayed"_b);
+    QCOMPARE(bytes(b.resultJson), bytes(charged));
+    QCOMPARE(calls.load(), 2);
+    QCOMPARE(scalar(*m_fx.admin, "SELECT count(*)::text FROM orders WHERE order_id = $1", key.str()), "1"_b);
+    QCOMPARE(f(key, "status || ' ' || attempts || ' ' || jsonb_array_length(errors)"), "succeeded 1 0"_b);
+}
+
+// A 23505 where the key is still free (the unique row is another's) is the task's failure,
+// recorded as any failure is: rolled back, then claimed and failed on its own.
+void TestOneTransaction::recordBusinessCollisionOfAnotherKeyFails()
+{
+    pqxx::nontransaction(*m_fx.admin).exec("CREATE TABLE IF NOT EXISTS orders (order_id text PRIMARY KEY)");
+    const auto key = nextKey();
+    pqxx::nontransaction(*m_fx.admin).exec_params("INSERT INTO orders (order_id) VALUES ($1)", key.str());
+    std::atomic<int> calls { 0 };
+    idem::TaskStore store(*m_fx.conn, storeOptions(2000ms));
+    const auto out = idem::runTask(store, key, digestOf('a'), insertOrder({}, calls), recordAtCommit());
+    QCOMPARE(QByteArray(idem::runOutcomeName(out.kind)), "will_retry"_b);
+    QVERIFY2(out.error.find("duplicate key") != std::string::npos, out.error.c_str());
+    QCOMPARE(calls.load(), 1);
+    QCOMPARE(f(key, "status || ' ' || attempts || ' ' || error_class"), "retryable_failed 1 retryable"_b);
+}
+
+// A pause committed while the task runs (after the read before it) turns the record away: the
+// run answers paused, its writes roll back, and the key stays absent.
+void TestOneTransaction::recordPauseCommittedMidFlight()
+{
+    const auto key = nextKey();
+    idem::TaskStore store(*m_fx.conn, storeOptions(2000ms));
+    const auto out = idem::runTask(store, key, digestOf('a'), insertPayment([&] {
+        pqxx::nontransaction(*m_fx.admin)
+            .exec("SELECT * FROM idem.idem_pause('onetx', 'charge', 'ledger maintenance', 'test')");
+    }),
+        recordAtCommit());
+    pqxx::nontransaction(*m_fx.admin).exec("SELECT * FROM idem.idem_resume('onetx', 'charge', 'done', 'test')");
+    QCOMPARE(QByteArray(idem::runOutcomeName(out.kind)), "paused"_b);
+    QCOMPARE(bytes(out.claim.detail), "onetx:charge"_b);
+    QCOMPARE(businessRows(key), 0);
+    QCOMPARE(f(key, "status"), "<no row>"_b);
+    // Resumed: the next run records.
+    QCOMPARE(idem::runTask(store, key, digestOf('a'), insertPayment(), recordAtCommit()).kind, Kind::Succeeded);
+    QCOMPARE(businessRows(key), 1);
+}
+
+void TestOneTransaction::recordNotBesideOneTransaction()
+{
+    idem::TaskStore store(*m_fx.conn, storeOptions(2000ms));
+    const auto key = nextKey();
+    auto both = recordAtCommit();
+    both.oneTransaction = true;
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, idem::runTask(store, key, digestOf('a'), insertPayment(), both));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+        idem::runTask(
+            store, key, digestOf('a'), [](const idem::TaskContext&) { return std::string("ok"); },
+            [](pqxx::work&, const idem::TaskContext&, const std::string& a) { return a; }, recordAtCommit()));
     QCOMPARE(f(key, "status"), "<no row>"_b);
 }
 

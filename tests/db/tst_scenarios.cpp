@@ -76,13 +76,17 @@ bool startLongVerify(QProcess& p, const std::string& dsn, pqxx::connection& c, Q
 void TestScenarios::scenario_data()
 {
     QTest::addColumn<int>("number");
-    QTest::addColumn<bool>("oneTransaction"); // issue 45 item 1: every scenario in that mode too
+    // Issue 45 item 1: every scenario in one transaction for local effects too (1), and in its
+    // record-at-commit form (2).
+    QTest::addColumn<int>("mode");
     const auto& names = idem::verify::scenarioNames();
-    for (const bool oneTx : { false, true })
+    for (const int mode : { 0, 1, 2 })
         for (int n = 1; n <= static_cast<int>(names.size()); ++n)
-            QTest::addRow(
-                "%d %s%s", n, names[static_cast<std::size_t>(n - 1)].c_str(), oneTx ? ", one transaction" : "")
-                << n << oneTx;
+            QTest::addRow("%d %s%s", n, names[static_cast<std::size_t>(n - 1)].c_str(),
+                mode == 1       ? ", one transaction"
+                    : mode == 2 ? ", record at commit"
+                                : "")
+                << n << mode;
 }
 
 // A success the client was told about and the database no longer holds (a failover to a
@@ -110,14 +114,16 @@ void TestScenarios::ledgerReportsALostSuccess()
 void TestScenarios::scenario()
 {
     QFETCH(int, number);
-    QFETCH(bool, oneTransaction);
-    idem::test::ScratchDatabase db("scenario" + std::to_string(number) + (oneTransaction ? "_1tx" : ""));
+    QFETCH(int, mode);
+    idem::test::ScratchDatabase db(
+        "scenario" + std::to_string(number) + (mode == 1 ? "_1tx" : mode == 2 ? "_rec" : ""));
     idem::verify::VerifyOptions options;
     options.conninfo = db.dsn();
     options.workerExecutable = idem::test::idemctlPath().toStdString();
     options.schema = "scenario";
     options.keepSchema = true;
-    options.oneTransaction = oneTransaction;
+    options.oneTransaction = mode == 1;
+    options.recordAtCommit = mode == 2;
     const auto results = idem::verify::runVerification(options, { number });
     QCOMPARE(results.size(), std::size_t(1));
     QVERIFY2(results[0].passed, results[0].detail.c_str());

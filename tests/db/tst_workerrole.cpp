@@ -224,6 +224,9 @@ void TestWorkerRole::functionsAreDefinersWithPinnedPath()
         "idem_claim_local true search_path=\"idem\", pg_temp;lock_timeout=1s,"
         "idem_claim_stored true search_path=\"idem\", pg_temp,"
         "idem_note_timeline true search_path=\"idem\", pg_temp,"
+        // Issue 45 item 1, record at commit.
+        "idem_peek_local true search_path=\"idem\", pg_temp,"
+        "idem_record_local true search_path=\"idem\", pg_temp;lock_timeout=1s,"
         // Schema v25: re-execution (docs/redrive.md).
         "idem_redrive_finish true search_path=\"idem\", pg_temp,"
         "idem_redrive_register true search_path=\"idem\", pg_temp,"

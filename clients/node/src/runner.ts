@@ -212,6 +212,20 @@ export interface RunOptions {
     /** 1 .. 60000 ms; default 2000. */
     duplicateWaitMs?: number;
     /**
+     * Record at commit (docs/workers-guide.md): the same mode without a claim before the task. The
+     * task's writes run first, then one statement (idem_record_local) records the key succeeded with
+     * the result, then the one commit. A concurrent duplicate's record waits up to duplicateWaitMs
+     * for the first's commit and replays it (its writes rolled back), and so does a duplicate whose
+     * own write met the first's uncommitted unique row (23505; 40P01 and 40001 likewise). A
+     * failure is recorded as oneTransaction does. Not with oneTransaction.
+     */
+    recordAtCommit?: boolean;
+    /**
+     * With recordAtCommit (default true): read the key's row before the task (idem_peek_local), so
+     * a replay, a conflict or a pause is answered without running the task.
+     */
+    checkFirst?: boolean;
+    /**
      * Two steps only (issue 45 item 2): the business transaction without the fence before the
      * task (BEGIN, the task's writes, complete, COMMIT: one statement fewer). complete checks the
      * owner token under the row lock its UPDATE takes, so a stale attempt is refused there and its
@@ -291,6 +305,111 @@ async function runInOneTransaction(
     }
 }
 
+// A statement of the task met a concurrent transaction's write: a unique row another run of the
+// same key inserted first (23505), or writes that crossed (40P01, 40001).
+const collisions = new Set(['23505', '40P01', '40001']);
+const maxRecordRounds = 3;
+
+// Record at commit: the task's writes, then idem_record_local, one commit. A run whose record did
+// not answer recorded is rolled back and idem_peek_local (on its own) decides; so does a collision
+// of the task's writes with a concurrent duplicate's.
+async function runRecordingAtCommit(
+    store: TaskStore,
+    key: TaskKey,
+    request: string | CanonicalRequest,
+    task: TaskFunction,
+    waitMs: number,
+    checkFirst: boolean,
+): Promise<RunOutcome> {
+    if (typeof request !== 'string')
+        throw new InvalidArgumentError(
+            `operation ${key.operation} of tenant ${key.tenant} is re-drivable: its claims store the request, ` +
+                'which one transaction for local effects does not do yet; run it in two steps',
+        );
+    const client = store.client;
+    let collision: unknown;
+    for (let round = 0; ; ) {
+        let ahead: ClaimResult;
+        if (checkFirst || round > 0) {
+            ahead = await store.peekLocal(key, request);
+            if (!ahead.mayExecute) {
+                store.countClaim(key, ahead);
+                return outcomeOfClaim(ahead);
+            }
+            if (collision !== undefined) {
+                const error = collision;
+                collision = undefined;
+                // The key is free: the unique row the task met is not a duplicate's.
+                if ((error as { code?: unknown }).code === '23505')
+                    return recordAfterRollback(store, key, request, classify(error));
+            }
+        } else {
+            ahead = { decision: 'acquired', detail: 'new', token: '', attempts: 0, maxAttempts: store.retry.maxAttempts,
+                retryAfterMs: 0, resultJson: '', storedDigest: '', errorClass: '', errorMessage: '', pausedForMs: 0,
+                mayExecute: true };
+        }
+        if (round >= maxRecordRounds) {
+            const busy: ClaimResult = { ...ahead, decision: 'in_progress', detail: 'contended', retryAfterMs: 50,
+                mayExecute: false };
+            store.countClaim(key, busy);
+            return outcomeOfClaim(busy);
+        }
+        ++round;
+        const ctx: TaskContext = Object.freeze({
+            key,
+            idempotencyKey: key.str(),
+            token: '',
+            attempt: ahead.attempts + 1,
+            previousOutcomeUnknown: ahead.errorClass === 'unknown' || ahead.detail === 'lease_expired',
+        });
+        await client.query('BEGIN');
+        let result: string;
+        let recorded: ClaimResult;
+        try {
+            try {
+                result = await task(client, ctx);
+                recorded = await store.recordInTransaction(client, key, request, result, waitMs);
+            } catch (e) {
+                if (e instanceof DatabaseUnavailableError || isConnectionError(e)) throw e;
+                const translated = translateError(e);
+                if (translated instanceof NotPrimaryError) throw translated;
+                await rollbackQuietly(client);
+                if (collisions.has(String((e as { code?: unknown }).code))) {
+                    collision = e;
+                    continue;
+                }
+                return recordAfterRollback(store, key, request, classify(e));
+            }
+            if (!recorded.mayExecute) {
+                await client.query('ROLLBACK');
+                if (recorded.decision === 'replay' || recorded.detail === 'wait_timeout') {
+                    store.countClaim(key, recorded);
+                    return outcomeOfClaim(recorded);
+                }
+                continue; // another answer from the stored row: the peek gives it, with claim's writes
+            }
+            try {
+                await client.query('COMMIT');
+            } catch (e) {
+                if (isConnectionError(e))
+                    throw new DatabaseUnavailableError(
+                        `the connection to the database was lost during the commit: its outcome is unknown: ${(e as Error).message}`,
+                    );
+                throw e;
+            }
+        } catch (e) {
+            await rollbackQuietly(client);
+            if (e instanceof DatabaseUnavailableError) throw e;
+            if (isConnectionError(e))
+                throw new DatabaseUnavailableError(`the connection to the database was lost: ${(e as Error).message}`);
+            throw translateError(e);
+        }
+        store.countClaim(key, recorded);
+        store.countSucceeded(key);
+        return { kind: 'succeeded', claim: recorded, resultJson: result, error: '' };
+    }
+}
+
 // The rolled-back claim left the key absent or as it was: claim it on its own and record the
 // failure with that token, so it counts an attempt as a two-step run's does.
 async function recordAfterRollback(
@@ -344,6 +463,14 @@ export async function runTask(
 ): Promise<RunOutcome> {
     const record = typeof recordOrOptions === 'function' ? recordOrOptions : undefined;
     const options = typeof recordOrOptions === 'object' && recordOrOptions !== null ? recordOrOptions : {};
+    if (options.recordAtCommit) {
+        if (options.oneTransaction)
+            throw new InvalidArgumentError(
+                'oneTransaction and recordAtCommit are two forms of one transaction for local effects: choose one',
+            );
+        return runRecordingAtCommit(store, key, requestDigest, taskOrCall as TaskFunction,
+            options.duplicateWaitMs ?? 2000, options.checkFirst !== false);
+    }
     if (options.oneTransaction)
         return runInOneTransaction(store, key, requestDigest, taskOrCall as TaskFunction, options.duplicateWaitMs ?? 2000);
     const claim = await store.claim(key, requestDigest);

@@ -57,8 +57,8 @@ function writeLine(line: string): Promise<void> {
 async function main(argv: string[]): Promise<number> {
     const args = parseArgs(argv);
     const mode = args.get('mode') ?? 'claim';
-    if (!['claim', 'write', 'claim-1tx', 'write-1tx'].includes(mode))
-        throw new UsageError('--mode is claim, write, claim-1tx or write-1tx');
+    if (!['claim', 'write', 'claim-1tx', 'write-1tx', 'claim-rec', 'write-rec'].includes(mode))
+        throw new UsageError('--mode is claim, write, claim-1tx, write-1tx, claim-rec or write-rec');
     const schema = args.get('schema') ?? 'idem';
     const leaseMs = intValue(args, 'lease-ms', 1500, 1, 3_600_000);
     const dsn = args.get('dsn') ?? process.env.IDEM_DSN ?? '';
@@ -68,6 +68,24 @@ async function main(argv: string[]): Promise<number> {
 
     const client = await connect(dsn, 'idem scenario worker');
     const store = new TaskStore(client, { schema, leaseMs });
+    if (mode.endsWith('-rec')) {
+        // Record at commit: the write (write-rec) and the record in one transaction, killed before
+        // its commit. It has no token: a fresh one stands for it (nothing holds it).
+        await client.query('BEGIN');
+        if (mode === 'write-rec')
+            await client.query(`INSERT INTO ${quoteSchema(schema)}.verify_effects (idempotency_key, note) VALUES ($1, $2)`, [
+                key.str(),
+                'written by the worker that is about to die',
+            ]);
+        const recorded = await store.recordInTransaction(client, key, digest, '{"worker":"killed"}', 20_000);
+        if (!recorded.mayExecute) {
+            await writeLine(`not-claimed ${recorded.decision}`);
+            await client.end();
+            return 1;
+        }
+        await writeLine(`${mode === 'claim-rec' ? 'claimed' : 'written'} ${TaskStore.newToken()}`);
+        for (;;) await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
     const oneTransaction = mode.endsWith('-1tx');
     // One transaction for local effects: the claim (and the write) inside it, killed before its commit.
     if (oneTransaction) await client.query('BEGIN');

@@ -148,7 +148,10 @@ export const claimColumns =
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function claimFromRow(row: any): ClaimResult {
-    const decision = row.decision as string;
+    let decision = row.decision as string;
+    // Record at commit (idem_record_local, idem_peek_local): the key recorded, or free to be; as
+    // an acquisition (new) or a takeover, with no token.
+    if (decision === 'recorded' || decision === 'run') decision = row.detail === 'new' ? 'acquired' : 'reacquired';
     const c: ClaimResult = {
         decision: 'in_progress',
         detail: row.detail ?? '',
@@ -166,7 +169,7 @@ export function claimFromRow(row: any): ClaimResult {
     switch (decision) {
         case 'acquired':
         case 'reacquired':
-            c.token = row.owner_token;
+            c.token = row.owner_token ?? ''; // none for record at commit
             break;
         case 'replay':
             c.resultJson = row.result_json ?? 'null';
@@ -366,6 +369,74 @@ export class TaskStore {
         return c;
     }
 
+    /**
+     * Record at commit (docs/workers-guide.md), idem_peek_local: what the stored row says a run of
+     * requestDigest should do, in a statement of its own, without taking the key: acquired [new] /
+     * reacquired [retry_due, lease_expired] with no token (run the task, then
+     * recordInTransaction), or claim's other answers (and its writes for them: a conflict's record,
+     * an exhaustion). Not counted: the caller counts the answer it returns.
+     */
+    async peekLocal(key: TaskKey, requestDigest: string): Promise<ClaimResult> {
+        requireKey(key);
+        requireDigest(requestDigest);
+        const maxAge = this.retry.maxAgeMs;
+        const { rows } = await this.withRetry(() =>
+            this.client.query(claimColumns + ` FROM ${this.qualify('idem_peek_local')}($1, $2, $3, $4)`,
+                [key.str(), requestDigest, this.retry.maxAttempts, maxAge > 0 ? String(maxAge) : null]),
+        );
+        return claimFromRow(rows[0]);
+    }
+
+    /**
+     * Record at commit, idem_record_local inside the caller's business transaction (BEGIN sent on
+     * `tx`, READ COMMITTED), after the task's writes: records the key succeeded with resultJson
+     * (checked as complete checks it). acquired [new] / reacquired [retry_due, lease_expired] (no
+     * token): commit. Any other answer wrote nothing: roll back (in_progress [wait_timeout] after a
+     * wait that ran out aborted the transaction), then ask peekLocal for the final answer (a
+     * replay's result is in this one already). Not counted here.
+     */
+    async recordInTransaction(tx: Queryable, key: TaskKey, request: string | CanonicalRequest, resultJson: string,
+        waitMs = 2000): Promise<ClaimResult> {
+        requireKey(key);
+        if (typeof request !== 'string' || this.redrivable.has(`${key.tenant}:${key.operation}`) ||
+            this.redrivable.has(`*:${key.operation}`))
+            throw new InvalidArgumentError(
+                `operation ${key.operation} of tenant ${key.tenant} is re-drivable: its claims store the request, ` +
+                    'which one transaction for local effects does not do yet; run it in two steps',
+            );
+        requireDigest(request);
+        if (!Number.isSafeInteger(waitMs) || waitMs < 1 || waitMs > limits.maxDuplicateWaitMs)
+            throw new InvalidArgumentError(`the wait for a duplicate must be 1 to ${limits.maxDuplicateWaitMs} ms`);
+        this.requireResult(resultJson);
+        const maxAge = this.retry.maxAgeMs;
+        try {
+            const { rows } = await tx.query(
+                claimColumns + ` FROM ${this.qualify('idem_record_local')}($1, $2, $3::jsonb, $4, $5, $6, $7)`,
+                [key.str(), request, resultJson, this.retry.maxAttempts, maxAge > 0 ? String(maxAge) : null, waitMs,
+                    this.maxResultBytes],
+            );
+            return claimFromRow(rows[0]);
+        } catch (e) {
+            if ((e as { code?: unknown }).code !== '55P03') throw translateError(e);
+            return claimFromRow({ decision: 'in_progress', detail: 'wait_timeout', attempts: 0,
+                max_attempts: this.retry.maxAttempts, retry_after_ms: '50' });
+        }
+    }
+
+    private requireResult(resultJson: string): void {
+        if (typeof resultJson !== 'string') throw new InvalidArgumentError('the result must be JSON text (a string)');
+        const size = Buffer.byteLength(resultJson, 'utf8');
+        if (size > this.maxResultBytes)
+            throw new InvalidArgumentError(`result is ${size} bytes, more than the ${this.maxResultBytes} allowed`);
+        const nul = resultJson.indexOf('\0');
+        if (nul >= 0) throw new InvalidArgumentError(`result is not valid JSON: unexpected byte 0x00 at offset ${nul}`);
+        try {
+            JSON.parse(resultJson);
+        } catch {
+            throw new InvalidArgumentError('result is not valid JSON');
+        }
+    }
+
     /** Counts what a claim decided (claim does so itself). */
     countClaim(key: TaskKey, c: ClaimResult): void {
         switch (c.decision) {
@@ -413,17 +484,7 @@ export class TaskStore {
     async complete(tx: Queryable, key: TaskKey, token: string, resultJson: string): Promise<void> {
         requireKey(key);
         requireToken(token);
-        if (typeof resultJson !== 'string') throw new InvalidArgumentError('the result must be JSON text (a string)');
-        const size = Buffer.byteLength(resultJson, 'utf8');
-        if (size > this.maxResultBytes)
-            throw new InvalidArgumentError(`result is ${size} bytes, more than the ${this.maxResultBytes} allowed`);
-        const nul = resultJson.indexOf('\0');
-        if (nul >= 0) throw new InvalidArgumentError(`result is not valid JSON: unexpected byte 0x00 at offset ${nul}`);
-        try {
-            JSON.parse(resultJson);
-        } catch {
-            throw new InvalidArgumentError('result is not valid JSON');
-        }
+        this.requireResult(resultJson);
         try {
             await tx.query(`SELECT ${this.qualify('complete')}($1, $2::uuid, $3::jsonb, $4)`, [
                 key.str(),

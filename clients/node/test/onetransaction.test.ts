@@ -261,3 +261,123 @@ describe('one transaction for local effects', () => {
         assert.equal(await effects(key), 1);
     });
 });
+
+// Record at commit ({ recordAtCommit: true }): the task's writes, then one Idem statement, one
+// commit (tests/db/tst_onetransaction.cpp's record* tests).
+describe('record at commit', () => {
+    it('records in one commit; the read before the task answers replays and conflicts', async () => {
+        const key = nextKey();
+        let calls = 0;
+        const counting = charge(async () => {
+            ++calls;
+        });
+        const out = await withWorker((s) => runTask(s, key, 'v1:x', counting, { recordAtCommit: true }));
+        assert.equal(out.kind, 'succeeded');
+        assert.equal(out.claim.detail, 'new');
+        assert.equal(out.claim.token, '');
+        assert.equal(await row(key), 'succeeded 1 -');
+        const again = await withWorker((s) => runTask(s, key, 'v1:x', counting, { recordAtCommit: true }));
+        assert.equal(again.kind, 'replayed');
+        assert.equal(again.resultJson, '{"charged": 1250}');
+        const conflict = await withWorker((s) => runTask(s, key, 'v1:y', counting, { recordAtCommit: true }));
+        assert.equal(conflict.kind, 'conflict');
+        const n = await admin.query('SELECT n::int AS n FROM idem.task_idempotency_conflicts WHERE idempotency_key = $1', [key.str()]);
+        assert.equal(n.rows[0].n, 1);
+        assert.equal(calls, 1);
+        // Without the read the replay runs the task, learns at the record, and rolls its writes back.
+        const late = await withWorker((s) => runTask(s, key, 'v1:x', counting, { recordAtCommit: true, checkFirst: false }));
+        assert.equal(late.kind, 'replayed');
+        assert.equal(calls, 2);
+        assert.equal(await effects(key), 1);
+    });
+
+    for (const takeover of [false, true]) {
+        it(`rolls a failure back and records it after (${takeover ? 'takeover' : 'new key'})`, async () => {
+            const key = nextKey();
+            if (takeover) await retryDue(key, 2);
+            const out = await withWorker(async (s) => {
+                const store = new TaskStore(s.client, { retry: { maxAttempts: 2, baseDelayMs: 0, maxDelayMs: 0, maxAgeMs: 0 } });
+                return runTask(store, key, 'v1:x', charge(async () => {
+                    throw new TaskFailure('retryable', 'ledger refused');
+                }), { recordAtCommit: true });
+            });
+            assert.equal(out.error, 'ledger refused');
+            assert.equal(await effects(key), 0);
+            assert.equal(await row(key), takeover ? 'failed 2 retryable' : 'retryable_failed 1 retryable');
+        });
+
+        for (const checkFirst of [true, false])
+            it(`runs one of 8 concurrent duplicates (${takeover ? 'takeover' : 'new key'}${checkFirst ? '' : ', no check first'})`, async () => {
+                const key = nextKey();
+                if (takeover) await retryDue(key);
+                const conns = await Promise.all(Array.from({ length: 8 }, () => connect(scratch.dsn, 'record racer')));
+                try {
+                    const outs = await Promise.all(
+                        conns.map((c) =>
+                            runTask(new TaskStore(c), key, 'v1:x', charge(() => new Promise((r) => setTimeout(r, 50))), {
+                                recordAtCommit: true,
+                                checkFirst,
+                                duplicateWaitMs: 20000,
+                            }),
+                        ),
+                    );
+                    assert.deepEqual(outs.map((o) => o.kind).sort(), [...Array(7).fill('replayed'), 'succeeded']);
+                } finally {
+                    await Promise.all(conns.map((c) => c.end()));
+                }
+                assert.equal(await effects(key), 1);
+                assert.equal(await row(key), takeover ? 'succeeded 2 retryable' : 'succeeded 1 -');
+            });
+    }
+
+    it('replays when its own write meets a duplicate\'s uncommitted unique row', async () => {
+        await admin.query('CREATE TABLE IF NOT EXISTS public.orders (order_id text PRIMARY KEY)');
+        const key = nextKey();
+        const order = (meanwhile?: () => Promise<void>) => async (tx: Queryable): Promise<string> => {
+            await tx.query('INSERT INTO public.orders (order_id) VALUES ($1)', [key.str()]);
+            if (meanwhile) await meanwhile();
+            return '{"order":1}';
+        };
+        const inTask = latch();
+        const release = latch();
+        const first = withWorker((s) => runTask(s, key, 'v1:x', order(async () => {
+            inTask.open();
+            await release.wait;
+        }), { recordAtCommit: true }));
+        await inTask.wait;
+        const second = withWorker((s) => runTask(s, key, 'v1:x', order(), { recordAtCommit: true }));
+        for (let i = 0; ; ++i) {
+            const w = await admin.query(
+                "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO public.orders%'",
+            );
+            if (w.rows[0].n === 1) break;
+            assert.ok(i < 500, 'the second task never waited on the first one\'s order row');
+            await new Promise((r) => setTimeout(r, 20));
+        }
+        release.open();
+        assert.equal((await first).kind, 'succeeded');
+        const b = await second;
+        assert.equal(b.kind, 'replayed');
+        assert.equal(b.resultJson, '{"order": 1}');
+        const n = await admin.query('SELECT count(*)::int AS n FROM public.orders WHERE order_id = $1', [key.str()]);
+        assert.equal(n.rows[0].n, 1);
+    });
+
+    it('rolls back when a pause is committed while the task runs', async () => {
+        const key = new TaskKey('tstenant', 'charge', `rec-${process.pid}-${++n}`);
+        let out;
+        try {
+            out = await withWorker((s) =>
+                runTask(s, key, 'v1:x', charge(async () => {
+                    await admin.query("SELECT * FROM idem.idem_pause('tstenant', 'charge', 'ledger maintenance', 'test')");
+                }), { recordAtCommit: true }),
+            );
+        } finally {
+            await admin.query("SELECT * FROM idem.idem_resume('tstenant', 'charge', 'done', 'test')");
+        }
+        assert.equal(out.kind, 'paused');
+        assert.equal(out.claim.detail, 'tstenant:charge');
+        assert.equal(await effects(key), 0);
+        assert.equal(await row(key), 'absent');
+    });
+});

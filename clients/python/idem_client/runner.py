@@ -235,8 +235,94 @@ def _record_after_rollback(store, key, request_digest, failure_class, message):
     return _record_failure(store, key, claim, failure_class, message)
 
 
+# A statement of the task met a concurrent transaction's write: a unique row another run of the
+# same key inserted first (23505), or writes that crossed (40P01, 40001).
+_COLLISIONS = ("23505", "40P01", "40001")
+_MAX_RECORD_ROUNDS = 3
+
+
+class _Collided(Exception):
+    """Ends a record-at-commit transaction whose task met a concurrent duplicate's write."""
+
+    def __init__(self, error):
+        super().__init__(str(error))
+        self.error = error
+
+
+def _run_recording_at_commit(store, key, request_digest, task, wait_ms, check_first):
+    """Record at commit (docs/workers-guide.md): the task's writes, then idem_record_local, one
+    commit. A run whose record did not answer recorded is rolled back and idem_peek_local (on its
+    own) decides; so does a collision of the task's writes with a concurrent duplicate's."""
+    conn = store.conn
+    collision = None
+    round_ = 0
+    while True:
+        if check_first or round_ > 0:
+            ahead = store.peek_local(key, request_digest)
+            if not ahead.may_execute:
+                store.count_claim(key, ahead)
+                return outcome_of_claim(ahead)
+            if collision is not None:
+                error, collision = collision, None
+                if getattr(error, "sqlstate", None) == "23505":
+                    # The key is free: the unique row the task met is not a duplicate's.
+                    return _record_after_rollback(store, key, request_digest, *_classify(error))
+        else:
+            ahead = ClaimResult(decision=Decision.ACQUIRED, detail="new")
+        if round_ >= _MAX_RECORD_ROUNDS:
+            busy = ClaimResult(decision=Decision.IN_PROGRESS, detail="contended", retry_after_ms=50,
+                               max_attempts=ahead.max_attempts)
+            store.count_claim(key, busy)
+            return outcome_of_claim(busy)
+        round_ += 1
+        previous_unknown = ahead.error_class == "unknown" or ahead.detail == "lease_expired"
+        ctx = TaskContext(key=key, idempotency_key=str(key), token="", attempt=ahead.attempts + 1,
+                          previous_outcome_unknown=previous_unknown)
+        recorded = None
+        try:
+            try:
+                with conn.transaction():
+                    try:
+                        result_json = _result_text(task(conn, ctx))
+                        recorded = store.record_in_transaction(conn, key, request_digest, result_json, wait_ms)
+                    except (DatabaseUnavailable, NotPrimary):
+                        raise
+                    except psycopg.Error as e:
+                        mapped = translate(e)
+                        if isinstance(mapped, (DatabaseUnavailable, NotPrimary)) or conn.broken:
+                            raise
+                        if getattr(e, "sqlstate", None) in _COLLISIONS:
+                            raise _Collided(e) from e
+                        raise _RolledBack(*_classify(e)) from e
+                    except Exception as e:  # noqa: BLE001 - a task's failure, classified as run_task does
+                        raise _RolledBack(*_classify(e)) from e
+                    if not recorded.may_execute:
+                        raise psycopg.Rollback()  # nothing of the run may commit without its record
+            except psycopg.Error as e:
+                mapped = translate(e)
+                if isinstance(mapped, DatabaseUnavailable) or conn.broken:
+                    raise DatabaseUnavailable("lost the connection to the database during the one transaction: "
+                                              "its outcome is unknown if the commit was sent (%s)" % e) from e
+                if mapped is not None:
+                    raise mapped from e
+                raise
+        except _Collided as c:
+            collision = c.error
+            continue
+        except _RolledBack as failure:
+            return _record_after_rollback(store, key, request_digest, failure.failure_class, failure.message)
+        if recorded.may_execute:
+            store.count_claim(key, recorded)
+            store.count_succeeded(key)
+            return RunOutcome(kind=Outcome.SUCCEEDED, claim=recorded, result_json=result_json)
+        if recorded.decision == Decision.REPLAY or recorded.detail == "wait_timeout":
+            store.count_claim(key, recorded)
+            return outcome_of_claim(recorded)
+        # Another answer from the stored row: the peek gives it, with claim's writes for it.
+
+
 def run_task(store, key, request_digest, task=None, *, call=None, record=None, one_transaction=False,
-             duplicate_wait_ms=2000, fence_in_complete=False):
+             duplicate_wait_ms=2000, fence_in_complete=False, record_at_commit=False, check_first=True):
     """Claims the key and, if this caller may execute, runs the task.
 
     Transaction form, for a task that only writes to this database:
@@ -261,6 +347,15 @@ def run_task(store, key, request_digest, task=None, *, call=None, record=None, o
     result (or answers IN_PROGRESS); a crash or a lost connection rolls all of it back, the claim
     included. A task that raises is rolled back and its failure recorded after, on its own.
 
+    record_at_commit=True (the transaction form only; not with one_transaction): the same mode
+    without a claim before the task. The task's writes run first, then one statement
+    (idem_record_local) records the key succeeded with the result, then the one commit. A
+    concurrent duplicate's record waits up to duplicate_wait_ms for the first's commit and replays
+    it (its writes rolled back), and so does a duplicate whose own write met the first's
+    uncommitted unique row (23505; 40P01 and 40001 likewise). check_first (default True) reads the
+    key's row before the task (idem_peek_local), so a replay, a conflict or a pause is answered
+    without running the task. A failure is recorded as one_transaction does.
+
     fence_in_complete=True (two steps only; issue 45 item 2): the business transaction without the
     fence before the task (BEGIN, the task's writes, complete, COMMIT: one statement fewer).
     complete checks the owner token under the row lock its UPDATE takes, so a stale attempt is
@@ -276,6 +371,14 @@ def run_task(store, key, request_digest, task=None, *, call=None, record=None, o
         raise TypeError("run_task takes a task, or call= and record=, not both")
     if task is None and (call is None or record is None):
         raise TypeError("run_task needs a task, or both call= and record=")
+    if record_at_commit:
+        if one_transaction:
+            raise TypeError("one_transaction and record_at_commit are two forms of one transaction for local "
+                            "effects: choose one")
+        if task is None:
+            raise TypeError("record_at_commit is only for a task whose effects are all in this database; a task "
+                            "that calls another service runs in two steps (call= and record=)")
+        return _run_recording_at_commit(store, key, request_digest, task, duplicate_wait_ms, check_first)
     if one_transaction:
         if task is None:
             raise TypeError("one_transaction is only for a task whose effects are all in this database; a task "

@@ -21,7 +21,7 @@ from psycopg import sql
 
 from .errors import InvalidArgument
 from .key import TaskKey
-from .store import TaskStore, check_schema_name, connect
+from .store import TaskStore, check_schema_name, connect, new_token
 
 EXIT_FAILURE, EXIT_USAGE, EXIT_REFUSED = 1, 2, 3
 
@@ -51,8 +51,8 @@ def main(argv=None):
     parser.add_argument("--lease-ms", type=lease, default=1500)
     parser.add_argument("--mode", default="claim")
     args = parser.parse_args(argv)
-    if args.mode not in ("claim", "write", "claim-1tx", "write-1tx"):
-        parser.error("--mode is claim, write, claim-1tx or write-1tx")
+    if args.mode not in ("claim", "write", "claim-1tx", "write-1tx", "claim-rec", "write-rec"):
+        parser.error("--mode is claim, write, claim-1tx, write-1tx, claim-rec or write-rec")
     try:
         schema = check_schema_name(args.schema)
         key = TaskKey.parse(args.key)
@@ -62,6 +62,21 @@ def main(argv=None):
     try:
         conn = connect(args.dsn, application_name="idem scenario worker (python)")
         store = TaskStore(conn, schema=schema, lease_ms=args.lease_ms)
+        if args.mode.endswith("-rec"):
+            # Record at commit: the write (write-rec) and the record in one transaction, killed
+            # before its commit. It has no token: a fresh one stands for it (nothing holds it).
+            tx = conn.transaction()
+            tx.__enter__()
+            if args.mode == "write-rec":
+                conn.execute(sql.SQL("INSERT INTO {}.verify_effects (idempotency_key, note) VALUES (%s, %s)").format(
+                    sql.Identifier(schema)), (str(key), "written by the worker that is about to die"))
+            recorded = store.record_in_transaction(conn, key, args.digest, '{"worker":"killed"}', 20000)
+            if not recorded.may_execute:
+                print("not-claimed", recorded.decision.value, flush=True)
+                return EXIT_FAILURE
+            print("claimed" if args.mode == "claim-rec" else "written", new_token(), flush=True)
+            while True:
+                time.sleep(1)
         one_transaction = args.mode.endswith("-1tx")
         if one_transaction:
             # One transaction for local effects: the claim (and the write) inside it, killed before its commit.

@@ -318,6 +318,47 @@ class TaskStore:
             self.count_claim(key, c)
         return c
 
+    def peek_local(self, key, request_digest):
+        """Record at commit (docs/workers-guide.md), idem_peek_local: what the stored row says a run
+        of request_digest should do, in a statement of its own, without taking the key: ACQUIRED
+        [new] / REACQUIRED [retry_due, lease_expired] with no token (run the task, then
+        record_in_transaction), or claim's other answers (and its writes for them: a conflict's
+        record, an exhaustion). Not counted: the caller counts the answer it returns."""
+        _require_digest(request_digest)
+        row = self._single(sql.SQL(self._CLAIM_COLUMNS + "{}(%s, %s, %s, %s)").format(self._fn("idem_peek_local")),
+                           (str(key), request_digest, self.retry.max_attempts, self._max_age()))
+        return _claim_from_row(row)
+
+    def record_in_transaction(self, tx, key, request_digest, result_json, wait_ms=2000):
+        """Record at commit, idem_record_local inside the caller's business transaction (READ
+        COMMITTED), after the task's writes: records the key succeeded with result_json (checked as
+        complete checks it). ACQUIRED [new] / REACQUIRED [retry_due, lease_expired] (no token):
+        commit. Any other answer wrote nothing: roll back (IN_PROGRESS [wait_timeout] after a wait
+        that ran out aborted the transaction), then ask peek_local for the final answer (a
+        replay's result is in this one already). Not counted here."""
+        if isinstance(request_digest, CanonicalRequest) or \
+                self.redrivable.get((key.tenant, key.operation), self.redrivable.get(("*", key.operation))) is not None:
+            raise UsageError("operation %s of tenant %s is re-drivable: its claims store the request, which one "
+                             "transaction for local effects does not do yet; run it in two steps"
+                             % (key.operation, key.tenant))
+        _require_digest(request_digest)
+        if not isinstance(wait_ms, int) or not 1 <= wait_ms <= MAX_DUPLICATE_WAIT_MS:
+            raise InvalidArgument("the wait for a duplicate must be 1 to %d ms" % MAX_DUPLICATE_WAIT_MS)
+        self._require_result(result_json)
+        self._in_transaction(tx, "record_in_transaction")
+        try:
+            row = tx.execute(
+                sql.SQL(self._CLAIM_COLUMNS + "{}(%s, %s, %s::jsonb, %s, %s, %s, %s)").format(
+                    self._fn("idem_record_local")),
+                (str(key), request_digest, result_json, self.retry.max_attempts, self._max_age(), wait_ms,
+                 self.max_result_bytes)).fetchone()
+            return _claim_from_row(row)
+        except psycopg.Error as e:
+            if getattr(e, "sqlstate", None) != LOCK_NOT_AVAILABLE:
+                raise translate(e) or e from e
+            return ClaimResult(decision=Decision.IN_PROGRESS, detail="wait_timeout", retry_after_ms=50,
+                               max_attempts=self.retry.max_attempts)
+
     def count_claim(self, key, c):
         """Counts what a claim decided (claim does so itself)."""
         d = c.decision
@@ -362,6 +403,18 @@ class TaskStore:
         result (JSON text). Raises LostOwnership, or InvalidArgument for a result that is not
         JSON or is larger than max_result_bytes, before any I/O."""
         _require_token(token)
+        self._require_result(result_json)
+        self._in_transaction(tx, "complete")
+        try:
+            tx.execute(sql.SQL("SELECT {}(%s, %s::uuid, %s::jsonb, %s)").format(self._fn("complete")),
+                       (str(key), token, result_json, self.max_result_bytes))
+        except psycopg.Error as e:
+            mapped = translate(e)
+            if isinstance(mapped, LostOwnership):
+                self._count(key, _counters.STALE_TOKEN)
+            raise mapped or e from e
+
+    def _require_result(self, result_json):
         if not isinstance(result_json, str):
             raise InvalidArgument("the result is JSON text (str); use json.dumps for a value")
         size = len(result_json.encode("utf-8", "surrogatepass"))
@@ -374,15 +427,6 @@ class TaskStore:
             json.loads(result_json)
         except ValueError:
             raise InvalidArgument("result is not valid JSON") from None
-        self._in_transaction(tx, "complete")
-        try:
-            tx.execute(sql.SQL("SELECT {}(%s, %s::uuid, %s::jsonb, %s)").format(self._fn("complete")),
-                       (str(key), token, result_json, self.max_result_bytes))
-        except psycopg.Error as e:
-            mapped = translate(e)
-            if isinstance(mapped, LostOwnership):
-                self._count(key, _counters.STALE_TOKEN)
-            raise mapped or e from e
 
     def count_succeeded(self, key):
         """Counts a success once the caller's transaction has committed (run_task does this)."""
@@ -438,6 +482,10 @@ class TaskStore:
 
 def _claim_from_row(row):
     decision_text = row[0]
+    if decision_text in ("recorded", "run"):
+        # Record at commit (idem_record_local, idem_peek_local): the key recorded, or free to be;
+        # as an acquisition (new) or a takeover, with no token.
+        decision_text = "acquired" if row[1] == "new" else "reacquired"
     try:
         decision = Decision(decision_text)
     except ValueError:
@@ -446,7 +494,7 @@ def _claim_from_row(row):
     c = ClaimResult(decision=decision, detail=row[1] or "", attempts=row[3], max_attempts=row[4],
                     retry_after_ms=row[5], error_class=row[8] or "", error_message=row[9] or "")
     if decision in (Decision.ACQUIRED, Decision.REACQUIRED):
-        c.token = row[2]
+        c.token = row[2] or ""  # none for record at commit
     elif decision == Decision.REPLAY:
         c.result_json = row[6] if row[6] is not None else "null"
     elif decision == Decision.CONFLICT:

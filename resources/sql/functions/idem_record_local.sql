@@ -16,7 +16,10 @@
 -- clause puts the caller's value back). When the wait runs out the statement fails with SQLSTATE
 -- 55P03 (lock_not_available) and the caller's transaction is aborted: the caller answers
 -- in_progress [wait_timeout]. The pause check is claim()'s (idem_pause_may_cover,
--- idem_pause_named, idem_pause_covering), where the key would be recorded: a new key, a takeover.
+-- idem_pause_named, idem_pause_covering), where the key would be recorded: a new key, a takeover;
+-- made after the statement's first lock on task_idempotency, so that a pause committed while the
+-- task ran (after the caller's transaction began) is seen: a new key's paused answer undoes its
+-- insert (the caller rolls back).
 -- Latency (v17): attempt_started_at is the transaction's start (the task ran after it),
 -- updated_at the record's time.
 CREATE OR REPLACE FUNCTION idem_record_local(p_key text, p_request_hash text, p_result jsonb, p_max_attempts integer,
@@ -71,23 +74,26 @@ BEGIN
     PERFORM pg_catalog.set_config('lock_timeout', p_wait_ms::text, true);
 
     FOR i IN 1..3 LOOP
-        -- The pause check where the key would be recorded as new (claim()'s, not copied: the
-        -- same three functions in the same order).
-        IF idem_pause_may_cover(p_key) AND idem_pause_named(split_part(p_key, ':', 1), split_part(p_key, ':', 2)) THEN
-            SELECT * INTO v_pause FROM idem_pause_covering(split_part(p_key, ':', 1), split_part(p_key, ':', 2));
-            IF FOUND THEN
-                RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid, 0,
-                                    p_max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until),
-                                    NULL::jsonb, NULL::text, NULL::text, v_pause.reason;
-                RETURN;
-            END IF;
-        END IF;
         INSERT INTO task_idempotency AS t (idempotency_key, request_hash, status, result_json, attempts, max_attempts,
                                            created_at, updated_at, attempt_started_at)
         VALUES (p_key, p_request_hash, 'succeeded', p_result, 1, p_max_attempts, now(), clock_timestamp(), now())
         ON CONFLICT (idempotency_key) DO NOTHING
         RETURNING t.* INTO r;
         IF FOUND THEN
+            -- The pause check where the key is recorded as new (claim()'s, not copied: the same
+            -- three functions in the same order). After the insert, not before: the insert's lock
+            -- on the table makes this backend read the catalog's news, and the caller's transaction
+            -- may be older than a pause committed while the task ran (idem_pause_may_cover asks
+            -- the catalog). A paused answer rolls the insert back with the caller's writes.
+            IF idem_pause_may_cover(p_key) AND idem_pause_named(split_part(p_key, ':', 1), split_part(p_key, ':', 2)) THEN
+                SELECT * INTO v_pause FROM idem_pause_covering(split_part(p_key, ':', 1), split_part(p_key, ':', 2));
+                IF FOUND THEN
+                    RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid, 0,
+                                        p_max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until),
+                                        NULL::jsonb, NULL::text, NULL::text, v_pause.reason;
+                    RETURN;
+                END IF;
+            END IF;
             RETURN QUERY SELECT 'recorded'::text, 'new'::text, NULL::uuid, 1, p_max_attempts, NULL::timestamptz,
                                 0::bigint, NULL::jsonb, p_request_hash, NULL::text, NULL::text;
             RETURN;
