@@ -144,10 +144,11 @@ export interface HttpIdempotencyOptions {
 // 64-bit number is Idem's own, not a plain hash another application might take.
 const lockSeed = 4343;
 
-function waitTimeout(store: TaskStore): ClaimResult {
-    return claimFromRow({ decision: 'in_progress', detail: 'wait_timeout', attempts: 0, max_attempts: store.retry.maxAttempts,
-        retry_after_ms: '50' });
+function waitTimeout(store: TaskStore, detail = 'wait_timeout'): ClaimResult {
+    return claimFromRow({ decision: 'in_progress', detail, attempts: 0, max_attempts: store.retry.maxAttempts, retry_after_ms: '50' });
 }
+
+const contended = (store: TaskStore) => waitTimeout(store, 'contended');
 
 /** An execution this request owns: finish() or abandon() it exactly once. */
 export class Claimed {
@@ -292,32 +293,22 @@ export class Claimed {
                 core.counters.add(this.key.tenant, this.key.operation, 'failed_permanent');
                 return response;
             }
-            let row: Record<string, unknown>;
-            try {
-                const maxAge = store.retry.maxAgeMs;
-                ({ rows: [row] } = await c.query(core.sqlRecord, [
-                    this.key.str(), this.digest, core.storedResult(response), store.retry.maxAttempts,
-                    maxAge > 0 ? String(maxAge) : null, core.duplicateWaitMs, store.maxResultBytes,
-                ]));
-            } catch (e) {
-                await c.query('ROLLBACK');
-                if ((e as { code?: unknown }).code !== '55P03') throw e;
-                core.counters.add(this.key.tenant, this.key.operation, 'in_progress');
-                return core.answer(waitTimeout(store));
-            }
-            if (row.decision === 'recorded') {
+            let claim = await store.recordInTransaction(c, this.key, this.digest, core.storedResult(response), core.duplicateWaitMs);
+            if (claim.mayExecute) {
+                // Recorded: new, or a due retry / an expired lease taken over.
                 await c.query('COMMIT');
-                core.counters.add(this.key.tenant, this.key.operation,
-                    row.detail === 'new' ? 'acquired' : row.detail === 'lease_expired' ? 'reacquired_lease' : 'reacquired_retry');
+                store.countClaim(this.key, claim);
                 store.countSucceeded(this.key);
                 this.recorded = true;
                 return response;
             }
             await c.query('ROLLBACK');
-            let claim = claimFromRow(row);
-            // The final answer from the row as it is now, with claim()'s writes for it (a conflict's
-            // record, an exhaustion).
-            if (claim.decision !== 'replay') claim = await core.peek(c, this.key, this.digest);
+            if (claim.decision !== 'replay' && claim.detail !== 'wait_timeout') {
+                // The final answer from the row as it is now, with claim()'s writes for it (a
+                // conflict's record, an exhaustion).
+                claim = await store.peekLocal(this.key, this.digest);
+                if (claim.mayExecute) claim = contended(store); // free again already: this one does not run
+            }
             store.countClaim(this.key, claim);
             return core.answer(claim);
         } catch (e) {
@@ -363,7 +354,6 @@ export class HttpIdempotency {
     readonly oneTransaction: boolean;
     readonly duplicateWaitMs: number;
     readonly recordAtCommit: boolean;
-    readonly sqlRecord: string;
     private readonly sqlPeek: string;
     private readonly sqlPeekLock: string;
     private readonly replayHeaders: Set<string>;
@@ -404,21 +394,6 @@ export class HttpIdempotency {
         this.sqlPeekLock =
             `SELECT pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended($1, ${lockSeed})) AS locked, ` +
             `${claimColumns.slice('SELECT '.length)} FROM ${probe.qualify('idem_peek_local')}($1, $2, $3, $4)`;
-        this.sqlRecord = `${claimColumns} FROM ${probe.qualify('idem_record_local')}($1, $2, $3::jsonb, $4, $5, $6, $7)`;
-    }
-
-    /**
-     * idem_peek_local on c (on its own, or inside its transaction): claim()'s answer with its writes
-     * for it; a row a run could take now answers in_progress [contended] (this one will not run).
-     */
-    async peek(c: PoolClient, key: TaskKey, digest: string): Promise<ClaimResult> {
-        const store = this.store(c);
-        const maxAge = store.retry.maxAgeMs;
-        const { rows } = await c.query(this.sqlPeek, [key.str(), digest, store.retry.maxAttempts, maxAge > 0 ? String(maxAge) : null]);
-        if (rows[0].decision === 'run')
-            return claimFromRow({ decision: 'in_progress', detail: 'contended', attempts: 0, max_attempts: store.retry.maxAttempts,
-                retry_after_ms: '50' });
-        return claimFromRow(rows[0]);
     }
 
     // Record at commit, before the handler: BEGIN, then in one statement the key's row read
@@ -447,14 +422,13 @@ export class HttpIdempotency {
             ({ rows: [row] } = await c.query(
                 `SELECT pg_catalog.set_config('lock_timeout', $5, true), ${this.sqlPeek.slice('SELECT '.length)}`, [...params, prev]));
         }
-        if (row.decision !== 'run') {
+        const claim = claimFromRow(row); // run [new] is acquired, run [retry_due, lease_expired] reacquired
+        if (!claim.mayExecute) {
             // A replay, a conflict (its record), an exhaustion (marked): committed, nothing else ran.
             await c.query('COMMIT');
-            const claim = claimFromRow(row);
             store.countClaim(key, claim);
             return this.answer(claim);
         }
-        const claim = claimFromRow({ ...row, decision: row.detail === 'new' ? 'acquired' : 'reacquired' });
         claim.attempts += 1;
         return new Claimed(this, route, key, claim, c, digest, true, true);
     }

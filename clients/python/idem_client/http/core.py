@@ -167,14 +167,6 @@ _CLAIM_COLUMNS = TaskStore._CLAIM_COLUMNS
 # Record at commit: the seed of the key's advisory lock (hashtextextended), so that the lock's
 # 64-bit number is Idem's own, not a plain hash another application might take.
 _LOCK_SEED = 4343
-_CLAIM_OUTCOME = {
-    Decision.REPLAY: lambda c: _counters.REPLAYED,
-    Decision.IN_PROGRESS: lambda c: _counters.IN_PROGRESS,
-    Decision.CONFLICT: lambda c: _counters.CONFLICT,
-    Decision.RETRY_LATER: lambda c: _counters.RETRY_LATER,
-    Decision.FAILED: lambda c: _counters.EXHAUSTED if c.detail == "exhausted" else _counters.REJECTED_FAILED,
-    Decision.PAUSED: lambda c: _counters.PAUSED,
-}
 
 
 class PoolExhausted(IdemError):
@@ -389,30 +381,21 @@ class Claimed:
                 store.count_claim(self.key, claim)
                 core.count(self.key, _counters.FAILED_PERMANENT)
                 return response
-            try:
-                row = conn.execute(core.sql_record, (str(self.key), self.digest, core.stored_result(response),
-                                                     core.retry.max_attempts, store._max_age(),
-                                                     core.duplicate_wait_ms, store.max_result_bytes)).fetchone()
-            except psycopg.Error as e:
-                self._rollback(conn)
-                if getattr(e, "sqlstate", None) != LOCK_NOT_AVAILABLE:
-                    raise translate(e) or e from e
-                core.count(self.key, _counters.IN_PROGRESS)
-                return core.answer(self.key, ClaimResult(decision=Decision.IN_PROGRESS, detail="wait_timeout",
-                                                         retry_after_ms=50))
-            if row[0] == "recorded":
+            claim = store.record_in_transaction(conn, self.key, self.digest, core.stored_result(response),
+                                                core.duplicate_wait_ms)
+            if claim.may_execute:  # recorded: new, or a due retry / an expired lease taken over
                 conn.execute("COMMIT")
-                core.count(self.key, _counters.ACQUIRED if row[1] == "new" else
-                           _counters.REACQUIRED_LEASE if row[1] == "lease_expired" else _counters.REACQUIRED_RETRY)
+                store.count_claim(self.key, claim)
                 store.count_succeeded(self.key)
                 self.recorded = True
                 return response
             self._rollback(conn)
-            claim = _claim_from_row(row)
-            if claim.decision != Decision.REPLAY:
+            if claim.decision != Decision.REPLAY and claim.detail != "wait_timeout":
                 # The final answer from the row as it is now, with claim()'s writes for it (a
                 # conflict's record, an exhaustion).
-                claim = core.peek(conn, self.key, self.digest)
+                claim = store.peek_local(self.key, self.digest)
+                if claim.may_execute:  # free again already: this request does not run; ask again
+                    claim = ClaimResult(decision=Decision.IN_PROGRESS, detail="contended", retry_after_ms=50)
             store.count_claim(self.key, claim)
             return core.answer(self.key, claim)
         except BaseException:
@@ -480,7 +463,6 @@ class HttpIdempotency:
         self.sql_peek_lock = ("SELECT pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended(%s, " +
                               str(_LOCK_SEED) + ")), " + _CLAIM_COLUMNS[len("SELECT "):] + q +
                               "idem_peek_local(%s, %s, %s, %s)")
-        self.sql_record = _CLAIM_COLUMNS + q + "idem_record_local(%s, %s, %s::jsonb, %s, %s, %s, %s)"
         self.sql_fail_permanent = "SELECT status FROM " + q + "fail(%s, %s::uuid, 'permanent', %s, 0, NULL)"
         if counters is None:
             counters = _counters.OutcomeCounters()
@@ -665,17 +647,6 @@ class HttpIdempotency:
                 self.pool.put(conn)
             raise
 
-    def peek(self, conn, key, digest):
-        """idem_peek_local on conn (in autocommit mode, or inside its transaction): what the key's
-        row says a run of this request should do (decision "run"), or claim()'s answer with its
-        writes for it."""
-        row = conn.execute(self.sql_peek, (str(key), digest, self.retry.max_attempts,
-                                           self.retry.max_age_ms or None)).fetchone()
-        if row[0] == "run":
-            # Nothing stops a run now, yet this one will not: ask again shortly.
-            return ClaimResult(decision=Decision.IN_PROGRESS, detail="contended", retry_after_ms=50)
-        return _claim_from_row(row)
-
     def _begin_record(self, key, digest, route):
         """Record at commit, before the handler: BEGIN, then in one statement the key's row read
         (idem_peek_local) and the key's transaction-scoped advisory lock taken without waiting. A
@@ -702,16 +673,15 @@ class HttpIdempotency:
                                                         retry_after_ms=50))
                 row = conn.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true), " +
                                    self.sql_peek[len("SELECT "):], (prev,) + params).fetchone()[1:]
-            if row[0] != "run":
+            claim = _claim_from_row(row)  # run [new] is ACQUIRED, run [retry_due, lease_expired] REACQUIRED
+            if not claim.may_execute:
                 # A replay, a conflict (its record), an exhaustion (marked): committed, nothing else ran.
                 conn.execute("COMMIT")
                 self.pool.put(conn)
                 conn = None
-                claim = _claim_from_row(row)
-                self.count(key, _CLAIM_OUTCOME[claim.decision](claim))
+                self.store(None).count_claim(key, claim)
                 return self.answer(key, claim)
-            claim = ClaimResult(decision=Decision.ACQUIRED if row[1] == "new" else Decision.REACQUIRED, detail=row[1],
-                                attempts=row[3] + 1, max_attempts=row[4])
+            claim.attempts += 1
             return Claimed(self, route, key, claim, conn, digest=digest, one_transaction=True, record_at_commit=True)
         except BaseException:
             if conn is not None:
