@@ -4,7 +4,7 @@ POST /orders with fresh keys and with replays, against the same handler without 
 (--bare), in one run, for each adapter asked for.
 
     bench/http_bench.py --dsn DSN [--adapters python,node] [--seconds 5] [--clients 8] [--repeat 3]
-                        [--one-transaction]
+                        [--one-transaction] [--record-at-commit]
 
 DSN names a migrated database (idemctl migrate); the services create shop.orders there. Each
 client is a thread with one keep-alive connection; every request is a new order. Modes, per
@@ -18,6 +18,10 @@ adapter, interleaved per repeat:
   fresh-1tx  the middleware in one transaction for local effects (--one-transaction): BEGIN and
          the claim in one round trip, INSERT, complete and COMMIT: one commit
   replay-1tx its replays: BEGIN and the claim, COMMIT
+  with --record-at-commit, also (issue 45 item 1, record at commit):
+  fresh-rec  BEGIN, the key's read and advisory lock (idem_peek_local), INSERT, the key recorded
+         with the response (idem_record_local), COMMIT: one commit, one write of the key's row
+  replay-rec its replays: BEGIN, the key's read, COMMIT
 Prints medians over the repeats and the ratios fresh/bare and replay/fresh, and where the CPU went:
 the service's processes (the example service and its children) and the cluster's (its postmaster and
 every child of it, when the cluster runs on this machine and the role may read data_directory), in
@@ -47,11 +51,12 @@ def free_port():
 
 
 class Service:
-    def __init__(self, kind, dsn, bare, one_transaction=False):
+    def __init__(self, kind, dsn, bare, one_transaction=False, record_at_commit=False):
         self.port = free_port()
         args = [os.path.join(ROOT, "scripts", "example-service"), kind, "--dsn", dsn, "--listen",
                 "127.0.0.1:%d" % self.port, "--tenant", "bench-" + kind]
-        extra = (["--bare"] if bare else []) + (["--one-transaction"] if one_transaction else [])
+        extra = (["--bare"] if bare else []) + (["--one-transaction"] if one_transaction else []) + \
+            (["--record-at-commit"] if record_at_commit else [])
         self.proc = subprocess.Popen(args + extra, start_new_session=True, stdout=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
         while True:
@@ -197,13 +202,16 @@ def main():
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--one-transaction", action="store_true",
                    help="also the middleware in one transaction for local effects (fresh-1tx, replay-1tx)")
+    p.add_argument("--record-at-commit", action="store_true",
+                   help="also the middleware recording at commit (fresh-rec, replay-rec)")
     args = p.parse_args()
     global CLUSTER_DSN
     CLUSTER_DSN = args.dsn
     results = {}
     cpus = {}
     for kind in args.adapters.split(","):
-        figures = {"bare": [], "fresh": [], "replay": [], "fresh-1tx": [], "replay-1tx": []}
+        figures = {"bare": [], "fresh": [], "replay": [], "fresh-1tx": [], "replay-1tx": [], "fresh-rec": [],
+                   "replay-rec": []}
         cpu = {m: [] for m in figures}
         for r in range(args.repeat):
             s = Service(kind, args.dsn, bare=True)
@@ -225,16 +233,19 @@ def main():
                 cpu["replay"].append(used)
             finally:
                 s.stop()
-            if args.one_transaction:
-                s = Service(kind, args.dsn, bare=False, one_transaction=True)
+            for on, mode, flags in ((args.one_transaction, "1tx", {"one_transaction": True}),
+                                    (args.record_at_commit, "rec", {"record_at_commit": True})):
+                if not on:
+                    continue
+                s = Service(kind, args.dsn, bare=False, **flags)
                 try:
                     run(s.port, 1, args.clients)
                     rate, completed, used = run(s.port, args.seconds, args.clients, cpu=s.proc.pid)
-                    figures["fresh-1tx"].append(rate)
-                    cpu["fresh-1tx"].append(used)
+                    figures["fresh-" + mode].append(rate)
+                    cpu["fresh-" + mode].append(used)
                     rate, _, used = run(s.port, args.seconds, args.clients, completed, cpu=s.proc.pid)
-                    figures["replay-1tx"].append(rate)
-                    cpu["replay-1tx"].append(used)
+                    figures["replay-" + mode].append(rate)
+                    cpu["replay-" + mode].append(used)
                 finally:
                     s.stop()
             print("%s repeat %d: %s req/s" % (kind, r + 1, ", ".join(
@@ -247,15 +258,18 @@ def main():
     for kind, f in results.items():
         print("| %s | %.0f | %.0f | %.0f | %.2f | %.2f |" % (kind, f["bare"], f["fresh"], f["replay"],
                                                            f["fresh"] / f["bare"], f["replay"] / f["fresh"]))
-    if args.one_transaction:
+    for on, mode, name in ((args.one_transaction, "1tx", "one transaction"),
+                           (args.record_at_commit, "rec", "record at commit")):
+        if not on:
+            continue
         print()
-        print("| adapter | bare handler (req/s) | one transaction, fresh keys | one transaction, replays |"
-              " fresh / bare (target >= 0.8) | replay / fresh | one transaction / two steps, fresh |")
+        print("| adapter | bare handler (req/s) | %s, fresh keys | %s, replays | fresh / bare (target >= 0.8) |"
+              " replay / fresh | %s / two steps, fresh |" % (name, name, name))
         print("|---|---|---|---|---|---|---|")
         for kind, f in results.items():
             print("| %s | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f |" % (
-                kind, f["bare"], f["fresh-1tx"], f["replay-1tx"], f["fresh-1tx"] / f["bare"],
-                f["replay-1tx"] / f["fresh-1tx"], f["fresh-1tx"] / f["fresh"]))
+                kind, f["bare"], f["fresh-" + mode], f["replay-" + mode], f["fresh-" + mode] / f["bare"],
+                f["replay-" + mode] / f["fresh-" + mode], f["fresh-" + mode] / f["fresh"]))
     print_cpu(cpus)
 
 

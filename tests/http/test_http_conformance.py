@@ -28,6 +28,9 @@ ADAPTERS = ["python", "python-flask", "node", "node-fastify"]
 # The same contract with one transaction for local effects (claim, the order's insert and the stored
 # response in one commit): a service per language's core, "-1tx" after the adapter's name.
 SERVICES = ADAPTERS + ["python-1tx", "node-1tx"]
+# Record at commit (no claim before the handler: the order's insert, then the key recorded with the
+# response in one statement): the contract as in one transaction, "-rec" after the adapter's name.
+SERVICES += ["python-rec", "node-rec"]
 DUPLICATE_WAIT_MS = 1000  # how long a one-transaction duplicate waits for the first request's commit
 LEASE_MS = 3000  # short, so that a killed server's key is taken over within the test
 MAX_RESPONSE = 200  # bytes stored per response in these services: a long order_id goes past it
@@ -83,7 +86,8 @@ class Service:
     """One example service process; kill() and start() again on the same port."""
 
     def __init__(self, kind, dsn, tenant, extra=()):
-        self.one_tx = kind.endswith("-1tx")
+        self.record = kind.endswith("-rec")
+        self.one_tx = kind.endswith("-1tx") or self.record
         self.kind = kind[:-len("-1tx")] if self.one_tx else kind
         self.dsn, self.tenant, self.extra = dsn, tenant, list(extra)
         self.port = free_port()
@@ -92,7 +96,8 @@ class Service:
 
     def start(self):
         env = dict(os.environ, IDEM_HTTP_LEASE_MS=str(LEASE_MS), IDEM_HTTP_MAX_RESPONSE_BYTES=str(MAX_RESPONSE),
-                   IDEM_HTTP_ONE_TRANSACTION="1" if self.one_tx else "",
+                   IDEM_HTTP_ONE_TRANSACTION="1" if self.one_tx and not self.record else "",
+                   IDEM_HTTP_RECORD_AT_COMMIT="1" if self.record else "",
                    IDEM_HTTP_DUPLICATE_WAIT_MS=str(DUPLICATE_WAIT_MS))
         self.proc = subprocess.Popen([SERVICE, self.kind, "--dsn", self.dsn, "--listen", "127.0.0.1:%d" % self.port,
                                       "--tenant", self.tenant] + self.extra, stdout=self.log, stderr=subprocess.STDOUT, env=env,
@@ -177,9 +182,15 @@ def task(db, svc, key):
 
 def in_flight(db, svc, key):
     """The first request has claimed the key and its handler runs. In one transaction the claim is
-    invisible until the commit: what shows is a transaction holding a write lock on the task table."""
+    invisible until the commit: what shows is a transaction holding a write lock on the task table;
+    recording at commit, a transaction holding an advisory lock (the key's, taken before the handler)."""
     if not svc.one_tx:
         return task(db, svc, key) is not None
+    if svc.record:
+        return db.execute("SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid)"
+                          " WHERE l.locktype = 'advisory' AND l.granted AND l.database ="
+                          " (SELECT oid FROM pg_database WHERE datname = current_database())"
+                          "   AND a.state = 'idle in transaction'").fetchone()[0] > 0
     return db.execute("SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid)"
                       " WHERE l.relation = 'idem.task_idempotency'::regclass AND l.granted"
                       "   AND l.mode = 'RowExclusiveLock' AND a.state = 'idle in transaction'").fetchone()[0] > 0

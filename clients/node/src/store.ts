@@ -149,7 +149,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * runs one statement at a time: use one store (and one client) per concurrent worker.
  */
 // The columns claim() and idem_claim_local() answer, as the store reads them.
-const claimColumns =
+export const claimColumns =
     'SELECT decision, detail, owner_token::text AS owner_token, attempts, max_attempts,' +
     ' retry_after_ms::text AS retry_after_ms, result_json::text AS result_json, request_hash,' +
     ' error_class, error_message,' +
@@ -158,7 +158,7 @@ const claimColumns =
     ' END AS paused_for_ms';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-function claimFromRow(row: any): ClaimResult {
+export function claimFromRow(row: any): ClaimResult {
     let decision = row.decision as string;
     // Record at commit (idem_record_local, idem_peek_local): the key recorded, or free to be; as
     // an acquisition (new) or a takeover, with no token.

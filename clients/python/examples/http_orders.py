@@ -202,6 +202,10 @@ def main():
     parser.add_argument("--one-transaction", action="store_true",
                         default=os.environ.get("IDEM_HTTP_ONE_TRANSACTION", "") == "1",
                         help="claim, the order's insert and the stored response in one transaction")
+    parser.add_argument("--record-at-commit", action="store_true",
+                        default=os.environ.get("IDEM_HTTP_RECORD_AT_COMMIT", "") == "1",
+                        help="one transaction without a claim: the order's insert, then the key recorded with the "
+                        "response in one statement, one commit")
     args = parser.parse_args()
     host, _, port = args.listen.rpartition(":")
     ensure_schema(args.dsn)
@@ -210,6 +214,7 @@ def main():
 
     idem = None if args.bare else HttpIdempotency(
         args.dsn, lease_ms=args.lease_ms, one_transaction=args.one_transaction,
+        record_at_commit=args.record_at_commit,
         duplicate_wait_ms=int(os.environ.get("IDEM_HTTP_DUPLICATE_WAIT_MS", "2000")),
         max_response_bytes=int(os.environ.get("IDEM_HTTP_MAX_RESPONSE_BYTES", str(1 << 20))), retry=RetryPolicy(base_delay_ms=200, max_delay_ms=2000))
     pool = ConnectionPool(args.dsn, 20, "idem example orders")

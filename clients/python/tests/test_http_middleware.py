@@ -136,3 +136,38 @@ def test_idempotent_decorator_runs_once_and_replays(idem, conn):
         charge(order_id, {"order_id": order_id, "amount_cents": 501})
     assert refused.value.outcome.kind == Outcome.CONFLICT
     assert conn.execute("SELECT count(*) FROM public.payments WHERE order_id = %s", (order_id,)).fetchone()[0] == 1
+
+
+def test_plain_json_fingerprint_is_the_strict_one():
+    """fingerprint() canonicalises a plain JSON body with the json module's C code (fast_json): the
+    digest must be the one parse_strict and canonical_json give, for every body, plain or not."""
+    import random
+
+    from idem_client.counters import OutcomeCounters
+    from idem_client.digest import request_digest
+    from idem_client.http.core import HttpRequest, fast_json
+
+    core = HttpIdempotency("host=/nonexistent", counters=OutcomeCounters())
+    bodies = [b'{"order_id":"o-1","amount_cents":1250,"currency":"eur"}',
+              b'{ "currency" : "eur", "amount_cents": 1250.0, "order_id": "o-1" }', b'[1,2,{"b":1,"a":[true,false,null]}]',
+              b'"str"', b"5", b"-0", b"9007199254740991", b"9007199254740993", b"-9007199254740993", b'{"a":1,"a":2}',
+              '{"\u00e9":"\u2028","e":"\x7f","\u00ff":1,"\ufffd":2,"\ue000":3}'.encode(),
+              '{"\U0001F600":1,"\ue000":2}'.encode(), b'{"\\ud83d\\ude00":1,"\\ue000":2}', b'{"a":"\\ud800"}',
+              b'{"a":"\\u0000\\n\\t\\u001f\\"\\\\/\\u00e9"}', b'\xef\xbb\xbf{"a":1}', b'{"a":NaN}', b'{"a":Infinity}',
+              b'{"a":1} x', b"[" * 600 + b"]" * 600, b"[" * 300 + b"]" * 300, b'{"a":1e400}', b'{"a":1e-400}',
+              b'{"a":"\xff"}', b'{"a":"\xed\xa0\x80"}', b'  {"a" :\n1}\r\n', b'{"a":"\x01"}', b"[1,]", b"{'a':1}",
+              b'{"k":{"z":1,"y":{"x":[1,"2"]}}}', b"[]", b"{}", b"null", b"true", b"\x00\xff", b"1 2", b" "]
+    rng = random.Random(43)
+    for _ in range(300):
+        doc = {rng.choice(["", "a", "Z", "\u00e9", "\u4e2d", "\ue000", "\U0001F600", "k.y"]) + str(rng.randint(0, 9)):
+               rng.choice([rng.randint(-10 ** 6, 10 ** 6), "x\u00e9\n\u2028", None, True, [1, {"q": "w"}], 0.5])
+               for _ in range(rng.randint(0, 6))}
+        bodies.append(json.dumps(doc, ensure_ascii=rng.choice([True, False])).encode())
+    plain = 0
+    for body in bodies:
+        plain += fast_json(body) is not None
+        for route in (Route(), Route(ignore_fields=("a", "k.y"), fingerprint_headers=("x-h",))):
+            request = HttpRequest("POST", "/orders/<int:id>", {"content-type": ["application/json"], "x-h": ["v\u00e9"]},
+                                  body, "t")
+            assert core.fingerprint(request, route) == request_digest(core.fingerprint_doc(request, route)), body[:80]
+    assert plain > 100  # the fast path is taken, not only the strict one

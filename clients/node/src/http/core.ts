@@ -20,7 +20,7 @@ import type { RetryPolicy } from '../retrypolicy';
 import { outcomeOfClaim } from '../runner';
 import { Redriver, finishOutcome } from '../redrive';
 import type { FinishOutcome, RedriverOptions } from '../redrive';
-import { ClaimResult, TaskStore, limits } from '../store';
+import { ClaimResult, TaskStore, claimColumns, claimFromRow, limits } from '../store';
 
 export const maxKeyChars = 255;
 export const defaultReplayHeaders = Object.freeze([
@@ -132,7 +132,23 @@ export interface HttpIdempotencyOptions {
      */
     oneTransaction?: boolean;
     duplicateWaitMs?: number;
+    /**
+     * Record at commit (docs/http-idempotency.md): one transaction without a claim before the
+     * handler: a read of the key (and a transaction-scoped advisory lock on it, so that a duplicate
+     * in flight is seen) before it, one statement recording the response after it.
+     */
+    recordAtCommit?: boolean;
 }
+
+// Record at commit: the seed of the key's advisory lock (hashtextextended), so that the lock's
+// 64-bit number is Idem's own, not a plain hash another application might take.
+const lockSeed = 4343;
+
+function waitTimeout(store: TaskStore, detail = 'wait_timeout'): ClaimResult {
+    return claimFromRow({ decision: 'in_progress', detail, attempts: 0, max_attempts: store.retry.maxAttempts, retry_after_ms: '50' });
+}
+
+const contended = (store: TaskStore) => waitTimeout(store, 'contended');
 
 /** An execution this request owns: finish() or abandon() it exactly once. */
 export class Claimed {
@@ -151,6 +167,8 @@ export class Claimed {
         // a rollback; a failure is recorded by a claim of its own (digest).
         private readonly digest = '',
         private readonly oneTransaction = false,
+        // Record at commit: no claim before the handler; finish() records the key with the response.
+        private readonly recordAtCommit = false,
     ) {
         const atomic = route.atomic !== false;
         this.context = { key, idempotencyKey: key.str(), token: claim.token, attempt: claim.attempts, tx: atomic ? client : null };
@@ -179,6 +197,7 @@ export class Claimed {
         const core = this.core;
         const atomic = this.route.atomic !== false;
         const c = await this.end();
+        if (this.recordAtCommit) return this.finishRecord(c, response);
         const store = core.store(c);
         let broken: Error | undefined;
         try {
@@ -224,15 +243,77 @@ export class Claimed {
         }
     }
 
-    /** The handler threw or the client's request ended without an answer: its writes roll back, the outcome is unknown. */
-    async abandon(reason: string): Promise<void> {
+    /**
+     * The handler threw or the client's request ended without an answer: its writes roll back, the
+     * outcome is unknown. Resolves to the answer to send instead of a 500 when another run of the key
+     * succeeded meanwhile (its replay: a handler whose write met that run's, e.g. on a unique column).
+     */
+    async abandon(reason: string): Promise<HttpResponse | undefined> {
         const c = await this.end();
         let broken: Error | undefined;
         try {
             await c.query('ROLLBACK');
-            await this.record(this.core.store(c), 'unknown', reason);
+            return await this.record(this.core.store(c), 'unknown', reason);
         } catch (e) {
             broken = e as Error; // the lease runs out and a retry decides
+            return undefined;
+        } finally {
+            c.release(broken);
+        }
+    }
+
+    // Record at commit: the handler's writes are in c's transaction, nothing of the key yet. One
+    // statement (idem_record_local) records the final response as the key's success, or answers what
+    // another run left: then the writes roll back and that is the answer.
+    private async finishRecord(c: PoolClient, response: HttpResponse): Promise<HttpResponse> {
+        const core = this.core;
+        const store = core.store(c);
+        let broken: Error | undefined;
+        try {
+            if (!isFinal(response.status)) {
+                await c.query('ROLLBACK');
+                return (await this.record(store, 'retryable', `HTTP ${response.status} from the handler`)) ?? response;
+            }
+            if (response.body.length > core.maxResponseBytes) {
+                // The handler's writes commit with the failure: the key is claimed in this transaction
+                // (idem_claim_local) and failed in it, as in one transaction.
+                const message =
+                    `response of ${response.body.length} bytes is larger than the ${core.maxResponseBytes} bytes stored ` +
+                    `(HTTP ${response.status} sent once, not stored)`;
+                const claim = await store.claimInTransaction(c, this.key, this.digest, core.duplicateWaitMs);
+                if (!claim.mayExecute) {
+                    await c.query('ROLLBACK');
+                    return core.answer(claim);
+                }
+                await c.query(`SELECT status FROM ${store.qualify('fail')}($1, $2::uuid, 'permanent', $3, 0, NULL)`, [
+                    this.key.str(), claim.token, message,
+                ]);
+                await c.query('COMMIT');
+                store.countClaim(this.key, claim);
+                core.counters.add(this.key.tenant, this.key.operation, 'failed_permanent');
+                return response;
+            }
+            let claim = await store.recordInTransaction(c, this.key, this.digest, core.storedResult(response), core.duplicateWaitMs);
+            if (claim.mayExecute) {
+                // Recorded: new, or a due retry / an expired lease taken over.
+                await c.query('COMMIT');
+                store.countClaim(this.key, claim);
+                store.countSucceeded(this.key);
+                this.recorded = true;
+                return response;
+            }
+            await c.query('ROLLBACK');
+            if (claim.decision !== 'replay' && claim.detail !== 'wait_timeout') {
+                // The final answer from the row as it is now, with claim()'s writes for it (a
+                // conflict's record, an exhaustion).
+                claim = await store.peekLocal(this.key, this.digest);
+                if (claim.mayExecute) claim = contended(store); // free again already: this one does not run
+            }
+            store.countClaim(this.key, claim);
+            return core.answer(claim);
+        } catch (e) {
+            await c.query('ROLLBACK').catch((r) => (broken = r as Error));
+            throw e;
         } finally {
             c.release(broken);
         }
@@ -240,11 +321,16 @@ export class Claimed {
 
     // A failure after the rollback. In one transaction the rollback took the claim with it: the key
     // is claimed again on its own (counting the attempt) and failed with that token, unless someone
-    // else holds or finished it meanwhile (theirs is the answer).
-    private async record(store: TaskStore, cls: FailureClass, message: string): Promise<void> {
-        if (!this.oneTransaction) return this.fail(store, this.claim, cls, message);
+    // else holds or finished it meanwhile (theirs is the answer: a replay is returned to send).
+    private async record(store: TaskStore, cls: FailureClass, message: string): Promise<HttpResponse | undefined> {
+        if (!this.oneTransaction) {
+            await this.fail(store, this.claim, cls, message);
+            return undefined;
+        }
         const claim = await store.claim(this.key, this.digest);
         if (claim.mayExecute) await this.fail(store, claim, cls, message);
+        else if (claim.decision === 'replay') return this.core.answer(claim);
+        return undefined;
     }
 
     private async fail(store: TaskStore, claim: ClaimResult, cls: FailureClass, message: string): Promise<void> {
@@ -267,6 +353,9 @@ export class HttpIdempotency {
     readonly counters: OutcomeCounters;
     readonly oneTransaction: boolean;
     readonly duplicateWaitMs: number;
+    readonly recordAtCommit: boolean;
+    private readonly sqlPeek: string;
+    private readonly sqlPeekLock: string;
     private readonly replayHeaders: Set<string>;
     private readonly flusher: CounterFlusher | undefined;
     private readonly storeOptions: ConstructorParameters<typeof TaskStore>[1];
@@ -285,6 +374,7 @@ export class HttpIdempotency {
         this.maxRequestBytes = options.maxRequestBytes ?? 1 << 20;
         this.oneTransaction = options.oneTransaction ?? false;
         this.duplicateWaitMs = options.duplicateWaitMs ?? 2000;
+        this.recordAtCommit = options.recordAtCommit ?? false;
         this.replayHeaders = new Set((options.replayHeaders ?? defaultReplayHeaders).map((h) => h.toLowerCase()).filter((h) => !neverReplayed.has(h)));
         this.storeOptions = {
             schema: options.schema ?? 'idem',
@@ -299,7 +389,48 @@ export class HttpIdempotency {
             this.counters = new OutcomeCounters();
             this.flusher = new CounterFlusher(() => connect(dsn, 'idem counters'), this.counters, this.storeOptions.schema);
         }
-        new TaskStore({ query: async () => ({ rows: [] }) }, this.storeOptions); // validates the settings now
+        const probe = new TaskStore({ query: async () => ({ rows: [] }) }, this.storeOptions); // validates the settings now
+        this.sqlPeek = `${claimColumns} FROM ${probe.qualify('idem_peek_local')}($1, $2, $3, $4)`;
+        this.sqlPeekLock =
+            `SELECT pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended($1, ${lockSeed})) AS locked, ` +
+            `${claimColumns.slice('SELECT '.length)} FROM ${probe.qualify('idem_peek_local')}($1, $2, $3, $4)`;
+    }
+
+    // Record at commit, before the handler: BEGIN, then in one statement the key's row read
+    // (idem_peek_local) and the key's transaction-scoped advisory lock taken without waiting. A
+    // duplicate in flight holds that lock: this one waits for it up to duplicateWaitMs (then 409)
+    // and reads the row again, so it replays the first one's answer.
+    private async beginRecord(c: PoolClient, store: TaskStore, key: TaskKey, digest: string, route: RouteOptions): Promise<HttpResponse | Claimed> {
+        await c.query('BEGIN');
+        const maxAge = store.retry.maxAgeMs;
+        const params = [key.str(), digest, store.retry.maxAttempts, maxAge > 0 ? String(maxAge) : null];
+        let { rows: [row] } = await c.query(this.sqlPeekLock, params);
+        if (row.decision === 'run' && !row.locked) {
+            let prev: string;
+            try {
+                ({ rows: [{ prev }] } = await c.query(
+                    "SELECT pg_catalog.current_setting('lock_timeout') AS prev, pg_catalog.set_config('lock_timeout', $1, true)," +
+                        ` pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended($2, ${lockSeed}))`,
+                    [String(this.duplicateWaitMs), key.str()],
+                ));
+            } catch (e) {
+                await c.query('ROLLBACK');
+                if ((e as { code?: unknown }).code !== '55P03') throw e;
+                this.counters.add(key.tenant, key.operation, 'in_progress');
+                return this.answer(waitTimeout(store));
+            }
+            ({ rows: [row] } = await c.query(
+                `SELECT pg_catalog.set_config('lock_timeout', $5, true), ${this.sqlPeek.slice('SELECT '.length)}`, [...params, prev]));
+        }
+        const claim = claimFromRow(row); // run [new] is acquired, run [retry_due, lease_expired] reacquired
+        if (!claim.mayExecute) {
+            // A replay, a conflict (its record), an exhaustion (marked): committed, nothing else ran.
+            await c.query('COMMIT');
+            store.countClaim(key, claim);
+            return this.answer(claim);
+        }
+        claim.attempts += 1;
+        return new Claimed(this, route, key, claim, c, digest, true, true);
     }
 
     async close(): Promise<void> {
@@ -486,6 +617,11 @@ export class HttpIdempotency {
             if (!(typeof digest === 'string' || 'text' in digest)) return digest;
             // A re-drivable route's claim stores the request, which one transaction does not do yet: it runs
             // in two steps.
+            if (route.atomic !== false && this.recordAtCommit && typeof digest === 'string') {
+                const out = await this.beginRecord(c, store, key, digest, route);
+                keep = out instanceof Claimed;
+                return out;
+            }
             if (route.atomic !== false && this.oneTransaction && typeof digest === 'string') {
                 await c.query('BEGIN');
                 const claim = await store.claimInTransaction(c, key, digest, this.duplicateWaitMs);

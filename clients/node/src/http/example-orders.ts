@@ -8,7 +8,9 @@
 //         [--one-transaction]
 //
 // --bare serves the same handler without the middleware (bench/); --one-transaction (or
-// IDEM_HTTP_ONE_TRANSACTION=1) claims, inserts and stores the response in one transaction. --redrive
+// IDEM_HTTP_ONE_TRANSACTION=1) claims, inserts and stores the response in one transaction;
+// --record-at-commit (or IDEM_HTTP_RECORD_AT_COMMIT=1) inserts, then records the key with the response in
+// one statement, one commit. --redrive
 // (schema v25) makes POST /orders re-drivable: its requests are stored and a re-driver calls the same
 // handler again with the stored body when an operator requeues one with "re-execute".
 import * as fs from 'fs';
@@ -169,7 +171,7 @@ async function main(): Promise<void> {
     };
     const dsn = opt('--dsn');
     if (!dsn) {
-        console.error('usage: example-orders --dsn DSN --listen HOST:PORT [--framework express|fastify] [--tenant T] [--bare] [--one-transaction] [--redrive]');
+        console.error('usage: example-orders --dsn DSN --listen HOST:PORT [--framework express|fastify] [--tenant T] [--bare] [--one-transaction] [--record-at-commit] [--redrive]');
         process.exit(2);
     }
     const listen = opt('--listen', '127.0.0.1:8002')!;
@@ -177,6 +179,7 @@ async function main(): Promise<void> {
     const bare = args.includes('--bare');
     const oneTransaction = args.includes('--one-transaction') || process.env.IDEM_HTTP_ONE_TRANSACTION === '1';
     const duplicateWaitMs = Number(process.env.IDEM_HTTP_DUPLICATE_WAIT_MS ?? 2000);
+    const recordAtCommit = args.includes('--record-at-commit') || process.env.IDEM_HTTP_RECORD_AT_COMMIT === '1';
     const route: RouteOptions = { redrive: args.includes('--redrive') };
     // A real service resolves the tenant from the authenticated principal.
     const tenant = opt('--tenant', 'default')!;
@@ -207,6 +210,7 @@ async function main(): Promise<void> {
               retry: { baseDelayMs: 200, maxDelayMs: 2000 },
               oneTransaction,
               duplicateWaitMs,
+              recordAtCommit,
           });
     // The re-driver of POST /orders: what an operator requeues with re-execute runs again here.
     const redriver = idem && route.redrive ? idem.redriver(tenant, operationOf('POST', '/orders'), redriveOrder(pool), route) : null;

@@ -96,8 +96,12 @@ export function fastifyIdempotency(idem: HttpIdempotency, options: FastifyOption
             st.claimed = undefined;
             if (st.error !== undefined) {
                 const e = st.error as Error;
-                await claimed.abandon(`handler raised ${e?.name ?? 'Error'}: ${String(e?.message ?? e).slice(0, 200)}`);
-                return payload;
+                const replay = await claimed.abandon(`handler raised ${e?.name ?? 'Error'}: ${String(e?.message ?? e).slice(0, 200)}`);
+                if (replay === undefined) return payload;
+                // Another run of the key succeeded meanwhile: its answer, not the error.
+                reply.code(replay.status);
+                for (const [n, v] of replay.headers) if (n !== 'content-length') reply.header(n, v);
+                return replay.body;
             }
             const body = Buffer.isBuffer(payload) ? payload : typeof payload === 'string' ? Buffer.from(payload, 'utf8') : Buffer.alloc(0);
             const headers: [string, string][] = [];

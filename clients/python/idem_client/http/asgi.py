@@ -135,9 +135,11 @@ class IdempotencyMiddleware:
             # An exception, or the task cancelled (the server gave up on a client that hung up).
             reason = "handler raised %s: %s" % (type(e).__name__, str(e)[:200])
             with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(begun.abandon, reason)
+                replay = await anyio.to_thread.run_sync(begun.abandon, reason)
             if not isinstance(e, Exception):
                 raise
+            if replay is not None:  # another run of the key succeeded meanwhile: its answer
+                return await _send_response(send, replay)
             log.exception("idempotent handler failed")
             return await _send_response(send, problem(500, "Handler failed",
                                                       "the handler raised an error; the outcome is unknown and a "

@@ -8,6 +8,7 @@ it in a worker thread.
 """
 
 import base64
+import copy
 import hashlib
 import json
 import math
@@ -20,12 +21,13 @@ import psycopg
 from psycopg import pq, sql
 
 from .. import counters as _counters
-from ..canonicaljson import JsonError, parse_strict
-from ..digest import CanonicalRequest, canonical_request, request_digest, without_fields
+from ..canonicaljson import MAX_DEPTH, JsonError, parse_strict
+from ..digest import REQUEST_DIGEST_PREFIX, CanonicalRequest, canonical_request, request_digest, without_fields
 from ..errors import IdemError, LostOwnership
 from ..key import TaskKey, quote_for_message
 from ..retrypolicy import RetryPolicy
-from ..store import DEFAULT_STORED_REQUEST_BYTES, Decision, FailureClass, TaskStore, translate
+from ..store import (DEFAULT_STORED_REQUEST_BYTES, LOCK_NOT_AVAILABLE, ClaimResult, Decision, FailureClass,
+                     TaskStore, _claim_from_row, check_schema_name, translate)
 
 MAX_KEY_CHARS = 255
 DEFAULT_HEADER = "Idempotency-Key"
@@ -48,6 +50,58 @@ def normalise_template(template):
 def operation_of(method, template):
     """The Idem operation of a route: the method and the template, e.g. POST/orders/{id}/refunds."""
     return method.upper() + normalise_template(template)
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def _plain_int(text):
+    value = int(text)
+    if -_MAX_SAFE <= value <= _MAX_SAFE:
+        return value
+    raise _NotPlain()
+
+
+def _not_plain(*_args):
+    raise _NotPlain()
+
+
+def _unique_members(pairs):
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _NotPlain()  # a duplicate key: parse_strict says which
+    return out
+
+
+_MAX_SAFE = (1 << 53) - 1
+_OUTSIDE_BMP = re.compile("[\U00010000-\U0010ffff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD]")
+_OUTSIDE_BMP_OR_SURROGATE = re.compile("[\ud800-\udfff\U00010000-\U0010ffff]")
+_PLAIN_DECODER = json.JSONDecoder(object_pairs_hook=_unique_members, parse_float=_not_plain, parse_int=_plain_int,
+                                  parse_constant=_not_plain)
+_CANONICAL_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def fast_json(body):
+    """The value of a JSON body whose RFC 8785 form json.dumps(sort_keys=True, ensure_ascii=False,
+    separators=(",", ":")) writes byte for byte, read by the json module's C code; None for any other
+    body (then parse_strict reads it and says why it is not JSON, if it is not). Plain means: strict
+    UTF-8 without a byte order mark, no character outside the Basic Multilingual Plane (whose UTF-16
+    order would sort keys differently) and no \\uD... escape (a surrogate), no number but integers
+    within +-(2^53 - 1) (a fraction, an exponent or a larger integer is written by RFC 8785's
+    number rules), no duplicate key, nesting below parse_strict's limit."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if text[:1] == "\ufeff" or (not text.isascii() and _OUTSIDE_BMP.search(text)) \
+            or ("\\u" in text and _SURROGATE_ESCAPE.search(text)) or text.count("[") + text.count("{") >= MAX_DEPTH:
+        return None
+    try:
+        return _PLAIN_DECODER.decode(text)
+    except (_NotPlain, ValueError, RecursionError):
+        return None
 
 
 def is_final(status):
@@ -106,6 +160,13 @@ def problem(status, title, detail, retry_after_ms=None, extra=None):
     if retry_after_ms is not None:
         headers.append(("retry-after", str(max(1, math.ceil(retry_after_ms / 1000.0)))))
     return HttpResponse(status, headers, body)
+
+
+# The columns the claim functions answer (claim, idem_claim_local, idem_peek_local, idem_record_local).
+_CLAIM_COLUMNS = TaskStore._CLAIM_COLUMNS
+# Record at commit: the seed of the key's advisory lock (hashtextextended), so that the lock's
+# 64-bit number is Idem's own, not a plain hash another application might take.
+_LOCK_SEED = 4343
 
 
 class PoolExhausted(IdemError):
@@ -179,8 +240,10 @@ class IdemContext:
 class Claimed:
     """An execution this request owns: finish() or abandon() it exactly once."""
 
-    def __init__(self, core, route, key, claim, conn, digest=None, one_transaction=False):
+    def __init__(self, core, route, key, claim, conn, digest=None, one_transaction=False, record_at_commit=False):
         self.core = core
+        # Record at commit: no claim before the handler; finish() records the key with the response.
+        self.record_at_commit = record_at_commit
         self.route = route
         self.key = key
         self.claim = claim
@@ -227,6 +290,8 @@ class Claimed:
         response itself; the client gets it once even when it could not be stored)."""
         core = self.core
         conn = self._end()
+        if self.record_at_commit:
+            return self._finish_record(conn, response)
         store = core.store(conn)
         try:
             if not is_final(response.status):
@@ -278,15 +343,66 @@ class Claimed:
             core.pool.put(conn)
 
     def abandon(self, reason):
-        """The handler raised or was cancelled: its writes roll back and the outcome is unknown."""
+        """The handler raised or was cancelled: its writes roll back and the outcome is unknown.
+        Returns the answer to send instead of a 500 when another run of the key succeeded
+        meanwhile (its replay: a handler whose write met that run's, e.g. on a unique column),
+        else None."""
         conn = self._end()
         try:
             self._rollback(conn)
-            self._record(self.core.store(conn), FailureClass.UNKNOWN, reason)
+            return self._record(self.core.store(conn), FailureClass.UNKNOWN, reason)
         except Exception:  # noqa: BLE001 - the lease runs out and a retry decides
-            pass
+            return None
         finally:
             self.core.pool.put(conn)
+
+    def _finish_record(self, conn, response):
+        """Record at commit: the handler's writes are in conn's transaction, nothing of the key
+        yet. One statement (idem_record_local) records the final response as the key's success, or
+        answers what another run left: then the writes roll back and that is the answer."""
+        core = self.core
+        store = core.store(conn)
+        try:
+            if not is_final(response.status):
+                self._rollback(conn)
+                answer = self._record(store, FailureClass.RETRYABLE, "HTTP %d from the handler" % response.status)
+                return answer or response
+            if len(response.body) > core.max_response_bytes:
+                # The handler's writes commit with the failure: the key is claimed in this transaction
+                # (idem_claim_local) and failed in it, as in one transaction.
+                message = ("response of %d bytes is larger than the %d bytes stored (HTTP %d sent once, not "
+                           "stored)" % (len(response.body), core.max_response_bytes, response.status))
+                claim = store.claim_in_transaction(conn, self.key, self.digest, core.duplicate_wait_ms)
+                if not claim.may_execute:
+                    self._rollback(conn)
+                    return core.answer(self.key, claim)
+                conn.execute(core.sql_fail_permanent, (str(self.key), claim.token, message))
+                conn.execute("COMMIT")
+                store.count_claim(self.key, claim)
+                core.count(self.key, _counters.FAILED_PERMANENT)
+                return response
+            claim = store.record_in_transaction(conn, self.key, self.digest, core.stored_result(response),
+                                                core.duplicate_wait_ms)
+            if claim.may_execute:  # recorded: new, or a due retry / an expired lease taken over
+                conn.execute("COMMIT")
+                store.count_claim(self.key, claim)
+                store.count_succeeded(self.key)
+                self.recorded = True
+                return response
+            self._rollback(conn)
+            if claim.decision != Decision.REPLAY and claim.detail != "wait_timeout":
+                # The final answer from the row as it is now, with claim()'s writes for it (a
+                # conflict's record, an exhaustion).
+                claim = store.peek_local(self.key, self.digest)
+                if claim.may_execute:  # free again already: this request does not run; ask again
+                    claim = ClaimResult(decision=Decision.IN_PROGRESS, detail="contended", retry_after_ms=50)
+            store.count_claim(self.key, claim)
+            return core.answer(self.key, claim)
+        except BaseException:
+            self._rollback(conn)
+            raise
+        finally:
+            core.pool.put(conn)
 
     def _rollback(self, conn):
         if not conn.closed and conn.info.transaction_status != pq.TransactionStatus.IDLE:
@@ -297,11 +413,15 @@ class Claimed:
         with it: the key is claimed again on its own (counting the attempt) and failed with that
         token, unless someone else holds or finished it meanwhile (theirs is the answer)."""
         if not self.one_transaction:
-            return self._fail(store, failure_class, message)
+            self._fail(store, failure_class, message)
+            return None
         claim = store.claim(self.key, self.digest)
         if claim.may_execute:
             self.claim = claim
             self._fail(store, failure_class, message)
+        elif claim.decision == Decision.REPLAY:
+            return self.core.answer(self.key, claim)
+        return None
 
     def _fail(self, store, failure_class, message):
         try:
@@ -317,7 +437,7 @@ class HttpIdempotency:
     def __init__(self, dsn, *, schema="idem", header=DEFAULT_HEADER, methods=DEFAULT_METHODS, lease_ms=30_000,
                  retry=None, max_response_bytes=1 << 20, max_request_bytes=1 << 20,
                  replay_headers=DEFAULT_REPLAY_HEADERS, pool_size=10, counters=None, flush_interval=1.0,
-                 one_transaction=False, duplicate_wait_ms=2000):
+                 one_transaction=False, duplicate_wait_ms=2000, record_at_commit=False):
         self.dsn = dsn
         self.schema = schema
         self.header = header
@@ -333,6 +453,17 @@ class HttpIdempotency:
         # duplicate waits up to duplicate_wait_ms for it, then replays (or answers 409).
         self.one_transaction = bool(one_transaction)
         self.duplicate_wait_ms = duplicate_wait_ms
+        # Record at commit (docs/http-idempotency.md): one transaction without a claim before the
+        # handler; a read of the key (and a transaction-scoped advisory lock on it, so that a
+        # duplicate in flight is seen) before it, one statement recording the response after it.
+        self.record_at_commit = bool(record_at_commit)
+        self.lock_seed = _LOCK_SEED
+        q = '"%s".' % check_schema_name(schema)  # a plain identifier: quoting it is enough
+        self.sql_peek = _CLAIM_COLUMNS + q + "idem_peek_local(%s, %s, %s, %s)"
+        self.sql_peek_lock = ("SELECT pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended(%s, " +
+                              str(_LOCK_SEED) + ")), " + _CLAIM_COLUMNS[len("SELECT "):] + q +
+                              "idem_peek_local(%s, %s, %s, %s)")
+        self.sql_fail_permanent = "SELECT status FROM " + q + "fail(%s, %s::uuid, 'permanent', %s, 0, NULL)"
         if counters is None:
             counters = _counters.OutcomeCounters()
             self._flusher = _counters.CounterFlusher(dsn, counters, schema, flush_interval)
@@ -341,7 +472,10 @@ class HttpIdempotency:
         self.counters = counters
         self._registered = set()
         self._lock = threading.Lock()
-        TaskStore(None, schema, lease_ms, self.retry)  # validates the settings now, not at the first request
+        # Validates the settings now, not at the first request. Result bound: the wrapper around a
+        # max_response_bytes body (base64 at most 4/3 of it).
+        self._store = TaskStore(None, schema, lease_ms, self.retry,
+                                max_result_bytes=min(64 << 20, self.max_response_bytes * 2 + 65536), counters=self.counters)
 
     def redriver(self, tenant, operation, handler, route=None, **options):
         """A Redriver that re-executes this service's requeued requests of a re-drivable route:
@@ -360,9 +494,11 @@ class HttpIdempotency:
         self.pool.close()
 
     def store(self, conn):
-        # Result bound: the wrapper around a max_response_bytes body (base64 at most 4/3 of it).
-        return TaskStore(conn, self.schema, self.lease_ms, self.retry,
-                         max_result_bytes=min(64 << 20, self.max_response_bytes * 2 + 65536), counters=self.counters)
+        # A copy of one store made and checked once (its settings never change), on conn.
+        store = copy.copy(self._store)
+        store.conn = conn
+        store.redrivable = {}
+        return store
 
     def count(self, key, outcome):
         self.counters.add(key.tenant, key.operation, outcome)
@@ -413,8 +549,19 @@ class HttpIdempotency:
         return doc
 
     def fingerprint(self, request, route):
-        """The v1 digest of fingerprint_doc."""
-        return request_digest(self.fingerprint_doc(request, route))
+        """The v1 digest of fingerprint_doc. A plain JSON body (fast_json) is canonicalised by the
+        json module's C code; any other goes through parse_strict and canonical_json."""
+        value = fast_json(request.body) if request.body else None
+        if value is None:
+            return request_digest(self.fingerprint_doc(request, route))
+        doc = {"method": request.method.upper(), "route": normalise_template(request.template),
+               "body": {"json": without_fields(value, route.ignore_fields)},
+               "headers": {h.lower(): ",".join(request.header(h)) for h in route.fingerprint_headers}}
+        text = _CANONICAL_ENCODER.encode(doc)
+        if _OUTSIDE_BMP_OR_SURROGATE.search(doc["method"] + doc["route"] + "".join(doc["headers"]) +
+                                            "".join(doc["headers"].values())):
+            return request_digest(self.fingerprint_doc(request, route))
+        return REQUEST_DIGEST_PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def _claim_request(self, store, key, request, route):
         """The digest, or for a re-drivable route's JSON request the CanonicalRequest to store (the
@@ -450,9 +597,11 @@ class HttpIdempotency:
         key = self.key_of(request, route)
         if key is None or isinstance(key, HttpResponse):
             return key
-        if route.atomic and self.one_transaction and not route.redrive:
+        if route.atomic and (self.one_transaction or self.record_at_commit) and not route.redrive:
             # A re-drivable route's claim stores the request, which one transaction does not do
             # yet: it runs in two steps.
+            if self.record_at_commit:
+                return self._begin_record(key, self.fingerprint(request, route), route)
             return self._begin_one_transaction(key, self.fingerprint(request, route), route)
         conn = self.pool.get()
         try:
@@ -493,6 +642,47 @@ class HttpIdempotency:
                 conn = None
                 return self.answer(key, claim)
             return Claimed(self, route, key, claim, conn, digest=digest, one_transaction=True)
+        except BaseException:
+            if conn is not None:
+                self.pool.put(conn)
+            raise
+
+    def _begin_record(self, key, digest, route):
+        """Record at commit, before the handler: BEGIN, then in one statement the key's row read
+        (idem_peek_local) and the key's transaction-scoped advisory lock taken without waiting. A
+        duplicate in flight holds that lock: this one waits for it up to duplicate_wait_ms (then 409)
+        and reads the row again, so it replays the first one's answer."""
+        conn = self.pool.get()
+        try:
+            conn.execute("BEGIN")
+            params = (str(key), digest, self.retry.max_attempts, self.retry.max_age_ms or None)
+            row = conn.execute(self.sql_peek_lock, (str(key),) + params).fetchone()
+            locked, row = row[0], row[1:]
+            if row[0] == "run" and not locked:
+                try:
+                    prev = conn.execute(
+                        "SELECT pg_catalog.current_setting('lock_timeout'), pg_catalog.set_config('lock_timeout', %s, true),"
+                        " pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended(%s, " + str(self.lock_seed) + "))",
+                        (str(self.duplicate_wait_ms), str(key))).fetchone()[0]
+                except psycopg.Error as e:
+                    conn.execute("ROLLBACK")
+                    if getattr(e, "sqlstate", None) != LOCK_NOT_AVAILABLE:
+                        raise translate(e) or e from e
+                    self.count(key, _counters.IN_PROGRESS)
+                    return self.answer(key, ClaimResult(decision=Decision.IN_PROGRESS, detail="wait_timeout",
+                                                        retry_after_ms=50))
+                row = conn.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true), " +
+                                   self.sql_peek[len("SELECT "):], (prev,) + params).fetchone()[1:]
+            claim = _claim_from_row(row)  # run [new] is ACQUIRED, run [retry_due, lease_expired] REACQUIRED
+            if not claim.may_execute:
+                # A replay, a conflict (its record), an exhaustion (marked): committed, nothing else ran.
+                conn.execute("COMMIT")
+                self.pool.put(conn)
+                conn = None
+                self.store(None).count_claim(key, claim)
+                return self.answer(key, claim)
+            claim.attempts += 1
+            return Claimed(self, route, key, claim, conn, digest=digest, one_transaction=True, record_at_commit=True)
         except BaseException:
             if conn is not None:
                 self.pool.put(conn)

@@ -104,7 +104,9 @@ class IdempotencyWSGI:
                 if hasattr(result, "close"):
                     result.close()
         except Exception as e:  # noqa: BLE001 - the outcome is unknown
-            begun.abandon("handler raised %s: %s" % (type(e).__name__, str(e)[:200]))
+            replay = begun.abandon("handler raised %s: %s" % (type(e).__name__, str(e)[:200]))
+            if replay is not None:  # another run of the key succeeded meanwhile: its answer
+                return _start(start_response, replay)
             log.exception("idempotent handler failed")
             return _start(start_response, problem(500, "Handler failed",
                                                   "the handler raised an error; the outcome is unknown and a retry "
