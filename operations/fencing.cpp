@@ -1,0 +1,177 @@
+#include "operations/fencing.h"
+
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
+
+#include "operations/duration.h"
+#include "operations/stats.h"
+
+namespace idem {
+
+std::optional<double> FencingOperation::overrunPercent() const
+{
+    if (measured <= 0)
+        return std::nullopt;
+    return 100.0 * static_cast<double>(overruns) / static_cast<double>(measured);
+}
+
+bool FencingOperation::leaseTooShort() const
+{
+    if (!leaseMs)
+        return false;
+    return overruns > 0 || (runP99Ms && *runP99Ms > static_cast<double>(*leaseMs));
+}
+
+const FencingOperation* FencingReading::worst() const
+{
+    const FencingOperation* out = nullptr;
+    for (const auto& op : operations)
+        if (op.leaseTooShort()
+            && (!out || op.overrunPercent().value_or(0) > out->overrunPercent().value_or(0)
+                || (op.overrunPercent() == out->overrunPercent() && op.refused > out->refused)))
+            out = &op;
+    return out;
+}
+
+namespace {
+
+    std::int64_t integer(const nlohmann::json& j, const char* name)
+    {
+        const auto it = j.find(name);
+        return it == j.end() || it->is_null() ? 0 : it->get<std::int64_t>();
+    }
+
+    std::optional<double> number(const nlohmann::json& j, const char* name)
+    {
+        const auto it = j.find(name);
+        if (it == j.end() || it->is_null())
+            return std::nullopt;
+        return it->get<double>();
+    }
+
+    void checkArgs(int minutes, int limit)
+    {
+        if (minutes < 1 || minutes > maxFencingMinutes)
+            throw std::invalid_argument("the window must be 1 to 1440 minutes, not " + std::to_string(minutes));
+        if (limit < 1 || limit > 1000)
+            throw std::invalid_argument("the rows listed must be 1 to 1000, not " + std::to_string(limit));
+    }
+
+} // namespace
+
+FencingReading fencingFromJson(const std::string& json, int minutes)
+{
+    const auto j = nlohmann::json::parse(json);
+    FencingReading out;
+    out.available = true;
+    out.minutes = minutes;
+    for (const auto& o : j.at("operations")) {
+        FencingOperation op;
+        op.operation = o.at("operation").get<std::string>();
+        op.takeovers = integer(o, "takeovers");
+        op.refused = integer(o, "refused");
+        op.runs = integer(o, "runs");
+        op.runP50Ms = number(o, "run_p50_ms");
+        op.runP95Ms = number(o, "run_p95_ms");
+        op.runP99Ms = number(o, "run_p99_ms");
+        if (const auto lease = number(o, "lease_ms"))
+            op.leaseMs = static_cast<std::int64_t>(*lease);
+        op.leases = integer(o, "leases");
+        op.measured = integer(o, "measured");
+        op.overruns = integer(o, "overruns");
+        out.operations.push_back(std::move(op));
+    }
+    out.operationsOmitted = integer(j, "operations_omitted");
+    for (const auto& w : j.at("workers")) {
+        FencingWorker x;
+        x.worker = w.at("worker").get<std::string>();
+        x.operation = w.at("operation").get<std::string>();
+        x.takeovers = integer(w, "takeovers");
+        x.refused = integer(w, "refused");
+        out.workers.push_back(std::move(x));
+    }
+    out.workersOmitted = integer(j, "workers_omitted");
+    for (const auto& m : j.at("minutes"))
+        out.perMinute.push_back({ m.at(0).get<std::int64_t>(), m.at(1).get<std::int64_t>(), m.at(2).get<std::int64_t>() });
+    const auto& t = j.at("totals");
+    out.takeovers = integer(t, "takeovers");
+    out.refused = integer(t, "refused");
+    out.measured = integer(t, "measured");
+    out.overruns = integer(t, "overruns");
+    return out;
+}
+
+FencingReading readFencing(pqxx::transaction_base& tx, const SchemaName& schema, int minutes, int limit)
+{
+    checkArgs(minutes, limit);
+    const std::string fn = schema.qualify("idem_fencing");
+    // One statement: whether the schema has it (v33), the server's now, and the document.
+    const auto r = tx.exec_params(
+        "SELECT (extract(epoch FROM now()) * 1000000)::bigint, to_regprocedure($1) IS NOT NULL", fn + "(timestamptz, timestamptz, integer)");
+    FencingReading out;
+    out.minutes = minutes;
+    out.asOfUs = r[0][0].as<std::int64_t>();
+    if (!r[0][1].as<bool>())
+        return out;
+    const auto doc = tx.exec_params("SELECT " + fn + "(now() - $1 * interval '1 minute', now(), $2)::text", minutes, limit);
+    out = fencingFromJson(doc[0][0].as<std::string>(), minutes);
+    out.asOfUs = r[0][0].as<std::int64_t>();
+    return out;
+}
+
+FencingReading readFencing(pqxx::connection& conn, const SchemaName& schema, int minutes, int limit, int statementTimeoutMs)
+{
+    checkArgs(minutes, limit); // before any I/O
+    const std::string timeout = std::to_string(statementTimeoutMs);
+    {
+        pqxx::work w(conn);
+        w.exec_params("SELECT pg_catalog.set_config('statement_timeout', $1, true)", timeout);
+        w.exec("SELECT " + schema.qualify("idem_latency_rollup") + "(60)");
+        w.commit();
+    }
+    pqxx::read_transaction tx(conn);
+    boundRead(tx, statementTimeoutMs);
+    auto out = readFencing(tx, schema, minutes, limit);
+    tx.commit();
+    return out;
+}
+
+std::string fencingDuration(double ms)
+{
+    return formatDuration(ms, DurationForm::Precise);
+}
+
+std::string leaseAdvice(const FencingOperation& op)
+{
+    std::string out = op.operation + ": ";
+    if (!op.runP99Ms) {
+        out += "no run time measured";
+        if (op.leaseMs)
+            out += " against the " + fencingDuration(static_cast<double>(*op.leaseMs)) + " lease";
+        return out;
+    }
+    out += "p99 run time " + fencingDuration(*op.runP99Ms);
+    if (!op.leaseMs)
+        return out + "; no lease recorded (claims before schema v33)";
+    const std::string lease = fencingDuration(static_cast<double>(*op.leaseMs));
+    char percent[32] = "";
+    const auto p = op.overrunPercent();
+    if (p)
+        std::snprintf(percent, sizeof percent, "%.1f %%", *p);
+    if (*op.runP99Ms > static_cast<double>(*op.leaseMs)) {
+        out += " exceeds the " + lease + " lease";
+        if (p)
+            out += std::string(": ") + percent + " of attempts outlive their lease";
+        return out;
+    }
+    out += " is within the " + lease + " lease";
+    if (p)
+        out += std::string(": ") + percent + " of attempts outlive it";
+    return out;
+}
+
+} // namespace idem
