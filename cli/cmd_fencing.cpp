@@ -38,33 +38,6 @@ Needs idem_reader. Exit 3 when the schema predates v33 (idemctl migrate).
 
     std::string safe(const std::string& s, std::size_t n = 100) { return displaySafe(s, n); }
 
-    nlohmann::json optional(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
-
-    nlohmann::json toJson(const FencingReading& r, const SchemaName& schema)
-    {
-        nlohmann::json ops = nlohmann::json::array();
-        for (const auto& o : r.operations)
-            ops.push_back({ { "operation", o.operation }, { "takeovers", o.takeovers }, { "refused", o.refused },
-                { "runs", o.runs }, { "run_p50_ms", optional(o.runP50Ms) }, { "run_p95_ms", optional(o.runP95Ms) },
-                { "run_p99_ms", optional(o.runP99Ms) },
-                { "lease_ms", o.leaseMs ? nlohmann::json(*o.leaseMs) : nlohmann::json(nullptr) },
-                { "leases", o.leases }, { "measured", o.measured }, { "overruns", o.overruns },
-                { "overrun_percent", optional(o.overrunPercent()) }, { "lease_too_short", o.leaseTooShort() },
-                { "advice", leaseAdvice(o) } });
-        nlohmann::json workers = nlohmann::json::array();
-        for (const auto& w : r.workers)
-            workers.push_back({ { "worker", w.worker }, { "operation", w.operation }, { "takeovers", w.takeovers },
-                { "refused", w.refused } });
-        nlohmann::json minutes = nlohmann::json::array();
-        for (const auto& m : r.perMinute)
-            minutes.push_back({ { "minute", formatMicros(m.minute * 1000000) }, { "takeovers", m.takeovers },
-                { "refused", m.refused } });
-        return { { "schema", schema.name() }, { "as_of", formatMicros(r.asOfUs) }, { "minutes", r.minutes },
-            { "takeovers", r.takeovers }, { "refused", r.refused }, { "measured", r.measured },
-            { "overruns", r.overruns }, { "operations", ops }, { "operations_omitted", r.operationsOmitted },
-            { "workers", workers }, { "workers_omitted", r.workersOmitted }, { "per_minute", minutes } };
-    }
-
     std::string count(std::int64_t n) { return std::to_string(n); }
 
 } // namespace
@@ -89,7 +62,9 @@ int runFencing(const std::vector<std::string>& argv)
         return ExitRefused;
     }
     if (args.flag("json")) {
-        std::cout << toJson(r, schema).dump(2) << '\n';
+        auto doc = nlohmann::json::parse(fencingJson(r));
+        doc["schema"] = schema.name();
+        std::cout << doc.dump(2) << '\n';
         return ExitOk;
     }
     std::printf("fencing in the last %d min (as of %s): %s takeovers of expired leases, %s late calls refused\n", r.minutes,

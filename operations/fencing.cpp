@@ -7,7 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
+#include "operations/actions.h"
 #include "operations/duration.h"
+#include "operations/snapshotreport.h"
+#include "operations/tasklist.h"
 #include "operations/stats.h"
 
 namespace idem {
@@ -138,6 +141,110 @@ FencingReading readFencing(pqxx::connection& conn, const SchemaName& schema, int
     auto out = readFencing(tx, schema, minutes, limit);
     tx.commit();
     return out;
+}
+
+namespace {
+    nlohmann::json optionalJson(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+    std::int64_t micros(const nlohmann::json& j, const char* name)
+    {
+        const auto us = parseIsoMicros(j.at(name).get<std::string>());
+        if (!us)
+            throw std::runtime_error(std::string("fencing: ") + name + " is not an ISO 8601 time");
+        return *us;
+    }
+} // namespace
+
+std::string fencingJson(const FencingReading& r)
+{
+    nlohmann::json ops = nlohmann::json::array();
+    for (const auto& o : r.operations)
+        ops.push_back({ { "operation", o.operation }, { "takeovers", o.takeovers }, { "refused", o.refused },
+            { "runs", o.runs }, { "run_p50_ms", optionalJson(o.runP50Ms) }, { "run_p95_ms", optionalJson(o.runP95Ms) },
+            { "run_p99_ms", optionalJson(o.runP99Ms) },
+            { "lease_ms", o.leaseMs ? nlohmann::json(*o.leaseMs) : nlohmann::json(nullptr) }, { "leases", o.leases },
+            { "measured", o.measured }, { "overruns", o.overruns }, { "overrun_percent", optionalJson(o.overrunPercent()) },
+            { "lease_too_short", o.leaseTooShort() }, { "advice", leaseAdvice(o) } });
+    nlohmann::json workers = nlohmann::json::array();
+    for (const auto& w : r.workers)
+        workers.push_back(
+            { { "worker", w.worker }, { "operation", w.operation }, { "takeovers", w.takeovers }, { "refused", w.refused } });
+    nlohmann::json minutes = nlohmann::json::array();
+    for (const auto& m : r.perMinute)
+        minutes.push_back(
+            { { "minute", formatMicros(m.minute * 1000000) }, { "takeovers", m.takeovers }, { "refused", m.refused } });
+    return nlohmann::json { { "as_of", formatMicros(r.asOfUs) }, { "minutes", r.minutes }, { "takeovers", r.takeovers },
+        { "refused", r.refused }, { "measured", r.measured }, { "overruns", r.overruns }, { "operations", ops },
+        { "operations_omitted", r.operationsOmitted }, { "workers", workers }, { "workers_omitted", r.workersOmitted },
+        { "per_minute", minutes } }
+        .dump();
+}
+
+FencingReading fencingFromReportJson(const std::string& json)
+{
+    try {
+        const auto j = nlohmann::json::parse(json);
+        FencingReading out;
+        out.available = true;
+        out.asOfUs = micros(j, "as_of");
+        out.minutes = j.at("minutes").get<int>();
+        out.takeovers = integer(j, "takeovers");
+        out.refused = integer(j, "refused");
+        out.measured = integer(j, "measured");
+        out.overruns = integer(j, "overruns");
+        for (const auto& o : j.at("operations")) {
+            FencingOperation op;
+            op.operation = o.at("operation").get<std::string>();
+            op.takeovers = integer(o, "takeovers");
+            op.refused = integer(o, "refused");
+            op.runs = integer(o, "runs");
+            op.runP50Ms = number(o, "run_p50_ms");
+            op.runP95Ms = number(o, "run_p95_ms");
+            op.runP99Ms = number(o, "run_p99_ms");
+            if (const auto lease = number(o, "lease_ms"))
+                op.leaseMs = static_cast<std::int64_t>(*lease);
+            op.leases = integer(o, "leases");
+            op.measured = integer(o, "measured");
+            op.overruns = integer(o, "overruns");
+            out.operations.push_back(std::move(op));
+        }
+        out.operationsOmitted = integer(j, "operations_omitted");
+        for (const auto& w : j.at("workers"))
+            out.workers.push_back({ w.at("worker").get<std::string>(), w.at("operation").get<std::string>(),
+                integer(w, "takeovers"), integer(w, "refused") });
+        out.workersOmitted = integer(j, "workers_omitted");
+        for (const auto& m : j.at("per_minute"))
+            out.perMinute.push_back({ micros(m, "minute") / 1000000, integer(m, "takeovers"), integer(m, "refused") });
+        return out;
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error(std::string("fencing: ") + e.what());
+    }
+}
+
+std::string fencingReportHtml(const FencingReading& r)
+{
+    const auto n = [](std::int64_t v) { return std::to_string(v); };
+    const auto cell = [](const std::string& v) { return "<td>" + v + "</td>"; };
+    std::string h = "<h2>Fencing: " + n(r.refused) + " late calls refused, " + n(r.takeovers)
+        + " leases taken over, in the last " + n(r.minutes) + " min</h2>\n"
+        + "<p class=\"note\">A late complete, fail, heartbeat or fence refused because another claim had taken the "
+          "key over (as the workers' counters recorded them): each is a double execution the fence stopped. The "
+          "advice compares the p99 run time (within 3.7 %) with the lease the claims asked for; the percentage "
+          "counts the succeeded attempts that ran longer than their lease.</p>\n<table>\n"
+          "<tr><th>operation</th><th>takeovers</th><th>refused</th><th>lease advice</th></tr>\n";
+    for (const auto& o : r.operations) {
+        h += "<tr>" + cell(htmlEscape(o.operation)) + cell(n(o.takeovers)) + cell(n(o.refused))
+            + cell((o.leaseTooShort() ? "&#9888; " : "") + htmlEscape(leaseAdvice(o))) + "</tr>\n";
+    }
+    h += "</table>\n";
+    if (!r.workers.empty()) {
+        h += "<table>\n<tr><th>worker</th><th>operation</th><th>takeovers</th><th>refused</th></tr>\n";
+        for (const auto& w : r.workers)
+            h += "<tr>" + cell(htmlEscape(w.worker)) + cell(htmlEscape(w.operation)) + cell(n(w.takeovers))
+                + cell(n(w.refused)) + "</tr>\n";
+        h += "</table>\n";
+    }
+    return h;
 }
 
 std::string fencingDuration(double ms)

@@ -78,6 +78,17 @@ FencingReading readFencing(
 // The reading from idem_fencing's JSON document (the snapshot keeps it as read).
 FencingReading fencingFromJson(const std::string& json, int minutes);
 
+// The reading as idemctl fencing --json writes it and the incident snapshot keeps it (its
+// "fencing" object): as_of, minutes, the totals, operations (each with its overrun_percent,
+// lease_too_short and advice), operations_omitted, workers, workers_omitted, per_minute.
+std::string fencingJson(const FencingReading& r);
+// Back from that document (a snapshot's); throws std::runtime_error when it is not one.
+FencingReading fencingFromReportJson(const std::string& json);
+
+// The incident report's section (report.html): the totals, per operation the counts and the
+// advice, the workers; names escaped.
+std::string fencingReportHtml(const FencingReading& r);
+
 // The advisor's sentence, English (idemctl, the exporter's help, the docs); the console writes
 // its own, translated, from the same figures:
 //   "charge: p99 run time 41 s exceeds the 30 s lease: 3.1 % of attempts outlive their lease"

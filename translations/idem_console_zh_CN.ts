@@ -2270,6 +2270,68 @@ Check the SSL mode and that the root certificate is the one that signed the serv
     </message>
 </context>
 <context>
+    <name>idem::console::FencingPanel</name>
+    <message>
+        <source>&lt;span style=&quot;color:%1&quot;&gt;━━&lt;/span&gt; leases taken over per minute &amp;nbsp; &lt;span style=&quot;color:%2&quot;&gt;━━&lt;/span&gt; late calls refused per minute</source>
+        <translation>&lt;span style=&quot;color:%1&quot;&gt;━━&lt;/span&gt; 每分钟被接管的租约 &amp;nbsp; &lt;span style=&quot;color:%2&quot;&gt;━━&lt;/span&gt; 每分钟被拒绝的迟到调用</translation>
+    </message>
+    <message>
+        <source>Every measured attempt finished within its lease.</source>
+        <translation>所有已测量的尝试都在其租约内完成。</translation>
+    </message>
+    <message>
+        <source>Run time against the lease:</source>
+        <translation>运行时间与租约对比：</translation>
+    </message>
+    <message>
+        <source>By worker (application name):</source>
+        <translation>按工作进程（application_name）：</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::FencingWatch</name>
+    <message>
+        <source>Fencing, last %1 min: leases taken over %2, late calls refused %3</source>
+        <translation>隔离（fencing），最近 %1 分钟：被接管的租约 %2，被拒绝的迟到调用 %3</translation>
+    </message>
+    <message>
+        <source> (the fence held: each came from an attempt that had lost its key)</source>
+        <translation>（隔离有效：每一个都来自已失去其键的尝试）</translation>
+    </message>
+    <message>
+        <source>%1: no run time measured yet</source>
+        <translation>%1：尚未测得运行时间</translation>
+    </message>
+    <message>
+        <source>%1: p99 run time %2; no lease recorded</source>
+        <translation>%1：p99 运行时间 %2；未记录租约</translation>
+    </message>
+    <message>
+        <source>%1: p99 run time %2 exceeds the %3 lease: %4 % of attempts outlive their lease</source>
+        <translation>%1：p99 运行时间 %2 超过 %3 的租约：%4 % 的尝试超出其租约</translation>
+    </message>
+    <message>
+        <source>%1: p99 run time %2 exceeds the %3 lease</source>
+        <translation>%1：p99 运行时间 %2 超过 %3 的租约</translation>
+    </message>
+    <message>
+        <source>%1: p99 run time %2 is within the %3 lease: %4 % of attempts outlive it</source>
+        <translation>%1：p99 运行时间 %2 在 %3 的租约之内：%4 % 的尝试超出租约</translation>
+    </message>
+    <message>
+        <source>%1: p99 run time %2 is within the %3 lease</source>
+        <translation>%1：p99 运行时间 %2 在 %3 的租约之内</translation>
+    </message>
+    <message>
+        <source>%1 (%2): late calls refused %3, leases taken over %4</source>
+        <translation>%1（%2）：被拒绝的迟到调用 %3，被接管的租约 %4</translation>
+    </message>
+    <message>
+        <source>more workers: %1 (idemctl fencing)</source>
+        <translation>更多工作进程：%1（idemctl fencing）</translation>
+    </message>
+</context>
+<context>
     <name>idem::console::FleetModel</name>
     <message>
         <source> (standby)</source>

@@ -193,6 +193,30 @@ void TestFencing::lateCompletionRefusedAfterTakeover()
         refusedInMinutes += m.toObject()[QLatin1String("refused")].toInt();
     QCOMPARE(refusedInMinutes, 1);
 
+    // The incident snapshot keeps them: snapshot.json's fencing and the report's section.
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString out = dir.filePath(QStringLiteral("snap"));
+        const auto run = idem::test::runProgram(idem::test::idemctlPath(),
+            { QStringLiteral("snapshot"), QStringLiteral("export"), QStringLiteral("--dsn"),
+                QString::fromStdString(readerDsn), QStringLiteral("--out"), out });
+        QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+        QFile snapFile(out + QStringLiteral("/snapshot.json"));
+        QVERIFY(snapFile.open(QIODevice::ReadOnly));
+        const auto snap = QJsonDocument::fromJson(snapFile.readAll()).object()[QLatin1String("fencing")].toObject();
+        QCOMPARE(snap[QLatin1String("refused")].toInt(), 1);
+        const auto sop = snap[QLatin1String("operations")].toArray().first().toObject();
+        QCOMPARE(sop[QLatin1String("lease_ms")].toInt(), 1000);
+        QVERIFY(sop[QLatin1String("lease_too_short")].toBool());
+        QFile reportFile(out + QStringLiteral("/report.html"));
+        QVERIFY(reportFile.open(QIODevice::ReadOnly));
+        const QString html = QString::fromUtf8(reportFile.readAll());
+        QVERIFY(html.contains(QStringLiteral("<h2>Fencing: 1 late calls refused, 1 leases taken over, in the last ")));
+        QVERIFY(html.contains(QStringLiteral("exceeds the 1 s lease: 50.0 % of attempts outlive their lease")));
+        QVERIFY(html.contains(QStringLiteral("<td>worker-a</td>")));
+    }
+
     // The dashboard's panel, from the same reading.
     idem::console::FencingPanel panel(nullptr);
     panel.resize(900, 260);
