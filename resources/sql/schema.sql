@@ -55,6 +55,15 @@ BEGIN
         RETURN 0;
     END IF;
     v_rows := idem_counters_add_detail(p_batch);
+    INSERT INTO idem_counters_workers AS c (bucket, tenant, operation, worker, outcome, n)
+    SELECT least(to_timestamp(r.m), v_now), r.t, r.o,
+           left(COALESCE(NULLIF(current_setting('application_name', true), ''), session_user), 256), r.w,
+           least(sum(r.n), c_cap)::bigint
+      FROM jsonb_to_recordset(p_batch) AS r(m bigint, t text, o text, w text, n bigint)
+     WHERE r.w IN ('reacquired_lease', 'stale_token')
+     GROUP BY 1, 2, 3, 4, 5
+     ORDER BY 1, 2, 3, 4, 5
+    ON CONFLICT (bucket, tenant, operation, worker, outcome) DO UPDATE SET n = least(c.n::numeric + EXCLUDED.n, c_cap)::bigint;
     INSERT INTO idem_counters_total AS c (minutes, bucket, outcome, n)
     SELECT 1, least(to_timestamp(r.m), v_now), r.w, least(sum(r.n), c_cap)::bigint
       FROM jsonb_to_recordset(p_batch) AS r(m bigint, t text, o text, w text, n bigint)
@@ -309,6 +318,7 @@ CREATE TABLE idem.task_idempotency (
     error_class text,
     errors jsonb DEFAULT '[]'::jsonb NOT NULL,
     attempt_started_at timestamp with time zone,
+    lease_ms integer,
     CONSTRAINT task_idempotency_attempts_check CHECK ((attempts >= 0)),
     CONSTRAINT task_idempotency_error_class_check CHECK ((error_class = ANY (ARRAY['retryable'::text, 'permanent'::text, 'unknown'::text]))),
     CONSTRAINT task_idempotency_errors_check CHECK ((jsonb_typeof(errors) = 'array'::text)),
@@ -399,9 +409,10 @@ BEGIN
             END IF;
         END IF;
         INSERT INTO task_idempotency AS t (idempotency_key, request_hash, status, owner_token, lease_until,
-                                           attempts, max_attempts, created_at, updated_at, attempt_started_at)
+                                           attempts, max_attempts, created_at, updated_at, attempt_started_at,
+                                           lease_ms)
         VALUES (p_key, p_request_hash, 'processing', p_token, now() + p_lease_ms * interval '1 millisecond',
-                1, p_max_attempts, now(), now(), now())
+                1, p_max_attempts, now(), now(), now(), p_lease_ms)
         ON CONFLICT (idempotency_key) DO NOTHING
         RETURNING t.* INTO r;
         IF FOUND THEN
@@ -501,7 +512,8 @@ BEGIN
     UPDATE task_idempotency t
        SET status = 'processing', owner_token = p_token,
            lease_until = now() + p_lease_ms * interval '1 millisecond',
-           attempts = t.attempts + 1, next_attempt_at = NULL, updated_at = now(), attempt_started_at = now()
+           attempts = t.attempts + 1, next_attempt_at = NULL, updated_at = now(), attempt_started_at = now(),
+           lease_ms = p_lease_ms
      WHERE t.idempotency_key = p_key
     RETURNING t.* INTO STRICT r;
     RETURN QUERY SELECT 'reacquired'::text, v_detail, r.owner_token, r.attempts, r.max_attempts, r.lease_until, 0::bigint, NULL::jsonb,
@@ -1640,6 +1652,11 @@ BEGIN
                                 ORDER BY d.bucket LIMIT p_batch FOR UPDATE SKIP LOCKED));
     GET DIAGNOSTICS v_n = ROW_COUNT;
     v_expired := v_expired + v_n;
+    DELETE FROM idem_counters_workers c
+     WHERE c.ctid = ANY (ARRAY(SELECT d.ctid FROM idem_counters_workers d WHERE d.bucket < v_rollup
+                                ORDER BY d.bucket LIMIT p_batch FOR UPDATE SKIP LOCKED));
+    GET DIAGNOSTICS v_n = ROW_COUNT;
+    v_expired := v_expired + v_n;
     DELETE FROM idem_counters_refused r WHERE r.at < now() - v_policy.expire_after;
     RETURN QUERY SELECT v_rolled, v_expired;
 END
@@ -1983,6 +2000,107 @@ CREATE FUNCTION idem.idem_fail(p_key text, p_expected_status text, p_expected_up
 BEGIN
     RETURN QUERY SELECT * FROM recovery_action_apply('fail', p_key, p_expected_status, p_expected_updated_at_us, NULL, p_reason,
                                         p_actor);
+END
+$$;
+
+
+--
+-- Name: idem_fencing(timestamp with time zone, timestamp with time zone, integer); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_fencing(p_from timestamp with time zone, p_to timestamp with time zone, p_limit integer DEFAULT 50) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+DECLARE
+    v_ops jsonb;
+    v_ops_all integer;
+    v_workers jsonb;
+    v_workers_all integer;
+    v_minutes jsonb;
+    v_totals jsonb;
+BEGIN
+    IF p_from IS NULL OR p_to IS NULL OR p_to < p_from OR p_to - p_from > interval '24 hours' THEN
+        RAISE EXCEPTION 'a window needs a start and an end at most 24 hours after it, not % to %', p_from, p_to
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 1000 THEN
+        RAISE EXCEPTION 'limit must be 1 to 1000, not %', p_limit USING ERRCODE = 'ID003';
+    END IF;
+
+    WITH counted AS (
+        SELECT c.operation AS op, sum(c.n) FILTER (WHERE c.outcome = 'reacquired_lease') AS takeovers,
+               sum(c.n) FILTER (WHERE c.outcome = 'stale_token') AS refused
+          FROM (SELECT m.operation, m.outcome, m.n FROM idem_counters m
+                 WHERE m.bucket >= p_from AND m.bucket < p_to AND m.outcome IN ('reacquired_lease', 'stale_token')
+                UNION ALL
+                SELECT h.operation, h.outcome, h.n FROM idem_counters_hourly h
+                 WHERE h.bucket >= p_from AND h.bucket < p_to AND h.outcome IN ('reacquired_lease', 'stale_token')) c
+         GROUP BY 1
+    ), leases AS (
+        SELECT l.operation AS op, l.lease_ms, sum(l.attempts) AS attempts, sum(l.overruns) AS overruns
+          FROM idem_lease l WHERE l.bucket >= p_from AND l.bucket < p_to
+         GROUP BY 1, 2
+    ), lease AS (
+        SELECT x.op, (array_agg(x.lease_ms ORDER BY x.attempts DESC, x.lease_ms))[1] AS lease_ms,
+               count(*) AS leases, sum(x.attempts) AS measured, sum(x.overruns) AS overruns
+          FROM leases x GROUP BY 1
+    ), runs AS (
+        SELECT p.operation AS op, p.n, p.p50, p.p95, p.p99
+          FROM idem_latency_percentiles(p_from, p_to, NULL, NULL, true, false) p WHERE p.kind = 'run'
+    ), ops AS (
+        SELECT o.op, COALESCE(c.takeovers, 0) AS takeovers, COALESCE(c.refused, 0) AS refused,
+               COALESCE(r.n, 0) AS runs, r.p50, r.p95, r.p99, l.lease_ms, COALESCE(l.leases, 0) AS leases,
+               COALESCE(l.measured, 0) AS measured, COALESCE(l.overruns, 0) AS overruns
+          FROM (SELECT op FROM counted UNION SELECT op FROM lease UNION SELECT op FROM runs) o
+          LEFT JOIN counted c ON c.op = o.op
+          LEFT JOIN lease l ON l.op = o.op
+          LEFT JOIN runs r ON r.op = o.op
+    ), ranked AS (
+        SELECT ops.*, row_number() OVER (ORDER BY refused DESC, overruns DESC, takeovers DESC, op) AS rn,
+               count(*) OVER () AS total
+          FROM ops
+    )
+    SELECT COALESCE(jsonb_agg(jsonb_build_object(
+               'operation', op, 'takeovers', takeovers, 'refused', refused, 'runs', runs,
+               'run_p50_ms', p50, 'run_p95_ms', p95, 'run_p99_ms', p99, 'lease_ms', lease_ms, 'leases', leases,
+               'measured', measured, 'overruns', overruns) ORDER BY rn) FILTER (WHERE rn <= p_limit), '[]'::jsonb),
+           COALESCE(max(total), 0),
+           jsonb_build_object('takeovers', COALESCE(sum(takeovers), 0), 'refused', COALESCE(sum(refused), 0),
+                              'measured', COALESCE(sum(measured), 0), 'overruns', COALESCE(sum(overruns), 0))
+      INTO v_ops, v_ops_all, v_totals
+      FROM ranked;
+
+    WITH w AS (
+        SELECT c.worker, c.operation AS op, sum(c.n) FILTER (WHERE c.outcome = 'reacquired_lease') AS takeovers,
+               sum(c.n) FILTER (WHERE c.outcome = 'stale_token') AS refused
+          FROM idem_counters_workers c WHERE c.bucket >= p_from AND c.bucket < p_to
+         GROUP BY 1, 2
+    ), ranked AS (
+        SELECT w.*, row_number() OVER (ORDER BY COALESCE(refused, 0) DESC, COALESCE(takeovers, 0) DESC, worker, op) AS rn,
+               count(*) OVER () AS total
+          FROM w
+    )
+    SELECT COALESCE(jsonb_agg(jsonb_build_object('worker', worker, 'operation', op,
+                                                 'takeovers', COALESCE(takeovers, 0), 'refused', COALESCE(refused, 0))
+                              ORDER BY rn) FILTER (WHERE rn <= p_limit), '[]'::jsonb),
+           COALESCE(max(total), 0)
+      INTO v_workers, v_workers_all
+      FROM ranked;
+
+    SELECT COALESCE(jsonb_agg(jsonb_build_array(extract(epoch FROM m.bucket)::bigint, m.takeovers, m.refused)
+                              ORDER BY m.bucket), '[]'::jsonb)
+      INTO v_minutes
+      FROM (SELECT c.bucket, COALESCE(sum(c.n) FILTER (WHERE c.outcome = 'reacquired_lease'), 0) AS takeovers,
+                   COALESCE(sum(c.n) FILTER (WHERE c.outcome = 'stale_token'), 0) AS refused
+              FROM idem_counters c
+             WHERE c.bucket >= p_from AND c.bucket < p_to AND c.outcome IN ('reacquired_lease', 'stale_token')
+             GROUP BY 1) m;
+
+    RETURN jsonb_build_object('from', p_from, 'to', p_to, 'as_of', now(), 'operations', v_ops,
+                              'operations_omitted', greatest(v_ops_all - p_limit, 0), 'workers', v_workers,
+                              'workers_omitted', greatest(v_workers_all - p_limit, 0), 'minutes', v_minutes,
+                              'totals', v_totals);
 END
 $$;
 
@@ -3185,9 +3303,14 @@ BEGIN
            array_agg(f.slot ORDER BY f.slot), array_agg(f.n ORDER BY f.slot)
       FROM idem_latency_fold(v_from, v_to) f
      GROUP BY 1, 2, 3, 4;
+    INSERT INTO idem_lease (bucket, tenant, operation, lease_ms, attempts, overruns)
+    SELECT f.bucket, f.tenant, f.operation, f.lease_ms, f.attempts, f.overruns FROM idem_lease_fold(v_from, v_to) f;
     UPDATE idem_latency_state SET folded_to = v_to, folded_at = clock_timestamp();
     DELETE FROM idem_latency l
      WHERE l.ctid = ANY (ARRAY(SELECT d.ctid FROM idem_latency d WHERE d.bucket < now() - interval '8 days'
+                                ORDER BY d.bucket LIMIT 10000));
+    DELETE FROM idem_lease l
+     WHERE l.ctid = ANY (ARRAY(SELECT d.ctid FROM idem_lease d WHERE d.bucket < now() - interval '8 days'
                                 ORDER BY d.bucket LIMIT 10000));
     RETURN (extract(epoch FROM v_to - v_from) / 60)::integer;
 END
@@ -3218,6 +3341,27 @@ CREATE FUNCTION idem.idem_latency_value(p_kind text, p_slot integer) RETURNS dou
     SELECT CASE WHEN p_slot IS NULL THEN NULL
                 WHEN p_kind OPERATOR(pg_catalog.=) 'attempts' THEN p_slot::double precision
                 ELSE power(10::double precision, (p_slot + 0.5) / 32) END
+$$;
+
+
+--
+-- Name: idem_lease_fold(timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_lease_fold(p_from timestamp with time zone, p_to timestamp with time zone) RETURNS TABLE(bucket timestamp with time zone, tenant text, operation text, lease_ms integer, attempts bigint, overruns bigint)
+    LANGUAGE sql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+    SELECT date_trunc('minute', t.updated_at), split_part(t.idempotency_key, ':', 1), o.op, t.lease_ms,
+           count(*),
+           count(*) FILTER (WHERE t.updated_at - t.attempt_started_at > t.lease_ms * interval '1 millisecond')
+      FROM idem_succeeded_operations() o(op)
+      CROSS JOIN LATERAL (
+          SELECT s.idempotency_key, s.updated_at, s.attempt_started_at, s.lease_ms FROM task_idempotency s
+           WHERE s.status = 'succeeded' AND split_part(s.idempotency_key, ':', 2) = o.op
+             AND s.updated_at >= p_from AND s.updated_at < p_to) t
+     WHERE t.lease_ms IS NOT NULL AND t.attempt_started_at IS NOT NULL AND t.updated_at >= t.attempt_started_at
+     GROUP BY 1, 2, 3, 4
 $$;
 
 
@@ -6196,6 +6340,24 @@ END, bucket))),
 
 
 --
+-- Name: idem_counters_workers; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_counters_workers (
+    bucket timestamp with time zone NOT NULL,
+    tenant text NOT NULL,
+    operation text NOT NULL,
+    worker text NOT NULL,
+    outcome text NOT NULL,
+    n bigint NOT NULL,
+    CONSTRAINT idem_counters_workers_bucket_check CHECK ((bucket = date_trunc('minute'::text, bucket))),
+    CONSTRAINT idem_counters_workers_n_check CHECK ((n >= 0)),
+    CONSTRAINT idem_counters_workers_outcome_check CHECK ((outcome = ANY (ARRAY['reacquired_lease'::text, 'stale_token'::text]))),
+    CONSTRAINT idem_counters_workers_worker_check CHECK (((octet_length(worker) >= 1) AND (octet_length(worker) <= 256)))
+);
+
+
+--
 -- Name: idem_deploys; Type: TABLE; Schema: idem; Owner: -
 --
 
@@ -6312,6 +6474,24 @@ CREATE TABLE idem.idem_latency_state (
     folded_at timestamp with time zone,
     CONSTRAINT idem_latency_state_folded_to_check CHECK ((folded_to = date_trunc('minute'::text, folded_to))),
     CONSTRAINT idem_latency_state_one_check CHECK (one)
+);
+
+
+--
+-- Name: idem_lease; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_lease (
+    bucket timestamp with time zone NOT NULL,
+    tenant text NOT NULL,
+    operation text NOT NULL,
+    lease_ms integer NOT NULL,
+    attempts bigint NOT NULL,
+    overruns bigint NOT NULL,
+    CONSTRAINT idem_lease_attempts_check CHECK ((attempts > 0)),
+    CONSTRAINT idem_lease_bucket_check CHECK ((bucket = date_trunc('minute'::text, bucket))),
+    CONSTRAINT idem_lease_check CHECK (((overruns >= 0) AND (overruns <= attempts))),
+    CONSTRAINT idem_lease_lease_ms_check CHECK (((lease_ms >= 1) AND (lease_ms <= 86400000)))
 );
 
 
@@ -6739,6 +6919,14 @@ ALTER TABLE ONLY idem.idem_counters_total
 
 
 --
+-- Name: idem_counters_workers idem_counters_workers_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_counters_workers
+    ADD CONSTRAINT idem_counters_workers_pkey PRIMARY KEY (bucket, tenant, operation, worker, outcome);
+
+
+--
 -- Name: idem_deploys idem_deploys_new_version_key; Type: CONSTRAINT; Schema: idem; Owner: -
 --
 
@@ -6792,6 +6980,14 @@ ALTER TABLE ONLY idem.idem_latency
 
 ALTER TABLE ONLY idem.idem_latency_state
     ADD CONSTRAINT idem_latency_state_pkey PRIMARY KEY (one);
+
+
+--
+-- Name: idem_lease idem_lease_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_lease
+    ADD CONSTRAINT idem_lease_pkey PRIMARY KEY (bucket, tenant, operation, lease_ms);
 
 
 --
@@ -7582,6 +7778,14 @@ GRANT ALL ON FUNCTION idem.idem_fail(p_key text, p_expected_status text, p_expec
 
 
 --
+-- Name: FUNCTION idem_fencing(p_from timestamp with time zone, p_to timestamp with time zone, p_limit integer); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_fencing(p_from timestamp with time zone, p_to timestamp with time zone, p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_fencing(p_from timestamp with time zone, p_to timestamp with time zone, p_limit integer) TO idem_reader;
+
+
+--
 -- Name: FUNCTION idem_has_right(p_role name, p_right text); Type: ACL; Schema: idem; Owner: -
 --
 
@@ -7789,6 +7993,13 @@ GRANT ALL ON FUNCTION idem.idem_latency_slot(p_us double precision) TO idem_read
 
 REVOKE ALL ON FUNCTION idem.idem_latency_value(p_kind text, p_slot integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION idem.idem_latency_value(p_kind text, p_slot integer) TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_lease_fold(p_from timestamp with time zone, p_to timestamp with time zone); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_lease_fold(p_from timestamp with time zone, p_to timestamp with time zone) FROM PUBLIC;
 
 
 --
@@ -8373,6 +8584,13 @@ GRANT SELECT ON TABLE idem.idem_counters_total TO idem_reader;
 
 
 --
+-- Name: TABLE idem_counters_workers; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_counters_workers TO idem_reader;
+
+
+--
 -- Name: TABLE idem_deploys; Type: ACL; Schema: idem; Owner: -
 --
 
@@ -8398,6 +8616,13 @@ GRANT SELECT ON TABLE idem.idem_latency TO idem_reader;
 --
 
 GRANT SELECT ON TABLE idem.idem_latency_state TO idem_reader;
+
+
+--
+-- Name: TABLE idem_lease; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_lease TO idem_reader;
 
 
 --
