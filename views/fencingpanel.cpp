@@ -59,7 +59,6 @@ FencingPanel::FencingPanel(ConsoleSession* session, QWidget* parent)
         m_chart->addSeries(s);
         s->attachAxis(m_x);
         s->attachAxis(m_y);
-        s->setPointsVisible(true);
     }
     m_view = new QChartView(m_chart);
     m_view->setObjectName(QStringLiteral("fencingChart"));
@@ -172,8 +171,10 @@ void FencingPanel::applyTheme()
     if (m_chart->theme() != chartTheme)
         m_chart->setTheme(chartTheme);
     m_chart->setBackgroundBrush(QApplication::palette().color(QPalette::Base));
+    // The takeovers wide under the refusals: where both lines run together (each refusal follows
+    // a takeover), the amber shows on either side of the red.
     QPen t(takeoverColour);
-    t.setWidthF(2.0);
+    t.setWidthF(5.0);
     m_takeovers->setPen(t);
     QPen f(refusedColour);
     f.setWidthF(2.0);
