@@ -17,7 +17,8 @@ namespace idem::cli {
 
 namespace {
 
-    constexpr const char* fencingHelp = R"(Usage: idemctl fencing [--minutes N] [--limit N] [--json] [--dsn DSN] [--schema S]
+    constexpr const char* fencingHelp
+        = R"(Usage: idemctl fencing [--minutes N] [--limit N] [--json] [--dsn DSN] [--schema S]
 
 Proof that fencing works, and the lease advisor. A worker whose lease ran out while it still
 worked loses the key to another claim (a takeover); its late complete, fail, heartbeat or fence
@@ -67,10 +68,11 @@ int runFencing(const std::vector<std::string>& argv)
         std::cout << doc.dump(2) << '\n';
         return ExitOk;
     }
-    std::printf("fencing in the last %d min (as of %s): %s takeovers of expired leases, %s late calls refused\n", r.minutes,
-        formatMicros(r.asOfUs).c_str(), count(r.takeovers).c_str(), count(r.refused).c_str());
+    std::printf("fencing in the last %d min (as of %s): %s takeovers of expired leases, %s late calls refused\n",
+        r.minutes, formatMicros(r.asOfUs).c_str(), count(r.takeovers).c_str(), count(r.refused).c_str());
     if (r.refused > 0)
-        std::printf("  the fence held: each refused call's attempt had lost its key, and its transaction was rolled back\n");
+        std::printf(
+            "  the fence held: each refused call's attempt had lost its key, and its transaction was rolled back\n");
     if (r.operations.empty())
         std::printf("no takeovers, refused calls or run times in the window\n");
     else {

@@ -20,11 +20,11 @@
 
 #include "cli/metrics.h"
 #include "core/identifier.h"
+#include "operations/fencing.h"
 #include "operations/horizon.h"
 #include "operations/latency.h"
 #include "operations/node.h"
 #include "operations/pauses.h"
-#include "operations/fencing.h"
 #include "operations/reconcile.h"
 #include "operations/stats.h"
 

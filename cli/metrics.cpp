@@ -365,7 +365,8 @@ std::vector<prometheus::MetricFamily> fencingFamilies(const FencingReading& r, c
             f.push_back(std::move(family));
     };
     perOperation("idem_fencing_takeovers",
-        "Claims in the window that took over an expired lease (reacquired_lease, as the workers' libraries counted them).",
+        "Claims in the window that took over an expired lease (reacquired_lease, as the workers' libraries counted "
+        "them).",
         [](const FencingOperation& o) { return std::optional<double>(static_cast<double>(o.takeovers)); });
     perOperation("idem_fencing_refused",
         "Late complete, fail, heartbeat or fence calls refused in the window because another attempt had taken the key "

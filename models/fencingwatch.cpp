@@ -47,12 +47,14 @@ namespace fencingtext {
 
     QString headline(const idem::FencingReading& r)
     {
-        QString out = QCoreApplication::translate("idem::console::FencingWatch", "Fencing, last %1 min: leases taken over %2, late calls refused %3")
+        QString out = QCoreApplication::translate(
+            "idem::console::FencingWatch", "Fencing, last %1 min: leases taken over %2, late calls refused %3")
                           .arg(r.minutes)
                           .arg(QLocale().toString(static_cast<qlonglong>(r.takeovers)),
                               QLocale().toString(static_cast<qlonglong>(r.refused)));
         if (r.refused > 0)
-            out += QCoreApplication::translate("idem::console::FencingWatch", " (the fence held: each came from an attempt that had lost its key)");
+            out += QCoreApplication::translate(
+                "idem::console::FencingWatch", " (the fence held: each came from an attempt that had lost its key)");
         return out;
     }
 
@@ -63,16 +65,24 @@ namespace fencingtext {
             return QCoreApplication::translate("idem::console::FencingWatch", "%1: no run time measured yet").arg(name);
         const QString p99 = duration(*op.runP99Ms);
         if (!op.leaseMs)
-            return QCoreApplication::translate("idem::console::FencingWatch", "%1: p99 run time %2; no lease recorded").arg(name, p99);
+            return QCoreApplication::translate("idem::console::FencingWatch", "%1: p99 run time %2; no lease recorded")
+                .arg(name, p99);
         const QString lease = duration(static_cast<double>(*op.leaseMs));
         const auto p = op.overrunPercent();
         const QString percent = p ? QLocale().toString(*p, 'f', 1) : QString();
         if (*op.runP99Ms > static_cast<double>(*op.leaseMs))
-            return p ? QCoreApplication::translate("idem::console::FencingWatch", "%1: p99 run time %2 exceeds the %3 lease: %4 % of attempts outlive their lease")
-                           .arg(name, p99, lease, percent)
-                     : QCoreApplication::translate("idem::console::FencingWatch", "%1: p99 run time %2 exceeds the %3 lease").arg(name, p99, lease);
-        return p ? QCoreApplication::translate("idem::console::FencingWatch", "%1: p99 run time %2 is within the %3 lease: %4 % of attempts outlive it").arg(name, p99, lease, percent)
-                 : QCoreApplication::translate("idem::console::FencingWatch", "%1: p99 run time %2 is within the %3 lease").arg(name, p99, lease);
+            return p
+                ? QCoreApplication::translate("idem::console::FencingWatch",
+                    "%1: p99 run time %2 exceeds the %3 lease: %4 % of attempts outlive their lease")
+                      .arg(name, p99, lease, percent)
+                : QCoreApplication::translate("idem::console::FencingWatch", "%1: p99 run time %2 exceeds the %3 lease")
+                      .arg(name, p99, lease);
+        return p
+            ? QCoreApplication::translate("idem::console::FencingWatch",
+                "%1: p99 run time %2 is within the %3 lease: %4 % of attempts outlive it")
+                  .arg(name, p99, lease, percent)
+            : QCoreApplication::translate("idem::console::FencingWatch", "%1: p99 run time %2 is within the %3 lease")
+                  .arg(name, p99, lease);
     }
 
     QStringList workers(const idem::FencingReading& r, int limit)
@@ -82,7 +92,8 @@ namespace fencingtext {
         for (const auto& w : r.workers) {
             if (shown == limit)
                 break;
-            out << QCoreApplication::translate("idem::console::FencingWatch", "%1 (%2): late calls refused %3, leases taken over %4")
+            out << QCoreApplication::translate(
+                "idem::console::FencingWatch", "%1 (%2): late calls refused %3, leases taken over %4")
                        .arg(visibleText(w.worker), visibleText(w.operation),
                            QLocale().toString(static_cast<qlonglong>(w.refused)),
                            QLocale().toString(static_cast<qlonglong>(w.takeovers)));
@@ -90,7 +101,8 @@ namespace fencingtext {
         }
         const auto more = static_cast<std::int64_t>(r.workers.size()) - shown + r.workersOmitted;
         if (more > 0)
-            out << QCoreApplication::translate("idem::console::FencingWatch", "more workers: %1 (idemctl fencing)").arg(QLocale().toString(static_cast<qlonglong>(more)));
+            out << QCoreApplication::translate("idem::console::FencingWatch", "more workers: %1 (idemctl fencing)")
+                       .arg(QLocale().toString(static_cast<qlonglong>(more)));
         return out;
     }
 

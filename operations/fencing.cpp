@@ -10,8 +10,8 @@
 #include "operations/actions.h"
 #include "operations/duration.h"
 #include "operations/snapshotreport.h"
-#include "operations/tasklist.h"
 #include "operations/stats.h"
+#include "operations/tasklist.h"
 
 namespace idem {
 
@@ -99,7 +99,8 @@ FencingReading fencingFromJson(const std::string& json, int minutes)
     }
     out.workersOmitted = integer(j, "workers_omitted");
     for (const auto& m : j.at("minutes"))
-        out.perMinute.push_back({ m.at(0).get<std::int64_t>(), m.at(1).get<std::int64_t>(), m.at(2).get<std::int64_t>() });
+        out.perMinute.push_back(
+            { m.at(0).get<std::int64_t>(), m.at(1).get<std::int64_t>(), m.at(2).get<std::int64_t>() });
     const auto& t = j.at("totals");
     out.takeovers = integer(t, "takeovers");
     out.refused = integer(t, "refused");
@@ -113,20 +114,23 @@ FencingReading readFencing(pqxx::transaction_base& tx, const SchemaName& schema,
     checkArgs(minutes, limit);
     const std::string fn = schema.qualify("idem_fencing");
     // One statement: whether the schema has it (v33), the server's now, and the document.
-    const auto r = tx.exec_params(
-        "SELECT (extract(epoch FROM now()) * 1000000)::bigint, to_regprocedure($1) IS NOT NULL", fn + "(timestamptz, timestamptz, integer)");
+    const auto r
+        = tx.exec_params("SELECT (extract(epoch FROM now()) * 1000000)::bigint, to_regprocedure($1) IS NOT NULL",
+            fn + "(timestamptz, timestamptz, integer)");
     FencingReading out;
     out.minutes = minutes;
     out.asOfUs = r[0][0].as<std::int64_t>();
     if (!r[0][1].as<bool>())
         return out;
-    const auto doc = tx.exec_params("SELECT " + fn + "(now() - $1 * interval '1 minute', now(), $2)::text", minutes, limit);
+    const auto doc
+        = tx.exec_params("SELECT " + fn + "(now() - $1 * interval '1 minute', now(), $2)::text", minutes, limit);
     out = fencingFromJson(doc[0][0].as<std::string>(), minutes);
     out.asOfUs = r[0][0].as<std::int64_t>();
     return out;
 }
 
-FencingReading readFencing(pqxx::connection& conn, const SchemaName& schema, int minutes, int limit, int statementTimeoutMs)
+FencingReading readFencing(
+    pqxx::connection& conn, const SchemaName& schema, int minutes, int limit, int statementTimeoutMs)
 {
     checkArgs(minutes, limit); // before any I/O
     const std::string timeout = std::to_string(statementTimeoutMs);
@@ -144,7 +148,10 @@ FencingReading readFencing(pqxx::connection& conn, const SchemaName& schema, int
 }
 
 namespace {
-    nlohmann::json optionalJson(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+    nlohmann::json optionalJson(const std::optional<double>& v)
+    {
+        return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+    }
 
     std::int64_t micros(const nlohmann::json& j, const char* name)
     {
@@ -163,21 +170,23 @@ std::string fencingJson(const FencingReading& r)
             { "runs", o.runs }, { "run_p50_ms", optionalJson(o.runP50Ms) }, { "run_p95_ms", optionalJson(o.runP95Ms) },
             { "run_p99_ms", optionalJson(o.runP99Ms) },
             { "lease_ms", o.leaseMs ? nlohmann::json(*o.leaseMs) : nlohmann::json(nullptr) }, { "leases", o.leases },
-            { "measured", o.measured }, { "overruns", o.overruns }, { "overrun_percent", optionalJson(o.overrunPercent()) },
-            { "lease_too_short", o.leaseTooShort() }, { "advice", leaseAdvice(o) } });
+            { "measured", o.measured }, { "overruns", o.overruns },
+            { "overrun_percent", optionalJson(o.overrunPercent()) }, { "lease_too_short", o.leaseTooShort() },
+            { "advice", leaseAdvice(o) } });
     nlohmann::json workers = nlohmann::json::array();
     for (const auto& w : r.workers)
-        workers.push_back(
-            { { "worker", w.worker }, { "operation", w.operation }, { "takeovers", w.takeovers }, { "refused", w.refused } });
+        workers.push_back({ { "worker", w.worker }, { "operation", w.operation }, { "takeovers", w.takeovers },
+            { "refused", w.refused } });
     nlohmann::json minutes = nlohmann::json::array();
     for (const auto& m : r.perMinute)
         minutes.push_back(
             { { "minute", formatMicros(m.minute * 1000000) }, { "takeovers", m.takeovers }, { "refused", m.refused } });
-    return nlohmann::json { { "as_of", formatMicros(r.asOfUs) }, { "minutes", r.minutes }, { "takeovers", r.takeovers },
+    return nlohmann::json {
+        { "as_of", formatMicros(r.asOfUs) }, { "minutes", r.minutes }, { "takeovers", r.takeovers },
         { "refused", r.refused }, { "measured", r.measured }, { "overruns", r.overruns }, { "operations", ops },
         { "operations_omitted", r.operationsOmitted }, { "workers", workers }, { "workers_omitted", r.workersOmitted },
-        { "per_minute", minutes } }
-        .dump();
+        { "per_minute", minutes }
+    }.dump();
 }
 
 FencingReading fencingFromReportJson(const std::string& json)
@@ -247,10 +256,7 @@ std::string fencingReportHtml(const FencingReading& r)
     return h;
 }
 
-std::string fencingDuration(double ms)
-{
-    return formatDuration(ms, DurationForm::Precise);
-}
+std::string fencingDuration(double ms) { return formatDuration(ms, DurationForm::Precise); }
 
 std::string leaseAdvice(const FencingOperation& op)
 {

@@ -9,8 +9,8 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineSeries>
-#include <QValueAxis>
 #include <QVBoxLayout>
+#include <QValueAxis>
 
 #include <algorithm>
 #include <map>
@@ -151,9 +151,9 @@ void FencingPanel::present(const idem::FencingReading& r)
         advice << tr("Every measured attempt finished within its lease.");
     m_advice->setText(tr("Run time against the lease:") + QLatin1Char('\n') + advice.join(QLatin1Char('\n')));
     const auto workers = fencingtext::workers(r, 5);
-    m_workers->setText(workers.isEmpty() ? QString()
-                                         : tr("By worker (application name):") + QLatin1Char('\n')
-                                             + workers.join(QLatin1Char('\n')));
+    m_workers->setText(workers.isEmpty()
+            ? QString()
+            : tr("By worker (application name):") + QLatin1Char('\n') + workers.join(QLatin1Char('\n')));
     m_workers->setVisible(!workers.isEmpty());
     setVisible(true);
 }

@@ -70,7 +70,8 @@ bool TestFencing::waitLeaseOver(const idem::TaskKey& key, int afterMs)
     QElapsedTimer clock;
     clock.start();
     while (clock.elapsed() < 20000) {
-        if (idem::test::field(*m_owner, key, "(t.lease_until + " + std::to_string(afterMs) + " * interval '1 millisecond' < now())::text")
+        if (idem::test::field(*m_owner, key,
+                "(t.lease_until + " + std::to_string(afterMs) + " * interval '1 millisecond' < now())::text")
             == "true")
             return true;
         QThread::msleep(20);
@@ -82,8 +83,10 @@ void TestFencing::lateCompletionRefusedAfterTakeover()
 {
     // Two workers, each on its own connection under its own application_name, each with its own
     // counters, as the library runs them.
-    auto connA = std::make_unique<pqxx::connection>(idem::test::dsnWith(m_db->dsn(), { { "application_name", "worker-a" } }));
-    auto connB = std::make_unique<pqxx::connection>(idem::test::dsnWith(m_db->dsn(), { { "application_name", "worker-b" } }));
+    auto connA
+        = std::make_unique<pqxx::connection>(idem::test::dsnWith(m_db->dsn(), { { "application_name", "worker-a" } }));
+    auto connB
+        = std::make_unique<pqxx::connection>(idem::test::dsnWith(m_db->dsn(), { { "application_name", "worker-b" } }));
     idem::OutcomeCounters countersA, countersB;
     idem::TaskStore a(*connA, storeOptions(1000ms, 5), &countersA);
     idem::TaskStore b(*connB, storeOptions(1000ms, 5), &countersB);
@@ -125,9 +128,10 @@ void TestFencing::lateCompletionRefusedAfterTakeover()
     // The libraries flush their counts: the takeover under B's name, the refusal under A's.
     countersA.flush(*connA, schema);
     countersB.flush(*connB, schema);
-    QCOMPARE(scalar(*m_owner,
-                 "SELECT string_agg(worker || ' ' || operation || ' ' || outcome || ' ' || n, ', ' ORDER BY worker, outcome)"
-                 " FROM idem.idem_counters_workers"),
+    QCOMPARE(
+        scalar(*m_owner,
+            "SELECT string_agg(worker || ' ' || operation || ' ' || outcome || ' ' || n, ', ' ORDER BY worker, outcome)"
+            " FROM idem.idem_counters_workers"),
         QByteArray("worker-a charge stale_token 1, worker-b charge reacquired_lease 1"));
 
     // The minutes fold when closed: the rows are moved 5 minutes into the past (durations kept)
@@ -135,15 +139,17 @@ void TestFencing::lateCompletionRefusedAfterTakeover()
     {
         pqxx::work w(*m_owner);
         w.exec("UPDATE idem.task_idempotency SET created_at = created_at - interval '5 minutes',"
-               " updated_at = updated_at - interval '5 minutes', attempt_started_at = attempt_started_at - interval '5 minutes'");
+               " updated_at = updated_at - interval '5 minutes', attempt_started_at = attempt_started_at - interval '5 "
+               "minutes'");
         w.exec("UPDATE idem.idem_latency_state SET folded_to = date_trunc('minute', now()) - interval '7 minutes'");
         w.commit();
     }
     const std::string readerDsn = idem::test::loginDsn(m_db->dsn(), readerRole, password);
     auto reader = std::make_unique<pqxx::connection>(readerDsn);
     const auto r = idem::readFencing(*reader, schema, 60, 50, 5000);
-    QCOMPARE(scalar(*m_owner, "SELECT string_agg(operation || ' ' || lease_ms || ' ' || attempts || ' ' || overruns, ', ')"
-                              " FROM idem.idem_lease"),
+    QCOMPARE(scalar(*m_owner,
+                 "SELECT string_agg(operation || ' ' || lease_ms || ' ' || attempts || ' ' || overruns, ', ')"
+                 " FROM idem.idem_lease"),
         QByteArray("charge 1000 2 1"));
     QVERIFY(r.available);
     QCOMPARE(r.operations.size(), std::size_t(1));
@@ -162,15 +168,19 @@ void TestFencing::lateCompletionRefusedAfterTakeover()
     const auto text = idem::test::runProgram(idem::test::idemctlPath(),
         { QStringLiteral("fencing"), QStringLiteral("--dsn"), QString::fromStdString(readerDsn) });
     QVERIFY2(text.exitCode == 0, qPrintable(text.err));
-    QVERIFY2(text.out.contains(QStringLiteral("1 takeovers of expired leases, 1 late calls refused")), qPrintable(text.out));
-    const QRegularExpression advice(
-        QStringLiteral("! charge: p99 run time [0-9.]+ s exceeds the 1 s lease: 50\\.0 % of attempts outlive their lease"));
+    QVERIFY2(
+        text.out.contains(QStringLiteral("1 takeovers of expired leases, 1 late calls refused")), qPrintable(text.out));
+    const QRegularExpression advice(QStringLiteral(
+        "! charge: p99 run time [0-9.]+ s exceeds the 1 s lease: 50\\.0 % of attempts outlive their lease"));
     QVERIFY2(advice.match(text.out).hasMatch(), qPrintable(text.out));
-    QVERIFY2(QRegularExpression(QStringLiteral("worker-a +charge +0 +1\n")).match(text.out).hasMatch(), qPrintable(text.out));
-    QVERIFY2(QRegularExpression(QStringLiteral("worker-b +charge +1 +0\n")).match(text.out).hasMatch(), qPrintable(text.out));
+    QVERIFY2(QRegularExpression(QStringLiteral("worker-a +charge +0 +1\n")).match(text.out).hasMatch(),
+        qPrintable(text.out));
+    QVERIFY2(QRegularExpression(QStringLiteral("worker-b +charge +1 +0\n")).match(text.out).hasMatch(),
+        qPrintable(text.out));
 
     const auto json = idem::test::runProgram(idem::test::idemctlPath(),
-        { QStringLiteral("fencing"), QStringLiteral("--json"), QStringLiteral("--dsn"), QString::fromStdString(readerDsn) });
+        { QStringLiteral("fencing"), QStringLiteral("--json"), QStringLiteral("--dsn"),
+            QString::fromStdString(readerDsn) });
     QVERIFY2(json.exitCode == 0, qPrintable(json.err));
     const auto doc = QJsonDocument::fromJson(json.out.toUtf8()).object();
     QCOMPARE(doc[QLatin1String("refused")].toInt(), 1);
@@ -223,13 +233,19 @@ void TestFencing::lateCompletionRefusedAfterTakeover()
     panel.present(r);
     QVERIFY(!panel.isHidden());
     const auto label = [&](const char* name) { return panel.findChild<QLabel*>(QLatin1String(name))->text(); };
-    QVERIFY2(label("fencingHeadline").startsWith(QStringLiteral("Fencing, last 60 min: leases taken over 1, late calls refused 1 (the fence held")),
+    QVERIFY2(label("fencingHeadline")
+                 .startsWith(
+                     QStringLiteral("Fencing, last 60 min: leases taken over 1, late calls refused 1 (the fence held")),
         qPrintable(label("fencingHeadline")));
-    QVERIFY2(QRegularExpression(QStringLiteral("⚠ charge: p99 run time [0-9.]+ s exceeds the 1 s lease: 50\\.0 % of attempts outlive their lease"))
-                 .match(label("fencingAdvice"))
-                 .hasMatch(),
+    QVERIFY2(
+        QRegularExpression(
+            QStringLiteral(
+                "⚠ charge: p99 run time [0-9.]+ s exceeds the 1 s lease: 50\\.0 % of attempts outlive their lease"))
+            .match(label("fencingAdvice"))
+            .hasMatch(),
         qPrintable(label("fencingAdvice")));
-    QVERIFY2(label("fencingWorkers").contains(QStringLiteral("worker-a (charge): late calls refused 1, leases taken over 0")),
+    QVERIFY2(label("fencingWorkers")
+                 .contains(QStringLiteral("worker-a (charge): late calls refused 1, leases taken over 0")),
         qPrintable(label("fencingWorkers")));
     if (const QByteArray dir = qgetenv("IDEM_SCREENSHOT_DIR"); !dir.isEmpty()) {
         panel.show();
@@ -246,14 +262,18 @@ void TestFencing::lateCompletionRefusedAfterTakeover()
 
 void TestFencing::badArgumentsAndRoles()
 {
-    QCOMPARE(sqlstateOf(*m_owner, "SELECT idem.idem_fencing(now(), now() - interval '1 minute', 10)"), std::string("ID003"));
-    QCOMPARE(sqlstateOf(*m_owner, "SELECT idem.idem_fencing(now() - interval '25 hours', now(), 10)"), std::string("ID003"));
-    QCOMPARE(sqlstateOf(*m_owner, "SELECT idem.idem_fencing(now() - interval '1 hour', now(), 0)"), std::string("ID003"));
+    QCOMPARE(
+        sqlstateOf(*m_owner, "SELECT idem.idem_fencing(now(), now() - interval '1 minute', 10)"), std::string("ID003"));
+    QCOMPARE(
+        sqlstateOf(*m_owner, "SELECT idem.idem_fencing(now() - interval '25 hours', now(), 10)"), std::string("ID003"));
+    QCOMPARE(
+        sqlstateOf(*m_owner, "SELECT idem.idem_fencing(now() - interval '1 hour', now(), 0)"), std::string("ID003"));
     QCOMPARE(sqlstateOf(*m_owner, "SELECT idem.idem_fencing(NULL, now(), 10)"), std::string("ID003"));
     auto reader = std::make_unique<pqxx::connection>(idem::test::loginDsn(m_db->dsn(), readerRole, password));
     QCOMPARE(sqlstateOf(*reader, "SELECT idem.idem_fencing(now() - interval '1 hour', now(), 10)"), std::string("ok"));
     auto worker = std::make_unique<pqxx::connection>(idem::test::loginDsn(m_db->dsn(), workerRole, password));
-    QCOMPARE(sqlstateOf(*worker, "SELECT idem.idem_fencing(now() - interval '1 hour', now(), 10)"), std::string("42501"));
+    QCOMPARE(
+        sqlstateOf(*worker, "SELECT idem.idem_fencing(now() - interval '1 hour', now(), 10)"), std::string("42501"));
     QCOMPARE(sqlstateOf(*worker, "SELECT count(*) FROM idem.idem_counters_workers"), std::string("42501"));
     QCOMPARE(sqlstateOf(*reader, "DELETE FROM idem.idem_lease"), std::string("42501"));
     const auto bad = idem::test::runProgram(idem::test::idemctlPath(),
