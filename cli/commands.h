@@ -39,6 +39,7 @@ int runJob(const std::vector<std::string>& args);
 int runApprovals(const std::vector<std::string>& args);
 int runRights(const std::vector<std::string>& args);
 int runReconcile(const std::vector<std::string>& args);
+int runFencing(const std::vector<std::string>& args);
 int runScenarioWorker(const std::vector<std::string>& args);
 
 } // namespace idem::cli

@@ -269,9 +269,12 @@ void Exporter::readAttempt(const std::function<double()>& seconds)
     // The reconcile probes' last runs (one statement) share the horizon's savepoint: a round trip
     // fewer each reading; the horizon read first is kept when they fail.
     std::optional<ReconcileReading> reconcile;
+    // And the fencing figures (schema v33: a probe, then the document), over the window.
+    std::optional<FencingReading> fencing;
     inSavepoint(tx, "idem_horizon", [&](pqxx::transaction_base& sub) {
         horizon = readHorizon(sub, m_options.schema, 5, 1);
         reconcile = readReconcile(sub, m_options.schema);
+        fencing = readFencing(sub, m_options.schema, m_options.stats.windowMinutes, 200);
     });
     tx.commit();
     // Recorded when this exporter first sees the primary's system and timeline (at its start, and
@@ -301,6 +304,7 @@ void Exporter::readAttempt(const std::function<double()>& seconds)
     m_atRisk = std::move(atRisk);
     m_horizon = std::move(horizon);
     m_reconcile = std::move(reconcile);
+    m_fencing = std::move(fencing);
     m_lastSuccess = unixNow();
     if (!m_lastProblem.empty()) {
         std::cerr << "idemctl exporter: reading the database again\n";
@@ -518,6 +522,9 @@ void Exporter::publish(const StatsReading* stats, const PauseList* pauses, doubl
             f.push_back(std::move(family));
     if (stats && m_reconcile)
         for (auto& family : reconcileFamilies(*m_reconcile, m_labels))
+            f.push_back(std::move(family));
+    if (stats && m_fencing && m_fencing->available)
+        for (auto& family : fencingFamilies(*m_fencing, m_labels))
             f.push_back(std::move(family));
     f.push_back(singleFamily("idem_exporter_node_changes_total",
         "Readings that reached another node than the reading before (address, system, timeline, or primary/standby) "

@@ -20,6 +20,7 @@
 
 #include "cli/metrics.h"
 #include "core/identifier.h"
+#include "operations/fencing.h"
 #include "operations/horizon.h"
 #include "operations/latency.h"
 #include "operations/node.h"
@@ -140,6 +141,8 @@ private:
     // The reconcile probes' last runs (schema v30), read in a savepoint: unset when that part
     // failed (a schema before v30). Whoever ran them: every exporter publishes them.
     std::optional<ReconcileReading> m_reconcile;
+    // The fencing figures over the window (schema v33), read in the same savepoint.
+    std::optional<FencingReading> m_fencing;
     std::string m_nodeKey;
     std::int64_t m_nodeChanges = 0;
     std::string m_lastTimelineProblem;

@@ -46,6 +46,8 @@ const Command commands[] = {
     { "events", "what happened in a window: recovery actions, purges, pauses, annotations", &idem::cli::runEvents },
     { "reconcile", "check effects against records on a schedule: probes per operation, their runs, run one now",
         &idem::cli::runReconcile },
+    { "fencing", "late calls refused after takeovers, per operation and worker; run times against the lease",
+        &idem::cli::runFencing },
     { "storage", "table and index sizes, rows by status, rows due for purge, the last purge", &idem::cli::runStorage },
     // Internal: the worker process that `verify` starts and kills. Not listed.
     { "scenario-worker", nullptr, &idem::cli::runScenarioWorker },

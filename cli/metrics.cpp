@@ -4,10 +4,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <optional>
 
 #include <prometheus/text_serializer.h>
 
+#include "operations/fencing.h"
 #include "operations/horizon.h"
 #include "operations/latency.h"
 #include "operations/pauses.h"
@@ -359,6 +361,73 @@ std::vector<prometheus::MetricFamily> horizonFamilies(const HorizonReading& h, c
     }
     if (!dead.metric.empty())
         f.push_back(std::move(dead));
+    return f;
+}
+
+std::vector<prometheus::MetricFamily> fencingFamilies(const FencingReading& r, const MetricLabels& labels)
+{
+    using prometheus::MetricType;
+    std::vector<prometheus::MetricFamily> f;
+    const auto perOperation = [&](const char* name, const char* help,
+                                  const std::function<std::optional<double>(const FencingOperation&)>& value) {
+        prometheus::MetricFamily family { name, help, MetricType::Gauge, {} };
+        for (const auto& op : r.operations) {
+            const auto v = value(op);
+            if (!v)
+                continue;
+            prometheus::ClientMetric m;
+            m.label = labels;
+            m.label.push_back({ "operation", op.operation });
+            m.gauge.value = *v;
+            family.metric.push_back(std::move(m));
+        }
+        if (!family.metric.empty())
+            f.push_back(std::move(family));
+    };
+    perOperation("idem_fencing_takeovers",
+        "Claims in the window that took over an expired lease (reacquired_lease, as the workers' libraries counted "
+        "them).",
+        [](const FencingOperation& o) { return std::optional<double>(static_cast<double>(o.takeovers)); });
+    perOperation("idem_fencing_refused",
+        "Late complete, fail, heartbeat or fence calls refused in the window because another attempt had taken the key "
+        "over (stale tokens): the fence held, and the late attempt's transaction was rolled back.",
+        [](const FencingOperation& o) { return std::optional<double>(static_cast<double>(o.refused)); });
+    perOperation("idem_lease_seconds", "The lease the operation's claims asked for most often in the window.",
+        [](const FencingOperation& o) {
+            return o.leaseMs ? std::optional<double>(static_cast<double>(*o.leaseMs) / 1000.0) : std::nullopt;
+        });
+    perOperation("idem_lease_run_p99_seconds",
+        "p99 of the operation's attempt run times in the window (claim to complete or fail, within 3.7 %).",
+        [](const FencingOperation& o) {
+            return o.runP99Ms ? std::optional<double>(*o.runP99Ms / 1000.0) : std::nullopt;
+        });
+    perOperation("idem_lease_measured_attempts",
+        "Succeeded attempts in the window whose run time was measured against the lease their claim asked for.",
+        [](const FencingOperation& o) {
+            return o.measured > 0 ? std::optional<double>(static_cast<double>(o.measured)) : std::nullopt;
+        });
+    perOperation("idem_lease_overrun_ratio",
+        "Of those attempts, the fraction that ran longer than their lease: each could have been taken over.",
+        [](const FencingOperation& o) {
+            const auto p = o.overrunPercent();
+            return p ? std::optional<double>(*p / 100.0) : std::nullopt;
+        });
+    prometheus::MetricFamily workers { "idem_fencing_worker_refused",
+        "Late calls refused in the window, by the worker (application_name) whose counters recorded them; workers "
+        "with one at least.",
+        MetricType::Gauge, {} };
+    for (const auto& w : r.workers) {
+        if (w.refused <= 0)
+            continue;
+        prometheus::ClientMetric m;
+        m.label = labels;
+        m.label.push_back({ "operation", w.operation });
+        m.label.push_back({ "worker", w.worker });
+        m.gauge.value = static_cast<double>(w.refused);
+        workers.metric.push_back(std::move(m));
+    }
+    if (!workers.metric.empty())
+        f.push_back(std::move(workers));
     return f;
 }
 

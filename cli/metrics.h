@@ -10,6 +10,7 @@
 #include <prometheus/metric_family.h>
 
 namespace idem {
+struct FencingReading;
 struct HorizonReading;
 struct LatencyHistogram;
 struct PauseList;
@@ -67,6 +68,13 @@ private:
 // idem_horizon_holders (how many were read, at most 5) and idem_table_dead_rows per Idem table
 // (n_dead_tup, labelled table). Nothing before v26.
 std::vector<prometheus::MetricFamily> horizonFamilies(const HorizonReading& h, const MetricLabels& labels);
+
+// The fencing figures over the exporter's window (schema v33), labelled operation:
+// idem_fencing_takeovers and idem_fencing_refused (the libraries' counters), per worker
+// idem_fencing_worker_refused (workers with a refused call only), and the lease advisor's
+// idem_lease_seconds, idem_lease_run_p99_seconds, idem_lease_measured_attempts and
+// idem_lease_overrun_ratio (of the measured attempts, those that outlived their lease).
+std::vector<prometheus::MetricFamily> fencingFamilies(const FencingReading& r, const MetricLabels& labels);
 
 // One family with one sample, for the exporter's own figures.
 prometheus::MetricFamily singleFamily(

@@ -648,6 +648,9 @@ SnapshotData readSnapshot(pqxx::connection& conn, const SnapshotOptions& options
     d.pauses = readPauses(tx, options.schema, options.historyMinutes, options.pauseLimit, options.stats);
     d.jobs = readJobs(tx, options.schema, options.historyMinutes, options.jobLimit);
     d.horizon = readHorizon(tx, options.schema, 5, 24);
+    if (auto fencing = readFencing(tx, options.schema, std::clamp(options.historyMinutes, 1, maxFencingMinutes), 50);
+        fencing.available)
+        d.fencing = std::move(fencing);
     if (options.redact)
         for (auto& h : d.horizon->holders) {
             if (!h.query.empty())

@@ -13,6 +13,7 @@
 #include <pqxx/connection>
 
 #include "core/identifier.h"
+#include "operations/fencing.h"
 #include "operations/horizon.h"
 #include "operations/reconcile.h"
 #include "operations/snapshotfields.h"
@@ -349,6 +350,9 @@ struct SnapshotData {
     // The reconcile probes and each one's last run at the instant (schema v30 on; added within
     // format 1: absent before). Redacted: the offenders' error messages (they may quote values).
     std::optional<ReconcileReading> reconcile;
+    // Takeovers, late calls refused and the lease advice over the history window, at most 24 h
+    // (schema v33 on; added within format 1: absent before).
+    std::optional<FencingReading> fencing;
     // Re-drive items and re-drivers (added within format 1: absent before, and before schema v25).
     std::optional<SnapshotRedriveSet> redrive;
     SnapshotAudit audit;

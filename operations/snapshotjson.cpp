@@ -779,6 +779,7 @@ std::string snapshotToJson(const SnapshotData& d)
         { "jobs", d.jobs ? jobSetJson(*d.jobs) : OJson(nullptr) },
         { "horizon", d.horizon ? horizonJson(*d.horizon) : OJson(nullptr) },
         { "reconcile", d.reconcile ? reconcileJson(*d.reconcile) : OJson(nullptr) },
+        { "fencing", d.fencing ? OJson::parse(fencingJson(*d.fencing)) : OJson(nullptr) },
         { "redrive", d.redrive ? redriveSetJson(*d.redrive) : OJson(nullptr) },
         { "audit",
             { { "limit", d.audit.limit }, { "total", d.audit.total }, { "truncated", d.audit.truncated },
@@ -894,6 +895,8 @@ SnapshotData snapshotFromJson(std::string_view text)
         d.horizon = horizonFrom(root.object("horizon"));
     if (root.has("reconcile") && !root.at("reconcile").is_null())
         d.reconcile = reconcileFrom(root.object("reconcile"));
+    if (root.has("fencing") && !root.at("fencing").is_null())
+        d.fencing = fencingFromReportJson(root.at("fencing").dump());
     if (root.has("redrive") && !root.at("redrive").is_null())
         d.redrive = redriveSetFrom(root.object("redrive"));
 

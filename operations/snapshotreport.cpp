@@ -499,6 +499,9 @@ std::string snapshotReportHtml(const SnapshotData& d, const std::vector<ReportIm
         h += "</table>\n";
     }
 
+    if (d.fencing)
+        h += fencingReportHtml(*d.fencing);
+
     if (d.horizon) {
         const auto& hz = *d.horizon;
         h += "<h2>Transaction horizon: " + n(static_cast<std::int64_t>(hz.holders.size())) + " holder"

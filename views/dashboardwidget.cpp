@@ -30,6 +30,7 @@
 #include "views/chartpanel.h"
 #include "views/refusalnote.h"
 #include "views/dashboardsettingsdialog.h"
+#include "views/fencingpanel.h"
 #include "views/horizonnotice.h"
 #include "views/integritynotice.h"
 #include "views/latencychart.h"
@@ -205,6 +206,8 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
     });
     if (monitor) // issue 46: the transaction horizon held while the Idem tables' dead rows grow
         layout->addWidget(new HorizonNotice(monitor));
+    if (monitor) // issue 46: late calls refused after takeovers, run times against the lease
+        layout->addWidget(new FencingPanel(monitor));
     layout->addLayout(tiles);
     if (m_breakdown)
         layout->addWidget(m_breakdown);

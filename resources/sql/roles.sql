@@ -463,3 +463,19 @@ BEGIN
                    ' %1$I.idem_reconcile_finish(bigint, jsonb, text) TO idem_reconcile', s);
 END
 $reconcile$;
+
+-- Fencing and the lease advisor (schema v33, docs/operators-guide.md "Fencing and leases"):
+-- claim() records the lease, add_counters() the takeovers and refused late calls by worker, and
+-- idem_latency_rollup() folds the leases, each as its definer; readers read the figures
+-- (idem_fencing) and the tables. Workers: nothing more.
+DO $fencing$
+DECLARE
+    s text := current_schema();
+BEGIN
+    EXECUTE format('GRANT SELECT ON %1$I.idem_lease, %1$I.idem_counters_workers TO idem_reader', s);
+    EXECUTE format('REVOKE ALL ON %1$I.idem_lease, %1$I.idem_counters_workers FROM idem_worker', s);
+    EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_lease, %1$I.idem_counters_workers'
+                   ' FROM idem_reader, idem_operator', s);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_fencing(timestamptz, timestamptz, integer) TO idem_reader', s);
+END
+$fencing$;

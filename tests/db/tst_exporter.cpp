@@ -453,6 +453,10 @@ void TestExporter::prometheusScrapesWhatSqlSays()
         { "idem_pauses_active", 2 },
         { "idem_pause_active{tenant=\"tz\",operation=\"old\"}", 1 },
         { "idem_pause_active{tenant=\"tz\",operation=\"new\"}", 1 },
+        // Schema v33, the window's takeovers and late calls refused per operation.
+        { "idem_fencing_takeovers{operation=\"charge\"}", 4 },
+        { "idem_fencing_refused{operation=\"refund\"}", 9 }, // 7 + 2
+        { "idem_fencing_refused{operation=\"charge\"}", 0 }, // its 300 are 20 minutes back
     };
     for (const auto& [series, value] : planted) {
         const QString expr = QString::fromLatin1(series);
@@ -589,7 +593,15 @@ void TestExporter::prometheusScrapesWhatSqlSays()
     QVERIFY(firing("IdemPauseOverdue")[QLatin1String("annotations")].toObject()[QLatin1String("runbook_url")]
                 .toString()
                 .endsWith(QLatin1String("#idempauseoverdue")));
+    // Late calls of refund refused in the window: IdemLateCompletions fires for refund only.
+    QVERIFY2(waitUntil([&] { return !firing("IdemLateCompletions").isEmpty(); }), qPrintable(log()));
+    QCOMPARE(firing("IdemLateCompletions")[QLatin1String("labels")].toObject()[QLatin1String("operation")].toString(),
+        QStringLiteral("refund"));
+    QVERIFY(firing("IdemLateCompletions")[QLatin1String("annotations")].toObject()[QLatin1String("runbook_url")]
+                .toString()
+                .endsWith(QLatin1String("#idemlatecompletions")));
     // The other rules stayed quiet where nothing called for them.
+    QVERIFY(firing("IdemLeaseTooShort").isEmpty()); // no lease measured
     QVERIFY(firing("IdemExporterCannotReadDatabase").isEmpty());
     QVERIFY(firing("IdemAuditHeadMovedBackwards").isEmpty());
     QVERIFY(firing("IdemRunTimeP95High").isEmpty()); // nothing ran while Prometheus watched
@@ -839,16 +851,17 @@ void TestExporter::scrapesNeverReachTheDatabase()
     const int trips = proxy.roundTrips() - trips0;
     qInfo("%d scrapes in %.1f s: %.0f readings, %d round trips", scrapes, seconds, readings, trips);
     QVERIFY2(readings >= 1 && readings <= seconds + 1, qPrintable(QString::number(readings)));
-    // One reading is thirty-seven round trips, whatever the scrapes: the latency roll-up's begin,
+    // One reading is thirty-nine round trips, whatever the scrapes: the latency roll-up's begin,
     // timeout, roll-up, commit (4); begin, timeout, figures, counters (4); the pauses' savepoint,
     // its first statement, search path, list, server time, release (6); the latency's savepoint,
     // first statement, search path, folded_to, release (5); the node, its system identifier, its
     // standbys (3); the at-risk part's savepoint, first statement, head, standbys, slots, release
     // (6); the horizon's savepoint, first statement, probe, holders, storage, storage samples, the
-    // reconcile probes' last runs (schema v30), release (8); commit (1). The latency's first
+    // reconcile probes' last runs (schema v30), the fencing probe and document (schema v33),
+    // release (10); commit (1). The latency's first
     // reading and each minute folded add one; the shared exact refresh, due at most once in 20 s,
     // adds eight at most once here. The timeline is recorded at the first reading only (before these).
-    QVERIFY2(trips <= 37 * (readings + 1) + 8 + 2, qPrintable(QStringLiteral("%1 round trips").arg(trips)));
+    QVERIFY2(trips <= 39 * (readings + 1) + 8 + 2, qPrintable(QStringLiteral("%1 round trips").arg(trips)));
 }
 
 void TestExporter::unreadableDatabaseKeepsServing()

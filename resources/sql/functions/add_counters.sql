@@ -1,8 +1,11 @@
--- add_counters (schema v6, changed in v8, v13; the history is in git log).
+-- add_counters (schema v6, changed in v8, v13, v33; the history is in git log).
 -- The counters flush: p_batch is a JSON array of {"m": bucket as Unix seconds, "t": tenant,
 -- "o": operation, "w": outcome, "n": count}. Rows of one batch with the same counter are summed;
 -- counter rows are written in key order, so two flushers cannot deadlock. Returns the number of
--- counter rows written. Any row out of bounds refuses the whole batch (ID003).
+-- counter rows written. Any row out of bounds refuses the whole batch (ID003). v33: the batch's
+-- takeovers and refused late calls ('reacquired_lease', 'stale_token') are also counted by worker
+-- in idem_counters_workers, the worker being the flushing session's application_name (else its
+-- login role).
 CREATE OR REPLACE FUNCTION add_counters(p_batch jsonb)
 RETURNS integer
 LANGUAGE plpgsql
@@ -39,6 +42,15 @@ BEGIN
         RETURN 0;
     END IF;
     v_rows := idem_counters_add_detail(p_batch);
+    INSERT INTO idem_counters_workers AS c (bucket, tenant, operation, worker, outcome, n)
+    SELECT least(to_timestamp(r.m), v_now), r.t, r.o,
+           left(COALESCE(NULLIF(current_setting('application_name', true), ''), session_user), 256), r.w,
+           least(sum(r.n), c_cap)::bigint
+      FROM jsonb_to_recordset(p_batch) AS r(m bigint, t text, o text, w text, n bigint)
+     WHERE r.w IN ('reacquired_lease', 'stale_token')
+     GROUP BY 1, 2, 3, 4, 5
+     ORDER BY 1, 2, 3, 4, 5
+    ON CONFLICT (bucket, tenant, operation, worker, outcome) DO UPDATE SET n = least(c.n::numeric + EXCLUDED.n, c_cap)::bigint;
     INSERT INTO idem_counters_total AS c (minutes, bucket, outcome, n)
     SELECT 1, least(to_timestamp(r.m), v_now), r.w, least(sum(r.n), c_cap)::bigint
       FROM jsonb_to_recordset(p_batch) AS r(m bigint, t text, o text, w text, n bigint)

@@ -1,4 +1,4 @@
--- claim (schema v2, changed in v5, v6, v13, v15, v16, v17, v18, v24, v35; the history is in git log).
+-- claim (schema v2, changed in v5, v6, v13, v15, v16, v17, v18, v24, v33, v35; the history is in git log).
 -- The first step of every attempt, one round trip: takes key p_key for token p_token, or answers
 -- from the stored row. decision [detail]: acquired [new]; reacquired [lease_expired, retry_due]
 -- (a new token, attempts + 1); replay [succeeded] (the stored result); in_progress [lease_live,
@@ -10,7 +10,8 @@
 -- retry_after_ms at most 5 s and never past that end; v35: a ramping pause turns away only the
 -- keys outside its step's fraction, idem_pause_check). It reads the row first, without a lock,
 -- and inserts only when there is none. An acquisition or takeover records the attempt's start in
--- attempt_started_at (v17), from which the run time of the attempt is measured.
+-- attempt_started_at (v17), from which the run time of the attempt is measured, and the lease
+-- it asked for in lease_ms (v33: what the lease advisor compares the run times with).
 -- It runs at READ COMMITTED only (v24): under REPEATABLE READ or SERIALIZABLE it would read the
 -- pauses with a snapshot as old as its transaction, and acquire a key that a pause committed
 -- since then covers; such a claim is refused (ID003) before anything is read.
@@ -80,9 +81,10 @@ BEGIN
             END IF;
         END IF;
         INSERT INTO task_idempotency AS t (idempotency_key, request_hash, status, owner_token, lease_until,
-                                           attempts, max_attempts, created_at, updated_at, attempt_started_at)
+                                           attempts, max_attempts, created_at, updated_at, attempt_started_at,
+                                           lease_ms)
         VALUES (p_key, p_request_hash, 'processing', p_token, now() + p_lease_ms * interval '1 millisecond',
-                1, p_max_attempts, now(), now(), now())
+                1, p_max_attempts, now(), now(), now(), p_lease_ms)
         ON CONFLICT (idempotency_key) DO NOTHING
         RETURNING t.* INTO r;
         IF FOUND THEN
@@ -178,7 +180,8 @@ BEGIN
     UPDATE task_idempotency t
        SET status = 'processing', owner_token = p_token,
            lease_until = now() + p_lease_ms * interval '1 millisecond',
-           attempts = t.attempts + 1, next_attempt_at = NULL, updated_at = now(), attempt_started_at = now()
+           attempts = t.attempts + 1, next_attempt_at = NULL, updated_at = now(), attempt_started_at = now(),
+           lease_ms = p_lease_ms
      WHERE t.idempotency_key = p_key
     RETURNING t.* INTO STRICT r;
     RETURN QUERY SELECT 'reacquired'::text, v_detail, r.owner_token, r.attempts, r.max_attempts, r.lease_until, 0::bigint, NULL::jsonb,
