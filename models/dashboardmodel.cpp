@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "models/consolesession.h"
+#include "models/latencywatch.h"
 #include "models/olderschema.h"
 
 namespace idem::console {
@@ -509,9 +510,19 @@ void DashboardModel::evaluateLevels()
     }
 }
 
+void DashboardModel::setLatency(const LatencyState& state)
+{
+    m_latencyReading = state.reading ? std::make_shared<const LatencyReading>(*state.reading) : nullptr;
+    m_latency = { m_latencyReading.get(), state.windowMinutes, state.error };
+    m_latencySet = true;
+    evaluateLevels();
+    Q_EMIT updated();
+}
+
 TilePresenter DashboardModel::presenter() const
 {
     TileInputs in;
+    in.latency = m_latencySet ? &m_latency : nullptr;
     in.settings = &m_settings;
     in.figuresWindowMinutes = figuresWindowMinutes();
     in.figuresWindowOwn = m_figuresWindowMinutes.has_value();

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@
 namespace idem::console {
 
 class ConsoleSession;
+struct LatencyReading;
 
 // What one tick brought back to the UI thread.
 struct DashboardTick {
@@ -100,6 +102,9 @@ public:
     const std::optional<idem::DashboardReading>& latest() const { return m_latest; }
     const std::optional<std::vector<idem::AttemptsBin>>& attempts() const { return m_attempts; }
     const DashboardHistory& history() const { return m_history; }
+    // The worst p95 tile's figures (a LatencyWatch's state, or a snapshot's reading): they come
+    // from their own read, not the tick. Levels and alerts follow, and updated() is emitted.
+    void setLatency(const LatencyState& state);
     // The tiles as the presenter shows them from this model's settings, figures and history.
     TilePresenter presenter() const;
     TileValue tile(Tile tile) const;
@@ -192,6 +197,9 @@ private:
     qint64 m_historyFromMinute = 0; // epoch seconds of the oldest minute loaded (0: none yet)
     qint64 m_lastServerMs = 0;
     DashboardHistory m_history;
+    std::shared_ptr<const LatencyReading> m_latencyReading;
+    LatencyState m_latency; // its reading is m_latencyReading's
+    bool m_latencySet = false;
     std::array<Level, tileCount> m_levels {};
     std::vector<OpenAlert> m_openAlerts;
     qint64 m_lastTickMs = 0;

@@ -59,11 +59,6 @@ DashboardSettings DashboardSettings::load(QSettings& settings)
         if (settings.contains(key + QStringLiteral("/critical")))
             t.critical = optionalFrom(settings.value(key + QStringLiteral("/critical")));
     }
-    const QString worst = worstP95RunKey();
-    if (settings.contains(worst + QStringLiteral("/warning")))
-        s.worstP95Run.warning = optionalFrom(settings.value(worst + QStringLiteral("/warning")));
-    if (settings.contains(worst + QStringLiteral("/critical")))
-        s.worstP95Run.critical = optionalFrom(settings.value(worst + QStringLiteral("/critical")));
     settings.endGroup();
     return s;
 }
@@ -84,8 +79,6 @@ void DashboardSettings::save(QSettings& settings) const
         settings.setValue(key + QStringLiteral("/warning"), optionalText(t.warning));
         settings.setValue(key + QStringLiteral("/critical"), optionalText(t.critical));
     }
-    settings.setValue(worstP95RunKey() + QStringLiteral("/warning"), optionalText(worstP95Run.warning));
-    settings.setValue(worstP95RunKey() + QStringLiteral("/critical"), optionalText(worstP95Run.critical));
     settings.endGroup();
     settings.sync();
 }

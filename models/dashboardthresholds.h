@@ -23,10 +23,6 @@ struct DashboardSettings {
     QString tenant; // empty: all
     QString operation; // empty: all
     std::array<Threshold, tileCount> thresholds;
-    // The worst p95 run time tile (issue #27; not in the catalogue: its figure is the latency
-    // read's, not the tick's), in seconds.
-    Threshold worstP95Run { 5.0, 30.0 };
-    static QString worstP95RunKey() { return QStringLiteral("thresholds/worstP95RunTime"); }
 
     DashboardSettings();
     static DashboardSettings load(QSettings& settings);

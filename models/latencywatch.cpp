@@ -150,22 +150,15 @@ void LatencyWatch::armNext(std::optional<qint64> previousFoldedToMs)
 
 qint64 LatencyWatch::foldedToMs() const { return m_reading ? m_reading->foldedToMs : 0; }
 
-TileValue LatencyWatch::worstTile(const Threshold& threshold) const
-{
-    return latencyWorstTile({ m_reading ? &*m_reading : nullptr, m_windowMinutes, error() }, threshold);
-}
-
-QString LatencyWatch::worstTileToolTip(const Threshold& threshold) const
-{
-    return latencyWorstTileToolTip({ m_reading ? &*m_reading : nullptr, m_windowMinutes, error() }, threshold);
-}
-
 TileValue latencyWorstTile(const LatencyState& state, const Threshold& threshold)
 {
     TileValue v;
     v.text = QStringLiteral("–");
+    if (!state.error.isEmpty())
+        v.more = QCoreApplication::translate("idem::console::LatencyWatch", "The last read failed: %1").arg(state.error);
     if (!state.reading) {
         v.detail = state.error.isEmpty() ? QCoreApplication::translate("idem::console::LatencyWatch", "not read yet") : QCoreApplication::translate("idem::console::LatencyWatch", "could not be read");
+        v.pending = true;
         return v;
     }
     const auto& ops = state.reading->runByOperation;
@@ -180,36 +173,19 @@ TileValue latencyWorstTile(const LatencyState& state, const Threshold& threshold
     v.value = worst.p95Ms / 1000.0;
     v.level = levelOf(v.value, threshold);
     v.detail = QCoreApplication::translate("idem::console::LatencyWatch", "%1, %2 to %3").arg(worst.operation, window, clockText(foldedToMs));
-    return v;
-}
-
-QString latencyWorstTileToolTip(const LatencyState& state, const Threshold& threshold)
-{
-    QString tip = QCoreApplication::translate("idem::console::LatencyWatch", "The operation whose 95th-percentile run time (claim to complete or fail, by the server's "
-                     "clock) is highest over the window's folded minutes. A minute is folded once it has been "
-                     "closed for a minute, so the figures end a minute or two before now.");
-    const auto limit = [](const std::optional<double>& s) { return s ? durationText(*s * 1000.0, idem::DurationForm::Precise) : QCoreApplication::translate("idem::console::LatencyWatch", "off"); };
-    tip += QLatin1Char('\n')
-        + (threshold.warning || threshold.critical
-                  ? QCoreApplication::translate("idem::console::LatencyWatch", "Amber from %1, red from %2.").arg(limit(threshold.warning), limit(threshold.critical))
-                  : QCoreApplication::translate("idem::console::LatencyWatch", "No thresholds set."));
-    if (!state.error.isEmpty())
-        tip += QLatin1Char('\n') + QCoreApplication::translate("idem::console::LatencyWatch", "The last read failed: %1").arg(state.error);
-    const auto ops = state.reading ? state.reading->runByOperation : std::vector<OperationLatency>();
-    if (!ops.empty()) {
-        tip += QLatin1Char('\n') + QCoreApplication::translate("idem::console::LatencyWatch", "Slowest operations (p95 run time):");
-        constexpr std::size_t shown = 5;
-        for (std::size_t i = 0; i < ops.size() && i < shown; ++i) {
-            // Outside the translate() call: lupdate's parser loops on a template argument there.
-            const int runs = static_cast<int>(std::min<qint64>(ops[i].count, std::numeric_limits<int>::max()));
-            tip += QLatin1Char('\n')
-                + QCoreApplication::translate("idem::console::LatencyWatch", "%1: %2 (%Ln runs)", nullptr, runs)
-                      .arg(ops[i].operation, durationText(ops[i].p95Ms, idem::DurationForm::Precise));
-        }
-        if (ops.size() > shown)
-            tip += QLatin1Char('\n') + QCoreApplication::translate("idem::console::LatencyWatch", "… and %n more", nullptr, int(ops.size() - shown));
+    QString slowest = QCoreApplication::translate("idem::console::LatencyWatch", "Slowest operations (p95 run time):");
+    constexpr std::size_t shown = 5;
+    for (std::size_t i = 0; i < ops.size() && i < shown; ++i) {
+        // Outside the translate() call: lupdate's parser loops on a template argument there.
+        const int runs = static_cast<int>(std::min<qint64>(ops[i].count, std::numeric_limits<int>::max()));
+        slowest += QLatin1Char('\n')
+            + QCoreApplication::translate("idem::console::LatencyWatch", "%1: %2 (%Ln runs)", nullptr, runs)
+                  .arg(ops[i].operation, durationText(ops[i].p95Ms, idem::DurationForm::Precise));
     }
-    return tip;
+    if (ops.size() > shown)
+        slowest += QLatin1Char('\n') + QCoreApplication::translate("idem::console::LatencyWatch", "… and %n more", nullptr, int(ops.size() - shown));
+    v.more = v.more.isEmpty() ? slowest : v.more + QLatin1Char('\n') + slowest;
+    return v;
 }
 
 void sortLatencyByP95(std::vector<OperationLatency>& ops)

@@ -88,10 +88,8 @@ public:
     // Where the figures end: the end of the last folded minute (server clock, ms); 0 before a read.
     qint64 foldedToMs() const;
 
-    // The worst p95 tile: the operation with the highest p95 run time in the window, its value in
-    // seconds held against `threshold` (seconds), a tooltip with the slowest few.
-    TileValue worstTile(const Threshold& threshold) const;
-    QString worstTileToolTip(const Threshold& threshold) const;
+    // What the worst p95 tile is made from (TilePresenter, through DashboardModel::setLatency()).
+    LatencyState state() const { return { m_reading ? &*m_reading : nullptr, m_windowMinutes, error() }; }
 
 public Q_SLOTS:
     // Reads now; a read already under way answers first.
@@ -115,14 +113,10 @@ private:
     qint64 m_retryMs = retryMs;
 };
 
-// What the worst p95 tile is made from: the live watch's, or an incident snapshot's.
-struct LatencyState {
-    const LatencyReading* reading = nullptr; // none read (yet)
-    int windowMinutes = 15;
-    QString error; // the last read's failure
-};
+// The worst p95 tile (LatencyState in tilepresenter.h): the operation with the highest p95 run
+// time in the window, its value in seconds held against `threshold` (seconds), and the slowest
+// few in TileValue::more. TilePresenter::tile() shows it.
 TileValue latencyWorstTile(const LatencyState& state, const Threshold& threshold);
-QString latencyWorstTileToolTip(const LatencyState& state, const Threshold& threshold);
 // The highest p95 first, then by name.
 void sortLatencyByP95(std::vector<OperationLatency>& ops);
 

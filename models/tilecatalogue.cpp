@@ -176,6 +176,17 @@ const std::vector<TileSpec>& tileCatalogue()
                        "look like any other succeeded key's: idemctl reconcile list names them (the first 50 of each run), "
                        "and the incident snapshot keeps them."),
             nullptr },
+        // The latency read's figure (issue #27), not the tick's: its texts are latencyWorstTile()'s.
+        { Tile::WorstP95RunTime, "worstP95RunTime", QT_TRANSLATE_NOOP("idem::console::Tile", "Worst p95 run time"),
+            QT_TRANSLATE_NOOP("idem::console::Tile", "The operation whose 95th-percentile run time (claim to complete or fail, by the server's "
+                     "clock) is highest over the window's folded minutes. A minute is folded once it has been "
+                     "closed for a minute, so the figures end a minute or two before now."),
+            TileUnit::Latency, {}, nullptr, {}, nullptr, {}, at(5, 30), "worst_p95_run_seconds", RedSeries::None, nullptr,
+            nullptr, {}, {},
+            // The figures are per-minute histograms of run times: no key is kept with them.
+            QT_TRANSLATE_NOOP("idem::console::DashboardModel", "It would open the slowest runs, but the latency figures are "
+                       "per-minute histograms of run times that name no key: the latency chart shows them minute by minute."),
+            nullptr },
     };
     return all;
 }
@@ -197,6 +208,7 @@ QString tileThresholdUnit(Tile tile)
     case TileUnit::Percent:
         return QStringLiteral(" %");
     case TileUnit::Seconds:
+    case TileUnit::Latency:
         return QStringLiteral(" s");
     case TileUnit::Rows:
     case TileUnit::Estimate:

@@ -29,6 +29,7 @@ enum class Tile {
     StaleTokens,
     TotalRows,
     Reconcile,
+    WorstP95RunTime,
     COUNT
 };
 constexpr int tileCount = static_cast<int>(Tile::COUNT);
@@ -55,6 +56,9 @@ enum class TileUnit {
     // The reconcile probes' last runs (DashboardReading::reconcile, no figure): the keys whose
     // business effect was not counted exactly once, exact as of those runs
     Reconcile,
+    // The operation with the highest p95 run time over the window's folded minutes, in seconds:
+    // from the latency read (TileInputs::latency, issue #27), not the tick
+    Latency,
 };
 
 // What a detail line or an "opens" text fills its %1, %2 with, in order.

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "models/durationtext.h"
+#include "models/latencywatch.h"
 #include "models/visibletext.h"
 #include "operations/outcomeseries.h"
 
@@ -100,11 +101,17 @@ QString TilePresenter::withArgs(const TileSpec& spec, const char* text, const st
 TileValue TilePresenter::tile(Tile t) const
 {
     TileValue v;
+    const auto& spec = tileSpec(t);
+    if (spec.unit == TileUnit::Latency) {
+        // Its own read's figures, whatever the tick's: a static dashboard's come from its snapshot.
+        v = latencyWorstTile(m_in.latency ? *m_in.latency : LatencyState {}, m_in.settings->thresholds[static_cast<std::size_t>(t)]);
+        v.opensNothing = opensNothingText(t);
+        return v;
+    }
     if (!m_in.latest) {
         v.text = QStringLiteral("–");
         return v;
     }
-    const auto& spec = tileSpec(t);
     const auto& s = m_in.latest->stats;
     // A lower bound reads "≥ 10,000" with the exact figure of the last refresh, and its age,
     // on the line below; an exact figure of now needs no words.
@@ -207,6 +214,8 @@ TileValue TilePresenter::tile(Tile t) const
         }
         break;
     }
+    case TileUnit::Latency: // above
+        break;
     case TileUnit::Estimate:
         if (const auto n = idem::countFigure(s, spec.figures.front())) {
             v.value = static_cast<double>(*n);
@@ -281,12 +290,14 @@ QString TilePresenter::opensNothingLine(const QString& opensNothing)
         : QCoreApplication::translate("idem::console::TileWidget", "Click: opens nothing. %1").arg(opensNothing);
 }
 
-QString TilePresenter::toolTip(
-    Tile tile, bool clickable, const QString& thresholdText, const QString& opens, const QString& opensNothing)
+QString TilePresenter::toolTip(Tile tile, bool clickable, const QString& thresholdText, const QString& opens,
+    const QString& opensNothing, const QString& more)
 {
     QString tip = tileDefinition(tile);
     if (!thresholdText.isEmpty())
         tip += QStringLiteral("\n") + thresholdText;
+    if (!more.isEmpty())
+        tip += QStringLiteral("\n") + more;
     if (clickable && !opens.isEmpty())
         tip += QStringLiteral("\n") + QCoreApplication::translate("idem::console::TileWidget", "Click: opens %1.").arg(opens);
     else if (!clickable && !opensNothing.isEmpty())

@@ -25,6 +25,10 @@ struct TileValue {
     QString opens;
     // Why a click opens nothing, for a tile whose events leave no mark on any row.
     QString opensNothing;
+    // More for the tooltip, after the threshold line (the slowest operations, a failed read).
+    QString more;
+    // Its figures are not read yet: shown greyed, as stale figures are.
+    bool pending = false;
 };
 
 // A tile that is red now: since when, by the server's clock and from the data (see
@@ -43,6 +47,15 @@ QString totalRowsSourceText(const std::string& source);
 // A figure window as the tiles caption it: "last 15 min", "last 1 h".
 QString windowText(int minutes);
 
+struct LatencyReading;
+
+// What the worst p95 tile is made from: the live watch's reading, or an incident snapshot's.
+struct LatencyState {
+    const LatencyReading* reading = nullptr; // none read (yet)
+    int windowMinutes = 15;
+    QString error; // the last read's failure
+};
+
 // What the dashboard knows at one moment, for the presenter: plain data, no database, no timers.
 struct TileInputs {
     const DashboardSettings* settings = nullptr; // thresholds, window, long-unfinished limit
@@ -53,6 +66,7 @@ struct TileInputs {
     const idem::DashboardReading* latest = nullptr; // unset before the first reading
     const DashboardHistory* history = nullptr;
     std::int64_t historyFromMinute = 0; // epoch seconds of the oldest counter minute loaded (0: none)
+    const LatencyState* latency = nullptr; // the latency read's (unset: no reader, the tile waits)
 };
 
 // The tiles' side of the dashboard as a pure function of its inputs (the catalogue's rows, the
@@ -79,10 +93,10 @@ public:
     static QString opensNothingText(Tile tile);
     // The order a tile's rows open in; nullopt for the page's own order.
     static std::optional<idem::TaskSort> sortFor(Tile tile);
-    // A tile's whole tooltip: its definition, the threshold line, what a click opens (or why
-    // nothing). clickable: the tile opens rows.
+    // A tile's whole tooltip: its definition, the threshold line, `more` (TileValue::more), what a
+    // click opens (or why nothing). clickable: the tile opens rows.
     static QString toolTip(Tile tile, bool clickable, const QString& thresholdText, const QString& opens,
-        const QString& opensNothing);
+        const QString& opensNothing, const QString& more = {});
     // "Click: opens nothing. <why>", empty without a reason.
     static QString opensNothingLine(const QString& opensNothing);
 

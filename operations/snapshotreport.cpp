@@ -289,349 +289,425 @@ std::vector<SnapshotChart> snapshotCharts(const SnapshotData& data)
     return charts;
 }
 
+namespace {
+    // The report's sections, in its order: each returns its HTML (empty when the snapshot lacks it).
+    std::string n(std::int64_t v) { return std::to_string(v); }
+
+    std::string reportHead(const SnapshotData& d)
+    {
+        std::string h = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Idem incident snapshot "
+            + htmlEscape(d.takenAt) + "</title>\n<style>\n"
+            + "body { font-family: sans-serif; font-size: 10pt; margin: 16px; color: #222; }\n"
+              "h1 { font-size: 16pt; } h2 { font-size: 12pt; margin-top: 18px; border-bottom: 1px solid #999; }\n"
+              "table { border-collapse: collapse; margin: 4px 0 8px 0; }\n"
+              "th, td { border: 1px solid #bbb; padding: 2px 6px; text-align: left; vertical-align: top; }\n"
+              "th { background: #eee; } td.num { text-align: right; } .note { color: #555; }\n"
+              ".warn { background: #fff3c4; } .crit { background: #f8c8c8; } code { font-size: 9pt; }\n"
+              "td.t { white-space: nowrap; }\n"
+              "</style></head><body>\n";
+        h += "<h1>Idem incident snapshot</h1>\n<table>\n";
+        h += row({ "Taken at (server clock, UTC)", shortTime(d.takenAt) });
+        h += row({ "Produced by", htmlEscape(d.producer) });
+        h += row({ "Database", htmlEscape(d.database) + ", schema <code>" + htmlEscape(d.schema) + "</code>" });
+        h += row({ "Connection", "<code>" + htmlEscape(d.conninfo) + "</code>" });
+        h += row({ "Server", htmlEscape(d.serverVersion) + (d.inRecovery ? " (standby)" : " (primary)") });
+        h += row({ "Schema version", n(d.schemaVersion) + " (this Idem knows up to " + n(d.schemaLatestKnown) + ")" });
+        std::string monitor = htmlEscape(d.currentRole);
+        if (d.sessionRole != d.currentRole)
+            monitor += " (session " + htmlEscape(d.sessionRole) + ")";
+        monitor += d.superuser ? ", superuser"
+            : d.memberOperator ? ", idem_operator"
+            : d.memberReader   ? ", idem_reader"
+                               : "";
+        h += row({ "Monitor role", monitor });
+        if (d.adminRole || d.adminConninfo)
+            h += row({ "Admin role",
+                opt(d.adminRole) + (d.adminConninfo ? " on <code>" + htmlEscape(*d.adminConninfo) + "</code>" : "") });
+        h += row({ "Scope",
+            std::string("tenant ") + (d.tenant ? htmlEscape(*d.tenant) : "(all)") + ", operation "
+                + (d.operation ? htmlEscape(*d.operation) : "(all)") + "; figures over " + n(d.windowMinutes)
+                + " min, long-unfinished after " + n(d.longUnfinishedAfterMinutes) + " min, charts over "
+                + n(d.historyMinutes) + " min" });
+        if (d.poll)
+            h += row({ "Console polling",
+                "every " + n(d.poll->intervalMs) + " ms, statement timeout " + n(d.poll->statementTimeoutMs) + " ms" });
+        h += row({ "Redaction",
+            d.redacted ? "result_json and error messages replaced by their SHA-256 and length"
+                       : "none: results and error messages are included verbatim" });
+        h += "</table>\n";
+        return h;
+    }
+
+    std::string figuresSection(const SnapshotData& d)
+    {
+        std::string h;
+        const auto& f = d.figures;
+        const auto dbl
+            = [](const std::optional<double>& v, const char* unit) { return v ? fmt(*v) + unit : std::string("&ndash;"); };
+        const auto cnt = [](std::int64_t v) { return std::optional<double>(static_cast<double>(v)); };
+        h += "<h2>Figures</h2>\n<table>\n" + row({ "figure", "value" }, true);
+        const std::vector<std::tuple<const char*, const char*, std::string, std::optional<double>>> figures = {
+            { "processing (live leases)", "processing", n(f.processing), cnt(f.processing) },
+            { "expired leases", "expired_leases", n(f.expiredLeases), cnt(f.expiredLeases) },
+            { "oldest processing age", "oldest_processing_age_seconds", dbl(f.oldestProcessingAgeSeconds, " s"),
+                f.oldestProcessingAgeSeconds },
+            { "retryable failed", "retryable_failed", n(f.retryableFailed), cnt(f.retryableFailed) },
+            { "uncertain outcomes", "uncertain", n(f.uncertain), cnt(f.uncertain) },
+            { "failed, permanent", "failed_permanent", n(f.failedPermanent), cnt(f.failedPermanent) },
+            { "failed, exhausted", "failed_exhausted", n(f.failedExhausted), cnt(f.failedExhausted) },
+            { "long-unfinished", "long_unfinished", n(f.longUnfinished), cnt(f.longUnfinished) },
+            { "duplicate ratio (window)", "duplicate_ratio",
+                f.duplicateRatio ? fmt(*f.duplicateRatio * 100) + " % of " + n(f.claims) + " claims" : "&ndash;",
+                f.duplicateRatio },
+            { "retries (window)", "retries", n(f.retries), cnt(f.retries) },
+            { "failed retries (window)", "failed_retries", n(f.failedRetries), cnt(f.failedRetries) },
+            { "digest conflicts (window)", "digest_conflicts", n(f.digestConflicts), cnt(f.digestConflicts) },
+            { "stale-token rejections (window)", "stale_token_rejections", n(f.staleTokenRejections),
+                cnt(f.staleTokenRejections) },
+            { "total rows (planner estimate)", "total_rows_estimate",
+                f.totalRowsEstimate ? n(*f.totalRowsEstimate) : "unknown", std::nullopt },
+        };
+        for (const auto& [label, metric, text, value] : figures)
+            h += "<tr><td>" + std::string(label) + "</td><td class=\"num" + level(d, metric, value) + "\">" + text
+                + "</td></tr>\n";
+        if (f.inRecovery)
+            h += row({ "replication lag", dbl(f.replicationLagSeconds, " s") });
+        h += "</table>\n";
+        return h;
+    }
+
+    std::string chartsSection(const std::vector<ReportImage>& images)
+    {
+        std::string h;
+        if (!images.empty()) {
+            h += "<h2>Charts</h2>\n";
+            for (const auto& img : images)
+                h += "<p><img src=\"" + htmlEscape(img.path) + "\" alt=\"" + htmlEscape(img.title) + "\"></p>\n";
+        }
+        return h;
+    }
+
+    std::string latencySection(const SnapshotData& d)
+    {
+        std::string h;
+        if (d.latency) {
+            // Per operation over the history window: the folded minutes merged, percentiles as
+            // idem_latency_quantile reads them (latencyQuantile).
+            struct Merged {
+                std::int64_t n = 0;
+                double total = 0;
+                std::vector<std::pair<int, std::int64_t>> slots;
+            };
+            std::map<std::pair<std::string, std::string>, Merged> merged;
+            for (const auto& l : d.latency->rows) {
+                auto& m = merged[{ l.operation, l.kind }];
+                m.n += l.n;
+                m.total += l.total;
+                mergeSlotCounts(m.slots, l.slotCounts);
+            }
+            h += "<h2>Latency, " + n(d.historyMinutes) + " min</h2>\n<p class=\"note\">Folded minutes up to "
+                + htmlEscape(shortTime(d.latency->foldedTo)) + " UTC (later ones were not folded yet); " + n(d.latency->total)
+                + " histogram rows" + (d.latency->truncated ? ", bound " + n(d.latency->limit) + " reached: partial" : "")
+                + ". Run: claim to complete or fail; to success: first claim to complete. Percentiles within 3.7 %.</p>\n";
+            if (merged.empty())
+                h += "<p class=\"note\">No attempt completed or failed in the folded minutes.</p>\n";
+            else {
+                h += "<table>\n" + row({ "operation", "figure", "count", "mean", "p50", "p95", "p99" }, true);
+                for (const auto& [key, m] : merged) {
+                    const auto kind = latencyKindFromName(key.second).value_or(LatencyKind::Run);
+                    const bool attempts = kind == LatencyKind::Attempts;
+                    const auto show = [&](std::optional<double> v) {
+                        if (!v)
+                            return std::string("&ndash;");
+                        char b[32];
+                        std::snprintf(b, sizeof b, attempts ? "%.3g" : "%.3g ms", *v);
+                        return std::string(b);
+                    };
+                    const double mean = m.n ? m.total / static_cast<double>(m.n) / (attempts ? 1.0 : 1000.0) : 0.0;
+                    h += row({ htmlEscape(key.first), key.second == "tts" ? "to success" : htmlEscape(key.second), n(m.n),
+                        show(mean), show(latencyQuantile(kind, m.slots, 0.50)), show(latencyQuantile(kind, m.slots, 0.95)),
+                        show(latencyQuantile(kind, m.slots, 0.99)) });
+                }
+                h += "</table>\n";
+            }
+        }
+        return h;
+    }
+
+    std::string eventsSection(const SnapshotData& d)
+    {
+        std::string h;
+        if (d.events) {
+            // What explains a change in the charts, newest first; the console's viewer marks them on
+            // its time axes.
+            const auto& rows = d.events->rows;
+            h += "<h2>Events, " + n(d.historyMinutes) + " min: " + n(static_cast<std::int64_t>(rows.size())) + "</h2>\n"
+                + "<p class=\"note\">Recovery actions, retention changes and purges, pauses and resumes, annotations "
+                  "(<code>idemctl annotate</code>) and deploys"
+                + (d.events->truncated ? "; bound " + n(d.events->limit) + " reached: the newest are missing" : "")
+                + ".</p>\n";
+            if (!rows.empty()) {
+                h += "<table>\n" + row({ "at (UTC)", "kind", "tenant", "operation", "by", "text" }, true);
+                for (std::size_t i = 0; i < std::min<std::size_t>(rows.size(), 50); ++i) {
+                    const auto& e = rows[rows.size() - 1 - i];
+                    h += row({ nowrap(shortTime(e.at)), htmlEscape(e.action), htmlEscape(e.tenant), htmlEscape(e.operation),
+                        htmlEscape(e.actor), clip(e.text) });
+                }
+                h += "</table>\n";
+            }
+        }
+        return h;
+    }
+
+    std::string pausesSection(const SnapshotData& d)
+    {
+        std::string h;
+        if (d.pauses) {
+            const auto& p = *d.pauses;
+            const auto active = std::count_if(p.rows.begin(), p.rows.end(), [](const SnapshotPause& x) { return x.active; });
+            h += "<h2>Pauses: " + n(static_cast<std::int64_t>(active)) + " in force, " + n(p.total) + " listed</h2>\n"
+                + "<p class=\"note\">" + htmlEscape(p.description) + (p.truncated ? "; bound " + n(p.limit) + " reached" : "")
+                + ". In <code>pauses.csv</code>.</p>\n";
+            if (!p.rows.empty()) {
+                h += "<table>\n"
+                    + row({ "scope", "state", "why", "by", "since (UTC)", "until (UTC)", "ended (UTC)", "ended by", "why ended" },
+                        true);
+                for (const auto& x : p.rows)
+                    h += row({ nowrap(htmlEscape(x.tenant + ":" + x.operation)),
+                        x.active ? std::string("in force") : std::string("ended"),
+                        clip(x.reason + (x.ramp ? " (" + *x.ramp + ")" : "")), htmlEscape(x.pausedBy),
+                        nowrap(shortTime(x.pausedAt)), nowrap(x.until ? shortTime(*x.until) : std::string("until resumed")),
+                        nowrap(optTime(x.endedAt)), opt(x.endedBy), clip(x.endReason) });
+                h += "</table>\n";
+            }
+        }
+        return h;
+    }
+
+    std::string jobsSection(const SnapshotData& d)
+    {
+        std::string h;
+        if (d.jobs) {
+            const auto& jobs = *d.jobs;
+            h += "<h2>Recovery jobs: " + n(jobs.total) + "</h2>\n<p class=\"note\">" + htmlEscape(jobs.description)
+                + (jobs.truncated ? "; bound " + n(jobs.limit) + " reached" : "") + ". In <code>jobs.csv</code>.</p>\n";
+            if (!jobs.rows.empty()) {
+                h += "<table>\n"
+                    + row({ "job", "state", "action", "started (UTC)", "started by", "why", "approved by", "matched", "changed",
+                              "refused", "skipped", "ended (UTC)" },
+                        true);
+                for (const auto& j : jobs.rows)
+                    h += row({ n(j.id), nowrap(htmlEscape(j.state)), htmlEscape(j.action), nowrap(shortTime(j.startedAt)),
+                        htmlEscape(j.startedBy), clip(j.reason),
+                        j.approvedBy ? htmlEscape(*j.approvedBy)
+                                     : std::string(j.needsApproval ? "waiting for approval" : "&ndash;"),
+                        n(j.matched), n(j.changed), n(j.refusedMovedOn + j.refusedBusy + j.refusedGone), n(j.skipped),
+                        nowrap(optTime(j.finishedAt)) });
+                h += "</table>\n";
+            }
+        }
+        return h;
+    }
+
+    std::string reconcileSection(const SnapshotData& d)
+    {
+        std::string h;
+        if (d.reconcile && !d.reconcile->probes.empty()) {
+            const auto& rc = *d.reconcile;
+            h += "<h2>Reconcile: " + n(rc.missing()) + " keys with no effect, " + n(rc.duplicated())
+                + " with two or more, in the last " + n(rc.sampled()) + " sampled</h2>\n"
+                + "<p class=\"note\">Each probe's last finished run at the instant: of the operation's recently succeeded "
+                  "keys it sampled, how many its query counted exactly once (ok), never (missing), more than once "
+                  "(duplicated), or could not count (errors); the keys that were not ok, at most 50 a run.</p>\n<table>\n"
+                + row({ "operation", "finished (UTC)", "sampled", "ok", "missing", "duplicated", "errors", "keys not ok" }, true);
+            for (const auto& s : rc.probes) {
+                if (!s.last) {
+                    h += row({ htmlEscape(s.probe.operation), "not run yet", "", "", "", "", "", "" });
+                    continue;
+                }
+                const auto& x = *s.last;
+                std::string keys;
+                for (const auto& o : x.offenders)
+                    keys += (keys.empty() ? "" : "<br>") + htmlEscape(o.key) + " ("
+                        + (o.count ? n(*o.count) : "error: " + clip(o.error, 120)) + ")";
+                h += row({ htmlEscape(s.probe.operation),
+                    nowrap(x.finishedAtUs ? shortTime(formatMicros(*x.finishedAtUs)) : std::string("&ndash;")), n(x.sampled),
+                    n(x.ok), n(x.missing), n(x.duplicated), n(x.errors),
+                    keys + (x.problem.empty() ? std::string() : "<br>" + clip(x.problem)) });
+            }
+            h += "</table>\n";
+        }
+        return h;
+    }
+
+    std::string horizonSection(const SnapshotData& d)
+    {
+        std::string h;
+        if (d.horizon) {
+            const auto& hz = *d.horizon;
+            h += "<h2>Transaction horizon: " + n(static_cast<std::int64_t>(hz.holders.size())) + " holder"
+                + (hz.holders.size() == 1 ? "" : "s") + ", " + n(hz.deadTotal) + " dead rows</h2>\n"
+                + "<p class=\"note\">Who held back the oldest snapshot of the database at the instant (VACUUM cannot "
+                  "remove rows that died after it), oldest first, at most 5; the Idem tables' dead rows are the statistics' "
+                  "estimate (n_dead_tup), of which the horizon kept at least "
+                + n(hz.keptAtLeast) + " (the tables vacuumed since it began)."
+                + (hz.ownerSeesAll ? std::string() : std::string(" Other roles' sessions were not visible to the function's owner."))
+                + "</p>\n";
+            if (!hz.holders.empty()) {
+                h += "<table>\n"
+                    + row({ "holder", "pid", "role", "application", "client", "state", "transaction began (UTC)", "open for",
+                              "transaction ids", "query" },
+                        true);
+                for (const auto& x : hz.holders)
+                    h += row({ htmlEscape(horizonKindName(x.kind) + (x.name.empty() ? "" : " " + x.name)),
+                        x.pid ? n(*x.pid) : std::string("&ndash;"), htmlEscape(x.role), htmlEscape(x.application),
+                        x.client.empty() ? std::string(x.queryHidden ? "hidden" : "&ndash;") : htmlEscape(x.client),
+                        htmlEscape(x.state), nowrap(x.xactStart.empty() ? std::string("&ndash;") : shortTime(x.xactStart)),
+                        x.ageSeconds ? n(static_cast<std::int64_t>(*x.ageSeconds)) + " s" : std::string("&ndash;"),
+                        n(x.xidAge),
+                        x.query.empty() ? std::string(x.queryHidden ? "hidden (pg_read_all_stats shows it)" : "&ndash;")
+                                        : clip(x.query) });
+                h += "</table>\n";
+            }
+        }
+        return h;
+    }
+
+    std::string redriveSection(const SnapshotData& d)
+    {
+        std::string h;
+        if (d.redrive) {
+            const auto& rd = *d.redrive;
+            h += "<h2>Re-executions: " + n(rd.total) + "</h2>\n<p class=\"note\">" + htmlEscape(rd.description)
+                + (rd.truncated ? "; bound " + n(rd.limit) + " reached" : "") + ". "
+                + (rd.requestsReadable ? "The exporting role holds read_requests: stored requests are in snapshot.json."
+                                       : "The exporting role does not hold read_requests (or the snapshot is redacted): no "
+                                         "request's content is in this snapshot.")
+                + "</p>\n";
+            if (!rd.redrivers.empty()) {
+                h += "<table>\n" + row({ "operation", "tenant", "re-driver", "version", "last seen (UTC)", "online" }, true);
+                for (const auto& w : rd.redrivers)
+                    h += row({ htmlEscape(w.operation), htmlEscape(w.tenant), htmlEscape(w.worker), htmlEscape(w.version),
+                        nowrap(shortTime(w.lastSeen)), w.online ? "yes" : "no" });
+                h += "</table>\n";
+            }
+            if (!rd.rows.empty()) {
+                h += "<table>\n"
+                    + row({ "item", "key", "state", "job", "worker", "tries", "asked (UTC)", "asked by", "ended (UTC)",
+                              "request", "detail" },
+                        true);
+                for (const auto& i : rd.rows)
+                    h += row({ n(i.id), htmlEscape(i.key), nowrap(htmlEscape(i.state)), i.jobId ? n(*i.jobId) : "&ndash;",
+                        opt(i.worker), n(i.tries), nowrap(shortTime(i.requestedAt)), htmlEscape(i.requestedBy),
+                        nowrap(optTime(i.finishedAt)),
+                        i.requestStored ? n(i.requestBytes.value_or(0)) + " bytes stored" : std::string("none"),
+                        clip(i.detail) });
+                h += "</table>\n";
+            }
+        }
+        return h;
+    }
+
+    std::string rowSetSections(const SnapshotData& d, int reportRowLimit)
+    {
+        std::string h;
+        for (const auto& s : d.rowSets) {
+            const auto shown = std::min<std::size_t>(s.rows.size(), static_cast<std::size_t>(std::max(0, reportRowLimit)));
+            h += "<h2>" + htmlEscape(setTitle(s.name)) + ": " + n(s.total) + " row" + (s.total == 1 ? "" : "s") + "</h2>\n";
+            h += "<p class=\"note\">" + htmlEscape(s.description) + ". Ordered by " + htmlEscape(s.order) + ". Exported "
+                + n(static_cast<std::int64_t>(s.rows.size())) + " (bound " + n(s.limit) + (s.truncated ? ", reached" : "")
+                + ") in <code>rows/" + htmlEscape(s.name) + ".csv</code>; " + n(static_cast<std::int64_t>(shown))
+                + " shown here.</p>\n";
+            if (shown == 0)
+                continue;
+            // Every set holds one status (its title says which): no column for it. The time that
+            // matters next is the lease for processing rows, the next attempt for retryable ones.
+            const std::string& status = s.rows.front().status;
+            const bool lease = status == "processing", retry = status == "retryable_failed";
+            std::vector<std::string> head
+                = { "<span style=\"white-space: nowrap\">key</span>", "attempts", "created (UTC)", "updated (UTC)" };
+            if (lease || retry)
+                head.push_back(lease ? "lease until (UTC)" : "next attempt (UTC)");
+            for (const char* c : { "class", "last error" })
+                head.push_back(c);
+            h += "<table width=\"100%\">\n" + row(head, true);
+            for (std::size_t i = 0; i < shown; ++i) {
+                const auto& r = s.rows[i];
+                std::vector<std::string> cells = { htmlEscape(r.key), n(r.attempts) + "/" + n(r.maxAttempts),
+                    nowrap(shortTime(r.createdAt)), nowrap(shortTime(r.updatedAt)) };
+                if (lease || retry)
+                    cells.push_back(nowrap(optTime(lease ? r.leaseUntil : r.nextAttemptAt)));
+                cells.push_back(nowrap(opt(r.errorClass)));
+                cells.push_back(clip(r.errorMessage));
+                h += row(cells);
+            }
+            h += "</table>\n";
+        }
+        return h;
+    }
+
+    std::string conflictsSection(const SnapshotData& d)
+    {
+        std::string h;
+        const auto& f = d.figures;
+        h += "<h2>Recent digest conflicts: " + n(f.digestConflicts) + " in " + n(d.windowMinutes) + " min</h2>\n";
+        if (d.conflicts.rows.empty())
+            h += "<p class=\"note\">None counted.</p>\n";
+        else {
+            h += "<p class=\"note\">A conflict changes no row: the per-minute counters are its only trace. All "
+                + n(static_cast<std::int64_t>(d.conflicts.rows.size()))
+                + " rows in <code>recent_conflicts.csv</code>.</p>\n";
+            h += "<table>\n" + row({ "minute (UTC)", "tenant", "operation", "conflicts" }, true);
+            for (std::size_t i = 0; i < std::min<std::size_t>(d.conflicts.rows.size(), 50); ++i) {
+                const auto& c = d.conflicts.rows[i];
+                h += row({ shortTime(c.bucket).substr(0, 16), htmlEscape(c.tenant), htmlEscape(c.operation), n(c.n) });
+            }
+            h += "</table>\n";
+        }
+        return h;
+    }
+
+    std::string auditSection(const SnapshotData& d)
+    {
+        std::string h;
+        h += "<h2>Audit: " + n(d.audit.total) + " entr" + (d.audit.total == 1 ? "y" : "ies") + "</h2>\n<p>Chain head: "
+            + (d.audit.headHash ? "entry " + n(*d.audit.headId) + ", <code>" + htmlEscape(*d.audit.headHash) + "</code>"
+                                : std::string("(empty)"))
+            + "</p>\n";
+        if (!d.audit.tail.empty()) {
+            h += "<p class=\"note\">Newest " + n(static_cast<std::int64_t>(d.audit.tail.size())) + " (bound "
+                + n(d.audit.limit) + ") in <code>audit_tail.csv</code>.</p>\n<table>\n"
+                + row({ "id", "at (UTC)", "action", "key", "reason", "by" }, true);
+            for (std::size_t i = 0; i < std::min<std::size_t>(d.audit.tail.size(), 50); ++i) {
+                const auto& e = d.audit.tail[i];
+                h += row({ n(e.id), nowrap(shortTime(e.at)), htmlEscape(e.action), htmlEscape(e.key), clip(e.reason),
+                    htmlEscape(e.dbRole) + " (" + htmlEscape(e.osUser) + "@" + htmlEscape(e.clientHost) + ")" });
+            }
+            h += "</table>\n";
+        }
+        return h;
+    }
+
+    std::string reportFoot(const SnapshotData& d)
+    {
+        std::string h;
+        h += "<p class=\"note\">Check this bundle with <code>idemctl snapshot verify DIR [--pubkey FILE]</code>: every "
+             "file is listed with its SHA-256 in MANIFEST"
+            + std::string(d.signingKeyFingerprint
+                    ? ", signed with Ed25519 key " + htmlEscape(d.signingKeyFingerprint->substr(0, 16)) + "&hellip;"
+                    : "")
+            + ".</p>\n</body></html>\n";
+        return h;
+    }
+} // namespace
+
 std::string snapshotReportHtml(const SnapshotData& d, const std::vector<ReportImage>& images, int reportRowLimit)
 {
-    const auto n = [](std::int64_t v) { return std::to_string(v); };
-    std::string h = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Idem incident snapshot "
-        + htmlEscape(d.takenAt) + "</title>\n<style>\n"
-        + "body { font-family: sans-serif; font-size: 10pt; margin: 16px; color: #222; }\n"
-          "h1 { font-size: 16pt; } h2 { font-size: 12pt; margin-top: 18px; border-bottom: 1px solid #999; }\n"
-          "table { border-collapse: collapse; margin: 4px 0 8px 0; }\n"
-          "th, td { border: 1px solid #bbb; padding: 2px 6px; text-align: left; vertical-align: top; }\n"
-          "th { background: #eee; } td.num { text-align: right; } .note { color: #555; }\n"
-          ".warn { background: #fff3c4; } .crit { background: #f8c8c8; } code { font-size: 9pt; }\n"
-          "td.t { white-space: nowrap; }\n"
-          "</style></head><body>\n";
-    h += "<h1>Idem incident snapshot</h1>\n<table>\n";
-    h += row({ "Taken at (server clock, UTC)", shortTime(d.takenAt) });
-    h += row({ "Produced by", htmlEscape(d.producer) });
-    h += row({ "Database", htmlEscape(d.database) + ", schema <code>" + htmlEscape(d.schema) + "</code>" });
-    h += row({ "Connection", "<code>" + htmlEscape(d.conninfo) + "</code>" });
-    h += row({ "Server", htmlEscape(d.serverVersion) + (d.inRecovery ? " (standby)" : " (primary)") });
-    h += row({ "Schema version", n(d.schemaVersion) + " (this Idem knows up to " + n(d.schemaLatestKnown) + ")" });
-    std::string monitor = htmlEscape(d.currentRole);
-    if (d.sessionRole != d.currentRole)
-        monitor += " (session " + htmlEscape(d.sessionRole) + ")";
-    monitor += d.superuser ? ", superuser"
-        : d.memberOperator ? ", idem_operator"
-        : d.memberReader   ? ", idem_reader"
-                           : "";
-    h += row({ "Monitor role", monitor });
-    if (d.adminRole || d.adminConninfo)
-        h += row({ "Admin role",
-            opt(d.adminRole) + (d.adminConninfo ? " on <code>" + htmlEscape(*d.adminConninfo) + "</code>" : "") });
-    h += row({ "Scope",
-        std::string("tenant ") + (d.tenant ? htmlEscape(*d.tenant) : "(all)") + ", operation "
-            + (d.operation ? htmlEscape(*d.operation) : "(all)") + "; figures over " + n(d.windowMinutes)
-            + " min, long-unfinished after " + n(d.longUnfinishedAfterMinutes) + " min, charts over "
-            + n(d.historyMinutes) + " min" });
-    if (d.poll)
-        h += row({ "Console polling",
-            "every " + n(d.poll->intervalMs) + " ms, statement timeout " + n(d.poll->statementTimeoutMs) + " ms" });
-    h += row({ "Redaction",
-        d.redacted ? "result_json and error messages replaced by their SHA-256 and length"
-                   : "none: results and error messages are included verbatim" });
-    h += "</table>\n";
-
-    const auto& f = d.figures;
-    const auto dbl
-        = [](const std::optional<double>& v, const char* unit) { return v ? fmt(*v) + unit : std::string("&ndash;"); };
-    const auto cnt = [](std::int64_t v) { return std::optional<double>(static_cast<double>(v)); };
-    h += "<h2>Figures</h2>\n<table>\n" + row({ "figure", "value" }, true);
-    const std::vector<std::tuple<const char*, const char*, std::string, std::optional<double>>> figures = {
-        { "processing (live leases)", "processing", n(f.processing), cnt(f.processing) },
-        { "expired leases", "expired_leases", n(f.expiredLeases), cnt(f.expiredLeases) },
-        { "oldest processing age", "oldest_processing_age_seconds", dbl(f.oldestProcessingAgeSeconds, " s"),
-            f.oldestProcessingAgeSeconds },
-        { "retryable failed", "retryable_failed", n(f.retryableFailed), cnt(f.retryableFailed) },
-        { "uncertain outcomes", "uncertain", n(f.uncertain), cnt(f.uncertain) },
-        { "failed, permanent", "failed_permanent", n(f.failedPermanent), cnt(f.failedPermanent) },
-        { "failed, exhausted", "failed_exhausted", n(f.failedExhausted), cnt(f.failedExhausted) },
-        { "long-unfinished", "long_unfinished", n(f.longUnfinished), cnt(f.longUnfinished) },
-        { "duplicate ratio (window)", "duplicate_ratio",
-            f.duplicateRatio ? fmt(*f.duplicateRatio * 100) + " % of " + n(f.claims) + " claims" : "&ndash;",
-            f.duplicateRatio },
-        { "retries (window)", "retries", n(f.retries), cnt(f.retries) },
-        { "failed retries (window)", "failed_retries", n(f.failedRetries), cnt(f.failedRetries) },
-        { "digest conflicts (window)", "digest_conflicts", n(f.digestConflicts), cnt(f.digestConflicts) },
-        { "stale-token rejections (window)", "stale_token_rejections", n(f.staleTokenRejections),
-            cnt(f.staleTokenRejections) },
-        { "total rows (planner estimate)", "total_rows_estimate",
-            f.totalRowsEstimate ? n(*f.totalRowsEstimate) : "unknown", std::nullopt },
-    };
-    for (const auto& [label, metric, text, value] : figures)
-        h += "<tr><td>" + std::string(label) + "</td><td class=\"num" + level(d, metric, value) + "\">" + text
-            + "</td></tr>\n";
-    if (f.inRecovery)
-        h += row({ "replication lag", dbl(f.replicationLagSeconds, " s") });
-    h += "</table>\n";
-
-    if (!images.empty()) {
-        h += "<h2>Charts</h2>\n";
-        for (const auto& img : images)
-            h += "<p><img src=\"" + htmlEscape(img.path) + "\" alt=\"" + htmlEscape(img.title) + "\"></p>\n";
-    }
-
-    if (d.latency) {
-        // Per operation over the history window: the folded minutes merged, percentiles as
-        // idem_latency_quantile reads them (latencyQuantile).
-        struct Merged {
-            std::int64_t n = 0;
-            double total = 0;
-            std::vector<std::pair<int, std::int64_t>> slots;
-        };
-        std::map<std::pair<std::string, std::string>, Merged> merged;
-        for (const auto& l : d.latency->rows) {
-            auto& m = merged[{ l.operation, l.kind }];
-            m.n += l.n;
-            m.total += l.total;
-            mergeSlotCounts(m.slots, l.slotCounts);
-        }
-        h += "<h2>Latency, " + n(d.historyMinutes) + " min</h2>\n<p class=\"note\">Folded minutes up to "
-            + htmlEscape(shortTime(d.latency->foldedTo)) + " UTC (later ones were not folded yet); " + n(d.latency->total)
-            + " histogram rows" + (d.latency->truncated ? ", bound " + n(d.latency->limit) + " reached: partial" : "")
-            + ". Run: claim to complete or fail; to success: first claim to complete. Percentiles within 3.7 %.</p>\n";
-        if (merged.empty())
-            h += "<p class=\"note\">No attempt completed or failed in the folded minutes.</p>\n";
-        else {
-            h += "<table>\n" + row({ "operation", "figure", "count", "mean", "p50", "p95", "p99" }, true);
-            for (const auto& [key, m] : merged) {
-                const auto kind = latencyKindFromName(key.second).value_or(LatencyKind::Run);
-                const bool attempts = kind == LatencyKind::Attempts;
-                const auto show = [&](std::optional<double> v) {
-                    if (!v)
-                        return std::string("&ndash;");
-                    char b[32];
-                    std::snprintf(b, sizeof b, attempts ? "%.3g" : "%.3g ms", *v);
-                    return std::string(b);
-                };
-                const double mean = m.n ? m.total / static_cast<double>(m.n) / (attempts ? 1.0 : 1000.0) : 0.0;
-                h += row({ htmlEscape(key.first), key.second == "tts" ? "to success" : htmlEscape(key.second), n(m.n),
-                    show(mean), show(latencyQuantile(kind, m.slots, 0.50)), show(latencyQuantile(kind, m.slots, 0.95)),
-                    show(latencyQuantile(kind, m.slots, 0.99)) });
-            }
-            h += "</table>\n";
-        }
-    }
-
-    if (d.events) {
-        // What explains a change in the charts, newest first; the console's viewer marks them on
-        // its time axes.
-        const auto& rows = d.events->rows;
-        h += "<h2>Events, " + n(d.historyMinutes) + " min: " + n(static_cast<std::int64_t>(rows.size())) + "</h2>\n"
-            + "<p class=\"note\">Recovery actions, retention changes and purges, pauses and resumes, annotations "
-              "(<code>idemctl annotate</code>) and deploys"
-            + (d.events->truncated ? "; bound " + n(d.events->limit) + " reached: the newest are missing" : "")
-            + ".</p>\n";
-        if (!rows.empty()) {
-            h += "<table>\n" + row({ "at (UTC)", "kind", "tenant", "operation", "by", "text" }, true);
-            for (std::size_t i = 0; i < std::min<std::size_t>(rows.size(), 50); ++i) {
-                const auto& e = rows[rows.size() - 1 - i];
-                h += row({ nowrap(shortTime(e.at)), htmlEscape(e.action), htmlEscape(e.tenant), htmlEscape(e.operation),
-                    htmlEscape(e.actor), clip(e.text) });
-            }
-            h += "</table>\n";
-        }
-    }
-
-    if (d.pauses) {
-        const auto& p = *d.pauses;
-        const auto active = std::count_if(p.rows.begin(), p.rows.end(), [](const SnapshotPause& x) { return x.active; });
-        h += "<h2>Pauses: " + n(static_cast<std::int64_t>(active)) + " in force, " + n(p.total) + " listed</h2>\n"
-            + "<p class=\"note\">" + htmlEscape(p.description) + (p.truncated ? "; bound " + n(p.limit) + " reached" : "")
-            + ". In <code>pauses.csv</code>.</p>\n";
-        if (!p.rows.empty()) {
-            h += "<table>\n"
-                + row({ "scope", "state", "why", "by", "since (UTC)", "until (UTC)", "ended (UTC)", "ended by", "why ended" },
-                    true);
-            for (const auto& x : p.rows)
-                h += row({ nowrap(htmlEscape(x.tenant + ":" + x.operation)),
-                    x.active ? std::string("in force") : std::string("ended"), clip(x.reason + (x.ramp ? " (" + *x.ramp + ")" : "")), htmlEscape(x.pausedBy),
-                    nowrap(shortTime(x.pausedAt)), nowrap(x.until ? shortTime(*x.until) : std::string("until resumed")),
-                    nowrap(optTime(x.endedAt)), opt(x.endedBy), clip(x.endReason) });
-            h += "</table>\n";
-        }
-    }
-
-    if (d.jobs) {
-        const auto& jobs = *d.jobs;
-        h += "<h2>Recovery jobs: " + n(jobs.total) + "</h2>\n<p class=\"note\">" + htmlEscape(jobs.description)
-            + (jobs.truncated ? "; bound " + n(jobs.limit) + " reached" : "") + ". In <code>jobs.csv</code>.</p>\n";
-        if (!jobs.rows.empty()) {
-            h += "<table>\n"
-                + row({ "job", "state", "action", "started (UTC)", "started by", "why", "approved by", "matched", "changed",
-                          "refused", "skipped", "ended (UTC)" },
-                    true);
-            for (const auto& j : jobs.rows)
-                h += row({ n(j.id), nowrap(htmlEscape(j.state)), htmlEscape(j.action), nowrap(shortTime(j.startedAt)),
-                    htmlEscape(j.startedBy), clip(j.reason),
-                    j.approvedBy ? htmlEscape(*j.approvedBy)
-                                 : std::string(j.needsApproval ? "waiting for approval" : "&ndash;"),
-                    n(j.matched), n(j.changed), n(j.refusedMovedOn + j.refusedBusy + j.refusedGone), n(j.skipped),
-                    nowrap(optTime(j.finishedAt)) });
-            h += "</table>\n";
-        }
-    }
-
-    if (d.reconcile && !d.reconcile->probes.empty()) {
-        const auto& rc = *d.reconcile;
-        h += "<h2>Reconcile: " + n(rc.missing()) + " keys with no effect, " + n(rc.duplicated())
-            + " with two or more, in the last " + n(rc.sampled()) + " sampled</h2>\n"
-            + "<p class=\"note\">Each probe's last finished run at the instant: of the operation's recently succeeded "
-              "keys it sampled, how many its query counted exactly once (ok), never (missing), more than once "
-              "(duplicated), or could not count (errors); the keys that were not ok, at most 50 a run.</p>\n<table>\n"
-            + row({ "operation", "finished (UTC)", "sampled", "ok", "missing", "duplicated", "errors", "keys not ok" }, true);
-        for (const auto& s : rc.probes) {
-            if (!s.last) {
-                h += row({ htmlEscape(s.probe.operation), "not run yet", "", "", "", "", "", "" });
-                continue;
-            }
-            const auto& x = *s.last;
-            std::string keys;
-            for (const auto& o : x.offenders)
-                keys += (keys.empty() ? "" : "<br>") + htmlEscape(o.key) + " ("
-                    + (o.count ? n(*o.count) : "error: " + clip(o.error, 120)) + ")";
-            h += row({ htmlEscape(s.probe.operation),
-                nowrap(x.finishedAtUs ? shortTime(formatMicros(*x.finishedAtUs)) : std::string("&ndash;")), n(x.sampled),
-                n(x.ok), n(x.missing), n(x.duplicated), n(x.errors),
-                keys + (x.problem.empty() ? std::string() : "<br>" + clip(x.problem)) });
-        }
-        h += "</table>\n";
-    }
-
-    if (d.fencing)
-        h += fencingReportHtml(*d.fencing);
-
-    if (d.horizon) {
-        const auto& hz = *d.horizon;
-        h += "<h2>Transaction horizon: " + n(static_cast<std::int64_t>(hz.holders.size())) + " holder"
-            + (hz.holders.size() == 1 ? "" : "s") + ", " + n(hz.deadTotal) + " dead rows</h2>\n"
-            + "<p class=\"note\">Who held back the oldest snapshot of the database at the instant (VACUUM cannot "
-              "remove rows that died after it), oldest first, at most 5; the Idem tables' dead rows are the statistics' "
-              "estimate (n_dead_tup), of which the horizon kept at least "
-            + n(hz.keptAtLeast) + " (the tables vacuumed since it began)."
-            + (hz.ownerSeesAll ? std::string() : std::string(" Other roles' sessions were not visible to the function's owner."))
-            + "</p>\n";
-        if (!hz.holders.empty()) {
-            h += "<table>\n"
-                + row({ "holder", "pid", "role", "application", "client", "state", "transaction began (UTC)", "open for",
-                          "transaction ids", "query" },
-                    true);
-            for (const auto& x : hz.holders)
-                h += row({ htmlEscape(horizonKindName(x.kind) + (x.name.empty() ? "" : " " + x.name)),
-                    x.pid ? n(*x.pid) : std::string("&ndash;"), htmlEscape(x.role), htmlEscape(x.application),
-                    x.client.empty() ? std::string(x.queryHidden ? "hidden" : "&ndash;") : htmlEscape(x.client),
-                    htmlEscape(x.state), nowrap(x.xactStart.empty() ? std::string("&ndash;") : shortTime(x.xactStart)),
-                    x.ageSeconds ? n(static_cast<std::int64_t>(*x.ageSeconds)) + " s" : std::string("&ndash;"),
-                    n(x.xidAge),
-                    x.query.empty() ? std::string(x.queryHidden ? "hidden (pg_read_all_stats shows it)" : "&ndash;")
-                                    : clip(x.query) });
-            h += "</table>\n";
-        }
-    }
-
-    if (d.redrive) {
-        const auto& rd = *d.redrive;
-        h += "<h2>Re-executions: " + n(rd.total) + "</h2>\n<p class=\"note\">" + htmlEscape(rd.description)
-            + (rd.truncated ? "; bound " + n(rd.limit) + " reached" : "") + ". "
-            + (rd.requestsReadable ? "The exporting role holds read_requests: stored requests are in snapshot.json."
-                                   : "The exporting role does not hold read_requests (or the snapshot is redacted): no "
-                                     "request's content is in this snapshot.")
-            + "</p>\n";
-        if (!rd.redrivers.empty()) {
-            h += "<table>\n" + row({ "operation", "tenant", "re-driver", "version", "last seen (UTC)", "online" }, true);
-            for (const auto& w : rd.redrivers)
-                h += row({ htmlEscape(w.operation), htmlEscape(w.tenant), htmlEscape(w.worker), htmlEscape(w.version),
-                    nowrap(shortTime(w.lastSeen)), w.online ? "yes" : "no" });
-            h += "</table>\n";
-        }
-        if (!rd.rows.empty()) {
-            h += "<table>\n"
-                + row({ "item", "key", "state", "job", "worker", "tries", "asked (UTC)", "asked by", "ended (UTC)",
-                          "request", "detail" },
-                    true);
-            for (const auto& i : rd.rows)
-                h += row({ n(i.id), htmlEscape(i.key), nowrap(htmlEscape(i.state)), i.jobId ? n(*i.jobId) : "&ndash;",
-                    opt(i.worker), n(i.tries), nowrap(shortTime(i.requestedAt)), htmlEscape(i.requestedBy),
-                    nowrap(optTime(i.finishedAt)),
-                    i.requestStored ? n(i.requestBytes.value_or(0)) + " bytes stored" : std::string("none"),
-                    clip(i.detail) });
-            h += "</table>\n";
-        }
-    }
-
-    for (const auto& s : d.rowSets) {
-        const auto shown = std::min<std::size_t>(s.rows.size(), static_cast<std::size_t>(std::max(0, reportRowLimit)));
-        h += "<h2>" + htmlEscape(setTitle(s.name)) + ": " + n(s.total) + " row" + (s.total == 1 ? "" : "s") + "</h2>\n";
-        h += "<p class=\"note\">" + htmlEscape(s.description) + ". Ordered by " + htmlEscape(s.order) + ". Exported "
-            + n(static_cast<std::int64_t>(s.rows.size())) + " (bound " + n(s.limit) + (s.truncated ? ", reached" : "")
-            + ") in <code>rows/" + htmlEscape(s.name) + ".csv</code>; " + n(static_cast<std::int64_t>(shown))
-            + " shown here.</p>\n";
-        if (shown == 0)
-            continue;
-        // Every set holds one status (its title says which): no column for it. The time that
-        // matters next is the lease for processing rows, the next attempt for retryable ones.
-        const std::string& status = s.rows.front().status;
-        const bool lease = status == "processing", retry = status == "retryable_failed";
-        std::vector<std::string> head
-            = { "<span style=\"white-space: nowrap\">key</span>", "attempts", "created (UTC)", "updated (UTC)" };
-        if (lease || retry)
-            head.push_back(lease ? "lease until (UTC)" : "next attempt (UTC)");
-        for (const char* c : { "class", "last error" })
-            head.push_back(c);
-        h += "<table width=\"100%\">\n" + row(head, true);
-        for (std::size_t i = 0; i < shown; ++i) {
-            const auto& r = s.rows[i];
-            std::vector<std::string> cells = { htmlEscape(r.key), n(r.attempts) + "/" + n(r.maxAttempts),
-                nowrap(shortTime(r.createdAt)), nowrap(shortTime(r.updatedAt)) };
-            if (lease || retry)
-                cells.push_back(nowrap(optTime(lease ? r.leaseUntil : r.nextAttemptAt)));
-            cells.push_back(nowrap(opt(r.errorClass)));
-            cells.push_back(clip(r.errorMessage));
-            h += row(cells);
-        }
-        h += "</table>\n";
-    }
-
-    h += "<h2>Recent digest conflicts: " + n(f.digestConflicts) + " in " + n(d.windowMinutes) + " min</h2>\n";
-    if (d.conflicts.rows.empty())
-        h += "<p class=\"note\">None counted.</p>\n";
-    else {
-        h += "<p class=\"note\">A conflict changes no row: the per-minute counters are its only trace. All "
-            + n(static_cast<std::int64_t>(d.conflicts.rows.size()))
-            + " rows in <code>recent_conflicts.csv</code>.</p>\n";
-        h += "<table>\n" + row({ "minute (UTC)", "tenant", "operation", "conflicts" }, true);
-        for (std::size_t i = 0; i < std::min<std::size_t>(d.conflicts.rows.size(), 50); ++i) {
-            const auto& c = d.conflicts.rows[i];
-            h += row({ shortTime(c.bucket).substr(0, 16), htmlEscape(c.tenant), htmlEscape(c.operation), n(c.n) });
-        }
-        h += "</table>\n";
-    }
-
-    if (d.fieldConflicts)
-        h += snapshotFieldConflictsHtml(*d.fieldConflicts); // schema v34
-    h += "<h2>Audit: " + n(d.audit.total) + " entr" + (d.audit.total == 1 ? "y" : "ies") + "</h2>\n<p>Chain head: "
-        + (d.audit.headHash ? "entry " + n(*d.audit.headId) + ", <code>" + htmlEscape(*d.audit.headHash) + "</code>"
-                            : std::string("(empty)"))
-        + "</p>\n";
-    if (!d.audit.tail.empty()) {
-        h += "<p class=\"note\">Newest " + n(static_cast<std::int64_t>(d.audit.tail.size())) + " (bound "
-            + n(d.audit.limit) + ") in <code>audit_tail.csv</code>.</p>\n<table>\n"
-            + row({ "id", "at (UTC)", "action", "key", "reason", "by" }, true);
-        for (std::size_t i = 0; i < std::min<std::size_t>(d.audit.tail.size(), 50); ++i) {
-            const auto& e = d.audit.tail[i];
-            h += row({ n(e.id), nowrap(shortTime(e.at)), htmlEscape(e.action), htmlEscape(e.key), clip(e.reason),
-                htmlEscape(e.dbRole) + " (" + htmlEscape(e.osUser) + "@" + htmlEscape(e.clientHost) + ")" });
-        }
-        h += "</table>\n";
-    }
-    h += "<p class=\"note\">Check this bundle with <code>idemctl snapshot verify DIR [--pubkey FILE]</code>: every "
-         "file is listed with its SHA-256 in MANIFEST"
-        + std::string(d.signingKeyFingerprint
-                ? ", signed with Ed25519 key " + htmlEscape(d.signingKeyFingerprint->substr(0, 16)) + "&hellip;"
-                : "")
-        + ".</p>\n</body></html>\n";
-    return h;
+    return reportHead(d) + figuresSection(d) + chartsSection(images) + latencySection(d) + eventsSection(d)
+        + pausesSection(d) + jobsSection(d) + reconcileSection(d) + (d.fencing ? fencingReportHtml(*d.fencing) : "")
+        + horizonSection(d) + redriveSection(d) + rowSetSections(d, reportRowLimit) + conflictsSection(d)
+        + (d.fieldConflicts ? snapshotFieldConflictsHtml(*d.fieldConflicts) : "") // schema v34
+        + auditSection(d) + reportFoot(d);
 }
 
 } // namespace idem

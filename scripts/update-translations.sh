@@ -19,7 +19,7 @@ done
 # -locations none: line numbers would churn the .ts on every edit of the sources.
 # -no-obsolete: a string removed from the code leaves no dead entry behind.
 # English is the source language: its file holds only the plural forms ("%n record(s)").
-common=(-silent -locations none -no-obsolete -source-language en -I . -extensions cpp,h app views models operations/outcomeseries.cpp operations/wording.cpp operations/duration.cpp)
+common=(-silent -locations none -no-obsolete -source-language en -I . -extensions cpp,h,ui app views models operations/outcomeseries.cpp operations/wording.cpp operations/duration.cpp)
 "$lupdate" "${common[@]}" -pluralonly -target-language en -ts translations/idem_console_en.ts
 "$lupdate" "${common[@]}" -target-language zh_CN -ts translations/idem_console_zh_CN.ts
 

@@ -1656,6 +1656,10 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
             <numerusform>%n 个键未检查（查询失败）</numerusform>
         </translation>
     </message>
+<message>
+        <source>It would open the slowest runs, but the latency figures are per-minute histograms of run times that name no key: the latency chart shows them minute by minute.</source>
+        <translation>本应打开最慢的几次运行，但延迟数据是每分钟的运行时长直方图，不记录任何键：延迟图表逐分钟展示这些数据。</translation>
+    </message>
 </context>
 <context>
     <name>idem::console::DashboardRowsDialog</name>
@@ -6319,6 +6323,14 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>Succeeded keys whose business effect the reconcile probes did not count exactly once (none, or two or more) in their last runs, over the keys those runs sampled: exact for those keys, as of the runs (idemctl reconcile).</source>
         <translation>对账探针最近一次运行中，业务效果未恰好计数一次（没有，或两个及以上）的已成功键，相对于这些运行抽查的键：对这些键精确，截至各次运行（idemctl reconcile）。</translation>
+    </message>
+<message>
+        <source>Worst p95 run time</source>
+        <translation>最差 p95 运行时长</translation>
+    </message>
+    <message>
+        <source>The operation whose 95th-percentile run time (claim to complete or fail, by the server's clock) is highest over the window's folded minutes. A minute is folded once it has been closed for a minute, so the figures end a minute or two before now.</source>
+        <translation>在时间窗口内已汇总的分钟中，95 百分位运行时长（从认领到完成或失败，以服务器时钟为准）最高的操作。一分钟结束满一分钟后才会被汇总，因此数据比当前时间早一到两分钟结束。</translation>
     </message>
 </context>
 <context>

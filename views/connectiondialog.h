@@ -2,15 +2,18 @@
 
 #include <QDialog>
 
+#include <memory>
+
 #include "models/connectionsettings.h"
 
-class QComboBox;
-class QLabel;
 class QLineEdit;
 class QPushButton;
 
 namespace idem::console {
 
+namespace Ui {
+    class ConnectionDialog;
+}
 class ConsoleSession;
 class ProfileStore;
 struct Failure;
@@ -37,7 +40,12 @@ public:
     // Cancel while connecting abandons the attempt rather than letting it land later.
     void reject() override;
 
+protected:
+    void changeEvent(QEvent* event) override;
+
 private:
+    // The texts the form does not hold (combo entries, the Connect button), in the current language.
+    void retranslate();
     void connectClicked();
     void onSessionFailed(const Failure& failure);
     void onSessionStateChanged();
@@ -45,31 +53,15 @@ private:
     void saveProfile();
     void deleteProfile();
     void refreshProfiles(const QString& select);
-    void pickFile(QLineEdit* edit, const QString& title, const QString& filter);
+    void pickFile(QLineEdit* edit);
     void setBusy(bool busy);
     void setError(const QString& text);
-    QWidget* fileRow(QLineEdit* edit, const QString& objectName, const QString& title, const QString& filter);
 
     ConsoleSession* m_session;
     ProfileStore* m_profiles;
     bool m_waiting = false; // an attempt started here is still running
 
-    QComboBox* m_profileCombo;
-    QPushButton* m_saveProfileButton;
-    QPushButton* m_deleteProfileButton;
-    QLineEdit* m_conninfoEdit;
-    QLineEdit* m_passwordEdit;
-    QLineEdit* m_schemaEdit;
-    QLineEdit* m_monitorEdit;
-    QLineEdit* m_patroniEdit;
-    QLineEdit* m_environmentEdit;
-    QComboBox* m_environmentColourCombo;
-    QComboBox* m_sslModeCombo;
-    QLineEdit* m_rootCertEdit;
-    QLineEdit* m_certEdit;
-    QLineEdit* m_keyEdit;
-    QLabel* m_errorLabel;
-    QLabel* m_progressLabel;
+    std::unique_ptr<Ui::ConnectionDialog> m_ui;
     QPushButton* m_connectButton;
 };
 

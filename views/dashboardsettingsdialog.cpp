@@ -47,30 +47,23 @@ DashboardSettingsDialog::DashboardSettingsDialog(const DashboardSettings& settin
         QString unit;
         if (spec.unit == TileUnit::Percent)
             unit = QStringLiteral(" (%)");
-        else if (spec.unit == TileUnit::Seconds)
+        else if (spec.unit == TileUnit::Seconds || spec.unit == TileUnit::Latency)
             unit = QStringLiteral(" (s)");
         grid->addWidget(new QLabel(tileTitle(spec.tile) + unit), i + 1, 0);
         const QString key = QLatin1String(spec.key);
-        const int decimals = spec.perClaims() || spec.unit == TileUnit::Percent ? 1 : 0;
+        const int decimals = spec.perClaims() || spec.unit == TileUnit::Percent || spec.unit == TileUnit::Latency ? 1 : 0;
         m_warning[static_cast<std::size_t>(i)] = thresholdBox(t.warning, key + QStringLiteral("Warning"), decimals);
         m_critical[static_cast<std::size_t>(i)] = thresholdBox(t.critical, key + QStringLiteral("Critical"), decimals);
         grid->addWidget(m_warning[static_cast<std::size_t>(i)], i + 1, 1);
         grid->addWidget(m_critical[static_cast<std::size_t>(i)], i + 1, 2);
     }
-    // The latency tile (issue #27) is not a catalogue tile: its row comes after theirs.
-    const int worstRow = tileCount + 1;
-    grid->addWidget(new QLabel(tr("Worst p95 run time") + QStringLiteral(" (s)")), worstRow, 0);
-    m_worstP95Warning = thresholdBox(settings.worstP95Run.warning, QStringLiteral("worstP95RunTimeWarning"), 1);
-    m_worstP95Critical = thresholdBox(settings.worstP95Run.critical, QStringLiteral("worstP95RunTimeCritical"), 1);
-    grid->addWidget(m_worstP95Warning, worstRow, 1);
-    grid->addWidget(m_worstP95Critical, worstRow, 2);
     m_longUnfinished = new QSpinBox;
     m_longUnfinished->setObjectName(QStringLiteral("longUnfinishedMinutes"));
     m_longUnfinished->setRange(1, 7 * 24 * 60);
     m_longUnfinished->setSuffix(tr(" min"));
     m_longUnfinished->setValue(settings.longUnfinishedMinutes);
-    grid->addWidget(new QLabel(tr("Long-unfinished after")), worstRow + 1, 0);
-    grid->addWidget(m_longUnfinished, worstRow + 1, 1);
+    grid->addWidget(new QLabel(tr("Long-unfinished after")), tileCount + 1, 0);
+    grid->addWidget(m_longUnfinished, tileCount + 1, 1);
 
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
@@ -90,8 +83,6 @@ DashboardSettings DashboardSettingsDialog::settings() const
         t.warning = valueOf(m_warning[static_cast<std::size_t>(i)]);
         t.critical = valueOf(m_critical[static_cast<std::size_t>(i)]);
     }
-    s.worstP95Run.warning = valueOf(m_worstP95Warning);
-    s.worstP95Run.critical = valueOf(m_worstP95Critical);
     s.longUnfinishedMinutes = m_longUnfinished->value();
     return s;
 }

@@ -24,8 +24,6 @@ private:
     DashboardSettings m_base;
     std::array<QDoubleSpinBox*, tileCount> m_warning {};
     std::array<QDoubleSpinBox*, tileCount> m_critical {};
-    QDoubleSpinBox* m_worstP95Warning;
-    QDoubleSpinBox* m_worstP95Critical;
     QSpinBox* m_longUnfinished;
 };
 

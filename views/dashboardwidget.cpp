@@ -36,6 +36,7 @@
 #include "views/latencychart.h"
 #include "views/pausedialog.h"
 #include "views/theme.h"
+#include "views/tilegrid.h"
 #include "views/tilewidget.h"
 
 namespace idem::console {
@@ -44,8 +45,6 @@ namespace {
     // Replication lag of a standby the dashboard reads from, in seconds: amber, then red.
     constexpr int standbyLagCautionSeconds = 5;
     constexpr int standbyLagCriticalSeconds = 30;
-    // Two rows: the rows of now (seven tiles), then the window's events and the total.
-    constexpr int tileColumns = 7;
 
     // A static dashboard's time: the snapshot's, in UTC and local time.
     QString snapshotTime(qint64 ms)
@@ -72,6 +71,32 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
     if (monitor)
         m_model->setSettings(DashboardSettings::load(*m_settings));
 
+    buildControls();
+    buildStatusLines();
+    m_tileGrid = new TileGrid;
+    connect(m_tileGrid, &TileGrid::clicked, this, [this](Tile tile) {
+        Q_EMIT openRows(m_model->filterFor(tile), tileTitle(tile), m_model->opensWords(tile), DashboardModel::sortFor(tile));
+    });
+    m_charts = new ChartPanel;
+    buildWatches();
+    layOut();
+
+    if (monitor && QSystemTrayIcon::isSystemTrayAvailable()) {
+        m_tray = new QSystemTrayIcon(windowIcon(), this);
+        m_tray->setToolTip(tr("Idem console"));
+        m_tray->show();
+    }
+
+    syncControls();
+    connectControls();
+    retranslateControls();
+    connectModel();
+    refreshView();
+    refreshLatencyChart();
+}
+
+void DashboardWidget::buildControls()
+{
     // Controls: how often, what window, which tenant / operation.
     m_interval = new QComboBox;
     m_interval->setObjectName(QStringLiteral("intervalCombo"));
@@ -101,7 +126,7 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
 
     m_controls = new QWidget;
     m_controls->setObjectName(QStringLiteral("dashboardControls"));
-    m_controls->setVisible(monitor != nullptr);
+    m_controls->setVisible(m_monitor != nullptr);
     auto* controls = new QHBoxLayout(m_controls);
     controls->setContentsMargins(0, 0, 0, 0);
     for (auto& label : m_controlLabels)
@@ -135,7 +160,10 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
     controls->addWidget(m_resumeIntake);
     controls->addSpacing(12);
     controls->addWidget(thresholds);
+}
 
+void DashboardWidget::buildStatusLines()
+{
     m_status = new QLabel;
     m_status->setObjectName(QStringLiteral("dashboardStatus"));
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -152,45 +180,37 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
     m_alert->setObjectName(QStringLiteral("dashboardAlert"));
     theme::followTone(m_alert, theme::Tone::Bad, true);
     m_alert->hide();
+}
 
-    auto* tiles = new QGridLayout;
-    tiles->setSpacing(6);
-    for (int i = 0; i < tileCount; ++i) {
-        const auto t = static_cast<Tile>(i);
-        auto* w = new TileWidget(t, tileSpec(t).opensRows());
-        m_tiles[static_cast<std::size_t>(i)] = w;
-        tiles->addWidget(w, i / tileColumns, i % tileColumns);
-        connect(w, &TileWidget::clicked, this,
-            [this](Tile tile) {
-                Q_EMIT openRows(
-                    m_model->filterFor(tile), tileTitle(tile), m_model->opensWords(tile), DashboardModel::sortFor(tile));
-            });
-    }
-    // The worst p95 run time (issue #27) in the free place at the end of the second row; its
-    // figures are the latency read's, not the tick's (no catalogue row, no snapshot metric yet).
-    m_latencyTile = new TileWidget(QStringLiteral("worstP95RunTime"));
-    tiles->addWidget(m_latencyTile, tileCount / tileColumns, tileCount % tileColumns);
-    m_charts = new ChartPanel;
-    if (monitor) {
-        m_latency = new LatencyWatch(monitor, this);
-        const auto& s = m_model->settings();
-        m_latency->setScope(s.windowMinutes, s.tenant, s.operation);
-        connect(m_latency, &LatencyWatch::changed, this, [this] { refreshLatency(true); });
-        m_events = new EventWatch(monitor, this);
-        m_events->setScope(s.windowMinutes, s.tenant, s.operation);
-        connect(m_events, &EventWatch::changed, this, [this] {
-            m_charts->setEvents(m_events->events());
-            m_charts->setEventsOmitted(m_events->reading().omitted, m_events->reading().omittedUncounted);
-        });
-        m_breakdown = new BreakdownPanel(monitor);
-        m_breakdown->watch()->setScope(s.windowMinutes, s.tenant, s.operation, m_model->statementTimeoutMs());
-        connect(m_breakdown, &BreakdownPanel::openRows, this, &DashboardWidget::openRows);
-    } else {
+void DashboardWidget::buildWatches()
+{
+    if (!m_monitor) {
         // A snapshot's figures come with showSnapshotExtras(), if it carries any.
-        m_latencyTile->hide();
+        m_tileGrid->setTileVisible(Tile::WorstP95RunTime, false);
         m_charts->latency()->hide();
+        return;
     }
+    const auto& s = m_model->settings();
+    // The worst p95 tile's figures (issue #27) are the latency read's, not the tick's.
+    m_latency = new LatencyWatch(m_monitor, this);
+    m_latency->setScope(s.windowMinutes, s.tenant, s.operation);
+    connect(m_latency, &LatencyWatch::changed, this, [this] {
+        m_model->setLatency(m_latency->state());
+        refreshLatencyChart();
+    });
+    m_events = new EventWatch(m_monitor, this);
+    m_events->setScope(s.windowMinutes, s.tenant, s.operation);
+    connect(m_events, &EventWatch::changed, this, [this] {
+        m_charts->setEvents(m_events->events());
+        m_charts->setEventsOmitted(m_events->reading().omitted, m_events->reading().omittedUncounted);
+    });
+    m_breakdown = new BreakdownPanel(m_monitor);
+    m_breakdown->watch()->setScope(s.windowMinutes, s.tenant, s.operation, m_model->statementTimeoutMs());
+    connect(m_breakdown, &BreakdownPanel::openRows, this, &DashboardWidget::openRows);
+}
 
+void DashboardWidget::layOut()
+{
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(m_controls);
     m_pauseRefusal = new RefusalNote(QStringLiteral("dashboardPauseRefusal"));
@@ -204,42 +224,41 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
         if (const auto& r = m_model->latest())
             integrity->showFor(r->stats);
     });
-    if (monitor) // issue 46: the transaction horizon held while the Idem tables' dead rows grow
-        layout->addWidget(new HorizonNotice(monitor));
-    if (monitor) // issue 46: late calls refused after takeovers, run times against the lease
-        layout->addWidget(new FencingPanel(monitor));
-    layout->addLayout(tiles);
+    if (m_monitor) // issue 46: the transaction horizon held while the Idem tables' dead rows grow
+        layout->addWidget(new HorizonNotice(m_monitor));
+    if (m_monitor) // issue 46: late calls refused after takeovers, run times against the lease
+        layout->addWidget(new FencingPanel(m_monitor));
+    layout->addWidget(m_tileGrid);
     if (m_breakdown)
         layout->addWidget(m_breakdown);
     layout->addWidget(m_charts, 1);
+}
 
-    if (monitor && QSystemTrayIcon::isSystemTrayAvailable()) {
-        m_tray = new QSystemTrayIcon(windowIcon(), this);
-        m_tray->setToolTip(tr("Idem console"));
-        m_tray->show();
-    }
-
-    syncControls();
+void DashboardWidget::connectControls()
+{
     connect(
         m_interval, &QComboBox::activated, this, [this] { m_model->setInterval(m_interval->currentData().toInt()); });
     connect(m_pause, &QToolButton::toggled, m_model, &DashboardModel::setPaused);
-    connect(refresh, &QToolButton::clicked, m_model, &DashboardModel::tickNow);
+    connect(m_refresh, &QToolButton::clicked, m_model, &DashboardModel::tickNow);
     connect(
         m_window, &QComboBox::activated, this, [this] { m_model->setWindowMinutes(m_window->currentData().toInt()); });
     const auto applyFilter = [this] { m_model->setFilter(m_tenant->text(), m_operation->text()); };
     connect(m_tenant, &QLineEdit::editingFinished, this, applyFilter);
     connect(m_operation, &QLineEdit::editingFinished, this, applyFilter);
-    connect(thresholds, &QPushButton::clicked, this, &DashboardWidget::editThresholds);
-    retranslateControls();
-    auto* thresholdsKey = new QAction(thresholds->text(), this);
+    connect(m_thresholds, &QPushButton::clicked, this, &DashboardWidget::editThresholds);
+    auto* thresholdsKey = new QAction(this);
     thresholdsKey->setObjectName(QStringLiteral("thresholdsAction"));
     thresholdsKey->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_T));
     thresholdsKey->setShortcutContext(Qt::WidgetWithChildrenShortcut);
-    connect(thresholdsKey, &QAction::triggered, thresholds, [thresholds] {
+    connect(thresholdsKey, &QAction::triggered, m_thresholds, [thresholds = m_thresholds] {
         if (thresholds->isVisible()) // a snapshot's static dashboard hides its controls
             thresholds->click();
     });
     addAction(thresholdsKey);
+}
+
+void DashboardWidget::connectModel()
+{
     connect(m_model, &DashboardModel::updated, this, &DashboardWidget::refreshView);
     connect(m_model, &DashboardModel::freshnessChanged, this, &DashboardWidget::refreshStatus);
     connect(m_model, &DashboardModel::freshnessChanged, this, &DashboardWidget::refreshFreshness);
@@ -247,26 +266,23 @@ DashboardWidget::DashboardWidget(ConsoleSession* monitor, QSettings* settings, Q
     connect(m_model, &DashboardModel::settingsChanged, this, [this] {
         saveSettings();
         syncControls();
+        const auto& s = m_model->settings();
         if (m_latency) {
-            const auto& s = m_model->settings();
             m_latency->setScope(s.windowMinutes, s.tenant, s.operation);
-            refreshLatency(true);
+            refreshLatencyChart();
         }
-        if (m_events) {
-            const auto& s = m_model->settings();
+        if (m_events)
             m_events->setScope(s.windowMinutes, s.tenant, s.operation);
-        }
-        if (m_breakdown) {
-            const auto& s = m_model->settings();
+        if (m_breakdown)
             m_breakdown->watch()->setScope(s.windowMinutes, s.tenant, s.operation, m_model->statementTimeoutMs());
-        }
+        refreshTiles(); // new thresholds colour the tiles now, not at the next tick
     });
     connect(m_model, &DashboardModel::alert, this, &DashboardWidget::showAlert);
-    refreshView();
-    refreshLatency(true);
 }
 
 DashboardWidget::~DashboardWidget() = default;
+
+TileWidget* DashboardWidget::tile(Tile tile) const { return m_tileGrid->tile(tile); }
 
 void DashboardWidget::retranslateControls()
 {
@@ -294,8 +310,7 @@ void DashboardWidget::changeEvent(QEvent* event)
     if (event->type() == QEvent::LanguageChange) {
         retranslateControls();
         refreshView(); // status, freshness and tile tooltips in the new language
-        refreshLatency(true); // the chart's note, written from the watch's words
-        refreshSnapshotLatency();
+        refreshLatencyChart(); // the chart's note, written from the watch's words
         refreshAlerts();
     }
     QWidget::changeEvent(event);
@@ -359,7 +374,6 @@ void DashboardWidget::editThresholds()
         auto s = m_model->settings();
         const auto chosen = dialog->settings();
         s.thresholds = chosen.thresholds;
-        s.worstP95Run = chosen.worstP95Run;
         s.longUnfinishedMinutes = chosen.longUnfinishedMinutes;
         m_model->setSettings(s);
     });
@@ -427,7 +441,7 @@ void DashboardWidget::refreshPauses()
     const QString tip = some.empty() ? QString()
         : !whole.empty()             ? tr("Intake of %1 is paused by: %2.").arg(scope, scopes.join(QStringLiteral(", ")))
                                      : tr("Intake of some of %1 is paused by: %2.").arg(scope, scopes.join(QStringLiteral(", ")));
-    for (auto* t : m_tiles)
+    for (auto* t : m_tileGrid->tiles())
         t->setPaused(badge, tip);
     // Every pause of the scope the list still holds: in force up to now, expired up to its end.
     std::vector<PauseSpan> spans;
@@ -457,42 +471,41 @@ void DashboardWidget::refreshPauses()
                                                   : tr("Lift a pause of %1: %2.").arg(scope, scopes.join(QStringLiteral(", "))));
 }
 
-void DashboardWidget::refreshLatency(bool chart)
+void DashboardWidget::refreshLatencyChart()
 {
-    if (!m_latency)
-        return;
-    const auto& s = m_model->settings();
-    // Greyed while the dashboard is not live, as the other tiles are; and before a first read.
-    const bool stale = m_model->freshness() != DashboardModel::Freshness::Live || !m_latency->reading();
-    m_latencyTile->setValue(m_latency->worstTile(s.worstP95Run), stale, QString());
-    m_latencyTile->setTexts(tr("Worst p95 run time"), m_latency->worstTileToolTip(s.worstP95Run));
-    if (chart)
-        m_charts->latency()->setData(*m_latency, s.operation);
+    if (m_latency)
+        m_charts->latency()->setData(*m_latency, m_model->settings().operation);
 }
 
 void DashboardWidget::showSnapshotExtras(const std::optional<LatencyReading>& latency, std::vector<ChartEvent> events)
 {
-    m_snapshotLatency = latency;
     m_charts->latency()->setSnapshot(latency, m_model->settings().operation);
     m_charts->latency()->show();
-    m_latencyTile->setVisible(latency.has_value());
-    refreshSnapshotLatency();
+    m_tileGrid->setTileVisible(Tile::WorstP95RunTime, latency.has_value());
+    if (latency)
+        m_model->setLatency({ &*latency, m_model->settings().windowMinutes, QString() });
     m_charts->setEvents(std::move(events));
 }
 
-void DashboardWidget::refreshSnapshotLatency()
+void DashboardWidget::showTile(TileWidget* tile, const TileValue& value, bool stale, const QString& thresholdText)
 {
-    if (!m_snapshotLatency)
-        return;
-    const auto& s = m_model->settings();
-    const LatencyState state { &*m_snapshotLatency, s.windowMinutes, QString() };
-    m_latencyTile->setValue(latencyWorstTile(state, s.worstP95Run), false, QString());
-    m_latencyTile->setTexts(tr("Worst p95 run time"), latencyWorstTileToolTip(state, s.worstP95Run));
+    // A tile whose own read has not answered yet (the worst p95) is greyed as stale figures are.
+    tile->setValue(value, stale || value.pending, thresholdText);
+}
+
+void DashboardWidget::refreshTiles()
+{
+    const bool stale = m_model->freshness() != DashboardModel::Freshness::Live;
+    const QString asOfLine = m_model->isStatic() && m_model->latest()
+        ? QStringLiteral("\n") + tr("As of %1 (snapshot).").arg(snapshotTime(m_model->latest()->serverNowMs))
+        : QString();
+    const TilePresenter presenter = m_model->presenter();
+    for (auto* t : m_tileGrid->tiles())
+        showTile(t, presenter.tile(t->tile()), stale, presenter.thresholdText(t->tile()) + asOfLine);
 }
 
 void DashboardWidget::refreshView()
 {
-    const bool stale = m_model->freshness() != DashboardModel::Freshness::Live;
     // Every event the marks show is an audit entry (deploys aside, read once a minute): a new
     // head means new marks, read now rather than at the next minute.
     if (m_events && m_model->latest()) {
@@ -502,17 +515,9 @@ void DashboardWidget::refreshView()
         m_auditHead = head;
     }
     const auto& s = m_model->settings();
-    const QString asOfLine = m_model->isStatic() && m_model->latest()
-        ? QStringLiteral("\n") + tr("As of %1 (snapshot).").arg(snapshotTime(m_model->latest()->serverNowMs))
-        : QString();
-    const TilePresenter presenter = m_model->presenter();
-    for (int i = 0; i < tileCount; ++i) {
-        const auto t = static_cast<Tile>(i);
-        m_tiles[static_cast<std::size_t>(i)]->setValue(presenter.tile(t), stale, presenter.thresholdText(t) + asOfLine);
-    }
+    refreshTiles();
     refreshPauses();
     m_charts->update(*m_model);
-    refreshLatency(false);
     refreshAlerts();
     if (m_model->isStatic()) {
         const auto& r = m_model->latest();
@@ -579,12 +584,11 @@ void DashboardWidget::refreshFreshness()
     const bool stale = f != F::Live;
     if (m_model->isStatic())
         return; // refreshView() says what a snapshot's data is
-    for (auto* t : m_tiles) {
-        if (t->stale() != stale)
-            t->setValue(m_model->tile(t->tile()), stale,
-                m_model->presenter().thresholdText(t->tile()));
+    for (auto* t : m_tileGrid->tiles()) {
+        const TileValue v = m_model->tile(t->tile());
+        if (t->stale() != (stale || v.pending))
+            showTile(t, v, stale, m_model->presenter().thresholdText(t->tile()));
     }
-    refreshLatency(false);
     if (!stale) {
         // Live data from a standby is only as live as its replay: past a few seconds of lag the
         // banner says so in amber, past half a minute in red (issue 15 item 4).

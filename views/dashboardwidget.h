@@ -33,7 +33,9 @@ class EventWatch;
 class LatencyWatch;
 struct ChartEvent;
 class PauseWatch;
+class TileGrid;
 class TileWidget;
+struct TileValue;
 
 // The Dashboard page: poll controls and filters, a status line (as of, replication lag, what
 // the console's own ticks cost, and why the data is not live when it is not), the tiles and the
@@ -50,9 +52,10 @@ public:
 
     DashboardModel* model() const { return m_model; }
     ChartPanel* charts() const { return m_charts; }
-    TileWidget* tile(Tile tile) const { return m_tiles[static_cast<std::size_t>(tile)]; }
-    // Latency (issue #27): the figures' reader (nullptr on a static dashboard) and the worst p95
-    // run time tile; the chart is charts()->latency().
+    TileWidget* tile(Tile tile) const;
+    TileGrid* tileGrid() const { return m_tileGrid; }
+    // Latency (issue #27): the figures' reader (nullptr on a static dashboard), which feeds the
+    // worst p95 run time tile (a catalogue tile, Tile::WorstP95RunTime); the chart is charts()->latency().
     LatencyWatch* latencyWatch() const { return m_latency; }
     // The events marked on the charts' time axes (issue #27): their reader (nullptr on a static
     // dashboard).
@@ -60,7 +63,7 @@ public:
     // A static dashboard (an incident snapshot's): its latency figures (the chart and the worst
     // p95 tile, or the chart saying it has none) and its events, marked on the charts.
     void showSnapshotExtras(const std::optional<LatencyReading>& latency, std::vector<ChartEvent> events);
-    TileWidget* latencyTile() const { return m_latencyTile; }
+    TileWidget* latencyTile() const { return tile(Tile::WorstP95RunTime); }
     // Where it is failing (issue 41): nullptr on a static dashboard.
     BreakdownPanel* breakdown() const { return m_breakdown; }
     QString statusText() const;
@@ -96,6 +99,14 @@ protected:
     void resizeEvent(QResizeEvent* event) override;
 
 private:
+    // The constructor's parts, in their order.
+    void buildControls();
+    void buildStatusLines();
+    void buildWatches();
+    void layOut();
+    void connectControls();
+    void connectModel();
+
     void retranslateControls();
     void showFreshness(const QString& first, const QString& second);
     void refreshView();
@@ -106,23 +117,20 @@ private:
     void saveSettings();
     void syncControls();
     void refreshPauses();
-    // The latency tile's texts and colour (cheap: every tick and language change); with `chart`,
-    // the chart's lines too (when the figures changed).
-    void refreshLatency(bool chart);
-    // A static dashboard's worst p95 tile, from its snapshot's figures.
-    void refreshSnapshotLatency();
+    void refreshTiles();
+    void showTile(TileWidget* tile, const TileValue& value, bool stale, const QString& thresholdText);
+    // The latency chart's lines, from the watch (a static dashboard's are set once).
+    void refreshLatencyChart();
 
     ConsoleSession* m_monitor;
     std::unique_ptr<QSettings> m_ownSettings;
     QSettings* m_settings;
     DashboardModel* m_model;
     ChartPanel* m_charts;
-    std::array<TileWidget*, tileCount> m_tiles {};
+    TileGrid* m_tileGrid = nullptr;
     LatencyWatch* m_latency = nullptr;
     EventWatch* m_events = nullptr;
-    std::optional<LatencyReading> m_snapshotLatency;
     std::optional<qint64> m_auditHead; // the last tick's: a new audit entry is a new event
-    TileWidget* m_latencyTile = nullptr;
     BreakdownPanel* m_breakdown = nullptr;
     QComboBox* m_interval;
     QToolButton* m_pause;

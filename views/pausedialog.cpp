@@ -1,18 +1,16 @@
 #include "views/pausedialog.h"
+#include "ui_pausedialog.h"
 
 #include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDateTime>
-#include <QFormLayout>
-#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSpinBox>
-#include <QVBoxLayout>
 
 #include "operations/actions.h"
 #include "models/consolesession.h"
@@ -52,6 +50,7 @@ PauseDialog::PauseDialog(ConsoleSession* admin, const QString& tenant, const QSt
     : QDialog(parent)
     , m_admin(admin)
     , m_mode(Mode::Pause)
+    , m_ui(std::make_unique<Ui::PauseDialog>())
 {
     m_pause.tenant = scopeOf(tenant).toStdString();
     m_pause.operation = scopeOf(operation).toStdString();
@@ -63,6 +62,7 @@ PauseDialog::PauseDialog(ConsoleSession* admin, const idem::Pause& pause, QWidge
     , m_admin(admin)
     , m_mode(Mode::Resume)
     , m_pause(pause)
+    , m_ui(std::make_unique<Ui::PauseDialog>())
 {
     build();
 }
@@ -71,49 +71,31 @@ PauseDialog::~PauseDialog() = default;
 
 void PauseDialog::build()
 {
+    // The layout and the fixed words are the form's (pausedialog.ui); the mode's words, the
+    // lengths' minutes and the tones are set here.
+    m_ui->setupUi(this);
     const bool pausing = m_mode == Mode::Pause;
     setObjectName(pausing ? QStringLiteral("pauseDialog") : QStringLiteral("resumeDialog"));
     setWindowTitle(pausing ? tr("Pause intake – Idem console") : tr("Resume intake – Idem console"));
-    auto* layout = new QVBoxLayout(this);
-    m_intro = new QLabel;
-    m_intro->setObjectName(QStringLiteral("pauseIntro"));
-    m_intro->setWordWrap(true);
-    layout->addWidget(m_intro);
+    m_intro = m_ui->pauseIntro;
     if (pausing) {
         m_intro->setText(tr("While a pause is in force, claim() neither acquires nor takes over a key of its scope: "
                             "workers get the decision 'paused' and ask again later, no attempt is counted. "
                             "Replays of succeeded keys and digest conflicts still answer. '*' means all."));
-        m_tenant = new QLineEdit(QString::fromStdString(m_pause.tenant));
-        m_tenant->setObjectName(QStringLiteral("pauseTenant"));
-        m_operation = new QLineEdit(QString::fromStdString(m_pause.operation));
-        m_operation->setObjectName(QStringLiteral("pauseOperation"));
-        m_length = new QComboBox;
-        m_length->setObjectName(QStringLiteral("pauseLength"));
-        m_length->addItem(tr("15 min"), 15);
-        m_length->addItem(tr("1 h"), 60);
-        m_length->addItem(tr("4 h"), 240);
-        m_length->addItem(tr("24 h"), 1440);
-        m_length->addItem(tr("Custom (minutes)"), -1);
-        m_length->addItem(tr("Until resumed"), 0);
-        m_custom = new QSpinBox;
-        m_custom->setObjectName(QStringLiteral("pauseCustomMinutes"));
+        m_tenant = m_ui->pauseTenant;
+        m_tenant->setText(QString::fromStdString(m_pause.tenant));
+        m_operation = m_ui->pauseOperation;
+        m_operation->setText(QString::fromStdString(m_pause.operation));
+        m_length = m_ui->pauseLength;
+        // The minutes of each entry, in the form's order: -1 custom, 0 until resumed.
+        const int minutes[] = { 15, 60, 240, 1440, -1, 0 };
+        for (int i = 0; i < int(std::size(minutes)); ++i)
+            m_length->setItemData(i, minutes[i]);
+        m_custom = m_ui->pauseCustomMinutes;
         m_custom->setRange(1, int(idem::PauseRequest::maxLengthMs / 60000));
         m_custom->setValue(30);
-        m_custom->setSuffix(tr(" min"));
-        m_custom->setEnabled(false);
-        auto* lengthRow = new QHBoxLayout;
-        lengthRow->addWidget(m_length);
-        lengthRow->addWidget(m_custom);
-        lengthRow->addStretch(1);
-        auto* form = new QFormLayout;
-        form->addRow(tr("Tenant:"), m_tenant);
-        form->addRow(tr("Operation:"), m_operation);
-        form->addRow(tr("Length:"), lengthRow);
-        layout->addLayout(form);
         // '*:*' turns every worker away: a second, explicit step, never Enter alone.
-        m_everything = new QCheckBox(tr("Yes, stop all intake: every tenant and every operation"));
-        m_everything->setObjectName(QStringLiteral("pauseEverythingConfirm"));
-        layout->addWidget(m_everything);
+        m_everything = m_ui->pauseEverythingConfirm;
         connect(m_everything, &QCheckBox::toggled, this, &PauseDialog::updateRun);
         connect(m_length, &QComboBox::currentIndexChanged, this, [this] {
             m_custom->setEnabled(m_length->currentData().toInt() < 0);
@@ -122,6 +104,9 @@ void PauseDialog::build()
         connect(m_tenant, &QLineEdit::textChanged, this, &PauseDialog::updateRun);
         connect(m_operation, &QLineEdit::textChanged, this, &PauseDialog::updateRun);
     } else {
+        // Lifting one pause: its scope and length are given, so their fields go.
+        delete m_ui->pauseScope;
+        delete m_ui->pauseEverythingConfirm;
         const QString until = m_pause.untilUs ? localTime(*m_pause.untilUs) : tr("until resumed");
         // One arg() per value: a reason holding "%2" must not become the next placeholder.
         m_intro->setText(tr("Lift the pause of %1. Claims of its keys acquire again from the moment this commits, "
@@ -133,42 +118,17 @@ void PauseDialog::build()
         m_intro->setTextFormat(Qt::PlainText);
         m_rampPanel = new ResumeRampPanel(m_admin, m_pause);
         m_rampPanel->setObjectName(QStringLiteral("resumeRampPanel"));
-        layout->addWidget(m_rampPanel);
+        m_ui->dialogLayout->insertWidget(m_ui->dialogLayout->indexOf(m_intro) + 1, m_rampPanel);
         connect(m_rampPanel, &ResumeRampPanel::changed, this, &PauseDialog::updateRun);
     }
-    m_reason = new QPlainTextEdit;
-    m_reason->setObjectName(QStringLiteral("reasonEdit"));
-    m_reason->setPlaceholderText(tr("Why (ticket, incident, what you checked)…"));
-    m_reason->setMaximumHeight(70);
-    m_reasonHint = new QLabel(tr("A reason is required; it is kept in the audit trail with your role, user and host."));
-    m_reasonHint->setObjectName(QStringLiteral("reasonHint"));
-    m_reasonHint->setWordWrap(true);
-    m_why = new QLabel;
-    m_why->setObjectName(QStringLiteral("pauseRefusal"));
-    m_why->setWordWrap(true);
+    m_reason = m_ui->reasonEdit;
+    m_reasonHint = m_ui->reasonHint;
+    m_why = m_ui->pauseRefusal;
     theme::followTone(m_why, theme::Tone::Bad);
-    m_result = new QLabel;
-    m_result->setObjectName(QStringLiteral("pauseResult"));
-    m_result->setWordWrap(true);
-    m_result->setTextFormat(Qt::PlainText);
-    m_result->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_result->hide();
-    m_run = new QPushButton(pausing ? tr("Pause") : tr("Resume"));
-    m_run->setObjectName(QStringLiteral("runButton"));
-    m_run->setDefault(true);
-    m_close = new QPushButton(tr("Cancel"));
-    m_close->setObjectName(QStringLiteral("closeButton"));
-    auto* buttons = new QHBoxLayout;
-    buttons->addStretch(1);
-    buttons->addWidget(m_close);
-    buttons->addWidget(m_run);
-    layout->addWidget(new QLabel(tr("Reason:")));
-    layout->addWidget(m_reason);
-    layout->addWidget(m_reasonHint);
-    layout->addWidget(m_why);
-    layout->addWidget(m_result);
-    layout->addStretch(1);
-    layout->addLayout(buttons);
+    m_result = m_ui->pauseResult;
+    m_run = m_ui->runButton;
+    m_run->setText(pausing ? tr("Pause") : tr("Resume"));
+    m_close = m_ui->closeButton;
     resize(560, pausing ? 420 : 520);
 
     connect(m_reason, &QPlainTextEdit::textChanged, this, &PauseDialog::updateRun);

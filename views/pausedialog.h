@@ -2,6 +2,8 @@
 
 #include <QDialog>
 
+#include <memory>
+
 #include <optional>
 
 #include "operations/pauses.h"
@@ -16,6 +18,10 @@ class QPushButton;
 class QSpinBox;
 
 namespace idem::console {
+
+namespace Ui {
+    class PauseDialog;
+}
 
 class ConsoleSession;
 class PauseChange;
@@ -75,6 +81,7 @@ private:
     ResumeRampPanel* m_rampPanel = nullptr;
     Mode m_mode;
     idem::Pause m_pause; // Resume: the one to lift
+    std::unique_ptr<Ui::PauseDialog> m_ui; // the form's widgets; the scope's fields only when pausing
     QLineEdit* m_tenant = nullptr;
     QLineEdit* m_operation = nullptr;
     QComboBox* m_length = nullptr;

@@ -133,6 +133,20 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     , m_statusLine(new PageStatusLine(monitor, QStringLiteral("tasksStatusLine")))
 {
     m_statusLine->watch(m_admin);
+    setUpControls();
+    setUpTable();
+    layOut();
+    connectFilters();
+    connectModel();
+    addKeyedActions();
+    connectActions();
+    connectCountAndRefresh();
+}
+
+// The constructor's parts, in their order.
+
+void TaskBrowserWidget::setUpControls()
+{
     setObjectName(QStringLiteral("taskBrowser"));
     for (const auto& p : statusPresets)
         m_status->addItem(QString(), QString::fromLatin1(p[1]));
@@ -180,6 +194,10 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     m_copyKey->setObjectName(QStringLiteral("copyKeyButton"));
     m_copyJson->setObjectName(QStringLiteral("copyJsonButton"));
 
+}
+
+QGridLayout* TaskBrowserWidget::buildFilters()
+{
     auto* filters = new QGridLayout;
     filters->setContentsMargins(0, 0, 0, 0);
     filters->addWidget(m_status, 0, 0);
@@ -203,6 +221,11 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     filters->setColumnStretch(2, 1);
     filters->setColumnStretch(3, 1);
 
+    return filters;
+}
+
+void TaskBrowserWidget::setUpTable()
+{
     m_view->setObjectName(QStringLiteral("taskTable"));
     m_view->setModel(m_model);
     m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -236,6 +259,10 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     m_split->setStretchFactor(1, 2);
     m_split->setSizes({ 700, 460 });
 
+}
+
+void TaskBrowserWidget::layOut()
+{
     auto* actions = new QHBoxLayout;
     actions->addWidget(m_countLabel, 1);
     actions->addWidget(m_copyKey);
@@ -249,13 +276,17 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
 
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(m_statusLine);
-    layout->addLayout(filters);
+    layout->addLayout(buildFilters());
     layout->addWidget(m_tileRow);
     layout->addWidget(m_error);
     layout->addWidget(m_split, 1);
     layout->addLayout(actions);
     layout->addWidget(m_refusal);
 
+}
+
+void TaskBrowserWidget::connectFilters()
+{
     connect(m_apply, &QPushButton::clicked, this, &TaskBrowserWidget::reload);
     connect(m_tileRow, &TileConditionsBar::removeRequested, this, [this] {
         dropTileConditions();
@@ -286,6 +317,10 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
     connect(m_errorClass, &QComboBox::activated, this, &TaskBrowserWidget::reload);
     for (auto* c : { m_expired, m_liveLease, m_uncertain, m_exhausted, m_conflicts })
         connect(c, &QCheckBox::toggled, this, &TaskBrowserWidget::reload);
+}
+
+void TaskBrowserWidget::connectModel()
+{
     connect(
         m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this, &TaskBrowserWidget::onSelectionChanged);
     connect(m_model, &TaskBrowserModel::failed, this, [this](const QString& message) {
@@ -307,6 +342,10 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
         m_error->hide();
         onSelectionChanged(); // the selected record may have changed: re-read its detail
     });
+}
+
+void TaskBrowserWidget::addKeyedActions()
+{
     // Every action has a key (the shortcuts dialog lists them): on this page only, so a key
     // pressed on another page never opens an action on rows the operator is not looking at.
     const std::tuple<QPushButton*, const char*, QKeySequence> keyed[] = {
@@ -328,6 +367,10 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
         addAction(a);
         m_keyedActions.emplace_back(button, a);
     }
+}
+
+void TaskBrowserWidget::connectActions()
+{
     connect(m_requeue, &QPushButton::clicked, this, [this] { startAction(idem::RecoveryAction::Requeue); });
     connect(m_release, &QPushButton::clicked, this, [this] { startAction(idem::RecoveryAction::Release); });
     connect(m_fail, &QPushButton::clicked, this, [this] { startAction(idem::RecoveryAction::Fail); });
@@ -338,6 +381,10 @@ TaskBrowserWidget::TaskBrowserWidget(ConsoleSession* monitor, ConsoleSession* ad
         connect(s, &ConsoleSession::serverInfoChanged, this, &TaskBrowserWidget::updateActions);
         connect(s, &ConsoleSession::stateChanged, this, &TaskBrowserWidget::updateActions);
     }
+}
+
+void TaskBrowserWidget::connectCountAndRefresh()
+{
     connect(m_counter, &TaskCounter::counted, this, &TaskBrowserWidget::counted);
     connect(m_counter, &TaskCounter::failed, this, [this] {
         if (m_countMode == CountRefresh::Announce) {

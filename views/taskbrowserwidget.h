@@ -15,6 +15,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QGridLayout;
 class QLabel;
 class QLineEdit;
 class QAction;
@@ -95,6 +96,18 @@ Q_SIGNALS:
     void jobStarted(qint64 id);
 
 private:
+    // The constructor's parts, in their order.
+    void setUpControls();
+    QGridLayout* buildFilters();
+    void setUpTable();
+    void layOut();
+    void connectFilters();
+    void connectModel();
+    void addKeyedActions();
+    void connectActions();
+    // The count's answers, the first load and the refresh timer; the first reload when connected.
+    void connectCountAndRefresh();
+
     void reload();
     void onSelectionChanged();
     void updateActions();

@@ -23,22 +23,6 @@ TileWidget::TileWidget(Tile tile, bool clickable, QWidget* parent)
         setCursor(Qt::PointingHandCursor);
 }
 
-TileWidget::TileWidget(const QString& key, QWidget* parent)
-    : QFrame(parent)
-    , m_tile(Tile::COUNT)
-    , m_clickable(false)
-{
-    setObjectName(QStringLiteral("tile_") + key);
-    build();
-}
-
-void TileWidget::setTexts(const QString& title, const QString& toolTip)
-{
-    m_title->setText(title);
-    m_ownToolTip = toolTip;
-    updateToolTip();
-}
-
 void TileWidget::build()
 {
     setFrameShape(QFrame::Box);
@@ -57,7 +41,7 @@ void TileWidget::build()
     QFont small = m_detail->font();
     small.setPointSizeF(small.pointSizeF() * 0.9);
     m_detail->setFont(small);
-    // Seven tiles a row at 1280 px leave ~170 px: a detail longer than that wraps, not clipped.
+    // Five tiles a row at 1280 px leave ~240 px, eight at 1920 px ~230 px: a longer detail wraps, not clipped.
     m_detail->setWordWrap(true);
     // What the number is, when it is not an exact count of now (a lower bound, an exact figure
     // of some seconds ago): a line of its own, hidden for an exact figure.
@@ -98,6 +82,7 @@ void TileWidget::setValue(const TileValue& value, bool stale, const QString& thr
     m_thresholdText = thresholdText;
     m_opens = value.opens;
     m_opensNothing = value.opensNothing;
+    m_more = value.more;
     updateToolTip();
     if (value.level != m_level || stale != m_stale) {
         m_level = value.level;
@@ -108,9 +93,7 @@ void TileWidget::setValue(const TileValue& value, bool stale, const QString& thr
 
 void TileWidget::updateToolTip()
 {
-    const QString tip = inCatalogue()
-        ? TilePresenter::toolTip(m_tile, m_clickable, m_thresholdText, m_opens, m_opensNothing)
-        : m_ownToolTip;
+    const QString tip = TilePresenter::toolTip(m_tile, m_clickable, m_thresholdText, m_opens, m_opensNothing, m_more);
     setToolTip(m_pausedToolTip.isEmpty() ? tip : tip + QStringLiteral("\n\n") + m_pausedToolTip);
 }
 
@@ -130,7 +113,7 @@ QString TileWidget::opensNothingText() const { return TilePresenter::opensNothin
 
 void TileWidget::changeEvent(QEvent* event)
 {
-    if (event->type() == QEvent::LanguageChange && inCatalogue()) {
+    if (event->type() == QEvent::LanguageChange) {
         m_title->setText(tileTitle(m_tile));
         updateToolTip();
     }

@@ -17,10 +17,6 @@ class TileWidget : public QFrame {
     Q_OBJECT
 public:
     TileWidget(Tile tile, bool clickable, QWidget* parent = nullptr);
-    // A tile outside the catalogue (the latency tile, issue #27): object name "tile_<key>",
-    // never clickable; its owner sets its title and tooltip (setTexts) and retranslates them.
-    explicit TileWidget(const QString& key, QWidget* parent = nullptr);
-    void setTexts(const QString& title, const QString& toolTip);
 
     void setValue(const TileValue& value, bool stale, const QString& thresholdText);
     // Intake of the tile's scope paused (issue #26): a badge line ("intake paused"), and the
@@ -52,7 +48,6 @@ private:
     void build();
     void applyStyle();
     void updateToolTip();
-    bool inCatalogue() const { return m_tile != Tile::COUNT; }
 
     Tile m_tile;
     bool m_clickable;
@@ -62,7 +57,7 @@ private:
     QLabel* m_quality;
     QLabel* m_paused;
     QString m_pausedToolTip;
-    QString m_ownToolTip; // a tile outside the catalogue: its whole tooltip
+    QString m_more; // the tooltip's lines of the moment (TileValue::more)
     Level m_level = Level::NoData;
     bool m_stale = true;
     QString m_thresholdText;

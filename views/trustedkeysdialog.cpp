@@ -1,16 +1,14 @@
 #include "views/trustedkeysdialog.h"
+#include "ui_trustedkeysdialog.h"
 
-#include <QDialogButtonBox>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QInputDialog>
 #include <QLabel>
 #include <QPushButton>
 #include <QTableWidget>
-#include <QVBoxLayout>
 
 #include <algorithm>
 
@@ -23,51 +21,19 @@ namespace idem::console {
 TrustedKeysDialog::TrustedKeysDialog(idem::TrustedKeys keys, QWidget* parent)
     : QDialog(parent)
     , m_keys(std::move(keys))
-    , m_table(new QTableWidget(0, 2))
-    , m_error(new QLabel)
-    , m_remove(new QPushButton(tr("&Remove")))
+    , m_ui(std::make_unique<Ui::TrustedKeysDialog>())
 {
-    setObjectName(QStringLiteral("trustedKeysDialog"));
-    setWindowTitle(tr("Trusted signing keys"));
-    auto* intro = new QLabel(tr("A snapshot's signature is shown as valid only when it was made by one of these keys. "
-                                "A bundle carries its signer's public key, so anyone who edits a bundle can re-sign "
-                                "it: trust a key only when you know whose it is (compare the fingerprint that "
-                                "<tt>idemctl snapshot keygen</tt> printed)."));
-    intro->setWordWrap(true);
-    m_table->setObjectName(QStringLiteral("trustedKeysTable"));
-    m_table->setHorizontalHeaderLabels({ tr("Name"), tr("SHA-256 fingerprint") });
+    m_ui->setupUi(this); // the layout and its words: trustedkeysdialog.ui
+    m_table = m_ui->trustedKeysTable;
+    m_error = m_ui->trustedKeysError;
+    m_remove = m_ui->removeTrustedKeyButton;
     m_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
     m_table->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
-    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_table->verticalHeader()->hide();
-    m_error->setObjectName(QStringLiteral("trustedKeysError"));
-    m_error->setWordWrap(true);
     theme::followTone(m_error, theme::Tone::Bad);
-    m_error->hide();
-
-    auto* add = new QPushButton(tr("&Add public key file…"));
-    add->setObjectName(QStringLiteral("addTrustedKeyButton"));
-    connect(add, &QPushButton::clicked, this, &TrustedKeysDialog::addFromFile);
-    m_remove->setObjectName(QStringLiteral("removeTrustedKeyButton"));
+    connect(m_ui->addTrustedKeyButton, &QPushButton::clicked, this, &TrustedKeysDialog::addFromFile);
     connect(m_remove, &QPushButton::clicked, this, &TrustedKeysDialog::removeSelected);
     connect(m_table, &QTableWidget::itemSelectionChanged, this,
         [this] { m_remove->setEnabled(!m_table->selectedItems().isEmpty()); });
-    auto* row = new QHBoxLayout;
-    row->addWidget(add);
-    row->addWidget(m_remove);
-    row->addStretch(1);
-    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
-    connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
-    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
-
-    auto* layout = new QVBoxLayout(this);
-    layout->addWidget(intro);
-    layout->addWidget(m_table, 1);
-    layout->addLayout(row);
-    layout->addWidget(m_error);
-    layout->addWidget(buttons);
-    resize(760, 360);
     refill();
 }
 

@@ -2,6 +2,8 @@
 
 #include <QDialog>
 
+#include <memory>
+
 #include "operations/trustedkeys.h"
 
 class QLabel;
@@ -9,6 +11,10 @@ class QPushButton;
 class QTableWidget;
 
 namespace idem::console {
+
+namespace Ui {
+    class TrustedKeysDialog;
+}
 
 // Settings > Trusted signing keys: the keys whose signature the snapshot viewer shows as valid,
 // each with the name the operator gave it and its SHA-256 fingerprint. Keys are added from a
@@ -36,9 +42,11 @@ private:
     void refill();
 
     idem::TrustedKeys m_keys;
-    QTableWidget* m_table;
-    QLabel* m_error;
-    QPushButton* m_remove;
+    std::unique_ptr<Ui::TrustedKeysDialog> m_ui;
+    // The form's, named for the code that uses them.
+    QTableWidget* m_table = nullptr;
+    QLabel* m_error = nullptr;
+    QPushButton* m_remove = nullptr;
 };
 
 } // namespace idem::console

@@ -33,6 +33,7 @@
 #include "views/dashboardwidget.h"
 #include "views/language.h"
 #include "views/latencychart.h"
+#include "views/tilegrid.h"
 #include "views/tilewidget.h"
 
 using namespace idem::console;
@@ -245,14 +246,48 @@ void TestDashboardLatency::chartAndTileShowThePlantedPercentiles()
 
     screenshot(QStringLiteral("dashboard-latency-en.png"));
 
-    // A red threshold below the value turns it red.
+    // A catalogue tile like every other: its place in the grid, the threshold line of the others.
+    QCOMPARE(tile, dashboard->tile(Tile::WorstP95RunTime));
+    QCOMPARE(tile->objectName(), QStringLiteral("tile_worstP95RunTime"));
+
+    // A red threshold below the value turns it red, and it joins the alert line as any red tile
+    // does; its threshold is kept where the others' are.
+    const auto worst = static_cast<std::size_t>(Tile::WorstP95RunTime);
     auto s = dashboard->model()->settings();
-    s.worstP95Run.critical = chargeP95 / 1000.0 * 0.9;
+    s.thresholds[worst].critical = std::floor(chargeP95 / 100.0 * 0.9) / 10.0; // tenths of a second, as saved
     dashboard->model()->setSettings(s);
     QTRY_COMPARE_WITH_TIMEOUT(tile->level(), Level::Critical, browserTimeoutMs);
-    s.worstP95Run = DashboardSettings().worstP95Run;
+    QTRY_VERIFY2_WITH_TIMEOUT(dashboard->alertText().contains(QStringLiteral("Worst p95 run time ")),
+        qPrintable(dashboard->alertText()), browserTimeoutMs);
+    QVERIFY(std::any_of(dashboard->model()->openAlerts().begin(), dashboard->model()->openAlerts().end(),
+        [](const OpenAlert& a) { return a.tile == Tile::WorstP95RunTime; }));
+    {
+        QSettings saved(QSettings::IniFormat, QSettings::UserScope, QStringLiteral("Idem"), QStringLiteral("idem-console"));
+        QCOMPARE(saved.value(QStringLiteral("dashboard/thresholds/worstP95RunTime/critical")).toString(),
+            QString::number(*s.thresholds[worst].critical));
+        QCOMPARE(DashboardSettings::load(saved).thresholds[worst].critical, s.thresholds[worst].critical);
+    }
+    s.thresholds[worst] = DashboardSettings().thresholds[worst];
     dashboard->model()->setSettings(s);
     QTRY_COMPARE_WITH_TIMEOUT(tile->level(), Level::Warning, browserTimeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(!dashboard->alertText().contains(QStringLiteral("Worst p95 run time")), browserTimeoutMs);
+
+    // Fifteen tiles in rows that differ by one at most: 5 × 3 at 1280 px, 8 + 7 at 1920 px.
+    for (const auto& [width, columns] : { std::pair { 1280, 5 }, std::pair { 1920, 8 } }) {
+        m_console.window->resize(width, m_console.window->height());
+        QTRY_COMPARE(dashboard->tileGrid()->columns(), columns);
+        const auto rows = [dashboard] {
+            std::map<int, int> perRow; // tiles by their top edge, as laid out
+            for (int i = 0; i < tileCount; ++i)
+                perRow[dashboard->tile(static_cast<Tile>(i))->y()] += 1;
+            return perRow;
+        };
+        QTRY_COMPARE(int(rows().size()), (tileCount + columns - 1) / columns);
+        const auto perRow = rows();
+        for (const auto& [y, n] : perRow)
+            QVERIFY2(n >= columns - 1, qPrintable(QStringLiteral("%1 tiles in the row at y %2").arg(n).arg(y)));
+        screenshot(QStringLiteral("dashboard-tiles-%1.png").arg(width));
+    }
 
     // One operation: the chart is charge's alone.
     setOperation(QStringLiteral("charge"));

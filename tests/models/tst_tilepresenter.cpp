@@ -6,6 +6,7 @@
 
 #include "models/dashboardhistory.h"
 #include "models/dashboardpolling.h"
+#include "models/latencywatch.h"
 #include "models/tilecatalogue.h"
 #include "models/tilepresenter.h"
 
@@ -122,6 +123,40 @@ private Q_SLOTS:
         QTest::addRow("reconcile") << Tile::Reconcile << u("3")
                                    << u("charge: 2 with no effect, 1 with two or more, in the last 500 sampled")
                                    << Level::Critical;
+    }
+
+    // The worst p95 tile is a catalogue row like the others, its figure the latency read's (not
+    // the tick's): greyed until that read answers, held against its thresholds (5 s, 30 s), the
+    // slowest operations in its tooltip, and a click that says why it opens nothing.
+    void worstP95FromTheLatencyRead()
+    {
+        const auto& spec = tileSpec(Tile::WorstP95RunTime);
+        QCOMPARE(QLatin1String(spec.key), QLatin1String("worstP95RunTime"));
+        QCOMPARE(thresholdSettingsKey(Tile::WorstP95RunTime), u("thresholds/worstP95RunTime"));
+        QCOMPARE(settings.thresholds[std::size_t(Tile::WorstP95RunTime)], (Threshold { 5.0, 30.0 }));
+        auto v = presenter().tile(Tile::WorstP95RunTime);
+        QCOMPARE(v.text, u("–"));
+        QVERIFY(v.pending);
+        QCOMPARE(v.level, Level::NoData);
+
+        LatencyReading latency;
+        latency.foldedToMs = reading.serverNowMs - 120'000;
+        latency.runByOperation = { { u("charge"), 70, 12'000.0 }, { u("refund"), 30, 40.0 } };
+        const LatencyState state { &latency, 15, QString() };
+        TileInputs in;
+        in.settings = &settings;
+        in.latest = nullptr; // no tick yet: the tile has its own read
+        in.latency = &state;
+        v = TilePresenter(in).tile(Tile::WorstP95RunTime);
+        QVERIFY(!v.pending);
+        QCOMPARE(v.value, std::optional<double>(12.0));
+        QCOMPARE(v.level, Level::Warning);
+        QVERIFY2(v.detail.startsWith(u("charge, last 15 min to ")), qPrintable(v.detail));
+        QVERIFY2(v.more.contains(u("\ncharge: ")) && v.more.contains(u("\nrefund: ")), qPrintable(v.more));
+        QVERIFY(!v.opensNothing.isEmpty());
+        QCOMPARE(TilePresenter(in).thresholdText(Tile::WorstP95RunTime), u("Amber from 5 s, red from 30 s."));
+        settings.thresholds[std::size_t(Tile::WorstP95RunTime)].critical = 10.0;
+        QCOMPARE(TilePresenter(in).tile(Tile::WorstP95RunTime).level, Level::Critical);
     }
 
     // The Reconcile tile says how old its runs are and which keys went unchecked; before any
