@@ -7,7 +7,7 @@
 #   fields  idem_claim_fields of new keys with the fingerprints of a 6-field request (what a worker
 #           that opted its operation in sends), plus complete()
 #   plain   claim() of new keys of an operation that did not opt in, plus complete(), same schema
-#   v30     claim() + complete() in a second scratch schema without schema v34's table and columns
+#   v30     claim() + complete() in a second scratch schema without schema v32's table and columns
 #           (idem_request_fields dropped, task_idempotency_conflicts' two columns dropped): the
 #           claim path before fingerprints existed
 # Each round runs TASKS (default 2000) tasks of each variant, in one session, warmed first, in an

@@ -5,10 +5,10 @@
 # lease recorded"), inside the backend (a PL/pgSQL loop: no network, no client), in two scratch
 # schemas migrated by this checkout's idemctl (build/ci):
 #   A  claim() of new keys plus complete(), as this checkout has them: the insert writes lease_ms
-#      (schema v33)
+#      (schema v31)
 #   B  the same in a second schema whose claim() is this checkout's without lease_ms (the column
 #      dropped, the function re-created from resources/sql/functions/claim.sql with its two
-#      lease_ms assignments taken out): the claim path as it was before v33
+#      lease_ms assignments taken out): the claim path as it was before v31
 #   C, D  claim() taking over keys whose 1 ms lease ran out (claimed by an earlier statement, not
 #      timed), plus complete(), in each schema (the takeover's update writes lease_ms too)
 # Each round runs TASKS (default 2000) tasks of each variant, in one session, warmed first, in an

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # bench/ramp_claim.sh [ROUNDS] [TASKS]
 #
-# What a resume that ramps (schema v35) costs the claim path (issue 46 item 4; bench/README.md,
+# What a resume that ramps (schema v33) costs the claim path (issue 46 item 4; bench/README.md,
 # "Session 19: ramp"), inside the backend (a PL/pgSQL loop: no network, no client), in scratch
 # schemas migrated by this checkout's idemctl (build/ci):
-#   v35      claim() + complete() of new keys, nothing paused: the check is idem_pause_may_cover's
+#   v33      claim() + complete() of new keys, nothing paused: the check is idem_pause_may_cover's
 #            catalog lookup, as before
-#   v30      the same in a second schema whose claim() is main's before v35 (git show
+#   v30      the same in a second schema whose claim() is main's before v33 (git show
 #            main:resources/sql/functions/claim.sql, or IDEM_BENCH_OLD_CLAIM): the claim path before
 #   ramping  the same in a third schema while a ramp of the operation is at its first step
 #            (50 %), on keys the step admits only (the check reads the pause and adds one to the
@@ -54,7 +54,7 @@ BEGIN
     END IF;
     t0 := clock_timestamp();
     FOREACH k IN ARRAY keys LOOP
-        IF p_variant = 'v35' THEN
+        IF p_variant = 'v33' THEN
             SELECT c.owner_token INTO tok FROM $a.claim(k, h, gen_random_uuid(), 30000) c;
             PERFORM $a.complete(k, tok, '{"ok":true}'::jsonb);
         ELSIF p_variant = 'v30' THEN
@@ -74,14 +74,14 @@ END
 EOF
 
 echo "machine: $(nproc) cores, load average: $(cut -d' ' -f1-3 /proc/loadavg); $rounds rounds of $tasks tasks"
-printf '%-6s %10s %10s %10s %10s %13s\n' round "v35 us" "v30 us" "ramping us" "v35/v30" "ramping/v35"
-orders=("v35 v30 ramping" "ramping v30 v35" "v30 ramping v35" "v35 ramping v30" "ramping v35 v30" "v30 v35 ramping")
+printf '%-6s %10s %10s %10s %10s %13s\n' round "v33 us" "v30 us" "ramping us" "v33/v30" "ramping/v33"
+orders=("v33 v30 ramping" "ramping v30 v33" "v30 ramping v33" "v33 ramping v30" "ramping v33 v30" "v30 v33 ramping")
 results=()
 for r in $(seq 1 "$rounds"); do
     read -r x y z <<<"${orders[$(( (r - 1) % 6 ))]}"
     declare -A us=()
     mapfile -t out < <(psql <<SQL
-SELECT $a.bench_loop('v35', 200, 'w$r-') * 0;
+SELECT $a.bench_loop('v33', 200, 'w$r-') * 0;
 SELECT $a.bench_loop('v30', 200, 'w$r-') * 0;
 SELECT $a.bench_loop('ramping', 200, 'w$r-') * 0;
 SELECT round($a.bench_loop('$x', $tasks, 'r$r-')::numeric, 2);
@@ -93,10 +93,10 @@ SQL
     us[$y]=${out[4]}
     us[$z]=${out[5]}
     # Throughput ratios: the inverse of the time ratios.
-    q1=$(python3 -c "print('%.3f' % (${us[v30]} / ${us[v35]}))")
-    q2=$(python3 -c "print('%.3f' % (${us[v35]} / ${us[ramping]}))")
-    printf '%-6s %10s %10s %10s %9sx %12sx\n' "$r" "${us[v35]}" "${us[v30]}" "${us[ramping]}" "$q1" "$q2"
-    results+=("${us[v35]} ${us[v30]} ${us[ramping]} $q1 $q2")
+    q1=$(python3 -c "print('%.3f' % (${us[v30]} / ${us[v33]}))")
+    q2=$(python3 -c "print('%.3f' % (${us[v33]} / ${us[ramping]}))")
+    printf '%-6s %10s %10s %10s %9sx %12sx\n' "$r" "${us[v33]}" "${us[v30]}" "${us[ramping]}" "$q1" "$q2"
+    results+=("${us[v33]} ${us[v30]} ${us[ramping]} $q1 $q2")
     psql -c "TRUNCATE $a.task_idempotency; TRUNCATE $b.task_idempotency; TRUNCATE $c.task_idempotency;
              ANALYZE $a.task_idempotency; ANALYZE $b.task_idempotency; ANALYZE $c.task_idempotency" >/dev/null
     unset us
@@ -106,6 +106,6 @@ import statistics, sys
 rows = [list(map(float, l.split())) for l in sys.stdin if l.strip()]
 a, b, c, q1, q2 = (statistics.median(x) for x in zip(*rows))
 r1 = [r[3] for r in rows]; r2 = [r[4] for r in rows]
-print("median: v35 %.2f, v30 %.2f, ramping %.2f us/task; throughput (paired medians): nothing paused, v35 %.3fx of v30"
-      " (rounds %.3f to %.3f); an admitted claim while ramping %.3fx of v35 (rounds %.3f to %.3f)"
+print("median: v33 %.2f, v30 %.2f, ramping %.2f us/task; throughput (paired medians): nothing paused, v33 %.3fx of v30"
+      " (rounds %.3f to %.3f); an admitted claim while ramping %.3fx of v33 (rounds %.3f to %.3f)"
       % (a, b, c, q1, min(r1), max(r1), q2, min(r2), max(r2)))'

@@ -1,4 +1,4 @@
-// idemctl fencing: proof that fencing works, and the lease advisor (schema v33,
+// idemctl fencing: proof that fencing works, and the lease advisor (schema v31,
 // operations/fencing.h).
 #include <cstdio>
 #include <iostream>
@@ -25,7 +25,7 @@ worked loses the key to another claim (a takeover); its late complete, fail, hea
 is then refused (a stale token): the fence held, and the other attempt's outcome stands. Over the
 last N minutes, per operation: the takeovers and the late calls refused (as the workers'
 libraries counted and flushed them), the run time's p50, p95 and p99 (from the latency
-histograms, within 3.7 %), the lease the claims asked for (schema v33 records it), and how many
+histograms, within 3.7 %), the lease the claims asked for (schema v31 records it), and how many
 of the succeeded attempts ran longer than their lease, as a sentence:
   charge: p99 run time 41 s exceeds the 30 s lease: 3.1 % of attempts outlive their lease
 Then per worker (the application_name its library flushed its counters under): its takeovers
@@ -34,7 +34,7 @@ and its late calls refused. What to do: docs/operators-guide.md, "Fencing and le
   --minutes N  the window, the last N minutes (default 60, 1 to 1440)
   --limit N    operations and workers listed at most, each (default 50, 1 to 1000)
   --json       the figures as JSON
-Needs idem_reader. Exit 3 when the schema predates v33 (idemctl migrate).
+Needs idem_reader. Exit 3 when the schema predates v31 (idemctl migrate).
 )";
 
     std::string safe(const std::string& s, std::size_t n = 100) { return displaySafe(s, n); }
@@ -59,7 +59,7 @@ int runFencing(const std::vector<std::string>& argv)
     const auto r = readFencing(*conn, schema, minutes, limit, 5000);
     if (!r.available) {
         std::cerr << "idemctl fencing: schema " << schema.name()
-                  << " predates v33, which records the leases and the workers' refused calls (idemctl migrate)\n";
+                  << " predates v31, which records the leases and the workers' refused calls (idemctl migrate)\n";
         return ExitRefused;
     }
     if (args.flag("json")) {

@@ -1,5 +1,5 @@
 // idemctl pause forecast | resume --ramp: what a resume sends downstream, and a resume in steps
-// (schema v35, operations/pauseramp.h).
+// (schema v33, operations/pauseramp.h).
 #include <algorithm>
 #include <cstdio>
 #include <iostream>

@@ -41,7 +41,7 @@ tasks show KEY: the one task, whether a request is stored for it (schema v25: it
 content, redacted fields shown as "[redacted]", only for a role holding the read_requests right,
 idem_may_read_requests) and its re-executions, newest first: each re-drive item's state
 (queued, running, succeeded, failed, conflict, gone), worker, tries, who asked for it and when,
-and why it ended (docs/redrive.md). Schema v34: on a digest conflict of a key whose operation
+and why it ended (docs/redrive.md). Schema v32: on a digest conflict of a key whose operation
 fingerprints its fields, which fields of the last conflicting request differed and which matched
 ("amount_cents differs; currency, order_id same"; names only, never values; --json: "fields").
 )";

@@ -269,7 +269,7 @@ void Exporter::readAttempt(const std::function<double()>& seconds)
     // The reconcile probes' last runs (one statement) share the horizon's savepoint: a round trip
     // fewer each reading; the horizon read first is kept when they fail.
     std::optional<ReconcileReading> reconcile;
-    // And the fencing figures (schema v33: a probe, then the document), over the window.
+    // And the fencing figures (schema v31: a probe, then the document), over the window.
     std::optional<FencingReading> fencing;
     inSavepoint(tx, "idem_horizon", [&](pqxx::transaction_base& sub) {
         horizon = readHorizon(sub, m_options.schema, 5, 1);

@@ -141,7 +141,7 @@ private:
     // The reconcile probes' last runs (schema v30), read in a savepoint: unset when that part
     // failed (a schema before v30). Whoever ran them: every exporter publishes them.
     std::optional<ReconcileReading> m_reconcile;
-    // The fencing figures over the window (schema v33), read in the same savepoint.
+    // The fencing figures over the window (schema v31), read in the same savepoint.
     std::optional<FencingReading> m_fencing;
     std::string m_nodeKey;
     std::int64_t m_nodeChanges = 0;

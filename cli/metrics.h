@@ -69,7 +69,7 @@ private:
 // (n_dead_tup, labelled table). Nothing before v26.
 std::vector<prometheus::MetricFamily> horizonFamilies(const HorizonReading& h, const MetricLabels& labels);
 
-// The fencing figures over the exporter's window (schema v33), labelled operation:
+// The fencing figures over the exporter's window (schema v31), labelled operation:
 // idem_fencing_takeovers and idem_fencing_refused (the libraries' counters), per worker
 // idem_fencing_worker_refused (workers with a refused call only), and the lease advisor's
 // idem_lease_seconds, idem_lease_run_p99_seconds, idem_lease_measured_attempts and

@@ -6,7 +6,7 @@
 
 namespace idem {
 
-// Schema v34 (docs/workers-guide.md, "Which field differed"): a fingerprint per top-level field
+// Schema v32 (docs/workers-guide.md, "Which field differed"): a fingerprint per top-level field
 // of the canonical request, so that an operator shown a digest conflict sees which fields
 // differed and which matched, without any value reaching the database. The fingerprint of a
 // member is the first 8 bytes, as 16 lowercase hex digits, of HMAC-SHA256 keyed by the workers'

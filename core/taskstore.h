@@ -137,7 +137,7 @@ struct StoreOptions {
     // when it is acquired, and need that request (claim's third argument, RunOptions::request).
     // Claims of other operations call claim() as before.
     std::set<std::string> storeRequestsOf;
-    // Schema v34 (docs/workers-guide.md, "Which field differed"): operations whose claims keep a
+    // Schema v32 (docs/workers-guide.md, "Which field differed"): operations whose claims keep a
     // keyed fingerprint per top-level field of the request (idem::fieldFingerprints, keyed by
     // fieldKey, 16 to 1024 bytes, the same for every worker of the operation), so that a digest
     // conflict shows which fields differed. Their claims go through idem_claim_fields and need the

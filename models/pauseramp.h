@@ -11,7 +11,7 @@ namespace idem::console {
 
 class ConsoleSession;
 
-// Before a resume (schema v35): what it sends at the recovering downstream, read on the session's
+// Before a resume (schema v33): what it sends at the recovering downstream, read on the session's
 // worker thread (idem_pause_forecast), and a resume in steps (idem_resume_ramp), both by signal.
 class PauseForecastRead : public QObject {
     Q_OBJECT

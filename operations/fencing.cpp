@@ -113,7 +113,7 @@ FencingReading readFencing(pqxx::transaction_base& tx, const SchemaName& schema,
 {
     checkArgs(minutes, limit);
     const std::string fn = schema.qualify("idem_fencing");
-    // One statement: whether the schema has it (v33), the server's now, and the document.
+    // One statement: whether the schema has it (v31), the server's now, and the document.
     const auto r
         = tx.exec_params("SELECT (extract(epoch FROM now()) * 1000000)::bigint, to_regprocedure($1) IS NOT NULL",
             fn + "(timestamptz, timestamptz, integer)");
@@ -273,7 +273,7 @@ std::string leaseAdvice(const FencingOperation& op)
     }
     out += "p99 run time " + fencingDuration(*op.runP99Ms);
     if (!op.leaseMs)
-        return out + "; no lease recorded (claims before schema v33)";
+        return out + "; no lease recorded (claims before schema v31)";
     const std::string lease = fencingDuration(static_cast<double>(*op.leaseMs));
     char percent[32] = "";
     const auto p = op.overrunPercent();

@@ -12,8 +12,8 @@
 
 namespace idem {
 
-// Proof that fencing works, and the lease advisor (issue 46 item 2; schema v33,
-// resources/sql/migrations/0033_lease_recorded.sql). A worker whose lease ran out while it still
+// Proof that fencing works, and the lease advisor (issue 46 item 2; schema v31,
+// resources/sql/migrations/0031_lease_recorded.sql). A worker whose lease ran out while it still
 // worked loses the key to another claim (a takeover, outcome 'reacquired_lease'); its late
 // complete, fail, heartbeat or fence is then refused (ID001, outcome 'stale_token'): the fence
 // held. The advisor compares each operation's run times with the lease its claims asked for. No
@@ -25,7 +25,7 @@ struct FencingOperation {
     std::int64_t refused = 0; // late calls refused in the window (stale tokens)
     std::int64_t runs = 0; // attempts with a run time in the folded minutes
     std::optional<double> runP50Ms, runP95Ms, runP99Ms; // within 3.7 % (latency histograms)
-    std::optional<std::int64_t> leaseMs; // the lease its claims asked for most often; none recorded before v33
+    std::optional<std::int64_t> leaseMs; // the lease its claims asked for most often; none recorded before v31
     std::int64_t leases = 0; // different leases asked for
     std::int64_t measured = 0; // succeeded attempts measured against their lease
     std::int64_t overruns = 0; // of them, those that ran longer than their lease
@@ -50,7 +50,7 @@ struct FencingMinute {
 };
 
 struct FencingReading {
-    bool available = false; // the schema has idem_fencing (v33); nothing else is set without it
+    bool available = false; // the schema has idem_fencing (v31); nothing else is set without it
     int minutes = 0; // the window: the last minutes before asOf
     std::int64_t asOfUs = 0; // the server's now()
     std::vector<FencingOperation> operations; // the first limit, most refused first, then most overruns
@@ -93,7 +93,7 @@ std::string fencingReportHtml(const FencingReading& r);
 // its own, translated, from the same figures:
 //   "charge: p99 run time 41 s exceeds the 30 s lease: 3.1 % of attempts outlive their lease"
 //   "charge: p99 run time 850 ms is within the 30 s lease: 0.0 % of attempts outlive it"
-//   "charge: p99 run time 850 ms; no lease recorded (claims before schema v33)"
+//   "charge: p99 run time 850 ms; no lease recorded (claims before schema v31)"
 // Names as they are: the caller escapes them for a terminal.
 std::string leaseAdvice(const FencingOperation& op);
 // "41 s", "850 ms": a run time or a lease as the advice writes it.

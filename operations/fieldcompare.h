@@ -11,7 +11,7 @@
 
 namespace idem {
 
-// Schema v34 (docs/operators-guide.md, "Reading a digest conflict"): which top-level fields of a
+// Schema v32 (docs/operators-guide.md, "Reading a digest conflict"): which top-level fields of a
 // key's request and of the last request that conflicted with it differ, compared by their keyed
 // fingerprints (idem_request_fields, task_idempotency_conflicts.last_fields). Names only, never a
 // value; a name is text from a client and is shown escaped.
@@ -33,7 +33,7 @@ FieldComparison compareFields(const std::string& storedJson, int storedFields, c
     int conflictFields);
 
 // The key's comparison, read in t: nullopt when neither side kept fingerprints (or the schema is
-// older than v34).
+// older than v32).
 std::optional<FieldComparison> readFieldComparison(pqxx::transaction_base& t, const SchemaName& schema,
     const std::string& key);
 

@@ -11,7 +11,7 @@
 
 namespace idem {
 
-// Before a resume, and a resume in steps (schema v35, resources/sql/migrations/0035_ramp.sql).
+// Before a resume, and a resume in steps (schema v33, resources/sql/migrations/0033_ramp.sql).
 // No Qt: idemctl, the console's models and the exporter call these.
 
 // What a resume of the pause of exactly (tenant, operation) sends at the recovering downstream

@@ -18,7 +18,7 @@ namespace idem {
 // Set, changed and lifted only through the audited SQL functions idem_pause and idem_resume
 // (idem_operator); listed by idem_pause_list (idem_reader). No Qt: idemctl, the console's worker
 // thread and the exporter call these.
-// A resume in steps (schema v35, idem_resume_ramp): the pause row of a scope admits a rising share
+// A resume in steps (schema v33, idem_resume_ramp): the pause row of a scope admits a rising share
 // of its keys step by step, chosen by the key's hash (idem_ramp_bucket), and is paused again by the
 // database when the admitted keys of a step fail past abortAbove (idem_ramp_failed).
 struct Ramp {
@@ -54,8 +54,8 @@ struct Pause {
     std::int64_t turnedAway = 0; // claims counted 'paused' in its scope over the listing's minutes
     bool seen = false; // any outcome of its scope counted over the listing's minutes (false: matches nothing yet)
     std::int64_t auditId = 0; // the entry that set it last
-    std::optional<Ramp> ramp; // a resume in steps under way (v35); none: a plain pause
-    std::optional<std::int64_t> rampAbortedAtUs; // a ramp's automatic re-pause set this pause (v35)
+    std::optional<Ramp> ramp; // a resume in steps under way (v33); none: a plain pause
+    std::optional<std::int64_t> rampAbortedAtUs; // a ramp's automatic re-pause set this pause (v33)
 
     // "tenant:operation", as claim() reports the scope in ClaimResult::detail.
     std::string scope() const { return tenant + ':' + operation; }

@@ -234,7 +234,7 @@ namespace {
                                  " (p.until IS NULL OR p.until > now()) AS active,"
                                  " CASE WHEN p.until <= now() THEN p.until END AS ended_at,"
                                  " NULL::text AS ended_by, NULL::text AS end_reason, p.audit_id, p.changed_at AS sort_at,"
-                                 // schema v35: a ramp under way, or the abort that set this pause, in words
+                                 // schema v33: a ramp under way, or the abort that set this pause, in words
                                  " CASE WHEN p.ramp_started_at IS NOT NULL THEN pg_catalog.format("
                                  "'ramping: step %s of %s, %s %% of keys admitted, one step every %s s from %s,"
                                  " re-pauses above %s of a step''s admitted claims failing',"

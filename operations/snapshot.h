@@ -146,7 +146,7 @@ struct SnapshotPause {
     std::optional<std::string> endedBy; // who lifted it, "db_role (actor)"; none when it ran out
     std::optional<std::string> endReason; // why it was lifted
     std::int64_t auditId = 0; // the entry that set it last, or the resume entry
-    std::optional<std::string> ramp; // a resume in steps under way, or the ramp abort that set it (v35), in words
+    std::optional<std::string> ramp; // a resume in steps under way, or the ramp abort that set it (v33), in words
 };
 
 struct SnapshotPauseSet {
@@ -329,7 +329,7 @@ struct SnapshotData {
     StatsReading figures;
     SnapshotCounterSet history;
     SnapshotCounterSet conflicts;
-    // Schema v34: which fields the window's fingerprinted conflicts changed (absent before v34, and
+    // Schema v32: which fields the window's fingerprinted conflicts changed (absent before v32, and
     // in snapshots written before it was added within format 1).
     std::optional<SnapshotFieldConflictSet> fieldConflicts;
     // The folded latency minutes of the history window (schema v17 on; absent before, and in
@@ -351,7 +351,7 @@ struct SnapshotData {
     // format 1: absent before). Redacted: the offenders' error messages (they may quote values).
     std::optional<ReconcileReading> reconcile;
     // Takeovers, late calls refused and the lease advice over the history window, at most 24 h
-    // (schema v33 on; added within format 1: absent before).
+    // (schema v31 on; added within format 1: absent before).
     std::optional<FencingReading> fencing;
     // Re-drive items and re-drivers (added within format 1: absent before, and before schema v25).
     std::optional<SnapshotRedriveSet> redrive;

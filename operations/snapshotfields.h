@@ -13,7 +13,7 @@
 
 namespace idem {
 
-// Schema v34: the incident snapshot's keys whose last digest conflict, in the figures' window,
+// Schema v32: the incident snapshot's keys whose last digest conflict, in the figures' window,
 // came from a request with field fingerprints, newest first, each with which fields differed.
 struct SnapshotFieldConflict {
     std::string key;
@@ -28,7 +28,7 @@ struct SnapshotFieldConflictSet {
     std::vector<SnapshotFieldConflict> rows;
 };
 
-// Read in the snapshot's transaction; nullopt before schema v34.
+// Read in the snapshot's transaction; nullopt before schema v32.
 std::optional<SnapshotFieldConflictSet> readSnapshotFieldConflicts(pqxx::transaction_base& tx,
     const SchemaName& schema, int windowMinutes, int limit);
 nlohmann::json snapshotFieldConflictsJson(const SnapshotFieldConflictSet& s);

@@ -468,7 +468,7 @@ namespace {
             p.endedBy = row.optStr("ended_by");
             p.endReason = row.optStr("end_reason");
             p.auditId = row.integer("audit_id");
-            if (row.has("ramp")) // schema v35 on
+            if (row.has("ramp")) // schema v33 on
                 p.ramp = row.optStr("ramp");
             s.rows.push_back(std::move(p));
         });
@@ -862,7 +862,7 @@ SnapshotData snapshotFromJson(std::string_view text)
     d.figures = figuresFrom(root.object("figures"));
     d.history = counterSetFrom(root.object("counters_history"), "counters_history");
     d.conflicts = counterSetFrom(root.object("recent_conflicts"), "recent_conflicts");
-    // Added within format 1 (schema v34): absent or null in older snapshots and before v34.
+    // Added within format 1 (schema v32): absent or null in older snapshots and before v32.
     if (root.has("field_conflicts") && !root.at("field_conflicts").is_null())
         d.fieldConflicts = snapshotFieldConflictsFrom(root.at("field_conflicts"));
     // Added within format 1 (schema v17): absent or null in older snapshots and before v17.

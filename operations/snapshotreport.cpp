@@ -706,7 +706,7 @@ std::string snapshotReportHtml(const SnapshotData& d, const std::vector<ReportIm
     return reportHead(d) + figuresSection(d) + chartsSection(images) + latencySection(d) + eventsSection(d)
         + pausesSection(d) + jobsSection(d) + reconcileSection(d) + (d.fencing ? fencingReportHtml(*d.fencing) : "")
         + horizonSection(d) + redriveSection(d) + rowSetSections(d, reportRowLimit) + conflictsSection(d)
-        + (d.fieldConflicts ? snapshotFieldConflictsHtml(*d.fieldConflicts) : "") // schema v34
+        + (d.fieldConflicts ? snapshotFieldConflictsHtml(*d.fieldConflicts) : "") // schema v32
         + auditSection(d) + reportFoot(d);
 }
 

@@ -118,7 +118,7 @@ struct TaskDetail {
     std::int64_t resultBytes = 0; // the whole result's length as text, in bytes
     bool resultTruncated = false;
     std::optional<TaskConflictInfo> conflicts;
-    // Schema v34: which fields the last conflicting request changed, when fingerprinted.
+    // Schema v32: which fields the last conflicting request changed, when fingerprinted.
     std::optional<FieldComparison> fields;
     std::int64_t serverNowUs = 0;
 };

@@ -57,7 +57,7 @@ public:
     QCheckBox* everythingConfirm() const { return m_everything; }
     bool pausesEverything() const;
     QLabel* resultLabel() const { return m_result; }
-    // Resume: the forecast and the choice to resume in steps (schema v35).
+    // Resume: the forecast and the choice to resume in steps (schema v33).
     ResumeRampPanel* rampPanel() const { return m_rampPanel; }
     bool finished() const { return m_finished; }
     bool succeeded() const { return m_auditId > 0; }

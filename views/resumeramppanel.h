@@ -16,7 +16,7 @@ namespace idem::console {
 class ConsoleSession;
 class PauseForecastRead;
 
-// The resume dialog's part before a resume (schema v35): what it sends at the recovering
+// The resume dialog's part before a resume (schema v33): what it sends at the recovering
 // downstream (the forecast, read when the dialog opens), and the choice to resume in steps (the
 // percentages, each step's minutes, the failure rate past which the database pauses again).
 class ResumeRampPanel : public QWidget {

@@ -245,7 +245,7 @@ void TaskDetailPane::showConflicts(const idem::TaskDetail& d)
                   .arg(QString::number(d.conflicts->count), formatTimeUs(d.conflicts->lastAtUs),
                       text(d.conflicts->lastDigest).toHtmlEscaped(), theme::toneCss(theme::Tone::Bad))
             : QString());
-    // Schema v34: which fields of the last conflicting request differed (names only).
+    // Schema v32: which fields of the last conflicting request differed (names only).
     if (d.fields) {
         const QString fields = fieldComparisonHtml(*d.fields);
         if (!fields.isEmpty())

@@ -187,7 +187,7 @@ BEGIN
     EXECUTE format('REVOKE ALL ON %1$I.idem_pauses FROM idem_worker', s);
     EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON %1$I.idem_pauses FROM idem_reader, idem_operator', s);
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_pause_list(integer) TO idem_reader', s);
-    -- Schema v35: the forecast before a resume, and the audit actions' registry, read by readers.
+    -- Schema v33: the forecast before a resume, and the audit actions' registry, read by readers.
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_pause_forecast(text, text, integer, integer),'
                    ' %1$I.idem_ramp_step(%1$I.idem_pauses), %1$I.idem_ramp_bucket(text) TO idem_reader', s);
     EXECUTE format('GRANT SELECT ON %1$I.idem_audit_actions TO idem_reader', s);
@@ -406,7 +406,7 @@ BEGIN
     EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idem_stored_request(text) TO idem_reader, idem_may_read_requests', s);
 END
 $redrive$;
--- Field fingerprints (schema v34): workers claim through idem_claim_fields; readers see the
+-- Field fingerprints (schema v32): workers claim through idem_claim_fields; readers see the
 -- fingerprints (keyed hashes, never a value), as they see the conflict records.
 DO $fields$
 DECLARE
@@ -464,7 +464,7 @@ BEGIN
 END
 $reconcile$;
 
--- Fencing and the lease advisor (schema v33, docs/operators-guide.md "Fencing and leases"):
+-- Fencing and the lease advisor (schema v31, docs/operators-guide.md "Fencing and leases"):
 -- claim() records the lease, add_counters() the takeovers and refused late calls by worker, and
 -- idem_latency_rollup() folds the leases, each as its definer; readers read the figures
 -- (idem_fencing) and the tables. Workers: nothing more.

@@ -205,7 +205,7 @@ void TestDigest::bytesAfterTheRequestAreRefused()
     QCOMPARE(digestOf("{\"a\":1}\r\n\t "), digestOf(R"({"a":1})"));
 }
 
-// The field fingerprints (schema v34) of clients/corpus/fields.json: the vectors the Python and
+// The field fingerprints (schema v32) of clients/corpus/fields.json: the vectors the Python and
 // TypeScript clients check too, computed by clients/corpus/fields.py with hashlib and hmac alone.
 void TestDigest::fieldFingerprintVectors_data()
 {

@@ -453,7 +453,7 @@ void TestExporter::prometheusScrapesWhatSqlSays()
         { "idem_pauses_active", 2 },
         { "idem_pause_active{tenant=\"tz\",operation=\"old\"}", 1 },
         { "idem_pause_active{tenant=\"tz\",operation=\"new\"}", 1 },
-        // Schema v33, the window's takeovers and late calls refused per operation.
+        // Schema v31, the window's takeovers and late calls refused per operation.
         { "idem_fencing_takeovers{operation=\"charge\"}", 4 },
         { "idem_fencing_refused{operation=\"refund\"}", 9 }, // 7 + 2
         { "idem_fencing_refused{operation=\"charge\"}", 0 }, // its 300 are 20 minutes back
@@ -857,7 +857,7 @@ void TestExporter::scrapesNeverReachTheDatabase()
     // first statement, search path, folded_to, release (5); the node, its system identifier, its
     // standbys (3); the at-risk part's savepoint, first statement, head, standbys, slots, release
     // (6); the horizon's savepoint, first statement, probe, holders, storage, storage samples, the
-    // reconcile probes' last runs (schema v30), the fencing probe and document (schema v33),
+    // reconcile probes' last runs (schema v30), the fencing probe and document (schema v31),
     // release (10); commit (1). The latency's first
     // reading and each minute folded add one; the shared exact refresh, due at most once in 20 s,
     // adds eight at most once here. The timeline is recorded at the first reading only (before these).

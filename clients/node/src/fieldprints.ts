@@ -1,4 +1,4 @@
-// Field fingerprints (schema v34): a short keyed hash per top-level field of the canonical request.
+// Field fingerprints (schema v32): a short keyed hash per top-level field of the canonical request.
 // The same as core/fieldprints.h's fieldFingerprints and the Python client's field_fingerprints,
 // byte for byte (clients/corpus/fields.json holds the vectors all three check): for each
 // top-level member, the first 8 bytes as 16 lowercase hex digits of HMAC-SHA256, keyed by the

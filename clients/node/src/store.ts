@@ -85,7 +85,7 @@ export interface StoreOptions {
     /** Retries of SQLSTATE 40001 / 40P01. Default 5. */
     maxSerializationRetries?: number;
     /**
-     * Schema v34 (docs/workers-guide.md, "Which field differed"): operations whose claims keep a keyed
+     * Schema v32 (docs/workers-guide.md, "Which field differed"): operations whose claims keep a keyed
      * fingerprint per top-level field of the request (idem_claim_fields), keyed by fieldKey (16 to
      * 1024 bytes, the same for every worker of the operation, in any language). Their claims pass a
      * CanonicalRequest, not only the digest. Claims of other operations call claim() as before.

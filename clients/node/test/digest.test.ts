@@ -209,7 +209,7 @@ describe('agreement with the C++ idemctl', () => {
     });
 });
 
-describe('field fingerprints (schema v34)', () => {
+describe('field fingerprints (schema v32)', () => {
     // The vectors the C++ library (tst_digest) and the Python client check too.
     const rows: { name: string; key: string; canonical: string; fingerprints: string; fields: number }[] = JSON.parse(
         readFileSync(join(here, '..', 'corpus', 'fields.json'), 'utf8'),

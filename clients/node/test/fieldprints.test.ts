@@ -1,4 +1,4 @@
-// Which field differed (schema v34): a TypeScript worker opts an operation in to field
+// Which field differed (schema v32): a TypeScript worker opts an operation in to field
 // fingerprints; a second request with the same key and one field changed conflicts, and the
 // database holds the fingerprints the C++ and Python libraries would compute, never a value.
 import { strict as assert } from 'assert';

@@ -170,7 +170,7 @@ class TaskStore:
     def __init__(self, conn, schema=DEFAULT_SCHEMA, lease_ms=30_000, retry=None, max_result_bytes=1 << 20,
                  counters=None, max_serialization_retries=5, fingerprint_fields_of=(), field_key=None):
         """fingerprint_fields_of names the operations whose claims keep a keyed fingerprint per
-        top-level field of the request (schema v34, idem_claim_fields; docs/workers-guide.md, "Which
+        top-level field of the request (schema v32, idem_claim_fields; docs/workers-guide.md, "Which
         field differed"), keyed by field_key (16 to 1024 bytes, the same for every worker of the
         operation, in any language). Their claims pass the request (canonical_request), not only
         its digest. Claims of other operations call claim() as before."""

@@ -1,4 +1,4 @@
-"""Which field differed (schema v34): a Python worker opts an operation in to field fingerprints;
+"""Which field differed (schema v32): a Python worker opts an operation in to field fingerprints;
 a second request with the same key and one field changed conflicts, and idemctl tasks show names
 the field that differed and the ones that matched. Nothing of the values lands in the database."""
 

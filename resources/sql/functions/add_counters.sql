@@ -1,8 +1,8 @@
--- add_counters (schema v6, changed in v8, v13, v33; the history is in git log).
+-- add_counters (schema v6, changed in v8, v13, v31; the history is in git log).
 -- The counters flush: p_batch is a JSON array of {"m": bucket as Unix seconds, "t": tenant,
 -- "o": operation, "w": outcome, "n": count}. Rows of one batch with the same counter are summed;
 -- counter rows are written in key order, so two flushers cannot deadlock. Returns the number of
--- counter rows written. Any row out of bounds refuses the whole batch (ID003). v33: the batch's
+-- counter rows written. Any row out of bounds refuses the whole batch (ID003). v31: the batch's
 -- takeovers and refused late calls ('reacquired_lease', 'stale_token') are also counted by worker
 -- in idem_counters_workers, the worker being the flushing session's application_name (else its
 -- login role).

@@ -1,11 +1,11 @@
--- audit_append (schema v9, changed in v35; the history is in git log).
+-- audit_append (schema v9, changed in v33; the history is in git log).
 -- The one append to the audit chain, for entries of every kind (recovery actions, retention
 -- changes, purge runs): serialised on the head row (v7), which only the owner can lock, held until
 -- the transaction ends; ids allocated densely under that lock, so a missing id always means a
 -- deleted entry; the hash as audit_entry_hash computes it. The caller checks its arguments,
 -- runs READ COMMITTED and holds no lock an audited action could be waiting behind. The action is
--- one of idem_audit_actions (v35, a foreign key), and its entries name a key exactly when the
--- registry says it is not keyless (ID003 otherwise: the rule the key CHECK held before v35).
+-- one of idem_audit_actions (v33, a foreign key), and its entries name a key exactly when the
+-- registry says it is not keyless (ID003 otherwise: the rule the key CHECK held before v33).
 CREATE OR REPLACE FUNCTION audit_append(p_key text, p_action text, p_reason text, p_actor text, p_before jsonb, p_after jsonb)
 RETURNS bigint
 LANGUAGE plpgsql

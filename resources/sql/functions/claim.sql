@@ -1,4 +1,4 @@
--- claim (schema v2, changed in v5, v6, v13, v15, v16, v17, v18, v24, v33, v35; the history is in git log).
+-- claim (schema v2, changed in v5, v6, v13, v15, v16, v17, v18, v24, v31, v33; the history is in git log).
 -- The first step of every attempt, one round trip: takes key p_key for token p_token, or answers
 -- from the stored row. decision [detail]: acquired [new]; reacquired [lease_expired, retry_due]
 -- (a new token, attempts + 1); replay [succeeded] (the stored result); in_progress [lease_live,
@@ -7,11 +7,11 @@
 -- exhausted]; paused [tenant:operation of the pause] (v15: a pause in idem_pauses covers the key,
 -- which would otherwise be acquired or taken over; nothing changes, no attempt is counted;
 -- error_message is the pause's reason, lease_until its end (NULL: until resumed), and
--- retry_after_ms at most 5 s and never past that end; v35: a ramping pause turns away only the
+-- retry_after_ms at most 5 s and never past that end; v33: a ramping pause turns away only the
 -- keys outside its step's fraction, idem_pause_check). It reads the row first, without a lock,
 -- and inserts only when there is none. An acquisition or takeover records the attempt's start in
 -- attempt_started_at (v17), from which the run time of the attempt is measured, and the lease
--- it asked for in lease_ms (v33: what the lease advisor compares the run times with).
+-- it asked for in lease_ms (v31: what the lease advisor compares the run times with).
 -- It runs at READ COMMITTED only (v24): under REPEATABLE READ or SERIALIZABLE it would read the
 -- pauses with a snapshot as old as its transaction, and acquire a key that a pause committed
 -- since then covers; such a claim is refused (ID003) before anything is read.
@@ -69,7 +69,7 @@ BEGIN
         -- every other answer comes from the stored row, paused or not. The pause tables are read
         -- only when the catalog says a pause may cover the key (idem_pause_may_cover, v18): while
         -- nothing is paused, or only other operations are, the check is a catalog-cache lookup.
-        -- A ramping pause (v35) turns away only the keys outside its step's fraction, inside
+        -- A ramping pause (v33) turns away only the keys outside its step's fraction, inside
         -- idem_pause_check, which counts the keys it admits.
         IF idem_pause_may_cover(p_key) THEN
             SELECT * INTO v_pause FROM idem_pause_check(p_key);

@@ -1,10 +1,10 @@
--- fail (schema v2, changed in v6, v17, v35; the history is in git log).
+-- fail (schema v2, changed in v6, v17, v33; the history is in git log).
 -- Records a failed attempt, fenced by the token. p_class: retryable (definitely failed,
 -- safe to retry), permanent (stop now), unknown (the request left and the answer was lost:
 -- retried like retryable, with the same key, and flagged). Retryable and unknown rows are
 -- due again after p_retry_delay_ms unless attempts or age are exhausted, which ends in failed.
 -- The last 20 failures are kept in errors, each (v17) with its attempt's run time in run_us.
--- A failure of a key a ramp admitted (v35) counts against the ramp, which it may abort
+-- A failure of a key a ramp admitted (v33) counts against the ramp, which it may abort
 -- (idem_ramp_failed); while nothing is paused or ramping that is the catalog lookup claim() makes.
 CREATE OR REPLACE FUNCTION fail(p_key text, p_token uuid, p_class text, p_message text, p_retry_delay_ms bigint,
                      p_max_age_ms bigint DEFAULT NULL)

@@ -1,4 +1,4 @@
--- idem_claim_fields (schema v34; the history is in git log).
+-- idem_claim_fields (schema v32; the history is in git log).
 -- claim() for a key of an operation whose worker fingerprints its requests' fields (opt-in per
 -- operation in the worker's configuration; docs/workers-guide.md, "Which field differed"), in one
 -- round trip: the same arguments and answers, plus p_fields, the canonical JSON object of the

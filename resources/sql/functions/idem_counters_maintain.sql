@@ -1,9 +1,9 @@
--- idem_counters_maintain (schema v8, changed in v13, v33; the history is in git log).
+-- idem_counters_maintain (schema v8, changed in v13, v31; the history is in git log).
 -- One batch of counter upkeep: at most p_batch minute rows past the roll-up horizon move into
 -- hours (detailed and total alike), and at most p_batch rows past the expiry go. Rows another
 -- session is writing are skipped (SKIP LOCKED), never waited for. Returns the rows moved and
 -- removed; run it until both are 0 to catch up. Counts are moved, never lost: a late flush
--- into a minute that was rolled up already rolls up again the next time. v33: the per-worker
+-- into a minute that was rolled up already rolls up again the next time. v31: the per-worker
 -- minutes (idem_counters_workers) past the roll-up horizon go (they have no hourly form).
 CREATE OR REPLACE FUNCTION idem_counters_maintain(p_batch integer)
 RETURNS TABLE (rolled_up bigint, expired bigint)

@@ -1,4 +1,4 @@
--- idem_fencing (schema v33; the history is in git log).
+-- idem_fencing (schema v31; the history is in git log).
 -- Proof that fencing works, and the lease advisor's figures (issue 46 item 2), for the window
 -- [p_from, p_to) (at most 24 hours), in one JSON document:
 --   operations: per operation (all tenants), the takeovers of expired leases ('reacquired_lease')

@@ -1,10 +1,10 @@
--- idem_latency_rollup (schema v17, changed in v33; the history is in git log).
+-- idem_latency_rollup (schema v17, changed in v31; the history is in git log).
 -- Folds the minutes from idem_latency_state.folded_to up to the last one closed for a minute
 -- (at most p_max_minutes of them) into idem_latency, moves folded_to on, and drops minutes older
 -- than 8 days (10,000 rows a call at most). Returns the minutes folded: 0 when none is due or
 -- another session is folding (it never waits for one). Readers call it before they read; pg_cron
 -- may call it every minute. Each minute is folded once: a completion committed more than a
--- minute after its complete() ran is missed (0017_latency.sql). v33: the same minutes' leases
+-- minute after its complete() ran is missed (0017_latency.sql). v31: the same minutes' leases
 -- (idem_lease_fold into idem_lease), dropped after 8 days as well.
 CREATE OR REPLACE FUNCTION idem_latency_rollup(p_max_minutes integer DEFAULT 60)
 RETURNS integer

@@ -1,9 +1,9 @@
--- idem_lease_fold (schema v33; the history is in git log).
+-- idem_lease_fold (schema v31; the history is in git log).
 -- The lease minutes of [p_from, p_to), read from the task rows as idem_latency_fold reads the
 -- succeeded ones (the succeeded index, operation by operation): per minute of completion, tenant,
--- operation and the lease the attempt's claim asked for (lease_ms, v33), the attempts measured and
+-- operation and the lease the attempt's claim asked for (lease_ms, v31), the attempts measured and
 -- those whose run time (attempt_started_at to complete()) exceeded that lease. Rows claimed before
--- v33 have no lease and are left out. Reads only; idem_latency_rollup() stores what it returns.
+-- v31 have no lease and are left out. Reads only; idem_latency_rollup() stores what it returns.
 CREATE OR REPLACE FUNCTION idem_lease_fold(p_from timestamptz, p_to timestamptz)
 RETURNS TABLE (bucket timestamptz, tenant text, operation text, lease_ms integer, attempts bigint, overruns bigint)
 LANGUAGE sql

@@ -1,4 +1,4 @@
--- idem_pause (schema v15, changed in v35; the history is in git log).
+-- idem_pause (schema v15, changed in v33; the history is in git log).
 -- Pauses a tenant, an operation or both ('*' for all) until resumed, for p_for_ms from the server's
 -- now, or until p_until (by the server's clock; at most one of the two). Setting a scope that is
 -- paused already changes its reason and expiry (paused_at is kept). One audit entry, action 'pause',
@@ -59,7 +59,7 @@ BEGIN
     ON CONFLICT ON CONSTRAINT idem_pauses_pkey DO UPDATE
        SET reason = EXCLUDED.reason, paused_by = EXCLUDED.paused_by, changed_at = EXCLUDED.changed_at,
            until = EXCLUDED.until,
-           -- a pause set again on a ramping scope ends the ramp (v35): the scope is paused whole
+           -- a pause set again on a ramping scope ends the ramp (v33): the scope is paused whole
            ramp_steps = NULL, ramp_step_ms = NULL, ramp_started_at = NULL, ramp_abort_above = NULL,
            ramp_min_claims = NULL, ramp_step_audited = NULL, ramp_aborted_at = NULL,
            -- a pause that had expired starts again

@@ -1,11 +1,11 @@
--- idem_pause_check (schema v35; the history is in git log).
+-- idem_pause_check (schema v33; the history is in git log).
 -- The pause check of every path that would acquire a key or take it over (claim() at both places,
 -- and any statement that claims): the pause in force that turns key p_key away, none when none
 -- does. Callers ask idem_pause_may_cover(p_key) first (a catalog lookup, no read) and call this
 -- only when it says yes, so while nothing is paused or ramping this is never called.
 -- - A plain pause covering the key's tenant and operation turns it away (the longest-lasting
 --   first, as idem_pause_covering orders them).
--- - A ramping pause (v35, idemctl resume --ramp) turns away only the keys outside its current
+-- - A ramping pause (v33, idemctl resume --ramp) turns away only the keys outside its current
 --   step's fraction (idem_ramp_bucket(p_key) >= percent * 100, the step by the server's clock,
 --   idem_ramp_step); a key it admits is counted in its step's tally (idem_ramp_tally), which
 --   fail() reads to re-pause the scope when admitted keys fail past the ramp's threshold; a

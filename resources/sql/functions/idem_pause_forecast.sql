@@ -1,4 +1,4 @@
--- idem_pause_forecast (schema v35; the history is in git log).
+-- idem_pause_forecast (schema v33; the history is in git log).
 -- What a resume of the pause of exactly this scope (tenant and operation as paused, '*' included)
 -- sends at the recovering downstream, by the server's clock, in one row:
 -- - due_by_minute: the retryable keys of the scope that fall due, per minute from now for

@@ -1,10 +1,10 @@
--- idem_pause_list (schema v15, changed in v35; the history is in git log).
+-- idem_pause_list (schema v15, changed in v33; the history is in git log).
 -- Every pause, in force or expired, with what it did over the last p_minutes (1 to 1440) minutes,
 -- from the outcome counters (workers built on the library flush them every second): turned_away
 -- is the claims counted as 'paused' in its scope (a claim under two pauses counts in both); seen
 -- says whether any outcome of its scope was counted at all: a pause that precedes traffic, or
 -- names a typo, matches nothing yet. One scan of the window's counters, whatever the number of
--- pauses; remaining_ms by the server's clock. A ramping pause (v35, idem_resume_ramp) carries its
+-- pauses; remaining_ms by the server's clock. A ramping pause (v33, idem_resume_ramp) carries its
 -- ramp: ramp_steps, ramp_step_ms, ramp_started_at, ramp_abort_above, ramp_min_claims, the step it
 -- is at (ramp_step, 0-based, by the server's clock), that step's percentage of keys admitted
 -- (ramp_percent), and what the admitted keys did in it (ramp_claimed, ramp_failed: the tally, 16

@@ -6,7 +6,7 @@
 -- spec (idem_purge_spec_check: ID004, nothing removed, for a larger batch, one past max_seconds,
 -- or one sooner than its duty allows); each batch records how long it took (last_batch_ms).
 -- v27: the stored requests (idem_stored_requests) of the rows it deletes go in the same statement;
--- v34: their field fingerprints (idem_request_fields) too.
+-- v32: their field fingerprints (idem_request_fields) too.
 CREATE OR REPLACE FUNCTION idem_purge_batch(p_run bigint, p_batch integer)
 RETURNS TABLE (removed bigint, by_operation jsonb)
 LANGUAGE plpgsql
@@ -75,7 +75,7 @@ BEGIN
             -- v27: a stored request goes with its key (no foreign key does it since v27).
             DELETE FROM idem_stored_requests s WHERE s.idempotency_key IN (SELECT g.idempotency_key FROM gone g)
         ), prints AS (
-            -- v34: and so do its field fingerprints.
+            -- v32: and so do its field fingerprints.
             DELETE FROM idem_request_fields f WHERE f.idempotency_key IN (SELECT g.idempotency_key FROM gone g)
         )
         SELECT count(*), max(g.updated_at) INTO v_n, v_max FROM gone g;

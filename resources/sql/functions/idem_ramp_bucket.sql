@@ -1,4 +1,4 @@
--- idem_ramp_bucket (schema v35; the history is in git log).
+-- idem_ramp_bucket (schema v33; the history is in git log).
 -- A key's place in a ramp: 0 to 9999, from the first 32 bits of the MD5 of the whole key (tenant,
 -- operation and business id as the key carries them), taken as an unsigned number modulo 10000.
 -- A ramp step of P % admits exactly the keys whose bucket is below P * 100, so a key admitted by

@@ -1,4 +1,4 @@
--- idem_ramp_failed (schema v35; the history is in git log).
+-- idem_ramp_failed (schema v33; the history is in git log).
 -- fail() calls it for a failed attempt of key p_key when idem_pause_may_cover(p_key) says a pause
 -- may cover it (a catalog lookup: nothing is read while nothing is paused or ramping). For each
 -- ramping pause in force that admits the key at its current step (idem_pause_check's rule), the

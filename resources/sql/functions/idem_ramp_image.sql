@@ -1,4 +1,4 @@
--- idem_ramp_image (schema v35; the history is in git log).
+-- idem_ramp_image (schema v33; the history is in git log).
 -- A ramp as its audit entries record it (null for a pause that does not ramp): its steps, their
 -- length, when it began, its abort threshold and sample, and the step it is at with that step's
 -- percentage, begin and end by the server's clock.

@@ -1,4 +1,4 @@
--- idem_ramp_step (schema v35; the history is in git log).
+-- idem_ramp_step (schema v33; the history is in git log).
 -- The step a ramping pause is at by the server's clock: 0 while its first step runs, then one more
 -- every ramp_step_ms, at most the last (whose percentage is 100, when the ramp is over); NULL for a
 -- pause that does not ramp. Computed where it is read: no runner advances a ramp. Readers may call

@@ -1,4 +1,4 @@
--- idem_resume_ramp (schema v35; the history is in git log).
+-- idem_resume_ramp (schema v33; the history is in git log).
 -- Resumes the pause of exactly this scope (tenant and operation as it was paused, '*' included)
 -- in steps: p_steps are the percentages of keys admitted step by step (2 to 20 of them, rising,
 -- each 1 to 100, the last 100), each step lasting p_step_ms (1 s to 24 h) from now by the

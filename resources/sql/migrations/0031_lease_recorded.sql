@@ -1,4 +1,4 @@
--- Idem schema v33: proof that fencing works, and a lease advisor (issue 46 item 2).
+-- Idem schema v31: proof that fencing works, and a lease advisor (issue 46 item 2).
 --
 -- A worker whose lease ran out while it still worked finds, when it completes, fails, heartbeats
 -- or fences, that another attempt took the key over: complete() and the others refuse its token
@@ -8,7 +8,7 @@
 -- an operation's run times can be compared with it.
 --
 -- The lease of the attempt: claim() writes p_lease_ms into the row it writes anyway (the insert
--- of a new key, the update of a takeover): four bytes, no other write. NULL before v33.
+-- of a new key, the update of a takeover): four bytes, no other write. NULL before v31.
 ALTER TABLE task_idempotency ADD COLUMN lease_ms INTEGER;
 
 -- Per minute, operation and lease asked: the succeeded attempts measured (a run time from

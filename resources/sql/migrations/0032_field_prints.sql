@@ -1,4 +1,4 @@
--- Idem schema v34: which field differed (issue 46 item 3). docs/workers-guide.md ("Which field
+-- Idem schema v32: which field differed (issue 46 item 3). docs/workers-guide.md ("Which field
 -- differed") and docs/operators-guide.md ("Reading a digest conflict") describe the whole.
 --
 -- A worker may fingerprint the top-level fields of its operations' requests (opt-in per operation

@@ -1,4 +1,4 @@
--- Idem schema v35: a resume that ramps, and the audit actions as a registry (issue 46 item 4).
+-- Idem schema v33: a resume that ramps, and the audit actions as a registry (issue 46 item 4).
 --
 -- A ramp is a resume in steps on the pause mechanism itself: the pause row of a scope carries the
 -- percentages of keys admitted step by step (e.g. {10,25,50,100}), each step's length, when the
