@@ -88,7 +88,7 @@
         <translation>窗口内有重试失败</translation>
     </message>
     <message>
-        <source>error message containing "%1" (any case)</source>
+        <source>error message containing &quot;%1&quot; (any case)</source>
         <translation>错误信息包含“%1”（不区分大小写）</translation>
     </message>
     <message>
@@ -173,9 +173,9 @@
         </translation>
     </message>
     <message numerus="yes">
-        <source>&lt;p style='margin-bottom:0'&gt;&lt;b&gt;%1&lt;/b&gt;: %n record(s)&lt;/p&gt;</source>
+        <source>&lt;p style=&apos;margin-bottom:0&apos;&gt;&lt;b&gt;%1&lt;/b&gt;: %n record(s)&lt;/p&gt;</source>
         <translation>
-            <numerusform>&lt;p style='margin-bottom:0'&gt;&lt;b&gt;%1&lt;/b&gt;：%n 条记录&lt;/p&gt;</numerusform>
+            <numerusform>&lt;p style=&apos;margin-bottom:0&apos;&gt;&lt;b&gt;%1&lt;/b&gt;：%n 条记录&lt;/p&gt;</numerusform>
         </translation>
     </message>
     <message>
@@ -201,8 +201,8 @@
         <translation>&lt;li&gt;&lt;tt&gt;%1&lt;/tt&gt; – %5，尝试 %2/%3 次，更新于 %4&lt;/li&gt;</translation>
     </message>
     <message>
-        <source>&lt;p style='margin-bottom:0;%3'&gt;&lt;b&gt;Left out&lt;/b&gt; (%1 does not apply to their status; nothing is sent for them): %2&lt;/p&gt;</source>
-        <translation>&lt;p style='margin-bottom:0;%3'&gt;&lt;b&gt;未包含&lt;/b&gt;（%1 不适用于其状态；不会为它们发送任何请求）：%2&lt;/p&gt;</translation>
+        <source>&lt;p style=&apos;margin-bottom:0;%3&apos;&gt;&lt;b&gt;Left out&lt;/b&gt; (%1 does not apply to their status; nothing is sent for them): %2&lt;/p&gt;</source>
+        <translation>&lt;p style=&apos;margin-bottom:0;%3&apos;&gt;&lt;b&gt;未包含&lt;/b&gt;（%1 不适用于其状态；不会为它们发送任何请求）：%2&lt;/p&gt;</translation>
     </message>
     <message>
         <source>&lt;p&gt;Each record is changed only if it still has the status and update time listed here; otherwise it is refused and left as it is.&lt;/p&gt;</source>
@@ -252,7 +252,7 @@
         <translation>原因（随作业记入审计记录）</translation>
     </message>
     <message>
-        <source>Every task the Tasks page's filters match, not only the rows loaded. The database runs it in small batches; a row that changed since the job's start is refused and listed, never changed.</source>
+        <source>Every task the Tasks page&apos;s filters match, not only the rows loaded. The database runs it in small batches; a row that changed since the job&apos;s start is refused and listed, never changed.</source>
         <translation>任务页筛选条件匹配的每个任务，而不只是已加载的行。由数据库分小批执行；作业开始后发生变化的行会被拒绝并列出，绝不会被修改。</translation>
     </message>
     <message>
@@ -372,7 +372,7 @@
         <translation>%1（尝试次数 +%2）</translation>
     </message>
     <message>
-        <source>%1 rows to change, more than the approval policy's %2 for a job without a second person</source>
+        <source>%1 rows to change, more than the approval policy&apos;s %2 for a job without a second person</source>
         <translation>待修改 %1 行，超过审批策略允许作业在无第二人审批时修改的 %2 行</translation>
     </message>
     <message>
@@ -404,7 +404,7 @@
         <translation>获批后，请从作业页或 idemctl 继续它。</translation>
     </message>
     <message>
-        <source>Re-execute now: each requeued key's stored request runs again on a re-driver of its operation, with the same key</source>
+        <source>Re-execute now: each requeued key&apos;s stored request runs again on a re-driver of its operation, with the same key</source>
         <translation>立即重新执行：每个重新排队的键的已存储请求由其操作的重驱器以同一键再次运行</translation>
     </message>
     <message>
@@ -416,7 +416,7 @@
         <translation>只有重新排队才会重新执行。</translation>
     </message>
     <message>
-        <source>Re-execution: each requeued key with a stored request gets a re-drive item that its operation's re-drivers run with the same key (%1); the Jobs page shows their outcomes. A key without one waits for its client.</source>
+        <source>Re-execution: each requeued key with a stored request gets a re-drive item that its operation&apos;s re-drivers run with the same key (%1); the Jobs page shows their outcomes. A key without one waits for its client.</source>
         <translation>重新执行：每个有已存储请求的重新排队键得到一个重驱项，由其操作的重驱器以同一键运行（%1）；“作业”页显示其结果。没有已存储请求的键等待其客户端。</translation>
     </message>
 </context>
@@ -463,7 +463,7 @@
         <translation>无法读取等待审批的内容：%1</translation>
     </message>
     <message>
-        <source>Requests waiting for a second person: recovery jobs, retention changes and manual purges, when the approval policy holds them. Approving one lets exactly what is listed run (its spec sha256 is named); declining one turns it down (a job's: the job is cancelled). You cannot approve what your own login requested.</source>
+        <source>Requests waiting for a second person: recovery jobs, retention changes and manual purges, when the approval policy holds them. Approving one lets exactly what is listed run (its spec sha256 is named); declining one turns it down (a job&apos;s: the job is cancelled). You cannot approve what your own login requested.</source>
         <translation>等待第二人审批的请求：审批策略要求审批的恢复作业、保留期变更和手动清理。批准一项即只允许所列内容运行（指明其规格 sha256）；拒绝一项即驳回它（作业的请求被拒绝时，该作业被取消）。你不能批准自己的登录名发起的请求。</translation>
     </message>
     <message>
@@ -483,7 +483,7 @@
         <translation>请选择要拒绝的请求。</translation>
     </message>
     <message>
-        <source>Turn the selected request down: it can no longer be approved (a job's request declined cancels the job).</source>
+        <source>Turn the selected request down: it can no longer be approved (a job&apos;s request declined cancels the job).</source>
         <translation>驳回所选请求：它将不能再被批准（作业的请求被拒绝时，该作业被取消）。</translation>
     </message>
 </context>
@@ -554,7 +554,7 @@
         <translation>请求 %1 已拒绝：它不能再被批准或使用。审计条目 #%2。</translation>
     </message>
     <message>
-        <source>Job %1 approved: the console that requested it runs it now if it is still open; else anyone with its action's right resumes it (Jobs page &gt; Resume, idemctl job resume %1) until %2. Audit entry #%3.</source>
+        <source>Job %1 approved: the console that requested it runs it now if it is still open; else anyone with its action&apos;s right resumes it (Jobs page &gt; Resume, idemctl job resume %1) until %2. Audit entry #%3.</source>
         <translation>作业 %1 已批准：若申请它的控制台仍打开，该控制台现在就运行它；否则拥有其操作权限的任何人都可在 %2 之前继续它（作业页 &gt; 在此继续，idemctl job resume %1）。审计条目 #%3。</translation>
     </message>
     <message>
@@ -651,7 +651,7 @@
         <translation>截止（ISO 时间）</translation>
     </message>
     <message>
-        <source>Verifying every entry's hash and link…</source>
+        <source>Verifying every entry&apos;s hash and link…</source>
         <translation>正在校验每条记录的哈希和链接…</translation>
     </message>
     <message>
@@ -675,7 +675,7 @@
         <translation>接受当前审计链</translation>
     </message>
     <message>
-        <source>Forget the entry this console verified and remember the current trail's head instead, once its whole chain verifies. Only this console's settings change: nothing is written to the database and nothing is audited.</source>
+        <source>Forget the entry this console verified and remember the current trail&apos;s head instead, once its whole chain verifies. Only this console&apos;s settings change: nothing is written to the database and nothing is audited.</source>
         <translation>忘记本控制台已验证的条目，在整条链验证通过后改为记住当前审计链的链头。只改变本控制台的设置：不写入数据库，也不记入审计。</translation>
     </message>
     <message>
@@ -683,16 +683,16 @@
         <translation>审计链见证：</translation>
     </message>
     <message>
-        <source>Recompute every entry's hash and link (%1)</source>
+        <source>Recompute every entry&apos;s hash and link (%1)</source>
         <translation>重新计算每条记录的哈希和链接（%1）</translation>
     </message>
     <message>
-        <source>&lt;span style='%3'&gt;Chain intact:&lt;/span&gt; %1 entries verified%2.</source>
-        <translation>&lt;span style='%3'&gt;哈希链完好：&lt;/span&gt;已校验 %1 条记录%2。</translation>
+        <source>&lt;span style=&apos;%3&apos;&gt;Chain intact:&lt;/span&gt; %1 entries verified%2.</source>
+        <translation>&lt;span style=&apos;%3&apos;&gt;哈希链完好：&lt;/span&gt;已校验 %1 条记录%2。</translation>
     </message>
     <message>
-        <source>&lt;span style='%5'&gt;&lt;b&gt;Chain broken at entry #%1&lt;/b&gt; (%2):&lt;/span&gt; %3 (%4 entries verified before it)</source>
-        <translation>&lt;span style='%5'&gt;&lt;b&gt;哈希链在记录 #%1 处断开&lt;/b&gt;（%2）：&lt;/span&gt;%3（其前已校验 %4 条记录）</translation>
+        <source>&lt;span style=&apos;%5&apos;&gt;&lt;b&gt;Chain broken at entry #%1&lt;/b&gt; (%2):&lt;/span&gt; %3 (%4 entries verified before it)</source>
+        <translation>&lt;span style=&apos;%5&apos;&gt;&lt;b&gt;哈希链在记录 #%1 处断开&lt;/b&gt;（%2）：&lt;/span&gt;%3（其前已校验 %4 条记录）</translation>
     </message>
 </context>
 <context>
@@ -714,11 +714,11 @@
         <translation>本控制台已验证审计链至条目 %1（哈希 %2，验证于 %3）；审计链完好。</translation>
     </message>
     <message>
-        <source>The audit trail is shorter than when this console last verified it: entry %1 (verified %2) is gone; the trail now ends at entry %3. Someone with the owner's rights removed entries.</source>
+        <source>The audit trail is shorter than when this console last verified it: entry %1 (verified %2) is gone; the trail now ends at entry %3. Someone with the owner&apos;s rights removed entries.</source>
         <translation>审计链比本控制台上次验证时更短：条目 %1（验证于 %2）已不存在；审计链现在止于条目 %3。拥有属主权限的人删除了条目。</translation>
     </message>
     <message>
-        <source>The audit trail is shorter than when this console last verified it: entry %1 (verified %2) is gone; the trail is now empty. Someone with the owner's rights removed entries.</source>
+        <source>The audit trail is shorter than when this console last verified it: entry %1 (verified %2) is gone; the trail is now empty. Someone with the owner&apos;s rights removed entries.</source>
         <translation>审计链比本控制台上次验证时更短：条目 %1（验证于 %2）已不存在；审计链现在为空。拥有属主权限的人删除了条目。</translation>
     </message>
     <message>
@@ -726,7 +726,7 @@
         <translation>此服务器是备库：如果它仍在回放，追上后此提示会消失。</translation>
     </message>
     <message>
-        <source>The audit trail was rewritten: entry %1 is not the entry this console verified %2 (hash %3). Someone with the owner's rights removed entries and wrote others in their place.</source>
+        <source>The audit trail was rewritten: entry %1 is not the entry this console verified %2 (hash %3). Someone with the owner&apos;s rights removed entries and wrote others in their place.</source>
         <translation>审计链被改写：条目 %1 不是本控制台于 %2 验证的那个条目（哈希 %3）。拥有属主权限的人删除了条目，并写入了其他条目取而代之。</translation>
     </message>
     <message>
@@ -742,7 +742,7 @@
         <translation>它没有接续前一个条目（条目被重排或替换）</translation>
     </message>
     <message>
-        <source>The audit trail's hash chain is broken at entry %1: %2. Someone with the owner's rights changed the trail.</source>
+        <source>The audit trail&apos;s hash chain is broken at entry %1: %2. Someone with the owner&apos;s rights changed the trail.</source>
         <translation>审计链的哈希链在条目 %1 处断开：%2。拥有属主权限的人修改了审计链。</translation>
     </message>
 </context>
@@ -761,7 +761,7 @@
         <translation>精确：当前处理中的行数。</translation>
     </message>
     <message>
-        <source>At least: the window's per-minute counters were read up to %1 rows.</source>
+        <source>At least: the window&apos;s per-minute counters were read up to %1 rows.</source>
         <translation>至少：窗口内的每分钟计数器最多读取了 %1 行。</translation>
     </message>
     <message>
@@ -769,7 +769,7 @@
         <translation>精确：%1的每分钟计数器。</translation>
     </message>
     <message>
-        <source>p95 run time of %1 runs in the window's folded minutes (within 3.7 %)%2.</source>
+        <source>p95 run time of %1 runs in the window&apos;s folded minutes (within 3.7 %)%2.</source>
         <translation>窗口内已汇总分钟中 %1 次运行的 p95 运行时间（误差 3.7 % 以内）%2。</translation>
     </message>
     <message>
@@ -813,7 +813,7 @@
         <translation>p95 运行</translation>
     </message>
     <message>
-        <source>%1: error "%2"</source>
+        <source>%1: error &quot;%2&quot;</source>
         <translation>%1：错误“%2”</translation>
     </message>
     <message>
@@ -1050,7 +1050,7 @@
         <translation>此时间窗口内还有更多事件未标记：列表已满，且此服务器（架构 v24 之前）不统计其余事件。缩小时间窗口即可看到。</translation>
     </message>
     <message numerus="yes">
-        <source>%n more event(s) in this window not marked: each kind (operators' actions, deploys, failovers) marks its newest %1. Narrow the window to see them.</source>
+        <source>%n more event(s) in this window not marked: each kind (operators&apos; actions, deploys, failovers) marks its newest %1. Narrow the window to see them.</source>
         <translation>
             <numerusform>此时间窗口内还有 %n 个事件未标记：每类事件（操作员操作、部署、故障切换）只标记最新的 %1 个。缩小时间窗口即可看到。</numerusform>
         </translation>
@@ -1059,11 +1059,11 @@
 <context>
     <name>idem::console::ClusterPanel</name>
     <message>
-        <source>Patroni's REST API is unreachable: %1. The members below are as read %2.</source>
+        <source>Patroni&apos;s REST API is unreachable: %1. The members below are as read %2.</source>
         <translation>无法访问 Patroni 的 REST API：%1。下面的成员是 %2 读取的。</translation>
     </message>
     <message>
-        <source>Patroni's REST API is unreachable: %1</source>
+        <source>Patroni&apos;s REST API is unreachable: %1</source>
         <translation>无法访问 Patroni 的 REST API：%1</translation>
     </message>
     <message numerus="yes">
@@ -1091,11 +1091,11 @@
         <translation>已计划于 %1 进行切换</translation>
     </message>
     <message>
-        <source>this console's server (%1) is none of these members' addresses: another cluster, or reached through another address</source>
+        <source>this console&apos;s server (%1) is none of these members&apos; addresses: another cluster, or reached through another address</source>
         <translation>本控制台的服务器（%1）不是这些成员中任何一个的地址：另一个集群，或经由其他地址到达</translation>
     </message>
     <message>
-        <source>Patroni and the server disagree (the Node line above is the server's own answer):
+        <source>Patroni and the server disagree (the Node line above is the server&apos;s own answer):
 %1</source>
         <translation>Patroni 与服务器的说法不一致（上面的“节点”行是服务器自己的回答）：
 %1</translation>
@@ -1264,7 +1264,7 @@
         <translation>环境(&amp;E)：</translation>
     </message>
     <message>
-        <source>optional: Patroni's REST API, http://host:8008 (several: comma-separated); no password</source>
+        <source>optional: Patroni&apos;s REST API, http://host:8008 (several: comma-separated); no password</source>
         <translation>可选：Patroni 的 REST API，http://host:8008（多个用逗号分隔）；不含密码</translation>
     </message>
     <message>
@@ -1555,7 +1555,7 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <translation>数据库在 %1 秒内没有响应（另一个会话持有锁，或服务器繁忙）。</translation>
     </message>
     <message>
-        <source>No answer for %1 s: the read waits for this console's connection, busy with another of its reads.</source>
+        <source>No answer for %1 s: the read waits for this console&apos;s connection, busy with another of its reads.</source>
         <translation>已 %1 秒无响应：本次读取在等待本控制台的连接，该连接正忙于控制台的另一项读取。</translation>
     </message>
     <message>
@@ -1631,7 +1631,7 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <translation>尚无探针运行过（idemctl reconcile add）</translation>
     </message>
     <message>
-        <source>It would open the keys the probes found without exactly one effect, but their rows look like any other succeeded key's: idemctl reconcile list names them (the first 50 of each run), and the incident snapshot keeps them.</source>
+        <source>It would open the keys the probes found without exactly one effect, but their rows look like any other succeeded key&apos;s: idemctl reconcile list names them (the first 50 of each run), and the incident snapshot keeps them.</source>
         <translation>本应打开探针发现效果不恰为一次的键，但它们的行与其他已成功键无异：idemctl reconcile list 列出这些键（每次运行前 50 个），事件快照也会保存它们。</translation>
     </message>
     <message>
@@ -1656,7 +1656,7 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
             <numerusform>%n 个键未检查（查询失败）</numerusform>
         </translation>
     </message>
-<message>
+    <message>
         <source>It would open the slowest runs, but the latency figures are per-minute histograms of run times that name no key: the latency chart shows them minute by minute.</source>
         <translation>本应打开最慢的几次运行，但延迟数据是每分钟的运行时长直方图，不记录任何键：延迟图表逐分钟展示这些数据。</translation>
     </message>
@@ -1754,10 +1754,6 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <source>A tile turns amber, then red, at or above these values. Crossing into red raises one desktop notification.</source>
         <translation>指标卡的数值达到或超过这些值时先变黄、再变红。变红时发出一条桌面通知。</translation>
     </message>
-    <message>
-        <source>Worst p95 run time</source>
-        <translation>最差 p95 运行时长</translation>
-    </message>
 </context>
 <context>
     <name>idem::console::DashboardWidget</name>
@@ -1770,7 +1766,7 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <translation>截至 %1（快照）。</translation>
     </message>
     <message>
-        <source>As of %1, the snapshot's server clock</source>
+        <source>As of %1, the snapshot&apos;s server clock</source>
         <translation>截至 %1，快照的服务器时钟</translation>
     </message>
     <message>
@@ -1970,10 +1966,6 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <translation>接收已暂停</translation>
     </message>
     <message>
-        <source>Worst p95 run time</source>
-        <translation>最差 p95 运行时长</translation>
-    </message>
-    <message>
         <source>The server said: %1</source>
         <translation>服务器的原话：%1</translation>
     </message>
@@ -2166,11 +2158,11 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <translation>%1 已存在且不是快照包；请选择其他名称。</translation>
     </message>
     <message>
-        <source>A snapshot already exists at %1. Tick "Replace" to overwrite it, or choose another name.</source>
+        <source>A snapshot already exists at %1. Tick &quot;Replace&quot; to overwrite it, or choose another name.</source>
         <translation>%1 处已有快照。勾选“替换”以覆盖它，或选择其他名称。</translation>
     </message>
     <message>
-        <source>There is no signing key yet: create one, or untick "Sign".</source>
+        <source>There is no signing key yet: create one, or untick &quot;Sign&quot;.</source>
         <translation>还没有签名密钥：请创建一个，或取消勾选“签名”。</translation>
     </message>
     <message>
@@ -2178,7 +2170,7 @@ Create schema runs the migrations this console ships (as idemctl migrate does) a
         <translation>复制路径</translation>
     </message>
     <message>
-        <source>Copy the signing key's full path</source>
+        <source>Copy the signing key&apos;s full path</source>
         <translation>复制签名密钥的完整路径</translation>
     </message>
     <message>
@@ -2212,7 +2204,7 @@ Check the user name and the password (or ~/.pgpass, PGPASSWORD).</source>
     </message>
     <message>
         <source>TLS failure: %1
-Check the SSL mode and that the root certificate is the one that signed the server's certificate.</source>
+Check the SSL mode and that the root certificate is the one that signed the server&apos;s certificate.</source>
         <translation>TLS 失败：%1
 请检查 SSL 模式，并确认根证书正是签发服务器证书的那一个。</translation>
     </message>
@@ -2278,17 +2270,79 @@ Check the SSL mode and that the root certificate is the one that signed the serv
     </message>
 </context>
 <context>
+    <name>idem::console::FencingPanel</name>
+    <message>
+        <source>&lt;span style=&quot;color:%1&quot;&gt;━━&lt;/span&gt; leases taken over per minute &amp;nbsp; &lt;span style=&quot;color:%2&quot;&gt;━━&lt;/span&gt; late calls refused per minute</source>
+        <translation>&lt;span style=&quot;color:%1&quot;&gt;━━&lt;/span&gt; 每分钟被接管的租约 &amp;nbsp; &lt;span style=&quot;color:%2&quot;&gt;━━&lt;/span&gt; 每分钟被拒绝的迟到调用</translation>
+    </message>
+    <message>
+        <source>Every measured attempt finished within its lease.</source>
+        <translation>所有已测量的尝试都在其租约内完成。</translation>
+    </message>
+    <message>
+        <source>Run time against the lease:</source>
+        <translation>运行时间与租约对比：</translation>
+    </message>
+    <message>
+        <source>By worker (application name):</source>
+        <translation>按工作进程（application_name）：</translation>
+    </message>
+</context>
+<context>
+    <name>idem::console::FencingWatch</name>
+    <message>
+        <source>Fencing, last %1 min: leases taken over %2, late calls refused %3</source>
+        <translation>隔离（fencing），最近 %1 分钟：被接管的租约 %2，被拒绝的迟到调用 %3</translation>
+    </message>
+    <message>
+        <source> (the fence held: each came from an attempt that had lost its key)</source>
+        <translation>（隔离有效：每一个都来自已失去其键的尝试）</translation>
+    </message>
+    <message>
+        <source>%1: no run time measured yet</source>
+        <translation>%1：尚未测得运行时间</translation>
+    </message>
+    <message>
+        <source>%1: p99 run time %2; no lease recorded</source>
+        <translation>%1：p99 运行时间 %2；未记录租约</translation>
+    </message>
+    <message>
+        <source>%1: p99 run time %2 exceeds the %3 lease: %4 % of attempts outlive their lease</source>
+        <translation>%1：p99 运行时间 %2 超过 %3 的租约：%4 % 的尝试超出其租约</translation>
+    </message>
+    <message>
+        <source>%1: p99 run time %2 exceeds the %3 lease</source>
+        <translation>%1：p99 运行时间 %2 超过 %3 的租约</translation>
+    </message>
+    <message>
+        <source>%1: p99 run time %2 is within the %3 lease: %4 % of attempts outlive it</source>
+        <translation>%1：p99 运行时间 %2 在 %3 的租约之内：%4 % 的尝试超出租约</translation>
+    </message>
+    <message>
+        <source>%1: p99 run time %2 is within the %3 lease</source>
+        <translation>%1：p99 运行时间 %2 在 %3 的租约之内</translation>
+    </message>
+    <message>
+        <source>%1 (%2): late calls refused %3, leases taken over %4</source>
+        <translation>%1（%2）：被拒绝的迟到调用 %3，被接管的租约 %4</translation>
+    </message>
+    <message>
+        <source>more workers: %1 (idemctl fencing)</source>
+        <translation>更多工作进程：%1（idemctl fencing）</translation>
+    </message>
+</context>
+<context>
     <name>idem::console::FieldComparison</name>
     <message>
         <source>%1 and %2 more</source>
         <translation>%1 等另外 %2 个</translation>
     </message>
     <message>
-        <source>Fields: %1 fingerprinted; no conflicting request's fingerprints to compare with.</source>
+        <source>Fields: %1 fingerprinted; no conflicting request&apos;s fingerprints to compare with.</source>
         <translation>字段：已为 %1 个字段计算指纹；没有冲突请求的指纹可供比较。</translation>
     </message>
     <message>
-        <source>Fields: the conflicting request's fields are fingerprinted, the key's request was not: nothing to compare.</source>
+        <source>Fields: the conflicting request&apos;s fields are fingerprinted, the key&apos;s request was not: nothing to compare.</source>
         <translation>字段：冲突请求的字段有指纹，而该键原请求没有：无从比较。</translation>
     </message>
     <message>
@@ -2427,7 +2481,7 @@ Check the SSL mode and that the root certificate is the one that signed the serv
         <translation>（无）</translation>
     </message>
     <message>
-        <source>One connection on a worker thread of its own, read as one console's dashboard reads it: one statement per tick, %1, and the pauses every %2 s.</source>
+        <source>One connection on a worker thread of its own, read as one console&apos;s dashboard reads it: one statement per tick, %1, and the pauses every %2 s.</source>
         <translation>一个连接，在其自己的工作线程上，按单个控制台仪表盘的方式读取：每次轮询一条语句，%1；暂停列表每 %2 秒读取一次。</translation>
     </message>
     <message>
@@ -2447,14 +2501,14 @@ Check the SSL mode and that the root certificate is the one that signed the serv
         <translation>服务器</translation>
     </message>
     <message>
-        <source>Console's cost</source>
+        <source>Console&apos;s cost</source>
         <translation>控制台开销</translation>
     </message>
 </context>
 <context>
     <name>idem::console::FleetWidget</name>
     <message>
-        <source>Each database is read as one console's dashboard reads it: one connection, one statement per tick. Double-click a row to open that database in a window of its own.</source>
+        <source>Each database is read as one console&apos;s dashboard reads it: one connection, one statement per tick. Double-click a row to open that database in a window of its own.</source>
         <translation>每个数据库都按单个控制台仪表盘的方式读取：一个连接，每次轮询一条语句。双击一行可在单独的窗口中打开该数据库。</translation>
     </message>
     <message>
@@ -2528,7 +2582,7 @@ Check the SSL mode and that the root certificate is the one that signed the serv
         <translation>%1 个事务 ID</translation>
     </message>
     <message>
-        <source>⚠ The transaction horizon is held past %1 by %2, and the Idem tables' dead rows grew by %3 since %4: VACUUM cannot remove them until it ends (Storage page).</source>
+        <source>⚠ The transaction horizon is held past %1 by %2, and the Idem tables&apos; dead rows grew by %3 since %4: VACUUM cannot remove them until it ends (Storage page).</source>
         <translation>⚠ 事务视界被 %2 拖住已超过 %1，Idem 表的死行自 %4 起增加了 %3：在它结束之前 VACUUM 无法清除它们（见存储页）。</translation>
     </message>
 </context>
@@ -2584,7 +2638,7 @@ Check the SSL mode and that the root certificate is the one that signed the serv
         <translation>拒绝原因</translation>
     </message>
     <message>
-        <source>At the job's moment</source>
+        <source>At the job&apos;s moment</source>
         <translation>作业时刻的状态</translation>
     </message>
     <message>
@@ -2874,7 +2928,7 @@ Check the SSL mode and that the root certificate is the one that signed the serv
         <translation>作业 %1：正在从本控制台运行。关闭控制台会停止在此运行；作业仍可继续。</translation>
     </message>
     <message>
-        <source>Writing job %1's refused rows…</source>
+        <source>Writing job %1&apos;s refused rows…</source>
         <translation>正在写出作业 %1 被拒绝的行…</translation>
     </message>
     <message>
@@ -2981,7 +3035,7 @@ Check the SSL mode and that the root certificate is the one that signed the serv
         <translation>上次读取失败：%1</translation>
     </message>
     <message>
-        <source>p50, p95 and p99 of the run time of each attempt (claim to complete or fail) and of the time to success of each key (first claim to complete, across retries), per minute, by the server's clock; log scale. Only folded minutes are drawn: the current minute is still counting, and a minute is folded once it has been closed for a minute, so the lines end a minute or two before now.</source>
+        <source>p50, p95 and p99 of the run time of each attempt (claim to complete or fail) and of the time to success of each key (first claim to complete, across retries), per minute, by the server&apos;s clock; log scale. Only folded minutes are drawn: the current minute is still counting, and a minute is folded once it has been closed for a minute, so the lines end a minute or two before now.</source>
         <translation>每次尝试的运行时长（从认领到完成或失败）与每个键的成功耗时（从首次认领到完成，跨越重试）的 p50、p95 和 p99，按分钟统计，以服务器时钟为准；对数刻度。只绘制已汇总的分钟：当前分钟仍在计数，而一分钟结束满一分钟后才会被汇总，因此曲线比当前时间早一到两分钟结束。</translation>
     </message>
     <message>
@@ -3022,22 +3076,6 @@ Check the SSL mode and that the root certificate is the one that signed the serv
     <message>
         <source>%1, %2 to %3</source>
         <translation>%1，%2（截至 %3）</translation>
-    </message>
-    <message>
-        <source>The operation whose 95th-percentile run time (claim to complete or fail, by the server's clock) is highest over the window's folded minutes. A minute is folded once it has been closed for a minute, so the figures end a minute or two before now.</source>
-        <translation>在时间窗口内已汇总的分钟中，95 百分位运行时长（从认领到完成或失败，以服务器时钟为准）最高的操作。一分钟结束满一分钟后才会被汇总，因此数据比当前时间早一到两分钟结束。</translation>
-    </message>
-    <message>
-        <source>off</source>
-        <translation>关闭</translation>
-    </message>
-    <message>
-        <source>Amber from %1, red from %2.</source>
-        <translation>%1 起变黄，%2 起变红。</translation>
-    </message>
-    <message>
-        <source>No thresholds set.</source>
-        <translation>未设置阈值。</translation>
     </message>
     <message>
         <source>The last read failed: %1</source>
@@ -3229,7 +3267,7 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>未连接。</translation>
     </message>
     <message>
-        <source>Recovery jobs waiting for a second person's approval</source>
+        <source>Recovery jobs waiting for a second person&apos;s approval</source>
         <translation>等待第二人审批的恢复作业</translation>
     </message>
     <message>
@@ -3308,7 +3346,7 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>正在读取…</translation>
     </message>
     <message>
-        <source>the recovery actions' connection is lost, reconnecting by itself</source>
+        <source>the recovery actions&apos; connection is lost, reconnecting by itself</source>
         <translation>恢复操作所用的连接已断开，正在自动重连</translation>
     </message>
     <message>
@@ -3327,7 +3365,7 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>成员 %1（%2）：%3</translation>
     </message>
     <message>
-        <source>the answer is larger than %1 kB: not Patroni's cluster list</source>
+        <source>the answer is larger than %1 kB: not Patroni&apos;s cluster list</source>
         <translation>应答大于 %1 kB：不是 Patroni 的集群列表</translation>
     </message>
     <message>
@@ -3339,12 +3377,12 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>应答不是 JSON（第 %2 字节处：%1）</translation>
     </message>
     <message>
-        <source>the answer is JSON but not an object with "members": not Patroni's cluster list</source>
-        <translation>应答是 JSON，但不是带 "members" 的对象：不是 Patroni 的集群列表</translation>
+        <source>the answer is JSON but not an object with &quot;members&quot;: not Patroni&apos;s cluster list</source>
+        <translation>应答是 JSON，但不是带 &quot;members&quot; 的对象：不是 Patroni 的集群列表</translation>
     </message>
     <message>
-        <source>the answer has no "members" list: not Patroni's GET /cluster</source>
-        <translation>应答没有 "members" 列表：不是 Patroni 的 GET /cluster</translation>
+        <source>the answer has no &quot;members&quot; list: not Patroni&apos;s GET /cluster</source>
+        <translation>应答没有 &quot;members&quot; 列表：不是 Patroni 的 GET /cluster</translation>
     </message>
     <message>
         <source>the answer lists %1 members, more than %2: not taken</source>
@@ -3359,27 +3397,27 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>没有名称</translation>
     </message>
     <message>
-        <source>"%1" is not text</source>
-        <translation>"%1" 不是文本</translation>
+        <source>&quot;%1&quot; is not text</source>
+        <translation>&quot;%1&quot; 不是文本</translation>
     </message>
     <message>
-        <source>"port" is not a port number</source>
-        <translation>"port" 不是端口号</translation>
+        <source>&quot;port&quot; is not a port number</source>
+        <translation>&quot;port&quot; 不是端口号</translation>
     </message>
     <message>
-        <source>"timeline" is not a timeline number</source>
-        <translation>"timeline" 不是时间线编号</translation>
+        <source>&quot;timeline&quot; is not a timeline number</source>
+        <translation>&quot;timeline&quot; 不是时间线编号</translation>
     </message>
     <message>
-        <source>"lag" is neither a byte count nor "unknown"</source>
-        <translation>"lag" 既不是字节数也不是 "unknown"</translation>
+        <source>&quot;lag&quot; is neither a byte count nor &quot;unknown&quot;</source>
+        <translation>&quot;lag&quot; 既不是字节数也不是 &quot;unknown&quot;</translation>
     </message>
     <message>
         <source>%1 is not a URL (http://host:8008)</source>
         <translation>%1 不是 URL（http://host:8008）</translation>
     </message>
     <message>
-        <source>%1: Patroni's REST API is http or https, not %2</source>
+        <source>%1: Patroni&apos;s REST API is http or https, not %2</source>
         <translation>%1：Patroni 的 REST API 是 http 或 https，不是 %2</translation>
     </message>
     <message>
@@ -3411,7 +3449,7 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>Patroni 说 %1 是领导者；服务器说它是备库（处于恢复中）</translation>
     </message>
     <message>
-        <source>Patroni says %1 is a standby cluster's leader; the server says it is a primary (not in recovery)</source>
+        <source>Patroni says %1 is a standby cluster&apos;s leader; the server says it is a primary (not in recovery)</source>
         <translation>Patroni 说 %1 是备用集群的领导者；服务器说它是主库（不在恢复中）</translation>
     </message>
     <message>
@@ -3419,7 +3457,7 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>Patroni 说 %1 是%2；服务器说它是主库（不在恢复中）</translation>
     </message>
     <message>
-        <source>Patroni's leader is %1, not this server, which is a primary too: two primaries, or Patroni's view is not the cluster's</source>
+        <source>Patroni&apos;s leader is %1, not this server, which is a primary too: two primaries, or Patroni&apos;s view is not the cluster&apos;s</source>
         <translation>Patroni 的领导者是 %1，而不是本服务器，但本服务器也是主库：出现了两个主库，或者 Patroni 的视图与集群实际不符</translation>
     </message>
     <message>
@@ -3578,8 +3616,8 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>恢复接收 – Idem 控制台</translation>
     </message>
     <message>
-        <source>While a pause is in force, claim() neither acquires nor takes over a key of its scope: workers get the decision 'paused' and ask again later, no attempt is counted. Replays of succeeded keys and digest conflicts still answer. '*' means all.</source>
-        <translation>暂停生效期间，claim() 不会获取或接管其范围内的键：工作进程得到决定 'paused' 并稍后再试，不计入尝试次数。已成功键的重放和摘要冲突照常应答。'*' 表示全部。</translation>
+        <source>While a pause is in force, claim() neither acquires nor takes over a key of its scope: workers get the decision &apos;paused&apos; and ask again later, no attempt is counted. Replays of succeeded keys and digest conflicts still answer. &apos;*&apos; means all.</source>
+        <translation>暂停生效期间，claim() 不会获取或接管其范围内的键：工作进程得到决定 &apos;paused&apos; 并稍后再试，不计入尝试次数。已成功键的重放和摘要冲突照常应答。&apos;*&apos; 表示全部。</translation>
     </message>
     <message>
         <source>15 min</source>
@@ -3662,8 +3700,8 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>原因：</translation>
     </message>
     <message>
-        <source>%1 must be '*' or 1 to 64 visible ASCII characters without ':'.</source>
-        <translation>%1 必须是 '*'，或 1 到 64 个不含 ':' 的可见 ASCII 字符。</translation>
+        <source>%1 must be &apos;*&apos; or 1 to 64 visible ASCII characters without &apos;:&apos;.</source>
+        <translation>%1 必须是 &apos;*&apos;，或 1 到 64 个不含 &apos;:&apos; 的可见 ASCII 字符。</translation>
     </message>
     <message>
         <source>The tenant</source>
@@ -3875,12 +3913,12 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>已存储请求（%1）；读取其内容需要 read_requests 权限。</translation>
     </message>
     <message>
-        <source>A request is stored (%1, since %2); fields its operation redacts read "[redacted]".</source>
-        <translation>已存储请求（%1，自 %2 起）；其操作要求遮蔽的字段显示为 "[redacted]"。</translation>
+        <source>A request is stored (%1, since %2); fields its operation redacts read &quot;[redacted]&quot;.</source>
+        <translation>已存储请求（%1，自 %2 起）；其操作要求遮蔽的字段显示为 &quot;[redacted]&quot;。</translation>
     </message>
     <message>
-        <source>A request is stored (%1); fields its operation redacts read "[redacted]".</source>
-        <translation>已存储请求（%1）；其操作要求遮蔽的字段显示为 "[redacted]"。</translation>
+        <source>A request is stored (%1); fields its operation redacts read &quot;[redacted]&quot;.</source>
+        <translation>已存储请求（%1）；其操作要求遮蔽的字段显示为 &quot;[redacted]&quot;。</translation>
     </message>
     <message>
         <source>No re-driver for %1 is online (%2 was last seen %3 ago, at %4): the key waits for its client</source>
@@ -3968,11 +4006,11 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>同步到 %1（synchronous_commit = %2）：只有同步备库收到提交后才确认，因此切换到该备库会保留每一个已确认的成功</translation>
     </message>
     <message>
-        <source>synchronous to %1 up to the standby's memory (synchronous_commit = remote_write): losing both servers at once can still forget an acknowledged success</source>
+        <source>synchronous to %1 up to the standby&apos;s memory (synchronous_commit = remote_write): losing both servers at once can still forget an acknowledged success</source>
         <translation>同步到 %1 的内存为止（synchronous_commit = remote_write）：两台服务器同时失效时仍可能遗忘已确认的成功</translation>
     </message>
     <message>
-        <source>asynchronous for this role's commits (synchronous_commit = %1, although synchronous_standby_names is %2): a failover can forget an acknowledged success</source>
+        <source>asynchronous for this role&apos;s commits (synchronous_commit = %1, although synchronous_standby_names is %2): a failover can forget an acknowledged success</source>
         <translation>此角色的提交为异步（synchronous_commit = %1，尽管 synchronous_standby_names 为 %2）：故障切换可能遗忘已确认的成功</translation>
     </message>
     <message>
@@ -4135,7 +4173,7 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>全部 %1 条，共 %2 条记录（上限 %3）</translation>
     </message>
     <message>
-        <source>Audit tail: %1. Chain head at the snapshot: entry #%2, hash &lt;tt&gt;%3&lt;/tt&gt;. Compare it with the live table's to show that nothing was appended or rewritten since.</source>
+        <source>Audit tail: %1. Chain head at the snapshot: entry #%2, hash &lt;tt&gt;%3&lt;/tt&gt;. Compare it with the live table&apos;s to show that nothing was appended or rewritten since.</source>
         <translation>审计尾部：%1。快照时的链头：记录 #%2，哈希 &lt;tt&gt;%3&lt;/tt&gt;。将其与实时表中的链头比较，可证明此后没有追加或改写任何记录。</translation>
     </message>
     <message>
@@ -4166,7 +4204,7 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>操作 %1</translation>
     </message>
     <message numerus="yes">
-        <source>One consistent read of %1 (%2, %3; figures over the dashboard's last %n minute(s)), read-only through the monitor connection.</source>
+        <source>One consistent read of %1 (%2, %3; figures over the dashboard&apos;s last %n minute(s)), read-only through the monitor connection.</source>
         <translation>
             <numerusform>对 %1 的一次一致性读取（%2，%3；数字为仪表盘最近 %n 分钟），通过监控连接只读进行。</numerusform>
         </translation>
@@ -4743,7 +4781,7 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>%1 个由导出的控制台设置</translation>
     </message>
     <message>
-        <source>none in the snapshot: the tiles use this console's defaults</source>
+        <source>none in the snapshot: the tiles use this console&apos;s defaults</source>
         <translation>快照中没有：指标卡使用此控制台的默认值</translation>
     </message>
     <message>
@@ -4799,7 +4837,7 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>处理中与租约过期：快照时处理中的行</translation>
     </message>
     <message>
-        <source>The rows processing at the snapshot's instant, counted back a minute at a time: by when their attempt started and when their lease ran out. Rows that finished before the instant are not counted, so earlier minutes show at least this many; the last point is exact.</source>
+        <source>The rows processing at the snapshot&apos;s instant, counted back a minute at a time: by when their attempt started and when their lease ran out. Rows that finished before the instant are not counted, so earlier minutes show at least this many; the last point is exact.</source>
         <translation>快照时刻处理中的行，按分钟向前回溯：依据其本次尝试开始的时间和租约到期的时间。在该时刻之前已完成的行不计入，因此较早的分钟显示的是下限；最后一个点是精确值。</translation>
     </message>
     <message>
@@ -4902,7 +4940,7 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>&lt;b&gt;暂停&lt;/b&gt;：此快照中没有（写于快照包含暂停之前，或来自没有暂停功能的模式）。</translation>
     </message>
     <message>
-        <source>&lt;b&gt;Pauses&lt;/b&gt;: %1 in force at the snapshot's instant, %2 listed (in force, past their end, or lifted within its %3 min of history)%4.</source>
+        <source>&lt;b&gt;Pauses&lt;/b&gt;: %1 in force at the snapshot&apos;s instant, %2 listed (in force, past their end, or lifted within its %3 min of history)%4.</source>
         <translation>&lt;b&gt;暂停&lt;/b&gt;：快照时刻生效 %1 个，列出 %2 个（生效中、已过期未解除，或在其 %3 分钟历史内解除）%4。</translation>
     </message>
     <message>
@@ -4930,7 +4968,7 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>&lt;b&gt;恢复作业&lt;/b&gt;：此快照中没有（写于快照包含作业之前，或来自没有作业功能的模式）。</translation>
     </message>
     <message>
-        <source>&lt;b&gt;Recovery jobs&lt;/b&gt;: %1 open at the snapshot's instant or ended within its %2 min of history%3.</source>
+        <source>&lt;b&gt;Recovery jobs&lt;/b&gt;: %1 open at the snapshot&apos;s instant or ended within its %2 min of history%3.</source>
         <translation>&lt;b&gt;恢复作业&lt;/b&gt;：%1 个在快照时刻未结束或在其 %2 分钟历史内结束%3。</translation>
     </message>
     <message>
@@ -5093,15 +5131,15 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>%1，服务器时钟 %2；连接期间每 %3 秒重新读取</translation>
     </message>
     <message>
-        <source>%1 (this console's clock), since connecting</source>
+        <source>%1 (this console&apos;s clock), since connecting</source>
         <translation>%1（本控制台时钟），自连接起</translation>
     </message>
     <message>
-        <source>%1 (this console's clock); before: %2</source>
+        <source>%1 (this console&apos;s clock); before: %2</source>
         <translation>%1（本控制台时钟）；之前：%2</translation>
     </message>
     <message>
-        <source>timeline %1 follows %2 since %3: a failover, on every console's charts</source>
+        <source>timeline %1 follows %2 since %3: a failover, on every console&apos;s charts</source>
         <translation>时间线 %1 自 %3 起接替 %2：一次故障切换，显示在每个控制台的图表上</translation>
     </message>
     <message>
@@ -5109,7 +5147,7 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>时间线 %1 是此系统记录的第一条（自 %2 起）</translation>
     </message>
     <message>
-        <source>failovers are not recorded: the schema's owner may not call pg_control_system()</source>
+        <source>failovers are not recorded: the schema&apos;s owner may not call pg_control_system()</source>
         <translation>不记录故障切换：模式的所有者无权调用 pg_control_system()</translation>
     </message>
     <message>
@@ -5370,7 +5408,7 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>%1 开始，未完成即停止：其会话已不存在（故障切换、重启或进程被终止）；已删除 %2 行，执行者 %3。下一次清理会将其标记为已放弃。</translation>
     </message>
     <message>
-        <source>running since %1 as of the replay point (a standby cannot see the primary's sessions): %2 rows removed so far, by %3</source>
+        <source>running since %1 as of the replay point (a standby cannot see the primary&apos;s sessions): %2 rows removed so far, by %3</source>
         <translation>截至回放点，自 %1 起运行中（备库看不到主库的会话）：已删除 %2 行，执行者 %3</translation>
     </message>
 </context>
@@ -5583,7 +5621,7 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>行数：从当前行数出发，按认领创建的键和清理删除的行逐小时倒推（最近两天按每十分钟；为估计值）。</translation>
     </message>
     <message>
-        <source>not analysed yet: the statistics collector's live rows (n_live_tup)</source>
+        <source>not analysed yet: the statistics collector&apos;s live rows (n_live_tup)</source>
         <translation>尚未分析：统计收集器的活动行数（n_live_tup）</translation>
     </message>
     <message>
@@ -5591,11 +5629,11 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>任务表大小随时间变化：尚未读取</translation>
     </message>
     <message>
-        <source>A retention change waits for a second person's approval: `idemctl retention set` files a request, another login with the approve right approves it (Approvals), then `idemctl retention apply --request N --spec SHA256` applies it once.</source>
+        <source>A retention change waits for a second person&apos;s approval: `idemctl retention set` files a request, another login with the approve right approves it (Approvals), then `idemctl retention apply --request N --spec SHA256` applies it once.</source>
         <translation>保留期变更需等待第二人审批：`idemctl retention set` 提交请求，另一位拥有审批权限的登录在“审批”中批准后，由 `idemctl retention apply --request N --spec SHA256` 执行一次。</translation>
     </message>
     <message>
-        <source>A manual purge waits for a second person's approval: `idemctl purge` files a request, another login with the approve right approves it (Approvals), then `idemctl purge --request N --spec SHA256` runs it once. Scheduled purges (pg_cron) keep running.</source>
+        <source>A manual purge waits for a second person&apos;s approval: `idemctl purge` files a request, another login with the approve right approves it (Approvals), then `idemctl purge --request N --spec SHA256` runs it once. Scheduled purges (pg_cron) keep running.</source>
         <translation>手动清理需等待第二人审批：`idemctl purge` 提交请求，另一位拥有审批权限的登录在“审批”中批准后，由 `idemctl purge --request N --spec SHA256` 执行一次。计划清理（pg_cron）照常运行。</translation>
     </message>
     <message>
@@ -5651,7 +5689,7 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>没有任何东西拖住视界：没有其他未结束的事务、预备事务、复制槽或备库反馈。VACUUM 可以清除所有死行。</translation>
     </message>
     <message>
-        <source>⚠ Held past %1 by %2, while the Idem tables' dead rows grew by %3 since %4: VACUUM cannot remove rows that died after it began, until it ends.</source>
+        <source>⚠ Held past %1 by %2, while the Idem tables&apos; dead rows grew by %3 since %4: VACUUM cannot remove rows that died after it began, until it ends.</source>
         <translation>⚠ 视界被 %2 拖住已超过 %1，同时 Idem 表的死行自 %4 起增加了 %3：在它结束之前，VACUUM 无法清除它开始之后死亡的行。</translation>
     </message>
     <message>
@@ -5675,11 +5713,11 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>自动 VACUUM 跟得上：自 %2 起任务表执行了 %1 次 VACUUM，每次之后死行都减少了。</translation>
     </message>
     <message>
-        <source>The owner of idem_horizon_holders lacks pg_read_all_stats: other roles' sessions are missing here. Grant it to the role that ran idemctl migrate.</source>
+        <source>The owner of idem_horizon_holders lacks pg_read_all_stats: other roles&apos; sessions are missing here. Grant it to the role that ran idemctl migrate.</source>
         <translation>idem_horizon_holders 的属主没有 pg_read_all_stats：这里缺少其他角色的会话。请将其授予运行 idemctl migrate 的角色。</translation>
     </message>
     <message>
-        <source>This login lacks pg_read_all_stats: it sees every holder's pid, role, application, state and age, but not another role's client address or query text; pg_read_all_stats adds them.</source>
+        <source>This login lacks pg_read_all_stats: it sees every holder&apos;s pid, role, application, state and age, but not another role&apos;s client address or query text; pg_read_all_stats adds them.</source>
         <translation>此登录名没有 pg_read_all_stats：它能看到每个持有者的 pid、角色、应用、状态和时长，但看不到其他角色的客户端地址和查询文本；pg_read_all_stats 可补上这两项。</translation>
     </message>
     <message>
@@ -5691,7 +5729,7 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>事务开始于 %1；查询开始于 %2</translation>
     </message>
     <message>
-        <source>hidden: another role's (pg_read_all_stats shows it)</source>
+        <source>hidden: another role&apos;s (pg_read_all_stats shows it)</source>
         <translation>已隐藏：属于其他角色（pg_read_all_stats 可显示）</translation>
     </message>
 </context>
@@ -6051,12 +6089,12 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>剩余 %1</translation>
     </message>
     <message>
-        <source>&lt;span style='%4'&gt;%1 digest conflict(s)&lt;/span&gt;, last %2 with %3</source>
-        <translation>&lt;span style='%4'&gt;%1 次摘要冲突&lt;/span&gt;，最近一次于 %2，摘要 %3</translation>
+        <source>&lt;span style=&apos;%4&apos;&gt;%1 digest conflict(s)&lt;/span&gt;, last %2 with %3</source>
+        <translation>&lt;span style=&apos;%4&apos;&gt;%1 次摘要冲突&lt;/span&gt;，最近一次于 %2，摘要 %3</translation>
     </message>
     <message>
-        <source>&lt;span style='%2'&gt;expired %1 ago&lt;/span&gt;</source>
-        <translation>&lt;span style='%2'&gt;%1 前已过期&lt;/span&gt;</translation>
+        <source>&lt;span style=&apos;%2&apos;&gt;expired %1 ago&lt;/span&gt;</source>
+        <translation>&lt;span style=&apos;%2&apos;&gt;%1 前已过期&lt;/span&gt;</translation>
     </message>
     <message>
         <source>none (not processing)</source>
@@ -6269,7 +6307,7 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>结果不确定</translation>
     </message>
     <message>
-        <source>Retryable rows whose last attempt's effect is unknown (timeout after the request left); retried with the same key.</source>
+        <source>Retryable rows whose last attempt&apos;s effect is unknown (timeout after the request left); retried with the same key.</source>
         <translation>最后一次尝试效果未知（请求发出后超时）的可重试行；将用同一个键重试。</translation>
     </message>
     <message>
@@ -6285,7 +6323,7 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>总行数</translation>
     </message>
     <message>
-        <source>The planner's estimate of the table's rows (pg_class.reltuples), never a count.</source>
+        <source>The planner&apos;s estimate of the table&apos;s rows (pg_class.reltuples), never a count.</source>
         <translation>规划器对表行数的估计（pg_class.reltuples），而非实际计数。</translation>
     </message>
     <message>
@@ -6305,11 +6343,11 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>时间窗口内再次接管某行的认领（租约过期或退避已结束），来自 idem_counters。</translation>
     </message>
     <message>
-        <source>Attempts after the first (attempt 2 or later) that failed, whatever the error class, in the window, from idem_counters. A first attempt's failure is not counted. A click opens the keys with such a failure in their error history, whatever their status now: fewer keys than failures when a key failed more than once.</source>
+        <source>Attempts after the first (attempt 2 or later) that failed, whatever the error class, in the window, from idem_counters. A first attempt&apos;s failure is not counted. A click opens the keys with such a failure in their error history, whatever their status now: fewer keys than failures when a key failed more than once.</source>
         <translation>时间窗内首次之后（第 2 次或之后）失败的尝试，不论错误类别，取自 idem_counters。首次尝试的失败不计入。点击打开错误历史中有此类失败的键，不论其当前状态：同一键失败多次时，键数少于失败次数。</translation>
     </message>
     <message>
-        <source>Claims answered from an existing key (replay, in progress, conflict) over the first claims of a key plus those, in the window, from idem_counters: a retry's claim of its own key is not counted.</source>
+        <source>Claims answered from an existing key (replay, in progress, conflict) over the first claims of a key plus those, in the window, from idem_counters: a retry&apos;s claim of its own key is not counted.</source>
         <translation>时间窗口内由已有键应答的认领（重放、进行中、冲突）占“键的首次认领加上这些认领”的比例，取自 idem_counters：重试对自身键的认领不计入。</translation>
     </message>
     <message>
@@ -6324,12 +6362,12 @@ Safe repeated task execution on PostgreSQL.</source>
         <source>Succeeded keys whose business effect the reconcile probes did not count exactly once (none, or two or more) in their last runs, over the keys those runs sampled: exact for those keys, as of the runs (idemctl reconcile).</source>
         <translation>对账探针最近一次运行中，业务效果未恰好计数一次（没有，或两个及以上）的已成功键，相对于这些运行抽查的键：对这些键精确，截至各次运行（idemctl reconcile）。</translation>
     </message>
-<message>
+    <message>
         <source>Worst p95 run time</source>
         <translation>最差 p95 运行时长</translation>
     </message>
     <message>
-        <source>The operation whose 95th-percentile run time (claim to complete or fail, by the server's clock) is highest over the window's folded minutes. A minute is folded once it has been closed for a minute, so the figures end a minute or two before now.</source>
+        <source>The operation whose 95th-percentile run time (claim to complete or fail, by the server&apos;s clock) is highest over the window&apos;s folded minutes. A minute is folded once it has been closed for a minute, so the figures end a minute or two before now.</source>
         <translation>在时间窗口内已汇总的分钟中，95 百分位运行时长（从认领到完成或失败，以服务器时钟为准）最高的操作。一分钟结束满一分钟后才会被汇总，因此数据比当前时间早一到两分钟结束。</translation>
     </message>
 </context>
@@ -6374,7 +6412,7 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>可信签名密钥</translation>
     </message>
     <message>
-        <source>A snapshot's signature is shown as valid only when it was made by one of these keys. A bundle carries its signer's public key, so anyone who edits a bundle can re-sign it: trust a key only when you know whose it is (compare the fingerprint that &lt;tt&gt;idemctl snapshot keygen&lt;/tt&gt; printed).</source>
+        <source>A snapshot&apos;s signature is shown as valid only when it was made by one of these keys. A bundle carries its signer&apos;s public key, so anyone who edits a bundle can re-sign it: trust a key only when you know whose it is (compare the fingerprint that &lt;tt&gt;idemctl snapshot keygen&lt;/tt&gt; printed).</source>
         <translation>只有由这些密钥之一做出的快照签名才显示为有效。快照包自带签名者的公钥，因此任何修改快照包的人都能重新签名：只有在确知密钥属于谁时才信任它（请核对 &lt;tt&gt;idemctl snapshot keygen&lt;/tt&gt; 打印的指纹）。</translation>
     </message>
     <message>
@@ -6445,11 +6483,11 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>不是控制台链接：必须以 idem://view? 开头</translation>
     </message>
     <message>
-        <source>Not a console link: it must start with idem://view? and carry nothing else before the '?'.</source>
+        <source>Not a console link: it must start with idem://view? and carry nothing else before the &apos;?&apos;.</source>
         <translation>不是控制台链接：必须以 idem://view? 开头，且“?”之前不能有其他内容。</translation>
     </message>
     <message>
-        <source>The link's %1 is not valid UTF-8.</source>
+        <source>The link&apos;s %1 is not valid UTF-8.</source>
         <translation>链接中的 %1 不是有效的 UTF-8。</translation>
     </message>
     <message>
@@ -6457,11 +6495,11 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>链接两次给出了 %1。</translation>
     </message>
     <message>
-        <source>The link's %1 is too long or has control characters.</source>
+        <source>The link&apos;s %1 is too long or has control characters.</source>
         <translation>链接中的 %1 过长或含有控制字符。</translation>
     </message>
     <message>
-        <source>The link's profile name is empty or longer than %1 characters.</source>
+        <source>The link&apos;s profile name is empty or longer than %1 characters.</source>
         <translation>链接中的配置名称为空或超过 %1 个字符。</translation>
     </message>
     <message>
@@ -6469,15 +6507,15 @@ Safe repeated task execution on PostgreSQL.</source>
         <translation>链接指定的页面不在本控制台中（%1）：%2。</translation>
     </message>
     <message>
-        <source>The link's window must be 1 to %1 minutes.</source>
+        <source>The link&apos;s window must be 1 to %1 minutes.</source>
         <translation>链接中的时间窗口必须为 1 到 %1 分钟。</translation>
     </message>
     <message>
-        <source>The link's %1 is empty or has ':'.</source>
+        <source>The link&apos;s %1 is empty or has &apos;:&apos;.</source>
         <translation>链接中的 %1 为空或含有“:”。</translation>
     </message>
     <message>
-        <source>The link's Tasks filter is not one this console accepts: %1</source>
+        <source>The link&apos;s Tasks filter is not one this console accepts: %1</source>
         <translation>本控制台不接受链接中的任务筛选条件：%1</translation>
     </message>
     <message>
@@ -6491,68 +6529,6 @@ Safe repeated task execution on PostgreSQL.</source>
     <message>
         <source>The link names no page.</source>
         <translation>链接未指定页面。</translation>
-    </message>
-</context>
-<context>
-    <name>idem::console::FencingPanel</name>
-    <message>
-        <source>&lt;span style="color:%1"&gt;━━&lt;/span&gt; leases taken over per minute &amp;nbsp; &lt;span style="color:%2"&gt;━━&lt;/span&gt; late calls refused per minute</source>
-        <translation>&lt;span style="color:%1"&gt;━━&lt;/span&gt; 每分钟被接管的租约 &amp;nbsp; &lt;span style="color:%2"&gt;━━&lt;/span&gt; 每分钟被拒绝的迟到调用</translation>
-    </message>
-    <message>
-        <source>Every measured attempt finished within its lease.</source>
-        <translation>所有已测量的尝试都在其租约内完成。</translation>
-    </message>
-    <message>
-        <source>Run time against the lease:</source>
-        <translation>运行时间与租约对比：</translation>
-    </message>
-    <message>
-        <source>By worker (application name):</source>
-        <translation>按工作进程（application_name）：</translation>
-    </message>
-</context>
-<context>
-    <name>idem::console::FencingWatch</name>
-    <message>
-        <source>Fencing, last %1 min: leases taken over %2, late calls refused %3</source>
-        <translation>隔离（fencing），最近 %1 分钟：被接管的租约 %2，被拒绝的迟到调用 %3</translation>
-    </message>
-    <message>
-        <source> (the fence held: each came from an attempt that had lost its key)</source>
-        <translation>（隔离有效：每一个都来自已失去其键的尝试）</translation>
-    </message>
-    <message>
-        <source>%1: no run time measured yet</source>
-        <translation>%1：尚未测得运行时间</translation>
-    </message>
-    <message>
-        <source>%1: p99 run time %2; no lease recorded</source>
-        <translation>%1：p99 运行时间 %2；未记录租约</translation>
-    </message>
-    <message>
-        <source>%1: p99 run time %2 exceeds the %3 lease: %4 % of attempts outlive their lease</source>
-        <translation>%1：p99 运行时间 %2 超过 %3 的租约：%4 % 的尝试超出其租约</translation>
-    </message>
-    <message>
-        <source>%1: p99 run time %2 exceeds the %3 lease</source>
-        <translation>%1：p99 运行时间 %2 超过 %3 的租约</translation>
-    </message>
-    <message>
-        <source>%1: p99 run time %2 is within the %3 lease: %4 % of attempts outlive it</source>
-        <translation>%1：p99 运行时间 %2 在 %3 的租约之内：%4 % 的尝试超出租约</translation>
-    </message>
-    <message>
-        <source>%1: p99 run time %2 is within the %3 lease</source>
-        <translation>%1：p99 运行时间 %2 在 %3 的租约之内</translation>
-    </message>
-    <message>
-        <source>%1 (%2): late calls refused %3, leases taken over %4</source>
-        <translation>%1（%2）：被拒绝的迟到调用 %3，被接管的租约 %4</translation>
-    </message>
-    <message>
-        <source>more workers: %1 (idemctl fencing)</source>
-        <translation>更多工作进程：%1（idemctl fencing）</translation>
     </message>
 </context>
 </TS>

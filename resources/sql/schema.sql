@@ -99,6 +99,10 @@ BEGIN
         RAISE EXCEPTION 'audited changes run in READ COMMITTED transactions, not %',
             current_setting('transaction_isolation') USING ERRCODE = 'ID003';
     END IF;
+    IF NOT EXISTS (SELECT FROM idem_audit_actions a WHERE a.action = p_action AND a.keyless = (p_key = '')) THEN
+        RAISE EXCEPTION 'audit action % is not in idem_audit_actions or does not take % key', quote_literal(p_action),
+            CASE WHEN p_key = '' THEN 'an empty' ELSE 'a' END USING ERRCODE = 'ID003';
+    END IF;
     BEGIN
         PERFORM FROM task_idempotency_audit_head h FOR UPDATE;
         v_found := FOUND;
@@ -355,8 +359,6 @@ DECLARE
     v_expired_by_age boolean;
     v_detail text;
     v_pause idem_pauses%ROWTYPE;
-    v_tenant text;
-    v_operation text;
 BEGIN
     IF p_key IS NULL OR octet_length(p_key) NOT BETWEEN 1 AND 1024 THEN
         RAISE EXCEPTION 'idempotency key must be 1 to 1024 bytes' USING ERRCODE = 'ID003';
@@ -395,17 +397,15 @@ BEGIN
         -- every other answer comes from the stored row, paused or not. The pause tables are read
         -- only when the catalog says a pause may cover the key (idem_pause_may_cover, v18): while
         -- nothing is paused, or only other operations are, the check is a catalog-cache lookup.
+        -- A ramping pause (v33) turns away only the keys outside its step's fraction, inside
+        -- idem_pause_check, which counts the keys it admits.
         IF idem_pause_may_cover(p_key) THEN
-            v_tenant := split_part(p_key, ':', 1);
-            v_operation := split_part(p_key, ':', 2);
-            IF idem_pause_named(v_tenant, v_operation) THEN
-                SELECT * INTO v_pause FROM idem_pause_covering(v_tenant, v_operation);
-                IF FOUND THEN
-                    RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid, 0,
-                                        p_max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until),
-                                        NULL::jsonb, NULL::text, NULL::text, v_pause.reason;
-                    RETURN;
-                END IF;
+            SELECT * INTO v_pause FROM idem_pause_check(p_key);
+            IF FOUND THEN
+                RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid, 0,
+                                    p_max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until),
+                                    NULL::jsonb, NULL::text, NULL::text, v_pause.reason;
+                RETURN;
             END IF;
         END IF;
         INSERT INTO task_idempotency AS t (idempotency_key, request_hash, status, owner_token, lease_until,
@@ -495,16 +495,12 @@ BEGIN
     END IF;
 
     IF idem_pause_may_cover(p_key) THEN
-        v_tenant := split_part(p_key, ':', 1);
-        v_operation := split_part(p_key, ':', 2);
-        IF idem_pause_named(v_tenant, v_operation) THEN
-            SELECT * INTO v_pause FROM idem_pause_covering(v_tenant, v_operation);
-            IF FOUND THEN
-                RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid,
-                                    r.attempts, r.max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until),
-                                    NULL::jsonb, r.request_hash, NULL::text, v_pause.reason;
-                RETURN;
-            END IF;
+        SELECT * INTO v_pause FROM idem_pause_check(p_key);
+        IF FOUND THEN
+            RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid,
+                                r.attempts, r.max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until),
+                                NULL::jsonb, r.request_hash, NULL::text, v_pause.reason;
+            RETURN;
         END IF;
     END IF;
 
@@ -618,6 +614,9 @@ BEGIN
            owner_token = NULL, lease_until = NULL, updated_at = now()
      WHERE t.idempotency_key = p_key
     RETURNING t.* INTO r;
+    IF idem_pause_may_cover(p_key) THEN
+        PERFORM idem_ramp_failed(p_key);
+    END IF;
     RETURN QUERY SELECT r.status, r.attempts, r.max_attempts, r.next_attempt_at,
                         r.status = 'failed' AND p_class <> 'permanent';
 END
@@ -723,8 +722,8 @@ CREATE FUNCTION idem.idem_approval_approve(p_request bigint, p_spec_sha256 text,
 DECLARE
     r idem_approval_requests;
     j idem_jobs;
+    v_lock record;
     k idem_approval_kinds;
-    v_job bigint;
     v_what text;
     v_before jsonb;
     v_actor text := btrim(COALESCE(p_actor, ''));
@@ -740,21 +739,10 @@ BEGIN
                         COALESCE(quote_literal(left(p_spec_sha256, 80)), 'NULL') USING ERRCODE = 'ID003';
     END IF;
     PERFORM audit_check_reason(p_reason, p_actor);
-    IF current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'a request is approved in a READ COMMITTED transaction, not %',
-            current_setting('transaction_isolation') USING ERRCODE = 'ID004';
-    END IF;
-    -- A job's row before its request's, as every function that changes a job locks it first.
-    SELECT x.job_id INTO v_job FROM idem_approval_requests x WHERE x.id = p_request;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'there is no request %', p_request USING ERRCODE = 'ID002',
-              HINT = 'idemctl approvals list shows the requests.';
-    END IF;
-    IF v_job IS NOT NULL THEN
-        SELECT * INTO j FROM idem_jobs x WHERE x.id = v_job FOR UPDATE;
-    END IF;
-    SELECT * INTO r FROM idem_approval_requests x WHERE x.id = p_request FOR UPDATE;
-    v_what := CASE WHEN r.job_id IS NOT NULL THEN format('job %s', r.job_id) ELSE format('change request %s', r.id) END;
+    v_lock := idem_approval_lock(p_request, 'approved'); -- the job, then the request
+    r := v_lock.r;
+    j := v_lock.j;
+    v_what := v_lock.what;
     IF r.state <> 'awaiting_approval' OR (j.id IS NOT NULL AND j.state <> 'awaiting_approval') THEN
         RAISE EXCEPTION '%', format('%s is not waiting for approval: it is %s%s', v_what,
                         CASE WHEN j.id IS NOT NULL AND r.state <> 'declined' THEN j.state ELSE r.state END,
@@ -827,7 +815,7 @@ CREATE FUNCTION idem.idem_approval_decline(p_request bigint, p_reason text, p_ac
 DECLARE
     r idem_approval_requests;
     j idem_jobs;
-    v_job bigint;
+    v_lock record;
     v_what text;
     v_before jsonb;
     v_actor text := btrim(COALESCE(p_actor, ''));
@@ -838,20 +826,10 @@ BEGIN
         RAISE EXCEPTION 'name the request to decline' USING ERRCODE = 'ID003';
     END IF;
     PERFORM audit_check_reason(p_reason, p_actor);
-    IF current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'a request is declined in a READ COMMITTED transaction, not %',
-            current_setting('transaction_isolation') USING ERRCODE = 'ID004';
-    END IF;
-    SELECT x.job_id INTO v_job FROM idem_approval_requests x WHERE x.id = p_request;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'there is no request %', p_request USING ERRCODE = 'ID002',
-              HINT = 'idemctl approvals list shows the requests.';
-    END IF;
-    IF v_job IS NOT NULL THEN
-        SELECT * INTO j FROM idem_jobs x WHERE x.id = v_job FOR UPDATE;
-    END IF;
-    SELECT * INTO r FROM idem_approval_requests x WHERE x.id = p_request FOR UPDATE;
-    v_what := CASE WHEN r.job_id IS NOT NULL THEN format('job %s', r.job_id) ELSE format('change request %s', r.id) END;
+    v_lock := idem_approval_lock(p_request, 'declined'); -- the job, then the request
+    r := v_lock.r;
+    j := v_lock.j;
+    v_what := v_lock.what;
     IF NOT idem_has_right(idem_caller(), 'approve') AND session_user::text <> r.requested_login
        AND NOT (j.id IS NOT NULL AND idem_has_right(idem_caller(), j.action)) THEN
         RAISE EXCEPTION 'role % may not decline %: that needs the approve right (role %), or to be the login that'
@@ -995,6 +973,102 @@ CREATE FUNCTION idem.idem_approval_image(r idem.idem_approval_requests) RETURNS 
                               'approval_expires_at', r.approval_expires_at, 'declined_login', r.declined_login,
                               'declined_at', r.declined_at, 'used_login', r.used_login, 'used_at', r.used_at,
                               'purge_run_id', r.purge_run_id)
+$$;
+
+
+--
+-- Name: idem_jobs; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_jobs (
+    id bigint NOT NULL,
+    state text NOT NULL,
+    action text NOT NULL,
+    extra_attempts integer,
+    filter jsonb NOT NULL,
+    moment timestamp with time zone NOT NULL,
+    cap bigint NOT NULL,
+    matched bigint DEFAULT 0 NOT NULL,
+    spec_sha256 text,
+    reason text NOT NULL,
+    db_role text NOT NULL,
+    actor text NOT NULL,
+    application text NOT NULL,
+    changed bigint DEFAULT 0 NOT NULL,
+    refused_moved_on bigint DEFAULT 0 NOT NULL,
+    refused_busy bigint DEFAULT 0 NOT NULL,
+    refused_gone bigint DEFAULT 0 NOT NULL,
+    skipped_not_applicable bigint DEFAULT 0 NOT NULL,
+    skipped_cancelled bigint DEFAULT 0 NOT NULL,
+    batches bigint DEFAULT 0 NOT NULL,
+    attaches integer DEFAULT 0 NOT NULL,
+    runner_pid integer,
+    runner_key1 integer,
+    runner_key2 integer,
+    runner_role text,
+    runner_actor text,
+    runner_application text,
+    runner_since timestamp with time zone,
+    last_batch_at timestamp with time zone,
+    cancelled_by text,
+    cancel_reason text,
+    finished_at timestamp with time zone,
+    start_audit_id bigint,
+    end_audit_id bigint,
+    starter_role text,
+    needs_approval boolean DEFAULT false NOT NULL,
+    approval_threshold bigint,
+    approval_why text,
+    redrive boolean DEFAULT false NOT NULL,
+    CONSTRAINT idem_jobs_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text]))),
+    CONSTRAINT idem_jobs_approval_why_check CHECK ((approval_why = ANY (ARRAY['rows'::text, 'budget'::text]))),
+    CONSTRAINT idem_jobs_attaches_check CHECK ((attaches >= 0)),
+    CONSTRAINT idem_jobs_awaiting_check CHECK (((state <> 'awaiting_approval'::text) OR needs_approval)),
+    CONSTRAINT idem_jobs_batches_check CHECK ((batches >= 0)),
+    CONSTRAINT idem_jobs_cap_check CHECK (((cap >= 1) AND (cap <= 1000000))),
+    CONSTRAINT idem_jobs_changed_check CHECK ((changed >= 0)),
+    CONSTRAINT idem_jobs_check CHECK (((action = 'requeue'::text) = (extra_attempts IS NOT NULL))),
+    CONSTRAINT idem_jobs_check1 CHECK (((((((changed + refused_moved_on) + refused_busy) + refused_gone) + skipped_not_applicable) + skipped_cancelled) <= matched)),
+    CONSTRAINT idem_jobs_check2 CHECK (((state = ANY (ARRAY['finished'::text, 'cancelled'::text])) = (finished_at IS NOT NULL))),
+    CONSTRAINT idem_jobs_check3 CHECK (((state = 'cancelled'::text) = (cancel_reason IS NOT NULL))),
+    CONSTRAINT idem_jobs_extra_attempts_check CHECK (((extra_attempts >= 1) AND (extra_attempts <= 1000))),
+    CONSTRAINT idem_jobs_matched_check CHECK ((matched >= 0)),
+    CONSTRAINT idem_jobs_redrive_check CHECK (((NOT redrive) OR (action = 'requeue'::text))),
+    CONSTRAINT idem_jobs_refused_busy_check CHECK ((refused_busy >= 0)),
+    CONSTRAINT idem_jobs_refused_gone_check CHECK ((refused_gone >= 0)),
+    CONSTRAINT idem_jobs_refused_moved_on_check CHECK ((refused_moved_on >= 0)),
+    CONSTRAINT idem_jobs_skipped_cancelled_check CHECK ((skipped_cancelled >= 0)),
+    CONSTRAINT idem_jobs_skipped_not_applicable_check CHECK ((skipped_not_applicable >= 0)),
+    CONSTRAINT idem_jobs_state_check CHECK ((state = ANY (ARRAY['awaiting_approval'::text, 'active'::text, 'finished'::text, 'cancelled'::text])))
+);
+
+
+--
+-- Name: idem_approval_lock(bigint, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_approval_lock(p_request bigint, p_verb text, OUT r idem.idem_approval_requests, OUT j idem.idem_jobs, OUT what text) RETURNS record
+    LANGUAGE plpgsql
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+DECLARE
+    v_job bigint;
+BEGIN
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'a request is % in a READ COMMITTED transaction, not %', p_verb,
+            current_setting('transaction_isolation') USING ERRCODE = 'ID004';
+    END IF;
+    SELECT x.job_id INTO v_job FROM idem_approval_requests x WHERE x.id = p_request;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no request %', p_request USING ERRCODE = 'ID002',
+              HINT = 'idemctl approvals list shows the requests.';
+    END IF;
+    IF v_job IS NOT NULL THEN
+        SELECT * INTO j FROM idem_jobs x WHERE x.id = v_job FOR UPDATE;
+    END IF;
+    SELECT * INTO r FROM idem_approval_requests x WHERE x.id = p_request FOR UPDATE;
+    what := CASE WHEN r.job_id IS NOT NULL THEN format('job %s', r.job_id) ELSE format('change request %s', r.id) END;
+END
 $$;
 
 
@@ -1360,6 +1434,68 @@ BEGIN
     END IF;
 END
 $$;
+
+
+--
+-- Name: idem_claim_fields(text, text, uuid, bigint, integer, bigint, jsonb, integer, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_claim_fields(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint, p_max_attempts integer, p_max_age_ms bigint, p_fields jsonb, p_field_count integer, p_request text DEFAULT NULL::text) RETURNS TABLE(decision text, detail text, owner_token uuid, attempts integer, max_attempts integer, lease_until timestamp with time zone, retry_after_ms bigint, result_json jsonb, request_hash text, error_class text, error_message text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $_$
+#variable_conflict use_column
+BEGIN
+    IF p_fields IS NULL OR pg_column_size(p_fields) > 131072 THEN
+        RAISE EXCEPTION 'the field fingerprints are required, at most 131072 bytes' USING ERRCODE = 'ID003';
+    END IF;
+    IF p_field_count IS NULL OR p_field_count NOT BETWEEN 0 AND 1000000 THEN
+        RAISE EXCEPTION 'the field count must be 0 to 1000000, not %', COALESCE(p_field_count::text, 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_request IS NULL THEN
+        SELECT x.decision, x.detail, x.owner_token, x.attempts, x.max_attempts, x.lease_until, x.retry_after_ms,
+               x.result_json, x.request_hash, x.error_class, x.error_message
+          INTO decision, detail, owner_token, attempts, max_attempts, lease_until, retry_after_ms,
+               result_json, request_hash, error_class, error_message
+          FROM claim(p_key, p_request_hash, p_token, p_lease_ms, p_max_attempts, p_max_age_ms) x;
+    ELSE
+        SELECT x.decision, x.detail, x.owner_token, x.attempts, x.max_attempts, x.lease_until, x.retry_after_ms,
+               x.result_json, x.request_hash, x.error_class, x.error_message
+          INTO decision, detail, owner_token, attempts, max_attempts, lease_until, retry_after_ms,
+               result_json, request_hash, error_class, error_message
+          FROM idem_claim_stored(p_key, p_request_hash, p_token, p_lease_ms, p_max_attempts, p_max_age_ms,
+                                 p_request) x;
+    END IF;
+    IF decision = 'conflict'
+       OR (decision IN ('acquired', 'reacquired')
+           AND (decision = 'acquired'
+                OR NOT EXISTS (SELECT FROM idem_request_fields f WHERE f.idempotency_key = p_key))) THEN
+        -- One expression checks every fingerprint (jsonpath: no query, no exception block).
+        IF jsonb_typeof(p_fields) <> 'object'
+           OR jsonb_array_length(jsonb_path_query_array(p_fields, '$.*')) > LEAST(64, p_field_count)
+           OR jsonb_path_exists(p_fields, '$.keyvalue() ? (@.key like_regex "^$" || @.key like_regex "^.{129}.{128}"'
+                                          ' || @.value.type() != "string" || !(@.value like_regex "^[0-9a-f]{16}$"))') THEN
+            RAISE EXCEPTION 'the field fingerprints are a JSON object of at most 64 names (and no more than the'
+                            ' request''s % fields), each of 1 to 256 characters with 16 lowercase hex digits:'
+                            ' nothing was claimed or stored', p_field_count USING ERRCODE = 'ID003';
+        END IF;
+        IF decision = 'conflict' THEN
+            -- claim() recorded the conflict in this statement's transaction: the row is there.
+            UPDATE task_idempotency_conflicts c
+               SET last_fields = p_fields, last_field_count = p_field_count
+             WHERE c.idempotency_key = p_key;
+        ELSE
+            -- A new key's leftover (fingerprints of a key truncated by hand) is replaced.
+            INSERT INTO idem_request_fields AS f (idempotency_key, fields, field_count, stored_at)
+            VALUES (p_key, p_fields, p_field_count, now())
+            ON CONFLICT (idempotency_key) DO UPDATE
+                SET fields = excluded.fields, field_count = excluded.field_count, stored_at = excluded.stored_at;
+        END IF;
+    END IF;
+    RETURN NEXT;
+END
+$_$;
 
 
 --
@@ -2516,73 +2652,6 @@ $$;
 
 
 --
--- Name: idem_jobs; Type: TABLE; Schema: idem; Owner: -
---
-
-CREATE TABLE idem.idem_jobs (
-    id bigint NOT NULL,
-    state text NOT NULL,
-    action text NOT NULL,
-    extra_attempts integer,
-    filter jsonb NOT NULL,
-    moment timestamp with time zone NOT NULL,
-    cap bigint NOT NULL,
-    matched bigint DEFAULT 0 NOT NULL,
-    spec_sha256 text,
-    reason text NOT NULL,
-    db_role text NOT NULL,
-    actor text NOT NULL,
-    application text NOT NULL,
-    changed bigint DEFAULT 0 NOT NULL,
-    refused_moved_on bigint DEFAULT 0 NOT NULL,
-    refused_busy bigint DEFAULT 0 NOT NULL,
-    refused_gone bigint DEFAULT 0 NOT NULL,
-    skipped_not_applicable bigint DEFAULT 0 NOT NULL,
-    skipped_cancelled bigint DEFAULT 0 NOT NULL,
-    batches bigint DEFAULT 0 NOT NULL,
-    attaches integer DEFAULT 0 NOT NULL,
-    runner_pid integer,
-    runner_key1 integer,
-    runner_key2 integer,
-    runner_role text,
-    runner_actor text,
-    runner_application text,
-    runner_since timestamp with time zone,
-    last_batch_at timestamp with time zone,
-    cancelled_by text,
-    cancel_reason text,
-    finished_at timestamp with time zone,
-    start_audit_id bigint,
-    end_audit_id bigint,
-    starter_role text,
-    needs_approval boolean DEFAULT false NOT NULL,
-    approval_threshold bigint,
-    approval_why text,
-    redrive boolean DEFAULT false NOT NULL,
-    CONSTRAINT idem_jobs_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text]))),
-    CONSTRAINT idem_jobs_approval_why_check CHECK ((approval_why = ANY (ARRAY['rows'::text, 'budget'::text]))),
-    CONSTRAINT idem_jobs_attaches_check CHECK ((attaches >= 0)),
-    CONSTRAINT idem_jobs_awaiting_check CHECK (((state <> 'awaiting_approval'::text) OR needs_approval)),
-    CONSTRAINT idem_jobs_batches_check CHECK ((batches >= 0)),
-    CONSTRAINT idem_jobs_cap_check CHECK (((cap >= 1) AND (cap <= 1000000))),
-    CONSTRAINT idem_jobs_changed_check CHECK ((changed >= 0)),
-    CONSTRAINT idem_jobs_check CHECK (((action = 'requeue'::text) = (extra_attempts IS NOT NULL))),
-    CONSTRAINT idem_jobs_check1 CHECK (((((((changed + refused_moved_on) + refused_busy) + refused_gone) + skipped_not_applicable) + skipped_cancelled) <= matched)),
-    CONSTRAINT idem_jobs_check2 CHECK (((state = ANY (ARRAY['finished'::text, 'cancelled'::text])) = (finished_at IS NOT NULL))),
-    CONSTRAINT idem_jobs_check3 CHECK (((state = 'cancelled'::text) = (cancel_reason IS NOT NULL))),
-    CONSTRAINT idem_jobs_extra_attempts_check CHECK (((extra_attempts >= 1) AND (extra_attempts <= 1000))),
-    CONSTRAINT idem_jobs_matched_check CHECK ((matched >= 0)),
-    CONSTRAINT idem_jobs_redrive_check CHECK (((NOT redrive) OR (action = 'requeue'::text))),
-    CONSTRAINT idem_jobs_refused_busy_check CHECK ((refused_busy >= 0)),
-    CONSTRAINT idem_jobs_refused_gone_check CHECK ((refused_gone >= 0)),
-    CONSTRAINT idem_jobs_refused_moved_on_check CHECK ((refused_moved_on >= 0)),
-    CONSTRAINT idem_jobs_skipped_cancelled_check CHECK ((skipped_cancelled >= 0)),
-    CONSTRAINT idem_jobs_skipped_not_applicable_check CHECK ((skipped_not_applicable >= 0)),
-    CONSTRAINT idem_jobs_state_check CHECK ((state = ANY (ARRAY['awaiting_approval'::text, 'active'::text, 'finished'::text, 'cancelled'::text])))
-);
-
-
---
 -- Name: idem_job_check_rights(idem.idem_jobs, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -3515,6 +3584,36 @@ $$;
 
 
 --
+-- Name: idem_local_answer(idem.task_idempotency, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_local_answer(r idem.task_idempotency, p_request_hash text) RETURNS TABLE(decision text, detail text, owner_token uuid, attempts integer, max_attempts integer, lease_until timestamp with time zone, retry_after_ms bigint, result_json jsonb, request_hash text, error_class text, error_message text)
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT a.decision,
+           CASE a.decision WHEN 'conflict' THEN r.status WHEN 'replay' THEN 'succeeded' WHEN 'failed' THEN 'failed'
+                           WHEN 'in_progress' THEN 'lease_live' ELSE r.error_class END,
+           NULL::uuid, r.attempts, r.max_attempts,
+           CASE a.decision WHEN 'in_progress' THEN r.lease_until WHEN 'retry_later' THEN r.next_attempt_at END,
+           CASE a.decision
+               WHEN 'in_progress' THEN GREATEST(1, ceil(extract(epoch FROM r.lease_until - now()) * 1000))::bigint
+               WHEN 'retry_later' THEN GREATEST(1, ceil(extract(epoch FROM r.next_attempt_at - now()) * 1000))::bigint
+               ELSE 0::bigint END,
+           CASE a.decision WHEN 'replay' THEN r.result_json END,
+           CASE WHEN a.decision <> 'conflict' THEN r.request_hash END,
+           CASE WHEN a.decision IN ('failed', 'retry_later') THEN r.error_class END,
+           CASE WHEN a.decision IN ('failed', 'retry_later') THEN r.error_message END
+      FROM (SELECT CASE WHEN r.request_hash <> p_request_hash THEN 'conflict'
+                        WHEN r.status = 'succeeded' THEN 'replay'
+                        WHEN r.status = 'failed' THEN 'failed'
+                        WHEN r.status = 'processing' AND r.lease_until > now() THEN 'in_progress'
+                        WHEN r.status = 'retryable_failed' AND r.next_attempt_at > now() THEN 'retry_later'
+                   END AS decision) a
+     WHERE a.decision IS NOT NULL
+$$;
+
+
+--
 -- Name: idem_note_timeline(); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -3628,6 +3727,9 @@ BEGIN
     ON CONFLICT ON CONSTRAINT idem_pauses_pkey DO UPDATE
        SET reason = EXCLUDED.reason, paused_by = EXCLUDED.paused_by, changed_at = EXCLUDED.changed_at,
            until = EXCLUDED.until,
+           -- a pause set again on a ramping scope ends the ramp (v33): the scope is paused whole
+           ramp_steps = NULL, ramp_step_ms = NULL, ramp_started_at = NULL, ramp_abort_above = NULL,
+           ramp_min_claims = NULL, ramp_step_audited = NULL, ramp_aborted_at = NULL,
            -- a pause that had expired starts again
            paused_at = CASE WHEN p.until IS NOT NULL AND p.until <= now() THEN EXCLUDED.paused_at ELSE p.paused_at END
     RETURNING p.* INTO v_new;
@@ -3659,6 +3761,97 @@ $$;
 
 
 --
+-- Name: idem_pauses; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_pauses (
+    tenant text NOT NULL,
+    operation text NOT NULL,
+    reason text NOT NULL,
+    paused_by text NOT NULL,
+    paused_at timestamp with time zone NOT NULL,
+    changed_at timestamp with time zone NOT NULL,
+    until timestamp with time zone,
+    audit_id bigint NOT NULL,
+    ramp_steps smallint[],
+    ramp_step_ms bigint,
+    ramp_started_at timestamp with time zone,
+    ramp_abort_above double precision,
+    ramp_min_claims integer,
+    ramp_step_audited smallint,
+    ramp_aborted_at timestamp with time zone,
+    CONSTRAINT idem_pauses_check CHECK (((until IS NULL) OR (until > changed_at))),
+    CONSTRAINT idem_pauses_operation_check CHECK (((operation = '*'::text) OR (operation ~ '^[!-9;-~]{1,64}$'::text))),
+    CONSTRAINT idem_pauses_ramp_check CHECK ((((ramp_started_at IS NULL) = (ramp_steps IS NULL)) AND ((ramp_started_at IS NULL) = (ramp_step_ms IS NULL)) AND ((ramp_started_at IS NULL) = (ramp_abort_above IS NULL)) AND ((ramp_started_at IS NULL) = (ramp_min_claims IS NULL)) AND ((ramp_started_at IS NULL) = (ramp_step_audited IS NULL)) AND ((ramp_started_at IS NULL) OR (((cardinality(ramp_steps) >= 2) AND (cardinality(ramp_steps) <= 20)) AND (ramp_steps[cardinality(ramp_steps)] = 100) AND ((ramp_step_ms >= 1000) AND (ramp_step_ms <= 86400000)) AND (ramp_abort_above > (0)::double precision) AND (ramp_abort_above <= (1)::double precision) AND ((ramp_min_claims >= 1) AND (ramp_min_claims <= 1000000)) AND (until IS NOT NULL))))),
+    CONSTRAINT idem_pauses_tenant_check CHECK (((tenant = '*'::text) OR (tenant ~ '^[!-9;-~]{1,64}$'::text)))
+);
+
+
+--
+-- Name: idem_pause_check(text, boolean); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_pause_check(p_key text, p_count boolean DEFAULT true) RETURNS SETOF idem.idem_pauses
+    LANGUAGE plpgsql
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+DECLARE
+    v_tenant text := split_part(p_key, ':', 1);
+    v_operation text := split_part(p_key, ':', 2);
+    p idem_pauses;
+    v_bucket integer;
+    v_step integer;
+    v_admitted idem_pauses[] := '{}';
+    v_steps integer[] := '{}';
+    i integer;
+BEGIN
+    IF NOT idem_pause_named(v_tenant, v_operation) THEN
+        RETURN;
+    END IF;
+    FOR p IN
+        SELECT q.* FROM idem_pauses q
+         WHERE (q.tenant = v_tenant OR q.tenant = '*') AND (q.operation = v_operation OR q.operation = '*')
+           AND (q.until IS NULL OR q.until > now())
+         ORDER BY q.ramp_started_at IS NOT NULL, q.until DESC NULLS FIRST
+    LOOP
+        IF p.ramp_started_at IS NULL THEN
+            RETURN NEXT p;
+            RETURN;
+        END IF;
+        v_step := idem_ramp_step(p);
+        IF v_step > p.ramp_step_audited THEN
+            UPDATE idem_pauses q SET ramp_step_audited = v_step
+             WHERE q.tenant = p.tenant AND q.operation = p.operation AND q.ramp_started_at = p.ramp_started_at
+               AND q.ramp_step_audited < v_step;
+            IF FOUND THEN
+                PERFORM audit_append('', 'ramp_step',
+                    format('ramp step %s of %s: %s %% of keys admitted', v_step + 1, cardinality(p.ramp_steps),
+                           p.ramp_steps[v_step + 1]),
+                    'ramp', jsonb_build_object('tenant', p.tenant, 'operation', p.operation, 'ramp', idem_ramp_image(p),
+                                               'step', p.ramp_step_audited),
+                    jsonb_build_object('tenant', p.tenant, 'operation', p.operation, 'ramp', idem_ramp_image(p),
+                                       'step', v_step));
+            END IF;
+        END IF;
+        v_bucket := COALESCE(v_bucket, idem_ramp_bucket(p_key));
+        IF v_bucket >= p.ramp_steps[v_step + 1] * 100 THEN
+            RETURN NEXT p;
+            RETURN;
+        END IF;
+        v_admitted := v_admitted || p;
+        v_steps := v_steps || v_step;
+    END LOOP;
+    -- Admitted by every ramp that covers the key: counted in each one's step.
+    FOR i IN 1 .. CASE WHEN p_count THEN cardinality(v_admitted) ELSE 0 END LOOP
+        INSERT INTO idem_ramp_tally AS t (tenant, operation, step, slot, claimed)
+        VALUES (v_admitted[i].tenant, v_admitted[i].operation, v_steps[i], v_bucket % 16, 1)
+        ON CONFLICT (tenant, operation, step, slot) DO UPDATE SET claimed = t.claimed + 1;
+    END LOOP;
+END
+$$;
+
+
+--
 -- Name: idem_pause_check_scope(text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -3680,25 +3873,6 @@ $_$;
 
 
 --
--- Name: idem_pauses; Type: TABLE; Schema: idem; Owner: -
---
-
-CREATE TABLE idem.idem_pauses (
-    tenant text NOT NULL,
-    operation text NOT NULL,
-    reason text NOT NULL,
-    paused_by text NOT NULL,
-    paused_at timestamp with time zone NOT NULL,
-    changed_at timestamp with time zone NOT NULL,
-    until timestamp with time zone,
-    audit_id bigint NOT NULL,
-    CONSTRAINT idem_pauses_check CHECK (((until IS NULL) OR (until > changed_at))),
-    CONSTRAINT idem_pauses_operation_check CHECK (((operation = '*'::text) OR (operation ~ '^[!-9;-~]{1,64}$'::text))),
-    CONSTRAINT idem_pauses_tenant_check CHECK (((tenant = '*'::text) OR (tenant ~ '^[!-9;-~]{1,64}$'::text)))
-);
-
-
---
 -- Name: idem_pause_covering(text, text); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -3712,6 +3886,69 @@ CREATE FUNCTION idem.idem_pause_covering(p_tenant text, p_operation text) RETURN
        AND (p.until IS NULL OR p.until OPERATOR(pg_catalog.>) pg_catalog.now())
      ORDER BY p.until DESC NULLS FIRST
      LIMIT 1
+$$;
+
+
+--
+-- Name: idem_pause_forecast(text, text, integer, integer); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_pause_forecast(p_tenant text, p_operation text, p_minutes integer DEFAULT 30, p_cap integer DEFAULT 100000) RETURNS TABLE(tenant text, operation text, paused_at timestamp with time zone, server_now timestamp with time zone, minutes integer, due_by_minute jsonb, due_now bigint, due_total bigint, due_bounded boolean, scanned bigint, turned_away bigint, turned_away_since timestamp with time zone, total bigint)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_pause idem_pauses;
+BEGIN
+    PERFORM idem_pause_check_scope(p_tenant, p_operation);
+    IF p_minutes IS NULL OR p_minutes NOT BETWEEN 1 AND 1440 THEN
+        RAISE EXCEPTION 'minutes must be 1 to 1440, not %', COALESCE(p_minutes::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    IF p_cap IS NULL OR p_cap NOT BETWEEN 1 AND 1000000 THEN
+        RAISE EXCEPTION 'the cap must be 1 to 1000000 rows, not %', COALESCE(p_cap::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    SELECT * INTO v_pause FROM idem_pauses p WHERE p.tenant = p_tenant AND p.operation = p_operation;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no pause of tenant % and operation %', quote_literal(p_tenant),
+            quote_literal(p_operation) USING ERRCODE = 'ID002',
+            HINT = 'A forecast reads the pause with the tenant and operation it was set with (''*'' included): idemctl pauses lists them.';
+    END IF;
+    tenant := p_tenant;
+    operation := p_operation;
+    paused_at := v_pause.paused_at;
+    server_now := now();
+    minutes := p_minutes;
+    WITH scan AS MATERIALIZED (
+        SELECT t.next_attempt_at, t.idempotency_key
+          FROM task_idempotency t
+         WHERE t.status = 'retryable_failed'
+           AND t.next_attempt_at < date_trunc('minute', now()) + p_minutes * interval '1 minute'
+         ORDER BY t.next_attempt_at
+         LIMIT p_cap
+    ), mine AS (
+        SELECT greatest(date_trunc('minute', s.next_attempt_at), date_trunc('minute', now())) AS minute,
+               s.next_attempt_at <= now() AS due_now
+          FROM scan s
+         WHERE (p_tenant = '*' OR split_part(s.idempotency_key, ':', 1) = p_tenant)
+           AND (p_operation = '*' OR split_part(s.idempotency_key, ':', 2) = p_operation)
+    ), by_minute AS (
+        SELECT m.minute, count(*) AS due, count(*) FILTER (WHERE m.due_now) AS due_now FROM mine m GROUP BY m.minute
+    )
+    SELECT COALESCE(jsonb_agg(jsonb_build_object('minute', b.minute, 'due', b.due) ORDER BY b.minute), '[]'::jsonb),
+           COALESCE(sum(b.due_now), 0)::bigint, COALESCE(sum(b.due), 0)::bigint,
+           (SELECT count(*) FROM scan)
+      INTO due_by_minute, due_now, due_total, scanned
+      FROM by_minute b;
+    due_bounded := scanned >= p_cap;
+    turned_away_since := greatest(date_trunc('minute', v_pause.paused_at), date_trunc('minute', now()) - interval '1439 minutes');
+    SELECT least(COALESCE(sum(c.n), 0), 9223372036854775807)::bigint INTO turned_away
+      FROM idem_counters c
+     WHERE c.bucket >= turned_away_since AND c.outcome = 'paused'
+       AND (p_tenant = '*' OR c.tenant = p_tenant) AND (p_operation = '*' OR c.operation = p_operation);
+    total := due_total + turned_away;
+    RETURN NEXT;
+END
 $$;
 
 
@@ -3733,7 +3970,7 @@ $$;
 -- Name: idem_pause_list(integer); Type: FUNCTION; Schema: idem; Owner: -
 --
 
-CREATE FUNCTION idem.idem_pause_list(p_minutes integer DEFAULT 15) RETURNS TABLE(tenant text, operation text, reason text, paused_by text, paused_at timestamp with time zone, changed_at timestamp with time zone, until timestamp with time zone, active boolean, remaining_ms bigint, turned_away bigint, seen boolean, audit_id bigint, server_now timestamp with time zone)
+CREATE FUNCTION idem.idem_pause_list(p_minutes integer DEFAULT 15) RETURNS TABLE(tenant text, operation text, reason text, paused_by text, paused_at timestamp with time zone, changed_at timestamp with time zone, until timestamp with time zone, active boolean, remaining_ms bigint, turned_away bigint, seen boolean, audit_id bigint, server_now timestamp with time zone, ramp_steps integer[], ramp_step_ms bigint, ramp_started_at timestamp with time zone, ramp_abort_above double precision, ramp_min_claims integer, ramp_step integer, ramp_percent integer, ramp_claimed bigint, ramp_failed bigint, ramp_aborted_at timestamp with time zone)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'idem', 'pg_temp'
     AS $$
@@ -3753,8 +3990,16 @@ BEGIN
            p.until IS NULL OR p.until > now(),
            CASE WHEN p.until IS NULL THEN NULL::bigint
                 ELSE GREATEST(0, ceil(extract(epoch FROM p.until - now()) * 1000))::bigint END,
-           COALESCE(m.turned_away, 0), COALESCE(m.seen, false), p.audit_id, now()
+           COALESCE(m.turned_away, 0), COALESCE(m.seen, false), p.audit_id, now(),
+           p.ramp_steps::integer[], p.ramp_step_ms, p.ramp_started_at, p.ramp_abort_above, p.ramp_min_claims,
+           r.step, p.ramp_steps[r.step + 1]::integer, rt.claimed, rt.failed, p.ramp_aborted_at
       FROM idem_pauses p
+      CROSS JOIN LATERAL (SELECT idem_ramp_step(p) AS step) r
+      LEFT JOIN LATERAL (
+          SELECT COALESCE(sum(t.claimed), 0)::bigint AS claimed, COALESCE(sum(t.failed), 0)::bigint AS failed
+            FROM idem_ramp_tally t
+           WHERE r.step IS NOT NULL AND t.tenant = p.tenant AND t.operation = p.operation AND t.step = r.step) rt
+        ON r.step IS NOT NULL
       LEFT JOIN LATERAL (
           SELECT least(COALESCE(sum(w.paused), 0), 9223372036854775807)::bigint AS turned_away, true AS seen
             FROM w
@@ -3866,6 +4111,100 @@ BEGIN
     END IF;
 END
 $$;
+
+
+--
+-- Name: idem_peek_local(text, text, integer, bigint); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_peek_local(p_key text, p_request_hash text, p_max_attempts integer, p_max_age_ms bigint) RETURNS TABLE(decision text, detail text, owner_token uuid, attempts integer, max_attempts integer, lease_until timestamp with time zone, retry_after_ms bigint, result_json jsonb, request_hash text, error_class text, error_message text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    AS $_$
+DECLARE
+    r task_idempotency%ROWTYPE;
+    v_pause idem_pauses%ROWTYPE;
+    v_aged boolean;
+BEGIN
+    IF p_key IS NULL OR octet_length(p_key) NOT BETWEEN 1 AND 1024 THEN
+        RAISE EXCEPTION 'idempotency key must be 1 to 1024 bytes' USING ERRCODE = 'ID003';
+    END IF;
+    IF p_request_hash IS NULL OR octet_length(p_request_hash) NOT BETWEEN 1 AND 256
+       OR p_request_hash !~ '^[!-~]+$' THEN
+        RAISE EXCEPTION 'request hash must be 1 to 256 bytes of visible ASCII (no spaces)' USING ERRCODE = 'ID003';
+    END IF;
+    IF p_max_attempts IS NULL OR p_max_attempts NOT BETWEEN 1 AND 1000 THEN
+        RAISE EXCEPTION 'max_attempts must be 1 to 1000, not %', p_max_attempts USING ERRCODE = 'ID003';
+    END IF;
+    IF p_max_age_ms IS NOT NULL AND p_max_age_ms NOT BETWEEN 1 AND 31536000000 THEN
+        RAISE EXCEPTION 'max_age must be NULL or 1 to 31536000000 ms (365 days), not %', p_max_age_ms
+            USING ERRCODE = 'ID003';
+    END IF;
+
+    SELECT * INTO r FROM task_idempotency t WHERE t.idempotency_key = p_key;
+    IF FOUND THEN
+        IF r.request_hash <> p_request_hash THEN
+            -- claim()'s record of a conflicting digest.
+            INSERT INTO task_idempotency_conflicts AS c (idempotency_key, first_at, last_at, n, last_digest)
+            VALUES (p_key, now(), now(), 1, p_request_hash)
+            ON CONFLICT (idempotency_key) DO UPDATE
+               SET last_at = now(), n = c.n + 1, last_digest = EXCLUDED.last_digest;
+        END IF;
+        RETURN QUERY SELECT * FROM idem_local_answer(r, p_request_hash);
+        IF FOUND THEN
+            RETURN;
+        END IF;
+        v_aged := p_max_age_ms IS NOT NULL AND r.created_at + p_max_age_ms * interval '1 millisecond' <= now();
+        IF r.attempts >= r.max_attempts OR v_aged THEN
+            -- Out of attempts (or too old) with no recorded outcome: marked failed as claim() does,
+            -- unless another transaction holds the row (then it is in progress by definition).
+            UPDATE task_idempotency t
+               SET status = 'failed',
+                   error_class = COALESCE(CASE WHEN t.status = 'processing' THEN 'unknown' END, t.error_class, 'unknown'),
+                   error_message = CASE WHEN t.status = 'processing'
+                                        THEN 'lease expired with no outcome recorded; '
+                                        ELSE COALESCE(t.error_message || '; ', '') END
+                                   || CASE WHEN v_aged THEN 'maximum age reached' ELSE 'attempts exhausted' END,
+                   owner_token = NULL, lease_until = NULL, next_attempt_at = NULL, updated_at = now()
+             WHERE t.idempotency_key = p_key
+               AND t.idempotency_key = (SELECT k.idempotency_key FROM task_idempotency k
+                                         WHERE k.idempotency_key = p_key AND k.status = r.status
+                                           AND k.attempts = r.attempts FOR UPDATE SKIP LOCKED)
+            RETURNING t.* INTO r;
+            IF NOT FOUND THEN
+                RETURN QUERY SELECT 'in_progress'::text, 'locked'::text, NULL::uuid, 0, p_max_attempts,
+                                    NULL::timestamptz, 50::bigint, NULL::jsonb, NULL::text, NULL::text, NULL::text;
+                RETURN;
+            END IF;
+            RETURN QUERY SELECT 'failed'::text, 'exhausted'::text, NULL::uuid, r.attempts, r.max_attempts,
+                                NULL::timestamptz, 0::bigint, NULL::jsonb, r.request_hash, r.error_class,
+                                r.error_message;
+            RETURN;
+        END IF;
+    END IF;
+
+    -- claim()'s pause check (idem_pause_may_cover, then idem_pause_check, a ramp honoured; it only looks: the record counts an admitted key), where the key would be
+    -- recorded: a new key or a takeover.
+    IF idem_pause_may_cover(p_key) THEN
+        SELECT * INTO v_pause FROM idem_pause_check(p_key, false);
+        IF FOUND THEN
+            RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid,
+                                COALESCE(r.attempts, 0), COALESCE(r.max_attempts, p_max_attempts), v_pause.until,
+                                idem_pause_retry_after_ms(v_pause.until), NULL::jsonb, r.request_hash, NULL::text,
+                                v_pause.reason;
+            RETURN;
+        END IF;
+    END IF;
+    IF r.idempotency_key IS NULL THEN
+        RETURN QUERY SELECT 'run'::text, 'new'::text, NULL::uuid, 0, p_max_attempts, NULL::timestamptz, 0::bigint,
+                            NULL::jsonb, NULL::text, NULL::text, NULL::text;
+    ELSE
+        RETURN QUERY SELECT 'run'::text, CASE WHEN r.status = 'processing' THEN 'lease_expired' ELSE 'retry_due' END,
+                            NULL::uuid, r.attempts, r.max_attempts, NULL::timestamptz, 0::bigint, NULL::jsonb,
+                            r.request_hash, r.error_class, r.error_message;
+    END IF;
+END
+$_$;
 
 
 --
@@ -4028,6 +4367,9 @@ BEGIN
         ), requests AS (
             -- v27: a stored request goes with its key (no foreign key does it since v27).
             DELETE FROM idem_stored_requests s WHERE s.idempotency_key IN (SELECT g.idempotency_key FROM gone g)
+        ), prints AS (
+            -- v32: and so do its field fingerprints.
+            DELETE FROM idem_request_fields f WHERE f.idempotency_key IN (SELECT g.idempotency_key FROM gone g)
         )
         SELECT count(*), max(g.updated_at) INTO v_n, v_max FROM gone g;
         v_left := v_left - v_n;
@@ -4302,6 +4644,123 @@ BEGIN
         END IF;
     END IF;
 END
+$$;
+
+
+--
+-- Name: idem_ramp_bucket(text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_ramp_bucket(p_key text) RETURNS integer
+    LANGUAGE sql IMMUTABLE STRICT
+    AS $$
+    SELECT (('x' OPERATOR(pg_catalog.||) pg_catalog.substr(pg_catalog.md5(p_key), 1, 8))::bit(32)::bigint
+            OPERATOR(pg_catalog.%) 10000)::integer
+$$;
+
+
+--
+-- Name: idem_ramp_failed(text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_ramp_failed(p_key text) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_tenant text := split_part(p_key, ':', 1);
+    v_operation text := split_part(p_key, ':', 2);
+    p idem_pauses;
+    v_new idem_pauses;
+    v_bucket integer;
+    v_step integer;
+    v_claimed bigint;
+    v_failed bigint;
+    v_reason text;
+    v_aborted integer := 0;
+    v_audit bigint;
+BEGIN
+    IF NOT idem_pause_named(v_tenant, v_operation) THEN
+        RETURN 0;
+    END IF;
+    FOR p IN
+        SELECT q.* FROM idem_pauses q
+         WHERE (q.tenant = v_tenant OR q.tenant = '*') AND (q.operation = v_operation OR q.operation = '*')
+           AND q.ramp_started_at IS NOT NULL AND q.until > now()
+         ORDER BY q.tenant, q.operation
+    LOOP
+        v_step := idem_ramp_step(p);
+        v_bucket := COALESCE(v_bucket, idem_ramp_bucket(p_key));
+        CONTINUE WHEN v_bucket >= p.ramp_steps[v_step + 1] * 100;
+        INSERT INTO idem_ramp_tally AS t (tenant, operation, step, slot, failed)
+        VALUES (p.tenant, p.operation, v_step, v_bucket % 16, 1)
+        ON CONFLICT (tenant, operation, step, slot) DO UPDATE SET failed = t.failed + 1;
+        SELECT COALESCE(sum(t.claimed), 0), COALESCE(sum(t.failed), 0) INTO v_claimed, v_failed
+          FROM idem_ramp_tally t WHERE t.tenant = p.tenant AND t.operation = p.operation AND t.step = v_step;
+        CONTINUE WHEN v_claimed < p.ramp_min_claims OR v_failed::double precision / v_claimed <= p.ramp_abort_above;
+        -- The audit chain is appended under READ COMMITTED only; a failure recorded at another
+        -- level is counted, and the next one recorded at READ COMMITTED aborts.
+        CONTINUE WHEN current_setting('transaction_isolation') <> 'read committed';
+        v_reason := format('ramp aborted at step %s of %s (%s %% of keys): %s of %s admitted claims failed (%s %%, above %s %%)',
+                           v_step + 1, cardinality(p.ramp_steps), p.ramp_steps[v_step + 1], v_failed, v_claimed,
+                           round((100.0 * v_failed / v_claimed)::numeric, 1),
+                           round((100.0 * p.ramp_abort_above)::numeric, 1));
+        UPDATE idem_pauses q
+           SET reason = v_reason, paused_by = format('%s (ramp)', session_user), changed_at = now(), until = NULL,
+               ramp_steps = NULL, ramp_step_ms = NULL, ramp_started_at = NULL, ramp_abort_above = NULL,
+               ramp_min_claims = NULL, ramp_step_audited = NULL, ramp_aborted_at = now()
+         WHERE q.tenant = p.tenant AND q.operation = p.operation AND q.ramp_started_at = p.ramp_started_at
+        RETURNING q.* INTO v_new;
+        CONTINUE WHEN NOT FOUND;
+        v_audit := audit_append('', 'ramp_abort', v_reason, 'ramp',
+                                jsonb_build_object('tenant', p.tenant, 'operation', p.operation,
+                                                   'pause', idem_pause_image(p), 'ramp', idem_ramp_image(p)),
+                                jsonb_build_object('tenant', p.tenant, 'operation', p.operation,
+                                                   'pause', idem_pause_image(v_new),
+                                                   'step', v_step, 'percent', p.ramp_steps[v_step + 1],
+                                                   'claimed', v_claimed, 'failed', v_failed,
+                                                   'abort_above', p.ramp_abort_above, 'failed_key', p_key));
+        UPDATE idem_pauses q SET audit_id = v_audit WHERE q.tenant = p.tenant AND q.operation = p.operation;
+        v_aborted := v_aborted + 1;
+    END LOOP;
+    RETURN v_aborted;
+END
+$$;
+
+
+--
+-- Name: idem_ramp_image(idem.idem_pauses); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_ramp_image(p idem.idem_pauses) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO 'idem', 'pg_temp'
+    AS $$
+    SELECT CASE WHEN p.ramp_started_at IS NULL THEN 'null'::jsonb
+                ELSE jsonb_build_object('steps', to_jsonb(p.ramp_steps), 'step_ms', p.ramp_step_ms,
+                                        'started_at', p.ramp_started_at, 'abort_above', p.ramp_abort_above,
+                                        'min_claims', p.ramp_min_claims, 'step', s.step,
+                                        'percent', p.ramp_steps[s.step + 1],
+                                        'step_began_at', p.ramp_started_at + s.step * p.ramp_step_ms * interval '1 millisecond',
+                                        'ends_at', p.until) END
+      FROM (SELECT idem_ramp_step(p) AS step) s
+$$;
+
+
+--
+-- Name: idem_ramp_step(idem.idem_pauses); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_ramp_step(p idem.idem_pauses) RETURNS integer
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT CASE WHEN p.ramp_started_at IS NULL THEN NULL::integer
+                ELSE LEAST(pg_catalog.cardinality(p.ramp_steps) OPERATOR(pg_catalog.-) 1,
+                         GREATEST(0, pg_catalog.floor(
+                             pg_catalog.date_part('epoch'::text, pg_catalog.now() OPERATOR(pg_catalog.-) p.ramp_started_at)
+                             OPERATOR(pg_catalog.*) 1000::double precision
+                             OPERATOR(pg_catalog./) p.ramp_step_ms::double precision)::integer)) END
 $$;
 
 
@@ -4588,6 +5047,138 @@ BEGIN
     RETURN audit_append('', 'reconcile_probe', p_reason, v_actor, to_jsonb(v_old) - 'audit_id' - 'next_run_at', 'null'::jsonb);
 END
 $$;
+
+
+--
+-- Name: idem_record_local(text, text, jsonb, integer, bigint, integer, integer); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_record_local(p_key text, p_request_hash text, p_result jsonb, p_max_attempts integer, p_max_age_ms bigint, p_wait_ms integer, p_max_result_bytes integer) RETURNS TABLE(decision text, detail text, owner_token uuid, attempts integer, max_attempts integer, lease_until timestamp with time zone, retry_after_ms bigint, result_json jsonb, request_hash text, error_class text, error_message text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET lock_timeout TO '1s'
+    AS $_$
+DECLARE
+    r task_idempotency%ROWTYPE;
+    v_pause idem_pauses%ROWTYPE;
+    v_detail text;
+BEGIN
+    IF p_key IS NULL OR octet_length(p_key) NOT BETWEEN 1 AND 1024 THEN
+        RAISE EXCEPTION 'idempotency key must be 1 to 1024 bytes' USING ERRCODE = 'ID003';
+    END IF;
+    IF p_request_hash IS NULL OR octet_length(p_request_hash) NOT BETWEEN 1 AND 256
+       OR p_request_hash !~ '^[!-~]+$' THEN
+        RAISE EXCEPTION 'request hash must be 1 to 256 bytes of visible ASCII (no spaces)' USING ERRCODE = 'ID003';
+    END IF;
+    IF p_max_attempts IS NULL OR p_max_attempts NOT BETWEEN 1 AND 1000 THEN
+        RAISE EXCEPTION 'max_attempts must be 1 to 1000, not %', p_max_attempts USING ERRCODE = 'ID003';
+    END IF;
+    IF p_max_age_ms IS NOT NULL AND p_max_age_ms NOT BETWEEN 1 AND 31536000000 THEN
+        RAISE EXCEPTION 'max_age must be NULL or 1 to 31536000000 ms (365 days), not %', p_max_age_ms
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_wait_ms IS NULL OR p_wait_ms NOT BETWEEN 1 AND 60000 THEN
+        RAISE EXCEPTION 'wait must be 1 to 60000 ms, not %', p_wait_ms USING ERRCODE = 'ID003';
+    END IF;
+    IF p_max_result_bytes IS NULL OR p_max_result_bytes NOT BETWEEN 1 AND 67108864 THEN
+        RAISE EXCEPTION 'max_result_bytes must be 1 to 67108864 (64 MiB), not %', p_max_result_bytes
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_result IS NULL THEN
+        RAISE EXCEPTION 'a result is required (the JSON value null is one)' USING ERRCODE = 'ID003';
+    END IF;
+    IF octet_length(p_result::text) > p_max_result_bytes THEN
+        RAISE EXCEPTION 'result is % bytes, more than the % allowed', octet_length(p_result::text), p_max_result_bytes
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'idem_record_local runs at READ COMMITTED, not %: a snapshot taken before a pause would not see it',
+            upper(current_setting('transaction_isolation'))
+            USING ERRCODE = 'ID003',
+                  HINT = 'Run the task in a READ COMMITTED transaction (the default isolation level).';
+    END IF;
+    PERFORM pg_catalog.set_config('lock_timeout', p_wait_ms::text, true);
+
+    FOR i IN 1..3 LOOP
+        INSERT INTO task_idempotency AS t (idempotency_key, request_hash, status, result_json, attempts, max_attempts,
+                                           created_at, updated_at, attempt_started_at)
+        VALUES (p_key, p_request_hash, 'succeeded', p_result, 1, p_max_attempts, now(), clock_timestamp(), now())
+        ON CONFLICT (idempotency_key) DO NOTHING
+        RETURNING t.* INTO r;
+        IF FOUND THEN
+            -- The pause check where the key is recorded as new (claim()'s, not copied: the same
+            -- three functions in the same order). After the insert, not before: the insert's lock
+            -- on the table makes this backend read the catalog's news, and the caller's transaction
+            -- may be older than a pause committed while the task ran (idem_pause_may_cover asks
+            -- the catalog). A paused answer rolls the insert back with the caller's writes.
+            IF idem_pause_may_cover(p_key) THEN
+                SELECT * INTO v_pause FROM idem_pause_check(p_key);
+                IF FOUND THEN
+                    RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid, 0,
+                                        p_max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until),
+                                        NULL::jsonb, NULL::text, NULL::text, v_pause.reason;
+                    RETURN;
+                END IF;
+            END IF;
+            RETURN QUERY SELECT 'recorded'::text, 'new'::text, NULL::uuid, 1, p_max_attempts, NULL::timestamptz,
+                                0::bigint, NULL::jsonb, p_request_hash, NULL::text, NULL::text;
+            RETURN;
+        END IF;
+        -- The key exists (the insert waited for its inserter's commit): decide from what is stored.
+        SELECT * INTO r FROM task_idempotency t WHERE t.idempotency_key = p_key;
+        EXIT WHEN FOUND;
+        -- Inserted by a transaction that rolled back (or removed since): try the insert again.
+    END LOOP;
+    IF r.idempotency_key IS NULL THEN
+        RETURN QUERY SELECT 'in_progress'::text, 'contended'::text, NULL::uuid, 0, p_max_attempts,
+                            NULL::timestamptz, 50::bigint, NULL::jsonb, NULL::text, NULL::text, NULL::text;
+        RETURN;
+    END IF;
+
+    FOR i IN 1..2 LOOP
+        -- claim()'s answer from the stored row, unless the row may be taken over.
+        RETURN QUERY SELECT * FROM idem_local_answer(r, p_request_hash);
+        IF FOUND THEN
+            RETURN;
+        END IF;
+        EXIT WHEN i = 2;
+        -- A takeover candidate: lock it, waiting (bounded) for its holder (an executor completing,
+        -- another run taking it over), and decide again from the newest version.
+        SELECT * INTO r FROM task_idempotency t WHERE t.idempotency_key = p_key FOR UPDATE;
+        IF NOT FOUND THEN -- removed meanwhile (an operator's purge): ask again
+            RETURN QUERY SELECT 'in_progress'::text, 'contended'::text, NULL::uuid, 0, p_max_attempts,
+                                NULL::timestamptz, 50::bigint, NULL::jsonb, NULL::text, NULL::text, NULL::text;
+            RETURN;
+        END IF;
+    END LOOP;
+
+    IF r.attempts >= r.max_attempts
+       OR (p_max_age_ms IS NOT NULL AND r.created_at + p_max_age_ms * interval '1 millisecond' <= now()) THEN
+        -- claim() would mark it failed; idem_peek_local does, after the caller's rollback.
+        RETURN QUERY SELECT 'failed'::text, 'exhausted'::text, NULL::uuid, r.attempts, r.max_attempts,
+                            NULL::timestamptz, 0::bigint, NULL::jsonb, r.request_hash, r.error_class, r.error_message;
+        RETURN;
+    END IF;
+    IF idem_pause_may_cover(p_key) THEN
+        SELECT * INTO v_pause FROM idem_pause_check(p_key);
+        IF FOUND THEN
+            RETURN QUERY SELECT 'paused'::text, v_pause.tenant || ':' || v_pause.operation, NULL::uuid,
+                                r.attempts, r.max_attempts, v_pause.until, idem_pause_retry_after_ms(v_pause.until),
+                                NULL::jsonb, r.request_hash, NULL::text, v_pause.reason;
+            RETURN;
+        END IF;
+    END IF;
+    v_detail := CASE WHEN r.status = 'processing' THEN 'lease_expired' ELSE 'retry_due' END;
+    UPDATE task_idempotency t
+       SET status = 'succeeded', result_json = p_result, owner_token = NULL, lease_until = NULL,
+           next_attempt_at = NULL, attempts = t.attempts + 1, updated_at = clock_timestamp(),
+           attempt_started_at = now()
+     WHERE t.idempotency_key = p_key
+    RETURNING t.* INTO STRICT r;
+    RETURN QUERY SELECT 'recorded'::text, v_detail, NULL::uuid, r.attempts, r.max_attempts, NULL::timestamptz,
+                        0::bigint, NULL::jsonb, r.request_hash, r.error_class, r.error_message;
+END
+$_$;
 
 
 --
@@ -5495,6 +6086,89 @@ $$;
 
 
 --
+-- Name: idem_resume_ramp(text, text, integer[], bigint, double precision, integer, text, text); Type: FUNCTION; Schema: idem; Owner: -
+--
+
+CREATE FUNCTION idem.idem_resume_ramp(p_tenant text, p_operation text, p_steps integer[], p_step_ms bigint, p_abort_above double precision, p_min_claims integer, p_reason text, p_actor text DEFAULT NULL::text) RETURNS TABLE(audit_id bigint, tenant text, operation text, steps integer[], step_ms bigint, started_at timestamp with time zone, ends_at timestamp with time zone, abort_above double precision, min_claims integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'idem', 'pg_temp'
+    SET "TimeZone" TO 'UTC'
+    AS $$
+DECLARE
+    v_old idem_pauses;
+    v_new idem_pauses;
+    v_actor text := btrim(COALESCE(p_actor, ''));
+    i integer;
+BEGIN
+    PERFORM idem_pause_check_scope(p_tenant, p_operation);
+    PERFORM audit_check_reason(p_reason, p_actor);
+    IF p_steps IS NULL OR cardinality(p_steps) NOT BETWEEN 2 AND 20 OR array_ndims(p_steps) <> 1 THEN
+        RAISE EXCEPTION 'a ramp has 2 to 20 steps, not %', COALESCE(cardinality(p_steps)::text, 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    FOR i IN 1 .. cardinality(p_steps) LOOP
+        IF p_steps[i] IS NULL OR p_steps[i] NOT BETWEEN 1 AND 100 OR (i > 1 AND p_steps[i] <= p_steps[i - 1]) THEN
+            RAISE EXCEPTION 'a ramp''s steps are rising percentages from 1 to 100, not %', p_steps USING ERRCODE = 'ID003';
+        END IF;
+    END LOOP;
+    IF p_steps[cardinality(p_steps)] <> 100 THEN
+        RAISE EXCEPTION 'a ramp''s last step admits 100 %% of keys, not %', p_steps[cardinality(p_steps)]
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_step_ms IS NULL OR p_step_ms NOT BETWEEN 1000 AND 86400000 THEN
+        RAISE EXCEPTION 'a ramp step lasts 1000 to 86400000 ms (1 s to 24 h), not %', COALESCE(p_step_ms::text, 'NULL')
+            USING ERRCODE = 'ID003';
+    END IF;
+    IF p_abort_above IS NULL OR NOT (p_abort_above > 0 AND p_abort_above <= 1) THEN
+        RAISE EXCEPTION 'the abort threshold is a failure rate above 0 and at most 1, not %',
+            COALESCE(p_abort_above::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    IF p_min_claims IS NULL OR p_min_claims NOT BETWEEN 1 AND 1000000 THEN
+        RAISE EXCEPTION 'a step needs 1 to 1000000 admitted claims before it may abort, not %',
+            COALESCE(p_min_claims::text, 'NULL') USING ERRCODE = 'ID003';
+    END IF;
+    v_actor := CASE WHEN v_actor = '' THEN 'unknown' ELSE v_actor END;
+
+    SELECT * INTO v_old FROM idem_pauses p WHERE p.tenant = p_tenant AND p.operation = p_operation FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no pause of tenant % and operation %', quote_literal(p_tenant),
+            quote_literal(p_operation) USING ERRCODE = 'ID002',
+            HINT = 'A ramp resumes a pause with the tenant and operation it was set with (''*'' included): idemctl pauses lists them.';
+    END IF;
+    IF v_old.until IS NOT NULL AND v_old.until <= now() THEN
+        RAISE EXCEPTION 'the pause of tenant % and operation % has ended already (at %): nothing is held back to ramp',
+            quote_literal(p_tenant), quote_literal(p_operation), v_old.until USING ERRCODE = 'ID004',
+            HINT = 'Lift it with idemctl resume, or pause again first.';
+    END IF;
+    DELETE FROM idem_ramp_tally t WHERE t.tenant = p_tenant AND t.operation = p_operation;
+    UPDATE idem_pauses p
+       SET ramp_steps = p_steps::smallint[], ramp_step_ms = p_step_ms, ramp_started_at = now(),
+           ramp_abort_above = p_abort_above, ramp_min_claims = p_min_claims, ramp_step_audited = 0,
+           ramp_aborted_at = NULL,
+           until = now() + (cardinality(p_steps) - 1) * p_step_ms * interval '1 millisecond', changed_at = now()
+     WHERE p.tenant = p_tenant AND p.operation = p_operation
+    RETURNING p.* INTO v_new;
+    audit_id := audit_append('', 'ramp', p_reason, v_actor,
+                             jsonb_build_object('tenant', p_tenant, 'operation', p_operation,
+                                                'pause', idem_pause_image(v_old), 'ramp', idem_ramp_image(v_old)),
+                             jsonb_build_object('tenant', p_tenant, 'operation', p_operation,
+                                                'pause', idem_pause_image(v_new), 'ramp', idem_ramp_image(v_new)));
+    UPDATE idem_pauses p SET audit_id = idem_resume_ramp.audit_id
+     WHERE p.tenant = p_tenant AND p.operation = p_operation;
+    tenant := p_tenant;
+    operation := p_operation;
+    steps := p_steps;
+    step_ms := p_step_ms;
+    started_at := v_new.ramp_started_at;
+    ends_at := v_new.until;
+    abort_above := p_abort_above;
+    min_claims := p_min_claims;
+    RETURN NEXT;
+END
+$$;
+
+
+--
 -- Name: idem_retention_due(bigint); Type: FUNCTION; Schema: idem; Owner: -
 --
 
@@ -6244,6 +6918,17 @@ ALTER TABLE idem.idem_approval_uses ALTER COLUMN id ADD GENERATED ALWAYS AS IDEN
 
 
 --
+-- Name: idem_audit_actions; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_audit_actions (
+    action text NOT NULL,
+    keyless boolean NOT NULL,
+    CONSTRAINT idem_audit_actions_action_check CHECK ((action ~ '^[a-z][a-z0-9_]{0,63}$'::text))
+);
+
+
+--
 -- Name: idem_counters; Type: TABLE; Schema: idem; Owner: -
 --
 
@@ -6528,6 +7213,22 @@ ALTER TABLE idem.idem_purge_runs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTIT
 
 
 --
+-- Name: idem_ramp_tally; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_ramp_tally (
+    tenant text NOT NULL,
+    operation text NOT NULL,
+    step smallint NOT NULL,
+    slot smallint NOT NULL,
+    claimed bigint DEFAULT 0 NOT NULL,
+    failed bigint DEFAULT 0 NOT NULL,
+    CONSTRAINT idem_ramp_tally_slot_check CHECK (((slot >= 0) AND (slot <= 15))),
+    CONSTRAINT idem_ramp_tally_step_check CHECK (((step >= 0) AND (step <= 19)))
+);
+
+
+--
 -- Name: idem_reconcile_probes; Type: TABLE; Schema: idem; Owner: -
 --
 
@@ -6611,6 +7312,20 @@ ALTER TABLE idem.idem_redrive_items ALTER COLUMN id ADD GENERATED ALWAYS AS IDEN
     NO MINVALUE
     NO MAXVALUE
     CACHE 1
+);
+
+
+--
+-- Name: idem_request_fields; Type: TABLE; Schema: idem; Owner: -
+--
+
+CREATE TABLE idem.idem_request_fields (
+    idempotency_key text NOT NULL,
+    fields jsonb NOT NULL,
+    field_count integer NOT NULL,
+    stored_at timestamp with time zone NOT NULL,
+    CONSTRAINT idem_request_fields_field_count_check CHECK (((field_count >= 0) AND (field_count <= 1000000))),
+    CONSTRAINT idem_request_fields_fields_check CHECK ((jsonb_typeof(fields) = 'object'::text))
 );
 
 
@@ -6787,8 +7502,6 @@ CREATE TABLE idem.task_idempotency_audit (
     prev_hash text NOT NULL,
     entry_hash text NOT NULL,
     application text DEFAULT ''::text NOT NULL,
-    CONSTRAINT task_idempotency_audit_action_check CHECK ((action = ANY (ARRAY['requeue'::text, 'release'::text, 'fail'::text, 'retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text, 'job'::text, 'approve'::text, 'approval_policy'::text, 'change_request'::text, 'change_approve'::text, 'change_use'::text, 'decline'::text, 'reconcile_probe'::text]))),
-    CONSTRAINT task_idempotency_audit_key_check CHECK (((idempotency_key = ''::text) = (action = ANY (ARRAY['retention'::text, 'purge'::text, 'pause'::text, 'resume'::text, 'annotate'::text, 'job'::text, 'approve'::text, 'approval_policy'::text, 'change_request'::text, 'change_approve'::text, 'change_use'::text, 'decline'::text, 'reconcile_probe'::text])))),
     CONSTRAINT task_idempotency_audit_reason_check CHECK ((length(btrim(reason)) > 0))
 );
 
@@ -6827,6 +7540,10 @@ CREATE TABLE idem.task_idempotency_conflicts (
     last_at timestamp with time zone NOT NULL,
     n bigint NOT NULL,
     last_digest text NOT NULL,
+    last_fields jsonb,
+    last_field_count integer,
+    CONSTRAINT task_idempotency_conflicts_last_field_count_check CHECK (((last_field_count >= 0) AND (last_field_count <= 1000000))),
+    CONSTRAINT task_idempotency_conflicts_last_fields_check CHECK (((last_fields IS NULL) OR (jsonb_typeof(last_fields) = 'object'::text))),
     CONSTRAINT task_idempotency_conflicts_n_check CHECK ((n >= 1))
 );
 
@@ -6876,6 +7593,14 @@ ALTER TABLE ONLY idem.idem_approval_requests
 
 ALTER TABLE ONLY idem.idem_approval_uses
     ADD CONSTRAINT idem_approval_uses_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: idem_audit_actions idem_audit_actions_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_audit_actions
+    ADD CONSTRAINT idem_audit_actions_pkey PRIMARY KEY (action);
 
 
 --
@@ -7015,6 +7740,14 @@ ALTER TABLE ONLY idem.idem_purge_runs
 
 
 --
+-- Name: idem_ramp_tally idem_ramp_tally_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_ramp_tally
+    ADD CONSTRAINT idem_ramp_tally_pkey PRIMARY KEY (tenant, operation, step, slot);
+
+
+--
 -- Name: idem_reconcile_probes idem_reconcile_probes_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
 --
 
@@ -7052,6 +7785,14 @@ ALTER TABLE ONLY idem.idem_redrive_operations
 
 ALTER TABLE ONLY idem.idem_redrivers
     ADD CONSTRAINT idem_redrivers_pkey PRIMARY KEY (operation, tenant, worker);
+
+
+--
+-- Name: idem_request_fields idem_request_fields_pkey; Type: CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.idem_request_fields
+    ADD CONSTRAINT idem_request_fields_pkey PRIMARY KEY (idempotency_key);
 
 
 --
@@ -7409,6 +8150,14 @@ ALTER TABLE ONLY idem.idem_redrive_items
 
 
 --
+-- Name: task_idempotency_audit task_idempotency_audit_action_fkey; Type: FK CONSTRAINT; Schema: idem; Owner: -
+--
+
+ALTER TABLE ONLY idem.task_idempotency_audit
+    ADD CONSTRAINT task_idempotency_audit_action_fkey FOREIGN KEY (action) REFERENCES idem.idem_audit_actions(action);
+
+
+--
 -- Name: SCHEMA idem; Type: ACL; Schema: -; Owner: -
 --
 
@@ -7572,6 +8321,20 @@ REVOKE ALL ON FUNCTION idem.idem_approval_image(r idem.idem_approval_requests) F
 
 
 --
+-- Name: TABLE idem_jobs; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_jobs TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_approval_lock(p_request bigint, p_verb text, OUT r idem.idem_approval_requests, OUT j idem.idem_jobs, OUT what text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_approval_lock(p_request bigint, p_verb text, OUT r idem.idem_approval_requests, OUT j idem.idem_jobs, OUT what text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION idem_approval_needed(p_kind text, p_rows bigint); Type: ACL; Schema: idem; Owner: -
 --
 
@@ -7635,6 +8398,14 @@ GRANT ALL ON FUNCTION idem.idem_change_use(p_request bigint, p_spec_sha256 text,
 --
 
 REVOKE ALL ON FUNCTION idem.idem_check_worker_text(p_what text, p_value text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_claim_fields(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint, p_max_attempts integer, p_max_age_ms bigint, p_fields jsonb, p_field_count integer, p_request text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_claim_fields(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint, p_max_attempts integer, p_max_age_ms bigint, p_fields jsonb, p_field_count integer, p_request text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_claim_fields(p_key text, p_request_hash text, p_token uuid, p_lease_ms bigint, p_max_attempts integer, p_max_age_ms bigint, p_fields jsonb, p_field_count integer, p_request text) TO idem_worker;
 
 
 --
@@ -7839,13 +8610,6 @@ GRANT ALL ON FUNCTION idem.idem_job_cancel(p_job bigint, p_reason text, p_actor 
 
 
 --
--- Name: TABLE idem_jobs; Type: ACL; Schema: idem; Owner: -
---
-
-GRANT SELECT ON TABLE idem.idem_jobs TO idem_reader;
-
-
---
 -- Name: FUNCTION idem_job_check_rights(j idem.idem_jobs, p_when text); Type: ACL; Schema: idem; Owner: -
 --
 
@@ -8011,6 +8775,13 @@ GRANT ALL ON FUNCTION idem.idem_live_stats(p_tenant text, p_operation text, p_lo
 
 
 --
+-- Name: FUNCTION idem_local_answer(r idem.task_idempotency, p_request_hash text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_local_answer(r idem.task_idempotency, p_request_hash text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION idem_note_timeline(); Type: ACL; Schema: idem; Owner: -
 --
 
@@ -8028,13 +8799,6 @@ GRANT ALL ON FUNCTION idem.idem_pause(p_tenant text, p_operation text, p_reason 
 
 
 --
--- Name: FUNCTION idem_pause_check_scope(p_tenant text, p_operation text); Type: ACL; Schema: idem; Owner: -
---
-
-REVOKE ALL ON FUNCTION idem.idem_pause_check_scope(p_tenant text, p_operation text) FROM PUBLIC;
-
-
---
 -- Name: TABLE idem_pauses; Type: ACL; Schema: idem; Owner: -
 --
 
@@ -8042,10 +8806,32 @@ GRANT SELECT ON TABLE idem.idem_pauses TO idem_reader;
 
 
 --
+-- Name: FUNCTION idem_pause_check(p_key text, p_count boolean); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_pause_check(p_key text, p_count boolean) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_pause_check_scope(p_tenant text, p_operation text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_pause_check_scope(p_tenant text, p_operation text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION idem_pause_covering(p_tenant text, p_operation text); Type: ACL; Schema: idem; Owner: -
 --
 
 REVOKE ALL ON FUNCTION idem.idem_pause_covering(p_tenant text, p_operation text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_pause_forecast(p_tenant text, p_operation text, p_minutes integer, p_cap integer); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_pause_forecast(p_tenant text, p_operation text, p_minutes integer, p_cap integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_pause_forecast(p_tenant text, p_operation text, p_minutes integer, p_cap integer) TO idem_reader;
 
 
 --
@@ -8089,6 +8875,14 @@ REVOKE ALL ON FUNCTION idem.idem_pause_retry_after_ms(p_until timestamp with tim
 --
 
 REVOKE ALL ON FUNCTION idem.idem_pause_summarise() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_peek_local(p_key text, p_request_hash text, p_max_attempts integer, p_max_age_ms bigint); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_peek_local(p_key text, p_request_hash text, p_max_attempts integer, p_max_age_ms bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_peek_local(p_key text, p_request_hash text, p_max_attempts integer, p_max_age_ms bigint) TO idem_worker;
 
 
 --
@@ -8177,6 +8971,36 @@ REVOKE ALL ON FUNCTION idem.idem_purge_spec_check(r idem.idem_purge_runs, p_batc
 
 
 --
+-- Name: FUNCTION idem_ramp_bucket(p_key text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_ramp_bucket(p_key text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_ramp_bucket(p_key text) TO idem_reader;
+
+
+--
+-- Name: FUNCTION idem_ramp_failed(p_key text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_ramp_failed(p_key text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_ramp_image(p idem.idem_pauses); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_ramp_image(p idem.idem_pauses) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_ramp_step(p idem.idem_pauses); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_ramp_step(p idem.idem_pauses) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_ramp_step(p idem.idem_pauses) TO idem_reader;
+
+
+--
 -- Name: FUNCTION idem_reconcile_add(p_operation text, p_query text, p_sample_size integer, p_window_seconds integer, p_every_seconds integer, p_timeout_ms integer, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
 --
 
@@ -8218,6 +9042,14 @@ GRANT ALL ON FUNCTION idem.idem_reconcile_finish(p_run bigint, p_results jsonb, 
 --
 
 REVOKE ALL ON FUNCTION idem.idem_reconcile_remove(p_operation text, p_reason text, p_actor text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idem_record_local(p_key text, p_request_hash text, p_result jsonb, p_max_attempts integer, p_max_age_ms bigint, p_wait_ms integer, p_max_result_bytes integer); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_record_local(p_key text, p_request_hash text, p_result jsonb, p_max_attempts integer, p_max_age_ms bigint, p_wait_ms integer, p_max_result_bytes integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_record_local(p_key text, p_request_hash text, p_result jsonb, p_max_attempts integer, p_max_age_ms bigint, p_wait_ms integer, p_max_result_bytes integer) TO idem_worker;
 
 
 --
@@ -8398,6 +9230,14 @@ GRANT ALL ON FUNCTION idem.idem_resume(p_tenant text, p_operation text, p_reason
 
 
 --
+-- Name: FUNCTION idem_resume_ramp(p_tenant text, p_operation text, p_steps integer[], p_step_ms bigint, p_abort_above double precision, p_min_claims integer, p_reason text, p_actor text); Type: ACL; Schema: idem; Owner: -
+--
+
+REVOKE ALL ON FUNCTION idem.idem_resume_ramp(p_tenant text, p_operation text, p_steps integer[], p_step_ms bigint, p_abort_above double precision, p_min_claims integer, p_reason text, p_actor text) FROM PUBLIC;
+GRANT ALL ON FUNCTION idem.idem_resume_ramp(p_tenant text, p_operation text, p_steps integer[], p_step_ms bigint, p_abort_above double precision, p_min_claims integer, p_reason text, p_actor text) TO idem_may_pause;
+
+
+--
 -- Name: FUNCTION idem_retention_due(p_cap bigint); Type: ACL; Schema: idem; Owner: -
 --
 
@@ -8549,6 +9389,13 @@ GRANT SELECT ON TABLE idem.idem_approval_policy TO idem_reader;
 
 
 --
+-- Name: TABLE idem_audit_actions; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_audit_actions TO idem_reader;
+
+
+--
 -- Name: TABLE idem_counters; Type: ACL; Schema: idem; Owner: -
 --
 
@@ -8626,6 +9473,13 @@ GRANT SELECT ON TABLE idem.idem_lease TO idem_reader;
 
 
 --
+-- Name: TABLE idem_ramp_tally; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_ramp_tally TO idem_reader;
+
+
+--
 -- Name: TABLE idem_reconcile_probes; Type: ACL; Schema: idem; Owner: -
 --
 
@@ -8637,6 +9491,13 @@ GRANT SELECT ON TABLE idem.idem_reconcile_probes TO idem_reader;
 --
 
 GRANT SELECT ON TABLE idem.idem_redrive_items TO idem_reader;
+
+
+--
+-- Name: TABLE idem_request_fields; Type: ACL; Schema: idem; Owner: -
+--
+
+GRANT SELECT ON TABLE idem.idem_request_fields TO idem_reader;
 
 
 --
