@@ -38,7 +38,7 @@ public:
     const std::optional<Failure>& lastFailure() const { return m_lastFailure; }
     // The settings of the current or last connection, password included, in memory only.
     const ConnectionSettings& settings() const { return m_settings; }
-    // The Patroni REST endpoint of this connection (models/patroniendpoints: one URL or several,
+    // The Patroni REST endpoint of this connection (models/patroniparse.h, parsePatroniEndpoints: one URL or several,
     // comma-separated; empty: none), set by whoever connects it (the connection dialog from its
     // field or profile, --patroni, the Fleet window from the profile), kept across reconnects and
     // read by the Connection page. Not in ConnectionSettings: no libpq connection uses it.
